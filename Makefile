@@ -1,0 +1,45 @@
+# Every target works from a fresh clone: `install` creates .venv when it is missing.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install serve test test-fast lint fmt type check bench drills clean
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+serve: install  ## the main job: the reference service on the embedded SQLite database
+	$(BIN)/python -m audiencefilter.service demo --host $(HOST) --port $(PORT)
+
+test: install  ## every test; starts throw-away PostgreSQL/MariaDB servers when their binaries exist
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+fmt: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+type: install
+	$(BIN)/mypy
+
+check: lint type test
+
+bench: install
+	$(BIN)/python -m benchmarks.run
+
+drills: install
+	$(BIN)/python -m benchmarks.drills
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""Back-ends: each walks the one AST and gives the same answer on the same data."""

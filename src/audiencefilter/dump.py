@@ -1,0 +1,116 @@
+"""The AST back to canonical where-clause JSON: the inverse of `parse`.
+
+Canonical means one spelling per AST: `equals` instead of the literal shorthand, conditions on
+one field merged into one operator object, fields of an AND merged into one where object where
+`parse` would read them back to the same nodes. `parse(to_json(node)) == node` for every node
+`parse` can produce; the property test in tests/ keeps that true.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from .fields import Op
+from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from .visitor import Visitor
+
+
+def to_dict(node: Node) -> dict[str, Any]:
+    """The canonical where object for `node`."""
+    return _Dumper().visit(node)
+
+
+def to_json(node: Node, *, indent: int | None = None) -> str:
+    """The canonical where clause as compact JSON text (or indented, for people)."""
+    separators = (",", ": ") if indent is not None else (",", ":")
+    return json.dumps(to_dict(node), ensure_ascii=False, indent=indent, separators=separators)
+
+
+def json_value(value: Any) -> Any:
+    """A literal as JSON data: date-times become ISO 8601 UTC strings ending in `Z`."""
+    if isinstance(value, datetime):
+        return format_datetime(value)
+    if isinstance(value, tuple):
+        return [json_value(v) for v in value]
+    return value
+
+
+def format_datetime(value: datetime) -> str:
+    """`2025-01-31T09:30:00Z`, with microseconds only when there are some."""
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _operator_entry(node: Node) -> tuple[str, str, Any, bool | None] | None:
+    """(field, key, value, insensitive) when `node` is one key of a field's operator object.
+
+    `insensitive` is None where mode does not matter (null tests, `contains`, non-strings).
+    """
+    if isinstance(node, IsNull):
+        return node.field, "equals", None, None
+    if isinstance(node, Comparison):
+        return node.field, node.op.value, json_value(node.value), _mode_of(node)
+    if isinstance(node, Not):
+        inner = node.item
+        if isinstance(inner, IsNull):
+            return inner.field, "not", None, None
+        if isinstance(inner, Comparison):
+            value = json_value(inner.value)
+            negated = value if inner.op is Op.EQUALS else {inner.op.value: value}
+            return inner.field, "not", negated, _mode_of(inner)
+    return None
+
+
+def _mode_of(node: Comparison) -> bool | None:
+    # `contains` is case-insensitive whatever mode says, so it never decides the mode.
+    return None if node.op is Op.CONTAINS else node.insensitive
+
+
+def _field_object(entries: list[tuple[str, str, Any, bool | None]]) -> dict[str, Any] | None:
+    """One field's operator object holding every entry, or None when they cannot share one."""
+    fields = {e[0] for e in entries}
+    keys = [e[1] for e in entries]
+    modes = {e[3] for e in entries if e[3] is not None}
+    if len(fields) != 1 or len(set(keys)) != len(keys) or len(modes) > 1:
+        return None
+    ops = {key: value for _, key, value, _ in entries}
+    if modes == {True}:
+        ops["mode"] = "insensitive"
+    return {entries[0][0]: ops}
+
+
+class _Dumper(Visitor[dict[str, Any]]):
+    def visit_const(self, node: Const) -> dict[str, Any]:
+        return {} if node.value else {"OR": []}
+
+    def visit_is_null(self, node: IsNull) -> dict[str, Any]:
+        return {node.field: None}
+
+    def visit_comparison(self, node: Comparison) -> dict[str, Any]:
+        entry = _operator_entry(node)
+        assert entry is not None
+        return _field_object([entry]) or {}
+
+    def visit_not(self, node: Not) -> dict[str, Any]:
+        entry = _operator_entry(node)
+        if entry is not None:
+            return _field_object([entry]) or {}
+        if isinstance(node.item, Or):
+            return {"NOT": [self.visit(item) for item in node.item.items]}
+        return {"NOT": self.visit(node.item)}
+
+    def visit_or(self, node: Or) -> dict[str, Any]:
+        return {"OR": [self.visit(item) for item in node.items]}
+
+    def visit_and(self, node: And) -> dict[str, Any]:
+        entries = [_operator_entry(item) for item in node.items]
+        if all(e is not None for e in entries):
+            merged = _field_object([e for e in entries if e is not None])
+            if merged is not None:
+                return merged
+        objects = [self.visit(item) for item in node.items]
+        keys = [next(iter(o)) for o in objects if len(o) == 1]
+        if len(keys) == len(objects) and len(set(keys)) == len(keys):
+            return {key: obj[key] for key, obj in zip(keys, objects, strict=True)}
+        return {"AND": objects}

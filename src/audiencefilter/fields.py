@@ -1,0 +1,148 @@
+"""The field catalogue: which fields a filter may name, their types, and the operators each type takes.
+
+A `Schema` is plain data so that a service embedding the library can describe its own contact
+model. The parser, every back-end and the text syntax read the same catalogue, which is how an
+operator that is valid in JSON is valid everywhere else too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+
+
+class FieldType(StrEnum):
+    """The four value types a filterable field can have."""
+
+    STRING = "string"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    DATETIME = "datetime"
+
+
+class Op(StrEnum):
+    """Comparison operators, spelled as in the where-clause JSON."""
+
+    EQUALS = "equals"
+    GT = "gt"
+    GTE = "gte"
+    LT = "lt"
+    LTE = "lte"
+    CONTAINS = "contains"
+    STARTS_WITH = "startsWith"
+    ENDS_WITH = "endsWith"
+    IN = "in"
+    NOT_IN = "notIn"
+
+
+ORDERING_OPS = frozenset({Op.GT, Op.GTE, Op.LT, Op.LTE})
+PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
+LIST_OPS = frozenset({Op.IN, Op.NOT_IN})
+
+#: Operators each type accepts, besides the field-level `not` (every type) and `mode` (strings).
+OPERATORS: Mapping[FieldType, frozenset[Op]] = {
+    FieldType.STRING: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | PATTERN_OPS,
+    FieldType.NUMBER: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
+    FieldType.BOOLEAN: frozenset({Op.EQUALS}),
+    FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One filterable field: its name in filters and records, and its value type."""
+
+    name: str
+    type: FieldType
+
+    def accepts(self, op: Op) -> bool:
+        return op in OPERATORS[self.type]
+
+    @property
+    def operator_names(self) -> tuple[str, ...]:
+        """Every key valid inside this field's operator object, for messages and suggestions."""
+        names = sorted(str(op) for op in OPERATORS[self.type]) + ["not"]
+        if self.type is FieldType.STRING:
+            names.append("mode")
+        return tuple(names)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The set of fields a filter may use. Hashable, so a `Filter` can be compared with another.
+
+    Build one with `Schema.of(email="string", points="number")` or `Schema.from_mapping(...)`.
+    """
+
+    fields: tuple[Field, ...]
+    name: str = "custom"
+    _by_name: Mapping[str, Field] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        by_name = {f.name: f for f in self.fields}
+        if len(by_name) != len(self.fields):
+            raise ValueError("a schema names each field once")
+        for name in by_name:
+            if name in {"AND", "OR", "NOT"}:
+                raise ValueError(f"{name!r} is reserved for logical groups and cannot be a field")
+        object.__setattr__(self, "_by_name", by_name)
+
+    @classmethod
+    def of(cls, name: str = "custom", **types: str | FieldType) -> Schema:
+        return cls.from_mapping(types, name=name)
+
+    @classmethod
+    def from_mapping(cls, types: Mapping[str, str | FieldType], name: str = "custom") -> Schema:
+        """Build a schema from `{field name: type name}`; raises ValueError on an unknown type."""
+        fields = []
+        for field_name, type_name in types.items():
+            try:
+                field_type = FieldType(type_name)
+            except ValueError:
+                known = ", ".join(t.value for t in FieldType)
+                raise ValueError(
+                    f"field {field_name!r}: unknown type {type_name!r}; expected one of {known}"
+                ) from None
+            fields.append(Field(field_name, field_type))
+        return cls(tuple(fields), name=name)
+
+    def get(self, name: str) -> Field | None:
+        return self._by_name.get(name)
+
+    def __getitem__(self, name: str) -> Field:
+        return self._by_name[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[Field]:
+        return iter(self.fields)
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def with_fields(self, **types: str | FieldType) -> Schema:
+        """A copy with more fields, e.g. to make `phoneNumber` filterable in one service."""
+        merged: dict[str, str | FieldType] = {f.name: f.type for f in self.fields}
+        merged.update(types)
+        return Schema.from_mapping(merged, name=self.name)
+
+
+CONTACT = Schema.of(
+    "contact",
+    email="string",
+    firstName="string",
+    lastName="string",
+    company="string",
+    country="string",
+    city="string",
+    points="number",
+    referrals="number",
+    isVerified="boolean",
+    unsubscribed="boolean",
+    createdAt="datetime",
+)
+"""The filterable contact fields of the interface specification."""

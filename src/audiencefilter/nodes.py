@@ -1,0 +1,123 @@
+"""The filter AST: small frozen nodes that every reader produces and every back-end walks.
+
+Design choices:
+- Frozen slotted dataclasses: immutable, hashable and compared by value, and cheap to build,
+  which keeps `parse` in the tens of microseconds.
+- `And`/`Or` are n-ary with at least two items; a group of one is its item, an empty group is a
+  `Const`. Nested groups are kept as written (flattening is `simplify`'s job), so an explanation
+  of a result follows the filter the user wrote.
+- Field-level `not`, `NOT` groups and `notIn`'s negation all meet in `Not`: the semantics of
+  negation are decided once, by three-valued logic, and not per spelling.
+- Every node has a `kind` tag naming its `visit_<kind>` handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .fields import Op
+from .values import Scalar
+
+Value = Scalar | tuple[Scalar, ...]
+"""A comparison's operand: one literal, or a tuple of literals for `in` and `notIn`."""
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    """Every item holds. Text: `points > 10 and country = "FR"`."""
+
+    items: tuple[Node, ...]
+    kind: ClassVar[str] = "and"
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    """At least one item holds. Text: `city = "Paris" or city = "Lyon"`."""
+
+    items: tuple[Node, ...]
+    kind: ClassVar[str] = "or"
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """The item does not hold; UNKNOWN stays UNKNOWN. Text: `not (points > 10)`."""
+
+    item: Node
+    kind: ClassVar[str] = "not"
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """A field compared with a literal. Text: `email ends with "@acme.com"`.
+
+    Attributes:
+        field: The field's name in the schema.
+        op: The operator.
+        value: A literal, or a tuple of literals for `in`/`notIn`; date-times are aware UTC.
+        insensitive: Compare after case folding (`mode: "insensitive"`); always true for
+            `contains`.
+    """
+
+    field: str
+    op: Op
+    value: Value
+    insensitive: bool = False
+    kind: ClassVar[str] = "comparison"
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull:
+    """The field is null or missing. Text: `company is null`."""
+
+    field: str
+    kind: ClassVar[str] = "is_null"
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """TRUE or FALSE for every record. Text: `true`, `false`.
+
+    `{}`, `AND: []` and `NOT: []` are TRUE, and `OR: []` is FALSE.
+    """
+
+    value: bool
+    kind: ClassVar[str] = "const"
+
+
+Node = And | Or | Not | Comparison | IsNull | Const
+NODE_TYPES: tuple[type[Node], ...] = (And, Or, Not, Comparison, IsNull, Const)
+TRUE = Const(True)
+FALSE = Const(False)
+
+
+def all_of(items: tuple[Node, ...]) -> Node:
+    """The conjunction of `items`, with the group-of-one and empty-group rules applied."""
+    if not items:
+        return TRUE
+    return items[0] if len(items) == 1 else And(items)
+
+
+def any_of(items: tuple[Node, ...]) -> Node:
+    """The disjunction of `items`, with the group-of-one and empty-group rules applied."""
+    if not items:
+        return FALSE
+    return items[0] if len(items) == 1 else Or(items)
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node of the tree, parents before children, without recursion."""
+    stack: list[Node] = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, And | Or):
+            stack.extend(reversed(current.items))
+        elif isinstance(current, Not):
+            stack.append(current.item)
+
+
+def fields_used(node: Node) -> frozenset[str]:
+    """The names of the fields a filter reads, e.g. to know which columns to load."""
+    return frozenset(n.field for n in walk(node) if isinstance(n, Comparison | IsNull))

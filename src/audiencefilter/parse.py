@@ -1,0 +1,418 @@
+"""Where-clause JSON (text or an already decoded mapping) to the AST, validating as it goes.
+
+A hand-written walker rather than a pydantic model of the where clause: it tracks the path of
+every value (`OR[1].points.gte`) and keeps going after a problem, so one `FilterError` lists
+everything wrong at once. The walk is bounded by `Limits` (depth, nodes, array length, text
+size) so no input can recurse without end or make the parser do unbounded work.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from .errors import (
+    FilterError,
+    Issue,
+    IssueCollector,
+    describe_value,
+    did_you_mean,
+    join_path,
+)
+from .fields import CONTACT, LIST_OPS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
+from .filter import Filter
+from .limits import DEFAULT_LIMITS, Limits
+from .nodes import (
+    TRUE,
+    Comparison,
+    IsNull,
+    Node,
+    Not,
+    all_of,
+    any_of,
+)
+from .values import Scalar, as_utc, is_number, parse_datetime
+
+LOGICAL_KEYS = ("AND", "OR", "NOT")
+_OPS_BY_NAME = {op.value: op for op in Op}
+_EXPECTED = {
+    FieldType.STRING: "a string",
+    FieldType.NUMBER: "a number",
+    FieldType.BOOLEAN: "true or false",
+    FieldType.DATETIME: "an ISO 8601 date-time string",
+}
+_MODES = ("insensitive", "default")
+
+
+class _DuplicateKeys(dict[str, Any]):
+    """A decoded JSON object that had repeated keys; the walker reports them at their path."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+class _NonFiniteNumber(ValueError):
+    pass
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    flagged = _DuplicateKeys(obj)
+    seen: set[str] = set()
+    flagged.duplicates = tuple(k for k, _ in pairs if k in seen or seen.add(k))
+    return flagged
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonFiniteNumber(name)
+
+
+def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """Strict JSON decoding: no NaN/Infinity, no repeated keys (flagged for the walker).
+
+    Raises:
+        FilterError: the text is too large or is not JSON.
+    """
+    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.max_text:
+        raise FilterError([_issue("", f"the filter text is {size} bytes, over the limit of "
+                                      f"{limits.max_text}", "split the audience or shorten lists")])
+    try:
+        return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        issue = _issue("", f"invalid JSON: {exc.msg}", None)
+        issue = issue.model_copy(update={"line": exc.lineno, "column": exc.colno})
+        raise FilterError([issue], source=_as_str(text)) from None
+    except _NonFiniteNumber as exc:
+        raise FilterError([_issue("", f"{exc} is not a JSON number",
+                                  "use a finite number")], source=_as_str(text)) from None
+    except RecursionError:
+        raise FilterError([_issue("", "the JSON is nested too deeply", None)]) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise FilterError([_issue("", f"invalid JSON: {exc}", None)]) from None
+
+
+def _as_str(text: str | bytes) -> str | None:
+    if isinstance(text, str):
+        return text
+    try:
+        return text.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _issue(path: str, message: str, suggestion: str | None) -> Issue:
+    return Issue(path=path, message=message, suggestion=suggestion)
+
+
+def parse(
+    where: str | bytes | Mapping[str, Any],
+    schema: Schema = CONTACT,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Filter:
+    """Read a where clause into a validated `Filter`.
+
+    Args:
+        where: JSON text, or a mapping already decoded (values may also be `datetime`s).
+        schema: The fields the filter may use; the contact schema of the spec by default.
+        limits: Bounds on depth, size and array length.
+
+    Returns:
+        The filter, with its AST in `.root`.
+
+    Raises:
+        FilterError: listing every problem found, each with its path and, for text input,
+            its line and column.
+    """
+    source: str | None = None
+    if isinstance(where, str | bytes):
+        source = _as_str(where)
+        data = load_json(where, limits)
+    else:
+        data = where
+    reader = _Reader(schema, limits)
+    root = reader.read(data)
+    if reader.issues:
+        issues = reader.issues.issues
+        if source is not None:
+            from .jsonpos import locate_issues
+
+            issues = locate_issues(source, issues)
+        raise FilterError(issues, source=source)
+    return Filter(root, schema)
+
+
+class _Reader:
+    """One walk over decoded JSON, collecting issues instead of stopping at the first."""
+
+    def __init__(self, schema: Schema, limits: Limits) -> None:
+        self.schema = schema
+        self.limits = limits
+        self.issues = IssueCollector()
+        self.nodes = 0
+        self.too_big = False
+        self.key_candidates = (*schema.names, *LOGICAL_KEYS)
+
+    def read(self, data: Any) -> Node:
+        if not isinstance(data, Mapping):
+            self.issues.add("", f"expected a where object such as {{\"email\": ...}}, found "
+                                f"{describe_value(data)}", None)
+            return TRUE
+        return self.where(data, "", 0)
+
+    def count(self, path: str) -> bool:
+        """Count one node; False once the filter is over the node limit (reported once)."""
+        self.nodes += 1
+        if self.nodes <= self.limits.max_nodes:
+            return True
+        if not self.too_big:
+            self.too_big = True
+            self.issues.add(path, f"the filter has more than {self.limits.max_nodes} conditions",
+                            "split it into several audiences or use `in` lists")
+        return False
+
+    def deeper(self, path: str, depth: int) -> bool:
+        if depth <= self.limits.max_depth:
+            return True
+        self.issues.add(path, f"groups are nested deeper than {self.limits.max_depth} levels",
+                        "flatten the nesting: AND/OR take arrays of any length")
+        return False
+
+    def where(self, obj: Mapping[Any, Any], path: str, depth: int) -> Node:
+        if isinstance(obj, _DuplicateKeys):
+            for key in obj.duplicates:
+                self.issues.add(join_path(path, key), f'the key "{key}" appears more than once in '
+                                "one object", "merge the two into one, or use AND: [...]")
+        items: list[Node] = []
+        for key, value in obj.items():
+            if self.too_big:
+                break
+            if not isinstance(key, str):
+                self.issues.add(path, f"keys must be strings, found {describe_value(key)}", None)
+                continue
+            key_path = join_path(path, key)
+            if key == "AND":
+                items.append(self.group(value, key_path, depth + 1, all_of))
+            elif key == "OR":
+                items.append(self.group(value, key_path, depth + 1, any_of))
+            elif key == "NOT":
+                items.append(self.negation(value, key_path, depth + 1))
+            else:
+                field = self.schema.get(key)
+                if field is None:
+                    self.unknown_field(key, key_path)
+                elif self.count(key_path):
+                    items.append(self.field(field, value, key_path, depth))
+        return all_of(tuple(items))
+
+    def unknown_field(self, key: str, path: str) -> None:
+        hint = did_you_mean(key, self.key_candidates)
+        if hint is None:
+            hint = "filterable fields are " + ", ".join(self.schema.names)
+        self.issues.add(path, f'unknown field "{_shown(key)}"', hint)
+
+    def where_items(self, value: Any, path: str, depth: int) -> list[Node] | None:
+        """The where objects of a group: an array of them or a single one."""
+        if not self.deeper(path, depth) or not self.count(path):
+            return None
+        if isinstance(value, Mapping):
+            return [self.where(value, path, depth)]
+        if isinstance(value, list | tuple):
+            items = []
+            for index, item in enumerate(value):
+                item_path = f"{path}[{index}]"
+                if isinstance(item, Mapping):
+                    items.append(self.where(item, item_path, depth))
+                else:
+                    self.issues.add(item_path, "expected a where object, found "
+                                    f"{describe_value(item)}", None)
+                if self.too_big:
+                    break
+            return items
+        self.issues.add(path, "expected an array of where objects or one where object, found "
+                        f"{describe_value(value)}", None)
+        return None
+
+    def group(self, value: Any, path: str, depth: int,
+              combine: Callable[[tuple[Node, ...]], Node]) -> Node:
+        items = self.where_items(value, path, depth)
+        return TRUE if items is None else combine(tuple(items))
+
+    def negation(self, value: Any, path: str, depth: int) -> Node:
+        items = self.where_items(value, path, depth)
+        if not items:  # `NOT: []` negates nothing: TRUE, like an empty AND.
+            return TRUE
+        return Not(any_of(tuple(items)))
+
+    def field(self, field: Field, value: Any, path: str, depth: int) -> Node:
+        if value is None:
+            return IsNull(field.name)
+        if isinstance(value, Mapping):
+            return all_of(tuple(self.operators(field, value, path, depth, False, False)))
+        return self.comparison(field, Op.EQUALS, value, path, False)
+
+    def operators(self, field: Field, obj: Mapping[Any, Any], path: str, depth: int,
+                  inherited: bool, inside_not: bool) -> list[Node]:
+        if isinstance(obj, _DuplicateKeys):
+            for key in obj.duplicates:
+                self.issues.add(join_path(path, key), f'the operator "{key}" appears more than once',
+                                "keep one of them, or combine conditions with AND: [...]")
+        insensitive = inherited
+        if "mode" in obj:
+            insensitive = self.mode(field, obj["mode"], join_path(path, "mode"), inside_not)
+        nodes: list[Node] = []
+        for key, value in obj.items():
+            if key == "mode":
+                continue
+            key_path = join_path(path, str(key))
+            if key == "not":
+                if self.deeper(key_path, depth + 1) and self.count(key_path):
+                    nodes.append(self.field_not(field, value, key_path, depth + 1, insensitive))
+                continue
+            op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
+            if op is None:
+                hint = did_you_mean(str(key), field.operator_names)
+                self.issues.add(key_path, f'unknown operator "{_shown(str(key))}" for {field.type.value} field '
+                                f'"{field.name}"; expected one of '
+                                + ", ".join(field.operator_names), hint)
+            elif not field.accepts(op):
+                self.issues.add(key_path, _misplaced_operator(field, op), _operator_hint(field))
+            elif self.count(key_path):
+                nodes.append(self.comparison(field, op, value, key_path, insensitive))
+        return nodes
+
+    def mode(self, field: Field, value: Any, path: str, inside_not: bool) -> bool:
+        if inside_not:
+            self.issues.add(path, "mode is not allowed inside not",
+                            "put mode beside not, in the field's object; not inherits it")
+        elif field.type is not FieldType.STRING:
+            self.issues.add(path, f'mode applies to string fields; "{field.name}" is a '
+                            f"{field.type.value} field", "remove mode")
+        elif value not in _MODES:
+            self.issues.add(path, f'expected "insensitive" or "default", found '
+                            f"{describe_value(value)}", did_you_mean(str(value), _MODES))
+        return value == "insensitive" and field.type is FieldType.STRING
+
+    def field_not(self, field: Field, value: Any, path: str, depth: int,
+                  insensitive: bool) -> Node:
+        if value is None:
+            return Not(IsNull(field.name))
+        if isinstance(value, Mapping):
+            negated = self.operators(field, value, path, depth, insensitive, True)
+            return all_of(tuple(Not(node) for node in negated))
+        return Not(self.comparison(field, Op.EQUALS, value, path, insensitive))
+
+    def comparison(self, field: Field, op: Op, value: Any, path: str,
+                   insensitive: bool) -> Node:
+        insensitive = field.type is FieldType.STRING and (insensitive or op is Op.CONTAINS)
+        if op in LIST_OPS:
+            return Comparison(field.name, op, self.array(field, op, value, path), insensitive)
+        if value is None:
+            if op is Op.EQUALS:
+                return IsNull(field.name)
+            self.issues.add(path, f"{op.value} does not take null", 'test for null with '
+                            f'"{field.name}": null, or "not": null')
+            return TRUE
+        literal = self.literal(field, value, path)
+        return TRUE if literal is None else Comparison(field.name, op, literal, insensitive)
+
+    def array(self, field: Field, op: Op, value: Any, path: str) -> tuple[Scalar, ...]:
+        if not isinstance(value, list | tuple):
+            self.issues.add(path, f"{op.value} takes an array of "
+                            f"{_EXPECTED[field.type].removeprefix('a ').removeprefix('an ')}s, "
+                            f"found {describe_value(value)}",
+                            f"write [{json.dumps(value)}]" if value is not None else None)
+            return ()
+        if len(value) > self.limits.max_array:
+            self.issues.add(path, f"the array has {len(value)} values, over the limit of "
+                            f"{self.limits.max_array}", "split the audience")
+            return ()
+        items: list[Scalar] = []
+        for index, item in enumerate(value):
+            item_path = f"{path}[{index}]"
+            if item is None:
+                self.issues.add(item_path, f"null is not allowed inside {op.value}",
+                                f'to match nulls too, use OR with "{field.name}": null')
+                continue
+            literal = self.literal(field, item, item_path)
+            if literal is not None:
+                items.append(literal)
+        return tuple(items)
+
+    def literal(self, field: Field, value: Any, path: str) -> Scalar | None:
+        kind = field.type
+        if kind is FieldType.STRING and isinstance(value, str):
+            if _is_valid_unicode(value):
+                return value
+            self.issues.add(path, "the string holds a lone surrogate, not valid Unicode", None)
+            return None
+        if kind is FieldType.NUMBER and is_number(value):
+            return int(value) if isinstance(value, int) else float(value)
+        if kind is FieldType.BOOLEAN and isinstance(value, bool):
+            return value
+        if kind is FieldType.DATETIME:
+            try:
+                if isinstance(value, str):
+                    return parse_datetime(value)
+                if isinstance(value, datetime):
+                    return as_utc(value)
+            except ValueError as exc:
+                self.issues.add(path, f"expected an ISO 8601 date-time, found "
+                                f"{describe_value(value)}: {exc}",
+                                'write e.g. "2025-01-31", "2025-01-31T09:30:00Z" or '
+                                '"2025-01-31T09:30:00+02:00"')
+                return None
+        self.issues.add(path, f"expected {_EXPECTED[kind]} for {kind.value} field "
+                        f'"{field.name}", found {describe_value(value)}', _type_hint(kind, value))
+        return None
+
+
+def _shown(text: str) -> str:
+    """A name as it can be printed: lone surrogates escaped, long names cut."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_valid_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _misplaced_operator(field: Field, op: Op) -> str:
+    if op in ORDERING_OPS:
+        applies = "number and date-time fields"
+    elif op in PATTERN_OPS:
+        applies = "string fields"
+    else:
+        applies = "string, number and date-time fields"
+    return (f'{op.value} applies to {applies}; "{field.name}" is a {field.type.value} field')
+
+
+def _operator_hint(field: Field) -> str:
+    return f'"{field.name}" takes ' + ", ".join(field.operator_names)
+
+
+def _type_hint(kind: FieldType, value: Any) -> str | None:
+    if kind is FieldType.NUMBER and isinstance(value, str) and is_number(_try_number(value)):
+        return f"write the number without quotes: {value.strip()}"
+    if kind is FieldType.NUMBER and isinstance(value, float):
+        return "NaN and Infinity are not numbers a filter can compare with"
+    if kind is FieldType.BOOLEAN and isinstance(value, str) and value.lower() in ("true", "false"):
+        return f"write {value.lower()} without quotes"
+    if kind is FieldType.STRING and isinstance(value, bool | int | float):
+        return f"write it as a string: {json.dumps(json.dumps(value))}"
+    return None
+
+
+def _try_number(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -1,0 +1,179 @@
+"""Hypothesis strategies for filters and records, for this project's tests and for users'.
+
+The values come from small shared pools (mixed case, non-ASCII, LIKE metacharacters, quotes,
+integers around 2^53 and 2^63, date-times with offsets and microseconds) so that random
+filters often hit random records: a differential test that never matches anything proves
+little. Requires the `hypothesis` package, which the core library does not depend on.
+
+    >>> from hypothesis import given
+    >>> from audiencefilter.strategies import filters, records
+    >>> @given(filters(), records())
+    ... def test_my_audience_logic(flt, record): ...
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+from hypothesis import strategies as st
+
+from .fields import CONTACT, FieldType, Op, Schema
+from .filter import Filter
+from .parse import parse
+
+WORDS = (
+    "", "a", "A", "ab", "aB", "Ab", "gmail", "GMAIL", "Élodie", "élodie", "ÉLODIE", "straße",
+    "STRASSE", "İstanbul", "i̇stanbul", "istanbul", "ı", "50%", "5_0", "a\\b", "a%_\\",
+    "O'Brien", "o'brien", "--", "; drop table contacts; --", "“quoted”", "San Diego", "san",
+    "Ω", "ω", "Σίσυφος", "😀", "e\u0301", "\u00e9",
+)
+"""Strings records and filters share; includes NFC vs NFD forms that must stay different."""
+
+INTEGERS = (
+    0, 1, -1, 2, 10, 99, 100, 101, 500, 1000, 2**31 - 1, -(2**31), 2**53, 2**53 + 1,
+    -(2**53) - 1, 2**63 - 1, -(2**63),
+)
+"""Integers records may hold: within a signed 64-bit column, around the float-exact limit."""
+
+_ZONES = (UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30)))
+
+
+def _instants() -> st.SearchStrategy[datetime]:
+    base = st.sampled_from((
+        datetime(2024, 1, 1, tzinfo=UTC),
+        datetime(2025, 1, 1, tzinfo=UTC),
+        datetime(2025, 6, 30, 23, 59, 59, 999999, tzinfo=UTC),
+    ))
+    shifted = st.builds(
+        lambda start, micros: start + timedelta(microseconds=micros),
+        base, st.sampled_from((0, 1, -1, 3_600_000_000, 86_400_000_000)),
+    )
+    return st.builds(lambda moment, zone: moment.astimezone(zone), shifted,
+                     st.sampled_from(_ZONES))
+
+
+def strings(hostile: bool = False) -> st.SearchStrategy[str]:
+    """Pool words, mixed with short random text (optionally with NUL and controls)."""
+    alphabet = "aAbBéÉßİı%_\\'\"-; "
+    if hostile:
+        alphabet += "\x00\x01\n\t\u2028"
+    return st.one_of(st.sampled_from(WORDS), st.text(alphabet, max_size=6))
+
+
+def numbers() -> st.SearchStrategy[int | float]:
+    return st.one_of(
+        st.sampled_from(INTEGERS),
+        st.integers(-1000, 1000),
+        st.sampled_from((0.5, -0.5, 99.5, 100.0, 1e3, 2.0**53)),
+    )
+
+
+def _value(kind: FieldType, hostile: bool = False) -> st.SearchStrategy[Any]:
+    if kind is FieldType.STRING:
+        return strings(hostile)
+    if kind is FieldType.NUMBER:
+        return numbers()
+    if kind is FieldType.BOOLEAN:
+        return st.booleans()
+    return _instants()
+
+
+def _record_value(kind: FieldType, hostile: bool) -> st.SearchStrategy[Any]:
+    if kind is FieldType.NUMBER:  # records hold integers, as the contact columns do
+        return st.one_of(st.sampled_from(INTEGERS), st.integers(-1000, 1000))
+    return _value(kind, hostile)
+
+
+def records(schema: Schema = CONTACT, *, hostile: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+    """Records of `schema`: each field a typed value, null, or missing (also null)."""
+    optional = {
+        f.name: st.one_of(st.none(), _record_value(f.type, hostile)) for f in schema.fields
+    }
+    return st.fixed_dictionaries({}, optional=optional)
+
+
+def record_lists(
+    schema: Schema = CONTACT, *, min_size: int = 0, max_size: int = 12, hostile: bool = False
+) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Lists of records with unique string ids `r0`, `r1`, ... in the `id` key."""
+    return st.lists(records(schema, hostile=hostile), min_size=min_size, max_size=max_size).map(
+        lambda rows: [{"id": f"r{i}", **row} for i, row in enumerate(rows)]
+    )
+
+
+def _json_literal(kind: FieldType, value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[str, Any]]:
+    """`{field: literal}`, `{field: null}` or `{field: {ops...}}` with mode and `not`."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        field = draw(st.sampled_from(schema.fields))
+        kind = field.type
+        value = _value(kind, hostile).map(lambda v: _json_literal(kind, v))
+        shape = draw(st.integers(0, 9))
+        if shape == 0:
+            return {field.name: None}
+        if shape == 1:
+            return {field.name: draw(value)}
+        ops = [op for op in Op if field.accepts(op)]
+        chosen = draw(st.lists(st.sampled_from(ops), min_size=0, max_size=2, unique=True))
+        body: dict[str, Any] = {}
+        for op in chosen:
+            if op in (Op.IN, Op.NOT_IN):
+                body[op.value] = draw(st.lists(value, max_size=4))
+            else:
+                body[op.value] = draw(value)
+        negation = draw(st.integers(0, 5))
+        if negation == 1:
+            body["not"] = None
+        elif negation == 2:
+            body["not"] = draw(value)
+        elif negation == 3:
+            op = draw(st.sampled_from(ops))
+            inner = draw(st.lists(value, max_size=3)) if op in (Op.IN, Op.NOT_IN) else draw(value)
+            body["not"] = {op.value: inner}
+        if kind is FieldType.STRING and draw(st.booleans()):
+            body["mode"] = draw(st.sampled_from(("insensitive", "default")))
+        return {field.name: body}
+
+    return build()
+
+
+def where_clauses(
+    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Valid where clauses as JSON-ready dicts, with every shape the semantics allow."""
+
+    def extend(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+        group = st.lists(children, max_size=3)
+        return st.one_of(
+            st.builds(lambda items: {"AND": items}, group),
+            st.builds(lambda items: {"OR": items}, group),
+            st.builds(lambda items: {"NOT": items}, group),
+            st.builds(lambda item: {"NOT": item}, children),
+            st.builds(lambda item: {"AND": item}, children),
+            st.builds(_merge, children, children),
+        )
+
+    leaves = st.one_of(_field_condition(schema, hostile), st.just({}))
+    return st.recursive(leaves, extend, max_leaves=max_leaves)
+
+
+def _merge(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
+    """Two where objects as one object with several keys, when their keys do not clash."""
+    if set(left) & set(right):
+        return {"AND": [left, right]}
+    return {**left, **right}
+
+
+def filters(
+    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False
+) -> st.SearchStrategy[Filter]:
+    """Valid `Filter`s of `schema`."""
+    return where_clauses(schema, max_leaves=max_leaves, hostile=hostile).map(
+        lambda where: parse(where, schema)
+    )

@@ -1,0 +1,65 @@
+"""Value rules shared by every reader and back-end: numbers, date-times and case folding.
+
+Each quirk is a small named helper with the reason beside it, mirrored in docs/semantics.md.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+Scalar = str | int | float | bool | datetime
+"""A literal a filter compares against."""
+
+
+def is_number(value: object) -> bool:
+    """True for JSON numbers. Booleans are ints in Python but never numbers in a filter."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def parse_datetime(text: str) -> datetime:
+    """An ISO 8601 date or date-time as an aware UTC instant, truncated to microseconds.
+
+    A date alone is midnight UTC and a timestamp without an offset is UTC: filters are written by
+    people who rarely type offsets, and an instant must not depend on the server's time zone.
+
+    Raises:
+        ValueError: the text is not ISO 8601, or the instant is out of range once in UTC.
+    """
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"not an ISO 8601 date-time ({exc})") from None
+    return as_utc(parsed)
+
+
+def as_utc(value: datetime) -> datetime:
+    """The same instant in UTC; a naive value is taken to be UTC already."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the instant falls outside years 1 to 9999 once converted to UTC") from None
+
+
+def record_datetime(value: object) -> datetime:
+    """A record's date-time value (a `datetime` or an ISO 8601 string) as an aware UTC instant."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if isinstance(value, str):
+        return parse_datetime(value)
+    raise TypeError(f"expected a datetime or an ISO 8601 string, found {type(value).__name__}")
+
+
+def fold(text: str) -> str:
+    """Case folding for case-insensitive matching: Python's `str.lower()`, in every back-end.
+
+    `lower()` rather than `casefold()` because SQL engines have `lower()`, so SQL back-ends can
+    agree with memory exactly (`straße` does not match `STRASSE`, as in SQL).
+    """
+    return text.lower()

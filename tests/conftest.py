@@ -1,0 +1,28 @@
+"""Suite-wide configuration: hypothesis profiles and the real database servers.
+
+The `ci` profile keeps property tests bounded so the whole suite stays fast; `thorough` is
+for deep runs (`HYPOTHESIS_PROFILE=thorough make test`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+pytest_plugins = ["tests.servers"]
+
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    derandomize=False,
+)
+settings.register_profile(
+    "thorough",
+    max_examples=5000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

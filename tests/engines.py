@@ -1,0 +1,76 @@
+"""The engines the conformance and differential suites run every filter on.
+
+An engine answers one question: which record ids does this filter select from these records?
+The in-memory engines live here; SQL engines register themselves in `ENGINES` from
+`tests/sql_engines.py` when that module exists. Each engine is a pytest parameter, so a failure
+names the engine that disagreed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+import audiencefilter as af
+
+Records = Sequence[dict[str, Any]]
+Select = Callable[[af.Filter, Records], set[str]]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A named way of selecting ids; `fixture` names a pytest fixture it needs, if any."""
+
+    name: str
+    select: Callable[..., set[str]]
+    fixture: str | None = None
+    marks: tuple[Any, ...] = ()
+
+
+def _compiled(flt: af.Filter, records: Records) -> set[str]:
+    predicate = af.compile(flt)
+    return {r["id"] for r in records if predicate(r)}
+
+
+def _explained(flt: af.Filter, records: Records) -> set[str]:
+    # A second, independent in-memory evaluation (three-valued visitor) once explain exists.
+    return {r["id"] for r in records if flt.explain(r).matched}
+
+
+ENGINES: list[Engine] = [Engine("memory", _compiled)]
+
+try:
+    import audiencefilter.explain  # noqa: F401
+except ImportError:
+    pass
+else:
+    ENGINES.append(Engine("explain", _explained))
+
+try:
+    from tests.sql_engines import SQL_ENGINES
+except ImportError:
+    pass
+else:
+    ENGINES.extend(SQL_ENGINES)
+
+try:
+    from tests.columnar_engines import COLUMNAR_ENGINES
+except ImportError:
+    pass
+else:
+    ENGINES.extend(COLUMNAR_ENGINES)
+
+
+def engine_params() -> list[Any]:
+    return [pytest.param(e, id=e.name, marks=e.marks) for e in ENGINES]
+
+
+def selector(engine: Engine, request: pytest.FixtureRequest) -> Callable[[af.Filter, Records], set[str]]:
+    """The engine's select function with its fixture (a database, say) bound."""
+    if engine.fixture is None:
+        return engine.select
+    resource = request.getfixturevalue(engine.fixture)
+    return lambda flt, records: engine.select(resource, flt, records)

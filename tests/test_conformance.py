@@ -1,0 +1,75 @@
+"""The specification as data: every case of tests/conformance/*.json on every engine.
+
+Each file holds `given` records and `cases`; a case has a `where` (a JSON object, or a JSON
+string in `where_json` to test text-level rules such as duplicate keys) and either `matches`
+(the ids selected, in any order) or `error` (the paths of the expected issues). Set
+`CONFORMANCE=<file stem>` to run one file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import audiencefilter as af
+from tests.engines import Engine, engine_params, selector
+
+HERE = Path(__file__).parent / "conformance"
+
+
+def _load() -> list[Any]:
+    wanted = os.environ.get("CONFORMANCE")
+    params = []
+    for path in sorted(HERE.glob("*.json")):
+        if wanted and path.stem != wanted:
+            continue
+        suite = json.loads(path.read_text(encoding="utf-8"))
+        for index, case in enumerate(suite["cases"]):
+            name = case.get("name", str(index))
+            params.append(pytest.param(suite["given"], case, id=f"{path.stem}:{name}"))
+    return params
+
+
+CASES = _load()
+
+
+def _where(case: dict[str, Any]) -> Any:
+    return case["where_json"] if "where_json" in case else case["where"]
+
+
+@pytest.mark.parametrize(("given", "case"), [c for c in CASES if "matches" in c.values[1]])
+@pytest.mark.parametrize("engine", engine_params())
+def test_case_selects_expected_ids(
+    engine: Engine, given: list[dict[str, Any]], case: dict[str, Any],
+    request: pytest.FixtureRequest,
+) -> None:
+    flt = af.parse(_where(case))
+    assert selector(engine, request)(flt, given) == set(case["matches"])
+
+
+@pytest.mark.parametrize(("given", "case"), [c for c in CASES if "error" in c.values[1]])
+def test_case_is_rejected_at_path(given: list[dict[str, Any]], case: dict[str, Any]) -> None:
+    with pytest.raises(af.FilterError) as caught:
+        af.parse(_where(case))
+    expected = case["error"] if isinstance(case["error"], list) else [case["error"]]
+    assert [issue.path for issue in caught.value.errors] == expected
+    if "suggestion" in case:
+        assert caught.value.errors[0].suggestion == case["suggestion"]
+
+
+@pytest.mark.parametrize(("given", "case"), [c for c in CASES if "matches" in c.values[1]])
+def test_case_round_trips_through_canonical_json(
+    given: list[dict[str, Any]], case: dict[str, Any]
+) -> None:
+    flt = af.parse(_where(case))
+    assert af.parse(flt.to_json()) == flt
+    if "canonical" in case:
+        assert flt.to_dict() == case["canonical"]
+
+
+def test_every_suite_file_has_cases() -> None:
+    assert CASES, "no conformance cases found"
