@@ -1,11 +1,11 @@
 """audiencefilter: smart-audience filters with one set of semantics and many back-ends.
 
-    >>> import audiencefilter as af
-    >>> f = af.parse('{"points": {"gte": 100}, "country": {"in": ["FR", "DE"]}}')
-    >>> f.matches({"points": 150, "country": "FR"})
-    True
-    >>> f.matches({"points": 150, "country": None})
-    False
+>>> import audiencefilter as af
+>>> f = af.parse('{"points": {"gte": 100}, "country": {"in": ["FR", "DE"]}}')
+>>> f.matches({"points": 150, "country": "FR"})
+True
+>>> f.matches({"points": 150, "country": None})
+False
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def _spot(issue: Issue, where: dict[str, tuple[int, int]]) -> int | None:
     while True:
         if path in where:
             key_at, value_at = where[path]
-            on_key = path == issue.path and issue.message.startswith(_KEY_MESSAGES)
+            on_key = path == issue.path and any(m in issue.message for m in _KEY_MESSAGES)
             return key_at if on_key or path != issue.path else value_at
         if not path:
             return None

@@ -78,8 +78,15 @@ def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
     """
     size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
     if size > limits.max_text:
-        raise FilterError([_issue("", f"the filter text is {size} bytes, over the limit of "
-                                      f"{limits.max_text}", "split the audience or shorten lists")])
+        raise FilterError(
+            [
+                _issue(
+                    "",
+                    f"the filter text is {size} bytes, over the limit of {limits.max_text}",
+                    "split the audience or shorten lists",
+                )
+            ]
+        )
     try:
         return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
@@ -87,8 +94,9 @@ def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
         issue = issue.model_copy(update={"line": exc.lineno, "column": exc.colno})
         raise FilterError([issue], source=_as_str(text)) from None
     except _NonFiniteNumber as exc:
-        raise FilterError([_issue("", f"{exc} is not a JSON number",
-                                  "use a finite number")], source=_as_str(text)) from None
+        raise FilterError(
+            [_issue("", f"{exc} is not a JSON number", "use a finite number")], source=_as_str(text)
+        ) from None
     except RecursionError:
         raise FilterError([_issue("", "the JSON is nested too deeply", None)]) from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -146,47 +154,91 @@ def parse(
     return Filter(root, schema)
 
 
+Path = tuple[Any, str | int] | None
+"""A location as a linked list `((parent, "OR"), 1)`: cheap to extend, rendered only on error."""
+
+
+def render_path(path: Path) -> str:
+    """`((None, "OR"), 1), "points")` -> `OR[1].points`."""
+    parts: list[str | int] = []
+    while path is not None:
+        path, key = path
+        parts.append(key)
+    text = ""
+    for part in reversed(parts):
+        text = f"{text}[{part}]" if isinstance(part, int) else join_path(text, str(part))
+    return text
+
+
+class _Collector(IssueCollector):
+    __slots__ = ()
+
+    def add(self, path: Any, message: str, suggestion: str | None = None) -> None:
+        rendered = path if isinstance(path, str) else render_path(path)
+        self.issues.append(Issue(path=rendered, message=message, suggestion=suggestion))
+
+
+def _is_map(value: object) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _is_seq(value: object) -> bool:
+    return type(value) is list or isinstance(value, list | tuple)
+
+
 class _Reader:
     """One walk over decoded JSON, collecting issues instead of stopping at the first."""
 
     def __init__(self, schema: Schema, limits: Limits) -> None:
         self.schema = schema
         self.limits = limits
-        self.issues = IssueCollector()
+        self.issues = _Collector()
         self.nodes = 0
         self.too_big = False
         self.key_candidates = (*schema.names, *LOGICAL_KEYS)
 
     def read(self, data: Any) -> Node:
-        if not isinstance(data, Mapping):
-            self.issues.add("", f"expected a where object such as {{\"email\": ...}}, found "
-                                f"{describe_value(data)}", None)
+        if not _is_map(data):
+            self.issues.add(
+                None,
+                f'expected a where object such as {{"email": ...}}, found {describe_value(data)}',
+                None,
+            )
             return TRUE
-        return self.where(data, "", 0)
+        return self.where(data, None, 0)
 
-    def count(self, path: str) -> bool:
+    def count(self, path: Path) -> bool:
         """Count one node; False once the filter is over the node limit (reported once)."""
         self.nodes += 1
         if self.nodes <= self.limits.max_nodes:
             return True
         if not self.too_big:
             self.too_big = True
-            self.issues.add(path, f"the filter has more than {self.limits.max_nodes} conditions",
-                            "split it into several audiences or use `in` lists")
+            self.issues.add(
+                path,
+                f"the filter has more than {self.limits.max_nodes} conditions",
+                "split it into several audiences or use `in` lists",
+            )
         return False
 
-    def deeper(self, path: str, depth: int) -> bool:
+    def deeper(self, path: Path, depth: int) -> bool:
         if depth <= self.limits.max_depth:
             return True
-        self.issues.add(path, f"groups are nested deeper than {self.limits.max_depth} levels",
-                        "flatten the nesting: AND/OR take arrays of any length")
+        self.issues.add(
+            path,
+            f"groups are nested deeper than {self.limits.max_depth} levels",
+            "flatten the nesting: AND/OR take arrays of any length",
+        )
         return False
 
-    def where(self, obj: Mapping[Any, Any], path: str, depth: int) -> Node:
+    def where(self, obj: Mapping[Any, Any], path: Path, depth: int) -> Node:
         if isinstance(obj, _DuplicateKeys):
             for key in obj.duplicates:
-                self.issues.add(join_path(path, key), f'the key "{key}" appears more than once in '
-                                "one object", "merge the two into one, or use AND: [...]")
+                self.issues.add(
+                    (path, key),
+                    f'the key "{key}" appears more than once in one object',
+                    "merge the two into one, or use AND: [...]",
+                )
         items: list[Node] = []
         for key, value in obj.items():
             if self.too_big:
@@ -194,7 +246,7 @@ class _Reader:
             if not isinstance(key, str):
                 self.issues.add(path, f"keys must be strings, found {describe_value(key)}", None)
                 continue
-            key_path = join_path(path, key)
+            key_path = (path, key)
             if key == "AND":
                 items.append(self.group(value, key_path, depth + 1, all_of))
             elif key == "OR":
@@ -209,66 +261,82 @@ class _Reader:
                     items.append(self.field(field, value, key_path, depth))
         return all_of(tuple(items))
 
-    def unknown_field(self, key: str, path: str) -> None:
+    def unknown_field(self, key: str, path: Path) -> None:
         hint = did_you_mean(key, self.key_candidates)
         if hint is None:
             hint = "filterable fields are " + ", ".join(self.schema.names)
         self.issues.add(path, f'unknown field "{_shown(key)}"', hint)
 
-    def where_items(self, value: Any, path: str, depth: int) -> list[Node] | None:
+    def where_items(self, value: Any, path: Path, depth: int) -> list[Node] | None:
         """The where objects of a group: an array of them or a single one."""
         if not self.deeper(path, depth) or not self.count(path):
             return None
-        if isinstance(value, Mapping):
+        if _is_map(value):
             return [self.where(value, path, depth)]
-        if isinstance(value, list | tuple):
+        if _is_seq(value):
             items = []
             for index, item in enumerate(value):
-                item_path = f"{path}[{index}]"
-                if isinstance(item, Mapping):
+                item_path = (path, index)
+                if _is_map(item):
                     items.append(self.where(item, item_path, depth))
                 else:
-                    self.issues.add(item_path, "expected a where object, found "
-                                    f"{describe_value(item)}", None)
+                    self.issues.add(
+                        item_path, f"expected a where object, found {describe_value(item)}", None
+                    )
                 if self.too_big:
                     break
             return items
-        self.issues.add(path, "expected an array of where objects or one where object, found "
-                        f"{describe_value(value)}", None)
+        self.issues.add(
+            path,
+            "expected an array of where objects or one where object, found "
+            f"{describe_value(value)}",
+            None,
+        )
         return None
 
-    def group(self, value: Any, path: str, depth: int,
-              combine: Callable[[tuple[Node, ...]], Node]) -> Node:
+    def group(
+        self, value: Any, path: Path, depth: int, combine: Callable[[tuple[Node, ...]], Node]
+    ) -> Node:
         items = self.where_items(value, path, depth)
         return TRUE if items is None else combine(tuple(items))
 
-    def negation(self, value: Any, path: str, depth: int) -> Node:
+    def negation(self, value: Any, path: Path, depth: int) -> Node:
         items = self.where_items(value, path, depth)
         if not items:  # `NOT: []` negates nothing: TRUE, like an empty AND.
             return TRUE
         return Not(any_of(tuple(items)))
 
-    def field(self, field: Field, value: Any, path: str, depth: int) -> Node:
+    def field(self, field: Field, value: Any, path: Path, depth: int) -> Node:
         if value is None:
             return IsNull(field.name)
-        if isinstance(value, Mapping):
+        if _is_map(value):
             return all_of(tuple(self.operators(field, value, path, depth, False, False)))
         return self.comparison(field, Op.EQUALS, value, path, False)
 
-    def operators(self, field: Field, obj: Mapping[Any, Any], path: str, depth: int,
-                  inherited: bool, inside_not: bool) -> list[Node]:
+    def operators(
+        self,
+        field: Field,
+        obj: Mapping[Any, Any],
+        path: Path,
+        depth: int,
+        inherited: bool,
+        inside_not: bool,
+    ) -> list[Node]:
         if isinstance(obj, _DuplicateKeys):
             for key in obj.duplicates:
-                self.issues.add(join_path(path, key), f'the operator "{key}" appears more than once',
-                                "keep one of them, or combine conditions with AND: [...]")
+                self.issues.add(
+                    (path, key),
+                    f'the operator "{key}" appears more than once',
+                    "keep one of them, or combine conditions with AND: [...]",
+                )
         insensitive = inherited
         if "mode" in obj:
-            insensitive = self.mode(field, obj["mode"], join_path(path, "mode"), inside_not)
+            insensitive = self.mode(field, obj["mode"], (path, "mode"), inside_not)
         nodes: list[Node] = []
         for key, value in obj.items():
             if key == "mode":
                 continue
-            key_path = join_path(path, str(key))
+            key_path = (path, key)
             if key == "not":
                 if self.deeper(key_path, depth + 1) and self.count(key_path):
                     nodes.append(self.field_not(field, value, key_path, depth + 1, insensitive))
@@ -276,74 +344,98 @@ class _Reader:
             op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
             if op is None:
                 hint = did_you_mean(str(key), field.operator_names)
-                self.issues.add(key_path, f'unknown operator "{_shown(str(key))}" for {field.type.value} field '
-                                f'"{field.name}"; expected one of '
-                                + ", ".join(field.operator_names), hint)
+                self.issues.add(
+                    key_path,
+                    f'unknown operator "{_shown(str(key))}" for {field.type.value} field '
+                    f'"{field.name}"; expected one of ' + ", ".join(field.operator_names),
+                    hint,
+                )
             elif not field.accepts(op):
                 self.issues.add(key_path, _misplaced_operator(field, op), _operator_hint(field))
             elif self.count(key_path):
                 nodes.append(self.comparison(field, op, value, key_path, insensitive))
         return nodes
 
-    def mode(self, field: Field, value: Any, path: str, inside_not: bool) -> bool:
+    def mode(self, field: Field, value: Any, path: Path, inside_not: bool) -> bool:
         if inside_not:
-            self.issues.add(path, "mode is not allowed inside not",
-                            "put mode beside not, in the field's object; not inherits it")
+            self.issues.add(
+                path,
+                "mode is not allowed inside not",
+                "put mode beside not, in the field's object; not inherits it",
+            )
         elif field.type is not FieldType.STRING:
-            self.issues.add(path, f'mode applies to string fields; "{field.name}" is a '
-                            f"{field.type.value} field", "remove mode")
+            self.issues.add(
+                path,
+                f'mode applies to string fields; "{field.name}" is a {field.type.value} field',
+                "remove mode",
+            )
         elif value not in _MODES:
-            self.issues.add(path, f'expected "insensitive" or "default", found '
-                            f"{describe_value(value)}", did_you_mean(str(value), _MODES))
+            self.issues.add(
+                path,
+                f'expected "insensitive" or "default", found {describe_value(value)}',
+                did_you_mean(str(value), _MODES),
+            )
         return value == "insensitive" and field.type is FieldType.STRING
 
-    def field_not(self, field: Field, value: Any, path: str, depth: int,
-                  insensitive: bool) -> Node:
+    def field_not(
+        self, field: Field, value: Any, path: Path, depth: int, insensitive: bool
+    ) -> Node:
         if value is None:
             return Not(IsNull(field.name))
-        if isinstance(value, Mapping):
+        if _is_map(value):
             negated = self.operators(field, value, path, depth, insensitive, True)
             return all_of(tuple(Not(node) for node in negated))
         return Not(self.comparison(field, Op.EQUALS, value, path, insensitive))
 
-    def comparison(self, field: Field, op: Op, value: Any, path: str,
-                   insensitive: bool) -> Node:
+    def comparison(self, field: Field, op: Op, value: Any, path: Path, insensitive: bool) -> Node:
         insensitive = field.type is FieldType.STRING and (insensitive or op is Op.CONTAINS)
         if op in LIST_OPS:
             return Comparison(field.name, op, self.array(field, op, value, path), insensitive)
         if value is None:
             if op is Op.EQUALS:
                 return IsNull(field.name)
-            self.issues.add(path, f"{op.value} does not take null", 'test for null with '
-                            f'"{field.name}": null, or "not": null')
+            self.issues.add(
+                path,
+                f"{op.value} does not take null",
+                f'test for null with "{field.name}": null, or "not": null',
+            )
             return TRUE
         literal = self.literal(field, value, path)
         return TRUE if literal is None else Comparison(field.name, op, literal, insensitive)
 
-    def array(self, field: Field, op: Op, value: Any, path: str) -> tuple[Scalar, ...]:
-        if not isinstance(value, list | tuple):
-            self.issues.add(path, f"{op.value} takes an array of "
-                            f"{_EXPECTED[field.type].removeprefix('a ').removeprefix('an ')}s, "
-                            f"found {describe_value(value)}",
-                            f"write [{json.dumps(value)}]" if value is not None else None)
+    def array(self, field: Field, op: Op, value: Any, path: Path) -> tuple[Scalar, ...]:
+        if not _is_seq(value):
+            self.issues.add(
+                path,
+                f"{op.value} takes an array of "
+                f"{_EXPECTED[field.type].removeprefix('a ').removeprefix('an ')}s, "
+                f"found {describe_value(value)}",
+                _wrap_hint(value),
+            )
             return ()
         if len(value) > self.limits.max_array:
-            self.issues.add(path, f"the array has {len(value)} values, over the limit of "
-                            f"{self.limits.max_array}", "split the audience")
+            self.issues.add(
+                path,
+                f"the array has {len(value)} values, over the limit of {self.limits.max_array}",
+                "split the audience",
+            )
             return ()
         items: list[Scalar] = []
         for index, item in enumerate(value):
-            item_path = f"{path}[{index}]"
+            item_path = (path, index)
             if item is None:
-                self.issues.add(item_path, f"null is not allowed inside {op.value}",
-                                f'to match nulls too, use OR with "{field.name}": null')
+                self.issues.add(
+                    item_path,
+                    f"null is not allowed inside {op.value}",
+                    f'to match nulls too, use OR with "{field.name}": null',
+                )
                 continue
             literal = self.literal(field, item, item_path)
             if literal is not None:
                 items.append(literal)
         return tuple(items)
 
-    def literal(self, field: Field, value: Any, path: str) -> Scalar | None:
+    def literal(self, field: Field, value: Any, path: Path) -> Scalar | None:
         kind = field.type
         if kind is FieldType.STRING and isinstance(value, str):
             if _is_valid_unicode(value):
@@ -361,13 +453,19 @@ class _Reader:
                 if isinstance(value, datetime):
                     return as_utc(value)
             except ValueError as exc:
-                self.issues.add(path, f"expected an ISO 8601 date-time, found "
-                                f"{describe_value(value)}: {exc}",
-                                'write e.g. "2025-01-31", "2025-01-31T09:30:00Z" or '
-                                '"2025-01-31T09:30:00+02:00"')
+                self.issues.add(
+                    path,
+                    f"expected an ISO 8601 date-time, found {describe_value(value)}: {exc}",
+                    'write e.g. "2025-01-31", "2025-01-31T09:30:00Z" or '
+                    '"2025-01-31T09:30:00+02:00"',
+                )
                 return None
-        self.issues.add(path, f"expected {_EXPECTED[kind]} for {kind.value} field "
-                        f'"{field.name}", found {describe_value(value)}', _type_hint(kind, value))
+        self.issues.add(
+            path,
+            f"expected {_EXPECTED[kind]} for {kind.value} field "
+            f'"{field.name}", found {describe_value(value)}',
+            _type_hint(kind, value),
+        )
         return None
 
 
@@ -392,7 +490,7 @@ def _misplaced_operator(field: Field, op: Op) -> str:
         applies = "string fields"
     else:
         applies = "string, number and date-time fields"
-    return (f'{op.value} applies to {applies}; "{field.name}" is a {field.type.value} field')
+    return f'{op.value} applies to {applies}; "{field.name}" is a {field.type.value} field'
 
 
 def _operator_hint(field: Field) -> str:
@@ -408,6 +506,12 @@ def _type_hint(kind: FieldType, value: Any) -> str | None:
         return f"write {value.lower()} without quotes"
     if kind is FieldType.STRING and isinstance(value, bool | int | float):
         return f"write it as a string: {json.dumps(json.dumps(value))}"
+    return None
+
+
+def _wrap_hint(value: Any) -> str | None:
+    if isinstance(value, str | int | float | bool) and not isinstance(value, float | bool):
+        return f"write [{json.dumps(value)}]"
     return None
 
 

@@ -23,16 +23,61 @@ from .filter import Filter
 from .parse import parse
 
 WORDS = (
-    "", "a", "A", "ab", "aB", "Ab", "gmail", "GMAIL", "Élodie", "élodie", "ÉLODIE", "straße",
-    "STRASSE", "İstanbul", "i̇stanbul", "istanbul", "ı", "50%", "5_0", "a\\b", "a%_\\",
-    "O'Brien", "o'brien", "--", "; drop table contacts; --", "“quoted”", "San Diego", "san",
-    "Ω", "ω", "Σίσυφος", "😀", "e\u0301", "\u00e9",
+    "",
+    "a",
+    "A",
+    "ab",
+    "aB",
+    "Ab",
+    "gmail",
+    "GMAIL",
+    "Élodie",
+    "élodie",
+    "ÉLODIE",
+    "straße",
+    "STRASSE",
+    "İstanbul",
+    "i̇stanbul",
+    "istanbul",
+    "ı",
+    "50%",
+    "5_0",
+    "a\\b",
+    "a%_\\",
+    "O'Brien",
+    "o'brien",
+    "--",
+    "; drop table contacts; --",
+    "“quoted”",
+    "San Diego",
+    "san",
+    "Ω",
+    "ω",
+    "Σίσυφος",
+    "😀",
+    "e\u0301",
+    "\u00e9",
 )
 """Strings records and filters share; includes NFC vs NFD forms that must stay different."""
 
 INTEGERS = (
-    0, 1, -1, 2, 10, 99, 100, 101, 500, 1000, 2**31 - 1, -(2**31), 2**53, 2**53 + 1,
-    -(2**53) - 1, 2**63 - 1, -(2**63),
+    0,
+    1,
+    -1,
+    2,
+    10,
+    99,
+    100,
+    101,
+    500,
+    1000,
+    2**31 - 1,
+    -(2**31),
+    2**53,
+    2**53 + 1,
+    -(2**53) - 1,
+    2**63 - 1,
+    -(2**63),
 )
 """Integers records may hold: within a signed 64-bit column, around the float-exact limit."""
 
@@ -40,17 +85,19 @@ _ZONES = (UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minute
 
 
 def _instants() -> st.SearchStrategy[datetime]:
-    base = st.sampled_from((
-        datetime(2024, 1, 1, tzinfo=UTC),
-        datetime(2025, 1, 1, tzinfo=UTC),
-        datetime(2025, 6, 30, 23, 59, 59, 999999, tzinfo=UTC),
-    ))
+    base = st.sampled_from(
+        (
+            datetime(2024, 1, 1, tzinfo=UTC),
+            datetime(2025, 1, 1, tzinfo=UTC),
+            datetime(2025, 6, 30, 23, 59, 59, 999999, tzinfo=UTC),
+        )
+    )
     shifted = st.builds(
         lambda start, micros: start + timedelta(microseconds=micros),
-        base, st.sampled_from((0, 1, -1, 3_600_000_000, 86_400_000_000)),
+        base,
+        st.sampled_from((0, 1, -1, 3_600_000_000, 86_400_000_000)),
     )
-    return st.builds(lambda moment, zone: moment.astimezone(zone), shifted,
-                     st.sampled_from(_ZONES))
+    return st.builds(lambda moment, zone: moment.astimezone(zone), shifted, st.sampled_from(_ZONES))
 
 
 def strings(hostile: bool = False) -> st.SearchStrategy[str]:
@@ -85,11 +132,11 @@ def _record_value(kind: FieldType, hostile: bool) -> st.SearchStrategy[Any]:
     return _value(kind, hostile)
 
 
-def records(schema: Schema = CONTACT, *, hostile: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+def records(
+    schema: Schema = CONTACT, *, hostile: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
     """Records of `schema`: each field a typed value, null, or missing (also null)."""
-    optional = {
-        f.name: st.one_of(st.none(), _record_value(f.type, hostile)) for f in schema.fields
-    }
+    optional = {f.name: st.one_of(st.none(), _record_value(f.type, hostile)) for f in schema.fields}
     return st.fixed_dictionaries({}, optional=optional)
 
 

@@ -44,7 +44,9 @@ def as_utc(value: datetime) -> datetime:
     try:
         return value.astimezone(UTC)
     except OverflowError:
-        raise ValueError("the instant falls outside years 1 to 9999 once converted to UTC") from None
+        raise ValueError(
+            "the instant falls outside years 1 to 9999 once converted to UTC"
+        ) from None
 
 
 def record_datetime(value: object) -> datetime:

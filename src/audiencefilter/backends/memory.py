@@ -49,18 +49,31 @@ def compile_node(root: Node, schema: Schema) -> Predicate:
     builder.bound["_record_error"] = record_error
     guarded = ast.Try(
         body=[ast.Return(value=body)],
-        handlers=[ast.ExceptHandler(
-            type=ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in _CAUGHT], ctx=ast.Load()),
-            name=None,
-            body=[ast.Return(value=ast.Call(func=ast.Name("_record_error", ast.Load()),
-                                            args=[ast.Name(_RECORD, ast.Load())], keywords=[]))],
-        )],
-        orelse=[], finalbody=[],
+        handlers=[
+            ast.ExceptHandler(
+                type=ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in _CAUGHT], ctx=ast.Load()),
+                name=None,
+                body=[
+                    ast.Return(
+                        value=ast.Call(
+                            func=ast.Name("_record_error", ast.Load()),
+                            args=[ast.Name(_RECORD, ast.Load())],
+                            keywords=[],
+                        )
+                    )
+                ],
+            )
+        ],
+        orelse=[],
+        finalbody=[],
     )
     function = ast.FunctionDef(
         name="audience_filter",
         args=ast.arguments(
-            posonlyargs=[], args=[ast.arg(arg=_RECORD)], kwonlyargs=[], kw_defaults=[],
+            posonlyargs=[],
+            args=[ast.arg(arg=_RECORD)],
+            kwonlyargs=[],
+            kw_defaults=[],
             defaults=[],
         ),
         body=[guarded],
@@ -129,14 +142,16 @@ class _Builder:
             return ast.BoolOp(op=op, values=[self.build(item, want) for item in node.items])
         if isinstance(node, IsNull):
             compare: ast.cmpop = ast.Is() if want else ast.IsNot()
-            return ast.Compare(left=self.read(node.field), ops=[compare],
-                               comparators=[ast.Constant(None)])
+            return ast.Compare(
+                left=self.read(node.field), ops=[compare], comparators=[ast.Constant(None)]
+            )
         return self.comparison(node, want)
 
     def read(self, field: str) -> ast.expr:
         return ast.Call(
             func=ast.Attribute(value=ast.Name(_RECORD, ast.Load()), attr="get", ctx=ast.Load()),
-            args=[ast.Constant(field)], keywords=[],
+            args=[ast.Constant(field)],
+            keywords=[],
         )
 
     def bind(self, value: Any) -> ast.expr:
@@ -151,7 +166,8 @@ class _Builder:
         local = f"_v{next(self.names)}"
         present = ast.Compare(
             left=ast.NamedExpr(target=ast.Name(local, ast.Store()), value=self.read(node.field)),
-            ops=[ast.IsNot()], comparators=[ast.Constant(None)],
+            ops=[ast.IsNot()],
+            comparators=[ast.Constant(None)],
         )
         test = self.test(node, ast.Name(local, ast.Load()))
         if not want:
@@ -166,12 +182,17 @@ class _Builder:
             value = self.instant(value)
         if node.insensitive:
             value = _call_method(value, "lower")
-            constant = tuple(fold(v) for v in constant) if node.op in (Op.IN, Op.NOT_IN) \
+            constant = (
+                tuple(fold(v) for v in constant)
+                if node.op in (Op.IN, Op.NOT_IN)
                 else fold(constant)
+            )
         op = node.op
         if op in (Op.IN, Op.NOT_IN):
             compare: ast.cmpop = ast.In() if op is Op.IN else ast.NotIn()
-            return ast.Compare(left=value, ops=[compare], comparators=[self.bind(frozenset(constant))])
+            return ast.Compare(
+                left=value, ops=[compare], comparators=[self.bind(frozenset(constant))]
+            )
         if op is Op.CONTAINS:
             return ast.Compare(left=self.literal(constant), ops=[ast.In()], comparators=[value])
         if op in (Op.STARTS_WITH, Op.ENDS_WITH):
@@ -186,22 +207,30 @@ class _Builder:
 
     def instant(self, value: ast.expr) -> ast.expr:
         """An aware datetime passes through; anything else is normalized by a helper call."""
-        is_aware = ast.BoolOp(op=ast.And(), values=[
-            ast.Compare(left=ast.Attribute(value=value, attr="__class__", ctx=ast.Load()),
-                        ops=[ast.Is()], comparators=[ast.Name("_datetime", ast.Load())]),
-            ast.Compare(left=ast.Attribute(value=value, attr="tzinfo", ctx=ast.Load()),
-                        ops=[ast.IsNot()], comparators=[ast.Constant(None)]),
-        ])
+        is_aware = ast.BoolOp(
+            op=ast.And(),
+            values=[
+                ast.Compare(
+                    left=ast.Attribute(value=value, attr="__class__", ctx=ast.Load()),
+                    ops=[ast.Is()],
+                    comparators=[ast.Name("_datetime", ast.Load())],
+                ),
+                ast.Compare(
+                    left=ast.Attribute(value=value, attr="tzinfo", ctx=ast.Load()),
+                    ops=[ast.IsNot()],
+                    comparators=[ast.Constant(None)],
+                ),
+            ],
+        )
         normalized = ast.Call(func=ast.Name("_as_instant", ast.Load()), args=[value], keywords=[])
         return ast.IfExp(test=is_aware, body=value, orelse=normalized)
 
 
 def _call_method(target: ast.expr, method: str, *args: ast.expr) -> ast.expr:
-    return ast.Call(func=ast.Attribute(value=target, attr=method, ctx=ast.Load()),
-                    args=list(args), keywords=[])
+    return ast.Call(
+        func=ast.Attribute(value=target, attr=method, ctx=ast.Load()), args=list(args), keywords=[]
+    )
 
 
 def _as_instant(value: object) -> datetime:
     return record_datetime(value)
-
-

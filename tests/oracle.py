@@ -1,0 +1,66 @@
+"""A deliberately naive three-valued evaluator: the oracle the compiled predicate is checked
+against. It is written straight from docs/semantics.md with None as UNKNOWN, sharing no code
+with the back-ends except the value helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from audiencefilter import And, Comparison, Const, IsNull, Node, Not, Op, Or
+from audiencefilter.values import record_datetime
+
+
+def evaluate(node: Node, record: dict[str, Any]) -> bool | None:
+    if isinstance(node, Const):
+        return node.value
+    if isinstance(node, Not):
+        inner = evaluate(node.item, record)
+        return None if inner is None else not inner
+    if isinstance(node, And):
+        results = [evaluate(item, record) for item in node.items]
+        if False in results:
+            return False
+        return None if None in results else True
+    if isinstance(node, Or):
+        results = [evaluate(item, record) for item in node.items]
+        if True in results:
+            return True
+        return None if None in results else False
+    if isinstance(node, IsNull):
+        return record.get(node.field) is None
+    return _compare(node, record.get(node.field))
+
+
+def _compare(node: Comparison, value: Any) -> bool | None:
+    if node.op is Op.IN and node.value == ():
+        return False
+    if node.op is Op.NOT_IN and node.value == ():
+        return True
+    if value is None:
+        return None
+    if node.field == "createdAt":
+        value = record_datetime(value)
+    wanted: Any = node.value
+    if node.insensitive:
+        value = value.lower()
+        wanted = tuple(w.lower() for w in wanted) if isinstance(wanted, tuple) else wanted.lower()
+    op = node.op
+    if op is Op.EQUALS:
+        return bool(value == wanted)
+    if op is Op.GT:
+        return bool(value > wanted)
+    if op is Op.GTE:
+        return bool(value >= wanted)
+    if op is Op.LT:
+        return bool(value < wanted)
+    if op is Op.LTE:
+        return bool(value <= wanted)
+    if op is Op.CONTAINS:
+        return wanted in value
+    if op is Op.STARTS_WITH:
+        return bool(value.startswith(wanted))
+    if op is Op.ENDS_WITH:
+        return bool(value.endswith(wanted))
+    if op is Op.IN:
+        return any(value == w for w in wanted)
+    return all(value != w for w in wanted)

@@ -1,0 +1,97 @@
+"""The compiled in-memory predicate: records as mappings, date-times in every form, bad
+records named, values that look like code treated as data."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from datetime import datetime, timedelta, timezone
+from types import MappingProxyType
+
+import pytest
+
+import audiencefilter as af
+
+
+def test_missing_key_is_null() -> None:
+    assert af.parse({"company": None}).matches({})
+    assert not af.parse({"company": {"not": "x"}}).matches({})
+
+
+def test_records_may_be_any_mapping() -> None:
+    flt = af.parse({"points": {"gte": 10}})
+    assert flt.matches(MappingProxyType({"points": 10}))
+    assert flt.matches(OrderedDict(points=11))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2025, 1, 1, 12),
+        datetime(2025, 1, 1, 14, tzinfo=timezone(timedelta(hours=2))),
+        "2025-01-01T12:00:00Z",
+        "2025-01-01T12:00:00",
+        "2025-01-01 13:00:00+01:00",
+    ],
+)
+def test_record_datetimes_naive_aware_or_text(value: object) -> None:
+    flt = af.parse({"createdAt": "2025-01-01T12:00:00Z"})
+    assert flt.matches({"createdAt": value})
+
+
+def test_date_only_record_is_midnight_utc() -> None:
+    assert af.parse({"createdAt": {"lt": "2025-01-01T00:00:01Z"}}).matches({"createdAt": "2025-01-01"})
+
+
+def test_wrong_record_type_raises_record_error_naming_the_field() -> None:
+    flt = af.parse({"email": "a", "points": {"gt": 1}})
+    with pytest.raises(af.RecordError, match='field "points" holds str'):
+        flt.matches({"email": "a", "points": "2"})
+    with pytest.raises(af.RecordError, match="createdAt"):
+        af.parse({"createdAt": {"gt": "2025-01-01"}}).matches({"createdAt": "soon"})
+    with pytest.raises(af.RecordError, match="must be a mapping"):
+        flt.matches(["not", "a", "mapping"])  # type: ignore[arg-type]
+
+
+def test_record_error_is_a_type_error() -> None:
+    assert issubclass(af.RecordError, TypeError)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ['"); import os; os._exit(1); ("', "__import__('os')", "\\x00", "{0.__class__}", "%s%s%s"],
+)
+def test_code_like_values_are_data(hostile: str) -> None:
+    flt = af.parse({"email": {"in": [hostile]}, "city": {"contains": hostile}})
+    assert flt.matches({"email": hostile, "city": "x" + hostile.upper() + "y"})
+    assert not flt.matches({"email": hostile + " ", "city": hostile})
+
+
+def test_select_keeps_order_and_is_lazy() -> None:
+    rows = [{"id": i, "points": i} for i in range(10)]
+    chosen = af.select(af.parse({"points": {"in": [7, 2, 5]}}), iter(rows))
+    assert next(chosen)["id"] == 2
+    assert [r["id"] for r in chosen] == [5, 7]
+
+
+def test_compile_is_built_once_per_filter() -> None:
+    flt = af.parse({"points": 1})
+    assert af.compile(flt) is af.compile(flt)
+
+
+def test_compiled_function_binds_non_literal_values_as_names() -> None:
+    predicate = af.compile(af.parse({"createdAt": {"in": ["2025-01-01"]}, "email": "a"}))
+    names = predicate.__code__.co_names
+    assert "get" in names
+    assert any(name.startswith("_k") for name in names)
+    assert "a" in predicate.__code__.co_consts
+
+
+def test_big_and_wide_filters_compile() -> None:
+    wide = af.parse({"OR": [{"points": i} for i in range(200)]})
+    assert wide.matches({"points": 199}) and not wide.matches({"points": 200})
+    where: dict[str, object] = {"points": 5}
+    for _ in range(30):
+        where = {"NOT": {"NOT": where}}
+    assert af.parse(where, limits=af.Limits(max_depth=64)).matches({"points": 5})
+    big_in = af.parse({"email": {"in": [f"u{i}@x.org" for i in range(5000)]}})
+    assert big_in.matches({"email": "u4999@x.org"})

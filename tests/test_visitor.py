@@ -1,0 +1,31 @@
+"""Every visitor in the library handles every node kind."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import audiencefilter
+from audiencefilter.visitor import Visitor, missing_handlers
+
+
+def _all_subclasses(cls: type) -> list[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_all_subclasses(sub))
+    return found
+
+
+def test_every_visitor_covers_every_node_kind() -> None:
+    for module in pkgutil.walk_packages(audiencefilter.__path__, "audiencefilter."):
+        if ".service" in module.name:
+            continue
+        try:
+            importlib.import_module(module.name)
+        except ImportError:  # optional extras (columnar) may be absent
+            continue
+    visitors = _all_subclasses(Visitor)
+    assert visitors, "no visitors found"
+    for visitor in visitors:
+        assert missing_handlers(visitor) == [], visitor.__qualname__
