@@ -14,14 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from .backends.memory import RecordError
 from .errors import FilterError, Issue
+from .excerpt import render_error
 from .fields import CONTACT, Field, FieldType, Op, Schema
 from .filter import Filter, Predicate
 from .limits import DEFAULT_LIMITS, Limits
 from .nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or
 from .parse import parse
+from .schema_json import json_schema
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
+
+    from .explain import Explanation, Outcome
+    from .text import parse_text, to_text
 
 __all__ = [
     "CONTACT",
@@ -31,6 +36,7 @@ __all__ = [
     "And",
     "Comparison",
     "Const",
+    "Explanation",
     "Field",
     "FieldType",
     "Filter",
@@ -42,12 +48,17 @@ __all__ = [
     "Not",
     "Op",
     "Or",
+    "Outcome",
     "Predicate",
     "RecordError",
     "Schema",
     "compile",
+    "json_schema",
     "parse",
+    "parse_text",
+    "render_error",
     "select",
+    "to_text",
 ]
 
 __version__ = "0.1.0"
@@ -64,3 +75,15 @@ def compile(flt: Filter) -> Predicate:  # noqa: A001 - the library's verb, as in
 def select(flt: Filter, records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
     """The records that belong to the audience, lazily and in order."""
     return flt.select(records)
+
+
+_LAZY = {"parse_text": "text", "to_text": "text", "Explanation": "explain", "Outcome": "explain"}
+
+
+def __getattr__(name: str) -> Any:
+    """The text syntax and explanations, imported on first use: they need lark."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -102,5 +102,18 @@ class Filter:
 
         return explain(self, record)
 
+    def simplify(self) -> Filter:
+        """An equivalent filter (same members for every record), no larger than this one."""
+        from .simplify import simplify
+
+        return Filter(simplify(self.root, self.schema), self.schema)
+
+    def is_unsatisfiable(self) -> bool:
+        """True when no record can ever match, e.g. `points > 10 AND points < 5` (sound, not
+        complete: False means no contradiction was found)."""
+        from .simplify import is_unsatisfiable
+
+        return is_unsatisfiable(self.root, self.schema)
+
     def __str__(self) -> str:
         return self.to_json()

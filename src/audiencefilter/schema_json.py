@@ -1,0 +1,108 @@
+"""A JSON Schema (Draft 2020-12) of the where-clause language for one `Schema` of fields.
+
+For editors, form builders and API documentation: it accepts exactly what `parse` accepts on
+structure and types (which keys, which operators per field type, which value types, arrays
+without nulls, `mode` only on strings and never inside `not`). What JSON Schema cannot express is
+left to `parse`: date-time syntax beyond "a string", duplicate keys, and the size and depth
+limits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .fields import CONTACT, FieldType, Op, Schema
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+_VALUE = {
+    FieldType.STRING: {"type": "string"},
+    FieldType.NUMBER: {"type": "number"},
+    FieldType.BOOLEAN: {"type": "boolean"},
+    FieldType.DATETIME: {
+        "type": "string",
+        "description": "ISO 8601 date or date-time; no offset means UTC",
+        "examples": ["2025-01-31", "2025-01-31T09:30:00Z"],
+    },
+}
+
+
+def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
+    """The JSON Schema of where clauses over `schema`'s fields.
+
+    Returns:
+        A Draft 2020-12 schema as plain data; the root validates a where object.
+    """
+    defs: dict[str, Any] = {
+        "where": _where(schema),
+        "whereOrList": {
+            "oneOf": [
+                {"$ref": "#/$defs/where"},
+                {"type": "array", "items": {"$ref": "#/$defs/where"}},
+            ]
+        },
+    }
+    for kind in {f.type for f in schema.fields}:
+        defs[f"{kind.value}Filter"] = _field_filter(kind)
+        defs[f"{kind.value}Operators"] = _operators(kind, inside_not=False)
+        defs[f"{kind.value}NotOperators"] = _operators(kind, inside_not=True)
+    return {
+        "$schema": DIALECT,
+        "$id": f"urn:audiencefilter:where:{schema.name}",
+        "title": f"Where clause over {schema.name} fields",
+        "$ref": "#/$defs/where",
+        "$defs": defs,
+    }
+
+
+def _where(schema: Schema) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "AND": {"$ref": "#/$defs/whereOrList"},
+        "OR": {"$ref": "#/$defs/whereOrList"},
+        "NOT": {"$ref": "#/$defs/whereOrList"},
+    }
+    for field in schema.fields:
+        properties[field.name] = {"$ref": f"#/$defs/{field.type.value}Filter"}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _field_filter(kind: FieldType) -> dict[str, Any]:
+    """A literal (shorthand for equals), null (IS NULL), or an operator object."""
+    return {
+        "oneOf": [
+            {"type": "null"},
+            _VALUE[kind],
+            {"$ref": f"#/$defs/{kind.value}Operators"},
+        ]
+    }
+
+
+def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
+    value = _VALUE[kind]
+    ops = sorted(
+        (op for op in Op if op in _ops(kind)), key=lambda op: op.value
+    )
+    properties: dict[str, Any] = {}
+    for op in ops:
+        if op in (Op.IN, Op.NOT_IN):
+            properties[op.value] = {"type": "array", "items": value}
+        elif op is Op.EQUALS:
+            properties[op.value] = {"oneOf": [{"type": "null"}, value]}
+        else:
+            properties[op.value] = value
+    properties["not"] = {
+        "oneOf": [
+            {"type": "null"},
+            value,
+            {"$ref": f"#/$defs/{kind.value}NotOperators"},
+        ]
+    }
+    if kind is FieldType.STRING and not inside_not:
+        properties["mode"] = {"enum": ["insensitive", "default"]}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _ops(kind: FieldType) -> frozenset[Op]:
+    from .fields import OPERATORS
+
+    return OPERATORS[kind]

@@ -1,0 +1,203 @@
+"""Smaller equivalent filters, and filters that can never match anyone.
+
+`simplify` keeps membership exactly: a record is in the simplified audience iff it is in the
+original. Three-valued logic makes that subtler than Boolean algebra: `points > 10 AND points < 5`
+is FALSE for a contact with points but UNKNOWN for one without, so it may become FALSE only where
+no NOT sits above it (an even number of negations: "positive" position), where FALSE and UNKNOWN
+both mean "not a member". Rewrites that are exact in three-valued logic (flattening, constants,
+double negation, duplicate removal, merging `in` lists, tightening ranges that stay non-empty) are
+applied everywhere.
+
+`is_unsatisfiable` is sound, not complete: when it says True no record can match; it finds the
+contradictions `simplify` folds (empty ranges, disjoint `in` lists, `in: []`, IS NULL next to a
+comparison on the same field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .fields import FieldType, Op, Schema
+from .nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, all_of, any_of
+
+_LOWER = {Op.GT: False, Op.GTE: True}
+_UPPER = {Op.LT: False, Op.LTE: True}
+
+
+def simplify(node: Node, schema: Schema) -> Node:
+    """An equivalent node, no larger than `node`."""
+    return _Simplifier(schema).run(node, positive=True)
+
+
+def is_unsatisfiable(node: Node, schema: Schema) -> bool:
+    """True when no record can ever match (sound, not complete)."""
+    return simplify(node, schema) == FALSE
+
+
+def size(node: Node) -> int:
+    """Nodes in the tree, counting each literal of an `in` list: what simplify reduces."""
+    if isinstance(node, And | Or):
+        return 1 + sum(size(item) for item in node.items)
+    if isinstance(node, Not):
+        return 1 + size(node.item)
+    if isinstance(node, Comparison) and isinstance(node.value, tuple):
+        return 1 + len(node.value)
+    return 1
+
+
+class _Simplifier:
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+
+    def run(self, node: Node, positive: bool) -> Node:
+        if isinstance(node, Not):
+            inner = self.run(node.item, not positive)
+            if isinstance(inner, Const):
+                return Const(not inner.value)
+            return inner.item if isinstance(inner, Not) else Not(inner)
+        if isinstance(node, And):
+            return self.conjunction(node.items, positive)
+        if isinstance(node, Or):
+            return self.disjunction(node.items, positive)
+        if isinstance(node, Comparison):
+            return _comparison(node)
+        return node
+
+    def _items(self, items: Iterable[Node], kind: type, positive: bool) -> list[Node]:
+        flat: list[Node] = []
+        for item in items:
+            done = self.run(item, positive)
+            flat.extend(done.items if isinstance(done, kind) else (done,))  # type: ignore[attr-defined]
+        return _unique(flat)
+
+    def conjunction(self, items: Iterable[Node], positive: bool) -> Node:
+        flat = [i for i in self._items(items, And, positive) if i != TRUE]
+        if FALSE in flat:
+            return FALSE
+        merged = self.merge_ranges(flat, positive)
+        return merged if isinstance(merged, Const) else all_of(tuple(merged))
+
+    def disjunction(self, items: Iterable[Node], positive: bool) -> Node:
+        flat = [i for i in self._items(items, Or, positive) if i != FALSE]
+        if TRUE in flat:
+            return TRUE
+        return any_of(tuple(_merge_memberships(flat, self.schema)))
+
+    def merge_ranges(self, items: list[Node], positive: bool) -> list[Node] | Const:
+        """Tighten the comparisons on each ordered field into at most two; fold contradictions."""
+        by_field: dict[str, list[Comparison]] = {}
+        for item in items:
+            if isinstance(item, Comparison) and self._ordered(item):
+                by_field.setdefault(item.field, []).append(item)
+        out = list(items)
+        for field, comparisons in by_field.items():
+            merged = _intersect(comparisons)
+            if merged is None:  # empty: FALSE with a value, UNKNOWN without one
+                if positive:
+                    return FALSE
+                continue
+            if len(merged) < len(comparisons):
+                first = out.index(comparisons[0])
+                out = [i for i in out if i not in comparisons]
+                out[first:first] = merged
+        if positive and _null_contradiction(out):
+            return FALSE
+        if _null_and_not_null(out):
+            return FALSE
+        return out
+
+    def _ordered(self, node: Comparison) -> bool:
+        kind = self.schema[node.field].type if node.field in self.schema else None
+        ordered = kind in (FieldType.NUMBER, FieldType.DATETIME)
+        return ordered and (node.op in _LOWER or node.op in _UPPER or node.op is Op.EQUALS)
+
+
+def _comparison(node: Comparison) -> Node:
+    if node.op is Op.IN and node.value == ():
+        return FALSE
+    if node.op is Op.NOT_IN and node.value == ():
+        return TRUE
+    if isinstance(node.value, tuple):
+        values = tuple(_unique(node.value))
+        if node.op is Op.IN and len(values) == 1:
+            return Comparison(node.field, Op.EQUALS, values[0], node.insensitive)
+        if len(values) < len(node.value):
+            return Comparison(node.field, node.op, values, node.insensitive)
+    return node
+
+
+def _unique(items: Iterable[Any]) -> list[Any]:
+    seen: set[Any] = set()
+    out = []
+    for item in items:
+        key = (type(item), item)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _intersect(comparisons: list[Comparison]) -> list[Comparison] | None:
+    """The tightest bounds implied by all comparisons, or None when no value satisfies them."""
+    field = comparisons[0].field
+    low: tuple[Any, bool] | None = None  # (value, inclusive)
+    high: tuple[Any, bool] | None = None
+    for c in comparisons:
+        if c.op is Op.EQUALS or c.op in _LOWER:
+            inclusive = c.op is Op.EQUALS or _LOWER[c.op]
+            if low is None or c.value > low[0] or (c.value == low[0] and not inclusive):
+                low = (c.value, inclusive)
+        if c.op is Op.EQUALS or c.op in _UPPER:
+            inclusive = c.op is Op.EQUALS or _UPPER[c.op]
+            if high is None or c.value < high[0] or (c.value == high[0] and not inclusive):
+                high = (c.value, inclusive)
+    if low is not None and high is not None:
+        if low[0] > high[0] or (low[0] == high[0] and not (low[1] and high[1])):
+            return None
+        if low[0] == high[0]:
+            return [Comparison(field, Op.EQUALS, low[0])]
+    merged = []
+    if low is not None:
+        merged.append(Comparison(field, Op.GTE if low[1] else Op.GT, low[0]))
+    if high is not None:
+        merged.append(Comparison(field, Op.LTE if high[1] else Op.LT, high[0]))
+    return merged
+
+
+def _merge_memberships(items: list[Node], schema: Schema) -> list[Node]:
+    """`x = a OR x in [b, c]` -> `x in [a, b, c]`, per field and case mode (exact)."""
+    groups: dict[tuple[str, bool], list[Comparison]] = {}
+    for item in items:
+        if (
+            isinstance(item, Comparison)
+            and item.op in (Op.EQUALS, Op.IN)
+            and item.field in schema
+            and schema[item.field].accepts(Op.IN)
+        ):
+            groups.setdefault((item.field, item.insensitive), []).append(item)
+    out = list(items)
+    for (field, insensitive), members in groups.items():
+        if len(members) < 2:
+            continue
+        values: list[Any] = []
+        for member in members:
+            values.extend(member.value if isinstance(member.value, tuple) else (member.value,))
+        merged = Comparison(field, Op.IN, tuple(_unique(values)), insensitive)
+        first = out.index(members[0])
+        out = [i for i in out if i not in members]
+        out.insert(first, merged)
+    return out
+
+
+def _null_contradiction(items: list[Node]) -> bool:
+    """`f IS NULL AND <comparison on f>`: never TRUE (UNKNOWN or FALSE)."""
+    nulls = {i.field for i in items if isinstance(i, IsNull)}
+    return any(isinstance(i, Comparison) and i.field in nulls for i in items)
+
+
+def _null_and_not_null(items: list[Node]) -> bool:
+    """`f IS NULL AND NOT f IS NULL`: FALSE for every record, exactly."""
+    nulls = {i.field for i in items if isinstance(i, IsNull)}
+    return any(isinstance(i, Not) and isinstance(i.item, IsNull) and i.item.field in nulls
+               for i in items)

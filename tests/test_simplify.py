@@ -1,0 +1,87 @@
+"""`simplify` keeps membership exactly and never grows a filter; `is_unsatisfiable` is sound."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+import audiencefilter as af
+from audiencefilter.simplify import size
+from audiencefilter.strategies import filters, record_lists
+
+
+@given(filters(max_leaves=10), record_lists())
+def test_simplified_filter_has_the_same_members(flt: af.Filter, rows: list[dict[str, Any]]) -> None:
+    simple = flt.simplify()
+    assert [simple.matches(r) for r in rows] == [flt.matches(r) for r in rows]
+    assert size(simple.root) <= size(flt.root)
+    assert af.parse(simple.to_json()) == simple  # still a filter parse can produce
+
+
+@given(filters(max_leaves=10), record_lists())
+def test_unsatisfiable_filters_match_nobody(flt: af.Filter, rows: list[dict[str, Any]]) -> None:
+    if flt.is_unsatisfiable():
+        assert not any(flt.matches(r) for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("where", "simpler"),
+    [
+        ({"AND": [{"AND": [{"points": 1}, {"city": "a"}]}, {"email": "b"}]},
+         {"points": 1, "city": "a", "email": "b"}),
+        ({"AND": [{"city": "a"}, {"city": "a"}]}, {"city": "a"}),
+        ({"OR": [{"OR": []}, {"city": "a"}]}, {"city": "a"}),
+        ({"AND": [{}, {"city": "a"}]}, {"city": "a"}),
+        ({"OR": [{}, {"city": "a"}]}, {}),
+        ({"NOT": {"NOT": {"city": "a"}}}, {"city": "a"}),
+        ({"points": {"gt": 10, "gte": 20, "lt": 100, "lte": 50}}, {"points": {"gte": 20, "lte": 50}}),
+        ({"points": {"gte": 5, "lte": 5}}, {"points": 5}),
+        ({"OR": [{"city": "a"}, {"city": {"in": ["b", "a"]}}]}, {"city": {"in": ["a", "b"]}}),
+        ({"city": {"in": ["a"]}}, {"city": "a"}),
+        ({"city": {"in": ["a", "a", "b"]}}, {"city": {"in": ["a", "b"]}}),
+        ({"createdAt": {"gte": "2025-01-01", "gt": "2024-06-01"}},
+         {"createdAt": {"gte": "2025-01-01T00:00:00Z"}}),
+    ],
+)
+def test_simplifications(where: dict[str, Any], simpler: dict[str, Any]) -> None:
+    assert af.parse(where).simplify() == af.parse(simpler)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"points": {"gt": 10, "lt": 5}},
+        {"points": {"gt": 5, "lt": 5}},
+        {"country": {"in": []}},
+        {"OR": []},
+        {"AND": [{"company": None}, {"company": {"contains": "x"}}]},
+        {"AND": [{"company": None}, {"company": {"not": None}}]},
+        {"createdAt": {"lt": "2024-01-01", "gte": "2024-01-01"}},
+        {"OR": [{"points": {"gt": 10, "lt": 5}}, {"country": {"in": []}}]},
+    ],
+)
+def test_unsatisfiable(where: dict[str, Any]) -> None:
+    assert af.parse(where).is_unsatisfiable()
+
+
+def test_contradiction_under_not_is_not_folded() -> None:
+    # NOT(points > 10 AND points < 5) is TRUE with points but UNKNOWN without them.
+    flt = af.parse({"NOT": {"points": {"gt": 10, "lt": 5}}})
+    simple = flt.simplify()
+    assert simple.matches({"points": 7}) and not simple.matches({})
+    assert not flt.is_unsatisfiable()
+
+
+@pytest.mark.parametrize(
+    "where",
+    [{"points": {"gt": 10}}, {"NOT": {"country": {"in": []}}}, {"isVerified": True}],
+)
+def test_satisfiable(where: dict[str, Any]) -> None:
+    assert not af.parse(where).is_unsatisfiable()
+
+
+def test_booleans_are_not_merged_into_in() -> None:
+    flt = af.parse({"OR": [{"isVerified": True}, {"isVerified": False}]})
+    assert af.parse(flt.simplify().to_json()) == flt.simplify()
