@@ -1,0 +1,259 @@
+"""`audiencefilter`: check, format, translate, explain and run filters from the command line.
+
+    audiencefilter check 'points >= 100 and email contains "gmail"'
+    audiencefilter fmt --to json @audience.txt
+    audiencefilter sql --dialect sqlite '{"points": {"gte": 100}}'
+    audiencefilter explain 'points >= 100' --record '{"points": 42}'
+    audiencefilter eval @audience.txt contacts.jsonl
+
+Exit status: 0 success, 1 invalid filter or unreadable input, 2 bad command line, 3 `eval`
+finished but skipped bad rows. docs/cli.md has the details.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
+
+from .. import __version__
+from ..dump import json_value
+from ..errors import FilterError
+from ..excerpt import render_error
+from ..filter import Filter
+from ..text import to_text
+from .evaluate import EXIT_BAD_ROWS, EXIT_INVALID, EXIT_OK, EXIT_USAGE, EvalOptions, run_eval
+from .inputs import UsageError, detect_syntax, load_filter, load_record, load_schema, read_text
+from .output import write
+
+__all__ = ["EXIT_BAD_ROWS", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
+
+DIALECTS = ("postgresql", "sqlite", "mysql", "duckdb")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (the console script exits with it)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out, err = sys.stdout, sys.stderr
+    try:
+        if args.command == "eval" and args.contacts == "-" and _filter_from_stdin(args):
+            raise UsageError("the filter and the contacts cannot both come from stdin")
+        schema = load_schema(args.schema)
+        text = read_text(args.filter, args.file)
+        syntax = detect_syntax(text, args.syntax)
+        try:
+            flt = load_filter(text, syntax, schema)
+        except FilterError as exc:
+            write(err, render_error(exc, text))
+            return EXIT_INVALID
+        status: int = args.run(args, flt, syntax, out, err)
+        return status
+    except UsageError as exc:
+        parser.print_usage(err)
+        err.write(f"audiencefilter {args.command}: error: {exc}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:  # `... | head`: the reader has what it wanted
+        # Point stdout at devnull so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _filter_from_stdin(args: argparse.Namespace) -> bool:
+    if args.file is not None:
+        return bool(args.file == "-")
+    return args.filter is None or args.filter in ("-", "@-")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="audiencefilter",
+        description="Check, format, translate, explain and run smart-audience filters, written "
+        "as where-clause JSON or in the readable text syntax.",
+    )
+    parser.add_argument("--version", action="version", version=f"audiencefilter {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = _command(commands, "check", "validate a filter; prints ok, or every problem found")
+    check.set_defaults(run=_check)
+
+    fmt = _command(commands, "fmt", "print a filter in canonical form")
+    fmt.add_argument(
+        "--to", choices=("json", "text"), help="output syntax (default: the input's own)"
+    )
+    fmt.add_argument(
+        "--indent",
+        type=int,
+        default=None,
+        metavar="N",
+        help="indent JSON output by N spaces (default: compact)",
+    )
+    fmt.add_argument(
+        "--width",
+        type=int,
+        default=100,
+        metavar="N",
+        help="break text output longer than N characters over lines (0: one line)",
+    )
+    fmt.set_defaults(run=_fmt)
+
+    sql = _command(commands, "sql", "print a filter as a SQL condition")
+    sql.add_argument("--dialect", choices=DIALECTS, default="postgresql")
+    sql.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help="the column holding FIELD (repeatable); default: the field's name",
+    )
+    sql.add_argument(
+        "--params",
+        action="store_true",
+        help='print {"sql": ..., "params": [...]} with placeholders instead',
+    )
+    sql.set_defaults(run=_sql)
+
+    explain = _command(commands, "explain", "show why a record is in or out of the audience")
+    explain.add_argument(
+        "--record", required=True, metavar="JSON", help="the contact as a JSON object, or @file"
+    )
+    explain.set_defaults(run=_explain)
+
+    evaluate = _command(commands, "eval", "run a filter over a file of contacts")
+    evaluate.add_argument(
+        "contacts",
+        metavar="CONTACTS",
+        help="JSON Lines, JSON array or CSV file of contacts (- for stdin)",
+    )
+    evaluate.add_argument(
+        "--format",
+        choices=("jsonl", "json", "csv"),
+        dest="contacts_format",
+        help="the contacts' format (default: from the file's extension)",
+    )
+    evaluate.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="write the matching contacts as JSON Lines to FILE (- for stdout)",
+    )
+    evaluate.add_argument(
+        "--id-field",
+        default="id",
+        metavar="NAME",
+        help="the field printed for each match (default: id)",
+    )
+    evaluate.add_argument("--count", action="store_true", help="print only the number of matches")
+    evaluate.add_argument(
+        "--progress",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="progress bar on stderr (default: for large files on a terminal)",
+    )
+    evaluate.add_argument(
+        "--bad-rows-shown",
+        type=int,
+        default=20,
+        metavar="N",
+        help="report at most N bad rows on stderr (all are counted)",
+    )
+    evaluate.set_defaults(run=_eval)
+    return parser
+
+
+def _command(commands: Any, name: str, help_text: str) -> argparse.ArgumentParser:
+    command: argparse.ArgumentParser = commands.add_parser(
+        name, help=help_text, description=help_text
+    )
+    command.add_argument(
+        "filter",
+        nargs="?",
+        metavar="FILTER",
+        help="the filter text, @file, or - for stdin (default: stdin)",
+    )
+    command.add_argument("--file", "-f", metavar="PATH", help="read the filter from PATH")
+    command.add_argument(
+        "--syntax",
+        choices=("auto", "json", "text"),
+        default="auto",
+        help="the filter's syntax (default: JSON if it starts with { or [)",
+    )
+    command.add_argument(
+        "--schema",
+        metavar="PATH",
+        help='filterable fields as JSON {"field": "string|number|boolean|'
+        'datetime"} (default: the contact fields)',
+    )
+    return command
+
+
+def _check(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+    out.write("ok\n")
+    return EXIT_OK
+
+
+def _fmt(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+    target = args.to or syntax
+    if target == "json":
+        out.write(flt.to_json(indent=args.indent) + "\n")
+    else:
+        out.write(to_text(flt.root, width=args.width or None) + "\n")
+    return EXIT_OK
+
+
+def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+    columns = {}
+    for pair in args.column:
+        field, sep, column = pair.partition("=")
+        if not sep or not field or not column:
+            raise UsageError(f"--column takes FIELD=COLUMN, not {pair!r}")
+        columns[field] = column
+    try:
+        if args.params:
+            sql, params = flt.to_sql_params(args.dialect, columns or None)
+            out.write(
+                json.dumps(
+                    {"sql": sql, "params": [json_value(p) for p in params]},
+                    ensure_ascii=False,
+                    default=str,
+                )
+                + "\n"
+            )
+        else:
+            out.write(flt.to_sql(args.dialect, columns or None) + "\n")
+    except ImportError as exc:
+        err.write(f"the SQL back-end is not available: {exc}\n")
+        return EXIT_INVALID
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return EXIT_OK
+
+
+def _explain(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+    from ..backends.memory import RecordError
+
+    record = load_record(args.record)
+    try:
+        explanation = flt.explain(record)
+    except RecordError as exc:
+        err.write(f"the record cannot be evaluated: {exc}\n")
+        return EXIT_INVALID
+    verdict = "in the audience" if explanation.matched else "not in the audience"
+    write(out, f"{explanation.render()}\n\nthe record is {verdict}")
+    return EXIT_OK
+
+
+def _eval(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+    options = EvalOptions(
+        path=args.contacts,
+        fmt=args.contacts_format,
+        output=args.output,
+        id_field=args.id_field,
+        count_only=args.count,
+        progress=args.progress,
+        bad_rows_shown=max(0, args.bad_rows_shown),
+    )
+    return run_eval(flt, options, out, err)

@@ -1,0 +1,297 @@
+"""Contacts read from JSON Lines, a JSON array or CSV, one at a time, in constant memory.
+
+Each reader yields `Row`s: the record, or the reason it could not be read, with where it is
+(`line 7`, `element 12`, `row 3 (line 5)`), so a bad row is reported and counted and never
+silently dropped. A JSON array is decoded element by element from a bounded buffer, never
+with `json.load` of the whole file. CSV cells are converted by the schema's types: an empty
+cell is null, booleans are true/false/1/0, numbers stay exact (an integer stays an int).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO, Any
+
+from ..fields import FieldType, Schema
+from ..values import is_number, parse_datetime
+
+FORMATS = ("jsonl", "json", "csv")
+_CHUNK = 1 << 16
+_MAX_ELEMENT = 64 << 20
+_INTEGER = re.compile(r"[+-]?\d+\Z")
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_WHITESPACE = re.compile(r"[ \t\r\n]*")
+
+_fast_loads: Callable[[bytes | str], Any] = json.loads
+try:  # a faster decoder when the service extra is installed; json decides what it rejects
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - depends on the environment
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One contact as read: `record`, or `error` explaining why there is none.
+
+    `where` is built from `unit` and `number` only when asked for: most rows never need it.
+    """
+
+    unit: str
+    number: int
+    record: dict[str, Any] | None
+    error: str | None = None
+
+    @property
+    def where(self) -> str:
+        """`line 7`, `element 12`, `row 3 (line 5)`."""
+        return self.unit.format(self.number)
+
+
+class InputError(ValueError):
+    """The contacts file cannot be read further (not a JSON array, a broken element...)."""
+
+
+def format_of(path: str, explicit: str | None) -> str:
+    """The format named by `--format`, or the file's extension (`.jsonl`/`.ndjson`, `.json`,
+    `.csv`); JSON Lines when there is no telling."""
+    if explicit:
+        return explicit
+    lowered = path.lower()
+    if lowered.endswith(".csv"):
+        return "csv"
+    if lowered.endswith(".json"):
+        return "json"
+    return "jsonl"
+
+
+def read_rows(stream: IO[bytes], fmt: str, schema: Schema) -> Iterator[Row]:
+    """The rows of a binary stream in format `fmt` (one of `FORMATS`)."""
+    if fmt == "jsonl":
+        return _json_lines(stream)
+    return _text_rows(stream, fmt, schema)
+
+
+def _text_rows(stream: IO[bytes], fmt: str, schema: Schema) -> Iterator[Row]:
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
+    try:
+        yield from _json_array(text) if fmt == "json" else _csv_rows(text, schema)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the file is not UTF-8 text ({exc.reason})") from None
+    finally:
+        text.detach()  # the caller owns the binary stream (it may be stdin)
+
+
+def _json_lines(stream: IO[bytes]) -> Iterator[Row]:
+    fast = _fast_loads
+    for number, line in enumerate(stream, 1):
+        try:
+            value = fast(line)
+        except ValueError:
+            if line.isspace():
+                continue
+            try:  # the fast decoder refuses integers beyond 64 bits, which JSON allows
+                value = json.loads(line.rstrip(b"\r\n"))
+            except ValueError as exc:
+                yield Row("line {}", number, None, f"invalid JSON ({_reason(exc)})")
+                continue
+        if type(value) is dict:
+            yield Row("line {}", number, value)
+        else:
+            yield _not_an_object("line {}", number, value)
+
+
+def _reason(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at column {exc.colno}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _not_an_object(unit: str, number: int, value: Any) -> Row:
+    return Row(unit, number, None, f"expected a JSON object, found {type(value).__name__}")
+
+
+class _ArrayReader:
+    """A JSON array decoded one element at a time from a sliding buffer."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.buffer = ""
+        self.pos = 0
+        self.eof = False
+        self.decoder = json.JSONDecoder()
+
+    def fill(self) -> bool:
+        """Read more text, dropping what was consumed; False at the end of the stream."""
+        if self.eof:
+            return False
+        chunk = self.stream.read(max(_CHUNK, len(self.buffer) - self.pos))
+        self.buffer = self.buffer[self.pos :] + chunk
+        self.pos = 0
+        self.eof = not chunk
+        return bool(chunk)
+
+    def next_char(self) -> str:
+        """The next character that is not whitespace ("" at the end), left unconsumed."""
+        while True:
+            self.pos = _WHITESPACE.match(self.buffer, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buffer) or not self.fill():
+                return self.buffer[self.pos : self.pos + 1]
+
+    def element(self) -> Any:
+        """Decode the element at the cursor; more text is read while it is incomplete."""
+        self.next_char()
+        last_error: tuple[str, int] | None = None
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buffer, self.pos)
+            except json.JSONDecodeError as exc:
+                error = (exc.msg, exc.pos - self.pos)
+                # An error that more text does not move is in the element, not the buffer.
+                if (
+                    error == last_error
+                    or len(self.buffer) - self.pos > _MAX_ELEMENT
+                    or not self.fill()
+                ):
+                    raise InputError(f"invalid JSON ({exc.msg})") from None
+                last_error = error
+                continue
+            # A number may continue past the buffer's end: decode again with more text.
+            if end == len(self.buffer) and self.fill():
+                continue
+            self.pos = end
+            return value
+
+
+def _json_array(stream: IO[str]) -> Iterator[Row]:
+    reader = _ArrayReader(stream)
+    if reader.next_char() != "[":
+        raise InputError("expected a JSON array of contacts, starting with [")
+    reader.pos += 1
+    if reader.next_char() == "]":
+        reader.pos += 1
+        _expect_end(reader)
+        return
+    for index in range(1, 1 << 62):
+        try:
+            value = reader.element()
+        except InputError as exc:
+            yield Row("element {}", index, None, f"{exc}; the rest of the array cannot be read")
+            return
+        if isinstance(value, dict):
+            yield Row("element {}", index, value)
+        else:
+            yield _not_an_object("element {}", index, value)
+        separator = reader.next_char()
+        reader.pos += 1
+        if separator == "]":
+            _expect_end(reader)
+            return
+        if separator != ",":
+            found = repr(separator) if separator else "the end of the file"
+            yield Row(
+                "after element {}",
+                index,
+                None,
+                f"expected , or ] in the array, found {found}; the rest cannot be read",
+            )
+            return
+
+
+def _expect_end(reader: _ArrayReader) -> None:
+    if reader.next_char():
+        raise InputError("unexpected text after the end of the array")
+
+
+Converter = Callable[[str], Any]
+
+
+def _to_number(cell: str) -> int | float:
+    text = cell.strip()
+    if _INTEGER.match(text):
+        return int(text)
+    if _DECIMAL.match(text):
+        value = float(text)
+        if is_number(value):
+            return value
+    raise ValueError(f'expected a number, found "{cell}"')
+
+
+def _to_boolean(cell: str) -> bool:
+    lowered = cell.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise ValueError(f'expected true, false, 1 or 0, found "{cell}"')
+
+
+def _to_datetime(cell: str) -> datetime:
+    try:
+        return parse_datetime(cell.strip())
+    except ValueError as exc:
+        raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
+
+
+_CONVERTERS: dict[FieldType, Converter] = {
+    FieldType.STRING: str,
+    FieldType.NUMBER: _to_number,
+    FieldType.BOOLEAN: _to_boolean,
+    FieldType.DATETIME: _to_datetime,
+}
+
+
+def _csv_rows(stream: IO[str], schema: Schema) -> Iterator[Row]:
+    reader = csv.reader(stream)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        raise InputError(f"the CSV header cannot be read: {exc}") from None
+    converters = [
+        (name, _CONVERTERS[schema[name].type] if name in schema else None) for name in header
+    ]
+    number = 0
+    while True:
+        number += 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield Row(f"row {{}} (line {reader.line_num})", number, None, f"invalid CSV: {exc}")
+            continue
+        if not cells:
+            number -= 1
+            continue
+        yield _csv_record(f"row {{}} (line {reader.line_num})", number, converters, cells)
+
+
+def _csv_record(
+    unit: str, number: int, converters: list[tuple[str, Converter | None]], cells: list[str]
+) -> Row:
+    if len(cells) != len(converters):
+        return Row(
+            unit,
+            number,
+            None,
+            f"expected {len(converters)} cells as in the header, found {len(cells)}",
+        )
+    record: dict[str, Any] = {}
+    for (name, convert), cell in zip(converters, cells, strict=True):
+        if convert is None:
+            record[name] = cell
+        elif cell == "":
+            record[name] = None  # an empty cell is null: CSV cannot tell "" from missing
+        else:
+            try:
+                record[name] = convert(cell)
+            except ValueError as exc:
+                return Row(unit, number, None, f'field "{name}": {exc}')
+    return Row(unit, number, record)

@@ -1,0 +1,204 @@
+"""`audiencefilter eval`: a filter run over a contacts file, streaming, in constant memory.
+
+A row is bad when it cannot be read (broken JSON, a CSV cell that is not of its field's type)
+or when a field the filter reads holds a value of the wrong type (a string in `points`, a date
+that is not ISO 8601). Bad rows are reported on stderr with where they are, counted in the
+summary and turn the exit status to 3; the other rows are still evaluated. Fields the filter
+does not read are not checked: they cannot change the result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO, Any
+
+from ..backends.memory import RecordError
+from ..dump import format_datetime
+from ..fields import FieldType
+from ..filter import Filter
+from ..values import is_number, record_datetime
+from .contacts import InputError, Row, format_of, read_rows
+from .output import progress
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_BAD_ROWS = 0, 1, 2, 3
+_TICK_EVERY = 1 << 13
+
+Check = Callable[[Mapping[str, Any]], "str | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class EvalOptions:
+    """What `eval` was asked for on the command line."""
+
+    path: str
+    fmt: str | None = None
+    output: str | None = None
+    id_field: str = "id"
+    count_only: bool = False
+    progress: str = "auto"
+    bad_rows_shown: int = 20
+
+
+def record_checker(flt: Filter) -> Check:
+    """A function naming the first field the filter reads that holds a wrong-typed value."""
+    tests: list[tuple[str, Callable[[Any], bool], str]] = []
+    for name in sorted(flt.fields):
+        kind = flt.schema[name].type
+        tests.append((name, _TESTS[kind], _EXPECTED[kind]))
+
+    def check(record: Mapping[str, Any]) -> str | None:
+        for name, test, expected in tests:
+            value = record.get(name)
+            if value is not None and not test(value):
+                shown = json.dumps(value, default=str, ensure_ascii=False)
+                if len(shown) > 40:
+                    shown = shown[:37] + "..."
+                return f'field "{name}": expected {expected}, found {shown}'
+        return None
+
+    return check
+
+
+def _is_datetime(value: Any) -> bool:
+    try:
+        record_datetime(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+_TESTS: dict[FieldType, Callable[[Any], bool]] = {
+    FieldType.STRING: lambda v: isinstance(v, str),
+    FieldType.NUMBER: is_number,
+    FieldType.BOOLEAN: lambda v: isinstance(v, bool),
+    FieldType.DATETIME: _is_datetime,
+}
+_EXPECTED = {
+    FieldType.STRING: "a string",
+    FieldType.NUMBER: "a number",
+    FieldType.BOOLEAN: "true or false",
+    FieldType.DATETIME: "an ISO 8601 date-time",
+}
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return format_datetime(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+class _Tally:
+    """Counts, bad-row reports and the matches' destination for one run."""
+
+    def __init__(
+        self, options: EvalOptions, out: IO[str], err: IO[str], records_out: IO[str] | None
+    ) -> None:
+        self.options = options
+        self.out, self.err, self.records_out = out, err, records_out
+        self.rows = self.matched = self.bad = 0
+
+    def bad_row(self, where: str, message: str) -> None:
+        self.bad += 1
+        shown = self.options.bad_rows_shown
+        if self.bad <= shown:
+            self.err.write(f"{self.options.path}: {where}: {message}\n")
+        elif self.bad == shown + 1:
+            self.err.write(f"{self.options.path}: more bad rows: counted, not shown\n")
+
+    def match(self, row: Row, record: Mapping[str, Any]) -> None:
+        self.matched += 1
+        if self.records_out is not None:
+            self.records_out.write(
+                json.dumps(record, ensure_ascii=False, default=_json_default) + "\n"
+            )
+        elif not self.options.count_only:
+            ident = record.get(self.options.id_field)
+            self.out.write(f"{row.where if ident is None else ident}\n")
+
+    def summary(self) -> str:
+        share = f" ({100 * self.matched / self.rows:.2f}%)" if self.rows else ""
+        text = f"{self.matched} of {self.rows} contacts match{share}"
+        if self.bad:
+            text += f"; {self.bad} bad row{'s' if self.bad != 1 else ''} skipped"
+        return text
+
+
+def run_eval(flt: Filter, options: EvalOptions, out: IO[str], err: IO[str]) -> int:
+    """Evaluate `flt` over the contacts file; returns the exit status."""
+    fmt = format_of(options.path, options.fmt)
+    try:
+        stream = sys.stdin.buffer if options.path == "-" else open(options.path, "rb")  # noqa: SIM115
+    except OSError as exc:  # a file named on the command line: a usage error, as for @filter
+        err.write(
+            f"audiencefilter eval: error: cannot read {options.path}: {exc.strerror or exc}\n"
+        )
+        return EXIT_USAGE
+    records_out: IO[str] | None = None
+    try:
+        if options.output == "-":
+            records_out = out
+        elif options.output is not None:
+            records_out = open(options.output, "w", encoding="utf-8")  # noqa: SIM115
+        tally = _Tally(options, out, err, records_out)
+        status = _evaluate(flt, stream, fmt, tally, err)
+    except OSError as exc:
+        err.write(f"{options.output or options.path}: {exc.strerror or exc}\n")
+        return EXIT_INVALID
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+        if records_out is not None and records_out is not out:
+            records_out.close()
+    if status != EXIT_INVALID:
+        if options.count_only:
+            out.write(f"{tally.matched}\n")
+        err.write(tally.summary() + "\n")
+        out.flush()
+    return status
+
+
+def _evaluate(flt: Filter, stream: IO[bytes], fmt: str, tally: _Tally, err: IO[str]) -> int:
+    predicate, check = flt.predicate, record_checker(flt)
+    total = _size(stream)
+    with progress(err, total, tally.options.progress) as tick:
+        try:
+            for row in read_rows(stream, fmt, flt.schema):
+                tally.rows += 1
+                if tally.rows % _TICK_EVERY == 0:
+                    tick(_position(stream))
+                record = row.record
+                if record is None:
+                    tally.bad_row(row.where, row.error or "unreadable")
+                    continue
+                problem = check(record)
+                if problem is None:
+                    try:
+                        if predicate(record):
+                            tally.match(row, record)
+                        continue
+                    except RecordError as exc:
+                        problem = str(exc)
+                tally.bad_row(row.where, problem)
+        except InputError as exc:
+            err.write(f"{tally.options.path}: {exc}\n")
+            return EXIT_INVALID if tally.rows == 0 else EXIT_BAD_ROWS
+    return EXIT_BAD_ROWS if tally.bad else EXIT_OK
+
+
+def _size(stream: IO[bytes]) -> int | None:
+    try:
+        return os.fstat(stream.fileno()).st_size or None
+    except (OSError, ValueError):
+        return None
+
+
+def _position(stream: IO[bytes]) -> int:
+    try:
+        return stream.tell()
+    except (OSError, ValueError):
+        return 0

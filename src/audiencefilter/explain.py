@@ -1,0 +1,245 @@
+"""Why a record is in or out of an audience: each node TRUE, FALSE or UNKNOWN, and the values seen.
+
+    ✗ FALSE    all of
+      ✓ TRUE     points >= 100                 (points = 150)
+      ✗ FALSE    any of
+        ✗ FALSE    country in ["FR", "DE"]     (country = "US")
+        ? UNKNOWN  email ends with "@acme.com" (email is missing)
+
+Design choices:
+- A second, deliberately plain evaluator: a visitor with an explicit three-valued `Outcome`,
+  sharing no code with the compiled predicate of `backends/memory.py` beyond the value helpers
+  (`fold`, `record_datetime`). That the two agree on every filter and record is a property
+  test, so each checks the other.
+- Nothing is short-circuited: an explanation shows every condition, including those that
+  did not decide the result.
+- Conditions are shown in the text syntax, so an explanation reads like the filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from .backends.memory import RecordError
+from .fields import FieldType, Op, Schema
+from .filter import Filter
+from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from .text_literals import field_name, literal
+from .text_print import to_text
+from .values import fold, record_datetime
+from .visitor import Visitor
+
+
+class Outcome(Enum):
+    """A node's value for one record, in SQL's three-valued logic."""
+
+    TRUE = "TRUE"
+    FALSE = "FALSE"
+    UNKNOWN = "UNKNOWN"
+
+    def __invert__(self) -> Outcome:
+        if self is Outcome.UNKNOWN:
+            return self
+        return Outcome.FALSE if self is Outcome.TRUE else Outcome.TRUE
+
+    @classmethod
+    def of(cls, value: bool) -> Outcome:
+        return cls.TRUE if value else cls.FALSE
+
+
+_MARKS = {Outcome.TRUE: "✓", Outcome.FALSE: "✗", Outcome.UNKNOWN: "?"}
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """One node of a filter evaluated against one record, with its children's explanations.
+
+    Attributes:
+        node: The AST node explained.
+        outcome: Its value for the record: TRUE, FALSE or UNKNOWN (a null was compared).
+        children: The explanations of the node's items (a group's, or a negation's one).
+        field: For a condition, the field it reads.
+        value: For a condition, the record's value of that field as stored (None for null).
+        present: For a condition, whether the record has the field at all.
+    """
+
+    node: Node
+    outcome: Outcome
+    children: tuple[Explanation, ...] = ()
+    field: str | None = None
+    value: Any = None
+    present: bool = False
+
+    @property
+    def matched(self) -> bool:
+        """Whether the node is TRUE; at the root, whether the record is in the audience."""
+        return self.outcome is Outcome.TRUE
+
+    @property
+    def is_condition(self) -> bool:
+        """Shown as one line: a comparison, a null test, `!=` or `is not null`, a constant."""
+        return not self.children or self.field is not None
+
+    @property
+    def label(self) -> str:
+        """The node in words: the condition's text, or `all of` / `any of` / `not`."""
+        if self.is_condition:
+            return to_text(self.node)
+        return {"and": "all of", "or": "any of", "not": "not"}[self.node.kind]
+
+    @property
+    def seen(self) -> str:
+        """The value the condition saw, e.g. `points = 42` or `email is missing`."""
+        if self.field is None:
+            return ""
+        name = field_name(self.field)
+        if not self.present:
+            return f"{name} is missing"
+        if self.value is None:
+            return f"{name} is null"
+        return f"{name} = {_shown(self.value)}"
+
+    def render(self) -> str:
+        """An indented tree, one line per node: mark, outcome, condition, value seen."""
+        rows = list(self._rows(0))
+        width = min(72, max(len(indent) + len(label) for indent, _, label, _ in rows))
+        lines = []
+        for indent, outcome, label, seen in rows:
+            line = f"{indent}{_MARKS[outcome]} {outcome.value:<8} {label}"
+            if seen:
+                gap = max(0, width - len(indent) - len(label))
+                line += " " * gap + f"   ({seen})"
+            lines.append(line)
+        return "\n".join(lines)
+
+    def _rows(self, depth: int) -> Iterator[tuple[str, Outcome, str, str]]:
+        yield "  " * depth, self.outcome, self.label, self.seen
+        if not self.is_condition:
+            for child in self.children:
+                yield from child._rows(depth + 1)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str | bool | int | float | datetime):
+        return literal(value)
+    return repr(value)
+
+
+def explain(flt: Filter, record: Mapping[str, Any]) -> Explanation:
+    """Evaluate `flt` on `record`, keeping every node's outcome and the values compared.
+
+    Raises:
+        RecordError: `record` is not a mapping, or a field the filter reads holds a value of
+            the wrong type (checked for every condition, not only those that decide).
+    """
+    if not isinstance(record, Mapping):
+        raise RecordError(
+            f"a record must be a mapping of field names to values, not {type(record).__name__}"
+        )
+    return _Explainer(record, flt.schema).visit(flt.root)
+
+
+class _Explainer(Visitor[Explanation]):
+    def __init__(self, record: Mapping[str, Any], schema: Schema) -> None:
+        self.record = record
+        self.schema = schema
+
+    def visit_and(self, node: And) -> Explanation:
+        children = tuple(self.visit(item) for item in node.items)
+        outcomes = {c.outcome for c in children}
+        if Outcome.FALSE in outcomes:
+            return Explanation(node, Outcome.FALSE, children)
+        return Explanation(
+            node, Outcome.UNKNOWN if Outcome.UNKNOWN in outcomes else Outcome.TRUE, children
+        )
+
+    def visit_or(self, node: Or) -> Explanation:
+        children = tuple(self.visit(item) for item in node.items)
+        outcomes = {c.outcome for c in children}
+        if Outcome.TRUE in outcomes:
+            return Explanation(node, Outcome.TRUE, children)
+        return Explanation(
+            node, Outcome.UNKNOWN if Outcome.UNKNOWN in outcomes else Outcome.FALSE, children
+        )
+
+    def visit_not(self, node: Not) -> Explanation:
+        child = self.visit(node.item)
+        # `email != "x"` and `company is not null` read as one condition: keep what it saw.
+        spoken = isinstance(node.item, IsNull) or (
+            isinstance(node.item, Comparison) and node.item.op is Op.EQUALS
+        )
+        if spoken:
+            return Explanation(
+                node, ~child.outcome, (child,), child.field, child.value, child.present
+            )
+        return Explanation(node, ~child.outcome, (child,))
+
+    def visit_is_null(self, node: IsNull) -> Explanation:
+        value = self.record.get(node.field, _MISSING)
+        present = value is not _MISSING
+        value = None if not present else value
+        return Explanation(node, Outcome.of(value is None), (), node.field, value, present)
+
+    def visit_comparison(self, node: Comparison) -> Explanation:
+        value = self.record.get(node.field, _MISSING)
+        present = value is not _MISSING
+        value = None if not present else value
+        if node.op in (Op.IN, Op.NOT_IN) and not node.value:
+            # `in []` is FALSE and `notIn []` TRUE for every record, null ones included.
+            outcome = Outcome.of(node.op is Op.NOT_IN)
+        elif value is None:
+            outcome = Outcome.UNKNOWN
+        else:
+            outcome = Outcome.of(self.compare(node, value))
+        return Explanation(node, outcome, (), node.field, value, present)
+
+    def compare(self, node: Comparison, value: Any) -> bool:
+        kind = self.schema[node.field].type
+        try:
+            return _holds(node, record_datetime(value) if kind is FieldType.DATETIME else value)
+        except (TypeError, AttributeError, ValueError) as exc:
+            raise RecordError(
+                f'field "{node.field}" holds {type(value).__name__} {value!r}; '
+                f"expected {kind.value} ({exc})"
+            ) from None
+
+    def visit_const(self, node: Const) -> Explanation:
+        return Explanation(node, Outcome.of(node.value))
+
+
+def _holds(node: Comparison, value: Any) -> bool:
+    """The comparison for a value known not to be null."""
+    constant: Any = node.value
+    if node.insensitive:
+        value = fold(value)
+        constant = (
+            tuple(fold(v) for v in constant) if isinstance(constant, tuple) else fold(constant)
+        )
+    op = node.op
+    if op is Op.IN:
+        return bool(value in frozenset(constant))
+    if op is Op.NOT_IN:
+        return bool(value not in frozenset(constant))
+    if op is Op.CONTAINS:
+        return bool(constant in value)
+    if op is Op.STARTS_WITH:
+        return bool(value.startswith(constant))
+    if op is Op.ENDS_WITH:
+        return bool(value.endswith(constant))
+    if op is Op.EQUALS:
+        return bool(value == constant)
+    if op is Op.GT:
+        return bool(value > constant)
+    if op is Op.GTE:
+        return bool(value >= constant)
+    if op is Op.LT:
+        return bool(value < constant)
+    return bool(value <= constant)

@@ -1,0 +1,288 @@
+"""Syntax errors of the text syntax, told in words: what was found, what was expected, the fix.
+
+Lark reports terminal names (`OPERATOR`, `RPAR`, `$END`); a person needs "an operator such as
+= or contains" and, for the commonest slips, the fix itself: `startswith` -> `starts with`,
+`contians` -> `contains`, `adn` -> `and`, `'FR'` -> `"FR"`, an unclosed parenthesis. The
+suggestions only ever offer what the parser would accept at that very spot.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from lark import Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from .errors import Issue
+from .jsonpos import line_column
+from .text_literals import quote
+
+_OPERATORS = (
+    "=",
+    "!=",
+    ">",
+    ">=",
+    "<",
+    "<=",
+    "contains",
+    "starts with",
+    "ends with",
+    "in",
+    "not in",
+)
+_KEYWORDS = frozenset({"OR", "AND", "NOT", "TRUE", "FALSE", "NULL", "OPERATOR", "NULL_TEST"})
+_VALUES = frozenset({"STRING", "NUMBER", "DATETIME", "TRUE", "FALSE", "NULL"})
+_CONDITION_START = frozenset({"NAME", "QUOTED_NAME", "NOT", "LPAR"})
+_WORDS = {
+    "NULL_TEST": '"is null", "is not null"',
+    "IGNORING_CASE": '"ignoring case"',
+    "OR": '"or"',
+    "AND": '"and"',
+    "NOT": '"not"',
+    "TRUE": "true",
+    "FALSE": "false",
+    "NULL": "null",
+    "LPAR": '"("',
+    "RPAR": '")"',
+    "LSQB": '"["',
+    "RSQB": '"]"',
+    "COMMA": '","',
+    "NAME": "a field name",
+    "QUOTED_NAME": "a field name",
+    "STRING": 'a "string"',
+    "NUMBER": "a number",
+    "DATETIME": "a date-time such as 2025-01-31",
+}
+_ORDER = (
+    "OPERATOR NULL_TEST NAME QUOTED_NAME NOT LPAR STRING NUMBER DATETIME TRUE FALSE NULL LSQB "
+    "COMMA RSQB IGNORING_CASE AND OR RPAR $END"
+).split()
+_PHRASES: dict[str, tuple[str, ...]] = {
+    "OPERATOR": _OPERATORS,
+    "NULL_TEST": ("is null", "is not null"),
+    "IGNORING_CASE": ("ignoring case",),
+    "AND": ("and",),
+    "OR": ("or",),
+    "NOT": ("not",),
+    "TRUE": ("true",),
+    "FALSE": ("false",),
+    "NULL": ("null",),
+}
+#: Other spellings people reach for (squashed: lower case, no spaces) -> the syntax's own.
+_ALIASES = {
+    "equals": "=",
+    "eq": "=",
+    "is": "=",
+    "==": "=",
+    "ne": "!=",
+    "neq": "!=",
+    "<>": "!=",
+    "gt": ">",
+    "gte": ">=",
+    "=>": ">=",
+    "lt": "<",
+    "lte": "<=",
+    "=<": "<=",
+    "startswith": "starts with",
+    "beginswith": "starts with",
+    "endswith": "ends with",
+    "notin": "not in",
+    "notcontains": "not",
+    "isnull": "is null",
+    "isnotnull": "is not null",
+    "like": "contains",
+    "includes": "contains",
+    "has": "contains",
+    "contain": "contains",
+    "ignorecase": "ignoring case",
+    "caseinsensitive": "ignoring case",
+    "insensitive": "ignoring case",
+    "&&": "and",
+    "&": "and",
+    "||": "or",
+    "|": "or",
+    "!": "not",
+}
+_SWAPPED = {"=>": ">=", "=<": "<=", "=!": "!="}
+_WORDS_AT = re.compile(r"\w+(?:[ \t]+\w+){0,2}|[^\w\s\"'`()\[\],]+")
+_PARENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|`(?:[^`\\\n]|\\.)*`|#[^\n]*|[()]')
+
+
+def syntax_issue(error: UnexpectedInput, text: str, fields: Iterable[str] = ()) -> Issue:
+    """The one issue for a syntax error, placed at the offending character.
+
+    `fields` are the schema's field names: a field named like a keyword is a likely cause.
+    """
+    if not text.strip() or _only_comments(text):
+        return Issue(
+            path="",
+            message="the filter is empty",
+            line=1,
+            column=1,
+            suggestion="write true to select every contact",
+        )
+    expected = _expected(error)
+    if isinstance(error, UnexpectedCharacters):
+        pos = error.pos_in_stream or 0
+        return _unexpected_character(text, pos, expected)
+    token: Token | None = getattr(error, "token", None)
+    at_end = token is None or token.type == "$END"
+    if at_end:
+        pos = _end_of_input(token, text)
+        found = "the end of the filter"
+    else:
+        assert token is not None
+        pos = token.start_pos or 0
+        found = _describe(token)
+    suggestion = _suggest(text, pos, expected, None if at_end else token)
+    if token is not None and token.type in _KEYWORDS and str(token.value) in set(fields):
+        name = str(token.value)
+        suggestion = f"a field named like a keyword is written between backticks: `{name}`"
+    return _issue(text, pos, f"expected {_expected_words(expected)}, found {found}", suggestion)
+
+
+def _issue(text: str, pos: int, message: str, suggestion: str | None) -> Issue:
+    line, column = line_column(text, pos)
+    return Issue(path="", message=message, suggestion=suggestion, line=line, column=column)
+
+
+def _only_comments(text: str) -> bool:
+    return all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())
+
+
+def _expected(error: UnexpectedInput) -> set[str]:
+    if isinstance(error, UnexpectedCharacters):
+        return set(error.allowed or ())
+    if isinstance(error, UnexpectedToken):
+        return set(error.expected or ())
+    return set(getattr(error, "expected", None) or ())
+
+
+def _end_of_input(token: Token | None, text: str) -> int:
+    end = getattr(token, "end_pos", None)
+    return end if isinstance(end, int) else len(text.rstrip())
+
+
+def _describe(token: Token) -> str:
+    kind = token.type
+    if kind == "STRING":
+        return f"the string {token.value}"
+    if kind == "NUMBER":
+        return f"the number {token.value}"
+    if kind == "DATETIME":
+        return f"the date-time {token.value}"
+    if kind == "OPERATOR":
+        return f'the operator "{" ".join(token.value.split())}"'
+    if kind == "QUOTED_NAME":
+        return f"the field name {token.value}"
+    return quote(" ".join(token.value.split()))
+
+
+def _expected_words(expected: Iterable[str]) -> str:
+    names = set(expected)
+    parts = []
+    if "OPERATOR" in names:
+        ops = ", ".join(_OPERATORS) + (", is null, is not null" if "NULL_TEST" in names else "")
+        parts.append(f"an operator ({ops})")
+        names -= {"OPERATOR", "NULL_TEST"}
+    if _VALUES <= names:
+        listed = "LSQB" in names
+        last = ', null or a ["list"])' if listed else " or null)"
+        parts.append('a value ("text", 42, 2025-01-31, true, false' + last)
+        names -= _VALUES | {"LSQB"}
+    if _CONDITION_START <= names:
+        parts.append('a condition such as points > 10, "not" or "("')
+        names -= _CONDITION_START
+        if {"TRUE", "FALSE"} <= names:
+            parts[-1] = parts[-1].replace(' or "("', ', "(", true or false')
+            names -= {"TRUE", "FALSE"}
+    words = [_WORDS[n] for n in _ORDER if n in names and n in _WORDS]
+    parts.extend(dict.fromkeys(words))  # a field name is NAME or QUOTED_NAME: say it once
+    if "$END" in names:
+        parts.append("the end of the filter")
+    if not parts:
+        return "something else"
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def _unexpected_character(text: str, pos: int, expected: set[str]) -> Issue:
+    char = text[pos]
+    found = f"the character {quote(char)}"
+    if char == "'":
+        closing = text.find("'", pos + 1)
+        content = text[pos + 1 : closing] if closing > pos else "..."
+        return _issue(
+            text,
+            pos,
+            f"expected {_expected_words(expected)}, found {found}",
+            f"strings are written in double quotes: {quote(content)}",
+        )
+    if char == '"':
+        return _issue(
+            text,
+            pos,
+            "the string is not closed on its line",
+            'end it with "; write \\n for a line break inside a string',
+        )
+    if char == "`":
+        return _issue(text, pos, "the quoted field name is not closed on its line", "end it with `")
+    message = f"expected {_expected_words(expected)}, found {found}"
+    return _issue(text, pos, message, _suggest(text, pos, expected, None))
+
+
+def _suggest(text: str, pos: int, expected: set[str], token: Token | None) -> str | None:
+    swapped = _SWAPPED.get(text[max(0, pos - 1) : pos + 1])
+    if swapped is not None and token is not None and token.type == "OPERATOR":
+        return f'did you mean "{swapped}"?'
+    phrase = _closest_phrase(text, pos, expected)
+    if phrase is not None:
+        return f'did you mean "{phrase}"?'
+    found = token.type if token is not None else None
+    if "RPAR" in expected and (found is None or found == "RSQB"):
+        opened = _unclosed_paren(text, pos)
+        if opened is not None:
+            line, column = line_column(text, opened)
+            return f'close the "(" opened at line {line}, column {column}'
+    if found == "NAME" and _VALUES <= expected:
+        assert token is not None
+        return f"strings are written in double quotes: {quote(token.value)}"
+    if found in _VALUES | {"LSQB"} and "OPERATOR" in expected:
+        return "put an operator between the field and the value, such as = or contains"
+    if found in _CONDITION_START and {"AND", "OR"} <= expected:
+        return 'join conditions with "and" or "or"'
+    if found == "STRING" and "NAME" in expected:
+        return "field names are written without quotes, or between backticks: `first name`"
+    return None
+
+
+def _closest_phrase(text: str, pos: int, expected: set[str]) -> str | None:
+    """The keyword or operator the user most likely meant by the words at `pos`."""
+    phrases = [p for name in expected for p in _PHRASES.get(name, ())]
+    match = _WORDS_AT.match(text, pos)
+    if not phrases or match is None:
+        return None
+    words = match.group().split()
+    squashed_phrases = {p.replace(" ", ""): p for p in phrases}
+    candidates = ["".join(words[:n]).lower() for n in range(len(words), 0, -1)]
+    for candidate in candidates:  # the most words first: "starts wiht" before "starts"
+        alias = _ALIASES.get(candidate, squashed_phrases.get(candidate))
+        if alias in phrases:
+            return alias
+        cutoff = 0.75 if len(candidate) > 3 else 0.6
+        close = difflib.get_close_matches(candidate, list(squashed_phrases), n=1, cutoff=cutoff)
+        if close and close[0] != candidate:
+            return squashed_phrases[close[0]]
+    return None
+
+
+def _unclosed_paren(text: str, pos: int) -> int | None:
+    """Where the innermost "(" still open at `pos` was opened."""
+    opened: list[int] = []
+    for match in _PARENS.finditer(text, 0, pos):
+        if match.group() == "(":
+            opened.append(match.start())
+        elif match.group() == ")" and opened:
+            opened.pop()
+    return opened[-1] if opened else None

@@ -1,0 +1,132 @@
+"""The AST to the text syntax: the inverse of `parse_text`, one spelling per AST.
+
+Parentheses are exactly those the tree needs: a group inside a group of the same kind (which
+the reader would otherwise merge into one n-ary group), an OR inside an AND, and anything but a
+constant or another prefix `not` after `not`. So `parse_text(to_text(node)) == node` for every
+node `parse` can produce; the property tests keep that true.
+
+Negations print in their natural words where the text syntax has them: `email != "x"` and
+`company is not null`; any other negation is `not (...)`.
+"""
+
+from __future__ import annotations
+
+from types import UnionType
+
+from .fields import Op
+from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from .text_literals import field_name, literal
+from .text_read import SPELLINGS
+from .visitor import Visitor
+
+
+def to_text(node: Node, *, width: int | None = None) -> str:
+    """The filter in the text syntax: `points >= 100 and country = "FR"`.
+
+    Args:
+        node: The AST.
+        width: When given, a filter longer than this is laid out on several lines, one
+            condition per line and each parenthesized group indented; otherwise one line.
+    """
+    flat = _Printer().visit(node)
+    if width is None or len(flat) <= width:
+        return flat
+    return _Layout(width).render(node, 0)
+
+
+def condition_text(node: Comparison | IsNull) -> str:
+    """One condition, e.g. for an explanation line."""
+    return _Printer().visit(node)
+
+
+def _is_prefix_negation(node: Node) -> bool:
+    """Whether `node` prints as `not ...` (rather than `!=` or `is not null`)."""
+    if not isinstance(node, Not):
+        return False
+    inner = node.item
+    return not (
+        isinstance(inner, IsNull) or (isinstance(inner, Comparison) and inner.op is Op.EQUALS)
+    )
+
+
+class _Layout:
+    """Line breaks before `and`/`or` and inside parentheses, for groups too long for a line.
+
+    Only whitespace differs from the one-line form, so it reads back to the same AST.
+    """
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.flat = _Printer()
+
+    def render(self, node: Node, indent: int) -> str:
+        text = self.flat.visit(node)
+        if indent + len(text) <= self.width:
+            return text
+        if isinstance(node, And | Or):
+            word = "and" if isinstance(node, And) else "or"
+            # A group inside a group gets parentheses when it must (see _Printer) and, when it
+            # spans lines, always: `a or (b and c)` is the same AST as `a or b and c`.
+            pieces = [
+                self.block(item, indent)
+                if isinstance(item, And | Or)
+                and (
+                    self.needs_parentheses(node, item)
+                    or indent + len(self.flat.visit(item)) > self.width
+                )
+                else self.render(item, indent)
+                for item in node.items
+            ]
+            return f"\n{' ' * indent}{word} ".join(pieces)
+        if isinstance(node, Not) and isinstance(node.item, And | Or):
+            return "not " + self.block(node.item, indent)
+        return text
+
+    @staticmethod
+    def needs_parentheses(group: And | Or, item: Node) -> bool:
+        return isinstance(item, Or) or (isinstance(group, And) and isinstance(item, And))
+
+    def block(self, node: Node, indent: int) -> str:
+        inner = self.render(node, indent + 4)
+        return f"(\n{' ' * (indent + 4)}{inner}\n{' ' * indent})"
+
+
+class _Printer(Visitor[str]):
+    def visit_or(self, node: Or) -> str:
+        return " or ".join(self.item(item, Or) for item in node.items)
+
+    def visit_and(self, node: And) -> str:
+        return " and ".join(self.item(item, And | Or) for item in node.items)
+
+    def item(self, node: Node, needs_parentheses: type | UnionType) -> str:
+        text = self.visit(node)
+        return f"({text})" if isinstance(node, needs_parentheses) else text
+
+    def visit_not(self, node: Not) -> str:
+        inner = node.item
+        if isinstance(inner, IsNull):
+            return f"{field_name(inner.field)} is not null"
+        if isinstance(inner, Comparison) and inner.op is Op.EQUALS:
+            return self.comparison(inner, "!=")
+        text = self.visit(inner)
+        if isinstance(inner, Const) or _is_prefix_negation(inner):
+            return f"not {text}"
+        return f"not ({text})"
+
+    def visit_comparison(self, node: Comparison) -> str:
+        return self.comparison(node, SPELLINGS[node.op])
+
+    def comparison(self, node: Comparison, operator: str) -> str:
+        if isinstance(node.value, tuple):
+            value = "[" + ", ".join(literal(v) for v in node.value) + "]"
+        else:
+            value = literal(node.value)
+        # `contains` always ignores case, so saying so would be noise.
+        suffix = " ignoring case" if node.insensitive and node.op is not Op.CONTAINS else ""
+        return f"{field_name(node.field)} {operator} {value}{suffix}"
+
+    def visit_is_null(self, node: IsNull) -> str:
+        return f"{field_name(node.field)} is null"
+
+    def visit_const(self, node: Const) -> str:
+        return "true" if node.value else "false"
