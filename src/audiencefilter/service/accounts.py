@@ -1,0 +1,66 @@
+"""Accounts and their API keys: the operations behind `keys ...` and the demo.
+
+Keys are shown in full exactly once, when created; afterwards only the display prefix and the id
+are known. A key is named on the command line by its id or by the whole key.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from . import keys
+from .models import Account, ApiKey
+from .settings import Plan
+
+
+def ensure_account(session: Session, name: str, plan: Plan | None = None) -> Account:
+    """The account called `name`, created when new; `plan`, when given, is set either way."""
+    account = session.scalars(select(Account).where(Account.name == name)).first()
+    if account is None:
+        account = Account(name=name, plan=plan or "free")
+        session.add(account)
+    elif plan is not None:
+        account.plan = plan
+    session.flush()
+    return account
+
+
+def issue_key(
+    session: Session,
+    account: Account,
+    key_type: keys.KeyType,
+    expires_at: datetime | None = None,
+) -> tuple[ApiKey, str]:
+    """A new key for the account: the stored row and the plaintext, never stored."""
+    plaintext = keys.generate(key_type)
+    row = ApiKey(
+        accountId=account.id,
+        type=key_type,
+        digest=keys.digest(plaintext),
+        prefix=keys.display_prefix(plaintext),
+        expiresAt=expires_at,
+    )
+    session.add(row)
+    session.flush()
+    return row, plaintext
+
+
+def find_key(session: Session, reference: str) -> ApiKey | None:
+    """A key by its id or by the whole key."""
+    parsed = keys.parse(reference)
+    condition = ApiKey.digest == parsed.digest if parsed else ApiKey.id == reference
+    return session.scalars(select(ApiKey).where(condition)).first()
+
+
+def list_keys(session: Session, account_name: str | None = None) -> list[tuple[ApiKey, Account]]:
+    statement = (
+        select(ApiKey, Account)
+        .join(Account, Account.id == ApiKey.accountId)
+        .order_by(Account.name, ApiKey.createdAt)
+    )
+    if account_name is not None:
+        statement = statement.where(Account.name == account_name)
+    return [(row[0], row[1]) for row in session.execute(statement)]

@@ -1,0 +1,79 @@
+"""The application factory: `create_app(settings)` wires settings, database, limiter and routes.
+
+Nothing happens at import time. The engine and the rate limiter are built in the factory (neither
+connects yet); the lifespan migrates the embedded SQLite database and disposes of the engine at
+shutdown. The routes live under `/v4`; health probes and the OpenAPI document stay outside it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
+
+from . import errors, migrate, openapi
+from .db import Database
+from .middleware import BodyLimitMiddleware, PublicCORSMiddleware, RateLimitHeadersMiddleware
+from .ratelimit import RateLimiter
+from .responses import JSONResponse
+from .routes import ROUTERS, health
+from .settings import Settings
+
+logger = logging.getLogger("audiencefilter.service")
+
+API_PREFIX = "/v4"
+TITLE = "Contact, Audience and List Management Service"
+DESCRIPTION = (
+    "Lists (projects), their contacts, audiences and actions. Every `/v4` operation needs an "
+    "`apiKey` header; public keys may only create contacts. Errors are "
+    '`{"error": <status>, "message": "..."}`.'
+)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the service for the given settings (read from the environment when omitted)."""
+    settings = settings or Settings()
+    database = Database.from_settings(settings)
+    limiter = RateLimiter(settings)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if settings.should_auto_migrate:
+            await run_in_threadpool(migrate.upgrade, database.engine)
+        try:
+            yield
+        finally:
+            database.dispose()
+
+    app = FastAPI(
+        title=TITLE,
+        version="1.0.0",
+        description=DESCRIPTION,
+        license_info={"name": "MIT", "identifier": "MIT"},
+        default_response_class=JSONResponse,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    app.state.settings = settings
+    app.state.db = database
+    app.state.limiter = limiter
+    for router in ROUTERS:
+        app.include_router(router, prefix=API_PREFIX)
+    app.include_router(health.router)
+    errors.install(app)
+    openapi.install(app)
+    # Added last is outermost: CORS answers preflights before anything else runs.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RateLimitHeadersMiddleware)
+    app.add_middleware(PublicCORSMiddleware, origins=settings.cors_origins)
+    return app
+
+
+def create_app_from_env() -> FastAPI:
+    """Factory for `uvicorn --factory` and multi-worker serving: settings from the environment."""
+    return create_app(Settings())

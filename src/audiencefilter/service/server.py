@@ -1,0 +1,53 @@
+"""Running the service under uvicorn, with the checks that must happen before any worker starts.
+
+The schema is migrated here, once, before workers exist (several processes racing to migrate one
+SQLite file would trip over each other); the workers then start with migration off. Several
+workers on `memory://` rate-limit storage would each count alone and let through a multiple of
+the limit, so that combination is refused.
+"""
+
+from __future__ import annotations
+
+import os
+
+import uvicorn
+
+from . import migrate
+from .app import create_app
+from .cli import CommandError
+from .db import Database
+from .settings import Settings
+
+
+def serve(
+    settings: Settings, *, host: str, port: int, workers: int = 1, access_log: bool = True
+) -> None:
+    if workers < 1:
+        raise CommandError("--workers must be at least 1")
+    if workers > 1 and settings.rate_limit_storage.startswith("memory"):
+        raise CommandError(
+            "memory:// rate-limit counters are per process, so several workers would each allow "
+            "the full limit; set AUDIENCEFILTER_RATE_LIMIT_STORAGE=redis://HOST:PORT or use "
+            "--workers 1"
+        )
+    if settings.should_auto_migrate:
+        database = Database.from_settings(settings)
+        try:
+            migrate.upgrade(database.engine)
+        finally:
+            database.dispose()
+    settings = settings.model_copy(update={"auto_migrate": False})
+    if workers == 1:
+        uvicorn.run(create_app(settings), host=host, port=port, access_log=access_log)
+        return
+    # Workers are separate processes that rebuild the app from the environment.
+    os.environ["AUDIENCEFILTER_DATABASE_URL"] = settings.database_url
+    os.environ["AUDIENCEFILTER_AUTO_MIGRATE"] = "false"
+    uvicorn.run(
+        "audiencefilter.service.app:create_app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=access_log,
+    )

@@ -1,0 +1,71 @@
+"""Service settings, read from `AUDIENCEFILTER_*` environment variables (pydantic-settings).
+
+Nothing reads settings at import time: `create_app(settings)` receives them, so tests build apps
+with their own database file and small rate limits side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from limits import parse as parse_limit
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Plan = Literal["free", "pro"]
+PLANS: tuple[Plan, ...] = ("free", "pro")
+
+
+class Settings(BaseSettings):
+    """Every knob of the service; each is also an environment variable with the prefix."""
+
+    model_config = SettingsConfigDict(env_prefix="AUDIENCEFILTER_", extra="ignore")
+
+    database_url: str = Field(
+        default="sqlite:///audiencefilter.db",
+        description="SQLAlchemy URL; the default is a SQLite file in the working directory.",
+    )
+    auto_migrate: bool | None = Field(
+        default=None,
+        description="Run `alembic upgrade head` at start; default: only for SQLite.",
+    )
+    rate_limit_storage: str = Field(
+        default="memory://",
+        description="`limits` storage URI; `redis://host:port` shares counters between processes.",
+    )
+    rate_limit_free: str = "100/minute"
+    rate_limit_pro: str = "1000/minute"
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins allowed to call POST /v4/contacts with a public key.",
+    )
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1)
+    pages_base_url: str = Field(
+        default="https://pages.example.com",
+        description="Base of the public pages that referral and private links point to.",
+    )
+    sqlite_busy_timeout_ms: int = Field(default=15000, ge=0)
+    db_pool_size: int = Field(default=10, ge=1)
+    db_max_overflow: int = Field(default=20, ge=0)
+
+    @field_validator("rate_limit_free", "rate_limit_pro")
+    @classmethod
+    def _check_limit(cls, value: str) -> str:
+        parse_limit(value)  # raises ValueError on a malformed rate string
+        return value
+
+    @field_validator("pages_base_url")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def should_auto_migrate(self) -> bool:
+        return self.is_sqlite if self.auto_migrate is None else self.auto_migrate
+
+    def rate_limit_for(self, plan: Plan) -> str:
+        return self.rate_limit_pro if plan == "pro" else self.rate_limit_free

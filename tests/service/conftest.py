@@ -1,0 +1,176 @@
+"""Fixtures for the service tests: one app on a temporary SQLite file, tenants made on demand.
+
+`ApiClient` drives the real ASGI application through httpx's ASGI transport on an event loop in
+a background thread (an anyio blocking portal), so tests are plain functions and many threads or
+tasks can call the app at once. The app's lifespan runs as under a server: the embedded database
+is migrated at start.
+
+Each test makes its own tenant (account and keys), so tests share one app without seeing each
+other's data or rate-limit counters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio.from_thread
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from audiencefilter.service import Settings, create_app
+from audiencefilter.service.accounts import ensure_account, issue_key
+from audiencefilter.service.db import Database
+from audiencefilter.service.models import new_id
+
+T = TypeVar("T")
+BIG_LIMIT = "100000/minute"
+
+
+class ApiClient:
+    """A synchronous client for an ASGI app, with the app's lifespan running."""
+
+    def __init__(self, app: FastAPI, *, raise_app_exceptions: bool = True) -> None:
+        self.app = app
+        self._portal_context = anyio.from_thread.start_blocking_portal()
+        self.portal = self._portal_context.__enter__()
+        self._lifespan = app.router.lifespan_context(app)
+        self.portal.call(self._lifespan.__aenter__)
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=raise_app_exceptions)
+        self.http = httpx.AsyncClient(transport=transport, base_url="http://testserver")
+
+    def run(self, function: Callable[[], Awaitable[T]]) -> T:
+        """Run a coroutine function on the client's event loop."""
+        return self.portal.call(function)
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        return self.portal.call(partial(self.http.request, method, url, **kwargs))
+
+    def get(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("POST", url, **kwargs)
+
+    def patch(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("PATCH", url, **kwargs)
+
+    def delete(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("DELETE", url, **kwargs)
+
+    def close(self) -> None:
+        self.portal.call(self.http.aclose)
+        self.portal.call(self._lifespan.__aexit__, None, None, None)
+        self._portal_context.__exit__(None, None, None)
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """An account with one key of each type, and shortcuts to call the app with them."""
+
+    client: ApiClient
+    account_id: str
+    private_key: str
+    public_key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"apiKey": self.private_key}
+
+    @property
+    def public_headers(self) -> dict[str, str]:
+        return {"apiKey": self.public_key}
+
+    def call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        headers = {**self.headers, **kwargs.pop("headers", {})}
+        return self.client.request(method, url, headers=headers, **kwargs)
+
+    def ok(self, method: str, url: str, status: int = 200, **kwargs: Any) -> Any:
+        """Call and return `data`, asserting the status first."""
+        response = self.call(method, url, **kwargs)
+        assert response.status_code == status, response.text
+        return response.json()["data"]
+
+    def new_list(self, **fields: Any) -> dict[str, Any]:
+        body = {"name": "Launch list", **fields}
+        return self.ok("POST", "/v4/lists", 201, json=body)["list"]  # type: ignore[no-any-return]
+
+    def new_contact(self, list_id: str, email: str, **fields: Any) -> dict[str, Any]:
+        body = {"email": email, "listId": list_id, **fields}
+        return self.ok("POST", "/v4/contacts", 201, json=body)["contact"]  # type: ignore[no-any-return]
+
+
+def make_tenant(
+    client: ApiClient, *, plan: str = "free", expires_at: datetime | None = None
+) -> Tenant:
+    """A fresh account with a private and a public key, written straight to the app's database."""
+    database: Database = client.app.state.db
+    with database.transaction() as session:
+        account = ensure_account(session, new_id("test"), plan)  # type: ignore[arg-type]
+        _, private_key = issue_key(session, account, "private", expires_at)
+        _, public_key = issue_key(session, account, "public", expires_at)
+        account_id = account.id
+    return Tenant(client, account_id, private_key, public_key)
+
+
+def sqlite_settings(path: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": f"sqlite:///{path}",
+        "rate_limit_free": BIG_LIMIT,
+        "rate_limit_pro": BIG_LIMIT,
+        **overrides,
+    }
+    return Settings(**values)
+
+
+@pytest.fixture(scope="session")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
+    """The session's app on a temporary SQLite file, with limits too high to be reached."""
+    path = tmp_path_factory.mktemp("service") / "service.db"
+    api = ApiClient(create_app(sqlite_settings(path)))
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def tenant(client: ApiClient) -> Tenant:
+    return make_tenant(client)
+
+
+@pytest.fixture
+def other_tenant(client: ApiClient) -> Tenant:
+    return make_tenant(client)
+
+
+@pytest.fixture
+def app_factory(tmp_path: Path) -> Iterator[Callable[..., ApiClient]]:
+    """Build extra apps with their own settings (closed at the end of the test)."""
+    made: list[ApiClient] = []
+
+    def build(settings: Settings | None = None, **kwargs: Any) -> ApiClient:
+        overrides = {key: value for key, value in kwargs.items() if key != "raise_app_exceptions"}
+        settings = settings or sqlite_settings(tmp_path / f"app{len(made)}.db", **overrides)
+        api = ApiClient(
+            create_app(settings), raise_app_exceptions=kwargs.get("raise_app_exceptions", True)
+        )
+        made.append(api)
+        return api
+
+    yield build
+    for api in made:
+        api.close()
+
+
+def gather(client: ApiClient, calls: list[Callable[[], Awaitable[T]]]) -> list[T]:
+    """Run coroutine functions concurrently on the client's loop."""
+
+    async def run_all() -> list[T]:
+        return list(await asyncio.gather(*(call() for call in calls)))
+
+    return client.run(run_all)

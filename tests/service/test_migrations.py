@@ -1,0 +1,98 @@
+"""Alembic: upgrade, downgrade and upgrade again, with no drift between models and migrations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Engine, inspect
+
+from audiencefilter.service import migrate
+from audiencefilter.service.db import make_engine
+from audiencefilter.service.models import Base
+
+from .conftest import sqlite_settings
+
+TABLES = {
+    "accounts",
+    "api_keys",
+    "lists",
+    "contacts",
+    "actions",
+    "audiences",
+    "audience_members",
+    "alembic_version",
+}
+
+
+def _drift(engine: Engine) -> list[Any]:
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        return list(compare_metadata(context, Base.metadata))
+
+
+def _round_trip(engine: Engine) -> None:
+    migrate.upgrade(engine)
+    assert migrate.current_revision(engine) == migrate.head_revision()
+    assert set(inspect(engine).get_table_names()) == TABLES
+    assert _drift(engine) == []
+    migrate.downgrade(engine, "base")
+    assert set(inspect(engine).get_table_names()) == {"alembic_version"}
+    assert migrate.current_revision(engine) is None
+    migrate.upgrade(engine)
+    assert set(inspect(engine).get_table_names()) == TABLES
+    assert _drift(engine) == []
+    migrate.upgrade(engine)  # a second upgrade is a no-op
+    assert migrate.current_revision(engine) == migrate.head_revision()
+
+
+def test_migrations_round_trip_without_drift_on_sqlite(tmp_path: Path) -> None:
+    engine = make_engine(sqlite_settings(tmp_path / "m.db"))
+    try:
+        _round_trip(engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_migrations_round_trip_without_drift_on_postgres(pg_database: Callable[[], str]) -> None:
+    engine = make_engine(sqlite_settings(path=None, database_url=pg_database()))  # type: ignore[arg-type]
+    try:
+        _round_trip(engine)
+    finally:
+        engine.dispose()
+
+
+def test_models_expose_filter_fields_under_their_interface_names() -> None:
+    from audiencefilter.service.models import Contact
+
+    columns = {
+        "email": "VARCHAR",
+        "firstName": "VARCHAR",
+        "lastName": "VARCHAR",
+        "phoneNumber": "VARCHAR",
+        "points": "BIGINT",
+        "referrals": "BIGINT",
+        "isVerified": "BOOLEAN",
+        "unsubscribed": "BOOLEAN",
+        "company": "VARCHAR",
+        "country": "VARCHAR",
+        "city": "VARCHAR",
+        "createdAt": "DATETIME",
+        "name": "VARCHAR",
+        "website": "VARCHAR",
+        "address": "VARCHAR",
+        "isGDPR": "BOOLEAN",
+        "socialOne": "VARCHAR",
+        "socialTwo": "VARCHAR",
+        "data": "JSON",
+    }
+    mapper = inspect(Contact)
+    for attribute, type_name in columns.items():
+        column = mapper.columns[attribute]
+        assert str(column.type).startswith(type_name), attribute
+    assert mapper.columns["createdAt"].type.timezone is True

@@ -1,0 +1,52 @@
+"""The service on PostgreSQL: the longest values the schemas allow fit the columns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from audiencefilter.service.schemas import ContactCreate, ListCreate
+
+from .conftest import ApiClient, make_tenant, sqlite_settings
+
+
+def _longest(model: type[BaseModel]) -> dict[str, Any]:
+    """Every free-text field at its maximum length (patterned fields are set by the caller)."""
+    values = {}
+    for name, prop in model.model_json_schema()["properties"].items():
+        for option in prop.get("anyOf", [prop]):
+            if option.get("type") == "string" and "maxLength" in option:
+                if option.get("pattern", "^[^\\x00]*$") == "^[^\\x00]*$":
+                    values[name] = "é" * option["maxLength"]
+    return values
+
+
+@pytest.mark.postgres
+def test_longest_allowed_values_fit_on_postgres(
+    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+) -> None:
+    settings = sqlite_settings(path=None, database_url=pg_database(), auto_migrate=True)  # type: ignore[arg-type]
+    api = app_factory(settings)
+    tenant = make_tenant(api)
+    list_body = {**_longest(ListCreate), "url": "a" * 64, "color": "#abcdef"}
+    lst = tenant.ok("POST", "/v4/lists", 201, json=list_body)["list"]
+    assert lst["legal"] == list_body["legal"]
+    contact_body = {
+        **_longest(ContactCreate),
+        "email": "a" * 120 + "@" + "b" * 133,
+        "listId": lst["id"],
+        "points": 2**53 - 1,
+        "referrals": 2**53 - 1,
+        "data": {"big": 2**63 - 1, "nul": "a\x00b", "deep": [[[[1.5]]]]},
+    }
+    contact = tenant.ok("POST", "/v4/contacts", 201, json=contact_body)["contact"]
+    assert contact["address"] == contact_body["address"]
+    assert contact["data"] == contact_body["data"]
+    assert contact["points"] == 2**53 - 1
+    found = tenant.ok("GET", "/v4/contacts", params={"listId": lst["id"], "city": "É" * 10})[
+        "contacts"
+    ]
+    assert [item["id"] for item in found] == [contact["id"]]
