@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from .conftest import ApiClient, make_tenant, sqlite_settings
 
 
@@ -52,6 +54,7 @@ def test_unauthenticated_and_health_requests_carry_no_rate_headers(
     assert "ratelimit" not in api.get("/health/live").headers
 
 
+@pytest.mark.redis
 def test_redis_storage_shares_counters_between_app_instances(
     app_factory: Callable[..., ApiClient], redis_url: str
 ) -> None:
