@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve test test-fast lint fmt type check bench drills clean
+.PHONY: install serve test lint fmt type check bench drills fuzz clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -37,6 +37,11 @@ check: lint type test
 
 bench: install
 	$(BIN)/python -m benchmarks.run
+
+fuzz: install  ## coverage-guided fuzzing of both readers; new inputs land in tests/fuzz/corpus
+	$(BIN)/pip install --quiet atheris
+	$(BIN)/python -m tests.fuzz.run json -runs=500000 -max_len=2048
+	$(BIN)/python -m tests.fuzz.run text -runs=500000 -max_len=2048
 
 drills: install
 	$(BIN)/python -m benchmarks.drills
