@@ -68,7 +68,9 @@ def engine_params() -> list[Any]:
     return [pytest.param(e, id=e.name, marks=e.marks) for e in ENGINES]
 
 
-def selector(engine: Engine, request: pytest.FixtureRequest) -> Callable[[af.Filter, Records], set[str]]:
+def selector(
+    engine: Engine, request: pytest.FixtureRequest
+) -> Callable[[af.Filter, Records], set[str]]:
     """The engine's select function with its fixture (a database, say) bound."""
     if engine.fixture is None:
         return engine.select

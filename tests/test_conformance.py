@@ -44,7 +44,9 @@ def _where(case: dict[str, Any]) -> Any:
 @pytest.mark.parametrize(("given", "case"), [c for c in CASES if "matches" in c.values[1]])
 @pytest.mark.parametrize("engine", engine_params())
 def test_case_selects_expected_ids(
-    engine: Engine, given: list[dict[str, Any]], case: dict[str, Any],
+    engine: Engine,
+    given: list[dict[str, Any]],
+    case: dict[str, Any],
     request: pytest.FixtureRequest,
 ) -> None:
     flt = af.parse(_where(case))

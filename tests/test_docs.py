@@ -15,7 +15,9 @@ DOCTESTED = ["semantics.md", "guide.md", "errors.md"]
 def test_documentation_examples_run(name: str) -> None:
     path = DOCS / name
     result = doctest.testfile(
-        str(path), module_relative=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+        str(path),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
     )
     assert result.attempted > 0, f"{name} has no examples"
     assert result.failed == 0

@@ -39,7 +39,9 @@ def test_record_datetimes_naive_aware_or_text(value: object) -> None:
 
 
 def test_date_only_record_is_midnight_utc() -> None:
-    assert af.parse({"createdAt": {"lt": "2025-01-01T00:00:01Z"}}).matches({"createdAt": "2025-01-01"})
+    assert af.parse({"createdAt": {"lt": "2025-01-01T00:00:01Z"}}).matches(
+        {"createdAt": "2025-01-01"}
+    )
 
 
 def test_wrong_record_type_raises_record_error_naming_the_field() -> None:

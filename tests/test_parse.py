@@ -40,7 +40,9 @@ def test_group_of_one_is_its_item_and_empty_groups_are_constants() -> None:
 
 def test_not_array_is_not_of_or() -> None:
     root = af.parse({"NOT": [{"email": "a"}, {"city": "b"}]}).root
-    assert root == Not(Or((Comparison("email", Op.EQUALS, "a"), Comparison("city", Op.EQUALS, "b"))))
+    assert root == Not(
+        Or((Comparison("email", Op.EQUALS, "a"), Comparison("city", Op.EQUALS, "b")))
+    )
 
 
 def test_field_not_forms() -> None:
@@ -158,7 +160,9 @@ def test_error_lists_every_issue_in_its_message() -> None:
     assert text.startswith("invalid filter (2 problems):")
     assert 'emial: unknown field "emial"; did you mean "email"?' in text
     assert caught.value.to_dicts()[0] == {
-        "path": "emial", "message": 'unknown field "emial"', "suggestion": 'did you mean "email"?'
+        "path": "emial",
+        "message": 'unknown field "emial"',
+        "suggestion": 'did you mean "email"?',
     }
 
 

@@ -43,8 +43,26 @@ def test_not_of_a_filter_never_admits_what_the_filter_admits(
 
 
 _keys = st.sampled_from(
-    ["AND", "OR", "NOT", "email", "points", "createdAt", "isVerified", "not", "in", "notIn",
-     "mode", "equals", "gt", "contains", "startsWith", "and", "x", ""]
+    [
+        "AND",
+        "OR",
+        "NOT",
+        "email",
+        "points",
+        "createdAt",
+        "isVerified",
+        "not",
+        "in",
+        "notIn",
+        "mode",
+        "equals",
+        "gt",
+        "contains",
+        "startsWith",
+        "and",
+        "x",
+        "",
+    ]
 )
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),

@@ -19,8 +19,15 @@ VALIDATOR = jsonschema.Draft202012Validator(af.json_schema())
 CONFORMANCE = Path(__file__).parent / "conformance"
 # Problems JSON Schema cannot see: text-level JSON rules and date-time syntax.
 BEYOND_JSON_SCHEMA = {
-    "duplicate-keys", "duplicate-operators", "nan", "infinity", "overflowing-float", "not-json",
-    "bad-date", "bad-month", "lone-surrogate",
+    "duplicate-keys",
+    "duplicate-operators",
+    "nan",
+    "infinity",
+    "overflowing-float",
+    "not-json",
+    "bad-date",
+    "bad-month",
+    "lone-surrogate",
 }
 
 
@@ -55,11 +62,29 @@ def test_schema_accepts_random_valid_filters(where: dict[str, Any]) -> None:
 
 
 _keys = st.sampled_from(
-    ["AND", "OR", "NOT", "email", "points", "createdAt", "isVerified", "not", "in", "notIn",
-     "mode", "equals", "gt", "contains", "x"]
+    [
+        "AND",
+        "OR",
+        "NOT",
+        "email",
+        "points",
+        "createdAt",
+        "isVerified",
+        "not",
+        "in",
+        "notIn",
+        "mode",
+        "equals",
+        "gt",
+        "contains",
+        "x",
+    ]
 )
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.sampled_from(["a", "insensitive", "2025-01-01"]),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(_keys, children, max_size=3),
     max_leaves=15,

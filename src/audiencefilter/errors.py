@@ -12,6 +12,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Sequence
+
 from pydantic import BaseModel, ConfigDict
 
 

@@ -1,4 +1,4 @@
-"""The field catalogue: which fields a filter may name, their types, and the operators each type takes.
+"""The field catalogue: the fields a filter may name, their types, the operators of each type.
 
 A `Schema` is plain data so that a service embedding the library can describe its own contact
 model. The parser, every back-end and the text syntax read the same catalogue, which is how an

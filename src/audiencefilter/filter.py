@@ -71,7 +71,7 @@ class Filter:
         return to_json(self.root, indent=indent)
 
     def to_sqlalchemy(self, target: Any) -> ColumnElement[bool]:
-        """A SQLAlchemy boolean expression over `target` (a Table, ORM class or name->column map)."""
+        """A SQLAlchemy boolean expression over `target`: a Table, ORM class or name->column map."""
         from .backends.sqlalchemy import to_sqlalchemy
 
         return to_sqlalchemy(self, target)

@@ -68,7 +68,10 @@ class _Simplifier:
         flat: list[Node] = []
         for item in items:
             done = self.run(item, positive)
-            flat.extend(done.items if isinstance(done, kind) else (done,))  # type: ignore[attr-defined]
+            if isinstance(done, And | Or) and isinstance(done, kind):
+                flat.extend(done.items)
+            else:
+                flat.append(done)
         return _unique(flat)
 
     def conjunction(self, items: Iterable[Node], positive: bool) -> Node:
@@ -91,7 +94,7 @@ class _Simplifier:
             if isinstance(item, Comparison) and self._ordered(item):
                 by_field.setdefault(item.field, []).append(item)
         out = list(items)
-        for field, comparisons in by_field.items():
+        for comparisons in by_field.values():
             merged = _intersect(comparisons)
             if merged is None:  # empty: FALSE with a value, UNKNOWN without one
                 if positive:
@@ -199,5 +202,6 @@ def _null_contradiction(items: list[Node]) -> bool:
 def _null_and_not_null(items: list[Node]) -> bool:
     """`f IS NULL AND NOT f IS NULL`: FALSE for every record, exactly."""
     nulls = {i.field for i in items if isinstance(i, IsNull)}
-    return any(isinstance(i, Not) and isinstance(i.item, IsNull) and i.item.field in nulls
-               for i in items)
+    return any(
+        isinstance(i, Not) and isinstance(i.item, IsNull) and i.item.field in nulls for i in items
+    )

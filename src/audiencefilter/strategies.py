@@ -101,8 +101,9 @@ def _instants() -> st.SearchStrategy[datetime]:
 
 
 def strings(hostile: bool = False) -> st.SearchStrategy[str]:
-    """Pool words, mixed with short random text (optionally with NUL and controls)."""
-    alphabet = "aAbBéÉßİı%_\\'\"-; "
+    """Pool words, mixed with short random text over case pairs, non-ASCII letters, quotes and
+    LIKE/GLOB metacharacters (optionally with NUL and controls)."""
+    alphabet = "aAbBéÉßİı%_\\'\"-; *?[!"
     if hostile:
         alphabet += "\x00\x01\n\t\u2028"
     return st.one_of(st.sampled_from(WORDS), st.text(alphabet, max_size=6))
@@ -132,12 +133,26 @@ def _record_value(kind: FieldType, hostile: bool) -> st.SearchStrategy[Any]:
     return _value(kind, hostile)
 
 
+_MISSING = object()
+
+
 def records(
     schema: Schema = CONTACT, *, hostile: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
-    """Records of `schema`: each field a typed value, null, or missing (also null)."""
-    optional = {f.name: st.one_of(st.none(), _record_value(f.type, hostile)) for f in schema.fields}
-    return st.fixed_dictionaries({}, optional=optional)
+    """Records of `schema`: each field a typed value (half the time), null, or missing.
+
+    Values dominate so that comparisons are mostly TRUE or FALSE: with as many nulls as values,
+    most filters would be UNKNOWN for most records and select nothing.
+    """
+
+    def field(kind: FieldType) -> st.SearchStrategy[Any]:
+        value = _record_value(kind, hostile)
+        return st.one_of(st.just(_MISSING), st.none(), value, value)
+
+    fields = {f.name: field(f.type) for f in schema.fields}
+    return st.fixed_dictionaries(fields).map(
+        lambda row: {name: value for name, value in row.items() if value is not _MISSING}
+    )
 
 
 def record_lists(
@@ -167,7 +182,10 @@ def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[st
         if shape == 1:
             return {field.name: draw(value)}
         ops = [op for op in Op if field.accepts(op)]
-        chosen = draw(st.lists(st.sampled_from(ops), min_size=0, max_size=2, unique=True))
+        # Mostly one or two operators; `{field: {}}` (TRUE) only now and then (shape 2).
+        chosen = draw(
+            st.lists(st.sampled_from(ops), min_size=int(shape != 2), max_size=2, unique=True)
+        )
         body: dict[str, Any] = {}
         for op in chosen:
             if op in (Op.IN, Op.NOT_IN):
@@ -206,7 +224,9 @@ def where_clauses(
             st.builds(_merge, children, children),
         )
 
-    leaves = st.one_of(_field_condition(schema, hostile), st.just({}))
+    condition = _field_condition(schema, hostile)
+    # `{}` (TRUE) one leaf in four: as often as conditions, it made most filters trivially TRUE.
+    leaves = st.one_of(condition, condition, condition, st.just({}))
     return st.recursive(leaves, extend, max_leaves=max_leaves)
 
 

@@ -1,0 +1,183 @@
+"""SQL text back-end: a filter as a boolean SQL condition, for PostgreSQL, SQLite, MySQL/MariaDB
+and DuckDB.
+
+Design choices:
+- One visitor writes both forms: with every literal inlined (`to_sql`) or with placeholders and
+  a parameter list (`to_sql_params`). Only the leaf renderers differ, so the two cannot drift.
+- The dialect (`dialects.py`) decides every spelling; this module decides structure:
+  parentheses around an OR inside an AND and the reverse, `NOT (...)` always parenthesized
+  (MySQL's HIGH_NOT_PRECEDENCE would read `NOT a = b` as `(NOT a) = b`), `in: []` as FALSE and
+  `notIn: []` as TRUE.
+- SQL's three-valued logic is the filters' logic: a comparison with NULL is UNKNOWN, `NOT` keeps
+  it UNKNOWN, and a WHERE clause keeps only TRUE rows; no `IS NOT NULL` guards are needed.
+- Inlined text is meant to be run as is. `%` is not doubled: that is a DBAPI `format`
+  paramstyle rule, so run the text without parameters (or double `%` yourself if you must
+  pass some along).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, cast
+
+from ..fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
+from ..nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..values import fold
+from ..visitor import Visitor
+from .dialects import Dialect, Number, Shape, get_dialect
+
+if TYPE_CHECKING:
+    from ..filter import Filter
+
+COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
+
+
+def to_sql(
+    flt: Filter, dialect: str = "postgresql", columns: Mapping[str, str] | None = None
+) -> str:
+    """The filter as a SQL boolean condition with every value inlined as a safe literal.
+
+    Args:
+        flt: The filter.
+        dialect: `postgresql`, `sqlite`, `mysql` (also for MariaDB) or `duckdb`.
+        columns: Column names for field names, e.g. `{"createdAt": "created_at"}`; a field not
+            in the mapping is its own column name. Each name is quoted as one identifier.
+
+    Raises:
+        ValueError: an unknown dialect or an invalid column name.
+    """
+    return SqlWriter(get_dialect(dialect), flt.schema, columns, None).visit(flt.root)
+
+
+def to_sql_params(
+    flt: Filter, dialect: str = "postgresql", columns: Mapping[str, str] | None = None
+) -> tuple[str, list[Any]]:
+    """The filter as a SQL condition with placeholders, and the parameters in order.
+
+    Placeholders follow the usual driver of each dialect: `%s` for postgresql (psycopg) and
+    mysql (pymysql, mysqlclient), `?` for sqlite (sqlite3) and duckdb. Parameters are driver
+    values: str, int, Decimal or float, bool, and datetime (aware UTC; naive UTC for MySQL;
+    text in SQLAlchemy's storage format for SQLite).
+    """
+    params: list[Any] = []
+    sql = SqlWriter(get_dialect(dialect), flt.schema, columns, params).visit(flt.root)
+    return sql, params
+
+
+class SqlWriter(Visitor[str]):
+    """Writes one filter for one dialect; `params` collects values instead of inlining them."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        schema: Schema,
+        columns: Mapping[str, str] | None,
+        params: list[Any] | None,
+    ) -> None:
+        self.dialect = dialect
+        self.schema = schema
+        self.columns = columns or {}
+        self.params = params
+
+    def visit_and(self, node: And) -> str:
+        return " AND ".join([self.operand(item, Or) for item in node.items])
+
+    def visit_or(self, node: Or) -> str:
+        return " OR ".join([self.operand(item, And) for item in node.items])
+
+    def operand(self, node: Node, other: type[And | Or]) -> str:
+        """An item of a group; in parentheses if it is a group of the other kind (a nested
+        group of the same kind is associative and needs none)."""
+        sql = self.visit(node)
+        return f"({sql})" if isinstance(node, other) else sql
+
+    def visit_not(self, node: Not) -> str:
+        return f"NOT ({self.visit(node.item)})"
+
+    def visit_const(self, node: Const) -> str:
+        return self.dialect.boolean(node.value)
+
+    def visit_is_null(self, node: IsNull) -> str:
+        return f"{self.column(node.field)} IS NULL"
+
+    def visit_comparison(self, node: Comparison) -> str:
+        if node.op in LIST_OPS and not node.value:
+            # `in: []` is FALSE and `notIn: []` TRUE for every row, null ones too.
+            return self.dialect.boolean(node.op is Op.NOT_IN)
+        kind = self.schema[node.field].type
+        column = self.column(node.field)
+        if kind is FieldType.STRING:
+            return self.string_comparison(node, column)
+        render = self.number if kind is FieldType.NUMBER else self.scalar
+        if node.op in LIST_OPS:
+            assert isinstance(node.value, tuple)
+            values = ", ".join([render(v) for v in dict.fromkeys(node.value)])
+            return f"{column} {_LIST_KEYWORD[node.op]} ({values})"
+        return f"{column} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"
+
+    def string_comparison(self, node: Comparison, column: str) -> str:
+        dialect = self.dialect
+        subject = dialect.fold(column) if node.insensitive else column
+        if node.op in LIST_OPS:
+            texts = cast(tuple[str, ...], node.value)
+            values = [fold(v) if node.insensitive else v for v in texts]
+            return self.string_list(node.op, subject, list(dict.fromkeys(values)))
+        value = node.value
+        assert isinstance(value, str)
+        if node.insensitive:
+            value = fold(value)
+        if "\x00" in value and not dialect.text_holds_nul:
+            return dialect.never(subject)
+        if node.op is Op.EQUALS:
+            return f"{dialect.exact(subject)} = {self.text(value)}"
+        if node.op in PATTERN_OPS:
+            operand = self.text(dialect.operand(node.op, value))
+            return dialect.match(node.op, subject, operand, Shape.of(value))
+        raise ValueError(
+            f"operator {node.op.value!r} does not apply to string field {node.field!r}"
+        )
+
+    def string_list(self, op: Op, subject: str, values: list[str]) -> str:
+        dialect = self.dialect
+        if not dialect.text_holds_nul:
+            # No stored text holds NUL: such values match nothing and can be left out.
+            values = [v for v in values if "\x00" not in v]
+            if not values:
+                never = dialect.never(subject)
+                return never if op is Op.IN else f"NOT ({never})"
+        rendered = ", ".join([self.text(v) for v in values])
+        return f"{dialect.exact(subject)} {_LIST_KEYWORD[op]} ({rendered})"
+
+    def column(self, field: str) -> str:
+        return self.dialect.quote(self.columns.get(field, field))
+
+    # Leaves: a literal, or a placeholder with the value appended to `params`.
+
+    def text(self, value: str) -> str:
+        if self.params is None:
+            return self.dialect.text(value)
+        self.params.append(value)
+        return self.dialect.placeholder
+
+    def number(self, value: Any) -> str:
+        number: Number = value
+        if self.params is None:
+            return self.dialect.number(number)
+        self.params.append(self.dialect.bind_number(number))
+        return self.dialect.placeholder
+
+    def scalar(self, value: Any) -> str:
+        """A date-time or a boolean."""
+        if isinstance(value, datetime):
+            if self.params is None:
+                return self.dialect.instant(value)
+            self.params.append(self.dialect.bind_instant(value))
+        else:
+            if self.params is None:
+                return self.dialect.boolean(bool(value))
+            self.params.append(bool(value))
+        return self.dialect.placeholder
+
+
+_LIST_KEYWORD = {Op.IN: "IN", Op.NOT_IN: "NOT IN"}

@@ -1,0 +1,311 @@
+"""SQLAlchemy back-end: a filter as a boolean `ColumnElement` over a table, ORM class or mapping.
+
+Design choices:
+- Values are bound parameters, and the expression composes with anything else a `select()`
+  holds (`listId = :id`, ORDER BY, LIMIT).
+- Numbers, date-times, booleans and NULL tests are plain SQLAlchemy operators. String tests use
+  three small constructs (`Exact`, `Folded`, `TextMatch`) whose `@compiles` hooks ask the
+  dialect classes of `dialects.py` for the SQL, so this back-end and `to_sql` agree by
+  construction. An unknown SQLAlchemy dialect gets the standard SQL forms.
+- Statements stay cacheable: a construct's SQL depends only on its structure and on facts in
+  its cache key (`Shape`); dialect-specific value changes (pattern escaping, number forms)
+  happen at bind time in `TypeDecorator`s, which see the dialect.
+- Numbers bind as BIGINT when they are int64 and as NUMERIC otherwise (exact decimals; SQLite
+  gets a double that orders the same against every int64), never as float8.
+- Date-times bind with the column's own `DateTime` type, so SQLite's text storage format is
+  SQLAlchemy's; a column without time zone receives naive UTC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, cast
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    Numeric,
+    String,
+    and_,
+    bindparam,
+    false,
+    not_,
+    or_,
+    true,
+)
+from sqlalchemy.engine.interfaces import Dialect as SADialect
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.elements import ColumnElement, Grouping, UnaryExpression
+from sqlalchemy.sql.expression import FromClause
+from sqlalchemy.sql.operators import OperatorType
+from sqlalchemy.sql.visitors import InternalTraversal
+from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
+
+from ..fields import LIST_OPS, FieldType, Op, Schema
+from ..nodes import And, Comparison, Const, IsNull, Not, Or
+from ..values import fold
+from ..visitor import Visitor
+from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
+
+if TYPE_CHECKING:
+    from ..filter import Filter
+
+Expression = ColumnElement[bool]
+_STANDARD = Dialect()
+
+
+def to_sqlalchemy(flt: Filter, target: Any) -> Expression:
+    """The filter as a SQLAlchemy boolean expression, with every value a bound parameter.
+
+    Args:
+        flt: The filter.
+        target: A `Table` (or any FROM clause: alias, subquery) whose `.c` has a column keyed by
+            each field name; an ORM class or `aliased()` entity with an attribute per field; or
+            a mapping of field name to column expression.
+
+    Raises:
+        ValueError: the target has no column for a field the filter uses.
+    """
+    return ExpressionBuilder(_column_lookup(target), flt.schema).visit(flt.root)
+
+
+def _column_lookup(target: Any) -> Callable[[str], ColumnElement[Any]]:
+    if isinstance(target, Mapping):
+        get: Callable[[str], Any] = target.__getitem__
+    elif isinstance(target, FromClause):
+        get = target.c.__getitem__
+    else:
+
+        def get(name: str) -> Any:
+            return getattr(target, name)
+
+    def lookup(name: str) -> ColumnElement[Any]:
+        try:
+            found = get(name)
+        except (KeyError, AttributeError):
+            raise ValueError(f"{target!r} has no column for field {name!r}") from None
+        clause = getattr(found, "__clause_element__", None)
+        element: ColumnElement[Any] = clause() if clause is not None else found
+        return element
+
+    return lookup
+
+
+class ExpressionBuilder(Visitor[Expression]):
+    """Builds the expression of one filter over columns found by `lookup`."""
+
+    def __init__(self, lookup: Callable[[str], ColumnElement[Any]], schema: Schema) -> None:
+        self.lookup = lookup
+        self.schema = schema
+        self.columns: dict[str, ColumnElement[Any]] = {}
+
+    def column(self, field: str) -> ColumnElement[Any]:
+        if field not in self.columns:
+            self.columns[field] = self.lookup(field)
+        return self.columns[field]
+
+    def visit_and(self, node: And) -> Expression:
+        return and_(*[self.visit(item) for item in node.items])
+
+    def visit_or(self, node: Or) -> Expression:
+        return or_(*[self.visit(item) for item in node.items])
+
+    def visit_not(self, node: Not) -> Expression:
+        return not_(self.visit(node.item))
+
+    def visit_const(self, node: Const) -> Expression:
+        return true() if node.value else false()
+
+    def visit_is_null(self, node: IsNull) -> Expression:
+        return self.column(node.field).is_(None)
+
+    def visit_comparison(self, node: Comparison) -> Expression:
+        if node.op in LIST_OPS and not node.value:
+            # `in: []` is FALSE and `notIn: []` TRUE for every row, null ones too.
+            return true() if node.op is Op.NOT_IN else false()
+        column = self.column(node.field)
+        kind = self.schema[node.field].type
+        if kind is FieldType.STRING:
+            expression = _string_test(node, column)
+        elif kind is FieldType.NUMBER:
+            expression = _compare(node, column, _number_bind)
+        elif kind is FieldType.DATETIME:
+            expression = _compare(node, column, _instant_binder(column))
+        else:
+            expression = column == bool(node.value)
+        return not_(expression) if node.op is Op.NOT_IN else expression
+
+
+_OPERATORS: dict[Op, Callable[[ColumnElement[Any], Any], Expression]] = {
+    Op.EQUALS: lambda c, v: c == v,
+    Op.GT: lambda c, v: c > v,
+    Op.GTE: lambda c, v: c >= v,
+    Op.LT: lambda c, v: c < v,
+    Op.LTE: lambda c, v: c <= v,
+}
+
+
+def _compare(
+    node: Comparison, column: ColumnElement[Any], bind: Callable[[Any], Any]
+) -> Expression:
+    """An ordering or equality test; `in`/`notIn` as IN (the caller negates `notIn`)."""
+    if node.op in LIST_OPS:
+        assert isinstance(node.value, tuple)
+        return column.in_([bind(v) for v in dict.fromkeys(node.value)])
+    return _OPERATORS[node.op](column, bind(node.value))
+
+
+def _number_bind(value: Number) -> Any:
+    value = integral(value)
+    if isinstance(value, int) and INT64_MIN <= value <= INT64_MAX:
+        return bindparam(None, value, type_=BigInteger())
+    return bindparam(None, value, type_=ExactNumber())
+
+
+def _instant_binder(column: ColumnElement[Any]) -> Callable[[datetime], Any]:
+    column_type = column.type if isinstance(column.type, DateTime) else DateTime(timezone=True)
+    aware = column_type.timezone
+
+    def bind(value: datetime) -> Any:
+        return bindparam(None, value if aware else value.replace(tzinfo=None), type_=column_type)
+
+    return bind
+
+
+def _string_test(node: Comparison, column: ColumnElement[Any]) -> Expression:
+    subject: ColumnElement[Any] = Folded(column) if node.insensitive else column
+    if node.op in LIST_OPS:
+        texts = cast(tuple[str, ...], node.value)
+        values = [fold(v) if node.insensitive else v for v in texts]
+        return _string_in(subject, list(dict.fromkeys(values)))
+    value = node.value
+    assert isinstance(value, str)
+    value = fold(value) if node.insensitive else value
+    if node.op is Op.EQUALS and "\x00" not in value:
+        return Exact(subject) == bindparam(None, value, type_=String())
+    return TextMatch(subject, node.op, value)
+
+
+def _string_in(subject: ColumnElement[Any], values: Sequence[str]) -> Expression:
+    plain = [v for v in values if "\x00" not in v]
+    # Values with NUL go through TextMatch, which knows that PostgreSQL text cannot hold them.
+    tests: list[Expression] = [TextMatch(subject, Op.EQUALS, v) for v in values if "\x00" in v]
+    if plain:
+        bound = bindparam(None, plain, expanding=True, type_=String())
+        tests.insert(0, Exact(subject).in_(bound))
+    return or_(*tests)
+
+
+def _dialect(sa_dialect: SADialect) -> Dialect:
+    return DIALECTS.get(sa_dialect.name, _STANDARD)
+
+
+class ExactNumber(TypeDecorator[Any]):
+    """A number bound in the form that compares exactly on each engine (see `bind_number`)."""
+
+    impl = Numeric
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: SADialect) -> TypeEngine[Any]:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(Float())
+        if dialect.name == "duckdb":
+            # Its Numeric turns values into floats on the way in; DuckDB binds ints as HUGEINT.
+            return dialect.type_descriptor(NullType())
+        return dialect.type_descriptor(Numeric())
+
+    def process_bind_param(self, value: Any, dialect: SADialect) -> Any:
+        return _dialect(dialect).bind_number(value)
+
+
+class Operand(TypeDecorator[str]):
+    """A string compared by `TextMatch`, escaped for the dialect's pattern form at bind time."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, op: str) -> None:
+        super().__init__()
+        self.op = op
+
+    def process_bind_param(self, value: Any, dialect: SADialect) -> Any:
+        if self.op == Op.EQUALS.value:
+            return value
+        return _dialect(dialect).operand(Op(self.op), value)
+
+
+class Exact(ColumnElement[Any]):
+    """An operand of a case-sensitive, no-pad string comparison: `CAST(x AS BINARY)` on MySQL."""
+
+    _traverse_internals = [("element", InternalTraversal.dp_clauseelement)]
+
+    def __init__(self, element: ColumnElement[Any]) -> None:
+        self.element = element
+        self.type = element.type
+
+
+class Folded(ColumnElement[Any]):
+    """A string case-folded like Python's `str.lower()`, as near as the dialect allows."""
+
+    _traverse_internals = [("element", InternalTraversal.dp_clauseelement)]
+
+    def __init__(self, element: ColumnElement[Any]) -> None:
+        self.element = element
+        self.type = element.type
+
+
+class TextMatch(ColumnElement[bool]):
+    """`equals` (for values with NUL), `contains`, `startsWith` or `endsWith` of a string."""
+
+    _traverse_internals = [
+        ("subject", InternalTraversal.dp_clauseelement),
+        ("kind", InternalTraversal.dp_string),
+        ("operand", InternalTraversal.dp_clauseelement),
+        ("nul", InternalTraversal.dp_boolean),
+        ("nbytes", InternalTraversal.dp_plain_obj),
+    ]
+    type = Boolean()
+
+    def __init__(self, subject: ColumnElement[Any], op: Op, value: str) -> None:
+        shape = Shape.of(value)
+        self.subject = subject
+        self.kind = op.value  # not `op`: ColumnElement.op() builds custom operators
+        self.operand = bindparam(None, value, type_=Operand(op.value))
+        self.nul = shape.nul
+        self.nbytes = shape.nbytes
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        # A Boolean-typed element negates as `x = 0` on engines without a boolean type, which
+        # leans on operator associativity (`a LIKE b ESCAPE '!' = 0`); write `NOT (...)`.
+        return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+@compiles(Exact)
+def _compile_exact(element: Exact, compiler: SQLCompiler, **kw: Any) -> str:
+    return _dialect(compiler.dialect).exact(compiler.process(element.element, **kw))
+
+
+@compiles(Folded)
+def _compile_folded(element: Folded, compiler: SQLCompiler, **kw: Any) -> str:
+    return _dialect(compiler.dialect).fold(compiler.process(element.element, **kw))
+
+
+@compiles(TextMatch)
+def _compile_text_match(element: TextMatch, compiler: SQLCompiler, **kw: Any) -> str:
+    dialect = _dialect(compiler.dialect)
+    subject = compiler.process(element.subject, **kw)
+    if element.nul and not dialect.text_holds_nul:
+        return dialect.never(subject)
+    operand = compiler.process(element.operand, **kw)
+    op = Op(element.kind)
+    if op is Op.EQUALS:
+        return f"{dialect.exact(subject)} = {operand}"
+    return dialect.match(op, subject, operand, Shape(element.nul, element.nbytes))

@@ -1,0 +1,233 @@
+"""Unit tests of the SQL text back-end: golden SQL per dialect, column mapping, identifier quoting,
+placeholders and parameters. Agreement with memory on real engines is the job of the
+conformance, differential and injection suites."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+import audiencefilter as af
+from audiencefilter.backends.dialects import DIALECTS, get_dialect
+from audiencefilter.backends.sql import SqlWriter
+from audiencefilter.visitor import missing_handlers
+
+F5 = {
+    "AND": [
+        {"unsubscribed": False},
+        {"createdAt": {"gte": "2025-01-01T00:00:00Z"}},
+        {"OR": [{"points": {"gt": 500}}, {"referrals": {"gte": 3}}, {"company": {"not": None}}]},
+    ]
+}
+
+GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
+    (
+        F5,
+        {
+            "postgresql": '"unsubscribed" = FALSE AND "createdAt" >= TIMESTAMP WITH TIME ZONE '
+            "'2025-01-01 00:00:00.000000+00:00' AND "
+            '("points" > 500 OR "referrals" >= 3 OR NOT ("company" IS NULL))',
+            "sqlite": '"unsubscribed" = 0 AND "createdAt" >= \'2025-01-01 00:00:00.000000\' AND '
+            '("points" > 500 OR "referrals" >= 3 OR NOT ("company" IS NULL))',
+            "mysql": "`unsubscribed` = FALSE AND `createdAt` >= TIMESTAMP "
+            "'2025-01-01 00:00:00.000000' AND "
+            "(`points` > 500 OR `referrals` >= 3 OR NOT (`company` IS NULL))",
+            "duckdb": '"unsubscribed" = FALSE AND "createdAt" >= TIMESTAMP WITH TIME ZONE '
+            "'2025-01-01 00:00:00.000000+00:00' AND "
+            '("points" > 500 OR "referrals" >= 3 OR NOT ("company" IS NULL))',
+        },
+    ),
+    (
+        {"email": {"startsWith": "Ann_", "mode": "insensitive"}},
+        {
+            "postgresql": "lower(\"email\") LIKE 'ann!_%' ESCAPE '!'",
+            "sqlite": "lower(\"email\") GLOB 'ann_*'",
+            "mysql": "CAST(lower(replace(`email`, 'İ', 'i̇')) AS BINARY) LIKE 'ann!_%' ESCAPE '!'",
+            "duckdb": "starts_with(lower(replace(\"email\", 'İ', 'i̇')), 'ann_')",
+        },
+    ),
+    (
+        {"company": {"contains": "50%!"}, "city": {"endsWith": "*?"}},
+        {
+            "postgresql": "lower(\"company\") LIKE '%50!%!!%' ESCAPE '!' AND "
+            "\"city\" LIKE '%*?' ESCAPE '!'",
+            "sqlite": "instr(lower(\"company\"), '50%!') > 0 AND "
+            "substr(CAST(X'FF' || \"city\" AS BLOB), -2, 2) = CAST('*?' AS BLOB)",
+            "mysql": "CAST(lower(replace(`company`, 'İ', 'i̇')) AS BINARY) "
+            "LIKE '%50!%!!%' ESCAPE '!' AND CAST(`city` AS BINARY) LIKE '%*?' ESCAPE '!'",
+            "duckdb": "contains(lower(replace(\"company\", 'İ', 'i̇')), '50%!') AND "
+            "ends_with(\"city\", '*?')",
+        },
+    ),
+    (
+        {"firstName": {"in": ["Ann", "O'Brien", "Ann"], "not": "Bob"}, "country": {"notIn": []}},
+        {
+            "postgresql": "\"firstName\" IN ('Ann', 'O''Brien') AND NOT (\"firstName\" = 'Bob') "
+            "AND TRUE",
+            "sqlite": "\"firstName\" IN ('Ann', 'O''Brien') AND NOT (\"firstName\" = 'Bob') AND 1",
+            "mysql": "CAST(`firstName` AS BINARY) IN ('Ann', 'O''Brien') AND "
+            "NOT (CAST(`firstName` AS BINARY) = 'Bob') AND TRUE",
+            "duckdb": "\"firstName\" IN ('Ann', 'O''Brien') AND "
+            "NOT (\"firstName\" = 'Bob') AND TRUE",
+        },
+    ),
+    (
+        {
+            "points": {"in": [1, 2.5, 100.0, 99999999999999999999]},
+            "referrals": {"lt": -(2**63) - 1},
+        },
+        {
+            "postgresql": '"points" IN (1, 2.5, 100, 99999999999999999999) AND '
+            '"referrals" < -9223372036854775809',
+            "sqlite": '"points" IN (1, 2.5, 100, 100000000000000000000) AND '
+            '"referrals" < -9223372036854777856',
+            "mysql": "`points` IN (1, 2.5, 100, 99999999999999999999) AND "
+            "`referrals` < -9223372036854775809",
+            "duckdb": '"points" IN (1, 2.5, 100, 99999999999999999999) AND '
+            '"referrals" < -9223372036854775809',
+        },
+    ),
+    (
+        {"city": {"equals": "a\\b"}, "company": {"contains": "x\x00"}},
+        {
+            "postgresql": '"city" = E\'a\\\\b\' AND CASE WHEN lower("company") IS NOT NULL '
+            "THEN FALSE END",
+            "sqlite": "\"city\" = 'a\\b' AND instr(lower(\"company\"), CAST(X'7800' AS TEXT)) > 0",
+            "mysql": "CAST(`city` AS BINARY) = _utf8mb4 X'615C62' AND "
+            "CAST(lower(replace(`company`, 'İ', 'i̇')) AS BINARY) LIKE _utf8mb4 X'25780025' "
+            "ESCAPE '!'",
+            "duckdb": "\"city\" = 'a\\b' AND "
+            "contains(lower(replace(\"company\", 'İ', 'i̇')), ('x' || chr(0)))",
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "sqlite", "mysql", "duckdb"])
+@pytest.mark.parametrize(("where", "expected"), GOLDEN)
+def test_to_sql_golden(where: dict[str, Any], expected: dict[str, str], dialect: str) -> None:
+    assert af.parse(where).to_sql(dialect) == expected[dialect]
+
+
+def test_sql_writer_covers_every_node_kind() -> None:
+    assert missing_handlers(SqlWriter) == []
+
+
+def test_columns_map_field_names_to_column_names() -> None:
+    flt = af.parse({"createdAt": {"gte": "2025-01-01"}, "firstName": "Ann"})
+    sql = flt.to_sql("postgresql", columns={"createdAt": "created_at"})
+    assert sql.startswith('"created_at" >= ')
+    assert sql.endswith("AND \"firstName\" = 'Ann'")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "quoted"),
+    [
+        ("postgresql", '"we""ird`name\'"'),
+        ("sqlite", '"we""ird`name\'"'),
+        ("duckdb", '"we""ird`name\'"'),
+        ("mysql", "`we\"ird``name'`"),
+    ],
+)
+def test_identifier_quoting_doubles_the_quote_character(dialect: str, quoted: str) -> None:
+    flt = af.parse({"city": None})
+    assert flt.to_sql(dialect, {"city": "we\"ird`name'"}) == f"{quoted} IS NULL"
+
+
+@pytest.mark.parametrize("name", ["", "a\x00b"])
+def test_invalid_column_names_are_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="invalid column name"):
+        af.parse({"city": None}).to_sql("postgresql", {"city": name})
+
+
+def test_unknown_dialect_names_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="unknown SQL dialect 'oracle'; expected one of duckdb"):
+        af.parse({}).to_sql("oracle")
+
+
+def test_dialect_aliases() -> None:
+    assert get_dialect("postgres") is get_dialect("postgresql")
+    assert get_dialect("mariadb") is get_dialect("mysql")
+    assert set(DIALECTS) == {"postgresql", "postgres", "sqlite", "mysql", "mariadb", "duckdb"}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "placeholder"),
+    [("postgresql", "%s"), ("mysql", "%s"), ("sqlite", "?"), ("duckdb", "?")],
+)
+def test_to_sql_params_uses_the_driver_placeholder(dialect: str, placeholder: str) -> None:
+    flt = af.parse({"email": {"contains": "50%"}, "points": {"in": [1, 2]}})
+    sql, params = flt.to_sql_params(dialect)
+    assert sql.count(placeholder) == 3
+    assert len(params) == 3
+    if placeholder == "%s":
+        # The text holds no `%` of its own that a `format` driver could misread.
+        assert sql.replace("%s", "").count("%") == 0
+
+
+def test_to_sql_params_driver_values_per_dialect() -> None:
+    flt = af.parse(
+        {
+            "createdAt": {"gt": "2025-01-01T01:00:00+01:00"},
+            "points": {"in": [2.5, 3.0, 2**64]},
+            "isVerified": True,
+            "email": {"endsWith": "_x", "contains": "Ω"},
+        }
+    )
+    instant = datetime(2025, 1, 1, tzinfo=UTC)
+    assert flt.to_sql_params("postgresql")[1] == [
+        instant,
+        Decimal("2.5"),
+        3,
+        2**64,
+        True,
+        "%!_x",
+        "%ω%",
+    ]
+    assert flt.to_sql_params("sqlite")[1] == [
+        "2025-01-01 00:00:00.000000",
+        2.5,
+        3,
+        float(2**64),
+        True,
+        "_x",
+        "ω",
+    ]
+    assert flt.to_sql_params("mysql")[1] == [
+        instant.replace(tzinfo=None),
+        Decimal("2.5"),
+        3,
+        2**64,
+        True,
+        "%!_x",
+        "%ω%",
+    ]
+    assert flt.to_sql_params("duckdb")[1] == [instant, 2.5, 3, 2**64, True, "_x", "ω"]
+
+
+def test_to_sql_does_not_double_percent_signs() -> None:
+    assert af.parse({"company": "50%"}).to_sql("postgresql") == "\"company\" = '50%'"
+
+
+def test_nested_groups_are_parenthesized_and_not_always_is() -> None:
+    flt = af.parse({"OR": [{"AND": [{"points": 1}, {"points": 2}]}, {"NOT": {"points": 3}}]})
+    assert flt.to_sql("sqlite") == '("points" = 1 AND "points" = 2) OR NOT ("points" = 3)'
+
+
+def test_integral_floats_are_written_as_integers() -> None:
+    flt = af.parse({"points": {"gte": 9007199254740992.0, "lt": 1e300}})
+    sql = flt.to_sql("postgresql")
+    assert sql.startswith('"points" >= 9007199254740992 AND "points" < 1000000000000000052504')
+    assert "e+" not in sql
+
+
+def test_duckdb_writes_integers_beyond_128_bits_as_doubles() -> None:
+    assert af.parse({"points": {"lt": 2**130}}).to_sql("duckdb") == (f'"points" < {2**130}.0')
+
+
+def test_every_nul_free_literal_has_no_control_characters_on_mysql() -> None:
+    literal = get_dialect("mysql").text("a\nb\\c")
+    assert literal == "_utf8mb4 X'610A625C63'"
