@@ -79,9 +79,7 @@ def _field_filter(kind: FieldType) -> dict[str, Any]:
 
 def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
     value = _VALUE[kind]
-    ops = sorted(
-        (op for op in Op if op in _ops(kind)), key=lambda op: op.value
-    )
+    ops = sorted((op for op in Op if op in _ops(kind)), key=lambda op: op.value)
     properties: dict[str, Any] = {}
     for op in ops:
         if op in (Op.IN, Op.NOT_IN):

@@ -22,8 +22,13 @@ def as_filter(where: Where, schema: Schema = CONTACT) -> Filter:
     return where if isinstance(where, Filter) else parse(where, schema)
 
 
-def members(where: Where, contacts: Iterable[Mapping[str, Any]], *, id_key: str = "id",
-            schema: Schema = CONTACT) -> list[Any]:
+def members(
+    where: Where,
+    contacts: Iterable[Mapping[str, Any]],
+    *,
+    id_key: str = "id",
+    schema: Schema = CONTACT,
+) -> list[Any]:
     """The ids of the contacts in the audience, in the contacts' order."""
     predicate = as_filter(where, schema).predicate
     return [contact[id_key] for contact in contacts if predicate(contact)]
@@ -52,8 +57,11 @@ def assert_members(
     unknown = wanted - {r[id_key] for r in rows}
     if not unexpected and not missing and not unknown:
         return
-    lines = [f"audience {flt.to_text()!s}", f"  members:  {got!r}",
-             f"  expected: {sorted(wanted, key=repr)!r}"]
+    lines = [
+        f"audience {flt.to_text()!s}",
+        f"  members:  {got!r}",
+        f"  expected: {sorted(wanted, key=repr)!r}",
+    ]
     for title, group in (("in but not expected", unexpected), ("expected but out", missing)):
         for row in group:
             lines.append(f"{title}: {row[id_key]!r}")

@@ -13,8 +13,14 @@ import audiencefilter as af
 
 SAMPLE_RECORDS = (
     {},
-    {"email": "a@b.c", "points": 5, "createdAt": datetime(2025, 1, 1, tzinfo=UTC),
-     "isVerified": True, "company": "", "country": "FR"},
+    {
+        "email": "a@b.c",
+        "points": 5,
+        "createdAt": datetime(2025, 1, 1, tzinfo=UTC),
+        "isVerified": True,
+        "company": "",
+        "country": "FR",
+    },
 )
 DIALECTS = ("postgresql", "sqlite", "mysql", "duckdb")
 
