@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.strategies import filters, record_lists, records, where_clauses
+from audiencefilter.strategies import filters, record_lists, records, where_clauses, where_noise
 from tests.oracle import evaluate
 
 
@@ -42,33 +42,7 @@ def test_not_of_a_filter_never_admits_what_the_filter_admits(
     assert not (flt.matches(row) and negated.matches(row))
 
 
-_keys = st.sampled_from(
-    [
-        "AND",
-        "OR",
-        "NOT",
-        "email",
-        "points",
-        "createdAt",
-        "isVerified",
-        "not",
-        "in",
-        "notIn",
-        "mode",
-        "equals",
-        "gt",
-        "contains",
-        "startsWith",
-        "and",
-        "x",
-        "",
-    ]
-)
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(_keys, children, max_size=4),
-    max_leaves=20,
-)
+_json = where_noise()
 
 
 @given(_json)

@@ -10,10 +10,9 @@ from typing import Any
 import jsonschema
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.strategies import where_clauses
+from audiencefilter.strategies import where_clauses, where_noise
 
 VALIDATOR = jsonschema.Draft202012Validator(af.json_schema())
 CONFORMANCE = Path(__file__).parent / "conformance"
@@ -61,34 +60,7 @@ def test_schema_accepts_random_valid_filters(where: dict[str, Any]) -> None:
     assert VALIDATOR.is_valid(json.loads(json.dumps(where)))
 
 
-_keys = st.sampled_from(
-    [
-        "AND",
-        "OR",
-        "NOT",
-        "email",
-        "points",
-        "createdAt",
-        "isVerified",
-        "not",
-        "in",
-        "notIn",
-        "mode",
-        "equals",
-        "gt",
-        "contains",
-        "x",
-    ]
-)
-_json = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.sampled_from(["a", "insensitive", "2025-01-01"]),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(_keys, children, max_size=3),
-    max_leaves=15,
-)
+_json = where_noise(finite=True, max_leaves=15)
 
 
 @given(_json)

@@ -244,3 +244,34 @@ def filters(
     return where_clauses(schema, max_leaves=max_leaves, hostile=hostile).map(
         lambda where: parse(where, schema)
     )
+
+
+def where_noise(
+    schema: Schema = CONTACT, *, finite: bool = False, max_leaves: int = 20
+) -> st.SearchStrategy[Any]:
+    """Arbitrary JSON values shaped like where clauses: the keys are fields, operators, logical
+    keys and near misses, the values anything. Most are invalid; that is the point, for
+    checking that a reader answers with a `FilterError` and nothing else.
+
+    Args:
+        finite: Leave out NaN and infinities (for values that must be valid JSON).
+    """
+    names = [*schema.names[:4], "AND", "OR", "NOT", "and", "x", ""]
+    names += ["not", "mode", "equals", "gt", "in", "notIn", "contains", "startsWith"]
+    keys = st.sampled_from(names)
+    floats = st.floats(allow_nan=not finite, allow_infinity=not finite)
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        floats,
+        st.text(max_size=8),
+        st.sampled_from(["insensitive", "2025-01-01"]),
+    )
+    return st.recursive(
+        scalars,
+        lambda children: (
+            st.lists(children, max_size=4) | st.dictionaries(keys, children, max_size=4)
+        ),
+        max_leaves=max_leaves,
+    )
