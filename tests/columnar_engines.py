@@ -8,6 +8,7 @@ installed (it is an optional extra) there are no columnar engines.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from tests.engines import Engine, Records
@@ -24,13 +25,13 @@ else:
     def _ids(flt: af.Filter, records: Records) -> list[Any]:
         return [r.get("id") for r in records]
 
-    def _eager(flt: af.Filter, records: Records) -> set[str]:
+    def _eager(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
         frame = frame_for(list(records), flt.schema).with_columns(id=pl.Series(_ids(flt, records)))
-        return set(select_rows(flt, frame)["id"].to_list())
+        return set(select_rows(flt, frame, now=now)["id"].to_list())
 
-    def _streaming(flt: af.Filter, records: Records) -> set[str]:
+    def _streaming(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
         frame = frame_for(list(records), flt.schema).with_columns(id=pl.Series(_ids(flt, records)))
-        chosen = select_rows(flt, frame.lazy()).collect(engine="streaming")
+        chosen = select_rows(flt, frame.lazy(), now=now).collect(engine="streaming")
         return set(chosen["id"].to_list())
 
     COLUMNAR_ENGINES = [Engine("polars", _eager), Engine("polars-streaming", _streaming)]

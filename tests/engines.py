@@ -1,6 +1,7 @@
 """The engines the conformance and differential suites run every filter on.
 
-An engine answers one question: which record ids does this filter select from these records?
+An engine answers one question: which record ids does this filter select from these records,
+relative date-times taken at `now` (None: the engine's own clock)?
 The in-memory engines live here; SQL engines register themselves in `ENGINES` from
 `tests/sql_engines.py` when that module exists. Each engine is a pytest parameter, so a failure
 names the engine that disagreed.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ import pytest
 import audiencefilter as af
 
 Records = Sequence[dict[str, Any]]
-Select = Callable[[af.Filter, Records], set[str]]
+Select = Callable[[af.Filter, Records, datetime | None], set[str]]
 
 
 @dataclass(frozen=True)
@@ -30,14 +32,15 @@ class Engine:
     marks: tuple[Any, ...] = ()
 
 
-def _compiled(flt: af.Filter, records: Records) -> set[str]:
-    predicate = af.compile(flt)
+def _compiled(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
+    # A long-lived predicate on a clock: the way a service holds one.
+    predicate = af.compile(flt, clock=None if now is None else lambda: now)
     return {r["id"] for r in records if predicate(r)}
 
 
-def _explained(flt: af.Filter, records: Records) -> set[str]:
+def _explained(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
     # A second, independent in-memory evaluation (three-valued visitor) once explain exists.
-    return {r["id"] for r in records if flt.explain(r).matched}
+    return {r["id"] for r in records if flt.explain(r, now=now).matched}
 
 
 ENGINES: list[Engine] = [Engine("memory", _compiled)]
@@ -68,11 +71,10 @@ def engine_params() -> list[Any]:
     return [pytest.param(e, id=e.name, marks=e.marks) for e in ENGINES]
 
 
-def selector(
-    engine: Engine, request: pytest.FixtureRequest
-) -> Callable[[af.Filter, Records], set[str]]:
-    """The engine's select function with its fixture (a database, say) bound."""
+def selector(engine: Engine, request: pytest.FixtureRequest) -> Select:
+    """The engine's select function, `(filter, records, now)`, with its fixture (a database,
+    say) bound."""
     if engine.fixture is None:
         return engine.select
     resource = request.getfixturevalue(engine.fixture)
-    return lambda flt, records: engine.select(resource, flt, records)
+    return lambda flt, records, now: engine.select(resource, flt, records, now)

@@ -4,34 +4,36 @@ with the back-ends except the value helpers."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from audiencefilter import And, Comparison, Const, IsNull, Node, Not, Op, Or
+from audiencefilter import Ago, And, Comparison, Const, IsNull, Node, Not, Op, Or
 from audiencefilter.values import record_datetime
 
 
-def evaluate(node: Node, record: dict[str, Any]) -> bool | None:
+def evaluate(node: Node, record: dict[str, Any], now: datetime | None = None) -> bool | None:
+    """TRUE, FALSE or None (UNKNOWN); relative date-times are taken at `now`."""
     if isinstance(node, Const):
         return node.value
     if isinstance(node, Not):
-        inner = evaluate(node.item, record)
+        inner = evaluate(node.item, record, now)
         return None if inner is None else not inner
     if isinstance(node, And):
-        results = [evaluate(item, record) for item in node.items]
+        results = [evaluate(item, record, now) for item in node.items]
         if False in results:
             return False
         return None if None in results else True
     if isinstance(node, Or):
-        results = [evaluate(item, record) for item in node.items]
+        results = [evaluate(item, record, now) for item in node.items]
         if True in results:
             return True
         return None if None in results else False
     if isinstance(node, IsNull):
         return record.get(node.field) is None
-    return _compare(node, record.get(node.field))
+    return _compare(node, record.get(node.field), now)
 
 
-def _compare(node: Comparison, value: Any) -> bool | None:
+def _compare(node: Comparison, value: Any, now: datetime | None) -> bool | None:
     if node.op is Op.IN and node.value == ():
         return False
     if node.op is Op.NOT_IN and node.value == ():
@@ -41,6 +43,9 @@ def _compare(node: Comparison, value: Any) -> bool | None:
     if node.field == "createdAt":
         value = record_datetime(value)
     wanted: Any = node.value
+    if isinstance(wanted, Ago):
+        assert now is not None, "a relative date-time needs a now"
+        wanted = wanted.before(now)
     if node.insensitive:
         value = value.lower()
         wanted = tuple(w.lower() for w in wanted) if isinstance(wanted, tuple) else wanted.lower()

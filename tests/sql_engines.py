@@ -19,7 +19,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -156,22 +156,26 @@ class Database:
             f"SELECT {preparer.quote('id')} FROM {preparer.format_table(table)} WHERE {condition}"
         )
 
-    # The three ways of asking.
+    # The three ways of asking; relative date-times taken at `now` (None: the clock).
 
-    def select_sqlalchemy(self, flt: af.Filter, table: Table) -> set[str]:
-        statement = select(table.c.id).where(flt.to_sqlalchemy(table))
+    def select_sqlalchemy(
+        self, flt: af.Filter, table: Table, now: datetime | None = None
+    ) -> set[str]:
+        statement = select(table.c.id).where(flt.to_sqlalchemy(table, now=now))
         with self.engine.connect() as connection:
             return set(connection.scalars(statement))
 
-    def select_sql(self, flt: af.Filter, table: Table) -> set[str]:
-        return self.ids(self.query(table, flt.to_sql(self.dialect, COLUMNS)))
+    def select_sql(self, flt: af.Filter, table: Table, now: datetime | None = None) -> set[str]:
+        return self.ids(self.query(table, flt.to_sql(self.dialect, COLUMNS, now=now)))
 
-    def select_params(self, flt: af.Filter, table: Table) -> set[str]:
-        condition, params = flt.to_sql_params(self.dialect, COLUMNS)
+    def select_params(self, flt: af.Filter, table: Table, now: datetime | None = None) -> set[str]:
+        condition, params = flt.to_sql_params(self.dialect, COLUMNS, now=now)
         return self.ids(self.query(table, condition), params)
 
-    def way(self, name: str) -> Callable[[af.Filter, Table], set[str]]:
-        method: Callable[[af.Filter, Table], set[str]] = getattr(self, f"select_{name}")
+    def way(self, name: str) -> Callable[[af.Filter, Table, datetime | None], set[str]]:
+        method: Callable[[af.Filter, Table, datetime | None], set[str]] = getattr(
+            self, f"select_{name}"
+        )
         return method
 
 
@@ -248,9 +252,9 @@ def _engine(database: str, way: str) -> SuiteEngine:
     server_fixture, opener = DATABASES[database]
 
     def select_ids(*args: Any) -> set[str]:
-        *resource, flt, records = args
+        *resource, flt, records, now = args
         db = opener(*resource)
-        return db.way(way)(flt, db.table_for(records))
+        return db.way(way)(flt, db.table_for(records), now)
 
     return SuiteEngine(f"{way}-{database}", select_ids, server_fixture, MARKS.get(database, ()))
 

@@ -18,19 +18,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.strategies import filters, record_lists
+from audiencefilter.strategies import NOW, filters, record_lists
 
 pl = pytest.importorskip("polars")
 columnar = pytest.importorskip("audiencefilter.backends.columnar")
 
 
 def memory_ids(flt: af.Filter, records: list[dict[str, Any]]) -> list[int]:
-    return [i for i, record in enumerate(records) if flt.matches(record)]
+    return [i for i, record in enumerate(records) if flt.matches(record, now=NOW)]
 
 
 def polars_ids(flt: af.Filter, frame: Any) -> list[int]:
     indexed = frame.with_row_index("_row")
-    return columnar.select_rows(flt, indexed)["_row"].to_list()
+    return columnar.select_rows(flt, indexed, now=NOW)["_row"].to_list()
 
 
 @given(filters(), record_lists())
@@ -44,7 +44,7 @@ def test_random_filters_agree_on_a_lazy_streaming_frame(
     flt: af.Filter, records: list[dict[str, Any]]
 ) -> None:
     frame = columnar.frame_for(records, flt.schema).with_row_index("_row").lazy()
-    chosen = columnar.select_rows(flt, frame).collect(engine="streaming")
+    chosen = columnar.select_rows(flt, frame, now=NOW).collect(engine="streaming")
     assert chosen["_row"].to_list() == memory_ids(flt, records)
 
 

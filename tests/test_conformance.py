@@ -2,20 +2,24 @@
 
 Each file holds `given` records and `cases`; a case has a `where` (a JSON object, or a JSON
 string in `where_json` to test text-level rules such as duplicate keys) and either `matches`
-(the ids selected, in any order) or `error` (the paths of the expected issues). Set
-`CONFORMANCE=<file stem>` to run one file.
+(the ids selected, in any order) or `error` (the paths of the expected issues). A file may fix
+the clock with `now` (an ISO 8601 instant; a case may give its own): every engine then takes
+relative date-times (`{"ago": ...}`) at that instant, so membership that moves with time is
+pinned down. Set `CONFORMANCE=<file stem>` to run one file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import audiencefilter as af
+from audiencefilter.values import parse_datetime
 from tests.engines import Engine, engine_params, selector
 
 HERE = Path(__file__).parent / "conformance"
@@ -30,6 +34,8 @@ def _load() -> list[Any]:
         suite = json.loads(path.read_text(encoding="utf-8"))
         for index, case in enumerate(suite["cases"]):
             name = case.get("name", str(index))
+            if "now" in suite:
+                case = {"now": suite["now"], **case}
             params.append(pytest.param(suite["given"], case, id=f"{path.stem}:{name}"))
     return params
 
@@ -41,6 +47,10 @@ def _where(case: dict[str, Any]) -> Any:
     return case["where_json"] if "where_json" in case else case["where"]
 
 
+def _now(case: dict[str, Any]) -> datetime | None:
+    return parse_datetime(case["now"]) if "now" in case else None
+
+
 @pytest.mark.parametrize(("given", "case"), [c for c in CASES if "matches" in c.values[1]])
 @pytest.mark.parametrize("engine", engine_params())
 def test_case_selects_expected_ids(
@@ -50,7 +60,9 @@ def test_case_selects_expected_ids(
     request: pytest.FixtureRequest,
 ) -> None:
     flt = af.parse(_where(case))
-    assert selector(engine, request)(flt, given) == set(case["matches"])
+    if flt.is_relative:
+        assert "now" in case, "a case with relative date-times must fix the clock"
+    assert selector(engine, request)(flt, given, _now(case)) == set(case["matches"])
 
 
 @pytest.mark.parametrize(("given", "case"), [c for c in CASES if "error" in c.values[1]])
@@ -69,6 +81,7 @@ def test_case_round_trips_through_canonical_json(
 ) -> None:
     flt = af.parse(_where(case))
     assert af.parse(flt.to_json()) == flt
+    assert af.parse_text(flt.to_text()) == flt
     if "canonical" in case:
         assert flt.to_dict() == case["canonical"]
 

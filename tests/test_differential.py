@@ -7,7 +7,8 @@ random records. Filter values may hold NUL and control characters everywhere; st
 too, except on PostgreSQL, whose text cannot hold NUL.
 
 Each database is one parametrized test: per example its scratch table is emptied and refilled
-once, then asked three ways (`to_sqlalchemy`, `to_sql`, `to_sql_params`). In the `ci` profile
+once, then asked three ways (`to_sqlalchemy`, `to_sql`, `to_sql_params`). Relative date-times
+are taken at the strategies' `NOW` everywhere. In the `ci` profile
 each database runs an eighth of the profile's examples (25 of 200, so 100 examples and 300
 engine checks in all); `HYPOTHESIS_PROFILE=thorough` runs 625 per database.
 """
@@ -22,10 +23,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.strategies import filters, record_lists
+from audiencefilter.strategies import NOW, filters, record_lists
 from tests.sql_engines import WAYS, Database, database_params, open_database
 
 EXAMPLES = max(10, settings.default.max_examples // 8)
+# One random filter in three is drawn over `createdAt` alone, so that relative date-times
+# (`{"ago": ...}`, half of its single-value conditions) are well represented.
+DATED = af.Schema.of("contact", createdAt="datetime")
 
 
 @pytest.fixture(scope="module", params=database_params())
@@ -35,11 +39,13 @@ def database(request: pytest.FixtureRequest) -> Database:
 
 def _case(database: Database) -> st.SearchStrategy[tuple[af.Filter, list[dict[str, Any]]]]:
     hostile_records = database.dialect != "postgresql"
-    return st.tuples(filters(hostile=True), record_lists(min_size=3, hostile=hostile_records))
+    flt = st.one_of(filters(hostile=True), filters(hostile=True), filters(DATED))
+    return st.tuples(flt, record_lists(min_size=3, hostile=hostile_records))
 
 
 def _describe(flt: af.Filter, database: Database) -> str:
-    return f"filter {flt.to_json()}\n{database.dialect} SQL: {flt.to_sql(database.dialect)}"
+    sql = flt.to_sql(database.dialect, now=NOW)
+    return f"filter {flt.to_json()}\n{database.dialect} SQL: {sql}"
 
 
 def test_sql_engines_select_what_memory_selects(database: Database) -> None:
@@ -50,9 +56,9 @@ def test_sql_engines_select_what_memory_selects(database: Database) -> None:
     def check(case: tuple[af.Filter, list[dict[str, Any]]]) -> None:
         flt, records = case
         database.fill(table, records, replace=True)
-        expected = {r["id"] for r in records if flt.matches(r)}
+        expected = {r["id"] for r in records if flt.matches(r, now=NOW)}
         for way in WAYS:
-            found = database.way(way)(flt, table)
+            found = database.way(way)(flt, table, NOW)
             assert found == expected, (
                 f"{way} on {database.dialect} disagrees with memory\n{_describe(flt, database)}\n"
                 f"records {json.dumps(records, default=str, ensure_ascii=False)}"

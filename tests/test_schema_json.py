@@ -27,6 +27,8 @@ BEYOND_JSON_SCHEMA = {
     "bad-date",
     "bad-month",
     "lone-surrogate",
+    "duration-too-long",
+    "duplicate-ago",
 }
 
 

@@ -1,8 +1,9 @@
 """docs/backends.md tells the truth: its SQL examples are what `to_sql` writes, and its `>>>`
 examples run.
 
-An example is a fenced `sql` block whose first line is `-- where: <JSON>`, followed by one
-`-- <dialect>` line and the SQL for each dialect. After changing the SQL back-end, regenerate
+An example is a fenced `sql` block whose first line is `-- where: <JSON>` (and, for relative
+date-times, a second line `-- now: <instant>`), followed by one `-- <dialect>` line and the SQL
+for each dialect. After changing the SQL back-end, regenerate
 the blocks with `python -m tests.test_sql_docs --write` and review the diff.
 """
 
@@ -15,16 +16,19 @@ import sys
 from pathlib import Path
 
 import audiencefilter as af
+from audiencefilter.values import parse_datetime
 
 DOC = Path(__file__).parent.parent / "docs" / "backends.md"
 DIALECTS = ("postgresql", "sqlite", "mysql", "duckdb")
-BLOCK = re.compile(r"```sql\n(-- where: .*?\n)(.*?)```", re.DOTALL)
+BLOCK = re.compile(r"```sql\n(-- where: .*?\n(?:-- now: .*?\n)?)(.*?)```", re.DOTALL)
 
 
-def render(where_line: str) -> str:
-    """The body of an example block for the `-- where:` line."""
+def render(head: str) -> str:
+    """The body of an example block for its `-- where:` (and `-- now:`) lines."""
+    where_line, _, now_line = head.rstrip("\n").partition("\n")
     flt = af.parse(json.loads(where_line.removeprefix("-- where: ")))
-    return "".join(f"-- {name}\n{flt.to_sql(name)}\n" for name in DIALECTS)
+    now = parse_datetime(now_line.removeprefix("-- now: ")) if now_line else None
+    return "".join(f"-- {name}\n{flt.to_sql(name, now=now)}\n" for name in DIALECTS)
 
 
 def regenerated(text: str) -> str:

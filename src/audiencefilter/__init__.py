@@ -20,16 +20,20 @@ from .filter import Filter, Predicate
 from .limits import DEFAULT_LIMITS, Limits
 from .nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or
 from .parse import parse
+from .relative import Ago, Clock, system_clock
 from .schema_json import json_schema
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
+    from datetime import datetime
 
     from .explain import Explanation, Outcome
     from .text import parse_text, to_text
 
 __all__ = [
     "CONTACT",
+    "Ago",
+    "Clock",
     "DEFAULT_LIMITS",
     "FALSE",
     "TRUE",
@@ -58,23 +62,29 @@ __all__ = [
     "parse_text",
     "render_error",
     "select",
+    "system_clock",
     "to_text",
 ]
 
 __version__ = "0.1.0"
 
 
-def compile(flt: Filter) -> Predicate:  # noqa: A001 - the library's verb, as in re.compile
+def compile(flt: Filter, *, clock: Clock | None = None) -> Predicate:  # noqa: A001 - as re.compile
     """The filter's in-memory predicate, built once: `record -> bool`.
 
-    Use it in hot loops; `Filter.matches` calls the same function.
+    Use it in hot loops; `Filter.matches` calls the same function. A filter with relative
+    date-times reads `clock` (default: the system clock) on every call, so the predicate never
+    goes stale; for an absolute filter the clock is never read.
     """
-    return flt.predicate
+    return flt.predicate if clock is None else flt.predicate_at(clock)
 
 
-def select(flt: Filter, records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
-    """The records that belong to the audience, lazily and in order."""
-    return flt.select(records)
+def select(
+    flt: Filter, records: Iterable[Mapping[str, Any]], *, now: datetime | None = None
+) -> Iterator[Mapping[str, Any]]:
+    """The records that belong to the audience, lazily and in order (relative date-times taken
+    at `now`, default the clock when called)."""
+    return flt.select(records, now=now)
 
 
 _LAZY = {"parse_text": "text", "to_text": "text", "Explanation": "explain", "Outcome": "explain"}

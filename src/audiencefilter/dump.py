@@ -14,6 +14,7 @@ from typing import Any
 
 from .fields import Op
 from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from .relative import Ago
 from .visitor import Visitor
 
 
@@ -29,9 +30,12 @@ def to_json(node: Node, *, indent: int | None = None) -> str:
 
 
 def json_value(value: Any) -> Any:
-    """A literal as JSON data: date-times become ISO 8601 UTC strings ending in `Z`."""
+    """A literal as JSON data: date-times become ISO 8601 UTC strings ending in `Z`, relative
+    ones `{"ago": "<canonical duration>"}`."""
     if isinstance(value, datetime):
         return format_datetime(value)
+    if isinstance(value, Ago):
+        return {"ago": value.iso}
     if isinstance(value, tuple):
         return [json_value(v) for v in value]
     return value
@@ -57,7 +61,9 @@ def _operator_entry(node: Node) -> tuple[str, str, Any, bool | None] | None:
             return inner.field, "not", None, None
         if isinstance(inner, Comparison):
             value = json_value(inner.value)
-            negated = value if inner.op is Op.EQUALS else {inner.op.value: value}
+            # A relative value is never a shorthand, so its `not` keeps the `equals`.
+            shorthand = inner.op is Op.EQUALS and not isinstance(inner.value, Ago)
+            negated = value if shorthand else {inner.op.value: value}
             return inner.field, "not", negated, _mode_of(inner)
     return None
 

@@ -13,7 +13,9 @@ Design choices:
   test, so each checks the other.
 - Nothing is short-circuited: an explanation shows every condition, including those that
   did not decide the result.
-- Conditions are shown in the text syntax, so an explanation reads like the filter.
+- Conditions are shown in the text syntax, so an explanation reads like the filter; a relative
+  date-time also shows the instant it stood for (`createdAt >= 30 days ago [2025-03-01T...Z]`),
+  all of them taken at one `now`.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from enum import Enum
 from typing import Any
 
 from .backends.memory import RecordError
+from .dump import format_datetime
 from .fields import FieldType, Op, Schema
 from .filter import Filter
 from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from .relative import Ago, as_now, system_clock
 from .text_literals import field_name, literal
 from .text_print import to_text
 from .values import fold, record_datetime
@@ -66,6 +70,7 @@ class Explanation:
         field: For a condition, the field it reads.
         value: For a condition, the record's value of that field as stored (None for null).
         present: For a condition, whether the record has the field at all.
+        instant: For a condition on a relative date-time, the instant it stood for.
     """
 
     node: Node
@@ -74,6 +79,7 @@ class Explanation:
     field: str | None = None
     value: Any = None
     present: bool = False
+    instant: datetime | None = None
 
     @property
     def matched(self) -> bool:
@@ -89,7 +95,10 @@ class Explanation:
     def label(self) -> str:
         """The node in words: the condition's text, or `all of` / `any of` / `not`."""
         if self.is_condition:
-            return to_text(self.node)
+            text = to_text(self.node)
+            if self.instant is not None:
+                text += f" [{format_datetime(self.instant)}]"
+            return text
         return {"and": "all of", "or": "any of", "not": "not"}[self.node.kind]
 
     @property
@@ -133,8 +142,10 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def explain(flt: Filter, record: Mapping[str, Any]) -> Explanation:
+def explain(flt: Filter, record: Mapping[str, Any], *, now: datetime | None = None) -> Explanation:
     """Evaluate `flt` on `record`, keeping every node's outcome and the values compared.
+
+    Relative date-times are taken at `now` (default: the system clock, read once).
 
     Raises:
         RecordError: `record` is not a mapping, or a field the filter reads holds a value of
@@ -144,13 +155,15 @@ def explain(flt: Filter, record: Mapping[str, Any]) -> Explanation:
         raise RecordError(
             f"a record must be a mapping of field names to values, not {type(record).__name__}"
         )
-    return _Explainer(record, flt.schema).visit(flt.root)
+    moment = as_now(system_clock() if now is None else now)
+    return _Explainer(record, flt.schema, moment).visit(flt.root)
 
 
 class _Explainer(Visitor[Explanation]):
-    def __init__(self, record: Mapping[str, Any], schema: Schema) -> None:
+    def __init__(self, record: Mapping[str, Any], schema: Schema, now: datetime) -> None:
         self.record = record
         self.schema = schema
+        self.now = now
 
     def visit_and(self, node: And) -> Explanation:
         children = tuple(self.visit(item) for item in node.items)
@@ -178,7 +191,13 @@ class _Explainer(Visitor[Explanation]):
         )
         if spoken:
             return Explanation(
-                node, ~child.outcome, (child,), child.field, child.value, child.present
+                node,
+                ~child.outcome,
+                (child,),
+                child.field,
+                child.value,
+                child.present,
+                child.instant,
             )
         return Explanation(node, ~child.outcome, (child,))
 
@@ -192,19 +211,21 @@ class _Explainer(Visitor[Explanation]):
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value
+        instant = node.value.before(self.now) if isinstance(node.value, Ago) else None
         if node.op in (Op.IN, Op.NOT_IN) and not node.value:
             # `in []` is FALSE and `notIn []` TRUE for every record, null ones included.
             outcome = Outcome.of(node.op is Op.NOT_IN)
         elif value is None:
             outcome = Outcome.UNKNOWN
         else:
-            outcome = Outcome.of(self.compare(node, value))
-        return Explanation(node, outcome, (), node.field, value, present)
+            outcome = Outcome.of(self.compare(node, value, instant))
+        return Explanation(node, outcome, (), node.field, value, present, instant)
 
-    def compare(self, node: Comparison, value: Any) -> bool:
+    def compare(self, node: Comparison, value: Any, instant: datetime | None) -> bool:
         kind = self.schema[node.field].type
         try:
-            return _holds(node, record_datetime(value) if kind is FieldType.DATETIME else value)
+            value = record_datetime(value) if kind is FieldType.DATETIME else value
+            return _holds(node, value, node.value if instant is None else instant)
         except (TypeError, AttributeError, ValueError) as exc:
             raise RecordError(
                 f'field "{node.field}" holds {type(value).__name__} {value!r}; '
@@ -215,9 +236,8 @@ class _Explainer(Visitor[Explanation]):
         return Explanation(node, Outcome.of(node.value))
 
 
-def _holds(node: Comparison, value: Any) -> bool:
-    """The comparison for a value known not to be null."""
-    constant: Any = node.value
+def _holds(node: Comparison, value: Any, constant: Any) -> bool:
+    """The comparison of a value known not to be null with the literal `constant`."""
     if node.insensitive:
         value = fold(value)
         constant = (

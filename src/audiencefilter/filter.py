@@ -2,17 +2,25 @@
 
 Every output is a one-line method that imports its back-end lazily, so importing the library
 costs no SQLAlchemy compiler or grammar until a caller asks for SQL or text.
+
+A filter with relative date-times (`{"ago": "P30D"}`) is evaluated against a clock: each call
+of its predicate reads the clock and turns every relative value into an instant, so a
+long-lived predicate never goes stale, while a filter without any keeps the plain compiled
+function and pays nothing. SQL, polars and explanations take the instant as `now` (the clock
+when they are built, by default), and `resolve(now)` gives the equivalent absolute filter.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .fields import CONTACT, Schema
-from .nodes import Node, fields_used
+from .nodes import Node, fields_used, relative_values, resolve
+from .relative import Ago, Clock, as_now, system_clock
 
 if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
@@ -23,6 +31,13 @@ R = TypeVar("R", bound=Mapping[str, Any])
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
+
+
+class Evaluator(Protocol):
+    """The compiled function: a record, and the instants of the filter's relative values in
+    order (none for an absolute filter)."""
+
+    def __call__(self, record: Record, instants: tuple[datetime, ...] = (), /) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -37,21 +52,92 @@ class Filter:
 
     @cached_property
     def predicate(self) -> Predicate:
-        """The compiled in-memory predicate, built once per filter."""
+        """The compiled in-memory predicate, built once per filter (on the system clock when
+        the filter has relative date-times)."""
+        if not self.relatives:
+            return self.evaluator
+        return self.predicate_at(system_clock)
+
+    @cached_property
+    def evaluator(self) -> Evaluator:
+        """The compiled function behind every predicate: `(record, instants) -> bool`, where
+        `instants` are those of `relatives` (and may be left out when there are none)."""
         from .backends.memory import compile_node
 
         return compile_node(self.root, self.schema)
 
-    def matches(self, record: Record) -> bool:
+    @cached_property
+    def relatives(self) -> tuple[Ago, ...]:
+        """The distinct relative date-times of the filter, in reading order."""
+        return relative_values(self.root)
+
+    @property
+    def is_relative(self) -> bool:
+        """Whether membership can change with time alone (the filter holds `{"ago": ...}`)."""
+        return bool(self.relatives)
+
+    def instants(self, now: datetime | None = None) -> tuple[datetime, ...]:
+        """The instant each of `relatives` stands for at `now` (default: the system clock)."""
+        moment = as_now(system_clock() if now is None else now)
+        return tuple(ago.before(moment) for ago in self.relatives)
+
+    def resolve(self, now: datetime | None = None) -> Filter:
+        """The absolute filter this one is at `now` (default: the system clock): each relative
+        date-time replaced by its instant. A filter without any is returned as it is."""
+        if not self.relatives:
+            return self
+        instants = dict(zip(self.relatives, self.instants(now), strict=True))
+        return Filter(resolve(self.root, instants), self.schema)
+
+    def predicate_at(self, clock: Clock) -> Predicate:
+        """The predicate reading `clock` on every call; the plain one for an absolute filter.
+
+        `clock` returns an aware datetime (a naive one is taken as UTC).
+        """
+        evaluate = self.evaluator
+        agos = self.relatives
+        if not agos:
+            return evaluate
+        if len(agos) == 1:  # the common case, without building a list per call
+            before = agos[0].resolver()
+
+            def predicate(record: Record) -> bool:
+                now = clock()
+                if now.tzinfo is not UTC:
+                    now = as_now(now)
+                return evaluate(record, (before(now),))
+
+            return predicate
+        befores = tuple(ago.resolver() for ago in agos)
+
+        def predicate_of_many(record: Record) -> bool:
+            now = clock()
+            if now.tzinfo is not UTC:
+                now = as_now(now)
+            return evaluate(record, tuple([before(now) for before in befores]))
+
+        return predicate_of_many
+
+    def matches(self, record: Record, *, now: datetime | None = None) -> bool:
         """Whether `record` belongs to the audience: the whole filter is TRUE for it.
 
         A missing key is null; a comparison with null is UNKNOWN, and UNKNOWN is not TRUE.
+        Relative date-times are taken at `now` (default: the system clock, read per call).
         """
-        return self.predicate(record)
+        if now is None or not self.relatives:
+            return self.predicate(record)
+        return self.evaluator(record, self.instants(now))
 
-    def select(self, records: Iterable[R]) -> Iterator[R]:
-        """The records that match, lazily, in their order."""
-        return filter(self.predicate, records)
+    def select(self, records: Iterable[R], *, now: datetime | None = None) -> Iterator[R]:
+        """The records that match, lazily, in their order.
+
+        Relative date-times are resolved once, at `now` or when `select` is called, so one
+        batch is judged at one instant.
+        """
+        if not self.relatives:
+            return filter(self.predicate, records)
+        evaluate, instants = self.evaluator, self.instants(now)
+        return (record for record in records if evaluate(record, instants))
 
     @property
     def fields(self) -> frozenset[str]:
@@ -70,25 +156,41 @@ class Filter:
 
         return to_json(self.root, indent=indent)
 
-    def to_sqlalchemy(self, target: Any) -> ColumnElement[bool]:
-        """A SQLAlchemy boolean expression over `target`: a Table, ORM class or name->column map."""
+    def to_sqlalchemy(self, target: Any, *, now: datetime | None = None) -> ColumnElement[bool]:
+        """A SQLAlchemy boolean expression over `target`: a Table, ORM class or name->column map.
+
+        Relative date-times become the instants they are at `now` (default: the clock now).
+        """
         from .backends.sqlalchemy import to_sqlalchemy
 
-        return to_sqlalchemy(self, target)
+        return to_sqlalchemy(self, target, now=now)
 
-    def to_sql(self, dialect: str = "postgresql", columns: Mapping[str, str] | None = None) -> str:
-        """A SQL condition for `dialect` with every literal inlined and safely quoted."""
+    def to_sql(
+        self,
+        dialect: str = "postgresql",
+        columns: Mapping[str, str] | None = None,
+        *,
+        now: datetime | None = None,
+    ) -> str:
+        """A SQL condition for `dialect` with every literal inlined and safely quoted.
+
+        Relative date-times become the instants they are at `now` (default: the clock now).
+        """
         from .backends.sql import to_sql
 
-        return to_sql(self, dialect, columns)
+        return to_sql(self, dialect, columns, now=now)
 
     def to_sql_params(
-        self, dialect: str = "postgresql", columns: Mapping[str, str] | None = None
+        self,
+        dialect: str = "postgresql",
+        columns: Mapping[str, str] | None = None,
+        *,
+        now: datetime | None = None,
     ) -> tuple[str, list[Any]]:
         """A SQL condition with placeholders, and its parameters in order."""
         from .backends.sql import to_sql_params
 
-        return to_sql_params(self, dialect, columns)
+        return to_sql_params(self, dialect, columns, now=now)
 
     def to_text(self) -> str:
         """The filter in the readable text syntax; `parse_text(f.to_text()) == f`."""
@@ -96,11 +198,12 @@ class Filter:
 
         return to_text(self.root)
 
-    def explain(self, record: Record) -> Explanation:
-        """Why `record` is in or out: each condition's TRUE/FALSE/UNKNOWN and the value seen."""
+    def explain(self, record: Record, *, now: datetime | None = None) -> Explanation:
+        """Why `record` is in or out: each condition's TRUE/FALSE/UNKNOWN and the value seen;
+        relative date-times are shown with the instant they stood for at `now`."""
         from .explain import explain
 
-        return explain(self, record)
+        return explain(self, record, now=now)
 
     def simplify(self) -> Filter:
         """An equivalent filter (same members for every record), no larger than this one."""

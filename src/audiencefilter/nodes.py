@@ -13,15 +13,18 @@ Design choices:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import ClassVar
 
 from .fields import Op
+from .relative import Ago
 from .values import Scalar
 
-Value = Scalar | tuple[Scalar, ...]
-"""A comparison's operand: one literal, or a tuple of literals for `in` and `notIn`."""
+Value = Scalar | Ago | tuple[Scalar, ...]
+"""A comparison's operand: one literal, a relative date-time (`Ago`), or a tuple of literals for
+`in` and `notIn`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +58,8 @@ class Comparison:
     Attributes:
         field: The field's name in the schema.
         op: The operator.
-        value: A literal, or a tuple of literals for `in`/`notIn`; date-times are aware UTC.
+        value: A literal, or a tuple of literals for `in`/`notIn`; date-times are aware UTC,
+            or an `Ago` for a date-time relative to the moment of evaluation.
         insensitive: Compare after case folding (`mode: "insensitive"`); always true for
             `contains`.
     """
@@ -121,3 +125,23 @@ def walk(node: Node) -> Iterator[Node]:
 def fields_used(node: Node) -> frozenset[str]:
     """The names of the fields a filter reads, e.g. to know which columns to load."""
     return frozenset(n.field for n in walk(node) if isinstance(n, Comparison | IsNull))
+
+
+def relative_values(node: Node) -> tuple[Ago, ...]:
+    """The distinct relative date-times of a filter, in reading order."""
+    found = dict.fromkeys(
+        n.value for n in walk(node) if isinstance(n, Comparison) and type(n.value) is Ago
+    )
+    return tuple(found)
+
+
+def resolve(node: Node, instants: Mapping[Ago, datetime]) -> Node:
+    """The tree with each relative date-time replaced by its instant in `instants`."""
+    if isinstance(node, Comparison):
+        value = node.value
+        return replace(node, value=instants[value]) if type(value) is Ago else node
+    if isinstance(node, And | Or):
+        return type(node)(tuple(resolve(item, instants) for item in node.items))
+    if isinstance(node, Not):
+        return Not(resolve(node.item, instants))
+    return node

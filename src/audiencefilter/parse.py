@@ -4,11 +4,18 @@ A hand-written walker rather than a pydantic model of the where clause: it track
 every value (`OR[1].points.gte`) and keeps going after a problem, so one `FilterError` lists
 everything wrong at once. The walk is bounded by `Limits` (depth, nodes, array length, text
 size) so no input can recurse without end or make the parser do unbounded work.
+
+It is on the hot path of a service that parses a filter per request, so the common case is
+kept cheap (tens of microseconds for a typical filter): exact-type checks before the generic
+`Mapping` ones, one dict lookup per operator key for the operators a field accepts, counters
+and group-of-one rules inlined, and a JSON decoder built once. Every unusual input falls
+through to the general code, which produces the messages.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -30,9 +37,11 @@ from .nodes import (
     IsNull,
     Node,
     Not,
+    Or,
     all_of,
     any_of,
 )
+from .relative import Ago, DurationError
 from .values import Scalar, as_utc, is_number, parse_datetime
 
 LOGICAL_KEYS = ("AND", "OR", "NOT")
@@ -62,12 +71,45 @@ def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         return obj
     flagged = _DuplicateKeys(obj)
     seen: set[str] = set()
-    flagged.duplicates = tuple(k for k, _ in pairs if k in seen or seen.add(k))
+    repeated = []
+    for key, _ in pairs:
+        if key in seen:
+            repeated.append(key)
+        seen.add(key)
+    flagged.duplicates = tuple(repeated)
     return flagged
 
 
 def _reject_constant(name: str) -> Any:
     raise _NonFiniteNumber(name)
+
+
+# Built once: `json.loads` with hooks builds a new decoder on every call.
+_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
+_Scanner = Callable[[str, int], tuple[Any, int]]
+_SCAN: _Scanner = _DECODER.scan_once  # type: ignore[attr-defined]
+# Without the hook: for `_read_quick`, which finds repeated keys by counting instead.
+_PLAIN_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_SCAN_PLAIN: _Scanner = _PLAIN_DECODER.scan_once  # type: ignore[attr-defined]
+_SPACE = re.compile(r"[ \t\n\r]*").match  # what `json` skips between tokens
+
+
+def _decode(text: str | bytes) -> Any:
+    """`json.loads` with the hooks above, same results and errors.
+
+    Plain text goes straight to the prebuilt decoder's scanner, as `JSONDecoder.decode` would
+    after the checks `json.loads` makes; anything else takes `json.loads` itself.
+    """
+    if type(text) is not str or text.startswith("\ufeff"):
+        return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
+    try:
+        value, end = _SCAN(text, _SPACE(text, 0).end())  # type: ignore[union-attr]
+    except StopIteration as err:
+        raise json.JSONDecodeError("Expecting value", text, err.value) from None
+    end = _SPACE(text, end).end()  # type: ignore[union-attr]
+    if end != len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
 
 
 def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
@@ -76,7 +118,12 @@ def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
     Raises:
         FilterError: the text is too large or is not JSON.
     """
-    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    if isinstance(text, bytes):
+        size = len(text)
+    elif len(text) * 4 <= limits.max_text:  # UTF-8 takes at most 4 bytes a character
+        size = 0
+    else:
+        size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.max_text:
         raise FilterError(
             [
@@ -88,7 +135,7 @@ def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
             ]
         )
     try:
-        return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
+        return _decode(text)
     except json.JSONDecodeError as exc:
         issue = _issue("", f"invalid JSON: {exc.msg}", None)
         issue = issue.model_copy(update={"line": exc.lineno, "column": exc.colno})
@@ -136,8 +183,41 @@ def parse(
         FilterError: listing every problem found, each with its path and, for text input,
             its line and column.
     """
+    if type(where) is str and "\\" not in where and len(where) * 4 <= limits.max_text:
+        root = _read_quick(where, schema, limits)
+        if root is not None:
+            return Filter(root, schema)
+    return _parse_exact(where, schema, limits)
+
+
+def _read_quick(text: str, schema: Schema, limits: Limits) -> Node | None:
+    """The AST of a valid filter text without the duplicate-key hook; None to take the long way.
+
+    The JSON is decoded by the C scanner alone, which keeps the last of repeated keys silently.
+    Repeats are then ruled out by counting: outside strings, valid JSON has exactly one colon
+    per object member, so `colons in the text - colons in its strings` is the number of
+    members, and it equals the number of keys the reader met only if no object lost a key.
+    (Without backslashes in the text, the decoded strings are the strings of the text.) A
+    filter with any problem also takes the long way, which reports every problem as usual.
+    """
+    if text.startswith("\ufeff"):
+        return None
+    try:
+        data, end = _SCAN_PLAIN(text, _SPACE(text, 0).end())  # type: ignore[union-attr]
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if _SPACE(text, end).end() != len(text) or type(data) is not dict:  # type: ignore[union-attr]
+        return None
+    reader = _Reader(schema, limits)
+    root = reader.where(data, None, 0)
+    if reader.issues or text.count(":") - reader.colons != reader.keys:
+        return None
+    return root
+
+
+def _parse_exact(where: str | bytes | Mapping[str, Any], schema: Schema, limits: Limits) -> Filter:
     source: str | None = None
-    if isinstance(where, str | bytes):
+    if isinstance(where, (str, bytes)):  # noqa: UP038 - a tuple is faster than a union here
         source = _as_str(where)
         data = load_json(where, limits)
     else:
@@ -178,8 +258,13 @@ class _Collector(IssueCollector):
         self.issues.append(Issue(path=rendered, message=message, suggestion=suggestion))
 
 
+# Types that are never a Mapping: deciding so without the slower `Mapping` ABC check.
+_NOT_MAPS = frozenset({str, int, float, bool, list, tuple, type(None)})
+
+
 def _is_map(value: object) -> bool:
-    return type(value) is dict or isinstance(value, Mapping)
+    kind = type(value)
+    return kind is dict or (kind not in _NOT_MAPS and isinstance(value, Mapping))
 
 
 def _is_seq(value: object) -> bool:
@@ -195,7 +280,16 @@ class _Reader:
         self.issues = _Collector()
         self.nodes = 0
         self.too_big = False
-        self.key_candidates = (*schema.names, *LOGICAL_KEYS)
+        self.max_nodes = limits.max_nodes
+        self.max_depth = limits.max_depth
+        self.fields, self.accepted = _tables(schema)
+        # Object members met and colons in the string literals read, for `_read_quick`.
+        self.keys = 0
+        self.colons = 0
+
+    @property
+    def key_candidates(self) -> tuple[str, ...]:
+        return (*self.schema.names, *LOGICAL_KEYS)
 
     def read(self, data: Any) -> Node:
         if not _is_map(data):
@@ -210,8 +304,10 @@ class _Reader:
     def count(self, path: Path) -> bool:
         """Count one node; False once the filter is over the node limit (reported once)."""
         self.nodes += 1
-        if self.nodes <= self.limits.max_nodes:
-            return True
+        return self.nodes <= self.max_nodes or self.over_limit(path)
+
+    def over_limit(self, path: Path) -> bool:
+        """Report the node limit once; always False, for `count <= max or over_limit()`."""
         if not self.too_big:
             self.too_big = True
             self.issues.add(
@@ -232,7 +328,7 @@ class _Reader:
         return False
 
     def where(self, obj: Mapping[Any, Any], path: Path, depth: int) -> Node:
-        if isinstance(obj, _DuplicateKeys):
+        if type(obj) is not dict and isinstance(obj, _DuplicateKeys):
             for key in obj.duplicates:
                 self.issues.add(
                     (path, key),
@@ -240,26 +336,42 @@ class _Reader:
                     "merge the two into one, or use AND: [...]",
                 )
         items: list[Node] = []
+        fields = self.fields
+        self.keys += len(obj)
         for key, value in obj.items():
             if self.too_big:
                 break
-            if not isinstance(key, str):
+            if type(key) is not str and not isinstance(key, str):
                 self.issues.add(path, f"keys must be strings, found {describe_value(key)}", None)
                 continue
             key_path = (path, key)
-            if key == "AND":
+            field = fields.get(key)
+            if field is not None:  # the common case first; no field is named AND, OR or NOT
+                self.nodes += 1
+                if self.nodes > self.max_nodes and not self.over_limit(key_path):
+                    continue
+                # `field` inlined for the common shapes
+                found = type(value)
+                if found is dict:
+                    nodes = self.operators(field, value, key_path, depth, False, False)
+                    items.append(nodes[0] if len(nodes) == 1 else all_of(tuple(nodes)))
+                elif found is _PLAIN_TYPES.get(field.type) and (
+                    found is not str or value.isascii()
+                ):
+                    if found is str:
+                        self.colons += value.count(":")
+                    items.append(Comparison(field.name, Op.EQUALS, value, False))
+                else:
+                    items.append(self.field(field, value, key_path, depth))
+            elif key == "AND":
                 items.append(self.group(value, key_path, depth + 1, all_of))
             elif key == "OR":
                 items.append(self.group(value, key_path, depth + 1, any_of))
             elif key == "NOT":
                 items.append(self.negation(value, key_path, depth + 1))
             else:
-                field = self.schema.get(key)
-                if field is None:
-                    self.unknown_field(key, key_path)
-                elif self.count(key_path):
-                    items.append(self.field(field, value, key_path, depth))
-        return all_of(tuple(items))
+                self.unknown_field(key, key_path)
+        return items[0] if len(items) == 1 else all_of(tuple(items))
 
     def unknown_field(self, key: str, path: Path) -> None:
         hint = did_you_mean(key, self.key_candidates)
@@ -269,7 +381,7 @@ class _Reader:
 
     def where_items(self, value: Any, path: Path, depth: int) -> list[Node] | None:
         """The where objects of a group: an array of them or a single one."""
-        if not self.deeper(path, depth) or not self.count(path):
+        if (depth > self.max_depth and not self.deeper(path, depth)) or not self.count(path):
             return None
         if _is_map(value):
             return [self.where(value, path, depth)]
@@ -277,7 +389,7 @@ class _Reader:
             items = []
             for index, item in enumerate(value):
                 item_path = (path, index)
-                if _is_map(item):
+                if type(item) is dict or _is_map(item):
                     items.append(self.where(item, item_path, depth))
                 else:
                     self.issues.add(
@@ -298,19 +410,22 @@ class _Reader:
         self, value: Any, path: Path, depth: int, combine: Callable[[tuple[Node, ...]], Node]
     ) -> Node:
         items = self.where_items(value, path, depth)
-        return TRUE if items is None else combine(tuple(items))
+        if items is None:
+            return TRUE
+        return items[0] if len(items) == 1 else combine(tuple(items))
 
     def negation(self, value: Any, path: Path, depth: int) -> Node:
         items = self.where_items(value, path, depth)
         if not items:  # `NOT: []` negates nothing: TRUE, like an empty AND.
             return TRUE
-        return Not(any_of(tuple(items)))
+        return Not(items[0] if len(items) == 1 else Or(tuple(items)))
 
     def field(self, field: Field, value: Any, path: Path, depth: int) -> Node:
         if value is None:
             return IsNull(field.name)
         if _is_map(value):
-            return all_of(tuple(self.operators(field, value, path, depth, False, False)))
+            nodes = self.operators(field, value, path, depth, False, False)
+            return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
         return self.comparison(field, Op.EQUALS, value, path, False)
 
     def operators(
@@ -322,7 +437,7 @@ class _Reader:
         inherited: bool,
         inside_not: bool,
     ) -> list[Node]:
-        if isinstance(obj, _DuplicateKeys):
+        if type(obj) is not dict and isinstance(obj, _DuplicateKeys):
             for key in obj.duplicates:
                 self.issues.add(
                     (path, key),
@@ -333,16 +448,53 @@ class _Reader:
         if "mode" in obj:
             insensitive = self.mode(field, obj["mode"], (path, "mode"), inside_not)
         nodes: list[Node] = []
+        accepted = self.accepted[field.name]
+        self.keys += len(obj)
         for key, value in obj.items():
+            known = accepted.get(key)
+            if known is not None:  # the common case: an operator this field takes
+                key_path = (path, key)
+                self.nodes += 1
+                if self.nodes > self.max_nodes and not self.over_limit(key_path):
+                    continue
+                plain = _PLAIN_TYPES.get(field.type)
+                found = type(value)
+                if (
+                    found is plain
+                    and known not in LIST_OPS
+                    and (plain is not str or value.isascii())
+                ):  # what `comparison` does for a literal that is its own value, inlined
+                    sensitive = plain is not str or not (insensitive or known is Op.CONTAINS)
+                    if plain is str:
+                        self.colons += value.count(":")
+                    nodes.append(Comparison(field.name, known, value, not sensitive))
+                    continue
+                if plain is None and found is str and known not in LIST_OPS:  # a date-time
+                    instant = _instant_or_none(value)
+                    if instant is not None:
+                        self.colons += value.count(":")
+                        nodes.append(Comparison(field.name, known, instant, False))
+                        continue
+                nodes.append(self.comparison(field, known, value, key_path, insensitive))
+                continue
             if key == "mode":
                 continue
             key_path = (path, key)
             if key == "not":
                 if self.deeper(key_path, depth + 1) and self.count(key_path):
-                    nodes.append(self.field_not(field, value, key_path, depth + 1, insensitive))
+                    if value is None:  # `field_not` inlined for `not: null`
+                        nodes.append(Not(IsNull(field.name)))
+                    else:
+                        nodes.append(self.field_not(field, value, key_path, depth + 1, insensitive))
                 continue
             op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
-            if op is None:
+            if op is None and key == "ago" and field.type is FieldType.DATETIME:
+                self.issues.add(
+                    key_path,
+                    '"ago" makes a value, not a condition: it follows an operator',
+                    'write e.g. {"gte": {"ago": "P30D"}} for "in the last 30 days"',
+                )
+            elif op is None:
                 hint = did_you_mean(str(key), field.operator_names)
                 self.issues.add(
                     key_path,
@@ -389,7 +541,7 @@ class _Reader:
 
     def comparison(self, field: Field, op: Op, value: Any, path: Path, insensitive: bool) -> Node:
         insensitive = field.type is FieldType.STRING and (insensitive or op is Op.CONTAINS)
-        if op in LIST_OPS:
+        if op is Op.IN or op is Op.NOT_IN:
             return Comparison(field.name, op, self.array(field, op, value, path), insensitive)
         if value is None:
             if op is Op.EQUALS:
@@ -431,12 +583,50 @@ class _Reader:
                 )
                 continue
             literal = self.literal(field, item, item_path)
-            if literal is not None:
+            if isinstance(literal, Ago):
+                self.issues.add(
+                    item_path,
+                    f"a relative date-time is not allowed inside {op.value}: a list holds "
+                    "fixed values",
+                    "compare with equals, or combine conditions with OR",
+                )
+            elif literal is not None:
                 items.append(literal)
         return tuple(items)
 
-    def literal(self, field: Field, value: Any, path: Path) -> Scalar | None:
+    def relative(self, value: Mapping[Any, Any], path: Path) -> Ago | None:
+        """`{"ago": "<ISO 8601 duration>"}`: a date-time relative to the moment of evaluation."""
+        self.keys += len(value)
+        text = value.get("ago")
+        if type(value) is not dict and isinstance(value, _DuplicateKeys):
+            self.issues.add((path, "ago"), 'the key "ago" appears more than once', None)
+            return None
+        if len(value) != 1 or not isinstance(text, str):
+            self.issues.add(
+                path,
+                'expected a date-time, or {"ago": "<ISO 8601 duration>"} for one relative to '
+                f"now, found {describe_value(value)}",
+                'write e.g. {"ago": "P30D"} for 30 days ago',
+            )
+            return None
+        try:
+            return Ago.parse(text)
+        except DurationError as exc:
+            self.issues.add((path, "ago"), str(exc), exc.suggestion)
+            return None
+
+    def literal(self, field: Field, value: Any, path: Path) -> Scalar | Ago | None:
         kind = field.type
+        exact = type(value)
+        if exact is str:
+            self.colons += value.count(":")
+        if (
+            (exact is str and kind is FieldType.STRING and value.isascii())
+            or (exact is int and kind is FieldType.NUMBER)
+            or (exact is bool and kind is FieldType.BOOLEAN)
+        ):
+            plain: Scalar = value  # an exact int, bool or ASCII str of its type is its own literal
+            return plain
         if kind is FieldType.STRING and isinstance(value, str):
             if _is_valid_unicode(value):
                 return value
@@ -447,6 +637,8 @@ class _Reader:
         if kind is FieldType.BOOLEAN and isinstance(value, bool):
             return value
         if kind is FieldType.DATETIME:
+            if _is_map(value):
+                return self.relative(value, path)
             try:
                 if isinstance(value, str):
                     return parse_datetime(value)
@@ -466,6 +658,41 @@ class _Reader:
             f'"{field.name}", found {describe_value(value)}',
             _type_hint(kind, value),
         )
+        return None
+
+
+# The literal type that is its own value, per field type (no conversion, nothing to check).
+_PLAIN_TYPES: Mapping[FieldType, type] = {
+    FieldType.STRING: str,
+    FieldType.NUMBER: int,
+    FieldType.BOOLEAN: bool,
+}
+_Tables = tuple[Mapping[str, Field], Mapping[str, Mapping[Any, Op]]]
+# By identity, holding the schema so its id cannot be reused: hashing a schema costs more than
+# building the tables' lookups saves. Schemas are few; past 64 the tables are just rebuilt.
+_TABLES: dict[int, tuple[Schema, _Tables]] = {}
+
+
+def _tables(schema: Schema) -> _Tables:
+    """Per schema, once: fields by name, and for each field its accepted operators by name."""
+    cached = _TABLES.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    fields = {f.name: f for f in schema.fields}
+    accepted = {
+        f.name: {op.value: op for op in _OPS_BY_NAME.values() if f.accepts(op)}
+        for f in schema.fields
+    }
+    if len(_TABLES) < 64:
+        _TABLES[id(schema)] = (schema, (fields, accepted))
+    return fields, accepted
+
+
+def _instant_or_none(text: str) -> datetime | None:
+    """`parse_datetime`, or None where it would raise (the general path then says why)."""
+    try:
+        return parse_datetime(text)
+    except ValueError:
         return None
 
 

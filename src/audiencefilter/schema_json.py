@@ -4,7 +4,8 @@ For editors, form builders and API documentation: it accepts exactly what `parse
 structure and types (which keys, which operators per field type, which value types, arrays
 without nulls, `mode` only on strings and never inside `not`). What JSON Schema cannot express is
 left to `parse`: date-time syntax beyond "a string", duplicate keys, and the size and depth
-limits.
+limits. A date-time operator also takes a relative value, `{"ago": "P30D"}`, whose duration
+is checked by pattern only (its length bound is left to `parse`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .fields import CONTACT, FieldType, Op, Schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-_VALUE = {
+_VALUE: dict[FieldType, dict[str, Any]] = {
     FieldType.STRING: {"type": "string"},
     FieldType.NUMBER: {"type": "number"},
     FieldType.BOOLEAN: {"type": "boolean"},
@@ -25,6 +26,30 @@ _VALUE = {
         "examples": ["2025-01-31", "2025-01-31T09:30:00Z"],
     },
 }
+
+
+_AGO: dict[str, Any] = {
+    "type": "object",
+    "description": "a date-time relative to the moment of evaluation: now minus an ISO 8601 "
+    "duration (fractions on seconds only)",
+    "properties": {
+        "ago": {
+            "type": "string",
+            "pattern": r"^[Pp](?!$)([0-9]+[Yy])?([0-9]+[Mm])?([0-9]+[Ww])?([0-9]+[Dd])?"
+            r"([Tt](?!$)([0-9]+[Hh])?([0-9]+[Mm])?([0-9]+([.,][0-9]{1,6})?[Ss])?)?$",
+            "examples": ["P30D", "P1Y6M", "PT12H"],
+        }
+    },
+    "required": ["ago"],
+    "additionalProperties": False,
+}
+
+
+def _operand(kind: FieldType) -> dict[str, Any]:
+    """What an operator other than `in`/`notIn` compares with: a literal, or for date-times
+    also a relative value."""
+    value: dict[str, Any] = _VALUE[kind]
+    return {"oneOf": [value, _AGO]} if kind is FieldType.DATETIME else value
 
 
 def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
@@ -79,15 +104,16 @@ def _field_filter(kind: FieldType) -> dict[str, Any]:
 
 def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
     value = _VALUE[kind]
+    operand = _operand(kind)
     ops = sorted((op for op in Op if op in _ops(kind)), key=lambda op: op.value)
     properties: dict[str, Any] = {}
     for op in ops:
         if op in (Op.IN, Op.NOT_IN):
             properties[op.value] = {"type": "array", "items": value}
         elif op is Op.EQUALS:
-            properties[op.value] = {"oneOf": [{"type": "null"}, value]}
+            properties[op.value] = {"oneOf": [{"type": "null"}, operand]}
         else:
-            properties[op.value] = value
+            properties[op.value] = operand
     properties["not"] = {
         "oneOf": [
             {"type": "null"},

@@ -8,6 +8,10 @@ both mean "not a member". Rewrites that are exact in three-valued logic (flatten
 double negation, duplicate removal, merging `in` lists, tightening ranges that stay non-empty) are
 applied everywhere.
 
+Relative date-times (`{"ago": ...}`) are treated conservatively: how one compares with another
+value depends on the clock, so a comparison holding one takes part in no range tightening and no
+`in` merge; only rewrites that hold at every instant (duplicates, constants, grouping) touch it.
+
 `is_unsatisfiable` is sound, not complete: when it says True no record can match; it finds the
 contradictions `simplify` folds (empty ranges, disjoint `in` lists, `in: []`, IS NULL next to a
 comparison on the same field).
@@ -20,6 +24,7 @@ from typing import Any
 
 from .fields import FieldType, Op, Schema
 from .nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, all_of, any_of
+from .relative import Ago
 
 _LOWER = {Op.GT: False, Op.GTE: True}
 _UPPER = {Op.LT: False, Op.LTE: True}
@@ -112,7 +117,7 @@ class _Simplifier:
 
     def _ordered(self, node: Comparison) -> bool:
         kind = self.schema[node.field].type if node.field in self.schema else None
-        ordered = kind in (FieldType.NUMBER, FieldType.DATETIME)
+        ordered = kind in (FieldType.NUMBER, FieldType.DATETIME) and not isinstance(node.value, Ago)
         return ordered and (node.op in _LOWER or node.op in _UPPER or node.op is Op.EQUALS)
 
 
@@ -175,6 +180,7 @@ def _merge_memberships(items: list[Node], schema: Schema) -> list[Node]:
         if (
             isinstance(item, Comparison)
             and item.op in (Op.EQUALS, Op.IN)
+            and not isinstance(item.value, Ago)
             and item.field in schema
             and schema[item.field].accepts(Op.IN)
         ):

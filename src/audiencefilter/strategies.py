@@ -5,6 +5,10 @@ integers around 2^53 and 2^63, date-times with offsets and microseconds) so that
 filters often hit random records: a differential test that never matches anything proves
 little. Requires the `hypothesis` package, which the core library does not depend on.
 
+Date-time conditions are sometimes relative (`{"ago": "P6M"}`). Their durations are chosen so
+that, taken at `NOW`, they land on or next to the instants records hold (`P6M` is exactly
+2025-01-01): evaluate with `now=NOW` to make them bite.
+
     >>> from hypothesis import given
     >>> from audiencefilter.strategies import filters, records
     >>> @given(filters(), records())
@@ -83,6 +87,13 @@ INTEGERS = (
 
 _ZONES = (UTC, timezone(timedelta(hours=2)), timezone(timedelta(hours=-5, minutes=-30)))
 
+NOW = datetime(2025, 7, 1, tzinfo=UTC)
+"""The instant to evaluate relative date-times of generated filters at."""
+
+DURATIONS = ("PT0S", "PT0.000001S", "P1D", "P1W", "PT1H", "P1M1D", "P6M", "P18M", "P1Y6M", "P2Y")
+"""Durations of generated relative date-times: from `NOW`, `P6M` is 2025-01-01, `P18M` and
+`P1Y6M` are 2024-01-01 and `PT0.000001S` is the last microsecond of June 2025."""
+
 
 def _instants() -> st.SearchStrategy[datetime]:
     base = st.sampled_from(
@@ -90,6 +101,7 @@ def _instants() -> st.SearchStrategy[datetime]:
             datetime(2024, 1, 1, tzinfo=UTC),
             datetime(2025, 1, 1, tzinfo=UTC),
             datetime(2025, 6, 30, 23, 59, 59, 999999, tzinfo=UTC),
+            NOW,
         )
     )
     shifted = st.builds(
@@ -168,6 +180,12 @@ def _json_literal(kind: FieldType, value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
+def relative_values() -> st.SearchStrategy[dict[str, str]]:
+    """`{"ago": duration}` from `DURATIONS`, sometimes spelt another way (`P7D` for `P1W`)."""
+    spelt = st.sampled_from(DURATIONS) | st.sampled_from(("P7D", "PT60M", "P0D", "p1d", "P12M"))
+    return spelt.map(lambda duration: {"ago": duration})
+
+
 def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[str, Any]]:
     """`{field: literal}`, `{field: null}` or `{field: {ops...}}` with mode and `not`."""
 
@@ -176,6 +194,11 @@ def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[st
         field = draw(st.sampled_from(schema.fields))
         kind = field.type
         value = _value(kind, hostile).map(lambda v: _json_literal(kind, v))
+        # Where one literal is compared (not in lists, not as a shorthand), a date-time is
+        # relative half of the time.
+        operand: st.SearchStrategy[Any] = value
+        if kind is FieldType.DATETIME:
+            operand = st.one_of(value, relative_values())
         shape = draw(st.integers(0, 9))
         if shape == 0:
             return {field.name: None}
@@ -191,7 +214,7 @@ def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[st
             if op in (Op.IN, Op.NOT_IN):
                 body[op.value] = draw(st.lists(value, max_size=4))
             else:
-                body[op.value] = draw(value)
+                body[op.value] = draw(operand)
         negation = draw(st.integers(0, 5))
         if negation == 1:
             body["not"] = None
@@ -199,7 +222,7 @@ def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[st
             body["not"] = draw(value)
         elif negation == 3:
             op = draw(st.sampled_from(ops))
-            inner = draw(st.lists(value, max_size=3)) if op in (Op.IN, Op.NOT_IN) else draw(value)
+            inner = draw(st.lists(value, max_size=3)) if op in (Op.IN, Op.NOT_IN) else draw(operand)
             body["not"] = {op.value: inner}
         if kind is FieldType.STRING and draw(st.booleans()):
             body["mode"] = draw(st.sampled_from(("insensitive", "default")))
@@ -256,8 +279,9 @@ def where_noise(
     Args:
         finite: Leave out NaN and infinities (for values that must be valid JSON).
     """
-    names = [*schema.names[:4], "AND", "OR", "NOT", "and", "x", ""]
-    names += ["not", "mode", "equals", "gt", "in", "notIn", "contains", "startsWith"]
+    dated = [f.name for f in schema.fields if f.type is FieldType.DATETIME][:1]
+    names = [*schema.names[:4], *dated, "AND", "OR", "NOT", "and", "x", ""]
+    names += ["not", "mode", "equals", "gt", "in", "notIn", "contains", "startsWith", "ago"]
     keys = st.sampled_from(names)
     floats = st.floats(allow_nan=not finite, allow_infinity=not finite)
     scalars = st.one_of(
@@ -266,7 +290,7 @@ def where_noise(
         st.integers(),
         floats,
         st.text(max_size=8),
-        st.sampled_from(["insensitive", "2025-01-01"]),
+        st.sampled_from(["insensitive", "2025-01-01", "P30D", "PT0.5S", "-P1D", "P1.5D"]),
     )
     return st.recursive(
         scalars,

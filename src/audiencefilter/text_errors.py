@@ -33,7 +33,7 @@ _OPERATORS = (
     "not in",
 )
 _KEYWORDS = frozenset({"OR", "AND", "NOT", "TRUE", "FALSE", "NULL", "OPERATOR", "NULL_TEST"})
-_VALUES = frozenset({"STRING", "NUMBER", "DATETIME", "TRUE", "FALSE", "NULL"})
+_VALUES = frozenset({"STRING", "NUMBER", "DATETIME", "RELATIVE", "TRUE", "FALSE", "NULL"})
 _CONDITION_START = frozenset({"NAME", "QUOTED_NAME", "NOT", "LPAR"})
 _WORDS = {
     "NULL_TEST": '"is null", "is not null"',
@@ -54,9 +54,11 @@ _WORDS = {
     "STRING": 'a "string"',
     "NUMBER": "a number",
     "DATETIME": "a date-time such as 2025-01-31",
+    "RELATIVE": "a relative date-time such as 30 days ago",
 }
 _ORDER = (
-    "OPERATOR NULL_TEST NAME QUOTED_NAME NOT LPAR STRING NUMBER DATETIME TRUE FALSE NULL LSQB "
+    "OPERATOR NULL_TEST NAME QUOTED_NAME NOT LPAR STRING NUMBER DATETIME RELATIVE TRUE FALSE NULL "
+    "LSQB "
     "COMMA RSQB IGNORING_CASE AND OR RPAR $END"
 ).split()
 _PHRASES: dict[str, tuple[str, ...]] = {
@@ -173,6 +175,8 @@ def _describe(token: Token) -> str:
         return f"the number {token.value}"
     if kind == "DATETIME":
         return f"the date-time {token.value}"
+    if kind == "RELATIVE":
+        return f"the relative date-time {' '.join(token.value.split())}"
     if kind == "OPERATOR":
         return f'the operator "{" ".join(token.value.split())}"'
     if kind == "QUOTED_NAME":

@@ -13,6 +13,7 @@ import re
 from datetime import datetime
 
 from .dump import format_datetime
+from .relative import Ago
 from .values import Scalar
 
 _SIMPLE_ESCAPES = {
@@ -117,8 +118,11 @@ def field_name(name: str) -> str:
     return quote(name, "`")
 
 
-def literal(value: Scalar) -> str:
-    """A value as written in a filter: `"text"`, `42`, `1.5`, `true`, `2025-01-31T09:30:00Z`."""
+def literal(value: Scalar | Ago) -> str:
+    """A value as written in a filter: `"text"`, `42`, `1.5`, `true`, `2025-01-31T09:30:00Z`,
+    `30 days ago`."""
+    if isinstance(value, Ago):
+        return value.words
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):

@@ -24,6 +24,7 @@ from .errors import Issue, describe_value, did_you_mean, join_path
 from .fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
 from .jsonpos import line_column
 from .nodes import FALSE, TRUE, And, Comparison, IsNull, Node, Not, Or
+from .relative import Ago, DurationError
 from .text_literals import EscapeError, literal, unquote
 from .values import Scalar, is_number, parse_datetime
 
@@ -91,6 +92,8 @@ def _describe_token(token: Token) -> str:
         return f"the number {token.value}"
     if kind == "DATETIME":
         return f"the date-time {token.value}"
+    if kind == "RELATIVE":
+        return f"the relative date-time {' '.join(token.value.split())}"
     return str(token.value).lower()
 
 
@@ -292,14 +295,24 @@ class Builder:
                 )
                 valid = False
                 continue
+            if token.type == "RELATIVE" and field.type is FieldType.DATETIME:
+                self.issue(
+                    token,
+                    f'a relative date-time is not allowed inside "{written}": a list holds '
+                    "fixed values",
+                    "compare with =, or combine conditions with or",
+                    path,
+                )
+                valid = False
+                continue
             value = self.literal(field, token, path)
-            if value is None:
+            if value is None or isinstance(value, Ago):  # (a relative value was refused above)
                 valid = False
             else:
                 values.append(value)
         return tuple(values) if valid else None
 
-    def literal(self, field: Field, token: Token, path: str) -> Scalar | None:
+    def literal(self, field: Field, token: Token, path: str) -> Scalar | Ago | None:
         kind, text = field.type, token.value
         try:
             if token.type == "STRING":
@@ -312,6 +325,8 @@ class Builder:
                 return self.number(text, token, path, field)
             elif token.type == "DATETIME" and kind is FieldType.DATETIME:
                 return self.datetime(text, token, path, f"the date-time {text}")
+            elif token.type == "RELATIVE" and kind is FieldType.DATETIME:
+                return self.relative(text, token, path)
             elif token.type in ("TRUE", "FALSE") and kind is FieldType.BOOLEAN:
                 return token.type == "TRUE"
         except EscapeError as exc:
@@ -357,6 +372,13 @@ class Builder:
             path,
         )
         return None
+
+    def relative(self, text: str, token: Token, path: str) -> Ago | None:
+        try:
+            return Ago.from_words(text)
+        except DurationError as exc:
+            self.issue(token, str(exc), exc.suggestion, path)
+            return None
 
     def datetime(self, text: str, token: Token, path: str, found: str) -> Scalar | None:
         try:

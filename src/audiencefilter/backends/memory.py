@@ -5,62 +5,101 @@ Design choices:
   boolean expressions, "is TRUE" and "is FALSE"; `NOT` swaps them, and UNKNOWN is simply
   neither. De Morgan holds in Kleene logic, so `AND`'s FALSE is "any item FALSE" and so on.
   The record is in the audience when the root is TRUE.
-- The function is built with the `ast` module: literals become `ast.Constant` nodes and other
-  values (sets, date-times) are bound as names in the function's namespace. No value is ever
-  formatted into source text, so no value can change the code.
-- Each comparison reads its field once, with `record.get`, into a local (`:=`).
+- The function is built with the `ast` module: literals (and frozensets of them, for `in`)
+  become `ast.Constant` nodes and other values (date-times) are bound as names in the
+  function's namespace. No value is ever formatted into source text, so no value can change
+  the code.
+- It should run as fast as a lambda written by hand, so it carries no work a hand-written one
+  would not:
+  - A comparison reads its field with `record.get` into a local and tests it for null first,
+    except where the test is FALSE for null anyway (`== literal` and case-sensitive `in` in a
+    "is TRUE" position), which is most of the common filters.
+  - Along a chain of conjuncts, a field already read and known to be present is not read or
+    tested again: `points >= 100 and points < 1000` reads `points` once.
+  - Date-time ordering trusts an exact `datetime` as it is. A naive one cannot be ordered
+    against an aware instant and raises `TypeError`, and then the record is evaluated again
+    by the exact version of the function, which normalizes every value; so the answer is the
+    same, and the common case skips a time-zone check per record.
+- A record whose value has the wrong type ends in `RecordError` naming the field, raised by the
+  exact version; the `try` costs nothing on the normal path.
+- Relative date-times (`{"ago": "P30D"}`) are not constants: the function takes a second
+  argument, the tuple of their instants in `relative_values` order, and reads `_instants[i]`
+  where an absolute date-time would be bound. The caller (`Filter`) computes the tuple from its
+  clock on each call; an absolute filter is called with the record alone.
 """
 
 from __future__ import annotations
 
 import ast
 import itertools
+from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from ..fields import FieldType, Op, Schema
-from ..nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..fields import ORDERING_OPS, FieldType, Op, Schema
+from ..nodes import And, Comparison, Const, IsNull, Node, Not, Or, relative_values, walk
+from ..relative import Ago
 from ..values import fold, record_datetime
+
+if TYPE_CHECKING:
+    from ..filter import Evaluator
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
+Instants = tuple[datetime, ...]
+Known = dict[str, str]
+"""Fields proven present at a point of the expression, and the local holding each value."""
 
 _ORDER = {Op.GT: ast.Gt, Op.GTE: ast.GtE, Op.LT: ast.Lt, Op.LTE: ast.LtE, Op.EQUALS: ast.Eq}
 _RECORD = "record"
+_INSTANTS = "_instants"
+_CAUGHT = ("TypeError", "AttributeError", "ValueError")
+_CONSTANT_TYPES = (str, int, float, bool)
+_NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []}  # a field from Python 3.12 on
 
 
 class RecordError(TypeError):
     """A record holds a value of the wrong type for a field the filter reads."""
 
 
-def compile_node(root: Node, schema: Schema) -> Predicate:
-    """A predicate that is true exactly when `root` is TRUE for a record.
+def compile_node(root: Node, schema: Schema) -> Evaluator:
+    """A function of a record (and, for relative date-times, their instants) that is true
+    exactly when `root` is TRUE for the record.
 
-    A record whose value has the wrong type for its field raises `RecordError` naming the field;
-    the `try` costs nothing on the normal path.
+    A record whose value has the wrong type for its field raises `RecordError` naming the field.
     """
-    builder = _Builder(schema)
-    body = builder.true(root)
 
-    def record_error(record: Record) -> bool:
+    def record_error(record: Record, instants: Instants = ()) -> bool:
         raise RecordError(_diagnose(record, root, schema))
 
-    builder.bound["_record_error"] = record_error
+    fast_builder = _Builder(schema, root, fast=True)
+    if not fast_builder.differs:
+        return _function(_Builder(schema, root, fast=False), root, record_error)
+    built: list[Evaluator] = []
+
+    def exact(record: Record, instants: Instants = ()) -> bool:
+        # Built on the first record the fast version hands over, which is often never.
+        if not built:
+            built.append(_function(_Builder(schema, root, fast=False), root, record_error))
+        return built[0](record, instants)
+
+    return _function(fast_builder, root, exact)
+
+
+def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
+    """`def audience_filter(record, _instants=())`: return whether `root` is TRUE; on a bad
+    value, `on_error`."""
+    body, _ = builder.build(root, True, {})
+    builder.bound["_on_error"] = on_error
     guarded = ast.Try(
         body=[ast.Return(value=body)],
         handlers=[
             ast.ExceptHandler(
-                type=ast.Tuple(elts=[ast.Name(n, ast.Load()) for n in _CAUGHT], ctx=ast.Load()),
+                type=ast.Tuple(elts=[_name(n) for n in _CAUGHT], ctx=ast.Load()),
                 name=None,
                 body=[
-                    ast.Return(
-                        value=ast.Call(
-                            func=ast.Name("_record_error", ast.Load()),
-                            args=[ast.Name(_RECORD, ast.Load())],
-                            keywords=[],
-                        )
-                    )
+                    ast.Return(value=_call(_name("_on_error"), _name(_RECORD), _name(_INSTANTS)))
                 ],
             )
         ],
@@ -71,29 +110,26 @@ def compile_node(root: Node, schema: Schema) -> Predicate:
         name="audience_filter",
         args=ast.arguments(
             posonlyargs=[],
-            args=[ast.arg(arg=_RECORD)],
+            args=[ast.arg(arg=_RECORD), ast.arg(arg=_INSTANTS)],
             kwonlyargs=[],
             kw_defaults=[],
-            defaults=[],
+            defaults=[ast.Constant(cast(Any, ()))],
         ),
         body=[guarded],
         decorator_list=[],
-        type_params=[],
+        **_NO_TYPE_PARAMS,
     )
     module = ast.fix_missing_locations(ast.Module(body=[function], type_ignores=[]))
     namespace: dict[str, Any] = dict(builder.bound)
     exec(compile(module, "<audiencefilter>", "exec"), namespace)
-    predicate: Predicate = namespace["audience_filter"]
+    predicate: Evaluator = namespace["audience_filter"]
     return predicate
-
-
-_CAUGHT = ("TypeError", "AttributeError", "ValueError")
 
 
 def _diagnose(record: Record, root: Node, schema: Schema) -> str:
     from ..nodes import fields_used
 
-    expected = {
+    expected: dict[FieldType, type | tuple[type, ...]] = {
         FieldType.STRING: str,
         FieldType.NUMBER: (int, float),
         FieldType.BOOLEAN: bool,
@@ -119,118 +155,170 @@ def _diagnose(record: Record, root: Node, schema: Schema) -> str:
 
 
 class _Builder:
-    """Builds the "is TRUE" / "is FALSE" expressions of each node."""
+    """Builds the "is TRUE" / "is FALSE" expressions of each node.
 
-    def __init__(self, schema: Schema) -> None:
+    With `fast`, date-time ordering skips the time-zone check (see the module docstring);
+    `differs` tells whether that changed anything, i.e. whether a fast version is worth having.
+    """
+
+    def __init__(self, schema: Schema, root: Node, *, fast: bool) -> None:
         self.schema = schema
-        self.bound: dict[str, Any] = {"_as_instant": _as_instant, "_datetime": datetime}
+        self.fast = fast
+        self.differs = fast and any(
+            isinstance(n, Comparison)
+            and n.op in ORDERING_OPS
+            and schema[n.field].type is FieldType.DATETIME
+            for n in walk(root)
+        )
+        self.bound: dict[str, Any] = {"_as_instant": record_datetime, "_datetime": datetime}
         self.names = itertools.count()
+        reads = Counter(n.field for n in walk(root) if isinstance(n, Comparison | IsNull))
+        self.repeated = frozenset(name for name, count in reads.items() if count > 1)
+        self.relatives = {ago: index for index, ago in enumerate(relative_values(root))}
 
-    def true(self, node: Node) -> ast.expr:
-        return self.build(node, True)
+    def build(self, node: Node, want: bool, known: Known) -> tuple[ast.expr, Known]:
+        """An expression that holds when `node` evaluates to `want` (TRUE or FALSE).
 
-    def build(self, node: Node, want: bool) -> ast.expr:
-        """An expression that holds when `node` evaluates to `want` (TRUE or FALSE)."""
+        `known` lists the fields proven present where the expression runs; the second result
+        lists those the expression proves present when it holds.
+        """
         if isinstance(node, Const):
-            return ast.Constant(node.value is want)
+            return ast.Constant(node.value is want), known
         if isinstance(node, Not):
-            return self.build(node.item, not want)
+            return self.build(node.item, not want, known)
         if isinstance(node, And | Or):
             # AND is TRUE when all items are; FALSE when any item is. OR the other way round.
-            all_needed = isinstance(node, And) is want
-            op: ast.boolop = ast.And() if all_needed else ast.Or()
-            return ast.BoolOp(op=op, values=[self.build(item, want) for item in node.items])
+            if isinstance(node, And) is want:
+                return self.conjunction(node.items, want, known)
+            values = [self.build(item, want, known)[0] for item in node.items]
+            return ast.BoolOp(op=ast.Or(), values=values), known
         if isinstance(node, IsNull):
+            return self.is_null(node.field, want, known)
+        return self.comparison(node, want, known)
+
+    def conjunction(
+        self, items: tuple[Node, ...], want: bool, known: Known
+    ) -> tuple[ast.expr, Known]:
+        """Each item runs only once the ones before it held, so it may use what they proved."""
+        values = []
+        for item in items:
+            value, known = self.build(item, want, known)
+            values.append(value)
+        return ast.BoolOp(op=ast.And(), values=values), known
+
+    def is_null(self, field: str, want: bool, known: Known) -> tuple[ast.expr, Known]:
+        if field in known:
+            return ast.Constant(not want), known
+        if want or field not in self.repeated:
             compare: ast.cmpop = ast.Is() if want else ast.IsNot()
-            return ast.Compare(
-                left=self.read(node.field), ops=[compare], comparators=[ast.Constant(None)]
-            )
-        return self.comparison(node, want)
+            return _compare(self.read(field), compare, ast.Constant(None)), known
+        local = self.local(field)
+        present = _compare(self.assign(local, field), ast.IsNot(), ast.Constant(None))
+        return present, {**known, field: local}
 
     def read(self, field: str) -> ast.expr:
-        return ast.Call(
-            func=ast.Attribute(value=ast.Name(_RECORD, ast.Load()), attr="get", ctx=ast.Load()),
-            args=[ast.Constant(field)],
-            keywords=[],
-        )
+        return _call(ast.Attribute(value=_name(_RECORD), attr="get", ctx=ast.Load()), field)
+
+    def local(self, field: str) -> str:
+        return f"_v{next(self.names)}"
+
+    def assign(self, local: str, field: str) -> ast.expr:
+        return ast.NamedExpr(target=ast.Name(local, ast.Store()), value=self.read(field))
 
     def bind(self, value: Any) -> ast.expr:
         name = f"_k{next(self.names)}"
         self.bound[name] = value
-        return ast.Name(name, ast.Load())
+        return _name(name)
 
-    def comparison(self, node: Comparison, want: bool) -> ast.expr:
+    def comparison(self, node: Comparison, want: bool, known: Known) -> tuple[ast.expr, Known]:
         if node.op in (Op.IN, Op.NOT_IN) and not node.value:
             # `in: []` is FALSE and `notIn: []` TRUE for every record, null ones included.
-            return ast.Constant((node.op is Op.NOT_IN) is want)
-        local = f"_v{next(self.names)}"
-        present = ast.Compare(
-            left=ast.NamedExpr(target=ast.Name(local, ast.Store()), value=self.read(node.field)),
-            ops=[ast.IsNot()],
-            comparators=[ast.Constant(None)],
-        )
-        test = self.test(node, ast.Name(local, ast.Load()))
+            return ast.Constant((node.op is Op.NOT_IN) is want), known
+        if node.field in known:
+            test = self.test(node, _name(known[node.field]))
+            return (test if want else ast.UnaryOp(op=ast.Not(), operand=test)), known
+        if want and self.false_for_null(node):
+            # `None == literal` and `None in {literals}` are False: no null test needed.
+            if node.field not in self.repeated:
+                return self.test(node, self.read(node.field)), known
+            local = self.local(node.field)
+            return self.test(node, self.assign(local, node.field)), {**known, node.field: local}
+        local = self.local(node.field)
+        present = _compare(self.assign(local, node.field), ast.IsNot(), ast.Constant(None))
+        test = self.test(node, _name(local))
         if not want:
             test = ast.UnaryOp(op=ast.Not(), operand=test)
-        return ast.BoolOp(op=ast.And(), values=[present, test])
+        return ast.BoolOp(op=ast.And(), values=[present, test]), {**known, node.field: local}
+
+    def false_for_null(self, node: Comparison) -> bool:
+        """Whether the test alone is False, without raising, when the field is null."""
+        plain = not node.insensitive and self.schema[node.field].type is not FieldType.DATETIME
+        return plain and node.op in (Op.EQUALS, Op.IN)
 
     def test(self, node: Comparison, value: ast.expr) -> ast.expr:
         """The comparison itself, for a value known not to be null."""
         kind = self.schema[node.field].type
         constant: Any = node.value
-        if kind is FieldType.DATETIME:
-            value = self.instant(value)
-        if node.insensitive:
-            value = _call_method(value, "lower")
-            constant = (
-                tuple(fold(v) for v in constant)
-                if node.op in (Op.IN, Op.NOT_IN)
-                else fold(constant)
-            )
         op = node.op
+        if kind is FieldType.DATETIME:
+            value = self.instant(value, ordering=op in ORDERING_OPS)
+        if node.insensitive:
+            value = _method(value, "lower")
+            constant = (
+                tuple(fold(v) for v in constant) if op in (Op.IN, Op.NOT_IN) else fold(constant)
+            )
         if op in (Op.IN, Op.NOT_IN):
             compare: ast.cmpop = ast.In() if op is Op.IN else ast.NotIn()
-            return ast.Compare(
-                left=value, ops=[compare], comparators=[self.bind(frozenset(constant))]
-            )
+            return _compare(value, compare, self.literal(frozenset(constant)))
         if op is Op.CONTAINS:
-            return ast.Compare(left=self.literal(constant), ops=[ast.In()], comparators=[value])
+            return _compare(self.literal(constant), ast.In(), value)
         if op in (Op.STARTS_WITH, Op.ENDS_WITH):
             method = "startswith" if op is Op.STARTS_WITH else "endswith"
-            return _call_method(value, method, self.literal(constant))
-        return ast.Compare(left=value, ops=[_ORDER[op]()], comparators=[self.literal(constant)])
+            return _method(value, method, self.literal(constant))
+        return _compare(value, _ORDER[op](), self.literal(constant))
 
     def literal(self, value: Any) -> ast.expr:
-        if isinstance(value, str | int | float | bool):
-            return ast.Constant(value)
+        if isinstance(value, _CONSTANT_TYPES) or (
+            isinstance(value, frozenset) and all(isinstance(v, _CONSTANT_TYPES) for v in value)
+        ):
+            return ast.Constant(cast(Any, value))  # the compiler takes frozensets of literals
+        if type(value) is Ago:  # its instant, computed per call by the caller
+            index = ast.Constant(self.relatives[value])
+            return ast.Subscript(value=_name(_INSTANTS), slice=index, ctx=ast.Load())
         return self.bind(value)
 
-    def instant(self, value: ast.expr) -> ast.expr:
-        """An aware datetime passes through; anything else is normalized by a helper call."""
-        is_aware = ast.BoolOp(
-            op=ast.And(),
-            values=[
-                ast.Compare(
-                    left=ast.Attribute(value=value, attr="__class__", ctx=ast.Load()),
-                    ops=[ast.Is()],
-                    comparators=[ast.Name("_datetime", ast.Load())],
-                ),
-                ast.Compare(
-                    left=ast.Attribute(value=value, attr="tzinfo", ctx=ast.Load()),
-                    ops=[ast.IsNot()],
-                    comparators=[ast.Constant(None)],
-                ),
-            ],
-        )
-        normalized = ast.Call(func=ast.Name("_as_instant", ast.Load()), args=[value], keywords=[])
+    def instant(self, value: ast.expr, *, ordering: bool) -> ast.expr:
+        """An aware datetime passes through; anything else is normalized by a helper call.
+
+        The fast version lets any exact `datetime` through to an ordering: a naive one raises
+        `TypeError` there, which sends the record to the exact version.
+        """
+        exact_type = _compare(_call(_name("type"), value), ast.Is(), _name("_datetime"))
+        if self.fast and ordering:
+            is_aware = exact_type
+        else:
+            has_zone = _compare(
+                ast.Attribute(value=value, attr="tzinfo", ctx=ast.Load()),
+                ast.IsNot(),
+                ast.Constant(None),
+            )
+            is_aware = ast.BoolOp(op=ast.And(), values=[exact_type, has_zone])
+        normalized = _call(_name("_as_instant"), value)
         return ast.IfExp(test=is_aware, body=value, orelse=normalized)
 
 
-def _call_method(target: ast.expr, method: str, *args: ast.expr) -> ast.expr:
-    return ast.Call(
-        func=ast.Attribute(value=target, attr=method, ctx=ast.Load()), args=list(args), keywords=[]
-    )
+def _name(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
 
 
-def _as_instant(value: object) -> datetime:
-    return record_datetime(value)
+def _call(func: ast.expr, *args: ast.expr | str) -> ast.expr:
+    values = [ast.Constant(a) if isinstance(a, str) else a for a in args]
+    return ast.Call(func=func, args=values, keywords=[])
+
+
+def _method(target: ast.expr, method: str, *args: ast.expr) -> ast.expr:
+    return _call(ast.Attribute(value=target, attr=method, ctx=ast.Load()), *args)
+
+
+def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> ast.expr:
+    return ast.Compare(left=left, ops=[op], comparators=[right])

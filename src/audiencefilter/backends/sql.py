@@ -10,6 +10,9 @@ Design choices:
   `notIn: []` as TRUE.
 - SQL's three-valued logic is the filters' logic: a comparison with NULL is UNKNOWN, `NOT` keeps
   it UNKNOWN, and a WHERE clause keeps only TRUE rows; no `IS NOT NULL` guards are needed.
+- Relative date-times (`{"ago": "P30D"}`) are resolved first, at `now` or the clock's time of
+  writing: the SQL holds the instant, exactly as for an absolute date-time, so every engine
+  compares with the same value and a statement is rebuilt (or re-bound) to move with time.
 - Inlined text is meant to be run as is. `%` is not doubled: that is a DBAPI `format`
   paramstyle rule, so run the text without parameters (or double `%` yourself if you must
   pass some along).
@@ -34,7 +37,11 @@ COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op
 
 
 def to_sql(
-    flt: Filter, dialect: str = "postgresql", columns: Mapping[str, str] | None = None
+    flt: Filter,
+    dialect: str = "postgresql",
+    columns: Mapping[str, str] | None = None,
+    *,
+    now: datetime | None = None,
 ) -> str:
     """The filter as a SQL boolean condition with every value inlined as a safe literal.
 
@@ -43,15 +50,21 @@ def to_sql(
         dialect: `postgresql`, `sqlite`, `mysql` (also for MariaDB) or `duckdb`.
         columns: Column names for field names, e.g. `{"createdAt": "created_at"}`; a field not
             in the mapping is its own column name. Each name is quoted as one identifier.
+        now: The instant relative date-times are taken at; the system clock by default.
 
     Raises:
         ValueError: an unknown dialect or an invalid column name.
     """
+    flt = flt.resolve(now)
     return SqlWriter(get_dialect(dialect), flt.schema, columns, None).visit(flt.root)
 
 
 def to_sql_params(
-    flt: Filter, dialect: str = "postgresql", columns: Mapping[str, str] | None = None
+    flt: Filter,
+    dialect: str = "postgresql",
+    columns: Mapping[str, str] | None = None,
+    *,
+    now: datetime | None = None,
 ) -> tuple[str, list[Any]]:
     """The filter as a SQL condition with placeholders, and the parameters in order.
 
@@ -60,6 +73,7 @@ def to_sql_params(
     values: str, int, Decimal or float, bool, and datetime (aware UTC; naive UTC for MySQL;
     text in SQLAlchemy's storage format for SQLite).
     """
+    flt = flt.resolve(now)
     params: list[Any] = []
     sql = SqlWriter(get_dialect(dialect), flt.schema, columns, params).visit(flt.root)
     return sql, params

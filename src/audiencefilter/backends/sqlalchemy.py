@@ -59,7 +59,7 @@ Expression = ColumnElement[bool]
 _STANDARD = Dialect()
 
 
-def to_sqlalchemy(flt: Filter, target: Any) -> Expression:
+def to_sqlalchemy(flt: Filter, target: Any, *, now: datetime | None = None) -> Expression:
     """The filter as a SQLAlchemy boolean expression, with every value a bound parameter.
 
     Args:
@@ -67,10 +67,13 @@ def to_sqlalchemy(flt: Filter, target: Any) -> Expression:
         target: A `Table` (or any FROM clause: alias, subquery) whose `.c` has a column keyed by
             each field name; an ORM class or `aliased()` entity with an attribute per field; or
             a mapping of field name to column expression.
+        now: The instant relative date-times are taken at (bound as parameters); the system
+            clock by default, so build the expression per query for a filter that moves.
 
     Raises:
         ValueError: the target has no column for a field the filter uses.
     """
+    flt = flt.resolve(now)
     return ExpressionBuilder(_column_lookup(target), flt.schema).visit(flt.root)
 
 
