@@ -192,6 +192,12 @@ class Filter:
 
         return to_sql_params(self, dialect, columns, now=now)
 
+    def to_polars(self, *, now: datetime | None = None) -> Any:
+        """A polars boolean expression (the columnar back-end; needs the `columnar` extra)."""
+        from .backends.columnar import to_polars
+
+        return to_polars(self, now=now)
+
     def to_text(self) -> str:
         """The filter in the readable text syntax; `parse_text(f.to_text()) == f`."""
         from .text import to_text

@@ -1,0 +1,7 @@
+"""Benchmarks: audiencefilter next to the tools one would use instead (`python -m benchmarks.run`).
+
+Modules: `data` (seeded synthetic contacts), `filters` (the filters and their hand
+translations), `engines` (each competitor's load and run), `micro` (per-call costs of parse,
+compile and translations), `cli_memory` (`audiencefilter eval` peak memory), `pgserver`
+(a throw-away PostgreSQL), `timing`, `results`, `report` and `run`.
+"""

@@ -1,0 +1,277 @@
+"""The reference service's audiences over a 100,000-contact list, on SQLite and on PostgreSQL.
+
+    python -m benchmarks.service_audiences [--contacts N] [--runs N] [--no-postgres]
+
+For each database: a fresh service database, one list of N synthetic contacts (benchmarks/data.py,
+loaded with one bulk insert), a smart audience that selects about half of the list, a smart
+audience of exactly 20,000 contacts and a manual audience of the same 20,000. Then, through the
+whole HTTP application in process (routing, authentication, SQL, rendering, orjson), the median
+wall-clock milliseconds of:
+
+- `GET /audiences/{id}?limit=100`: the first page of the large smart audience, whose
+  `pagination.total` is its full count;
+- `GET /audiences?listId=`: every audience of the list with its member count (full counts only);
+- `GET /audiences/{id}`: the full 20,000-member response, smart and manual;
+- `GET /contacts?limit=100`: a page of the list, each contact with its audiences.
+
+PostgreSQL: `AUDIENCEFILTER_BENCH_PG_URL` names a server to use (a fresh database is created on it
+and dropped at the end); otherwise a throw-away server is started with the helpers of
+tests/servers.py and stopped at the end. It is skipped, with the reason, when neither is possible.
+This is a measurement script, not a test: nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio.from_thread
+import httpx
+from sqlalchemy import insert, select
+
+from audiencefilter.service import Settings, create_app
+from audiencefilter.service.accounts import ensure_account, issue_key
+from audiencefilter.service.models import AudienceMember, Contact, new_id
+
+from .data import generate
+
+URL_VARIABLE = "AUDIENCEFILTER_BENCH_PG_URL"
+MEMBERS = 20_000
+HALF = {"OR": [{"points": {"gte": 90}}, {"country": {"in": ["US", "FR"]}}]}
+TWENTY_K = {"company": "Bench 20k"}
+BATCH = 5_000
+
+
+def _contacts(list_id: str, count: int) -> Iterator[dict[str, Any]]:
+    """Synthetic contacts as rows of `contacts`; every fifth one is in the 20k audience."""
+    columns = generate(count).columns
+    for index in range(count):
+        email = f"c{index}.{columns['email'][index]}"
+        yield {
+            "id": new_id("con"),
+            "listId": list_id,
+            "email": email,
+            "emailKey": email.lower(),
+            "firstName": columns["firstName"][index],
+            "lastName": columns["lastName"][index],
+            "company": "Bench 20k"
+            if index % (count // MEMBERS) == 0
+            else columns["company"][index],
+            "country": columns["country"][index],
+            "city": columns["city"][index],
+            "points": columns["points"][index] or 0,
+            "referrals": columns["referrals"][index],
+            "isVerified": bool(columns["isVerified"][index]),
+            "unsubscribed": columns["unsubscribed"][index],
+            "data": {"source": "bench"},
+            "referralCode": f"r{index}",
+            "createdAt": columns["createdAt"][index],
+        }
+
+
+class InProcessClient:
+    """The ASGI application with its lifespan running, called through httpx on an event loop in
+    a background thread, as a server would run it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.app = create_app(settings)
+        self._portal_context = anyio.from_thread.start_blocking_portal()
+        self.portal = self._portal_context.__enter__()
+        self._lifespan = self.app.router.lifespan_context(self.app)
+        self.portal.call(self._lifespan.__aenter__)
+        transport = httpx.ASGITransport(app=self.app)
+        self.http = httpx.AsyncClient(transport=transport, base_url="http://bench")
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        async def send() -> httpx.Response:
+            return await self.http.request(method, url, **kwargs)
+
+        return self.portal.call(send)
+
+    def close(self) -> None:
+        self.portal.call(self.http.aclose)
+        self.portal.call(self._lifespan.__aexit__, None, None, None)
+        self._portal_context.__exit__(None, None, None)
+
+
+class Bench:
+    """One service database with the list and audiences, and a client to measure with."""
+
+    def __init__(self, database_url: str, contacts: int) -> None:
+        settings = Settings(
+            database_url=database_url,
+            auto_migrate=True,
+            rate_limit_free="10000000/minute",
+            rate_limit_pro="10000000/minute",
+        )
+        self.client = InProcessClient(settings)
+        self.database = self.client.app.state.db
+        self.headers = {"apiKey": self._key()}
+        self.list_id = self._seed(contacts)
+        self.half = self._audience("half", {"filters": HALF})
+        self.smart_20k = self._audience("smart 20k", {"filters": TWENTY_K})
+        self.manual_20k = self._audience("manual 20k", {"mode": "manual"})
+        self._add_members(self.manual_20k, TWENTY_K)
+
+    def _key(self) -> str:
+        with self.database.transaction() as session:
+            account = ensure_account(session, new_id("bench"), "pro")
+            _, key = issue_key(session, account, "private", None)
+            return key
+
+    def _seed(self, count: int) -> str:
+        response = self.call("POST", "/lists", json={"name": "bench"})
+        assert response.status_code == 201, response.text
+        list_id: str = response.json()["data"]["list"]["id"]
+        rows = list(_contacts(list_id, count))
+        with self.database.transaction() as session:
+            for start in range(0, len(rows), BATCH):
+                session.execute(insert(Contact), rows[start : start + BATCH])
+        return list_id
+
+    def _audience(self, name: str, body: dict[str, Any]) -> str:
+        response = self.call(
+            "POST", "/v4/audiences?limit=1", json={"name": name, "listId": self.list_id, **body}
+        )
+        assert response.status_code == 201, response.text
+        return str(response.json()["data"]["audience"]["id"])
+
+    def _add_members(self, audience_id: str, where: dict[str, Any]) -> None:
+        with self.database.transaction() as session:
+            ids = session.scalars(
+                select(Contact.id).where(
+                    Contact.listId == self.list_id, Contact.company == where["company"]
+                )
+            ).all()
+            session.execute(
+                insert(AudienceMember),
+                [{"audienceId": audience_id, "contactId": contact_id} for contact_id in ids],
+            )
+
+    def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self.client.request(method, f"/v4{path}", headers=self.headers, **kwargs)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _median_ms(call: Callable[[], Any], runs: int) -> tuple[float, Any]:
+    call()  # warm-up: compiled statements, parsed filters
+    times, result = [], None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = call()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), result
+
+
+def measure(bench: Bench, runs: int) -> list[tuple[str, float, str]]:
+    """(what, median ms, what it returned) for each measured request."""
+
+    def get(path: str) -> Callable[[], Any]:
+        def run() -> Any:
+            response = bench.call("GET", path)
+            assert response.status_code == 200, response.text
+            return response.json()["data"]
+
+        return run
+
+    plans = [
+        ("first page of the half audience, limit=100", f"/audiences/{bench.half}?limit=100", runs),
+        ("audience list with full counts", f"/audiences?listId={bench.list_id}", runs),
+        ("smart 20,000-member full response", f"/audiences/{bench.smart_20k}", max(3, runs // 3)),
+        ("manual 20,000-member full response", f"/audiences/{bench.manual_20k}", max(3, runs // 3)),
+        (
+            "contacts page, limit=100, with audiences",
+            f"/contacts?listId={bench.list_id}&limit=100",
+            runs,
+        ),
+    ]
+    results = []
+    for label, path, count in plans:
+        ms, data = _median_ms(get(path), count)
+        results.append((label, ms, _describe(data)))
+    return results
+
+
+def _describe(data: dict[str, Any]) -> str:
+    if "audiences" in data:
+        return "counts " + ", ".join(str(a["subsCount"]) for a in data["audiences"])
+    items = data["audience"]["subs"] if "audience" in data else data["contacts"]
+    return f"{len(items)} contacts of {data['pagination']['total']}"
+
+
+@contextmanager
+def _postgres() -> Iterator[tuple[str | None, str]]:
+    """A fresh ICU database on the configured server or on a throw-away one; dropped after."""
+    from tests.servers import ServerFailed, ServerMissing, create_pg_database, start_postgres
+
+    server = None
+    admin = os.environ.get(URL_VARIABLE)
+    if not admin:
+        try:
+            server = start_postgres()
+        except (ServerMissing, ServerFailed) as exc:
+            yield None, f"skipped: {exc}"
+            return
+        admin = server.url
+    url = create_pg_database(admin)
+    try:
+        yield url, "the server at " + URL_VARIABLE if server is None else "a throw-away server"
+    finally:
+        _drop_database(admin, url)
+        if server is not None:
+            server.stop()
+
+
+def _drop_database(admin: str, url: str) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    name = make_url(url).database
+    conninfo = make_url(admin).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(conninfo, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+
+
+def _run(name: str, url: str, contacts: int, runs: int) -> None:
+    print(f"\n{name}: loading {contacts:,} contacts...", flush=True)
+    started = time.perf_counter()
+    bench = Bench(url, contacts)
+    print(f"  ready in {time.perf_counter() - started:.1f} s")
+    try:
+        for label, ms, described in measure(bench, runs):
+            print(f"  {label:<44} {ms:9.1f} ms   ({described})")
+    finally:
+        bench.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--contacts", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=9, help="timed runs per request (median)")
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args(argv)
+    if args.contacts < MEMBERS:
+        parser.error(f"--contacts must be at least {MEMBERS}")
+    print(f"median wall-clock ms over {args.runs} runs (20,000-member responses: fewer)")
+    with tempfile.TemporaryDirectory(prefix="af-bench-") as folder:
+        _run("SQLite", f"sqlite:///{Path(folder) / 'bench.db'}", args.contacts, args.runs)
+    if not args.no_postgres:
+        with _postgres() as (url, note):
+            if url is None:
+                print(f"\nPostgreSQL: {note}")
+            else:
+                _run(f"PostgreSQL ({note})", url, args.contacts, args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
