@@ -80,13 +80,16 @@ def _text_step(parse_text: Callable[[str], af.Filter], flt: af.Filter) -> Callab
 
 
 def _contacts_table() -> Any:
-    from sqlalchemy import BigInteger, Boolean, Column, DateTime, MetaData, String, Table
+    from sqlalchemy import JSON, BigInteger, Boolean, Column, DateTime, MetaData, String, Table
 
-    kinds = {"string": String(255), "number": BigInteger(), "boolean": Boolean()}
-    columns = [
-        Column(name, kinds.get(af.CONTACT[name].type.value, DateTime(timezone=True)))
-        for name in FIELDS
-    ]
+    kinds = {
+        "string": String(255),
+        "number": BigInteger(),
+        "boolean": Boolean(),
+        "datetime": DateTime(timezone=True),
+        "json": JSON(),
+    }
+    columns = [Column(name, kinds[af.CONTACT[name].type.value]) for name in FIELDS]
     return Table("contacts", MetaData(), Column("id", BigInteger, primary_key=True), *columns)
 
 

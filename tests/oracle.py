@@ -29,8 +29,36 @@ def evaluate(node: Node, record: dict[str, Any], now: datetime | None = None) ->
             return True
         return None if None in results else False
     if isinstance(node, IsNull):
-        return record.get(node.field) is None
-    return _compare(node, record.get(node.field), now)
+        return _read(node, record) is None
+    value = _read(node, record)
+    if node.path and value is not None and not _same_json_type(value, node.value):
+        return False  # a present value of another JSON type, arrays and objects included
+    return _compare(node, value, now)
+
+
+def _read(node: Comparison | IsNull, record: dict[str, Any]) -> Any:
+    """The field's value; for a path, the value at the path (None when any step is missing or
+    not an object)."""
+    value = record.get(node.field)
+    for key in node.path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _same_json_type(value: Any, literal: Any) -> bool:
+    if isinstance(literal, tuple):
+        if not literal:
+            return True
+        literal = literal[0]
+
+    def kind(v: Any) -> str:
+        if isinstance(v, bool):
+            return "boolean"
+        if isinstance(v, int | float):
+            return "number"
+        return "string" if isinstance(v, str) else "other"
+
+    return kind(value) == kind(literal)
 
 
 def _compare(node: Comparison, value: Any, now: datetime | None) -> bool | None:

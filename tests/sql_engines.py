@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import (
+    JSON,
     BigInteger,
     Boolean,
     Column,
@@ -38,6 +39,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeEngine
 
@@ -82,6 +84,9 @@ def _column_type(kind: af.FieldType, engine: Engine) -> TypeEngine[Any]:
         return BigInteger()
     if kind is af.FieldType.BOOLEAN:
         return Boolean()
+    if kind is af.FieldType.JSON:
+        # jsonb on PostgreSQL, as the service stores it; the JSON text type elsewhere.
+        return JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
     return DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 
 

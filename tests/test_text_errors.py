@@ -182,7 +182,7 @@ def test_golden_json_errors(text: str, expected: str) -> None:
         (
             "zzz = 5",
             "filterable fields are email, firstName, lastName, company, country, city, "
-            "points, referrals, isVerified, unsubscribed, createdAt",
+            "points, referrals, isVerified, unsubscribed, createdAt, data",
         ),
     ],
 )

@@ -46,34 +46,47 @@ def format_datetime(value: datetime) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
 
-def _operator_entry(node: Node) -> tuple[str, str, Any, bool | None] | None:
-    """(field, key, value, insensitive) when `node` is one key of a field's operator object.
+Entry = tuple[tuple[str, tuple[str, ...]], str, Any, bool | None]
+"""((field, path), key, value, insensitive): one key of a field's operator object."""
+
+
+def _operator_entry(node: Node) -> Entry | None:
+    """The entry `node` is when it is one key of a field's operator object.
 
     `insensitive` is None where mode does not matter (null tests, `contains`, non-strings).
     """
     if isinstance(node, IsNull):
-        return node.field, "equals", None, None
+        return (node.field, node.path), "equals", None, None
     if isinstance(node, Comparison):
-        return node.field, node.op.value, json_value(node.value), _mode_of(node)
+        return (node.field, node.path), node.op.value, json_value(node.value), _mode_of(node)
     if isinstance(node, Not):
         inner = node.item
         if isinstance(inner, IsNull):
-            return inner.field, "not", None, None
+            return (inner.field, inner.path), "not", None, None
         if isinstance(inner, Comparison):
             value = json_value(inner.value)
             # A relative value is never a shorthand, so its `not` keeps the `equals`.
             shorthand = inner.op is Op.EQUALS and not isinstance(inner.value, Ago)
             negated = value if shorthand else {inner.op.value: value}
-            return inner.field, "not", negated, _mode_of(inner)
+            return (inner.field, inner.path), "not", negated, _mode_of(inner)
     return None
 
 
 def _mode_of(node: Comparison) -> bool | None:
-    # `contains` is case-insensitive whatever mode says, so it never decides the mode.
-    return None if node.op is Op.CONTAINS else node.insensitive
+    # `contains` is case-insensitive whatever mode says, so it never decides the mode; nor does
+    # anything but a string comparison.
+    if node.op is Op.CONTAINS or (node.path and not _is_text(node.value)):
+        return None
+    return node.insensitive
 
 
-def _field_object(entries: list[tuple[str, str, Any, bool | None]]) -> dict[str, Any] | None:
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, tuple) and bool(value) and _is_text(value[0])
+    )
+
+
+def _field_object(entries: list[Entry]) -> dict[str, Any] | None:
     """One field's operator object holding every entry, or None when they cannot share one."""
     fields = {e[0] for e in entries}
     keys = [e[1] for e in entries]
@@ -83,7 +96,10 @@ def _field_object(entries: list[tuple[str, str, Any, bool | None]]) -> dict[str,
     ops = {key: value for _, key, value, _ in entries}
     if modes == {True}:
         ops["mode"] = "insensitive"
-    return {entries[0][0]: ops}
+    name, path = entries[0][0]
+    if path:  # a JSON field: the path leads the object
+        ops = {"path": list(path), **ops}
+    return {name: ops}
 
 
 class _Dumper(Visitor[dict[str, Any]]):
@@ -91,6 +107,8 @@ class _Dumper(Visitor[dict[str, Any]]):
         return {} if node.value else {"OR": []}
 
     def visit_is_null(self, node: IsNull) -> dict[str, Any]:
+        if node.path:
+            return {node.field: {"path": list(node.path), "equals": None}}
         return {node.field: None}
 
     def visit_comparison(self, node: Comparison) -> dict[str, Any]:

@@ -27,12 +27,13 @@ from enum import Enum
 from typing import Any
 
 from .backends.memory import RecordError
+from .data_paths import location, truth
 from .dump import format_datetime
 from .fields import FieldType, Op, Schema
 from .filter import Filter
 from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from .relative import Ago, as_now, system_clock
-from .text_literals import field_name, literal
+from .text_literals import literal, reference
 from .text_print import to_text
 from .values import fold, record_datetime
 from .visitor import Visitor
@@ -71,6 +72,7 @@ class Explanation:
         value: For a condition, the record's value of that field as stored (None for null).
         present: For a condition, whether the record has the field at all.
         instant: For a condition on a relative date-time, the instant it stood for.
+        path: For a condition inside a JSON field, the keys leading to `value`.
     """
 
     node: Node
@@ -80,6 +82,7 @@ class Explanation:
     value: Any = None
     present: bool = False
     instant: datetime | None = None
+    path: tuple[str, ...] = ()
 
     @property
     def matched(self) -> bool:
@@ -106,7 +109,7 @@ class Explanation:
         """The value the condition saw, e.g. `points = 42` or `email is missing`."""
         if self.field is None:
             return ""
-        name = field_name(self.field)
+        name = reference(self.field, self.path)
         if not self.present:
             return f"{name} is missing"
         if self.value is None:
@@ -198,16 +201,38 @@ class _Explainer(Visitor[Explanation]):
                 child.value,
                 child.present,
                 child.instant,
+                child.path,
             )
         return Explanation(node, ~child.outcome, (child,))
 
+    def json_condition(self, node: Comparison | IsNull) -> Explanation | None:
+        """The explanation of a condition inside a JSON field, by `data_paths.truth`."""
+        where = location(self.schema, node)
+        if where is None:
+            return None
+        column, path = where
+        value: Any = self.record.get(column, _MISSING)
+        for key in path:
+            value = value.get(key, _MISSING) if isinstance(value, Mapping) else _MISSING
+        present = value is not _MISSING
+        value = value if present else None
+        result = truth(node, self.record.get(column), path)
+        outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
+        return Explanation(node, outcome, (), column, value, present, None, path)
+
     def visit_is_null(self, node: IsNull) -> Explanation:
+        inside = self.json_condition(node)
+        if inside is not None:
+            return inside
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value
         return Explanation(node, Outcome.of(value is None), (), node.field, value, present)
 
     def visit_comparison(self, node: Comparison) -> Explanation:
+        inside = self.json_condition(node)
+        if inside is not None:
+            return inside
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value

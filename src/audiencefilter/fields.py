@@ -14,12 +14,17 @@ from functools import cached_property
 
 
 class FieldType(StrEnum):
-    """The four value types a filterable field can have."""
+    """The value types a filterable field can have.
+
+    `JSON` is a column holding a JSON document (the contact's `data`): it is only compared
+    through a `path`, and each comparison takes the type of its literal.
+    """
 
     STRING = "string"
     NUMBER = "number"
     BOOLEAN = "boolean"
     DATETIME = "datetime"
+    JSON = "json"
 
 
 class Op(StrEnum):
@@ -37,6 +42,9 @@ class Op(StrEnum):
     NOT_IN = "notIn"
 
 
+FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
+"""A field's type name, or `(type name, source)` for a field stored inside a JSON column."""
+
 ORDERING_OPS = frozenset({Op.GT, Op.GTE, Op.LT, Op.LTE})
 PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 LIST_OPS = frozenset({Op.IN, Op.NOT_IN})
@@ -47,15 +55,37 @@ OPERATORS: Mapping[FieldType, frozenset[Op]] = {
     FieldType.NUMBER: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
     FieldType.BOOLEAN: frozenset({Op.EQUALS}),
     FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
+    FieldType.JSON: frozenset(Op),
 }
+#: The types a value inside a JSON document can be compared as.
+JSON_VALUE_TYPES = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """One filterable field: its name in filters and records, and its value type."""
+    """One filterable field: its name in filters and records, and its value type.
+
+    `source` places a custom field inside a JSON column: `("data", "plan")` reads the key
+    `plan` of the `data` column, so `{"plan": "pro"}` means what
+    `{"data": {"path": ["plan"], "equals": "pro"}}` does, typed by the declaration.
+    """
 
     name: str
     type: FieldType
+    source: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.source and (
+            len(self.source) < 2 or not all(isinstance(k, str) for k in self.source)
+        ):
+            raise ValueError(
+                f"field {self.name!r}: source is a column then at least one key, "
+                f"e.g. ('data', {self.name!r})"
+            )
+        if self.source and self.type not in JSON_VALUE_TYPES:
+            raise ValueError(
+                f"field {self.name!r}: a field stored inside JSON is a string, number or boolean"
+            )
 
     def accepts(self, op: Op) -> bool:
         return op in OPERATORS[self.type]
@@ -64,8 +94,10 @@ class Field:
     def operator_names(self) -> tuple[str, ...]:
         """Every key valid inside this field's operator object, for messages and suggestions."""
         names = sorted(str(op) for op in OPERATORS[self.type]) + ["not"]
-        if self.type is FieldType.STRING:
+        if self.type is FieldType.STRING or self.type is FieldType.JSON:
             names.append("mode")
+        if self.type is FieldType.JSON:
+            names.append("path")
         return tuple(names)
 
 
@@ -90,14 +122,23 @@ class Schema:
         object.__setattr__(self, "_by_name", by_name)
 
     @classmethod
-    def of(cls, name: str = "custom", **types: str | FieldType) -> Schema:
+    def of(cls, name: str = "custom", **types: FieldSpec) -> Schema:
         return cls.from_mapping(types, name=name)
 
     @classmethod
-    def from_mapping(cls, types: Mapping[str, str | FieldType], name: str = "custom") -> Schema:
-        """Build a schema from `{field name: type name}`; raises ValueError on an unknown type."""
+    def from_mapping(cls, types: Mapping[str, FieldSpec], name: str = "custom") -> Schema:
+        """Build a schema from `{field name: type name}`; raises ValueError on an unknown type.
+
+        A value may also be `(type name, source)` for a field stored inside a JSON column,
+        e.g. `("string", ("data", "plan"))`.
+        """
         fields = []
-        for field_name, type_name in types.items():
+        for field_name, spec in types.items():
+            source: tuple[str, ...] = ()
+            if isinstance(spec, tuple):
+                type_name, source = spec[0], tuple(spec[1])
+            else:
+                type_name = spec
             try:
                 field_type = FieldType(type_name)
             except ValueError:
@@ -105,7 +146,7 @@ class Schema:
                 raise ValueError(
                     f"field {field_name!r}: unknown type {type_name!r}; expected one of {known}"
                 ) from None
-            fields.append(Field(field_name, field_type))
+            fields.append(Field(field_name, field_type, source))
         return cls(tuple(fields), name=name)
 
     def get(self, name: str) -> Field | None:
@@ -124,9 +165,12 @@ class Schema:
     def names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
 
-    def with_fields(self, **types: str | FieldType) -> Schema:
-        """A copy with more fields, e.g. to make `phoneNumber` filterable in one service."""
-        merged: dict[str, str | FieldType] = {f.name: f.type for f in self.fields}
+    def with_fields(self, **types: FieldSpec) -> Schema:
+        """A copy with more fields, e.g. to make `phoneNumber` filterable in one service, or
+        `plan=("string", ("data", "plan"))` for a custom field kept in the `data` column."""
+        merged: dict[str, FieldSpec] = {
+            f.name: (f.type, f.source) if f.source else f.type for f in self.fields
+        }
         merged.update(types)
         return Schema.from_mapping(merged, name=self.name)
 
@@ -144,5 +188,7 @@ CONTACT = Schema.of(
     isVerified="boolean",
     unsubscribed="boolean",
     createdAt="datetime",
+    data="json",
 )
-"""The filterable contact fields of the interface specification."""
+"""The filterable contact fields of the interface specification, and `data`, the contact's
+free-form JSON object, filtered through paths."""

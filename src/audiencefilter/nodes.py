@@ -62,20 +62,27 @@ class Comparison:
             or an `Ago` for a date-time relative to the moment of evaluation.
         insensitive: Compare after case folding (`mode: "insensitive"`); always true for
             `contains`.
+        path: For a JSON field, the keys leading to the value compared (`data.plan`); the
+            comparison then takes the JSON type of its literal. Empty for other fields.
     """
 
     field: str
     op: Op
     value: Value
     insensitive: bool = False
+    path: tuple[str, ...] = ()
     kind: ClassVar[str] = "comparison"
 
 
 @dataclass(frozen=True, slots=True)
 class IsNull:
-    """The field is null or missing. Text: `company is null`."""
+    """The field is null or missing. Text: `company is null`, `data.plan is null`.
+
+    With a `path`, the key is missing, holds JSON null, or a step before it is no object.
+    """
 
     field: str
+    path: tuple[str, ...] = ()
     kind: ClassVar[str] = "is_null"
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from .data_paths import value_type
 from .errors import (
     FilterError,
     Issue,
@@ -28,7 +29,17 @@ from .errors import (
     did_you_mean,
     join_path,
 )
-from .fields import CONTACT, LIST_OPS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
+from .fields import (
+    CONTACT,
+    LIST_OPS,
+    OPERATORS,
+    ORDERING_OPS,
+    PATTERN_OPS,
+    Field,
+    FieldType,
+    Op,
+    Schema,
+)
 from .filter import Filter
 from .limits import DEFAULT_LIMITS, Limits
 from .nodes import (
@@ -369,9 +380,181 @@ class _Reader:
                 items.append(self.group(value, key_path, depth + 1, any_of))
             elif key == "NOT":
                 items.append(self.negation(value, key_path, depth + 1))
+            elif key in self.schema:  # a JSON field, kept out of `fields` (see `_tables`)
+                if self.count(key_path):
+                    items.append(self.json_field(self.schema[key], value, key_path, depth))
             else:
                 self.unknown_field(key, key_path)
         return items[0] if len(items) == 1 else all_of(tuple(items))
+
+    def json_field(self, field: Field, value: Any, path: Path, depth: int) -> Node:
+        """`{"path": [keys], <operators>}` on a JSON field: see `data_paths`."""
+        if not _is_map(value):
+            self.issues.add(
+                path,
+                f'expected {{"path": [...], <operator>: <value>}} for JSON field "{field.name}", '
+                f"found {describe_value(value)}",
+                f'write e.g. {{"{field.name}": {{"path": ["plan"], "equals": "pro"}}}}',
+            )
+            return TRUE
+        keys = self.json_path(value.get("path"), (path, "path"))
+        if keys is None:
+            return TRUE
+        nodes = self.json_operators(field, keys, value, path, depth, False, False)
+        return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
+
+    def json_path(self, value: Any, path: Path) -> tuple[str, ...] | None:
+        if not _is_seq(value) or not value or not all(isinstance(k, str) for k in value):
+            self.issues.add(
+                path,
+                f"expected a non-empty array of keys (strings), found {describe_value(value)}",
+                'write e.g. "path": ["plan"] or "path": ["address", "city"]',
+            )
+            return None
+        for key in value:
+            if "\x00" in key or not _is_valid_unicode(key):
+                self.issues.add(path, "a key holds NUL or a lone surrogate", None)
+                return None
+        return tuple(value)
+
+    def json_operators(
+        self,
+        field: Field,
+        keys: tuple[str, ...],
+        obj: Mapping[Any, Any],
+        path: Path,
+        depth: int,
+        inherited: bool,
+        inside_not: bool,
+    ) -> list[Node]:
+        if isinstance(obj, _DuplicateKeys):
+            for key in obj.duplicates:
+                self.issues.add((path, key), f'the operator "{key}" appears more than once', None)
+        insensitive = inherited
+        if "mode" in obj:
+            string = Field(field.name, FieldType.STRING)
+            insensitive = self.mode(string, obj["mode"], (path, "mode"), inside_not)
+        nodes: list[Node] = []
+        self.keys += len(obj)
+        for key, value in obj.items():
+            key_path = (path, key)
+            if key == "mode":
+                continue
+            if key == "path":
+                if inside_not:
+                    self.issues.add(
+                        key_path, "path is not allowed inside not", "put path beside not"
+                    )
+                continue
+            if key == "not":
+                if self.deeper(key_path, depth + 1) and self.count(key_path):
+                    if value is None:
+                        nodes.append(Not(IsNull(field.name, keys)))
+                    elif _is_map(value):
+                        negated = self.json_operators(
+                            field, keys, value, key_path, depth + 1, insensitive, True
+                        )
+                        nodes.append(all_of(tuple(Not(node) for node in negated)))
+                    else:
+                        node = self.json_comparison(
+                            field, keys, Op.EQUALS, value, key_path, insensitive
+                        )
+                        nodes.append(Not(node) if node is not TRUE else TRUE)
+                continue
+            op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
+            if op is None:
+                self.issues.add(
+                    key_path,
+                    f'unknown operator "{_shown(str(key))}" for JSON field "{field.name}"; '
+                    "expected one of " + ", ".join(field.operator_names),
+                    did_you_mean(str(key), field.operator_names),
+                )
+            elif self.count(key_path):
+                nodes.append(self.json_comparison(field, keys, op, value, key_path, insensitive))
+        return nodes
+
+    def json_comparison(
+        self, field: Field, keys: tuple[str, ...], op: Op, value: Any, path: Path, insensitive: bool
+    ) -> Node:
+        if op in LIST_OPS:
+            if not _is_seq(value):
+                self.issues.add(
+                    path,
+                    f"{op.value} takes an array of strings, numbers or booleans, "
+                    f"found {describe_value(value)}",
+                    _wrap_hint(value),
+                )
+                return TRUE
+            if len(value) > self.limits.max_array:
+                self.issues.add(
+                    path,
+                    f"the array has {len(value)} values, over the limit of {self.limits.max_array}",
+                    "split the audience",
+                )
+                return TRUE
+            items = [self.json_literal(op, item, (path, i)) for i, item in enumerate(value)]
+            literals = tuple(item for item in items if item is not None)
+            if len(literals) != len(items):
+                return TRUE
+            kinds = {value_type(item) for item in literals}
+            if len(kinds) > 1:
+                self.issues.add(
+                    path,
+                    f"the values of {op.value} must all have one JSON type, found "
+                    + " and ".join(sorted(k.value for k in kinds)),
+                    "split it into several conditions joined with OR",
+                )
+                return TRUE
+            string = kinds == {FieldType.STRING}
+            return Comparison(field.name, op, literals, string and insensitive, keys)
+        if value is None:
+            if op is Op.EQUALS:
+                return IsNull(field.name, keys)
+            self.issues.add(
+                path,
+                f"{op.value} does not take null",
+                'test for null with "equals": null, or "not": null',
+            )
+            return TRUE
+        literal = self.json_literal(op, value, path)
+        if literal is None:
+            return TRUE
+        kind = value_type(literal)
+        insensitive = kind is FieldType.STRING and (insensitive or op is Op.CONTAINS)
+        return Comparison(field.name, op, literal, insensitive, keys)
+
+    def json_literal(self, op: Op, value: Any, path: Path) -> Scalar | None:
+        """A string, number or boolean that `op` can compare with; None after an issue."""
+        if value is None:
+            self.issues.add(path, f"null is not allowed inside {op.value}", None)
+            return None
+        literal: Scalar
+        if isinstance(value, str):
+            self.colons += value.count(":")
+            if not _is_valid_unicode(value):
+                self.issues.add(path, "the string holds a lone surrogate, not valid Unicode", None)
+                return None
+            literal = value
+        elif isinstance(value, bool):
+            literal = value
+        elif is_number(value):
+            literal = int(value) if isinstance(value, int) else float(value)
+        else:
+            self.issues.add(
+                path,
+                f"expected a string, a number or a boolean, found {describe_value(value)}",
+                "JSON fields compare one value at a time; arrays and objects are not compared",
+            )
+            return None
+        kind = value_type(literal)
+        if op not in OPERATORS[kind]:
+            self.issues.add(
+                path,
+                f"{op.value} does not apply to a {kind.value} value ({describe_value(value)})",
+                f"with a {kind.value}, use " + ", ".join(sorted(o.value for o in OPERATORS[kind])),
+            )
+            return None
+        return literal
 
     def unknown_field(self, key: str, path: Path) -> None:
         hint = did_you_mean(key, self.key_candidates)
@@ -678,7 +861,7 @@ def _tables(schema: Schema) -> _Tables:
     cached = _TABLES.get(id(schema))
     if cached is not None and cached[0] is schema:
         return cached[1]
-    fields = {f.name: f for f in schema.fields}
+    fields = {f.name: f for f in schema.fields if f.type is not FieldType.JSON}
     accepted = {
         f.name: {op.value: op for op in _OPS_BY_NAME.values() if f.accepts(op)}
         for f in schema.fields

@@ -91,8 +91,49 @@ def _where(schema: Schema) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
+def _json_operators(inside_not: bool) -> dict[str, Any]:
+    """A JSON field's object: a path, then operators typed by their literal (the parser also
+    checks that an operator fits its literal's type, e.g. no `gt` with a string)."""
+    properties: dict[str, Any] = {}
+    for op in sorted(Op, key=lambda op: op.value):
+        if op in (Op.IN, Op.NOT_IN):
+            # One JSON type for all the values: anyOf, since an empty array fits each.
+            properties[op.value] = {
+                "anyOf": [
+                    {"type": "array", "items": {"type": kind}}
+                    for kind in ("string", "number", "boolean")
+                ]
+            }
+        elif op is Op.EQUALS:
+            properties[op.value] = {"type": ["null", "string", "number", "boolean"]}
+        elif op in (Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH):
+            properties[op.value] = {"type": "string"}
+        else:
+            properties[op.value] = {"type": "number"}
+    properties["not"] = {
+        "oneOf": [
+            {"type": ["null", "string", "number", "boolean"]},
+            {"$ref": "#/$defs/jsonNotOperators"},
+        ]
+    }
+    result: dict[str, Any] = {"type": "object", "properties": properties}
+    if not inside_not:
+        properties["mode"] = {"enum": ["insensitive", "default"]}
+        properties["path"] = {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "the keys leading to the value, from the JSON object's root",
+        }
+        result["required"] = ["path"]
+    result["additionalProperties"] = False
+    return result
+
+
 def _field_filter(kind: FieldType) -> dict[str, Any]:
     """A literal (shorthand for equals), null (IS NULL), or an operator object."""
+    if kind is FieldType.JSON:
+        return {"$ref": "#/$defs/jsonOperators"}
     return {
         "oneOf": [
             {"type": "null"},
@@ -103,6 +144,8 @@ def _field_filter(kind: FieldType) -> dict[str, Any]:
 
 
 def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
+    if kind is FieldType.JSON:
+        return _json_operators(inside_not)
     value = _VALUE[kind]
     operand = _operand(kind)
     ops = sorted((op for op in Op if op in _ops(kind)), key=lambda op: op.value)

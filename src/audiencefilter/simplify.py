@@ -20,8 +20,10 @@ comparison on the same field).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
+from .data_paths import value_type
 from .fields import FieldType, Op, Schema
 from .nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, all_of, any_of
 from .relative import Ago
@@ -129,9 +131,9 @@ def _comparison(node: Comparison) -> Node:
     if isinstance(node.value, tuple):
         values = tuple(_unique(node.value))
         if node.op is Op.IN and len(values) == 1:
-            return Comparison(node.field, Op.EQUALS, values[0], node.insensitive)
+            return replace(node, op=Op.EQUALS, value=values[0])
         if len(values) < len(node.value):
-            return Comparison(node.field, node.op, values, node.insensitive)
+            return replace(node, value=values)
     return node
 
 
@@ -175,7 +177,7 @@ def _intersect(comparisons: list[Comparison]) -> list[Comparison] | None:
 
 def _merge_memberships(items: list[Node], schema: Schema) -> list[Node]:
     """`x = a OR x in [b, c]` -> `x in [a, b, c]`, per field and case mode (exact)."""
-    groups: dict[tuple[str, bool], list[Comparison]] = {}
+    groups: dict[tuple[object, bool], list[Comparison]] = {}
     for item in items:
         if (
             isinstance(item, Comparison)
@@ -184,15 +186,17 @@ def _merge_memberships(items: list[Node], schema: Schema) -> list[Node]:
             and item.field in schema
             and schema[item.field].accepts(Op.IN)
         ):
-            groups.setdefault((item.field, item.insensitive), []).append(item)
+            # A JSON path's comparisons merge per path and per the literals' JSON type.
+            key = (item.field, item.path, value_type(item.value) if item.path else None)
+            groups.setdefault((key, item.insensitive), []).append(item)
     out = list(items)
-    for (field, insensitive), members in groups.items():
+    for members in groups.values():
         if len(members) < 2:
             continue
         values: list[Any] = []
         for member in members:
             values.extend(member.value if isinstance(member.value, tuple) else (member.value,))
-        merged = Comparison(field, Op.IN, tuple(_unique(values)), insensitive)
+        merged = replace(members[0], op=Op.IN, value=tuple(_unique(values)))
         first = out.index(members[0])
         out = [i for i in out if i not in members]
         out.insert(first, merged)
@@ -201,13 +205,14 @@ def _merge_memberships(items: list[Node], schema: Schema) -> list[Node]:
 
 def _null_contradiction(items: list[Node]) -> bool:
     """`f IS NULL AND <comparison on f>`: never TRUE (UNKNOWN or FALSE)."""
-    nulls = {i.field for i in items if isinstance(i, IsNull)}
-    return any(isinstance(i, Comparison) and i.field in nulls for i in items)
+    nulls = {(i.field, i.path) for i in items if isinstance(i, IsNull)}
+    return any(isinstance(i, Comparison) and (i.field, i.path) in nulls for i in items)
 
 
 def _null_and_not_null(items: list[Node]) -> bool:
     """`f IS NULL AND NOT f IS NULL`: FALSE for every record, exactly."""
-    nulls = {i.field for i in items if isinstance(i, IsNull)}
+    nulls = {(i.field, i.path) for i in items if isinstance(i, IsNull)}
     return any(
-        isinstance(i, Not) and isinstance(i.item, IsNull) and i.item.field in nulls for i in items
+        isinstance(i, Not) and isinstance(i.item, IsNull) and (i.item.field, i.item.path) in nulls
+        for i in items
     )

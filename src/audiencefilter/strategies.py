@@ -22,7 +22,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .fields import CONTACT, FieldType, Op, Schema
+from .fields import CONTACT, JSON_VALUE_TYPES, LIST_OPS, OPERATORS, FieldType, Op, Schema
 from .filter import Filter
 from .parse import parse
 
@@ -139,10 +139,60 @@ def _value(kind: FieldType, hostile: bool = False) -> st.SearchStrategy[Any]:
     return _instants()
 
 
+DATA_KEYS = ("plan", "seats", "a b", 'q"\\', "x.y", "0", "")
+"""Keys of generated `data` objects and paths, hostile ones included."""
+DATA_NUMBERS = (0, 1, -1, 5, 100, 2.5, -0.5, 99.5, 2**53, -(2**53))
+"""Numbers inside `data`: exact as doubles, as every engine's JSON numbers are (see
+docs/backends.md for engines that compare JSON numbers as doubles)."""
+
+
+def _data_scalar(kind: FieldType) -> st.SearchStrategy[Any]:
+    if kind is FieldType.STRING:
+        return strings()
+    if kind is FieldType.NUMBER:
+        return st.one_of(st.sampled_from(DATA_NUMBERS), st.integers(-1000, 1000))
+    return st.booleans()
+
+
+def data_objects() -> st.SearchStrategy[dict[str, Any]]:
+    """`data` objects: scalars of every JSON type, nulls, arrays and nested objects."""
+    scalar = st.one_of(st.none(), *(_data_scalar(kind) for kind in JSON_VALUE_TYPES))
+    inner = st.one_of(
+        scalar, st.lists(scalar, max_size=2), st.dictionaries(st.sampled_from(DATA_KEYS), scalar)
+    )
+    return st.dictionaries(st.sampled_from(DATA_KEYS), inner, max_size=4)
+
+
 def _record_value(kind: FieldType, hostile: bool) -> st.SearchStrategy[Any]:
     if kind is FieldType.NUMBER:  # records hold integers, as the contact columns do
         return st.one_of(st.sampled_from(INTEGERS), st.integers(-1000, 1000))
+    if kind is FieldType.JSON:
+        return data_objects()
     return _value(kind, hostile)
+
+
+def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
+    """`{field: {"path": [...], ops...}}`, the operators fitting one drawn value type."""
+    kind = draw(st.sampled_from(JSON_VALUE_TYPES))
+    value = _data_scalar(kind)
+    path = draw(st.lists(st.sampled_from(DATA_KEYS), min_size=1, max_size=2))
+    ops = sorted(OPERATORS[kind], key=lambda op: op.value)
+    body: dict[str, Any] = {"path": path}
+    for op in draw(st.lists(st.sampled_from(ops), max_size=2, unique=True)):
+        body[op.value] = draw(st.lists(value, max_size=3) if op in LIST_OPS else value)
+    negation = draw(st.integers(0, 4))
+    if negation == 1:
+        body["not"] = None
+    elif negation == 2:
+        body["not"] = draw(value)
+    elif negation == 3:
+        op = draw(st.sampled_from(ops))
+        body["not"] = {op.value: draw(st.lists(value, max_size=2) if op in LIST_OPS else value)}
+    if draw(st.integers(0, 5)) == 0:
+        body["equals"] = None
+    if kind is FieldType.STRING and draw(st.booleans()):
+        body["mode"] = "insensitive"
+    return {field: body}
 
 
 _MISSING = object()
@@ -193,6 +243,8 @@ def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[st
     def build(draw: st.DrawFn) -> dict[str, Any]:
         field = draw(st.sampled_from(schema.fields))
         kind = field.type
+        if kind is FieldType.JSON:
+            return _data_condition(field.name, draw)
         value = _value(kind, hostile).map(lambda v: _json_literal(kind, v))
         # Where one literal is compared (not in lists, not as a shorthand), a date-time is
         # relative half of the time.

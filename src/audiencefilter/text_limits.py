@@ -92,7 +92,8 @@ def _shape(node: Node, shapes: dict[int, _Shape]) -> _Shape:
     if isinstance(node, Const):
         return _Shape(0, 0, ()) if node.value else _Shape(1, 1, ("OR",))  # {} / {"OR": []}
     if isinstance(node, IsNull):
-        return _Shape(0, 1, (node.field,))  # {"f": null}
+        # {"f": null}, or {"f": {"path": [...], "equals": null}} for a JSON field
+        return _Shape(0, 2 if node.path else 1, (node.field,))
     if isinstance(node, Comparison):
         return _Shape(0, 2, (node.field,))  # {"f": {"op": value}}
     if isinstance(node, Not):
@@ -112,7 +113,7 @@ def _group_shape(key: str, items: list[_Shape]) -> _Shape:
 def _negation_shape(node: Not, shapes: dict[int, _Shape]) -> _Shape:
     entry = _operator_entry(node)
     if entry is not None:  # {"f": {"not": value}} or {"f": {"not": {"op": value}}}
-        return _Shape(1, 2 + isinstance(entry[2], dict), (entry[0],))
+        return _Shape(1, 2 + isinstance(entry[2], dict), (entry[0][0],))
     inner = node.item
     if isinstance(inner, Or):  # {"NOT": [items of the OR]}
         return _group_shape("NOT", [shapes[id(item)] for item in inner.items])
@@ -126,7 +127,7 @@ def _conjunction_shape(node: And, items: list[_Shape]) -> _Shape:
         if _field_object(present) is not None:  # one field's operator object
             negated = [e for e in present if e[1] == "not"]
             nodes = 1 + len(present) + sum(isinstance(e[2], dict) for e in negated)
-            return _Shape(1 if negated else 0, nodes, (present[0][0],))
+            return _Shape(1 if negated else 0, nodes, (present[0][0][0],))
     keys = [s.keys[0] for s in items if len(s.keys) == 1]
     if len(keys) == len(items) and len(set(keys)) == len(keys):  # one where object
         return _Shape(max(s.depth for s in items), sum(s.nodes for s in items), tuple(keys))

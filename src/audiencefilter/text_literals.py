@@ -118,6 +118,11 @@ def field_name(name: str) -> str:
     return quote(name, "`")
 
 
+def reference(field: str, path: tuple[str, ...] = ()) -> str:
+    """A field, and the keys inside it for a JSON field: `data.plan`, `data.`a b`.c`."""
+    return field_name(field) + "".join("." + field_name(key) for key in path)
+
+
 def literal(value: Scalar | Ago) -> str:
     """A value as written in a filter: `"text"`, `42`, `1.5`, `true`, `2025-01-31T09:30:00Z`,
     `30 days ago`."""

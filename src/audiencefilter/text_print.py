@@ -15,7 +15,7 @@ from types import UnionType
 
 from .fields import Op
 from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
-from .text_literals import field_name, literal
+from .text_literals import literal, reference
 from .text_read import SPELLINGS
 from .visitor import Visitor
 
@@ -105,7 +105,7 @@ class _Printer(Visitor[str]):
     def visit_not(self, node: Not) -> str:
         inner = node.item
         if isinstance(inner, IsNull):
-            return f"{field_name(inner.field)} is not null"
+            return f"{reference(inner.field, inner.path)} is not null"
         if isinstance(inner, Comparison) and inner.op is Op.EQUALS:
             return self.comparison(inner, "!=")
         text = self.visit(inner)
@@ -123,10 +123,10 @@ class _Printer(Visitor[str]):
             value = literal(node.value)
         # `contains` always ignores case, so saying so would be noise.
         suffix = " ignoring case" if node.insensitive and node.op is not Op.CONTAINS else ""
-        return f"{field_name(node.field)} {operator} {value}{suffix}"
+        return f"{reference(node.field, node.path)} {operator} {value}{suffix}"
 
     def visit_is_null(self, node: IsNull) -> str:
-        return f"{field_name(node.field)} is null"
+        return f"{reference(node.field, node.path)} is null"
 
     def visit_const(self, node: Const) -> str:
         return "true" if node.value else "false"

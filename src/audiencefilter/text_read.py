@@ -13,9 +13,10 @@ Design choices:
 
 from __future__ import annotations
 
+import re
 import sys
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lark import Token, Transformer
@@ -23,9 +24,10 @@ from lark import Token, Transformer
 from .errors import Issue, describe_value, did_you_mean, join_path
 from .fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
 from .jsonpos import line_column
+from .limits import DEFAULT_LIMITS
 from .nodes import FALSE, TRUE, And, Comparison, IsNull, Node, Not, Or
 from .relative import Ago, DurationError
-from .text_literals import EscapeError, literal, unquote
+from .text_literals import EscapeError, field_name, literal, unquote
 from .values import Scalar, is_number, parse_datetime
 
 #: How each operator is written (and printed); `==` and `!=` are read too.
@@ -57,6 +59,9 @@ _PLURAL = {
     FieldType.DATETIME: "date-times",
 }
 _DATETIME_HINT = "write e.g. 2025-01-31, 2025-01-31T09:30:00Z or 2025-01-31T09:30:00+02:00"
+
+_INVALID: Any = object()
+_PATH_KEY = re.compile(r"\.[ \t]*([^\W\d]\w*|`(?:[^`\\\n]|\\.)*`)")
 
 Item = tuple[Node, Token]
 """A node and the first token of its text, for positions in messages."""
@@ -183,6 +188,8 @@ class Builder:
         if field is None:
             return TRUE
         path = join_path("", field.name)
+        if rest[0].type == "PATH" or field.type is FieldType.JSON:
+            return self.json_condition(field, name_token, rest, path)
         if rest[0].type == "NULL_TEST":
             negated = "not" in _spelling(rest[0])
             return Not(IsNull(field.name)) if negated else IsNull(field.name)
@@ -210,6 +217,89 @@ class Builder:
         insensitive = field.type is FieldType.STRING and (insensitive or op is Op.CONTAINS)
         node = self.comparison(field, op, op_token, operand, insensitive, path)
         return Not(node) if negated and node is not TRUE else node
+
+    def json_condition(self, field: Field, name_token: Token, rest: list[Any], path: str) -> Node:
+        """A condition on a key inside a JSON field, checked by the JSON reader's rules."""
+        if rest[0].type != "PATH":
+            self.issue(
+                rest[0],
+                f'JSON field "{field.name}" is compared through a path',
+                f'write e.g. {field_name(field.name)}.plan = "pro"',
+                path,
+            )
+            return TRUE
+        if field.type is not FieldType.JSON:
+            self.issue(
+                rest[0], f'"{field.name}" is a {field.type.value} field: it has no keys', None, path
+            )
+            return TRUE
+        keys = self.path_keys(rest[0], path)
+        if keys is None:
+            return TRUE
+        rest = rest[1:]
+        if rest[0].type == "NULL_TEST":
+            negated = "not" in _spelling(rest[0])
+            return Not(IsNull(field.name, keys)) if negated else IsNull(field.name, keys)
+        op_token, operand = rest[0], rest[1]
+        op, negated = _OPERATORS[_spelling(op_token)]
+        insensitive = len(rest) > 2
+        if isinstance(operand, ListLiteral):
+            items = [self.json_value(token, path) for token in operand.items]
+            if any(item is _INVALID for item in items):
+                return TRUE
+            value: Any = items
+        else:
+            value = self.json_value(operand, path)
+            if value is _INVALID:
+                return TRUE
+        from .parse import _Reader  # the JSON reader's rules, one definition
+
+        reader = _Reader(self.schema, replace(DEFAULT_LIMITS, max_array=self.max_array))
+        node = reader.json_comparison(field, keys, op, value, None, insensitive)
+        for issue in reader.issues.issues:
+            self.issue(op_token, issue.message, issue.suggestion, path)
+        return Not(node) if negated and node is not TRUE else node
+
+    def path_keys(self, token: Token, path: str) -> tuple[str, ...] | None:
+        keys: list[str] = []
+        for match in _PATH_KEY.finditer(token.value):
+            key = match.group(1)
+            if key.startswith("`"):
+                try:
+                    key = unquote(key)
+                except EscapeError as exc:
+                    self.issue(token, str(exc), exc.suggestion, path)
+                    return None
+            if "\x00" in key:
+                self.issue(token, "a key holds NUL", None, path)
+                return None
+            if self.valid_string(key, token, path) is None:
+                return None
+            keys.append(key)
+        return tuple(keys)
+
+    def json_value(self, token: Token, path: str) -> Any:
+        """A token as the JSON value it stands for; `_INVALID` after an issue."""
+        try:
+            if token.type == "STRING":
+                return unquote(token.value)
+        except EscapeError as exc:
+            self.issue(token, str(exc), exc.suggestion, path, exc.offset)
+            return _INVALID
+        if token.type == "NUMBER":
+            number = self.number(token.value, token, path, Field("data", FieldType.NUMBER))
+            return _INVALID if number is None else number
+        if token.type in ("TRUE", "FALSE"):
+            return token.type == "TRUE"
+        if token.type == "NULL":
+            return None
+        self.issue(
+            token,
+            f"a JSON value is a string, a number or a boolean, found {_describe_token(token)}",
+            "write a date as a string in quotes",
+            path,
+        )
+        return _INVALID
 
     def field(self, token: Token) -> Field | None:
         name = token.value

@@ -35,6 +35,8 @@ Design choices, each keeping the answers identical to the in-memory back-end:
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import operator
 import sys
@@ -44,6 +46,7 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from ..data_paths import location, truth
 from ..fields import FieldType, Op, Schema
 from ..filter import Filter
 from ..nodes import And, Comparison, Const, IsNull, Not, Or
@@ -60,6 +63,7 @@ CANONICAL: Mapping[FieldType, Any] = {
     FieldType.NUMBER: pl.Int64,
     FieldType.BOOLEAN: pl.Boolean,
     FieldType.DATETIME: INSTANT,
+    FieldType.JSON: pl.String,
 }
 """The column type of each field type when a frame is built for a schema (`frame_for`)."""
 
@@ -126,6 +130,8 @@ def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
         values = [record.get(field.name) for record in records]
         if field.type is FieldType.DATETIME:
             values = [None if v is None else record_datetime(v) for v in values]
+        elif field.type is FieldType.JSON:  # JSON text, as a JSON column reads into polars
+            values = [None if v is None else json.dumps(v) for v in values]
         data[field.name] = values
     dtypes = {f.name: CANONICAL[f.type] for f in schema.fields}
     for field in schema.fields:  # a number column with a fractional value must hold floats
@@ -153,12 +159,16 @@ class _Expressions(Visitor[pl.Expr]):
         return pl.lit(node.value)
 
     def visit_is_null(self, node: IsNull) -> pl.Expr:
+        if node.path or self.schema[node.field].source:
+            return self.json_condition(node).fill_null(True)
         return self.column(node.field).is_null()
 
     def visit_comparison(self, node: Comparison) -> pl.Expr:
         if node.op in (Op.IN, Op.NOT_IN) and not node.value:
             # `in: []` is FALSE and `notIn: []` TRUE for every record, null ones included.
             return pl.lit(node.op is Op.NOT_IN)
+        if node.path or self.schema[node.field].source:
+            return self.json_condition(node)
         kind = self.schema[node.field].type
         if kind is FieldType.STRING:
             return self.string(node)
@@ -171,6 +181,24 @@ class _Expressions(Visitor[pl.Expr]):
             column = self.column(node.field)
             return column if node.value is True else ~column
         return self.instant(node)
+
+    def json_condition(self, node: Comparison | IsNull) -> pl.Expr:
+        """A condition inside a JSON text column, decoded row by row (null for a null cell).
+
+        Python decodes the JSON, so the answers are `data_paths.truth`'s exactly (numbers
+        beyond 2^53 included); the price is a Python call per row.
+        """
+        where = location(self.schema, node)
+        assert where is not None
+        column_name, path = where
+        column = pl.col(self.columns.get(column_name, column_name))
+        dtype = self.dtypes.get(self.columns.get(column_name, column_name), pl.String)
+        if isinstance(dtype, pl.Struct):
+            column = column.struct.json_encode()
+        elif dtype != pl.String:
+            raise _wrong_type(column_name, dtype, "a String column of JSON text")
+        test = functools.partial(_json_text_truth, node, path)
+        return column.map_elements(test, return_dtype=pl.Boolean, skip_nulls=True)
 
     def column(self, field: str) -> pl.Expr:
         return pl.col(self.columns.get(field, field))
@@ -228,6 +256,10 @@ class _Expressions(Visitor[pl.Expr]):
             return found if node.op is Op.IN else ~found
         assert isinstance(node.value, datetime)
         return _compare(column, node.op, pl.lit(node.value, dtype=INSTANT))
+
+
+def _json_text_truth(node: Comparison | IsNull, path: tuple[str, ...], text: str) -> bool | None:
+    return truth(node, json.loads(text), path)
 
 
 def _balanced(items: list[pl.Expr], combine: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> pl.Expr:

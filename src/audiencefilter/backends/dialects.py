@@ -30,7 +30,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import ClassVar
 
-from ..fields import Op
+from ..fields import FieldType, Op
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -165,6 +165,39 @@ class Dialect:
         """`contains`, `startsWith` or `endsWith` of `sql` with an `operand(op, value)`."""
         return f"{self.exact(sql)} LIKE {operand} ESCAPE '{LIKE_ESCAPE}'"
 
+    # Values inside a JSON column (`data_paths`). `keys` holds the SQL literals of the keys,
+    # rendered by the caller (inlined or bound); `path` the literal of the whole path, in the
+    # dialect's own path syntax (`json_path`).
+
+    json_null: ClassVar[str] = "null"
+    """The type name of JSON null."""
+    json_types: ClassVar[dict[FieldType, tuple[str, ...]]] = {
+        FieldType.STRING: ("string",),
+        FieldType.NUMBER: ("number",),
+        FieldType.BOOLEAN: ("boolean",),
+    }
+    """The type names each filter type accepts, as `json_type` spells them."""
+
+    def json_path(self, keys: tuple[str, ...]) -> str | None:
+        """The path as one text in the engine's syntax; None to pass the keys one by one."""
+        return None
+
+    def json_document(self, sql: str, keys: list[str]) -> str:
+        """`jsonb` at `keys` (each `->` reads an object key only, never an array index)."""
+        steps = "".join(f" -> CAST({key} AS TEXT)" for key in keys)
+        return f"(CAST({sql} AS JSONB){steps})"
+
+    def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
+        return f"jsonb_typeof({self.json_document(sql, keys)})"
+
+    def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
+        """The value as an SQL value of `kind`, for a value known to be of that JSON type:
+        numbers as `numeric`, which compares exactly."""
+        document = self.json_document(sql, keys)
+        if kind is FieldType.STRING:
+            return f"({document} #>> '{{}}')"
+        return f"CAST({document} AS {'NUMERIC' if kind is FieldType.NUMBER else 'BOOLEAN'})"
+
 
 class PostgreSQL(Dialect):
     """The base dialect as it is."""
@@ -201,6 +234,38 @@ class SQLite(Dialect):
 
     def bind_instant(self, value: datetime) -> object:
         return utc_text(value)
+
+    json_types = {
+        FieldType.STRING: ("text",),
+        FieldType.NUMBER: ("integer", "real"),
+        FieldType.BOOLEAN: ("true", "false"),
+    }
+
+    def json_path(self, keys: tuple[str, ...]) -> str | None:
+        # A quoted label has no escapes in SQLite: keys with `"` or `\` go through json_each.
+        if any('"' in key or "\\" in key for key in keys):
+            return None
+        return "$" + "".join(f'."{key}"' for key in keys)
+
+    def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
+        if path is not None:
+            return f"json_type({sql}, {path})"
+        return self._json_each(sql, keys, "type")
+
+    def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
+        # json_extract gives TEXT, INTEGER or REAL as stored, and 1 or 0 for booleans.
+        if path is not None:
+            return f"json_extract({sql}, {path})"
+        return self._json_each(sql, keys, "value")
+
+    @staticmethod
+    def _json_each(sql: str, keys: list[str], column: str) -> str:
+        document = sql
+        for key in keys[:-1]:
+            document = (
+                f"(SELECT value FROM json_each({document}) WHERE key = {key} AND type = 'object')"
+            )
+        return f"(SELECT {column} FROM json_each({document}) WHERE key = {keys[-1]})"
 
     def operand(self, op: Op, value: str) -> str:
         if op is Op.STARTS_WITH and "\x00" not in value:
@@ -244,6 +309,30 @@ class MySQL(Dialect):
     def fold(self, sql: str) -> str:
         return _FOLD_DOTTED_I.format(sql)
 
+    json_null = "NULL"
+    json_types = {
+        FieldType.STRING: ("STRING",),
+        FieldType.NUMBER: ("INTEGER", "UNSIGNED INTEGER", "DOUBLE", "DECIMAL"),
+        FieldType.BOOLEAN: ("BOOLEAN",),
+    }
+
+    def json_path(self, keys: tuple[str, ...]) -> str | None:
+        return "$" + "".join(
+            '."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"' for key in keys
+        )
+
+    def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
+        return f"JSON_TYPE(JSON_EXTRACT({sql}, {path}))"
+
+    def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
+        """Strings unquoted; numbers as DOUBLE (exact to 2^53); booleans as 1 or 0."""
+        text = f"JSON_UNQUOTE(JSON_EXTRACT({sql}, {path}))"
+        if kind is FieldType.STRING:
+            return f"CAST({text} AS CHAR CHARACTER SET utf8mb4)"
+        if kind is FieldType.NUMBER:
+            return f"CAST({text} AS DOUBLE)"
+        return f"({text} = 'true')"
+
 
 class DuckDB(Dialect):
     name = "duckdb"
@@ -286,6 +375,33 @@ class DuckDB(Dialect):
     def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
         function = _DUCKDB_MATCH[op]
         return f"{function}({sql}, {operand})"
+
+    json_types = {
+        FieldType.STRING: ("VARCHAR",),
+        FieldType.NUMBER: ("BIGINT", "UBIGINT", "HUGEINT", "DOUBLE"),
+        FieldType.BOOLEAN: ("BOOLEAN",),
+    }
+    json_null = "NULL"
+
+    def json_path(self, keys: tuple[str, ...]) -> str | None:
+        # `$."key"` with backslash escapes; it never indexes an array. It cannot name the empty
+        # key, so a path holding one is a JSON pointer (RFC 6901), which reads the empty key
+        # but takes an all-digit key as an index into an array (a documented limit).
+        if "" in keys:
+            return "".join("/" + key.replace("~", "~0").replace("/", "~1") for key in keys)
+        return "$" + "".join(
+            '."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"' for key in keys
+        )
+
+    def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
+        return f"json_type(CAST({sql} AS JSON), {path})"
+
+    def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
+        """Strings as VARCHAR, numbers as DOUBLE (exact to 2^53), booleans as BOOLEAN."""
+        text = f"json_extract_string(CAST({sql} AS JSON), {path})"
+        if kind is FieldType.STRING:
+            return text
+        return f"CAST({text} AS {'DOUBLE' if kind is FieldType.NUMBER else 'BOOLEAN'})"
 
 
 # Engines whose lower() uses simple case mappings fold U+0130 to "i"; Python's str.lower() gives

@@ -31,12 +31,14 @@ Design choices:
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
+from ..data_paths import location, truth
 from ..fields import ORDERING_OPS, FieldType, Op, Schema
 from ..nodes import And, Comparison, Const, IsNull, Node, Not, Or, relative_values, walk
 from ..relative import Ago
@@ -138,7 +140,7 @@ def _diagnose(record: Record, root: Node, schema: Schema) -> str:
     for name in sorted(fields_used(root)):
         value = record.get(name) if isinstance(record, Mapping) else None
         kind = schema[name].type
-        if value is None:
+        if value is None or kind is FieldType.JSON or schema[name].source:
             continue
         if not isinstance(value, expected[kind]) or (
             kind is FieldType.NUMBER and isinstance(value, bool)
@@ -175,6 +177,11 @@ class _Builder:
         reads = Counter(n.field for n in walk(root) if isinstance(n, Comparison | IsNull))
         self.repeated = frozenset(name for name, count in reads.items() if count > 1)
         self.relatives = {ago: index for index, ago in enumerate(relative_values(root))}
+        self.in_json = any(
+            n.path or schema[n.field].source
+            for n in walk(root)
+            if isinstance(n, Comparison | IsNull)
+        )
 
     def build(self, node: Node, want: bool, known: Known) -> tuple[ast.expr, Known]:
         """An expression that holds when `node` evaluates to `want` (TRUE or FALSE).
@@ -192,9 +199,19 @@ class _Builder:
                 return self.conjunction(node.items, want, known)
             values = [self.build(item, want, known)[0] for item in node.items]
             return ast.BoolOp(op=ast.Or(), values=values), known
+        if self.in_json and location(self.schema, node) is not None:
+            return self.json_condition(node, want), known
         if isinstance(node, IsNull):
             return self.is_null(node.field, want, known)
         return self.comparison(node, want, known)
+
+    def json_condition(self, node: Comparison | IsNull, want: bool) -> ast.expr:
+        """`data_paths.truth` of the record's JSON document: `is True` or `is False`."""
+        where = location(self.schema, node)
+        assert where is not None
+        column, path = where
+        truth = self.bind(functools.partial(_json_truth, node, column, path))
+        return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
 
     def conjunction(
         self, items: tuple[Node, ...], want: bool, known: Known
@@ -305,6 +322,12 @@ class _Builder:
             is_aware = ast.BoolOp(op=ast.And(), values=[exact_type, has_zone])
         normalized = _call(_name("_as_instant"), value)
         return ast.IfExp(test=is_aware, body=value, orelse=normalized)
+
+
+def _json_truth(
+    node: Comparison | IsNull, column: str, path: tuple[str, ...], record: Record
+) -> bool | None:
+    return truth(node, record.get(column), path)
 
 
 def _name(name: str) -> ast.Name:

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
+from ..data_paths import location, value_type
 from ..fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ..nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ..values import fold
@@ -113,14 +114,53 @@ class SqlWriter(Visitor[str]):
         return self.dialect.boolean(node.value)
 
     def visit_is_null(self, node: IsNull) -> str:
+        where = location(self.schema, node)
+        if where is not None:
+            # Missing, JSON null, or under something that is no object.
+            of_kind = self.json_type(*where)
+            null = self.dialect.json_null
+            return f"COALESCE({of_kind}, {self.text(null)}) = {self.text(null)}"
         return f"{self.column(node.field)} IS NULL"
 
     def visit_comparison(self, node: Comparison) -> str:
         if node.op in LIST_OPS and not node.value:
             # `in: []` is FALSE and `notIn: []` TRUE for every row, null ones too.
             return self.dialect.boolean(node.op is Op.NOT_IN)
-        kind = self.schema[node.field].type
-        column = self.column(node.field)
+        where = location(self.schema, node)
+        if where is not None:
+            return self.json_comparison(node, *where)
+        return self.typed(node, self.schema[node.field].type, self.column(node.field))
+
+    def json_comparison(self, node: Comparison, field: str, keys: tuple[str, ...]) -> str:
+        """UNKNOWN for a missing key or JSON null, FALSE for a value of another JSON type, else
+        the comparison of the value read as the literal's type. Every piece is written in the
+        order it appears, so that placeholders and parameters stay in step."""
+        dialect = self.dialect
+        kind = value_type(node.value)
+        names = dialect.json_types[kind]
+        of_kind = self.json_type(field, keys)
+        accepted = ", ".join([self.text(name) for name in names])
+        test = self.typed(node, kind, self.json_value(field, keys, kind))
+        other = f"{self.json_type(field, keys)} <> {self.text(dialect.json_null)}"
+        return (
+            f"CASE WHEN {of_kind} IN ({accepted}) THEN {test} WHEN {other} THEN {dialect.false} END"
+        )
+
+    def json_type(self, field: str, keys: tuple[str, ...]) -> str:
+        path = self.dialect.json_path(keys)
+        column = self.column(field)
+        rendered = [self.text(key) for key in keys] if path is None else []
+        return self.dialect.json_type(column, rendered, None if path is None else self.text(path))
+
+    def json_value(self, field: str, keys: tuple[str, ...], kind: FieldType) -> str:
+        path = self.dialect.json_path(keys)
+        column = self.column(field)
+        rendered = [self.text(key) for key in keys] if path is None else []
+        path_sql = None if path is None else self.text(path)
+        return self.dialect.json_value(column, rendered, path_sql, kind)
+
+    def typed(self, node: Comparison, kind: FieldType, column: str) -> str:
+        """`node` on `column`, whose values are of `kind`."""
         if kind is FieldType.STRING:
             return self.string_comparison(node, column)
         render = self.number if kind is FieldType.NUMBER else self.scalar

@@ -19,6 +19,7 @@ Design choices:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
@@ -46,11 +47,13 @@ from sqlalchemy.sql.operators import OperatorType
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
+from ..data_paths import location
 from ..fields import LIST_OPS, FieldType, Op, Schema
 from ..nodes import And, Comparison, Const, IsNull, Not, Or
 from ..values import fold
 from ..visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
+from .sql import SqlWriter
 
 if TYPE_CHECKING:
     from ..filter import Filter
@@ -125,12 +128,22 @@ class ExpressionBuilder(Visitor[Expression]):
         return true() if node.value else false()
 
     def visit_is_null(self, node: IsNull) -> Expression:
+        where = location(self.schema, node)
+        if where is not None:
+            return JsonCondition(
+                replace(node, field=where[0], path=where[1]), self.column(where[0])
+            )
         return self.column(node.field).is_(None)
 
     def visit_comparison(self, node: Comparison) -> Expression:
         if node.op in LIST_OPS and not node.value:
             # `in: []` is FALSE and `notIn: []` TRUE for every row, null ones too.
             return true() if node.op is Op.NOT_IN else false()
+        where = location(self.schema, node)
+        if where is not None:
+            return JsonCondition(
+                replace(node, field=where[0], path=where[1]), self.column(where[0])
+            )
         column = self.column(node.field)
         kind = self.schema[node.field].type
         if kind is FieldType.STRING:
@@ -312,3 +325,62 @@ def _compile_text_match(element: TextMatch, compiler: SQLCompiler, **kw: Any) ->
     if op is Op.EQUALS:
         return f"{dialect.exact(subject)} = {operand}"
     return dialect.match(op, subject, operand, Shape(element.nul, element.nbytes))
+
+
+class JsonCondition(ColumnElement[bool]):
+    """A condition on a value inside a JSON column, written by the SQL text back-end's rules
+    (`SqlWriter.json_comparison`) with each value bound as a parameter.
+
+    The node is part of the cache key, values included, so a cached statement is only reused
+    for the same condition, whose parameters are the same.
+    """
+
+    _traverse_internals = [
+        ("node", InternalTraversal.dp_plain_obj),
+        ("column", InternalTraversal.dp_clauseelement),
+    ]
+    type = Boolean()
+
+    def __init__(self, node: Comparison | IsNull, column: ColumnElement[Any]) -> None:
+        self.node = node
+        self.column = column
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+class _BoundWriter(SqlWriter):
+    """`SqlWriter` whose column is a compiled SQLAlchemy column and whose values are bound."""
+
+    def __init__(self, compiler: SQLCompiler, column: str, kw: dict[str, Any]) -> None:
+        super().__init__(_dialect(compiler.dialect), Schema(()), None, None)
+        self.compiler = compiler
+        self.column_sql = column
+        self.kw = kw
+
+    def column(self, field: str) -> str:
+        return self.column_sql
+
+    def bound(self, value: Any, type_: TypeEngine[Any]) -> str:
+        return self.compiler.process(bindparam(None, value, type_=type_), **self.kw)
+
+    def text(self, value: str) -> str:
+        return self.bound(value, String())
+
+    def number(self, value: Any) -> str:
+        return self.bound(value, ExactNumber())
+
+    def scalar(self, value: Any) -> str:
+        return self.bound(bool(value), Boolean())
+
+
+@compiles(JsonCondition)
+def _compile_json_condition(element: JsonCondition, compiler: SQLCompiler, **kw: Any) -> str:
+    writer = _BoundWriter(compiler, compiler.process(element.column, **kw), kw)
+    node = element.node
+    if isinstance(node, IsNull):
+        return writer.visit_is_null(node)
+    return writer.json_comparison(node, node.field, node.path)
