@@ -21,7 +21,7 @@ from typing import Any
 
 from .fields import FieldType, Op, Schema
 from .nodes import Comparison, IsNull
-from .values import fold, is_number
+from .values import holds, is_number
 
 Location = tuple[str, tuple[str, ...]]
 """The field (column) holding the JSON, and the keys from its root to the value."""
@@ -88,27 +88,4 @@ def truth(node: Comparison | IsNull, document: object, path: tuple[str, ...]) ->
 
 def compare(node: Comparison, value: Any) -> bool:
     """`node`'s test on a present value of the literal's type."""
-    op = node.op
-    literal: Any = node.value
-    if node.insensitive:
-        value = fold(value)
-        literal = tuple(fold(v) for v in literal) if isinstance(literal, tuple) else fold(literal)
-    if op is Op.IN:
-        return bool(value in literal)
-    if op is Op.NOT_IN:
-        return bool(value not in literal)
-    if op is Op.CONTAINS:
-        return bool(literal in value)
-    if op is Op.STARTS_WITH:
-        return bool(value.startswith(literal))
-    if op is Op.ENDS_WITH:
-        return bool(value.endswith(literal))
-    if op is Op.EQUALS:
-        return bool(value == literal)
-    if op is Op.GT:
-        return bool(value > literal)
-    if op is Op.GTE:
-        return bool(value >= literal)
-    if op is Op.LT:
-        return bool(value < literal)
-    return bool(value <= literal)
+    return holds(node.op, value, node.value, node.insensitive)

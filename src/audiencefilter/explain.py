@@ -9,7 +9,7 @@
 Design choices:
 - A second, deliberately plain evaluator: a visitor with an explicit three-valued `Outcome`,
   sharing no code with the compiled predicate of `backends/memory.py` beyond the value helpers
-  (`fold`, `record_datetime`). That the two agree on every filter and record is a property
+  (`holds`, `record_datetime`). That the two agree on every filter and record is a property
   test, so each checks the other.
 - Nothing is short-circuited: an explanation shows every condition, including those that
   did not decide the result.
@@ -35,7 +35,7 @@ from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from .relative import Ago, as_now, system_clock
 from .text_literals import literal, reference
 from .text_print import to_text
-from .values import fold, record_datetime
+from .values import holds, record_datetime
 from .visitor import Visitor
 
 
@@ -263,28 +263,4 @@ class _Explainer(Visitor[Explanation]):
 
 def _holds(node: Comparison, value: Any, constant: Any) -> bool:
     """The comparison of a value known not to be null with the literal `constant`."""
-    if node.insensitive:
-        value = fold(value)
-        constant = (
-            tuple(fold(v) for v in constant) if isinstance(constant, tuple) else fold(constant)
-        )
-    op = node.op
-    if op is Op.IN:
-        return bool(value in frozenset(constant))
-    if op is Op.NOT_IN:
-        return bool(value not in frozenset(constant))
-    if op is Op.CONTAINS:
-        return bool(constant in value)
-    if op is Op.STARTS_WITH:
-        return bool(value.startswith(constant))
-    if op is Op.ENDS_WITH:
-        return bool(value.endswith(constant))
-    if op is Op.EQUALS:
-        return bool(value == constant)
-    if op is Op.GT:
-        return bool(value > constant)
-    if op is Op.GTE:
-        return bool(value >= constant)
-    if op is Op.LT:
-        return bool(value < constant)
-    return bool(value <= constant)
+    return holds(node.op, value, constant, node.insensitive)

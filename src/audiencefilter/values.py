@@ -6,7 +6,12 @@ Each quirk is a small named helper with the reason beside it, mirrored in docs/s
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
+
+from .fields import Op
 
 Scalar = str | int | float | bool | datetime
 """A literal a filter compares against."""
@@ -65,3 +70,29 @@ def fold(text: str) -> str:
     agree with memory exactly (`straße` does not match `STRASSE`, as in SQL).
     """
     return text.lower()
+
+
+_TESTS: dict[Op, Callable[[Any, Any], Any]] = {
+    Op.EQUALS: operator.eq,
+    Op.GT: operator.gt,
+    Op.GTE: operator.ge,
+    Op.LT: operator.lt,
+    Op.LTE: operator.le,
+    Op.CONTAINS: lambda value, literal: literal in value,
+    Op.STARTS_WITH: lambda value, literal: value.startswith(literal),
+    Op.ENDS_WITH: lambda value, literal: value.endswith(literal),
+    Op.IN: lambda value, literal: value in literal,
+    Op.NOT_IN: lambda value, literal: value not in literal,
+}
+
+
+def holds(op: Op, value: Any, literal: Any, insensitive: bool = False) -> bool:
+    """One comparison of a present (non-null) value with a literal, folding case if asked.
+
+    The interpreting evaluators (explain, data paths) share this table; the compiled back-end
+    generates the same tests as code.
+    """
+    if insensitive:
+        value = fold(value)
+        literal = tuple(fold(v) for v in literal) if isinstance(literal, tuple) else fold(literal)
+    return bool(_TESTS[op](value, literal))
