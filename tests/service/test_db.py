@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from anyio import to_thread
 from sqlalchemy import text
 
 from .conftest import ApiClient
@@ -30,3 +33,13 @@ def test_health_probes_need_no_key(client: ApiClient) -> None:
     ready = client.get("/health/ready")
     assert (live.status_code, live.json()) == (200, {"data": {"status": "ok"}})
     assert (ready.status_code, ready.json()) == (200, {"data": {"status": "ok"}})
+
+
+def test_request_threads_bound_the_handler_thread_pool(
+    app_factory: Callable[..., ApiClient],
+) -> None:
+    async def tokens() -> float:
+        return to_thread.current_default_thread_limiter().total_tokens
+
+    assert app_factory(request_threads=2).run(tokens) == 2
+    assert app_factory().run(tokens) == 40  # AnyIO's default, untouched

@@ -7,6 +7,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+import audiencefilter as af
+
 from .conftest import ApiClient, Tenant
 
 
@@ -15,6 +17,17 @@ def document(client: ApiClient) -> dict[str, Any]:
     response = client.get("/openapi.json")
     assert response.status_code == 200
     return response.json()  # type: ignore[no-any-return]
+
+
+ERROR = {"$ref": "#/components/schemas/Error"}
+ERROR_OR_RULE = {"anyOf": [ERROR, {"$ref": "#/components/schemas/RuleError"}]}
+# Operations that read a filter or apply the audience rules answer either 400 body.
+RULE_OPERATIONS = {
+    ("/v4/contacts", "get"),
+    ("/v4/audiences", "post"),
+    ("/v4/audiences/preview", "post"),
+    ("/v4/audiences/{id}", "patch"),
+}
 
 
 def _operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -47,7 +60,8 @@ def test_every_operation_documents_its_errors_and_never_422(document: dict[str, 
             assert operation["security"] == [{"apiKey": []}]
             for status in ("400", "401", "403", "404", "429", "500"):
                 schema = responses[status]["content"]["application/json"]["schema"]
-                assert schema == {"$ref": "#/components/schemas/Error"}, (path, method, status)
+                rules = status == "400" and (path, method) in RULE_OPERATIONS
+                assert schema == (ERROR_OR_RULE if rules else ERROR), (path, method, status)
             assert "Retry-After" in responses["429"]["headers"]
         else:
             assert "security" not in operation
@@ -93,3 +107,107 @@ def test_real_responses_match_the_document(document: dict[str, Any], tenant: Ten
 def test_docs_page_is_served(client: ApiClient) -> None:
     response = client.get("/docs")
     assert response.status_code == 200 and "swagger" in response.text.lower()
+
+
+AUDIENCE_OPERATIONS = {
+    ("/v4/audiences", "post"),
+    ("/v4/audiences", "get"),
+    ("/v4/audiences/preview", "post"),
+    ("/v4/audiences/{id}", "get"),
+    ("/v4/audiences/{id}", "patch"),
+    ("/v4/audiences/{id}", "delete"),
+    ("/v4/audiences/{id}/members", "post"),
+    ("/v4/audiences/{id}/members/{contactId}", "delete"),
+}
+
+
+def _where(document: dict[str, Any]) -> dict[str, Any]:
+    return {"$ref": "#/components/schemas/WhereClause", "components": document["components"]}
+
+
+def test_where_clauses_are_described_by_the_library_schema(document: dict[str, Any]) -> None:
+    assert AUDIENCE_OPERATIONS <= {(path, method) for path, method, _ in _operations(document)}
+    schemas = document["components"]["schemas"]
+    library = af.json_schema()["$defs"]
+    assert schemas["WhereClause"]["properties"].keys() == library["where"]["properties"].keys()
+    assert schemas["WhereClause"]["properties"]["points"] == {
+        "$ref": "#/components/schemas/WhereNumberFilter"
+    }
+    assert {name for name in schemas if name.startswith("Where")} == {"WhereClause"} | {
+        "Where" + name[0].upper() + name[1:] for name in library if name != "where"
+    }
+    jsonschema.validate(
+        {"OR": [{"points": {"gte": 1}}, {"email": {"contains": "a"}}]}, _where(document)
+    )
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"points": {"gtee": 1}}, _where(document))
+    for body in ("AudienceCreate", "AudienceUpdate", "AudiencePreview"):
+        filters = schemas[body]["properties"]["filters"]
+        assert {"$ref": "#/components/schemas/WhereClause"} in filters["anyOf"]
+        assert {"string", "null"} <= {option.get("type") for option in filters["anyOf"]}
+    assert schemas["AudienceCreate"]["required"] == ["name", "listId"]
+    parameters = document["paths"]["/v4/contacts"]["get"]["parameters"]
+    (filters_parameter,) = [p for p in parameters if p["name"] == "filters"]
+    assert filters_parameter["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/WhereClause"
+    }
+
+
+def test_audience_responses_and_rule_errors_match_the_document(
+    document: dict[str, Any], tenant: Tenant
+) -> None:
+    lst = tenant.new_list()
+    contact = tenant.new_contact(lst["id"], "doc@example.com", points=3)
+    created = tenant.call(
+        "POST", "/v4/audiences", json={"name": "d", "listId": lst["id"], "filters": {"points": 3}}
+    )
+    _validate(document, "/v4/audiences", "post", created)
+    smart_id = created.json()["data"]["audience"]["id"]
+    hand = tenant.call("POST", "/v4/audiences", json={"name": "h", "listId": lst["id"]})
+    hand_id = hand.json()["data"]["audience"]["id"]
+    members = f"/v4/audiences/{hand_id}/members"
+    checks = [
+        ("/v4/audiences", "get", tenant.call("GET", "/v4/audiences", params={"listId": lst["id"]})),
+        ("/v4/audiences/{id}", "get", tenant.call("GET", f"/v4/audiences/{smart_id}")),
+        (
+            "/v4/audiences/{id}",
+            "patch",
+            tenant.call("PATCH", f"/v4/audiences/{smart_id}", json={"name": "e"}),
+        ),
+        (
+            "/v4/audiences/{id}",
+            "patch",
+            tenant.call("PATCH", f"/v4/audiences/{smart_id}", json={"filters": ""}),
+        ),
+        (
+            "/v4/audiences/preview",
+            "post",
+            tenant.call(
+                "POST", "/v4/audiences/preview", json={"listId": lst["id"], "filters": "x"}
+            ),
+        ),
+        (
+            "/v4/audiences/{id}/members",
+            "post",
+            tenant.call("POST", members, json={"contactIds": [contact["id"]]}),
+        ),
+        (
+            "/v4/audiences/{id}/members/{contactId}",
+            "delete",
+            tenant.call("DELETE", f"{members}/{contact['id']}"),
+        ),
+        ("/v4/audiences", "post", tenant.call("POST", "/v4/audiences", json={})),
+        ("/v4/audiences/{id}", "delete", tenant.call("DELETE", f"/v4/audiences/{smart_id}")),
+        ("/v4/audiences/{id}", "get", tenant.call("GET", f"/v4/audiences/{smart_id}")),
+    ]
+    statuses = [response.status_code for _, _, response in checks]
+    assert statuses == [200, 200, 200, 400, 400, 200, 200, 400, 200, 404]
+    for path, method, response in checks:
+        _validate(document, path, method, response)
+
+
+def test_a_fixed_path_allows_only_its_own_methods(tenant: Tenant) -> None:
+    response = tenant.call("PUT", "/v4/audiences/preview")
+    assert (response.status_code, response.headers["allow"]) == (405, "POST")
+    response = tenant.call("PUT", "/v4/audiences/aud_x")
+    assert (response.status_code, response.headers["allow"]) == (405, "GET, PATCH, DELETE")

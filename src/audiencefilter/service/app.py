@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from anyio import to_thread
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
@@ -41,6 +42,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if settings.request_threads is not None:
+            to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         if settings.should_auto_migrate:
             await run_in_threadpool(migrate.upgrade, database.engine)
         try:
@@ -62,10 +65,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.db = database
     app.state.limiter = limiter
-    for router in ROUTERS:
-        app.include_router(router, prefix=API_PREFIX)
-    app.include_router(health.router)
-    errors.install(app)
+    mounted = [(API_PREFIX, router) for router in ROUTERS] + [("", health.router)]
+    for prefix, router in mounted:
+        app.include_router(router, prefix=prefix)
+    errors.install(app, mounted)
     openapi.install(app)
     # Added last is outermost: CORS answers preflights before anything else runs.
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)

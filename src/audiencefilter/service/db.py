@@ -2,7 +2,9 @@
 
 SQLite is tuned on every new connection (an engine `connect` event): WAL journal, `synchronous=FULL`
 (a committed write survives a power cut), foreign keys on (the cascades depend on it), a busy
-timeout, and a Unicode `lower()` like Python's `str.lower()` (SQLite's own folds ASCII only).
+timeout, and, through the filter library's `register_unicode_lower`, a `lower()` that folds like
+Python's `str.lower()` (SQLite's own folds ASCII only), so filters fold case alike in SQL and in
+memory.
 
 pysqlite's own transaction handling is switched off and the `begin` event emits `BEGIN` itself:
 plain `BEGIN` for reads, `BEGIN IMMEDIATE` for sessions that will write. A deferred transaction
@@ -27,20 +29,16 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..sqlite import register_unicode_lower
 from .settings import Settings
 
 WRITE_OPTION = "audiencefilter_write"
-
-
-def _unicode_lower(value: Any) -> Any:
-    return value.lower() if isinstance(value, str) else value
 
 
 def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
         dbapi_connection.isolation_level = None
-        dbapi_connection.create_function("lower", 1, _unicode_lower, deterministic=True)
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         cursor.execute("PRAGMA journal_mode = WAL")
@@ -67,6 +65,7 @@ def make_engine(settings: Settings) -> Engine:
             connect_args={"check_same_thread": False},
         )
         _install_sqlite_hooks(engine, settings.sqlite_busy_timeout_ms)
+        register_unicode_lower(engine)
         return engine
     connect_args: dict[str, Any] = {}
     if url.get_backend_name() == "postgresql":

@@ -5,6 +5,10 @@ first (a malformed key costs no database query), then one indexed lookup by dige
 limit of the key's account.
 Rate limiting comes before the permission check, so a public key hammering private endpoints
 spends its account's quota too. `PrivateKey` and `AnyKey` are the two aliases routes declare.
+
+Dependencies that only read application state are `async def`: FastAPI runs every plain `def`
+dependency as a separate thread-pool job, and three needless hops per request cost more than
+the rest of a small request. `authenticate` queries the database and stays a `def`.
 """
 
 from __future__ import annotations
@@ -44,11 +48,11 @@ class Principal:
     key_id: str
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return cast(Settings, request.app.state.settings)
 
 
-def get_database(request: Request) -> Database:
+async def get_database(request: Request) -> Database:
     return cast(Database, request.app.state.db)
 
 
@@ -106,7 +110,7 @@ def authenticate(
     return principal
 
 
-def require_private(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+async def require_private(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
     if principal.key_type != "private":
         raise ApiError(403, "Public keys may only create contacts (POST /v4/contacts)")
     return principal

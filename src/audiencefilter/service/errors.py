@@ -2,32 +2,36 @@
 
 Every error is `{"error": <HTTP status>, "message": "..."}`; problems with the request add
 `errors`, a list of `{pointer, detail}` where `pointer` is a JSON pointer into the request seen as
-one document: `/body/email`, `/query/limit`, `/path/id`. FastAPI's 422 never leaves the service:
-validation failures are 400. Unknown routes are 404; a known path with the wrong method is 405 with
-an `Allow` header that lists the methods of every route on that path (Starlette's own lists only
-the first route it tried). Unexpected exceptions are logged and answered with a bare 500.
+one document: `/body/email`, `/query/limit`, `/path/id`. The audience rules of the specification
+answer its other form instead, a 400 whose `error` is the message itself (`{"error": "Name and
+listId are required"}`), and an invalid filter adds the library's problems as `details`.
+FastAPI's 422 never leaves the service: validation failures are 400. Unknown routes are 404; a
+known path with the wrong method is 405 with an `Allow` header that lists the methods of every
+route on that path (Starlette's own lists only the first route it tried). Unexpected exceptions
+are logged and answered with a bare 500.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy.exc import IntegrityError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
-from starlette.routing import Match
+from starlette.routing import Route, compile_path
 from starlette.types import Scope
 
 from .responses import JSONResponse
 
 logger = logging.getLogger("audiencefilter.service")
 
-PROBED_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 REASONS = {
     400: "Bad request",
     401: "Invalid or missing API key",
@@ -55,6 +59,32 @@ class Error(BaseModel):
     error: int
     message: str
     errors: list[ValidationIssue] | None = None
+
+
+class FilterProblem(BaseModel):
+    """One problem of a filter, as the filter library reports it."""
+
+    path: str = Field(description="Where in the filter, e.g. `OR[1].points.gte`; empty: top.")
+    message: str
+    suggestion: str | None = None
+    line: int | None = Field(default=None, description="1-based, for text input.")
+    column: int | None = Field(default=None, description="1-based, for text input.")
+
+
+class RuleError(BaseModel):
+    """An audience rule of the specification was broken: `error` is the message itself."""
+
+    error: str
+    details: list[FilterProblem] | None = None
+
+
+class AudienceRuleError(Exception):
+    """A 400 in the specification's string form, with the filter's problems when it has any."""
+
+    def __init__(self, message: str, details: Sequence[dict[str, Any]] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = list(details)
 
 
 class ApiError(Exception):
@@ -116,19 +146,53 @@ def validation_failed(issues: Sequence[ValidationIssue]) -> ApiError:
     return ApiError(400, f"Invalid request: {summary}{more}", errors=issues)
 
 
-def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
-    """The methods some route accepts on this request's path, found by asking every route."""
-    allowed = []
-    for method in PROBED_METHODS:
-        probe = {**scope, "method": method}
-        if any(route.matches(probe)[0] == Match.FULL for route in app.router.routes):
-            allowed.append(method)
-    return allowed
+RoutePattern = tuple[re.Pattern[str], bool, frozenset[str]]
+
+
+def route_table(app: FastAPI, mounted: Iterable[tuple[str, APIRouter]]) -> list[RoutePattern]:
+    """Every route's path pattern, whether its path is fixed (no parameter), and its methods.
+
+    Read from the routers as mounted (prefix, router) and the application's own routes, so the
+    table does not depend on how FastAPI nests included routers.
+    """
+    routes: list[tuple[str, Any]] = [
+        (prefix, r) for prefix, router in mounted for r in router.routes
+    ]
+    routes += [("", r) for r in app.router.routes if isinstance(r, Route)]
+    table = []
+    for prefix, route in routes:
+        path = prefix + route.path
+        table.append((compile_path(path)[0], "{" not in path, frozenset(route.methods or ())))
+    return table
+
+
+def allowed_methods(table: Sequence[RoutePattern], scope: Scope) -> list[str]:
+    """The methods the routes matching this request's path accept.
+
+    A fixed path (`/audiences/preview`) names a resource of its own, even where a templated
+    path (`/audiences/{id}`) would also match it: then only the fixed paths count.
+    """
+    path, root = scope["path"], scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    matched = [(fixed, methods) for regex, fixed, methods in table if regex.match(path)]
+    if any(fixed for fixed, _ in matched):
+        matched = [(fixed, methods) for fixed, methods in matched if fixed]
+    accepted = frozenset().union(*(methods for _, methods in matched))
+    return [method for method in METHOD_ORDER if method in accepted]
 
 
 async def _on_api_error(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
     return error_response(exc.status, exc.message, exc.errors, exc.headers)
+
+
+async def _on_rule_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, AudienceRuleError)
+    body: dict[str, Any] = {"error": exc.message}
+    if exc.details:
+        body["details"] = exc.details
+    return JSONResponse(body, status_code=400)
 
 
 async def _on_validation_error(_request: Request, exc: Exception) -> Response:
@@ -142,8 +206,7 @@ async def _on_http_exception(request: Request, exc: Exception) -> Response:
     status = exc.status_code
     headers = dict(exc.headers or {})
     if status == 405:
-        assert isinstance(request.app, FastAPI)
-        headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
+        headers["Allow"] = ", ".join(allowed_methods(request.app.state.route_table, request.scope))
     message = exc.detail if status == 400 and isinstance(exc.detail, str) else None
     if status == 404:
         message = f"No route for {request.method} {request.url.path}"
@@ -167,8 +230,11 @@ async def _on_unexpected(request: Request, exc: Exception) -> Response:
     return error_response(500, REASONS[500])
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI, mounted: Iterable[tuple[str, APIRouter]]) -> None:
+    """Error handlers, and the route table that `Allow` headers are computed from."""
+    app.state.route_table = route_table(app, mounted)
     app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(AudienceRuleError, _on_rule_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_exception)
     app.add_exception_handler(IntegrityError, _on_integrity_error)

@@ -119,6 +119,8 @@ Increase = Annotated[
 StartFrom = Annotated[int, Field(ge=0, le=MAX_INT32), BeforeValidator(_integral_float)]
 Data = Annotated[dict[str, Any], AfterValidator(check_data)]
 QueryBool = Annotated[bool, BeforeValidator(_strict_query_bool)]
+# A filter in a query string; the library bounds it further (256 KiB) and reads it.
+FilterText = Annotated[str, StringConstraints(max_length=65536)]
 QueryText = Annotated[
     str, StringConstraints(max_length=255, pattern=NO_NUL), AfterValidator(check_text)
 ]

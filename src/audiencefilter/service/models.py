@@ -162,7 +162,8 @@ class Contact(Base):
         # Email is unique per list ignoring case; `emailKey` holds Python's `str.lower()` of it,
         # the one case folding every back-end of the filter library uses.
         UniqueConstraint("list_id", "email_key"),
-        Index("ix_contacts_list_rank", "list_id", "points", "created_at"),
+        # Covers the waitlist rank (points, sign-up time, id): see ranking.py.
+        Index("ix_contacts_list_rank", "list_id", "points", "created_at", "id"),
     )
 
     id: Mapped[str] = _id("con")

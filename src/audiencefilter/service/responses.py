@@ -22,8 +22,9 @@ def dumps(content: Any) -> bytes:
     try:
         return orjson.dumps(content, option=_OPTIONS)
     except TypeError:
-        # orjson stops at 64-bit integers (and 254 levels); a contact's free-form `data` may hold
-        # any JSON number, so the rare body it refuses goes through the standard library.
+        # orjson stops at 64-bit integers (and 254 levels). A contact's free-form `data`, which
+        # may hold any JSON number, is passed as an `orjson.Fragment` of its stored text and
+        # never gets here; any other body orjson refuses goes through the standard library.
         return json.dumps(content, default=_fallback, ensure_ascii=False).encode()
 
 

@@ -22,6 +22,7 @@ from .fields import (
     Count,
     Data,
     Email,
+    FilterText,
     Identifier,
     Increase,
     LongText,
@@ -41,7 +42,6 @@ MAX_LIMIT = 20000
 ListMode = Literal["waitlist", "newsletter"]
 SortKey = Literal["points", "createdAt", "email", "firstName", "lastName", "position"]
 Order = Literal["asc", "desc"]
-AudienceItems = list[dict[str, Any]]  # item shape: decided with the audience routes
 PUBLIC_FORBIDDEN = ("points", "referrals", "isVerified", "unsubscribed", "isGDPR")
 
 
@@ -49,9 +49,9 @@ def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
-def optional() -> Any:
+def optional(description: str | None = None) -> Any:
     """An optional body field: absent means unchanged, and the schema shows no default."""
-    return Field(default=None, json_schema_extra=_no_default)
+    return Field(default=None, description=description, json_schema_extra=_no_default)
 
 
 class _Body(BaseModel):
@@ -164,6 +164,10 @@ class ContactQuery(PageQuery):
     isVerified: QueryBool | None = None
     unsubscribed: QueryBool | None = None
     isGDPR: QueryBool | None = None
+    filters: FilterText | None = Field(
+        default=None,
+        description="A where clause (JSON) that contacts must also match; blank: no condition.",
+    )
 
 
 class ActionQuery(PageQuery):
@@ -182,6 +186,17 @@ class ListSummary(BaseModel):
     color: str | None
     title: str | None
     desc: str | None
+
+
+class AudienceRef(BaseModel):
+    """An audience a contact belongs to."""
+
+    id: str
+    name: str
+    mode: Literal["manual", "smart"]
+
+
+AudienceRefs = list[AudienceRef]  # named outside ContactOut, whose `list` field shadows `list`
 
 
 class ContactOut(BaseModel):
@@ -207,7 +222,9 @@ class ContactOut(BaseModel):
     country: str | None
     city: str | None
     list: ListSummary
-    audiences: AudienceItems = Field(description="Audiences the contact belongs to.")
+    audiences: AudienceRefs = Field(
+        description="Audiences of its list the contact belongs to now, oldest audience first."
+    )
     referralLink: str
     privateLink: str
     position: int = Field(description="Waitlist position: the list's startFrom for the top rank.")

@@ -44,6 +44,18 @@ class Settings(BaseSettings):
         default="https://pages.example.com",
         description="Base of the public pages that referral and private links point to.",
     )
+    max_audiences_per_list: int = Field(
+        default=100,
+        ge=1,
+        description="Every contact returned carries its audiences, computed on each page: "
+        "bounding their number bounds that work.",
+    )
+    request_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="Threads running request handlers at once (default: AnyIO's 40). Handlers "
+        "are mostly Python: on few cores, fewer threads fight less over the GIL.",
+    )
     sqlite_busy_timeout_ms: int = Field(default=15000, ge=0)
     db_pool_size: int = Field(default=10, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)

@@ -2,13 +2,18 @@
 
 Built by hand rather than through pydantic: a page of 20,000 contacts is serialized straight by
 orjson. The tests check real responses against the OpenAPI document, so the two cannot drift.
+Contacts are rendered from the row dicts of `queries.fetch_rows`, in place: the row already has
+the interface's field names, and only the list summary, audiences, links and position are added.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .models import Action, Contact, List
+import orjson
+
+from .filters import filter_text
+from .models import Action, Audience, List
 from .settings import Settings
 
 LIST_FIELDS = (
@@ -47,29 +52,6 @@ LIST_FIELDS = (
     "analyticsB",
 )
 SUMMARY_FIELDS = ("id", "name", "url", "mode", "referrals", "color", "title", "desc")
-CONTACT_FIELDS = (
-    "id",
-    "email",
-    "firstName",
-    "lastName",
-    "phoneNumber",
-    "createdAt",
-    "points",
-    "referrals",
-    "listId",
-    "isVerified",
-    "unsubscribed",
-    "data",
-    "address",
-    "isGDPR",
-    "name",
-    "socialOne",
-    "socialTwo",
-    "website",
-    "company",
-    "country",
-    "city",
-)
 ACTION_FIELDS = ("id", "name", "increase", "createdAt", "updatedAt", "subId")
 
 
@@ -86,15 +68,34 @@ class ContactRenderer:
         self.summary = {field: getattr(lst, field) for field in SUMMARY_FIELDS}
         self.page = f"{settings.pages_base_url}/{lst.url}"
 
-    def __call__(self, contact: Contact, position: int) -> dict[str, Any]:
-        view = {field: getattr(contact, field) for field in CONTACT_FIELDS}
-        view["list"] = self.summary
-        # Filled by the audience routes once they exist; the field is part of the shape already.
-        view["audiences"] = []
-        view["referralLink"] = f"{self.page}?ref={contact.referralCode}"
-        view["privateLink"] = f"{self.page}/subscriber/{contact.id}"
-        view["position"] = position
-        return view
+    def __call__(
+        self, row: dict[str, Any], position: int, audiences: list[dict[str, str]]
+    ) -> dict[str, Any]:
+        """The contact of `row` (a dict of `queries.fetch_rows`, reused as the view)."""
+        code = row.pop("referralCode")
+        row["data"] = orjson.Fragment(row["data"])  # the stored JSON text, as it is
+        row["list"] = self.summary
+        row["audiences"] = audiences
+        row["referralLink"] = f"{self.page}?ref={code}"
+        row["privateLink"] = f"{self.page}/subscriber/{row['id']}"
+        row["position"] = position
+        return row
+
+
+def audience_view(audience: Audience, **extra: Any) -> dict[str, Any]:
+    """An audience without its members; `extra` adds `subs` or `subsCount`."""
+    filters = audience.filters
+    return {
+        "id": audience.id,
+        "name": audience.name,
+        "filters": filters,
+        "filtersText": filter_text(filters) if filters else None,
+        "mode": audience.mode,
+        "listId": audience.listId,
+        "createdAt": audience.createdAt,
+        "updatedAt": audience.updatedAt,
+        **extra,
+    }
 
 
 def action_view(action: Action) -> dict[str, Any]:

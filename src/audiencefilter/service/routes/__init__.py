@@ -1,18 +1,20 @@
 """One router per resource. `ROUTERS` is what the application mounts under `/v4`.
 
-The audience routes join this tuple when they exist (`routes/audiences.py`); the tables they need
-(`audiences`, `audience_members`) are already in the initial migration.
+`audiences.router` comes before `members.router`, and inside it `POST /audiences/preview` is
+declared before the `/{id}` routes, so no path parameter ever swallows a fixed segment.
 """
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import actions, contacts, lists
+from . import actions, audiences, contacts, lists, members
 
 ROUTERS: tuple[APIRouter, ...] = (
     lists.router,
     lists.projects_router,
     contacts.router,
     actions.router,
+    audiences.router,
+    members.router,
 )

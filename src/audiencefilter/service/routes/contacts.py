@@ -3,6 +3,10 @@
 Email is unique per list ignoring case, enforced by a unique index on `(list_id, email_key)`: a
 duplicate insert fails in the database, even when two requests race, and the transaction rolls
 back whole, so a 409 creates nothing.
+
+The listing also takes a where clause (`filters`, JSON), read by the filter library and ANDed
+with the other query filters; an invalid one is a 400 with the library's
+problems. Every contact returned carries its position and its audiences (`pages.py`).
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ from sqlalchemy.orm import Session
 
 from ..deps import AnyKey, DatabaseDep, PrivateKey, SettingsDep
 from ..errors import ApiError, ValidationIssue
+from ..filters import read_filters
 from ..models import Contact, List
-from ..queries import RankedContacts, count, owned_contact, owned_list, page_of, text_filter
+from ..openapi import RULE_ERROR_RESPONSES
+from ..pages import ContactPages
+from ..queries import owned_contact, owned_list, text_filter
 from ..responses import JSONResponse, data
 from ..schemas import (
     PUBLIC_FORBIDDEN,
@@ -30,7 +37,6 @@ from ..schemas import (
     ContactUpdate,
 )
 from ..settings import Settings
-from ..views import ContactRenderer, pagination
 
 router = APIRouter(prefix="/contacts", tags=["contacts"])
 
@@ -48,46 +54,29 @@ TEXT_FILTERS = (
     "website",
 )
 FLAG_FILTERS = ("isVerified", "unsubscribed", "isGDPR")
-NULLABLE_SORT_KEYS = frozenset({"firstName", "lastName"})
 DUPLICATE_EMAIL = "A contact with this email already exists in this list"
 
 
-def _filters(entity: Any, query: ContactQuery) -> list[ColumnElement[bool]]:
+def _filters(query: ContactQuery) -> list[ColumnElement[bool]]:
     where: list[ColumnElement[bool]] = []
     for field in TEXT_FILTERS:
         value = getattr(query, field)
         if value is not None:
-            where.append(text_filter(getattr(entity, field), value))
+            where.append(text_filter(getattr(Contact, field), value))
     for field in FLAG_FILTERS:
         value = getattr(query, field)
         if value is not None:
-            where.append(getattr(entity, field).is_(value))
+            where.append(getattr(Contact, field).is_(value))
+    flt = read_filters(query.filters, None).filter
+    if flt is not None:
+        where.append(flt.to_sqlalchemy(Contact))
     return where
-
-
-def _sort_keys(ranked: RankedContacts, query: ContactQuery) -> list[Any]:
-    """The sort key, then sign-up time, then id, all in the requested order (stable pages)."""
-    entity = ranked.entity
-    columns: list[Any]
-    if query.sort == "position":
-        columns = [ranked.rank]
-    elif query.sort is None:
-        columns = [entity.points, entity.createdAt, entity.id]
-    elif query.sort == "createdAt":
-        columns = [entity.createdAt, entity.id]
-    else:
-        columns = [getattr(entity, query.sort), entity.createdAt, entity.id]
-    keys = [column.asc() if query.order == "asc" else column.desc() for column in columns]
-    if query.sort in NULLABLE_SORT_KEYS:
-        keys[0] = keys[0].nulls_last()
-    return keys
 
 
 def _contact_view(
     session: Session, settings: Settings, lst: List, contact_id: str
 ) -> dict[str, Any]:
-    contact, position = RankedContacts(lst).one(session, contact_id)
-    return ContactRenderer(lst, settings)(contact, position)
+    return ContactPages(session, lst, settings).one(contact_id)
 
 
 @contextmanager
@@ -98,27 +87,26 @@ def _unique_email() -> Iterator[None]:
         raise ApiError(409, DUPLICATE_EMAIL) from None
 
 
-@router.get("", response_model=ContactsResponse, summary="List contacts")
+@router.get(
+    "",
+    response_model=ContactsResponse,
+    summary="List contacts",
+    responses=RULE_ERROR_RESPONSES,
+)
 def list_contacts(
     query: Annotated[ContactQuery, Query()],
     principal: PrivateKey,
     database: DatabaseDep,
     settings: SettingsDep,
 ) -> JSONResponse:
+    where = _filters(query)
     with database.reading() as session:
         lst = owned_list(session, principal.account_id, query.listId)
-        ranked = RankedContacts(lst)
-        statement = ranked.select().where(*_filters(ranked.entity, query))
-        statement = statement.order_by(*_sort_keys(ranked, query))
-        rows = ranked.fetch(session, page_of(statement, query.page, query.limit))
-        total = count(session, Contact, Contact.listId == lst.id, *_filters(Contact, query))
-    render = ContactRenderer(lst, settings)
-    return data(
-        {
-            "contacts": [render(contact, position) for contact, position in rows],
-            "pagination": pagination(total, query.page, query.limit),
-        }
-    )
+        pages = ContactPages(session, lst, settings)
+        result = pages.page(
+            where, page=query.page, limit=query.limit, sort=query.sort, order=query.order
+        )
+    return data(result)
 
 
 def _refuse_public_fields(body: ContactCreate) -> None:

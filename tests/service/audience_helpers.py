@@ -1,0 +1,56 @@
+"""Shortcuts for the audience tests: create audiences, read members and audience ids."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .conftest import Tenant
+
+AUDIENCE_KEYS = {
+    "id",
+    "name",
+    "filters",
+    "filtersText",
+    "mode",
+    "listId",
+    "createdAt",
+    "updatedAt",
+    "subs",
+}
+SUMMARY_KEYS = AUDIENCE_KEYS - {"subs"} | {"subsCount"}
+INVALID = "Invalid filters: the value must be a valid where clause for the contact model"
+
+
+def new_audience(tenant: Tenant, list_id: str, name: str = "Audience", **body: Any) -> Any:
+    """Create an audience; return the whole `data` (audience, pagination, warnings)."""
+    return tenant.ok("POST", "/v4/audiences", 201, json={"name": name, "listId": list_id, **body})
+
+
+def smart(tenant: Tenant, list_id: str, filters: Any, name: str = "Smart") -> dict[str, Any]:
+    return new_audience(tenant, list_id, name, filters=filters)["audience"]  # type: ignore[no-any-return]
+
+
+def manual(tenant: Tenant, list_id: str, name: str = "Manual") -> dict[str, Any]:
+    return new_audience(tenant, list_id, name, mode="manual")["audience"]  # type: ignore[no-any-return]
+
+
+def member_emails(tenant: Tenant, audience_id: str, **params: Any) -> list[str]:
+    audience = tenant.ok("GET", f"/v4/audiences/{audience_id}", params=params)["audience"]
+    return [contact["email"] for contact in audience["subs"]]
+
+
+def audience_ids(contact: dict[str, Any]) -> list[str]:
+    return [item["id"] for item in contact["audiences"]]
+
+
+def contact_audiences(tenant: Tenant, contact_id: str) -> list[str]:
+    return audience_ids(tenant.ok("GET", f"/v4/contacts/{contact_id}")["contact"])
+
+
+def rule_error(tenant: Tenant, method: str, path: str, **kwargs: Any) -> Any:
+    """Call, expect a 400 in the specification's string form, return its body."""
+    response = tenant.call(method, path, **kwargs)
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert isinstance(body["error"], str), body
+    return body
