@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve test lint fmt type check bench drills fuzz clean
+.PHONY: install serve test lint fmt type check bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -42,9 +42,6 @@ fuzz: install  ## coverage-guided fuzzing of both readers; new inputs land in te
 	$(BIN)/pip install --quiet atheris
 	$(BIN)/python -m tests.fuzz.run json -runs=500000 -max_len=2048
 	$(BIN)/python -m tests.fuzz.run text -runs=500000 -max_len=2048
-
-drills: install
-	$(BIN)/python -m benchmarks.drills
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
