@@ -204,11 +204,6 @@ def test_members_agree_with_memory_on_sqlite(
     _check(app_factory(sqlite_settings(tmp_path / "backends.db")), FILTERS)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="to_sqlalchemy binds an integer beyond 2^53 inside a JSON path as a double on SQLite",
-)
 def test_big_integers_inside_data_on_sqlite(
     app_factory: Callable[..., ApiClient], tmp_path: Path
 ) -> None:

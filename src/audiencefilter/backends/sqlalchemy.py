@@ -371,7 +371,8 @@ class _BoundWriter(SqlWriter):
         return self.bound(value, String())
 
     def number(self, value: Any) -> str:
-        return self.bound(value, ExactNumber())
+        # As for columns: a 64-bit integer binds as an integer, so SQLite compares it exactly.
+        return str(self.compiler.process(_number_bind(value), **self.kw))
 
     def scalar(self, value: Any) -> str:
         return self.bound(bool(value), Boolean())
