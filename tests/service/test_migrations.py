@@ -25,6 +25,7 @@ TABLES = {
     "actions",
     "audiences",
     "audience_members",
+    "idempotency_keys",
     "alembic_version",
 }
 

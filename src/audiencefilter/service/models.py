@@ -150,6 +150,9 @@ class List(Base):
     customBodyCode: Mapped[str | None] = mapped_column("custom_body_code", Text, nullable=True)
     analyticsA: Mapped[str | None] = _text("analytics_a")
     analyticsB: Mapped[str | None] = _text("analytics_b")
+    allowedOrigins: Mapped[list[str]] = mapped_column(
+        "allowed_origins", JSON, nullable=False, default=list, server_default="[]"
+    )
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
 
@@ -244,4 +247,32 @@ class AudienceMember(Base):
         ForeignKey("contacts.id", ondelete="CASCADE"),
         primary_key=True,
         index=True,
+    )
+
+
+class IdempotencyRecord(Base):
+    """The first answer to a POST sent with an `Idempotency-Key`, replayed to its retries.
+
+    Keys are scoped per account (a client retrying with a rotated key still hits its record).
+    The record is written in the same transaction as the effect it remembers, so an effect never
+    exists without its record, nor a record without its effect.
+    """
+
+    __tablename__ = "idempotency_keys"
+
+    accountId: Mapped[str] = mapped_column(
+        "account_id",
+        String(ID_LENGTH),
+        ForeignKey("accounts.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    key: Mapped[str] = mapped_column("key", String(SHORT_TEXT), primary_key=True)
+    method: Mapped[str] = mapped_column("method", String(8), nullable=False)
+    path: Mapped[str] = mapped_column("path", String(2048), nullable=False)
+    fingerprint: Mapped[str] = mapped_column("fingerprint", String(64), nullable=False)
+    status: Mapped[int] = mapped_column("status", Integer, nullable=False)
+    body: Mapped[str] = mapped_column("body", Text, nullable=False)
+    createdAt: Mapped[datetime] = _created()
+    expiresAt: Mapped[datetime] = mapped_column(
+        "expires_at", DateTime(timezone=True), nullable=False, index=True
     )

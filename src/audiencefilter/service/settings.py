@@ -37,7 +37,33 @@ class Settings(BaseSettings):
     rate_limit_pro: str = "1000/minute"
     cors_origins: list[str] = Field(
         default_factory=list,
-        description="Browser origins allowed to call POST /v4/contacts with a public key.",
+        description="Browser origins allowed to call POST /v4/contacts with a public key on "
+        "every list, besides each list's own `allowedOrigins`.",
+    )
+    public_contact_limit: str = Field(
+        default="10/minute",
+        description="Contacts one public key may create per client address, on top of the "
+        "account's plan limit: a sign-up form cannot be scripted into a flood from one place.",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses or CIDR networks of reverse proxies whose X-Forwarded-For is "
+        "believed; from anyone else the header is ignored.",
+    )
+    rate_limit_retry_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="While shared (Redis) counters are unreachable, requests are counted per "
+        "process; the shared storage is tried again after this many seconds.",
+    )
+    idempotency_ttl_seconds: int = Field(
+        default=24 * 3600,
+        ge=1,
+        description="How long the answer to a POST with an Idempotency-Key is kept for retries.",
+    )
+    log_format: Literal["json", "text"] = Field(
+        default="json",
+        description="Request log lines: one JSON object per request, or plain text.",
     )
     max_body_bytes: int = Field(default=1024 * 1024, ge=1)
     pages_base_url: str = Field(
@@ -60,7 +86,7 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=10, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)
 
-    @field_validator("rate_limit_free", "rate_limit_pro")
+    @field_validator("rate_limit_free", "rate_limit_pro", "public_contact_limit")
     @classmethod
     def _check_limit(cls, value: str) -> str:
         parse_limit(value)  # raises ValueError on a malformed rate string
