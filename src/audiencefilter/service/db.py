@@ -15,7 +15,9 @@ Route handlers open and close their session inside one function call, never in a
 FastAPI runs sync dependencies and the handler as separate thread-pool jobs, and a SQLite write
 lock held across that hop can wait for a thread that is itself waiting for the lock.
 
-PostgreSQL sessions run in UTC so timestamps come back with a `+00:00` offset.
+PostgreSQL sessions run in UTC so timestamps come back with a `+00:00` offset. Its pool checks
+each connection before lending it (`pool_pre_ping`): after a server restart, dead connections are
+replaced without a request seeing them, so the service recovers by itself.
 """
 
 from __future__ import annotations
@@ -70,10 +72,13 @@ def make_engine(settings: Settings) -> Engine:
     connect_args: dict[str, Any] = {}
     if url.get_backend_name() == "postgresql":
         connect_args["options"] = "-c timezone=UTC"
+        # A server that accepts TCP but does not answer must not hold a request for minutes.
+        connect_args["connect_timeout"] = settings.db_connect_timeout_s
     return create_engine(
         url,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
+        pool_timeout=settings.db_pool_timeout_s,
         pool_pre_ping=True,
         connect_args=connect_args,
     )

@@ -21,7 +21,8 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Route, compile_path
@@ -218,11 +219,39 @@ async def _on_integrity_error(_request: Request, exc: Exception) -> Response:
     return error_response(409, "The request conflicts with existing data")
 
 
-async def _on_operational_error(_request: Request, exc: Exception) -> Response:
-    logger.error("database error: %s", exc)
+def is_outage(exc: BaseException) -> bool:
+    """Whether a database exception means "cannot reach the database" rather than a bug.
+
+    Connection failures, a server shutting down or restarting, a connection dropped mid-query
+    (SQLAlchemy marks it `connection_invalidated`), and an exhausted pool all say "try again
+    shortly": the request may not have taken effect, and retrying (with an Idempotency-Key for
+    POSTs) is safe. Anything else from the driver (bad data, a failed constraint) is not an
+    outage.
+    """
+    if isinstance(exc, PoolTimeoutError | OperationalError | InterfaceError):
+        return True
+    return isinstance(exc, DBAPIError) and exc.connection_invalidated
+
+
+def _unavailable() -> Response:
     return error_response(
-        503, "The database is unavailable; retry later", headers={"Retry-After": "1"}
+        503,
+        "The database is unavailable; retry later (the request may not have taken effect)",
+        headers={"Retry-After": "1"},
     )
+
+
+async def _on_database_error(request: Request, exc: Exception) -> Response:
+    if is_outage(exc):
+        # The driver's message (not the statement or its parameters) says what went wrong.
+        logger.error(
+            "database unavailable on %s %s: %s",
+            request.method,
+            request.url.path,
+            str(getattr(exc, "orig", None) or exc).splitlines()[0],
+        )
+        return _unavailable()
+    return await _on_unexpected(request, exc)
 
 
 async def _on_unexpected(request: Request, exc: Exception) -> Response:
@@ -238,5 +267,6 @@ def install(app: FastAPI, mounted: Iterable[tuple[str, APIRouter]]) -> None:
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_exception)
     app.add_exception_handler(IntegrityError, _on_integrity_error)
-    app.add_exception_handler(OperationalError, _on_operational_error)
+    app.add_exception_handler(DBAPIError, _on_database_error)
+    app.add_exception_handler(PoolTimeoutError, _on_database_error)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -85,6 +85,14 @@ class Settings(BaseSettings):
     sqlite_busy_timeout_ms: int = Field(default=15000, ge=0)
     db_pool_size: int = Field(default=10, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)
+    db_pool_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="How long a request waits for a pooled connection before a 503.",
+    )
+    db_connect_timeout_s: int = Field(
+        default=5, ge=1, description="PostgreSQL connection timeout (seconds)."
+    )
 
     @field_validator("rate_limit_free", "rate_limit_pro", "public_contact_limit")
     @classmethod
