@@ -17,7 +17,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from .errors import Issue
 from .jsonpos import line_column
-from .text_literals import quote
+from .text_literals import describe_literal, quote
 
 _OPERATORS = (
     "=",
@@ -169,14 +169,9 @@ def _end_of_input(token: Token | None, text: str) -> int:
 
 def _describe(token: Token) -> str:
     kind = token.type
-    if kind == "STRING":
-        return f"the string {token.value}"
-    if kind == "NUMBER":
-        return f"the number {token.value}"
-    if kind == "DATETIME":
-        return f"the date-time {token.value}"
-    if kind == "RELATIVE":
-        return f"the relative date-time {' '.join(token.value.split())}"
+    as_literal = describe_literal(kind, token.value)
+    if as_literal is not None:
+        return as_literal
     if kind == "OPERATOR":
         return f'the operator "{" ".join(token.value.split())}"'
     if kind == "QUOTED_NAME":

@@ -137,3 +137,24 @@ def literal(value: Scalar | Ago) -> str:
     if isinstance(value, float):
         return repr(value)  # the shortest text that reads back to the same float
     return str(value)
+
+
+LITERAL_KINDS = {
+    "STRING": "the string",
+    "NUMBER": "the number",
+    "DATETIME": "the date-time",
+    "RELATIVE": "the relative date-time",
+}
+
+
+def describe_literal(kind: str, spelling: str) -> str | None:
+    """How an error message names a literal token as written, or None for other tokens.
+
+    The parser's syntax errors and the reader's type errors both quote the offending literal;
+    one wording keeps their messages alike.
+    """
+    what = LITERAL_KINDS.get(kind)
+    if what is None:
+        return None
+    # A relative date may be spread over several spaces or lines; a string is quoted verbatim.
+    return f"{what} {' '.join(spelling.split()) if kind == 'RELATIVE' else spelling}"

@@ -27,7 +27,7 @@ from .jsonpos import line_column
 from .limits import DEFAULT_LIMITS
 from .nodes import FALSE, TRUE, And, Comparison, IsNull, Node, Not, Or
 from .relative import Ago, DurationError
-from .text_literals import EscapeError, field_name, literal, unquote
+from .text_literals import EscapeError, describe_literal, field_name, literal, unquote
 from .values import Scalar, is_number, parse_datetime
 
 #: How each operator is written (and printed); `==` and `!=` are read too.
@@ -87,19 +87,12 @@ def _spelling(token: Token) -> str:
 
 
 def _describe_token(token: Token) -> str:
-    kind = token.type
-    if kind == "STRING":
+    if token.type == "STRING":
         try:
             return describe_value(unquote(token.value))
         except EscapeError:
-            return f"the string {token.value}"
-    if kind == "NUMBER":
-        return f"the number {token.value}"
-    if kind == "DATETIME":
-        return f"the date-time {token.value}"
-    if kind == "RELATIVE":
-        return f"the relative date-time {' '.join(token.value.split())}"
-    return str(token.value).lower()
+            pass
+    return describe_literal(token.type, token.value) or str(token.value).lower()
 
 
 class Builder:
