@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from audiencefilter.service import keys
 from audiencefilter.service.routes import lists as list_routes
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
@@ -118,6 +119,16 @@ def test_validation_errors_list_every_problem_with_pointers(tenant: Tenant) -> N
     assert pointers == ["/body/color", "/body/columns/1", "/body/name"]
 
 
+def test_a_query_parameter_given_twice_is_400(tenant: Tenant) -> None:
+    lst = tenant.new_list()
+    query = f"listId={lst['id']}&limit=1&phoneNumber=a&phoneNumber=b&limit=2"
+    response = tenant.call("GET", f"/v4/contacts?{query}")
+    assert response.status_code == 400
+    pointers = [issue["pointer"] for issue in response.json()["errors"]]
+    assert pointers == ["/query/limit", "/query/phoneNumber"]
+    assert tenant.call("GET", f"/v4/contacts?listId={lst['id']}&limit=1").status_code == 200
+
+
 def test_no_422_for_any_malformed_request(tenant: Tenant) -> None:
     lst = tenant.new_list()
     probes: list[tuple[str, str, dict[str, Any]]] = [
@@ -163,3 +174,30 @@ def test_unreachable_database_is_503_on_ready_and_on_requests(
     response = api.get("/v4/lists", headers={"apiKey": keys.generate("private")})
     assert response.status_code == 503
     assert response.json()["error"] == 503
+
+
+def test_error_bodies_never_echo_a_whole_key(tenant: Tenant) -> None:
+    """A key pasted into a path, a field name or a filter comes back cut to its prefix."""
+    key = tenant.private_key
+    lst = tenant.new_list()
+    answers = [
+        tenant.call("GET", f"/v4/{key}"),
+        tenant.call("POST", "/v4/lists", json={"name": "x", key: 1}),
+        tenant.call(
+            "GET", "/v4/contacts", params={"listId": lst["id"], "filters": f'{{"{key}": 1}}'}
+        ),
+        tenant.call(
+            "POST",
+            "/v4/audiences",
+            json={
+                "name": "a",
+                "listId": lst["id"],
+                "mode": "smart",
+                "filters": {key: {"equals": 1}},
+            },
+        ),
+    ]
+    for response in answers:
+        assert response.status_code in (400, 404), response.text
+        assert key not in response.text
+        assert keys.display_prefix(key) + "…" in response.text

@@ -41,6 +41,7 @@ FULL_LIST: dict[str, Any] = {
     "customBodyCode": "<script></script>",
     "analyticsA": "A-1",
     "analyticsB": "B-2",
+    "allowedOrigins": ["https://example.com", "http://localhost:8080"],
 }
 LIST_KEYS = {*FULL_LIST, "id", "createdAt", "updatedAt", "userId"}
 

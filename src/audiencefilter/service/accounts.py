@@ -2,11 +2,17 @@
 
 Keys are shown in full exactly once, when created; afterwards only the display prefix and the id
 are known. A key is named on the command line by its id or by the whole key.
+
+Rotation issues the replacement first and lets the old key live through a grace period, so the
+clients can be moved over before it stops working; an expiry already sooner is never extended,
+or rotating a leaked key would keep it alive longer.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -64,3 +70,34 @@ def list_keys(session: Session, account_name: str | None = None) -> list[tuple[A
     if account_name is not None:
         statement = statement.where(Account.name == account_name)
     return [(row[0], row[1]) for row in session.execute(statement)]
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """The outcome of rotating a key: the old row (with its new expiry) and the replacement."""
+
+    old: ApiKey
+    new: ApiKey
+    plaintext: str
+    account: Account
+    old_expires_at: datetime
+
+
+def rotate_key(session: Session, reference: str, grace: timedelta) -> Rotation | None:
+    """A new key like `reference` (type, account); the old one expires after `grace` at most.
+
+    None when there is no such key.
+    """
+    old = find_key(session, reference)
+    if old is None:
+        return None
+    account = session.get_one(Account, old.accountId)
+    new, plaintext = issue_key(session, account, cast(keys.KeyType, old.type))
+    deadline = datetime.now(UTC) + grace
+    current = old.expiresAt
+    if current is not None and current.tzinfo is None:
+        current = current.replace(tzinfo=UTC)
+    if current is None or deadline < current:
+        old.expiresAt = current = deadline
+    session.flush()
+    return Rotation(old, new, plaintext, account, old_expires_at=current)

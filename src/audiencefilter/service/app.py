@@ -12,13 +12,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from anyio import to_thread
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from . import errors, migrate, openapi
+from .client_address import TrustedProxies
 from .db import Database
+from .deps import single_valued_query
 from .middleware import BodyLimitMiddleware, PublicCORSMiddleware, RateLimitHeadersMiddleware
+from .origins import OriginDirectory
 from .ratelimit import RateLimiter
+from .request_log import RequestLogMiddleware
 from .responses import JSONResponse
 from .routes import ROUTERS, health
 from .settings import Settings
@@ -39,6 +43,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     database = Database.from_settings(settings)
     limiter = RateLimiter(settings)
+    trusted_proxies = TrustedProxies(settings.trusted_proxies)
+    origins = OriginDirectory(database, settings.cors_origins)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -65,15 +71,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.db = database
     app.state.limiter = limiter
+    app.state.trusted_proxies = trusted_proxies
+    app.state.origins = origins
     mounted = [(API_PREFIX, router) for router in ROUTERS] + [("", health.router)]
     for prefix, router in mounted:
-        app.include_router(router, prefix=prefix)
+        app.include_router(router, prefix=prefix, dependencies=[Depends(single_valued_query)])
     errors.install(app, mounted)
     openapi.install(app)
     # Added last is outermost: CORS answers preflights before anything else runs.
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RateLimitHeadersMiddleware)
-    app.add_middleware(PublicCORSMiddleware, origins=settings.cors_origins)
+    app.add_middleware(PublicCORSMiddleware, directory=origins)
+    # Outermost of all: the request line covers every answer, preflights and 413s included.
+    app.add_middleware(RequestLogMiddleware)
     return app
 
 

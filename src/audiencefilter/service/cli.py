@@ -1,17 +1,18 @@
-"""Command line: `serve`, `demo`, `migrate`, `revision` and `keys create|list|disable|enable`.
+"""Command line: `serve`, `demo`, `migrate`, `revision`, `keys create|list|rotate|disable|enable`.
 
 Settings come from the `AUDIENCEFILTER_*` environment, like the server's; `--database-url`
 overrides the database. The embedded SQLite database is migrated by every command that needs it;
-other databases must be migrated with `migrate` first. `keys create` prints the new key alone on
-the last line of standard output, so scripts can take it with `tail -n 1`.
+other databases must be migrated with `migrate` first. `keys create` and `keys rotate` print the
+new key alone on the last line of standard output, so scripts can take it with `tail -n 1`.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import inspect
 
@@ -52,6 +53,19 @@ def _parse_expiry(text: str | None) -> datetime | None:
     return moment.astimezone(UTC)
 
 
+GRACE_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def parse_grace(text: str) -> timedelta:
+    """`30m`, `24h`, `7d`, `90s`; a bare `0` ends the old key at once."""
+    if text.strip() == "0":
+        return timedelta(0)
+    match = re.fullmatch(r"(\d{1,6})([smhd])", text.strip())
+    if match is None:
+        raise CommandError(f"--grace: expected a duration like 30m, 24h or 7d (or 0): {text!r}")
+    return timedelta(**{GRACE_UNITS[match[2]]: int(match[1])})
+
+
 def cmd_keys_create(args: argparse.Namespace) -> None:
     expires_at = _parse_expiry(args.expires_at)
     database = _database(_settings(args))
@@ -80,6 +94,21 @@ def cmd_keys_list(args: argparse.Namespace) -> None:
                 f"{key.id:<26} {account.name:<20} {account.plan:<5} {key.type:<8} "
                 f"{key.prefix + '...':<16} {status}"
             )
+
+
+def cmd_keys_rotate(args: argparse.Namespace) -> None:
+    grace = parse_grace(args.grace)
+    database = _database(_settings(args))
+    with database.transaction() as session:
+        rotation = accounts.rotate_key(session, args.key, grace)
+        if rotation is None:
+            raise CommandError(f"no such key: {args.key}")
+        old, new, account = rotation.old, rotation.new, rotation.account
+        expires = rotation.old_expires_at.isoformat()
+        print(f"key {old.id} ({old.prefix}...) expires {expires}")
+        print(f"account {account.name} ({account.id}, plan {account.plan})")
+        print(f"{new.type} key {new.id} replaces it, shown once; store it now:")
+    print(rotation.plaintext)
 
 
 def _set_disabled(args: argparse.Namespace, disabled: bool) -> None:
@@ -137,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the HTTP service")
     _server_options(serve)
     serve.add_argument("--workers", type=int, default=1)
-    serve.add_argument("--no-access-log", action="store_true")
+    serve.add_argument("--no-access-log", action="store_true", help="no request log lines")
     serve.set_defaults(handler=cmd_serve)
 
     demo = commands.add_parser("demo", help="create a demo account, keys and list, then serve")
@@ -164,6 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
     listing = key_commands.add_parser("list", help="list keys (prefixes only)")
     listing.add_argument("--account")
     listing.set_defaults(handler=cmd_keys_list)
+    rotate = key_commands.add_parser(
+        "rotate", help="create a replacement key; the old one expires after a grace period"
+    )
+    rotate.add_argument("key", help="the key id (from `keys list`) or the whole key")
+    rotate.add_argument(
+        "--grace", default="24h", help="how long the old key keeps working: 30m, 24h, 7d, 0"
+    )
+    rotate.set_defaults(handler=cmd_keys_rotate)
     for name, disabled in (("disable", True), ("enable", False)):
         toggle = key_commands.add_parser(name, help=f"{name} a key (by id or whole key)")
         toggle.add_argument("key")

@@ -15,6 +15,9 @@ Route handlers open and close their session inside one function call, never in a
 FastAPI runs sync dependencies and the handler as separate thread-pool jobs, and a SQLite write
 lock held across that hop can wait for a thread that is itself waiting for the lock.
 
+Both engines hide bound parameters in their exceptions (`hide_parameters`): a logged database
+error says which statement failed, never the e-mail addresses or other personal data bound to it.
+
 PostgreSQL sessions run in UTC so timestamps come back with a `+00:00` offset. Its pool checks
 each connection before lending it (`pool_pre_ping`): after a server restart, dead connections are
 replaced without a request seeing them, so the service recovers by itself.
@@ -62,6 +65,7 @@ def make_engine(settings: Settings) -> Engine:
     if url.get_backend_name() == "sqlite":
         engine = create_engine(
             url,
+            hide_parameters=True,
             pool_size=settings.db_pool_size,
             max_overflow=settings.db_max_overflow,
             connect_args={"check_same_thread": False},
@@ -76,6 +80,7 @@ def make_engine(settings: Settings) -> Engine:
         connect_args["connect_timeout"] = settings.db_connect_timeout_s
     return create_engine(
         url,
+        hide_parameters=True,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         pool_timeout=settings.db_pool_timeout_s,

@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.routing import Route, compile_path
 from starlette.types import Scope
 
-from .responses import JSONResponse
+from .responses import ErrorJSONResponse, JSONResponse
 
 logger = logging.getLogger("audiencefilter.service")
 
@@ -120,7 +120,7 @@ def error_response(
     issues = [issue.model_dump() for issue in errors]
     if issues:
         body["errors"] = issues
-    return JSONResponse(body, status_code=status, headers=headers)
+    return ErrorJSONResponse(body, status_code=status, headers=headers)
 
 
 def pointer(location: Iterable[str | int]) -> str:
@@ -193,7 +193,7 @@ async def _on_rule_error(_request: Request, exc: Exception) -> Response:
     body: dict[str, Any] = {"error": exc.message}
     if exc.details:
         body["details"] = exc.details
-    return JSONResponse(body, status_code=400)
+    return ErrorJSONResponse(body, status_code=400)
 
 
 async def _on_validation_error(_request: Request, exc: Exception) -> Response:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import zlib
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 RANDOM_LENGTH = 22
 CHECKSUM_LENGTH = 6
 DISPLAY_LENGTH = 4  # random characters kept in the display prefix
+# Anything shaped like a whole key, wherever it turns up in text (checksum not checked).
+FULL_KEY = re.compile(r"afk_(?:priv|pub)_[0-9A-Za-z]{28}")
 
 
 @dataclass(frozen=True)
@@ -84,3 +87,12 @@ def parse(key: str) -> ParsedKey | None:
 def digests_match(stored: str, presented: str) -> bool:
     """Constant-time comparison of two hex digests."""
     return hmac.compare_digest(stored.encode("ascii"), presented.encode("ascii"))
+
+
+def redact(text: str) -> str:
+    """`text` with every whole key cut down to its display prefix and an ellipsis.
+
+    Applied to log records and error bodies: a client that pastes its key into a URL, a field
+    name or a filter must not see it echoed, nor find it in the server's logs.
+    """
+    return FULL_KEY.sub(lambda match: display_prefix(match.group()) + "…", text)

@@ -8,19 +8,27 @@ Rate-limit headers are decided by the authentication dependency, which stores th
 request's `state`; the header middleware copies them onto whatever response goes out, success or
 error, so a client sees its remaining quota on every authenticated answer.
 
-Only `POST /v4/contacts` (the one operation public keys may call from a browser) answers CORS.
+Only `POST /v4/contacts` (the one operation public keys may call from a browser) answers CORS,
+for the origins of the settings and of the target list (`origins.py`).
 """
 
 from __future__ import annotations
 
-from starlette.datastructures import MutableHeaders
+from typing import Any
+
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import error_response
+from .origins import OriginDirectory
 
 RATE_LIMIT_STATE = "rate_limit_headers"
+CORS_ORIGIN_STATE = "cors_allowed_origin"
 PUBLIC_PATH = "/v4/contacts"
+# What a sign-up form may read: its quota, when to retry, whether a retry was a replay, and the
+# request id to quote in a support request.
+EXPOSED_HEADERS = "RateLimit, RateLimit-Policy, Retry-After, Idempotent-Replayed, X-Request-Id"
 
 
 class BodyLimitMiddleware:
@@ -102,21 +110,63 @@ class RateLimitHeadersMiddleware:
 
 
 class PublicCORSMiddleware:
-    """CORS for the public sign-up endpoint only; every other path passes straight through."""
+    """CORS for the public sign-up endpoint only; every other path passes straight through.
 
-    def __init__(self, app: ASGIApp, origins: list[str]) -> None:
+    The preflight is starlette's, asked whether the origin is allowed on any list (it cannot know
+    which). The real request gets `Access-Control-Allow-Origin` only when the origin is allowed
+    on the settings or on its own list: the key check, which reads the list, says so in the
+    request's `state`, and refuses the request outright when it is not.
+    """
+
+    def __init__(self, app: ASGIApp, directory: OriginDirectory) -> None:
         self.app = app
-        self.cors = CORSMiddleware(
+        self.directory = directory
+        self.preflight = _AnyListCORS(
             app,
-            allow_origins=origins,
+            directory,
             allow_methods=["POST"],
-            allow_headers=["apiKey", "Content-Type"],
-            expose_headers=["RateLimit", "RateLimit-Policy", "Retry-After"],
+            allow_headers=["apiKey", "Content-Type", "Idempotency-Key"],
             max_age=600,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == PUBLIC_PATH:
-            await self.cors(scope, receive, send)
-        else:
+        if scope["type"] != "http" or scope["path"] != PUBLIC_PATH:
             await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is None:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+            if not self.directory.allowed_globally(origin):
+                await self.directory.refresh()
+            await self.preflight.preflight_response(request_headers=headers)(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                response_headers = MutableHeaders(scope=message)
+                allowed = self.directory.allowed_globally(origin) or (
+                    state.get(CORS_ORIGIN_STATE) == origin
+                )
+                if allowed:
+                    response_headers["Access-Control-Allow-Origin"] = origin
+                    response_headers["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
+                response_headers.add_vary_header("Origin")
+            await send(message)
+
+        await self.app(scope, receive, send_with_cors)
+
+
+class _AnyListCORS(CORSMiddleware):
+    """Starlette's preflight answer, with the origin check of the list directory."""
+
+    def __init__(self, app: ASGIApp, directory: OriginDirectory, **options: Any) -> None:
+        super().__init__(app, **options)
+        self.directory = directory
+
+    def is_allowed_origin(self, origin: str) -> bool:
+        return self.directory.allowed_anywhere(origin)

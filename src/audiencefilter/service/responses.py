@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 from starlette.responses import JSONResponse as _StarletteJSONResponse
 
+from .keys import redact
+
 _OPTIONS = orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z
 
 
@@ -40,6 +42,18 @@ class JSONResponse(_StarletteJSONResponse):
 
     def render(self, content: Any) -> bytes:
         return dumps(content)
+
+
+class ErrorJSONResponse(JSONResponse):
+    """An error body, with any whole API key the request carried cut to its display prefix.
+
+    Error messages quote the request (an unknown path, a field name, a filter's field): a key
+    pasted in the wrong place must not be echoed back into a browser, a proxy log or a bug report.
+    """
+
+    def render(self, content: Any) -> bytes:
+        body = dumps(content)
+        return redact(body.decode()).encode() if b"afk_" in body else body
 
 
 def data(payload: dict[str, Any], status_code: int = 200) -> JSONResponse:

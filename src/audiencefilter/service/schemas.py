@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .fields import (
     MAX_INT32,
@@ -37,6 +37,7 @@ from .fields import (
     StartFrom,
     Url,
 )
+from .origins import MAX_ORIGINS, Origin, unique_origins
 
 MAX_LIMIT = 20000
 ListMode = Literal["waitlist", "newsletter"]
@@ -121,6 +122,12 @@ class _ListSettings(_Body):
     customBodyCode: Code | None = optional()
     analyticsA: ShortText | None = optional()
     analyticsB: ShortText | None = optional()
+    allowedOrigins: Annotated[
+        list[Origin], Field(max_length=MAX_ORIGINS), AfterValidator(unique_origins)
+    ] = optional(
+        "Browser origins (`https://example.com[:port]`, no path) whose pages may create contacts "
+        "in this list with a public key; empty: none, besides the service-wide CORS_ORIGINS."
+    )
 
 
 class ListCreate(_ListSettings):
@@ -265,6 +272,9 @@ class ListOut(BaseModel):
     customBodyCode: str | None
     analyticsA: str | None
     analyticsB: str | None
+    allowedOrigins: list[str] = Field(
+        description="Browser origins whose pages may create contacts in this list."
+    )
 
 
 class ActionOut(BaseModel):

@@ -4,6 +4,11 @@ The schema is migrated here, once, before workers exist (several processes racin
 SQLite file would trip over each other); the workers then start with migration off. Several
 workers on `memory://` rate-limit storage would each count alone and let through a multiple of
 the limit, so that combination is refused.
+
+Logging is configured here, where the process starts serving, and handed to uvicorn as a
+dictionary so worker processes configure theirs alike. uvicorn's access log stays off: the
+service writes its own request line, which names the key only by its prefix and leaves out the
+query string; `access_log=False` (`--no-access-log`) turns those lines off too.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from . import migrate
 from .app import create_app
 from .cli import CommandError
 from .db import Database
+from .request_log import configure_logging
 from .settings import Settings
 
 
@@ -30,6 +36,7 @@ def serve(
             "the full limit; set AUDIENCEFILTER_RATE_LIMIT_STORAGE=redis://HOST:PORT or use "
             "--workers 1"
         )
+    log_config = configure_logging(settings, access_log=access_log)
     if settings.should_auto_migrate:
         database = Database.from_settings(settings)
         try:
@@ -38,7 +45,14 @@ def serve(
             database.dispose()
     settings = settings.model_copy(update={"auto_migrate": False})
     if workers == 1:
-        uvicorn.run(create_app(settings), host=host, port=port, access_log=access_log)
+        uvicorn.run(
+            create_app(settings),
+            host=host,
+            port=port,
+            log_config=log_config,
+            access_log=False,
+            proxy_headers=False,  # TRUSTED_PROXIES decides; see client_address.py
+        )
         return
     # Workers are separate processes that rebuild the app from the environment.
     os.environ["AUDIENCEFILTER_DATABASE_URL"] = settings.database_url
@@ -49,5 +63,7 @@ def serve(
         host=host,
         port=port,
         workers=workers,
-        access_log=access_log,
+        log_config=log_config,
+        access_log=False,
+        proxy_headers=False,
     )

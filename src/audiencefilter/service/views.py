@@ -50,6 +50,7 @@ LIST_FIELDS = (
     "customBodyCode",
     "analyticsA",
     "analyticsB",
+    "allowedOrigins",
 )
 SUMMARY_FIELDS = ("id", "name", "url", "mode", "referrals", "color", "title", "desc")
 ACTION_FIELDS = ("id", "name", "increase", "createdAt", "updatedAt", "subId")

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 from sqlalchemy import Update, delete, select, update
+from sqlalchemy.orm import Session
 
 from ..deps import DatabaseDep, PrivateKey
 from ..errors import not_found
+from ..idempotency import RetryDep, once
 from ..models import Action, Contact
 from ..queries import count, owned_action, owned_contact, page_of
 from ..responses import JSONResponse, data
@@ -33,13 +35,18 @@ def _add_points(contact_id: str, amount: int) -> Update:
 
 
 @router.post("", status_code=201, response_model=ActionResponse, summary="Create an action")
-def create_action(body: ActionCreate, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
-    with database.transaction() as session:
+def create_action(
+    body: ActionCreate, principal: PrivateKey, database: DatabaseDep, retry: RetryDep
+) -> Response:
+    def create(session: Session) -> Response:
         owned_contact(session, principal.account_id, body.subId)
         action = Action(name=body.name, increase=body.increase, subId=body.subId)
         session.add(action)
         session.execute(_add_points(body.subId, body.increase))
-    return data({"action": action_view(action)}, 201)
+        session.flush()
+        return data({"action": action_view(action)}, 201)
+
+    return once(database, retry.claim(principal.account_id, body), create)
 
 
 @router.get("", response_model=ActionsResponse, summary="List the actions of a contact")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
@@ -44,6 +44,7 @@ from ..filters import (
     read_filters,
     warnings_for,
 )
+from ..idempotency import RetryDep, once_then
 from ..membership import MANUAL, SMART, audience_filter, audience_sizes, member_condition
 from ..models import Audience, Contact
 from ..openapi import RULE_ERROR_RESPONSES
@@ -113,22 +114,29 @@ def create_audience(
     principal: PrivateKey,
     database: DatabaseDep,
     settings: SettingsDep,
-) -> JSONResponse:
+    retry: RetryDep,
+) -> Response:
     if not body.name or not body.listId:
         raise AudienceRuleError(NAME_AND_LIST_REQUIRED)
-    with database.transaction() as session:
-        lst = owned_list(session, principal.account_id, body.listId)
+    name, list_id = body.name, body.listId
+
+    def create(session: Session) -> str:
+        lst = owned_list(session, principal.account_id, list_id)
         given = read_filters(body.filters, body.filtersText)
         mode = body.mode or (SMART if given.given else MANUAL)
         filters = _stored(mode, given, None)
         _check_room(session, settings, lst.id)
-        audience = Audience(listId=lst.id, name=body.name, mode=mode, filters=filters)
+        audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters)
         session.add(audience)
         session.flush()
-        audience_id = audience.id
-    audience, payload = _with_subs(database, settings, principal.account_id, audience_id, query)
-    payload["warnings"] = warnings_for(audience_filter(audience))
-    return data(payload, 201)
+        return audience.id
+
+    def respond(audience_id: str) -> Response:
+        audience, payload = _with_subs(database, settings, principal.account_id, audience_id, query)
+        payload["warnings"] = warnings_for(audience_filter(audience))
+        return data(payload, 201)
+
+    return once_then(database, retry.claim(principal.account_id, body), create, respond)
 
 
 @router.get("", response_model=AudiencesResponse, summary="List the audiences of a list")

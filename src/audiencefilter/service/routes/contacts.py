@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 from sqlalchemy import ColumnElement
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from ..deps import AnyKey, DatabaseDep, PrivateKey, SettingsDep
 from ..errors import ApiError, ValidationIssue
 from ..filters import read_filters
+from ..idempotency import RetryDep, once
 from ..models import Contact, List
 from ..openapi import RULE_ERROR_RESPONSES
 from ..pages import ContactPages
@@ -124,18 +125,25 @@ def _refuse_public_fields(body: ContactCreate) -> None:
 
 @router.post("", status_code=201, response_model=ContactResponse, summary="Create a contact")
 def create_contact(
-    body: ContactCreate, principal: AnyKey, database: DatabaseDep, settings: SettingsDep
-) -> JSONResponse:
+    body: ContactCreate,
+    principal: AnyKey,
+    database: DatabaseDep,
+    settings: SettingsDep,
+    retry: RetryDep,
+) -> Response:
     if principal.key_type == "public":
         _refuse_public_fields(body)
     values = body.model_dump(exclude_unset=True, exclude={"listId"})
-    with _unique_email(), database.transaction() as session:
+
+    def create(session: Session) -> Response:
         lst = owned_list(session, principal.account_id, body.listId)
         contact = Contact(listId=lst.id, emailKey=body.email.lower(), **values)
         session.add(contact)
         session.flush()
-        view = _contact_view(session, settings, lst, contact.id)
-    return data({"contact": view}, 201)
+        return data({"contact": _contact_view(session, settings, lst, contact.id)}, 201)
+
+    with _unique_email():
+        return once(database, retry.claim(principal.account_id, body), create)
 
 
 @router.get("/{id}", response_model=ContactResponse, summary="Retrieve a contact")

@@ -13,13 +13,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from ..db import Database
 from ..deps import DatabaseDep, PrivateKey
 from ..errors import ApiError
+from ..idempotency import RetryDep, once
 from ..models import List
 from ..queries import count, owned_list, page_of
 from ..responses import JSONResponse, data
@@ -67,14 +69,20 @@ def _page(database: Database, account_id: str, query: PageQuery, key: str) -> di
 
 
 @router.post("", status_code=201, response_model=ListResponse, summary="Create a list")
-def create_list(body: ListCreate, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+def create_list(
+    body: ListCreate, principal: PrivateKey, database: DatabaseDep, retry: RetryDep
+) -> Response:
     values = body.model_dump(exclude_unset=True)
     values.setdefault("url", slug(body.name))
-    with _unique_url(), database.transaction() as session:
+
+    def create(session: Session) -> Response:
         lst = List(accountId=principal.account_id, **values)
         session.add(lst)
         session.flush()
-    return data({"list": list_view(lst)}, 201)
+        return data({"list": list_view(lst)}, 201)
+
+    with _unique_url():
+        return once(database, retry.claim(principal.account_id, body), create)
 
 
 @router.get("", response_model=ListsResponse, summary="List the account's lists")

@@ -11,13 +11,14 @@ Smart audiences have no stored members (their filter decides), so both operation
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from ..audience_schemas import MembersAdd, MembersResponse
 from ..deps import DatabaseDep, PrivateKey
 from ..errors import ApiError, ValidationIssue
+from ..idempotency import RetryDep, once
 from ..membership import MANUAL
 from ..models import Audience, AudienceMember, Contact, List, utcnow
 from ..queries import count, owned_audience, plausible_id
@@ -71,10 +72,11 @@ def _members_total(session: Session, audience_id: str) -> int:
     summary="Add contacts to a manual audience",
 )
 def add_members(
-    id: str, body: MembersAdd, principal: PrivateKey, database: DatabaseDep
-) -> JSONResponse:
+    id: str, body: MembersAdd, principal: PrivateKey, database: DatabaseDep, retry: RetryDep
+) -> Response:
     wanted = list(dict.fromkeys(body.contactIds))
-    with database.transaction() as session:
+
+    def add(session: Session) -> Response:
         audience = _manual(session, principal.account_id, id)
         lists = _lists_of(session, principal.account_id, wanted)
         unknown = {contact_id for contact_id in wanted if contact_id not in lists}
@@ -98,7 +100,9 @@ def add_members(
             )
             audience.updatedAt = utcnow()
         total = _members_total(session, id)
-    return data({"audienceId": id, "added": added, "total": total})
+        return data({"audienceId": id, "added": added, "total": total})
+
+    return once(database, retry.claim(principal.account_id, body), add)
 
 
 @router.delete(

@@ -1,0 +1,214 @@
+"""Shared (Redis) rate limits: exact across worker processes, and survivable when Redis is down.
+
+The outage tests run their own throw-away `redis-server` in the foreground on a free port of
+127.0.0.1, so it can be stopped (by PID) and started again on the same port; an unreachable port
+and a socket that accepts but never answers stand for the other ways a storage disappears.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from audiencefilter.service.ratelimit import RateLimiter
+from tests.servers import free_port
+
+from .conftest import ApiClient, make_tenant
+from .live import LiveServer, cli_env, live_server, run_cli
+
+LOGGER = "audiencefilter.service.ratelimit"
+WENT_DOWN = "rate-limit storage unreachable, counting per process"
+CAME_BACK = "rate-limit storage reachable again"
+
+
+class RedisProcess:
+    """A `redis-server` child on a fixed port, started and stopped on demand."""
+
+    def __init__(self, binary: str, folder: Path) -> None:
+        self.binary, self.folder = binary, folder
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
+             "--appendonly", "no", "--dir", str(self.folder)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.02)
+        client.close()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def keys(self) -> int:
+        client = redis.Redis(port=self.port)
+        try:
+            return len(client.keys("LIMITS*"))
+        finally:
+            client.close()
+
+
+@pytest.fixture
+def own_redis(redis_url: str) -> Iterator[RedisProcess]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed here")
+    with tempfile.TemporaryDirectory(prefix="audiencefilter-redis-") as folder:
+        server = RedisProcess(binary, Path(folder))
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+def _records(caplog: pytest.LogCaptureFixture, text: str) -> list[logging.LogRecord]:
+    return [record for record in caplog.records if text in record.getMessage()]
+
+
+def test_an_unreachable_storage_counts_per_process_and_warns_once(
+    app_factory: Callable[..., ApiClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    api = app_factory(
+        rate_limit_storage=f"redis://127.0.0.1:{free_port()}/0",
+        rate_limit_free="3/minute",
+        rate_limit_retry_seconds=60,
+    )
+    tenant = make_tenant(api)
+    statuses = [tenant.call("GET", "/v4/lists").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    (warning,) = _records(caplog, WENT_DOWN)
+    assert warning.levelno == logging.WARNING
+    assert "next try in 60 s" in warning.getMessage()
+    limiter: RateLimiter = api.app.state.limiter
+    assert limiter.counting_locally
+
+
+def test_a_silent_storage_stalls_one_request_only(
+    app_factory: Callable[..., ApiClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    with socket.socket() as silent:  # accepts connections (the backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        api = app_factory(
+            rate_limit_storage=f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
+            rate_limit_retry_seconds=60,
+        )
+        tenant = make_tenant(api)
+        started = time.monotonic()
+        assert tenant.call("GET", "/v4/lists").status_code == 200
+        first = time.monotonic() - started
+        started = time.monotonic()
+        assert [tenant.call("GET", "/v4/lists").status_code for _ in range(20)] == [200] * 20
+        rest = time.monotonic() - started
+    assert first < 3.0  # one read timeout, retried once
+    assert rest < 1.0, f"20 requests took {rest:.2f} s while the storage was down"
+    assert len(_records(caplog, WENT_DOWN)) == 1
+
+
+@pytest.mark.redis
+def test_redis_down_then_back(
+    own_redis: RedisProcess,
+    app_factory: Callable[..., ApiClient],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    api = app_factory(rate_limit_storage=own_redis.url, rate_limit_retry_seconds=0.3)
+    limiter: RateLimiter = api.app.state.limiter
+    tenant = make_tenant(api)
+    assert tenant.call("GET", "/v4/lists").status_code == 200
+    assert own_redis.keys() == 1 and not limiter.counting_locally
+
+    own_redis.stop()
+    started = time.monotonic()
+    statuses = []
+    while time.monotonic() - started < 1.0:  # a few retry intervals, every one failing
+        statuses.append(tenant.call("GET", "/v4/lists").status_code)
+    assert set(statuses) == {200} and len(statuses) > 20
+    assert limiter.counting_locally
+    assert len(_records(caplog, WENT_DOWN)) == 1 and not _records(caplog, CAME_BACK)
+
+    own_redis.start()  # empty, on the same port
+    time.sleep(0.35)
+    assert tenant.call("GET", "/v4/lists").status_code == 200
+    assert not limiter.counting_locally
+    assert own_redis.keys() == 1
+    (back,) = _records(caplog, CAME_BACK)
+    assert back.levelno == logging.INFO
+    assert len(_records(caplog, WENT_DOWN)) == 1
+
+
+def _wait_for_workers(server: LiveServer, count: int, timeout: float = 60.0) -> None:
+    """Until `count` worker processes have started (the first answers health probes sooner)."""
+    deadline = time.monotonic() + timeout
+    while server.output().count("Application startup complete") < count:
+        assert time.monotonic() < deadline, server.output()[-4000:]
+        time.sleep(0.1)
+
+
+@pytest.mark.redis
+@pytest.mark.slow
+def test_two_workers_on_redis_let_exactly_the_limit_through(tmp_path: Path, redis_url: str) -> None:
+    database = f"sqlite:///{tmp_path / 'workers.db'}"
+    created = run_cli(
+        "keys", "create", "--type", "private", "--account", f"workers-{time.time_ns()}",
+        env=cli_env(AUDIENCEFILTER_DATABASE_URL=database),
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip().splitlines()[-1]
+    settings = {
+        "AUDIENCEFILTER_RATE_LIMIT_STORAGE": redis_url,
+        "AUDIENCEFILTER_RATE_LIMIT_FREE": "100/minute",
+    }
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def client(server_url: str) -> None:
+        # a fresh connection per request, so the kernel hands them to both workers
+        for _ in range(10):
+            response = httpx.get(f"{server_url}/v4/lists", headers={"apiKey": key}, timeout=30)
+            with lock:
+                statuses.append(response.status_code)
+
+    with live_server(database, ("serve", "--workers", "2"), **settings) as server:
+        _wait_for_workers(server, 2)
+        threads = [threading.Thread(target=client, args=(server.url,)) for _ in range(15)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(statuses) == 150
+    assert statuses.count(200) == 100 and statuses.count(429) == 50
