@@ -49,20 +49,32 @@ def test_info_license_and_security_scheme(document: dict[str, Any]) -> None:
     }
 
 
-def test_every_operation_documents_its_errors_and_never_422(document: dict[str, Any]) -> None:
+def _takes_idempotency_key(operation: dict[str, Any]) -> bool:
+    return any(
+        (p["in"], p["name"]) == ("header", "Idempotency-Key")
+        for p in operation.get("parameters", [])
+    )
+
+
+def test_every_operation_documents_its_errors_and_422_only_for_key_reuse(
+    document: dict[str, Any],
+) -> None:
     paths = {path for path, _, _ in _operations(document)}
     assert {"/v4/contacts", "/v4/contacts/{id}", "/v4/lists", "/v4/lists/{id}"} <= paths
     assert {"/v4/projects", "/v4/actions", "/v4/actions/{id}", "/health/ready"} <= paths
     for path, method, operation in _operations(document):
         responses = operation["responses"]
-        assert "422" not in responses
+        # FastAPI's validation 422 never leaves the service; a reused Idempotency-Key is one.
+        assert ("422" in responses) == _takes_idempotency_key(operation), (path, method)
         if path.startswith("/v4"):
             assert operation["security"] == [{"apiKey": []}]
-            for status in ("400", "401", "403", "404", "429", "500"):
+            statuses = ("400", "401", "403", "404", "429", "500", "503")
+            for status in statuses + (("422",) if "422" in responses else ()):
                 schema = responses[status]["content"]["application/json"]["schema"]
                 rules = status == "400" and (path, method) in RULE_OPERATIONS
                 assert schema == (ERROR_OR_RULE if rules else ERROR), (path, method, status)
             assert "Retry-After" in responses["429"]["headers"]
+            assert "Retry-After" in responses["503"]["headers"]
         else:
             assert "security" not in operation
     assert "HTTPValidationError" not in document["components"]["schemas"]
@@ -211,3 +223,109 @@ def test_a_fixed_path_allows_only_its_own_methods(tenant: Tenant) -> None:
     assert (response.status_code, response.headers["allow"]) == (405, "POST")
     response = tenant.call("PUT", "/v4/audiences/aud_x")
     assert (response.status_code, response.headers["allow"]) == (405, "GET, PATCH, DELETE")
+
+
+def _resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        name = schema["$ref"].removeprefix("#/components/schemas/")
+        schema = document["components"]["schemas"][name]
+    return schema
+
+
+def _schema_at(document: dict[str, Any], schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+    """The schema of the value at a JSON pointer (object properties and array items only)."""
+    for part in filter(None, pointer.split("/")):
+        schema = _resolve(document, schema)
+        schema = schema["items"] if part.isdigit() else schema["properties"][part]
+    return _resolve(document, schema)
+
+
+def _operation_by_id(document: dict[str, Any]) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    return {
+        operation["operationId"]: (path, method, operation)
+        for path, method, operation in _operations(document)
+    }
+
+
+def _links(document: dict[str, Any]) -> list[tuple[str, str, str, str, dict[str, Any]]]:
+    return [
+        (path, method, status, name, link)
+        for path, method, operation in _operations(document)
+        for status, response in operation["responses"].items()
+        for name, link in response.get("links", {}).items()
+    ]
+
+
+def _check_expression(
+    document: dict[str, Any], source: dict[str, Any], status: str, expression: str
+) -> None:
+    """A runtime expression names a string in the source's response or request."""
+    if expression.startswith("$response.body#"):
+        content = source["responses"][status]["content"]["application/json"]
+        pointer = expression.removeprefix("$response.body#")
+    elif expression.startswith("$request.body#"):
+        content = source["requestBody"]["content"]["application/json"]
+        pointer = expression.removeprefix("$request.body#")
+    else:
+        location, _, name = expression.removeprefix("$request.").partition(".")
+        assert (location, name) in {(p["in"], p["name"]) for p in source["parameters"]}
+        return
+    assert _schema_at(document, content["schema"], pointer)["type"] == "string", expression
+
+
+def test_links_name_real_operations_parameters_and_fields(document: dict[str, Any]) -> None:
+    operations = _operation_by_id(document)
+    links = _links(document)
+    assert len(links) >= 20
+    for path, method, status, name, link in links:
+        where = f"{method.upper()} {path} {status} {name}"
+        source = document["paths"][path][method]
+        assert link["operationId"] in operations, where
+        target_path, target_method, target = operations[link["operationId"]]
+        declared = {(p["in"], p["name"]) for p in target.get("parameters", [])}
+        for qualified, expression in link.get("parameters", {}).items():
+            location, _, parameter = qualified.partition(".")
+            assert (location, parameter) in declared, where
+            _check_expression(document, source, status, expression)
+        if "requestBody" in link:
+            body = target["requestBody"]["content"]["application/json"]["schema"]
+            fields = _resolve(document, body)["properties"]
+            for field_name, expression in link["requestBody"].items():
+                assert field_name in fields, where
+                _check_expression(document, source, status, expression)
+        required = {(p["in"], p["name"]) for p in target.get("parameters", []) if p["required"]}
+        supplied = {tuple(q.partition(".")[::2]) for q in link.get("parameters", {})}
+        assert {p for p in required if p[0] == "path"} <= supplied, where
+        assert target_method != "get" or "requestBody" not in link, (where, target_path)
+
+
+def test_links_chain_what_a_creation_makes(document: dict[str, Any]) -> None:
+    operations = _operation_by_id(document)
+    chained: dict[str, set[str]] = {}
+    for path, method, _, _, link in _links(document):
+        target_path, target_method, _ = operations[link["operationId"]]
+        source = f"{method.upper()} {path}"
+        chained.setdefault(source, set()).add(f"{target_method.upper()} {target_path}")
+    assert {
+        "GET /v4/lists/{id}",
+        "PATCH /v4/lists/{id}",
+        "DELETE /v4/lists/{id}",
+        "POST /v4/contacts",
+        "GET /v4/contacts",
+        "POST /v4/audiences",
+        "GET /v4/audiences",
+    } <= chained["POST /v4/lists"]
+    assert {
+        "GET /v4/contacts/{id}",
+        "PATCH /v4/contacts/{id}",
+        "DELETE /v4/contacts/{id}",
+        "POST /v4/actions",
+        "GET /v4/actions",
+    } <= chained["POST /v4/contacts"]
+    assert {
+        "GET /v4/audiences/{id}",
+        "PATCH /v4/audiences/{id}",
+        "DELETE /v4/audiences/{id}",
+        "POST /v4/audiences/{id}/members",
+    } <= chained["POST /v4/audiences"]
+    assert {"GET /v4/actions/{id}", "DELETE /v4/actions/{id}"} <= chained["POST /v4/actions"]

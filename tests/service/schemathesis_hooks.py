@@ -1,0 +1,36 @@
+"""Schemathesis hooks for the service's run (loaded through `SCHEMATHESIS_HOOKS`).
+
+Clients are told to send a fresh `Idempotency-Key` per operation, and the same key with another
+request is a 422 by design. Generated keys repeat a lot (hypothesis favours short strings such as
+`"0"`), which would turn most POSTs into that 422 and keep the run from ever creating anything.
+So in valid requests every key gets a unique suffix, and stays valid; negative cases are sent as
+generated, so the rejection of invalid keys is still checked. Key reuse itself is the business
+of the idempotency tests.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from uuid import uuid4
+
+import schemathesis
+
+HEADER = "Idempotency-Key"
+VALID_KEY = re.compile(r"[\x20-\x7e]{1,255}")
+KEPT = 200
+
+
+@schemathesis.hook
+def before_call(
+    context: schemathesis.HookContext, case: schemathesis.Case[Any], kwargs: Any
+) -> None:
+    if case.meta is not None and case.meta.generation.mode.is_negative:
+        # Editing a negative case makes schemathesis revalidate it, and a case that left out a
+        # required header would then be sent with it.
+        return
+    headers = case.headers
+    key = headers.get(HEADER) if headers else None
+    if isinstance(key, str) and VALID_KEY.fullmatch(key):
+        assert headers is not None
+        headers[HEADER] = f"{key[:KEPT]}.{uuid4().hex}"
