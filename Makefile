@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve test lint fmt type check bench fuzz clean
+.PHONY: install serve test lint fmt type check bench fuzz drills drills-fast clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -42,6 +42,12 @@ fuzz: install  ## coverage-guided fuzzing of both readers; new inputs land in te
 	$(BIN)/pip install --quiet atheris
 	$(BIN)/python -m tests.fuzz.run json -runs=500000 -max_len=2048
 	$(BIN)/python -m tests.fuzz.run text -runs=500000 -max_len=2048
+
+drills: install  ## fault and load drills (crash, outage, shared limits, wrk, fuzzing); docs/drills.md
+	$(BIN)/python -m drills
+
+drills-fast: install  ## the same drills at CI sizes, a few minutes
+	$(BIN)/python -m drills --fast
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

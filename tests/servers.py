@@ -242,6 +242,21 @@ def create_pg_database(admin_url: str) -> str:
     return url.set(database=name).render_as_string(hide_password=False)
 
 
+def pg_ctl(server: Server, *args: str) -> None:
+    """Run `pg_ctl ARGS` on a cluster from `start_postgres`, keeping `server.pid` current.
+
+    The drills stop and restart the cluster under load. `pg_ctl restart` reuses the options the
+    cluster was started with (from `postmaster.opts`), even when the server is already down.
+    """
+    if server.folder is None:
+        raise ServerFailed("pg_ctl needs a cluster started by start_postgres")
+    data, log = server.folder / "data", server.folder / "server.log"
+    command = [str(_postgres_bin() / "pg_ctl"), "-D", str(data), "-l", str(log), *args]
+    _run(_as_postgres(command), server.folder)
+    if (data / "postmaster.pid").exists():
+        server.pid = _read_pid(data / "postmaster.pid")
+
+
 # ---- MariaDB ---------------------------------------------------------------------------------
 
 

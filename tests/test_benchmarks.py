@@ -17,13 +17,12 @@ pytest.importorskip("matplotlib")
 pytest.importorskip("polars")
 pytest.importorskip("duckdb")
 
+import audiencefilter as af  # noqa: E402
 from benchmarks import run as bench_run  # noqa: E402
 from benchmarks.data import generate  # noqa: E402
 from benchmarks.filters import MAIN  # noqa: E402
 from benchmarks.report import MARKER, write_chart, write_markdown  # noqa: E402
 from benchmarks.results import Results  # noqa: E402
-
-import audiencefilter as af  # noqa: E402
 
 ARGS = ["--quick", "--sizes", "400", "--repeats", "1", "--budget", "0.05", "--no-postgres"]
 ARGS += ["--filters", "F1,F2,F5,F6,S2"]
