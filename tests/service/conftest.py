@@ -120,8 +120,13 @@ def make_tenant(
 
 
 def sqlite_settings(path: Path, **overrides: Any) -> Settings:
+    return url_settings(f"sqlite:///{path}", **overrides)
+
+
+def url_settings(database_url: str, **overrides: Any) -> Settings:
+    """Settings for any database URL, with limits too high to be reached."""
     values: dict[str, Any] = {
-        "database_url": f"sqlite:///{path}",
+        "database_url": database_url,
         "rate_limit_free": BIG_LIMIT,
         "rate_limit_pro": BIG_LIMIT,
         **overrides,

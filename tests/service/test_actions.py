@@ -8,7 +8,7 @@ from functools import partial
 import httpx
 import pytest
 
-from .conftest import ApiClient, Tenant, gather, make_tenant, sqlite_settings
+from .conftest import ApiClient, Tenant, gather, make_tenant, url_settings
 
 CONCURRENT = 100
 
@@ -99,9 +99,8 @@ def test_concurrent_point_changes_lose_nothing_on_sqlite(client: ApiClient, tena
 def test_concurrent_point_changes_lose_nothing_on_postgres(
     app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
 ) -> None:
-    settings = sqlite_settings(
-        path=None,  # type: ignore[arg-type]
-        database_url=pg_database(),
+    settings = url_settings(
+        pg_database(),
         auto_migrate=True,
         db_pool_size=20,
     )

@@ -20,7 +20,7 @@ from audiencefilter.service.errors import is_outage
 from audiencefilter.service.keys import generate
 from tests.servers import free_port
 
-from .conftest import ApiClient, make_tenant, sqlite_settings
+from .conftest import ApiClient, make_tenant, url_settings
 
 
 def _unreachable_url() -> str:
@@ -30,9 +30,8 @@ def _unreachable_url() -> str:
 def test_unreachable_database_is_503_in_the_error_shape(
     app_factory: Callable[..., ApiClient],
 ) -> None:
-    settings = sqlite_settings(
-        path=None,  # type: ignore[arg-type]
-        database_url=_unreachable_url(),
+    settings = url_settings(
+        _unreachable_url(),
         auto_migrate=False,
         db_connect_timeout_s=1,
     )
@@ -78,7 +77,7 @@ def test_postgres_connections_killed_under_the_pool_are_replaced(
     app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
 ) -> None:
     url = pg_database()
-    settings = sqlite_settings(path=None, database_url=url, auto_migrate=True)  # type: ignore[arg-type]
+    settings = url_settings(url, auto_migrate=True)
     api = app_factory(settings)
     tenant = make_tenant(api)
     lst = tenant.new_list()

@@ -10,7 +10,7 @@ import pytest
 from audiencefilter.service import keys
 from audiencefilter.service.routes import lists as list_routes
 
-from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
+from .conftest import ApiClient, Tenant, make_tenant, url_settings
 from .live import free_port
 
 
@@ -164,7 +164,7 @@ def test_unreachable_database_is_503_on_ready_and_on_requests(
     app_factory: Callable[..., ApiClient],
 ) -> None:
     url = f"postgresql+psycopg://nobody@127.0.0.1:{free_port()}/missing"
-    api = app_factory(sqlite_settings(path=None, database_url=url))  # type: ignore[arg-type]
+    api = app_factory(url_settings(url))
     assert api.get("/health/live").status_code == 200
     ready = api.get("/health/ready")
     assert ready.status_code == 503

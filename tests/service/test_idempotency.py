@@ -28,7 +28,7 @@ from audiencefilter.service.models import (
     List,
 )
 
-from .conftest import ApiClient, Tenant, gather, make_tenant, sqlite_settings
+from .conftest import ApiClient, Tenant, gather, make_tenant, url_settings
 
 KEY = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
@@ -429,9 +429,8 @@ def test_the_header_is_documented_on_every_changing_post(client: ApiClient) -> N
 def test_one_key_creates_once_on_postgres(
     app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
 ) -> None:
-    settings = sqlite_settings(
-        path=None,  # type: ignore[arg-type]
-        database_url=pg_database(),
+    settings = url_settings(
+        pg_database(),
         auto_migrate=True,
         db_pool_size=20,
     )

@@ -15,7 +15,7 @@ from audiencefilter.service import migrate
 from audiencefilter.service.db import make_engine
 from audiencefilter.service.models import Base
 
-from .conftest import sqlite_settings
+from .conftest import sqlite_settings, url_settings
 
 TABLES = {
     "accounts",
@@ -61,7 +61,7 @@ def test_migrations_round_trip_without_drift_on_sqlite(tmp_path: Path) -> None:
 
 @pytest.mark.postgres
 def test_migrations_round_trip_without_drift_on_postgres(pg_database: Callable[[], str]) -> None:
-    engine = make_engine(sqlite_settings(path=None, database_url=pg_database()))  # type: ignore[arg-type]
+    engine = make_engine(url_settings(pg_database()))
     try:
         _round_trip(engine)
     finally:

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from audiencefilter.service.schemas import ContactCreate, ListCreate
 
-from .conftest import ApiClient, make_tenant, sqlite_settings
+from .conftest import ApiClient, make_tenant, url_settings
 
 
 def _longest(model: type[BaseModel]) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def _longest(model: type[BaseModel]) -> dict[str, Any]:
 def test_longest_allowed_values_fit_on_postgres(
     app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
 ) -> None:
-    settings = sqlite_settings(path=None, database_url=pg_database(), auto_migrate=True)  # type: ignore[arg-type]
+    settings = url_settings(pg_database(), auto_migrate=True)
     api = app_factory(settings)
     tenant = make_tenant(api)
     list_body = {**_longest(ListCreate), "url": "a" * 64, "color": "#abcdef"}
