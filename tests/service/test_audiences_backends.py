@@ -21,7 +21,7 @@ import audiencefilter as af
 from audiencefilter.service.models import Contact
 
 from .audience_helpers import member_emails, new_audience
-from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
+from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
 
 BASE = datetime(2024, 1, 1, tzinfo=UTC)
 FIELDS = ("email", "firstName", "lastName", "company", "country", "city", "points", "referrals")
@@ -214,5 +214,5 @@ def test_big_integers_inside_data_on_sqlite(
 def test_members_agree_with_memory_on_postgres(
     app_factory: Callable[..., ApiClient], pg_database: Callable[[], str], tmp_path: Path
 ) -> None:
-    settings = sqlite_settings(tmp_path, database_url=pg_database(), auto_migrate=True)
+    settings = url_settings(pg_database(), auto_migrate=True)
     _check(app_factory(settings), FILTERS + SQLITE_GAPS)

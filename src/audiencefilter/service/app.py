@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from . import errors, migrate, openapi
 from .client_address import TrustedProxies
+from .clock import Clock, ClockMiddleware
 from .db import Database
 from .deps import single_valued_query
 from .middleware import BodyLimitMiddleware, PublicCORSMiddleware, RateLimitHeadersMiddleware
@@ -38,8 +39,11 @@ DESCRIPTION = (
 )
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the service for the given settings (read from the environment when omitted)."""
+def create_app(settings: Settings | None = None, *, clock: Clock | None = None) -> FastAPI:
+    """Build the service for the given settings (read from the environment when omitted).
+
+    `clock`, when given, is what "now" means to this application (see `clock.py`).
+    """
     settings = settings or Settings()
     database = Database.from_settings(settings)
     limiter = RateLimiter(settings)
@@ -79,6 +83,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app, mounted)
     openapi.install(app)
     # Added last is outermost: CORS answers preflights before anything else runs.
+    if clock is not None:
+        app.add_middleware(ClockMiddleware, clock=clock)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(PublicCORSMiddleware, directory=origins)

@@ -26,7 +26,7 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import keys
+from . import clock, keys
 from .client_address import TrustedProxies
 from .db import Database
 from .errors import ApiError, ValidationIssue, pointer, validation_failed
@@ -84,7 +84,7 @@ def _load_key(session: Session, presented: str) -> tuple[ApiKey, str]:
     api_key, plan = row
     if api_key.disabled:
         raise ApiError(401, "This API key is disabled")
-    if api_key.expiresAt is not None and _aware(api_key.expiresAt) <= datetime.now(UTC):
+    if api_key.expiresAt is not None and _aware(api_key.expiresAt) <= clock.now():
         raise ApiError(401, "This API key has expired")
     return api_key, plan
 

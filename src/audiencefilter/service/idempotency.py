@@ -53,6 +53,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
+from . import clock
 from .db import Database
 from .errors import ApiError
 from .models import IdempotencyRecord
@@ -80,8 +81,8 @@ Effect = Callable[[Session], Response]
 
 
 def now() -> datetime:
-    """The current time; tests replace it to move past the expiry without waiting."""
-    return datetime.now(UTC)
+    """Now on the service's clock (`clock.py`); tests may also replace this function."""
+    return clock.now()
 
 
 def _aware(moment: datetime) -> datetime:

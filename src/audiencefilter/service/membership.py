@@ -23,6 +23,7 @@ from sqlalchemy import ColumnElement, Select, bindparam, case, false, func, sele
 from sqlalchemy.orm import Session
 
 from .. import Filter
+from . import clock
 from .filters import stored_filter
 from .idsets import IDS, dialect_of, ids_in, per_dialect
 from .models import Audience, AudienceMember, Contact
@@ -49,7 +50,7 @@ def member_condition(audience: Audience) -> ColumnElement[bool]:
     """The condition on `contacts` (of the audience's list) that selects its members."""
     if audience.mode == SMART:
         flt = audience_filter(audience)
-        return flt.to_sqlalchemy(Contact) if flt is not None else false()
+        return flt.to_sqlalchemy(Contact, now=clock.now()) if flt is not None else false()
     members = select(AudienceMember.contactId).where(AudienceMember.audienceId == audience.id)
     return Contact.id.in_(members)
 
@@ -96,8 +97,9 @@ class ListAudiences:
         if not self.entries or not rows:
             return [[] for _ in rows]
         manual = self._manual_pairs(session, rows)
+        at = clock.frozen()  # one instant for the whole page
         checks = [
-            (entry.item, entry.flt.predicate if entry.flt is not None else None)
+            (entry.item, entry.flt.predicate_at(at) if entry.flt is not None else None)
             for entry in self.entries
         ]
         records: Sequence[dict[str, Any]] = rows

@@ -15,7 +15,7 @@ defines no relationships, so nothing loads rows behind a query's back.
 from __future__ import annotations
 
 import secrets
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -33,6 +33,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from . import clock
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -45,7 +47,8 @@ SHORT_TEXT = 255
 
 
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    """Now on the service's clock (`clock.py`), which tests may stop and move."""
+    return clock.now()
 
 
 def new_id(prefix: str) -> str:

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Query, Response
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from .. import clock
 from ..audience_schemas import (
     AudienceChangeResponse,
     AudienceCreate,
@@ -186,7 +187,7 @@ def preview_audience(
         if flt.filter is None:
             raise AudienceRuleError(FILTERS_REQUIRED)
         result = ContactPages(session, lst, settings).page(
-            [flt.filter.to_sqlalchemy(Contact)],
+            [flt.filter.to_sqlalchemy(Contact, now=clock.now())],
             page=query.page,
             limit=query.limit,
             sort=query.sort,

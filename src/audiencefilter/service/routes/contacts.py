@@ -20,6 +20,7 @@ from sqlalchemy import ColumnElement
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from .. import clock
 from ..deps import AnyKey, DatabaseDep, PrivateKey, SettingsDep
 from ..errors import ApiError, ValidationIssue
 from ..filters import read_filters
@@ -70,7 +71,7 @@ def _filters(query: ContactQuery) -> list[ColumnElement[bool]]:
             where.append(getattr(Contact, field).is_(value))
     flt = read_filters(query.filters, None).filter
     if flt is not None:
-        where.append(flt.to_sqlalchemy(Contact))
+        where.append(flt.to_sqlalchemy(Contact, now=clock.now()))
     return where
 
 
