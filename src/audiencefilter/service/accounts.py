@@ -17,6 +17,7 @@ from typing import cast
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..values import as_utc
 from . import keys
 from .models import Account, ApiKey
 from .settings import Plan
@@ -94,9 +95,7 @@ def rotate_key(session: Session, reference: str, grace: timedelta) -> Rotation |
     account = session.get_one(Account, old.accountId)
     new, plaintext = issue_key(session, account, cast(keys.KeyType, old.type))
     deadline = datetime.now(UTC) + grace
-    current = old.expiresAt
-    if current is not None and current.tzinfo is None:
-        current = current.replace(tzinfo=UTC)
+    current = None if old.expiresAt is None else as_utc(old.expiresAt)
     if current is None or deadline < current:
         old.expiresAt = current = deadline
     session.flush()

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from datetime import UTC, datetime
+from datetime import datetime
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..relative import system_clock
+from ..values import as_utc
 
 Clock = Callable[[], datetime]
 
@@ -26,8 +27,7 @@ _current: ContextVar[Clock] = ContextVar("audiencefilter_service_clock", default
 
 def now() -> datetime:
     """The current instant on the clock of the request being served, aware and in UTC."""
-    moment = _current.get()()
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return as_utc(_current.get()())
 
 
 def frozen() -> Clock:

@@ -18,7 +18,6 @@ the rest of a small request. `authenticate` queries the database and stays a `de
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Annotated, NoReturn, cast
 
 from fastapi import Depends, Request, Security
@@ -26,6 +25,7 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..values import as_utc
 from . import clock, keys
 from .client_address import TrustedProxies
 from .db import Database
@@ -66,10 +66,6 @@ DatabaseDep = Annotated[Database, Depends(get_database)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _load_key(session: Session, presented: str) -> tuple[ApiKey, str]:
     parsed = keys.parse(presented)
     if parsed is None:
@@ -84,7 +80,7 @@ def _load_key(session: Session, presented: str) -> tuple[ApiKey, str]:
     api_key, plan = row
     if api_key.disabled:
         raise ApiError(401, "This API key is disabled")
-    if api_key.expiresAt is not None and _aware(api_key.expiresAt) <= clock.now():
+    if api_key.expiresAt is not None and as_utc(api_key.expiresAt) <= clock.now():
         raise ApiError(401, "This API key has expired")
     return api_key, plan
 
@@ -104,7 +100,7 @@ async def browser_sign_up(request: Request) -> BrowserSignUp | None:
     job, then decides on it within its own database session.
     """
     origin = request.headers.get("origin")
-    if origin is None or request.method != "POST" or request.url.path != PUBLIC_PATH:
+    if origin is None or not _creates_contact(request):
         return None
     if origin.partition("://")[2] == request.headers.get("host"):
         return None  # same origin (the /docs page): not a cross-origin request

@@ -43,7 +43,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Any, cast
 
 from fastapi import Depends, Header, Request
@@ -53,6 +53,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
+from ..values import as_utc
 from . import clock
 from .db import Database
 from .errors import ApiError
@@ -83,10 +84,6 @@ Effect = Callable[[Session], Response]
 def now() -> datetime:
     """Now on the service's clock (`clock.py`); tests may also replace this function."""
     return clock.now()
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -188,7 +185,7 @@ def _find(session: Session, claim: Claim) -> _Answer | None:
             IdempotencyRecord.expiresAt,
         ).where(*_where(claim))
     ).first()
-    if row is None or _aware(row.expiresAt) <= now():
+    if row is None or as_utc(row.expiresAt) <= now():
         return None
     if row.fingerprint != claim.fingerprint:
         raise ApiError(422, KEY_REUSED)
