@@ -265,8 +265,8 @@ class SQLiteOurs(SqlEngine):
         return sqlite3.sqlite_version
 
     def load(self, contacts: Contacts) -> None:
-        from audiencefilter.backends.dialects import utc_text
-        from audiencefilter.sqlite import register_unicode_lower
+        from audiencefilter.backends.sql.dialects import utc_text
+        from audiencefilter.backends.sql.sqlite_functions import register_unicode_lower
 
         self.connection = sqlite3.connect(":memory:")
         register_unicode_lower(self.connection)

@@ -44,13 +44,13 @@ def _steps() -> tuple[
     }
     missing: dict[str, str] = {}
     try:
-        from audiencefilter.backends.sql import to_sql
+        from audiencefilter.backends.sql.text import to_sql
 
         steps["to_sql"] = lambda bench, flt: lambda: to_sql(flt, "postgresql")
     except ImportError as exc:
         missing["to_sql"] = f"not available ({exc})"
     try:
-        from audiencefilter.backends.sqlalchemy import to_sqlalchemy
+        from audiencefilter.backends.sql.sqlalchemy import to_sqlalchemy
 
         table = _contacts_table()
         steps["to_sqlalchemy"] = lambda bench, flt: lambda: to_sqlalchemy(flt, table)

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from audiencefilter import Ago, And, Comparison, Const, IsNull, Node, Not, Op, Or
-from audiencefilter.values import record_datetime
+from audiencefilter.language.values import record_datetime
 
 
 def evaluate(node: Node, record: dict[str, Any], now: datetime | None = None) -> bool | None:

@@ -44,8 +44,8 @@ from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeEngine
 
 import audiencefilter as af
-from audiencefilter.sqlite import register_unicode_lower
-from audiencefilter.values import record_datetime
+from audiencefilter.backends.sql.sqlite_functions import register_unicode_lower
+from audiencefilter.language.values import record_datetime
 from tests.engines import Engine as SuiteEngine
 
 Records = Sequence[dict[str, Any]]

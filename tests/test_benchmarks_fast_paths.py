@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 import audiencefilter as af
 from audiencefilter.backends.memory import _Builder, _diagnose, _function, compile_node
-from audiencefilter.strategies import NOW, filters, record_lists, where_clauses
+from audiencefilter.testing.strategies import NOW, filters, record_lists, where_clauses
 
-parse_module = sys.modules["audiencefilter.parse"]
+parse_module = sys.modules["audiencefilter.where.read"]
 
 
 def outcome_of_parse(call: Any) -> Any:

@@ -21,7 +21,7 @@ JSON = (
     '{"points":{"gte":100},"OR":[{"country":{"in":["FR","DE"]}},'
     '{"email":{"endsWith":"@acme.com"}}]}'
 )
-HAS_SQL = importlib.util.find_spec("audiencefilter.backends.sql") is not None
+HAS_SQL = importlib.util.find_spec("audiencefilter.backends.sql.text") is not None
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.strategies import NOW, filters, record_lists
+from audiencefilter.testing.strategies import NOW, filters, record_lists
 
 pl = pytest.importorskip("polars")
 columnar = pytest.importorskip("audiencefilter.backends.columnar")

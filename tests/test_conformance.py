@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import audiencefilter as af
-from audiencefilter.values import parse_datetime
+from audiencefilter.language.values import parse_datetime
 from tests.engines import Engine, engine_params, selector
 
 HERE = Path(__file__).parent / "conformance"

@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.backends.sql import to_sql, to_sql_params
-from audiencefilter.data_paths import truth
-from audiencefilter.strategies import DATA_KEYS
+from audiencefilter.backends.sql.text import to_sql, to_sql_params
+from audiencefilter.language.data_paths import truth
+from audiencefilter.testing.strategies import DATA_KEYS
 
 CUSTOM = af.CONTACT.with_fields(
     plan=("string", ("data", "plan")),

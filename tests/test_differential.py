@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.strategies import NOW, filters, record_lists
+from audiencefilter.testing.strategies import NOW, filters, record_lists
 from tests.sql_engines import WAYS, Database, database_params, open_database
 
 EXAMPLES = max(10, settings.default.max_examples // 8)

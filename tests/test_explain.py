@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 
 from audiencefilter import Filter, Outcome, RecordError, parse_text
-from audiencefilter.explain import _Explainer, explain
-from audiencefilter.strategies import NOW, filters, records
-from audiencefilter.visitor import missing_handlers
+from audiencefilter.backends.explain import _Explainer, explain
+from audiencefilter.language.visitor import missing_handlers
+from audiencefilter.testing.strategies import NOW, filters, records
 
 
 @given(filters(), records())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from audiencefilter.text_grammar import GRAMMAR_FILE, grammar_text
+from audiencefilter.text.grammar import GRAMMAR_FILE, grammar_text
 
 ROOT = Path(__file__).resolve().parent.parent
 GRAMMAR = ROOT / "grammar" / GRAMMAR_FILE

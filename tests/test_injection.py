@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import func, select, text
 
 import audiencefilter as af
-from audiencefilter.backends.dialects import get_dialect
+from audiencefilter.backends.sql.dialects import get_dialect
 from tests.sql_engines import WAYS, Database, database_params, open_database
 
 HOSTILE = (

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.strategies import (
+from audiencefilter.testing.strategies import (
     NOW,
     filters,
     record_lists,

@@ -15,7 +15,7 @@ from sqlalchemy import Column, DateTime, MetaData, String, Table
 from sqlalchemy.dialects import postgresql
 
 import audiencefilter as af
-from audiencefilter.relative import EARLIEST, Ago, DurationError
+from audiencefilter.language.relative import EARLIEST, Ago, DurationError
 
 NOW = datetime(2025, 3, 31, 12, tzinfo=UTC)
 LAST_30_DAYS = af.parse({"createdAt": {"gte": {"ago": "P30D"}}})

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 
 import audiencefilter as af
-from audiencefilter.strategies import where_clauses, where_noise
+from audiencefilter.testing.strategies import where_clauses, where_noise
 
 VALIDATOR = jsonschema.Draft202012Validator(af.json_schema())
 CONFORMANCE = Path(__file__).parent / "conformance"

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 
 import audiencefilter as af
-from audiencefilter.simplify import size
-from audiencefilter.strategies import filters, record_lists
+from audiencefilter.rewrite.simplify import size
+from audiencefilter.testing.strategies import filters, record_lists
 
 
 @given(filters(max_leaves=10), record_lists())

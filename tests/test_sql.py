@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import audiencefilter as af
-from audiencefilter.backends.dialects import DIALECTS, get_dialect
-from audiencefilter.backends.sql import SqlWriter
-from audiencefilter.visitor import missing_handlers
+from audiencefilter.backends.sql.dialects import DIALECTS, get_dialect
+from audiencefilter.backends.sql.text import SqlWriter
+from audiencefilter.language.visitor import missing_handlers
 
 F5 = {
     "AND": [

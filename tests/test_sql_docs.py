@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import audiencefilter as af
-from audiencefilter.values import parse_datetime
+from audiencefilter.language.values import parse_datetime
 
 DOC = Path(__file__).parent.parent / "docs" / "backends.md"
 DIALECTS = ("postgresql", "sqlite", "mysql", "duckdb")

@@ -27,9 +27,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, aliased, mapped_col
 from sqlalchemy.pool import StaticPool
 
 import audiencefilter as af
-from audiencefilter.backends.sqlalchemy import ExpressionBuilder
-from audiencefilter.sqlite import register_unicode_lower, unicode_lower
-from audiencefilter.visitor import missing_handlers
+from audiencefilter.backends.sql.sqlalchemy import ExpressionBuilder
+from audiencefilter.backends.sql.sqlite_functions import register_unicode_lower, unicode_lower
+from audiencefilter.language.visitor import missing_handlers
 
 
 class Base(DeclarativeBase):

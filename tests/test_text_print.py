@@ -21,8 +21,8 @@ from audiencefilter import (
     parse_text,
     to_text,
 )
-from audiencefilter.text_print import _Printer
-from audiencefilter.visitor import missing_handlers
+from audiencefilter.language.visitor import missing_handlers
+from audiencefilter.text.write import _Printer
 
 A = Comparison("points", Op.GT, 1)
 B = Comparison("points", Op.LT, 9)

@@ -18,8 +18,8 @@ from audiencefilter import (
     render_error,
     to_text,
 )
-from audiencefilter.strategies import filters
-from audiencefilter.text_limits import canonical_size
+from audiencefilter.testing.strategies import filters
+from audiencefilter.text.limits import canonical_size
 
 # Field names a printer must quote: keywords, spaces, backticks, backslashes, dots, accents.
 ODD = Schema.of(

@@ -6,7 +6,7 @@ import importlib
 import pkgutil
 
 import audiencefilter
-from audiencefilter.visitor import Visitor, missing_handlers
+from audiencefilter.language.visitor import Visitor, missing_handlers
 
 
 def _all_subclasses(cls: type) -> list[type]:

@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any
 from .backends.memory import RecordError
 from .errors import FilterError, Issue
 from .excerpt import render_error
-from .fields import CONTACT, Field, FieldType, Op, Schema
 from .filter import Filter, Predicate
-from .limits import DEFAULT_LIMITS, Limits
-from .nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or
-from .parse import parse
-from .relative import Ago, Clock, system_clock
-from .schema_json import json_schema
+from .language.fields import CONTACT, Field, FieldType, Op, Schema
+from .language.limits import DEFAULT_LIMITS, Limits
+from .language.nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or
+from .language.relative import Ago, Clock, system_clock
+from .where.json_schema import json_schema
+from .where.read import parse
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
     from datetime import datetime
 
-    from .explain import Explanation, Outcome
+    from .backends.explain import Explanation, Outcome
     from .text import parse_text, to_text
 
 __all__ = [
@@ -87,7 +87,12 @@ def select(
     return flt.select(records, now=now)
 
 
-_LAZY = {"parse_text": "text", "to_text": "text", "Explanation": "explain", "Outcome": "explain"}
+_LAZY = {
+    "parse_text": "text",
+    "to_text": "text",
+    "Explanation": "backends.explain",
+    "Outcome": "backends.explain",
+}
 
 
 def __getattr__(name: str) -> Any:

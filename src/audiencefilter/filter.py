@@ -18,14 +18,14 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .fields import CONTACT, Schema
-from .nodes import Node, fields_used, relative_values, resolve
-from .relative import Ago, Clock, as_now, system_clock
+from .language.fields import CONTACT, Schema
+from .language.nodes import Node, fields_used, relative_values, resolve
+from .language.relative import Ago, Clock, as_now, system_clock
 
 if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
 
-    from .explain import Explanation
+    from .backends.explain import Explanation
 
 R = TypeVar("R", bound=Mapping[str, Any])
 
@@ -146,13 +146,13 @@ class Filter:
 
     def to_dict(self) -> dict[str, Any]:
         """The canonical where clause as plain JSON-ready data."""
-        from .dump import to_dict
+        from .where.write import to_dict
 
         return to_dict(self.root)
 
     def to_json(self, *, indent: int | None = None) -> str:
         """The canonical where clause as JSON text; `parse(f.to_json()) == f`."""
-        from .dump import to_json
+        from .where.write import to_json
 
         return to_json(self.root, indent=indent)
 
@@ -161,7 +161,7 @@ class Filter:
 
         Relative date-times become the instants they are at `now` (default: the clock now).
         """
-        from .backends.sqlalchemy import to_sqlalchemy
+        from .backends.sql.sqlalchemy import to_sqlalchemy
 
         return to_sqlalchemy(self, target, now=now)
 
@@ -176,7 +176,7 @@ class Filter:
 
         Relative date-times become the instants they are at `now` (default: the clock now).
         """
-        from .backends.sql import to_sql
+        from .backends.sql.text import to_sql
 
         return to_sql(self, dialect, columns, now=now)
 
@@ -188,7 +188,7 @@ class Filter:
         now: datetime | None = None,
     ) -> tuple[str, list[Any]]:
         """A SQL condition with placeholders, and its parameters in order."""
-        from .backends.sql import to_sql_params
+        from .backends.sql.text import to_sql_params
 
         return to_sql_params(self, dialect, columns, now=now)
 
@@ -207,20 +207,20 @@ class Filter:
     def explain(self, record: Record, *, now: datetime | None = None) -> Explanation:
         """Why `record` is in or out: each condition's TRUE/FALSE/UNKNOWN and the value seen;
         relative date-times are shown with the instant they stood for at `now`."""
-        from .explain import explain
+        from .backends.explain import explain
 
         return explain(self, record, now=now)
 
     def simplify(self) -> Filter:
         """An equivalent filter (same members for every record), no larger than this one."""
-        from .simplify import simplify
+        from .rewrite.simplify import simplify
 
         return Filter(simplify(self.root, self.schema), self.schema)
 
     def is_unsatisfiable(self) -> bool:
         """True when no record can ever match, e.g. `points > 10 AND points < 5` (sound, not
         complete: False means no contradiction was found)."""
-        from .simplify import is_unsatisfiable
+        from .rewrite.simplify import is_unsatisfiable
 
         return is_unsatisfiable(self.root, self.schema)
 

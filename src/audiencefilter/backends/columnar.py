@@ -46,12 +46,12 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from ..data_paths import location, truth
-from ..fields import FieldType, Op, Schema
 from ..filter import Filter
-from ..nodes import And, Comparison, Const, IsNull, Not, Or
-from ..values import Scalar, fold
-from ..visitor import Visitor
+from ..language.data_paths import location, truth
+from ..language.fields import FieldType, Op, Schema
+from ..language.nodes import And, Comparison, Const, IsNull, Not, Or
+from ..language.values import Scalar, fold
+from ..language.visitor import Visitor
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 Dtypes = Mapping[str, Any]
@@ -123,7 +123,7 @@ def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
 
     Date-time values may be `datetime`s or ISO 8601 strings, as in records for `Filter.matches`.
     """
-    from ..values import record_datetime
+    from ..language.values import record_datetime
 
     data: dict[str, list[Any]] = {}
     for field in schema.fields:

@@ -38,11 +38,11 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from ..data_paths import location, truth
-from ..fields import ORDERING_OPS, FieldType, Op, Schema
-from ..nodes import And, Comparison, Const, IsNull, Node, Not, Or, relative_values, walk
-from ..relative import Ago
-from ..values import fold, record_datetime
+from ..language.data_paths import location, truth
+from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
+from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or, relative_values, walk
+from ..language.relative import Ago
+from ..language.values import fold, record_datetime
 
 if TYPE_CHECKING:
     from ..filter import Evaluator
@@ -129,7 +129,7 @@ def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
 
 
 def _diagnose(record: Record, root: Node, schema: Schema) -> str:
-    from ..nodes import fields_used
+    from ..language.nodes import fields_used
 
     expected: dict[FieldType, type | tuple[type, ...]] = {
         FieldType.STRING: str,

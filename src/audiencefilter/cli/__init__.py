@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from .. import __version__
-from ..dump import json_value
 from ..errors import FilterError
 from ..excerpt import render_error
 from ..filter import Filter
 from ..text import to_text
+from ..where.write import json_value
 from .evaluate import EXIT_BAD_ROWS, EXIT_INVALID, EXIT_OK, EXIT_USAGE, EvalOptions, run_eval
 from .inputs import UsageError, detect_syntax, load_filter, load_record, load_schema, read_text
 from .output import write

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 
-from ..fields import FieldType, Schema
-from ..values import is_number, parse_datetime
+from ..language.fields import FieldType, Schema
+from ..language.values import is_number, parse_datetime
 
 FORMATS = ("jsonl", "json", "csv")
 _CHUNK = 1 << 16

@@ -18,10 +18,10 @@ from datetime import datetime
 from typing import IO, Any
 
 from ..backends.memory import RecordError
-from ..dump import format_datetime
-from ..fields import FieldType
 from ..filter import Filter
-from ..values import is_number, record_datetime
+from ..language.fields import FieldType
+from ..language.values import is_number, record_datetime
+from ..where.write import format_datetime
 from .contacts import InputError, Row, format_of, read_rows
 from .output import progress
 

@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..fields import CONTACT, Schema
 from ..filter import Filter
-from ..parse import parse
+from ..language.fields import CONTACT, Schema
 from ..text import parse_text
+from ..where.read import parse
 
 
 class UsageError(Exception):

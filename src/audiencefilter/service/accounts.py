@@ -17,7 +17,7 @@ from typing import cast
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..values import as_utc
+from ..language.values import as_utc
 from . import keys
 from .models import Account, ApiKey
 from .settings import Plan

@@ -17,8 +17,8 @@ from datetime import datetime
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..relative import system_clock
-from ..values import as_utc
+from ..language.relative import system_clock
+from ..language.values import as_utc
 
 Clock = Callable[[], datetime]
 

@@ -34,7 +34,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..sqlite import register_unicode_lower
+from ..backends.sql.sqlite_functions import register_unicode_lower
 from .settings import Settings
 
 WRITE_OPTION = "audiencefilter_write"

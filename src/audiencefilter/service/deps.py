@@ -25,7 +25,7 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..values import as_utc
+from ..language.values import as_utc
 from . import clock, keys
 from .client_address import TrustedProxies
 from .db import Database

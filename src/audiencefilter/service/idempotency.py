@@ -53,7 +53,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
-from ..values import as_utc
+from ..language.values import as_utc
 from . import clock
 from .db import Database
 from .errors import ApiError

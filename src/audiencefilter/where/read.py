@@ -20,8 +20,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from .data_paths import value_type
-from .errors import (
+from ..errors import (
     FilterError,
     Issue,
     IssueCollector,
@@ -29,7 +28,9 @@ from .errors import (
     did_you_mean,
     join_path,
 )
-from .fields import (
+from ..filter import Filter
+from ..language.data_paths import value_type
+from ..language.fields import (
     CONTACT,
     LIST_OPS,
     OPERATORS,
@@ -40,9 +41,8 @@ from .fields import (
     Op,
     Schema,
 )
-from .filter import Filter
-from .limits import DEFAULT_LIMITS, Limits
-from .nodes import (
+from ..language.limits import DEFAULT_LIMITS, Limits
+from ..language.nodes import (
     TRUE,
     Comparison,
     IsNull,
@@ -52,8 +52,8 @@ from .nodes import (
     all_of,
     any_of,
 )
-from .relative import Ago, DurationError
-from .values import Scalar, as_utc, is_number, parse_datetime
+from ..language.relative import Ago, DurationError
+from ..language.values import Scalar, as_utc, is_number, parse_datetime
 
 LOGICAL_KEYS = ("AND", "OR", "NOT")
 _OPS_BY_NAME = {op.value: op for op in Op}
@@ -238,7 +238,7 @@ def _parse_exact(where: str | bytes | Mapping[str, Any], schema: Schema, limits:
     if reader.issues:
         issues = reader.issues.issues
         if source is not None:
-            from .jsonpos import locate_issues
+            from .positions import locate_issues
 
             issues = locate_issues(source, issues)
         raise FilterError(issues, source=source)

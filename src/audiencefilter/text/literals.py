@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from .dump import format_datetime
-from .relative import Ago
-from .values import Scalar
+from ..language.relative import Ago
+from ..language.values import Scalar
+from ..where.write import format_datetime
 
 _SIMPLE_ESCAPES = {
     '"': '"',

@@ -30,7 +30,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import ClassVar
 
-from ..fields import FieldType, Op
+from ...language.fields import FieldType, Op
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dump import _field_object, _operator_entry  # the dumper's own merge rules
-from .nodes import FALSE, And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import FALSE, And, Comparison, Const, IsNull, Node, Not, Or
+from ..where.write import _field_object, _operator_entry  # the dumper's own merge rules
 
 
 @dataclass(frozen=True, slots=True)

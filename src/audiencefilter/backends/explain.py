@@ -26,17 +26,17 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from .backends.memory import RecordError
-from .data_paths import location, truth
-from .dump import format_datetime
-from .fields import FieldType, Op, Schema
-from .filter import Filter
-from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
-from .relative import Ago, as_now, system_clock
-from .text_literals import literal, reference
-from .text_print import to_text
-from .values import holds, record_datetime
-from .visitor import Visitor
+from ..filter import Filter
+from ..language.data_paths import location, truth
+from ..language.fields import FieldType, Op, Schema
+from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.relative import Ago, as_now, system_clock
+from ..language.values import holds, record_datetime
+from ..language.visitor import Visitor
+from ..text.literals import literal, reference
+from ..text.write import to_text
+from ..where.write import format_datetime
+from .memory import RecordError
 
 
 class Outcome(Enum):

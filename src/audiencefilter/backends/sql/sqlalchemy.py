@@ -47,16 +47,16 @@ from sqlalchemy.sql.operators import OperatorType
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
-from ..data_paths import location
-from ..fields import LIST_OPS, FieldType, Op, Schema
-from ..nodes import And, Comparison, Const, IsNull, Not, Or
-from ..values import fold
-from ..visitor import Visitor
+from ...language.data_paths import location
+from ...language.fields import LIST_OPS, FieldType, Op, Schema
+from ...language.nodes import And, Comparison, Const, IsNull, Not, Or
+from ...language.values import fold
+from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
-from .sql import SqlWriter
+from .text import SqlWriter
 
 if TYPE_CHECKING:
-    from ..filter import Filter
+    from ...filter import Filter
 
 Expression = ColumnElement[bool]
 _STANDARD = Dialect()

@@ -10,7 +10,7 @@ that, taken at `NOW`, they land on or next to the instants records hold (`P6M` i
 2025-01-01): evaluate with `now=NOW` to make them bite.
 
     >>> from hypothesis import given
-    >>> from audiencefilter.strategies import filters, records
+    >>> from audiencefilter.testing.strategies import filters, records
     >>> @given(filters(), records())
     ... def test_my_audience_logic(flt, record): ...
 """
@@ -22,9 +22,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .fields import CONTACT, JSON_VALUE_TYPES, LIST_OPS, OPERATORS, FieldType, Op, Schema
-from .filter import Filter
-from .parse import parse
+from ..filter import Filter
+from ..language.fields import CONTACT, JSON_VALUE_TYPES, LIST_OPS, OPERATORS, FieldType, Op, Schema
+from ..where.read import parse
 
 WORDS = (
     "",

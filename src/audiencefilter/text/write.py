@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from types import UnionType
 
-from .fields import Op
-from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
-from .text_literals import literal, reference
-from .text_read import SPELLINGS
-from .visitor import Visitor
+from ..language.fields import Op
+from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.visitor import Visitor
+from .literals import literal, reference
+from .read import SPELLINGS
 
 
 def to_text(node: Node, *, width: int | None = None) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from .fields import CONTACT, Schema
-from .filter import Filter
-from .parse import parse
+from ..filter import Filter
+from ..language.fields import CONTACT, Schema
+from ..where.read import parse
 
 Where = Filter | str | bytes | Mapping[str, Any]
 

@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from .errors import Issue
-from .jsonpos import line_column
-from .text_literals import describe_literal, quote
+from ..errors import Issue
+from ..where.positions import line_column
+from .literals import describe_literal, quote
 
 _OPERATORS = (
     "=",

@@ -21,14 +21,14 @@ from typing import Any
 
 from lark import Token, Transformer
 
-from .errors import Issue, describe_value, did_you_mean, join_path
-from .fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
-from .jsonpos import line_column
-from .limits import DEFAULT_LIMITS
-from .nodes import FALSE, TRUE, And, Comparison, IsNull, Node, Not, Or
-from .relative import Ago, DurationError
-from .text_literals import EscapeError, describe_literal, field_name, literal, unquote
-from .values import Scalar, is_number, parse_datetime
+from ..errors import Issue, describe_value, did_you_mean, join_path
+from ..language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
+from ..language.limits import DEFAULT_LIMITS
+from ..language.nodes import FALSE, TRUE, And, Comparison, IsNull, Node, Not, Or
+from ..language.relative import Ago, DurationError
+from ..language.values import Scalar, is_number, parse_datetime
+from ..where.positions import line_column
+from .literals import EscapeError, describe_literal, field_name, literal, unquote
 
 #: How each operator is written (and printed); `==` and `!=` are read too.
 SPELLINGS: dict[Op, str] = {
@@ -245,7 +245,7 @@ class Builder:
             value = self.json_value(operand, path)
             if value is _INVALID:
                 return TRUE
-        from .parse import _Reader  # the JSON reader's rules, one definition
+        from ..where.read import _Reader  # the JSON reader's rules, one definition
 
         reader = _Reader(self.schema, replace(DEFAULT_LIMITS, max_array=self.max_array))
         node = reader.json_comparison(field, keys, op, value, None, insensitive)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .fields import CONTACT, FieldType, Op, Schema
+from ..language.fields import CONTACT, FieldType, Op, Schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -170,6 +170,6 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
 
 
 def _ops(kind: FieldType) -> frozenset[Op]:
-    from .fields import OPERATORS
+    from ..language.fields import OPERATORS
 
     return OPERATORS[kind]

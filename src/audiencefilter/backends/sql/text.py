@@ -24,15 +24,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from ..data_paths import location, value_type
-from ..fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
-from ..nodes import And, Comparison, Const, IsNull, Node, Not, Or
-from ..values import fold
-from ..visitor import Visitor
+from ...language.data_paths import location, value_type
+from ...language.fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
+from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ...language.values import fold
+from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect
 
 if TYPE_CHECKING:
-    from ..filter import Filter
+    from ...filter import Filter
 
 COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
 

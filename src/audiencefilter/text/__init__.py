@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from lark.exceptions import UnexpectedInput
 
-from .errors import FilterError, Issue
-from .fields import CONTACT, Schema
-from .filter import Filter
-from .limits import DEFAULT_LIMITS, Limits
-from .nodes import Node
-from .text_errors import syntax_issue
-from .text_grammar import text_parser
-from .text_limits import canonical_size
-from .text_print import to_text
-from .text_read import RULES, Builder, build
+from ..errors import FilterError, Issue
+from ..filter import Filter
+from ..language.fields import CONTACT, Schema
+from ..language.limits import DEFAULT_LIMITS, Limits
+from ..language.nodes import Node
+from .errors import syntax_issue
+from .grammar import text_parser
+from .limits import canonical_size
+from .read import RULES, Builder, build
+from .write import to_text
 
 __all__ = ["parse_text", "to_text"]
 

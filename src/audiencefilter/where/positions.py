@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Iterable
 
-from .errors import Issue, join_path
+from ..errors import Issue, join_path
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SCALAR = re.compile(r"[^\s,\]}]+")

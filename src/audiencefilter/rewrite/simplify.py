@@ -23,10 +23,22 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from .data_paths import value_type
-from .fields import FieldType, Op, Schema
-from .nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, all_of, any_of
-from .relative import Ago
+from ..language.data_paths import value_type
+from ..language.fields import FieldType, Op, Schema
+from ..language.nodes import (
+    FALSE,
+    TRUE,
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    all_of,
+    any_of,
+)
+from ..language.relative import Ago
 
 _LOWER = {Op.GT: False, Op.GTE: True}
 _UPPER = {Op.LT: False, Op.LTE: True}

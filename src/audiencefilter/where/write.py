@@ -12,10 +12,10 @@ import json
 from datetime import datetime
 from typing import Any
 
-from .fields import Op
-from .nodes import And, Comparison, Const, IsNull, Node, Not, Or
-from .relative import Ago
-from .visitor import Visitor
+from ..language.fields import Op
+from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.relative import Ago
+from ..language.visitor import Visitor
 
 
 def to_dict(node: Node) -> dict[str, Any]:
