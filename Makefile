@@ -35,8 +35,9 @@ type: install
 
 check: lint type test
 
-bench: install
+bench: install  ## engines side by side (docs/performance.md), then the speed gates as ratios
 	$(BIN)/python -m benchmarks.run
+	$(BIN)/python -m benchmarks.gates
 
 fuzz: install  ## coverage-guided fuzzing of both readers; new inputs land in tests/fuzz/corpus
 	$(BIN)/pip install --quiet atheris

@@ -1,0 +1,120 @@
+"""`python -m benchmarks.gates`: the speed promises of the library, as ratios in one run.
+
+Three promises hold whatever the machine, because each is a ratio to something a user would
+write or call instead, measured in the same process a moment apart:
+
+- the compiled predicate (`af.compile`) runs at least 0.95x as fast as the hand-written lambda
+  of each filter F1-F5 over the same generated contacts;
+- `parse` of F5's JSON text costs at most 4x `json.loads` of the same text (the library decodes
+  the JSON and validates it, so the decode alone is the floor);
+- `to_sql("postgresql")` of F5's parsed filter costs at most 15x `json.loads` of its text.
+
+The table is printed as markdown; `make bench` runs this after the engine comparison. Timings
+are CPU time of this thread (see `benchmarks.timing`), so other processes inflate them less;
+the ratios, not the absolute figures, are what to compare across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import audiencefilter as af
+
+from .data import generate
+from .filters import MAIN
+from .timing import median, per_call
+
+GATES = {"compile": 0.95, "parse": 4.0, "to_sql": 15.0}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One comparison: ours and theirs in seconds, the ratio, and the bound it must meet."""
+
+    what: str
+    ours: float
+    theirs: float
+    ratio: float
+    bound: str
+    holds: bool
+
+
+def _throughput(predicate: Callable[[Any], bool], rows: list[dict[str, Any]]) -> float:
+    def run() -> int:
+        return sum(1 for row in rows if predicate(row))
+
+    return per_call(run, samples=5, sample_seconds=0.05)
+
+
+def measure(size: int) -> list[Row]:
+    """Every gate on `size` generated contacts."""
+    rows = generate(size).rows
+    out: list[Row] = []
+    for bench in MAIN[:5]:
+        if bench.lambda_ is None:
+            continue
+        flt = af.parse(bench.json)
+        predicate = af.compile(flt)
+        # Interleave the two, three times each, so a slow moment hits both.
+        ours = median([_throughput(predicate, rows) for _ in range(3)])
+        theirs = median([_throughput(bench.lambda_, rows) for _ in range(3)])
+        speed = theirs / ours  # > 1 when the compiled predicate is faster
+        bound = GATES["compile"]
+        out.append(
+            Row(
+                f"compile {bench.name} vs lambda",
+                ours,
+                theirs,
+                speed,
+                f">= {bound}x",
+                speed >= bound,
+            )
+        )
+    f5 = next(b for b in MAIN if b.name == "F5")
+    text = f5.json
+    loads = per_call(lambda: json.loads(text), samples=9)
+    parse = per_call(lambda: af.parse(text), samples=9)
+    ratio = parse / loads
+    out.append(Row("parse F5 vs json.loads", parse, loads, ratio, "<= 4x", ratio <= GATES["parse"]))
+    flt = af.parse(text)
+    to_sql = per_call(lambda: flt.to_sql("postgresql"), samples=9)
+    ratio = to_sql / loads
+    out.append(
+        Row("to_sql F5 vs json.loads", to_sql, loads, ratio, "<= 15x", ratio <= GATES["to_sql"])
+    )
+    return out
+
+
+def markdown(rows: list[Row]) -> str:
+    lines = [
+        "| gate | ours | theirs | ratio | bound | holds |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row.what} | {_seconds(row.ours)} | {_seconds(row.theirs)} | "
+            f"{row.ratio:.2f}x | {row.bound} | {'yes' if row.holds else 'NO'} |"
+        )
+    return "\n".join(lines)
+
+
+def _seconds(value: float) -> str:
+    if value >= 1e-3:
+        return f"{value * 1e3:.2f} ms"
+    return f"{value * 1e6:.2f} µs"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--size", type=int, default=100_000, help="contacts for compile gates")
+    args = parser.parse_args(argv)
+    print(markdown(measure(args.size)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
