@@ -101,3 +101,16 @@ def test_main_writes_both_files(tmp_path: Path) -> None:
     args += ["--filters", "F1", "--engines", "audiencefilter compile(),hand-written lambda"]
     assert bench_run.main([*args, "--markdown", str(document), "--chart", str(chart)]) == 0
     assert "hand-written lambda" in document.read_text() and chart.exists()
+
+
+def test_speed_gates_measure_every_promise_as_a_ratio() -> None:
+    from benchmarks import gates
+
+    rows = gates.measure(300)
+    assert [row.what for row in rows] == [
+        *(f"compile F{i} vs lambda" for i in range(1, 6)),
+        "parse F5 vs json.loads",
+        "to_sql F5 vs json.loads",
+    ]
+    assert all(row.ours > 0 and row.theirs > 0 for row in rows)
+    assert "| parse F5 vs json.loads |" in gates.markdown(rows)
