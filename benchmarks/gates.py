@@ -43,15 +43,16 @@ class Row:
     holds: bool
 
 
-def _throughput(predicate: Callable[[Any], bool], rows: list[dict[str, Any]]) -> float:
-    def run() -> int:
-        return sum(1 for row in rows if predicate(row))
+def measure(size: int, *, sample_seconds: float = 0.05, rounds: int = 3) -> list[Row]:
+    """Every gate on `size` generated contacts; `sample_seconds` and `rounds` trade time for
+    steadier medians."""
 
-    return per_call(run, samples=5, sample_seconds=0.05)
+    def throughput(predicate: Callable[[Any], bool]) -> float:
+        def run() -> int:
+            return sum(1 for row in rows if predicate(row))
 
+        return per_call(run, samples=5, sample_seconds=sample_seconds)
 
-def measure(size: int) -> list[Row]:
-    """Every gate on `size` generated contacts."""
     rows = generate(size).rows
     out: list[Row] = []
     for bench in MAIN[:5]:
@@ -60,8 +61,8 @@ def measure(size: int) -> list[Row]:
         flt = af.parse(bench.json)
         predicate = af.compile(flt)
         # Interleave the two, three times each, so a slow moment hits both.
-        ours = median([_throughput(predicate, rows) for _ in range(3)])
-        theirs = median([_throughput(bench.lambda_, rows) for _ in range(3)])
+        ours = median([throughput(predicate) for _ in range(rounds)])
+        theirs = median([throughput(bench.lambda_) for _ in range(rounds)])
         speed = theirs / ours  # > 1 when the compiled predicate is faster
         bound = GATES["compile"]
         out.append(
@@ -76,12 +77,12 @@ def measure(size: int) -> list[Row]:
         )
     f5 = next(b for b in MAIN if b.name == "F5")
     text = f5.json
-    loads = per_call(lambda: json.loads(text), samples=9)
-    parse = per_call(lambda: af.parse(text), samples=9)
+    loads = per_call(lambda: json.loads(text), samples=9, sample_seconds=sample_seconds)
+    parse = per_call(lambda: af.parse(text), samples=9, sample_seconds=sample_seconds)
     ratio = parse / loads
     out.append(Row("parse F5 vs json.loads", parse, loads, ratio, "<= 4x", ratio <= GATES["parse"]))
     flt = af.parse(text)
-    to_sql = per_call(lambda: flt.to_sql("postgresql"), samples=9)
+    to_sql = per_call(lambda: flt.to_sql("postgresql"), samples=9, sample_seconds=sample_seconds)
     ratio = to_sql / loads
     out.append(
         Row("to_sql F5 vs json.loads", to_sql, loads, ratio, "<= 15x", ratio <= GATES["to_sql"])
