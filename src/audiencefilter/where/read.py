@@ -15,7 +15,6 @@ through to the general code, which produces the messages.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -54,6 +53,8 @@ from ..language.nodes import (
 )
 from ..language.relative import Ago, DurationError
 from ..language.values import Scalar, as_utc, is_number, parse_datetime
+from . import fast
+from .decode import DuplicateKeys, as_str, load_json
 
 LOGICAL_KEYS = ("AND", "OR", "NOT")
 _OPS_BY_NAME = {op.value: op for op in Op}
@@ -64,114 +65,6 @@ _EXPECTED = {
     FieldType.DATETIME: "an ISO 8601 date-time string",
 }
 _MODES = ("insensitive", "default")
-
-
-class _DuplicateKeys(dict[str, Any]):
-    """A decoded JSON object that had repeated keys; the walker reports them at their path."""
-
-    duplicates: tuple[str, ...] = ()
-
-
-class _NonFiniteNumber(ValueError):
-    pass
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
-    flagged = _DuplicateKeys(obj)
-    seen: set[str] = set()
-    repeated = []
-    for key, _ in pairs:
-        if key in seen:
-            repeated.append(key)
-        seen.add(key)
-    flagged.duplicates = tuple(repeated)
-    return flagged
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NonFiniteNumber(name)
-
-
-# Built once: `json.loads` with hooks builds a new decoder on every call.
-_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
-_Scanner = Callable[[str, int], tuple[Any, int]]
-_SCAN: _Scanner = _DECODER.scan_once  # type: ignore[attr-defined]
-# Without the hook: for `_read_quick`, which finds repeated keys by counting instead.
-_PLAIN_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_SCAN_PLAIN: _Scanner = _PLAIN_DECODER.scan_once  # type: ignore[attr-defined]
-_SPACE = re.compile(r"[ \t\n\r]*").match  # what `json` skips between tokens
-
-
-def _decode(text: str | bytes) -> Any:
-    """`json.loads` with the hooks above, same results and errors.
-
-    Plain text goes straight to the prebuilt decoder's scanner, as `JSONDecoder.decode` would
-    after the checks `json.loads` makes; anything else takes `json.loads` itself.
-    """
-    if type(text) is not str or text.startswith("\ufeff"):
-        return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
-    try:
-        value, end = _SCAN(text, _SPACE(text, 0).end())  # type: ignore[union-attr]
-    except StopIteration as err:
-        raise json.JSONDecodeError("Expecting value", text, err.value) from None
-    end = _SPACE(text, end).end()  # type: ignore[union-attr]
-    if end != len(text):
-        raise json.JSONDecodeError("Extra data", text, end)
-    return value
-
-
-def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
-    """Strict JSON decoding: no NaN/Infinity, no repeated keys (flagged for the walker).
-
-    Raises:
-        FilterError: the text is too large or is not JSON.
-    """
-    if isinstance(text, bytes):
-        size = len(text)
-    elif len(text) * 4 <= limits.max_text:  # UTF-8 takes at most 4 bytes a character
-        size = 0
-    else:
-        size = len(text.encode("utf-8", "surrogatepass"))
-    if size > limits.max_text:
-        raise FilterError(
-            [
-                _issue(
-                    "",
-                    f"the filter text is {size} bytes, over the limit of {limits.max_text}",
-                    "split the audience or shorten lists",
-                )
-            ]
-        )
-    try:
-        return _decode(text)
-    except json.JSONDecodeError as exc:
-        issue = _issue("", f"invalid JSON: {exc.msg}", None)
-        issue = issue.model_copy(update={"line": exc.lineno, "column": exc.colno})
-        raise FilterError([issue], source=_as_str(text)) from None
-    except _NonFiniteNumber as exc:
-        raise FilterError(
-            [_issue("", f"{exc} is not a JSON number", "use a finite number")], source=_as_str(text)
-        ) from None
-    except RecursionError:
-        raise FilterError([_issue("", "the JSON is nested too deeply", None)]) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise FilterError([_issue("", f"invalid JSON: {exc}", None)]) from None
-
-
-def _as_str(text: str | bytes) -> str | None:
-    if isinstance(text, str):
-        return text
-    try:
-        return text.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _issue(path: str, message: str, suggestion: str | None) -> Issue:
-    return Issue(path=path, message=message, suggestion=suggestion)
 
 
 def parse(
@@ -194,42 +87,18 @@ def parse(
         FilterError: listing every problem found, each with its path and, for text input,
             its line and column.
     """
-    if type(where) is str and "\\" not in where and len(where) * 4 <= limits.max_text:
-        root = _read_quick(where, schema, limits)
+    if fast.ENABLED and type(where) is str:
+        root = fast.read_fast(where, schema, limits)
         if root is not None:
             return Filter(root, schema)
-    return _parse_exact(where, schema, limits)
+    return read_plain(where, schema, limits)
 
 
-def _read_quick(text: str, schema: Schema, limits: Limits) -> Node | None:
-    """The AST of a valid filter text without the duplicate-key hook; None to take the long way.
-
-    The JSON is decoded by the C scanner alone, which keeps the last of repeated keys silently.
-    Repeats are then ruled out by counting: outside strings, valid JSON has exactly one colon
-    per object member, so `colons in the text - colons in its strings` is the number of
-    members, and it equals the number of keys the reader met only if no object lost a key.
-    (Without backslashes in the text, the decoded strings are the strings of the text.) A
-    filter with any problem also takes the long way, which reports every problem as usual.
-    """
-    if text.startswith("\ufeff"):
-        return None
-    try:
-        data, end = _SCAN_PLAIN(text, _SPACE(text, 0).end())  # type: ignore[union-attr]
-    except (StopIteration, ValueError, RecursionError):
-        return None
-    if _SPACE(text, end).end() != len(text) or type(data) is not dict:  # type: ignore[union-attr]
-        return None
-    reader = _Reader(schema, limits)
-    root = reader.where(data, None, 0)
-    if reader.issues or text.count(":") - reader.colons != reader.keys:
-        return None
-    return root
-
-
-def _parse_exact(where: str | bytes | Mapping[str, Any], schema: Schema, limits: Limits) -> Filter:
+def read_plain(where: str | bytes | Mapping[str, Any], schema: Schema, limits: Limits) -> Filter:
+    """`parse` without the accelerator: the definition of the where clause."""
     source: str | None = None
     if isinstance(where, (str, bytes)):  # noqa: UP038 - a tuple is faster than a union here
-        source = _as_str(where)
+        source = as_str(where)
         data = load_json(where, limits)
     else:
         data = where
@@ -294,9 +163,6 @@ class _Reader:
         self.max_nodes = limits.max_nodes
         self.max_depth = limits.max_depth
         self.fields, self.accepted = _tables(schema)
-        # Object members met and colons in the string literals read, for `_read_quick`.
-        self.keys = 0
-        self.colons = 0
 
     @property
     def key_candidates(self) -> tuple[str, ...]:
@@ -339,7 +205,7 @@ class _Reader:
         return False
 
     def where(self, obj: Mapping[Any, Any], path: Path, depth: int) -> Node:
-        if type(obj) is not dict and isinstance(obj, _DuplicateKeys):
+        if type(obj) is not dict and isinstance(obj, DuplicateKeys):
             for key in obj.duplicates:
                 self.issues.add(
                     (path, key),
@@ -348,7 +214,6 @@ class _Reader:
                 )
         items: list[Node] = []
         fields = self.fields
-        self.keys += len(obj)
         for key, value in obj.items():
             if self.too_big:
                 break
@@ -358,21 +223,7 @@ class _Reader:
             key_path = (path, key)
             field = fields.get(key)
             if field is not None:  # the common case first; no field is named AND, OR or NOT
-                self.nodes += 1
-                if self.nodes > self.max_nodes and not self.over_limit(key_path):
-                    continue
-                # `field` inlined for the common shapes
-                found = type(value)
-                if found is dict:
-                    nodes = self.operators(field, value, key_path, depth, False, False)
-                    items.append(nodes[0] if len(nodes) == 1 else all_of(tuple(nodes)))
-                elif found is _PLAIN_TYPES.get(field.type) and (
-                    found is not str or value.isascii()
-                ):
-                    if found is str:
-                        self.colons += value.count(":")
-                    items.append(Comparison(field.name, Op.EQUALS, value, False))
-                else:
+                if self.count(key_path):
                     items.append(self.field(field, value, key_path, depth))
             elif key == "AND":
                 items.append(self.group(value, key_path, depth + 1, all_of))
@@ -427,7 +278,7 @@ class _Reader:
         inherited: bool,
         inside_not: bool,
     ) -> list[Node]:
-        if isinstance(obj, _DuplicateKeys):
+        if isinstance(obj, DuplicateKeys):
             for key in obj.duplicates:
                 self.issues.add((path, key), f'the operator "{key}" appears more than once', None)
         insensitive = inherited
@@ -435,7 +286,6 @@ class _Reader:
             string = Field(field.name, FieldType.STRING)
             insensitive = self.mode(string, obj["mode"], (path, "mode"), inside_not)
         nodes: list[Node] = []
-        self.keys += len(obj)
         for key, value in obj.items():
             key_path = (path, key)
             if key == "mode":
@@ -530,7 +380,6 @@ class _Reader:
             return None
         literal: Scalar
         if isinstance(value, str):
-            self.colons += value.count(":")
             if not _is_valid_unicode(value):
                 self.issues.add(path, "the string holds a lone surrogate, not valid Unicode", None)
                 return None
@@ -620,7 +469,7 @@ class _Reader:
         inherited: bool,
         inside_not: bool,
     ) -> list[Node]:
-        if type(obj) is not dict and isinstance(obj, _DuplicateKeys):
+        if type(obj) is not dict and isinstance(obj, DuplicateKeys):
             for key in obj.duplicates:
                 self.issues.add(
                     (path, key),
@@ -632,33 +481,12 @@ class _Reader:
             insensitive = self.mode(field, obj["mode"], (path, "mode"), inside_not)
         nodes: list[Node] = []
         accepted = self.accepted[field.name]
-        self.keys += len(obj)
         for key, value in obj.items():
             known = accepted.get(key)
-            if known is not None:  # the common case: an operator this field takes
+            if known is not None:
                 key_path = (path, key)
-                self.nodes += 1
-                if self.nodes > self.max_nodes and not self.over_limit(key_path):
-                    continue
-                plain = _PLAIN_TYPES.get(field.type)
-                found = type(value)
-                if (
-                    found is plain
-                    and known not in LIST_OPS
-                    and (plain is not str or value.isascii())
-                ):  # what `comparison` does for a literal that is its own value, inlined
-                    sensitive = plain is not str or not (insensitive or known is Op.CONTAINS)
-                    if plain is str:
-                        self.colons += value.count(":")
-                    nodes.append(Comparison(field.name, known, value, not sensitive))
-                    continue
-                if plain is None and found is str and known not in LIST_OPS:  # a date-time
-                    instant = _instant_or_none(value)
-                    if instant is not None:
-                        self.colons += value.count(":")
-                        nodes.append(Comparison(field.name, known, instant, False))
-                        continue
-                nodes.append(self.comparison(field, known, value, key_path, insensitive))
+                if self.count(key_path):
+                    nodes.append(self.comparison(field, known, value, key_path, insensitive))
                 continue
             if key == "mode":
                 continue
@@ -779,9 +607,8 @@ class _Reader:
 
     def relative(self, value: Mapping[Any, Any], path: Path) -> Ago | None:
         """`{"ago": "<ISO 8601 duration>"}`: a date-time relative to the moment of evaluation."""
-        self.keys += len(value)
         text = value.get("ago")
-        if type(value) is not dict and isinstance(value, _DuplicateKeys):
+        if type(value) is not dict and isinstance(value, DuplicateKeys):
             self.issues.add((path, "ago"), 'the key "ago" appears more than once', None)
             return None
         if len(value) != 1 or not isinstance(text, str):
@@ -801,8 +628,6 @@ class _Reader:
     def literal(self, field: Field, value: Any, path: Path) -> Scalar | Ago | None:
         kind = field.type
         exact = type(value)
-        if exact is str:
-            self.colons += value.count(":")
         if (
             (exact is str and kind is FieldType.STRING and value.isascii())
             or (exact is int and kind is FieldType.NUMBER)
@@ -844,12 +669,6 @@ class _Reader:
         return None
 
 
-# The literal type that is its own value, per field type (no conversion, nothing to check).
-_PLAIN_TYPES: Mapping[FieldType, type] = {
-    FieldType.STRING: str,
-    FieldType.NUMBER: int,
-    FieldType.BOOLEAN: bool,
-}
 _Tables = tuple[Mapping[str, Field], Mapping[str, Mapping[Any, Op]]]
 # By identity, holding the schema so its id cannot be reused: hashing a schema costs more than
 # building the tables' lookups saves. Schemas are few; past 64 the tables are just rebuilt.
@@ -869,14 +688,6 @@ def _tables(schema: Schema) -> _Tables:
     if len(_TABLES) < 64:
         _TABLES[id(schema)] = (schema, (fields, accepted))
     return fields, accepted
-
-
-def _instant_or_none(text: str) -> datetime | None:
-    """`parse_datetime`, or None where it would raise (the general path then says why)."""
-    try:
-        return parse_datetime(text)
-    except ValueError:
-        return None
 
 
 def _shown(text: str) -> str:

@@ -1,0 +1,247 @@
+"""The accelerator of `parse` for JSON text: a reader for valid, ordinary filters only.
+
+`parse` is on the hot path of a service that reads a filter per request, and most filters are
+valid and plain. This reader handles exactly those, as cheaply as it can, and gives up on
+anything else by returning None; `parse` then runs the plain reader (`read.py`), which is the
+definition of the where clause and writes every message. So this module holds no message, no
+path and no suggestion: only shortcuts that must build the same AST as the plain reader.
+
+Design choices:
+- The text is decoded by the C scanner without the duplicate-key hook, which keeps the last
+  of repeated keys silently. Repeats are then ruled out by counting: outside strings, valid
+  JSON has exactly one colon per object member, so `colons in the text - colons in its
+  strings` is the number of members, and it equals the number of keys the walk met only if no
+  object lost a key. Text with a backslash is left to the plain reader: there a decoded string
+  may hold a colon the text spells `\\u003a`.
+- Any input the walk does not expect raises `_GiveUp`, caught once at the top: the common case
+  pays for no checks of results on the way back up.
+- Bounds (depth, nodes, array length, text size) are checked as the plain reader checks them;
+  the walk gives up rather than report.
+
+Switch: `ENABLED` (a module attribute, read on every call), initially off when the environment
+variable `AUDIENCEFILTER_FAST_PARSE` is `0`. `tests/test_parse_fast.py` proves that both ways
+give the same filter or the same errors.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..language.fields import Field, FieldType, Op, Schema
+from ..language.limits import Limits
+from ..language.nodes import TRUE, Comparison, IsNull, Node, Not, Or, all_of, any_of
+from ..language.relative import Ago, DurationError
+from ..language.values import Scalar, parse_datetime
+from .decode import SCAN_PLAIN, SKIP_SPACE, fits
+
+ENABLED = os.environ.get("AUDIENCEFILTER_FAST_PARSE", "1") != "0"
+"""Whether `parse` tries this reader first; set it to False to run the plain reader alone."""
+
+_STRING = FieldType.STRING
+_NUMBER = FieldType.NUMBER
+_BOOLEAN = FieldType.BOOLEAN
+_DATETIME = FieldType.DATETIME
+_EQUALS = Op.EQUALS
+_CONTAINS = Op.CONTAINS
+_LISTS = (Op.IN, Op.NOT_IN)
+_isfinite = math.isfinite
+
+
+class _GiveUp(Exception):
+    """The input is not an ordinary valid filter: the plain reader must read it."""
+
+
+def read_fast(text: str, schema: Schema, limits: Limits) -> Node | None:
+    """The AST of a valid, ordinary filter in JSON text; None to take the plain reader."""
+    if "\\" in text or not fits(text, limits) or text.startswith("\ufeff"):
+        return None
+    try:
+        data, end = SCAN_PLAIN(text, SKIP_SPACE(text, 0).end())  # type: ignore[union-attr]
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if SKIP_SPACE(text, end).end() != len(text) or type(data) is not dict:  # type: ignore[union-attr]
+        return None
+    walk = _Walk(schema, limits)
+    try:
+        root = walk.where(data, 0)
+    except _GiveUp:
+        return None
+    if walk.nodes > limits.max_nodes or text.count(":") - walk.colons != walk.keys:
+        return None
+    return root
+
+
+_Tables = tuple[Mapping[str, Field], Mapping[str, Mapping[Any, Op]]]
+# By identity, holding the schema so its id cannot be reused: hashing a schema costs more than
+# the lookups save. Schemas are few; past 64 the tables are just rebuilt.
+_TABLES: dict[int, tuple[Schema, _Tables]] = {}
+
+
+def _tables(schema: Schema) -> _Tables:
+    """Per schema, once: its fields by name (JSON fields left to the plain reader), and for
+    each field the operators it accepts, by name."""
+    cached = _TABLES.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    fields = {f.name: f for f in schema.fields if f.type is not FieldType.JSON}
+    accepted = {f.name: {op.value: op for op in Op if f.accepts(op)} for f in fields.values()}
+    if len(_TABLES) < 64:
+        _TABLES[id(schema)] = (schema, (fields, accepted))
+    return fields, accepted
+
+
+class _Walk:
+    """One walk over decoded JSON, counting what `read_fast` checks at the end."""
+
+    __slots__ = ("accepted", "colons", "fields", "keys", "max_array", "max_depth", "nodes")
+
+    def __init__(self, schema: Schema, limits: Limits) -> None:
+        self.fields, self.accepted = _tables(schema)
+        self.max_depth = limits.max_depth
+        self.max_array = limits.max_array
+        self.nodes = 0  # counted as the plain reader counts them, checked once at the end
+        self.keys = 0  # object members met
+        self.colons = 0  # colons inside the strings met
+
+    def where(self, obj: dict[Any, Any], depth: int) -> Node:
+        self.keys += len(obj)
+        fields = self.fields
+        items: list[Node] = []
+        for key, value in obj.items():
+            field = fields.get(key)
+            if field is not None:
+                self.nodes += 1
+                if type(value) is dict:
+                    nodes = self.operators(field, value, depth, False, False)
+                    items.append(nodes[0] if len(nodes) == 1 else all_of(tuple(nodes)))
+                elif value is None:
+                    items.append(IsNull(field.name))
+                else:
+                    items.append(Comparison(field.name, _EQUALS, self.literal(field, value)))
+            elif key == "AND":
+                found = self.group(value, depth + 1)
+                items.append(found[0] if len(found) == 1 else all_of(tuple(found)))
+            elif key == "OR":
+                found = self.group(value, depth + 1)
+                items.append(found[0] if len(found) == 1 else any_of(tuple(found)))
+            elif key == "NOT":
+                found = self.group(value, depth + 1)
+                if found:
+                    items.append(Not(found[0] if len(found) == 1 else Or(tuple(found))))
+                else:
+                    items.append(TRUE)
+            else:
+                raise _GiveUp
+        return items[0] if len(items) == 1 else all_of(tuple(items))
+
+    def group(self, value: Any, depth: int) -> list[Node]:
+        if depth > self.max_depth:
+            raise _GiveUp
+        self.nodes += 1
+        kind = type(value)
+        if kind is list:
+            items = []
+            for item in value:
+                if type(item) is not dict:
+                    raise _GiveUp
+                items.append(self.where(item, depth))
+            return items
+        if kind is dict:
+            return [self.where(value, depth)]
+        raise _GiveUp
+
+    def operators(
+        self, field: Field, obj: dict[Any, Any], depth: int, insensitive: bool, inside_not: bool
+    ) -> list[Node]:
+        self.keys += len(obj)
+        if "mode" in obj:
+            mode = obj["mode"]
+            if inside_not or field.type is not _STRING or type(mode) is not str:
+                raise _GiveUp
+            if mode == "insensitive":
+                insensitive = True
+            elif mode == "default":
+                insensitive = False
+            else:
+                raise _GiveUp
+        accepted = self.accepted[field.name]
+        nodes: list[Node] = []
+        for key, value in obj.items():
+            op = accepted.get(key)
+            if op is not None:
+                self.nodes += 1
+                nodes.append(self.comparison(field, op, value, insensitive))
+            elif key == "not":
+                if depth + 1 > self.max_depth:
+                    raise _GiveUp
+                self.nodes += 1
+                if value is None:
+                    nodes.append(Not(IsNull(field.name)))
+                elif type(value) is dict:
+                    negated = self.operators(field, value, depth + 1, insensitive, True)
+                    nodes.append(all_of(tuple(Not(node) for node in negated)))
+                else:
+                    nodes.append(Not(self.comparison(field, _EQUALS, value, insensitive)))
+            elif key != "mode":
+                raise _GiveUp
+        return nodes
+
+    def comparison(self, field: Field, op: Op, value: Any, insensitive: bool) -> Node:
+        string = field.type is _STRING
+        if op in _LISTS:
+            if type(value) is not list or len(value) > self.max_array:
+                raise _GiveUp
+            literals: list[Any] = []
+            for item in value:
+                if type(item) is dict:  # a relative date-time: not allowed in a list
+                    raise _GiveUp
+                literals.append(self.literal(field, item))
+            return Comparison(field.name, op, tuple(literals), string and insensitive)
+        if value is None:
+            if op is _EQUALS:
+                return IsNull(field.name)
+            raise _GiveUp
+        literal = self.literal(field, value)
+        return Comparison(field.name, op, literal, string and (insensitive or op is _CONTAINS))
+
+    def literal(self, field: Field, value: Any) -> Scalar | Ago:
+        kind = type(value)
+        expected = field.type
+        if kind is str:
+            self.colons += value.count(":")
+            if expected is _STRING:
+                if value.isascii() or _is_valid_unicode(value):
+                    return value  # type: ignore[no-any-return]
+            elif expected is _DATETIME:
+                try:
+                    instant: Scalar = parse_datetime(value)
+                except ValueError:
+                    raise _GiveUp from None
+                return instant
+        elif expected is _NUMBER:
+            if kind is int or (kind is float and _isfinite(value)):
+                return value  # type: ignore[no-any-return]
+        elif expected is _BOOLEAN:
+            if kind is bool:
+                return value  # type: ignore[no-any-return]
+        elif expected is _DATETIME and kind is dict and len(value) == 1:
+            text = value.get("ago")
+            if type(text) is str:
+                self.keys += 1
+                self.colons += text.count(":")
+                try:
+                    return Ago.parse(text)
+                except DurationError:
+                    raise _GiveUp from None
+        raise _GiveUp
+
+
+def _is_valid_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
