@@ -185,8 +185,9 @@ class Conditions:
         return False
 
     def mode(self, field: Field, value: Any, inside_not: bool, report: Report) -> bool:
-        """Whether `value` (JSON's `mode`, or True for text's `ignoring case`) makes `field`'s
-        comparisons case-insensitive; a mode anywhere but on a string field is a problem."""
+        """Whether `value` (JSON's `mode`; text's `ignoring case` is "insensitive") makes
+        `field`'s comparisons case-insensitive; a mode anywhere but on a string field is a
+        problem."""
         word = self.syntax.mode_word
         if inside_not:
             report(
@@ -200,14 +201,14 @@ class Conditions:
                 f'{word} applies to string fields; "{field.name}" is a {field.type.value} field',
                 f"remove {word}",
             )
-        elif value is not True and value not in MODES:
+        elif value not in MODES:
             report(
                 (),
                 f'expected "insensitive" or "default", found {describe_value(value)}',
                 did_you_mean(str(value), MODES),
             )
         folds = field.type is FieldType.STRING or field.type is FieldType.JSON
-        return (value is True or value == "insensitive") and folds
+        return value == "insensitive" and folds
 
     def comparison(
         self, field: Field, op: Op, value: Any, insensitive: bool, report: Report

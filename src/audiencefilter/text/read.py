@@ -24,7 +24,6 @@ from lark import Token, Transformer
 
 from ..errors import Issue, describe_value, join_path
 from ..language.conditions import (
-    NON_FINITE_HINT,
     BareDateTime,
     Conditions,
     Report,
@@ -221,7 +220,7 @@ class Builder:
         conditions = self.conditions
         insensitive = False
         if len(rest) > 2:  # ignoring case
-            insensitive = conditions.mode(field, True, False, self.at(rest[2], None, path))
+            insensitive = conditions.mode(field, "insensitive", False, self.at(rest[2], None, path))
         report = self.at(op_token, operand, path)
         if keys is None and not conditions.accepts(field, op, report):
             return TRUE
@@ -316,19 +315,25 @@ class Builder:
                 )
                 return None
         value = float(text)
-        if is_number(value):
-            return value
-        self.issue(
-            token,
-            f"expected a number, found the number {text}, which is too large to represent",
-            NON_FINITE_HINT,
-            path,
-        )
-        return None
+        return value if is_number(value) else TooLarge(text)
+
+
+class TooLarge(float):
+    """A number literal beyond the range of a float (`1e999`): infinite, so no field takes
+    it; it keeps its text for the message."""
+
+    text: str
+
+    def __new__(cls, text: str) -> TooLarge:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
 
 
 def _describe(value: Any) -> str:
     """A found operand as the text syntax names it."""
+    if type(value) is TooLarge:
+        return f"the number {value.text}, which is too large to represent"
     if type(value) is BareDateTime:
         return describe_literal("DATETIME", value.text) or value.text
     if type(value) is WordsAgo:
@@ -340,7 +345,7 @@ def _describe(value: Any) -> str:
 
 def _written(value: Any) -> str:
     """A scalar operand as the text syntax writes it."""
-    if type(value) is BareDateTime or type(value) is WordsAgo:
+    if type(value) is BareDateTime or type(value) is WordsAgo or type(value) is TooLarge:
         return str(value.text)
     return literal(value)
 
