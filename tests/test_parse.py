@@ -283,3 +283,10 @@ def test_custom_schema_is_data() -> None:
 def test_filters_from_different_schemas_differ() -> None:
     other = af.CONTACT.with_fields(phoneNumber="string")
     assert af.parse({"email": "a"}) != af.parse({"email": "a"}, other)
+
+
+@pytest.mark.parametrize("mode", [True, 1, None, "Insensitive"])
+def test_mode_takes_only_its_two_words(mode: object) -> None:
+    (issue,) = issues({"email": {"equals": "a", "mode": mode}})
+    assert issue.path == "email.mode"
+    assert issue.message.startswith('expected "insensitive" or "default"')
