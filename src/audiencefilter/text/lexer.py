@@ -66,6 +66,7 @@ class GrammarLexer(Lexer):
         text: str = source.text
         pos, end = source.start, source.end
         match = self._token
+        new_str = str.__new__
         while pos < end:
             found = match(text, pos, end)
             if found is None:
@@ -87,6 +88,14 @@ class GrammarLexer(Lexer):
                 raise UnexpectedCharacters(  # type: ignore[no-untyped-call]
                     text, start, 0, 0, state=parser_state
                 )
-            token = Token(kind, text[start:pos], start, None, None, None, None, pos)
+            # `Token(...)` field by field: its constructor's two Python calls cost as much as
+            # the match.
+            value = text[start:pos]
+            token = new_str(Token, value)
+            token.type = kind
+            token.value = value
+            token.start_pos = start
+            token.end_pos = pos
+            token.line = token.column = token.end_line = token.end_column = None
             lexer_state.last_token = token
             yield token

@@ -15,8 +15,9 @@ Design choices:
   may hold a colon the text spells `\\u003a`.
 - Any input the walk does not expect raises `_GiveUp`, caught once at the top: the common case
   pays for no checks of results on the way back up.
-- Bounds (depth, nodes, array length, text size) are checked as the plain reader checks them;
-  the walk gives up rather than report.
+- Bounds (depth, array length, text size) are checked as the plain reader checks them, and
+  the node count is bounded by the number of object members; the walk gives up rather than
+  report.
 
 Switch: `ENABLED` (a module attribute, read on every call), initially off when the environment
 variable `AUDIENCEFILTER_FAST_PARSE` is `0`. `tests/test_parse_fast.py` proves that both ways
@@ -69,7 +70,7 @@ def read_fast(text: str, schema: Schema, limits: Limits) -> Node | None:
         root = walk.where(data, 0)
     except _GiveUp:
         return None
-    if walk.nodes > limits.max_nodes or text.count(":") - walk.colons != walk.keys:
+    if walk.keys > limits.max_nodes or text.count(":") - walk.colons != walk.keys:
         return None
     return root
 
@@ -96,14 +97,15 @@ def _tables(schema: Schema) -> _Tables:
 class _Walk:
     """One walk over decoded JSON, counting what `read_fast` checks at the end."""
 
-    __slots__ = ("accepted", "colons", "fields", "keys", "max_array", "max_depth", "nodes")
+    __slots__ = ("accepted", "colons", "fields", "keys", "max_array", "max_depth")
 
     def __init__(self, schema: Schema, limits: Limits) -> None:
         self.fields, self.accepted = _tables(schema)
         self.max_depth = limits.max_depth
         self.max_array = limits.max_array
-        self.nodes = 0  # counted as the plain reader counts them, checked once at the end
-        self.keys = 0  # object members met
+        # Object members met. Every node the plain reader counts against `max_nodes` is a
+        # member (a field, a group, an operator, a `not`), so this bounds its count too.
+        self.keys = 0
         self.colons = 0  # colons inside the strings met
 
     def where(self, obj: dict[Any, Any], depth: int) -> Node:
@@ -113,7 +115,6 @@ class _Walk:
         for key, value in obj.items():
             field = fields.get(key)
             if field is not None:
-                self.nodes += 1
                 if type(value) is dict:
                     nodes = self.operators(field, value, depth, False, False)
                     items.append(nodes[0] if len(nodes) == 1 else all_of(tuple(nodes)))
@@ -140,14 +141,14 @@ class _Walk:
     def group(self, value: Any, depth: int) -> list[Node]:
         if depth > self.max_depth:
             raise _GiveUp
-        self.nodes += 1
         kind = type(value)
         if kind is list:
+            where = self.where
             items = []
             for item in value:
                 if type(item) is not dict:
                     raise _GiveUp
-                items.append(self.where(item, depth))
+                items.append(where(item, depth))
             return items
         if kind is dict:
             return [self.where(value, depth)]
@@ -157,9 +158,10 @@ class _Walk:
         self, field: Field, obj: dict[Any, Any], depth: int, insensitive: bool, inside_not: bool
     ) -> list[Node]:
         self.keys += len(obj)
+        expected = field.type
         if "mode" in obj:
             mode = obj["mode"]
-            if inside_not or field.type is not _STRING or type(mode) is not str:
+            if inside_not or expected is not _STRING or type(mode) is not str:
                 raise _GiveUp
             if mode == "insensitive":
                 insensitive = True
@@ -172,12 +174,21 @@ class _Walk:
         for key, value in obj.items():
             op = accepted.get(key)
             if op is not None:
-                self.nodes += 1
-                nodes.append(self.comparison(field, op, value, insensitive))
+                kind = type(value)
+                # The literals that are their own value, inlined; the rest through `literal`.
+                if kind is str and expected is _STRING and value.isascii():
+                    self.colons += value.count(":")
+                    folded = insensitive or op is _CONTAINS
+                    nodes.append(Comparison(field.name, op, value, folded))
+                elif (kind is int and expected is _NUMBER) or (
+                    kind is bool and expected is _BOOLEAN
+                ):
+                    nodes.append(Comparison(field.name, op, value))
+                else:
+                    nodes.append(self.comparison(field, op, value, insensitive))
             elif key == "not":
                 if depth + 1 > self.max_depth:
                     raise _GiveUp
-                self.nodes += 1
                 if value is None:
                     nodes.append(Not(IsNull(field.name)))
                 elif type(value) is dict:
