@@ -130,3 +130,13 @@ def test_the_switch_turns_the_accelerator_off(monkeypatch: pytest.MonkeyPatch) -
         af.parse(text)
     monkeypatch.setattr(fast, "ENABLED", False)
     assert af.parse(text) == read_plain(text, af.CONTACT, af.DEFAULT_LIMITS)
+
+
+def test_the_accelerator_builds_comparisons_equal_to_the_class() -> None:
+    built = fast._Comparison("email", af.Op.CONTAINS, "x", True)
+    made = af.Comparison("email", af.Op.CONTAINS, "x", True)
+    assert type(built) is af.Comparison
+    assert built == made and hash(built) == hash(made) and repr(built) == repr(made)
+    assert fast._Comparison("points", af.Op.GT, 1) == af.Comparison("points", af.Op.GT, 1)
+    with pytest.raises(AttributeError):
+        built.value = "y"  # type: ignore[misc]

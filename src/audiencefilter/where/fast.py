@@ -26,9 +26,10 @@ give the same filter or the same errors.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..language.fields import Field, FieldType, Op, Schema
@@ -51,6 +52,38 @@ _LISTS = (Op.IN, Op.NOT_IN)
 _isfinite = math.isfinite
 
 
+def _comparison_builder() -> Callable[..., Comparison]:
+    """`Comparison(field, op, value, insensitive=False)` without the dataclass `__init__`.
+
+    A frozen dataclass sets each field through `object.__setattr__`, five Python-level calls
+    that cost as much as a third of reading a typical filter. A slotted class's own slot
+    descriptors set them directly. Only while `Comparison` is exactly the frozen slotted class
+    of those five fields with no `__post_init__`; otherwise the class itself is used.
+    """
+    names = tuple(f.name for f in dataclasses.fields(Comparison))
+    plain = names == ("field", "op", "value", "insensitive", "path")
+    if not plain or hasattr(Comparison, "__post_init__") or "__slots__" not in vars(Comparison):
+        return Comparison
+    new = object.__new__
+    set_field, set_op, set_value, set_insensitive, set_path = (
+        vars(Comparison)[name].__set__ for name in names
+    )
+
+    def build(field: str, op: Op, value: Any, insensitive: bool = False) -> Comparison:
+        node = new(Comparison)
+        set_field(node, field)
+        set_op(node, op)
+        set_value(node, value)
+        set_insensitive(node, insensitive)
+        set_path(node, ())
+        return node
+
+    return build
+
+
+_Comparison = _comparison_builder()
+
+
 class _GiveUp(Exception):
     """The input is not an ordinary valid filter: the plain reader must read it."""
 
@@ -59,11 +92,14 @@ def read_fast(text: str, schema: Schema, limits: Limits) -> Node | None:
     """The AST of a valid, ordinary filter in JSON text; None to take the plain reader."""
     if "\\" in text or not fits(text, limits) or text.startswith("\ufeff"):
         return None
+    start = 0 if text[:1] == "{" else SKIP_SPACE(text, 0).end()  # type: ignore[union-attr]
     try:
-        data, end = SCAN_PLAIN(text, SKIP_SPACE(text, 0).end())  # type: ignore[union-attr]
+        data, end = SCAN_PLAIN(text, start)
     except (StopIteration, ValueError, RecursionError):
         return None
-    if SKIP_SPACE(text, end).end() != len(text) or type(data) is not dict:  # type: ignore[union-attr]
+    if end != len(text) and SKIP_SPACE(text, end).end() != len(text):  # type: ignore[union-attr]
+        return None
+    if type(data) is not dict:
         return None
     walk = _Walk(schema, limits)
     try:
@@ -109,34 +145,33 @@ class _Walk:
         self.colons = 0  # colons inside the strings met
 
     def where(self, obj: dict[Any, Any], depth: int) -> Node:
-        self.keys += len(obj)
-        fields = self.fields
-        items: list[Node] = []
-        for key, value in obj.items():
-            field = fields.get(key)
-            if field is not None:
-                if type(value) is dict:
-                    nodes = self.operators(field, value, depth, False, False)
-                    items.append(nodes[0] if len(nodes) == 1 else all_of(tuple(nodes)))
-                elif value is None:
-                    items.append(IsNull(field.name))
-                else:
-                    items.append(Comparison(field.name, _EQUALS, self.literal(field, value)))
-            elif key == "AND":
-                found = self.group(value, depth + 1)
-                items.append(found[0] if len(found) == 1 else all_of(tuple(found)))
-            elif key == "OR":
-                found = self.group(value, depth + 1)
-                items.append(found[0] if len(found) == 1 else any_of(tuple(found)))
-            elif key == "NOT":
-                found = self.group(value, depth + 1)
-                if found:
-                    items.append(Not(found[0] if len(found) == 1 else Or(tuple(found))))
-                else:
-                    items.append(TRUE)
-            else:
-                raise _GiveUp
-        return items[0] if len(items) == 1 else all_of(tuple(items))
+        size = len(obj)
+        self.keys += size
+        if size == 1:  # the common case: no list of items to build
+            for key, value in obj.items():
+                return self.member(key, value, depth)
+        return all_of(tuple([self.member(key, value, depth) for key, value in obj.items()]))
+
+    def member(self, key: Any, value: Any, depth: int) -> Node:
+        """One member of a where object: a field's condition or a group."""
+        field = self.fields.get(key)
+        if field is not None:
+            if type(value) is dict:
+                nodes = self.operators(field, value, depth, False, False)
+                return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
+            if value is None:
+                return IsNull(field.name)
+            return _Comparison(field.name, _EQUALS, self.literal(field, value))
+        if key == "AND":
+            return all_of(tuple(self.group(value, depth + 1)))
+        if key == "OR":
+            return any_of(tuple(self.group(value, depth + 1)))
+        if key == "NOT":
+            found = self.group(value, depth + 1)
+            if not found:
+                return TRUE
+            return Not(found[0] if len(found) == 1 else Or(tuple(found)))
+        raise _GiveUp
 
     def group(self, value: Any, depth: int) -> list[Node]:
         if depth > self.max_depth:
@@ -179,11 +214,11 @@ class _Walk:
                 if kind is str and expected is _STRING and value.isascii():
                     self.colons += value.count(":")
                     folded = insensitive or op is _CONTAINS
-                    nodes.append(Comparison(field.name, op, value, folded))
+                    nodes.append(_Comparison(field.name, op, value, folded))
                 elif (kind is int and expected is _NUMBER) or (
                     kind is bool and expected is _BOOLEAN
                 ):
-                    nodes.append(Comparison(field.name, op, value))
+                    nodes.append(_Comparison(field.name, op, value))
                 else:
                     nodes.append(self.comparison(field, op, value, insensitive))
             elif key == "not":
@@ -210,13 +245,13 @@ class _Walk:
                 if type(item) is dict:  # a relative date-time: not allowed in a list
                     raise _GiveUp
                 literals.append(self.literal(field, item))
-            return Comparison(field.name, op, tuple(literals), string and insensitive)
+            return _Comparison(field.name, op, tuple(literals), string and insensitive)
         if value is None:
             if op is _EQUALS:
                 return IsNull(field.name)
             raise _GiveUp
         literal = self.literal(field, value)
-        return Comparison(field.name, op, literal, string and (insensitive or op is _CONTAINS))
+        return _Comparison(field.name, op, literal, string and (insensitive or op is _CONTAINS))
 
     def literal(self, field: Field, value: Any) -> Scalar | Ago:
         kind = type(value)
