@@ -178,12 +178,17 @@ class _Walk:
             raise _GiveUp
         kind = type(value)
         if kind is list:
-            where = self.where
+            where, member = self.where, self.member
             items = []
             for item in value:
                 if type(item) is not dict:
                     raise _GiveUp
-                items.append(where(item, depth))
+                if len(item) == 1:  # `where` inlined for the common one-member object
+                    self.keys += 1
+                    for key, operand in item.items():
+                        items.append(member(key, operand, depth))
+                else:
+                    items.append(where(item, depth))
             return items
         if kind is dict:
             return [self.where(value, depth)]
