@@ -13,6 +13,9 @@ Design choices:
   strings` is the number of members, and it equals the number of keys the walk met only if no
   object lost a key. Text with a backslash is left to the plain reader: there a decoded string
   may hold a colon the text spells `\\u003a`.
+- The accelerator repeats the plain reader's type checks for the ordinary literals only (what
+  a valid filter holds); every other rule it leaves to the plain reader, and the case rule
+  it takes from `language.conditions`.
 - Any input the walk does not expect raises `_GiveUp`, caught once at the top: the common case
   pays for no checks of results on the way back up.
 - Bounds (depth, array length, text size) are checked as the plain reader checks them, and
@@ -32,6 +35,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..language.conditions import is_insensitive
 from ..language.fields import Field, FieldType, Op, Schema
 from ..language.limits import Limits
 from ..language.nodes import TRUE, Comparison, IsNull, Node, Not, Or, all_of, any_of
@@ -47,7 +51,6 @@ _NUMBER = FieldType.NUMBER
 _BOOLEAN = FieldType.BOOLEAN
 _DATETIME = FieldType.DATETIME
 _EQUALS = Op.EQUALS
-_CONTAINS = Op.CONTAINS
 _LISTS = (Op.IN, Op.NOT_IN)
 _isfinite = math.isfinite
 
@@ -218,7 +221,7 @@ class _Walk:
                 # The literals that are their own value, inlined; the rest through `literal`.
                 if kind is str and expected is _STRING and value.isascii():
                     self.colons += value.count(":")
-                    folded = insensitive or op is _CONTAINS
+                    folded = is_insensitive(_STRING, op, insensitive)
                     nodes.append(_Comparison(field.name, op, value, folded))
                 elif (kind is int and expected is _NUMBER) or (
                     kind is bool and expected is _BOOLEAN
@@ -241,7 +244,6 @@ class _Walk:
         return nodes
 
     def comparison(self, field: Field, op: Op, value: Any, insensitive: bool) -> Node:
-        string = field.type is _STRING
         if op in _LISTS:
             if type(value) is not list or len(value) > self.max_array:
                 raise _GiveUp
@@ -250,13 +252,15 @@ class _Walk:
                 if type(item) is dict:  # a relative date-time: not allowed in a list
                     raise _GiveUp
                 literals.append(self.literal(field, item))
-            return _Comparison(field.name, op, tuple(literals), string and insensitive)
+            folded = is_insensitive(field.type, op, insensitive)
+            return _Comparison(field.name, op, tuple(literals), folded)
         if value is None:
             if op is _EQUALS:
                 return IsNull(field.name)
             raise _GiveUp
         literal = self.literal(field, value)
-        return _Comparison(field.name, op, literal, string and (insensitive or op is _CONTAINS))
+        folded = is_insensitive(field.type, op, insensitive)
+        return _Comparison(field.name, op, literal, folded)
 
     def literal(self, field: Field, value: Any) -> Scalar | Ago:
         kind = type(value)
