@@ -153,6 +153,31 @@ def test_invalid_json_reports_line_and_column() -> None:
     assert (issue.line, issue.column) == (2, 13)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "points >= 100",
+        '  email contains "gmail"',
+        "(points > 1 or referrals >= 3)",
+        "not unsubscribed = true",
+        'data.plan = "pro"',
+        "`first name` is null",
+        "true and points > 1",
+    ],
+)
+def test_text_syntax_given_to_parse_suggests_parse_text(text: str) -> None:
+    (issue,) = issues(text)
+    assert issue.message.startswith("invalid JSON")
+    assert issue.suggestion is not None and "parse_text" in issue.suggestion
+    af.parse_text(text.replace("`first name`", "company"))  # it is indeed the text syntax
+
+
+@pytest.mark.parametrize("text", ['{"points": ', "", "[1,", '"points >= 100', "nul", "points"])
+def test_broken_json_gets_no_text_syntax_advice(text: str) -> None:
+    (issue,) = issues(text)
+    assert issue.suggestion is None
+
+
 def test_error_lists_every_issue_in_its_message() -> None:
     with pytest.raises(af.FilterError) as caught:
         af.parse({"emial": 1, "points": "x"})
@@ -258,3 +283,10 @@ def test_custom_schema_is_data() -> None:
 def test_filters_from_different_schemas_differ() -> None:
     other = af.CONTACT.with_fields(phoneNumber="string")
     assert af.parse({"email": "a"}) != af.parse({"email": "a"}, other)
+
+
+@pytest.mark.parametrize("mode", [True, 1, None, "Insensitive"])
+def test_mode_takes_only_its_two_words(mode: object) -> None:
+    (issue,) = issues({"email": {"equals": "a", "mode": mode}})
+    assert issue.path == "email.mode"
+    assert issue.message.startswith('expected "insensitive" or "default"')

@@ -234,3 +234,19 @@ def test_every_problem_is_reported_in_order() -> None:
 def test_only_str_is_read() -> None:
     with pytest.raises(TypeError):
         parse_text(b"points > 1")  # type: ignore[arg-type]
+
+
+def test_both_readers_share_one_condition_builder() -> None:
+    # The text reader reads syntax only: it reaches no part of the JSON reader.
+    import ast
+    import inspect
+
+    from audiencefilter.text import read
+
+    tree = ast.parse(inspect.getsource(read))
+    imported = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+    }
+    assert "where.read" not in imported and "language.conditions" in imported

@@ -18,6 +18,7 @@ from ..filter import Filter
 from ..language.fields import CONTACT, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import Node
+from . import lexer
 from .errors import syntax_issue
 from .grammar import text_parser
 from .limits import canonical_size
@@ -56,7 +57,9 @@ def parse_text(text: str, schema: Schema = CONTACT, *, limits: Limits = DEFAULT_
             ]
         )
     try:
-        root, builder = build(text_parser(RULES).parse, text, schema, limits.max_array)
+        root, builder = build(
+            text_parser(RULES, lexer.ENABLED).parse, text, schema, limits.max_array
+        )
     except UnexpectedInput as exc:
         raise FilterError([syntax_issue(exc, text, schema.names)], source=text) from None
     issues = builder.issues + _limit_issues(root, builder, limits)

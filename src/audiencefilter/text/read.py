@@ -1,13 +1,14 @@
-"""Text syntax to the AST: the grammar's rules reduced into nodes, validated as `parse` does.
+"""Text syntax to the AST: the grammar's rules reduced into nodes.
 
 Design choices:
 - The parser calls these rules bottom-up as it reduces, so the AST is built without recursion.
   The rules run in a `Builder` made per call (found through a context variable, because the
   parser and its rule table are built once per process), which collects every problem and
   keeps going, like the JSON reader, so one `FilterError` lists them all.
-- A condition is checked against the schema exactly as `parse` checks a field's operators:
-  the same field lookup, operator/type fit, value types, list and null rules, with messages
-  naming the operator as it is written here (`"starts with"` rather than `startsWith`).
+- This module reads syntax only: tokens become field names, data-path keys and operand values
+  (`2025-01-31` a `BareDateTime`, `30 days ago` a `WordsAgo`). Each condition is then checked
+  and built by `language.conditions`, shared with the JSON reader; `TEXT_SYNTAX` says how the
+  text syntax writes what the messages name (`"starts with"` rather than `startsWith`).
 - Every issue carries the line and column of the token it is about.
 """
 
@@ -16,19 +17,26 @@ from __future__ import annotations
 import re
 import sys
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from lark import Token, Transformer
 
-from ..errors import Issue, describe_value, did_you_mean, join_path
-from ..language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
-from ..language.limits import DEFAULT_LIMITS
-from ..language.nodes import FALSE, TRUE, And, Comparison, IsNull, Node, Not, Or
-from ..language.relative import Ago, DurationError
-from ..language.values import Scalar, is_number, parse_datetime
+from ..errors import Issue, describe_value, join_path
+from ..language.conditions import (
+    BareDateTime,
+    Conditions,
+    Report,
+    Syntax,
+    Where,
+    WordsAgo,
+    unknown_field,
+)
+from ..language.fields import Field, FieldType, Op, Schema
+from ..language.nodes import FALSE, TRUE, And, IsNull, Node, Not, Or
+from ..language.values import is_number
 from ..where.positions import line_column
-from .literals import EscapeError, describe_literal, field_name, literal, unquote
+from .literals import EscapeError, describe_literal, field_name, literal, quote, unquote
 
 #: How each operator is written (and printed); `==` and `!=` are read too.
 SPELLINGS: dict[Op, str] = {
@@ -103,6 +111,7 @@ class Builder:
         self.schema = schema
         self.max_array = max_array
         self.issues: list[Issue] = []
+        self.conditions = Conditions(TEXT_SYNTAX, max_array)
         #: First token of each group node, to place limit errors.
         self.group_tokens: dict[int, Token] = {}
         #: AST nodes built; a cheap bound that spares measuring small filters against limits.
@@ -174,84 +183,97 @@ class Builder:
             self.group_tokens[id(node)] = name_token
         return node, name_token
 
-    # Validation, mirroring parse._Reader.
+    # Conditions: the operand as a value, then `language.conditions` checks and builds.
 
     def check_condition(self, name_token: Token, rest: list[Any]) -> Node:
         field = self.field(name_token)
         if field is None:
             return TRUE
         path = join_path("", field.name)
+        keys: tuple[str, ...] | None = None
         if rest[0].type == "PATH" or field.type is FieldType.JSON:
-            return self.json_condition(field, name_token, rest, path)
+            if rest[0].type != "PATH":
+                self.issue(
+                    rest[0],
+                    f'JSON field "{field.name}" is compared through a path',
+                    f'write e.g. {field_name(field.name)}.plan = "pro"',
+                    path,
+                )
+                return TRUE
+            if field.type is not FieldType.JSON:
+                self.issue(
+                    rest[0],
+                    f'"{field.name}" is a {field.type.value} field: it has no keys',
+                    None,
+                    path,
+                )
+                return TRUE
+            keys = self.path_keys(rest[0], path)
+            if keys is None:
+                return TRUE
+            rest = rest[1:]
         if rest[0].type == "NULL_TEST":
-            negated = "not" in _spelling(rest[0])
-            return Not(IsNull(field.name)) if negated else IsNull(field.name)
+            node: Node = IsNull(field.name, keys or ())
+            return Not(node) if "not" in _spelling(rest[0]) else node
         op_token, operand = rest[0], rest[1]
         op, negated = _OPERATORS[_spelling(op_token)]
-        case_token = rest[2] if len(rest) > 2 else None
-        insensitive = case_token is not None
-        if insensitive and field.type is not FieldType.STRING:
-            assert case_token is not None
-            self.issue(
-                case_token,
-                f'ignoring case applies to string fields; "{field.name}" is '
-                f"a {field.type.value} field",
-                "remove ignoring case",
-                path,
-            )
-        if not field.accepts(op):
-            self.issue(
-                op_token,
-                _misplaced(field, op, _spelling(op_token)),
-                f'"{field.name}" takes {operator_names(field)}',
-                path,
-            )
+        conditions = self.conditions
+        insensitive = False
+        if len(rest) > 2:  # ignoring case
+            insensitive = conditions.mode(field, "insensitive", False, self.at(rest[2], None, path))
+        report = self.at(op_token, operand, path)
+        if keys is None and not conditions.accepts(field, op, report):
             return TRUE
-        insensitive = field.type is FieldType.STRING and (insensitive or op is Op.CONTAINS)
-        node = self.comparison(field, op, op_token, operand, insensitive, path)
-        return Not(node) if negated and node is not TRUE else node
-
-    def json_condition(self, field: Field, name_token: Token, rest: list[Any], path: str) -> Node:
-        """A condition on a key inside a JSON field, checked by the JSON reader's rules."""
-        if rest[0].type != "PATH":
-            self.issue(
-                rest[0],
-                f'JSON field "{field.name}" is compared through a path',
-                f'write e.g. {field_name(field.name)}.plan = "pro"',
-                path,
-            )
+        value = self.operand(operand, path)
+        if value is _INVALID:
             return TRUE
-        if field.type is not FieldType.JSON:
-            self.issue(
-                rest[0], f'"{field.name}" is a {field.type.value} field: it has no keys', None, path
-            )
-            return TRUE
-        keys = self.path_keys(rest[0], path)
         if keys is None:
-            return TRUE
-        rest = rest[1:]
-        if rest[0].type == "NULL_TEST":
-            negated = "not" in _spelling(rest[0])
-            return Not(IsNull(field.name, keys)) if negated else IsNull(field.name, keys)
-        op_token, operand = rest[0], rest[1]
-        op, negated = _OPERATORS[_spelling(op_token)]
-        insensitive = len(rest) > 2
-        if isinstance(operand, ListLiteral):
-            items = [self.json_value(token, path) for token in operand.items]
-            if any(item is _INVALID for item in items):
-                return TRUE
-            value: Any = items
+            node = conditions.comparison(field, op, value, insensitive, report)
         else:
-            value = self.json_value(operand, path)
-            if value is _INVALID:
-                return TRUE
-        from ..where.read import _Reader  # the JSON reader's rules, one definition
-
-        reader = _Reader(self.schema, replace(DEFAULT_LIMITS, max_array=self.max_array))
-        node = reader.json_comparison(field, keys, op, value, None, insensitive)
-        for issue in reader.issues.issues:
-            self.issue(op_token, issue.message, issue.suggestion, path)
+            node = conditions.data_comparison(field, keys, op, value, insensitive, report)
         return Not(node) if negated and node is not TRUE else node
+
+    def at(self, op_token: Token, operand: Token | ListLiteral | None, path: str) -> Report:
+        """A report of the condition builder's problems, placed at the token each is about."""
+
+        def report(where: Where, message: str, suggestion: str | None) -> None:
+            token = op_token
+            if where is not None and operand is not None:
+                if isinstance(operand, ListLiteral):
+                    index = where[0] if where else None
+                    token = operand.items[index] if isinstance(index, int) else operand.open
+                else:
+                    token = operand
+            self.issue(token, message, suggestion, path)
+
+        return report
+
+    def operand(self, operand: Token | ListLiteral, path: str) -> Any:
+        """An operand as the value it stands for (see `language.conditions`); `_INVALID` after
+        an issue."""
+        if isinstance(operand, ListLiteral):
+            items = [self.value(token, path) for token in operand.items]
+            return _INVALID if any(item is _INVALID for item in items) else items
+        return self.value(operand, path)
+
+    def value(self, token: Token, path: str) -> Any:
+        kind = token.type
+        if kind == "STRING":
+            try:
+                return unquote(token.value)
+            except EscapeError as exc:
+                self.issue(token, str(exc), exc.suggestion, path, exc.offset)
+                return _INVALID
+        if kind == "NUMBER":
+            number = self.number(token.value, token, path)
+            return _INVALID if number is None else number
+        if kind == "DATETIME":
+            return BareDateTime(token.value)
+        if kind == "RELATIVE":
+            return WordsAgo(token.value)
+        if kind == "NULL":
+            return None
+        return kind == "TRUE"
 
     def path_keys(self, token: Token, path: str) -> tuple[str, ...] | None:
         keys: list[str] = []
@@ -263,36 +285,8 @@ class Builder:
                 except EscapeError as exc:
                     self.issue(token, str(exc), exc.suggestion, path)
                     return None
-            if "\x00" in key:
-                self.issue(token, "a key holds NUL", None, path)
-                return None
-            if self.valid_string(key, token, path) is None:
-                return None
             keys.append(key)
-        return tuple(keys)
-
-    def json_value(self, token: Token, path: str) -> Any:
-        """A token as the JSON value it stands for; `_INVALID` after an issue."""
-        try:
-            if token.type == "STRING":
-                return unquote(token.value)
-        except EscapeError as exc:
-            self.issue(token, str(exc), exc.suggestion, path, exc.offset)
-            return _INVALID
-        if token.type == "NUMBER":
-            number = self.number(token.value, token, path, Field("data", FieldType.NUMBER))
-            return _INVALID if number is None else number
-        if token.type in ("TRUE", "FALSE"):
-            return token.type == "TRUE"
-        if token.type == "NULL":
-            return None
-        self.issue(
-            token,
-            f"a JSON value is a string, a number or a boolean, found {_describe_token(token)}",
-            "write a date as a string in quotes",
-            path,
-        )
-        return _INVALID
+        return self.conditions.data_keys(keys, self.at(token, token, path))
 
     def field(self, token: Token) -> Field | None:
         name = token.value
@@ -304,135 +298,11 @@ class Builder:
                 return None
         field = self.schema.get(name)
         if field is None:
-            hint = did_you_mean(name, self.schema.names)
-            if hint is None:
-                hint = "filterable fields are " + ", ".join(self.schema.names)
-            self.issue(token, f'unknown field "{_shown(name)}"', hint, join_path("", name))
+            message, hint = unknown_field(name, self.schema, self.schema.names)
+            self.issue(token, message, hint, join_path("", name))
         return field
 
-    def comparison(
-        self,
-        field: Field,
-        op: Op,
-        op_token: Token,
-        operand: Token | ListLiteral,
-        insensitive: bool,
-        path: str,
-    ) -> Node:
-        written = _spelling(op_token)
-        if op in LIST_OPS:
-            values = self.values(field, written, operand, path)
-            return TRUE if values is None else Comparison(field.name, op, values, insensitive)
-        if isinstance(operand, ListLiteral):
-            self.issue(
-                operand.open,
-                f"expected {_EXPECTED[field.type]} for {field.type.value} "
-                f'field "{field.name}", found a list of {len(operand.items)} values',
-                'use "in" to test against several values',
-                path,
-            )
-            return TRUE
-        if operand.type == "NULL":
-            if op is Op.EQUALS:
-                return IsNull(field.name)
-            self.issue(
-                operand,
-                f'"{written}" does not take null',
-                f'test for null with "{field.name} is null" or "{field.name} is not null"',
-                path,
-            )
-            return TRUE
-        value = self.literal(field, operand, path)
-        return TRUE if value is None else Comparison(field.name, op, value, insensitive)
-
-    def values(
-        self, field: Field, written: str, operand: Token | ListLiteral, path: str
-    ) -> tuple[Scalar, ...] | None:
-        if not isinstance(operand, ListLiteral):
-            hint = None if operand.type == "NULL" else f"write [{operand.value}]"
-            self.issue(
-                operand,
-                f'"{written}" takes a list of {_PLURAL[field.type]}, found '
-                f"{_describe_token(operand)}",
-                hint,
-                path,
-            )
-            return None
-        if len(operand.items) > self.max_array:
-            self.issue(
-                operand.open,
-                f"the list has {len(operand.items)} values, over the limit of {self.max_array}",
-                "split the audience",
-                path,
-            )
-            return None
-        values: list[Scalar] = []
-        valid = True
-        for token in operand.items:
-            if token.type == "NULL":
-                self.issue(
-                    token,
-                    f'null is not allowed inside "{written}"',
-                    f"to match nulls too, add: or {field.name} is null",
-                    path,
-                )
-                valid = False
-                continue
-            if token.type == "RELATIVE" and field.type is FieldType.DATETIME:
-                self.issue(
-                    token,
-                    f'a relative date-time is not allowed inside "{written}": a list holds '
-                    "fixed values",
-                    "compare with =, or combine conditions with or",
-                    path,
-                )
-                valid = False
-                continue
-            value = self.literal(field, token, path)
-            if value is None or isinstance(value, Ago):  # (a relative value was refused above)
-                valid = False
-            else:
-                values.append(value)
-        return tuple(values) if valid else None
-
-    def literal(self, field: Field, token: Token, path: str) -> Scalar | Ago | None:
-        kind, text = field.type, token.value
-        try:
-            if token.type == "STRING":
-                value = unquote(text)
-                if kind is FieldType.STRING:
-                    return self.valid_string(value, token, path)
-                if kind is FieldType.DATETIME:
-                    return self.datetime(value, token, path, describe_value(value))
-            elif token.type == "NUMBER" and kind is FieldType.NUMBER:
-                return self.number(text, token, path, field)
-            elif token.type == "DATETIME" and kind is FieldType.DATETIME:
-                return self.datetime(text, token, path, f"the date-time {text}")
-            elif token.type == "RELATIVE" and kind is FieldType.DATETIME:
-                return self.relative(text, token, path)
-            elif token.type in ("TRUE", "FALSE") and kind is FieldType.BOOLEAN:
-                return token.type == "TRUE"
-        except EscapeError as exc:
-            self.issue(token, str(exc), exc.suggestion, path, exc.offset)
-            return None
-        self.issue(
-            token,
-            f"expected {_EXPECTED[kind]} for {kind.value} field "
-            f'"{field.name}", found {_describe_token(token)}',
-            _type_hint(kind, token),
-            path,
-        )
-        return None
-
-    def valid_string(self, value: str, token: Token, path: str) -> str | None:
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            self.issue(token, "the string holds a lone surrogate, not valid Unicode", None, path)
-            return None
-        return value
-
-    def number(self, text: str, token: Token, path: str, field: Field) -> int | float | None:
+    def number(self, text: str, token: Token, path: str) -> int | float | None:
         if not any(c in text for c in ".eE"):
             try:
                 return int(text)
@@ -445,73 +315,57 @@ class Builder:
                 )
                 return None
         value = float(text)
-        if is_number(value):
-            return value
-        self.issue(
-            token,
-            f'expected a number for number field "{field.name}", found the '
-            f"number {text}, which is too large to represent",
-            "NaN and Infinity are not numbers a filter can compare with",
-            path,
-        )
-        return None
-
-    def relative(self, text: str, token: Token, path: str) -> Ago | None:
-        try:
-            return Ago.from_words(text)
-        except DurationError as exc:
-            self.issue(token, str(exc), exc.suggestion, path)
-            return None
-
-    def datetime(self, text: str, token: Token, path: str, found: str) -> Scalar | None:
-        try:
-            return parse_datetime(text)
-        except ValueError as exc:
-            self.issue(
-                token, f"expected an ISO 8601 date-time, found {found}: {exc}", _DATETIME_HINT, path
-            )
-            return None
+        return value if is_number(value) else TooLarge(text)
 
 
-def _misplaced(field: Field, op: Op, written: str) -> str:
-    if op in ORDERING_OPS:
-        applies = "number and date-time fields"
-    elif op in PATTERN_OPS:
-        applies = "string fields"
-    else:
-        applies = "string, number and date-time fields"
-    return f'"{written}" applies to {applies}; "{field.name}" is a {field.type.value} field'
+class TooLarge(float):
+    """A number literal beyond the range of a float (`1e999`): infinite, so no field takes
+    it; it keeps its text for the message."""
+
+    text: str
+
+    def __new__(cls, text: str) -> TooLarge:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
 
 
-def _type_hint(kind: FieldType, token: Token) -> str | None:
-    if token.type == "STRING":
-        try:
-            inner = unquote(token.value).strip()
-        except EscapeError:
-            return None
-        if kind is FieldType.NUMBER and _is_number_text(inner):
-            return f"write the number without quotes: {inner}"
-        if kind is FieldType.BOOLEAN and inner.lower() in ("true", "false"):
-            return f"write {inner.lower()} without quotes"
-        return None
-    if kind is FieldType.STRING and token.type != "NULL":
-        return f"write it as a string: {literal(token.value)}"
-    if kind is FieldType.DATETIME:
-        return _DATETIME_HINT
-    return None
+def _describe(value: Any) -> str:
+    """A found operand as the text syntax names it."""
+    if type(value) is TooLarge:
+        return f"the number {value.text}, which is too large to represent"
+    if type(value) is BareDateTime:
+        return describe_literal("DATETIME", value.text) or value.text
+    if type(value) is WordsAgo:
+        return describe_literal("RELATIVE", value.text) or value.text
+    if isinstance(value, list):
+        return f"a list of {len(value)} values"
+    return describe_value(value)
 
 
-def _is_number_text(text: str) -> bool:
-    try:
-        return is_number(float(text)) and text.lower() not in ("nan", "inf", "infinity")
-    except ValueError:
-        return False
+def _written(value: Any) -> str:
+    """A scalar operand as the text syntax writes it."""
+    if type(value) is BareDateTime or type(value) is WordsAgo or type(value) is TooLarge:
+        return str(value.text)
+    return literal(value)
 
 
-def _shown(text: str) -> str:
-    """A name as it can be printed: lone surrogates escaped, long names cut."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= 60 else text[:57] + "..."
+TEXT_SYNTAX = Syntax(
+    op=lambda op: f'"{SPELLINGS[op]}"',
+    operator_names=operator_names,
+    describe=_describe,
+    written=_written,
+    as_string=quote,
+    list_word="list",
+    datetime_quotes="",
+    datetime_is_string=False,
+    null_test=lambda name: f'test for null with "{name} is null" or "{name} is not null"',
+    null_in_list=lambda name: f"to match nulls too, add: or {name} is null",
+    data_null_test='test for null with "is null" or "is not null"',
+    or_word="or",
+    mode_word="ignoring case",
+)
+"""How the text syntax writes what condition messages name."""
 
 
 _ACTIVE: ContextVar[Builder] = ContextVar("audiencefilter_text_builder")

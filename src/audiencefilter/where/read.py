@@ -1,177 +1,55 @@
-"""Where-clause JSON (text or an already decoded mapping) to the AST, validating as it goes.
+"""Where-clause JSON (text or an already decoded mapping) to the AST: the walker of the form.
 
 A hand-written walker rather than a pydantic model of the where clause: it tracks the path of
 every value (`OR[1].points.gte`) and keeps going after a problem, so one `FilterError` lists
 everything wrong at once. The walk is bounded by `Limits` (depth, nodes, array length, text
 size) so no input can recurse without end or make the parser do unbounded work.
 
-It is on the hot path of a service that parses a filter per request, so the common case is
-kept cheap (tens of microseconds for a typical filter): exact-type checks before the generic
-`Mapping` ones, one dict lookup per operator key for the operators a field accepts, counters
-and group-of-one rules inlined, and a JSON decoder built once. Every unusual input falls
-through to the general code, which produces the messages.
+Design choices:
+- This module reads the shape of the where clause only: objects, groups (`AND`, `OR`, `NOT`),
+  a field's object of operators, `not`, `mode` and a JSON field's `path`. Each condition is
+  checked and built by `language.conditions`, shared with the text syntax; `JSON_SYNTAX` says
+  how the JSON form writes what its messages name.
+- A field and a JSON field (`{"path": [...], <operators>}`) go through the same methods; only
+  the check of each comparison differs.
+- Decoding is `decode.py`'s; `parse` first tries the accelerator (`fast.py`), which reads an
+  ordinary valid filter much faster and gives anything else back to this reader.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from typing import Any
 
-from ..errors import (
-    FilterError,
-    Issue,
-    IssueCollector,
-    describe_value,
-    did_you_mean,
-    join_path,
-)
+from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
 from ..filter import Filter
-from ..language.data_paths import value_type
-from ..language.fields import (
-    CONTACT,
-    LIST_OPS,
-    OPERATORS,
-    ORDERING_OPS,
-    PATTERN_OPS,
-    Field,
-    FieldType,
-    Op,
-    Schema,
-)
+from ..language.conditions import Conditions, Report, Syntax, Where, shown, unknown_field
+from ..language.fields import CONTACT, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
-from ..language.nodes import (
-    TRUE,
-    Comparison,
-    IsNull,
-    Node,
-    Not,
-    Or,
-    all_of,
-    any_of,
-)
-from ..language.relative import Ago, DurationError
-from ..language.values import Scalar, as_utc, is_number, parse_datetime
+from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
+from . import fast
+from .decode import DuplicateKeys, as_str, load_json
 
 LOGICAL_KEYS = ("AND", "OR", "NOT")
 _OPS_BY_NAME = {op.value: op for op in Op}
-_EXPECTED = {
-    FieldType.STRING: "a string",
-    FieldType.NUMBER: "a number",
-    FieldType.BOOLEAN: "true or false",
-    FieldType.DATETIME: "an ISO 8601 date-time string",
-}
-_MODES = ("insensitive", "default")
 
-
-class _DuplicateKeys(dict[str, Any]):
-    """A decoded JSON object that had repeated keys; the walker reports them at their path."""
-
-    duplicates: tuple[str, ...] = ()
-
-
-class _NonFiniteNumber(ValueError):
-    pass
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) == len(pairs):
-        return obj
-    flagged = _DuplicateKeys(obj)
-    seen: set[str] = set()
-    repeated = []
-    for key, _ in pairs:
-        if key in seen:
-            repeated.append(key)
-        seen.add(key)
-    flagged.duplicates = tuple(repeated)
-    return flagged
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NonFiniteNumber(name)
-
-
-# Built once: `json.loads` with hooks builds a new decoder on every call.
-_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
-_Scanner = Callable[[str, int], tuple[Any, int]]
-_SCAN: _Scanner = _DECODER.scan_once  # type: ignore[attr-defined]
-# Without the hook: for `_read_quick`, which finds repeated keys by counting instead.
-_PLAIN_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_SCAN_PLAIN: _Scanner = _PLAIN_DECODER.scan_once  # type: ignore[attr-defined]
-_SPACE = re.compile(r"[ \t\n\r]*").match  # what `json` skips between tokens
-
-
-def _decode(text: str | bytes) -> Any:
-    """`json.loads` with the hooks above, same results and errors.
-
-    Plain text goes straight to the prebuilt decoder's scanner, as `JSONDecoder.decode` would
-    after the checks `json.loads` makes; anything else takes `json.loads` itself.
-    """
-    if type(text) is not str or text.startswith("\ufeff"):
-        return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
-    try:
-        value, end = _SCAN(text, _SPACE(text, 0).end())  # type: ignore[union-attr]
-    except StopIteration as err:
-        raise json.JSONDecodeError("Expecting value", text, err.value) from None
-    end = _SPACE(text, end).end()  # type: ignore[union-attr]
-    if end != len(text):
-        raise json.JSONDecodeError("Extra data", text, end)
-    return value
-
-
-def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
-    """Strict JSON decoding: no NaN/Infinity, no repeated keys (flagged for the walker).
-
-    Raises:
-        FilterError: the text is too large or is not JSON.
-    """
-    if isinstance(text, bytes):
-        size = len(text)
-    elif len(text) * 4 <= limits.max_text:  # UTF-8 takes at most 4 bytes a character
-        size = 0
-    else:
-        size = len(text.encode("utf-8", "surrogatepass"))
-    if size > limits.max_text:
-        raise FilterError(
-            [
-                _issue(
-                    "",
-                    f"the filter text is {size} bytes, over the limit of {limits.max_text}",
-                    "split the audience or shorten lists",
-                )
-            ]
-        )
-    try:
-        return _decode(text)
-    except json.JSONDecodeError as exc:
-        issue = _issue("", f"invalid JSON: {exc.msg}", None)
-        issue = issue.model_copy(update={"line": exc.lineno, "column": exc.colno})
-        raise FilterError([issue], source=_as_str(text)) from None
-    except _NonFiniteNumber as exc:
-        raise FilterError(
-            [_issue("", f"{exc} is not a JSON number", "use a finite number")], source=_as_str(text)
-        ) from None
-    except RecursionError:
-        raise FilterError([_issue("", "the JSON is nested too deeply", None)]) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise FilterError([_issue("", f"invalid JSON: {exc}", None)]) from None
-
-
-def _as_str(text: str | bytes) -> str | None:
-    if isinstance(text, str):
-        return text
-    try:
-        return text.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _issue(path: str, message: str, suggestion: str | None) -> Issue:
-    return Issue(path=path, message=message, suggestion=suggestion)
+JSON_SYNTAX = Syntax(
+    op=lambda op: op.value,
+    operator_names=lambda field: ", ".join(field.operator_names),
+    describe=describe_value,
+    written=lambda value: json.dumps(value, default=str),
+    as_string=json.dumps,
+    list_word="array",
+    datetime_quotes='"',
+    datetime_is_string=True,
+    null_test=lambda name: f'test for null with "{name}": null, or "not": null',
+    null_in_list=lambda name: f'to match nulls too, use OR with "{name}": null',
+    data_null_test='test for null with "equals": null, or "not": null',
+    or_word="OR",
+    mode_word="mode",
+)
+"""How the JSON form writes what condition messages name."""
 
 
 def parse(
@@ -194,42 +72,18 @@ def parse(
         FilterError: listing every problem found, each with its path and, for text input,
             its line and column.
     """
-    if type(where) is str and "\\" not in where and len(where) * 4 <= limits.max_text:
-        root = _read_quick(where, schema, limits)
+    if fast.ENABLED and type(where) is str:
+        root = fast.read_fast(where, schema, limits)
         if root is not None:
             return Filter(root, schema)
-    return _parse_exact(where, schema, limits)
+    return read_plain(where, schema, limits)
 
 
-def _read_quick(text: str, schema: Schema, limits: Limits) -> Node | None:
-    """The AST of a valid filter text without the duplicate-key hook; None to take the long way.
-
-    The JSON is decoded by the C scanner alone, which keeps the last of repeated keys silently.
-    Repeats are then ruled out by counting: outside strings, valid JSON has exactly one colon
-    per object member, so `colons in the text - colons in its strings` is the number of
-    members, and it equals the number of keys the reader met only if no object lost a key.
-    (Without backslashes in the text, the decoded strings are the strings of the text.) A
-    filter with any problem also takes the long way, which reports every problem as usual.
-    """
-    if text.startswith("\ufeff"):
-        return None
-    try:
-        data, end = _SCAN_PLAIN(text, _SPACE(text, 0).end())  # type: ignore[union-attr]
-    except (StopIteration, ValueError, RecursionError):
-        return None
-    if _SPACE(text, end).end() != len(text) or type(data) is not dict:  # type: ignore[union-attr]
-        return None
-    reader = _Reader(schema, limits)
-    root = reader.where(data, None, 0)
-    if reader.issues or text.count(":") - reader.colons != reader.keys:
-        return None
-    return root
-
-
-def _parse_exact(where: str | bytes | Mapping[str, Any], schema: Schema, limits: Limits) -> Filter:
+def read_plain(where: str | bytes | Mapping[str, Any], schema: Schema, limits: Limits) -> Filter:
+    """`parse` without the accelerator: the definition of the where clause."""
     source: str | None = None
-    if isinstance(where, (str, bytes)):  # noqa: UP038 - a tuple is faster than a union here
-        source = _as_str(where)
+    if isinstance(where, str | bytes):
+        source = as_str(where)
         data = load_json(where, limits)
     else:
         data = where
@@ -269,13 +123,8 @@ class _Collector(IssueCollector):
         self.issues.append(Issue(path=rendered, message=message, suggestion=suggestion))
 
 
-# Types that are never a Mapping: deciding so without the slower `Mapping` ABC check.
-_NOT_MAPS = frozenset({str, int, float, bool, list, tuple, type(None)})
-
-
 def _is_map(value: object) -> bool:
-    kind = type(value)
-    return kind is dict or (kind not in _NOT_MAPS and isinstance(value, Mapping))
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _is_seq(value: object) -> bool:
@@ -289,18 +138,20 @@ class _Reader:
         self.schema = schema
         self.limits = limits
         self.issues = _Collector()
+        self.conditions = Conditions(JSON_SYNTAX, limits.max_array)
         self.nodes = 0
         self.too_big = False
-        self.max_nodes = limits.max_nodes
-        self.max_depth = limits.max_depth
-        self.fields, self.accepted = _tables(schema)
-        # Object members met and colons in the string literals read, for `_read_quick`.
-        self.keys = 0
-        self.colons = 0
 
-    @property
-    def key_candidates(self) -> tuple[str, ...]:
-        return (*self.schema.names, *LOGICAL_KEYS)
+    def at(self, path: Path) -> Report:
+        """A report of the condition builder's problems, placed relative to `path`."""
+
+        def report(where: Where, message: str, suggestion: str | None) -> None:
+            place = path
+            for key in where or ():
+                place = (place, key)
+            self.issues.add(place, message, suggestion)
+
+        return report
 
     def read(self, data: Any) -> Node:
         if not _is_map(data):
@@ -315,10 +166,8 @@ class _Reader:
     def count(self, path: Path) -> bool:
         """Count one node; False once the filter is over the node limit (reported once)."""
         self.nodes += 1
-        return self.nodes <= self.max_nodes or self.over_limit(path)
-
-    def over_limit(self, path: Path) -> bool:
-        """Report the node limit once; always False, for `count <= max or over_limit()`."""
+        if self.nodes <= self.limits.max_nodes:
+            return True
         if not self.too_big:
             self.too_big = True
             self.issues.add(
@@ -338,41 +187,29 @@ class _Reader:
         )
         return False
 
+    def repeated(self, obj: Mapping[Any, Any], path: Path, what: str, suggestion: str) -> None:
+        """Report the keys a decoded object had more than once (`what`: how to name one)."""
+        for key in obj.duplicates if isinstance(obj, DuplicateKeys) else ():
+            self.issues.add((path, key), what.format(key=key), suggestion)
+
     def where(self, obj: Mapping[Any, Any], path: Path, depth: int) -> Node:
-        if type(obj) is not dict and isinstance(obj, _DuplicateKeys):
-            for key in obj.duplicates:
-                self.issues.add(
-                    (path, key),
-                    f'the key "{key}" appears more than once in one object',
-                    "merge the two into one, or use AND: [...]",
-                )
+        self.repeated(
+            obj,
+            path,
+            'the key "{key}" appears more than once in one object',
+            "merge the two into one, or use AND: [...]",
+        )
         items: list[Node] = []
-        fields = self.fields
-        self.keys += len(obj)
         for key, value in obj.items():
             if self.too_big:
                 break
-            if type(key) is not str and not isinstance(key, str):
+            if not isinstance(key, str):
                 self.issues.add(path, f"keys must be strings, found {describe_value(key)}", None)
                 continue
             key_path = (path, key)
-            field = fields.get(key)
-            if field is not None:  # the common case first; no field is named AND, OR or NOT
-                self.nodes += 1
-                if self.nodes > self.max_nodes and not self.over_limit(key_path):
-                    continue
-                # `field` inlined for the common shapes
-                found = type(value)
-                if found is dict:
-                    nodes = self.operators(field, value, key_path, depth, False, False)
-                    items.append(nodes[0] if len(nodes) == 1 else all_of(tuple(nodes)))
-                elif found is _PLAIN_TYPES.get(field.type) and (
-                    found is not str or value.isascii()
-                ):
-                    if found is str:
-                        self.colons += value.count(":")
-                    items.append(Comparison(field.name, Op.EQUALS, value, False))
-                else:
+            field = self.schema.get(key)
+            if field is not None:  # no field is named AND, OR or NOT
+                if self.count(key_path):
                     items.append(self.field(field, value, key_path, depth))
             elif key == "AND":
                 items.append(self.group(value, key_path, depth + 1, all_of))
@@ -380,191 +217,14 @@ class _Reader:
                 items.append(self.group(value, key_path, depth + 1, any_of))
             elif key == "NOT":
                 items.append(self.negation(value, key_path, depth + 1))
-            elif key in self.schema:  # a JSON field, kept out of `fields` (see `_tables`)
-                if self.count(key_path):
-                    items.append(self.json_field(self.schema[key], value, key_path, depth))
             else:
-                self.unknown_field(key, key_path)
+                message, hint = unknown_field(key, self.schema, (*self.schema.names, *LOGICAL_KEYS))
+                self.issues.add(key_path, message, hint)
         return items[0] if len(items) == 1 else all_of(tuple(items))
-
-    def json_field(self, field: Field, value: Any, path: Path, depth: int) -> Node:
-        """`{"path": [keys], <operators>}` on a JSON field: see `data_paths`."""
-        if not _is_map(value):
-            self.issues.add(
-                path,
-                f'expected {{"path": [...], <operator>: <value>}} for JSON field "{field.name}", '
-                f"found {describe_value(value)}",
-                f'write e.g. {{"{field.name}": {{"path": ["plan"], "equals": "pro"}}}}',
-            )
-            return TRUE
-        keys = self.json_path(value.get("path"), (path, "path"))
-        if keys is None:
-            return TRUE
-        nodes = self.json_operators(field, keys, value, path, depth, False, False)
-        return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
-
-    def json_path(self, value: Any, path: Path) -> tuple[str, ...] | None:
-        if not _is_seq(value) or not value or not all(isinstance(k, str) for k in value):
-            self.issues.add(
-                path,
-                f"expected a non-empty array of keys (strings), found {describe_value(value)}",
-                'write e.g. "path": ["plan"] or "path": ["address", "city"]',
-            )
-            return None
-        for key in value:
-            if "\x00" in key or not _is_valid_unicode(key):
-                self.issues.add(path, "a key holds NUL or a lone surrogate", None)
-                return None
-        return tuple(value)
-
-    def json_operators(
-        self,
-        field: Field,
-        keys: tuple[str, ...],
-        obj: Mapping[Any, Any],
-        path: Path,
-        depth: int,
-        inherited: bool,
-        inside_not: bool,
-    ) -> list[Node]:
-        if isinstance(obj, _DuplicateKeys):
-            for key in obj.duplicates:
-                self.issues.add((path, key), f'the operator "{key}" appears more than once', None)
-        insensitive = inherited
-        if "mode" in obj:
-            string = Field(field.name, FieldType.STRING)
-            insensitive = self.mode(string, obj["mode"], (path, "mode"), inside_not)
-        nodes: list[Node] = []
-        self.keys += len(obj)
-        for key, value in obj.items():
-            key_path = (path, key)
-            if key == "mode":
-                continue
-            if key == "path":
-                if inside_not:
-                    self.issues.add(
-                        key_path, "path is not allowed inside not", "put path beside not"
-                    )
-                continue
-            if key == "not":
-                if self.deeper(key_path, depth + 1) and self.count(key_path):
-                    if value is None:
-                        nodes.append(Not(IsNull(field.name, keys)))
-                    elif _is_map(value):
-                        negated = self.json_operators(
-                            field, keys, value, key_path, depth + 1, insensitive, True
-                        )
-                        nodes.append(all_of(tuple(Not(node) for node in negated)))
-                    else:
-                        node = self.json_comparison(
-                            field, keys, Op.EQUALS, value, key_path, insensitive
-                        )
-                        nodes.append(Not(node) if node is not TRUE else TRUE)
-                continue
-            op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
-            if op is None:
-                self.issues.add(
-                    key_path,
-                    f'unknown operator "{_shown(str(key))}" for JSON field "{field.name}"; '
-                    "expected one of " + ", ".join(field.operator_names),
-                    did_you_mean(str(key), field.operator_names),
-                )
-            elif self.count(key_path):
-                nodes.append(self.json_comparison(field, keys, op, value, key_path, insensitive))
-        return nodes
-
-    def json_comparison(
-        self, field: Field, keys: tuple[str, ...], op: Op, value: Any, path: Path, insensitive: bool
-    ) -> Node:
-        if op in LIST_OPS:
-            if not _is_seq(value):
-                self.issues.add(
-                    path,
-                    f"{op.value} takes an array of strings, numbers or booleans, "
-                    f"found {describe_value(value)}",
-                    _wrap_hint(value),
-                )
-                return TRUE
-            if len(value) > self.limits.max_array:
-                self.issues.add(
-                    path,
-                    f"the array has {len(value)} values, over the limit of {self.limits.max_array}",
-                    "split the audience",
-                )
-                return TRUE
-            items = [self.json_literal(op, item, (path, i)) for i, item in enumerate(value)]
-            literals = tuple(item for item in items if item is not None)
-            if len(literals) != len(items):
-                return TRUE
-            kinds = {value_type(item) for item in literals}
-            if len(kinds) > 1:
-                self.issues.add(
-                    path,
-                    f"the values of {op.value} must all have one JSON type, found "
-                    + " and ".join(sorted(k.value for k in kinds)),
-                    "split it into several conditions joined with OR",
-                )
-                return TRUE
-            string = kinds == {FieldType.STRING}
-            return Comparison(field.name, op, literals, string and insensitive, keys)
-        if value is None:
-            if op is Op.EQUALS:
-                return IsNull(field.name, keys)
-            self.issues.add(
-                path,
-                f"{op.value} does not take null",
-                'test for null with "equals": null, or "not": null',
-            )
-            return TRUE
-        literal = self.json_literal(op, value, path)
-        if literal is None:
-            return TRUE
-        kind = value_type(literal)
-        insensitive = kind is FieldType.STRING and (insensitive or op is Op.CONTAINS)
-        return Comparison(field.name, op, literal, insensitive, keys)
-
-    def json_literal(self, op: Op, value: Any, path: Path) -> Scalar | None:
-        """A string, number or boolean that `op` can compare with; None after an issue."""
-        if value is None:
-            self.issues.add(path, f"null is not allowed inside {op.value}", None)
-            return None
-        literal: Scalar
-        if isinstance(value, str):
-            self.colons += value.count(":")
-            if not _is_valid_unicode(value):
-                self.issues.add(path, "the string holds a lone surrogate, not valid Unicode", None)
-                return None
-            literal = value
-        elif isinstance(value, bool):
-            literal = value
-        elif is_number(value):
-            literal = int(value) if isinstance(value, int) else float(value)
-        else:
-            self.issues.add(
-                path,
-                f"expected a string, a number or a boolean, found {describe_value(value)}",
-                "JSON fields compare one value at a time; arrays and objects are not compared",
-            )
-            return None
-        kind = value_type(literal)
-        if op not in OPERATORS[kind]:
-            self.issues.add(
-                path,
-                f"{op.value} does not apply to a {kind.value} value ({describe_value(value)})",
-                f"with a {kind.value}, use " + ", ".join(sorted(o.value for o in OPERATORS[kind])),
-            )
-            return None
-        return literal
-
-    def unknown_field(self, key: str, path: Path) -> None:
-        hint = did_you_mean(key, self.key_candidates)
-        if hint is None:
-            hint = "filterable fields are " + ", ".join(self.schema.names)
-        self.issues.add(path, f'unknown field "{_shown(key)}"', hint)
 
     def where_items(self, value: Any, path: Path, depth: int) -> list[Node] | None:
         """The where objects of a group: an array of them or a single one."""
-        if (depth > self.max_depth and not self.deeper(path, depth)) or not self.count(path):
+        if not self.deeper(path, depth) or not self.count(path):
             return None
         if _is_map(value):
             return [self.where(value, path, depth)]
@@ -572,7 +232,7 @@ class _Reader:
             items = []
             for index, item in enumerate(value):
                 item_path = (path, index)
-                if type(item) is dict or _is_map(item):
+                if _is_map(item):
                     items.append(self.where(item, item_path, depth))
                 else:
                     self.issues.add(
@@ -604,329 +264,116 @@ class _Reader:
         return Not(items[0] if len(items) == 1 else Or(tuple(items)))
 
     def field(self, field: Field, value: Any, path: Path, depth: int) -> Node:
-        if value is None:
+        """A field's value: a literal, null, or an object of operators; for a JSON field,
+        `{"path": [keys], <operators>}` (see `data_paths`)."""
+        keys: tuple[str, ...] | None = None
+        if field.type is FieldType.JSON:
+            if not _is_map(value):
+                self.issues.add(
+                    path,
+                    f'expected {{"path": [...], <operator>: <value>}} for JSON field '
+                    f'"{field.name}", found {describe_value(value)}',
+                    f'write e.g. {{"{field.name}": {{"path": ["plan"], "equals": "pro"}}}}',
+                )
+                return TRUE
+            keys = self.conditions.data_keys(value.get("path"), self.at((path, "path")))
+            if keys is None:
+                return TRUE
+        elif value is None:
             return IsNull(field.name)
-        if _is_map(value):
-            nodes = self.operators(field, value, path, depth, False, False)
-            return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
-        return self.comparison(field, Op.EQUALS, value, path, False)
+        elif not _is_map(value):
+            return self.comparison(field, keys, Op.EQUALS, value, path, False)
+        nodes = self.operators(field, keys, value, path, depth, False, False)
+        return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
 
     def operators(
         self,
         field: Field,
+        keys: tuple[str, ...] | None,
         obj: Mapping[Any, Any],
         path: Path,
         depth: int,
         inherited: bool,
         inside_not: bool,
     ) -> list[Node]:
-        if type(obj) is not dict and isinstance(obj, _DuplicateKeys):
-            for key in obj.duplicates:
-                self.issues.add(
-                    (path, key),
-                    f'the operator "{key}" appears more than once',
-                    "keep one of them, or combine conditions with AND: [...]",
-                )
+        self.repeated(
+            obj,
+            path,
+            'the operator "{key}" appears more than once',
+            "keep one of them, or combine conditions with AND: [...]",
+        )
         insensitive = inherited
         if "mode" in obj:
-            insensitive = self.mode(field, obj["mode"], (path, "mode"), inside_not)
+            report = self.at((path, "mode"))
+            insensitive = self.conditions.mode(field, obj["mode"], inside_not, report)
         nodes: list[Node] = []
-        accepted = self.accepted[field.name]
-        self.keys += len(obj)
         for key, value in obj.items():
-            known = accepted.get(key)
-            if known is not None:  # the common case: an operator this field takes
-                key_path = (path, key)
-                self.nodes += 1
-                if self.nodes > self.max_nodes and not self.over_limit(key_path):
-                    continue
-                plain = _PLAIN_TYPES.get(field.type)
-                found = type(value)
-                if (
-                    found is plain
-                    and known not in LIST_OPS
-                    and (plain is not str or value.isascii())
-                ):  # what `comparison` does for a literal that is its own value, inlined
-                    sensitive = plain is not str or not (insensitive or known is Op.CONTAINS)
-                    if plain is str:
-                        self.colons += value.count(":")
-                    nodes.append(Comparison(field.name, known, value, not sensitive))
-                    continue
-                if plain is None and found is str and known not in LIST_OPS:  # a date-time
-                    instant = _instant_or_none(value)
-                    if instant is not None:
-                        self.colons += value.count(":")
-                        nodes.append(Comparison(field.name, known, instant, False))
-                        continue
-                nodes.append(self.comparison(field, known, value, key_path, insensitive))
-                continue
+            key_path = (path, key)
             if key == "mode":
                 continue
-            key_path = (path, key)
+            if key == "path" and keys is not None:
+                if inside_not:
+                    self.issues.add(
+                        key_path, "path is not allowed inside not", "put path beside not"
+                    )
+                continue
             if key == "not":
                 if self.deeper(key_path, depth + 1) and self.count(key_path):
-                    if value is None:  # `field_not` inlined for `not: null`
-                        nodes.append(Not(IsNull(field.name)))
-                    else:
-                        nodes.append(self.field_not(field, value, key_path, depth + 1, insensitive))
+                    nodes.append(self.negated(field, keys, value, key_path, depth + 1, insensitive))
                 continue
             op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
-            if op is None and key == "ago" and field.type is FieldType.DATETIME:
-                self.issues.add(
-                    key_path,
-                    '"ago" makes a value, not a condition: it follows an operator',
-                    'write e.g. {"gte": {"ago": "P30D"}} for "in the last 30 days"',
-                )
-            elif op is None:
-                hint = did_you_mean(str(key), field.operator_names)
-                self.issues.add(
-                    key_path,
-                    f'unknown operator "{_shown(str(key))}" for {field.type.value} field '
-                    f'"{field.name}"; expected one of ' + ", ".join(field.operator_names),
-                    hint,
-                )
-            elif not field.accepts(op):
-                self.issues.add(key_path, _misplaced_operator(field, op), _operator_hint(field))
+            if op is None:
+                self.unknown_operator(field, key, key_path)
+            elif keys is None and not self.conditions.accepts(field, op, self.at(key_path)):
+                continue
             elif self.count(key_path):
-                nodes.append(self.comparison(field, op, value, key_path, insensitive))
+                nodes.append(self.comparison(field, keys, op, value, key_path, insensitive))
         return nodes
 
-    def mode(self, field: Field, value: Any, path: Path, inside_not: bool) -> bool:
-        if inside_not:
-            self.issues.add(
-                path,
-                "mode is not allowed inside not",
-                "put mode beside not, in the field's object; not inherits it",
-            )
-        elif field.type is not FieldType.STRING:
-            self.issues.add(
-                path,
-                f'mode applies to string fields; "{field.name}" is a {field.type.value} field',
-                "remove mode",
-            )
-        elif value not in _MODES:
-            self.issues.add(
-                path,
-                f'expected "insensitive" or "default", found {describe_value(value)}',
-                did_you_mean(str(value), _MODES),
-            )
-        return value == "insensitive" and field.type is FieldType.STRING
-
-    def field_not(
-        self, field: Field, value: Any, path: Path, depth: int, insensitive: bool
+    def negated(
+        self,
+        field: Field,
+        keys: tuple[str, ...] | None,
+        value: Any,
+        path: Path,
+        depth: int,
+        insensitive: bool,
     ) -> Node:
+        """A field's `not`: null, a literal, or an object of operators, each negated."""
         if value is None:
-            return Not(IsNull(field.name))
+            return Not(IsNull(field.name, keys or ()))
         if _is_map(value):
-            negated = self.operators(field, value, path, depth, insensitive, True)
+            negated = self.operators(field, keys, value, path, depth, insensitive, True)
             return all_of(tuple(Not(node) for node in negated))
-        return Not(self.comparison(field, Op.EQUALS, value, path, insensitive))
+        node = self.comparison(field, keys, Op.EQUALS, value, path, insensitive)
+        return TRUE if node is TRUE else Not(node)
 
-    def comparison(self, field: Field, op: Op, value: Any, path: Path, insensitive: bool) -> Node:
-        insensitive = field.type is FieldType.STRING and (insensitive or op is Op.CONTAINS)
-        if op is Op.IN or op is Op.NOT_IN:
-            return Comparison(field.name, op, self.array(field, op, value, path), insensitive)
-        if value is None:
-            if op is Op.EQUALS:
-                return IsNull(field.name)
+    def comparison(
+        self,
+        field: Field,
+        keys: tuple[str, ...] | None,
+        op: Op,
+        value: Any,
+        path: Path,
+        insensitive: bool,
+    ) -> Node:
+        report = self.at(path)
+        if keys is None:
+            return self.conditions.comparison(field, op, value, insensitive, report)
+        return self.conditions.data_comparison(field, keys, op, value, insensitive, report)
+
+    def unknown_operator(self, field: Field, key: Any, path: Path) -> None:
+        if key == "ago" and field.type is FieldType.DATETIME:
             self.issues.add(
                 path,
-                f"{op.value} does not take null",
-                f'test for null with "{field.name}": null, or "not": null',
+                '"ago" makes a value, not a condition: it follows an operator',
+                'write e.g. {"gte": {"ago": "P30D"}} for "in the last 30 days"',
             )
-            return TRUE
-        literal = self.literal(field, value, path)
-        return TRUE if literal is None else Comparison(field.name, op, literal, insensitive)
-
-    def array(self, field: Field, op: Op, value: Any, path: Path) -> tuple[Scalar, ...]:
-        if not _is_seq(value):
-            self.issues.add(
-                path,
-                f"{op.value} takes an array of "
-                f"{_EXPECTED[field.type].removeprefix('a ').removeprefix('an ')}s, "
-                f"found {describe_value(value)}",
-                _wrap_hint(value),
-            )
-            return ()
-        if len(value) > self.limits.max_array:
-            self.issues.add(
-                path,
-                f"the array has {len(value)} values, over the limit of {self.limits.max_array}",
-                "split the audience",
-            )
-            return ()
-        items: list[Scalar] = []
-        for index, item in enumerate(value):
-            item_path = (path, index)
-            if item is None:
-                self.issues.add(
-                    item_path,
-                    f"null is not allowed inside {op.value}",
-                    f'to match nulls too, use OR with "{field.name}": null',
-                )
-                continue
-            literal = self.literal(field, item, item_path)
-            if isinstance(literal, Ago):
-                self.issues.add(
-                    item_path,
-                    f"a relative date-time is not allowed inside {op.value}: a list holds "
-                    "fixed values",
-                    "compare with equals, or combine conditions with OR",
-                )
-            elif literal is not None:
-                items.append(literal)
-        return tuple(items)
-
-    def relative(self, value: Mapping[Any, Any], path: Path) -> Ago | None:
-        """`{"ago": "<ISO 8601 duration>"}`: a date-time relative to the moment of evaluation."""
-        self.keys += len(value)
-        text = value.get("ago")
-        if type(value) is not dict and isinstance(value, _DuplicateKeys):
-            self.issues.add((path, "ago"), 'the key "ago" appears more than once', None)
-            return None
-        if len(value) != 1 or not isinstance(text, str):
-            self.issues.add(
-                path,
-                'expected a date-time, or {"ago": "<ISO 8601 duration>"} for one relative to '
-                f"now, found {describe_value(value)}",
-                'write e.g. {"ago": "P30D"} for 30 days ago',
-            )
-            return None
-        try:
-            return Ago.parse(text)
-        except DurationError as exc:
-            self.issues.add((path, "ago"), str(exc), exc.suggestion)
-            return None
-
-    def literal(self, field: Field, value: Any, path: Path) -> Scalar | Ago | None:
-        kind = field.type
-        exact = type(value)
-        if exact is str:
-            self.colons += value.count(":")
-        if (
-            (exact is str and kind is FieldType.STRING and value.isascii())
-            or (exact is int and kind is FieldType.NUMBER)
-            or (exact is bool and kind is FieldType.BOOLEAN)
-        ):
-            plain: Scalar = value  # an exact int, bool or ASCII str of its type is its own literal
-            return plain
-        if kind is FieldType.STRING and isinstance(value, str):
-            if _is_valid_unicode(value):
-                return value
-            self.issues.add(path, "the string holds a lone surrogate, not valid Unicode", None)
-            return None
-        if kind is FieldType.NUMBER and is_number(value):
-            return int(value) if isinstance(value, int) else float(value)
-        if kind is FieldType.BOOLEAN and isinstance(value, bool):
-            return value
-        if kind is FieldType.DATETIME:
-            if _is_map(value):
-                return self.relative(value, path)
-            try:
-                if isinstance(value, str):
-                    return parse_datetime(value)
-                if isinstance(value, datetime):
-                    return as_utc(value)
-            except ValueError as exc:
-                self.issues.add(
-                    path,
-                    f"expected an ISO 8601 date-time, found {describe_value(value)}: {exc}",
-                    'write e.g. "2025-01-31", "2025-01-31T09:30:00Z" or '
-                    '"2025-01-31T09:30:00+02:00"',
-                )
-                return None
+            return
+        kind = "JSON" if field.type is FieldType.JSON else field.type.value
         self.issues.add(
             path,
-            f"expected {_EXPECTED[kind]} for {kind.value} field "
-            f'"{field.name}", found {describe_value(value)}',
-            _type_hint(kind, value),
+            f'unknown operator "{shown(str(key))}" for {kind} field "{field.name}"; '
+            "expected one of " + ", ".join(field.operator_names),
+            did_you_mean(str(key), field.operator_names),
         )
-        return None
-
-
-# The literal type that is its own value, per field type (no conversion, nothing to check).
-_PLAIN_TYPES: Mapping[FieldType, type] = {
-    FieldType.STRING: str,
-    FieldType.NUMBER: int,
-    FieldType.BOOLEAN: bool,
-}
-_Tables = tuple[Mapping[str, Field], Mapping[str, Mapping[Any, Op]]]
-# By identity, holding the schema so its id cannot be reused: hashing a schema costs more than
-# building the tables' lookups saves. Schemas are few; past 64 the tables are just rebuilt.
-_TABLES: dict[int, tuple[Schema, _Tables]] = {}
-
-
-def _tables(schema: Schema) -> _Tables:
-    """Per schema, once: fields by name, and for each field its accepted operators by name."""
-    cached = _TABLES.get(id(schema))
-    if cached is not None and cached[0] is schema:
-        return cached[1]
-    fields = {f.name: f for f in schema.fields if f.type is not FieldType.JSON}
-    accepted = {
-        f.name: {op.value: op for op in _OPS_BY_NAME.values() if f.accepts(op)}
-        for f in schema.fields
-    }
-    if len(_TABLES) < 64:
-        _TABLES[id(schema)] = (schema, (fields, accepted))
-    return fields, accepted
-
-
-def _instant_or_none(text: str) -> datetime | None:
-    """`parse_datetime`, or None where it would raise (the general path then says why)."""
-    try:
-        return parse_datetime(text)
-    except ValueError:
-        return None
-
-
-def _shown(text: str) -> str:
-    """A name as it can be printed: lone surrogates escaped, long names cut."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _is_valid_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _misplaced_operator(field: Field, op: Op) -> str:
-    if op in ORDERING_OPS:
-        applies = "number and date-time fields"
-    elif op in PATTERN_OPS:
-        applies = "string fields"
-    else:
-        applies = "string, number and date-time fields"
-    return f'{op.value} applies to {applies}; "{field.name}" is a {field.type.value} field'
-
-
-def _operator_hint(field: Field) -> str:
-    return f'"{field.name}" takes ' + ", ".join(field.operator_names)
-
-
-def _type_hint(kind: FieldType, value: Any) -> str | None:
-    if kind is FieldType.NUMBER and isinstance(value, str) and is_number(_try_number(value)):
-        return f"write the number without quotes: {value.strip()}"
-    if kind is FieldType.NUMBER and isinstance(value, float):
-        return "NaN and Infinity are not numbers a filter can compare with"
-    if kind is FieldType.BOOLEAN and isinstance(value, str) and value.lower() in ("true", "false"):
-        return f"write {value.lower()} without quotes"
-    if kind is FieldType.STRING and isinstance(value, bool | int | float):
-        return f"write it as a string: {json.dumps(json.dumps(value))}"
-    return None
-
-
-def _wrap_hint(value: Any) -> str | None:
-    if isinstance(value, str | int | float | bool) and not isinstance(value, float | bool):
-        return f"write [{json.dumps(value)}]"
-    return None
-
-
-def _try_number(text: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None

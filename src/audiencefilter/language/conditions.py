@@ -1,0 +1,510 @@
+"""The one place where a condition is checked and built: field, operator, operand and mode in,
+a node or a problem out. Both readers (the where-clause JSON and the text syntax) handle their
+syntax only and call `Conditions`.
+
+Design choices:
+- Every validation rule, message, type hint and suggestion of a condition lives here once:
+  operator/type fit, value types, null and list rules, date-times absolute and relative,
+  `mode`, and that `contains` is always case-insensitive. A reader differs only in how it
+  writes things, which a `Syntax` says: "gte" or `">="`, "array" or "list", the way a null
+  test is spelled in a suggestion, how a found value is described.
+- Operands are decoded values: str, int, float, bool, None, `datetime`, a list, a mapping
+  (JSON's `{"ago": ...}`), or the two literals whose meaning depends on the field they meet
+  and that only the text syntax writes bare: `BareDateTime` and `WordsAgo`.
+- Problems are reported through a callback with a location relative to the operand: `()` for
+  the operand, `(2,)` for its third item, `("ago",)` inside it, and `OPERATOR` for the
+  operator itself. The reader turns that into its own kind of place: a path like
+  `OR[1].points.gte` or a line and column. Nothing here knows either.
+- Building keeps going after a problem and yields `TRUE` in place of the bad condition, so one
+  `FilterError` lists every problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from ..errors import describe_value, did_you_mean
+from .data_paths import value_type
+from .fields import LIST_OPS, OPERATORS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
+from .nodes import TRUE, Comparison, IsNull, Node
+from .relative import Ago, DurationError
+from .values import Scalar, as_utc, is_number, parse_datetime
+
+Where = tuple[str | int, ...] | None
+"""Where a problem is, relative to the operand: `()` the operand, `(2,)` its third item,
+`("ago",)` a key inside it; None for the operator itself."""
+Report = Callable[[Where, str, str | None], None]
+"""`report(where, message, suggestion)`: how a reader is told of a problem."""
+
+OPERATOR: Final[Where] = None
+
+
+@dataclass(frozen=True, slots=True)
+class BareDateTime:
+    """A date-time written without quotes (`2025-01-31`): a date-time for a date-time field, a
+    type error anywhere else."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class WordsAgo:
+    """A relative date-time written in words (`30 days ago`), read for date-time fields only."""
+
+    text: str
+
+
+_EXPECTED = {
+    FieldType.STRING: "a string",
+    FieldType.NUMBER: "a number",
+    FieldType.BOOLEAN: "true or false",
+    FieldType.DATETIME: "an ISO 8601 date-time",
+}
+_PLURAL = {
+    FieldType.STRING: "strings",
+    FieldType.NUMBER: "numbers",
+    FieldType.BOOLEAN: "booleans",
+    FieldType.DATETIME: "date-times",
+}
+NON_FINITE_HINT = "NaN and Infinity are not numbers a filter can compare with"
+LONE_SURROGATE = "the string holds a lone surrogate, not valid Unicode"
+MODES = ("insensitive", "default")
+
+
+@dataclass(frozen=True, slots=True)
+class Syntax:
+    """How one syntax writes what the messages name; the messages themselves are here.
+
+    Attributes:
+        op: An operator as the syntax spells it in a message (`gte`, `">="`).
+        operator_names: Every way to test a field, for "takes ..." suggestions.
+        describe: A found operand, for "found ..." (`the string "x"`, `the date-time ...`).
+        written: A scalar operand as written, for "write [x]"-style suggestions.
+        as_string: Written text quoted as a string literal of the syntax.
+        list_word: What a list of values is called ("array", "list").
+        datetime_quotes: The quote around date-times in examples (`"` in JSON, none in text).
+        datetime_is_string: Whether a date-time is written as a string (JSON), which the
+            expected-type message then says.
+        null_test: The suggestion for testing a field for null, given its name.
+        null_in_list: The suggestion for matching nulls besides a list, given the field name.
+        data_null_test: The suggestion for testing a key of a JSON field for null.
+        or_word: How the syntax writes a disjunction (`OR`, `or`).
+        mode_word: What sets case-insensitivity (`mode`, `ignoring case`).
+    """
+
+    op: Callable[[Op], str]
+    operator_names: Callable[[Field], str]
+    describe: Callable[[Any], str]
+    written: Callable[[Any], str]
+    as_string: Callable[[str], str]
+    list_word: str
+    datetime_quotes: str
+    datetime_is_string: bool
+    null_test: Callable[[str], str]
+    null_in_list: Callable[[str], str]
+    data_null_test: str
+    or_word: str
+    mode_word: str
+
+    def datetime_hint(self) -> str:
+        q = self.datetime_quotes
+        return (
+            f"write e.g. {q}2025-01-31{q}, {q}2025-01-31T09:30:00Z{q} or "
+            f"{q}2025-01-31T09:30:00+02:00{q}"
+        )
+
+    def expected(self, kind: FieldType) -> str:
+        if kind is FieldType.DATETIME and self.datetime_is_string:
+            return "an ISO 8601 date-time string"
+        return _EXPECTED[kind]
+
+
+def shown(text: str) -> str:
+    """A name as it can be printed: lone surrogates escaped, long names cut."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def is_insensitive(kind: FieldType, op: Op, insensitive: bool) -> bool:
+    """Whether a comparison folds case: on strings only, when asked (`mode`), and always for
+    `contains`."""
+    return kind is FieldType.STRING and (insensitive or op is Op.CONTAINS)
+
+
+def is_valid_unicode(text: str) -> bool:
+    """False for a string holding a lone surrogate, which no database can store."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def wrong_type(syntax: Syntax, field: Field, found: str) -> str:
+    """The message for an operand of the wrong type."""
+    kind = field.type
+    return f'expected {syntax.expected(kind)} for {kind.value} field "{field.name}", found {found}'
+
+
+def unknown_field(name: str, schema: Schema, candidates: Sequence[str]) -> tuple[str, str]:
+    """The message and suggestion for a name that is no field (`candidates`: what the syntax
+    accepts there, for "did you mean")."""
+    hint = did_you_mean(name, candidates)
+    if hint is None:
+        hint = "filterable fields are " + ", ".join(schema.names)
+    return f'unknown field "{shown(name)}"', hint
+
+
+class Conditions:
+    """Checks and builds the conditions of one read, reporting problems to the reader."""
+
+    def __init__(self, syntax: Syntax, max_array: int) -> None:
+        self.syntax = syntax
+        self.max_array = max_array
+
+    def accepts(self, field: Field, op: Op, report: Report) -> bool:
+        """Whether `field` takes `op`; if not, says which fields do."""
+        if field.accepts(op):
+            return True
+        if op in ORDERING_OPS:
+            applies = "number and date-time fields"
+        elif op in PATTERN_OPS:
+            applies = "string fields"
+        else:
+            applies = "string, number and date-time fields"
+        report(
+            OPERATOR,
+            f'{self.syntax.op(op)} applies to {applies}; "{field.name}" is a '
+            f"{field.type.value} field",
+            f'"{field.name}" takes {self.syntax.operator_names(field)}',
+        )
+        return False
+
+    def mode(self, field: Field, value: Any, inside_not: bool, report: Report) -> bool:
+        """Whether `value` (JSON's `mode`; text's `ignoring case` is "insensitive") makes
+        `field`'s comparisons case-insensitive; a mode anywhere but on a string field is a
+        problem."""
+        word = self.syntax.mode_word
+        if inside_not:
+            report(
+                (),
+                f"{word} is not allowed inside not",
+                f"put {word} beside not, in the field's object; not inherits it",
+            )
+        elif field.type is not FieldType.STRING and field.type is not FieldType.JSON:
+            report(
+                (),
+                f'{word} applies to string fields; "{field.name}" is a {field.type.value} field',
+                f"remove {word}",
+            )
+        elif value not in MODES:
+            report(
+                (),
+                f'expected "insensitive" or "default", found {describe_value(value)}',
+                did_you_mean(str(value), MODES),
+            )
+        folds = field.type is FieldType.STRING or field.type is FieldType.JSON
+        return value == "insensitive" and folds
+
+    def comparison(
+        self, field: Field, op: Op, value: Any, insensitive: bool, report: Report
+    ) -> Node:
+        """`field op value`, for a field `accepts` found to take `op`."""
+        insensitive = is_insensitive(field.type, op, insensitive)
+        if op in LIST_OPS:
+            values = self.values(field, op, value, report)
+            return TRUE if values is None else Comparison(field.name, op, values, insensitive)
+        if value is None:
+            if op is Op.EQUALS:
+                return IsNull(field.name)
+            report(
+                (), f"{self.syntax.op(op)} does not take null", self.syntax.null_test(field.name)
+            )
+            return TRUE
+        if _is_list(value):
+            report(
+                (),
+                wrong_type(self.syntax, field, self.syntax.describe(value)),
+                f"use {self.syntax.op(Op.IN)} to test against several values",
+            )
+            return TRUE
+        literal = self.literal(field, value, (), report)
+        return TRUE if literal is None else Comparison(field.name, op, literal, insensitive)
+
+    def values(self, field: Field, op: Op, value: Any, report: Report) -> tuple[Scalar, ...] | None:
+        """The literals of an `in` or `notIn` list; None after a problem."""
+        syntax = self.syntax
+        if not _is_list(value):
+            report(
+                (),
+                f"{syntax.op(op)} takes {_article(syntax.list_word)} of {_PLURAL[field.type]}, "
+                f"found {syntax.describe(value)}",
+                None if value is None or _is_map(value) else f"write [{syntax.written(value)}]",
+            )
+            return None
+        if len(value) > self.max_array:
+            report(
+                (),
+                f"the {syntax.list_word} has {len(value)} values, over the limit of "
+                f"{self.max_array}",
+                "split the audience",
+            )
+            return None
+        items: list[Scalar] = []
+        valid = True
+        for index, item in enumerate(value):
+            if item is None:
+                report(
+                    (index,),
+                    f"null is not allowed inside {syntax.op(op)}",
+                    syntax.null_in_list(field.name),
+                )
+                valid = False
+                continue
+            if field.type is FieldType.DATETIME and _is_relative(item):
+                report(
+                    (index,),
+                    f"a relative date-time is not allowed inside {syntax.op(op)}: a list holds "
+                    "fixed values",
+                    f"compare with {syntax.op(Op.EQUALS)}, "
+                    f"or combine conditions with {syntax.or_word}",
+                )
+                valid = False
+                continue
+            literal = self.literal(field, item, (index,), report)
+            if literal is None or isinstance(literal, Ago):
+                valid = False
+            else:
+                items.append(literal)
+        return tuple(items) if valid else None
+
+    def literal(
+        self, field: Field, value: Any, at: tuple[str | int, ...], report: Report
+    ) -> Scalar | Ago | None:
+        """`value` as a literal of `field`'s type; None after a problem."""
+        kind = field.type
+        exact = type(value)
+        if kind is FieldType.STRING and exact is str:
+            if is_valid_unicode(value):
+                return value  # type: ignore[no-any-return]
+            report(at, LONE_SURROGATE, None)
+            return None
+        if kind is FieldType.NUMBER and is_number(value):
+            return int(value) if isinstance(value, int) else float(value)
+        if kind is FieldType.BOOLEAN and exact is bool:
+            return value  # type: ignore[no-any-return]
+        if kind is FieldType.DATETIME:
+            if exact is str or exact is BareDateTime or isinstance(value, datetime):
+                return self.instant(value, at, report)
+            if exact is WordsAgo:
+                return self.ago(value.text, Ago.from_words, at, report)
+            if _is_map(value):
+                return self.relative(value, at, report)
+        report(
+            at, wrong_type(self.syntax, field, self.syntax.describe(value)), self.hint(kind, value)
+        )
+        return None
+
+    def instant(self, value: Any, at: tuple[str | int, ...], report: Report) -> datetime | None:
+        try:
+            if isinstance(value, datetime):
+                return as_utc(value)
+            return parse_datetime(value.text if type(value) is BareDateTime else value)
+        except ValueError as exc:
+            report(
+                at,
+                f"expected an ISO 8601 date-time, found {self.syntax.describe(value)}: {exc}",
+                self.syntax.datetime_hint(),
+            )
+            return None
+
+    def relative(
+        self, value: Mapping[Any, Any], at: tuple[str | int, ...], report: Report
+    ) -> Ago | None:
+        """`{"ago": "<ISO 8601 duration>"}`: a date-time relative to the moment of evaluation."""
+        text = value.get("ago")
+        if getattr(value, "duplicates", ()):  # a decoder's mark of repeated keys
+            report((*at, "ago"), 'the key "ago" appears more than once', None)
+            return None
+        if len(value) != 1 or not isinstance(text, str):
+            report(
+                at,
+                'expected a date-time, or {"ago": "<ISO 8601 duration>"} for one relative to '
+                f"now, found {describe_value(value)}",
+                'write e.g. {"ago": "P30D"} for 30 days ago',
+            )
+            return None
+        return self.ago(text, Ago.parse, (*at, "ago"), report)
+
+    def ago(
+        self, text: str, read: Callable[[str], Ago], at: tuple[str | int, ...], report: Report
+    ) -> Ago | None:
+        try:
+            return read(text)
+        except DurationError as exc:
+            report(at, str(exc), exc.suggestion)
+            return None
+
+    def hint(self, kind: FieldType, value: Any) -> str | None:
+        """A suggestion for an operand of the wrong type, when one can be given."""
+        syntax = self.syntax
+        if type(value) is str:
+            inner = value.strip()
+            if kind is FieldType.NUMBER and _is_number_text(inner):
+                return f"write the number without quotes: {inner}"
+            if kind is FieldType.BOOLEAN and inner.lower() in ("true", "false"):
+                return f"write {inner.lower()} without quotes"
+            return None
+        if kind is FieldType.NUMBER and isinstance(value, float):
+            return NON_FINITE_HINT
+        if kind is FieldType.STRING and _is_scalar(value):
+            return f"write it as a string: {syntax.as_string(syntax.written(value))}"
+        if kind is FieldType.DATETIME and not syntax.datetime_is_string and _is_scalar(value):
+            return syntax.datetime_hint()
+        return None
+
+    # Conditions on a key inside a JSON field (see `data_paths`).
+
+    def data_keys(self, keys: Any, report: Report) -> tuple[str, ...] | None:
+        """The keys of a data path; None after a problem."""
+        if not _is_list(keys) or not keys or not all(isinstance(k, str) for k in keys):
+            report(
+                (),
+                f"expected a non-empty array of keys (strings), found {describe_value(keys)}",
+                'write e.g. "path": ["plan"] or "path": ["address", "city"]',
+            )
+            return None
+        for key in keys:
+            if "\x00" in key or not is_valid_unicode(key):
+                report((), "a key holds NUL or a lone surrogate", None)
+                return None
+        return tuple(keys)
+
+    def data_comparison(
+        self,
+        field: Field,
+        keys: tuple[str, ...],
+        op: Op,
+        value: Any,
+        insensitive: bool,
+        report: Report,
+    ) -> Node:
+        """`field.keys op value`: the literal's own JSON type decides the comparison."""
+        syntax = self.syntax
+        if op in LIST_OPS:
+            if not _is_list(value):
+                report(
+                    (),
+                    f"{syntax.op(op)} takes {_article(syntax.list_word)} of strings, numbers or "
+                    f"booleans, found {syntax.describe(value)}",
+                    None if value is None or _is_map(value) else f"write [{syntax.written(value)}]",
+                )
+                return TRUE
+            if len(value) > self.max_array:
+                report(
+                    (),
+                    f"the {syntax.list_word} has {len(value)} values, over the limit of "
+                    f"{self.max_array}",
+                    "split the audience",
+                )
+                return TRUE
+            items = [self.data_literal(op, item, (i,), report) for i, item in enumerate(value)]
+            literals = tuple(item for item in items if item is not None)
+            if len(literals) != len(items):
+                return TRUE
+            kinds = {value_type(item) for item in literals}
+            if len(kinds) > 1:
+                report(
+                    (),
+                    f"the values of {syntax.op(op)} must all have one JSON type, found "
+                    + " and ".join(sorted(k.value for k in kinds)),
+                    f"split it into several conditions joined with {syntax.or_word}",
+                )
+                return TRUE
+            string = kinds == {FieldType.STRING}
+            return Comparison(field.name, op, literals, string and insensitive, keys)
+        if value is None:
+            if op is Op.EQUALS:
+                return IsNull(field.name, keys)
+            report((), f"{syntax.op(op)} does not take null", syntax.data_null_test)
+            return TRUE
+        literal = self.data_literal(op, value, (), report)
+        if literal is None:
+            return TRUE
+        folded = is_insensitive(value_type(literal), op, insensitive)
+        return Comparison(field.name, op, literal, folded, keys)
+
+    def data_literal(
+        self, op: Op, value: Any, at: tuple[str | int, ...], report: Report
+    ) -> Scalar | None:
+        """A string, number or boolean that `op` can compare with; None after a problem."""
+        if value is None:
+            report(at, f"null is not allowed inside {self.syntax.op(op)}", None)
+            return None
+        literal: Scalar
+        if type(value) is str:
+            if not is_valid_unicode(value):
+                report(at, LONE_SURROGATE, None)
+                return None
+            literal = value
+        elif isinstance(value, bool):
+            literal = value
+        elif is_number(value):
+            literal = int(value) if isinstance(value, int) else float(value)
+        else:
+            bare = type(value) is BareDateTime or type(value) is WordsAgo
+            report(
+                at,
+                "expected a string, a number or a boolean, found " + self.syntax.describe(value),
+                "write a date as a string in quotes"
+                if bare
+                else "JSON fields compare one value at a time; arrays and objects are not compared",
+            )
+            return None
+        kind = value_type(literal)
+        if op not in OPERATORS[kind]:
+            report(
+                at,
+                f"{self.syntax.op(op)} does not apply to a {kind.value} value "
+                f"({self.syntax.describe(value)})",
+                f"with a {kind.value}, use "
+                + ", ".join(sorted(self.syntax.op(o) for o in OPERATORS[kind])),
+            )
+            return None
+        return literal
+
+
+def _article(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
+def _is_list(value: object) -> bool:
+    return type(value) is list or isinstance(value, list | tuple) and not _is_literal(value)
+
+
+def _is_literal(value: object) -> bool:
+    return type(value) is BareDateTime or type(value) is WordsAgo
+
+
+def _is_map(value: object) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _is_scalar(value: object) -> bool:
+    return isinstance(value, bool | int | float | str) or _is_literal(value)
+
+
+def _is_relative(value: object) -> bool:
+    return type(value) is WordsAgo or (_is_map(value) and "ago" in value)  # type: ignore[operator]
+
+
+def _is_number_text(text: str) -> bool:
+    """Whether a string holds a JSON number, which was meant as one."""
+    try:
+        return is_number(json.loads(text))
+    except ValueError:
+        return False
