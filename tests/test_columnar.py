@@ -515,7 +515,7 @@ def test_an_object_data_column_holds_decoded_json() -> None:
             {"createdAt": {"gt": "2025-01-01"}},
             ["2025-01-02"],
             "Datetime",
-            'pl.col("createdAt").str.to_datetime()',
+            'pl.col("createdAt").str.to_datetime(time_zone="UTC")',
         ),
         (
             {"createdAt": {"gt": "2025-01-01"}},
@@ -554,3 +554,34 @@ def test_a_renamed_column_is_named_in_the_error() -> None:
     flt = af.parse({"createdAt": {"gt": "2025-01-01"}})
     with pytest.raises(columnar.FrameError, match='column "signed_up" for field "createdAt"'):
         columnar.select_rows(flt, frame, columns={"createdAt": "signed_up"})
+
+
+def test_the_suggested_conversion_makes_a_text_column_give_the_memory_answer() -> None:
+    texts = ["2025-03-10T08:00:00Z", "2025-03-10T08:00:00+09:00", "2025-03-01T00:00:00Z", None]
+    records = [{"createdAt": text} for text in texts]  # memory reads ISO 8601 text itself
+    frame = pl.DataFrame({"createdAt": texts})
+    fixed = frame.with_columns(pl.col("createdAt").str.to_datetime(time_zone="UTC"))
+    for where in ({"createdAt": {"gte": "2025-03-10"}}, {"createdAt": "2025-03-01T00:00:00Z"}):
+        flt = af.parse(where)
+        assert polars_ids(flt, fixed) == memory_ids(flt, records)
+
+
+def test_select_frame_is_the_audience_of_a_data_or_lazy_frame() -> None:
+    frame = pl.DataFrame(
+        {
+            "id": [1, 2, 3],
+            "score": [150, 90, None],
+            "createdAt": [datetime(2025, 3, 10, tzinfo=UTC), None, datetime(2024, 1, 1)],
+        }
+    )
+    flt = af.parse({"points": {"gte": 100}, "createdAt": {"gte": {"ago": "P30D"}}})
+    march = datetime(2025, 3, 31, tzinfo=UTC)
+    chosen = flt.select_frame(frame, columns={"points": "score"}, now=march)
+    assert isinstance(chosen, pl.DataFrame)
+    assert chosen["id"].to_list() == [1]
+    lazy = flt.select_frame(frame.lazy(), columns={"points": "score"}, now=march)
+    assert isinstance(lazy, pl.LazyFrame)
+    assert lazy.collect()["id"].to_list() == [1]
+    assert flt.select_frame(
+        frame, columns={"points": "score"}, now=march.replace(year=2026)
+    ).is_empty()

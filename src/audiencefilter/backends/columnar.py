@@ -357,12 +357,12 @@ def _fix(kind: FieldType, column: str, dtype: Any) -> str:
     col = f'pl.col("{column}")'
     if kind is FieldType.JSON:
         return (
-            "Keep JSON text in a String column, or read JSON Lines with pl.read_ndjson "
-            "(objects become a Struct)"
+            "Give it JSON text (a String column) or objects (a Struct, as pl.read_ndjson "
+            f'reads them; schema_overrides={{"{column}": pl.String}} keeps the text)'
         )
     if kind is FieldType.DATETIME:
         if dtype == pl.String:
-            fix = f"{col}.str.to_datetime()"
+            fix = f'{col}.str.to_datetime(time_zone="UTC")'
         elif dtype.is_integer():
             fix = f'pl.from_epoch("{column}", time_unit="ms")'
         else:
