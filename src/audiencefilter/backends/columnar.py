@@ -1,23 +1,38 @@
 """Columnar evaluation: a filter as one native polars expression over a DataFrame or LazyFrame.
 
-`to_polars(flt)` returns a boolean `pl.Expr` that is TRUE, FALSE, or null for UNKNOWN;
+`to_polars(flt, dtypes)` returns a boolean `pl.Expr` that is TRUE, FALSE, or null for UNKNOWN;
 `select_rows(flt, frame)` keeps the rows where it is TRUE. polars is an optional extra
 (`audiencefilter[columnar]`): nothing imports this module until a caller does.
 
 Design choices, each keeping the answers identical to the in-memory back-end:
+- The expression depends on each column's type, so it is built for the frame's types. A column
+  whose type is not given (`Filter.to_polars()` knows no frame) is read through one Python call
+  per batch that builds, for the type it meets, the same expression and runs it: the same
+  answers and errors, without polars' predicate pushdown.
+- A column of a type a field cannot use raises `FrameError` (a `RecordError`, so a
+  `TypeError`: the data does not fit the schema, the filter is fine), naming the column, its
+  type, the types accepted and a conversion. A column of nulls only (`pl.Null`, as
+  `pl.read_ndjson` reads a key that is always null) is accepted for any field: UNKNOWN.
 - Three-valued logic is polars' own: comparisons with null are null, `&`/`|` are Kleene (an
   n-ary group becomes a balanced tree of them), `~null` is null, and `filter`
   drops null rows. The places where polars does not follow SQL nulls are avoided: an empty
   `in`/`notIn` is a constant (it is FALSE/TRUE even for null rows), and a comparison whose
   answer is the same for every present value (`points > 2**70`) is that constant only where
   the value is present, null elsewhere.
-- Numbers are compared exactly. Against an integer column a float literal becomes the integer
-  bound it is equivalent to (`x > 2.5` is `x > 2`), and a literal outside the column's range is
-  such a constant, so no value is ever converted to a float and 2**53 + 1 stays itself. Against
-  a float column an integer that no float can represent becomes the nearest float bound; NaN
-  (which polars orders above everything) is FALSE in every comparison, as in Python.
-- Date-times are compared as UTC instants in microseconds (`Datetime("us", "UTC")`); a column
-  in another unit or zone, naive, or of type Date is converted first.
+- Numbers are compared exactly, in a type at least as wide as both the column's and the
+  literal's; the literal is never rounded to the column's type. Against an integer column a
+  float literal becomes the integer bound it is equivalent to (`x > 2.5` is `x > 2`), and a
+  literal outside the column's range is such a constant, so no value is ever converted to a
+  float and 2**53 + 1 stays itself. A Decimal column is its integers (value times 10^scale)
+  compared the same way with the literal times 10^scale. A Float32 column is widened to
+  Float64 (exactly; `100.1` stays the Float64 100.1), and against a float column an integer
+  that no float can represent becomes the nearest float bound; NaN (which polars orders above
+  everything) is FALSE in every comparison, as in Python.
+- Date-times are compared as integers: the column's ticks since 1970 UTC (what polars stores
+  for a Datetime of any unit, with any zone; a naive one is taken as UTC, as naive record
+  values are; a Date counts days, i.e. midnight UTC) against the literal's exact instant in
+  those ticks. So nanoseconds are not truncated, and a literal no column value can equal is a
+  bound or a constant like any other integer comparison.
 - Case folding must be Python's `str.lower()`. polars' `str.to_lowercase` agrees with it for
   every character both Unicode databases know, but the two can be of different Unicode
   versions, so characters new to one of them fold differently (55 do between Python 3.11 and
@@ -114,15 +129,15 @@ def to_polars(
 
     Args:
         flt: The filter.
-        dtypes: The frame's column types (`frame.schema`); without them every column is taken
-            to have its canonical type (`CANONICAL`).
+        dtypes: The frame's column types (`frame.schema`); a column without one has its type
+            read when the expression runs (slower, and hidden from predicate pushdown).
         columns: Column names for fields whose column is named differently.
         now: The instant relative date-times are taken at (default: the system clock now);
             the expression holds the instants, so build it again to move with time.
 
     Raises:
-        TypeError: a column's type cannot hold its field's values (a string column for a
-            date-time field, say).
+        FrameError: a column's type cannot hold its field's values (a string column for a
+            date-time field, say); raised when the expression runs for a column without type.
     """
     flt = flt.resolve(now)
     return _Expressions(flt.schema, dtypes or {}, columns or {}).visit(flt.root)
