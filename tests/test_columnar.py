@@ -2,7 +2,9 @@
 
 The conformance suite runs on it through `tests/columnar_engines.py`; this file adds the
 random differential test and the places where polars and Python differ by default (nulls in
-`is_in`, NaN ordering, integer/float comparison, Unicode case folding, time zones).
+`is_in`, NaN ordering, integer/float comparison, Unicode case folding, time zones), every
+column type against `Filter.matches` on the values the frame holds (typed, and through the
+untyped `Filter.to_polars()`), frames as `pl.read_ndjson` reads them, and `FrameError`.
 """
 
 from __future__ import annotations
