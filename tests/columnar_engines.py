@@ -1,9 +1,11 @@
 """The polars back-end as engines for the conformance and differential suites.
 
 Each engine builds a DataFrame from the `given` records with the schema's column types
-(`frame_for`) and selects ids with the filter's polars expression: eagerly, and through a lazy
-frame on the streaming engine, which runs the same expression batch by batch. Without polars
-installed (it is an optional extra) there are no columnar engines.
+(`frame_for`) and selects ids with the filter's polars expression: eagerly through
+`Filter.select_frame`, through a lazy frame on the streaming engine, which runs the same
+expression batch by batch, and through `Filter.to_polars()`, built without the frame's types
+(each column's type is then read as the expression runs). Without polars installed (it is an
+optional extra) there are no columnar engines.
 """
 
 from __future__ import annotations
@@ -27,11 +29,19 @@ else:
 
     def _eager(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
         frame = frame_for(list(records), flt.schema).with_columns(id=pl.Series(_ids(flt, records)))
-        return set(select_rows(flt, frame, now=now)["id"].to_list())
+        return set(flt.select_frame(frame, now=now)["id"].to_list())
 
     def _streaming(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
         frame = frame_for(list(records), flt.schema).with_columns(id=pl.Series(_ids(flt, records)))
         chosen = select_rows(flt, frame.lazy(), now=now).collect(engine="streaming")
         return set(chosen["id"].to_list())
 
-    COLUMNAR_ENGINES = [Engine("polars", _eager), Engine("polars-streaming", _streaming)]
+    def _untyped(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
+        frame = frame_for(list(records), flt.schema).with_columns(id=pl.Series(_ids(flt, records)))
+        return set(frame.filter(flt.to_polars(now=now))["id"].to_list())
+
+    COLUMNAR_ENGINES = [
+        Engine("polars", _eager),
+        Engine("polars-streaming", _streaming),
+        Engine("polars-untyped", _untyped),
+    ]

@@ -23,11 +23,14 @@ from .language.nodes import Node, fields_used, relative_values, resolve
 from .language.relative import Ago, Clock, as_now, system_clock
 
 if TYPE_CHECKING:
+    import polars as pl
     from sqlalchemy import ColumnElement
 
     from .backends.explain import Explanation
 
 R = TypeVar("R", bound=Mapping[str, Any])
+F = TypeVar("F", "pl.DataFrame", "pl.LazyFrame")
+"""A polars frame; polars is an optional extra, imported only to check types."""
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
@@ -226,3 +229,18 @@ class Filter:
 
     def __str__(self) -> str:
         return self.to_json()
+
+    def select_frame(
+        self, frame: F, *, columns: Mapping[str, str] | None = None, now: datetime | None = None
+    ) -> F:
+        """The audience in a polars DataFrame or LazyFrame: the rows that match, in order, lazy
+        in and lazy out (the columnar back-end; needs the `columnar` extra).
+
+        Columns are named as fields (`columns` maps a field to another name) and their types
+        are read from the frame, so every comparison is a native polars one; a column of a type
+        the field cannot use raises `FrameError` naming it and a conversion. Relative
+        date-times are taken at `now` (default: the clock when the query is built).
+        """
+        from .backends.columnar import select_rows
+
+        return select_rows(self, frame, columns=columns, now=now)

@@ -1,23 +1,38 @@
 """Columnar evaluation: a filter as one native polars expression over a DataFrame or LazyFrame.
 
-`to_polars(flt)` returns a boolean `pl.Expr` that is TRUE, FALSE, or null for UNKNOWN;
+`to_polars(flt, dtypes)` returns a boolean `pl.Expr` that is TRUE, FALSE, or null for UNKNOWN;
 `select_rows(flt, frame)` keeps the rows where it is TRUE. polars is an optional extra
 (`audiencefilter[columnar]`): nothing imports this module until a caller does.
 
 Design choices, each keeping the answers identical to the in-memory back-end:
+- The expression depends on each column's type, so it is built for the frame's types. A column
+  whose type is not given (`Filter.to_polars()` knows no frame) is read through one Python call
+  per batch that builds, for the type it meets, the same expression and runs it: the same
+  answers and errors, without polars' predicate pushdown.
+- A column of a type a field cannot use raises `FrameError` (a `RecordError`, so a
+  `TypeError`: the data does not fit the schema, the filter is fine), naming the column, its
+  type, the types accepted and a conversion. A column of nulls only (`pl.Null`, as
+  `pl.read_ndjson` reads a key that is always null) is accepted for any field: UNKNOWN.
 - Three-valued logic is polars' own: comparisons with null are null, `&`/`|` are Kleene (an
   n-ary group becomes a balanced tree of them), `~null` is null, and `filter`
   drops null rows. The places where polars does not follow SQL nulls are avoided: an empty
   `in`/`notIn` is a constant (it is FALSE/TRUE even for null rows), and a comparison whose
   answer is the same for every present value (`points > 2**70`) is that constant only where
   the value is present, null elsewhere.
-- Numbers are compared exactly. Against an integer column a float literal becomes the integer
-  bound it is equivalent to (`x > 2.5` is `x > 2`), and a literal outside the column's range is
-  such a constant, so no value is ever converted to a float and 2**53 + 1 stays itself. Against
-  a float column an integer that no float can represent becomes the nearest float bound; NaN
-  (which polars orders above everything) is FALSE in every comparison, as in Python.
-- Date-times are compared as UTC instants in microseconds (`Datetime("us", "UTC")`); a column
-  in another unit or zone, naive, or of type Date is converted first.
+- Numbers are compared exactly, in a type at least as wide as both the column's and the
+  literal's; the literal is never rounded to the column's type. Against an integer column a
+  float literal becomes the integer bound it is equivalent to (`x > 2.5` is `x > 2`), and a
+  literal outside the column's range is such a constant, so no value is ever converted to a
+  float and 2**53 + 1 stays itself. A Decimal column is its integers (value times 10^scale)
+  compared the same way with the literal times 10^scale. A Float32 column is widened to
+  Float64 (exactly; `100.1` stays the Float64 100.1), and against a float column an integer
+  that no float can represent becomes the nearest float bound; NaN (which polars orders above
+  everything) is FALSE in every comparison, as in Python.
+- Date-times are compared as integers: the column's ticks since 1970 UTC (what polars stores
+  for a Datetime of any unit, with any zone; a naive one is taken as UTC, as naive record
+  values are; a Date counts days, i.e. midnight UTC) against the literal's exact instant in
+  those ticks. So nanoseconds are not truncated, and a literal no column value can equal is a
+  bound or a constant like any other integer comparison.
 - Case folding must be Python's `str.lower()`. polars' `str.to_lowercase` agrees with it for
   every character both Unicode databases know, but the two can be of different Unicode
   versions, so characters new to one of them fold differently (55 do between Python 3.11 and
@@ -41,7 +56,8 @@ import math
 import operator
 import sys
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from fractions import Fraction
 from typing import Any, TypeVar
 
 import polars as pl
@@ -50,8 +66,9 @@ from ..filter import Filter
 from ..language.data_paths import location, truth
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Not, Or
-from ..language.values import Scalar, fold
+from ..language.values import fold
 from ..language.visitor import Visitor
+from .memory import RecordError
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 Dtypes = Mapping[str, Any]
@@ -76,9 +93,29 @@ _INT_RANGES = {
     pl.UInt16: (0, 2**16 - 1),
     pl.UInt32: (0, 2**32 - 1),
     pl.UInt64: (0, 2**64 - 1),
+    pl.Int128: (-(2**127), 2**127 - 1),
+}
+_TICKS_PER_SECOND = {"ns": 10**9, "us": 10**6, "ms": 10**3}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_ACCEPTED = {
+    FieldType.STRING: "String, Categorical or Enum",
+    FieldType.NUMBER: "an integer type (Int8..Int128, UInt8..UInt64), Float32, Float64 or Decimal",
+    FieldType.BOOLEAN: "Boolean",
+    FieldType.DATETIME: "Datetime (any time unit, with any time zone or none) or Date",
+    FieldType.JSON: "String (JSON text), Struct or Object",
 }
 _FEW = 8
 _FLIP_STRICT = {Op.GT: Op.GT, Op.GTE: Op.GT, Op.LT: Op.LTE, Op.LTE: Op.LTE}
+
+
+class FrameError(RecordError):
+    """A frame's column has a type the columnar back-end cannot read as its field's type.
+
+    A `RecordError` (so a `TypeError`): like a record with a value of the wrong type, the data
+    does not fit the schema, while the filter is fine. The message names the column and the
+    field, the type found, the types accepted, and a conversion that fixes it.
+    """
 
 
 def to_polars(
@@ -92,15 +129,15 @@ def to_polars(
 
     Args:
         flt: The filter.
-        dtypes: The frame's column types (`frame.schema`); without them every column is taken
-            to have its canonical type (`CANONICAL`).
+        dtypes: The frame's column types (`frame.schema`); a column without one has its type
+            read when the expression runs (slower, and hidden from predicate pushdown).
         columns: Column names for fields whose column is named differently.
         now: The instant relative date-times are taken at (default: the system clock now);
             the expression holds the instants, so build it again to move with time.
 
     Raises:
-        TypeError: a column's type cannot hold its field's values (a string column for a
-            date-time field, say).
+        FrameError: a column's type cannot hold its field's values (a string column for a
+            date-time field, say); raised when the expression runs for a column without type.
     """
     flt = flt.resolve(now)
     return _Expressions(flt.schema, dtypes or {}, columns or {}).visit(flt.root)
@@ -160,6 +197,8 @@ class _Expressions(Visitor[pl.Expr]):
 
     def visit_is_null(self, node: IsNull) -> pl.Expr:
         if node.path or self.schema[node.field].source:
+            if not self.known(node):
+                return self.deferred(node)
             return self.json_condition(node).fill_null(True)
         return self.column(node.field).is_null()
 
@@ -167,8 +206,12 @@ class _Expressions(Visitor[pl.Expr]):
         if node.op in (Op.IN, Op.NOT_IN) and not node.value:
             # `in: []` is FALSE and `notIn: []` TRUE for every record, null ones included.
             return pl.lit(node.op is Op.NOT_IN)
+        if not self.known(node):
+            return self.deferred(node)
         if node.path or self.schema[node.field].source:
             return self.json_condition(node)
+        if self.dtype(node.field) == pl.Null:  # a column of nulls only (`pl.read_ndjson`)
+            return _where_present(self.column(node.field), False)
         kind = self.schema[node.field].type
         if kind is FieldType.STRING:
             return self.string(node)
@@ -177,28 +220,63 @@ class _Expressions(Visitor[pl.Expr]):
         if kind is FieldType.BOOLEAN:
             dtype = self.dtype(node.field)
             if dtype != pl.Boolean:
-                raise _wrong_type(node.field, dtype, "a Boolean column")
+                raise self.wrong_type(node.field, dtype)
             column = self.column(node.field)
             return column if node.value is True else ~column
         return self.instant(node)
 
+    def column_name(self, node: Comparison | IsNull) -> str:
+        """The frame column a condition reads: its field's, or the JSON column holding it."""
+        where = location(self.schema, node)
+        name = node.field if where is None else where[0]
+        return self.columns.get(name, name)
+
+    def known(self, node: Comparison | IsNull) -> bool:
+        return self.column_name(node) in self.dtypes
+
+    def deferred(self, node: Comparison | IsNull) -> pl.Expr:
+        """The condition on a column whose type is learnt only when the expression runs.
+
+        Each batch builds, once per column type, the expression that type needs and runs it on
+        the batch: the answers and the `FrameError`s are those of an expression built with the
+        frame's types, and the price is a Python call per batch, with no predicate pushdown.
+        """
+        name = self.column_name(node)
+        built: dict[Any, pl.Expr] = {}
+
+        def run(values: pl.Series) -> pl.Series:
+            expr = built.get(values.dtype)
+            if expr is None:
+                typed = _Expressions(self.schema, {name: values.dtype}, self.columns)
+                expr = built[values.dtype] = typed.visit(node).alias(name)
+            return values.to_frame(name).select(expr).to_series()
+
+        return pl.col(name).map_batches(run, return_dtype=pl.Boolean, is_elementwise=True)
+
     def json_condition(self, node: Comparison | IsNull) -> pl.Expr:
-        """A condition inside a JSON text column, decoded row by row (null for a null cell).
+        """A condition inside a JSON column, decoded row by row (null for a null cell).
 
         Python decodes the JSON, so the answers are `data_paths.truth`'s exactly (numbers
-        beyond 2^53 included); the price is a Python call per row.
+        beyond 2^53 included); the price is a Python call per row. A Struct (what
+        `pl.read_ndjson` makes of objects) is encoded to JSON text first; an Object column holds
+        the decoded values already.
         """
         where = location(self.schema, node)
         assert where is not None
-        column_name, path = where
-        column = pl.col(self.columns.get(column_name, column_name))
-        dtype = self.dtypes.get(self.columns.get(column_name, column_name), pl.String)
+        field, path = where
+        column = pl.col(self.columns.get(field, field))
+        dtype = self.dtypes.get(self.columns.get(field, field), pl.String)
+        if dtype == pl.Null:
+            return _where_present(column, False)
+        if dtype == pl.Object:
+            value_test = functools.partial(_value_truth, node, path)
+            return column.map_elements(value_test, return_dtype=pl.Boolean, skip_nulls=True)
         if isinstance(dtype, pl.Struct):
             column = column.struct.json_encode()
         elif dtype != pl.String:
-            raise _wrong_type(column_name, dtype, "a String column of JSON text")
-        test = functools.partial(_json_text_truth, node, path)
-        return column.map_elements(test, return_dtype=pl.Boolean, skip_nulls=True)
+            raise self.wrong_type(field, dtype)
+        text_test = functools.partial(_json_text_truth, node, path)
+        return column.map_elements(text_test, return_dtype=pl.Boolean, skip_nulls=True)
 
     def column(self, field: str) -> pl.Expr:
         return pl.col(self.columns.get(field, field))
@@ -208,13 +286,21 @@ class _Expressions(Visitor[pl.Expr]):
         found = self.dtypes.get(self.columns.get(field, field))
         return CANONICAL[kind] if found is None else found
 
+    def wrong_type(self, field: str, dtype: Any) -> FrameError:
+        column = self.columns.get(field, field)
+        kind = self.schema[field].type
+        return FrameError(
+            f'column "{column}" for field "{field}" is {dtype}; expected {_ACCEPTED[kind]}. '
+            f"{_fix(kind, column, dtype)}"
+        )
+
     def string(self, node: Comparison) -> pl.Expr:
         column = self.column(node.field)
         dtype = self.dtype(node.field)
         if dtype in (pl.Categorical, pl.Enum) or isinstance(dtype, pl.Categorical | pl.Enum):
             column = column.cast(pl.String)
         elif dtype != pl.String:
-            raise _wrong_type(node.field, dtype, "a String column")
+            raise self.wrong_type(node.field, dtype)
         op = node.op
         value: Any = node.value
         if node.insensitive:
@@ -239,27 +325,78 @@ class _Expressions(Visitor[pl.Expr]):
         return column.str.ends_with(value)
 
     def number(self, node: Comparison) -> pl.Expr:
+        """A number comparison in a type wider than both the column's and the literal's.
+
+        The literal is never rounded to the column's type: a Float32 column is widened to
+        Float64 (exactly), and integer and Decimal columns compare their integers with the
+        literal's exact value (a Decimal's integer is its value times 10^scale).
+        """
         column = self.column(node.field)
         dtype = self.dtype(node.field)
         if dtype in _INT_RANGES:
-            return _integer_comparison(column, dtype, node.op, node.value)
+            low, high = _INT_RANGES[dtype]
+            return _integer_comparison(column, dtype, low, high, node.op, node.value)
         if dtype in (pl.Float32, pl.Float64):
-            return _float_comparison(column, dtype, node.op, node.value)
-        raise _wrong_type(node.field, dtype, "an integer or float column")
+            return _float_comparison(column.cast(pl.Float64), node.op, node.value)
+        if isinstance(dtype, pl.Decimal):
+            units = 10**dtype.scale
+            value = _scaled(node.value, units)
+            most = 10 ** (dtype.precision or 38) - 1
+            return _integer_comparison(column.to_physical(), pl.Int128, -most, most, node.op, value)
+        raise self.wrong_type(node.field, dtype)
 
     def instant(self, node: Comparison) -> pl.Expr:
-        column = _as_instant(self.column(node.field), self.dtype(node.field), node.field)
-        if node.op in (Op.IN, Op.NOT_IN):
-            assert isinstance(node.value, tuple)
-            values = pl.Series(node.value, dtype=INSTANT)
-            found = column.is_in(values.implode())
-            return found if node.op is Op.IN else ~found
-        assert isinstance(node.value, datetime)
-        return _compare(column, node.op, pl.lit(node.value, dtype=INSTANT))
+        """A date-time comparison of the column's integers (ticks since 1970 in UTC) with the
+        literal's exact instant in those ticks, so no value or literal is ever rounded.
+
+        polars stores a zoned Datetime as UTC ticks, and a naive one is taken as UTC (as naive
+        record values are); a Date is midnight UTC.
+        """
+        column = self.column(node.field)
+        dtype = self.dtype(node.field)
+        physical: Any
+        if isinstance(dtype, pl.Datetime):
+            ticks: Fraction = Fraction(_TICKS_PER_SECOND[dtype.time_unit], 10**6)
+            physical, (low, high) = pl.Int64, _INT_RANGES[pl.Int64]
+        elif dtype == pl.Date:
+            ticks = Fraction(1, 86_400 * 10**6)
+            physical, (low, high) = pl.Int32, _INT_RANGES[pl.Int32]
+        else:
+            raise self.wrong_type(node.field, dtype)
+        value = _scaled(_microseconds(node.value), ticks)
+        return _integer_comparison(column.to_physical(), physical, low, high, node.op, value)
+
+
+def _fix(kind: FieldType, column: str, dtype: Any) -> str:
+    """A conversion that turns a column of `dtype` into one the field can use."""
+    col = f'pl.col("{column}")'
+    if kind is FieldType.JSON:
+        return (
+            "Give it JSON text (a String column) or objects (a Struct, as pl.read_ndjson "
+            f'reads them; schema_overrides={{"{column}": pl.String}} keeps the text)'
+        )
+    if kind is FieldType.DATETIME:
+        if dtype == pl.String:
+            fix = f'{col}.str.to_datetime(time_zone="UTC")'
+        elif dtype.is_integer():
+            fix = f'pl.from_epoch("{column}", time_unit="ms")'
+        else:
+            fix = f"{col}.cast(pl.Datetime)"
+    elif kind is FieldType.NUMBER:
+        fix = f"{col}.str.to_integer()" if dtype == pl.String else f"{col}.cast(pl.Float64)"
+    elif kind is FieldType.BOOLEAN:
+        fix = f'{col} == "true"' if dtype == pl.String else f"{col}.cast(pl.Boolean)"
+    else:
+        fix = f"{col}.cast(pl.String)"
+    return f"Convert it first, e.g. frame.with_columns({fix})"
 
 
 def _json_text_truth(node: Comparison | IsNull, path: tuple[str, ...], text: str) -> bool | None:
     return truth(node, json.loads(text), path)
+
+
+def _value_truth(node: Comparison | IsNull, path: tuple[str, ...], value: Any) -> bool | None:
+    return truth(node, value, path)
 
 
 def _balanced(items: list[pl.Expr], combine: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> pl.Expr:
@@ -299,8 +436,11 @@ def _fold_exact(values: pl.Series) -> pl.Series:
     return lowered.scatter(rows, pl.Series(python, dtype=pl.String))
 
 
-def _integer_comparison(column: pl.Expr, dtype: Any, op: Op, value: Any) -> pl.Expr:
-    low, high = _INT_RANGES[dtype]
+def _integer_comparison(
+    column: pl.Expr, dtype: Any, low: int, high: int, op: Op, value: Any
+) -> pl.Expr:
+    """`column op value` for a column of integers in `low..high` and an exact number (an int,
+    float or Fraction, or a tuple of them), without rounding either."""
     if op in (Op.IN, Op.NOT_IN):
         exact = [v for v in (_as_integer(x) for x in value) if v is not None and low <= v <= high]
         found = column.is_in(pl.Series(exact, dtype=dtype).implode()) if exact else None
@@ -317,23 +457,34 @@ def _integer_comparison(column: pl.Expr, dtype: Any, op: Op, value: Any) -> pl.E
     return _compare(column, op, pl.lit(number, dtype=dtype))
 
 
-def _as_integer(value: Scalar) -> int | None:
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
+def _as_integer(value: int | float | Fraction) -> int | None:
+    exact = Fraction(value)
+    return int(exact) if exact.denominator == 1 else None
 
 
-def _integer_bound(op: Op, value: Any) -> tuple[Op, int] | bool:
+def _integer_bound(op: Op, value: int | float | Fraction) -> tuple[Op, int] | bool:
     """`x op value` for an integer x, as `x op' n` with an integer n, or a constant."""
-    if isinstance(value, int):
-        return op, value
-    if value.is_integer():
-        return op, int(value)
+    exact = Fraction(value)
+    if exact.denominator == 1:
+        return op, int(exact)
     if op is Op.EQUALS:
         return False
-    return _FLIP_STRICT[op], math.floor(value)  # x > 2.5 <=> x > 2; x <= 2.5 <=> x <= 2
+    return _FLIP_STRICT[op], math.floor(exact)  # x > 2.5 <=> x > 2; x <= 2.5 <=> x <= 2
+
+
+def _scaled(value: Any, factor: int | Fraction) -> Any:
+    """The exact value (or tuple of values) times `factor`: a literal in a column's units."""
+    if isinstance(value, tuple):
+        return tuple(Fraction(v) * factor for v in value)
+    return Fraction(value) * factor
+
+
+def _microseconds(value: Any) -> Any:
+    """An instant (or tuple of them) as microseconds since 1970-01-01 UTC."""
+    if isinstance(value, tuple):
+        return tuple(_microseconds(v) for v in value)
+    assert isinstance(value, datetime)
+    return (value - _EPOCH) // _MICROSECOND
 
 
 def _out_of_range(op: Op, n: int, low: int, high: int) -> bool | None:
@@ -347,16 +498,17 @@ def _out_of_range(op: Op, n: int, low: int, high: int) -> bool | None:
     return False if last < low else True if last >= high else None
 
 
-def _float_comparison(column: pl.Expr, dtype: Any, op: Op, value: Any) -> pl.Expr:
+def _float_comparison(column: pl.Expr, op: Op, value: Any) -> pl.Expr:
+    """`column op value` for a Float64 column, exactly."""
     if op in (Op.IN, Op.NOT_IN):
         exact = [float(v) for v in value if _float_exact(v)]
-        found = column.is_in(pl.Series(exact, dtype=dtype).implode()) if exact else None
+        found = column.is_in(pl.Series(exact, dtype=pl.Float64).implode()) if exact else None
         if found is None:
             found = _where_present(column, False)
         found = _nan_is_false(column, found)
         return found if op is Op.IN else ~found
     if _float_exact(value):
-        result = _compare(column, op, pl.lit(float(value), dtype=dtype))
+        result = _compare(column, op, pl.lit(float(value), dtype=pl.Float64))
     elif op is Op.EQUALS:
         result = _where_present(column, False)
     else:
@@ -394,20 +546,6 @@ def _nan_is_false(column: pl.Expr, result: pl.Expr) -> pl.Expr:
     return pl.when(column.is_nan()).then(pl.lit(False)).otherwise(result)
 
 
-def _as_instant(column: pl.Expr, dtype: Any, field: str) -> pl.Expr:
-    if dtype == INSTANT:
-        return column
-    if isinstance(dtype, pl.Datetime):
-        if dtype.time_zone is None:
-            column = column.dt.replace_time_zone("UTC")
-        elif dtype.time_zone != "UTC":
-            column = column.dt.convert_time_zone("UTC")
-        return column if dtype.time_unit == "us" else column.dt.cast_time_unit("us")
-    if dtype == pl.Date:
-        return column.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
-    raise _wrong_type(field, dtype, "a Datetime or Date column")
-
-
 def _compare(column: pl.Expr, op: Op, literal: pl.Expr) -> pl.Expr:
     if op is Op.EQUALS:
         return column == literal
@@ -423,7 +561,3 @@ def _compare(column: pl.Expr, op: Op, literal: pl.Expr) -> pl.Expr:
 def _where_present(column: pl.Expr, answer: bool) -> pl.Expr:
     """`answer` where the value is present, null (UNKNOWN) where it is not."""
     return pl.when(column.is_not_null()).then(pl.lit(answer))
-
-
-def _wrong_type(field: str, dtype: Any, expected: str) -> TypeError:
-    return TypeError(f'field "{field}" needs {expected}; the frame has {dtype}')
