@@ -351,3 +351,238 @@ def where_noise(
         ),
         max_leaves=max_leaves,
     )
+
+
+# ---- wide inputs ----------------------------------------------------------------------------
+# The pools above are tame on purpose (values that hit each other); the strategies below reach
+# the edges where engines differ: the whole of Unicode in keys and strings, numbers beyond
+# doubles and 64 bits, subnormal floats, zone-aware date-times on daylight-saving folds and
+# gaps, booleans next to 1 and 0. Lone surrogates are never drawn: they are not Unicode, no
+# engine can store them in UTF-8 text, and `parse` rejects them in keys and literals.
+
+SPECIAL_KEYS = (
+    "-",
+    "-1",
+    "*",
+    "1",
+    "$",
+    "[0]",
+    "a.b",
+    "a-b",
+    '"',
+    "'",
+    "\\",
+    " ",
+    "é",
+    "É",
+    "ключ",
+    "鍵",
+    "😀",
+    "\x01",
+    "\x1f",
+    "\x7f",
+    "\n",
+    "\u2028",
+    "\ufeff",
+    "İ",
+)
+"""Keys that some engine's JSON path syntax cannot address as written: non-ASCII, control
+characters, `-`, `-1`, `*`, quotes, dots and brackets."""
+
+_UNICODE = st.characters(exclude_categories=["Cs"])
+_KEY_CHARACTERS = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
+
+
+def data_keys() -> st.SearchStrategy[str]:
+    """Keys of `data` objects and paths from the whole of Unicode (never NUL, which a path may
+    not hold, nor a lone surrogate), the special ones and the tame pool most often."""
+    return st.one_of(
+        st.sampled_from(DATA_KEYS),
+        st.sampled_from(SPECIAL_KEYS),
+        st.text(_KEY_CHARACTERS, max_size=3),
+    )
+
+
+def unicode_strings(*, nul: bool = True) -> st.SearchStrategy[str]:
+    """Strings over the whole of Unicode (with NUL unless `nul=False`), mixed with the pool words
+    and with case pairs whose folds differ between Unicode versions and engines."""
+    characters = _UNICODE if nul else _KEY_CHARACTERS
+    folds = st.text(st.sampled_from("aAİiIıßẞΣσςǅǄǆΩΩKKÅÅⱯɐ\u0345ΐᾈ\x00x"), max_size=4).map(
+        lambda text: text if nul else text.replace("\x00", "")
+    )
+    return st.one_of(st.sampled_from(WORDS), folds, st.text(characters, max_size=5))
+
+
+WIDE_INTEGERS = (
+    2**53 - 1,
+    2**53 + 1,
+    -(2**53) - 1,
+    2**63,
+    -(2**63) - 1,
+    2**64 - 1,
+    2**64,
+    2**64 + 1,
+    2**127,
+    2**128 + 1,
+    10**20,
+    10**300,
+    -(10**300),
+    10**400,
+    -(10**400),
+)
+"""Integers beyond what doubles hold exactly, beyond 64 and 128 bits, and beyond any double."""
+
+WIDE_FLOATS = (
+    5e-324,
+    -5e-324,
+    1e-320,
+    2.2250738585072014e-308,
+    1e-7,
+    0.1,
+    1.5,
+    1e16,
+    1e23,
+    2.0**60,
+    2.0**64,
+    1e300,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+)
+"""Floats that are subnormal, tiny, above 2^53 with a short decimal (`1e23`), or the largest."""
+
+
+def wide_numbers() -> st.SearchStrategy[int | float]:
+    """Numbers from the tame pool, the wide ones, and any finite float or integer."""
+    return st.one_of(
+        numbers(),
+        st.sampled_from(WIDE_INTEGERS),
+        st.sampled_from(WIDE_FLOATS),
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+    )
+
+
+ZONES = (
+    "Europe/Berlin",
+    "America/New_York",
+    "America/St_Johns",
+    "Australia/Lord_Howe",
+    "Pacific/Chatham",
+    "Asia/Kolkata",
+    "UTC",
+)
+"""Time zones with daylight-saving folds and gaps, half-hour and 45-minute offsets and a
+half-hour daylight-saving shift (Lord Howe)."""
+
+_TRANSITIONS = (
+    ("Europe/Berlin", datetime(2024, 10, 27, 2)),  # fold 02:00-03:00
+    ("Europe/Berlin", datetime(2025, 3, 30, 2)),  # gap 02:00-03:00
+    ("America/New_York", datetime(2024, 11, 3, 1)),  # fold 01:00-02:00
+    ("America/New_York", datetime(2025, 3, 9, 2)),  # gap
+    ("America/St_Johns", datetime(2024, 11, 3, 1)),  # fold, at -03:30
+    ("America/St_Johns", datetime(2025, 3, 9, 2)),  # gap
+    ("Australia/Lord_Howe", datetime(2025, 4, 6, 1, 30)),  # fold of half an hour
+    ("Australia/Lord_Howe", datetime(2024, 10, 6, 2)),  # gap of half an hour
+    ("Pacific/Chatham", datetime(2025, 4, 6, 2, 45)),  # fold, at +13:45
+    ("Pacific/Chatham", datetime(2024, 9, 29, 2, 45)),  # gap
+    ("Asia/Kolkata", datetime(2025, 1, 1, 5, 30)),  # +05:30, no daylight saving
+)
+"""Wall times where a zone's clock repeats an hour (fold) or skips one (gap)."""
+
+
+def zoned_datetimes() -> st.SearchStrategy[datetime]:
+    """Aware date-times in `ZONES` (`zoneinfo`), mostly on or next to a daylight-saving fold or
+    gap: repeated wall times with `fold` 0 and 1, and wall times that do not exist."""
+    from zoneinfo import ZoneInfo
+
+    near = st.builds(
+        lambda transition, minutes, micros, fold: (
+            transition[1] + timedelta(minutes=minutes, microseconds=micros)
+        ).replace(tzinfo=ZoneInfo(transition[0]), fold=fold),
+        st.sampled_from(_TRANSITIONS),
+        st.sampled_from((-1, 0, 15, 29, 30, 59, 60)),
+        st.sampled_from((0, 0, 1, 999_999)),
+        st.integers(0, 1),
+    )
+    anywhere = st.datetimes(
+        min_value=datetime(2024, 1, 1),
+        max_value=datetime(2026, 1, 1),
+        timezones=st.sampled_from(ZONES).map(ZoneInfo),
+    )
+    return st.one_of(near, near, anywhere)
+
+
+def json_scalars(
+    strings: st.SearchStrategy[str] | None = None,
+    numbers: st.SearchStrategy[int | float] | None = None,
+) -> st.SearchStrategy[Any]:
+    """JSON scalars: null, booleans, 1 and 0 (next to true and false), numbers and strings."""
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.sampled_from((1, 0, 1.0, 0.0, -0.0)),
+        numbers if numbers is not None else wide_numbers(),
+        strings if strings is not None else unicode_strings(),
+    )
+
+
+def wide_data_objects(
+    keys: st.SearchStrategy[str] | None = None,
+    scalars: st.SearchStrategy[Any] | None = None,
+) -> st.SearchStrategy[dict[str, Any]]:
+    """`data` objects over `data_keys()` and `json_scalars()`, with arrays and nested objects."""
+    keys = keys if keys is not None else data_keys()
+    scalar = scalars if scalars is not None else json_scalars()
+    inner = st.one_of(
+        scalar, scalar, st.lists(scalar, max_size=2), st.dictionaries(keys, scalar, max_size=3)
+    )
+    return st.dictionaries(keys, inner, max_size=4)
+
+
+def data_conditions(
+    keys: st.SearchStrategy[str] | None = None,
+    literals: st.SearchStrategy[Any] | None = None,
+    *,
+    field: str = "data",
+    max_depth: int = 2,
+) -> st.SearchStrategy[dict[str, Any]]:
+    """`{field: {"path": [...], op: literal}}` conditions: the operators fit the JSON type of
+    the drawn literal; `in`/`notIn` lists may mix integers and floats; `mode` and `not` now and
+    then. Paths are drawn from `keys` (default `data_keys()`)."""
+    keys = keys if keys is not None else data_keys()
+    literals = literals if literals is not None else json_scalars().filter(lambda v: v is not None)
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        from ..language.data_paths import value_type
+
+        path = draw(st.lists(keys, min_size=1, max_size=max_depth))
+        literal = draw(literals)
+        kind = value_type(literal)
+        same_type = literals.filter(lambda v: value_type(v) is kind)
+        op = draw(st.sampled_from(sorted(OPERATORS[kind], key=lambda o: o.value)))
+        operand: Any = draw(st.lists(same_type, max_size=3)) if op in LIST_OPS else literal
+        body: dict[str, Any] = {"path": path}
+        if draw(st.integers(0, 4)) == 0:
+            body["not"] = {op.value: operand}
+        else:
+            body[op.value] = operand
+        if kind is FieldType.STRING and draw(st.booleans()):
+            body["mode"] = "insensitive"
+        return {field: body}
+
+    return build()
+
+
+def wrong_typed_values(kind: FieldType) -> st.SearchStrategy[Any]:
+    """Values a record may hold by mistake for a field of `kind`: another type's values (a
+    string `"1"` for a number, 1 for a boolean, a number for a date-time)."""
+    others: dict[FieldType, st.SearchStrategy[Any]] = {
+        FieldType.STRING: st.one_of(st.integers(-2, 2), st.booleans(), st.just(1.5)),
+        FieldType.NUMBER: st.one_of(
+            st.sampled_from(("1", "0", "1.5", "", "abc")), st.booleans(), st.just([1])
+        ),
+        FieldType.BOOLEAN: st.one_of(st.sampled_from(("true", "false", "1", "")), st.just(2)),
+        FieldType.DATETIME: st.one_of(st.integers(0, 2**31), st.just(1.5), st.booleans()),
+    }
+    return others[kind]
