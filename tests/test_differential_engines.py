@@ -34,7 +34,9 @@ from audiencefilter.testing.strategies import (
     WIDE_FLOATS,
     WIDE_INTEGERS,
     data_keys,
+    record_lists,
     unicode_strings,
+    where_clauses,
     wrong_typed_values,
     zoned_datetimes,
 )
@@ -473,6 +475,25 @@ def test_polars_columns_of_every_numeric_and_string_dtype(
         f"polars ({numeric}, {text}) selects {found}, memory {expected}\n"
         f"filter {flt.to_json()}\nrecords {records}"
     )
+
+
+# ---- everything at once ------------------------------------------------------------------------
+
+
+@pytest.mark.disagreement("any kind, on random wide filters and records")
+@pytest.mark.xfail(reason="disagreement: any kind, on random wide filters and records", strict=True)
+@settings(max_examples=EXAMPLES)
+@given(
+    where_clauses(wide=True, hostile=True, max_leaves=6),
+    record_lists(min_size=2, max_size=8, wide=True, hostile=True),
+)
+@example(*_key_example("é"))
+def test_every_engine_agrees_on_wide_filters_and_records(
+    engines: Engines, where: dict[str, Any], records: Records
+) -> None:
+    """The shipped strategies with `wide=True`: whole filters over every field, every kind of
+    edge at once."""
+    agree(engines, [where], records)
 
 
 # ---- memory alone: records no typed column could hold ------------------------------------------

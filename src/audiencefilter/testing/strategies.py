@@ -5,6 +5,16 @@ integers around 2^53 and 2^63, date-times with offsets and microseconds) so that
 filters often hit random records: a differential test that never matches anything proves
 little. Requires the `hypothesis` package, which the core library does not depend on.
 
+Tame pools alone miss the inputs where engines part ways, so `wide=True` (on `records`,
+`record_lists`, `where_clauses` and `filters`) mixes in the wide strategies, each also usable on
+its own: `data_keys` and `unicode_strings` (all of Unicode: controls, NUL in strings, `-`, `-1`,
+`*`, non-ASCII), `wide_numbers` (beyond 2^53, 64 and 128 bits, 300-digit integers, subnormal
+floats), `zoned_datetimes` (zoneinfo zones on daylight-saving folds and gaps, half-hour
+offsets), `json_scalars` (true and false beside 1 and 0), `wide_data_objects`,
+`data_conditions` (`in` lists mixing integers and floats) and `wrong_typed_values` (for
+checking that a record of the wrong type raises `RecordError`). The tame pools still supply
+half of the values, so that filters keep hitting records. Lone surrogates are never drawn.
+
 Date-time conditions are sometimes relative (`{"ago": "P6M"}`). Their durations are chosen so
 that, taken at `NOW`, they land on or next to the instants records hold (`P6M` is exactly
 2025-01-01): evaluate with `now=NOW` to make them bite.
@@ -129,7 +139,13 @@ def numbers() -> st.SearchStrategy[int | float]:
     )
 
 
-def _value(kind: FieldType, hostile: bool = False) -> st.SearchStrategy[Any]:
+def _value(kind: FieldType, hostile: bool = False, wide: bool = False) -> st.SearchStrategy[Any]:
+    if wide and kind is FieldType.STRING:
+        return st.one_of(strings(hostile), unicode_strings(nul=hostile))
+    if wide and kind is FieldType.NUMBER:
+        return wide_numbers()
+    if wide and kind is FieldType.DATETIME:
+        return st.one_of(_instants(), zoned_datetimes())
     if kind is FieldType.STRING:
         return strings(hostile)
     if kind is FieldType.NUMBER:
@@ -163,12 +179,13 @@ def data_objects() -> st.SearchStrategy[dict[str, Any]]:
     return st.dictionaries(st.sampled_from(DATA_KEYS), inner, max_size=4)
 
 
-def _record_value(kind: FieldType, hostile: bool) -> st.SearchStrategy[Any]:
+def _record_value(kind: FieldType, hostile: bool, wide: bool = False) -> st.SearchStrategy[Any]:
     if kind is FieldType.NUMBER:  # records hold integers, as the contact columns do
-        return st.one_of(st.sampled_from(INTEGERS), st.integers(-1000, 1000))
+        tame = st.one_of(st.sampled_from(INTEGERS), st.integers(-1000, 1000))
+        return st.one_of(tame, st.integers(-(2**63), 2**63 - 1)) if wide else tame
     if kind is FieldType.JSON:
-        return data_objects()
-    return _value(kind, hostile)
+        return st.one_of(data_objects(), wide_data_objects()) if wide else data_objects()
+    return _value(kind, hostile, wide)
 
 
 def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
@@ -199,16 +216,19 @@ _MISSING = object()
 
 
 def records(
-    schema: Schema = CONTACT, *, hostile: bool = False
+    schema: Schema = CONTACT, *, hostile: bool = False, wide: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Records of `schema`: each field a typed value (half the time), null, or missing.
 
     Values dominate so that comparisons are mostly TRUE or FALSE: with as many nulls as values,
-    most filters would be UNKNOWN for most records and select nothing.
+    most filters would be UNKNOWN for most records and select nothing. With `wide`, values also
+    come from the wide strategies below (zone-aware date-times, strings and `data` keys from all
+    of Unicode, any 64-bit integer, JSON numbers of any size), the tame pools still half the
+    time so that filters keep hitting records.
     """
 
     def field(kind: FieldType) -> st.SearchStrategy[Any]:
-        value = _record_value(kind, hostile)
+        value = _record_value(kind, hostile, wide)
         return st.one_of(st.just(_MISSING), st.none(), value, value)
 
     fields = {f.name: field(f.type) for f in schema.fields}
@@ -218,10 +238,16 @@ def records(
 
 
 def record_lists(
-    schema: Schema = CONTACT, *, min_size: int = 0, max_size: int = 12, hostile: bool = False
+    schema: Schema = CONTACT,
+    *,
+    min_size: int = 0,
+    max_size: int = 12,
+    hostile: bool = False,
+    wide: bool = False,
 ) -> st.SearchStrategy[list[dict[str, Any]]]:
     """Lists of records with unique string ids `r0`, `r1`, ... in the `id` key."""
-    return st.lists(records(schema, hostile=hostile), min_size=min_size, max_size=max_size).map(
+    rows = records(schema, hostile=hostile, wide=wide)
+    return st.lists(rows, min_size=min_size, max_size=max_size).map(
         lambda rows: [{"id": f"r{i}", **row} for i, row in enumerate(rows)]
     )
 
@@ -236,7 +262,9 @@ def relative_values() -> st.SearchStrategy[dict[str, str]]:
     return spelt.map(lambda duration: {"ago": duration})
 
 
-def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[str, Any]]:
+def _field_condition(
+    schema: Schema, hostile: bool, wide: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
     """`{field: literal}`, `{field: null}` or `{field: {ops...}}` with mode and `not`."""
 
     @st.composite
@@ -244,8 +272,10 @@ def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[st
         field = draw(st.sampled_from(schema.fields))
         kind = field.type
         if kind is FieldType.JSON:
+            if wide and draw(st.booleans()):
+                return draw(data_conditions(field=field.name))
             return _data_condition(field.name, draw)
-        value = _value(kind, hostile).map(lambda v: _json_literal(kind, v))
+        value = _value(kind, hostile, wide).map(lambda v: _json_literal(kind, v))
         # Where one literal is compared (not in lists, not as a shorthand), a date-time is
         # relative half of the time.
         operand: st.SearchStrategy[Any] = value
@@ -284,9 +314,13 @@ def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[st
 
 
 def where_clauses(
-    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False
+    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False, wide: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
-    """Valid where clauses as JSON-ready dicts, with every shape the semantics allow."""
+    """Valid where clauses as JSON-ready dicts, with every shape the semantics allow.
+
+    With `wide`, literals also come from the wide strategies (see `records`), and conditions on
+    `data` from `data_conditions`.
+    """
 
     def extend(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
         group = st.lists(children, max_size=3)
@@ -299,7 +333,7 @@ def where_clauses(
             st.builds(_merge, children, children),
         )
 
-    condition = _field_condition(schema, hostile)
+    condition = _field_condition(schema, hostile, wide)
     # `{}` (TRUE) one leaf in four: as often as conditions, it made most filters trivially TRUE.
     leaves = st.one_of(condition, condition, condition, st.just({}))
     return st.recursive(leaves, extend, max_leaves=max_leaves)
@@ -313,10 +347,10 @@ def _merge(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
 
 
 def filters(
-    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False
+    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False, wide: bool = False
 ) -> st.SearchStrategy[Filter]:
-    """Valid `Filter`s of `schema`."""
-    return where_clauses(schema, max_leaves=max_leaves, hostile=hostile).map(
+    """Valid `Filter`s of `schema` (`wide`: see `where_clauses`)."""
+    return where_clauses(schema, max_leaves=max_leaves, hostile=hostile, wide=wide).map(
         lambda where: parse(where, schema)
     )
 
@@ -561,7 +595,11 @@ def data_conditions(
         kind = value_type(literal)
         same_type = literals.filter(lambda v: value_type(v) is kind)
         op = draw(st.sampled_from(sorted(OPERATORS[kind], key=lambda o: o.value)))
-        operand: Any = draw(st.lists(same_type, max_size=3)) if op in LIST_OPS else literal
+        items = same_type
+        if kind is FieldType.NUMBER:  # integers beside floats: engines that read a list as
+            # one type merge neighbours beyond 2^53 (`[2**53 + 1, 0.5]`)
+            items = st.one_of(same_type, st.sampled_from((0, 1, 0.5, 1.0, 2**53 + 1)))
+        operand: Any = draw(st.lists(items, max_size=3)) if op in LIST_OPS else literal
         body: dict[str, Any] = {"path": path}
         if draw(st.integers(0, 4)) == 0:
             body["not"] = {op.value: operand}
