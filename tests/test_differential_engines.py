@@ -51,6 +51,15 @@ def engines(request: pytest.FixtureRequest) -> Engines:
     return Engines.open(request)
 
 
+def test_every_database_keeps_its_statement_cache_on(engines: Engines) -> None:
+    """The properties run through SQLAlchemy as a new user would: one long-lived Engine per
+    database with the compiled-statement cache at its default size, so that a cache that mixes
+    up two filters shows."""
+    for dialect, database in engines.databases.items():
+        cache = database.engine._compiled_cache
+        assert cache is not None and getattr(cache, "capacity", 0) > 0, dialect
+
+
 def _ids(rows: list[dict[str, Any]]) -> Records:
     return [{"id": f"r{i}", **row} for i, row in enumerate(rows)]
 

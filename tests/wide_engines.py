@@ -171,7 +171,8 @@ def agree(
 
 
 def polars_ids(flt: af.Filter, records: Sequence[dict[str, Any]]) -> set[str] | str:
-    """The ids polars selects from a frame built with `frame_for` (an error as text)."""
+    """The ids polars selects from a frame built with `frame_for`, eagerly and on the streaming
+    engine (an error, or two different answers, as text)."""
     try:
         import polars as pl
 
@@ -182,9 +183,12 @@ def polars_ids(flt: af.Filter, records: Sequence[dict[str, Any]]) -> set[str] | 
         frame = frame_for(list(records), flt.schema).with_columns(
             id=pl.Series([r["id"] for r in records], dtype=pl.String)
         )
-        return set(select_rows(flt, frame, now=NOW)["id"].to_list())
+        eager = set(select_rows(flt, frame, now=NOW)["id"].to_list())
+        lazy = select_rows(flt, frame.lazy(), now=NOW).collect(engine="streaming")
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
+    streamed = set(lazy["id"].to_list())
+    return eager if streamed == eager else f"eager {eager}, streaming {streamed}"
 
 
 def finite_double(value: int | float) -> bool:
