@@ -1,14 +1,16 @@
 """Suite-wide configuration: hypothesis profiles and the real database servers.
 
 The `ci` profile keeps property tests bounded so the whole suite stays fast; `thorough` is
-for deep runs (`HYPOTHESIS_PROFILE=thorough make test`).
+for deep runs (`HYPOTHESIS_PROFILE=thorough make test`). `search` leaves out
+the `@example`s, so that a wide differential property shows what its generators find alone
+(`HYPOTHESIS_PROFILE=search pytest --runxfail tests/test_differential_engines.py`).
 """
 
 from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 pytest_plugins = ["tests.servers"]
 
@@ -24,5 +26,12 @@ settings.register_profile(
     max_examples=5000,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "search",
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    phases=[Phase.generate, Phase.target, Phase.shrink],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

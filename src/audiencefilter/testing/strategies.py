@@ -5,6 +5,16 @@ integers around 2^53 and 2^63, date-times with offsets and microseconds) so that
 filters often hit random records: a differential test that never matches anything proves
 little. Requires the `hypothesis` package, which the core library does not depend on.
 
+Tame pools alone miss the inputs where engines part ways, so `wide=True` (on `records`,
+`record_lists`, `where_clauses` and `filters`) mixes in the wide strategies, each also usable on
+its own: `data_keys` and `unicode_strings` (all of Unicode: controls, NUL in strings, `-`, `-1`,
+`*`, non-ASCII), `wide_numbers` (beyond 2^53, 64 and 128 bits, 300-digit integers, subnormal
+floats), `zoned_datetimes` (zoneinfo zones on daylight-saving folds and gaps, half-hour
+offsets), `json_scalars` (true and false beside 1 and 0), `wide_data_objects`,
+`data_conditions` (`in` lists mixing integers and floats) and `wrong_typed_values` (for
+checking that a record of the wrong type raises `RecordError`). The tame pools still supply
+half of the values, so that filters keep hitting records. Lone surrogates are never drawn.
+
 Date-time conditions are sometimes relative (`{"ago": "P6M"}`). Their durations are chosen so
 that, taken at `NOW`, they land on or next to the instants records hold (`P6M` is exactly
 2025-01-01): evaluate with `now=NOW` to make them bite.
@@ -129,7 +139,13 @@ def numbers() -> st.SearchStrategy[int | float]:
     )
 
 
-def _value(kind: FieldType, hostile: bool = False) -> st.SearchStrategy[Any]:
+def _value(kind: FieldType, hostile: bool = False, wide: bool = False) -> st.SearchStrategy[Any]:
+    if wide and kind is FieldType.STRING:
+        return st.one_of(strings(hostile), unicode_strings(nul=hostile))
+    if wide and kind is FieldType.NUMBER:
+        return wide_numbers()
+    if wide and kind is FieldType.DATETIME:
+        return st.one_of(_instants(), zoned_datetimes())
     if kind is FieldType.STRING:
         return strings(hostile)
     if kind is FieldType.NUMBER:
@@ -163,12 +179,13 @@ def data_objects() -> st.SearchStrategy[dict[str, Any]]:
     return st.dictionaries(st.sampled_from(DATA_KEYS), inner, max_size=4)
 
 
-def _record_value(kind: FieldType, hostile: bool) -> st.SearchStrategy[Any]:
+def _record_value(kind: FieldType, hostile: bool, wide: bool = False) -> st.SearchStrategy[Any]:
     if kind is FieldType.NUMBER:  # records hold integers, as the contact columns do
-        return st.one_of(st.sampled_from(INTEGERS), st.integers(-1000, 1000))
+        tame = st.one_of(st.sampled_from(INTEGERS), st.integers(-1000, 1000))
+        return st.one_of(tame, st.integers(-(2**63), 2**63 - 1)) if wide else tame
     if kind is FieldType.JSON:
-        return data_objects()
-    return _value(kind, hostile)
+        return st.one_of(data_objects(), wide_data_objects()) if wide else data_objects()
+    return _value(kind, hostile, wide)
 
 
 def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
@@ -199,16 +216,19 @@ _MISSING = object()
 
 
 def records(
-    schema: Schema = CONTACT, *, hostile: bool = False
+    schema: Schema = CONTACT, *, hostile: bool = False, wide: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Records of `schema`: each field a typed value (half the time), null, or missing.
 
     Values dominate so that comparisons are mostly TRUE or FALSE: with as many nulls as values,
-    most filters would be UNKNOWN for most records and select nothing.
+    most filters would be UNKNOWN for most records and select nothing. With `wide`, values also
+    come from the wide strategies below (zone-aware date-times, strings and `data` keys from all
+    of Unicode, any 64-bit integer, JSON numbers of any size), the tame pools still half the
+    time so that filters keep hitting records.
     """
 
     def field(kind: FieldType) -> st.SearchStrategy[Any]:
-        value = _record_value(kind, hostile)
+        value = _record_value(kind, hostile, wide)
         return st.one_of(st.just(_MISSING), st.none(), value, value)
 
     fields = {f.name: field(f.type) for f in schema.fields}
@@ -218,10 +238,16 @@ def records(
 
 
 def record_lists(
-    schema: Schema = CONTACT, *, min_size: int = 0, max_size: int = 12, hostile: bool = False
+    schema: Schema = CONTACT,
+    *,
+    min_size: int = 0,
+    max_size: int = 12,
+    hostile: bool = False,
+    wide: bool = False,
 ) -> st.SearchStrategy[list[dict[str, Any]]]:
     """Lists of records with unique string ids `r0`, `r1`, ... in the `id` key."""
-    return st.lists(records(schema, hostile=hostile), min_size=min_size, max_size=max_size).map(
+    rows = records(schema, hostile=hostile, wide=wide)
+    return st.lists(rows, min_size=min_size, max_size=max_size).map(
         lambda rows: [{"id": f"r{i}", **row} for i, row in enumerate(rows)]
     )
 
@@ -236,7 +262,9 @@ def relative_values() -> st.SearchStrategy[dict[str, str]]:
     return spelt.map(lambda duration: {"ago": duration})
 
 
-def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[str, Any]]:
+def _field_condition(
+    schema: Schema, hostile: bool, wide: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
     """`{field: literal}`, `{field: null}` or `{field: {ops...}}` with mode and `not`."""
 
     @st.composite
@@ -244,8 +272,10 @@ def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[st
         field = draw(st.sampled_from(schema.fields))
         kind = field.type
         if kind is FieldType.JSON:
+            if wide and draw(st.booleans()):
+                return draw(data_conditions(field=field.name))
             return _data_condition(field.name, draw)
-        value = _value(kind, hostile).map(lambda v: _json_literal(kind, v))
+        value = _value(kind, hostile, wide).map(lambda v: _json_literal(kind, v))
         # Where one literal is compared (not in lists, not as a shorthand), a date-time is
         # relative half of the time.
         operand: st.SearchStrategy[Any] = value
@@ -284,9 +314,13 @@ def _field_condition(schema: Schema, hostile: bool) -> st.SearchStrategy[dict[st
 
 
 def where_clauses(
-    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False
+    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False, wide: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
-    """Valid where clauses as JSON-ready dicts, with every shape the semantics allow."""
+    """Valid where clauses as JSON-ready dicts, with every shape the semantics allow.
+
+    With `wide`, literals also come from the wide strategies (see `records`), and conditions on
+    `data` from `data_conditions`.
+    """
 
     def extend(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
         group = st.lists(children, max_size=3)
@@ -299,7 +333,7 @@ def where_clauses(
             st.builds(_merge, children, children),
         )
 
-    condition = _field_condition(schema, hostile)
+    condition = _field_condition(schema, hostile, wide)
     # `{}` (TRUE) one leaf in four: as often as conditions, it made most filters trivially TRUE.
     leaves = st.one_of(condition, condition, condition, st.just({}))
     return st.recursive(leaves, extend, max_leaves=max_leaves)
@@ -313,10 +347,10 @@ def _merge(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
 
 
 def filters(
-    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False
+    schema: Schema = CONTACT, *, max_leaves: int = 8, hostile: bool = False, wide: bool = False
 ) -> st.SearchStrategy[Filter]:
-    """Valid `Filter`s of `schema`."""
-    return where_clauses(schema, max_leaves=max_leaves, hostile=hostile).map(
+    """Valid `Filter`s of `schema` (`wide`: see `where_clauses`)."""
+    return where_clauses(schema, max_leaves=max_leaves, hostile=hostile, wide=wide).map(
         lambda where: parse(where, schema)
     )
 
@@ -351,3 +385,242 @@ def where_noise(
         ),
         max_leaves=max_leaves,
     )
+
+
+# ---- wide inputs ----------------------------------------------------------------------------
+# The pools above are tame on purpose (values that hit each other); the strategies below reach
+# the edges where engines differ: the whole of Unicode in keys and strings, numbers beyond
+# doubles and 64 bits, subnormal floats, zone-aware date-times on daylight-saving folds and
+# gaps, booleans next to 1 and 0. Lone surrogates are never drawn: they are not Unicode, no
+# engine can store them in UTF-8 text, and `parse` rejects them in keys and literals.
+
+SPECIAL_KEYS = (
+    "-",
+    "-1",
+    "*",
+    "1",
+    "$",
+    "[0]",
+    "a.b",
+    "a-b",
+    '"',
+    "'",
+    "\\",
+    " ",
+    "é",
+    "É",
+    "ключ",
+    "鍵",
+    "😀",
+    "\x01",
+    "\x1f",
+    "\x7f",
+    "\n",
+    "\u2028",
+    "\ufeff",
+    "İ",
+)
+"""Keys that some engine's JSON path syntax cannot address as written: non-ASCII, control
+characters, `-`, `-1`, `*`, quotes, dots and brackets."""
+
+_UNICODE = st.characters(exclude_categories=["Cs"])
+_KEY_CHARACTERS = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
+
+
+def data_keys() -> st.SearchStrategy[str]:
+    """Keys of `data` objects and paths from the whole of Unicode (never NUL, which a path may
+    not hold, nor a lone surrogate), the special ones and the tame pool most often."""
+    return st.one_of(
+        st.sampled_from(DATA_KEYS),
+        st.sampled_from(SPECIAL_KEYS),
+        st.text(_KEY_CHARACTERS, max_size=3),
+    )
+
+
+def unicode_strings(*, nul: bool = True) -> st.SearchStrategy[str]:
+    """Strings over the whole of Unicode (with NUL unless `nul=False`), mixed with the pool words
+    and with case pairs whose folds differ between Unicode versions and engines."""
+    characters = _UNICODE if nul else _KEY_CHARACTERS
+    folds = st.text(st.sampled_from("aAİiIıßẞΣσςǅǄǆΩΩKKÅÅⱯɐ\u0345ΐᾈ\x00x"), max_size=4).map(
+        lambda text: text if nul else text.replace("\x00", "")
+    )
+    return st.one_of(st.sampled_from(WORDS), folds, st.text(characters, max_size=5))
+
+
+WIDE_INTEGERS = (
+    2**53 - 1,
+    2**53 + 1,
+    -(2**53) - 1,
+    2**63,
+    -(2**63) - 1,
+    2**64 - 1,
+    2**64,
+    2**64 + 1,
+    2**127,
+    2**128 + 1,
+    10**20,
+    10**300,
+    -(10**300),
+    10**400,
+    -(10**400),
+)
+"""Integers beyond what doubles hold exactly, beyond 64 and 128 bits, and beyond any double."""
+
+WIDE_FLOATS = (
+    5e-324,
+    -5e-324,
+    1e-320,
+    2.2250738585072014e-308,
+    1e-7,
+    0.1,
+    1.5,
+    1e16,
+    1e23,
+    2.0**60,
+    2.0**64,
+    1e300,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+)
+"""Floats that are subnormal, tiny, above 2^53 with a short decimal (`1e23`), or the largest."""
+
+
+def wide_numbers() -> st.SearchStrategy[int | float]:
+    """Numbers from the tame pool, the wide ones, and any finite float or integer."""
+    return st.one_of(
+        numbers(),
+        st.sampled_from(WIDE_INTEGERS),
+        st.sampled_from(WIDE_FLOATS),
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+    )
+
+
+ZONES = (
+    "Europe/Berlin",
+    "America/New_York",
+    "America/St_Johns",
+    "Australia/Lord_Howe",
+    "Pacific/Chatham",
+    "Asia/Kolkata",
+    "UTC",
+)
+"""Time zones with daylight-saving folds and gaps, half-hour and 45-minute offsets and a
+half-hour daylight-saving shift (Lord Howe)."""
+
+_TRANSITIONS = (
+    ("Europe/Berlin", datetime(2024, 10, 27, 2)),  # fold 02:00-03:00
+    ("Europe/Berlin", datetime(2025, 3, 30, 2)),  # gap 02:00-03:00
+    ("America/New_York", datetime(2024, 11, 3, 1)),  # fold 01:00-02:00
+    ("America/New_York", datetime(2025, 3, 9, 2)),  # gap
+    ("America/St_Johns", datetime(2024, 11, 3, 1)),  # fold, at -03:30
+    ("America/St_Johns", datetime(2025, 3, 9, 2)),  # gap
+    ("Australia/Lord_Howe", datetime(2025, 4, 6, 1, 30)),  # fold of half an hour
+    ("Australia/Lord_Howe", datetime(2024, 10, 6, 2)),  # gap of half an hour
+    ("Pacific/Chatham", datetime(2025, 4, 6, 2, 45)),  # fold, at +13:45
+    ("Pacific/Chatham", datetime(2024, 9, 29, 2, 45)),  # gap
+    ("Asia/Kolkata", datetime(2025, 1, 1, 5, 30)),  # +05:30, no daylight saving
+)
+"""Wall times where a zone's clock repeats an hour (fold) or skips one (gap)."""
+
+
+def zoned_datetimes() -> st.SearchStrategy[datetime]:
+    """Aware date-times in `ZONES` (`zoneinfo`), mostly on or next to a daylight-saving fold or
+    gap: repeated wall times with `fold` 0 and 1, and wall times that do not exist."""
+    from zoneinfo import ZoneInfo
+
+    near = st.builds(
+        lambda transition, minutes, micros, fold: (
+            transition[1] + timedelta(minutes=minutes, microseconds=micros)
+        ).replace(tzinfo=ZoneInfo(transition[0]), fold=fold),
+        st.sampled_from(_TRANSITIONS),
+        st.sampled_from((-1, 0, 15, 29, 30, 59, 60)),
+        st.sampled_from((0, 0, 1, 999_999)),
+        st.integers(0, 1),
+    )
+    anywhere = st.datetimes(
+        min_value=datetime(2024, 1, 1),
+        max_value=datetime(2026, 1, 1),
+        timezones=st.sampled_from(ZONES).map(ZoneInfo),
+    )
+    return st.one_of(near, near, anywhere)
+
+
+def json_scalars(
+    strings: st.SearchStrategy[str] | None = None,
+    numbers: st.SearchStrategy[int | float] | None = None,
+) -> st.SearchStrategy[Any]:
+    """JSON scalars: null, booleans, 1 and 0 (next to true and false), numbers and strings."""
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.sampled_from((1, 0, 1.0, 0.0, -0.0)),
+        numbers if numbers is not None else wide_numbers(),
+        strings if strings is not None else unicode_strings(),
+    )
+
+
+def wide_data_objects(
+    keys: st.SearchStrategy[str] | None = None,
+    scalars: st.SearchStrategy[Any] | None = None,
+) -> st.SearchStrategy[dict[str, Any]]:
+    """`data` objects over `data_keys()` and `json_scalars()`, with arrays and nested objects."""
+    keys = keys if keys is not None else data_keys()
+    scalar = scalars if scalars is not None else json_scalars()
+    inner = st.one_of(
+        scalar, scalar, st.lists(scalar, max_size=2), st.dictionaries(keys, scalar, max_size=3)
+    )
+    return st.dictionaries(keys, inner, max_size=4)
+
+
+def data_conditions(
+    keys: st.SearchStrategy[str] | None = None,
+    literals: st.SearchStrategy[Any] | None = None,
+    *,
+    field: str = "data",
+    max_depth: int = 2,
+) -> st.SearchStrategy[dict[str, Any]]:
+    """`{field: {"path": [...], op: literal}}` conditions: the operators fit the JSON type of
+    the drawn literal; `in`/`notIn` lists may mix integers and floats; `mode` and `not` now and
+    then. Paths are drawn from `keys` (default `data_keys()`)."""
+    keys = keys if keys is not None else data_keys()
+    literals = literals if literals is not None else json_scalars().filter(lambda v: v is not None)
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        from ..language.data_paths import value_type
+
+        path = draw(st.lists(keys, min_size=1, max_size=max_depth))
+        literal = draw(literals)
+        kind = value_type(literal)
+        same_type = literals.filter(lambda v: value_type(v) is kind)
+        op = draw(st.sampled_from(sorted(OPERATORS[kind], key=lambda o: o.value)))
+        items = same_type
+        if kind is FieldType.NUMBER:  # integers beside floats: engines that read a list as
+            # one type merge neighbours beyond 2^53 (`[2**53 + 1, 0.5]`)
+            items = st.one_of(same_type, st.sampled_from((0, 1, 0.5, 1.0, 2**53 + 1)))
+        operand: Any = draw(st.lists(items, max_size=3)) if op in LIST_OPS else literal
+        body: dict[str, Any] = {"path": path}
+        if draw(st.integers(0, 4)) == 0:
+            body["not"] = {op.value: operand}
+        else:
+            body[op.value] = operand
+        if kind is FieldType.STRING and draw(st.booleans()):
+            body["mode"] = "insensitive"
+        return {field: body}
+
+    return build()
+
+
+def wrong_typed_values(kind: FieldType) -> st.SearchStrategy[Any]:
+    """Values a record may hold by mistake for a field of `kind`: another type's values (a
+    string `"1"` for a number, 1 for a boolean, a number for a date-time)."""
+    others: dict[FieldType, st.SearchStrategy[Any]] = {
+        FieldType.STRING: st.one_of(st.integers(-2, 2), st.booleans(), st.just(1.5)),
+        FieldType.NUMBER: st.one_of(
+            st.sampled_from(("1", "0", "1.5", "", "abc")), st.booleans(), st.just([1])
+        ),
+        FieldType.BOOLEAN: st.one_of(st.sampled_from(("true", "false", "1", "")), st.just(2)),
+        FieldType.DATETIME: st.one_of(st.integers(0, 2**31), st.just(1.5), st.booleans()),
+    }
+    return others[kind]

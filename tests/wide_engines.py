@@ -1,0 +1,198 @@
+"""Wide differential checks: every back-end must give memory's answer, on inputs at the edges.
+
+`Engines` holds the four SQL databases of the session (`tests/sql_engines.py`): one long-lived
+SQLAlchemy Engine each, created with SQLAlchemy's defaults, so the compiled-statement cache is
+on and every property runs its filters through the same cache, one after another. `agree`
+loads records once per database and asks each filter three ways (`to_sqlalchemy`, `to_sql`,
+`to_sql_params`), then through polars, and fails naming the engine, the filter, its SQL and the
+records. An exception raised by an engine (an `OverflowError` in a SQL writer, a database error)
+is a disagreement too.
+
+Two engine limits are documented rather than bugs, and the harness applies them instead of
+looking away:
+- MySQL/MariaDB and DuckDB compare JSON numbers as doubles (docs/backends.md). On them the
+  expected answer of a filter over `data` paths is memory's on records and literals rounded to
+  doubles; an example with a number beyond every double is not asked of them.
+- PostgreSQL text and jsonb cannot hold NUL: records holding NUL are not stored there.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+import audiencefilter as af
+from audiencefilter.testing.strategies import NOW
+from tests.sql_engines import DATABASES, WAYS, Database, open_database
+
+DIALECTS = tuple(DATABASES)
+DOUBLE_JSON_NUMBERS = frozenset({"mysql", "duckdb"})
+"""Databases whose JSON numbers compare as doubles (docs/backends.md)."""
+
+
+@dataclass
+class Engines:
+    """The databases this session could open, by dialect; `missing` says why others are not."""
+
+    databases: dict[str, Database] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, request: pytest.FixtureRequest) -> Engines:
+        engines = cls()
+        for name in DIALECTS:
+            try:
+                engines.databases[name] = open_database(name, request)
+            except pytest.skip.Exception as skipped:
+                engines.missing[name] = str(skipped)
+        return engines
+
+    def require(self, *names: str) -> None:
+        """Skip the test unless every database in `names` is here: a property whose
+        disagreement lives on one engine proves nothing without it."""
+        absent = [f"{name}: {self.missing[name]}" for name in names if name in self.missing]
+        if absent:
+            pytest.skip("; ".join(absent))
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True, default=repr)
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_holds_nul(v) for v in value)
+    return False
+
+
+def storable(dialect: str, records: Sequence[dict[str, Any]]) -> bool:
+    """Whether `dialect` can hold the records as they are (PostgreSQL holds no NUL)."""
+    return dialect != "postgresql" or not any(_holds_nul(r) for r in records)
+
+
+class _BeyondDoubles(Exception):
+    """A number no double can hold: not asked of engines that read JSON numbers as doubles."""
+
+
+def _doubled(value: Any) -> Any:
+    """`value` with every JSON number (not booleans) rounded to the nearest double."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        try:
+            return float(value)
+        except OverflowError:
+            raise _BeyondDoubles from None
+    if isinstance(value, dict):
+        return {k: _doubled(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_doubled(v) for v in value]
+    return value
+
+
+def _doubled_where(where: Any) -> Any:
+    """The where clause with the literals of `data` path conditions rounded to doubles."""
+    if isinstance(where, list):
+        return [_doubled_where(item) for item in where]
+    if not isinstance(where, dict):
+        return where
+    if "path" in where:
+        return {k: v if k == "path" else _doubled(v) for k, v in where.items()}
+    return {k: _doubled_where(v) for k, v in where.items()}
+
+
+def _doubled_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, "data": _doubled(r["data"])} if "data" in r else r for r in records]
+
+
+def memory_ids(flt: af.Filter, records: Sequence[dict[str, Any]]) -> set[str]:
+    return {r["id"] for r in records if flt.matches(r, now=NOW)}
+
+
+def _sql(flt: af.Filter, dialect: str) -> str:
+    try:
+        return flt.to_sql(dialect, now=NOW)
+    except Exception as exc:  # the failure message must not hide the disagreement itself
+        return f"(to_sql raised {type(exc).__name__}: {exc})"
+
+
+def agree(
+    engines: Engines,
+    wheres: Iterable[dict[str, Any]],
+    records: Sequence[dict[str, Any]],
+    *,
+    dialects: Iterable[str] = DIALECTS,
+    schema: af.Schema = af.CONTACT,
+    polars: bool = True,
+) -> None:
+    """Every filter of `wheres`, in order, selects the same ids from `records` on every engine
+    as in memory. Each database's table is filled once, then asked every filter three ways."""
+    wheres = list(wheres)
+    filters = [af.parse(where, schema) for where in wheres]
+    expected = [memory_ids(flt, records) for flt in filters]
+    shown = f"records {_show(list(records))}"
+    for dialect in dialects:
+        database = engines.databases.get(dialect)
+        if database is None or not storable(dialect, records):
+            continue
+        table = database.scratch()
+        database.fill(table, records, replace=True)
+        for where, flt, wanted in zip(wheres, filters, expected, strict=True):
+            if dialect in DOUBLE_JSON_NUMBERS:
+                try:
+                    doubled = af.parse(_doubled_where(where), schema)
+                    wanted = memory_ids(doubled, _doubled_records(records))
+                except _BeyondDoubles:
+                    continue
+            for way in WAYS:
+                try:
+                    found: set[str] | str = database.way(way)(flt, table, NOW)
+                except Exception as exc:
+                    found = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+                assert found == wanted, (
+                    f"{way} on {dialect} selects {found}, memory {wanted}\n"
+                    f"filter {flt.to_json()}\n{dialect} SQL: {_sql(flt, dialect)}\n{shown}"
+                )
+    if polars:
+        for flt, wanted in zip(filters, expected, strict=True):
+            found = polars_ids(flt, records)
+            assert found == wanted, (
+                f"polars selects {found}, memory {wanted}\nfilter {flt.to_json()}\n{shown}"
+            )
+
+
+def polars_ids(flt: af.Filter, records: Sequence[dict[str, Any]]) -> set[str] | str:
+    """The ids polars selects from a frame built with `frame_for`, eagerly and on the streaming
+    engine (an error, or two different answers, as text)."""
+    try:
+        import polars as pl
+
+        from audiencefilter.backends.columnar import frame_for, select_rows
+    except ImportError:  # pragma: no cover - the columnar extra is not installed
+        return memory_ids(flt, records)
+    try:
+        frame = frame_for(list(records), flt.schema).with_columns(
+            id=pl.Series([r["id"] for r in records], dtype=pl.String)
+        )
+        eager = set(select_rows(flt, frame, now=NOW)["id"].to_list())
+        lazy = select_rows(flt, frame.lazy(), now=NOW).collect(engine="streaming")
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    streamed = set(lazy["id"].to_list())
+    return eager if streamed == eager else f"eager {eager}, streaming {streamed}"
+
+
+def finite_double(value: int | float) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
