@@ -484,7 +484,6 @@ def _frame(numeric: str, text: str, points: list[Any], cities: list[Any]) -> Any
 
 
 @pytest.mark.disagreement("polars column dtypes")
-@pytest.mark.xfail(reason="disagreement: polars column dtypes", strict=True)
 @settings(max_examples=EXAMPLES * 4)
 @given(_columnar_case())
 @example(("Float32", "String", {"points": 0.1}, [0.1], ["x"]))
