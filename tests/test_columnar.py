@@ -30,7 +30,7 @@ def memory_ids(flt: af.Filter, records: list[dict[str, Any]]) -> list[int]:
 
 def polars_ids(flt: af.Filter, frame: Any) -> list[int]:
     indexed = frame.with_row_index("_row")
-    return columnar.select_rows(flt, indexed, now=NOW)["_row"].to_list()
+    return flt.select_rows(indexed, now=NOW)["_row"].to_list()
 
 
 @given(filters(), record_lists())
@@ -44,15 +44,15 @@ def test_random_filters_agree_on_a_lazy_streaming_frame(
     flt: af.Filter, records: list[dict[str, Any]]
 ) -> None:
     frame = columnar.frame_for(records, flt.schema).with_row_index("_row").lazy()
-    chosen = columnar.select_rows(flt, frame, now=NOW).collect(engine="streaming")
+    chosen = flt.select_rows(frame, now=NOW).collect(engine="streaming")
     assert chosen["_row"].to_list() == memory_ids(flt, records)
 
 
 def test_expression_is_three_valued() -> None:
     frame = pl.DataFrame({"company": ["Acme", None, "Hooli"]})
-    expr = columnar.to_polars(af.parse({"company": {"in": ["Acme"]}}), frame.schema)
+    expr = af.parse({"company": {"in": ["Acme"]}}).to_polars(frame.schema)
     assert frame.select(expr)["company"].to_list() == [True, None, False]
-    negated = columnar.to_polars(af.parse({"NOT": {"company": {"in": ["Acme"]}}}), frame.schema)
+    negated = af.parse({"NOT": {"company": {"in": ["Acme"]}}}).to_polars(frame.schema)
     assert frame.select(negated)["company"].to_list() == [False, None, True]
 
 
@@ -66,7 +66,7 @@ def test_expression_is_three_valued() -> None:
 )
 def test_empty_lists_are_constants_even_for_null_rows(where: Any, expected: list[bool]) -> None:
     frame = pl.DataFrame({"company": ["Acme", None]})
-    result = frame.with_columns(result=columnar.to_polars(af.parse(where), frame.schema))
+    result = frame.with_columns(result=af.parse(where).to_polars(frame.schema))
     assert result["result"].to_list() == expected
 
 
@@ -238,20 +238,20 @@ def test_aware_record_datetimes_in_any_offset_become_utc() -> None:
 def test_categorical_strings_and_renamed_columns() -> None:
     frame = pl.DataFrame({"land": ["FR", "DE", None]}, schema={"land": pl.Categorical})
     flt = af.parse({"country": {"in": ["FR"]}})
-    chosen = columnar.select_rows(flt, frame.with_row_index("_row"), columns={"country": "land"})
+    chosen = flt.select_rows(frame.with_row_index("_row"), columns={"country": "land"})
     assert chosen["_row"].to_list() == [0]
 
 
 def test_lazy_in_lazy_out() -> None:
     frame = pl.DataFrame({"points": [1, 200]}).lazy()
-    chosen = columnar.select_rows(af.parse({"points": {"gt": 100}}), frame)
+    chosen = af.parse({"points": {"gt": 100}}).select_rows(frame)
     assert isinstance(chosen, pl.LazyFrame)
     assert chosen.collect()["points"].to_list() == [200]
 
 
 def test_expression_without_dtypes_assumes_canonical_columns() -> None:
     frame = pl.DataFrame({"points": [1, 200], "email": ["A@GMAIL.com", "b@x.org"]})
-    expr = columnar.to_polars(af.parse({"points": {"gt": 100}, "email": {"contains": "gmail"}}))
+    expr = af.parse({"points": {"gt": 100}, "email": {"contains": "gmail"}}).to_polars()
     assert frame.with_columns(result=expr)["result"].to_list() == [False, False]
 
 
@@ -269,7 +269,7 @@ def test_a_column_of_the_wrong_type_is_a_type_error_naming_the_field(
 ) -> None:
     field = next(iter(column))
     with pytest.raises(TypeError, match=f'field "{field}"'):
-        columnar.to_polars(af.parse(where), pl.DataFrame(column).schema)
+        af.parse(where).to_polars(pl.DataFrame(column).schema)
 
 
 @given(st.lists(st.sampled_from(FOLDING[:-2]), max_size=8), st.sampled_from(FOLDING[:-2]))

@@ -1,14 +1,15 @@
 """Columnar evaluation: a filter as one native polars expression over a DataFrame or LazyFrame.
 
-`to_polars(flt)` returns a boolean `pl.Expr` that is TRUE, FALSE, or null for UNKNOWN;
-`select_rows(flt, frame)` keeps the rows where it is TRUE. polars is an optional extra
-(`audiencefilter[columnar]`): nothing imports this module until a caller does.
+`to_polars(node, schema)` returns a boolean `pl.Expr` that is TRUE, FALSE, or null for
+UNKNOWN; `select_rows(node, schema, frame)` keeps the rows where it is TRUE. `node` is the
+lowered tree (`rewrite/lower.py`: `Filter.to_polars` and `Filter.select_rows` lower and call
+these). polars is an optional extra (`audiencefilter[columnar]`): nothing imports this module
+until a caller does.
 
 Design choices, each keeping the answers identical to the in-memory back-end:
 - Three-valued logic is polars' own: comparisons with null are null, `&`/`|` are Kleene (an
   n-ary group becomes a balanced tree of them), `~null` is null, and `filter`
-  drops null rows. The places where polars does not follow SQL nulls are avoided: an empty
-  `in`/`notIn` is a constant (it is FALSE/TRUE even for null rows), and a comparison whose
+  drops null rows. The place where polars does not follow SQL nulls is avoided: a comparison whose
   answer is the same for every present value (`points > 2**70`) is that constant only where
   the value is present, null elsewhere.
 - Numbers are compared exactly. Against an integer column a float literal becomes the integer
@@ -46,11 +47,10 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from ..filter import Filter
-from ..language.data_paths import location, truth
+from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Not, Or
-from ..language.values import Scalar, fold
+from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.values import Scalar
 from ..language.visitor import Visitor
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
@@ -82,40 +82,35 @@ _FLIP_STRICT = {Op.GT: Op.GT, Op.GTE: Op.GT, Op.LT: Op.LTE, Op.LTE: Op.LTE}
 
 
 def to_polars(
-    flt: Filter,
+    node: Node,
+    schema: Schema,
     dtypes: Dtypes | None = None,
     *,
     columns: Mapping[str, str] | None = None,
-    now: datetime | None = None,
 ) -> pl.Expr:
-    """The filter as a polars boolean expression: TRUE, FALSE, or null where UNKNOWN.
+    """A lowered filter as a polars boolean expression: TRUE, FALSE, or null where UNKNOWN.
 
     Args:
-        flt: The filter.
+        node: The lowered tree, relative date-times already instants (`Filter.lowered_at`):
+            the expression holds the instants, so build it again to move with time.
+        schema: The schema the filter was validated against.
         dtypes: The frame's column types (`frame.schema`); without them every column is taken
             to have its canonical type (`CANONICAL`).
         columns: Column names for fields whose column is named differently.
-        now: The instant relative date-times are taken at (default: the system clock now);
-            the expression holds the instants, so build it again to move with time.
 
     Raises:
         TypeError: a column's type cannot hold its field's values (a string column for a
             date-time field, say).
     """
-    flt = flt.resolve(now)
-    return _Expressions(flt.schema, dtypes or {}, columns or {}).visit(flt.root)
+    return _Expressions(schema, dtypes or {}, columns or {}).visit(node)
 
 
 def select_rows(
-    flt: Filter,
-    frame: Frame,
-    *,
-    columns: Mapping[str, str] | None = None,
-    now: datetime | None = None,
+    node: Node, schema: Schema, frame: Frame, *, columns: Mapping[str, str] | None = None
 ) -> Frame:
-    """The rows of `frame` that belong to the audience, in order; lazy in, lazy out."""
+    """The rows of `frame` where the lowered filter is TRUE, in order; lazy in, lazy out."""
     dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    return frame.filter(to_polars(flt, dtypes, columns=columns, now=now))
+    return frame.filter(to_polars(node, schema, dtypes, columns=columns))
 
 
 def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
@@ -159,15 +154,12 @@ class _Expressions(Visitor[pl.Expr]):
         return pl.lit(node.value)
 
     def visit_is_null(self, node: IsNull) -> pl.Expr:
-        if node.path or self.schema[node.field].source:
+        if node.path:
             return self.json_condition(node).fill_null(True)
         return self.column(node.field).is_null()
 
     def visit_comparison(self, node: Comparison) -> pl.Expr:
-        if node.op in (Op.IN, Op.NOT_IN) and not node.value:
-            # `in: []` is FALSE and `notIn: []` TRUE for every record, null ones included.
-            return pl.lit(node.op is Op.NOT_IN)
-        if node.path or self.schema[node.field].source:
+        if node.path:
             return self.json_condition(node)
         kind = self.schema[node.field].type
         if kind is FieldType.STRING:
@@ -188,9 +180,7 @@ class _Expressions(Visitor[pl.Expr]):
         Python decodes the JSON, so the answers are `data_paths.truth`'s exactly (numbers
         beyond 2^53 included); the price is a Python call per row.
         """
-        where = location(self.schema, node)
-        assert where is not None
-        column_name, path = where
+        column_name, path = node.field, node.path
         column = pl.col(self.columns.get(column_name, column_name))
         dtype = self.dtypes.get(self.columns.get(column_name, column_name), pl.String)
         if isinstance(dtype, pl.Struct):
@@ -217,8 +207,7 @@ class _Expressions(Visitor[pl.Expr]):
             raise _wrong_type(node.field, dtype, "a String column")
         op = node.op
         value: Any = node.value
-        if node.insensitive:
-            value = tuple(fold(v) for v in value) if op in (Op.IN, Op.NOT_IN) else fold(value)
+        if node.insensitive:  # the literals are folded already (lowering): fold the column
             if op is Op.CONTAINS and _ascii_match_is_exact(value):
                 return column.str.contains_any([value], ascii_case_insensitive=True)
             literals = value if isinstance(value, tuple) else (value,)

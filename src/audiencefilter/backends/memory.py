@@ -22,10 +22,14 @@ Design choices:
     same, and the common case skips a time-zone check per record.
 - A record whose value has the wrong type ends in `RecordError` naming the field, raised by the
   exact version; the `try` costs nothing on the normal path.
-- Relative date-times (`{"ago": "P30D"}`) are not constants: the function takes a second
-  argument, the tuple of their instants in `relative_values` order, and reads `_instants[i]`
-  where an absolute date-time would be bound. The caller (`Filter`) computes the tuple from its
-  clock on each call; an absolute filter is called with the record alone.
+- It compiles the lowered tree (`rewrite/lower.py`): empty lists are constants, literals of
+  case-insensitive tests are folded (only the record's value is folded here), lists hold each
+  literal once, date-time literals are UTC and declared JSON fields are path conditions.
+- Relative date-times (`{"ago": "P30D"}`) stay relative in the tree this back-end receives
+  (lowered without a `now`): the function takes a second argument, the tuple of their instants
+  in `relative_values` order, and reads `_instants[i]` where an absolute date-time would be
+  bound. The caller (`Filter`) computes the tuple from its clock on each call, so a long-lived
+  predicate never goes stale; an absolute filter is called with the record alone.
 """
 
 from __future__ import annotations
@@ -38,11 +42,24 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from ..language.data_paths import location, truth
+from ..errors import RecordError
+from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or, relative_values, walk
+from ..language.nodes import (
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    fields_used,
+    relative_values,
+    unhandled,
+    walk,
+)
 from ..language.relative import Ago
-from ..language.values import fold, record_datetime
+from ..language.values import record_datetime
 
 if TYPE_CHECKING:
     from ..filter import Evaluator
@@ -61,13 +78,9 @@ _CONSTANT_TYPES = (str, int, float, bool)
 _NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []}  # a field from Python 3.12 on
 
 
-class RecordError(TypeError):
-    """A record holds a value of the wrong type for a field the filter reads."""
-
-
 def compile_node(root: Node, schema: Schema) -> Evaluator:
     """A function of a record (and, for relative date-times, their instants) that is true
-    exactly when `root` is TRUE for the record.
+    exactly when the lowered tree `root` is TRUE for the record.
 
     A record whose value has the wrong type for its field raises `RecordError` naming the field.
     """
@@ -129,8 +142,6 @@ def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
 
 
 def _diagnose(record: Record, root: Node, schema: Schema) -> str:
-    from ..language.nodes import fields_used
-
     expected: dict[FieldType, type | tuple[type, ...]] = {
         FieldType.STRING: str,
         FieldType.NUMBER: (int, float),
@@ -139,9 +150,10 @@ def _diagnose(record: Record, root: Node, schema: Schema) -> str:
     }
     for name in sorted(fields_used(root)):
         value = record.get(name) if isinstance(record, Mapping) else None
-        kind = schema[name].type
-        if value is None or kind is FieldType.JSON or schema[name].source:
+        field = schema.get(name)  # a JSON column a declared field reads may be undeclared
+        if value is None or field is None or field.type is FieldType.JSON:
             continue
+        kind = field.type
         if not isinstance(value, expected[kind]) or (
             kind is FieldType.NUMBER and isinstance(value, bool)
         ):
@@ -168,6 +180,7 @@ class _Builder:
         self.fast = fast
         self.differs = fast and any(
             isinstance(n, Comparison)
+            and not n.path
             and n.op in ORDERING_OPS
             and schema[n.field].type is FieldType.DATETIME
             for n in walk(root)
@@ -177,11 +190,6 @@ class _Builder:
         reads = Counter(n.field for n in walk(root) if isinstance(n, Comparison | IsNull))
         self.repeated = frozenset(name for name, count in reads.items() if count > 1)
         self.relatives = {ago: index for index, ago in enumerate(relative_values(root))}
-        self.in_json = any(
-            n.path or schema[n.field].source
-            for n in walk(root)
-            if isinstance(n, Comparison | IsNull)
-        )
 
     def build(self, node: Node, want: bool, known: Known) -> tuple[ast.expr, Known]:
         """An expression that holds when `node` evaluates to `want` (TRUE or FALSE).
@@ -189,28 +197,29 @@ class _Builder:
         `known` lists the fields proven present where the expression runs; the second result
         lists those the expression proves present when it holds.
         """
-        if isinstance(node, Const):
-            return ast.Constant(node.value is want), known
-        if isinstance(node, Not):
-            return self.build(node.item, not want, known)
-        if isinstance(node, And | Or):
-            # AND is TRUE when all items are; FALSE when any item is. OR the other way round.
-            if isinstance(node, And) is want:
-                return self.conjunction(node.items, want, known)
-            values = [self.build(item, want, known)[0] for item in node.items]
-            return ast.BoolOp(op=ast.Or(), values=values), known
-        if self.in_json and location(self.schema, node) is not None:
-            return self.json_condition(node, want), known
-        if isinstance(node, IsNull):
-            return self.is_null(node.field, want, known)
-        return self.comparison(node, want, known)
+        match node:
+            case Const():
+                return ast.Constant(node.value is want), known
+            case Not():
+                return self.build(node.item, not want, known)
+            case And() | Or():
+                # AND is TRUE when all items are; FALSE when any item is. OR the other way round.
+                if isinstance(node, And) is want:
+                    return self.conjunction(node.items, want, known)
+                values = [self.build(item, want, known)[0] for item in node.items]
+                return ast.BoolOp(op=ast.Or(), values=values), known
+            case IsNull() | Comparison() if node.path:
+                return self.json_condition(node, want), known
+            case IsNull():
+                return self.is_null(node.field, want, known)
+            case Comparison():
+                return self.comparison(node, want, known)
+            case _:
+                unhandled("the in-memory compiler", node)
 
     def json_condition(self, node: Comparison | IsNull, want: bool) -> ast.expr:
         """`data_paths.truth` of the record's JSON document: `is True` or `is False`."""
-        where = location(self.schema, node)
-        assert where is not None
-        column, path = where
-        truth = self.bind(functools.partial(_json_truth, node, column, path))
+        truth = self.bind(functools.partial(_json_truth, node, node.field, node.path))
         return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
 
     def conjunction(
@@ -248,9 +257,6 @@ class _Builder:
         return _name(name)
 
     def comparison(self, node: Comparison, want: bool, known: Known) -> tuple[ast.expr, Known]:
-        if node.op in (Op.IN, Op.NOT_IN) and not node.value:
-            # `in: []` is FALSE and `notIn: []` TRUE for every record, null ones included.
-            return ast.Constant((node.op is Op.NOT_IN) is want), known
         if node.field in known:
             test = self.test(node, _name(known[node.field]))
             return (test if want else ast.UnaryOp(op=ast.Not(), operand=test)), known
@@ -279,11 +285,8 @@ class _Builder:
         op = node.op
         if kind is FieldType.DATETIME:
             value = self.instant(value, ordering=op in ORDERING_OPS)
-        if node.insensitive:
+        if node.insensitive:  # the literals are folded already (lowering)
             value = _method(value, "lower")
-            constant = (
-                tuple(fold(v) for v in constant) if op in (Op.IN, Op.NOT_IN) else fold(constant)
-            )
         if op in (Op.IN, Op.NOT_IN):
             compare: ast.cmpop = ast.In() if op is Op.IN else ast.NotIn()
             return _compare(value, compare, self.literal(frozenset(constant)))

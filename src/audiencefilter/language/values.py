@@ -87,12 +87,12 @@ _TESTS: dict[Op, Callable[[Any, Any], Any]] = {
 
 
 def holds(op: Op, value: Any, literal: Any, insensitive: bool = False) -> bool:
-    """One comparison of a present (non-null) value with a literal, folding case if asked.
+    """One comparison of a present (non-null) value with a lowered literal: with `insensitive`,
+    the value is case-folded, and the literal, folded by lowering, is taken as it is.
 
     The interpreting evaluators (explain, data paths) share this table; the compiled back-end
     generates the same tests as code.
     """
     if insensitive:
         value = fold(value)
-        literal = tuple(fold(v) for v in literal) if isinstance(literal, tuple) else fold(literal)
     return bool(_TESTS[op](value, literal))
