@@ -39,7 +39,7 @@ import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import RecordError
@@ -185,7 +185,11 @@ class _Builder:
             and schema[n.field].type is FieldType.DATETIME
             for n in walk(root)
         )
-        self.bound: dict[str, Any] = {"_as_instant": record_datetime, "_datetime": datetime}
+        self.bound: dict[str, Any] = {
+            "_as_instant": record_datetime,
+            "_datetime": datetime,
+            "_UTC": UTC,
+        }
         self.names = itertools.count()
         reads = Counter(n.field for n in walk(root) if isinstance(n, Comparison | IsNull))
         self.repeated = frozenset(name for name, count in reads.items() if count > 1)
@@ -308,21 +312,25 @@ class _Builder:
         return self.bind(value)
 
     def instant(self, value: ast.expr, *, ordering: bool) -> ast.expr:
-        """An aware datetime passes through; anything else is normalized by a helper call.
+        """A datetime an ordering can use, or a UTC one for equality; anything else is
+        normalized by a helper call.
 
-        The fast version lets any exact `datetime` through to an ordering: a naive one raises
-        `TypeError` there, which sends the record to the exact version.
+        An ordering compares any two aware date-times as instants, so an aware value passes
+        through; the fast version lets any exact `datetime` through (a naive one raises
+        `TypeError` there, which sends the record to the exact version). Equality and `in`
+        need the UTC instant (see `record_datetime`): a value in UTC passes, any other is
+        converted.
         """
         exact_type = _compare(_call(_name("type"), value), ast.Is(), _name("_datetime"))
+        zone = ast.Attribute(value=value, attr="tzinfo", ctx=ast.Load())
         if self.fast and ordering:
             is_aware = exact_type
-        else:
-            has_zone = _compare(
-                ast.Attribute(value=value, attr="tzinfo", ctx=ast.Load()),
-                ast.IsNot(),
-                ast.Constant(None),
-            )
+        elif ordering:
+            has_zone = _compare(zone, ast.IsNot(), ast.Constant(None))
             is_aware = ast.BoolOp(op=ast.And(), values=[exact_type, has_zone])
+        else:
+            in_utc = _compare(zone, ast.Is(), _name("_UTC"))
+            is_aware = ast.BoolOp(op=ast.And(), values=[exact_type, in_utc])
         normalized = _call(_name("_as_instant"), value)
         return ast.IfExp(test=is_aware, body=value, orelse=normalized)
 

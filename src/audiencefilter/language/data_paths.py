@@ -55,6 +55,8 @@ def json_type(value: object) -> FieldType | None:
 
 
 _MISSING = object()
+_SCALAR_WORDS = frozenset({"true", "false", "null", "NaN", "Infinity"})
+_NUMBER_START = frozenset("-0123456789")
 
 
 def lookup(document: object, path: tuple[str, ...]) -> object:
@@ -64,7 +66,11 @@ def lookup(document: object, path: tuple[str, ...]) -> object:
         if not isinstance(value, Mapping):
             return None
         found = value.get(key, _MISSING)
-        value = _json_key_lookup(value, key) if found is _MISSING else found
+        if found is _MISSING:
+            # Only a key spelt like a JSON scalar can stand for a non-string key.
+            scalar = key in _SCALAR_WORDS or key[:1] in _NUMBER_START
+            found = _json_key_lookup(value, key) if scalar else None
+        value = found
     return value
 
 

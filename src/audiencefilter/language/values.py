@@ -55,9 +55,17 @@ def as_utc(value: datetime) -> datetime:
 
 
 def record_datetime(value: object) -> datetime:
-    """A record's date-time value (a `datetime` or an ISO 8601 string) as an aware UTC instant."""
+    """A record's date-time value (a `datetime` or an ISO 8601 string) as an aware UTC instant.
+
+    Converted to UTC, not only made aware: Python's `==` and `hash` between date-times of
+    different zones are not instant equality (PEP 495: a time in a daylight-saving fold with
+    `fold=1`, or in a gap, equals nothing in another zone), so equality and `in` compare UTC
+    instants, as the lowered literals are.
+    """
     if isinstance(value, datetime):
-        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        if value.tzinfo is UTC:
+            return value
+        return as_utc(value)
     if isinstance(value, str):
         return parse_datetime(value)
     raise TypeError(f"expected a datetime or an ISO 8601 string, found {type(value).__name__}")
