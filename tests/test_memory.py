@@ -143,3 +143,48 @@ def test_non_string_keys_are_read_as_json_stores_them(data: dict[object, str], p
     assert connection.execute(f"SELECT count(*) FROM t WHERE {flt.to_sql('sqlite')}").fetchone()[0]
     connection.close()
     assert not af.parse({"data": {"path": ["2"], "equals": "x"}}).matches({"data": data})
+
+
+@pytest.mark.parametrize(
+    ("where", "record", "field"),
+    [
+        ({"points": 1}, {"points": True}, "points"),
+        ({"points": {"in": [1, 2]}}, {"points": "1"}, "points"),
+        ({"points": {"notIn": [1, 2]}}, {"points": "1"}, "points"),
+        ({"points": {"gt": 0}}, {"points": True}, "points"),
+        ({"points": {"not": 5}}, {"points": "5"}, "points"),
+        ({"country": "FR"}, {"country": 1}, "country"),
+        ({"country": {"in": ["FR", "DE"]}}, {"country": 1}, "country"),
+        ({"country": {"notIn": ["FR"]}}, {"country": 1}, "country"),
+        ({"country": {"equals": "fr", "mode": "insensitive"}}, {"country": b"FR"}, "country"),
+        ({"isVerified": True}, {"isVerified": 1}, "isVerified"),
+        ({"isVerified": True}, {"isVerified": "yes"}, "isVerified"),
+        ({"isVerified": False}, {"isVerified": 0}, "isVerified"),
+        ({"OR": [{"points": 1}, {"points": {"gt": 5}}]}, {"points": "1"}, "points"),
+        ({"points": {"gte": 1, "lt": 9}}, {"points": "3"}, "points"),
+    ],
+)
+def test_a_wrong_typed_value_is_a_record_error_not_a_quiet_answer(
+    where: dict[str, object], record: dict[str, object], field: str
+) -> None:
+    flt = af.parse(where)
+    with pytest.raises(af.RecordError, match=f'field "{field}"'):
+        flt.matches(record)
+    with pytest.raises(af.RecordError, match=f'field "{field}"'):
+        flt.explain(record)
+
+
+def test_right_typed_values_of_every_kind_still_compare() -> None:
+    from decimal import Decimal
+
+    class Name(str):
+        pass
+
+    assert af.parse({"points": {"gt": 1}}).matches({"points": 1.5})
+    assert af.parse({"points": {"in": [2]}}).matches({"points": Decimal(2)})
+    assert not af.parse({"country": "FR"}).matches({"country": Name("DE")})
+    assert af.parse({"country": {"in": ["FR"]}}).matches({"country": Name("FR")})
+    assert not af.parse({"isVerified": True}).matches({"isVerified": None})
+    assert af.parse({"isVerified": False}).matches({"isVerified": False})
+    assert af.parse({"company": None}).matches({"company": None})
+    assert af.parse({"company": {"not": None}}).matches({"company": 5})  # a null test reads no type

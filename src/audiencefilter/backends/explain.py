@@ -31,7 +31,7 @@ from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ..language.relative import Ago, as_now, system_clock
-from ..language.values import holds, record_datetime
+from ..language.values import accepts, holds, record_datetime
 from ..language.visitor import Visitor
 from ..rewrite.lower import lower
 from ..text.literals import literal, reference
@@ -255,6 +255,11 @@ class _Explainer(Visitor[Explanation]):
 
     def compare(self, node: Comparison, value: Any) -> bool:
         kind = self.schema[node.field].type
+        if not accepts(kind, value):
+            raise RecordError(
+                f'field "{node.field}" holds {type(value).__name__} {value!r}; '
+                f"expected {kind.value}"
+            )
         try:
             value = record_datetime(value) if kind is FieldType.DATETIME else value
             return holds(node.op, value, node.value, node.insensitive)

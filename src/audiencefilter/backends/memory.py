@@ -21,7 +21,14 @@ Design choices:
     by the exact version of the function, which normalizes every value; so the answer is the
     same, and the common case skips a time-zone check per record.
 - A record whose value has the wrong type ends in `RecordError` naming the field, raised by the
-  exact version; the `try` costs nothing on the normal path.
+  exact version; the `try` costs nothing on the normal path. Where Python would compare a
+  wrong type quietly (`True == 1`, `"1" == 1`, `True > 0`), the read tests the exact type
+  instead of `is not None` (`v.__class__ is str or v is not None and _present(v)`: the helper
+  runs for rare types only, and raises for wrong ones), or, for an equality that needs no null
+  test, only once it failed (`v == "FR" or v is not None and type(v) is not str and not
+  _present(v)`);
+  a boolean equality is `v is True`, as a hand-written lambda has it. `contains`,
+  `startsWith` and `endsWith` need no test: Python refuses them on anything but text.
 - It compiles the lowered tree (`rewrite/lower.py`): empty lists are constants, literals of
   case-insensitive tests are folded (only the record's value is folded here), lists hold each
   literal once, date-time literals are UTC and declared JSON fields are path conditions.
@@ -44,7 +51,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import RecordError
 from ..language.data_paths import truth
-from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
+from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ..language.nodes import (
     And,
     Comparison,
@@ -59,7 +66,7 @@ from ..language.nodes import (
     walk,
 )
 from ..language.relative import Ago
-from ..language.values import record_datetime
+from ..language.values import accepts, record_datetime
 
 if TYPE_CHECKING:
     from ..filter import Evaluator
@@ -142,21 +149,13 @@ def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
 
 
 def _diagnose(record: Record, root: Node, schema: Schema) -> str:
-    expected: dict[FieldType, type | tuple[type, ...]] = {
-        FieldType.STRING: str,
-        FieldType.NUMBER: (int, float),
-        FieldType.BOOLEAN: bool,
-        FieldType.DATETIME: (datetime, str),
-    }
     for name in sorted(fields_used(root)):
         value = record.get(name) if isinstance(record, Mapping) else None
         field = schema.get(name)  # a JSON column a declared field reads may be undeclared
         if value is None or field is None or field.type is FieldType.JSON:
             continue
         kind = field.type
-        if not isinstance(value, expected[kind]) or (
-            kind is FieldType.NUMBER and isinstance(value, bool)
-        ):
+        if not accepts(kind, value):
             return f'field "{name}" holds {type(value).__name__} {value!r}; expected {kind.value}'
         if kind is FieldType.DATETIME:
             try:
@@ -189,7 +188,13 @@ class _Builder:
             "_as_instant": record_datetime,
             "_datetime": datetime,
             "_UTC": UTC,
+            "_str": str,
+            "_int": int,
+            "_bool": bool,
         }
+        for kind, name in _PRESENT.items():
+            self.bound[name] = _PRESENT_CHECKS[kind]
+        self.checked: set[str] = set()  # locals whose value's type was tested when read
         self.names = itertools.count()
         reads = Counter(n.field for n in walk(root) if isinstance(n, Comparison | IsNull))
         self.repeated = frozenset(name for name, count in reads.items() if count > 1)
@@ -261,25 +266,84 @@ class _Builder:
         return _name(name)
 
     def comparison(self, node: Comparison, want: bool, known: Known) -> tuple[ast.expr, Known]:
+        kind = self.schema[node.field].type
         if node.field in known:
-            test = self.test(node, _name(known[node.field]))
-            return (test if want else ast.UnaryOp(op=ast.Not(), operand=test)), known
+            local = known[node.field]
+            test = self.test(node, _name(local))
+            if not want:
+                test = ast.UnaryOp(op=ast.Not(), operand=test)
+            if local in self.checked or kind not in _PRESENT or node.op in PATTERN_OPS:
+                return test, known
+            return ast.BoolOp(op=ast.And(), values=[self.present(kind, local), test]), known
         if want and self.false_for_null(node):
-            # `None == literal` and `None in {literals}` are False: no null test needed.
-            if node.field not in self.repeated:
-                return self.test(node, self.read(node.field)), known
+            # `None == literal` and `None in {literals}` are False: no null test needed, and
+            # the type is tested only when the test failed (a match is a str).
             local = self.local(node.field)
-            return self.test(node, self.assign(local, node.field)), {**known, node.field: local}
+            test = self.test(node, self.assign(local, node.field))
+            value = _name(local)
+            guard = ast.BoolOp(
+                op=ast.And(),
+                values=[
+                    _compare(value, ast.IsNot(), ast.Constant(None)),
+                    _compare(
+                        ast.Attribute(value=value, attr="__class__", ctx=ast.Load()),
+                        ast.IsNot(),
+                        _name("_str"),
+                    ),
+                    ast.UnaryOp(op=ast.Not(), operand=_call(_name(_PRESENT[kind]), value)),
+                ],
+            )
+            self.checked.add(local)
+            return ast.BoolOp(op=ast.Or(), values=[test, guard]), {**known, node.field: local}
+        if want and kind is FieldType.BOOLEAN and node.op is Op.EQUALS:
+            # `v is True`, else null (FALSE) or another type (RecordError).
+            local = self.local(node.field)
+            value = _name(local)
+            other = ast.Constant(not node.value)
+            guard = ast.BoolOp(
+                op=ast.And(),
+                values=[
+                    _compare(value, ast.IsNot(), other),
+                    _compare(value, ast.IsNot(), ast.Constant(None)),
+                    _call(_name(_PRESENT[kind]), value),
+                ],
+            )
+            literal = ast.Constant(node.value is True)
+            test = _compare(self.assign(local, node.field), ast.Is(), literal)
+            self.checked.add(local)
+            return ast.BoolOp(op=ast.Or(), values=[test, guard]), {**known, node.field: local}
         local = self.local(node.field)
-        present = _compare(self.assign(local, node.field), ast.IsNot(), ast.Constant(None))
+        if kind in _PRESENT and not (kind is FieldType.STRING and node.op in PATTERN_OPS):
+            present = self.present(kind, local, assign=node.field)
+            self.checked.add(local)
+        else:
+            present = _compare(self.assign(local, node.field), ast.IsNot(), ast.Constant(None))
         test = self.test(node, _name(local))
         if not want:
             test = ast.UnaryOp(op=ast.Not(), operand=test)
         return ast.BoolOp(op=ast.And(), values=[present, test]), {**known, node.field: local}
 
+    def present(self, kind: FieldType, local: str, assign: str | None = None) -> ast.expr:
+        """`type(v) is T or v is not None and _present(v)`: the value is there and of its
+        field's type; the helper, called for rare types only, raises for a wrong one."""
+        value = _name(local) if assign is None else self.assign(local, assign)
+        # `v.__class__ is T` is the cheapest exact-type test (cheaper than `type(v) is T`);
+        # a float number or a str subclass takes the helper.
+        exact = ast.Attribute(value=value, attr="__class__", ctx=ast.Load())
+        fast = _compare(exact, ast.Is(), _name(_EXACT[kind]))
+        slow = ast.BoolOp(
+            op=ast.And(),
+            values=[
+                _compare(_name(local), ast.IsNot(), ast.Constant(None)),
+                _call(_name(_PRESENT[kind]), _name(local)),
+            ],
+        )
+        return ast.BoolOp(op=ast.Or(), values=[fast, slow])
+
     def false_for_null(self, node: Comparison) -> bool:
-        """Whether the test alone is False, without raising, when the field is null."""
-        plain = not node.insensitive and self.schema[node.field].type is not FieldType.DATETIME
+        """Whether the test alone is False, without raising, when the field is null, and a
+        match proves the value's type (a string equal to a string literal)."""
+        plain = not node.insensitive and self.schema[node.field].type is FieldType.STRING
         return plain and node.op in (Op.EQUALS, Op.IN)
 
     def test(self, node: Comparison, value: ast.expr) -> ast.expr:
@@ -333,6 +397,43 @@ class _Builder:
             is_aware = ast.BoolOp(op=ast.And(), values=[exact_type, in_utc])
         normalized = _call(_name("_as_instant"), value)
         return ast.IfExp(test=is_aware, body=value, orelse=normalized)
+
+
+_PRESENT = {
+    FieldType.STRING: "_present_string",
+    FieldType.NUMBER: "_present_number",
+    FieldType.BOOLEAN: "_present_boolean",
+}
+_EXACT = {FieldType.STRING: "_str", FieldType.NUMBER: "_int", FieldType.BOOLEAN: "_bool"}
+
+
+def _present(kind: FieldType, value: object) -> bool:
+    """False for null, True for a value a `kind` field compares, else `TypeError` (which the
+    function turns into `RecordError` naming the field)."""
+    if value is None:
+        return False
+    if accepts(kind, value):
+        return True
+    raise TypeError(f"{type(value).__name__} for a {kind.value} field")
+
+
+def _present_string(value: object) -> bool:
+    return _present(FieldType.STRING, value)
+
+
+def _present_number(value: object) -> bool:
+    return _present(FieldType.NUMBER, value)
+
+
+def _present_boolean(value: object) -> bool:
+    return _present(FieldType.BOOLEAN, value)
+
+
+_PRESENT_CHECKS = {
+    FieldType.STRING: _present_string,
+    FieldType.NUMBER: _present_number,
+    FieldType.BOOLEAN: _present_boolean,
+}
 
 
 def _json_truth(

@@ -9,9 +9,10 @@ import math
 import operator
 from collections.abc import Callable
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
-from .fields import Op
+from .fields import FieldType, Op
 
 Scalar = str | int | float | bool | datetime
 """A literal a filter compares against."""
@@ -69,6 +70,28 @@ def record_datetime(value: object) -> datetime:
     if isinstance(value, str):
         return parse_datetime(value)
     raise TypeError(f"expected a datetime or an ISO 8601 string, found {type(value).__name__}")
+
+
+_ACCEPTED: dict[FieldType, tuple[type, ...]] = {
+    FieldType.STRING: (str,),
+    FieldType.NUMBER: (int, float, Decimal),
+    FieldType.BOOLEAN: (bool,),
+    FieldType.DATETIME: (datetime, str),
+}
+
+
+def accepts(kind: FieldType, value: object) -> bool:
+    """Whether a record's non-null value has a type a field of `kind` is compared with: a
+    string for strings, an int, float or Decimal (never a bool) for numbers, a bool for
+    booleans, a datetime or ISO 8601 text for date-times (the text is checked when read).
+
+    Anything else is a `RecordError` when a comparison reads it, even where Python would
+    compare it quietly (`True == 1`, `"1" == 1`): a back-end with typed columns could not hold
+    it, so no answer would be the same on every back-end.
+    """
+    if kind is FieldType.NUMBER and isinstance(value, bool):
+        return False
+    return isinstance(value, _ACCEPTED.get(kind, object))
 
 
 def fold(text: str) -> str:
