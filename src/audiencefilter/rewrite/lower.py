@@ -43,6 +43,12 @@ def lower(node: Node, schema: Schema, now: datetime | None = None) -> Node:
     return _Lowering(schema, None if now is None else as_now(now)).visit(node)
 
 
+def empty_list(op: Op) -> Const:
+    """What `in: []` (FALSE) and `notIn: []` (TRUE) are, for every record, null values
+    included: no value is among no values."""
+    return TRUE if op is Op.NOT_IN else FALSE
+
+
 def unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
     """Each value once, in first-seen order; equal values of different types (`1`, `1.0`,
     `true`) are different literals."""
@@ -74,7 +80,7 @@ class _Lowering(Visitor[Node]):
 
     def visit_comparison(self, node: Comparison) -> Node:
         if node.op in LIST_OPS and not node.value:
-            return TRUE if node.op is Op.NOT_IN else FALSE
+            return empty_list(node.op)
         value = self.value(node.value, node.insensitive)
         field, path = node.field, node.path
         declared = self.schema.get(field)
