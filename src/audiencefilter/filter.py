@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .language.fields import CONTACT, Schema
 from .language.nodes import Node, fields_used, relative_values, resolve
@@ -27,6 +27,7 @@ from .language.relative import Ago, Clock, as_now, system_clock
 from .rewrite.lower import lower
 
 if TYPE_CHECKING:
+    from .backends.memory import Evaluator
     from sqlalchemy import ColumnElement
 
     from .backends.explain import Explanation
@@ -36,13 +37,6 @@ F = TypeVar("F")
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
-
-
-class Evaluator(Protocol):
-    """The compiled function: a record, and the instants of the filter's relative values in
-    order (none for an absolute filter)."""
-
-    def __call__(self, record: Record, instants: tuple[datetime, ...] = (), /) -> bool: ...
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from ..errors import RecordError
 from ..language.data_paths import truth
@@ -68,8 +68,13 @@ from ..language.nodes import (
 from ..language.relative import Ago
 from ..language.values import accepts, record_datetime
 
-if TYPE_CHECKING:
-    from ..filter import Evaluator
+
+class Evaluator(Protocol):
+    """The compiled function: a record, and the instants of the filter's relative values in
+    order (none for an absolute filter)."""
+
+    def __call__(self, record: Record, instants: tuple[datetime, ...] = (), /) -> bool: ...
+
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
