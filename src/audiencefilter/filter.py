@@ -27,10 +27,10 @@ from .language.relative import Ago, Clock, as_now, system_clock
 from .rewrite.lower import lower
 
 if TYPE_CHECKING:
-    from .backends.memory import Evaluator
     from sqlalchemy import ColumnElement
 
     from .backends.explain import Explanation
+    from .backends.memory import Evaluator
 
 R = TypeVar("R", bound=Mapping[str, Any])
 F = TypeVar("F")
