@@ -71,7 +71,7 @@ from ..language.values import accepts, record_datetime
 
 class Evaluator(Protocol):
     """The compiled function: a record, and the instants of the filter's relative values in
-    order (none for an absolute filter)."""
+    order. An absolute filter's function is called with the record alone."""
 
     def __call__(self, record: Record, instants: tuple[datetime, ...] = (), /) -> bool: ...
 
@@ -109,25 +109,26 @@ def compile_node(root: Node, schema: Schema) -> Evaluator:
         # Built on the first record the fast version hands over, which is often never.
         if not built:
             built.append(_function(_Builder(schema, root, fast=False), root, record_error))
-        return built[0](record, instants)
+        return built[0](record, instants) if instants else built[0](record)
 
     return _function(fast_builder, root, exact)
 
 
 def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
     """`def audience_filter(record, _instants=())`: return whether `root` is TRUE; on a bad
-    value, `on_error`."""
+    value, `on_error`. Without relative date-times it is `audience_filter(record)`: a call
+    that fills no default is a few nanoseconds cheaper per record."""
     body, _ = builder.build(root, True, {})
     builder.bound["_on_error"] = on_error
+    relative = bool(builder.relatives)
+    passed = [_name(_RECORD), _name(_INSTANTS)] if relative else [_name(_RECORD)]
     guarded = ast.Try(
         body=[ast.Return(value=body)],
         handlers=[
             ast.ExceptHandler(
                 type=ast.Tuple(elts=[_name(n) for n in _CAUGHT], ctx=ast.Load()),
                 name=None,
-                body=[
-                    ast.Return(value=_call(_name("_on_error"), _name(_RECORD), _name(_INSTANTS)))
-                ],
+                body=[ast.Return(value=_call(_name("_on_error"), *passed))],
             )
         ],
         orelse=[],
@@ -137,10 +138,10 @@ def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
         name="audience_filter",
         args=ast.arguments(
             posonlyargs=[],
-            args=[ast.arg(arg=_RECORD), ast.arg(arg=_INSTANTS)],
+            args=[ast.arg(arg=_RECORD)] + ([ast.arg(arg=_INSTANTS)] if relative else []),
             kwonlyargs=[],
             kw_defaults=[],
-            defaults=[ast.Constant(cast(Any, ()))],
+            defaults=[ast.Constant(cast(Any, ()))] if relative else [],
         ),
         body=[guarded],
         decorator_list=[],
