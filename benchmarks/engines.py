@@ -99,7 +99,7 @@ class Compiled(RowEngine):
     package = "audiencefilter"
 
     def predicate(self, bench: BenchFilter, flt: af.Filter) -> Callable[[Any], Any]:
-        return compile_node(flt.root, flt.schema)
+        return compile_node(flt.lowered, flt.schema)
 
 
 class HandLambda(RowEngine):
@@ -193,9 +193,7 @@ class PolarsOurs(PolarsHand):
     ours = True
 
     def expression(self, bench: BenchFilter, flt: af.Filter) -> Any:
-        from audiencefilter.backends.columnar import to_polars
-
-        return to_polars(flt, self.frame.schema)
+        return flt.to_polars(self.frame.schema)
 
 
 class SqlEngine(Engine):

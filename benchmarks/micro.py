@@ -40,20 +40,22 @@ def _steps() -> tuple[
 ]:
     steps: dict[str, Callable[[BenchFilter, af.Filter], Callable[[], Any]]] = {
         "parse": lambda bench, flt: _parse_step(bench.json),
-        "compile": lambda bench, flt: lambda: compile_node(flt.root, flt.schema),
+        "compile": lambda bench, flt: lambda: compile_node(flt.lowered, flt.schema),
     }
     missing: dict[str, str] = {}
     try:
         from audiencefilter.backends.sql.text import to_sql
 
-        steps["to_sql"] = lambda bench, flt: lambda: to_sql(flt, "postgresql")
+        steps["to_sql"] = lambda bench, flt: lambda: to_sql(flt.lowered, flt.schema, "postgresql")
     except ImportError as exc:
         missing["to_sql"] = f"not available ({exc})"
     try:
         from audiencefilter.backends.sql.sqlalchemy import to_sqlalchemy
 
         table = _contacts_table()
-        steps["to_sqlalchemy"] = lambda bench, flt: lambda: to_sqlalchemy(flt, table)
+        steps["to_sqlalchemy"] = lambda bench, flt: (
+            lambda: to_sqlalchemy(flt.lowered, flt.schema, table)
+        )
     except ImportError as exc:
         missing["to_sqlalchemy"] = f"not available ({exc})"
     parse_text = getattr(af, "parse_text", None)
@@ -62,9 +64,9 @@ def _steps() -> tuple[
     else:
         missing["parse_text"] = "not available (no audiencefilter.parse_text)"
     try:
-        from audiencefilter.backends.columnar import to_polars
+        import audiencefilter.backends.columnar  # noqa: F401 - fails without the columnar extra
 
-        steps["to_polars"] = lambda bench, flt: lambda: to_polars(flt)
+        steps["to_polars"] = lambda bench, flt: lambda: flt.to_polars()
     except ImportError as exc:
         missing["to_polars"] = f"not available ({exc})"
     return steps, missing

@@ -18,7 +18,7 @@ from tests.engines import Engine, Records
 try:
     import polars as pl
 
-    from audiencefilter.backends.columnar import frame_for, select_rows
+    from audiencefilter.backends.columnar import frame_for
 except ImportError:  # pragma: no cover - the columnar extra is not installed
     COLUMNAR_ENGINES: list[Engine] = []
 else:
@@ -33,7 +33,7 @@ else:
 
     def _streaming(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
         frame = frame_for(list(records), flt.schema).with_columns(id=pl.Series(_ids(flt, records)))
-        chosen = select_rows(flt, frame.lazy(), now=now).collect(engine="streaming")
+        chosen = flt.select_frame(frame.lazy(), now=now).collect(engine="streaming")
         return set(chosen["id"].to_list())
 
     def _untyped(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:

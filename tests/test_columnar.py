@@ -34,7 +34,7 @@ def memory_ids(flt: af.Filter, records: list[dict[str, Any]]) -> list[int]:
 
 def polars_ids(flt: af.Filter, frame: Any) -> list[int]:
     indexed = frame.with_row_index("_row")
-    return columnar.select_rows(flt, indexed, now=NOW)["_row"].to_list()
+    return flt.select_frame(indexed, now=NOW)["_row"].to_list()
 
 
 @given(filters(), record_lists())
@@ -48,15 +48,15 @@ def test_random_filters_agree_on_a_lazy_streaming_frame(
     flt: af.Filter, records: list[dict[str, Any]]
 ) -> None:
     frame = columnar.frame_for(records, flt.schema).with_row_index("_row").lazy()
-    chosen = columnar.select_rows(flt, frame, now=NOW).collect(engine="streaming")
+    chosen = flt.select_frame(frame, now=NOW).collect(engine="streaming")
     assert chosen["_row"].to_list() == memory_ids(flt, records)
 
 
 def test_expression_is_three_valued() -> None:
     frame = pl.DataFrame({"company": ["Acme", None, "Hooli"]})
-    expr = columnar.to_polars(af.parse({"company": {"in": ["Acme"]}}), frame.schema)
+    expr = af.parse({"company": {"in": ["Acme"]}}).to_polars(frame.schema)
     assert frame.select(expr)["company"].to_list() == [True, None, False]
-    negated = columnar.to_polars(af.parse({"NOT": {"company": {"in": ["Acme"]}}}), frame.schema)
+    negated = af.parse({"NOT": {"company": {"in": ["Acme"]}}}).to_polars(frame.schema)
     assert frame.select(negated)["company"].to_list() == [False, None, True]
 
 
@@ -70,7 +70,7 @@ def test_expression_is_three_valued() -> None:
 )
 def test_empty_lists_are_constants_even_for_null_rows(where: Any, expected: list[bool]) -> None:
     frame = pl.DataFrame({"company": ["Acme", None]})
-    result = frame.with_columns(result=columnar.to_polars(af.parse(where), frame.schema))
+    result = frame.with_columns(result=af.parse(where).to_polars(frame.schema))
     assert result["result"].to_list() == expected
 
 
@@ -242,20 +242,20 @@ def test_aware_record_datetimes_in_any_offset_become_utc() -> None:
 def test_categorical_strings_and_renamed_columns() -> None:
     frame = pl.DataFrame({"land": ["FR", "DE", None]}, schema={"land": pl.Categorical})
     flt = af.parse({"country": {"in": ["FR"]}})
-    chosen = columnar.select_rows(flt, frame.with_row_index("_row"), columns={"country": "land"})
+    chosen = flt.select_frame(frame.with_row_index("_row"), columns={"country": "land"})
     assert chosen["_row"].to_list() == [0]
 
 
 def test_lazy_in_lazy_out() -> None:
     frame = pl.DataFrame({"points": [1, 200]}).lazy()
-    chosen = columnar.select_rows(af.parse({"points": {"gt": 100}}), frame)
+    chosen = af.parse({"points": {"gt": 100}}).select_frame(frame)
     assert isinstance(chosen, pl.LazyFrame)
     assert chosen.collect()["points"].to_list() == [200]
 
 
 def test_expression_without_dtypes_assumes_canonical_columns() -> None:
     frame = pl.DataFrame({"points": [1, 200], "email": ["A@GMAIL.com", "b@x.org"]})
-    expr = columnar.to_polars(af.parse({"points": {"gt": 100}, "email": {"contains": "gmail"}}))
+    expr = af.parse({"points": {"gt": 100}, "email": {"contains": "gmail"}}).to_polars()
     assert frame.with_columns(result=expr)["result"].to_list() == [False, False]
 
 
@@ -273,7 +273,7 @@ def test_a_column_of_the_wrong_type_is_a_type_error_naming_the_field(
 ) -> None:
     field = next(iter(column))
     with pytest.raises(TypeError, match=f'field "{field}"'):
-        columnar.to_polars(af.parse(where), pl.DataFrame(column).schema)
+        af.parse(where).to_polars(pl.DataFrame(column).schema)
 
 
 @given(st.lists(st.sampled_from(FOLDING[:-2]), max_size=8), st.sampled_from(FOLDING[:-2]))
@@ -496,7 +496,7 @@ def test_a_struct_data_column_read_from_json_lines(where: Any) -> None:
     flt = af.parse(where)
     expected = [r["id"] for r in map(json.loads, JSON_LINES.splitlines()) if flt.matches(r)]
     assert frame.filter(flt.to_polars())["id"].to_list() == expected
-    assert columnar.select_rows(flt, frame)["id"].to_list() == expected
+    assert flt.select_frame(frame)["id"].to_list() == expected
     lazy = pl.scan_ndjson(io.BytesIO(JSON_LINES.encode())).filter(flt.to_polars())
     assert lazy.collect(engine="streaming")["id"].to_list() == expected
 
@@ -539,7 +539,7 @@ def test_an_unusable_column_is_a_frame_error_naming_column_types_and_fix(
     frame = pl.DataFrame({field: values})
     found = str(frame.schema[field])
     for attempt in (
-        lambda: columnar.to_polars(flt, frame.schema),
+        lambda: flt.to_polars(frame.schema),
         lambda: frame.filter(flt.to_polars()),  # the type is learnt when the expression runs
         lambda: frame.lazy().filter(flt.to_polars()).collect(),
     ):
@@ -555,7 +555,7 @@ def test_a_renamed_column_is_named_in_the_error() -> None:
     frame = pl.DataFrame({"signed_up": ["2025-01-02"]})
     flt = af.parse({"createdAt": {"gt": "2025-01-01"}})
     with pytest.raises(columnar.FrameError, match='column "signed_up" for field "createdAt"'):
-        columnar.select_rows(flt, frame, columns={"createdAt": "signed_up"})
+        flt.select_frame(frame, columns={"createdAt": "signed_up"})
 
 
 def test_the_suggested_conversion_makes_a_text_column_give_the_memory_answer() -> None:

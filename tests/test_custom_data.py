@@ -17,7 +17,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.backends.sql.text import to_sql, to_sql_params
 from audiencefilter.language.data_paths import truth
 from audiencefilter.testing.strategies import DATA_KEYS
 
@@ -54,10 +53,10 @@ def _sql(flt: af.Filter, dialect: str, params: bool) -> set[str]:
         data = json.dumps(r["data"]) if "data" in r else None
         connection.execute("INSERT INTO t VALUES (?, ?)", [r["id"], data])
     if params:
-        sql, values = to_sql_params(flt, dialect)
+        sql, values = flt.to_sql_params(dialect)
         rows = connection.execute(f"SELECT id FROM t WHERE {sql}", values).fetchall()
     else:
-        rows = connection.execute(f"SELECT id FROM t WHERE {to_sql(flt, dialect)}").fetchall()
+        rows = connection.execute(f"SELECT id FROM t WHERE {flt.to_sql(dialect)}").fetchall()
     return {row[0] for row in rows}
 
 
@@ -65,7 +64,7 @@ def _sql(flt: af.Filter, dialect: str, params: bool) -> set[str]:
 def test_fields_declared_inside_data_work_on_every_back_end(
     where: dict[str, Any], expected: set[str]
 ) -> None:
-    from audiencefilter.backends.columnar import frame_for, select_rows
+    from audiencefilter.backends.columnar import frame_for
 
     flt = af.parse(where, CUSTOM)
     assert _memory(flt) == expected
@@ -75,7 +74,7 @@ def test_fields_declared_inside_data_work_on_every_back_end(
         assert _sql(flt, dialect, params=False) == expected, dialect
         assert _sql(flt, dialect, params=True) == expected, dialect
     frame = frame_for(RECORDS, CUSTOM.with_fields(id="string"))
-    assert set(select_rows(flt, frame)["id"].to_list()) == expected
+    assert set(flt.select_frame(frame)["id"].to_list()) == expected
     explained = {r["id"] for r in RECORDS if flt.explain(r).matched}
     assert explained == expected
 
@@ -130,13 +129,11 @@ def test_explanations_show_the_path_and_the_value_seen() -> None:
 def test_polars_reads_json_text_or_structs_and_refuses_other_columns() -> None:
     import polars as pl
 
-    from audiencefilter.backends.columnar import select_rows
-
     flt = af.parse({"data": {"path": ["plan"], "equals": "pro"}})
     structs = pl.DataFrame({"id": ["a", "b"], "data": [{"plan": "pro"}, {"plan": "team"}]})
-    assert select_rows(flt, structs)["id"].to_list() == ["a"]
+    assert flt.select_frame(structs)["id"].to_list() == ["a"]
     with pytest.raises(TypeError):
-        select_rows(flt, pl.DataFrame({"data": [1, 2]}))
+        flt.select_frame(pl.DataFrame({"data": [1, 2]}))
 
 
 def test_a_json_field_is_only_compared_through_a_path() -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 
 from audiencefilter import Filter, Outcome, RecordError, parse_text
-from audiencefilter.backends.explain import _Explainer, explain
+from audiencefilter.backends.explain import _Explainer
 from audiencefilter.language.visitor import missing_handlers
 from audiencefilter.testing.strategies import NOW, filters, records
 
@@ -76,7 +76,7 @@ def test_render_golden() -> None:
 )
 def test_outcomes(text: str, record: dict[str, Any], outcome: Outcome) -> None:
     flt = parse_text(text)
-    explanation = explain(flt, record)
+    explanation = flt.explain(record)
     assert explanation.outcome is outcome
     assert explanation.matched == flt.matches(record) == (outcome is Outcome.TRUE)
 

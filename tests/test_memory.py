@@ -3,9 +3,12 @@ records named, values that look like code treated as data."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
 from types import MappingProxyType
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -97,3 +100,91 @@ def test_big_and_wide_filters_compile() -> None:
     assert af.parse(where, limits=af.Limits(max_depth=64)).matches({"points": 5})
     big_in = af.parse({"email": {"in": [f"u{i}@x.org" for i in range(5000)]}})
     assert big_in.matches({"email": "u4999@x.org"})
+
+
+PARIS = ZoneInfo("Europe/Paris")
+# 2025-10-26 02:30 happens twice in Paris: fold=1 is the second time, 01:30 UTC. 2025-03-30 02:30
+# never happens (a gap): Python reads it with the offset before the change, also 01:30 UTC.
+FOLD = datetime(2025, 10, 26, 2, 30, fold=1, tzinfo=PARIS)
+GAP = datetime(2025, 3, 30, 2, 30, tzinfo=PARIS)
+
+
+@pytest.mark.parametrize(
+    ("value", "instant"),
+    [(FOLD, "2025-10-26T01:30:00Z"), (GAP, "2025-03-30T01:30:00Z")],
+)
+def test_equality_and_in_compare_instants_across_daylight_saving(
+    value: datetime, instant: str
+) -> None:
+    # Python's `==` between zones is False for a fold=1 or gap time (PEP 495), and its hash is
+    # the fold=0 one: the instant, as the SQL engines store it, is what counts.
+    for where in (
+        {"createdAt": {"equals": instant}},
+        {"createdAt": {"in": [instant, "2020-01-01"]}},
+        {"NOT": {"createdAt": {"notIn": [instant]}}},
+    ):
+        flt = af.parse(where)
+        assert flt.matches({"createdAt": value}), where
+        assert flt.explain({"createdAt": value}).matched, where
+    assert not af.parse({"createdAt": {"not": instant}}).matches({"createdAt": value})
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [({1: "x"}, "1"), ({True: "x"}, "true"), ({None: "x"}, "null"), ({1.5: "x"}, "1.5")],
+)
+def test_non_string_keys_are_read_as_json_stores_them(data: dict[object, str], path: str) -> None:
+    flt = af.parse({"data": {"path": [path], "equals": "x"}})
+    assert flt.matches({"data": data})
+    # The SQL engines receive `json.dumps(data)`, and agree.
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE t (data TEXT)")
+    connection.execute("INSERT INTO t VALUES (?)", [json.dumps(data)])
+    assert connection.execute(f"SELECT count(*) FROM t WHERE {flt.to_sql('sqlite')}").fetchone()[0]
+    connection.close()
+    assert not af.parse({"data": {"path": ["2"], "equals": "x"}}).matches({"data": data})
+
+
+@pytest.mark.parametrize(
+    ("where", "record", "field"),
+    [
+        ({"points": 1}, {"points": True}, "points"),
+        ({"points": {"in": [1, 2]}}, {"points": "1"}, "points"),
+        ({"points": {"notIn": [1, 2]}}, {"points": "1"}, "points"),
+        ({"points": {"gt": 0}}, {"points": True}, "points"),
+        ({"points": {"not": 5}}, {"points": "5"}, "points"),
+        ({"country": "FR"}, {"country": 1}, "country"),
+        ({"country": {"in": ["FR", "DE"]}}, {"country": 1}, "country"),
+        ({"country": {"notIn": ["FR"]}}, {"country": 1}, "country"),
+        ({"country": {"equals": "fr", "mode": "insensitive"}}, {"country": b"FR"}, "country"),
+        ({"isVerified": True}, {"isVerified": 1}, "isVerified"),
+        ({"isVerified": True}, {"isVerified": "yes"}, "isVerified"),
+        ({"isVerified": False}, {"isVerified": 0}, "isVerified"),
+        ({"OR": [{"points": 1}, {"points": {"gt": 5}}]}, {"points": "1"}, "points"),
+        ({"points": {"gte": 1, "lt": 9}}, {"points": "3"}, "points"),
+    ],
+)
+def test_a_wrong_typed_value_is_a_record_error_not_a_quiet_answer(
+    where: dict[str, object], record: dict[str, object], field: str
+) -> None:
+    flt = af.parse(where)
+    with pytest.raises(af.RecordError, match=f'field "{field}"'):
+        flt.matches(record)
+    with pytest.raises(af.RecordError, match=f'field "{field}"'):
+        flt.explain(record)
+
+
+def test_right_typed_values_of_every_kind_still_compare() -> None:
+    from decimal import Decimal
+
+    class Name(str):
+        pass
+
+    assert af.parse({"points": {"gt": 1}}).matches({"points": 1.5})
+    assert af.parse({"points": {"in": [2]}}).matches({"points": Decimal(2)})
+    assert not af.parse({"country": "FR"}).matches({"country": Name("DE")})
+    assert af.parse({"country": {"in": ["FR"]}}).matches({"country": Name("FR")})
+    assert not af.parse({"isVerified": True}).matches({"isVerified": None})
+    assert af.parse({"isVerified": False}).matches({"isVerified": False})
+    assert af.parse({"company": None}).matches({"company": None})
+    assert af.parse({"company": {"not": None}}).matches({"company": 5})  # a null test reads no type

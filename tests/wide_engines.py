@@ -176,15 +176,15 @@ def polars_ids(flt: af.Filter, records: Sequence[dict[str, Any]]) -> set[str] | 
     try:
         import polars as pl
 
-        from audiencefilter.backends.columnar import frame_for, select_rows
+        from audiencefilter.backends.columnar import frame_for
     except ImportError:  # pragma: no cover - the columnar extra is not installed
         return memory_ids(flt, records)
     try:
         frame = frame_for(list(records), flt.schema).with_columns(
             id=pl.Series([r["id"] for r in records], dtype=pl.String)
         )
-        eager = set(select_rows(flt, frame, now=NOW)["id"].to_list())
-        lazy = select_rows(flt, frame.lazy(), now=NOW).collect(engine="streaming")
+        eager = set(flt.select_frame(frame, now=NOW)["id"].to_list())
+        lazy = flt.select_frame(frame.lazy(), now=NOW).collect(engine="streaming")
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     streamed = set(lazy["id"].to_list())

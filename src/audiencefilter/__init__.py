@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .backends.memory import RecordError
-from .errors import FilterError, Issue
+from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
 from .filter import Filter, Predicate
 from .language.fields import CONTACT, Field, FieldType, Op, Schema
@@ -44,6 +43,7 @@ __all__ = [
     "Field",
     "FieldType",
     "Filter",
+    "FrameError",
     "FilterError",
     "Issue",
     "IsNull",

@@ -1,4 +1,4 @@
-"""What a caller sees when a filter is wrong.
+"""What a caller sees when a filter is wrong, or a record is.
 
 Every problem becomes an `Issue` naming where (a path such as `OR[1].points.gte`, and for text
 input a line and column), what was expected and found, and the likely fix. The parser collects
@@ -44,6 +44,21 @@ class Issue(BaseModel):
         if self.suggestion:
             text += f"; {self.suggestion}"
         return text
+
+
+class RecordError(TypeError):
+    """A record the filter cannot be evaluated on: not a mapping, or a value of the wrong type
+    for a field the filter reads. The message names the field, the value found and the type
+    expected. A `TypeError`: the caller passed data of the wrong type, the filter is fine."""
+
+
+class FrameError(RecordError):
+    """A frame's column has a type the columnar back-end cannot read as its field's type.
+
+    A `RecordError` (so a `TypeError`): like a record with a value of the wrong type, the data
+    does not fit the schema, while the filter is fine. The message names the column and the
+    field, the type found, the types accepted, and a conversion that fixes it.
+    """
 
 
 class FilterError(ValueError):

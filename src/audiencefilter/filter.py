@@ -1,5 +1,8 @@
 """`Filter`: a validated AST bound to its schema, and the one object users hold.
 
+The facade is the only place that joins the user's tree to the back-ends: it lowers the tree
+once (`rewrite/lower.py`; cached per filter, and per call for a relative filter at a given
+`now`) and hands the lowered tree and the schema to each back-end, which never sees a `Filter`.
 Every output is a one-line method that imports its back-end lazily, so importing the library
 costs no SQLAlchemy compiler or grammar until a caller asks for SQL or text.
 
@@ -16,17 +19,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .language.fields import CONTACT, Schema
 from .language.nodes import Node, fields_used, relative_values, resolve
 from .language.relative import Ago, Clock, as_now, system_clock
+from .rewrite.lower import lower
 
 if TYPE_CHECKING:
     import polars as pl
     from sqlalchemy import ColumnElement
 
     from .backends.explain import Explanation
+    from .backends.memory import Evaluator
 
 R = TypeVar("R", bound=Mapping[str, Any])
 F = TypeVar("F", "pl.DataFrame", "pl.LazyFrame")
@@ -34,13 +39,6 @@ F = TypeVar("F", "pl.DataFrame", "pl.LazyFrame")
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
-
-
-class Evaluator(Protocol):
-    """The compiled function: a record, and the instants of the filter's relative values in
-    order (none for an absolute filter)."""
-
-    def __call__(self, record: Record, instants: tuple[datetime, ...] = (), /) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -67,12 +65,24 @@ class Filter:
         `instants` are those of `relatives` (and may be left out when there are none)."""
         from .backends.memory import compile_node
 
-        return compile_node(self.root, self.schema)
+        return compile_node(self.lowered, self.schema)
+
+    @cached_property
+    def lowered(self) -> Node:
+        """The tree the back-ends evaluate (`rewrite/lower.py`), relative date-times kept."""
+        return lower(self.root, self.schema)
+
+    def lowered_at(self, now: datetime | None = None) -> Node:
+        """The lowered tree with relative date-times taken at `now` (default: the clock now)."""
+        if not self.relatives:
+            return self.lowered
+        return lower(self.root, self.schema, system_clock() if now is None else now)
 
     @cached_property
     def relatives(self) -> tuple[Ago, ...]:
-        """The distinct relative date-times of the filter, in reading order."""
-        return relative_values(self.root)
+        """The distinct relative date-times of the filter, in reading order (the order the
+        compiled function takes their instants in)."""
+        return relative_values(self.lowered)
 
     @property
     def is_relative(self) -> bool:
@@ -166,7 +176,7 @@ class Filter:
         """
         from .backends.sql.sqlalchemy import to_sqlalchemy
 
-        return to_sqlalchemy(self, target, now=now)
+        return to_sqlalchemy(self.lowered_at(now), self.schema, target)
 
     def to_sql(
         self,
@@ -181,7 +191,7 @@ class Filter:
         """
         from .backends.sql.text import to_sql
 
-        return to_sql(self, dialect, columns, now=now)
+        return to_sql(self.lowered_at(now), self.schema, dialect, columns)
 
     def to_sql_params(
         self,
@@ -193,13 +203,25 @@ class Filter:
         """A SQL condition with placeholders, and its parameters in order."""
         from .backends.sql.text import to_sql_params
 
-        return to_sql_params(self, dialect, columns, now=now)
+        return to_sql_params(self.lowered_at(now), self.schema, dialect, columns)
 
-    def to_polars(self, *, now: datetime | None = None) -> Any:
-        """A polars boolean expression (the columnar back-end; needs the `columnar` extra)."""
+    def to_polars(
+        self,
+        dtypes: Mapping[str, Any] | None = None,
+        *,
+        columns: Mapping[str, str] | None = None,
+        now: datetime | None = None,
+    ) -> Any:
+        """A polars boolean expression (the columnar back-end; needs the `columnar` extra):
+        TRUE, FALSE, or null where UNKNOWN.
+
+        `dtypes` are the frame's column types (`frame.schema`; each field's canonical type when
+        left out), `columns` the column names of fields named differently, and relative
+        date-times become the instants they are at `now` (default: the clock now).
+        """
         from .backends.columnar import to_polars
 
-        return to_polars(self, now=now)
+        return to_polars(self.lowered_at(now), self.schema, dtypes, columns=columns)
 
     def to_text(self) -> str:
         """The filter in the readable text syntax; `parse_text(f.to_text()) == f`."""
@@ -212,7 +234,7 @@ class Filter:
         relative date-times are shown with the instant they stood for at `now`."""
         from .backends.explain import explain
 
-        return explain(self, record, now=now)
+        return explain(self.root, self.schema, record, now=now)
 
     def simplify(self) -> Filter:
         """An equivalent filter (same members for every record), no larger than this one."""
@@ -243,4 +265,5 @@ class Filter:
         """
         from .backends.columnar import select_rows
 
-        return select_rows(self, frame, columns=columns, now=now)
+        chosen = select_rows(self.lowered_at(now), self.schema, cast(Any, frame), columns=columns)
+        return cast(F, chosen)

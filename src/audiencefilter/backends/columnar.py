@@ -1,8 +1,10 @@
 """Columnar evaluation: a filter as one native polars expression over a DataFrame or LazyFrame.
 
-`to_polars(flt, dtypes)` returns a boolean `pl.Expr` that is TRUE, FALSE, or null for UNKNOWN;
-`select_rows(flt, frame)` keeps the rows where it is TRUE. polars is an optional extra
-(`audiencefilter[columnar]`): nothing imports this module until a caller does.
+`to_polars(node, schema)` returns a boolean `pl.Expr` that is TRUE, FALSE, or null for
+UNKNOWN; `select_rows(node, schema, frame)` keeps the rows where it is TRUE. `node` is the
+lowered tree (`rewrite/lower.py`: `Filter.to_polars` and `Filter.select_rows` lower and call
+these). polars is an optional extra (`audiencefilter[columnar]`): nothing imports this module
+until a caller does.
 
 Design choices, each keeping the answers identical to the in-memory back-end:
 - The expression depends on each column's type, so it is built for the frame's types. A column
@@ -15,8 +17,7 @@ Design choices, each keeping the answers identical to the in-memory back-end:
   `pl.read_ndjson` reads a key that is always null) is accepted for any field: UNKNOWN.
 - Three-valued logic is polars' own: comparisons with null are null, `&`/`|` are Kleene (an
   n-ary group becomes a balanced tree of them), `~null` is null, and `filter`
-  drops null rows. The places where polars does not follow SQL nulls are avoided: an empty
-  `in`/`notIn` is a constant (it is FALSE/TRUE even for null rows), and a comparison whose
+  drops null rows. The place where polars does not follow SQL nulls is avoided: a comparison whose
   answer is the same for every present value (`points > 2**70`) is that constant only where
   the value is present, null elsewhere.
 - Numbers are compared exactly, in a type at least as wide as both the column's and the
@@ -62,13 +63,11 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from ..filter import Filter
-from ..language.data_paths import location, truth
+from ..errors import FrameError
+from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Not, Or
-from ..language.values import fold
+from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ..language.visitor import Visitor
-from .memory import RecordError
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 Dtypes = Mapping[str, Any]
@@ -109,50 +108,36 @@ _FEW = 8
 _FLIP_STRICT = {Op.GT: Op.GT, Op.GTE: Op.GT, Op.LT: Op.LTE, Op.LTE: Op.LTE}
 
 
-class FrameError(RecordError):
-    """A frame's column has a type the columnar back-end cannot read as its field's type.
-
-    A `RecordError` (so a `TypeError`): like a record with a value of the wrong type, the data
-    does not fit the schema, while the filter is fine. The message names the column and the
-    field, the type found, the types accepted, and a conversion that fixes it.
-    """
-
-
 def to_polars(
-    flt: Filter,
+    node: Node,
+    schema: Schema,
     dtypes: Dtypes | None = None,
     *,
     columns: Mapping[str, str] | None = None,
-    now: datetime | None = None,
 ) -> pl.Expr:
-    """The filter as a polars boolean expression: TRUE, FALSE, or null where UNKNOWN.
+    """A lowered filter as a polars boolean expression: TRUE, FALSE, or null where UNKNOWN.
 
     Args:
-        flt: The filter.
+        node: The lowered tree, relative date-times already instants (`Filter.lowered_at`):
+            the expression holds the instants, so build it again to move with time.
+        schema: The schema the filter was validated against.
         dtypes: The frame's column types (`frame.schema`); a column without one has its type
             read when the expression runs (slower, and hidden from predicate pushdown).
         columns: Column names for fields whose column is named differently.
-        now: The instant relative date-times are taken at (default: the system clock now);
-            the expression holds the instants, so build it again to move with time.
 
     Raises:
         FrameError: a column's type cannot hold its field's values (a string column for a
             date-time field, say); raised when the expression runs for a column without type.
     """
-    flt = flt.resolve(now)
-    return _Expressions(flt.schema, dtypes or {}, columns or {}).visit(flt.root)
+    return _Expressions(schema, dtypes or {}, columns or {}).visit(node)
 
 
 def select_rows(
-    flt: Filter,
-    frame: Frame,
-    *,
-    columns: Mapping[str, str] | None = None,
-    now: datetime | None = None,
+    node: Node, schema: Schema, frame: Frame, *, columns: Mapping[str, str] | None = None
 ) -> Frame:
-    """The rows of `frame` that belong to the audience, in order; lazy in, lazy out."""
+    """The rows of `frame` where the lowered filter is TRUE, in order; lazy in, lazy out."""
     dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    return frame.filter(to_polars(flt, dtypes, columns=columns, now=now))
+    return frame.filter(to_polars(node, schema, dtypes, columns=columns))
 
 
 def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
@@ -196,19 +181,16 @@ class _Expressions(Visitor[pl.Expr]):
         return pl.lit(node.value)
 
     def visit_is_null(self, node: IsNull) -> pl.Expr:
-        if node.path or self.schema[node.field].source:
+        if node.path:
             if not self.known(node):
                 return self.deferred(node)
             return self.json_condition(node).fill_null(True)
         return self.column(node.field).is_null()
 
     def visit_comparison(self, node: Comparison) -> pl.Expr:
-        if node.op in (Op.IN, Op.NOT_IN) and not node.value:
-            # `in: []` is FALSE and `notIn: []` TRUE for every record, null ones included.
-            return pl.lit(node.op is Op.NOT_IN)
         if not self.known(node):
             return self.deferred(node)
-        if node.path or self.schema[node.field].source:
+        if node.path:
             return self.json_condition(node)
         if self.dtype(node.field) == pl.Null:  # a column of nulls only (`pl.read_ndjson`)
             return _where_present(self.column(node.field), False)
@@ -227,9 +209,7 @@ class _Expressions(Visitor[pl.Expr]):
 
     def column_name(self, node: Comparison | IsNull) -> str:
         """The frame column a condition reads: its field's, or the JSON column holding it."""
-        where = location(self.schema, node)
-        name = node.field if where is None else where[0]
-        return self.columns.get(name, name)
+        return self.columns.get(node.field, node.field)
 
     def known(self, node: Comparison | IsNull) -> bool:
         return self.column_name(node) in self.dtypes
@@ -261,11 +241,9 @@ class _Expressions(Visitor[pl.Expr]):
         `pl.read_ndjson` makes of objects) is encoded to JSON text first; an Object column holds
         the decoded values already.
         """
-        where = location(self.schema, node)
-        assert where is not None
-        field, path = where
-        column = pl.col(self.columns.get(field, field))
-        dtype = self.dtypes.get(self.columns.get(field, field), pl.String)
+        column_name, path = node.field, node.path
+        column = pl.col(self.columns.get(column_name, column_name))
+        dtype = self.dtypes.get(self.columns.get(column_name, column_name), pl.String)
         if dtype == pl.Null:
             return _where_present(column, False)
         if dtype == pl.Object:
@@ -274,7 +252,7 @@ class _Expressions(Visitor[pl.Expr]):
         if isinstance(dtype, pl.Struct):
             column = column.struct.json_encode()
         elif dtype != pl.String:
-            raise self.wrong_type(field, dtype)
+            raise self.wrong_type(column_name, dtype)
         text_test = functools.partial(_json_text_truth, node, path)
         return column.map_elements(text_test, return_dtype=pl.Boolean, skip_nulls=True)
 
@@ -303,8 +281,7 @@ class _Expressions(Visitor[pl.Expr]):
             raise self.wrong_type(node.field, dtype)
         op = node.op
         value: Any = node.value
-        if node.insensitive:
-            value = tuple(fold(v) for v in value) if op in (Op.IN, Op.NOT_IN) else fold(value)
+        if node.insensitive:  # the literals are folded already (lowering): fold the column
             if op is Op.CONTAINS and _ascii_match_is_exact(value):
                 return column.str.contains_any([value], ascii_case_insensitive=True)
             literals = value if isinstance(value, tuple) else (value,)

@@ -24,19 +24,19 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
-from ..filter import Filter
-from ..language.data_paths import location, truth
+from ..errors import RecordError
+from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ..language.relative import Ago, as_now, system_clock
-from ..language.values import holds, record_datetime
+from ..language.values import accepts, holds, record_datetime
 from ..language.visitor import Visitor
+from ..rewrite.lower import lower
 from ..text.literals import literal, reference
 from ..text.write import to_text
 from ..where.write import format_datetime
-from .memory import RecordError
 
 
 class Outcome(Enum):
@@ -145,8 +145,11 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def explain(flt: Filter, record: Mapping[str, Any], *, now: datetime | None = None) -> Explanation:
-    """Evaluate `flt` on `record`, keeping every node's outcome and the values compared.
+def explain(
+    root: Node, schema: Schema, record: Mapping[str, Any], *, now: datetime | None = None
+) -> Explanation:
+    """Evaluate the filter `root` (as the user wrote it) on `record`, keeping every node's
+    outcome and the values compared.
 
     Relative date-times are taken at `now` (default: the system clock, read once).
 
@@ -159,7 +162,7 @@ def explain(flt: Filter, record: Mapping[str, Any], *, now: datetime | None = No
             f"a record must be a mapping of field names to values, not {type(record).__name__}"
         )
     moment = as_now(system_clock() if now is None else now)
-    return _Explainer(record, flt.schema, moment).visit(flt.root)
+    return _Explainer(record, schema, moment).visit(root)
 
 
 class _Explainer(Visitor[Explanation]):
@@ -205,23 +208,22 @@ class _Explainer(Visitor[Explanation]):
             )
         return Explanation(node, ~child.outcome, (child,))
 
-    def json_condition(self, node: Comparison | IsNull) -> Explanation | None:
+    def json_condition(self, node: Comparison | IsNull, lowered: Node) -> Explanation | None:
         """The explanation of a condition inside a JSON field, by `data_paths.truth`."""
-        where = location(self.schema, node)
-        if where is None:
+        if not isinstance(lowered, Comparison | IsNull) or not lowered.path:
             return None
-        column, path = where
+        column, path = lowered.field, lowered.path
         value: Any = self.record.get(column, _MISSING)
         for key in path:
             value = value.get(key, _MISSING) if isinstance(value, Mapping) else _MISSING
         present = value is not _MISSING
         value = value if present else None
-        result = truth(node, self.record.get(column), path)
+        result = truth(lowered, self.record.get(column), path)
         outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
         return Explanation(node, outcome, (), column, value, present, None, path)
 
     def visit_is_null(self, node: IsNull) -> Explanation:
-        inside = self.json_condition(node)
+        inside = self.json_condition(node, lower(node, self.schema))
         if inside is not None:
             return inside
         value = self.record.get(node.field, _MISSING)
@@ -230,27 +232,37 @@ class _Explainer(Visitor[Explanation]):
         return Explanation(node, Outcome.of(value is None), (), node.field, value, present)
 
     def visit_comparison(self, node: Comparison) -> Explanation:
-        inside = self.json_condition(node)
+        # The condition as the back-ends compare it (`rewrite/lower.py`): a constant for an
+        # empty list, folded literals, UTC instants, a JSON read for a declared field.
+        lowered = lower(node, self.schema, self.now)
+        inside = self.json_condition(node, lowered)
         if inside is not None:
             return inside
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value
-        instant = node.value.before(self.now) if isinstance(node.value, Ago) else None
-        if node.op in (Op.IN, Op.NOT_IN) and not node.value:
-            # `in []` is FALSE and `notIn []` TRUE for every record, null ones included.
-            outcome = Outcome.of(node.op is Op.NOT_IN)
+        instant = None
+        if isinstance(lowered, Comparison) and isinstance(node.value, Ago):
+            instant = cast(datetime, lowered.value)
+        if isinstance(lowered, Const):
+            outcome = Outcome.of(lowered.value)
         elif value is None:
             outcome = Outcome.UNKNOWN
         else:
-            outcome = Outcome.of(self.compare(node, value, instant))
+            assert isinstance(lowered, Comparison)
+            outcome = Outcome.of(self.compare(lowered, value))
         return Explanation(node, outcome, (), node.field, value, present, instant)
 
-    def compare(self, node: Comparison, value: Any, instant: datetime | None) -> bool:
+    def compare(self, node: Comparison, value: Any) -> bool:
         kind = self.schema[node.field].type
+        if not accepts(kind, value):
+            raise RecordError(
+                f'field "{node.field}" holds {type(value).__name__} {value!r}; '
+                f"expected {kind.value}"
+            )
         try:
             value = record_datetime(value) if kind is FieldType.DATETIME else value
-            return _holds(node, value, node.value if instant is None else instant)
+            return holds(node.op, value, node.value, node.insensitive)
         except (TypeError, AttributeError, ValueError) as exc:
             raise RecordError(
                 f'field "{node.field}" holds {type(value).__name__} {value!r}; '
@@ -259,8 +271,3 @@ class _Explainer(Visitor[Explanation]):
 
     def visit_const(self, node: Const) -> Explanation:
         return Explanation(node, Outcome.of(node.value))
-
-
-def _holds(node: Comparison, value: Any, constant: Any) -> bool:
-    """The comparison of a value known not to be null with the literal `constant`."""
-    return holds(node.op, value, constant, node.insensitive)

@@ -21,11 +21,22 @@ Design choices:
     by the exact version of the function, which normalizes every value; so the answer is the
     same, and the common case skips a time-zone check per record.
 - A record whose value has the wrong type ends in `RecordError` naming the field, raised by the
-  exact version; the `try` costs nothing on the normal path.
-- Relative date-times (`{"ago": "P30D"}`) are not constants: the function takes a second
-  argument, the tuple of their instants in `relative_values` order, and reads `_instants[i]`
-  where an absolute date-time would be bound. The caller (`Filter`) computes the tuple from its
-  clock on each call; an absolute filter is called with the record alone.
+  exact version; the `try` costs nothing on the normal path. Where Python would compare a
+  wrong type quietly (`True == 1`, `"1" == 1`, `True > 0`), the read tests the exact type
+  instead of `is not None` (`v.__class__ is str or v is not None and _present(v)`: the helper
+  runs for rare types only, and raises for wrong ones), or, for an equality that needs no null
+  test, only once it failed (`v == "FR" or v is not None and type(v) is not str and not
+  _present(v)`);
+  a boolean equality is `v is True`, as a hand-written lambda has it. `contains`,
+  `startsWith` and `endsWith` need no test: Python refuses them on anything but text.
+- It compiles the lowered tree (`rewrite/lower.py`): empty lists are constants, literals of
+  case-insensitive tests are folded (only the record's value is folded here), lists hold each
+  literal once, date-time literals are UTC and declared JSON fields are path conditions.
+- Relative date-times (`{"ago": "P30D"}`) stay relative in the tree this back-end receives
+  (lowered without a `now`): the function takes a second argument, the tuple of their instants
+  in `relative_values` order, and reads `_instants[i]` where an absolute date-time would be
+  bound. The caller (`Filter`) computes the tuple from its clock on each call, so a long-lived
+  predicate never goes stale; an absolute filter is called with the record alone.
 """
 
 from __future__ import annotations
@@ -35,17 +46,35 @@ import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from datetime import UTC, datetime
+from typing import Any, Protocol, cast
 
-from ..language.data_paths import location, truth
-from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or, relative_values, walk
+from ..errors import RecordError
+from ..language.data_paths import truth
+from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
+from ..language.nodes import (
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    fields_used,
+    relative_values,
+    unhandled,
+    walk,
+)
 from ..language.relative import Ago
-from ..language.values import fold, record_datetime
+from ..language.values import accepts, record_datetime
 
-if TYPE_CHECKING:
-    from ..filter import Evaluator
+
+class Evaluator(Protocol):
+    """The compiled function: a record, and the instants of the filter's relative values in
+    order. An absolute filter's function is called with the record alone."""
+
+    def __call__(self, record: Record, instants: tuple[datetime, ...] = (), /) -> bool: ...
+
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
@@ -61,13 +90,9 @@ _CONSTANT_TYPES = (str, int, float, bool)
 _NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []}  # a field from Python 3.12 on
 
 
-class RecordError(TypeError):
-    """A record holds a value of the wrong type for a field the filter reads."""
-
-
 def compile_node(root: Node, schema: Schema) -> Evaluator:
     """A function of a record (and, for relative date-times, their instants) that is true
-    exactly when `root` is TRUE for the record.
+    exactly when the lowered tree `root` is TRUE for the record.
 
     A record whose value has the wrong type for its field raises `RecordError` naming the field.
     """
@@ -84,25 +109,26 @@ def compile_node(root: Node, schema: Schema) -> Evaluator:
         # Built on the first record the fast version hands over, which is often never.
         if not built:
             built.append(_function(_Builder(schema, root, fast=False), root, record_error))
-        return built[0](record, instants)
+        return built[0](record, instants) if instants else built[0](record)
 
     return _function(fast_builder, root, exact)
 
 
 def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
     """`def audience_filter(record, _instants=())`: return whether `root` is TRUE; on a bad
-    value, `on_error`."""
+    value, `on_error`. Without relative date-times it is `audience_filter(record)`: a call
+    that fills no default is a few nanoseconds cheaper per record."""
     body, _ = builder.build(root, True, {})
     builder.bound["_on_error"] = on_error
+    relative = bool(builder.relatives)
+    passed = [_name(_RECORD), _name(_INSTANTS)] if relative else [_name(_RECORD)]
     guarded = ast.Try(
         body=[ast.Return(value=body)],
         handlers=[
             ast.ExceptHandler(
                 type=ast.Tuple(elts=[_name(n) for n in _CAUGHT], ctx=ast.Load()),
                 name=None,
-                body=[
-                    ast.Return(value=_call(_name("_on_error"), _name(_RECORD), _name(_INSTANTS)))
-                ],
+                body=[ast.Return(value=_call(_name("_on_error"), *passed))],
             )
         ],
         orelse=[],
@@ -112,10 +138,10 @@ def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
         name="audience_filter",
         args=ast.arguments(
             posonlyargs=[],
-            args=[ast.arg(arg=_RECORD), ast.arg(arg=_INSTANTS)],
+            args=[ast.arg(arg=_RECORD)] + ([ast.arg(arg=_INSTANTS)] if relative else []),
             kwonlyargs=[],
             kw_defaults=[],
-            defaults=[ast.Constant(cast(Any, ()))],
+            defaults=[ast.Constant(cast(Any, ()))] if relative else [],
         ),
         body=[guarded],
         decorator_list=[],
@@ -129,22 +155,13 @@ def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
 
 
 def _diagnose(record: Record, root: Node, schema: Schema) -> str:
-    from ..language.nodes import fields_used
-
-    expected: dict[FieldType, type | tuple[type, ...]] = {
-        FieldType.STRING: str,
-        FieldType.NUMBER: (int, float),
-        FieldType.BOOLEAN: bool,
-        FieldType.DATETIME: (datetime, str),
-    }
     for name in sorted(fields_used(root)):
         value = record.get(name) if isinstance(record, Mapping) else None
-        kind = schema[name].type
-        if value is None or kind is FieldType.JSON or schema[name].source:
+        field = schema.get(name)  # a JSON column a declared field reads may be undeclared
+        if value is None or field is None or field.type is FieldType.JSON:
             continue
-        if not isinstance(value, expected[kind]) or (
-            kind is FieldType.NUMBER and isinstance(value, bool)
-        ):
+        kind = field.type
+        if not accepts(kind, value):
             return f'field "{name}" holds {type(value).__name__} {value!r}; expected {kind.value}'
         if kind is FieldType.DATETIME:
             try:
@@ -168,20 +185,26 @@ class _Builder:
         self.fast = fast
         self.differs = fast and any(
             isinstance(n, Comparison)
+            and not n.path
             and n.op in ORDERING_OPS
             and schema[n.field].type is FieldType.DATETIME
             for n in walk(root)
         )
-        self.bound: dict[str, Any] = {"_as_instant": record_datetime, "_datetime": datetime}
+        self.bound: dict[str, Any] = {
+            "_as_instant": record_datetime,
+            "_datetime": datetime,
+            "_UTC": UTC,
+            "_str": str,
+            "_int": int,
+            "_bool": bool,
+        }
+        for kind, name in _PRESENT.items():
+            self.bound[name] = _PRESENT_CHECKS[kind]
+        self.checked: set[str] = set()  # locals whose value's type was tested when read
         self.names = itertools.count()
         reads = Counter(n.field for n in walk(root) if isinstance(n, Comparison | IsNull))
         self.repeated = frozenset(name for name, count in reads.items() if count > 1)
         self.relatives = {ago: index for index, ago in enumerate(relative_values(root))}
-        self.in_json = any(
-            n.path or schema[n.field].source
-            for n in walk(root)
-            if isinstance(n, Comparison | IsNull)
-        )
 
     def build(self, node: Node, want: bool, known: Known) -> tuple[ast.expr, Known]:
         """An expression that holds when `node` evaluates to `want` (TRUE or FALSE).
@@ -189,28 +212,29 @@ class _Builder:
         `known` lists the fields proven present where the expression runs; the second result
         lists those the expression proves present when it holds.
         """
-        if isinstance(node, Const):
-            return ast.Constant(node.value is want), known
-        if isinstance(node, Not):
-            return self.build(node.item, not want, known)
-        if isinstance(node, And | Or):
-            # AND is TRUE when all items are; FALSE when any item is. OR the other way round.
-            if isinstance(node, And) is want:
-                return self.conjunction(node.items, want, known)
-            values = [self.build(item, want, known)[0] for item in node.items]
-            return ast.BoolOp(op=ast.Or(), values=values), known
-        if self.in_json and location(self.schema, node) is not None:
-            return self.json_condition(node, want), known
-        if isinstance(node, IsNull):
-            return self.is_null(node.field, want, known)
-        return self.comparison(node, want, known)
+        match node:
+            case Const():
+                return ast.Constant(node.value is want), known
+            case Not():
+                return self.build(node.item, not want, known)
+            case And() | Or():
+                # AND is TRUE when all items are; FALSE when any item is. OR the other way round.
+                if isinstance(node, And) is want:
+                    return self.conjunction(node.items, want, known)
+                values = [self.build(item, want, known)[0] for item in node.items]
+                return ast.BoolOp(op=ast.Or(), values=values), known
+            case IsNull() | Comparison() if node.path:
+                return self.json_condition(node, want), known
+            case IsNull():
+                return self.is_null(node.field, want, known)
+            case Comparison():
+                return self.comparison(node, want, known)
+            case _:
+                unhandled("the in-memory compiler", node)
 
     def json_condition(self, node: Comparison | IsNull, want: bool) -> ast.expr:
         """`data_paths.truth` of the record's JSON document: `is True` or `is False`."""
-        where = location(self.schema, node)
-        assert where is not None
-        column, path = where
-        truth = self.bind(functools.partial(_json_truth, node, column, path))
+        truth = self.bind(functools.partial(_json_truth, node, node.field, node.path))
         return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
 
     def conjunction(
@@ -248,28 +272,84 @@ class _Builder:
         return _name(name)
 
     def comparison(self, node: Comparison, want: bool, known: Known) -> tuple[ast.expr, Known]:
-        if node.op in (Op.IN, Op.NOT_IN) and not node.value:
-            # `in: []` is FALSE and `notIn: []` TRUE for every record, null ones included.
-            return ast.Constant((node.op is Op.NOT_IN) is want), known
+        kind = self.schema[node.field].type
         if node.field in known:
-            test = self.test(node, _name(known[node.field]))
-            return (test if want else ast.UnaryOp(op=ast.Not(), operand=test)), known
+            local = known[node.field]
+            test = self.test(node, _name(local))
+            if not want:
+                test = ast.UnaryOp(op=ast.Not(), operand=test)
+            if local in self.checked or kind not in _PRESENT or node.op in PATTERN_OPS:
+                return test, known
+            return ast.BoolOp(op=ast.And(), values=[self.present(kind, local), test]), known
         if want and self.false_for_null(node):
-            # `None == literal` and `None in {literals}` are False: no null test needed.
-            if node.field not in self.repeated:
-                return self.test(node, self.read(node.field)), known
+            # `None == literal` and `None in {literals}` are False: no null test needed, and
+            # the type is tested only when the test failed (a match is a str).
             local = self.local(node.field)
-            return self.test(node, self.assign(local, node.field)), {**known, node.field: local}
+            test = self.test(node, self.assign(local, node.field))
+            value = _name(local)
+            guard = ast.BoolOp(
+                op=ast.And(),
+                values=[
+                    _compare(value, ast.IsNot(), ast.Constant(None)),
+                    _compare(
+                        ast.Attribute(value=value, attr="__class__", ctx=ast.Load()),
+                        ast.IsNot(),
+                        _name("_str"),
+                    ),
+                    ast.UnaryOp(op=ast.Not(), operand=_call(_name(_PRESENT[kind]), value)),
+                ],
+            )
+            self.checked.add(local)
+            return ast.BoolOp(op=ast.Or(), values=[test, guard]), {**known, node.field: local}
+        if want and kind is FieldType.BOOLEAN and node.op is Op.EQUALS:
+            # `v is True`, else null (FALSE) or another type (RecordError).
+            local = self.local(node.field)
+            value = _name(local)
+            other = ast.Constant(not node.value)
+            guard = ast.BoolOp(
+                op=ast.And(),
+                values=[
+                    _compare(value, ast.IsNot(), other),
+                    _compare(value, ast.IsNot(), ast.Constant(None)),
+                    _call(_name(_PRESENT[kind]), value),
+                ],
+            )
+            literal = ast.Constant(node.value is True)
+            test = _compare(self.assign(local, node.field), ast.Is(), literal)
+            self.checked.add(local)
+            return ast.BoolOp(op=ast.Or(), values=[test, guard]), {**known, node.field: local}
         local = self.local(node.field)
-        present = _compare(self.assign(local, node.field), ast.IsNot(), ast.Constant(None))
+        if kind in _PRESENT and not (kind is FieldType.STRING and node.op in PATTERN_OPS):
+            present = self.present(kind, local, assign=node.field)
+            self.checked.add(local)
+        else:
+            present = _compare(self.assign(local, node.field), ast.IsNot(), ast.Constant(None))
         test = self.test(node, _name(local))
         if not want:
             test = ast.UnaryOp(op=ast.Not(), operand=test)
         return ast.BoolOp(op=ast.And(), values=[present, test]), {**known, node.field: local}
 
+    def present(self, kind: FieldType, local: str, assign: str | None = None) -> ast.expr:
+        """`type(v) is T or v is not None and _present(v)`: the value is there and of its
+        field's type; the helper, called for rare types only, raises for a wrong one."""
+        value = _name(local) if assign is None else self.assign(local, assign)
+        # `v.__class__ is T` is the cheapest exact-type test (cheaper than `type(v) is T`);
+        # a float number or a str subclass takes the helper.
+        exact = ast.Attribute(value=value, attr="__class__", ctx=ast.Load())
+        fast = _compare(exact, ast.Is(), _name(_EXACT[kind]))
+        slow = ast.BoolOp(
+            op=ast.And(),
+            values=[
+                _compare(_name(local), ast.IsNot(), ast.Constant(None)),
+                _call(_name(_PRESENT[kind]), _name(local)),
+            ],
+        )
+        return ast.BoolOp(op=ast.Or(), values=[fast, slow])
+
     def false_for_null(self, node: Comparison) -> bool:
-        """Whether the test alone is False, without raising, when the field is null."""
-        plain = not node.insensitive and self.schema[node.field].type is not FieldType.DATETIME
+        """Whether the test alone is False, without raising, when the field is null, and a
+        match proves the value's type (a string equal to a string literal)."""
+        plain = not node.insensitive and self.schema[node.field].type is FieldType.STRING
         return plain and node.op in (Op.EQUALS, Op.IN)
 
     def test(self, node: Comparison, value: ast.expr) -> ast.expr:
@@ -279,11 +359,8 @@ class _Builder:
         op = node.op
         if kind is FieldType.DATETIME:
             value = self.instant(value, ordering=op in ORDERING_OPS)
-        if node.insensitive:
+        if node.insensitive:  # the literals are folded already (lowering)
             value = _method(value, "lower")
-            constant = (
-                tuple(fold(v) for v in constant) if op in (Op.IN, Op.NOT_IN) else fold(constant)
-            )
         if op in (Op.IN, Op.NOT_IN):
             compare: ast.cmpop = ast.In() if op is Op.IN else ast.NotIn()
             return _compare(value, compare, self.literal(frozenset(constant)))
@@ -305,23 +382,64 @@ class _Builder:
         return self.bind(value)
 
     def instant(self, value: ast.expr, *, ordering: bool) -> ast.expr:
-        """An aware datetime passes through; anything else is normalized by a helper call.
+        """A datetime an ordering can use, or a UTC one for equality; anything else is
+        normalized by a helper call.
 
-        The fast version lets any exact `datetime` through to an ordering: a naive one raises
-        `TypeError` there, which sends the record to the exact version.
+        An ordering compares any two aware date-times as instants, so an aware value passes
+        through; the fast version lets any exact `datetime` through (a naive one raises
+        `TypeError` there, which sends the record to the exact version). Equality and `in`
+        need the UTC instant (see `record_datetime`): a value in UTC passes, any other is
+        converted.
         """
         exact_type = _compare(_call(_name("type"), value), ast.Is(), _name("_datetime"))
+        zone = ast.Attribute(value=value, attr="tzinfo", ctx=ast.Load())
         if self.fast and ordering:
             is_aware = exact_type
-        else:
-            has_zone = _compare(
-                ast.Attribute(value=value, attr="tzinfo", ctx=ast.Load()),
-                ast.IsNot(),
-                ast.Constant(None),
-            )
+        elif ordering:
+            has_zone = _compare(zone, ast.IsNot(), ast.Constant(None))
             is_aware = ast.BoolOp(op=ast.And(), values=[exact_type, has_zone])
+        else:
+            in_utc = _compare(zone, ast.Is(), _name("_UTC"))
+            is_aware = ast.BoolOp(op=ast.And(), values=[exact_type, in_utc])
         normalized = _call(_name("_as_instant"), value)
         return ast.IfExp(test=is_aware, body=value, orelse=normalized)
+
+
+_PRESENT = {
+    FieldType.STRING: "_present_string",
+    FieldType.NUMBER: "_present_number",
+    FieldType.BOOLEAN: "_present_boolean",
+}
+_EXACT = {FieldType.STRING: "_str", FieldType.NUMBER: "_int", FieldType.BOOLEAN: "_bool"}
+
+
+def _present(kind: FieldType, value: object) -> bool:
+    """False for null, True for a value a `kind` field compares, else `TypeError` (which the
+    function turns into `RecordError` naming the field)."""
+    if value is None:
+        return False
+    if accepts(kind, value):
+        return True
+    raise TypeError(f"{type(value).__name__} for a {kind.value} field")
+
+
+def _present_string(value: object) -> bool:
+    return _present(FieldType.STRING, value)
+
+
+def _present_number(value: object) -> bool:
+    return _present(FieldType.NUMBER, value)
+
+
+def _present_boolean(value: object) -> bool:
+    return _present(FieldType.BOOLEAN, value)
+
+
+_PRESENT_CHECKS = {
+    FieldType.STRING: _present_string,
+    FieldType.NUMBER: _present_number,
+    FieldType.BOOLEAN: _present_boolean,
+}
 
 
 def _json_truth(

@@ -233,7 +233,7 @@ def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: 
 
 
 def _explain(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
-    from ..backends.memory import RecordError
+    from ..errors import RecordError
 
     record = load_record(args.record)
     try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 
-from ..backends.memory import RecordError
+from ..errors import RecordError
 from ..filter import Filter
 from ..language.fields import FieldType
 from ..language.values import is_number, record_datetime

@@ -8,7 +8,9 @@ Design choices:
   of a result follows the filter the user wrote.
 - Field-level `not`, `NOT` groups and `notIn`'s negation all meet in `Not`: the semantics of
   negation are decided once, by three-valued logic, and not per spelling.
-- Every node has a `kind` tag naming its `visit_<kind>` handler.
+- Every node has a `kind` tag naming its `visit_<kind>` handler. Every walker dispatches on the
+  kind (a `Visitor`, or a `match` whose last case is `unhandled`), so a node kind a walker does
+  not know stops it with `UnhandledNodeError` instead of falling into a default branch.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 from .fields import Op
 from .relative import Ago
@@ -117,38 +119,76 @@ def any_of(items: tuple[Node, ...]) -> Node:
     return items[0] if len(items) == 1 else Or(items)
 
 
+class UnhandledNodeError(TypeError):
+    """A walker met a node kind it has no handler for: a new kind added without teaching it."""
+
+
+def unhandled(walker: str, node: object) -> NoReturn:
+    """Stop `walker` loudly on a node kind it does not know (the last case of every dispatch)."""
+    kind = getattr(node, "kind", None)
+    raise UnhandledNodeError(
+        f"{walker} does not handle node kind {kind!r} ({type(node).__name__}); "
+        f"add a handler for it to {walker}"
+    )
+
+
 def walk(node: Node) -> Iterator[Node]:
     """Every node of the tree, parents before children, without recursion."""
     stack: list[Node] = [node]
     while stack:
         current = stack.pop()
         yield current
-        if isinstance(current, And | Or):
-            stack.extend(reversed(current.items))
-        elif isinstance(current, Not):
-            stack.append(current.item)
+        match current:
+            case And() | Or():
+                stack.extend(reversed(current.items))
+            case Not():
+                stack.append(current.item)
+            case Comparison() | IsNull() | Const():
+                pass
+            case _:
+                unhandled("walk", current)
 
 
 def fields_used(node: Node) -> frozenset[str]:
     """The names of the fields a filter reads, e.g. to know which columns to load."""
-    return frozenset(n.field for n in walk(node) if isinstance(n, Comparison | IsNull))
+    found: set[str] = set()
+    for n in walk(node):
+        match n:
+            case Comparison() | IsNull():
+                found.add(n.field)
+            case And() | Or() | Not() | Const():
+                pass
+            case _:
+                unhandled("fields_used", n)
+    return frozenset(found)
 
 
 def relative_values(node: Node) -> tuple[Ago, ...]:
     """The distinct relative date-times of a filter, in reading order."""
-    found = dict.fromkeys(
-        n.value for n in walk(node) if isinstance(n, Comparison) and type(n.value) is Ago
-    )
+    found: dict[Ago, None] = {}
+    for n in walk(node):
+        match n:
+            case Comparison():
+                if type(n.value) is Ago:
+                    found[n.value] = None
+            case And() | Or() | Not() | IsNull() | Const():
+                pass
+            case _:
+                unhandled("relative_values", n)
     return tuple(found)
 
 
 def resolve(node: Node, instants: Mapping[Ago, datetime]) -> Node:
     """The tree with each relative date-time replaced by its instant in `instants`."""
-    if isinstance(node, Comparison):
-        value = node.value
-        return replace(node, value=instants[value]) if type(value) is Ago else node
-    if isinstance(node, And | Or):
-        return type(node)(tuple(resolve(item, instants) for item in node.items))
-    if isinstance(node, Not):
-        return Not(resolve(node.item, instants))
-    return node
+    match node:
+        case Comparison():
+            value = node.value
+            return replace(node, value=instants[value]) if type(value) is Ago else node
+        case And() | Or():
+            return type(node)(tuple(resolve(item, instants) for item in node.items))
+        case Not():
+            return Not(resolve(node.item, instants))
+        case IsNull() | Const():
+            return node
+        case _:
+            unhandled("resolve", node)

@@ -9,9 +9,10 @@ import math
 import operator
 from collections.abc import Callable
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
-from .fields import Op
+from .fields import FieldType, Op
 
 Scalar = str | int | float | bool | datetime
 """A literal a filter compares against."""
@@ -55,12 +56,42 @@ def as_utc(value: datetime) -> datetime:
 
 
 def record_datetime(value: object) -> datetime:
-    """A record's date-time value (a `datetime` or an ISO 8601 string) as an aware UTC instant."""
+    """A record's date-time value (a `datetime` or an ISO 8601 string) as an aware UTC instant.
+
+    Converted to UTC, not only made aware: Python's `==` and `hash` between date-times of
+    different zones are not instant equality (PEP 495: a time in a daylight-saving fold with
+    `fold=1`, or in a gap, equals nothing in another zone), so equality and `in` compare UTC
+    instants, as the lowered literals are.
+    """
     if isinstance(value, datetime):
-        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        if value.tzinfo is UTC:
+            return value
+        return as_utc(value)
     if isinstance(value, str):
         return parse_datetime(value)
     raise TypeError(f"expected a datetime or an ISO 8601 string, found {type(value).__name__}")
+
+
+_ACCEPTED: dict[FieldType, tuple[type, ...]] = {
+    FieldType.STRING: (str,),
+    FieldType.NUMBER: (int, float, Decimal),
+    FieldType.BOOLEAN: (bool,),
+    FieldType.DATETIME: (datetime, str),
+}
+
+
+def accepts(kind: FieldType, value: object) -> bool:
+    """Whether a record's non-null value has a type a field of `kind` is compared with: a
+    string for strings, an int, float or Decimal (never a bool) for numbers, a bool for
+    booleans, a datetime or ISO 8601 text for date-times (the text is checked when read).
+
+    Anything else is a `RecordError` when a comparison reads it, even where Python would
+    compare it quietly (`True == 1`, `"1" == 1`): a back-end with typed columns could not hold
+    it, so no answer would be the same on every back-end.
+    """
+    if kind is FieldType.NUMBER and isinstance(value, bool):
+        return False
+    return isinstance(value, _ACCEPTED.get(kind, object))
 
 
 def fold(text: str) -> str:
@@ -87,12 +118,12 @@ _TESTS: dict[Op, Callable[[Any, Any], Any]] = {
 
 
 def holds(op: Op, value: Any, literal: Any, insensitive: bool = False) -> bool:
-    """One comparison of a present (non-null) value with a literal, folding case if asked.
+    """One comparison of a present (non-null) value with a lowered literal: with `insensitive`,
+    the value is case-folded, and the literal, folded by lowering, is taken as it is.
 
     The interpreting evaluators (explain, data paths) share this table; the compiled back-end
     generates the same tests as code.
     """
     if insensitive:
         value = fold(value)
-        literal = tuple(fold(v) for v in literal) if isinstance(literal, tuple) else fold(literal)
     return bool(_TESTS[op](value, literal))

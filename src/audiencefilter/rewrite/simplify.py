@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..language.data_paths import value_type
-from ..language.fields import FieldType, Op, Schema
+from ..language.fields import LIST_OPS, FieldType, Op, Schema
 from ..language.nodes import (
     FALSE,
     TRUE,
@@ -37,8 +37,10 @@ from ..language.nodes import (
     Or,
     all_of,
     any_of,
+    unhandled,
 )
 from ..language.relative import Ago
+from .lower import empty_list, unique
 
 _LOWER = {Op.GT: False, Op.GTE: True}
 _UPPER = {Op.LT: False, Op.LTE: True}
@@ -56,13 +58,17 @@ def is_unsatisfiable(node: Node, schema: Schema) -> bool:
 
 def size(node: Node) -> int:
     """Nodes in the tree, counting each literal of an `in` list: what simplify reduces."""
-    if isinstance(node, And | Or):
-        return 1 + sum(size(item) for item in node.items)
-    if isinstance(node, Not):
-        return 1 + size(node.item)
-    if isinstance(node, Comparison) and isinstance(node.value, tuple):
-        return 1 + len(node.value)
-    return 1
+    match node:
+        case And() | Or():
+            return 1 + sum(size(item) for item in node.items)
+        case Not():
+            return 1 + size(node.item)
+        case Comparison():
+            return 1 + len(node.value) if isinstance(node.value, tuple) else 1
+        case IsNull() | Const():
+            return 1
+        case _:
+            unhandled("simplify.size", node)
 
 
 class _Simplifier:
@@ -70,18 +76,22 @@ class _Simplifier:
         self.schema = schema
 
     def run(self, node: Node, positive: bool) -> Node:
-        if isinstance(node, Not):
-            inner = self.run(node.item, not positive)
-            if isinstance(inner, Const):
-                return Const(not inner.value)
-            return inner.item if isinstance(inner, Not) else Not(inner)
-        if isinstance(node, And):
-            return self.conjunction(node.items, positive)
-        if isinstance(node, Or):
-            return self.disjunction(node.items, positive)
-        if isinstance(node, Comparison):
-            return _comparison(node)
-        return node
+        match node:
+            case Not():
+                inner = self.run(node.item, not positive)
+                if isinstance(inner, Const):
+                    return Const(not inner.value)
+                return inner.item if isinstance(inner, Not) else Not(inner)
+            case And():
+                return self.conjunction(node.items, positive)
+            case Or():
+                return self.disjunction(node.items, positive)
+            case Comparison():
+                return _comparison(node)
+            case IsNull() | Const():
+                return node
+            case _:
+                unhandled("simplify", node)
 
     def _items(self, items: Iterable[Node], kind: type, positive: bool) -> list[Node]:
         flat: list[Node] = []
@@ -136,12 +146,10 @@ class _Simplifier:
 
 
 def _comparison(node: Comparison) -> Node:
-    if node.op is Op.IN and node.value == ():
-        return FALSE
-    if node.op is Op.NOT_IN and node.value == ():
-        return TRUE
+    if node.op in LIST_OPS and node.value == ():
+        return empty_list(node.op)
     if isinstance(node.value, tuple):
-        values = tuple(_unique(node.value))
+        values = unique(node.value)
         if node.op is Op.IN and len(values) == 1:
             return replace(node, op=Op.EQUALS, value=values[0])
         if len(values) < len(node.value):
@@ -150,14 +158,7 @@ def _comparison(node: Comparison) -> Node:
 
 
 def _unique(items: Iterable[Any]) -> list[Any]:
-    seen: set[Any] = set()
-    out = []
-    for item in items:
-        key = (type(item), item)
-        if key not in seen:
-            seen.add(key)
-            out.append(item)
-    return out
+    return list(unique(tuple(items)))
 
 
 def _intersect(comparisons: list[Comparison]) -> list[Comparison] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..language.nodes import FALSE, And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import FALSE, And, Comparison, Const, IsNull, Node, Not, Or, unhandled
 from ..where.write import _field_object, _operator_entry  # the dumper's own merge rules
 
 
@@ -71,37 +71,51 @@ def _first_too_deep(root: Node, shapes: dict[int, _Shape], max_depth: int) -> tu
 
 def _levels_added(node: Node, shapes: dict[int, _Shape], parent: Node | None) -> int:
     """How many JSON levels `node` opens: a group key, or a field's `not`."""
-    if isinstance(node, Or) and isinstance(parent, Not):
-        return 0  # {"NOT": [items]}: the NOT's level holds the OR's items
-    if isinstance(node, Or | Not) or node == FALSE:
-        return 1
-    if isinstance(node, And):
-        return 1 if shapes[id(node)].keys == ("AND",) else 0
-    return 0
+    match node:
+        case Or():
+            # {"NOT": [items]}: the NOT's level holds the OR's items
+            return 0 if isinstance(parent, Not) else 1
+        case Not():
+            return 1
+        case Const():
+            return 1 if node == FALSE else 0
+        case And():
+            return 1 if shapes[id(node)].keys == ("AND",) else 0
+        case Comparison() | IsNull():
+            return 0
+        case _:
+            unhandled("text.limits", node)
 
 
 def _children(node: Node) -> tuple[Node, ...]:
-    if isinstance(node, And | Or):
-        return node.items
-    if isinstance(node, Not):
-        return (node.item,)
-    return ()
+    match node:
+        case And() | Or():
+            return node.items
+        case Not():
+            return (node.item,)
+        case Comparison() | IsNull() | Const():
+            return ()
+        case _:
+            unhandled("text.limits", node)
 
 
 def _shape(node: Node, shapes: dict[int, _Shape]) -> _Shape:
-    if isinstance(node, Const):
-        return _Shape(0, 0, ()) if node.value else _Shape(1, 1, ("OR",))  # {} / {"OR": []}
-    if isinstance(node, IsNull):
-        # {"f": null}, or {"f": {"path": [...], "equals": null}} for a JSON field
-        return _Shape(0, 2 if node.path else 1, (node.field,))
-    if isinstance(node, Comparison):
-        return _Shape(0, 2, (node.field,))  # {"f": {"op": value}}
-    if isinstance(node, Not):
-        return _negation_shape(node, shapes)
-    items = [shapes[id(item)] for item in node.items]
-    if isinstance(node, Or):
-        return _group_shape("OR", items)
-    return _conjunction_shape(node, items)
+    match node:
+        case Const():
+            return _Shape(0, 0, ()) if node.value else _Shape(1, 1, ("OR",))  # {} / {"OR": []}
+        case IsNull():
+            # {"f": null}, or {"f": {"path": [...], "equals": null}} for a JSON field
+            return _Shape(0, 2 if node.path else 1, (node.field,))
+        case Comparison():
+            return _Shape(0, 2, (node.field,))  # {"f": {"op": value}}
+        case Not():
+            return _negation_shape(node, shapes)
+        case Or():
+            return _group_shape("OR", [shapes[id(item)] for item in node.items])
+        case And():
+            return _conjunction_shape(node, [shapes[id(item)] for item in node.items])
+        case _:
+            unhandled("text.limits", node)
 
 
 def _group_shape(key: str, items: list[_Shape]) -> _Shape:

@@ -1,6 +1,9 @@
 """SQLAlchemy back-end: a filter as a boolean `ColumnElement` over a table, ORM class or mapping.
 
 Design choices:
+- It builds the lowered tree (`rewrite/lower.py`: constants for empty lists, folded
+  literals, each list literal once, declared JSON fields as path conditions, instants for
+  relative date-times); `Filter.to_sqlalchemy` lowers and calls `to_sqlalchemy`.
 - Values are bound parameters, and the expression composes with anything else a `select()`
   holds (`listId = :id`, ORDER BY, LIMIT).
 - Numbers, date-times, booleans and NULL tests are plain SQLAlchemy operators. String tests use
@@ -19,9 +22,8 @@ Design choices:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
@@ -47,37 +49,32 @@ from sqlalchemy.sql.operators import OperatorType
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
-from ...language.data_paths import location
 from ...language.fields import LIST_OPS, FieldType, Op, Schema
-from ...language.nodes import And, Comparison, Const, IsNull, Not, Or
-from ...language.values import fold
+from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .text import SqlWriter
-
-if TYPE_CHECKING:
-    from ...filter import Filter
 
 Expression = ColumnElement[bool]
 _STANDARD = Dialect()
 
 
-def to_sqlalchemy(flt: Filter, target: Any, *, now: datetime | None = None) -> Expression:
-    """The filter as a SQLAlchemy boolean expression, with every value a bound parameter.
+def to_sqlalchemy(node: Node, schema: Schema, target: Any) -> Expression:
+    """A lowered filter as a SQLAlchemy boolean expression, with every value a bound parameter.
 
     Args:
-        flt: The filter.
+        node: The lowered tree, relative date-times already instants (`Filter.lowered_at`):
+            they are bound as parameters, so build the expression per query for a filter that
+            moves with time.
+        schema: The schema the filter was validated against.
         target: A `Table` (or any FROM clause: alias, subquery) whose `.c` has a column keyed by
             each field name; an ORM class or `aliased()` entity with an attribute per field; or
             a mapping of field name to column expression.
-        now: The instant relative date-times are taken at (bound as parameters); the system
-            clock by default, so build the expression per query for a filter that moves.
 
     Raises:
         ValueError: the target has no column for a field the filter uses.
     """
-    flt = flt.resolve(now)
-    return ExpressionBuilder(_column_lookup(target), flt.schema).visit(flt.root)
+    return ExpressionBuilder(_column_lookup(target), schema).visit(node)
 
 
 def _column_lookup(target: Any) -> Callable[[str], ColumnElement[Any]]:
@@ -128,22 +125,13 @@ class ExpressionBuilder(Visitor[Expression]):
         return true() if node.value else false()
 
     def visit_is_null(self, node: IsNull) -> Expression:
-        where = location(self.schema, node)
-        if where is not None:
-            return JsonCondition(
-                replace(node, field=where[0], path=where[1]), self.column(where[0])
-            )
+        if node.path:
+            return JsonCondition(node, self.column(node.field))
         return self.column(node.field).is_(None)
 
     def visit_comparison(self, node: Comparison) -> Expression:
-        if node.op in LIST_OPS and not node.value:
-            # `in: []` is FALSE and `notIn: []` TRUE for every row, null ones too.
-            return true() if node.op is Op.NOT_IN else false()
-        where = location(self.schema, node)
-        if where is not None:
-            return JsonCondition(
-                replace(node, field=where[0], path=where[1]), self.column(where[0])
-            )
+        if node.path:
+            return JsonCondition(node, self.column(node.field))
         column = self.column(node.field)
         kind = self.schema[node.field].type
         if kind is FieldType.STRING:
@@ -172,7 +160,7 @@ def _compare(
     """An ordering or equality test; `in`/`notIn` as IN (the caller negates `notIn`)."""
     if node.op in LIST_OPS:
         assert isinstance(node.value, tuple)
-        return column.in_([bind(v) for v in dict.fromkeys(node.value)])
+        return column.in_([bind(v) for v in node.value])
     return _OPERATORS[node.op](column, bind(node.value))
 
 
@@ -196,12 +184,9 @@ def _instant_binder(column: ColumnElement[Any]) -> Callable[[datetime], Any]:
 def _string_test(node: Comparison, column: ColumnElement[Any]) -> Expression:
     subject: ColumnElement[Any] = Folded(column) if node.insensitive else column
     if node.op in LIST_OPS:
-        texts = cast(tuple[str, ...], node.value)
-        values = [fold(v) if node.insensitive else v for v in texts]
-        return _string_in(subject, list(dict.fromkeys(values)))
+        return _string_in(subject, cast(tuple[str, ...], node.value))
     value = node.value
     assert isinstance(value, str)
-    value = fold(value) if node.insensitive else value
     if node.op is Op.EQUALS and "\x00" not in value:
         return Exact(subject) == bindparam(None, value, type_=String())
     return TextMatch(subject, node.op, value)
@@ -382,6 +367,4 @@ class _BoundWriter(SqlWriter):
 def _compile_json_condition(element: JsonCondition, compiler: SQLCompiler, **kw: Any) -> str:
     writer = _BoundWriter(compiler, compiler.process(element.column, **kw), kw)
     node = element.node
-    if isinstance(node, IsNull):
-        return writer.visit_is_null(node)
-    return writer.json_comparison(node, node.field, node.path)
+    return writer.visit(node)

@@ -6,12 +6,14 @@ Design choices:
   a parameter list (`to_sql_params`). Only the leaf renderers differ, so the two cannot drift.
 - The dialect (`dialects.py`) decides every spelling; this module decides structure:
   parentheses around an OR inside an AND and the reverse, `NOT (...)` always parenthesized
-  (MySQL's HIGH_NOT_PRECEDENCE would read `NOT a = b` as `(NOT a) = b`), `in: []` as FALSE and
-  `notIn: []` as TRUE.
+  (MySQL's HIGH_NOT_PRECEDENCE would read `NOT a = b` as `(NOT a) = b`).
+- It writes the lowered tree (`rewrite/lower.py`), where empty lists are constants, literals of
+  case-insensitive tests are folded, lists hold each literal once and declared JSON fields are
+  path conditions; `Filter.to_sql` lowers and calls `to_sql`.
 - SQL's three-valued logic is the filters' logic: a comparison with NULL is UNKNOWN, `NOT` keeps
   it UNKNOWN, and a WHERE clause keeps only TRUE rows; no `IS NOT NULL` guards are needed.
-- Relative date-times (`{"ago": "P30D"}`) are resolved first, at `now` or the clock's time of
-  writing: the SQL holds the instant, exactly as for an absolute date-time, so every engine
+- Relative date-times (`{"ago": "P30D"}`) arrive resolved (lowered at `now` or the clock's time
+  of writing): the SQL holds the instant, exactly as for an absolute date-time, so every engine
   compares with the same value and a statement is rebuilt (or re-bound) to move with time.
 - Inlined text is meant to be run as is. `%` is not doubled: that is a DBAPI `format`
   paramstyle rule, so run the text without parameters (or double `%` yourself if you must
@@ -22,61 +24,53 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
-from ...language.data_paths import location, value_type
+from ...language.data_paths import value_type
 from ...language.fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
-from ...language.values import fold
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect
-
-if TYPE_CHECKING:
-    from ...filter import Filter
 
 COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
 
 
 def to_sql(
-    flt: Filter,
+    node: Node,
+    schema: Schema,
     dialect: str = "postgresql",
     columns: Mapping[str, str] | None = None,
-    *,
-    now: datetime | None = None,
 ) -> str:
-    """The filter as a SQL boolean condition with every value inlined as a safe literal.
+    """A lowered filter as a SQL boolean condition with every value inlined as a safe literal.
 
     Args:
-        flt: The filter.
+        node: The lowered tree, relative date-times already instants (`Filter.lowered_at`).
+        schema: The schema the filter was validated against.
         dialect: `postgresql`, `sqlite`, `mysql` (also for MariaDB) or `duckdb`.
         columns: Column names for field names, e.g. `{"createdAt": "created_at"}`; a field not
             in the mapping is its own column name. Each name is quoted as one identifier.
-        now: The instant relative date-times are taken at; the system clock by default.
 
     Raises:
         ValueError: an unknown dialect or an invalid column name.
     """
-    flt = flt.resolve(now)
-    return SqlWriter(get_dialect(dialect), flt.schema, columns, None).visit(flt.root)
+    return SqlWriter(get_dialect(dialect), schema, columns, None).visit(node)
 
 
 def to_sql_params(
-    flt: Filter,
+    node: Node,
+    schema: Schema,
     dialect: str = "postgresql",
     columns: Mapping[str, str] | None = None,
-    *,
-    now: datetime | None = None,
 ) -> tuple[str, list[Any]]:
-    """The filter as a SQL condition with placeholders, and the parameters in order.
+    """A lowered filter as a SQL condition with placeholders, and the parameters in order.
 
     Placeholders follow the usual driver of each dialect: `%s` for postgresql (psycopg) and
     mysql (pymysql, mysqlclient), `?` for sqlite (sqlite3) and duckdb. Parameters are driver
     values: str, int, Decimal or float, bool, and datetime (aware UTC; naive UTC for MySQL;
     text in SQLAlchemy's storage format for SQLite).
     """
-    flt = flt.resolve(now)
     params: list[Any] = []
-    sql = SqlWriter(get_dialect(dialect), flt.schema, columns, params).visit(flt.root)
+    sql = SqlWriter(get_dialect(dialect), schema, columns, params).visit(node)
     return sql, params
 
 
@@ -114,21 +108,16 @@ class SqlWriter(Visitor[str]):
         return self.dialect.boolean(node.value)
 
     def visit_is_null(self, node: IsNull) -> str:
-        where = location(self.schema, node)
-        if where is not None:
+        if node.path:
             # Missing, JSON null, or under something that is no object.
-            of_kind = self.json_type(*where)
+            of_kind = self.json_type(node.field, node.path)
             null = self.dialect.json_null
             return f"COALESCE({of_kind}, {self.text(null)}) = {self.text(null)}"
         return f"{self.column(node.field)} IS NULL"
 
     def visit_comparison(self, node: Comparison) -> str:
-        if node.op in LIST_OPS and not node.value:
-            # `in: []` is FALSE and `notIn: []` TRUE for every row, null ones too.
-            return self.dialect.boolean(node.op is Op.NOT_IN)
-        where = location(self.schema, node)
-        if where is not None:
-            return self.json_comparison(node, *where)
+        if node.path:
+            return self.json_comparison(node, node.field, node.path)
         return self.typed(node, self.schema[node.field].type, self.column(node.field))
 
     def json_comparison(self, node: Comparison, field: str, keys: tuple[str, ...]) -> str:
@@ -166,7 +155,7 @@ class SqlWriter(Visitor[str]):
         render = self.number if kind is FieldType.NUMBER else self.scalar
         if node.op in LIST_OPS:
             assert isinstance(node.value, tuple)
-            values = ", ".join([render(v) for v in dict.fromkeys(node.value)])
+            values = ", ".join([render(v) for v in node.value])
             return f"{column} {_LIST_KEYWORD[node.op]} ({values})"
         return f"{column} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"
 
@@ -175,12 +164,9 @@ class SqlWriter(Visitor[str]):
         subject = dialect.fold(column) if node.insensitive else column
         if node.op in LIST_OPS:
             texts = cast(tuple[str, ...], node.value)
-            values = [fold(v) if node.insensitive else v for v in texts]
-            return self.string_list(node.op, subject, list(dict.fromkeys(values)))
+            return self.string_list(node.op, subject, list(texts))
         value = node.value
         assert isinstance(value, str)
-        if node.insensitive:
-            value = fold(value)
         if "\x00" in value and not dialect.text_holds_nul:
             return dialect.never(subject)
         if node.op is Op.EQUALS:

@@ -1,0 +1,106 @@
+"""Lowering: the normal form every back-end evaluates, where shared decisions are made once.
+
+Readers build the tree the user wrote; `explain`, the writers and `simplify` keep working on
+it. The back-ends (memory, columnar, SQL text, SQLAlchemy) receive `lower(root, schema, now)`
+instead, in which these rules (docs/semantics.md, "Lowering") are already applied:
+
+- `in: []` is `FALSE` and `notIn: []` is `TRUE`, for every record, null values included: the
+  comparison becomes a `Const`, so no back-end meets an empty list.
+- A case-insensitive comparison's literals are case-folded (`values.fold`): a back-end folds
+  only the column side.
+- An `in`/`notIn` list holds each literal once, per type (`1` and `true` stay two literals,
+  as they are two JSON values), in first-seen order, after folding.
+- A field declared with a `source` (`plan` stored at `data.plan`) becomes the read it stands
+  for: a condition on the JSON column at that path. Its literals already have the declared
+  type (the readers check them against the declaration), so the path condition, typed by its
+  literal, compares exactly as the declared field does; the `path` is the only mark a
+  back-end needs, and no back-end looks a source up in the schema.
+- Date-time literals are aware UTC instants (`values.as_utc`), whoever built the node.
+- With `now`, each relative date-time (`Ago`) becomes its instant at that one `now`, so every
+  condition of a statement sees the same moment. Without it they stay relative: the in-memory
+  predicate binds them per call from its clock (see `backends/memory.py`).
+
+The lowered tree is built of the ordinary node kinds, so it is a valid filter (it can be
+printed to debug a back-end), but it is not the user's filter and is never shown as theirs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from ..language.fields import LIST_OPS, Op, Schema
+from ..language.nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, Value
+from ..language.relative import Ago, as_now
+from ..language.values import Scalar, as_utc, fold
+from ..language.visitor import Visitor
+
+
+def lower(node: Node, schema: Schema, now: datetime | None = None) -> Node:
+    """`node` in the normal form the back-ends take (module docstring); relative date-times
+    become instants at `now` when it is given, and stay relative otherwise."""
+    return _Lowering(schema, None if now is None else as_now(now)).visit(node)
+
+
+def empty_list(op: Op) -> Const:
+    """What `in: []` (FALSE) and `notIn: []` (TRUE) are, for every record, null values
+    included: no value is among no values."""
+    return TRUE if op is Op.NOT_IN else FALSE
+
+
+def unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Each value once, in first-seen order; equal values of different types (`1`, `1.0`,
+    `true`) are different literals."""
+    return tuple(value for _, value in dict.fromkeys((type(v), v) for v in values))
+
+
+class _Lowering(Visitor[Node]):
+    def __init__(self, schema: Schema, now: datetime | None) -> None:
+        self.schema = schema
+        self.now = now
+
+    def visit_and(self, node: And) -> Node:
+        return And(tuple(self.visit(item) for item in node.items))
+
+    def visit_or(self, node: Or) -> Node:
+        return Or(tuple(self.visit(item) for item in node.items))
+
+    def visit_not(self, node: Not) -> Node:
+        return Not(self.visit(node.item))
+
+    def visit_const(self, node: Const) -> Node:
+        return node
+
+    def visit_is_null(self, node: IsNull) -> Node:
+        field = self.schema.get(node.field)
+        if not node.path and field is not None and field.source:
+            return IsNull(field.source[0], field.source[1:])
+        return node
+
+    def visit_comparison(self, node: Comparison) -> Node:
+        if node.op in LIST_OPS and not node.value:
+            return empty_list(node.op)
+        value = self.value(node.value, node.insensitive)
+        field, path = node.field, node.path
+        declared = self.schema.get(field)
+        if not path and declared is not None and declared.source:
+            field, path = declared.source[0], declared.source[1:]
+        if value is node.value and field is node.field and path is node.path:
+            return node
+        return replace(node, field=field, path=path, value=value)
+
+    def value(self, value: Value, insensitive: bool) -> Value:
+        if isinstance(value, tuple):
+            return unique(tuple(self.scalar(v, insensitive) for v in value))
+        if isinstance(value, Ago):
+            return value if self.now is None else value.before(self.now)
+        return self.scalar(value, insensitive)
+
+    @staticmethod
+    def scalar(value: Scalar, insensitive: bool) -> Scalar:
+        if isinstance(value, datetime):
+            return as_utc(value)
+        if insensitive and isinstance(value, str):
+            return fold(value)
+        return value
