@@ -5,7 +5,7 @@ Design choices:
   holds (`listId = :id`, ORDER BY, LIMIT).
 - Numbers, date-times, booleans and NULL tests are plain SQLAlchemy operators. String tests use
   three small constructs (`Exact`, `Folded`, `TextMatch`) whose `@compiles` hooks ask the
-  dialect classes of `dialects.py` for the SQL, so this back-end and `to_sql` agree by
+  dialect classes of `dialects/` for the SQL, so this back-end and `to_sql` agree by
   construction. An unknown SQLAlchemy dialect gets the standard SQL forms.
 - Statements stay cacheable: a construct's SQL depends only on its structure and on facts in
   its cache key (`Shape`); dialect-specific value changes (pattern escaping, number forms)

@@ -4,7 +4,7 @@ and DuckDB.
 Design choices:
 - One visitor writes both forms: with every literal inlined (`to_sql`) or with placeholders and
   a parameter list (`to_sql_params`). Only the leaf renderers differ, so the two cannot drift.
-- The dialect (`dialects.py`) decides every spelling; this module decides structure:
+- The dialect (`dialects/`) decides every spelling; this module decides structure:
   parentheses around an OR inside an AND and the reverse, `NOT (...)` always parenthesized
   (MySQL's HIGH_NOT_PRECEDENCE would read `NOT a = b` as `(NOT a) = b`), `in: []` as FALSE and
   `notIn: []` as TRUE.
