@@ -332,17 +332,21 @@ class JsonCondition(ColumnElement[bool]):
     (`SqlWriter.json_comparison`) with each value bound as a parameter.
 
     The node is part of the cache key, values included, so a cached statement is only reused
-    for the same condition, whose parameters are the same.
+    for the same condition, whose parameters are the same. So are the Python types of its
+    values: `True == 1` and both hash alike, but a boolean literal and a number are different
+    conditions (`kinds`).
     """
 
     _traverse_internals = [
         ("node", InternalTraversal.dp_plain_obj),
+        ("kinds", InternalTraversal.dp_plain_obj),
         ("column", InternalTraversal.dp_clauseelement),
     ]
     type = Boolean()
 
     def __init__(self, node: Comparison | IsNull, column: ColumnElement[Any]) -> None:
         self.node = node
+        self.kinds = _kinds(node.value) if isinstance(node, Comparison) else ()
         self.column = column
 
     def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
@@ -350,6 +354,12 @@ class JsonCondition(ColumnElement[bool]):
 
     def _negate(self) -> ColumnElement[Any]:
         return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+def _kinds(value: object) -> tuple[str, ...]:
+    """The Python type of a literal, or of each literal of a list, by name."""
+    values = value if isinstance(value, tuple) else (value,)
+    return tuple(type(v).__name__ for v in values)
 
 
 class _BoundWriter(SqlWriter):
