@@ -65,8 +65,9 @@ class DuckDB(Dialect):
     def json_path(self, keys: tuple[str, ...]) -> str | None:
         # `$."key"` with backslash escapes; it never indexes an array. It cannot name the empty
         # key, so a path holding one is a JSON pointer (RFC 6901), which reads the empty key
-        # but takes an all-digit key as an index into an array (a documented limit).
-        if "" in keys:
+        # but takes an all-digit key as an index into an array (a documented limit). The key
+        # `*` is a wildcard even in quotes, so a path holding it is a pointer too.
+        if "" in keys or "*" in keys:
             return "".join("/" + key.replace("~", "~0").replace("/", "~1") for key in keys)
         return "$" + "".join(
             '."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"' for key in keys

@@ -13,6 +13,7 @@ Design choices:
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from ....language.fields import FieldType, Op
@@ -58,8 +59,11 @@ class SQLite(Dialect):
     }
 
     def json_path(self, keys: tuple[str, ...]) -> str | None:
-        # A quoted label has no escapes in SQLite: keys with `"` or `\` go through json_each.
-        if any('"' in key or "\\" in key for key in keys):
+        # A quoted label has no escapes, and SQLite matches it against the key as written in
+        # the document: `\u00e9` in the text is not `é` in the path. Keys that a JSON writer
+        # may escape (anything but printable ASCII) and keys with `"` or `\` go through
+        # json_each, whose `key` column is decoded.
+        if not all(_PLAIN_KEY.fullmatch(key) for key in keys):
             return None
         return "$" + "".join(f'."{key}"' for key in keys)
 
@@ -98,6 +102,10 @@ class SQLite(Dialect):
         # substr of an empty blob is NULL, which would make `endsWith` UNKNOWN for "".
         n = shape.nbytes
         return f"substr(CAST(X'FF' || {sql} AS BLOB), -{n}, {n}) = CAST({operand} AS BLOB)"
+
+
+_PLAIN_KEY = re.compile(r"[ !#-\[\]-~]*")
+"""Printable ASCII but the quote and the backslash: keys every JSON writer leaves unescaped."""
 
 
 def _sqlite_real(value: int) -> float:
