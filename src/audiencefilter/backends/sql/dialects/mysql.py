@@ -10,6 +10,7 @@ Design choices:
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from ....language.fields import FieldType
@@ -49,18 +50,52 @@ class MySQL(Dialect):
     }
 
     def json_path(self, keys: tuple[str, ...]) -> str | None:
+        # A quoted path label is matched against the key as written in the document (`\u00e9`
+        # in the text is not `é` in the path), and MariaDB misreads a label starting with `-`:
+        # such paths read key by key through JSON_TABLE (`_json_step`).
+        if not all(_PLAIN_KEY.fullmatch(key) for key in keys):
+            return None
         return "$" + "".join(
             '."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"' for key in keys
         )
 
     def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
-        return f"JSON_TYPE(JSON_EXTRACT({sql}, {path}))"
+        return f"JSON_TYPE({self._json_document(sql, keys, path)})"
 
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
         """Strings unquoted; numbers as DOUBLE (exact to 2^53); booleans as 1 or 0."""
-        text = f"JSON_UNQUOTE(JSON_EXTRACT({sql}, {path}))"
+        text = f"JSON_UNQUOTE({self._json_document(sql, keys, path)})"
         if kind is FieldType.STRING:
             return f"CAST({text} AS CHAR CHARACTER SET utf8mb4)"
         if kind is FieldType.NUMBER:
             return f"CAST({text} AS DOUBLE)"
         return f"({text} = 'true')"
+
+    @staticmethod
+    def _json_document(sql: str, keys: list[str], path: str | None) -> str:
+        if path is not None:
+            return f"JSON_EXTRACT({sql}, {path})"
+        document = sql
+        for key in keys:
+            document = _json_step(document, key)
+        return document
+
+
+_PLAIN_KEY = re.compile(r"[ -,.-~][ -~]*|")
+"""Printable ASCII not starting with `-`: keys a quoted path label reads as written."""
+
+
+def _json_step(document: str, key: str) -> str:
+    """The member `key` of the object `document`, found by comparing decoded keys as bytes.
+
+    JSON_KEYS lists the keys in the order `$.*` lists the values; JSON_TABLE decodes the keys
+    and numbers them. The document comes before the key in the text, so placeholders stay in
+    the order of the keys.
+    """
+    return (
+        "(SELECT JSON_EXTRACT(JSON_EXTRACT(af_d.doc, '$.*'), CONCAT('$[', af_k.pos - 1, ']'))"
+        f" FROM JSON_TABLE({document}, '$' COLUMNS (doc JSON PATH '$')) AS af_d,"
+        " JSON_TABLE(JSON_KEYS(af_d.doc), '$[*]'"
+        " COLUMNS (pos FOR ORDINALITY, name TEXT PATH '$')) AS af_k"
+        f" WHERE CAST(af_k.name AS BINARY) = CAST({key} AS BINARY) ORDER BY af_k.pos LIMIT 1)"
+    )
