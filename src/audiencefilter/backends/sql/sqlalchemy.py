@@ -53,7 +53,7 @@ from ...language.nodes import And, Comparison, Const, IsNull, Not, Or
 from ...language.values import fold
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
-from .text import SqlWriter
+from .text import SqlWriter, number_groups
 
 if TYPE_CHECKING:
     from ...filter import Filter
@@ -172,6 +172,10 @@ def _compare(
     """An ordering or equality test; `in`/`notIn` as IN (the caller negates `notIn`)."""
     if node.op in LIST_OPS:
         assert isinstance(node.value, tuple)
+        if bind is _number_bind:
+            # Split for every dialect: the expression is built before one is known.
+            groups = number_groups(node.value)
+            return or_(*[column.in_([bind(v) for v in group]) for group in groups])
         return column.in_([bind(v) for v in dict.fromkeys(node.value)])
     return _OPERATORS[node.op](column, bind(node.value))
 

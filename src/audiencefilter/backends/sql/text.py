@@ -29,7 +29,7 @@ from ...language.fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ...language.values import fold
 from ...language.visitor import Visitor
-from .dialects import Dialect, Number, Shape, get_dialect
+from .dialects import Dialect, Number, Shape, get_dialect, integral
 
 if TYPE_CHECKING:
     from ...filter import Filter
@@ -140,7 +140,7 @@ class SqlWriter(Visitor[str]):
         names = dialect.json_types[kind]
         of_kind = self.json_type(field, keys)
         accepted = ", ".join([self.text(name) for name in names])
-        test = self.typed(node, kind, self.json_value(field, keys, kind))
+        test = self.typed(node, kind, self.json_value(field, keys, kind), split=False)
         other = f"{self.json_type(field, keys)} <> {self.text(dialect.json_null)}"
         return (
             f"CASE WHEN {of_kind} IN ({accepted}) THEN {test} WHEN {other} THEN {dialect.false} END"
@@ -159,15 +159,25 @@ class SqlWriter(Visitor[str]):
         path_sql = None if path is None else self.text(path)
         return self.dialect.json_value(column, rendered, path_sql, kind)
 
-    def typed(self, node: Comparison, kind: FieldType, column: str) -> str:
-        """`node` on `column`, whose values are of `kind`."""
+    def typed(self, node: Comparison, kind: FieldType, column: str, *, split: bool = True) -> str:
+        """`node` on `column`, whose values are of `kind`; `split` lists of numbers into
+        integers and others (`number_groups`) when `column` may be written twice (a column,
+        not an expression holding placeholders)."""
         if kind is FieldType.STRING:
             return self.string_comparison(node, column)
         render = self.number if kind is FieldType.NUMBER else self.scalar
         if node.op in LIST_OPS:
             assert isinstance(node.value, tuple)
-            values = ", ".join([render(v) for v in dict.fromkeys(node.value)])
-            return f"{column} {_LIST_KEYWORD[node.op]} ({values})"
+            split_numbers = split and kind is FieldType.NUMBER and self.dialect.unifies_lists
+            groups = (
+                number_groups(node.value) if split_numbers else [tuple(dict.fromkeys(node.value))]
+            )
+            if len(groups) == 1:
+                values = ", ".join([render(v) for v in groups[0]])
+                return f"{column} {_LIST_KEYWORD[node.op]} ({values})"
+            tests = [f"{column} IN ({', '.join([render(v) for v in g])})" for g in groups]
+            either = "(" + " OR ".join(tests) + ")"
+            return f"NOT {either}" if node.op is Op.NOT_IN else either
         return f"{column} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"
 
     def string_comparison(self, node: Comparison, column: str) -> str:
@@ -232,6 +242,16 @@ class SqlWriter(Visitor[str]):
                 return self.dialect.boolean(bool(value))
             self.params.append(bool(value))
         return self.dialect.placeholder
+
+
+def number_groups(values: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """The distinct numbers of an `in` list, integers apart from other numbers when it holds
+    both: DuckDB compares a list of integers and floats as doubles (2^53 + 1 would equal
+    2^53; `Dialect.unifies_lists`)."""
+    numbers = [integral(v) for v in dict.fromkeys(values)]
+    ints = tuple(dict.fromkeys(v for v in numbers if isinstance(v, int)))
+    others = tuple(dict.fromkeys(v for v in numbers if not isinstance(v, int)))
+    return [group for group in (ints, others) if group] or [()]
 
 
 _LIST_KEYWORD = {Op.IN: "IN", Op.NOT_IN: "NOT IN"}

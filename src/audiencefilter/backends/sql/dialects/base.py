@@ -23,6 +23,7 @@ Design choices, each forced by a semantic rule of the filters (docs/backends.md 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -60,6 +61,15 @@ def integral(value: Number) -> Number:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def as_double(value: int) -> float:
+    """The double nearest `value`; an infinity beyond the doubles' range (10^309 and up), which
+    orders like `value` against every number an engine stores."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def utc_text(value: datetime) -> str:
@@ -105,6 +115,9 @@ class Dialect:
     text_holds_nul: ClassVar[bool] = False
     """PostgreSQL text cannot contain NUL, so a value with NUL can never match stored text."""
     instant_type: ClassVar[str] = "TIMESTAMP WITH TIME ZONE "
+    unifies_lists: ClassVar[bool] = False
+    """An `IN` list of integers and floats is compared as doubles: write integers and floats
+    as two lists."""
 
     # Identifiers and literals
 

@@ -10,7 +10,7 @@ Design choices:
 from __future__ import annotations
 
 from ....language.fields import FieldType, Op
-from .base import FOLD_DOTTED_I, Dialect, Number, Shape, integral
+from .base import FOLD_DOTTED_I, Dialect, Number, Shape, as_double, integral
 
 
 class DuckDB(Dialect):
@@ -18,6 +18,7 @@ class DuckDB(Dialect):
     aliases = ()
     placeholder = "?"
     text_holds_nul = True
+    unifies_lists = True
 
     def text(self, value: str) -> str:
         if "\x00" not in value:
@@ -42,7 +43,7 @@ class DuckDB(Dialect):
     def bind_number(self, value: Number) -> object:
         value = integral(value)
         if isinstance(value, int):
-            return value if _HUGEINT_MIN <= value <= _HUGEINT_MAX else float(value)
+            return value if _HUGEINT_MIN <= value <= _HUGEINT_MAX else as_double(value)
         return value
 
     def fold(self, sql: str) -> str:

@@ -14,7 +14,7 @@ import re
 from datetime import datetime
 
 from ....language.fields import FieldType
-from .base import FOLD_DOTTED_I, Dialect, utc_text
+from .base import FOLD_DOTTED_I, Dialect, Number, integral, utc_text
 
 
 class MySQL(Dialect):
@@ -29,6 +29,13 @@ class MySQL(Dialect):
             # A backslash is an escape unless NO_BACKSLASH_ESCAPES: hex reads the same in both.
             return f"_utf8mb4 X'{value.encode('utf-8').hex().upper()}'"
         return "'" + value.replace("'", "''") + "'"
+
+    def bind_number(self, value: Number) -> object:
+        """A float as a float: the driver writes a Decimal as a decimal literal, and MySQL keeps
+        at most 30 decimal places (5e-324 would become 0); a float is written as the double
+        literal `to_sql` inlines, and a double compares with a bigint in the right order."""
+        value = integral(value)
+        return value
 
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}'"
@@ -66,7 +73,9 @@ class MySQL(Dialect):
         """Strings unquoted; numbers as DOUBLE (exact to 2^53); booleans as 1 or 0."""
         text = f"JSON_UNQUOTE({self._json_document(sql, keys, path)})"
         if kind is FieldType.STRING:
-            return f"CAST({text} AS CHAR CHARACTER SET utf8mb4)"
+            # A collation both MySQL and MariaDB have, for `lower()` (the connection's default,
+            # utf8mb4_general_ci, folds with older tables); comparisons are binary anyway.
+            return f"CAST({text} AS CHAR CHARACTER SET utf8mb4) COLLATE {JSON_TEXT_COLLATION}"
         if kind is FieldType.NUMBER:
             return f"CAST({text} AS DOUBLE)"
         return f"({text} = 'true')"
@@ -80,6 +89,9 @@ class MySQL(Dialect):
             document = _json_step(document, key)
         return document
 
+
+JSON_TEXT_COLLATION = "utf8mb4_unicode_520_ci"
+"""The collation of text read from JSON: Unicode 5.2 case mappings."""
 
 _PLAIN_KEY = re.compile(r"[ -,.-~][ -~]*|")
 """Printable ASCII not starting with `-`: keys a quoted path label reads as written."""

@@ -13,11 +13,22 @@ Design choices:
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 
 from ....language.fields import FieldType, Op
-from .base import INT64_MAX, INT64_MIN, Dialect, Number, Shape, glob_pattern, integral, utc_text
+from .base import (
+    INT64_MAX,
+    INT64_MIN,
+    Dialect,
+    Number,
+    Shape,
+    as_double,
+    glob_pattern,
+    integral,
+    utc_text,
+)
 
 
 class SQLite(Dialect):
@@ -111,7 +122,7 @@ _PLAIN_KEY = re.compile(r"[ !#-\[\]-~]*")
 def _sqlite_real(value: int) -> float:
     """A double that orders like `value` against every int64 (SQLite compares int and real
     exactly). Rounding may land on -2^63, which is an int64, so step one double further out."""
-    real = float(value)
+    real = as_double(value)
     if real == float(INT64_MIN):
         real = -9223372036854777856.0  # the next double below -2^63
     return real
@@ -119,5 +130,9 @@ def _sqlite_real(value: int) -> float:
 
 def _sqlite_big_int(value: int) -> str:
     # SQLite reads an integer literal beyond int64 as a double; write the digits of the double
-    # itself, so that no rounding is left to SQLite's parser.
-    return str(int(_sqlite_real(value)))
+    # itself, so that no rounding is left to SQLite's parser; beyond the doubles, a literal
+    # SQLite reads as an infinity.
+    real = _sqlite_real(value)
+    if math.isinf(real):
+        return "9e999" if real > 0 else "-9e999"
+    return str(int(real))
