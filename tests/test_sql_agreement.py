@@ -189,3 +189,24 @@ def test_statement_cache_tells_true_from_one(name: str, request: pytest.FixtureR
         statement = select(table.c.id).where(flt.to_sqlalchemy(table))
         with database.engine.connect() as connection:
             assert set(connection.scalars(statement)) == expected, condition
+
+
+WIDE = [{"id": f"w{n}", "points": n} for n in range(0, 1200, 7)]
+
+
+@pytest.mark.parametrize("name", database_params())
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("kind", ["OR", "AND"])
+def test_groups_of_thousands_stay_within_parse_depth(
+    name: str, way: str, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """SQLite refuses an expression tree deeper than 1,000 ("Expression tree is too large"),
+    and a flat `a OR b OR ...` parses as a tree as deep as it is long."""
+    database: Database = open_database(name, request)
+    if kind == "OR":
+        where: dict[str, Any] = {"OR": [{"points": n} for n in range(1100)]}
+    else:
+        where = {"AND": [{"points": {"not": n}} for n in range(1100)]}
+    flt = af.parse(where)
+    expected = {r["id"] for r in WIDE if flt.matches(r)}
+    assert database.way(way)(flt, database.table_for(WIDE)) == expected

@@ -53,7 +53,7 @@ from ...language.nodes import And, Comparison, Const, IsNull, Not, Or
 from ...language.values import fold
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
-from .text import SqlWriter, number_groups
+from .text import GROUP_WIDTH, SqlWriter, number_groups
 
 if TYPE_CHECKING:
     from ...filter import Filter
@@ -116,10 +116,10 @@ class ExpressionBuilder(Visitor[Expression]):
         return self.columns[field]
 
     def visit_and(self, node: And) -> Expression:
-        return and_(*[self.visit(item) for item in node.items])
+        return _balanced([self.visit(item) for item in node.items], and_)
 
     def visit_or(self, node: Or) -> Expression:
-        return or_(*[self.visit(item) for item in node.items])
+        return _balanced([self.visit(item) for item in node.items], or_)
 
     def visit_not(self, node: Not) -> Expression:
         return not_(self.visit(node.item))
@@ -155,6 +155,37 @@ class ExpressionBuilder(Visitor[Expression]):
         else:
             expression = column == bool(node.value)
         return not_(expression) if node.op is Op.NOT_IN else expression
+
+
+def _balanced(items: list[Expression], join: Callable[..., Expression]) -> Expression:
+    """`join(*items)` in parenthesized groups of at most `GROUP_WIDTH`, as `text.balanced`
+    writes them (SQLAlchemy flattens nested groups of one kind, hence `Parenthesized`)."""
+    while len(items) > GROUP_WIDTH:
+        chunks = [items[i : i + GROUP_WIDTH] for i in range(0, len(items), GROUP_WIDTH)]
+        items = [Parenthesized(join(*chunk)) if len(chunk) > 1 else chunk[0] for chunk in chunks]
+    return join(*items)
+
+
+class Parenthesized(ColumnElement[bool]):
+    """A condition written in parentheses, which SQLAlchemy keeps (it unwraps `Grouping`s of
+    an AND or OR inside another of the same kind)."""
+
+    _traverse_internals = [("element", InternalTraversal.dp_clauseelement)]
+    type = Boolean()
+
+    def __init__(self, element: ColumnElement[bool]) -> None:
+        self.element = element
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return self
+
+    def _negate(self) -> ColumnElement[Any]:
+        return UnaryExpression(self, operator=operators.inv)
+
+
+@compiles(Parenthesized)
+def _compile_parenthesized(element: Parenthesized, compiler: SQLCompiler, **kw: Any) -> str:
+    return f"({compiler.process(element.element, **kw)})"
 
 
 _OPERATORS: dict[Op, Callable[[ColumnElement[Any], Any], Expression]] = {

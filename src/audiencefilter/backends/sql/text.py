@@ -96,10 +96,10 @@ class SqlWriter(Visitor[str]):
         self.params = params
 
     def visit_and(self, node: And) -> str:
-        return " AND ".join([self.operand(item, Or) for item in node.items])
+        return balanced([self.operand(item, Or) for item in node.items], " AND ")
 
     def visit_or(self, node: Or) -> str:
-        return " OR ".join([self.operand(item, And) for item in node.items])
+        return balanced([self.operand(item, And) for item in node.items], " OR ")
 
     def operand(self, node: Node, other: type[And | Or]) -> str:
         """An item of a group; in parentheses if it is a group of the other kind (a nested
@@ -242,6 +242,23 @@ class SqlWriter(Visitor[str]):
                 return self.dialect.boolean(bool(value))
             self.params.append(bool(value))
         return self.dialect.placeholder
+
+
+GROUP_WIDTH = 32
+"""The most items one AND or OR writes side by side; see `balanced`."""
+
+
+def balanced(items: list[str], keyword: str) -> str:
+    """`items` joined by `keyword`, in parenthesized groups of at most `GROUP_WIDTH` when there
+    are more: engines parse `a OR b OR c` as a tree as deep as the list is long, and SQLite
+    refuses one deeper than 1,000 ("Expression tree is too large"). Groups of groups keep the
+    depth near `GROUP_WIDTH` times the logarithm of the length."""
+    while len(items) > GROUP_WIDTH:
+        chunks = [items[i : i + GROUP_WIDTH] for i in range(0, len(items), GROUP_WIDTH)]
+        items = [
+            "(" + keyword.join(chunk) + ")" if len(chunk) > 1 else chunk[0] for chunk in chunks
+        ]
+    return keyword.join(items)
 
 
 def number_groups(values: tuple[Any, ...]) -> list[tuple[Any, ...]]:
