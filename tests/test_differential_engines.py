@@ -99,7 +99,6 @@ _LOOKALIKES = (True, False, 1, 0, 1.0, 0.0, -0.0, "1", "true", "0")
 
 
 @pytest.mark.disagreement("statement cache: true and 1 at one path")
-@pytest.mark.xfail(reason="disagreement: statement cache: true and 1 at one path", strict=True)
 @settings(max_examples=EXAMPLES)
 @given(st.lists(st.sampled_from(_LOOKALIKES), min_size=2, max_size=6))
 @example([True, 1])
@@ -208,9 +207,6 @@ def _key_example(key: str) -> tuple[dict[str, Any], Records]:
 
 
 @pytest.mark.disagreement("data-path keys engines cannot address as written")
-@pytest.mark.xfail(
-    reason="disagreement: data-path keys engines cannot address as written", strict=True
-)
 @settings(max_examples=EXAMPLES)
 @given(_keyed_case())
 @example(_key_example("é"))
@@ -298,7 +294,6 @@ def _huge_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
 
 
 @pytest.mark.disagreement("integers of hundreds of digits")
-@pytest.mark.xfail(reason="disagreement: integers of hundreds of digits", strict=True)
 @settings(max_examples=EXAMPLES)
 @given(_huge_case())
 @example(({"data": {"path": ["a"], "gt": 10**400}}, _data_rows([1])))
@@ -363,7 +358,6 @@ def _mixed_in_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
 
 
 @pytest.mark.disagreement("in lists mixing integers and floats")
-@pytest.mark.xfail(reason="disagreement: in lists mixing integers and floats", strict=True)
 @settings(max_examples=EXAMPLES)
 @given(_mixed_in_case())
 @example(({"points": {"in": [2**63 - 1, 0.5]}}, _ids([{"points": 2**63 - 2}])))
@@ -378,7 +372,6 @@ def test_in_lists_mixing_integers_and_floats(
 
 
 @pytest.mark.disagreement("case folding of data-path strings")
-@pytest.mark.xfail(reason="disagreement: case folding of data-path strings", strict=True)
 @settings(max_examples=EXAMPLES)
 @given(_pooled_data_case(unicode_strings(nul=False)))
 @example(({"data": {"path": ["a"], "not": {"contains": "\u1e9e"}}}, _data_rows(["\u1e9e"])))
@@ -508,7 +501,6 @@ def test_polars_columns_of_every_numeric_and_string_dtype(
 
 
 @pytest.mark.disagreement("any kind, on random wide filters and records")
-@pytest.mark.xfail(reason="disagreement: any kind, on random wide filters and records", strict=True)
 @settings(max_examples=EXAMPLES)
 @given(
     where_clauses(wide=True, hostile=True, max_leaves=6),

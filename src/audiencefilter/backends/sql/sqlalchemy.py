@@ -8,7 +8,7 @@ Design choices:
   holds (`listId = :id`, ORDER BY, LIMIT).
 - Numbers, date-times, booleans and NULL tests are plain SQLAlchemy operators. String tests use
   three small constructs (`Exact`, `Folded`, `TextMatch`) whose `@compiles` hooks ask the
-  dialect classes of `dialects.py` for the SQL, so this back-end and `to_sql` agree by
+  dialect classes of `dialects/` for the SQL, so this back-end and `to_sql` agree by
   construction. An unknown SQLAlchemy dialect gets the standard SQL forms.
 - Statements stay cacheable: a construct's SQL depends only on its structure and on facts in
   its cache key (`Shape`); dialect-specific value changes (pattern escaping, number forms)
@@ -53,7 +53,7 @@ from ...language.fields import LIST_OPS, FieldType, Op, Schema
 from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
-from .text import SqlWriter
+from .text import GROUP_WIDTH, SqlWriter, number_groups
 
 Expression = ColumnElement[bool]
 _STANDARD = Dialect()
@@ -113,10 +113,10 @@ class ExpressionBuilder(Visitor[Expression]):
         return self.columns[field]
 
     def visit_and(self, node: And) -> Expression:
-        return and_(*[self.visit(item) for item in node.items])
+        return _balanced([self.visit(item) for item in node.items], and_)
 
     def visit_or(self, node: Or) -> Expression:
-        return or_(*[self.visit(item) for item in node.items])
+        return _balanced([self.visit(item) for item in node.items], or_)
 
     def visit_not(self, node: Not) -> Expression:
         return not_(self.visit(node.item))
@@ -145,6 +145,37 @@ class ExpressionBuilder(Visitor[Expression]):
         return not_(expression) if node.op is Op.NOT_IN else expression
 
 
+def _balanced(items: list[Expression], join: Callable[..., Expression]) -> Expression:
+    """`join(*items)` in parenthesized groups of at most `GROUP_WIDTH`, as `text.balanced`
+    writes them (SQLAlchemy flattens nested groups of one kind, hence `Parenthesized`)."""
+    while len(items) > GROUP_WIDTH:
+        chunks = [items[i : i + GROUP_WIDTH] for i in range(0, len(items), GROUP_WIDTH)]
+        items = [Parenthesized(join(*chunk)) if len(chunk) > 1 else chunk[0] for chunk in chunks]
+    return join(*items)
+
+
+class Parenthesized(ColumnElement[bool]):
+    """A condition written in parentheses, which SQLAlchemy keeps (it unwraps `Grouping`s of
+    an AND or OR inside another of the same kind)."""
+
+    _traverse_internals = [("element", InternalTraversal.dp_clauseelement)]
+    type = Boolean()
+
+    def __init__(self, element: ColumnElement[bool]) -> None:
+        self.element = element
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return self
+
+    def _negate(self) -> ColumnElement[Any]:
+        return UnaryExpression(self, operator=operators.inv)
+
+
+@compiles(Parenthesized)
+def _compile_parenthesized(element: Parenthesized, compiler: SQLCompiler, **kw: Any) -> str:
+    return f"({compiler.process(element.element, **kw)})"
+
+
 _OPERATORS: dict[Op, Callable[[ColumnElement[Any], Any], Expression]] = {
     Op.EQUALS: lambda c, v: c == v,
     Op.GT: lambda c, v: c > v,
@@ -160,6 +191,10 @@ def _compare(
     """An ordering or equality test; `in`/`notIn` as IN (the caller negates `notIn`)."""
     if node.op in LIST_OPS:
         assert isinstance(node.value, tuple)
+        if bind is _number_bind:
+            # Split for every dialect: the expression is built before one is known.
+            groups = number_groups(node.value)
+            return or_(*[column.in_([bind(v) for v in group]) for group in groups])
         return column.in_([bind(v) for v in node.value])
     return _OPERATORS[node.op](column, bind(node.value))
 
@@ -317,17 +352,21 @@ class JsonCondition(ColumnElement[bool]):
     (`SqlWriter.json_comparison`) with each value bound as a parameter.
 
     The node is part of the cache key, values included, so a cached statement is only reused
-    for the same condition, whose parameters are the same.
+    for the same condition, whose parameters are the same. So are the Python types of its
+    values: `True == 1` and both hash alike, but a boolean literal and a number are different
+    conditions (`kinds`).
     """
 
     _traverse_internals = [
         ("node", InternalTraversal.dp_plain_obj),
+        ("kinds", InternalTraversal.dp_plain_obj),
         ("column", InternalTraversal.dp_clauseelement),
     ]
     type = Boolean()
 
     def __init__(self, node: Comparison | IsNull, column: ColumnElement[Any]) -> None:
         self.node = node
+        self.kinds = _kinds(node.value) if isinstance(node, Comparison) else ()
         self.column = column
 
     def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
@@ -335,6 +374,12 @@ class JsonCondition(ColumnElement[bool]):
 
     def _negate(self) -> ColumnElement[Any]:
         return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+def _kinds(value: object) -> tuple[str, ...]:
+    """The Python type of a literal, or of each literal of a list, by name."""
+    values = value if isinstance(value, tuple) else (value,)
+    return tuple(type(v).__name__ for v in values)
 
 
 class _BoundWriter(SqlWriter):

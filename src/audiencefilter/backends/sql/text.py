@@ -4,7 +4,7 @@ and DuckDB.
 Design choices:
 - One visitor writes both forms: with every literal inlined (`to_sql`) or with placeholders and
   a parameter list (`to_sql_params`). Only the leaf renderers differ, so the two cannot drift.
-- The dialect (`dialects.py`) decides every spelling; this module decides structure:
+- The dialect (`dialects/`) decides every spelling; this module decides structure:
   parentheses around an OR inside an AND and the reverse, `NOT (...)` always parenthesized
   (MySQL's HIGH_NOT_PRECEDENCE would read `NOT a = b` as `(NOT a) = b`).
 - It writes the lowered tree (`rewrite/lower.py`), where empty lists are constants, literals of
@@ -30,7 +30,7 @@ from ...language.data_paths import value_type
 from ...language.fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ...language.visitor import Visitor
-from .dialects import Dialect, Number, Shape, get_dialect
+from .dialects import Dialect, Number, Shape, get_dialect, integral
 
 COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
 
@@ -90,10 +90,10 @@ class SqlWriter(Visitor[str]):
         self.params = params
 
     def visit_and(self, node: And) -> str:
-        return " AND ".join([self.operand(item, Or) for item in node.items])
+        return balanced([self.operand(item, Or) for item in node.items], " AND ")
 
     def visit_or(self, node: Or) -> str:
-        return " OR ".join([self.operand(item, And) for item in node.items])
+        return balanced([self.operand(item, And) for item in node.items], " OR ")
 
     def operand(self, node: Node, other: type[And | Or]) -> str:
         """An item of a group; in parentheses if it is a group of the other kind (a nested
@@ -129,7 +129,7 @@ class SqlWriter(Visitor[str]):
         names = dialect.json_types[kind]
         of_kind = self.json_type(field, keys)
         accepted = ", ".join([self.text(name) for name in names])
-        test = self.typed(node, kind, self.json_value(field, keys, kind))
+        test = self.typed(node, kind, self.json_value(field, keys, kind), split=False)
         other = f"{self.json_type(field, keys)} <> {self.text(dialect.json_null)}"
         return (
             f"CASE WHEN {of_kind} IN ({accepted}) THEN {test} WHEN {other} THEN {dialect.false} END"
@@ -148,15 +148,25 @@ class SqlWriter(Visitor[str]):
         path_sql = None if path is None else self.text(path)
         return self.dialect.json_value(column, rendered, path_sql, kind)
 
-    def typed(self, node: Comparison, kind: FieldType, column: str) -> str:
-        """`node` on `column`, whose values are of `kind`."""
+    def typed(self, node: Comparison, kind: FieldType, column: str, *, split: bool = True) -> str:
+        """`node` on `column`, whose values are of `kind`; `split` lists of numbers into
+        integers and others (`number_groups`) when `column` may be written twice (a column,
+        not an expression holding placeholders)."""
         if kind is FieldType.STRING:
             return self.string_comparison(node, column)
         render = self.number if kind is FieldType.NUMBER else self.scalar
         if node.op in LIST_OPS:
             assert isinstance(node.value, tuple)
-            values = ", ".join([render(v) for v in node.value])
-            return f"{column} {_LIST_KEYWORD[node.op]} ({values})"
+            split_numbers = split and kind is FieldType.NUMBER and self.dialect.unifies_lists
+            groups = (
+                number_groups(node.value) if split_numbers else [node.value]
+            )
+            if len(groups) == 1:
+                values = ", ".join([render(v) for v in groups[0]])
+                return f"{column} {_LIST_KEYWORD[node.op]} ({values})"
+            tests = [f"{column} IN ({', '.join([render(v) for v in g])})" for g in groups]
+            either = "(" + " OR ".join(tests) + ")"
+            return f"NOT {either}" if node.op is Op.NOT_IN else either
         return f"{column} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"
 
     def string_comparison(self, node: Comparison, column: str) -> str:
@@ -218,6 +228,33 @@ class SqlWriter(Visitor[str]):
                 return self.dialect.boolean(bool(value))
             self.params.append(bool(value))
         return self.dialect.placeholder
+
+
+GROUP_WIDTH = 32
+"""The most items one AND or OR writes side by side; see `balanced`."""
+
+
+def balanced(items: list[str], keyword: str) -> str:
+    """`items` joined by `keyword`, in parenthesized groups of at most `GROUP_WIDTH` when there
+    are more: engines parse `a OR b OR c` as a tree as deep as the list is long, and SQLite
+    refuses one deeper than 1,000 ("Expression tree is too large"). Groups of groups keep the
+    depth near `GROUP_WIDTH` times the logarithm of the length."""
+    while len(items) > GROUP_WIDTH:
+        chunks = [items[i : i + GROUP_WIDTH] for i in range(0, len(items), GROUP_WIDTH)]
+        items = [
+            "(" + keyword.join(chunk) + ")" if len(chunk) > 1 else chunk[0] for chunk in chunks
+        ]
+    return keyword.join(items)
+
+
+def number_groups(values: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """The distinct numbers of an `in` list, integers apart from other numbers when it holds
+    both: DuckDB compares a list of integers and floats as doubles (2^53 + 1 would equal
+    2^53; `Dialect.unifies_lists`)."""
+    numbers = [integral(v) for v in dict.fromkeys(values)]
+    ints = tuple(dict.fromkeys(v for v in numbers if isinstance(v, int)))
+    others = tuple(dict.fromkeys(v for v in numbers if not isinstance(v, int)))
+    return [group for group in (ints, others) if group] or [()]
 
 
 _LIST_KEYWORD = {Op.IN: "IN", Op.NOT_IN: "NOT IN"}

@@ -1,0 +1,215 @@
+"""The `Dialect` base class and the helpers the engines share: how SQL spells literals, case
+folding, pattern matching and JSON access.
+
+Both SQL back-ends read the dialects: `text.py` writes text with them, and `sqlalchemy.py` calls
+them from its `@compiles` hooks, so a dialect's quirks live in one place. The base class holds
+the standard SQL forms, which are PostgreSQL's (the most standard of the four engines); each
+engine's module overrides only what differs.
+
+Design choices, each forced by a semantic rule of the filters (docs/backends.md has the why):
+- Case-sensitive string tests must compare code points exactly, with trailing spaces
+  significant (`exact()`; MySQL/MariaDB collations ignore case and pad spaces).
+- Patterns: `LIKE ... ESCAPE '!'` with `!`, `%` and `_` escaped, unless an engine has a
+  better form (SQLite, DuckDB).
+- Numbers compare exactly with 64-bit integer columns: an integral float is written as the
+  integer it equals, other floats as their shortest decimal, and integers beyond 64 bits as
+  exact decimals (or a double that orders the same against every int64, where decimals fail).
+- Date-times are instants, written as each engine stores SQLAlchemy's
+  `DateTime(timezone=True)`.
+- A literal can never end early: quotes are doubled, and text a server setting could make it
+  misread (backslashes) or that could end the statement (NUL) takes a form that reads the same
+  under every setting: `E'...'`, hex, `chr(0)`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import ClassVar
+
+from ....language.fields import FieldType, Op
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+LIKE_ESCAPE = "!"
+
+Number = int | float
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What a pattern's SQL shape may depend on: facts about the value, never the value itself.
+
+    SQLAlchemy caches compiled SQL by shape, so these facts (not the text) are part of the
+    cache key of a pattern construct.
+    """
+
+    nul: bool
+    nbytes: int
+
+    @classmethod
+    def of(cls, value: str) -> Shape:
+        return cls("\x00" in value, len(value.encode("utf-8")))
+
+
+def integral(value: Number) -> Number:
+    """An integral float as the int it equals: `100.0` must compare like `100` with a bigint,
+    and 2^53 as a double would be rounded together with 2^53 + 1 by any engine casting the
+    column to double."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def as_double(value: int) -> float:
+    """The double nearest `value`; an infinity beyond the doubles' range (10^309 and up), which
+    orders like `value` against every number an engine stores."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def utc_text(value: datetime) -> str:
+    """`YYYY-MM-DD HH:MM:SS.ffffff` of the UTC wall time (values in the AST are already UTC)."""
+    return value.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+
+
+def like_pattern(op: Op, value: str) -> str:
+    """A LIKE pattern matching `value` literally, for `ESCAPE '!'`."""
+    escaped = value.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return _wrap(op, escaped, "%")
+
+
+def glob_pattern(op: Op, value: str) -> str:
+    """A SQLite GLOB pattern matching `value` literally: `*`, `?` and `[` go in brackets."""
+    escaped = value.replace("[", "[[]").replace("*", "[*]").replace("?", "[?]")
+    return _wrap(op, escaped, "*")
+
+
+def _wrap(op: Op, escaped: str, wildcard: str) -> str:
+    if op is Op.STARTS_WITH:
+        return escaped + wildcard
+    if op is Op.ENDS_WITH:
+        return wildcard + escaped
+    return wildcard + escaped + wildcard
+
+
+class Dialect:
+    """PostgreSQL, and the standard SQL forms other engines share; subclasses override the rest.
+
+    Methods that take `sql` wrap the SQL of a column (or of an expression over it); the ones
+    that take a value return a literal.
+    """
+
+    name: ClassVar[str] = "postgresql"
+    aliases: ClassVar[tuple[str, ...]] = ("postgres",)
+    placeholder: ClassVar[str] = "%s"
+    """The DBAPI placeholder of `to_sql_params` (psycopg, pymysql: `format`; sqlite3, duckdb:
+    `qmark`)."""
+    identifier_quote: ClassVar[str] = '"'
+    true: ClassVar[str] = "TRUE"
+    false: ClassVar[str] = "FALSE"
+    text_holds_nul: ClassVar[bool] = False
+    """PostgreSQL text cannot contain NUL, so a value with NUL can never match stored text."""
+    instant_type: ClassVar[str] = "TIMESTAMP WITH TIME ZONE "
+    unifies_lists: ClassVar[bool] = False
+    """An `IN` list of integers and floats is compared as doubles: write integers and floats
+    as two lists."""
+
+    # Identifiers and literals
+
+    def quote(self, name: str) -> str:
+        if not name or "\x00" in name:
+            raise ValueError(f"invalid column name {name!r}: empty or contains NUL")
+        q = self.identifier_quote
+        return q + name.replace(q, q + q) + q
+
+    def text(self, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("PostgreSQL text cannot contain NUL")
+        if "\\" in value:
+            # E'' strings read backslashes as escapes whatever standard_conforming_strings is.
+            return "E'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+        return "'" + value.replace("'", "''") + "'"
+
+    def number(self, value: Number) -> str:
+        value = integral(value)
+        return str(value) if isinstance(value, int) else repr(value)
+
+    def bind_number(self, value: Number) -> object:
+        """A driver value comparing exactly: a Decimal rather than a float, which PostgreSQL
+        would compare as float8 after casting the bigint column to float8 too."""
+        value = integral(value)
+        return value if isinstance(value, int) else Decimal(repr(value))
+
+    def instant(self, value: datetime) -> str:
+        return f"{self.instant_type}'{utc_text(value)}+00:00'"
+
+    def bind_instant(self, value: datetime) -> object:
+        return value
+
+    def boolean(self, value: bool) -> str:
+        return self.true if value else self.false
+
+    # Expressions over a column's SQL
+
+    def exact(self, sql: str) -> str:
+        """The operand of a case-sensitive, no-pad comparison."""
+        return sql
+
+    def fold(self, sql: str) -> str:
+        """Case folding; `lower` is Python's `str.lower` given an ICU 'und' database."""
+        return f"lower({sql})"
+
+    def never(self, sql: str) -> str:
+        """FALSE for a present value and UNKNOWN for null, as a comparison that cannot hold."""
+        return f"CASE WHEN {sql} IS NOT NULL THEN {self.false} END"
+
+    def operand(self, op: Op, value: str) -> str:
+        """The value `match` compares with, as bound or inlined."""
+        return like_pattern(op, value)
+
+    def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
+        """`contains`, `startsWith` or `endsWith` of `sql` with an `operand(op, value)`."""
+        return f"{self.exact(sql)} LIKE {operand} ESCAPE '{LIKE_ESCAPE}'"
+
+    # Values inside a JSON column (`data_paths`). `keys` holds the SQL literals of the keys,
+    # rendered by the caller (inlined or bound); `path` the literal of the whole path, in the
+    # dialect's own path syntax (`json_path`).
+
+    json_null: ClassVar[str] = "null"
+    """The type name of JSON null."""
+    json_types: ClassVar[dict[FieldType, tuple[str, ...]]] = {
+        FieldType.STRING: ("string",),
+        FieldType.NUMBER: ("number",),
+        FieldType.BOOLEAN: ("boolean",),
+    }
+    """The type names each filter type accepts, as `json_type` spells them."""
+
+    def json_path(self, keys: tuple[str, ...]) -> str | None:
+        """The path as one text in the engine's syntax; None to pass the keys one by one."""
+        return None
+
+    def json_document(self, sql: str, keys: list[str]) -> str:
+        """`jsonb` at `keys` (each `->` reads an object key only, never an array index)."""
+        steps = "".join(f" -> CAST({key} AS TEXT)" for key in keys)
+        return f"(CAST({sql} AS JSONB){steps})"
+
+    def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
+        return f"jsonb_typeof({self.json_document(sql, keys)})"
+
+    def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
+        """The value as an SQL value of `kind`, for a value known to be of that JSON type:
+        numbers as `numeric`, which compares exactly."""
+        document = self.json_document(sql, keys)
+        if kind is FieldType.STRING:
+            return f"({document} #>> '{{}}')"
+        return f"CAST({document} AS {'NUMERIC' if kind is FieldType.NUMBER else 'BOOLEAN'})"
+
+
+# Engines whose lower() uses simple case mappings fold U+0130 to "i"; Python's str.lower() gives
+# "i" + U+0307 (its one unconditional multi-character lowercase mapping), so map it first.
+FOLD_DOTTED_I = "lower(replace({}, '\u0130', 'i\u0307'))"

@@ -1,0 +1,89 @@
+"""DuckDB: `starts_with`/`ends_with`/`contains` for patterns, `chr(0)` for NUL in literals.
+
+Design choices:
+- Pattern functions need no escaping at all.
+- Integers beyond HUGEINT become doubles: a wider literal would be cast to the column's type
+  (wrapping around or failing) instead of the other way.
+- JSON paths are `$."key"` with backslash escapes, or a JSON pointer when a key is empty.
+"""
+
+from __future__ import annotations
+
+from ....language.fields import FieldType, Op
+from .base import FOLD_DOTTED_I, Dialect, Number, Shape, as_double, integral
+
+
+class DuckDB(Dialect):
+    name = "duckdb"
+    aliases = ()
+    placeholder = "?"
+    text_holds_nul = True
+    unifies_lists = True
+
+    def text(self, value: str) -> str:
+        if "\x00" not in value:
+            return "'" + value.replace("'", "''") + "'"
+        pieces: list[str] = []
+        for index, part in enumerate(value.split("\x00")):
+            if index:
+                pieces.append("chr(0)")
+            if part:
+                pieces.append("'" + part.replace("'", "''") + "'")
+        return pieces[0] if len(pieces) == 1 else "(" + " || ".join(pieces) + ")"
+
+    def number(self, value: Number) -> str:
+        value = integral(value)
+        if isinstance(value, int) and not _HUGEINT_MIN <= value <= _HUGEINT_MAX:
+            # Wider literals become UHUGEINT or BIGNUM, which DuckDB casts to the column's BIGINT
+            # (wrapping around or failing) instead of the other way: make it a DOUBLE, which is
+            # far enough from every int64 to order the same.
+            return f"{value}.0"
+        return super().number(value)
+
+    def bind_number(self, value: Number) -> object:
+        value = integral(value)
+        if isinstance(value, int):
+            return value if _HUGEINT_MIN <= value <= _HUGEINT_MAX else as_double(value)
+        return value
+
+    def fold(self, sql: str) -> str:
+        return FOLD_DOTTED_I.format(sql)
+
+    def operand(self, op: Op, value: str) -> str:
+        return value
+
+    def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
+        function = _DUCKDB_MATCH[op]
+        return f"{function}({sql}, {operand})"
+
+    json_types = {
+        FieldType.STRING: ("VARCHAR",),
+        FieldType.NUMBER: ("BIGINT", "UBIGINT", "HUGEINT", "DOUBLE"),
+        FieldType.BOOLEAN: ("BOOLEAN",),
+    }
+    json_null = "NULL"
+
+    def json_path(self, keys: tuple[str, ...]) -> str | None:
+        # `$."key"` with backslash escapes; it never indexes an array. It cannot name the empty
+        # key, so a path holding one is a JSON pointer (RFC 6901), which reads the empty key
+        # but takes an all-digit key as an index into an array (a documented limit). The key
+        # `*` is a wildcard even in quotes, so a path holding it is a pointer too.
+        if "" in keys or "*" in keys:
+            return "".join("/" + key.replace("~", "~0").replace("/", "~1") for key in keys)
+        return "$" + "".join(
+            '."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"' for key in keys
+        )
+
+    def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
+        return f"json_type(CAST({sql} AS JSON), {path})"
+
+    def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
+        """Strings as VARCHAR, numbers as DOUBLE (exact to 2^53), booleans as BOOLEAN."""
+        text = f"json_extract_string(CAST({sql} AS JSON), {path})"
+        if kind is FieldType.STRING:
+            return text
+        return f"CAST({text} AS {'DOUBLE' if kind is FieldType.NUMBER else 'BOOLEAN'})"
+
+
+_HUGEINT_MIN, _HUGEINT_MAX = -(2**127) + 1, 2**127 - 1
+_DUCKDB_MATCH = {Op.CONTAINS: "contains", Op.STARTS_WITH: "starts_with", Op.ENDS_WITH: "ends_with"}
