@@ -158,9 +158,7 @@ class SqlWriter(Visitor[str]):
         if node.op in LIST_OPS:
             assert isinstance(node.value, tuple)
             split_numbers = split and kind is FieldType.NUMBER and self.dialect.unifies_lists
-            groups = (
-                number_groups(node.value) if split_numbers else [node.value]
-            )
+            groups = number_groups(node.value) if split_numbers else [node.value]
             if len(groups) == 1:
                 values = ", ".join([render(v) for v in groups[0]])
                 return f"{column} {_LIST_KEYWORD[node.op]} ({values})"
