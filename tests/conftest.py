@@ -10,7 +10,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["tests.servers"]
+pytest_plugins = ["tests.servers", "tests.spark_session"]
 
 settings.register_profile(
     "ci",

@@ -226,3 +226,15 @@ class Filter:
 
     def __str__(self) -> str:
         return self.to_json()
+
+    def to_pyspark(
+        self,
+        *,
+        columns: Mapping[str, str] | None = None,
+        dtypes: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+    ) -> Any:
+        """A boolean `pyspark.sql.Column` for `df.filter(...)` (needs the `spark` extra)."""
+        from .backends.spark import to_pyspark
+
+        return to_pyspark(self.root, self.schema, columns=columns, dtypes=dtypes, now=now)

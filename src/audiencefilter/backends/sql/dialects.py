@@ -441,5 +441,9 @@ def get_dialect(name: str) -> Dialect:
     try:
         return DIALECTS[name]
     except KeyError:
-        known = ", ".join(sorted(DIALECTS))
+        from .dialect_spark import SPARK  # a module of its own, which builds on this one
+
+        if name in (SPARK.name, *SPARK.aliases):
+            return SPARK
+        known = ", ".join(sorted([*DIALECTS, SPARK.name, *SPARK.aliases]))
         raise ValueError(f"unknown SQL dialect {name!r}; expected one of {known}") from None
