@@ -81,7 +81,7 @@ class SparkSQL(Dialect):
     """Spark SQL 3.5+ (VARIANT functions need Spark 4.0)."""
 
     name = "spark"
-    aliases = ("databricks", "sparksql")
+    aliases = ()
     placeholder = "?"
     """`spark.sql(text, args=[...])` binds positional `?` markers."""
     identifier_quote = "`"
