@@ -140,9 +140,12 @@ def select_rows(
     return frame.filter(condition)
 
 
-def local_session(cores: int = 2, app_name: str = "audiencefilter") -> SparkSession:
+def local_session(
+    cores: int = 2, app_name: str = "audiencefilter", config: Mapping[str, str] | None = None
+) -> SparkSession:
     """A local Spark (`local[cores]`) pinned for the filters: bound to 127.0.0.1, UI off, UTC
-    session time, en-US JVM locale. Returns the active session when there is one.
+    session time, en-US JVM locale, and any further settings in `config` (such as
+    `spark.driver.memory`). Returns the active session when there is one.
 
     Raises:
         RuntimeError: no Java runtime is installed.
@@ -157,9 +160,8 @@ def local_session(cores: int = 2, app_name: str = "audiencefilter") -> SparkSess
         )
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder: Any = SparkSession.builder
-    session: SparkSession = (
-        builder.master(f"local[{cores}]")
+    builder: Any = (
+        SparkSession.builder.master(f"local[{cores}]")
         .appName(app_name)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -168,8 +170,10 @@ def local_session(cores: int = 2, app_name: str = "audiencefilter") -> SparkSess
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.extraJavaOptions", "-Duser.language=en -Duser.country=US")
         .config("spark.sql.shuffle.partitions", str(max(2, cores)))
-        .getOrCreate()
     )
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
+    session: SparkSession = builder.getOrCreate()
     return session
 
 
