@@ -12,7 +12,7 @@ import os
 
 from hypothesis import HealthCheck, Phase, settings
 
-pytest_plugins = ["tests.servers"]
+pytest_plugins = ["tests.servers", "tests.spark_session"]
 
 settings.register_profile(
     "ci",

@@ -27,15 +27,14 @@ from .language.relative import Ago, Clock, as_now, system_clock
 from .rewrite.lower import lower
 
 if TYPE_CHECKING:
-    import polars as pl
     from sqlalchemy import ColumnElement
 
     from .backends.explain import Explanation
     from .backends.memory import Evaluator
 
 R = TypeVar("R", bound=Mapping[str, Any])
-F = TypeVar("F", "pl.DataFrame", "pl.LazyFrame")
-"""A polars frame; polars is an optional extra, imported only to check types."""
+F = TypeVar("F")
+"""A frame: polars (DataFrame or LazyFrame) or Spark (DataFrame); the same type comes back."""
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
@@ -255,15 +254,35 @@ class Filter:
     def select_frame(
         self, frame: F, *, columns: Mapping[str, str] | None = None, now: datetime | None = None
     ) -> F:
-        """The audience in a polars DataFrame or LazyFrame: the rows that match, in order, lazy
-        in and lazy out (the columnar back-end; needs the `columnar` extra).
+        """The audience in a polars DataFrame or LazyFrame (the `columnar` extra), or in a Spark
+        DataFrame (the `spark` extra): the rows that match, in order for polars, lazy in and
+        lazy out.
 
         Columns are named as fields (`columns` maps a field to another name) and their types
-        are read from the frame, so every comparison is a native polars one; a column of a type
-        the field cannot use raises `FrameError` naming it and a conversion. Relative
-        date-times are taken at `now` (default: the clock when the query is built).
+        are read from the frame, so every comparison is a native one of the engine; a column of
+        a type the field cannot use raises `FrameError` (polars) or `TypeError` (Spark) naming
+        it. Relative date-times are taken at `now` (default: the clock when the query is built).
         """
+        if type(frame).__module__.startswith("pyspark."):
+            from .backends.spark import select_rows as select_spark_rows
+
+            found = select_spark_rows(
+                self.lowered_at(now), self.schema, cast(Any, frame), columns=columns
+            )
+            return cast(F, found)
         from .backends.columnar import select_rows
 
         chosen = select_rows(self.lowered_at(now), self.schema, cast(Any, frame), columns=columns)
         return cast(F, chosen)
+
+    def to_pyspark(
+        self,
+        *,
+        columns: Mapping[str, str] | None = None,
+        dtypes: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+    ) -> Any:
+        """A boolean `pyspark.sql.Column` for `df.filter(...)` (needs the `spark` extra)."""
+        from .backends.spark import to_pyspark
+
+        return to_pyspark(self.lowered_at(now), self.schema, columns=columns, dtypes=dtypes)

@@ -21,6 +21,7 @@ from .base import (
 from .duckdb import DuckDB
 from .mysql import MySQL
 from .postgresql import PostgreSQL
+from .spark import SparkSQL
 from .sqlite import SQLite
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "Number",
     "PostgreSQL",
     "SQLite",
+    "SparkSQL",
     "Shape",
     "get_dialect",
     "glob_pattern",
@@ -43,13 +45,13 @@ __all__ = [
 ]
 
 DIALECTS: dict[str, Dialect] = {}
-for _dialect in (PostgreSQL(), SQLite(), MySQL(), DuckDB()):
+for _dialect in (PostgreSQL(), SQLite(), MySQL(), DuckDB(), SparkSQL()):
     for _name in (_dialect.name, *_dialect.aliases):
         DIALECTS[_name] = _dialect
 
 
 def get_dialect(name: str) -> Dialect:
-    """The dialect called `name` (`postgresql`, `sqlite`, `mysql`, `duckdb`, or an alias).
+    """The dialect called `name` (`postgresql`, `sqlite`, `mysql`, `duckdb`, `spark`, or an alias).
 
     Raises:
         ValueError: no such dialect.

@@ -1,0 +1,167 @@
+"""Spark SQL (also what Databricks SQL runs): the dialect behind `to_sql("spark")`.
+
+The PySpark back-end (`backends/spark.py`) reads this module too: it writes conditions inside a
+JSON column as this SQL, so the rules for custom data on Spark live here only.
+
+Design choices, each forced by a semantic rule of the filters:
+- Text literals: Spark reads backslashes as escapes (unless `escapedStringLiterals`) and
+  substitutes `${name}` before it parses anything (`spark.sql.variable.substitute`), so text
+  holding a backslash, `${`, or a control character is written as UTF-8 hex,
+  `CAST(X'..' AS STRING)`, which reads the same under every setting. Quotes are doubled.
+- Matching is literal: `contains`, `startswith` and `endswith` take the text itself, so `%`,
+  `_` and `\\` need no escaping and no pattern is ever built.
+- Case folding is Spark's `lower`, which folds with ICU (`spark.sql.icu.caseMappings.enabled`,
+  on by default) in a newer Unicode than Python 3.11's. 55 code points fold differently, all
+  new since Unicode 14 (`LOWER_DIFFERS`); Python leaves each as it is. Spark's `lower` can only
+  give a different answer when a literal holds one of them or what Spark folds them to
+  (`fold_refusal`), and such a literal is refused rather than answered differently. Both agree
+  on U+0130 (`i` and a combining dot) and on final sigma, except when a capital sigma stands
+  next to a character new since Unicode 14 (docs/backends.md).
+- Numbers: integers within 64 bits as they are, wider ones up to 38 digits as exact decimals
+  (`CAST('9223372036854775808' AS DECIMAL(38, 0))`, not a `BD` literal: Spark 4.x rewrites
+  `bigint < 9223372036854775808BD` to TRUE, NULL rows included), wider still as a double
+  (far beyond every bigint, so it orders the same); other floats as double literals (`2.5D`),
+  which compare with a bigint exactly enough: no integer lies between a non-integral float and
+  its neighbours where doubles are that dense.
+- Date-times: `TIMESTAMP '... +00:00'`, an instant whatever the session time zone.
+- JSON (`data` as JSON text): `parse_json` into a VARIANT, `variant_get(..., path, 'variant')`
+  for the value at a path (NULL when a key is missing or a step is no object), and
+  `schema_of_variant` for its JSON type (`VOID` is JSON null). JSON numbers are compared as
+  DOUBLE, exact to 2^53, as on MySQL and DuckDB.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import ClassVar
+
+from ....language.fields import FieldType, Op
+from .base import INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral, utc_text
+
+LOWER_DIFFERS: dict[str, str] = {
+    chr(0x1C89): chr(0x1C8A),
+    chr(0xA7CB): chr(0x0264),
+    chr(0xA7CC): chr(0xA7CD),
+    chr(0xA7CE): chr(0xA7CF),
+    chr(0xA7D2): chr(0xA7D3),
+    chr(0xA7D4): chr(0xA7D5),
+    chr(0xA7DA): chr(0xA7DB),
+    chr(0xA7DC): chr(0x019B),
+    **{chr(0x10D50 + i): chr(0x10D70 + i) for i in range(0x16)},  # Garay capitals
+    **{chr(0x16EA0 + i): chr(0x16EBB + i) for i in range(0x19)},  # Beria Erfe capitals
+}
+"""Each code point whose Spark `lower` differs from Python 3.11's `str.lower()`, and Spark's
+lowercase of it (Python keeps it unchanged). Measured over every code point by the test suite
+(`tests/test_spark_folding.py`), with Spark's ICU folding on and the JVM locale pinned to
+en-US."""
+
+_UNSAFE = frozenset(LOWER_DIFFERS) | frozenset(LOWER_DIFFERS.values())
+_DECIMAL_DIGITS = 38
+
+
+def fold_refusal(literal: str) -> str | None:
+    """Why a case-insensitive comparison with this (folded) literal cannot run on Spark, or None.
+
+    Spark's `lower` and `str.lower()` differ on `LOWER_DIFFERS` only, each a single code point in
+    and out, neither ASCII: a literal holding none of them nor their Spark folds cannot meet the
+    place where the two folds of a value differ, so the native fold gives the same answers.
+    """
+    found = sorted({ch for ch in literal if ch in _UNSAFE})
+    if not found:
+        return None
+    names = ", ".join(f"U+{ord(ch):04X}" for ch in found)
+    return (
+        f"Spark's lower() folds {names} differently from Python's str.lower() (a newer "
+        "Unicode); a case-insensitive comparison with this text is refused on Spark"
+    )
+
+
+class SparkSQL(Dialect):
+    """Spark SQL 3.5+ (VARIANT functions need Spark 4.0)."""
+
+    name = "spark"
+    aliases = ()
+    placeholder = "?"
+    """`spark.sql(text, args=[...])` binds positional `?` markers."""
+    identifier_quote = "`"
+    text_holds_nul = True
+    instant_type = "TIMESTAMP "
+
+    def text(self, value: str) -> str:
+        reason = fold_refusal(value)
+        if reason is not None:
+            # The SQL writer folds literals before writing them; which ones were folded is not
+            # known here, so the refusal covers every literal holding such a code point.
+            raise ValueError(reason)
+        if "\\" in value or "${" in value or any(ch < " " or ch == "\x7f" for ch in value):
+            return f"CAST(X'{value.encode('utf-8').hex().upper()}' AS STRING)"
+        return "'" + value.replace("'", "''") + "'"
+
+    def number(self, value: Number) -> str:
+        value = integral(value)
+        if isinstance(value, float):
+            return repr(value) + "D"
+        if INT64_MIN <= value <= INT64_MAX:
+            return str(value)
+        if len(str(abs(value))) <= _DECIMAL_DIGITS:
+            # Not `...BD`: Spark's optimizer turns `bigint_col < 9223372036854775808BD` into
+            # TRUE, even for NULL; a decimal cast from text keeps NULL UNKNOWN.
+            return f"CAST('{value}' AS DECIMAL(38, 0))"
+        return f"{float(value)!r}D"
+
+    def bind_number(self, value: Number) -> object:
+        value = integral(value)
+        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+            return Decimal(value) if len(str(abs(value))) <= _DECIMAL_DIGITS else float(value)
+        return value
+
+    def instant(self, value: datetime) -> str:
+        return f"{self.instant_type}'{utc_text(value)}+00:00'"
+
+    def operand(self, op: Op, value: str) -> str:
+        return value
+
+    def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
+        return f"{_MATCH[op]}({sql}, {operand})"
+
+    # JSON text through VARIANT
+
+    json_null = "VOID"
+    json_types = {
+        FieldType.STRING: ("STRING",),
+        FieldType.NUMBER: ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL"),
+        FieldType.BOOLEAN: ("BOOLEAN",),
+    }
+    _CAST: ClassVar[dict[FieldType, str]] = {
+        FieldType.STRING: "string",
+        FieldType.NUMBER: "double",
+        FieldType.BOOLEAN: "boolean",
+    }
+
+    def json_path(self, keys: tuple[str, ...]) -> str | None:
+        """`$['key']` steps: only object keys, never array indexes. The path language has no
+        escapes (a backslash is itself): a key holding `'` goes in double quotes, and a key
+        holding both quote characters cannot be named."""
+        steps = []
+        for key in keys:
+            if "'" in key and '"' in key:
+                raise ValueError(
+                    f"the JSON key {key!r} cannot be written in a Spark variant path "
+                    "(it holds both quote characters)"
+                )
+            steps.append(f'["{key}"]' if "'" in key else f"['{key}']")
+        return "$" + "".join(steps)
+
+    def json_document(self, sql: str, keys: list[str]) -> str:
+        raise NotImplementedError("Spark reads JSON through a path (json_path)")
+
+    def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
+        value = f"variant_get(parse_json({sql}), {path}, 'variant')"
+        return f"regexp_extract(schema_of_variant({value}), '^[A-Z]+', 0)"
+
+    def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
+        return f"variant_get(parse_json({sql}), {path}, '{self._CAST[kind]}')"
+
+
+_MATCH = {Op.CONTAINS: "contains", Op.STARTS_WITH: "startswith", Op.ENDS_WITH: "endswith"}
