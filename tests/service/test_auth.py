@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from sqlalchemy import event, update
 
-from audiencefilter.service import keys
-from audiencefilter.service.models import ApiKey
+from audiencefilter.service.db.models import ApiKey
+from audiencefilter.service.domain import keys
 
 from .conftest import ApiClient, Tenant, make_tenant
 

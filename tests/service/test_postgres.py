@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from audiencefilter.service.schemas import ContactCreate, ListCreate
+from audiencefilter.service.api.schemas.resources import ContactCreate, ListCreate
 
 from .conftest import ApiClient, make_tenant, url_settings
 
