@@ -22,9 +22,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from ... import Filter, FilterError, parse
 from ...text import parse_text
+from ..db.models import Audience
 from ..http.errors import AudienceRuleError
+from .filter_budget import NOTHING, check_filter, check_list, cost_of
 
 logger = logging.getLogger("audiencefilter.service")
 
@@ -59,8 +64,9 @@ def read_filters(filters: Any, filters_text: str | None) -> FilterInput:
     """Read `filters` or `filtersText` (None: not given); raise the rule errors of the spec.
 
     Raises:
-        AudienceRuleError: both forms given, or the value is not a valid where clause (the
-            library's problems are the error's `details`).
+        AudienceRuleError: both forms given, the value is not a valid where clause (the
+            library's problems are the error's `details`), or it exceeds the budget of one
+            filter (`filter_budget`).
     """
     if filters is not None and filters_text is not None:
         raise AudienceRuleError(BOTH_FORMS)
@@ -78,7 +84,10 @@ def _parsed(value: Any, *, text: bool) -> FilterInput:
         flt = parse_text(value) if text else parse(value)
     except FilterError as exc:
         raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts()) from None
-    return EMPTY if flt.to_json() == EMPTY_CANONICAL else FilterInput(given=True, filter=flt)
+    if flt.to_json() == EMPTY_CANONICAL:
+        return EMPTY
+    check_filter(flt)  # decided now, never when the stored filter is read
+    return FilterInput(given=True, filter=flt)
 
 
 @lru_cache(maxsize=CACHED_FILTERS)
@@ -91,6 +100,23 @@ def stored_filter(canonical: str) -> Filter | None:
         # one rather than failing every page of contacts of its list.
         logger.error("stored audience filter no longer parses: %s", exc)
         return None
+
+
+def check_list_room(session: Session, list_id: str, new: Filter, excluding: str | None) -> None:
+    """Refuse `new` when, with the stored filters of the list's other audiences, it would take
+    the list past its budget (`filter_budget`). Every stored filter counts, smart or not: a
+    manual audience becomes smart by a PATCH that sends no filter."""
+    statement = select(Audience.filters).where(
+        Audience.listId == list_id, Audience.filters.is_not(None)
+    )
+    if excluding is not None:
+        statement = statement.where(Audience.id != excluding)
+    others = NOTHING
+    for canonical in session.scalars(statement):
+        stored = stored_filter(canonical) if canonical else None
+        if stored is not None:
+            others = others + cost_of(stored)
+    check_list(others, cost_of(new))
 
 
 @lru_cache(maxsize=CACHED_FILTERS)

@@ -27,12 +27,15 @@ from ..db.models import Audience, AudienceMember, Contact
 from ..db.queries import ids_of
 from . import clock
 from .audience_filters import stored_filter
+from .filter_budget import LIST_MAX_VALUES, cost_of
 from .idsets import IDS, dialect_of, ids_in, per_dialect
 
 MANUAL = "manual"
 SMART = "smart"
-# Bound parameters per statement stay far below SQLite's 32,766 when many filters are summed.
+# Bound parameters per statement stay far below SQLite's 32,766 when many filters are summed:
+# at most 32 audiences, and at most a list's budget of array values (`filter_budget`).
 SIZES_PER_STATEMENT = 32
+VALUES_PER_STATEMENT = LIST_MAX_VALUES
 
 
 def filter_in_use(mode: str, filters: str | None) -> Filter | None:
@@ -146,8 +149,7 @@ def audience_sizes(session: Session, audiences: Sequence[Audience]) -> dict[str,
     one grouped count for all manual ones."""
     sizes = {audience.id: 0 for audience in audiences}
     smart = [a for a in audiences if a.mode == SMART]
-    for start in range(0, len(smart), SIZES_PER_STATEMENT):
-        batch = smart[start : start + SIZES_PER_STATEMENT]
+    for batch in _batches(smart):
         sizes.update(_smart_sizes(session, batch))
     manual = [a.id for a in audiences if a.mode == MANUAL]
     if manual:
@@ -159,6 +161,27 @@ def audience_sizes(session: Session, audiences: Sequence[Audience]) -> dict[str,
         )
         sizes.update({audience_id: int(n) for audience_id, n in session.execute(statement)})
     return sizes
+
+
+def _batches(audiences: Sequence[Audience]) -> list[list[Audience]]:
+    """Consecutive groups of at most `SIZES_PER_STATEMENT` audiences and, unless one audience
+    alone exceeds it (stored before the budgets), `VALUES_PER_STATEMENT` array values."""
+    batches: list[list[Audience]] = []
+    current: list[Audience] = []
+    weight = 0
+    for audience in audiences:
+        flt = audience_filter(audience)
+        values = cost_of(flt).values if flt is not None else 0
+        if current and (
+            len(current) == SIZES_PER_STATEMENT or weight + values > VALUES_PER_STATEMENT
+        ):
+            batches.append(current)
+            current, weight = [], 0
+        current.append(audience)
+        weight += values
+    if current:
+        batches.append(current)
+    return batches
 
 
 def _smart_sizes(session: Session, audiences: Sequence[Audience]) -> dict[str, int]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -223,14 +224,61 @@ def is_outage(exc: BaseException) -> bool:
     """Whether a database exception means "cannot reach the database" rather than a bug.
 
     Connection failures, a server shutting down or restarting, a connection dropped mid-query
-    (SQLAlchemy marks it `connection_invalidated`), and an exhausted pool all say "try again
-    shortly": the request may not have taken effect, and retrying (with an Idempotency-Key for
-    POSTs) is safe. Anything else from the driver (bad data, a failed constraint) is not an
-    outage.
+    (SQLAlchemy marks it `connection_invalidated`), an exhausted pool, a lock or serialization
+    timeout all say "try again shortly": the request may not have taken effect, and retrying
+    (with an Idempotency-Key for POSTs) is safe. Drivers also raise "operational" errors for a
+    statement the engine will not run (SQLite's "Expression tree is too large", "too many SQL
+    variables", a missing table): those are a property of the request or of the deployment, a
+    retry fails alike, and they are not an outage. A 503 means the database is down, nothing else.
     """
-    if isinstance(exc, PoolTimeoutError | OperationalError | InterfaceError):
+    if isinstance(exc, PoolTimeoutError | InterfaceError):
         return True
-    return isinstance(exc, DBAPIError) and exc.connection_invalidated
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    if isinstance(exc, OperationalError):
+        return _operational_outage(exc.orig)
+    return False
+
+
+# Connection-class failures by driver. Anything else an engine raises as "operational" (an
+# expression too deep, too many bound variables, a statement timeout) is a property of the
+# request, not of the database's health: it is not a 503.
+_PG_OUTAGE_STATES = ("08", "57P01", "57P02", "57P03", "53300", "40001", "40P01")
+_MYSQL_OUTAGE_CODES = frozenset(
+    {1040, 1053, 1205, 1213, 1927, 2002, 2003, 2005, 2006, 2013, 2055, 4031}
+)
+_SQLITE_OUTAGE_MESSAGES = (
+    "database is locked",
+    "database table is locked",
+    "unable to open database",
+    "disk i/o error",
+    "database or disk is full",
+    "attempt to write a readonly database",
+)
+_CONNECTION_WORDS = (
+    "connect",
+    "server closed",
+    "shut",
+    "terminat",
+    "timeout",
+    "timed out",
+)
+
+
+def _operational_outage(orig: BaseException | None) -> bool:
+    """Whether a driver's "operational" error says the database cannot be reached or used now."""
+    if orig is None:
+        return True
+    message = str(orig).lower()
+    if isinstance(orig, sqlite3.Error):
+        return any(text in message for text in _SQLITE_OUTAGE_MESSAGES)
+    sqlstate = getattr(orig, "sqlstate", None)
+    if isinstance(sqlstate, str):
+        return sqlstate.startswith(_PG_OUTAGE_STATES)
+    code = orig.args[0] if orig.args and isinstance(orig.args[0], int) else None
+    if code is not None:
+        return code in _MYSQL_OUTAGE_CODES
+    return sqlstate is None and any(word in message for word in _CONNECTION_WORDS)
 
 
 def _unavailable() -> Response:

@@ -29,6 +29,7 @@ from ...domain.audience_filters import (
     LIST_REQUIRED,
     NAME_AND_LIST_REQUIRED,
     FilterInput,
+    check_list_room,
     read_filters,
     warnings_for,
 )
@@ -127,6 +128,8 @@ def create_audience(
         mode = body.mode or (SMART if given.given else MANUAL)
         filters = _stored(mode, given, None)
         _check_room(session, settings, lst.id)
+        if given.filter is not None:
+            check_list_room(session, lst.id, given.filter, excluding=None)
         audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters)
         session.add(audience)
         session.flush()
@@ -239,7 +242,10 @@ def update_audience(
     with database.transaction() as session:
         audience, _ = owned_audience(session, principal.account_id, id)
         mode = body.mode or audience.mode
-        filters = _stored(mode, _update_input(body), audience.filters)
+        given = _update_input(body)
+        filters = _stored(mode, given, audience.filters)
+        if given.filter is not None:
+            check_list_room(session, audience.listId, given.filter, excluding=audience.id)
         if body.name is not None:
             audience.name = body.name
         audience.mode = mode
