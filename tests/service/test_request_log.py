@@ -362,7 +362,7 @@ def test_no_whole_key_in_logs_error_bodies_database_or_key_listing(
             list_id = lst.json()["data"]["list"]["id"]
             contact = {"email": "ada@example.com", "listId": list_id}
             note(http.post("/v4/contacts", json=contact, headers={"apiKey": public}), 201)
-            note(http.post("/v4/contacts", json=contact, headers={"apiKey": public}), 409)
+            note(http.post("/v4/contacts", json=contact, headers={"apiKey": private}), 409)
             note(http.get("/v4/contacts", params={"listId": list_id}, headers=own), 200)
             note(http.get("/v4/lists", headers={"apiKey": public}), 403)
             for refused in (

@@ -3,8 +3,9 @@
 The key check is one dependency with its own short read session: the key's shape and checksum
 first (a malformed key costs no database query), then one indexed lookup by digest, then the rate
 limit of the key's account.
-Rate limiting comes before the permission check, so a public key hammering private endpoints
-spends its account's quota too. `PrivateKey` and `AnyKey` are the two aliases routes declare.
+Rate limiting comes before the permission check, so a public key hammering private endpoints is
+counted too, but in the account's public budget: it never spends what the private keys have
+(`ratelimit.py`). `PrivateKey` and `AnyKey` are the two aliases routes declare.
 
 A contact created with a public key is also counted per key and client address, and a browser
 sign-up (an `Origin` header) is checked against its list's `allowedOrigins` in the key's session,
@@ -52,6 +53,12 @@ class Principal:
     plan: Plan
     key_type: keys.KeyType
     key_id: str
+
+    @property
+    def idempotency_scope(self) -> str | None:
+        """Whose `Idempotency-Key` records this caller reads: the account's private keys share
+        theirs (a retry after a key rotation still replays); each public key has its own."""
+        return None if self.key_type == "private" else f"public:{self.key_id}"
 
 
 async def get_settings(request: Request) -> Settings:
@@ -141,27 +148,32 @@ def _check_origin(
 
 
 def _count(request: Request, principal: Principal) -> None:
-    """Spend the account's quota, and for a public sign-up the key's quota at this address.
+    """Spend the account's quota of the key's type, and for a public sign-up the key's quota at
+    this address.
 
     The per-address limit goes first: a request it refuses does not spend the account's quota,
     so one flooding client does not use up the sign-ups of everybody else.
     """
     limiter = cast(RateLimiter, request.app.state.limiter)
-    if principal.key_type == "public" and _creates_contact(request):
+    public = principal.key_type == "public"
+    if public and _creates_contact(request):
         proxies = cast(TrustedProxies, request.app.state.trusted_proxies)
         per_address = limiter.hit_address(principal.key_id, proxies.client_address(request.scope))
         if not per_address.allowed:
-            decisions = [limiter.peek(principal.account_id, principal.plan), per_address]
+            decisions = [
+                limiter.peek(principal.account_id, principal.plan, public=True),
+                per_address,
+            ]
             _refuse(
                 request,
                 decisions,
                 f"Rate limit of {per_address.quota} contacts per {per_address.window} s from one "
                 "client address with this public key exceeded",
             )
-        account = limiter.hit(principal.account_id, principal.plan)
+        account = limiter.hit(principal.account_id, principal.plan, public=True)
         decisions = [account, per_address]
     else:
-        account = limiter.hit(principal.account_id, principal.plan)
+        account = limiter.hit(principal.account_id, principal.plan, public=public)
         decisions = [account]
     setattr(request.state, RATE_LIMIT_STATE, rate_limit_headers(decisions))
     if not account.allowed:

@@ -21,6 +21,9 @@ error says which statement failed, never the e-mail addresses or other personal 
 PostgreSQL sessions run in UTC so timestamps come back with a `+00:00` offset. Its pool checks
 each connection before lending it (`pool_pre_ping`): after a server restart, dead connections are
 replaced without a request seeing them, so the service recovers by itself.
+
+Compiled statements are cached in a `StatementCache` bounded by bound parameters, not only by
+entries: memory stays bounded whatever filters arrive (`statement_cache.py`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ...backends.sql.sqlite_functions import register_unicode_lower
 from ..settings import Settings
+from .statement_cache import StatementCache
 
 WRITE_OPTION = "audiencefilter_write"
 
@@ -66,6 +70,7 @@ def make_engine(settings: Settings) -> Engine:
         engine = create_engine(
             url,
             hide_parameters=True,
+            execution_options={"compiled_cache": StatementCache()},
             pool_size=settings.db_pool_size,
             max_overflow=settings.db_max_overflow,
             connect_args={"check_same_thread": False},
@@ -81,6 +86,7 @@ def make_engine(settings: Settings) -> Engine:
     return create_engine(
         url,
         hide_parameters=True,
+        execution_options={"compiled_cache": StatementCache()},
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         pool_timeout=settings.db_pool_timeout_s,

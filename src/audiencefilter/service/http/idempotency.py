@@ -26,6 +26,10 @@ and the validated body as sent (`model_dump(mode="json", exclude_unset=True)`, k
 validated body rather than the raw bytes, so key order and whitespace do not matter; fields left
 out and fields sent as `null` stay different requests, as they are for the handlers.
 
+Records are scoped to the account and the key type: the account's private keys share theirs (a
+retry after a key rotation still replays), each public key has its own, so a public key replaying
+a private key's `Idempotency-Key` and body runs as a request of its own and reads nothing.
+
 Records live `IDEMPOTENCY_TTL_SECONDS` (24 hours). An expired record met by a request is deleted
 and the request runs afresh; each new record also deletes up to `PURGE_BATCH` expired records of
 its account, so the table stays bounded by recent traffic.
@@ -96,8 +100,12 @@ class Retry:
     query: tuple[tuple[str, str], ...]
     ttl: timedelta
 
-    def claim(self, account_id: str, body: BaseModel) -> Claim | None:
-        """The record this request reads or writes, or None when it came without a key."""
+    def claim(self, account_id: str, body: BaseModel, scope: str | None = None) -> Claim | None:
+        """The record this request reads or writes, or None when it came without a key.
+
+        `scope` separates callers of one account that must not read each other's records (a
+        public key, see `deps.Principal.idempotency_scope`); None is the account's private keys.
+        """
         if self.key is None:
             return None
         canonical = json.dumps(
@@ -112,7 +120,13 @@ class Retry:
             ensure_ascii=False,
         )
         fingerprint = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
-        return Claim(account_id, self.key, self.method, self.path, fingerprint, self.ttl)
+        key = self.key if scope is None else _scoped(scope, self.key)
+        return Claim(account_id, key, self.method, self.path, fingerprint, self.ttl)
+
+
+def _scoped(scope: str, key: str) -> str:
+    """The stored key of a scoped record: the scope and a digest, within the column's 255."""
+    return f"{scope}:{hashlib.sha256(key.encode('utf-8')).hexdigest()}"
 
 
 @dataclass(frozen=True)

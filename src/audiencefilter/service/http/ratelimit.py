@@ -1,7 +1,11 @@
 """Request rate limits, moving window, with the `limits` library.
 
 Counting per account (not per key or address) means an account cannot multiply its allowance by
-creating keys. The moving window has no burst at window edges. `memory://` counters live in one
+creating keys. Each account has two budgets of its plan's size: one its private keys spend, one
+its public keys spend. A public key is public: whoever copies it from a web page must not be able
+to spend the quota of the account's own back-end (150 forbidden calls with a free account's
+public key used to lock its private key out), so public keys never touch the private budget.
+The moving window has no burst at window edges. `memory://` counters live in one
 process; `redis://` shares them between processes, which is why the command line refuses several
 workers on memory storage.
 
@@ -105,6 +109,10 @@ def _storage(uri: str) -> Storage:
     return storage
 
 
+def _bucket(account_id: str, public: bool) -> tuple[str, ...]:
+    return ("account-public", account_id) if public else ("account", account_id)
+
+
 class RateLimiter:
     """Counts requests per account against its plan, and public sign-ups per client address."""
 
@@ -131,15 +139,15 @@ class RateLimiter:
         """True while the shared storage is unreachable and this process counts alone."""
         return self._shared_down
 
-    def hit(self, account_id: str, plan: Plan) -> Decision:
-        """Count one request of the account."""
+    def hit(self, account_id: str, plan: Plan, *, public: bool = False) -> Decision:
+        """Count one request of the account: of its private keys, or of its public keys."""
         item = self._items.get(plan, self._items["free"])
-        return self._decide(item, plan, ("account", account_id), consume=True)
+        return self._decide(item, plan, _bucket(account_id, public), consume=True)
 
-    def peek(self, account_id: str, plan: Plan) -> Decision:
-        """The account's standing, without counting a request."""
+    def peek(self, account_id: str, plan: Plan, *, public: bool = False) -> Decision:
+        """The standing of the account's private (or public) budget, without counting."""
         item = self._items.get(plan, self._items["free"])
-        return self._decide(item, plan, ("account", account_id), consume=False)
+        return self._decide(item, plan, _bucket(account_id, public), consume=False)
 
     def hit_address(self, key_id: str, address: str) -> Decision:
         """Count one contact created with public key `key_id` from client `address`."""

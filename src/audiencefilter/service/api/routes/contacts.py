@@ -4,6 +4,10 @@ Email is unique per list ignoring case, enforced by a unique index on `(list_id,
 duplicate insert fails in the database, even when two requests race, and the transaction rolls
 back whole, so a 409 creates nothing.
 
+A public key's sign-up answers 201 with the email and list it sent, whether the contact was new
+or already listed (then left unchanged): no answer tells a page's visitors who is on the list or
+which audiences exist.
+
 The listing also takes a where clause (`filters`, JSON), read by the filter library and ANDed
 with the other query filters; an invalid one is a 400 with the library's
 problems. Every contact returned carries its position and its audiences (`domain/pages.py`).
@@ -16,7 +20,7 @@ from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -29,7 +33,7 @@ from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep, once
 from ...http.responses import JSONResponse, data
 from ...settings import Settings
-from ..deps import AnyKey, DatabaseDep, PrivateKey, SettingsDep
+from ..deps import AnyKey, DatabaseDep, Principal, PrivateKey, SettingsDep
 from ..openapi import RULE_ERROR_RESPONSES
 from ..schemas.resources import (
     PUBLIC_FORBIDDEN,
@@ -38,6 +42,7 @@ from ..schemas.resources import (
     ContactResponse,
     ContactsResponse,
     ContactUpdate,
+    SignUpResponse,
 )
 
 router = APIRouter(prefix="/contacts", tags=["contacts"])
@@ -124,7 +129,18 @@ def _refuse_public_fields(body: ContactCreate) -> None:
         )
 
 
-@router.post("", status_code=201, response_model=ContactResponse, summary="Create a contact")
+@router.post(
+    "",
+    status_code=201,
+    response_model=ContactResponse | SignUpResponse,
+    summary="Create a contact",
+    description=(
+        "With a private key: the contact created, or 409 when the list has its email. With a "
+        "public key (a sign-up form): always 201 with the email and list sent, whether the "
+        "contact was created or was already there (then it is left unchanged), so the answer "
+        "says nothing about the list's contacts or audiences."
+    ),
+)
 def create_contact(
     body: ContactCreate,
     principal: AnyKey,
@@ -132,9 +148,11 @@ def create_contact(
     settings: SettingsDep,
     retry: RetryDep,
 ) -> Response:
+    values = body.model_dump(exclude_unset=True, exclude={"listId"})
+    claim = retry.claim(principal.account_id, body, scope=principal.idempotency_scope)
     if principal.key_type == "public":
         _refuse_public_fields(body)
-    values = body.model_dump(exclude_unset=True, exclude={"listId"})
+        return once(database, claim, lambda session: _sign_up(session, principal, body, values))
 
     def create(session: Session) -> Response:
         lst = owned_list(session, principal.account_id, body.listId)
@@ -144,7 +162,28 @@ def create_contact(
         return data({"contact": _contact_view(session, settings, lst, contact.id)}, 201)
 
     with _unique_email():
-        return once(database, retry.claim(principal.account_id, body), create)
+        return once(database, claim, create)
+
+
+def _sign_up(
+    session: Session, principal: Principal, body: ContactCreate, values: dict[str, Any]
+) -> Response:
+    """A public key's sign-up: the same answer whether the email was new or already listed.
+
+    A 409 for a known email would make the public key (anyone who reads the page) an oracle of
+    who is on the list; the answer repeats what was sent and nothing else. A known contact is
+    left as it is: a sign-up form must not be a way to overwrite someone's profile.
+    """
+    lst = owned_list(session, principal.account_id, body.listId)
+    key = body.email.lower()
+    known = select(Contact.id).where(Contact.listId == lst.id, Contact.emailKey == key)
+    if session.scalar(known) is None:
+        try:
+            with session.begin_nested():  # a concurrent sign-up of the same email wins quietly
+                session.add(Contact(listId=lst.id, emailKey=key, **values))
+        except IntegrityError:
+            pass
+    return data({"contact": {"email": body.email, "listId": lst.id}}, 201)
 
 
 @router.get("/{id}", response_model=ContactResponse, summary="Retrieve a contact")

@@ -326,6 +326,17 @@ class ActionsData(BaseModel):
     pagination: Pagination
 
 
+class SignUpOut(BaseModel):
+    """What a public key learns of its sign-up: what it sent, nothing of the list's contacts."""
+
+    email: str
+    listId: str
+
+
+class SignUpData(BaseModel):
+    contact: SignUpOut
+
+
 class Health(BaseModel):
     status: str
 
@@ -341,6 +352,7 @@ def envelope(name: str, model: type[BaseModel]) -> type[BaseModel]:
 
 ContactResponse = envelope("ContactResponse", ContactData)
 ContactsResponse = envelope("ContactsResponse", ContactsData)
+SignUpResponse = envelope("SignUpResponse", SignUpData)
 ListResponse = envelope("ListResponse", ListData)
 ListsResponse = envelope("ListsResponse", ListsData)
 ProjectsResponse = envelope("ProjectsResponse", ProjectsData)
