@@ -101,7 +101,10 @@ def cmd_keys_rotate(args: argparse.Namespace) -> None:
     grace = parse_grace(args.grace)
     database = _database(_settings(args))
     with database.transaction() as session:
-        rotation = accounts.rotate_key(session, args.key, grace)
+        try:
+            rotation = accounts.rotate_key(session, args.key, grace)
+        except accounts.RotationRefused as exc:
+            raise CommandError(str(exc)) from None
         if rotation is None:
             raise CommandError(f"no such key: {args.key}")
         old, new, account = rotation.old, rotation.new, rotation.account

@@ -84,6 +84,10 @@ class Rotation:
     old_expires_at: datetime
 
 
+class RotationRefused(ValueError):
+    """A rotation that would bring a disabled or expired key back to life."""
+
+
 def rotate_key(session: Session, reference: str, grace: timedelta) -> Rotation | None:
     """A new key like `reference` (type, account); the old one expires after `grace` at most.
 
@@ -92,6 +96,16 @@ def rotate_key(session: Session, reference: str, grace: timedelta) -> Rotation |
     old = find_key(session, reference)
     if old is None:
         return None
+    if old.disabled:
+        raise RotationRefused(
+            f"key {old.id} is disabled: rotating it would issue an enabled key; enable it "
+            "first (keys enable), or create a new key"
+        )
+    if old.expiresAt is not None and as_utc(old.expiresAt) <= datetime.now(UTC):
+        raise RotationRefused(
+            f"key {old.id} has expired: rotating it would issue a live key; create a new key "
+            "with keys create"
+        )
     account = session.get_one(Account, old.accountId)
     new, plaintext = issue_key(session, account, cast(keys.KeyType, old.type))
     deadline = datetime.now(UTC) + grace

@@ -6,13 +6,16 @@ differ between them.
 Strings refuse NUL characters and lone surrogates (PostgreSQL rejects both, and a database error
 must never be how a bad value is found). Integers are bounded so sums never overflow a BIGINT:
 points and referrals stay within JavaScript's safe range, an action's increase within a billion.
-Free-form `data` must be JSON that every back-end round-trips: finite numbers (integers of any
-size), limited nesting.
+Free-form `data` must be JSON that every back-end stores alike: no NUL in strings or keys
+(PostgreSQL's jsonb refuses `\u0000`), integers within 64 bits (beyond, engines round them to
+doubles or refuse them, and a filter's answer would depend on the engine), finite numbers,
+limited nesting. Emails are NFC-normalised, so composed and decomposed `á` are one address.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
@@ -21,6 +24,7 @@ MAX_SAFE_INTEGER = 2**53 - 1
 MAX_INT32 = 2**31 - 1
 MAX_INCREASE = 10**9
 MAX_DATA_DEPTH = 32
+MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 NO_NUL = r"^[^\x00]*$"
 
 
@@ -43,9 +47,12 @@ def _check_json(value: Any, depth: int) -> None:
     if depth > MAX_DATA_DEPTH:
         raise ValueError(f"must not nest deeper than {MAX_DATA_DEPTH} levels")
     if isinstance(value, str):
-        check_unicode(value)  # NUL is fine in JSON text: it is stored escaped
-    elif isinstance(value, bool | int) or value is None:
+        _check_data_text(value)
+    elif isinstance(value, bool) or value is None:
         return
+    elif isinstance(value, int):
+        if not MIN_INT64 <= value <= MAX_INT64:
+            raise ValueError("integers must fit in 64 bits (-2^63 to 2^63-1)")
     elif isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError("numbers must be finite")
@@ -54,10 +61,21 @@ def _check_json(value: Any, depth: int) -> None:
             _check_json(item, depth + 1)
     elif isinstance(value, dict):
         for key, item in value.items():
-            check_unicode(key)
+            _check_data_text(key)
             _check_json(item, depth + 1)
     else:
         raise ValueError("must be JSON")
+
+
+def _check_data_text(value: str) -> None:
+    if "\x00" in value:
+        raise ValueError("strings and keys must not contain NUL characters")
+    check_unicode(value)
+
+
+def normalise_email(value: str) -> str:
+    """NFC, so one address has one spelling before the uniqueness check and in filters."""
+    return unicodedata.normalize("NFC", value)
 
 
 def check_data(value: dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +123,7 @@ Email = Annotated[
         min_length=3, max_length=254, pattern=r"^[^@\x00-\x20\x7f]+@[^@\x00-\x20\x7f]+$"
     ),
     AfterValidator(check_text),
+    AfterValidator(normalise_email),
 ]
 Phone = Annotated[str, StringConstraints(max_length=64, pattern=NO_NUL), AfterValidator(check_text)]
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]

@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session
 
 from ...db.models import Action, Contact
 from ...db.queries import count, owned_action, owned_contact, page_of
-from ...http.errors import not_found
+from ...domain.contact_fields import MAX_SAFE_INTEGER
+from ...http.errors import ApiError, ValidationIssue, not_found
 from ...http.idempotency import RetryDep, once
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey
@@ -25,13 +26,32 @@ from ..schemas.views import action_view, pagination
 router = APIRouter(prefix="/actions", tags=["actions"])
 
 
+POINTS_OUT_OF_RANGE = (
+    "This action would take the contact's points beyond ±(2^53-1), the range every client reads "
+    "exactly; the contact's points are unchanged"
+)
+
+
 def _add_points(contact_id: str, amount: int) -> Update:
+    """Add `amount` unless the sum would leave ±(2^53-1): the guard is in the statement itself,
+    so two concurrent actions cannot cross the bound between a check and the write."""
+    total = Contact.points + amount
     return (
         update(Contact)
-        .where(Contact.id == contact_id)
-        .values(points=Contact.points + amount)
+        .where(Contact.id == contact_id, total <= MAX_SAFE_INTEGER, total >= -MAX_SAFE_INTEGER)
+        .values(points=total)
         .execution_options(synchronize_session=False)
     )
+
+
+def _change_points(session: Session, contact_id: str, amount: int) -> None:
+    changed = session.execute(_add_points(contact_id, amount))
+    if getattr(changed, "rowcount", 0) != 1:
+        raise ApiError(
+            422,
+            POINTS_OUT_OF_RANGE,
+            errors=[ValidationIssue(pointer="/body/increase", detail="would overflow points")],
+        )
 
 
 @router.post("", status_code=201, response_model=ActionResponse, summary="Create an action")
@@ -42,7 +62,7 @@ def create_action(
         owned_contact(session, principal.account_id, body.subId)
         action = Action(name=body.name, increase=body.increase, subId=body.subId)
         session.add(action)
-        session.execute(_add_points(body.subId, body.increase))
+        _change_points(session, body.subId, body.increase)
         session.flush()
         return data({"action": action_view(action)}, 201)
 
@@ -86,5 +106,5 @@ def delete_action(id: str, principal: PrivateKey, database: DatabaseDep) -> JSON
         )
         if getattr(removed, "rowcount", 0) != 1:
             raise not_found("Action")  # a concurrent delete got there first
-        session.execute(_add_points(action.subId, -action.increase))
+        _change_points(session, action.subId, -action.increase)
     return data({"action": action_view(action)})

@@ -28,6 +28,7 @@ from ...db.models import Contact, List
 from ...db.queries import owned_contact, owned_list, text_filter
 from ...domain import clock
 from ...domain.audience_filters import read_filters
+from ...domain.contact_fields import normalise_email
 from ...domain.pages import ContactPages
 from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep, once
@@ -69,6 +70,8 @@ def _filters(query: ContactQuery) -> list[ColumnElement[bool]]:
     for field in TEXT_FILTERS:
         value = getattr(query, field)
         if value is not None:
+            if field == "email":
+                value = normalise_email(value)
             where.append(text_filter(getattr(Contact, field), value))
     for field in FLAG_FILTERS:
         value = getattr(query, field)
