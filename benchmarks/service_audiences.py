@@ -39,8 +39,8 @@ import httpx
 from sqlalchemy import insert, select
 
 from audiencefilter.service import Settings, create_app
-from audiencefilter.service.accounts import ensure_account, issue_key
-from audiencefilter.service.models import AudienceMember, Contact, new_id
+from audiencefilter.service.db.models import AudienceMember, Contact, new_id
+from audiencefilter.service.domain.accounts import ensure_account, issue_key
 
 from .data import generate
 

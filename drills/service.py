@@ -184,8 +184,8 @@ COUNTRIES = ("FR", "DE", "US", "GB", "ES", "IT", "NL", "JP")
 
 def seed_contacts(database_url: str, list_id: str, count: int, seed: int = 7) -> None:
     """Insert `count` contacts straight through the service's models: seconds, not minutes."""
-    from audiencefilter.service.db import Database
-    from audiencefilter.service.models import Contact
+    from audiencefilter.service.db.engine import Database
+    from audiencefilter.service.db.models import Contact
     from audiencefilter.service.settings import Settings
 
     rng = random.Random(seed)

@@ -25,9 +25,9 @@ import pytest
 from fastapi import FastAPI
 
 from audiencefilter.service import Settings, create_app
-from audiencefilter.service.accounts import ensure_account, issue_key
-from audiencefilter.service.db import Database
-from audiencefilter.service.models import new_id
+from audiencefilter.service.db.engine import Database
+from audiencefilter.service.db.models import new_id
+from audiencefilter.service.domain.accounts import ensure_account, issue_key
 
 T = TypeVar("T")
 BIG_LIMIT = "100000/minute"

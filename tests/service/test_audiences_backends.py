@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import audiencefilter as af
-from audiencefilter.service.models import Contact
+from audiencefilter.service.db.models import Contact
 
 from .audience_helpers import member_emails, new_audience
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from audiencefilter.service.models import Contact
+from audiencefilter.service.db.models import Contact
 
 from .audience_helpers import (
     INVALID,

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from sqlalchemy import event, update
 
-from audiencefilter.service import keys
-from audiencefilter.service.models import ApiKey
+from audiencefilter.service.db.models import ApiKey
+from audiencefilter.service.domain import keys
 
 from .conftest import ApiClient, Tenant, make_tenant
 
@@ -154,8 +154,11 @@ def test_public_key_creates_a_contact_with_profile_fields(tenant: Tenant) -> Non
         },
     )
     assert response.status_code == 201, response.text
-    contact = response.json()["data"]["contact"]
-    assert (contact["email"], contact["firstName"], contact["data"]) == (
+    assert response.json() == {
+        "data": {"contact": {"email": "Fan@Example.com", "listId": lst["id"]}}
+    }
+    found = tenant.ok("GET", "/v4/contacts", params={"listId": lst["id"]})["contacts"][0]
+    assert (found["email"], found["firstName"], found["data"]) == (
         "Fan@Example.com",
         "Fan",
         {"a": 1},

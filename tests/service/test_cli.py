@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, inspect
 
-from audiencefilter.service import keys, migrate
-from audiencefilter.service.cli import main
+from audiencefilter.service.commands.main import main
+from audiencefilter.service.db import migrate
+from audiencefilter.service.domain import keys
 
 from .conftest import ApiClient, sqlite_settings
 from .live import cli_env, run_cli

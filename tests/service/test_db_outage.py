@@ -16,8 +16,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
-from audiencefilter.service.errors import is_outage
-from audiencefilter.service.keys import generate
+from audiencefilter.service.domain.keys import generate
+from audiencefilter.service.http.errors import is_outage
 from tests.servers import free_port
 
 from .conftest import ApiClient, make_tenant, url_settings

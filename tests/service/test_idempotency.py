@@ -18,8 +18,7 @@ import httpx
 import pytest
 from sqlalchemy import ColumnElement, func, select, update
 
-from audiencefilter.service import idempotency
-from audiencefilter.service.models import (
+from audiencefilter.service.db.models import (
     Action,
     Audience,
     AudienceMember,
@@ -27,6 +26,7 @@ from audiencefilter.service.models import (
     IdempotencyRecord,
     List,
 )
+from audiencefilter.service.http import idempotency
 
 from .conftest import ApiClient, Tenant, gather, make_tenant, url_settings
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from audiencefilter.service import keys
+from audiencefilter.service.domain import keys
 
 
 @pytest.mark.parametrize("key_type", ["private", "public"])

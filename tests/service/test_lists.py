@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from audiencefilter.service.models import Action, Audience, AudienceMember, Contact
+from audiencefilter.service.db.models import Action, Audience, AudienceMember, Contact
 
 from .conftest import ApiClient, Tenant
 

@@ -11,9 +11,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect
 
-from audiencefilter.service import migrate
-from audiencefilter.service.db import make_engine
-from audiencefilter.service.models import Base
+from audiencefilter.service.db import migrate
+from audiencefilter.service.db.engine import make_engine
+from audiencefilter.service.db.models import Base
 
 from .conftest import sqlite_settings, url_settings
 
@@ -69,7 +69,7 @@ def test_migrations_round_trip_without_drift_on_postgres(pg_database: Callable[[
 
 
 def test_models_expose_filter_fields_under_their_interface_names() -> None:
-    from audiencefilter.service.models import Contact
+    from audiencefilter.service.db.models import Contact
 
     columns = {
         "email": "VARCHAR",

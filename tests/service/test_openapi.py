@@ -233,11 +233,25 @@ def _resolve(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]
 
 
 def _schema_at(document: dict[str, Any], schema: dict[str, Any], pointer: str) -> dict[str, Any]:
-    """The schema of the value at a JSON pointer (object properties and array items only)."""
-    for part in filter(None, pointer.split("/")):
-        schema = _resolve(document, schema)
-        schema = schema["items"] if part.isdigit() else schema["properties"][part]
-    return _resolve(document, schema)
+    """The schema of the value at a JSON pointer (object properties and array items only).
+
+    In an `anyOf` (a contact created with a private key, or a public key's sign-up), the first
+    alternative holding the pointer: a link applies to the answers that carry its value.
+    """
+    parts = [part for part in pointer.split("/") if part]
+    schema = _resolve(document, schema)
+    if not parts:
+        return schema
+    if "anyOf" in schema:
+        for alternative in schema["anyOf"]:
+            try:
+                return _schema_at(document, alternative, pointer)
+            except KeyError:
+                continue
+        raise KeyError(pointer)
+    part, rest = parts[0], "/" + "/".join(parts[1:])
+    inner = schema["items"] if part.isdigit() else schema["properties"][part]
+    return _schema_at(document, inner, rest)
 
 
 def _operation_by_id(document: dict[str, Any]) -> dict[str, tuple[str, str, dict[str, Any]]]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from audiencefilter.service.schemas import ContactCreate, ListCreate
+from audiencefilter.service.api.schemas.resources import ContactCreate, ListCreate
 
 from .conftest import ApiClient, make_tenant, url_settings
 
@@ -40,7 +40,7 @@ def test_longest_allowed_values_fit_on_postgres(
         "listId": lst["id"],
         "points": 2**53 - 1,
         "referrals": 2**53 - 1,
-        "data": {"big": 2**63 - 1, "nul": "a\x00b", "deep": [[[[1.5]]]]},
+        "data": {"big": 2**63 - 1, "small": -(2**63), "deep": [[[[1.5]]]]},
     }
     contact = tenant.ok("POST", "/v4/contacts", 201, json=contact_body)["contact"]
     assert contact["address"] == contact_body["address"]

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from audiencefilter.service.client_address import TrustedProxies
-from audiencefilter.service.ratelimit import address_bucket
+from audiencefilter.service.http.client_address import TrustedProxies
+from audiencefilter.service.http.ratelimit import address_bucket
 
 from .conftest import ApiClient, Tenant, make_tenant
 

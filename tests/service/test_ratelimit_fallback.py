@@ -22,7 +22,7 @@ import httpx
 import pytest
 import redis
 
-from audiencefilter.service.ratelimit import RateLimiter
+from audiencefilter.service.http.ratelimit import RateLimiter
 from tests.servers import free_port
 
 from .conftest import ApiClient, make_tenant

@@ -24,11 +24,12 @@ import httpx
 import pytest
 from sqlalchemy import event, select, update
 
-from audiencefilter.service import keys
-from audiencefilter.service.cli import main
-from audiencefilter.service.db import Database
-from audiencefilter.service.models import ApiKey
-from audiencefilter.service.request_log import (
+from audiencefilter.service.api.routes import lists as list_routes
+from audiencefilter.service.commands.main import main
+from audiencefilter.service.db.engine import Database
+from audiencefilter.service.db.models import ApiKey
+from audiencefilter.service.domain import keys
+from audiencefilter.service.http.request_log import (
     REQUEST_FIELDS,
     REQUEST_LOGGER,
     JsonFormatter,
@@ -38,7 +39,6 @@ from audiencefilter.service.request_log import (
     logging_config,
     redact,
 )
-from audiencefilter.service.routes import lists as list_routes
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
 from .live import cli_env, live_server, run_cli
@@ -362,7 +362,7 @@ def test_no_whole_key_in_logs_error_bodies_database_or_key_listing(
             list_id = lst.json()["data"]["list"]["id"]
             contact = {"email": "ada@example.com", "listId": list_id}
             note(http.post("/v4/contacts", json=contact, headers={"apiKey": public}), 201)
-            note(http.post("/v4/contacts", json=contact, headers={"apiKey": public}), 409)
+            note(http.post("/v4/contacts", json=contact, headers={"apiKey": private}), 409)
             note(http.get("/v4/contacts", params={"listId": list_id}, headers=own), 200)
             note(http.get("/v4/lists", headers={"apiKey": public}), 403)
             for refused in (

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from audiencefilter.service import keys
-from audiencefilter.service.cli import CommandError, main, parse_grace
+from audiencefilter.service.commands.main import CommandError, main, parse_grace
+from audiencefilter.service.domain import keys
 
 from .conftest import ApiClient, sqlite_settings
 

@@ -15,17 +15,19 @@ from anyio import to_thread
 from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 
-from . import errors, migrate, openapi
-from .client_address import TrustedProxies
-from .clock import Clock, ClockMiddleware
-from .db import Database
-from .deps import single_valued_query
-from .middleware import BodyLimitMiddleware, PublicCORSMiddleware, RateLimitHeadersMiddleware
-from .origins import OriginDirectory
-from .ratelimit import RateLimiter
-from .request_log import RequestLogMiddleware
-from .responses import JSONResponse
-from .routes import ROUTERS, health
+from .api import openapi
+from .api.deps import single_valued_query
+from .api.routes import ROUTERS, health
+from .db import migrate
+from .db.engine import Database
+from .domain.clock import Clock, ClockMiddleware
+from .http import errors
+from .http.client_address import TrustedProxies
+from .http.middleware import BodyLimitMiddleware, PublicCORSMiddleware, RateLimitHeadersMiddleware
+from .http.origins import OriginDirectory
+from .http.ratelimit import RateLimiter
+from .http.request_log import RequestLogMiddleware
+from .http.responses import JSONResponse
 from .settings import Settings
 
 logger = logging.getLogger("audiencefilter.service")
@@ -42,7 +44,7 @@ DESCRIPTION = (
 def create_app(settings: Settings | None = None, *, clock: Clock | None = None) -> FastAPI:
     """Build the service for the given settings (read from the environment when omitted).
 
-    `clock`, when given, is what "now" means to this application (see `clock.py`).
+    `clock`, when given, is what "now" means to this application (see `domain/clock.py`).
     """
     settings = settings or Settings()
     database = Database.from_settings(settings)

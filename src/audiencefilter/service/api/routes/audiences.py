@@ -1,0 +1,266 @@
+"""Audiences: create, list, read, update, delete, and preview a filter without saving it.
+
+The rules of the specification answer its string-form 400s, checked in this order: `name` and
+`listId` present, the list is the caller's (404 otherwise), then the filters: both forms given,
+invalid, empty or missing for smart mode. `filters` (a JSON string or object) or `filtersText`
+(text syntax) are read by the filter library and stored as canonical JSON; a smart audience's
+members are computed on every read (`domain/membership.py`), never stored.
+
+Writes commit first and the response is read afterwards in a read transaction: a large `subs`
+is never computed while the SQLite write lock is held.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Response
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from ...db.engine import Database
+from ...db.models import Audience, Contact
+from ...db.queries import count, owned_audience, owned_list, page_of
+from ...domain import clock
+from ...domain.audience_filters import (
+    EMPTY,
+    FILTERS_EMPTY,
+    FILTERS_REQUIRED,
+    LIST_REQUIRED,
+    NAME_AND_LIST_REQUIRED,
+    FilterInput,
+    check_list_room,
+    read_filters,
+    warnings_for,
+)
+from ...domain.membership import MANUAL, SMART, audience_filter, audience_sizes, member_condition
+from ...domain.pages import ContactPages
+from ...http.errors import ApiError, AudienceRuleError
+from ...http.idempotency import RetryDep, once_then
+from ...http.responses import JSONResponse, data
+from ...settings import Settings
+from ..deps import DatabaseDep, PrivateKey, SettingsDep
+from ..openapi import RULE_ERROR_RESPONSES
+from ..schemas.audiences import (
+    AudienceChangeResponse,
+    AudienceCreate,
+    AudienceListQuery,
+    AudiencePreview,
+    AudienceResponse,
+    AudiencesResponse,
+    AudienceUpdate,
+    DeletedAudienceResponse,
+    PreviewQuery,
+    PreviewResponse,
+    SubsQuery,
+)
+from ..schemas.views import audience_view, pagination
+
+router = APIRouter(prefix="/audiences", tags=["audiences"])
+
+
+def _stored(mode: str, given: FilterInput, current: str | None) -> str | None:
+    """The canonical filters to store after a change, enforcing the smart-mode rules."""
+    if given.filter is not None:
+        filters: str | None = given.filter.to_json()
+    else:
+        filters = None if given.given else current
+    if mode == SMART:
+        if given.empty:
+            raise AudienceRuleError(FILTERS_EMPTY)
+        if filters is None:
+            raise AudienceRuleError(FILTERS_REQUIRED)
+    return filters
+
+
+def _update_input(body: AudienceUpdate) -> FilterInput:
+    """`null` for the filters of an update clears them (empty), where absence keeps them."""
+    cleared = {"filters", "filtersText"} & body.model_fields_set
+    if cleared and body.filters is None and body.filtersText is None:
+        return EMPTY
+    return read_filters(body.filters, body.filtersText)
+
+
+def _with_subs(
+    database: Database, settings: Settings, account_id: str, audience_id: str, query: SubsQuery
+) -> tuple[Audience, dict[str, Any]]:
+    with database.reading() as session:
+        audience, lst = owned_audience(session, account_id, audience_id)
+        result = ContactPages(session, lst, settings).page(
+            [member_condition(audience)],
+            page=query.page,
+            limit=query.limit,
+            sort=query.sort,
+            order=query.order,
+        )
+    view = audience_view(audience, subs=result["contacts"])
+    return audience, {"audience": view, "pagination": result["pagination"]}
+
+
+def _check_room(session: Session, settings: Settings, list_id: str) -> None:
+    held = count(session, Audience, Audience.listId == list_id)
+    if held >= settings.max_audiences_per_list:
+        raise ApiError(409, f"A list holds at most {settings.max_audiences_per_list} audiences")
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=AudienceChangeResponse,
+    summary="Create an audience",
+    responses=RULE_ERROR_RESPONSES,
+)
+def create_audience(
+    body: AudienceCreate,
+    query: Annotated[SubsQuery, Query()],
+    principal: PrivateKey,
+    database: DatabaseDep,
+    settings: SettingsDep,
+    retry: RetryDep,
+) -> Response:
+    if not body.name or not body.listId:
+        raise AudienceRuleError(NAME_AND_LIST_REQUIRED)
+    name, list_id = body.name, body.listId
+
+    def create(session: Session) -> str:
+        lst = owned_list(session, principal.account_id, list_id)
+        given = read_filters(body.filters, body.filtersText)
+        mode = body.mode or (SMART if given.given else MANUAL)
+        filters = _stored(mode, given, None)
+        _check_room(session, settings, lst.id)
+        if given.filter is not None:
+            check_list_room(session, lst.id, given.filter, excluding=None)
+        audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters)
+        session.add(audience)
+        session.flush()
+        return audience.id
+
+    def respond(audience_id: str) -> Response:
+        audience, payload = _with_subs(database, settings, principal.account_id, audience_id, query)
+        payload["warnings"] = warnings_for(audience_filter(audience))
+        return data(payload, 201)
+
+    return once_then(database, retry.claim(principal.account_id, body), create, respond)
+
+
+@router.get("", response_model=AudiencesResponse, summary="List the audiences of a list")
+def list_audiences(
+    query: Annotated[AudienceListQuery, Query()], principal: PrivateKey, database: DatabaseDep
+) -> JSONResponse:
+    with database.reading() as session:
+        lst = owned_list(session, principal.account_id, query.listId)
+        statement = (
+            select(Audience)
+            .where(Audience.listId == lst.id)
+            .order_by(Audience.createdAt.desc(), Audience.id)
+        )
+        audiences = session.scalars(page_of(statement, query.page, query.limit)).all()
+        total = count(session, Audience, Audience.listId == lst.id)
+        sizes = audience_sizes(session, audiences)
+    return data(
+        {
+            "audiences": [audience_view(a, subsCount=sizes[a.id]) for a in audiences],
+            "pagination": pagination(total, query.page, query.limit),
+        }
+    )
+
+
+@router.post(
+    "/preview",
+    response_model=PreviewResponse,
+    summary="Preview a smart audience without saving it",
+    description="The number of contacts a filter selects now and a page of them (100 by "
+    "default), for audience builders.",
+    responses=RULE_ERROR_RESPONSES,
+)
+def preview_audience(
+    body: AudiencePreview,
+    query: Annotated[PreviewQuery, Query()],
+    principal: PrivateKey,
+    database: DatabaseDep,
+    settings: SettingsDep,
+) -> JSONResponse:
+    if not body.listId:
+        raise AudienceRuleError(LIST_REQUIRED)
+    with database.reading() as session:
+        lst = owned_list(session, principal.account_id, body.listId)
+        flt = read_filters(body.filters, body.filtersText)
+        if flt.empty:
+            raise AudienceRuleError(FILTERS_EMPTY)
+        if flt.filter is None:
+            raise AudienceRuleError(FILTERS_REQUIRED)
+        result = ContactPages(session, lst, settings).page(
+            [flt.filter.to_sqlalchemy(Contact, now=clock.now())],
+            page=query.page,
+            limit=query.limit,
+            sort=query.sort,
+            order=query.order,
+        )
+    return data(
+        {
+            "count": result["pagination"]["total"],
+            **result,
+            "filters": flt.filter.to_json(),
+            "filtersText": flt.filter.to_text(),
+            "warnings": warnings_for(flt.filter),
+        }
+    )
+
+
+@router.get(
+    "/{id}",
+    response_model=AudienceResponse,
+    summary="Retrieve an audience and its contacts",
+    description="`subs` lists the contacts in the audience now, by default all of them (up to "
+    "20000); `limit`, `page`, `sort` and `order` page through them like the contacts listing.",
+)
+def get_audience(
+    id: str,
+    query: Annotated[SubsQuery, Query()],
+    principal: PrivateKey,
+    database: DatabaseDep,
+    settings: SettingsDep,
+) -> JSONResponse:
+    _, payload = _with_subs(database, settings, principal.account_id, id, query)
+    return data(payload)
+
+
+@router.patch(
+    "/{id}",
+    response_model=AudienceChangeResponse,
+    summary="Update an audience",
+    responses=RULE_ERROR_RESPONSES,
+)
+def update_audience(
+    id: str,
+    body: AudienceUpdate,
+    query: Annotated[SubsQuery, Query()],
+    principal: PrivateKey,
+    database: DatabaseDep,
+    settings: SettingsDep,
+) -> JSONResponse:
+    with database.transaction() as session:
+        audience, _ = owned_audience(session, principal.account_id, id)
+        mode = body.mode or audience.mode
+        given = _update_input(body)
+        filters = _stored(mode, given, audience.filters)
+        if given.filter is not None:
+            check_list_room(session, audience.listId, given.filter, excluding=audience.id)
+        if body.name is not None:
+            audience.name = body.name
+        audience.mode = mode
+        audience.filters = filters
+    audience, payload = _with_subs(database, settings, principal.account_id, id, query)
+    payload["warnings"] = warnings_for(audience_filter(audience))
+    return data(payload)
+
+
+@router.delete("/{id}", response_model=DeletedAudienceResponse, summary="Delete an audience")
+def delete_audience(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+    with database.transaction() as session:
+        audience, _ = owned_audience(session, principal.account_id, id)
+        view = audience_view(audience, subsCount=audience_sizes(session, [audience])[id])
+        session.execute(
+            delete(Audience).where(Audience.id == id).execution_options(synchronize_session=False)
+        )
+    return data({"audience": view})

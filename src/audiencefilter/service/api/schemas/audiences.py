@@ -1,0 +1,190 @@
+"""Request and response schemas of the audience routes.
+
+The specification fixes messages for a missing name or listId and for missing or empty filters,
+so those fields are lax in the models (absent, `null` and `""` reach the handler, which answers
+the spec's message) while the published schema states what a valid request holds: `name` and
+`listId` required and non-empty. `filters` is a string holding a where clause, or the where
+object itself; the document describes the object with the filter library's JSON Schema
+(components `WhereClause` and `Where*`, added by `api/openapi.py`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from ...domain.contact_fields import FilterText, Identifier, Name, ShortText
+from .resources import (
+    MAX_LIMIT,
+    ContactOut,
+    Order,
+    PageQuery,
+    Pagination,
+    SortKey,
+    envelope,
+    optional,
+)
+
+AudienceMode = Literal["manual", "smart"]
+WHERE_REF = {"$ref": "#/components/schemas/WhereClause"}
+FILTERS_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {
+            "type": "string",
+            "description": "A where clause as JSON text, e.g. "
+            '`{"points": {"gte": 100}, "country": {"in": ["FR", "DE"]}}`.',
+            "contentMediaType": "application/json",
+            "contentSchema": WHERE_REF,
+        },
+        WHERE_REF,
+        {"type": "null"},
+    ],
+    "description": "The filter of a smart audience: a where clause over contact fields, as a "
+    "JSON string or as an object. Stored and returned as its canonical JSON string.",
+}
+FILTERS_TEXT_DESCRIPTION = (
+    "The filter in the readable text syntax instead, e.g. "
+    '`points >= 100 and country in ["FR", "DE"]`.'
+)
+MAX_MEMBERS_PER_CALL = 1000
+PREVIEW_LIMIT = 100
+
+Filters = Annotated[Any, WithJsonSchema(FILTERS_SCHEMA)]
+RequiredName = Annotated[
+    ShortText | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 255})
+]
+RequiredListId = Annotated[
+    ShortText | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 64})
+]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class AudienceCreate(_Body):
+    """A new audience. Without `mode`: `smart` when filters are given, else `manual`."""
+
+    model_config = ConfigDict(json_schema_extra={"required": ["name", "listId"]})
+
+    name: RequiredName = optional()
+    listId: RequiredListId = optional()
+    mode: AudienceMode = optional()
+    filters: Filters = optional()
+    filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
+
+
+class AudienceUpdate(_Body):
+    """Fields to change. `mode` may change too; a manual audience keeps its filters unused."""
+
+    name: Name = optional()
+    mode: AudienceMode = optional()
+    filters: Filters = optional()
+    filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
+
+
+class AudiencePreview(_Body):
+    """A smart audience to try without saving it."""
+
+    model_config = ConfigDict(json_schema_extra={"required": ["listId"]})
+
+    listId: RequiredListId = optional()
+    filters: Filters = optional()
+    filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
+
+
+class MembersAdd(_Body):
+    """Contacts of the audience's list to add to a manual audience (already there: kept)."""
+
+    contactIds: Annotated[list[Identifier], Field(min_length=1, max_length=MAX_MEMBERS_PER_CALL)]
+
+
+class SubsQuery(PageQuery):
+    """Paging and order of an audience's `subs`; the default is the whole audience."""
+
+    sort: SortKey | None = None
+    order: Order = "desc"
+
+
+class AudienceListQuery(PageQuery):
+    listId: Annotated[str, Field(min_length=1, max_length=255)]
+
+
+class PreviewQuery(BaseModel):
+    limit: int = Field(default=PREVIEW_LIMIT, ge=1, le=MAX_LIMIT)
+    page: int = Field(default=1, ge=1, le=2**31 - 1)
+    sort: SortKey | None = None
+    order: Order = "desc"
+
+
+# ---- responses -------------------------------------------------------------------------------
+
+
+class Warning(BaseModel):
+    """Advice about a request that succeeded."""
+
+    code: Literal["unsatisfiable"]
+    message: str
+
+
+class _AudienceBase(BaseModel):
+    id: str
+    name: str
+    filters: str | None = Field(description="The filter as canonical JSON text, or null.")
+    filtersText: str | None = Field(description="The same filter in the text syntax, or null.")
+    mode: AudienceMode
+    listId: str
+    createdAt: datetime
+    updatedAt: datetime
+
+
+class AudienceOut(_AudienceBase):
+    subs: list[ContactOut] = Field(description="The contacts in the audience now (this page).")
+
+
+class AudienceSummary(_AudienceBase):
+    subsCount: int = Field(description="How many contacts are in the audience now.")
+
+
+class AudienceData(BaseModel):
+    audience: AudienceOut
+    pagination: Pagination
+
+
+class AudienceChangeData(AudienceData):
+    warnings: list[Warning]
+
+
+class AudiencesData(BaseModel):
+    audiences: list[AudienceSummary]
+    pagination: Pagination
+
+
+class DeletedAudienceData(BaseModel):
+    audience: AudienceSummary
+
+
+class PreviewData(BaseModel):
+    count: int = Field(description="How many contacts the filter selects now.")
+    contacts: list[ContactOut]
+    pagination: Pagination
+    filters: str = Field(description="The filter as canonical JSON text.")
+    filtersText: str
+    warnings: list[Warning]
+
+
+class MembersChange(BaseModel):
+    audienceId: str
+    added: list[str] | None = Field(default=None, description="Contacts that were not members.")
+    removed: list[str] | None = None
+    total: int = Field(description="Members of the audience after the change.")
+
+
+AudienceResponse = envelope("AudienceResponse", AudienceData)
+AudienceChangeResponse = envelope("AudienceChangeResponse", AudienceChangeData)
+AudiencesResponse = envelope("AudiencesResponse", AudiencesData)
+DeletedAudienceResponse = envelope("DeletedAudienceResponse", DeletedAudienceData)
+PreviewResponse = envelope("PreviewResponse", PreviewData)
+MembersResponse = envelope("MembersResponse", MembersChange)

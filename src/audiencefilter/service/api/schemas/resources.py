@@ -1,0 +1,360 @@
+"""Request and response schemas: separate models in and out.
+
+Request bodies are strict (`strict=True`: a JSON boolean is not an integer, a string is not a
+number) and closed (`extra="forbid"`: a misspelt field is an error, not silently dropped). Optional
+fields carry no default in the published schema: a PATCH changes exactly the fields it sends, and
+`model_fields_set` says which. Fields that may be cleared accept `null`; the others do not.
+
+Response models document the shapes in OpenAPI; handlers build the dicts in
+`views.py` beside this module.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from ...domain.contact_fields import (
+    MAX_INT32,
+    Code,
+    Color,
+    Count,
+    Data,
+    Email,
+    FilterText,
+    Identifier,
+    Increase,
+    LongText,
+    Name,
+    Phone,
+    Points,
+    QueryBool,
+    QueryText,
+    RefId,
+    ShortText,
+    Slug,
+    StartFrom,
+    Url,
+)
+from ...http.origins import MAX_ORIGINS, Origin, unique_origins
+
+MAX_LIMIT = 20000
+ListMode = Literal["waitlist", "newsletter"]
+SortKey = Literal["points", "createdAt", "email", "firstName", "lastName", "position"]
+Order = Literal["asc", "desc"]
+PUBLIC_FORBIDDEN = ("points", "referrals", "isVerified", "unsubscribed", "isGDPR")
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def optional(description: str | None = None) -> Any:
+    """An optional body field: absent means unchanged, and the schema shows no default."""
+    return Field(default=None, description=description, json_schema_extra=_no_default)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class _ContactProfile(_Body):
+    firstName: ShortText | None = optional()
+    lastName: ShortText | None = optional()
+    phoneNumber: Phone | None = optional()
+    name: ShortText | None = optional()
+    company: ShortText | None = optional()
+    country: ShortText | None = optional()
+    city: ShortText | None = optional()
+    address: LongText | None = optional()
+    website: Url | None = optional()
+    socialOne: ShortText | None = optional()
+    socialTwo: ShortText | None = optional()
+    data: Data = optional()
+    points: Points = optional()
+    referrals: Count = optional()
+    isVerified: bool = optional()
+    unsubscribed: bool = optional()
+    isGDPR: bool = optional()
+
+
+class ContactCreate(_ContactProfile):
+    """A new contact. Public keys may not set points, referrals or the three flags."""
+
+    email: Email
+    listId: Identifier
+
+
+class ContactUpdate(_ContactProfile):
+    """Fields to change; `null` clears a profile field."""
+
+    email: Email = optional()
+
+
+class _ListSettings(_Body):
+    url: Slug = optional()
+    mode: ListMode = optional()
+    color: Color | None = optional()
+    title: ShortText | None = optional()
+    desc: LongText | None = optional()
+    socialDescription: LongText | None = optional()
+    branding: bool = optional()
+    referrals: bool = optional()
+    startFrom: StartFrom = optional()
+    senderName: ShortText | None = optional()
+    replyTo: ShortText | None = optional()
+    sender: ShortText | None = optional()
+    legal: Code | None = optional()
+    domainId: RefId | None = optional()
+    defaultPageId: RefId | None = optional()
+    referralPageId: RefId | None = optional()
+    successPageId: RefId | None = optional()
+    listSettingsId: RefId | None = optional()
+    whitelistEmailId: RefId | None = optional()
+    templateId: RefId | None = optional()
+    themeId: RefId | None = optional()
+    icon: Url | None = optional()
+    favicon: Url | None = optional()
+    ogImage: Url | None = optional()
+    columns: Annotated[list[ShortText], Field(max_length=100)] = optional()
+    customHeadCode: Code | None = optional()
+    customBodyCode: Code | None = optional()
+    analyticsA: ShortText | None = optional()
+    analyticsB: ShortText | None = optional()
+    allowedOrigins: Annotated[
+        list[Origin], Field(max_length=MAX_ORIGINS), AfterValidator(unique_origins)
+    ] = optional(
+        "Browser origins (`https://example.com[:port]`, no path) whose pages may create contacts "
+        "in this list with a public key; empty: none, besides the service-wide CORS_ORIGINS."
+    )
+
+
+class ListCreate(_ListSettings):
+    """A new list; `url` is derived from the name when absent."""
+
+    name: Name
+
+
+class ListUpdate(_ListSettings):
+    name: Name = optional()
+
+
+class ActionCreate(_Body):
+    """Adds `increase` to the points of contact `subId`."""
+
+    name: Name
+    increase: Increase
+    subId: Identifier
+
+
+class PageQuery(BaseModel):
+    limit: int = Field(default=MAX_LIMIT, ge=1, le=MAX_LIMIT)
+    page: int = Field(default=1, ge=1, le=MAX_INT32)
+
+
+class ContactQuery(PageQuery):
+    listId: QueryText
+    sort: SortKey | None = None
+    order: Order = "desc"
+    email: QueryText | None = None
+    firstName: QueryText | None = None
+    lastName: QueryText | None = None
+    phoneNumber: QueryText | None = None
+    name: QueryText | None = None
+    company: QueryText | None = None
+    country: QueryText | None = None
+    city: QueryText | None = None
+    socialOne: QueryText | None = None
+    socialTwo: QueryText | None = None
+    website: QueryText | None = None
+    isVerified: QueryBool | None = None
+    unsubscribed: QueryBool | None = None
+    isGDPR: QueryBool | None = None
+    filters: FilterText | None = Field(
+        default=None,
+        description="A where clause (JSON) that contacts must also match; blank: no condition.",
+    )
+
+
+class ActionQuery(PageQuery):
+    subId: QueryText
+
+
+# ---- responses -------------------------------------------------------------------------------
+
+
+class ListSummary(BaseModel):
+    id: str
+    name: str
+    url: str
+    mode: str
+    referrals: bool
+    color: str | None
+    title: str | None
+    desc: str | None
+
+
+class AudienceRef(BaseModel):
+    """An audience a contact belongs to."""
+
+    id: str
+    name: str
+    mode: Literal["manual", "smart"]
+
+
+AudienceRefs = list[AudienceRef]  # named outside ContactOut, whose `list` field shadows `list`
+
+
+class ContactOut(BaseModel):
+    id: str
+    email: str
+    firstName: str | None
+    lastName: str | None
+    phoneNumber: str | None
+    createdAt: datetime
+    points: int
+    referrals: int
+    listId: str
+    isVerified: bool
+    unsubscribed: bool
+    data: dict[str, Any]
+    address: str | None
+    isGDPR: bool
+    name: str | None
+    socialOne: str | None
+    socialTwo: str | None
+    website: str | None
+    company: str | None
+    country: str | None
+    city: str | None
+    list: ListSummary
+    audiences: AudienceRefs = Field(
+        description="Audiences of its list the contact belongs to now, oldest audience first."
+    )
+    referralLink: str
+    privateLink: str
+    position: int = Field(description="Waitlist position: the list's startFrom for the top rank.")
+
+
+class ListOut(BaseModel):
+    id: str
+    url: str
+    name: str
+    mode: str
+    color: str | None
+    title: str | None
+    desc: str | None
+    socialDescription: str | None
+    branding: bool
+    referrals: bool
+    startFrom: int
+    senderName: str | None
+    replyTo: str | None
+    sender: str | None
+    legal: str | None
+    createdAt: datetime
+    updatedAt: datetime
+    userId: str
+    domainId: str | None
+    defaultPageId: str | None
+    referralPageId: str | None
+    successPageId: str | None
+    listSettingsId: str | None
+    whitelistEmailId: str | None
+    templateId: str | None
+    themeId: str | None
+    icon: str | None
+    favicon: str | None
+    ogImage: str | None
+    columns: list[str]
+    customHeadCode: str | None
+    customBodyCode: str | None
+    analyticsA: str | None
+    analyticsB: str | None
+    allowedOrigins: list[str] = Field(
+        description="Browser origins whose pages may create contacts in this list."
+    )
+
+
+class ActionOut(BaseModel):
+    id: str
+    name: str
+    increase: int
+    createdAt: datetime
+    updatedAt: datetime
+    subId: str
+
+
+class Pagination(BaseModel):
+    total: int
+    pages: int
+    currentPage: int
+    perPage: int
+
+
+class ContactData(BaseModel):
+    contact: ContactOut
+
+
+class ContactsData(BaseModel):
+    contacts: list[ContactOut]
+    pagination: Pagination
+
+
+class ListData(BaseModel):
+    list: ListOut
+
+
+class ListsData(BaseModel):
+    lists: list[ListOut]
+    pagination: Pagination
+
+
+class ProjectsData(BaseModel):
+    projects: list[ListOut]
+    pagination: Pagination
+
+
+class ActionData(BaseModel):
+    action: ActionOut
+
+
+class ActionsData(BaseModel):
+    actions: list[ActionOut]
+    pagination: Pagination
+
+
+class SignUpOut(BaseModel):
+    """What a public key learns of its sign-up: what it sent, nothing of the list's contacts."""
+
+    email: str
+    listId: str
+
+
+class SignUpData(BaseModel):
+    contact: SignUpOut
+
+
+class Health(BaseModel):
+    status: str
+
+
+class HealthData(BaseModel):
+    data: Health
+
+
+def envelope(name: str, model: type[BaseModel]) -> type[BaseModel]:
+    """A `{"data": model}` response model named `name` for the OpenAPI document."""
+    return type(name, (BaseModel,), {"__annotations__": {"data": model}, "__module__": __name__})
+
+
+ContactResponse = envelope("ContactResponse", ContactData)
+ContactsResponse = envelope("ContactsResponse", ContactsData)
+SignUpResponse = envelope("SignUpResponse", SignUpData)
+ListResponse = envelope("ListResponse", ListData)
+ListsResponse = envelope("ListsResponse", ListsData)
+ProjectsResponse = envelope("ProjectsResponse", ProjectsData)
+ActionResponse = envelope("ActionResponse", ActionData)
+ActionsResponse = envelope("ActionsResponse", ActionsData)

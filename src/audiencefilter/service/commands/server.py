@@ -1,0 +1,69 @@
+"""Running the service under uvicorn, with the checks that must happen before any worker starts.
+
+The schema is migrated here, once, before workers exist (several processes racing to migrate one
+SQLite file would trip over each other); the workers then start with migration off. Several
+workers on `memory://` rate-limit storage would each count alone and let through a multiple of
+the limit, so that combination is refused.
+
+Logging is configured here, where the process starts serving, and handed to uvicorn as a
+dictionary so worker processes configure theirs alike. uvicorn's access log stays off: the
+service writes its own request line, which names the key only by its prefix and leaves out the
+query string; `access_log=False` (`--no-access-log`) turns those lines off too.
+"""
+
+from __future__ import annotations
+
+import os
+
+import uvicorn
+
+from ..app import create_app
+from ..db import migrate
+from ..db.engine import Database
+from ..http.request_log import configure_logging
+from ..settings import Settings
+from .main import CommandError
+
+
+def serve(
+    settings: Settings, *, host: str, port: int, workers: int = 1, access_log: bool = True
+) -> None:
+    if workers < 1:
+        raise CommandError("--workers must be at least 1")
+    if workers > 1 and settings.rate_limit_storage.startswith("memory"):
+        raise CommandError(
+            "memory:// rate-limit counters are per process, so several workers would each allow "
+            "the full limit; set AUDIENCEFILTER_RATE_LIMIT_STORAGE=redis://HOST:PORT or use "
+            "--workers 1"
+        )
+    log_config = configure_logging(settings, access_log=access_log)
+    if settings.should_auto_migrate:
+        database = Database.from_settings(settings)
+        try:
+            migrate.upgrade(database.engine)
+        finally:
+            database.dispose()
+    settings = settings.model_copy(update={"auto_migrate": False})
+    if workers == 1:
+        uvicorn.run(
+            create_app(settings),
+            host=host,
+            port=port,
+            log_config=log_config,
+            access_log=False,
+            proxy_headers=False,  # TRUSTED_PROXIES decides; see client_address.py
+        )
+        return
+    # Workers are separate processes that rebuild the app from the environment.
+    os.environ["AUDIENCEFILTER_DATABASE_URL"] = settings.database_url
+    os.environ["AUDIENCEFILTER_AUTO_MIGRATE"] = "false"
+    uvicorn.run(
+        "audiencefilter.service.app:create_app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_config=log_config,
+        access_log=False,
+        proxy_headers=False,
+    )

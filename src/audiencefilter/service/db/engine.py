@@ -1,0 +1,132 @@
+"""Engine and sessions: one `Database` per application, built from the settings.
+
+SQLite is tuned on every new connection (an engine `connect` event): WAL journal, `synchronous=FULL`
+(a committed write survives a power cut), foreign keys on (the cascades depend on it), a busy
+timeout, and, through the filter library's `register_unicode_lower`, a `lower()` that folds like
+Python's `str.lower()` (SQLite's own folds ASCII only), so filters fold case alike in SQL and in
+memory.
+
+pysqlite's own transaction handling is switched off and the `begin` event emits `BEGIN` itself:
+plain `BEGIN` for reads, `BEGIN IMMEDIATE` for sessions that will write. A deferred transaction
+that reads and then writes can fail at once with SQLITE_BUSY when another writer got there first
+(the busy timeout cannot help it); taking the write lock up front makes writers queue instead.
+
+Route handlers open and close their session inside one function call, never in a dependency:
+FastAPI runs sync dependencies and the handler as separate thread-pool jobs, and a SQLite write
+lock held across that hop can wait for a thread that is itself waiting for the lock.
+
+Both engines hide bound parameters in their exceptions (`hide_parameters`): a logged database
+error says which statement failed, never the e-mail addresses or other personal data bound to it.
+
+PostgreSQL sessions run in UTC so timestamps come back with a `+00:00` offset. Its pool checks
+each connection before lending it (`pool_pre_ping`): after a server restart, dead connections are
+replaced without a request seeing them, so the service recovers by itself.
+
+Compiled statements are cached in a `StatementCache` bounded by bound parameters, not only by
+entries: memory stays bounded whatever filters arrive (`statement_cache.py`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from ...backends.sql.sqlite_functions import register_unicode_lower
+from ..settings import Settings
+from .statement_cache import StatementCache
+
+WRITE_OPTION = "audiencefilter_write"
+
+
+def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = FULL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        write = connection.get_execution_options().get(WRITE_OPTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def make_engine(settings: Settings) -> Engine:
+    """An engine for the configured URL, with the per-dialect tuning described above."""
+    url = make_url(settings.database_url)
+    if url.drivername == "postgresql":
+        url = url.set(drivername="postgresql+psycopg")
+    if url.get_backend_name() == "sqlite":
+        engine = create_engine(
+            url,
+            hide_parameters=True,
+            execution_options={"compiled_cache": StatementCache()},
+            pool_size=settings.db_pool_size,
+            max_overflow=settings.db_max_overflow,
+            connect_args={"check_same_thread": False},
+        )
+        _install_sqlite_hooks(engine, settings.sqlite_busy_timeout_ms)
+        register_unicode_lower(engine)
+        return engine
+    connect_args: dict[str, Any] = {}
+    if url.get_backend_name() == "postgresql":
+        connect_args["options"] = "-c timezone=UTC"
+        # A server that accepts TCP but does not answer must not hold a request for minutes.
+        connect_args["connect_timeout"] = settings.db_connect_timeout_s
+    return create_engine(
+        url,
+        hide_parameters=True,
+        execution_options={"compiled_cache": StatementCache()},
+        pool_size=settings.db_pool_size,
+        max_overflow=settings.db_max_overflow,
+        pool_timeout=settings.db_pool_timeout_s,
+        pool_pre_ping=True,
+        connect_args=connect_args,
+    )
+
+
+class Database:
+    """The engine plus two session factories: one for reads, one for writes."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._reader = sessionmaker(engine, expire_on_commit=False)
+        self._writer = sessionmaker(
+            engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Database:
+        return cls(make_engine(settings))
+
+    def session(self, *, write: bool) -> Session:
+        return self._writer() if write else self._reader()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """A write session that commits on success and rolls back on error."""
+        with self.session(write=True) as session, session.begin():
+            yield session
+
+    @contextmanager
+    def reading(self) -> Iterator[Session]:
+        """A read-only session whose transaction ends when the block does."""
+        with self.session(write=False) as session, session.begin():
+            yield session
+
+    def ping(self) -> None:
+        with self.engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+
+    def dispose(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,281 @@
+"""ORM tables of the service (SQLAlchemy 2 declarative, typed `Mapped` attributes).
+
+Resource tables name their attributes exactly like the interface's JSON fields (`firstName`,
+`isGDPR`, ...) so that a filter compiled by `Filter.to_sqlalchemy(Contact)` finds the columns by
+the names users write. The database columns keep snake_case names, which read naturally in SQL.
+
+Ids are short random strings with a type prefix (`con_...`), so a log line says what it names.
+Timestamps are set in Python, in UTC, with microseconds: sign-up order decides waitlist positions,
+and SQLite's `CURRENT_TIMESTAMP` has only whole seconds.
+
+Deleting a list deletes its contacts, audiences and actions through `ON DELETE CASCADE`; the ORM
+defines no relationships, so nothing loads rows behind a query's back.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from ..domain import clock
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+ID_LENGTH = 32
+SHORT_TEXT = 255
+
+
+def utcnow() -> datetime:
+    """Now on the service's clock (`domain/clock.py`), which tests may stop and move."""
+    return clock.now()
+
+
+def new_id(prefix: str) -> str:
+    """A random identifier: a type prefix and 20 hex characters (80 bits)."""
+    return f"{prefix}_{secrets.token_hex(10)}"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def _id(prefix: str) -> Mapped[str]:
+    return mapped_column(String(ID_LENGTH), primary_key=True, default=lambda: new_id(prefix))
+
+
+def _created() -> Mapped[datetime]:
+    return mapped_column("created_at", DateTime(timezone=True), default=utcnow, nullable=False)
+
+
+def _updated() -> Mapped[datetime]:
+    return mapped_column(
+        "updated_at", DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
+    )
+
+
+def _text(column: str, length: int = SHORT_TEXT) -> Mapped[str | None]:
+    return mapped_column(column, String(length), nullable=True)
+
+
+def _owner(column: str, target: str, *, index: bool = True) -> Mapped[str]:
+    return mapped_column(
+        column,
+        String(ID_LENGTH),
+        ForeignKey(target, ondelete="CASCADE"),
+        nullable=False,
+        index=index,
+    )
+
+
+class Account(Base):
+    """A tenant: it owns lists and keys; rate limits count per account."""
+
+    __tablename__ = "accounts"
+
+    id: Mapped[str] = _id("acc")
+    name: Mapped[str] = mapped_column(String(SHORT_TEXT), nullable=False, unique=True)
+    plan: Mapped[str] = mapped_column(String(16), nullable=False, default="free")
+    createdAt: Mapped[datetime] = _created()
+
+
+class ApiKey(Base):
+    """One API key: only its SHA-256 digest and a display prefix are kept."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = _id("key")
+    accountId: Mapped[str] = _owner("account_id", "accounts.id")
+    type: Mapped[str] = mapped_column(String(16), nullable=False)
+    digest: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    prefix: Mapped[str] = mapped_column(String(32), nullable=False)
+    disabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    expiresAt: Mapped[datetime | None] = mapped_column(
+        "expires_at", DateTime(timezone=True), nullable=True
+    )
+    createdAt: Mapped[datetime] = _created()
+
+
+class List(Base):
+    """A list (project): branding, sender and page settings; it holds contacts and audiences."""
+
+    __tablename__ = "lists"
+
+    id: Mapped[str] = _id("lst")
+    accountId: Mapped[str] = _owner("account_id", "accounts.id")
+    url: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    name: Mapped[str] = mapped_column(String(SHORT_TEXT), nullable=False)
+    mode: Mapped[str] = mapped_column(String(32), nullable=False, default="waitlist")
+    color: Mapped[str | None] = _text("color", 7)
+    title: Mapped[str | None] = _text("title")
+    desc: Mapped[str | None] = _text("description", 2000)
+    socialDescription: Mapped[str | None] = _text("social_description", 2000)
+    branding: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    referrals: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    startFrom: Mapped[int] = mapped_column("start_from", Integer, nullable=False, default=1)
+    senderName: Mapped[str | None] = _text("sender_name")
+    replyTo: Mapped[str | None] = _text("reply_to")
+    sender: Mapped[str | None] = _text("sender")
+    legal: Mapped[str | None] = mapped_column("legal", Text, nullable=True)
+    domainId: Mapped[str | None] = _text("domain_id", 64)
+    defaultPageId: Mapped[str | None] = _text("default_page_id", 64)
+    referralPageId: Mapped[str | None] = _text("referral_page_id", 64)
+    successPageId: Mapped[str | None] = _text("success_page_id", 64)
+    listSettingsId: Mapped[str | None] = _text("list_settings_id", 64)
+    whitelistEmailId: Mapped[str | None] = _text("whitelist_email_id", 64)
+    templateId: Mapped[str | None] = _text("template_id", 64)
+    themeId: Mapped[str | None] = _text("theme_id", 64)
+    icon: Mapped[str | None] = _text("icon", 2048)
+    favicon: Mapped[str | None] = _text("favicon", 2048)
+    ogImage: Mapped[str | None] = _text("og_image", 2048)
+    columns: Mapped[list[str]] = mapped_column("columns", JSON, nullable=False, default=list)
+    customHeadCode: Mapped[str | None] = mapped_column("custom_head_code", Text, nullable=True)
+    customBodyCode: Mapped[str | None] = mapped_column("custom_body_code", Text, nullable=True)
+    analyticsA: Mapped[str | None] = _text("analytics_a")
+    analyticsB: Mapped[str | None] = _text("analytics_b")
+    allowedOrigins: Mapped[list[str]] = mapped_column(
+        "allowed_origins", JSON, nullable=False, default=list, server_default="[]"
+    )
+    createdAt: Mapped[datetime] = _created()
+    updatedAt: Mapped[datetime] = _updated()
+
+
+class Contact(Base):
+    """A subscriber of one list; attribute names are the interface's (and the filters') names."""
+
+    __tablename__ = "contacts"
+    __table_args__ = (
+        # Email is unique per list ignoring case; `emailKey` holds Python's `str.lower()` of it,
+        # the one case folding every back-end of the filter library uses.
+        UniqueConstraint("list_id", "email_key"),
+        # Covers the waitlist rank (points, sign-up time, id): see ranking.py.
+        Index("ix_contacts_list_rank", "list_id", "points", "created_at", "id"),
+    )
+
+    id: Mapped[str] = _id("con")
+    # No index of its own: the unique (list_id, email_key) and the rank index both lead with it.
+    listId: Mapped[str] = _owner("list_id", "lists.id", index=False)
+    email: Mapped[str] = mapped_column("email", String(254), nullable=False)
+    emailKey: Mapped[str] = mapped_column("email_key", String(254), nullable=False)
+    firstName: Mapped[str | None] = _text("first_name")
+    lastName: Mapped[str | None] = _text("last_name")
+    phoneNumber: Mapped[str | None] = _text("phone_number", 64)
+    name: Mapped[str | None] = _text("name")
+    company: Mapped[str | None] = _text("company")
+    country: Mapped[str | None] = _text("country")
+    city: Mapped[str | None] = _text("city")
+    address: Mapped[str | None] = _text("address", 2000)
+    website: Mapped[str | None] = _text("website", 2048)
+    socialOne: Mapped[str | None] = _text("social_one")
+    socialTwo: Mapped[str | None] = _text("social_two")
+    points: Mapped[int] = mapped_column("points", BigInteger, nullable=False, default=0)
+    referrals: Mapped[int] = mapped_column("referrals", BigInteger, nullable=False, default=0)
+    isVerified: Mapped[bool] = mapped_column("is_verified", Boolean, nullable=False, default=False)
+    unsubscribed: Mapped[bool] = mapped_column(
+        "unsubscribed", Boolean, nullable=False, default=False
+    )
+    isGDPR: Mapped[bool] = mapped_column("is_gdpr", Boolean, nullable=False, default=False)
+    data: Mapped[dict[str, Any]] = mapped_column("data", JSON, nullable=False, default=dict)
+    referralCode: Mapped[str] = mapped_column(
+        "referral_code",
+        String(32),
+        nullable=False,
+        unique=True,
+        default=lambda: secrets.token_urlsafe(9),
+    )
+    createdAt: Mapped[datetime] = _created()
+
+
+class Action(Base):
+    """A points event of one contact; deleting it takes its increase back."""
+
+    __tablename__ = "actions"
+
+    id: Mapped[str] = _id("act")
+    subId: Mapped[str] = _owner("sub_id", "contacts.id")
+    name: Mapped[str] = mapped_column(String(SHORT_TEXT), nullable=False)
+    increase: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    createdAt: Mapped[datetime] = _created()
+    updatedAt: Mapped[datetime] = _updated()
+
+
+class Audience(Base):
+    """A named group of contacts of one list: `manual` (members table) or `smart` (filters)."""
+
+    __tablename__ = "audiences"
+
+    id: Mapped[str] = _id("aud")
+    listId: Mapped[str] = _owner("list_id", "lists.id")
+    name: Mapped[str] = mapped_column(String(SHORT_TEXT), nullable=False)
+    mode: Mapped[str] = mapped_column(String(16), nullable=False, default="manual")
+    filters: Mapped[str | None] = mapped_column(Text, nullable=True)
+    createdAt: Mapped[datetime] = _created()
+    updatedAt: Mapped[datetime] = _updated()
+
+
+class AudienceMember(Base):
+    """Membership of a contact in a manual audience."""
+
+    __tablename__ = "audience_members"
+
+    audienceId: Mapped[str] = mapped_column(
+        "audience_id",
+        String(ID_LENGTH),
+        ForeignKey("audiences.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    contactId: Mapped[str] = mapped_column(
+        "contact_id",
+        String(ID_LENGTH),
+        ForeignKey("contacts.id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+    )
+
+
+class IdempotencyRecord(Base):
+    """The first answer to a POST sent with an `Idempotency-Key`, replayed to its retries.
+
+    Keys are scoped per account (a client retrying with a rotated key still hits its record).
+    The record is written in the same transaction as the effect it remembers, so an effect never
+    exists without its record, nor a record without its effect.
+    """
+
+    __tablename__ = "idempotency_keys"
+
+    accountId: Mapped[str] = mapped_column(
+        "account_id",
+        String(ID_LENGTH),
+        ForeignKey("accounts.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    key: Mapped[str] = mapped_column("key", String(SHORT_TEXT), primary_key=True)
+    method: Mapped[str] = mapped_column("method", String(8), nullable=False)
+    path: Mapped[str] = mapped_column("path", String(2048), nullable=False)
+    fingerprint: Mapped[str] = mapped_column("fingerprint", String(64), nullable=False)
+    status: Mapped[int] = mapped_column("status", Integer, nullable=False)
+    body: Mapped[str] = mapped_column("body", Text, nullable=False)
+    createdAt: Mapped[datetime] = _created()
+    expiresAt: Mapped[datetime] = mapped_column(
+        "expires_at", DateTime(timezone=True), nullable=False, index=True
+    )

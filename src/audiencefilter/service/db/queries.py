@@ -1,0 +1,160 @@
+"""Queries shared by the routes: ownership checks and contact rows.
+
+Every lookup joins up to the caller's account, so an id of another tenant is simply not found:
+the answer is 404 and never reveals that the id exists. Ids that cannot be ours (wrong length or
+characters) are refused before any query.
+
+Pages of contacts are read with a Core `select` of the contact columns, labelled with the
+interface's names, and come back as plain dicts: no ORM object is built per contact, so a page
+of 20,000 costs one row tuple and one dict each. Those dicts are also the records the filter
+library evaluates (its field names are the labels), with `createdAt` made time-zone aware
+(SQLite hands back naive UTC). The free-form `data` is read as its stored JSON text and goes
+into the response as it is (`api/schemas/views.py`): it is never filtered on, and decoding
+20,000 objects to encode them again would be most of the cost of a large page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, Text, cast, func, select
+from sqlalchemy.orm import Session
+
+from ..http.errors import not_found
+from .models import Action, Audience, Contact, List
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def plausible_id(value: str) -> bool:
+    return _ID.fullmatch(value) is not None
+
+
+def owned_list(session: Session, account_id: str, list_id: str) -> List:
+    if plausible_id(list_id):
+        found = session.scalars(
+            select(List).where(List.id == list_id, List.accountId == account_id)
+        ).first()
+        if found is not None:
+            return found
+    raise not_found("List")
+
+
+def owned_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
+    if plausible_id(contact_id):
+        row = session.execute(
+            select(Contact, List)
+            .join(List, List.id == Contact.listId)
+            .where(Contact.id == contact_id, List.accountId == account_id)
+        ).first()
+        if row is not None:
+            return row[0], row[1]
+    raise not_found("Contact")
+
+
+def owned_audience(session: Session, account_id: str, audience_id: str) -> tuple[Audience, List]:
+    if plausible_id(audience_id):
+        row = session.execute(
+            select(Audience, List)
+            .join(List, List.id == Audience.listId)
+            .where(Audience.id == audience_id, List.accountId == account_id)
+        ).first()
+        if row is not None:
+            return row[0], row[1]
+    raise not_found("Audience")
+
+
+def owned_action(session: Session, account_id: str, action_id: str) -> Action:
+    if plausible_id(action_id):
+        found = session.scalars(
+            select(Action)
+            .join(Contact, Contact.id == Action.subId)
+            .join(List, List.id == Contact.listId)
+            .where(Action.id == action_id, List.accountId == account_id)
+        ).first()
+        if found is not None:
+            return found
+    raise not_found("Action")
+
+
+def text_filter(column: Any, value: str) -> ColumnElement[bool]:
+    """Partial, case-insensitive match; `%`, `_` and the escape character are literal."""
+    return func.lower(column).contains(value.lower(), autoescape=True)
+
+
+def count(session: Session, entity: type[Any], *where: ColumnElement[bool]) -> int:
+    return int(session.scalar(select(func.count()).select_from(entity).where(*where)) or 0)
+
+
+def page_of(statement: Select[Any], page: int, limit: int) -> Select[Any]:
+    return statement.limit(limit).offset((page - 1) * limit)
+
+
+# The columns a rendered contact needs, labelled with the interface's names.
+CONTACT_ROW_FIELDS = (
+    "id",
+    "email",
+    "firstName",
+    "lastName",
+    "phoneNumber",
+    "createdAt",
+    "points",
+    "referrals",
+    "listId",
+    "isVerified",
+    "unsubscribed",
+    "data",
+    "address",
+    "isGDPR",
+    "name",
+    "socialOne",
+    "socialTwo",
+    "website",
+    "company",
+    "country",
+    "city",
+    "referralCode",
+)
+_COLUMNS = Contact.__table__.c
+
+
+def _column(field: str) -> Any:
+    column = _COLUMNS[Contact.__mapper__.columns[field].key]
+    return cast(column, Text) if field == "data" else column
+
+
+CONTACT_COLUMNS = tuple(_column(field).label(field) for field in CONTACT_ROW_FIELDS)
+
+
+_CONTACT_SELECT = select(*CONTACT_COLUMNS)
+
+
+def contact_rows(where: Iterable[ColumnElement[bool]]) -> Select[Any]:
+    """A select of the contact columns; run it with `fetch_rows`."""
+    return _CONTACT_SELECT.where(*where)
+
+
+def fetch_rows(session: Session, statement: Select[Any]) -> list[dict[str, Any]]:
+    """Contacts as dicts keyed by interface names, `createdAt` aware (a filter record each)."""
+    result = session.connection().execute(statement)
+    keys = tuple(result.keys())
+    rows = [dict(zip(keys, row, strict=True)) for row in result]
+    for row in rows:
+        created = row["createdAt"]
+        if created.tzinfo is None:
+            row["createdAt"] = created.replace(tzinfo=UTC)
+    return rows
+
+
+def contact_row(session: Session, contact_id: str) -> dict[str, Any]:
+    rows = fetch_rows(session, contact_rows([Contact.id == contact_id]))
+    if not rows:
+        raise not_found("Contact")
+    return rows[0]
+
+
+def ids_of(rows: Sequence[dict[str, Any]]) -> list[str]:
+    return [row["id"] for row in rows]

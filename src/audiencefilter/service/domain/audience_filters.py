@@ -1,0 +1,137 @@
+"""Audience filters as the service receives, stores and runs them; the semantics are the library's.
+
+A request gives a filter as `filters` (a string holding a where clause in JSON, or the where
+object itself) or as `filtersText` (the library's readable syntax). Both are read by the library
+into one `Filter`; what is stored is its canonical JSON (`Filter.to_json()`), so two spellings of
+one filter are stored alike and responses show one form.
+
+"Empty" is decided on the parsed filter: a value is empty when it puts no condition on contacts,
+that is when its canonical JSON is `{}` (`{}`, `"{}"`, `{"AND": []}`, `{"points": {}}`...), or
+when it is a string with nothing but white space in it. An empty filter means "everyone", which a
+smart audience refuses; `null` means "not given".
+
+Stored filters are parsed again when used; `stored_filter` keeps the parsed filters by canonical
+JSON, and with them their compiled predicates (the library caches one per `Filter`), so a page of
+contacts costs one parse and one compilation per distinct filter per process.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ... import Filter, FilterError, parse
+from ...text import parse_text
+from ..db.models import Audience
+from ..http.errors import AudienceRuleError
+from .filter_budget import NOTHING, check_filter, check_list, cost_of
+
+logger = logging.getLogger("audiencefilter.service")
+
+NAME_AND_LIST_REQUIRED = "Name and listId are required"
+FILTERS_REQUIRED = "Filters are required for smart mode"
+FILTERS_EMPTY = "Filters cannot be empty for smart mode"
+INVALID_FILTERS = "Invalid filters: the value must be a valid where clause for the contact model"
+BOTH_FORMS = "Send either filters or filtersText, not both"
+LIST_REQUIRED = "listId is required"
+EMPTY_CANONICAL = "{}"
+UNSATISFIABLE = "unsatisfiable"
+CACHED_FILTERS = 1024
+
+
+@dataclass(frozen=True)
+class FilterInput:
+    """What a request said about filters: nothing, an empty filter, or a filter."""
+
+    given: bool
+    filter: Filter | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.given and self.filter is None
+
+
+ABSENT = FilterInput(given=False)
+EMPTY = FilterInput(given=True)
+
+
+def read_filters(filters: Any, filters_text: str | None) -> FilterInput:
+    """Read `filters` or `filtersText` (None: not given); raise the rule errors of the spec.
+
+    Raises:
+        AudienceRuleError: both forms given, the value is not a valid where clause (the
+            library's problems are the error's `details`), or it exceeds the budget of one
+            filter (`filter_budget`).
+    """
+    if filters is not None and filters_text is not None:
+        raise AudienceRuleError(BOTH_FORMS)
+    if filters_text is not None:
+        return _parsed(filters_text, text=True)
+    if filters is None:
+        return ABSENT
+    return _parsed(filters, text=False)
+
+
+def _parsed(value: Any, *, text: bool) -> FilterInput:
+    if isinstance(value, str) and not value.strip():
+        return EMPTY
+    try:
+        flt = parse_text(value) if text else parse(value)
+    except FilterError as exc:
+        raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts()) from None
+    if flt.to_json() == EMPTY_CANONICAL:
+        return EMPTY
+    check_filter(flt)  # decided now, never when the stored filter is read
+    return FilterInput(given=True, filter=flt)
+
+
+@lru_cache(maxsize=CACHED_FILTERS)
+def stored_filter(canonical: str) -> Filter | None:
+    """The filter of a stored canonical JSON; None (and a logged error) if it no longer parses."""
+    try:
+        return parse(canonical)
+    except FilterError as exc:
+        # Only a schema change between versions could get here: such an audience matches no
+        # one rather than failing every page of contacts of its list.
+        logger.error("stored audience filter no longer parses: %s", exc)
+        return None
+
+
+def check_list_room(session: Session, list_id: str, new: Filter, excluding: str | None) -> None:
+    """Refuse `new` when, with the stored filters of the list's other audiences, it would take
+    the list past its budget (`filter_budget`). Every stored filter counts, smart or not: a
+    manual audience becomes smart by a PATCH that sends no filter."""
+    statement = select(Audience.filters).where(
+        Audience.listId == list_id, Audience.filters.is_not(None)
+    )
+    if excluding is not None:
+        statement = statement.where(Audience.id != excluding)
+    others = NOTHING
+    for canonical in session.scalars(statement):
+        stored = stored_filter(canonical) if canonical else None
+        if stored is not None:
+            others = others + cost_of(stored)
+    check_list(others, cost_of(new))
+
+
+@lru_cache(maxsize=CACHED_FILTERS)
+def filter_text(canonical: str) -> str | None:
+    flt = stored_filter(canonical)
+    return None if flt is None else flt.to_text()
+
+
+def warnings_for(flt: Filter | None) -> list[dict[str, str]]:
+    """Advice about a filter that is valid but can never select anyone."""
+    if flt is None or not flt.is_unsatisfiable():
+        return []
+    return [
+        {
+            "code": UNSATISFIABLE,
+            "message": "These filters can never match any contact: the audience will stay empty.",
+        }
+    ]

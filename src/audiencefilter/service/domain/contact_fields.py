@@ -1,0 +1,145 @@
+"""Field types shared by request schemas: bounded, strict, and safe for every database.
+
+Patterns are written so that Python, Rust (pydantic-core) and ECMA-262 (JSON Schema) regex
+engines read them alike: explicit code-point ranges, never the whitespace class, whose members
+differ between them.
+Strings refuse NUL characters and lone surrogates (PostgreSQL rejects both, and a database error
+must never be how a bad value is found). Integers are bounded so sums never overflow a BIGINT:
+points and referrals stay within JavaScript's safe range, an action's increase within a billion.
+Free-form `data` must be JSON that every back-end stores alike: no NUL in strings or keys
+(PostgreSQL's jsonb refuses `\u0000`), integers within 64 bits (beyond, engines round them to
+doubles or refuse them, and a filter's answer would depend on the engine), finite numbers,
+limited nesting. Emails are NFC-normalised, so composed and decomposed `á` are one address.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
+
+MAX_SAFE_INTEGER = 2**53 - 1
+MAX_INT32 = 2**31 - 1
+MAX_INCREASE = 10**9
+MAX_DATA_DEPTH = 32
+MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
+NO_NUL = r"^[^\x00]*$"
+
+
+def check_text(value: str) -> str:
+    """Column text: no NUL (also stated by the schema's pattern) and no lone surrogates."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return check_unicode(value)
+
+
+def check_unicode(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode (no lone surrogates)") from None
+    return value
+
+
+def _check_json(value: Any, depth: int) -> None:
+    if depth > MAX_DATA_DEPTH:
+        raise ValueError(f"must not nest deeper than {MAX_DATA_DEPTH} levels")
+    if isinstance(value, str):
+        _check_data_text(value)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int):
+        if not MIN_INT64 <= value <= MAX_INT64:
+            raise ValueError("integers must fit in 64 bits (-2^63 to 2^63-1)")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("numbers must be finite")
+    elif isinstance(value, list):
+        for item in value:
+            _check_json(item, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_data_text(key)
+            _check_json(item, depth + 1)
+    else:
+        raise ValueError("must be JSON")
+
+
+def _check_data_text(value: str) -> None:
+    if "\x00" in value:
+        raise ValueError("strings and keys must not contain NUL characters")
+    check_unicode(value)
+
+
+def normalise_email(value: str) -> str:
+    """NFC, so one address has one spelling before the uniqueness check and in filters."""
+    return unicodedata.normalize("NFC", value)
+
+
+def check_data(value: dict[str, Any]) -> dict[str, Any]:
+    _check_json(value, 1)
+    return value
+
+
+def _integral_float(value: Any) -> Any:
+    """JSON has one number type: `5.0` is the integer 5 (JSON Schema agrees); `5.5` is not."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _strict_query_bool(value: Any) -> Any:
+    """Query flags are `true` or `false`; pydantic would also take `yes`, `on`, `1`..."""
+    if isinstance(value, str):
+        lowered = value.lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        raise ValueError("must be true or false")
+    return value
+
+
+ShortText = Annotated[
+    str, StringConstraints(max_length=255, pattern=NO_NUL), AfterValidator(check_text)
+]
+Name = Annotated[
+    str, StringConstraints(min_length=1, max_length=255, pattern=NO_NUL), AfterValidator(check_text)
+]
+LongText = Annotated[
+    str, StringConstraints(max_length=2000, pattern=NO_NUL), AfterValidator(check_text)
+]
+Code = Annotated[
+    str, StringConstraints(max_length=100_000, pattern=NO_NUL), AfterValidator(check_text)
+]
+Url = Annotated[str, StringConstraints(max_length=2048, pattern=NO_NUL), AfterValidator(check_text)]
+RefId = Annotated[str, StringConstraints(max_length=64, pattern=NO_NUL), AfterValidator(check_text)]
+Identifier = Annotated[
+    str, StringConstraints(min_length=1, max_length=64, pattern=NO_NUL), AfterValidator(check_text)
+]
+Email = Annotated[
+    str,
+    StringConstraints(
+        min_length=3, max_length=254, pattern=r"^[^@\x00-\x20\x7f]+@[^@\x00-\x20\x7f]+$"
+    ),
+    AfterValidator(check_text),
+    AfterValidator(normalise_email),
+]
+Phone = Annotated[str, StringConstraints(max_length=64, pattern=NO_NUL), AfterValidator(check_text)]
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
+Color = Annotated[str, StringConstraints(pattern=r"^#[0-9A-Fa-f]{6}$")]
+Points = Annotated[
+    int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER), BeforeValidator(_integral_float)
+]
+Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER), BeforeValidator(_integral_float)]
+Increase = Annotated[
+    int, Field(ge=-MAX_INCREASE, le=MAX_INCREASE), BeforeValidator(_integral_float)
+]
+StartFrom = Annotated[int, Field(ge=0, le=MAX_INT32), BeforeValidator(_integral_float)]
+Data = Annotated[dict[str, Any], AfterValidator(check_data)]
+QueryBool = Annotated[bool, BeforeValidator(_strict_query_bool)]
+# A filter in a query string; the library bounds it further (256 KiB) and reads it.
+FilterText = Annotated[str, StringConstraints(max_length=65536)]
+QueryText = Annotated[
+    str, StringConstraints(max_length=255, pattern=NO_NUL), AfterValidator(check_text)
+]

@@ -1,0 +1,196 @@
+"""Who belongs to which audience: members of one audience in SQL, audiences of a page in memory.
+
+Smart membership is never stored. An audience's members are the contacts of its list for which
+its filter is TRUE now, so a contact enters or leaves the moment its data changes; SQL comes from
+`Filter.to_sqlalchemy(Contact)` and the list condition. Manual audiences keep their members in
+`audience_members`. A manual audience keeps a filter it was given (not used), and a smart one
+keeps the members it had as manual (not used either): switching mode back finds them again.
+
+The other direction, the audiences of each contact of a page, runs in memory: the list's
+audiences are read once, each smart filter is compiled once (cached by canonical JSON) and runs
+on the page's rows, and the manual memberships of the page come from one query. A page costs
+the same few statements whatever its size and however many audiences the list has.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, bindparam, case, false, func, select
+from sqlalchemy.orm import Session
+
+from ... import Filter
+from ..db.models import Audience, AudienceMember, Contact
+from ..db.queries import ids_of
+from . import clock
+from .audience_filters import stored_filter
+from .filter_budget import LIST_MAX_VALUES, cost_of
+from .idsets import IDS, dialect_of, ids_in, per_dialect
+
+MANUAL = "manual"
+SMART = "smart"
+# Bound parameters per statement stay far below SQLite's 32,766 when many filters are summed:
+# at most 32 audiences, and at most a list's budget of array values (`filter_budget`).
+SIZES_PER_STATEMENT = 32
+VALUES_PER_STATEMENT = LIST_MAX_VALUES
+
+
+def filter_in_use(mode: str, filters: str | None) -> Filter | None:
+    """The stored filter in use, or None: a manual audience, or none stored."""
+    if mode != SMART or not filters:
+        return None
+    return stored_filter(filters)
+
+
+def audience_filter(audience: Audience) -> Filter | None:
+    return filter_in_use(audience.mode, audience.filters)
+
+
+def member_condition(audience: Audience) -> ColumnElement[bool]:
+    """The condition on `contacts` (of the audience's list) that selects its members."""
+    if audience.mode == SMART:
+        flt = audience_filter(audience)
+        return flt.to_sqlalchemy(Contact, now=clock.now()) if flt is not None else false()
+    members = select(AudienceMember.contactId).where(AudienceMember.audienceId == audience.id)
+    return Contact.id.in_(members)
+
+
+# Built once: read on every page of contacts.
+_LIST_AUDIENCES = (
+    select(Audience.id, Audience.name, Audience.mode, Audience.filters)
+    .where(Audience.listId == bindparam("list_id"))
+    .order_by(Audience.createdAt, Audience.id)
+)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    item: dict[str, str]
+    flt: Filter | None
+
+
+class ListAudiences:
+    """The audiences of one list, ready to say which of them each contact of a page is in."""
+
+    def __init__(self, audiences: Sequence[tuple[str, str, str, str | None]]) -> None:
+        """`audiences`: (id, name, mode, filters) of each audience of the list, in order."""
+        self.entries = [
+            _Entry({"id": id_, "name": name, "mode": mode}, filter_in_use(mode, filters))
+            for id_, name, mode, filters in audiences
+        ]
+        self.manual_ids = [id_ for id_, _, mode, _ in audiences if mode == MANUAL]
+        # Rows carry `data` as its stored JSON text (see queries.py); decoded only when a filter
+        # reaches into it (`{"data": {"path": [...], ...}}`).
+        self.reads_data = any(
+            entry.flt is not None and "data" in entry.flt.fields for entry in self.entries
+        )
+
+    @classmethod
+    def load(cls, session: Session, list_id: str) -> ListAudiences:
+        rows = session.connection().execute(_LIST_AUDIENCES, {"list_id": list_id})
+        return cls([(id_, name, mode, filters) for id_, name, mode, filters in rows])
+
+    def of_rows(
+        self, session: Session, rows: Sequence[dict[str, Any]]
+    ) -> list[list[dict[str, str]]]:
+        """For each row, the `{id, name, mode}` of every audience of the list it belongs to."""
+        if not self.entries or not rows:
+            return [[] for _ in rows]
+        manual = self._manual_pairs(session, rows)
+        at = clock.frozen()  # one instant for the whole page
+        checks = [
+            (entry.item, entry.flt.predicate_at(at) if entry.flt is not None else None)
+            for entry in self.entries
+        ]
+        records: Sequence[dict[str, Any]] = rows
+        if self.reads_data:
+            records = [{**row, "data": json.loads(row["data"])} for row in rows]
+        result = []
+        for record in records:
+            contact_id = record["id"]
+            result.append(
+                [
+                    item
+                    for item, predicate in checks
+                    if (
+                        predicate(record)
+                        if predicate is not None
+                        else (item["id"], contact_id) in manual
+                    )
+                ]
+            )
+        return result
+
+    def _manual_pairs(
+        self, session: Session, rows: Sequence[dict[str, Any]]
+    ) -> set[tuple[str, str]]:
+        """(audience, contact) memberships of the page's contacts in the manual audiences."""
+        if not self.manual_ids:
+            return set()
+        statement = _page_memberships(dialect_of(session))
+        parameters = {IDS: ids_of(rows), "audiences": self.manual_ids}
+        pairs = session.connection().execute(statement, parameters)
+        return {(audience_id, contact_id) for audience_id, contact_id in pairs}
+
+
+@per_dialect
+def _page_memberships(dialect: str) -> Select[str, str]:
+    return select(AudienceMember.audienceId, AudienceMember.contactId).where(
+        ids_in(AudienceMember.contactId, dialect),
+        AudienceMember.audienceId.in_(bindparam("audiences", expanding=True)),
+    )
+
+
+def audience_sizes(session: Session, audiences: Sequence[Audience]) -> dict[str, int]:
+    """`{audience id: number of members}`: one scan per list for up to 32 smart audiences,
+    one grouped count for all manual ones."""
+    sizes = {audience.id: 0 for audience in audiences}
+    smart = [a for a in audiences if a.mode == SMART]
+    for batch in _batches(smart):
+        sizes.update(_smart_sizes(session, batch))
+    manual = [a.id for a in audiences if a.mode == MANUAL]
+    if manual:
+        # Members are only ever added from the audience's own list (see routes/members.py).
+        statement = (
+            select(AudienceMember.audienceId, func.count())
+            .where(AudienceMember.audienceId.in_(manual))
+            .group_by(AudienceMember.audienceId)
+        )
+        sizes.update({audience_id: int(n) for audience_id, n in session.execute(statement)})
+    return sizes
+
+
+def _batches(audiences: Sequence[Audience]) -> list[list[Audience]]:
+    """Consecutive groups of at most `SIZES_PER_STATEMENT` audiences and, unless one audience
+    alone exceeds it (stored before the budgets), `VALUES_PER_STATEMENT` array values."""
+    batches: list[list[Audience]] = []
+    current: list[Audience] = []
+    weight = 0
+    for audience in audiences:
+        flt = audience_filter(audience)
+        values = cost_of(flt).values if flt is not None else 0
+        if current and (
+            len(current) == SIZES_PER_STATEMENT or weight + values > VALUES_PER_STATEMENT
+        ):
+            batches.append(current)
+            current, weight = [], 0
+        current.append(audience)
+        weight += values
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _smart_sizes(session: Session, audiences: Sequence[Audience]) -> dict[str, int]:
+    by_list: dict[str, list[Audience]] = {}
+    for audience in audiences:
+        by_list.setdefault(audience.listId, []).append(audience)
+    sizes: dict[str, int] = {}
+    for list_id, group in by_list.items():
+        sums = [func.coalesce(func.sum(case((member_condition(a), 1), else_=0)), 0) for a in group]
+        row = session.execute(select(*sums).where(Contact.listId == list_id)).one()
+        sizes.update({a.id: int(n) for a, n in zip(group, row, strict=True)})
+    return sizes

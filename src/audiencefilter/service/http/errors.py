@@ -1,0 +1,320 @@
+"""Error bodies and the handlers that produce them.
+
+Every error is `{"error": <HTTP status>, "message": "..."}`; problems with the request add
+`errors`, a list of `{pointer, detail}` where `pointer` is a JSON pointer into the request seen as
+one document: `/body/email`, `/query/limit`, `/path/id`. The audience rules of the specification
+answer its other form instead, a 400 whose `error` is the message itself (`{"error": "Name and
+listId are required"}`), and an invalid filter adds the library's problems as `details`.
+FastAPI's 422 never leaves the service: validation failures are 400. Unknown routes are 404; a
+known path with the wrong method is 405 with an `Allow` header that lists the methods of every
+route on that path (Starlette's own lists only the first route it tried). Unexpected exceptions
+are logged and answered with a bare 500.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, Field
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.routing import Route, compile_path
+from starlette.types import Scope
+
+from .responses import ErrorJSONResponse, JSONResponse
+
+logger = logging.getLogger("audiencefilter.service")
+
+METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+REASONS = {
+    400: "Bad request",
+    401: "Invalid or missing API key",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Request body too large",
+    429: "Rate limit exceeded",
+    500: "Internal server error",
+    503: "Service unavailable",
+}
+
+
+class ValidationIssue(BaseModel):
+    """One problem found in the request."""
+
+    pointer: str
+    detail: str
+
+
+class Error(BaseModel):
+    """The body of every error response."""
+
+    error: int
+    message: str
+    errors: list[ValidationIssue] | None = None
+
+
+class FilterProblem(BaseModel):
+    """One problem of a filter, as the filter library reports it."""
+
+    path: str = Field(description="Where in the filter, e.g. `OR[1].points.gte`; empty: top.")
+    message: str
+    suggestion: str | None = None
+    line: int | None = Field(default=None, description="1-based, for text input.")
+    column: int | None = Field(default=None, description="1-based, for text input.")
+
+
+class RuleError(BaseModel):
+    """An audience rule of the specification was broken: `error` is the message itself."""
+
+    error: str
+    details: list[FilterProblem] | None = None
+
+
+class AudienceRuleError(Exception):
+    """A 400 in the specification's string form, with the filter's problems when it has any."""
+
+    def __init__(self, message: str, details: Sequence[dict[str, Any]] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = list(details)
+
+
+class ApiError(Exception):
+    """An error the service answers on purpose, with its status and message."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        errors: Sequence[ValidationIssue] = (),
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.errors = list(errors)
+        self.headers = headers or {}
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError(404, f"{what} not found")
+
+
+def error_response(
+    status: int,
+    message: str,
+    errors: Iterable[ValidationIssue] = (),
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {"error": status, "message": message}
+    issues = [issue.model_dump() for issue in errors]
+    if issues:
+        body["errors"] = issues
+    return ErrorJSONResponse(body, status_code=status, headers=headers)
+
+
+def pointer(location: Iterable[str | int]) -> str:
+    """A JSON pointer (RFC 6901) for a pydantic error location."""
+    parts = [str(part).replace("~", "~0").replace("/", "~1") for part in location]
+    return "/" + "/".join(parts) if parts else ""
+
+
+def _issue(error: dict[str, Any]) -> ValidationIssue:
+    location = tuple(error.get("loc", ()))
+    if error.get("type") == "json_invalid":
+        reason = error.get("ctx", {}).get("error", "malformed JSON")
+        where = location[1] if len(location) > 1 else "?"
+        return ValidationIssue(pointer="/body", detail=f"Invalid JSON: {reason} (at {where})")
+    detail = str(error.get("msg", "invalid value"))
+    if detail.startswith("Value error, "):
+        detail = detail[len("Value error, ") :]
+    return ValidationIssue(pointer=pointer(location), detail=detail)
+
+
+def validation_failed(issues: Sequence[ValidationIssue]) -> ApiError:
+    summary = "; ".join(f"{issue.pointer}: {issue.detail}" for issue in issues[:5])
+    more = f" (and {len(issues) - 5} more)" if len(issues) > 5 else ""
+    return ApiError(400, f"Invalid request: {summary}{more}", errors=issues)
+
+
+RoutePattern = tuple[re.Pattern[str], bool, frozenset[str]]
+
+
+def route_table(app: FastAPI, mounted: Iterable[tuple[str, APIRouter]]) -> list[RoutePattern]:
+    """Every route's path pattern, whether its path is fixed (no parameter), and its methods.
+
+    Read from the routers as mounted (prefix, router) and the application's own routes, so the
+    table does not depend on how FastAPI nests included routers.
+    """
+    routes: list[tuple[str, Any]] = [
+        (prefix, r) for prefix, router in mounted for r in router.routes
+    ]
+    routes += [("", r) for r in app.router.routes if isinstance(r, Route)]
+    table = []
+    for prefix, route in routes:
+        path = prefix + route.path
+        table.append((compile_path(path)[0], "{" not in path, frozenset(route.methods or ())))
+    return table
+
+
+def allowed_methods(table: Sequence[RoutePattern], scope: Scope) -> list[str]:
+    """The methods the routes matching this request's path accept.
+
+    A fixed path (`/audiences/preview`) names a resource of its own, even where a templated
+    path (`/audiences/{id}`) would also match it: then only the fixed paths count.
+    """
+    path, root = scope["path"], scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    matched = [(fixed, methods) for regex, fixed, methods in table if regex.match(path)]
+    if any(fixed for fixed, _ in matched):
+        matched = [(fixed, methods) for fixed, methods in matched if fixed]
+    accepted = frozenset().union(*(methods for _, methods in matched))
+    return [method for method in METHOD_ORDER if method in accepted]
+
+
+async def _on_api_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status, exc.message, exc.errors, exc.headers)
+
+
+async def _on_rule_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, AudienceRuleError)
+    body: dict[str, Any] = {"error": exc.message}
+    if exc.details:
+        body["details"] = exc.details
+    return ErrorJSONResponse(body, status_code=400)
+
+
+async def _on_validation_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    error = validation_failed([_issue(dict(item)) for item in exc.errors()])
+    return error_response(error.status, error.message, error.errors)
+
+
+async def _on_http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    status = exc.status_code
+    headers = dict(exc.headers or {})
+    if status == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request.app.state.route_table, request.scope))
+    message = exc.detail if status == 400 and isinstance(exc.detail, str) else None
+    if status == 404:
+        message = f"No route for {request.method} {request.url.path}"
+    return error_response(status, message or REASONS.get(status, "Error"), headers=headers)
+
+
+async def _on_integrity_error(_request: Request, exc: Exception) -> Response:
+    logger.info("integrity error: %s", exc)
+    return error_response(409, "The request conflicts with existing data")
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether a database exception means "cannot reach the database" rather than a bug.
+
+    Connection failures, a server shutting down or restarting, a connection dropped mid-query
+    (SQLAlchemy marks it `connection_invalidated`), an exhausted pool, a lock or serialization
+    timeout all say "try again shortly": the request may not have taken effect, and retrying
+    (with an Idempotency-Key for POSTs) is safe. Drivers also raise "operational" errors for a
+    statement the engine will not run (SQLite's "Expression tree is too large", "too many SQL
+    variables", a missing table): those are a property of the request or of the deployment, a
+    retry fails alike, and they are not an outage. A 503 means the database is down, nothing else.
+    """
+    if isinstance(exc, PoolTimeoutError | InterfaceError):
+        return True
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    if isinstance(exc, OperationalError):
+        return _operational_outage(exc.orig)
+    return False
+
+
+# Connection-class failures by driver. Anything else an engine raises as "operational" (an
+# expression too deep, too many bound variables, a statement timeout) is a property of the
+# request, not of the database's health: it is not a 503.
+_PG_OUTAGE_STATES = ("08", "57P01", "57P02", "57P03", "53300", "40001", "40P01")
+_MYSQL_OUTAGE_CODES = frozenset(
+    {1040, 1053, 1205, 1213, 1927, 2002, 2003, 2005, 2006, 2013, 2055, 4031}
+)
+_SQLITE_OUTAGE_MESSAGES = (
+    "database is locked",
+    "database table is locked",
+    "unable to open database",
+    "disk i/o error",
+    "database or disk is full",
+    "attempt to write a readonly database",
+)
+_CONNECTION_WORDS = (
+    "connect",
+    "server closed",
+    "shut",
+    "terminat",
+    "timeout",
+    "timed out",
+)
+
+
+def _operational_outage(orig: BaseException | None) -> bool:
+    """Whether a driver's "operational" error says the database cannot be reached or used now."""
+    if orig is None:
+        return True
+    message = str(orig).lower()
+    if isinstance(orig, sqlite3.Error):
+        return any(text in message for text in _SQLITE_OUTAGE_MESSAGES)
+    sqlstate = getattr(orig, "sqlstate", None)
+    if isinstance(sqlstate, str):
+        return sqlstate.startswith(_PG_OUTAGE_STATES)
+    code = orig.args[0] if orig.args and isinstance(orig.args[0], int) else None
+    if code is not None:
+        return code in _MYSQL_OUTAGE_CODES
+    return sqlstate is None and any(word in message for word in _CONNECTION_WORDS)
+
+
+def _unavailable() -> Response:
+    return error_response(
+        503,
+        "The database is unavailable; retry later (the request may not have taken effect)",
+        headers={"Retry-After": "1"},
+    )
+
+
+async def _on_database_error(request: Request, exc: Exception) -> Response:
+    if is_outage(exc):
+        # The driver's message (not the statement or its parameters) says what went wrong.
+        logger.error(
+            "database unavailable on %s %s: %s",
+            request.method,
+            request.url.path,
+            str(getattr(exc, "orig", None) or exc).splitlines()[0],
+        )
+        return _unavailable()
+    return await _on_unexpected(request, exc)
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> Response:
+    logger.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(500, REASONS[500])
+
+
+def install(app: FastAPI, mounted: Iterable[tuple[str, APIRouter]]) -> None:
+    """Error handlers, and the route table that `Allow` headers are computed from."""
+    app.state.route_table = route_table(app, mounted)
+    app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(AudienceRuleError, _on_rule_error)
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_exception)
+    app.add_exception_handler(IntegrityError, _on_integrity_error)
+    app.add_exception_handler(DBAPIError, _on_database_error)
+    app.add_exception_handler(PoolTimeoutError, _on_database_error)
+    app.add_exception_handler(Exception, _on_unexpected)

@@ -1,0 +1,172 @@
+"""Pure ASGI middleware: body size limit, rate-limit headers, CORS for the public endpoint.
+
+The body limit reads the whole body (at most the limit plus one chunk) before the application
+sees it: a `Content-Length` over the limit is refused without reading, a chunked body is counted
+as it streams. Either way the answer is a 413 in the error shape, and no handler runs.
+
+Rate-limit headers are decided by the authentication dependency, which stores them in the
+request's `state`; the header middleware copies them onto whatever response goes out, success or
+error, so a client sees its remaining quota on every authenticated answer.
+
+Only `POST /v4/contacts` (the one operation public keys may call from a browser) answers CORS,
+for the origins of the settings and of the target list (`http/origins.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .errors import error_response
+from .origins import OriginDirectory
+
+RATE_LIMIT_STATE = "rate_limit_headers"
+CORS_ORIGIN_STATE = "cors_allowed_origin"
+PUBLIC_PATH = "/v4/contacts"
+# What a sign-up form may read: its quota, when to retry, whether a retry was a replay, and the
+# request id to quote in a support request.
+EXPOSED_HEADERS = "RateLimit, RateLimit-Policy, Retry-After, Idempotent-Replayed, X-Request-Id"
+
+
+class BodyLimitMiddleware:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self._declared_too_large(scope):
+            await self._refuse(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break  # the client went away; let the app see the disconnect
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, self._replay(b"".join(chunks), receive), send)
+
+    def _declared_too_large(self, scope: Scope) -> bool:
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                try:
+                    return int(value) > self.max_bytes
+                except ValueError:
+                    return False
+        return False
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = f"Request body larger than {self.max_bytes} bytes"
+        await error_response(413, message, headers={"Connection": "close"})(scope, receive, send)
+
+    @staticmethod
+    def _replay(body: bytes, receive: Receive) -> Receive:
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay
+
+
+class RateLimitHeadersMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                extra = state.get(RATE_LIMIT_STATE)
+                if extra:
+                    headers = MutableHeaders(scope=message)
+                    for name, value in extra.items():
+                        if name not in headers:
+                            headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class PublicCORSMiddleware:
+    """CORS for the public sign-up endpoint only; every other path passes straight through.
+
+    The preflight is starlette's, asked whether the origin is allowed on any list (it cannot know
+    which). The real request gets `Access-Control-Allow-Origin` only when the origin is allowed
+    on the settings or on its own list: the key check, which reads the list, says so in the
+    request's `state`, and refuses the request outright when it is not.
+    """
+
+    def __init__(self, app: ASGIApp, directory: OriginDirectory) -> None:
+        self.app = app
+        self.directory = directory
+        self.preflight = _AnyListCORS(
+            app,
+            directory,
+            allow_methods=["POST"],
+            allow_headers=["apiKey", "Content-Type", "Idempotency-Key"],
+            max_age=600,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != PUBLIC_PATH:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is None:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+            if not self.directory.allowed_globally(origin):
+                await self.directory.refresh()
+            await self.preflight.preflight_response(request_headers=headers)(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                response_headers = MutableHeaders(scope=message)
+                allowed = self.directory.allowed_globally(origin) or (
+                    state.get(CORS_ORIGIN_STATE) == origin
+                )
+                if allowed:
+                    response_headers["Access-Control-Allow-Origin"] = origin
+                    response_headers["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
+                response_headers.add_vary_header("Origin")
+            await send(message)
+
+        await self.app(scope, receive, send_with_cors)
+
+
+class _AnyListCORS(CORSMiddleware):
+    """Starlette's preflight answer, with the origin check of the list directory."""
+
+    def __init__(self, app: ASGIApp, directory: OriginDirectory, **options: Any) -> None:
+        super().__init__(app, **options)
+        self.directory = directory
+
+    def is_allowed_origin(self, origin: str) -> bool:
+        return self.directory.allowed_anywhere(origin)
