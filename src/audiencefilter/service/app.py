@@ -25,7 +25,7 @@ from .origins import OriginDirectory
 from .ratelimit import RateLimiter
 from .request_log import RequestLogMiddleware
 from .responses import JSONResponse
-from .routes import ROUTERS, health
+from .routes import ROUTERS, docs, health
 from .settings import Settings
 
 logger = logging.getLogger("audiencefilter.service")
@@ -68,7 +68,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         license_info={"name": "MIT", "identifier": "MIT"},
         default_response_class=JSONResponse,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # /docs and /redoc come from routes/docs.py, with local assets
         redoc_url=None,
         openapi_url="/openapi.json",
     )
@@ -80,6 +80,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     mounted = [(API_PREFIX, router) for router in ROUTERS] + [("", health.router)]
     for prefix, router in mounted:
         app.include_router(router, prefix=prefix, dependencies=[Depends(single_valued_query)])
+    docs.install(app)
     errors.install(app, mounted)
     openapi.install(app)
     # Added last is outermost: CORS answers preflights before anything else runs.
