@@ -175,6 +175,11 @@ class ContactQuery(PageQuery):
         default=None,
         description="A where clause (JSON) that contacts must also match; blank: no condition.",
     )
+    filtersText: FilterText | None = Field(
+        default=None,
+        description="The same condition in the filter library's text syntax "
+        '(`points >= 100 and country in ["FR", "DE"]`), instead of `filters`; not both.',
+    )
 
 
 class ActionQuery(PageQuery):

@@ -4,9 +4,9 @@ Email is unique per list ignoring case, enforced by a unique index on `(list_id,
 duplicate insert fails in the database, even when two requests race, and the transaction rolls
 back whole, so a 409 creates nothing.
 
-The listing also takes a where clause (`filters`, JSON), read by the filter library and ANDed
-with the other query filters; an invalid one is a 400 with the library's
-problems. Every contact returned carries its position and its audiences (`pages.py`).
+The listing also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
+audiences do), read by the filter library and ANDed with the other query filters; an invalid one
+is a 400 with the library's problems. Every contact returned carries its position and its audiences (`pages.py`).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _filters(query: ContactQuery) -> list[ColumnElement[bool]]:
         value = getattr(query, field)
         if value is not None:
             where.append(getattr(Contact, field).is_(value))
-    flt = read_filters(query.filters, None).filter
+    flt = read_filters(query.filters, query.filtersText).filter
     if flt is not None:
         where.append(flt.to_sqlalchemy(Contact, now=clock.now()))
     return where
