@@ -25,10 +25,10 @@ from .cli import CommandError
 from .db import Database
 from .models import Contact, List
 from .server import serve
-from .settings import Settings
+from .settings import Plan, Settings
 
 DEMO_ACCOUNT = "demo"
-DEMO_PLAN = "pro"
+DEMO_PLAN: Plan = "pro"
 DEMO_CONTACTS = (
     ("ada@example.com", "Ada", "Lovelace", 120, True, "London"),
     ("grace@example.com", "Grace", "Hopper", 95, True, "New York"),

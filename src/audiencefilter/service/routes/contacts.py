@@ -6,7 +6,8 @@ back whole, so a 409 creates nothing.
 
 The listing also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
 audiences do), read by the filter library and ANDed with the other query filters; an invalid one
-is a 400 with the library's problems. Every contact returned carries its position and its audiences (`pages.py`).
+is a 400 with the library's problems. Every contact returned carries its position and its
+audiences (`pages.py`).
 """
 
 from __future__ import annotations
