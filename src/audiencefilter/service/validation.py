@@ -101,6 +101,8 @@ def found(value: Any) -> str:
         return f"an array of {len(value)} item{'' if len(value) == 1 else 's'}"
     if isinstance(value, Mapping):
         return "an object"
+    if isinstance(value, bytes):  # FastAPI hands over a body it did not read as JSON
+        return "a body that is not JSON (is its Content-Type application/json?)"
     return type(value).__name__
 
 
