@@ -32,6 +32,7 @@ from fastapi.openapi.utils import get_openapi
 
 from .. import CONTACT, json_schema
 from .errors import REASONS, Error, RuleError
+from .schemas import ContactImportRow
 
 BODY_METHODS = frozenset({"post", "patch", "put"})
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -271,7 +272,7 @@ def build(app: FastAPI) -> dict[str, Any]:
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
-    for model in (Error, RuleError):
+    for model in (Error, RuleError, ContactImportRow):
         model_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas.update(model_schema.pop("$defs", {}))
         schemas[model.__name__] = model_schema
