@@ -84,7 +84,7 @@ def docs_tenant(client: ApiClient) -> Tenant:
 
 
 def test_the_page_has_examples() -> None:
-    assert len(examples()) >= 2
+    assert len(examples()) >= 4
 
 
 def test_examples_answer_what_the_page_shows(docs_tenant: Tenant) -> None:
