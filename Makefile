@@ -1,22 +1,33 @@
 # Every target works from a fresh clone: `install` creates .venv when it is missing.
+# `serve` installs only what serving needs (the `service` extra); `install`, which every other
+# target uses, installs the whole development and benchmark stack on top.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SERVE_STAMP := $(VENV)/.installed-service
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve test lint fmt type check bench fuzz drills drills-fast clean
+.PHONY: install install-service serve test lint fmt type check bench fuzz drills drills-fast clean
+
+$(SERVE_STAMP): pyproject.toml
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[service]'
+	touch $(SERVE_STAMP)
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(SERVE_STAMP)
 
 install: $(STAMP)
 
-serve: install  ## the main job: the reference service on the embedded SQLite database
+install-service: $(SERVE_STAMP)
+
+serve: install-service  ## the main job: the reference service on the embedded SQLite database
 	$(BIN)/python -m audiencefilter.service demo --host $(HOST) --port $(PORT)
 
 test: install  ## every test; starts throw-away PostgreSQL/MariaDB servers when their binaries exist

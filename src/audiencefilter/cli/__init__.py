@@ -17,21 +17,33 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from typing import IO, Any
 
 from .. import __version__
+from ..backends.sql.dialects import DIALECTS as SQL_DIALECTS
 from ..errors import FilterError
 from ..excerpt import render_error
 from ..filter import Filter
+from ..language.values import parse_datetime
 from ..text import to_text
-from ..where.write import json_value
-from .evaluate import EXIT_BAD_ROWS, EXIT_INVALID, EXIT_OK, EXIT_USAGE, EvalOptions, run_eval
+from ..where.write import format_datetime, json_value
+from .evaluate import (
+    EXIT_BAD_ROWS,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    EvalOptions,
+    record_checker,
+    run_eval,
+)
 from .inputs import UsageError, detect_syntax, load_filter, load_record, load_schema, read_text
 from .output import write
 
 __all__ = ["EXIT_BAD_ROWS", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
-DIALECTS = ("postgresql", "sqlite", "mysql", "duckdb")
+# Every name the library accepts, aliases (`postgres`, `mariadb`) included.
+DIALECTS = tuple(sorted(SQL_DIALECTS))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,7 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.set_defaults(run=_fmt)
 
     sql = _command(commands, "sql", "print a filter as a SQL condition")
-    sql.add_argument("--dialect", choices=DIALECTS, default="postgresql")
+    sql.add_argument(
+        "--dialect",
+        choices=DIALECTS,
+        default="postgresql",
+        help="the SQL dialect (default: postgresql)",
+    )
     sql.add_argument(
         "--column",
         action="append",
@@ -114,12 +131,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help='print {"sql": ..., "params": [...]} with placeholders instead',
     )
+    _now_option(sql)
     sql.set_defaults(run=_sql)
 
     explain = _command(commands, "explain", "show why a record is in or out of the audience")
     explain.add_argument(
         "--record", required=True, metavar="JSON", help="the contact as a JSON object, or @file"
     )
+    _now_option(explain)
     explain.set_defaults(run=_explain)
 
     evaluate = _command(commands, "eval", "run a filter over a file of contacts")
@@ -190,6 +209,37 @@ def _command(commands: Any, name: str, help_text: str) -> argparse.ArgumentParse
     return command
 
 
+def _now_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--now",
+        type=_instant,
+        metavar="DATETIME",
+        help="the instant relative dates (`3 days ago`) are taken at, ISO 8601 "
+        "(default: the clock)",
+    )
+
+
+def _instant(text: str) -> datetime:
+    try:
+        return parse_datetime(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an ISO 8601 date-time such as 2025-01-31T09:00:00Z, found {text!r}"
+        ) from None
+
+
+def _relative_note(flt: Filter, now: datetime | None, err: IO[str]) -> None:
+    """Say on stderr which instants the relative dates were written as: SQL text is fixed."""
+    if not flt.is_relative:
+        return
+    instants = ", ".join(
+        f"{ago.words} = {format_datetime(instant)}"
+        for ago, instant in zip(flt.relatives, flt.instants(now), strict=True)
+    )
+    taken = "at --now" if now is not None else "now; rerun it or pass --now to choose the instant"
+    err.write(f"note: relative dates are written as the instants they are {taken}: {instants}\n")
+
+
 def _check(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
     out.write("ok\n")
     return EXIT_OK
@@ -213,7 +263,7 @@ def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: 
         columns[field] = column
     try:
         if args.params:
-            sql, params = flt.to_sql_params(args.dialect, columns or None)
+            sql, params = flt.to_sql_params(args.dialect, columns or None, now=args.now)
             out.write(
                 json.dumps(
                     {"sql": sql, "params": [json_value(p) for p in params]},
@@ -223,12 +273,13 @@ def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: 
                 + "\n"
             )
         else:
-            out.write(flt.to_sql(args.dialect, columns or None) + "\n")
+            out.write(flt.to_sql(args.dialect, columns or None, now=args.now) + "\n")
     except ImportError as exc:
         err.write(f"the SQL back-end is not available: {exc}\n")
         return EXIT_INVALID
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _relative_note(flt, args.now, err)
     return EXIT_OK
 
 
@@ -236,8 +287,12 @@ def _explain(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], e
     from ..errors import RecordError
 
     record = load_record(args.record)
+    problem = record_checker(flt)(record)  # the same words as `eval` for a wrong-typed value
+    if problem is not None:
+        err.write(f"the record cannot be evaluated: {problem}\n")
+        return EXIT_INVALID
     try:
-        explanation = flt.explain(record)
+        explanation = flt.explain(record, now=args.now)
     except RecordError as exc:
         err.write(f"the record cannot be evaluated: {exc}\n")
         return EXIT_INVALID

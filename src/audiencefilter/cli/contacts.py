@@ -4,7 +4,8 @@ Each reader yields `Row`s: the record, or the reason it could not be read, with 
 (`line 7`, `element 12`, `row 3 (line 5)`), so a bad row is reported and counted and never
 silently dropped. A JSON array is decoded element by element from a bounded buffer, never
 with `json.load` of the whole file. CSV cells are converted by the schema's types: an empty
-cell is null, booleans are true/false/1/0, numbers stay exact (an integer stays an int).
+cell is null, booleans are true/false/1/0, numbers stay exact (an integer stays an int), a JSON
+field's cell (`data`) holds a JSON document.
 """
 
 from __future__ import annotations
@@ -170,8 +171,10 @@ class _ArrayReader:
 
 def _json_array(stream: IO[str]) -> Iterator[Row]:
     reader = _ArrayReader(stream)
-    if reader.next_char() != "[":
-        raise InputError("expected a JSON array of contacts, starting with [")
+    first = reader.next_char()
+    if first != "[":
+        hint = "; for one object per line, use --format jsonl" if first == "{" else ""
+        raise InputError(f"expected a JSON array of contacts, starting with [{hint}")
     reader.pos += 1
     if reader.next_char() == "]":
         reader.pos += 1
@@ -238,11 +241,20 @@ def _to_datetime(cell: str) -> datetime:
         raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
 
 
+def _to_json(cell: str) -> Any:
+    try:
+        return json.loads(cell)
+    except ValueError:
+        shown = cell if len(cell) <= 40 else cell[:37] + "..."
+        raise ValueError(f'expected a JSON document, found "{shown}"') from None
+
+
 _CONVERTERS: dict[FieldType, Converter] = {
     FieldType.STRING: str,
     FieldType.NUMBER: _to_number,
     FieldType.BOOLEAN: _to_boolean,
     FieldType.DATETIME: _to_datetime,
+    FieldType.JSON: _to_json,  # the `data` column: a cell holding a JSON document
 }
 
 
@@ -254,6 +266,13 @@ def _csv_rows(stream: IO[str], schema: Schema) -> Iterator[Row]:
         return
     except csv.Error as exc:
         raise InputError(f"the CSV header cannot be read: {exc}") from None
+    if header and header[0].lstrip()[:1] in ("[", "{"):
+        # A JSON file read as CSV would be one odd header and no rows: "0 of 0", wrongly.
+        raise InputError(
+            "this is JSON, not CSV (the first line starts with "
+            f"{header[0].lstrip()[:1]}): use --format json for an array, "
+            "--format jsonl for one object per line"
+        )
     converters = [
         (name, _CONVERTERS[schema[name].type] if name in schema else None) for name in header
     ]

@@ -77,12 +77,16 @@ _TESTS: dict[FieldType, Callable[[Any], bool]] = {
     FieldType.NUMBER: is_number,
     FieldType.BOOLEAN: lambda v: isinstance(v, bool),
     FieldType.DATETIME: _is_datetime,
+    # A JSON document holds any value: a path into it that finds no object is missing, never
+    # an error, so a `data` field cannot hold a wrong-typed value.
+    FieldType.JSON: lambda v: True,
 }
 _EXPECTED = {
     FieldType.STRING: "a string",
     FieldType.NUMBER: "a number",
     FieldType.BOOLEAN: "true or false",
     FieldType.DATETIME: "an ISO 8601 date-time",
+    FieldType.JSON: "a JSON value",
 }
 
 

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from .api import openapi
 from .api.deps import single_valued_query
-from .api.routes import ROUTERS, health
+from .api.routes import ROUTERS, docs, health
 from .db import migrate
 from .db.engine import Database
 from .domain.clock import Clock, ClockMiddleware
@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         license_info={"name": "MIT", "identifier": "MIT"},
         default_response_class=JSONResponse,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # /docs and /redoc come from routes/docs.py, with local assets
         redoc_url=None,
         openapi_url="/openapi.json",
     )
@@ -82,6 +82,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     mounted = [(API_PREFIX, router) for router in ROUTERS] + [("", health.router)]
     for prefix, router in mounted:
         app.include_router(router, prefix=prefix, dependencies=[Depends(single_valued_query)])
+    docs.install(app)
     errors.install(app, mounted)
     openapi.install(app)
     # Added last is outermost: CORS answers preflights before anything else runs.

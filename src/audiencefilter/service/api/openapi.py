@@ -22,6 +22,7 @@ generated `operationId`s, and is resolved to those ids when the document is buil
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from fastapi.openapi.utils import get_openapi
 
 from ... import CONTACT, json_schema
 from ..http.errors import REASONS, Error, RuleError
+from . import openapi_docs
+from .schemas.resources import ContactImportRow
 
 BODY_METHODS = frozenset({"post", "patch", "put"})
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -226,7 +229,12 @@ def _add_links(document: dict[str, Any], links: tuple[Link, ...] = LINKS) -> Non
 def _error_response(status: int) -> dict[str, Any]:
     response: dict[str, Any] = {
         "description": DESCRIPTIONS[status],
-        "content": {"application/json": {"schema": ERROR_REF}},
+        "content": {
+            "application/json": {
+                "schema": ERROR_REF,
+                "example": openapi_docs.ERROR_EXAMPLES[status],
+            }
+        },
     }
     if status == 429:
         response["headers"] = RATE_HEADERS
@@ -271,14 +279,62 @@ def build(app: FastAPI) -> dict[str, Any]:
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
-    for model in (Error, RuleError):
+    for model in (Error, RuleError, ContactImportRow):
         model_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas.update(model_schema.pop("$defs", {}))
         schemas[model.__name__] = model_schema
     schemas.update(where_components())
     _filters_as_json_content(document)
     _add_links(document)
+    _describe(document)
     return document
+
+
+def _describe(document: dict[str, Any]) -> None:
+    """Descriptions and examples from `openapi_docs` wherever the routes left none."""
+    components = document["components"]["schemas"]
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            key = f"{method.upper()} {path}"
+            if not operation.get("description") and key in openapi_docs.OPERATIONS:
+                operation["description"] = openapi_docs.OPERATIONS[key]
+            for parameter in operation.get("parameters", []):
+                _describe_parameter(path, parameter)
+            body = operation.get("requestBody")
+            if body is not None:
+                body.setdefault("description", "The request, as JSON.")
+                for media in body.get("content", {}).values():
+                    if "example" not in media and key in openapi_docs.REQUEST_EXAMPLES:
+                        media["example"] = openapi_docs.REQUEST_EXAMPLES[key]
+            for status, response in operation.get("responses", {}).items():
+                if response.get("description") == "Successful Response":
+                    response["description"] = "The answer, in its `data` envelope."
+                for media in response.get("content", {}).values():
+                    if "example" in media or "examples" in media:
+                        continue
+                    if status == "400":
+                        media["example"] = openapi_docs.RULE_ERROR_EXAMPLE
+                    elif "schema" in media:
+                        media["example"] = openapi_docs.example_of(media["schema"], components)
+
+
+def _describe_parameter(path: str, parameter: dict[str, Any]) -> None:
+    name = parameter.get("name", "")
+    if parameter.get("in") == "path" and name == "id":
+        resource = path.split("/")[2] if path.count("/") >= 2 else ""
+        description, example = openapi_docs.PATH_IDS.get(resource, ("The id.", None))
+    else:
+        description, example = openapi_docs.PARAMETERS.get(name, ("", None))
+    schema = parameter.get("schema", {})
+    if not parameter.get("description"):
+        parameter["description"] = schema.get("description") or description
+    if example is None:
+        return
+    if "content" in parameter:  # JSON content: the example is the decoded value
+        for media in parameter["content"].values():
+            media.setdefault("example", json.loads(example))
+    else:
+        parameter.setdefault("example", example)
 
 
 def install(app: FastAPI) -> None:

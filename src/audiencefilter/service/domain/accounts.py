@@ -55,6 +55,15 @@ def issue_key(
     return row, plaintext
 
 
+def revoke_keys(session: Session, account: Account) -> int:
+    """Delete every key of the account; returns how many there were."""
+    found = list(session.scalars(select(ApiKey).where(ApiKey.accountId == account.id)))
+    for key in found:
+        session.delete(key)
+    session.flush()
+    return len(found)
+
+
 def find_key(session: Session, reference: str) -> ApiKey | None:
     """A key by its id or by the whole key."""
     parsed = keys.parse(reference)

@@ -29,6 +29,7 @@ from starlette.responses import Response
 from starlette.routing import Route, compile_path
 from starlette.types import Scope
 
+from . import validation
 from .responses import ErrorJSONResponse, JSONResponse
 
 logger = logging.getLogger("audiencefilter.service")
@@ -51,8 +52,13 @@ REASONS = {
 class ValidationIssue(BaseModel):
     """One problem found in the request."""
 
-    pointer: str
-    detail: str
+    pointer: str = Field(description="Where: a JSON pointer into the request, e.g. `/body/email`.")
+    detail: str = Field(description="The problem in one sentence.")
+    expected: str | None = Field(default=None, description="What the service expected there.")
+    found: str | None = Field(default=None, description="What it found instead.")
+    suggestion: str | None = Field(
+        default=None, description='Advice, such as `did you mean "email"?` for an unknown field.'
+    )
 
 
 class Error(BaseModel):
@@ -118,7 +124,7 @@ def error_response(
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
     body: dict[str, Any] = {"error": status, "message": message}
-    issues = [issue.model_dump() for issue in errors]
+    issues = [issue.model_dump(exclude_none=True) for issue in errors]
     if issues:
         body["errors"] = issues
     return ErrorJSONResponse(body, status_code=status, headers=headers)
@@ -130,16 +136,37 @@ def pointer(location: Iterable[str | int]) -> str:
     return "/" + "/".join(parts) if parts else ""
 
 
-def _issue(error: dict[str, Any]) -> ValidationIssue:
+def _issue(error: dict[str, Any], request: Request | None = None) -> ValidationIssue:
     location = tuple(error.get("loc", ()))
     if error.get("type") == "json_invalid":
         reason = error.get("ctx", {}).get("error", "malformed JSON")
         where = location[1] if len(location) > 1 else "?"
         return ValidationIssue(pointer="/body", detail=f"Invalid JSON: {reason} (at {where})")
-    detail = str(error.get("msg", "invalid value"))
-    if detail.startswith("Value error, "):
-        detail = detail[len("Value error, ") :]
-    return ValidationIssue(pointer=pointer(location), detail=detail)
+    known = _known_fields(request, location) if error.get("type") == "extra_forbidden" else ()
+    problem = validation.describe(error, known)
+    return ValidationIssue(
+        pointer=pointer(location),
+        detail=problem.detail,
+        expected=problem.expected,
+        found=problem.found,
+        suggestion=problem.suggestion,
+    )
+
+
+def _known_fields(request: Request | None, location: tuple[Any, ...]) -> tuple[str, ...]:
+    """The fields of the request body's object that holds `location`'s last part."""
+    route = request.scope.get("route") if request is not None else None
+    body_field = getattr(route, "body_field", None)
+    if location[:1] != ("body",) or body_field is None:
+        return ()
+    model: Any = body_field.field_info.annotation
+    for part in location[1:-1]:
+        fields = getattr(model, "model_fields", None)
+        if not isinstance(fields, dict) or part not in fields:
+            return ()
+        model = fields[part].annotation
+    fields = getattr(model, "model_fields", None)
+    return tuple(fields) if isinstance(fields, dict) else ()
 
 
 def validation_failed(issues: Sequence[ValidationIssue]) -> ApiError:
@@ -197,9 +224,9 @@ async def _on_rule_error(_request: Request, exc: Exception) -> Response:
     return ErrorJSONResponse(body, status_code=400)
 
 
-async def _on_validation_error(_request: Request, exc: Exception) -> Response:
+async def _on_validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
-    error = validation_failed([_issue(dict(item)) for item in exc.errors()])
+    error = validation_failed([_issue(dict(item), request) for item in exc.errors()])
     return error_response(error.status, error.message, error.errors)
 
 

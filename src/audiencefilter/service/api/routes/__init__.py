@@ -1,20 +1,23 @@
 """One router per resource. `ROUTERS` is what the application mounts under `/v4`.
 
 `audiences.router` comes before `members.router`, and inside it `POST /audiences/preview` is
-declared before the `/{id}` routes, so no path parameter ever swallows a fixed segment.
+declared before the `/{id}` routes, so no path parameter ever swallows a fixed segment; for the
+same reason `imports.router` (`/contacts/import`) comes before `contacts.router`.
 """
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import actions, audiences, contacts, lists, members
+from . import actions, audiences, contacts, exports, imports, lists, members
 
 ROUTERS: tuple[APIRouter, ...] = (
     lists.router,
     lists.projects_router,
+    imports.router,
     contacts.router,
     actions.router,
     audiences.router,
     members.router,
+    exports.router,
 )

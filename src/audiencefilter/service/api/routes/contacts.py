@@ -8,9 +8,10 @@ A public key's sign-up answers 201 with the email and list it sent, whether the 
 or already listed (then left unchanged): no answer tells a page's visitors who is on the list or
 which audiences exist.
 
-The listing also takes a where clause (`filters`, JSON), read by the filter library and ANDed
-with the other query filters; an invalid one is a 400 with the library's
-problems. Every contact returned carries its position and its audiences (`domain/pages.py`).
+The listing also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
+audiences do), read by the filter library and ANDed with the other query filters; an invalid one
+is a 400 with the library's problems. Every contact returned carries its position and its
+audiences (`domain/pages.py`).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def _filters(query: ContactQuery) -> list[ColumnElement[bool]]:
         value = getattr(query, field)
         if value is not None:
             where.append(getattr(Contact, field).is_(value))
-    flt = read_filters(query.filters, None).filter
+    flt = read_filters(query.filters, query.filtersText).filter
     if flt is not None:
         where.append(flt.to_sqlalchemy(Contact, now=clock.now()))
     return where

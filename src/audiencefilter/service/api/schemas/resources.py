@@ -38,6 +38,7 @@ from ...domain.contact_fields import (
     StartFrom,
     Url,
 )
+from ...http.errors import ValidationIssue
 from ...http.origins import MAX_ORIGINS, Origin, unique_origins
 
 MAX_LIMIT = 20000
@@ -85,6 +86,13 @@ class ContactCreate(_ContactProfile):
 
     email: Email
     listId: Identifier
+
+
+class ContactImportRow(_ContactProfile):
+    """One contact of an import: a contact body whose `listId`, if given, is the import's own."""
+
+    email: Email
+    listId: Identifier = optional("The import's list, if given at all.")
 
 
 class ContactUpdate(_ContactProfile):
@@ -175,6 +183,11 @@ class ContactQuery(PageQuery):
     filters: FilterText | None = Field(
         default=None,
         description="A where clause (JSON) that contacts must also match; blank: no condition.",
+    )
+    filtersText: FilterText | None = Field(
+        default=None,
+        description="The same condition in the filter library's text syntax "
+        '(`points >= 100 and country in ["FR", "DE"]`), instead of `filters`; not both.',
     )
 
 
@@ -337,6 +350,32 @@ class SignUpData(BaseModel):
     contact: SignUpOut
 
 
+class ImportResult(BaseModel):
+    """What became of one row of an import."""
+
+    row: int = Field(description="The row: its 1-based place in the array, or its line number.")
+    status: Literal["created", "exists", "duplicate", "invalid"]
+    id: str | None = Field(
+        default=None, description="The contact created, or the one that has the email already."
+    )
+    sameAsRow: int | None = Field(
+        default=None, description="For a duplicate: the earlier row with the same email."
+    )
+    errors: list[ValidationIssue] | None = Field(
+        default=None, description="For an invalid row: its problems; pointers are in the row."
+    )
+
+
+class ImportData(BaseModel):
+    listId: str
+    rows: int = Field(description="Rows received.")
+    created: int
+    exists: int = Field(description="Rows whose email a contact of the list already has.")
+    duplicate: int = Field(description="Rows whose email an earlier row of the import has.")
+    invalid: int
+    results: list[ImportResult]
+
+
 class Health(BaseModel):
     status: str
 
@@ -358,3 +397,4 @@ ListsResponse = envelope("ListsResponse", ListsData)
 ProjectsResponse = envelope("ProjectsResponse", ProjectsData)
 ActionResponse = envelope("ActionResponse", ActionData)
 ActionsResponse = envelope("ActionsResponse", ActionsData)
+ImportResponse = envelope("ImportResponse", ImportData)

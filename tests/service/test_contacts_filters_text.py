@@ -1,0 +1,48 @@
+"""`GET /v4/contacts?filtersText=`: the text syntax, as audiences take it, beside `filters`."""
+
+from __future__ import annotations
+
+from .conftest import Tenant
+
+
+def _emails(tenant: Tenant, list_id: str, **params: str) -> list[str]:
+    data = tenant.ok(
+        "GET", "/v4/contacts", params={"listId": list_id, "sort": "email", "order": "asc", **params}
+    )
+    return [contact["email"] for contact in data["contacts"]]
+
+
+def test_text_and_json_select_the_same_contacts(tenant: Tenant) -> None:
+    lst = tenant.new_list()
+    tenant.new_contact(lst["id"], "ada@example.com", points=120, country="FR")
+    tenant.new_contact(lst["id"], "bob@example.com", points=120, country="US")
+    tenant.new_contact(lst["id"], "cy@example.com", points=10, country="FR", data={"plan": "pro"})
+    text = _emails(tenant, lst["id"], filtersText='points >= 100 and country in ["FR", "DE"]')
+    json = _emails(
+        tenant, lst["id"], filters='{"points": {"gte": 100}, "country": {"in": ["FR", "DE"]}}'
+    )
+    assert text == json == ["ada@example.com"]
+    assert _emails(tenant, lst["id"], filtersText='data.plan = "pro"') == ["cy@example.com"]
+    assert len(_emails(tenant, lst["id"], filtersText="  ")) == 3  # blank: no condition
+
+
+def test_both_forms_is_an_error(tenant: Tenant) -> None:
+    lst = tenant.new_list()
+    response = tenant.call(
+        "GET",
+        "/v4/contacts",
+        params={"listId": lst["id"], "filters": "{}", "filtersText": "points > 1"},
+    )
+    assert response.status_code == 400
+    assert response.json() == {"error": "Send either filters or filtersText, not both"}
+
+
+def test_an_invalid_text_filter_is_located(tenant: Tenant) -> None:
+    lst = tenant.new_list()
+    response = tenant.call(
+        "GET", "/v4/contacts", params={"listId": lst["id"], "filtersText": "points >= lots"}
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"].startswith("Invalid filters")
+    assert body["details"][0]["line"] == 1 and body["details"][0]["column"] == 11
