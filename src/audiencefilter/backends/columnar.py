@@ -55,7 +55,6 @@ import functools
 import json
 import math
 import operator
-import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
@@ -67,6 +66,7 @@ from ..errors import FrameError
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.values import double_exact, doubles_around
 from ..language.visitor import Visitor
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
@@ -478,44 +478,23 @@ def _out_of_range(op: Op, n: int, low: int, high: int) -> bool | None:
 def _float_comparison(column: pl.Expr, op: Op, value: Any) -> pl.Expr:
     """`column op value` for a Float64 column, exactly."""
     if op in (Op.IN, Op.NOT_IN):
-        exact = [float(v) for v in value if _float_exact(v)]
+        exact = [float(v) for v in value if double_exact(v)]
         found = column.is_in(pl.Series(exact, dtype=pl.Float64).implode()) if exact else None
         if found is None:
             found = _where_present(column, False)
         found = _nan_is_false(column, found)
         return found if op is Op.IN else ~found
-    if _float_exact(value):
+    if double_exact(value):
         result = _compare(column, op, pl.lit(float(value), dtype=pl.Float64))
     elif op is Op.EQUALS:
         result = _where_present(column, False)
     else:
-        below, above = _floats_around(value)
+        below, above = doubles_around(value)
         if op in (Op.GT, Op.GTE):  # x >= n <=> x > n: no float equals n
             result = column > pl.lit(below, dtype=pl.Float64)
         else:
             result = column < pl.lit(above, dtype=pl.Float64)
     return _nan_is_false(column, result)
-
-
-def _float_exact(value: Any) -> bool:
-    """Whether a float holds exactly this number (every float does; most big integers do not)."""
-    if isinstance(value, float):
-        return True
-    try:
-        return bool(int(float(value)) == value)
-    except OverflowError:
-        return False
-
-
-def _floats_around(n: Any) -> tuple[float, float]:
-    """The floats just below and just above an integer no float represents."""
-    try:
-        near = float(n)
-    except OverflowError:
-        return (sys.float_info.max, math.inf) if n > 0 else (-math.inf, -sys.float_info.max)
-    if near > n:
-        return math.nextafter(near, -math.inf), near
-    return near, math.nextafter(near, math.inf)
 
 
 def _nan_is_false(column: pl.Expr, result: pl.Expr) -> pl.Expr:

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.values import double_exact, doubles_around
 from ..language.visitor import Visitor
 from .sql.dialects import DIALECTS
 from .sql.dialects.spark import fold_refusal
@@ -360,42 +361,21 @@ def _out_of_range(op: Op, n: int, low: int, high: int) -> bool | None:
 
 def _double_comparison(column: Column, op: Op, value: Any) -> Column:
     if op in (Op.IN, Op.NOT_IN):
-        exact = list(dict.fromkeys(float(v) for v in value if _double_exact(v)))
+        exact = list(dict.fromkeys(float(v) for v in value if double_exact(v)))
         found = column.isin(exact) if exact else _where_present(column, False)
         found = _nan_is_false(column, found)
         return found if op is Op.IN else ~found
-    if _double_exact(value):
+    if double_exact(value):
         result = _COMPARE[op](column, F.lit(float(value)))
     elif op is Op.EQUALS:
         result = _where_present(column, False)
     else:
-        below, above = _doubles_around(value)
+        below, above = doubles_around(value)
         if op in (Op.GT, Op.GTE):  # x >= n <=> x > n: no double equals n
             result = column > F.lit(below)
         else:
             result = column < F.lit(above)
     return _nan_is_false(column, result)
-
-
-def _double_exact(value: Any) -> bool:
-    """Whether a double holds exactly this number (every float does; most big integers do not)."""
-    if isinstance(value, float):
-        return True
-    try:
-        return bool(int(float(value)) == value)
-    except OverflowError:
-        return False
-
-
-def _doubles_around(n: int) -> tuple[float, float]:
-    """The doubles just below and just above an integer no double represents."""
-    try:
-        near = float(n)
-    except OverflowError:
-        return (sys.float_info.max, math.inf) if n > 0 else (-math.inf, -sys.float_info.max)
-    if near > n:
-        return math.nextafter(near, -math.inf), near
-    return near, math.nextafter(near, math.inf)
 
 
 def _nan_is_false(column: Column, result: Column) -> Column:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -127,3 +128,26 @@ def holds(op: Op, value: Any, literal: Any, insensitive: bool = False) -> bool:
     if insensitive:
         value = fold(value)
     return bool(_TESTS[op](value, literal))
+
+
+def double_exact(value: object) -> bool:
+    """Whether a double (Python's float) holds exactly this number: every float does, most
+    integers beyond 2^53 do not. Engines that compare numbers as doubles need to know."""
+    if isinstance(value, float):
+        return True
+    try:
+        return bool(int(float(value)) == value)  # type: ignore[arg-type]
+    except OverflowError:
+        return False
+
+
+def doubles_around(n: int) -> tuple[float, float]:
+    """The doubles just below and just above an integer no double represents, so that
+    `x > n` and `x < n` can be written exactly against a column of doubles."""
+    try:
+        near = float(n)
+    except OverflowError:
+        return (sys.float_info.max, math.inf) if n > 0 else (-math.inf, -sys.float_info.max)
+    if near > n:
+        return math.nextafter(near, -math.inf), near
+    return near, math.nextafter(near, math.inf)

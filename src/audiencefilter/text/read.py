@@ -54,18 +54,6 @@ SPELLINGS: dict[Op, str] = {
 _OPERATORS: dict[str, tuple[Op, bool]] = {text: (op, False) for op, text in SPELLINGS.items()}
 _OPERATORS.update({"==": (Op.EQUALS, False), "!=": (Op.EQUALS, True)})
 
-_EXPECTED = {
-    FieldType.STRING: "a string",
-    FieldType.NUMBER: "a number",
-    FieldType.BOOLEAN: "true or false",
-    FieldType.DATETIME: "an ISO 8601 date-time",
-}
-_PLURAL = {
-    FieldType.STRING: "strings",
-    FieldType.NUMBER: "numbers",
-    FieldType.BOOLEAN: "booleans",
-    FieldType.DATETIME: "date-times",
-}
 _DATETIME_HINT = "write e.g. 2025-01-31, 2025-01-31T09:30:00Z or 2025-01-31T09:30:00+02:00"
 
 _INVALID: Any = object()
