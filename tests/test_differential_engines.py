@@ -325,11 +325,22 @@ def _tiny_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
 
 
 @pytest.mark.disagreement("tiny floats in bound parameters")
-@pytest.mark.xfail(reason="disagreement: tiny floats in bound parameters", strict=True)
+@pytest.mark.xfail(
+    reason="disagreement: SQLite's JSON parser misreads some numbers near 1e-300 "
+    "(docs/backends.md); MariaDB's bound tiny floats are fixed",
+    strict=True,
+)
 @settings(max_examples=EXAMPLES)
 @given(_tiny_case())
 @example(({"points": {"lt": 5e-324}}, _ids([{"points": 0}])))
 @example(({"data": {"path": ["a"], "equals": 5e-324}}, _data_rows([5e-324])))
+# Pinned so that the documented SQLite limit fails every run, not only when drawn.
+@example(
+    (
+        {"data": {"path": ["a"], "equals": 4.779558636239333e-301}},
+        _data_rows([4.779558636239333e-301]),
+    )
+)
 def test_tiny_floats(engines: Engines, case: tuple[dict[str, Any], Records]) -> None:
     engines.require("mysql")
     where, records = case

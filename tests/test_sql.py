@@ -152,7 +152,15 @@ def test_unknown_dialect_names_the_known_ones() -> None:
 def test_dialect_aliases() -> None:
     assert get_dialect("postgres") is get_dialect("postgresql")
     assert get_dialect("mariadb") is get_dialect("mysql")
-    assert set(DIALECTS) == {"postgresql", "postgres", "sqlite", "mysql", "mariadb", "duckdb", "spark"}
+    assert set(DIALECTS) == {
+        "postgresql",
+        "postgres",
+        "sqlite",
+        "mysql",
+        "mariadb",
+        "duckdb",
+        "spark",
+    }
 
 
 @pytest.mark.parametrize(
