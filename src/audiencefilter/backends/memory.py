@@ -292,14 +292,12 @@ class _Builder:
             guard = ast.BoolOp(
                 op=ast.And(),
                 values=[
-                    # A failed test mostly meets another string: its class test ends the
-                    # guard at once, before the null test.
+                    _compare(value, ast.IsNot(), ast.Constant(None)),
                     _compare(
                         ast.Attribute(value=value, attr="__class__", ctx=ast.Load()),
                         ast.IsNot(),
                         _name("_str"),
                     ),
-                    _compare(value, ast.IsNot(), ast.Constant(None)),
                     ast.UnaryOp(op=ast.Not(), operand=_call(_name(_PRESENT[kind]), value)),
                 ],
             )
