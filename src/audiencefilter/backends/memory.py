@@ -389,9 +389,9 @@ class _Builder:
 
         An ordering compares any two aware date-times as instants, so an aware value passes
         through; the fast version lets every value through (whatever is not an aware
-        date-time raises `TypeError` there, which sends the record to the exact version). Equality and `in`
-        need the UTC instant (see `record_datetime`): a value in UTC passes, any other is
-        converted.
+        date-time raises `TypeError` there, which sends the record to the exact version).
+        Equality and `in` need the UTC instant (see `record_datetime`): a value in UTC passes,
+        any other is converted.
         """
         if self.fast and ordering:
             return value
