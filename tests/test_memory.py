@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import OrderedDict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from types import MappingProxyType
 from zoneinfo import ZoneInfo
 
 import pytest
 
 import audiencefilter as af
+from audiencefilter.language.values import record_datetime
 
 
 def test_missing_key_is_null() -> None:
@@ -188,3 +189,48 @@ def test_right_typed_values_of_every_kind_still_compare() -> None:
     assert af.parse({"isVerified": False}).matches({"isVerified": False})
     assert af.parse({"company": None}).matches({"company": None})
     assert af.parse({"company": {"not": None}}).matches({"company": 5})  # a null test reads no type
+
+
+class _Stamp(datetime):
+    """A datetime subclass, as some data libraries hand out."""
+
+
+_ORDERED = [
+    datetime(2025, 1, 1, 12, tzinfo=UTC),
+    datetime(2025, 1, 1, 13, tzinfo=timezone(timedelta(hours=2))),
+    datetime(2025, 1, 1, 12),
+    _Stamp(2025, 1, 1, 12, tzinfo=timezone(timedelta(hours=-1))),
+    _Stamp(2025, 1, 1, 11),
+    "2025-01-01T12:00:00Z",
+    "2025-01-01T11:00:00",
+    "2025-01-01",
+    None,
+]
+
+
+@pytest.mark.parametrize("value", _ORDERED, ids=repr)
+@pytest.mark.parametrize("op", ["gt", "gte", "lt", "lte"])
+def test_datetime_ordering_fast_path_answers_as_normalized_instants(op: str, value: object) -> None:
+    # The compiled function compares a record's datetime as it comes; whatever it cannot
+    # compare (naive, text) goes through the normalizing version: the answers are those of
+    # the UTC instants.
+    since = datetime(2025, 1, 1, 12, tzinfo=UTC)
+    flt = af.parse({"createdAt": {op: "2025-01-01T12:00:00Z"}})
+    if value is None:
+        assert not flt.matches({"createdAt": value})
+        return
+    instant = record_datetime(value)
+    expected = {
+        "gt": instant > since,
+        "gte": instant >= since,
+        "lt": instant < since,
+        "lte": instant <= since,
+    }[op]
+    assert flt.matches({"createdAt": value}) is expected
+
+
+@pytest.mark.parametrize("value", [date(2025, 1, 1), 20250101, True, "soon"], ids=repr)
+def test_datetime_ordering_of_a_wrong_type_raises_record_error(value: object) -> None:
+    flt = af.parse({"createdAt": {"gte": "2025-01-01T00:00:00Z"}})
+    with pytest.raises(af.RecordError, match="createdAt"):
+        flt.matches({"createdAt": value})

@@ -16,10 +16,12 @@ Design choices:
     "is TRUE" position), which is most of the common filters.
   - Along a chain of conjuncts, a field already read and known to be present is not read or
     tested again: `points >= 100 and points < 1000` reads `points` once.
-  - Date-time ordering trusts an exact `datetime` as it is. A naive one cannot be ordered
-    against an aware instant and raises `TypeError`, and then the record is evaluated again
-    by the exact version of the function, which normalizes every value; so the answer is the
-    same, and the common case skips a time-zone check per record.
+  - Date-time ordering compares the record's value as it is, as a hand-written lambda does.
+    An aware `datetime` (or subclass) orders as its instant; anything else (a naive one, ISO
+    text, a wrong type) cannot be ordered against the aware literal and raises `TypeError`,
+    and then the record is evaluated again by the exact version of the function, which
+    normalizes every value or names the field; so the answer is the same, and the common case
+    skips a type and time-zone check per record.
 - A record whose value has the wrong type ends in `RecordError` naming the field, raised by the
   exact version; the `try` costs nothing on the normal path. Where Python would compare a
   wrong type quietly (`True == 1`, `"1" == 1`, `True > 0`), the read tests the exact type
@@ -386,16 +388,16 @@ class _Builder:
         normalized by a helper call.
 
         An ordering compares any two aware date-times as instants, so an aware value passes
-        through; the fast version lets any exact `datetime` through (a naive one raises
-        `TypeError` there, which sends the record to the exact version). Equality and `in`
-        need the UTC instant (see `record_datetime`): a value in UTC passes, any other is
-        converted.
+        through; the fast version lets every value through (whatever is not an aware
+        date-time raises `TypeError` there, which sends the record to the exact version).
+        Equality and `in` need the UTC instant (see `record_datetime`): a value in UTC passes,
+        any other is converted.
         """
+        if self.fast and ordering:
+            return value
         exact_type = _compare(_call(_name("type"), value), ast.Is(), _name("_datetime"))
         zone = ast.Attribute(value=value, attr="tzinfo", ctx=ast.Load())
-        if self.fast and ordering:
-            is_aware = exact_type
-        elif ordering:
+        if ordering:
             has_zone = _compare(zone, ast.IsNot(), ast.Constant(None))
             is_aware = ast.BoolOp(op=ast.And(), values=[exact_type, has_zone])
         else:
