@@ -59,28 +59,37 @@ def _comparison_builder() -> Callable[..., Comparison]:
     """`Comparison(field, op, value, insensitive=False)` without the dataclass `__init__`.
 
     A frozen dataclass sets each field through `object.__setattr__`, five Python-level calls
-    that cost as much as a third of reading a typical filter. A slotted class's own slot
-    descriptors set them directly. Only while `Comparison` is exactly the frozen slotted class
-    of those five fields with no `__post_init__`; otherwise the class itself is used.
+    that cost as much as a third of reading a typical filter. Instead the fields are stored in
+    a mutable twin of the same slots, whose plain attribute stores are the interpreter's
+    fastest, and the object then becomes a `Comparison` (`__class__` assignment, allowed
+    between classes of the same layout). Only while `Comparison` is exactly the frozen slotted
+    class of those five fields with no `__post_init__`, and Python accepts the assignment;
+    otherwise the class itself is used.
     """
     names = tuple(f.name for f in dataclasses.fields(Comparison))
     plain = names == ("field", "op", "value", "insensitive", "path")
     if not plain or hasattr(Comparison, "__post_init__") or "__slots__" not in vars(Comparison):
         return Comparison
+
+    class Twin:
+        __slots__ = names
+
     new = object.__new__
-    set_field, set_op, set_value, set_insensitive, set_path = (
-        vars(Comparison)[name].__set__ for name in names
-    )
 
     def build(field: str, op: Op, value: Any, insensitive: bool = False) -> Comparison:
-        node = new(Comparison)
-        set_field(node, field)
-        set_op(node, op)
-        set_value(node, value)
-        set_insensitive(node, insensitive)
-        set_path(node, ())
-        return node
+        node: Any = new(Twin)
+        node.field = field
+        node.op = op
+        node.value = value
+        node.insensitive = insensitive
+        node.path = ()
+        node.__class__ = Comparison
+        return node  # type: ignore[no-any-return]
 
+    try:
+        build("field", _EQUALS, 0)
+    except TypeError:  # a layout Python will not swap
+        return Comparison
     return build
 
 
@@ -160,6 +169,20 @@ class _Walk:
         field = self.fields.get(key)
         if field is not None:
             if type(value) is dict:
+                if len(value) == 1:  # one operator: `operators` inlined for what is common
+                    for key, operand in value.items():
+                        op = self.accepted[field.name].get(key)
+                        kind = type(operand)
+                        expected = field.type
+                        if op is None:
+                            if key == "not" and operand is None and depth < self.max_depth:
+                                self.keys += 1
+                                return Not(IsNull(field.name))
+                        elif (kind is int and expected is _NUMBER) or (
+                            kind is bool and expected is _BOOLEAN
+                        ):
+                            self.keys += 1
+                            return _Comparison(field.name, op, operand)
                 nodes = self.operators(field, value, depth, False, False)
                 return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
             if value is None:
