@@ -106,6 +106,13 @@ def test_accelerated_parse_equals_the_plain_reader_on_noise(
         "{" * 2000,
         '{"NOT": ' * 40 + "{}" + "}" * 40,
         '{"points": {"in": [' + ", ".join(["1"] * 1001) + "]}}",
+        # `in` and `notIn` take an array: a lone literal is an error, not a comparison.
+        '{"email": {"in": "abc"}}',
+        '{"email": {"notIn": "abc", "mode": "insensitive"}}',
+        '{"points": {"in": 3}}',
+        '{"points": {"notIn": 3, "gt": 1}}',
+        '{"createdAt": {"in": "2025-01-01"}}',
+        '{"NOT": {"points": {"in": 3}}}',
     ],
 )
 def test_accelerated_parse_equals_the_plain_reader_on_edge_cases(text: str) -> None:

@@ -170,23 +170,41 @@ class _Walk:
         if field is not None:
             if type(value) is dict:
                 if len(value) == 1:  # one operator: `operators` inlined for what is common
-                    for key, operand in value.items():
-                        op = self.accepted[field.name].get(key)
+                    for name, operand in value.items():
+                        op = self.accepted[field.name].get(name)
                         kind = type(operand)
                         expected = field.type
                         if op is None:
-                            if key == "not" and operand is None and depth < self.max_depth:
+                            if name == "not" and operand is None and depth < self.max_depth:
                                 self.keys += 1
                                 return Not(IsNull(field.name))
+                        elif op in _LISTS:
+                            pass
                         elif (kind is int and expected is _NUMBER) or (
                             kind is bool and expected is _BOOLEAN
                         ):
                             self.keys += 1
                             return _Comparison(field.name, op, operand)
+                        elif kind is str and expected is _STRING and operand.isascii():
+                            self.keys += 1
+                            self.colons += operand.count(":")
+                            folded = is_insensitive(_STRING, op, False)
+                            return _Comparison(field.name, op, operand, folded)
+                        elif kind is str and expected is _DATETIME:
+                            try:
+                                instant = parse_datetime(operand)
+                            except ValueError:
+                                raise _GiveUp from None
+                            self.keys += 1
+                            self.colons += operand.count(":")
+                            return _Comparison(field.name, op, instant)
                 nodes = self.operators(field, value, depth, False, False)
                 return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
             if value is None:
                 return IsNull(field.name)
+            kind = type(value)
+            if (kind is bool and field.type is _BOOLEAN) or (kind is int and field.type is _NUMBER):
+                return _Comparison(field.name, _EQUALS, value)  # `literal` inlined
             return _Comparison(field.name, _EQUALS, self.literal(field, value))
         if key == "AND":
             return all_of(tuple(self.group(value, depth + 1)))
@@ -239,7 +257,7 @@ class _Walk:
         nodes: list[Node] = []
         for key, value in obj.items():
             op = accepted.get(key)
-            if op is not None:
+            if op is not None and op not in _LISTS:
                 kind = type(value)
                 # The literals that are their own value, inlined; the rest through `literal`.
                 if kind is str and expected is _STRING and value.isascii():
@@ -252,6 +270,8 @@ class _Walk:
                     nodes.append(_Comparison(field.name, op, value))
                 else:
                     nodes.append(self.comparison(field, op, value, insensitive))
+            elif op is not None:  # `in` or `notIn`
+                nodes.append(self.comparison(field, op, value, insensitive))
             elif key == "not":
                 if depth + 1 > self.max_depth:
                     raise _GiveUp
