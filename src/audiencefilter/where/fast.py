@@ -35,6 +35,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..filter import Filter
 from ..language.conditions import is_insensitive
 from ..language.fields import Field, FieldType, Op, Schema
 from ..language.limits import Limits
@@ -96,15 +97,48 @@ def _comparison_builder() -> Callable[..., Comparison]:
 _Comparison = _comparison_builder()
 
 
+def _filter_builder() -> Callable[[Node, Schema], Filter]:
+    """`Filter(root, schema)` without the dataclass `__init__`: a frozen dataclass without
+    slots keeps its fields in the instance `__dict__`, which is filled directly instead of
+    through two `object.__setattr__` calls. Only while `Filter` is exactly that class of those
+    two fields with no `__post_init__`; otherwise the class itself is used."""
+    names = tuple(f.name for f in dataclasses.fields(Filter))
+    if (
+        names != ("root", "schema")
+        or hasattr(Filter, "__post_init__")
+        or "__slots__" in vars(Filter)
+    ):
+        return Filter
+    new = object.__new__
+
+    def build(root: Node, schema: Schema) -> Filter:
+        made = new(Filter)
+        fields = made.__dict__
+        fields["root"] = root
+        fields["schema"] = schema
+        return made
+
+    return build
+
+
+filter_of = _filter_builder()
+"""`Filter(root, schema)`, built the cheap way when the class allows it."""
+
+
 class _GiveUp(Exception):
     """The input is not an ordinary valid filter: the plain reader must read it."""
 
 
 def read_fast(text: str, schema: Schema, limits: Limits) -> Node | None:
     """The AST of a valid, ordinary filter in JSON text; None to take the plain reader."""
-    if "\\" in text or not fits(text, limits) or text.startswith("\ufeff"):
+    if "\\" in text or not fits(text, limits):
         return None
-    start = 0 if text[:1] == "{" else SKIP_SPACE(text, 0).end()  # type: ignore[union-attr]
+    if text[:1] == "{":
+        start = 0
+    elif text.startswith("\ufeff"):
+        return None
+    else:
+        start = SKIP_SPACE(text, 0).end()  # type: ignore[union-attr]
     try:
         data, end = SCAN_PLAIN(text, start)
     except (StopIteration, ValueError, RecursionError):
