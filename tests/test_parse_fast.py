@@ -106,6 +106,13 @@ def test_accelerated_parse_equals_the_plain_reader_on_noise(
         "{" * 2000,
         '{"NOT": ' * 40 + "{}" + "}" * 40,
         '{"points": {"in": [' + ", ".join(["1"] * 1001) + "]}}",
+        # `in` and `notIn` take an array: a lone literal is an error, not a comparison.
+        '{"email": {"in": "abc"}}',
+        '{"email": {"notIn": "abc", "mode": "insensitive"}}',
+        '{"points": {"in": 3}}',
+        '{"points": {"notIn": 3, "gt": 1}}',
+        '{"createdAt": {"in": "2025-01-01"}}',
+        '{"NOT": {"points": {"in": 3}}}',
     ],
 )
 def test_accelerated_parse_equals_the_plain_reader_on_edge_cases(text: str) -> None:
@@ -140,3 +147,14 @@ def test_the_accelerator_builds_comparisons_equal_to_the_class() -> None:
     assert fast._Comparison("points", af.Op.GT, 1) == af.Comparison("points", af.Op.GT, 1)
     with pytest.raises(AttributeError):
         built.value = "y"  # type: ignore[misc]
+
+
+def test_the_accelerator_builds_filters_equal_to_the_class() -> None:
+    root = af.Comparison("points", af.Op.GT, 1)
+    built = fast.filter_of(root, af.CONTACT)
+    made = af.Filter(root, af.CONTACT)
+    assert type(built) is af.Filter
+    assert built == made and hash(built) == hash(made) and repr(built) == repr(made)
+    assert built.matches({"points": 2}) and not built.matches({"points": 1})
+    with pytest.raises(AttributeError):
+        built.root = root  # type: ignore[misc]

@@ -35,6 +35,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..filter import Filter
 from ..language.conditions import is_insensitive
 from ..language.fields import Field, FieldType, Op, Schema
 from ..language.limits import Limits
@@ -59,32 +60,69 @@ def _comparison_builder() -> Callable[..., Comparison]:
     """`Comparison(field, op, value, insensitive=False)` without the dataclass `__init__`.
 
     A frozen dataclass sets each field through `object.__setattr__`, five Python-level calls
-    that cost as much as a third of reading a typical filter. A slotted class's own slot
-    descriptors set them directly. Only while `Comparison` is exactly the frozen slotted class
-    of those five fields with no `__post_init__`; otherwise the class itself is used.
+    that cost as much as a third of reading a typical filter. Instead the fields are stored in
+    a mutable twin of the same slots, whose plain attribute stores are the interpreter's
+    fastest, and the object then becomes a `Comparison` (`__class__` assignment, allowed
+    between classes of the same layout). Only while `Comparison` is exactly the frozen slotted
+    class of those five fields with no `__post_init__`, and Python accepts the assignment;
+    otherwise the class itself is used.
     """
     names = tuple(f.name for f in dataclasses.fields(Comparison))
     plain = names == ("field", "op", "value", "insensitive", "path")
     if not plain or hasattr(Comparison, "__post_init__") or "__slots__" not in vars(Comparison):
         return Comparison
+
+    class Twin:
+        __slots__ = names
+
     new = object.__new__
-    set_field, set_op, set_value, set_insensitive, set_path = (
-        vars(Comparison)[name].__set__ for name in names
-    )
 
     def build(field: str, op: Op, value: Any, insensitive: bool = False) -> Comparison:
-        node = new(Comparison)
-        set_field(node, field)
-        set_op(node, op)
-        set_value(node, value)
-        set_insensitive(node, insensitive)
-        set_path(node, ())
-        return node
+        node: Any = new(Twin)
+        node.field = field
+        node.op = op
+        node.value = value
+        node.insensitive = insensitive
+        node.path = ()
+        node.__class__ = Comparison
+        return node  # type: ignore[no-any-return]
 
+    try:
+        build("field", _EQUALS, 0)
+    except TypeError:  # a layout Python will not swap
+        return Comparison
     return build
 
 
 _Comparison = _comparison_builder()
+
+
+def _filter_builder() -> Callable[[Node, Schema], Filter]:
+    """`Filter(root, schema)` without the dataclass `__init__`: a frozen dataclass without
+    slots keeps its fields in the instance `__dict__`, which is filled directly instead of
+    through two `object.__setattr__` calls. Only while `Filter` is exactly that class of those
+    two fields with no `__post_init__`; otherwise the class itself is used."""
+    names = tuple(f.name for f in dataclasses.fields(Filter))
+    if (
+        names != ("root", "schema")
+        or hasattr(Filter, "__post_init__")
+        or "__slots__" in vars(Filter)
+    ):
+        return Filter
+    new = object.__new__
+
+    def build(root: Node, schema: Schema) -> Filter:
+        made = new(Filter)
+        fields = made.__dict__
+        fields["root"] = root
+        fields["schema"] = schema
+        return made
+
+    return build
+
+
+filter_of = _filter_builder()
+"""`Filter(root, schema)`, built the cheap way when the class allows it."""
 
 
 class _GiveUp(Exception):
@@ -93,9 +131,14 @@ class _GiveUp(Exception):
 
 def read_fast(text: str, schema: Schema, limits: Limits) -> Node | None:
     """The AST of a valid, ordinary filter in JSON text; None to take the plain reader."""
-    if "\\" in text or not fits(text, limits) or text.startswith("\ufeff"):
+    if "\\" in text or not fits(text, limits):
         return None
-    start = 0 if text[:1] == "{" else SKIP_SPACE(text, 0).end()  # type: ignore[union-attr]
+    if text[:1] == "{":
+        start = 0
+    elif text.startswith("\ufeff"):
+        return None
+    else:
+        start = SKIP_SPACE(text, 0).end()  # type: ignore[union-attr]
     try:
         data, end = SCAN_PLAIN(text, start)
     except (StopIteration, ValueError, RecursionError):
@@ -160,10 +203,42 @@ class _Walk:
         field = self.fields.get(key)
         if field is not None:
             if type(value) is dict:
+                if len(value) == 1:  # one operator: `operators` inlined for what is common
+                    for name, operand in value.items():
+                        op = self.accepted[field.name].get(name)
+                        kind = type(operand)
+                        expected = field.type
+                        if op is None:
+                            if name == "not" and operand is None and depth < self.max_depth:
+                                self.keys += 1
+                                return Not(IsNull(field.name))
+                        elif op in _LISTS:
+                            pass
+                        elif (kind is int and expected is _NUMBER) or (
+                            kind is bool and expected is _BOOLEAN
+                        ):
+                            self.keys += 1
+                            return _Comparison(field.name, op, operand)
+                        elif kind is str and expected is _STRING and operand.isascii():
+                            self.keys += 1
+                            self.colons += operand.count(":")
+                            folded = is_insensitive(_STRING, op, False)
+                            return _Comparison(field.name, op, operand, folded)
+                        elif kind is str and expected is _DATETIME:
+                            try:
+                                instant = parse_datetime(operand)
+                            except ValueError:
+                                raise _GiveUp from None
+                            self.keys += 1
+                            self.colons += operand.count(":")
+                            return _Comparison(field.name, op, instant)
                 nodes = self.operators(field, value, depth, False, False)
                 return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
             if value is None:
                 return IsNull(field.name)
+            kind = type(value)
+            if (kind is bool and field.type is _BOOLEAN) or (kind is int and field.type is _NUMBER):
+                return _Comparison(field.name, _EQUALS, value)  # `literal` inlined
             return _Comparison(field.name, _EQUALS, self.literal(field, value))
         if key == "AND":
             return all_of(tuple(self.group(value, depth + 1)))
@@ -216,7 +291,7 @@ class _Walk:
         nodes: list[Node] = []
         for key, value in obj.items():
             op = accepted.get(key)
-            if op is not None:
+            if op is not None and op not in _LISTS:
                 kind = type(value)
                 # The literals that are their own value, inlined; the rest through `literal`.
                 if kind is str and expected is _STRING and value.isascii():
@@ -229,6 +304,8 @@ class _Walk:
                     nodes.append(_Comparison(field.name, op, value))
                 else:
                     nodes.append(self.comparison(field, op, value, insensitive))
+            elif op is not None:  # `in` or `notIn`
+                nodes.append(self.comparison(field, op, value, insensitive))
             elif key == "not":
                 if depth + 1 > self.max_depth:
                     raise _GiveUp

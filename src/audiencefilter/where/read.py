@@ -75,7 +75,7 @@ def parse(
     if fast.ENABLED and type(where) is str:
         root = fast.read_fast(where, schema, limits)
         if root is not None:
-            return Filter(root, schema)
+            return fast.filter_of(root, schema)
     return read_plain(where, schema, limits)
 
 
