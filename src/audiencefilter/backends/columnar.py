@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import operator
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -66,7 +65,13 @@ from ..errors import FrameError
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
-from ..language.values import double_exact, doubles_around
+from ..language.values import (
+    as_integer,
+    double_exact,
+    doubles_around,
+    integer_bound,
+    out_of_range,
+)
 from ..language.visitor import Visitor
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
@@ -105,7 +110,6 @@ _ACCEPTED = {
     FieldType.JSON: "String (JSON text), Struct or Object",
 }
 _FEW = 8
-_FLIP_STRICT = {Op.GT: Op.GT, Op.GTE: Op.GT, Op.LT: Op.LTE, Op.LTE: Op.LTE}
 
 
 def to_polars(
@@ -419,34 +423,19 @@ def _integer_comparison(
     """`column op value` for a column of integers in `low..high` and an exact number (an int,
     float or Fraction, or a tuple of them), without rounding either."""
     if op in (Op.IN, Op.NOT_IN):
-        exact = [v for v in (_as_integer(x) for x in value) if v is not None and low <= v <= high]
+        exact = [v for v in (as_integer(x) for x in value) if v is not None and low <= v <= high]
         found = column.is_in(pl.Series(exact, dtype=dtype).implode()) if exact else None
         if found is None:  # no value the column can hold: FALSE where present
             found = _where_present(column, False)
         return found if op is Op.IN else ~found
-    bound = _integer_bound(op, value)
+    bound = integer_bound(op, value)
     if isinstance(bound, bool):
         return _where_present(column, bound)
     op, number = bound
-    always = _out_of_range(op, number, low, high)
+    always = out_of_range(op, number, low, high)
     if always is not None:
         return _where_present(column, always)
     return _compare(column, op, pl.lit(number, dtype=dtype))
-
-
-def _as_integer(value: int | float | Fraction) -> int | None:
-    exact = Fraction(value)
-    return int(exact) if exact.denominator == 1 else None
-
-
-def _integer_bound(op: Op, value: int | float | Fraction) -> tuple[Op, int] | bool:
-    """`x op value` for an integer x, as `x op' n` with an integer n, or a constant."""
-    exact = Fraction(value)
-    if exact.denominator == 1:
-        return op, int(exact)
-    if op is Op.EQUALS:
-        return False
-    return _FLIP_STRICT[op], math.floor(exact)  # x > 2.5 <=> x > 2; x <= 2.5 <=> x <= 2
 
 
 def _scaled(value: Any, factor: int | Fraction) -> Any:
@@ -462,17 +451,6 @@ def _microseconds(value: Any) -> Any:
         return tuple(_microseconds(v) for v in value)
     assert isinstance(value, datetime)
     return (value - _EPOCH) // _MICROSECOND
-
-
-def _out_of_range(op: Op, n: int, low: int, high: int) -> bool | None:
-    """The answer for every value of a column holding `low..high`, when it does not depend on it."""
-    if op is Op.EQUALS:
-        return False if n < low or n > high else None
-    if op in (Op.GT, Op.GTE):
-        first = n + 1 if op is Op.GT else n  # the smallest x that passes
-        return False if first > high else True if first <= low else None
-    last = n - 1 if op is Op.LT else n  # the largest x that passes
-    return False if last < low else True if last >= high else None
 
 
 def _float_comparison(column: pl.Expr, op: Op, value: Any) -> pl.Expr:

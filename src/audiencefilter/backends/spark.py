@@ -31,7 +31,6 @@ Design choices, each keeping the answers identical to the in-memory back-end:
 
 from __future__ import annotations
 
-import math
 import operator
 import os
 import shutil
@@ -42,7 +41,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
-from ..language.values import double_exact, doubles_around
+from ..language.values import (
+    as_integer,
+    double_exact,
+    doubles_around,
+    integer_bound,
+    out_of_range,
+)
 from ..language.visitor import Visitor
 from .sql.dialects import DIALECTS
 from .sql.dialects.spark import fold_refusal
@@ -79,7 +84,6 @@ _INT_RANGES: Mapping[type, tuple[int, int]] = {
     T.IntegerType: (-(2**31), 2**31 - 1),
     T.LongType: (-(2**63), 2**63 - 1),
 }
-_FLIP_STRICT = {Op.GT: Op.GT, Op.GTE: Op.GT, Op.LT: Op.LTE, Op.LTE: Op.LTE}
 _COMPARE: Mapping[Op, Callable[[Any, Any], Any]] = {
     Op.EQUALS: operator.eq,
     Op.GT: operator.gt,
@@ -315,48 +319,18 @@ def _where_present(column: Column, answer: bool) -> Column:
 def _integer_comparison(column: Column, bounds: tuple[int, int], op: Op, value: Any) -> Column:
     low, high = bounds
     if op in (Op.IN, Op.NOT_IN):
-        exact = [v for v in (_as_integer(x) for x in value) if v is not None and low <= v <= high]
+        exact = [v for v in (as_integer(x) for x in value) if v is not None and low <= v <= high]
         found = column.isin(list(dict.fromkeys(exact))) if exact else _where_present(column, False)
         return found if op is Op.IN else ~found
-    bound = _integer_bound(op, value)
+    bound = integer_bound(op, value)
     if isinstance(bound, bool):
         return _where_present(column, bound)
     op, number = bound
-    always = _out_of_range(op, number, low, high)
+    always = out_of_range(op, number, low, high)
     if always is not None:
         return _where_present(column, always)
     result: Column = _COMPARE[op](column, F.lit(number))
     return result
-
-
-def _as_integer(value: Any) -> int | None:
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _integer_bound(op: Op, value: Any) -> tuple[Op, int] | bool:
-    """`x op value` for an integer x, as `x op' n` with an integer n, or a constant."""
-    if isinstance(value, int):
-        return op, value
-    if value.is_integer():
-        return op, int(value)
-    if op is Op.EQUALS:
-        return False
-    return _FLIP_STRICT[op], math.floor(value)  # x > 2.5 <=> x > 2; x <= 2.5 <=> x <= 2
-
-
-def _out_of_range(op: Op, n: int, low: int, high: int) -> bool | None:
-    """The answer for every value of a column holding `low..high`, when it does not depend on it."""
-    if op is Op.EQUALS:
-        return False if n < low or n > high else None
-    if op in (Op.GT, Op.GTE):
-        first = n + 1 if op is Op.GT else n
-        return False if first > high else True if first <= low else None
-    last = n - 1 if op is Op.LT else n
-    return False if last < low else True if last >= high else None
 
 
 def _double_comparison(column: Column, op: Op, value: Any) -> Column:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from .fields import FieldType, Op
@@ -151,3 +152,34 @@ def doubles_around(n: int) -> tuple[float, float]:
     if near > n:
         return math.nextafter(near, -math.inf), near
     return near, math.nextafter(near, math.inf)
+
+
+_FLIP_STRICT = {Op.GT: Op.GT, Op.GTE: Op.GT, Op.LT: Op.LTE, Op.LTE: Op.LTE}
+
+
+def as_integer(value: int | float | Fraction) -> int | None:
+    """The integer an exact number is, or None when it has a fraction."""
+    exact = Fraction(value)
+    return int(exact) if exact.denominator == 1 else None
+
+
+def integer_bound(op: Op, value: int | float | Fraction) -> tuple[Op, int] | bool:
+    """`x op value` for an integer x, as `x op' n` with an integer n, or a constant: how a
+    column of integers compares with any number exactly, without converting either."""
+    exact = Fraction(value)
+    if exact.denominator == 1:
+        return op, int(exact)
+    if op is Op.EQUALS:
+        return False
+    return _FLIP_STRICT[op], math.floor(exact)  # x > 2.5 <=> x > 2; x <= 2.5 <=> x <= 2
+
+
+def out_of_range(op: Op, n: int, low: int, high: int) -> bool | None:
+    """The answer of `x op n` for every x in `low..high`, when it does not depend on x."""
+    if op is Op.EQUALS:
+        return False if n < low or n > high else None
+    if op in (Op.GT, Op.GTE):
+        first = n + 1 if op is Op.GT else n  # the smallest x that passes
+        return False if first > high else True if first <= low else None
+    last = n - 1 if op is Op.LT else n  # the largest x that passes
+    return False if last < low else True if last >= high else None
