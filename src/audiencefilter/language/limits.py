@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import FilterError, Issue
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -27,3 +29,17 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+def check_text_size(size: int, limits: Limits) -> None:
+    """Refuse a filter text of `size` UTF-8 bytes over `limits.max_text`, before any parsing:
+    both readers (JSON and text) call this, so the limit and its message are one.
+
+    Raises:
+        FilterError: the text is too long.
+    """
+    if size > limits.max_text:
+        message = f"the filter text is {size} bytes, over the limit of {limits.max_text}"
+        raise FilterError(
+            [Issue(path="", message=message, suggestion="split the audience or shorten lists")]
+        )

@@ -16,7 +16,7 @@ from lark.exceptions import UnexpectedInput
 from ..errors import FilterError, Issue
 from ..filter import Filter
 from ..language.fields import CONTACT, Schema
-from ..language.limits import DEFAULT_LIMITS, Limits
+from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
 from ..language.nodes import Node
 from . import lexer
 from .errors import syntax_issue
@@ -46,16 +46,7 @@ def parse_text(text: str, schema: Schema = CONTACT, *, limits: Limits = DEFAULT_
     if not isinstance(text, str):
         raise TypeError(f"parse_text reads a str, not {type(text).__name__}")
     size = len(text.encode("utf-8", "surrogatepass"))
-    if size > limits.max_text:
-        raise FilterError(
-            [
-                Issue(
-                    path="",
-                    message=f"the filter text is {size} bytes, over the limit of {limits.max_text}",
-                    suggestion="split the audience or shorten lists",
-                )
-            ]
-        )
+    check_text_size(size, limits)
     try:
         root, builder = build(
             text_parser(RULES, lexer.ENABLED).parse, text, schema, limits.max_array

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import FilterError, Issue
-from ..language.limits import DEFAULT_LIMITS, Limits
+from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
 
 
 class DuplicateKeys(dict[str, Any]):
@@ -101,16 +101,7 @@ def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
         size = 0
     else:
         size = len(text.encode("utf-8", "surrogatepass"))
-    if size > limits.max_text:
-        raise FilterError(
-            [
-                Issue(
-                    path="",
-                    message=f"the filter text is {size} bytes, over the limit of {limits.max_text}",
-                    suggestion="split the audience or shorten lists",
-                )
-            ]
-        )
+    check_text_size(size, limits)
     try:
         return _decode(text)
     except json.JSONDecodeError as exc:
