@@ -30,6 +30,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Engine,
+    Integer,
     MetaData,
     String,
     Table,
@@ -109,6 +110,8 @@ class Database:
     engine: Engine
     metadata: MetaData = field(default_factory=MetaData)
     tables: dict[str, Table] = field(default_factory=dict)
+    #: The related tables of each contacts table, by relation name (`actions`).
+    related: dict[str, dict[str, Table]] = field(default_factory=dict)
 
     def new_table(self, name: str, schema: af.Schema = af.CONTACT) -> Table:
         columns = [Column("id", String(64), primary_key=True)]
@@ -129,7 +132,36 @@ class Database:
         if name not in self.tables:
             self.tables[name] = table = self.new_table(name)
             self.fill(table, records)
+            if any("actions" in r for r in records):
+                self.related[name] = {"actions": self.actions_table(name + "_actions", records)}
         return self.tables[name]
+
+    def actions_table(self, name: str, records: Records) -> Table:
+        """The related table of the `actions` relation, named as the default schema maps it
+        (`sub_id`, `created_at`), holding each record's `actions` rows."""
+        relation = af.CONTACT.relation("actions")
+        assert relation is not None
+        declared = dict(relation.columns)
+        columns = [Column("row_id", Integer, primary_key=True, autoincrement=False)]
+        columns.append(Column(relation.foreign_key, String(64)))
+        for f in relation.schema.fields:
+            columns.append(
+                Column(declared.get(f.name, f.name), _column_type(f.type, self.engine), key=f.name)
+            )
+        table = Table(name, self.metadata, *columns)
+        rows = []
+        for record in records:
+            for action in record.get("actions") or ():
+                row = _row(action, relation.schema)
+                row.update(row_id=len(rows), **{relation.foreign_key: record["id"]})
+                rows.append(row)
+        with self.engine.begin() as connection:
+            if inspect(connection).has_table(name):
+                table.drop(connection)
+            table.create(connection)
+            if rows:
+                connection.execute(table.insert(), rows)
+        return table
 
     def scratch(self) -> Table:
         """A table of its own for callers that refill it at will (the differential test)."""
@@ -166,15 +198,24 @@ class Database:
     def select_sqlalchemy(
         self, flt: af.Filter, table: Table, now: datetime | None = None
     ) -> set[str]:
-        statement = select(table.c.id).where(flt.to_sqlalchemy(table, now=now))
+        relations = self.related.get(table.name)
+        statement = select(table.c.id).where(flt.to_sqlalchemy(table, now=now, relations=relations))
         with self.engine.connect() as connection:
             return set(connection.scalars(statement))
 
     def select_sql(self, flt: af.Filter, table: Table, now: datetime | None = None) -> set[str]:
-        return self.ids(self.query(table, flt.to_sql(self.dialect, COLUMNS, now=now)))
+        condition = flt.to_sql(
+            self.dialect, COLUMNS, now=now, table=table.name, tables=self.tables_of(table)
+        )
+        return self.ids(self.query(table, condition))
+
+    def tables_of(self, table: Table) -> dict[str, str]:
+        return {name: t.name for name, t in self.related.get(table.name, {}).items()}
 
     def select_params(self, flt: af.Filter, table: Table, now: datetime | None = None) -> set[str]:
-        condition, params = flt.to_sql_params(self.dialect, COLUMNS, now=now)
+        condition, params = flt.to_sql_params(
+            self.dialect, COLUMNS, now=now, table=table.name, tables=self.tables_of(table)
+        )
         return self.ids(self.query(table, condition), params)
 
     def way(self, name: str) -> Callable[[af.Filter, Table, datetime | None], set[str]]:

@@ -43,7 +43,8 @@ def _visitors() -> list[type[Visitor[Any]]]:
     pending = list(Visitor.__subclasses__())
     while pending:
         cls = pending.pop()
-        found.append(cls)
+        if ".service." not in cls.__module__:  # the library's visitors (the service has its own)
+            found.append(cls)
         pending.extend(cls.__subclasses__())
     return found
 

@@ -30,6 +30,8 @@ pytestmark = pytest.mark.spark
 def _cases() -> list[Any]:
     params = []
     for path in sorted(HERE.glob("*.json")):
+        if path.stem == "relations":  # Spark refuses relation conditions (test_relations.py)
+            continue
         suite = json.loads(path.read_text(encoding="utf-8"))
         for index, case in enumerate(suite["cases"]):
             if "matches" in case:

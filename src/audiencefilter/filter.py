@@ -168,14 +168,22 @@ class Filter:
 
         return to_json(self.root, indent=indent)
 
-    def to_sqlalchemy(self, target: Any, *, now: datetime | None = None) -> ColumnElement[bool]:
+    def to_sqlalchemy(
+        self,
+        target: Any,
+        *,
+        now: datetime | None = None,
+        relations: Mapping[str, Any] | None = None,
+    ) -> ColumnElement[bool]:
         """A SQLAlchemy boolean expression over `target`: a Table, ORM class or name->column map.
 
         Relative date-times become the instants they are at `now` (default: the clock now).
+        Relation conditions follow the ORM class's relationship of the relation's name, or the
+        Core table given in `relations` (`{"actions": actions_table}`).
         """
         from .backends.sql.sqlalchemy import to_sqlalchemy
 
-        return to_sqlalchemy(self.lowered_at(now), self.schema, target)
+        return to_sqlalchemy(self.lowered_at(now), self.schema, target, relations)
 
     def to_sql(
         self,
@@ -183,14 +191,20 @@ class Filter:
         columns: Mapping[str, str] | None = None,
         *,
         now: datetime | None = None,
+        table: str = "contacts",
+        tables: Mapping[str, str] | None = None,
     ) -> str:
         """A SQL condition for `dialect` with every literal inlined and safely quoted.
 
-        Relative date-times become the instants they are at `now` (default: the clock now).
+        Relative date-times become the instants they are at `now` (default: the clock now);
+        relation conditions correlate with the contact table named `table`, and read each
+        relation's table (`Relation.table`, or `tables["actions"]`).
         """
         from .backends.sql.text import to_sql
 
-        return to_sql(self.lowered_at(now), self.schema, dialect, columns)
+        return to_sql(
+            self.lowered_at(now), self.schema, dialect, columns, table=table, tables=tables
+        )
 
     def to_sql_params(
         self,
@@ -198,11 +212,15 @@ class Filter:
         columns: Mapping[str, str] | None = None,
         *,
         now: datetime | None = None,
+        table: str = "contacts",
+        tables: Mapping[str, str] | None = None,
     ) -> tuple[str, list[Any]]:
         """A SQL condition with placeholders, and its parameters in order."""
         from .backends.sql.text import to_sql_params
 
-        return to_sql_params(self.lowered_at(now), self.schema, dialect, columns)
+        return to_sql_params(
+            self.lowered_at(now), self.schema, dialect, columns, table=table, tables=tables
+        )
 
     def to_polars(
         self,

@@ -64,7 +64,8 @@ import polars as pl
 from ..errors import FrameError
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
+from ..language.relations import refused
 from ..language.values import (
     as_integer,
     double_exact,
@@ -180,6 +181,12 @@ class _Expressions(Visitor[pl.Expr]):
 
     def visit_not(self, node: Not) -> pl.Expr:
         return ~self.visit(node.item)
+
+    def visit_quantified(self, node: Quantified) -> pl.Expr:
+        raise refused("polars", node.relation)
+
+    def visit_aggregated(self, node: Aggregated) -> pl.Expr:
+        raise refused("polars", node.relation)
 
     def visit_const(self, node: Const) -> pl.Expr:
         return pl.lit(node.value)

@@ -29,7 +29,7 @@ from typing import Any, cast
 from ..errors import RecordError
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
 from ..language.relative import Ago, as_now, system_clock
 from ..language.values import accepts, holds, record_datetime
 from ..language.visitor import Visitor
@@ -73,6 +73,7 @@ class Explanation:
         present: For a condition, whether the record has the field at all.
         instant: For a condition on a relative date-time, the instant it stood for.
         path: For a condition inside a JSON field, the keys leading to `value`.
+        related: For a relation condition, which related rows made the outcome.
     """
 
     node: Node
@@ -83,6 +84,7 @@ class Explanation:
     present: bool = False
     instant: datetime | None = None
     path: tuple[str, ...] = ()
+    related: str = ""
 
     @property
     def matched(self) -> bool:
@@ -107,6 +109,8 @@ class Explanation:
     @property
     def seen(self) -> str:
         """The value the condition saw, e.g. `points = 42` or `email is missing`."""
+        if self.related:
+            return self.related
         if self.field is None:
             return ""
         name = reference(self.field, self.path)
@@ -271,3 +275,19 @@ class _Explainer(Visitor[Explanation]):
 
     def visit_const(self, node: Const) -> Explanation:
         return Explanation(node, Outcome.of(node.value))
+
+    def relation(self, node: Quantified | Aggregated) -> Explanation:
+        from .explain_relations import explain_relation
+
+        def explain_at(inner: Node, schema: Schema, row: Mapping[str, Any]) -> Explanation:
+            return _Explainer(row, schema, self.now).visit(inner)
+
+        result, related = explain_relation(node, self.schema, self.record, explain_at)
+        outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
+        return Explanation(node, outcome, (), related=related)
+
+    def visit_quantified(self, node: Quantified) -> Explanation:
+        return self.relation(node)
+
+    def visit_aggregated(self, node: Aggregated) -> Explanation:
+        return self.relation(node)

@@ -55,6 +55,7 @@ from ..errors import RecordError
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ..language.nodes import (
+    Aggregated,
     And,
     Comparison,
     Const,
@@ -62,10 +63,11 @@ from ..language.nodes import (
     Node,
     Not,
     Or,
+    Quantified,
     fields_used,
+    own_nodes,
     relative_values,
     unhandled,
-    walk,
 )
 from ..language.relative import Ago
 from ..language.values import accepts, record_datetime
@@ -190,7 +192,7 @@ class _Builder:
             and not n.path
             and n.op in ORDERING_OPS
             and schema[n.field].type is FieldType.DATETIME
-            for n in walk(root)
+            for n in own_nodes(root)
         )
         self.bound: dict[str, Any] = {
             "_as_instant": record_datetime,
@@ -204,7 +206,7 @@ class _Builder:
             self.bound[name] = _PRESENT_CHECKS[kind]
         self.checked: set[str] = set()  # locals whose value's type was tested when read
         self.names = itertools.count()
-        reads = Counter(n.field for n in walk(root) if isinstance(n, Comparison | IsNull))
+        reads = Counter(n.field for n in own_nodes(root) if isinstance(n, Comparison | IsNull))
         self.repeated = frozenset(name for name, count in reads.items() if count > 1)
         self.relatives = {ago: index for index, ago in enumerate(relative_values(root))}
 
@@ -231,8 +233,19 @@ class _Builder:
                 return self.is_null(node.field, want, known)
             case Comparison():
                 return self.comparison(node, want, known)
+            case Quantified() | Aggregated():
+                return self.relation(node, want), known
             case _:
                 unhandled("the in-memory compiler", node)
+
+    def relation(self, node: Quantified | Aggregated, want: bool) -> ast.expr:
+        """`_truth(record, _instants) is want`: the related rows' answer
+        (`memory_relations.py`), with this function's instants passed on."""
+        from .memory_relations import relation_truth
+
+        truth = self.bind(relation_truth(node, self.schema, self.relatives))
+        instants = _name(_INSTANTS) if self.relatives else ast.Constant(cast(Any, ()))
+        return _compare(_call(truth, _name(_RECORD), instants), ast.Is(), ast.Constant(want))
 
     def json_condition(self, node: Comparison | IsNull, want: bool) -> ast.expr:
         """`data_paths.truth` of the record's JSON document: `is True` or `is False`."""

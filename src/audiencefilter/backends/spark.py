@@ -40,7 +40,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
+from ..language.relations import refused
 from ..language.values import (
     as_integer,
     double_exact,
@@ -188,6 +189,12 @@ class _Columns(Visitor[Column]):
 
     def visit_not(self, node: Not) -> Column:
         return ~self.visit(node.item)
+
+    def visit_quantified(self, node: Quantified) -> Column:
+        raise refused("PySpark", node.relation)
+
+    def visit_aggregated(self, node: Aggregated) -> Column:
+        raise refused("PySpark", node.relation)
 
     def visit_const(self, node: Const) -> Column:
         return F.lit(node.value)

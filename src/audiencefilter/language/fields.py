@@ -11,6 +11,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .relations import Relation
 
 
 class FieldType(StrEnum):
@@ -110,6 +114,7 @@ class Schema:
 
     fields: tuple[Field, ...]
     name: str = "custom"
+    relations: tuple[Relation, ...] = ()
     _by_name: Mapping[str, Field] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -120,6 +125,14 @@ class Schema:
             if name in {"AND", "OR", "NOT"}:
                 raise ValueError(f"{name!r} is reserved for logical groups and cannot be a field")
         object.__setattr__(self, "_by_name", by_name)
+        relation_names = [r.name for r in self.relations]
+        if len(set(relation_names)) != len(relation_names) or set(relation_names) & set(by_name):
+            raise ValueError("a schema names each field and relation once")
+        for name in relation_names:
+            if name in {"AND", "OR", "NOT"}:
+                raise ValueError(
+                    f"{name!r} is reserved for logical groups and cannot be a relation"
+                )
 
     @classmethod
     def of(cls, name: str = "custom", **types: FieldSpec) -> Schema:
@@ -172,10 +185,26 @@ class Schema:
             f.name: (f.type, f.source) if f.source else f.type for f in self.fields
         }
         merged.update(types)
-        return Schema.from_mapping(merged, name=self.name)
+        return Schema.from_mapping(merged, name=self.name).with_relations(*self.relations)
+
+    def with_relations(self, *relations: Relation) -> Schema:
+        """A copy that also has `relations` (see `language/relations.py`), e.g.
+        `schema.with_relations(Relation("orders", Schema.of(total="number")))`."""
+        return Schema(self.fields, self.name, (*self.relations, *relations))
+
+    def relation(self, name: str) -> Relation | None:
+        """The relation called `name`, or None."""
+        for relation in self.relations:
+            if relation.name == name:
+                return relation
+        return None
+
+    @cached_property
+    def relation_names(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.relations)
 
 
-CONTACT = Schema.of(
+_CONTACT_FIELDS = Schema.of(
     "contact",
     email="string",
     firstName="string",
@@ -190,5 +219,32 @@ CONTACT = Schema.of(
     createdAt="datetime",
     data="json",
 )
-"""The filterable contact fields of the interface specification, and `data`, the contact's
-free-form JSON object, filtered through paths."""
+
+
+def _contact() -> Schema:
+    from .relations import Relation
+
+    actions = Schema.from_mapping(
+        {"id": "string", "name": "string", "increase": "number", "createdAt": "datetime"},
+        name="action",
+    )
+    audiences = Schema.from_mapping(
+        {"id": "string", "name": "string", "mode": "string"}, name="audience"
+    )
+    return _CONTACT_FIELDS.with_relations(
+        Relation(
+            "actions",
+            actions,
+            table="actions",
+            foreign_key="sub_id",
+            columns=(("createdAt", "created_at"),),
+        ),
+        Relation("audiences", audiences, table="contact_audiences", foreign_key="contact_id"),
+    )
+
+
+CONTACT = _contact()
+"""The filterable contact fields of the interface specification, `data`, the contact's
+free-form JSON object, filtered through paths, and two relations: `actions` (the contact's
+points events: `id`, `name`, `increase`, `createdAt`) and `audiences` (the audiences the
+contact is in: `id`, `name`, `mode`)."""

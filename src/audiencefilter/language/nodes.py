@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import ClassVar, NoReturn
 
 from .fields import Op
+from .relations import Aggregate, Quantifier
 from .relative import Ago
 from .values import Scalar
 
@@ -99,8 +100,60 @@ class Const:
     kind: ClassVar[str] = "const"
 
 
-Node = And | Or | Not | Comparison | IsNull | Const
-NODE_TYPES: tuple[type[Node], ...] = (And, Or, Not, Comparison, IsNull, Const)
+@dataclass(frozen=True, slots=True)
+class Quantified:
+    """A where clause over the related rows of a relation, quantified: never UNKNOWN.
+
+    Text: `actions some (name = "share")`, `actions none (createdAt >= 60 days ago)`.
+
+    Attributes:
+        relation: The relation's name in the schema.
+        quantifier: `some` (a related row for which `where` is TRUE), `none` (no such row),
+            `every` (no related row for which `where` is not TRUE); `is`/`isNot` for a to-one
+            relation (its row exists and `where` is TRUE for it, and the negation).
+        where: A tree over the related schema's fields.
+    """
+
+    relation: str
+    quantifier: Quantifier
+    where: Node
+    kind: ClassVar[str] = "quantified"
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregated:
+    """A value computed over the related rows that `where` holds for, tested like a field.
+
+    Text: `count(actions where name = "share") >= 3`, `max(actions.createdAt) < 60 days ago`.
+
+    Attributes:
+        relation: The relation's name in the schema.
+        function: `count` (rows), `sum` (0 over no values), `min` or `max` (null over none).
+        field: The related field summed or ranged over; "count" for `count`.
+        test: One condition on the value, as on a field called `field`: a `Comparison`,
+            `IsNull` or their `Not`.
+        where: Narrows the rows the aggregate sees (TRUE: every row).
+    """
+
+    relation: str
+    function: Aggregate
+    field: str
+    test: Node
+    where: Node
+    kind: ClassVar[str] = "aggregated"
+
+
+Node = And | Or | Not | Comparison | IsNull | Const | Quantified | Aggregated
+NODE_TYPES: tuple[type[Node], ...] = (
+    And,
+    Or,
+    Not,
+    Comparison,
+    IsNull,
+    Const,
+    Quantified,
+    Aggregated,
+)
 TRUE = Const(True)
 FALSE = Const(False)
 
@@ -145,19 +198,44 @@ def walk(node: Node) -> Iterator[Node]:
                 stack.append(current.item)
             case Comparison() | IsNull() | Const():
                 pass
+            case Quantified():
+                stack.append(current.where)
+            case Aggregated():
+                stack.extend((current.where, current.test))
             case _:
                 unhandled("walk", current)
+
+
+def own_nodes(node: Node) -> Iterator[Node]:
+    """The nodes of the tree that test the record itself: `walk` without the trees of
+    relation conditions (which test related rows, over another schema)."""
+    stack: list[Node] = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, And | Or):
+            stack.extend(reversed(current.items))
+        elif isinstance(current, Not):
+            stack.append(current.item)
 
 
 def fields_used(node: Node) -> frozenset[str]:
     """The names of the fields a filter reads, e.g. to know which columns to load."""
     found: set[str] = set()
-    for n in walk(node):
+    stack: list[Node] = [node]
+    while stack:
+        n = stack.pop()
         match n:
             case Comparison() | IsNull():
                 found.add(n.field)
-            case And() | Or() | Not() | Const():
+            case And() | Or():
+                stack.extend(n.items)
+            case Not():
+                stack.append(n.item)
+            case Const():
                 pass
+            case Quantified() | Aggregated():  # the related fields are the relation's own
+                found.add(n.relation)
             case _:
                 unhandled("fields_used", n)
     return frozenset(found)
@@ -171,7 +249,7 @@ def relative_values(node: Node) -> tuple[Ago, ...]:
             case Comparison():
                 if type(n.value) is Ago:
                     found[n.value] = None
-            case And() | Or() | Not() | IsNull() | Const():
+            case And() | Or() | Not() | IsNull() | Const() | Quantified() | Aggregated():
                 pass
             case _:
                 unhandled("relative_values", n)
@@ -190,5 +268,10 @@ def resolve(node: Node, instants: Mapping[Ago, datetime]) -> Node:
             return Not(resolve(node.item, instants))
         case IsNull() | Const():
             return node
+        case Quantified():
+            return replace(node, where=resolve(node.where, instants))
+        case Aggregated():
+            test = resolve(node.test, instants)
+            return replace(node, test=test, where=resolve(node.where, instants))
         case _:
             unhandled("resolve", node)

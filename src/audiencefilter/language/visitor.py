@@ -11,7 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
-from .nodes import NODE_TYPES, And, Comparison, Const, IsNull, Node, Not, Or, unhandled
+from .nodes import (
+    NODE_TYPES,
+    Aggregated,
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    unhandled,
+)
 
 T = TypeVar("T")
 
@@ -56,6 +68,12 @@ class Visitor(Generic[T]):
         unhandled(type(self).__qualname__, node)
 
     def visit_const(self, node: Const) -> T:
+        unhandled(type(self).__qualname__, node)
+
+    def visit_quantified(self, node: Quantified) -> T:
+        unhandled(type(self).__qualname__, node)
+
+    def visit_aggregated(self, node: Aggregated) -> T:
         unhandled(type(self).__qualname__, node)
 
 

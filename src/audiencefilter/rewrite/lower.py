@@ -31,7 +31,21 @@ from datetime import datetime
 from typing import Any
 
 from ..language.fields import LIST_OPS, Op, Schema
-from ..language.nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, Value
+from ..language.nodes import (
+    FALSE,
+    TRUE,
+    Aggregated,
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    Value,
+)
+from ..language.relations import relation_of, value_schema
 from ..language.relative import Ago, as_now
 from ..language.values import Scalar, as_utc, fold
 from ..language.visitor import Visitor
@@ -71,6 +85,23 @@ class _Lowering(Visitor[Node]):
 
     def visit_const(self, node: Const) -> Node:
         return node
+
+    def visit_quantified(self, node: Quantified) -> Node:
+        # The related rows' where clause, lowered by the same rules over the related schema
+        # and at the same `now`, so a relative window inside it is the statement's instant.
+        related = relation_of(self.schema, node.relation).schema
+        return replace(node, where=_Lowering(related, self.now).visit(node.where))
+
+    def visit_aggregated(self, node: Aggregated) -> Node:
+        relation = relation_of(self.schema, node.relation)
+        test = _Lowering(value_schema(relation, node.function, node.field), self.now)
+        lowered = test.visit(node.test)
+        if isinstance(lowered, Not) and isinstance(lowered.item, Const):
+            lowered = Const(not lowered.item.value)
+        if isinstance(lowered, Const):  # `in: []` on an aggregate, as on any field
+            return lowered
+        where = _Lowering(relation.schema, self.now).visit(node.where)
+        return replace(node, test=lowered, where=where)
 
     def visit_is_null(self, node: IsNull) -> Node:
         field = self.schema.get(node.field)

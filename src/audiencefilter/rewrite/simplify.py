@@ -28,6 +28,7 @@ from ..language.fields import LIST_OPS, FieldType, Op, Schema
 from ..language.nodes import (
     FALSE,
     TRUE,
+    Aggregated,
     And,
     Comparison,
     Const,
@@ -35,6 +36,7 @@ from ..language.nodes import (
     Node,
     Not,
     Or,
+    Quantified,
     all_of,
     any_of,
     unhandled,
@@ -67,6 +69,10 @@ def size(node: Node) -> int:
             return 1 + len(node.value) if isinstance(node.value, tuple) else 1
         case IsNull() | Const():
             return 1
+        case Quantified():
+            return 1 + size(node.where)
+        case Aggregated():
+            return 1 + size(node.test) + size(node.where)
         case _:
             unhandled("simplify.size", node)
 
@@ -90,6 +96,12 @@ class _Simplifier:
                 return _comparison(node)
             case IsNull() | Const():
                 return node
+            case Quantified() | Aggregated():
+                from .simplify_relations import simplify_relation
+
+                return simplify_relation(
+                    node, self.schema, lambda n, s: _Simplifier(s).run(n, True)
+                )
             case _:
                 unhandled("simplify", node)
 

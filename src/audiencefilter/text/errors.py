@@ -32,7 +32,9 @@ _OPERATORS = (
     "in",
     "not in",
 )
-_KEYWORDS = frozenset({"OR", "AND", "NOT", "TRUE", "FALSE", "NULL", "OPERATOR", "NULL_TEST"})
+_KEYWORDS = frozenset(
+    {"OR", "AND", "NOT", "TRUE", "FALSE", "NULL", "OPERATOR", "NULL_TEST", "WHERE"}
+)
 _VALUES = frozenset({"STRING", "NUMBER", "DATETIME", "RELATIVE", "TRUE", "FALSE", "NULL"})
 _CONDITION_START = frozenset({"NAME", "QUOTED_NAME", "NOT", "LPAR"})
 _WORDS = {
@@ -55,6 +57,9 @@ _WORDS = {
     "NUMBER": "a number",
     "DATETIME": "a date-time such as 2025-01-31",
     "RELATIVE": "a relative date-time such as 30 days ago",
+    "QUANTIFIER": '"some (", "every (", "none (", "is (" or "is not ("',
+    "AGGREGATE": '"count(", "sum(", "min(" or "max("',
+    "WHERE": '"where"',
 }
 _ORDER = (
     "OPERATOR NULL_TEST NAME QUOTED_NAME NOT LPAR STRING NUMBER DATETIME RELATIVE TRUE FALSE NULL "

@@ -11,7 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..language.nodes import FALSE, And, Comparison, Const, IsNull, Node, Not, Or, unhandled
+from ..language.nodes import (
+    FALSE,
+    TRUE,
+    Aggregated,
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    unhandled,
+)
 from ..where.write import _field_object, _operator_entry  # the dumper's own merge rules
 
 
@@ -82,7 +95,12 @@ def _levels_added(node: Node, shapes: dict[int, _Shape], parent: Node | None) ->
         case And():
             return 1 if shapes[id(node)].keys == ("AND",) else 0
         case Comparison() | IsNull():
-            return 0
+            # the where clause of an aggregate opens a level more than its test
+            return 1 if isinstance(parent, Aggregated) and node is parent.where else 0
+        case Quantified():  # {"relation": {"some": {...}}}
+            return 2
+        case Aggregated():  # {"relation": {"count": ...}}
+            return 1
         case _:
             unhandled("text.limits", node)
 
@@ -95,6 +113,10 @@ def _children(node: Node) -> tuple[Node, ...]:
             return (node.item,)
         case Comparison() | IsNull() | Const():
             return ()
+        case Quantified():
+            return (node.where,)
+        case Aggregated():
+            return (node.test, node.where)
         case _:
             unhandled("text.limits", node)
 
@@ -114,6 +136,16 @@ def _shape(node: Node, shapes: dict[int, _Shape]) -> _Shape:
             return _group_shape("OR", [shapes[id(item)] for item in node.items])
         case And():
             return _conjunction_shape(node, [shapes[id(item)] for item in node.items])
+        case Quantified():  # the relation key, the quantifier key, the where object
+            inner = shapes[id(node.where)]
+            return _Shape(2 + inner.depth, 2 + inner.nodes, (node.relation,))
+        case Aggregated():  # the relation key, the aggregate key, its test, its where
+            test = shapes[id(node.test)]
+            depth, nodes = 1 + test.depth, 1 + test.nodes
+            if node.where != TRUE:
+                where = shapes[id(node.where)]
+                depth, nodes = max(depth, 2 + where.depth), nodes + 1 + where.nodes
+            return _Shape(depth, nodes, (node.relation,))
         case _:
             unhandled("text.limits", node)
 

@@ -104,6 +104,10 @@ class Builder:
         self.group_tokens: dict[int, Token] = {}
         #: AST nodes built; a cheap bound that spares measuring small filters against limits.
         self.nodes = 0
+        #: The schemas of the relations entered, outermost first (see `relations.py`), and
+        #: how many of them failed, inside which unknown fields are not reported again.
+        self.schemas: list[Schema] = []
+        self.silent = 0
 
     def position(self, token: Token, offset: int = 0) -> tuple[int, int]:
         """1-based line and column of a token (tokens carry only their offset)."""
@@ -177,7 +181,11 @@ class Builder:
         field = self.field(name_token)
         if field is None:
             return TRUE
-        path = join_path("", field.name)
+        return self.check_field(field, rest, "")
+
+    def check_field(self, field: Field, rest: list[Any], at: str) -> Node:
+        """The condition `rest` (path, operator and operand, or null test) on `field`."""
+        path = join_path(at, field.name)
         keys: tuple[str, ...] | None = None
         if rest[0].type == "PATH" or field.type is FieldType.JSON:
             if rest[0].type != "PATH":
@@ -285,6 +293,8 @@ class Builder:
                 self.issue(token, str(exc), exc.suggestion, offset=exc.offset)
                 return None
         field = self.schema.get(name)
+        if field is None and self.silent:
+            return None
         if field is None:
             message, hint = unknown_field(name, self.schema, self.schema.names)
             self.issue(token, message, hint, join_path("", name))
@@ -385,6 +395,26 @@ class Rules(Transformer[Token, Any]):
 
     def list(self, children: list[Any]) -> ListLiteral:
         return _ACTIVE.get().list_literal(children)
+
+    def relation_open(self, children: list[Any]) -> Any:
+        from . import relations
+
+        return relations.relation_open(_ACTIVE.get(), children)
+
+    def quantified(self, children: list[Any]) -> Item:
+        from . import relations
+
+        return relations.quantified(_ACTIVE.get(), children)
+
+    def aggregate_open(self, children: list[Any]) -> Any:
+        from . import relations
+
+        return relations.aggregate_open(_ACTIVE.get(), children)
+
+    def aggregated(self, children: list[Any]) -> Item:
+        from . import relations
+
+        return relations.aggregated(_ACTIVE.get(), children)
 
 
 RULES = Rules()

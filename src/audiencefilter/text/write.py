@@ -14,10 +14,22 @@ from __future__ import annotations
 from types import UnionType
 
 from ..language.fields import Op
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import (
+    TRUE,
+    Aggregated,
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+)
 from ..language.visitor import Visitor
 from .literals import literal, reference
 from .read import SPELLINGS
+from .relations import aggregated_text, quantified_text
 
 
 def to_text(node: Node, *, width: int | None = None) -> str:
@@ -130,3 +142,10 @@ class _Printer(Visitor[str]):
 
     def visit_const(self, node: Const) -> str:
         return "true" if node.value else "false"
+
+    def visit_quantified(self, node: Quantified) -> str:
+        return quantified_text(node.relation, node.quantifier, self.visit(node.where))
+
+    def visit_aggregated(self, node: Aggregated) -> str:
+        where = None if node.where == TRUE else self.visit(node.where)
+        return aggregated_text(node, where, self.visit(node.test))

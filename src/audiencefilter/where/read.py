@@ -28,6 +28,7 @@ from ..language.conditions import Conditions, Report, Syntax, Where, shown, unkn
 from ..language.fields import CONTACT, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
+from ..language.relations import Relation
 from . import fast
 from .decode import DuplicateKeys, as_str, load_json
 
@@ -211,6 +212,10 @@ class _Reader:
             if field is not None:  # no field is named AND, OR or NOT
                 if self.count(key_path):
                     items.append(self.field(field, value, key_path, depth))
+            elif (relation := self.schema.relation(key)) is not None:
+                from .relations import read_relation
+
+                items.append(read_relation(self, relation, value, key_path, depth + 1))
             elif key == "AND":
                 items.append(self.group(value, key_path, depth + 1, all_of))
             elif key == "OR":
@@ -218,9 +223,27 @@ class _Reader:
             elif key == "NOT":
                 items.append(self.negation(value, key_path, depth + 1))
             else:
-                message, hint = unknown_field(key, self.schema, (*self.schema.names, *LOGICAL_KEYS))
+                known = (*self.schema.names, *self.schema.relation_names, *LOGICAL_KEYS)
+                message, hint = unknown_field(key, self.schema, known)
                 self.issues.add(key_path, message, hint)
         return items[0] if len(items) == 1 else all_of(tuple(items))
+
+    def related(self, relation: Relation, value: Any, path: Path, depth: int) -> Node:
+        """A where object over `relation`'s rows, read against its schema."""
+        if not _is_map(value):
+            self.issues.add(
+                path,
+                f'expected a where object over the fields of "{relation.name}", found '
+                f"{describe_value(value)}",
+                f"{relation.name} has " + ", ".join(relation.schema.names),
+            )
+            return TRUE
+        outer = self.schema
+        self.schema = relation.schema
+        try:
+            return self.where(value, path, depth)
+        finally:
+            self.schema = outer
 
     def where_items(self, value: Any, path: Path, depth: int) -> list[Node] | None:
         """The where objects of a group: an array of them or a single one."""

@@ -13,7 +13,19 @@ from datetime import datetime
 from typing import Any
 
 from ..language.fields import Op
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import (
+    TRUE,
+    Aggregated,
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+)
+from ..language.relations import Aggregate
 from ..language.relative import Ago
 from ..language.visitor import Visitor
 
@@ -138,3 +150,16 @@ class _Dumper(Visitor[dict[str, Any]]):
         if len(keys) == len(objects) and len(set(keys)) == len(keys):
             return {key: obj[key] for key, obj in zip(keys, objects, strict=True)}
         return {"AND": objects}
+
+    def visit_quantified(self, node: Quantified) -> dict[str, Any]:
+        return {node.relation: {node.quantifier.value: self.visit(node.where)}}
+
+    def visit_aggregated(self, node: Aggregated) -> dict[str, Any]:
+        # The test is one condition on a field named `node.field`: its operator object.
+        test = self.visit(node.test)[node.field]
+        if node.function is not Aggregate.COUNT:
+            test = {node.field: test}
+        written: dict[str, Any] = {node.function.value: test}
+        if node.where != TRUE:
+            written = {"where": self.visit(node.where), **written}
+        return {node.relation: written}

@@ -50,7 +50,7 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
 from ...language.fields import LIST_OPS, FieldType, Op, Schema
-from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ...language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .text import GROUP_WIDTH, SqlWriter, number_groups
@@ -59,7 +59,9 @@ Expression = ColumnElement[bool]
 _STANDARD = Dialect()
 
 
-def to_sqlalchemy(node: Node, schema: Schema, target: Any) -> Expression:
+def to_sqlalchemy(
+    node: Node, schema: Schema, target: Any, relations: Mapping[str, Any] | None = None
+) -> Expression:
     """A lowered filter as a SQLAlchemy boolean expression, with every value a bound parameter.
 
     Args:
@@ -70,11 +72,16 @@ def to_sqlalchemy(node: Node, schema: Schema, target: Any) -> Expression:
         target: A `Table` (or any FROM clause: alias, subquery) whose `.c` has a column keyed by
             each field name; an ORM class or `aliased()` entity with an attribute per field; or
             a mapping of field name to column expression.
+        relations: For Core tables, the related table of each relation the filter uses
+            (`{"actions": actions_table}`); an ORM target's relationships need none (see
+            `relations_sqlalchemy.py`).
 
     Raises:
         ValueError: the target has no column for a field the filter uses.
     """
-    return ExpressionBuilder(_column_lookup(target), schema).visit(node)
+    builder = ExpressionBuilder(_column_lookup(target), schema, target=target)
+    builder.relations = relations or {}
+    return builder.visit(node)
 
 
 def _column_lookup(target: Any) -> Callable[[str], ColumnElement[Any]]:
@@ -102,10 +109,16 @@ def _column_lookup(target: Any) -> Callable[[str], ColumnElement[Any]]:
 class ExpressionBuilder(Visitor[Expression]):
     """Builds the expression of one filter over columns found by `lookup`."""
 
-    def __init__(self, lookup: Callable[[str], ColumnElement[Any]], schema: Schema) -> None:
+    def __init__(
+        self, lookup: Callable[[str], ColumnElement[Any]], schema: Schema, target: Any = None
+    ) -> None:
         self.lookup = lookup
         self.schema = schema
         self.columns: dict[str, ColumnElement[Any]] = {}
+        #: The target (ORM class) whose relationships relation conditions follow, and the
+        #: Core tables given for relations.
+        self.target = target
+        self.relations: Mapping[str, Any] = {}
 
     def column(self, field: str) -> ColumnElement[Any]:
         if field not in self.columns:
@@ -123,6 +136,16 @@ class ExpressionBuilder(Visitor[Expression]):
 
     def visit_const(self, node: Const) -> Expression:
         return true() if node.value else false()
+
+    def visit_quantified(self, node: Quantified) -> Expression:
+        from .relations_sqlalchemy import quantified_expression
+
+        return quantified_expression(self, node)
+
+    def visit_aggregated(self, node: Aggregated) -> Expression:
+        from .relations_sqlalchemy import aggregated_expression
+
+        return aggregated_expression(self, node)
 
     def visit_is_null(self, node: IsNull) -> Expression:
         if node.path:

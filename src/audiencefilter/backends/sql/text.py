@@ -28,7 +28,7 @@ from typing import Any, cast
 
 from ...language.data_paths import value_type
 from ...language.fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
-from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ...language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral
 
@@ -40,6 +40,9 @@ def to_sql(
     schema: Schema,
     dialect: str = "postgresql",
     columns: Mapping[str, str] | None = None,
+    *,
+    table: str = "contacts",
+    tables: Mapping[str, str] | None = None,
 ) -> str:
     """A lowered filter as a SQL boolean condition with every value inlined as a safe literal.
 
@@ -53,7 +56,8 @@ def to_sql(
     Raises:
         ValueError: an unknown dialect or an invalid column name.
     """
-    return SqlWriter(get_dialect(dialect), schema, columns, None).visit(node)
+    writer = SqlWriter(get_dialect(dialect), schema, columns, None, table=table, tables=tables)
+    return writer.visit(node)
 
 
 def to_sql_params(
@@ -61,6 +65,9 @@ def to_sql_params(
     schema: Schema,
     dialect: str = "postgresql",
     columns: Mapping[str, str] | None = None,
+    *,
+    table: str = "contacts",
+    tables: Mapping[str, str] | None = None,
 ) -> tuple[str, list[Any]]:
     """A lowered filter as a SQL condition with placeholders, and the parameters in order.
 
@@ -70,7 +77,8 @@ def to_sql_params(
     text in SQLAlchemy's storage format for SQLite).
     """
     params: list[Any] = []
-    sql = SqlWriter(get_dialect(dialect), schema, columns, params).visit(node)
+    writer = SqlWriter(get_dialect(dialect), schema, columns, params, table=table, tables=tables)
+    sql = writer.visit(node)
     return sql, params
 
 
@@ -83,11 +91,26 @@ class SqlWriter(Visitor[str]):
         schema: Schema,
         columns: Mapping[str, str] | None,
         params: list[Any] | None,
+        *,
+        table: str = "contacts",
+        aliases: list[int] | None = None,
+        qualify: bool = False,
+        expressions: Mapping[str, str] | None = None,
+        tables: Mapping[str, str] | None = None,
     ) -> None:
         self.dialect = dialect
         self.schema = schema
         self.columns = columns or {}
         self.params = params
+        #: The row source's name: the contact table, or a related table's alias.
+        self.table = table
+        #: The last alias given in the statement (shared by nested writers).
+        self.aliases = [0] if aliases is None else aliases
+        self.qualify = qualify
+        #: SQL standing for a field (an aggregate's subquery), written as is.
+        self.expressions = expressions or {}
+        #: Relations' tables named otherwise than their `Relation.table`.
+        self.tables = tables or {}
 
     def visit_and(self, node: And) -> str:
         return balanced([self.operand(item, Or) for item in node.items], " AND ")
@@ -106,6 +129,16 @@ class SqlWriter(Visitor[str]):
 
     def visit_const(self, node: Const) -> str:
         return self.dialect.boolean(node.value)
+
+    def visit_quantified(self, node: Quantified) -> str:
+        from .relations_text import quantified_sql
+
+        return quantified_sql(self, node)
+
+    def visit_aggregated(self, node: Aggregated) -> str:
+        from .relations_text import aggregated_sql
+
+        return aggregated_sql(self, node)
 
     def visit_is_null(self, node: IsNull) -> str:
         if node.path:
@@ -157,6 +190,7 @@ class SqlWriter(Visitor[str]):
         render = self.number if kind is FieldType.NUMBER else self.scalar
         if node.op in LIST_OPS:
             assert isinstance(node.value, tuple)
+            split = split and not (self.params is not None and self.expressions)
             split_numbers = split and kind is FieldType.NUMBER and self.dialect.unifies_lists
             groups = number_groups(node.value) if split_numbers else [node.value]
             if len(groups) == 1:
@@ -198,7 +232,10 @@ class SqlWriter(Visitor[str]):
         return f"{dialect.exact(subject)} {_LIST_KEYWORD[op]} ({rendered})"
 
     def column(self, field: str) -> str:
-        return self.dialect.quote(self.columns.get(field, field))
+        if field in self.expressions:
+            return self.expressions[field]
+        column = self.dialect.quote(self.columns.get(field, field))
+        return f"{self.dialect.quote(self.table)}.{column}" if self.qualify else column
 
     # Leaves: a literal, or a placeholder with the value appended to `params`.
 

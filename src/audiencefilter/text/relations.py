@@ -1,0 +1,204 @@
+"""The text syntax of relation conditions: `actions some (name = "share")` and
+`count(actions where name = "share") >= 3`; the reader's rules and the writer's spelling.
+
+The grammar reduces an opening (`actions some (`, `count(actions`) before the where clause
+inside it is read, so the reader enters the related schema there and leaves it at the closing
+parenthesis: the conditions inside are checked against the related fields by the ordinary
+rules. An aggregate's test is read as a condition on a field named after the aggregated one
+(`relations.value_schema`), so its operators, null tests and messages are a field's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lark import Token
+
+from ..errors import did_you_mean, join_path
+from ..language.conditions import shown
+from ..language.fields import Schema
+from ..language.nodes import TRUE, Aggregated, Node, Quantified
+from ..language.relations import COUNT_FIELD, Aggregate, Quantifier, Relation, value_schema
+from .literals import EscapeError, field_name, unquote
+
+if TYPE_CHECKING:
+    from .read import Builder, Item
+
+#: How each quantifier is written (and printed), before its parenthesis.
+QUANTIFIER_WORDS: dict[Quantifier, str] = {
+    Quantifier.SOME: "some",
+    Quantifier.EVERY: "every",
+    Quantifier.NONE: "none",
+    Quantifier.IS: "is",
+    Quantifier.IS_NOT: "is not",
+}
+_QUANTIFIERS = {word: q for q, word in QUANTIFIER_WORDS.items()}
+_NOTHING = Schema((), name="nothing")
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A relation entered: what was found, or None after a problem (the inside is then read
+    without reporting unknown fields a second time)."""
+
+    token: Token
+    relation: Relation | None
+    quantifier: Quantifier | None = None
+    function: Aggregate | None = None
+    field: str = ""
+
+
+def _words(token: Token) -> str:
+    return " ".join(token.value.rstrip("(").lower().split())
+
+
+def _enter(builder: Builder, relation: Relation | None) -> None:
+    builder.schemas.append(builder.schema)
+    builder.schema = _NOTHING if relation is None else relation.schema
+    builder.silent += relation is None
+
+
+def _leave(builder: Builder, opening: Opening) -> None:
+    builder.schema = builder.schemas.pop()
+    builder.silent -= opening.relation is None
+
+
+def _relation(builder: Builder, token: Token) -> Relation | None:
+    name = token.value
+    if token.type == "QUOTED_NAME":
+        try:
+            name = unquote(name)
+        except EscapeError as exc:
+            builder.issue(token, str(exc), exc.suggestion, offset=exc.offset)
+            return None
+    relation = builder.schema.relation(name)
+    if relation is None and not builder.silent:
+        names = builder.schema.relation_names
+        builder.issue(
+            token,
+            f'unknown relation "{shown(name)}"',
+            did_you_mean(name, names)
+            or ("relations are " + ", ".join(names) if names else "this schema has no relations"),
+            join_path("", name),
+        )
+    return relation
+
+
+def relation_open(builder: Builder, children: list[Any]) -> Opening:
+    name_token, word = children
+    relation = _relation(builder, name_token)
+    quantifier = _QUANTIFIERS[_words(word)]
+    if relation is not None and quantifier not in relation.quantifiers:
+        allowed = " or ".join(f'"{QUANTIFIER_WORDS[q]} (...)"' for q in relation.quantifiers)
+        kind = "to-many" if relation.many else "to-one"
+        builder.issue(
+            word,
+            f'"{QUANTIFIER_WORDS[quantifier]}" does not apply to {kind} relation "{relation.name}"',
+            f"write {relation.name} {allowed}",
+            join_path("", relation.name),
+        )
+        relation = None
+    _enter(builder, relation)
+    return Opening(name_token, relation, quantifier)
+
+
+def quantified(builder: Builder, children: list[Any]) -> Item:
+    opening, (where, _), _closing = children
+    _leave(builder, opening)
+    builder.nodes += 2
+    if opening.relation is None or opening.quantifier is None:
+        return TRUE, opening.token
+    return Quantified(opening.relation.name, opening.quantifier, where), opening.token
+
+
+def aggregate_open(builder: Builder, children: list[Any]) -> Opening:
+    word, name_token, *rest = children
+    function = Aggregate(_words(word))
+    relation = _relation(builder, name_token)
+    field = COUNT_FIELD
+    if relation is not None:
+        keys = builder.path_keys(rest[0], relation.name) if rest else ()
+        example = f"{function.value}({field_name(relation.name)}.<field>)"
+        if relation is not None and not relation.many:
+            builder.issue(
+                word,
+                f'{function.value} applies to to-many relations; "{relation.name}" is to-one',
+                f"write {field_name(relation.name)} is (...)",
+                join_path("", relation.name),
+            )
+            relation = None
+        elif keys is None:
+            relation = None
+        elif function is Aggregate.COUNT and keys:
+            builder.issue(
+                rest[0],
+                "count counts related rows: it names no field",
+                f"write count({field_name(relation.name)}) or count({field_name(relation.name)} "
+                "where ...)",
+                join_path("", relation.name),
+            )
+            relation = None
+        elif function is not Aggregate.COUNT:
+            aggregable = relation.aggregable(function)
+            if len(keys) != 1 or keys[0] not in aggregable:
+                found = keys[0] if len(keys) == 1 else ".".join(keys)
+                declared = relation.schema.get(found) if keys else None
+                if not keys:
+                    message = f"{function.value} names the related field it takes"
+                elif declared is None:
+                    message = f'unknown field "{shown(found)}" of relation "{relation.name}"'
+                else:
+                    message = (
+                        f"{function.value} applies to number"
+                        + (" fields" if function is Aggregate.SUM else " and date-time fields")
+                        + f'; "{found}" is a {declared.type.value} field'
+                    )
+                builder.issue(
+                    rest[0] if rest else name_token,
+                    message,
+                    did_you_mean(found, aggregable)
+                    or f"{function.value} takes "
+                    + (", ".join(aggregable) or "no field here")
+                    + f", e.g. {example}",
+                    join_path("", relation.name),
+                )
+                relation = None
+            else:
+                field = keys[0]
+    _enter(builder, relation)
+    return Opening(word, relation, None, function, field)
+
+
+def aggregated(builder: Builder, children: list[Any]) -> Item:
+    opening: Opening = children[0]
+    where: Node = TRUE
+    index = 1
+    if isinstance(children[1], Token) and children[1].type == "WHERE":
+        where = children[2][0]
+        index = 3
+    _leave(builder, opening)
+    rest = children[index + 1 :]
+    builder.nodes += 2
+    if opening.relation is None or opening.function is None:
+        return TRUE, opening.token
+    values = value_schema(opening.relation, opening.function, opening.field)
+    test = builder.check_field(values[opening.field], rest, join_path("", opening.relation.name))
+    if test is TRUE:
+        return TRUE, opening.token
+    node = Aggregated(opening.relation.name, opening.function, opening.field, test, where)
+    return node, opening.token
+
+
+def quantified_text(relation: str, quantifier: Quantifier, where: str) -> str:
+    return f"{field_name(relation)} {QUANTIFIER_WORDS[quantifier]} ({where})"
+
+
+def aggregated_text(node: Aggregated, where: str | None, test: str) -> str:
+    """`count(actions where ...) >= 3`; `test` is the test as printed on its field."""
+    target = field_name(node.relation)
+    if node.function is not Aggregate.COUNT:
+        target += "." + field_name(node.field)
+    if where is not None:
+        target += f" where {where}"
+    return f"{node.function.value}({target}){test[len(field_name(node.field)) :]}"
