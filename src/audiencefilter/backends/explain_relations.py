@@ -62,12 +62,11 @@ def explain_relation(
     if isinstance(node, Quantified):
         if node.quantifier is Quantifier.EVERY:
             others = [_name(r, i) for i, r in enumerate(rows) if all(i != j for j, _ in matching)]
-            outcome = not others
             text = f"{len(others)} of {len(rows)} {relation.name} where it is not TRUE"
-            return outcome, text + (": " + ", ".join(others[:10]) if others else "")
+            return not others, text + (": " + ", ".join(others[:10]) if others else "")
         found = bool(matching)
-        outcome = found if node.quantifier in (Quantifier.SOME, Quantifier.IS) else not found
-        return outcome, _listing(len(matching), relation.name, node.where, names)
+        held = found if node.quantifier in (Quantifier.SOME, Quantifier.IS) else not found
+        return held, _listing(len(matching), relation.name, node.where, names)
     value = _value(node, [row for _, row in matching], relation.schema)
     values = value_schema(relation, node.function, node.field)
     probe = {node.field: value}

@@ -393,9 +393,6 @@ class Rules(Transformer[Token, Any]):
     def condition(self, children: list[Any]) -> Item:
         return _ACTIVE.get().condition(children)
 
-    def list(self, children: list[Any]) -> ListLiteral:
-        return _ACTIVE.get().list_literal(children)
-
     def relation_open(self, children: list[Any]) -> Any:
         from . import relations
 
@@ -415,6 +412,9 @@ class Rules(Transformer[Token, Any]):
         from . import relations
 
         return relations.aggregated(_ACTIVE.get(), children)
+
+    def list(self, children: list[Any]) -> ListLiteral:
+        return _ACTIVE.get().list_literal(children)
 
 
 RULES = Rules()

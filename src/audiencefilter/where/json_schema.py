@@ -67,7 +67,10 @@ def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
             ]
         },
     }
-    for kind in {f.type for f in schema.fields}:
+    from .json_schema_relations import relation_defs, relation_kinds
+
+    defs.update(relation_defs(schema, _where))
+    for kind in {f.type for f in schema.fields} | relation_kinds(schema):
         defs[f"{kind.value}Filter"] = _field_filter(kind)
         defs[f"{kind.value}Operators"] = _operators(kind, inside_not=False)
         defs[f"{kind.value}NotOperators"] = _operators(kind, inside_not=True)
@@ -80,14 +83,17 @@ def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
     }
 
 
-def _where(schema: Schema) -> dict[str, Any]:
+def _where(schema: Schema, prefix: str = "") -> dict[str, Any]:
+    """The where object over `schema`; `prefix` names the defs of a relation's where clause."""
     properties: dict[str, Any] = {
-        "AND": {"$ref": "#/$defs/whereOrList"},
-        "OR": {"$ref": "#/$defs/whereOrList"},
-        "NOT": {"$ref": "#/$defs/whereOrList"},
+        "AND": {"$ref": f"#/$defs/{prefix}whereOrList"},
+        "OR": {"$ref": f"#/$defs/{prefix}whereOrList"},
+        "NOT": {"$ref": f"#/$defs/{prefix}whereOrList"},
     }
     for field in schema.fields:
         properties[field.name] = {"$ref": f"#/$defs/{field.type.value}Filter"}
+    for relation in schema.relations:
+        properties[relation.name] = {"$ref": f"#/$defs/{prefix}{relation.name}.relation"}
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
 

@@ -67,6 +67,7 @@ def _rows(
         element: ColumnElement[Any] = found.__clause_element__()
         return element
 
+    assert prop is not None  # it has a mapper
     return related, prop.primaryjoin, orm
 
 
