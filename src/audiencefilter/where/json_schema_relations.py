@@ -64,4 +64,11 @@ def _relation(relation: Relation, inner: str) -> dict[str, Any]:
             "minProperties": 1,
             "maxProperties": 1,
         }
-    return {"type": "object", "properties": properties, "additionalProperties": False}
+    # `where` narrows aggregates: it needs one beside it.
+    needs = {"anyOf": [{"required": [a.value]} for a in Aggregate]}
+    return {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+        "dependentSchemas": {"where": needs},
+    }
