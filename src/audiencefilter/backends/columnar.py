@@ -65,7 +65,6 @@ from ..errors import FrameError
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
-from ..language.relations import refused
 from ..language.values import (
     as_integer,
     double_exact,
@@ -164,6 +163,10 @@ def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
     for field in schema.fields:  # a number column with a fractional value must hold floats
         if field.type is FieldType.NUMBER and any(type(v) is float for v in data[field.name]):
             dtypes[field.name] = pl.Float64
+    for relation in schema.relations:  # a List of Struct, one struct per related row
+        from .columnar_relations import related_column
+
+        data[relation.name], dtypes[relation.name] = related_column(records, relation)
     return pl.DataFrame(data, schema=dtypes)
 
 
@@ -183,10 +186,14 @@ class _Expressions(Visitor[pl.Expr]):
         return ~self.visit(node.item)
 
     def visit_quantified(self, node: Quantified) -> pl.Expr:
-        raise refused("polars", node.relation)
+        from .columnar_relations import quantified_expression
+
+        return quantified_expression(self, node)
 
     def visit_aggregated(self, node: Aggregated) -> pl.Expr:
-        raise refused("polars", node.relation)
+        from .columnar_relations import aggregated_expression
+
+        return aggregated_expression(self, node)
 
     def visit_const(self, node: Const) -> pl.Expr:
         return pl.lit(node.value)
