@@ -65,7 +65,6 @@ def test_case_selects_expected_ids(
     assert selector(engine, request)(flt, given, _now(case)) == set(case["matches"])
 
 
-
 @pytest.mark.parametrize(("given", "case"), [c for c in CASES if "error" in c.values[1]])
 def test_case_is_rejected_at_path(given: list[dict[str, Any]], case: dict[str, Any]) -> None:
     with pytest.raises(af.FilterError) as caught:

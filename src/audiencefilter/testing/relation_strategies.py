@@ -1,0 +1,167 @@
+"""Hypothesis strategies for relation filters: contacts with 0..many actions, and where
+clauses over them (`some`/`every`/`none`, `count`/`sum`/`min`/`max` with `where`).
+
+The literals come from small pools that the generated rows share (names differing only in
+case, increases around zero, date-times on the edges of the relative windows at `NOW`), so
+conditions on related rows are often TRUE, often FALSE and sometimes UNKNOWN.
+
+    >>> from hypothesis import given
+    >>> from audiencefilter.testing.relation_strategies import contacts_with_actions
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from hypothesis import strategies as st
+
+from .strategies import DURATIONS, NOW, _instants
+
+NAMES = ("share", "Share", "SHARE", "login", "sh", "ß")
+"""Action names: one word in three cases, a prefix of it, another word, a folding trap."""
+
+
+def _increase() -> st.SearchStrategy[int | None]:
+    return st.one_of(st.none(), st.integers(-3, 12), st.sampled_from((2**53 + 1, -(2**40))))
+
+
+def _instant_text() -> st.SearchStrategy[str | None]:
+    return st.one_of(st.none(), _instants().map(datetime.isoformat))
+
+
+def action_rows() -> st.SearchStrategy[list[dict[str, Any]]]:
+    """The actions of one contact, ids `a0`, `a1`, ...; any field may be null."""
+    row = st.fixed_dictionaries(
+        {
+            "name": st.one_of(st.none(), st.sampled_from(NAMES)),
+            "increase": _increase(),
+            "createdAt": _instant_text(),
+        }
+    )
+    return st.lists(row, max_size=5).map(
+        lambda rows: [{"id": f"a{i}", **row} for i, row in enumerate(rows)]
+    )
+
+
+def contacts_with_actions(max_size: int = 6) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Contacts `r0`, `r1`, ... whose `actions` key is missing, empty or a list of rows."""
+    actions = st.one_of(st.just(None), st.just([]), action_rows(), action_rows())
+    contact = st.builds(
+        lambda rows, points: {"points": points} | ({} if rows is None else {"actions": rows}),
+        actions,
+        st.one_of(st.none(), st.integers(0, 3)),
+    )
+    return st.lists(contact, min_size=1, max_size=max_size).map(
+        lambda rows: [{"id": f"r{i}", **row} for i, row in enumerate(rows)]
+    )
+
+
+def _moment() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        _instants().map(datetime.isoformat), st.sampled_from(DURATIONS).map(lambda d: {"ago": d})
+    )
+
+
+def action_conditions() -> st.SearchStrategy[dict[str, Any]]:
+    """One condition on an action's field."""
+    name = st.one_of(
+        st.sampled_from(NAMES).map(lambda v: {"name": v}),
+        st.none().map(lambda _: {"name": None}),
+        st.builds(
+            lambda op, v, mode: {"name": {op: v, "mode": mode}},
+            st.sampled_from(("equals", "startsWith", "contains", "endsWith")),
+            st.sampled_from(NAMES),
+            st.sampled_from(("insensitive", "default")),
+        ),
+        st.lists(st.sampled_from(NAMES), max_size=3).map(lambda vs: {"name": {"in": vs}}),
+    )
+    increase = st.builds(
+        lambda op, v: {"increase": {op: v}},
+        st.sampled_from(("equals", "gt", "gte", "lt", "lte", "not")),
+        st.integers(-2, 10),
+    )
+    created = st.builds(
+        lambda op, v: {"createdAt": {op: v}}, st.sampled_from(("gte", "lt")), _moment()
+    )
+    return st.one_of(name, increase, created)
+
+
+def action_wheres() -> st.SearchStrategy[dict[str, Any]]:
+    """Where clauses over an action's fields: conditions, AND, OR and NOT, and `{}`."""
+    leaves = st.one_of(action_conditions(), action_conditions(), st.just({}))
+    return st.recursive(
+        leaves,
+        lambda children: st.one_of(
+            st.lists(children, min_size=1, max_size=3).map(lambda items: {"AND": items}),
+            st.lists(children, min_size=1, max_size=3).map(lambda items: {"OR": items}),
+            children.map(lambda item: {"NOT": item}),
+        ),
+        max_leaves=4,
+    )
+
+
+def _number_test() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.integers(0, 4),
+        st.builds(
+            lambda op, v: {op: v},
+            st.sampled_from(("equals", "gt", "gte", "lt", "lte", "not")),
+            st.integers(-2, 15),
+        ),
+        st.lists(st.integers(0, 4), max_size=3).map(lambda vs: {"in": vs}),
+    )
+
+
+def _aggregate() -> st.SearchStrategy[dict[str, Any]]:
+    count = _number_test().map(lambda test: {"count": test})
+    total = _number_test().map(lambda test: {"sum": {"increase": test}})
+    ranged = st.builds(
+        lambda function, field, test: {function: {field: test}},
+        st.sampled_from(("min", "max")),
+        st.just("increase"),
+        st.one_of(_number_test(), st.none()),
+    )
+    dated = st.builds(
+        lambda function, op, moment: {function: {"createdAt": {op: moment}}},
+        st.sampled_from(("min", "max")),
+        st.sampled_from(("gte", "lt", "equals")),
+        _moment(),
+    )
+    return st.one_of(count, total, ranged, dated)
+
+
+def relation_wheres() -> st.SearchStrategy[dict[str, Any]]:
+    """Where clauses on contacts with relation conditions on `actions`, now and then with a
+    contact field beside them or negated."""
+    quantified = st.builds(
+        lambda q, w: {"actions": {q: w}},
+        st.sampled_from(("some", "every", "none")),
+        action_wheres(),
+    )
+    aggregated = st.builds(
+        lambda aggregate, narrow, where: {
+            "actions": ({"where": where} if narrow else {}) | aggregate
+        },
+        _aggregate(),
+        st.booleans(),
+        action_wheres(),
+    )
+    condition = st.one_of(quantified, aggregated)
+    return st.one_of(
+        condition,
+        condition.map(lambda c: {"NOT": c}),
+        st.lists(condition, min_size=2, max_size=3).map(lambda cs: {"OR": cs}),
+        condition.map(lambda c: {**c, "points": {"gte": 1}}),
+    )
+
+
+__all__ = [
+    "NAMES",
+    "NOW",
+    "action_conditions",
+    "action_rows",
+    "action_wheres",
+    "contacts_with_actions",
+    "relation_wheres",
+]
