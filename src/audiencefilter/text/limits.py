@@ -84,6 +84,9 @@ def _first_too_deep(root: Node, shapes: dict[int, _Shape], max_depth: int) -> tu
 
 def _levels_added(node: Node, shapes: dict[int, _Shape], parent: Node | None) -> int:
     """How many JSON levels `node` opens: a group key, or a field's `not`."""
+    if isinstance(parent, Aggregated) and node is parent.where:
+        # {"relation": {"where": {...}}}: the where object is a level below the relation's
+        return 1 + _levels_added(node, shapes, None)
     match node:
         case Or():
             # {"NOT": [items]}: the NOT's level holds the OR's items
@@ -95,8 +98,7 @@ def _levels_added(node: Node, shapes: dict[int, _Shape], parent: Node | None) ->
         case And():
             return 1 if shapes[id(node)].keys == ("AND",) else 0
         case Comparison() | IsNull():
-            # the where clause of an aggregate opens a level more than its test
-            return 1 if isinstance(parent, Aggregated) and node is parent.where else 0
+            return 0
         case Quantified():  # {"relation": {"some": {...}}}
             return 2
         case Aggregated():  # {"relation": {"count": ...}}

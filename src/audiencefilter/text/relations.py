@@ -161,7 +161,8 @@ def aggregate_open(builder: Builder, children: list[Any]) -> Opening:
                     or f"{function.value} takes "
                     + (", ".join(aggregable) or "no field here")
                     + f", e.g. {example}",
-                    join_path("", relation.name),
+                    join_path(relation.name, found),
+                    offset=1 if rest else 0,  # the field, after the dot
                 )
                 relation = None
             else:
