@@ -186,14 +186,14 @@ def test_relation_conditions_count_toward_the_limits() -> None:
         flt = af.parse(where)
         for depth in range(1, 6):
             limits = af.Limits(max_depth=depth)
-            assert _valid(lambda: af.parse(flt.to_json(), limits=limits)) == _valid(
-                lambda: parse_text(flt.to_text(), limits=limits)
-            ), (where, depth)
+            by_json = _valid(af.parse, flt.to_json(), limits)
+            by_text = _valid(parse_text, flt.to_text(), limits)
+            assert by_json == by_text, (where, depth)
 
 
-def _valid(read: Any) -> bool:
+def _valid(read: Any, source: str, limits: af.Limits) -> bool:
     try:
-        read()
+        read(source, limits=limits)
     except af.FilterError:
         return False
     return True
