@@ -15,12 +15,13 @@ comparison is UNKNOWN and `equals: null` is TRUE).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
+from itertools import compress, repeat
 from typing import Any
 
 from ..language.fields import FieldType, Schema
-from ..language.nodes import Aggregated, Node, Not, Quantified, relative_values
+from ..language.nodes import TRUE, Aggregated, Node, Not, Quantified, relative_values
 from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
 from ..language.relative import Ago
 from ..language.values import accepts, record_datetime
@@ -43,16 +44,28 @@ def related_rows(relation: Relation, value: object) -> Sequence[Record]:
     raise TypeError(f'relation "{relation.name}" holds {type(value).__name__}, not a list of rows')
 
 
-def _compiled(node: Node, schema: Schema, relatives: Mapping[Ago, int]) -> Callable[..., bool]:
-    """`node` compiled against `schema`, taking the outer function's instants: a function of a
-    row and the outer instants."""
-    from .memory import compile_node
+class _Rows:
+    """W compiled against the related schema, applied to a record's rows in C loops (`map`,
+    `filter`) with no Python frame per row besides W's own: the outer function's instants
+    that W reads are passed on, picked once per record."""
 
-    evaluate = compile_node(node, schema)
-    inner = tuple(relatives[ago] for ago in relative_values(node))
-    if not inner:
-        return lambda row, instants: evaluate(row)
-    return lambda row, instants: evaluate(row, tuple([instants[i] for i in inner]))
+    def __init__(self, node: Node, schema: Schema, relatives: Mapping[Ago, int]) -> None:
+        from .memory import compile_node
+
+        self.always = node == TRUE
+        self.evaluate = compile_node(node, schema)
+        self.picks = tuple(relatives[ago] for ago in relative_values(node))
+
+    def tests(self, rows: Sequence[Record], instants: Instants) -> Iterator[bool]:
+        """W's answer (TRUE or not) for each row."""
+        if not self.picks:
+            return map(self.evaluate, rows)
+        return map(self.evaluate, rows, repeat(tuple([instants[i] for i in self.picks])))
+
+    def matching(self, rows: Sequence[Record], instants: Instants) -> Sequence[Record]:
+        if self.always:
+            return rows
+        return list(compress(rows, self.tests(rows, instants)))
 
 
 def relation_truth(
@@ -61,43 +74,61 @@ def relation_truth(
     """The truth of a relation condition of a record of `schema`."""
     relation = relation_of(schema, node.relation)
     name = relation.name
-    where = _compiled(node.where, relation.schema, relatives)
+    where = _Rows(node.where, relation.schema, relatives)
     if isinstance(node, Quantified):
         quantifier = node.quantifier
+        if quantifier is Quantifier.EVERY:
+
+            def every(record: Record, instants: Instants) -> bool:
+                rows = record.get(name)
+                if rows.__class__ is not list:
+                    rows = related_rows(relation, rows)
+                return all(where.tests(rows, instants))
+
+            return every
+        wanted = quantifier in (Quantifier.SOME, Quantifier.IS)
 
         def quantified(record: Record, instants: Instants) -> bool:
-            rows = related_rows(relation, record.get(name))
-            if quantifier is Quantifier.EVERY:
-                return all(where(row, instants) for row in rows)
-            found = any(where(row, instants) for row in rows)
-            return found if quantifier in (Quantifier.SOME, Quantifier.IS) else not found
+            rows = record.get(name)
+            if rows.__class__ is not list:
+                rows = related_rows(relation, rows)
+            return any(where.tests(rows, instants)) is wanted
 
         return quantified
     values = value_schema(relation, node.function, node.field)
-    is_true = _compiled(node.test, values, relatives)
-    is_false = _compiled(Not(node.test), values, relatives)
-    compute = _aggregate(node.function, node.field, relation)
+    is_true = _Rows(node.test, values, relatives)
+    is_false = _Rows(Not(node.test), values, relatives)
     field = node.field
+    if node.function is Aggregate.COUNT and not where.always:
+
+        def compute(rows: Sequence[Record], instants: Instants) -> Any:
+            return sum(where.tests(rows, instants))
+    else:
+        of_rows = _aggregate(node.function, node.field, relation)
+
+        def compute(rows: Sequence[Record], instants: Instants) -> Any:
+            return of_rows(where.matching(rows, instants))
 
     def aggregated(record: Record, instants: Instants) -> bool | None:
-        rows = related_rows(relation, record.get(name))
-        value = compute([row for row in rows if where(row, instants)])
-        probe = {field: value}
-        if is_true(probe, instants):
+        rows = record.get(name)
+        if rows.__class__ is not list:
+            rows = related_rows(relation, rows)
+        probe = ({field: compute(rows, instants)},)
+        if next(is_true.tests(probe, instants)):
             return True
-        return False if is_false(probe, instants) else None
+        return False if next(is_false.tests(probe, instants)) else None
 
     return aggregated
 
 
 def _aggregate(
     function: Aggregate, field: str, relation: Relation
-) -> Callable[[list[Record]], Any]:
+) -> Callable[[Sequence[Record]], Any]:
     if function is Aggregate.COUNT:
         return len
     kind = relation.schema[field].type
 
-    def present(rows: list[Record]) -> list[Any]:
+    def present(rows: Sequence[Record]) -> list[Any]:
         found = []
         for row in rows:
             value = row.get(field)
