@@ -1,12 +1,12 @@
 """Relation filters against hand-written equivalents, side by side in one run.
 
-    .venv/bin/python -m benchmarks.relations                      # 100,000 contacts, 1,000,000 actions
+    .venv/bin/python -m benchmarks.relations            # 100,000 contacts, 1,000,000 actions
     .venv/bin/python -m benchmarks.relations --contacts 2000 --actions 20000 --no-postgres
 
 Two segments, at a fixed clock:
 - "share3": at least 3 shares in the last 30 days,
-  `{"actions": {"where": {"name": "share", "createdAt": {"gte": {"ago": "P30D"}}}, "count": {"gte": 3}}}`
-- "idle60": no action for 60 days, `{"actions": {"none": {"createdAt": {"gte": {"ago": "P60D"}}}}}`
+  `count(actions where name = "share" and createdAt >= 30 days ago) >= 3`
+- "idle60": no action for 60 days, `actions none (createdAt >= 60 days ago)`
 
 Engines: PostgreSQL, SQLite and DuckDB (`Filter.to_sql` against hand-written SQL, both over
 `contacts` and `actions` with the indexes docs/backends.md recommends), polars (`to_polars` on a
