@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
-from ..language.relations import refused
 from ..language.values import (
     as_integer,
     double_exact,
@@ -191,10 +190,14 @@ class _Columns(Visitor[Column]):
         return ~self.visit(node.item)
 
     def visit_quantified(self, node: Quantified) -> Column:
-        raise refused("PySpark", node.relation)
+        from .spark_relations import quantified_column
+
+        return quantified_column(self, node)
 
     def visit_aggregated(self, node: Aggregated) -> Column:
-        raise refused("PySpark", node.relation)
+        from .spark_relations import aggregated_column
+
+        return aggregated_column(self, node)
 
     def visit_const(self, node: Const) -> Column:
         return F.lit(node.value)
@@ -395,6 +398,13 @@ def frame_for(session: SparkSession, records: list[Mapping[str, Any]], schema: S
         elif field.type is FieldType.NUMBER and any(type(v) is float for v in values):
             types[field.name] = T.DoubleType()
             values = [None if v is None else float(v) for v in values]
+        for row, value in zip(rows, values, strict=True):
+            row.append(value)
+    for relation in schema.relations:  # an ARRAY of STRUCT, one struct per related row
+        from .spark_relations import related_values
+
+        names.append(relation.name)
+        values, types[relation.name] = related_values(list(records), relation)
         for row, value in zip(rows, values, strict=True):
             row.append(value)
     if "id" not in types and any("id" in record for record in records):

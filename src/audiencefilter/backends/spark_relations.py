@@ -1,0 +1,155 @@
+"""Relation conditions as PySpark Columns: higher-order functions over an array of structs.
+
+A relation's column is an ARRAY of STRUCT, one struct per related row (`frame_for` builds one):
+
+    actions some (W)         coalesce(exists(actions, r -> coalesce(W(r), false)), false)
+    actions every (W)        coalesce(forall(actions, r -> coalesce(W(r), false)), true)
+    count(actions where W)   coalesce(size(filter(actions, r -> W(r))), 0)
+    sum(actions.increase)    aggregate(transform(filter(...), r -> r.increase), 0,
+                                       (s, v) -> s + coalesce(v, 0))
+    max(actions.createdAt)   array_max(transform(filter(...), r -> r.createdAt))
+
+W is built by the Spark visitor itself with each related field read from the lambda's
+element, typed by the struct's field types, so every comparison rule is the scalar
+conditions'; an aggregate's test is built by the same visitor over the aggregate's Column.
+A NULL array is no related rows. `array_min`/`array_max` skip NULLs and are NULL over none,
+as `min`/`max` are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..language.fields import Schema
+from ..language.nodes import Aggregated, Node, Quantified
+from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
+from .spark import CANONICAL, _Columns
+
+
+class _ElementColumns(_Columns):
+    """The Spark visitor reading each field from one element of the relation's array."""
+
+    def __init__(self, schema: Schema, dtypes: Mapping[str, Any], element: Column) -> None:
+        super().__init__(schema, dtypes, {})
+        self.element = element
+
+    def column(self, field: str) -> Column:
+        return self.element.getField(field)
+
+
+class _ValueColumns(_Columns):
+    """The Spark visitor whose one field is an aggregate's Column."""
+
+    def __init__(self, schema: Schema, dtypes: Mapping[str, Any], value: Column) -> None:
+        super().__init__(schema, dtypes, {})
+        self.value = value
+
+    def column(self, field: str) -> Column:
+        return self.value
+
+
+def _struct_dtypes(relation: Relation, dtype: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {f.name: CANONICAL[f.type] for f in relation.schema.fields}
+    if dtype is None:
+        return found
+    element = getattr(dtype, "elementType", None)
+    if not isinstance(dtype, T.ArrayType) or not isinstance(element, T.StructType):
+        raise TypeError(
+            f'column "{relation.name}" for relation "{relation.name}" is {dtype}; expected an '
+            "ARRAY of STRUCT, one struct per related row"
+        )
+    found.update({f.name: f.dataType for f in element.fields if f.name in found})
+    return found
+
+
+def _rows(outer: _Columns, node: Quantified | Aggregated) -> tuple[Relation, Column, Any, Any]:
+    relation = relation_of(outer.schema, node.relation)
+    name = outer.columns.get(relation.name, relation.name)
+    dtypes = _struct_dtypes(relation, outer.dtypes.get(name))
+
+    def test(where: Node) -> Any:
+        def holds(element: Column) -> Column:
+            built = _ElementColumns(relation.schema, dtypes, element).visit(where)
+            return F.coalesce(built, F.lit(False))
+
+        return holds
+
+    return relation, outer.column(relation.name), dtypes, test
+
+
+def quantified_column(outer: _Columns, node: Quantified) -> Column:
+    _, rows, _, test = _rows(outer, node)
+    if node.quantifier is Quantifier.EVERY:
+        return F.coalesce(F.forall(rows, test(node.where)), F.lit(True))
+    found = F.coalesce(F.exists(rows, test(node.where)), F.lit(False))
+    return found if node.quantifier in (Quantifier.SOME, Quantifier.IS) else ~found
+
+
+def aggregated_column(outer: _Columns, node: Aggregated) -> Column:
+    relation, rows, dtypes, test = _rows(outer, node)
+    kept = F.filter(rows, test(node.where))
+    value: Column
+    dtype: Any
+    if node.function is Aggregate.COUNT:
+        value = F.when(rows.isNull(), F.lit(0)).otherwise(F.size(kept)).cast("bigint")
+        dtype = T.LongType()
+    else:
+        dtype = dtypes[node.field]
+        values = F.transform(kept, lambda element: element.getField(node.field))
+        if node.function is Aggregate.SUM:
+            zero = F.lit(0).cast(dtype)
+            total = F.aggregate(values, zero, lambda acc, v: acc + F.coalesce(v, zero))
+            value = F.coalesce(total, zero)
+        elif node.function is Aggregate.MIN:
+            value = F.array_min(values)
+        else:
+            value = F.array_max(values)
+    schema = value_schema(relation, node.function, node.field)
+    return _ValueColumns(schema, {node.field: dtype}, value).visit(node.test)
+
+
+def related_values(
+    records: list[Mapping[str, Any]], relation: Relation
+) -> tuple[list[Any], T.DataType]:
+    """A relation's values of `records` and its column type, for `frame_for`."""
+    from ..language.fields import FieldType
+    from ..language.values import record_datetime
+
+    fields = relation.schema.fields
+    types = {f.name: CANONICAL[f.type] for f in fields}
+    values: list[Any] = []
+    for record in records:
+        rows = record.get(relation.name)
+        if rows is None:
+            values.append(None)
+            continue
+        if isinstance(rows, Mapping):
+            rows = [rows]
+        items = []
+        for row in rows:
+            item = []
+            for f in fields:
+                value = row.get(f.name)
+                if value is not None and f.type is FieldType.DATETIME:
+                    value = record_datetime(value)
+                if type(value) is float:
+                    types[f.name] = T.DoubleType()
+                item.append(value)
+            items.append(item)
+        values.append(items)
+    for f in fields:
+        if types[f.name] == T.DoubleType():
+            index = [g.name for g in fields].index(f.name)
+            for items in values:
+                for item in items or ():
+                    if item[index] is not None:
+                        item[index] = float(item[index])
+    struct = T.StructType([T.StructField(f.name, types[f.name], True) for f in fields])
+    return [None if v is None else [tuple(item) for item in v] for v in values], T.ArrayType(
+        struct, True
+    )
