@@ -15,6 +15,7 @@ comparison is UNKNOWN and `equals: null` is TRUE).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from itertools import compress, repeat
@@ -44,6 +45,39 @@ def related_rows(relation: Relation, value: object) -> Sequence[Record]:
     raise TypeError(f'relation "{relation.name}" holds {type(value).__name__}, not a list of rows')
 
 
+_HEAD = "def loop(rows, _instants):\n"
+_LOOPS = {
+    "count": _HEAD + " n = 0\n for record in rows:\n  if W:\n   n += 1\n return n",
+    "any": _HEAD + " for record in rows:\n  if W:\n   return True\n return False",
+    "all": _HEAD + " for record in rows:\n  if not W:\n   return False\n return True",
+}
+"""The loops W is inlined into; `record` is each row, as in the compiled predicate."""
+
+
+class _Placeholder(ast.NodeTransformer):
+    def __init__(self, expression: ast.expr) -> None:
+        self.expression = expression
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.expression if node.id == "W" else node
+
+
+def _loop(node: Node, schema: Schema, kind: str) -> Callable[[Sequence[Record], Instants], Any]:
+    """W inlined into one loop over the rows (`count`, `any` or `all` of W TRUE): the
+    compiled predicate's own expression for W, with no call per row. It takes the fast
+    date-time path; any error sends the caller to the per-row path, which answers exactly or
+    raises `RecordError`."""
+    from .memory import _Builder
+
+    builder = _Builder(schema, node, fast=True)
+    expression, _ = builder.build(node, True, {})
+    module = _Placeholder(expression).visit(ast.parse(_LOOPS[kind]))
+    namespace: dict[str, Any] = dict(builder.bound)
+    exec(compile(ast.fix_missing_locations(module), "<audiencefilter>", "exec"), namespace)
+    loop: Callable[[Sequence[Record], Instants], Any] = namespace["loop"]
+    return loop
+
+
 class _Rows:
     """W compiled against the related schema, applied to a record's rows in C loops (`map`,
     `filter`) with no Python frame per row besides W's own: the outer function's instants
@@ -55,6 +89,17 @@ class _Rows:
         self.always = node == TRUE
         self.evaluate = compile_node(node, schema)
         self.picks = tuple(relatives[ago] for ago in relative_values(node))
+        self.loops = {kind: _loop(node, schema, kind) for kind in _LOOPS}
+
+    def run(self, kind: str, rows: Sequence[Record], instants: Instants) -> Any:
+        """`count`, `any` or `all` of W over `rows`: the inlined loop, or on an error the
+        per-row evaluation (exact answers, or `RecordError`)."""
+        picked = tuple([instants[i] for i in self.picks]) if self.picks else ()
+        try:
+            return self.loops[kind](rows, picked)
+        except (TypeError, AttributeError, ValueError):
+            tests = self.tests(rows, instants)
+            return sum(tests) if kind == "count" else any(tests) if kind == "any" else all(tests)
 
     def tests(self, rows: Sequence[Record], instants: Instants) -> Iterator[bool]:
         """W's answer (TRUE or not) for each row."""
@@ -83,7 +128,7 @@ def relation_truth(
                 rows = record.get(name)
                 if rows.__class__ is not list:
                     rows = related_rows(relation, rows)
-                return all(where.tests(rows, instants))
+                return bool(where.run("all", rows, instants))
 
             return every
         wanted = quantifier in (Quantifier.SOME, Quantifier.IS)
@@ -92,7 +137,7 @@ def relation_truth(
             rows = record.get(name)
             if rows.__class__ is not list:
                 rows = related_rows(relation, rows)
-            return any(where.tests(rows, instants)) is wanted
+            return bool(where.run("any", rows, instants)) is wanted
 
         return quantified
     values = value_schema(relation, node.function, node.field)
@@ -102,7 +147,7 @@ def relation_truth(
     if node.function is Aggregate.COUNT and not where.always:
 
         def compute(rows: Sequence[Record], instants: Instants) -> Any:
-            return sum(where.tests(rows, instants))
+            return where.run("count", rows, instants)
     else:
         of_rows = _aggregate(node.function, node.field, relation)
 
@@ -113,9 +158,12 @@ def relation_truth(
         rows = record.get(name)
         if rows.__class__ is not list:
             rows = related_rows(relation, rows)
-        probe = ({field: compute(rows, instants)},)
+        value = compute(rows, instants)
+        probe = ({field: value},)
         if next(is_true.tests(probe, instants)):
             return True
+        if value is not None:  # a present value makes a condition TRUE or FALSE
+            return False
         return False if next(is_false.tests(probe, instants)) else None
 
     return aggregated
