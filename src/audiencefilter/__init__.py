@@ -17,8 +17,8 @@ from .excerpt import render_error
 from .filter import Filter, Predicate
 from .language.fields import CONTACT, Field, FieldType, Op, Schema
 from .language.limits import DEFAULT_LIMITS, Limits
-from .language.relations import Relation
 from .language.nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or
+from .language.relations import Relation
 from .language.relative import Ago, Clock, system_clock
 from .where.json_schema import json_schema
 from .where.read import parse
