@@ -618,3 +618,50 @@ def test_wrong_typed_record_values_raise_record_error(
             f"{name} answered {answer!r} for filter {flt.to_json()} on record {record!r}, "
             "where docs/errors.md promises RecordError"
         )
+
+
+# ---- string ordering ---------------------------------------------------------------------------
+
+
+@st.composite
+def _ordered_strings_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
+    """Records whose `email` and `data.a` come from a small pool of strings from all of Unicode
+    (NUL, trailing spaces and supplementary characters included), and an ordering whose literal
+    is one of them, a prefix of one, or one with a space or NUL appended."""
+    pool = draw(st.lists(unicode_strings(nul=True), min_size=1, max_size=4))
+    rows = draw(st.lists(st.sampled_from([*pool, None]), min_size=1, max_size=6))
+    base = draw(st.sampled_from(pool))
+    literal = draw(
+        st.sampled_from([base, base + " ", base + "\x00", base[:-1], base + "\U0001f600"])
+    )
+    op = draw(st.sampled_from(("gt", "gte", "lt", "lte")))
+    insensitive = draw(st.booleans())
+    if draw(st.booleans()):
+        body: dict[str, Any] = {"path": ["a"], op: literal}
+        if insensitive:
+            body["mode"] = "insensitive"
+        records = _ids([{"data": {"a": v}} if v is not None else {} for v in rows])
+        where: dict[str, Any] = {"data": body}
+    else:
+        condition: dict[str, Any] = {op: literal}
+        if insensitive:
+            condition["mode"] = "insensitive"
+        records = _ids([{"email": v} for v in rows])
+        where = {"email": condition}
+    if draw(st.integers(0, 3)) == 0:
+        where = {"NOT": where}
+    return where, records
+
+
+@pytest.mark.disagreement("string ordering by code point")
+@settings(max_examples=EXAMPLES)
+@given(_ordered_strings_case())
+@example(({"email": {"gt": "a"}}, _ids([{"email": "a "}, {"email": "B"}, {"email": "\U0001f600"}])))
+@example(({"email": {"lt": "\U0001f600"}}, _ids([{"email": "\uffff"}, {"email": "\U0001f601"}])))
+@example(({"email": {"lte": "a\x00"}}, _ids([{"email": "a"}, {"email": "a\x00"}, {"email": "a "}])))
+@example(({"data": {"path": ["a"], "gte": "b"}}, _data_rows(["a", "b", "B", 1, None])))
+def test_string_ordering_by_code_point(
+    engines: Engines, case: tuple[dict[str, Any], Records]
+) -> None:
+    where, records = case
+    agree(engines, [where], records)

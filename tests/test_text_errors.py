@@ -127,7 +127,8 @@ error at line 1, column 22: invalid JSON: Expecting property name enclosed in do
         '{"email": {"containz": "x"}}',
         """\
 error at email.containz (line 1, column 12): unknown operator "containz" for string field \
-"email"; expected one of contains, endsWith, equals, in, notIn, startsWith, not, mode
+"email"; expected one of contains, endsWith, equals, gt, gte, in, lt, lte, notIn, startsWith, \
+not, mode
   {"email": {"containz": "x"}}
              ^^^^^^^^^^
   hint: did you mean "contains"?""",

@@ -63,7 +63,7 @@ import polars as pl
 
 from ..errors import FrameError
 from ..language.data_paths import truth
-from ..language.fields import FieldType, Op, Schema
+from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ..language.values import (
     as_integer,
@@ -299,6 +299,11 @@ class _Expressions(Visitor[pl.Expr]):
             return found if op is Op.IN else ~found
         if op is Op.EQUALS:
             return column == pl.lit(value, dtype=pl.String)
+        if op in ORDERING_OPS:
+            # polars orders strings by their UTF-8 bytes: code-point order. With ASCII
+            # literals the native fold suffices here too: where it differs from Python's,
+            # both folds are non-ASCII, so both order above any ASCII character.
+            return _compare(column, op, pl.lit(value, dtype=pl.String))
         if op is Op.CONTAINS:
             return column.str.contains(value, literal=True)
         if op is Op.STARTS_WITH:

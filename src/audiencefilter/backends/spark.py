@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from ..language.fields import FieldType, Op, Schema
+from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ..language.values import (
     as_integer,
@@ -50,7 +50,7 @@ from ..language.values import (
 )
 from ..language.visitor import Visitor
 from .sql.dialects import DIALECTS
-from .sql.dialects.spark import fold_refusal
+from .sql.dialects.spark import fold_refusal, order_refusal
 from .sql.text import SqlWriter
 
 try:
@@ -240,9 +240,14 @@ class _Columns(Visitor[Column]):
         if node.insensitive:  # the literals are folded already (lowering): fold the column
             for literal in value if isinstance(value, tuple) else (value,):
                 reason = fold_refusal(literal)
+                if reason is None and op in ORDERING_OPS:
+                    reason = order_refusal(literal)
                 if reason is not None:
                     raise ValueError(f'field "{node.field}", {op.value}: {reason}')
             column = F.lower(column)
+        if op in ORDERING_OPS:  # UTF8_BINARY: code-point order
+            ordered: Column = _COMPARE[op](column, F.lit(value))
+            return ordered
         if op in (Op.IN, Op.NOT_IN):
             found = column.isin(list(value))
             return found if op is Op.IN else ~found

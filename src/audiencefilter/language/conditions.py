@@ -171,7 +171,7 @@ class Conditions:
         if field.accepts(op):
             return True
         if op in ORDERING_OPS:
-            applies = "number and date-time fields"
+            applies = "string, number and date-time fields"
         elif op in PATTERN_OPS:
             applies = "string fields"
         else:

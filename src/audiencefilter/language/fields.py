@@ -51,7 +51,7 @@ LIST_OPS = frozenset({Op.IN, Op.NOT_IN})
 
 #: Operators each type accepts, besides the field-level `not` (every type) and `mode` (strings).
 OPERATORS: Mapping[FieldType, frozenset[Op]] = {
-    FieldType.STRING: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | PATTERN_OPS,
+    FieldType.STRING: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | PATTERN_OPS | ORDERING_OPS,
     FieldType.NUMBER: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
     FieldType.BOOLEAN: frozenset({Op.EQUALS}),
     FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,

@@ -142,6 +142,8 @@ class _Simplifier:
     def _ordered(self, node: Comparison) -> bool:
         kind = self.schema[node.field].type if node.field in self.schema else None
         ordered = kind in (FieldType.NUMBER, FieldType.DATETIME) and not isinstance(node.value, Ago)
+        # Strings order by code point, as Python's do; folded ones are left as written.
+        ordered = ordered or (kind is FieldType.STRING and not node.insensitive)
         return ordered and (node.op in _LOWER or node.op in _UPPER or node.op is Op.EQUALS)
 
 

@@ -93,7 +93,7 @@ def _where(schema: Schema) -> dict[str, Any]:
 
 def _json_operators(inside_not: bool) -> dict[str, Any]:
     """A JSON field's object: a path, then operators typed by their literal (the parser also
-    checks that an operator fits its literal's type, e.g. no `gt` with a string)."""
+    checks that an operator fits its literal's type, e.g. no `gt` with a boolean)."""
     properties: dict[str, Any] = {}
     for op in sorted(Op, key=lambda op: op.value):
         if op in (Op.IN, Op.NOT_IN):
@@ -109,7 +109,7 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
         elif op in (Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH):
             properties[op.value] = {"type": "string"}
         else:
-            properties[op.value] = {"type": "number"}
+            properties[op.value] = {"type": ["string", "number"]}
     properties["not"] = {
         "oneOf": [
             {"type": ["null", "string", "number", "boolean"]},

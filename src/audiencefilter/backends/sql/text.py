@@ -27,10 +27,10 @@ from datetime import datetime
 from typing import Any, cast
 
 from ...language.data_paths import value_type
-from ...language.fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
+from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
 from ...language.visitor import Visitor
-from .dialects import Dialect, Number, Shape, get_dialect, integral
+from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 
 COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
 
@@ -175,6 +175,9 @@ class SqlWriter(Visitor[str]):
             return self.string_list(node.op, subject, list(texts))
         value = node.value
         assert isinstance(value, str)
+        if node.op in ORDERING_OPS:
+            op, bound = string_order(dialect, node, value)
+            return f"{dialect.ordered(subject)} {COMPARISON_OPERATORS[op]} {self.text(bound)}"
         if "\x00" in value and not dialect.text_holds_nul:
             return dialect.never(subject)
         if node.op is Op.EQUALS:
@@ -226,6 +229,16 @@ class SqlWriter(Visitor[str]):
                 return self.dialect.boolean(bool(value))
             self.params.append(bool(value))
         return self.dialect.placeholder
+
+
+def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, str]:
+    """The operator and literal of a string ordering on `dialect` (`text_bound`), or
+    `ValueError` where a case-insensitive one cannot be answered as Python answers it."""
+    if node.insensitive:
+        reason = dialect.order_refusal(value)
+        if reason is not None:
+            raise ValueError(f'field "{node.field}", {node.op.value}: {reason}')
+    return text_bound(node.op, value, dialect.text_holds_nul)
 
 
 GROUP_WIDTH = 32
