@@ -293,3 +293,13 @@ def test_mode_takes_only_its_two_words(mode: object) -> None:
     (issue,) = issues({"email": {"equals": "a", "mode": mode}})
     assert issue.path == "email.mode"
     assert issue.message.startswith('expected "insensitive" or "default"')
+
+
+def test_in_null_and_not_in_null_are_null_tests_as_in_prisma() -> None:
+    assert af.parse({"points": {"in": None}}) == af.parse({"points": None})
+    assert af.parse({"points": {"notIn": None}}) == af.parse({"points": {"not": None}})
+    assert af.parse_text("data.plan not in null") == af.parse(
+        {"data": {"path": ["plan"], "not": None}}
+    )
+    (issue,) = issues({"points": {"in": [1, None]}})
+    assert issue.path == "points.in[1]"

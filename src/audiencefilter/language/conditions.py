@@ -30,7 +30,7 @@ from typing import Any, Final
 from ..errors import describe_value, did_you_mean
 from .data_paths import value_type
 from .fields import LIST_OPS, OPERATORS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
-from .nodes import TRUE, Comparison, IsNull, Node
+from .nodes import TRUE, Comparison, IsNull, Node, Not
 from .relative import Ago, DurationError
 from .values import Scalar, as_utc, is_number, parse_datetime
 
@@ -215,6 +215,8 @@ class Conditions:
     ) -> Node:
         """`field op value`, for a field `accepts` found to take `op`."""
         insensitive = is_insensitive(field.type, op, insensitive)
+        if op in LIST_OPS and value is None:
+            return null_list(op, IsNull(field.name))
         if op in LIST_OPS:
             values = self.values(field, op, value, report)
             return TRUE if values is None else Comparison(field.name, op, values, insensitive)
@@ -395,6 +397,8 @@ class Conditions:
     ) -> Node:
         """`field.keys op value`: the literal's own JSON type decides the comparison."""
         syntax = self.syntax
+        if op in LIST_OPS and value is None:
+            return null_list(op, IsNull(field.name, keys))
         if op in LIST_OPS:
             if not _is_list(value):
                 report(
@@ -476,6 +480,12 @@ class Conditions:
             )
             return None
         return literal
+
+
+def null_list(op: Op, is_null: IsNull) -> Node:
+    """`in: null` and `notIn: null`, read as Prisma reads them: a null test (`in: null` is
+    `equals: null`, `notIn: null` is `not: null`), never a list."""
+    return is_null if op is Op.IN else Not(is_null)
 
 
 def _article(word: str) -> str:

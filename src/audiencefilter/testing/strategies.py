@@ -197,6 +197,8 @@ def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
     body: dict[str, Any] = {"path": path}
     for op in draw(st.lists(st.sampled_from(ops), max_size=2, unique=True)):
         body[op.value] = draw(st.lists(value, max_size=3) if op in LIST_OPS else value)
+        if op in LIST_OPS and draw(st.integers(0, 7)) == 0:
+            body[op.value] = None  # a null test, as Prisma reads it
     negation = draw(st.integers(0, 4))
     if negation == 1:
         body["not"] = None
@@ -293,7 +295,9 @@ def _field_condition(
         )
         body: dict[str, Any] = {}
         for op in chosen:
-            if op in (Op.IN, Op.NOT_IN):
+            if op in (Op.IN, Op.NOT_IN) and draw(st.integers(0, 7)) == 0:
+                body[op.value] = None  # a null test, as Prisma reads it
+            elif op in (Op.IN, Op.NOT_IN):
                 body[op.value] = draw(st.lists(value, max_size=4))
             else:
                 body[op.value] = draw(operand)

@@ -2,9 +2,9 @@
 
 For editors, form builders and API documentation: it accepts exactly what `parse` accepts on
 structure and types (which keys, which operators per field type, which value types, arrays
-without nulls, `mode` only on strings and never inside `not`). What JSON Schema cannot express is
-left to `parse`: date-time syntax beyond "a string", duplicate keys, and the size and depth
-limits. A date-time operator also takes a relative value, `{"ago": "P30D"}`, whose duration
+without nulls, `in: null` as a null test, `mode` only on strings and never inside `not`). What
+JSON Schema cannot express is left to `parse`: date-time syntax beyond "a string", duplicate
+keys, and the size and depth limits. A date-time operator also takes a relative value, `{"ago": "P30D"}`, whose duration
 is checked by pattern only (its length bound is left to `parse`).
 """
 
@@ -97,11 +97,15 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for op in sorted(Op, key=lambda op: op.value):
         if op in (Op.IN, Op.NOT_IN):
-            # One JSON type for all the values: anyOf, since an empty array fits each.
+            # One JSON type for all the values: anyOf, since an empty array fits each; null is
+            # a null test, as in Prisma.
             properties[op.value] = {
                 "anyOf": [
-                    {"type": "array", "items": {"type": kind}}
-                    for kind in ("string", "number", "boolean")
+                    {"type": "null"},
+                    *(
+                        {"type": "array", "items": {"type": kind}}
+                        for kind in ("string", "number", "boolean")
+                    ),
                 ]
             }
         elif op is Op.EQUALS:
@@ -151,8 +155,8 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
     ops = sorted((op for op in Op if op in _ops(kind)), key=lambda op: op.value)
     properties: dict[str, Any] = {}
     for op in ops:
-        if op in (Op.IN, Op.NOT_IN):
-            properties[op.value] = {"type": "array", "items": value}
+        if op in (Op.IN, Op.NOT_IN):  # null is a null test, as in Prisma
+            properties[op.value] = {"oneOf": [{"type": "null"}, {"type": "array", "items": value}]}
         elif op is Op.EQUALS:
             properties[op.value] = {"oneOf": [{"type": "null"}, operand]}
         else:
