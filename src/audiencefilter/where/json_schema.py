@@ -4,8 +4,9 @@ For editors, form builders and API documentation: it accepts exactly what `parse
 structure and types (which keys, which operators per field type, which value types, arrays
 without nulls, `in: null` as a null test, `mode` only on strings and never inside `not`). What
 JSON Schema cannot express is left to `parse`: date-time syntax beyond "a string", duplicate
-keys, and the size and depth limits. A date-time operator also takes a relative value, `{"ago": "P30D"}`, whose duration
-is checked by pattern only (its length bound is left to `parse`).
+keys, and the size and depth limits. A date-time operator also takes a relative value,
+`{"ago": "P30D"}`, whose duration is checked by pattern only (its length bound is left to
+`parse`).
 """
 
 from __future__ import annotations
