@@ -665,3 +665,44 @@ def test_string_ordering_by_code_point(
 ) -> None:
     where, records = case
     agree(engines, [where], records)
+
+
+# ---- blank: null or the empty string -----------------------------------------------------------
+
+_BLANKISH = st.one_of(
+    st.sampled_from(["", " ", "\x00", "\u3000", "a", None]), unicode_strings(nul=True)
+)
+_JSON_BLANKISH = st.one_of(  # no NUL: JSON strings holding NUL are a documented limit
+    st.sampled_from(["", " ", "\u3000", "a", None, 0, False, [], {}, [""], {"a": ""}, 0.0]),
+    unicode_strings(nul=False),
+)
+
+
+@st.composite
+def _blank_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
+    """`blank: true/false` on `company` or at `data.a`, under a `NOT` now and then, over
+    records holding null, "", spaces, NUL and values of every JSON type."""
+    holds = draw(st.booleans())
+    if draw(st.booleans()):
+        rows = draw(st.lists(_BLANKISH, min_size=1, max_size=6))
+        records = _ids([{} if v is None and draw(st.booleans()) else {"company": v} for v in rows])
+        where: dict[str, Any] = {"company": {"blank": holds}}
+    else:
+        rows = draw(st.lists(_JSON_BLANKISH, min_size=1, max_size=6))
+        records = _data_rows(rows)
+        where = {"data": {"path": ["a"], "blank": holds}}
+    if draw(st.integers(0, 3)) == 0:
+        where = {"NOT": where}
+    return where, records
+
+
+@pytest.mark.disagreement("blank: null or the empty string")
+@settings(max_examples=EXAMPLES)
+@given(_blank_case())
+@example(({"company": {"blank": True}}, _ids([{"company": ""}, {"company": " "}, {}])))
+@example(({"data": {"path": ["a"], "blank": False}}, _data_rows(["", 0, False, [], None, " "])))
+def test_blank_is_null_or_the_empty_string(
+    engines: Engines, case: tuple[dict[str, Any], Records]
+) -> None:
+    where, records = case
+    agree(engines, [where], records)

@@ -101,7 +101,7 @@ def test_unknown_operator_names_expected_ones() -> None:
     assert issue.path == "OR[1].email.startWith"
     assert (
         "expected one of contains, endsWith, equals, gt, gte, in, lt, lte, notIn, startsWith, "
-        "not, mode" in issue.message
+        "not, mode, blank" in issue.message
     )
     assert issue.suggestion == 'did you mean "startsWith"?'
 

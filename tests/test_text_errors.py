@@ -128,7 +128,7 @@ error at line 1, column 22: invalid JSON: Expecting property name enclosed in do
         """\
 error at email.containz (line 1, column 12): unknown operator "containz" for string field \
 "email"; expected one of contains, endsWith, equals, gt, gte, in, lt, lte, notIn, startsWith, \
-not, mode
+not, mode, blank
   {"email": {"containz": "x"}}
              ^^^^^^^^^^
   hint: did you mean "contains"?""",

@@ -64,7 +64,7 @@ import polars as pl
 from ..errors import FrameError
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or, blank_form
 from ..language.values import (
     as_integer,
     double_exact,
@@ -183,6 +183,9 @@ class _Expressions(Visitor[pl.Expr]):
 
     def visit_const(self, node: Const) -> pl.Expr:
         return pl.lit(node.value)
+
+    def visit_blank(self, node: Blank) -> pl.Expr:  # lowering writes it out; as it does
+        return self.visit(blank_form(node))
 
     def visit_is_null(self, node: IsNull) -> pl.Expr:
         if node.path:

@@ -29,7 +29,7 @@ from typing import Any, cast
 from ..errors import RecordError
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or, blank_form
 from ..language.relative import Ago, as_now, system_clock
 from ..language.values import accepts, holds, record_datetime
 from ..language.visitor import Visitor
@@ -192,7 +192,7 @@ class _Explainer(Visitor[Explanation]):
     def visit_not(self, node: Not) -> Explanation:
         child = self.visit(node.item)
         # `email != "x"` and `company is not null` read as one condition: keep what it saw.
-        spoken = isinstance(node.item, IsNull) or (
+        spoken = isinstance(node.item, IsNull | Blank) or (
             isinstance(node.item, Comparison) and node.item.op is Op.EQUALS
         )
         if spoken:
@@ -271,3 +271,12 @@ class _Explainer(Visitor[Explanation]):
 
     def visit_const(self, node: Const) -> Explanation:
         return Explanation(node, Outcome.of(node.value))
+
+    def visit_blank(self, node: Blank) -> Explanation:
+        # One line, as written; its outcome is that of what it means (`blank_form`), and the
+        # value shown is the one its null test saw.
+        meaning = self.visit(blank_form(node))
+        seen = meaning.children[0]
+        return Explanation(
+            node, meaning.outcome, (), seen.field, seen.value, seen.present, None, seen.path
+        )

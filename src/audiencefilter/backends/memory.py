@@ -56,12 +56,14 @@ from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ..language.nodes import (
     And,
+    Blank,
     Comparison,
     Const,
     IsNull,
     Node,
     Not,
     Or,
+    blank_form,
     fields_used,
     relative_values,
     unhandled,
@@ -231,6 +233,8 @@ class _Builder:
                 return self.is_null(node.field, want, known)
             case Comparison():
                 return self.comparison(node, want, known)
+            case Blank():  # lowering writes it out; as it does
+                return self.build(blank_form(node), want, known)
             case _:
                 unhandled("the in-memory compiler", node)
 

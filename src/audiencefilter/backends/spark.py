@@ -40,7 +40,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or, blank_form
 from ..language.values import (
     as_integer,
     double_exact,
@@ -191,6 +191,9 @@ class _Columns(Visitor[Column]):
 
     def visit_const(self, node: Const) -> Column:
         return F.lit(node.value)
+
+    def visit_blank(self, node: Blank) -> Column:  # lowering writes it out; as it does
+        return self.visit(blank_form(node))
 
     def visit_is_null(self, node: IsNull) -> Column:
         if node.path:

@@ -29,8 +29,18 @@ from typing import Any, Final
 
 from ..errors import describe_value, did_you_mean
 from .data_paths import value_type
-from .fields import LIST_OPS, OPERATORS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
-from .nodes import TRUE, Comparison, IsNull, Node, Not
+from .fields import (
+    BLANK,
+    LIST_OPS,
+    OPERATORS,
+    ORDERING_OPS,
+    PATTERN_OPS,
+    Field,
+    FieldType,
+    Op,
+    Schema,
+)
+from .nodes import TRUE, Blank, Comparison, IsNull, Node, Not
 from .relative import Ago, DurationError
 from .values import Scalar, as_utc, is_number, parse_datetime
 
@@ -368,6 +378,27 @@ class Conditions:
         if kind is FieldType.DATETIME and not syntax.datetime_is_string and _is_scalar(value):
             return syntax.datetime_hint()
         return None
+
+    def blank(self, field: Field, keys: tuple[str, ...] | None, value: Any, report: Report) -> Node:
+        """`blank: true` (null or `""`) or `blank: false` (neither), on a string field or a
+        data path (`keys`)."""
+        if field.type is not FieldType.STRING and keys is None:
+            report(
+                OPERATOR,
+                f'{BLANK} applies to string fields and JSON paths; "{field.name}" is a '
+                f"{field.type.value} field",
+                self.syntax.null_test(field.name),
+            )
+            return TRUE
+        if type(value) is not bool:
+            report(
+                (),
+                f"{BLANK} takes true or false, found {self.syntax.describe(value)}",
+                f"write {BLANK}: true for null or empty, {BLANK}: false for neither",
+            )
+            return TRUE
+        node = Blank(field.name, keys or ())
+        return node if value else Not(node)
 
     # Conditions on a key inside a JSON field (see `data_paths`).
 

@@ -45,6 +45,10 @@ class Op(StrEnum):
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
 """A field's type name, or `(type name, source)` for a field stored inside a JSON column."""
 
+BLANK = "blank"
+"""The operator key of "null or the empty string" (`{"nickname": {"blank": true}}`), on string
+fields and data paths; not an `Op`: it compares with no literal."""
+
 ORDERING_OPS = frozenset({Op.GT, Op.GTE, Op.LT, Op.LTE})
 PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 LIST_OPS = frozenset({Op.IN, Op.NOT_IN})
@@ -96,6 +100,7 @@ class Field:
         names = sorted(str(op) for op in OPERATORS[self.type]) + ["not"]
         if self.type is FieldType.STRING or self.type is FieldType.JSON:
             names.append("mode")
+            names.append(BLANK)
         if self.type is FieldType.JSON:
             names.append("path")
         return tuple(names)

@@ -99,8 +99,22 @@ class Const:
     kind: ClassVar[str] = "const"
 
 
-Node = And | Or | Not | Comparison | IsNull | Const
-NODE_TYPES: tuple[type[Node], ...] = (And, Or, Not, Comparison, IsNull, Const)
+@dataclass(frozen=True, slots=True)
+class Blank:
+    """The field is null (or missing) or the empty string. Text: `nickname is blank`.
+
+    JSON: `{"nickname": {"blank": true}}`; `blank: false` is its `Not`. Never UNKNOWN: it means
+    what `blank_form` says, null test OR `= ""`, which lowering writes out for the back-ends.
+    With a `path`, the value there (see `IsNull`) is null or the JSON string `""`.
+    """
+
+    field: str
+    path: tuple[str, ...] = ()
+    kind: ClassVar[str] = "blank"
+
+
+Node = And | Or | Not | Comparison | IsNull | Const | Blank
+NODE_TYPES: tuple[type[Node], ...] = (And, Or, Not, Comparison, IsNull, Const, Blank)
 TRUE = Const(True)
 FALSE = Const(False)
 
@@ -143,7 +157,7 @@ def walk(node: Node) -> Iterator[Node]:
                 stack.extend(reversed(current.items))
             case Not():
                 stack.append(current.item)
-            case Comparison() | IsNull() | Const():
+            case Comparison() | IsNull() | Const() | Blank():
                 pass
             case _:
                 unhandled("walk", current)
@@ -154,7 +168,7 @@ def fields_used(node: Node) -> frozenset[str]:
     found: set[str] = set()
     for n in walk(node):
         match n:
-            case Comparison() | IsNull():
+            case Comparison() | IsNull() | Blank():
                 found.add(n.field)
             case And() | Or() | Not() | Const():
                 pass
@@ -171,7 +185,7 @@ def relative_values(node: Node) -> tuple[Ago, ...]:
             case Comparison():
                 if type(n.value) is Ago:
                     found[n.value] = None
-            case And() | Or() | Not() | IsNull() | Const():
+            case And() | Or() | Not() | IsNull() | Const() | Blank():
                 pass
             case _:
                 unhandled("relative_values", n)
@@ -188,7 +202,15 @@ def resolve(node: Node, instants: Mapping[Ago, datetime]) -> Node:
             return type(node)(tuple(resolve(item, instants) for item in node.items))
         case Not():
             return Not(resolve(node.item, instants))
-        case IsNull() | Const():
+        case IsNull() | Const() | Blank():
             return node
         case _:
             unhandled("resolve", node)
+
+
+def blank_form(node: Blank) -> Node:
+    """What `Blank` means, in the kinds every back-end knows: the null test, or equal to `""`
+    (a present value of another type, or another JSON type at a path, is neither)."""
+    return Or(
+        (IsNull(node.field, node.path), Comparison(node.field, Op.EQUALS, "", path=node.path))
+    )

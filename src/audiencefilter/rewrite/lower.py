@@ -15,6 +15,7 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
   type (the readers check them against the declaration), so the path condition, typed by its
   literal, compares exactly as the declared field does; the `path` is the only mark a
   back-end needs, and no back-end looks a source up in the schema.
+- `blank` (null or `""`) becomes the null test OR the equality with `""` (`blank_form`).
 - Date-time literals are aware UTC instants (`values.as_utc`), whoever built the node.
 - With `now`, each relative date-time (`Ago`) becomes its instant at that one `now`, so every
   condition of a statement sees the same moment. Without it they stay relative: the in-memory
@@ -31,7 +32,20 @@ from datetime import datetime
 from typing import Any
 
 from ..language.fields import LIST_OPS, Op, Schema
-from ..language.nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, Value
+from ..language.nodes import (
+    FALSE,
+    TRUE,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Value,
+    blank_form,
+)
 from ..language.relative import Ago, as_now
 from ..language.values import Scalar, as_utc, fold
 from ..language.visitor import Visitor
@@ -71,6 +85,10 @@ class _Lowering(Visitor[Node]):
 
     def visit_const(self, node: Const) -> Node:
         return node
+
+    def visit_blank(self, node: Blank) -> Node:
+        # Null or "" (`blank_form`): the back-ends meet only null tests and equality.
+        return self.visit(blank_form(node))
 
     def visit_is_null(self, node: IsNull) -> Node:
         field = self.schema.get(node.field)

@@ -29,6 +29,7 @@ from ..language.nodes import (
     FALSE,
     TRUE,
     And,
+    Blank,
     Comparison,
     Const,
     IsNull,
@@ -65,7 +66,7 @@ def size(node: Node) -> int:
             return 1 + size(node.item)
         case Comparison():
             return 1 + len(node.value) if isinstance(node.value, tuple) else 1
-        case IsNull() | Const():
+        case IsNull() | Const() | Blank():
             return 1
         case _:
             unhandled("simplify.size", node)
@@ -88,7 +89,7 @@ class _Simplifier:
                 return self.disjunction(node.items, positive)
             case Comparison():
                 return _comparison(node)
-            case IsNull() | Const():
+            case IsNull() | Const() | Blank():
                 return node
             case _:
                 unhandled("simplify", node)
@@ -225,9 +226,12 @@ def _null_contradiction(items: list[Node]) -> bool:
 
 
 def _null_and_not_null(items: list[Node]) -> bool:
-    """`f IS NULL AND NOT f IS NULL`: FALSE for every record, exactly."""
-    nulls = {(i.field, i.path) for i in items if isinstance(i, IsNull)}
+    """`f IS NULL AND NOT f IS NULL` (or `f is blank and f is not blank`): FALSE for every
+    record, exactly, as neither test is ever UNKNOWN."""
+    tests = {(type(i), i.field, i.path) for i in items if isinstance(i, IsNull | Blank)}
     return any(
-        isinstance(i, Not) and isinstance(i.item, IsNull) and (i.item.field, i.item.path) in nulls
+        isinstance(i, Not)
+        and isinstance(i.item, IsNull | Blank)
+        and (type(i.item), i.item.field, i.item.path) in tests
         for i in items
     )

@@ -211,6 +211,8 @@ def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
         body["equals"] = None
     if kind is FieldType.STRING and draw(st.booleans()):
         body["mode"] = "insensitive"
+    if draw(st.integers(0, 7)) == 0:
+        body["blank"] = draw(st.booleans())  # null or "" at the path
     return {field: body}
 
 
@@ -312,6 +314,8 @@ def _field_condition(
             body["not"] = {op.value: inner}
         if kind is FieldType.STRING and draw(st.booleans()):
             body["mode"] = draw(st.sampled_from(("insensitive", "default")))
+        if kind is FieldType.STRING and draw(st.integers(0, 5)) == 0:
+            body["blank"] = draw(st.booleans())  # null or ""
         return {field.name: body}
 
     return build()
@@ -611,6 +615,8 @@ def data_conditions(
             body[op.value] = operand
         if kind is FieldType.STRING and draw(st.booleans()):
             body["mode"] = "insensitive"
+        if draw(st.integers(0, 7)) == 0:
+            body["blank"] = draw(st.booleans())  # null or "" at the path
         return {field: body}
 
     return build()

@@ -200,6 +200,9 @@ class Builder:
             if keys is None:
                 return TRUE
             rest = rest[1:]
+        if rest[0].type == "NULL_TEST" and _spelling(rest[0]).endswith("blank"):
+            holds = "not" not in _spelling(rest[0])
+            return self.conditions.blank(field, keys, holds, self.at(rest[0], None, path))
         if rest[0].type == "NULL_TEST":
             node: Node = IsNull(field.name, keys or ())
             return Not(node) if "not" in _spelling(rest[0]) else node

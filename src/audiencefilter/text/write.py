@@ -5,8 +5,8 @@ the reader would otherwise merge into one n-ary group), an OR inside an AND, and
 constant or another prefix `not` after `not`. So `parse_text(to_text(node)) == node` for every
 node `parse` can produce; the property tests keep that true.
 
-Negations print in their natural words where the text syntax has them: `email != "x"` and
-`company is not null`; any other negation is `not (...)`.
+Negations print in their natural words where the text syntax has them: `email != "x"`,
+`company is not null` and `company is not blank`; any other negation is `not (...)`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from types import UnionType
 
 from ..language.fields import Op
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or
 from ..language.visitor import Visitor
 from .literals import literal, reference
 from .read import SPELLINGS
@@ -45,7 +45,8 @@ def _is_prefix_negation(node: Node) -> bool:
         return False
     inner = node.item
     return not (
-        isinstance(inner, IsNull) or (isinstance(inner, Comparison) and inner.op is Op.EQUALS)
+        isinstance(inner, IsNull | Blank)
+        or (isinstance(inner, Comparison) and inner.op is Op.EQUALS)
     )
 
 
@@ -106,6 +107,8 @@ class _Printer(Visitor[str]):
         inner = node.item
         if isinstance(inner, IsNull):
             return f"{reference(inner.field, inner.path)} is not null"
+        if isinstance(inner, Blank):
+            return f"{reference(inner.field, inner.path)} is not blank"
         if isinstance(inner, Comparison) and inner.op is Op.EQUALS:
             return self.comparison(inner, "!=")
         text = self.visit(inner)
@@ -130,3 +133,6 @@ class _Printer(Visitor[str]):
 
     def visit_const(self, node: Const) -> str:
         return "true" if node.value else "false"
+
+    def visit_blank(self, node: Blank) -> str:
+        return f"{reference(node.field, node.path)} is blank"

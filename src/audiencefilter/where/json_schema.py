@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..language.fields import CONTACT, FieldType, Op, Schema
+from ..language.fields import BLANK, CONTACT, FieldType, Op, Schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -43,6 +43,12 @@ _AGO: dict[str, Any] = {
     },
     "required": ["ago"],
     "additionalProperties": False,
+}
+
+
+_BLANK: dict[str, Any] = {
+    "type": "boolean",
+    "description": "true: null (or missing) or the empty string; false: neither",
 }
 
 
@@ -115,6 +121,7 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
             properties[op.value] = {"type": "string"}
         else:
             properties[op.value] = {"type": ["string", "number"]}
+    properties[BLANK] = _BLANK
     properties["not"] = {
         "oneOf": [
             {"type": ["null", "string", "number", "boolean"]},
@@ -169,6 +176,8 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
             {"$ref": f"#/$defs/{kind.value}NotOperators"},
         ]
     }
+    if kind is FieldType.STRING:
+        properties[BLANK] = _BLANK
     if kind is FieldType.STRING and not inside_not:
         properties["mode"] = {"enum": ["insensitive", "default"]}
     return {"type": "object", "properties": properties, "additionalProperties": False}

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
 from ..filter import Filter
 from ..language.conditions import Conditions, Report, Syntax, Where, shown, unknown_field
-from ..language.fields import CONTACT, Field, FieldType, Op, Schema
+from ..language.fields import BLANK, CONTACT, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
 from . import fast
@@ -320,6 +320,10 @@ class _Reader:
             if key == "not":
                 if self.deeper(key_path, depth + 1) and self.count(key_path):
                     nodes.append(self.negated(field, keys, value, key_path, depth + 1, insensitive))
+                continue
+            if key == BLANK:
+                if self.count(key_path):
+                    nodes.append(self.conditions.blank(field, keys, value, self.at(key_path)))
                 continue
             op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
             if op is None:

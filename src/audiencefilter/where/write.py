@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ..language.fields import Op
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or
 from ..language.relative import Ago
 from ..language.visitor import Visitor
 
@@ -57,12 +57,16 @@ def _operator_entry(node: Node) -> Entry | None:
     """
     if isinstance(node, IsNull):
         return (node.field, node.path), "equals", None, None
+    if isinstance(node, Blank):
+        return (node.field, node.path), "blank", True, None
     if isinstance(node, Comparison):
         return (node.field, node.path), node.op.value, json_value(node.value), _mode_of(node)
     if isinstance(node, Not):
         inner = node.item
         if isinstance(inner, IsNull):
             return (inner.field, inner.path), "not", None, None
+        if isinstance(inner, Blank):
+            return (inner.field, inner.path), "blank", False, None
         if isinstance(inner, Comparison):
             value = json_value(inner.value)
             # A relative value is never a shorthand, so its `not` keeps the `equals`.
@@ -126,6 +130,11 @@ class _Dumper(Visitor[dict[str, Any]]):
 
     def visit_or(self, node: Or) -> dict[str, Any]:
         return {"OR": [self.visit(item) for item in node.items]}
+
+    def visit_blank(self, node: Blank) -> dict[str, Any]:
+        entry = _operator_entry(node)
+        assert entry is not None
+        return _field_object([entry]) or {}
 
     def visit_and(self, node: And) -> dict[str, Any]:
         entries = [_operator_entry(item) for item in node.items]

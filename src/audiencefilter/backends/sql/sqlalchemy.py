@@ -50,7 +50,7 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
 from ...language.fields import LIST_OPS, ORDERING_OPS, FieldType, Op, Schema
-from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ...language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or, blank_form
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .text import COMPARISON_OPERATORS, GROUP_WIDTH, SqlWriter, number_groups, string_order
@@ -123,6 +123,9 @@ class ExpressionBuilder(Visitor[Expression]):
 
     def visit_const(self, node: Const) -> Expression:
         return true() if node.value else false()
+
+    def visit_blank(self, node: Blank) -> Expression:  # lowering writes it out; as it does
+        return self.visit(blank_form(node))
 
     def visit_is_null(self, node: IsNull) -> Expression:
         if node.path:

@@ -28,7 +28,7 @@ from typing import Any, cast
 
 from ...language.data_paths import value_type
 from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
-from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ...language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or, blank_form
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 
@@ -106,6 +106,9 @@ class SqlWriter(Visitor[str]):
 
     def visit_const(self, node: Const) -> str:
         return self.dialect.boolean(node.value)
+
+    def visit_blank(self, node: Blank) -> str:  # lowering writes it out; as it does
+        return f"({self.visit(blank_form(node))})"
 
     def visit_is_null(self, node: IsNull) -> str:
         if node.path:
