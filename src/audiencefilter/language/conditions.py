@@ -31,6 +31,7 @@ from ..errors import describe_value, did_you_mean
 from .data_paths import value_type
 from .fields import (
     BLANK,
+    JSON_STRING_ALIASES,
     LIST_OPS,
     OPERATORS,
     ORDERING_OPS,
@@ -399,6 +400,36 @@ class Conditions:
             return TRUE
         node = Blank(field.name, keys or ())
         return node if value else Not(node)
+
+    def json_alias(
+        self,
+        field: Field,
+        keys: tuple[str, ...] | None,
+        name: str,
+        value: Any,
+        insensitive: bool,
+        report: Report,
+    ) -> Node:
+        """Prisma's `string_contains`, `string_starts_with` or `string_ends_with` at a data path:
+        the `contains`, `startsWith` or `endsWith` it names, with its rules (`contains` ignores
+        case); elsewhere a problem that names the operator to use."""
+        op = JSON_STRING_ALIASES[name]
+        if keys is None:
+            report(
+                OPERATOR,
+                f'{name} is the name of {self.syntax.op(op)} on JSON paths; "{field.name}" is a '
+                f"{field.type.value} field",
+                f"write {self.syntax.op(op)}",
+            )
+            return TRUE
+        if type(value) is not str:
+            report(
+                (),
+                f"{name} takes a string, found {self.syntax.describe(value)}",
+                None if value is None else f"write {name}: {self.syntax.as_string(str(value))}",
+            )
+            return TRUE
+        return self.data_comparison(field, keys, op, value, insensitive, report)
 
     # Conditions on a key inside a JSON field (see `data_paths`).
 

@@ -49,6 +49,13 @@ BLANK = "blank"
 """The operator key of "null or the empty string" (`{"nickname": {"blank": true}}`), on string
 fields and data paths; not an `Op`: it compares with no literal."""
 
+JSON_STRING_ALIASES: Mapping[str, Op] = {
+    "string_contains": Op.CONTAINS,
+    "string_starts_with": Op.STARTS_WITH,
+    "string_ends_with": Op.ENDS_WITH,
+}
+"""Prisma's names of the string filters on a JSON path, read as the operators they name."""
+
 ORDERING_OPS = frozenset({Op.GT, Op.GTE, Op.LT, Op.LTE})
 PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 LIST_OPS = frozenset({Op.IN, Op.NOT_IN})
@@ -103,6 +110,7 @@ class Field:
             names.append(BLANK)
         if self.type is FieldType.JSON:
             names.append("path")
+            names.extend(JSON_STRING_ALIASES)
         return tuple(names)
 
 

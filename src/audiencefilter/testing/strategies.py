@@ -33,7 +33,16 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..filter import Filter
-from ..language.fields import CONTACT, JSON_VALUE_TYPES, LIST_OPS, OPERATORS, FieldType, Op, Schema
+from ..language.fields import (
+    CONTACT,
+    JSON_STRING_ALIASES,
+    JSON_VALUE_TYPES,
+    LIST_OPS,
+    OPERATORS,
+    FieldType,
+    Op,
+    Schema,
+)
 from ..where.read import parse
 
 WORDS = (
@@ -213,6 +222,9 @@ def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
         body["mode"] = "insensitive"
     if draw(st.integers(0, 7)) == 0:
         body["blank"] = draw(st.booleans())  # null or "" at the path
+    if kind is FieldType.STRING and draw(st.integers(0, 5)) == 0:
+        # Prisma's spelling of contains, startsWith or endsWith
+        body[draw(st.sampled_from(sorted(JSON_STRING_ALIASES)))] = draw(value)
     return {field: body}
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..language.fields import BLANK, CONTACT, FieldType, Op, Schema
+from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, FieldType, Op, Schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -122,6 +122,8 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
         else:
             properties[op.value] = {"type": ["string", "number"]}
     properties[BLANK] = _BLANK
+    for alias in JSON_STRING_ALIASES:  # Prisma's names of contains, startsWith, endsWith
+        properties[alias] = {"type": "string"}
     properties["not"] = {
         "oneOf": [
             {"type": ["null", "string", "number", "boolean"]},

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
 from ..filter import Filter
 from ..language.conditions import Conditions, Report, Syntax, Where, shown, unknown_field
-from ..language.fields import BLANK, CONTACT, Field, FieldType, Op, Schema
+from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
 from . import fast
@@ -324,6 +324,12 @@ class _Reader:
             if key == BLANK:
                 if self.count(key_path):
                     nodes.append(self.conditions.blank(field, keys, value, self.at(key_path)))
+                continue
+            if key in JSON_STRING_ALIASES:
+                if self.count(key_path):
+                    report = self.at(key_path)
+                    alias = self.conditions.json_alias(field, keys, key, value, insensitive, report)
+                    nodes.append(alias)
                 continue
             op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
             if op is None:
