@@ -73,7 +73,7 @@ error at line 1, column 28: expected ")", found the end of the filter
         "\tcountry = 'FR'",
         """\
 error at line 1, column 12: expected a value ("text", 42, 2025-01-31, true, false, null or a \
-["list"]), found the character "'"
+["list"]) or a field name, found the character "'"
   \tcountry = 'FR'
   \t          ^
   hint: strings are written in double quotes: "FR\"""",

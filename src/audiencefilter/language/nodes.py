@@ -113,8 +113,32 @@ class Blank:
     kind: ClassVar[str] = "blank"
 
 
-Node = And | Or | Not | Comparison | IsNull | Const | Blank
-NODE_TYPES: tuple[type[Node], ...] = (And, Or, Not, Comparison, IsNull, Const, Blank)
+@dataclass(frozen=True, slots=True)
+class FieldComparison:
+    """A field compared with another field of the same record. Text: `referrals > points`;
+    JSON: `{"referrals": {"gt": {"_ref": "points"}}}` (Prisma's field reference).
+
+    Both fields have one type (number, string, date-time, or boolean with `equals`), neither is
+    stored inside JSON; a null on either side makes it UNKNOWN, as in SQL.
+    """
+
+    field: str
+    op: Op
+    other: str
+    kind: ClassVar[str] = "field_comparison"
+
+
+Node = And | Or | Not | Comparison | IsNull | Const | Blank | FieldComparison
+NODE_TYPES: tuple[type[Node], ...] = (
+    And,
+    Or,
+    Not,
+    Comparison,
+    IsNull,
+    Const,
+    Blank,
+    FieldComparison,
+)
 TRUE = Const(True)
 FALSE = Const(False)
 
@@ -157,7 +181,7 @@ def walk(node: Node) -> Iterator[Node]:
                 stack.extend(reversed(current.items))
             case Not():
                 stack.append(current.item)
-            case Comparison() | IsNull() | Const() | Blank():
+            case Comparison() | IsNull() | Const() | Blank() | FieldComparison():
                 pass
             case _:
                 unhandled("walk", current)
@@ -170,6 +194,8 @@ def fields_used(node: Node) -> frozenset[str]:
         match n:
             case Comparison() | IsNull() | Blank():
                 found.add(n.field)
+            case FieldComparison():
+                found.update((n.field, n.other))
             case And() | Or() | Not() | Const():
                 pass
             case _:
@@ -185,7 +211,7 @@ def relative_values(node: Node) -> tuple[Ago, ...]:
             case Comparison():
                 if type(n.value) is Ago:
                     found[n.value] = None
-            case And() | Or() | Not() | IsNull() | Const() | Blank():
+            case And() | Or() | Not() | IsNull() | Const() | Blank() | FieldComparison():
                 pass
             case _:
                 unhandled("relative_values", n)
@@ -202,7 +228,7 @@ def resolve(node: Node, instants: Mapping[Ago, datetime]) -> Node:
             return type(node)(tuple(resolve(item, instants) for item in node.items))
         case Not():
             return Not(resolve(node.item, instants))
-        case IsNull() | Const() | Blank():
+        case IsNull() | Const() | Blank() | FieldComparison():
             return node
         case _:
             unhandled("resolve", node)

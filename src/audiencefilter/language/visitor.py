@@ -11,7 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
-from .nodes import NODE_TYPES, And, Blank, Comparison, Const, IsNull, Node, Not, Or, unhandled
+from .nodes import (
+    NODE_TYPES,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    unhandled,
+)
 
 T = TypeVar("T")
 
@@ -59,6 +71,9 @@ class Visitor(Generic[T]):
         unhandled(type(self).__qualname__, node)
 
     def visit_blank(self, node: Blank) -> T:
+        unhandled(type(self).__qualname__, node)
+
+    def visit_field_comparison(self, node: FieldComparison) -> T:
         unhandled(type(self).__qualname__, node)
 
 

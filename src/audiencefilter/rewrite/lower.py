@@ -39,6 +39,7 @@ from ..language.nodes import (
     Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
@@ -85,6 +86,9 @@ class _Lowering(Visitor[Node]):
 
     def visit_const(self, node: Const) -> Node:
         return node
+
+    def visit_field_comparison(self, node: FieldComparison) -> Node:
+        return node  # no literal; both fields are columns (the readers refuse JSON ones)
 
     def visit_blank(self, node: Blank) -> Node:
         # Null or "" (`blank_form`): the back-ends meet only null tests and equality.

@@ -32,6 +32,7 @@ from ..language.nodes import (
     Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
@@ -66,7 +67,7 @@ def size(node: Node) -> int:
             return 1 + size(node.item)
         case Comparison():
             return 1 + len(node.value) if isinstance(node.value, tuple) else 1
-        case IsNull() | Const() | Blank():
+        case IsNull() | Const() | Blank() | FieldComparison():
             return 1
         case _:
             unhandled("simplify.size", node)
@@ -89,7 +90,7 @@ class _Simplifier:
                 return self.disjunction(node.items, positive)
             case Comparison():
                 return _comparison(node)
-            case IsNull() | Const() | Blank():
+            case IsNull() | Const() | Blank() | FieldComparison():
                 return node
             case _:
                 unhandled("simplify", node)

@@ -17,6 +17,7 @@ from ..language.nodes import (
     Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
@@ -92,7 +93,7 @@ def _levels_added(node: Node, shapes: dict[int, _Shape], parent: Node | None) ->
             return 1 if node == FALSE else 0
         case And():
             return 1 if shapes[id(node)].keys == ("AND",) else 0
-        case Comparison() | IsNull() | Blank():
+        case Comparison() | IsNull() | Blank() | FieldComparison():
             return 0
         case _:
             unhandled("text.limits", node)
@@ -104,7 +105,7 @@ def _children(node: Node) -> tuple[Node, ...]:
             return node.items
         case Not():
             return (node.item,)
-        case Comparison() | IsNull() | Const() | Blank():
+        case Comparison() | IsNull() | Const() | Blank() | FieldComparison():
             return ()
         case _:
             unhandled("text.limits", node)
@@ -117,7 +118,7 @@ def _shape(node: Node, shapes: dict[int, _Shape]) -> _Shape:
         case IsNull():
             # {"f": null}, or {"f": {"path": [...], "equals": null}} for a JSON field
             return _Shape(0, 2 if node.path else 1, (node.field,))
-        case Comparison() | Blank():
+        case Comparison() | Blank() | FieldComparison():
             return _Shape(0, 2, (node.field,))  # {"f": {"op": value}}, {"f": {"blank": true}}
         case Not():
             return _negation_shape(node, shapes)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from types import UnionType
 
 from ..language.fields import Op
-from ..language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import And, Blank, Comparison, Const, FieldComparison, IsNull, Node, Not, Or
 from ..language.visitor import Visitor
-from .literals import literal, reference
+from .literals import field_name, literal, reference
 from .read import SPELLINGS
 
 
@@ -46,7 +46,7 @@ def _is_prefix_negation(node: Node) -> bool:
     inner = node.item
     return not (
         isinstance(inner, IsNull | Blank)
-        or (isinstance(inner, Comparison) and inner.op is Op.EQUALS)
+        or (isinstance(inner, Comparison | FieldComparison) and inner.op is Op.EQUALS)
     )
 
 
@@ -109,6 +109,8 @@ class _Printer(Visitor[str]):
             return f"{reference(inner.field, inner.path)} is not null"
         if isinstance(inner, Blank):
             return f"{reference(inner.field, inner.path)} is not blank"
+        if isinstance(inner, FieldComparison) and inner.op is Op.EQUALS:
+            return f"{field_name(inner.field)} != {field_name(inner.other)}"
         if isinstance(inner, Comparison) and inner.op is Op.EQUALS:
             return self.comparison(inner, "!=")
         text = self.visit(inner)
@@ -133,6 +135,9 @@ class _Printer(Visitor[str]):
 
     def visit_const(self, node: Const) -> str:
         return "true" if node.value else "false"
+
+    def visit_field_comparison(self, node: FieldComparison) -> str:
+        return f"{field_name(node.field)} {SPELLINGS[node.op]} {field_name(node.other)}"
 
     def visit_blank(self, node: Blank) -> str:
         return f"{reference(node.field, node.path)} is blank"

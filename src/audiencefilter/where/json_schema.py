@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..language.conditions import REF
 from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, FieldType, Op, Schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -78,6 +79,9 @@ def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
         defs[f"{kind.value}Filter"] = _field_filter(kind)
         defs[f"{kind.value}Operators"] = _operators(kind, inside_not=False)
         defs[f"{kind.value}NotOperators"] = _operators(kind, inside_not=True)
+        columns = [f.name for f in schema.fields if f.type is kind and not f.source]
+        if kind is not FieldType.JSON and columns:
+            _add_references(defs, kind, columns)
     return {
         "$schema": DIALECT,
         "$id": f"urn:audiencefilter:where:{schema.name}",
@@ -183,6 +187,28 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
     if kind is FieldType.STRING and not inside_not:
         properties["mode"] = {"enum": ["insensitive", "default"]}
     return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _add_references(defs: dict[str, Any], kind: FieldType, columns: list[str]) -> None:
+    """Let `equals`, `gt`, `gte`, `lt`, `lte` and `not` of `kind`'s fields also take a field
+    reference, `{"_ref": "<field of the same type>"}` (the parser also refuses a field stored
+    inside JSON on the left)."""
+    name = f"{kind.value}Reference"
+    defs[name] = {
+        "type": "object",
+        "description": "a field of the same record, of the same type",
+        "properties": {REF: {"enum": columns}},
+        "required": [REF],
+        "additionalProperties": False,
+    }
+    ref = {"$ref": f"#/$defs/{name}"}
+    ops = {Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE}
+    for operators in (defs[f"{kind.value}Operators"], defs[f"{kind.value}NotOperators"]):
+        properties = operators["properties"]
+        for op in ops:
+            if op.value in properties:
+                properties[op.value] = {"oneOf": [properties[op.value], ref]}
+        properties["not"] = {"oneOf": [*properties["not"]["oneOf"], ref]}
 
 
 def _ops(kind: FieldType) -> frozenset[Op]:

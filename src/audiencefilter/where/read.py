@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
 from ..filter import Filter
-from ..language.conditions import Conditions, Report, Syntax, Where, shown, unknown_field
+from ..language.conditions import REF, Conditions, Report, Syntax, Where, shown, unknown_field
 from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
@@ -138,7 +138,7 @@ class _Reader:
         self.schema = schema
         self.limits = limits
         self.issues = _Collector()
-        self.conditions = Conditions(JSON_SYNTAX, limits.max_array)
+        self.conditions = Conditions(JSON_SYNTAX, limits.max_array, schema)
         self.nodes = 0
         self.too_big = False
 
@@ -352,6 +352,9 @@ class _Reader:
         """A field's `not`: null, a literal, or an object of operators, each negated."""
         if value is None:
             return Not(IsNull(field.name, keys or ()))
+        if _is_map(value) and REF in value:  # `not: {"_ref": ...}`, a field reference
+            node = self.comparison(field, keys, Op.EQUALS, value, path, insensitive)
+            return TRUE if node is TRUE else Not(node)
         if _is_map(value):
             negated = self.operators(field, keys, value, path, depth, insensitive, True)
             return all_of(tuple(Not(node) for node in negated))

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ..language.fields import Op
-from ..language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or
+from ..language.nodes import And, Blank, Comparison, Const, FieldComparison, IsNull, Node, Not, Or
 from ..language.relative import Ago
 from ..language.visitor import Visitor
 
@@ -59,6 +59,8 @@ def _operator_entry(node: Node) -> Entry | None:
         return (node.field, node.path), "equals", None, None
     if isinstance(node, Blank):
         return (node.field, node.path), "blank", True, None
+    if isinstance(node, FieldComparison):
+        return (node.field, ()), node.op.value, {"_ref": node.other}, None
     if isinstance(node, Comparison):
         return (node.field, node.path), node.op.value, json_value(node.value), _mode_of(node)
     if isinstance(node, Not):
@@ -67,6 +69,8 @@ def _operator_entry(node: Node) -> Entry | None:
             return (inner.field, inner.path), "not", None, None
         if isinstance(inner, Blank):
             return (inner.field, inner.path), "blank", False, None
+        if isinstance(inner, FieldComparison):
+            return (inner.field, ()), "not", {inner.op.value: {"_ref": inner.other}}, None
         if isinstance(inner, Comparison):
             value = json_value(inner.value)
             # A relative value is never a shorthand, so its `not` keeps the `equals`.
@@ -130,6 +134,11 @@ class _Dumper(Visitor[dict[str, Any]]):
 
     def visit_or(self, node: Or) -> dict[str, Any]:
         return {"OR": [self.visit(item) for item in node.items]}
+
+    def visit_field_comparison(self, node: FieldComparison) -> dict[str, Any]:
+        entry = _operator_entry(node)
+        assert entry is not None
+        return _field_object([entry]) or {}
 
     def visit_blank(self, node: Blank) -> dict[str, Any]:
         entry = _operator_entry(node)

@@ -50,10 +50,28 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
 from ...language.fields import LIST_OPS, ORDERING_OPS, FieldType, Op, Schema
-from ...language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or, blank_form
+from ...language.nodes import (
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    blank_form,
+)
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
-from .text import COMPARISON_OPERATORS, GROUP_WIDTH, SqlWriter, number_groups, string_order
+from .text import (
+    COMPARISON_OPERATORS,
+    GROUP_WIDTH,
+    SqlWriter,
+    number_groups,
+    reference_sql,
+    string_order,
+)
 
 Expression = ColumnElement[bool]
 _STANDARD = Dialect()
@@ -123,6 +141,10 @@ class ExpressionBuilder(Visitor[Expression]):
 
     def visit_const(self, node: Const) -> Expression:
         return true() if node.value else false()
+
+    def visit_field_comparison(self, node: FieldComparison) -> Expression:
+        kind = self.schema[node.field].type
+        return ColumnsCompared(kind, node.op, self.column(node.field), self.column(node.other))
 
     def visit_blank(self, node: Blank) -> Expression:  # lowering writes it out; as it does
         return self.visit(blank_form(node))
@@ -382,6 +404,40 @@ def _compile_text_order(element: TextOrder, compiler: SQLCompiler, **kw: Any) ->
     op, bound = string_order(dialect, element.node, element.value)
     operand = compiler.process(bindparam(None, bound, type_=String()), **kw)
     return f"{dialect.ordered(subject)} {COMPARISON_OPERATORS[op]} {operand}"
+
+
+class ColumnsCompared(ColumnElement[bool]):
+    """Two columns compared (a field reference), written by `reference_sql`."""
+
+    _traverse_internals = [
+        ("kind", InternalTraversal.dp_string),
+        ("compared", InternalTraversal.dp_string),
+        ("left", InternalTraversal.dp_clauseelement),
+        ("right", InternalTraversal.dp_clauseelement),
+    ]
+    type = Boolean()
+
+    def __init__(
+        self, kind: FieldType, op: Op, left: ColumnElement[Any], right: ColumnElement[Any]
+    ) -> None:
+        self.kind = kind.value
+        self.compared = op.value
+        self.left = left
+        self.right = right
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+@compiles(ColumnsCompared)
+def _compile_columns_compared(element: ColumnsCompared, compiler: SQLCompiler, **kw: Any) -> str:
+    left = compiler.process(element.left, **kw)
+    right = compiler.process(element.right, **kw)
+    dialect = _dialect(compiler.dialect)
+    return reference_sql(dialect, FieldType(element.kind), Op(element.compared), left, right)
 
 
 class JsonCondition(ColumnElement[bool]):

@@ -28,7 +28,18 @@ from typing import Any, cast
 
 from ...language.data_paths import value_type
 from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
-from ...language.nodes import And, Blank, Comparison, Const, IsNull, Node, Not, Or, blank_form
+from ...language.nodes import (
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    blank_form,
+)
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 
@@ -106,6 +117,11 @@ class SqlWriter(Visitor[str]):
 
     def visit_const(self, node: Const) -> str:
         return self.dialect.boolean(node.value)
+
+    def visit_field_comparison(self, node: FieldComparison) -> str:
+        kind = self.schema[node.field].type
+        left, right = self.column(node.field), self.column(node.other)
+        return reference_sql(self.dialect, kind, node.op, left, right)
 
     def visit_blank(self, node: Blank) -> str:  # lowering writes it out; as it does
         return f"({self.visit(blank_form(node))})"
@@ -242,6 +258,16 @@ def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, st
         if reason is not None:
             raise ValueError(f'field "{node.field}", {node.op.value}: {reason}')
     return text_bound(node.op, value, dialect.text_holds_nul)
+
+
+def reference_sql(dialect: Dialect, kind: FieldType, op: Op, left: str, right: str) -> str:
+    """Two columns of one type compared (a field reference); NULL on either side is UNKNOWN.
+    Strings compare by code point (`exact` for equality, `ordered` for ordering, on both
+    sides); numbers, date-times and booleans as the columns' types compare them."""
+    if kind is FieldType.STRING:
+        wrap = dialect.exact if op is Op.EQUALS else dialect.ordered
+        left, right = wrap(left), wrap(right)
+    return f"{left} {COMPARISON_OPERATORS[op]} {right}"
 
 
 GROUP_WIDTH = 32
