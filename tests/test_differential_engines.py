@@ -706,3 +706,56 @@ def test_blank_is_null_or_the_empty_string(
 ) -> None:
     where, records = case
     agree(engines, [where], records)
+
+
+# ---- field references -------------------------------------------------------------------------
+
+_REFERENCE_NUMBERS = st.one_of(
+    st.sampled_from([0, 1, -1, 2**53, 2**53 + 1, -(2**53) - 1, 2**63 - 1, -(2**63), None]),
+    st.integers(-(2**63), 2**63 - 1),
+)
+
+
+@st.composite
+def _reference_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
+    """Two fields of one type compared, over values that meet: numbers around 2^53 and 2^63,
+    strings from all of Unicode (trailing spaces, supplementary characters), date-times in
+    zones, nulls on either side."""
+    op = draw(st.sampled_from(("equals", "gt", "gte", "lt", "lte")))
+    kind = draw(st.sampled_from(("number", "string", "datetime")))
+    values: st.SearchStrategy[Any]
+    if kind == "number":
+        left, right, values = "points", "referrals", _REFERENCE_NUMBERS
+    elif kind == "string":
+        left, right = "email", "firstName"
+        values = st.one_of(st.none(), unicode_strings(nul=True))
+    else:
+        left, right = "createdAt", "createdAt"
+        values = st.one_of(st.none(), zoned_datetimes())
+    pool = draw(st.lists(values, min_size=1, max_size=3))
+    rows = [
+        {left: draw(st.sampled_from(pool)), right: draw(st.sampled_from(pool))}
+        for _ in range(draw(st.integers(1, 6)))
+    ]
+    where: dict[str, Any] = {left: {op: {"_ref": right}}}
+    if draw(st.integers(0, 3)) == 0:
+        where = {"NOT": where}
+    return where, _ids(rows)
+
+
+@pytest.mark.disagreement("field references")
+@settings(max_examples=EXAMPLES)
+@given(_reference_case())
+@example(
+    ({"points": {"gt": {"_ref": "referrals"}}}, _ids([{"points": 2**53 + 1, "referrals": 2**53}]))
+)
+@example(
+    (
+        {"email": {"lt": {"_ref": "firstName"}}},
+        _ids([{"email": "\uffff", "firstName": "\U0001f600"}]),
+    )
+)
+@example(({"email": {"equals": {"_ref": "firstName"}}}, _ids([{"email": "a ", "firstName": "a"}])))
+def test_field_references(engines: Engines, case: tuple[dict[str, Any], Records]) -> None:
+    where, records = case
+    agree(engines, [where], records)

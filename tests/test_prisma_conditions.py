@@ -66,3 +66,36 @@ def test_blank_measures_as_its_canonical_json() -> None:
     assert (canonical_size(not_blank, 32).depth, canonical_size(not_blank, 32).nodes) == (0, 2)
     blank = af.parse({"data": {"path": ["a"], "blank": True}}).root
     assert canonical_size(blank, 32).depth == 0
+
+
+def test_polars_compares_an_integer_column_with_a_float_column_exactly() -> None:
+    import polars as pl
+
+    frame = pl.DataFrame(
+        {
+            "id": [1, 2, 3, 4],
+            "points": [2**53 + 1, 2**53, 3, None],
+            "referrals": [float(2**53), float(2**53), float("nan"), 1.0],
+        }
+    )
+    for text, expected in [
+        ("points > referrals", [1]),
+        ("referrals < points", [1]),
+        ("points = referrals", [2]),
+        ("not (points = referrals)", [1, 3]),
+    ]:
+        flt = af.parse_text(text)
+        rows = frame.to_dicts()
+        assert flt.select_frame(frame)["id"].to_list() == expected, text
+        assert [r["id"] for r in rows if flt.matches(r)] == expected, text
+
+
+def test_field_reference_refusals_name_the_fields() -> None:
+    with pytest.raises(af.FilterError) as caught:
+        af.parse_text("points > email")
+    issue = caught.value.errors[0]
+    assert (issue.line, issue.column) == (1, 10)
+    assert issue.suggestion == "compare with a number field: referrals"
+    declared = af.CONTACT.with_fields(plan=("number", ("data", "plan")))
+    with pytest.raises(af.FilterError, match="read from inside JSON"):
+        af.parse({"points": {"gt": {"_ref": "plan"}}}, declared)

@@ -33,6 +33,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..filter import Filter
+from ..language.conditions import REF, REFERENCE_OPS
 from ..language.fields import (
     CONTACT,
     JSON_STRING_ALIASES,
@@ -303,6 +304,8 @@ def _field_condition(
         if shape == 1:
             return {field.name: draw(value)}
         ops = [op for op in Op if field.accepts(op)]
+        peers = [f.name for f in schema.fields if f.type is kind and not f.source]
+        peers = [] if field.source else peers
         # Mostly one or two operators; `{field: {}}` (TRUE) only now and then (shape 2).
         chosen = draw(
             st.lists(st.sampled_from(ops), min_size=int(shape != 2), max_size=2, unique=True)
@@ -313,6 +316,8 @@ def _field_condition(
                 body[op.value] = None  # a null test, as Prisma reads it
             elif op in (Op.IN, Op.NOT_IN):
                 body[op.value] = draw(st.lists(value, max_size=4))
+            elif peers and op in REFERENCE_OPS and draw(st.integers(0, 5)) == 0:
+                body[op.value] = {REF: draw(st.sampled_from(peers))}  # a field reference
             else:
                 body[op.value] = draw(operand)
         negation = draw(st.integers(0, 5))
@@ -324,7 +329,8 @@ def _field_condition(
             op = draw(st.sampled_from(ops))
             inner = draw(st.lists(value, max_size=3)) if op in (Op.IN, Op.NOT_IN) else draw(operand)
             body["not"] = {op.value: inner}
-        if kind is FieldType.STRING and draw(st.booleans()):
+        referenced = any(isinstance(v, dict) and REF in v for v in body.values())
+        if kind is FieldType.STRING and not referenced and draw(st.booleans()):
             body["mode"] = draw(st.sampled_from(("insensitive", "default")))
         if kind is FieldType.STRING and draw(st.integers(0, 5)) == 0:
             body["blank"] = draw(st.booleans())  # null or ""
