@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from audiencefilter import Ago, And, Comparison, Const, IsNull, Node, Not, Op, Or
+from audiencefilter import Ago, And, Blank, Comparison, Const, IsNull, Node, Not, Op, Or
 from audiencefilter.language.values import record_datetime
 
 
@@ -30,13 +30,16 @@ def evaluate(node: Node, record: dict[str, Any], now: datetime | None = None) ->
         return None if None in results else False
     if isinstance(node, IsNull):
         return _read(node, record) is None
+    if isinstance(node, Blank):  # null or the empty string, never UNKNOWN
+        blank = _read(node, record)
+        return blank is None or blank == ""
     value = _read(node, record)
     if node.path and value is not None and not _same_json_type(value, node.value):
         return False  # a present value of another JSON type, arrays and objects included
     return _compare(node, value, now)
 
 
-def _read(node: Comparison | IsNull, record: dict[str, Any]) -> Any:
+def _read(node: Comparison | IsNull | Blank, record: dict[str, Any]) -> Any:
     """The field's value; for a path, the value at the path (None when any step is missing or
     not an object)."""
     value = record.get(node.field)

@@ -618,3 +618,144 @@ def test_wrong_typed_record_values_raise_record_error(
             f"{name} answered {answer!r} for filter {flt.to_json()} on record {record!r}, "
             "where docs/errors.md promises RecordError"
         )
+
+
+# ---- string ordering ---------------------------------------------------------------------------
+
+
+@st.composite
+def _ordered_strings_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
+    """Records whose `email` and `data.a` come from a small pool of strings from all of Unicode
+    (NUL, trailing spaces and supplementary characters included), and an ordering whose literal
+    is one of them, a prefix of one, or one with a space or NUL appended."""
+    pool = draw(st.lists(unicode_strings(nul=True), min_size=1, max_size=4))
+    rows = draw(st.lists(st.sampled_from([*pool, None]), min_size=1, max_size=6))
+    base = draw(st.sampled_from(pool))
+    literal = draw(
+        st.sampled_from([base, base + " ", base + "\x00", base[:-1], base + "\U0001f600"])
+    )
+    op = draw(st.sampled_from(("gt", "gte", "lt", "lte")))
+    insensitive = draw(st.booleans())
+    if draw(st.booleans()):
+        body: dict[str, Any] = {"path": ["a"], op: literal}
+        if insensitive:
+            body["mode"] = "insensitive"
+        records = _ids([{"data": {"a": v}} if v is not None else {} for v in rows])
+        where: dict[str, Any] = {"data": body}
+    else:
+        condition: dict[str, Any] = {op: literal}
+        if insensitive:
+            condition["mode"] = "insensitive"
+        records = _ids([{"email": v} for v in rows])
+        where = {"email": condition}
+    if draw(st.integers(0, 3)) == 0:
+        where = {"NOT": where}
+    return where, records
+
+
+@pytest.mark.disagreement("string ordering by code point")
+@settings(max_examples=EXAMPLES)
+@given(_ordered_strings_case())
+@example(({"email": {"gt": "a"}}, _ids([{"email": "a "}, {"email": "B"}, {"email": "\U0001f600"}])))
+@example(({"email": {"lt": "\U0001f600"}}, _ids([{"email": "\uffff"}, {"email": "\U0001f601"}])))
+@example(({"email": {"lte": "a\x00"}}, _ids([{"email": "a"}, {"email": "a\x00"}, {"email": "a "}])))
+@example(({"data": {"path": ["a"], "gte": "b"}}, _data_rows(["a", "b", "B", 1, None])))
+def test_string_ordering_by_code_point(
+    engines: Engines, case: tuple[dict[str, Any], Records]
+) -> None:
+    where, records = case
+    agree(engines, [where], records)
+
+
+# ---- blank: null or the empty string -----------------------------------------------------------
+
+_BLANKISH = st.one_of(
+    st.sampled_from(["", " ", "\x00", "\u3000", "a", None]), unicode_strings(nul=True)
+)
+_JSON_BLANKISH = st.one_of(  # no NUL: JSON strings holding NUL are a documented limit
+    st.sampled_from(["", " ", "\u3000", "a", None, 0, False, [], {}, [""], {"a": ""}, 0.0]),
+    unicode_strings(nul=False),
+)
+
+
+@st.composite
+def _blank_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
+    """`blank: true/false` on `company` or at `data.a`, under a `NOT` now and then, over
+    records holding null, "", spaces, NUL and values of every JSON type."""
+    holds = draw(st.booleans())
+    if draw(st.booleans()):
+        rows = draw(st.lists(_BLANKISH, min_size=1, max_size=6))
+        records = _ids([{} if v is None and draw(st.booleans()) else {"company": v} for v in rows])
+        where: dict[str, Any] = {"company": {"blank": holds}}
+    else:
+        rows = draw(st.lists(_JSON_BLANKISH, min_size=1, max_size=6))
+        records = _data_rows(rows)
+        where = {"data": {"path": ["a"], "blank": holds}}
+    if draw(st.integers(0, 3)) == 0:
+        where = {"NOT": where}
+    return where, records
+
+
+@pytest.mark.disagreement("blank: null or the empty string")
+@settings(max_examples=EXAMPLES)
+@given(_blank_case())
+@example(({"company": {"blank": True}}, _ids([{"company": ""}, {"company": " "}, {}])))
+@example(({"data": {"path": ["a"], "blank": False}}, _data_rows(["", 0, False, [], None, " "])))
+def test_blank_is_null_or_the_empty_string(
+    engines: Engines, case: tuple[dict[str, Any], Records]
+) -> None:
+    where, records = case
+    agree(engines, [where], records)
+
+
+# ---- field references -------------------------------------------------------------------------
+
+_REFERENCE_NUMBERS = st.one_of(
+    st.sampled_from([0, 1, -1, 2**53, 2**53 + 1, -(2**53) - 1, 2**63 - 1, -(2**63), None]),
+    st.integers(-(2**63), 2**63 - 1),
+)
+
+
+@st.composite
+def _reference_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
+    """Two fields of one type compared, over values that meet: numbers around 2^53 and 2^63,
+    strings from all of Unicode (trailing spaces, supplementary characters), date-times in
+    zones, nulls on either side."""
+    op = draw(st.sampled_from(("equals", "gt", "gte", "lt", "lte")))
+    kind = draw(st.sampled_from(("number", "string", "datetime")))
+    values: st.SearchStrategy[Any]
+    if kind == "number":
+        left, right, values = "points", "referrals", _REFERENCE_NUMBERS
+    elif kind == "string":
+        left, right = "email", "firstName"
+        values = st.one_of(st.none(), unicode_strings(nul=True))
+    else:
+        left, right = "createdAt", "createdAt"
+        values = st.one_of(st.none(), zoned_datetimes())
+    pool = draw(st.lists(values, min_size=1, max_size=3))
+    rows = [
+        {left: draw(st.sampled_from(pool)), right: draw(st.sampled_from(pool))}
+        for _ in range(draw(st.integers(1, 6)))
+    ]
+    where: dict[str, Any] = {left: {op: {"_ref": right}}}
+    if draw(st.integers(0, 3)) == 0:
+        where = {"NOT": where}
+    return where, _ids(rows)
+
+
+@pytest.mark.disagreement("field references")
+@settings(max_examples=EXAMPLES)
+@given(_reference_case())
+@example(
+    ({"points": {"gt": {"_ref": "referrals"}}}, _ids([{"points": 2**53 + 1, "referrals": 2**53}]))
+)
+@example(
+    (
+        {"email": {"lt": {"_ref": "firstName"}}},
+        _ids([{"email": "\uffff", "firstName": "\U0001f600"}]),
+    )
+)
+@example(({"email": {"equals": {"_ref": "firstName"}}}, _ids([{"email": "a ", "firstName": "a"}])))
+def test_field_references(engines: Engines, case: tuple[dict[str, Any], Records]) -> None:
+    where, records = case
+    agree(engines, [where], records)

@@ -79,7 +79,7 @@ def test_text_and_bytes_and_dict_give_the_same_filter() -> None:
 
 
 def test_every_problem_is_reported_once_in_input_order() -> None:
-    found = issues({"emial": 1, "OR": [{"points": "x"}], "city": {"gt": "a"}})
+    found = issues({"emial": 1, "OR": [{"points": "x"}], "city": {"gt": 1}})
     assert [i.path for i in found] == ["emial", "OR[0].points", "city.gt"]
 
 
@@ -99,8 +99,9 @@ def test_unknown_field_without_close_match_lists_fields() -> None:
 def test_unknown_operator_names_expected_ones() -> None:
     (issue,) = issues({"OR": [{"email": "a"}, {"email": {"startWith": "a"}}]})
     assert issue.path == "OR[1].email.startWith"
-    assert "expected one of contains, endsWith, equals, in, notIn, startsWith, not, mode" in (
-        issue.message
+    assert (
+        "expected one of contains, endsWith, equals, gt, gte, in, lt, lte, notIn, startsWith, "
+        "not, mode, blank" in issue.message
     )
     assert issue.suggestion == 'did you mean "startsWith"?'
 
@@ -111,9 +112,11 @@ def test_wrong_type_names_expected_and_found() -> None:
     assert issue.message == 'expected a number for number field "points", found the string "ten"'
 
 
-def test_ordering_on_string_explains_where_it_applies() -> None:
-    (issue,) = issues({"email": {"lt": "b"}})
-    assert issue.message == 'lt applies to number and date-time fields; "email" is a string field'
+def test_ordering_on_boolean_explains_where_it_applies() -> None:
+    (issue,) = issues({"isVerified": {"lt": True}})
+    assert issue.message == (
+        'lt applies to string, number and date-time fields; "isVerified" is a boolean field'
+    )
 
 
 def test_boolean_is_not_a_number() -> None:
@@ -290,3 +293,13 @@ def test_mode_takes_only_its_two_words(mode: object) -> None:
     (issue,) = issues({"email": {"equals": "a", "mode": mode}})
     assert issue.path == "email.mode"
     assert issue.message.startswith('expected "insensitive" or "default"')
+
+
+def test_in_null_and_not_in_null_are_null_tests_as_in_prisma() -> None:
+    assert af.parse({"points": {"in": None}}) == af.parse({"points": None})
+    assert af.parse({"points": {"notIn": None}}) == af.parse({"points": {"not": None}})
+    assert af.parse_text("data.plan not in null") == af.parse(
+        {"data": {"path": ["plan"], "not": None}}
+    )
+    (issue,) = issues({"points": {"in": [1, None]}})
+    assert issue.path == "points.in[1]"

@@ -29,6 +29,7 @@ BEYOND_JSON_SCHEMA = {
     "lone-surrogate",
     "duration-too-long",
     "duplicate-ago",
+    "reference-with-mode",  # mode beside a field reference: the parser alone sees the pair
 }
 
 

@@ -92,3 +92,13 @@ def test_satisfiable(where: dict[str, Any]) -> None:
 def test_booleans_are_not_merged_into_in() -> None:
     flt = af.parse({"OR": [{"isVerified": True}, {"isVerified": False}]})
     assert af.parse(flt.simplify().to_json()) == flt.simplify()
+
+
+def test_string_orderings_merge_by_code_point_and_folded_ones_stay() -> None:
+    merged = af.parse(
+        {"AND": [{"email": {"gt": "a"}}, {"email": {"gt": "b"}}, {"email": {"lt": "c"}}]}
+    )
+    assert merged.simplify().to_text() == 'email > "b" and email < "c"'
+    assert af.parse({"email": {"gt": "b", "lt": "B"}}).simplify().to_text() == "false"
+    folded = af.parse({"email": {"gt": "b", "lt": "B", "mode": "insensitive"}})
+    assert folded.simplify() == folded

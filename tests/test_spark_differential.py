@@ -40,8 +40,14 @@ def test_spark_selects_what_memory_selects(spark: Any) -> None:
         dtypes = {f.name: f.dataType for f in frame.schema.fields}
         columns = []
         for index, flt in enumerate(batch):
-            columns.append(flt.to_pyspark(dtypes=dtypes, now=NOW).alias(f"pyspark:{index}"))
-            columns.append(F.expr(flt.to_sql("spark", now=NOW)).alias(f"spark-sql:{index}"))
+            try:
+                pyspark = flt.to_pyspark(dtypes=dtypes, now=NOW)
+                sql = flt.to_sql("spark", now=NOW)
+            except ValueError as exc:  # refused by design (docs/backends.md), never answered
+                assert "refused on Spark" in str(exc), exc
+                continue
+            columns.append(pyspark.alias(f"pyspark:{index}"))
+            columns.append(F.expr(sql).alias(f"spark-sql:{index}"))
         rows = frame.select("id", *columns).collect()
         for name in [c for c in rows[0].__fields__ if c != "id"]:
             flt = batch[int(name.split(":")[1])]

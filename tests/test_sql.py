@@ -240,3 +240,29 @@ def test_duckdb_writes_integers_beyond_128_bits_as_doubles() -> None:
 def test_every_nul_free_literal_has_no_control_characters_on_mysql() -> None:
     literal = get_dialect("mysql").text("a\nb\\c")
     assert literal == "_utf8mb4 X'610A625C63'"
+
+
+@pytest.mark.parametrize(
+    ("op", "literal", "expected"),
+    [
+        ("lt", "a\x00z", '"email" COLLATE "C" <= \'a\''),
+        ("lte", "a\x00", '"email" COLLATE "C" <= \'a\''),
+        ("gt", "a\x00", '"email" COLLATE "C" > \'a\''),
+        ("gte", "\x00", '"email" COLLATE "C" > \'\''),
+    ],
+)
+def test_postgresql_string_ordering_with_nul_takes_the_bound_it_means(
+    op: str, literal: str, expected: str
+) -> None:
+    assert af.parse({"email": {op: literal}}).to_sql("postgresql") == expected
+
+
+def test_spark_refuses_a_folded_ordering_only_where_its_fold_could_decide() -> None:
+    from audiencefilter.backends.sql.dialects.spark import order_refusal
+
+    assert order_refusal("zebra élan") is None
+    assert order_refusal("\u0307") is not None  # between U+0264 and U+A7CB
+    assert order_refusal("\u03c3") is not None  # a sigma
+    with pytest.raises(ValueError, match="ordering"):
+        af.parse({"email": {"lt": "\u03c3", "mode": "insensitive"}}).to_sql("spark")
+    assert af.parse({"email": {"lt": "\u03c3"}}).to_sql("spark") == "`email` < 'σ'"

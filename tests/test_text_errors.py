@@ -73,7 +73,7 @@ error at line 1, column 28: expected ")", found the end of the filter
         "\tcountry = 'FR'",
         """\
 error at line 1, column 12: expected a value ("text", 42, 2025-01-31, true, false, null or a \
-["list"]), found the character "'"
+["list"]) or a field name, found the character "'"
   \tcountry = 'FR'
   \t          ^
   hint: strings are written in double quotes: "FR\"""",
@@ -127,7 +127,8 @@ error at line 1, column 22: invalid JSON: Expecting property name enclosed in do
         '{"email": {"containz": "x"}}',
         """\
 error at email.containz (line 1, column 12): unknown operator "containz" for string field \
-"email"; expected one of contains, endsWith, equals, in, notIn, startsWith, not, mode
+"email"; expected one of contains, endsWith, equals, gt, gte, in, lt, lte, notIn, startsWith, \
+not, mode, blank
   {"email": {"containz": "x"}}
              ^^^^^^^^^^
   hint: did you mean "contains"?""",

@@ -17,7 +17,7 @@ from .excerpt import render_error
 from .filter import Filter, Predicate
 from .language.fields import CONTACT, Field, FieldType, Op, Schema
 from .language.limits import DEFAULT_LIMITS, Limits
-from .language.nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or
+from .language.nodes import FALSE, TRUE, And, Blank, Comparison, Const, IsNull, Node, Not, Or
 from .language.relations import Relation
 from .language.relative import Ago, Clock, system_clock
 from .where.json_schema import json_schema
@@ -48,6 +48,7 @@ __all__ = [
     "FilterError",
     "Issue",
     "IsNull",
+    "Blank",
     "Limits",
     "Node",
     "Not",

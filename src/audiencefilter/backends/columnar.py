@@ -63,8 +63,21 @@ import polars as pl
 
 from ..errors import FrameError
 from ..language.data_paths import truth
-from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
+from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
+from ..language.nodes import (
+    Aggregated,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    blank_form,
+)
 from ..language.values import (
     as_integer,
     double_exact,
@@ -198,6 +211,69 @@ class _Expressions(Visitor[pl.Expr]):
     def visit_const(self, node: Const) -> pl.Expr:
         return pl.lit(node.value)
 
+    def visit_field_comparison(self, node: FieldComparison) -> pl.Expr:
+        """Two columns of one type (a field reference); null on either side is null."""
+        kind = self.schema[node.field].type
+        sides = []
+        for field in (node.field, node.other):
+            column, dtype = self.column(field), self.dtype(field)
+            if dtype == pl.Null:
+                return _where_present(column, False).and_(pl.lit(None))
+            sides.append((field, column, dtype))
+        (lname, left, ltype), (rname, right, rtype) = sides
+        if kind is FieldType.STRING:
+            left, right = (self.text_column(n, c, t) for n, c, t in sides)
+            return _compare(left, node.op, right)
+        if kind is FieldType.BOOLEAN:
+            return left == right
+        if kind is FieldType.DATETIME:
+            return _compare(
+                self.ticks(lname, left, ltype), node.op, self.ticks(rname, right, rtype)
+            )
+        return self.numbers_compared(sides, node.op)
+
+    def text_column(self, field: str, column: pl.Expr, dtype: Any) -> pl.Expr:
+        if dtype in (pl.Categorical, pl.Enum) or isinstance(dtype, pl.Categorical | pl.Enum):
+            return column.cast(pl.String)
+        if dtype != pl.String:
+            raise self.wrong_type(field, dtype)
+        return column
+
+    def ticks(self, field: str, column: pl.Expr, dtype: Any) -> pl.Expr:
+        """The instants as nanoseconds since 1970 UTC, in Int128: exact for every unit."""
+        if isinstance(dtype, pl.Datetime):
+            per_second = _TICKS_PER_SECOND[dtype.time_unit]
+            return column.to_physical().cast(pl.Int128) * (10**9 // per_second)
+        if dtype == pl.Date:
+            return column.to_physical().cast(pl.Int128) * (86_400 * 10**9)
+        raise self.wrong_type(field, dtype)
+
+    def numbers_compared(self, sides: list[tuple[str, pl.Expr, Any]], op: Op) -> pl.Expr:
+        """Integers with integers and floats with floats as they are; an integer with a float
+        exactly: as doubles where those differ, else (the float is then integral) as Int128."""
+        kinds = []
+        for field, _column, dtype in sides:
+            if dtype.is_integer():
+                kinds.append("int")
+            elif dtype.is_float():
+                kinds.append("float")
+            else:
+                raise self.wrong_type(field, dtype)
+        (_, left, _), (_, right, _) = sides
+        if kinds == ["float", "int"]:
+            left, right = right, left
+            op = _MIRRORED[op]
+        if kinds[0] == kinds[1]:
+            result = _compare(left, op, right)
+            return _nan_is_false(left, _nan_is_false(right, result)) if "float" in kinds else result
+        near = left.cast(pl.Float64)
+        exact = _compare(left.cast(pl.Int128), op, right.cast(pl.Int128))
+        result = pl.when(near != right).then(_compare(near, op, right)).otherwise(exact)
+        return _nan_is_false(right, result)
+
+    def visit_blank(self, node: Blank) -> pl.Expr:  # lowering writes it out; as it does
+        return self.visit(blank_form(node))
+
     def visit_is_null(self, node: IsNull) -> pl.Expr:
         if node.path:
             if not self.known(node):
@@ -313,6 +389,11 @@ class _Expressions(Visitor[pl.Expr]):
             return found if op is Op.IN else ~found
         if op is Op.EQUALS:
             return column == pl.lit(value, dtype=pl.String)
+        if op in ORDERING_OPS:
+            # polars orders strings by their UTF-8 bytes: code-point order. With ASCII
+            # literals the native fold suffices here too: where it differs from Python's,
+            # both folds are non-ASCII, so both order above any ASCII character.
+            return _compare(column, op, pl.lit(value, dtype=pl.String))
         if op is Op.CONTAINS:
             return column.str.contains(value, literal=True)
         if op is Op.STARTS_WITH:
@@ -504,6 +585,10 @@ def _compare(column: pl.Expr, op: Op, literal: pl.Expr) -> pl.Expr:
     if op is Op.LT:
         return column < literal
     return column <= literal
+
+
+_MIRRORED = {Op.EQUALS: Op.EQUALS, Op.GT: Op.LT, Op.GTE: Op.LTE, Op.LT: Op.GT, Op.LTE: Op.GTE}
+"""`a op b` is `b mirrored-op a`."""
 
 
 def _where_present(column: pl.Expr, answer: bool) -> pl.Expr:

@@ -29,7 +29,21 @@ from typing import Any, cast
 from ..errors import RecordError
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
+from ..language.nodes import (
+    Aggregated,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    blank_form,
+)
+from ..language.references import reference_truth
 from ..language.relative import Ago, as_now, system_clock
 from ..language.values import accepts, holds, record_datetime
 from ..language.visitor import Visitor
@@ -196,8 +210,8 @@ class _Explainer(Visitor[Explanation]):
     def visit_not(self, node: Not) -> Explanation:
         child = self.visit(node.item)
         # `email != "x"` and `company is not null` read as one condition: keep what it saw.
-        spoken = isinstance(node.item, IsNull) or (
-            isinstance(node.item, Comparison) and node.item.op is Op.EQUALS
+        spoken = isinstance(node.item, IsNull | Blank) or (
+            isinstance(node.item, Comparison | FieldComparison) and node.item.op is Op.EQUALS
         )
         if spoken:
             return Explanation(
@@ -291,3 +305,23 @@ class _Explainer(Visitor[Explanation]):
 
     def visit_aggregated(self, node: Aggregated) -> Explanation:
         return self.relation(node)
+
+    def visit_field_comparison(self, node: FieldComparison) -> Explanation:
+        # One line; the value shown is the left field's, the right one is in the line's text.
+        value = self.record.get(node.field, _MISSING)
+        try:
+            result = reference_truth(node, self.schema[node.field].type, self.record)
+        except (TypeError, ValueError) as exc:
+            raise RecordError(f"{exc}; expected {self.schema[node.field].type.value}") from None
+        outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
+        present = value is not _MISSING
+        return Explanation(node, outcome, (), node.field, value if present else None, present)
+
+    def visit_blank(self, node: Blank) -> Explanation:
+        # One line, as written; its outcome is that of what it means (`blank_form`), and the
+        # value shown is the one its null test saw.
+        meaning = self.visit(blank_form(node))
+        seen = meaning.children[0]
+        return Explanation(
+            node, meaning.outcome, (), seen.field, seen.value, seen.present, None, seen.path
+        )

@@ -57,18 +57,22 @@ from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ..language.nodes import (
     Aggregated,
     And,
+    Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
     Or,
     Quantified,
+    blank_form,
     fields_used,
     own_nodes,
     relative_values,
     unhandled,
 )
+from ..language.references import reference_truth
 from ..language.relative import Ago
 from ..language.values import accepts, record_datetime
 
@@ -235,6 +239,12 @@ class _Builder:
                 return self.comparison(node, want, known)
             case Quantified() | Aggregated():
                 return self.relation(node, want), known
+            case Blank():  # lowering writes it out; as it does
+                return self.build(blank_form(node), want, known)
+            case FieldComparison():  # `reference_truth` of the record: `is True`/`is False`
+                kind = self.schema[node.field].type
+                test = self.bind(functools.partial(_reference_truth, node, kind))
+                return _compare(_call(test, _name(_RECORD)), ast.Is(), ast.Constant(want)), known
             case _:
                 unhandled("the in-memory compiler", node)
 
@@ -455,6 +465,10 @@ _PRESENT_CHECKS = {
     FieldType.NUMBER: _present_number,
     FieldType.BOOLEAN: _present_boolean,
 }
+
+
+def _reference_truth(node: FieldComparison, kind: FieldType, record: Record) -> bool | None:
+    return reference_truth(node, kind, record)
 
 
 def _json_truth(

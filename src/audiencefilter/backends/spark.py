@@ -39,8 +39,21 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
+from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
+from ..language.nodes import (
+    Aggregated,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    blank_form,
+)
 from ..language.values import (
     as_integer,
     double_exact,
@@ -50,7 +63,7 @@ from ..language.values import (
 )
 from ..language.visitor import Visitor
 from .sql.dialects import DIALECTS
-from .sql.dialects.spark import fold_refusal
+from .sql.dialects.spark import fold_refusal, order_refusal
 from .sql.text import SqlWriter
 
 try:
@@ -202,6 +215,37 @@ class _Columns(Visitor[Column]):
     def visit_const(self, node: Const) -> Column:
         return F.lit(node.value)
 
+    def visit_field_comparison(self, node: FieldComparison) -> Column:
+        """Two columns of one type (a field reference); NULL on either side is NULL."""
+        kind = self.schema[node.field].type
+        left, right = self.column(node.field), self.column(node.other)
+        ltype, rtype = self.dtype(node.field), self.dtype(node.other)
+        result: Column
+        if kind is FieldType.STRING:
+            for field, dtype in ((node.field, ltype), (node.other, rtype)):
+                if not isinstance(dtype, T.StringType):
+                    raise _wrong_type(field, dtype, "a STRING column")
+            left, right = F.collate(left, "UTF8_BINARY"), F.collate(right, "UTF8_BINARY")
+            result = _COMPARE[node.op](left, right)
+        elif kind is FieldType.BOOLEAN:
+            result = left == right
+        elif kind is FieldType.DATETIME:
+            left, _ = self.instant_column(node.field)
+            right, _ = self.instant_column(node.other)
+            if type(ltype) is not type(rtype):  # refused rather than guessed at
+                raise _wrong_type(
+                    node.other,
+                    rtype,
+                    f'a {ltype.simpleString()} column like "{node.field}" to compare with it',
+                )
+            result = _COMPARE[node.op](left, right)
+        else:
+            result = _numbers_compared(node, left, ltype, right, rtype)
+        return result
+
+    def visit_blank(self, node: Blank) -> Column:  # lowering writes it out; as it does
+        return self.visit(blank_form(node))
+
     def visit_is_null(self, node: IsNull) -> Column:
         if node.path:
             return self.json_condition(node)
@@ -250,9 +294,14 @@ class _Columns(Visitor[Column]):
         if node.insensitive:  # the literals are folded already (lowering): fold the column
             for literal in value if isinstance(value, tuple) else (value,):
                 reason = fold_refusal(literal)
+                if reason is None and op in ORDERING_OPS:
+                    reason = order_refusal(literal)
                 if reason is not None:
                     raise ValueError(f'field "{node.field}", {op.value}: {reason}')
             column = F.lower(column)
+        if op in ORDERING_OPS:  # UTF8_BINARY: code-point order
+            ordered: Column = _COMPARE[op](column, F.lit(value))
+            return ordered
         if op in (Op.IN, Op.NOT_IN):
             found = column.isin(list(value))
             return found if op is Op.IN else ~found
@@ -360,6 +409,35 @@ def _double_comparison(column: Column, op: Op, value: Any) -> Column:
         else:
             result = column < F.lit(above)
     return _nan_is_false(column, result)
+
+
+_MIRRORED = {Op.EQUALS: Op.EQUALS, Op.GT: Op.LT, Op.GTE: Op.LTE, Op.LT: Op.GT, Op.LTE: Op.GTE}
+
+
+def _numbers_compared(
+    node: FieldComparison, left: Column, ltype: Any, right: Column, rtype: Any
+) -> Column:
+    """Integers with integers and doubles with doubles as they are; an integer with a double
+    exactly: as doubles where those differ, else (the double is then integral) as decimals."""
+    kinds = []
+    for field, dtype in ((node.field, ltype), (node.other, rtype)):
+        if type(dtype) in _INT_RANGES:
+            kinds.append("int")
+        elif isinstance(dtype, T.DoubleType | T.FloatType):
+            kinds.append("double")
+        else:
+            raise _wrong_type(field, dtype, "an integer (TINYINT..BIGINT) or DOUBLE column")
+    op = node.op
+    if kinds == ["double", "int"]:
+        left, right, op = right, left, _MIRRORED[op]
+    if kinds[0] == kinds[1]:
+        same: Column = _COMPARE[op](left, right)
+        return _nan_is_false(left, _nan_is_false(right, same)) if "double" in kinds else same
+    near = left.cast(T.DoubleType())
+    decimal = T.DecimalType(38, 0)
+    exact = _COMPARE[op](left.cast(decimal), right.cast(decimal))
+    result = F.when(near != right, _COMPARE[op](near, right)).otherwise(exact)
+    return _nan_is_false(right, result)
 
 
 def _nan_is_false(column: Column, result: Column) -> Column:

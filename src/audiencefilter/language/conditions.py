@@ -29,8 +29,19 @@ from typing import Any, Final
 
 from ..errors import describe_value, did_you_mean
 from .data_paths import value_type
-from .fields import LIST_OPS, OPERATORS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
-from .nodes import TRUE, Comparison, IsNull, Node
+from .fields import (
+    BLANK,
+    JSON_STRING_ALIASES,
+    LIST_OPS,
+    OPERATORS,
+    ORDERING_OPS,
+    PATTERN_OPS,
+    Field,
+    FieldType,
+    Op,
+    Schema,
+)
+from .nodes import TRUE, Blank, Comparison, FieldComparison, IsNull, Node, Not
 from .relative import Ago, DurationError
 from .values import Scalar, as_utc, is_number, parse_datetime
 
@@ -49,6 +60,19 @@ class BareDateTime:
     type error anywhere else."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldName:
+    """A field name written where a value goes (text: `referrals > points`): a reference to
+    that field of the same record, as JSON's `{"_ref": "points"}` is."""
+
+    text: str
+
+
+REF = "_ref"
+"""The key of a field reference in JSON, after Prisma's field references."""
+REFERENCE_OPS = frozenset({Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,16 +186,17 @@ def unknown_field(name: str, schema: Schema, candidates: Sequence[str]) -> tuple
 class Conditions:
     """Checks and builds the conditions of one read, reporting problems to the reader."""
 
-    def __init__(self, syntax: Syntax, max_array: int) -> None:
+    def __init__(self, syntax: Syntax, max_array: int, schema: Schema | None = None) -> None:
         self.syntax = syntax
         self.max_array = max_array
+        self.schema_fields = schema  # the fields a field reference may name
 
     def accepts(self, field: Field, op: Op, report: Report) -> bool:
         """Whether `field` takes `op`; if not, says which fields do."""
         if field.accepts(op):
             return True
         if op in ORDERING_OPS:
-            applies = "number and date-time fields"
+            applies = "string, number and date-time fields"
         elif op in PATTERN_OPS:
             applies = "string fields"
         else:
@@ -214,7 +239,11 @@ class Conditions:
         self, field: Field, op: Op, value: Any, insensitive: bool, report: Report
     ) -> Node:
         """`field op value`, for a field `accepts` found to take `op`."""
+        if _is_reference(value):
+            return self.reference(field, op, value, insensitive, report)
         insensitive = is_insensitive(field.type, op, insensitive)
+        if op in LIST_OPS and value is None:
+            return null_list(op, IsNull(field.name))
         if op in LIST_OPS:
             values = self.values(field, op, value, report)
             return TRUE if values is None else Comparison(field.name, op, values, insensitive)
@@ -367,6 +396,129 @@ class Conditions:
             return syntax.datetime_hint()
         return None
 
+    def reference(
+        self, field: Field, op: Op, value: Any, insensitive: bool, report: Report
+    ) -> Node:
+        """`field op other`, for a field reference (`{"_ref": "other"}`, or a bare field name
+        in text): both fields of one type, neither stored inside JSON, no case folding."""
+        syntax = self.syntax
+        if type(value) is FieldName:
+            name: Any = value.text
+            at: tuple[str | int, ...] = ()
+        else:
+            name, at = value.get(REF), (REF,)
+            if len(value) != 1 or type(name) is not str:
+                report(
+                    (),
+                    f'expected a field reference {{"{REF}": "<field name>"}}, found '
+                    f"{describe_value(value)}",
+                    f'write e.g. {{"{REF}": "points"}}',
+                )
+                return TRUE
+        fields = self.schema_fields
+        other = fields.get(name) if fields is not None else None
+        if other is None:
+            names = () if fields is None else fields.names
+            if type(value) is FieldName:  # a bare word in text: a misspelt keyword, or text
+                hint = did_you_mean(name, (*names, "true", "false", "null")) or (
+                    f"strings are written in double quotes: {syntax.as_string(name)}"
+                )
+            else:
+                hint = did_you_mean(name, names) or "filterable fields are " + ", ".join(names)
+            report(at, f'unknown field "{shown(name)}" in a field reference', hint)
+            return TRUE
+        same = [
+            f.name
+            for f in fields or ()
+            if f.type is field.type and not f.source and f.name != field.name
+        ]
+        if op not in REFERENCE_OPS:
+            report(
+                (),
+                f"a field reference compares with {syntax.op(Op.EQUALS)}, {syntax.op(Op.GT)}, "
+                f"{syntax.op(Op.GTE)}, {syntax.op(Op.LT)} or {syntax.op(Op.LTE)}, not "
+                f"{syntax.op(op)}",
+                None,
+            )
+            return TRUE
+        inside_json = [f.name for f in (field, other) if f.type is FieldType.JSON or f.source]
+        if inside_json:
+            report(
+                at,
+                "a field reference compares two fields of their own columns; "
+                f'"{inside_json[0]}" is read from inside JSON',
+                None,
+            )
+            return TRUE
+        if other.type is not field.type:
+            report(
+                at,
+                f'"{field.name}" is a {field.type.value} field and "{name}" is a '
+                f"{other.type.value} field: a field reference compares fields of one type",
+                f"compare with a {field.type.value} field: " + ", ".join(same) if same else None,
+            )
+            return TRUE
+        if insensitive:
+            report(
+                (),
+                f"{syntax.mode_word} does not apply to a field reference: it compares the "
+                "fields as they are",
+                f"remove {syntax.mode_word}",
+            )
+            return TRUE
+        return FieldComparison(field.name, op, other.name)
+
+    def blank(self, field: Field, keys: tuple[str, ...] | None, value: Any, report: Report) -> Node:
+        """`blank: true` (null or `""`) or `blank: false` (neither), on a string field or a
+        data path (`keys`)."""
+        if field.type is not FieldType.STRING and keys is None:
+            report(
+                OPERATOR,
+                f'{BLANK} applies to string fields and JSON paths; "{field.name}" is a '
+                f"{field.type.value} field",
+                self.syntax.null_test(field.name),
+            )
+            return TRUE
+        if type(value) is not bool:
+            report(
+                (),
+                f"{BLANK} takes true or false, found {self.syntax.describe(value)}",
+                f"write {BLANK}: true for null or empty, {BLANK}: false for neither",
+            )
+            return TRUE
+        node = Blank(field.name, keys or ())
+        return node if value else Not(node)
+
+    def json_alias(
+        self,
+        field: Field,
+        keys: tuple[str, ...] | None,
+        name: str,
+        value: Any,
+        insensitive: bool,
+        report: Report,
+    ) -> Node:
+        """Prisma's `string_contains`, `string_starts_with` or `string_ends_with` at a data path:
+        the `contains`, `startsWith` or `endsWith` it names, with its rules (`contains` ignores
+        case); elsewhere a problem that names the operator to use."""
+        op = JSON_STRING_ALIASES[name]
+        if keys is None:
+            report(
+                OPERATOR,
+                f'{name} is the name of {self.syntax.op(op)} on JSON paths; "{field.name}" is a '
+                f"{field.type.value} field",
+                f"write {self.syntax.op(op)}",
+            )
+            return TRUE
+        if type(value) is not str:
+            report(
+                (),
+                f"{name} takes a string, found {self.syntax.describe(value)}",
+                None if value is None else f"write {name}: {self.syntax.as_string(str(value))}",
+            )
+            return TRUE
+        return self.data_comparison(field, keys, op, value, insensitive, report)
+
     # Conditions on a key inside a JSON field (see `data_paths`).
 
     def data_keys(self, keys: Any, report: Report) -> tuple[str, ...] | None:
@@ -395,6 +547,15 @@ class Conditions:
     ) -> Node:
         """`field.keys op value`: the literal's own JSON type decides the comparison."""
         syntax = self.syntax
+        if _is_reference(value):
+            report(
+                (),
+                "a field reference compares two fields of their own columns, not a JSON path",
+                None,
+            )
+            return TRUE
+        if op in LIST_OPS and value is None:
+            return null_list(op, IsNull(field.name, keys))
         if op in LIST_OPS:
             if not _is_list(value):
                 report(
@@ -476,6 +637,16 @@ class Conditions:
             )
             return None
         return literal
+
+
+def null_list(op: Op, is_null: IsNull) -> Node:
+    """`in: null` and `notIn: null`, read as Prisma reads them: a null test (`in: null` is
+    `equals: null`, `notIn: null` is `not: null`), never a list."""
+    return is_null if op is Op.IN else Not(is_null)
+
+
+def _is_reference(value: object) -> bool:
+    return type(value) is FieldName or (_is_map(value) and REF in value)  # type: ignore[operator]
 
 
 def _article(word: str) -> str:

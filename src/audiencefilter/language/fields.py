@@ -49,13 +49,24 @@ class Op(StrEnum):
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
 """A field's type name, or `(type name, source)` for a field stored inside a JSON column."""
 
+BLANK = "blank"
+"""The operator key of "null or the empty string" (`{"nickname": {"blank": true}}`), on string
+fields and data paths; not an `Op`: it compares with no literal."""
+
+JSON_STRING_ALIASES: Mapping[str, Op] = {
+    "string_contains": Op.CONTAINS,
+    "string_starts_with": Op.STARTS_WITH,
+    "string_ends_with": Op.ENDS_WITH,
+}
+"""Prisma's names of the string filters on a JSON path, read as the operators they name."""
+
 ORDERING_OPS = frozenset({Op.GT, Op.GTE, Op.LT, Op.LTE})
 PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 LIST_OPS = frozenset({Op.IN, Op.NOT_IN})
 
 #: Operators each type accepts, besides the field-level `not` (every type) and `mode` (strings).
 OPERATORS: Mapping[FieldType, frozenset[Op]] = {
-    FieldType.STRING: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | PATTERN_OPS,
+    FieldType.STRING: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | PATTERN_OPS | ORDERING_OPS,
     FieldType.NUMBER: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
     FieldType.BOOLEAN: frozenset({Op.EQUALS}),
     FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
@@ -100,8 +111,10 @@ class Field:
         names = sorted(str(op) for op in OPERATORS[self.type]) + ["not"]
         if self.type is FieldType.STRING or self.type is FieldType.JSON:
             names.append("mode")
+            names.append(BLANK)
         if self.type is FieldType.JSON:
             names.append("path")
+            names.extend(JSON_STRING_ALIASES)
         return tuple(names)
 
 

@@ -143,7 +143,38 @@ class Aggregated:
     kind: ClassVar[str] = "aggregated"
 
 
-Node = And | Or | Not | Comparison | IsNull | Const | Quantified | Aggregated
+@dataclass(frozen=True, slots=True)
+class Blank:
+    """The field is null (or missing) or the empty string. Text: `nickname is blank`.
+
+    JSON: `{"nickname": {"blank": true}}`; `blank: false` is its `Not`. Never UNKNOWN: it means
+    what `blank_form` says, null test OR `= ""`, which lowering writes out for the back-ends.
+    With a `path`, the value there (see `IsNull`) is null or the JSON string `""`.
+    """
+
+    field: str
+    path: tuple[str, ...] = ()
+    kind: ClassVar[str] = "blank"
+
+
+@dataclass(frozen=True, slots=True)
+class FieldComparison:
+    """A field compared with another field of the same record. Text: `referrals > points`;
+    JSON: `{"referrals": {"gt": {"_ref": "points"}}}` (Prisma's field reference).
+
+    Both fields have one type (number, string, date-time, or boolean with `equals`), neither is
+    stored inside JSON; a null on either side makes it UNKNOWN, as in SQL.
+    """
+
+    field: str
+    op: Op
+    other: str
+    kind: ClassVar[str] = "field_comparison"
+
+
+Node = (
+    And | Or | Not | Comparison | IsNull | Const | Quantified | Aggregated | Blank | FieldComparison
+)
 NODE_TYPES: tuple[type[Node], ...] = (
     And,
     Or,
@@ -153,6 +184,8 @@ NODE_TYPES: tuple[type[Node], ...] = (
     Const,
     Quantified,
     Aggregated,
+    Blank,
+    FieldComparison,
 )
 TRUE = Const(True)
 FALSE = Const(False)
@@ -196,7 +229,7 @@ def walk(node: Node) -> Iterator[Node]:
                 stack.extend(reversed(current.items))
             case Not():
                 stack.append(current.item)
-            case Comparison() | IsNull() | Const():
+            case Comparison() | IsNull() | Const() | Blank() | FieldComparison():
                 pass
             case Quantified():
                 stack.append(current.where)
@@ -226,12 +259,14 @@ def fields_used(node: Node) -> frozenset[str]:
     while stack:
         n = stack.pop()
         match n:
-            case Comparison() | IsNull():
+            case Comparison() | IsNull() | Blank():
                 found.add(n.field)
             case And() | Or():
                 stack.extend(n.items)
             case Not():
                 stack.append(n.item)
+            case FieldComparison():
+                found.update((n.field, n.other))
             case Const():
                 pass
             case Quantified() | Aggregated():  # the related fields are the relation's own
@@ -251,6 +286,8 @@ def relative_values(node: Node) -> tuple[Ago, ...]:
                     found[n.value] = None
             case And() | Or() | Not() | IsNull() | Const() | Quantified() | Aggregated():
                 pass
+            case Blank() | FieldComparison():
+                pass
             case _:
                 unhandled("relative_values", n)
     return tuple(found)
@@ -266,7 +303,7 @@ def resolve(node: Node, instants: Mapping[Ago, datetime]) -> Node:
             return type(node)(tuple(resolve(item, instants) for item in node.items))
         case Not():
             return Not(resolve(node.item, instants))
-        case IsNull() | Const():
+        case IsNull() | Const() | Blank() | FieldComparison():
             return node
         case Quantified():
             return replace(node, where=resolve(node.where, instants))
@@ -275,3 +312,11 @@ def resolve(node: Node, instants: Mapping[Ago, datetime]) -> Node:
             return replace(node, test=test, where=resolve(node.where, instants))
         case _:
             unhandled("resolve", node)
+
+
+def blank_form(node: Blank) -> Node:
+    """What `Blank` means, in the kinds every back-end knows: the null test, or equal to `""`
+    (a present value of another type, or another JSON type at a path, is neither)."""
+    return Or(
+        (IsNull(node.field, node.path), Comparison(node.field, Op.EQUALS, "", path=node.path))
+    )

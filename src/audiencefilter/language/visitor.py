@@ -15,8 +15,10 @@ from .nodes import (
     NODE_TYPES,
     Aggregated,
     And,
+    Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
@@ -74,6 +76,12 @@ class Visitor(Generic[T]):
         unhandled(type(self).__qualname__, node)
 
     def visit_aggregated(self, node: Aggregated) -> T:
+        unhandled(type(self).__qualname__, node)
+
+    def visit_blank(self, node: Blank) -> T:
+        unhandled(type(self).__qualname__, node)
+
+    def visit_field_comparison(self, node: FieldComparison) -> T:
         unhandled(type(self).__qualname__, node)
 
 

@@ -15,6 +15,7 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
   type (the readers check them against the declaration), so the path condition, typed by its
   literal, compares exactly as the declared field does; the `path` is the only mark a
   back-end needs, and no back-end looks a source up in the schema.
+- `blank` (null or `""`) becomes the null test OR the equality with `""` (`blank_form`).
 - Date-time literals are aware UTC instants (`values.as_utc`), whoever built the node.
 - With `now`, each relative date-time (`Ago`) becomes its instant at that one `now`, so every
   condition of a statement sees the same moment. Without it they stay relative: the in-memory
@@ -36,14 +37,17 @@ from ..language.nodes import (
     TRUE,
     Aggregated,
     And,
+    Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
     Or,
     Quantified,
     Value,
+    blank_form,
 )
 from ..language.relations import relation_of, value_schema
 from ..language.relative import Ago, as_now
@@ -102,6 +106,13 @@ class _Lowering(Visitor[Node]):
             return lowered
         where = _Lowering(relation.schema, self.now).visit(node.where)
         return replace(node, test=lowered, where=where)
+
+    def visit_field_comparison(self, node: FieldComparison) -> Node:
+        return node  # no literal; both fields are columns (the readers refuse JSON ones)
+
+    def visit_blank(self, node: Blank) -> Node:
+        # Null or "" (`blank_form`): the back-ends meet only null tests and equality.
+        return self.visit(blank_form(node))
 
     def visit_is_null(self, node: IsNull) -> Node:
         field = self.schema.get(node.field)

@@ -30,8 +30,10 @@ from ..language.nodes import (
     TRUE,
     Aggregated,
     And,
+    Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
@@ -67,7 +69,7 @@ def size(node: Node) -> int:
             return 1 + size(node.item)
         case Comparison():
             return 1 + len(node.value) if isinstance(node.value, tuple) else 1
-        case IsNull() | Const():
+        case IsNull() | Const() | Blank() | FieldComparison():
             return 1
         case Quantified():
             return 1 + size(node.where)
@@ -94,7 +96,7 @@ class _Simplifier:
                 return self.disjunction(node.items, positive)
             case Comparison():
                 return _comparison(node)
-            case IsNull() | Const():
+            case IsNull() | Const() | Blank() | FieldComparison():
                 return node
             case Quantified() | Aggregated():
                 from .simplify_relations import simplify_relation
@@ -154,6 +156,8 @@ class _Simplifier:
     def _ordered(self, node: Comparison) -> bool:
         kind = self.schema[node.field].type if node.field in self.schema else None
         ordered = kind in (FieldType.NUMBER, FieldType.DATETIME) and not isinstance(node.value, Ago)
+        # Strings order by code point, as Python's do; folded ones are left as written.
+        ordered = ordered or (kind is FieldType.STRING and not node.insensitive)
         return ordered and (node.op in _LOWER or node.op in _UPPER or node.op is Op.EQUALS)
 
 
@@ -235,9 +239,12 @@ def _null_contradiction(items: list[Node]) -> bool:
 
 
 def _null_and_not_null(items: list[Node]) -> bool:
-    """`f IS NULL AND NOT f IS NULL`: FALSE for every record, exactly."""
-    nulls = {(i.field, i.path) for i in items if isinstance(i, IsNull)}
+    """`f IS NULL AND NOT f IS NULL` (or `f is blank and f is not blank`): FALSE for every
+    record, exactly, as neither test is ever UNKNOWN."""
+    tests = {(type(i), i.field, i.path) for i in items if isinstance(i, IsNull | Blank)}
     return any(
-        isinstance(i, Not) and isinstance(i.item, IsNull) and (i.item.field, i.item.path) in nulls
+        isinstance(i, Not)
+        and isinstance(i.item, IsNull | Blank)
+        and (type(i.item), i.item.field, i.item.path) in tests
         for i in items
     )

@@ -33,7 +33,17 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..filter import Filter
-from ..language.fields import CONTACT, JSON_VALUE_TYPES, LIST_OPS, OPERATORS, FieldType, Op, Schema
+from ..language.conditions import REF, REFERENCE_OPS
+from ..language.fields import (
+    CONTACT,
+    JSON_STRING_ALIASES,
+    JSON_VALUE_TYPES,
+    LIST_OPS,
+    OPERATORS,
+    FieldType,
+    Op,
+    Schema,
+)
 from ..where.read import parse
 
 WORDS = (
@@ -197,6 +207,8 @@ def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
     body: dict[str, Any] = {"path": path}
     for op in draw(st.lists(st.sampled_from(ops), max_size=2, unique=True)):
         body[op.value] = draw(st.lists(value, max_size=3) if op in LIST_OPS else value)
+        if op in LIST_OPS and draw(st.integers(0, 7)) == 0:
+            body[op.value] = None  # a null test, as Prisma reads it
     negation = draw(st.integers(0, 4))
     if negation == 1:
         body["not"] = None
@@ -209,6 +221,11 @@ def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
         body["equals"] = None
     if kind is FieldType.STRING and draw(st.booleans()):
         body["mode"] = "insensitive"
+    if draw(st.integers(0, 7)) == 0:
+        body["blank"] = draw(st.booleans())  # null or "" at the path
+    if kind is FieldType.STRING and draw(st.integers(0, 5)) == 0:
+        # Prisma's spelling of contains, startsWith or endsWith
+        body[draw(st.sampled_from(sorted(JSON_STRING_ALIASES)))] = draw(value)
     return {field: body}
 
 
@@ -287,14 +304,20 @@ def _field_condition(
         if shape == 1:
             return {field.name: draw(value)}
         ops = [op for op in Op if field.accepts(op)]
+        peers = [f.name for f in schema.fields if f.type is kind and not f.source]
+        peers = [] if field.source else peers
         # Mostly one or two operators; `{field: {}}` (TRUE) only now and then (shape 2).
         chosen = draw(
             st.lists(st.sampled_from(ops), min_size=int(shape != 2), max_size=2, unique=True)
         )
         body: dict[str, Any] = {}
         for op in chosen:
-            if op in (Op.IN, Op.NOT_IN):
+            if op in (Op.IN, Op.NOT_IN) and draw(st.integers(0, 7)) == 0:
+                body[op.value] = None  # a null test, as Prisma reads it
+            elif op in (Op.IN, Op.NOT_IN):
                 body[op.value] = draw(st.lists(value, max_size=4))
+            elif peers and op in REFERENCE_OPS and draw(st.integers(0, 5)) == 0:
+                body[op.value] = {REF: draw(st.sampled_from(peers))}  # a field reference
             else:
                 body[op.value] = draw(operand)
         negation = draw(st.integers(0, 5))
@@ -306,8 +329,11 @@ def _field_condition(
             op = draw(st.sampled_from(ops))
             inner = draw(st.lists(value, max_size=3)) if op in (Op.IN, Op.NOT_IN) else draw(operand)
             body["not"] = {op.value: inner}
-        if kind is FieldType.STRING and draw(st.booleans()):
+        referenced = any(isinstance(v, dict) and REF in v for v in body.values())
+        if kind is FieldType.STRING and not referenced and draw(st.booleans()):
             body["mode"] = draw(st.sampled_from(("insensitive", "default")))
+        if kind is FieldType.STRING and draw(st.integers(0, 5)) == 0:
+            body["blank"] = draw(st.booleans())  # null or ""
         return {field.name: body}
 
     return build()
@@ -607,6 +633,8 @@ def data_conditions(
             body[op.value] = operand
         if kind is FieldType.STRING and draw(st.booleans()):
             body["mode"] = "insensitive"
+        if draw(st.integers(0, 7)) == 0:
+            body["blank"] = draw(st.booleans())  # null or "" at the path
         return {field: body}
 
     return build()

@@ -68,7 +68,7 @@ _ORDER = (
 ).split()
 _PHRASES: dict[str, tuple[str, ...]] = {
     "OPERATOR": _OPERATORS,
-    "NULL_TEST": ("is null", "is not null"),
+    "NULL_TEST": ("is null", "is not null", "is blank", "is not blank"),
     "IGNORING_CASE": ("ignoring case",),
     "AND": ("and",),
     "OR": ("or",),

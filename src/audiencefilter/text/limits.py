@@ -16,8 +16,10 @@ from ..language.nodes import (
     TRUE,
     Aggregated,
     And,
+    Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
@@ -97,7 +99,7 @@ def _levels_added(node: Node, shapes: dict[int, _Shape], parent: Node | None) ->
             return 1 if node == FALSE else 0
         case And():
             return 1 if shapes[id(node)].keys == ("AND",) else 0
-        case Comparison() | IsNull():
+        case Comparison() | IsNull() | Blank() | FieldComparison():
             return 0
         case Quantified():  # {"relation": {"some": {...}}}
             return 2
@@ -113,7 +115,7 @@ def _children(node: Node) -> tuple[Node, ...]:
             return node.items
         case Not():
             return (node.item,)
-        case Comparison() | IsNull() | Const():
+        case Comparison() | IsNull() | Const() | Blank() | FieldComparison():
             return ()
         case Quantified():
             return (node.where,)
@@ -130,8 +132,8 @@ def _shape(node: Node, shapes: dict[int, _Shape]) -> _Shape:
         case IsNull():
             # {"f": null}, or {"f": {"path": [...], "equals": null}} for a JSON field
             return _Shape(0, 2 if node.path else 1, (node.field,))
-        case Comparison():
-            return _Shape(0, 2, (node.field,))  # {"f": {"op": value}}
+        case Comparison() | Blank() | FieldComparison():
+            return _Shape(0, 2, (node.field,))  # {"f": {"op": value}}, {"f": {"blank": true}}
         case Not():
             return _negation_shape(node, shapes)
         case Or():
@@ -160,6 +162,8 @@ def _group_shape(key: str, items: list[_Shape]) -> _Shape:
 
 def _negation_shape(node: Not, shapes: dict[int, _Shape]) -> _Shape:
     entry = _operator_entry(node)
+    if entry is not None and entry[1] == "blank":  # {"f": {"blank": false}}
+        return _Shape(0, 2, (entry[0][0],))
     if entry is not None:  # {"f": {"not": value}} or {"f": {"not": {"op": value}}}
         return _Shape(1, 2 + isinstance(entry[2], dict), (entry[0][0],))
     inner = node.item

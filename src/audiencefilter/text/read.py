@@ -26,6 +26,7 @@ from ..errors import Issue, describe_value, join_path
 from ..language.conditions import (
     BareDateTime,
     Conditions,
+    FieldName,
     Report,
     Syntax,
     Where,
@@ -99,7 +100,7 @@ class Builder:
         self.schema = schema
         self.max_array = max_array
         self.issues: list[Issue] = []
-        self.conditions = Conditions(TEXT_SYNTAX, max_array)
+        self.conditions = Conditions(TEXT_SYNTAX, max_array, schema)
         #: First token of each group node, to place limit errors.
         self.group_tokens: dict[int, Token] = {}
         #: AST nodes built; a cheap bound that spares measuring small filters against limits.
@@ -208,6 +209,9 @@ class Builder:
             if keys is None:
                 return TRUE
             rest = rest[1:]
+        if rest[0].type == "NULL_TEST" and _spelling(rest[0]).endswith("blank"):
+            holds = "not" not in _spelling(rest[0])
+            return self.conditions.blank(field, keys, holds, self.at(rest[0], None, path))
         if rest[0].type == "NULL_TEST":
             node: Node = IsNull(field.name, keys or ())
             return Not(node) if "not" in _spelling(rest[0]) else node
@@ -269,6 +273,14 @@ class Builder:
             return WordsAgo(token.value)
         if kind == "NULL":
             return None
+        if kind == "NAME":
+            return FieldName(token.value)
+        if kind == "QUOTED_NAME":
+            try:
+                return FieldName(unquote(token.value))
+            except EscapeError as exc:
+                self.issue(token, str(exc), exc.suggestion, path, exc.offset)
+                return _INVALID
         return kind == "TRUE"
 
     def path_keys(self, token: Token, path: str) -> tuple[str, ...] | None:

@@ -5,8 +5,8 @@ the reader would otherwise merge into one n-ary group), an OR inside an AND, and
 constant or another prefix `not` after `not`. So `parse_text(to_text(node)) == node` for every
 node `parse` can produce; the property tests keep that true.
 
-Negations print in their natural words where the text syntax has them: `email != "x"` and
-`company is not null`; any other negation is `not (...)`.
+Negations print in their natural words where the text syntax has them: `email != "x"`,
+`company is not null` and `company is not blank`; any other negation is `not (...)`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from ..language.nodes import (
     TRUE,
     Aggregated,
     And,
+    Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
@@ -27,7 +29,7 @@ from ..language.nodes import (
     Quantified,
 )
 from ..language.visitor import Visitor
-from .literals import literal, reference
+from .literals import field_name, literal, reference
 from .read import SPELLINGS
 from .relations import aggregated_text, quantified_text
 
@@ -57,7 +59,8 @@ def _is_prefix_negation(node: Node) -> bool:
         return False
     inner = node.item
     return not (
-        isinstance(inner, IsNull) or (isinstance(inner, Comparison) and inner.op is Op.EQUALS)
+        isinstance(inner, IsNull | Blank)
+        or (isinstance(inner, Comparison | FieldComparison) and inner.op is Op.EQUALS)
     )
 
 
@@ -118,6 +121,10 @@ class _Printer(Visitor[str]):
         inner = node.item
         if isinstance(inner, IsNull):
             return f"{reference(inner.field, inner.path)} is not null"
+        if isinstance(inner, Blank):
+            return f"{reference(inner.field, inner.path)} is not blank"
+        if isinstance(inner, FieldComparison) and inner.op is Op.EQUALS:
+            return f"{field_name(inner.field)} != {field_name(inner.other)}"
         if isinstance(inner, Comparison) and inner.op is Op.EQUALS:
             return self.comparison(inner, "!=")
         text = self.visit(inner)
@@ -149,3 +156,9 @@ class _Printer(Visitor[str]):
     def visit_aggregated(self, node: Aggregated) -> str:
         where = None if node.where == TRUE else self.visit(node.where)
         return aggregated_text(node, where, self.visit(node.test))
+
+    def visit_field_comparison(self, node: FieldComparison) -> str:
+        return f"{field_name(node.field)} {SPELLINGS[node.op]} {field_name(node.other)}"
+
+    def visit_blank(self, node: Blank) -> str:
+        return f"{reference(node.field, node.path)} is blank"

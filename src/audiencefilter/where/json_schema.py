@@ -2,17 +2,19 @@
 
 For editors, form builders and API documentation: it accepts exactly what `parse` accepts on
 structure and types (which keys, which operators per field type, which value types, arrays
-without nulls, `mode` only on strings and never inside `not`). What JSON Schema cannot express is
-left to `parse`: date-time syntax beyond "a string", duplicate keys, and the size and depth
-limits. A date-time operator also takes a relative value, `{"ago": "P30D"}`, whose duration
-is checked by pattern only (its length bound is left to `parse`).
+without nulls, `in: null` as a null test, `mode` only on strings and never inside `not`). What
+JSON Schema cannot express is left to `parse`: date-time syntax beyond "a string", duplicate
+keys, and the size and depth limits. A date-time operator also takes a relative value,
+`{"ago": "P30D"}`, whose duration is checked by pattern only (its length bound is left to
+`parse`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..language.fields import CONTACT, FieldType, Op, Schema
+from ..language.conditions import REF
+from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, FieldType, Op, Schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -45,6 +47,12 @@ _AGO: dict[str, Any] = {
 }
 
 
+_BLANK: dict[str, Any] = {
+    "type": "boolean",
+    "description": "true: null (or missing) or the empty string; false: neither",
+}
+
+
 def _operand(kind: FieldType) -> dict[str, Any]:
     """What an operator other than `in`/`notIn` compares with: a literal, or for date-times
     also a relative value."""
@@ -74,6 +82,9 @@ def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
         defs[f"{kind.value}Filter"] = _field_filter(kind)
         defs[f"{kind.value}Operators"] = _operators(kind, inside_not=False)
         defs[f"{kind.value}NotOperators"] = _operators(kind, inside_not=True)
+        columns = [f.name for f in schema.fields if f.type is kind and not f.source]
+        if kind is not FieldType.JSON and columns:
+            _add_references(defs, kind, columns)
     return {
         "$schema": DIALECT,
         "$id": f"urn:audiencefilter:where:{schema.name}",
@@ -99,15 +110,19 @@ def _where(schema: Schema, prefix: str = "") -> dict[str, Any]:
 
 def _json_operators(inside_not: bool) -> dict[str, Any]:
     """A JSON field's object: a path, then operators typed by their literal (the parser also
-    checks that an operator fits its literal's type, e.g. no `gt` with a string)."""
+    checks that an operator fits its literal's type, e.g. no `gt` with a boolean)."""
     properties: dict[str, Any] = {}
     for op in sorted(Op, key=lambda op: op.value):
         if op in (Op.IN, Op.NOT_IN):
-            # One JSON type for all the values: anyOf, since an empty array fits each.
+            # One JSON type for all the values: anyOf, since an empty array fits each; null is
+            # a null test, as in Prisma.
             properties[op.value] = {
                 "anyOf": [
-                    {"type": "array", "items": {"type": kind}}
-                    for kind in ("string", "number", "boolean")
+                    {"type": "null"},
+                    *(
+                        {"type": "array", "items": {"type": kind}}
+                        for kind in ("string", "number", "boolean")
+                    ),
                 ]
             }
         elif op is Op.EQUALS:
@@ -115,7 +130,10 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
         elif op in (Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH):
             properties[op.value] = {"type": "string"}
         else:
-            properties[op.value] = {"type": "number"}
+            properties[op.value] = {"type": ["string", "number"]}
+    properties[BLANK] = _BLANK
+    for alias in JSON_STRING_ALIASES:  # Prisma's names of contains, startsWith, endsWith
+        properties[alias] = {"type": "string"}
     properties["not"] = {
         "oneOf": [
             {"type": ["null", "string", "number", "boolean"]},
@@ -157,8 +175,8 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
     ops = sorted((op for op in Op if op in _ops(kind)), key=lambda op: op.value)
     properties: dict[str, Any] = {}
     for op in ops:
-        if op in (Op.IN, Op.NOT_IN):
-            properties[op.value] = {"type": "array", "items": value}
+        if op in (Op.IN, Op.NOT_IN):  # null is a null test, as in Prisma
+            properties[op.value] = {"oneOf": [{"type": "null"}, {"type": "array", "items": value}]}
         elif op is Op.EQUALS:
             properties[op.value] = {"oneOf": [{"type": "null"}, operand]}
         else:
@@ -170,9 +188,33 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
             {"$ref": f"#/$defs/{kind.value}NotOperators"},
         ]
     }
+    if kind is FieldType.STRING:
+        properties[BLANK] = _BLANK
     if kind is FieldType.STRING and not inside_not:
         properties["mode"] = {"enum": ["insensitive", "default"]}
     return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _add_references(defs: dict[str, Any], kind: FieldType, columns: list[str]) -> None:
+    """Let `equals`, `gt`, `gte`, `lt`, `lte` and `not` of `kind`'s fields also take a field
+    reference, `{"_ref": "<field of the same type>"}` (the parser also refuses a field stored
+    inside JSON on the left)."""
+    name = f"{kind.value}Reference"
+    defs[name] = {
+        "type": "object",
+        "description": "a field of the same record, of the same type",
+        "properties": {REF: {"enum": columns}},
+        "required": [REF],
+        "additionalProperties": False,
+    }
+    ref = {"$ref": f"#/$defs/{name}"}
+    ops = {Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE}
+    for operators in (defs[f"{kind.value}Operators"], defs[f"{kind.value}NotOperators"]):
+        properties = operators["properties"]
+        for op in ops:
+            if op.value in properties:
+                properties[op.value] = {"oneOf": [properties[op.value], ref]}
+        properties["not"] = {"oneOf": [*properties["not"]["oneOf"], ref]}
 
 
 def _ops(kind: FieldType) -> frozenset[Op]:

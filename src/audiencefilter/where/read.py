@@ -24,8 +24,8 @@ from typing import Any
 
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
 from ..filter import Filter
-from ..language.conditions import Conditions, Report, Syntax, Where, shown, unknown_field
-from ..language.fields import CONTACT, Field, FieldType, Op, Schema
+from ..language.conditions import REF, Conditions, Report, Syntax, Where, shown, unknown_field
+from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
 from ..language.relations import Relation
@@ -139,7 +139,7 @@ class _Reader:
         self.schema = schema
         self.limits = limits
         self.issues = _Collector()
-        self.conditions = Conditions(JSON_SYNTAX, limits.max_array)
+        self.conditions = Conditions(JSON_SYNTAX, limits.max_array, schema)
         self.nodes = 0
         self.too_big = False
 
@@ -344,6 +344,16 @@ class _Reader:
                 if self.deeper(key_path, depth + 1) and self.count(key_path):
                     nodes.append(self.negated(field, keys, value, key_path, depth + 1, insensitive))
                 continue
+            if key == BLANK:
+                if self.count(key_path):
+                    nodes.append(self.conditions.blank(field, keys, value, self.at(key_path)))
+                continue
+            if key in JSON_STRING_ALIASES:
+                if self.count(key_path):
+                    report = self.at(key_path)
+                    alias = self.conditions.json_alias(field, keys, key, value, insensitive, report)
+                    nodes.append(alias)
+                continue
             op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
             if op is None:
                 self.unknown_operator(field, key, key_path)
@@ -365,6 +375,9 @@ class _Reader:
         """A field's `not`: null, a literal, or an object of operators, each negated."""
         if value is None:
             return Not(IsNull(field.name, keys or ()))
+        if _is_map(value) and REF in value:  # `not: {"_ref": ...}`, a field reference
+            node = self.comparison(field, keys, Op.EQUALS, value, path, insensitive)
+            return TRUE if node is TRUE else Not(node)
         if _is_map(value):
             negated = self.operators(field, keys, value, path, depth, insensitive, True)
             return all_of(tuple(Not(node) for node in negated))

@@ -17,8 +17,10 @@ from ..language.nodes import (
     TRUE,
     Aggregated,
     And,
+    Blank,
     Comparison,
     Const,
+    FieldComparison,
     IsNull,
     Node,
     Not,
@@ -69,12 +71,20 @@ def _operator_entry(node: Node) -> Entry | None:
     """
     if isinstance(node, IsNull):
         return (node.field, node.path), "equals", None, None
+    if isinstance(node, Blank):
+        return (node.field, node.path), "blank", True, None
+    if isinstance(node, FieldComparison):
+        return (node.field, ()), node.op.value, {"_ref": node.other}, None
     if isinstance(node, Comparison):
         return (node.field, node.path), node.op.value, json_value(node.value), _mode_of(node)
     if isinstance(node, Not):
         inner = node.item
         if isinstance(inner, IsNull):
             return (inner.field, inner.path), "not", None, None
+        if isinstance(inner, Blank):
+            return (inner.field, inner.path), "blank", False, None
+        if isinstance(inner, FieldComparison):
+            return (inner.field, ()), "not", {inner.op.value: {"_ref": inner.other}}, None
         if isinstance(inner, Comparison):
             value = json_value(inner.value)
             # A relative value is never a shorthand, so its `not` keeps the `equals`.
@@ -138,6 +148,16 @@ class _Dumper(Visitor[dict[str, Any]]):
 
     def visit_or(self, node: Or) -> dict[str, Any]:
         return {"OR": [self.visit(item) for item in node.items]}
+
+    def visit_field_comparison(self, node: FieldComparison) -> dict[str, Any]:
+        entry = _operator_entry(node)
+        assert entry is not None
+        return _field_object([entry]) or {}
+
+    def visit_blank(self, node: Blank) -> dict[str, Any]:
+        entry = _operator_entry(node)
+        assert entry is not None
+        return _field_object([entry]) or {}
 
     def visit_and(self, node: And) -> dict[str, Any]:
         entries = [_operator_entry(item) for item in node.items]

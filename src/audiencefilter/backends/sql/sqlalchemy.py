@@ -49,11 +49,31 @@ from sqlalchemy.sql.operators import OperatorType
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
-from ...language.fields import LIST_OPS, FieldType, Op, Schema
-from ...language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
+from ...language.fields import LIST_OPS, ORDERING_OPS, FieldType, Op, Schema
+from ...language.nodes import (
+    Aggregated,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    blank_form,
+)
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
-from .text import GROUP_WIDTH, SqlWriter, number_groups
+from .text import (
+    COMPARISON_OPERATORS,
+    GROUP_WIDTH,
+    SqlWriter,
+    number_groups,
+    reference_sql,
+    string_order,
+)
 
 Expression = ColumnElement[bool]
 _STANDARD = Dialect()
@@ -146,6 +166,13 @@ class ExpressionBuilder(Visitor[Expression]):
         from .relations_sqlalchemy import aggregated_expression
 
         return aggregated_expression(self, node)
+
+    def visit_field_comparison(self, node: FieldComparison) -> Expression:
+        kind = self.schema[node.field].type
+        return ColumnsCompared(kind, node.op, self.column(node.field), self.column(node.other))
+
+    def visit_blank(self, node: Blank) -> Expression:  # lowering writes it out; as it does
+        return self.visit(blank_form(node))
 
     def visit_is_null(self, node: IsNull) -> Expression:
         if node.path:
@@ -245,6 +272,8 @@ def _string_test(node: Comparison, column: ColumnElement[Any]) -> Expression:
         return _string_in(subject, cast(tuple[str, ...], node.value))
     value = node.value
     assert isinstance(value, str)
+    if node.op in ORDERING_OPS:
+        return TextOrder(subject, node, value)
     if node.op is Op.EQUALS and "\x00" not in value:
         return Exact(subject) == bindparam(None, value, type_=String())
     return TextMatch(subject, node.op, value)
@@ -368,6 +397,72 @@ def _compile_text_match(element: TextMatch, compiler: SQLCompiler, **kw: Any) ->
     if op is Op.EQUALS:
         return f"{dialect.exact(subject)} = {operand}"
     return dialect.match(op, subject, operand, Shape(element.nul, element.nbytes))
+
+
+class TextOrder(ColumnElement[bool]):
+    """`gt`, `gte`, `lt` or `lte` of a string in code-point order (`Dialect.ordered`); the
+    literal is bound, and where the engine's text cannot hold its NUL, replaced at compile
+    time by the bound `text_bound` gives (`string_order`)."""
+
+    _traverse_internals = [
+        ("subject", InternalTraversal.dp_clauseelement),
+        ("node", InternalTraversal.dp_plain_obj),
+    ]
+    type = Boolean()
+
+    def __init__(self, subject: ColumnElement[Any], node: Comparison, value: str) -> None:
+        self.subject = subject
+        self.node = node
+        self.value = value
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+@compiles(TextOrder)
+def _compile_text_order(element: TextOrder, compiler: SQLCompiler, **kw: Any) -> str:
+    dialect = _dialect(compiler.dialect)
+    subject = compiler.process(element.subject, **kw)
+    op, bound = string_order(dialect, element.node, element.value)
+    operand = compiler.process(bindparam(None, bound, type_=String()), **kw)
+    return f"{dialect.ordered(subject)} {COMPARISON_OPERATORS[op]} {operand}"
+
+
+class ColumnsCompared(ColumnElement[bool]):
+    """Two columns compared (a field reference), written by `reference_sql`."""
+
+    _traverse_internals = [
+        ("kind", InternalTraversal.dp_string),
+        ("compared", InternalTraversal.dp_string),
+        ("left", InternalTraversal.dp_clauseelement),
+        ("right", InternalTraversal.dp_clauseelement),
+    ]
+    type = Boolean()
+
+    def __init__(
+        self, kind: FieldType, op: Op, left: ColumnElement[Any], right: ColumnElement[Any]
+    ) -> None:
+        self.kind = kind.value
+        self.compared = op.value
+        self.left = left
+        self.right = right
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+@compiles(ColumnsCompared)
+def _compile_columns_compared(element: ColumnsCompared, compiler: SQLCompiler, **kw: Any) -> str:
+    left = compiler.process(element.left, **kw)
+    right = compiler.process(element.right, **kw)
+    dialect = _dialect(compiler.dialect)
+    return reference_sql(dialect, FieldType(element.kind), Op(element.compared), left, right)
 
 
 class JsonCondition(ColumnElement[bool]):

@@ -27,10 +27,23 @@ from datetime import datetime
 from typing import Any, cast
 
 from ...language.data_paths import value_type
-from ...language.fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
-from ...language.nodes import Aggregated, And, Comparison, Const, IsNull, Node, Not, Or, Quantified
+from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
+from ...language.nodes import (
+    Aggregated,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    blank_form,
+)
 from ...language.visitor import Visitor
-from .dialects import Dialect, Number, Shape, get_dialect, integral
+from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 
 COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
 
@@ -140,6 +153,14 @@ class SqlWriter(Visitor[str]):
 
         return aggregated_sql(self, node)
 
+    def visit_field_comparison(self, node: FieldComparison) -> str:
+        kind = self.schema[node.field].type
+        left, right = self.column(node.field), self.column(node.other)
+        return reference_sql(self.dialect, kind, node.op, left, right)
+
+    def visit_blank(self, node: Blank) -> str:  # lowering writes it out; as it does
+        return f"({self.visit(blank_form(node))})"
+
     def visit_is_null(self, node: IsNull) -> str:
         if node.path:
             # Missing, JSON null, or under something that is no object.
@@ -209,6 +230,9 @@ class SqlWriter(Visitor[str]):
             return self.string_list(node.op, subject, list(texts))
         value = node.value
         assert isinstance(value, str)
+        if node.op in ORDERING_OPS:
+            op, bound = string_order(dialect, node, value)
+            return f"{dialect.ordered(subject)} {COMPARISON_OPERATORS[op]} {self.text(bound)}"
         if "\x00" in value and not dialect.text_holds_nul:
             return dialect.never(subject)
         if node.op is Op.EQUALS:
@@ -263,6 +287,26 @@ class SqlWriter(Visitor[str]):
                 return self.dialect.boolean(bool(value))
             self.params.append(bool(value))
         return self.dialect.placeholder
+
+
+def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, str]:
+    """The operator and literal of a string ordering on `dialect` (`text_bound`), or
+    `ValueError` where a case-insensitive one cannot be answered as Python answers it."""
+    if node.insensitive:
+        reason = dialect.order_refusal(value)
+        if reason is not None:
+            raise ValueError(f'field "{node.field}", {node.op.value}: {reason}')
+    return text_bound(node.op, value, dialect.text_holds_nul)
+
+
+def reference_sql(dialect: Dialect, kind: FieldType, op: Op, left: str, right: str) -> str:
+    """Two columns of one type compared (a field reference); NULL on either side is UNKNOWN.
+    Strings compare by code point (`exact` for equality, `ordered` for ordering, on both
+    sides); numbers, date-times and booleans as the columns' types compare them."""
+    if kind is FieldType.STRING:
+        wrap = dialect.exact if op is Op.EQUALS else dialect.ordered
+        left, right = wrap(left), wrap(right)
+    return f"{left} {COMPARISON_OPERATORS[op]} {right}"
 
 
 GROUP_WIDTH = 32

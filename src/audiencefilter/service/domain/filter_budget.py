@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ... import Filter
-from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ...language.nodes import And, Blank, Comparison, Const, FieldComparison, IsNull, Node, Not, Or
 from ...language.visitor import Visitor
 from ..http.errors import AudienceRuleError
 
@@ -109,6 +109,12 @@ class _Costing(Visitor[Cost]):
 
     def visit_const(self, node: Const) -> Cost:
         return Cost(1, 0, 1)
+
+    def visit_field_comparison(self, node: FieldComparison) -> Cost:
+        return Cost(1, 0, _LEAF_DEPTH)
+
+    def visit_blank(self, node: Blank) -> Cost:  # null test OR equality: three conditions
+        return Cost(3, 2 * len(node.path), _LEAF_DEPTH + 1)
 
 
 def cost_of(flt: Filter) -> Cost:

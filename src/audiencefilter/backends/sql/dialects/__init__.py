@@ -16,6 +16,7 @@ from .base import (
     glob_pattern,
     integral,
     like_pattern,
+    text_bound,
     utc_text,
 )
 from .duckdb import DuckDB
@@ -41,6 +42,7 @@ __all__ = [
     "glob_pattern",
     "integral",
     "like_pattern",
+    "text_bound",
     "utc_text",
 ]
 

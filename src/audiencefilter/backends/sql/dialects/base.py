@@ -89,6 +89,20 @@ def glob_pattern(op: Op, value: str) -> str:
     return _wrap(op, escaped, "*")
 
 
+def text_bound(op: Op, value: str, holds_nul: bool) -> tuple[Op, str]:
+    """`x op value` for a string ordering, as an ordering with a literal the engine can hold.
+
+    An engine whose text cannot hold NUL (PostgreSQL) cannot be given `value` if it holds one;
+    its stored text holds none either, and for such text `x op P + NUL + R` is `x <= P` for
+    `lt`/`lte` and `x > P` for `gt`/`gte`, where `P` is `value` up to its first NUL (text
+    starting with `P` and longer than it continues with a character above NUL).
+    """
+    if holds_nul or "\x00" not in value:
+        return op, value
+    prefix = value[: value.index("\x00")]
+    return (Op.LTE if op in (Op.LT, Op.LTE) else Op.GT), prefix
+
+
 def _wrap(op: Op, escaped: str, wildcard: str) -> str:
     if op is Op.STARTS_WITH:
         return escaped + wildcard
@@ -163,6 +177,17 @@ class Dialect:
     def fold(self, sql: str) -> str:
         """Case folding; `lower` is Python's `str.lower` given an ICU 'und' database."""
         return f"lower({sql})"
+
+    def ordered(self, sql: str) -> str:
+        """The operand of a string ordering (`gt`, `lt`, ...) in code-point order: the "C"
+        collation, which compares UTF-8 bytes, whose order is the code points' order, with
+        no padding."""
+        return f'{sql} COLLATE "C"'
+
+    def order_refusal(self, literal: str) -> str | None:
+        """Why a case-insensitive ordering with this folded literal cannot be answered as
+        Python answers it on this engine, or None."""
+        return None
 
     def never(self, sql: str) -> str:
         """FALSE for a present value and UNKNOWN for null, as a comparison that cannot hold."""

@@ -52,6 +52,11 @@ class DuckDB(Dialect):
     def operand(self, op: Op, value: str) -> str:
         return value
 
+    def ordered(self, sql: str) -> str:
+        # The binary collation compares UTF-8 bytes (code points, NUL and trailing spaces
+        # count), even under `SET default_collation = 'nocase'`.
+        return f'{sql} COLLATE "binary"'
+
     def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
         function = _DUCKDB_MATCH[op]
         return f"{function}({sql}, {operand})"

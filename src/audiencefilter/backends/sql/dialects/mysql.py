@@ -49,6 +49,12 @@ class MySQL(Dialect):
     def fold(self, sql: str) -> str:
         return FOLD_DOTTED_I.format(sql)
 
+    def ordered(self, sql: str) -> str:
+        # A binary string compares byte by byte with no padding (`'a ' > 'a'`): UTF-8 bytes
+        # order as code points do, supplementary characters included. Against a binary
+        # operand the literal is compared as bytes too.
+        return self.exact(sql)
+
     json_null = "NULL"
     json_types = {
         FieldType.STRING: ("STRING",),

@@ -77,6 +77,33 @@ def fold_refusal(literal: str) -> str | None:
     )
 
 
+_ORDER_SPANS: tuple[tuple[str, str], ...] = (
+    *((min(a, b), max(a, b)) for a, b in LOWER_DIFFERS.items()),
+    ("\u03c2", "\u03c3"),  # final and medial sigma, which a new letter beside Σ may swap
+)
+
+
+def order_refusal(literal: str) -> str | None:
+    """Why a case-insensitive ordering (`gt`, `lt`, ...) with this folded literal cannot run on
+    Spark, or None.
+
+    Where a value's two folds differ, Python has a code point `a` and Spark its lowercase `b`
+    (`LOWER_DIFFERS`), or one sigma for the other. An ordering decided at that place compares
+    `a` or `b` with the literal's character there, and the two answers differ only when that
+    character lies between `a` and `b` (both included); a literal holding no such character
+    orders every value as Python does.
+    """
+    found = sorted({ch for ch in literal for low, high in _ORDER_SPANS if low <= ch <= high})
+    if not found:
+        return None
+    names = ", ".join(f"U+{ord(ch):04X}" for ch in found[:5]) + (", ..." if len(found) > 5 else "")
+    return (
+        f"Spark's lower() folds some letters differently from Python's str.lower() (a newer "
+        f"Unicode), and this text holds {names}, which lie between such a letter's two folds; "
+        "a case-insensitive ordering with it is refused on Spark"
+    )
+
+
 class SparkSQL(Dialect):
     """Spark SQL 3.5+ (VARIANT functions need Spark 4.0)."""
 
@@ -124,6 +151,13 @@ class SparkSQL(Dialect):
 
     def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
         return f"{_MATCH[op]}({sql}, {operand})"
+
+    def ordered(self, sql: str) -> str:
+        # Spark's default string comparison (UTF8_BINARY) compares UTF-8 bytes.
+        return sql
+
+    def order_refusal(self, literal: str) -> str | None:
+        return order_refusal(literal)
 
     # JSON text through VARIANT
 

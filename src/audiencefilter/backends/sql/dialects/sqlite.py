@@ -69,6 +69,11 @@ class SQLite(Dialect):
         FieldType.BOOLEAN: ("true", "false"),
     }
 
+    def ordered(self, sql: str) -> str:
+        # BINARY compares the UTF-8 bytes (memcmp, then length): code-point order, NUL and
+        # trailing spaces included, whatever collation the column was declared with.
+        return f"{sql} COLLATE BINARY"
+
     def json_path(self, keys: tuple[str, ...]) -> str | None:
         # A quoted label has no escapes, and SQLite matches it against the key as written in
         # the document: `\u00e9` in the text is not `é` in the path. Keys that a JSON writer
