@@ -26,6 +26,9 @@ TABLES = {
     "audiences",
     "audience_members",
     "idempotency_keys",
+    "memberships",
+    "event_heads",
+    "events",
     "alembic_version",
 }
 

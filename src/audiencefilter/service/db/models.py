@@ -279,3 +279,81 @@ class IdempotencyRecord(Base):
     expiresAt: Mapped[datetime] = mapped_column(
         "expires_at", DateTime(timezone=True), nullable=False, index=True
     )
+
+
+class Membership(Base):
+    """A contact that is in an audience now: the stored membership every read uses.
+
+    It holds the members of every audience, whatever its mode: a manual audience's rows copy
+    `audience_members` (its source, kept while the audience is smart so switching back finds
+    them), a smart audience's rows are what its filter selected at the last write that could
+    change it (`domain/membership_store.py`). Deleting the audience or the contact deletes them.
+    """
+
+    __tablename__ = "memberships"
+
+    audienceId: Mapped[str] = mapped_column(
+        "audience_id",
+        String(ID_LENGTH),
+        ForeignKey("audiences.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    contactId: Mapped[str] = mapped_column(
+        "contact_id",
+        String(ID_LENGTH),
+        ForeignKey("contacts.id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+    )
+    enteredAt: Mapped[datetime] = mapped_column(
+        "entered_at", DateTime(timezone=True), default=utcnow, nullable=False
+    )
+
+
+class EventHead(Base):
+    """The position of a list's last event: the counter whose row lock orders its events.
+
+    Every transaction that appends events to a list updates this row first and holds its lock
+    until it commits, so a list's events get their positions in the order their transactions
+    commit (`domain/events.py`).
+    """
+
+    __tablename__ = "event_heads"
+
+    listId: Mapped[str] = mapped_column(
+        "list_id",
+        String(ID_LENGTH),
+        ForeignKey("lists.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    position: Mapped[int] = mapped_column("position", BigInteger, nullable=False, default=0)
+
+
+class Event(Base):
+    """One event of a list's outbox: `audience.entered`, `audience.left`, lifecycle events.
+
+    Written in the transaction of the change it reports, so it exists exactly when the change
+    was committed. `position` numbers a list's events in commit order (1, 2, 3, ... without
+    gaps); the feed's cursor is made from it. Contact and audience ids are not foreign keys:
+    the event of a deletion outlives what it names.
+    """
+
+    __tablename__ = "events"
+    __table_args__ = (UniqueConstraint("list_id", "position"),)
+
+    id: Mapped[str] = _id("evt")
+    listId: Mapped[str] = mapped_column(
+        "list_id",
+        String(ID_LENGTH),
+        ForeignKey("lists.id", ondelete="CASCADE"),
+        nullable=False,
+    )
+    position: Mapped[int] = mapped_column("position", BigInteger, nullable=False)
+    type: Mapped[str] = mapped_column("type", String(64), nullable=False)
+    contactId: Mapped[str | None] = mapped_column("contact_id", String(ID_LENGTH), nullable=True)
+    audienceId: Mapped[str | None] = mapped_column("audience_id", String(ID_LENGTH), nullable=True)
+    cause: Mapped[str | None] = mapped_column("cause", String(64), nullable=True)
+    occurredAt: Mapped[datetime] = mapped_column(
+        "occurred_at", DateTime(timezone=True), nullable=False
+    )
+    payload: Mapped[dict[str, Any]] = mapped_column("payload", JSON, nullable=False, default=dict)
