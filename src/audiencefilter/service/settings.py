@@ -93,6 +93,13 @@ class Settings(BaseSettings):
     db_connect_timeout_s: int = Field(
         default=5, ge=1, description="PostgreSQL connection timeout (seconds)."
     )
+    membership_sweep_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="How often the stored members of audiences with relative date-times are "
+        "brought up to the clock (and their enter/leave events written); 0 turns the sweep "
+        "thread off (run `sweep` from the command line or a scheduler instead).",
+    )
 
     @field_validator("rate_limit_free", "rate_limit_pro", "public_contact_limit")
     @classmethod

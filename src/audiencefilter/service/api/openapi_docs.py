@@ -65,6 +65,10 @@ OPERATIONS: dict[str, str] = {
     "audience; ids already members are not an error. All or nothing.",
     "DELETE /v4/audiences/{id}/members/{contactId}": "Removes one contact from a manual "
     "audience; a contact that is not a member is a 404.",
+    "GET /v4/events": "The events of a list after a cursor, in commit order: contacts entering "
+    "and leaving audiences (`audience.entered`, `audience.left`, with their cause) and the "
+    "lifecycle of contacts and audiences. Keep `next` and ask again with `after=` it to "
+    "receive every committed event once, also after downtime.",
     "GET /health/live": "Answers as long as the process runs; no key, no rate limit.",
     "GET /health/ready": "Answers 200 when the database answers, 503 otherwise; for load "
     "balancers and orchestrators.",
@@ -221,6 +225,12 @@ _BY_PARENT = {
     ("actions", "name"): "Shared the page",
     ("audience", "mode"): "smart",
     ("audiences", "mode"): "smart",
+    ("events", "id"): "evt_3c4d5e6f7a8b9c0d1e2f",
+    ("events", "type"): "audience.entered",
+    ("events", "cause"): "contact.updated",
+    ("events", "contactId"): CONTACT_ID,
+    ("events", "audienceId"): AUDIENCE_ID,
+    ("events", "cursor"): "ev1.bHN0XzEyYzc1OTJmNzg4ZjM0ZDlkZGIxOjQy",
 }
 _EMPTY_LISTS = frozenset({"warnings", "errors", "details", "columns", "allowedOrigins"})
 

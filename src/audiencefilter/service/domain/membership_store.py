@@ -171,6 +171,8 @@ def _records(session: Session, contact_ids: Sequence[str], decode: bool) -> list
     if decode:
         for row in rows:
             row["data"] = json.loads(row["data"])
+    order = {contact_id: index for index, contact_id in enumerate(contact_ids)}
+    rows.sort(key=lambda row: order[row["id"]])  # events in the order of the write
     return rows
 
 
