@@ -29,6 +29,9 @@ TABLES = {
     "memberships",
     "event_heads",
     "events",
+    "webhooks",
+    "webhook_deliveries",
+    "webhook_attempts",
     "alembic_version",
 }
 

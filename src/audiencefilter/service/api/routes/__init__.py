@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import actions, audiences, contacts, events, exports, imports, lists, members
+from . import actions, audiences, contacts, events, exports, imports, lists, members, webhooks
 
 ROUTERS: tuple[APIRouter, ...] = (
     lists.router,
@@ -21,4 +21,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     members.router,
     exports.router,
     events.router,
+    webhooks.router,
 )
