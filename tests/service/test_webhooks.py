@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 
 from audiencefilter.service import create_app
+from audiencefilter.service.db.engine import Database
+from audiencefilter.service.domain.webhooks import dispatch
 from audiencefilter.service.domain.webhooks.worker import WebhookWorker
 from drills.receiver import Received, Receiver
 
-from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
+from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
 
 LOCAL = ["127.0.0.1/32"]
 ALL_TYPES = [
@@ -431,3 +433,83 @@ def test_deleting_the_list_deletes_its_webhooks(
     hook = new_hook(tenant, lst["id"], receivers().url)
     tenant.ok("DELETE", f"/v4/lists/{lst['id']}")
     assert tenant.call("GET", f"/v4/webhooks/{hook['id']}").status_code == 404
+
+
+def test_a_lost_claim_comes_back_when_its_lease_runs_out(
+    tmp_path: Path, app_factory: Callable[..., ApiClient], receivers: Callable[..., Receiver]
+) -> None:
+    api = app_factory(
+        sqlite_settings(
+            tmp_path / "lease.db",
+            webhook_allowed_networks=LOCAL,
+            webhook_worker=False,
+            webhook_lease_seconds=0.3,
+        )
+    )
+    tenant = make_tenant(api)
+    lst = tenant.new_list()
+    receiver = receivers()
+    new_hook(tenant, lst["id"], receiver.url, eventTypes=["contact.created"])
+    tenant.new_contact(lst["id"], "lease@example.com")
+    worker = worker_of(api)
+    dispatch.fan_out(worker.database)
+    lost = dispatch.claim(worker.database, worker.policy, 10)  # a worker killed after claiming
+    assert len(lost) == 1
+    assert worker.run_once() == 0  # still leased: nobody else sends it
+    time.sleep(0.35)
+    run_until(api, lambda: len(receiver.succeeded()) == 1)
+    assert receiver.succeeded()[0].id == lost[0].id
+
+
+@pytest.mark.postgres
+def test_two_workers_on_postgres_deliver_each_event_once(
+    app_factory: Callable[..., ApiClient],
+    pg_database: Callable[[], str],
+    receivers: Callable[..., Receiver],
+) -> None:
+    url = pg_database()
+    settings = url_settings(
+        url, auto_migrate=True, webhook_allowed_networks=LOCAL, webhook_worker=False
+    )
+    api = app_factory(settings)
+    tenant = make_tenant(api)
+    lists = [tenant.new_list() for _ in range(2)]
+    receiver = receivers()
+    for lst in lists:
+        new_hook(tenant, lst["id"], receiver.url, eventTypes=["contact.created", "contact.updated"])
+    contacts = []
+    for index in range(60):
+        contact = tenant.new_contact(lists[index % 2]["id"], f"pg{index}@example.com")
+        contacts.append(contact)
+        tenant.ok("PATCH", f"/v4/contacts/{contact['id']}", json={"points": index})
+    workers = [WebhookWorker(Database.from_settings(settings), settings) for _ in range(2)]
+    stop = threading.Event()
+    counts = [0, 0]
+
+    def loop(number: int) -> None:
+        while not stop.is_set():
+            made = workers[number].run_once()
+            counts[number] += made
+            if made == 0:
+                time.sleep(0.01)
+
+    threads = [threading.Thread(target=loop, args=(number,)) for number in range(2)]
+    for thread in threads:
+        thread.start()
+    try:
+        assert receiver.wait_for(lambda got: len({g.id for g in got}) == 120, timeout=60)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        for worker in workers:
+            worker.stop()
+            worker.database.dispose()
+    ids = [item.id for item in receiver.snapshot()]
+    assert len(ids) == len(set(ids)) == 120  # no duplicate in the normal case
+    assert all(counts), counts  # both workers took part
+    by_contact: dict[str, list[str]] = {}
+    for item in receiver.snapshot():
+        data = item.payload()["data"]
+        by_contact.setdefault(data["contactId"], []).append(data["type"])
+    assert all(types == ["contact.created", "contact.updated"] for types in by_contact.values())
