@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -131,6 +131,7 @@ def owned_webhook(session: Session, account_id: str, webhook_id: str) -> Webhook
 
 @router.post("", status_code=201, response_model=WebhookCreatedResponse, summary="Create a webhook")
 def create_webhook(
+    request: Request,
     body: WebhookCreate,
     principal: PrivateKey,
     database: DatabaseDep,
@@ -157,7 +158,11 @@ def create_webhook(
         session.flush()
         return data({"webhook": {**webhook_view(hook), "secret": hook.secret}}, 201)
 
-    return once(database, retry.claim(principal.account_id, body), create)
+    response = once(database, retry.claim(principal.account_id, body), create)
+    worker = getattr(request.app.state, "webhook_worker", None)
+    if worker is not None:
+        worker.wake()
+    return response
 
 
 @router.get("", response_model=WebhooksResponse, summary="List the webhooks of a list")

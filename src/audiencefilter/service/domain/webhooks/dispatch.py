@@ -85,6 +85,11 @@ def order_key(event: Event) -> str | None:
     return event.contactId or event.audienceId
 
 
+def any_webhook(database: Database) -> bool:
+    with database.reading() as session:
+        return session.scalar(select(Webhook.id).limit(1)) is not None
+
+
 def behind(session: Session) -> list[str]:
     """Enabled endpoints whose list has events after their position."""
     statement = (
@@ -216,60 +221,80 @@ def claim(database: Database, policy: Policy, limit: int) -> list[Claimed]:
     return taken
 
 
-def settle(
-    database: Database, policy: Policy, claimed: Claimed, attempted_at: datetime, outcome: Outcome
+@dataclass(frozen=True)
+class Result:
+    """One attempt of a claimed delivery, to record."""
+
+    claimed: Claimed
+    attempted_at: datetime
+    outcome: Outcome
+
+
+def settle(database: Database, policy: Policy, results: Sequence[Result]) -> None:
+    """Records the attempts of a round, in one transaction (one commit for the lot).
+
+    Sorted by endpoint: concurrent workers take the endpoints' rows (failure counters) in the
+    same order, so they cannot deadlock on them."""
+    if not results:
+        return
+    with database.transaction() as session:
+        for result in sorted(results, key=lambda item: (item.claimed.webhook_id, item.claimed.id)):
+            settle_one(session, policy, result.claimed, result.attempted_at, result.outcome)
+
+
+def settle_one(
+    session: Session, policy: Policy, claimed: Claimed, attempted_at: datetime, outcome: Outcome
 ) -> None:
     """Records one attempt of a claimed delivery and what follows from it."""
-    with database.transaction() as session:
-        delivery = session.get(WebhookDelivery, claimed.id, with_for_update=True)
-        if delivery is None:
-            return  # the endpoint was deleted meanwhile
-        session.add(
-            WebhookAttempt(
-                deliveryId=delivery.id,
-                attemptedAt=attempted_at,
-                statusCode=outcome.status_code,
-                durationMs=outcome.duration_ms,
-                error=outcome.error,
-                success=outcome.success,
-            )
+    delivery = session.get(WebhookDelivery, claimed.id, with_for_update=True)
+    if delivery is None:
+        return  # the endpoint was deleted meanwhile
+    session.add(
+        WebhookAttempt(
+            deliveryId=delivery.id,
+            attemptedAt=attempted_at,
+            statusCode=outcome.status_code,
+            durationMs=outcome.duration_ms,
+            error=outcome.error,
+            success=outcome.success,
         )
-        now = clock.now()
-        ours = delivery.leaseToken == claimed.token and delivery.status == PENDING
-        if outcome.success:
-            if delivery.status == PENDING:
-                delivery.status = DELIVERED
-                delivery.deliveredAt = now
-            delivery.attempts += 1
-            delivery.lastStatusCode = outcome.status_code
-            delivery.lastError = None
-            if ours:
-                delivery.leaseToken = None
-                delivery.leaseUntil = None
-            session.execute(
-                update(Webhook)
-                .where(
-                    Webhook.id == claimed.webhook_id,
-                    or_(Webhook.failureCount > 0, Webhook.failingSince.is_not(None)),
-                )
-                .values(failureCount=0, failingSince=None, updatedAt=Webhook.updatedAt)
-                .execution_options(synchronize_session=False)
-            )
-            return
-        if not ours:
-            return  # another worker took it over after our lease ran out: its attempt counts
+    )
+    now = clock.now()
+    ours = delivery.leaseToken == claimed.token and delivery.status == PENDING
+    if outcome.success:
+        if delivery.status == PENDING:
+            delivery.status = DELIVERED
+            delivery.deliveredAt = now
         delivery.attempts += 1
         delivery.lastStatusCode = outcome.status_code
-        delivery.lastError = outcome.error
-        delivery.leaseToken = None
-        delivery.leaseUntil = None
-        if delivery.attempts >= policy.max_attempts:
-            delivery.status = FAILED
-        else:
-            delivery.nextAttemptAt = now + backoff(
-                delivery.attempts, policy.retry_base, policy.retry_cap
+        delivery.lastError = None
+        if ours:
+            delivery.leaseToken = None
+            delivery.leaseUntil = None
+        session.execute(
+            update(Webhook)
+            .where(
+                Webhook.id == claimed.webhook_id,
+                or_(Webhook.failureCount > 0, Webhook.failingSince.is_not(None)),
             )
-        _count_failure(session, policy, claimed.webhook_id, now, outcome)
+            .values(failureCount=0, failingSince=None, updatedAt=Webhook.updatedAt)
+            .execution_options(synchronize_session=False)
+        )
+        return
+    if not ours:
+        return  # another worker took it over after our lease ran out: its attempt counts
+    delivery.attempts += 1
+    delivery.lastStatusCode = outcome.status_code
+    delivery.lastError = outcome.error
+    delivery.leaseToken = None
+    delivery.leaseUntil = None
+    if delivery.attempts >= policy.max_attempts:
+        delivery.status = FAILED
+    else:
+        delivery.nextAttemptAt = now + backoff(
+            delivery.attempts, policy.retry_base, policy.retry_cap
+        )
+    _count_failure(session, policy, claimed.webhook_id, now, outcome)
 
 
 def _count_failure(

@@ -5,10 +5,13 @@ It runs as a thread of the service (`webhook_worker`, on by default) and as its 
 database, since fan-out and claims are made safe in the database (`dispatch.py`). On SQLite
 every write transaction takes the database's write lock, so they are serialised.
 
-A round claims at most `webhook_concurrency` deliveries and sends them at once from a pool of
-that many threads (so at most that many connections per worker), each attempt within
-`webhook_timeout_seconds`. A worker that found work starts the next round at once; an idle one
-waits `webhook_poll_seconds`.
+A round claims up to four deliveries per sending thread and sends them from a pool of
+`webhook_concurrency` threads (so at most that many connections per worker), each attempt within
+`webhook_timeout_seconds`, then records every attempt of the round in one transaction. A worker
+that found work starts the next round at once; an idle one waits `webhook_poll_seconds`. While
+the database has no webhook at all, it looks again only every `DISCOVERY_SECONDS` (or at once
+when this process creates one): a service without webhooks does no work for them. The lease
+(60 s by default) must outlast a round: four attempts per thread at the time limit (10 s) each.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from . import dispatch, signing, targets
 from .sender import Outcome, post
 
 logger = logging.getLogger("audiencefilter.service.webhooks")
+# A round claims this many deliveries per sending thread: fewer transactions per delivery, and
+# still well within the lease (each attempt is bounded by the timeout).
+CLAIM_ROUNDS = 4
+DISCOVERY_SECONDS = 60.0
 
 
 def policy_of(settings: Settings) -> dispatch.Policy:
@@ -54,6 +61,7 @@ class WebhookWorker:
             max_workers=settings.webhook_concurrency, thread_name_prefix="webhook-send"
         )
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
     def run_once(self) -> int:
@@ -65,7 +73,9 @@ class WebhookWorker:
 
     def _round(self) -> int:
         dispatch.fan_out(self.database)
-        claimed = dispatch.claim(self.database, self.policy, self.settings.webhook_concurrency)
+        claimed = dispatch.claim(
+            self.database, self.policy, self.settings.webhook_concurrency * CLAIM_ROUNDS
+        )
         if claimed:
             self._send_all(claimed)
         return len(claimed)
@@ -73,17 +83,17 @@ class WebhookWorker:
     def _send_all(self, claimed: Sequence[dispatch.Claimed]) -> None:
         app_clock = self.clock or system_clock
         futures = [self._pool.submit(self._attempt, item, app_clock) for item in claimed]
-        for future in futures:
-            future.result()
+        results = [future.result() for future in futures]
+        try:
+            dispatch.settle(self.database, self.policy, results)
+        except Exception:  # the leases run out and the deliveries are tried again
+            logger.exception("could not record the attempts of %d deliveries", len(results))
 
-    def _attempt(self, item: dispatch.Claimed, app_clock: clock.Clock) -> None:
+    def _attempt(self, item: dispatch.Claimed, app_clock: clock.Clock) -> dispatch.Result:
         with clock.using(app_clock):
             attempted_at = clock.now()
             outcome = self._send(item, int(attempted_at.timestamp()))
-            try:
-                dispatch.settle(self.database, self.policy, item, attempted_at, outcome)
-            except Exception:  # the lease runs out and the delivery is tried again
-                logger.exception("could not record the attempt of delivery %s", item.id)
+        return dispatch.Result(item, attempted_at, outcome)
 
     def _send(self, item: dispatch.Claimed, timestamp: int) -> Outcome:
         try:
@@ -111,7 +121,7 @@ class WebhookWorker:
         self._thread.start()
 
     def stop(self) -> None:
-        self._stop.set()
+        self.stop_soon()
         if self._thread is not None:
             self._thread.join(timeout=self.settings.webhook_timeout_seconds + 5)
             self._thread = None
@@ -120,6 +130,15 @@ class WebhookWorker:
     def stop_soon(self) -> None:
         """Asks the loop to end after the round under way (safe from a signal handler)."""
         self._stop.set()
+        self._wake.set()
+
+    def wake(self) -> None:
+        """Starts a round now (a webhook was just created)."""
+        self._wake.set()
+
+    def _pause(self, seconds: float) -> None:
+        self._wake.wait(seconds)
+        self._wake.clear()
 
     def run_forever(self) -> None:
         """The loop of the `worker` command, until `stop` (or a signal) ends it."""
@@ -128,9 +147,12 @@ class WebhookWorker:
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
+                if not dispatch.any_webhook(self.database):
+                    self._pause(DISCOVERY_SECONDS)
+                    continue
                 made = self.run_once()
             except Exception:  # a database outage must not end the worker
                 logger.exception("webhook round failed; trying again after the poll interval")
                 made = 0
-            if made == 0:
-                self._stop.wait(self.settings.webhook_poll_seconds)
+            if made == 0 and not self._stop.is_set():
+                self._pause(self.settings.webhook_poll_seconds)
