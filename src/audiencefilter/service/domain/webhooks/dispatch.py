@@ -233,78 +233,127 @@ class Result:
 def settle(database: Database, policy: Policy, results: Sequence[Result]) -> None:
     """Records the attempts of a round, in one transaction (one commit for the lot).
 
-    Sorted by endpoint: concurrent workers take the endpoints' rows (failure counters) in the
-    same order, so they cannot deadlock on them."""
+    Core statements, not ORM objects: the attempts in one multi-row insert, the deliveries in
+    one update by primary key. Endpoints are updated in the order of their ids, so concurrent
+    workers take their rows (failure counters) in the same order and cannot deadlock on them.
+    """
     if not results:
         return
     with database.transaction() as session:
-        for result in sorted(results, key=lambda item: (item.claimed.webhook_id, item.claimed.id)):
-            settle_one(session, policy, result.claimed, result.attempted_at, result.outcome)
+        _settle(session, policy, results)
 
 
-def settle_one(
-    session: Session, policy: Policy, claimed: Claimed, attempted_at: datetime, outcome: Outcome
-) -> None:
-    """Records one attempt of a claimed delivery and what follows from it."""
-    delivery = session.get(WebhookDelivery, claimed.id, with_for_update=True)
-    if delivery is None:
-        return  # the endpoint was deleted meanwhile
-    session.add(
-        WebhookAttempt(
-            deliveryId=delivery.id,
-            attemptedAt=attempted_at,
-            statusCode=outcome.status_code,
-            durationMs=outcome.duration_ms,
-            error=outcome.error,
-            success=outcome.success,
-        )
-    )
-    now = clock.now()
-    ours = delivery.leaseToken == claimed.token and delivery.status == PENDING
-    if outcome.success:
-        if delivery.status == PENDING:
-            delivery.status = DELIVERED
-            delivery.deliveredAt = now
-        delivery.attempts += 1
-        delivery.lastStatusCode = outcome.status_code
-        delivery.lastError = None
-        if ours:
-            delivery.leaseToken = None
-            delivery.leaseUntil = None
-        session.execute(
-            update(Webhook)
-            .where(
-                Webhook.id == claimed.webhook_id,
-                or_(Webhook.failureCount > 0, Webhook.failingSince.is_not(None)),
+def _settle(session: Session, policy: Policy, results: Sequence[Result]) -> None:
+    ids = sorted(result.claimed.id for result in results)
+    current = {
+        row.id: row
+        for row in session.execute(
+            select(
+                WebhookDelivery.id,
+                WebhookDelivery.leaseToken,
+                WebhookDelivery.status,
+                WebhookDelivery.attempts,
             )
-            .values(failureCount=0, failingSince=None, updatedAt=Webhook.updatedAt)
-            .execution_options(synchronize_session=False)
+            .where(WebhookDelivery.id.in_(ids))
+            .order_by(WebhookDelivery.id)
+            .with_for_update()
         )
-        return
-    if not ours:
-        return  # another worker took it over after our lease ran out: its attempt counts
-    delivery.attempts += 1
-    delivery.lastStatusCode = outcome.status_code
-    delivery.lastError = outcome.error
-    delivery.leaseToken = None
-    delivery.leaseUntil = None
-    if delivery.attempts >= policy.max_attempts:
-        delivery.status = FAILED
-    else:
-        delivery.nextAttemptAt = now + backoff(
-            delivery.attempts, policy.retry_base, policy.retry_cap
+    }
+    now = clock.now()
+    attempts: list[dict[str, Any]] = []
+    changes: list[dict[str, Any]] = []
+    successes: dict[str, datetime] = {}
+    failures: dict[str, list[Result]] = {}
+    for result in results:
+        claimed, outcome = result.claimed, result.outcome
+        row = current.get(claimed.id)
+        if row is None:
+            continue  # the endpoint was deleted meanwhile
+        attempts.append(
+            {
+                "id": new_id("att"),
+                "deliveryId": claimed.id,
+                "attemptedAt": result.attempted_at,
+                "statusCode": outcome.status_code,
+                "durationMs": outcome.duration_ms,
+                "error": outcome.error,
+                "success": outcome.success,
+            }
         )
-    _count_failure(session, policy, claimed.webhook_id, now, outcome)
+        ours = row.leaseToken == claimed.token and row.status == PENDING
+        change: dict[str, Any] = {
+            "id": claimed.id,
+            "status": row.status,
+            "attempts": row.attempts + 1,
+            "lastStatusCode": outcome.status_code,
+            "lastError": outcome.error,
+        }
+        if outcome.success:
+            if row.status == PENDING:
+                change["status"] = DELIVERED
+                change["deliveredAt"] = now
+            if ours:
+                change["leaseToken"] = change["leaseUntil"] = None
+            changes.append(change)
+            last = successes.get(claimed.webhook_id)
+            successes[claimed.webhook_id] = max(last or result.attempted_at, result.attempted_at)
+            continue
+        if not ours:
+            continue  # another worker took it over after our lease ran out: its attempt counts
+        change["leaseToken"] = change["leaseUntil"] = None
+        if change["attempts"] >= policy.max_attempts:
+            change["status"] = FAILED
+        else:
+            change["nextAttemptAt"] = now + backoff(
+                change["attempts"], policy.retry_base, policy.retry_cap
+            )
+        changes.append(change)
+        failures.setdefault(claimed.webhook_id, []).append(result)
+    if attempts:
+        session.execute(insert(WebhookAttempt), attempts)
+    for group in _by_keys(changes).values():
+        session.execute(update(WebhookDelivery), group)
+    for webhook_id in sorted(set(successes) | set(failures)):
+        after = successes.get(webhook_id)
+        if after is not None:
+            _reset_failures(session, webhook_id)
+        failed = [
+            result
+            for result in failures.get(webhook_id, [])
+            if after is None or result.attempted_at > after
+        ]
+        if failed:
+            _count_failures(session, policy, webhook_id, now, failed[-1].outcome, len(failed))
 
 
-def _count_failure(
-    session: Session, policy: Policy, webhook_id: str, now: datetime, outcome: Outcome
+def _by_keys(changes: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+    """Groups the updates by the columns they set: a bulk update sets the same columns."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for change in changes:
+        groups.setdefault(tuple(sorted(change)), []).append(change)
+    return groups
+
+
+def _reset_failures(session: Session, webhook_id: str) -> None:
+    session.execute(
+        update(Webhook)
+        .where(
+            Webhook.id == webhook_id,
+            or_(Webhook.failureCount > 0, Webhook.failingSince.is_not(None)),
+        )
+        .values(failureCount=0, failingSince=None, updatedAt=Webhook.updatedAt)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def _count_failures(
+    session: Session, policy: Policy, webhook_id: str, now: datetime, last: Outcome, count: int
 ) -> None:
     session.execute(
         update(Webhook)
         .where(Webhook.id == webhook_id)
         .values(
-            failureCount=Webhook.failureCount + 1,
+            failureCount=Webhook.failureCount + count,
             failingSince=func.coalesce(Webhook.failingSince, now),
             updatedAt=Webhook.updatedAt,
         )
@@ -323,7 +372,7 @@ def _count_failure(
         hook.disabledAt = now
         hook.disabledReason = (
             f"{hook.failureCount} failed attempts in a row since {since.isoformat()}, "
-            f"the last: {outcome.error}"
+            f"the last: {last.error}"
         )[:2000]
 
 
