@@ -40,7 +40,10 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     "webhook-two-workers": (webhooks.webhook_two_workers, "two worker processes on PostgreSQL"),
 }
 # `make test` runs the schemathesis test already; CI runs it there, not twice.
-NOT_FAST = {"schemathesis": "`make test` runs it"}
+NOT_FAST = {
+    "schemathesis": "`make test` runs it",
+    "webhook-two-workers": "`make test` runs two workers on PostgreSQL (test_webhooks.py)",
+}
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "last-run.md"
 
 
