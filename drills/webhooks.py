@@ -269,7 +269,7 @@ def append_events(database_url: str, list_id: str, count: int, contacts: int) ->
 
 
 def deliver_with_workers(
-    database_url: str, key_url: str, count: int, worker_count: int, ctx: Context, name: str
+    database_url: str, count: int, worker_count: int, ctx: Context, name: str
 ) -> tuple[int, Tally, float, int]:
     """Events appended, then `worker_count` worker processes deliver them; (expected, tally,
     seconds, lost)."""
@@ -298,7 +298,7 @@ def webhook_two_workers(ctx: Context) -> Row:
     with backends.postgres() as cluster:
         migrate(cluster.database_url)
         expected, tally, seconds, lost = deliver_with_workers(
-            cluster.database_url, cluster.database_url, count, 2, ctx, "two-workers"
+            cluster.database_url, count, 2, ctx, "two-workers"
         )
     figures = (
         f"{expected:,} events by 2 worker processes on PostgreSQL in {seconds:.1f} s "
