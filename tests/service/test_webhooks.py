@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ import pytest
 
 from audiencefilter.service import create_app
 from audiencefilter.service.db.engine import Database
-from audiencefilter.service.domain.webhooks import dispatch
+from audiencefilter.service.domain.webhooks import dispatch, schedule, signing
 from audiencefilter.service.domain.webhooks.worker import WebhookWorker
 from drills.receiver import Received, Receiver
 
@@ -513,3 +514,22 @@ def test_two_workers_on_postgres_deliver_each_event_once(
         data = item.payload()["data"]
         by_contact.setdefault(data["contactId"], []).append(data["type"])
     assert all(types == ["contact.created", "contact.updated"] for types in by_contact.values())
+
+
+def test_the_signature_matches_the_standard_webhooks_example() -> None:
+    # The example of the Standard Webhooks specification and its reference libraries.
+    secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    body = b'{"test": 2432232314}'
+    headers = signing.headers([secret], "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body)
+    assert headers["webhook-signature"] == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+    assert headers["webhook-timestamp"] == "1614265330"
+
+
+def test_the_backoff_is_exponential_with_full_jitter_and_the_documented_bound() -> None:
+    rng = random.Random(5)
+    for failures in range(1, 20):
+        ceiling = min(6 * 3600, 5 * 2 ** (failures - 1))
+        waits = [schedule.backoff(failures, 5, 6 * 3600, rng).total_seconds() for _ in range(200)]
+        assert all(0 <= wait <= ceiling for wait in waits)
+        assert max(waits) > ceiling * 0.8 and min(waits) < ceiling * 0.2  # the whole range
+    assert round(schedule.longest_total(15, 5, 6 * 3600) / 3600, 1) == 17.4  # docs/service.md
