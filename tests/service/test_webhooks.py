@@ -7,7 +7,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import random
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +27,7 @@ from audiencefilter.service.domain.webhooks.worker import WebhookWorker
 from drills.receiver import Received, Receiver
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
+from .live import cli_env
 
 LOCAL = ["127.0.0.1/32"]
 ALL_TYPES = [
@@ -533,3 +538,35 @@ def test_the_backoff_is_exponential_with_full_jitter_and_the_documented_bound() 
         assert all(0 <= wait <= ceiling for wait in waits)
         assert max(waits) > ceiling * 0.8 and min(waits) < ceiling * 0.2  # the whole range
     assert round(schedule.longest_total(15, 5, 6 * 3600) / 3600, 1) == 17.4  # docs/service.md
+
+
+def test_the_worker_command_delivers_and_stops_on_sigterm(
+    tmp_path: Path, app_factory: Callable[..., ApiClient], receivers: Callable[..., Receiver]
+) -> None:
+    path = tmp_path / "command.db"
+    api = app_factory(sqlite_settings(path, webhook_allowed_networks=LOCAL, webhook_worker=False))
+    tenant = make_tenant(api)
+    lst = tenant.new_list()
+    receiver = receivers()
+    hook = new_hook(tenant, lst["id"], receiver.url, eventTypes=["contact.created"])
+    for index in range(3):
+        tenant.new_contact(lst["id"], f"cmd{index}@example.com")
+    env = cli_env(
+        AUDIENCEFILTER_DATABASE_URL=f"sqlite:///{path}",
+        AUDIENCEFILTER_WEBHOOK_ALLOWED_NETWORKS=json.dumps(LOCAL),
+        AUDIENCEFILTER_WEBHOOK_POLL_SECONDS="0.05",
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "audiencefilter.service", "worker"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert receiver.wait_for(lambda got: len(got) == 3, timeout=30)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr.decode()
+    assert all(verify(hook["secret"], item) for item in receiver.snapshot())
+    assert all(entry["status"] == "delivered" for entry in deliveries(tenant, hook["id"]))
