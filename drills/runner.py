@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import crash, fuzzing, limits, load, mixed, outage
+from . import crash, fuzzing, limits, load, mixed, outage, webhooks
 from .common import FAST, FULL, Context, Drill, Missing, Outcome, Row, servers_required
 
 DRILLS: dict[str, tuple[Drill, str]] = {
@@ -35,9 +35,15 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     "mixed": (mixed.mixed, "concurrent reads and writes against a model"),
     "fuzz": (fuzzing.fuzz, "both filter parsers, coverage-guided"),
     "schemathesis": (fuzzing.schemathesis, "the OpenAPI document against a live service"),
+    "webhook-crash": (webhooks.webhook_crash, "SIGKILL during updates: every event delivered"),
+    "webhook-outage": (webhooks.webhook_outage, "a receiver answering 500 for 20 s"),
+    "webhook-two-workers": (webhooks.webhook_two_workers, "two worker processes on PostgreSQL"),
 }
 # `make test` runs the schemathesis test already; CI runs it there, not twice.
-NOT_FAST = {"schemathesis": "`make test` runs it"}
+NOT_FAST = {
+    "schemathesis": "`make test` runs it",
+    "webhook-two-workers": "`make test` runs two workers on PostgreSQL (test_webhooks.py)",
+}
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "last-run.md"
 
 

@@ -18,7 +18,7 @@ from audiencefilter import parse
 from audiencefilter.language.visitor import missing_handlers
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import Audience
-from audiencefilter.service.domain import filter_budget
+from audiencefilter.service.domain import filter_budget, membership_store
 from audiencefilter.service.domain.filter_budget import (
     FILTER_TOO_LARGE,
     LIST_MAX_CONDITIONS,
@@ -200,9 +200,11 @@ def test_audiences_stored_before_the_budgets_still_list(tenant: Tenant) -> None:
     with database.transaction() as session:
         for n in range(8):
             canonical = parse(long_in(10_000, start=n)).to_json()
-            session.add(
-                Audience(listId=lst["id"], name=f"Old {n}", mode="smart", filters=canonical)
-            )
+            audience = Audience(listId=lst["id"], name=f"Old {n}", mode="smart", filters=canonical)
+            session.add(audience)
+            session.flush()
+            # What migration 0004 does for the audiences it finds: store their members.
+            membership_store.refresh_audience(session, audience, "audience.created")
     listing = tenant.call("GET", f"/v4/audiences?listId={lst['id']}&limit=100")
     assert listing.status_code == 200, listing.text
     counts = {a["name"]: a["subsCount"] for a in listing.json()["data"]["audiences"]}

@@ -26,6 +26,12 @@ TABLES = {
     "audiences",
     "audience_members",
     "idempotency_keys",
+    "memberships",
+    "event_heads",
+    "events",
+    "webhooks",
+    "webhook_deliveries",
+    "webhook_attempts",
     "alembic_version",
 }
 

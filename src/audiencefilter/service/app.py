@@ -15,12 +15,15 @@ from anyio import to_thread
 from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 
+from ..language.relative import system_clock
 from .api import openapi
 from .api.deps import single_valued_query
 from .api.routes import ROUTERS, docs, health
 from .db import migrate
 from .db.engine import Database
 from .domain.clock import Clock, ClockMiddleware
+from .domain.sweep import Sweeper
+from .domain.webhooks.worker import WebhookWorker
 from .http import errors
 from .http.client_address import TrustedProxies
 from .http.middleware import BodyLimitMiddleware, PublicCORSMiddleware, RateLimitHeadersMiddleware
@@ -51,6 +54,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     limiter = RateLimiter(settings)
     trusted_proxies = TrustedProxies(settings.trusted_proxies)
     origins = OriginDirectory(database, settings.cors_origins)
+    sweeper = Sweeper(database, clock or system_clock, settings.membership_sweep_seconds)
+    webhook_worker = WebhookWorker(database, settings, clock)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -58,9 +63,14 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
             to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         if settings.should_auto_migrate:
             await run_in_threadpool(migrate.upgrade, database.engine)
+        sweeper.start()
+        if settings.webhook_worker:
+            webhook_worker.start()
         try:
             yield
         finally:
+            webhook_worker.stop()
+            sweeper.stop()
             database.dispose()
 
     app = FastAPI(
@@ -79,6 +89,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.limiter = limiter
     app.state.trusted_proxies = trusted_proxies
     app.state.origins = origins
+    app.state.sweeper = sweeper
+    app.state.webhook_worker = webhook_worker
     mounted = [(API_PREFIX, router) for router in ROUTERS] + [("", health.router)]
     for prefix, router in mounted:
         app.include_router(router, prefix=prefix, dependencies=[Depends(single_valued_query)])

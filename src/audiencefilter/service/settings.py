@@ -93,6 +93,67 @@ class Settings(BaseSettings):
     db_connect_timeout_s: int = Field(
         default=5, ge=1, description="PostgreSQL connection timeout (seconds)."
     )
+    membership_sweep_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="How often the stored members of audiences with relative date-times are "
+        "brought up to the clock (and their enter/leave events written); 0 turns the sweep "
+        "thread off (run `sweep` from the command line or a scheduler instead).",
+    )
+
+    webhook_worker: bool = Field(
+        default=True,
+        description="Run the webhook delivery worker as a thread of the service; off, run "
+        "`python -m audiencefilter.service worker` (as many as wanted) instead.",
+    )
+    webhook_poll_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        description="How often an idle webhook worker looks for new events and due retries.",
+    )
+    webhook_concurrency: int = Field(
+        default=8, ge=1, le=256, description="HTTP requests one worker sends at once."
+    )
+    webhook_timeout_seconds: float = Field(
+        default=10.0, gt=0, le=60, description="Time limit of one delivery attempt."
+    )
+    webhook_lease_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long a worker owns a claimed delivery; a killed worker's claims are "
+        "taken over after it.",
+    )
+    webhook_retry_base_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="Retry n waits a random time up to base * 2^(n-1) (full jitter), capped.",
+    )
+    webhook_retry_cap_seconds: float = Field(
+        default=6 * 3600.0, gt=0, description="The longest wait between two attempts."
+    )
+    webhook_max_attempts: int = Field(
+        default=15,
+        ge=1,
+        description="Attempts of one delivery before it is marked failed (redeliver to retry).",
+    )
+    webhook_disable_after_seconds: float = Field(
+        default=5 * 24 * 3600.0,
+        ge=0,
+        description="An endpoint is disabled when it has failed for this long without a success "
+        "and at least `webhook_disable_min_failures` attempts.",
+    )
+    webhook_disable_min_failures: int = Field(default=20, ge=1)
+    webhook_secret_grace_seconds: float = Field(
+        default=24 * 3600.0,
+        ge=0,
+        description="After a secret rotation, deliveries are also signed with the previous "
+        "secret for this long.",
+    )
+    webhook_allowed_networks: list[str] = Field(
+        default_factory=list,
+        description="Networks (CIDR) webhook URLs may reach although they are private, loopback "
+        "or link-local, such as `127.0.0.1/32` for a receiver on the same machine.",
+    )
 
     @field_validator("rate_limit_free", "rate_limit_pro", "public_contact_limit")
     @classmethod

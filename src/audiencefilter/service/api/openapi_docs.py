@@ -23,6 +23,10 @@ CONTACT_ID = "con_a1f5b38be8774dbc97af"
 AUDIENCE_ID = "aud_fdd42d4dde73671caa9b"
 ACTION_ID = "act_5b0c6f1e2d3a4b5c6d7e"
 MOMENT = "2025-01-31T09:00:00Z"
+WEBHOOK_ID = "whk_7e8f9a0b1c2d3e4f5a6b"
+DELIVERY_ID = "msg_0a1b2c3d4e5f6a7b8c9d"
+WEBHOOK_URL = "https://hooks.example.com/audiencefilter"
+WEBHOOK_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 OPERATIONS: dict[str, str] = {
     "POST /v4/lists": "Creates a list (a project) of the account. `url` is derived from the "
@@ -65,6 +69,29 @@ OPERATIONS: dict[str, str] = {
     "audience; ids already members are not an error. All or nothing.",
     "DELETE /v4/audiences/{id}/members/{contactId}": "Removes one contact from a manual "
     "audience; a contact that is not a member is a 404.",
+    "GET /v4/events": "The events of a list after a cursor, in commit order: contacts entering "
+    "and leaving audiences (`audience.entered`, `audience.left`, with their cause) and the "
+    "lifecycle of contacts and audiences. Keep `next` and ask again with `after=` it to "
+    "receive every committed event once, also after downtime.",
+    "POST /v4/webhooks": "Registers an endpoint of a list: the list's events of the chosen "
+    "types are POSTed to its URL, signed (Standard Webhooks: `webhook-id`, `webhook-timestamp`, "
+    "`webhook-signature`). The answer shows the signing secret, the only time it is shown. The "
+    "URL must be http(s) and resolve to public addresses only.",
+    "GET /v4/webhooks": "The endpoints of a list, newest first, with their status (a "
+    "disabled one says why) and their failed attempts since the last success.",
+    "GET /v4/webhooks/{id}": "One endpoint, without its secret.",
+    "PATCH /v4/webhooks/{id}": "Changes the URL, the event types or the description; "
+    "`enabled: true` enables a disabled endpoint again (its waiting deliveries are sent at "
+    "once), `enabled: false` pauses it.",
+    "DELETE /v4/webhooks/{id}": "Deletes the endpoint and its delivery log; nothing more is "
+    "sent to it.",
+    "POST /v4/webhooks/{id}/secret": "Makes a new signing secret and answers it, the only time "
+    "it is shown. Until `previousSecretUntil` deliveries carry a signature with each secret.",
+    "GET /v4/webhooks/{id}/deliveries": "The endpoint's deliveries, newest event first, each "
+    "with every attempt (when, the status code or the error, how long it took).",
+    "POST /v4/webhooks/{id}/deliveries/{deliveryId}/redeliver": "Sends a delivery again, "
+    "with the same `webhook-id` and body, with a fresh run of retries; the endpoint must be "
+    "enabled.",
     "GET /health/live": "Answers as long as the process runs; no key, no rate limit.",
     "GET /health/ready": "Answers 200 when the database answers, 503 otherwise; for load "
     "balancers and orchestrators.",
@@ -109,6 +136,12 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     ),
     "contactId": ("The contact to remove, by id.", CONTACT_ID),
     "format": ("`csv` or `jsonl` (JSON Lines).", "csv"),
+    "after": (
+        "A cursor from an earlier answer: only the events committed after it.",
+        "ev1.bHN0XzEyYzc1OTJmNzg4ZjM0ZDlkZGIxOjQy",
+    ),
+    "deliveryId": ("The delivery, by id (its `webhook-id`).", DELIVERY_ID),
+    "status": ("Only deliveries in this state: pending, delivered or failed.", "failed"),
     IDEMPOTENCY_HEADER: (
         "Any printable ASCII text up to 255 characters, new for each new request: a retry "
         "with the same key and request gets the first answer back.",
@@ -120,6 +153,7 @@ PATH_IDS = {
     "contacts": ("The contact, by id.", CONTACT_ID),
     "actions": ("The action, by id.", ACTION_ID),
     "audiences": ("The audience, by id.", AUDIENCE_ID),
+    "webhooks": ("The webhook, by id.", WEBHOOK_ID),
 }
 
 REQUEST_EXAMPLES: dict[str, Any] = {
@@ -146,6 +180,12 @@ REQUEST_EXAMPLES: dict[str, Any] = {
         "filtersText": 'points >= 100 and country in ["FR", "DE"]',
     },
     "POST /v4/audiences/{id}/members": {"contactIds": [CONTACT_ID]},
+    "POST /v4/webhooks": {
+        "listId": LIST_ID,
+        "url": WEBHOOK_URL,
+        "eventTypes": ["audience.entered", "audience.left"],
+    },
+    "PATCH /v4/webhooks/{id}": {"enabled": True},
 }
 
 ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
@@ -221,6 +261,24 @@ _BY_PARENT = {
     ("actions", "name"): "Shared the page",
     ("audience", "mode"): "smart",
     ("audiences", "mode"): "smart",
+    ("events", "id"): "evt_3c4d5e6f7a8b9c0d1e2f",
+    ("events", "type"): "audience.entered",
+    ("events", "cause"): "contact.updated",
+    ("events", "contactId"): CONTACT_ID,
+    ("events", "audienceId"): AUDIENCE_ID,
+    ("events", "cursor"): "ev1.bHN0XzEyYzc1OTJmNzg4ZjM0ZDlkZGIxOjQy",
+    ("webhook", "id"): WEBHOOK_ID,
+    ("webhooks", "id"): WEBHOOK_ID,
+    ("webhook", "url"): WEBHOOK_URL,
+    ("webhooks", "url"): WEBHOOK_URL,
+    ("webhook", "secret"): WEBHOOK_SECRET,
+    ("secret", "secret"): WEBHOOK_SECRET,
+    ("deliveries", "id"): DELIVERY_ID,
+    ("delivery", "id"): DELIVERY_ID,
+    ("deliveries", "webhookId"): WEBHOOK_ID,
+    ("delivery", "webhookId"): WEBHOOK_ID,
+    ("deliveries", "eventId"): "evt_3c4d5e6f7a8b9c0d1e2f",
+    ("delivery", "eventId"): "evt_3c4d5e6f7a8b9c0d1e2f",
 }
 _EMPTY_LISTS = frozenset({"warnings", "errors", "details", "columns", "allowedOrigins"})
 

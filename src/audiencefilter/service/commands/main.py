@@ -1,4 +1,5 @@
-"""Command line: `serve`, `demo`, `migrate`, `revision`, `keys create|list|rotate|disable|enable`.
+"""Command line: `serve`, `demo`, `worker`, `migrate`, `revision`,
+`keys create|list|rotate|disable|enable`.
 
 Settings come from the `AUDIENCEFILTER_*` environment, like the server's; `--database-url`
 overrides the database. The embedded SQLite database is migrated by every command that needs it;
@@ -151,6 +152,13 @@ def cmd_serve(args: argparse.Namespace) -> None:
     )
 
 
+def cmd_worker(args: argparse.Namespace) -> None:
+    from .worker import run_worker
+
+    settings = _settings(args)
+    run_worker(settings, _database(settings))
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     from .demo import run_demo
 
@@ -177,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     _server_options(demo)
     demo.add_argument("--no-seed", action="store_true", help="no demo list and contacts")
     demo.set_defaults(handler=cmd_demo)
+
+    worker = commands.add_parser("worker", help="deliver webhooks until SIGINT or SIGTERM")
+    worker.set_defaults(handler=cmd_worker)
 
     migrate_cmd = commands.add_parser("migrate", help="upgrade the database schema")
     migrate_cmd.add_argument("--revision", default="head")

@@ -279,3 +279,173 @@ class IdempotencyRecord(Base):
     expiresAt: Mapped[datetime] = mapped_column(
         "expires_at", DateTime(timezone=True), nullable=False, index=True
     )
+
+
+class Membership(Base):
+    """A contact that is in an audience now: the stored membership every read uses.
+
+    It holds the members of every audience, whatever its mode: a manual audience's rows copy
+    `audience_members` (its source, kept while the audience is smart so switching back finds
+    them), a smart audience's rows are what its filter selected at the last write that could
+    change it (`domain/membership_store.py`). Deleting the audience or the contact deletes them.
+    """
+
+    __tablename__ = "memberships"
+
+    audienceId: Mapped[str] = mapped_column(
+        "audience_id",
+        String(ID_LENGTH),
+        ForeignKey("audiences.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    contactId: Mapped[str] = mapped_column(
+        "contact_id",
+        String(ID_LENGTH),
+        ForeignKey("contacts.id", ondelete="CASCADE"),
+        primary_key=True,
+        index=True,
+    )
+    enteredAt: Mapped[datetime] = mapped_column(
+        "entered_at", DateTime(timezone=True), default=utcnow, nullable=False
+    )
+
+
+class EventHead(Base):
+    """The position of a list's last event: the counter whose row lock orders its events.
+
+    Every transaction that appends events to a list updates this row first and holds its lock
+    until it commits, so a list's events get their positions in the order their transactions
+    commit (`domain/events.py`).
+    """
+
+    __tablename__ = "event_heads"
+
+    listId: Mapped[str] = mapped_column(
+        "list_id",
+        String(ID_LENGTH),
+        ForeignKey("lists.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    position: Mapped[int] = mapped_column("position", BigInteger, nullable=False, default=0)
+
+
+class Event(Base):
+    """One event of a list's outbox: `audience.entered`, `audience.left`, lifecycle events.
+
+    Written in the transaction of the change it reports, so it exists exactly when the change
+    was committed. `position` numbers a list's events in commit order (1, 2, 3, ... without
+    gaps); the feed's cursor is made from it. Contact and audience ids are not foreign keys:
+    the event of a deletion outlives what it names.
+    """
+
+    __tablename__ = "events"
+    __table_args__ = (UniqueConstraint("list_id", "position"),)
+
+    id: Mapped[str] = _id("evt")
+    listId: Mapped[str] = mapped_column(
+        "list_id",
+        String(ID_LENGTH),
+        ForeignKey("lists.id", ondelete="CASCADE"),
+        nullable=False,
+    )
+    position: Mapped[int] = mapped_column("position", BigInteger, nullable=False)
+    type: Mapped[str] = mapped_column("type", String(64), nullable=False)
+    contactId: Mapped[str | None] = mapped_column("contact_id", String(ID_LENGTH), nullable=True)
+    audienceId: Mapped[str | None] = mapped_column("audience_id", String(ID_LENGTH), nullable=True)
+    cause: Mapped[str | None] = mapped_column("cause", String(64), nullable=True)
+    occurredAt: Mapped[datetime] = mapped_column(
+        "occurred_at", DateTime(timezone=True), nullable=False
+    )
+    payload: Mapped[dict[str, Any]] = mapped_column("payload", JSON, nullable=False, default=dict)
+
+
+class Webhook(Base):
+    """An endpoint of a list that receives its events as signed HTTP POSTs (`domain/webhooks/`).
+
+    `secret` signs every delivery (Standard Webhooks, `whsec_` + base64); after a rotation the
+    previous one also signs until `previousSecretUntil`, so receivers can switch without a gap.
+    `position` is how far the endpoint has read its list's outbox: the dispatcher turns the
+    events after it into deliveries and moves it in the same transaction, so each event becomes
+    one delivery per endpoint. `failureCount` counts failed attempts since the last success;
+    a long enough run disables the endpoint (`status`, `disabledReason`).
+    """
+
+    __tablename__ = "webhooks"
+
+    id: Mapped[str] = _id("whk")
+    listId: Mapped[str] = _owner("list_id", "lists.id")
+    url: Mapped[str] = mapped_column("url", String(2048), nullable=False)
+    description: Mapped[str | None] = _text("description", 2000)
+    eventTypes: Mapped[list[str]] = mapped_column("event_types", JSON, nullable=False)
+    secret: Mapped[str] = mapped_column("secret", String(128), nullable=False)
+    previousSecret: Mapped[str | None] = _text("previous_secret", 128)
+    previousSecretUntil: Mapped[datetime | None] = mapped_column(
+        "previous_secret_until", DateTime(timezone=True), nullable=True
+    )
+    status: Mapped[str] = mapped_column("status", String(16), nullable=False, default="enabled")
+    disabledReason: Mapped[str | None] = _text("disabled_reason", 2000)
+    disabledAt: Mapped[datetime | None] = mapped_column(
+        "disabled_at", DateTime(timezone=True), nullable=True
+    )
+    failureCount: Mapped[int] = mapped_column("failure_count", Integer, nullable=False, default=0)
+    failingSince: Mapped[datetime | None] = mapped_column(
+        "failing_since", DateTime(timezone=True), nullable=True
+    )
+    position: Mapped[int] = mapped_column("position", BigInteger, nullable=False, default=0)
+    createdAt: Mapped[datetime] = _created()
+    updatedAt: Mapped[datetime] = _updated()
+
+
+class WebhookDelivery(Base):
+    """One event to deliver to one endpoint: its frozen body, its state and its next attempt.
+
+    `orderKey` (the contact, else the audience) orders deliveries: one is not attempted while an
+    earlier one of the same endpoint and key is pending. A worker claims a due delivery by
+    setting `leaseToken` and `leaseUntil`; a lease that runs out (a killed worker) frees it.
+    """
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        UniqueConstraint("webhook_id", "event_id"),
+        Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
+        Index("ix_webhook_deliveries_order", "webhook_id", "order_key", "event_position"),
+    )
+
+    id: Mapped[str] = _id("msg")
+    webhookId: Mapped[str] = _owner("webhook_id", "webhooks.id", index=False)
+    eventId: Mapped[str] = mapped_column("event_id", String(ID_LENGTH), nullable=False)
+    eventType: Mapped[str] = mapped_column("event_type", String(64), nullable=False)
+    eventPosition: Mapped[int] = mapped_column("event_position", BigInteger, nullable=False)
+    orderKey: Mapped[str | None] = mapped_column("order_key", String(ID_LENGTH), nullable=True)
+    body: Mapped[str] = mapped_column("body", Text, nullable=False)
+    status: Mapped[str] = mapped_column("status", String(16), nullable=False, default="pending")
+    attempts: Mapped[int] = mapped_column("attempts", Integer, nullable=False, default=0)
+    nextAttemptAt: Mapped[datetime] = mapped_column(
+        "next_attempt_at", DateTime(timezone=True), nullable=False
+    )
+    leaseToken: Mapped[str | None] = _text("lease_token", 32)
+    leaseUntil: Mapped[datetime | None] = mapped_column(
+        "lease_until", DateTime(timezone=True), nullable=True
+    )
+    lastStatusCode: Mapped[int | None] = mapped_column("last_status_code", Integer, nullable=True)
+    lastError: Mapped[str | None] = _text("last_error", 2000)
+    deliveredAt: Mapped[datetime | None] = mapped_column(
+        "delivered_at", DateTime(timezone=True), nullable=True
+    )
+    createdAt: Mapped[datetime] = _created()
+
+
+class WebhookAttempt(Base):
+    """One HTTP attempt of a delivery: when, the status code (or the error), how long it took."""
+
+    __tablename__ = "webhook_attempts"
+
+    id: Mapped[str] = _id("att")
+    deliveryId: Mapped[str] = _owner("delivery_id", "webhook_deliveries.id")
+    attemptedAt: Mapped[datetime] = mapped_column(
+        "attempted_at", DateTime(timezone=True), nullable=False
+    )
+    statusCode: Mapped[int | None] = mapped_column("status_code", Integer, nullable=True)
+    durationMs: Mapped[int] = mapped_column("duration_ms", Integer, nullable=False)
+    error: Mapped[str | None] = _text("error", 2000)
+    success: Mapped[bool] = mapped_column("success", Boolean, nullable=False)

@@ -11,7 +11,8 @@ which follows the request into the worker threads that run its handlers; code ou
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
 
@@ -34,6 +35,17 @@ def frozen() -> Clock:
     """A clock stopped at this instant: one request judges every relative date at one moment."""
     moment = now()
     return lambda: moment
+
+
+@contextmanager
+def using(clock: Clock) -> Iterator[None]:
+    """Runs the block on `clock`: work outside a request (the membership sweep) on the
+    application's clock."""
+    token = _current.set(clock)
+    try:
+        yield
+    finally:
+        _current.reset(token)
 
 
 class ClockMiddleware:

@@ -1,15 +1,17 @@
-"""Who belongs to which audience: members of one audience in SQL, audiences of a page in memory.
+"""Who belongs to which audience, as reads see it: the stored membership (`memberships`).
 
-Smart membership is never stored. An audience's members are the contacts of its list for which
-its filter is TRUE now, so a contact enters or leaves the moment its data changes; SQL comes from
-`Filter.to_sqlalchemy(Contact)` and the list condition. Manual audiences keep their members in
-`audience_members`. A manual audience keeps a filter it was given (not used), and a smart one
-keeps the members it had as manual (not used either): switching mode back finds them again.
+Every write that can change membership keeps `memberships` exact in its own transaction
+(`membership_store.py`), so the members of an audience, their count and the audiences of each
+contact of a page are read from it: a page costs one indexed query for its contacts'
+memberships, however many audiences the list has and however large their filters.
 
-The other direction, the audiences of each contact of a page, runs in memory: the list's
-audiences are read once, each smart filter is compiled once (cached by canonical JSON) and runs
-on the page's rows, and the manual memberships of the page come from one query. A page costs
-the same few statements whatever its size and however many audiences the list has.
+Smart audiences whose filters hold relative date-times change with time alone; their stored rows
+follow the clock sweep (`membership_store.sweep`), and reads judge them live, as before: in SQL
+(`Filter.to_sqlalchemy(Contact)` and the list condition) for members and counts, and in memory
+(each filter compiled once, cached by canonical JSON) on a page's rows. So every read is exact at
+the moment of the request. Manual audiences keep their members in `audience_members` (copied into
+`memberships`); a manual audience keeps a filter it was given (not used), and a smart one keeps
+the members it had as manual (not used either): switching mode back finds them again.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from sqlalchemy import ColumnElement, Select, bindparam, case, false, func, sele
 from sqlalchemy.orm import Session
 
 from ... import Filter
-from ..db.models import Audience, AudienceMember, Contact
+from ..db.models import Audience, Contact, Membership
 from ..db.queries import ids_of
 from . import clock
 from .audience_filters import stored_filter
 from .filter_budget import LIST_MAX_VALUES, cost_of
 from .idsets import IDS, dialect_of, ids_in, per_dialect
+from .membership_store import time_dependent
 
 MANUAL = "manual"
 SMART = "smart"
@@ -49,12 +52,20 @@ def audience_filter(audience: Audience) -> Filter | None:
     return filter_in_use(audience.mode, audience.filters)
 
 
+def live(flt: Filter | None) -> bool:
+    """Whether reads judge this filter at the moment of the request rather than from storage."""
+    return flt is not None and time_dependent(flt)
+
+
 def member_condition(audience: Audience) -> ColumnElement[bool]:
     """The condition on `contacts` (of the audience's list) that selects its members."""
-    if audience.mode == SMART:
-        flt = audience_filter(audience)
-        return flt.to_sqlalchemy(Contact, now=clock.now()) if flt is not None else false()
-    members = select(AudienceMember.contactId).where(AudienceMember.audienceId == audience.id)
+    flt = audience_filter(audience)
+    if audience.mode == SMART and live(flt):
+        assert flt is not None
+        return flt.to_sqlalchemy(Contact, now=clock.now())
+    if audience.mode == SMART and flt is None:
+        return false()
+    members = select(Membership.contactId).where(Membership.audienceId == audience.id)
     return Contact.id.in_(members)
 
 
@@ -81,11 +92,13 @@ class ListAudiences:
             _Entry({"id": id_, "name": name, "mode": mode}, filter_in_use(mode, filters))
             for id_, name, mode, filters in audiences
         ]
-        self.manual_ids = [id_ for id_, _, mode, _ in audiences if mode == MANUAL]
-        # Rows carry `data` as its stored JSON text (see queries.py); decoded only when a filter
-        # reaches into it (`{"data": {"path": [...], ...}}`).
+        # Only filters that change with time are run on the rows; every other audience is read
+        # from the stored memberships.
+        self.live = [entry for entry in self.entries if live(entry.flt)]
+        # Rows carry `data` as its stored JSON text (see queries.py); decoded only when a live
+        # filter reaches into it (`{"data": {"path": [...], ...}}`).
         self.reads_data = any(
-            entry.flt is not None and "data" in entry.flt.fields for entry in self.entries
+            entry.flt is not None and "data" in entry.flt.fields for entry in self.live
         )
 
     @classmethod
@@ -99,10 +112,10 @@ class ListAudiences:
         """For each row, the `{id, name, mode}` of every audience of the list it belongs to."""
         if not self.entries or not rows:
             return [[] for _ in rows]
-        manual = self._manual_pairs(session, rows)
+        stored = self._stored_pairs(session, rows)
         at = clock.frozen()  # one instant for the whole page
         checks = [
-            (entry.item, entry.flt.predicate_at(at) if entry.flt is not None else None)
+            (entry.item, entry.flt.predicate_at(at) if live(entry.flt) and entry.flt else None)
             for entry in self.entries
         ]
         records: Sequence[dict[str, Any]] = rows
@@ -118,46 +131,43 @@ class ListAudiences:
                     if (
                         predicate(record)
                         if predicate is not None
-                        else (item["id"], contact_id) in manual
+                        else (item["id"], contact_id) in stored
                     )
                 ]
             )
         return result
 
-    def _manual_pairs(
+    def _stored_pairs(
         self, session: Session, rows: Sequence[dict[str, Any]]
     ) -> set[tuple[str, str]]:
-        """(audience, contact) memberships of the page's contacts in the manual audiences."""
-        if not self.manual_ids:
+        """(audience, contact) stored memberships of the page's contacts."""
+        if len(self.live) == len(self.entries):
             return set()
         statement = _page_memberships(dialect_of(session))
-        parameters = {IDS: ids_of(rows), "audiences": self.manual_ids}
-        pairs = session.connection().execute(statement, parameters)
+        pairs = session.connection().execute(statement, {IDS: ids_of(rows)})
         return {(audience_id, contact_id) for audience_id, contact_id in pairs}
 
 
 @per_dialect
 def _page_memberships(dialect: str) -> Select[str, str]:
-    return select(AudienceMember.audienceId, AudienceMember.contactId).where(
-        ids_in(AudienceMember.contactId, dialect),
-        AudienceMember.audienceId.in_(bindparam("audiences", expanding=True)),
+    return select(Membership.audienceId, Membership.contactId).where(
+        ids_in(Membership.contactId, dialect)
     )
 
 
 def audience_sizes(session: Session, audiences: Sequence[Audience]) -> dict[str, int]:
-    """`{audience id: number of members}`: one scan per list for up to 32 smart audiences,
-    one grouped count for all manual ones."""
+    """`{audience id: number of members}`: one grouped count of the stored memberships, and one
+    scan per list for up to 32 audiences judged live (relative date-times)."""
     sizes = {audience.id: 0 for audience in audiences}
-    smart = [a for a in audiences if a.mode == SMART]
-    for batch in _batches(smart):
+    judged = [a for a in audiences if a.mode == SMART and live(audience_filter(a))]
+    for batch in _batches(judged):
         sizes.update(_smart_sizes(session, batch))
-    manual = [a.id for a in audiences if a.mode == MANUAL]
-    if manual:
-        # Members are only ever added from the audience's own list (see routes/members.py).
+    stored = [a.id for a in audiences if a not in judged]
+    if stored:
         statement = (
-            select(AudienceMember.audienceId, func.count())
-            .where(AudienceMember.audienceId.in_(manual))
-            .group_by(AudienceMember.audienceId)
+            select(Membership.audienceId, func.count())
+            .where(Membership.audienceId.in_(stored))
+            .group_by(Membership.audienceId)
         )
         sizes.update({audience_id: int(n) for audience_id, n in session.execute(statement)})
     return sizes

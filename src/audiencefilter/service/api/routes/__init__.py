@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import actions, audiences, contacts, exports, imports, lists, members
+from . import actions, audiences, contacts, events, exports, imports, lists, members, webhooks
 
 ROUTERS: tuple[APIRouter, ...] = (
     lists.router,
@@ -20,4 +20,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     audiences.router,
     members.router,
     exports.router,
+    events.router,
+    webhooks.router,
 )

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from ...db.models import Action, Contact
 from ...db.queries import count, owned_action, owned_contact, page_of
+from ...domain import changes, events
 from ...domain.contact_fields import MAX_SAFE_INTEGER
 from ...http.errors import ApiError, ValidationIssue, not_found
 from ...http.idempotency import RetryDep, once
@@ -59,11 +60,13 @@ def create_action(
     body: ActionCreate, principal: PrivateKey, database: DatabaseDep, retry: RetryDep
 ) -> Response:
     def create(session: Session) -> Response:
-        owned_contact(session, principal.account_id, body.subId)
+        _, lst = owned_contact(session, principal.account_id, body.subId)
+        events.lock_list(session, lst.id)
         action = Action(name=body.name, increase=body.increase, subId=body.subId)
         session.add(action)
         _change_points(session, body.subId, body.increase)
         session.flush()
+        changes.contacts_changed(session, lst.id, [body.subId], events.CAUSE_ACTION_CREATED)
         return data({"action": action_view(action)}, 201)
 
     return once(database, retry.claim(principal.account_id, body), create)
@@ -101,10 +104,15 @@ def get_action(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONRes
 def delete_action(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
     with database.transaction() as session:
         action = owned_action(session, principal.account_id, id)
+        list_id = session.scalar(select(Contact.listId).where(Contact.id == action.subId))
+        if list_id is not None:
+            events.lock_list(session, list_id)
         removed = session.execute(
             delete(Action).where(Action.id == id).execution_options(synchronize_session=False)
         )
         if getattr(removed, "rowcount", 0) != 1:
             raise not_found("Action")  # a concurrent delete got there first
         _change_points(session, action.subId, -action.increase)
+        if list_id is not None:
+            changes.contacts_changed(session, list_id, [action.subId], events.CAUSE_ACTION_DELETED)
     return data({"action": action_view(action)})

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience, Contact
 from ...db.queries import count, owned_audience, owned_list, page_of
-from ...domain import clock
+from ...domain import changes, clock, events
 from ...domain.audience_filters import (
     EMPTY,
     FILTERS_EMPTY,
@@ -124,6 +124,7 @@ def create_audience(
 
     def create(session: Session) -> str:
         lst = owned_list(session, principal.account_id, list_id)
+        events.lock_list(session, lst.id)
         given = read_filters(body.filters, body.filtersText)
         mode = body.mode or (SMART if given.given else MANUAL)
         filters = _stored(mode, given, None)
@@ -133,6 +134,7 @@ def create_audience(
         audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters)
         session.add(audience)
         session.flush()
+        changes.audience_created(session, audience)
         return audience.id
 
     def respond(audience_id: str) -> Response:
@@ -241,6 +243,8 @@ def update_audience(
 ) -> JSONResponse:
     with database.transaction() as session:
         audience, _ = owned_audience(session, principal.account_id, id)
+        events.lock_list(session, audience.listId)
+        session.refresh(audience)  # as committed before the lock
         mode = body.mode or audience.mode
         given = _update_input(body)
         filters = _stored(mode, given, audience.filters)
@@ -248,8 +252,11 @@ def update_audience(
             check_list_room(session, audience.listId, given.filter, excluding=audience.id)
         if body.name is not None:
             audience.name = body.name
+        membership = (audience.mode, audience.filters) != (mode, filters)
         audience.mode = mode
         audience.filters = filters
+        session.flush()
+        changes.audience_updated(session, audience, membership=membership)
     audience, payload = _with_subs(database, settings, principal.account_id, id, query)
     payload["warnings"] = warnings_for(audience_filter(audience))
     return data(payload)
@@ -259,7 +266,9 @@ def update_audience(
 def delete_audience(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
     with database.transaction() as session:
         audience, _ = owned_audience(session, principal.account_id, id)
+        events.lock_list(session, audience.listId)
         view = audience_view(audience, subsCount=audience_sizes(session, [audience])[id])
+        changes.audience_deleting(session, audience)
         session.execute(
             delete(Audience).where(Audience.id == id).execution_options(synchronize_session=False)
         )

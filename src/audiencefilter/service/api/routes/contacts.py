@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from ...db.models import Contact, List
 from ...db.queries import owned_contact, owned_list, text_filter
-from ...domain import clock
+from ...domain import changes, clock, events
 from ...domain.audience_filters import read_filters
 from ...domain.contact_fields import normalise_email
 from ...domain.pages import ContactPages
@@ -160,9 +160,11 @@ def create_contact(
 
     def create(session: Session) -> Response:
         lst = owned_list(session, principal.account_id, body.listId)
+        events.lock_list(session, lst.id)
         contact = Contact(listId=lst.id, emailKey=body.email.lower(), **values)
         session.add(contact)
         session.flush()
+        changes.contacts_created(session, lst.id, [(contact.id, contact.email)])
         return data({"contact": _contact_view(session, settings, lst, contact.id)}, 201)
 
     with _unique_email():
@@ -179,14 +181,17 @@ def _sign_up(
     left as it is: a sign-up form must not be a way to overwrite someone's profile.
     """
     lst = owned_list(session, principal.account_id, body.listId)
+    events.lock_list(session, lst.id)
     key = body.email.lower()
     known = select(Contact.id).where(Contact.listId == lst.id, Contact.emailKey == key)
     if session.scalar(known) is None:
+        contact = Contact(listId=lst.id, emailKey=key, **values)
         try:
             with session.begin_nested():  # a concurrent sign-up of the same email wins quietly
-                session.add(Contact(listId=lst.id, emailKey=key, **values))
+                session.add(contact)
         except IntegrityError:
-            pass
+            return data({"contact": {"email": body.email, "listId": lst.id}}, 201)
+        changes.contacts_created(session, lst.id, [(contact.id, contact.email)])
     return data({"contact": {"email": body.email, "listId": lst.id}}, 201)
 
 
@@ -209,11 +214,14 @@ def update_contact(
 ) -> JSONResponse:
     with _unique_email(), database.transaction() as session:
         contact, lst = owned_contact(session, principal.account_id, id)
-        for field, value in body.model_dump(exclude_unset=True).items():
+        events.lock_list(session, lst.id)
+        sent = body.model_dump(exclude_unset=True)
+        for field, value in sent.items():
             setattr(contact, field, value)
         if "email" in body.model_fields_set:
             contact.emailKey = contact.email.lower()
         session.flush()
+        changes.contact_updated(session, lst.id, id, sent)
         view = _contact_view(session, settings, lst, id)
     return data({"contact": view})
 
@@ -224,6 +232,8 @@ def delete_contact(
 ) -> JSONResponse:
     with database.transaction() as session:
         contact, lst = owned_contact(session, principal.account_id, id)
+        events.lock_list(session, lst.id)
         view = _contact_view(session, settings, lst, id)
+        changes.contact_deleting(session, lst.id, id, contact.email)
         session.delete(contact)
     return data({"contact": view})

@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...db.models import Contact
 from ...db.queries import owned_list
+from ...domain import changes, events
 from ...domain.contact_fields import QueryText
 from ...http import validation
 from ...http.errors import ApiError, ValidationIssue
@@ -153,6 +154,7 @@ def _import(
     session: Session, account_id: str, list_id: str, rows: list[tuple[int, Any]]
 ) -> Response:
     lst = owned_list(session, account_id, list_id)
+    events.lock_list(session, lst.id)
     checked = [(number, *_problems(value, lst.id)) for number, value in rows]
     keys = [row.email.lower() for _, row, _ in checked if row is not None]
     existing = _existing(session, lst.id, sorted(set(keys)))
@@ -179,6 +181,7 @@ def _import(
     session.flush()
     for result, contact in created:
         result["id"] = contact.id
+    changes.contacts_created(session, lst.id, [(c.id, c.email) for _, c in created])
     counts = {status: 0 for status in ("created", "exists", "duplicate", "invalid")}
     for result in results:
         counts[result["status"]] += 1

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from ...db.models import Audience, AudienceMember, Contact, List, utcnow
 from ...db.queries import count, owned_audience, plausible_id
+from ...domain import changes, events
 from ...domain.membership import MANUAL
 from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep, once
@@ -35,6 +36,8 @@ NOT_A_MEMBER = "This contact is not a member of this audience"
 
 def _manual(session: Session, account_id: str, audience_id: str) -> Audience:
     audience, _ = owned_audience(session, account_id, audience_id)
+    events.lock_list(session, audience.listId)
+    session.refresh(audience)  # as committed before the lock
     if audience.mode != MANUAL:
         raise ApiError(400, SMART_HAS_NO_MEMBERS)
     return audience
@@ -99,6 +102,7 @@ def add_members(
                 [{"audienceId": id, "contactId": contact_id} for contact_id in added],
             )
             audience.updatedAt = utcnow()
+            changes.members_changed(session, audience, events.CAUSE_MEMBERS_ADDED)
         total = _members_total(session, id)
         return data({"audienceId": id, "added": added, "total": total})
 
@@ -123,5 +127,6 @@ def remove_member(
         if getattr(removed, "rowcount", 0) != 1:
             raise ApiError(404, NOT_A_MEMBER)
         audience.updatedAt = utcnow()
+        changes.members_changed(session, audience, events.CAUSE_MEMBERS_REMOVED)
         total = _members_total(session, id)
     return data({"audienceId": id, "removed": [contactId], "total": total})

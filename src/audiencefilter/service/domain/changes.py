@@ -1,0 +1,97 @@
+"""What each write calls, in its transaction, so membership and the outbox follow it.
+
+One function per kind of write, named after the moment it runs (before or after the change),
+each appending the write's lifecycle event and then the membership events of its consequences
+(`membership_store.py`). Routes call `events.lock_list` first, before reading what they change.
+
+Hooks: a route that creates or deletes something a filter may read (an action, once filters
+can read a contact's actions) calls `contacts_changed` with its cause; an audience whose filter
+refers to other audiences is refreshed by `membership_store.dependents`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from ..db.models import Audience
+from . import events, membership_store
+
+
+def _audience_payload(audience: Audience) -> dict[str, Any]:
+    return {"name": audience.name, "mode": audience.mode, "filters": audience.filters}
+
+
+def contacts_created(session: Session, list_id: str, created: Sequence[tuple[str, str]]) -> None:
+    """After contacts (id, email) were inserted and flushed."""
+    events.append(
+        session,
+        list_id,
+        [
+            events.NewEvent(events.CONTACT_CREATED, contact_id, payload={"email": email})
+            for contact_id, email in created
+        ],
+    )
+    ids = [contact_id for contact_id, _ in created]
+    membership_store.refresh_contacts(session, list_id, ids, events.CAUSE_CONTACT_CREATED)
+
+
+def contact_updated(session: Session, list_id: str, contact_id: str, fields: Iterable[str]) -> None:
+    """After a contact's fields were written and flushed."""
+    payload = {"fields": sorted(fields)}
+    events.append(
+        session, list_id, [events.NewEvent(events.CONTACT_UPDATED, contact_id, payload=payload)]
+    )
+    membership_store.refresh_contacts(session, list_id, [contact_id], events.CAUSE_CONTACT_UPDATED)
+
+
+def contacts_changed(
+    session: Session, list_id: str, contact_ids: Sequence[str], cause: str
+) -> None:
+    """After a write that may change what filters read of these contacts (an action's points)."""
+    membership_store.refresh_contacts(session, list_id, contact_ids, cause)
+
+
+def contact_deleting(session: Session, list_id: str, contact_id: str, email: str) -> None:
+    """Before a contact is deleted: it leaves every audience, then is reported deleted."""
+    membership_store.remove_contact(session, list_id, contact_id, events.CAUSE_CONTACT_DELETED)
+    events.append(
+        session,
+        list_id,
+        [events.NewEvent(events.CONTACT_DELETED, contact_id, payload={"email": email})],
+    )
+
+
+def audience_created(session: Session, audience: Audience) -> None:
+    """After an audience was inserted and flushed."""
+    event = events.NewEvent(
+        events.AUDIENCE_CREATED, audience_id=audience.id, payload=_audience_payload(audience)
+    )
+    events.append(session, audience.listId, [event])
+    membership_store.refresh_audience(session, audience, events.CAUSE_AUDIENCE_CREATED)
+
+
+def audience_updated(session: Session, audience: Audience, *, membership: bool) -> None:
+    """After an audience was changed and flushed; `membership`: its mode or filters changed."""
+    event = events.NewEvent(
+        events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
+    )
+    events.append(session, audience.listId, [event])
+    if membership:
+        membership_store.refresh_audience(session, audience, events.CAUSE_AUDIENCE_UPDATED)
+
+
+def audience_deleting(session: Session, audience: Audience) -> None:
+    """Before an audience is deleted: every member leaves it, then it is reported deleted."""
+    membership_store.remove_audience(session, audience, events.CAUSE_AUDIENCE_DELETED)
+    event = events.NewEvent(
+        events.AUDIENCE_DELETED, audience_id=audience.id, payload=_audience_payload(audience)
+    )
+    events.append(session, audience.listId, [event])
+
+
+def members_changed(session: Session, audience: Audience, cause: str) -> None:
+    """After a manual audience's `audience_members` changed."""
+    membership_store.refresh_audience(session, audience, cause)

@@ -1,0 +1,196 @@
+"""The events outbox: append an event in the caller's transaction, read a list's events in order.
+
+Every change that moves a contact into or out of an audience (and the lifecycle of contacts and
+audiences) appends its events in the same transaction as the change: the event exists exactly
+when the change was committed, and a rolled-back change leaves none.
+
+**Commit order.** A feed read "after cursor c" must never later find an event before c that
+committed late. An autoincrement id does not give that on PostgreSQL: two transactions take ids
+5 and 6, 6 commits first, a reader passes 6, then 5 appears behind it. So a list's events are
+numbered by `event_heads`, one counter row per list. Appending updates that row
+(`position = position + n`), which takes its row lock until the transaction ends: a second
+transaction appending to the same list waits, and reads the counter only after the first has
+committed (or rolled back, which also rolls the counter back). Positions therefore follow commit
+order and have no gaps, and a reader that sees position n sees every position below it.
+Writers of one list are serialised from their first event to their commit; writes of different
+lists never wait for each other. On SQLite all writers are serialised anyway (`BEGIN IMMEDIATE`).
+
+`lock_list` takes the same lock at the start of a write, before anything is read that the write
+evaluates: membership changes computed under it cannot interleave with another writer's of the
+same list (`membership_store.py`).
+
+The cursor is opaque to clients: the list id and the position, base64url, so a cursor of one
+list is refused for another.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..db.models import Event, EventHead, new_id
+from . import clock
+
+ENTERED = "audience.entered"
+LEFT = "audience.left"
+CONTACT_CREATED = "contact.created"
+CONTACT_UPDATED = "contact.updated"
+CONTACT_DELETED = "contact.deleted"
+AUDIENCE_CREATED = "audience.created"
+AUDIENCE_UPDATED = "audience.updated"
+AUDIENCE_DELETED = "audience.deleted"
+TYPES = (
+    ENTERED,
+    LEFT,
+    CONTACT_CREATED,
+    CONTACT_UPDATED,
+    CONTACT_DELETED,
+    AUDIENCE_CREATED,
+    AUDIENCE_UPDATED,
+    AUDIENCE_DELETED,
+)
+
+# Causes of `audience.entered` / `audience.left`.
+CAUSE_CONTACT_CREATED = "contact.created"
+CAUSE_CONTACT_UPDATED = "contact.updated"
+CAUSE_CONTACT_DELETED = "contact.deleted"
+CAUSE_ACTION_CREATED = "action.created"
+CAUSE_ACTION_DELETED = "action.deleted"
+CAUSE_AUDIENCE_CREATED = "audience.created"
+CAUSE_AUDIENCE_UPDATED = "audience.updated"
+CAUSE_AUDIENCE_DELETED = "audience.deleted"
+CAUSE_MEMBERS_ADDED = "members.added"
+CAUSE_MEMBERS_REMOVED = "members.removed"
+CAUSE_CLOCK = "clock"
+
+_CURSOR_PREFIX = "ev1."
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append; `occurred_at` defaults to the service clock's now."""
+
+    type: str
+    contact_id: str | None = None
+    audience_id: str | None = None
+    cause: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+    occurred_at: datetime | None = None
+
+
+def _bump(session: Session, list_id: str, by: int) -> int | None:
+    """Adds `by` to the list's counter (taking its row lock); the new value, or None if the
+    list has no counter yet."""
+    statement = (
+        update(EventHead)
+        .where(EventHead.listId == list_id)
+        .values(position=EventHead.position + by)
+        .returning(EventHead.position)
+        .execution_options(synchronize_session=False)
+    )
+    value = session.execute(statement).scalar_one_or_none()
+    return None if value is None else int(value)
+
+
+def _advance(session: Session, list_id: str, by: int) -> int:
+    value = _bump(session, list_id, by)
+    if value is None:
+        # Lists created before the counter existed (or by code that does not make one).
+        try:
+            with session.begin_nested():
+                session.execute(insert(EventHead).values(listId=list_id, position=0))
+        except IntegrityError:
+            pass  # a concurrent writer made it first: its lock is now awaited below
+        value = _bump(session, list_id, by)
+        assert value is not None
+    return value
+
+
+def lock_list(session: Session, list_id: str) -> None:
+    """Serialises this transaction with every other writer of the list, until it ends."""
+    _advance(session, list_id, 0)
+
+
+def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[int]:
+    """Appends `events` to the list's outbox in this transaction; their positions, in order."""
+    if not events:
+        return []
+    last = _advance(session, list_id, len(events))
+    first = last - len(events) + 1
+    now = clock.now()
+    rows: list[dict[str, Any]] = [
+        {
+            "id": new_id("evt"),
+            "listId": list_id,
+            "position": first + index,
+            "type": event.type,
+            "contactId": event.contact_id,
+            "audienceId": event.audience_id,
+            "cause": event.cause,
+            "occurredAt": event.occurred_at or now,
+            "payload": event.payload,
+        }
+        for index, event in enumerate(events)
+    ]
+    for start in range(0, len(rows), 500):
+        session.execute(insert(Event), rows[start : start + 500])
+    return [first + index for index in range(len(rows))]
+
+
+def after(
+    session: Session, list_id: str, position: int, limit: int, types: Sequence[str] = ()
+) -> list[Event]:
+    """The list's events after `position`, in commit order, at most `limit`."""
+    statement = select(Event).where(Event.listId == list_id, Event.position > position)
+    if types:
+        statement = statement.where(Event.type.in_(types))
+    return list(session.scalars(statement.order_by(Event.position).limit(limit)))
+
+
+def head(session: Session, list_id: str) -> int:
+    """The position of the list's last committed event (0 when it has none)."""
+    value = session.scalar(select(EventHead.position).where(EventHead.listId == list_id))
+    return int(value or 0)
+
+
+def cursor(list_id: str, position: int) -> str:
+    raw = f"{list_id}:{position}".encode()
+    return _CURSOR_PREFIX + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def position_of(value: str, list_id: str) -> int | None:
+    """The position a cursor stands for, or None when it is not a cursor of this list."""
+    if not value.startswith(_CURSOR_PREFIX):
+        return None
+    text = value[len(_CURSOR_PREFIX) :]
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    owner, _, number = raw.rpartition(":")
+    if owner != list_id or not number.isdigit() or len(number) > 18:
+        return None
+    return int(number)
+
+
+def event_view(event: Event) -> dict[str, Any]:
+    """An event as the feed (and webhook deliveries) show it."""
+    return {
+        "id": event.id,
+        "cursor": cursor(event.listId, event.position),
+        "type": event.type,
+        "listId": event.listId,
+        "contactId": event.contactId,
+        "audienceId": event.audienceId,
+        "cause": event.cause,
+        "occurredAt": event.occurredAt,
+        "data": event.payload,
+    }

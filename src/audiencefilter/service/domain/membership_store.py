@@ -1,0 +1,285 @@
+"""Stored membership: every write that can move a contact into or out of an audience updates
+`memberships` in its own transaction and appends the `audience.entered` / `audience.left`
+events of the difference (`events.py`).
+
+The rule is one and generic: after a write, evaluate what membership should be with the filter
+library, compare it with the stored rows, write the difference and one event per changed row.
+Two shapes of that rule cover every write:
+
+- **per contact** (`refresh_contacts`): the contacts a write touched, against every smart
+  audience of their list, in memory (`Filter.predicate_at` on the contact's row, the record the
+  pages evaluate too). Contact create, update, bulk import, action create and delete.
+- **per audience** (`refresh_audience`): one audience against every contact of its list, as two
+  SQL set differences (`Filter.to_sqlalchemy`): the selected contacts without a stored row enter,
+  the stored rows no longer selected leave. Audience create, filter change, mode change, manual
+  member changes and the clock sweep. A manual audience "selects" its `audience_members`.
+
+Deletions report every stored row as left before the rows go with the cascade
+(`remove_contact`, `remove_audience`).
+
+Writers call `events.lock_list` before reading what they evaluate, so two writers of one list
+never compute differences from each other's stale state (on PostgreSQL, under READ COMMITTED,
+each statement after the lock sees everything committed before it).
+
+**Time.** A filter with relative date-times (`time_dependent`) changes its answer with no write.
+Its stored rows are brought up to date by `sweep`, which runs `refresh_audience` with the cause
+`clock` for every such audience; reads of such audiences stay live (judged at the moment of the
+request, as before), so answers are exact and only their events wait for the sweep.
+
+Hooks for what is to come:
+- behaviour audiences (filters over a contact's actions): call `refresh_contacts` with
+  `CAUSE_ACTION_CREATED` / `CAUSE_ACTION_DELETED` from the action routes (done already: points
+  change there); `audiences_of_list` is where a filter's reads are looked at.
+- audiences that reference audiences: `dependents` returns the audiences to refresh after an
+  audience's membership changed; `refresh_contacts` and `refresh_audience` follow it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Connection, Select, Table, delete, insert, literal, select
+from sqlalchemy.orm import Session
+
+from ... import Filter
+from ..db.models import Audience, AudienceMember, Contact, Membership
+from ..db.queries import contact_rows, fetch_rows
+from . import clock, events
+from .audience_filters import stored_filter
+
+MANUAL = "manual"
+SMART = "smart"
+CHUNK = 500
+MEMBERSHIPS = cast(Table, Membership.__table__)
+
+
+def time_dependent(flt: Filter) -> bool:
+    """Whether the filter's answer can change with time alone (relative date-times)."""
+    return flt.is_relative
+
+
+def filter_of(mode: str, filters: str | None) -> Filter | None:
+    """The filter in use by an audience: None for a manual one (or a smart one without)."""
+    if mode != SMART or not filters:
+        return None
+    return stored_filter(filters)
+
+
+@dataclass(frozen=True)
+class StoredAudience:
+    """What the store needs of an audience: id, name, mode and the filter in use."""
+
+    id: str
+    name: str
+    mode: str
+    flt: Filter | None
+
+    @classmethod
+    def of(cls, audience: Audience) -> StoredAudience:
+        return cls(
+            audience.id, audience.name, audience.mode, filter_of(audience.mode, audience.filters)
+        )
+
+
+def audiences_of_list(session: Session, list_id: str) -> list[StoredAudience]:
+    """The list's smart audiences with a filter in use, oldest first."""
+    statement = (
+        select(Audience.id, Audience.name, Audience.mode, Audience.filters)
+        .where(Audience.listId == list_id, Audience.mode == SMART)
+        .order_by(Audience.createdAt, Audience.id)
+    )
+    found = []
+    for id_, name, mode, filters in session.execute(statement):
+        flt = filter_of(mode, filters)
+        if flt is not None:
+            found.append(StoredAudience(id_, name, mode, flt))
+    return found
+
+
+def dependents(session: Session, audience_ids: Iterable[str]) -> list[StoredAudience]:
+    """Audiences whose filters refer to these audiences, to refresh after they change.
+
+    Filters cannot refer to audiences yet: none. When they can, return them here (in an order
+    where an audience comes after those it refers to) and the refresh functions follow.
+    """
+    del session, audience_ids
+    return []
+
+
+def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
+    for start in range(0, len(values), CHUNK):
+        yield values[start : start + CHUNK]
+
+
+def _entered(audience: StoredAudience, contact_id: str, cause: str) -> events.NewEvent:
+    return _change(events.ENTERED, audience, contact_id, cause)
+
+
+def _left(audience: StoredAudience, contact_id: str, cause: str) -> events.NewEvent:
+    return _change(events.LEFT, audience, contact_id, cause)
+
+
+def _change(kind: str, audience: StoredAudience, contact_id: str, cause: str) -> events.NewEvent:
+    payload = {"audience": {"id": audience.id, "name": audience.name, "mode": audience.mode}}
+    return events.NewEvent(kind, contact_id, audience.id, cause, payload)
+
+
+def _write(
+    session: Session,
+    list_id: str,
+    entering: Sequence[tuple[StoredAudience, str]],
+    leaving: Sequence[tuple[StoredAudience, str]],
+    cause: str,
+    at: datetime,
+) -> int:
+    """Stores the difference and appends its events (left first, then entered); their count."""
+    for audience_id, contact_ids in _by_audience(leaving).items():
+        for chunk in _chunks(contact_ids):
+            session.execute(
+                delete(Membership)
+                .where(Membership.audienceId == audience_id, Membership.contactId.in_(chunk))
+                .execution_options(synchronize_session=False)
+            )
+    rows = [
+        {"audienceId": audience.id, "contactId": contact_id, "enteredAt": at}
+        for audience, contact_id in entering
+    ]
+    for start in range(0, len(rows), CHUNK):
+        session.execute(insert(Membership), rows[start : start + CHUNK])
+    changes = [_left(a, c, cause) for a, c in leaving] + [
+        _entered(a, c, cause) for a, c in entering
+    ]
+    events.append(session, list_id, changes)
+    return len(changes)
+
+
+def _by_audience(pairs: Sequence[tuple[StoredAudience, str]]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for audience, contact_id in pairs:
+        grouped.setdefault(audience.id, []).append(contact_id)
+    return grouped
+
+
+def _records(session: Session, contact_ids: Sequence[str], decode: bool) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for chunk in _chunks(contact_ids):
+        rows.extend(fetch_rows(session, contact_rows([Contact.id.in_(chunk)])))
+    if decode:
+        for row in rows:
+            row["data"] = json.loads(row["data"])
+    order = {contact_id: index for index, contact_id in enumerate(contact_ids)}
+    rows.sort(key=lambda row: order[row["id"]])  # events in the order of the write
+    return rows
+
+
+def refresh_contacts(session: Session, list_id: str, contact_ids: Sequence[str], cause: str) -> int:
+    """Brings the stored smart memberships of these contacts of the list up to date; the number
+    of events appended. Call it after the write, in its transaction."""
+    audiences = audiences_of_list(session, list_id)
+    if not audiences or not contact_ids:
+        return 0
+    at = clock.now()
+    moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
+    decode = any(a.flt is not None and "data" in a.flt.fields for a in audiences)
+    records = _records(session, contact_ids, decode)
+    checks = [(a, a.flt.predicate_at(moment)) for a in audiences if a.flt is not None]
+    by_id = {a.id: a for a in audiences}
+    stored: set[tuple[str, str]] = set()
+    for chunk in _chunks(contact_ids):
+        statement = select(Membership.audienceId, Membership.contactId).where(
+            Membership.contactId.in_(chunk), Membership.audienceId.in_(list(by_id))
+        )
+        stored.update((a, c) for a, c in session.execute(statement))
+    entering: list[tuple[StoredAudience, str]] = []
+    leaving: list[tuple[StoredAudience, str]] = []
+    for record in records:
+        contact_id = record["id"]
+        for audience, predicate in checks:
+            inside = (audience.id, contact_id) in stored
+            if predicate(record):
+                if not inside:
+                    entering.append((audience, contact_id))
+            elif inside:
+                leaving.append((audience, contact_id))
+    return _write(session, list_id, entering, leaving, cause, at)
+
+
+def _selected(audience: StoredAudience, list_id: str, at: datetime) -> Select[str] | None:
+    """The ids of the contacts the audience should hold now, as a select (None: nobody)."""
+    if audience.mode == MANUAL:
+        return select(AudienceMember.contactId.label("id")).where(
+            AudienceMember.audienceId == audience.id
+        )
+    if audience.flt is None:
+        return None
+    condition = audience.flt.to_sqlalchemy(Contact, now=at)
+    return select(Contact.id.label("id")).where(Contact.listId == list_id, condition)
+
+
+def refresh_audience(session: Session, audience: Audience, cause: str) -> int:
+    """Brings the stored members of one audience up to date, by two SQL set differences; the
+    number of events appended."""
+    stored_audience = StoredAudience.of(audience)
+    at = clock.now()
+    selected = _selected(stored_audience, audience.listId, at)
+    members = select(Membership.contactId).where(Membership.audienceId == audience.id)
+    if selected is None:
+        entering_ids: list[str] = []
+        leaving_ids = list(session.scalars(members))
+    else:
+        wanted = selected.subquery()
+        entering_ids = list(session.scalars(select(wanted.c.id).where(wanted.c.id.not_in(members))))
+        leaving_ids = list(
+            session.scalars(members.where(Membership.contactId.not_in(select(wanted.c.id))))
+        )
+    entering = [(stored_audience, c) for c in sorted(entering_ids)]
+    leaving = [(stored_audience, c) for c in sorted(leaving_ids)]
+    return _write(session, audience.listId, entering, leaving, cause, at)
+
+
+def remove_contact(session: Session, list_id: str, contact_id: str, cause: str) -> int:
+    """Every audience the contact is in reports it as left; call before deleting it."""
+    statement = (
+        select(Audience)
+        .join(Membership, Membership.audienceId == Audience.id)
+        .where(Membership.contactId == contact_id)
+        .order_by(Audience.createdAt, Audience.id)
+    )
+    leaving = [(StoredAudience.of(a), contact_id) for a in session.scalars(statement)]
+    return _write(session, list_id, [], leaving, cause, clock.now())
+
+
+def remove_audience(session: Session, audience: Audience, cause: str) -> int:
+    """Every member of the audience reports it as left; call before deleting it."""
+    stored_audience = StoredAudience.of(audience)
+    members = session.scalars(
+        select(Membership.contactId)
+        .where(Membership.audienceId == audience.id)
+        .order_by(Membership.contactId)
+    )
+    leaving = [(stored_audience, c) for c in members]
+    return _write(session, audience.listId, [], leaving, cause, clock.now())
+
+
+def rebuild_all(bind: Connection) -> None:
+    """Fills `memberships` from scratch for every audience (the migration that creates it)."""
+    at = clock.now()
+    audiences = bind.execute(
+        select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.listId)
+    ).all()
+    for id_, name, mode, filters, list_id in audiences:
+        stored_audience = StoredAudience(id_, name, mode, filter_of(mode, filters))
+        selected = _selected(stored_audience, list_id, at)
+        if selected is None:
+            continue
+        wanted = selected.subquery()
+        bind.execute(
+            insert(MEMBERSHIPS).from_select(
+                ["audience_id", "contact_id", "entered_at"],
+                select(literal(id_), wanted.c.id, literal(at, Membership.enteredAt.type)),
+            )
+        )

@@ -1,0 +1,89 @@
+"""The clock sweep: audiences whose filters hold relative date-times change with time alone.
+
+`{"createdAt": {"gte": {"ago": "P1D"}}}` loses a contact when its sign-up turns one day old,
+and no write happens then. Every `MEMBERSHIP_SWEEP_SECONDS` (60 by default) a thread of the
+service refreshes each such audience (`membership_store.refresh_audience`, two SQL set
+differences), each in its own short transaction under its list's lock, and writes the
+`audience.entered` / `audience.left` events with the cause `clock`, stamped with the sweep's
+instant. So a stored row, and its event, is at most one interval plus one sweep's duration
+behind the clock; reads of those audiences never are (they are judged live, see
+`membership.py`). Several processes may sweep at once: the list lock serialises them and the
+second finds nothing left to change, so no event is written twice.
+
+The sweep runs on the application's clock (`create_app(clock=...)`), which is how the tests move
+time and sweep (`Sweeper.run_once`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from sqlalchemy import select
+
+from ..db.engine import Database
+from ..db.models import Audience
+from . import clock, events
+from .membership_store import SMART, filter_of, refresh_audience, time_dependent
+
+logger = logging.getLogger("audiencefilter.service.sweep")
+
+
+def _time_dependent(mode: str, filters: str | None) -> bool:
+    flt = filter_of(mode, filters)
+    return flt is not None and time_dependent(flt)
+
+
+def sweep(database: Database) -> int:
+    """Brings every time-dependent audience up to the clock now; the number of events written."""
+    with database.reading() as session:
+        rows = session.execute(
+            select(Audience.id, Audience.mode, Audience.filters).where(Audience.mode == SMART)
+        ).all()
+    written = 0
+    for audience_id, mode, filters in rows:
+        if not _time_dependent(mode, filters):
+            continue
+        with database.transaction() as session:
+            audience = session.get(Audience, audience_id)
+            if audience is None:
+                continue  # deleted meanwhile
+            events.lock_list(session, audience.listId)
+            session.refresh(audience)
+            if _time_dependent(audience.mode, audience.filters):
+                written += refresh_audience(session, audience, events.CAUSE_CLOCK)
+    return written
+
+
+class Sweeper:
+    """Runs `sweep` every `interval` seconds in a daemon thread, on the application's clock."""
+
+    def __init__(self, database: Database, app_clock: clock.Clock, interval: float) -> None:
+        self.database = database
+        self.clock = app_clock
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self) -> int:
+        with clock.using(self.clock):
+            return sweep(self.database)
+
+    def start(self) -> None:
+        if self.interval <= 0 or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name="membership-sweep", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.run_once()
+            except Exception:  # a database outage must not end the thread
+                logger.exception("membership sweep failed; trying again next interval")

@@ -1,0 +1,421 @@
+"""Deliveries in the database: made from the outbox, claimed by workers, settled by attempts.
+
+**Fan-out.** Each endpoint remembers how far it has read its list's outbox (`webhooks.position`).
+`fan_out` locks the endpoint's row, reads the events after that position (commit order, so none
+is ever skipped, `events.py`), inserts one delivery per event of a type it receives, with the
+body frozen (every retry signs and sends the same bytes), and moves the position, in one
+transaction: an event becomes exactly one delivery per endpoint, whatever the number of
+workers (a second one skips the locked row, `FOR UPDATE SKIP LOCKED`, or on SQLite waits).
+
+**Claims.** `claim` takes due deliveries (pending, next attempt reached, no live lease, endpoint
+enabled) with `FOR UPDATE SKIP LOCKED`, so concurrent workers take different ones, and writes a
+lease (a token and an expiry) before committing. The HTTP attempt runs outside any transaction;
+a worker killed during it leaves a lease that expires (`webhook_lease_seconds`), and the
+delivery is claimed again: at least once. A delivery is not claimable while an earlier delivery
+(by outbox position) of the same endpoint and the same contact is pending: **in order per
+contact**. Events without a contact are ordered by their audience.
+
+**Results.** `settle` records the attempt (status code, duration, error) and moves the delivery
+on: delivered, or its next attempt after the backoff (`schedule.py`), or failed after the last
+attempt. An endpoint counts its failed attempts since its last success; when it has failed for
+`webhook_disable_after_seconds` (5 days) with at least `webhook_disable_min_failures` (20)
+failed attempts and no success, it is disabled, with the reason visible on the endpoint. Its
+pending deliveries wait; enabling it again sends them, and the events that came meanwhile.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy.orm import Session, aliased
+
+from ....language.values import as_utc
+from ...db.engine import Database
+from ...db.models import Event, EventHead, Webhook, WebhookAttempt, WebhookDelivery, new_id
+from ...http.responses import dumps
+from .. import clock, events
+from .schedule import backoff
+from .sender import Outcome
+
+ENABLED = "enabled"
+DISABLED = "disabled"
+PENDING = "pending"
+DELIVERED = "delivered"
+FAILED = "failed"
+FAN_OUT_BATCH = 500
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The retry, lease and disabling rules (from the settings)."""
+
+    retry_base: float = 5.0
+    retry_cap: float = 6 * 3600.0
+    max_attempts: int = 15
+    lease: float = 60.0
+    disable_after: float = 5 * 24 * 3600.0
+    disable_min_failures: int = 20
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A delivery this worker holds: what to send, where, signed with which secrets."""
+
+    id: str
+    token: str
+    webhook_id: str
+    url: str
+    secrets: tuple[str, ...]
+    body: bytes
+
+
+def body_of(event: Event) -> bytes:
+    """The Standard Webhooks payload: `type`, `timestamp` and the event as the feed shows it."""
+    return dumps(
+        {"type": event.type, "timestamp": event.occurredAt, "data": events.event_view(event)}
+    )
+
+
+def order_key(event: Event) -> str | None:
+    return event.contactId or event.audienceId
+
+
+def any_webhook(database: Database) -> bool:
+    with database.reading() as session:
+        return session.scalar(select(Webhook.id).limit(1)) is not None
+
+
+def behind(session: Session) -> list[str]:
+    """Enabled endpoints whose list has events after their position."""
+    statement = (
+        select(Webhook.id)
+        .join(EventHead, EventHead.listId == Webhook.listId)
+        .where(Webhook.status == ENABLED, Webhook.position < EventHead.position)
+    )
+    return list(session.scalars(statement))
+
+
+def fan_out_one(session: Session, webhook_id: str, batch: int = FAN_OUT_BATCH) -> int:
+    """Turns the endpoint's next events into deliveries (in the caller's transaction)."""
+    hook = session.scalars(
+        select(Webhook)
+        .where(Webhook.id == webhook_id, Webhook.status == ENABLED)
+        .with_for_update(skip_locked=True)
+    ).first()
+    if hook is None:
+        return 0  # another worker holds it, or it was disabled or deleted meanwhile
+    rows = events.after(session, hook.listId, hook.position, batch)
+    if not rows:
+        return 0
+    wanted = set(hook.eventTypes)
+    now = clock.now()
+    values: list[dict[str, Any]] = [
+        {
+            "id": new_id("msg"),
+            "webhookId": hook.id,
+            "eventId": row.id,
+            "eventType": row.type,
+            "eventPosition": row.position,
+            "orderKey": order_key(row),
+            "body": body_of(row).decode(),
+            "status": PENDING,
+            "attempts": 0,
+            "nextAttemptAt": now,
+            "createdAt": now,
+        }
+        for row in rows
+        if row.type in wanted
+    ]
+    if values:
+        session.execute(insert(WebhookDelivery), values)
+    session.execute(
+        update(Webhook)
+        .where(Webhook.id == hook.id)
+        .values(position=rows[-1].position, updatedAt=Webhook.updatedAt)
+        .execution_options(synchronize_session=False)
+    )
+    return len(values)
+
+
+def fan_out(database: Database, batch: int = FAN_OUT_BATCH) -> int:
+    """Deliveries for every endpoint that is behind; the number made."""
+    with database.reading() as session:
+        ids = behind(session)
+    made = 0
+    for webhook_id in ids:
+        with database.transaction() as session:
+            made += fan_out_one(session, webhook_id, batch)
+    return made
+
+
+def _signing_secrets(hook: Webhook, now: datetime) -> tuple[str, ...]:
+    if (
+        hook.previousSecret is not None
+        and hook.previousSecretUntil is not None
+        and as_utc(hook.previousSecretUntil) > now
+    ):
+        return (hook.secret, hook.previousSecret)
+    return (hook.secret,)
+
+
+def claim(database: Database, policy: Policy, limit: int) -> list[Claimed]:
+    """Takes up to `limit` due deliveries for this worker, under a lease."""
+    now = clock.now()
+    earlier = aliased(WebhookDelivery)
+    waits_for_earlier = (
+        select(earlier.id)
+        .where(
+            earlier.webhookId == WebhookDelivery.webhookId,
+            earlier.orderKey == WebhookDelivery.orderKey,
+            earlier.status == PENDING,
+            earlier.eventPosition < WebhookDelivery.eventPosition,
+        )
+        .exists()
+    )
+    statement = (
+        select(WebhookDelivery)
+        .join(Webhook, Webhook.id == WebhookDelivery.webhookId)
+        .where(
+            WebhookDelivery.status == PENDING,
+            WebhookDelivery.nextAttemptAt <= now,
+            or_(WebhookDelivery.leaseUntil.is_(None), WebhookDelivery.leaseUntil <= now),
+            Webhook.status == ENABLED,
+            ~waits_for_earlier,
+        )
+        .order_by(WebhookDelivery.nextAttemptAt, WebhookDelivery.eventPosition)
+        .limit(limit)
+        .with_for_update(of=WebhookDelivery, skip_locked=True)
+    )
+    taken: list[Claimed] = []
+    with database.transaction() as session:
+        rows = list(session.scalars(statement))
+        if not rows:
+            return []
+        hooks = {
+            hook.id: hook
+            for hook in session.scalars(
+                select(Webhook).where(Webhook.id.in_({row.webhookId for row in rows}))
+            )
+        }
+        until = now + timedelta(seconds=policy.lease)
+        for row in rows:
+            hook = hooks[row.webhookId]
+            token = secrets.token_hex(8)
+            row.leaseToken = token
+            row.leaseUntil = until
+            taken.append(
+                Claimed(
+                    row.id,
+                    token,
+                    hook.id,
+                    hook.url,
+                    _signing_secrets(hook, now),
+                    row.body.encode(),
+                )
+            )
+    return taken
+
+
+@dataclass(frozen=True)
+class Result:
+    """One attempt of a claimed delivery, to record."""
+
+    claimed: Claimed
+    attempted_at: datetime
+    outcome: Outcome
+
+
+def settle(database: Database, policy: Policy, results: Sequence[Result]) -> None:
+    """Records the attempts of a round, in one transaction (one commit for the lot).
+
+    Core statements, not ORM objects: the attempts in one multi-row insert, the deliveries in
+    one update by primary key. Endpoints are updated in the order of their ids, so concurrent
+    workers take their rows (failure counters) in the same order and cannot deadlock on them.
+    """
+    if not results:
+        return
+    with database.transaction() as session:
+        _settle(session, policy, results)
+
+
+def _settle(session: Session, policy: Policy, results: Sequence[Result]) -> None:
+    ids = sorted(result.claimed.id for result in results)
+    current = {
+        row.id: row
+        for row in session.execute(
+            select(
+                WebhookDelivery.id,
+                WebhookDelivery.leaseToken,
+                WebhookDelivery.status,
+                WebhookDelivery.attempts,
+            )
+            .where(WebhookDelivery.id.in_(ids))
+            .order_by(WebhookDelivery.id)
+            .with_for_update()
+        )
+    }
+    now = clock.now()
+    attempts: list[dict[str, Any]] = []
+    changes: list[dict[str, Any]] = []
+    successes: dict[str, datetime] = {}
+    failures: dict[str, list[Result]] = {}
+    for result in results:
+        claimed, outcome = result.claimed, result.outcome
+        row = current.get(claimed.id)
+        if row is None:
+            continue  # the endpoint was deleted meanwhile
+        attempts.append(
+            {
+                "id": new_id("att"),
+                "deliveryId": claimed.id,
+                "attemptedAt": result.attempted_at,
+                "statusCode": outcome.status_code,
+                "durationMs": outcome.duration_ms,
+                "error": outcome.error,
+                "success": outcome.success,
+            }
+        )
+        ours = row.leaseToken == claimed.token and row.status == PENDING
+        change: dict[str, Any] = {
+            "id": claimed.id,
+            "status": row.status,
+            "attempts": row.attempts + 1,
+            "lastStatusCode": outcome.status_code,
+            "lastError": outcome.error,
+        }
+        if outcome.success:
+            if row.status == PENDING:
+                change["status"] = DELIVERED
+                change["deliveredAt"] = now
+            if ours:
+                change["leaseToken"] = change["leaseUntil"] = None
+            changes.append(change)
+            last = successes.get(claimed.webhook_id)
+            successes[claimed.webhook_id] = max(last or result.attempted_at, result.attempted_at)
+            continue
+        if not ours:
+            continue  # another worker took it over after our lease ran out: its attempt counts
+        change["leaseToken"] = change["leaseUntil"] = None
+        if change["attempts"] >= policy.max_attempts:
+            change["status"] = FAILED
+        else:
+            change["nextAttemptAt"] = now + backoff(
+                change["attempts"], policy.retry_base, policy.retry_cap
+            )
+        changes.append(change)
+        failures.setdefault(claimed.webhook_id, []).append(result)
+    if attempts:
+        session.execute(insert(WebhookAttempt), attempts)
+    for group in _by_keys(changes).values():
+        session.execute(update(WebhookDelivery), group)
+    for webhook_id in sorted(set(successes) | set(failures)):
+        after = successes.get(webhook_id)
+        if after is not None:
+            _reset_failures(session, webhook_id)
+        failed = [
+            result
+            for result in failures.get(webhook_id, [])
+            if after is None or result.attempted_at > after
+        ]
+        if failed:
+            _count_failures(session, policy, webhook_id, now, failed[-1].outcome, len(failed))
+
+
+def _by_keys(changes: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+    """Groups the updates by the columns they set: a bulk update sets the same columns."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for change in changes:
+        groups.setdefault(tuple(sorted(change)), []).append(change)
+    return groups
+
+
+def _reset_failures(session: Session, webhook_id: str) -> None:
+    session.execute(
+        update(Webhook)
+        .where(
+            Webhook.id == webhook_id,
+            or_(Webhook.failureCount > 0, Webhook.failingSince.is_not(None)),
+        )
+        .values(failureCount=0, failingSince=None, updatedAt=Webhook.updatedAt)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def _count_failures(
+    session: Session, policy: Policy, webhook_id: str, now: datetime, last: Outcome, count: int
+) -> None:
+    session.execute(
+        update(Webhook)
+        .where(Webhook.id == webhook_id)
+        .values(
+            failureCount=Webhook.failureCount + count,
+            failingSince=func.coalesce(Webhook.failingSince, now),
+            updatedAt=Webhook.updatedAt,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    hook = session.scalars(
+        select(Webhook).where(Webhook.id == webhook_id).execution_options(populate_existing=True)
+    ).first()
+    if hook is None or hook.status != ENABLED or hook.failingSince is None:
+        return
+    since = as_utc(hook.failingSince)
+    if hook.failureCount >= policy.disable_min_failures and now - since >= timedelta(
+        seconds=policy.disable_after
+    ):
+        hook.status = DISABLED
+        hook.disabledAt = now
+        hook.disabledReason = (
+            f"{hook.failureCount} failed attempts in a row since {since.isoformat()}, "
+            f"the last: {last.error}"
+        )[:2000]
+
+
+def enable(session: Session, hook: Webhook) -> None:
+    """Enables the endpoint again; its pending deliveries are due at once."""
+    now = clock.now()
+    hook.status = ENABLED
+    hook.disabledAt = None
+    hook.disabledReason = None
+    hook.failureCount = 0
+    hook.failingSince = None
+    session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.webhookId == hook.id, WebhookDelivery.status == PENDING)
+        .values(nextAttemptAt=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def disable(hook: Webhook, reason: str) -> None:
+    hook.status = DISABLED
+    hook.disabledAt = clock.now()
+    hook.disabledReason = reason
+
+
+def redeliver(delivery: WebhookDelivery) -> None:
+    """Sends a delivery again: pending, due now, with a fresh run of attempts."""
+    delivery.status = PENDING
+    delivery.attempts = 0
+    delivery.nextAttemptAt = clock.now()
+    delivery.leaseToken = None
+    delivery.leaseUntil = None
+
+
+def attempts_of(session: Session, delivery_ids: Sequence[str]) -> dict[str, list[WebhookAttempt]]:
+    found: dict[str, list[WebhookAttempt]] = {key: [] for key in delivery_ids}
+    if not delivery_ids:
+        return found
+    rows = session.scalars(
+        select(WebhookAttempt)
+        .where(WebhookAttempt.deliveryId.in_(delivery_ids))
+        .order_by(WebhookAttempt.attemptedAt, WebhookAttempt.id)
+    )
+    for row in rows:
+        found[row.deliveryId].append(row)
+    return found

@@ -1,0 +1,71 @@
+"""The events outbox: appended in the caller's transaction, numbered per list in commit order,
+gone with a rollback; cursors are opaque and bound to their list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from audiencefilter.service.db import migrate
+from audiencefilter.service.db.engine import Database, make_engine
+from audiencefilter.service.db.models import Account, List
+from audiencefilter.service.domain import events
+
+from .conftest import sqlite_settings
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Database:
+    engine = make_engine(sqlite_settings(tmp_path / "outbox.db"))
+    migrate.upgrade(engine)
+    return Database(engine)
+
+
+def _list(database: Database) -> str:
+    with database.transaction() as session:
+        account = Account(name=f"outbox-{id(session)}")
+        session.add(account)
+        session.flush()
+        lst = List(accountId=account.id, name="L", url=f"outbox-{account.id[-8:]}")
+        session.add(lst)
+        session.flush()
+        return lst.id
+
+
+def test_events_are_numbered_per_list_and_rolled_back_with_their_change(
+    database: Database,
+) -> None:
+    one, two = _list(database), _list(database)
+    with database.transaction() as session:
+        assert events.append(session, one, [events.NewEvent(events.ENTERED, "con_a", "aud_a")]) == [
+            1
+        ]
+        assert events.append(session, two, [events.NewEvent(events.LEFT, "con_b", "aud_b")]) == [1]
+    with pytest.raises(RuntimeError), database.transaction() as session:
+        events.append(session, one, [events.NewEvent(events.LEFT, "con_a", "aud_a")])
+        raise RuntimeError("the change fails")
+    with database.transaction() as session:
+        positions = events.append(
+            session,
+            one,
+            [events.NewEvent(events.LEFT, "con_a", "aud_a"), events.NewEvent(events.ENTERED)],
+        )
+        assert positions == [2, 3]  # the rolled-back event left no gap
+    with database.reading() as session:
+        found = events.after(session, one, 0, 10)
+        assert [(e.position, e.type) for e in found] == [
+            (1, events.ENTERED),
+            (2, events.LEFT),
+            (3, events.ENTERED),
+        ]
+        assert [e.position for e in events.after(session, one, 1, 1)] == [2]
+        assert events.head(session, one) == 3
+
+
+def test_cursors_round_trip_and_belong_to_their_list() -> None:
+    value = events.cursor("lst_abc", 42)
+    assert events.position_of(value, "lst_abc") == 42
+    assert events.position_of(value, "lst_other") is None
+    for bad in ("", "42", "ev1.!!", "ev1." + "A" * 10):
+        assert events.position_of(bad, "lst_abc") is None
