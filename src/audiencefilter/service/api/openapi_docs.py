@@ -112,6 +112,10 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         'points >= 100 and country in ["FR", "DE"]',
     ),
     "contactId": ("The contact to remove, by id.", CONTACT_ID),
+    "after": (
+        "A cursor of an earlier answer: only the events committed after it.",
+        "ev1.bHN0XzEyYzc1OTJmNzg4ZjM0ZDlkZGIxOjQy",
+    ),
     "format": ("`csv` or `jsonl` (JSON Lines).", "csv"),
     IDEMPOTENCY_HEADER: (
         "Any printable ASCII text up to 255 characters, new for each new request: a retry "
