@@ -105,6 +105,7 @@ def check_membership(database: Database, list_id: str, now: datetime) -> None:
                 continue
             assert audience.filters is not None
             flt = stored_filter(audience.filters)
+            assert flt is not None
             in_sql = set(
                 session.scalars(
                     select(Contact.id).where(
