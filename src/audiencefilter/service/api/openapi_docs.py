@@ -135,6 +135,10 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         'points >= 100 and country in ["FR", "DE"]',
     ),
     "contactId": ("The contact to remove, by id.", CONTACT_ID),
+    "after": (
+        "A cursor of an earlier answer: only the events committed after it.",
+        "ev1.bHN0XzEyYzc1OTJmNzg4ZjM0ZDlkZGIxOjQy",
+    ),
     "format": ("`csv` or `jsonl` (JSON Lines).", "csv"),
     "after": (
         "A cursor from an earlier answer: only the events committed after it.",

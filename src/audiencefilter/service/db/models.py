@@ -291,6 +291,8 @@ class Membership(Base):
     """
 
     __tablename__ = "memberships"
+    # The audiences of a page's contacts are read from this index alone.
+    __table_args__ = (Index("ix_memberships_contact", "contact_id", "audience_id"),)
 
     audienceId: Mapped[str] = mapped_column(
         "audience_id",
@@ -303,7 +305,6 @@ class Membership(Base):
         String(ID_LENGTH),
         ForeignKey("contacts.id", ondelete="CASCADE"),
         primary_key=True,
-        index=True,
     )
     enteredAt: Mapped[datetime] = mapped_column(
         "entered_at", DateTime(timezone=True), default=utcnow, nullable=False

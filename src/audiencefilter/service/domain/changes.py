@@ -16,8 +16,33 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..db.models import Audience
+from ..db.models import Audience, Contact, List
+from ..db.queries import owned_audience, owned_contact, owned_list
 from . import events, membership_store
+
+
+def locked_list(session: Session, account_id: str, list_id: str) -> List:
+    """The caller's list, with its writers' lock taken (`events.lock_list`)."""
+    lst = owned_list(session, account_id, list_id)
+    events.lock_list(session, lst.id)
+    return lst
+
+
+def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
+    """The caller's contact and its list, read again once the list's lock is held: a writer
+    that waited for the lock sees what the previous one committed (a 404 if it was deleted)."""
+    contact, lst = owned_contact(session, account_id, contact_id)
+    events.lock_list(session, lst.id)
+    session.expire(contact)
+    return owned_contact(session, account_id, contact_id)
+
+
+def locked_audience(session: Session, account_id: str, audience_id: str) -> tuple[Audience, List]:
+    """The caller's audience and its list, read again once the list's lock is held."""
+    audience, lst = owned_audience(session, account_id, audience_id)
+    events.lock_list(session, lst.id)
+    session.expire(audience)
+    return owned_audience(session, account_id, audience_id)
 
 
 def _audience_payload(audience: Audience) -> dict[str, Any]:

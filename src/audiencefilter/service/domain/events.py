@@ -37,6 +37,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db.models import Event, EventHead, new_id
+from ..http.errors import not_found
 from . import clock
 
 ENTERED = "audience.entered"
@@ -110,7 +111,8 @@ def _advance(session: Session, list_id: str, by: int) -> int:
         except IntegrityError:
             pass  # a concurrent writer made it first: its lock is now awaited below
         value = _bump(session, list_id, by)
-        assert value is not None
+        if value is None:
+            raise not_found("List")  # deleted meanwhile
     return value
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, case, false, func, select
+from sqlalchemy import ColumnElement, Select, bindparam, case, false, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from ... import Filter
@@ -112,7 +112,7 @@ class ListAudiences:
         """For each row, the `{id, name, mode}` of every audience of the list it belongs to."""
         if not self.entries or not rows:
             return [[] for _ in rows]
-        stored = self._stored_pairs(session, rows)
+        stored = self._stored_ids(session, rows)
         at = clock.frozen()  # one instant for the whole page
         checks = [
             (entry.item, entry.flt.predicate_at(at) if live(entry.flt) and entry.flt else None)
@@ -121,37 +121,50 @@ class ListAudiences:
         records: Sequence[dict[str, Any]] = rows
         if self.reads_data:
             records = [{**row, "data": json.loads(row["data"])} for row in rows]
+        if not self.live:  # the common case: every audience read from storage
+            items = [(entry.item["id"], entry.item) for entry in self.entries]
+            return [
+                [item for id_, item in items if id_ in ids]
+                for ids in (stored.get(record["id"], _NONE) for record in records)
+            ]
         result = []
         for record in records:
-            contact_id = record["id"]
+            ids = stored.get(record["id"], _NONE)
             result.append(
                 [
                     item
                     for item, predicate in checks
-                    if (
-                        predicate(record)
-                        if predicate is not None
-                        else (item["id"], contact_id) in stored
-                    )
+                    if (predicate(record) if predicate is not None else item["id"] in ids)
                 ]
             )
         return result
 
-    def _stored_pairs(
+    def _stored_ids(
         self, session: Session, rows: Sequence[dict[str, Any]]
-    ) -> set[tuple[str, str]]:
-        """(audience, contact) stored memberships of the page's contacts."""
+    ) -> dict[str, frozenset[str]]:
+        """`{contact id: ids of the audiences it is stored in}` for the page's contacts: one
+        row per contact (the ids joined by commas), not one per membership."""
         if len(self.live) == len(self.entries):
-            return set()
+            return {}
         statement = _page_memberships(dialect_of(session))
-        pairs = session.connection().execute(statement, {IDS: ids_of(rows)})
-        return {(audience_id, contact_id) for audience_id, contact_id in pairs}
+        found = session.connection().execute(statement, {IDS: ids_of(rows)}).all()
+        return {contact_id: frozenset(joined.split(",")) for contact_id, joined in found}
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 @per_dialect
 def _page_memberships(dialect: str) -> Select[str, str]:
-    return select(Membership.audienceId, Membership.contactId).where(
-        ids_in(Membership.contactId, dialect)
+    audience_ids = (
+        func.string_agg(Membership.audienceId, literal_column("','"))
+        if dialect == "postgresql"
+        else func.group_concat(Membership.audienceId)  # ids hold no commas
+    )
+    return (
+        select(Membership.contactId, audience_ids)
+        .where(ids_in(Membership.contactId, dialect))
+        .group_by(Membership.contactId)
     )
 
 

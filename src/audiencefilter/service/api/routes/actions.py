@@ -60,8 +60,7 @@ def create_action(
     body: ActionCreate, principal: PrivateKey, database: DatabaseDep, retry: RetryDep
 ) -> Response:
     def create(session: Session) -> Response:
-        _, lst = owned_contact(session, principal.account_id, body.subId)
-        events.lock_list(session, lst.id)
+        _, lst = changes.locked_contact(session, principal.account_id, body.subId)
         action = Action(name=body.name, increase=body.increase, subId=body.subId)
         session.add(action)
         _change_points(session, body.subId, body.increase)

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience, Contact
 from ...db.queries import count, owned_audience, owned_list, page_of
-from ...domain import changes, clock, events
+from ...domain import changes, clock
 from ...domain.audience_filters import (
     EMPTY,
     FILTERS_EMPTY,
@@ -123,8 +123,7 @@ def create_audience(
     name, list_id = body.name, body.listId
 
     def create(session: Session) -> str:
-        lst = owned_list(session, principal.account_id, list_id)
-        events.lock_list(session, lst.id)
+        lst = changes.locked_list(session, principal.account_id, list_id)
         given = read_filters(body.filters, body.filtersText)
         mode = body.mode or (SMART if given.given else MANUAL)
         filters = _stored(mode, given, None)
@@ -242,9 +241,7 @@ def update_audience(
     settings: SettingsDep,
 ) -> JSONResponse:
     with database.transaction() as session:
-        audience, _ = owned_audience(session, principal.account_id, id)
-        events.lock_list(session, audience.listId)
-        session.refresh(audience)  # as committed before the lock
+        audience, _ = changes.locked_audience(session, principal.account_id, id)
         mode = body.mode or audience.mode
         given = _update_input(body)
         filters = _stored(mode, given, audience.filters)
@@ -265,8 +262,7 @@ def update_audience(
 @router.delete("/{id}", response_model=DeletedAudienceResponse, summary="Delete an audience")
 def delete_audience(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
     with database.transaction() as session:
-        audience, _ = owned_audience(session, principal.account_id, id)
-        events.lock_list(session, audience.listId)
+        audience, _ = changes.locked_audience(session, principal.account_id, id)
         view = audience_view(audience, subsCount=audience_sizes(session, [audience])[id])
         changes.audience_deleting(session, audience)
         session.execute(

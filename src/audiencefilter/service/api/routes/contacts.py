@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from ...db.models import Contact, List
 from ...db.queries import owned_contact, owned_list, text_filter
-from ...domain import changes, clock, events
+from ...domain import changes, clock
 from ...domain.audience_filters import read_filters
 from ...domain.contact_fields import normalise_email
 from ...domain.pages import ContactPages
@@ -159,8 +159,7 @@ def create_contact(
         return once(database, claim, lambda session: _sign_up(session, principal, body, values))
 
     def create(session: Session) -> Response:
-        lst = owned_list(session, principal.account_id, body.listId)
-        events.lock_list(session, lst.id)
+        lst = changes.locked_list(session, principal.account_id, body.listId)
         contact = Contact(listId=lst.id, emailKey=body.email.lower(), **values)
         session.add(contact)
         session.flush()
@@ -180,8 +179,7 @@ def _sign_up(
     who is on the list; the answer repeats what was sent and nothing else. A known contact is
     left as it is: a sign-up form must not be a way to overwrite someone's profile.
     """
-    lst = owned_list(session, principal.account_id, body.listId)
-    events.lock_list(session, lst.id)
+    lst = changes.locked_list(session, principal.account_id, body.listId)
     key = body.email.lower()
     known = select(Contact.id).where(Contact.listId == lst.id, Contact.emailKey == key)
     if session.scalar(known) is None:
@@ -213,8 +211,7 @@ def update_contact(
     settings: SettingsDep,
 ) -> JSONResponse:
     with _unique_email(), database.transaction() as session:
-        contact, lst = owned_contact(session, principal.account_id, id)
-        events.lock_list(session, lst.id)
+        contact, lst = changes.locked_contact(session, principal.account_id, id)
         sent = body.model_dump(exclude_unset=True)
         for field, value in sent.items():
             setattr(contact, field, value)
@@ -231,8 +228,7 @@ def delete_contact(
     id: str, principal: PrivateKey, database: DatabaseDep, settings: SettingsDep
 ) -> JSONResponse:
     with database.transaction() as session:
-        contact, lst = owned_contact(session, principal.account_id, id)
-        events.lock_list(session, lst.id)
+        contact, lst = changes.locked_contact(session, principal.account_id, id)
         view = _contact_view(session, settings, lst, id)
         changes.contact_deleting(session, lst.id, id, contact.email)
         session.delete(contact)

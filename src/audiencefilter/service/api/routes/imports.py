@@ -31,8 +31,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from ...db.models import Contact
-from ...db.queries import owned_list
-from ...domain import changes, events
+from ...domain import changes
 from ...domain.contact_fields import QueryText
 from ...http import validation
 from ...http.errors import ApiError, ValidationIssue
@@ -153,8 +152,7 @@ def _existing(session: Session, list_id: str, keys: list[str]) -> dict[str, str]
 def _import(
     session: Session, account_id: str, list_id: str, rows: list[tuple[int, Any]]
 ) -> Response:
-    lst = owned_list(session, account_id, list_id)
-    events.lock_list(session, lst.id)
+    lst = changes.locked_list(session, account_id, list_id)
     checked = [(number, *_problems(value, lst.id)) for number, value in rows]
     keys = [row.email.lower() for _, row, _ in checked if row is not None]
     existing = _existing(session, lst.id, sorted(set(keys)))

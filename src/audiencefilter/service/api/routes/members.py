@@ -16,7 +16,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from ...db.models import Audience, AudienceMember, Contact, List, utcnow
-from ...db.queries import count, owned_audience, plausible_id
+from ...db.queries import count, plausible_id
 from ...domain import changes, events
 from ...domain.membership import MANUAL
 from ...http.errors import ApiError, ValidationIssue
@@ -35,9 +35,7 @@ NOT_A_MEMBER = "This contact is not a member of this audience"
 
 
 def _manual(session: Session, account_id: str, audience_id: str) -> Audience:
-    audience, _ = owned_audience(session, account_id, audience_id)
-    events.lock_list(session, audience.listId)
-    session.refresh(audience)  # as committed before the lock
+    audience, _ = changes.locked_audience(session, account_id, audience_id)
     if audience.mode != MANUAL:
         raise ApiError(400, SMART_HAS_NO_MEMBERS)
     return audience

@@ -44,7 +44,9 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("audience_id", "contact_id", name=op.f("pk_memberships")),
     )
-    op.create_index(op.f("ix_memberships_contact_id"), "memberships", ["contact_id"], unique=False)
+    op.create_index(
+        "ix_memberships_contact", "memberships", ["contact_id", "audience_id"], unique=False
+    )
     op.create_table(
         "event_heads",
         sa.Column("list_id", sa.String(32), nullable=False),
@@ -89,5 +91,5 @@ def _fill() -> None:
 def downgrade() -> None:
     op.drop_table("events")
     op.drop_table("event_heads")
-    op.drop_index(op.f("ix_memberships_contact_id"), table_name="memberships")
+    op.drop_index("ix_memberships_contact", table_name="memberships")
     op.drop_table("memberships")

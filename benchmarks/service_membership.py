@@ -1,0 +1,204 @@
+"""Stored membership: what 100 smart audiences cost a contacts page and a contact update.
+
+    python -m benchmarks.service_membership [--contacts N] [--audiences N] [--runs N] [--postgres]
+
+One service database, two lists of N synthetic contacts each (benchmarks/data.py, bulk
+inserted): one list with `--audiences` smart audiences (100 by default, every kind of filter:
+numbers, strings, `in` lists, custom data, OR/AND groups), the other with none. Through the
+whole HTTP application in process, side by side, the median wall-clock milliseconds of:
+
+- `GET /contacts?listId=..&limit=100`: each contact carries its audiences, read from the stored
+  memberships (target: at most 1.5 times the page without audiences);
+- `PATCH /contacts/{id}` moving the contact's points and country back and forth: the write
+  re-evaluates every smart audience of the list for the contact, stores the difference and
+  appends its events in the same transaction (target: at most 2 times the update without).
+
+The ratios are printed with their targets. A measurement script, not a test: nothing asserts a
+timing (tests/service/test_membership_benchmark.py runs it tiny, for its shape only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from itertools import cycle
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import insert
+
+from audiencefilter.service import Settings
+from audiencefilter.service.db.models import Contact, new_id
+from audiencefilter.service.domain.accounts import ensure_account, issue_key
+
+from .data import generate
+from .service_audiences import InProcessClient, _median_ms, _postgres
+
+PAGE_TARGET = 1.5
+UPDATE_TARGET = 2.0
+COUNTRIES = ["US", "FR", "DE", "GB", "JP", "BR", "IN", "ES"]
+
+
+def audience_filters(count: int) -> list[dict[str, Any]]:
+    """`count` different smart filters of the kinds users write."""
+    shapes: list[Callable[[int], dict[str, Any]]] = [
+        lambda i: {"points": {"gte": i * 7 % 100}},
+        lambda i: {"country": {"in": [COUNTRIES[i % 8], COUNTRIES[(i + 3) % 8]]}},
+        lambda i: {"OR": [{"points": {"lt": i % 50}}, {"city": {"contains": "a"}}]},
+        lambda i: {"AND": [{"isVerified": True}, {"referrals": {"gte": i % 5}}]},
+        lambda i: {"data": {"path": ["source"], "equals": "bench" if i % 2 else "other"}},
+        lambda i: {"email": {"endsWith": f"{i % 10}.example.com"}},
+    ]
+    return [shapes[i % len(shapes)](i) for i in range(count)]
+
+
+def _contacts(list_id: str, count: int) -> Iterator[dict[str, Any]]:
+    """Synthetic contacts as rows of `contacts`."""
+    columns = generate(count).columns
+    for index in range(count):
+        email = f"c{index}.{columns['email'][index]}"
+        yield {
+            "id": new_id("con"),
+            "listId": list_id,
+            "email": email,
+            "emailKey": email.lower(),
+            "firstName": columns["firstName"][index],
+            "lastName": columns["lastName"][index],
+            "company": columns["company"][index],
+            "country": columns["country"][index],
+            "city": columns["city"][index],
+            "points": columns["points"][index] or 0,
+            "referrals": columns["referrals"][index],
+            "isVerified": bool(columns["isVerified"][index]),
+            "unsubscribed": columns["unsubscribed"][index],
+            "data": {"source": "bench"},
+            "referralCode": new_id("r"),
+            "createdAt": columns["createdAt"][index],
+        }
+
+
+class Bench:
+    def __init__(self, database_url: str, contacts: int, audiences: int) -> None:
+        settings = Settings(
+            database_url=database_url,
+            auto_migrate=True,
+            rate_limit_free="10000000/minute",
+            rate_limit_pro="10000000/minute",
+            max_audiences_per_list=max(100, audiences),
+            membership_sweep_seconds=0,
+        )
+        self.client = InProcessClient(settings)
+        self.database = self.client.app.state.db
+        try:
+            self.headers = {"apiKey": self._key()}
+            self.with_audiences = self._list(contacts)
+            self.without = self._list(contacts)
+            for index, where in enumerate(audience_filters(audiences)):
+                body = {"name": f"a{index}", "listId": self.with_audiences, "filters": where}
+                response = self.call("POST", "/audiences?limit=1", json=body)
+                assert response.status_code == 201, response.text
+        except BaseException:
+            self.client.close()
+            raise
+
+    def _key(self) -> str:
+        with self.database.transaction() as session:
+            account = ensure_account(session, new_id("bench"), "pro")
+            _, key = issue_key(session, account, "private", None)
+            return key
+
+    def _list(self, count: int) -> str:
+        response = self.call("POST", "/lists", json={"name": "bench"})
+        assert response.status_code == 201, response.text
+        list_id: str = response.json()["data"]["list"]["id"]
+        rows = list(_contacts(list_id, count))
+        with self.database.transaction() as session:
+            for start in range(0, len(rows), 5000):
+                session.execute(insert(Contact), rows[start : start + 5000])
+        with self.database.engine.connect() as connection:
+            connection.exec_driver_sql("ANALYZE")
+            connection.commit()
+        return list_id
+
+    def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self.client.request(method, f"/v4{path}", headers=self.headers, **kwargs)
+
+    def page(self, list_id: str) -> Callable[[], Any]:
+        def run() -> Any:
+            response = self.call("GET", f"/contacts?listId={list_id}&limit=100")
+            assert response.status_code == 200, response.text
+            return response
+
+        return run
+
+    def update(self, list_id: str) -> Callable[[], Any]:
+        first = self.page(list_id)().json()["data"]["contacts"]
+        targets = cycle([(c["id"], body) for c in first[:10] for body in _bodies()])
+
+        def run() -> Any:
+            contact_id, body = next(targets)
+            response = self.call("PATCH", f"/contacts/{contact_id}", json=body)
+            assert response.status_code == 200, response.text
+            return response
+
+        return run
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _bodies() -> list[dict[str, Any]]:
+    return [{"points": 95, "country": "FR"}, {"points": 3, "country": "JP"}]
+
+
+def measure(bench: Bench, runs: int) -> list[tuple[str, float, float, float]]:
+    """(what, ms with audiences, ms without, ratio) for the page and the update."""
+    results = []
+    for label, make in (("contacts page of 100", bench.page), ("contact update", bench.update)):
+        with_ms, _ = _median_ms(make(bench.with_audiences), runs)
+        without_ms, _ = _median_ms(make(bench.without), runs)
+        results.append((label, with_ms, without_ms, with_ms / without_ms))
+    return results
+
+
+def _run(name: str, url: str, contacts: int, audiences: int, runs: int) -> None:
+    print(f"\n{name}: {contacts:,} contacts per list, {audiences} smart audiences", flush=True)
+    started = time.perf_counter()
+    bench = Bench(url, contacts, audiences)
+    print(f"  ready in {time.perf_counter() - started:.1f} s")
+    targets = {"contacts page of 100": PAGE_TARGET, "contact update": UPDATE_TARGET}
+    try:
+        print(f"  {'':<22} {'with':>9} {'without':>9}  ratio (target)")
+        for label, with_ms, without_ms, ratio in measure(bench, runs):
+            print(
+                f"  {label:<22} {with_ms:7.2f}ms {without_ms:7.2f}ms  "
+                f"ratio {ratio:.2f}x (≤{targets[label]}x)"
+            )
+    finally:
+        bench.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--contacts", type=int, default=10_000)
+    parser.add_argument("--audiences", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=41, help="timed runs per request (median)")
+    parser.add_argument("--postgres", action="store_true")
+    args = parser.parse_args(argv)
+    print(f"median wall-clock ms over {args.runs} runs")
+    with tempfile.TemporaryDirectory(prefix="af-bench-") as folder:
+        url = f"sqlite:///{Path(folder) / 'bench.db'}"
+        _run("SQLite", url, args.contacts, args.audiences, args.runs)
+    if args.postgres:
+        with _postgres() as (pg, note):
+            if pg is None:
+                print(f"\nPostgreSQL: {note}")
+            else:
+                _run(f"PostgreSQL ({note})", pg, args.contacts, args.audiences, args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,14 @@
+"""The membership benchmark runs end to end at a tiny size (its shape, never its timings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import service_membership
+
+
+def test_the_membership_benchmark_prints_both_ratios(capsys: pytest.CaptureFixture[str]) -> None:
+    assert service_membership.main(["--contacts", "30", "--audiences", "6", "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "contacts page of 100" in out and "contact update" in out
+    assert out.count("x (≤") == 2
