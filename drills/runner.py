@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import crash, fuzzing, limits, load, mixed, outage
+from . import abuse, crash, fuzzing, limits, load, mixed, outage
 from .common import FAST, FULL, Context, Drill, Missing, Outcome, Row, servers_required
 
 DRILLS: dict[str, tuple[Drill, str]] = {
@@ -35,6 +35,7 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     "mixed": (mixed.mixed, "concurrent reads and writes against a model"),
     "fuzz": (fuzzing.fuzz, "both filter parsers, coverage-guided"),
     "schemathesis": (fuzzing.schemathesis, "the OpenAPI document against a live service"),
+    "abuse": (abuse.abuse, "large filters, memory and a public key's budget, as an attacker"),
 }
 # `make test` runs the schemathesis test already; CI runs it there, not twice.
 NOT_FAST = {"schemathesis": "`make test` runs it"}
