@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import crash, fuzzing, limits, load, mixed, outage, webhooks
+from . import abuse, crash, fuzzing, limits, load, mixed, outage, webhooks
 from .common import FAST, FULL, Context, Drill, Missing, Outcome, Row, servers_required
 
 DRILLS: dict[str, tuple[Drill, str]] = {
@@ -38,6 +38,7 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     "webhook-crash": (webhooks.webhook_crash, "SIGKILL during updates: every event delivered"),
     "webhook-outage": (webhooks.webhook_outage, "a receiver answering 500 for 20 s"),
     "webhook-two-workers": (webhooks.webhook_two_workers, "two worker processes on PostgreSQL"),
+    "abuse": (abuse.abuse, "large filters, memory and a public key's budget, as an attacker"),
 }
 # `make test` runs the schemathesis test already; CI runs it there, not twice.
 NOT_FAST = {

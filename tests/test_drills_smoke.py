@@ -3,12 +3,14 @@ tools and broken drills become rows. The drills themselves run with `make drills
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
 import pytest
 
-from drills import runner, wrk
+from audiencefilter import FilterError, parse
+from drills import abuse, runner, wrk
 from drills.common import FAST, Context, Missing, Row, exception_names, row
 from drills.fuzzing import MAX_LEN, mutate
 
@@ -151,3 +153,20 @@ def test_mutations_are_bounded_and_reproducible() -> None:
     assert first == [mutate(twin, corpus[0], corpus) for _ in range(50)]
     assert len(set(first)) > 10
     assert all(len(mutate(random.Random(n), b"x" * 4000, corpus)) <= MAX_LEN for n in range(20))
+
+
+def test_abuse_drill_measures_its_process_group_and_sends_what_it_claims() -> None:
+    assert abuse.group_rss_mb(os.getpgrp()) > 1
+    shapes = dict(abuse.oversized_filters(fast=False))
+    assert set(shapes) == {
+        "OR of 1,000",
+        "OR of 5,000",
+        "in of 10,000",
+        "in of 5,000",
+        "nesting 40 deep",
+    }
+    assert len(shapes["OR of 5,000"]["OR"]) == 5_000
+    with pytest.raises(FilterError):  # past the library's nesting limit
+        parse(shapes["nesting 40 deep"])
+    lengths = {len(abuse.large_filter(i)["points"]["in"]) for i in range(50)}
+    assert len(lengths) == 50  # every preview a new statement shape

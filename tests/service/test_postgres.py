@@ -50,3 +50,24 @@ def test_longest_allowed_values_fit_on_postgres(
         "contacts"
     ]
     assert [item["id"] for item in found] == [contact["id"]]
+
+
+@pytest.mark.postgres
+def test_connections_keep_no_prepared_statements(pg_database: Callable[[], str]) -> None:
+    """psycopg remembers each query's text (100 per connection) and prepares it server-side
+    after a few runs; the service's filter statements are varied and large, so neither."""
+    from sqlalchemy import text
+
+    from audiencefilter.service.db.engine import make_engine
+
+    engine = make_engine(url_settings(pg_database()))
+    try:
+        with engine.connect() as connection:
+            for _ in range(10):
+                connection.execute(text("SELECT 1 WHERE 1 = ANY(:v)"), {"v": [1, 2, 3]})
+            prepared = connection.execute(text("SELECT count(*) FROM pg_prepared_statements"))
+            assert prepared.scalar_one() == 0
+            raw = connection.connection.dbapi_connection
+            assert raw is not None and raw.prepare_threshold is None  # type: ignore[attr-defined]
+    finally:
+        engine.dispose()

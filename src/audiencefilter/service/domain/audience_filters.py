@@ -12,14 +12,16 @@ smart audience refuses; `null` means "not given".
 
 Stored filters are parsed again when used; `stored_filter` keeps the parsed filters by canonical
 JSON, and with them their compiled predicates (the library caches one per `Filter`), so a page of
-contacts costs one parse and one compilation per distinct filter per process.
+contacts costs one parse and one compilation per distinct filter per process. That cache and the
+one of `filter_text` are bounded by entries and by weight (`weighted_cache.py`): a filter weighs
+its conditions plus its array values, a text its characters, so large filters cannot fill the
+process however many of them an account stores.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import select
@@ -30,6 +32,7 @@ from ...text import parse_text
 from ..db.models import Audience
 from ..http.errors import AudienceRuleError
 from .filter_budget import NOTHING, check_filter, check_list, cost_of
+from .weighted_cache import WeightedCache
 
 logger = logging.getLogger("audiencefilter.service")
 
@@ -42,6 +45,10 @@ LIST_REQUIRED = "listId is required"
 EMPTY_CANONICAL = "{}"
 UNSATISFIABLE = "unsatisfiable"
 CACHED_FILTERS = 1024
+# About 160 bytes per unit once parsed, lowered and compiled: some 30 MB at most, room for the
+# audiences of a dozen lists filled to their budget (12,000 units each).
+CACHED_FILTER_WEIGHT = 200_000
+CACHED_TEXT_CHARACTERS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -90,9 +97,23 @@ def _parsed(value: Any, *, text: bool) -> FilterInput:
     return FilterInput(given=True, filter=flt)
 
 
-@lru_cache(maxsize=CACHED_FILTERS)
+_FILTERS: WeightedCache[Filter | None] = WeightedCache(CACHED_FILTERS, CACHED_FILTER_WEIGHT)
+_TEXTS: WeightedCache[str | None] = WeightedCache(CACHED_FILTERS, CACHED_TEXT_CHARACTERS)
+
+
+def _filter_weight(flt: Filter | None) -> int:
+    if flt is None:
+        return 1
+    cost = cost_of(flt)
+    return 1 + cost.conditions + cost.values
+
+
 def stored_filter(canonical: str) -> Filter | None:
     """The filter of a stored canonical JSON; None (and a logged error) if it no longer parses."""
+    return _FILTERS.get(canonical, lambda: _parse_stored(canonical), _filter_weight)
+
+
+def _parse_stored(canonical: str) -> Filter | None:
     try:
         return parse(canonical)
     except FilterError as exc:
@@ -119,10 +140,14 @@ def check_list_room(session: Session, list_id: str, new: Filter, excluding: str 
     check_list(others, cost_of(new))
 
 
-@lru_cache(maxsize=CACHED_FILTERS)
 def filter_text(canonical: str) -> str | None:
-    flt = stored_filter(canonical)
-    return None if flt is None else flt.to_text()
+    """The text form of a stored canonical JSON (None if it no longer parses)."""
+
+    def make() -> str | None:
+        flt = stored_filter(canonical)
+        return None if flt is None else flt.to_text()
+
+    return _TEXTS.get(canonical, make, lambda text: 1 + len(text or ""))
 
 
 def warnings_for(flt: Filter | None) -> list[dict[str, str]]:
