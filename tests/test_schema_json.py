@@ -29,6 +29,8 @@ BEYOND_JSON_SCHEMA = {
     "lone-surrogate",
     "duration-too-long",
     "duplicate-ago",
+    "unknown-time-zone",
+    "time-zone-in-wrong-case",
 }
 
 

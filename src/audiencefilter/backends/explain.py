@@ -27,10 +27,11 @@ from enum import Enum
 from typing import Any, cast
 
 from ..errors import RecordError
+from ..language.calendar import RELATIVE_TYPES, Period, StartOf
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
-from ..language.relative import Ago, as_now, system_clock
+from ..language.relative import as_now, system_clock
 from ..language.values import accepts, holds, record_datetime
 from ..language.visitor import Visitor
 from ..rewrite.lower import lower
@@ -73,6 +74,9 @@ class Explanation:
         present: For a condition, whether the record has the field at all.
         instant: For a condition on a relative date-time, the instant it stood for.
         path: For a condition inside a JSON field, the keys leading to `value`.
+        until: For a calendar period (`within`), the first instant after it; `instant` is
+            its first instant.
+        zone: For a calendar value that names no zone, the schema's zone it was taken in.
     """
 
     node: Node
@@ -83,6 +87,8 @@ class Explanation:
     present: bool = False
     instant: datetime | None = None
     path: tuple[str, ...] = ()
+    until: datetime | None = None
+    zone: str | None = None
 
     @property
     def matched(self) -> bool:
@@ -99,8 +105,12 @@ class Explanation:
         """The node in words: the condition's text, or `all of` / `any of` / `not`."""
         if self.is_condition:
             text = to_text(self.node)
-            if self.instant is not None:
+            if self.until is not None and self.instant is not None:
+                text += f" [{format_datetime(self.instant)}, {format_datetime(self.until)})"
+            elif self.instant is not None:
                 text += f" [{format_datetime(self.instant)}]"
+            if self.zone is not None:
+                text += f" in {self.zone}"
             return text
         return {"and": "all of", "or": "any of", "not": "not"}[self.node.kind]
 
@@ -205,6 +215,8 @@ class _Explainer(Visitor[Explanation]):
                 child.present,
                 child.instant,
                 child.path,
+                child.until,
+                child.zone,
             )
         return Explanation(node, ~child.outcome, (child,))
 
@@ -241,9 +253,22 @@ class _Explainer(Visitor[Explanation]):
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value
-        instant = None
-        if isinstance(lowered, Comparison) and isinstance(node.value, Ago):
+        instant = until = None
+        zone: str | None = None
+        if isinstance(lowered, Comparison) and isinstance(node.value, RELATIVE_TYPES):
             instant = cast(datetime, lowered.value)
+        if isinstance(node.value, StartOf | Period) and node.value.zone is None:
+            zone = self.schema.time_zone
+        if type(node.value) is Period and isinstance(lowered, And):
+            low, high = (cast(Comparison, item) for item in lowered.items)
+            instant, until = cast(datetime, low.value), cast(datetime, high.value)
+            if value is None:
+                outcome = Outcome.UNKNOWN
+            else:
+                outcome = Outcome.of(self.compare(low, value) and self.compare(high, value))
+            return Explanation(
+                node, outcome, (), node.field, value, present, instant, (), until, zone
+            )
         if isinstance(lowered, Const):
             outcome = Outcome.of(lowered.value)
         elif value is None:
@@ -251,7 +276,7 @@ class _Explainer(Visitor[Explanation]):
         else:
             assert isinstance(lowered, Comparison)
             outcome = Outcome.of(self.compare(lowered, value))
-        return Explanation(node, outcome, (), node.field, value, present, instant)
+        return Explanation(node, outcome, (), node.field, value, present, instant, (), None, zone)
 
     def compare(self, node: Comparison, value: Any) -> bool:
         kind = self.schema[node.field].type

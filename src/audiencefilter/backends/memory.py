@@ -52,6 +52,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from ..errors import RecordError
+from ..language.calendar import RELATIVE_TYPES
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ..language.nodes import (
@@ -67,7 +68,6 @@ from ..language.nodes import (
     unhandled,
     walk,
 )
-from ..language.relative import Ago
 from ..language.values import accepts, record_datetime
 
 
@@ -378,7 +378,7 @@ class _Builder:
             isinstance(value, frozenset) and all(isinstance(v, _CONSTANT_TYPES) for v in value)
         ):
             return ast.Constant(cast(Any, value))  # the compiler takes frozensets of literals
-        if type(value) is Ago:  # its instant, computed per call by the caller
+        if isinstance(value, RELATIVE_TYPES):  # its instant, computed per call by the caller
             index = ast.Constant(self.relatives[value])
             return ast.Subscript(value=_name(_INSTANTS), slice=index, ctx=ast.Load())
         return self.bind(value)

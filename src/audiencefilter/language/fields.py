@@ -8,7 +8,7 @@ operator that is valid in JSON is valid everywhere else too.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 
@@ -40,6 +40,7 @@ class Op(StrEnum):
     ENDS_WITH = "endsWith"
     IN = "in"
     NOT_IN = "notIn"
+    WITHIN = "within"
 
 
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
@@ -54,8 +55,8 @@ OPERATORS: Mapping[FieldType, frozenset[Op]] = {
     FieldType.STRING: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | PATTERN_OPS,
     FieldType.NUMBER: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
     FieldType.BOOLEAN: frozenset({Op.EQUALS}),
-    FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
-    FieldType.JSON: frozenset(Op),
+    FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN, Op.WITHIN}) | ORDERING_OPS,
+    FieldType.JSON: frozenset(Op) - {Op.WITHIN},
 }
 #: The types a value inside a JSON document can be compared as.
 JSON_VALUE_TYPES = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
@@ -110,6 +111,9 @@ class Schema:
 
     fields: tuple[Field, ...]
     name: str = "custom"
+    time_zone: str = "UTC"
+    """The IANA zone of calendar values (`start of today`, `within this month`) that name
+    none (language/calendar.py)."""
     _by_name: Mapping[str, Field] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -120,6 +124,13 @@ class Schema:
             if name in {"AND", "OR", "NOT"}:
                 raise ValueError(f"{name!r} is reserved for logical groups and cannot be a field")
         object.__setattr__(self, "_by_name", by_name)
+        if self.time_zone != "UTC":
+            from .calendar import CalendarError, check_zone
+
+            try:
+                check_zone(self.time_zone)
+            except CalendarError as exc:
+                raise ValueError(f"{exc}; {exc.suggestion}") from None
 
     @classmethod
     def of(cls, name: str = "custom", **types: FieldSpec) -> Schema:
@@ -172,7 +183,11 @@ class Schema:
             f.name: (f.type, f.source) if f.source else f.type for f in self.fields
         }
         merged.update(types)
-        return Schema.from_mapping(merged, name=self.name)
+        return replace(Schema.from_mapping(merged, name=self.name), time_zone=self.time_zone)
+
+    def in_zone(self, time_zone: str) -> Schema:
+        """A copy whose calendar values without a zone of their own are in `time_zone`."""
+        return replace(self, time_zone=time_zone)
 
 
 CONTACT = Schema.of(

@@ -16,9 +16,12 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
   literal, compares exactly as the declared field does; the `path` is the only mark a
   back-end needs, and no back-end looks a source up in the schema.
 - Date-time literals are aware UTC instants (`values.as_utc`), whoever built the node.
-- With `now`, each relative date-time (`Ago`) becomes its instant at that one `now`, so every
-  condition of a statement sees the same moment. Without it they stay relative: the in-memory
-  predicate binds them per call from its clock (see `backends/memory.py`).
+- A calendar period (`within`, language/calendar.py) becomes `gte` its start and `lt` its
+  end, two `StartOf` values; each `StartOf` without a zone takes the schema's `time_zone`.
+- With `now`, each relative date-time (`Ago`, `StartOf`) becomes its instant at that one
+  `now`, so every condition of a statement sees the same moment. Without it they stay
+  relative: the in-memory predicate binds them per call from its clock (see
+  `backends/memory.py`).
 
 The lowered tree is built of the ordinary node kinds, so it is a valid filter (it can be
 printed to debug a back-end), but it is not the user's filter and is never shown as theirs.
@@ -30,6 +33,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from ..language.calendar import Period, StartOf
 from ..language.fields import LIST_OPS, Op, Schema
 from ..language.nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, Value
 from ..language.relative import Ago, as_now
@@ -81,6 +85,14 @@ class _Lowering(Visitor[Node]):
     def visit_comparison(self, node: Comparison) -> Node:
         if node.op in LIST_OPS and not node.value:
             return empty_list(node.op)
+        if type(node.value) is Period:
+            start, end = node.value.bounds
+            return And(
+                (
+                    self.visit(replace(node, op=Op.GTE, value=start)),
+                    self.visit(replace(node, op=Op.LT, value=end)),
+                )
+            )
         value = self.value(node.value, node.insensitive)
         field, path = node.field, node.path
         declared = self.schema.get(field)
@@ -93,8 +105,11 @@ class _Lowering(Visitor[Node]):
     def value(self, value: Value, insensitive: bool) -> Value:
         if isinstance(value, tuple):
             return unique(tuple(self.scalar(v, insensitive) for v in value))
-        if isinstance(value, Ago):
+        if isinstance(value, StartOf):
+            value = value.in_zone(self.schema.time_zone)
+        if isinstance(value, Ago | StartOf):
             return value if self.now is None else value.before(self.now)
+        assert not isinstance(value, Period)  # lowered to its bounds in visit_comparison
         return self.scalar(value, insensitive)
 
     @staticmethod

@@ -262,6 +262,54 @@ def relative_values() -> st.SearchStrategy[dict[str, str]]:
     return spelt.map(lambda duration: {"ago": duration})
 
 
+CALENDAR_ZONES = (
+    "UTC",
+    "Europe/Paris",
+    "America/Santiago",
+    "Asia/Beirut",
+    "Asia/Kolkata",
+    "Pacific/Chatham",
+    "Australia/Lord_Howe",
+)
+"""Zones for calendar values: daylight saving at midnight (Santiago, Beirut), half-hour and
+45-minute offsets, a half-hour shift (Lord Howe)."""
+
+
+def _zone_key(draw: st.DrawFn, data: dict[str, Any]) -> dict[str, Any]:
+    if draw(st.booleans()):
+        data["timeZone"] = draw(st.sampled_from(CALENDAR_ZONES))
+    return data
+
+
+def calendar_starts() -> st.SearchStrategy[dict[str, Any]]:
+    """`{"startOf": unit, "offset"?: n, "timeZone"?: zone}` near the current unit."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        data: dict[str, Any] = {"startOf": draw(st.sampled_from(("day", "week", "month", "year")))}
+        offset = draw(st.integers(-3, 3))
+        if offset:
+            data["offset"] = offset
+        return _zone_key(draw, data)
+
+    return build()
+
+
+def calendar_periods() -> st.SearchStrategy[dict[str, Any]]:
+    """The operand of `within`: `{"this": unit}` or `{"last"|"next": n, "unit": unit}`."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        unit = draw(st.sampled_from(("day", "week", "month", "year")))
+        kind = draw(st.sampled_from(("this", "last", "next")))
+        data: dict[str, Any] = (
+            {"this": unit} if kind == "this" else {kind: draw(st.integers(1, 8)), "unit": unit}
+        )
+        return _zone_key(draw, data)
+
+    return build()
+
+
 def _field_condition(
     schema: Schema, hostile: bool, wide: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
@@ -280,7 +328,7 @@ def _field_condition(
         # relative half of the time.
         operand: st.SearchStrategy[Any] = value
         if kind is FieldType.DATETIME:
-            operand = st.one_of(value, relative_values())
+            operand = st.one_of(value, relative_values(), calendar_starts())
         shape = draw(st.integers(0, 9))
         if shape == 0:
             return {field.name: None}
@@ -295,6 +343,8 @@ def _field_condition(
         for op in chosen:
             if op in (Op.IN, Op.NOT_IN):
                 body[op.value] = draw(st.lists(value, max_size=4))
+            elif op is Op.WITHIN:
+                body[op.value] = draw(calendar_periods())
             else:
                 body[op.value] = draw(operand)
         negation = draw(st.integers(0, 5))
@@ -305,6 +355,8 @@ def _field_condition(
         elif negation == 3:
             op = draw(st.sampled_from(ops))
             inner = draw(st.lists(value, max_size=3)) if op in (Op.IN, Op.NOT_IN) else draw(operand)
+            if op is Op.WITHIN:
+                inner = draw(calendar_periods())
             body["not"] = {op.value: inner}
         if kind is FieldType.STRING and draw(st.booleans()):
             body["mode"] = draw(st.sampled_from(("insensitive", "default")))
