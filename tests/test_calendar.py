@@ -278,3 +278,106 @@ def test_json_schema_accepts_the_calendar_forms() -> None:
     assert not validator.is_valid({"createdAt": {"within": {"this": "days"}}})
     assert not validator.is_valid({"createdAt": {"gte": {"this": "month"}}})
     assert not validator.is_valid({"points": {"within": {"this": "month"}}})
+
+
+# ---- anniversaries -------------------------------------------------------------------------
+
+
+def _anniversary_by_definition(record: datetime, zone: str, first: date, end: date) -> bool:
+    """Some day of the window is the record's local month and day in that day's year, with
+    29 February on 28 February in a common year."""
+    local = record.astimezone(ZoneInfo(zone)).date()
+    day = first
+    while day < end:
+        try:
+            this_year = local.replace(year=day.year)
+        except ValueError:  # 29 February in a common year
+            this_year = date(day.year, 2, 28)
+        if this_year == day:
+            return True
+        day += timedelta(days=1)
+    return False
+
+
+@given(
+    st.sampled_from(ZONES),
+    st.datetimes(
+        min_value=datetime(1971, 1, 1), max_value=datetime(2036, 12, 1), timezones=st.just(UTC)
+    ),
+    st.datetimes(
+        min_value=datetime(1900, 1, 2), max_value=datetime(2099, 12, 30), timezones=st.just(UTC)
+    ),
+    st.sampled_from(("day", "week", "month", "year")),
+    st.sampled_from(("this", "last", "next")),
+    st.integers(1, 40),
+)
+def test_anniversaries_follow_their_definition(
+    zone: str, now: datetime, record: datetime, unit: str, kind: str, count: int
+) -> None:
+    period = {"this": unit} if kind == "this" else {kind: count, "unit": unit}
+    flt = af.parse({"createdAt": {"anniversary": {**period, "timeZone": zone}}})
+    tz = ZoneInfo(zone)
+    start, end = (0, 1) if kind == "this" else (-count, 0) if kind == "last" else (1, count + 1)
+    first = start_of(unit, start, zone, now).astimezone(tz).date()
+    last = start_of(unit, end, zone, now).astimezone(tz).date()
+    expected = _anniversary_by_definition(record, zone, first, last)
+    assert flt.matches({"createdAt": record}, now=now) is expected
+    assert flt.explain({"createdAt": record}, now=now).matched is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("createdAt anniversary within today", {"this": "day"}),
+        ("createdAt anniversary within this month", {"this": "month"}),
+        ("createdAt anniversary within next 7 days", {"next": 7, "unit": "day"}),
+        (
+            'createdAt anniversary within last week in "Europe/Paris"',
+            {"last": 1, "unit": "week", "timeZone": "Europe/Paris"},
+        ),
+    ],
+)
+def test_anniversary_text_and_json(text: str, where: dict[str, object]) -> None:
+    from_json = af.parse({"createdAt": {"anniversary": where}})
+    assert af.parse_text(text) == from_json
+    assert from_json.to_text() == text
+    assert from_json.to_dict() == {"createdAt": {"anniversary": where}}
+
+
+def test_anniversary_explain_shows_the_month_days() -> None:
+    flt = af.parse({"createdAt": {"anniversary": {"next": 7, "unit": "day"}}})
+    now = datetime(2025, 12, 28, 12, tzinfo=UTC)
+    text = flt.explain({"createdAt": "1999-12-31"}, now=now).render()
+    assert "createdAt anniversary within next 7 days [01-01..01-04, 12-29..12-31] in UTC" in text
+
+
+def test_anniversary_on_mysql_outside_utc_is_refused() -> None:
+    now = datetime(2025, 12, 28, 12, tzinfo=UTC)
+    utc = af.parse({"createdAt": {"anniversary": {"this": "day"}}})
+    assert "DAYOFMONTH" in utc.to_sql("mysql", now=now)
+    paris = af.parse({"createdAt": {"anniversary": {"this": "day", "timeZone": "Europe/Paris"}}})
+    with pytest.raises(af.FilterError) as caught:
+        paris.to_sql("mysql", now=now)
+    issue = caught.value.errors[0]
+    assert issue.path == "createdAt.anniversary"
+    assert "time zone tables" in issue.message
+    # Not a parse error: every other engine answers it.
+    for dialect in ("postgresql", "sqlite", "duckdb", "spark"):
+        assert "BETWEEN 1228 AND 1228" in paris.to_sql(dialect, now=now)
+
+
+def test_anniversary_on_plain_sqlite_outside_utc_stops_rather_than_answers() -> None:
+    import sqlite3
+
+    from audiencefilter.backends.sql.sqlite_functions import register_unicode_lower
+
+    now = datetime(2025, 6, 14, 23, tzinfo=UTC)
+    flt = af.parse({"createdAt": {"anniversary": {"this": "day", "timeZone": "Europe/Paris"}}})
+    sql = f"SELECT id FROM t WHERE {flt.to_sql('sqlite', now=now)}"
+    connection = sqlite3.connect(":memory:")
+    connection.execute('CREATE TABLE t (id TEXT, "createdAt" TEXT)')
+    connection.execute("INSERT INTO t VALUES ('a', '1995-06-14 23:30:00.000000')")
+    with pytest.raises(sqlite3.OperationalError, match="no such function"):
+        connection.execute(sql).fetchall()
+    register_unicode_lower(connection)
+    assert connection.execute(sql).fetchall() == [("a",)]

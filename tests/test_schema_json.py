@@ -31,6 +31,7 @@ BEYOND_JSON_SCHEMA = {
     "duplicate-ago",
     "unknown-time-zone",
     "time-zone-in-wrong-case",
+    "anniversary-unknown-zone",
 }
 
 

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from .language.anniversary import MonthDays
 from .language.calendar import Relative, StartOf
 from .language.fields import CONTACT, Schema
 from .language.nodes import Node, fields_used, relative_values, resolve
@@ -89,7 +90,7 @@ class Filter:
         """Whether membership can change with time alone (the filter holds `{"ago": ...}`)."""
         return bool(self.relatives)
 
-    def instants(self, now: datetime | None = None) -> tuple[datetime, ...]:
+    def instants(self, now: datetime | None = None) -> tuple[datetime | MonthDays, ...]:
         """The instant each of `relatives` stands for at `now` (default: the system clock)."""
         moment = as_now(system_clock() if now is None else now)
         return tuple(ago.before(moment) for ago in self.relatives)

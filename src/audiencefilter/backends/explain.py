@@ -27,6 +27,7 @@ from enum import Enum
 from typing import Any, cast
 
 from ..errors import RecordError
+from ..language.anniversary import MonthDays
 from ..language.calendar import RELATIVE_TYPES, Period, StartOf
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
@@ -77,6 +78,7 @@ class Explanation:
         until: For a calendar period (`within`), the first instant after it; `instant` is
             its first instant.
         zone: For a calendar value that names no zone, the schema's zone it was taken in.
+        days: For an anniversary, the month-days its period covered, and their zone.
     """
 
     node: Node
@@ -89,6 +91,7 @@ class Explanation:
     path: tuple[str, ...] = ()
     until: datetime | None = None
     zone: str | None = None
+    days: MonthDays | None = None
 
     @property
     def matched(self) -> bool:
@@ -109,7 +112,9 @@ class Explanation:
                 text += f" [{format_datetime(self.instant)}, {format_datetime(self.until)})"
             elif self.instant is not None:
                 text += f" [{format_datetime(self.instant)}]"
-            if self.zone is not None:
+            if self.days is not None:
+                text += f" {self.days.words}"
+            elif self.zone is not None:
                 text += f" in {self.zone}"
             return text
         return {"and": "all of", "or": "any of", "not": "not"}[self.node.kind]
@@ -217,6 +222,7 @@ class _Explainer(Visitor[Explanation]):
                 child.path,
                 child.until,
                 child.zone,
+                child.days,
             )
         return Explanation(node, ~child.outcome, (child,))
 
@@ -276,7 +282,12 @@ class _Explainer(Visitor[Explanation]):
         else:
             assert isinstance(lowered, Comparison)
             outcome = Outcome.of(self.compare(lowered, value))
-        return Explanation(node, outcome, (), node.field, value, present, instant, (), None, zone)
+        days = None
+        if isinstance(lowered, Comparison) and isinstance(lowered.value, MonthDays):
+            days = lowered.value
+        return Explanation(
+            node, outcome, (), node.field, value, present, instant, (), None, zone, days
+        )
 
     def compare(self, node: Comparison, value: Any) -> bool:
         kind = self.schema[node.field].type

@@ -35,6 +35,7 @@ from functools import cache
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from .anniversary import MonthDays, month_days
 from .relative import EARLIEST, Ago
 
 LATEST = datetime.max.replace(tzinfo=UTC)
@@ -186,6 +187,25 @@ class Period:
     def next(cls, unit: str, count: int, zone: str | None = None) -> Period:
         return cls(unit, 1, count, zone)
 
+    def before(self, now: datetime) -> MonthDays:
+        """As an anniversary period: the month-days it covers at `now` (language/anniversary)."""
+        zone = self.zone or DEFAULT_ZONE
+        today = now.astimezone(_zone(zone)).date()
+        try:
+            first = _first_day(self.unit, self.start, today)
+            end = _first_day(self.unit, self.start + self.count, today)
+        except (OverflowError, ValueError):
+            first, end = date.min, date.max
+        return month_days(first, end, zone)
+
+    def resolver(self) -> Callable[[datetime], MonthDays]:
+        """`before` as a function (a predicate calls it once per record)."""
+        return self.before
+
+    def in_zone(self, default: str) -> Period:
+        """This period with `default` as its zone if it names none."""
+        return self if self.zone is not None else replace(self, zone=default)
+
     @property
     def bounds(self) -> tuple[StartOf, StartOf]:
         """The first instant in the period and the first after it."""
@@ -217,8 +237,8 @@ class Period:
         return data
 
 
-Relative = Ago | StartOf
-"""A date-time operand that moves with the clock."""
+Relative = Ago | StartOf | Period
+"""An operand that moves with the clock (a `Period` as an anniversary's, month-days)."""
 RELATIVE_TYPES = (Ago, StartOf)
 
 

@@ -38,7 +38,17 @@ from .calendar import (
     start_from_words,
 )
 from .data_paths import value_type
-from .fields import LIST_OPS, OPERATORS, ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
+from .fields import (
+    LIST_OPS,
+    OPERATORS,
+    ORDERING_OPS,
+    PATTERN_OPS,
+    PERIOD_OPS,
+    Field,
+    FieldType,
+    Op,
+    Schema,
+)
 from .nodes import TRUE, Comparison, IsNull, Node
 from .relative import Ago, DurationError
 from .values import Scalar, as_utc, is_number, parse_datetime
@@ -200,7 +210,7 @@ class Conditions:
             applies = "number and date-time fields"
         elif op in PATTERN_OPS:
             applies = "string fields"
-        elif op is Op.WITHIN:
+        elif op in PERIOD_OPS:
             applies = "date-time fields"
         else:
             applies = "string, number and date-time fields"
@@ -243,8 +253,8 @@ class Conditions:
     ) -> Node:
         """`field op value`, for a field `accepts` found to take `op`."""
         insensitive = is_insensitive(field.type, op, insensitive)
-        if op is Op.WITHIN:
-            period = self.period(value, report)
+        if op in PERIOD_OPS:
+            period = self.period(op, value, report)
             return TRUE if period is None else Comparison(field.name, op, period)
         if op in LIST_OPS:
             values = self.values(field, op, value, report)
@@ -395,7 +405,7 @@ class Conditions:
             report(at, str(exc), exc.suggestion)
             return None
 
-    def period(self, value: Any, report: Report) -> Period | None:
+    def period(self, op: Op, value: Any, report: Report) -> Period | None:
         """The operand of `within`: a calendar period; None after a problem."""
         if type(value) is WordsPeriod:
             return self.calendar(lambda: period_from_words(value.text), (), report)
@@ -403,8 +413,7 @@ class Conditions:
             return self.calendar(lambda: period_from_json(dict(value)), (), report)
         report(
             (),
-            f"{self.syntax.op(Op.WITHIN)} takes a calendar period, found "
-            + self.syntax.describe(value),
+            f"{self.syntax.op(op)} takes a calendar period, found " + self.syntax.describe(value),
             _PERIOD_HINT if self.syntax.datetime_is_string else "write e.g. within this month",
         )
         return None
@@ -467,7 +476,7 @@ class Conditions:
     ) -> Node:
         """`field.keys op value`: the literal's own JSON type decides the comparison."""
         syntax = self.syntax
-        if op is Op.WITHIN:
+        if op in PERIOD_OPS:
             report(
                 OPERATOR,
                 f"{syntax.op(op)} applies to date-time fields; a value inside JSON is compared "

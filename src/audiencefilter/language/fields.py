@@ -41,6 +41,7 @@ class Op(StrEnum):
     IN = "in"
     NOT_IN = "notIn"
     WITHIN = "within"
+    ANNIVERSARY = "anniversary"
 
 
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
@@ -49,14 +50,17 @@ FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
 ORDERING_OPS = frozenset({Op.GT, Op.GTE, Op.LT, Op.LTE})
 PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 LIST_OPS = frozenset({Op.IN, Op.NOT_IN})
+PERIOD_OPS = frozenset({Op.WITHIN, Op.ANNIVERSARY})
+"""Operators whose operand is a calendar period (language/calendar.Period)."""
 
 #: Operators each type accepts, besides the field-level `not` (every type) and `mode` (strings).
 OPERATORS: Mapping[FieldType, frozenset[Op]] = {
     FieldType.STRING: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | PATTERN_OPS,
     FieldType.NUMBER: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
     FieldType.BOOLEAN: frozenset({Op.EQUALS}),
-    FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN, Op.WITHIN}) | ORDERING_OPS,
-    FieldType.JSON: frozenset(Op) - {Op.WITHIN},
+    FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN, Op.WITHIN, Op.ANNIVERSARY})
+    | ORDERING_OPS,
+    FieldType.JSON: frozenset(Op) - {Op.WITHIN, Op.ANNIVERSARY},
 }
 #: The types a value inside a JSON document can be compared as.
 JSON_VALUE_TYPES = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)

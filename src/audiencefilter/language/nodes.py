@@ -20,12 +20,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import ClassVar, NoReturn
 
+from .anniversary import MonthDays
 from .calendar import RELATIVE_TYPES, Period, Relative, StartOf
 from .fields import Op
 from .relative import Ago
 from .values import Scalar
 
-Value = Scalar | Ago | StartOf | Period | tuple[Scalar, ...]
+Value = Scalar | Ago | StartOf | Period | MonthDays | tuple[Scalar, ...]
 """A comparison's operand: one literal, a relative date-time (`Ago`, `StartOf`), a calendar
 period (`Period`, for `within` only), or a tuple of literals for `in` and `notIn`."""
 
@@ -173,6 +174,8 @@ def relative_values(node: Node) -> tuple[Relative, ...]:
             case Comparison():
                 if isinstance(n.value, RELATIVE_TYPES):
                     found[n.value] = None
+                elif type(n.value) is Period and n.op is Op.ANNIVERSARY:
+                    found[n.value] = None
                 elif type(n.value) is Period:
                     found.update(dict.fromkeys(n.value.bounds))
             case And() | Or() | Not() | IsNull() | Const():
@@ -182,12 +185,14 @@ def relative_values(node: Node) -> tuple[Relative, ...]:
     return tuple(found)
 
 
-def resolve(node: Node, instants: Mapping[Relative, datetime]) -> Node:
+def resolve(node: Node, instants: Mapping[Relative, datetime | MonthDays]) -> Node:
     """The tree with each relative date-time replaced by its instant in `instants`, and each
     calendar period by the range between its bounds' instants."""
     match node:
         case Comparison():
             value = node.value
+            if type(value) is Period and node.op is Op.ANNIVERSARY:
+                return node  # month-days have no absolute form: it stays relative
             if type(value) is Period:
                 start, end = value.bounds
                 return And(

@@ -16,6 +16,8 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
   literal, compares exactly as the declared field does; the `path` is the only mark a
   back-end needs, and no back-end looks a source up in the schema.
 - Date-time literals are aware UTC instants (`values.as_utc`), whoever built the node.
+- An anniversary's period takes the schema's zone if it names none, and with `now` becomes
+  the month-days it covers then (`MonthDays`, language/anniversary.py).
 - A calendar period (`within`, language/calendar.py) becomes `gte` its start and `lt` its
   end, two `StartOf` values; each `StartOf` without a zone takes the schema's `time_zone`.
 - With `now`, each relative date-time (`Ago`, `StartOf`) becomes its instant at that one
@@ -33,6 +35,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from ..language.anniversary import MonthDays
 from ..language.calendar import Period, StartOf
 from ..language.fields import LIST_OPS, Op, Schema
 from ..language.nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, Value
@@ -85,6 +88,10 @@ class _Lowering(Visitor[Node]):
     def visit_comparison(self, node: Comparison) -> Node:
         if node.op in LIST_OPS and not node.value:
             return empty_list(node.op)
+        if type(node.value) is Period and node.op is Op.ANNIVERSARY:
+            period = node.value.in_zone(self.schema.time_zone)
+            resolved = period if self.now is None else period.before(self.now)
+            return replace(node, value=resolved)
         if type(node.value) is Period:
             start, end = node.value.bounds
             return And(
@@ -109,7 +116,7 @@ class _Lowering(Visitor[Node]):
             value = value.in_zone(self.schema.time_zone)
         if isinstance(value, Ago | StartOf):
             return value if self.now is None else value.before(self.now)
-        assert not isinstance(value, Period)  # lowered to its bounds in visit_comparison
+        assert not isinstance(value, Period | MonthDays)  # handled in visit_comparison
         return self.scalar(value, insensitive)
 
     @staticmethod

@@ -33,7 +33,16 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..filter import Filter
-from ..language.fields import CONTACT, JSON_VALUE_TYPES, LIST_OPS, OPERATORS, FieldType, Op, Schema
+from ..language.fields import (
+    CONTACT,
+    JSON_VALUE_TYPES,
+    LIST_OPS,
+    OPERATORS,
+    PERIOD_OPS,
+    FieldType,
+    Op,
+    Schema,
+)
 from ..where.read import parse
 
 WORDS = (
@@ -343,7 +352,7 @@ def _field_condition(
         for op in chosen:
             if op in (Op.IN, Op.NOT_IN):
                 body[op.value] = draw(st.lists(value, max_size=4))
-            elif op is Op.WITHIN:
+            elif op in PERIOD_OPS:
                 body[op.value] = draw(calendar_periods())
             else:
                 body[op.value] = draw(operand)
@@ -355,7 +364,7 @@ def _field_condition(
         elif negation == 3:
             op = draw(st.sampled_from(ops))
             inner = draw(st.lists(value, max_size=3)) if op in (Op.IN, Op.NOT_IN) else draw(operand)
-            if op is Op.WITHIN:
+            if op in PERIOD_OPS:
                 inner = draw(calendar_periods())
             body["not"] = {op.value: inner}
         if kind is FieldType.STRING and draw(st.booleans()):

@@ -53,7 +53,9 @@ SPELLINGS: dict[Op, str] = {
     Op.IN: "in",
     Op.NOT_IN: "not in",
     Op.WITHIN: "within",
+    Op.ANNIVERSARY: "anniversary within",
 }
+_PERIOD_TOKENS = {"PERIOD": Op.WITHIN, "ANNIVERSARY": Op.ANNIVERSARY}
 _OPERATORS: dict[str, tuple[Op, bool]] = {text: (op, False) for op, text in SPELLINGS.items()}
 _OPERATORS.update({"==": (Op.EQUALS, False), "!=": (Op.EQUALS, True)})
 
@@ -206,7 +208,7 @@ class Builder:
         if rest[0].type == "NULL_TEST":
             node: Node = IsNull(field.name, keys or ())
             return Not(node) if "not" in _spelling(rest[0]) else node
-        if rest[0].type == "PERIOD":
+        if rest[0].type in _PERIOD_TOKENS:
             return self.within(field, keys, rest[0], path)
         op_token, operand = rest[0], rest[1]
         op, negated = _OPERATORS[_spelling(op_token)]
@@ -227,14 +229,17 @@ class Builder:
         return Not(node) if negated and node is not TRUE else node
 
     def within(self, field: Field, keys: tuple[str, ...] | None, token: Token, path: str) -> Node:
-        """`field within <period>`: the period token holds the operator and its operand."""
+        """`field within <period>`, `field anniversary within <period>`: one token holds the
+        operator and its operand."""
         report = self.at(token, token, path)
-        period = WordsPeriod(token.value.split(None, 1)[1])
+        op = _PERIOD_TOKENS[token.type]
+        words = token.value.split(None, 2 if op is Op.ANNIVERSARY else 1)
+        period = WordsPeriod(words[-1])
         if keys is not None:
-            return self.conditions.data_comparison(field, keys, Op.WITHIN, period, False, report)
-        if not self.conditions.accepts(field, Op.WITHIN, report):
+            return self.conditions.data_comparison(field, keys, op, period, False, report)
+        if not self.conditions.accepts(field, op, report):
             return TRUE
-        return self.conditions.comparison(field, Op.WITHIN, period, False, report)
+        return self.conditions.comparison(field, op, period, False, report)
 
     def at(self, op_token: Token, operand: Token | ListLiteral | None, path: str) -> Report:
         """A report of the condition builder's problems, placed at the token each is about."""

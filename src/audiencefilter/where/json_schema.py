@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..language.fields import CONTACT, FieldType, Op, Schema
+from ..language.fields import CONTACT, PERIOD_OPS, FieldType, Op, Schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -143,7 +143,7 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
     checks that an operator fits its literal's type, e.g. no `gt` with a string)."""
     properties: dict[str, Any] = {}
     for op in sorted(Op, key=lambda op: op.value):
-        if op is Op.WITHIN:  # date-time fields only
+        if op in PERIOD_OPS:  # date-time fields only
             continue
         if op in (Op.IN, Op.NOT_IN):
             # One JSON type for all the values: anyOf, since an empty array fits each.
@@ -204,7 +204,7 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
             properties[op.value] = {"type": "array", "items": value}
         elif op is Op.EQUALS:
             properties[op.value] = {"oneOf": [{"type": "null"}, operand]}
-        elif op is Op.WITHIN:
+        elif op in PERIOD_OPS:
             properties[op.value] = _PERIOD
         else:
             properties[op.value] = operand
