@@ -381,3 +381,49 @@ def test_anniversary_on_plain_sqlite_outside_utc_stops_rather_than_answers() -> 
         connection.execute(sql).fetchall()
     register_unicode_lower(connection)
     assert connection.execute(sql).fetchall() == [("a",)]
+
+
+def test_a_calendar_key_in_the_operators_is_explained() -> None:
+    with pytest.raises(af.FilterError) as caught:
+        af.parse({"createdAt": {"startOf": "month"}})
+    issue = caught.value.errors[0]
+    assert issue.path == "createdAt.startOf"
+    assert issue.suggestion is not None and '{"gte": {"startOf": "month"}}' in issue.suggestion
+
+
+def test_resolve_keeps_anniversaries_relative() -> None:
+    flt = af.parse(
+        {"createdAt": {"anniversary": {"this": "day"}, "within": {"this": "year"}}},
+    )
+    resolved = flt.resolve(NOW)
+    assert resolved.to_dict() == {
+        "AND": [
+            {"createdAt": {"anniversary": {"this": "day"}}},
+            {"createdAt": {"gte": "2025-01-01T00:00:00Z", "lt": "2026-01-01T00:00:00Z"}},
+        ]
+    }
+    assert resolved.is_relative
+
+
+@pytest.mark.parametrize("column", ["naive", "zoned", "date"])
+def test_polars_anniversaries_on_every_date_time_dtype(column: str) -> None:
+    pl = pytest.importorskip("polars")
+    values = [datetime(1995, 6, 14, 23, 30), datetime(1995, 6, 15, 12), None]
+    series = pl.Series("createdAt", values, dtype=pl.Datetime("us"))
+    if column == "zoned":
+        series = series.dt.replace_time_zone("UTC").dt.convert_time_zone("America/New_York")
+    elif column == "date":
+        series = series.cast(pl.Date)
+    frame = pl.DataFrame({"id": ["late", "noon", "null"], "createdAt": series})
+    records = [
+        {"id": i, "createdAt": None if v is None else v.replace(tzinfo=UTC)}
+        for i, v in zip(["late", "noon", "null"], values, strict=True)
+    ]
+    if column == "date":
+        records[0]["createdAt"] = datetime(1995, 6, 14, tzinfo=UTC)
+        records[1]["createdAt"] = datetime(1995, 6, 15, tzinfo=UTC)
+    now = datetime(2025, 6, 15, 8, tzinfo=UTC)
+    for zone in ("UTC", "Europe/Paris", "America/Los_Angeles", "Asia/Tokyo"):
+        flt = af.parse({"createdAt": {"anniversary": {"this": "day", "timeZone": zone}}})
+        expected = {r["id"] for r in records if flt.matches(r, now=now)}
+        assert set(flt.select_frame(frame, now=now)["id"].to_list()) == expected, zone
