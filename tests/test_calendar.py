@@ -427,3 +427,17 @@ def test_polars_anniversaries_on_every_date_time_dtype(column: str) -> None:
         flt = af.parse({"createdAt": {"anniversary": {"this": "day", "timeZone": zone}}})
         expected = {r["id"] for r in records if flt.matches(r, now=now)}
         assert set(flt.select_frame(frame, now=now)["id"].to_list()) == expected, zone
+
+
+def test_anniversary_predicate_moves_at_local_midnight() -> None:
+    flt = af.parse({"createdAt": {"anniversary": {"this": "day", "timeZone": "Asia/Kolkata"}}})
+    moments = iter(
+        [
+            datetime(2025, 6, 14, 18, 29, 59, 999999, tzinfo=UTC),  # 23:59:59.999999 in Kolkata
+            datetime(2025, 6, 14, 18, 30, tzinfo=UTC),  # midnight: 15 June
+            datetime(2025, 6, 14, 12, tzinfo=UTC),  # a clock set back: 14 June again
+        ]
+    )
+    predicate = af.compile(flt, clock=lambda: next(moments))
+    record = {"createdAt": datetime(1990, 6, 14, 12, tzinfo=UTC)}
+    assert [predicate(record), predicate(record), predicate(record)] == [True, False, True]

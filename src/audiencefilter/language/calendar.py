@@ -44,6 +44,7 @@ MAX_OFFSET = 1_000_000
 """The largest `offset` or period length taken: beyond any representable date in days."""
 DEFAULT_ZONE = "UTC"
 _T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 class CalendarError(ValueError):
@@ -139,8 +140,9 @@ class StartOf:
         return start_of(self.unit, self.offset, self.zone or DEFAULT_ZONE, now)
 
     def resolver(self) -> Callable[[datetime], datetime]:
-        """`before` as a function (a predicate calls it once per record)."""
-        return self.before
+        """`before` as a function (a predicate calls it once per record): worked out again
+        only when `now` leaves the current unit."""
+        return _cached(self.unit, self.zone or DEFAULT_ZONE, self.before)
 
     def in_zone(self, default: str) -> StartOf:
         """This value with `default` as its zone if it names none."""
@@ -199,8 +201,9 @@ class Period:
         return month_days(first, end, zone)
 
     def resolver(self) -> Callable[[datetime], MonthDays]:
-        """`before` as a function (a predicate calls it once per record)."""
-        return self.before
+        """`before` as a function (a predicate calls it once per record): worked out again
+        only when `now` leaves the current local day."""
+        return _cached("day", self.zone or DEFAULT_ZONE, self.before)
 
     def in_zone(self, default: str) -> Period:
         """This period with `default` as its zone if it names none."""
@@ -235,6 +238,22 @@ class Period:
         if self.zone is not None:
             data["timeZone"] = self.zone
         return data
+
+
+def _cached(unit: str, zone: str, compute: Callable[[datetime], _R]) -> Callable[[datetime], _R]:
+    """`compute`, whose answer depends only on which `unit` of `zone` holds `now`, remembered
+    with the bounds of that unit. One entry, replaced whole: safe across threads."""
+    last: list[tuple[datetime, datetime, _R] | None] = [None]
+
+    def resolve(now: datetime) -> _R:
+        entry = last[0]
+        if entry is not None and entry[0] <= now < entry[1]:
+            return entry[2]
+        value = compute(now)
+        last[0] = (start_of(unit, 0, zone, now), start_of(unit, 1, zone, now), value)
+        return value
+
+    return resolve
 
 
 Relative = Ago | StartOf | Period
