@@ -575,7 +575,7 @@ _TYPED_FIELDS = [f for f in af.CONTACT.fields if f.type is not af.FieldType.JSON
 @st.composite
 def _wrong_typed_case(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     """A comparison on one field and a record holding a value of another type there."""
-    from audiencefilter.language.fields import LIST_OPS, OPERATORS
+    from audiencefilter.language.fields import LIST_OPS, OPERATORS, PERIOD_OPS
     from audiencefilter.testing.strategies import strings
 
     field = draw(st.sampled_from(_TYPED_FIELDS))
@@ -588,6 +588,8 @@ def _wrong_typed_case(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     }[kind]
     op = draw(st.sampled_from(sorted(OPERATORS[kind], key=lambda o: o.value)))
     operand = draw(st.lists(literal, min_size=1, max_size=2)) if op in LIST_OPS else draw(literal)
+    if op in PERIOD_OPS:  # `within` and `anniversary` take a calendar period
+        operand = {"this": "day"}
     if draw(st.integers(0, 3)) == 0:
         body: dict[str, Any] = {"not": {op.value: operand}}
     else:

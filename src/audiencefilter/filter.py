@@ -21,9 +21,11 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from .language.anniversary import MonthDays
+from .language.calendar import Relative, StartOf
 from .language.fields import CONTACT, Schema
 from .language.nodes import Node, fields_used, relative_values, resolve
-from .language.relative import Ago, Clock, as_now, system_clock
+from .language.relative import Clock, as_now, system_clock
 from .rewrite.lower import lower
 
 if TYPE_CHECKING:
@@ -78,7 +80,7 @@ class Filter:
         return lower(self.root, self.schema, system_clock() if now is None else now)
 
     @cached_property
-    def relatives(self) -> tuple[Ago, ...]:
+    def relatives(self) -> tuple[Relative, ...]:
         """The distinct relative date-times of the filter, in reading order (the order the
         compiled function takes their instants in)."""
         return relative_values(self.lowered)
@@ -88,7 +90,7 @@ class Filter:
         """Whether membership can change with time alone (the filter holds `{"ago": ...}`)."""
         return bool(self.relatives)
 
-    def instants(self, now: datetime | None = None) -> tuple[datetime, ...]:
+    def instants(self, now: datetime | None = None) -> tuple[datetime | MonthDays, ...]:
         """The instant each of `relatives` stands for at `now` (default: the system clock)."""
         moment = as_now(system_clock() if now is None else now)
         return tuple(ago.before(moment) for ago in self.relatives)
@@ -98,7 +100,12 @@ class Filter:
         date-time replaced by its instant. A filter without any is returned as it is."""
         if not self.relatives:
             return self
-        instants = dict(zip(self.relatives, self.instants(now), strict=True))
+        moment = as_now(system_clock() if now is None else now)
+        zone = self.schema.time_zone
+        instants = {
+            value: (value.in_zone(zone) if isinstance(value, StartOf) else value).before(moment)
+            for value in relative_values(self.root)
+        }
         return Filter(resolve(self.root, instants), self.schema)
 
     def predicate_at(self, clock: Clock) -> Predicate:

@@ -62,6 +62,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from ..errors import FrameError
+from ..language.anniversary import MonthDays
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
 from ..language.nodes import (
@@ -288,6 +289,8 @@ class _Expressions(Visitor[pl.Expr]):
             return self.json_condition(node)
         if self.dtype(node.field) == pl.Null:  # a column of nulls only (`pl.read_ndjson`)
             return _where_present(self.column(node.field), False)
+        if node.op is Op.ANNIVERSARY:
+            return self.anniversary(node)
         kind = self.schema[node.field].type
         if kind is FieldType.STRING:
             return self.string(node)
@@ -420,6 +423,25 @@ class _Expressions(Visitor[pl.Expr]):
             most = 10 ** (dtype.precision or 38) - 1
             return _integer_comparison(column.to_physical(), pl.Int128, -most, most, node.op, value)
         raise self.wrong_type(node.field, dtype)
+
+    def anniversary(self, node: Comparison) -> pl.Expr:
+        """The local month-day (`month * 100 + day`) in the period's zone, by polars' own zone
+        database (`convert_time_zone`), in the lowered ranges; a naive Datetime is UTC and a
+        Date midnight UTC, as for comparisons."""
+        days = node.value
+        assert isinstance(days, MonthDays), "anniversaries are lowered at a now"
+        column = self.column(node.field)
+        dtype = self.dtype(node.field)
+        if dtype == pl.Date:
+            column, dtype = column.cast(pl.Datetime("us")), pl.Datetime("us")
+        if not isinstance(dtype, pl.Datetime):
+            raise self.wrong_type(node.field, dtype)
+        if dtype.time_zone is None:
+            column = column.dt.replace_time_zone("UTC")
+        local = column.dt.convert_time_zone(days.zone)
+        month_day = local.dt.month().cast(pl.Int32) * 100 + local.dt.day().cast(pl.Int32)
+        tests = [month_day.is_between(low, high) for low, high in days.ranges]
+        return _balanced(tests, operator.or_)
 
     def instant(self, node: Comparison) -> pl.Expr:
         """A date-time comparison of the column's integers (ticks since 1970 in UTC) with the

@@ -27,6 +27,8 @@ from enum import Enum
 from typing import Any, cast
 
 from ..errors import RecordError
+from ..language.anniversary import MonthDays
+from ..language.calendar import RELATIVE_TYPES, Period, StartOf
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import (
@@ -44,7 +46,7 @@ from ..language.nodes import (
     blank_form,
 )
 from ..language.references import reference_truth
-from ..language.relative import Ago, as_now, system_clock
+from ..language.relative import as_now, system_clock
 from ..language.values import accepts, holds, record_datetime
 from ..language.visitor import Visitor
 from ..rewrite.lower import lower
@@ -87,6 +89,10 @@ class Explanation:
         present: For a condition, whether the record has the field at all.
         instant: For a condition on a relative date-time, the instant it stood for.
         path: For a condition inside a JSON field, the keys leading to `value`.
+        until: For a calendar period (`within`), the first instant after it; `instant` is
+            its first instant.
+        zone: For a calendar value that names no zone, the schema's zone it was taken in.
+        days: For an anniversary, the month-days its period covered, and their zone.
         related: For a relation condition, which related rows made the outcome.
     """
 
@@ -98,6 +104,9 @@ class Explanation:
     present: bool = False
     instant: datetime | None = None
     path: tuple[str, ...] = ()
+    until: datetime | None = None
+    zone: str | None = None
+    days: MonthDays | None = None
     related: str = ""
 
     @property
@@ -115,8 +124,14 @@ class Explanation:
         """The node in words: the condition's text, or `all of` / `any of` / `not`."""
         if self.is_condition:
             text = to_text(self.node)
-            if self.instant is not None:
+            if self.until is not None and self.instant is not None:
+                text += f" [{format_datetime(self.instant)}, {format_datetime(self.until)})"
+            elif self.instant is not None:
                 text += f" [{format_datetime(self.instant)}]"
+            if self.days is not None:
+                text += f" {self.days.words}"
+            elif self.zone is not None:
+                text += f" in {self.zone}"
             return text
         return {"and": "all of", "or": "any of", "not": "not"}[self.node.kind]
 
@@ -223,6 +238,9 @@ class _Explainer(Visitor[Explanation]):
                 child.present,
                 child.instant,
                 child.path,
+                child.until,
+                child.zone,
+                child.days,
             )
         return Explanation(node, ~child.outcome, (child,))
 
@@ -259,9 +277,22 @@ class _Explainer(Visitor[Explanation]):
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value
-        instant = None
-        if isinstance(lowered, Comparison) and isinstance(node.value, Ago):
+        instant = until = None
+        zone: str | None = None
+        if isinstance(lowered, Comparison) and isinstance(node.value, RELATIVE_TYPES):
             instant = cast(datetime, lowered.value)
+        if isinstance(node.value, StartOf | Period) and node.value.zone is None:
+            zone = self.schema.time_zone
+        if type(node.value) is Period and isinstance(lowered, And):
+            low, high = (cast(Comparison, item) for item in lowered.items)
+            instant, until = cast(datetime, low.value), cast(datetime, high.value)
+            if value is None:
+                outcome = Outcome.UNKNOWN
+            else:
+                outcome = Outcome.of(self.compare(low, value) and self.compare(high, value))
+            return Explanation(
+                node, outcome, (), node.field, value, present, instant, (), until, zone
+            )
         if isinstance(lowered, Const):
             outcome = Outcome.of(lowered.value)
         elif value is None:
@@ -269,7 +300,12 @@ class _Explainer(Visitor[Explanation]):
         else:
             assert isinstance(lowered, Comparison)
             outcome = Outcome.of(self.compare(lowered, value))
-        return Explanation(node, outcome, (), node.field, value, present, instant)
+        days = None
+        if isinstance(lowered, Comparison) and isinstance(lowered.value, MonthDays):
+            days = lowered.value
+        return Explanation(
+            node, outcome, (), node.field, value, present, instant, (), None, zone, days
+        )
 
     def compare(self, node: Comparison, value: Any) -> bool:
         kind = self.schema[node.field].type

@@ -52,6 +52,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from ..errors import RecordError
+from ..language.anniversary import MonthDays, is_anniversary
+from ..language.calendar import RELATIVE_TYPES, Period
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ..language.nodes import (
@@ -73,20 +75,21 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.references import reference_truth
-from ..language.relative import Ago
 from ..language.values import accepts, record_datetime
+
+Instants = tuple[datetime | MonthDays, ...]
+"""What each relative value of a filter stands for at one `now`, in `relative_values` order."""
 
 
 class Evaluator(Protocol):
     """The compiled function: a record, and the instants of the filter's relative values in
     order. An absolute filter's function is called with the record alone."""
 
-    def __call__(self, record: Record, instants: tuple[datetime, ...] = (), /) -> bool: ...
+    def __call__(self, record: Record, instants: Instants = (), /) -> bool: ...
 
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
-Instants = tuple[datetime, ...]
 Known = dict[str, str]
 """Fields proven present at a point of the expression, and the local holding each value."""
 
@@ -200,6 +203,7 @@ class _Builder:
         )
         self.bound: dict[str, Any] = {
             "_as_instant": record_datetime,
+            "_anniversary": is_anniversary,
             "_datetime": datetime,
             "_UTC": UTC,
             "_str": str,
@@ -386,6 +390,8 @@ class _Builder:
             value = self.instant(value, ordering=op in ORDERING_OPS)
         if node.insensitive:  # the literals are folded already (lowering)
             value = _method(value, "lower")
+        if op is Op.ANNIVERSARY:  # the month-days of a period (language/anniversary.py)
+            return _call(_name("_anniversary"), value, self.literal(constant))
         if op in (Op.IN, Op.NOT_IN):
             compare: ast.cmpop = ast.In() if op is Op.IN else ast.NotIn()
             return _compare(value, compare, self.literal(frozenset(constant)))
@@ -401,7 +407,7 @@ class _Builder:
             isinstance(value, frozenset) and all(isinstance(v, _CONSTANT_TYPES) for v in value)
         ):
             return ast.Constant(cast(Any, value))  # the compiler takes frozensets of literals
-        if type(value) is Ago:  # its instant, computed per call by the caller
+        if isinstance(value, (*RELATIVE_TYPES, Period)):  # per call: an instant, or month-days
             index = ast.Constant(self.relatives[value])
             return ast.Subscript(value=_name(_INSTANTS), slice=index, ctx=ast.Load())
         return self.bind(value)

@@ -21,10 +21,10 @@ from datetime import datetime
 from itertools import compress, repeat
 from typing import Any
 
+from ..language.calendar import Relative
 from ..language.fields import FieldType, Schema
 from ..language.nodes import TRUE, Aggregated, Node, Not, Quantified, relative_values
 from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
-from ..language.relative import Ago
 from ..language.values import accepts, record_datetime
 
 Record = Mapping[str, Any]
@@ -83,7 +83,7 @@ class _Rows:
     `filter`) with no Python frame per row besides W's own: the outer function's instants
     that W reads are passed on, picked once per record."""
 
-    def __init__(self, node: Node, schema: Schema, relatives: Mapping[Ago, int]) -> None:
+    def __init__(self, node: Node, schema: Schema, relatives: Mapping[Relative, int]) -> None:
         from .memory import compile_node
 
         self.always = node == TRUE
@@ -114,7 +114,7 @@ class _Rows:
 
 
 def relation_truth(
-    node: Quantified | Aggregated, schema: Schema, relatives: Mapping[Ago, int]
+    node: Quantified | Aggregated, schema: Schema, relatives: Mapping[Relative, int]
 ) -> Truth:
     """The truth of a relation condition of a record of `schema`."""
     relation = relation_of(schema, node.relation)

@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
+from ..language.anniversary import MonthDays
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
 from ..language.nodes import (
     Aggregated,
@@ -252,6 +253,8 @@ class _Columns(Visitor[Column]):
         return self.column(node.field).isNull()
 
     def visit_comparison(self, node: Comparison) -> Column:
+        if node.op is Op.ANNIVERSARY:
+            return self.anniversary(node)
         if node.path:
             return self.json_condition(node)
         kind = self.schema[node.field].type
@@ -333,6 +336,31 @@ class _Columns(Visitor[Column]):
         assert isinstance(node.value, datetime)
         result: Column = _COMPARE[node.op](column, literal(node.value))
         return result
+
+    def anniversary(self, node: Comparison) -> Column:
+        """The local month-day in the period's zone (Java's zone database) in the lowered
+        ranges, whatever the session time zone: a TIMESTAMP is shifted by the zone's offset
+        (`from_utc_timestamp`) and its microseconds counted as whole days; a TIMESTAMP_NTZ
+        (UTC wall time) or DATE (midnight UTC) is converted wall time to wall time."""
+        days = node.value
+        assert isinstance(days, MonthDays), "anniversaries are lowered at a now"
+        column = self.column(node.field)
+        dtype = self.dtype(node.field)
+        zone = F.lit(days.zone)
+        if isinstance(dtype, T.TimestampType):
+            shifted = column if days.zone == "UTC" else F.from_utc_timestamp(column, zone)
+            day = F.date_from_unix_date(
+                F.floor(F.unix_micros(shifted) / 86_400_000_000).cast("int")
+            )
+        elif isinstance(dtype, T.TimestampNTZType | T.DateType):
+            wall = column.cast(T.TimestampNTZType())
+            local = wall if days.zone == "UTC" else F.convert_timezone(F.lit("UTC"), zone, wall)
+            day = local.cast(T.DateType())
+        else:
+            raise _wrong_type(node.field, dtype, "a TIMESTAMP, TIMESTAMP_NTZ or DATE column")
+        month_day = F.month(day) * 100 + F.dayofmonth(day)
+        tests = [month_day.between(low, high) for low, high in days.ranges]
+        return _balanced(tests, operator.or_)
 
     def instant_column(self, field: str) -> tuple[Column, Callable[[datetime], Column]]:
         """The column as instants, and how to write an instant it compares with."""

@@ -233,7 +233,8 @@ def _relative_note(flt: Filter, now: datetime | None, err: IO[str]) -> None:
     if not flt.is_relative:
         return
     instants = ", ".join(
-        f"{ago.words} = {format_datetime(instant)}"
+        f"{ago.words} = "
+        + (format_datetime(instant) if isinstance(instant, datetime) else instant.words)
         for ago, instant in zip(flt.relatives, flt.instants(now), strict=True)
     )
     taken = "at --now" if now is not None else "now; rerun it or pass --now to choose the instant"

@@ -25,9 +25,18 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ..errors import describe_value, did_you_mean
+from .calendar import (
+    CalendarError,
+    Period,
+    StartOf,
+    period_from_json,
+    period_from_words,
+    start_from_json,
+    start_from_words,
+)
 from .data_paths import value_type
 from .fields import (
     BLANK,
@@ -36,6 +45,7 @@ from .fields import (
     OPERATORS,
     ORDERING_OPS,
     PATTERN_OPS,
+    PERIOD_OPS,
     Field,
     FieldType,
     Op,
@@ -49,6 +59,7 @@ Where = tuple[str | int, ...] | None
 """Where a problem is, relative to the operand: `()` the operand, `(2,)` its third item,
 `("ago",)` a key inside it; None for the operator itself."""
 Report = Callable[[Where, str, str | None], None]
+_C = TypeVar("_C", StartOf, Period)
 """`report(where, message, suggestion)`: how a reader is told of a problem."""
 
 OPERATOR: Final[Where] = None
@@ -82,6 +93,22 @@ class WordsAgo:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class WordsStart:
+    """The start of a calendar unit written in words (`start of last month`), for date-time
+    fields only."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class WordsPeriod:
+    """A calendar period written in words after `within` (`this month`, `last 7 days`)."""
+
+    text: str
+
+
+_PERIOD_HINT = 'write e.g. {"within": {"this": "month"}} or {"within": {"last": 7, "unit": "day"}}'
 _EXPECTED = {
     FieldType.STRING: "a string",
     FieldType.NUMBER: "a number",
@@ -199,6 +226,8 @@ class Conditions:
             applies = "string, number and date-time fields"
         elif op in PATTERN_OPS:
             applies = "string fields"
+        elif op in PERIOD_OPS:
+            applies = "date-time fields"
         else:
             applies = "string, number and date-time fields"
         report(
@@ -244,6 +273,9 @@ class Conditions:
         insensitive = is_insensitive(field.type, op, insensitive)
         if op in LIST_OPS and value is None:
             return null_list(op, IsNull(field.name))
+        if op in PERIOD_OPS:
+            period = self.period(op, value, report)
+            return TRUE if period is None else Comparison(field.name, op, period)
         if op in LIST_OPS:
             values = self.values(field, op, value, report)
             return TRUE if values is None else Comparison(field.name, op, values, insensitive)
@@ -305,7 +337,7 @@ class Conditions:
                 valid = False
                 continue
             literal = self.literal(field, item, (index,), report)
-            if literal is None or isinstance(literal, Ago):
+            if literal is None or isinstance(literal, Ago | StartOf):
                 valid = False
             else:
                 items.append(literal)
@@ -313,7 +345,7 @@ class Conditions:
 
     def literal(
         self, field: Field, value: Any, at: tuple[str | int, ...], report: Report
-    ) -> Scalar | Ago | None:
+    ) -> Scalar | Ago | StartOf | None:
         """`value` as a literal of `field`'s type; None after a problem."""
         kind = field.type
         exact = type(value)
@@ -331,6 +363,21 @@ class Conditions:
                 return self.instant(value, at, report)
             if exact is WordsAgo:
                 return self.ago(value.text, Ago.from_words, at, report)
+            if exact is WordsStart:
+                return self.calendar(lambda: start_from_words(value.text), at, report)
+            if exact is WordsPeriod or (_is_map(value) and _is_period(value)):
+                report(
+                    at,
+                    "a calendar period is a condition of its own, not a value to compare with",
+                    f"write {self.syntax.op(Op.WITHIN)} and the period, or compare with the "
+                    "start of a unit",
+                )
+                return None
+            if _is_map(value) and "startOf" in value:
+                if getattr(value, "duplicates", ()):
+                    report(at, "a key of the start of a calendar unit appears twice", None)
+                    return None
+                return self.calendar(lambda: start_from_json(dict(value)), at, report)
             if _is_map(value):
                 return self.relative(value, at, report)
         report(
@@ -376,6 +423,31 @@ class Conditions:
             return read(text)
         except DurationError as exc:
             report(at, str(exc), exc.suggestion)
+            return None
+
+    def period(self, op: Op, value: Any, report: Report) -> Period | None:
+        """The operand of `within`: a calendar period; None after a problem."""
+        if type(value) is WordsPeriod:
+            return self.calendar(lambda: period_from_words(value.text), (), report)
+        if _is_map(value) and not getattr(value, "duplicates", ()):
+            return self.calendar(lambda: period_from_json(dict(value)), (), report)
+        report(
+            (),
+            f"{self.syntax.op(op)} takes a calendar period, found " + self.syntax.describe(value),
+            _PERIOD_HINT if self.syntax.datetime_is_string else "write e.g. within this month",
+        )
+        return None
+
+    def calendar(
+        self, read: Callable[[], _C], at: tuple[str | int, ...], report: Report
+    ) -> _C | None:
+        """The calendar value `read` makes, or None after reporting its problem (at the key
+        it names, if any)."""
+        try:
+            return read()
+        except CalendarError as exc:
+            key = getattr(exc, "key", None)
+            report(at if key is None else (*at, key), str(exc), exc.suggestion)
             return None
 
     def hint(self, kind: FieldType, value: Any) -> str | None:
@@ -556,6 +628,14 @@ class Conditions:
             return TRUE
         if op in LIST_OPS and value is None:
             return null_list(op, IsNull(field.name, keys))
+        if op in PERIOD_OPS:
+            report(
+                OPERATOR,
+                f"{syntax.op(op)} applies to date-time fields; a value inside JSON is compared "
+                "as a string, a number or a boolean",
+                "declare the key as a date-time field of the schema, or compare the string",
+            )
+            return TRUE
         if op in LIST_OPS:
             if not _is_list(value):
                 report(
@@ -658,7 +738,7 @@ def _is_list(value: object) -> bool:
 
 
 def _is_literal(value: object) -> bool:
-    return type(value) is BareDateTime or type(value) is WordsAgo
+    return type(value) in (BareDateTime, WordsAgo, WordsStart, WordsPeriod)
 
 
 def _is_map(value: object) -> bool:
@@ -670,7 +750,13 @@ def _is_scalar(value: object) -> bool:
 
 
 def _is_relative(value: object) -> bool:
-    return type(value) is WordsAgo or (_is_map(value) and "ago" in value)  # type: ignore[operator]
+    if type(value) is WordsAgo or type(value) is WordsStart or type(value) is WordsPeriod:
+        return True
+    return _is_map(value) and ("ago" in value or "startOf" in value or _is_period(value))  # type: ignore[operator]
+
+
+def _is_period(value: Any) -> bool:
+    return any(key in value for key in ("this", "last", "next"))
 
 
 def _is_number_text(text: str) -> bool:

@@ -8,7 +8,7 @@ operator that is valid in JSON is valid everywhere else too.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -44,6 +44,8 @@ class Op(StrEnum):
     ENDS_WITH = "endsWith"
     IN = "in"
     NOT_IN = "notIn"
+    WITHIN = "within"
+    ANNIVERSARY = "anniversary"
 
 
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
@@ -63,14 +65,17 @@ JSON_STRING_ALIASES: Mapping[str, Op] = {
 ORDERING_OPS = frozenset({Op.GT, Op.GTE, Op.LT, Op.LTE})
 PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 LIST_OPS = frozenset({Op.IN, Op.NOT_IN})
+PERIOD_OPS = frozenset({Op.WITHIN, Op.ANNIVERSARY})
+"""Operators whose operand is a calendar period (language/calendar.Period)."""
 
 #: Operators each type accepts, besides the field-level `not` (every type) and `mode` (strings).
 OPERATORS: Mapping[FieldType, frozenset[Op]] = {
     FieldType.STRING: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | PATTERN_OPS | ORDERING_OPS,
     FieldType.NUMBER: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
     FieldType.BOOLEAN: frozenset({Op.EQUALS}),
-    FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
-    FieldType.JSON: frozenset(Op),
+    FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN, Op.WITHIN, Op.ANNIVERSARY})
+    | ORDERING_OPS,
+    FieldType.JSON: frozenset(Op) - {Op.WITHIN, Op.ANNIVERSARY},
 }
 #: The types a value inside a JSON document can be compared as.
 JSON_VALUE_TYPES = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
@@ -128,6 +133,9 @@ class Schema:
     fields: tuple[Field, ...]
     name: str = "custom"
     relations: tuple[Relation, ...] = ()
+    time_zone: str = "UTC"
+    """The IANA zone of calendar values (`start of today`, `within this month`) that name
+    none (language/calendar.py)."""
     _by_name: Mapping[str, Field] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -146,6 +154,13 @@ class Schema:
                 raise ValueError(
                     f"{name!r} is reserved for logical groups and cannot be a relation"
                 )
+        if self.time_zone != "UTC":
+            from .calendar import CalendarError, check_zone
+
+            try:
+                check_zone(self.time_zone)
+            except CalendarError as exc:
+                raise ValueError(f"{exc}; {exc.suggestion}") from None
 
     @classmethod
     def of(cls, name: str = "custom", **types: FieldSpec) -> Schema:
@@ -198,12 +213,13 @@ class Schema:
             f.name: (f.type, f.source) if f.source else f.type for f in self.fields
         }
         merged.update(types)
-        return Schema.from_mapping(merged, name=self.name).with_relations(*self.relations)
+        merged_schema = Schema.from_mapping(merged, name=self.name)
+        return replace(merged_schema, relations=self.relations, time_zone=self.time_zone)
 
     def with_relations(self, *relations: Relation) -> Schema:
         """A copy that also has `relations` (see `language/relations.py`), e.g.
         `schema.with_relations(Relation("orders", Schema.of(total="number")))`."""
-        return Schema(self.fields, self.name, (*self.relations, *relations))
+        return replace(self, relations=(*self.relations, *relations))
 
     def relation(self, name: str) -> Relation | None:
         """The relation called `name`, or None."""
@@ -215,6 +231,10 @@ class Schema:
     @cached_property
     def relation_names(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.relations)
+
+    def in_zone(self, time_zone: str) -> Schema:
+        """A copy whose calendar values without a zone of their own are in `time_zone`."""
+        return replace(self, time_zone=time_zone)
 
 
 _CONTACT_FIELDS = Schema.of(

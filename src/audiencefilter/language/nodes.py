@@ -20,14 +20,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import ClassVar, NoReturn
 
+from .anniversary import MonthDays
+from .calendar import RELATIVE_TYPES, Period, Relative, StartOf
 from .fields import Op
 from .relations import Aggregate, Quantifier
 from .relative import Ago
 from .values import Scalar
 
-Value = Scalar | Ago | tuple[Scalar, ...]
-"""A comparison's operand: one literal, a relative date-time (`Ago`), or a tuple of literals for
-`in` and `notIn`."""
+Value = Scalar | Ago | StartOf | Period | MonthDays | tuple[Scalar, ...]
+"""A comparison's operand: one literal, a relative date-time (`Ago`, `StartOf`), a calendar
+period (`Period`, for `within` only), or a tuple of literals for `in` and `notIn`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,14 +278,19 @@ def fields_used(node: Node) -> frozenset[str]:
     return frozenset(found)
 
 
-def relative_values(node: Node) -> tuple[Ago, ...]:
-    """The distinct relative date-times of a filter, in reading order."""
-    found: dict[Ago, None] = {}
+def relative_values(node: Node) -> tuple[Relative, ...]:
+    """The distinct relative date-times of a filter, in reading order (a period counts as its
+    two bounds)."""
+    found: dict[Relative, None] = {}
     for n in walk(node):
         match n:
             case Comparison():
-                if type(n.value) is Ago:
+                if isinstance(n.value, RELATIVE_TYPES):
                     found[n.value] = None
+                elif type(n.value) is Period and n.op is Op.ANNIVERSARY:
+                    found[n.value] = None
+                elif type(n.value) is Period:
+                    found.update(dict.fromkeys(n.value.bounds))
             case And() | Or() | Not() | IsNull() | Const() | Quantified() | Aggregated():
                 pass
             case Blank() | FieldComparison():
@@ -293,12 +300,25 @@ def relative_values(node: Node) -> tuple[Ago, ...]:
     return tuple(found)
 
 
-def resolve(node: Node, instants: Mapping[Ago, datetime]) -> Node:
-    """The tree with each relative date-time replaced by its instant in `instants`."""
+def resolve(node: Node, instants: Mapping[Relative, datetime | MonthDays]) -> Node:
+    """The tree with each relative date-time replaced by its instant in `instants`, and each
+    calendar period by the range between its bounds' instants."""
     match node:
         case Comparison():
             value = node.value
-            return replace(node, value=instants[value]) if type(value) is Ago else node
+            if type(value) is Period and node.op is Op.ANNIVERSARY:
+                return node  # month-days have no absolute form: it stays relative
+            if type(value) is Period:
+                start, end = value.bounds
+                return And(
+                    (
+                        replace(node, op=Op.GTE, value=instants[start]),
+                        replace(node, op=Op.LT, value=instants[end]),
+                    )
+                )
+            return (
+                replace(node, value=instants[value]) if isinstance(value, RELATIVE_TYPES) else node
+            )
         case And() | Or():
             return type(node)(tuple(resolve(item, instants) for item in node.items))
         case Not():

@@ -14,6 +14,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from .anniversary import is_anniversary
 from .fields import FieldType, Op
 
 Scalar = str | int | float | bool | datetime
@@ -116,6 +117,7 @@ _TESTS: dict[Op, Callable[[Any, Any], Any]] = {
     Op.ENDS_WITH: lambda value, literal: value.endswith(literal),
     Op.IN: lambda value, literal: value in literal,
     Op.NOT_IN: lambda value, literal: value not in literal,
+    Op.ANNIVERSARY: lambda value, literal: is_anniversary(value, literal),
 }
 
 

@@ -17,9 +17,14 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
   back-end needs, and no back-end looks a source up in the schema.
 - `blank` (null or `""`) becomes the null test OR the equality with `""` (`blank_form`).
 - Date-time literals are aware UTC instants (`values.as_utc`), whoever built the node.
-- With `now`, each relative date-time (`Ago`) becomes its instant at that one `now`, so every
-  condition of a statement sees the same moment. Without it they stay relative: the in-memory
-  predicate binds them per call from its clock (see `backends/memory.py`).
+- An anniversary's period takes the schema's zone if it names none, and with `now` becomes
+  the month-days it covers then (`MonthDays`, language/anniversary.py).
+- A calendar period (`within`, language/calendar.py) becomes `gte` its start and `lt` its
+  end, two `StartOf` values; each `StartOf` without a zone takes the schema's `time_zone`.
+- With `now`, each relative date-time (`Ago`, `StartOf`) becomes its instant at that one
+  `now`, so every condition of a statement sees the same moment. Without it they stay
+  relative: the in-memory predicate binds them per call from its clock (see
+  `backends/memory.py`).
 
 The lowered tree is built of the ordinary node kinds, so it is a valid filter (it can be
 printed to debug a back-end), but it is not the user's filter and is never shown as theirs.
@@ -31,6 +36,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from ..language.anniversary import MonthDays
+from ..language.calendar import Period, StartOf
 from ..language.fields import LIST_OPS, Op, Schema
 from ..language.nodes import (
     FALSE,
@@ -123,6 +130,18 @@ class _Lowering(Visitor[Node]):
     def visit_comparison(self, node: Comparison) -> Node:
         if node.op in LIST_OPS and not node.value:
             return empty_list(node.op)
+        if type(node.value) is Period and node.op is Op.ANNIVERSARY:
+            period = node.value.in_zone(self.schema.time_zone)
+            resolved = period if self.now is None else period.before(self.now)
+            return replace(node, value=resolved)
+        if type(node.value) is Period:
+            start, end = node.value.bounds
+            return And(
+                (
+                    self.visit(replace(node, op=Op.GTE, value=start)),
+                    self.visit(replace(node, op=Op.LT, value=end)),
+                )
+            )
         value = self.value(node.value, node.insensitive)
         field, path = node.field, node.path
         declared = self.schema.get(field)
@@ -135,8 +154,11 @@ class _Lowering(Visitor[Node]):
     def value(self, value: Value, insensitive: bool) -> Value:
         if isinstance(value, tuple):
             return unique(tuple(self.scalar(v, insensitive) for v in value))
-        if isinstance(value, Ago):
+        if isinstance(value, StartOf):
+            value = value.in_zone(self.schema.time_zone)
+        if isinstance(value, Ago | StartOf):
             return value if self.now is None else value.before(self.now)
+        assert not isinstance(value, Period | MonthDays)  # handled in visit_comparison
         return self.scalar(value, insensitive)
 
     @staticmethod

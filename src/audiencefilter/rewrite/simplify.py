@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from ..language.calendar import Period, StartOf
 from ..language.data_paths import value_type
 from ..language.fields import LIST_OPS, FieldType, Op, Schema
 from ..language.nodes import (
@@ -155,7 +156,9 @@ class _Simplifier:
 
     def _ordered(self, node: Comparison) -> bool:
         kind = self.schema[node.field].type if node.field in self.schema else None
-        ordered = kind in (FieldType.NUMBER, FieldType.DATETIME) and not isinstance(node.value, Ago)
+        ordered = kind in (FieldType.NUMBER, FieldType.DATETIME) and not isinstance(
+            node.value, Ago | StartOf | Period
+        )
         # Strings order by code point, as Python's do; folded ones are left as written.
         ordered = ordered or (kind is FieldType.STRING and not node.insensitive)
         return ordered and (node.op in _LOWER or node.op in _UPPER or node.op is Op.EQUALS)
@@ -211,7 +214,7 @@ def _merge_memberships(items: list[Node], schema: Schema) -> list[Node]:
         if (
             isinstance(item, Comparison)
             and item.op in (Op.EQUALS, Op.IN)
-            and not isinstance(item.value, Ago)
+            and not isinstance(item.value, Ago | StartOf | Period)
             and item.field in schema
             and schema[item.field].accepts(Op.IN)
         ):

@@ -40,6 +40,7 @@ from ..language.fields import (
     JSON_VALUE_TYPES,
     LIST_OPS,
     OPERATORS,
+    PERIOD_OPS,
     FieldType,
     Op,
     Schema,
@@ -279,6 +280,54 @@ def relative_values() -> st.SearchStrategy[dict[str, str]]:
     return spelt.map(lambda duration: {"ago": duration})
 
 
+CALENDAR_ZONES = (
+    "UTC",
+    "Europe/Paris",
+    "America/Santiago",
+    "Asia/Beirut",
+    "Asia/Kolkata",
+    "Pacific/Chatham",
+    "Australia/Lord_Howe",
+)
+"""Zones for calendar values: daylight saving at midnight (Santiago, Beirut), half-hour and
+45-minute offsets, a half-hour shift (Lord Howe)."""
+
+
+def _zone_key(draw: st.DrawFn, data: dict[str, Any]) -> dict[str, Any]:
+    if draw(st.booleans()):
+        data["timeZone"] = draw(st.sampled_from(CALENDAR_ZONES))
+    return data
+
+
+def calendar_starts() -> st.SearchStrategy[dict[str, Any]]:
+    """`{"startOf": unit, "offset"?: n, "timeZone"?: zone}` near the current unit."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        data: dict[str, Any] = {"startOf": draw(st.sampled_from(("day", "week", "month", "year")))}
+        offset = draw(st.integers(-3, 3))
+        if offset:
+            data["offset"] = offset
+        return _zone_key(draw, data)
+
+    return build()
+
+
+def calendar_periods() -> st.SearchStrategy[dict[str, Any]]:
+    """The operand of `within`: `{"this": unit}` or `{"last"|"next": n, "unit": unit}`."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        unit = draw(st.sampled_from(("day", "week", "month", "year")))
+        kind = draw(st.sampled_from(("this", "last", "next")))
+        data: dict[str, Any] = (
+            {"this": unit} if kind == "this" else {kind: draw(st.integers(1, 8)), "unit": unit}
+        )
+        return _zone_key(draw, data)
+
+    return build()
+
+
 def _field_condition(
     schema: Schema, hostile: bool, wide: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
@@ -297,7 +346,7 @@ def _field_condition(
         # relative half of the time.
         operand: st.SearchStrategy[Any] = value
         if kind is FieldType.DATETIME:
-            operand = st.one_of(value, relative_values())
+            operand = st.one_of(value, relative_values(), calendar_starts())
         shape = draw(st.integers(0, 9))
         if shape == 0:
             return {field.name: None}
@@ -318,6 +367,8 @@ def _field_condition(
                 body[op.value] = draw(st.lists(value, max_size=4))
             elif peers and op in REFERENCE_OPS and draw(st.integers(0, 5)) == 0:
                 body[op.value] = {REF: draw(st.sampled_from(peers))}  # a field reference
+            elif op in PERIOD_OPS:
+                body[op.value] = draw(calendar_periods())
             else:
                 body[op.value] = draw(operand)
         negation = draw(st.integers(0, 5))
@@ -328,6 +379,8 @@ def _field_condition(
         elif negation == 3:
             op = draw(st.sampled_from(ops))
             inner = draw(st.lists(value, max_size=3)) if op in (Op.IN, Op.NOT_IN) else draw(operand)
+            if op in PERIOD_OPS:
+                inner = draw(calendar_periods())
             body["not"] = {op.value: inner}
         referenced = any(isinstance(v, dict) and REF in v for v in body.values())
         if kind is FieldType.STRING and not referenced and draw(st.booleans()):

@@ -31,6 +31,8 @@ from ..language.conditions import (
     Syntax,
     Where,
     WordsAgo,
+    WordsPeriod,
+    WordsStart,
     unknown_field,
 )
 from ..language.fields import Field, FieldType, Op, Schema
@@ -51,7 +53,10 @@ SPELLINGS: dict[Op, str] = {
     Op.ENDS_WITH: "ends with",
     Op.IN: "in",
     Op.NOT_IN: "not in",
+    Op.WITHIN: "within",
+    Op.ANNIVERSARY: "anniversary within",
 }
+_PERIOD_TOKENS = {"PERIOD": Op.WITHIN, "ANNIVERSARY": Op.ANNIVERSARY}
 _OPERATORS: dict[str, tuple[Op, bool]] = {text: (op, False) for op, text in SPELLINGS.items()}
 _OPERATORS.update({"==": (Op.EQUALS, False), "!=": (Op.EQUALS, True)})
 
@@ -215,6 +220,8 @@ class Builder:
         if rest[0].type == "NULL_TEST":
             node: Node = IsNull(field.name, keys or ())
             return Not(node) if "not" in _spelling(rest[0]) else node
+        if rest[0].type in _PERIOD_TOKENS:
+            return self.within(field, keys, rest[0], path)
         op_token, operand = rest[0], rest[1]
         op, negated = _OPERATORS[_spelling(op_token)]
         conditions = self.conditions
@@ -232,6 +239,19 @@ class Builder:
         else:
             node = conditions.data_comparison(field, keys, op, value, insensitive, report)
         return Not(node) if negated and node is not TRUE else node
+
+    def within(self, field: Field, keys: tuple[str, ...] | None, token: Token, path: str) -> Node:
+        """`field within <period>`, `field anniversary within <period>`: one token holds the
+        operator and its operand."""
+        report = self.at(token, token, path)
+        op = _PERIOD_TOKENS[token.type]
+        words = token.value.split(None, 2 if op is Op.ANNIVERSARY else 1)
+        period = WordsPeriod(words[-1])
+        if keys is not None:
+            return self.conditions.data_comparison(field, keys, op, period, False, report)
+        if not self.conditions.accepts(field, op, report):
+            return TRUE
+        return self.conditions.comparison(field, op, period, False, report)
 
     def at(self, op_token: Token, operand: Token | ListLiteral | None, path: str) -> Report:
         """A report of the condition builder's problems, placed at the token each is about."""
@@ -271,6 +291,8 @@ class Builder:
             return BareDateTime(token.value)
         if kind == "RELATIVE":
             return WordsAgo(token.value)
+        if kind == "CALENDAR":
+            return WordsStart(token.value)
         if kind == "NULL":
             return None
         if kind == "NAME":
@@ -348,6 +370,8 @@ def _describe(value: Any) -> str:
         return describe_literal("DATETIME", value.text) or value.text
     if type(value) is WordsAgo:
         return describe_literal("RELATIVE", value.text) or value.text
+    if type(value) is WordsStart or type(value) is WordsPeriod:
+        return " ".join(value.text.split())
     if isinstance(value, list):
         return f"a list of {len(value)} values"
     return describe_value(value)
@@ -355,7 +379,7 @@ def _describe(value: Any) -> str:
 
 def _written(value: Any) -> str:
     """A scalar operand as the text syntax writes it."""
-    if type(value) is BareDateTime or type(value) is WordsAgo or type(value) is TooLarge:
+    if type(value) in (BareDateTime, WordsAgo, WordsStart, WordsPeriod, TooLarge):
         return str(value.text)
     return literal(value)
 

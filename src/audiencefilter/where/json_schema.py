@@ -6,7 +6,8 @@ without nulls, `in: null` as a null test, `mode` only on strings and never insid
 JSON Schema cannot express is left to `parse`: date-time syntax beyond "a string", duplicate
 keys, and the size and depth limits. A date-time operator also takes a relative value,
 `{"ago": "P30D"}`, whose duration is checked by pattern only (its length bound is left to
-`parse`).
+`parse`), or the start of a calendar unit, `{"startOf": "month"}`; `within` takes a calendar
+period. Time zone names are strings here, checked by `parse`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..language.conditions import REF
-from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, FieldType, Op, Schema
+from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, PERIOD_OPS, FieldType, Op, Schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -51,13 +52,56 @@ _BLANK: dict[str, Any] = {
     "type": "boolean",
     "description": "true: null (or missing) or the empty string; false: neither",
 }
+_UNIT: dict[str, Any] = {"enum": ["day", "week", "month", "year"]}
+_ZONE: dict[str, Any] = {
+    "type": "string",
+    "description": "an IANA time zone name (checked by parse); default: the schema's zone",
+    "examples": ["Europe/Paris", "America/New_York"],
+}
+_START: dict[str, Any] = {
+    "type": "object",
+    "description": "the first instant of the day, ISO week, month or year `offset` units "
+    "after the current one, in a time zone",
+    "properties": {
+        "startOf": _UNIT,
+        "offset": {"type": "integer", "minimum": -1_000_000, "maximum": 1_000_000},
+        "timeZone": _ZONE,
+    },
+    "required": ["startOf"],
+    "additionalProperties": False,
+}
+_COUNT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 1_000_000}
+_PERIOD: dict[str, Any] = {
+    "description": "whole calendar units: the current one (this), the N before it (last) or "
+    "the N after it (next), in a time zone",
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {"this": _UNIT, "timeZone": _ZONE},
+            "required": ["this"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"last": _COUNT, "unit": _UNIT, "timeZone": _ZONE},
+            "required": ["last", "unit"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"next": _COUNT, "unit": _UNIT, "timeZone": _ZONE},
+            "required": ["next", "unit"],
+            "additionalProperties": False,
+        },
+    ],
+}
 
 
 def _operand(kind: FieldType) -> dict[str, Any]:
     """What an operator other than `in`/`notIn` compares with: a literal, or for date-times
-    also a relative value."""
+    also a relative value (`ago`, or the start of a calendar unit)."""
     value: dict[str, Any] = _VALUE[kind]
-    return {"oneOf": [value, _AGO]} if kind is FieldType.DATETIME else value
+    return {"oneOf": [value, _AGO, _START]} if kind is FieldType.DATETIME else value
 
 
 def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
@@ -113,6 +157,8 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
     checks that an operator fits its literal's type, e.g. no `gt` with a boolean)."""
     properties: dict[str, Any] = {}
     for op in sorted(Op, key=lambda op: op.value):
+        if op in PERIOD_OPS:  # date-time fields only
+            continue
         if op in (Op.IN, Op.NOT_IN):
             # One JSON type for all the values: anyOf, since an empty array fits each; null is
             # a null test, as in Prisma.
@@ -179,6 +225,8 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
             properties[op.value] = {"oneOf": [{"type": "null"}, {"type": "array", "items": value}]}
         elif op is Op.EQUALS:
             properties[op.value] = {"oneOf": [{"type": "null"}, operand]}
+        elif op in PERIOD_OPS:
+            properties[op.value] = _PERIOD
         else:
             properties[op.value] = operand
     properties["not"] = {

@@ -406,6 +406,13 @@ class _Reader:
                 'write e.g. {"gte": {"ago": "P30D"}} for "in the last 30 days"',
             )
             return
+        if key in ("startOf", "this", "last", "next") and field.type is FieldType.DATETIME:
+            self.issues.add(
+                path,
+                f'"{key}" belongs inside a calendar value, not in the field\'s operators',
+                'write e.g. {"gte": {"startOf": "month"}} or {"within": {"this": "month"}}',
+            )
+            return
         kind = "JSON" if field.type is FieldType.JSON else field.type.value
         self.issues.add(
             path,

@@ -12,6 +12,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from ..language.calendar import Period, StartOf
 from ..language.fields import Op
 from ..language.nodes import (
     TRUE,
@@ -50,6 +51,8 @@ def json_value(value: Any) -> Any:
         return format_datetime(value)
     if isinstance(value, Ago):
         return {"ago": value.iso}
+    if isinstance(value, StartOf | Period):
+        return value.json
     if isinstance(value, tuple):
         return [json_value(v) for v in value]
     return value
@@ -88,7 +91,7 @@ def _operator_entry(node: Node) -> Entry | None:
         if isinstance(inner, Comparison):
             value = json_value(inner.value)
             # A relative value is never a shorthand, so its `not` keeps the `equals`.
-            shorthand = inner.op is Op.EQUALS and not isinstance(inner.value, Ago)
+            shorthand = inner.op is Op.EQUALS and not isinstance(inner.value, Ago | StartOf)
             negated = value if shorthand else {inner.op.value: value}
             return (inner.field, inner.path), "not", negated, _mode_of(inner)
     return None

@@ -49,6 +49,7 @@ from sqlalchemy.sql.operators import OperatorType
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
+from ...language.anniversary import MonthDays
 from ...language.fields import LIST_OPS, ORDERING_OPS, FieldType, Op, Schema
 from ...language.nodes import (
     Aggregated,
@@ -66,12 +67,14 @@ from ...language.nodes import (
 )
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
+from .dialects.base import AnniversaryRefused, anniversary_sql
 from .text import (
     COMPARISON_OPERATORS,
     GROUP_WIDTH,
     SqlWriter,
     number_groups,
     reference_sql,
+    refusal,
     string_order,
 )
 
@@ -180,6 +183,8 @@ class ExpressionBuilder(Visitor[Expression]):
         return self.column(node.field).is_(None)
 
     def visit_comparison(self, node: Comparison) -> Expression:
+        if node.op is Op.ANNIVERSARY:
+            return Anniversary(node, self.column(node.field))
         if node.path:
             return JsonCondition(node, self.column(node.field))
         column = self.column(node.field)
@@ -531,3 +536,37 @@ def _compile_json_condition(element: JsonCondition, compiler: SQLCompiler, **kw:
     writer = _BoundWriter(compiler, compiler.process(element.column, **kw), kw)
     node = element.node
     return writer.visit(node)
+
+
+class Anniversary(ColumnElement[bool]):
+    """A column's local month-day in the ranges of a lowered anniversary
+    (`dialects.base.anniversary_sql`): the month-days and zone are constants of the SQL, and
+    part of the cache key."""
+
+    _traverse_internals = [
+        ("node", InternalTraversal.dp_plain_obj),
+        ("column", InternalTraversal.dp_clauseelement),
+    ]
+    type = Boolean()
+
+    def __init__(self, node: Comparison, column: ColumnElement[Any]) -> None:
+        assert isinstance(node.value, MonthDays), "anniversaries are lowered at a now"
+        self.node = node
+        self.column = column
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+@compiles(Anniversary)
+def _compile_anniversary(element: Anniversary, compiler: SQLCompiler, **kw: Any) -> str:
+    column = compiler.process(element.column, **kw)
+    try:
+        return anniversary_sql(
+            _dialect(compiler.dialect), column, cast(MonthDays, element.node.value)
+        )
+    except AnniversaryRefused as exc:
+        raise refusal(element.node, exc) from None

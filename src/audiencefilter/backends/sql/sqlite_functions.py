@@ -1,4 +1,5 @@
-"""SQLite helper: a `lower()` that folds case like Python's `str.lower()`.
+"""SQLite helpers: a `lower()` that folds case like Python's `str.lower()`, and the local
+month-day of a date-time in a time zone, for anniversaries (`audiencefilter_month_day`).
 
 SQLite's built-in `lower()` folds ASCII only, so without this helper `mode: "insensitive"`
 and `contains` on SQLite ignore case for A-Z alone: `ÉLODIE` does not match `élodie`. The
@@ -9,10 +10,14 @@ the built-in one), marked deterministic so that SQLite may use it in expression 
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
+
+from ...language.anniversary import local_month_day
+from .dialects.sqlite import MONTH_DAY_FUNCTION
 
 
 def unicode_lower(value: Any) -> Any:
@@ -45,6 +50,18 @@ def register_unicode_lower(target: sqlite3.Connection | Engine | Any) -> None:
 
 def _register(connection: Any) -> None:
     connection.create_function("lower", 1, unicode_lower, deterministic=True)
+    connection.create_function(MONTH_DAY_FUNCTION, 2, month_day, deterministic=True)
+
+
+def month_day(value: Any, zone: Any) -> int | None:
+    """`month * 100 + day` of a stored date-time (UTC text, as SQLAlchemy's `DateTime` writes
+    it) in the IANA `zone`: the anniversaries of a zone other than UTC on SQLite."""
+    if not isinstance(value, str) or not isinstance(zone, str):
+        return None
+    instant = datetime.fromisoformat(value)
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=UTC)
+    return local_month_day(instant, zone)
 
 
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
 
+from ...errors import FilterError, Issue
+from ...language.anniversary import MonthDays
 from ...language.data_paths import value_type
 from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ...language.nodes import (
@@ -44,6 +46,7 @@ from ...language.nodes import (
 )
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
+from .dialects.base import AnniversaryRefused, anniversary_sql
 
 COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
 
@@ -170,9 +173,20 @@ class SqlWriter(Visitor[str]):
         return f"{self.column(node.field)} IS NULL"
 
     def visit_comparison(self, node: Comparison) -> str:
+        if node.op is Op.ANNIVERSARY:
+            return self.anniversary(node, self.column(node.field))
         if node.path:
             return self.json_comparison(node, node.field, node.path)
         return self.typed(node, self.schema[node.field].type, self.column(node.field))
+
+    def anniversary(self, node: Comparison, column: str) -> str:
+        """The local month-day in ranges (`dialects.base.anniversary_sql`); a `FilterError` on
+        an engine that cannot compute it faithfully."""
+        assert isinstance(node.value, MonthDays), "anniversaries are lowered at a now"
+        try:
+            return anniversary_sql(self.dialect, column, node.value)
+        except AnniversaryRefused as exc:
+            raise refusal(node, exc) from None
 
     def json_comparison(self, node: Comparison, field: str, keys: tuple[str, ...]) -> str:
         """UNKNOWN for a missing key or JSON null, FALSE for a value of another JSON type, else
@@ -337,3 +351,10 @@ def number_groups(values: tuple[Any, ...]) -> list[tuple[Any, ...]]:
 
 
 _LIST_KEYWORD = {Op.IN: "IN", Op.NOT_IN: "NOT IN"}
+
+
+def refusal(node: Comparison, exc: AnniversaryRefused) -> FilterError:
+    """The `FilterError` of a condition an engine cannot answer faithfully."""
+    return FilterError(
+        [Issue(path=f"{node.field}.{node.op.value}", message=str(exc), suggestion=exc.suggestion)]
+    )

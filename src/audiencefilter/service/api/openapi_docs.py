@@ -140,10 +140,6 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         "ev1.bHN0XzEyYzc1OTJmNzg4ZjM0ZDlkZGIxOjQy",
     ),
     "format": ("`csv` or `jsonl` (JSON Lines).", "csv"),
-    "after": (
-        "A cursor from an earlier answer: only the events committed after it.",
-        "ev1.bHN0XzEyYzc1OTJmNzg4ZjM0ZDlkZGIxOjQy",
-    ),
     "deliveryId": ("The delivery, by id (its `webhook-id`).", DELIVERY_ID),
     "status": ("Only deliveries in this state: pending, delivered or failed.", "failed"),
     IDEMPOTENCY_HEADER: (

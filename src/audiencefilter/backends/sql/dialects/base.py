@@ -29,6 +29,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import ClassVar
 
+from ....language.anniversary import MonthDays
 from ....language.fields import FieldType, Op
 
 INT64_MIN = -(2**63)
@@ -165,6 +166,11 @@ class Dialect:
     def bind_instant(self, value: datetime) -> object:
         return value
 
+    def month_day(self, sql: str, zone: str) -> str:
+        """The local `month * 100 + day` of the instants in `sql` in the IANA `zone`, an
+        integer (anniversaries). PostgreSQL reads its own zone database (`AT TIME ZONE`)."""
+        return f"CAST(to_char({sql} AT TIME ZONE {self.text(zone)}, 'MMDD') AS INTEGER)"
+
     def boolean(self, value: bool) -> str:
         return self.true if value else self.false
 
@@ -238,3 +244,21 @@ class Dialect:
 # Engines whose lower() uses simple case mappings fold U+0130 to "i"; Python's str.lower() gives
 # "i" + U+0307 (its one unconditional multi-character lowercase mapping), so map it first.
 FOLD_DOTTED_I = "lower(replace({}, '\u0130', 'i\u0307'))"
+
+
+class AnniversaryRefused(ValueError):
+    """An engine that cannot compute a local month-day in the zone faithfully; the back-ends
+    turn it into a `FilterError` naming the field."""
+
+    def __init__(self, message: str, suggestion: str) -> None:
+        super().__init__(message)
+        self.suggestion = suggestion
+
+
+def anniversary_sql(dialect: Dialect, column: str, days: MonthDays) -> str:
+    """`column`'s local month-day (`month * 100 + day`, `Dialect.month_day`) in one of the
+    ranges of `days`: TRUE, FALSE, or NULL for a null column. The zone is a checked IANA name,
+    inlined as a literal."""
+    month_day = dialect.month_day(column, days.zone)
+    tests = [f"{month_day} BETWEEN {low} AND {high}" for low, high in days.ranges]
+    return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"

@@ -20,6 +20,11 @@ class DuckDB(Dialect):
     text_holds_nul = True
     unifies_lists = True
 
+    def month_day(self, sql: str, zone: str) -> str:
+        """`AT TIME ZONE` needs the ICU extension, built into the Python package (and loaded
+        without a download)."""
+        return f"CAST(strftime({sql} AT TIME ZONE {self.text(zone)}, '%m%d') AS INTEGER)"
+
     def text(self, value: str) -> str:
         if "\x00" not in value:
             return "'" + value.replace("'", "''") + "'"

@@ -14,7 +14,7 @@ import re
 from datetime import datetime
 
 from ....language.fields import FieldType
-from .base import FOLD_DOTTED_I, Dialect, Number, integral, utc_text
+from .base import FOLD_DOTTED_I, AnniversaryRefused, Dialect, Number, integral, utc_text
 
 
 class MySQL(Dialect):
@@ -42,6 +42,18 @@ class MySQL(Dialect):
 
     def bind_instant(self, value: datetime) -> object:
         return value.replace(tzinfo=None)
+
+    def month_day(self, sql: str, zone: str) -> str:
+        if zone != "UTC":
+            raise AnniversaryRefused(
+                f"an anniversary in {zone} needs the local date of each row, and MySQL and "
+                "MariaDB convert to a named zone only with their time zone tables loaded "
+                "(mysql_tzinfo_to_sql), which a default server lacks: refused rather than "
+                "answered in another zone",
+                'use "timeZone": "UTC" on MySQL/MariaDB, or evaluate in memory, polars, '
+                "PostgreSQL or DuckDB",
+            )
+        return f"(MONTH({sql}) * 100 + DAYOFMONTH({sql}))"
 
     def exact(self, sql: str) -> str:
         return f"CAST({sql} AS BINARY)"

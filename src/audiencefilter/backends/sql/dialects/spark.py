@@ -143,6 +143,14 @@ class SparkSQL(Dialect):
             return Decimal(value) if len(str(abs(value))) <= _DECIMAL_DIGITS else float(value)
         return value
 
+    def month_day(self, sql: str, zone: str) -> str:
+        """Whatever the session time zone: `from_utc_timestamp` shifts the instant by the
+        zone's offset then, and the shifted microseconds count whole days as a date, whose
+        month and day no session setting changes."""
+        shifted = sql if zone == "UTC" else f"from_utc_timestamp({sql}, {self.text(zone)})"
+        day = f"date_from_unix_date(CAST(floor(unix_micros({shifted}) / 86400000000) AS INT))"
+        return f"(month({day}) * 100 + dayofmonth({day}))"
+
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}+00:00'"
 

@@ -30,6 +30,8 @@ from .base import (
     utc_text,
 )
 
+MONTH_DAY_FUNCTION = "audiencefilter_month_day"
+
 
 class SQLite(Dialect):
     name = "sqlite"
@@ -62,6 +64,14 @@ class SQLite(Dialect):
 
     def bind_instant(self, value: datetime) -> object:
         return utc_text(value)
+
+    def month_day(self, sql: str, zone: str) -> str:
+        """UTC by `strftime`; another zone by the Python function `register_unicode_lower`
+        registers (sqlite_functions.py), which plain SQLite lacks: it then stops with "no
+        such function", never answering in another zone."""
+        if zone == "UTC":
+            return f"CAST(strftime('%m%d', {sql}) AS INTEGER)"
+        return f"{MONTH_DAY_FUNCTION}({sql}, {self.text(zone)})"
 
     json_types = {
         FieldType.STRING: ("text",),

@@ -1,0 +1,103 @@
+"""Anniversaries: whether the month and day of a date-time, in a time zone, fall in a calendar
+period. "Birthday is today" is `{"birthday": {"anniversary": {"this": "day"}}}`.
+
+The user writes a period (`language/calendar.Period`); at one `now`, lowering turns it into
+`MonthDays`: the zone and the month-days the period covers, as ranges of `month * 100 + day`
+(`1228..1231` and `101..103` for 28 December to 3 January). A back-end then computes, per
+row, the month-day of the value's local date in that zone and tests the ranges: the only
+per-row time-zone work in the library, and the reason some engines refuse it (docs/backends.md).
+
+Design choices (docs/semantics.md states them for users):
+- The year is ignored: the date itself is its own anniversary (a contact created today has its
+  sign-up anniversary today); add `lt start of today` to leave this year's out.
+- 29 February: in a year without one, its anniversary is 28 February. So `this day` on
+  28 February 2025 holds for 28 and 29 February birthdays; on 1 March it holds for 1 March only.
+- A period of a year or more covers every month-day: every non-null value holds.
+- The local date of a value is its date in the zone, as `start of day` defines days (a value in
+  a skipped hour does not exist; a value in a repeated hour has one date either way).
+"""
+
+from __future__ import annotations
+
+from calendar import isleap
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from functools import cache
+from zoneinfo import ZoneInfo
+
+ALL_MONTH_DAYS: tuple[int, ...] = tuple(
+    month * 100 + day
+    for month in range(1, 13)
+    for day in range(1, 32)
+    if day <= (29 if month == 2 else 30 if month in (4, 6, 9, 11) else 31)
+)
+"""The 366 month-days, in calendar order, 29 February included."""
+_POSITION = {md: index for index, md in enumerate(ALL_MONTH_DAYS)}
+LEAP_DAY = 229
+
+
+@dataclass(frozen=True, slots=True)
+class MonthDays:
+    """The month-days an anniversary period covers at one `now`, in `zone`: inclusive ranges of
+    `month * 100 + day`, in calendar order."""
+
+    zone: str
+    ranges: tuple[tuple[int, int], ...]
+
+    def __contains__(self, month_day: object) -> bool:
+        return any(low <= month_day <= high for low, high in self.ranges)  # type: ignore[operator]
+
+    @property
+    def words(self) -> str:
+        shown = ", ".join(f"{_md(low)}..{_md(high)}" for low, high in self.ranges)
+        return f"[{shown}] in {self.zone}"
+
+
+def _md(value: int) -> str:
+    return f"{value // 100:02d}-{value % 100:02d}"
+
+
+def month_days(first: date, end: date, zone: str) -> MonthDays:
+    """The month-days of the local dates `first` (included) to `end` (excluded), with 29
+    February for 28 February of a common year."""
+    if (end - first).days >= 366:
+        return MonthDays(zone, ((ALL_MONTH_DAYS[0], ALL_MONTH_DAYS[-1]),))
+    found: set[int] = set()
+    day = first
+    while day < end:
+        md = day.month * 100 + day.day
+        found.add(md)
+        if md == 228 and not isleap(day.year):
+            found.add(LEAP_DAY)
+        day += timedelta(days=1)
+    return MonthDays(zone, _ranges(found))
+
+
+def _ranges(found: set[int]) -> tuple[tuple[int, int], ...]:
+    positions = sorted(_POSITION[md] for md in found)
+    ranges: list[tuple[int, int]] = []
+    for position in positions:
+        if ranges and _POSITION[ranges[-1][1]] == position - 1:
+            ranges[-1] = (ranges[-1][0], ALL_MONTH_DAYS[position])
+        else:
+            ranges.append((ALL_MONTH_DAYS[position], ALL_MONTH_DAYS[position]))
+    return tuple(ranges)
+
+
+@cache
+def _zone(name: str) -> ZoneInfo:
+    return ZoneInfo(name)
+
+
+def is_anniversary(instant: datetime, days: MonthDays) -> bool:
+    """Whether an aware instant's local month-day in the period's zone is one it covers."""
+    return local_month_day(instant, days.zone) in days
+
+
+def local_month_day(instant: datetime, zone: str) -> int:
+    """`month * 100 + day` of an aware instant's date in `zone`."""
+    try:
+        local = instant.astimezone(_zone(zone))
+    except OverflowError:  # within a day of year 1 or 9999: the local date is out of range
+        return ALL_MONTH_DAYS[0] if instant.year == 1 else ALL_MONTH_DAYS[-1]
+    return local.month * 100 + local.day

@@ -1,0 +1,493 @@
+"""Calendar-relative date-times: the start of today, of this week, month or year, or of one
+before or after it, and whole calendar periods (`this month`, `the last 7 days`), in a zone.
+
+"Signed up this month" is `{"createdAt": {"within": {"this": "month"}}}`, and "since the start
+of last month" is `{"createdAt": {"gte": {"startOf": "month", "offset": -1}}}`. Like `Ago`, the
+AST holds the description, never an instant: each evaluation turns it into an instant at one
+`now`, in lowering (`rewrite/lower.py`), so every back-end compares with constants.
+
+Design choices (docs/semantics.md states them for users):
+- A unit is a day, an ISO week (Monday to Sunday), a month or a year of the local calendar of
+  an IANA time zone (`Europe/Paris`): the one written in the value (`"timeZone"`, text
+  `in "Europe/Paris"`), else the schema's `time_zone`, else UTC.
+- `offset` counts whole units from the current one: the start of the day `offset` calendar
+  days after today (not 24-hour steps), of the month `offset` months after this one.
+- The start of a day is the first instant whose local date is that day: local midnight; when
+  midnight falls in a daylight-saving gap (America/Santiago, Asia/Beirut at some
+  transitions), the instant the clocks jump (the first local time the day shows); when
+  midnight occurs twice, the first time. Weeks, months and years start when their first day
+  does.
+- A period is a half-open range of whole units: `this` the current one, `last N` the N units
+  before it, `next N` the N units after it; the current unit is in neither (`in the next 7
+  days` starts tomorrow), so "today or the next 7 days" is two conditions. A period is a
+  condition (`within`), never an operand of `gt` or `equals`; it is lowered to
+  `gte start AND lt end`.
+- Instants beyond year 1 or 9999 are clamped to the first or last representable instant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from functools import cache
+from typing import Any, TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from .anniversary import MonthDays, month_days
+from .relative import EARLIEST, Ago
+
+LATEST = datetime.max.replace(tzinfo=UTC)
+UNITS = ("day", "week", "month", "year")
+MAX_OFFSET = 1_000_000
+"""The largest `offset` or period length taken: beyond any representable date in days."""
+DEFAULT_ZONE = "UTC"
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+class CalendarError(ValueError):
+    """A calendar value that cannot be read, with a suggestion where one is likely."""
+
+    def __init__(self, message: str, suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.suggestion = suggestion
+
+
+@cache
+def zone_names() -> frozenset[str]:
+    """Every IANA zone name this Python knows (its `zoneinfo` database)."""
+    return frozenset(available_timezones())
+
+
+@cache
+def _zone(name: str) -> ZoneInfo:
+    return ZoneInfo(name)
+
+
+def check_zone(name: str) -> str:
+    """`name` if it is an IANA zone name known here, else a `CalendarError` naming close ones.
+
+    Names are matched exactly (`Europe/Paris`, not `europe/paris`): the spelling a database
+    knows it by.
+    """
+    if name in zone_names():
+        try:
+            _zone(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+        else:
+            return name
+    from difflib import get_close_matches
+
+    by_lower = {z.lower(): z for z in zone_names()}
+    close = [by_lower[z] for z in get_close_matches(name.lower(), list(by_lower), 3, 0.6)]
+    if name.lower() in by_lower:
+        close = [by_lower[name.lower()]]
+    suggestion = (
+        "did you mean " + " or ".join(f'"{z}"' for z in close) + "?"
+        if close
+        else 'write an IANA time zone name such as "Europe/Paris" or "America/New_York"'
+    )
+    raise CalendarError(f"unknown time zone {name!r}", suggestion)
+
+
+def check_unit(name: str) -> str:
+    """`name` if it is a calendar unit, else a `CalendarError` with a suggestion."""
+    if name in UNITS:
+        return name
+    singular = name.lower().removesuffix("s")
+    hint = (
+        f'write "{singular}"'
+        if singular in UNITS
+        else "write one of " + ", ".join(f'"{u}"' for u in UNITS)
+    )
+    raise CalendarError(f"unknown calendar unit {name!r}", hint)
+
+
+def check_count(value: object, what: str, *, positive: bool) -> int:
+    """An offset or a period length: an integer (not a boolean) within `MAX_OFFSET`."""
+    if type(value) is not int:
+        raise CalendarError(
+            f"{what} is a whole number, found {value!r}",
+            f"write e.g. {what.split()[-1]}: {'7' if positive else '-1'}",
+        )
+    low = 1 if positive else -MAX_OFFSET
+    if not low <= value <= MAX_OFFSET:
+        raise CalendarError(
+            f"{what} must be between {low:,} and {MAX_OFFSET:,}, found {value}",
+            "use a smaller number" if value > 0 else None,
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class StartOf:
+    """The first instant of a calendar unit, `offset` units after the current one, in a zone.
+
+    `zone` is None where the filter names none: lowering fills in the schema's default, so a
+    lowered tree always names its zone.
+    """
+
+    unit: str
+    offset: int = 0
+    zone: str | None = None
+
+    def before(self, now: datetime) -> datetime:
+        """The instant this value stands for at `now` (an aware datetime); named as
+        `Ago.before` is, so both resolve the same way."""
+        return start_of(self.unit, self.offset, self.zone or DEFAULT_ZONE, now)
+
+    def resolver(self) -> Callable[[datetime], datetime]:
+        """`before` as a function (a predicate calls it once per record): worked out again
+        only when `now` leaves the current unit."""
+        return _cached(self.unit, self.zone or DEFAULT_ZONE, self.before)
+
+    def in_zone(self, default: str) -> StartOf:
+        """This value with `default` as its zone if it names none."""
+        return self if self.zone is not None else replace(self, zone=default)
+
+    @property
+    def words(self) -> str:
+        """The text syntax's form: `start of today`, `start of last month`, `start of week -3`,
+        with `in "Zone/Name"` when a zone is named."""
+        return "start of " + unit_words(self.unit, self.offset) + zone_words(self.zone)
+
+    @property
+    def json(self) -> dict[str, object]:
+        """The canonical JSON form: `{"startOf": "month", "offset": -1, "timeZone": ...}`."""
+        data: dict[str, object] = {"startOf": self.unit}
+        if self.offset:
+            data["offset"] = self.offset
+        if self.zone is not None:
+            data["timeZone"] = self.zone
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """A half-open range of `count` whole calendar units starting `start` units after the
+    current one: this month is `(month, 0, 1)`, the last 7 days `(day, -7, 7)`, the next 2
+    weeks `(week, 1, 2)`. Only those three shapes are built (see `this`, `last`, `next`).
+    """
+
+    unit: str
+    start: int
+    count: int
+    zone: str | None = None
+
+    @classmethod
+    def this(cls, unit: str, zone: str | None = None) -> Period:
+        return cls(unit, 0, 1, zone)
+
+    @classmethod
+    def last(cls, unit: str, count: int, zone: str | None = None) -> Period:
+        return cls(unit, -count, count, zone)
+
+    @classmethod
+    def next(cls, unit: str, count: int, zone: str | None = None) -> Period:
+        return cls(unit, 1, count, zone)
+
+    def before(self, now: datetime) -> MonthDays:
+        """As an anniversary period: the month-days it covers at `now` (language/anniversary)."""
+        zone = self.zone or DEFAULT_ZONE
+        today = now.astimezone(_zone(zone)).date()
+        try:
+            first = _first_day(self.unit, self.start, today)
+            end = _first_day(self.unit, self.start + self.count, today)
+        except (OverflowError, ValueError):
+            first, end = date.min, date.max
+        return month_days(first, end, zone)
+
+    def resolver(self) -> Callable[[datetime], MonthDays]:
+        """`before` as a function (a predicate calls it once per record): worked out again
+        only when `now` leaves the current local day."""
+        return _cached("day", self.zone or DEFAULT_ZONE, self.before)
+
+    def in_zone(self, default: str) -> Period:
+        """This period with `default` as its zone if it names none."""
+        return self if self.zone is not None else replace(self, zone=default)
+
+    @property
+    def bounds(self) -> tuple[StartOf, StartOf]:
+        """The first instant in the period and the first after it."""
+        return (
+            StartOf(self.unit, self.start, self.zone),
+            StartOf(self.unit, self.start + self.count, self.zone),
+        )
+
+    @property
+    def words(self) -> str:
+        """The text syntax's form: `this month`, `last 7 days`, `next week`, `today`."""
+        if self.start == 0:
+            text = "today" if self.unit == "day" else f"this {self.unit}"
+        else:
+            word = "last" if self.start < 0 else "next"
+            text = f"{word} {self.unit}" if self.count == 1 else f"{word} {self.count} {self.unit}s"
+        return text + zone_words(self.zone)
+
+    @property
+    def json(self) -> dict[str, object]:
+        """The canonical JSON form: `{"this": "month"}`, `{"last": 7, "unit": "day"}`."""
+        data: dict[str, object]
+        if self.start == 0:
+            data = {"this": self.unit}
+        else:
+            data = {"last" if self.start < 0 else "next": self.count, "unit": self.unit}
+        if self.zone is not None:
+            data["timeZone"] = self.zone
+        return data
+
+
+def _cached(unit: str, zone: str, compute: Callable[[datetime], _R]) -> Callable[[datetime], _R]:
+    """`compute`, whose answer depends only on which `unit` of `zone` holds `now`, remembered
+    with the bounds of that unit. One entry, replaced whole: safe across threads."""
+    last: list[tuple[datetime, datetime, _R] | None] = [None]
+
+    def resolve(now: datetime) -> _R:
+        entry = last[0]
+        if entry is not None and entry[0] <= now < entry[1]:
+            return entry[2]
+        value = compute(now)
+        last[0] = (start_of(unit, 0, zone, now), start_of(unit, 1, zone, now), value)
+        return value
+
+    return resolve
+
+
+Relative = Ago | StartOf | Period
+"""An operand that moves with the clock (a `Period` as an anniversary's, month-days)."""
+RELATIVE_TYPES = (Ago, StartOf)
+
+
+def unit_words(unit: str, offset: int) -> str:
+    if unit == "day" and -1 <= offset <= 1:
+        return ("yesterday", "today", "tomorrow")[offset + 1]
+    if -1 <= offset <= 1:
+        return f"{('last', 'this', 'next')[offset + 1]} {unit}"
+    return f"{unit} {offset:+d}"
+
+
+def zone_words(zone: str | None) -> str:
+    return "" if zone is None else f' in "{zone}"'
+
+
+# --- reading the JSON forms -------------------------------------------------------------------
+
+START_KEYS = ("startOf", "offset", "timeZone")
+PERIOD_KEYS = ("this", "last", "next", "unit", "timeZone")
+
+
+def start_from_json(value: dict[str, object]) -> StartOf:
+    """`{"startOf": unit, "offset"?: int, "timeZone"?: name}`; raises `CalendarError` with
+    the key at fault as `key` (an attribute) where there is one."""
+    unknown = [k for k in value if k not in START_KEYS]
+    if unknown:
+        raise _at(
+            str(unknown[0]),
+            CalendarError(
+                f'unknown key "{unknown[0]}" in a start of a calendar unit',
+                "the keys are startOf, offset and timeZone",
+            ),
+        )
+    unit = value["startOf"]
+    if not isinstance(unit, str):
+        raise _at("startOf", CalendarError(f"startOf names a unit, found {unit!r}", _UNIT_HINT))
+    offset = value.get("offset", 0)
+    zone = value.get("timeZone")
+    return StartOf(
+        _keyed("startOf", check_unit, unit),
+        _keyed("offset", lambda v: check_count(v, "offset", positive=False), offset),
+        None if zone is None else _keyed("timeZone", _zone_text, zone),
+    )
+
+
+def period_from_json(value: dict[str, object]) -> Period:
+    """`{"this": unit}` or `{"last"|"next": count, "unit": unit}`, each with an optional
+    `"timeZone"`; raises `CalendarError` (with `key`) otherwise."""
+    unknown = [k for k in value if k not in PERIOD_KEYS]
+    if unknown:
+        raise _at(
+            str(unknown[0]),
+            CalendarError(
+                f'unknown key "{unknown[0]}" in a calendar period',
+                'write {"this": "month"}, {"last": 7, "unit": "day"} or {"next": 2, '
+                '"unit": "week"}, with an optional "timeZone"',
+            ),
+        )
+    kinds = [k for k in ("this", "last", "next") if k in value]
+    if len(kinds) != 1:
+        raise CalendarError(
+            "a calendar period takes exactly one of this, last and next",
+            'write {"this": "month"}, {"last": 7, "unit": "day"} or {"next": 1, "unit": "week"}',
+        )
+    kind = kinds[0]
+    zone_value = value.get("timeZone")
+    zone = None if zone_value is None else _keyed("timeZone", _zone_text, zone_value)
+    if kind == "this":
+        if "unit" in value:
+            raise _at(
+                "unit",
+                CalendarError(
+                    '"this" names its unit itself', 'write {"this": "month"} without "unit"'
+                ),
+            )
+        unit = value["this"]
+        if not isinstance(unit, str):
+            raise _at("this", CalendarError(f"this names a unit, found {unit!r}", _UNIT_HINT))
+        return Period.this(_keyed("this", check_unit, unit), zone)
+    if "unit" not in value:
+        raise CalendarError(
+            f'"{kind}" counts units: "unit" is missing',
+            f'write e.g. {{"{kind}": 7, "unit": "day"}}',
+        )
+    unit = value["unit"]
+    if not isinstance(unit, str):
+        raise _at("unit", CalendarError(f"unit names a unit, found {unit!r}", _UNIT_HINT))
+    count = _keyed(kind, lambda v: check_count(v, kind, positive=True), value[kind])
+    build = Period.last if kind == "last" else Period.next
+    return build(_keyed("unit", check_unit, unit), count, zone)
+
+
+_UNIT_HINT = 'write "day", "week", "month" or "year"'
+
+
+def _zone_text(value: object) -> str:
+    if not isinstance(value, str):
+        raise CalendarError(
+            f"timeZone is an IANA zone name, found {value!r}", 'write e.g. "Europe/Paris"'
+        )
+    return check_zone(value)
+
+
+def _keyed(key: str, check: Callable[[Any], _T], value: object) -> _T:
+    try:
+        return check(value)
+    except CalendarError as exc:
+        raise _at(key, exc) from None
+
+
+def _at(key: str, error: CalendarError) -> CalendarError:
+    error.key = key  # type: ignore[attr-defined]
+    return error
+
+
+# --- reading the text forms -------------------------------------------------------------------
+
+_ZONE = r'(?:\s+in\s+"(?P<zone>(?:[^"\\\n]|\\.)*)")?'
+_START_WORDS = re.compile(
+    r"start\s+of\s+(?:(?P<named>today|yesterday|tomorrow)"
+    r"|(?P<rel>this|last|next)\s+(?P<unit>\w+)"
+    r"|(?P<unit2>\w+)\s*(?P<offset>[+-]\s*\d+))" + _ZONE + r"\Z",
+    re.IGNORECASE,
+)
+_PERIOD_WORDS = re.compile(
+    r"(?:(?P<today>today)|this\s+(?P<unit>\w+)"
+    r"|(?P<rel>last|next)\s+(?:(?P<count>\d+)\s+)?(?P<unit2>\w+))" + _ZONE + r"\Z",
+    re.IGNORECASE,
+)
+
+
+def start_from_words(text: str) -> StartOf:
+    """`start of today`, `start of last month`, `start of week -3`, `... in "Europe/Paris"`."""
+    match = _START_WORDS.fullmatch(" ".join(text.split()))
+    if match is None:
+        raise CalendarError(
+            f"{text!r} is not a start of a calendar unit",
+            'write e.g. start of today, start of last month or start of week -2 in "Europe/Paris"',
+        )
+    zone = _words_zone(match.group("zone"))
+    named = match.group("named")
+    if named:
+        return StartOf("day", {"yesterday": -1, "today": 0, "tomorrow": 1}[named.lower()], zone)
+    if match.group("rel"):
+        offset = {"last": -1, "this": 0, "next": 1}[match.group("rel").lower()]
+        return StartOf(check_unit(match.group("unit").lower()), offset, zone)
+    offset = int(match.group("offset").replace(" ", ""))
+    return StartOf(
+        check_unit(match.group("unit2").lower()),
+        check_count(offset, "offset", positive=False),
+        zone,
+    )
+
+
+def period_from_words(text: str) -> Period:
+    """`today`, `this month`, `last 7 days`, `next week`, `... in "Europe/Paris"`."""
+    match = _PERIOD_WORDS.fullmatch(" ".join(text.split()))
+    if match is None:
+        raise CalendarError(
+            f"{text!r} is not a calendar period",
+            "write e.g. today, this month, last 7 days or next week",
+        )
+    zone = _words_zone(match.group("zone"))
+    if match.group("today"):
+        return Period.this("day", zone)
+    if match.group("unit"):
+        return Period.this(check_unit(match.group("unit").lower()), zone)
+    count_text = match.group("count")
+    unit = match.group("unit2").lower()
+    count = 1 if count_text is None else int(count_text)
+    if count_text is not None and unit.removesuffix("s") in UNITS:
+        unit = unit.removesuffix("s")  # `last 7 days`, and `next 1 weeks` as well
+    build = Period.last if match.group("rel").lower() == "last" else Period.next
+    return build(check_unit(unit), check_count(count, match.group("rel"), positive=True), zone)
+
+
+def _words_zone(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return check_zone(text.replace('\\"', '"').replace("\\\\", "\\"))
+
+
+# --- the instants -----------------------------------------------------------------------------
+
+
+def start_of(unit: str, offset: int, zone: str, now: datetime) -> datetime:
+    """The first instant (UTC) of the `unit` `offset` units after the one holding `now`, in
+    `zone`'s calendar (module docstring)."""
+    tz = _zone(zone)
+    today = now.astimezone(tz).date()
+    try:
+        first = _first_day(unit, offset, today)
+    except (OverflowError, ValueError):
+        return EARLIEST if offset < 0 else LATEST
+    return start_of_day(first, tz)
+
+
+def _first_day(unit: str, offset: int, today: date) -> date:
+    if unit == "day":
+        return today + timedelta(days=offset)
+    if unit == "week":
+        return today - timedelta(days=today.weekday()) + timedelta(weeks=offset)
+    if unit == "month":
+        year, month = divmod(today.year * 12 + today.month - 1 + offset, 12)
+        return date(year, month + 1, 1)
+    return date(today.year + offset, 1, 1)
+
+
+def start_of_day(day: date, tz: ZoneInfo) -> datetime:
+    """The first instant whose local date in `tz` is `day`, in UTC (see the module docstring
+    for daylight-saving gaps and folds)."""
+    midnight = datetime(day.year, day.month, day.day)
+    try:
+        first = midnight.replace(tzinfo=tz, fold=0).astimezone(UTC)
+        second = midnight.replace(tzinfo=tz, fold=1).astimezone(UTC)
+    except OverflowError:
+        return EARLIEST if day.year < 2 else LATEST
+    low, high = min(first, second), max(first, second)
+    if _local(low, tz) >= midnight:
+        return low
+    # Midnight falls in a gap: the day starts at the transition, between the two readings.
+    while high - low > timedelta(microseconds=1):
+        middle = low + (high - low) / 2
+        middle = middle.replace(microsecond=middle.microsecond)
+        if _local(middle, tz) >= midnight:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _local(instant: datetime, tz: ZoneInfo) -> datetime:
+    return instant.astimezone(tz).replace(tzinfo=None)
