@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from audiencefilter import Ago, And, Blank, Comparison, Const, IsNull, Node, Not, Op, Or
+from audiencefilter.language.nodes import FieldComparison
 from audiencefilter.language.values import record_datetime
 
 
@@ -30,6 +31,19 @@ def evaluate(node: Node, record: dict[str, Any], now: datetime | None = None) ->
         return None if None in results else False
     if isinstance(node, IsNull):
         return _read(node, record) is None
+    if isinstance(node, FieldComparison):  # two fields of one type; null on a side is UNKNOWN
+        left, right = record.get(node.field), record.get(node.other)
+        if left is None or right is None:
+            return None
+        if node.field == "createdAt":
+            left, right = record_datetime(left), record_datetime(right)
+        return {
+            Op.EQUALS: left == right,
+            Op.GT: left > right,
+            Op.GTE: left >= right,
+            Op.LT: left < right,
+            Op.LTE: left <= right,
+        }[node.op]
     if isinstance(node, Blank):  # null or the empty string, never UNKNOWN
         blank = _read(node, record)
         return blank is None or blank == ""
