@@ -9,6 +9,8 @@ from typing import Any
 
 from audiencefilter import Ago, And, Blank, Comparison, Const, IsNull, Node, Not, Op, Or
 from audiencefilter.language.nodes import FieldComparison
+from audiencefilter.language.anniversary import is_anniversary
+from audiencefilter.language.calendar import Period, StartOf
 from audiencefilter.language.values import record_datetime
 
 
@@ -88,8 +90,14 @@ def _compare(node: Comparison, value: Any, now: datetime | None) -> bool | None:
     if node.field == "createdAt":
         value = record_datetime(value)
     wanted: Any = node.value
-    if isinstance(wanted, Ago):
+    if isinstance(wanted, Ago | StartOf | Period):
         assert now is not None, "a relative date-time needs a now"
+    if isinstance(wanted, Period) and node.op is Op.WITHIN:  # [first instant, first after)
+        first, after = wanted.bounds
+        return bool(first.before(now) <= value < after.before(now))
+    if isinstance(wanted, Period):  # an anniversary: the local month-day, any year
+        return is_anniversary(value, wanted.before(now))
+    if isinstance(wanted, Ago | StartOf):
         wanted = wanted.before(now)
     if node.insensitive:
         value = value.lower()
