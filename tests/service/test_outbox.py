@@ -9,7 +9,7 @@ import pytest
 
 from audiencefilter.service.db import migrate
 from audiencefilter.service.db.engine import Database, make_engine
-from audiencefilter.service.db.models import Account, List
+from audiencefilter.service.db.models import Account, List, new_id
 from audiencefilter.service.domain import events
 
 from .conftest import sqlite_settings
@@ -24,7 +24,7 @@ def database(tmp_path: Path) -> Database:
 
 def _list(database: Database) -> str:
     with database.transaction() as session:
-        account = Account(name=f"outbox-{id(session)}")
+        account = Account(name=new_id("outbox"))
         session.add(account)
         session.flush()
         lst = List(accountId=account.id, name="L", url=f"outbox-{account.id[-8:]}")
