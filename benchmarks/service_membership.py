@@ -22,6 +22,8 @@ timing (tests/service/test_membership_benchmark.py runs it tiny, for its shape o
 from __future__ import annotations
 
 import argparse
+import gc
+import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -36,7 +38,7 @@ from audiencefilter.service.db.models import Contact, new_id
 from audiencefilter.service.domain.accounts import ensure_account, issue_key
 
 from .data import generate
-from .service_audiences import InProcessClient, _median_ms, _postgres
+from .service_audiences import InProcessClient, _postgres
 
 PAGE_TARGET = 1.5
 UPDATE_TARGET = 2.0
@@ -168,10 +170,26 @@ def measure(bench: Bench, runs: int) -> list[tuple[str, float, float, float]]:
     ]
     results = []
     for label, make in plans:
-        with_ms, _ = _median_ms(make(bench.with_audiences), runs)
-        without_ms, _ = _median_ms(make(bench.without), runs)
+        with_ms, without_ms = _side_by_side(make(bench.with_audiences), make(bench.without), runs)
         results.append((label, with_ms, without_ms, with_ms / without_ms))
     return results
+
+
+def _side_by_side(
+    one: Callable[[], Any], other: Callable[[], Any], runs: int
+) -> tuple[float, float]:
+    """Median ms of each, measured in alternation (in a new order each round), so that a
+    machine shared with other work slows both alike rather than whichever ran during a spike."""
+    gc.collect()
+    one(), other()  # warm-up: compiled statements, parsed filters
+    times: tuple[list[float], list[float]] = ([], [])
+    for run in range(runs):
+        order = (0, 1) if run % 2 == 0 else (1, 0)
+        for index in order:
+            start = time.perf_counter()
+            (one, other)[index]()
+            times[index].append((time.perf_counter() - start) * 1000)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def _run(name: str, url: str, contacts: int, audiences: int, runs: int) -> None:
