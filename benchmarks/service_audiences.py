@@ -39,8 +39,9 @@ import httpx
 from sqlalchemy import insert, select
 
 from audiencefilter.service import Settings, create_app
-from audiencefilter.service.db.models import AudienceMember, Contact, new_id
+from audiencefilter.service.db.models import Audience, AudienceMember, Contact, new_id
 from audiencefilter.service.domain.accounts import ensure_account, issue_key
+from audiencefilter.service.domain.membership_store import refresh_audience
 
 from .data import generate
 
@@ -172,6 +173,10 @@ class Bench:
                 insert(AudienceMember),
                 [{"audienceId": audience_id, "contactId": contact_id} for contact_id in ids],
             )
+            # Written behind the routes' back: store the members as adding them would have.
+            audience = session.get(Audience, audience_id)
+            assert audience is not None
+            refresh_audience(session, audience, "members.added")
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.client.request(method, f"/v4{path}", headers=self.headers, **kwargs)

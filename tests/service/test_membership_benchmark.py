@@ -10,5 +10,5 @@ from benchmarks import service_membership
 def test_the_membership_benchmark_prints_both_ratios(capsys: pytest.CaptureFixture[str]) -> None:
     assert service_membership.main(["--contacts", "30", "--audiences", "6", "--runs", "2"]) == 0
     out = capsys.readouterr().out
-    assert "contacts page of 100" in out and "contact update" in out
-    assert out.count("x (≤") == 2
+    assert "contacts page of 100" in out and "update, moving" in out
+    assert out.count("x (≤") == 3

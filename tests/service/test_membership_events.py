@@ -212,3 +212,25 @@ def test_the_clock_sweep_moves_relative_audiences(
     event = feed(tenant, lst)["events"][-1]
     assert event["occurredAt"] == "2030-01-03T00:00:00Z"
     assert api.app.state.sweeper.run_once() == 0  # nothing left to change
+
+
+def test_the_sweep_command_sweeps_once_on_the_system_clock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from audiencefilter.service.commands.main import main
+
+    path = tmp_path / "sweep.db"
+    hands = Hands()
+    hands.at = datetime(2020, 1, 1, tzinfo=UTC)  # long before the system clock's now
+    api = ApiClient(create_app(sqlite_settings(path, membership_sweep_seconds=0), clock=hands))
+    try:
+        tenant = make_tenant(api)
+        lst = tenant.new_list()["id"]
+        recent = smart(tenant, lst, {"createdAt": {"gte": {"ago": "P1D"}}})["id"]
+        ada = tenant.new_contact(lst, "ada@example.com")["id"]
+        _, cursor = changes(tenant, lst)
+        assert main(["--database-url", f"sqlite:///{path}", "sweep"]) == 0
+        assert capsys.readouterr().out.strip() == "1 membership events written"
+        assert changes(tenant, lst, cursor)[0] == [("left", ada, recent, "clock")]
+    finally:
+        api.close()

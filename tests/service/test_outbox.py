@@ -6,10 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from audiencefilter.service.db import migrate
 from audiencefilter.service.db.engine import Database, make_engine
-from audiencefilter.service.db.models import Account, List
+from audiencefilter.service.db.models import (
+    Account,
+    Audience,
+    AudienceMember,
+    Contact,
+    List,
+    Membership,
+    new_id,
+)
 from audiencefilter.service.domain import events
 
 from .conftest import sqlite_settings
@@ -24,7 +33,7 @@ def database(tmp_path: Path) -> Database:
 
 def _list(database: Database) -> str:
     with database.transaction() as session:
-        account = Account(name=f"outbox-{id(session)}")
+        account = Account(name=new_id("outbox"))
         session.add(account)
         session.flush()
         lst = List(accountId=account.id, name="L", url=f"outbox-{account.id[-8:]}")
@@ -69,3 +78,32 @@ def test_cursors_round_trip_and_belong_to_their_list() -> None:
     assert events.position_of(value, "lst_other") is None
     for bad in ("", "42", "ev1.!!", "ev1." + "A" * 10):
         assert events.position_of(bad, "lst_abc") is None
+
+
+def test_the_migration_stores_the_members_of_existing_audiences(tmp_path: Path) -> None:
+    engine = make_engine(sqlite_settings(tmp_path / "old.db"))
+    migrate.upgrade(engine, "0003")
+    database = Database(engine)
+    with database.transaction() as session:
+        account = Account(name=new_id("old"))
+        session.add(account)
+        session.flush()
+        lst = List(accountId=account.id, name="L", url=new_id("old").replace("_", "-"))
+        session.add(lst)
+        session.flush()
+        rich = Contact(listId=lst.id, email="rich@example.com", emailKey="rich@example.com")
+        poor = Contact(listId=lst.id, email="poor@example.com", emailKey="poor@example.com")
+        rich.points, poor.points = 500, 1
+        top = Audience(listId=lst.id, name="Top", mode="smart", filters='{"points":{"gte":100}}')
+        hand = Audience(listId=lst.id, name="Hand", mode="manual")
+        session.add_all([rich, poor, top, hand])
+        session.flush()
+        session.add(AudienceMember(audienceId=hand.id, contactId=poor.id))
+        ids = {"rich": rich.id, "poor": poor.id, "top": top.id, "hand": hand.id, "list": lst.id}
+    migrate.upgrade(engine)
+    with database.reading() as session:
+        rows = session.execute(select(Membership.audienceId, Membership.contactId))
+        assert {(a, c) for a, c in rows} == {(ids["top"], ids["rich"]), (ids["hand"], ids["poor"])}
+        assert events.head(session, ids["list"]) == 0  # no events for what was already so
+    with database.transaction() as session:
+        assert events.append(session, ids["list"], [events.NewEvent(events.ENTERED)]) == [1]

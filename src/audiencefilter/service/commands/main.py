@@ -135,6 +135,16 @@ def cmd_migrate(args: argparse.Namespace) -> None:
         database.dispose()
 
 
+def cmd_sweep(args: argparse.Namespace) -> None:
+    from ..domain.sweep import sweep
+
+    database = _database(_settings(args))
+    try:
+        print(f"{sweep(database)} membership events written")
+    finally:
+        database.dispose()
+
+
 def cmd_revision(args: argparse.Namespace) -> None:
     database = Database.from_settings(_settings(args))
     migrate.new_revision(database.engine, args.message)
@@ -192,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     migrate_cmd = commands.add_parser("migrate", help="upgrade the database schema")
     migrate_cmd.add_argument("--revision", default="head")
     migrate_cmd.set_defaults(handler=cmd_migrate)
+
+    sweep_cmd = commands.add_parser(
+        "sweep", help="bring audiences with relative dates up to the clock, once"
+    )
+    sweep_cmd.set_defaults(handler=cmd_sweep)
 
     revision = commands.add_parser("revision", help="write a new migration from model changes")
     revision.add_argument("-m", "--message", required=True)

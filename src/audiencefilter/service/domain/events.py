@@ -30,9 +30,9 @@ import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Table, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -73,6 +73,7 @@ CAUSE_MEMBERS_REMOVED = "members.removed"
 CAUSE_CLOCK = "clock"
 
 _CURSOR_PREFIX = "ev1."
+EVENTS = cast(Table, Event.__table__)
 
 
 @dataclass(frozen=True)
@@ -128,22 +129,24 @@ def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[i
     last = _advance(session, list_id, len(events))
     first = last - len(events) + 1
     now = clock.now()
+    # Core inserts by column name: ORM bulk inserts cost several times the Python per row.
     rows: list[dict[str, Any]] = [
         {
             "id": new_id("evt"),
-            "listId": list_id,
+            "list_id": list_id,
             "position": first + index,
             "type": event.type,
-            "contactId": event.contact_id,
-            "audienceId": event.audience_id,
+            "contact_id": event.contact_id,
+            "audience_id": event.audience_id,
             "cause": event.cause,
-            "occurredAt": event.occurred_at or now,
+            "occurred_at": event.occurred_at or now,
             "payload": event.payload,
         }
         for index, event in enumerate(events)
     ]
+    connection = session.connection()
     for start in range(0, len(rows), 500):
-        session.execute(insert(Event), rows[start : start + 500])
+        connection.execute(insert(EVENTS), rows[start : start + 500])
     return [first + index for index in range(len(rows))]
 
 

@@ -137,19 +137,32 @@ def _write(
     at: datetime,
 ) -> int:
     """Stores the difference and appends its events (left first, then entered); their count."""
-    for audience_id, contact_ids in _by_audience(leaving).items():
-        for chunk in _chunks(contact_ids):
-            session.execute(
-                delete(Membership)
-                .where(Membership.audienceId == audience_id, Membership.contactId.in_(chunk))
-                .execution_options(synchronize_session=False)
-            )
+    by_audience = _group(leaving, by_contact=False)
+    by_contact = _group(leaving, by_contact=True)
+    # One statement per audience (an audience refreshed) or per contact (a contact refreshed).
+    if len(by_contact) < len(by_audience):
+        for contact_id, audience_ids in by_contact.items():
+            for chunk in _chunks(audience_ids):
+                session.execute(
+                    delete(Membership)
+                    .where(Membership.contactId == contact_id, Membership.audienceId.in_(chunk))
+                    .execution_options(synchronize_session=False)
+                )
+    else:
+        for audience_id, contact_ids in by_audience.items():
+            for chunk in _chunks(contact_ids):
+                session.execute(
+                    delete(Membership)
+                    .where(Membership.audienceId == audience_id, Membership.contactId.in_(chunk))
+                    .execution_options(synchronize_session=False)
+                )
+    # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
     rows = [
-        {"audienceId": audience.id, "contactId": contact_id, "enteredAt": at}
+        {"audience_id": audience.id, "contact_id": contact_id, "entered_at": at}
         for audience, contact_id in entering
     ]
     for start in range(0, len(rows), CHUNK):
-        session.execute(insert(Membership), rows[start : start + CHUNK])
+        session.connection().execute(insert(MEMBERSHIPS), rows[start : start + CHUNK])
     changes = [_left(a, c, cause) for a, c in leaving] + [
         _entered(a, c, cause) for a, c in entering
     ]
@@ -157,10 +170,14 @@ def _write(
     return len(changes)
 
 
-def _by_audience(pairs: Sequence[tuple[StoredAudience, str]]) -> dict[str, list[str]]:
+def _group(
+    pairs: Sequence[tuple[StoredAudience, str]], *, by_contact: bool
+) -> dict[str, list[str]]:
+    """The pairs' contact ids per audience id, or their audience ids per contact id."""
     grouped: dict[str, list[str]] = {}
     for audience, contact_id in pairs:
-        grouped.setdefault(audience.id, []).append(contact_id)
+        key, value = (contact_id, audience.id) if by_contact else (audience.id, contact_id)
+        grouped.setdefault(key, []).append(value)
     return grouped
 
 
