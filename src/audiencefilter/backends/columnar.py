@@ -64,7 +64,8 @@ import polars as pl
 from ..errors import FrameError
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.lists import refused
+from ..language.nodes import And, Comparison, Const, IsNull, ListTest, Node, Not, Or
 from ..language.values import (
     as_integer,
     double_exact,
@@ -183,6 +184,9 @@ class _Expressions(Visitor[pl.Expr]):
 
     def visit_const(self, node: Const) -> pl.Expr:
         return pl.lit(node.value)
+
+    def visit_list_test(self, node: ListTest) -> pl.Expr:
+        raise refused(node, "polars", "no list expression is written for it yet")
 
     def visit_is_null(self, node: IsNull) -> pl.Expr:
         if node.path:

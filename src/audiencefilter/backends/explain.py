@@ -27,11 +27,12 @@ from enum import Enum
 from typing import Any, cast
 
 from ..errors import RecordError
+from ..language import lists
 from ..language.data_paths import truth
-from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.fields import FieldType, ListOp, Op, Schema
+from ..language.nodes import And, Comparison, Const, IsNull, ListTest, Node, Not, Or
 from ..language.relative import Ago, as_now, system_clock
-from ..language.values import accepts, holds, record_datetime
+from ..language.values import accepts, fold, holds, record_datetime
 from ..language.visitor import Visitor
 from ..rewrite.lower import lower
 from ..text.literals import literal, reference
@@ -192,8 +193,12 @@ class _Explainer(Visitor[Explanation]):
     def visit_not(self, node: Not) -> Explanation:
         child = self.visit(node.item)
         # `email != "x"` and `company is not null` read as one condition: keep what it saw.
-        spoken = isinstance(node.item, IsNull) or (
-            isinstance(node.item, Comparison) and node.item.op is Op.EQUALS
+        spoken = (
+            isinstance(node.item, IsNull)
+            or (isinstance(node.item, Comparison) and node.item.op is Op.EQUALS)
+            or (
+                isinstance(node.item, ListTest) and node.item.op in (ListOp.EQUALS, ListOp.IS_EMPTY)
+            )
         )
         if spoken:
             return Explanation(
@@ -271,3 +276,22 @@ class _Explainer(Visitor[Explanation]):
 
     def visit_const(self, node: Const) -> Explanation:
         return Explanation(node, Outcome.of(node.value))
+
+    def visit_list_test(self, node: ListTest) -> Explanation:
+        # `lists.truth` decides empty operand lists itself, so the user's node is evaluated
+        # with its literals folded as lowering folds them.
+        value = self.record.get(node.field, _MISSING)
+        present = value is not _MISSING
+        value = None if not present else value
+        if node.insensitive:
+            folded = tuple(fold(v) if isinstance(v, str) else v for v in node.value)
+            node_folded = ListTest(node.field, node.op, folded, True)
+        else:
+            node_folded = node
+        kind = self.schema[node.field].type
+        try:
+            result = lists.truth(node_folded, kind, value)
+        except (TypeError, ValueError) as exc:
+            raise RecordError(f'field "{node.field}": {exc}') from None
+        outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
+        return Explanation(node, outcome, (), node.field, value, present)

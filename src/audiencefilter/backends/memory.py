@@ -52,6 +52,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from ..errors import RecordError
+from ..language import lists
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ..language.nodes import (
@@ -59,6 +60,7 @@ from ..language.nodes import (
     Comparison,
     Const,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -163,6 +165,12 @@ def _diagnose(record: Record, root: Node, schema: Schema) -> str:
         if value is None or field is None or field.type is FieldType.JSON:
             continue
         kind = field.type
+        if kind.element is not None:
+            try:
+                lists.items(kind, value)
+            except (TypeError, ValueError) as exc:
+                return f'field "{name}": {exc}'
+            continue
         if not accepts(kind, value):
             return f'field "{name}" holds {type(value).__name__} {value!r}; expected {kind.value}'
         if kind is FieldType.DATETIME:
@@ -231,8 +239,16 @@ class _Builder:
                 return self.is_null(node.field, want, known)
             case Comparison():
                 return self.comparison(node, want, known)
+            case ListTest():
+                return self.list_test(node, want), known
             case _:
                 unhandled("the in-memory compiler", node)
+
+    def list_test(self, node: ListTest, want: bool) -> ast.expr:
+        """`lists.truth` of the record's list: `is True` or `is False`."""
+        kind = self.schema[node.field].type
+        truth = self.bind(functools.partial(_list_truth, node, kind, node.field))
+        return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
 
     def json_condition(self, node: Comparison | IsNull, want: bool) -> ast.expr:
         """`data_paths.truth` of the record's JSON document: `is True` or `is False`."""
@@ -448,6 +464,10 @@ def _json_truth(
     node: Comparison | IsNull, column: str, path: tuple[str, ...], record: Record
 ) -> bool | None:
     return truth(node, record.get(column), path)
+
+
+def _list_truth(node: ListTest, kind: FieldType, column: str, record: Record) -> bool | None:
+    return lists.truth(node, kind, record.get(column))
 
 
 def _name(name: str) -> ast.Name:

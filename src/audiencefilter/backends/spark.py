@@ -40,7 +40,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.lists import refused
+from ..language.nodes import And, Comparison, Const, IsNull, ListTest, Node, Not, Or
 from ..language.values import (
     as_integer,
     double_exact,
@@ -191,6 +192,9 @@ class _Columns(Visitor[Column]):
 
     def visit_const(self, node: Const) -> Column:
         return F.lit(node.value)
+
+    def visit_list_test(self, node: ListTest) -> Column:
+        raise refused(node, "Spark", "no array expression is written for it yet")
 
     def visit_is_null(self, node: IsNull) -> Column:
         if node.path:

@@ -25,6 +25,15 @@ class FieldType(StrEnum):
     BOOLEAN = "boolean"
     DATETIME = "datetime"
     JSON = "json"
+    STRING_LIST = "string[]"
+    NUMBER_LIST = "number[]"
+    BOOLEAN_LIST = "boolean[]"
+    DATETIME_LIST = "datetime[]"
+
+    @property
+    def element(self) -> FieldType | None:
+        """The type of each item of a list type (`string[]` holds strings); None otherwise."""
+        return LIST_ELEMENTS.get(self)
 
 
 class Op(StrEnum):
@@ -42,6 +51,19 @@ class Op(StrEnum):
     NOT_IN = "notIn"
 
 
+class ListOp(StrEnum):
+    """The operators of a list field (Prisma's scalar-list filters), spelled as in JSON.
+
+    `equals` is the whole list, in order; the others test items (`language/lists.py`).
+    """
+
+    HAS = "has"
+    HAS_SOME = "hasSome"
+    HAS_EVERY = "hasEvery"
+    IS_EMPTY = "isEmpty"
+    EQUALS = "equals"
+
+
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
 """A field's type name, or `(type name, source)` for a field stored inside a JSON column."""
 
@@ -56,6 +78,17 @@ OPERATORS: Mapping[FieldType, frozenset[Op]] = {
     FieldType.BOOLEAN: frozenset({Op.EQUALS}),
     FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN}) | ORDERING_OPS,
     FieldType.JSON: frozenset(Op),
+    FieldType.STRING_LIST: frozenset(),
+    FieldType.NUMBER_LIST: frozenset(),
+    FieldType.BOOLEAN_LIST: frozenset(),
+    FieldType.DATETIME_LIST: frozenset(),
+}
+#: The item type of each list type; a list field takes the `ListOp`s, not the `Op`s.
+LIST_ELEMENTS: Mapping[FieldType, FieldType] = {
+    FieldType.STRING_LIST: FieldType.STRING,
+    FieldType.NUMBER_LIST: FieldType.NUMBER,
+    FieldType.BOOLEAN_LIST: FieldType.BOOLEAN,
+    FieldType.DATETIME_LIST: FieldType.DATETIME,
 }
 #: The types a value inside a JSON document can be compared as.
 JSON_VALUE_TYPES = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
@@ -93,6 +126,9 @@ class Field:
     @property
     def operator_names(self) -> tuple[str, ...]:
         """Every key valid inside this field's operator object, for messages and suggestions."""
+        if self.type.element is not None:
+            names = sorted(str(op) for op in ListOp) + ["not"]
+            return (*names, "mode") if self.type.element is FieldType.STRING else tuple(names)
         names = sorted(str(op) for op in OPERATORS[self.type]) + ["not"]
         if self.type is FieldType.STRING or self.type is FieldType.JSON:
             names.append("mode")
@@ -106,6 +142,7 @@ class Schema:
     """The set of fields a filter may use. Hashable, so a `Filter` can be compared with another.
 
     Build one with `Schema.of(email="string", points="number")` or `Schema.from_mapping(...)`.
+    A list field's type ends in `[]`: `Schema.of(tags="string[]", scores="number[]")`.
     """
 
     fields: tuple[Field, ...]

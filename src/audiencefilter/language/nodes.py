@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import ClassVar, NoReturn
 
-from .fields import Op
+from .fields import ListOp, Op
 from .relative import Ago
 from .values import Scalar
 
@@ -99,8 +99,27 @@ class Const:
     kind: ClassVar[str] = "const"
 
 
-Node = And | Or | Not | Comparison | IsNull | Const
-NODE_TYPES: tuple[type[Node], ...] = (And, Or, Not, Comparison, IsNull, Const)
+@dataclass(frozen=True, slots=True)
+class ListTest:
+    """A test of a list field's items (`language/lists.py`). Text: `tags has "vip"`.
+
+    Attributes:
+        field: The list field's name in the schema.
+        op: `has`, `hasSome`, `hasEvery`, `isEmpty` or `equals` (the whole list, in order).
+        value: The literals, of the list's item type (one for `has`, none for `isEmpty`);
+            date-times are aware UTC.
+        insensitive: Compare string items after case folding (`mode: "insensitive"`).
+    """
+
+    field: str
+    op: ListOp
+    value: tuple[Scalar, ...]
+    insensitive: bool = False
+    kind: ClassVar[str] = "list_test"
+
+
+Node = And | Or | Not | Comparison | IsNull | Const | ListTest
+NODE_TYPES: tuple[type[Node], ...] = (And, Or, Not, Comparison, IsNull, Const, ListTest)
 TRUE = Const(True)
 FALSE = Const(False)
 
@@ -143,7 +162,7 @@ def walk(node: Node) -> Iterator[Node]:
                 stack.extend(reversed(current.items))
             case Not():
                 stack.append(current.item)
-            case Comparison() | IsNull() | Const():
+            case Comparison() | IsNull() | Const() | ListTest():
                 pass
             case _:
                 unhandled("walk", current)
@@ -154,7 +173,7 @@ def fields_used(node: Node) -> frozenset[str]:
     found: set[str] = set()
     for n in walk(node):
         match n:
-            case Comparison() | IsNull():
+            case Comparison() | IsNull() | ListTest():
                 found.add(n.field)
             case And() | Or() | Not() | Const():
                 pass
@@ -171,7 +190,7 @@ def relative_values(node: Node) -> tuple[Ago, ...]:
             case Comparison():
                 if type(n.value) is Ago:
                     found[n.value] = None
-            case And() | Or() | Not() | IsNull() | Const():
+            case And() | Or() | Not() | IsNull() | Const() | ListTest():
                 pass
             case _:
                 unhandled("relative_values", n)
@@ -188,7 +207,7 @@ def resolve(node: Node, instants: Mapping[Ago, datetime]) -> Node:
             return type(node)(tuple(resolve(item, instants) for item in node.items))
         case Not():
             return Not(resolve(node.item, instants))
-        case IsNull() | Const():
+        case IsNull() | Const() | ListTest():
             return node
         case _:
             unhandled("resolve", node)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
-from .nodes import NODE_TYPES, And, Comparison, Const, IsNull, Node, Not, Or, unhandled
+from .nodes import NODE_TYPES, And, Comparison, Const, IsNull, ListTest, Node, Not, Or, unhandled
 
 T = TypeVar("T")
 
@@ -56,6 +56,9 @@ class Visitor(Generic[T]):
         unhandled(type(self).__qualname__, node)
 
     def visit_const(self, node: Const) -> T:
+        unhandled(type(self).__qualname__, node)
+
+    def visit_list_test(self, node: ListTest) -> T:
         unhandled(type(self).__qualname__, node)
 
 

@@ -15,6 +15,11 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
   type (the readers check them against the declaration), so the path condition, typed by its
   literal, compares exactly as the declared field does; the `path` is the only mark a
   back-end needs, and no back-end looks a source up in the schema.
+- A list field's test (`ListTest`, `language/lists.py`) holds each literal once, folded when
+  case-insensitive; `hasSome`/`hasEvery` of one literal are `has`; `hasSome: []` is
+  `isEmpty and not isEmpty` (FALSE for a present list, UNKNOWN for null) and `hasEvery: []` is
+  `isEmpty or not isEmpty` (TRUE, or UNKNOWN for null); `equals: []` is `isEmpty`. So no
+  back-end meets an empty operand list, and each decides null lists once, in `isEmpty`.
 - Date-time literals are aware UTC instants (`values.as_utc`), whoever built the node.
 - With `now`, each relative date-time (`Ago`) becomes its instant at that one `now`, so every
   condition of a statement sees the same moment. Without it they stay relative: the in-memory
@@ -30,8 +35,20 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from ..language.fields import LIST_OPS, Op, Schema
-from ..language.nodes import FALSE, TRUE, And, Comparison, Const, IsNull, Node, Not, Or, Value
+from ..language.fields import LIST_OPS, ListOp, Op, Schema
+from ..language.nodes import (
+    FALSE,
+    TRUE,
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    ListTest,
+    Node,
+    Not,
+    Or,
+    Value,
+)
 from ..language.relative import Ago, as_now
 from ..language.values import Scalar, as_utc, fold
 from ..language.visitor import Visitor
@@ -55,6 +72,29 @@ def unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(value for _, value in dict.fromkeys((type(v), v) for v in values))
 
 
+def lower_list_test(node: ListTest) -> Node:
+    """A list test in lowered form (module docstring): literals UTC, folded when insensitive,
+    each once; empty operand lists written with `isEmpty`; one-literal sets as `has`."""
+    if node.op is ListOp.IS_EMPTY:
+        return node if not node.insensitive else ListTest(node.field, node.op, ())
+    values = tuple(_Lowering.scalar(v, node.insensitive) for v in node.value)
+    op = node.op
+    if op is not ListOp.EQUALS:
+        values = unique(values)
+    if not values:
+        empty = ListTest(node.field, ListOp.IS_EMPTY, ())
+        if op is ListOp.HAS_SOME:
+            return And((empty, Not(empty)))
+        if op is ListOp.HAS_EVERY:
+            return Or((empty, Not(empty)))
+        return empty
+    if op in (ListOp.HAS_SOME, ListOp.HAS_EVERY) and len(values) == 1:
+        op = ListOp.HAS
+    if op is node.op and values == node.value:
+        return node
+    return ListTest(node.field, op, values, node.insensitive)
+
+
 class _Lowering(Visitor[Node]):
     def __init__(self, schema: Schema, now: datetime | None) -> None:
         self.schema = schema
@@ -71,6 +111,9 @@ class _Lowering(Visitor[Node]):
 
     def visit_const(self, node: Const) -> Node:
         return node
+
+    def visit_list_test(self, node: ListTest) -> Node:
+        return lower_list_test(node)
 
     def visit_is_null(self, node: IsNull) -> Node:
         field = self.schema.get(node.field)

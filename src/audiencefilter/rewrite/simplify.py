@@ -32,6 +32,7 @@ from ..language.nodes import (
     Comparison,
     Const,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -40,7 +41,7 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.relative import Ago
-from .lower import empty_list, unique
+from .lower import empty_list, lower_list_test, unique
 
 _LOWER = {Op.GT: False, Op.GTE: True}
 _UPPER = {Op.LT: False, Op.LTE: True}
@@ -67,6 +68,8 @@ def size(node: Node) -> int:
             return 1 + len(node.value) if isinstance(node.value, tuple) else 1
         case IsNull() | Const():
             return 1
+        case ListTest():
+            return 1 + len(node.value)
         case _:
             unhandled("simplify.size", node)
 
@@ -90,6 +93,11 @@ class _Simplifier:
                 return _comparison(node)
             case IsNull() | Const():
                 return node
+            case ListTest():
+                # Lowering's list rules (each literal once, one-literal sets as `has`), where
+                # they make the filter no larger.
+                lowered = lower_list_test(node)
+                return lowered if size(lowered) <= size(node) else node
             case _:
                 unhandled("simplify", node)
 

@@ -32,8 +32,8 @@ from ..language.conditions import (
     WordsAgo,
     unknown_field,
 )
-from ..language.fields import Field, FieldType, Op, Schema
-from ..language.nodes import FALSE, TRUE, And, IsNull, Node, Not, Or
+from ..language.fields import Field, FieldType, ListOp, Op, Schema
+from ..language.nodes import FALSE, TRUE, And, IsNull, ListTest, Node, Not, Or
 from ..language.values import is_number
 from ..where.positions import line_column
 from .literals import EscapeError, describe_literal, field_name, literal, quote, unquote
@@ -53,6 +53,18 @@ SPELLINGS: dict[Op, str] = {
 }
 _OPERATORS: dict[str, tuple[Op, bool]] = {text: (op, False) for op, text in SPELLINGS.items()}
 _OPERATORS.update({"==": (Op.EQUALS, False), "!=": (Op.EQUALS, True)})
+#: How each list operator is written; `equals` is `=` (and `!=` its negation), as for scalars.
+LIST_SPELLINGS: dict[ListOp, str] = {
+    ListOp.HAS: "has",
+    ListOp.HAS_SOME: "has some",
+    ListOp.HAS_EVERY: "has every",
+    ListOp.IS_EMPTY: "is empty",
+    ListOp.EQUALS: "=",
+}
+_LIST_OPERATORS: dict[str, ListOp] = {
+    text: op for op, text in LIST_SPELLINGS.items() if op is not ListOp.IS_EMPTY
+}
+_LIST_ONLY = frozenset(("has", "has some", "has every"))
 
 _DATETIME_HINT = "write e.g. 2025-01-31, 2025-01-31T09:30:00Z or 2025-01-31T09:30:00+02:00"
 
@@ -73,6 +85,9 @@ class ListLiteral:
 
 def operator_names(field: Field) -> str:
     """Every way to test `field`, as written in the text syntax, for hints."""
+    if field.type.element is not None:
+        listed = ["has", "has some", "has every", "=", "!=", "is empty", "is not empty"]
+        return ", ".join([*listed, "is null", "is not null"])
     ops = [SPELLINGS[op] for op in Op if field.accepts(op)]
     ops.insert(1, "!=")
     return ", ".join([*ops, "is null", "is not null"])
@@ -200,16 +215,21 @@ class Builder:
             if keys is None:
                 return TRUE
             rest = rest[1:]
+        if rest[0].type == "NULL_TEST" and _spelling(rest[0]).endswith("empty"):
+            return self.empty_test(field, rest[0], path)
         if rest[0].type == "NULL_TEST":
             node: Node = IsNull(field.name, keys or ())
             return Not(node) if "not" in _spelling(rest[0]) else node
         op_token, operand = rest[0], rest[1]
-        op, negated = _OPERATORS[_spelling(op_token)]
         conditions = self.conditions
         insensitive = False
         if len(rest) > 2:  # ignoring case
             insensitive = conditions.mode(field, "insensitive", False, self.at(rest[2], None, path))
         report = self.at(op_token, operand, path)
+        spelling = _spelling(op_token)
+        if field.type.element is not None or spelling in _LIST_ONLY:
+            return self.list_condition(field, spelling, operand, insensitive, report, path)
+        op, negated = _OPERATORS[spelling]
         if keys is None and not conditions.accepts(field, op, report):
             return TRUE
         value = self.operand(operand, path)
@@ -219,6 +239,47 @@ class Builder:
             node = conditions.comparison(field, op, value, insensitive, report)
         else:
             node = conditions.data_comparison(field, keys, op, value, insensitive, report)
+        return Not(node) if negated and node is not TRUE else node
+
+    def empty_test(self, field: Field, token: Token, path: str) -> Node:
+        """`tags is empty` and `tags is not empty`, for list fields only."""
+        if field.type.element is None:
+            self.issue(
+                token,
+                f'"is empty" applies to list fields; "{field.name}" is a {field.type.value} field',
+                f'test for null with "{field.name} is null", or for no text with = ""'
+                if field.type is FieldType.STRING
+                else f'test for null with "{field.name} is null"',
+                path,
+            )
+            return TRUE
+        node = ListTest(field.name, ListOp.IS_EMPTY, ())
+        return Not(node) if "not" in _spelling(token) else node
+
+    def list_condition(
+        self,
+        field: Field,
+        spelling: str,
+        operand: Token | ListLiteral,
+        insensitive: bool,
+        report: Report,
+        path: str,
+    ) -> Node:
+        """A list operator, or `=`/`!=` on a list field; a list operator on another field, or
+        another operator on a list field, is reported with the one meant."""
+        listed = _LIST_OPERATORS.get("=" if spelling == "==" else spelling)
+        negated = spelling == "!="
+        if negated:
+            listed = ListOp.EQUALS
+        if field.type.element is None or listed is None:
+            name = listed.value if listed is not None else _OPERATORS[spelling][0].value
+            if not self.conditions.misplaced_list_operator(field, name, report):
+                self.conditions.accepts(field, _OPERATORS[spelling][0], report)
+            return TRUE
+        value = self.operand(operand, path)
+        if value is _INVALID:
+            return TRUE
+        node = self.conditions.list_condition(field, listed, value, insensitive, report)
         return Not(node) if negated and node is not TRUE else node
 
     def at(self, op_token: Token, operand: Token | ListLiteral | None, path: str) -> Report:
@@ -352,6 +413,7 @@ TEXT_SYNTAX = Syntax(
     data_null_test='test for null with "is null" or "is not null"',
     or_word="or",
     mode_word="ignoring case",
+    list_op=lambda op: f'"{LIST_SPELLINGS[op]}"',
 )
 """How the text syntax writes what condition messages name."""
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from types import UnionType
 
-from ..language.fields import Op
-from ..language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ..language.fields import ListOp, Op
+from ..language.nodes import And, Comparison, Const, IsNull, ListTest, Node, Not, Or
 from ..language.visitor import Visitor
 from .literals import literal, reference
-from .read import SPELLINGS
+from .read import LIST_SPELLINGS, SPELLINGS
 
 
 def to_text(node: Node, *, width: int | None = None) -> str:
@@ -45,8 +45,13 @@ def _is_prefix_negation(node: Node) -> bool:
         return False
     inner = node.item
     return not (
-        isinstance(inner, IsNull) or (isinstance(inner, Comparison) and inner.op is Op.EQUALS)
+        isinstance(inner, IsNull)
+        or (isinstance(inner, Comparison) and inner.op is Op.EQUALS)
+        or (isinstance(inner, ListTest) and inner.op in _NEGATED_LIST_SPELLINGS)
     )
+
+
+_NEGATED_LIST_SPELLINGS = {ListOp.EQUALS: "!=", ListOp.IS_EMPTY: "is not empty"}
 
 
 class _Layout:
@@ -108,6 +113,8 @@ class _Printer(Visitor[str]):
             return f"{reference(inner.field, inner.path)} is not null"
         if isinstance(inner, Comparison) and inner.op is Op.EQUALS:
             return self.comparison(inner, "!=")
+        if isinstance(inner, ListTest) and inner.op in _NEGATED_LIST_SPELLINGS:
+            return self.list_test(inner, _NEGATED_LIST_SPELLINGS[inner.op])
         text = self.visit(inner)
         if isinstance(inner, Const) or _is_prefix_negation(inner):
             return f"not {text}"
@@ -130,3 +137,17 @@ class _Printer(Visitor[str]):
 
     def visit_const(self, node: Const) -> str:
         return "true" if node.value else "false"
+
+    def visit_list_test(self, node: ListTest) -> str:
+        return self.list_test(node, LIST_SPELLINGS[node.op])
+
+    def list_test(self, node: ListTest, operator: str) -> str:
+        name = reference(node.field, ())
+        if node.op is ListOp.IS_EMPTY:
+            return f"{name} {operator}"
+        if node.op is ListOp.HAS:
+            value = literal(node.value[0])
+        else:
+            value = "[" + ", ".join(literal(v) for v in node.value) + "]"
+        suffix = " ignoring case" if node.insensitive else ""
+        return f"{name} {operator} {value}{suffix}"

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
 from ..filter import Filter
 from ..language.conditions import Conditions, Report, Syntax, Where, shown, unknown_field
-from ..language.fields import CONTACT, Field, FieldType, Op, Schema
+from ..language.fields import CONTACT, Field, FieldType, ListOp, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
 from . import fast
@@ -33,6 +33,7 @@ from .decode import DuplicateKeys, as_str, load_json
 
 LOGICAL_KEYS = ("AND", "OR", "NOT")
 _OPS_BY_NAME = {op.value: op for op in Op}
+_LIST_OPS_BY_NAME = {op.value: op for op in ListOp}
 
 JSON_SYNTAX = Syntax(
     op=lambda op: op.value,
@@ -48,6 +49,7 @@ JSON_SYNTAX = Syntax(
     data_null_test='test for null with "equals": null, or "not": null',
     or_word="OR",
     mode_word="mode",
+    list_op=lambda op: op.value,
 )
 """How the JSON form writes what condition messages name."""
 
@@ -321,10 +323,15 @@ class _Reader:
                 if self.deeper(key_path, depth + 1) and self.count(key_path):
                     nodes.append(self.negated(field, keys, value, key_path, depth + 1, insensitive))
                 continue
-            op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
+            by_name = _LIST_OPS_BY_NAME if field.type.element else _OPS_BY_NAME
+            op: Op | ListOp | None = by_name.get(key) if isinstance(key, str) else None
             if op is None:
                 self.unknown_operator(field, key, key_path)
-            elif keys is None and not self.conditions.accepts(field, op, self.at(key_path)):
+            elif (
+                keys is None
+                and isinstance(op, Op)
+                and not self.conditions.accepts(field, op, self.at(key_path))
+            ):
                 continue
             elif self.count(key_path):
                 nodes.append(self.comparison(field, keys, op, value, key_path, insensitive))
@@ -352,17 +359,25 @@ class _Reader:
         self,
         field: Field,
         keys: tuple[str, ...] | None,
-        op: Op,
+        op: Op | ListOp,
         value: Any,
         path: Path,
         insensitive: bool,
     ) -> Node:
         report = self.at(path)
+        if field.type.element is not None:
+            listed = ListOp(op.value)
+            return self.conditions.list_condition(field, listed, value, insensitive, report)
+        assert isinstance(op, Op)
         if keys is None:
             return self.conditions.comparison(field, op, value, insensitive, report)
         return self.conditions.data_comparison(field, keys, op, value, insensitive, report)
 
     def unknown_operator(self, field: Field, key: Any, path: Path) -> None:
+        if isinstance(key, str) and self.conditions.misplaced_list_operator(
+            field, key, self.at(path)
+        ):
+            return
         if key == "ago" and field.type is FieldType.DATETIME:
             self.issues.add(
                 path,

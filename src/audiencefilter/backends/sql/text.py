@@ -28,7 +28,7 @@ from typing import Any, cast
 
 from ...language.data_paths import value_type
 from ...language.fields import LIST_OPS, PATTERN_OPS, FieldType, Op, Schema
-from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ...language.nodes import And, Comparison, Const, IsNull, ListTest, Node, Not, Or
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral
 
@@ -106,6 +106,11 @@ class SqlWriter(Visitor[str]):
 
     def visit_const(self, node: Const) -> str:
         return self.dialect.boolean(node.value)
+
+    def visit_list_test(self, node: ListTest) -> str:
+        from .lists import list_test
+
+        return list_test(self, node, self.column(node.field))
 
     def visit_is_null(self, node: IsNull) -> str:
         if node.path:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ... import Filter
-from ...language.nodes import And, Comparison, Const, IsNull, Node, Not, Or
+from ...language.nodes import And, Comparison, Const, IsNull, ListTest, Node, Not, Or
 from ...language.visitor import Visitor
 from ..http.errors import AudienceRuleError
 
@@ -109,6 +109,9 @@ class _Costing(Visitor[Cost]):
 
     def visit_const(self, node: Const) -> Cost:
         return Cost(1, 0, 1)
+
+    def visit_list_test(self, node: ListTest) -> Cost:
+        return Cost(1, len(node.value), _LEAF_DEPTH)
 
 
 def cost_of(flt: Filter) -> Cost:

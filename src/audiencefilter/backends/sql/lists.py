@@ -1,0 +1,143 @@
+"""List fields in SQL: how each engine stores a list and tests its items (`language/lists.py`).
+
+Storage, per engine (docs/backends.md, "Lists"):
+- PostgreSQL: a native array (`text[]`, `numeric[]`, `boolean[]`, `timestamptz[]`), tested
+  with `@>`, `&&` and `=` (which an index on the array can serve), and through `unnest` when
+  case-insensitive.
+- DuckDB: a native LIST (`VARCHAR[]`, `DOUBLE[]`, `BOOLEAN[]`, `TIMESTAMPTZ[]`), tested with
+  `list_filter`. Its numbers are doubles, so an integer no double holds (2^53 + 1) matches no
+  item: it is dropped here, before DuckDB could round it to a neighbour.
+- SQLite: JSON text holding an array, read with `json_each`, each item tested together with
+  its JSON type (`true` is no number, `"1"` no number). Date-time lists are refused: JSON has
+  no date-time type, and SQLite has no exact parse of ISO 8601 text to the microsecond.
+- MySQL/MariaDB and Spark SQL: refused for now (no faithful form written yet).
+
+Every test is written for a present list and wrapped in `CASE WHEN <column> IS NOT NULL THEN
+... END`, so a null list is UNKNOWN whatever the operator, as `lists.truth` has it; null items
+are passed over (an item test on NULL is never TRUE, and `COALESCE(..., FALSE)` where a
+position is compared).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ...language.fields import FieldType, ListOp
+from ...language.lists import refused
+from ...language.nodes import ListTest
+from ...language.values import double_exact
+
+if TYPE_CHECKING:
+    from .text import SqlWriter
+
+_PG_TYPES = {
+    FieldType.STRING: "text",
+    FieldType.NUMBER: "numeric",
+    FieldType.BOOLEAN: "boolean",
+    FieldType.DATETIME: "timestamptz",
+}
+
+
+def list_test(writer: SqlWriter, node: ListTest, column: str) -> str:
+    """`node` on the list column `column`, in the writer's dialect; every literal through the
+    writer, in the order written, so placeholders and parameters stay in step."""
+    kind = writer.schema[node.field].type
+    element = kind.element
+    assert element is not None
+    name = writer.dialect.name
+    if name == "postgresql":
+        test = _postgresql(writer, node, column, element)
+    elif name == "duckdb":
+        test = _duckdb(writer, node, column, element)
+    elif name == "sqlite":
+        if element is FieldType.DATETIME:
+            raise refused(node, "SQLite", "a JSON array holds date-times as text")
+        test = _sqlite(writer, node, column, element)
+    else:
+        raise refused(node, name, "lists are stored and compared differently there")
+    return f"CASE WHEN {column} IS NOT NULL THEN {test} END"
+
+
+def _literal(writer: SqlWriter, element: FieldType) -> Callable[[Any], str]:
+    if element is FieldType.STRING:
+        return writer.text
+    return writer.number if element is FieldType.NUMBER else writer.scalar
+
+
+def _all(tests: list[str]) -> str:
+    return "(" + " AND ".join(tests) + ")" if len(tests) > 1 else tests[0]
+
+
+def _postgresql(writer: SqlWriter, node: ListTest, column: str, element: FieldType) -> str:
+    render = _literal(writer, element)
+    if node.op is ListOp.IS_EMPTY:
+        return f"cardinality({column}) = 0"
+    subject = column
+    if node.insensitive:
+        folded = writer.dialect.fold("v")
+        subject = (
+            f"ARRAY(SELECT {folded} FROM unnest({column}) WITH ORDINALITY AS e(v, i) ORDER BY i)"
+        )
+    values = ", ".join(render(v) for v in node.value)
+    array = f"CAST(ARRAY[{values}] AS {_PG_TYPES[element]}[])"
+    operator = {ListOp.HAS_SOME: "&&", ListOp.EQUALS: "="}.get(node.op, "@>")
+    return f"{subject} {operator} {array}"
+
+
+def _duckdb(writer: SqlWriter, node: ListTest, column: str, element: FieldType) -> str:
+    if node.op is ListOp.IS_EMPTY:
+        return f"len({column}) = 0"
+    values: tuple[Any, ...] = node.value
+    if element is FieldType.NUMBER:
+        # DOUBLE items: an integer no double holds equals none of them.
+        values = tuple(v for v in values if double_exact(v))
+        if len(values) < len(node.value) and node.op is not ListOp.HAS_SOME:
+            return writer.dialect.false
+        if not values:
+            return writer.dialect.false
+    render = _literal(writer, element)
+    item = writer.dialect.fold("x") if node.insensitive else "x"
+    if node.op is ListOp.EQUALS:
+        tests = [f"len({column}) = {len(values)}"]
+        for index, value in enumerate(values, start=1):
+            at = f"{column}[{index}]"
+            at = writer.dialect.fold(at) if node.insensitive else at
+            tests.append(f"COALESCE({at} = {render(value)}, FALSE)")
+        return _all(tests)
+    if node.op is ListOp.HAS_EVERY:
+        return _all(
+            [f"len(list_filter({column}, lambda x: {item} = {render(v)})) > 0" for v in values]
+        )
+    choices = ", ".join(render(v) for v in values)
+    return f"len(list_filter({column}, lambda x: {item} IN ({choices}))) > 0"
+
+
+_SQLITE_TYPES = {
+    FieldType.STRING: "('text')",
+    FieldType.NUMBER: "('integer', 'real')",
+}
+
+
+def _sqlite(writer: SqlWriter, node: ListTest, column: str, element: FieldType) -> str:
+    if node.op is ListOp.IS_EMPTY:
+        return f"json_array_length({column}) = 0"
+    render = _literal(writer, element)
+    item = writer.dialect.fold("e.value") if node.insensitive else "e.value"
+
+    def matches(value: Any) -> str:
+        if element is FieldType.BOOLEAN:
+            return f"e.type = '{'true' if value else 'false'}'"
+        return f"e.type IN {_SQLITE_TYPES[element]} AND {item} = {render(value)}"
+
+    def exists(condition: str) -> str:
+        return f"EXISTS (SELECT 1 FROM json_each({column}) AS e WHERE {condition})"
+
+    if node.op is ListOp.EQUALS:
+        tests = [f"json_array_length({column}) = {len(node.value)}"]
+        for index, value in enumerate(node.value):
+            tests.append(exists(f"e.key = {index} AND {matches(value)}"))
+        return _all(tests)
+    if node.op is ListOp.HAS_EVERY:
+        return _all([exists(matches(v)) for v in node.value])
+    return exists("(" + " OR ".join(matches(v) for v in node.value) + ")")

@@ -1,0 +1,97 @@
+"""List fields: the rules of Prisma's scalar-list filters, decided once for every back-end.
+
+A list field (`Schema.of(tags="string[]")`) holds a list of strings, numbers, booleans or
+date-times. Its operators (`ListOp`) are Prisma's: `has`, `hasSome`, `hasEvery`, `isEmpty`
+and `equals` (the whole list, in order), plus `mode: "insensitive"` on lists of strings.
+
+Three-valued logic, the same on every engine (docs/semantics.md, "Lists"):
+- A null (missing) list is UNKNOWN for every operator, `isEmpty` included, as SQL's
+  `cardinality(NULL) = 0` and `NULL @> ARRAY[...]` are; so `not` keeps it UNKNOWN, and
+  "null or empty" is written `OR: [{tags: null}, {tags: {isEmpty: true}}]`.
+- A null item takes a place in the list (`[null]` is not empty and equals no list a filter
+  can write, since a filter's lists hold no null) but matches no value: `has`, `hasSome` and
+  `hasEvery` look at the other items only, so a null item never makes an answer UNKNOWN.
+- `hasSome: []` is FALSE and `hasEvery: []` TRUE for every present list; `equals: []` is
+  `isEmpty`. Lowering writes these with `isEmpty` (`rewrite/lower.py`), so no back-end meets an
+  empty operand list.
+
+`truth` is that rule in Python: the reference the in-memory back-ends run and the others are
+tested against. Items are compared as the field's scalars are: numbers exactly (Python
+compares an int with a float exactly), booleans are no numbers, date-times as UTC instants,
+strings folded with `values.fold` when insensitive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import FilterError, Issue
+from .fields import FieldType, ListOp
+from .nodes import ListTest
+from .values import accepts, fold, record_datetime
+
+
+def items(kind: FieldType, value: object) -> list[Any] | None:
+    """A record's list as comparable items (None for a null list; None items kept), or
+    `TypeError` for a value a list field cannot hold: text is no list of characters, and an
+    item of another type than the list's is refused as for a scalar field."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise TypeError(f"{type(value).__name__} for a {kind.value} field; expected a list")
+    element = kind.element
+    assert element is not None
+    found: list[Any] = []
+    for item in value:
+        if item is None:
+            found.append(None)
+        elif not accepts(element, item):
+            raise TypeError(f"an item {item!r} in a {kind.value} field")
+        elif element is FieldType.DATETIME:
+            found.append(record_datetime(item))
+        else:
+            found.append(item)
+    return found
+
+
+def _key(item: Any) -> tuple[type, Any]:
+    """Equal items have equal keys: booleans apart from numbers, `1` equal to `1.0`."""
+    if isinstance(item, bool):
+        return bool, item
+    return (str, item) if isinstance(item, str) else (object, item)
+
+
+def truth(node: ListTest, kind: FieldType, value: object) -> bool | None:
+    """The three-valued result of a lowered `node` on a record's list `value`."""
+    found = items(kind, value)
+    if found is None:
+        return None
+    if node.insensitive:
+        found = [None if item is None else fold(item) for item in found]
+    if node.op is ListOp.IS_EMPTY:
+        return not found
+    if node.op is ListOp.EQUALS:
+        return len(found) == len(node.value) and all(
+            item is not None and _key(item) == _key(literal)
+            for item, literal in zip(found, node.value, strict=True)
+        )
+    present = {_key(item) for item in found if item is not None}
+    wanted = [_key(literal) for literal in node.value]
+    if node.op is ListOp.HAS_EVERY:
+        return all(key in present for key in wanted)
+    return any(key in present for key in wanted)  # has, hasSome
+
+
+def refused(node: ListTest, engine: str, reason: str) -> FilterError:
+    """The error of a back-end that cannot answer a list test faithfully."""
+    return FilterError(
+        [
+            Issue(
+                path=node.field,
+                message=f'{engine} cannot evaluate "{node.op.value}" on list field '
+                f'"{node.field}" faithfully: {reason}',
+                suggestion="evaluate this filter in memory, or on PostgreSQL, SQLite or DuckDB",
+            )
+        ]
+    )
