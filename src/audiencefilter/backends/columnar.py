@@ -86,6 +86,10 @@ CANONICAL: Mapping[FieldType, Any] = {
     FieldType.BOOLEAN: pl.Boolean,
     FieldType.DATETIME: INSTANT,
     FieldType.JSON: pl.String,
+    FieldType.STRING_LIST: pl.List(pl.String),
+    FieldType.NUMBER_LIST: pl.List(pl.Float64),
+    FieldType.BOOLEAN_LIST: pl.List(pl.Boolean),
+    FieldType.DATETIME_LIST: pl.List(INSTANT),
 }
 """The column type of each field type when a frame is built for a schema (`frame_for`)."""
 
@@ -159,6 +163,11 @@ def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
             values = [None if v is None else record_datetime(v) for v in values]
         elif field.type is FieldType.JSON:  # JSON text, as a JSON column reads into polars
             values = [None if v is None else json.dumps(v) for v in values]
+        elif field.type is FieldType.DATETIME_LIST:
+            values = [
+                None if v is None else [None if i is None else record_datetime(i) for i in v]
+                for v in values
+            ]
         data[field.name] = values
     dtypes = {f.name: CANONICAL[f.type] for f in schema.fields}
     for field in schema.fields:  # a number column with a fractional value must hold floats
