@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..language.fields import CONTACT, FieldType, Op, Schema
+from ..language.fields import CONTACT, FieldType, ListOp, Op, Schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -68,9 +68,9 @@ def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
         },
     }
     for kind in {f.type for f in schema.fields}:
-        defs[f"{kind.value}Filter"] = _field_filter(kind)
-        defs[f"{kind.value}Operators"] = _operators(kind, inside_not=False)
-        defs[f"{kind.value}NotOperators"] = _operators(kind, inside_not=True)
+        defs[f"{_name(kind)}Filter"] = _field_filter(kind)
+        defs[f"{_name(kind)}Operators"] = _operators(kind, inside_not=False)
+        defs[f"{_name(kind)}NotOperators"] = _operators(kind, inside_not=True)
     return {
         "$schema": DIALECT,
         "$id": f"urn:audiencefilter:where:{schema.name}",
@@ -87,7 +87,7 @@ def _where(schema: Schema) -> dict[str, Any]:
         "NOT": {"$ref": "#/$defs/whereOrList"},
     }
     for field in schema.fields:
-        properties[field.name] = {"$ref": f"#/$defs/{field.type.value}Filter"}
+        properties[field.name] = {"$ref": f"#/$defs/{_name(field.type)}Filter"}
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
@@ -134,6 +134,14 @@ def _field_filter(kind: FieldType) -> dict[str, Any]:
     """A literal (shorthand for equals), null (IS NULL), or an operator object."""
     if kind is FieldType.JSON:
         return {"$ref": "#/$defs/jsonOperators"}
+    if kind.element is not None:
+        return {
+            "oneOf": [
+                {"type": "null"},
+                {"type": "array", "items": _VALUE[kind.element]},
+                {"$ref": f"#/$defs/{_name(kind)}Operators"},
+            ]
+        }
     return {
         "oneOf": [
             {"type": "null"},
@@ -146,6 +154,8 @@ def _field_filter(kind: FieldType) -> dict[str, Any]:
 def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
     if kind is FieldType.JSON:
         return _json_operators(inside_not)
+    if kind.element is not None:
+        return _list_operators(kind, kind.element, inside_not)
     value = _VALUE[kind]
     operand = _operand(kind)
     ops = sorted((op for op in Op if op in _ops(kind)), key=lambda op: op.value)
@@ -165,6 +175,35 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
         ]
     }
     if kind is FieldType.STRING and not inside_not:
+        properties["mode"] = {"enum": ["insensitive", "default"]}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def _name(kind: FieldType) -> str:
+    """A type's name in `$defs`: `string[]` is `stringList`, so a `$ref` needs no escape."""
+    return kind.value.replace("[]", "List")
+
+
+def _list_operators(kind: FieldType, element: FieldType, inside_not: bool) -> dict[str, Any]:
+    """A list field's object (`language/lists.py`): items of the list's type, no null among
+    them, `isEmpty` a boolean, `mode` on lists of strings only."""
+    item = _VALUE[element]
+    items = {"type": "array", "items": item}
+    properties: dict[str, Any] = {
+        ListOp.HAS.value: item,
+        ListOp.HAS_SOME.value: items,
+        ListOp.HAS_EVERY.value: items,
+        ListOp.IS_EMPTY.value: {"type": "boolean"},
+        ListOp.EQUALS.value: items,
+        "not": {
+            "oneOf": [
+                {"type": "null"},
+                items,
+                {"$ref": f"#/$defs/{_name(kind)}NotOperators"},
+            ]
+        },
+    }
+    if element is FieldType.STRING and not inside_not:
         properties["mode"] = {"enum": ["insensitive", "default"]}
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
