@@ -16,7 +16,8 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
   literal, compares exactly as the declared field does; the `path` is the only mark a
   back-end needs, and no back-end looks a source up in the schema.
 - A list field's test (`ListTest`, `language/lists.py`) holds each literal once, folded when
-  case-insensitive; `hasSome`/`hasEvery` of one literal are `has`; `hasSome: []` is
+  case-insensitive (`1` and `1.0` are one number there: the items have one type);
+  `hasSome`/`hasEvery` of one literal are `has`; `hasSome: []` is
   `isEmpty and not isEmpty` (FALSE for a present list, UNKNOWN for null) and `hasEvery: []` is
   `isEmpty or not isEmpty` (TRUE, or UNKNOWN for null); `equals: []` is `isEmpty`. So no
   back-end meets an empty operand list, and each decides null lists once, in `isEmpty`.
@@ -80,7 +81,9 @@ def lower_list_test(node: ListTest) -> Node:
     values = tuple(_Lowering.scalar(v, node.insensitive) for v in node.value)
     op = node.op
     if op is not ListOp.EQUALS:
-        values = unique(values)
+        # The literals share the list's one item type, so equal means the same item (`1`
+        # and `1.0` are one number).
+        values = tuple(dict.fromkeys(values))
     if not values:
         empty = ListTest(node.field, ListOp.IS_EMPTY, ())
         if op is ListOp.HAS_SOME:
