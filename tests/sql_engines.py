@@ -89,13 +89,13 @@ def _list_type(kind: af.FieldType, engine: Engine) -> TypeEngine[Any]:
     assert element is not None
     name = engine.dialect.name
     if name in ("postgresql", "duckdb"):
-        item: TypeEngine[Any] = {
+        items: dict[af.FieldType, TypeEngine[Any]] = {
             af.FieldType.STRING: Text(),
             af.FieldType.NUMBER: Numeric() if name == "postgresql" else Double(),
             af.FieldType.BOOLEAN: Boolean(),
             af.FieldType.DATETIME: DateTime(timezone=True),
-        }[element]
-        return ARRAY(item)
+        }
+        return ARRAY(items[element])
     return JSON(none_as_null=True)
 
 
