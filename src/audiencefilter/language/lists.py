@@ -91,7 +91,8 @@ def refused(node: ListTest, engine: str, reason: str) -> FilterError:
                 path=node.field,
                 message=f'{engine} cannot evaluate "{node.op.value}" on list field '
                 f'"{node.field}" faithfully: {reason}',
-                suggestion="evaluate this filter in memory, or on PostgreSQL, SQLite or DuckDB",
+                suggestion="evaluate this filter in memory, or on PostgreSQL, SQLite, DuckDB or "
+                "MySQL/MariaDB",
             )
         ]
     )

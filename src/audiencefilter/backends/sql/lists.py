@@ -10,7 +10,11 @@ Storage, per engine (docs/backends.md, "Lists"):
 - SQLite: JSON text holding an array, read with `json_each`, each item tested together with
   its JSON type (`true` is no number, `"1"` no number). Date-time lists are refused: JSON has
   no date-time type, and SQLite has no exact parse of ISO 8601 text to the microsecond.
-- MySQL/MariaDB and Spark SQL: refused for now (no faithful form written yet).
+- MySQL/MariaDB: JSON holding an array, its items numbered by `JSON_TABLE` and read with
+  their JSON type, as data paths are read (`dialects/mysql.py`); numbers compare as doubles
+  there, so an integer no double holds matches no item. Date-time lists are refused, as on
+  SQLite.
+- Spark SQL: refused for now (no faithful form written yet).
 
 Every test is written for a present list and wrapped in `CASE WHEN <column> IS NOT NULL THEN
 ... END`, so a null list is UNKNOWN whatever the operator, as `lists.truth` has it; null items
@@ -54,6 +58,10 @@ def list_test(writer: SqlWriter, node: ListTest, column: str) -> str:
         if element is FieldType.DATETIME:
             raise refused(node, "SQLite", "a JSON array holds date-times as text")
         test = _sqlite(writer, node, column, element)
+    elif name == "mysql":
+        if element is FieldType.DATETIME:
+            raise refused(node, "MySQL/MariaDB", "a JSON array holds date-times as text")
+        test = _mysql(writer, node, column, element)
     else:
         raise refused(node, name, "lists are stored and compared differently there")
     return f"CASE WHEN {column} IS NOT NULL THEN {test} END"
@@ -141,3 +149,51 @@ def _sqlite(writer: SqlWriter, node: ListTest, column: str, element: FieldType) 
     if node.op is ListOp.HAS_EVERY:
         return _all([exists(matches(v)) for v in node.value])
     return exists("(" + " OR ".join(matches(v) for v in node.value) + ")")
+
+
+def _double_items(node: ListTest, element: FieldType) -> tuple[Any, ...] | None:
+    """The literals an engine comparing numbers as doubles can match: an integer no double
+    holds equals no item. None when the test is then FALSE for every present list."""
+    if element is not FieldType.NUMBER:
+        return node.value
+    values = tuple(v for v in node.value if double_exact(v))
+    if not values or (len(values) < len(node.value) and node.op is not ListOp.HAS_SOME):
+        return None
+    return values
+
+
+def _mysql(writer: SqlWriter, node: ListTest, column: str, element: FieldType) -> str:
+    dialect = writer.dialect
+    if node.op is ListOp.IS_EMPTY:
+        return f"JSON_LENGTH({column}) = 0"
+    values = _double_items(node, element)
+    if values is None:
+        return dialect.false
+    render = _literal(writer, element)
+    names = ", ".join(f"'{name}'" for name in dialect.json_types[element])
+
+    def matches(path: str, value: Any) -> str:
+        of_type = f"{dialect.json_type(column, [], path)} IN ({names})"
+        item = dialect.json_value(column, [], path, element)
+        if element is FieldType.BOOLEAN:
+            return f"({of_type} AND {item} = {dialect.boolean(bool(value))})"
+        if element is FieldType.STRING:
+            item = dialect.exact(dialect.fold(item) if node.insensitive else item)
+        return f"({of_type} AND {item} = {render(value)})"
+
+    def exists(value: Any) -> str:
+        path = "CONCAT('$[', af_e.o - 1, ']')"
+        return (
+            f"EXISTS (SELECT 1 FROM JSON_TABLE({column}, '$[*]' COLUMNS (o FOR ORDINALITY)) "
+            f"AS af_e WHERE {matches(path, value)})"
+        )
+
+    if node.op is ListOp.EQUALS:
+        tests = [f"JSON_LENGTH({column}) = {len(values)}"]
+        tests += [matches(f"'$[{index}]'", value) for index, value in enumerate(values)]
+        return _all(tests)
+    if node.op is ListOp.HAS_EVERY:
+        return _all([exists(v) for v in values])
+    return (
+        "(" + " OR ".join(exists(v) for v in values) + ")" if len(values) > 1 else exists(values[0])
+    )
