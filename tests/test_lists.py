@@ -128,10 +128,22 @@ def test_json_array_engines_refuse_date_time_lists(dialect: str) -> None:
         flt.to_sql(dialect)
 
 
-def test_polars_refuses() -> None:
-    pytest.importorskip("polars")
-    with pytest.raises(af.FilterError, match="polars cannot evaluate"):
-        af.parse({"tags": {"has": "a"}}, SCHEMA).to_polars()
+def test_polars_names_a_column_that_is_no_list() -> None:
+    pl = pytest.importorskip("polars")
+    frame = pl.DataFrame({"tags": ["a"]})
+    with pytest.raises(af.RecordError, match="expected a List column"):
+        af.parse({"tags": {"has": "a"}}, SCHEMA).select_frame(frame)
+
+
+def _polars_ids(flt: af.Filter, rows: list[dict[str, Any]]) -> set[str] | None:
+    try:
+        import polars as pl
+
+        from audiencefilter.backends.columnar import frame_for
+    except ImportError:  # the columnar extra is not installed
+        return None
+    frame = frame_for(rows, SCHEMA).with_columns(id=pl.Series([r["id"] for r in rows]))
+    return set(flt.select_frame(frame)["id"].to_list())
 
 
 @pytest.mark.parametrize(
@@ -187,6 +199,7 @@ def test_every_engine_gives_memorys_answer(
     flt = af.parse(where, SCHEMA)
     expected = {r["id"] for r in rows if flt.matches(r)}
     assert {r["id"] for r in rows if flt.explain(r).matched} == expected, where
+    assert _polars_ids(flt, rows) in (None, expected), where
     for name, (database, table) in databases.items():
         database.fill(table, rows, replace=True, schema=SCHEMA)
         for way in ("sqlalchemy", "sql", "params"):

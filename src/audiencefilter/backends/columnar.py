@@ -62,9 +62,9 @@ from typing import Any, TypeVar
 import polars as pl
 
 from ..errors import FrameError
+from ..language import lists
 from ..language.data_paths import truth
 from ..language.fields import FieldType, Op, Schema
-from ..language.lists import refused
 from ..language.nodes import And, Comparison, Const, IsNull, ListTest, Node, Not, Or
 from ..language.values import (
     as_integer,
@@ -195,7 +195,21 @@ class _Expressions(Visitor[pl.Expr]):
         return pl.lit(node.value)
 
     def visit_list_test(self, node: ListTest) -> pl.Expr:
-        raise refused(node, "polars", "no list expression is written for it yet")
+        """A list test, row by row by `lists.truth` (null for a null list), as JSON paths are
+        read: the answers are the reference's exactly, at the price of a Python call per row.
+        A List column holds the items; an Object column Python lists."""
+        name = self.columns.get(node.field, node.field)
+        dtype = self.dtypes.get(name)
+        column = pl.col(name)
+        if dtype == pl.Null:
+            return _where_present(column, False)
+        if dtype is not None and not isinstance(dtype, pl.List) and dtype != pl.Object:
+            raise FrameError(
+                f'column "{name}" for field "{node.field}" is {dtype}; expected a List column. '
+                "Build the frame with frame_for, or cast the column to a List"
+            )
+        test = functools.partial(_list_row_truth, node, self.schema[node.field].type)
+        return column.map_elements(test, return_dtype=pl.Boolean, skip_nulls=True)
 
     def visit_is_null(self, node: IsNull) -> pl.Expr:
         if node.path:
@@ -508,3 +522,13 @@ def _compare(column: pl.Expr, op: Op, literal: pl.Expr) -> pl.Expr:
 def _where_present(column: pl.Expr, answer: bool) -> pl.Expr:
     """`answer` where the value is present, null (UNKNOWN) where it is not."""
     return pl.when(column.is_not_null()).then(pl.lit(answer))
+
+
+def _list_row_truth(node: ListTest, kind: FieldType, value: Any) -> bool | None:
+    """`lists.truth` of one row's list (a Series for a List column); a wrong item type is a
+    `FrameError` naming the field, as a wrong column type is."""
+    items = value.to_list() if isinstance(value, pl.Series) else value
+    try:
+        return lists.truth(node, kind, items)
+    except (TypeError, ValueError) as exc:
+        raise FrameError(f'field "{node.field}": {exc}') from None
