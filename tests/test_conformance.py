@@ -37,8 +37,9 @@ def _load() -> list[Any]:
             if "now" in suite:
                 case = {"now": suite["now"], **case}
             if "schema" in suite:  # a suite of its own fields (list fields, say)
-                refused = suite.get("refused", []) + case.get("refused", [])
-                case = {**case, "schema": suite["schema"], "refused": refused}
+                case = {**case, "schema": suite["schema"]}
+            if "refused" in suite or "refused" in case:
+                case = {**case, "refused": suite.get("refused", []) + case.get("refused", [])}
             params.append(pytest.param(suite["given"], case, id=f"{path.stem}:{name}"))
     return params
 

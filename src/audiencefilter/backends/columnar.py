@@ -203,6 +203,16 @@ class _Expressions(Visitor[pl.Expr]):
         column = pl.col(name)
         if dtype == pl.Null:
             return _where_present(column, False)
+        if node.path:  # a JSON array inside a JSON column: read as JSON paths are
+            if dtype == pl.Object:
+                value_test = functools.partial(_array_value_truth, node)
+                return column.map_elements(value_test, return_dtype=pl.Boolean, skip_nulls=True)
+            if isinstance(dtype, pl.Struct):
+                column = column.struct.json_encode()
+            elif dtype is not None and dtype != pl.String:
+                raise self.wrong_type(node.field, dtype)
+            text_test = functools.partial(_array_text_truth, node)
+            return column.map_elements(text_test, return_dtype=pl.Boolean, skip_nulls=True)
         if dtype is not None and not isinstance(dtype, pl.List) and dtype != pl.Object:
             raise FrameError(
                 f'column "{name}" for field "{node.field}" is {dtype}; expected a List column. '
@@ -532,3 +542,11 @@ def _list_row_truth(node: ListTest, kind: FieldType, value: Any) -> bool | None:
         return lists.truth(node, kind, items)
     except (TypeError, ValueError) as exc:
         raise FrameError(f'field "{node.field}": {exc}') from None
+
+
+def _array_value_truth(node: ListTest, document: Any) -> bool | None:
+    return lists.array_truth(node, document)
+
+
+def _array_text_truth(node: ListTest, text: str) -> bool | None:
+    return lists.array_truth(node, json.loads(text))

@@ -274,12 +274,27 @@ class _Explainer(Visitor[Explanation]):
                 f"expected {kind.value} ({exc})"
             ) from None
 
+    def array_test(self, node: ListTest) -> Explanation:
+        """A JSON array at a data path, by `lists.array_truth` on the lowered node."""
+        lowered = lower(node, self.schema)
+        assert isinstance(lowered, ListTest)
+        value: Any = self.record.get(node.field, _MISSING)
+        for key in node.path:
+            value = value.get(key, _MISSING) if isinstance(value, Mapping) else _MISSING
+        present = value is not _MISSING
+        result = lists.array_truth(lowered, self.record.get(node.field))
+        outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
+        shown = value if present else None
+        return Explanation(node, outcome, (), node.field, shown, present, None, node.path)
+
     def visit_const(self, node: Const) -> Explanation:
         return Explanation(node, Outcome.of(node.value))
 
     def visit_list_test(self, node: ListTest) -> Explanation:
         # `lists.truth` decides empty operand lists itself, so the user's node is evaluated
         # with its literals folded as lowering folds them.
+        if node.path:
+            return self.array_test(node)
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value

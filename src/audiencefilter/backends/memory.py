@@ -246,6 +246,9 @@ class _Builder:
 
     def list_test(self, node: ListTest, want: bool) -> ast.expr:
         """`lists.truth` of the record's list: `is True` or `is False`."""
+        if node.path:
+            truth = self.bind(functools.partial(_array_truth, node))
+            return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
         kind = self.schema[node.field].type
         truth = self.bind(functools.partial(_list_truth, node, kind, node.field))
         return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
@@ -464,6 +467,10 @@ def _json_truth(
     node: Comparison | IsNull, column: str, path: tuple[str, ...], record: Record
 ) -> bool | None:
     return truth(node, record.get(column), path)
+
+
+def _array_truth(node: ListTest, record: Record) -> bool | None:
+    return lists.array_truth(node, record.get(node.field))
 
 
 def _list_truth(node: ListTest, kind: FieldType, column: str, record: Record) -> bool | None:

@@ -30,6 +30,7 @@ from typing import Any, Final
 from ..errors import describe_value, did_you_mean
 from .data_paths import value_type
 from .fields import (
+    LIST_FIELD_OPS,
     LIST_OPS,
     OPERATORS,
     ORDERING_OPS,
@@ -586,11 +587,59 @@ class Conditions:
         literal = self.literal(field, value, at, retold)
         return None if isinstance(literal, Ago) else literal
 
+    def data_array(
+        self,
+        field: Field,
+        keys: tuple[str, ...],
+        op: ListOp,
+        value: Any,
+        insensitive: bool,
+        report: Report,
+    ) -> Node:
+        """`field.keys op value` on a JSON array: `array_contains` takes a value or a list of
+        them (each must be an item), `array_starts_with`/`array_ends_with` one value; strings,
+        numbers or booleans, each compared as its own JSON type."""
+        syntax = self.syntax
+        name = syntax.list_op(op)
+        listed = _is_list(value)
+        if listed and op is not ListOp.ARRAY_CONTAINS:
+            report(
+                (),
+                f"{name} takes one string, number or boolean, found {syntax.describe(value)}",
+                "arrays and objects are not compared as items",
+            )
+            return TRUE
+        if listed and len(value) > self.max_array:
+            report(
+                (),
+                f"the {syntax.list_word} has {len(value)} values, over the limit of "
+                f"{self.max_array}",
+                "split the audience",
+            )
+            return TRUE
+        items = list(value) if listed else [value]
+        literals = []
+        for index, item in enumerate(items):
+            at: tuple[str | int, ...] = (index,) if listed else ()
+            if item is None:
+                report(at, f"{name} does not take null", syntax.data_null_test)
+                return TRUE
+            literal = self.data_literal(Op.EQUALS, item, at, report)
+            if literal is None:
+                return TRUE
+            literals.append(literal)
+        folds = insensitive and any(isinstance(v, str) for v in literals)
+        return ListTest(field.name, op, tuple(literals), folds, keys)
+
     def misplaced_list_operator(self, field: Field, name: str, report: Report) -> bool:
         """Report a list operator on a scalar field, or a scalar operator on a list field, with
         the operator meant; False when `name` is neither."""
         syntax = self.syntax
-        if field.type.element is None and name in _LIST_OP_NAMES:
+        if (
+            field.type.element is None
+            and field.type is not FieldType.JSON
+            and (name in _LIST_OP_NAMES)
+        ):
             if field.type is FieldType.STRING:
                 hint = (
                     f"use {syntax.op(Op.EQUALS)}, or {syntax.op(Op.CONTAINS)} for part of the text"
@@ -602,6 +651,14 @@ class Conditions:
                 f"{syntax.list_op(ListOp(name))} applies to list fields; "
                 f'"{field.name}" is a {field.type.value} field',
                 hint,
+            )
+            return True
+        if field.type is FieldType.JSON and name in _LIST_OP_NAMES:
+            report(
+                OPERATOR,
+                f"{syntax.list_op(ListOp(name))} applies to list fields; "
+                f'"{field.name}" is a JSON field',
+                f"for a JSON array, use {syntax.list_op(ListOp.ARRAY_CONTAINS)}",
             )
             return True
         meant = _LIST_OP_MEANT.get(name)
@@ -616,7 +673,7 @@ class Conditions:
         return False
 
 
-_LIST_OP_NAMES = frozenset(op.value for op in ListOp if op is not ListOp.EQUALS)
+_LIST_OP_NAMES = frozenset(op.value for op in LIST_FIELD_OPS if op is not ListOp.EQUALS)
 _LIST_OP_MEANT = {
     Op.CONTAINS.value: ListOp.HAS,
     Op.IN.value: ListOp.HAS_SOME,

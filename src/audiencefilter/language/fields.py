@@ -62,6 +62,15 @@ class ListOp(StrEnum):
     HAS_EVERY = "hasEvery"
     IS_EMPTY = "isEmpty"
     EQUALS = "equals"
+    # Prisma's filters of a JSON array at a data path (`data.tags`).
+    ARRAY_CONTAINS = "array_contains"
+    ARRAY_STARTS_WITH = "array_starts_with"
+    ARRAY_ENDS_WITH = "array_ends_with"
+
+
+#: The operators of a list field; the others test a JSON array at a data path.
+LIST_FIELD_OPS = (ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY, ListOp.IS_EMPTY, ListOp.EQUALS)
+ARRAY_OPS = (ListOp.ARRAY_CONTAINS, ListOp.ARRAY_STARTS_WITH, ListOp.ARRAY_ENDS_WITH)
 
 
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
@@ -127,7 +136,7 @@ class Field:
     def operator_names(self) -> tuple[str, ...]:
         """Every key valid inside this field's operator object, for messages and suggestions."""
         if self.type.element is not None:
-            names = sorted(str(op) for op in ListOp) + ["not"]
+            names = sorted(str(op) for op in LIST_FIELD_OPS) + ["not"]
             return (*names, "mode") if self.type.element is FieldType.STRING else tuple(names)
         names = sorted(str(op) for op in OPERATORS[self.type]) + ["not"]
         if self.type is FieldType.STRING or self.type is FieldType.JSON:

@@ -83,6 +83,35 @@ def truth(node: ListTest, kind: FieldType, value: object) -> bool | None:
     return any(key in present for key in wanted)  # has, hasSome
 
 
+def array_truth(node: ListTest, document: object) -> bool | None:
+    """The three-valued result of a lowered `array_*` test at `node.path` of a JSON document:
+    UNKNOWN where the path finds nothing or JSON null (as every data-path condition), FALSE for
+    a present value that is no array, else the test of the items, each literal matching items
+    of its own JSON type (`1` and `1.0` one number, `true` no number, `"1"` no number) and no
+    null item."""
+    from .data_paths import json_type, lookup, value_type
+
+    value = lookup(document, node.path)
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple):
+        return False
+
+    def same(item: object, literal: Any) -> bool:
+        kind = value_type(literal)
+        if json_type(item) is not kind:
+            return False
+        if node.insensitive and isinstance(item, str):
+            item = fold(item)
+        return bool(item == literal)
+
+    if node.op is ListOp.ARRAY_STARTS_WITH:
+        return bool(value) and same(value[0], node.value[0])
+    if node.op is ListOp.ARRAY_ENDS_WITH:
+        return bool(value) and same(value[-1], node.value[0])
+    return all(any(same(item, literal) for item in value) for literal in node.value)
+
+
 def refused(node: ListTest, engine: str, reason: str) -> FilterError:
     """The error of a back-end that cannot answer a list test faithfully."""
     return FilterError(

@@ -109,12 +109,16 @@ class ListTest:
         value: The literals, of the list's item type (one for `has`, none for `isEmpty`);
             date-times are aware UTC.
         insensitive: Compare string items after case folding (`mode: "insensitive"`).
+        path: For a JSON array inside a JSON field (`array_contains`, `array_starts_with`,
+            `array_ends_with`), the keys leading to it; each literal then compares as its own
+            JSON type. Empty for a list field.
     """
 
     field: str
     op: ListOp
     value: tuple[Scalar, ...]
     insensitive: bool = False
+    path: tuple[str, ...] = ()
     kind: ClassVar[str] = "list_test"
 
 

@@ -79,6 +79,9 @@ def lower_list_test(node: ListTest) -> Node:
     if node.op is ListOp.IS_EMPTY:
         return node if not node.insensitive else ListTest(node.field, node.op, ())
     values = tuple(_Lowering.scalar(v, node.insensitive) for v in node.value)
+    if node.path:  # a JSON array: literals of several JSON types, each once per type
+        values = unique(values)
+        return node if values == node.value else replace(node, value=values)
     op = node.op
     if op is not ListOp.EQUALS:
         # The literals share the list's one item type, so equal means the same item (`1`

@@ -675,7 +675,7 @@ def list_conditions(draw: st.DrawFn, schema: Schema = LIST_SCHEMA) -> dict[str, 
     """A where clause of one or two list conditions (`has`, `hasSome`, `hasEvery`, `isEmpty`,
     `equals`, under `not` at times, `mode: "insensitive"` on strings), operands from the pools
     of `list_records`."""
-    from ..language.fields import ListOp
+    from ..language.fields import LIST_FIELD_OPS, ListOp
     from ..where.write import json_value
 
     listed = [f for f in schema.fields if f.type.element is not None]
@@ -684,7 +684,7 @@ def list_conditions(draw: st.DrawFn, schema: Schema = LIST_SCHEMA) -> dict[str, 
         element = field.type.element
         assert element is not None
         item = st.sampled_from(_LIST_POOLS[element]).map(json_value)
-        op = draw(st.sampled_from(list(ListOp)))
+        op = draw(st.sampled_from(LIST_FIELD_OPS))
         operand: Any
         if op is ListOp.IS_EMPTY:
             operand = draw(st.booleans())

@@ -65,6 +65,17 @@ _LIST_OPERATORS: dict[str, ListOp] = {
     text: op for op, text in LIST_SPELLINGS.items() if op is not ListOp.IS_EMPTY
 }
 _LIST_ONLY = frozenset(("has", "has some", "has every"))
+#: How each operator on a JSON array at a data path is written; `array_contains` of one value
+#: is `has`, of a list `has every`.
+ARRAY_SPELLINGS: dict[ListOp, str] = {
+    ListOp.ARRAY_CONTAINS: "has every",
+    ListOp.ARRAY_STARTS_WITH: "array starts with",
+    ListOp.ARRAY_ENDS_WITH: "array ends with",
+}
+_ARRAY_OPERATORS: dict[str, ListOp] = {
+    "has": ListOp.ARRAY_CONTAINS,
+    **{text: op for op, text in ARRAY_SPELLINGS.items()},
+}
 
 _DATETIME_HINT = "write e.g. 2025-01-31, 2025-01-31T09:30:00Z or 2025-01-31T09:30:00+02:00"
 
@@ -227,6 +238,28 @@ class Builder:
             insensitive = conditions.mode(field, "insensitive", False, self.at(rest[2], None, path))
         report = self.at(op_token, operand, path)
         spelling = _spelling(op_token)
+        if keys is not None and (spelling in _ARRAY_OPERATORS or spelling == "has some"):
+            if spelling == "has some":
+                self.issue(
+                    op_token,
+                    '"has some" does not apply to a JSON array',
+                    "join has conditions with or, or use has every for all of them",
+                    path,
+                )
+                return TRUE
+            value = self.operand(operand, path)
+            if value is _INVALID:
+                return TRUE
+            array_op = _ARRAY_OPERATORS[spelling]
+            return conditions.data_array(field, keys, array_op, value, insensitive, report)
+        if spelling.startswith("array"):
+            self.issue(
+                op_token,
+                f'"{spelling}" applies to a JSON array at a data path',
+                f'write e.g. data.tags {spelling} "vip"',
+                path,
+            )
+            return TRUE
         if field.type.element is not None or spelling in _LIST_ONLY:
             return self.list_condition(field, spelling, operand, insensitive, report, path)
         op, negated = _OPERATORS[spelling]
@@ -413,7 +446,7 @@ TEXT_SYNTAX = Syntax(
     data_null_test='test for null with "is null" or "is not null"',
     or_word="or",
     mode_word="ignoring case",
-    list_op=lambda op: f'"{LIST_SPELLINGS[op]}"',
+    list_op=lambda op: f'"{LIST_SPELLINGS.get(op) or ARRAY_SPELLINGS[op]}"',
 )
 """How the text syntax writes what condition messages name."""
 

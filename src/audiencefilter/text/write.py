@@ -17,7 +17,7 @@ from ..language.fields import ListOp, Op
 from ..language.nodes import And, Comparison, Const, IsNull, ListTest, Node, Not, Or
 from ..language.visitor import Visitor
 from .literals import literal, reference
-from .read import LIST_SPELLINGS, SPELLINGS
+from .read import ARRAY_SPELLINGS, LIST_SPELLINGS, SPELLINGS
 
 
 def to_text(node: Node, *, width: int | None = None) -> str:
@@ -139,7 +139,21 @@ class _Printer(Visitor[str]):
         return "true" if node.value else "false"
 
     def visit_list_test(self, node: ListTest) -> str:
+        if node.path:
+            return self.array_test(node)
         return self.list_test(node, LIST_SPELLINGS[node.op])
+
+    def array_test(self, node: ListTest) -> str:
+        """A JSON array at a data path: `array_contains` of one value is `has`."""
+        if node.op is ListOp.ARRAY_CONTAINS and len(node.value) == 1:
+            operator, value = "has", literal(node.value[0])
+        elif node.op is ListOp.ARRAY_CONTAINS:
+            operator = ARRAY_SPELLINGS[node.op]
+            value = "[" + ", ".join(literal(v) for v in node.value) + "]"
+        else:
+            operator, value = ARRAY_SPELLINGS[node.op], literal(node.value[0])
+        suffix = " ignoring case" if node.insensitive else ""
+        return f"{reference(node.field, node.path)} {operator} {value}{suffix}"
 
     def list_test(self, node: ListTest, operator: str) -> str:
         name = reference(node.field, ())

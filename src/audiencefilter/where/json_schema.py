@@ -110,6 +110,11 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
             properties[op.value] = {"type": "string"}
         else:
             properties[op.value] = {"type": "number"}
+    # A JSON array at the path (`language/lists.py`): one item, or items that must all be in it.
+    item = {"type": ["string", "number", "boolean"]}
+    properties[ListOp.ARRAY_CONTAINS.value] = {"oneOf": [item, {"type": "array", "items": item}]}
+    properties[ListOp.ARRAY_STARTS_WITH.value] = item
+    properties[ListOp.ARRAY_ENDS_WITH.value] = item
     properties["not"] = {
         "oneOf": [
             {"type": ["null", "string", "number", "boolean"]},

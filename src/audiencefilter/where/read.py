@@ -25,7 +25,16 @@ from typing import Any
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
 from ..filter import Filter
 from ..language.conditions import Conditions, Report, Syntax, Where, shown, unknown_field
-from ..language.fields import CONTACT, Field, FieldType, ListOp, Op, Schema
+from ..language.fields import (
+    ARRAY_OPS,
+    CONTACT,
+    LIST_FIELD_OPS,
+    Field,
+    FieldType,
+    ListOp,
+    Op,
+    Schema,
+)
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
 from . import fast
@@ -33,7 +42,11 @@ from .decode import DuplicateKeys, as_str, load_json
 
 LOGICAL_KEYS = ("AND", "OR", "NOT")
 _OPS_BY_NAME = {op.value: op for op in Op}
-_LIST_OPS_BY_NAME = {op.value: op for op in ListOp}
+_LIST_OPS_BY_NAME = {op.value: op for op in LIST_FIELD_OPS}
+_JSON_OPS_BY_NAME: dict[str, Op | ListOp] = {
+    **{op.value: op for op in Op},
+    **{op.value: op for op in ARRAY_OPS},
+}
 
 JSON_SYNTAX = Syntax(
     op=lambda op: op.value,
@@ -323,7 +336,13 @@ class _Reader:
                 if self.deeper(key_path, depth + 1) and self.count(key_path):
                     nodes.append(self.negated(field, keys, value, key_path, depth + 1, insensitive))
                 continue
-            by_name = _LIST_OPS_BY_NAME if field.type.element else _OPS_BY_NAME
+            by_name: Mapping[str, Op | ListOp] = (
+                _LIST_OPS_BY_NAME
+                if field.type.element
+                else _JSON_OPS_BY_NAME
+                if keys is not None
+                else _OPS_BY_NAME
+            )
             op: Op | ListOp | None = by_name.get(key) if isinstance(key, str) else None
             if op is None:
                 self.unknown_operator(field, key, key_path)
@@ -365,6 +384,8 @@ class _Reader:
         insensitive: bool,
     ) -> Node:
         report = self.at(path)
+        if keys is not None and isinstance(op, ListOp):
+            return self.conditions.data_array(field, keys, op, value, insensitive, report)
         if field.type.element is not None:
             listed = ListOp(op.value)
             return self.conditions.list_condition(field, listed, value, insensitive, report)

@@ -59,6 +59,12 @@ def _operator_entry(node: Node) -> Entry | None:
         return (node.field, node.path), "equals", None, None
     if isinstance(node, Comparison):
         return (node.field, node.path), node.op.value, json_value(node.value), _mode_of(node)
+    if isinstance(node, ListTest) and node.path:
+        return (node.field, node.path), node.op.value, _array_operand(node), _array_mode(node)
+    if isinstance(node, Not) and isinstance(node.item, ListTest) and node.item.path:
+        test = node.item
+        negated = {test.op.value: _array_operand(test)}
+        return (test.field, test.path), "not", negated, _array_mode(test)
     if isinstance(node, ListTest):
         return (node.field, ()), node.op.value, _list_operand(node), _list_mode(node)
     if isinstance(node, Not) and isinstance(node.item, ListTest):
@@ -88,6 +94,18 @@ def _list_operand(node: ListTest) -> Any:
     if node.op is ListOp.HAS:
         return json_value(node.value[0])
     return json_value(node.value)
+
+
+def _array_operand(node: ListTest) -> Any:
+    """A JSON array test's operand: one value, or the list `array_contains` was given."""
+    if node.op is ListOp.ARRAY_CONTAINS and len(node.value) != 1:
+        return json_value(node.value)
+    return json_value(node.value[0])
+
+
+def _array_mode(node: ListTest) -> bool | None:
+    # Only string literals fold, so only they decide the mode.
+    return node.insensitive if any(isinstance(v, str) for v in node.value) else None
 
 
 def _list_mode(node: ListTest) -> bool | None:

@@ -197,3 +197,91 @@ def _mysql(writer: SqlWriter, node: ListTest, column: str, element: FieldType) -
     return (
         "(" + " OR ".join(exists(v) for v in values) + ")" if len(values) > 1 else exists(values[0])
     )
+
+
+# ---- JSON arrays at a data path (`array_contains`, `array_starts_with`, `array_ends_with`) ----
+
+
+def array_test(writer: SqlWriter, node: ListTest) -> str:
+    """`node` on the JSON array at `node.path` of a JSON column, as `lists.array_truth` has
+    it: UNKNOWN where the path finds nothing or JSON null, FALSE for another JSON type, else
+    the test of the items, each literal against items of its own JSON type."""
+    name = writer.dialect.name
+    if name == "postgresql":
+        return _postgresql_array(writer, node)
+    if name == "sqlite":
+        return _sqlite_array(writer, node)
+    raise refused(node, name, "JSON arrays at a data path are not read there yet")
+
+
+def _pg_item(writer: SqlWriter, item: Callable[[], str], value: Any, insensitive: bool) -> str:
+    """The item `item()` (written anew at each use: it may hold placeholders) equals `value`
+    as a JSON value of the literal's type; pieces are written in the order they appear."""
+    if isinstance(value, bool):
+        return f"{item()} = CAST({writer.text('true' if value else 'false')} AS JSONB)"
+    if isinstance(value, str):
+        of_type = f"jsonb_typeof({item()}) = 'string'"
+        text = f"({item()} #>> '{{}}')"
+        text = writer.dialect.fold(text) if insensitive else text
+        return f"({of_type} AND {text} = {writer.text(value)})"
+    of_type = f"jsonb_typeof({item()}) = 'number'"
+    return f"({of_type} AND CAST({item()} AS NUMERIC) = {writer.number(value)})"
+
+
+def _postgresql_array(writer: SqlWriter, node: ListTest) -> str:
+    column = writer.column(node.field)
+
+    def document() -> str:  # written anew at each use, so parameters stay in order
+        return writer.dialect.json_document(column, [writer.text(key) for key in node.path])
+
+    head = f"CASE WHEN jsonb_typeof({document()}) = 'array' THEN "
+    if node.op is ListOp.ARRAY_CONTAINS:
+        tests = [
+            f"EXISTS (SELECT 1 FROM jsonb_array_elements({document()}) AS e(v) WHERE "
+            f"{_pg_item(writer, lambda: 'e.v', value, node.insensitive)})"
+            for value in node.value
+        ]
+        test = _all(tests) if tests else writer.dialect.true
+    else:
+        index = "0" if node.op is ListOp.ARRAY_STARTS_WITH else "-1"
+        first = node.value[0]
+        test = _pg_item(writer, lambda: f"({document()} -> {index})", first, node.insensitive)
+        test = f"COALESCE({test}, FALSE)"
+    other = f" WHEN jsonb_typeof({document()}) <> 'null' THEN FALSE END"
+    return head + test + other
+
+
+def _sqlite_item(writer: SqlWriter, value: Any, insensitive: bool) -> str:
+    if isinstance(value, bool):
+        return f"e.type = '{'true' if value else 'false'}'"
+    if isinstance(value, str):
+        item = writer.dialect.fold("e.value") if insensitive else "e.value"
+        return f"(e.type = 'text' AND {item} = {writer.text(value)})"
+    return f"(e.type IN ('integer', 'real') AND e.value = {writer.number(value)})"
+
+
+def _sqlite_array(writer: SqlWriter, node: ListTest) -> str:
+    def kind() -> str:
+        return writer.json_type(node.field, node.path)
+
+    def document() -> str:  # the array as JSON text
+        return writer.json_value(node.field, node.path, FieldType.STRING)
+
+    head = f"CASE WHEN {kind()} = 'array' THEN "
+    if node.op is ListOp.ARRAY_CONTAINS:
+        tests = [
+            f"EXISTS (SELECT 1 FROM json_each({document()}) AS e WHERE "
+            f"{_sqlite_item(writer, value, node.insensitive)})"
+            for value in node.value
+        ]
+        test = _all(tests) if tests else writer.dialect.true
+    else:
+        if node.op is ListOp.ARRAY_STARTS_WITH:
+            where = "e.key = 0"
+        else:
+            where = f"e.key = json_array_length({document()}) - 1"
+        test = (
+            f"EXISTS (SELECT 1 FROM json_each({document()}) AS e WHERE {where} AND "
+            f"{_sqlite_item(writer, node.value[0], node.insensitive)})"
+        )
+    return head + test + f" WHEN {kind()} <> 'null' THEN {writer.dialect.false} END"

@@ -125,7 +125,8 @@ class ExpressionBuilder(Visitor[Expression]):
         return true() if node.value else false()
 
     def visit_list_test(self, node: ListTest) -> Expression:
-        return ListCondition(node, self.schema[node.field].type, self.column(node.field))
+        kind = FieldType.JSON if node.path else self.schema[node.field].type
+        return ListCondition(node, kind, self.column(node.field))
 
     def visit_is_null(self, node: IsNull) -> Expression:
         if node.path:

@@ -108,8 +108,10 @@ class SqlWriter(Visitor[str]):
         return self.dialect.boolean(node.value)
 
     def visit_list_test(self, node: ListTest) -> str:
-        from .lists import list_test
+        from .lists import array_test, list_test
 
+        if node.path:
+            return array_test(self, node)
         return list_test(self, node, self.column(node.field))
 
     def visit_is_null(self, node: IsNull) -> str:
