@@ -114,14 +114,19 @@ def array_truth(node: ListTest, document: object) -> bool | None:
 
 def refused(node: ListTest, engine: str, reason: str) -> FilterError:
     """The error of a back-end that cannot answer a list test faithfully."""
+    if node.path:
+        where = "JSON array at " + ".".join((node.field, *node.path))
+        elsewhere = "in memory, with polars, or on PostgreSQL or SQLite"
+    else:
+        where = f'list field "{node.field}"'
+        elsewhere = "in memory, with polars, or on PostgreSQL, SQLite, DuckDB or MySQL/MariaDB"
     return FilterError(
         [
             Issue(
                 path=node.field,
-                message=f'{engine} cannot evaluate "{node.op.value}" on list field '
-                f'"{node.field}" faithfully: {reason}',
-                suggestion="evaluate this filter in memory, or on PostgreSQL, SQLite, DuckDB or "
-                "MySQL/MariaDB",
+                message=f'{engine} cannot evaluate "{node.op.value}" on {where} faithfully: '
+                f"{reason}",
+                suggestion=f"evaluate this filter {elsewhere}",
             )
         ]
     )
