@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 
 import audiencefilter as af
 from audiencefilter.language.fields import FieldType
-from audiencefilter.testing.strategies import LIST_SCHEMA, list_conditions, list_records
+from audiencefilter.testing.strategies import (
+    LIST_SCHEMA,
+    array_conditions,
+    array_documents,
+    list_conditions,
+    list_records,
+)
 from tests.sql_engines import Database, open_database
 
 SCHEMA = LIST_SCHEMA.with_fields(email="string")
@@ -209,3 +215,54 @@ def test_every_engine_gives_memorys_answer(
                 assert name in ("sqlite", "mysql") and "dates" in where, (name, where)
                 continue
             assert found == expected, (name, way, where, flt.to_sql(name), rows)
+
+
+# ---- differential: JSON arrays at a data path ------------------------------------------------
+
+_ARRAY_ENGINES = ("sqlite", "postgresql")
+
+
+@pytest.fixture(scope="module")
+def array_databases(request: pytest.FixtureRequest) -> Iterator[dict[str, tuple[Database, Any]]]:
+    found: dict[str, tuple[Database, Any]] = {}
+    for name in _ARRAY_ENGINES:
+        try:
+            database = open_database(name, request)
+        except pytest.skip.Exception:
+            continue
+        found[name] = (database, database.scratch())
+    yield found
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(array_documents(), max_size=6), array_conditions())
+def test_json_arrays_give_memorys_answer_everywhere(
+    array_databases: dict[str, tuple[Database, Any]],
+    documents: list[dict[str, Any]],
+    where: dict[str, Any],
+) -> None:
+    rows = _ids([{"data": document} for document in documents])
+    flt = af.parse(where)
+    expected = {r["id"] for r in rows if flt.matches(r)}
+    assert {r["id"] for r in rows if flt.explain(r).matched} == expected, where
+    try:
+        import polars as pl
+
+        from audiencefilter.backends.columnar import frame_for
+    except ImportError:  # the columnar extra is not installed
+        pass
+    else:
+        frame = frame_for(rows, af.CONTACT).with_columns(id=pl.Series([r["id"] for r in rows]))
+        assert set(flt.select_frame(frame)["id"].to_list()) == expected, where
+    for name, (database, table) in array_databases.items():
+        database.fill(table, rows, replace=True)
+        for way in ("sqlalchemy", "sql", "params"):
+            found = database.way(way)(flt, table, None)
+            assert found == expected, (name, way, where, flt.to_sql(name), rows)
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "mysql", "spark"])
+def test_engines_refuse_json_arrays_they_cannot_read(dialect: str) -> None:
+    flt = af.parse({"data": {"path": ["tags"], "array_contains": "a"}})
+    with pytest.raises(af.FilterError, match="JSON array at data.tags"):
+        flt.to_sql(dialect)

@@ -699,3 +699,44 @@ def list_conditions(draw: st.DrawFn, schema: Schema = LIST_SCHEMA) -> dict[str, 
             body["mode"] = "insensitive"
         where[field.name] = body
     return where
+
+
+_ARRAY_ITEMS: tuple[Any, ...] = ("a", "A", "1", "", 1, 1.0, 2.5, 0, True, False)
+
+
+def array_documents() -> st.SearchStrategy[dict[str, Any]]:
+    """`data` objects whose key `tags` holds a JSON array of lookalike items (`1`, `1.0`,
+    `true`, `"1"`, case pairs, null, a nested array or object), another JSON value, or
+    nothing: the inputs of `array_contains`, `array_starts_with` and `array_ends_with`."""
+    item = st.one_of(
+        st.sampled_from(_ARRAY_ITEMS),
+        st.sampled_from(_ARRAY_ITEMS),
+        st.none(),
+        st.just([1]),
+        st.just({"k": "a"}),
+    )
+    tags = st.one_of(
+        st.lists(item, max_size=4),
+        st.lists(item, max_size=4),
+        st.sampled_from(["a", 1, None, {"tags": ["a"]}]),
+    )
+    return st.one_of(st.fixed_dictionaries({"tags": tags}), st.just({}))
+
+
+@st.composite
+def array_conditions(draw: st.DrawFn) -> dict[str, Any]:
+    """A where clause testing `data.tags` with one of the JSON array operators, under `not`
+    at times, with `mode: "insensitive"` at times; literals from the pool of
+    `array_documents`."""
+    op = draw(st.sampled_from(["array_contains", "array_starts_with", "array_ends_with"]))
+    literal = st.sampled_from(_ARRAY_ITEMS)
+    operand: Any = draw(literal)
+    if op == "array_contains" and draw(st.booleans()):
+        operand = draw(st.lists(literal, max_size=3))
+    body: dict[str, Any] = {op: operand}
+    if draw(st.integers(0, 3)) == 0:
+        body = {"not": body}
+    body = {"path": ["tags"], **body}
+    if draw(st.booleans()):
+        body["mode"] = "insensitive"
+    return {"data": body}
