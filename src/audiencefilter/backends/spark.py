@@ -76,6 +76,10 @@ CANONICAL: Mapping[FieldType, Any] = {
     FieldType.BOOLEAN: T.BooleanType(),
     FieldType.DATETIME: T.TimestampType(),
     FieldType.JSON: T.StringType(),
+    FieldType.STRING_LIST: T.ArrayType(T.StringType()),
+    FieldType.NUMBER_LIST: T.ArrayType(T.DoubleType()),
+    FieldType.BOOLEAN_LIST: T.ArrayType(T.BooleanType()),
+    FieldType.DATETIME_LIST: T.ArrayType(T.TimestampType()),
 }
 """The column type each field type is taken to have when no frame schema is given."""
 
@@ -194,7 +198,14 @@ class _Columns(Visitor[Column]):
         return F.lit(node.value)
 
     def visit_list_test(self, node: ListTest) -> Column:
-        raise refused(node, "Spark", "no array expression is written for it yet")
+        """A list field's test as the Spark SQL dialect writes it (`sql/lists.py`), so the
+        rules of lists on Spark live in one place; JSON arrays at a data path are refused."""
+        if node.path:
+            raise refused(node, "spark", "JSON arrays at a data path are not read there yet")
+        dtype = self.dtypes.get(self.columns.get(node.field, node.field))
+        if dtype is not None and not isinstance(dtype, T.ArrayType | T.NullType):
+            raise _wrong_type(node.field, dtype, "an ARRAY column")
+        return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
 
     def visit_is_null(self, node: IsNull) -> Column:
         if node.path:
@@ -389,6 +400,15 @@ def frame_for(session: SparkSession, records: list[Mapping[str, Any]], schema: S
             values = [None if v is None else record_datetime(v) for v in values]
         elif field.type is FieldType.JSON:
             values = [None if v is None else json.dumps(v) for v in values]
+        elif field.type is FieldType.NUMBER_LIST:
+            values = [
+                None if v is None else [None if i is None else float(i) for i in v] for v in values
+            ]
+        elif field.type is FieldType.DATETIME_LIST:
+            values = [
+                None if v is None else [None if i is None else record_datetime(i) for i in v]
+                for v in values
+            ]
         elif field.type is FieldType.NUMBER and any(type(v) is float for v in values):
             types[field.name] = T.DoubleType()
             values = [None if v is None else float(v) for v in values]

@@ -119,7 +119,7 @@ def refused(node: ListTest, engine: str, reason: str) -> FilterError:
         elsewhere = "in memory, with polars, or on PostgreSQL or SQLite"
     else:
         where = f'list field "{node.field}"'
-        elsewhere = "in memory, with polars, or on PostgreSQL, SQLite, DuckDB or MySQL/MariaDB"
+        elsewhere = "in memory, with polars or Spark, or on PostgreSQL or DuckDB"
     return FilterError(
         [
             Issue(

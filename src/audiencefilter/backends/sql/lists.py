@@ -14,7 +14,10 @@ Storage, per engine (docs/backends.md, "Lists"):
   their JSON type, as data paths are read (`dialects/mysql.py`); numbers compare as doubles
   there, so an integer no double holds matches no item. Date-time lists are refused, as on
   SQLite.
-- Spark SQL: refused for now (no faithful form written yet).
+- Spark SQL (and PySpark, which writes it through `F.expr`): an `array` column (`array<string>`,
+  `array<double>`, `array<boolean>`, `array<timestamp>`), tested with `exists` over a lambda
+  whose NULL is FALSE (Spark's `exists` is three-valued on null items); numbers compare as
+  doubles, as on DuckDB.
 
 Every test is written for a present list and wrapped in `CASE WHEN <column> IS NOT NULL THEN
 ... END`, so a null list is UNKNOWN whatever the operator, as `lists.truth` has it; null items
@@ -58,6 +61,8 @@ def list_test(writer: SqlWriter, node: ListTest, column: str) -> str:
         if element is FieldType.DATETIME:
             raise refused(node, "SQLite", "a JSON array holds date-times as text")
         test = _sqlite(writer, node, column, element)
+    elif name == "spark":
+        test = _spark(writer, node, column, element)
     elif name == "mysql":
         if element is FieldType.DATETIME:
             raise refused(node, "MySQL/MariaDB", "a JSON array holds date-times as text")
@@ -285,3 +290,24 @@ def _sqlite_array(writer: SqlWriter, node: ListTest) -> str:
             f"{_sqlite_item(writer, node.value[0], node.insensitive)})"
         )
     return head + test + f" WHEN {kind()} <> 'null' THEN {writer.dialect.false} END"
+
+
+def _spark(writer: SqlWriter, node: ListTest, column: str, element: FieldType) -> str:
+    if node.op is ListOp.IS_EMPTY:
+        return f"size({column}) = 0"
+    values = _double_items(node, element)
+    if values is None:
+        return writer.dialect.false
+    render = _literal(writer, element)
+    subject = column
+    if node.insensitive:
+        subject = f"transform({column}, af_x -> {writer.dialect.fold('af_x')})"
+    if node.op is ListOp.EQUALS:
+        items = ", ".join(render(v) for v in values)
+        return f"COALESCE({subject} = array({items}), FALSE)"
+    if node.op is ListOp.HAS_EVERY:
+        return _all(
+            [f"exists({subject}, af_x -> COALESCE(af_x = {render(v)}, FALSE))" for v in values]
+        )
+    items = ", ".join(render(v) for v in values)
+    return f"exists({subject}, af_x -> COALESCE(af_x IN ({items}), FALSE))"
