@@ -216,6 +216,8 @@ def array_test(writer: SqlWriter, node: ListTest) -> str:
         return _postgresql_array(writer, node)
     if name == "sqlite":
         return _sqlite_array(writer, node)
+    if name == "mysql" and writer.dialect.json_path(node.path) is not None:
+        return _mysql_array(writer, node)
     raise refused(node, name, "JSON arrays at a data path are not read there yet")
 
 
@@ -311,3 +313,54 @@ def _spark(writer: SqlWriter, node: ListTest, column: str, element: FieldType) -
         )
     items = ", ".join(render(v) for v in values)
     return f"exists({subject}, af_x -> COALESCE(af_x IN ({items}), FALSE))"
+
+
+def _mysql_array(writer: SqlWriter, node: ListTest) -> str:
+    """As `_mysql`, over the array `JSON_EXTRACT(column, path)`; numbers compare as doubles
+    there, as every JSON number on MySQL/MariaDB does (an integer no double holds matches no
+    item)."""
+    dialect = writer.dialect
+    column = writer.column(node.field)
+    path = dialect.json_path(node.path)
+    assert path is not None
+    values = tuple(v for v in node.value if isinstance(v, bool | str) or double_exact(v))
+    if len(values) < len(node.value):
+        return f"CASE WHEN {_mysql_array_kind(writer, column, path)} <> 'NULL' THEN FALSE END"
+
+    def document() -> str:
+        return f"JSON_EXTRACT({column}, {writer.text(path)})"
+
+    def matches(item: Callable[[], str], value: Any) -> str:
+        kind = (
+            FieldType.BOOLEAN
+            if isinstance(value, bool)
+            else (FieldType.STRING if isinstance(value, str) else FieldType.NUMBER)
+        )
+        names = ", ".join(f"'{name}'" for name in dialect.json_types[kind])
+        of_type = f"{dialect.json_type(document(), [], item())} IN ({names})"
+        read = dialect.json_value(document(), [], item(), kind)
+        if kind is FieldType.BOOLEAN:
+            return f"({of_type} AND {read} = {dialect.boolean(value)})"
+        if kind is FieldType.STRING:
+            read = dialect.exact(dialect.fold(read) if node.insensitive else read)
+            return f"({of_type} AND {read} = {writer.text(value)})"
+        return f"({of_type} AND {read} = {writer.number(value)})"
+
+    head = f"CASE WHEN {_mysql_array_kind(writer, column, path)} = 'ARRAY' THEN "
+    if node.op is ListOp.ARRAY_CONTAINS:
+        tests = []
+        for value in values:
+            source = f"JSON_TABLE({document()}, '$[*]' COLUMNS (o FOR ORDINALITY)) AS af_e"
+            item = matches(lambda: "CONCAT('$[', af_e.o - 1, ']')", value)
+            tests.append(f"EXISTS (SELECT 1 FROM {source} WHERE {item})")
+        test = _all(tests) if tests else dialect.true
+    elif node.op is ListOp.ARRAY_STARTS_WITH:
+        test = f"COALESCE({matches(lambda: chr(39) + '$[0]' + chr(39), values[0])}, FALSE)"
+    else:
+        last = lambda: f"CONCAT('$[', JSON_LENGTH({document()}) - 1, ']')"  # noqa: E731
+        test = f"COALESCE({matches(last, values[0])}, FALSE)"
+    return head + test + f" WHEN {_mysql_array_kind(writer, column, path)} <> 'NULL' THEN FALSE END"
+
+
+def _mysql_array_kind(writer: SqlWriter, column: str, path: str) -> str:
+    return f"JSON_TYPE(JSON_EXTRACT({column}, {writer.text(path)}))"
