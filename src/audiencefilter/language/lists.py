@@ -116,7 +116,7 @@ def refused(node: ListTest, engine: str, reason: str) -> FilterError:
     """The error of a back-end that cannot answer a list test faithfully."""
     if node.path:
         where = "JSON array at " + ".".join((node.field, *node.path))
-        elsewhere = "in memory, with polars, or on PostgreSQL, SQLite or MySQL/MariaDB"
+        elsewhere = "in memory, with polars, or on PostgreSQL, SQLite, MySQL/MariaDB or DuckDB"
     else:
         where = f'list field "{node.field}"'
         elsewhere = "in memory, with polars or Spark, or on PostgreSQL or DuckDB"

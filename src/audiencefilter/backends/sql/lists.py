@@ -218,6 +218,8 @@ def array_test(writer: SqlWriter, node: ListTest) -> str:
         return _sqlite_array(writer, node)
     if name == "mysql" and writer.dialect.json_path(node.path) is not None:
         return _mysql_array(writer, node)
+    if name == "duckdb" and (writer.dialect.json_path(node.path) or "").startswith("$"):
+        return _duckdb_array(writer, node)
     raise refused(node, name, "JSON arrays at a data path are not read there yet")
 
 
@@ -364,3 +366,57 @@ def _mysql_array(writer: SqlWriter, node: ListTest) -> str:
 
 def _mysql_array_kind(writer: SqlWriter, column: str, path: str) -> str:
     return f"JSON_TYPE(JSON_EXTRACT({column}, {writer.text(path)}))"
+
+
+def _duckdb_array(writer: SqlWriter, node: ListTest) -> str:
+    """The array read as a DuckDB list of JSON values (`CAST(... AS JSON[])`), each item with
+    its `json_type`; numbers as doubles, as every JSON number on DuckDB (an integer no double
+    holds matches no item)."""
+    dialect = writer.dialect
+    column = writer.column(node.field)
+    path = dialect.json_path(node.path)
+    assert path is not None
+
+    def kind() -> str:
+        return dialect.json_type(column, [], writer.text(path))
+
+    values = tuple(v for v in node.value if isinstance(v, bool | str) or double_exact(v))
+    if len(values) < len(node.value):
+        return f"CASE WHEN {kind()} <> 'NULL' THEN FALSE END"
+
+    def items() -> str:
+        return f"CAST(json_extract(CAST({column} AS JSON), {writer.text(path)}) AS JSON[])"
+
+    def matches(item: Callable[[], str], value: Any) -> str:
+        found = (
+            FieldType.BOOLEAN
+            if isinstance(value, bool)
+            else (FieldType.STRING if isinstance(value, str) else FieldType.NUMBER)
+        )
+        names = ", ".join(f"'{name}'" for name in dialect.json_types[found])
+        of_type = f"json_type({item()}) IN ({names})"  # written first, as it reads
+        read = dialect.json_value(item(), [], "'$'", found)
+        if found is FieldType.STRING and node.insensitive:
+            read = dialect.fold(read)
+        literal = (
+            dialect.boolean(value)
+            if found is FieldType.BOOLEAN
+            else writer.text(value)
+            if found is FieldType.STRING
+            else writer.number(value)
+        )
+        # CASE, not AND: DuckDB would cast a string item to a number before testing its type.
+        return f"CASE WHEN {of_type} THEN {read} = {literal} ELSE FALSE END"
+
+    head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
+    if node.op is ListOp.ARRAY_CONTAINS:
+        tests = [
+            f"len(list_filter({items()}, lambda af_x: {matches(lambda: 'af_x', value)})) > 0"
+            for value in values
+        ]
+        test = _all(tests) if tests else dialect.true
+    else:
+        index = "1" if node.op is ListOp.ARRAY_STARTS_WITH else "-1"
+        test = matches(lambda: f"{items()}[{index}]", values[0])
+        test = f"COALESCE({test}, FALSE)"
+    return head + test + f" WHEN {kind()} <> 'NULL' THEN FALSE END"
