@@ -265,11 +265,12 @@ def test_json_arrays_give_memorys_answer_everywhere(
             assert found == expected, (name, way, where, flt.to_sql(name), rows)
 
 
-@pytest.mark.parametrize("dialect", ["spark"])
-def test_engines_refuse_json_arrays_they_cannot_read(dialect: str) -> None:
-    flt = af.parse({"data": {"path": ["tags"], "array_contains": "a"}})
-    with pytest.raises(af.FilterError, match="JSON array at data.tags"):
-        flt.to_sql(dialect)
+def test_an_engine_that_cannot_read_a_json_array_refuses() -> None:
+    # DuckDB reads JSON paths as a JSON pointer when a key is empty; no array read is written
+    # for those.
+    flt = af.parse({"data": {"path": ["", "tags"], "array_contains": "a"}})
+    with pytest.raises(af.FilterError, match="JSON array at data.*faithfully"):
+        flt.to_sql("duckdb")
 
 
 @pytest.mark.spark

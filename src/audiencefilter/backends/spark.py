@@ -40,7 +40,6 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from ..language.fields import FieldType, Op, Schema
-from ..language.lists import refused
 from ..language.nodes import And, Comparison, Const, IsNull, ListTest, Node, Not, Or
 from ..language.values import (
     as_integer,
@@ -200,8 +199,8 @@ class _Columns(Visitor[Column]):
     def visit_list_test(self, node: ListTest) -> Column:
         """A list field's test as the Spark SQL dialect writes it (`sql/lists.py`), so the
         rules of lists on Spark live in one place; JSON arrays at a data path are refused."""
-        if node.path:
-            raise refused(node, "spark", "JSON arrays at a data path are not read there yet")
+        if node.path:  # a JSON array in a JSON text column, as other data paths are read
+            return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
         dtype = self.dtypes.get(self.columns.get(node.field, node.field))
         if dtype is not None and not isinstance(dtype, T.ArrayType | T.NullType):
             raise _wrong_type(node.field, dtype, "an ARRAY column")

@@ -220,6 +220,8 @@ def array_test(writer: SqlWriter, node: ListTest) -> str:
         return _mysql_array(writer, node)
     if name == "duckdb" and (writer.dialect.json_path(node.path) or "").startswith("$"):
         return _duckdb_array(writer, node)
+    if name == "spark":
+        return _spark_array(writer, node)
     raise refused(node, name, "JSON arrays at a data path are not read there yet")
 
 
@@ -420,3 +422,53 @@ def _duckdb_array(writer: SqlWriter, node: ListTest) -> str:
         test = matches(lambda: f"{items()}[{index}]", values[0])
         test = f"COALESCE({test}, FALSE)"
     return head + test + f" WHEN {kind()} <> 'NULL' THEN FALSE END"
+
+
+def _spark_array(writer: SqlWriter, node: ListTest) -> str:
+    """The array read as `array<variant>` (`variant_get`), each item typed by its variant
+    schema inside a `CASE`; numbers as doubles, as every JSON number on Spark."""
+    dialect = writer.dialect
+    column = writer.column(node.field)
+    path = dialect.json_path(node.path)
+    assert path is not None
+
+    def kind() -> str:
+        return dialect.json_type(column, [], writer.text(path))
+
+    values = tuple(v for v in node.value if isinstance(v, bool | str) or double_exact(v))
+    if len(values) < len(node.value):
+        return f"CASE WHEN {kind()} <> 'VOID' THEN FALSE END"
+
+    def items() -> str:
+        return f"variant_get(parse_json({column}), {writer.text(path)}, 'array<variant>')"
+
+    def matches(item: Callable[[], str], value: Any) -> str:
+        found = (
+            FieldType.BOOLEAN
+            if isinstance(value, bool)
+            else (FieldType.STRING if isinstance(value, str) else FieldType.NUMBER)
+        )
+        names = ", ".join(f"'{name}'" for name in dialect.json_types[found])
+        of_type = f"regexp_extract(schema_of_variant({item()}), '^[A-Z]+', 0) IN ({names})"
+        cast = {FieldType.STRING: "string", FieldType.NUMBER: "double"}.get(found, "boolean")
+        read = f"variant_get({item()}, '$', '{cast}')"
+        if found is FieldType.STRING and node.insensitive:
+            read = dialect.fold(read)
+        literal = (
+            dialect.boolean(value)
+            if found is FieldType.BOOLEAN
+            else writer.text(value)
+            if found is FieldType.STRING
+            else writer.number(value)
+        )
+        return f"CASE WHEN {of_type} THEN {read} = {literal} ELSE FALSE END"
+
+    head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
+    if node.op is ListOp.ARRAY_CONTAINS:
+        tests = [f"exists({items()}, af_x -> {matches(lambda: 'af_x', value)})" for value in values]
+        test = _all(tests) if tests else dialect.true
+    else:
+        index = "1" if node.op is ListOp.ARRAY_STARTS_WITH else "-1"
+        test = matches(lambda: f"try_element_at({items()}, {index})", values[0])
+        test = f"COALESCE({test}, FALSE)"
+    return head + test + f" WHEN {kind()} <> 'VOID' THEN FALSE END"
