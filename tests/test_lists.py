@@ -297,3 +297,10 @@ def test_spark_gives_memorys_answer_on_lists(
     ).collect()
     for way in ("pyspark", "sql"):
         assert {row["id"] for row in both if row[way] is True} == expected, (way, where, rows)
+
+
+def test_a_long_text_filter_of_list_tests_is_measured_like_its_json() -> None:
+    # Long text is measured as its canonical JSON (text/limits.py), which must know lists.
+    text = " or ".join(['tags has "a"', "tags is not empty", 'data.tags has "a"'] * 1000)
+    flt = af.parse_text(text, SCHEMA.with_fields(data="json"))
+    assert af.parse(flt.to_json(), flt.schema) == flt

@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..language.nodes import FALSE, And, Comparison, Const, IsNull, Node, Not, Or, unhandled
+from ..language.nodes import (
+    FALSE,
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    ListTest,
+    Node,
+    Not,
+    Or,
+    unhandled,
+)
 from ..where.write import _field_object, _operator_entry  # the dumper's own merge rules
 
 
@@ -81,7 +92,7 @@ def _levels_added(node: Node, shapes: dict[int, _Shape], parent: Node | None) ->
             return 1 if node == FALSE else 0
         case And():
             return 1 if shapes[id(node)].keys == ("AND",) else 0
-        case Comparison() | IsNull():
+        case Comparison() | IsNull() | ListTest():
             return 0
         case _:
             unhandled("text.limits", node)
@@ -93,7 +104,7 @@ def _children(node: Node) -> tuple[Node, ...]:
             return node.items
         case Not():
             return (node.item,)
-        case Comparison() | IsNull() | Const():
+        case Comparison() | IsNull() | Const() | ListTest():
             return ()
         case _:
             unhandled("text.limits", node)
@@ -106,7 +117,7 @@ def _shape(node: Node, shapes: dict[int, _Shape]) -> _Shape:
         case IsNull():
             # {"f": null}, or {"f": {"path": [...], "equals": null}} for a JSON field
             return _Shape(0, 2 if node.path else 1, (node.field,))
-        case Comparison():
+        case Comparison() | ListTest():
             return _Shape(0, 2, (node.field,))  # {"f": {"op": value}}
         case Not():
             return _negation_shape(node, shapes)
@@ -126,6 +137,8 @@ def _group_shape(key: str, items: list[_Shape]) -> _Shape:
 
 def _negation_shape(node: Not, shapes: dict[int, _Shape]) -> _Shape:
     entry = _operator_entry(node)
+    if entry is not None and entry[1] != "not":  # {"tags": {"isEmpty": false}}
+        return _Shape(0, 2, (entry[0][0],))
     if entry is not None:  # {"f": {"not": value}} or {"f": {"not": {"op": value}}}
         return _Shape(1, 2 + isinstance(entry[2], dict), (entry[0][0],))
     inner = node.item

@@ -111,7 +111,7 @@ class _Costing(Visitor[Cost]):
         return Cost(1, 0, 1)
 
     def visit_list_test(self, node: ListTest) -> Cost:
-        return Cost(1, len(node.value), _LEAF_DEPTH)
+        return Cost(1, len(node.value) + len(node.path), _LEAF_DEPTH)
 
 
 def cost_of(flt: Filter) -> Cost:
