@@ -23,6 +23,10 @@ Every test is written for a present list and wrapped in `CASE WHEN <column> IS N
 ... END`, so a null list is UNKNOWN whatever the operator, as `lists.truth` has it; null items
 are passed over (an item test on NULL is never TRUE, and `COALESCE(..., FALSE)` where a
 position is compared).
+
+JSON arrays at a data path (`array_test`: `array_contains`, `array_starts_with`,
+`array_ends_with`) are read as each engine reads other data paths, each item with its JSON
+type; UNKNOWN where the path finds nothing or JSON null, FALSE for another JSON type.
 """
 
 from __future__ import annotations
