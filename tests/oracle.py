@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from audiencefilter import Ago, And, Blank, Comparison, Const, IsNull, Node, Not, Op, Or
-from audiencefilter.language.nodes import FieldComparison
 from audiencefilter.language.anniversary import is_anniversary
 from audiencefilter.language.calendar import Period, StartOf
+from audiencefilter.language.nodes import FieldComparison
 from audiencefilter.language.values import record_datetime
 
 

@@ -20,20 +20,25 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import pytest
 from sqlalchemy import (
+    ARRAY,
     JSON,
     BigInteger,
     Boolean,
     Column,
     DateTime,
+    Double,
     Engine,
     Integer,
     MetaData,
+    Numeric,
     String,
     Table,
+    Text,
     create_engine,
     delete,
     inspect,
@@ -78,7 +83,26 @@ def _string_type(engine: Engine) -> TypeEngine[Any]:
     return String(255)
 
 
+def _list_type(kind: af.FieldType, engine: Engine) -> TypeEngine[Any]:
+    """A list column as `backends/sql/lists.py` reads it: a native array on PostgreSQL
+    (numbers `numeric`) and DuckDB (numbers DOUBLE), JSON text elsewhere."""
+    element = kind.element
+    assert element is not None
+    name = engine.dialect.name
+    if name in ("postgresql", "duckdb"):
+        items: dict[af.FieldType, TypeEngine[Any]] = {
+            af.FieldType.STRING: Text(),
+            af.FieldType.NUMBER: Numeric() if name == "postgresql" else Double(),
+            af.FieldType.BOOLEAN: Boolean(),
+            af.FieldType.DATETIME: DateTime(timezone=True),
+        }
+        return ARRAY(items[element])
+    return JSON(none_as_null=True)
+
+
 def _column_type(kind: af.FieldType, engine: Engine) -> TypeEngine[Any]:
+    if kind.element is not None:
+        return _list_type(kind, engine)
     if kind is af.FieldType.STRING:
         return _string_type(engine)
     if kind is af.FieldType.NUMBER:
@@ -91,13 +115,20 @@ def _column_type(kind: af.FieldType, engine: Engine) -> TypeEngine[Any]:
     return DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 
 
-def _row(record: dict[str, Any], schema: af.Schema) -> dict[str, Any]:
+def _row(record: dict[str, Any], schema: af.Schema, native_lists: bool = True) -> dict[str, Any]:
     row: dict[str, Any] = {"id": record["id"]}
     for f in schema.fields:
         value = record.get(f.name)
         if value is not None and f.type is af.FieldType.DATETIME:
             # In UTC: SQLite and MariaDB store a datetime's wall time and drop its offset.
             value = record_datetime(value).astimezone(UTC)
+        if value is not None and f.type is af.FieldType.DATETIME_LIST:
+            value = [None if v is None else record_datetime(v) for v in value]
+            if not native_lists:  # JSON text: ISO 8601 strings (which those engines refuse)
+                value = [None if v is None else v.isoformat() for v in value]
+        if value is not None and f.type is af.FieldType.NUMBER_LIST and native_lists:
+            # One item type for the driver: exact decimals (PostgreSQL's numeric[]).
+            value = [None if v is None else Decimal(repr(v)) for v in value]
         row[f.name] = value
     return row
 
@@ -125,13 +156,15 @@ class Database:
             table.create(connection)
         return table
 
-    def table_for(self, records: Records) -> Table:
+    def table_for(self, records: Records, schema: af.Schema = af.CONTACT) -> Table:
         """A table holding exactly `records`, created and filled on first use."""
         text = json.dumps(records, sort_keys=True, ensure_ascii=False, default=str)
+        if schema != af.CONTACT:
+            text += repr(schema)
         name = "af_contacts_" + hashlib.sha256(text.encode()).hexdigest()[:12]
         if name not in self.tables:
-            self.tables[name] = table = self.new_table(name)
-            self.fill(table, records)
+            self.tables[name] = table = self.new_table(name, schema)
+            self.fill(table, records, schema=schema)
             if any("actions" in r for r in records):
                 self.related[name] = {"actions": self.actions_table(name + "_actions", records)}
         return self.tables[name]
@@ -170,12 +203,21 @@ class Database:
             self.tables[name] = self.new_table(name)
         return self.tables[name]
 
-    def fill(self, table: Table, records: Records, *, replace: bool = False) -> None:
+    def fill(
+        self,
+        table: Table,
+        records: Records,
+        *,
+        replace: bool = False,
+        schema: af.Schema = af.CONTACT,
+    ) -> None:
+        native = self.dialect in ("postgresql", "duckdb")
         with self.engine.begin() as connection:
             if replace:
                 connection.execute(delete(table))
             if records:
-                connection.execute(table.insert(), [_row(r, af.CONTACT) for r in records])
+                rows = [_row(r, schema, native) for r in records]
+                connection.execute(table.insert(), rows)
 
     def ids(self, sql: str, params: Sequence[Any] | None = None) -> set[str]:
         with self.engine.connect() as connection:
@@ -300,7 +342,7 @@ def _engine(database: str, way: str) -> SuiteEngine:
     def select_ids(*args: Any) -> set[str]:
         *resource, flt, records, now = args
         db = opener(*resource)
-        return db.way(way)(flt, db.table_for(records), now)
+        return db.way(way)(flt, db.table_for(records, flt.schema), now)
 
     return SuiteEngine(f"{way}-{database}", select_ids, server_fixture, MARKS.get(database, ()))
 

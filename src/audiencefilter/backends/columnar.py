@@ -62,6 +62,7 @@ from typing import Any, TypeVar
 import polars as pl
 
 from ..errors import FrameError
+from ..language import lists
 from ..language.anniversary import MonthDays
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
@@ -73,6 +74,7 @@ from ..language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -99,6 +101,10 @@ CANONICAL: Mapping[FieldType, Any] = {
     FieldType.BOOLEAN: pl.Boolean,
     FieldType.DATETIME: INSTANT,
     FieldType.JSON: pl.String,
+    FieldType.STRING_LIST: pl.List(pl.String),
+    FieldType.NUMBER_LIST: pl.List(pl.Float64),
+    FieldType.BOOLEAN_LIST: pl.List(pl.Boolean),
+    FieldType.DATETIME_LIST: pl.List(INSTANT),
 }
 """The column type of each field type when a frame is built for a schema (`frame_for`)."""
 
@@ -172,6 +178,11 @@ def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
             values = [None if v is None else record_datetime(v) for v in values]
         elif field.type is FieldType.JSON:  # JSON text, as a JSON column reads into polars
             values = [None if v is None else json.dumps(v) for v in values]
+        elif field.type is FieldType.DATETIME_LIST:
+            values = [
+                None if v is None else [None if i is None else record_datetime(i) for i in v]
+                for v in values
+            ]
         data[field.name] = values
     dtypes = {f.name: CANONICAL[f.type] for f in schema.fields}
     for field in schema.fields:  # a number column with a fractional value must hold floats
@@ -274,6 +285,33 @@ class _Expressions(Visitor[pl.Expr]):
 
     def visit_blank(self, node: Blank) -> pl.Expr:  # lowering writes it out; as it does
         return self.visit(blank_form(node))
+
+    def visit_list_test(self, node: ListTest) -> pl.Expr:
+        """A list test, row by row by `lists.truth` (null for a null list), as JSON paths are
+        read: the answers are the reference's exactly, at the price of a Python call per row.
+        A List column holds the items; an Object column Python lists."""
+        name = self.columns.get(node.field, node.field)
+        dtype = self.dtypes.get(name)
+        column = pl.col(name)
+        if dtype == pl.Null:
+            return _where_present(column, False)
+        if node.path:  # a JSON array inside a JSON column: read as JSON paths are
+            if dtype == pl.Object:
+                value_test = functools.partial(_array_value_truth, node)
+                return column.map_elements(value_test, return_dtype=pl.Boolean, skip_nulls=True)
+            if isinstance(dtype, pl.Struct):
+                column = column.struct.json_encode()
+            elif dtype is not None and dtype != pl.String:
+                raise self.wrong_type(node.field, dtype)
+            text_test = functools.partial(_array_text_truth, node)
+            return column.map_elements(text_test, return_dtype=pl.Boolean, skip_nulls=True)
+        if dtype is not None and not isinstance(dtype, pl.List) and dtype != pl.Object:
+            raise FrameError(
+                f'column "{name}" for field "{node.field}" is {dtype}; expected a List column. '
+                "Build the frame with frame_for, or cast the column to a List"
+            )
+        test = functools.partial(_list_row_truth, node, self.schema[node.field].type)
+        return column.map_elements(test, return_dtype=pl.Boolean, skip_nulls=True)
 
     def visit_is_null(self, node: IsNull) -> pl.Expr:
         if node.path:
@@ -616,3 +654,21 @@ _MIRRORED = {Op.EQUALS: Op.EQUALS, Op.GT: Op.LT, Op.GTE: Op.LTE, Op.LT: Op.GT, O
 def _where_present(column: pl.Expr, answer: bool) -> pl.Expr:
     """`answer` where the value is present, null (UNKNOWN) where it is not."""
     return pl.when(column.is_not_null()).then(pl.lit(answer))
+
+
+def _list_row_truth(node: ListTest, kind: FieldType, value: Any) -> bool | None:
+    """`lists.truth` of one row's list (a Series for a List column); a wrong item type is a
+    `FrameError` naming the field, as a wrong column type is."""
+    items = value.to_list() if isinstance(value, pl.Series) else value
+    try:
+        return lists.truth(node, kind, items)
+    except (TypeError, ValueError) as exc:
+        raise FrameError(f'field "{node.field}": {exc}') from None
+
+
+def _array_value_truth(node: ListTest, document: Any) -> bool | None:
+    return lists.array_truth(node, document)
+
+
+def _array_text_truth(node: ListTest, text: str) -> bool | None:
+    return lists.array_truth(node, json.loads(text))

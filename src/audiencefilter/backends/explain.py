@@ -27,10 +27,11 @@ from enum import Enum
 from typing import Any, cast
 
 from ..errors import RecordError
+from ..language import lists
 from ..language.anniversary import MonthDays
 from ..language.calendar import RELATIVE_TYPES, Period, StartOf
 from ..language.data_paths import truth
-from ..language.fields import FieldType, Op, Schema
+from ..language.fields import FieldType, ListOp, Op, Schema
 from ..language.nodes import (
     Aggregated,
     And,
@@ -39,6 +40,7 @@ from ..language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -47,7 +49,7 @@ from ..language.nodes import (
 )
 from ..language.references import reference_truth
 from ..language.relative import as_now, system_clock
-from ..language.values import accepts, holds, record_datetime
+from ..language.values import accepts, fold, holds, record_datetime
 from ..language.visitor import Visitor
 from ..rewrite.lower import lower
 from ..text.literals import literal, reference
@@ -225,8 +227,12 @@ class _Explainer(Visitor[Explanation]):
     def visit_not(self, node: Not) -> Explanation:
         child = self.visit(node.item)
         # `email != "x"` and `company is not null` read as one condition: keep what it saw.
-        spoken = isinstance(node.item, IsNull | Blank) or (
-            isinstance(node.item, Comparison | FieldComparison) and node.item.op is Op.EQUALS
+        spoken = (
+            isinstance(node.item, IsNull | Blank)
+            or (isinstance(node.item, Comparison | FieldComparison) and node.item.op is Op.EQUALS)
+            or (
+                isinstance(node.item, ListTest) and node.item.op in (ListOp.EQUALS, ListOp.IS_EMPTY)
+            )
         )
         if spoken:
             return Explanation(
@@ -323,6 +329,19 @@ class _Explainer(Visitor[Explanation]):
                 f"expected {kind.value} ({exc})"
             ) from None
 
+    def array_test(self, node: ListTest) -> Explanation:
+        """A JSON array at a data path, by `lists.array_truth` on the lowered node."""
+        lowered = lower(node, self.schema)
+        assert isinstance(lowered, ListTest)
+        value: Any = self.record.get(node.field, _MISSING)
+        for key in node.path:
+            value = value.get(key, _MISSING) if isinstance(value, Mapping) else _MISSING
+        present = value is not _MISSING
+        result = lists.array_truth(lowered, self.record.get(node.field))
+        outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
+        shown = value if present else None
+        return Explanation(node, outcome, (), node.field, shown, present, None, node.path)
+
     def visit_const(self, node: Const) -> Explanation:
         return Explanation(node, Outcome.of(node.value))
 
@@ -361,3 +380,24 @@ class _Explainer(Visitor[Explanation]):
         return Explanation(
             node, meaning.outcome, (), seen.field, seen.value, seen.present, None, seen.path
         )
+
+    def visit_list_test(self, node: ListTest) -> Explanation:
+        # `lists.truth` decides empty operand lists itself, so the user's node is evaluated
+        # with its literals folded as lowering folds them.
+        if node.path:
+            return self.array_test(node)
+        value = self.record.get(node.field, _MISSING)
+        present = value is not _MISSING
+        value = None if not present else value
+        if node.insensitive:
+            folded = tuple(fold(v) if isinstance(v, str) else v for v in node.value)
+            node_folded = ListTest(node.field, node.op, folded, True)
+        else:
+            node_folded = node
+        kind = self.schema[node.field].type
+        try:
+            result = lists.truth(node_folded, kind, value)
+        except (TypeError, ValueError) as exc:
+            raise RecordError(f'field "{node.field}": {exc}') from None
+        outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
+        return Explanation(node, outcome, (), node.field, value, present)

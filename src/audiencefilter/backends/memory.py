@@ -52,6 +52,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from ..errors import RecordError
+from ..language import lists
 from ..language.anniversary import MonthDays, is_anniversary
 from ..language.calendar import RELATIVE_TYPES, Period
 from ..language.data_paths import truth
@@ -64,6 +65,7 @@ from ..language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -172,6 +174,12 @@ def _diagnose(record: Record, root: Node, schema: Schema) -> str:
         if value is None or field is None or field.type is FieldType.JSON:
             continue
         kind = field.type
+        if kind.element is not None:
+            try:
+                lists.items(kind, value)
+            except (TypeError, ValueError) as exc:
+                return f'field "{name}": {exc}'
+            continue
         if not accepts(kind, value):
             return f'field "{name}" holds {type(value).__name__} {value!r}; expected {kind.value}'
         if kind is FieldType.DATETIME:
@@ -249,6 +257,8 @@ class _Builder:
                 kind = self.schema[node.field].type
                 test = self.bind(functools.partial(_reference_truth, node, kind))
                 return _compare(_call(test, _name(_RECORD)), ast.Is(), ast.Constant(want)), known
+            case ListTest():
+                return self.list_test(node, want), known
             case _:
                 unhandled("the in-memory compiler", node)
 
@@ -260,6 +270,15 @@ class _Builder:
         truth = self.bind(relation_truth(node, self.schema, self.relatives))
         instants = _name(_INSTANTS) if self.relatives else ast.Constant(cast(Any, ()))
         return _compare(_call(truth, _name(_RECORD), instants), ast.Is(), ast.Constant(want))
+
+    def list_test(self, node: ListTest, want: bool) -> ast.expr:
+        """`lists.truth` of the record's list: `is True` or `is False`."""
+        if node.path:
+            truth = self.bind(functools.partial(_array_truth, node))
+            return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
+        kind = self.schema[node.field].type
+        truth = self.bind(functools.partial(_list_truth, node, kind, node.field))
+        return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
 
     def json_condition(self, node: Comparison | IsNull, want: bool) -> ast.expr:
         """`data_paths.truth` of the record's JSON document: `is True` or `is False`."""
@@ -481,6 +500,14 @@ def _json_truth(
     node: Comparison | IsNull, column: str, path: tuple[str, ...], record: Record
 ) -> bool | None:
     return truth(node, record.get(column), path)
+
+
+def _array_truth(node: ListTest, record: Record) -> bool | None:
+    return lists.array_truth(node, record.get(node.field))
+
+
+def _list_truth(node: ListTest, kind: FieldType, column: str, record: Record) -> bool | None:
+    return lists.truth(node, kind, record.get(column))
 
 
 def _name(name: str) -> ast.Name:

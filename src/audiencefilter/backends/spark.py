@@ -49,6 +49,7 @@ from ..language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -89,6 +90,10 @@ CANONICAL: Mapping[FieldType, Any] = {
     FieldType.BOOLEAN: T.BooleanType(),
     FieldType.DATETIME: T.TimestampType(),
     FieldType.JSON: T.StringType(),
+    FieldType.STRING_LIST: T.ArrayType(T.StringType()),
+    FieldType.NUMBER_LIST: T.ArrayType(T.DoubleType()),
+    FieldType.BOOLEAN_LIST: T.ArrayType(T.BooleanType()),
+    FieldType.DATETIME_LIST: T.ArrayType(T.TimestampType()),
 }
 """The column type each field type is taken to have when no frame schema is given."""
 
@@ -246,6 +251,16 @@ class _Columns(Visitor[Column]):
 
     def visit_blank(self, node: Blank) -> Column:  # lowering writes it out; as it does
         return self.visit(blank_form(node))
+
+    def visit_list_test(self, node: ListTest) -> Column:
+        """A list field's test as the Spark SQL dialect writes it (`sql/lists.py`), so the
+        rules of lists on Spark live in one place; JSON arrays at a data path are refused."""
+        if node.path:  # a JSON array in a JSON text column, as other data paths are read
+            return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
+        dtype = self.dtypes.get(self.columns.get(node.field, node.field))
+        if dtype is not None and not isinstance(dtype, T.ArrayType | T.NullType):
+            raise _wrong_type(node.field, dtype, "an ARRAY column")
+        return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
 
     def visit_is_null(self, node: IsNull) -> Column:
         if node.path:
@@ -501,6 +516,15 @@ def frame_for(session: SparkSession, records: list[Mapping[str, Any]], schema: S
             values = [None if v is None else record_datetime(v) for v in values]
         elif field.type is FieldType.JSON:
             values = [None if v is None else json.dumps(v) for v in values]
+        elif field.type is FieldType.NUMBER_LIST:
+            values = [
+                None if v is None else [None if i is None else float(i) for i in v] for v in values
+            ]
+        elif field.type is FieldType.DATETIME_LIST:
+            values = [
+                None if v is None else [None if i is None else record_datetime(i) for i in v]
+                for v in values
+            ]
         elif field.type is FieldType.NUMBER and any(type(v) is float for v in values):
             types[field.name] = T.DoubleType()
             values = [None if v is None else float(v) for v in values]

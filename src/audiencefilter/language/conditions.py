@@ -41,6 +41,7 @@ from .data_paths import value_type
 from .fields import (
     BLANK,
     JSON_STRING_ALIASES,
+    LIST_FIELD_OPS,
     LIST_OPS,
     OPERATORS,
     ORDERING_OPS,
@@ -48,10 +49,11 @@ from .fields import (
     PERIOD_OPS,
     Field,
     FieldType,
+    ListOp,
     Op,
     Schema,
 )
-from .nodes import TRUE, Blank, Comparison, FieldComparison, IsNull, Node, Not
+from .nodes import TRUE, Blank, Comparison, FieldComparison, IsNull, ListTest, Node, Not
 from .relative import Ago, DurationError
 from .values import Scalar, as_utc, is_number, parse_datetime
 
@@ -145,6 +147,7 @@ class Syntax:
         data_null_test: The suggestion for testing a key of a JSON field for null.
         or_word: How the syntax writes a disjunction (`OR`, `or`).
         mode_word: What sets case-insensitivity (`mode`, `ignoring case`).
+        list_op: A list field's operator as the syntax spells it.
     """
 
     op: Callable[[Op], str]
@@ -160,6 +163,8 @@ class Syntax:
     data_null_test: str
     or_word: str
     mode_word: str
+    list_op: Callable[[ListOp], str] = str
+    """A list operator as the syntax spells it in a message (`hasSome`, `"has some"`)."""
 
     def datetime_hint(self) -> str:
         q = self.datetime_quotes
@@ -249,7 +254,11 @@ class Conditions:
                 f"{word} is not allowed inside not",
                 f"put {word} beside not, in the field's object; not inherits it",
             )
-        elif field.type is not FieldType.STRING and field.type is not FieldType.JSON:
+        elif (
+            field.type is not FieldType.STRING
+            and field.type is not FieldType.JSON
+            and (field.type.element is not FieldType.STRING)
+        ):
             report(
                 (),
                 f'{word} applies to string fields; "{field.name}" is a {field.type.value} field',
@@ -262,6 +271,7 @@ class Conditions:
                 did_you_mean(str(value), MODES),
             )
         folds = field.type is FieldType.STRING or field.type is FieldType.JSON
+        folds = folds or field.type.element is FieldType.STRING
         return value == "insensitive" and folds
 
     def comparison(
@@ -717,6 +727,190 @@ class Conditions:
             )
             return None
         return literal
+
+    # Conditions on a list field (see `lists`).
+
+    def list_condition(
+        self, field: Field, op: ListOp, value: Any, insensitive: bool, report: Report
+    ) -> Node:
+        """`field op value` for a list field: one item for `has`, a list for `hasSome`,
+        `hasEvery` and `equals`, true or false for `isEmpty`."""
+        syntax = self.syntax
+        element = field.type.element
+        assert element is not None
+        insensitive = insensitive and element is FieldType.STRING
+        name = syntax.list_op(op)
+        if op is ListOp.IS_EMPTY:
+            if type(value) is not bool:
+                report(
+                    (),
+                    f"{name} takes true or false, found {syntax.describe(value)}",
+                    f"write {syntax.written(True)}, or {syntax.written(False)} for a list "
+                    "with items",
+                )
+                return TRUE
+            test = ListTest(field.name, op, ())
+            return test if value else Not(test)
+        item_field = Field(field.name, element)
+        if op is ListOp.HAS:
+            if value is None:
+                report((), f"{name} does not take null", syntax.null_test(field.name))
+                return TRUE
+            if _is_list(value):
+                report(
+                    (),
+                    f"{name} takes one {element.value}, found {syntax.describe(value)}",
+                    f"use {syntax.list_op(ListOp.HAS_SOME)} or "
+                    f"{syntax.list_op(ListOp.HAS_EVERY)} to test several values",
+                )
+                return TRUE
+            literal = self.list_item(item_field, name, value, (), report)
+            return TRUE if literal is None else ListTest(field.name, op, (literal,), insensitive)
+        if not _is_list(value):
+            report(
+                (),
+                f"{name} takes {_article(syntax.list_word)} of {_PLURAL[element]}, "
+                f"found {syntax.describe(value)}",
+                syntax.null_test(field.name)
+                if value is None
+                else f"use {syntax.list_op(ListOp.HAS)} to test one value"
+                if op is not ListOp.EQUALS and not _is_map(value)
+                else None,
+            )
+            return TRUE
+        if len(value) > self.max_array:
+            report(
+                (),
+                f"the {syntax.list_word} has {len(value)} values, over the limit of "
+                f"{self.max_array}",
+                "split the audience",
+            )
+            return TRUE
+        literals = [self.list_item(item_field, name, v, (i,), report) for i, v in enumerate(value)]
+        if any(literal is None for literal in literals):
+            return TRUE
+        found = tuple(literal for literal in literals if literal is not None)
+        return ListTest(field.name, op, found, insensitive)
+
+    def list_item(
+        self, field: Field, name: str, value: Any, at: tuple[str | int, ...], report: Report
+    ) -> Scalar | None:
+        """One item of a list operand, of the list's item type; None after a problem."""
+        if value is None:
+            report(
+                at,
+                f"null is not allowed inside {name}: a null item matches no value",
+                self.syntax.null_test(field.name),
+            )
+            return None
+        if field.type is FieldType.DATETIME and _is_relative(value):
+            report(
+                at,
+                f"a relative date-time is not allowed inside {name}: a list holds fixed values",
+                None,
+            )
+            return None
+        scalar = f'{field.type.value} field "{field.name}"'
+        listed = f'an item of {field.type.value}[] field "{field.name}"'
+
+        def retold(where: Where, message: str, suggestion: str | None) -> None:
+            report(where, message.replace(scalar, listed), suggestion)
+
+        literal = self.literal(field, value, at, retold)
+        return None if isinstance(literal, Ago | StartOf) else literal
+
+    def data_array(
+        self,
+        field: Field,
+        keys: tuple[str, ...],
+        op: ListOp,
+        value: Any,
+        insensitive: bool,
+        report: Report,
+    ) -> Node:
+        """`field.keys op value` on a JSON array: `array_contains` takes a value or a list of
+        them (each must be an item), `array_starts_with`/`array_ends_with` one value; strings,
+        numbers or booleans, each compared as its own JSON type."""
+        syntax = self.syntax
+        name = syntax.list_op(op)
+        listed = _is_list(value)
+        if listed and op is not ListOp.ARRAY_CONTAINS:
+            report(
+                (),
+                f"{name} takes one string, number or boolean, found {syntax.describe(value)}",
+                "arrays and objects are not compared as items",
+            )
+            return TRUE
+        if listed and len(value) > self.max_array:
+            report(
+                (),
+                f"the {syntax.list_word} has {len(value)} values, over the limit of "
+                f"{self.max_array}",
+                "split the audience",
+            )
+            return TRUE
+        items = list(value) if listed else [value]
+        literals = []
+        for index, item in enumerate(items):
+            at: tuple[str | int, ...] = (index,) if listed else ()
+            if item is None:
+                report(at, f"{name} does not take null", syntax.data_null_test)
+                return TRUE
+            literal = self.data_literal(Op.EQUALS, item, at, report)
+            if literal is None:
+                return TRUE
+            literals.append(literal)
+        folds = insensitive and any(isinstance(v, str) for v in literals)
+        return ListTest(field.name, op, tuple(literals), folds, keys)
+
+    def misplaced_list_operator(self, field: Field, name: str, report: Report) -> bool:
+        """Report a list operator on a scalar field, or a scalar operator on a list field, with
+        the operator meant; False when `name` is neither."""
+        syntax = self.syntax
+        if (
+            field.type.element is None
+            and field.type is not FieldType.JSON
+            and (name in _LIST_OP_NAMES)
+        ):
+            if field.type is FieldType.STRING:
+                hint = (
+                    f"use {syntax.op(Op.EQUALS)}, or {syntax.op(Op.CONTAINS)} for part of the text"
+                )
+            else:
+                hint = f'"{field.name}" takes {syntax.operator_names(field)}'
+            report(
+                OPERATOR,
+                f"{syntax.list_op(ListOp(name))} applies to list fields; "
+                f'"{field.name}" is a {field.type.value} field',
+                hint,
+            )
+            return True
+        if field.type is FieldType.JSON and name in _LIST_OP_NAMES:
+            report(
+                OPERATOR,
+                f"{syntax.list_op(ListOp(name))} applies to list fields; "
+                f'"{field.name}" is a JSON field',
+                f"for a JSON array, use {syntax.list_op(ListOp.ARRAY_CONTAINS)}",
+            )
+            return True
+        meant = _LIST_OP_MEANT.get(name)
+        if field.type.element is not None and meant is not None:
+            report(
+                OPERATOR,
+                f'{syntax.op(Op(name))} does not apply to list field "{field.name}" '
+                f"({field.type.value})",
+                f"use {syntax.list_op(meant)}",
+            )
+            return True
+        return False
+
+
+_LIST_OP_NAMES = frozenset(op.value for op in LIST_FIELD_OPS if op is not ListOp.EQUALS)
+_LIST_OP_MEANT = {
+    Op.CONTAINS.value: ListOp.HAS,
+    Op.IN.value: ListOp.HAS_SOME,
+    Op.NOT_IN.value: ListOp.HAS_SOME,
+}
 
 
 def null_list(op: Op, is_null: IsNull) -> Node:

@@ -29,6 +29,15 @@ class FieldType(StrEnum):
     BOOLEAN = "boolean"
     DATETIME = "datetime"
     JSON = "json"
+    STRING_LIST = "string[]"
+    NUMBER_LIST = "number[]"
+    BOOLEAN_LIST = "boolean[]"
+    DATETIME_LIST = "datetime[]"
+
+    @property
+    def element(self) -> FieldType | None:
+        """The type of each item of a list type (`string[]` holds strings); None otherwise."""
+        return LIST_ELEMENTS.get(self)
 
 
 class Op(StrEnum):
@@ -46,6 +55,28 @@ class Op(StrEnum):
     NOT_IN = "notIn"
     WITHIN = "within"
     ANNIVERSARY = "anniversary"
+
+
+class ListOp(StrEnum):
+    """The operators of a list field (Prisma's scalar-list filters), spelled as in JSON.
+
+    `equals` is the whole list, in order; the others test items (`language/lists.py`).
+    """
+
+    HAS = "has"
+    HAS_SOME = "hasSome"
+    HAS_EVERY = "hasEvery"
+    IS_EMPTY = "isEmpty"
+    EQUALS = "equals"
+    # Prisma's filters of a JSON array at a data path (`data.tags`).
+    ARRAY_CONTAINS = "array_contains"
+    ARRAY_STARTS_WITH = "array_starts_with"
+    ARRAY_ENDS_WITH = "array_ends_with"
+
+
+#: The operators of a list field; the others test a JSON array at a data path.
+LIST_FIELD_OPS = (ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY, ListOp.IS_EMPTY, ListOp.EQUALS)
+ARRAY_OPS = (ListOp.ARRAY_CONTAINS, ListOp.ARRAY_STARTS_WITH, ListOp.ARRAY_ENDS_WITH)
 
 
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
@@ -76,6 +107,17 @@ OPERATORS: Mapping[FieldType, frozenset[Op]] = {
     FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN, Op.WITHIN, Op.ANNIVERSARY})
     | ORDERING_OPS,
     FieldType.JSON: frozenset(Op) - {Op.WITHIN, Op.ANNIVERSARY},
+    FieldType.STRING_LIST: frozenset(),
+    FieldType.NUMBER_LIST: frozenset(),
+    FieldType.BOOLEAN_LIST: frozenset(),
+    FieldType.DATETIME_LIST: frozenset(),
+}
+#: The item type of each list type; a list field takes the `ListOp`s, not the `Op`s.
+LIST_ELEMENTS: Mapping[FieldType, FieldType] = {
+    FieldType.STRING_LIST: FieldType.STRING,
+    FieldType.NUMBER_LIST: FieldType.NUMBER,
+    FieldType.BOOLEAN_LIST: FieldType.BOOLEAN,
+    FieldType.DATETIME_LIST: FieldType.DATETIME,
 }
 #: The types a value inside a JSON document can be compared as.
 JSON_VALUE_TYPES = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
@@ -113,6 +155,9 @@ class Field:
     @property
     def operator_names(self) -> tuple[str, ...]:
         """Every key valid inside this field's operator object, for messages and suggestions."""
+        if self.type.element is not None:
+            names = sorted(str(op) for op in LIST_FIELD_OPS) + ["not"]
+            return (*names, "mode") if self.type.element is FieldType.STRING else tuple(names)
         names = sorted(str(op) for op in OPERATORS[self.type]) + ["not"]
         if self.type is FieldType.STRING or self.type is FieldType.JSON:
             names.append("mode")
@@ -128,6 +173,7 @@ class Schema:
     """The set of fields a filter may use. Hashable, so a `Filter` can be compared with another.
 
     Build one with `Schema.of(email="string", points="number")` or `Schema.from_mapping(...)`.
+    A list field's type ends in `[]`: `Schema.of(tags="string[]", scores="number[]")`.
     """
 
     fields: tuple[Field, ...]

@@ -22,7 +22,7 @@ from typing import ClassVar, NoReturn
 
 from .anniversary import MonthDays
 from .calendar import RELATIVE_TYPES, Period, Relative, StartOf
-from .fields import Op
+from .fields import ListOp, Op
 from .relations import Aggregate, Quantifier
 from .relative import Ago
 from .values import Scalar
@@ -174,8 +174,41 @@ class FieldComparison:
     kind: ClassVar[str] = "field_comparison"
 
 
+@dataclass(frozen=True, slots=True)
+class ListTest:
+    """A test of a list field's items (`language/lists.py`). Text: `tags has "vip"`.
+
+    Attributes:
+        field: The list field's name in the schema.
+        op: `has`, `hasSome`, `hasEvery`, `isEmpty` or `equals` (the whole list, in order).
+        value: The literals, of the list's item type (one for `has`, none for `isEmpty`);
+            date-times are aware UTC.
+        insensitive: Compare string items after case folding (`mode: "insensitive"`).
+        path: For a JSON array inside a JSON field (`array_contains`, `array_starts_with`,
+            `array_ends_with`), the keys leading to it; each literal then compares as its own
+            JSON type. Empty for a list field.
+    """
+
+    field: str
+    op: ListOp
+    value: tuple[Scalar, ...]
+    insensitive: bool = False
+    path: tuple[str, ...] = ()
+    kind: ClassVar[str] = "list_test"
+
+
 Node = (
-    And | Or | Not | Comparison | IsNull | Const | Quantified | Aggregated | Blank | FieldComparison
+    And
+    | Or
+    | Not
+    | Comparison
+    | IsNull
+    | Const
+    | Quantified
+    | Aggregated
+    | Blank
+    | FieldComparison
+    | ListTest
 )
 NODE_TYPES: tuple[type[Node], ...] = (
     And,
@@ -188,6 +221,7 @@ NODE_TYPES: tuple[type[Node], ...] = (
     Aggregated,
     Blank,
     FieldComparison,
+    ListTest,
 )
 TRUE = Const(True)
 FALSE = Const(False)
@@ -231,7 +265,7 @@ def walk(node: Node) -> Iterator[Node]:
                 stack.extend(reversed(current.items))
             case Not():
                 stack.append(current.item)
-            case Comparison() | IsNull() | Const() | Blank() | FieldComparison():
+            case Comparison() | IsNull() | Const() | Blank() | FieldComparison() | ListTest():
                 pass
             case Quantified():
                 stack.append(current.where)
@@ -261,7 +295,7 @@ def fields_used(node: Node) -> frozenset[str]:
     while stack:
         n = stack.pop()
         match n:
-            case Comparison() | IsNull() | Blank():
+            case Comparison() | IsNull() | Blank() | ListTest():
                 found.add(n.field)
             case And() | Or():
                 stack.extend(n.items)
@@ -293,7 +327,7 @@ def relative_values(node: Node) -> tuple[Relative, ...]:
                     found.update(dict.fromkeys(n.value.bounds))
             case And() | Or() | Not() | IsNull() | Const() | Quantified() | Aggregated():
                 pass
-            case Blank() | FieldComparison():
+            case Blank() | FieldComparison() | ListTest():
                 pass
             case _:
                 unhandled("relative_values", n)
@@ -323,7 +357,7 @@ def resolve(node: Node, instants: Mapping[Relative, datetime | MonthDays]) -> No
             return type(node)(tuple(resolve(item, instants) for item in node.items))
         case Not():
             return Not(resolve(node.item, instants))
-        case IsNull() | Const() | Blank() | FieldComparison():
+        case IsNull() | Const() | Blank() | FieldComparison() | ListTest():
             return node
         case Quantified():
             return replace(node, where=resolve(node.where, instants))

@@ -20,6 +20,7 @@ from .nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -82,6 +83,9 @@ class Visitor(Generic[T]):
         unhandled(type(self).__qualname__, node)
 
     def visit_field_comparison(self, node: FieldComparison) -> T:
+        unhandled(type(self).__qualname__, node)
+
+    def visit_list_test(self, node: ListTest) -> T:
         unhandled(type(self).__qualname__, node)
 
 

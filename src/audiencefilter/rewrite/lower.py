@@ -16,6 +16,12 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
   literal, compares exactly as the declared field does; the `path` is the only mark a
   back-end needs, and no back-end looks a source up in the schema.
 - `blank` (null or `""`) becomes the null test OR the equality with `""` (`blank_form`).
+- A list field's test (`ListTest`, `language/lists.py`) holds each literal once, folded when
+  case-insensitive (`1` and `1.0` are one number there: the items have one type);
+  `hasSome`/`hasEvery` of one literal are `has`; `hasSome: []` is
+  `isEmpty and not isEmpty` (FALSE for a present list, UNKNOWN for null) and `hasEvery: []` is
+  `isEmpty or not isEmpty` (TRUE, or UNKNOWN for null); `equals: []` is `isEmpty`. So no
+  back-end meets an empty operand list, and each decides null lists once, in `isEmpty`.
 - Date-time literals are aware UTC instants (`values.as_utc`), whoever built the node.
 - An anniversary's period takes the schema's zone if it names none, and with `now` becomes
   the month-days it covers then (`MonthDays`, language/anniversary.py).
@@ -38,7 +44,7 @@ from typing import Any
 
 from ..language.anniversary import MonthDays
 from ..language.calendar import Period, StartOf
-from ..language.fields import LIST_OPS, Op, Schema
+from ..language.fields import LIST_OPS, ListOp, Op, Schema
 from ..language.nodes import (
     FALSE,
     TRUE,
@@ -49,6 +55,7 @@ from ..language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -78,6 +85,34 @@ def unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
     """Each value once, in first-seen order; equal values of different types (`1`, `1.0`,
     `true`) are different literals."""
     return tuple(value for _, value in dict.fromkeys((type(v), v) for v in values))
+
+
+def lower_list_test(node: ListTest) -> Node:
+    """A list test in lowered form (module docstring): literals UTC, folded when insensitive,
+    each once; empty operand lists written with `isEmpty`; one-literal sets as `has`."""
+    if node.op is ListOp.IS_EMPTY:
+        return node if not node.insensitive else ListTest(node.field, node.op, ())
+    values = tuple(_Lowering.scalar(v, node.insensitive) for v in node.value)
+    if node.path:  # a JSON array: literals of several JSON types, each once per type
+        values = unique(values)
+        return node if values == node.value else replace(node, value=values)
+    op = node.op
+    if op is not ListOp.EQUALS:
+        # The literals share the list's one item type, so equal means the same item (`1`
+        # and `1.0` are one number).
+        values = tuple(dict.fromkeys(values))
+    if not values:
+        empty = ListTest(node.field, ListOp.IS_EMPTY, ())
+        if op is ListOp.HAS_SOME:
+            return And((empty, Not(empty)))
+        if op is ListOp.HAS_EVERY:
+            return Or((empty, Not(empty)))
+        return empty
+    if op in (ListOp.HAS_SOME, ListOp.HAS_EVERY) and len(values) == 1:
+        op = ListOp.HAS
+    if op is node.op and values == node.value:
+        return node
+    return ListTest(node.field, op, values, node.insensitive)
 
 
 class _Lowering(Visitor[Node]):
@@ -120,6 +155,9 @@ class _Lowering(Visitor[Node]):
     def visit_blank(self, node: Blank) -> Node:
         # Null or "" (`blank_form`): the back-ends meet only null tests and equality.
         return self.visit(blank_form(node))
+
+    def visit_list_test(self, node: ListTest) -> Node:
+        return lower_list_test(node)
 
     def visit_is_null(self, node: IsNull) -> Node:
         field = self.schema.get(node.field)

@@ -36,6 +36,7 @@ from ..language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -45,7 +46,7 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.relative import Ago
-from .lower import empty_list, unique
+from .lower import empty_list, lower_list_test, unique
 
 _LOWER = {Op.GT: False, Op.GTE: True}
 _UPPER = {Op.LT: False, Op.LTE: True}
@@ -76,6 +77,8 @@ def size(node: Node) -> int:
             return 1 + size(node.where)
         case Aggregated():
             return 1 + size(node.test) + size(node.where)
+        case ListTest():
+            return 1 + len(node.value)
         case _:
             unhandled("simplify.size", node)
 
@@ -105,6 +108,11 @@ class _Simplifier:
                 return simplify_relation(
                     node, self.schema, lambda n, s: _Simplifier(s).run(n, True)
                 )
+            case ListTest():
+                # Lowering's list rules (each literal once, one-literal sets as `has`), where
+                # they make the filter no larger.
+                lowered = lower_list_test(node)
+                return lowered if size(lowered) <= size(node) else node
             case _:
                 unhandled("simplify", node)
 

@@ -705,3 +705,119 @@ def wrong_typed_values(kind: FieldType) -> st.SearchStrategy[Any]:
         FieldType.DATETIME: st.one_of(st.integers(0, 2**31), st.just(1.5), st.booleans()),
     }
     return others[kind]
+
+
+# ---- list fields ------------------------------------------------------------------------------
+
+LIST_SCHEMA = Schema.of(
+    "lists", tags="string[]", scores="number[]", flags="boolean[]", dates="datetime[]"
+)
+"""A schema of one list field of each item type, for `list_records` and `list_conditions`."""
+
+_LIST_POOLS: dict[FieldType, tuple[Any, ...]] = {
+    # Folding pairs (`A`/`a`, `ß`, the dotted `İ` whose lower case is two code points).
+    FieldType.STRING: ("a", "A", "b", "ß", "SS", "İ", "i\u0307", ""),
+    # Equal numbers of two Python types, and a fraction; every one a double exactly.
+    FieldType.NUMBER: (0, 1, 1.0, 2.5, -1, -0.0),
+    FieldType.BOOLEAN: (True, False),
+    # One instant in three zones, and another.
+    FieldType.DATETIME: (
+        datetime(2025, 1, 1, tzinfo=UTC),
+        datetime(2025, 1, 1, 2, tzinfo=timezone(timedelta(hours=2))),
+        datetime(2024, 12, 31, 19, tzinfo=timezone(timedelta(hours=-5))),
+        datetime(2025, 6, 1, 12, 30, 0, 500, tzinfo=UTC),
+    ),
+}
+
+
+def _list_value(kind: FieldType) -> st.SearchStrategy[Any]:
+    element = kind.element
+    assert element is not None
+    item = st.sampled_from(_LIST_POOLS[element])
+    return st.lists(st.one_of(item, item, item, st.none()), max_size=4)
+
+
+def list_records(schema: Schema = LIST_SCHEMA) -> st.SearchStrategy[dict[str, Any]]:
+    """Records of a schema of list fields: each list drawn from a small pool of items (so that
+    filters meet them), null items among them, or the list null or missing."""
+
+    def field(kind: FieldType) -> st.SearchStrategy[Any]:
+        value = _list_value(kind)
+        return st.one_of(st.just(_MISSING), st.none(), value, value, value)
+
+    fields = {f.name: field(f.type) for f in schema.fields if f.type.element is not None}
+    return st.fixed_dictionaries(fields).map(
+        lambda row: {name: value for name, value in row.items() if value is not _MISSING}
+    )
+
+
+@st.composite
+def list_conditions(draw: st.DrawFn, schema: Schema = LIST_SCHEMA) -> dict[str, Any]:
+    """A where clause of one or two list conditions (`has`, `hasSome`, `hasEvery`, `isEmpty`,
+    `equals`, under `not` at times, `mode: "insensitive"` on strings), operands from the pools
+    of `list_records`."""
+    from ..language.fields import LIST_FIELD_OPS, ListOp
+    from ..where.write import json_value
+
+    listed = [f for f in schema.fields if f.type.element is not None]
+    where: dict[str, Any] = {}
+    for field in draw(st.lists(st.sampled_from(listed), min_size=1, max_size=2, unique=True)):
+        element = field.type.element
+        assert element is not None
+        item = st.sampled_from(_LIST_POOLS[element]).map(json_value)
+        op = draw(st.sampled_from(LIST_FIELD_OPS))
+        operand: Any
+        if op is ListOp.IS_EMPTY:
+            operand = draw(st.booleans())
+        elif op is ListOp.HAS:
+            operand = draw(item)
+        else:
+            operand = draw(st.lists(item, max_size=3))
+        body: dict[str, Any] = {op.value: operand}
+        if draw(st.integers(0, 3)) == 0:
+            body = {"not": body}
+        if element is FieldType.STRING and draw(st.booleans()):
+            body["mode"] = "insensitive"
+        where[field.name] = body
+    return where
+
+
+_ARRAY_ITEMS: tuple[Any, ...] = ("a", "A", "1", "", 1, 1.0, 2.5, 0, True, False)
+
+
+def array_documents() -> st.SearchStrategy[dict[str, Any]]:
+    """`data` objects whose key `tags` holds a JSON array of lookalike items (`1`, `1.0`,
+    `true`, `"1"`, case pairs, null, a nested array or object), another JSON value, or
+    nothing: the inputs of `array_contains`, `array_starts_with` and `array_ends_with`."""
+    item = st.one_of(
+        st.sampled_from(_ARRAY_ITEMS),
+        st.sampled_from(_ARRAY_ITEMS),
+        st.none(),
+        st.just([1]),
+        st.just({"k": "a"}),
+    )
+    tags = st.one_of(
+        st.lists(item, max_size=4),
+        st.lists(item, max_size=4),
+        st.sampled_from(["a", 1, None, {"tags": ["a"]}]),
+    )
+    return st.one_of(st.fixed_dictionaries({"tags": tags}), st.just({}))
+
+
+@st.composite
+def array_conditions(draw: st.DrawFn) -> dict[str, Any]:
+    """A where clause testing `data.tags` with one of the JSON array operators, under `not`
+    at times, with `mode: "insensitive"` at times; literals from the pool of
+    `array_documents`."""
+    op = draw(st.sampled_from(["array_contains", "array_starts_with", "array_ends_with"]))
+    literal = st.sampled_from(_ARRAY_ITEMS)
+    operand: Any = draw(literal)
+    if op == "array_contains" and draw(st.booleans()):
+        operand = draw(st.lists(literal, max_size=3))
+    body: dict[str, Any] = {op: operand}
+    if draw(st.integers(0, 3)) == 0:
+        body = {"not": body}
+    body = {"path": ["tags"], **body}
+    if draw(st.booleans()):
+        body["mode"] = "insensitive"
+    return {"data": body}

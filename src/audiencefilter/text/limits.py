@@ -21,6 +21,7 @@ from ..language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -99,7 +100,7 @@ def _levels_added(node: Node, shapes: dict[int, _Shape], parent: Node | None) ->
             return 1 if node == FALSE else 0
         case And():
             return 1 if shapes[id(node)].keys == ("AND",) else 0
-        case Comparison() | IsNull() | Blank() | FieldComparison():
+        case Comparison() | IsNull() | Blank() | FieldComparison() | ListTest():
             return 0
         case Quantified():  # {"relation": {"some": {...}}}
             return 2
@@ -115,7 +116,7 @@ def _children(node: Node) -> tuple[Node, ...]:
             return node.items
         case Not():
             return (node.item,)
-        case Comparison() | IsNull() | Const() | Blank() | FieldComparison():
+        case Comparison() | IsNull() | Const() | Blank() | FieldComparison() | ListTest():
             return ()
         case Quantified():
             return (node.where,)
@@ -132,7 +133,7 @@ def _shape(node: Node, shapes: dict[int, _Shape]) -> _Shape:
         case IsNull():
             # {"f": null}, or {"f": {"path": [...], "equals": null}} for a JSON field
             return _Shape(0, 2 if node.path else 1, (node.field,))
-        case Comparison() | Blank() | FieldComparison():
+        case Comparison() | Blank() | FieldComparison() | ListTest():
             return _Shape(0, 2, (node.field,))  # {"f": {"op": value}}, {"f": {"blank": true}}
         case Not():
             return _negation_shape(node, shapes)
@@ -162,7 +163,8 @@ def _group_shape(key: str, items: list[_Shape]) -> _Shape:
 
 def _negation_shape(node: Not, shapes: dict[int, _Shape]) -> _Shape:
     entry = _operator_entry(node)
-    if entry is not None and entry[1] == "blank":  # {"f": {"blank": false}}
+    # {"f": {"blank": false}}, {"tags": {"isEmpty": false}}
+    if entry is not None and entry[1] != "not":
         return _Shape(0, 2, (entry[0][0],))
     if entry is not None:  # {"f": {"not": value}} or {"f": {"not": {"op": value}}}
         return _Shape(1, 2 + isinstance(entry[2], dict), (entry[0][0],))

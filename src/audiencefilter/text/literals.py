@@ -35,7 +35,9 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*\Z")
 
 #: Words with a meaning in the grammar: a field named like one of them is written in backticks.
 KEYWORDS = frozenset(
-    "and or not true false null contains starts ends with in is ignoring case where".split()
+    (
+        "and or not true false null contains starts ends with in is ignoring case where has array"
+    ).split()
 )
 
 

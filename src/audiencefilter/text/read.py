@@ -35,8 +35,8 @@ from ..language.conditions import (
     WordsStart,
     unknown_field,
 )
-from ..language.fields import Field, FieldType, Op, Schema
-from ..language.nodes import FALSE, TRUE, And, IsNull, Node, Not, Or
+from ..language.fields import Field, FieldType, ListOp, Op, Schema
+from ..language.nodes import FALSE, TRUE, And, IsNull, ListTest, Node, Not, Or
 from ..language.values import is_number
 from ..where.positions import line_column
 from .literals import EscapeError, describe_literal, field_name, literal, quote, unquote
@@ -59,6 +59,29 @@ SPELLINGS: dict[Op, str] = {
 _PERIOD_TOKENS = {"PERIOD": Op.WITHIN, "ANNIVERSARY": Op.ANNIVERSARY}
 _OPERATORS: dict[str, tuple[Op, bool]] = {text: (op, False) for op, text in SPELLINGS.items()}
 _OPERATORS.update({"==": (Op.EQUALS, False), "!=": (Op.EQUALS, True)})
+#: How each list operator is written; `equals` is `=` (and `!=` its negation), as for scalars.
+LIST_SPELLINGS: dict[ListOp, str] = {
+    ListOp.HAS: "has",
+    ListOp.HAS_SOME: "has some",
+    ListOp.HAS_EVERY: "has every",
+    ListOp.IS_EMPTY: "is empty",
+    ListOp.EQUALS: "=",
+}
+_LIST_OPERATORS: dict[str, ListOp] = {
+    text: op for op, text in LIST_SPELLINGS.items() if op is not ListOp.IS_EMPTY
+}
+_LIST_ONLY = frozenset(("has", "has some", "has every"))
+#: How each operator on a JSON array at a data path is written; `array_contains` of one value
+#: is `has`, of a list `has every`.
+ARRAY_SPELLINGS: dict[ListOp, str] = {
+    ListOp.ARRAY_CONTAINS: "has every",
+    ListOp.ARRAY_STARTS_WITH: "array starts with",
+    ListOp.ARRAY_ENDS_WITH: "array ends with",
+}
+_ARRAY_OPERATORS: dict[str, ListOp] = {
+    "has": ListOp.ARRAY_CONTAINS,
+    **{text: op for op, text in ARRAY_SPELLINGS.items()},
+}
 
 _DATETIME_HINT = "write e.g. 2025-01-31, 2025-01-31T09:30:00Z or 2025-01-31T09:30:00+02:00"
 
@@ -79,6 +102,9 @@ class ListLiteral:
 
 def operator_names(field: Field) -> str:
     """Every way to test `field`, as written in the text syntax, for hints."""
+    if field.type.element is not None:
+        listed = ["has", "has some", "has every", "=", "!=", "is empty", "is not empty"]
+        return ", ".join([*listed, "is null", "is not null"])
     ops = [SPELLINGS[op] for op in Op if field.accepts(op)]
     ops.insert(1, "!=")
     return ", ".join([*ops, "is null", "is not null"])
@@ -217,18 +243,45 @@ class Builder:
         if rest[0].type == "NULL_TEST" and _spelling(rest[0]).endswith("blank"):
             holds = "not" not in _spelling(rest[0])
             return self.conditions.blank(field, keys, holds, self.at(rest[0], None, path))
+        if rest[0].type == "NULL_TEST" and _spelling(rest[0]).endswith("empty"):
+            return self.empty_test(field, rest[0], path)
         if rest[0].type == "NULL_TEST":
             node: Node = IsNull(field.name, keys or ())
             return Not(node) if "not" in _spelling(rest[0]) else node
         if rest[0].type in _PERIOD_TOKENS:
             return self.within(field, keys, rest[0], path)
         op_token, operand = rest[0], rest[1]
-        op, negated = _OPERATORS[_spelling(op_token)]
         conditions = self.conditions
         insensitive = False
         if len(rest) > 2:  # ignoring case
             insensitive = conditions.mode(field, "insensitive", False, self.at(rest[2], None, path))
         report = self.at(op_token, operand, path)
+        spelling = _spelling(op_token)
+        if keys is not None and (spelling in _ARRAY_OPERATORS or spelling == "has some"):
+            if spelling == "has some":
+                self.issue(
+                    op_token,
+                    '"has some" does not apply to a JSON array',
+                    "join has conditions with or, or use has every for all of them",
+                    path,
+                )
+                return TRUE
+            value = self.operand(operand, path)
+            if value is _INVALID:
+                return TRUE
+            array_op = _ARRAY_OPERATORS[spelling]
+            return conditions.data_array(field, keys, array_op, value, insensitive, report)
+        if spelling.startswith("array"):
+            self.issue(
+                op_token,
+                f'"{spelling}" applies to a JSON array at a data path',
+                f'write e.g. data.tags {spelling} "vip"',
+                path,
+            )
+            return TRUE
+        if field.type.element is not None or spelling in _LIST_ONLY:
+            return self.list_condition(field, spelling, operand, insensitive, report, path)
+        op, negated = _OPERATORS[spelling]
         if keys is None and not conditions.accepts(field, op, report):
             return TRUE
         value = self.operand(operand, path)
@@ -252,6 +305,47 @@ class Builder:
         if not self.conditions.accepts(field, op, report):
             return TRUE
         return self.conditions.comparison(field, op, period, False, report)
+
+    def empty_test(self, field: Field, token: Token, path: str) -> Node:
+        """`tags is empty` and `tags is not empty`, for list fields only."""
+        if field.type.element is None:
+            self.issue(
+                token,
+                f'"is empty" applies to list fields; "{field.name}" is a {field.type.value} field',
+                f'test for null with "{field.name} is null", or for no text with = ""'
+                if field.type is FieldType.STRING
+                else f'test for null with "{field.name} is null"',
+                path,
+            )
+            return TRUE
+        node = ListTest(field.name, ListOp.IS_EMPTY, ())
+        return Not(node) if "not" in _spelling(token) else node
+
+    def list_condition(
+        self,
+        field: Field,
+        spelling: str,
+        operand: Token | ListLiteral,
+        insensitive: bool,
+        report: Report,
+        path: str,
+    ) -> Node:
+        """A list operator, or `=`/`!=` on a list field; a list operator on another field, or
+        another operator on a list field, is reported with the one meant."""
+        listed = _LIST_OPERATORS.get("=" if spelling == "==" else spelling)
+        negated = spelling == "!="
+        if negated:
+            listed = ListOp.EQUALS
+        if field.type.element is None or listed is None:
+            name = listed.value if listed is not None else _OPERATORS[spelling][0].value
+            if not self.conditions.misplaced_list_operator(field, name, report):
+                self.conditions.accepts(field, _OPERATORS[spelling][0], report)
+            return TRUE
+        value = self.operand(operand, path)
+        if value is _INVALID:
+            return TRUE
+        node = self.conditions.list_condition(field, listed, value, insensitive, report)
+        return Not(node) if negated and node is not TRUE else node
 
     def at(self, op_token: Token, operand: Token | ListLiteral | None, path: str) -> Report:
         """A report of the condition builder's problems, placed at the token each is about."""
@@ -398,6 +492,7 @@ TEXT_SYNTAX = Syntax(
     data_null_test='test for null with "is null" or "is not null"',
     or_word="or",
     mode_word="ignoring case",
+    list_op=lambda op: f'"{LIST_SPELLINGS.get(op) or ARRAY_SPELLINGS[op]}"',
 )
 """How the text syntax writes what condition messages name."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from types import UnionType
 
-from ..language.fields import Op
+from ..language.fields import ListOp, Op
 from ..language.nodes import (
     TRUE,
     Aggregated,
@@ -23,6 +23,7 @@ from ..language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -30,7 +31,7 @@ from ..language.nodes import (
 )
 from ..language.visitor import Visitor
 from .literals import field_name, literal, reference
-from .read import SPELLINGS
+from .read import ARRAY_SPELLINGS, LIST_SPELLINGS, SPELLINGS
 from .relations import aggregated_text, quantified_text
 
 
@@ -61,7 +62,11 @@ def _is_prefix_negation(node: Node) -> bool:
     return not (
         isinstance(inner, IsNull | Blank)
         or (isinstance(inner, Comparison | FieldComparison) and inner.op is Op.EQUALS)
+        or (isinstance(inner, ListTest) and inner.op in _NEGATED_LIST_SPELLINGS)
     )
+
+
+_NEGATED_LIST_SPELLINGS = {ListOp.EQUALS: "!=", ListOp.IS_EMPTY: "is not empty"}
 
 
 class _Layout:
@@ -127,6 +132,8 @@ class _Printer(Visitor[str]):
             return f"{field_name(inner.field)} != {field_name(inner.other)}"
         if isinstance(inner, Comparison) and inner.op is Op.EQUALS:
             return self.comparison(inner, "!=")
+        if isinstance(inner, ListTest) and inner.op in _NEGATED_LIST_SPELLINGS:
+            return self.list_test(inner, _NEGATED_LIST_SPELLINGS[inner.op])
         text = self.visit(inner)
         if isinstance(inner, Const) or _is_prefix_negation(inner):
             return f"not {text}"
@@ -162,3 +169,31 @@ class _Printer(Visitor[str]):
 
     def visit_blank(self, node: Blank) -> str:
         return f"{reference(node.field, node.path)} is blank"
+
+    def visit_list_test(self, node: ListTest) -> str:
+        if node.path:
+            return self.array_test(node)
+        return self.list_test(node, LIST_SPELLINGS[node.op])
+
+    def array_test(self, node: ListTest) -> str:
+        """A JSON array at a data path: `array_contains` of one value is `has`."""
+        if node.op is ListOp.ARRAY_CONTAINS and len(node.value) == 1:
+            operator, value = "has", literal(node.value[0])
+        elif node.op is ListOp.ARRAY_CONTAINS:
+            operator = ARRAY_SPELLINGS[node.op]
+            value = "[" + ", ".join(literal(v) for v in node.value) + "]"
+        else:
+            operator, value = ARRAY_SPELLINGS[node.op], literal(node.value[0])
+        suffix = " ignoring case" if node.insensitive else ""
+        return f"{reference(node.field, node.path)} {operator} {value}{suffix}"
+
+    def list_test(self, node: ListTest, operator: str) -> str:
+        name = reference(node.field, ())
+        if node.op is ListOp.IS_EMPTY:
+            return f"{name} {operator}"
+        if node.op is ListOp.HAS:
+            value = literal(node.value[0])
+        else:
+            value = "[" + ", ".join(literal(v) for v in node.value) + "]"
+        suffix = " ignoring case" if node.insensitive else ""
+        return f"{name} {operator} {value}{suffix}"

@@ -15,7 +15,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..language.conditions import REF
-from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, PERIOD_OPS, FieldType, Op, Schema
+from ..language.fields import (
+    BLANK,
+    CONTACT,
+    JSON_STRING_ALIASES,
+    PERIOD_OPS,
+    FieldType,
+    ListOp,
+    Op,
+    Schema,
+)
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -123,11 +132,11 @@ def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
 
     defs.update(relation_defs(schema, _where))
     for kind in {f.type for f in schema.fields} | relation_kinds(schema):
-        defs[f"{kind.value}Filter"] = _field_filter(kind)
-        defs[f"{kind.value}Operators"] = _operators(kind, inside_not=False)
-        defs[f"{kind.value}NotOperators"] = _operators(kind, inside_not=True)
+        defs[f"{_name(kind)}Filter"] = _field_filter(kind)
+        defs[f"{_name(kind)}Operators"] = _operators(kind, inside_not=False)
+        defs[f"{_name(kind)}NotOperators"] = _operators(kind, inside_not=True)
         columns = [f.name for f in schema.fields if f.type is kind and not f.source]
-        if kind is not FieldType.JSON and columns:
+        if kind is not FieldType.JSON and kind.element is None and columns:
             _add_references(defs, kind, columns)
     return {
         "$schema": DIALECT,
@@ -146,7 +155,7 @@ def _where(schema: Schema, prefix: str = "") -> dict[str, Any]:
         "NOT": {"$ref": f"#/$defs/{prefix}whereOrList"},
     }
     for field in schema.fields:
-        properties[field.name] = {"$ref": f"#/$defs/{field.type.value}Filter"}
+        properties[field.name] = {"$ref": f"#/$defs/{_name(field.type)}Filter"}
     for relation in schema.relations:
         properties[relation.name] = {"$ref": f"#/$defs/{prefix}{relation.name}.relation"}
     return {"type": "object", "properties": properties, "additionalProperties": False}
@@ -177,6 +186,11 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
             properties[op.value] = {"type": "string"}
         else:
             properties[op.value] = {"type": ["string", "number"]}
+    # A JSON array at the path (`language/lists.py`): one item, or items that must all be in it.
+    item = {"type": ["string", "number", "boolean"]}
+    properties[ListOp.ARRAY_CONTAINS.value] = {"oneOf": [item, {"type": "array", "items": item}]}
+    properties[ListOp.ARRAY_STARTS_WITH.value] = item
+    properties[ListOp.ARRAY_ENDS_WITH.value] = item
     properties[BLANK] = _BLANK
     for alias in JSON_STRING_ALIASES:  # Prisma's names of contains, startsWith, endsWith
         properties[alias] = {"type": "string"}
@@ -204,6 +218,14 @@ def _field_filter(kind: FieldType) -> dict[str, Any]:
     """A literal (shorthand for equals), null (IS NULL), or an operator object."""
     if kind is FieldType.JSON:
         return {"$ref": "#/$defs/jsonOperators"}
+    if kind.element is not None:
+        return {
+            "oneOf": [
+                {"type": "null"},
+                {"type": "array", "items": _VALUE[kind.element]},
+                {"$ref": f"#/$defs/{_name(kind)}Operators"},
+            ]
+        }
     return {
         "oneOf": [
             {"type": "null"},
@@ -216,6 +238,8 @@ def _field_filter(kind: FieldType) -> dict[str, Any]:
 def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
     if kind is FieldType.JSON:
         return _json_operators(inside_not)
+    if kind.element is not None:
+        return _list_operators(kind, kind.element, inside_not)
     value = _VALUE[kind]
     operand = _operand(kind)
     ops = sorted((op for op in Op if op in _ops(kind)), key=lambda op: op.value)
@@ -263,6 +287,35 @@ def _add_references(defs: dict[str, Any], kind: FieldType, columns: list[str]) -
             if op.value in properties:
                 properties[op.value] = {"oneOf": [properties[op.value], ref]}
         properties["not"] = {"oneOf": [*properties["not"]["oneOf"], ref]}
+
+
+def _name(kind: FieldType) -> str:
+    """A type's name in `$defs`: `string[]` is `stringList`, so a `$ref` needs no escape."""
+    return kind.value.replace("[]", "List")
+
+
+def _list_operators(kind: FieldType, element: FieldType, inside_not: bool) -> dict[str, Any]:
+    """A list field's object (`language/lists.py`): items of the list's type, no null among
+    them, `isEmpty` a boolean, `mode` on lists of strings only."""
+    item = _VALUE[element]
+    items = {"type": "array", "items": item}
+    properties: dict[str, Any] = {
+        ListOp.HAS.value: item,
+        ListOp.HAS_SOME.value: items,
+        ListOp.HAS_EVERY.value: items,
+        ListOp.IS_EMPTY.value: {"type": "boolean"},
+        ListOp.EQUALS.value: items,
+        "not": {
+            "oneOf": [
+                {"type": "null"},
+                items,
+                {"$ref": f"#/$defs/{_name(kind)}NotOperators"},
+            ]
+        },
+    }
+    if element is FieldType.STRING and not inside_not:
+        properties["mode"] = {"enum": ["insensitive", "default"]}
+    return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
 def _ops(kind: FieldType) -> frozenset[Op]:

@@ -25,7 +25,18 @@ from typing import Any
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
 from ..filter import Filter
 from ..language.conditions import REF, Conditions, Report, Syntax, Where, shown, unknown_field
-from ..language.fields import BLANK, CONTACT, JSON_STRING_ALIASES, Field, FieldType, Op, Schema
+from ..language.fields import (
+    ARRAY_OPS,
+    BLANK,
+    CONTACT,
+    JSON_STRING_ALIASES,
+    LIST_FIELD_OPS,
+    Field,
+    FieldType,
+    ListOp,
+    Op,
+    Schema,
+)
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
 from ..language.relations import Relation
@@ -34,6 +45,11 @@ from .decode import DuplicateKeys, as_str, load_json
 
 LOGICAL_KEYS = ("AND", "OR", "NOT")
 _OPS_BY_NAME = {op.value: op for op in Op}
+_LIST_OPS_BY_NAME = {op.value: op for op in LIST_FIELD_OPS}
+_JSON_OPS_BY_NAME: dict[str, Op | ListOp] = {
+    **{op.value: op for op in Op},
+    **{op.value: op for op in ARRAY_OPS},
+}
 
 JSON_SYNTAX = Syntax(
     op=lambda op: op.value,
@@ -49,6 +65,7 @@ JSON_SYNTAX = Syntax(
     data_null_test='test for null with "equals": null, or "not": null',
     or_word="OR",
     mode_word="mode",
+    list_op=lambda op: op.value,
 )
 """How the JSON form writes what condition messages name."""
 
@@ -354,10 +371,21 @@ class _Reader:
                     alias = self.conditions.json_alias(field, keys, key, value, insensitive, report)
                     nodes.append(alias)
                 continue
-            op = _OPS_BY_NAME.get(key) if isinstance(key, str) else None
+            by_name: Mapping[str, Op | ListOp] = (
+                _LIST_OPS_BY_NAME
+                if field.type.element
+                else _JSON_OPS_BY_NAME
+                if keys is not None
+                else _OPS_BY_NAME
+            )
+            op: Op | ListOp | None = by_name.get(key) if isinstance(key, str) else None
             if op is None:
                 self.unknown_operator(field, key, key_path)
-            elif keys is None and not self.conditions.accepts(field, op, self.at(key_path)):
+            elif (
+                keys is None
+                and isinstance(op, Op)
+                and not self.conditions.accepts(field, op, self.at(key_path))
+            ):
                 continue
             elif self.count(key_path):
                 nodes.append(self.comparison(field, keys, op, value, key_path, insensitive))
@@ -388,17 +416,27 @@ class _Reader:
         self,
         field: Field,
         keys: tuple[str, ...] | None,
-        op: Op,
+        op: Op | ListOp,
         value: Any,
         path: Path,
         insensitive: bool,
     ) -> Node:
         report = self.at(path)
+        if keys is not None and isinstance(op, ListOp):
+            return self.conditions.data_array(field, keys, op, value, insensitive, report)
+        if field.type.element is not None:
+            listed = ListOp(op.value)
+            return self.conditions.list_condition(field, listed, value, insensitive, report)
+        assert isinstance(op, Op)
         if keys is None:
             return self.conditions.comparison(field, op, value, insensitive, report)
         return self.conditions.data_comparison(field, keys, op, value, insensitive, report)
 
     def unknown_operator(self, field: Field, key: Any, path: Path) -> None:
+        if isinstance(key, str) and self.conditions.misplaced_list_operator(
+            field, key, self.at(path)
+        ):
+            return
         if key == "ago" and field.type is FieldType.DATETIME:
             self.issues.add(
                 path,

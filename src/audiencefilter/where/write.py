@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ..language.calendar import Period, StartOf
-from ..language.fields import Op
+from ..language.fields import ListOp, Op
 from ..language.nodes import (
     TRUE,
     Aggregated,
@@ -23,6 +23,7 @@ from ..language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -80,6 +81,21 @@ def _operator_entry(node: Node) -> Entry | None:
         return (node.field, ()), node.op.value, {"_ref": node.other}, None
     if isinstance(node, Comparison):
         return (node.field, node.path), node.op.value, json_value(node.value), _mode_of(node)
+    if isinstance(node, ListTest) and node.path:
+        return (node.field, node.path), node.op.value, _array_operand(node), _array_mode(node)
+    if isinstance(node, Not) and isinstance(node.item, ListTest) and node.item.path:
+        test = node.item
+        negated = {test.op.value: _array_operand(test)}
+        return (test.field, test.path), "not", negated, _array_mode(test)
+    if isinstance(node, ListTest):
+        return (node.field, ()), node.op.value, _list_operand(node), _list_mode(node)
+    if isinstance(node, Not) and isinstance(node.item, ListTest):
+        test = node.item
+        if test.op is ListOp.IS_EMPTY:
+            return (test.field, ()), test.op.value, False, None
+        operand = _list_operand(test)
+        listed = operand if test.op is ListOp.EQUALS else {test.op.value: operand}
+        return (test.field, ()), "not", listed, _list_mode(test)
     if isinstance(node, Not):
         inner = node.item
         if isinstance(inner, IsNull):
@@ -95,6 +111,32 @@ def _operator_entry(node: Node) -> Entry | None:
             negated = value if shorthand else {inner.op.value: value}
             return (inner.field, inner.path), "not", negated, _mode_of(inner)
     return None
+
+
+def _list_operand(node: ListTest) -> Any:
+    """A list operator's operand: one item for `has`, `true` for `isEmpty`, else the items."""
+    if node.op is ListOp.IS_EMPTY:
+        return True
+    if node.op is ListOp.HAS:
+        return json_value(node.value[0])
+    return json_value(node.value)
+
+
+def _array_operand(node: ListTest) -> Any:
+    """A JSON array test's operand: one value, or the list `array_contains` was given."""
+    if node.op is ListOp.ARRAY_CONTAINS and len(node.value) != 1:
+        return json_value(node.value)
+    return json_value(node.value[0])
+
+
+def _array_mode(node: ListTest) -> bool | None:
+    # Only string literals fold, so only they decide the mode.
+    return node.insensitive if any(isinstance(v, str) for v in node.value) else None
+
+
+def _list_mode(node: ListTest) -> bool | None:
+    # `isEmpty` compares no item, so its mode is whatever its neighbours say.
+    return None if node.op is ListOp.IS_EMPTY else node.insensitive
 
 
 def _mode_of(node: Comparison) -> bool | None:
@@ -137,6 +179,11 @@ class _Dumper(Visitor[dict[str, Any]]):
         return {node.field: None}
 
     def visit_comparison(self, node: Comparison) -> dict[str, Any]:
+        entry = _operator_entry(node)
+        assert entry is not None
+        return _field_object([entry]) or {}
+
+    def visit_list_test(self, node: ListTest) -> dict[str, Any]:
         entry = _operator_entry(node)
         assert entry is not None
         return _field_object([entry]) or {}

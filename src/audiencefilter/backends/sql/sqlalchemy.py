@@ -59,6 +59,7 @@ from ...language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -176,6 +177,10 @@ class ExpressionBuilder(Visitor[Expression]):
 
     def visit_blank(self, node: Blank) -> Expression:  # lowering writes it out; as it does
         return self.visit(blank_form(node))
+
+    def visit_list_test(self, node: ListTest) -> Expression:
+        kind = FieldType.JSON if node.path else self.schema[node.field].type
+        return ListCondition(node, kind, self.column(node.field))
 
     def visit_is_null(self, node: IsNull) -> Expression:
         if node.path:
@@ -529,6 +534,48 @@ class _BoundWriter(SqlWriter):
 
     def scalar(self, value: Any) -> str:
         return self.bound(bool(value), Boolean())
+
+
+class ListCondition(ColumnElement[bool]):
+    """A test of a list column's items, written by `sql/lists.py` with each value bound; the
+    node (values and their Python types included) is part of the cache key, as for
+    `JsonCondition`."""
+
+    _traverse_internals = [
+        ("node", InternalTraversal.dp_plain_obj),
+        ("kinds", InternalTraversal.dp_plain_obj),
+        ("list_type", InternalTraversal.dp_plain_obj),
+        ("column", InternalTraversal.dp_clauseelement),
+    ]
+    type = Boolean()
+
+    def __init__(self, node: ListTest, list_type: FieldType, column: ColumnElement[Any]) -> None:
+        self.node = node
+        self.kinds = _kinds(node.value)
+        self.list_type = list_type
+        self.column = column
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+class _BoundListWriter(_BoundWriter):
+    """`_BoundWriter` for one list field, binding date-times as instants too."""
+
+    def scalar(self, value: Any) -> str:
+        if isinstance(value, datetime):
+            return self.bound(value, DateTime(timezone=True))
+        return super().scalar(value)
+
+
+@compiles(ListCondition)
+def _compile_list_condition(element: ListCondition, compiler: SQLCompiler, **kw: Any) -> str:
+    writer = _BoundListWriter(compiler, compiler.process(element.column, **kw), kw)
+    writer.schema = Schema.of(**{element.node.field: element.list_type})
+    return writer.visit(element.node)
 
 
 @compiles(JsonCondition)

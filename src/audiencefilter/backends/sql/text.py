@@ -38,6 +38,7 @@ from ...language.nodes import (
     Const,
     FieldComparison,
     IsNull,
+    ListTest,
     Node,
     Not,
     Or,
@@ -163,6 +164,13 @@ class SqlWriter(Visitor[str]):
 
     def visit_blank(self, node: Blank) -> str:  # lowering writes it out; as it does
         return f"({self.visit(blank_form(node))})"
+
+    def visit_list_test(self, node: ListTest) -> str:
+        from .lists import array_test, list_test
+
+        if node.path:
+            return array_test(self, node)
+        return list_test(self, node, self.column(node.field))
 
     def visit_is_null(self, node: IsNull) -> str:
         if node.path:

@@ -27,7 +27,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ... import Filter
-from ...language.nodes import And, Blank, Comparison, Const, FieldComparison, IsNull, Node, Not, Or
+from ...language.nodes import (
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    ListTest,
+    Node,
+    Not,
+    Or,
+)
 from ...language.visitor import Visitor
 from ..http.errors import AudienceRuleError
 
@@ -115,6 +126,9 @@ class _Costing(Visitor[Cost]):
 
     def visit_blank(self, node: Blank) -> Cost:  # null test OR equality: three conditions
         return Cost(3, 2 * len(node.path), _LEAF_DEPTH + 1)
+
+    def visit_list_test(self, node: ListTest) -> Cost:
+        return Cost(1, len(node.value) + len(node.path), _LEAF_DEPTH)
 
 
 def cost_of(flt: Filter) -> Cost:

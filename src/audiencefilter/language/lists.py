@@ -1,0 +1,132 @@
+"""List fields: the rules of Prisma's scalar-list filters, decided once for every back-end.
+
+A list field (`Schema.of(tags="string[]")`) holds a list of strings, numbers, booleans or
+date-times. Its operators (`ListOp`) are Prisma's: `has`, `hasSome`, `hasEvery`, `isEmpty`
+and `equals` (the whole list, in order), plus `mode: "insensitive"` on lists of strings.
+
+Three-valued logic, the same on every engine (docs/semantics.md, "Lists"):
+- A null (missing) list is UNKNOWN for every operator, `isEmpty` included, as SQL's
+  `cardinality(NULL) = 0` and `NULL @> ARRAY[...]` are; so `not` keeps it UNKNOWN, and
+  "null or empty" is written `OR: [{tags: null}, {tags: {isEmpty: true}}]`.
+- A null item takes a place in the list (`[null]` is not empty and equals no list a filter
+  can write, since a filter's lists hold no null) but matches no value: `has`, `hasSome` and
+  `hasEvery` look at the other items only, so a null item never makes an answer UNKNOWN.
+- `hasSome: []` is FALSE and `hasEvery: []` TRUE for every present list; `equals: []` is
+  `isEmpty`. Lowering writes these with `isEmpty` (`rewrite/lower.py`), so no back-end meets an
+  empty operand list.
+
+`truth` is that rule in Python: the reference the in-memory back-ends run and the others are
+tested against. Items are compared as the field's scalars are: numbers exactly (Python
+compares an int with a float exactly), booleans are no numbers, date-times as UTC instants,
+strings folded with `values.fold` when insensitive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import FilterError, Issue
+from .fields import FieldType, ListOp
+from .nodes import ListTest
+from .values import accepts, fold, record_datetime
+
+
+def items(kind: FieldType, value: object) -> list[Any] | None:
+    """A record's list as comparable items (None for a null list; None items kept), or
+    `TypeError` for a value a list field cannot hold: text is no list of characters, and an
+    item of another type than the list's is refused as for a scalar field."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise TypeError(f"{type(value).__name__} for a {kind.value} field; expected a list")
+    element = kind.element
+    assert element is not None
+    found: list[Any] = []
+    for item in value:
+        if item is None:
+            found.append(None)
+        elif not accepts(element, item):
+            raise TypeError(f"an item {item!r} in a {kind.value} field")
+        elif element is FieldType.DATETIME:
+            found.append(record_datetime(item))
+        else:
+            found.append(item)
+    return found
+
+
+def _key(item: Any) -> tuple[type, Any]:
+    """Equal items have equal keys: booleans apart from numbers, `1` equal to `1.0`."""
+    if isinstance(item, bool):
+        return bool, item
+    return (str, item) if isinstance(item, str) else (object, item)
+
+
+def truth(node: ListTest, kind: FieldType, value: object) -> bool | None:
+    """The three-valued result of a lowered `node` on a record's list `value`."""
+    found = items(kind, value)
+    if found is None:
+        return None
+    if node.insensitive:
+        found = [None if item is None else fold(item) for item in found]
+    if node.op is ListOp.IS_EMPTY:
+        return not found
+    if node.op is ListOp.EQUALS:
+        return len(found) == len(node.value) and all(
+            item is not None and _key(item) == _key(literal)
+            for item, literal in zip(found, node.value, strict=True)
+        )
+    present = {_key(item) for item in found if item is not None}
+    wanted = [_key(literal) for literal in node.value]
+    if node.op is ListOp.HAS_EVERY:
+        return all(key in present for key in wanted)
+    return any(key in present for key in wanted)  # has, hasSome
+
+
+def array_truth(node: ListTest, document: object) -> bool | None:
+    """The three-valued result of a lowered `array_*` test at `node.path` of a JSON document:
+    UNKNOWN where the path finds nothing or JSON null (as every data-path condition), FALSE for
+    a present value that is no array, else the test of the items, each literal matching items
+    of its own JSON type (`1` and `1.0` one number, `true` no number, `"1"` no number) and no
+    null item."""
+    from .data_paths import json_type, lookup, value_type
+
+    value = lookup(document, node.path)
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple):
+        return False
+
+    def same(item: object, literal: Any) -> bool:
+        kind = value_type(literal)
+        if json_type(item) is not kind:
+            return False
+        if node.insensitive and isinstance(item, str):
+            item = fold(item)
+        return bool(item == literal)
+
+    if node.op is ListOp.ARRAY_STARTS_WITH:
+        return bool(value) and same(value[0], node.value[0])
+    if node.op is ListOp.ARRAY_ENDS_WITH:
+        return bool(value) and same(value[-1], node.value[0])
+    return all(any(same(item, literal) for item in value) for literal in node.value)
+
+
+def refused(node: ListTest, engine: str, reason: str) -> FilterError:
+    """The error of a back-end that cannot answer a list test faithfully."""
+    if node.path:
+        where = "JSON array at " + ".".join((node.field, *node.path))
+        elsewhere = "in memory, with polars, or on PostgreSQL, SQLite, MySQL/MariaDB or DuckDB"
+    else:
+        where = f'list field "{node.field}"'
+        elsewhere = "in memory, with polars or Spark, or on PostgreSQL or DuckDB"
+    return FilterError(
+        [
+            Issue(
+                path=node.field,
+                message=f'{engine} cannot evaluate "{node.op.value}" on {where} faithfully: '
+                f"{reason}",
+                suggestion=f"evaluate this filter {elsewhere}",
+            )
+        ]
+    )
