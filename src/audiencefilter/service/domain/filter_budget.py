@@ -27,7 +27,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ... import Filter
-from ...language.nodes import And, Blank, Comparison, Const, FieldComparison, IsNull, Node, Not, Or
+from ...language.nodes import (
+    Aggregated,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+)
 from ...language.visitor import Visitor
 from ..http.errors import AudienceRuleError
 
@@ -115,6 +127,23 @@ class _Costing(Visitor[Cost]):
 
     def visit_blank(self, node: Blank) -> Cost:  # null test OR equality: three conditions
         return Cost(3, 2 * len(node.path), _LEAF_DEPTH + 1)
+
+    def _related(self, name: str, parts: tuple[Node, ...]) -> Cost:
+        """A relation condition: a subquery (EXISTS or an aggregate) around its inner trees,
+        which cost as they would on the contact; the subquery adds a condition (the
+        correlation) and a few levels of SQL."""
+        total = NOTHING
+        for part in parts:
+            self.path.append(name)
+            total = total + self.visit(part)
+            self.path.pop()
+        return Cost(total.conditions + 1, total.values, total.depth + _LEAF_DEPTH)
+
+    def visit_quantified(self, node: Quantified) -> Cost:
+        return self._related(f"{node.relation}.{node.quantifier}", (node.where,))
+
+    def visit_aggregated(self, node: Aggregated) -> Cost:
+        return self._related(f"{node.relation}.{node.function}", (node.where, node.test))
 
 
 def cost_of(flt: Filter) -> Cost:
