@@ -48,7 +48,7 @@ from sqlalchemy.orm import Session
 from ... import Filter
 from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..db.queries import contact_rows, fetch_rows
-from . import clock, events
+from . import clock, events, relations
 from .audience_filters import stored_filter
 
 MANUAL = "manual"
@@ -203,6 +203,9 @@ def refresh_contacts(session: Session, list_id: str, contact_ids: Sequence[str],
     moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
     decode = any(a.flt is not None and "data" in a.flt.fields for a in audiences)
     records = _records(session, contact_ids, decode)
+    used = set().union(*(relations.uses(a.flt) for a in audiences))
+    if used:
+        relations.attach(records, relations.related_rows(session, contact_ids, used))
     checks = [(a, a.flt.predicate_at(moment)) for a in audiences if a.flt is not None]
     by_id = {a.id: a for a in audiences}
     stored: set[tuple[str, str]] = set()
@@ -233,7 +236,7 @@ def _selected(audience: StoredAudience, list_id: str, at: datetime) -> Select[st
         )
     if audience.flt is None:
         return None
-    condition = audience.flt.to_sqlalchemy(Contact, now=at)
+    condition = relations.condition(audience.flt, at)
     return select(Contact.id.label("id")).where(Contact.listId == list_id, condition)
 
 

@@ -19,9 +19,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ...db.engine import Database
-from ...db.models import Audience, Contact
+from ...db.models import Audience
 from ...db.queries import count, owned_audience, owned_list, page_of
-from ...domain import changes, clock
+from ...domain import changes, clock, relations
 from ...domain.audience_filters import (
     EMPTY,
     FILTERS_EMPTY,
@@ -191,7 +191,7 @@ def preview_audience(
         if flt.filter is None:
             raise AudienceRuleError(FILTERS_REQUIRED)
         result = ContactPages(session, lst, settings).page(
-            [flt.filter.to_sqlalchemy(Contact, now=clock.now())],
+            [relations.condition(flt.filter, clock.now())],
             page=query.page,
             limit=query.limit,
             sort=query.sort,
