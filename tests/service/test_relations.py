@@ -179,3 +179,84 @@ def test_manual_members_count_as_related_audiences(tenant: Tenant) -> None:
     flt = {"audiences": {"some": {"name": "VIP"}}}
     assert _live(tenant, lst, flt) == ["ada@example.com"]
     assert _listed(tenant, lst, flt) == ["ada@example.com"]
+
+
+def _in(*ids: str) -> dict[str, Any]:
+    return {"audiences": {"some": {"id": {"in": list(ids)}}}}
+
+
+def _not_in(audience_id: str) -> dict[str, Any]:
+    return {"audiences": {"none": {"id": audience_id}}}
+
+
+def test_audiences_of_audiences_follow_every_write(tenant: Tenant) -> None:
+    lst = tenant.new_list()["id"]
+    ada = tenant.new_contact(lst, "ada@example.com", points=150)["id"]
+    bob = tenant.new_contact(lst, "bob@example.com", points=120)["id"]
+    tenant.new_contact(lst, "cyd@example.com", points=5)
+    vip = smart(tenant, lst, {"points": {"gte": 100}}, "VIP")["id"]
+    churned = manual(tenant, lst, "Churned")["id"]
+    kept_filter = {"AND": [_in(vip), _not_in(churned)]}
+    kept = smart(tenant, lst, kept_filter, "Kept VIP")["id"]
+    # An audience over an audience over audiences: resolved in dependency order.
+    top_filter = {"audiences": {"count": {"gte": 1}, "where": {"id": kept}}}
+    top = smart(tenant, lst, top_filter, "Top")["id"]
+    both = ["ada@example.com", "bob@example.com"]
+    assert _agrees(tenant, lst, kept, kept_filter) == both
+    assert _agrees(tenant, lst, top, top_filter) == both
+    _, cursor = _causes(tenant, lst, None)
+
+    tenant.ok("POST", f"/v4/audiences/{churned}/members", json={"contactIds": [bob]})
+    assert _agrees(tenant, lst, kept, kept_filter) == ["ada@example.com"]
+    assert _agrees(tenant, lst, top, top_filter) == ["ada@example.com"]
+    found, cursor = _causes(tenant, lst, cursor)
+    assert found == [
+        ("entered", bob, "members.added"),
+        ("left", bob, "members.added"),
+        ("left", bob, "members.added"),
+    ]
+
+    tenant.ok("PATCH", f"/v4/contacts/{ada}", json={"points": 1})  # per contact, in order
+    assert _agrees(tenant, lst, kept, kept_filter) == []
+    assert _agrees(tenant, lst, top, top_filter) == []
+    found, cursor = _causes(tenant, lst, cursor)
+    assert [(kind, who) for kind, who, _ in found] == [("left", ada)] * 3
+
+    tenant.ok("PATCH", f"/v4/audiences/{vip}", json={"filters": {"points": {"lte": 10}}})
+    assert _agrees(tenant, lst, kept, kept_filter) == ["ada@example.com", "cyd@example.com"]
+    assert _agrees(tenant, lst, top, top_filter) == ["ada@example.com", "cyd@example.com"]
+
+    tenant.ok("DELETE", f"/v4/audiences/{churned}/members/{bob}")
+    assert _agrees(tenant, lst, kept, kept_filter) == ["ada@example.com", "cyd@example.com"]
+
+
+def test_audience_references_are_checked(tenant: Tenant) -> None:
+    lst = tenant.new_list()["id"]
+    other = tenant.new_list()["id"]
+    a = smart(tenant, lst, {"points": {"gte": 1}}, "A")["id"]
+    b = smart(tenant, lst, _in(a), "B")["id"]
+    elsewhere = manual(tenant, other, "Elsewhere")["id"]
+
+    def refused(method: str, path: str, body: Any, status: int = 400) -> str:
+        response = tenant.call(method, path, json=body)
+        assert response.status_code == status, response.text
+        return response.text
+
+    for flt in (_in(elsewhere), _in("aud_unknown")):
+        text = refused("POST", "/v4/audiences", {"name": "X", "listId": lst, "filters": flt})
+        assert "not an audience of this list" in text
+    for flt in (
+        {"audiences": {"some": {"name": "A"}}},
+        {"audiences": {"every": {"id": a}}},
+        {"audiences": {"count": {"gte": 2}}},
+    ):
+        text = refused("POST", "/v4/audiences", {"name": "X", "listId": lst, "filters": flt})
+        assert "by id" in text
+    text = refused("PATCH", f"/v4/audiences/{a}", {"filters": _in(b)})
+    assert "cycle" in text and "B (" in text
+    text = refused("PATCH", f"/v4/audiences/{a}", {"filters": _in(a)})
+    assert "cycle" in text
+    text = refused("DELETE", f"/v4/audiences/{a}", None, 409)
+    assert f"A ({a})" in text and f"B ({b})" in text
+    tenant.ok("DELETE", f"/v4/audiences/{b}")
+    tenant.ok("DELETE", f"/v4/audiences/{a}")
