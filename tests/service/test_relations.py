@@ -260,3 +260,17 @@ def test_audience_references_are_checked(tenant: Tenant) -> None:
     assert f"A ({a})" in text and f"B ({b})" in text
     tenant.ok("DELETE", f"/v4/audiences/{b}")
     tenant.ok("DELETE", f"/v4/audiences/{a}")
+
+
+def test_the_sweep_moves_audiences_that_read_relative_ones(tenant: Tenant, hands: Hands) -> None:
+    lst = tenant.new_list()["id"]
+    ada = tenant.new_contact(lst, "ada@example.com")["id"]
+    new = smart(tenant, lst, {"createdAt": {"gte": {"ago": "P1D"}}}, "New")["id"]
+    reader = smart(tenant, lst, _in(new), "Reads New")["id"]
+    assert member_emails(tenant, reader) == ["ada@example.com"]
+    _, cursor = _causes(tenant, lst, None)
+    hands.at = START + timedelta(days=2)
+    assert tenant.client.app.state.sweeper.run_once() == 2
+    found, _ = _causes(tenant, lst, cursor)
+    assert found == [("left", ada, "clock"), ("left", ada, "clock")]
+    assert _agrees(tenant, lst, reader, _in(new)) == []
