@@ -149,11 +149,6 @@ def test_conditions_of_one_filter_are_bounded(tenant: Tenant) -> None:
     assert f"budget is {MAX_CONDITIONS}" in refused.json()["details"][0]["message"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the relation node kinds (quantified, aggregated) reach the service's filter budget "
-    "when relations are wired into the service",
-)
 def test_the_costing_visitor_handles_every_node_kind() -> None:
     assert missing_handlers(filter_budget._Costing) == []
 

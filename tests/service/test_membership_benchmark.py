@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import service_membership
+from benchmarks import service_actions, service_membership
 
 
 def test_the_membership_benchmark_prints_both_ratios(capsys: pytest.CaptureFixture[str]) -> None:
@@ -12,3 +12,9 @@ def test_the_membership_benchmark_prints_both_ratios(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert "contacts page of 100" in out and "update, moving" in out
     assert out.count("x (≤") == 3
+
+
+def test_the_actions_benchmark_prints_its_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    assert service_actions.main(["--contacts", "30", "--audiences", "6", "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "create an action" in out and out.count("x (≤") == 1

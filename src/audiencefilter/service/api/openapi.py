@@ -250,12 +250,17 @@ def _takes_idempotency_key(operation: dict[str, Any]) -> bool:
     )
 
 
+AUDIENCE_PATH = "/v4/audiences/{id}"
+
+
 def _statuses(path: str, method: str, operation: dict[str, Any]) -> list[int]:
     if path.startswith("/health"):
         return [503, 500] if path.endswith("ready") else [500]
     statuses = [400, 401, 403, 404, 429, 500, 503]
     if method in BODY_METHODS:
         statuses += [409, 413]
+    elif (method, path) == ("delete", AUDIENCE_PATH):  # named by other audiences' filters
+        statuses.append(409)
     if _takes_idempotency_key(operation):
         statuses.append(422)
     return sorted(statuses)

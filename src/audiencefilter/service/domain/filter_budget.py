@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ... import Filter
 from ...language.nodes import (
+    Aggregated,
     And,
     Blank,
     Comparison,
@@ -38,6 +39,7 @@ from ...language.nodes import (
     Node,
     Not,
     Or,
+    Quantified,
 )
 from ...language.visitor import Visitor
 from ..http.errors import AudienceRuleError
@@ -129,6 +131,23 @@ class _Costing(Visitor[Cost]):
 
     def visit_list_test(self, node: ListTest) -> Cost:
         return Cost(1, len(node.value) + len(node.path), _LEAF_DEPTH)
+
+    def _related(self, name: str, parts: tuple[Node, ...]) -> Cost:
+        """A relation condition: a subquery (EXISTS or an aggregate) around its inner trees,
+        which cost as they would on the contact; the subquery adds a condition (the
+        correlation) and a few levels of SQL."""
+        total = NOTHING
+        for part in parts:
+            self.path.append(name)
+            total = total + self.visit(part)
+            self.path.pop()
+        return Cost(total.conditions + 1, total.values, total.depth + _LEAF_DEPTH)
+
+    def visit_quantified(self, node: Quantified) -> Cost:
+        return self._related(f"{node.relation}.{node.quantifier}", (node.where,))
+
+    def visit_aggregated(self, node: Aggregated) -> Cost:
+        return self._related(f"{node.relation}.{node.function}", (node.where, node.test))
 
 
 def cost_of(flt: Filter) -> Cost:

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from ... import Filter
 from ..db.models import Audience, Contact, Membership
 from ..db.queries import ids_of
-from . import clock
+from . import clock, relations
 from .audience_filters import stored_filter
 from .filter_budget import LIST_MAX_VALUES, cost_of
 from .idsets import IDS, dialect_of, ids_in, per_dialect
@@ -54,7 +54,9 @@ def audience_filter(audience: Audience) -> Filter | None:
 
 def live(flt: Filter | None) -> bool:
     """Whether reads judge this filter at the moment of the request rather than from storage."""
-    return flt is not None and time_dependent(flt)
+    # A filter over related rows reads them from storage (their rows are not on a page), so
+    # its answer is the stored one, brought up to the clock by the sweep.
+    return flt is not None and time_dependent(flt) and not relations.uses(flt)
 
 
 def member_condition(audience: Audience) -> ColumnElement[bool]:
@@ -62,7 +64,7 @@ def member_condition(audience: Audience) -> ColumnElement[bool]:
     flt = audience_filter(audience)
     if audience.mode == SMART and live(flt):
         assert flt is not None
-        return flt.to_sqlalchemy(Contact, now=clock.now())
+        return relations.condition(flt, clock.now())
     if audience.mode == SMART and flt is None:
         return false()
     members = select(Membership.contactId).where(Membership.audienceId == audience.id)

@@ -48,7 +48,7 @@ from sqlalchemy.orm import Session
 from ... import Filter
 from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..db.queries import contact_rows, fetch_rows
-from . import clock, events
+from . import clock, events, references, relations
 from .audience_filters import stored_filter
 
 MANUAL = "manual"
@@ -101,13 +101,15 @@ def audiences_of_list(session: Session, list_id: str) -> list[StoredAudience]:
 
 
 def dependents(session: Session, audience_ids: Iterable[str]) -> list[StoredAudience]:
-    """Audiences whose filters refer to these audiences, to refresh after they change.
-
-    Filters cannot refer to audiences yet: none. When they can, return them here (in an order
-    where an audience comes after those it refers to) and the refresh functions follow.
-    """
-    del session, audience_ids
-    return []
+    """Smart audiences whose filters read these audiences (`{"audiences": ...}`), directly or
+    through others, each after those it reads: to refresh after these changed."""
+    ids = list(audience_ids)
+    if not ids:
+        return []
+    list_id = session.scalar(select(Audience.listId).where(Audience.id == ids[0]))
+    if list_id is None:
+        return []
+    return references.dependents(audiences_of_list(session, list_id), ids)
 
 
 def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
@@ -196,13 +198,16 @@ def _records(session: Session, contact_ids: Sequence[str], decode: bool) -> list
 def refresh_contacts(session: Session, list_id: str, contact_ids: Sequence[str], cause: str) -> int:
     """Brings the stored smart memberships of these contacts of the list up to date; the number
     of events appended. Call it after the write, in its transaction."""
-    audiences = audiences_of_list(session, list_id)
+    audiences = references.ordered(audiences_of_list(session, list_id))
     if not audiences or not contact_ids:
         return 0
     at = clock.now()
     moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
     decode = any(a.flt is not None and "data" in a.flt.fields for a in audiences)
     records = _records(session, contact_ids, decode)
+    used = set().union(*(relations.uses(a.flt) for a in audiences))
+    if used:
+        relations.attach(records, relations.related_rows(session, contact_ids, used))
     checks = [(a, a.flt.predicate_at(moment)) for a in audiences if a.flt is not None]
     by_id = {a.id: a for a in audiences}
     stored: set[tuple[str, str]] = set()
@@ -213,6 +218,9 @@ def refresh_contacts(session: Session, list_id: str, contact_ids: Sequence[str],
         stored.update((a, c) for a, c in session.execute(statement))
     entering: list[tuple[StoredAudience, str]] = []
     leaving: list[tuple[StoredAudience, str]] = []
+    # Audiences come after those they read, and a contact's `audiences` rows follow each
+    # decision, so an audience reading another sees its new membership.
+    follow = relations.AUDIENCES in used
     for record in records:
         contact_id = record["id"]
         for audience, predicate in checks:
@@ -220,8 +228,17 @@ def refresh_contacts(session: Session, list_id: str, contact_ids: Sequence[str],
             if predicate(record):
                 if not inside:
                     entering.append((audience, contact_id))
+                    if follow:
+                        record[relations.AUDIENCES] = [
+                            *record[relations.AUDIENCES],
+                            {"id": audience.id, "name": audience.name, "mode": audience.mode},
+                        ]
             elif inside:
                 leaving.append((audience, contact_id))
+                if follow:
+                    record[relations.AUDIENCES] = [
+                        row for row in record[relations.AUDIENCES] if row["id"] != audience.id
+                    ]
     return _write(session, list_id, entering, leaving, cause, at)
 
 
@@ -233,17 +250,24 @@ def _selected(audience: StoredAudience, list_id: str, at: datetime) -> Select[st
         )
     if audience.flt is None:
         return None
-    condition = audience.flt.to_sqlalchemy(Contact, now=at)
+    condition = relations.condition(audience.flt, at)
     return select(Contact.id.label("id")).where(Contact.listId == list_id, condition)
 
 
 def refresh_audience(session: Session, audience: Audience, cause: str) -> int:
-    """Brings the stored members of one audience up to date, by two SQL set differences; the
-    number of events appended."""
-    stored_audience = StoredAudience.of(audience)
+    """Brings the stored members of one audience up to date, by two SQL set differences, then
+    those of the audiences that read it; the number of events appended."""
+    written = _refresh(session, StoredAudience.of(audience), audience.listId, cause)
+    if written:
+        for dependent in dependents(session, [audience.id]):
+            written += _refresh(session, dependent, audience.listId, cause)
+    return written
+
+
+def _refresh(session: Session, stored_audience: StoredAudience, list_id: str, cause: str) -> int:
     at = clock.now()
-    selected = _selected(stored_audience, audience.listId, at)
-    members = select(Membership.contactId).where(Membership.audienceId == audience.id)
+    selected = _selected(stored_audience, list_id, at)
+    members = select(Membership.contactId).where(Membership.audienceId == stored_audience.id)
     if selected is None:
         entering_ids: list[str] = []
         leaving_ids = list(session.scalars(members))
@@ -255,7 +279,7 @@ def refresh_audience(session: Session, audience: Audience, cause: str) -> int:
         )
     entering = [(stored_audience, c) for c in sorted(entering_ids)]
     leaving = [(stored_audience, c) for c in sorted(leaving_ids)]
-    return _write(session, audience.listId, entering, leaving, cause, at)
+    return _write(session, list_id, entering, leaving, cause, at)
 
 
 def remove_contact(session: Session, list_id: str, contact_id: str, cause: str) -> int:

@@ -19,9 +19,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ...db.engine import Database
-from ...db.models import Audience, Contact
+from ...db.models import Audience
 from ...db.queries import count, owned_audience, owned_list, page_of
-from ...domain import changes, clock
+from ...domain import changes, clock, references, relations
 from ...domain.audience_filters import (
     EMPTY,
     FILTERS_EMPTY,
@@ -33,7 +33,14 @@ from ...domain.audience_filters import (
     read_filters,
     warnings_for,
 )
-from ...domain.membership import MANUAL, SMART, audience_filter, audience_sizes, member_condition
+from ...domain.membership import (
+    MANUAL,
+    SMART,
+    audience_filter,
+    audience_sizes,
+    filter_in_use,
+    member_condition,
+)
 from ...domain.pages import ContactPages
 from ...http.errors import ApiError, AudienceRuleError
 from ...http.idempotency import RetryDep, once_then
@@ -130,6 +137,7 @@ def create_audience(
         _check_room(session, settings, lst.id)
         if given.filter is not None:
             check_list_room(session, lst.id, given.filter, excluding=None)
+        references.check(session, lst.id, None, filter_in_use(mode, filters))
         audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters)
         session.add(audience)
         session.flush()
@@ -191,7 +199,7 @@ def preview_audience(
         if flt.filter is None:
             raise AudienceRuleError(FILTERS_REQUIRED)
         result = ContactPages(session, lst, settings).page(
-            [flt.filter.to_sqlalchemy(Contact, now=clock.now())],
+            [relations.condition(flt.filter, clock.now())],
             page=query.page,
             limit=query.limit,
             sort=query.sort,
@@ -247,6 +255,7 @@ def update_audience(
         filters = _stored(mode, given, audience.filters)
         if given.filter is not None:
             check_list_room(session, audience.listId, given.filter, excluding=audience.id)
+        references.check(session, audience.listId, audience.id, filter_in_use(mode, filters))
         if body.name is not None:
             audience.name = body.name
         membership = (audience.mode, audience.filters) != (mode, filters)
@@ -263,6 +272,7 @@ def update_audience(
 def delete_audience(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
     with database.transaction() as session:
         audience, _ = changes.locked_audience(session, principal.account_id, id)
+        references.check_deletable(session, audience)
         view = audience_view(audience, subsCount=audience_sizes(session, [audience])[id])
         changes.audience_deleting(session, audience)
         session.execute(

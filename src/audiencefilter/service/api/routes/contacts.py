@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from ...db.models import Contact, List
 from ...db.queries import owned_contact, owned_list, text_filter
-from ...domain import changes, clock
+from ...domain import changes, clock, relations
 from ...domain.audience_filters import read_filters
 from ...domain.contact_fields import normalise_email
 from ...domain.pages import ContactPages
@@ -80,7 +80,7 @@ def _filters(query: ContactQuery) -> list[ColumnElement[bool]]:
             where.append(getattr(Contact, field).is_(value))
     flt = read_filters(query.filters, query.filtersText).filter
     if flt is not None:
-        where.append(flt.to_sqlalchemy(Contact, now=clock.now()))
+        where.append(relations.condition(flt, clock.now()))
     return where
 
 

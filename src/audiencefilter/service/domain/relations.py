@@ -1,0 +1,105 @@
+"""The contact schema's relations as the service stores them: `actions` and `audiences`.
+
+The library reads a relation condition over related rows: in SQL from a table correlated with
+the contact, in memory from a list of mappings under the relation's key. This module is the one
+place that says where the service keeps them:
+
+- `actions`: the `actions` table itself (foreign key `sub_id`, `created_at`), given to
+  `Filter.to_sqlalchemy` as a Core table since the ORM defines no relationships.
+- `audiences`: the audiences a contact is in, read from the stored membership (`memberships`
+  joined with `audiences`: manual members are copied there, so they count as related rows).
+
+In memory (`related_rows`) the same rows are loaded for the contacts being refreshed, only for
+the relations the filters at hand use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import ColumnElement, Table, select
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.expression import FromClause
+
+from ... import Filter
+from ..db.models import Action, Audience, Contact, Membership
+
+ACTIONS = "actions"
+AUDIENCES = "audiences"
+RELATIONS = frozenset({ACTIONS, AUDIENCES})
+CHUNK = 500
+
+
+def _contact_audiences() -> FromClause:
+    """`contact_audiences(contact_id, id, name, mode)`: one row per stored membership."""
+    return (
+        select(
+            Membership.contactId.label("contact_id"),
+            Audience.id.label("id"),
+            Audience.name.label("name"),
+            Audience.mode.label("mode"),
+        )
+        .join(Audience, Audience.id == Membership.audienceId)
+        .subquery("contact_audiences")
+    )
+
+
+_TABLES: dict[str, FromClause] = {
+    ACTIONS: cast(Table, Action.__table__),
+    AUDIENCES: _contact_audiences(),
+}
+
+
+def uses(flt: Filter | None) -> frozenset[str]:
+    """The relations a filter reads."""
+    if flt is None:
+        return frozenset()
+    return RELATIONS & flt.fields
+
+
+def condition(flt: Filter, now: datetime) -> ColumnElement[bool]:
+    """The filter as a condition on `contacts`, relation conditions over the service's tables."""
+    return flt.to_sqlalchemy(Contact, now=now, relations=_TABLES)
+
+
+def related_rows(
+    session: Session, contact_ids: Sequence[str], relations: Iterable[str]
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """`{relation: {contact id: related rows}}` for these contacts, as the library's in-memory
+    back-end reads them (a missing contact has none)."""
+    wanted = set(relations)
+    found: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in wanted}
+    for start in range(0, len(contact_ids), CHUNK):
+        chunk = contact_ids[start : start + CHUNK]
+        if ACTIONS in wanted:
+            actions = select(
+                Action.subId, Action.id, Action.name, Action.increase, Action.createdAt
+            ).where(Action.subId.in_(chunk))
+            rows = found[ACTIONS]
+            for contact_id, id_, name, increase, created in session.execute(actions):
+                if created.tzinfo is None:  # SQLite hands back naive UTC
+                    created = created.replace(tzinfo=UTC)
+                rows.setdefault(contact_id, []).append(
+                    {"id": id_, "name": name, "increase": increase, "createdAt": created}
+                )
+        if AUDIENCES in wanted:
+            audiences = (
+                select(Membership.contactId, Audience.id, Audience.name, Audience.mode)
+                .join(Audience, Audience.id == Membership.audienceId)
+                .where(Membership.contactId.in_(chunk))
+            )
+            rows = found[AUDIENCES]
+            for contact_id, id_, name, mode in session.execute(audiences):
+                rows.setdefault(contact_id, []).append({"id": id_, "name": name, "mode": mode})
+    return found
+
+
+def attach(
+    records: Sequence[dict[str, Any]], related: Mapping[str, Mapping[str, list[dict[str, Any]]]]
+) -> None:
+    """Puts each contact's related rows under the relation's key of its record."""
+    for record in records:
+        for name, by_contact in related.items():
+            record[name] = by_contact.get(record["id"], [])
