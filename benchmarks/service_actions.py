@@ -17,21 +17,17 @@ test_membership_benchmark.py runs it tiny, for its shape only).
 
 from __future__ import annotations
 
-import argparse
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import cycle
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import insert, select
 
 from audiencefilter.service.db.models import Action, Contact, new_id
 
-from .service_audiences import _postgres
-from .service_membership import Bench, _side_by_side
+from .service_membership import Bench, _side_by_side, run_engines
 
 TARGET = 2.0
 NAMES = ["share", "like", "visit"]
@@ -117,23 +113,7 @@ def _run(name: str, url: str, contacts: int, audiences: int, runs: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--contacts", type=int, default=10_000)
-    parser.add_argument("--audiences", type=int, default=50)
-    parser.add_argument("--runs", type=int, default=41, help="timed runs per request (median)")
-    parser.add_argument("--postgres", action="store_true")
-    args = parser.parse_args(argv)
-    print(f"median wall-clock ms over {args.runs} runs")
-    with tempfile.TemporaryDirectory(prefix="af-bench-") as folder:
-        url = f"sqlite:///{Path(folder) / 'bench.db'}"
-        _run("SQLite", url, args.contacts, args.audiences, args.runs)
-    if args.postgres:
-        with _postgres() as (pg, note):
-            if pg is None:
-                print(f"\nPostgreSQL: {note}")
-            else:
-                _run(f"PostgreSQL ({note})", pg, args.contacts, args.audiences, args.runs)
-    return 0
+    return run_engines(_run, argv, __doc__.splitlines()[0] if __doc__ else None, audiences=50)
 
 
 if __name__ == "__main__":

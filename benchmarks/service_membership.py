@@ -208,24 +208,35 @@ def _run(name: str, url: str, contacts: int, audiences: int, runs: int) -> None:
         bench.close()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+def run_engines(
+    run: Callable[[str, str, int, int, int], None],
+    argv: Sequence[str] | None,
+    description: str | None,
+    audiences: int,
+) -> int:
+    """The command line of the service benchmarks: `run(name, url, contacts, audiences, runs)`
+    on a fresh SQLite file, then on a throw-away PostgreSQL with `--postgres`."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--contacts", type=int, default=10_000)
-    parser.add_argument("--audiences", type=int, default=100)
+    parser.add_argument("--audiences", type=int, default=audiences)
     parser.add_argument("--runs", type=int, default=41, help="timed runs per request (median)")
     parser.add_argument("--postgres", action="store_true")
     args = parser.parse_args(argv)
     print(f"median wall-clock ms over {args.runs} runs")
     with tempfile.TemporaryDirectory(prefix="af-bench-") as folder:
         url = f"sqlite:///{Path(folder) / 'bench.db'}"
-        _run("SQLite", url, args.contacts, args.audiences, args.runs)
+        run("SQLite", url, args.contacts, args.audiences, args.runs)
     if args.postgres:
         with _postgres() as (pg, note):
             if pg is None:
                 print(f"\nPostgreSQL: {note}")
             else:
-                _run(f"PostgreSQL ({note})", pg, args.contacts, args.audiences, args.runs)
+                run(f"PostgreSQL ({note})", pg, args.contacts, args.audiences, args.runs)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_engines(_run, argv, __doc__.splitlines()[0] if __doc__ else None, audiences=100)
 
 
 if __name__ == "__main__":
