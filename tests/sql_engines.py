@@ -84,7 +84,7 @@ def _string_type(engine: Engine) -> TypeEngine[Any]:
 
 
 def _list_type(kind: af.FieldType, engine: Engine) -> TypeEngine[Any]:
-    """A list column as `backends/sql/lists.py` reads it: a native array on PostgreSQL
+    """A list column as the SQL dialects (`Dialect.list_test`) read it: a native array on PostgreSQL
     (numbers `numeric`) and DuckDB (numbers DOUBLE), JSON text elsewhere."""
     element = kind.element
     assert element is not None

@@ -303,6 +303,14 @@ def _dialect(sa_dialect: SADialect) -> Dialect:
     return DIALECTS.get(sa_dialect.name, _STANDARD)
 
 
+_NUMBER_BINDS: dict[str, Callable[[], TypeEngine[Any]]] = {
+    "numeric": Numeric,
+    "float": Float,
+    "untyped": NullType,
+}
+"""The SQLAlchemy type of each `Dialect.exact_number_bind`."""
+
+
 class ExactNumber(TypeDecorator[Any]):
     """A number bound in the form that compares exactly on each engine (see `bind_number`)."""
 
@@ -310,12 +318,8 @@ class ExactNumber(TypeDecorator[Any]):
     cache_ok = True
 
     def load_dialect_impl(self, dialect: SADialect) -> TypeEngine[Any]:
-        if dialect.name == "sqlite":
-            return dialect.type_descriptor(Float())
-        if dialect.name == "duckdb":
-            # Its Numeric turns values into floats on the way in; DuckDB binds ints as HUGEINT.
-            return dialect.type_descriptor(NullType())
-        return dialect.type_descriptor(Numeric())
+        kind = _dialect(dialect).exact_number_bind
+        return dialect.type_descriptor(_NUMBER_BINDS[kind]())
 
     def process_bind_param(self, value: Any, dialect: SADialect) -> Any:
         return _dialect(dialect).bind_number(value)
@@ -537,9 +541,9 @@ class _BoundWriter(SqlWriter):
 
 
 class ListCondition(ColumnElement[bool]):
-    """A test of a list column's items, written by `sql/lists.py` with each value bound; the
-    node (values and their Python types included) is part of the cache key, as for
-    `JsonCondition`."""
+    """A test of a list column's items, written by the dialect (`Dialect.list_test`) with
+    each value bound; the node (values and their Python types included) is part of the cache
+    key, as for `JsonCondition`."""
 
     _traverse_internals = [
         ("node", InternalTraversal.dp_plain_obj),
@@ -613,7 +617,7 @@ def _compile_anniversary(element: Anniversary, compiler: SQLCompiler, **kw: Any)
     column = compiler.process(element.column, **kw)
     try:
         return anniversary_sql(
-            _dialect(compiler.dialect), column, cast(MonthDays, element.node.value)
+            _dialect(compiler.dialect), lambda: column, cast(MonthDays, element.node.value)
         )
     except AnniversaryRefused as exc:
         raise refusal(element.node, exc) from None
