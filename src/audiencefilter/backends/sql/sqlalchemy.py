@@ -69,6 +69,7 @@ from ...language.nodes import (
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .dialects.base import AnniversaryRefused, anniversary_sql
+from .relations_sqlalchemy import aggregated_expression, quantified_expression
 from .text import (
     COMPARISON_OPERATORS,
     GROUP_WIDTH,
@@ -131,7 +132,8 @@ def _column_lookup(target: Any) -> Callable[[str], ColumnElement[Any]]:
 
 
 class ExpressionBuilder(Visitor[Expression]):
-    """Builds the expression of one filter over columns found by `lookup`."""
+    """Builds the expression of one filter over columns found by `lookup`; it implements
+    `relations_sqlalchemy.RelationBuilder`."""
 
     def __init__(
         self, lookup: Callable[[str], ColumnElement[Any]], schema: Schema, target: Any = None
@@ -143,11 +145,23 @@ class ExpressionBuilder(Visitor[Expression]):
         #: Core tables given for relations.
         self.target = target
         self.relations: Mapping[str, Any] = {}
+        #: The relations followed to reach the rows, dotted (`orders.`).
+        self.path = ""
 
     def column(self, field: str) -> ColumnElement[Any]:
         if field not in self.columns:
             self.columns[field] = self.lookup(field)
         return self.columns[field]
+
+    def related(
+        self, lookup: Callable[[str], ColumnElement[Any]], schema: Schema, target: Any, path: str
+    ) -> ExpressionBuilder:
+        inner = ExpressionBuilder(lookup, schema, target=target)
+        inner.relations, inner.path = self.relations, path
+        return inner
+
+    def valued(self, schema: Schema, field: str, value: ColumnElement[Any]) -> ExpressionBuilder:
+        return ExpressionBuilder(_column_lookup({field: value}), schema)
 
     def visit_and(self, node: And) -> Expression:
         return _balanced([self.visit(item) for item in node.items], and_)
@@ -162,13 +176,9 @@ class ExpressionBuilder(Visitor[Expression]):
         return true() if node.value else false()
 
     def visit_quantified(self, node: Quantified) -> Expression:
-        from .relations_sqlalchemy import quantified_expression
-
         return quantified_expression(self, node)
 
     def visit_aggregated(self, node: Aggregated) -> Expression:
-        from .relations_sqlalchemy import aggregated_expression
-
         return aggregated_expression(self, node)
 
     def visit_field_comparison(self, node: FieldComparison) -> Expression:
