@@ -59,12 +59,15 @@ def any_of(tests: list[str]) -> str:
     return "(" + " OR ".join(tests) + ")" if len(tests) > 1 else tests[0]
 
 
-def double_items(node: ListTest, element: FieldType) -> tuple[Any, ...] | None:
+def double_items(
+    node: ListTest, element: FieldType, holds: Callable[[Any], bool] = double_exact
+) -> tuple[Any, ...] | None:
     """The literals an engine comparing numbers as doubles can match: an integer no double
-    holds equals no item. None when the test is then FALSE for every present list."""
+    holds (`holds` says which it does) equals no item. None when the test is then FALSE for
+    every present list."""
     if element is not FieldType.NUMBER:
         return node.value
-    values = tuple(v for v in node.value if double_exact(v))
+    values = tuple(v for v in node.value if holds(v))
     if not values or (len(values) < len(node.value) and node.op is not ListOp.HAS_SOME):
         return None
     return values

@@ -6,6 +6,8 @@ Design choices:
 - A backslash is an escape unless NO_BACKSLASH_ESCAPES is set: text holding one (or a control
   character) is written in hex, which reads the same under both settings.
 - Date-times are UTC `DATETIME(6)`; JSON values are read with `JSON_EXTRACT`.
+- An integer literal wider than 65 digits (a DECIMAL's most) is written as a double: MariaDB
+  would clamp it to 65 nines, which a large stored double passes.
 - Lists are JSON holding an array, its items numbered by `JSON_TABLE` and read with their
   JSON type, as data paths are read; numbers compare as doubles there, so an integer no
   double holds matches no item. Date-time lists are refused, as on SQLite.
@@ -13,7 +15,9 @@ Design choices:
 
 from __future__ import annotations
 
+import math
 import re
+import sys
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -21,7 +25,15 @@ from typing import Any
 from ....language.fields import FieldType, ListOp
 from ....language.lists import refused
 from ....language.nodes import ListTest
-from .base import FOLD_DOTTED_I, AnniversaryRefused, Dialect, Number, integral, utc_text
+from .base import (
+    FOLD_DOTTED_I,
+    AnniversaryRefused,
+    Dialect,
+    Number,
+    as_double,
+    integral,
+    utc_text,
+)
 from .list_sql import (
     ListWriter,
     all_of,
@@ -47,12 +59,15 @@ class MySQL(Dialect):
             return f"_utf8mb4 X'{value.encode('utf-8').hex().upper()}'"
         return "'" + value.replace("'", "''") + "'"
 
+    def number(self, value: Number) -> str:
+        value = _within_decimal(integral(value))
+        return repr(value) if isinstance(value, float) else str(value)
+
     def bind_number(self, value: Number) -> object:
         """A float as a float: the driver writes a Decimal as a decimal literal, and MySQL keeps
         at most 30 decimal places (5e-324 would become 0); a float is written as the double
         literal `to_sql` inlines, and a double compares with a bigint in the right order."""
-        value = integral(value)
-        return value
+        return _within_decimal(integral(value))
 
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}'"
@@ -226,3 +241,18 @@ def _numbered(array: str, condition: str) -> str:
         f"EXISTS (SELECT 1 FROM JSON_TABLE({array}, '$[*]' COLUMNS (o FOR ORDINALITY)) "
         f"AS af_e WHERE {condition})"
     )
+
+
+DECIMAL_DIGITS = 65
+"""The most digits of a MySQL/MariaDB DECIMAL: a wider integer literal is clamped to 65 nines."""
+
+
+def _within_decimal(value: Number) -> Number:
+    """An integer wider than `DECIMAL_DIGITS` as the double nearest it (the largest finite
+    double beyond the doubles' range): every value MySQL stores, a bigint, a DECIMAL(65) or a
+    JSON number read as DOUBLE, orders against it as against the integer, where the clamped
+    literal would be passed by 10^70."""
+    if isinstance(value, int) and len(str(abs(value))) > DECIMAL_DIGITS:
+        real = as_double(value)
+        return real if math.isfinite(real) else math.copysign(sys.float_info.max, real)
+    return value

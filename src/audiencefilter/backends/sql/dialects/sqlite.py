@@ -10,8 +10,10 @@ Design choices:
 - JSON paths quote each key as `$."key"`; a key holding `"` or `\\` (which the quoted label
   cannot escape) is looked up through `json_each`.
 - Lists are JSON text holding an array, read with `json_each`, each item tested together with
-  its JSON type (`true` is no number, `"1"` no number). Date-time lists are refused: JSON has
-  no date-time type, and SQLite has no exact parse of ISO 8601 text to the microsecond.
+  its JSON type (`true` is no number, `"1"` no number). An item is a 64-bit integer or a
+  double, so an integer literal beyond 64 bits that no double holds equals none. Date-time
+  lists are refused: JSON has no date-time type, and SQLite has no exact parse of ISO 8601
+  text to the microsecond.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from ....language.fields import FieldType, ListOp, Op
 from ....language.lists import refused
 from ....language.nodes import ListTest
+from ....language.values import double_exact
 from .base import (
     INT64_MAX,
     INT64_MIN,
@@ -36,7 +39,7 @@ from .base import (
     integral,
     utc_text,
 )
-from .list_sql import ListWriter, all_of, literal_of
+from .list_sql import ListWriter, all_of, double_items, literal_of
 
 MONTH_DAY_FUNCTION = "audiencefilter_month_day"
 
@@ -77,7 +80,7 @@ class SQLite(Dialect):
         return utc_text(value)
 
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
-        """UTC by `strftime`; another zone by the Python function `register_unicode_lower`
+        """UTC by `strftime`; another zone by the Python function `register_sqlite_functions`
         registers (sqlite_functions.py), which plain SQLite lacks: it then stops with "no
         such function", never answering in another zone."""
         if zone == "UTC":
@@ -147,6 +150,9 @@ class SQLite(Dialect):
             raise refused(node, self.title, "a JSON array holds date-times as text")
         if node.op is ListOp.IS_EMPTY:
             return f"json_array_length({column}) = 0"
+        values = double_items(node, element, _stored_exactly)
+        if values is None:
+            return self.false
         item = self.fold("e.value") if node.insensitive else "e.value"
         render = literal_of(out, element)
 
@@ -156,13 +162,13 @@ class SQLite(Dialect):
             return f"e.type IN {_ITEM_TYPES[element]} AND {item} = {render(value)}"
 
         if node.op is ListOp.EQUALS:
-            tests = [f"json_array_length({column}) = {len(node.value)}"]
-            for index, value in enumerate(node.value):
+            tests = [f"json_array_length({column}) = {len(values)}"]
+            for index, value in enumerate(values):
                 tests.append(_each(column, f"e.key = {index} AND {matches(value)}"))
             return all_of(tests)
         if node.op is ListOp.HAS_EVERY:
-            return all_of([_each(column, matches(v)) for v in node.value])
-        return _each(column, "(" + " OR ".join(matches(v) for v in node.value) + ")")
+            return all_of([_each(column, matches(v)) for v in values])
+        return _each(column, "(" + " OR ".join(matches(v) for v in values) + ")")
 
     def array_test(self, out: ListWriter, node: ListTest) -> str:
         def kind() -> str:
@@ -202,6 +208,12 @@ _ITEM_TYPES = {
     FieldType.STRING: "('text')",
     FieldType.NUMBER: "('integer', 'real')",
 }
+
+
+def _stored_exactly(value: Any) -> bool:
+    """Whether a JSON item can equal `value`: SQLite stores a JSON number as a 64-bit integer
+    or a double, so an integer beyond 64 bits that no double holds equals none."""
+    return INT64_MIN <= value <= INT64_MAX or double_exact(value)
 
 
 def _each(array: str, condition: str) -> str:
