@@ -135,9 +135,9 @@ def _row(record: dict[str, Any], schema: af.Schema, native_lists: bool = True) -
     return row
 
 
-def _exact_item(value: float) -> int | Decimal:
+def _exact_item(value: float) -> Decimal:
     item = integral(value)
-    return item if isinstance(item, int) else Decimal(repr(item))
+    return Decimal(item) if isinstance(item, int) else Decimal(repr(item))
 
 
 @dataclass

@@ -10,6 +10,8 @@ so reading the wrong row gives another answer.
 
 from __future__ import annotations
 
+import sqlite3
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -26,9 +28,13 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 import audiencefilter as af
-from audiencefilter.language.relations import Relation
+from audiencefilter.backends.sql.text import to_sql
+from audiencefilter.language.anniversary import MonthDays
+from audiencefilter.language.nodes import Aggregated, Quantified
+from audiencefilter.language.relations import Aggregate, Quantifier, Relation
 from tests.sql_engines import Database, _column_type, _row, database_params, open_database
 
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 LINES = af.Schema.of("line", sku="string", quantity="number", lim="number")
 ORDERS = af.Schema.of(
     "order",
@@ -209,3 +215,64 @@ def test_sqlalchemy_orm_follows_nested_relationships(where: dict[str, Any]) -> N
         expected = {r["id"] for r in _records() if flt.matches(r)}
         query = select(Customer.id).where(flt.to_sqlalchemy(Customer))
         assert set(session.scalars(query)) == expected
+
+
+# Index advice (docs/backends.md, "Relations"): with the advised indexes every relation
+# subquery on SQLite reads one contact's rows through an index instead of scanning the table.
+
+ADVISED_INDEXES = (
+    "CREATE INDEX actions_sub_name_created ON actions (sub_id, name, created_at)",
+    "CREATE INDEX actions_sub_created ON actions (sub_id, created_at)",
+)
+BEHAVIOURS: list[dict[str, Any]] = [
+    {"actions": {"some": {"name": "share", "createdAt": {"gte": {"ago": "P30D"}}}}},
+    {"actions": {"where": {"name": "share"}, "count": {"gte": 3}}},
+    {"actions": {"max": {"createdAt": {"gte": {"ago": "P7D"}}}}},
+    {"actions": {"none": {}}},
+    {"actions": {"sum": {"increase": {"gte": 10}}}},
+    {"actions": {"every": {"increase": {"gt": 0}}}},
+]
+
+
+def _plan(indexes: tuple[str, ...], where: dict[str, Any]) -> list[str]:
+    connection = sqlite3.connect(":memory:")
+    af.register_sqlite_functions(connection)
+    connection.execute("CREATE TABLE contacts (id TEXT PRIMARY KEY, email TEXT)")
+    connection.execute(
+        "CREATE TABLE actions (id TEXT PRIMARY KEY, sub_id TEXT, name TEXT, increase INTEGER, "
+        "created_at TEXT)"
+    )
+    for index in indexes:
+        connection.execute(index)
+    sql = af.parse(where).to_sql("sqlite", now=NOW)
+    rows = connection.execute(f"EXPLAIN QUERY PLAN SELECT id FROM contacts WHERE {sql}")
+    plan = [row[3] for row in rows]
+    connection.close()
+    return [step for step in plan if " r1" in step]
+
+
+@pytest.mark.parametrize("where", BEHAVIOURS, ids=[str(i) for i in range(len(BEHAVIOURS))])
+def test_the_advised_indexes_serve_every_relation_subquery(where: dict[str, Any]) -> None:
+    steps = _plan(ADVISED_INDEXES, where)
+    assert steps and all(_indexed(step) for step in steps), steps
+    assert not all(_indexed(step) for step in _plan((), where)), "without them"
+
+
+def _indexed(step: str) -> bool:
+    """A step reading one contact's related rows through an advised index."""
+    return (
+        step.startswith("SEARCH r1 USING") and "INDEX actions_sub" in step and "(sub_id=?" in step
+    )
+
+
+def test_an_anniversary_outside_utc_inside_a_relation_is_refused_on_mysql() -> None:
+    """As at top level: MySQL/MariaDB cannot take a local date in a named zone."""
+    paris = MonthDays(zone="Europe/Paris", ranges=((101, 101),))
+    inner = af.Comparison("createdAt", af.Op.ANNIVERSARY, paris)
+    for node in (
+        Quantified("actions", Quantifier.SOME, inner),
+        Aggregated("actions", Aggregate.MAX, "createdAt", inner, af.TRUE),
+    ):
+        with pytest.raises(af.FilterError, match="Europe/Paris"):
+            to_sql(node, af.CONTACT, "mysql")
+        assert "Europe/Paris" in to_sql(node, af.CONTACT, "postgresql")
