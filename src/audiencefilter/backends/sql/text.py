@@ -257,13 +257,23 @@ class SqlWriter(Visitor[str]):
         assert isinstance(node.value, tuple)
         split_numbers = split and kind is FieldType.NUMBER and self.dialect.unifies_lists
         groups = number_groups(node.value) if split_numbers else [node.value]
+        return self.in_list(node.op, column, groups, render)
+
+    def in_list(
+        self,
+        op: Op,
+        column: Callable[[], str],
+        groups: list[tuple[Any, ...]],
+        render: Callable[[Any], str],
+    ) -> str:
+        """`in`/`notIn` of one list, or of several groups ORed (`number_groups`)."""
         if len(groups) == 1:
             subject = column()  # before the values, as in the text
             values = ", ".join([render(v) for v in groups[0]])
-            return f"{subject} {_LIST_KEYWORD[node.op]} ({values})"
+            return f"{subject} {_LIST_KEYWORD[op]} ({values})"
         tests = [f"{column()} IN ({', '.join([render(v) for v in g])})" for g in groups]
         either = "(" + " OR ".join(tests) + ")"
-        return f"NOT {either}" if node.op is Op.NOT_IN else either
+        return f"NOT {either}" if op is Op.NOT_IN else either
 
     def string_comparison(self, node: Comparison, column: str) -> str:
         subject = self.dialect.fold(column) if node.insensitive else column

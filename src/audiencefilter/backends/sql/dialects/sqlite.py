@@ -153,14 +153,7 @@ class SQLite(Dialect):
         values = double_items(node, element, _stored_exactly)
         if values is None:
             return self.false
-        item = self.fold("e.value") if node.insensitive else "e.value"
-        render = literal_of(out, element)
-
-        def matches(value: Any) -> str:
-            if element is FieldType.BOOLEAN:
-                return f"e.type = '{'true' if value else 'false'}'"
-            return f"e.type IN {_ITEM_TYPES[element]} AND {item} = {render(value)}"
-
+        matches = self._list_item(out, node, element)
         if node.op is ListOp.EQUALS:
             tests = [f"json_array_length({column}) = {len(values)}"]
             for index, value in enumerate(values):
@@ -169,6 +162,20 @@ class SQLite(Dialect):
         if node.op is ListOp.HAS_EVERY:
             return all_of([_each(column, matches(v)) for v in values])
         return _each(column, "(" + " OR ".join(matches(v) for v in values) + ")")
+
+    def _list_item(
+        self, out: ListWriter, node: ListTest, element: FieldType
+    ) -> Callable[[Any], str]:
+        """The test that the item `e` of `json_each` equals a literal, its JSON type first."""
+        item = self.fold("e.value") if node.insensitive else "e.value"
+        render = literal_of(out, element)
+
+        def matches(value: Any) -> str:
+            if element is FieldType.BOOLEAN:
+                return f"e.type = '{'true' if value else 'false'}'"
+            return f"e.type IN {_ITEM_TYPES[element]} AND {item} = {render(value)}"
+
+        return matches
 
     def array_test(self, out: ListWriter, node: ListTest) -> str:
         def kind() -> str:
