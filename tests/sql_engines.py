@@ -50,7 +50,7 @@ from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeEngine
 
 import audiencefilter as af
-from audiencefilter.backends.sql.sqlite_functions import register_unicode_lower
+from audiencefilter.backends.sql.dialects import integral
 from audiencefilter.language.values import record_datetime
 from tests.engines import Engine as SuiteEngine
 
@@ -84,7 +84,7 @@ def _string_type(engine: Engine) -> TypeEngine[Any]:
 
 
 def _list_type(kind: af.FieldType, engine: Engine) -> TypeEngine[Any]:
-    """A list column as `backends/sql/lists.py` reads it: a native array on PostgreSQL
+    """A list column as the SQL dialects (`Dialect.list_test`) read it: a native array on PostgreSQL
     (numbers `numeric`) and DuckDB (numbers DOUBLE), JSON text elsewhere."""
     element = kind.element
     assert element is not None
@@ -127,10 +127,17 @@ def _row(record: dict[str, Any], schema: af.Schema, native_lists: bool = True) -
             if not native_lists:  # JSON text: ISO 8601 strings (which those engines refuse)
                 value = [None if v is None else v.isoformat() for v in value]
         if value is not None and f.type is af.FieldType.NUMBER_LIST and native_lists:
-            # One item type for the driver: exact decimals (PostgreSQL's numeric[]).
-            value = [None if v is None else Decimal(repr(v)) for v in value]
+            # One item type for the driver, each the number memory compares: an integral float
+            # as the integer it equals (1e23 is 99999999999999991611392, not 10**23), others as
+            # their shortest decimal (PostgreSQL's numeric[]), as the SQL writes literals.
+            value = [None if v is None else _exact_item(v) for v in value]
         row[f.name] = value
     return row
+
+
+def _exact_item(value: float) -> Decimal:
+    item = integral(value)
+    return Decimal(item) if isinstance(item, int) else Decimal(repr(item))
 
 
 @dataclass
@@ -283,7 +290,7 @@ def _in_process(dialect: str) -> Database:
         # One connection for the session: an in-memory database lives as long as it.
         engine = create_engine(url, poolclass=StaticPool)
         if dialect == "sqlite":
-            register_unicode_lower(engine)
+            af.register_sqlite_functions(engine)
         _open[dialect] = Database(dialect, engine)
     return _open[dialect]
 

@@ -369,8 +369,6 @@ def test_anniversary_on_mysql_outside_utc_is_refused() -> None:
 def test_anniversary_on_plain_sqlite_outside_utc_stops_rather_than_answers() -> None:
     import sqlite3
 
-    from audiencefilter.backends.sql.sqlite_functions import register_unicode_lower
-
     now = datetime(2025, 6, 14, 23, tzinfo=UTC)
     flt = af.parse({"createdAt": {"anniversary": {"this": "day", "timeZone": "Europe/Paris"}}})
     sql = f"SELECT id FROM t WHERE {flt.to_sql('sqlite', now=now)}"
@@ -379,7 +377,7 @@ def test_anniversary_on_plain_sqlite_outside_utc_stops_rather_than_answers() -> 
     connection.execute("INSERT INTO t VALUES ('a', '1995-06-14 23:30:00.000000')")
     with pytest.raises(sqlite3.OperationalError, match="no such function"):
         connection.execute(sql).fetchall()
-    register_unicode_lower(connection)
+    af.register_sqlite_functions(connection)
     assert connection.execute(sql).fetchall() == [("a",)]
 
 

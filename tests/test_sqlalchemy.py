@@ -28,7 +28,10 @@ from sqlalchemy.pool import StaticPool
 
 import audiencefilter as af
 from audiencefilter.backends.sql.sqlalchemy import ExpressionBuilder
-from audiencefilter.backends.sql.sqlite_functions import register_unicode_lower, unicode_lower
+from audiencefilter.backends.sql.sqlite_functions import (
+    register_unicode_lower,
+    unicode_lower,
+)
 from audiencefilter.language.visitor import missing_handlers
 
 
@@ -58,7 +61,7 @@ ROWS = [
 @pytest.fixture(scope="module")
 def engine() -> Iterator[Engine]:
     engine = create_engine("sqlite://", poolclass=StaticPool)
-    register_unicode_lower(engine)
+    af.register_sqlite_functions(engine)
     Base.metadata.create_all(engine)
     with Session(engine) as session:
         session.add_all([Contact(**row) for row in ROWS])
@@ -180,7 +183,7 @@ def test_unicode_lower_on_a_sqlite3_connection() -> None:
     connection = sqlite3.connect(":memory:")
     # SQLite's own lower() folds ASCII only.
     assert connection.execute("SELECT lower('ÉLODIE')").fetchone() == ("Élodie",)
-    register_unicode_lower(connection)
+    af.register_sqlite_functions(connection)
     folded = connection.execute("SELECT lower('ÉLODIE'), lower('İ'), lower(NULL), lower(5)")
     assert folded.fetchone() == ("élodie", "i\u0307", None, 5)
     connection.close()
@@ -188,10 +191,10 @@ def test_unicode_lower_on_a_sqlite3_connection() -> None:
 
 def test_unicode_lower_refuses_other_targets() -> None:
     with pytest.raises(TypeError, match="sqlite3 connection or a SQLAlchemy engine"):
-        register_unicode_lower("sqlite://")
+        af.register_sqlite_functions("sqlite://")
     duck = create_engine("duckdb:///:memory:")
     with pytest.raises(TypeError, match="on SQLite, not on duckdb"):
-        register_unicode_lower(duck)
+        af.register_sqlite_functions(duck)
     duck.dispose()
     assert unicode_lower(b"AB") == b"AB"
 
@@ -202,3 +205,11 @@ def test_engine_created_at_is_compared_as_utc_text(engine: Engine) -> None:
         session.commit()
     flt = af.parse({"createdAt": {"gte": "2025-01-01T01:00:00+01:00", "lt": "2025-01-01T00:00:01"}})
     assert _ids(engine, select(Contact.id).where(flt.to_sqlalchemy(Contact))) == ["c1"]
+
+
+def test_the_former_name_still_registers_with_a_deprecation_warning() -> None:
+    connection = sqlite3.connect(":memory:")
+    with pytest.warns(DeprecationWarning, match="register_sqlite_functions"):
+        register_unicode_lower(connection)
+    assert connection.execute("SELECT lower('ÉLODIE')").fetchone() == ("élodie",)
+    connection.close()

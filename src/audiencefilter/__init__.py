@@ -63,6 +63,7 @@ __all__ = [
     "json_schema",
     "parse",
     "parse_text",
+    "register_sqlite_functions",
     "render_error",
     "select",
     "system_clock",
@@ -88,6 +89,19 @@ def select(
     """The records that belong to the audience, lazily and in order (relative date-times taken
     at `now`, default the clock when called)."""
     return flt.select(records, now=now)
+
+
+def register_sqlite_functions(target: Any) -> None:
+    """Give SQLite what the SQL back-ends write for it: a `lower()` folding case as Python
+    does, and the local month-day of anniversaries outside UTC.
+
+    `target` is a `sqlite3` connection (registered at once) or a SQLAlchemy engine on SQLite,
+    sync or async (registered on each new connection: call it before the engine connects).
+    See docs/backends.md, "SQLite functions".
+    """
+    from .backends.sql.sqlite_functions import register_sqlite_functions as register
+
+    register(target)
 
 
 _LAZY = {

@@ -9,54 +9,106 @@ The related rows are found one of two ways:
   related field is the column keyed by its name, else the relation's declared column
   (`Relation.columns`).
 
-W and an aggregate's test are built by an `ExpressionBuilder` over the related columns or over
-the subquery, so every per-dialect rule of the scalar conditions applies inside (see
-`relations_text.py` for the SQL each construct becomes).
+W and an aggregate's test are built by a builder of the same kind over the related columns or
+over the subquery, so every per-dialect rule of the scalar conditions applies inside (see
+`relations_text.py` for the SQL each construct becomes). A relation inside W (a nested
+relation) is followed the same way from the related rows: the related class's relationship
+(ORM), or the table given as `relations["orders.lines"]` (or `relations["lines"]`) for Core.
+
+This module does not import the builder (`sqlalchemy.py`): the builder implements
+`RelationBuilder` and passes itself in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from sqlalchemy import ColumnElement, false, func, literal, not_, select
 from sqlalchemy.sql.expression import FromClause
 
-from ...language.nodes import TRUE, Aggregated, Quantified
+from ...language.fields import Schema
+from ...language.nodes import TRUE, Aggregated, Node, Quantified
 from ...language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
 
-if TYPE_CHECKING:
-    from .sqlalchemy import ExpressionBuilder
-
 Expression = ColumnElement[bool]
+Lookup = Callable[[str], ColumnElement[Any]]
 
 
-def _rows(
-    builder: ExpressionBuilder, relation: Relation
-) -> tuple[Any, ColumnElement[bool], Callable[[str], ColumnElement[Any]]]:
-    """The related row source, its join with the contact, and a lookup of related fields."""
-    source = builder.relations.get(relation.name)
+class RelationBuilder(Protocol):
+    """What relation conditions need of the SQLAlchemy builder that meets them."""
+
+    @property
+    def schema(self) -> Schema: ...
+
+    @property
+    def target(self) -> Any: ...
+
+    @property
+    def relations(self) -> Mapping[str, Any]: ...
+
+    @property
+    def path(self) -> str:
+        """The relations followed to reach this row source, dotted (`orders.`), or empty."""
+        ...
+
+    def visit(self, node: Node) -> Expression: ...
+
+    def column(self, field: str) -> ColumnElement[Any]: ...
+
+    def related(self, lookup: Lookup, schema: Schema, target: Any, path: str) -> RelationBuilder:
+        """A builder over related rows: `lookup` finds their columns, `target` is their ORM
+        class (None for a Core table)."""
+        ...
+
+    def valued(self, schema: Schema, field: str, value: ColumnElement[Any]) -> RelationBuilder:
+        """A builder whose one field `field` is the SQL expression `value`."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The related row source, its join with the row it belongs to, and its columns."""
+
+    source: Any
+    join: Expression
+    lookup: Lookup
+    target: Any
+
+
+def _core_lookup(table: FromClause, relation: Relation) -> Lookup:
     declared = dict(relation.columns)
-    if source is not None:
-        if not isinstance(source, FromClause):
-            raise ValueError(f"relations[{relation.name!r}] is no table: {source!r}")
-        table = source
 
-        def core(name: str) -> ColumnElement[Any]:
-            # A column keyed by the field's name, else the relation's column name for it.
-            found: ColumnElement[Any] = (
-                table.c[name] if name in table.c else table.c[declared.get(name, name)]
-            )
-            return found
+    def core(name: str) -> ColumnElement[Any]:
+        # A column keyed by the field's name, else the relation's column name for it.
+        found: ColumnElement[Any] = (
+            table.c[name] if name in table.c else table.c[declared.get(name, name)]
+        )
+        return found
 
-        return table, core(relation.foreign_key) == builder.column(relation.key), core
-    attribute = getattr(builder.target, relation.name, None)
-    prop = getattr(attribute, "property", None)
+    return core
+
+
+def _core_rows(builder: RelationBuilder, relation: Relation) -> _Rows | None:
+    path = builder.path + relation.name
+    source = builder.relations.get(path, builder.relations.get(relation.name))
+    if source is None:
+        return None
+    if not isinstance(source, FromClause):
+        raise ValueError(f"relations[{path!r}] is no table: {source!r}")
+    core = _core_lookup(source, relation)
+    return _Rows(source, core(relation.foreign_key) == builder.column(relation.key), core, None)
+
+
+def _orm_rows(builder: RelationBuilder, relation: Relation) -> _Rows:
+    prop = getattr(getattr(builder.target, relation.name, None), "property", None)
     mapper = getattr(prop, "mapper", None)
-    if mapper is None:
+    if prop is None or mapper is None:
+        path = builder.path + relation.name
         raise ValueError(
             f"{builder.target!r} has no relationship {relation.name!r}; give the related table "
-            f"as relations={{{relation.name!r}: table}}"
+            f"as relations={{{path!r}: table}}"
         )
     related = mapper.class_
 
@@ -67,47 +119,45 @@ def _rows(
         element: ColumnElement[Any] = found.__clause_element__()
         return element
 
-    assert prop is not None  # it has a mapper
-    return related, prop.primaryjoin, orm
+    return _Rows(related, prop.primaryjoin, orm, related)
 
 
-def _where(
-    builder: ExpressionBuilder, relation: Relation, lookup: Callable[[str], Any], node: Any
-) -> Expression:
-    from .sqlalchemy import ExpressionBuilder
+def _rows(builder: RelationBuilder, relation: Relation) -> tuple[_Rows, RelationBuilder]:
+    """The related rows (a Core table given for the relation, else the ORM relationship),
+    and a builder over them."""
+    rows = _core_rows(builder, relation) or _orm_rows(builder, relation)
+    inner = builder.related(
+        rows.lookup, relation.schema, rows.target, builder.path + relation.name + "."
+    )
+    return rows, inner
 
-    return ExpressionBuilder(lookup, relation.schema, target=None).visit(node)
 
-
-def quantified_expression(builder: ExpressionBuilder, node: Quantified) -> Expression:
-    relation = relation_of(builder.schema, node.relation)
-    source, join, lookup = _rows(builder, relation)
-    query = select(literal(1)).select_from(source).where(join)
+def quantified_expression(builder: RelationBuilder, node: Quantified) -> Expression:
+    rows, inner = _rows(builder, relation_of(builder.schema, node.relation))
+    query = select(literal(1)).select_from(rows.source).where(rows.join)
     if node.quantifier is Quantifier.EVERY:
-        where = _where(builder, relation, lookup, node.where)
+        where = inner.visit(node.where)
         return ~query.where(not_(func.coalesce(where, false()))).exists()
     if node.where != TRUE:
-        query = query.where(_where(builder, relation, lookup, node.where))
+        query = query.where(inner.visit(node.where))
     exists = query.exists()
     return exists if node.quantifier in (Quantifier.SOME, Quantifier.IS) else ~exists
 
 
-def aggregated_expression(builder: ExpressionBuilder, node: Aggregated) -> Expression:
-    from .sqlalchemy import ExpressionBuilder, _column_lookup
-
-    relation = relation_of(builder.schema, node.relation)
-    source, join, lookup = _rows(builder, relation)
-    value: ColumnElement[Any]
+def _aggregate(rows: _Rows, node: Aggregated) -> ColumnElement[Any]:
     if node.function is Aggregate.COUNT:
-        value = func.count()
-    elif node.function is Aggregate.SUM:
-        value = func.coalesce(func.sum(lookup(node.field)), 0)
-    else:
-        pick = func.min if node.function is Aggregate.MIN else func.max
-        value = pick(lookup(node.field))
-    query = select(value).select_from(source).where(join)
+        return func.count()
+    if node.function is Aggregate.SUM:
+        return func.coalesce(func.sum(rows.lookup(node.field)), 0)
+    pick = func.min if node.function is Aggregate.MIN else func.max
+    return pick(rows.lookup(node.field))
+
+
+def aggregated_expression(builder: RelationBuilder, node: Aggregated) -> Expression:
+    relation = relation_of(builder.schema, node.relation)
+    rows, inner = _rows(builder, relation)
+    query = select(_aggregate(rows, node)).select_from(rows.source).where(rows.join)
     if node.where != TRUE:
-        query = query.where(_where(builder, relation, lookup, node.where))
-    column: Mapping[str, Any] = {node.field: query.scalar_subquery()}
+        query = query.where(inner.visit(node.where))
     values = value_schema(relation, node.function, node.field)
-    return ExpressionBuilder(_column_lookup(column), values, target=None).visit(node.test)
+    return builder.valued(values, node.field, query.scalar_subquery()).visit(node.test)

@@ -9,10 +9,18 @@
     max(actions.createdAt)  (SELECT MAX("r1"."created_at") FROM ... WHERE <join>)
 
 Design choices:
-- W is written by a `SqlWriter` of the same dialect whose columns are the alias's, so every
-  comparison rule inside a relation (case folding, numbers, date-times as each engine stores
-  them) is the scalar conditions' own; an aggregate's test is written by a `SqlWriter` whose one
-  "column" is the subquery, so `count >= 3` is the ordinary number comparison.
+- W is written by a writer of the same dialect whose columns are the alias's (`RelationWriter.
+  related`), so every comparison rule inside a relation (case folding, numbers, date-times as
+  each engine stores them) is the scalar conditions' own, and a relation inside W (a nested
+  relation) is one more correlated subquery; an aggregate's test is written by a writer whose
+  one "column" is the subquery (`RelationWriter.valued`), so `count >= 3` is the ordinary
+  number comparison.
+- The subquery is written anew at each use (a `Callable`): a test such as `within` or an
+  anniversary writes its column twice, and with placeholders each copy needs its own
+  parameters, in the order they appear.
+- This module does not import the writer (`text.py`): the writer implements `RelationWriter`
+  and passes itself in. A dialect that cannot run correlated subqueries says so
+  (`Dialect.relations`).
 - `every` keeps a row out of W's answer unless W is TRUE for it (`NOT COALESCE(W, FALSE)`): an
   UNKNOWN row breaks `every`, as semantics.md says.
 - `SUM` over no values is NULL in SQL and 0 here (`COALESCE`); `MIN`/`MAX` over none stay NULL,
@@ -26,10 +34,11 @@ Design choices:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
-from ...language.nodes import TRUE, Aggregated, Quantified
+from ...language.fields import Schema
+from ...language.nodes import TRUE, Aggregated, Node, Quantified
 from ...language.relations import (
     Aggregate,
     Quantifier,
@@ -38,9 +47,42 @@ from ...language.relations import (
     relation_of,
     value_schema,
 )
+from .dialects import Dialect
 
-if TYPE_CHECKING:
-    from .text import SqlWriter
+
+class RelationWriter(Protocol):
+    """What relation conditions need of the SQL writer that meets them."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    @property
+    def schema(self) -> Schema: ...
+
+    @property
+    def columns(self) -> Mapping[str, str]: ...
+
+    @property
+    def table(self) -> str: ...
+
+    @property
+    def tables(self) -> Mapping[str, str]: ...
+
+    def visit(self, node: Node) -> str: ...
+
+    def column(self, field: str) -> str: ...
+
+    def next_alias(self) -> str:
+        """A table alias not yet used in the statement."""
+        ...
+
+    def related(self, schema: Schema, columns: Mapping[str, str], alias: str) -> RelationWriter:
+        """A writer of the same statement over the related rows named `alias`."""
+        ...
+
+    def valued(self, schema: Schema, field: str, value: Callable[[], str]) -> RelationWriter:
+        """A writer of the same statement whose one field `field` is the SQL `value()`."""
+        ...
 
 
 def related_columns(relation: Relation, columns: Mapping[str, str]) -> dict[str, str]:
@@ -52,64 +94,53 @@ def related_columns(relation: Relation, columns: Mapping[str, str]) -> dict[str,
     return found
 
 
-def _source(writer: SqlWriter, node: Quantified | Aggregated) -> tuple[Relation, str, SqlWriter]:
-    """The relation, `FROM <table> AS <alias> WHERE <join>`, and a writer over the alias."""
-    from .text import SqlWriter
+def _relation(writer: RelationWriter, name: str) -> Relation:
+    relation = relation_of(writer.schema, name)
+    if not writer.dialect.relations:
+        raise refused(writer.dialect.title, relation.name)
+    return relation
 
-    relation = relation_of(writer.schema, node.relation)
-    if writer.dialect.name == "spark":
-        raise refused("Spark SQL", relation.name)
-    writer.aliases[0] += 1
-    alias = f"r{writer.aliases[0]}"
+
+def _source(writer: RelationWriter, relation: Relation) -> tuple[str, RelationWriter]:
+    """`FROM <table> AS <alias> WHERE <join>`, and a writer over the alias."""
+    alias = writer.next_alias()
     quote = writer.dialect.quote
-    inner = SqlWriter(
-        writer.dialect,
-        relation.schema,
-        related_columns(relation, writer.columns),
-        writer.params,
-        table=alias,
-        aliases=writer.aliases,
-        qualify=True,
-    )
+    inner = writer.related(relation.schema, related_columns(relation, writer.columns), alias)
     key = f"{quote(writer.table)}.{quote(writer.columns.get(relation.key, relation.key))}"
     join = f"{quote(alias)}.{quote(relation.foreign_key)} = {key}"
     table = writer.tables.get(relation.name, relation.table)
-    return relation, f"FROM {quote(table)} AS {quote(alias)} WHERE {join}", inner
+    return f"FROM {quote(table)} AS {quote(alias)} WHERE {join}", inner
 
 
-def quantified_sql(writer: SqlWriter, node: Quantified) -> str:
-    _, source, inner = _source(writer, node)
+def _rows(source: str, inner: RelationWriter, where: Node) -> str:
+    return source if where == TRUE else f"{source} AND ({inner.visit(where)})"
+
+
+def quantified_sql(writer: RelationWriter, node: Quantified) -> str:
+    source, inner = _source(writer, _relation(writer, node.relation))
     if node.quantifier is Quantifier.EVERY:
         false = writer.dialect.boolean(False)
-        return (
-            f"NOT EXISTS (SELECT 1 {source} AND NOT COALESCE(({inner.visit(node.where)}), {false}))"
-        )
-    rows = source if node.where == TRUE else f"{source} AND ({inner.visit(node.where)})"
-    exists = f"EXISTS (SELECT 1 {rows})"
+        broken = f"NOT COALESCE(({inner.visit(node.where)}), {false})"
+        return f"NOT EXISTS (SELECT 1 {source} AND {broken})"
+    exists = f"EXISTS (SELECT 1 {_rows(source, inner, node.where)})"
     if node.quantifier in (Quantifier.SOME, Quantifier.IS):
         return exists
     return f"NOT {exists}"
 
 
-def aggregated_sql(writer: SqlWriter, node: Aggregated) -> str:
-    from .text import SqlWriter
-
-    relation, source, inner = _source(writer, node)
+def _aggregate(inner: RelationWriter, node: Aggregated) -> str:
     if node.function is Aggregate.COUNT:
-        value = "COUNT(*)"
-    else:
-        column = inner.column(node.field)
-        function = node.function.value.upper()
-        value = f"{function}({column})"
-        if node.function is Aggregate.SUM:
-            value = f"COALESCE({value}, 0)"
-    rows = source if node.where == TRUE else f"{source} AND ({inner.visit(node.where)})"
-    subquery = f"(SELECT {value} {rows})"
-    test = SqlWriter(
-        writer.dialect,
-        value_schema(relation, node.function, node.field),
-        {},
-        writer.params,
-        expressions={node.field: subquery},
-    )
-    return test.visit(node.test)
+        return "COUNT(*)"
+    value = f"{node.function.value.upper()}({inner.column(node.field)})"
+    return f"COALESCE({value}, 0)" if node.function is Aggregate.SUM else value
+
+
+def aggregated_sql(writer: RelationWriter, node: Aggregated) -> str:
+    relation = _relation(writer, node.relation)
+
+    def subquery() -> str:
+        source, inner = _source(writer, relation)
+        return f"(SELECT {_aggregate(inner, node)} {_rows(source, inner, node.where)})"
+
+    values = value_schema(relation, node.function, node.field)
+    return writer.valued(values, node.field, subquery).visit(node.test)

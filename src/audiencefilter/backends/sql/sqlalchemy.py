@@ -69,6 +69,7 @@ from ...language.nodes import (
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .dialects.base import AnniversaryRefused, anniversary_sql
+from .relations_sqlalchemy import aggregated_expression, quantified_expression
 from .text import (
     COMPARISON_OPERATORS,
     GROUP_WIDTH,
@@ -131,7 +132,8 @@ def _column_lookup(target: Any) -> Callable[[str], ColumnElement[Any]]:
 
 
 class ExpressionBuilder(Visitor[Expression]):
-    """Builds the expression of one filter over columns found by `lookup`."""
+    """Builds the expression of one filter over columns found by `lookup`; it implements
+    `relations_sqlalchemy.RelationBuilder`."""
 
     def __init__(
         self, lookup: Callable[[str], ColumnElement[Any]], schema: Schema, target: Any = None
@@ -143,11 +145,23 @@ class ExpressionBuilder(Visitor[Expression]):
         #: Core tables given for relations.
         self.target = target
         self.relations: Mapping[str, Any] = {}
+        #: The relations followed to reach the rows, dotted (`orders.`).
+        self.path = ""
 
     def column(self, field: str) -> ColumnElement[Any]:
         if field not in self.columns:
             self.columns[field] = self.lookup(field)
         return self.columns[field]
+
+    def related(
+        self, lookup: Callable[[str], ColumnElement[Any]], schema: Schema, target: Any, path: str
+    ) -> ExpressionBuilder:
+        inner = ExpressionBuilder(lookup, schema, target=target)
+        inner.relations, inner.path = self.relations, path
+        return inner
+
+    def valued(self, schema: Schema, field: str, value: ColumnElement[Any]) -> ExpressionBuilder:
+        return ExpressionBuilder(_column_lookup({field: value}), schema)
 
     def visit_and(self, node: And) -> Expression:
         return _balanced([self.visit(item) for item in node.items], and_)
@@ -162,13 +176,9 @@ class ExpressionBuilder(Visitor[Expression]):
         return true() if node.value else false()
 
     def visit_quantified(self, node: Quantified) -> Expression:
-        from .relations_sqlalchemy import quantified_expression
-
         return quantified_expression(self, node)
 
     def visit_aggregated(self, node: Aggregated) -> Expression:
-        from .relations_sqlalchemy import aggregated_expression
-
         return aggregated_expression(self, node)
 
     def visit_field_comparison(self, node: FieldComparison) -> Expression:
@@ -303,6 +313,14 @@ def _dialect(sa_dialect: SADialect) -> Dialect:
     return DIALECTS.get(sa_dialect.name, _STANDARD)
 
 
+_NUMBER_BINDS: dict[str, Callable[[], TypeEngine[Any]]] = {
+    "numeric": Numeric,
+    "float": Float,
+    "untyped": NullType,
+}
+"""The SQLAlchemy type of each `Dialect.exact_number_bind`."""
+
+
 class ExactNumber(TypeDecorator[Any]):
     """A number bound in the form that compares exactly on each engine (see `bind_number`)."""
 
@@ -310,12 +328,8 @@ class ExactNumber(TypeDecorator[Any]):
     cache_ok = True
 
     def load_dialect_impl(self, dialect: SADialect) -> TypeEngine[Any]:
-        if dialect.name == "sqlite":
-            return dialect.type_descriptor(Float())
-        if dialect.name == "duckdb":
-            # Its Numeric turns values into floats on the way in; DuckDB binds ints as HUGEINT.
-            return dialect.type_descriptor(NullType())
-        return dialect.type_descriptor(Numeric())
+        kind = _dialect(dialect).exact_number_bind
+        return dialect.type_descriptor(_NUMBER_BINDS[kind]())
 
     def process_bind_param(self, value: Any, dialect: SADialect) -> Any:
         return _dialect(dialect).bind_number(value)
@@ -537,9 +551,9 @@ class _BoundWriter(SqlWriter):
 
 
 class ListCondition(ColumnElement[bool]):
-    """A test of a list column's items, written by `sql/lists.py` with each value bound; the
-    node (values and their Python types included) is part of the cache key, as for
-    `JsonCondition`."""
+    """A test of a list column's items, written by the dialect (`Dialect.list_test`) with
+    each value bound; the node (values and their Python types included) is part of the cache
+    key, as for `JsonCondition`."""
 
     _traverse_internals = [
         ("node", InternalTraversal.dp_plain_obj),
@@ -613,7 +627,7 @@ def _compile_anniversary(element: Anniversary, compiler: SQLCompiler, **kw: Any)
     column = compiler.process(element.column, **kw)
     try:
         return anniversary_sql(
-            _dialect(compiler.dialect), column, cast(MonthDays, element.node.value)
+            _dialect(compiler.dialect), lambda: column, cast(MonthDays, element.node.value)
         )
     except AnniversaryRefused as exc:
         raise refusal(element.node, exc) from None

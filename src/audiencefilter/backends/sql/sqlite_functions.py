@@ -1,23 +1,40 @@
-"""SQLite helpers: a `lower()` that folds case like Python's `str.lower()`, and the local
-month-day of a date-time in a time zone, for anniversaries (`audiencefilter_month_day`).
+"""SQLite helpers: the functions the SQL back-ends write for SQLite, and the contact table's
+column types as they expect them.
 
-SQLite's built-in `lower()` folds ASCII only, so without this helper `mode: "insensitive"`
-and `contains` on SQLite ignore case for A-Z alone: `ÉLODIE` does not match `élodie`. The
-helper registers Python's `str.lower` under the same name (an application function replaces
-the built-in one), marked deterministic so that SQLite may use it in expression indexes.
+- `lower()` folding case like Python's `str.lower()`: SQLite's built-in `lower()` folds ASCII
+  only, so without it `mode: "insensitive"` on SQLite ignores case for A-Z alone (`ÉLODIE`
+  does not match `élodie`). Python's `str.lower` is registered under the same name (an
+  application function replaces the built-in one), marked deterministic so that SQLite may use
+  it in expression indexes.
+- `audiencefilter_month_day(value, zone)`: the local month-day of a stored date-time in an
+  IANA zone, for anniversaries outside UTC.
+
+`register_sqlite_functions` (exported as `af.register_sqlite_functions`) registers both;
+`register_unicode_lower` is its former name, kept for one release.
+
+SQLite has no date-time type: the back-ends compare date-times as the text SQLAlchemy's
+`DateTime` stores (`2024-05-01 12:00:00.000000`, UTC). Text in another form (ISO 8601 with
+`T` or `Z`, an offset) sorts differently and gives wrong members without any error;
+`sqlite_datetime_column` declares a column that refuses such text on insert.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import warnings
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import CheckConstraint, Column, DateTime, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.types import TypeDecorator
 
 from ...language.anniversary import local_month_day
 from .dialects.sqlite import MONTH_DAY_FUNCTION
+
+DATETIME_PATTERN = "[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-6][0-9]*"
+"""A GLOB every date-time text the SQL back-ends compare correctly matches: SQLAlchemy's
+storage format, a space between date and time, no `T`, no zone."""
 
 
 def unicode_lower(value: Any) -> Any:
@@ -25,17 +42,13 @@ def unicode_lower(value: Any) -> Any:
     return value.lower() if isinstance(value, str) else value
 
 
-def register_unicode_lower(target: sqlite3.Connection | Engine | Any) -> None:
-    """Make `lower()` fold case exactly like the in-memory back-end on SQLite.
+def register_sqlite_functions(target: sqlite3.Connection | Engine | Any) -> None:
+    """Register `lower()` and the anniversaries' month-day on a SQLite connection or engine.
 
-    Args:
-        target: A `sqlite3` connection (registered at once), or a SQLAlchemy engine on SQLite,
-            or an async engine (its `sync_engine`): registered on every new DBAPI connection
-            through a `connect` event, so call it before the engine opens connections (or
-            dispose of the pool after).
-
-    Raises:
-        TypeError: the target is none of these.
+    `target` is a `sqlite3` connection (registered at once), or a SQLAlchemy engine on SQLite,
+    or an async engine (its `sync_engine`): registered on every new DBAPI connection through a
+    `connect` event, so call it before the engine opens connections (or dispose of the pool
+    after). Raises `TypeError` for anything else.
     """
     if isinstance(target, sqlite3.Connection):
         _register(target)
@@ -46,6 +59,41 @@ def register_unicode_lower(target: sqlite3.Connection | Engine | Any) -> None:
     if engine.dialect.name != "sqlite":
         raise TypeError(f"expected an engine on SQLite, not on {engine.dialect.name}")
     event.listen(engine, "connect", _on_connect)
+
+
+def register_unicode_lower(target: sqlite3.Connection | Engine | Any) -> None:
+    """Deprecated: `af.register_sqlite_functions`, which registers the same functions."""
+    warnings.warn(
+        "register_unicode_lower is deprecated; use audiencefilter.register_sqlite_functions",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    register_sqlite_functions(target)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """SQLAlchemy's `DateTime` storing every aware value as UTC: on SQLite its text keeps a
+    value's wall time and drops the offset, so `12:00+02:00` would be stored as 12:00 UTC."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is not None:
+            return value.astimezone(UTC)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return value.replace(tzinfo=UTC) if value is not None else None
+
+
+def sqlite_datetime_column(name: str, *, key: str | None = None) -> Column[datetime]:
+    """A date-time column for SQLite as the SQL back-ends read it: UTC text in SQLAlchemy's
+    storage format (`UtcDateTime`), with a CHECK that refuses text in any other form (`T`, `Z`,
+    an offset), which would otherwise compare wrongly without an error."""
+    quoted = '"' + name.replace('"', '""') + '"'
+    check = CheckConstraint(f"{quoted} IS NULL OR {quoted} GLOB '{DATETIME_PATTERN}'")
+    return Column(name, UtcDateTime(), check, key=key or name)
 
 
 def _register(connection: Any) -> None:

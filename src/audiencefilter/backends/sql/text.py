@@ -22,7 +22,7 @@ Design choices:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, cast
 
@@ -48,6 +48,7 @@ from ...language.nodes import (
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 from .dialects.base import AnniversaryRefused, anniversary_sql
+from .relations_text import aggregated_sql, quantified_sql
 
 COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
 
@@ -63,15 +64,11 @@ def to_sql(
 ) -> str:
     """A lowered filter as a SQL boolean condition with every value inlined as a safe literal.
 
-    Args:
-        node: The lowered tree, relative date-times already instants (`Filter.lowered_at`).
-        schema: The schema the filter was validated against.
-        dialect: `postgresql`, `sqlite`, `mysql` (also for MariaDB) or `duckdb`.
-        columns: Column names for field names, e.g. `{"createdAt": "created_at"}`; a field not
-            in the mapping is its own column name. Each name is quoted as one identifier.
-
-    Raises:
-        ValueError: an unknown dialect or an invalid column name.
+    `node` is the lowered tree (`Filter.lowered_at`); `dialect` is `postgresql`, `sqlite`,
+    `mysql` (also for MariaDB), `duckdb` or `spark`; `columns` maps field names to column names
+    (`{"createdAt": "created_at"}`, each quoted as one identifier); `table` names the contact
+    row and `tables` the related tables named otherwise than their relation declares.
+    Raises `ValueError` for an unknown dialect or an invalid column name.
     """
     writer = SqlWriter(get_dialect(dialect), schema, columns, None, table=table, tables=tables)
     return writer.visit(node)
@@ -95,12 +92,15 @@ def to_sql_params(
     """
     params: list[Any] = []
     writer = SqlWriter(get_dialect(dialect), schema, columns, params, table=table, tables=tables)
-    sql = writer.visit(node)
-    return sql, params
+    return writer.visit(node), params
 
 
 class SqlWriter(Visitor[str]):
-    """Writes one filter for one dialect; `params` collects values instead of inlining them."""
+    """Writes one filter for one dialect; `params` collects values instead of inlining them.
+
+    It implements `relations_text.RelationWriter` (relation conditions) and
+    `dialects.base.ListWriter` (list and JSON-array tests, written by the dialect).
+    """
 
     def __init__(
         self,
@@ -110,24 +110,40 @@ class SqlWriter(Visitor[str]):
         params: list[Any] | None,
         *,
         table: str = "contacts",
-        aliases: list[int] | None = None,
-        qualify: bool = False,
-        expressions: Mapping[str, str] | None = None,
         tables: Mapping[str, str] | None = None,
     ) -> None:
         self.dialect = dialect
         self.schema = schema
-        self.columns = columns or {}
+        self.columns: Mapping[str, str] = columns or {}
         self.params = params
         #: The row source's name: the contact table, or a related table's alias.
         self.table = table
-        #: The last alias given in the statement (shared by nested writers).
-        self.aliases = [0] if aliases is None else aliases
-        self.qualify = qualify
-        #: SQL standing for a field (an aggregate's subquery), written as is.
-        self.expressions = expressions or {}
         #: Relations' tables named otherwise than their `Relation.table`.
-        self.tables = tables or {}
+        self.tables: Mapping[str, str] = tables or {}
+        #: The last alias given in the statement (shared by nested writers).
+        self.aliases = [0]
+        self.qualify = False
+        #: SQL standing for a field (an aggregate's subquery), written anew at each use.
+        self.expressions: Mapping[str, Callable[[], str]] = {}
+
+    def _nested(self, schema: Schema, columns: Mapping[str, str]) -> SqlWriter:
+        inner = SqlWriter(self.dialect, schema, columns, self.params, tables=self.tables)
+        inner.aliases = self.aliases
+        return inner
+
+    def next_alias(self) -> str:
+        self.aliases[0] += 1
+        return f"r{self.aliases[0]}"
+
+    def related(self, schema: Schema, columns: Mapping[str, str], alias: str) -> SqlWriter:
+        inner = self._nested(schema, columns)
+        inner.table, inner.qualify = alias, True
+        return inner
+
+    def valued(self, schema: Schema, field: str, value: Callable[[], str]) -> SqlWriter:
+        inner = self._nested(schema, {})
+        inner.expressions = {field: value}
+        return inner
 
     def visit_and(self, node: And) -> str:
         return balanced([self.operand(item, Or) for item in node.items], " AND ")
@@ -148,13 +164,9 @@ class SqlWriter(Visitor[str]):
         return self.dialect.boolean(node.value)
 
     def visit_quantified(self, node: Quantified) -> str:
-        from .relations_text import quantified_sql
-
         return quantified_sql(self, node)
 
     def visit_aggregated(self, node: Aggregated) -> str:
-        from .relations_text import aggregated_sql
-
         return aggregated_sql(self, node)
 
     def visit_field_comparison(self, node: FieldComparison) -> str:
@@ -166,11 +178,16 @@ class SqlWriter(Visitor[str]):
         return f"({self.visit(blank_form(node))})"
 
     def visit_list_test(self, node: ListTest) -> str:
-        from .lists import array_test, list_test
-
+        """A list field's test, written by the dialect for a present list: a null list is
+        UNKNOWN whatever the operator (`lists.truth`). A JSON array at a data path is read
+        as the dialect reads other data paths (`Dialect.array_test`)."""
         if node.path:
-            return array_test(self, node)
-        return list_test(self, node, self.column(node.field))
+            return self.dialect.array_test(self, node)
+        element = self.schema[node.field].type.element
+        assert element is not None
+        column = self.column(node.field)
+        test = self.dialect.list_test(self, node, column, element)
+        return f"CASE WHEN {column} IS NOT NULL THEN {test} END"
 
     def visit_is_null(self, node: IsNull) -> str:
         if node.path:
@@ -182,12 +199,13 @@ class SqlWriter(Visitor[str]):
 
     def visit_comparison(self, node: Comparison) -> str:
         if node.op is Op.ANNIVERSARY:
-            return self.anniversary(node, self.column(node.field))
+            return self.anniversary(node, lambda: self.column(node.field))
         if node.path:
             return self.json_comparison(node, node.field, node.path)
-        return self.typed(node, self.schema[node.field].type, self.column(node.field))
+        kind = self.schema[node.field].type
+        return self.typed(node, kind, lambda: self.column(node.field))
 
-    def anniversary(self, node: Comparison, column: str) -> str:
+    def anniversary(self, node: Comparison, column: Callable[[], str]) -> str:
         """The local month-day in ranges (`dialects.base.anniversary_sql`); a `FilterError` on
         an engine that cannot compute it faithfully."""
         assert isinstance(node.value, MonthDays), "anniversaries are lowered at a now"
@@ -205,7 +223,7 @@ class SqlWriter(Visitor[str]):
         names = dialect.json_types[kind]
         of_kind = self.json_type(field, keys)
         accepted = ", ".join([self.text(name) for name in names])
-        test = self.typed(node, kind, self.json_value(field, keys, kind), split=False)
+        test = self.typed(node, kind, lambda: self.json_value(field, keys, kind), split=False)
         other = f"{self.json_type(field, keys)} <> {self.text(dialect.json_null)}"
         return (
             f"CASE WHEN {of_kind} IN ({accepted}) THEN {test} WHEN {other} THEN {dialect.false} END"
@@ -224,37 +242,56 @@ class SqlWriter(Visitor[str]):
         path_sql = None if path is None else self.text(path)
         return self.dialect.json_value(column, rendered, path_sql, kind)
 
-    def typed(self, node: Comparison, kind: FieldType, column: str, *, split: bool = True) -> str:
-        """`node` on `column`, whose values are of `kind`; `split` lists of numbers into
-        integers and others (`number_groups`) when `column` may be written twice (a column,
-        not an expression holding placeholders)."""
+    def typed(
+        self, node: Comparison, kind: FieldType, column: Callable[[], str], *, split: bool = True
+    ) -> str:
+        """`node` on the values `column()` writes, of `kind`. `column` is called at each use,
+        so an expression holding placeholders (an aggregate's subquery) is written with its
+        parameters each time. `split` writes lists of numbers as integers and others
+        (`number_groups`) where the dialect asks for it."""
         if kind is FieldType.STRING:
-            return self.string_comparison(node, column)
+            return self.string_comparison(node, column())
         render = self.number if kind is FieldType.NUMBER else self.scalar
-        if node.op in LIST_OPS:
-            assert isinstance(node.value, tuple)
-            split = split and not (self.params is not None and self.expressions)
-            split_numbers = split and kind is FieldType.NUMBER and self.dialect.unifies_lists
-            groups = number_groups(node.value) if split_numbers else [node.value]
-            if len(groups) == 1:
-                values = ", ".join([render(v) for v in groups[0]])
-                return f"{column} {_LIST_KEYWORD[node.op]} ({values})"
-            tests = [f"{column} IN ({', '.join([render(v) for v in g])})" for g in groups]
-            either = "(" + " OR ".join(tests) + ")"
-            return f"NOT {either}" if node.op is Op.NOT_IN else either
-        return f"{column} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"
+        if node.op not in LIST_OPS:
+            return f"{column()} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"
+        assert isinstance(node.value, tuple)
+        split_numbers = split and kind is FieldType.NUMBER and self.dialect.unifies_lists
+        groups = number_groups(node.value) if split_numbers else [node.value]
+        return self.in_list(node.op, column, groups, render)
+
+    def in_list(
+        self,
+        op: Op,
+        column: Callable[[], str],
+        groups: list[tuple[Any, ...]],
+        render: Callable[[Any], str],
+    ) -> str:
+        """`in`/`notIn` of one list, or of several groups ORed (`number_groups`)."""
+        if len(groups) == 1:
+            subject = column()  # before the values, as in the text
+            values = ", ".join([render(v) for v in groups[0]])
+            return f"{subject} {_LIST_KEYWORD[op]} ({values})"
+        tests = [f"{column()} IN ({', '.join([render(v) for v in g])})" for g in groups]
+        either = "(" + " OR ".join(tests) + ")"
+        return f"NOT {either}" if op is Op.NOT_IN else either
 
     def string_comparison(self, node: Comparison, column: str) -> str:
-        dialect = self.dialect
-        subject = dialect.fold(column) if node.insensitive else column
+        subject = self.dialect.fold(column) if node.insensitive else column
         if node.op in LIST_OPS:
             texts = cast(tuple[str, ...], node.value)
             return self.string_list(node.op, subject, list(texts))
-        value = node.value
-        assert isinstance(value, str)
+        assert isinstance(node.value, str)
         if node.op in ORDERING_OPS:
-            op, bound = string_order(dialect, node, value)
-            return f"{dialect.ordered(subject)} {COMPARISON_OPERATORS[op]} {self.text(bound)}"
+            return self.string_order(node, subject, node.value)
+        return self.string_match(node, subject, node.value)
+
+    def string_order(self, node: Comparison, subject: str, value: str) -> str:
+        op, bound = string_order(self.dialect, node, value)
+        return f"{self.dialect.ordered(subject)} {COMPARISON_OPERATORS[op]} {self.text(bound)}"
+
+    def string_match(self, node: Comparison, subject: str, value: str) -> str:
+        """`equals` or a pattern test of text (`contains`, `startsWith`, `endsWith`)."""
+        dialect = self.dialect
         if "\x00" in value and not dialect.text_holds_nul:
             return dialect.never(subject)
         if node.op is Op.EQUALS:
@@ -279,7 +316,7 @@ class SqlWriter(Visitor[str]):
 
     def column(self, field: str) -> str:
         if field in self.expressions:
-            return self.expressions[field]
+            return self.expressions[field]()
         column = self.dialect.quote(self.columns.get(field, field))
         return f"{self.dialect.quote(self.table)}.{column}" if self.qualify else column
 

@@ -2,7 +2,7 @@
 
 SQLite is tuned on every new connection (an engine `connect` event): WAL journal, `synchronous=FULL`
 (a committed write survives a power cut), foreign keys on (the cascades depend on it), a busy
-timeout, and, through the filter library's `register_unicode_lower`, a `lower()` that folds like
+timeout, and, through the filter library's `register_sqlite_functions`, a `lower()` that folds like
 Python's `str.lower()` (SQLite's own folds ASCII only), so filters fold case alike in SQL and in
 memory.
 
@@ -48,7 +48,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from ...backends.sql.sqlite_functions import register_unicode_lower
+from ... import register_sqlite_functions
 from ..settings import Settings
 from .statement_cache import StatementCache
 
@@ -91,7 +91,7 @@ def make_engine(settings: Settings) -> Engine:
             },
         )
         _install_sqlite_hooks(engine, settings.sqlite_busy_timeout_ms)
-        register_unicode_lower(engine)
+        register_sqlite_functions(engine)
         return engine
     connect_args: dict[str, Any] = {}
     if url.get_backend_name() == "postgresql":

@@ -24,6 +24,7 @@ Design choices, each forced by a semantic rule of the filters (docs/backends.md 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -31,6 +32,9 @@ from typing import ClassVar
 
 from ....language.anniversary import MonthDays
 from ....language.fields import FieldType, Op
+from ....language.lists import refused
+from ....language.nodes import ListTest
+from .list_sql import ListWriter
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -133,6 +137,13 @@ class Dialect:
     unifies_lists: ClassVar[bool] = False
     """An `IN` list of integers and floats is compared as doubles: write integers and floats
     as two lists."""
+    title: ClassVar[str] = "standard SQL"
+    """The engine's name in messages."""
+    relations: ClassVar[bool] = True
+    """Relation conditions run as correlated subqueries over the related table."""
+    exact_number_bind: ClassVar[str] = "numeric"
+    """How SQLAlchemy binds a number beyond 64 bits (`sqlalchemy.ExactNumber`): `numeric`
+    (an exact decimal), `float` (a double) or `untyped` (the driver's own conversion)."""
 
     # Identifiers and literals
 
@@ -166,10 +177,11 @@ class Dialect:
     def bind_instant(self, value: datetime) -> object:
         return value
 
-    def month_day(self, sql: str, zone: str) -> str:
-        """The local `month * 100 + day` of the instants in `sql` in the IANA `zone`, an
-        integer (anniversaries). PostgreSQL reads its own zone database (`AT TIME ZONE`)."""
-        return f"CAST(to_char({sql} AT TIME ZONE {self.text(zone)}, 'MMDD') AS INTEGER)"
+    def month_day(self, sql: Callable[[], str], zone: str) -> str:
+        """The local `month * 100 + day` of the instants `sql()` writes, in the IANA `zone`, an
+        integer (anniversaries). `sql` is called at each use: it may hold placeholders.
+        PostgreSQL reads its own zone database (`AT TIME ZONE`)."""
+        return f"CAST(to_char({sql()} AT TIME ZONE {self.text(zone)}, 'MMDD') AS INTEGER)"
 
     def boolean(self, value: bool) -> str:
         return self.true if value else self.false
@@ -206,6 +218,17 @@ class Dialect:
     def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
         """`contains`, `startsWith` or `endsWith` of `sql` with an `operand(op, value)`."""
         return f"{self.exact(sql)} LIKE {operand} ESCAPE '{LIKE_ESCAPE}'"
+
+    # List fields and JSON arrays at a data path: each engine stores and reads them its own
+    # way (`list_sql.py`); an engine without a way refuses.
+
+    def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
+        """`node` on the present list `column` of `element` items."""
+        raise refused(node, self.title, "lists are stored and compared differently there")
+
+    def array_test(self, out: ListWriter, node: ListTest) -> str:
+        """`node` on the JSON array at `node.path` of a JSON column."""
+        raise refused(node, self.title, "JSON arrays at a data path are not read there yet")
 
     # Values inside a JSON column (`data_paths`). `keys` holds the SQL literals of the keys,
     # rendered by the caller (inlined or bound); `path` the literal of the whole path, in the
@@ -255,10 +278,12 @@ class AnniversaryRefused(ValueError):
         self.suggestion = suggestion
 
 
-def anniversary_sql(dialect: Dialect, column: str, days: MonthDays) -> str:
-    """`column`'s local month-day (`month * 100 + day`, `Dialect.month_day`) in one of the
-    ranges of `days`: TRUE, FALSE, or NULL for a null column. The zone is a checked IANA name,
-    inlined as a literal."""
-    month_day = dialect.month_day(column, days.zone)
-    tests = [f"{month_day} BETWEEN {low} AND {high}" for low, high in days.ranges]
+def anniversary_sql(dialect: Dialect, column: Callable[[], str], days: MonthDays) -> str:
+    """The local month-day (`month * 100 + day`, `Dialect.month_day`) of `column()` in one of
+    the ranges of `days`: TRUE, FALSE, or NULL for a null column. The zone is a checked IANA
+    name, inlined as a literal; the column is written anew in each range's test."""
+    tests = [
+        f"{dialect.month_day(column, days.zone)} BETWEEN {low} AND {high}"
+        for low, high in days.ranges
+    ]
     return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"

@@ -5,25 +5,48 @@ Design choices:
 - Integers beyond HUGEINT become doubles: a wider literal would be cast to the column's type
   (wrapping around or failing) instead of the other way.
 - JSON paths are `$."key"` with backslash escapes, or a JSON pointer when a key is empty.
+- Lists are native LISTs (`VARCHAR[]`, `DOUBLE[]`, `BOOLEAN[]`, `TIMESTAMPTZ[]`), tested with
+  `list_filter`. Their numbers are doubles, so an integer no double holds (2^53 + 1) matches
+  no item: it is dropped before DuckDB could round it to a neighbour.
+- A JSON array at a data path is read as a list of JSON values (`CAST(... AS JSON[])`), each
+  item with its `json_type`; numbers as doubles, as every JSON number here.
 """
 
 from __future__ import annotations
 
-from ....language.fields import FieldType, Op
+from collections.abc import Callable
+from typing import Any
+
+from ....language.fields import FieldType, ListOp, Op
+from ....language.lists import refused
+from ....language.nodes import ListTest
 from .base import FOLD_DOTTED_I, Dialect, Number, Shape, as_double, integral
+from .list_sql import (
+    ListWriter,
+    all_of,
+    double_items,
+    double_literals,
+    edge_index,
+    json_kind,
+    literal_of,
+)
 
 
 class DuckDB(Dialect):
     name = "duckdb"
     aliases = ()
+    title = "DuckDB"
+    exact_number_bind = "untyped"
+    """SQLAlchemy's Numeric turns values into floats on the way in; DuckDB binds a Python int
+    as HUGEINT itself."""
     placeholder = "?"
     text_holds_nul = True
     unifies_lists = True
 
-    def month_day(self, sql: str, zone: str) -> str:
+    def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """`AT TIME ZONE` needs the ICU extension, built into the Python package (and loaded
         without a download)."""
-        return f"CAST(strftime({sql} AT TIME ZONE {self.text(zone)}, '%m%d') AS INTEGER)"
+        return f"CAST(strftime({sql()} AT TIME ZONE {self.text(zone)}, '%m%d') AS INTEGER)"
 
     def text(self, value: str) -> str:
         if "\x00" not in value:
@@ -93,6 +116,82 @@ class DuckDB(Dialect):
         if kind is FieldType.STRING:
             return text
         return f"CAST({text} AS {'DOUBLE' if kind is FieldType.NUMBER else 'BOOLEAN'})"
+
+    # Lists (native LISTs) and JSON arrays at a data path
+
+    def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
+        if node.op is ListOp.IS_EMPTY:
+            return f"len({column}) = 0"
+        values = double_items(node, element)
+        if values is None:
+            return self.false
+        render = literal_of(out, element)
+        if node.op is ListOp.EQUALS:
+            return self._list_equals(node, column, values, render)
+        item = self.fold("x") if node.insensitive else "x"
+        if node.op is ListOp.HAS_EVERY:
+            return all_of(
+                [f"len(list_filter({column}, lambda x: {item} = {render(v)})) > 0" for v in values]
+            )
+        choices = ", ".join(render(v) for v in values)
+        return f"len(list_filter({column}, lambda x: {item} IN ({choices}))) > 0"
+
+    def _list_equals(
+        self, node: ListTest, column: str, values: tuple[Any, ...], render: Any
+    ) -> str:
+        tests = [f"len({column}) = {len(values)}"]
+        for index, value in enumerate(values, start=1):
+            at = self.fold(f"{column}[{index}]") if node.insensitive else f"{column}[{index}]"
+            tests.append(f"COALESCE({at} = {render(value)}, FALSE)")
+        return all_of(tests)
+
+    def array_test(self, out: ListWriter, node: ListTest) -> str:
+        path = self.json_path(node.path)
+        if path is None or not path.startswith("$"):
+            raise refused(node, self.title, "JSON arrays at a data path are not read there yet")
+        column = out.column(node.field)
+
+        def kind() -> str:
+            return self.json_type(column, [], out.text(path))
+
+        values = double_literals(node)
+        if values is None:
+            return f"CASE WHEN {kind()} <> 'NULL' THEN FALSE END"
+        head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
+        test = self._array_items(out, node, values, column, path)
+        return head + test + f" WHEN {kind()} <> 'NULL' THEN FALSE END"
+
+    def _array_items(
+        self, out: ListWriter, node: ListTest, values: tuple[Any, ...], column: str, path: str
+    ) -> str:
+        def items() -> str:
+            return f"CAST(json_extract(CAST({column} AS JSON), {out.text(path)}) AS JSON[])"
+
+        if node.op is ListOp.ARRAY_CONTAINS:
+            tests = [
+                "len(list_filter("
+                f"{items()}, lambda af_x: {self._item(out, node, lambda: 'af_x', value)})) > 0"
+                for value in values
+            ]
+            return all_of(tests) if tests else self.true
+        index = edge_index(node, "1", "-1")
+        test = self._item(out, node, lambda: f"{items()}[{index}]", values[0])
+        return f"COALESCE({test}, FALSE)"
+
+    def _item(self, out: ListWriter, node: ListTest, item: Any, value: Any) -> str:
+        """The JSON item `item()` equals `value`, as a value of the literal's JSON type."""
+        found = json_kind(value)
+        names = ", ".join(f"'{name}'" for name in self.json_types[found])
+        of_type = f"json_type({item()}) IN ({names})"  # written first, as it reads
+        read = self.json_value(item(), [], "'$'", found)
+        if found is FieldType.STRING and node.insensitive:
+            read = self.fold(read)
+        if found is FieldType.BOOLEAN:
+            literal = self.boolean(value)
+        else:
+            literal = literal_of(out, found)(value)
+        # CASE, not AND: DuckDB would cast a string item to a number before testing its type.
+        return f"CASE WHEN {of_type} THEN {read} = {literal} ELSE FALSE END"
 
 
 _HUGEINT_MIN, _HUGEINT_MAX = -(2**127) + 1, 2**127 - 1

@@ -6,20 +6,49 @@ Design choices:
 - A backslash is an escape unless NO_BACKSLASH_ESCAPES is set: text holding one (or a control
   character) is written in hex, which reads the same under both settings.
 - Date-times are UTC `DATETIME(6)`; JSON values are read with `JSON_EXTRACT`.
+- An integer literal wider than 65 digits (a DECIMAL's most) is written as a double: MariaDB
+  would clamp it to 65 nines, which a large stored double passes.
+- Lists are JSON holding an array, its items numbered by `JSON_TABLE` and read with their
+  JSON type, as data paths are read; numbers compare as doubles there, so an integer no
+  double holds matches no item. Date-time lists are refused, as on SQLite.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import sys
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
-from ....language.fields import FieldType
-from .base import FOLD_DOTTED_I, AnniversaryRefused, Dialect, Number, integral, utc_text
+from ....language.fields import FieldType, ListOp
+from ....language.lists import refused
+from ....language.nodes import ListTest
+from .base import (
+    FOLD_DOTTED_I,
+    AnniversaryRefused,
+    Dialect,
+    Number,
+    as_double,
+    integral,
+    utc_text,
+)
+from .list_sql import (
+    ListWriter,
+    all_of,
+    any_of,
+    double_items,
+    double_literals,
+    json_kind,
+    literal_of,
+)
 
 
 class MySQL(Dialect):
     name = "mysql"
     aliases = ("mariadb",)
+    title = "MySQL/MariaDB"
     identifier_quote = "`"
     text_holds_nul = True
     instant_type = "TIMESTAMP "
@@ -30,12 +59,15 @@ class MySQL(Dialect):
             return f"_utf8mb4 X'{value.encode('utf-8').hex().upper()}'"
         return "'" + value.replace("'", "''") + "'"
 
+    def number(self, value: Number) -> str:
+        value = _within_decimal(integral(value))
+        return repr(value) if isinstance(value, float) else str(value)
+
     def bind_number(self, value: Number) -> object:
         """A float as a float: the driver writes a Decimal as a decimal literal, and MySQL keeps
         at most 30 decimal places (5e-324 would become 0); a float is written as the double
         literal `to_sql` inlines, and a double compares with a bigint in the right order."""
-        value = integral(value)
-        return value
+        return _within_decimal(integral(value))
 
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}'"
@@ -43,7 +75,7 @@ class MySQL(Dialect):
     def bind_instant(self, value: datetime) -> object:
         return value.replace(tzinfo=None)
 
-    def month_day(self, sql: str, zone: str) -> str:
+    def month_day(self, sql: Callable[[], str], zone: str) -> str:
         if zone != "UTC":
             raise AnniversaryRefused(
                 f"an anniversary in {zone} needs the local date of each row, and MySQL and "
@@ -53,7 +85,7 @@ class MySQL(Dialect):
                 'use "timeZone": "UTC" on MySQL/MariaDB, or evaluate in memory, polars, '
                 "PostgreSQL or DuckDB",
             )
-        return f"(MONTH({sql}) * 100 + DAYOFMONTH({sql}))"
+        return f"(MONTH({sql()}) * 100 + DAYOFMONTH({sql()}))"
 
     def exact(self, sql: str) -> str:
         return f"CAST({sql} AS BINARY)"
@@ -107,6 +139,74 @@ class MySQL(Dialect):
             document = _json_step(document, key)
         return document
 
+    # Lists (JSON arrays numbered by JSON_TABLE) and JSON arrays at a data path
+
+    def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
+        if element is FieldType.DATETIME:
+            raise refused(node, self.title, "a JSON array holds date-times as text")
+        if node.op is ListOp.IS_EMPTY:
+            return f"JSON_LENGTH({column}) = 0"
+        values = double_items(node, element)
+        if values is None:
+            return self.false
+
+        def matches(path: str, value: Any) -> str:
+            return self._item(out, node, lambda: column, lambda: path, value)
+
+        if node.op is ListOp.EQUALS:
+            tests = [f"JSON_LENGTH({column}) = {len(values)}"]
+            tests += [matches(f"'$[{index}]'", value) for index, value in enumerate(values)]
+            return all_of(tests)
+        found = [_numbered(column, matches(_ORDINAL, value)) for value in values]
+        return all_of(found) if node.op is ListOp.HAS_EVERY else any_of(found)
+
+    def _item(self, out: ListWriter, node: ListTest, document: Any, path: Any, value: Any) -> str:
+        """The item at `path()` of the array `document()` equals `value`, as a JSON value of
+        the literal's type; each piece written anew, in the order it appears."""
+        kind = json_kind(value)
+        names = ", ".join(f"'{name}'" for name in self.json_types[kind])
+        of_type = f"{self.json_type(document(), [], path())} IN ({names})"
+        read = self.json_value(document(), [], path(), kind)
+        if kind is FieldType.BOOLEAN:
+            return f"({of_type} AND {read} = {self.boolean(value)})"
+        if kind is FieldType.STRING:
+            read = self.exact(self.fold(read) if node.insensitive else read)
+        return f"({of_type} AND {read} = {literal_of(out, kind)(value)})"
+
+    def array_test(self, out: ListWriter, node: ListTest) -> str:
+        path = self.json_path(node.path)
+        if path is None:
+            raise refused(node, self.title, "JSON arrays at a data path are not read there yet")
+        column = out.column(node.field)
+
+        def kind() -> str:
+            return f"JSON_TYPE(JSON_EXTRACT({column}, {out.text(path)}))"
+
+        values = double_literals(node)
+        if values is None:
+            return f"CASE WHEN {kind()} <> 'NULL' THEN FALSE END"
+        head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
+        test = self._array_items(
+            out, node, values, lambda: f"JSON_EXTRACT({column}, {out.text(path)})"
+        )
+        return head + test + f" WHEN {kind()} <> 'NULL' THEN FALSE END"
+
+    def _array_items(
+        self, out: ListWriter, node: ListTest, values: tuple[Any, ...], document: Any
+    ) -> str:
+        if node.op is ListOp.ARRAY_CONTAINS:
+            tests = [
+                _numbered(document(), self._item(out, node, document, lambda: _ORDINAL, value))
+                for value in values
+            ]
+            return all_of(tests) if tests else self.true
+        if node.op is ListOp.ARRAY_STARTS_WITH:
+            test = self._item(out, node, document, lambda: "'$[0]'", values[0])
+        else:
+            last = lambda: f"CONCAT('$[', JSON_LENGTH({document()}) - 1, ']')"  # noqa: E731
+            test = self._item(out, node, document, last, values[0])
+        return f"COALESCE({test}, FALSE)"
+
 
 JSON_TEXT_COLLATION = "utf8mb4_unicode_520_ci"
 """The collation of text read from JSON: Unicode 5.2 case mappings."""
@@ -129,3 +229,30 @@ def _json_step(document: str, key: str) -> str:
         " COLUMNS (pos FOR ORDINALITY, name TEXT PATH '$')) AS af_k"
         f" WHERE CAST(af_k.name AS BINARY) = CAST({key} AS BINARY) ORDER BY af_k.pos LIMIT 1)"
     )
+
+
+_ORDINAL = "CONCAT('$[', af_e.o - 1, ']')"
+"""The path of the item `_numbered` numbers."""
+
+
+def _numbered(array: str, condition: str) -> str:
+    """Some item of `array`, numbered `af_e.o` from 1, meets `condition`."""
+    return (
+        f"EXISTS (SELECT 1 FROM JSON_TABLE({array}, '$[*]' COLUMNS (o FOR ORDINALITY)) "
+        f"AS af_e WHERE {condition})"
+    )
+
+
+DECIMAL_DIGITS = 65
+"""The most digits of a MySQL/MariaDB DECIMAL: a wider integer literal is clamped to 65 nines."""
+
+
+def _within_decimal(value: Number) -> Number:
+    """An integer wider than `DECIMAL_DIGITS` as the double nearest it (the largest finite
+    double beyond the doubles' range): every value MySQL stores, a bigint, a DECIMAL(65) or a
+    JSON number read as DOUBLE, orders against it as against the integer, where the clamped
+    literal would be passed by 10^70."""
+    if isinstance(value, int) and len(str(abs(value))) > DECIMAL_DIGITS:
+        real = as_double(value)
+        return real if math.isfinite(real) else math.copysign(sys.float_info.max, real)
+    return value

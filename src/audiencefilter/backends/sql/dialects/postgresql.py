@@ -1,14 +1,83 @@
-"""PostgreSQL: the base dialect as it is.
+"""PostgreSQL: the base dialect, and lists as native arrays.
 
 Text cannot hold NUL (a value with NUL never matches), backslashes go in `E'...'` strings,
 numbers bind as `numeric` (never `float8`, which would round the bigint column too), and JSON
 is read as `jsonb`, whose `->` reads object keys only.
+
+Lists are native arrays (`text[]`, `numeric[]`, `boolean[]`, `timestamptz[]`), tested with
+`@>`, `&&` and `=` (which an index on the array can serve), and through `unnest` when
+case-insensitive. JSON arrays at a data path are read with `jsonb_array_elements`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from ....language.fields import FieldType, ListOp
+from ....language.nodes import ListTest
 from .base import Dialect
+from .list_sql import ListWriter, all_of, edge_index, literal_of
+
+_ARRAY_TYPES = {
+    FieldType.STRING: "text",
+    FieldType.NUMBER: "numeric",
+    FieldType.BOOLEAN: "boolean",
+    FieldType.DATETIME: "timestamptz",
+}
 
 
 class PostgreSQL(Dialect):
-    """The base dialect as it is."""
+    """The base dialect, with native arrays for lists."""
+
+    title = "PostgreSQL"
+
+    def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
+        if node.op is ListOp.IS_EMPTY:
+            return f"cardinality({column}) = 0"
+        subject = column
+        if node.insensitive:
+            subject = (
+                f"ARRAY(SELECT {self.fold('v')} FROM unnest({column}) "
+                "WITH ORDINALITY AS e(v, i) ORDER BY i)"
+            )
+        values = ", ".join(literal_of(out, element)(v) for v in node.value)
+        array = f"CAST(ARRAY[{values}] AS {_ARRAY_TYPES[element]}[])"
+        operator = {ListOp.HAS_SOME: "&&", ListOp.EQUALS: "="}.get(node.op, "@>")
+        return f"{subject} {operator} {array}"
+
+    def array_test(self, out: ListWriter, node: ListTest) -> str:
+        column = out.column(node.field)
+
+        def document() -> str:  # written anew at each use, so parameters stay in order
+            return self.json_document(column, [out.text(key) for key in node.path])
+
+        head = f"CASE WHEN jsonb_typeof({document()}) = 'array' THEN "
+        test = self._array_items(out, node, document)
+        return head + test + f" WHEN jsonb_typeof({document()}) <> 'null' THEN FALSE END"
+
+    def _array_items(self, out: ListWriter, node: ListTest, document: Callable[[], str]) -> str:
+        if node.op is ListOp.ARRAY_CONTAINS:
+            tests = [
+                f"EXISTS (SELECT 1 FROM jsonb_array_elements({document()}) AS e(v) WHERE "
+                f"{self._item(out, lambda: 'e.v', value, node.insensitive)})"
+                for value in node.value
+            ]
+            return all_of(tests) if tests else self.true
+        index = edge_index(node, "0", "-1")
+        first = node.value[0]
+        test = self._item(out, lambda: f"({document()} -> {index})", first, node.insensitive)
+        return f"COALESCE({test}, FALSE)"
+
+    def _item(self, out: ListWriter, item: Callable[[], str], value: Any, insensitive: bool) -> str:
+        """The item `item()` (written anew at each use: it may hold placeholders) equals
+        `value` as a JSON value of the literal's type."""
+        if isinstance(value, bool):
+            return f"{item()} = CAST({out.text('true' if value else 'false')} AS JSONB)"
+        if isinstance(value, str):
+            of_type = f"jsonb_typeof({item()}) = 'string'"
+            text = f"({item()} #>> '{{}}')"
+            text = self.fold(text) if insensitive else text
+            return f"({of_type} AND {text} = {out.text(value)})"
+        of_type = f"jsonb_typeof({item()}) = 'number'"
+        return f"({of_type} AND CAST({item()} AS NUMERIC) = {out.number(value)})"

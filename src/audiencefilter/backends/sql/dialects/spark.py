@@ -28,16 +28,31 @@ Design choices, each forced by a semantic rule of the filters:
   for the value at a path (NULL when a key is missing or a step is no object), and
   `schema_of_variant` for its JSON type (`VOID` is JSON null). JSON numbers are compared as
   DOUBLE, exact to 2^53, as on MySQL and DuckDB.
+- Lists (also PySpark's, written through `F.expr`) are `array` columns, tested with `exists`
+  over a lambda whose NULL is FALSE (Spark's `exists` is three-valued on null items); numbers
+  compare as doubles, as on DuckDB. A JSON array at a data path is read as `array<variant>`.
+- Relation conditions are refused: Spark SQL is written for one row source (`relations`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from ....language.fields import FieldType, Op
+from ....language.fields import FieldType, ListOp, Op
+from ....language.nodes import ListTest
 from .base import INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral, utc_text
+from .list_sql import (
+    ListWriter,
+    all_of,
+    double_items,
+    double_literals,
+    edge_index,
+    json_kind,
+    literal_of,
+)
 
 LOWER_DIFFERS: dict[str, str] = {
     chr(0x1C89): chr(0x1C8A),
@@ -109,6 +124,8 @@ class SparkSQL(Dialect):
 
     name = "spark"
     aliases = ()
+    title = "Spark SQL"
+    relations = False
     placeholder = "?"
     """`spark.sql(text, args=[...])` binds positional `?` markers."""
     identifier_quote = "`"
@@ -143,13 +160,16 @@ class SparkSQL(Dialect):
             return Decimal(value) if len(str(abs(value))) <= _DECIMAL_DIGITS else float(value)
         return value
 
-    def month_day(self, sql: str, zone: str) -> str:
+    def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """Whatever the session time zone: `from_utc_timestamp` shifts the instant by the
         zone's offset then, and the shifted microseconds count whole days as a date, whose
         month and day no session setting changes."""
-        shifted = sql if zone == "UTC" else f"from_utc_timestamp({sql}, {self.text(zone)})"
-        day = f"date_from_unix_date(CAST(floor(unix_micros({shifted}) / 86400000000) AS INT))"
-        return f"(month({day}) * 100 + dayofmonth({day}))"
+
+        def day() -> str:
+            shifted = sql() if zone == "UTC" else f"from_utc_timestamp({sql()}, {self.text(zone)})"
+            return f"date_from_unix_date(CAST(floor(unix_micros({shifted}) / 86400000000) AS INT))"
+
+        return f"(month({day()}) * 100 + dayofmonth({day()}))"
 
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}+00:00'"
@@ -204,6 +224,73 @@ class SparkSQL(Dialect):
 
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
         return f"variant_get(parse_json({sql}), {path}, '{self._CAST[kind]}')"
+
+    # Lists (array columns) and JSON arrays at a data path (array<variant>)
+
+    def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
+        if node.op is ListOp.IS_EMPTY:
+            return f"size({column}) = 0"
+        values = double_items(node, element)
+        if values is None:
+            return self.false
+        render = literal_of(out, element)
+        subject = column
+        if node.insensitive:
+            subject = f"transform({column}, af_x -> {self.fold('af_x')})"
+        if node.op is ListOp.EQUALS:
+            items = ", ".join(render(v) for v in values)
+            return f"COALESCE({subject} = array({items}), FALSE)"
+        if node.op is ListOp.HAS_EVERY:
+            return all_of(
+                [f"exists({subject}, af_x -> COALESCE(af_x = {render(v)}, FALSE))" for v in values]
+            )
+        items = ", ".join(render(v) for v in values)
+        return f"exists({subject}, af_x -> COALESCE(af_x IN ({items}), FALSE))"
+
+    def array_test(self, out: ListWriter, node: ListTest) -> str:
+        column = out.column(node.field)
+        path = self.json_path(node.path)
+        assert path is not None
+
+        def kind() -> str:
+            return self.json_type(column, [], out.text(path))
+
+        values = double_literals(node)
+        if values is None:
+            return f"CASE WHEN {kind()} <> 'VOID' THEN FALSE END"
+        head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
+        test = self._array_items(out, node, values, column, path)
+        return head + test + f" WHEN {kind()} <> 'VOID' THEN FALSE END"
+
+    def _array_items(
+        self, out: ListWriter, node: ListTest, values: tuple[Any, ...], column: str, path: str
+    ) -> str:
+        def items() -> str:
+            return f"variant_get(parse_json({column}), {out.text(path)}, 'array<variant>')"
+
+        if node.op is ListOp.ARRAY_CONTAINS:
+            tests = [
+                f"exists({items()}, af_x -> {self._item(out, node, lambda: 'af_x', value)})"
+                for value in values
+            ]
+            return all_of(tests) if tests else self.true
+        index = edge_index(node, "1", "-1")
+        test = self._item(out, node, lambda: f"try_element_at({items()}, {index})", values[0])
+        return f"COALESCE({test}, FALSE)"
+
+    def _item(self, out: ListWriter, node: ListTest, item: Any, value: Any) -> str:
+        """The variant `item()` equals `value`, as a value of the literal's JSON type."""
+        found = json_kind(value)
+        names = ", ".join(f"'{name}'" for name in self.json_types[found])
+        of_type = f"regexp_extract(schema_of_variant({item()}), '^[A-Z]+', 0) IN ({names})"
+        read = f"variant_get({item()}, '$', '{self._CAST[found]}')"
+        if found is FieldType.STRING and node.insensitive:
+            read = self.fold(read)
+        if found is FieldType.BOOLEAN:
+            literal = self.boolean(value)
+        else:
+            literal = literal_of(out, found)(value)
+        return f"CASE WHEN {of_type} THEN {read} = {literal} ELSE FALSE END"
 
 
 _MATCH = {Op.CONTAINS: "contains", Op.STARTS_WITH: "startswith", Op.ENDS_WITH: "endswith"}

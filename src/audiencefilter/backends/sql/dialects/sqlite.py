@@ -9,15 +9,25 @@ Design choices:
   (SQLite compares integers and reals exactly).
 - JSON paths quote each key as `$."key"`; a key holding `"` or `\\` (which the quoted label
   cannot escape) is looked up through `json_each`.
+- Lists are JSON text holding an array, read with `json_each`, each item tested together with
+  its JSON type (`true` is no number, `"1"` no number). An item is a 64-bit integer or a
+  double, so an integer literal beyond 64 bits that no double holds equals none. Date-time
+  lists are refused: JSON has no date-time type, and SQLite has no exact parse of ISO 8601
+  text to the microsecond.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
-from ....language.fields import FieldType, Op
+from ....language.fields import FieldType, ListOp, Op
+from ....language.lists import refused
+from ....language.nodes import ListTest
+from ....language.values import double_exact
 from .base import (
     INT64_MAX,
     INT64_MIN,
@@ -29,6 +39,7 @@ from .base import (
     integral,
     utc_text,
 )
+from .list_sql import ListWriter, all_of, double_items, literal_of
 
 MONTH_DAY_FUNCTION = "audiencefilter_month_day"
 
@@ -36,6 +47,9 @@ MONTH_DAY_FUNCTION = "audiencefilter_month_day"
 class SQLite(Dialect):
     name = "sqlite"
     aliases = ()
+    title = "SQLite"
+    exact_number_bind = "float"
+    """A number beyond 64 bits binds as the double that orders like it (`bind_number`)."""
     placeholder = "?"
     true = "1"
     false = "0"
@@ -65,13 +79,13 @@ class SQLite(Dialect):
     def bind_instant(self, value: datetime) -> object:
         return utc_text(value)
 
-    def month_day(self, sql: str, zone: str) -> str:
-        """UTC by `strftime`; another zone by the Python function `register_unicode_lower`
+    def month_day(self, sql: Callable[[], str], zone: str) -> str:
+        """UTC by `strftime`; another zone by the Python function `register_sqlite_functions`
         registers (sqlite_functions.py), which plain SQLite lacks: it then stops with "no
         such function", never answering in another zone."""
         if zone == "UTC":
-            return f"CAST(strftime('%m%d', {sql}) AS INTEGER)"
-        return f"{MONTH_DAY_FUNCTION}({sql}, {self.text(zone)})"
+            return f"CAST(strftime('%m%d', {sql()}) AS INTEGER)"
+        return f"{MONTH_DAY_FUNCTION}({sql()}, {self.text(zone)})"
 
     json_types = {
         FieldType.STRING: ("text",),
@@ -128,6 +142,89 @@ class SQLite(Dialect):
         # substr of an empty blob is NULL, which would make `endsWith` UNKNOWN for "".
         n = shape.nbytes
         return f"substr(CAST(X'FF' || {sql} AS BLOB), -{n}, {n}) = CAST({operand} AS BLOB)"
+
+    # Lists (JSON text) and JSON arrays at a data path, read with json_each
+
+    def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
+        if element is FieldType.DATETIME:
+            raise refused(node, self.title, "a JSON array holds date-times as text")
+        if node.op is ListOp.IS_EMPTY:
+            return f"json_array_length({column}) = 0"
+        values = double_items(node, element, _stored_exactly)
+        if values is None:
+            return self.false
+        matches = self._list_item(out, node, element)
+        if node.op is ListOp.EQUALS:
+            tests = [f"json_array_length({column}) = {len(values)}"]
+            for index, value in enumerate(values):
+                tests.append(_each(column, f"e.key = {index} AND {matches(value)}"))
+            return all_of(tests)
+        if node.op is ListOp.HAS_EVERY:
+            return all_of([_each(column, matches(v)) for v in values])
+        return _each(column, "(" + " OR ".join(matches(v) for v in values) + ")")
+
+    def _list_item(
+        self, out: ListWriter, node: ListTest, element: FieldType
+    ) -> Callable[[Any], str]:
+        """The test that the item `e` of `json_each` equals a literal, its JSON type first."""
+        item = self.fold("e.value") if node.insensitive else "e.value"
+        render = literal_of(out, element)
+
+        def matches(value: Any) -> str:
+            if element is FieldType.BOOLEAN:
+                return f"e.type = '{'true' if value else 'false'}'"
+            return f"e.type IN {_ITEM_TYPES[element]} AND {item} = {render(value)}"
+
+        return matches
+
+    def array_test(self, out: ListWriter, node: ListTest) -> str:
+        def kind() -> str:
+            return out.json_type(node.field, node.path)
+
+        head = f"CASE WHEN {kind()} = 'array' THEN "
+        test = self._array_items(out, node)
+        return head + test + f" WHEN {kind()} <> 'null' THEN {self.false} END"
+
+    def _array_items(self, out: ListWriter, node: ListTest) -> str:
+        def document() -> str:  # the array as JSON text
+            return out.json_value(node.field, node.path, FieldType.STRING)
+
+        if node.op is ListOp.ARRAY_CONTAINS:
+            tests = [
+                _each(document(), self._item(out, value, node.insensitive)) for value in node.value
+            ]
+            return all_of(tests) if tests else self.true
+        array = document()  # each piece in the order it appears in the text
+        if node.op is ListOp.ARRAY_STARTS_WITH:
+            where = "e.key = 0"
+        else:
+            where = f"e.key = json_array_length({document()}) - 1"
+        item = self._item(out, node.value[0], node.insensitive)
+        return _each(array, f"{where} AND {item}")
+
+    def _item(self, out: ListWriter, value: Any, insensitive: bool) -> str:
+        if isinstance(value, bool):
+            return f"e.type = '{'true' if value else 'false'}'"
+        if isinstance(value, str):
+            item = self.fold("e.value") if insensitive else "e.value"
+            return f"(e.type = 'text' AND {item} = {out.text(value)})"
+        return f"(e.type IN ('integer', 'real') AND e.value = {out.number(value)})"
+
+
+_ITEM_TYPES = {
+    FieldType.STRING: "('text')",
+    FieldType.NUMBER: "('integer', 'real')",
+}
+
+
+def _stored_exactly(value: Any) -> bool:
+    """Whether a JSON item can equal `value`: SQLite stores a JSON number as a 64-bit integer
+    or a double, so an integer beyond 64 bits that no double holds equals none."""
+    return INT64_MIN <= value <= INT64_MAX or double_exact(value)
+
+
+def _each(array: str, condition: str) -> str:
+    return f"EXISTS (SELECT 1 FROM json_each({array}) AS e WHERE {condition})"
 
 
 _PLAIN_KEY = re.compile(r"[ !#-\[\]-~]*")
