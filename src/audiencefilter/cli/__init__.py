@@ -25,6 +25,7 @@ from ..backends.sql.dialects import DIALECTS as SQL_DIALECTS
 from ..errors import FilterError
 from ..excerpt import render_error
 from ..filter import Filter
+from ..language.fields import FieldType
 from ..language.values import parse_datetime
 from ..text import to_text
 from ..where.write import format_datetime, json_value
@@ -179,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="report at most N bad rows on stderr (all are counted)",
     )
+    _now_option(evaluate)
     evaluate.set_defaults(run=_eval)
     return parser
 
@@ -203,8 +205,9 @@ def _command(commands: Any, name: str, help_text: str) -> argparse.ArgumentParse
     command.add_argument(
         "--schema",
         metavar="PATH",
-        help='filterable fields as JSON {"field": "string|number|boolean|'
-        'datetime"} (default: the contact fields)',
+        help='filterable fields as JSON {"field": "TYPE", ...}, TYPE one of '
+        + ", ".join(kind.value for kind in FieldType)
+        + " (default: the contact fields)",
     )
     return command
 
@@ -311,5 +314,6 @@ def _eval(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err:
         count_only=args.count,
         progress=args.progress,
         bad_rows_shown=max(0, args.bad_rows_shown),
+        now=args.now,
     )
     return run_eval(flt, options, out, err)

@@ -90,6 +90,7 @@ def _text_rows(stream: IO[bytes], fmt: str, schema: Schema) -> Iterator[Row]:
 
 def _json_lines(stream: IO[bytes]) -> Iterator[Row]:
     fast = _fast_loads
+    read_one = False
     for number, line in enumerate(stream, 1):
         try:
             value = fast(line)
@@ -99,12 +100,27 @@ def _json_lines(stream: IO[bytes]) -> Iterator[Row]:
             try:  # the fast decoder refuses integers beyond 64 bits, which JSON allows
                 value = json.loads(line.rstrip(b"\r\n"))
             except ValueError as exc:
+                if not read_one:
+                    _refuse_other_format(line)
                 yield Row("line {}", number, None, f"invalid JSON ({_reason(exc)})")
                 continue
+        read_one = True
         if type(value) is dict:
             yield Row("line {}", number, value)
         else:
             yield _not_an_object("line {}", number, value)
+
+
+def _refuse_other_format(first_line: bytes) -> None:
+    """A first line that is not JSON and does not start an object or array: the file is in
+    another format (CSV, usually), which would otherwise read as "0 of N, N bad rows"."""
+    start = first_line.lstrip()[:1]
+    if start in (b"{", b"["):
+        return
+    raise InputError(
+        "this is not JSON Lines (the first line is not JSON): use --format csv for a CSV "
+        "file with a header row, --format json for a JSON array"
+    )
 
 
 def _reason(exc: ValueError) -> str:
@@ -241,6 +257,20 @@ def _to_datetime(cell: str) -> datetime:
         raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
 
 
+def _list_of(element: FieldType) -> Converter:
+    """A list field's cell holds a JSON array, e.g. `["vip","fr"]`; items are checked by
+    `eval` against the field's item type like any other value."""
+
+    def convert(cell: str) -> list[Any]:
+        value = _to_json(cell)
+        if not isinstance(value, list):
+            shown = cell if len(cell) <= 40 else cell[:37] + "..."
+            raise ValueError(f'expected a JSON array of {element.value} values, found "{shown}"')
+        return value
+
+    return convert
+
+
 def _to_json(cell: str) -> Any:
     try:
         return json.loads(cell)
@@ -256,6 +286,7 @@ _CONVERTERS: dict[FieldType, Converter] = {
     FieldType.DATETIME: _to_datetime,
     FieldType.JSON: _to_json,  # the `data` column: a cell holding a JSON document
 }
+_CONVERTERS.update({kind: _list_of(kind.element) for kind in FieldType if kind.element is not None})
 
 
 def _csv_rows(stream: IO[str], schema: Schema) -> Iterator[Row]:

@@ -42,14 +42,17 @@ class EvalOptions:
     count_only: bool = False
     progress: str = "auto"
     bad_rows_shown: int = 20
+    now: datetime | None = None
 
 
 def record_checker(flt: Filter) -> Check:
     """A function naming the first field the filter reads that holds a wrong-typed value."""
     tests: list[tuple[str, Callable[[Any], bool], str]] = []
     for name in sorted(flt.fields):
-        kind = flt.schema[name].type
-        tests.append((name, _TESTS[kind], _EXPECTED[kind]))
+        field = flt.schema.get(name)
+        if field is None:  # a relation: its rows are checked by the predicate as it reads them
+            continue
+        tests.append((name, _test_of(field.type), _expected_of(field.type)))
 
     def check(record: Mapping[str, Any]) -> str | None:
         for name, test, expected in tests:
@@ -62,6 +65,25 @@ def record_checker(flt: Filter) -> Check:
         return None
 
     return check
+
+
+def _test_of(kind: FieldType) -> Callable[[Any], bool]:
+    element = kind.element
+    if element is None:
+        return _TESTS[kind]
+    item_test = _TESTS[element]
+
+    def is_list(value: Any) -> bool:
+        return isinstance(value, list) and all(v is None or item_test(v) for v in value)
+
+    return is_list
+
+
+def _expected_of(kind: FieldType) -> str:
+    element = kind.element
+    if element is None:
+        return _EXPECTED[kind]
+    return f"a list of {_PLURALS[element]}"
 
 
 def _is_datetime(value: Any) -> bool:
@@ -87,6 +109,12 @@ _EXPECTED = {
     FieldType.BOOLEAN: "true or false",
     FieldType.DATETIME: "an ISO 8601 date-time",
     FieldType.JSON: "a JSON value",
+}
+_PLURALS = {
+    FieldType.STRING: "strings",
+    FieldType.NUMBER: "numbers",
+    FieldType.BOOLEAN: "true or false values",
+    FieldType.DATETIME: "ISO 8601 date-times",
 }
 
 
@@ -150,6 +178,8 @@ def run_eval(flt: Filter, options: EvalOptions, out: IO[str], err: IO[str]) -> i
             records_out = open(options.output, "w", encoding="utf-8")  # noqa: SIM115
         tally = _Tally(options, out, err, records_out)
         status = _evaluate(flt, stream, fmt, tally, err)
+    except BrokenPipeError:
+        raise  # `... | head`: the command line ends quietly (see `main`)
     except OSError as exc:
         err.write(f"{options.output or options.path}: {exc.strerror or exc}\n")
         return EXIT_INVALID
@@ -167,7 +197,8 @@ def run_eval(flt: Filter, options: EvalOptions, out: IO[str], err: IO[str]) -> i
 
 
 def _evaluate(flt: Filter, stream: IO[bytes], fmt: str, tally: _Tally, err: IO[str]) -> int:
-    predicate, check = flt.predicate, record_checker(flt)
+    timed = flt if tally.options.now is None else flt.resolve(tally.options.now)
+    predicate, check = timed.predicate, record_checker(flt)
     total = _size(stream)
     with progress(err, total, tally.options.progress) as tick:
         try:
