@@ -1,6 +1,7 @@
 """Suite-wide configuration: hypothesis profiles and the real database servers.
 
-The `ci` profile keeps property tests bounded so the whole suite stays fast; `thorough` is
+The `ci` profile keeps property tests bounded and derandomised (the same examples on every run,
+no example database), so the whole suite stays fast and passes or fails the same way each time; `thorough` is
 for deep runs (`HYPOTHESIS_PROFILE=thorough make test`). `search` leaves out
 the `@example`s, so that a wide differential property shows what its generators find alone
 (`HYPOTHESIS_PROFILE=search pytest --runxfail tests/test_differential_engines.py`).
@@ -20,7 +21,10 @@ settings.register_profile(
     max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=False,
+    # Every run, and every fresh clone, tries the same examples: `make test` must pass or fail
+    # the same way each time. `thorough` and `search` explore.
+    derandomize=True,
+    database=None,
 )
 settings.register_profile(
     "thorough",

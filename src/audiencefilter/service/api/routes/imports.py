@@ -206,7 +206,13 @@ def _import(
                     "schema": {
                         "type": "array",
                         "maxItems": MAX_IMPORT_ROWS,
-                        "items": {"$ref": "#/components/schemas/ContactImportRow"},
+                        # Any value is a row: one that is no valid contact gets its own
+                        # `invalid` result (with `errors`) and the others are still imported.
+                        "items": {
+                            "anyOf": [{"$ref": "#/components/schemas/ContactImportRow"}, {}],
+                            "description": "A contact; any other value is answered as an "
+                            "`invalid` row, and the rest of the import goes on.",
+                        },
                     },
                     "example": [
                         {"email": "ada@example.com", "firstName": "Ada", "points": 120},
