@@ -1,8 +1,8 @@
 """Suite-wide configuration: hypothesis profiles and the real database servers.
 
 The `ci` profile keeps property tests bounded and derandomised (the same examples on every run,
-no example database), so the whole suite stays fast and passes or fails the same way each time; `thorough` is
-for deep runs (`HYPOTHESIS_PROFILE=thorough make test`). `search` leaves out
+no example database), so the whole suite stays fast and passes or fails the same way each time;
+`thorough` is for deep runs (`HYPOTHESIS_PROFILE=thorough make test`). `search` leaves out
 the `@example`s, so that a wide differential property shows what its generators find alone
 (`HYPOTHESIS_PROFILE=search pytest --runxfail tests/test_differential_engines.py`).
 """
