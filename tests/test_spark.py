@@ -112,7 +112,7 @@ def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 def test_without_a_session_the_error_says_to_start_one() -> None:
     done = _python("import audiencefilter as af; af.parse({}).to_pyspark()", dict(os.environ))
-    assert "needs an active SparkSession" in done.stderr
+    assert "needs a SparkSession: start one" in done.stderr
 
 
 def test_without_java_the_error_says_to_install_it(tmp_path: Any) -> None:

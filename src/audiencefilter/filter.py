@@ -306,8 +306,14 @@ class Filter:
         columns: Mapping[str, str] | None = None,
         dtypes: Mapping[str, Any] | None = None,
         now: datetime | None = None,
+        session: Any = None,
     ) -> Any:
-        """A boolean `pyspark.sql.Column` for `df.filter(...)` (needs the `spark` extra)."""
+        """A boolean `pyspark.sql.Column` for `df.filter(...)` (needs the `spark` extra).
+
+        Any thread may build it: without `session`, the thread's active session or else the
+        process's default one is taken, as `pyspark.sql.functions` itself does.
+        """
         from .backends.spark import to_pyspark
 
-        return to_pyspark(self.lowered_at(now), self.schema, columns=columns, dtypes=dtypes)
+        lowered = self.lowered_at(now)
+        return to_pyspark(lowered, self.schema, columns=columns, dtypes=dtypes, session=session)

@@ -164,30 +164,40 @@ def select_rows(
     return frame.filter(to_polars(node, schema, dtypes, columns=columns))
 
 
+def field_columns(
+    records: list[Mapping[str, Any]], schema: Schema
+) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+    """Each field's values of `records`, converted, and its column type: the one conversion
+    both a frame's columns and a relation's struct fields go through."""
+    data = {f.name: _column_values(f.type, [r.get(f.name) for r in records]) for f in schema}
+    dtypes = {f.name: CANONICAL[f.type] for f in schema.fields}
+    for field in schema.fields:  # a number column with a fractional value must hold floats
+        if field.type is FieldType.NUMBER and any(type(v) is float for v in data[field.name]):
+            dtypes[field.name] = pl.Float64
+    return data, dtypes
+
+
+def _column_values(kind: FieldType, values: list[Any]) -> list[Any]:
+    from ..language.values import record_datetime
+
+    if kind is FieldType.DATETIME:
+        return [None if v is None else record_datetime(v) for v in values]
+    if kind is FieldType.JSON:  # JSON text, as a JSON column reads into polars
+        return [None if v is None else json.dumps(v) for v in values]
+    if kind is FieldType.DATETIME_LIST:
+        return [
+            None if v is None else [None if i is None else record_datetime(i) for i in v]
+            for v in values
+        ]
+    return values
+
+
 def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
     """Records as a DataFrame with each field's canonical column type; a missing key is null.
 
     Date-time values may be `datetime`s or ISO 8601 strings, as in records for `Filter.matches`.
     """
-    from ..language.values import record_datetime
-
-    data: dict[str, list[Any]] = {}
-    for field in schema.fields:
-        values = [record.get(field.name) for record in records]
-        if field.type is FieldType.DATETIME:
-            values = [None if v is None else record_datetime(v) for v in values]
-        elif field.type is FieldType.JSON:  # JSON text, as a JSON column reads into polars
-            values = [None if v is None else json.dumps(v) for v in values]
-        elif field.type is FieldType.DATETIME_LIST:
-            values = [
-                None if v is None else [None if i is None else record_datetime(i) for i in v]
-                for v in values
-            ]
-        data[field.name] = values
-    dtypes = {f.name: CANONICAL[f.type] for f in schema.fields}
-    for field in schema.fields:  # a number column with a fractional value must hold floats
-        if field.type is FieldType.NUMBER and any(type(v) is float for v in data[field.name]):
-            dtypes[field.name] = pl.Float64
+    data, dtypes = field_columns(records, schema)
     for relation in schema.relations:  # a List of Struct, one struct per related row
         from .columnar_relations import related_column
 
@@ -292,7 +302,7 @@ class _Expressions(Visitor[pl.Expr]):
         A List column holds the items; an Object column Python lists."""
         name = self.columns.get(node.field, node.field)
         dtype = self.dtypes.get(name)
-        column = pl.col(name)
+        column = self.column(node.field)
         if dtype == pl.Null:
             return _where_present(column, False)
         if node.path:  # a JSON array inside a JSON column: read as JSON paths are
@@ -377,7 +387,7 @@ class _Expressions(Visitor[pl.Expr]):
         the decoded values already.
         """
         column_name, path = node.field, node.path
-        column = pl.col(self.columns.get(column_name, column_name))
+        column = self.column(column_name)
         dtype = self.dtypes.get(self.columns.get(column_name, column_name), pl.String)
         if dtype == pl.Null:
             return _where_present(column, False)

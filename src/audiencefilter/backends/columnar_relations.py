@@ -30,7 +30,7 @@ from ..errors import FrameError
 from ..language.fields import FieldType, Schema
 from ..language.nodes import Aggregated, Const, Node, Quantified
 from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
-from .columnar import CANONICAL, _Expressions
+from .columnar import CANONICAL, _Expressions, field_columns
 
 
 def _struct_dtypes(relation: Relation, dtype: Any) -> dict[str, Any]:
@@ -87,9 +87,12 @@ def aggregated_expression(outer: _Expressions, node: Aggregated) -> pl.Expr:
         value = value.cast(pl.Int64)
     else:
         kind = rows.relation.schema[node.field].type
-        picked = pl.when(rows.test(node.where)).then(rows.field(node.field))
-        listed = rows.list.list.eval(picked)
         dtype = rows.dtypes[node.field]
+        field = rows.field(node.field)
+        if node.function is Aggregate.SUM and dtype.is_integer():
+            dtype, field = pl.Int128, field.cast(pl.Int128)  # exact past 64 bits, no wrapping
+        picked = pl.when(rows.test(node.where)).then(field)
+        listed = rows.list.list.eval(picked)
         if node.function is Aggregate.SUM:
             value = listed.list.sum().fill_null(0)
         elif node.function is Aggregate.MIN:
@@ -125,32 +128,15 @@ def related_column(
     records: list[Mapping[str, Any]], relation: Relation
 ) -> tuple[list[Any], pl.DataType]:
     """A relation's values of `records` and its column type, for `frame_for`: each row's fields
-    with their canonical types (floats where a number field holds one)."""
-    from ..language.values import record_datetime
-
-    fields = relation.schema.fields
-    values: list[Any] = []
+    converted as a frame's columns are (`field_columns`), floats where a number field holds one."""
+    rows_of = []
     for record in records:
         rows = record.get(relation.name)
-        if rows is None:
-            values.append(None)
-            continue
-        if isinstance(rows, Mapping):
-            rows = [rows]
-        converted = []
-        for row in rows:
-            item = {}
-            for f in fields:
-                value = row.get(f.name)
-                if value is not None and f.type is FieldType.DATETIME:
-                    value = record_datetime(value)
-                item[f.name] = value
-            converted.append(item)
-        values.append(converted)
-    types = {f.name: CANONICAL[f.type] for f in fields}
-    for f in fields:
-        if f.type is FieldType.NUMBER and any(
-            type(row.get(f.name)) is float for rows in values if rows for row in rows
-        ):
-            types[f.name] = pl.Float64
+        rows_of.append(None if rows is None else [rows] if isinstance(rows, Mapping) else rows)
+    flat = [row for rows in rows_of if rows for row in rows]
+    data, types = field_columns(flat, relation.schema)
+    converted = iter(
+        [dict(zip(data, values, strict=True)) for values in zip(*data.values(), strict=True)]
+    )
+    values = [None if rows is None else [next(converted) for _ in rows] for rows in rows_of]
     return values, pl.List(pl.Struct(types))

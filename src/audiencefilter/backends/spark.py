@@ -37,8 +37,10 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, cast
+from decimal import Decimal
+from typing import Any, cast
 
+from ..errors import FrameError
 from ..language.anniversary import MonthDays
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
 from ..language.nodes import (
@@ -78,8 +80,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "(and a Java 17+ runtime)"
     ) from exc
 
-if TYPE_CHECKING:
-    pass
 
 Dtypes = Mapping[str, Any]
 """Column name -> Spark data type, as `{f.name: f.dataType for f in df.schema}` gives it."""
@@ -103,6 +103,9 @@ _INT_RANGES: Mapping[type, tuple[int, int]] = {
     T.IntegerType: (-(2**31), 2**31 - 1),
     T.LongType: (-(2**63), 2**63 - 1),
 }
+_DECIMAL_RANGE = (-(10**38) + 1, 10**38 - 1)
+"""What DECIMAL(38, 0) holds: the type an integer sum is taken in, so it never overflows."""
+EXACT_SUM = T.DecimalType(38, 0)
 _COMPARE: Mapping[Op, Callable[[Any, Any], Any]] = {
     Op.EQUALS: operator.eq,
     Op.GT: operator.gt,
@@ -120,6 +123,7 @@ def to_pyspark(
     *,
     columns: Mapping[str, str] | None = None,
     dtypes: Dtypes | None = None,
+    session: SparkSession | None = None,
 ) -> Column:
     """A lowered filter as a boolean Spark Column: TRUE, FALSE, or NULL where UNKNOWN.
 
@@ -135,14 +139,23 @@ def to_pyspark(
         TypeError: a column's type cannot hold its field's values.
         ValueError: a case-insensitive literal Spark cannot fold like Python (see
             `dialects.spark.fold_refusal`), or a JSON key no Spark path can name.
-        RuntimeError: no Spark session is active.
+        RuntimeError: no Spark session is running (in this thread or as the process's
+            default; a worker thread of a pool finds the default session, as `F.col` does).
     """
-    if SparkSession.getActiveSession() is None:
+    if session is None and live_session() is None:
         raise RuntimeError(
-            "to_pyspark builds Spark Columns and needs an active SparkSession: start one "
+            "to_pyspark builds Spark Columns and needs a SparkSession: start one "
             "first (SparkSession.builder...getOrCreate(), or backends.spark.local_session())"
         )
     return _Columns(schema, dtypes or {}, columns or {}).visit(root)
+
+
+def live_session() -> SparkSession | None:
+    """The thread's active session, else the process's default one (the first built)."""
+    try:
+        return SparkSession.active()
+    except Exception:  # PySparkRuntimeError: no session at all
+        return None
 
 
 def select_rows(
@@ -256,6 +269,7 @@ class _Columns(Visitor[Column]):
         """A list field's test as the Spark SQL dialect writes it (`sql/lists.py`), so the
         rules of lists on Spark live in one place; JSON arrays at a data path are refused."""
         if node.path:  # a JSON array in a JSON text column, as other data paths are read
+            self.json_text_column(node.field)
             return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
         dtype = self.dtypes.get(self.columns.get(node.field, node.field))
         if dtype is not None and not isinstance(dtype, T.ArrayType | T.NullType):
@@ -287,11 +301,17 @@ class _Columns(Visitor[Column]):
 
     def json_condition(self, node: Comparison | IsNull) -> Column:
         """A condition inside a JSON text column, as the Spark SQL dialect writes it."""
-        name = self.columns.get(node.field, node.field)
-        dtype = self.dtypes.get(name, T.StringType())
-        if not isinstance(dtype, T.StringType):
-            raise _wrong_type(node.field, dtype, "a STRING column of JSON text")
+        self.json_text_column(node.field)
         return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
+
+    def json_text_column(self, field: str) -> None:
+        """Refuse, before Spark's analyzer does at length, a JSON field whose column is no
+        STRING of JSON text (a STRUCT, say, as `spark.read.json` makes of objects)."""
+        dtype = self.dtypes.get(self.columns.get(field, field), T.StringType())
+        if not isinstance(dtype, T.StringType):
+            raise _wrong_type(
+                field, dtype, "a STRING column of JSON text (e.g. F.to_json(the struct column))"
+            )
 
     def column(self, field: str) -> Column:
         return F.col(_quoted(self.columns.get(field, field)))
@@ -336,6 +356,8 @@ class _Columns(Visitor[Column]):
         dtype = self.dtype(node.field)
         if type(dtype) in _INT_RANGES:
             return _integer_comparison(column, _INT_RANGES[type(dtype)], node.op, node.value)
+        if isinstance(dtype, T.DecimalType) and dtype.scale == 0:  # an exact sum (relations)
+            return _integer_comparison(column, _DECIMAL_RANGE, node.op, node.value)
         if isinstance(dtype, T.DoubleType | T.FloatType):
             if isinstance(dtype, T.FloatType):
                 column = column.cast(T.DoubleType())  # exact: every float is a double
@@ -431,7 +453,8 @@ def _integer_comparison(column: Column, bounds: tuple[int, int], op: Op, value: 
     always = out_of_range(op, number, low, high)
     if always is not None:
         return _where_present(column, always)
-    result: Column = _COMPARE[op](column, F.lit(number))
+    literal = F.lit(number) if -(2**63) <= number < 2**63 else F.lit(Decimal(number))
+    result: Column = _COMPARE[op](column, literal)
     return result
 
 
@@ -488,12 +511,50 @@ def _nan_is_false(column: Column, result: Column) -> Column:
     return F.when(F.isnan(column), F.lit(False)).otherwise(result)
 
 
-def _wrong_type(field: str, dtype: Any, expected: str) -> TypeError:
+def _wrong_type(field: str, dtype: Any, expected: str) -> FrameError:
     shown = dtype.simpleString() if hasattr(dtype, "simpleString") else str(dtype)
-    return TypeError(
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return FrameError(
         f'field "{field}" needs {expected}; the DataFrame has {shown} '
         f"(cast the column, or map the field to another column with columns=)"
     )
+
+
+def field_values(
+    records: list[Mapping[str, Any]], schema: Schema
+) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+    """Each field's values of `records`, converted, and its column type: the one conversion
+    both a frame's columns and a relation's struct fields go through."""
+    data: dict[str, list[Any]] = {}
+    types: dict[str, Any] = {}
+    for field in schema.fields:
+        values = [record.get(field.name) for record in records]
+        data[field.name], types[field.name] = _converted(field.type, values)
+    return data, types
+
+
+def _converted(kind: FieldType, values: list[Any]) -> tuple[list[Any], Any]:
+    import json
+
+    from ..language.values import record_datetime
+
+    if kind is FieldType.DATETIME:
+        values = [None if v is None else record_datetime(v) for v in values]
+    elif kind is FieldType.JSON:
+        values = [None if v is None else json.dumps(v) for v in values]
+    elif kind is FieldType.NUMBER_LIST:
+        values = [
+            None if v is None else [None if i is None else float(i) for i in v] for v in values
+        ]
+    elif kind is FieldType.DATETIME_LIST:
+        values = [
+            None if v is None else [None if i is None else record_datetime(i) for i in v]
+            for v in values
+        ]
+    elif kind is FieldType.NUMBER and any(type(v) is float for v in values):
+        return [None if v is None else float(v) for v in values], T.DoubleType()
+    return values, CANONICAL[kind]
 
 
 def frame_for(session: SparkSession, records: list[Mapping[str, Any]], schema: Schema) -> DataFrame:
@@ -503,44 +564,14 @@ def frame_for(session: SparkSession, records: list[Mapping[str, Any]], schema: S
     becomes JSON text. A number column holding a fractional value is DOUBLE. An `id` key, when
     records have one, becomes a STRING column too, to name the rows selected.
     """
-    import json
-
-    from ..language.values import record_datetime
-
-    names = [f.name for f in schema.fields]
-    types: dict[str, Any] = {f.name: CANONICAL[f.type] for f in schema.fields}
-    rows: list[list[Any]] = [[] for _ in records]
-    for field in schema.fields:
-        values = [record.get(field.name) for record in records]
-        if field.type is FieldType.DATETIME:
-            values = [None if v is None else record_datetime(v) for v in values]
-        elif field.type is FieldType.JSON:
-            values = [None if v is None else json.dumps(v) for v in values]
-        elif field.type is FieldType.NUMBER_LIST:
-            values = [
-                None if v is None else [None if i is None else float(i) for i in v] for v in values
-            ]
-        elif field.type is FieldType.DATETIME_LIST:
-            values = [
-                None if v is None else [None if i is None else record_datetime(i) for i in v]
-                for v in values
-            ]
-        elif field.type is FieldType.NUMBER and any(type(v) is float for v in values):
-            types[field.name] = T.DoubleType()
-            values = [None if v is None else float(v) for v in values]
-        for row, value in zip(rows, values, strict=True):
-            row.append(value)
+    data, types = field_values(records, schema)
     for relation in schema.relations:  # an ARRAY of STRUCT, one struct per related row
         from .spark_relations import related_values
 
-        names.append(relation.name)
-        values, types[relation.name] = related_values(list(records), relation)
-        for row, value in zip(rows, values, strict=True):
-            row.append(value)
+        data[relation.name], types[relation.name] = related_values(list(records), relation)
     if "id" not in types and any("id" in record for record in records):
-        names.append("id")
-        types["id"] = T.StringType()
-        for row, record in zip(rows, records, strict=True):
-            row.append(record.get("id"))
+        data["id"], types["id"] = [record.get("id") for record in records], T.StringType()
+    names = list(data)
+    rows = [list(row) for row in zip(*(data[name] for name in names), strict=True)]
     struct = T.StructType([T.StructField(name, types[name], True) for name in names])
     return session.createDataFrame(rows, struct)

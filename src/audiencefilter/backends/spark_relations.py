@@ -26,9 +26,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..language.fields import Schema
-from ..language.nodes import Aggregated, Node, Quantified
+from ..language.nodes import Aggregated, ListTest, Node, Quantified, walk
 from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
-from .spark import CANONICAL, _Columns
+from .spark import _INT_RANGES, CANONICAL, EXACT_SUM, _Columns, field_values
+from .sql.dialects import DIALECTS
+from .sql.text import SqlWriter
 
 
 class _ElementColumns(_Columns):
@@ -82,17 +84,48 @@ def _rows(outer: _Columns, node: Quantified | Aggregated) -> tuple[Relation, Col
     return relation, outer.column(relation.name), dtypes, test
 
 
+_ROW = "__row"
+
+
+def _written_in_sql(outer: _Columns, relation: Relation, where: Node) -> str | None:
+    """W as a Spark SQL lambda over the related row, when W reads a list field or a JSON path.
+
+    Those tests are the Spark SQL dialect's own (one place for their rules), written as SQL
+    text naming their column. Inside a PySpark lambda such text would name the CONTACT's
+    column; inside a SQL lambda it names the row's (`__row`.`tags`).
+    """
+    if not any(isinstance(n, ListTest) or getattr(n, "path", ()) for n in walk(where)):
+        return None
+    writer = SqlWriter(DIALECTS["spark"], relation.schema, {}, None)
+    writer.table, writer.qualify = _ROW, True
+    return f"{_ROW} -> coalesce({writer.visit(where)}, false)"
+
+
+def _array_sql(outer: _Columns, relation: Relation) -> str:
+    return DIALECTS["spark"].quote(outer.columns.get(relation.name, relation.name))
+
+
 def quantified_column(outer: _Columns, node: Quantified) -> Column:
-    _, rows, _, test = _rows(outer, node)
+    relation, rows, _, test = _rows(outer, node)
+    lambda_sql = _written_in_sql(outer, relation, node.where)
+    function = "forall" if node.quantifier is Quantifier.EVERY else "exists"
+    if lambda_sql is not None:
+        tested = F.expr(f"{function}({_array_sql(outer, relation)}, {lambda_sql})")
+    else:
+        tested = (F.forall if function == "forall" else F.exists)(rows, test(node.where))
     if node.quantifier is Quantifier.EVERY:
-        return F.coalesce(F.forall(rows, test(node.where)), F.lit(True))
-    found = F.coalesce(F.exists(rows, test(node.where)), F.lit(False))
+        return F.coalesce(tested, F.lit(True))
+    found = F.coalesce(tested, F.lit(False))
     return found if node.quantifier in (Quantifier.SOME, Quantifier.IS) else ~found
 
 
 def aggregated_column(outer: _Columns, node: Aggregated) -> Column:
     relation, rows, dtypes, test = _rows(outer, node)
-    kept = F.filter(rows, test(node.where))
+    lambda_sql = _written_in_sql(outer, relation, node.where)
+    if lambda_sql is not None:
+        kept = F.expr(f"filter({_array_sql(outer, relation)}, {lambda_sql})")
+    else:
+        kept = F.filter(rows, test(node.where))
     value: Column
     dtype: Any
     if node.function is Aggregate.COUNT:
@@ -102,6 +135,9 @@ def aggregated_column(outer: _Columns, node: Aggregated) -> Column:
         dtype = dtypes[node.field]
         values = F.transform(kept, lambda element: element.getField(node.field))
         if node.function is Aggregate.SUM:
+            if type(dtype) in _INT_RANGES:  # exact past 64 bits, as every engine's sum is
+                dtype = EXACT_SUM
+                values = F.transform(values, lambda v: v.cast(EXACT_SUM))
             zero = F.lit(0).cast(dtype)
             total = F.aggregate(values, zero, lambda acc, v: acc + F.coalesce(v, zero))
             value = F.coalesce(total, zero)
@@ -116,40 +152,16 @@ def aggregated_column(outer: _Columns, node: Aggregated) -> Column:
 def related_values(
     records: list[Mapping[str, Any]], relation: Relation
 ) -> tuple[list[Any], T.DataType]:
-    """A relation's values of `records` and its column type, for `frame_for`."""
-    from ..language.fields import FieldType
-    from ..language.values import record_datetime
-
-    fields = relation.schema.fields
-    types = {f.name: CANONICAL[f.type] for f in fields}
-    values: list[Any] = []
+    """A relation's values of `records` and its column type, for `frame_for`: each row's fields
+    converted as a frame's columns are (`field_values`)."""
+    rows_of = []
     for record in records:
         rows = record.get(relation.name)
-        if rows is None:
-            values.append(None)
-            continue
-        if isinstance(rows, Mapping):
-            rows = [rows]
-        items = []
-        for row in rows:
-            item = []
-            for f in fields:
-                value = row.get(f.name)
-                if value is not None and f.type is FieldType.DATETIME:
-                    value = record_datetime(value)
-                if type(value) is float:
-                    types[f.name] = T.DoubleType()
-                item.append(value)
-            items.append(item)
-        values.append(items)
-    for f in fields:
-        if types[f.name] == T.DoubleType():
-            index = [g.name for g in fields].index(f.name)
-            for items in values:
-                for item in items or ():
-                    if item[index] is not None:
-                        item[index] = float(item[index])
-    struct = T.StructType([T.StructField(f.name, types[f.name], True) for f in fields])
-    return [None if v is None else [tuple(item) for item in v] for v in values], T.ArrayType(
-        struct, True
-    )
+        rows_of.append(None if rows is None else [rows] if isinstance(rows, Mapping) else rows)
+    flat = [row for rows in rows_of if rows for row in rows]
+    data, types = field_values(flat, relation.schema)
+    names = [f.name for f in relation.schema.fields]
+    converted = iter(list(zip(*(data[name] for name in names), strict=True)))
+    values = [None if rows is None else [next(converted) for _ in rows] for rows in rows_of]
+    struct = T.StructType([T.StructField(name, types[name], True) for name in names])
+    return values, T.ArrayType(struct, True)

@@ -20,6 +20,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from . import json_guard
 from .errors import error_response
 from .origins import OriginDirectory
 
@@ -31,7 +32,16 @@ PUBLIC_PATH = "/v4/contacts"
 EXPOSED_HEADERS = "RateLimit, RateLimit-Policy, Retry-After, Idempotent-Replayed, X-Request-Id"
 
 
+def _content_type(scope: Scope) -> str:
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return str(value.decode("latin-1"))
+    return ""
+
+
 class BodyLimitMiddleware:
+    """Bounds a request's body and refuses JSON no route could keep (`json_guard`)."""
+
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
@@ -57,7 +67,14 @@ class BodyLimitMiddleware:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        await self.app(scope, self._replay(b"".join(chunks), receive), send)
+        body = b"".join(chunks)
+        found = json_guard.problems(body, _content_type(scope))
+        if found:
+            where = ", ".join(issue.pointer for issue in found[:3])
+            refusal = error_response(400, f"Invalid request: {where}", found[:20])
+            await refusal(scope, self._replay(body, receive), send)
+            return
+        await self.app(scope, self._replay(body, receive), send)
 
     def _declared_too_large(self, scope: Scope) -> bool:
         for name, value in scope["headers"]:

@@ -42,22 +42,60 @@ def networks(allowed: Sequence[str]) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(item, strict=False) for item in allowed)
 
 
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_COMPATIBLE = ipaddress.ip_network("::/96")  # IPv4-compatible (deprecated), `::127.0.0.1`
+_SIIT = ipaddress.ip_network("::ffff:0:0:0/96")  # IPv4-translated, `::ffff:0:127.0.0.1`
+_UNSAFE_URL = frozenset(" \t\r\n\x0b\x0c\x00\x7f")
+
+
+def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries, however it carries it.
+
+    A gateway translating IPv6 to IPv4 (NAT64, SIIT, 6to4) would deliver a request for
+    `64:ff9b::a9fe:a9fe` to 169.254.169.254: the IPv4 inside must pass the same check.
+    """
+    if not isinstance(address, ipaddress.IPv6Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    low32 = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if any(address in network for network in (*_NAT64, _COMPATIBLE, _SIIT)):
+        return low32
+    return None
+
+
 def _public(address: IPAddress) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return _public(address.ipv4_mapped)
+    inner = embedded_ipv4(address)
+    if inner is not None and not _public(inner):
+        return False
     return address.is_global and not address.is_multicast
 
 
 def _allowed(address: IPAddress, allowed: Sequence[Network]) -> bool:
+    inner = embedded_ipv4(address)
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
-    return _public(address) or any(address in network for network in allowed)
+    if any(address in network for network in allowed):
+        return True
+    if inner is not None and inner != address:
+        return _public(inner) and address.is_global and not address.is_multicast
+    return _public(address)
 
 
 def parse(url: str) -> tuple[str, str, int, str]:
     """Scheme, host, port and path with query of an http(s) URL; TargetRefused otherwise."""
     if len(url) > MAX_URL:
         raise TargetRefused(f"expected a URL of at most {MAX_URL} characters")
+    unsafe = sorted({repr(c) for c in url if c in _UNSAFE_URL})
+    if unsafe:
+        raise TargetRefused(
+            f"expected a URL without spaces or control characters, found {', '.join(unsafe)}; "
+            "percent-encode them (a space is %20)"
+        )
     try:
         parts = urlsplit(url)
         port = parts.port

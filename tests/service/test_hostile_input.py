@@ -1,0 +1,147 @@
+"""Hostile input found by an outside attack (issue "service hardening, round three"): each is a
+400 naming the place, never a 5xx; and webhook targets that smuggle a private IPv4 address
+inside IPv6, or hold spaces and line breaks, are refused when registered.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from .conftest import Tenant
+
+LONE = "\ud800"
+LINES = {"Content-Type": "application/x-ndjson"}
+
+
+def _raw(tenant: Tenant, method: str, url: str, body: str, **kwargs: Any) -> Any:
+    headers = {"Content-Type": "application/json", **kwargs.pop("headers", {})}
+    return tenant.call(method, url, content=body.encode("utf-8"), headers=headers, **kwargs)
+
+
+def _surrogate_body(value: dict[str, Any]) -> str:
+    # json.dumps writes the lone surrogate as the escape `\ud800`, valid JSON text.
+    return json.dumps(value)
+
+
+def _assert_400_at(response: Any, pointer_part: str) -> None:
+    assert response.status_code == 400, response.text
+    pointers = [issue.get("pointer", "") for issue in response.json().get("errors", [])]
+    assert any(pointer_part in pointer for pointer in pointers), pointers
+
+
+def test_a_lone_surrogate_is_a_400_everywhere(tenant: Tenant) -> None:
+    lst = tenant.new_list()
+    list_id = lst["id"]
+    contact = tenant.new_contact(list_id, "ann@example.com")
+    cases = [
+        ("POST", "/v4/lists", {"name": "x" + LONE}, "name"),
+        ("PATCH", f"/v4/lists/{list_id}", {"name": LONE}, "name"),
+        (
+            "POST",
+            "/v4/contacts",
+            {"listId": list_id, "email": "b@example.com", "firstName": LONE},
+            "firstName",
+        ),
+        (
+            "POST",
+            "/v4/contacts",
+            {"listId": list_id, "email": "c@example.com", "data": {LONE: 1}},
+            "data",
+        ),
+        (
+            "POST",
+            "/v4/contacts",
+            {"listId": list_id, "email": "d@example.com", "data": {"k": [LONE]}},
+            "data",
+        ),
+        ("PATCH", f"/v4/contacts/{contact['id']}", {"lastName": LONE}, "lastName"),
+        ("POST", "/v4/audiences", {"listId": list_id, "name": LONE, "mode": "manual"}, "name"),
+        (
+            "POST",
+            "/v4/audiences",
+            {"listId": list_id, "name": "a", "mode": "smart", "filters": {"firstName": LONE}},
+            "filters",
+        ),
+        ("POST", "/v4/webhooks", {"listId": list_id, "url": "https://example.com/" + LONE}, "url"),
+    ]
+    for method, url, body, where in cases:
+        _assert_400_at(_raw(tenant, method, url, _surrogate_body(body)), where)
+
+
+def test_hostile_import_rows_are_400s_or_invalid_rows(tenant: Tenant) -> None:
+    list_id = tenant.new_list()["id"]
+    url = "/v4/contacts/import"
+    params = {"listId": list_id}
+    huge = "1" * 5000
+    deep_array = "[" * 1000 + "]" * 1000
+    deep_data = '{"a":' * 3000 + "1" + "}" * 3000
+    for body in (
+        f'[{{"email": "a@example.com", "points": {huge}}}]',
+        f'[{{"email": "a@example.com", "data": {{"x": {deep_array}}}}}]',
+        f'[{{"email": "a@example.com", "data": {deep_data}}}]',
+        _surrogate_body([{"email": "a@example.com", "firstName": LONE}]),
+    ):
+        response = _raw(tenant, "POST", url, body, params=params)
+        assert response.status_code in (200, 400), response.text[:300]
+        if response.status_code == 200:
+            assert response.json()["data"]["invalid"] == 1
+        lines = body[1:-1]
+        response = tenant.call("POST", url, params=params, content=lines, headers=LINES)
+        assert response.status_code in (200, 400), response.text[:300]
+        if response.status_code == 200:
+            assert response.json()["data"]["invalid"] == 1
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\u0085"])
+def test_json_lines_rows_may_hold_unicode_line_separators(tenant: Tenant, separator: str) -> None:
+    list_id = tenant.new_list()["id"]
+    rows = [{"email": "a@example.com", "firstName": f"a{separator}b"}, {"email": "b@example.com"}]
+    body = "\n".join(json.dumps(row, ensure_ascii=False) for row in rows)
+    response = tenant.call(
+        "POST", "/v4/contacts/import", params={"listId": list_id}, content=body, headers=LINES
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["data"]["created"] == 2
+
+
+def test_too_many_json_lines_rows_are_refused_before_parsing(tenant: Tenant) -> None:
+    list_id = tenant.new_list()["id"]
+    body = "{}\n" * 5000
+    response = tenant.call(
+        "POST", "/v4/contacts/import", params={"listId": list_id}, content=body, headers=LINES
+    )
+    assert response.status_code in (400, 413), response.text
+    assert "1000" in response.text
+
+
+@pytest.mark.parametrize("cursor", ["١٢٣", "²", "１２"])
+def test_an_event_cursor_of_other_digits_is_a_400(tenant: Tenant, cursor: str) -> None:
+    list_id = tenant.new_list()["id"]
+    response = tenant.call("GET", "/v4/events", params={"listId": list_id, "after": cursor})
+    assert response.status_code == 400, response.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[64:ff9b::7f00:1]/hook",
+        "http://[64:ff9b::a9fe:a9fe]/hook",
+        "http://[64:ff9b::a00:1]/hook",
+        "http://[2002:7f00:1::]/hook",
+        "http://[2002:a9fe:a9fe::]/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://[::a9fe:a9fe]/hook",
+        "http://[::ffff:0:7f00:1]/hook",
+        "http://example.com/a b",
+        "http://example.com/a\r\nX-Injected: 1",
+        "http://example.com/\tx",
+    ],
+)
+def test_ipv4_inside_ipv6_and_unsafe_urls_are_refused(tenant: Tenant, url: str) -> None:
+    lst = tenant.new_list()
+    response = tenant.call("POST", "/v4/webhooks", json={"listId": lst["id"], "url": url})
+    assert response.status_code == 400, response.text
+    assert response.json()["errors"][0]["pointer"] == "/body/url"

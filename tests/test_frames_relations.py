@@ -1,0 +1,149 @@
+"""Relations over frames read the RELATED row: list fields, data paths, JSON arrays and
+JSON-declared fields inside `some`/`every`/`none`/aggregates, on polars and PySpark, as in
+memory. Before the fix PySpark read the contact's column of the same name and polars stopped
+with `ComputeError`; a `data` STRUCT column on Spark surfaced a raw `AnalysisException`; and
+`to_pyspark()` refused any thread but the session's.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+import audiencefilter as af
+
+ORDERS = af.Relation(
+    "orders",
+    af.Schema.of(total="number", tags="string[]", data="json"),
+    many=True,
+)
+SCHEMA = af.Schema.of(email="string", tags="string[]", data="json").with_relations(ORDERS)
+RECORDS: list[dict[str, Any]] = [
+    # The contact's own tags and data hold what its orders' do not, and the other way round.
+    {
+        "email": "own",
+        "tags": ["x"],
+        "data": {"k": 1},
+        "orders": [{"total": 1, "tags": ["y"], "data": {"k": 2}}],
+    },
+    {
+        "email": "related",
+        "tags": [],
+        "data": None,
+        "orders": [{"total": 2, "tags": ["x"], "data": {"k": 1, "a": ["v"]}}],
+    },
+    {"email": "none", "tags": ["x"], "data": {"k": 1}},
+    {"email": "empty", "tags": None, "orders": []},
+]
+WHERES = [
+    {"orders": {"some": {"tags": {"has": "x"}}}},
+    {"orders": {"none": {"tags": {"has": "x"}}}},
+    {"orders": {"every": {"tags": {"hasSome": ["x", "z"]}}}},
+    {"orders": {"some": {"data": {"path": ["k"], "equals": 1}}}},
+    {"orders": {"some": {"data": {"path": ["a"], "array_contains": "v"}}}},
+    {"orders": {"some": {"tags": {"isEmpty": False}, "total": {"gte": 2}}}},
+    {"orders": {"where": {"tags": {"has": "x"}}, "count": {"gte": 1}}},
+    {"orders": {"where": {"data": {"path": ["k"], "equals": 1}}, "sum": {"total": {"gte": 2}}}},
+]
+
+
+def _expected(flt: af.Filter) -> list[str]:
+    return [record["email"] for record in flt.select(RECORDS)]
+
+
+@pytest.mark.parametrize("where", WHERES, ids=range(len(WHERES)))
+def test_polars_reads_the_related_row(where: dict[str, Any]) -> None:
+    from audiencefilter.backends.columnar import frame_for
+
+    flt = af.parse(where, SCHEMA)
+    frame = frame_for(RECORDS, SCHEMA)
+    assert flt.select_frame(frame)["email"].to_list() == _expected(flt)
+
+
+@pytest.mark.spark
+def test_pyspark_reads_the_related_row(spark: Any) -> None:
+    from audiencefilter.backends.spark import frame_for
+
+    frame = frame_for(spark, RECORDS, SCHEMA)
+    for where in WHERES:
+        flt = af.parse(where, SCHEMA)
+        found = [row["email"] for row in flt.select_frame(frame).collect()]
+        assert sorted(found) == sorted(_expected(flt)), where
+
+
+@pytest.mark.spark
+def test_to_pyspark_works_in_a_worker_thread(spark: Any) -> None:
+    frame = spark.createDataFrame([("a", 5), ("b", 500)], "email string, points long")
+    flt = af.parse({"points": {"gte": 100}})
+    built: list[Any] = []
+    failed: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            built.append(flt.to_pyspark())
+        except BaseException as exc:  # pragma: no cover - the failure is asserted below
+            failed.append(exc)
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    worker.join(60)
+    assert not failed, failed
+    assert [row["email"] for row in frame.filter(built[0]).collect()] == ["b"]
+    assert [row["email"] for row in frame.filter(flt.to_pyspark(session=spark)).collect()] == ["b"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"data": {"path": ["plan"], "equals": "pro"}},
+        {"data": {"path": ["tags"], "array_contains": "vip"}},
+    ],
+)
+def test_a_struct_data_column_is_a_short_frame_error(spark: Any, where: dict[str, Any]) -> None:
+    frame = spark.createDataFrame(
+        [("a", {"plan": "pro", "tags": None})], "email string, data struct<plan:string,tags:string>"
+    )
+    with pytest.raises(af.FrameError) as caught:
+        af.parse(where).select_frame(frame).collect()
+    message = str(caught.value)
+    assert 'field "data"' in message and "STRING column of JSON text" in message
+    assert len(message) < 400
+
+
+BIG = af.Schema.of(email="string").with_relations(
+    af.Relation("orders", af.Schema.of(total="number"), many=True)
+)
+BIG_RECORDS = [
+    {"email": "past", "orders": [{"total": 2**62}, {"total": 2**62}, {"total": 2**62}]},
+    {"email": "below", "orders": [{"total": -(2**62)}, {"total": -(2**62)}, {"total": -(2**62)}]},
+    {"email": "small", "orders": [{"total": 5}]},
+]
+BIG_WHERES = [
+    {"orders": {"sum": {"total": {"gt": 2**63}}}},
+    {"orders": {"sum": {"total": {"equals": 3 * 2**62}}}},
+    {"orders": {"sum": {"total": {"lt": -(2**63)}}}},
+    {"orders": {"sum": {"total": {"gte": 0}}}},
+]
+
+
+@pytest.mark.parametrize("where", BIG_WHERES, ids=range(len(BIG_WHERES)))
+def test_polars_sums_past_64_bits_exactly(where: dict[str, Any]) -> None:
+    from audiencefilter.backends.columnar import frame_for
+
+    flt = af.parse(where, BIG)
+    expected = [r["email"] for r in flt.select(BIG_RECORDS)]
+    assert flt.select_frame(frame_for(BIG_RECORDS, BIG))["email"].to_list() == expected
+
+
+@pytest.mark.spark
+def test_pyspark_sums_past_64_bits_exactly(spark: Any) -> None:
+    from audiencefilter.backends.spark import frame_for
+
+    frame = frame_for(spark, BIG_RECORDS, BIG)
+    for where in BIG_WHERES:
+        flt = af.parse(where, BIG)
+        expected = sorted(r["email"] for r in flt.select(BIG_RECORDS))
+        assert sorted(r["email"] for r in flt.select_frame(frame).collect()) == expected, where
