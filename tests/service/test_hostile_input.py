@@ -145,3 +145,34 @@ def test_ipv4_inside_ipv6_and_unsafe_urls_are_refused(tenant: Tenant, url: str) 
     response = tenant.call("POST", "/v4/webhooks", json={"listId": lst["id"], "url": url})
     assert response.status_code == 400, response.text
     assert response.json()["errors"][0]["pointer"] == "/body/url"
+
+
+def test_csv_export_neutralises_formulas_from_a_public_sign_up(tenant: Tenant) -> None:
+    import csv
+    import io
+
+    list_id = tenant.new_list()["id"]
+    names = ['=HYPERLINK("http://x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "Ann"]
+    for index, name in enumerate(names):
+        response = tenant.call(
+            "POST",
+            "/v4/contacts",
+            headers=tenant.public_headers,
+            json={"listId": list_id, "email": f"p{index}@example.com", "firstName": name},
+        )
+        assert response.status_code == 201, response.text
+    audience = tenant.ok(
+        "POST",
+        "/v4/audiences",
+        201,
+        json={
+            "listId": list_id,
+            "name": "all",
+            "mode": "smart",
+            "filters": {"email": {"contains": "@"}},
+        },
+    )["audience"]
+    export = tenant.call("GET", f"/v4/audiences/{audience['id']}/export", params={"format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(export.text)))
+    shown = sorted(row["firstName"] for row in rows)
+    assert shown == sorted(["'" + name for name in names[:4]] + ["Ann"])

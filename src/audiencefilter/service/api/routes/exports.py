@@ -59,14 +59,28 @@ def _batches(
         last = rows[-1]["id"]
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, str):
+        return neutralised(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, datetime):
         return dumps(value).decode().strip('"')
     return str(value)
+
+
+def neutralised(text: str) -> str:
+    """Text a spreadsheet would run as a formula (`=HYPERLINK(...)`, `+1+cmd|...`, `@SUM`),
+    prefixed with an apostrophe so it shows as the text it is (OWASP's "CSV injection").
+
+    Text cells only: a number such as -5 is written as it is. JSON Lines exports are untouched.
+    """
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _csv(batches: Iterator[list[dict[str, Any]]]) -> Iterator[str]:
