@@ -115,7 +115,11 @@ class Settings(BaseSettings):
         default=8, ge=1, le=256, description="HTTP requests one worker sends at once."
     )
     webhook_timeout_seconds: float = Field(
-        default=10.0, gt=0, le=60, description="Time limit of one delivery attempt."
+        default=10.0,
+        gt=0,
+        le=60,
+        description="Time limit of one delivery attempt, all of it: connecting, sending and "
+        "reading the answer (a receiver that answers byte by byte is cut off at it).",
     )
     webhook_lease_seconds: float = Field(
         default=60.0,
@@ -148,6 +152,19 @@ class Settings(BaseSettings):
         ge=0,
         description="After a secret rotation, deliveries are also signed with the previous "
         "secret for this long.",
+    )
+    webhook_max_per_list: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="Endpoints one list may have: each event becomes one delivery per "
+        "endpoint, so this bounds how far one import fans out.",
+    )
+    webhook_account_share: int = Field(
+        default=2,
+        ge=1,
+        description="Deliveries of one account a worker's round takes while other accounts "
+        "have some due: a silent receiver holds at most this many sending threads.",
     )
     webhook_allowed_networks: list[str] = Field(
         default_factory=list,

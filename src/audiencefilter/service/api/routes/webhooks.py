@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ...db.models import List, Webhook, WebhookAttempt, WebhookDelivery
@@ -106,6 +106,17 @@ def _check_url(url: str, settings: Settings) -> None:
         ) from None
 
 
+def _check_room(session: Session, list_id: str, most: int) -> None:
+    """One more endpoint, within the list's bound (counted under the list's lock)."""
+    count = session.scalar(select(func.count()).where(Webhook.listId == list_id)) or 0
+    if count >= most:
+        raise ApiError(
+            409,
+            f"The list has {count} webhooks, the most allowed (webhook_max_per_list): delete "
+            "one, or send several event types to one endpoint",
+        )
+
+
 def _unique_types(types: list[str]) -> list[str]:
     if len(set(types)) != len(types):
         detail = "expected each event type once"
@@ -144,6 +155,7 @@ def create_webhook(
     def create(session: Session) -> Response:
         lst = owned_list(session, principal.account_id, body.listId)
         events.lock_list(session, lst.id)  # the position read next is a committed one
+        _check_room(session, lst.id, settings.webhook_max_per_list)
         hook = Webhook(
             listId=lst.id,
             url=body.url,

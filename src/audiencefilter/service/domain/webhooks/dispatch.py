@@ -36,7 +36,15 @@ from sqlalchemy.orm import Session, aliased
 
 from ....language.values import as_utc
 from ...db.engine import Database
-from ...db.models import Event, EventHead, Webhook, WebhookAttempt, WebhookDelivery, new_id
+from ...db.models import (
+    Event,
+    EventHead,
+    List,
+    Webhook,
+    WebhookAttempt,
+    WebhookDelivery,
+    new_id,
+)
 from ...http.responses import dumps
 from .. import clock, events
 from .schedule import backoff
@@ -163,8 +171,32 @@ def _signing_secrets(hook: Webhook, now: datetime) -> tuple[str, ...]:
     return (hook.secret,)
 
 
-def claim(database: Database, policy: Policy, limit: int) -> list[Claimed]:
-    """Takes up to `limit` due deliveries for this worker, under a lease."""
+def fair_share(
+    rows: Sequence[WebhookDelivery], accounts: dict[str, str], limit: int, share: int
+) -> list[WebhookDelivery]:
+    """Up to `limit` of the due `rows` (in due order), at most `share` per account while other
+    accounts have rows waiting: one account's silent receiver then holds at most `share`
+    sending threads, and the others' deliveries go out in the same round. An account alone
+    may take every slot."""
+    taken: list[WebhookDelivery] = []
+    per_account: dict[str, int] = {}
+    passed: list[WebhookDelivery] = []
+    for row in rows:
+        account = accounts[row.webhookId]
+        if per_account.get(account, 0) < share:
+            per_account[account] = per_account.get(account, 0) + 1
+            taken.append(row)
+        else:
+            passed.append(row)
+    if len(per_account) == 1:
+        taken += passed
+    return taken[:limit]
+
+
+def claim(
+    database: Database, policy: Policy, limit: int, share: int | None = None
+) -> list[Claimed]:
+    """Takes up to `limit` due deliveries for this worker, under a lease (`fair_share`)."""
     now = clock.now()
     earlier = aliased(WebhookDelivery)
     waits_for_earlier = (
@@ -188,7 +220,7 @@ def claim(database: Database, policy: Policy, limit: int) -> list[Claimed]:
             ~waits_for_earlier,
         )
         .order_by(WebhookDelivery.nextAttemptAt, WebhookDelivery.eventPosition)
-        .limit(limit)
+        .limit(limit * _LOOK_AHEAD)
         .with_for_update(of=WebhookDelivery, skip_locked=True)
     )
     taken: list[Claimed] = []
@@ -202,6 +234,8 @@ def claim(database: Database, policy: Policy, limit: int) -> list[Claimed]:
                 select(Webhook).where(Webhook.id.in_({row.webhookId for row in rows}))
             )
         }
+        accounts = _accounts_of(session, hooks)
+        rows = fair_share(rows, accounts, limit, share or limit)
         until = now + timedelta(seconds=policy.lease)
         for row in rows:
             hook = hooks[row.webhookId]
@@ -219,6 +253,16 @@ def claim(database: Database, policy: Policy, limit: int) -> list[Claimed]:
                 )
             )
     return taken
+
+
+_LOOK_AHEAD = 4  # due rows read per slot, so other accounts' rows are seen behind a burst
+
+
+def _accounts_of(session: Session, hooks: dict[str, Webhook]) -> dict[str, str]:
+    """Each webhook's account, through its list."""
+    lists = select(List.id, List.accountId).where(List.id.in_({h.listId for h in hooks.values()}))
+    list_accounts = {list_id: account for list_id, account in session.execute(lists)}
+    return {hook_id: list_accounts[hook.listId] for hook_id, hook in hooks.items()}
 
 
 @dataclass(frozen=True)

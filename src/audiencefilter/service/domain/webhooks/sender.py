@@ -2,16 +2,19 @@
 
 The standard library's `http.client`, so the service needs no HTTP client dependency. The
 connection goes to the address `targets.resolve` approved, while the `Host` header and, for
-https, the certificate check (SNI) use the URL's host name. Every socket operation has the
-attempt's time limit; the answer's body is not read beyond a few bytes (only the status counts),
-redirects are not followed (a 3xx is a failure), and the connection is closed after each attempt.
+https, the certificate check (SNI) use the URL's host name. The attempt as a whole has its time
+limit (a timer shuts the socket down at it), and so has every socket operation; the answer's
+body is not read beyond a few bytes (only the status counts), redirects are not followed (a 3xx
+is a failure), and the connection is closed after each attempt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import ssl
+import threading
 import time
 from dataclasses import dataclass
 
@@ -72,6 +75,11 @@ def post(target: Target, headers: dict[str, str], body: bytes, timeout: float) -
         "connection": "close",
         **headers,
     }
+    # The socket's timeout bounds each read; the deadline bounds the whole attempt, so a
+    # receiver dripping a byte at a time cannot hold a sending thread (or a shutdown) longer.
+    deadline = threading.Timer(timeout, _cut, args=(connection,))
+    deadline.daemon = True
+    deadline.start()
     try:
         connection.request("POST", target.path, body=body, headers=all_headers)
         response = connection.getresponse()
@@ -80,10 +88,20 @@ def post(target: Target, headers: dict[str, str], body: bytes, timeout: float) -
         error = None if 200 <= response.status < 300 else f"HTTP {response.status}"
     except (OSError, http.client.HTTPException) as exc:
         status = None
-        error = _describe(exc, timeout)
+        late = time.perf_counter() - start >= timeout
+        error = f"timed out after {timeout:g} s" if late else _describe(exc, timeout)
     finally:
+        deadline.cancel()
         connection.close()
     return Outcome(status, error, int((time.perf_counter() - start) * 1000))
+
+
+def _cut(connection: http.client.HTTPConnection) -> None:
+    """End an attempt at its deadline: a blocked read or write returns at once."""
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _describe(exc: BaseException, timeout: float) -> str:

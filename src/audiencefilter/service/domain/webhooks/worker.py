@@ -74,7 +74,10 @@ class WebhookWorker:
     def _round(self) -> int:
         dispatch.fan_out(self.database)
         claimed = dispatch.claim(
-            self.database, self.policy, self.settings.webhook_concurrency * CLAIM_ROUNDS
+            self.database,
+            self.policy,
+            self.settings.webhook_concurrency * CLAIM_ROUNDS,
+            self.settings.webhook_account_share,
         )
         if claimed:
             self._send_all(claimed)
