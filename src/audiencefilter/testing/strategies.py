@@ -206,7 +206,7 @@ def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
     path = draw(st.lists(st.sampled_from(DATA_KEYS), min_size=1, max_size=2))
     ops = sorted(OPERATORS[kind], key=lambda op: op.value)
     body: dict[str, Any] = {"path": path}
-    for op in draw(st.lists(st.sampled_from(ops), max_size=2, unique=True)):
+    for op in draw(st.lists(st.sampled_from(ops), min_size=1, max_size=2, unique=True)):
         body[op.value] = draw(st.lists(value, max_size=3) if op in LIST_OPS else value)
         if op in LIST_OPS and draw(st.integers(0, 7)) == 0:
             body[op.value] = None  # a null test, as Prisma reads it

@@ -56,11 +56,13 @@ def _words(token: Token) -> str:
 def _enter(builder: Builder, relation: Relation | None) -> None:
     builder.schemas.append(builder.schema)
     builder.schema = _NOTHING if relation is None else relation.schema
+    builder.conditions.schema_fields = builder.schema  # references name the related row's fields
     builder.silent += relation is None
 
 
 def _leave(builder: Builder, opening: Opening) -> None:
     builder.schema = builder.schemas.pop()
+    builder.conditions.schema_fields = builder.schema
     builder.silent -= opening.relation is None
 
 

@@ -131,13 +131,10 @@ def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
     from .json_schema_relations import relation_defs, relation_kinds
 
     defs.update(relation_defs(schema, _where))
-    for kind in {f.type for f in schema.fields} | relation_kinds(schema):
-        defs[f"{_name(kind)}Filter"] = _field_filter(kind)
-        defs[f"{_name(kind)}Operators"] = _operators(kind, inside_not=False)
-        defs[f"{_name(kind)}NotOperators"] = _operators(kind, inside_not=True)
-        columns = [f.name for f in schema.fields if f.type is kind and not f.source]
-        if kind is not FieldType.JSON and kind.element is None and columns:
-            _add_references(defs, kind, columns)
+    # An aggregate's value takes the plain filter of its type, which no reference reaches.
+    for kind in relation_kinds(schema):
+        defs.update(_typed_defs(kind, []))
+    defs.update(_schema_defs(schema, ""))
     return {
         "$schema": DIALECT,
         "$id": f"urn:audiencefilter:where:{schema.name}",
@@ -145,6 +142,43 @@ def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:
         "$ref": "#/$defs/where",
         "$defs": defs,
     }
+
+
+def _typed_defs(kind: FieldType, columns: list[str]) -> dict[str, Any]:
+    """The filter of fields of `kind`; with `columns`, the references they may take."""
+    defs = {
+        f"{_name(kind)}Filter": _field_filter(kind),
+        f"{_name(kind)}Operators": _operators(kind, inside_not=False),
+        f"{_name(kind)}NotOperators": _operators(kind, inside_not=True),
+    }
+    if kind is not FieldType.JSON and kind.element is None and columns:
+        _add_references(defs, kind, columns)
+    return defs
+
+
+def _schema_defs(schema: Schema, prefix: str) -> dict[str, Any]:
+    """The field filters of `schema` under `prefix`, and of each related schema under its own:
+    a field reference names a field of the row its where clause reads (semantics.md)."""
+    defs: dict[str, Any] = {}
+    for kind in {f.type for f in schema.fields}:
+        columns = [f.name for f in schema.fields if f.type is kind and not f.source]
+        defs.update(_typed_defs(kind, columns))
+    named = {f"#/$defs/{name}": f"#/$defs/{prefix}{name}" for name in defs}
+    found = {prefix + name: _renamed(value, named) for name, value in defs.items()}
+    for relation in schema.relations:
+        found.update(_schema_defs(relation.schema, f"{prefix}{relation.name}."))
+    return found
+
+
+def _renamed(value: Any, named: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: named.get(item, item) if key == "$ref" else _renamed(item, named)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_renamed(item, named) for item in value]
+    return value
 
 
 def _where(schema: Schema, prefix: str = "") -> dict[str, Any]:
@@ -155,7 +189,7 @@ def _where(schema: Schema, prefix: str = "") -> dict[str, Any]:
         "NOT": {"$ref": f"#/$defs/{prefix}whereOrList"},
     }
     for field in schema.fields:
-        properties[field.name] = {"$ref": f"#/$defs/{_name(field.type)}Filter"}
+        properties[field.name] = {"$ref": f"#/$defs/{prefix}{_name(field.type)}Filter"}
     for relation in schema.relations:
         properties[relation.name] = {"$ref": f"#/$defs/{prefix}{relation.name}.relation"}
     return {"type": "object", "properties": properties, "additionalProperties": False}

@@ -256,11 +256,12 @@ class _Reader:
             )
             return TRUE
         outer = self.schema
-        self.schema = relation.schema
+        # Field names and field references inside read the related row (semantics.md).
+        self.schema = self.conditions.schema_fields = relation.schema
         try:
             return self.where(value, path, depth)
         finally:
-            self.schema = outer
+            self.schema = self.conditions.schema_fields = outer
 
     def where_items(self, value: Any, path: Path, depth: int) -> list[Node] | None:
         """The where objects of a group: an array of them or a single one."""
@@ -316,8 +317,14 @@ class _Reader:
                     f'write e.g. {{"{field.name}": {{"path": ["plan"], "equals": "pro"}}}}',
                 )
                 return TRUE
+            if "path" not in value:
+                self.json_without_path(field, value, path)
+                return TRUE
             keys = self.conditions.data_keys(value.get("path"), self.at((path, "path")))
             if keys is None:
+                return TRUE
+            if all(key in ("path", "mode") for key in value):
+                self.json_without_operator(field, keys, path)
                 return TRUE
         elif value is None:
             return IsNull(field.name)
@@ -325,6 +332,38 @@ class _Reader:
             return self.comparison(field, keys, Op.EQUALS, value, path, False)
         nodes = self.operators(field, keys, value, path, depth, False, False)
         return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
+
+    def json_without_path(self, field: Field, value: Mapping[Any, Any], path: Path) -> None:
+        """`{"data": {"plan": "pro"}}`: a key of the document written as if it were a field."""
+        example = next(iter(value.items()), None)
+        if example is not None and example[0] in _JSON_OPS_BY_NAME:
+            hint = f'put the key\'s path beside it: {{"path": ["plan"], "{example[0]}": ...}}'
+        elif example is not None and isinstance(example[0], str) and not _is_map(example[1]):
+            key, literal = example
+            literal_json = json.dumps(literal, ensure_ascii=False)
+            hint = (
+                f'write {{"{field.name}": {{"path": ["{shown(key)}"], "equals": {literal_json}}}}}'
+            )
+        else:
+            hint = f'write e.g. {{"{field.name}": {{"path": ["plan"], "equals": "pro"}}}}'
+        self.issues.add(
+            (path, "path"),
+            f'expected {{"path": [...], <operator>: <value>}} for JSON field "{field.name}", '
+            f'found an object of the keys {_keys(value)} and no "path"',
+            hint,
+        )
+
+    def json_without_operator(self, field: Field, keys: tuple[str, ...], path: Path) -> None:
+        """A path and no condition on it: refused, as Prisma refuses it, rather than read as
+        TRUE (which would select every contact, a null document included)."""
+        names = ", ".join(sorted(_JSON_OPS_BY_NAME))
+        shown_path = json.dumps(list(keys), ensure_ascii=False)
+        self.issues.add(
+            path,
+            f'expected an operator beside "path" for JSON field "{field.name}", found none',
+            f'add a condition, e.g. {{"path": {shown_path}, "equals": "pro"}}; the operators '
+            f"are {names}",
+        )
 
     def operators(
         self,
@@ -456,5 +495,36 @@ class _Reader:
             path,
             f'unknown operator "{shown(str(key))}" for {kind} field "{field.name}"; '
             "expected one of " + ", ".join(field.operator_names),
-            did_you_mean(str(key), field.operator_names),
+            operator_alias(str(key), field.operator_names)
+            or did_you_mean(str(key), field.operator_names),
         )
+
+
+def _keys(value: Mapping[Any, Any]) -> str:
+    keys = [json.dumps(str(key), ensure_ascii=False) for key in list(value)[:5]]
+    return ", ".join(keys) + (", ..." if len(value) > 5 else "")
+
+
+_ALIASES = {
+    "gt": ("greaterthan", "greater", "above", "morethan", "after"),
+    "gte": ("greaterthanorequal", "greaterthanorequalto", "greaterorequal", "ge", "atleast"),
+    "lt": ("lessthan", "less", "below", "fewerthan", "before"),
+    "lte": ("lessthanorequal", "lessthanorequalto", "lessorequal", "le", "atmost"),
+    "equals": ("eq", "equal", "is", "eql"),
+    "not": ("ne", "neq", "notequal", "notequals", "isnot", "different"),
+    "in": ("oneof", "anyof", "includedin"),
+    "notIn": ("nin", "noneof", "notoneof"),
+    "contains": ("contain", "includes", "include", "like", "substring"),
+    "startsWith": ("beginswith", "prefix", "startswith", "begins"),
+    "endsWith": ("endswith", "suffix", "ends"),
+}
+_ALIAS_OF = {alias: name for name, aliases in _ALIASES.items() for alias in aliases}
+
+
+def operator_alias(key: str, names: tuple[str, ...]) -> str | None:
+    """`greater_than`, `$gte`, `not_equal`: another library's spelling of one of ours."""
+    folded = "".join(c for c in key.lower() if c.isalnum())
+    name = _ALIAS_OF.get(folded) or next((n for n in names if n.lower() == folded), None)
+    if name is None or name not in names:
+        return None
+    return f'did you mean "{name}"? ({key} is written {name} here)'
