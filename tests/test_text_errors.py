@@ -33,7 +33,9 @@ error at line 1, column 1: unknown field "emial"
         'email contians "gmail"',
         """\
 error at line 1, column 7: expected an operator (=, !=, >, >=, <, <=, contains, starts with, \
-ends with, in, not in, is null, is not null), found "contians"
+ends with, in, not in, within, anniversary within, has, has some, has every, array starts with, \
+array ends with, is null, is not null, is blank, is not blank, is empty, is not empty), \
+found "contians"
   email contians "gmail"
         ^^^^^^^^
   hint: did you mean "contains"?""",
@@ -42,7 +44,9 @@ ends with, in, not in, is null, is not null), found "contians"
         'points >= 100 and\n  (country in ["FR", "DE"] or email startswith "@acme.com")',
         """\
 error at line 2, column 37: expected an operator (=, !=, >, >=, <, <=, contains, starts with, \
-ends with, in, not in, is null, is not null), found "startswith"
+ends with, in, not in, within, anniversary within, has, has some, has every, array starts with, \
+array ends with, is null, is not null, is blank, is not blank, is empty, is not empty), \
+found "startswith"
     (country in ["FR", "DE"] or email startswith "@acme.com")
                                       ^^^^^^^^^^
   hint: did you mean "starts with"?""",
@@ -263,3 +267,66 @@ def test_size_limit_error_has_no_excerpt() -> None:
         "error: the filter text is 10 bytes, over the limit of 5\n"
         "  hint: split the audience or shorten lists"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "words"),
+    [
+        (
+            "createdAt within the last 7 days",
+            18,
+            'found "the"; leave out "the": within last 7 days',
+        ),
+        ("createdAt anniversary within the week", 30, "within this week"),
+        ("createdAt in last 30 days", 11, "a period is written with within: within last 30 days"),
+        ("createdAt in the next 2 weeks", 11, "within next 2 weeks"),
+    ],
+)
+def test_periods_as_people_say_them_point_at_the_wrong_word(
+    text: str, column: int, words: str
+) -> None:
+    with pytest.raises(FilterError) as caught:
+        parse_text(text)
+    issue = caught.value.errors[0]
+    assert issue.column == column
+    assert words in f"{issue.message}; {issue.suggestion}"
+
+
+def test_the_operator_list_names_every_operator() -> None:
+    from audiencefilter.text.vocabulary import NULL_TESTS, every_operator
+
+    with pytest.raises(FilterError) as caught:
+        parse_text("points 3")
+    message = caught.value.errors[0].message
+    for spelling in (*every_operator(), *NULL_TESTS):
+        assert spelling in message
+    for needed in ("within", "has", "is blank", "anniversary within", "has every"):
+        assert needed in every_operator() + NULL_TESTS
+
+
+def test_the_grammar_spells_the_vocabulary() -> None:
+    """Every operator of the vocabulary is an `OPERATOR`, `NULL_TEST` or period token of the
+    grammar, and the grammar reads no operator the vocabulary lacks."""
+    import re
+
+    from audiencefilter.text.grammar import grammar_text
+    from audiencefilter.text.vocabulary import NULL_TESTS, every_operator
+
+    grammar = grammar_text()
+    terminals = {}
+    for name in ("OPERATOR", "NULL_TEST", "PERIOD", "ANNIVERSARY"):
+        found = re.search(rf"^{name}(?:\.\d)?: /(.*)/i?$", grammar, re.MULTILINE)
+        assert found is not None, name
+        terminals[name] = re.compile(found.group(1), re.IGNORECASE)
+    for spelling in every_operator():
+        if spelling == "within":
+            assert terminals["PERIOD"].fullmatch("within last 7 days")
+        elif spelling == "anniversary within":
+            assert terminals["ANNIVERSARY"].fullmatch("anniversary within this week")
+        else:
+            assert terminals["OPERATOR"].fullmatch(spelling), spelling
+    for test in NULL_TESTS:
+        assert terminals["NULL_TEST"].fullmatch(test), test
+    alternatives = re.findall(r"[a-z]+(?:\\s\+[a-z]+)*", terminals["OPERATOR"].pattern)
+    spelled = {a.replace("\\s+", " ") for a in alternatives} - {"b", "with"}
+    assert spelled <= set(every_operator()), spelled - set(every_operator())

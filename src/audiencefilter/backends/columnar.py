@@ -89,24 +89,13 @@ from ..language.values import (
     out_of_range,
 )
 from ..language.visitor import Visitor
+from .columnar_relations import aggregated_expression, quantified_expression, related_column
+from .columnar_types import CANONICAL, field_columns
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 Dtypes = Mapping[str, Any]
 """Column name -> polars data type, as `DataFrame.schema` gives it."""
 
-INSTANT = pl.Datetime("us", "UTC")
-CANONICAL: Mapping[FieldType, Any] = {
-    FieldType.STRING: pl.String,
-    FieldType.NUMBER: pl.Int64,
-    FieldType.BOOLEAN: pl.Boolean,
-    FieldType.DATETIME: INSTANT,
-    FieldType.JSON: pl.String,
-    FieldType.STRING_LIST: pl.List(pl.String),
-    FieldType.NUMBER_LIST: pl.List(pl.Float64),
-    FieldType.BOOLEAN_LIST: pl.List(pl.Boolean),
-    FieldType.DATETIME_LIST: pl.List(INSTANT),
-}
-"""The column type of each field type when a frame is built for a schema (`frame_for`)."""
 
 _INT_RANGES = {
     pl.Int8: (-(2**7), 2**7 - 1),
@@ -164,34 +153,6 @@ def select_rows(
     return frame.filter(to_polars(node, schema, dtypes, columns=columns))
 
 
-def field_columns(
-    records: list[Mapping[str, Any]], schema: Schema
-) -> tuple[dict[str, list[Any]], dict[str, Any]]:
-    """Each field's values of `records`, converted, and its column type: the one conversion
-    both a frame's columns and a relation's struct fields go through."""
-    data = {f.name: _column_values(f.type, [r.get(f.name) for r in records]) for f in schema}
-    dtypes = {f.name: CANONICAL[f.type] for f in schema.fields}
-    for field in schema.fields:  # a number column with a fractional value must hold floats
-        if field.type is FieldType.NUMBER and any(type(v) is float for v in data[field.name]):
-            dtypes[field.name] = pl.Float64
-    return data, dtypes
-
-
-def _column_values(kind: FieldType, values: list[Any]) -> list[Any]:
-    from ..language.values import record_datetime
-
-    if kind is FieldType.DATETIME:
-        return [None if v is None else record_datetime(v) for v in values]
-    if kind is FieldType.JSON:  # JSON text, as a JSON column reads into polars
-        return [None if v is None else json.dumps(v) for v in values]
-    if kind is FieldType.DATETIME_LIST:
-        return [
-            None if v is None else [None if i is None else record_datetime(i) for i in v]
-            for v in values
-        ]
-    return values
-
-
 def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
     """Records as a DataFrame with each field's canonical column type; a missing key is null.
 
@@ -199,17 +160,22 @@ def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
     """
     data, dtypes = field_columns(records, schema)
     for relation in schema.relations:  # a List of Struct, one struct per related row
-        from .columnar_relations import related_column
-
         data[relation.name], dtypes[relation.name] = related_column(records, relation)
     return pl.DataFrame(data, schema=dtypes)
 
 
 class _Expressions(Visitor[pl.Expr]):
-    def __init__(self, schema: Schema, dtypes: Dtypes, columns: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        schema: Schema,
+        dtypes: Dtypes,
+        columns: Mapping[str, str],
+        column_of: Callable[[str], pl.Expr] | None = None,
+    ) -> None:
         self.schema = schema
         self.dtypes = dtypes
         self.columns = columns
+        self.column_of = column_of
 
     def visit_and(self, node: And) -> pl.Expr:
         return _balanced([self.visit(item) for item in node.items], operator.and_)
@@ -221,14 +187,15 @@ class _Expressions(Visitor[pl.Expr]):
         return ~self.visit(node.item)
 
     def visit_quantified(self, node: Quantified) -> pl.Expr:
-        from .columnar_relations import quantified_expression
-
         return quantified_expression(self, node)
 
     def visit_aggregated(self, node: Aggregated) -> pl.Expr:
-        from .columnar_relations import aggregated_expression
-
         return aggregated_expression(self, node)
+
+    def over(self, schema: Schema, dtypes: Dtypes, column_of: Callable[[str], pl.Expr]) -> Any:
+        """A walker of this kind whose fields are read by `column_of` (a related row's struct
+        field, an aggregate's value): `columnar_relations.FrameWalker.over`."""
+        return _Expressions(schema, dtypes, {}, column_of)
 
     def visit_const(self, node: Const) -> pl.Expr:
         return pl.lit(node.value)
@@ -402,6 +369,8 @@ class _Expressions(Visitor[pl.Expr]):
         return column.map_elements(text_test, return_dtype=pl.Boolean, skip_nulls=True)
 
     def column(self, field: str) -> pl.Expr:
+        if self.column_of is not None:
+            return self.column_of(field)
         return pl.col(self.columns.get(field, field))
 
     def dtype(self, field: str) -> Any:

@@ -21,8 +21,8 @@ Design choices:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import polars as pl
 
@@ -30,7 +30,24 @@ from ..errors import FrameError
 from ..language.fields import FieldType, Schema
 from ..language.nodes import Aggregated, Const, Node, Quantified
 from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
-from .columnar import CANONICAL, _Expressions, field_columns
+from .columnar_types import CANONICAL, field_columns
+
+
+class FrameWalker(Protocol):
+    """What relation conditions need of the columnar walker that meets them (`columnar.py`
+    implements it and passes itself in, so this module never imports its host)."""
+
+    schema: Schema
+    dtypes: Mapping[str, Any]
+    columns: Mapping[str, str]
+
+    def visit(self, node: Node) -> pl.Expr: ...
+
+    def over(
+        self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], pl.Expr]
+    ) -> FrameWalker:
+        """A walker of the same rules whose fields are read by `column_of`."""
+        ...
 
 
 def _struct_dtypes(relation: Relation, dtype: Any) -> dict[str, Any]:
@@ -50,12 +67,12 @@ def _struct_dtypes(relation: Relation, dtype: Any) -> dict[str, Any]:
 class _Rows:
     """The related rows of one relation condition: the list column and the row test."""
 
-    def __init__(self, outer: _Expressions, node: Quantified | Aggregated) -> None:
+    def __init__(self, outer: FrameWalker, node: Quantified | Aggregated) -> None:
         self.relation = relation_of(outer.schema, node.relation)
         name = outer.columns.get(self.relation.name, self.relation.name)
         self.list = pl.col(name)
         self.dtypes = _struct_dtypes(self.relation, outer.dtypes.get(name))
-        self.builder = _ElementExpressions(self.relation.schema, self.dtypes, {})
+        self.builder = outer.over(self.relation.schema, self.dtypes, _struct_field)
 
     def test(self, where: Node) -> pl.Expr:
         """W for each element, TRUE or FALSE (UNKNOWN is not TRUE)."""
@@ -68,7 +85,11 @@ class _Rows:
         return pl.element().struct.field(name)
 
 
-def quantified_expression(outer: _Expressions, node: Quantified) -> pl.Expr:
+def _struct_field(name: str) -> pl.Expr:
+    return pl.element().struct.field(name)
+
+
+def quantified_expression(outer: FrameWalker, node: Quantified) -> pl.Expr:
     rows = _Rows(outer, node)
     tests = rows.list.list.eval(rows.test(node.where))
     if node.quantifier is Quantifier.EVERY:
@@ -77,7 +98,7 @@ def quantified_expression(outer: _Expressions, node: Quantified) -> pl.Expr:
     return found if node.quantifier in (Quantifier.SOME, Quantifier.IS) else ~found
 
 
-def aggregated_expression(outer: _Expressions, node: Aggregated) -> pl.Expr:
+def aggregated_expression(outer: FrameWalker, node: Aggregated) -> pl.Expr:
     rows = _Rows(outer, node)
     value: pl.Expr
     kind = FieldType.NUMBER
@@ -101,27 +122,7 @@ def aggregated_expression(outer: _Expressions, node: Aggregated) -> pl.Expr:
             value = listed.list.max()
     values: Schema = value_schema(rows.relation, node.function, node.field)
     assert values[node.field].type is kind
-    return _ValueExpressions(values, {node.field: dtype}, {}, value).visit(node.test)
-
-
-class _ElementExpressions(_Expressions):
-    """The columnar visitor reading each field from the list's element."""
-
-    def column(self, field: str) -> pl.Expr:
-        return pl.element().struct.field(field)
-
-
-class _ValueExpressions(_Expressions):
-    """The columnar visitor whose one field is an aggregate expression."""
-
-    def __init__(
-        self, schema: Schema, dtypes: Mapping[str, Any], columns: Mapping[str, str], value: pl.Expr
-    ) -> None:
-        super().__init__(schema, dtypes, columns)
-        self.value = value
-
-    def column(self, field: str) -> pl.Expr:
-        return self.value
+    return outer.over(values, {node.field: dtype}, lambda _field: value).visit(node.test)
 
 
 def related_column(

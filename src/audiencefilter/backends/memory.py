@@ -78,6 +78,7 @@ from ..language.nodes import (
 )
 from ..language.references import reference_truth
 from ..language.values import accepts, record_datetime
+from .memory_relations import relation_truth
 
 Instants = tuple[datetime | MonthDays, ...]
 """What each relative value of a filter stands for at one `now`, in `relative_values` order."""
@@ -265,9 +266,7 @@ class _Builder:
     def relation(self, node: Quantified | Aggregated, want: bool) -> ast.expr:
         """`_truth(record, _instants) is want`: the related rows' answer
         (`memory_relations.py`), with this function's instants passed on."""
-        from .memory_relations import relation_truth
-
-        truth = self.bind(relation_truth(node, self.schema, self.relatives))
+        truth = self.bind(relation_truth(node, self.schema, self.relatives, _COMPILER))
         instants = _name(_INSTANTS) if self.relatives else ast.Constant(cast(Any, ()))
         return _compare(_call(truth, _name(_RECORD), instants), ast.Is(), ast.Constant(want))
 
@@ -525,3 +524,19 @@ def _method(target: ast.expr, method: str, *args: ast.expr) -> ast.expr:
 
 def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> ast.expr:
     return ast.Compare(left=left, ops=[op], comparators=[right])
+
+
+class _MemoryCompiler:
+    """This module's compiler as `memory_relations.Compiler`: a related row's where clause
+    is compiled by the same rules as the contact's."""
+
+    def compile(self, node: Node, schema: Schema) -> Callable[..., bool]:
+        return compile_node(node, schema)
+
+    def expression(self, node: Node, schema: Schema) -> tuple[ast.expr, Mapping[str, Any]]:
+        builder = _Builder(schema, node, fast=True)
+        expression, _ = builder.build(node, True, {})
+        return expression, builder.bound
+
+
+_COMPILER = _MemoryCompiler()

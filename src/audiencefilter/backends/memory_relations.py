@@ -19,7 +19,7 @@ import ast
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from itertools import compress, repeat
-from typing import Any
+from typing import Any, Protocol
 
 from ..language.calendar import Relative
 from ..language.fields import FieldType, Schema
@@ -62,17 +62,29 @@ class _Placeholder(ast.NodeTransformer):
         return self.expression if node.id == "W" else node
 
 
-def _loop(node: Node, schema: Schema, kind: str) -> Callable[[Sequence[Record], Instants], Any]:
+class Compiler(Protocol):
+    """What relation conditions need of the in-memory compiler (`memory.py` implements it and
+    passes itself in, so this module never imports its host)."""
+
+    def compile(self, node: Node, schema: Schema) -> Callable[..., bool]:
+        """The predicate of `node` over records of `schema` (`compile_node`)."""
+        ...
+
+    def expression(self, node: Node, schema: Schema) -> tuple[ast.expr, Mapping[str, Any]]:
+        """`node` as one fast Python expression over `record`, and the names it binds."""
+        ...
+
+
+def _loop(
+    node: Node, schema: Schema, kind: str, compiler: Compiler
+) -> Callable[[Sequence[Record], Instants], Any]:
     """W inlined into one loop over the rows (`count`, `any` or `all` of W TRUE): the
     compiled predicate's own expression for W, with no call per row. It takes the fast
     date-time path; any error sends the caller to the per-row path, which answers exactly or
     raises `RecordError`."""
-    from .memory import _Builder
-
-    builder = _Builder(schema, node, fast=True)
-    expression, _ = builder.build(node, True, {})
+    expression, bound = compiler.expression(node, schema)
     module = _Placeholder(expression).visit(ast.parse(_LOOPS[kind]))
-    namespace: dict[str, Any] = dict(builder.bound)
+    namespace: dict[str, Any] = dict(bound)
     exec(compile(ast.fix_missing_locations(module), "<audiencefilter>", "exec"), namespace)
     loop: Callable[[Sequence[Record], Instants], Any] = namespace["loop"]
     return loop
@@ -83,13 +95,17 @@ class _Rows:
     `filter`) with no Python frame per row besides W's own: the outer function's instants
     that W reads are passed on, picked once per record."""
 
-    def __init__(self, node: Node, schema: Schema, relatives: Mapping[Relative, int]) -> None:
-        from .memory import compile_node
-
+    def __init__(
+        self,
+        node: Node,
+        schema: Schema,
+        relatives: Mapping[Relative, int],
+        compiler: Compiler,
+    ) -> None:
         self.always = node == TRUE
-        self.evaluate = compile_node(node, schema)
+        self.evaluate = compiler.compile(node, schema)
         self.picks = tuple(relatives[ago] for ago in relative_values(node))
-        self.loops = {kind: _loop(node, schema, kind) for kind in _LOOPS}
+        self.loops = {kind: _loop(node, schema, kind, compiler) for kind in _LOOPS}
 
     def run(self, kind: str, rows: Sequence[Record], instants: Instants) -> Any:
         """`count`, `any` or `all` of W over `rows`: the inlined loop, or on an error the
@@ -114,12 +130,15 @@ class _Rows:
 
 
 def relation_truth(
-    node: Quantified | Aggregated, schema: Schema, relatives: Mapping[Relative, int]
+    node: Quantified | Aggregated,
+    schema: Schema,
+    relatives: Mapping[Relative, int],
+    compiler: Compiler,
 ) -> Truth:
     """The truth of a relation condition of a record of `schema`."""
     relation = relation_of(schema, node.relation)
     name = relation.name
-    where = _Rows(node.where, relation.schema, relatives)
+    where = _Rows(node.where, relation.schema, relatives, compiler)
     if isinstance(node, Quantified):
         quantifier = node.quantifier
         if quantifier is Quantifier.EVERY:
@@ -141,8 +160,8 @@ def relation_truth(
 
         return quantified
     values = value_schema(relation, node.function, node.field)
-    is_true = _Rows(node.test, values, relatives)
-    is_false = _Rows(Not(node.test), values, relatives)
+    is_true = _Rows(node.test, values, relatives, compiler)
+    is_false = _Rows(Not(node.test), values, relatives, compiler)
     field = node.field
     if node.function is Aggregate.COUNT and not where.always:
 

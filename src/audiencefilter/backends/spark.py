@@ -80,32 +80,19 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "(and a Java 17+ runtime)"
     ) from exc
 
+# After the check above, so a missing pyspark is the error that says how to install it.
+from .spark_relations import aggregated_column, quantified_column, related_values  # noqa: E402
+from .spark_types import (  # noqa: E402
+    _DECIMAL_RANGE,
+    _INT_RANGES,
+    CANONICAL,
+    field_values,
+)
 
 Dtypes = Mapping[str, Any]
 """Column name -> Spark data type, as `{f.name: f.dataType for f in df.schema}` gives it."""
 
-CANONICAL: Mapping[FieldType, Any] = {
-    FieldType.STRING: T.StringType(),
-    FieldType.NUMBER: T.LongType(),
-    FieldType.BOOLEAN: T.BooleanType(),
-    FieldType.DATETIME: T.TimestampType(),
-    FieldType.JSON: T.StringType(),
-    FieldType.STRING_LIST: T.ArrayType(T.StringType()),
-    FieldType.NUMBER_LIST: T.ArrayType(T.DoubleType()),
-    FieldType.BOOLEAN_LIST: T.ArrayType(T.BooleanType()),
-    FieldType.DATETIME_LIST: T.ArrayType(T.TimestampType()),
-}
-"""The column type each field type is taken to have when no frame schema is given."""
 
-_INT_RANGES: Mapping[type, tuple[int, int]] = {
-    T.ByteType: (-(2**7), 2**7 - 1),
-    T.ShortType: (-(2**15), 2**15 - 1),
-    T.IntegerType: (-(2**31), 2**31 - 1),
-    T.LongType: (-(2**63), 2**63 - 1),
-}
-_DECIMAL_RANGE = (-(10**38) + 1, 10**38 - 1)
-"""What DECIMAL(38, 0) holds: the type an integer sum is taken in, so it never overflows."""
-EXACT_SUM = T.DecimalType(38, 0)
 _COMPARE: Mapping[Op, Callable[[Any, Any], Any]] = {
     Op.EQUALS: operator.eq,
     Op.GT: operator.gt,
@@ -207,10 +194,17 @@ def local_session(
 
 
 class _Columns(Visitor[Column]):
-    def __init__(self, schema: Schema, dtypes: Dtypes, columns: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        schema: Schema,
+        dtypes: Dtypes,
+        columns: Mapping[str, str],
+        column_of: Callable[[str], Column] | None = None,
+    ) -> None:
         self.schema = schema
         self.dtypes = dtypes
         self.columns = columns
+        self.column_of = column_of
 
     def visit_and(self, node: And) -> Column:
         return _balanced([self.visit(item) for item in node.items], operator.and_)
@@ -222,14 +216,15 @@ class _Columns(Visitor[Column]):
         return ~self.visit(node.item)
 
     def visit_quantified(self, node: Quantified) -> Column:
-        from .spark_relations import quantified_column
-
         return quantified_column(self, node)
 
     def visit_aggregated(self, node: Aggregated) -> Column:
-        from .spark_relations import aggregated_column
-
         return aggregated_column(self, node)
+
+    def over(self, schema: Schema, dtypes: Dtypes, column_of: Callable[[str], Column]) -> Any:
+        """A walker of this kind whose fields are read by `column_of` (a related row's struct
+        field, an aggregate's value): `spark_relations.ColumnWalker.over`."""
+        return _Columns(schema, dtypes, {}, column_of)
 
     def visit_const(self, node: Const) -> Column:
         return F.lit(node.value)
@@ -314,6 +309,8 @@ class _Columns(Visitor[Column]):
             )
 
     def column(self, field: str) -> Column:
+        if self.column_of is not None:
+            return self.column_of(field)
         return F.col(_quoted(self.columns.get(field, field)))
 
     def dtype(self, field: str) -> Any:
@@ -521,42 +518,6 @@ def _wrong_type(field: str, dtype: Any, expected: str) -> FrameError:
     )
 
 
-def field_values(
-    records: list[Mapping[str, Any]], schema: Schema
-) -> tuple[dict[str, list[Any]], dict[str, Any]]:
-    """Each field's values of `records`, converted, and its column type: the one conversion
-    both a frame's columns and a relation's struct fields go through."""
-    data: dict[str, list[Any]] = {}
-    types: dict[str, Any] = {}
-    for field in schema.fields:
-        values = [record.get(field.name) for record in records]
-        data[field.name], types[field.name] = _converted(field.type, values)
-    return data, types
-
-
-def _converted(kind: FieldType, values: list[Any]) -> tuple[list[Any], Any]:
-    import json
-
-    from ..language.values import record_datetime
-
-    if kind is FieldType.DATETIME:
-        values = [None if v is None else record_datetime(v) for v in values]
-    elif kind is FieldType.JSON:
-        values = [None if v is None else json.dumps(v) for v in values]
-    elif kind is FieldType.NUMBER_LIST:
-        values = [
-            None if v is None else [None if i is None else float(i) for i in v] for v in values
-        ]
-    elif kind is FieldType.DATETIME_LIST:
-        values = [
-            None if v is None else [None if i is None else record_datetime(i) for i in v]
-            for v in values
-        ]
-    elif kind is FieldType.NUMBER and any(type(v) is float for v in values):
-        return [None if v is None else float(v) for v in values], T.DoubleType()
-    return values, CANONICAL[kind]
-
-
 def frame_for(session: SparkSession, records: list[Mapping[str, Any]], schema: Schema) -> DataFrame:
     """Records as a DataFrame with each field's canonical column type; a missing key is null.
 
@@ -566,8 +527,6 @@ def frame_for(session: SparkSession, records: list[Mapping[str, Any]], schema: S
     """
     data, types = field_values(records, schema)
     for relation in schema.relations:  # an ARRAY of STRUCT, one struct per related row
-        from .spark_relations import related_values
-
         data[relation.name], types[relation.name] = related_values(list(records), relation)
     if "id" not in types and any("id" in record for record in records):
         data["id"], types["id"] = [record.get("id") for record in records], T.StringType()

@@ -18,8 +18,8 @@ as `min`/`max` are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -28,31 +28,28 @@ from pyspark.sql import types as T
 from ..language.fields import Schema
 from ..language.nodes import Aggregated, ListTest, Node, Quantified, walk
 from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
-from .spark import _INT_RANGES, CANONICAL, EXACT_SUM, _Columns, field_values
+from .spark_types import _INT_RANGES, CANONICAL, EXACT_SUM, field_values
 from .sql.dialects import DIALECTS
 from .sql.text import SqlWriter
 
 
-class _ElementColumns(_Columns):
-    """The Spark visitor reading each field from one element of the relation's array."""
+class ColumnWalker(Protocol):
+    """What relation conditions need of the Spark walker that meets them (`spark.py`
+    implements it and passes itself in, so this module never imports its host)."""
 
-    def __init__(self, schema: Schema, dtypes: Mapping[str, Any], element: Column) -> None:
-        super().__init__(schema, dtypes, {})
-        self.element = element
+    schema: Schema
+    dtypes: Mapping[str, Any]
+    columns: Mapping[str, str]
 
-    def column(self, field: str) -> Column:
-        return self.element.getField(field)
+    def visit(self, node: Node) -> Column: ...
 
+    def column(self, field: str) -> Column: ...
 
-class _ValueColumns(_Columns):
-    """The Spark visitor whose one field is an aggregate's Column."""
-
-    def __init__(self, schema: Schema, dtypes: Mapping[str, Any], value: Column) -> None:
-        super().__init__(schema, dtypes, {})
-        self.value = value
-
-    def column(self, field: str) -> Column:
-        return self.value
+    def over(
+        self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], Column]
+    ) -> ColumnWalker:
+        """A walker of the same rules whose fields are read by `column_of`."""
+        ...
 
 
 def _struct_dtypes(relation: Relation, dtype: Any) -> dict[str, Any]:
@@ -69,14 +66,14 @@ def _struct_dtypes(relation: Relation, dtype: Any) -> dict[str, Any]:
     return found
 
 
-def _rows(outer: _Columns, node: Quantified | Aggregated) -> tuple[Relation, Column, Any, Any]:
+def _rows(outer: ColumnWalker, node: Quantified | Aggregated) -> tuple[Relation, Column, Any, Any]:
     relation = relation_of(outer.schema, node.relation)
     name = outer.columns.get(relation.name, relation.name)
     dtypes = _struct_dtypes(relation, outer.dtypes.get(name))
 
     def test(where: Node) -> Any:
         def holds(element: Column) -> Column:
-            built = _ElementColumns(relation.schema, dtypes, element).visit(where)
+            built = outer.over(relation.schema, dtypes, element.getField).visit(where)
             return F.coalesce(built, F.lit(False))
 
         return holds
@@ -87,7 +84,7 @@ def _rows(outer: _Columns, node: Quantified | Aggregated) -> tuple[Relation, Col
 _ROW = "__row"
 
 
-def _written_in_sql(outer: _Columns, relation: Relation, where: Node) -> str | None:
+def _written_in_sql(outer: ColumnWalker, relation: Relation, where: Node) -> str | None:
     """W as a Spark SQL lambda over the related row, when W reads a list field or a JSON path.
 
     Those tests are the Spark SQL dialect's own (one place for their rules), written as SQL
@@ -101,11 +98,11 @@ def _written_in_sql(outer: _Columns, relation: Relation, where: Node) -> str | N
     return f"{_ROW} -> coalesce({writer.visit(where)}, false)"
 
 
-def _array_sql(outer: _Columns, relation: Relation) -> str:
+def _array_sql(outer: ColumnWalker, relation: Relation) -> str:
     return DIALECTS["spark"].quote(outer.columns.get(relation.name, relation.name))
 
 
-def quantified_column(outer: _Columns, node: Quantified) -> Column:
+def quantified_column(outer: ColumnWalker, node: Quantified) -> Column:
     relation, rows, _, test = _rows(outer, node)
     lambda_sql = _written_in_sql(outer, relation, node.where)
     function = "forall" if node.quantifier is Quantifier.EVERY else "exists"
@@ -119,7 +116,7 @@ def quantified_column(outer: _Columns, node: Quantified) -> Column:
     return found if node.quantifier in (Quantifier.SOME, Quantifier.IS) else ~found
 
 
-def aggregated_column(outer: _Columns, node: Aggregated) -> Column:
+def aggregated_column(outer: ColumnWalker, node: Aggregated) -> Column:
     relation, rows, dtypes, test = _rows(outer, node)
     lambda_sql = _written_in_sql(outer, relation, node.where)
     if lambda_sql is not None:
@@ -146,7 +143,7 @@ def aggregated_column(outer: _Columns, node: Aggregated) -> Column:
         else:
             value = F.array_max(values)
     schema = value_schema(relation, node.function, node.field)
-    return _ValueColumns(schema, {node.field: dtype}, value).visit(node.test)
+    return outer.over(schema, {node.field: dtype}, lambda _field: value).visit(node.test)
 
 
 def related_values(

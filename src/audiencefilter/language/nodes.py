@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from .anniversary import MonthDays
 from .calendar import RELATIVE_TYPES, Period, Relative, StartOf
@@ -132,8 +132,9 @@ class Aggregated:
         relation: The relation's name in the schema.
         function: `count` (rows), `sum` (0 over no values), `min` or `max` (null over none).
         field: The related field summed or ranged over; "count" for `count`.
-        test: One condition on the value, as on a field called `field`: a `Comparison`,
-            `IsNull` or their `Not`.
+        test: One condition on the value, as on a field called `field`: a `Comparison` or
+            an `IsNull`. A `not` on the value is a `Not` around the aggregate, the same answer
+            in one form (`aggregated`), so JSON and text read it alike.
         where: Narrows the rows the aggregate sees (TRUE: every row).
     """
 
@@ -143,6 +144,15 @@ class Aggregated:
     test: Node
     where: Node
     kind: ClassVar[str] = "aggregated"
+
+
+def aggregated(relation: str, function: Any, field: str, test: Node, where: Node) -> Node:
+    """The node of an aggregate's test, a negated test as the negation of the aggregate:
+    `min(actions.increase) not > 5` and `not (min(actions.increase) > 5)` are one condition
+    (a null minimum is UNKNOWN either way), and so one node, whichever reader built it."""
+    if isinstance(test, Not):
+        return Not(Aggregated(relation, function, field, test.item, where))
+    return Aggregated(relation, function, field, test, where)
 
 
 @dataclass(frozen=True, slots=True)

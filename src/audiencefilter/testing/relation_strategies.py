@@ -156,7 +156,73 @@ def relation_wheres() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+def _calendar_value() -> st.SearchStrategy[dict[str, Any]]:
+    zone = st.sampled_from((None, "Europe/Paris", "Asia/Tokyo"))
+    unit = st.sampled_from(("day", "week", "month", "year"))
+
+    def zoned(value: dict[str, Any], time_zone: str | None) -> dict[str, Any]:
+        return value if time_zone is None else {**value, "timeZone": time_zone}
+
+    start = st.builds(
+        lambda u, offset, z: zoned({"startOf": u, "offset": offset}, z),
+        unit,
+        st.integers(-3, 3),
+        zone,
+    )
+    return start
+
+
+def _period() -> st.SearchStrategy[dict[str, Any]]:
+    unit = st.sampled_from(("day", "week", "month", "year"))
+    this = unit.map(lambda u: {"this": u})
+    last = st.builds(lambda n, u: {"last": n, "unit": u}, st.integers(1, 30), unit)
+    upcoming = st.builds(lambda n, u: {"next": n, "unit": u}, st.integers(1, 30), unit)
+    return st.one_of(this, last, upcoming)
+
+
+def _dated_test() -> st.SearchStrategy[Any]:
+    """A test on a date-time value: an instant, the start of a unit, a period, an anniversary,
+    any of them negated."""
+    plain = st.one_of(
+        st.builds(lambda op, v: {op: v}, st.sampled_from(("gte", "lt", "equals")), _moment()),
+        st.builds(lambda op, v: {op: v}, st.sampled_from(("gte", "lt")), _calendar_value()),
+        _period().map(lambda p: {"within": p}),
+        _period().map(lambda p: {"anniversary": p}),
+        st.just(None),
+    )
+    return st.one_of(plain, plain.map(lambda t: {"not": t}))
+
+
+def every_kind_wheres() -> st.SearchStrategy[dict[str, Any]]:
+    """Relation filters over every kind of test an aggregate or a related row can hold:
+    negated tests, calendar starts, periods, anniversaries and references between two fields
+    of the related row, besides `relation_wheres`. For round trips of the text syntax."""
+    dated = st.builds(
+        lambda function, narrow, where, test: {
+            "actions": ({"where": where} if narrow else {}) | {function: {"createdAt": test}}
+        },
+        st.sampled_from(("min", "max")),
+        st.booleans(),
+        action_wheres(),
+        _dated_test(),
+    )
+    negated_number = _number_test().map(lambda t: {"count": {"not": t}})
+    reference = st.builds(
+        lambda q, op: {"actions": {q: {"name": {op: {"_ref": "id"}}}}},
+        st.sampled_from(("some", "every", "none")),
+        st.sampled_from(("equals", "gt", "lte", "not")),
+    )
+    within_row = st.builds(
+        lambda q, test: {"actions": {q: {"createdAt": test}}},
+        st.sampled_from(("some", "every", "none")),
+        _dated_test().filter(lambda t: t is not None),
+    )
+    extra = st.one_of(dated, negated_number.map(lambda a: {"actions": a}), reference, within_row)
+    return st.one_of(relation_wheres(), extra, extra.map(lambda c: {"NOT": c}))
+
+
 __all__ = [
+    "every_kind_wheres",
     "NAMES",
     "NOW",
     "action_conditions",

@@ -18,20 +18,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from ..errors import Issue
 from ..where.positions import line_column
 from .literals import describe_literal, quote
+from .vocabulary import NULL_TESTS, PERIOD_STARTS, PERIOD_UNITS, every_operator
 
-_OPERATORS = (
-    "=",
-    "!=",
-    ">",
-    ">=",
-    "<",
-    "<=",
-    "contains",
-    "starts with",
-    "ends with",
-    "in",
-    "not in",
-)
+_OPERATORS = every_operator()
 _KEYWORDS = frozenset(
     {"OR", "AND", "NOT", "TRUE", "FALSE", "NULL", "OPERATOR", "NULL_TEST", "WHERE"}
 )
@@ -68,7 +57,7 @@ _ORDER = (
 ).split()
 _PHRASES: dict[str, tuple[str, ...]] = {
     "OPERATOR": _OPERATORS,
-    "NULL_TEST": ("is null", "is not null", "is blank", "is not blank"),
+    "NULL_TEST": NULL_TESTS,
     "IGNORING_CASE": ("ignoring case",),
     "AND": ("and",),
     "OR": ("or",),
@@ -134,6 +123,11 @@ def syntax_issue(error: UnexpectedInput, text: str, fields: Iterable[str] = ()) 
             suggestion="write true to select every contact",
         )
     expected = _expected(error)
+    token_pos = getattr(getattr(error, "token", None), "start_pos", None)
+    pos_guess = error.pos_in_stream if isinstance(error, UnexpectedCharacters) else token_pos
+    period = _period_issue(text, pos_guess if isinstance(pos_guess, int) else None)
+    if period is not None:
+        return period
     if isinstance(error, UnexpectedCharacters):
         pos = error.pos_in_stream or 0
         return _unexpected_character(text, pos, expected)
@@ -151,6 +145,41 @@ def syntax_issue(error: UnexpectedInput, text: str, fields: Iterable[str] = ()) 
         name = str(token.value)
         suggestion = f"a field named like a keyword is written between backticks: `{name}`"
     return _issue(text, pos, f"expected {_expected_words(expected)}, found {found}", suggestion)
+
+
+_WITHIN = re.compile(r"(?:anniversary\s+)?within\b[ \t]*(\S*)", re.IGNORECASE)
+_IN_PERIOD = re.compile(r"\bin\s+(?:the\s+)?(?:last|next|this)\b", re.IGNORECASE)
+
+
+def _period_issue(text: str, pos: int | None) -> Issue | None:
+    """A period written the way people say it: `within the last 7 days` (the error is at
+    `the`, not at the valid `within`), `in last 30 days` (`in` takes a list)."""
+    if pos is None:
+        return None
+    within = _WITHIN.match(text, pos)
+    if within is not None:
+        word = within.group(1)
+        where = within.start(1)
+        found = quote(word) if word else "the end of the filter"
+        starts = ", ".join(PERIOD_STARTS)
+        rest = text[within.end(1) :].strip()
+        if word.lower() == "the" and rest:
+            unit = rest.split()[0].lower().rstrip("s")
+            rest = f"this {rest}" if unit in PERIOD_UNITS else rest
+            hint = f'leave out "the": within {rest}'
+        else:
+            hint = f"write e.g. within last 7 days, within this {PERIOD_UNITS[2]} or within today"
+        return _issue(text, where, f"expected {starts} after within, found {found}", hint)
+    said = next((m for m in _IN_PERIOD.finditer(text) if m.start() <= pos), None)
+    if said is not None:
+        phrase = " ".join(text[said.start() :].split()[1:]).removeprefix("the ")
+        return _issue(
+            text,
+            said.start(),
+            f"expected a list after in, found {quote(phrase.split()[0])}",
+            f"a period is written with within: within {phrase}",
+        )
+    return None
 
 
 def _issue(text: str, pos: int, message: str, suggestion: str | None) -> Issue:
@@ -191,7 +220,8 @@ def _expected_words(expected: Iterable[str]) -> str:
     names = set(expected)
     parts = []
     if "OPERATOR" in names:
-        ops = ", ".join(_OPERATORS) + (", is null, is not null" if "NULL_TEST" in names else "")
+        tests = ", " + ", ".join(NULL_TESTS) if "NULL_TEST" in names else ""
+        ops = ", ".join(_OPERATORS) + tests
         parts.append(f"an operator ({ops})")
         names -= {"OPERATOR", "NULL_TEST"}
     if _VALUES <= names:

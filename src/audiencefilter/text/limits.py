@@ -9,7 +9,7 @@ when its canonical JSON is. The walk is iterative, so any nesting is measured sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..language.nodes import (
     FALSE,
@@ -27,6 +27,7 @@ from ..language.nodes import (
     Or,
     Quantified,
     unhandled,
+    walk,
 )
 from ..where.write import _field_object, _operator_entry  # the dumper's own merge rules
 
@@ -56,6 +57,8 @@ class _Shape:
 
 def canonical_size(root: Node, max_depth: int) -> Size:
     """Measure `root` as its canonical JSON; `too_deep` says where `max_depth` is crossed."""
+    if any(isinstance(n, Not) and isinstance(n.item, Aggregated) for n in walk(root)):
+        root = _as_written(root)  # a rare form, in trees the reader has bounded in depth
     shapes: dict[int, _Shape] = {}
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
@@ -70,6 +73,30 @@ def canonical_size(root: Node, max_depth: int) -> Size:
     top = shapes[id(root)]
     too_deep = _first_too_deep(root, shapes, max_depth) if top.depth > max_depth else ()
     return Size(top.depth, top.nodes, too_deep)
+
+
+def _as_written(node: Node) -> Node:
+    """The tree in the JSON writer's form: a `Not` around an aggregate is written as the
+    aggregate's `not` (`{"actions": {"count": {"not": 1}}}`). Unchanged nodes stay the same
+    objects, so positions found for them still apply."""
+    match node:
+        case Not(item=Aggregated() as aggregate):
+            return replace(aggregate, test=Not(aggregate.test), where=_as_written(aggregate.where))
+        case And() | Or():
+            items = tuple(_as_written(item) for item in node.items)
+            same = all(a is b for a, b in zip(items, node.items, strict=True))
+            return node if same else replace(node, items=items)
+        case Not():
+            item = _as_written(node.item)
+            return node if item is node.item else Not(item)
+        case Quantified():
+            where = _as_written(node.where)
+            return node if where is node.where else replace(node, where=where)
+        case Aggregated():
+            where = _as_written(node.where)
+            return node if where is node.where else replace(node, where=where)
+        case _:
+            return node
 
 
 def _first_too_deep(root: Node, shapes: dict[int, _Shape], max_depth: int) -> tuple[Node, ...]:

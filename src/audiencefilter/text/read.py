@@ -40,44 +40,15 @@ from ..language.nodes import FALSE, TRUE, And, IsNull, ListTest, Node, Not, Or
 from ..language.values import is_number
 from ..where.positions import line_column
 from .literals import EscapeError, describe_literal, field_name, literal, quote, unquote
+from .vocabulary import ARRAY_SPELLINGS, LIST_SPELLINGS, SPELLINGS
 
-#: How each operator is written (and printed); `==` and `!=` are read too.
-SPELLINGS: dict[Op, str] = {
-    Op.EQUALS: "=",
-    Op.GT: ">",
-    Op.GTE: ">=",
-    Op.LT: "<",
-    Op.LTE: "<=",
-    Op.CONTAINS: "contains",
-    Op.STARTS_WITH: "starts with",
-    Op.ENDS_WITH: "ends with",
-    Op.IN: "in",
-    Op.NOT_IN: "not in",
-    Op.WITHIN: "within",
-    Op.ANNIVERSARY: "anniversary within",
-}
 _PERIOD_TOKENS = {"PERIOD": Op.WITHIN, "ANNIVERSARY": Op.ANNIVERSARY}
 _OPERATORS: dict[str, tuple[Op, bool]] = {text: (op, False) for op, text in SPELLINGS.items()}
 _OPERATORS.update({"==": (Op.EQUALS, False), "!=": (Op.EQUALS, True)})
-#: How each list operator is written; `equals` is `=` (and `!=` its negation), as for scalars.
-LIST_SPELLINGS: dict[ListOp, str] = {
-    ListOp.HAS: "has",
-    ListOp.HAS_SOME: "has some",
-    ListOp.HAS_EVERY: "has every",
-    ListOp.IS_EMPTY: "is empty",
-    ListOp.EQUALS: "=",
-}
 _LIST_OPERATORS: dict[str, ListOp] = {
     text: op for op, text in LIST_SPELLINGS.items() if op is not ListOp.IS_EMPTY
 }
 _LIST_ONLY = frozenset(("has", "has some", "has every"))
-#: How each operator on a JSON array at a data path is written; `array_contains` of one value
-#: is `has`, of a list `has every`.
-ARRAY_SPELLINGS: dict[ListOp, str] = {
-    ListOp.ARRAY_CONTAINS: "has every",
-    ListOp.ARRAY_STARTS_WITH: "array starts with",
-    ListOp.ARRAY_ENDS_WITH: "array ends with",
-}
 _ARRAY_OPERATORS: dict[str, ListOp] = {
     "has": ListOp.ARRAY_CONTAINS,
     **{text: op for op, text in ARRAY_SPELLINGS.items()},

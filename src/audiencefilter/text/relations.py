@@ -19,6 +19,7 @@ from ..errors import did_you_mean, join_path
 from ..language.conditions import shown
 from ..language.fields import Schema
 from ..language.nodes import TRUE, Aggregated, Node, Quantified
+from ..language.nodes import aggregated as aggregated_node
 from ..language.relations import COUNT_FIELD, Aggregate, Quantifier, Relation, value_schema
 from .literals import EscapeError, field_name, unquote
 
@@ -189,7 +190,7 @@ def aggregated(builder: Builder, children: list[Any]) -> Item:
     test = builder.check_field(values[opening.field], rest, join_path("", opening.relation.name))
     if test is TRUE:
         return TRUE, opening.token
-    node = Aggregated(opening.relation.name, opening.function, opening.field, test, where)
+    node = aggregated_node(opening.relation.name, opening.function, opening.field, test, where)
     return node, opening.token
 
 

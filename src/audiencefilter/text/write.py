@@ -11,6 +11,7 @@ Negations print in their natural words where the text syntax has them: `email !=
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import UnionType
 
 from ..language.fields import ListOp, Op
@@ -31,8 +32,8 @@ from ..language.nodes import (
 )
 from ..language.visitor import Visitor
 from .literals import field_name, literal, reference
-from .read import ARRAY_SPELLINGS, LIST_SPELLINGS, SPELLINGS
 from .relations import aggregated_text, quantified_text
+from .vocabulary import ARRAY_SPELLINGS, LIST_SPELLINGS, SPELLINGS
 
 
 def to_text(node: Node, *, width: int | None = None) -> str:
@@ -134,6 +135,8 @@ class _Printer(Visitor[str]):
             return self.comparison(inner, "!=")
         if isinstance(inner, ListTest) and inner.op in _NEGATED_LIST_SPELLINGS:
             return self.list_test(inner, _NEGATED_LIST_SPELLINGS[inner.op])
+        if isinstance(inner, Aggregated) and _has_negated_spelling(inner.test):
+            return self.visit_aggregated(replace(inner, test=Not(inner.test)))  # `!=`, `is not`
         text = self.visit(inner)
         if isinstance(inner, Const) or _is_prefix_negation(inner):
             return f"not {text}"
@@ -197,3 +200,8 @@ class _Printer(Visitor[str]):
             value = "[" + ", ".join(literal(v) for v in node.value) + "]"
         suffix = " ignoring case" if node.insensitive else ""
         return f"{name} {operator} {value}{suffix}"
+
+
+def _has_negated_spelling(test: Node) -> bool:
+    """A test whose negation has an operator of its own (`!=`, `is not null`)."""
+    return isinstance(test, IsNull) or (isinstance(test, Comparison) and test.op is Op.EQUALS)

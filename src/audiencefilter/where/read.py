@@ -527,4 +527,4 @@ def operator_alias(key: str, names: tuple[str, ...]) -> str | None:
     name = _ALIAS_OF.get(folded) or next((n for n in names if n.lower() == folded), None)
     if name is None or name not in names:
         return None
-    return f'did you mean "{name}"? ({key} is written {name} here)'
+    return f'did you mean "{name}"?'

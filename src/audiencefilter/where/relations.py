@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import describe_value, did_you_mean
 from ..language.conditions import shown
-from ..language.nodes import TRUE, Aggregated, And, Node, Quantified, all_of
+from ..language.nodes import TRUE, And, Node, Quantified, aggregated, all_of
 from ..language.relations import COUNT_FIELD, Aggregate, Quantifier, Relation, value_schema
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def _aggregated(
     field = value_schema(relation, function, name)[name]
     test = reader.field(field, test_value, test_path, depth)
     return [
-        Aggregated(relation.name, function, name, part, narrowing)
+        aggregated(relation.name, function, name, part, narrowing)
         for part in _conjuncts(test)
         if part is not TRUE
     ]

@@ -189,6 +189,8 @@ class _Dumper(Visitor[dict[str, Any]]):
         return _field_object([entry]) or {}
 
     def visit_not(self, node: Not) -> dict[str, Any]:
+        if isinstance(node.item, Aggregated):  # `not` on the value: the readers' one form
+            return self.visit_aggregated(node.item, Not(node.item.test))
         entry = _operator_entry(node)
         if entry is not None:
             return _field_object([entry]) or {}
@@ -224,9 +226,9 @@ class _Dumper(Visitor[dict[str, Any]]):
     def visit_quantified(self, node: Quantified) -> dict[str, Any]:
         return {node.relation: {node.quantifier.value: self.visit(node.where)}}
 
-    def visit_aggregated(self, node: Aggregated) -> dict[str, Any]:
+    def visit_aggregated(self, node: Aggregated, test_node: Node | None = None) -> dict[str, Any]:
         # The test is one condition on a field named `node.field`: its operator object.
-        test = self.visit(node.test)[node.field]
+        test = self.visit(node.test if test_node is None else test_node)[node.field]
         if node.function is not Aggregate.COUNT:
             test = {node.field: test}
         written: dict[str, Any] = {node.function.value: test}

@@ -1,0 +1,57 @@
+"""The column types the polars back-end builds frames with, and how records become columns.
+
+Shared by the contact's columns and a relation's struct fields (`frame_for`,
+`columnar_relations.related_column`), so a value is converted one way wherever it lands.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from ..language.fields import FieldType, Schema
+
+INSTANT = pl.Datetime("us", "UTC")
+CANONICAL: Mapping[FieldType, Any] = {
+    FieldType.STRING: pl.String,
+    FieldType.NUMBER: pl.Int64,
+    FieldType.BOOLEAN: pl.Boolean,
+    FieldType.DATETIME: INSTANT,
+    FieldType.JSON: pl.String,
+    FieldType.STRING_LIST: pl.List(pl.String),
+    FieldType.NUMBER_LIST: pl.List(pl.Float64),
+    FieldType.BOOLEAN_LIST: pl.List(pl.Boolean),
+    FieldType.DATETIME_LIST: pl.List(INSTANT),
+}
+"""The column type of each field type when a frame is built for a schema (`frame_for`)."""
+
+
+def field_columns(
+    records: list[Mapping[str, Any]], schema: Schema
+) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+    """Each field's values of `records`, converted, and its column type: the one conversion
+    both a frame's columns and a relation's struct fields go through."""
+    data = {f.name: _column_values(f.type, [r.get(f.name) for r in records]) for f in schema}
+    dtypes = {f.name: CANONICAL[f.type] for f in schema.fields}
+    for field in schema.fields:  # a number column with a fractional value must hold floats
+        if field.type is FieldType.NUMBER and any(type(v) is float for v in data[field.name]):
+            dtypes[field.name] = pl.Float64
+    return data, dtypes
+
+
+def _column_values(kind: FieldType, values: list[Any]) -> list[Any]:
+    from ..language.values import record_datetime
+
+    if kind is FieldType.DATETIME:
+        return [None if v is None else record_datetime(v) for v in values]
+    if kind is FieldType.JSON:  # JSON text, as a JSON column reads into polars
+        return [None if v is None else json.dumps(v) for v in values]
+    if kind is FieldType.DATETIME_LIST:
+        return [
+            None if v is None else [None if i is None else record_datetime(i) for i in v]
+            for v in values
+        ]
+    return values

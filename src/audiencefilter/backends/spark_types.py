@@ -1,0 +1,72 @@
+"""The column types the Spark back-end reads and builds frames with, and how records become
+columns: shared by the contact's columns and a relation's struct fields, so a value is converted
+one way wherever it lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql import types as T
+
+from ..language.fields import FieldType, Schema
+
+CANONICAL: Mapping[FieldType, Any] = {
+    FieldType.STRING: T.StringType(),
+    FieldType.NUMBER: T.LongType(),
+    FieldType.BOOLEAN: T.BooleanType(),
+    FieldType.DATETIME: T.TimestampType(),
+    FieldType.JSON: T.StringType(),
+    FieldType.STRING_LIST: T.ArrayType(T.StringType()),
+    FieldType.NUMBER_LIST: T.ArrayType(T.DoubleType()),
+    FieldType.BOOLEAN_LIST: T.ArrayType(T.BooleanType()),
+    FieldType.DATETIME_LIST: T.ArrayType(T.TimestampType()),
+}
+"""The column type each field type is taken to have when no frame schema is given."""
+
+_INT_RANGES: Mapping[type, tuple[int, int]] = {
+    T.ByteType: (-(2**7), 2**7 - 1),
+    T.ShortType: (-(2**15), 2**15 - 1),
+    T.IntegerType: (-(2**31), 2**31 - 1),
+    T.LongType: (-(2**63), 2**63 - 1),
+}
+_DECIMAL_RANGE = (-(10**38) + 1, 10**38 - 1)
+"""What DECIMAL(38, 0) holds: the type an integer sum is taken in, so it never overflows."""
+EXACT_SUM = T.DecimalType(38, 0)
+
+
+def field_values(
+    records: list[Mapping[str, Any]], schema: Schema
+) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+    """Each field's values of `records`, converted, and its column type: the one conversion
+    both a frame's columns and a relation's struct fields go through."""
+    data: dict[str, list[Any]] = {}
+    types: dict[str, Any] = {}
+    for field in schema.fields:
+        values = [record.get(field.name) for record in records]
+        data[field.name], types[field.name] = _converted(field.type, values)
+    return data, types
+
+
+def _converted(kind: FieldType, values: list[Any]) -> tuple[list[Any], Any]:
+    import json
+
+    from ..language.values import record_datetime
+
+    if kind is FieldType.DATETIME:
+        values = [None if v is None else record_datetime(v) for v in values]
+    elif kind is FieldType.JSON:
+        values = [None if v is None else json.dumps(v) for v in values]
+    elif kind is FieldType.NUMBER_LIST:
+        values = [
+            None if v is None else [None if i is None else float(i) for i in v] for v in values
+        ]
+    elif kind is FieldType.DATETIME_LIST:
+        values = [
+            None if v is None else [None if i is None else record_datetime(i) for i in v]
+            for v in values
+        ]
+    elif kind is FieldType.NUMBER and any(type(v) is float for v in values):
+        return [None if v is None else float(v) for v in values], T.DoubleType()
+    return values, CANONICAL[kind]
