@@ -75,7 +75,7 @@ def _library() -> list[str]:
 def test_the_import_reader_sees_the_whole_package() -> None:
     assert "audiencefilter.backends.sql.text" in MODULES
     assert "audiencefilter.language.nodes" in MODULES["audiencefilter.language.visitor"]
-    assert FACADE in MODULES["audiencefilter.where.read"]
+    assert FACADE in MODULES["audiencefilter.cli.inputs"]
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if _within(m, LANGUAGE)])
@@ -119,3 +119,95 @@ def test_only_the_facade_lowers_for_the_back_ends() -> None:
     users = {m for m, imported in MODULES.items() if lowering in imported}
     # explain lowers each condition it shows; simplify shares lowering's list rules.
     assert users <= {FACADE, "audiencefilter.backends.explain", "audiencefilter.rewrite.simplify"}
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Each module's imports narrowed to modules (a `from x import name` of a non-module
+    counts as `x`), lazy and `TYPE_CHECKING` imports included."""
+    graph: dict[str, set[str]] = {}
+    for module, imported in MODULES.items():
+        targets = set()
+        for name in imported:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles_lazy_and_type_checking_imports_counted() -> None:
+    """A package and the modules it re-exports are no exception: every cycle is listed."""
+    assert _cycles(_module_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+PACKAGE_RULES = {
+    # package: the library packages (and root modules) it may import
+    "audiencefilter.language": {ERRORS},
+    "audiencefilter.rewrite": {LANGUAGE, ERRORS},
+    "audiencefilter.where": {LANGUAGE, ERRORS, "audiencefilter.excerpt"},
+    "audiencefilter.text": {LANGUAGE, ERRORS, "audiencefilter.where", "audiencefilter.excerpt"},
+    "audiencefilter.backends": {LANGUAGE, ERRORS, "audiencefilter.rewrite"},
+}
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGE_RULES))
+def test_each_package_imports_only_the_packages_below_it(package: str) -> None:
+    """Readers (`where`, `text`) build trees and never reach the facade, a back-end or the root
+    package; back-ends never reach a reader, the facade or the root; the language reaches
+    nothing but errors. Stated over packages, so a new module is held to them at once."""
+    allowed = PACKAGE_RULES[package]
+    wrong = {
+        f"{module} -> {target}"
+        for module, targets in _module_graph().items()
+        if _within(module, package)
+        for target in targets
+        if not _within(target, package, *allowed)
+    }
+    assert not wrong, sorted(wrong)

@@ -11,9 +11,9 @@ from sqlalchemy import DateTime, ForeignKey, Integer, String, create_engine, sel
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 import audiencefilter as af
+from audiencefilter import parse_text
 from audiencefilter.language.nodes import Aggregated, Quantified
 from audiencefilter.language.relations import Aggregate, Quantifier, Relation
-from audiencefilter.text import parse_text
 from audiencefilter.where import fast
 
 NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)

@@ -57,7 +57,7 @@ def test_relation_filters_agree_with_memory(
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(where=relation_wheres())
 def test_relation_filters_round_trip_through_json_and_text(where: dict[str, Any]) -> None:
-    from audiencefilter.text import parse_text
+    from audiencefilter import parse_text
 
     flt = af.parse(where)
     assert af.parse(flt.to_json()) == flt

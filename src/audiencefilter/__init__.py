@@ -14,21 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
-from .filter import Filter, Predicate
+from .filter import Filter, Predicate, parse, parse_text
 from .language.fields import CONTACT, Field, FieldType, Op, Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import FALSE, TRUE, And, Blank, Comparison, Const, IsNull, Node, Not, Or
 from .language.relations import Relation
 from .language.relative import Ago, Clock, system_clock
 from .where.json_schema import json_schema
-from .where.read import parse
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
     from datetime import datetime
 
     from .backends.explain import Explanation, Outcome
-    from .text import parse_text, to_text
+    from .text import to_text
 
 __all__ = [
     "CONTACT",
@@ -105,7 +104,6 @@ def register_sqlite_functions(target: Any) -> None:
 
 
 _LAZY = {
-    "parse_text": "text",
     "to_text": "text",
     "Explanation": "backends.explain",
     "Outcome": "backends.explain",

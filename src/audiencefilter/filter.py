@@ -15,6 +15,7 @@ when they are built, by default), and `resolve(now)` gives the equivalent absolu
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,9 +25,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from .language.anniversary import MonthDays
 from .language.calendar import Relative, StartOf
 from .language.fields import CONTACT, Schema
+from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import Node, fields_used, relative_values, resolve
 from .language.relative import Clock, as_now, system_clock
 from .rewrite.lower import lower
+from .where.read import read_where
 
 if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
@@ -317,3 +320,72 @@ class Filter:
 
         lowered = self.lowered_at(now)
         return to_pyspark(lowered, self.schema, columns=columns, dtypes=dtypes, session=session)
+
+
+def parse(
+    where: str | bytes | Mapping[str, Any],
+    schema: Schema = CONTACT,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Filter:
+    """Read a where clause into a validated `Filter`.
+
+    Args:
+        where: JSON text, or a mapping already decoded (values may also be `datetime`s).
+        schema: The fields the filter may use; the contact schema of the spec by default.
+        limits: Bounds on depth, size and array length.
+
+    Returns:
+        The filter, with its AST in `.root`.
+
+    Raises:
+        FilterError: listing every problem found, each with its path and, for text input,
+            its line and column.
+    """
+    return _new_filter(read_where(where, schema, limits=limits), schema)
+
+
+def parse_text(text: str, schema: Schema = CONTACT, *, limits: Limits = DEFAULT_LIMITS) -> Filter:
+    """Read a filter written in the text syntax into a validated `Filter`.
+
+    Args:
+        text: The filter, e.g. `email contains "gmail" and points >= 100`.
+        schema: The fields the filter may use; the contact schema of the spec by default.
+        limits: Bounds on depth, size, list length and text size, those of the JSON form.
+
+    Returns:
+        The filter, equal to the one `parse` reads from the same filter's JSON.
+
+    Raises:
+        FilterError: listing every problem found, each with its line and column; `.source`
+            holds `text`, so `render_error` can show where.
+    """
+    from .text import read_text  # lark is imported on first use
+
+    return _new_filter(read_text(text, schema, limits=limits), schema)
+
+
+def _filter_builder() -> Callable[[Node, Schema], Filter]:
+    """`Filter(root, schema)` without the dataclass `__init__`: a frozen dataclass without
+    slots keeps its fields in the instance `__dict__`, which is filled directly instead of
+    through two `object.__setattr__` calls (most of the cost of a small `parse`). Only while
+    `Filter` is exactly that class of those two fields with no `__post_init__`; otherwise the
+    class itself is used."""
+    names = tuple(f.name for f in dataclasses.fields(Filter))
+    if names != ("root", "schema") or hasattr(Filter, "__post_init__"):
+        return Filter
+    if "__slots__" in vars(Filter):
+        return Filter
+    new = object.__new__
+
+    def build(root: Node, schema: Schema) -> Filter:
+        made = new(Filter)
+        fields = made.__dict__
+        fields["root"] = root
+        fields["schema"] = schema
+        return made
+
+    return build
+
+
+_new_filter = _filter_builder()

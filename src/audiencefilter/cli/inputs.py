@@ -12,10 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..filter import Filter
+from ..filter import Filter, parse, parse_text
 from ..language.fields import CONTACT, Schema
-from ..text import parse_text
-from ..where.read import parse
 
 
 class UsageError(Exception):

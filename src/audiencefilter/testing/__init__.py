@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from ..filter import Filter
+from ..filter import Filter, parse
 from ..language.fields import CONTACT, Schema
-from ..where.read import parse
 
 Where = Filter | str | bytes | Mapping[str, Any]
 

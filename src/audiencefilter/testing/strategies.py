@@ -32,7 +32,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ..filter import Filter
+from ..filter import Filter, parse
 from ..language.conditions import REF, REFERENCE_OPS
 from ..language.fields import (
     CONTACT,
@@ -45,7 +45,6 @@ from ..language.fields import (
     Op,
     Schema,
 )
-from ..where.read import parse
 
 WORDS = (
     "",

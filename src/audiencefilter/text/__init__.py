@@ -14,7 +14,6 @@ from __future__ import annotations
 from lark.exceptions import UnexpectedInput
 
 from ..errors import FilterError, Issue
-from ..filter import Filter
 from ..language.fields import CONTACT, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
 from ..language.nodes import Node
@@ -25,11 +24,12 @@ from .limits import canonical_size
 from .read import RULES, Builder, build
 from .write import to_text
 
-__all__ = ["parse_text", "to_text"]
+__all__ = ["read_text", "to_text"]
 
 
-def parse_text(text: str, schema: Schema = CONTACT, *, limits: Limits = DEFAULT_LIMITS) -> Filter:
-    """Read a filter written in the text syntax into a validated `Filter`.
+def read_text(text: str, schema: Schema = CONTACT, *, limits: Limits = DEFAULT_LIMITS) -> Node:
+    """Read a filter written in the text syntax into its validated tree (`audiencefilter.
+    parse_text` wraps it in a `Filter`): a reader builds nodes only.
 
     Args:
         text: The filter, e.g. `email contains "gmail" and points >= 100`.
@@ -37,7 +37,7 @@ def parse_text(text: str, schema: Schema = CONTACT, *, limits: Limits = DEFAULT_
         limits: Bounds on depth, size, list length and text size, those of the JSON form.
 
     Returns:
-        The filter, equal to the one `parse` reads from the same filter's JSON.
+        The tree, equal to the one `read_where` reads from the same filter's JSON.
 
     Raises:
         FilterError: listing every problem found, each with its line and column; `.source`
@@ -57,7 +57,7 @@ def parse_text(text: str, schema: Schema = CONTACT, *, limits: Limits = DEFAULT_
     if issues:
         issues.sort(key=lambda i: (i.line or 0, i.column or 0))
         raise FilterError(issues, source=text)
-    return Filter(root, schema)
+    return root
 
 
 def _limit_issues(root: Node, builder: Builder, limits: Limits) -> list[Issue]:

@@ -20,6 +20,8 @@ from typing import Any
 
 from lark import Lark, Token, Transformer
 
+from .lexer import GrammarLexer
+
 GRAMMAR_PACKAGE = "audiencefilter"
 GRAMMAR_FILE = "filter.lark"
 
@@ -33,15 +35,6 @@ def grammar_text() -> str:
     )
 
 
-def expected_terminals(parser_state: Any) -> set[str]:
-    """The terminal names the LALR parser accepts next, for "expected ..." messages."""
-    try:
-        table = parser_state.parse_conf.parse_table.states[parser_state.position]
-    except (AttributeError, KeyError, IndexError):
-        return set()
-    return {name for name in table if name.isupper()}
-
-
 @functools.cache
 def text_parser(transformer: Transformer[Token, Any], fast_lexer: bool = True) -> Lark:
     """The LALR parser with `transformer` applied as each rule is reduced.
@@ -50,8 +43,6 @@ def text_parser(transformer: Transformer[Token, Any], fast_lexer: bool = True) -
     so no nesting depth can exhaust the stack. Tokens come from `GrammarLexer` (`lexer.py`),
     or with `fast_lexer=False` from lark's basic lexer, which it stands in for.
     """
-    from .lexer import GrammarLexer
-
     return Lark(
         grammar_text(),
         parser="lalr",

@@ -28,7 +28,15 @@ from lark.common import LexerConf
 from lark.exceptions import UnexpectedCharacters
 from lark.lexer import Lexer, LexerState
 
-from .grammar import expected_terminals
+
+def expected_terminals(parser_state: Any) -> set[str]:
+    """The terminal names the LALR parser accepts next, for "expected ..." messages."""
+    try:
+        table = parser_state.parse_conf.parse_table.states[parser_state.position]
+    except (AttributeError, KeyError, IndexError):
+        return set()
+    return {name for name in table if name.isupper()}
+
 
 ENABLED = os.environ.get("AUDIENCEFILTER_FAST_LEXER", "1") != "0"
 """Whether `parse_text` tokenizes with `GrammarLexer`; False for lark's basic lexer."""

@@ -39,6 +39,7 @@ from ..language.fields import Field, FieldType, ListOp, Op, Schema
 from ..language.nodes import FALSE, TRUE, And, IsNull, ListTest, Node, Not, Or
 from ..language.values import is_number
 from ..where.positions import line_column
+from . import relations
 from .literals import EscapeError, describe_literal, field_name, literal, quote, unquote
 from .vocabulary import ARRAY_SPELLINGS, LIST_SPELLINGS, SPELLINGS
 
@@ -496,23 +497,15 @@ class Rules(Transformer[Token, Any]):
         return _ACTIVE.get().condition(children)
 
     def relation_open(self, children: list[Any]) -> Any:
-        from . import relations
-
         return relations.relation_open(_ACTIVE.get(), children)
 
     def quantified(self, children: list[Any]) -> Item:
-        from . import relations
-
         return relations.quantified(_ACTIVE.get(), children)
 
     def aggregate_open(self, children: list[Any]) -> Any:
-        from . import relations
-
         return relations.aggregate_open(_ACTIVE.get(), children)
 
     def aggregated(self, children: list[Any]) -> Item:
-        from . import relations
-
         return relations.aggregated(_ACTIVE.get(), children)
 
     def list(self, children: list[Any]) -> ListLiteral:

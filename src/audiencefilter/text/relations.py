@@ -11,20 +11,45 @@ rules. An aggregate's test is read as a condition on a field named after the agg
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lark import Token
 
 from ..errors import did_you_mean, join_path
-from ..language.conditions import shown
-from ..language.fields import Schema
+from ..language.conditions import Conditions, shown
+from ..language.fields import Field, Schema
 from ..language.nodes import TRUE, Aggregated, Node, Quantified
 from ..language.nodes import aggregated as aggregated_node
 from ..language.relations import COUNT_FIELD, Aggregate, Quantifier, Relation, value_schema
 from .literals import EscapeError, field_name, unquote
 
-if TYPE_CHECKING:
-    from .read import Builder, Item
+Item = tuple[Node, Token]
+"""A rule's result: the node built and the token that places it in the text."""
+
+
+class Builder(Protocol):
+    """What relation rules need of the text reader (`read.py` implements it and calls these
+    rules with itself, so this module never imports its host)."""
+
+    nodes: int
+    schema: Schema
+    schemas: list[Schema]
+    conditions: Conditions
+    silent: int
+
+    def issue(
+        self,
+        token: Token,
+        message: str,
+        suggestion: str | None = None,
+        path: str = "",
+        offset: int = 0,
+    ) -> None: ...
+
+    def check_field(self, field: Field, rest: list[Any], at: str) -> Node: ...
+
+    def path_keys(self, token: Token, path: str) -> tuple[str, ...] | None: ...
+
 
 #: How each quantifier is written (and printed), before its parenthesis.
 QUANTIFIER_WORDS: dict[Quantifier, str] = {

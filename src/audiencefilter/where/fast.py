@@ -35,7 +35,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..filter import Filter
 from ..language.conditions import is_insensitive
 from ..language.fields import Field, FieldType, Op, Schema
 from ..language.limits import Limits
@@ -95,34 +94,6 @@ def _comparison_builder() -> Callable[..., Comparison]:
 
 
 _Comparison = _comparison_builder()
-
-
-def _filter_builder() -> Callable[[Node, Schema], Filter]:
-    """`Filter(root, schema)` without the dataclass `__init__`: a frozen dataclass without
-    slots keeps its fields in the instance `__dict__`, which is filled directly instead of
-    through two `object.__setattr__` calls. Only while `Filter` is exactly that class of those
-    two fields with no `__post_init__`; otherwise the class itself is used."""
-    names = tuple(f.name for f in dataclasses.fields(Filter))
-    if (
-        names != ("root", "schema")
-        or hasattr(Filter, "__post_init__")
-        or "__slots__" in vars(Filter)
-    ):
-        return Filter
-    new = object.__new__
-
-    def build(root: Node, schema: Schema) -> Filter:
-        made = new(Filter)
-        fields = made.__dict__
-        fields["root"] = root
-        fields["schema"] = schema
-        return made
-
-    return build
-
-
-filter_of = _filter_builder()
-"""`Filter(root, schema)`, built the cheap way when the class allows it."""
 
 
 class _GiveUp(Exception):

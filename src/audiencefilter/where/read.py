@@ -23,7 +23,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
-from ..filter import Filter
 from ..language.conditions import REF, Conditions, Report, Syntax, Where, shown, unknown_field
 from ..language.fields import (
     ARRAY_OPS,
@@ -42,6 +41,7 @@ from ..language.nodes import TRUE, IsNull, Node, Not, Or, all_of, any_of
 from ..language.relations import Relation
 from . import fast
 from .decode import DuplicateKeys, as_str, load_json
+from .relations import Path, read_relation
 
 LOGICAL_KEYS = ("AND", "OR", "NOT")
 _OPS_BY_NAME = {op.value: op for op in Op}
@@ -70,21 +70,19 @@ JSON_SYNTAX = Syntax(
 """How the JSON form writes what condition messages name."""
 
 
-def parse(
+def read_where(
     where: str | bytes | Mapping[str, Any],
     schema: Schema = CONTACT,
     *,
     limits: Limits = DEFAULT_LIMITS,
-) -> Filter:
-    """Read a where clause into a validated `Filter`.
+) -> Node:
+    """Read a where clause into its validated tree (`audiencefilter.parse` wraps it in a
+    `Filter`): a reader builds nodes only and knows nothing of the facade.
 
     Args:
         where: JSON text, or a mapping already decoded (values may also be `datetime`s).
         schema: The fields the filter may use; the contact schema of the spec by default.
         limits: Bounds on depth, size and array length.
-
-    Returns:
-        The filter, with its AST in `.root`.
 
     Raises:
         FilterError: listing every problem found, each with its path and, for text input,
@@ -93,12 +91,12 @@ def parse(
     if fast.ENABLED and type(where) is str:
         root = fast.read_fast(where, schema, limits)
         if root is not None:
-            return fast.filter_of(root, schema)
+            return root
     return read_plain(where, schema, limits)
 
 
-def read_plain(where: str | bytes | Mapping[str, Any], schema: Schema, limits: Limits) -> Filter:
-    """`parse` without the accelerator: the definition of the where clause."""
+def read_plain(where: str | bytes | Mapping[str, Any], schema: Schema, limits: Limits) -> Node:
+    """`read_where` without the accelerator: the definition of the where clause."""
     source: str | None = None
     if isinstance(where, str | bytes):
         source = as_str(where)
@@ -114,11 +112,11 @@ def read_plain(where: str | bytes | Mapping[str, Any], schema: Schema, limits: L
 
             issues = locate_issues(source, issues)
         raise FilterError(issues, source=source)
-    return Filter(root, schema)
+    return root
 
 
-Path = tuple[Any, str | int] | None
-"""A location as a linked list `((parent, "OR"), 1)`: cheap to extend, rendered only on error."""
+# A location (`Path`) is a linked list `((parent, "OR"), 1)`: cheap to extend, rendered only on
+# error.
 
 
 def render_path(path: Path) -> str:
@@ -230,8 +228,6 @@ class _Reader:
                 if self.count(key_path):
                     items.append(self.field(field, value, key_path, depth))
             elif (relation := self.schema.relation(key)) is not None:
-                from .relations import read_relation
-
                 items.append(read_relation(self, relation, value, key_path, depth + 1))
             elif key == "AND":
                 items.append(self.group(value, key_path, depth + 1, all_of))

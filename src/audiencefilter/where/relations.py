@@ -2,7 +2,7 @@
 
 Kept beside `read.py` and called by its walker for a key that names a relation: this module
 reads the shape of a relation object only. A where clause over related rows is read by the
-walker itself against the related schema (`_Reader.related`), and an aggregate's condition is
+walker itself against the related schema (`WhereReader.related`), and an aggregate's condition is
 read as a field's operator object on the field the aggregate's value stands for
 (`relations.value_schema`), so every operator, `not` and null rule and every message is the
 one of an ordinary field.
@@ -13,21 +13,48 @@ is refused where there is none to narrow.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from ..errors import describe_value, did_you_mean
 from ..language.conditions import shown
+from ..language.fields import Field
 from ..language.nodes import TRUE, And, Node, Quantified, aggregated, all_of
 from ..language.relations import COUNT_FIELD, Aggregate, Quantifier, Relation, value_schema
 
-if TYPE_CHECKING:
-    from .read import Path, _Reader
+Path = tuple[Any, str | int] | None
+"""Where a value is: (the parent's path, key or index), linked outwards; None at the top."""
+
+
+class IssueSink(Protocol):
+    def add(self, path: Any, message: str, suggestion: str | None = None) -> None: ...
+
+
+class WhereReader(Protocol):
+    """What relation objects need of the where-clause walker (`read.py` implements it and
+    passes itself in, so this module never imports its host)."""
+
+    @property
+    def issues(self) -> IssueSink: ...
+
+    def deeper(self, path: Path, depth: int) -> bool: ...
+
+    def count(self, path: Path) -> bool: ...
+
+    def repeated(self, obj: Mapping[Any, Any], path: Path, what: str, suggestion: str) -> None: ...
+
+    def related(self, relation: Relation, value: Any, path: Path, depth: int) -> Node: ...
+
+    def field(self, field: Field, value: Any, path: Path, depth: int) -> Node: ...
+
 
 _AGGREGATES = {a.value: a for a in Aggregate}
 _QUANTIFIERS = {q.value: q for q in Quantifier}
 
 
-def read_relation(reader: _Reader, relation: Relation, value: Any, path: Path, depth: int) -> Node:
+def read_relation(
+    reader: WhereReader, relation: Relation, value: Any, path: Path, depth: int
+) -> Node:
     """The relation object at `path`: its conditions ANDed."""
     if not reader.deeper(path, depth) or not reader.count(path):
         return TRUE
@@ -89,7 +116,7 @@ def read_relation(reader: _Reader, relation: Relation, value: Any, path: Path, d
 
 
 def _quantified(
-    reader: _Reader,
+    reader: WhereReader,
     relation: Relation,
     quantifier: Quantifier,
     operand: Any,
@@ -105,7 +132,7 @@ def _quantified(
 
 
 def _aggregated(
-    reader: _Reader,
+    reader: WhereReader,
     relation: Relation,
     function: Aggregate,
     operand: Any,

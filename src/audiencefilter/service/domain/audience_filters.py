@@ -27,8 +27,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ... import Filter, FilterError, parse
-from ...text import parse_text
+from ... import Filter, FilterError, parse, parse_text
 from ..db.models import Audience
 from ..http.errors import AudienceRuleError
 from .filter_budget import NOTHING, check_filter, check_list, cost_of
