@@ -46,7 +46,7 @@ def _explained(flt: af.Filter, records: Records, now: datetime | None = None) ->
 ENGINES: list[Engine] = [Engine("memory", _compiled)]
 
 try:
-    import audiencefilter.backends.explain  # noqa: F401
+    import audiencefilter.explain  # noqa: F401
 except ImportError:
     pass
 else:

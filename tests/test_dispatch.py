@@ -66,9 +66,9 @@ def test_every_visitor_refuses_a_new_node_kind_by_name(visitor: type[Visitor[Any
 
 
 def _function_walkers() -> dict[str, Callable[[Node], object]]:
-    from audiencefilter.backends.explain import explain
     from audiencefilter.backends.memory import compile_node
     from audiencefilter.backends.sql.text import to_sql
+    from audiencefilter.explain import explain
     from audiencefilter.rewrite.lower import lower
     from audiencefilter.rewrite.simplify import simplify, size
     from audiencefilter.text.limits import canonical_size

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 
 from audiencefilter import Filter, Outcome, RecordError, parse_text
-from audiencefilter.backends.explain import _Explainer
+from audiencefilter.explain import _Explainer
 from audiencefilter.language.visitor import missing_handlers
 from audiencefilter.testing.strategies import NOW, filters, records
 

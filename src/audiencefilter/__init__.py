@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
     from datetime import datetime
 
-    from .backends.explain import Explanation, Outcome
+    from .explain import Explanation, Outcome
     from .text import to_text
 
 __all__ = [
@@ -105,8 +105,8 @@ def register_sqlite_functions(target: Any) -> None:
 
 _LAZY = {
     "to_text": "text",
-    "Explanation": "backends.explain",
-    "Outcome": "backends.explain",
+    "Explanation": "explain",
+    "Outcome": "explain",
 }
 
 

@@ -34,8 +34,8 @@ from .where.read import read_where
 if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
 
-    from .backends.explain import Explanation
     from .backends.memory import Evaluator
+    from .explain import Explanation
 
 R = TypeVar("R", bound=Mapping[str, Any])
 F = TypeVar("F")
@@ -259,7 +259,7 @@ class Filter:
     def explain(self, record: Record, *, now: datetime | None = None) -> Explanation:
         """Why `record` is in or out: each condition's TRUE/FALSE/UNKNOWN and the value seen;
         relative date-times are shown with the instant they stood for at `now`."""
-        from .backends.explain import explain
+        from .explain import explain
 
         return explain(self.root, self.schema, record, now=now)
 

@@ -14,18 +14,18 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..language.fields import FieldType
-from ..language.nodes import TRUE, Aggregated, Node, Not, Quantified
-from ..language.relations import Aggregate, Quantifier, relation_of, value_schema
-from ..language.values import accepts, record_datetime
-from ..text.write import to_text
+from .language.fields import FieldType
+from .language.nodes import TRUE, Aggregated, Node, Not, Quantified
+from .language.relations import Aggregate, Quantifier, relation_of, value_schema
+from .language.values import accepts, record_datetime
+from .text.write import to_text
 
 Explain = Callable[[Node, Any, Mapping[str, Any]], Any]
 """`explain(node, schema, record) -> Explanation` at the caller's `now`."""
 
 
 def _rows(value: Any, many: bool, name: str) -> Sequence[Mapping[str, Any]]:
-    from ..errors import RecordError
+    from .errors import RecordError
 
     if value is None:
         return ()
@@ -91,7 +91,7 @@ def explain_relation(
 
 
 def _value(node: Aggregated, rows: list[Mapping[str, Any]], schema: Any) -> Any:
-    from ..errors import RecordError
+    from .errors import RecordError
 
     if node.function is Aggregate.COUNT:
         return len(rows)

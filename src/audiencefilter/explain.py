@@ -26,13 +26,14 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, cast
 
-from ..errors import RecordError
-from ..language import lists
-from ..language.anniversary import MonthDays
-from ..language.calendar import RELATIVE_TYPES, Period, StartOf
-from ..language.data_paths import truth
-from ..language.fields import FieldType, ListOp, Op, Schema
-from ..language.nodes import (
+from .errors import RecordError
+from .explain_relations import explain_relation
+from .language import lists
+from .language.anniversary import MonthDays
+from .language.calendar import RELATIVE_TYPES, Period, StartOf
+from .language.data_paths import truth
+from .language.fields import FieldType, ListOp, Op, Schema
+from .language.nodes import (
     Aggregated,
     And,
     Blank,
@@ -47,14 +48,14 @@ from ..language.nodes import (
     Quantified,
     blank_form,
 )
-from ..language.references import reference_truth
-from ..language.relative import as_now, system_clock
-from ..language.values import accepts, fold, holds, record_datetime
-from ..language.visitor import Visitor
-from ..rewrite.lower import lower
-from ..text.literals import literal, reference
-from ..text.write import to_text
-from ..where.write import format_datetime
+from .language.references import reference_truth
+from .language.relative import as_now, system_clock
+from .language.values import accepts, fold, holds, record_datetime
+from .language.visitor import Visitor
+from .rewrite.lower import lower
+from .text.literals import literal, reference
+from .text.write import to_text
+from .where.write import format_datetime
 
 
 class Outcome(Enum):
@@ -346,8 +347,6 @@ class _Explainer(Visitor[Explanation]):
         return Explanation(node, Outcome.of(node.value))
 
     def relation(self, node: Quantified | Aggregated) -> Explanation:
-        from .explain_relations import explain_relation
-
         def explain_at(inner: Node, schema: Schema, row: Mapping[str, Any]) -> Explanation:
             return _Explainer(row, schema, self.now).visit(inner)
 
