@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.language.calendar import start_of, start_of_day, zone_names
+from audiencefilter.language.calendar import start_of, start_of_day
+from audiencefilter.language.zones import zone_names
 from audiencefilter.testing.strategies import CALENDAR_ZONES
 
 ZONES = sorted(zone_names())

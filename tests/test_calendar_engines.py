@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from audiencefilter.language.calendar import start_of, zone_names
+from audiencefilter.language.calendar import start_of
+from audiencefilter.language.zones import zone_names
 from audiencefilter.testing.strategies import CALENDAR_ZONES
 from tests.wide_engines import Engines, agree
 

@@ -12,7 +12,7 @@ import pytest
 
 import audiencefilter
 from audiencefilter import TRUE, And, Not, Or
-from audiencefilter.language.fields import CONTACT
+from audiencefilter.language.contact import CONTACT
 from audiencefilter.language.nodes import (
     Node,
     UnhandledNodeError,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import audiencefilter as af
 from audiencefilter import FALSE, TRUE, Comparison, IsNull, Not, Op, Or
-from audiencefilter.language.fields import CONTACT
+from audiencefilter.language.contact import CONTACT
 from audiencefilter.language.nodes import walk
 from audiencefilter.language.relative import Ago
 from audiencefilter.rewrite.lower import lower, unique

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
 from .filter import Filter, Predicate, parse, parse_text
-from .language.fields import CONTACT, Field, FieldType, Op, Schema
+from .language.contact import CONTACT
+from .language.fields import Field, FieldType, Op, Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import FALSE, TRUE, And, Blank, Comparison, Const, IsNull, Node, Not, Or
 from .language.relations import Relation

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .language.anniversary import MonthDays
 from .language.calendar import Relative, StartOf
-from .language.fields import CONTACT, Schema
+from .language.contact import CONTACT
+from .language.fields import Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import Node, fields_used, relative_values, resolve
 from .language.relative import Clock, as_now, system_clock

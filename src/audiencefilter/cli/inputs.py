@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..filter import Filter, parse, parse_text
-from ..language.fields import CONTACT, Schema
+from ..language.contact import CONTACT
+from ..language.fields import Schema
 
 
 class UsageError(Exception):

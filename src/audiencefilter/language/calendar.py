@@ -31,12 +31,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
-from functools import cache
 from typing import Any, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import ZoneInfo
 
 from .anniversary import MonthDays, month_days
 from .relative import EARLIEST, Ago
+from .zones import CalendarError, _zone, check_zone
 
 LATEST = datetime.max.replace(tzinfo=UTC)
 UNITS = ("day", "week", "month", "year")
@@ -45,52 +45,6 @@ MAX_OFFSET = 1_000_000
 DEFAULT_ZONE = "UTC"
 _T = TypeVar("_T")
 _R = TypeVar("_R")
-
-
-class CalendarError(ValueError):
-    """A calendar value that cannot be read, with a suggestion where one is likely."""
-
-    def __init__(self, message: str, suggestion: str | None = None) -> None:
-        super().__init__(message)
-        self.suggestion = suggestion
-
-
-@cache
-def zone_names() -> frozenset[str]:
-    """Every IANA zone name this Python knows (its `zoneinfo` database)."""
-    return frozenset(available_timezones())
-
-
-@cache
-def _zone(name: str) -> ZoneInfo:
-    return ZoneInfo(name)
-
-
-def check_zone(name: str) -> str:
-    """`name` if it is an IANA zone name known here, else a `CalendarError` naming close ones.
-
-    Names are matched exactly (`Europe/Paris`, not `europe/paris`): the spelling a database
-    knows it by.
-    """
-    if name in zone_names():
-        try:
-            _zone(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            pass
-        else:
-            return name
-    from difflib import get_close_matches
-
-    by_lower = {z.lower(): z for z in zone_names()}
-    close = [by_lower[z] for z in get_close_matches(name.lower(), list(by_lower), 3, 0.6)]
-    if name.lower() in by_lower:
-        close = [by_lower[name.lower()]]
-    suggestion = (
-        "did you mean " + " or ".join(f'"{z}"' for z in close) + "?"
-        if close
-        else 'write an IANA time zone name such as "Europe/Paris" or "America/New_York"'
-    )
-    raise CalendarError(f"unknown time zone {name!r}", suggestion)
 
 
 def check_unit(name: str) -> str:

@@ -29,7 +29,6 @@ from typing import Any, Final, TypeVar
 
 from ..errors import describe_value, did_you_mean
 from .calendar import (
-    CalendarError,
     Period,
     StartOf,
     period_from_json,
@@ -56,6 +55,7 @@ from .fields import (
 from .nodes import TRUE, Blank, Comparison, FieldComparison, IsNull, ListTest, Node, Not
 from .relative import Ago, DurationError
 from .values import Scalar, as_utc, is_number, parse_datetime
+from .zones import CalendarError
 
 Where = tuple[str | int, ...] | None
 """Where a problem is, relative to the operand: `()` the operand, `(2,)` its third item,

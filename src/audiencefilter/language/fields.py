@@ -11,10 +11,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .relations import Relation
 
 
 class FieldType(StrEnum):
@@ -201,7 +197,7 @@ class Schema:
                     f"{name!r} is reserved for logical groups and cannot be a relation"
                 )
         if self.time_zone != "UTC":
-            from .calendar import CalendarError, check_zone
+            from .zones import CalendarError, check_zone
 
             try:
                 check_zone(self.time_zone)
@@ -300,30 +296,75 @@ _CONTACT_FIELDS = Schema.of(
 )
 
 
-def _contact() -> Schema:
-    from .relations import Relation
+class Quantifier(StrEnum):
+    """How a where clause over related rows decides the contact (spelled as in JSON)."""
 
-    actions = Schema.from_mapping(
-        {"id": "string", "name": "string", "increase": "number", "createdAt": "datetime"},
-        name="action",
-    )
-    audiences = Schema.from_mapping(
-        {"id": "string", "name": "string", "mode": "string"}, name="audience"
-    )
-    return _CONTACT_FIELDS.with_relations(
-        Relation(
-            "actions",
-            actions,
-            table="actions",
-            foreign_key="sub_id",
-            columns=(("createdAt", "created_at"),),
-        ),
-        Relation("audiences", audiences, table="contact_audiences", foreign_key="contact_id"),
-    )
+    SOME = "some"
+    EVERY = "every"
+    NONE = "none"
+    IS = "is"
+    IS_NOT = "isNot"
 
 
-CONTACT = _contact()
-"""The filterable contact fields of the interface specification, `data`, the contact's
-free-form JSON object, filtered through paths, and two relations: `actions` (the contact's
-points events: `id`, `name`, `increase`, `createdAt`) and `audiences` (the audiences the
-contact is in: `id`, `name`, `mode`)."""
+class Aggregate(StrEnum):
+    """A value computed over related rows (spelled as in JSON)."""
+
+    COUNT = "count"
+    SUM = "sum"
+    MIN = "min"
+    MAX = "max"
+
+
+TO_MANY = (Quantifier.SOME, Quantifier.EVERY, Quantifier.NONE)
+TO_ONE = (Quantifier.IS, Quantifier.IS_NOT)
+
+COUNT_FIELD = "count"
+"""The name under which a `count`'s value is compared (and named in messages)."""
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One relation of a schema.
+
+    Attributes:
+        name: The key in filters and in records (`actions`).
+        schema: The fields (and nested relations) of a related row.
+        many: To-many (a list of rows; `some`/`every`/`none` and aggregates) or to-one (one row
+            or none; `is`/`isNot`).
+        table: The related table (or view) for SQL text.
+        foreign_key: The related table's column holding the contact's key.
+        key: The contact's column the foreign key refers to.
+        columns: `(field, column)` pairs for related fields whose column is named otherwise
+            (`("createdAt", "created_at")`).
+    """
+
+    name: str
+    schema: Schema
+    many: bool = True
+    table: str = ""
+    foreign_key: str = "contact_id"
+    key: str = "id"
+    columns: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.table:
+            object.__setattr__(self, "table", self.name)
+
+    @property
+    def quantifiers(self) -> tuple[Quantifier, ...]:
+        return TO_MANY if self.many else TO_ONE
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every key valid in this relation's object, for messages and suggestions."""
+        if not self.many:
+            return tuple(q.value for q in TO_ONE)
+        return (*(q.value for q in TO_MANY), *(a.value for a in Aggregate), "where")
+
+    def aggregable(self, function: Aggregate) -> tuple[str, ...]:
+        """The related fields `function` takes: numbers for `sum`, numbers and date-times for
+        `min` and `max`."""
+        kinds = {FieldType.NUMBER} if function is Aggregate.SUM else {FieldType.NUMBER}
+        if function in (Aggregate.MIN, Aggregate.MAX):
+            kinds.add(FieldType.DATETIME)
+        return tuple(f.name for f in self.schema if f.type in kinds and not f.source)

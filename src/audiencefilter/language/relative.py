@@ -258,6 +258,6 @@ def _too_long(text: str) -> DurationError:
 
 def as_now(value: datetime) -> datetime:
     """`now` as an aware UTC instant; a naive value is UTC, as everywhere in filters."""
-    from .values import as_utc
+    from .instants import as_utc
 
     return as_utc(value)

@@ -16,6 +16,7 @@ from typing import Any
 
 from .anniversary import is_anniversary
 from .fields import FieldType, Op
+from .instants import as_utc as as_utc  # re-exported: values take instants in UTC
 
 Scalar = str | int | float | bool | datetime
 """A literal a filter compares against."""
@@ -44,18 +45,6 @@ def parse_datetime(text: str) -> datetime:
     except ValueError as exc:
         raise ValueError(f"not an ISO 8601 date-time ({exc})") from None
     return as_utc(parsed)
-
-
-def as_utc(value: datetime) -> datetime:
-    """The same instant in UTC; a naive value is taken to be UTC already."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:
-        raise ValueError(
-            "the instant falls outside years 1 to 9999 once converted to UTC"
-        ) from None
 
 
 def record_datetime(value: object) -> datetime:

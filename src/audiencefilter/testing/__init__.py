@@ -11,7 +11,8 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ..filter import Filter, parse
-from ..language.fields import CONTACT, Schema
+from ..language.contact import CONTACT
+from ..language.fields import Schema
 
 Where = Filter | str | bytes | Mapping[str, Any]
 

@@ -34,8 +34,8 @@ from hypothesis import strategies as st
 
 from ..filter import Filter, parse
 from ..language.conditions import REF, REFERENCE_OPS
+from ..language.contact import CONTACT
 from ..language.fields import (
-    CONTACT,
     JSON_STRING_ALIASES,
     JSON_VALUE_TYPES,
     LIST_OPS,

@@ -14,7 +14,8 @@ from __future__ import annotations
 from lark.exceptions import UnexpectedInput
 
 from ..errors import FilterError, Issue
-from ..language.fields import CONTACT, Schema
+from ..language.contact import CONTACT
+from ..language.fields import Schema
 from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
 from ..language.nodes import Node
 from . import lexer

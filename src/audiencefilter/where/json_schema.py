@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..language.conditions import REF
+from ..language.contact import CONTACT
 from ..language.fields import (
     BLANK,
-    CONTACT,
     JSON_STRING_ALIASES,
     PERIOD_OPS,
     FieldType,

@@ -24,10 +24,10 @@ from typing import Any
 
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
 from ..language.conditions import REF, Conditions, Report, Syntax, Where, shown, unknown_field
+from ..language.contact import CONTACT
 from ..language.fields import (
     ARRAY_OPS,
     BLANK,
-    CONTACT,
     JSON_STRING_ALIASES,
     LIST_FIELD_OPS,
     Field,
