@@ -37,6 +37,13 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def _is_module(name: str) -> bool:
+    if not name.startswith("audiencefilter."):
+        return False
+    relative = Path(*name.split(".")[1:])
+    return (PACKAGE / relative).with_suffix(".py").exists() or (PACKAGE / relative).is_dir()
+
+
 def _imports(path: Path) -> set[str]:
     """The library modules `path` imports, relative imports resolved; `from x import y`
     counts as `x.y` as well, since `y` may be a module."""
@@ -52,8 +59,11 @@ def _imports(path: Path) -> set[str]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            found.add(module)
-            found.update(f"{module}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                name = f"{module}.{alias.name}"
+                # `from package import module` imports the module, not the package's names.
+                found.add(name if _is_module(name) else module)
+                found.add(name)
     return {m for m in found if m == "audiencefilter" or m.startswith("audiencefilter.")}
 
 
@@ -211,3 +221,17 @@ def test_each_package_imports_only_the_packages_below_it(package: str) -> None:
         if not _within(target, package, *allowed)
     }
     assert not wrong, sorted(wrong)
+
+
+SERVICE = "audiencefilter.service"
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _within(m, SERVICE)])
+def test_the_service_uses_only_the_public_api(module: str) -> None:
+    """The service is built on what users get: `audiencefilter` and the names in its
+    `__all__`, never a module of the library."""
+    wrong = {
+        m for m in MODULES[module] if _within(m, "audiencefilter") and not _within(m, SERVICE)
+    }
+    wrong -= {"audiencefilter"} | {f"audiencefilter.{name}" for name in audiencefilter.__all__}
+    assert not wrong, f"{module} imports {sorted(wrong)}"

@@ -17,10 +17,28 @@ from .excerpt import render_error
 from .filter import Filter, Predicate, parse, parse_text
 from .language.contact import CONTACT
 from .language.fields import Field, FieldType, Op, Schema
+from .language.instants import as_utc
 from .language.limits import DEFAULT_LIMITS, Limits
-from .language.nodes import FALSE, TRUE, And, Blank, Comparison, Const, IsNull, Node, Not, Or
-from .language.relations import Relation
+from .language.nodes import (
+    FALSE,
+    TRUE,
+    Aggregated,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    ListTest,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    UnhandledNodeError,
+)
+from .language.relations import Aggregate, Quantifier, Relation
 from .language.relative import Ago, Clock, system_clock
+from .language.visitor import Visitor
 from .where.json_schema import json_schema
 
 if TYPE_CHECKING:
@@ -33,6 +51,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CONTACT",
     "Ago",
+    "Aggregate",
+    "Aggregated",
     "Clock",
     "DEFAULT_LIMITS",
     "FALSE",
@@ -42,6 +62,7 @@ __all__ = [
     "Const",
     "Explanation",
     "Field",
+    "FieldComparison",
     "FieldType",
     "Filter",
     "FrameError",
@@ -50,15 +71,21 @@ __all__ = [
     "IsNull",
     "Blank",
     "Limits",
+    "ListTest",
     "Node",
     "Not",
     "Op",
     "Or",
     "Outcome",
     "Predicate",
+    "Quantified",
+    "Quantifier",
     "RecordError",
     "Relation",
     "Schema",
+    "UnhandledNodeError",
+    "Visitor",
+    "as_utc",
     "compile",
     "json_schema",
     "parse",

@@ -15,7 +15,7 @@ from anyio import to_thread
 from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 
-from ..language.relative import system_clock
+from .. import system_clock
 from .api import openapi
 from .api.deps import single_valued_query
 from .api.routes import ROUTERS, docs, health

@@ -26,7 +26,7 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ...language.values import as_utc
+from ... import as_utc
 from ..db.engine import Database
 from ..db.models import Account, ApiKey, List
 from ..domain import clock, keys

@@ -25,7 +25,7 @@ from ..db.engine import Database
 from ..db.models import Contact, List
 from ..domain import accounts
 from ..settings import Plan, Settings
-from .main import CommandError
+from .errors import CommandError
 from .server import serve
 
 DEMO_ACCOUNT = "demo"

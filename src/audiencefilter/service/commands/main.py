@@ -21,10 +21,7 @@ from ..db import migrate
 from ..db.engine import Database
 from ..domain import accounts
 from ..settings import PLANS, Settings
-
-
-class CommandError(Exception):
-    """A failure to report on stderr with exit status 1, without a traceback."""
+from .errors import CommandError
 
 
 def _settings(args: argparse.Namespace) -> Settings:

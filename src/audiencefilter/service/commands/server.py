@@ -22,7 +22,7 @@ from ..db import migrate
 from ..db.engine import Database
 from ..http.request_log import configure_logging
 from ..settings import Settings
-from .main import CommandError
+from .errors import CommandError
 
 
 def serve(

@@ -17,7 +17,7 @@ from typing import cast
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ...language.values import as_utc
+from ... import as_utc
 from ..db.models import Account, ApiKey
 from ..settings import Plan
 from . import keys

@@ -159,3 +159,35 @@ def warnings_for(flt: Filter | None) -> list[dict[str, str]]:
             "message": "These filters can never match any contact: the audience will stay empty.",
         }
     ]
+
+
+MANUAL = "manual"
+SMART = "smart"
+
+
+def time_dependent(flt: Filter) -> bool:
+    """Whether the filter's answer can change with time alone (relative date-times)."""
+    return flt.is_relative
+
+
+def filter_of(mode: str, filters: str | None) -> Filter | None:
+    """The filter in use by an audience: None for a manual one (or a smart one without)."""
+    if mode != SMART or not filters:
+        return None
+    return stored_filter(filters)
+
+
+@dataclass(frozen=True)
+class StoredAudience:
+    """What the store needs of an audience: id, name, mode and the filter in use."""
+
+    id: str
+    name: str
+    mode: str
+    flt: Filter | None
+
+    @classmethod
+    def of(cls, audience: Audience) -> StoredAudience:
+        return cls(
+            audience.id, audience.name, audience.mode, filter_of(audience.mode, audience.filters)
+        )

@@ -18,8 +18,7 @@ from datetime import datetime
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ...language.relative import system_clock
-from ...language.values import as_utc
+from ... import as_utc, system_clock
 
 Clock = Callable[[], datetime]
 

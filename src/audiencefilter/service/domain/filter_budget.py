@@ -26,22 +26,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ... import Filter
-from ...language.nodes import (
+from ... import (
     Aggregated,
     And,
     Blank,
     Comparison,
     Const,
     FieldComparison,
+    Filter,
     IsNull,
     ListTest,
     Node,
     Not,
     Or,
     Quantified,
+    Visitor,
 )
-from ...language.visitor import Visitor
 from ..http.errors import AudienceRuleError
 
 MAX_CONDITIONS = 500

@@ -38,51 +38,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Connection, Select, Table, delete, insert, literal, select
 from sqlalchemy.orm import Session
 
-from ... import Filter
 from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..db.queries import contact_rows, fetch_rows
 from . import clock, events, references, relations
-from .audience_filters import stored_filter
+from .audience_filters import MANUAL, SMART, StoredAudience, filter_of
 
-MANUAL = "manual"
-SMART = "smart"
 CHUNK = 500
 MEMBERSHIPS = cast(Table, Membership.__table__)
-
-
-def time_dependent(flt: Filter) -> bool:
-    """Whether the filter's answer can change with time alone (relative date-times)."""
-    return flt.is_relative
-
-
-def filter_of(mode: str, filters: str | None) -> Filter | None:
-    """The filter in use by an audience: None for a manual one (or a smart one without)."""
-    if mode != SMART or not filters:
-        return None
-    return stored_filter(filters)
-
-
-@dataclass(frozen=True)
-class StoredAudience:
-    """What the store needs of an audience: id, name, mode and the filter in use."""
-
-    id: str
-    name: str
-    mode: str
-    flt: Filter | None
-
-    @classmethod
-    def of(cls, audience: Audience) -> StoredAudience:
-        return cls(
-            audience.id, audience.name, audience.mode, filter_of(audience.mode, audience.filters)
-        )
 
 
 def audiences_of_list(session: Session, list_id: str) -> list[StoredAudience]:

@@ -20,21 +20,15 @@ depends on them. `ordered` and `dependents` give the store the order in which to
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ... import Filter
-from ...language.fields import Op
-from ...language.nodes import Aggregated, And, Comparison, Node, Not, Or, Quantified
-from ...language.relations import Quantifier
+from ... import Aggregated, And, Comparison, Filter, Node, Not, Op, Or, Quantified, Quantifier
 from ..db.models import Audience
 from ..http.errors import ApiError, AudienceRuleError
+from .audience_filters import StoredAudience, filter_of
 from .relations import AUDIENCES
-
-if TYPE_CHECKING:
-    from .membership_store import StoredAudience
 
 UNBOUNDED = "An audiences condition of a smart audience must name the audiences it reads by id"
 UNKNOWN = "Filters refer to an audience that is not an audience of this list"
@@ -164,8 +158,6 @@ def check_deletable(session: Session, audience: Audience) -> None:
 
 
 def _filter(audience: Audience) -> Filter | None:
-    from .membership_store import filter_of
-
     return filter_of(audience.mode, audience.filters)
 
 

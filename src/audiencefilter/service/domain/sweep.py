@@ -24,7 +24,8 @@ from sqlalchemy import select
 from ..db.engine import Database
 from ..db.models import Audience
 from . import clock, events
-from .membership_store import SMART, filter_of, refresh_audience, time_dependent
+from .audience_filters import SMART, filter_of, time_dependent
+from .membership_store import refresh_audience
 
 logger = logging.getLogger("audiencefilter.service.sweep")
 

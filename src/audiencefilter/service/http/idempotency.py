@@ -57,7 +57,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from starlette.responses import Response
 
-from ...language.values import as_utc
+from ... import as_utc
 from ..db.engine import Database
 from ..db.models import IdempotencyRecord
 from ..domain import clock

@@ -34,7 +34,7 @@ from typing import Any
 from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
-from ....language.values import as_utc
+from .... import as_utc
 from ...db.engine import Database
 from ...db.models import (
     Event,

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from ....language.relative import system_clock
+from .... import system_clock
 from ...db.engine import Database
 from ...settings import Settings
 from .. import clock
