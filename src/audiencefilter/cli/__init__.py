@@ -281,6 +281,9 @@ def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: 
     except ImportError as exc:
         err.write(f"the SQL back-end is not available: {exc}\n")
         return EXIT_INVALID
+    except FilterError as exc:  # a filter this dialect refuses (relations on Spark SQL, say)
+        write(err, render_error(exc))
+        return EXIT_INVALID
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _relative_note(flt, args.now, err)
