@@ -230,8 +230,6 @@ SERVICE = "audiencefilter.service"
 def test_the_service_uses_only_the_public_api(module: str) -> None:
     """The service is built on what users get: `audiencefilter` and the names in its
     `__all__`, never a module of the library."""
-    wrong = {
-        m for m in MODULES[module] if _within(m, "audiencefilter") and not _within(m, SERVICE)
-    }
+    wrong = {m for m in MODULES[module] if _within(m, "audiencefilter") and not _within(m, SERVICE)}
     wrong -= {"audiencefilter"} | {f"audiencefilter.{name}" for name in audiencefilter.__all__}
     assert not wrong, f"{module} imports {sorted(wrong)}"
