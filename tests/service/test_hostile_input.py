@@ -176,3 +176,25 @@ def test_csv_export_neutralises_formulas_from_a_public_sign_up(tenant: Tenant) -
     rows = list(csv.DictReader(io.StringIO(export.text)))
     shown = sorted(row["firstName"] for row in rows)
     assert shown == sorted(["'" + name for name in names[:4]] + ["Ann"])
+
+
+def test_a_filter_whose_canonical_form_is_over_the_text_limit_keeps_its_members(
+    tenant: Tenant,
+) -> None:
+    """Accepted as a JSON object (201), its canonical JSON is over the 256 KiB text limit:
+    it used to hold no members while its preview counted them."""
+    list_id = tenant.new_list()["id"]
+    tenant.new_contact(list_id, "match@example.com")
+    tenant.new_contact(list_id, "other@example.com")
+    padding = "x" * 90
+    emails = ["match@example.com"] + [f"{padding}{i}@example.com" for i in range(3000)]
+    where = {"email": {"in": emails}}
+    assert len(json.dumps(where)) > 256 * 1024
+    audience = tenant.ok(
+        "POST",
+        "/v4/audiences",
+        201,
+        json={"listId": list_id, "name": "long", "mode": "smart", "filters": where},
+    )["audience"]
+    subs = tenant.ok("GET", f"/v4/audiences/{audience['id']}")["audience"]["subs"]
+    assert [contact["email"] for contact in subs] == ["match@example.com"]

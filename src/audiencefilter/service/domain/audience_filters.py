@@ -21,13 +21,13 @@ process however many of them an account stores.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ... import Filter, FilterError, parse, parse_text
+from ... import DEFAULT_LIMITS, Filter, FilterError, parse, parse_text
 from ..db.models import Audience
 from ..http.errors import AudienceRuleError
 from .filter_budget import NOTHING, check_filter, check_list, cost_of
@@ -112,9 +112,15 @@ def stored_filter(canonical: str) -> Filter | None:
     return _FILTERS.get(canonical, lambda: _parse_stored(canonical), _filter_weight)
 
 
+# A stored filter was read and budgeted when it was sent; the text limit is for input, and a
+# filter sent as a JSON object may have a canonical form longer than it (a long `in` list of
+# long strings): read back without it, so what was accepted keeps its members.
+STORED_LIMITS = replace(DEFAULT_LIMITS, max_text=1 << 40)
+
+
 def _parse_stored(canonical: str) -> Filter | None:
     try:
-        return parse(canonical)
+        return parse(canonical, limits=STORED_LIMITS)
     except FilterError as exc:
         # Only a schema change between versions could get here: such an audience matches no
         # one rather than failing every page of contacts of its list.
