@@ -49,3 +49,14 @@ def test_a_relation_takes_the_contact_schemas_zone(
     expected = [r["id"] for r in explicit.select(RECORDS, now=NOW)]
     assert [r["id"] for r in implicit.select(RECORDS, now=NOW)] == expected
     assert implicit.to_sql("sqlite", now=NOW) == explicit.to_sql("sqlite", now=NOW)
+
+
+def test_mysql_refuses_a_zoned_anniversary_inside_a_relation_as_at_top_level() -> None:
+    """Before, the relation's anniversary was taken in UTC, which MySQL answers."""
+    inside = af.parse(
+        {"actions": {"some": {"createdAt": {"anniversary": {"this": "week"}}}}}, SCHEMA
+    )
+    outside = af.parse({"createdAt": {"anniversary": {"this": "week"}}}, SCHEMA)
+    for flt in (inside, outside):
+        with pytest.raises(af.FilterError, match="MySQL and MariaDB"):
+            flt.to_sql("mysql", now=NOW)
