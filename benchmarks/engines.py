@@ -264,10 +264,8 @@ class SQLiteOurs(SqlEngine):
 
     def load(self, contacts: Contacts) -> None:
         from audiencefilter.backends.sql.dialects import utc_text
-        from audiencefilter.backends.sql.sqlite_functions import register_unicode_lower
-
         self.connection = sqlite3.connect(":memory:")
-        register_unicode_lower(self.connection)
+        af.register_sqlite_functions(self.connection)
         columns = ", ".join(f'"{name}" {ROW_TYPES[name]}' for name in FIELDS)
         self.connection.execute(f"CREATE TABLE contacts (id INTEGER PRIMARY KEY, {columns})")
         created = contacts.columns["createdAt"]
