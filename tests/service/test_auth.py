@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import event, update
 
 from audiencefilter.service.db.models import ApiKey
-from audiencefilter.service.domain import keys
+from audiencefilter.service.ground import keys
 
 from .conftest import ApiClient, Tenant, make_tenant
 

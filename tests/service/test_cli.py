@@ -10,7 +10,7 @@ from sqlalchemy import create_engine, inspect
 
 from audiencefilter.service.commands.main import main
 from audiencefilter.service.db import migrate
-from audiencefilter.service.domain import keys
+from audiencefilter.service.ground import keys
 
 from .conftest import ApiClient, sqlite_settings
 from .live import cli_env, run_cli

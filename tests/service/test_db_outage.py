@@ -16,7 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
-from audiencefilter.service.domain.keys import generate
+from audiencefilter.service.ground.keys import generate
 from audiencefilter.service.http.errors import is_outage
 from tests.servers import free_port
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from audiencefilter.service.api.routes import lists as list_routes
-from audiencefilter.service.domain import keys
+from audiencefilter.service.ground import keys
 
 from .conftest import ApiClient, Tenant, make_tenant, url_settings
 from .live import free_port
@@ -169,7 +169,7 @@ def test_unreachable_database_is_503_on_ready_and_on_requests(
     ready = api.get("/health/ready")
     assert ready.status_code == 503
     assert ready.json() == {"error": 503, "message": "The database is unreachable"}
-    from audiencefilter.service.domain import keys
+    from audiencefilter.service.ground import keys
 
     response = api.get("/v4/lists", headers={"apiKey": keys.generate("private")})
     assert response.status_code == 503

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from audiencefilter.service.domain import keys
+from audiencefilter.service.ground import keys
 
 
 @pytest.mark.parametrize("key_type", ["private", "public"])

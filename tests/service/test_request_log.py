@@ -28,7 +28,7 @@ from audiencefilter.service.api.routes import lists as list_routes
 from audiencefilter.service.commands.main import main
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import ApiKey
-from audiencefilter.service.domain import keys
+from audiencefilter.service.ground import keys
 from audiencefilter.service.http.request_log import (
     REQUEST_FIELDS,
     REQUEST_LOGGER,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from audiencefilter.service.commands.main import CommandError, main, parse_grace
-from audiencefilter.service.domain import keys
+from audiencefilter.service.ground import keys
 
 from .conftest import ApiClient, sqlite_settings
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from audiencefilter.service.domain.contact_fields import MAX_SAFE_INTEGER
+from audiencefilter.service.ground.fields import MAX_SAFE_INTEGER
 
 from .conftest import Tenant
 from .test_rotate import Cli

@@ -21,9 +21,9 @@ from .api.deps import single_valued_query
 from .api.routes import ROUTERS, docs, health
 from .db import migrate
 from .db.engine import Database
-from .domain.clock import Clock, ClockMiddleware
 from .domain.sweep import Sweeper
 from .domain.webhooks.worker import WebhookWorker
+from .ground.clock import Clock, ClockMiddleware
 from .http import errors
 from .http.client_address import TrustedProxies
 from .http.middleware import BodyLimitMiddleware, PublicCORSMiddleware, RateLimitHeadersMiddleware
@@ -47,7 +47,7 @@ DESCRIPTION = (
 def create_app(settings: Settings | None = None, *, clock: Clock | None = None) -> FastAPI:
     """Build the service for the given settings (read from the environment when omitted).
 
-    `clock`, when given, is what "now" means to this application (see `domain/clock.py`).
+    `clock`, when given, is what "now" means to this application (see `ground/clock.py`).
     """
     settings = settings or Settings()
     database = Database.from_settings(settings)

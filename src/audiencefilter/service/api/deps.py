@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 from ... import as_utc
 from ..db.engine import Database
 from ..db.models import Account, ApiKey, List
-from ..domain import clock, keys
+from ..ground import clock, keys
 from ..http.client_address import TrustedProxies
 from ..http.errors import ApiError, ValidationIssue, pointer, validation_failed
 from ..http.middleware import CORS_ORIGIN_STATE, PUBLIC_PATH, RATE_LIMIT_STATE

@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from ..domain import clock
+from ..ground import clock
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -47,7 +47,7 @@ SHORT_TEXT = 255
 
 
 def utcnow() -> datetime:
-    """Now on the service's clock (`domain/clock.py`), which tests may stop and move."""
+    """Now on the service's clock (`ground/clock.py`), which tests may stop and move."""
     return clock.now()
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, Text, cast, func, select
 from sqlalchemy.orm import Session
 
-from ..http.errors import not_found
+from ..ground.errors import not_found
 from .models import Action, Audience, Contact, List
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 
 from ... import as_utc
 from ..db.models import Account, ApiKey
+from ..ground import keys
 from ..settings import Plan
-from . import keys
 
 
 def ensure_account(session: Session, name: str, plan: Plan | None = None) -> Account:

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from ... import DEFAULT_LIMITS, Filter, FilterError, parse, parse_text
 from ..db.models import Audience
-from ..http.errors import AudienceRuleError
+from ..ground.errors import AudienceRuleError
 from .filter_budget import NOTHING, check_filter, check_list, cost_of
 from .weighted_cache import WeightedCache
 

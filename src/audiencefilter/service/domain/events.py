@@ -37,8 +37,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db.models import Event, EventHead, new_id
-from ..http.errors import not_found
-from . import clock
+from ..ground import clock
+from ..ground.errors import not_found
 
 ENTERED = "audience.entered"
 LEFT = "audience.left"

@@ -42,7 +42,7 @@ from ... import (
     Quantified,
     Visitor,
 )
-from ..http.errors import AudienceRuleError
+from ..ground.errors import AudienceRuleError
 
 MAX_CONDITIONS = 500
 MAX_VALUES = 5_000

@@ -27,7 +27,8 @@ from sqlalchemy.orm import Session
 from ... import Filter
 from ..db.models import Audience, Contact, Membership
 from ..db.queries import ids_of
-from . import clock, relations
+from ..ground import clock
+from . import relations
 from .audience_filters import stored_filter, time_dependent
 from .filter_budget import LIST_MAX_VALUES, cost_of
 from .idsets import IDS, dialect_of, ids_in, per_dialect

@@ -46,7 +46,8 @@ from sqlalchemy.orm import Session
 
 from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..db.queries import contact_rows, fetch_rows
-from . import clock, events, references, relations
+from ..ground import clock
+from . import events, references, relations
 from .audience_filters import MANUAL, SMART, StoredAudience, filter_of
 
 CHUNK = 500

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from ... import Aggregated, And, Comparison, Filter, Node, Not, Op, Or, Quantified, Quantifier
 from ..db.models import Audience
-from ..http.errors import ApiError, AudienceRuleError
+from ..ground.errors import ApiError, AudienceRuleError
 from .audience_filters import StoredAudience, filter_of
 from .relations import AUDIENCES
 

@@ -23,7 +23,8 @@ from sqlalchemy import select
 
 from ..db.engine import Database
 from ..db.models import Audience
-from . import clock, events
+from ..ground import clock
+from . import events
 from .audience_filters import SMART, filter_of, time_dependent
 from .membership_store import refresh_audience
 

@@ -60,7 +60,7 @@ from starlette.responses import Response
 from ... import as_utc
 from ..db.engine import Database
 from ..db.models import IdempotencyRecord
-from ..domain import clock
+from ..ground import clock
 from ..settings import Settings
 from .errors import ApiError
 
@@ -86,7 +86,7 @@ Effect = Callable[[Session], Response]
 
 
 def now() -> datetime:
-    """Now on the service's clock (`domain/clock.py`); tests may also replace this function."""
+    """Now on the service's clock (`ground/clock.py`); tests may also replace this function."""
     return clock.now()
 
 

@@ -46,8 +46,8 @@ from typing import Any
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..domain import keys
-from ..domain.keys import FULL_KEY, redact
+from ..ground import keys
+from ..ground.keys import FULL_KEY, redact
 from ..settings import Settings
 from .errors import REASONS, error_response
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain.contact_fields import NO_NUL, Color, Email, Slug
+from ..ground.fields import NO_NUL, Color, Email, Slug
 
 _SHOWN = 40
 _PATTERNS: dict[str, str] = {}

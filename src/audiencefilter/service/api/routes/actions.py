@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from ...db.models import Action, Contact
 from ...db.queries import count, owned_action, owned_contact, page_of
 from ...domain import changes, events
-from ...domain.contact_fields import MAX_SAFE_INTEGER
+from ...ground.fields import MAX_SAFE_INTEGER
 from ...http.errors import ApiError, ValidationIssue, not_found
 from ...http.idempotency import RetryDep, once
 from ...http.responses import JSONResponse, data

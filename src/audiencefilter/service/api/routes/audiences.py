@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience
 from ...db.queries import count, owned_audience, owned_list, page_of
-from ...domain import changes, clock, references, relations
+from ...domain import changes, references, relations
 from ...domain.audience_filters import (
     EMPTY,
     FILTERS_EMPTY,
@@ -41,13 +41,14 @@ from ...domain.membership import (
     filter_in_use,
     member_condition,
 )
-from ...domain.pages import ContactPages
+from ...ground import clock
 from ...http.errors import ApiError, AudienceRuleError
 from ...http.idempotency import RetryDep, once_then
 from ...http.responses import JSONResponse, data
 from ...settings import Settings
 from ..deps import DatabaseDep, PrivateKey, SettingsDep
 from ..openapi import RULE_ERROR_RESPONSES
+from ..pages import ContactPages
 from ..schemas.audiences import (
     AudienceChangeResponse,
     AudienceCreate,

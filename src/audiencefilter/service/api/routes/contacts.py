@@ -11,7 +11,7 @@ which audiences exist.
 The listing also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
 audiences do), read by the filter library and ANDed with the other query filters; an invalid one
 is a 400 with the library's problems. Every contact returned carries its position and its
-audiences (`domain/pages.py`).
+audiences (`api/pages.py`).
 """
 
 from __future__ import annotations
@@ -27,16 +27,17 @@ from sqlalchemy.orm import Session
 
 from ...db.models import Contact, List
 from ...db.queries import owned_contact, owned_list, text_filter
-from ...domain import changes, clock, relations
+from ...domain import changes, relations
 from ...domain.audience_filters import read_filters
-from ...domain.contact_fields import normalise_email
-from ...domain.pages import ContactPages
+from ...ground import clock
+from ...ground.fields import normalise_email
 from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep, once
 from ...http.responses import JSONResponse, data
 from ...settings import Settings
 from ..deps import AnyKey, DatabaseDep, Principal, PrivateKey, SettingsDep
 from ..openapi import RULE_ERROR_RESPONSES
+from ..pages import ContactPages
 from ..schemas.resources import (
     PUBLIC_FORBIDDEN,
     ContactCreate,

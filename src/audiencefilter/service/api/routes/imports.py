@@ -32,7 +32,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...db.models import Contact
 from ...domain import changes
-from ...domain.contact_fields import QueryText
+from ...ground.fields import QueryText
 from ...http import validation
 from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep, once

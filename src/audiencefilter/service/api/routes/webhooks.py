@@ -20,8 +20,9 @@ from sqlalchemy.orm import Session
 
 from ...db.models import List, Webhook, WebhookAttempt, WebhookDelivery
 from ...db.queries import count, owned_list, page_of, plausible_id
-from ...domain import clock, events
+from ...domain import events
 from ...domain.webhooks import dispatch, signing, targets
+from ...ground import clock
 from ...http.errors import ApiError, ValidationIssue, not_found
 from ...http.idempotency import RetryDep, once
 from ...http.responses import JSONResponse, data

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from ...domain.contact_fields import FilterText, Identifier, Name, ShortText
+from ...ground.fields import FilterText, Identifier, Name, ShortText
 from .resources import (
     MAX_LIMIT,
     ContactOut,

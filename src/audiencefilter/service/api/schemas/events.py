@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...domain.contact_fields import QueryText
+from ...ground.fields import QueryText
 from .resources import envelope
 
 FEED_LIMIT = 100

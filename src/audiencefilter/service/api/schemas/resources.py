@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from ...domain.contact_fields import (
+from ...ground.fields import (
     MAX_INT32,
     Code,
     Color,

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...domain.contact_fields import MAX_INT32, Identifier, LongText, QueryText, Url
+from ...ground.fields import MAX_INT32, Identifier, LongText, QueryText, Url
 from .resources import _no_default, envelope, optional
 
 EventType = Literal[

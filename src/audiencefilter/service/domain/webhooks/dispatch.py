@@ -45,8 +45,9 @@ from ...db.models import (
     WebhookDelivery,
     new_id,
 )
-from ...http.responses import dumps
-from .. import clock, events
+from ...ground import clock
+from ...ground.json import dumps
+from .. import events
 from .schedule import backoff
 from .sender import Outcome
 

@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .... import system_clock
 from ...db.engine import Database
+from ...ground import clock
 from ...settings import Settings
-from .. import clock
 from . import dispatch, signing, targets
 from .sender import Outcome, post
 

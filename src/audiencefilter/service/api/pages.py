@@ -14,12 +14,12 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
-from ..api.schemas.views import ContactRenderer, pagination
 from ..db.models import Contact, List
 from ..db.queries import contact_row, contact_rows, fetch_rows
+from ..domain import ranking
+from ..domain.membership import ListAudiences
 from ..settings import Settings
-from . import ranking
-from .membership import ListAudiences
+from .schemas.views import ContactRenderer, pagination
 
 NULLABLE_SORT_KEYS = frozenset({"firstName", "lastName"})
 
