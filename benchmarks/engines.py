@@ -264,6 +264,7 @@ class SQLiteOurs(SqlEngine):
 
     def load(self, contacts: Contacts) -> None:
         from audiencefilter.backends.sql.dialects import utc_text
+
         self.connection = sqlite3.connect(":memory:")
         af.register_sqlite_functions(self.connection)
         columns = ", ".join(f'"{name}" {ROW_TYPES[name]}' for name in FIELDS)
