@@ -147,3 +147,17 @@ def test_pyspark_sums_past_64_bits_exactly(spark: Any) -> None:
         flt = af.parse(where, BIG)
         expected = sorted(r["email"] for r in flt.select(BIG_RECORDS))
         assert sorted(r["email"] for r in flt.select_frame(frame).collect()) == expected, where
+
+
+def test_polars_number_lists_keep_integers_exact_or_say_why_not() -> None:
+    """`number[]` lists were Float64 whatever they held: 2^53 + 1 became 2^53 silently."""
+    from audiencefilter.backends.columnar import frame_for
+
+    schema = af.Schema.of(id="string", scores="number[]")
+    records = [{"id": "a", "scores": [2**53 + 1]}, {"id": "b", "scores": [2**53]}]
+    flt = af.parse({"scores": {"has": 2**53 + 1}}, schema)
+    assert flt.select_frame(frame_for(records, schema))["id"].to_list() == ["a"]
+    big = [{"id": "c", "scores": [2**70]}]
+    assert af.parse({"scores": {"has": 2**70}}, schema).select_frame(frame_for(big, schema)).height
+    with pytest.raises(af.FrameError, match="9007199254740993 beside fractional numbers"):
+        frame_for([{"id": "d", "scores": [2**53 + 1, 0.5]}], schema)

@@ -12,7 +12,9 @@ from typing import Any
 
 import polars as pl
 
+from ..errors import FrameError
 from ..language.fields import FieldType, Schema
+from ..language.values import double_exact
 
 INSTANT = pl.Datetime("us", "UTC")
 CANONICAL: Mapping[FieldType, Any] = {
@@ -39,7 +41,30 @@ def field_columns(
     for field in schema.fields:  # a number column with a fractional value must hold floats
         if field.type is FieldType.NUMBER and any(type(v) is float for v in data[field.name]):
             dtypes[field.name] = pl.Float64
+        elif field.type is FieldType.NUMBER_LIST:
+            dtypes[field.name] = number_list_dtype(field.name, data[field.name])
     return data, dtypes
+
+
+def number_list_dtype(name: str, lists: list[Any]) -> Any:
+    """The list type that holds every item of a `number[]` field exactly: integers as Int64
+    (or Int128), fractions as Float64. Integers a double cannot hold beside fractions fit no
+    one polars type, so that is a `FrameError` rather than a silently rounded item."""
+    items = [i for items in lists if items for i in items if i is not None]
+    integers = [i for i in items if isinstance(i, int) and not isinstance(i, bool)]
+    if len(integers) == len(items):
+        if all(-(2**63) <= i < 2**63 for i in integers):
+            return pl.List(pl.Int64)
+        if all(-(2**127) <= i < 2**127 for i in integers):
+            return pl.List(pl.Int128)
+    inexact = next((i for i in integers if not double_exact(i)), None)
+    if inexact is not None:
+        raise FrameError(
+            f'number[] field "{name}" holds the integer {inexact} beside fractional numbers: no '
+            "polars list type holds both exactly (a Float64 list would round it to "
+            f"{float(inexact):.17g}); keep such lists in memory or in SQL"
+        )
+    return pl.List(pl.Float64)
 
 
 def _column_values(kind: FieldType, values: list[Any]) -> list[Any]:
