@@ -161,3 +161,30 @@ def test_polars_number_lists_keep_integers_exact_or_say_why_not() -> None:
     assert af.parse({"scores": {"has": 2**70}}, schema).select_frame(frame_for(big, schema)).height
     with pytest.raises(af.FrameError, match="9007199254740993 beside fractional numbers"):
         frame_for([{"id": "d", "scores": [2**53 + 1, 0.5]}], schema)
+
+
+LINES = af.Relation("lines", af.Schema.of(sku="string", qty="number"))
+NESTED = af.Schema.of(email="string").with_relations(
+    af.Relation("orders", af.Schema.of(total="number").with_relations(LINES))
+)
+NESTED_RECORDS = [{"email": "a", "orders": [{"total": 1, "lines": [{"sku": "x", "qty": 2}]}]}]
+NESTED_WHERE = {"orders": {"some": {"lines": {"some": {"sku": "x"}}}}}
+
+
+def test_polars_refuses_a_relation_inside_a_relation_in_the_shared_words() -> None:
+    """It stopped with a raw `ComputeError`; memory, SQL text and SQLAlchemy answer it."""
+    from audiencefilter.backends.columnar import frame_for
+
+    flt = af.parse(NESTED_WHERE, NESTED)
+    assert [r["email"] for r in flt.select(NESTED_RECORDS)] == ["a"]
+    with pytest.raises(af.FilterError, match=r"polars does not evaluate a relation inside a"):
+        flt.select_frame(frame_for(NESTED_RECORDS, NESTED))
+
+
+@pytest.mark.spark
+def test_pyspark_refuses_a_relation_inside_a_relation_in_the_shared_words(spark: Any) -> None:
+    from audiencefilter.backends.spark import frame_for
+
+    flt = af.parse(NESTED_WHERE, NESTED)
+    with pytest.raises(af.FilterError, match=r"PySpark does not evaluate a relation inside a"):
+        flt.select_frame(frame_for(spark, NESTED_RECORDS, NESTED)).collect()

@@ -29,7 +29,14 @@ import polars as pl
 from ..errors import FrameError
 from ..language.fields import FieldType, Schema
 from ..language.nodes import Aggregated, Const, Node, Quantified
-from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
+from ..language.relations import (
+    Aggregate,
+    Quantifier,
+    Relation,
+    refused_nested,
+    relation_of,
+    value_schema,
+)
 from .columnar_types import CANONICAL, field_columns
 
 
@@ -40,6 +47,7 @@ class FrameWalker(Protocol):
     schema: Schema
     dtypes: Mapping[str, Any]
     columns: Mapping[str, str]
+    column_of: Callable[..., Any] | None
 
     def visit(self, node: Node) -> pl.Expr: ...
 
@@ -68,6 +76,8 @@ class _Rows:
     """The related rows of one relation condition: the list column and the row test."""
 
     def __init__(self, outer: FrameWalker, node: Quantified | Aggregated) -> None:
+        if outer.column_of is not None:  # a related row's walker: a relation inside one
+            raise refused_nested("polars", node.relation)
         self.relation = relation_of(outer.schema, node.relation)
         name = outer.columns.get(self.relation.name, self.relation.name)
         self.list = pl.col(name)

@@ -27,7 +27,14 @@ from pyspark.sql import types as T
 
 from ..language.fields import Schema
 from ..language.nodes import Aggregated, ListTest, Node, Quantified, walk
-from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
+from ..language.relations import (
+    Aggregate,
+    Quantifier,
+    Relation,
+    refused_nested,
+    relation_of,
+    value_schema,
+)
 from .spark_types import _INT_RANGES, CANONICAL, EXACT_SUM, field_values
 from .sql.dialects import DIALECTS
 from .sql.text import SqlWriter
@@ -40,6 +47,7 @@ class ColumnWalker(Protocol):
     schema: Schema
     dtypes: Mapping[str, Any]
     columns: Mapping[str, str]
+    column_of: Callable[..., Any] | None
 
     def visit(self, node: Node) -> Column: ...
 
@@ -67,6 +75,8 @@ def _struct_dtypes(relation: Relation, dtype: Any) -> dict[str, Any]:
 
 
 def _rows(outer: ColumnWalker, node: Quantified | Aggregated) -> tuple[Relation, Column, Any, Any]:
+    if outer.column_of is not None:  # a related row's walker: a relation inside one
+        raise refused_nested("PySpark", node.relation)
     relation = relation_of(outer.schema, node.relation)
     name = outer.columns.get(relation.name, relation.name)
     dtypes = _struct_dtypes(relation, outer.dtypes.get(name))

@@ -44,6 +44,7 @@ __all__ = [
     "Relation",
     "aggregate_type",
     "refused",
+    "refused_nested",
     "relation_of",
     "value_schema",
 ]
@@ -82,6 +83,22 @@ def refused(backend: str, relation: str) -> FilterError:
             Issue(
                 path=relation,
                 message=f'{backend} does not evaluate relation conditions ("{relation}")',
+                suggestion="evaluate this filter in memory, with SQL text or with SQLAlchemy",
+            )
+        ]
+    )
+
+
+def refused_nested(backend: str, relation: str) -> FilterError:
+    """The error of a back-end that cannot answer a relation inside a relation: the same
+    words on every such back-end (docs/backends.md)."""
+    from ..errors import Issue
+
+    return FilterError(
+        [
+            Issue(
+                path=relation,
+                message=f'{backend} does not evaluate a relation inside a relation ("{relation}")',
                 suggestion="evaluate this filter in memory, with SQL text or with SQLAlchemy",
             )
         ]
