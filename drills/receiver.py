@@ -57,6 +57,11 @@ class Receiver:
             def do_POST(self) -> None:  # noqa: N802 (the http.server naming)
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length)
+                if len(body) < length:
+                    # The sender went away mid-request (killed, or cut at its deadline): no
+                    # delivery to count, and nobody to answer.
+                    self.close_connection = True
+                    return
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 status = receiver.respond(headers, body)
                 with receiver._lock:
