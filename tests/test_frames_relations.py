@@ -188,3 +188,34 @@ def test_pyspark_refuses_a_relation_inside_a_relation_in_the_shared_words(spark:
     flt = af.parse(NESTED_WHERE, NESTED)
     with pytest.raises(af.FilterError, match=r"PySpark does not evaluate a relation inside a"):
         flt.select_frame(frame_for(spark, NESTED_RECORDS, NESTED)).collect()
+
+
+EDGES = [
+    {"id": "a", "createdAt": "0001-01-01T00:00:00Z"},
+    {"id": "b", "createdAt": "9999-12-31T23:59:59Z"},
+    {"id": "c", "createdAt": "0001-03-01T12:00:00Z"},
+    {"id": "d", "createdAt": "9999-12-31T00:00:00Z"},
+]
+EDGE_CASES = [
+    ("Pacific/Kiritimati", "2026-12-31T12:00:00+00:00"),  # local dates past 9999, before year 1
+    ("America/New_York", "2026-01-01T03:00:00+00:00"),
+    ("Asia/Tokyo", "2026-12-31T16:00:00+00:00"),
+]
+
+
+@pytest.mark.spark
+def test_pyspark_anniversaries_at_the_calendar_edges_follow_memory(spark: Any) -> None:
+    """A local date before year 1 or after 9999 counts as 1 January or 31 December in memory;
+    Spark took the out-of-range date's own month and day, so the two disagreed there."""
+    from datetime import datetime
+
+    from audiencefilter.backends.spark import frame_for
+
+    frame = frame_for(spark, EDGES, af.CONTACT).select("id", "createdAt")
+    for zone, now_text in EDGE_CASES:
+        now = datetime.fromisoformat(now_text)
+        flt = af.parse({"createdAt": {"anniversary": {"this": "day", "timeZone": zone}}})
+        expected = sorted(r["id"] for r in flt.select(EDGES, now=now))
+        found = sorted(r["id"] for r in flt.select_frame(frame, now=now).select("id").collect())
+        by_sql = frame.filter(flt.to_sql("spark", now=now)).select("id").collect()
+        assert found == sorted(r["id"] for r in by_sql) == expected, zone

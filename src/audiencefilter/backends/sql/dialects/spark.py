@@ -169,7 +169,12 @@ class SparkSQL(Dialect):
             shifted = sql() if zone == "UTC" else f"from_utc_timestamp({sql()}, {self.text(zone)})"
             return f"date_from_unix_date(CAST(floor(unix_micros({shifted}) / 86400000000) AS INT))"
 
-        return f"(month({day()}) * 100 + dayofmonth({day()}))"
+        # A local date before year 1 or after 9999 counts as 1 January or 31 December, as the
+        # memory rule clamps it (`anniversary.local_month_day`).
+        return (
+            f"(CASE WHEN year({day()}) < 1 THEN 101 WHEN year({day()}) > 9999 THEN 1231 "
+            f"ELSE month({day()}) * 100 + dayofmonth({day()}) END)"
+        )
 
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}+00:00'"
