@@ -198,3 +198,37 @@ def test_a_filter_whose_canonical_form_is_over_the_text_limit_keeps_its_members(
     )["audience"]
     subs = tenant.ok("GET", f"/v4/audiences/{audience['id']}")["audience"]["subs"]
     assert [contact["email"] for contact in subs] == ["match@example.com"]
+
+
+def test_creating_a_smart_audience_parses_and_writes_its_filter_once(
+    tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It parsed the filter twice (the request, then its stored canonical form) and wrote the
+    canonical JSON twice; now once each, and before the list's lock is taken."""
+    import audiencefilter as af
+    from audiencefilter.service.domain import audience_filters
+
+    list_id = tenant.new_list()["id"]
+    parses: list[Any] = []
+    writes: list[Any] = []
+    real_parse, real_to_json = audience_filters.parse, af.Filter.to_json
+
+    def counting_parse(*args: Any, **kwargs: Any) -> Any:
+        parses.append(args[0])
+        return real_parse(*args, **kwargs)
+
+    def counting_to_json(self: af.Filter, **kwargs: Any) -> str:
+        writes.append(self)
+        return real_to_json(self, **kwargs)
+
+    monkeypatch.setattr(audience_filters, "parse", counting_parse)
+    monkeypatch.setattr(af.Filter, "to_json", counting_to_json)
+    where = {"points": {"gte": 73101}, "email": {"endsWith": "@once.example"}}
+    tenant.ok(
+        "POST",
+        "/v4/audiences",
+        201,
+        json={"listId": list_id, "name": "once", "mode": "smart", "filters": where},
+    )
+    assert len(parses) == 1, parses
+    assert len(writes) == 1, writes

@@ -56,6 +56,7 @@ class FilterInput:
 
     given: bool
     filter: Filter | None = None
+    canonical: str | None = None  # the filter's canonical JSON, written once
 
     @property
     def empty(self) -> bool:
@@ -90,10 +91,14 @@ def _parsed(value: Any, *, text: bool) -> FilterInput:
         flt = parse_text(value) if text else parse(value)
     except FilterError as exc:
         raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts()) from None
-    if flt.to_json() == EMPTY_CANONICAL:
+    canonical = flt.to_json()
+    if canonical == EMPTY_CANONICAL:
         return EMPTY
     check_filter(flt)  # decided now, never when the stored filter is read
-    return FilterInput(given=True, filter=flt)
+    # The filter about to be stored is the one its canonical form reads back to: held in the
+    # cache now, so the write that stores it never parses it a second time.
+    _FILTERS.get(canonical, lambda: flt, _filter_weight)
+    return FilterInput(given=True, filter=flt, canonical=canonical)
 
 
 _FILTERS: WeightedCache[Filter | None] = WeightedCache(CACHED_FILTERS, CACHED_FILTER_WEIGHT)

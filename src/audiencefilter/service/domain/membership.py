@@ -29,7 +29,7 @@ from ..db.models import Audience, Contact, Membership
 from ..db.queries import ids_of
 from ..ground import clock
 from . import relations
-from .audience_filters import stored_filter, time_dependent
+from .audience_filters import filter_of, time_dependent
 from .filter_budget import LIST_MAX_VALUES, cost_of
 from .idsets import IDS, dialect_of, ids_in, per_dialect
 
@@ -42,10 +42,9 @@ VALUES_PER_STATEMENT = LIST_MAX_VALUES
 
 
 def filter_in_use(mode: str, filters: str | None) -> Filter | None:
-    """The stored filter in use, or None: a manual audience, or none stored."""
-    if mode != SMART or not filters:
-        return None
-    return stored_filter(filters)
+    """The stored filter in use, or None: a manual audience, or none stored (the one rule,
+    `audience_filters.filter_of`)."""
+    return filter_of(mode, filters)
 
 
 def audience_filter(audience: Audience) -> Filter | None:

@@ -23,6 +23,7 @@ from ...db.models import Audience
 from ...db.queries import count, owned_audience, owned_list, page_of
 from ...domain import changes, references, relations
 from ...domain.audience_filters import (
+    ABSENT,
     EMPTY,
     FILTERS_EMPTY,
     FILTERS_REQUIRED,
@@ -70,7 +71,7 @@ router = APIRouter(prefix="/audiences", tags=["audiences"])
 def _stored(mode: str, given: FilterInput, current: str | None) -> str | None:
     """The canonical filters to store after a change, enforcing the smart-mode rules."""
     if given.filter is not None:
-        filters: str | None = given.filter.to_json()
+        filters: str | None = given.canonical
     else:
         filters = None if given.given else current
     if mode == SMART:
@@ -79,6 +80,14 @@ def _stored(mode: str, given: FilterInput, current: str | None) -> str | None:
         if filters is None:
             raise AudienceRuleError(FILTERS_REQUIRED)
     return filters
+
+
+def _read_early(body: AudienceCreate) -> tuple[FilterInput, AudienceRuleError | None]:
+    """The filter read before any lock, or the problem to raise once the list is known."""
+    try:
+        return read_filters(body.filters, body.filtersText), None
+    except AudienceRuleError as exc:
+        return ABSENT, exc
 
 
 def _update_input(body: AudienceUpdate) -> FilterInput:
@@ -130,9 +139,15 @@ def create_audience(
         raise AudienceRuleError(NAME_AND_LIST_REQUIRED)
     name, list_id = body.name, body.listId
 
+    # Read (and budget) the filter before the list's lock is taken: a large filter's reading
+    # holds no writer of the list, nor, on SQLite, of the database.
+    # The list is still checked first: a filter's problem is raised after it, as before.
+    given, problem = _read_early(body)
+
     def create(session: Session) -> str:
         lst = changes.locked_list(session, principal.account_id, list_id)
-        given = read_filters(body.filters, body.filtersText)
+        if problem is not None:
+            raise problem
         mode = body.mode or (SMART if given.given else MANUAL)
         filters = _stored(mode, given, None)
         _check_room(session, settings, lst.id)
