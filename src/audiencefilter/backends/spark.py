@@ -261,7 +261,7 @@ class _Columns(Visitor[Column]):
         return self.visit(blank_form(node))
 
     def visit_list_test(self, node: ListTest) -> Column:
-        """A list field's test as the Spark SQL dialect writes it (`sql/lists.py`), so the
+        """A list field's test as the Spark SQL dialect writes it (`sql/dialects/spark.py`), so the
         rules of lists on Spark live in one place; JSON arrays at a data path are refused."""
         if node.path:  # a JSON array in a JSON text column, as other data paths are read
             self.json_text_column(node.field)

@@ -1,5 +1,5 @@
-"""The rules of the service: accounts, keys, audience filters, contact fields, membership, ranking.
+"""The rules of the service: accounts, audience filters, membership, events, ranking, webhooks.
 
-Modules here decide; they do not speak HTTP (beyond raising the service's errors) and they do not
-own the schema (`db/`). Names avoid the library's own (`audience_filters`, `contact_fields`).
+Modules here decide; they do not speak HTTP (they raise the ground's errors, which `http/` maps
+to responses) and they do not own the schema (`db/`). They stand on `ground/` and `db/` only.
 """
