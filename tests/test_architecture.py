@@ -233,3 +233,44 @@ def test_the_service_uses_only_the_public_api(module: str) -> None:
     wrong = {m for m in MODULES[module] if _within(m, "audiencefilter") and not _within(m, SERVICE)}
     wrong -= {"audiencefilter"} | {f"audiencefilter.{name}" for name in audiencefilter.__all__}
     assert not wrong, f"{module} imports {sorted(wrong)}"
+
+
+FRAME_RULES = {
+    "integer_bound",
+    "out_of_range",
+    "double_exact",
+    "doubles_around",
+    "as_integer",
+    "refused_nested",
+    "relation_of",
+    "value_schema",
+    "Quantifier",
+}
+"""The number and relation rules: the frame core takes them, the engines' adapters do not."""
+
+
+def _names_imported(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+@pytest.mark.parametrize("adapter", ["columnar.py", "spark.py"])
+def test_the_frame_engines_take_number_and_relation_rules_from_the_core(adapter: str) -> None:
+    path = PACKAGE / "backends" / adapter
+    assert "audiencefilter.backends.frame_core" in _imports(path)
+    assert _names_imported(path) & FRAME_RULES == set()
+
+
+def test_the_frame_core_knows_no_engine() -> None:
+    tree = ast.parse((PACKAGE / "backends" / "frame_core.py").read_text(encoding="utf-8"))
+    imported = {
+        alias.name for n in ast.walk(tree) if isinstance(n, ast.Import) for alias in n.names
+    }
+    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {name for name in imported if name.split(".")[0] in ("polars", "pyspark")}
+    assert FRAME_RULES - {"Quantifier"} <= _names_imported(PACKAGE / "backends" / "frame_core.py")

@@ -120,3 +120,28 @@ def test_without_java_the_error_says_to_install_it(tmp_path: Any) -> None:
     env["PATH"] = str(tmp_path)  # no java on it
     done = _python("from audiencefilter.backends.spark import local_session; local_session()", env)
     assert "Spark needs a Java 17+ runtime" in done.stderr
+
+
+def test_a_column_of_nulls_only_is_unknown_as_on_polars(spark: Any) -> None:
+    """A VOID column holds no value: UNKNOWN for every condition, as polars' `pl.Null` (the
+    frame core's one rule), where it used to be refused as a column of the wrong type."""
+    from pyspark.sql import functions as F
+
+    frame = spark.range(2).select(
+        F.col("id").cast("string").alias("id"),
+        F.lit(None).alias("points"),
+        F.lit(None).alias("createdAt"),
+        F.lit(None).alias("email"),
+    )
+    for where, expected in (
+        ({"points": {"gt": 1}}, set()),
+        ({"NOT": {"points": 1}}, set()),
+        ({"createdAt": {"lt": "2025-01-01"}}, set()),
+        ({"email": {"contains": "a"}}, set()),
+        ({"points": None}, {"0", "1"}),
+        ({"points": {"gt": {"_ref": "referrals"}}}, set()),
+    ):
+        flt = af.parse(where)
+        assert {
+            row["id"] for row in flt.select_frame(frame.withColumn("referrals", F.lit(3))).collect()
+        } == expected

@@ -54,7 +54,7 @@ from __future__ import annotations
 import functools
 import json
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from typing import Any, TypeVar
@@ -66,31 +66,18 @@ from ..language import lists
 from ..language.anniversary import MonthDays
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import (
-    Aggregated,
-    And,
-    Blank,
-    Comparison,
-    Const,
-    FieldComparison,
-    IsNull,
-    ListTest,
-    Node,
-    Not,
-    Or,
-    Quantified,
-    blank_form,
+from ..language.nodes import Comparison, Const, IsNull, ListTest, Node
+from ..language.relations import Aggregate, Relation
+from .columnar_types import CANONICAL, field_columns, related_column
+from .frame_core import (
+    FrameCore,
+    Integers,
+    Rows,
+    balanced,
+    compare,
+    integer_comparison,
+    where_present,
 )
-from ..language.values import (
-    as_integer,
-    double_exact,
-    doubles_around,
-    integer_bound,
-    out_of_range,
-)
-from ..language.visitor import Visitor
-from .columnar_relations import aggregated_expression, quantified_expression, related_column
-from .columnar_types import CANONICAL, field_columns
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 Dtypes = Mapping[str, Any]
@@ -142,7 +129,7 @@ def to_polars(
         FrameError: a column's type cannot hold its field's values (a string column for a
             date-time field, say); raised when the expression runs for a column without type.
     """
-    return _Expressions(schema, dtypes or {}, columns or {}).visit(node)
+    return _Expressions(POLARS, schema, dtypes or {}, columns or {}).visit(node)
 
 
 def select_rows(
@@ -164,62 +151,76 @@ def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
     return pl.DataFrame(data, schema=dtypes)
 
 
-class _Expressions(Visitor[pl.Expr]):
-    def __init__(
-        self,
-        schema: Schema,
-        dtypes: Dtypes,
-        columns: Mapping[str, str],
-        column_of: Callable[[str], pl.Expr] | None = None,
-    ) -> None:
-        self.schema = schema
-        self.dtypes = dtypes
-        self.columns = columns
-        self.column_of = column_of
+class PolarsAlgebra:
+    """The column algebra in polars (`frame_core.ColumnAlgebra`)."""
 
-    def visit_and(self, node: And) -> pl.Expr:
-        return _balanced([self.visit(item) for item in node.items], operator.and_)
+    def literal(self, value: Any) -> pl.Expr:
+        return pl.lit(value)
 
-    def visit_or(self, node: Or) -> pl.Expr:
-        return _balanced([self.visit(item) for item in node.items], operator.or_)
+    def integer(self, value: int, dtype: Any) -> pl.Expr:
+        return pl.lit(value, dtype=dtype)
 
-    def visit_not(self, node: Not) -> pl.Expr:
-        return ~self.visit(node.item)
+    def double(self, value: float) -> pl.Expr:
+        return pl.lit(value, dtype=pl.Float64)
 
-    def visit_quantified(self, node: Quantified) -> pl.Expr:
-        return quantified_expression(self, node)
+    def unknown(self) -> pl.Expr:
+        return pl.lit(None, dtype=pl.Boolean)
 
-    def visit_aggregated(self, node: Aggregated) -> pl.Expr:
-        return aggregated_expression(self, node)
+    def when(self, condition: pl.Expr, then: pl.Expr, otherwise: pl.Expr | None = None) -> pl.Expr:
+        chosen = pl.when(condition).then(then)
+        return chosen if otherwise is None else chosen.otherwise(otherwise)
 
-    def over(self, schema: Schema, dtypes: Dtypes, column_of: Callable[[str], pl.Expr]) -> Any:
-        """A walker of this kind whose fields are read by `column_of` (a related row's struct
-        field, an aggregate's value): `columnar_relations.FrameWalker.over`."""
-        return _Expressions(schema, dtypes, {}, column_of)
+    def is_null(self, column: pl.Expr) -> pl.Expr:
+        return column.is_null()
 
-    def visit_const(self, node: Const) -> pl.Expr:
-        return pl.lit(node.value)
+    def is_not_null(self, column: pl.Expr) -> pl.Expr:
+        return column.is_not_null()
 
-    def visit_field_comparison(self, node: FieldComparison) -> pl.Expr:
-        """Two columns of one type (a field reference); null on either side is null."""
-        kind = self.schema[node.field].type
-        sides = []
-        for field in (node.field, node.other):
-            column, dtype = self.column(field), self.dtype(field)
-            if dtype == pl.Null:
-                return _where_present(column, False).and_(pl.lit(None))
-            sides.append((field, column, dtype))
-        (lname, left, ltype), (rname, right, rtype) = sides
-        if kind is FieldType.STRING:
-            left, right = (self.text_column(n, c, t) for n, c, t in sides)
-            return _compare(left, node.op, right)
-        if kind is FieldType.BOOLEAN:
-            return left == right
-        if kind is FieldType.DATETIME:
-            return _compare(
-                self.ticks(lname, left, ltype), node.op, self.ticks(rname, right, rtype)
-            )
-        return self.numbers_compared(sides, node.op)
+    def is_nan(self, column: pl.Expr) -> pl.Expr:
+        return column.is_nan()
+
+    def coalesce(self, column: pl.Expr, value: Any) -> pl.Expr:
+        return column.fill_null(value)
+
+    def is_in(self, column: pl.Expr, values: Sequence[Any], dtype: Any) -> pl.Expr:
+        return column.is_in(pl.Series(values, dtype=dtype or pl.Float64).implode())
+
+    def to_double(self, column: pl.Expr) -> pl.Expr:
+        return column.cast(pl.Float64)
+
+    def to_wide_integer(self, column: pl.Expr) -> pl.Expr:
+        return column.cast(pl.Int128)
+
+
+POLARS = PolarsAlgebra()
+
+
+class _Expressions(FrameCore[pl.Expr]):
+    """The polars adapter of the frame core: how polars reads each type."""
+
+    engine = "polars"
+
+    def over(
+        self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], pl.Expr]
+    ) -> _Expressions:
+        return _Expressions(self.a, schema, dtypes, {}, column_of)
+
+    def named_column(self, name: str) -> pl.Expr:
+        return pl.col(name)
+
+    def all_null(self, field: str) -> bool:
+        return bool(self.dtype(field) == pl.Null)
+
+    def before_comparison(self, node: Comparison) -> pl.Expr | None:
+        return None if self.known(node) else self.deferred(node)
+
+    def text_pair(self, field: str, other: str) -> tuple[pl.Expr, pl.Expr]:
+        left, right = (self.text_column(f, self.column(f), self.dtype(f)) for f in (field, other))
+        return left, right
+
+    def instant_pair(self, field: str, other: str) -> tuple[pl.Expr, pl.Expr]:
+        left, right = (self.ticks(f, self.column(f), self.dtype(f)) for f in (field, other))
+        return left, right
 
     def text_column(self, field: str, column: pl.Expr, dtype: Any) -> pl.Expr:
         if dtype in (pl.Categorical, pl.Enum) or isinstance(dtype, pl.Categorical | pl.Enum):
@@ -237,31 +238,13 @@ class _Expressions(Visitor[pl.Expr]):
             return column.to_physical().cast(pl.Int128) * (86_400 * 10**9)
         raise self.wrong_type(field, dtype)
 
-    def numbers_compared(self, sides: list[tuple[str, pl.Expr, Any]], op: Op) -> pl.Expr:
-        """Integers with integers and floats with floats as they are; an integer with a float
-        exactly: as doubles where those differ, else (the float is then integral) as Int128."""
-        kinds = []
-        for field, _column, dtype in sides:
-            if dtype.is_integer():
-                kinds.append("int")
-            elif dtype.is_float():
-                kinds.append("float")
-            else:
-                raise self.wrong_type(field, dtype)
-        (_, left, _), (_, right, _) = sides
-        if kinds == ["float", "int"]:
-            left, right = right, left
-            op = _MIRRORED[op]
-        if kinds[0] == kinds[1]:
-            result = _compare(left, op, right)
-            return _nan_is_false(left, _nan_is_false(right, result)) if "float" in kinds else result
-        near = left.cast(pl.Float64)
-        exact = _compare(left.cast(pl.Int128), op, right.cast(pl.Int128))
-        result = pl.when(near != right).then(_compare(near, op, right)).otherwise(exact)
-        return _nan_is_false(right, result)
-
-    def visit_blank(self, node: Blank) -> pl.Expr:  # lowering writes it out; as it does
-        return self.visit(blank_form(node))
+    def number_kind(self, field: str) -> str:
+        dtype = self.dtype(field)
+        if dtype.is_integer():
+            return "int"
+        if dtype.is_float():
+            return "float"
+        raise self.wrong_type(field, dtype)
 
     def visit_list_test(self, node: ListTest) -> pl.Expr:
         """A list test, row by row by `lists.truth` (null for a null list), as JSON paths are
@@ -271,17 +254,9 @@ class _Expressions(Visitor[pl.Expr]):
         dtype = self.dtypes.get(name)
         column = self.column(node.field)
         if dtype == pl.Null:
-            return _where_present(column, False)
+            return where_present(self.a, column, False)
         if node.path:  # a JSON array inside a JSON column: read as JSON paths are
-            if dtype == pl.Object:
-                value_test = functools.partial(_array_value_truth, node)
-                return column.map_elements(value_test, return_dtype=pl.Boolean, skip_nulls=True)
-            if isinstance(dtype, pl.Struct):
-                column = column.struct.json_encode()
-            elif dtype is not None and dtype != pl.String:
-                raise self.wrong_type(node.field, dtype)
-            text_test = functools.partial(_array_text_truth, node)
-            return column.map_elements(text_test, return_dtype=pl.Boolean, skip_nulls=True)
+            return self.json_rows(node, column, dtype, _array_value_truth, _array_text_truth)
         if dtype is not None and not isinstance(dtype, pl.List) and dtype != pl.Object:
             raise FrameError(
                 f'column "{name}" for field "{node.field}" is {dtype}; expected a List column. '
@@ -290,34 +265,32 @@ class _Expressions(Visitor[pl.Expr]):
         test = functools.partial(_list_row_truth, node, self.schema[node.field].type)
         return column.map_elements(test, return_dtype=pl.Boolean, skip_nulls=True)
 
-    def visit_is_null(self, node: IsNull) -> pl.Expr:
-        if node.path:
-            if not self.known(node):
-                return self.deferred(node)
-            return self.json_condition(node).fill_null(True)
-        return self.column(node.field).is_null()
+    def json_rows(
+        self,
+        node: Comparison | IsNull | ListTest,
+        column: pl.Expr,
+        dtype: Any,
+        value_test: Callable[..., bool | None],
+        text_test: Callable[..., bool | None],
+    ) -> pl.Expr:
+        """A test of each row's JSON document, decoded by Python (null for a null cell): an
+        Object column holds decoded values, a Struct (what `pl.read_ndjson` makes of objects)
+        is encoded to JSON text first, a String column is JSON text."""
+        if dtype == pl.Object:
+            tested = functools.partial(value_test, node)
+            return column.map_elements(tested, return_dtype=pl.Boolean, skip_nulls=True)
+        if isinstance(dtype, pl.Struct):
+            column = column.struct.json_encode()
+        elif dtype is not None and dtype != pl.String:
+            raise self.wrong_type(node.field, dtype)
+        tested = functools.partial(text_test, node)
+        return column.map_elements(tested, return_dtype=pl.Boolean, skip_nulls=True)
 
-    def visit_comparison(self, node: Comparison) -> pl.Expr:
-        if not self.known(node):
-            return self.deferred(node)
-        if node.path:
-            return self.json_condition(node)
-        if self.dtype(node.field) == pl.Null:  # a column of nulls only (`pl.read_ndjson`)
-            return _where_present(self.column(node.field), False)
-        if node.op is Op.ANNIVERSARY:
-            return self.anniversary(node)
-        kind = self.schema[node.field].type
-        if kind is FieldType.STRING:
-            return self.string(node)
-        if kind is FieldType.NUMBER:
-            return self.number(node)
-        if kind is FieldType.BOOLEAN:
-            dtype = self.dtype(node.field)
-            if dtype != pl.Boolean:
-                raise self.wrong_type(node.field, dtype)
-            column = self.column(node.field)
-            return column if node.value is True else ~column
-        return self.instant(node)
+    def boolean_column(self, field: str) -> pl.Expr:
+        dtype = self.dtype(field)
+        if dtype != pl.Boolean:
+            raise self.wrong_type(field, dtype)
+        return self.column(field)
 
     def column_name(self, node: Comparison | IsNull) -> str:
         """The frame column a condition reads: its field's, or the JSON column holding it."""
@@ -339,39 +312,25 @@ class _Expressions(Visitor[pl.Expr]):
         def run(values: pl.Series) -> pl.Series:
             expr = built.get(values.dtype)
             if expr is None:
-                typed = _Expressions(self.schema, {name: values.dtype}, self.columns)
+                typed = _Expressions(self.a, self.schema, {name: values.dtype}, self.columns)
                 expr = built[values.dtype] = typed.visit(node).alias(name)
             return values.to_frame(name).select(expr).to_series()
 
         return pl.col(name).map_batches(run, return_dtype=pl.Boolean, is_elementwise=True)
 
     def json_condition(self, node: Comparison | IsNull) -> pl.Expr:
-        """A condition inside a JSON column, decoded row by row (null for a null cell).
-
-        Python decodes the JSON, so the answers are `data_paths.truth`'s exactly (numbers
-        beyond 2^53 included); the price is a Python call per row. A Struct (what
-        `pl.read_ndjson` makes of objects) is encoded to JSON text first; an Object column holds
-        the decoded values already.
-        """
-        column_name, path = node.field, node.path
-        column = self.column(column_name)
-        dtype = self.dtypes.get(self.columns.get(column_name, column_name), pl.String)
+        """A condition inside a JSON column, decoded row by row (null for a null cell): the
+        answers are `data_paths.truth`'s exactly (numbers beyond 2^53 included), at the price
+        of a Python call per row. A missing key is null, so `isNull` is TRUE there."""
+        if not self.known(node):
+            return self.deferred(node)
+        column = self.column(node.field)
+        dtype = self.dtypes.get(self.column_name(node), pl.String)
         if dtype == pl.Null:
-            return _where_present(column, False)
-        if dtype == pl.Object:
-            value_test = functools.partial(_value_truth, node, path)
-            return column.map_elements(value_test, return_dtype=pl.Boolean, skip_nulls=True)
-        if isinstance(dtype, pl.Struct):
-            column = column.struct.json_encode()
-        elif dtype != pl.String:
-            raise self.wrong_type(column_name, dtype)
-        text_test = functools.partial(_json_text_truth, node, path)
-        return column.map_elements(text_test, return_dtype=pl.Boolean, skip_nulls=True)
-
-    def column(self, field: str) -> pl.Expr:
-        if self.column_of is not None:
-            return self.column_of(field)
-        return pl.col(self.columns.get(field, field))
+            tested = where_present(self.a, column, False)
+        else:
+            tested = self.json_rows(node, column, dtype, _value_truth, _json_text_truth)
+        return tested.fill_null(True) if isinstance(node, IsNull) else tested
 
     def dtype(self, field: str) -> Any:
         kind = self.schema[field].type
@@ -387,12 +346,7 @@ class _Expressions(Visitor[pl.Expr]):
         )
 
     def string(self, node: Comparison) -> pl.Expr:
-        column = self.column(node.field)
-        dtype = self.dtype(node.field)
-        if dtype in (pl.Categorical, pl.Enum) or isinstance(dtype, pl.Categorical | pl.Enum):
-            column = column.cast(pl.String)
-        elif dtype != pl.String:
-            raise self.wrong_type(node.field, dtype)
+        column = self.text_column(node.field, self.column(node.field), self.dtype(node.field))
         op = node.op
         value: Any = node.value
         if node.insensitive:  # the literals are folded already (lowering): fold the column
@@ -401,45 +355,33 @@ class _Expressions(Visitor[pl.Expr]):
             literals = value if isinstance(value, tuple) else (value,)
             column = fold_column(column, ascii_only=all(v.isascii() for v in literals))
         if op in (Op.IN, Op.NOT_IN):
-            if len(value) <= _FEW and not node.insensitive:
-                # A few equalities beat hashing every string (`country in FR, DE, ES`).
-                found = pl.any_horizontal([column == pl.lit(v, dtype=pl.String) for v in value])
-            else:
-                found = column.is_in(pl.Series(value, dtype=pl.String).implode())
+            found = _string_in(column, value, few=not node.insensitive)
             return found if op is Op.IN else ~found
-        if op is Op.EQUALS:
-            return column == pl.lit(value, dtype=pl.String)
-        if op in ORDERING_OPS:
+        if op in ORDERING_OPS or op is Op.EQUALS:
             # polars orders strings by their UTF-8 bytes: code-point order. With ASCII
             # literals the native fold suffices here too: where it differs from Python's,
             # both folds are non-ASCII, so both order above any ASCII character.
-            return _compare(column, op, pl.lit(value, dtype=pl.String))
+            return compare(column, op, pl.lit(value, dtype=pl.String))
         if op is Op.CONTAINS:
             return column.str.contains(value, literal=True)
         if op is Op.STARTS_WITH:
             return column.str.starts_with(value)
         return column.str.ends_with(value)
 
-    def number(self, node: Comparison) -> pl.Expr:
-        """A number comparison in a type wider than both the column's and the literal's.
-
-        The literal is never rounded to the column's type: a Float32 column is widened to
-        Float64 (exactly), and integer and Decimal columns compare their integers with the
-        literal's exact value (a Decimal's integer is its value times 10^scale).
-        """
-        column = self.column(node.field)
-        dtype = self.dtype(node.field)
+    def number_column(self, field: str, value: Any) -> tuple[pl.Expr, Integers | None, Any]:
+        """A Float32 column is widened to Float64 (exactly); a Decimal is compared as its
+        integers (value times 10^scale) with the literal times 10^scale."""
+        column = self.column(field)
+        dtype = self.dtype(field)
         if dtype in _INT_RANGES:
-            low, high = _INT_RANGES[dtype]
-            return _integer_comparison(column, dtype, low, high, node.op, node.value)
+            return column, Integers(dtype, *_INT_RANGES[dtype]), value
         if dtype in (pl.Float32, pl.Float64):
-            return _float_comparison(column.cast(pl.Float64), node.op, node.value)
+            return column.cast(pl.Float64), None, value
         if isinstance(dtype, pl.Decimal):
-            units = 10**dtype.scale
-            value = _scaled(node.value, units)
             most = 10 ** (dtype.precision or 38) - 1
-            return _integer_comparison(column.to_physical(), pl.Int128, -most, most, node.op, value)
-        raise self.wrong_type(node.field, dtype)
+            scaled = _scaled(value, 10**dtype.scale)
+            return column.to_physical(), Integers(pl.Int128, -most, most), scaled
+        raise self.wrong_type(field, dtype)
 
     def anniversary(self, node: Comparison) -> pl.Expr:
         """The local month-day (`month * 100 + day`) in the period's zone, by polars' own zone
@@ -458,7 +400,7 @@ class _Expressions(Visitor[pl.Expr]):
         local = column.dt.convert_time_zone(days.zone)
         month_day = local.dt.month().cast(pl.Int32) * 100 + local.dt.day().cast(pl.Int32)
         tests = [month_day.is_between(low, high) for low, high in days.ranges]
-        return _balanced(tests, operator.or_)
+        return balanced(tests, operator.or_)
 
     def instant(self, node: Comparison) -> pl.Expr:
         """A date-time comparison of the column's integers (ticks since 1970 in UTC) with the
@@ -472,14 +414,69 @@ class _Expressions(Visitor[pl.Expr]):
         physical: Any
         if isinstance(dtype, pl.Datetime):
             ticks: Fraction = Fraction(_TICKS_PER_SECOND[dtype.time_unit], 10**6)
-            physical, (low, high) = pl.Int64, _INT_RANGES[pl.Int64]
+            physical = pl.Int64
         elif dtype == pl.Date:
-            ticks = Fraction(1, 86_400 * 10**6)
-            physical, (low, high) = pl.Int32, _INT_RANGES[pl.Int32]
+            ticks, physical = Fraction(1, 86_400 * 10**6), pl.Int32
         else:
             raise self.wrong_type(node.field, dtype)
         value = _scaled(_microseconds(node.value), ticks)
-        return _integer_comparison(column.to_physical(), physical, low, high, node.op, value)
+        integers = Integers(physical, *_INT_RANGES[physical])
+        return integer_comparison(self.a, column.to_physical(), integers, node.op, value)
+
+    # ---- relations: a List of Struct, one struct per related row ----------------------------
+
+    def struct_dtypes(self, relation: Relation, dtype: Any) -> dict[str, Any]:
+        found: dict[str, Any] = {f.name: CANONICAL[f.type] for f in relation.schema.fields}
+        if dtype is None:
+            return found
+        inner = getattr(dtype, "inner", None)
+        if not isinstance(dtype, pl.List) or not isinstance(inner, pl.Struct):
+            raise FrameError(
+                f'column "{relation.name}" for relation "{relation.name}" is {dtype}; expected a '
+                "List of Struct, one struct per related row"
+            )
+        found.update({f.name: f.dtype for f in inner.fields if f.name in found})
+        return found
+
+    def element_test(self, rows: Rows[pl.Expr], where: Node) -> pl.Expr:
+        """W for each list element (`pl.element()`), TRUE or FALSE."""
+        if isinstance(where, Const):  # an element-wise constant, never null
+            element = pl.element().is_null()
+            return (element | True) if where.value else (element & False)
+        return self.row_test(rows, where, _struct_field)
+
+    def rows_any(self, rows: Rows[pl.Expr], where: Node) -> pl.Expr:
+        return rows.column.list.eval(self.element_test(rows, where)).list.any()
+
+    def rows_all(self, rows: Rows[pl.Expr], where: Node) -> pl.Expr:
+        return rows.column.list.eval(self.element_test(rows, where)).list.all()
+
+    def rows_count(self, rows: Rows[pl.Expr], where: Node) -> tuple[pl.Expr, Any]:
+        counted = rows.column.list.eval(self.element_test(rows, where)).list.sum()
+        return counted.fill_null(0).cast(pl.Int64), pl.Int64
+
+    def rows_aggregate(
+        self, rows: Rows[pl.Expr], where: Node, function: Aggregate, field: str | None
+    ) -> tuple[pl.Expr, Any]:
+        assert field is not None, "sum, min and max read a field"
+        dtype, value = rows.dtypes[field], _struct_field(field)
+        if function is Aggregate.SUM and dtype.is_integer():
+            dtype, value = pl.Int128, value.cast(pl.Int128)  # exact past 64 bits, no wrapping
+        listed = rows.column.list.eval(pl.when(self.element_test(rows, where)).then(value))
+        if function is Aggregate.SUM:
+            return listed.list.sum().fill_null(0), dtype
+        return (listed.list.min() if function is Aggregate.MIN else listed.list.max()), dtype
+
+
+def _struct_field(name: str) -> pl.Expr:
+    return pl.element().struct.field(name)
+
+
+def _string_in(column: pl.Expr, values: tuple[str, ...], *, few: bool) -> pl.Expr:
+    if few and len(values) <= _FEW:
+        # A few equalities beat hashing every string (`country in FR, DE, ES`).
+        return pl.any_horizontal([column == pl.lit(v, dtype=pl.String) for v in values])
+    return column.is_in(pl.Series(values, dtype=pl.String).implode())
 
 
 def _fix(kind: FieldType, column: str, dtype: Any) -> str:
@@ -506,21 +503,12 @@ def _fix(kind: FieldType, column: str, dtype: Any) -> str:
     return f"Convert it first, e.g. frame.with_columns({fix})"
 
 
-def _json_text_truth(node: Comparison | IsNull, path: tuple[str, ...], text: str) -> bool | None:
-    return truth(node, json.loads(text), path)
+def _json_text_truth(node: Comparison | IsNull, text: str) -> bool | None:
+    return truth(node, json.loads(text), node.path)
 
 
-def _value_truth(node: Comparison | IsNull, path: tuple[str, ...], value: Any) -> bool | None:
-    return truth(node, value, path)
-
-
-def _balanced(items: list[pl.Expr], combine: Callable[[pl.Expr, pl.Expr], pl.Expr]) -> pl.Expr:
-    """`a & b & c & d` as `(a & b) & (c & d)`: binary `&`/`|` run faster than polars'
-    horizontal `all`/`any` (both are Kleene), and pairing keeps a 200-branch OR shallow."""
-    while len(items) > 1:
-        pairs = [combine(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
-        items = pairs + items[len(items) - len(items) % 2 :]
-    return items[0]
+def _value_truth(node: Comparison | IsNull, value: Any) -> bool | None:
+    return truth(node, value, node.path)
 
 
 def _ascii_match_is_exact(needle: str) -> bool:
@@ -551,27 +539,6 @@ def _fold_exact(values: pl.Series) -> pl.Series:
     return lowered.scatter(rows, pl.Series(python, dtype=pl.String))
 
 
-def _integer_comparison(
-    column: pl.Expr, dtype: Any, low: int, high: int, op: Op, value: Any
-) -> pl.Expr:
-    """`column op value` for a column of integers in `low..high` and an exact number (an int,
-    float or Fraction, or a tuple of them), without rounding either."""
-    if op in (Op.IN, Op.NOT_IN):
-        exact = [v for v in (as_integer(x) for x in value) if v is not None and low <= v <= high]
-        found = column.is_in(pl.Series(exact, dtype=dtype).implode()) if exact else None
-        if found is None:  # no value the column can hold: FALSE where present
-            found = _where_present(column, False)
-        return found if op is Op.IN else ~found
-    bound = integer_bound(op, value)
-    if isinstance(bound, bool):
-        return _where_present(column, bound)
-    op, number = bound
-    always = out_of_range(op, number, low, high)
-    if always is not None:
-        return _where_present(column, always)
-    return _compare(column, op, pl.lit(number, dtype=dtype))
-
-
 def _scaled(value: Any, factor: int | Fraction) -> Any:
     """The exact value (or tuple of values) times `factor`: a literal in a column's units."""
     if isinstance(value, tuple):
@@ -585,54 +552,6 @@ def _microseconds(value: Any) -> Any:
         return tuple(_microseconds(v) for v in value)
     assert isinstance(value, datetime)
     return (value - _EPOCH) // _MICROSECOND
-
-
-def _float_comparison(column: pl.Expr, op: Op, value: Any) -> pl.Expr:
-    """`column op value` for a Float64 column, exactly."""
-    if op in (Op.IN, Op.NOT_IN):
-        exact = [float(v) for v in value if double_exact(v)]
-        found = column.is_in(pl.Series(exact, dtype=pl.Float64).implode()) if exact else None
-        if found is None:
-            found = _where_present(column, False)
-        found = _nan_is_false(column, found)
-        return found if op is Op.IN else ~found
-    if double_exact(value):
-        result = _compare(column, op, pl.lit(float(value), dtype=pl.Float64))
-    elif op is Op.EQUALS:
-        result = _where_present(column, False)
-    else:
-        below, above = doubles_around(value)
-        if op in (Op.GT, Op.GTE):  # x >= n <=> x > n: no float equals n
-            result = column > pl.lit(below, dtype=pl.Float64)
-        else:
-            result = column < pl.lit(above, dtype=pl.Float64)
-    return _nan_is_false(column, result)
-
-
-def _nan_is_false(column: pl.Expr, result: pl.Expr) -> pl.Expr:
-    # polars orders NaN above every number and equal to itself; Python compares it with nothing.
-    return pl.when(column.is_nan()).then(pl.lit(False)).otherwise(result)
-
-
-def _compare(column: pl.Expr, op: Op, literal: pl.Expr) -> pl.Expr:
-    if op is Op.EQUALS:
-        return column == literal
-    if op is Op.GT:
-        return column > literal
-    if op is Op.GTE:
-        return column >= literal
-    if op is Op.LT:
-        return column < literal
-    return column <= literal
-
-
-_MIRRORED = {Op.EQUALS: Op.EQUALS, Op.GT: Op.LT, Op.GTE: Op.LTE, Op.LT: Op.GT, Op.LTE: Op.GTE}
-"""`a op b` is `b mirrored-op a`."""
-
-
-def _where_present(column: pl.Expr, answer: bool) -> pl.Expr:
-    """`answer` where the value is present, null (UNKNOWN) where it is not."""
-    return pl.when(column.is_not_null()).then(pl.lit(answer))
 
 
 def _list_row_truth(node: ListTest, kind: FieldType, value: Any) -> bool | None:

@@ -1,7 +1,7 @@
 """The column types the polars back-end builds frames with, and how records become columns.
 
 Shared by the contact's columns and a relation's struct fields (`frame_for`,
-`columnar_relations.related_column`), so a value is converted one way wherever it lands.
+`related_column`), so a value is converted one way wherever it lands.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import polars as pl
 
 from ..errors import FrameError
 from ..language.fields import FieldType, Schema
+from ..language.relations import Relation
 from ..language.values import double_exact
 
 INSTANT = pl.Datetime("us", "UTC")
@@ -80,3 +81,21 @@ def _column_values(kind: FieldType, values: list[Any]) -> list[Any]:
             for v in values
         ]
     return values
+
+
+def related_column(
+    records: list[Mapping[str, Any]], relation: Relation
+) -> tuple[list[Any], pl.DataType]:
+    """A relation's values of `records` and its column type, for `frame_for`: each row's fields
+    converted as a frame's columns are (`field_columns`), floats where a number field holds one."""
+    rows_of = []
+    for record in records:
+        rows = record.get(relation.name)
+        rows_of.append(None if rows is None else [rows] if isinstance(rows, Mapping) else rows)
+    flat = [row for rows in rows_of if rows for row in rows]
+    data, types = field_columns(flat, relation.schema)
+    converted = iter(
+        [dict(zip(data, values, strict=True)) for values in zip(*data.values(), strict=True)]
+    )
+    values = [None if rows is None else [next(converted) for _ in rows] for rows in rows_of]
+    return values, pl.List(pl.Struct(types))

@@ -35,37 +35,17 @@ import operator
 import os
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, cast
 
 from ..errors import FrameError
 from ..language.anniversary import MonthDays
-from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import (
-    Aggregated,
-    And,
-    Blank,
-    Comparison,
-    Const,
-    FieldComparison,
-    IsNull,
-    ListTest,
-    Node,
-    Not,
-    Or,
-    Quantified,
-    blank_form,
-)
-from ..language.values import (
-    as_integer,
-    double_exact,
-    doubles_around,
-    integer_bound,
-    out_of_range,
-)
-from ..language.visitor import Visitor
+from ..language.fields import ORDERING_OPS, Op, Schema
+from ..language.nodes import Comparison, IsNull, ListTest, Node, walk
+from ..language.relations import Aggregate, Relation
+from .frame_core import FrameCore, Integers, Rows, balanced, compare
 from .sql.dialects import DIALECTS
 from .sql.dialects.spark import fold_refusal, order_refusal
 from .sql.text import SqlWriter
@@ -81,25 +61,19 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 # After the check above, so a missing pyspark is the error that says how to install it.
-from .spark_relations import aggregated_column, quantified_column, related_values  # noqa: E402
 from .spark_types import (  # noqa: E402
     _DECIMAL_RANGE,
     _INT_RANGES,
     CANONICAL,
+    EXACT_SUM,
     field_values,
+    related_values,
 )
 
 Dtypes = Mapping[str, Any]
 """Column name -> Spark data type, as `{f.name: f.dataType for f in df.schema}` gives it."""
 
 
-_COMPARE: Mapping[Op, Callable[[Any, Any], Any]] = {
-    Op.EQUALS: operator.eq,
-    Op.GT: operator.gt,
-    Op.GTE: operator.ge,
-    Op.LT: operator.lt,
-    Op.LTE: operator.le,
-}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MICROSECOND = timedelta(microseconds=1)
 
@@ -134,7 +108,7 @@ def to_pyspark(
             "to_pyspark builds Spark Columns and needs a SparkSession: start one "
             "first (SparkSession.builder...getOrCreate(), or backends.spark.local_session())"
         )
-    return _Columns(schema, dtypes or {}, columns or {}).visit(root)
+    return _Columns(SPARK, schema, dtypes or {}, columns or {}).visit(root)
 
 
 def live_session() -> SparkSession | None:
@@ -173,126 +147,128 @@ def local_session(
         )
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder: Any = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName(app_name)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.extraJavaOptions", "-Duser.language=en -Duser.country=US")
-        .config("spark.sql.shuffle.partitions", str(max(2, cores)))
-    )
-    for key, value in (config or {}).items():
+    builder: Any = SparkSession.builder.master(f"local[{cores}]").appName(app_name)
+    pinned = {**_PINNED, "spark.sql.shuffle.partitions": str(max(2, cores)), **(config or {})}
+    for key, value in pinned.items():
         builder = builder.config(key, value)
     session: SparkSession = builder.getOrCreate()
     return session
 
 
-# ---- the walker -------------------------------------------------------------------------------
+_PINNED = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.extraJavaOptions": "-Duser.language=en -Duser.country=US",
+}
+"""What `local_session` pins: local addresses only, no UI, UTC, the en-US JVM locale."""
 
 
-class _Columns(Visitor[Column]):
-    def __init__(
-        self,
-        schema: Schema,
-        dtypes: Dtypes,
-        columns: Mapping[str, str],
-        column_of: Callable[[str], Column] | None = None,
-    ) -> None:
-        self.schema = schema
-        self.dtypes = dtypes
-        self.columns = columns
-        self.column_of = column_of
+class SparkAlgebra:
+    """The column algebra in PySpark (`frame_core.ColumnAlgebra`)."""
 
-    def visit_and(self, node: And) -> Column:
-        return _balanced([self.visit(item) for item in node.items], operator.and_)
+    def literal(self, value: Any) -> Column:
+        return F.lit(value)
 
-    def visit_or(self, node: Or) -> Column:
-        return _balanced([self.visit(item) for item in node.items], operator.or_)
+    def integer(self, value: int, dtype: Any) -> Column:
+        return F.lit(value) if -(2**63) <= value < 2**63 else F.lit(Decimal(value))
 
-    def visit_not(self, node: Not) -> Column:
-        return ~self.visit(node.item)
+    def double(self, value: float) -> Column:
+        return F.lit(value)
 
-    def visit_quantified(self, node: Quantified) -> Column:
-        return quantified_column(self, node)
+    def unknown(self) -> Column:
+        return F.lit(None).cast(T.BooleanType())
 
-    def visit_aggregated(self, node: Aggregated) -> Column:
-        return aggregated_column(self, node)
+    def when(self, condition: Column, then: Column, otherwise: Column | None = None) -> Column:
+        chosen = F.when(condition, then)
+        return chosen if otherwise is None else chosen.otherwise(otherwise)
 
-    def over(self, schema: Schema, dtypes: Dtypes, column_of: Callable[[str], Column]) -> Any:
-        """A walker of this kind whose fields are read by `column_of` (a related row's struct
-        field, an aggregate's value): `spark_relations.ColumnWalker.over`."""
-        return _Columns(schema, dtypes, {}, column_of)
+    def is_null(self, column: Column) -> Column:
+        return column.isNull()
 
-    def visit_const(self, node: Const) -> Column:
-        return F.lit(node.value)
+    def is_not_null(self, column: Column) -> Column:
+        return column.isNotNull()
 
-    def visit_field_comparison(self, node: FieldComparison) -> Column:
-        """Two columns of one type (a field reference); NULL on either side is NULL."""
-        kind = self.schema[node.field].type
-        left, right = self.column(node.field), self.column(node.other)
-        ltype, rtype = self.dtype(node.field), self.dtype(node.other)
-        result: Column
-        if kind is FieldType.STRING:
-            for field, dtype in ((node.field, ltype), (node.other, rtype)):
-                if not isinstance(dtype, T.StringType):
-                    raise _wrong_type(field, dtype, "a STRING column")
-            left, right = F.collate(left, "UTF8_BINARY"), F.collate(right, "UTF8_BINARY")
-            result = _COMPARE[node.op](left, right)
-        elif kind is FieldType.BOOLEAN:
-            result = left == right
-        elif kind is FieldType.DATETIME:
-            left, _ = self.instant_column(node.field)
-            right, _ = self.instant_column(node.other)
-            if type(ltype) is not type(rtype):  # refused rather than guessed at
-                raise _wrong_type(
-                    node.other,
-                    rtype,
-                    f'a {ltype.simpleString()} column like "{node.field}" to compare with it',
-                )
-            result = _COMPARE[node.op](left, right)
-        else:
-            result = _numbers_compared(node, left, ltype, right, rtype)
-        return result
+    def is_nan(self, column: Column) -> Column:
+        return F.isnan(column)
 
-    def visit_blank(self, node: Blank) -> Column:  # lowering writes it out; as it does
-        return self.visit(blank_form(node))
+    def coalesce(self, column: Column, value: Any) -> Column:
+        return F.coalesce(column, F.lit(value))
+
+    def is_in(self, column: Column, values: Sequence[Any], dtype: Any) -> Column:
+        return column.isin(list(values))
+
+    def to_double(self, column: Column) -> Column:
+        return column.cast(T.DoubleType())
+
+    def to_wide_integer(self, column: Column) -> Column:
+        return column.cast(EXACT_SUM)
+
+
+SPARK = SparkAlgebra()
+_NUMBER_COLUMN = "an integer (TINYINT..BIGINT) or DOUBLE column"
+_INSTANT_COLUMN = "a TIMESTAMP, TIMESTAMP_NTZ or DATE column"
+
+
+class _Columns(FrameCore[Column]):
+    """The PySpark adapter of the frame core: how Spark reads each type."""
+
+    engine = "PySpark"
+
+    def over(
+        self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], Column]
+    ) -> _Columns:
+        return _Columns(self.a, schema, dtypes, {}, column_of)
+
+    def named_column(self, name: str) -> Column:
+        return F.col(_quoted(name))
+
+    def all_null(self, field: str) -> bool:
+        return isinstance(self.dtype(field), T.NullType)
+
+    def dtype(self, field: str) -> Any:
+        found = self.dtypes.get(self.columns.get(field, field))
+        return CANONICAL[self.schema[field].type] if found is None else found
+
+    def text_pair(self, field: str, other: str) -> tuple[Column, Column]:
+        """Both compared by code points (`UTF8_BINARY`), whatever their collation."""
+        for name in (field, other):
+            if not isinstance(self.dtype(name), T.StringType):
+                raise _wrong_type(name, self.dtype(name), "a STRING column")
+        left, right = (F.collate(self.column(name), "UTF8_BINARY") for name in (field, other))
+        return left, right
+
+    def instant_pair(self, field: str, other: str) -> tuple[Column, Column]:
+        """Two columns of one date-time type: a TIMESTAMP with a TIMESTAMP_NTZ is refused
+        rather than guessed at."""
+        left, _ = self.instant_column(field)
+        right, _ = self.instant_column(other)
+        ltype, rtype = self.dtype(field), self.dtype(other)
+        if type(ltype) is not type(rtype):
+            expected = f'a {ltype.simpleString()} column like "{field}" to compare with it'
+            raise _wrong_type(other, rtype, expected)
+        return left, right
+
+    def number_kind(self, field: str) -> str:
+        dtype = self.dtype(field)
+        if type(dtype) in _INT_RANGES:
+            return "int"
+        if isinstance(dtype, T.DoubleType | T.FloatType):
+            return "float"
+        raise _wrong_type(field, dtype, _NUMBER_COLUMN)
 
     def visit_list_test(self, node: ListTest) -> Column:
         """A list field's test as the Spark SQL dialect writes it (`sql/dialects/spark.py`), so the
-        rules of lists on Spark live in one place; JSON arrays at a data path are refused."""
+        rules of lists on Spark live in one place."""
         if node.path:  # a JSON array in a JSON text column, as other data paths are read
             self.json_text_column(node.field)
-            return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
-        dtype = self.dtypes.get(self.columns.get(node.field, node.field))
-        if dtype is not None and not isinstance(dtype, T.ArrayType | T.NullType):
-            raise _wrong_type(node.field, dtype, "an ARRAY column")
+        else:
+            dtype = self.dtypes.get(self.columns.get(node.field, node.field))
+            if dtype is not None and not isinstance(dtype, T.ArrayType | T.NullType):
+                raise _wrong_type(node.field, dtype, "an ARRAY column")
         return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
-
-    def visit_is_null(self, node: IsNull) -> Column:
-        if node.path:
-            return self.json_condition(node)
-        return self.column(node.field).isNull()
-
-    def visit_comparison(self, node: Comparison) -> Column:
-        if node.op is Op.ANNIVERSARY:
-            return self.anniversary(node)
-        if node.path:
-            return self.json_condition(node)
-        kind = self.schema[node.field].type
-        if kind is FieldType.STRING:
-            return self.string(node)
-        if kind is FieldType.NUMBER:
-            return self.number(node)
-        if kind is FieldType.BOOLEAN:
-            dtype = self.dtype(node.field)
-            if not isinstance(dtype, T.BooleanType):
-                raise _wrong_type(node.field, dtype, "a BOOLEAN column")
-            column = self.column(node.field)
-            return column if node.value is True else ~column
-        return self.instant(node)
 
     def json_condition(self, node: Comparison | IsNull) -> Column:
         """A condition inside a JSON text column, as the Spark SQL dialect writes it."""
@@ -308,14 +284,11 @@ class _Columns(Visitor[Column]):
                 field, dtype, "a STRING column of JSON text (e.g. F.to_json(the struct column))"
             )
 
-    def column(self, field: str) -> Column:
-        if self.column_of is not None:
-            return self.column_of(field)
-        return F.col(_quoted(self.columns.get(field, field)))
-
-    def dtype(self, field: str) -> Any:
-        found = self.dtypes.get(self.columns.get(field, field))
-        return CANONICAL[self.schema[field].type] if found is None else found
+    def boolean_column(self, field: str) -> Column:
+        dtype = self.dtype(field)
+        if not isinstance(dtype, T.BooleanType):
+            raise _wrong_type(field, dtype, "a BOOLEAN column")
+        return self.column(field)
 
     def string(self, node: Comparison) -> Column:
         column = self.column(node.field)
@@ -327,39 +300,32 @@ class _Columns(Visitor[Column]):
         op = node.op
         value: Any = node.value
         if node.insensitive:  # the literals are folded already (lowering): fold the column
-            for literal in value if isinstance(value, tuple) else (value,):
-                reason = fold_refusal(literal)
-                if reason is None and op in ORDERING_OPS:
-                    reason = order_refusal(literal)
-                if reason is not None:
-                    raise ValueError(f'field "{node.field}", {op.value}: {reason}')
+            _refuse_unfoldable(node)
             column = F.lower(column)
-        if op in ORDERING_OPS:  # UTF8_BINARY: code-point order
-            ordered: Column = _COMPARE[op](column, F.lit(value))
-            return ordered
+        if op in ORDERING_OPS or op is Op.EQUALS:  # UTF8_BINARY: code-point order
+            return compare(column, op, F.lit(value))
         if op in (Op.IN, Op.NOT_IN):
             found = column.isin(list(value))
             return found if op is Op.IN else ~found
-        if op is Op.EQUALS:
-            return column == F.lit(value)
         if op is Op.CONTAINS:
             return column.contains(F.lit(value))
         if op is Op.STARTS_WITH:
             return column.startswith(F.lit(value))
         return column.endswith(F.lit(value))
 
-    def number(self, node: Comparison) -> Column:
-        column = self.column(node.field)
-        dtype = self.dtype(node.field)
+    def number_column(self, field: str, value: Any) -> tuple[Column, Integers | None, Any]:
+        """A FLOAT column is widened to DOUBLE (exactly); a DECIMAL(38, 0) is an exact sum."""
+        column = self.column(field)
+        dtype = self.dtype(field)
         if type(dtype) in _INT_RANGES:
-            return _integer_comparison(column, _INT_RANGES[type(dtype)], node.op, node.value)
+            return column, Integers(dtype, *_INT_RANGES[type(dtype)]), value
         if isinstance(dtype, T.DecimalType) and dtype.scale == 0:  # an exact sum (relations)
-            return _integer_comparison(column, _DECIMAL_RANGE, node.op, node.value)
-        if isinstance(dtype, T.DoubleType | T.FloatType):
-            if isinstance(dtype, T.FloatType):
-                column = column.cast(T.DoubleType())  # exact: every float is a double
-            return _double_comparison(column, node.op, node.value)
-        raise _wrong_type(node.field, dtype, "an integer (TINYINT..BIGINT) or DOUBLE column")
+            return column, Integers(dtype, *_DECIMAL_RANGE), value
+        if isinstance(dtype, T.FloatType):
+            return column.cast(T.DoubleType()), None, value  # exact: every float is a double
+        if isinstance(dtype, T.DoubleType):
+            return column, None, value
+        raise _wrong_type(field, dtype, _NUMBER_COLUMN)
 
     def instant(self, node: Comparison) -> Column:
         column, literal = self.instant_column(node.field)
@@ -368,30 +334,14 @@ class _Columns(Visitor[Column]):
             found = column.isin([literal(v) for v in instants])
             return found if node.op is Op.IN else ~found
         assert isinstance(node.value, datetime)
-        result: Column = _COMPARE[node.op](column, literal(node.value))
-        return result
+        return compare(column, node.op, literal(node.value))
 
     def anniversary(self, node: Comparison) -> Column:
         """The local month-day in the period's zone (Java's zone database) in the lowered
-        ranges, whatever the session time zone: a TIMESTAMP is shifted by the zone's offset
-        (`from_utc_timestamp`) and its microseconds counted as whole days; a TIMESTAMP_NTZ
-        (UTC wall time) or DATE (midnight UTC) is converted wall time to wall time."""
+        ranges, whatever the session time zone."""
         days = node.value
         assert isinstance(days, MonthDays), "anniversaries are lowered at a now"
-        column = self.column(node.field)
-        dtype = self.dtype(node.field)
-        zone = F.lit(days.zone)
-        if isinstance(dtype, T.TimestampType):
-            shifted = column if days.zone == "UTC" else F.from_utc_timestamp(column, zone)
-            day = F.date_from_unix_date(
-                F.floor(F.unix_micros(shifted) / 86_400_000_000).cast("int")
-            )
-        elif isinstance(dtype, T.TimestampNTZType | T.DateType):
-            wall = column.cast(T.TimestampNTZType())
-            local = wall if days.zone == "UTC" else F.convert_timezone(F.lit("UTC"), zone, wall)
-            day = local.cast(T.DateType())
-        else:
-            raise _wrong_type(node.field, dtype, "a TIMESTAMP, TIMESTAMP_NTZ or DATE column")
+        day = self.local_day(node.field, days.zone)
         # A local date before year 1 or after 9999 counts as 1 January or 31 December, as the
         # memory rule clamps it (`anniversary.local_month_day`).
         year = F.year(day)
@@ -401,7 +351,24 @@ class _Columns(Visitor[Column]):
             .otherwise(F.month(day) * 100 + F.dayofmonth(day))
         )
         tests = [month_day.between(low, high) for low, high in days.ranges]
-        return _balanced(tests, operator.or_)
+        return balanced(tests, operator.or_)
+
+    def local_day(self, field: str, zone: str) -> Column:
+        """The field's local date in `zone`: a TIMESTAMP is shifted by the zone's offset
+        (`from_utc_timestamp`) and its microseconds counted as whole days; a TIMESTAMP_NTZ
+        (UTC wall time) or DATE (midnight UTC) is converted wall time to wall time."""
+        column = self.column(field)
+        dtype = self.dtype(field)
+        if isinstance(dtype, T.TimestampType):
+            shifted = column if zone == "UTC" else F.from_utc_timestamp(column, F.lit(zone))
+            return F.date_from_unix_date(
+                F.floor(F.unix_micros(shifted) / 86_400_000_000).cast("int")
+            )
+        if isinstance(dtype, T.TimestampNTZType | T.DateType):
+            wall = column.cast(T.TimestampNTZType())
+            local = wall if zone == "UTC" else F.convert_timezone(F.lit("UTC"), F.lit(zone), wall)
+            return local.cast(T.DateType())
+        raise _wrong_type(field, dtype, _INSTANT_COLUMN)
 
     def instant_column(self, field: str) -> tuple[Column, Callable[[datetime], Column]]:
         """The column as instants, and how to write an instant it compares with."""
@@ -413,20 +380,94 @@ class _Columns(Visitor[Column]):
             return column, _wall_time
         if isinstance(dtype, T.DateType):
             return column.cast(T.TimestampNTZType()), _wall_time
-        raise _wrong_type(field, dtype, "a TIMESTAMP, TIMESTAMP_NTZ or DATE column")
+        raise _wrong_type(field, dtype, _INSTANT_COLUMN)
+
+    # ---- relations: an ARRAY of STRUCT, one struct per related row --------------------------
+
+    def struct_dtypes(self, relation: Relation, dtype: Any) -> dict[str, Any]:
+        found: dict[str, Any] = {f.name: CANONICAL[f.type] for f in relation.schema.fields}
+        if dtype is None:
+            return found
+        element = getattr(dtype, "elementType", None)
+        if not isinstance(dtype, T.ArrayType) or not isinstance(element, T.StructType):
+            raise TypeError(
+                f'column "{relation.name}" for relation "{relation.name}" is {dtype}; expected '
+                "an ARRAY of STRUCT, one struct per related row"
+            )
+        found.update({f.name: f.dataType for f in element.fields if f.name in found})
+        return found
+
+    def tested(self, rows: Rows[Column], where: Node, function: str) -> Column:
+        """`exists`, `forall` or `filter` of the related rows by W: a PySpark lambda, or a
+        Spark SQL one when W reads a list field or a JSON path (`_written_in_sql`)."""
+        lambda_sql = _written_in_sql(rows.relation, where)
+        if lambda_sql is not None:
+            name = rows.relation.name
+            array = DIALECTS["spark"].quote(self.columns.get(name, name))
+            return F.expr(f"{function}({array}, {lambda_sql})")
+        higher = {"exists": F.exists, "forall": F.forall, "filter": F.filter}[function]
+        return higher(rows.column, lambda element: self.row_test(rows, where, element.getField))
+
+    def rows_any(self, rows: Rows[Column], where: Node) -> Column:
+        return self.tested(rows, where, "exists")
+
+    def rows_all(self, rows: Rows[Column], where: Node) -> Column:
+        return self.tested(rows, where, "forall")
+
+    def rows_count(self, rows: Rows[Column], where: Node) -> tuple[Column, Any]:
+        kept = self.tested(rows, where, "filter")
+        value = F.when(rows.column.isNull(), F.lit(0)).otherwise(F.size(kept)).cast("bigint")
+        return value, T.LongType()
+
+    def rows_aggregate(
+        self, rows: Rows[Column], where: Node, function: Aggregate, field: str | None
+    ) -> tuple[Column, Any]:
+        assert field is not None, "sum, min and max read a field"
+        dtype = rows.dtypes[field]
+        values = F.transform(self.tested(rows, where, "filter"), lambda row: row.getField(field))
+        if function is Aggregate.MIN:
+            return F.array_min(values), dtype
+        if function is Aggregate.MAX:
+            return F.array_max(values), dtype
+        if type(dtype) in _INT_RANGES:  # exact past 64 bits, as every engine's sum is
+            dtype = EXACT_SUM
+            values = F.transform(values, lambda v: v.cast(EXACT_SUM))
+        zero = F.lit(0).cast(dtype)
+        total = F.aggregate(values, zero, lambda acc, v: acc + F.coalesce(v, zero))
+        return F.coalesce(total, zero), dtype
+
+
+_ROW = "__row"
+
+
+def _written_in_sql(relation: Relation, where: Node) -> str | None:
+    """W as a Spark SQL lambda over the related row, when W reads a list field or a JSON path.
+
+    Those tests are the Spark SQL dialect's own (one place for their rules), written as SQL
+    text naming their column. Inside a PySpark lambda such text would name the CONTACT's
+    column; inside a SQL lambda it names the row's (`__row`.`tags`).
+    """
+    if not any(isinstance(n, ListTest) or getattr(n, "path", ()) for n in walk(where)):
+        return None
+    writer = SqlWriter(DIALECTS["spark"], relation.schema, {}, None)
+    writer.table, writer.qualify = _ROW, True
+    return f"{_ROW} -> coalesce({writer.visit(where)}, false)"
+
+
+def _refuse_unfoldable(node: Comparison) -> None:
+    """A case-insensitive literal Spark's `lower` cannot fold (or order) as Python does."""
+    value: Any = node.value
+    for literal in value if isinstance(value, tuple) else (value,):
+        reason = fold_refusal(literal)
+        if reason is None and node.op in ORDERING_OPS:
+            reason = order_refusal(literal)
+        if reason is not None:
+            raise ValueError(f'field "{node.field}", {node.op.value}: {reason}')
 
 
 def _quoted(name: str) -> str:
     """A column name as one identifier for `F.col` (dots would otherwise read as struct fields)."""
     return "`" + name.replace("`", "``") + "`"
-
-
-def _balanced(items: list[Column], combine: Callable[[Column, Column], Column]) -> Column:
-    """`a & b & c & d` as `(a & b) & (c & d)`: a 200-branch OR stays shallow for the planner."""
-    while len(items) > 1:
-        pairs = [combine(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
-        items = pairs + items[len(items) - len(items) % 2 :]
-    return items[0]
 
 
 def _instant(value: datetime) -> Column:
@@ -437,82 +478,6 @@ def _instant(value: datetime) -> Column:
 def _wall_time(value: datetime) -> Column:
     text = value.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
     return F.lit(text).cast(T.TimestampNTZType())
-
-
-def _where_present(column: Column, answer: bool) -> Column:
-    """`answer` where the value is present, NULL (UNKNOWN) where it is not."""
-    return F.when(column.isNotNull(), F.lit(answer))
-
-
-def _integer_comparison(column: Column, bounds: tuple[int, int], op: Op, value: Any) -> Column:
-    low, high = bounds
-    if op in (Op.IN, Op.NOT_IN):
-        exact = [v for v in (as_integer(x) for x in value) if v is not None and low <= v <= high]
-        found = column.isin(list(dict.fromkeys(exact))) if exact else _where_present(column, False)
-        return found if op is Op.IN else ~found
-    bound = integer_bound(op, value)
-    if isinstance(bound, bool):
-        return _where_present(column, bound)
-    op, number = bound
-    always = out_of_range(op, number, low, high)
-    if always is not None:
-        return _where_present(column, always)
-    literal = F.lit(number) if -(2**63) <= number < 2**63 else F.lit(Decimal(number))
-    result: Column = _COMPARE[op](column, literal)
-    return result
-
-
-def _double_comparison(column: Column, op: Op, value: Any) -> Column:
-    if op in (Op.IN, Op.NOT_IN):
-        exact = list(dict.fromkeys(float(v) for v in value if double_exact(v)))
-        found = column.isin(exact) if exact else _where_present(column, False)
-        found = _nan_is_false(column, found)
-        return found if op is Op.IN else ~found
-    if double_exact(value):
-        result = _COMPARE[op](column, F.lit(float(value)))
-    elif op is Op.EQUALS:
-        result = _where_present(column, False)
-    else:
-        below, above = doubles_around(value)
-        if op in (Op.GT, Op.GTE):  # x >= n <=> x > n: no double equals n
-            result = column > F.lit(below)
-        else:
-            result = column < F.lit(above)
-    return _nan_is_false(column, result)
-
-
-_MIRRORED = {Op.EQUALS: Op.EQUALS, Op.GT: Op.LT, Op.GTE: Op.LTE, Op.LT: Op.GT, Op.LTE: Op.GTE}
-
-
-def _numbers_compared(
-    node: FieldComparison, left: Column, ltype: Any, right: Column, rtype: Any
-) -> Column:
-    """Integers with integers and doubles with doubles as they are; an integer with a double
-    exactly: as doubles where those differ, else (the double is then integral) as decimals."""
-    kinds = []
-    for field, dtype in ((node.field, ltype), (node.other, rtype)):
-        if type(dtype) in _INT_RANGES:
-            kinds.append("int")
-        elif isinstance(dtype, T.DoubleType | T.FloatType):
-            kinds.append("double")
-        else:
-            raise _wrong_type(field, dtype, "an integer (TINYINT..BIGINT) or DOUBLE column")
-    op = node.op
-    if kinds == ["double", "int"]:
-        left, right, op = right, left, _MIRRORED[op]
-    if kinds[0] == kinds[1]:
-        same: Column = _COMPARE[op](left, right)
-        return _nan_is_false(left, _nan_is_false(right, same)) if "double" in kinds else same
-    near = left.cast(T.DoubleType())
-    decimal = T.DecimalType(38, 0)
-    exact = _COMPARE[op](left.cast(decimal), right.cast(decimal))
-    result = F.when(near != right, _COMPARE[op](near, right)).otherwise(exact)
-    return _nan_is_false(right, result)
-
-
-def _nan_is_false(column: Column, result: Column) -> Column:
-    # Spark orders NaN above every number and equal to itself; Python compares it with nothing.
-    return F.when(F.isnan(column), F.lit(False)).otherwise(result)
 
 
 def _wrong_type(field: str, dtype: Any, expected: str) -> FrameError:

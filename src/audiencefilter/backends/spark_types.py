@@ -11,6 +11,7 @@ from typing import Any
 from pyspark.sql import types as T
 
 from ..language.fields import FieldType, Schema
+from ..language.relations import Relation
 
 CANONICAL: Mapping[FieldType, Any] = {
     FieldType.STRING: T.StringType(),
@@ -70,3 +71,21 @@ def _converted(kind: FieldType, values: list[Any]) -> tuple[list[Any], Any]:
     elif kind is FieldType.NUMBER and any(type(v) is float for v in values):
         return [None if v is None else float(v) for v in values], T.DoubleType()
     return values, CANONICAL[kind]
+
+
+def related_values(
+    records: list[Mapping[str, Any]], relation: Relation
+) -> tuple[list[Any], T.DataType]:
+    """A relation's values of `records` and its column type, for `frame_for`: each row's fields
+    converted as a frame's columns are (`field_values`)."""
+    rows_of = []
+    for record in records:
+        rows = record.get(relation.name)
+        rows_of.append(None if rows is None else [rows] if isinstance(rows, Mapping) else rows)
+    flat = [row for rows in rows_of if rows for row in rows]
+    data, types = field_values(flat, relation.schema)
+    names = [f.name for f in relation.schema.fields]
+    converted = iter(list(zip(*(data[name] for name in names), strict=True)))
+    values = [None if rows is None else [next(converted) for _ in rows] for rows in rows_of]
+    struct = T.StructType([T.StructField(name, types[name], True) for name in names])
+    return values, T.ArrayType(struct, True)
