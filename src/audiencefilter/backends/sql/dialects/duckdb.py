@@ -18,21 +18,18 @@ from collections.abc import Callable
 from typing import Any
 
 from ....language.fields import FieldType, ListOp, Op
-from ....language.lists import refused
 from ....language.nodes import ListTest
-from .base import FOLD_DOTTED_I, Dialect, Number, Shape, as_double, integral
+from .base import FOLD_DOTTED_I, Number, Shape, as_double, integral
 from .list_sql import (
     ListWriter,
     all_of,
     double_items,
-    double_literals,
-    edge_index,
-    json_kind,
     literal_of,
 )
+from .typed_arrays import TypedItemArrays
 
 
-class DuckDB(Dialect):
+class DuckDB(TypedItemArrays):
     name = "duckdb"
     aliases = ()
     title = "DuckDB"
@@ -145,53 +142,22 @@ class DuckDB(Dialect):
             tests.append(f"COALESCE({at} = {render(value)}, FALSE)")
         return all_of(tests)
 
-    def array_test(self, out: ListWriter, node: ListTest) -> str:
-        path = self.json_path(node.path)
-        if path is None or not path.startswith("$"):
-            raise refused(node, self.title, "JSON arrays at a data path are not read there yet")
-        column = out.column(node.field)
+    missing_kind = "NULL"
 
-        def kind() -> str:
-            return self.json_type(column, [], out.text(path))
+    def array_items(self, column: str, path: str) -> str:
+        return f"CAST(json_extract(CAST({column} AS JSON), {path}) AS JSON[])"
 
-        values = double_literals(node)
-        if values is None:
-            return f"CASE WHEN {kind()} <> 'NULL' THEN FALSE END"
-        head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
-        test = self._array_items(out, node, values, column, path)
-        return head + test + f" WHEN {kind()} <> 'NULL' THEN FALSE END"
+    def some_item(self, items: str, test: str) -> str:
+        return f"len(list_filter({items}, lambda af_x: {test})) > 0"
 
-    def _array_items(
-        self, out: ListWriter, node: ListTest, values: tuple[Any, ...], column: str, path: str
-    ) -> str:
-        def items() -> str:
-            return f"CAST(json_extract(CAST({column} AS JSON), {out.text(path)}) AS JSON[])"
+    def item_at(self, items: str, index: str) -> str:
+        return f"{items}[{index}]"
 
-        if node.op is ListOp.ARRAY_CONTAINS:
-            tests = [
-                "len(list_filter("
-                f"{items()}, lambda af_x: {self._item(out, node, lambda: 'af_x', value)})) > 0"
-                for value in values
-            ]
-            return all_of(tests) if tests else self.true
-        index = edge_index(node, "1", "-1")
-        test = self._item(out, node, lambda: f"{items()}[{index}]", values[0])
-        return f"COALESCE({test}, FALSE)"
+    def item_kind(self, item: str) -> str:
+        return f"json_type({item})"
 
-    def _item(self, out: ListWriter, node: ListTest, item: Any, value: Any) -> str:
-        """The JSON item `item()` equals `value`, as a value of the literal's JSON type."""
-        found = json_kind(value)
-        names = ", ".join(f"'{name}'" for name in self.json_types[found])
-        of_type = f"json_type({item()}) IN ({names})"  # written first, as it reads
-        read = self.json_value(item(), [], "'$'", found)
-        if found is FieldType.STRING and node.insensitive:
-            read = self.fold(read)
-        if found is FieldType.BOOLEAN:
-            literal = self.boolean(value)
-        else:
-            literal = literal_of(out, found)(value)
-        # CASE, not AND: DuckDB would cast a string item to a number before testing its type.
-        return f"CASE WHEN {of_type} THEN {read} = {literal} ELSE FALSE END"
+    def item_value(self, item: str, kind: FieldType) -> str:
+        return self.json_value(item, [], "'$'", kind)
 
 
 _HUGEINT_MIN, _HUGEINT_MAX = -(2**127) + 1, 2**127 - 1

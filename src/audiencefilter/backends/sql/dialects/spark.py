@@ -39,20 +39,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ....language.fields import FieldType, ListOp, Op
 from ....language.nodes import ListTest
-from .base import INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral, utc_text
+from .base import INT64_MAX, INT64_MIN, Number, Shape, integral, utc_text
 from .list_sql import (
     ListWriter,
     all_of,
     double_items,
-    double_literals,
-    edge_index,
-    json_kind,
     literal_of,
 )
+from .typed_arrays import TypedItemArrays
 
 LOWER_DIFFERS: dict[str, str] = {
     chr(0x1C89): chr(0x1C8A),
@@ -119,7 +117,7 @@ def order_refusal(literal: str) -> str | None:
     )
 
 
-class SparkSQL(Dialect):
+class SparkSQL(TypedItemArrays):
     """Spark SQL 3.5+ (VARIANT functions need Spark 4.0)."""
 
     name = "spark"
@@ -252,50 +250,22 @@ class SparkSQL(Dialect):
         items = ", ".join(render(v) for v in values)
         return f"exists({subject}, af_x -> COALESCE(af_x IN ({items}), FALSE))"
 
-    def array_test(self, out: ListWriter, node: ListTest) -> str:
-        column = out.column(node.field)
-        path = self.json_path(node.path)
-        assert path is not None
+    missing_kind = "VOID"
 
-        def kind() -> str:
-            return self.json_type(column, [], out.text(path))
+    def array_items(self, column: str, path: str) -> str:
+        return f"variant_get(parse_json({column}), {path}, 'array<variant>')"
 
-        values = double_literals(node)
-        if values is None:
-            return f"CASE WHEN {kind()} <> 'VOID' THEN FALSE END"
-        head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
-        test = self._array_items(out, node, values, column, path)
-        return head + test + f" WHEN {kind()} <> 'VOID' THEN FALSE END"
+    def some_item(self, items: str, test: str) -> str:
+        return f"exists({items}, af_x -> {test})"
 
-    def _array_items(
-        self, out: ListWriter, node: ListTest, values: tuple[Any, ...], column: str, path: str
-    ) -> str:
-        def items() -> str:
-            return f"variant_get(parse_json({column}), {out.text(path)}, 'array<variant>')"
+    def item_at(self, items: str, index: str) -> str:
+        return f"try_element_at({items}, {index})"
 
-        if node.op is ListOp.ARRAY_CONTAINS:
-            tests = [
-                f"exists({items()}, af_x -> {self._item(out, node, lambda: 'af_x', value)})"
-                for value in values
-            ]
-            return all_of(tests) if tests else self.true
-        index = edge_index(node, "1", "-1")
-        test = self._item(out, node, lambda: f"try_element_at({items()}, {index})", values[0])
-        return f"COALESCE({test}, FALSE)"
+    def item_kind(self, item: str) -> str:
+        return f"regexp_extract(schema_of_variant({item}), '^[A-Z]+', 0)"
 
-    def _item(self, out: ListWriter, node: ListTest, item: Any, value: Any) -> str:
-        """The variant `item()` equals `value`, as a value of the literal's JSON type."""
-        found = json_kind(value)
-        names = ", ".join(f"'{name}'" for name in self.json_types[found])
-        of_type = f"regexp_extract(schema_of_variant({item()}), '^[A-Z]+', 0) IN ({names})"
-        read = f"variant_get({item()}, '$', '{self._CAST[found]}')"
-        if found is FieldType.STRING and node.insensitive:
-            read = self.fold(read)
-        if found is FieldType.BOOLEAN:
-            literal = self.boolean(value)
-        else:
-            literal = literal_of(out, found)(value)
-        return f"CASE WHEN {of_type} THEN {read} = {literal} ELSE FALSE END"
+    def item_value(self, item: str, kind: FieldType) -> str:
+        return f"variant_get({item}, '$', '{self._CAST[kind]}')"
 
 
 _MATCH = {Op.CONTAINS: "contains", Op.STARTS_WITH: "startswith", Op.ENDS_WITH: "endswith"}
