@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -94,7 +94,7 @@ class Filter:
         """Whether membership can change with time alone (the filter holds `{"ago": ...}`)."""
         return bool(self.relatives)
 
-    def instants(self, now: datetime | None = None) -> tuple[datetime | MonthDays, ...]:
+    def instants(self, now: datetime | None = None) -> tuple[date | MonthDays, ...]:
         """The instant each of `relatives` stands for at `now` (default: the system clock)."""
         moment = as_now(system_clock() if now is None else now)
         return tuple(ago.before(moment) for ago in self.relatives)

@@ -55,7 +55,7 @@ import functools
 import json
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -103,6 +103,7 @@ _ACCEPTED = {
     FieldType.NUMBER: "an integer type (Int8..Int128, UInt8..UInt64), Float32, Float64 or Decimal",
     FieldType.BOOLEAN: "Boolean",
     FieldType.DATETIME: "Datetime (any time unit, with any time zone or none) or Date",
+    FieldType.DATE: "Date (a date field holds days, not instants)",
     FieldType.JSON: "String (JSON text), Struct or Object",
 }
 _FEW = 8
@@ -389,18 +390,36 @@ class _Expressions(FrameCore[pl.Expr]):
         Date midnight UTC, as for comparisons."""
         days = node.value
         assert isinstance(days, MonthDays), "anniversaries are lowered at a now"
-        column = self.column(node.field)
-        dtype = self.dtype(node.field)
-        if dtype == pl.Date:
-            column, dtype = column.cast(pl.Datetime("us")), pl.Datetime("us")
-        if not isinstance(dtype, pl.Datetime):
-            raise self.wrong_type(node.field, dtype)
-        if dtype.time_zone is None:
-            column = column.dt.replace_time_zone("UTC")
-        local = column.dt.convert_time_zone(days.zone)
+        if self.schema[node.field].type is FieldType.DATE:
+            local = self.date_column(node.field)  # a date is its own day, in no zone
+        else:
+            local = self.local_datetime(node.field, days.zone)
         month_day = local.dt.month().cast(pl.Int32) * 100 + local.dt.day().cast(pl.Int32)
         tests = [month_day.is_between(low, high) for low, high in days.ranges]
         return balanced(tests, operator.or_)
+
+    def local_datetime(self, field: str, zone: str) -> pl.Expr:
+        """The date-times in `zone`: a naive Datetime is UTC and a Date midnight UTC."""
+        column, dtype = self.column(field), self.dtype(field)
+        if dtype == pl.Date:
+            column, dtype = column.cast(pl.Datetime("us")), pl.Datetime("us")
+        if not isinstance(dtype, pl.Datetime):
+            raise self.wrong_type(field, dtype)
+        if dtype.time_zone is None:
+            column = column.dt.replace_time_zone("UTC")
+        return column.dt.convert_time_zone(zone)
+
+    def date_column(self, field: str) -> pl.Expr:
+        dtype = self.dtype(field)
+        if dtype != pl.Date:
+            raise self.wrong_type(field, dtype)
+        return self.column(field)
+
+    def day(self, node: Comparison) -> pl.Expr:
+        """A Date column's days since 1970 against the literal's, as integers."""
+        column = self.date_column(node.field).to_physical()
+        integers = Integers(pl.Int32, *_INT_RANGES[pl.Int32])
+        return integer_comparison(self.a, column, integers, node.op, _days(node.value))
 
     def instant(self, node: Comparison) -> pl.Expr:
         """A date-time comparison of the column's integers (ticks since 1970 in UTC) with the
@@ -487,7 +506,9 @@ def _fix(kind: FieldType, column: str, dtype: Any) -> str:
             "Give it JSON text (a String column) or objects (a Struct, as pl.read_ndjson "
             f'reads them; schema_overrides={{"{column}": pl.String}} keeps the text)'
         )
-    if kind is FieldType.DATETIME:
+    if kind is FieldType.DATE:
+        fix = f"{col}.str.to_date()" if dtype == pl.String else f"{col}.dt.date()"
+    elif kind is FieldType.DATETIME:
         if dtype == pl.String:
             fix = f'{col}.str.to_datetime(time_zone="UTC")'
         elif dtype.is_integer():
@@ -544,6 +565,17 @@ def _scaled(value: Any, factor: int | Fraction) -> Any:
     if isinstance(value, tuple):
         return tuple(Fraction(v) * factor for v in value)
     return Fraction(value) * factor
+
+
+def _days(value: Any) -> Any:
+    """A date (or tuple of them) as days since 1970-01-01."""
+    if isinstance(value, tuple):
+        return tuple(_days(v) for v in value)
+    assert isinstance(value, date) and not isinstance(value, datetime)
+    return (value - _EPOCH_DAY).days
+
+
+_EPOCH_DAY = date(1970, 1, 1)
 
 
 def _microseconds(value: Any) -> Any:

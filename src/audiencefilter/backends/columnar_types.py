@@ -23,11 +23,13 @@ CANONICAL: Mapping[FieldType, Any] = {
     FieldType.NUMBER: pl.Int64,
     FieldType.BOOLEAN: pl.Boolean,
     FieldType.DATETIME: INSTANT,
+    FieldType.DATE: pl.Date,
     FieldType.JSON: pl.String,
     FieldType.STRING_LIST: pl.List(pl.String),
     FieldType.NUMBER_LIST: pl.List(pl.Float64),
     FieldType.BOOLEAN_LIST: pl.List(pl.Boolean),
     FieldType.DATETIME_LIST: pl.List(INSTANT),
+    FieldType.DATE_LIST: pl.List(pl.Date),
 }
 """The column type of each field type when a frame is built for a schema (`frame_for`)."""
 
@@ -69,10 +71,17 @@ def number_list_dtype(name: str, lists: list[Any]) -> Any:
 
 
 def _column_values(kind: FieldType, values: list[Any]) -> list[Any]:
-    from ..language.values import record_datetime
+    from ..language.values import record_date, record_datetime
 
     if kind is FieldType.DATETIME:
         return [None if v is None else record_datetime(v) for v in values]
+    if kind is FieldType.DATE:
+        return [None if v is None else record_date(v) for v in values]
+    if kind is FieldType.DATE_LIST:
+        return [
+            None if v is None else [None if i is None else record_date(i) for i in v]
+            for v in values
+        ]
     if kind is FieldType.JSON:  # JSON text, as a JSON column reads into polars
         return [None if v is None else json.dumps(v) for v in values]
     if kind is FieldType.DATETIME_LIST:

@@ -291,6 +291,8 @@ class FrameCore(Visitor[C]):
         if kind is FieldType.BOOLEAN:
             column = self.boolean_column(node.field)
             return column if node.value is True else negate(column)
+        if kind is FieldType.DATE:
+            return self.day(node)
         return self.instant(node)
 
     def visit_field_comparison(self, node: FieldComparison) -> C:
@@ -410,7 +412,13 @@ class FrameCore(Visitor[C]):
     def instant(self, node: Comparison) -> C: ...
 
     @abstractmethod
-    def anniversary(self, node: Comparison) -> C: ...
+    def day(self, node: Comparison) -> C:
+        """A date field's comparison with a date literal (or a tuple of them)."""
+
+    @abstractmethod
+    def anniversary(self, node: Comparison) -> C:
+        """The field's local month-day in the lowered ranges: a date-time's in the period's
+        zone, a date's own."""
 
     @abstractmethod
     def struct_dtypes(self, relation: Relation, dtype: Any) -> dict[str, Any]:

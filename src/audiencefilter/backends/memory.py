@@ -48,7 +48,7 @@ import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Protocol, cast
 
 from ..errors import RecordError
@@ -77,10 +77,10 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.references import reference_truth
-from ..language.values import accepts, record_datetime
+from ..language.values import accepts, record_date, record_datetime
 from .memory_relations import relation_truth
 
-Instants = tuple[datetime | MonthDays, ...]
+Instants = tuple[date | MonthDays, ...]
 """What each relative value of a filter stands for at one `now`, in `relative_values` order."""
 
 
@@ -183,9 +183,9 @@ def _diagnose(record: Record, root: Node, schema: Schema) -> str:
             continue
         if not accepts(kind, value):
             return f'field "{name}" holds {type(value).__name__} {value!r}; expected {kind.value}'
-        if kind is FieldType.DATETIME:
+        if kind in (FieldType.DATETIME, FieldType.DATE):
             try:
-                record_datetime(value)
+                (record_datetime if kind is FieldType.DATETIME else record_date)(value)
             except (TypeError, ValueError) as exc:
                 return f'field "{name}": {exc}'
     if not isinstance(record, Mapping):
@@ -212,6 +212,7 @@ class _Builder:
         )
         self.bound: dict[str, Any] = {
             "_as_instant": record_datetime,
+            "_as_date": record_date,
             "_anniversary": is_anniversary,
             "_datetime": datetime,
             "_UTC": UTC,
@@ -406,6 +407,8 @@ class _Builder:
         op = node.op
         if kind is FieldType.DATETIME:
             value = self.instant(value, ordering=op in ORDERING_OPS)
+        elif kind is FieldType.DATE:  # a date, never a datetime (`record_date` says why)
+            value = _call(_name("_as_date"), value)
         if node.insensitive:  # the literals are folded already (lowering)
             value = _method(value, "lower")
         if op is Op.ANNIVERSARY:  # the month-days of a period (language/anniversary.py)

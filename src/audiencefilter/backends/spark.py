@@ -42,7 +42,7 @@ from typing import Any, cast
 
 from ..errors import FrameError
 from ..language.anniversary import MonthDays
-from ..language.fields import ORDERING_OPS, Op, Schema
+from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
 from ..language.nodes import Comparison, IsNull, ListTest, Node, walk
 from ..language.relations import Aggregate, Relation
 from .frame_core import FrameCore, Integers, Rows, balanced, compare
@@ -327,6 +327,20 @@ class _Columns(FrameCore[Column]):
             return column, None, value
         raise _wrong_type(field, dtype, _NUMBER_COLUMN)
 
+    def day(self, node: Comparison) -> Column:
+        """A DATE column against date literals: days, no time, no zone."""
+        column = self.date_column(node.field)
+        if node.op in (Op.IN, Op.NOT_IN):
+            found = column.isin([F.lit(v) for v in cast(tuple[Any, ...], node.value)])
+            return found if node.op is Op.IN else ~found
+        return compare(column, node.op, F.lit(node.value))
+
+    def date_column(self, field: str) -> Column:
+        dtype = self.dtype(field)
+        if not isinstance(dtype, T.DateType):
+            raise _wrong_type(field, dtype, "a DATE column (a date field holds days)")
+        return self.column(field)
+
     def instant(self, node: Comparison) -> Column:
         column, literal = self.instant_column(node.field)
         if node.op in (Op.IN, Op.NOT_IN):
@@ -357,6 +371,8 @@ class _Columns(FrameCore[Column]):
         """The field's local date in `zone`: a TIMESTAMP is shifted by the zone's offset
         (`from_utc_timestamp`) and its microseconds counted as whole days; a TIMESTAMP_NTZ
         (UTC wall time) or DATE (midnight UTC) is converted wall time to wall time."""
+        if self.schema[field].type is FieldType.DATE:
+            return self.date_column(field)  # a date is its own day, in no zone
         column = self.column(field)
         dtype = self.dtype(field)
         if isinstance(dtype, T.TimestampType):

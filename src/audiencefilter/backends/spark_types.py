@@ -18,11 +18,13 @@ CANONICAL: Mapping[FieldType, Any] = {
     FieldType.NUMBER: T.LongType(),
     FieldType.BOOLEAN: T.BooleanType(),
     FieldType.DATETIME: T.TimestampType(),
+    FieldType.DATE: T.DateType(),
     FieldType.JSON: T.StringType(),
     FieldType.STRING_LIST: T.ArrayType(T.StringType()),
     FieldType.NUMBER_LIST: T.ArrayType(T.DoubleType()),
     FieldType.BOOLEAN_LIST: T.ArrayType(T.BooleanType()),
     FieldType.DATETIME_LIST: T.ArrayType(T.TimestampType()),
+    FieldType.DATE_LIST: T.ArrayType(T.DateType()),
 }
 """The column type each field type is taken to have when no frame schema is given."""
 
@@ -53,10 +55,17 @@ def field_values(
 def _converted(kind: FieldType, values: list[Any]) -> tuple[list[Any], Any]:
     import json
 
-    from ..language.values import record_datetime
+    from ..language.values import record_date, record_datetime
 
     if kind is FieldType.DATETIME:
         values = [None if v is None else record_datetime(v) for v in values]
+    elif kind is FieldType.DATE:
+        values = [None if v is None else record_date(v) for v in values]
+    elif kind is FieldType.DATE_LIST:
+        values = [
+            None if v is None else [None if i is None else record_date(i) for i in v]
+            for v in values
+        ]
     elif kind is FieldType.JSON:
         values = [None if v is None else json.dumps(v) for v in values]
     elif kind is FieldType.NUMBER_LIST:

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import IO, Any
 
 from .. import __version__
@@ -25,6 +25,7 @@ from ..backends.sql.dialects import DIALECTS as SQL_DIALECTS
 from ..errors import FilterError
 from ..excerpt import render_error
 from ..filter import Filter
+from ..language.anniversary import MonthDays
 from ..language.fields import FieldType
 from ..language.values import parse_datetime
 from ..text import to_text
@@ -236,12 +237,17 @@ def _relative_note(flt: Filter, now: datetime | None, err: IO[str]) -> None:
     if not flt.is_relative:
         return
     instants = ", ".join(
-        f"{ago.words} = "
-        + (format_datetime(instant) if isinstance(instant, datetime) else instant.words)
+        f"{ago.words} = {_shown_instant(instant)}"
         for ago, instant in zip(flt.relatives, flt.instants(now), strict=True)
     )
     taken = "at --now" if now is not None else "now; rerun it or pass --now to choose the instant"
     err.write(f"note: relative dates are written as the instants they are {taken}: {instants}\n")
+
+
+def _shown_instant(instant: date | MonthDays) -> str:
+    if isinstance(instant, datetime):
+        return format_datetime(instant)
+    return instant.isoformat() if isinstance(instant, date) else instant.words
 
 
 def _check(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:

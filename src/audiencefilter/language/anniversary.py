@@ -89,8 +89,12 @@ def _zone(name: str) -> ZoneInfo:
     return ZoneInfo(name)
 
 
-def is_anniversary(instant: datetime, days: MonthDays) -> bool:
-    """Whether an aware instant's local month-day in the period's zone is one it covers."""
+def is_anniversary(instant: datetime | date, days: MonthDays) -> bool:
+    """Whether an aware instant's local month-day in the period's zone is one it covers; a
+    date (which has no zone) is its own month-day."""
+    if type(instant) is date:
+        return instant.month * 100 + instant.day in days
+    assert isinstance(instant, datetime)
     return local_month_day(instant, days.zone) in days
 
 

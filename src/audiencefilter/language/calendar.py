@@ -210,9 +210,43 @@ def _cached(unit: str, zone: str, compute: Callable[[datetime], _R]) -> Callable
     return resolve
 
 
-Relative = Ago | StartOf | Period
+@dataclass(frozen=True, slots=True)
+class DayOf:
+    """The local date, in `zone`, of a relative date-time: what a date field is compared with
+    where the filter wrote `30 days ago` or `start of this week` (lowering makes it).
+
+    A date has no zone, so the instant becomes the day it falls on in the zone of the
+    calendar value (the schema's zone when the filter names none): `start of this week in
+    Europe/Paris` is the Monday of that week, `30 days ago` the date 30 days before today.
+    """
+
+    value: Ago | StartOf
+    zone: str
+
+    def before(self, now: datetime) -> date:
+        return local_date(self.value.before(now), self.zone)
+
+    def resolver(self) -> Callable[[datetime], date]:
+        instant_at, zone = self.value.resolver(), self.zone
+        return lambda now: local_date(instant_at(now), zone)
+
+    @property
+    def words(self) -> str:
+        return self.value.words
+
+
+def local_date(instant: datetime, zone: str) -> date:
+    """The date an aware instant falls on in `zone` (the first or last date where the local
+    date is out of range)."""
+    try:
+        return instant.astimezone(_zone(zone)).date()
+    except OverflowError:
+        return date.min if instant.year == 1 else date.max
+
+
+Relative = Ago | StartOf | Period | DayOf
 """An operand that moves with the clock (a `Period` as an anniversary's, month-days)."""
-RELATIVE_TYPES = (Ago, StartOf)
+RELATIVE_TYPES = (Ago, StartOf, DayOf)
 
 
 def unit_words(unit: str, offset: int) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Final, TypeVar
 
 from ..errors import describe_value, did_you_mean
@@ -39,6 +39,7 @@ from .calendar import (
 from .data_paths import value_type
 from .fields import (
     BLANK,
+    CALENDAR_TYPES,
     JSON_STRING_ALIASES,
     LIST_FIELD_OPS,
     LIST_OPS,
@@ -54,7 +55,7 @@ from .fields import (
 )
 from .nodes import TRUE, Blank, Comparison, FieldComparison, IsNull, ListTest, Node, Not
 from .relative import Ago, DurationError
-from .values import Scalar, as_utc, is_number, parse_datetime
+from .values import Scalar, as_utc, is_number, parse_date, parse_datetime
 from .zones import CalendarError
 
 Where = tuple[str | int, ...] | None
@@ -116,12 +117,14 @@ _EXPECTED = {
     FieldType.NUMBER: "a number",
     FieldType.BOOLEAN: "true or false",
     FieldType.DATETIME: "an ISO 8601 date-time",
+    FieldType.DATE: "an ISO 8601 date",
 }
 _PLURAL = {
     FieldType.STRING: "strings",
     FieldType.NUMBER: "numbers",
     FieldType.BOOLEAN: "booleans",
     FieldType.DATETIME: "date-times",
+    FieldType.DATE: "dates",
 }
 NON_FINITE_HINT = "NaN and Infinity are not numbers a filter can compare with"
 LONE_SURROGATE = "the string holds a lone surrogate, not valid Unicode"
@@ -176,7 +179,13 @@ class Syntax:
     def expected(self, kind: FieldType) -> str:
         if kind is FieldType.DATETIME and self.datetime_is_string:
             return "an ISO 8601 date-time string"
+        if kind is FieldType.DATE and self.datetime_is_string:
+            return "an ISO 8601 date string (YYYY-MM-DD)"
         return _EXPECTED[kind]
+
+    def date_hint(self) -> str:
+        q = self.datetime_quotes
+        return f"write the day alone, e.g. {q}1990-11-23{q}: a date has no time and no zone"
 
 
 def shown(text: str) -> str:
@@ -336,7 +345,7 @@ class Conditions:
                 )
                 valid = False
                 continue
-            if field.type is FieldType.DATETIME and _is_relative(item):
+            if field.type in CALENDAR_TYPES and _is_relative(item):
                 report(
                     (index,),
                     f"a relative date-time is not allowed inside {syntax.op(op)}: a list holds "
@@ -368,7 +377,9 @@ class Conditions:
             return int(value) if isinstance(value, int) else float(value)
         if kind is FieldType.BOOLEAN and exact is bool:
             return value  # type: ignore[no-any-return]
-        if kind is FieldType.DATETIME:
+        if kind is FieldType.DATE and (exact in (str, BareDateTime, date) or exact is datetime):
+            return self.day(value, at, report)
+        if kind in CALENDAR_TYPES:
             if exact is str or exact is BareDateTime or isinstance(value, datetime):
                 return self.instant(value, at, report)
             if exact is WordsAgo:
@@ -405,6 +416,24 @@ class Conditions:
                 at,
                 f"expected an ISO 8601 date-time, found {self.syntax.describe(value)}: {exc}",
                 self.syntax.datetime_hint(),
+            )
+            return None
+
+    def day(self, value: Any, at: tuple[str | int, ...], report: Report) -> date | None:
+        """A date field's literal: a calendar date, never a date-time (its date would depend
+        on a zone)."""
+        if type(value) is date:
+            return value
+        text = value.text if type(value) is BareDateTime else value
+        try:
+            if not isinstance(text, str):
+                raise ValueError("a datetime is not a date")
+            return parse_date(text)
+        except ValueError as exc:
+            report(
+                at,
+                f"expected an ISO 8601 date, found {self.syntax.describe(value)}: {exc}",
+                self.syntax.date_hint(),
             )
             return None
 
@@ -476,6 +505,8 @@ class Conditions:
             return f"write it as a string: {syntax.as_string(syntax.written(value))}"
         if kind is FieldType.DATETIME and not syntax.datetime_is_string and _is_scalar(value):
             return syntax.datetime_hint()
+        if kind is FieldType.DATE and not syntax.datetime_is_string and _is_scalar(value):
+            return syntax.date_hint()
         return None
 
     def reference(
@@ -803,7 +834,7 @@ class Conditions:
                 self.syntax.null_test(field.name),
             )
             return None
-        if field.type is FieldType.DATETIME and _is_relative(value):
+        if field.type in CALENDAR_TYPES and _is_relative(value):
             report(
                 at,
                 f"a relative date-time is not allowed inside {name}: a list holds fixed values",

@@ -24,11 +24,13 @@ class FieldType(StrEnum):
     NUMBER = "number"
     BOOLEAN = "boolean"
     DATETIME = "datetime"
+    DATE = "date"
     JSON = "json"
     STRING_LIST = "string[]"
     NUMBER_LIST = "number[]"
     BOOLEAN_LIST = "boolean[]"
     DATETIME_LIST = "datetime[]"
+    DATE_LIST = "date[]"
 
     @property
     def element(self) -> FieldType | None:
@@ -102,11 +104,14 @@ OPERATORS: Mapping[FieldType, frozenset[Op]] = {
     FieldType.BOOLEAN: frozenset({Op.EQUALS}),
     FieldType.DATETIME: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN, Op.WITHIN, Op.ANNIVERSARY})
     | ORDERING_OPS,
+    FieldType.DATE: frozenset({Op.EQUALS, Op.IN, Op.NOT_IN, Op.WITHIN, Op.ANNIVERSARY})
+    | ORDERING_OPS,
     FieldType.JSON: frozenset(Op) - {Op.WITHIN, Op.ANNIVERSARY},
     FieldType.STRING_LIST: frozenset(),
     FieldType.NUMBER_LIST: frozenset(),
     FieldType.BOOLEAN_LIST: frozenset(),
     FieldType.DATETIME_LIST: frozenset(),
+    FieldType.DATE_LIST: frozenset(),
 }
 #: The item type of each list type; a list field takes the `ListOp`s, not the `Op`s.
 LIST_ELEMENTS: Mapping[FieldType, FieldType] = {
@@ -114,7 +119,10 @@ LIST_ELEMENTS: Mapping[FieldType, FieldType] = {
     FieldType.NUMBER_LIST: FieldType.NUMBER,
     FieldType.BOOLEAN_LIST: FieldType.BOOLEAN,
     FieldType.DATETIME_LIST: FieldType.DATETIME,
+    FieldType.DATE_LIST: FieldType.DATE,
 }
+#: The calendar types: a date-time is an instant, a date a day without a zone.
+CALENDAR_TYPES = frozenset({FieldType.DATETIME, FieldType.DATE})
 #: The types a value inside a JSON document can be compared as.
 JSON_VALUE_TYPES = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
 
@@ -366,5 +374,5 @@ class Relation:
         `min` and `max`."""
         kinds = {FieldType.NUMBER} if function is Aggregate.SUM else {FieldType.NUMBER}
         if function in (Aggregate.MIN, Aggregate.MAX):
-            kinds.add(FieldType.DATETIME)
+            kinds |= CALENDAR_TYPES
         return tuple(f.name for f in self.schema if f.type in kinds and not f.source)

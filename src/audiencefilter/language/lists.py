@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import FilterError, Issue
 from .fields import FieldType, ListOp
 from .nodes import ListTest
-from .values import accepts, fold, record_datetime
+from .values import accepts, fold, record_date, record_datetime
 
 
 def items(kind: FieldType, value: object) -> list[Any] | None:
@@ -50,6 +50,8 @@ def items(kind: FieldType, value: object) -> list[Any] | None:
             raise TypeError(f"an item {item!r} in a {kind.value} field")
         elif element is FieldType.DATETIME:
             found.append(record_datetime(item))
+        elif element is FieldType.DATE:
+            found.append(record_date(item))
         else:
             found.append(item)
     return found

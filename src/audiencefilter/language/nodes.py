@@ -17,17 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date
 from typing import Any, ClassVar, NoReturn
 
 from .anniversary import MonthDays
-from .calendar import RELATIVE_TYPES, Period, Relative, StartOf
+from .calendar import RELATIVE_TYPES, DayOf, Period, Relative, StartOf
 from .fields import ListOp, Op
 from .relations import Aggregate, Quantifier
 from .relative import Ago
 from .values import Scalar
 
-Value = Scalar | Ago | StartOf | Period | MonthDays | tuple[Scalar, ...]
+Value = Scalar | Ago | StartOf | Period | MonthDays | DayOf | tuple[Scalar, ...]
 """A comparison's operand: one literal, a relative date-time (`Ago`, `StartOf`), a calendar
 period (`Period`, for `within` only), or a tuple of literals for `in` and `notIn`."""
 
@@ -344,7 +344,7 @@ def relative_values(node: Node) -> tuple[Relative, ...]:
     return tuple(found)
 
 
-def resolve(node: Node, instants: Mapping[Relative, datetime | MonthDays]) -> Node:
+def resolve(node: Node, instants: Mapping[Relative, date | MonthDays]) -> Node:
     """The tree with each relative date-time replaced by its instant in `instants`, and each
     calendar period by the range between its bounds' instants."""
     match node:

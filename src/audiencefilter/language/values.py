@@ -9,7 +9,7 @@ import math
 import operator
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -18,7 +18,7 @@ from .anniversary import is_anniversary
 from .fields import FieldType, Op
 from .instants import as_utc as as_utc  # re-exported: values take instants in UTC
 
-Scalar = str | int | float | bool | datetime
+Scalar = str | int | float | bool | datetime | date
 """A literal a filter compares against."""
 
 
@@ -64,11 +64,40 @@ def record_datetime(value: object) -> datetime:
     raise TypeError(f"expected a datetime or an ISO 8601 string, found {type(value).__name__}")
 
 
+def parse_date(text: str) -> date:
+    """An ISO 8601 calendar date, `1990-11-23` (the extended form only).
+
+    A date has no time and no zone: a date-time given for a date field is refused rather than
+    cut to a date, because which date it is depends on a zone the text may not name.
+
+    Raises:
+        ValueError: the text is not such a date.
+    """
+    if len(text) != 10 or text[4] != "-" or text[7] != "-":
+        raise ValueError("not an ISO 8601 date (YYYY-MM-DD)")
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"not an ISO 8601 date ({exc})") from None
+
+
+def record_date(value: object) -> date:
+    """A record's date value: a `datetime.date` (never a `datetime`) or ISO 8601 text."""
+    if isinstance(value, datetime):
+        raise TypeError("expected a date, found a datetime (give value.date() in its zone)")
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        return parse_date(value)
+    raise TypeError(f"expected a date or an ISO 8601 string, found {type(value).__name__}")
+
+
 _ACCEPTED: dict[FieldType, tuple[type, ...]] = {
     FieldType.STRING: (str,),
     FieldType.NUMBER: (int, float, Decimal),
     FieldType.BOOLEAN: (bool,),
     FieldType.DATETIME: (datetime, str),
+    FieldType.DATE: (date, str),
 }
 
 
@@ -83,6 +112,8 @@ def accepts(kind: FieldType, value: object) -> bool:
     """
     if kind is FieldType.NUMBER and isinstance(value, bool):
         return False
+    if kind is FieldType.DATE and isinstance(value, datetime):
+        return False  # a datetime is a date in Python, but which date depends on a zone
     return isinstance(value, _ACCEPTED.get(kind, object))
 
 

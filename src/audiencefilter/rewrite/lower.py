@@ -43,8 +43,8 @@ from datetime import datetime
 from typing import Any
 
 from ..language.anniversary import MonthDays
-from ..language.calendar import Period, StartOf
-from ..language.fields import LIST_OPS, ListOp, Op, Schema
+from ..language.calendar import DayOf, Period, StartOf, local_date
+from ..language.fields import LIST_OPS, FieldType, ListOp, Op, Schema
 from ..language.nodes import (
     FALSE,
     TRUE,
@@ -173,6 +173,9 @@ class _Lowering(Visitor[Node]):
     def visit_comparison(self, node: Comparison) -> Node:
         if node.op in LIST_OPS and not node.value:
             return empty_list(node.op)
+        declared = self.schema.get(node.field)
+        if declared is not None and declared.type is FieldType.DATE and not node.path:
+            return self.on_dates(node)
         if type(node.value) is Period and node.op is Op.ANNIVERSARY:
             period = node.value.in_zone(self.schema.time_zone)
             resolved = period if self.now is None else period.before(self.now)
@@ -194,6 +197,32 @@ class _Lowering(Visitor[Node]):
             return node
         return replace(node, field=field, path=path, value=value)
 
+    def on_dates(self, node: Comparison) -> Node:
+        """A date field's comparison: relative and calendar operands become the local date
+        they fall on (`DayOf`, in the value's zone or else the schema's), a period's bounds
+        two such dates, and an anniversary's period its month-days (a date needs no zone)."""
+        zone = self.schema.time_zone
+        if type(node.value) is Period and node.op is Op.ANNIVERSARY:
+            period = node.value.in_zone(zone)
+            return replace(node, value=period if self.now is None else period.before(self.now))
+        if type(node.value) is Period:
+            start, end = node.value.bounds
+            bounds = ((Op.GTE, start), (Op.LT, end))
+            return And(tuple(self.on_dates(replace(node, op=o, value=v)) for o, v in bounds))
+        return replace(node, value=self.day(node.value))
+
+    def day(self, value: Value) -> Value:
+        if isinstance(value, tuple):
+            return unique(tuple(self.day(v) for v in value))
+        if isinstance(value, StartOf):
+            value = value.in_zone(self.schema.time_zone)
+        if isinstance(value, Ago | StartOf):
+            day = DayOf(value, getattr(value, "zone", None) or self.schema.time_zone)
+            return day if self.now is None else day.before(self.now)
+        if isinstance(value, datetime):  # built in Python: its date in the schema's zone
+            return local_date(as_utc(value), self.schema.time_zone)
+        return value
+
     def value(self, value: Value, insensitive: bool) -> Value:
         if isinstance(value, tuple):
             return unique(tuple(self.scalar(v, insensitive) for v in value))
@@ -201,7 +230,7 @@ class _Lowering(Visitor[Node]):
             value = value.in_zone(self.schema.time_zone)
         if isinstance(value, Ago | StartOf):
             return value if self.now is None else value.before(self.now)
-        assert not isinstance(value, Period | MonthDays)  # handled in visit_comparison
+        assert not isinstance(value, Period | MonthDays | DayOf)  # handled in visit_comparison
         return self.scalar(value, insensitive)
 
     @staticmethod

@@ -13,7 +13,7 @@ import re
 from datetime import datetime
 
 from ..language.anniversary import MonthDays
-from ..language.calendar import Period, StartOf
+from ..language.calendar import DayOf, Period, StartOf
 from ..language.relative import Ago
 from ..language.values import Scalar
 from ..where.write import format_datetime
@@ -127,10 +127,10 @@ def reference(field: str, path: tuple[str, ...] = ()) -> str:
     return field_name(field) + "".join("." + field_name(key) for key in path)
 
 
-def literal(value: Scalar | Ago | StartOf | Period | MonthDays) -> str:
+def literal(value: Scalar | Ago | StartOf | Period | MonthDays | DayOf) -> str:
     """A value as written in a filter: `"text"`, `42`, `1.5`, `true`, `2025-01-31T09:30:00Z`,
     `30 days ago`."""
-    if isinstance(value, Ago | StartOf | Period | MonthDays):
+    if isinstance(value, Ago | StartOf | Period | MonthDays | DayOf):
         return value.words
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -28,6 +28,7 @@ from ..language.contact import CONTACT
 from ..language.fields import (
     ARRAY_OPS,
     BLANK,
+    CALENDAR_TYPES,
     JSON_STRING_ALIASES,
     LIST_FIELD_OPS,
     Field,
@@ -472,14 +473,14 @@ class _Reader:
             field, key, self.at(path)
         ):
             return
-        if key == "ago" and field.type is FieldType.DATETIME:
+        if key == "ago" and field.type in CALENDAR_TYPES:
             self.issues.add(
                 path,
                 '"ago" makes a value, not a condition: it follows an operator',
                 'write e.g. {"gte": {"ago": "P30D"}} for "in the last 30 days"',
             )
             return
-        if key in ("startOf", "this", "last", "next") and field.type is FieldType.DATETIME:
+        if key in ("startOf", "this", "last", "next") and field.type in CALENDAR_TYPES:
             self.issues.add(
                 path,
                 f'"{key}" belongs inside a calendar value, not in the field\'s operators',

@@ -9,10 +9,10 @@ one field merged into one operator object, fields of an AND merged into one wher
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from ..language.calendar import Period, StartOf
+from ..language.calendar import DayOf, Period, StartOf
 from ..language.fields import ListOp, Op
 from ..language.nodes import (
     TRUE,
@@ -50,6 +50,10 @@ def json_value(value: Any) -> Any:
     ones `{"ago": "<canonical duration>"}`."""
     if isinstance(value, datetime):
         return format_datetime(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, DayOf):  # a lowered tree's: the date of the value it was written as
+        return json_value(value.value)
     if isinstance(value, Ago):
         return {"ago": value.iso}
     if isinstance(value, StartOf | Period):

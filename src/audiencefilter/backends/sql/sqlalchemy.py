@@ -22,12 +22,13 @@ Design choices:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Date,
     DateTime,
     Float,
     Numeric,
@@ -199,7 +200,8 @@ class ExpressionBuilder(Visitor[Expression]):
 
     def visit_comparison(self, node: Comparison) -> Expression:
         if node.op is Op.ANNIVERSARY:
-            return Anniversary(node, self.column(node.field))
+            dated = not node.path and self.schema[node.field].type is FieldType.DATE
+            return Anniversary(node, self.column(node.field), dated=dated)
         if node.path:
             return JsonCondition(node, self.column(node.field))
         column = self.column(node.field)
@@ -210,6 +212,8 @@ class ExpressionBuilder(Visitor[Expression]):
             expression = _compare(node, column, _number_bind)
         elif kind is FieldType.DATETIME:
             expression = _compare(node, column, _instant_binder(column))
+        elif kind is FieldType.DATE:
+            expression = _compare(node, column, _date_bind)
         else:
             expression = column == bool(node.value)
         return not_(expression) if node.op is Op.NOT_IN else expression
@@ -274,6 +278,10 @@ def _number_bind(value: Number) -> Any:
     if isinstance(value, int) and INT64_MIN <= value <= INT64_MAX:
         return bindparam(None, value, type_=BigInteger())
     return bindparam(None, value, type_=ExactNumber())
+
+
+def _date_bind(value: date) -> Any:
+    return bindparam(None, value, type_=Date())
 
 
 def _instant_binder(column: ColumnElement[Any]) -> Callable[[datetime], Any]:
@@ -610,10 +618,11 @@ class Anniversary(ColumnElement[bool]):
     ]
     type = Boolean()
 
-    def __init__(self, node: Comparison, column: ColumnElement[Any]) -> None:
+    def __init__(self, node: Comparison, column: ColumnElement[Any], *, dated: bool) -> None:
         assert isinstance(node.value, MonthDays), "anniversaries are lowered at a now"
         self.node = node
         self.column = column
+        self.dated = dated
 
     def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
         return Grouping(self) if against is not None else self
@@ -627,7 +636,10 @@ def _compile_anniversary(element: Anniversary, compiler: SQLCompiler, **kw: Any)
     column = compiler.process(element.column, **kw)
     try:
         return anniversary_sql(
-            _dialect(compiler.dialect), lambda: column, cast(MonthDays, element.node.value)
+            _dialect(compiler.dialect),
+            lambda: column,
+            cast(MonthDays, element.node.value),
+            dated=element.dated,
         )
     except AnniversaryRefused as exc:
         raise refusal(element.node, exc) from None

@@ -23,7 +23,7 @@ Design choices:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, cast
 
 from ...errors import FilterError, Issue
@@ -199,18 +199,21 @@ class SqlWriter(Visitor[str]):
 
     def visit_comparison(self, node: Comparison) -> str:
         if node.op is Op.ANNIVERSARY:
-            return self.anniversary(node, lambda: self.column(node.field))
+            dated = not node.path and self.schema[node.field].type is FieldType.DATE
+            return self.anniversary(node, lambda: self.column(node.field), dated=dated)
         if node.path:
             return self.json_comparison(node, node.field, node.path)
         kind = self.schema[node.field].type
         return self.typed(node, kind, lambda: self.column(node.field))
 
-    def anniversary(self, node: Comparison, column: Callable[[], str]) -> str:
+    def anniversary(
+        self, node: Comparison, column: Callable[[], str], *, dated: bool = False
+    ) -> str:
         """The local month-day in ranges (`dialects.base.anniversary_sql`); a `FilterError` on
         an engine that cannot compute it faithfully."""
         assert isinstance(node.value, MonthDays), "anniversaries are lowered at a now"
         try:
-            return anniversary_sql(self.dialect, column, node.value)
+            return anniversary_sql(self.dialect, column, node.value, dated=dated)
         except AnniversaryRefused as exc:
             raise refusal(node, exc) from None
 
@@ -336,11 +339,15 @@ class SqlWriter(Visitor[str]):
         return self.dialect.placeholder
 
     def scalar(self, value: Any) -> str:
-        """A date-time or a boolean."""
+        """A date-time, a date or a boolean."""
         if isinstance(value, datetime):
             if self.params is None:
                 return self.dialect.instant(value)
             self.params.append(self.dialect.bind_instant(value))
+        elif isinstance(value, date):
+            if self.params is None:
+                return self.dialect.day(value)
+            self.params.append(self.dialect.bind_day(value))
         else:
             if self.params is None:
                 return self.dialect.boolean(bool(value))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import ClassVar
 
@@ -177,6 +177,17 @@ class Dialect:
     def bind_instant(self, value: datetime) -> object:
         return value
 
+    def day(self, value: date) -> str:
+        """A date literal (a date field's): a day, no time, no zone."""
+        return f"DATE '{value.isoformat()}'"
+
+    def bind_day(self, value: date) -> object:
+        return value
+
+    def date_month_day(self, sql: Callable[[], str]) -> str:
+        """`month * 100 + day` of the dates `sql()` writes: a date's own, with no zone."""
+        return f"CAST(to_char({sql()}, 'MMDD') AS INTEGER)"
+
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """The local `month * 100 + day` of the instants `sql()` writes, in the IANA `zone`, an
         integer (anniversaries). `sql` is called at each use: it may hold placeholders.
@@ -278,12 +289,13 @@ class AnniversaryRefused(ValueError):
         self.suggestion = suggestion
 
 
-def anniversary_sql(dialect: Dialect, column: Callable[[], str], days: MonthDays) -> str:
+def anniversary_sql(
+    dialect: Dialect, column: Callable[[], str], days: MonthDays, *, dated: bool = False
+) -> str:
     """The local month-day (`month * 100 + day`, `Dialect.month_day`) of `column()` in one of
     the ranges of `days`: TRUE, FALSE, or NULL for a null column. The zone is a checked IANA
-    name, inlined as a literal; the column is written anew in each range's test."""
-    tests = [
-        f"{dialect.month_day(column, days.zone)} BETWEEN {low} AND {high}"
-        for low, high in days.ranges
-    ]
+    name, inlined as a literal; the column is written anew in each range's test. A column of
+    dates (`dated`) has its own month-day, whatever the zone (`Dialect.date_month_day`)."""
+    month_day = dialect.date_month_day(column) if dated else dialect.month_day(column, days.zone)
+    tests = [f"{month_day} BETWEEN {low} AND {high}" for low, high in days.ranges]
     return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"

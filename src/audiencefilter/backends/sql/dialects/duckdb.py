@@ -40,6 +40,9 @@ class DuckDB(TypedItemArrays):
     text_holds_nul = True
     unifies_lists = True
 
+    def date_month_day(self, sql: Callable[[], str]) -> str:
+        return f"CAST(strftime({sql()}, '%m%d') AS INTEGER)"
+
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """`AT TIME ZONE` needs the ICU extension, built into the Python package (and loaded
         without a download)."""

@@ -75,6 +75,9 @@ class MySQL(Dialect):
     def bind_instant(self, value: datetime) -> object:
         return value.replace(tzinfo=None)
 
+    def date_month_day(self, sql: Callable[[], str]) -> str:
+        return f"(MONTH({sql()}) * 100 + DAYOFMONTH({sql()}))"
+
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         if zone != "UTC":
             raise AnniversaryRefused(

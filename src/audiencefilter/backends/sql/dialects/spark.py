@@ -158,6 +158,9 @@ class SparkSQL(TypedItemArrays):
             return Decimal(value) if len(str(abs(value))) <= _DECIMAL_DIGITS else float(value)
         return value
 
+    def date_month_day(self, sql: Callable[[], str]) -> str:
+        return f"(month({sql()}) * 100 + dayofmonth({sql()}))"
+
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """Whatever the session time zone: `from_utc_timestamp` shifts the instant by the
         zone's offset then, and the shifted microseconds count whole days as a date, whose

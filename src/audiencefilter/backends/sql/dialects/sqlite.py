@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from ....language.fields import FieldType, ListOp, Op
@@ -78,6 +78,15 @@ class SQLite(Dialect):
 
     def bind_instant(self, value: datetime) -> object:
         return utc_text(value)
+
+    def day(self, value: date) -> str:
+        return f"'{value.isoformat()}'"  # SQLite keeps dates as ISO 8601 text
+
+    def bind_day(self, value: date) -> object:
+        return value.isoformat()
+
+    def date_month_day(self, sql: Callable[[], str]) -> str:
+        return f"CAST(strftime('%m%d', {sql()}) AS INTEGER)"
 
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """UTC by `strftime`; another zone by the Python function `register_sqlite_functions`
