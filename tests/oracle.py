@@ -9,9 +9,12 @@ from typing import Any
 
 from audiencefilter import Ago, And, Blank, Comparison, Const, IsNull, Node, Not, Op, Or
 from audiencefilter.language.anniversary import is_anniversary
-from audiencefilter.language.calendar import Period, StartOf
+from audiencefilter.language.calendar import Period, StartOf, local_date
 from audiencefilter.language.nodes import FieldComparison
-from audiencefilter.language.values import record_datetime
+from audiencefilter.language.values import record_date, record_datetime
+
+DATE_FIELDS = frozenset({"birthday", "signup"})
+"""Fields the oracle reads as calendar dates (the date schemas of the tests name them so)."""
 
 
 def evaluate(node: Node, record: dict[str, Any], now: datetime | None = None) -> bool | None:
@@ -39,6 +42,8 @@ def evaluate(node: Node, record: dict[str, Any], now: datetime | None = None) ->
             return None
         if node.field == "createdAt":
             left, right = record_datetime(left), record_datetime(right)
+        if node.field in DATE_FIELDS:
+            left, right = record_date(left), record_date(right)
         return {
             Op.EQUALS: left == right,
             Op.GT: left > right,
@@ -89,6 +94,8 @@ def _compare(node: Comparison, value: Any, now: datetime | None) -> bool | None:
         return None
     if node.field == "createdAt":
         value = record_datetime(value)
+    if node.field in DATE_FIELDS:
+        return _compare_dates(node, record_date(value), now)
     wanted: Any = node.value
     if isinstance(wanted, Ago | StartOf | Period):
         assert now is not None, "a relative date-time needs a now"
@@ -122,3 +129,31 @@ def _compare(node: Comparison, value: Any, now: datetime | None) -> bool | None:
     if op is Op.IN:
         return any(value == w for w in wanted)
     return all(value != w for w in wanted)
+
+
+def _compare_dates(node: Comparison, value: Any, now: datetime | None) -> bool | None:
+    """A date against dates: a relative or calendar value is the UTC date it falls on (the
+    test schemas' zone), a period the dates from its first day up to the day after."""
+    wanted: Any = node.value
+
+    def day(bound: Any) -> Any:
+        instant = bound.before(now)
+        zone = getattr(bound, "zone", None) or "UTC"
+        return local_date(instant, zone)
+
+    if isinstance(wanted, Period) and node.op is Op.WITHIN:
+        first, after = wanted.bounds
+        return bool(day(first) <= value < day(after))
+    if isinstance(wanted, Period):
+        return is_anniversary(value, wanted.before(now))
+    if isinstance(wanted, Ago | StartOf):
+        wanted = day(wanted)
+    return {
+        Op.EQUALS: lambda: value == wanted,
+        Op.GT: lambda: value > wanted,
+        Op.GTE: lambda: value >= wanted,
+        Op.LT: lambda: value < wanted,
+        Op.LTE: lambda: value <= wanted,
+        Op.IN: lambda: value in wanted,
+        Op.NOT_IN: lambda: value not in wanted,
+    }[node.op]()

@@ -30,6 +30,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Date,
     DateTime,
     Double,
     Engine,
@@ -51,7 +52,7 @@ from sqlalchemy.types import TypeEngine
 
 import audiencefilter as af
 from audiencefilter.backends.sql.dialects import integral
-from audiencefilter.language.values import record_datetime
+from audiencefilter.language.values import record_date, record_datetime
 from tests.engines import Engine as SuiteEngine
 
 Records = Sequence[dict[str, Any]]
@@ -95,6 +96,7 @@ def _list_type(kind: af.FieldType, engine: Engine) -> TypeEngine[Any]:
             af.FieldType.NUMBER: Numeric() if name == "postgresql" else Double(),
             af.FieldType.BOOLEAN: Boolean(),
             af.FieldType.DATETIME: DateTime(timezone=True),
+            af.FieldType.DATE: Date(),
         }
         return ARRAY(items[element])
     return JSON(none_as_null=True)
@@ -109,6 +111,8 @@ def _column_type(kind: af.FieldType, engine: Engine) -> TypeEngine[Any]:
         return BigInteger()
     if kind is af.FieldType.BOOLEAN:
         return Boolean()
+    if kind is af.FieldType.DATE:
+        return Date()
     if kind is af.FieldType.JSON:
         # jsonb on PostgreSQL, as the service stores it; the JSON text type elsewhere.
         return JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
@@ -122,6 +126,12 @@ def _row(record: dict[str, Any], schema: af.Schema, native_lists: bool = True) -
         if value is not None and f.type is af.FieldType.DATETIME:
             # In UTC: SQLite and MariaDB store a datetime's wall time and drop its offset.
             value = record_datetime(value).astimezone(UTC)
+        if value is not None and f.type is af.FieldType.DATE:
+            value = record_date(value)
+        if value is not None and f.type is af.FieldType.DATE_LIST:
+            value = [None if v is None else record_date(v) for v in value]
+            if not native_lists:  # JSON text: ISO 8601 strings
+                value = [None if v is None else v.isoformat() for v in value]
         if value is not None and f.type is af.FieldType.DATETIME_LIST:
             value = [None if v is None else record_datetime(v) for v in value]
             if not native_lists:  # JSON text: ISO 8601 strings (which those engines refuse)
@@ -203,11 +213,14 @@ class Database:
                 connection.execute(table.insert(), rows)
         return table
 
-    def scratch(self) -> Table:
-        """A table of its own for callers that refill it at will (the differential test)."""
+    def scratch(self, schema: af.Schema = af.CONTACT) -> Table:
+        """A table of its own for callers that refill it at will (the differential tests),
+        one per schema."""
         name = "af_contacts_scratch"
+        if schema != af.CONTACT:
+            name = "af_scratch_" + hashlib.sha256(repr(schema).encode()).hexdigest()[:12]
         if name not in self.tables:
-            self.tables[name] = self.new_table(name)
+            self.tables[name] = self.new_table(name, schema)
         return self.tables[name]
 
     def fill(

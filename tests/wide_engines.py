@@ -117,14 +117,16 @@ def _doubled_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def refuses(dialect: str, flt: af.Filter, now: datetime = NOW) -> bool:
-    """Whether `dialect` must refuse `flt` (docs/backends.md): MySQL/MariaDB an anniversary in
-    a zone other than UTC, having no time zone tables on a default server."""
+    """Whether `dialect` must refuse `flt` (docs/backends.md): MySQL/MariaDB an anniversary of
+    a date-time in a zone other than UTC, having no time zone tables on a default server (a
+    date's anniversary needs no zone)."""
     if dialect != "mysql":
         return False
     return any(
         isinstance(node, af.Comparison)
         and node.op is af.Op.ANNIVERSARY
         and getattr(node.value, "zone", "UTC") != "UTC"
+        and flt.schema[node.field].type is not af.FieldType.DATE
         for node in walk(flt.lowered_at(now))
     )
 
@@ -160,8 +162,8 @@ def agree(
         database = engines.databases.get(dialect)
         if database is None or not storable(dialect, records):
             continue
-        table = database.scratch()
-        database.fill(table, records, replace=True)
+        table = database.scratch(schema)
+        database.fill(table, records, replace=True, schema=schema)
         for where, flt, wanted in zip(wheres, filters, expected, strict=True):
             if dialect in DOUBLE_JSON_NUMBERS:
                 try:

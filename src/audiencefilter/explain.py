@@ -32,7 +32,7 @@ from .language import lists
 from .language.anniversary import MonthDays
 from .language.calendar import RELATIVE_TYPES, Period, StartOf
 from .language.data_paths import truth
-from .language.fields import FieldType, ListOp, Op, Schema
+from .language.fields import ListOp, Op, Schema
 from .language.nodes import (
     Aggregated,
     And,
@@ -50,7 +50,7 @@ from .language.nodes import (
 )
 from .language.references import reference_truth
 from .language.relative import as_now, system_clock
-from .language.values import accepts, fold, holds, record_datetime
+from .language.values import accepts, fold, holds, record_value
 from .language.visitor import Visitor
 from .rewrite.lower import lower
 from .text.literals import literal, reference
@@ -322,7 +322,7 @@ class _Explainer(Visitor[Explanation]):
                 f"expected {kind.value}"
             )
         try:
-            value = record_datetime(value) if kind is FieldType.DATETIME else value
+            value = record_value(kind, value)
             return holds(node.op, value, node.value, node.insensitive)
         except (TypeError, AttributeError, ValueError) as exc:
             raise RecordError(

@@ -14,10 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .language.fields import FieldType
 from .language.nodes import TRUE, Aggregated, Node, Not, Quantified
 from .language.relations import Aggregate, Quantifier, relation_of, value_schema
-from .language.values import accepts, record_datetime
+from .language.values import accepts, record_value
 from .text.write import to_text
 
 Explain = Callable[[Node, Any, Mapping[str, Any]], Any]
@@ -103,7 +102,7 @@ def _value(node: Aggregated, rows: list[Mapping[str, Any]], schema: Any) -> Any:
             continue
         if not accepts(kind, value):
             raise RecordError(f'field "{node.field}" holds {type(value).__name__} {value!r}')
-        present.append(record_datetime(value) if kind is FieldType.DATETIME else value)
+        present.append(record_value(kind, value))
     if node.function is Aggregate.SUM:
         return sum(present)
     if not present:

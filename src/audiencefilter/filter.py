@@ -23,9 +23,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .language.anniversary import MonthDays
-from .language.calendar import Relative, StartOf
+from .language.calendar import DayOf, Period, Relative, StartOf
 from .language.contact import CONTACT
-from .language.fields import Schema
+from .language.fields import FieldType, Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import Node, fields_used, relative_values, resolve
 from .language.relative import Clock, as_now, system_clock
@@ -106,11 +106,18 @@ class Filter:
             return self
         moment = as_now(system_clock() if now is None else now)
         zone = self.schema.time_zone
+        relatives = relative_values(self.root)
         instants = {
             value: (value.in_zone(zone) if isinstance(value, StartOf) else value).before(moment)
-            for value in relative_values(self.root)
+            for value in relatives
         }
-        return Filter(resolve(self.root, instants), self.schema)
+        dated = frozenset(f.name for f in self.schema.fields if f.type is FieldType.DATE)
+        days: dict[Relative, date] = {
+            value: _day_of(value, zone, moment)
+            for value in relatives
+            if dated and not isinstance(value, Period)  # an anniversary stays relative
+        }
+        return Filter(resolve(self.root, instants, days, dated), self.schema)
 
     def predicate_at(self, clock: Clock) -> Predicate:
         """The predicate reading `clock` on every call; the plain one for an absolute filter.
@@ -390,3 +397,9 @@ def _filter_builder() -> Callable[[Node, Schema], Filter]:
 
 
 _new_filter = _filter_builder()
+
+
+def _day_of(value: Relative, zone: str, moment: datetime) -> date:
+    """A relative value's local date at `moment`, as lowering gives it to a date field."""
+    zoned = value.in_zone(zone) if isinstance(value, StartOf) else value
+    return DayOf(cast(Any, zoned), getattr(zoned, "zone", None) or zone).before(moment)

@@ -22,10 +22,10 @@ from itertools import compress, repeat
 from typing import Any, Protocol
 
 from ..language.calendar import Relative
-from ..language.fields import FieldType, Schema
+from ..language.fields import Schema
 from ..language.nodes import TRUE, Aggregated, Node, Not, Quantified, relative_values
 from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
-from ..language.values import accepts, record_datetime
+from ..language.values import accepts, record_value
 
 Record = Mapping[str, Any]
 Instants = tuple[datetime, ...]
@@ -205,7 +205,7 @@ def _aggregate(
                 raise TypeError(
                     f'field "{field}" of "{relation.name}" holds {type(value).__name__}'
                 )
-            found.append(record_datetime(value) if kind is FieldType.DATETIME else value)
+            found.append(record_value(kind, value))
         return found
 
     if function is Aggregate.SUM:

@@ -16,11 +16,11 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import IO, Any
 
 from ..language.fields import FieldType, Schema
-from ..language.values import is_number, parse_datetime
+from ..language.values import is_number, parse_date, parse_datetime
 
 FORMATS = ("jsonl", "json", "csv")
 _CHUNK = 1 << 16
@@ -257,6 +257,13 @@ def _to_datetime(cell: str) -> datetime:
         raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
 
 
+def _to_date(cell: str) -> date:
+    try:
+        return parse_date(cell.strip())
+    except ValueError as exc:
+        raise ValueError(f'expected an ISO 8601 date (YYYY-MM-DD), found "{cell}"') from exc
+
+
 def _list_of(element: FieldType) -> Converter:
     """A list field's cell holds a JSON array, e.g. `["vip","fr"]`; items are checked by
     `eval` against the field's item type like any other value."""
@@ -284,6 +291,7 @@ _CONVERTERS: dict[FieldType, Converter] = {
     FieldType.NUMBER: _to_number,
     FieldType.BOOLEAN: _to_boolean,
     FieldType.DATETIME: _to_datetime,
+    FieldType.DATE: _to_date,
     FieldType.JSON: _to_json,  # the `data` column: a cell holding a JSON document
 }
 _CONVERTERS.update({kind: _list_of(kind.element) for kind in FieldType if kind.element is not None})

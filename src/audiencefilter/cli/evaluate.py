@@ -14,13 +14,13 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import IO, Any
 
 from ..errors import RecordError
 from ..filter import Filter
 from ..language.fields import FieldType
-from ..language.values import is_number, record_datetime
+from ..language.values import is_number, record_date, record_datetime
 from ..where.write import format_datetime
 from .contacts import InputError, Row, format_of, read_rows
 from .output import progress
@@ -94,11 +94,20 @@ def _is_datetime(value: Any) -> bool:
     return True
 
 
+def _is_date(value: Any) -> bool:
+    try:
+        record_date(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 _TESTS: dict[FieldType, Callable[[Any], bool]] = {
     FieldType.STRING: lambda v: isinstance(v, str),
     FieldType.NUMBER: is_number,
     FieldType.BOOLEAN: lambda v: isinstance(v, bool),
     FieldType.DATETIME: _is_datetime,
+    FieldType.DATE: _is_date,
     # A JSON document holds any value: a path into it that finds no object is missing, never
     # an error, so a `data` field cannot hold a wrong-typed value.
     FieldType.JSON: lambda v: True,
@@ -108,6 +117,7 @@ _EXPECTED = {
     FieldType.NUMBER: "a number",
     FieldType.BOOLEAN: "true or false",
     FieldType.DATETIME: "an ISO 8601 date-time",
+    FieldType.DATE: "an ISO 8601 date (YYYY-MM-DD)",
     FieldType.JSON: "a JSON value",
 }
 _PLURALS = {
@@ -115,12 +125,15 @@ _PLURALS = {
     FieldType.NUMBER: "numbers",
     FieldType.BOOLEAN: "true or false values",
     FieldType.DATETIME: "ISO 8601 date-times",
+    FieldType.DATE: "ISO 8601 dates",
 }
 
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
         return format_datetime(value)
+    if isinstance(value, date):
+        return value.isoformat()
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 

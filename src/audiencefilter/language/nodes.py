@@ -344,11 +344,19 @@ def relative_values(node: Node) -> tuple[Relative, ...]:
     return tuple(found)
 
 
-def resolve(node: Node, instants: Mapping[Relative, date | MonthDays]) -> Node:
+def resolve(
+    node: Node,
+    instants: Mapping[Relative, date | MonthDays],
+    days: Mapping[Relative, date] | None = None,
+    dated: frozenset[str] = frozenset(),
+) -> Node:
     """The tree with each relative date-time replaced by its instant in `instants`, and each
-    calendar period by the range between its bounds' instants."""
+    calendar period by the range between its bounds' instants; on the fields named in `dated`
+    (dates), by the local dates in `days` instead."""
     match node:
         case Comparison():
+            if node.field in dated and days is not None:
+                return resolve(node, days)
             value = node.value
             if type(value) is Period and node.op is Op.ANNIVERSARY:
                 return node  # month-days have no absolute form: it stays relative
@@ -364,9 +372,9 @@ def resolve(node: Node, instants: Mapping[Relative, date | MonthDays]) -> Node:
                 replace(node, value=instants[value]) if isinstance(value, RELATIVE_TYPES) else node
             )
         case And() | Or():
-            return type(node)(tuple(resolve(item, instants) for item in node.items))
+            return type(node)(tuple(resolve(item, instants, days, dated) for item in node.items))
         case Not():
-            return Not(resolve(node.item, instants))
+            return Not(resolve(node.item, instants, days, dated))
         case IsNull() | Const() | Blank() | FieldComparison() | ListTest():
             return node
         case Quantified():

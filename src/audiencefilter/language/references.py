@@ -14,7 +14,7 @@ from typing import Any
 
 from .fields import FieldType
 from .nodes import FieldComparison
-from .values import accepts, holds, record_datetime
+from .values import accepts, holds, record_value
 
 
 def reference_truth(
@@ -31,6 +31,4 @@ def reference_truth(
     for name, value in ((node.field, left), (node.other, right)):
         if not accepts(kind, value):
             raise TypeError(f'field "{name}" holds {type(value).__name__} {value!r}')
-    if kind is FieldType.DATETIME:
-        left, right = record_datetime(left), record_datetime(right)
-    return holds(node.op, left, right)
+    return holds(node.op, record_value(kind, left), record_value(kind, right))

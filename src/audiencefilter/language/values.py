@@ -92,6 +92,16 @@ def record_date(value: object) -> date:
     raise TypeError(f"expected a date or an ISO 8601 string, found {type(value).__name__}")
 
 
+def record_value(kind: FieldType, value: object) -> Any:
+    """A record's present value as comparisons take it: date-times as UTC instants, dates as
+    dates (`record_datetime`, `record_date`), other values as they are."""
+    if kind is FieldType.DATETIME:
+        return record_datetime(value)
+    if kind is FieldType.DATE:
+        return record_date(value)
+    return value
+
+
 _ACCEPTED: dict[FieldType, tuple[type, ...]] = {
     FieldType.STRING: (str,),
     FieldType.NUMBER: (int, float, Decimal),

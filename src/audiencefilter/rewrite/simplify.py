@@ -164,7 +164,7 @@ class _Simplifier:
 
     def _ordered(self, node: Comparison) -> bool:
         kind = self.schema[node.field].type if node.field in self.schema else None
-        ordered = kind in (FieldType.NUMBER, FieldType.DATETIME) and not isinstance(
+        ordered = kind in (FieldType.NUMBER, FieldType.DATETIME, FieldType.DATE) and not isinstance(
             node.value, Ago | StartOf | Period
         )
         # Strings order by code point, as Python's do; folded ones are left as written.

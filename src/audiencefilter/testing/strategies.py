@@ -27,7 +27,7 @@ that, taken at `NOW`, they land on or next to the instants records hold (`P6M` i
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 from hypothesis import strategies as st
@@ -162,7 +162,30 @@ def _value(kind: FieldType, hostile: bool = False, wide: bool = False) -> st.Sea
         return numbers()
     if kind is FieldType.BOOLEAN:
         return st.booleans()
+    if kind is FieldType.DATE:
+        return dates()
     return _instants()
+
+
+DATES = (
+    date(1990, 11, 16),
+    date(1990, 11, 23),
+    date(2000, 2, 29),
+    date(2024, 2, 29),
+    date(1970, 1, 1),
+    date(1999, 12, 31),
+    date(2026, 1, 1),
+    date(2026, 11, 20),
+    date(2026, 11, 23),
+)
+"""Birthdays near the edges a date meets: a week's ends, 29 February, a year's turn."""
+
+
+def dates() -> st.SearchStrategy[date]:
+    """Calendar dates: `DATES`, and any day from 1900 to 2100."""
+    return st.one_of(
+        st.sampled_from(DATES), st.dates(min_value=date(1900, 1, 1), max_value=date(2100, 12, 31))
+    )
 
 
 DATA_KEYS = ("plan", "seats", "a b", 'q"\\', "x.y", "0", "")
@@ -344,7 +367,7 @@ def _field_condition(
         # Where one literal is compared (not in lists, not as a shorthand), a date-time is
         # relative half of the time.
         operand: st.SearchStrategy[Any] = value
-        if kind is FieldType.DATETIME:
+        if kind in (FieldType.DATETIME, FieldType.DATE):
             operand = st.one_of(value, relative_values(), calendar_starts())
         shape = draw(st.integers(0, 9))
         if shape == 0:
@@ -702,6 +725,9 @@ def wrong_typed_values(kind: FieldType) -> st.SearchStrategy[Any]:
         ),
         FieldType.BOOLEAN: st.one_of(st.sampled_from(("true", "false", "1", "")), st.just(2)),
         FieldType.DATETIME: st.one_of(st.integers(0, 2**31), st.just(1.5), st.booleans()),
+        FieldType.DATE: st.one_of(
+            st.integers(0, 2**31), st.booleans(), st.just(datetime(1990, 11, 23, tzinfo=UTC))
+        ),
     }
     return others[kind]
 

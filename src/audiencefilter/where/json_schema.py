@@ -37,6 +37,13 @@ _VALUE: dict[FieldType, dict[str, Any]] = {
         "description": "ISO 8601 date or date-time; no offset means UTC",
         "examples": ["2025-01-31", "2025-01-31T09:30:00Z"],
     },
+    FieldType.DATE: {
+        "type": "string",
+        "format": "date",
+        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+        "description": "ISO 8601 calendar date: a day, no time, no zone",
+        "examples": ["1990-11-23"],
+    },
 }
 
 
@@ -110,7 +117,8 @@ def _operand(kind: FieldType) -> dict[str, Any]:
     """What an operator other than `in`/`notIn` compares with: a literal, or for date-times
     also a relative value (`ago`, or the start of a calendar unit)."""
     value: dict[str, Any] = _VALUE[kind]
-    return {"oneOf": [value, _AGO, _START]} if kind is FieldType.DATETIME else value
+    calendar = kind in (FieldType.DATETIME, FieldType.DATE)
+    return {"oneOf": [value, _AGO, _START]} if calendar else value
 
 
 def json_schema(schema: Schema = CONTACT) -> dict[str, Any]:

@@ -1,0 +1,146 @@
+"""Calendar dates: a `date` field holds days without a time or a zone (docs/semantics.md,
+"Dates"). The conformance file `tests/conformance/dates.json` holds the fixed cases on every
+back-end; here are the cases the issue named, and properties against the oracle and the
+real engines."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import audiencefilter as af
+from audiencefilter.testing.strategies import records, where_clauses
+from tests.oracle import evaluate
+from tests.wide_engines import Engines, agree
+
+BIRTHDAYS = af.CONTACT.with_fields(birthday="date")
+FRIDAY = datetime(2026, 11, 20, 12, tzinfo=UTC)  # the week of Monday 16 to Sunday 22 November
+NOWS = (
+    FRIDAY,
+    datetime(2026, 11, 22, 20, tzinfo=UTC),  # Sunday evening in UTC, Monday in Kiritimati
+    datetime(2027, 2, 28, 12, tzinfo=UTC),  # 28 February of a common year
+    datetime(2026, 3, 29, 1, 30, tzinfo=UTC),  # Paris' clocks jump that night
+)
+
+
+def test_a_birthday_this_week_in_new_york_is_the_date_itself() -> None:
+    """As a date-time, 1990-11-23 meant midnight UTC, the evening of 22 November in New York:
+    it joined the week of 16 to 22 November and 1990-11-16 left it. A date never shifts."""
+    flt = af.parse_text(
+        'birthday anniversary within this week in "America/New_York"', schema=BIRTHDAYS
+    )
+    chosen = [
+        day
+        for day in ("1990-11-15", "1990-11-16", "1990-11-22", "1990-11-23")
+        if flt.matches({"birthday": day}, now=FRIDAY)
+    ]
+    assert chosen == ["1990-11-16", "1990-11-22"]
+
+
+def test_a_python_date_is_a_date_and_a_datetime_is_refused() -> None:
+    flt = af.parse({"birthday": {"lt": "2000-01-01"}}, BIRTHDAYS)
+    assert flt.matches({"birthday": date(1990, 11, 23)})
+    assert not flt.matches({"birthday": date(2000, 1, 1)})
+    with pytest.raises(af.RecordError, match='field "birthday" holds datetime'):
+        flt.matches({"birthday": datetime(1990, 11, 23, tzinfo=UTC)})
+
+
+def test_a_date_time_literal_is_refused_with_the_fix() -> None:
+    with pytest.raises(af.FilterError) as caught:
+        af.parse({"birthday": {"gte": "1990-11-23T00:00:00Z"}}, BIRTHDAYS)
+    text = str(caught.value)
+    assert "birthday.gte" in text and "expected an ISO 8601 date" in text
+    assert 'write the day alone, e.g. "1990-11-23"' in text
+
+
+def test_dates_round_trip_through_json_and_text() -> None:
+    for written in (
+        "birthday >= 1990-11-23",
+        "birthday in [1990-11-16, 2000-02-29]",
+        "birthday within this month",
+        "birthday >= 30 days ago",
+        'birthday anniversary within this week in "Europe/Paris"',
+    ):
+        flt = af.parse_text(written, schema=BIRTHDAYS)
+        assert af.parse(flt.to_json(), BIRTHDAYS) == flt
+        assert af.parse_text(flt.to_text(), schema=BIRTHDAYS) == flt
+
+
+def test_relative_values_are_the_local_date_in_the_schema_zone() -> None:
+    """At 02:00 UTC on 1 December it is still 30 November in New York: `start of today` is
+    that date there."""
+    late = datetime(2026, 12, 1, 2, tzinfo=UTC)
+    flt = af.parse({"birthday": {"gte": {"startOf": "day"}}}, BIRTHDAYS.in_zone("America/New_York"))
+    assert flt.matches({"birthday": "2026-11-30"}, now=late)
+    assert not flt.matches({"birthday": "2026-11-29"}, now=late)
+    utc = af.parse({"birthday": {"gte": {"startOf": "day"}}}, BIRTHDAYS)
+    assert not utc.matches({"birthday": "2026-11-30"}, now=late)
+
+
+def test_polars_and_sql_read_date_columns() -> None:
+    import polars as pl
+
+    frame = pl.DataFrame(
+        {"id": ["a", "b"], "birthday": [date(1990, 11, 16), date(1990, 11, 23)]},
+        schema={"id": pl.String, "birthday": pl.Date},
+    )
+    flt = af.parse_text(
+        'birthday anniversary within this week in "America/New_York"', schema=BIRTHDAYS
+    )
+    assert flt.select_frame(frame, now=FRIDAY)["id"].to_list() == ["a"]
+    wrong = frame.with_columns(pl.col("birthday").cast(pl.Datetime("us", "UTC")))
+    with pytest.raises(af.RecordError, match="a date field holds days"):
+        flt.select_frame(wrong, now=FRIDAY)
+    assert flt.to_sql("postgresql", now=FRIDAY) == (
+        "CAST(to_char(\"birthday\", 'MMDD') AS INTEGER) BETWEEN 1116 AND 1122"
+    )
+
+
+DATED = af.Schema.of("dated", birthday="date", signup="date", email="string")
+"""Two date fields (so references between them are drawn) and a string."""
+_dated = where_clauses(DATED, max_leaves=4)
+_rows = st.lists(records(DATED), max_size=6)
+
+
+@settings(max_examples=max(10, settings().max_examples // 4))
+@given(_dated, _rows, st.sampled_from(NOWS))
+def test_dates_in_memory_agree_with_the_oracle(
+    where: dict[str, Any], rows: list[dict[str, Any]], now: datetime
+) -> None:
+    flt = af.parse(where, DATED)
+    for row in rows:
+        assert flt.matches(row, now=now) is (evaluate(flt.root, row, now) is True), row
+
+
+@pytest.fixture(scope="module")
+def engines(request: pytest.FixtureRequest) -> Engines:
+    return Engines.open(request)
+
+
+@settings(max_examples=max(10, settings().max_examples // 8))
+@given(st.lists(_dated, min_size=1, max_size=3), _rows, st.sampled_from(NOWS))
+def test_every_engine_selects_the_dates_memory_selects(
+    engines: Engines, wheres: list[dict[str, Any]], rows: list[dict[str, Any]], now: datetime
+) -> None:
+    rows = [{"id": f"r{index}", **row} for index, row in enumerate(rows)]
+    agree(engines, wheres, rows, schema=DATED, now=now)
+
+
+def test_resolve_writes_a_date_field_as_dates() -> None:
+    """`resolve` gives date fields the local dates lowering gives them, so the resolved filter
+    reads back (a date-time literal on a date field would be refused)."""
+    flt = af.parse_text(
+        'birthday within this month and birthday >= start of this week in "Pacific/Kiritimati"'
+        " and createdAt >= 30 days ago",
+        schema=BIRTHDAYS,
+    )
+    resolved = flt.resolve(datetime(2026, 10, 31, 12, tzinfo=UTC))
+    assert resolved.to_text() == (
+        "(birthday >= 2026-10-01 and birthday < 2026-11-01) and birthday >= 2026-10-26 and "
+        "createdAt >= 2026-10-01T12:00:00Z"
+    )
+    assert af.parse(resolved.to_json(), BIRTHDAYS) == resolved
