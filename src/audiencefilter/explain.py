@@ -265,6 +265,24 @@ class _Explainer(Visitor[Explanation]):
         outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
         return Explanation(node, outcome, (), column, value, present, None, path)
 
+    def declared_in_json(self, node: Comparison | ListTest) -> bool:
+        field = self.schema.get(node.field)
+        return not node.path and field is not None and bool(field.source)
+
+    def in_json(self, node: Comparison | ListTest, lowered: Node) -> Explanation:
+        """A field declared inside JSON whose lowered form is several conditions at its path (a
+        date's period or anniversary, a list's test): their outcome, on the user's condition."""
+        source = self.schema[node.field].source
+        column, path = source[0], source[1:]
+        value: Any = self.record.get(column, _MISSING)
+        for key in path:
+            value = value.get(key, _MISSING) if isinstance(value, Mapping) else _MISSING
+        present = value is not _MISSING
+        outcome = self.visit(lowered).outcome
+        return Explanation(
+            node, outcome, (), column, value if present else None, present, None, path
+        )
+
     def visit_is_null(self, node: IsNull) -> Explanation:
         inside = self.json_condition(node, lower(node, self.schema))
         if inside is not None:
@@ -281,6 +299,8 @@ class _Explainer(Visitor[Explanation]):
         inside = self.json_condition(node, lowered)
         if inside is not None:
             return inside
+        if self.declared_in_json(node):
+            return self.in_json(node, lowered)
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value
@@ -385,6 +405,8 @@ class _Explainer(Visitor[Explanation]):
         # with its literals folded as lowering folds them.
         if node.path:
             return self.array_test(node)
+        if self.declared_in_json(node):
+            return self.in_json(node, lower(node, self.schema, self.now))
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value

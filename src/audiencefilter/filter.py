@@ -94,7 +94,7 @@ class Filter:
         """Whether membership can change with time alone (the filter holds `{"ago": ...}`)."""
         return bool(self.relatives)
 
-    def instants(self, now: datetime | None = None) -> tuple[date | MonthDays, ...]:
+    def instants(self, now: datetime | None = None) -> tuple[date | str | MonthDays, ...]:
         """The instant each of `relatives` stands for at `now` (default: the system clock)."""
         moment = as_now(system_clock() if now is None else now)
         return tuple(ago.before(moment) for ago in self.relatives)
@@ -112,7 +112,7 @@ class Filter:
             for value in relatives
         }
         dated = frozenset(f.name for f in self.schema.fields if f.type is FieldType.DATE)
-        days: dict[Relative, date] = {
+        days: dict[Relative, date | str] = {
             value: _day_of(value, zone, moment)
             for value in relatives
             if dated and not isinstance(value, Period)  # an anniversary stays relative
@@ -399,7 +399,7 @@ def _filter_builder() -> Callable[[Node, Schema], Filter]:
 _new_filter = _filter_builder()
 
 
-def _day_of(value: Relative, zone: str, moment: datetime) -> date:
+def _day_of(value: Relative, zone: str, moment: datetime) -> date | str:
     """A relative value's local date at `moment`, as lowering gives it to a date field."""
     zoned = value.in_zone(zone) if isinstance(value, StartOf) else value
     return DayOf(cast(Any, zoned), getattr(zoned, "zone", None) or zone).before(moment)

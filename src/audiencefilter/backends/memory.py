@@ -48,6 +48,7 @@ import functools
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import Any, Protocol, cast
 
@@ -80,7 +81,7 @@ from ..language.references import reference_truth
 from ..language.values import accepts, record_date, record_datetime
 from .memory_relations import relation_truth
 
-Instants = tuple[date | MonthDays, ...]
+Instants = tuple[date | str | MonthDays, ...]
 """What each relative value of a filter stands for at one `now`, in `relative_values` order."""
 
 
@@ -281,9 +282,15 @@ class _Builder:
         return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
 
     def json_condition(self, node: Comparison | IsNull, want: bool) -> ast.expr:
-        """`data_paths.truth` of the record's JSON document: `is True` or `is False`."""
-        truth = self.bind(functools.partial(_json_truth, node, node.field, node.path))
-        return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
+        """`data_paths.truth` of the record's JSON document: `is True` or `is False`. A date
+        kept in JSON may compare with a relative value: its text (or month-days) per call."""
+        if isinstance(node, Comparison) and isinstance(node.value, (*RELATIVE_TYPES, Period)):
+            truth = self.bind(functools.partial(_json_truth_at, node))
+            call = _call(truth, _name(_RECORD), self.literal(node.value))
+        else:
+            truth = self.bind(functools.partial(_json_truth, node, node.field, node.path))
+            call = _call(truth, _name(_RECORD))
+        return _compare(call, ast.Is(), ast.Constant(want))
 
     def conjunction(
         self, items: tuple[Node, ...], want: bool, known: Known
@@ -502,6 +509,11 @@ def _json_truth(
     node: Comparison | IsNull, column: str, path: tuple[str, ...], record: Record
 ) -> bool | None:
     return truth(node, record.get(column), path)
+
+
+def _json_truth_at(node: Comparison, record: Record, value: Any) -> bool | None:
+    """`_json_truth` of `node` with its relative value taken for this call."""
+    return truth(replace(node, value=value), record.get(node.field), node.path)
 
 
 def _array_truth(node: ListTest, record: Record) -> bool | None:

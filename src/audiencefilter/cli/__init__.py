@@ -244,9 +244,11 @@ def _relative_note(flt: Filter, now: datetime | None, err: IO[str]) -> None:
     err.write(f"note: relative dates are written as the instants they are {taken}: {instants}\n")
 
 
-def _shown_instant(instant: date | MonthDays) -> str:
+def _shown_instant(instant: date | str | MonthDays) -> str:
     if isinstance(instant, datetime):
         return format_datetime(instant)
+    if isinstance(instant, str):
+        return instant
     return instant.isoformat() if isinstance(instant, date) else instant.words
 
 

@@ -89,13 +89,36 @@ def _zone(name: str) -> ZoneInfo:
     return ZoneInfo(name)
 
 
-def is_anniversary(instant: datetime | date, days: MonthDays) -> bool:
+def is_anniversary(instant: datetime | date | str, days: MonthDays) -> bool:
     """Whether an aware instant's local month-day in the period's zone is one it covers; a
     date (which has no zone) is its own month-day."""
     if type(instant) is date:
         return instant.month * 100 + instant.day in days
+    if type(instant) is str:  # a date kept inside JSON: its ISO text's last five characters
+        return text_month_day(instant) in days
     assert isinstance(instant, datetime)
     return local_month_day(instant, days.zone) in days
+
+
+def text_month_day(text: str) -> int | None:
+    """`month * 100 + day` of a date kept as text, read from its end (`...-MM-DD`), as the
+    engines test it (`endsWith "-11-23"`); None when the text does not end so."""
+    tail = text[-6:]
+    digits = tail[1:3] + tail[4:6]
+    if (
+        len(tail) != 6
+        or tail[0] != "-"
+        or tail[3] != "-"
+        or not (digits.isascii() and digits.isdigit())
+    ):
+        return None
+    return int(digits)
+
+
+def month_day_endings(days: MonthDays) -> tuple[str, ...]:
+    """The text endings (`-11-23`) of the month-days `days` covers, in calendar order."""
+    covered = [md for md in ALL_MONTH_DAYS if md in days]
+    return tuple(f"-{md // 100:02d}-{md % 100:02d}" for md in covered)
 
 
 def local_month_day(instant: datetime, zone: str) -> int:

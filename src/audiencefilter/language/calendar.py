@@ -222,13 +222,21 @@ class DayOf:
 
     value: Ago | StartOf
     zone: str
+    text: bool = False
+    """The date as ISO 8601 text, for a date kept inside JSON (compared as its text)."""
 
-    def before(self, now: datetime) -> date:
-        return local_date(self.value.before(now), self.zone)
+    def before(self, now: datetime) -> date | str:
+        day = local_date(self.value.before(now), self.zone)
+        return day.isoformat() if self.text else day
 
-    def resolver(self) -> Callable[[datetime], date]:
-        instant_at, zone = self.value.resolver(), self.zone
-        return lambda now: local_date(instant_at(now), zone)
+    def resolver(self) -> Callable[[datetime], date | str]:
+        instant_at, zone, text = self.value.resolver(), self.zone, self.text
+
+        def at(now: datetime) -> date | str:
+            day = local_date(instant_at(now), zone)
+            return day.isoformat() if text else day
+
+        return at
 
     @property
     def words(self) -> str:

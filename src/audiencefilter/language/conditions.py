@@ -126,6 +126,8 @@ _PLURAL = {
     FieldType.DATETIME: "date-times",
     FieldType.DATE: "dates",
 }
+_IN_JSON = "is not read on a list kept inside JSON: it is a JSON array, tested item by item"
+_IN_JSON_HINT = "use has, hasSome or hasEvery (case-sensitive), or keep the list in a column"
 NON_FINITE_HINT = "NaN and Infinity are not numbers a filter can compare with"
 LONE_SURROGATE = "the string holds a lone surrogate, not valid Unicode"
 MODES = ("insensitive", "default")
@@ -771,6 +773,9 @@ class Conditions:
         assert element is not None
         insensitive = insensitive and element is FieldType.STRING
         name = syntax.list_op(op)
+        if field.source and (op in (ListOp.IS_EMPTY, ListOp.EQUALS) or insensitive):
+            report((), f"{name}{' ignoring case' if insensitive else ''} {_IN_JSON}", _IN_JSON_HINT)
+            return TRUE
         if op is ListOp.IS_EMPTY:
             if type(value) is not bool:
                 report(

@@ -25,6 +25,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .anniversary import MonthDays
 from .fields import FieldType
 from .nodes import Comparison, IsNull
 from .values import holds, is_number
@@ -34,6 +35,8 @@ def value_type(value: object) -> FieldType:
     """The type a literal (or a list of literals) compares as: its JSON type."""
     if isinstance(value, tuple):
         return value_type(value[0]) if value else FieldType.STRING
+    if isinstance(value, MonthDays):  # the anniversary of a date kept as text
+        return FieldType.STRING
     if isinstance(value, bool):
         return FieldType.BOOLEAN
     if isinstance(value, str):

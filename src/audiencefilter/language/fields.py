@@ -125,6 +125,15 @@ LIST_ELEMENTS: Mapping[FieldType, FieldType] = {
 CALENDAR_TYPES = frozenset({FieldType.DATETIME, FieldType.DATE})
 #: The types a value inside a JSON document can be compared as.
 JSON_VALUE_TYPES = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
+#: The types a field declared inside a JSON document may have (docs/semantics.md, "Typed
+#: fields inside JSON"): a date is its ISO 8601 text, a list a JSON array.
+JSON_SOURCE_TYPES = (
+    *JSON_VALUE_TYPES,
+    FieldType.DATE,
+    FieldType.STRING_LIST,
+    FieldType.NUMBER_LIST,
+    FieldType.BOOLEAN_LIST,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,9 +157,12 @@ class Field:
                 f"field {self.name!r}: source is a column then at least one key, "
                 f"e.g. ('data', {self.name!r})"
             )
-        if self.source and self.type not in JSON_VALUE_TYPES:
+        if self.source and self.type not in JSON_SOURCE_TYPES:
             raise ValueError(
-                f"field {self.name!r}: a field stored inside JSON is a string, number or boolean"
+                f"field {self.name!r}: a field stored inside JSON is a string, number, boolean, "
+                "date (ISO 8601 text, YYYY-MM-DD) or a list of strings, numbers or booleans; a "
+                "date-time inside JSON text has no order every engine shares (offsets, "
+                "precision): keep it in a column, or declare the day as a date"
             )
 
     def accepts(self, op: Op) -> bool:
@@ -226,7 +238,7 @@ class Schema:
         fields = []
         for field_name, spec in types.items():
             source: tuple[str, ...] = ()
-            if isinstance(spec, tuple):
+            if isinstance(spec, tuple | list):  # a list: as JSON writes the pair
                 type_name, source = spec[0], tuple(spec[1])
             else:
                 type_name = spec

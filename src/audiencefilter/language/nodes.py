@@ -346,8 +346,8 @@ def relative_values(node: Node) -> tuple[Relative, ...]:
 
 def resolve(
     node: Node,
-    instants: Mapping[Relative, date | MonthDays],
-    days: Mapping[Relative, date] | None = None,
+    instants: Mapping[Relative, date | str | MonthDays],
+    days: Mapping[Relative, date | str] | None = None,
     dated: frozenset[str] = frozenset(),
 ) -> Node:
     """The tree with each relative date-time replaced by its instant in `instants`, and each

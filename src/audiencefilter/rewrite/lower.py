@@ -39,10 +39,10 @@ printed to debug a back-end), but it is not the user's filter and is never shown
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from ..language.anniversary import MonthDays
+from ..language.anniversary import MonthDays, month_day_endings
 from ..language.calendar import DayOf, Period, StartOf, local_date
 from ..language.fields import LIST_OPS, FieldType, ListOp, Op, Schema
 from ..language.nodes import (
@@ -115,6 +115,46 @@ def lower_list_test(node: ListTest) -> Node:
     return ListTest(node.field, op, values, node.insensitive)
 
 
+def json_list(node: ListTest, source: tuple[str, ...]) -> Node:
+    """A list declared inside JSON is the JSON array at its path: `has` and `hasEvery` are
+    `array_contains`, `hasSome` one `array_contains` per literal, ORed (`hasSome []` FALSE for an
+    array, UNKNOWN where there is none, as for a list field)."""
+    column, path = source[0], source[1:]
+
+    def contains(values: tuple[Any, ...]) -> Node:
+        return lower_list_test(ListTest(column, ListOp.ARRAY_CONTAINS, values, False, path))
+
+    if node.op is not ListOp.HAS_SOME:
+        return contains(node.value)
+    if not node.value:
+        every = contains(())
+        return And((every, Not(every)))
+    tests = tuple(contains((value,)) for value in dict.fromkeys(node.value))
+    return tests[0] if len(tests) == 1 else Or(tests)
+
+
+def json_date(node: Comparison, source: tuple[str, ...]) -> Node:
+    """A lowered date comparison on a date kept inside JSON: the same test on its ISO 8601 text
+    at the path (the text of days orders as the days do), and an anniversary at a `now` the
+    text endings of the month-days it covers (`-11-23`)."""
+    column, path = source[0], source[1:]
+    value = node.value
+    if isinstance(value, MonthDays):
+        endings = [
+            Comparison(column, Op.ENDS_WITH, ending, path=path)
+            for ending in month_day_endings(value)
+        ]
+        return endings[0] if len(endings) == 1 else Or(tuple(endings))
+    text: Value = value
+    if isinstance(value, DayOf):
+        text = replace(value, text=True)
+    elif isinstance(value, tuple):
+        text = tuple(v.isoformat() if isinstance(v, date) else v for v in value)
+    elif isinstance(value, date):
+        text = value.isoformat()
+    return replace(node, field=column, path=path, value=text)
+
+
 class _Lowering(Visitor[Node]):
     def __init__(self, schema: Schema, now: datetime | None) -> None:
         self.schema = schema
@@ -162,6 +202,9 @@ class _Lowering(Visitor[Node]):
         return self.visit(blank_form(node))
 
     def visit_list_test(self, node: ListTest) -> Node:
+        declared = self.schema.get(node.field)
+        if not node.path and declared is not None and declared.source:
+            return json_list(node, declared.source)
         return lower_list_test(node)
 
     def visit_is_null(self, node: IsNull) -> Node:
@@ -202,14 +245,17 @@ class _Lowering(Visitor[Node]):
         they fall on (`DayOf`, in the value's zone or else the schema's), a period's bounds
         two such dates, and an anniversary's period its month-days (a date needs no zone)."""
         zone = self.schema.time_zone
+        declared = self.schema[node.field]
         if type(node.value) is Period and node.op is Op.ANNIVERSARY:
             period = node.value.in_zone(zone)
-            return replace(node, value=period if self.now is None else period.before(self.now))
-        if type(node.value) is Period:
+            lowered = replace(node, value=period if self.now is None else period.before(self.now))
+        elif type(node.value) is Period:
             start, end = node.value.bounds
             bounds = ((Op.GTE, start), (Op.LT, end))
             return And(tuple(self.on_dates(replace(node, op=o, value=v)) for o, v in bounds))
-        return replace(node, value=self.day(node.value))
+        else:
+            lowered = replace(node, value=self.day(node.value))
+        return json_date(lowered, declared.source) if declared.source else lowered
 
     def day(self, value: Value) -> Value:
         if isinstance(value, tuple):
