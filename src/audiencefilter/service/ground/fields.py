@@ -26,6 +26,8 @@ MAX_INCREASE = 10**9
 MAX_DATA_DEPTH = 32
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 NO_NUL = r"^[^\x00]*$"
+# What a list lets a public key (a sign-up form) set besides `email`, until it says otherwise.
+DEFAULT_PUBLIC_FIELDS = ("firstName", "lastName", "name")
 
 
 def check_text(value: str) -> str:

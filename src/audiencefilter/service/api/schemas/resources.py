@@ -12,7 +12,7 @@ Response models document the shapes in OpenAPI; handlers build the dicts in
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -46,6 +46,30 @@ ListMode = Literal["waitlist", "newsletter"]
 SortKey = Literal["points", "createdAt", "email", "firstName", "lastName", "position"]
 Order = Literal["asc", "desc"]
 PUBLIC_FORBIDDEN = ("points", "referrals", "isVerified", "unsubscribed", "isGDPR")
+PublicField = Literal[
+    "firstName",
+    "lastName",
+    "name",
+    "phoneNumber",
+    "company",
+    "country",
+    "city",
+    "address",
+    "website",
+    "socialOne",
+    "socialTwo",
+    "data",
+]
+PublicFieldsPolicy = Literal["refuse", "ignore"]
+PUBLIC_FIELDS_DESCRIPTION = (
+    "The contact fields a sign-up with a public key may set in this list, besides `email` "
+    "(always accepted); default: the names (`firstName`, `lastName`, `name`). Points, referrals "
+    "and the flags can never be set with a public key."
+)
+PUBLIC_POLICY_DESCRIPTION = (
+    "What a public sign-up sending any other field gets: `refuse` (default), a 403 naming the "
+    "field, nothing created; `ignore`, the contact created without it."
+)
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -55,6 +79,11 @@ def _no_default(schema: dict[str, Any]) -> None:
 def optional(description: str | None = None) -> Any:
     """An optional body field: absent means unchanged, and the schema shows no default."""
     return Field(default=None, description=description, json_schema_extra=_no_default)
+
+
+def _unique(fields: list[str]) -> list[str]:
+    """Each field once, in the order given: a list names a field or does not."""
+    return list(dict.fromkeys(fields))
 
 
 class _Body(BaseModel):
@@ -137,6 +166,10 @@ class _ListSettings(_Body):
         "Browser origins (`https://example.com[:port]`, no path) whose pages may create contacts "
         "in this list with a public key; empty: none, besides the service-wide CORS_ORIGINS."
     )
+    publicFields: Annotated[
+        list[PublicField], Field(max_length=len(get_args(PublicField))), AfterValidator(_unique)
+    ] = optional(PUBLIC_FIELDS_DESCRIPTION)
+    publicFieldsPolicy: PublicFieldsPolicy = optional(PUBLIC_POLICY_DESCRIPTION)
 
 
 class ListCreate(_ListSettings):
@@ -289,6 +322,8 @@ class ListOut(BaseModel):
     allowedOrigins: list[str] = Field(
         description="Browser origins whose pages may create contacts in this list."
     )
+    publicFields: list[str] = Field(description=PUBLIC_FIELDS_DESCRIPTION)
+    publicFieldsPolicy: PublicFieldsPolicy = Field(description=PUBLIC_POLICY_DESCRIPTION)
 
 
 class ActionOut(BaseModel):
