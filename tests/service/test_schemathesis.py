@@ -27,8 +27,9 @@ Narrow exceptions, each for a deliberate behaviour of the service:
   acceptable answer to a schema-valid request (`positive_data_acceptance`). Their coverage phase,
   which enumerates every branch of that recursive schema (thousands of cases), is left to the
   fuzzing phase with a few more examples.
-- A webhook's URL is resolved when it is registered and must lead to public addresses only, and
-  a feed cursor (`after`) must be one the list gave out: a 400 is acceptable there too.
+- A webhook's URL is resolved when it is registered and must lead to public addresses only, a
+  feed cursor (`after`) must be one the list gave out, and an action's `createdAt` must not be
+  in the future (a schema cannot follow the clock): a 400 is acceptable there too.
 """
 
 from __future__ import annotations
@@ -53,9 +54,12 @@ STATEFUL_STEPS = 10
 # schemathesis' default for `positive_data_acceptance`, 3xx left out: the service never redirects.
 ACCEPTED = ["2xx", "401", "403", "404", "409", "429", "5xx"]
 FILTER_OPERATIONS = "^(GET /v4/contacts|POST /v4/audiences(/preview)?|PATCH /v4/audiences/.id.)$"
-# Webhook URLs must resolve to public addresses, and a feed cursor must be one of the list's:
-# JSON Schema can say neither, so for these a 400 answers a schema-valid request too.
-CHECKED_AT_RUN_TIME = "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events)$"
+# Webhook URLs must resolve to public addresses, a feed cursor must be one of the list's, and
+# an action's `createdAt` must not be in the future: JSON Schema can say none of these, so for
+# these a 400 answers a schema-valid request too.
+CHECKED_AT_RUN_TIME = (
+    "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events|POST /v4/actions)$"
+)
 FILTER_SETTINGS = """phases.coverage.enabled = false
 generation.max-examples = 5"""
 TOP = 'suppress-health-check = ["large_base_example"]\n'
