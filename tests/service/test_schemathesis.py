@@ -27,6 +27,8 @@ Narrow exceptions, each for a deliberate behaviour of the service:
   acceptable answer to a schema-valid request (`positive_data_acceptance`). Their coverage phase,
   which enumerates every branch of that recursive schema (thousands of cases), is left to the
   fuzzing phase with a few more examples.
+- An import of more rows than the schema's `maxItems` is a 413 (too large a request), which
+  `negative_data_rejection` accepts for that operation besides its default statuses.
 - A webhook's URL is resolved when it is registered and must lead to public addresses only, a
   feed cursor (`after`) must be one the list gave out, and an action's `createdAt` must not be
   in the future (a schema cannot follow the clock): a 400 is acceptable there too.
@@ -60,6 +62,10 @@ FILTER_OPERATIONS = "^(GET /v4/contacts|POST /v4/audiences(/preview)?|PATCH /v4/
 CHECKED_AT_RUN_TIME = (
     "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events|POST /v4/actions)$"
 )
+# schemathesis' default for `negative_data_rejection`, and the 413 of an import over its row
+# limit (the schema's `maxItems`): too many rows is too large a request, not a malformed one.
+IMPORT_REJECTIONS = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428"]
+IMPORT_REJECTIONS += ["429", "5xx"]
 FILTER_SETTINGS = """phases.coverage.enabled = false
 generation.max-examples = 5"""
 TOP = 'suppress-health-check = ["large_base_example"]\n'
@@ -72,6 +78,10 @@ checks.positive_data_acceptance.expected-statuses = {{filter_statuses}}
 [[operations]]
 include-name-regex = "{CHECKED_AT_RUN_TIME}"
 checks.positive_data_acceptance.expected-statuses = {{filter_statuses}}
+
+[[operations]]
+include-name-regex = "^POST /v4/contacts/import$"
+checks.negative_data_rejection.expected-statuses = {{import_rejections}}
 """
 UNIT = """
 [parameters]
@@ -113,7 +123,8 @@ def _statuses(extra: list[str]) -> str:
 
 
 def _config(tables: str) -> str:
-    operations = OPERATIONS.format(filter_statuses=_statuses(["400"]))
+    rejections = "[" + ", ".join(f'"{status}"' for status in IMPORT_REJECTIONS) + "]"
+    operations = OPERATIONS.format(filter_statuses=_statuses(["400"]), import_rejections=rejections)
     # TOML: top-level keys, then tables, then the `[[operations]]` array of tables.
     return TOP + tables + operations
 
