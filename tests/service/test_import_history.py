@@ -8,7 +8,7 @@ second sync of the same export could not correct anything.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ import pytest
 from audiencefilter.service.app import create_app
 
 from .audience_helpers import member_emails, smart
-from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
+from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
 
 NOW = datetime(2030, 6, 15, 12, tzinfo=UTC)
 NO_ACTION_IN_60_DAYS = {"actions": {"none": {"createdAt": {"gte": {"ago": "P60D"}}}}}
@@ -208,3 +208,19 @@ def test_an_action_may_be_dated_in_the_past(tenant: Tenant) -> None:
     assert refused.status_code == 400
     assert refused.json()["errors"][0]["pointer"] == "/body/createdAt"
     assert member_emails(tenant, dormant) == ["ada@example.com"]
+
+
+@pytest.mark.postgres
+def test_history_and_upserts_hold_on_postgres(pg_database: Callable[[], str]) -> None:
+    """The same scenarios on PostgreSQL, where instants come back aware and `data` as JSON."""
+    settings = url_settings(pg_database(), auto_migrate=True, membership_sweep_seconds=0)
+    client = ApiClient(create_app(settings, clock=lambda: NOW))
+    try:
+        tenant = make_tenant(client)
+        test_imported_history_makes_no_action_in_60_days_mean_something(tenant)
+        test_a_sign_up_anniversary_audience_holds_only_this_weeks_anniversaries(tenant)
+        test_a_second_sync_with_upsert_corrects_a_field_and_reports_the_rest_unchanged(tenant)
+        test_an_upsert_adds_new_actions_and_new_contacts(tenant)
+        test_an_import_without_events_still_moves_membership(tenant)
+    finally:
+        client.close()

@@ -209,16 +209,20 @@ def _public_values(lst: List, values: dict[str, Any]) -> dict[str, Any]:
     allowed = {"email", *lst.publicFields}
     refused = [field for field in values if field not in allowed]
     if refused and lst.publicFieldsPolicy != "ignore":
-        raise ApiError(
-            403,
-            f"A public key may not set {', '.join(refused)} in this list: add it to the list's "
-            'publicFields, or set its publicFieldsPolicy to "ignore"',
-            errors=[
-                ValidationIssue(pointer=f"/body/{field}", detail="not in the list's publicFields")
-                for field in refused
-            ],
-        )
+        raise _not_public(refused)
     return {field: value for field, value in values.items() if field in allowed}
+
+
+def _not_public(refused: list[str]) -> ApiError:
+    return ApiError(
+        403,
+        f"A public key may not set {', '.join(refused)} in this list: add it to the list's "
+        'publicFields, or set its publicFieldsPolicy to "ignore"',
+        errors=[
+            ValidationIssue(pointer=f"/body/{field}", detail="not in the list's publicFields")
+            for field in refused
+        ],
+    )
 
 
 @router.get("/{id}", response_model=ContactResponse, summary="Retrieve a contact")

@@ -37,12 +37,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from ...db.engine import Database
 from ...domain import changes, contact_import
 from ...domain.contact_import import InvalidRow
 from ...ground.fields import QueryBool, QueryText
 from ...http import validation
 from ...http.errors import ApiError, ValidationIssue
-from ...http.idempotency import RetryDep, once
+from ...http.idempotency import Claim, RetryDep, once
 from ...http.responses import data
 from ..deps import DatabaseDep, PrivateKey
 from ..schemas.resources import ContactImportRow, ImportResponse
@@ -74,9 +75,13 @@ ImportMode = Literal["create", "upsert"]
 
 
 @dataclass(frozen=True)
-class _Options:
-    """How an import treats existing contacts, and whether it writes events."""
+class _Job:
+    """An import as read: whose, into which list, its rows, how it treats existing contacts
+    and whether it writes events."""
 
+    account_id: str
+    list_id: str
+    rows: list[tuple[int, Any]]
     mode: ImportMode
     events: bool
 
@@ -201,14 +206,22 @@ def _row(number: int, value: Any, list_id: str) -> contact_import.ImportRow | In
     return contact_import.ImportRow(number, fields, actions)
 
 
-def _import(
-    session: Session, account_id: str, list_id: str, rows: list[tuple[int, Any]], options: _Options
-) -> Response:
-    lst = changes.locked_list(session, account_id, list_id)
-    checked = [_row(number, value, lst.id) for number, value in rows]
-    results = contact_import.write(session, lst.id, checked, options.mode, options.events)
-    summary = {"listId": lst.id, "mode": options.mode, "rows": len(results)}
+def _import(session: Session, job: _Job) -> Response:
+    lst = changes.locked_list(session, job.account_id, job.list_id)
+    checked = [_row(number, value, lst.id) for number, value in job.rows]
+    results = contact_import.write(session, lst.id, checked, job.mode, job.events)
+    summary = {"listId": lst.id, "mode": job.mode, "rows": len(results)}
     return data({**summary, **contact_import.counts(results), "results": results})
+
+
+def _run(database: Database, claim: Claim | None, job: _Job) -> Response:
+    """The import in its transaction (with its Idempotency-Key record, if any)."""
+    try:
+        return once(database, claim, lambda session: _import(session, job))
+    except IntegrityError:
+        raise ApiError(
+            409, "A contact with one of these emails was created meanwhile; send it again"
+        ) from None
 
 
 @router.post(
@@ -284,19 +297,8 @@ async def import_contacts(
     body = await request.body()
     rows = await run_in_threadpool(_rows, body, request.headers.get("content-type", ""))
     claim = retry.claim(principal.account_id, _ImportBody(rows=[_plain(v) for _, v in rows]))
-    options = _Options(mode, events)
-
-    def run() -> Response:
-        try:
-            return once(
-                database, claim, lambda s: _import(s, principal.account_id, listId, rows, options)
-            )
-        except IntegrityError:
-            raise ApiError(
-                409, "A contact with one of these emails was created meanwhile; send it again"
-            ) from None
-
-    return await run_in_threadpool(run)
+    job = _Job(principal.account_id, listId, rows, mode, events)
+    return await run_in_threadpool(_run, database, claim, job)
 
 
 def _plain(value: Any) -> Any:
