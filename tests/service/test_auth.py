@@ -141,7 +141,7 @@ def test_public_key_gets_403_everywhere_but_contact_creation(tenant: Tenant) -> 
 
 
 def test_public_key_creates_a_contact_with_profile_fields(tenant: Tenant) -> None:
-    lst = tenant.new_list()
+    lst = tenant.new_list(publicFields=["firstName", "data"])
     response = tenant.call(
         "POST",
         "/v4/contacts",

@@ -156,7 +156,10 @@ def test_too_many_rows(tenant: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(imports, "MAX_IMPORT_ROWS", 3)
     lst = tenant.new_list()
     response = _import(tenant, lst["id"], [{"email": f"u{i}@example.com"} for i in range(4)])
-    assert response.status_code == 400
+    assert response.status_code == 413
+    assert response.json()["message"] == (
+        "An import holds at most 3 rows (MAX_IMPORT_ROWS); this one has 4: send it in parts"
+    )
     assert response.json()["errors"][0]["detail"] == "expected at most 3 rows, found 4 rows"
     assert _emails(tenant, lst["id"]) == []
 

@@ -42,6 +42,8 @@ FULL_LIST: dict[str, Any] = {
     "analyticsA": "A-1",
     "analyticsB": "B-2",
     "allowedOrigins": ["https://example.com", "http://localhost:8080"],
+    "publicFields": ["firstName", "company", "data"],
+    "publicFieldsPolicy": "ignore",
 }
 LIST_KEYS = {*FULL_LIST, "id", "createdAt", "updatedAt", "userId"}
 

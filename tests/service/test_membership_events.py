@@ -147,9 +147,10 @@ def test_bulk_import_enters_each_created_contact(tenant: Tenant) -> None:
     result = tenant.ok("POST", "/v4/contacts/import", params={"listId": lst}, json=rows)
     ids = [r["id"] for r in result["results"]]
     found, cursor = changes(tenant, lst, cursor)
-    assert found == [("entered", ids[i], pro, "contact.created") for i in (1, 3, 5)]
+    assert found == [("entered", ids[i], pro, "contact.imported") for i in (1, 3, 5)]
     created = [e for e in feed(tenant, lst)["events"] if e["type"] == "contact.created"]
     assert [e["contactId"] for e in created] == ids
+    assert {e["cause"] for e in created} == {"contact.imported"}
 
 
 def test_a_write_that_fails_writes_no_event(tenant: Tenant) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
 
 from audiencefilter.service.db import migrate
 from audiencefilter.service.db.engine import Database, make_engine
@@ -18,6 +19,7 @@ from audiencefilter.service.db.models import (
     List,
     Membership,
     new_id,
+    utcnow,
 )
 from audiencefilter.service.domain import events
 
@@ -80,6 +82,20 @@ def test_cursors_round_trip_and_belong_to_their_list() -> None:
         assert events.position_of(bad, "lst_abc") is None
 
 
+def _list_of_revision_0003(session: Session, account_id: str) -> str:
+    """A list with the columns revision 0003 knew: the model has more, which that table lacks."""
+    list_id = new_id("lst")
+    session.execute(
+        text(
+            "INSERT INTO lists (id, account_id, url, name, mode, branding, referrals, start_from,"
+            " columns, allowed_origins, created_at, updated_at) VALUES (:id, :account, :url,"
+            " 'L', 'waitlist', 1, 1, 1, '[]', '[]', :now, :now)"
+        ),
+        {"id": list_id, "account": account_id, "url": list_id.replace("_", "-"), "now": utcnow()},
+    )
+    return list_id
+
+
 def test_the_migration_stores_the_members_of_existing_audiences(tmp_path: Path) -> None:
     engine = make_engine(sqlite_settings(tmp_path / "old.db"))
     migrate.upgrade(engine, "0003")
@@ -88,18 +104,16 @@ def test_the_migration_stores_the_members_of_existing_audiences(tmp_path: Path) 
         account = Account(name=new_id("old"))
         session.add(account)
         session.flush()
-        lst = List(accountId=account.id, name="L", url=new_id("old").replace("_", "-"))
-        session.add(lst)
-        session.flush()
-        rich = Contact(listId=lst.id, email="rich@example.com", emailKey="rich@example.com")
-        poor = Contact(listId=lst.id, email="poor@example.com", emailKey="poor@example.com")
+        list_id = _list_of_revision_0003(session, account.id)
+        rich = Contact(listId=list_id, email="rich@example.com", emailKey="rich@example.com")
+        poor = Contact(listId=list_id, email="poor@example.com", emailKey="poor@example.com")
         rich.points, poor.points = 500, 1
-        top = Audience(listId=lst.id, name="Top", mode="smart", filters='{"points":{"gte":100}}')
-        hand = Audience(listId=lst.id, name="Hand", mode="manual")
+        top = Audience(listId=list_id, name="Top", mode="smart", filters='{"points":{"gte":100}}')
+        hand = Audience(listId=list_id, name="Hand", mode="manual")
         session.add_all([rich, poor, top, hand])
         session.flush()
         session.add(AudienceMember(audienceId=hand.id, contactId=poor.id))
-        ids = {"rich": rich.id, "poor": poor.id, "top": top.id, "hand": hand.id, "list": lst.id}
+        ids = {"rich": rich.id, "poor": poor.id, "top": top.id, "hand": hand.id, "list": list_id}
     migrate.upgrade(engine)
     with database.reading() as session:
         rows = session.execute(select(Membership.audienceId, Membership.contactId))

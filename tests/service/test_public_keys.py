@@ -11,8 +11,11 @@ import json
 import uuid
 from collections.abc import Callable
 
+import httpx
+
 from audiencefilter.service.db.models import Contact
 
+from .audience_helpers import member_emails
 from .conftest import ApiClient, Tenant, make_tenant
 from .test_idempotency import _count
 
@@ -110,3 +113,55 @@ def test_a_public_key_cannot_replay_a_private_key_s_record(tenant: Tenant) -> No
         headers={**tenant.public_headers, KEY: other_key},
     )
     assert again.headers["Idempotent-Replayed"] == "true" and again.content == signed.content
+
+
+VIP_FRANCE = {"data": {"path": ["tags"], "array_contains": "vip"}}
+
+
+def _vip_list(tenant: Tenant, **settings: object) -> tuple[str, str]:
+    """A list with a private "VIP France" smart audience over `data.tags`: (list, audience)."""
+    lst = tenant.new_list(**settings)["id"]
+    body = {"name": "VIP France", "listId": lst, "mode": "smart", "filters": VIP_FRANCE}
+    audience = tenant.ok("POST", "/v4/audiences", 201, json=body)["audience"]["id"]
+    return lst, audience
+
+
+def _sign_up_with(tenant: Tenant, list_id: str, **fields: object) -> httpx.Response:
+    body = {"email": "mallory@example.com", "listId": list_id, **fields}
+    return tenant.client.post("/v4/contacts", json=body, headers=tenant.public_headers)
+
+
+def test_a_public_sign_up_may_not_put_itself_into_a_private_audience(tenant: Tenant) -> None:
+    lst, vip = _vip_list(tenant)
+    refused = _sign_up_with(tenant, lst, firstName="Mal", data={"tags": ["vip"]})
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["message"].startswith("A public key may not set data in this list")
+    assert [issue["pointer"] for issue in refused.json()["errors"]] == ["/body/data"]
+    assert tenant.ok("GET", "/v4/contacts", params={"listId": lst})["contacts"] == []
+    assert member_emails(tenant, vip) == []
+
+
+def test_a_list_that_ignores_other_fields_creates_the_contact_without_them(tenant: Tenant) -> None:
+    lst, vip = _vip_list(tenant, publicFieldsPolicy="ignore")
+    answer = _sign_up_with(tenant, lst, firstName="Mal", company="Acme", data={"tags": ["vip"]})
+    assert answer.status_code == 201, answer.text
+    contact = tenant.ok("GET", "/v4/contacts", params={"listId": lst})["contacts"][0]
+    assert (contact["firstName"], contact["company"], contact["data"]) == ("Mal", None, {})
+    assert member_emails(tenant, vip) == []
+
+
+def test_a_list_names_the_fields_a_public_sign_up_may_set(tenant: Tenant) -> None:
+    lst, vip = _vip_list(tenant)
+    settings = tenant.ok("GET", f"/v4/lists/{lst}")["list"]
+    assert (settings["publicFields"], settings["publicFieldsPolicy"]) == (
+        ["firstName", "lastName", "name"],
+        "refuse",
+    )
+    changed = tenant.ok("PATCH", f"/v4/lists/{lst}", json={"publicFields": ["data", "data"]})
+    assert changed["list"]["publicFields"] == ["data"]
+    assert _sign_up_with(tenant, lst, data={"tags": ["vip"]}).status_code == 201
+    assert member_emails(tenant, vip) == ["mallory@example.com"]
+    assert _sign_up_with(tenant, lst, firstName="Mal").status_code == 403
+    protected = tenant.call("PATCH", f"/v4/lists/{lst}", json={"publicFields": ["points"]})
+    assert protected.status_code == 400
+    assert protected.json()["errors"][0]["pointer"] == "/body/publicFields/0"

@@ -27,8 +27,11 @@ Narrow exceptions, each for a deliberate behaviour of the service:
   acceptable answer to a schema-valid request (`positive_data_acceptance`). Their coverage phase,
   which enumerates every branch of that recursive schema (thousands of cases), is left to the
   fuzzing phase with a few more examples.
-- A webhook's URL is resolved when it is registered and must lead to public addresses only, and
-  a feed cursor (`after`) must be one the list gave out: a 400 is acceptable there too.
+- An import of more rows than the schema's `maxItems` is a 413 (too large a request), which
+  `negative_data_rejection` accepts for that operation besides its default statuses.
+- A webhook's URL is resolved when it is registered and must lead to public addresses only, a
+  feed cursor (`after`) must be one the list gave out, and an action's `createdAt` must not be
+  in the future (a schema cannot follow the clock): a 400 is acceptable there too.
 """
 
 from __future__ import annotations
@@ -53,9 +56,16 @@ STATEFUL_STEPS = 10
 # schemathesis' default for `positive_data_acceptance`, 3xx left out: the service never redirects.
 ACCEPTED = ["2xx", "401", "403", "404", "409", "429", "5xx"]
 FILTER_OPERATIONS = "^(GET /v4/contacts|POST /v4/audiences(/preview)?|PATCH /v4/audiences/.id.)$"
-# Webhook URLs must resolve to public addresses, and a feed cursor must be one of the list's:
-# JSON Schema can say neither, so for these a 400 answers a schema-valid request too.
-CHECKED_AT_RUN_TIME = "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events)$"
+# Webhook URLs must resolve to public addresses, a feed cursor must be one of the list's, and
+# an action's `createdAt` must not be in the future: JSON Schema can say none of these, so for
+# these a 400 answers a schema-valid request too.
+CHECKED_AT_RUN_TIME = (
+    "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events|POST /v4/actions)$"
+)
+# schemathesis' default for `negative_data_rejection`, and the 413 of an import over its row
+# limit (the schema's `maxItems`): too many rows is too large a request, not a malformed one.
+IMPORT_REJECTIONS = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428"]
+IMPORT_REJECTIONS += ["429", "5xx"]
 FILTER_SETTINGS = """phases.coverage.enabled = false
 generation.max-examples = 5"""
 TOP = 'suppress-health-check = ["large_base_example"]\n'
@@ -68,6 +78,10 @@ checks.positive_data_acceptance.expected-statuses = {{filter_statuses}}
 [[operations]]
 include-name-regex = "{CHECKED_AT_RUN_TIME}"
 checks.positive_data_acceptance.expected-statuses = {{filter_statuses}}
+
+[[operations]]
+include-name-regex = "^POST /v4/contacts/import$"
+checks.negative_data_rejection.expected-statuses = {{import_rejections}}
 """
 UNIT = """
 [parameters]
@@ -109,7 +123,8 @@ def _statuses(extra: list[str]) -> str:
 
 
 def _config(tables: str) -> str:
-    operations = OPERATIONS.format(filter_statuses=_statuses(["400"]))
+    rejections = "[" + ", ".join(f'"{status}"' for status in IMPORT_REJECTIONS) + "]"
+    operations = OPERATIONS.format(filter_statuses=_statuses(["400"]), import_rejections=rejections)
     # TOML: top-level keys, then tables, then the `[[operations]]` array of tables.
     return TOP + tables + operations
 

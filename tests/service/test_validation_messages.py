@@ -32,7 +32,7 @@ def test_unknown_body_field_suggests_the_nearest(tenant: Tenant) -> None:
 def test_unknown_field_far_from_any_lists_the_known_ones(tenant: Tenant) -> None:
     body = {"name": "x", "subId": "con_x", "increase": 1, "zzzz": 1}
     issue = _issues(tenant.call("POST", "/v4/actions", json=body))["/body/zzzz"]
-    assert issue["suggestion"] == "known fields: increase, name, subId"
+    assert issue["suggestion"] == "known fields: createdAt, increase, name, subId"
 
 
 def test_email_pattern_is_named_not_shown(tenant: Tenant) -> None:

@@ -140,6 +140,8 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         "ev1.bHN0XzEyYzc1OTJmNzg4ZjM0ZDlkZGIxOjQy",
     ),
     "format": ("`csv` or `jsonl` (JSON Lines).", "csv"),
+    "mode": ("How an import treats contacts that exist: `create` (default) or `upsert`.", "upsert"),
+    "events": ("`false`: an import writes no event; membership still follows.", False),
     "deliveryId": ("The delivery, by id (its `webhook-id`).", DELIVERY_ID),
     "status": ("Only deliveries in this state: pending, delivered or failed.", "failed"),
     IDEMPOTENCY_HEADER: (

@@ -14,6 +14,7 @@ defines no relationships, so nothing loads rows behind a query's back.
 
 from __future__ import annotations
 
+import json
 import secrets
 from datetime import datetime
 from typing import Any
@@ -34,6 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from ..ground import clock
+from ..ground.fields import DEFAULT_PUBLIC_FIELDS
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -155,6 +157,21 @@ class List(Base):
     analyticsB: Mapped[str | None] = _text("analytics_b")
     allowedOrigins: Mapped[list[str]] = mapped_column(
         "allowed_origins", JSON, nullable=False, default=list, server_default="[]"
+    )
+    # What a public key's sign-up may set besides `email`, and what happens to anything else.
+    publicFields: Mapped[list[str]] = mapped_column(
+        "public_fields",
+        JSON,
+        nullable=False,
+        default=lambda: list(DEFAULT_PUBLIC_FIELDS),
+        server_default=json.dumps(list(DEFAULT_PUBLIC_FIELDS)),
+    )
+    publicFieldsPolicy: Mapped[str] = mapped_column(
+        "public_fields_policy",
+        String(16),
+        nullable=False,
+        default="refuse",
+        server_default="refuse",
     )
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()

@@ -63,6 +63,40 @@ def contacts_created(session: Session, list_id: str, created: Sequence[tuple[str
     membership_store.refresh_contacts(session, list_id, ids, events.CAUSE_CONTACT_CREATED)
 
 
+def contacts_imported(
+    session: Session,
+    list_id: str,
+    created: Sequence[tuple[str, str]],
+    updated: Sequence[tuple[str, Sequence[str]]],
+    announce: bool,
+) -> None:
+    """After an import's contacts (id, email) were inserted and (id, changed fields) updated,
+    with their actions, and flushed. Its events carry the cause `contact.imported`; with
+    `announce` False membership follows all the same but no event is written (a migration's
+    history, which no consumer should take for news)."""
+    if announce:
+        events.append(session, list_id, _imported_events(created, updated))
+    ids = [contact_id for contact_id, _ in [*created, *updated]]
+    cause = events.CAUSE_CONTACT_IMPORTED
+    membership_store.refresh_contacts(session, list_id, ids, cause, announce)
+
+
+def _imported_events(
+    created: Sequence[tuple[str, str]], updated: Sequence[tuple[str, Sequence[str]]]
+) -> list[events.NewEvent]:
+    cause = events.CAUSE_CONTACT_IMPORTED
+    return [
+        *(
+            events.NewEvent(events.CONTACT_CREATED, cid, cause=cause, payload={"email": email})
+            for cid, email in created
+        ),
+        *(
+            events.NewEvent(events.CONTACT_UPDATED, cid, cause=cause, payload={"fields": fields})
+            for cid, fields in updated
+        ),
+    ]
+
+
 def contact_updated(session: Session, list_id: str, contact_id: str, fields: Iterable[str]) -> None:
     """After a contact's fields were written and flushed."""
     payload = {"fields": sorted(fields)}

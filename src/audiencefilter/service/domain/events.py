@@ -63,6 +63,7 @@ TYPES = (
 CAUSE_CONTACT_CREATED = "contact.created"
 CAUSE_CONTACT_UPDATED = "contact.updated"
 CAUSE_CONTACT_DELETED = "contact.deleted"
+CAUSE_CONTACT_IMPORTED = "contact.imported"
 CAUSE_ACTION_CREATED = "action.created"
 CAUSE_ACTION_DELETED = "action.deleted"
 CAUSE_AUDIENCE_CREATED = "audience.created"

@@ -106,8 +106,10 @@ def _write(
     leaving: Sequence[tuple[StoredAudience, str]],
     cause: str,
     at: datetime,
+    announce: bool = True,
 ) -> int:
-    """Stores the difference and appends its events (left first, then entered); their count."""
+    """Stores the difference and appends its events (left first, then entered); their count.
+    `announce` False stores it without events (an import of history that asked for none)."""
     by_audience = _group(leaving, by_contact=False)
     by_contact = _group(leaving, by_contact=True)
     # One statement per audience (an audience refreshed) or per contact (a contact refreshed).
@@ -137,7 +139,8 @@ def _write(
     changes = [_left(a, c, cause) for a, c in leaving] + [
         _entered(a, c, cause) for a, c in entering
     ]
-    events.append(session, list_id, changes)
+    if announce:
+        events.append(session, list_id, changes)
     return len(changes)
 
 
@@ -164,9 +167,12 @@ def _records(session: Session, contact_ids: Sequence[str], decode: bool) -> list
     return rows
 
 
-def refresh_contacts(session: Session, list_id: str, contact_ids: Sequence[str], cause: str) -> int:
+def refresh_contacts(
+    session: Session, list_id: str, contact_ids: Sequence[str], cause: str, announce: bool = True
+) -> int:
     """Brings the stored smart memberships of these contacts of the list up to date; the number
-    of events appended. Call it after the write, in its transaction."""
+    of changes (events appended unless `announce` is False). Call it after the write, in its
+    transaction."""
     audiences = references.ordered(audiences_of_list(session, list_id))
     if not audiences or not contact_ids:
         return 0
@@ -208,7 +214,7 @@ def refresh_contacts(session: Session, list_id: str, contact_ids: Sequence[str],
                     record[relations.AUDIENCES] = [
                         row for row in record[relations.AUDIENCES] if row["id"] != audience.id
                     ]
-    return _write(session, list_id, entering, leaving, cause, at)
+    return _write(session, list_id, entering, leaving, cause, at, announce)
 
 
 def _selected(audience: StoredAudience, list_id: str, at: datetime) -> Select[str] | None:

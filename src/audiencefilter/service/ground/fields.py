@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
+
+from ... import as_utc
+from . import clock
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_INT32 = 2**31 - 1
@@ -26,6 +30,13 @@ MAX_INCREASE = 10**9
 MAX_DATA_DEPTH = 32
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 NO_NUL = r"^[^\x00]*$"
+# History sent by a client (a sign-up, an action) happened between these bounds: no computer
+# system signed anyone up before 1970, and an exporting system's clock may run a little ahead.
+EARLIEST_INSTANT = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_CLOCK_SKEW = timedelta(minutes=5)
+INSTANT_EXAMPLE = "2019-05-01T09:30:00+02:00"
+# What a list lets a public key (a sign-up form) set besides `email`, until it says otherwise.
+DEFAULT_PUBLIC_FIELDS = ("firstName", "lastName", "name")
 
 
 def check_text(value: str) -> str:
@@ -83,6 +94,35 @@ def check_data(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+def past_instant(value: Any) -> datetime:
+    """An instant of history from ISO 8601 text with its offset, in UTC.
+
+    Without an offset the hour would be a guess, and a date-time filter's answer with it; an
+    instant in the future would put contacts into date audiences before their time, so one is
+    refused past `MAX_CLOCK_SKEW` ahead of the service's clock.
+    """
+    moment = _iso_instant(value)
+    if moment < EARLIEST_INSTANT:
+        raise ValueError("must not be before 1970-01-01T00:00:00Z")
+    if moment > clock.now() + MAX_CLOCK_SKEW:
+        minutes = int(MAX_CLOCK_SKEW.total_seconds() // 60)
+        raise ValueError(f"must not be in the future (more than {minutes} minutes from now)")
+    return moment
+
+
+def _iso_instant(value: Any) -> datetime:
+    shape = f"must be an ISO 8601 date-time with its offset, such as {INSTANT_EXAMPLE}"
+    if not isinstance(value, str) or len(value) > 64:
+        raise ValueError(shape)
+    try:
+        parsed = datetime.fromisoformat(value.upper())  # RFC 3339 allows "t" and "z"
+    except ValueError:
+        raise ValueError(shape) from None
+    if parsed.tzinfo is None:
+        raise ValueError(f"must give its offset from UTC (Z, or +02:00 as in {INSTANT_EXAMPLE})")
+    return as_utc(parsed)
+
+
 def _integral_float(value: Any) -> Any:
     """JSON has one number type: `5.0` is the integer 5 (JSON Schema agrees); `5.5` is not."""
     if isinstance(value, float) and value.is_integer():
@@ -138,6 +178,8 @@ Increase = Annotated[
 StartFrom = Annotated[int, Field(ge=0, le=MAX_INT32), BeforeValidator(_integral_float)]
 Data = Annotated[dict[str, Any], AfterValidator(check_data)]
 QueryBool = Annotated[bool, BeforeValidator(_strict_query_bool)]
+# A past instant: ISO 8601 text with an offset (`past_instant`), read as UTC.
+Instant = Annotated[datetime, BeforeValidator(past_instant)]
 # A filter in a query string; the library bounds it further (256 KiB) and reads it.
 FilterText = Annotated[str, StringConstraints(max_length=65536)]
 QueryText = Annotated[

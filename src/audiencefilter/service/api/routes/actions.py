@@ -61,7 +61,7 @@ def create_action(
 ) -> Response:
     def create(session: Session) -> Response:
         _, lst = changes.locked_contact(session, principal.account_id, body.subId)
-        action = Action(name=body.name, increase=body.increase, subId=body.subId)
+        action = Action(**body.model_dump(exclude_unset=True))  # createdAt: now unless sent
         session.add(action)
         _change_points(session, body.subId, body.increase)
         session.flush()

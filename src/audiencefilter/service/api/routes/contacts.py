@@ -6,7 +6,9 @@ back whole, so a 409 creates nothing.
 
 A public key's sign-up answers 201 with the email and list it sent, whether the contact was new
 or already listed (then left unchanged): no answer tells a page's visitors who is on the list or
-which audiences exist.
+which audiences exist. It may set only `email` and the fields its list names in `publicFields`
+(the names by default); any other field is a 403, or dropped if the list's
+`publicFieldsPolicy` is `ignore`.
 
 The listing also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
 audiences do), read by the filter library and ANDed with the other query filters; an invalid one
@@ -143,7 +145,9 @@ def _refuse_public_fields(body: ContactCreate) -> None:
         "With a private key: the contact created, or 409 when the list has its email. With a "
         "public key (a sign-up form): always 201 with the email and list sent, whether the "
         "contact was created or was already there (then it is left unchanged), so the answer "
-        "says nothing about the list's contacts or audiences."
+        "says nothing about the list's contacts or audiences. A public key may set only `email` "
+        "and the fields of the list's `publicFields`; any other field is a 403 naming it, or is "
+        "dropped when the list's `publicFieldsPolicy` is `ignore`."
     ),
 )
 def create_contact(
@@ -181,6 +185,7 @@ def _sign_up(
     left as it is: a sign-up form must not be a way to overwrite someone's profile.
     """
     lst = changes.locked_list(session, principal.account_id, body.listId)
+    values = _public_values(lst, values)
     key = body.email.lower()
     known = select(Contact.id).where(Contact.listId == lst.id, Contact.emailKey == key)
     if session.scalar(known) is None:
@@ -192,6 +197,32 @@ def _sign_up(
             return data({"contact": {"email": body.email, "listId": lst.id}}, 201)
         changes.contacts_created(session, lst.id, [(contact.id, contact.email)])
     return data({"contact": {"email": body.email, "listId": lst.id}}, 201)
+
+
+def _public_values(lst: List, values: dict[str, Any]) -> dict[str, Any]:
+    """What a public sign-up may write in this list: `email` and the list's `publicFields`.
+
+    A public key sits in a page anyone can read, so whoever copies it would otherwise choose
+    the `data` and profile fields that put a contact into the list's private smart audiences.
+    Anything else is refused with a 403 naming it, or dropped when the list's policy says so.
+    """
+    allowed = {"email", *lst.publicFields}
+    refused = [field for field in values if field not in allowed]
+    if refused and lst.publicFieldsPolicy != "ignore":
+        raise _not_public(refused)
+    return {field: value for field, value in values.items() if field in allowed}
+
+
+def _not_public(refused: list[str]) -> ApiError:
+    return ApiError(
+        403,
+        f"A public key may not set {', '.join(refused)} in this list: add it to the list's "
+        'publicFields, or set its publicFieldsPolicy to "ignore"',
+        errors=[
+            ValidationIssue(pointer=f"/body/{field}", detail="not in the list's publicFields")
+            for field in refused
+        ],
+    )
 
 
 @router.get("/{id}", response_model=ContactResponse, summary="Retrieve a contact")

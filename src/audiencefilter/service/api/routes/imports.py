@@ -2,40 +2,48 @@
 
 The body is a JSON array of contacts, or JSON Lines (`Content-Type: application/x-ndjson`, one
 contact per line); `listId` is a query parameter, and a row may repeat it but not name another
-list. Each row is read as `POST /v4/contacts` reads a body (the same fields, types and bounds)
-and gets its own result: `created` with the new id, `exists` with the id of the contact that
-already has that email in the list (compared ignoring case, as the unique index does), `duplicate`
-when an earlier row of the same import has the email, or `invalid` with its problems in the
-words of every validation error. One bad row never stops the others.
+list. Each row is read as `POST /v4/contacts` reads a body (the same fields, types and bounds),
+plus the history a migration brings: `createdAt`, the sign-up instant, and `actions`, each with
+its own `createdAt` (ISO 8601 with an offset, not in the future: `ground/fields.past_instant`).
+Each row gets its own result: `created` with the new id, `exists` with the id of the contact
+that already has that email in the list (compared ignoring case, as the unique index does),
+`duplicate` when an earlier row of the same import has the email, or `invalid` with its problems
+in the words of every validation error. One bad row never stops the others.
+
+`mode=upsert` updates the contacts found by email instead of answering `exists`: `updated` (with
+the fields that changed) or `unchanged` (`domain/contact_import.py`). `events=false` writes no
+event for the import (membership still follows): a migration's history is no news to webhooks.
 
 Importing is idempotent twice over. Without a key, the same import sent again creates nothing:
-every row is then `exists`. With an `Idempotency-Key`, a retry gets the first answer itself,
-byte for byte, as for every POST. Existing contacts are never changed: that is what `PATCH` is for.
+every row is then `exists` (or `unchanged`). With an `Idempotency-Key`, a retry gets the first
+answer itself, byte for byte, as for every POST; the mode and the events flag are part of the
+request it must repeat.
 
 It is one request for the rate limits, whatever the number of rows; the body limit (1 MiB by
-default) and `MAX_IMPORT_ROWS` (1000) bound the work. All rows are written in one transaction:
-a contact created meanwhile by another request with one of the emails makes the import a 409
-that creates nothing, and sending it again is safe.
+default) and `MAX_IMPORT_ROWS` (1000, a 413 naming it past that) bound the work. All rows are
+written in one transaction: a contact created meanwhile by another request with one of the
+emails makes the import a 409 that creates nothing, and sending it again is safe.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ValidationError
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from ...db.models import Contact
-from ...domain import changes
-from ...ground.fields import QueryText
+from ...db.engine import Database
+from ...domain import changes, contact_import
+from ...domain.contact_import import InvalidRow
+from ...ground.fields import QueryBool, QueryText
 from ...http import validation
 from ...http.errors import ApiError, ValidationIssue
-from ...http.idempotency import RetryDep, once
+from ...http.idempotency import Claim, RetryDep, once
 from ...http.responses import data
 from ..deps import DatabaseDep, PrivateKey
 from ..schemas.resources import ContactImportRow, ImportResponse
@@ -45,12 +53,37 @@ router = APIRouter(prefix="/contacts", tags=["contacts"])
 MAX_IMPORT_ROWS = 1000
 LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/jsonlines")
 OTHER_LIST = "a row may only name the list of the import (the listId query parameter)"
+MODE_DESCRIPTION = (
+    "`create` (default): existing contacts (same email, ignoring case) are left as they are "
+    "(`exists`). `upsert`: they are updated with the fields the row sends (`updated`, or "
+    "`unchanged` when they already were so)."
+)
+EVENTS_DESCRIPTION = (
+    "`false`: the import writes no event (no `contact.created`, `contact.updated`, "
+    "`audience.entered` or `audience.left`, so no webhook delivery); membership still follows. "
+    "For migrating history that consumers must not take for news."
+)
 
 
 class _ImportBody(BaseModel):
-    """The rows as received: what an Idempotency-Key's fingerprint covers."""
+    """The rows as received: what an Idempotency-Key's fingerprint covers (with the query)."""
 
     rows: list[Any]
+
+
+ImportMode = Literal["create", "upsert"]
+
+
+@dataclass(frozen=True)
+class _Job:
+    """An import as read: whose, into which list, its rows, how it treats existing contacts
+    and whether it writes events."""
+
+    account_id: str
+    list_id: str
+    rows: list[tuple[int, Any]]
+    mode: ImportMode
+    events: bool
 
 
 def _rows(raw: bytes, content_type: str) -> list[tuple[int, Any]]:
@@ -90,7 +123,18 @@ def _rows(raw: bytes, content_type: str) -> list[tuple[int, Any]]:
 def _check_count(rows: int) -> None:
     """Refuse an import over the row limit before its rows are decoded one by one."""
     if rows > MAX_IMPORT_ROWS:
-        raise _body_error(f"at most {MAX_IMPORT_ROWS} rows", f"{rows} rows")
+        expected, found = f"at most {MAX_IMPORT_ROWS} rows", f"{rows} rows"
+        issue = ValidationIssue(
+            pointer="/body",
+            detail=f"expected {expected}, found {found}",
+            expected=expected,
+            found=found,
+        )
+        message = (
+            f"An import holds at most {MAX_IMPORT_ROWS} rows (MAX_IMPORT_ROWS); this one has "
+            f"{rows}: send it in parts"
+        )
+        raise ApiError(413, message, errors=[issue])
 
 
 class _Unreadable:
@@ -149,52 +193,35 @@ def _issue(pointer: str, problem: validation.Problem) -> dict[str, Any]:
     return issue.model_dump(exclude_none=True)
 
 
-def _existing(session: Session, list_id: str, keys: list[str]) -> dict[str, str]:
-    """`{email key: contact id}` of the list's contacts with one of these emails."""
-    found: dict[str, str] = {}
-    for start in range(0, len(keys), 500):
-        statement = select(Contact.emailKey, Contact.id).where(
-            Contact.listId == list_id, Contact.emailKey.in_(keys[start : start + 500])
-        )
-        found.update({key: contact_id for key, contact_id in session.execute(statement)})
-    return found
+def _row(number: int, value: Any, list_id: str) -> contact_import.ImportRow | InvalidRow:
+    """A row as the domain takes it: its fields and actions, or its problems."""
+    row, problems = _problems(value, list_id)
+    if row is None:
+        return InvalidRow(number, problems)
+    fields = row.model_dump(exclude_unset=True, exclude={"listId", "actions"})
+    actions = tuple(
+        contact_import.ImportedAction(action.name, action.increase, action.createdAt)
+        for action in row.actions or ()
+    )
+    return contact_import.ImportRow(number, fields, actions)
 
 
-def _import(
-    session: Session, account_id: str, list_id: str, rows: list[tuple[int, Any]]
-) -> Response:
-    lst = changes.locked_list(session, account_id, list_id)
-    checked = [(number, *_problems(value, lst.id)) for number, value in rows]
-    keys = [row.email.lower() for _, row, _ in checked if row is not None]
-    existing = _existing(session, lst.id, sorted(set(keys)))
-    first_row: dict[str, int] = {}
-    results: list[dict[str, Any]] = []
-    created: list[tuple[dict[str, Any], Contact]] = []
-    for number, row, problems in checked:
-        if row is None:
-            results.append({"row": number, "status": "invalid", "errors": problems})
-            continue
-        key = row.email.lower()
-        if key in existing:
-            results.append({"row": number, "status": "exists", "id": existing[key]})
-        elif key in first_row:
-            results.append({"row": number, "status": "duplicate", "sameAsRow": first_row[key]})
-        else:
-            first_row[key] = number
-            values = row.model_dump(exclude_unset=True, exclude={"listId"})
-            contact = Contact(listId=lst.id, emailKey=key, **values)
-            session.add(contact)
-            result: dict[str, Any] = {"row": number, "status": "created"}
-            results.append(result)
-            created.append((result, contact))
-    session.flush()
-    for result, contact in created:
-        result["id"] = contact.id
-    changes.contacts_created(session, lst.id, [(c.id, c.email) for _, c in created])
-    counts = {status: 0 for status in ("created", "exists", "duplicate", "invalid")}
-    for result in results:
-        counts[result["status"]] += 1
-    return data({"listId": lst.id, "rows": len(results), **counts, "results": results})
+def _import(session: Session, job: _Job) -> Response:
+    lst = changes.locked_list(session, job.account_id, job.list_id)
+    checked = [_row(number, value, lst.id) for number, value in job.rows]
+    results = contact_import.write(session, lst.id, checked, job.mode, job.events)
+    summary = {"listId": lst.id, "mode": job.mode, "rows": len(results)}
+    return data({**summary, **contact_import.counts(results), "results": results})
+
+
+def _run(database: Database, claim: Claim | None, job: _Job) -> Response:
+    """The import in its transaction (with its Idempotency-Key record, if any)."""
+    try:
+        return once(database, claim, lambda session: _import(session, job))
+    except IntegrityError:
+        raise ApiError(
+            409, "A contact with one of these emails was created meanwhile; send it again"
+        ) from None
 
 
 @router.post(
@@ -203,9 +230,12 @@ def _import(
     summary="Import contacts in bulk",
     description="Creates the contacts of a JSON array or of JSON Lines "
     "(`Content-Type: application/x-ndjson`) in the list `listId`, up to "
-    f"{MAX_IMPORT_ROWS} rows, and answers a result per row: `created` (with the new `id`), "
-    "`exists` (a contact of the list already has that email; it is not changed), `duplicate` "
-    "(an earlier row has the email) or `invalid` (with `errors`). Sending the same import again "
+    f"{MAX_IMPORT_ROWS} rows (a 413 past that), and answers a result per row: `created` (with "
+    "the new `id`), `exists` (a contact of the list already has that email; it is not changed), "
+    "`updated` or `unchanged` instead with `mode=upsert`, `duplicate` (an earlier row has the "
+    "email) or `invalid` (with `errors`). A row may carry its history: `createdAt` and past "
+    "`actions`, each with its `createdAt`. Its events carry the cause `contact.imported`; "
+    "`events=false` writes none (membership still follows). Sending the same import again "
     "creates nothing; with an `Idempotency-Key` it answers the first result itself. One "
     "request for the rate limits.",
     openapi_extra={
@@ -227,7 +257,18 @@ def _import(
                     },
                     "example": [
                         {"email": "ada@example.com", "firstName": "Ada", "points": 120},
-                        {"email": "grace@example.com", "data": {"plan": "pro"}},
+                        {
+                            "email": "grace@example.com",
+                            "data": {"plan": "pro"},
+                            "createdAt": "2019-05-01T09:30:00+02:00",
+                            "actions": [
+                                {
+                                    "name": "share",
+                                    "increase": 5,
+                                    "createdAt": "2020-02-03T10:00:00Z",
+                                }
+                            ],
+                        },
                     ],
                 },
                 "application/x-ndjson": {
@@ -248,22 +289,16 @@ async def import_contacts(
     principal: PrivateKey,
     database: DatabaseDep,
     retry: RetryDep,
+    mode: Annotated[ImportMode, Query(description=MODE_DESCRIPTION)] = "create",
+    events: Annotated[QueryBool, Query(description=EVENTS_DESCRIPTION)] = True,
 ) -> Response:
     # Decoding a body of up to the size limit takes a while: off the event loop, so health
     # checks and other requests go on meanwhile.
     body = await request.body()
     rows = await run_in_threadpool(_rows, body, request.headers.get("content-type", ""))
     claim = retry.claim(principal.account_id, _ImportBody(rows=[_plain(v) for _, v in rows]))
-
-    def run() -> Response:
-        try:
-            return once(database, claim, lambda s: _import(s, principal.account_id, listId, rows))
-        except IntegrityError:
-            raise ApiError(
-                409, "A contact with one of these emails was created meanwhile; send it again"
-            ) from None
-
-    return await run_in_threadpool(run)
+    job = _Job(principal.account_id, listId, rows, mode, events)
+    return await run_in_threadpool(_run, database, claim, job)
 
 
 def _plain(value: Any) -> Any:

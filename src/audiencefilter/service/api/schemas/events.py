@@ -41,8 +41,10 @@ class EventOut(BaseModel):
     audienceId: str | None = Field(description="The audience concerned, if any.")
     cause: str | None = Field(
         description="Why a contact entered or left: `contact.created`, `contact.updated`, "
-        "`contact.deleted`, `action.created`, `action.deleted`, `audience.created`, "
-        "`audience.updated`, `audience.deleted`, `members.added`, `members.removed` or `clock`."
+        "`contact.deleted`, `contact.imported`, `action.created`, `action.deleted`, "
+        "`audience.created`, `audience.updated`, `audience.deleted`, `members.added`, "
+        "`members.removed` or `clock`. A bulk import's `contact.created` and `contact.updated` "
+        "carry `contact.imported` too."
     )
     occurredAt: datetime
     data: dict[str, Any] = Field(description="Details of the event, by type.")

@@ -12,7 +12,7 @@ Response models document the shapes in OpenAPI; handlers build the dicts in
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -26,6 +26,7 @@ from ...ground.fields import (
     FilterText,
     Identifier,
     Increase,
+    Instant,
     LongText,
     Name,
     Phone,
@@ -42,10 +43,39 @@ from ...http.errors import ValidationIssue
 from ...http.origins import MAX_ORIGINS, Origin, unique_origins
 
 MAX_LIMIT = 20000
+MAX_ROW_ACTIONS = 1000
+INSTANT_RULE = (
+    "ISO 8601 with its offset (`2019-05-01T09:30:00+02:00`), not before 1970 and not more "
+    "than 5 minutes ahead of the service's clock"
+)
 ListMode = Literal["waitlist", "newsletter"]
 SortKey = Literal["points", "createdAt", "email", "firstName", "lastName", "position"]
 Order = Literal["asc", "desc"]
 PUBLIC_FORBIDDEN = ("points", "referrals", "isVerified", "unsubscribed", "isGDPR")
+PublicField = Literal[
+    "firstName",
+    "lastName",
+    "name",
+    "phoneNumber",
+    "company",
+    "country",
+    "city",
+    "address",
+    "website",
+    "socialOne",
+    "socialTwo",
+    "data",
+]
+PublicFieldsPolicy = Literal["refuse", "ignore"]
+PUBLIC_FIELDS_DESCRIPTION = (
+    "The contact fields a sign-up with a public key may set in this list, besides `email` "
+    "(always accepted); default: the names (`firstName`, `lastName`, `name`). Points, referrals "
+    "and the flags can never be set with a public key."
+)
+PUBLIC_POLICY_DESCRIPTION = (
+    "What a public sign-up sending any other field gets: `refuse` (default), a 403 naming the "
+    "field, nothing created; `ignore`, the contact created without it."
+)
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -55,6 +85,11 @@ def _no_default(schema: dict[str, Any]) -> None:
 def optional(description: str | None = None) -> Any:
     """An optional body field: absent means unchanged, and the schema shows no default."""
     return Field(default=None, description=description, json_schema_extra=_no_default)
+
+
+def _unique(fields: list[str]) -> list[str]:
+    """Each field once, in the order given: a list names a field or does not."""
+    return list(dict.fromkeys(fields))
 
 
 class _Body(BaseModel):
@@ -88,11 +123,26 @@ class ContactCreate(_ContactProfile):
     listId: Identifier
 
 
+class ImportAction(_Body):
+    """An action of an imported contact, with the instant it happened."""
+
+    name: Name
+    increase: Increase
+    createdAt: Instant = Field(description=f"When the action happened: {INSTANT_RULE}.")
+
+
 class ContactImportRow(_ContactProfile):
-    """One contact of an import: a contact body whose `listId`, if given, is the import's own."""
+    """One contact of an import: a contact body whose `listId`, if given, is the import's own,
+    with its sign-up instant and past actions when the import carries history."""
 
     email: Email
     listId: Identifier = optional("The import's list, if given at all.")
+    createdAt: Instant = optional(f"When the contact signed up: {INSTANT_RULE}. Default: now.")
+    actions: Annotated[list[ImportAction], Field(max_length=MAX_ROW_ACTIONS)] = optional(
+        "The contact's past actions. Each adds its increase to the points, as `POST "
+        "/v4/actions` does, unless the row sends `points` (then the balance, actions "
+        "included); one the contact already has (same name, increase and createdAt) is skipped."
+    )
 
 
 class ContactUpdate(_ContactProfile):
@@ -137,6 +187,10 @@ class _ListSettings(_Body):
         "Browser origins (`https://example.com[:port]`, no path) whose pages may create contacts "
         "in this list with a public key; empty: none, besides the service-wide CORS_ORIGINS."
     )
+    publicFields: Annotated[
+        list[PublicField], Field(max_length=len(get_args(PublicField))), AfterValidator(_unique)
+    ] = optional(PUBLIC_FIELDS_DESCRIPTION)
+    publicFieldsPolicy: PublicFieldsPolicy = optional(PUBLIC_POLICY_DESCRIPTION)
 
 
 class ListCreate(_ListSettings):
@@ -155,6 +209,7 @@ class ActionCreate(_Body):
     name: Name
     increase: Increase
     subId: Identifier
+    createdAt: Instant = optional(f"When the action happened: {INSTANT_RULE}. Default: now.")
 
 
 class PageQuery(BaseModel):
@@ -289,6 +344,8 @@ class ListOut(BaseModel):
     allowedOrigins: list[str] = Field(
         description="Browser origins whose pages may create contacts in this list."
     )
+    publicFields: list[str] = Field(description=PUBLIC_FIELDS_DESCRIPTION)
+    publicFieldsPolicy: PublicFieldsPolicy = Field(description=PUBLIC_POLICY_DESCRIPTION)
 
 
 class ActionOut(BaseModel):
@@ -354,9 +411,14 @@ class ImportResult(BaseModel):
     """What became of one row of an import."""
 
     row: int = Field(description="The row: its 1-based place in the array, or its line number.")
-    status: Literal["created", "exists", "duplicate", "invalid"]
+    status: Literal["created", "updated", "unchanged", "exists", "duplicate", "invalid"]
     id: str | None = Field(
-        default=None, description="The contact created, or the one that has the email already."
+        default=None,
+        description="The contact created, updated or left unchanged, or the one that has the "
+        "email already.",
+    )
+    fields: list[str] | None = Field(
+        default=None, description="For an updated contact: what changed (`actions`: new ones)."
     )
     sameAsRow: int | None = Field(
         default=None, description="For a duplicate: the earlier row with the same email."
@@ -368,9 +430,14 @@ class ImportResult(BaseModel):
 
 class ImportData(BaseModel):
     listId: str
+    mode: Literal["create", "upsert"]
     rows: int = Field(description="Rows received.")
     created: int
-    exists: int = Field(description="Rows whose email a contact of the list already has.")
+    updated: int = Field(description="Contacts an upsert changed.")
+    unchanged: int = Field(description="Contacts an upsert found as the row says already.")
+    exists: int = Field(
+        description="Rows whose email a contact of the list already has (mode `create`)."
+    )
     duplicate: int = Field(description="Rows whose email an earlier row of the import has.")
     invalid: int
     results: list[ImportResult]

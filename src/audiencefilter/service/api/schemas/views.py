@@ -51,6 +51,8 @@ LIST_FIELDS = (
     "analyticsA",
     "analyticsB",
     "allowedOrigins",
+    "publicFields",
+    "publicFieldsPolicy",
 )
 SUMMARY_FIELDS = ("id", "name", "url", "mode", "referrals", "color", "title", "desc")
 ACTION_FIELDS = ("id", "name", "increase", "createdAt", "updatedAt", "subId")

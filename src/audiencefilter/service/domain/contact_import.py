@@ -1,0 +1,252 @@
+"""Writing the rows of a bulk import in one transaction, with a result for every row.
+
+The route reads and validates the rows (`api/routes/imports.py`); this module decides what each
+valid row does to the list, under the list's lock, so nothing changes between the look-up of the
+emails and the writes:
+
+- mode `create` (the default) creates the contacts whose email is new, and answers `exists` for
+  the others, which it never changes;
+- mode `upsert` also updates the contacts it finds by email (ignoring case): the fields a row
+  sends replace the stored ones, the fields it leaves out stay, and it answers `updated` with
+  what changed, or `unchanged` when the contact already was as the row says. Sending the same
+  export twice therefore changes nothing the second time.
+
+A row carries history: its `createdAt` (the sign-up instant) and its actions, each with its own
+`createdAt`. An action the contact already has (same name, increase and instant) is not added
+again, which is what makes a second sync `unchanged`. Points follow one rule: a row that sends
+`points` gives the balance, its actions included; a row without it adds the increases of its new
+actions, as `POST /v4/actions` does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Table, insert, select
+from sqlalchemy.orm import Session
+
+from ... import as_utc
+from ..db.models import Action, Contact, new_id
+from ..ground import clock
+from ..ground.fields import MAX_SAFE_INTEGER
+from . import changes
+
+CREATE = "create"
+UPSERT = "upsert"
+STATUSES = ("created", "updated", "unchanged", "exists", "duplicate", "invalid")
+CHUNK = 500
+ACTIONS = cast(Table, Action.__table__)
+POINTS_RANGE = (
+    "actions whose increases keep the contact's points within ±(2^53-1); "
+    "or send the balance as points"
+)
+
+ActionKey = tuple[str, int, datetime]
+
+
+@dataclass(frozen=True)
+class ImportedAction:
+    """An action of a row: what happened and when."""
+
+    name: str
+    increase: int
+    createdAt: datetime
+
+    @property
+    def key(self) -> ActionKey:
+        """What makes two actions of a contact the same one."""
+        return (self.name, self.increase, as_utc(self.createdAt))
+
+
+@dataclass(frozen=True)
+class ImportRow:
+    """A valid row: the contact's fields as sent (`email` included) and its actions."""
+
+    number: int
+    fields: dict[str, Any]
+    actions: tuple[ImportedAction, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The email as the unique index compares it."""
+        return str(self.fields["email"]).lower()
+
+
+@dataclass(frozen=True)
+class InvalidRow:
+    """A row that is no valid contact, with its problems."""
+
+    number: int
+    errors: list[dict[str, Any]]
+
+
+@dataclass
+class _Batch:
+    """One import in its transaction: the rows seen so far and what they will write."""
+
+    session: Session
+    list_id: str
+    mode: str
+    existing: dict[str, Contact]
+    stored_actions: dict[str, Counter[ActionKey]]
+    first_row: dict[str, int] = field(default_factory=dict)
+    created: list[tuple[dict[str, Any], Contact, ImportRow]] = field(default_factory=list)
+    updated: list[tuple[str, list[str]]] = field(default_factory=list)
+    new_actions: list[tuple[str, ImportedAction]] = field(default_factory=list)
+
+
+def write(
+    session: Session,
+    list_id: str,
+    rows: Sequence[ImportRow | InvalidRow],
+    mode: str,
+    announce: bool,
+) -> list[dict[str, Any]]:
+    """Applies the rows to the list (its lock held by the caller); a result per row, in order."""
+    keys = sorted({row.key for row in rows if isinstance(row, ImportRow)})
+    existing = _existing(session, list_id, keys)
+    stored = _stored_actions(session, [c.id for c in existing.values()]) if mode == UPSERT else {}
+    batch = _Batch(session, list_id, mode, existing, stored)
+    results = [_take(batch, row) for row in rows]
+    _finish(batch, announce)
+    return results
+
+
+def counts(results: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many rows got each status (every status named, 0 included)."""
+    found = Counter(result["status"] for result in results)
+    return {status: found[status] for status in STATUSES}
+
+
+def _existing(session: Session, list_id: str, keys: list[str]) -> dict[str, Contact]:
+    """`{email key: contact}` of the list's contacts with one of these emails."""
+    found: dict[str, Contact] = {}
+    for start in range(0, len(keys), CHUNK):
+        statement = select(Contact).where(
+            Contact.listId == list_id, Contact.emailKey.in_(keys[start : start + CHUNK])
+        )
+        found.update({contact.emailKey: contact for contact in session.scalars(statement)})
+    return found
+
+
+def _stored_actions(session: Session, contact_ids: list[str]) -> dict[str, Counter[ActionKey]]:
+    """The actions these contacts have, as keys per contact: what an upsert must not repeat."""
+    found: dict[str, Counter[ActionKey]] = {}
+    for start in range(0, len(contact_ids), CHUNK):
+        statement = select(Action.subId, Action.name, Action.increase, Action.createdAt).where(
+            Action.subId.in_(contact_ids[start : start + CHUNK])
+        )
+        for sub_id, name, increase, created_at in session.execute(statement):
+            found.setdefault(sub_id, Counter())[(name, increase, as_utc(created_at))] += 1
+    return found
+
+
+def _take(batch: _Batch, row: ImportRow | InvalidRow) -> dict[str, Any]:
+    """What one row does, and its result."""
+    if isinstance(row, InvalidRow):
+        return {"row": row.number, "status": "invalid", "errors": row.errors}
+    contact = batch.existing.get(row.key)
+    if contact is not None and batch.mode == CREATE:
+        return {"row": row.number, "status": "exists", "id": contact.id}
+    if row.key in batch.first_row:
+        return {"row": row.number, "status": "duplicate", "sameAsRow": batch.first_row[row.key]}
+    batch.first_row[row.key] = row.number
+    if contact is None:
+        return _create(batch, row)
+    return _update(batch, row, contact)
+
+
+def _create(batch: _Batch, row: ImportRow) -> dict[str, Any]:
+    values = dict(row.fields)
+    if "points" not in values and row.actions:
+        values["points"] = sum(action.increase for action in row.actions)
+    contact = Contact(listId=batch.list_id, emailKey=row.key, **values)
+    batch.session.add(contact)
+    result: dict[str, Any] = {"row": row.number, "status": "created"}
+    batch.created.append((result, contact, row))
+    return result
+
+
+def _update(batch: _Batch, row: ImportRow, contact: Contact) -> dict[str, Any]:
+    """An upsert of an existing contact: the fields that differ, and the actions it lacks."""
+    actions = _missing_actions(row.actions, batch.stored_actions.get(contact.id, Counter()))
+    values = {name: value for name, value in row.fields.items() if name != "email"}
+    if "points" not in values and actions:
+        values["points"] = contact.points + sum(action.increase for action in actions)
+        if abs(values["points"]) > MAX_SAFE_INTEGER:
+            return _points_out_of_range(row, values["points"])
+    changed = [name for name, value in values.items() if not _same(getattr(contact, name), value)]
+    for name in changed:
+        setattr(contact, name, values[name])
+    fields = sorted([*changed, *(["actions"] if actions else [])])
+    batch.new_actions.extend((contact.id, action) for action in actions)
+    if not fields:
+        return {"row": row.number, "status": "unchanged", "id": contact.id}
+    batch.updated.append((contact.id, fields))
+    return {"row": row.number, "status": "updated", "id": contact.id, "fields": fields}
+
+
+def _missing_actions(
+    actions: Sequence[ImportedAction], stored: Counter[ActionKey]
+) -> list[ImportedAction]:
+    """The row's actions the contact does not have yet (as many times as the row repeats one)."""
+    left = Counter(stored)
+    missing = []
+    for action in actions:
+        if left[action.key] > 0:
+            left[action.key] -= 1
+        else:
+            missing.append(action)
+    return missing
+
+
+def _same(stored: Any, sent: Any) -> bool:
+    """Whether a stored value already is the sent one: instants compared in UTC, the rest as
+    JSON (so `1`, `1.0` and `true` in `data` stay different values, as a filter sees them)."""
+    if isinstance(stored, datetime) and isinstance(sent, datetime):
+        return as_utc(stored) == as_utc(sent)
+    return json.dumps(stored, sort_keys=True) == json.dumps(sent, sort_keys=True)
+
+
+def _points_out_of_range(row: ImportRow, points: int) -> dict[str, Any]:
+    problem = {
+        "pointer": "/actions",
+        "detail": f"expected {POINTS_RANGE}, found a balance of {points}",
+        "expected": POINTS_RANGE,
+        "found": f"a balance of {points}",
+    }
+    return {"row": row.number, "status": "invalid", "errors": [problem]}
+
+
+def _finish(batch: _Batch, announce: bool) -> None:
+    """Writes the new contacts' ids into their results, the actions, then membership and events."""
+    batch.session.flush()
+    for result, contact, row in batch.created:
+        result["id"] = contact.id
+        batch.new_actions.extend((contact.id, action) for action in row.actions)
+    _insert_actions(batch.session, batch.new_actions)
+    created = [(contact.id, contact.email) for _, contact, _ in batch.created]
+    changes.contacts_imported(batch.session, batch.list_id, created, batch.updated, announce)
+
+
+def _insert_actions(session: Session, actions: Sequence[tuple[str, ImportedAction]]) -> None:
+    """Core inserts by column name: thousands of actions cost no ORM object each."""
+    now = clock.now()
+    rows = [
+        {
+            "id": new_id("act"),
+            "sub_id": contact_id,
+            "name": action.name,
+            "increase": action.increase,
+            "created_at": action.createdAt,
+            "updated_at": now,
+        }
+        for contact_id, action in actions
+    ]
+    for start in range(0, len(rows), CHUNK):
+        session.connection().execute(insert(ACTIONS), rows[start : start + CHUNK])
