@@ -90,8 +90,8 @@ def test_a_declared_field_keeps_its_type_and_name() -> None:
     ("spec", "message"),
     [
         (("string", ("data",)), "a column then at least one key"),
-        (("datetime", ("data", "since")), "string, number or boolean"),
-        (("json", ("data", "x")), "string, number or boolean"),
+        (("datetime", ("data", "since")), "a date-time inside JSON text has no order"),
+        (("json", ("data", "x")), "a list of strings, numbers or booleans"),
     ],
 )
 def test_a_source_is_checked(spec: Any, message: str) -> None:

@@ -16,7 +16,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import IO, Any
 
@@ -54,18 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out, err = sys.stdout, sys.stderr
     try:
-        if args.command == "eval" and args.contacts == "-" and _filter_from_stdin(args):
-            raise UsageError("the filter and the contacts cannot both come from stdin")
-        schema = load_schema(args.schema)
-        text = read_text(args.filter, args.file)
-        syntax = detect_syntax(text, args.syntax)
-        try:
-            flt = load_filter(text, syntax, schema)
-        except FilterError as exc:
-            write(err, render_error(exc, text))
-            return EXIT_INVALID
-        status: int = args.run(args, flt, syntax, out, err)
-        return status
+        return _read_and_run(args, out, err)
     except UsageError as exc:
         parser.print_usage(err)
         err.write(f"audiencefilter {args.command}: error: {exc}\n")
@@ -74,6 +63,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Point stdout at devnull so the interpreter's final flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+
+
+def _read_and_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """Read the schema and the filter the command line names, then run the command on them; an
+    invalid filter is reported here, as every command reports it."""
+    if args.command == "eval" and args.contacts == "-" and _filter_from_stdin(args):
+        raise UsageError("the filter and the contacts cannot both come from stdin")
+    schema = load_schema(args.schema)
+    text = read_text(args.filter, args.file)
+    syntax = detect_syntax(text, args.syntax)
+    try:
+        flt = load_filter(text, syntax, schema)
+    except FilterError as exc:
+        write(err, render_error(exc, text))
+        return EXIT_INVALID
+    status: int = args.run(args, flt, syntax, out, err)
+    return status
 
 
 def _filter_from_stdin(args: argparse.Namespace) -> bool:
@@ -90,137 +96,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"audiencefilter {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    check = _command(commands, "check", "validate a filter; prints ok, or every problem found")
-    check.set_defaults(run=_check)
-
-    fmt = _command(commands, "fmt", "print a filter in canonical form")
-    fmt.add_argument(
-        "--to", choices=("json", "text"), help="output syntax (default: the input's own)"
-    )
-    fmt.add_argument(
-        "--indent",
-        type=int,
-        default=None,
-        metavar="N",
-        help="indent JSON output by N spaces (default: compact)",
-    )
-    fmt.add_argument(
-        "--width",
-        type=int,
-        default=100,
-        metavar="N",
-        help="break text output longer than N characters over lines (0: one line)",
-    )
-    fmt.set_defaults(run=_fmt)
-
-    sql = _command(commands, "sql", "print a filter as a SQL condition")
-    sql.add_argument(
-        "--dialect",
-        choices=DIALECTS,
-        default="postgresql",
-        help="the SQL dialect (default: postgresql)",
-    )
-    sql.add_argument(
-        "--column",
-        action="append",
-        default=[],
-        metavar="FIELD=COLUMN",
-        help="the column holding FIELD (repeatable); default: the field's name",
-    )
-    sql.add_argument(
-        "--params",
-        action="store_true",
-        help='print {"sql": ..., "params": [...]} with placeholders instead',
-    )
-    _now_option(sql)
-    sql.set_defaults(run=_sql)
-
-    explain = _command(commands, "explain", "show why a record is in or out of the audience")
-    explain.add_argument(
-        "--record", required=True, metavar="JSON", help="the contact as a JSON object, or @file"
-    )
-    _now_option(explain)
-    explain.set_defaults(run=_explain)
-
-    evaluate = _command(commands, "eval", "run a filter over a file of contacts")
-    evaluate.add_argument(
-        "contacts",
-        metavar="CONTACTS",
-        help="JSON Lines, JSON array or CSV file of contacts (- for stdin)",
-    )
-    evaluate.add_argument(
-        "--format",
-        choices=("jsonl", "json", "csv"),
-        dest="contacts_format",
-        help="the contacts' format (default: from the file's extension)",
-    )
-    evaluate.add_argument(
-        "--output",
-        "-o",
-        metavar="FILE",
-        help="write the matching contacts as JSON Lines to FILE (- for stdout)",
-    )
-    evaluate.add_argument(
-        "--id-field",
-        default="id",
-        metavar="NAME",
-        help="the field printed for each match (default: id)",
-    )
-    evaluate.add_argument("--count", action="store_true", help="print only the number of matches")
-    evaluate.add_argument(
-        "--progress",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="progress bar on stderr (default: for large files on a terminal)",
-    )
-    evaluate.add_argument(
-        "--bad-rows-shown",
-        type=int,
-        default=20,
-        metavar="N",
-        help="report at most N bad rows on stderr (all are counted)",
-    )
-    _now_option(evaluate)
-    evaluate.set_defaults(run=_eval)
+    for name, help_text, options, run in _COMMANDS:
+        command = _command(commands, name, help_text)
+        _add_options(command, options)
+        command.set_defaults(run=run)
     return parser
 
 
 def _command(commands: Any, name: str, help_text: str) -> argparse.ArgumentParser:
+    """A subcommand with the options every command shares: where the filter comes from, its
+    syntax and its schema."""
     command: argparse.ArgumentParser = commands.add_parser(
         name, help=help_text, description=help_text
     )
-    command.add_argument(
-        "filter",
-        nargs="?",
-        metavar="FILTER",
-        help="the filter text, @file, or - for stdin (default: stdin)",
-    )
-    command.add_argument("--file", "-f", metavar="PATH", help="read the filter from PATH")
-    command.add_argument(
-        "--syntax",
-        choices=("auto", "json", "text"),
-        default="auto",
-        help="the filter's syntax (default: JSON if it starts with { or [)",
-    )
-    command.add_argument(
-        "--schema",
-        metavar="PATH",
-        help='filterable fields as JSON {"field": "TYPE", ...}, TYPE one of '
-        + ", ".join(kind.value for kind in FieldType)
-        + " (default: the contact fields)",
-    )
+    _add_options(command, _FILTER_OPTIONS)
     return command
 
 
-def _now_option(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--now",
-        type=_instant,
-        metavar="DATETIME",
-        help="the instant relative dates (`3 days ago`) are taken at, ISO 8601 "
-        "(default: the clock)",
-    )
+def _add_options(command: argparse.ArgumentParser, options: Sequence[_Option]) -> None:
+    for flags, settings in options:
+        command.add_argument(*flags, **settings)
 
 
 def _instant(text: str) -> datetime:
@@ -267,25 +162,9 @@ def _fmt(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: 
 
 
 def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
-    columns = {}
-    for pair in args.column:
-        field, sep, column = pair.partition("=")
-        if not sep or not field or not column:
-            raise UsageError(f"--column takes FIELD=COLUMN, not {pair!r}")
-        columns[field] = column
+    columns = _columns(args.column)
     try:
-        if args.params:
-            sql, params = flt.to_sql_params(args.dialect, columns or None, now=args.now)
-            out.write(
-                json.dumps(
-                    {"sql": sql, "params": [json_value(p) for p in params]},
-                    ensure_ascii=False,
-                    default=str,
-                )
-                + "\n"
-            )
-        else:
-            out.write(flt.to_sql(args.dialect, columns or None, now=args.now) + "\n")
+        _write_sql(args, flt, columns or None, out)
     except ImportError as exc:
         err.write(f"the SQL back-end is not available: {exc}\n")
         return EXIT_INVALID
@@ -296,6 +175,29 @@ def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: 
         raise UsageError(str(exc)) from None
     _relative_note(flt, args.now, err)
     return EXIT_OK
+
+
+def _columns(pairs: Sequence[str]) -> dict[str, str]:
+    """The `--column FIELD=COLUMN` options as a mapping."""
+    columns = {}
+    for pair in pairs:
+        field, sep, column = pair.partition("=")
+        if not sep or not field or not column:
+            raise UsageError(f"--column takes FIELD=COLUMN, not {pair!r}")
+        columns[field] = column
+    return columns
+
+
+def _write_sql(
+    args: argparse.Namespace, flt: Filter, columns: dict[str, str] | None, out: IO[str]
+) -> None:
+    """The SQL text, or with `--params` the text with placeholders and its values as JSON."""
+    if not args.params:
+        out.write(flt.to_sql(args.dialect, columns, now=args.now) + "\n")
+        return
+    sql, params = flt.to_sql_params(args.dialect, columns, now=args.now)
+    document = {"sql": sql, "params": [json_value(p) for p in params]}
+    out.write(json.dumps(document, ensure_ascii=False, default=str) + "\n")
 
 
 def _explain(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
@@ -328,3 +230,160 @@ def _eval(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err:
         now=args.now,
     )
     return run_eval(flt, options, out, err)
+
+
+# The command line as data: each command's own options, then the commands. An option is its
+# flags and the keyword arguments of `add_argument`.
+_Option = tuple[tuple[str, ...], dict[str, Any]]
+
+_FILTER_OPTIONS: tuple[_Option, ...] = (
+    (
+        ("filter",),
+        {
+            "nargs": "?",
+            "metavar": "FILTER",
+            "help": "the filter text, @file, or - for stdin (default: stdin)",
+        },
+    ),
+    (("--file", "-f"), {"metavar": "PATH", "help": "read the filter from PATH"}),
+    (
+        ("--syntax",),
+        {
+            "choices": ("auto", "json", "text"),
+            "default": "auto",
+            "help": "the filter's syntax (default: JSON if it starts with { or [)",
+        },
+    ),
+    (
+        ("--schema",),
+        {
+            "metavar": "PATH",
+            "help": 'filterable fields as JSON {"field": "TYPE", ...}, TYPE one of '
+            + ", ".join(kind.value for kind in FieldType)
+            + " (default: the contact fields)",
+        },
+    ),
+)
+_NOW: _Option = (
+    ("--now",),
+    {
+        "type": _instant,
+        "metavar": "DATETIME",
+        "help": "the instant relative dates (`3 days ago`) are taken at, ISO 8601 "
+        "(default: the clock)",
+    },
+)
+_FMT_OPTIONS: tuple[_Option, ...] = (
+    (("--to",), {"choices": ("json", "text"), "help": "output syntax (default: the input's own)"}),
+    (
+        ("--indent",),
+        {
+            "type": int,
+            "default": None,
+            "metavar": "N",
+            "help": "indent JSON output by N spaces (default: compact)",
+        },
+    ),
+    (
+        ("--width",),
+        {
+            "type": int,
+            "default": 100,
+            "metavar": "N",
+            "help": "break text output longer than N characters over lines (0: one line)",
+        },
+    ),
+)
+_SQL_OPTIONS: tuple[_Option, ...] = (
+    (
+        ("--dialect",),
+        {
+            "choices": DIALECTS,
+            "default": "postgresql",
+            "help": "the SQL dialect (default: postgresql)",
+        },
+    ),
+    (
+        ("--column",),
+        {
+            "action": "append",
+            "default": [],
+            "metavar": "FIELD=COLUMN",
+            "help": "the column holding FIELD (repeatable); default: the field's name",
+        },
+    ),
+    (
+        ("--params",),
+        {
+            "action": "store_true",
+            "help": 'print {"sql": ..., "params": [...]} with placeholders instead',
+        },
+    ),
+    _NOW,
+)
+_EXPLAIN_OPTIONS: tuple[_Option, ...] = (
+    (
+        ("--record",),
+        {"required": True, "metavar": "JSON", "help": "the contact as a JSON object, or @file"},
+    ),
+    _NOW,
+)
+_EVAL_OPTIONS: tuple[_Option, ...] = (
+    (
+        ("contacts",),
+        {
+            "metavar": "CONTACTS",
+            "help": "JSON Lines, JSON array or CSV file of contacts (- for stdin)",
+        },
+    ),
+    (
+        ("--format",),
+        {
+            "choices": ("jsonl", "json", "csv"),
+            "dest": "contacts_format",
+            "help": "the contacts' format (default: from the file's extension)",
+        },
+    ),
+    (
+        ("--output", "-o"),
+        {
+            "metavar": "FILE",
+            "help": "write the matching contacts as JSON Lines to FILE (- for stdout)",
+        },
+    ),
+    (
+        ("--id-field",),
+        {
+            "default": "id",
+            "metavar": "NAME",
+            "help": "the field printed for each match (default: id)",
+        },
+    ),
+    (("--count",), {"action": "store_true", "help": "print only the number of matches"}),
+    (
+        ("--progress",),
+        {
+            "choices": ("auto", "always", "never"),
+            "default": "auto",
+            "help": "progress bar on stderr (default: for large files on a terminal)",
+        },
+    ),
+    (
+        ("--bad-rows-shown",),
+        {
+            "type": int,
+            "default": 20,
+            "metavar": "N",
+            "help": "report at most N bad rows on stderr (all are counted)",
+        },
+    ),
+    _NOW,
+)
+_COMMANDS: tuple[tuple[str, str, tuple[_Option, ...], Callable[..., int]], ...] = (
+    ("check", "validate a filter; prints ok, or every problem found", (), _check),
+    ("fmt", "print a filter in canonical form", _FMT_OPTIONS, _fmt),
+    ("sql", "print a filter as a SQL condition", _SQL_OPTIONS, _sql),
+    ("explain", "show why a record is in or out of the audience", _EXPLAIN_OPTIONS, _explain),
+    ("eval", "run a filter over a file of contacts", _EVAL_OPTIONS, _eval),
+)
+"""Every command, in the order `--help` lists them: name, help, options, and what runs it."""

@@ -62,8 +62,12 @@ Where = tuple[str | int, ...] | None
 """Where a problem is, relative to the operand: `()` the operand, `(2,)` its third item,
 `("ago",)` a key inside it; None for the operator itself."""
 Report = Callable[[Where, str, str | None], None]
-_C = TypeVar("_C", StartOf, Period)
 """`report(where, message, suggestion)`: how a reader is told of a problem."""
+At = tuple[str | int, ...]
+"""Where an operand, or a part of it, is: a `Where` other than the operator."""
+Keys = tuple[str, ...]
+"""The keys of a path inside a JSON field."""
+_C = TypeVar("_C", StartOf, Period)
 
 OPERATOR: Final[Where] = None
 
@@ -128,6 +132,15 @@ _PLURAL = {
 }
 _IN_JSON = "is not read on a list kept inside JSON: it is a JSON array, tested item by item"
 _IN_JSON_HINT = "use has, hasSome or hasEvery (case-sensitive), or keep the list in a column"
+_PERIOD_VALUE = "a calendar period is a condition of its own, not a value to compare with"
+_PERIOD_VALUE_HINT = "and the period, or compare with the start of a unit"
+_REFERENCE_TO_PATH = "a field reference compares two fields of their own columns, not a JSON path"
+_PERIOD_ON_PATH = (
+    "applies to date-time fields; a value inside JSON is compared as a string, a number or a "
+    "boolean"
+)
+_PERIOD_ON_PATH_HINT = "declare the key as a date-time field of the schema, or compare the string"
+_NOT_ONE_JSON_VALUE = "JSON fields compare one value at a time; arrays and objects are not compared"
 NON_FINITE_HINT = "NaN and Infinity are not numbers a filter can compare with"
 LONE_SURROGATE = "the string holds a lone surrogate, not valid Unicode"
 MODES = ("insensitive", "default")
@@ -238,17 +251,9 @@ class Conditions:
         """Whether `field` takes `op`; if not, says which fields do."""
         if field.accepts(op):
             return True
-        if op in ORDERING_OPS:
-            applies = "string, number and date-time fields"
-        elif op in PATTERN_OPS:
-            applies = "string fields"
-        elif op in PERIOD_OPS:
-            applies = "date-time fields"
-        else:
-            applies = "string, number and date-time fields"
         report(
             OPERATOR,
-            f'{self.syntax.op(op)} applies to {applies}; "{field.name}" is a '
+            f'{self.syntax.op(op)} applies to {_applies_to(op)}; "{field.name}" is a '
             f"{field.type.value} field",
             f'"{field.name}" takes {self.syntax.operator_names(field)}',
         )
@@ -258,32 +263,36 @@ class Conditions:
         """Whether `value` (JSON's `mode`; text's `ignoring case` is "insensitive") makes
         `field`'s comparisons case-insensitive; a mode anywhere but on a string field is a
         problem."""
-        word = self.syntax.mode_word
+        folds = _holds_strings(field)
         if inside_not:
-            report(
-                (),
-                f"{word} is not allowed inside not",
-                f"put {word} beside not, in the field's object; not inherits it",
-            )
-        elif (
-            field.type is not FieldType.STRING
-            and field.type is not FieldType.JSON
-            and (field.type.element is not FieldType.STRING)
-        ):
-            report(
-                (),
-                f'{word} applies to string fields; "{field.name}" is a {field.type.value} field',
-                f"remove {word}",
-            )
+            self.mode_inside_not(report)
+        elif not folds:
+            self.mode_off_strings(field, report)
         elif value not in MODES:
             report(
                 (),
                 f'expected "insensitive" or "default", found {describe_value(value)}',
                 did_you_mean(str(value), MODES),
             )
-        folds = field.type is FieldType.STRING or field.type is FieldType.JSON
-        folds = folds or field.type.element is FieldType.STRING
         return value == "insensitive" and folds
+
+    def mode_inside_not(self, report: Report) -> None:
+        """A mode under `not`, which takes its mode from the field's object around it."""
+        word = self.syntax.mode_word
+        report(
+            (),
+            f"{word} is not allowed inside not",
+            f"put {word} beside not, in the field's object; not inherits it",
+        )
+
+    def mode_off_strings(self, field: Field, report: Report) -> None:
+        """A mode on a field whose values have no case."""
+        word = self.syntax.mode_word
+        report(
+            (),
+            f'{word} applies to string fields; "{field.name}" is a {field.type.value} field',
+            f"remove {word}",
+        )
 
     def comparison(
         self, field: Field, op: Op, value: Any, insensitive: bool, report: Report
@@ -300,13 +309,14 @@ class Conditions:
         if op in LIST_OPS:
             values = self.values(field, op, value, report)
             return TRUE if values is None else Comparison(field.name, op, values, insensitive)
+        return self.scalar_comparison(field, op, value, insensitive, report)
+
+    def scalar_comparison(
+        self, field: Field, op: Op, value: Any, insensitive: bool, report: Report
+    ) -> Node:
+        """`field op value` for an operator that takes one value."""
         if value is None:
-            if op is Op.EQUALS:
-                return IsNull(field.name)
-            report(
-                (), f"{self.syntax.op(op)} does not take null", self.syntax.null_test(field.name)
-            )
-            return TRUE
+            return self.null_comparison(field, op, report)
         if _is_list(value):
             report(
                 (),
@@ -317,98 +327,121 @@ class Conditions:
         literal = self.literal(field, value, (), report)
         return TRUE if literal is None else Comparison(field.name, op, literal, insensitive)
 
+    def null_comparison(self, field: Field, op: Op, report: Report) -> Node:
+        """`field op null`: a null test for `equals`, a problem for any other operator."""
+        if op is Op.EQUALS:
+            return IsNull(field.name)
+        report((), f"{self.syntax.op(op)} does not take null", self.syntax.null_test(field.name))
+        return TRUE
+
+    def over_limit(self, value: Sequence[Any], report: Report) -> bool:
+        """Whether a list operand holds more values than one read takes (and if so, says so)."""
+        if len(value) <= self.max_array:
+            return False
+        report(
+            (),
+            f"the {self.syntax.list_word} has {len(value)} values, over the limit of "
+            f"{self.max_array}",
+            "split the audience",
+        )
+        return True
+
     def values(self, field: Field, op: Op, value: Any, report: Report) -> tuple[Scalar, ...] | None:
         """The literals of an `in` or `notIn` list; None after a problem."""
-        syntax = self.syntax
         if not _is_list(value):
+            self.not_a_list(op, _PLURAL[field.type], value, report)
+            return None
+        if self.over_limit(value, report):
+            return None
+        items = [self.value_item(field, op, item, (i,), report) for i, item in enumerate(value)]
+        literals = tuple(item for item in items if item is not None)
+        return literals if len(literals) == len(items) else None
+
+    def not_a_list(self, op: Op, plural: str, value: Any, report: Report) -> None:
+        """`in` or `notIn` with one value (or none) where a list of `plural` goes."""
+        syntax = self.syntax
+        report(
+            (),
+            f"{syntax.op(op)} takes {_article(syntax.list_word)} of {plural}, "
+            f"found {syntax.describe(value)}",
+            None if value is None or _is_map(value) else f"write [{syntax.written(value)}]",
+        )
+
+    def value_item(self, field: Field, op: Op, item: Any, at: At, report: Report) -> Scalar | None:
+        """One value of an `in` or `notIn` list, fixed and not null; None after a problem."""
+        inside = self.syntax.op(op)
+        if item is None:
+            report(at, f"null is not allowed inside {inside}", self.syntax.null_in_list(field.name))
+            return None
+        if field.type in CALENDAR_TYPES and _is_relative(item):
             report(
-                (),
-                f"{syntax.op(op)} takes {_article(syntax.list_word)} of {_PLURAL[field.type]}, "
-                f"found {syntax.describe(value)}",
-                None if value is None or _is_map(value) else f"write [{syntax.written(value)}]",
+                at,
+                _relative_in_list(inside),
+                f"compare with {self.syntax.op(Op.EQUALS)}, "
+                f"or combine conditions with {self.syntax.or_word}",
             )
             return None
-        if len(value) > self.max_array:
-            report(
-                (),
-                f"the {syntax.list_word} has {len(value)} values, over the limit of "
-                f"{self.max_array}",
-                "split the audience",
-            )
-            return None
-        items: list[Scalar] = []
-        valid = True
-        for index, item in enumerate(value):
-            if item is None:
-                report(
-                    (index,),
-                    f"null is not allowed inside {syntax.op(op)}",
-                    syntax.null_in_list(field.name),
-                )
-                valid = False
-                continue
-            if field.type in CALENDAR_TYPES and _is_relative(item):
-                report(
-                    (index,),
-                    f"a relative date-time is not allowed inside {syntax.op(op)}: a list holds "
-                    "fixed values",
-                    f"compare with {syntax.op(Op.EQUALS)}, "
-                    f"or combine conditions with {syntax.or_word}",
-                )
-                valid = False
-                continue
-            literal = self.literal(field, item, (index,), report)
-            if literal is None or isinstance(literal, Ago | StartOf):
-                valid = False
-            else:
-                items.append(literal)
-        return tuple(items) if valid else None
+        literal = self.literal(field, item, at, report)
+        return None if isinstance(literal, Ago | StartOf) else literal
 
     def literal(
-        self, field: Field, value: Any, at: tuple[str | int, ...], report: Report
+        self, field: Field, value: Any, at: At, report: Report
     ) -> Scalar | Ago | StartOf | None:
         """`value` as a literal of `field`'s type; None after a problem."""
         kind = field.type
         exact = type(value)
         if kind is FieldType.STRING and exact is str:
-            if is_valid_unicode(value):
-                return value  # type: ignore[no-any-return]
-            report(at, LONE_SURROGATE, None)
-            return None
+            return self.text_literal(value, at, report)
         if kind is FieldType.NUMBER and is_number(value):
             return int(value) if isinstance(value, int) else float(value)
         if kind is FieldType.BOOLEAN and exact is bool:
             return value  # type: ignore[no-any-return]
         if kind is FieldType.DATE and (exact in (str, BareDateTime, date) or exact is datetime):
             return self.day(value, at, report)
-        if kind in CALENDAR_TYPES:
-            if exact is str or exact is BareDateTime or isinstance(value, datetime):
-                return self.instant(value, at, report)
-            if exact is WordsAgo:
-                return self.ago(value.text, Ago.from_words, at, report)
-            if exact is WordsStart:
-                return self.calendar(lambda: start_from_words(value.text), at, report)
-            if exact is WordsPeriod or (_is_map(value) and _is_period(value)):
-                report(
-                    at,
-                    "a calendar period is a condition of its own, not a value to compare with",
-                    f"write {self.syntax.op(Op.WITHIN)} and the period, or compare with the "
-                    "start of a unit",
-                )
-                return None
-            if _is_map(value) and "startOf" in value:
-                if getattr(value, "duplicates", ()):
-                    report(at, "a key of the start of a calendar unit appears twice", None)
-                    return None
-                return self.calendar(lambda: start_from_json(dict(value)), at, report)
-            if _is_map(value):
-                return self.relative(value, at, report)
+        if kind in CALENDAR_TYPES and _is_datetime_operand(value):
+            return self.datetime_literal(value, at, report)
         report(
             at, wrong_type(self.syntax, field, self.syntax.describe(value)), self.hint(kind, value)
         )
         return None
 
-    def instant(self, value: Any, at: tuple[str | int, ...], report: Report) -> datetime | None:
+    @staticmethod
+    def text_literal(value: str, at: At, report: Report) -> str | None:
+        """A string operand, which must be valid Unicode to be stored or sent anywhere."""
+        if is_valid_unicode(value):
+            return value
+        report(at, LONE_SURROGATE, None)
+        return None
+
+    def datetime_literal(
+        self, value: Any, at: At, report: Report
+    ) -> datetime | Ago | StartOf | None:
+        """A date-time operand, fixed or relative to now, in any of the ways one is written;
+        None after a problem."""
+        exact = type(value)
+        if exact is str or exact is BareDateTime or isinstance(value, datetime):
+            return self.instant(value, at, report)
+        if exact is WordsAgo:
+            return self.ago(value.text, Ago.from_words, at, report)
+        if exact is WordsStart:
+            return self.calendar(lambda: start_from_words(value.text), at, report)
+        if exact is WordsPeriod or _is_period(value):
+            report(at, _PERIOD_VALUE, f"write {self.syntax.op(Op.WITHIN)} {_PERIOD_VALUE_HINT}")
+            return None
+        return self.relative_mapping(value, at, report)
+
+    def relative_mapping(
+        self, value: Mapping[Any, Any], at: At, report: Report
+    ) -> Ago | StartOf | None:
+        """A JSON date-time relative to now: the start of a calendar unit, or `{"ago": ...}`."""
+        if "startOf" not in value:
+            return self.relative(value, at, report)
+        if getattr(value, "duplicates", ()):
+            report(at, "a key of the start of a calendar unit appears twice", None)
+            return None
+        return self.calendar(lambda: start_from_json(dict(value)), at, report)
+
+    def instant(self, value: Any, at: At, report: Report) -> datetime | None:
         try:
             if isinstance(value, datetime):
                 return as_utc(value)
@@ -421,7 +454,7 @@ class Conditions:
             )
             return None
 
-    def day(self, value: Any, at: tuple[str | int, ...], report: Report) -> date | None:
+    def day(self, value: Any, at: At, report: Report) -> date | None:
         """A date field's literal: a calendar date, never a date-time (its date would depend
         on a zone)."""
         if type(value) is date:
@@ -439,9 +472,7 @@ class Conditions:
             )
             return None
 
-    def relative(
-        self, value: Mapping[Any, Any], at: tuple[str | int, ...], report: Report
-    ) -> Ago | None:
+    def relative(self, value: Mapping[Any, Any], at: At, report: Report) -> Ago | None:
         """`{"ago": "<ISO 8601 duration>"}`: a date-time relative to the moment of evaluation."""
         text = value.get("ago")
         if getattr(value, "duplicates", ()):  # a decoder's mark of repeated keys
@@ -457,9 +488,7 @@ class Conditions:
             return None
         return self.ago(text, Ago.parse, (*at, "ago"), report)
 
-    def ago(
-        self, text: str, read: Callable[[str], Ago], at: tuple[str | int, ...], report: Report
-    ) -> Ago | None:
+    def ago(self, text: str, read: Callable[[str], Ago], at: At, report: Report) -> Ago | None:
         try:
             return read(text)
         except DurationError as exc:
@@ -479,9 +508,7 @@ class Conditions:
         )
         return None
 
-    def calendar(
-        self, read: Callable[[], _C], at: tuple[str | int, ...], report: Report
-    ) -> _C | None:
+    def calendar(self, read: Callable[[], _C], at: At, report: Report) -> _C | None:
         """The calendar value `read` makes, or None after reporting its problem (at the key
         it names, if any)."""
         try:
@@ -516,83 +543,120 @@ class Conditions:
     ) -> Node:
         """`field op other`, for a field reference (`{"_ref": "other"}`, or a bare field name
         in text): both fields of one type, neither stored inside JSON, no case folding."""
-        syntax = self.syntax
-        if type(value) is FieldName:
-            name: Any = value.text
-            at: tuple[str | int, ...] = ()
-        else:
-            name, at = value.get(REF), (REF,)
-            if len(value) != 1 or type(name) is not str:
-                report(
-                    (),
-                    f'expected a field reference {{"{REF}": "<field name>"}}, found '
-                    f"{describe_value(value)}",
-                    f'write e.g. {{"{REF}": "points"}}',
-                )
-                return TRUE
-        fields = self.schema_fields
-        other = fields.get(name) if fields is not None else None
-        if other is None:
-            names = () if fields is None else fields.names
-            if type(value) is FieldName:  # a bare word in text: a misspelt keyword, or text
-                hint = did_you_mean(name, (*names, "true", "false", "null")) or (
-                    f"strings are written in double quotes: {syntax.as_string(name)}"
-                )
-            else:
-                hint = did_you_mean(name, names) or "filterable fields are " + ", ".join(names)
-            report(at, f'unknown field "{shown(name)}" in a field reference', hint)
+        named = self.reference_name(value, report)
+        if named is None:
             return TRUE
-        same = [
-            f.name
-            for f in fields or ()
-            if f.type is field.type and not f.source and f.name != field.name
-        ]
-        if op not in REFERENCE_OPS:
-            report(
-                (),
-                f"a field reference compares with {syntax.op(Op.EQUALS)}, {syntax.op(Op.GT)}, "
-                f"{syntax.op(Op.GTE)}, {syntax.op(Op.LT)} or {syntax.op(Op.LTE)}, not "
-                f"{syntax.op(op)}",
-                None,
-            )
-            return TRUE
-        inside_json = [f.name for f in (field, other) if f.type is FieldType.JSON or f.source]
-        if inside_json:
-            report(
-                at,
-                "a field reference compares two fields of their own columns; "
-                f'"{inside_json[0]}" is read from inside JSON',
-                None,
-            )
-            return TRUE
-        if other.type is not field.type:
-            report(
-                at,
-                f'"{field.name}" is a {field.type.value} field and "{name}" is a '
-                f"{other.type.value} field: a field reference compares fields of one type",
-                f"compare with a {field.type.value} field: " + ", ".join(same) if same else None,
-            )
-            return TRUE
-        if insensitive:
-            report(
-                (),
-                f"{syntax.mode_word} does not apply to a field reference: it compares the "
-                "fields as they are",
-                f"remove {syntax.mode_word}",
-            )
+        name, at = named
+        other = self.referenced_field(name, type(value) is FieldName, at, report)
+        if other is None or not self.reference_fits(field, op, other, at, insensitive, report):
             return TRUE
         return FieldComparison(field.name, op, other.name)
 
-    def blank(self, field: Field, keys: tuple[str, ...] | None, value: Any, report: Report) -> Node:
+    def reference_fits(
+        self, field: Field, op: Op, other: Field, at: At, insensitive: bool, report: Report
+    ) -> bool:
+        """Whether `field op other` is a reference one can evaluate; reports the first misfit."""
+        return (
+            self.reference_takes(op, report)
+            and self.reference_columns(field, other, at, report)
+            and self.reference_types(field, other, at, report)
+            and self.reference_exact(insensitive, report)
+        )
+
+    def reference_name(self, value: Any, report: Report) -> tuple[str, At] | None:
+        """The field a reference names and where that name is written; None when a JSON
+        reference is not one (extra keys, a name that is no string)."""
+        if type(value) is FieldName:
+            return value.text, ()
+        name = value.get(REF)
+        if len(value) != 1 or type(name) is not str:
+            report(
+                (),
+                f'expected a field reference {{"{REF}": "<field name>"}}, found '
+                f"{describe_value(value)}",
+                f'write e.g. {{"{REF}": "points"}}',
+            )
+            return None
+        return name, (REF,)
+
+    def referenced_field(self, name: str, bare: bool, at: At, report: Report) -> Field | None:
+        """The schema's field `name`; None (reported) when there is none. A `bare` word of the
+        text syntax may as well be a misspelt keyword or unquoted text, which the hint says."""
+        fields = self.schema_fields
+        other = fields.get(name) if fields is not None else None
+        if other is not None:
+            return other
+        names = () if fields is None else fields.names
+        if bare:
+            hint = did_you_mean(name, (*names, "true", "false", "null")) or (
+                f"strings are written in double quotes: {self.syntax.as_string(name)}"
+            )
+        else:
+            hint = did_you_mean(name, names) or "filterable fields are " + ", ".join(names)
+        report(at, f'unknown field "{shown(name)}" in a field reference', hint)
+        return None
+
+    def reference_takes(self, op: Op, report: Report) -> bool:
+        """Whether a field reference can stand after `op`: equality and ordering only."""
+        if op in REFERENCE_OPS:
+            return True
+        syntax = self.syntax
+        report(
+            (),
+            f"a field reference compares with {syntax.op(Op.EQUALS)}, {syntax.op(Op.GT)}, "
+            f"{syntax.op(Op.GTE)}, {syntax.op(Op.LT)} or {syntax.op(Op.LTE)}, not "
+            f"{syntax.op(op)}",
+            None,
+        )
+        return False
+
+    @staticmethod
+    def reference_columns(field: Field, other: Field, at: At, report: Report) -> bool:
+        """Whether both fields of a reference are columns of their own, not read inside JSON."""
+        inside_json = [f.name for f in (field, other) if f.type is FieldType.JSON or f.source]
+        if not inside_json:
+            return True
+        report(
+            at,
+            "a field reference compares two fields of their own columns; "
+            f'"{inside_json[0]}" is read from inside JSON',
+            None,
+        )
+        return False
+
+    def reference_types(self, field: Field, other: Field, at: At, report: Report) -> bool:
+        """Whether the two fields of a reference have one type; if not, names those that do."""
+        if other.type is field.type:
+            return True
+        same = [
+            f.name
+            for f in self.schema_fields or ()
+            if f.type is field.type and not f.source and f.name != field.name
+        ]
+        report(
+            at,
+            f'"{field.name}" is a {field.type.value} field and "{other.name}" is a '
+            f"{other.type.value} field: a field reference compares fields of one type",
+            f"compare with a {field.type.value} field: " + ", ".join(same) if same else None,
+        )
+        return False
+
+    def reference_exact(self, insensitive: bool, report: Report) -> bool:
+        """Whether a reference is free of case folding, which it does not support."""
+        if not insensitive:
+            return True
+        word = self.syntax.mode_word
+        report(
+            (),
+            f"{word} does not apply to a field reference: it compares the fields as they are",
+            f"remove {word}",
+        )
+        return False
+
+    def blank(self, field: Field, keys: Keys | None, value: Any, report: Report) -> Node:
         """`blank: true` (null or `""`) or `blank: false` (neither), on a string field or a
         data path (`keys`)."""
-        if field.type is not FieldType.STRING and keys is None:
-            report(
-                OPERATOR,
-                f'{BLANK} applies to string fields and JSON paths; "{field.name}" is a '
-                f"{field.type.value} field",
-                self.syntax.null_test(field.name),
-            )
+        if not self.blank_applies(field, keys, report):
             return TRUE
         if type(value) is not bool:
             report(
@@ -604,10 +668,22 @@ class Conditions:
         node = Blank(field.name, keys or ())
         return node if value else Not(node)
 
+    def blank_applies(self, field: Field, keys: Keys | None, report: Report) -> bool:
+        """Whether `blank` can test `field`: only strings and JSON values can be empty."""
+        if field.type is FieldType.STRING or keys is not None:
+            return True
+        report(
+            OPERATOR,
+            f'{BLANK} applies to string fields and JSON paths; "{field.name}" is a '
+            f"{field.type.value} field",
+            self.syntax.null_test(field.name),
+        )
+        return False
+
     def json_alias(
         self,
         field: Field,
-        keys: tuple[str, ...] | None,
+        keys: Keys | None,
         name: str,
         value: Any,
         insensitive: bool,
@@ -618,21 +694,30 @@ class Conditions:
         case); elsewhere a problem that names the operator to use."""
         op = JSON_STRING_ALIASES[name]
         if keys is None:
-            report(
-                OPERATOR,
-                f'{name} is the name of {self.syntax.op(op)} on JSON paths; "{field.name}" is a '
-                f"{field.type.value} field",
-                f"write {self.syntax.op(op)}",
-            )
-            return TRUE
-        if type(value) is not str:
-            report(
-                (),
-                f"{name} takes a string, found {self.syntax.describe(value)}",
-                None if value is None else f"write {name}: {self.syntax.as_string(str(value))}",
-            )
-            return TRUE
-        return self.data_comparison(field, keys, op, value, insensitive, report)
+            self.alias_off_path(field, name, op, report)
+        elif self.alias_takes(name, value, report):
+            return self.data_comparison(field, keys, op, value, insensitive, report)
+        return TRUE
+
+    def alias_takes(self, name: str, value: Any, report: Report) -> bool:
+        """Whether `value` is the string a JSON string alias compares with."""
+        if type(value) is str:
+            return True
+        report(
+            (),
+            f"{name} takes a string, found {self.syntax.describe(value)}",
+            None if value is None else f"write {name}: {self.syntax.as_string(str(value))}",
+        )
+        return False
+
+    def alias_off_path(self, field: Field, name: str, op: Op, report: Report) -> None:
+        """A JSON string alias on a field of its own, which takes the plain operator."""
+        report(
+            OPERATOR,
+            f'{name} is the name of {self.syntax.op(op)} on JSON paths; "{field.name}" is a '
+            f"{field.type.value} field",
+            f"write {self.syntax.op(op)}",
+        )
 
     # Conditions on a key inside a JSON field (see `data_paths`).
 
@@ -652,114 +737,121 @@ class Conditions:
         return tuple(keys)
 
     def data_comparison(
-        self,
-        field: Field,
-        keys: tuple[str, ...],
-        op: Op,
-        value: Any,
-        insensitive: bool,
-        report: Report,
+        self, field: Field, keys: Keys, op: Op, value: Any, insensitive: bool, report: Report
     ) -> Node:
         """`field.keys op value`: the literal's own JSON type decides the comparison."""
-        syntax = self.syntax
-        if _is_reference(value):
-            report(
-                (),
-                "a field reference compares two fields of their own columns, not a JSON path",
-                None,
-            )
-            return TRUE
-        if op in LIST_OPS and value is None:
-            return null_list(op, IsNull(field.name, keys))
-        if op in PERIOD_OPS:
-            report(
-                OPERATOR,
-                f"{syntax.op(op)} applies to date-time fields; a value inside JSON is compared "
-                "as a string, a number or a boolean",
-                "declare the key as a date-time field of the schema, or compare the string",
-            )
+        if self.data_operand_refused(op, value, report):
             return TRUE
         if op in LIST_OPS:
-            if not _is_list(value):
-                report(
-                    (),
-                    f"{syntax.op(op)} takes {_article(syntax.list_word)} of strings, numbers or "
-                    f"booleans, found {syntax.describe(value)}",
-                    None if value is None or _is_map(value) else f"write [{syntax.written(value)}]",
-                )
-                return TRUE
-            if len(value) > self.max_array:
-                report(
-                    (),
-                    f"the {syntax.list_word} has {len(value)} values, over the limit of "
-                    f"{self.max_array}",
-                    "split the audience",
-                )
-                return TRUE
-            items = [self.data_literal(op, item, (i,), report) for i, item in enumerate(value)]
-            literals = tuple(item for item in items if item is not None)
-            if len(literals) != len(items):
-                return TRUE
-            kinds = {value_type(item) for item in literals}
-            if len(kinds) > 1:
-                report(
-                    (),
-                    f"the values of {syntax.op(op)} must all have one JSON type, found "
-                    + " and ".join(sorted(k.value for k in kinds)),
-                    f"split it into several conditions joined with {syntax.or_word}",
-                )
-                return TRUE
-            string = kinds == {FieldType.STRING}
-            return Comparison(field.name, op, literals, string and insensitive, keys)
+            return self.data_list_comparison(field, keys, op, value, insensitive, report)
         if value is None:
-            if op is Op.EQUALS:
-                return IsNull(field.name, keys)
-            report((), f"{syntax.op(op)} does not take null", syntax.data_null_test)
-            return TRUE
+            return self.data_null_comparison(field, keys, op, report)
         literal = self.data_literal(op, value, (), report)
         if literal is None:
             return TRUE
         folded = is_insensitive(value_type(literal), op, insensitive)
         return Comparison(field.name, op, literal, folded, keys)
 
-    def data_literal(
-        self, op: Op, value: Any, at: tuple[str | int, ...], report: Report
-    ) -> Scalar | None:
+    def data_operand_refused(self, op: Op, value: Any, report: Report) -> bool:
+        """Whether `op value` is refused at a data path whatever the value there: a field
+        reference, or a calendar period (JSON holds no date-times)."""
+        if _is_reference(value):
+            report((), _REFERENCE_TO_PATH, None)
+            return True
+        if op in PERIOD_OPS:
+            report(OPERATOR, f"{self.syntax.op(op)} {_PERIOD_ON_PATH}", _PERIOD_ON_PATH_HINT)
+            return True
+        return False
+
+    def data_list_comparison(
+        self, field: Field, keys: Keys, op: Op, value: Any, insensitive: bool, report: Report
+    ) -> Node:
+        """`in` or `notIn` at a data path (null: a null test, as on a field)."""
+        if value is None:
+            return null_list(op, IsNull(field.name, keys))
+        literals = self.data_values(op, value, report)
+        if literals is None:
+            return TRUE
+        string = bool(literals) and value_type(literals[0]) is FieldType.STRING
+        return Comparison(field.name, op, literals, string and insensitive, keys)
+
+    def data_null_comparison(self, field: Field, keys: Keys, op: Op, report: Report) -> Node:
+        """`field.keys op null`: a null test for `equals`, a problem for any other operator."""
+        if op is Op.EQUALS:
+            return IsNull(field.name, keys)
+        report((), f"{self.syntax.op(op)} does not take null", self.syntax.data_null_test)
+        return TRUE
+
+    def data_values(self, op: Op, value: Any, report: Report) -> tuple[Scalar, ...] | None:
+        """The literals of `in` or `notIn` at a data path, all of one JSON type (which decides
+        how they compare); None after a problem."""
+        if not _is_list(value):
+            self.not_a_list(op, "strings, numbers or booleans", value, report)
+            return None
+        if self.over_limit(value, report):
+            return None
+        items = [self.data_literal(op, item, (i,), report) for i, item in enumerate(value)]
+        literals = tuple(item for item in items if item is not None)
+        if len(literals) != len(items) or not self.one_json_type(op, literals, report):
+            return None
+        return literals
+
+    def one_json_type(self, op: Op, literals: tuple[Scalar, ...], report: Report) -> bool:
+        """Whether a list's values share one JSON type, which says how a path's value compares
+        with them."""
+        kinds = {value_type(item) for item in literals}
+        if len(kinds) <= 1:
+            return True
+        report(
+            (),
+            f"the values of {self.syntax.op(op)} must all have one JSON type, found "
+            + " and ".join(sorted(k.value for k in kinds)),
+            f"split it into several conditions joined with {self.syntax.or_word}",
+        )
+        return False
+
+    def data_literal(self, op: Op, value: Any, at: At, report: Report) -> Scalar | None:
         """A string, number or boolean that `op` can compare with; None after a problem."""
         if value is None:
             report(at, f"null is not allowed inside {self.syntax.op(op)}", None)
             return None
-        literal: Scalar
-        if type(value) is str:
-            if not is_valid_unicode(value):
-                report(at, LONE_SURROGATE, None)
-                return None
-            literal = value
-        elif isinstance(value, bool):
-            literal = value
-        elif is_number(value):
-            literal = int(value) if isinstance(value, int) else float(value)
-        else:
-            bare = type(value) is BareDateTime or type(value) is WordsAgo
-            report(
-                at,
-                "expected a string, a number or a boolean, found " + self.syntax.describe(value),
-                "write a date as a string in quotes"
-                if bare
-                else "JSON fields compare one value at a time; arrays and objects are not compared",
-            )
-            return None
-        kind = value_type(literal)
-        if op not in OPERATORS[kind]:
-            report(
-                at,
-                f"{self.syntax.op(op)} does not apply to a {kind.value} value "
-                f"({self.syntax.describe(value)})",
-                f"with a {kind.value}, use "
-                + ", ".join(sorted(self.syntax.op(o) for o in OPERATORS[kind])),
-            )
+        literal = self.json_scalar(value, at, report)
+        if literal is None or not self.applies_to_json_value(op, literal, value, at, report):
             return None
         return literal
+
+    def applies_to_json_value(
+        self, op: Op, literal: Scalar, value: Any, at: At, report: Report
+    ) -> bool:
+        """Whether `op` compares values of `literal`'s JSON type (no `lt` on booleans)."""
+        kind = value_type(literal)
+        if op in OPERATORS[kind]:
+            return True
+        report(
+            at,
+            f"{self.syntax.op(op)} does not apply to a {kind.value} value "
+            f"({self.syntax.describe(value)})",
+            f"with a {kind.value}, use "
+            + ", ".join(sorted(self.syntax.op(o) for o in OPERATORS[kind])),
+        )
+        return False
+
+    def json_scalar(self, value: Any, at: At, report: Report) -> Scalar | None:
+        """`value` as a string, number or boolean, the values a JSON path compares with; None
+        after a problem."""
+        if type(value) is str:
+            return self.text_literal(value, at, report)
+        if isinstance(value, bool):
+            return value
+        if is_number(value):
+            return int(value) if isinstance(value, int) else float(value)
+        bare = type(value) is BareDateTime or type(value) is WordsAgo
+        report(
+            at,
+            "expected a string, a number or a boolean, found " + self.syntax.describe(value),
+            "write a date as a string in quotes" if bare else _NOT_ONE_JSON_VALUE,
+        )
+        return None
 
     # Conditions on a list field (see `lists`).
 
@@ -768,68 +860,90 @@ class Conditions:
     ) -> Node:
         """`field op value` for a list field: one item for `has`, a list for `hasSome`,
         `hasEvery` and `equals`, true or false for `isEmpty`."""
-        syntax = self.syntax
         element = field.type.element
         assert element is not None
         insensitive = insensitive and element is FieldType.STRING
-        name = syntax.list_op(op)
         if field.source and (op in (ListOp.IS_EMPTY, ListOp.EQUALS) or insensitive):
+            name = self.syntax.list_op(op)
             report((), f"{name}{' ignoring case' if insensitive else ''} {_IN_JSON}", _IN_JSON_HINT)
             return TRUE
         if op is ListOp.IS_EMPTY:
-            if type(value) is not bool:
-                report(
-                    (),
-                    f"{name} takes true or false, found {syntax.describe(value)}",
-                    f"write {syntax.written(True)}, or {syntax.written(False)} for a list "
-                    "with items",
-                )
-                return TRUE
-            test = ListTest(field.name, op, ())
-            return test if value else Not(test)
-        item_field = Field(field.name, element)
+            return self.list_is_empty(field, value, report)
         if op is ListOp.HAS:
-            if value is None:
-                report((), f"{name} does not take null", syntax.null_test(field.name))
-                return TRUE
-            if _is_list(value):
-                report(
-                    (),
-                    f"{name} takes one {element.value}, found {syntax.describe(value)}",
-                    f"use {syntax.list_op(ListOp.HAS_SOME)} or "
-                    f"{syntax.list_op(ListOp.HAS_EVERY)} to test several values",
-                )
-                return TRUE
-            literal = self.list_item(item_field, name, value, (), report)
+            literal = self.list_has_item(field, value, report)
             return TRUE if literal is None else ListTest(field.name, op, (literal,), insensitive)
+        found = self.list_items(field, op, value, report)
+        return TRUE if found is None else ListTest(field.name, op, found, insensitive)
+
+    def list_is_empty(self, field: Field, value: Any, report: Report) -> Node:
+        """`isEmpty: true` (no items) or `isEmpty: false` (some)."""
+        syntax = self.syntax
+        if type(value) is not bool:
+            report(
+                (),
+                f"{syntax.list_op(ListOp.IS_EMPTY)} takes true or false, found "
+                f"{syntax.describe(value)}",
+                f"write {syntax.written(True)}, or {syntax.written(False)} for a list with items",
+            )
+            return TRUE
+        test = ListTest(field.name, ListOp.IS_EMPTY, ())
+        return test if value else Not(test)
+
+    def list_has_item(self, field: Field, value: Any, report: Report) -> Scalar | None:
+        """The one item `has` looks for; None after a problem (null, or several values)."""
+        syntax = self.syntax
+        element = _element_field(field)
+        name = syntax.list_op(ListOp.HAS)
+        if value is None:
+            report((), f"{name} does not take null", syntax.null_test(field.name))
+            return None
+        if _is_list(value):
+            report(
+                (),
+                f"{name} takes one {element.type.value}, found {syntax.describe(value)}",
+                f"use {syntax.list_op(ListOp.HAS_SOME)} or "
+                f"{syntax.list_op(ListOp.HAS_EVERY)} to test several values",
+            )
+            return None
+        return self.list_item(element, name, value, (), report)
+
+    def list_items(
+        self, field: Field, op: ListOp, value: Any, report: Report
+    ) -> tuple[Scalar, ...] | None:
+        """The items of `hasSome`, `hasEvery` or `equals`; None after a problem."""
+        name = self.syntax.list_op(op)
+        element = _element_field(field)
         if not _is_list(value):
-            report(
-                (),
-                f"{name} takes {_article(syntax.list_word)} of {_PLURAL[element]}, "
-                f"found {syntax.describe(value)}",
-                syntax.null_test(field.name)
-                if value is None
-                else f"use {syntax.list_op(ListOp.HAS)} to test one value"
-                if op is not ListOp.EQUALS and not _is_map(value)
-                else None,
-            )
-            return TRUE
-        if len(value) > self.max_array:
-            report(
-                (),
-                f"the {syntax.list_word} has {len(value)} values, over the limit of "
-                f"{self.max_array}",
-                "split the audience",
-            )
-            return TRUE
-        literals = [self.list_item(item_field, name, v, (i,), report) for i, v in enumerate(value)]
-        if any(literal is None for literal in literals):
-            return TRUE
+            self.not_a_list_of_items(field, op, value, report)
+            return None
+        if self.over_limit(value, report):
+            return None
+        literals = [self.list_item(element, name, v, (i,), report) for i, v in enumerate(value)]
         found = tuple(literal for literal in literals if literal is not None)
-        return ListTest(field.name, op, found, insensitive)
+        return found if len(found) == len(literals) else None
+
+    def not_a_list_of_items(self, field: Field, op: ListOp, value: Any, report: Report) -> None:
+        """A list operator with one value (or none) where a list of items goes."""
+        syntax = self.syntax
+        element = field.type.element
+        assert element is not None
+        report(
+            (),
+            f"{syntax.list_op(op)} takes {_article(syntax.list_word)} of {_PLURAL[element]}, "
+            f"found {syntax.describe(value)}",
+            self.not_a_list_hint(field, op, value),
+        )
+
+    def not_a_list_hint(self, field: Field, op: ListOp, value: Any) -> str | None:
+        """What to write instead of a single operand where a list operator wants a list."""
+        if value is None:
+            return self.syntax.null_test(field.name)
+        if op is not ListOp.EQUALS and not _is_map(value):
+            return f"use {self.syntax.list_op(ListOp.HAS)} to test one value"
+        return None
 
     def list_item(
-        self, field: Field, name: str, value: Any, at: tuple[str | int, ...], report: Report
+        self, field: Field, name: str, value: Any, at: At, report: Report
     ) -> Scalar | None:
         """One item of a list operand, of the list's item type; None after a problem."""
         if value is None:
@@ -840,105 +954,108 @@ class Conditions:
             )
             return None
         if field.type in CALENDAR_TYPES and _is_relative(value):
-            report(
-                at,
-                f"a relative date-time is not allowed inside {name}: a list holds fixed values",
-                None,
-            )
+            report(at, _relative_in_list(name), None)
             return None
-        scalar = f'{field.type.value} field "{field.name}"'
-        listed = f'an item of {field.type.value}[] field "{field.name}"'
-
-        def retold(where: Where, message: str, suggestion: str | None) -> None:
-            report(where, message.replace(scalar, listed), suggestion)
-
-        literal = self.literal(field, value, at, retold)
+        literal = self.literal(field, value, at, _as_list_item(report, field))
         return None if isinstance(literal, Ago | StartOf) else literal
 
     def data_array(
-        self,
-        field: Field,
-        keys: tuple[str, ...],
-        op: ListOp,
-        value: Any,
-        insensitive: bool,
-        report: Report,
+        self, field: Field, keys: Keys, op: ListOp, value: Any, insensitive: bool, report: Report
     ) -> Node:
         """`field.keys op value` on a JSON array: `array_contains` takes a value or a list of
         them (each must be an item), `array_starts_with`/`array_ends_with` one value; strings,
         numbers or booleans, each compared as its own JSON type."""
-        syntax = self.syntax
-        name = syntax.list_op(op)
         listed = _is_list(value)
-        if listed and op is not ListOp.ARRAY_CONTAINS:
-            report(
-                (),
-                f"{name} takes one string, number or boolean, found {syntax.describe(value)}",
-                "arrays and objects are not compared as items",
-            )
+        if listed and not self.array_operand_fits(op, value, report):
             return TRUE
-        if listed and len(value) > self.max_array:
-            report(
-                (),
-                f"the {syntax.list_word} has {len(value)} values, over the limit of "
-                f"{self.max_array}",
-                "split the audience",
-            )
+        literals = self.array_items(op, value, listed, report)
+        if literals is None:
             return TRUE
-        items = list(value) if listed else [value]
+        folds = insensitive and any(isinstance(v, str) for v in literals)
+        return ListTest(field.name, op, literals, folds, keys)
+
+    def array_operand_fits(self, op: ListOp, value: Sequence[Any], report: Report) -> bool:
+        """Whether a list is an operand `op` takes: only `array_contains` looks for several
+        items, and no more than one read allows."""
+        if op is ListOp.ARRAY_CONTAINS:
+            return not self.over_limit(value, report)
+        report(
+            (),
+            f"{self.syntax.list_op(op)} takes one string, number or boolean, found "
+            f"{self.syntax.describe(value)}",
+            "arrays and objects are not compared as items",
+        )
+        return False
+
+    def array_items(
+        self, op: ListOp, value: Any, listed: bool, report: Report
+    ) -> tuple[Scalar, ...] | None:
+        """The items a JSON array test looks for (`value` itself unless `listed`); None at the
+        first problem."""
         literals = []
-        for index, item in enumerate(items):
-            at: tuple[str | int, ...] = (index,) if listed else ()
+        for index, item in enumerate(value if listed else [value]):
+            at: At = (index,) if listed else ()
             if item is None:
-                report(at, f"{name} does not take null", syntax.data_null_test)
-                return TRUE
+                report(
+                    at, f"{self.syntax.list_op(op)} does not take null", self.syntax.data_null_test
+                )
+                return None
             literal = self.data_literal(Op.EQUALS, item, at, report)
             if literal is None:
-                return TRUE
+                return None
             literals.append(literal)
-        folds = insensitive and any(isinstance(v, str) for v in literals)
-        return ListTest(field.name, op, tuple(literals), folds, keys)
+        return tuple(literals)
 
     def misplaced_list_operator(self, field: Field, name: str, report: Report) -> bool:
         """Report a list operator on a scalar field, or a scalar operator on a list field, with
         the operator meant; False when `name` is neither."""
+        if name in _LIST_OP_NAMES and field.type.element is None:
+            json = field.type is FieldType.JSON
+            report(
+                OPERATOR,
+                f"{self.syntax.list_op(ListOp(name))} applies to list fields; "
+                f'"{field.name}" is a {"JSON" if json else field.type.value} field',
+                self.json_field_hint() if json else self.scalar_field_hint(field),
+            )
+            return True
+        return self.scalar_operator_on_list(field, name, report)
+
+    def json_field_hint(self) -> str:
+        """What a JSON field takes instead of a list field's operator."""
+        return f"for a JSON array, use {self.syntax.list_op(ListOp.ARRAY_CONTAINS)}"
+
+    def scalar_field_hint(self, field: Field) -> str:
+        """What a scalar field takes instead of a list operator."""
         syntax = self.syntax
-        if (
-            field.type.element is None
-            and field.type is not FieldType.JSON
-            and (name in _LIST_OP_NAMES)
-        ):
-            if field.type is FieldType.STRING:
-                hint = (
-                    f"use {syntax.op(Op.EQUALS)}, or {syntax.op(Op.CONTAINS)} for part of the text"
-                )
-            else:
-                hint = f'"{field.name}" takes {syntax.operator_names(field)}'
-            report(
-                OPERATOR,
-                f"{syntax.list_op(ListOp(name))} applies to list fields; "
-                f'"{field.name}" is a {field.type.value} field',
-                hint,
-            )
-            return True
-        if field.type is FieldType.JSON and name in _LIST_OP_NAMES:
-            report(
-                OPERATOR,
-                f"{syntax.list_op(ListOp(name))} applies to list fields; "
-                f'"{field.name}" is a JSON field',
-                f"for a JSON array, use {syntax.list_op(ListOp.ARRAY_CONTAINS)}",
-            )
-            return True
+        if field.type is FieldType.STRING:
+            return f"use {syntax.op(Op.EQUALS)}, or {syntax.op(Op.CONTAINS)} for part of the text"
+        return f'"{field.name}" takes {syntax.operator_names(field)}'
+
+    def scalar_operator_on_list(self, field: Field, name: str, report: Report) -> bool:
+        """Report a scalar operator with a list counterpart (`contains`, `in`) on a list field;
+        False when that is not what `name` is."""
         meant = _LIST_OP_MEANT.get(name)
-        if field.type.element is not None and meant is not None:
-            report(
-                OPERATOR,
-                f'{syntax.op(Op(name))} does not apply to list field "{field.name}" '
-                f"({field.type.value})",
-                f"use {syntax.list_op(meant)}",
-            )
-            return True
-        return False
+        if field.type.element is None or meant is None:
+            return False
+        report(
+            OPERATOR,
+            f'{self.syntax.op(Op(name))} does not apply to list field "{field.name}" '
+            f"({field.type.value})",
+            f"use {self.syntax.list_op(meant)}",
+        )
+        return True
+
+
+_APPLIES_TO: Final = (
+    (ORDERING_OPS, "string, number and date-time fields"),
+    (PATTERN_OPS, "string fields"),
+    (PERIOD_OPS, "date-time fields"),
+)
+"""Which fields an operator applies to, for the message when a field does not take it."""
+
+
+def _applies_to(op: Op) -> str:
+    return next((fields for ops, fields in _APPLIES_TO if op in ops), _APPLIES_TO[0][1])
 
 
 _LIST_OP_NAMES = frozenset(op.value for op in LIST_FIELD_OPS if op is not ListOp.EQUALS)
@@ -953,6 +1070,42 @@ def null_list(op: Op, is_null: IsNull) -> Node:
     """`in: null` and `notIn: null`, read as Prisma reads them: a null test (`in: null` is
     `equals: null`, `notIn: null` is `not: null`), never a list."""
     return is_null if op is Op.IN else Not(is_null)
+
+
+def _holds_strings(field: Field) -> bool:
+    """Whether case can matter to `field`'s comparisons: a string field, a list of strings, or
+    a JSON field (whose values may be strings)."""
+    kind = field.type
+    return kind is FieldType.STRING or kind is FieldType.JSON or kind.element is FieldType.STRING
+
+
+def _relative_in_list(inside: str) -> str:
+    return f"a relative date-time is not allowed inside {inside}: a list holds fixed values"
+
+
+def _as_list_item(report: Report, field: Field) -> Report:
+    """`report` with the scalar rules' messages retold of an item of the list field `field`
+    names ("an item of string[] field ..." for "string field ...")."""
+    scalar = f'{field.type.value} field "{field.name}"'
+    listed = f'an item of {field.type.value}[] field "{field.name}"'
+
+    def retold(where: Where, message: str, suggestion: str | None) -> None:
+        report(where, message.replace(scalar, listed), suggestion)
+
+    return retold
+
+
+def _is_datetime_operand(value: object) -> bool:
+    """Whether `value` is written as a date-time can be (a string, a parsed date-time, a literal
+    of the text syntax, or a mapping: relative or calendar), as opposed to another type."""
+    return type(value) is str or isinstance(value, datetime) or _is_literal(value) or _is_map(value)
+
+
+def _element_field(field: Field) -> Field:
+    """A list field's items as a field of their own, so the scalar rules check each item."""
+    element = field.type.element
+    assert element is not None
+    return Field(field.name, element)
 
 
 def _is_reference(value: object) -> bool:
