@@ -111,6 +111,8 @@ def test_speed_gates_measure_every_promise_as_a_ratio() -> None:
         *(f"compile F{i} vs lambda" for i in range(1, 6)),
         "parse F5 vs json.loads",
         "to_sql F5 vs json.loads",
+        "matches(now=) vs compiled, anniversary",
     ]
     assert all(row.ours > 0 and row.theirs > 0 for row in rows)
     assert "| parse F5 vs json.loads |" in gates.markdown(rows)
+    assert "| matches(now=) vs compiled, anniversary |" in gates.markdown(rows)

@@ -97,7 +97,14 @@ class Filter:
     def instants(self, now: datetime | None = None) -> tuple[date | str | MonthDays, ...]:
         """The instant each of `relatives` stands for at `now` (default: the system clock)."""
         moment = as_now(system_clock() if now is None else now)
-        return tuple(ago.before(moment) for ago in self.relatives)
+        return tuple([before(moment) for before in self.resolvers])
+
+    @cached_property
+    def resolvers(self) -> tuple[Callable[[datetime], date | str | MonthDays], ...]:
+        """One resolver per relative value, kept with the filter: calendar values (starts,
+        periods, anniversaries' month-days) are computed once per calendar unit, so calls at
+        nearby instants (`matches(record, now=...)` in a loop) reuse them."""
+        return tuple(relative.resolver() for relative in self.relatives)
 
     def resolve(self, now: datetime | None = None) -> Filter:
         """The absolute filter this one is at `now` (default: the system clock): each relative
@@ -129,7 +136,7 @@ class Filter:
         if not agos:
             return evaluate
         if len(agos) == 1:  # the common case, without building a list per call
-            before = agos[0].resolver()
+            before = self.resolvers[0]
 
             def predicate(record: Record) -> bool:
                 now = clock()
@@ -138,7 +145,7 @@ class Filter:
                 return evaluate(record, (before(now),))
 
             return predicate
-        befores = tuple(ago.resolver() for ago in agos)
+        befores = self.resolvers
 
         def predicate_of_many(record: Record) -> bool:
             now = clock()
@@ -156,7 +163,21 @@ class Filter:
         """
         if now is None or not self.relatives:
             return self.predicate(record)
-        return self.evaluator(record, self.instants(now))
+        return self.evaluator(record, self.instants_at(now))
+
+    def instants_at(self, now: datetime) -> tuple[date | str | MonthDays, ...]:
+        """`instants(now)`, kept for the last `now` given: a loop of `matches(record, now=t)`
+        over many records resolves `t` once."""
+        memo = self._last_instants
+        last, instants = memo[0]  # one tuple, read at once: safe across threads
+        if last is not now:  # the memo holds `now`, so its identity cannot be reused
+            instants = self.instants(now)
+            memo[0] = (now, instants)
+        return instants
+
+    @cached_property
+    def _last_instants(self) -> list[tuple[datetime | None, tuple[date | str | MonthDays, ...]]]:
+        return [(None, ())]
 
     def select(self, records: Iterable[R], *, now: datetime | None = None) -> Iterator[R]:
         """The records that match, lazily, in their order.
