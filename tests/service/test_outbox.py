@@ -108,16 +108,28 @@ def test_the_migration_stores_the_members_of_existing_audiences(tmp_path: Path) 
         rich = Contact(listId=list_id, email="rich@example.com", emailKey="rich@example.com")
         poor = Contact(listId=list_id, email="poor@example.com", emailKey="poor@example.com")
         rich.points, poor.points = 500, 1
+        rich.data, poor.data = {"plan": "pro"}, {"plan": "free"}
         top = Audience(listId=list_id, name="Top", mode="smart", filters='{"points":{"gte":100}}')
         hand = Audience(listId=list_id, name="Hand", mode="manual")
-        session.add_all([rich, poor, top, hand])
+        pro = Audience(
+            listId=list_id,
+            name="Pro",
+            mode="smart",
+            filters='{"data":{"path":["plan"],"equals":"pro"},"createdAt":{"lte":{"ago":"P0D"}}}',
+        )
+        session.add_all([rich, poor, top, hand, pro])
         session.flush()
         session.add(AudienceMember(audienceId=hand.id, contactId=poor.id))
         ids = {"rich": rich.id, "poor": poor.id, "top": top.id, "hand": hand.id, "list": list_id}
+        ids["pro"] = pro.id
     migrate.upgrade(engine)
     with database.reading() as session:
         rows = session.execute(select(Membership.audienceId, Membership.contactId))
-        assert {(a, c) for a, c in rows} == {(ids["top"], ids["rich"]), (ids["hand"], ids["poor"])}
+        assert {(a, c) for a, c in rows} == {
+            (ids["top"], ids["rich"]),
+            (ids["hand"], ids["poor"]),
+            (ids["pro"], ids["rich"]),
+        }
         assert events.head(session, ids["list"]) == 0  # no events for what was already so
     with database.transaction() as session:
         assert events.append(session, ids["list"], [events.NewEvent(events.ENTERED)]) == [1]

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Select, Table, delete, insert, literal, select
+from sqlalchemy import Select, Table, delete, insert, select
 from sqlalchemy.orm import Session
 
 from ..db.models import Audience, AudienceMember, Contact, Membership
@@ -279,23 +279,3 @@ def remove_audience(session: Session, audience: Audience, cause: str) -> int:
     )
     leaving = [(stored_audience, c) for c in members]
     return _write(session, audience.listId, [], leaving, cause, clock.now())
-
-
-def rebuild_all(bind: Connection) -> None:
-    """Fills `memberships` from scratch for every audience (the migration that creates it)."""
-    at = clock.now()
-    audiences = bind.execute(
-        select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.listId)
-    ).all()
-    for id_, name, mode, filters, list_id in audiences:
-        stored_audience = StoredAudience(id_, name, mode, filter_of(mode, filters))
-        selected = _selected(stored_audience, list_id, at)
-        if selected is None:
-            continue
-        wanted = selected.subquery()
-        bind.execute(
-            insert(MEMBERSHIPS).from_select(
-                ["audience_id", "contact_id", "entered_at"],
-                select(literal(id_), wanted.c.id, literal(at, Membership.enteredAt.type)),
-            )
-        )
