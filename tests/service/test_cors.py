@@ -79,6 +79,27 @@ def test_a_list_written_is_seen_by_the_next_preflight(browser: Browser) -> None:
     assert browser.preflight(late).status_code == 200
 
 
+def test_a_deleted_list_takes_its_origins_with_it(browser: Browser) -> None:
+    gone = "https://gone.example"
+    doomed = browser.tenant.new_list(name="Doomed", allowedOrigins=[gone])["id"]
+    assert browser.preflight(gone).status_code == 200
+    browser.tenant.ok("DELETE", f"/v4/lists/{doomed}")
+    assert browser.preflight(gone).status_code == 400
+
+
+def test_other_commits_leave_the_origins_read_alone(browser: Browser) -> None:
+    """Contacts and audiences are written without a word to the origins: only the list routes
+    say a list changed (the http floor listens to no session of the process)."""
+    import inspect
+
+    from audiencefilter.service.http import origins
+
+    before = origins.generation()
+    browser.tenant.new_contact(browser.plain_list, "quiet@example.com")
+    assert origins.generation() == before
+    assert "event.listen" not in inspect.getsource(origins)
+
+
 def test_the_post_is_allowed_only_for_origins_of_its_list(browser: Browser) -> None:
     allowed = browser.sign_up(browser.shop_list, SHOP)
     assert allowed.status_code == 201, allowed.text

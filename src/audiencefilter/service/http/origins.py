@@ -6,10 +6,10 @@ validator accepts, so the published schema does not promise more than the servic
 
 A preflight carries neither a key nor a body, so it cannot name its list: it is allowed when the
 origin is allowed on any list, and the real request is then checked against its own list. That
-set is read from the database at most every `REFRESH_SECONDS` per process, and at once after a
-commit that wrote a list here (other processes see the change within the interval). Each app
-compares its generation with the module's, so a write through any session invalidates every
-directory of the process without the routes knowing about caches.
+set is read from the database at most every `REFRESH_SECONDS` per process, and at once after
+the list routes say a list was written (`lists_changed`; other processes see the change within
+the interval). Each directory compares its generation with the module's, so one call
+invalidates every directory of the process; nothing listens to the sessions of the process.
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
-from typing import Annotated, Any
+from typing import Annotated
 
 from anyio import to_thread
 from pydantic import AfterValidator, StringConstraints
-from sqlalchemy import String, cast, event, select
-from sqlalchemy.orm import Mapper, Session, object_session
+from sqlalchemy import String, cast, select
 
 from ..db.engine import Database
 from ..db.models import List
@@ -66,24 +65,17 @@ def unique_origins(origins: list[str]) -> list[str]:
 
 
 _generation = 0
-_WRITTEN = "audiencefilter.lists_written"
 
 
-def _list_written(_mapper: Mapper[Any], _connection: Any, target: List) -> None:
-    session = object_session(target)
-    if session is not None:
-        session.info[_WRITTEN] = True
-
-
-def _after_commit(session: Session) -> None:
+def lists_changed() -> None:
+    """A list was created, changed or deleted (and committed): read the origins again."""
     global _generation
-    if session.info.pop(_WRITTEN, False):
-        _generation += 1
+    _generation += 1
 
 
-for _name in ("after_insert", "after_update", "after_delete"):
-    event.listen(List, _name, _list_written)
-event.listen(Session, "after_commit", _after_commit)
+def generation() -> int:
+    """How many times lists were said to change in this process (for tests and logs)."""
+    return _generation
 
 
 class OriginDirectory:

@@ -23,6 +23,7 @@ from ...db.models import List
 from ...db.queries import count, owned_list, page_of
 from ...http.errors import ApiError
 from ...http.idempotency import RetryDep, once
+from ...http.origins import lists_changed
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey
 from ..schemas.resources import (
@@ -82,7 +83,9 @@ def create_list(
         return data({"list": list_view(lst)}, 201)
 
     with _unique_url():
-        return once(database, retry.claim(principal.account_id, body), create)
+        response = once(database, retry.claim(principal.account_id, body), create)
+    lists_changed()
+    return response
 
 
 @router.get("", response_model=ListsResponse, summary="List the account's lists")
@@ -115,6 +118,7 @@ def update_list(
         for field, value in body.model_dump(exclude_unset=True).items():
             setattr(lst, field, value)
         session.flush()
+    lists_changed()
     return data({"list": list_view(lst)})
 
 
@@ -125,4 +129,5 @@ def delete_list(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONRe
         session.execute(
             delete(List).where(List.id == id).execution_options(synchronize_session=False)
         )
+    lists_changed()
     return data({"list": view})
