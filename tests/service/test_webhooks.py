@@ -570,3 +570,18 @@ def test_the_worker_command_delivers_and_stops_on_sigterm(
     assert process.returncode == 0, stderr.decode()
     assert all(verify(hook["secret"], item) for item in receiver.snapshot())
     assert all(entry["status"] == "delivered" for entry in deliveries(tenant, hook["id"]))
+
+
+def test_the_retry_rules_are_written_once_in_the_settings() -> None:
+    """The policy takes every value from the settings (it has no defaults of its own), and the
+    table of docs/service.md shows the settings' defaults."""
+    import dataclasses
+    from pathlib import Path
+
+    from audiencefilter.service.domain.webhooks.dispatch import Policy
+    from audiencefilter.service.settings import Settings
+
+    assert all(f.default is dataclasses.MISSING for f in dataclasses.fields(Policy))
+    defaults = Settings.model_fields
+    table = (Path(__file__).parents[2] / "docs" / "service.md").read_text(encoding="utf-8")
+    assert f"| `WEBHOOK_MAX_ATTEMPTS` | `{defaults['webhook_max_attempts'].default}` |" in table

@@ -61,14 +61,16 @@ FAN_OUT_BATCH = 500
 
 @dataclass(frozen=True)
 class Policy:
-    """The retry, lease and disabling rules (from the settings)."""
+    """The retry, lease and disabling rules. No defaults here: the settings' fields are the
+    one place they are written (`webhook_retry_base_seconds`...), and the worker builds the
+    policy from them."""
 
-    retry_base: float = 5.0
-    retry_cap: float = 6 * 3600.0
-    max_attempts: int = 15
-    lease: float = 60.0
-    disable_after: float = 5 * 24 * 3600.0
-    disable_min_failures: int = 20
+    retry_base: float
+    retry_cap: float
+    max_attempts: int
+    lease: float
+    disable_after: float
+    disable_min_failures: int
 
 
 @dataclass(frozen=True)
