@@ -232,3 +232,31 @@ def test_creating_a_smart_audience_parses_and_writes_its_filter_once(
     )
     assert len(parses) == 1, parses
     assert len(writes) == 1, writes
+
+
+def test_creating_a_smart_audience_costs_its_filter_once_and_the_others_not_again(
+    tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The create costed the new filter three times (the budget, the cache's weight, the list's
+    room) and every other filter of the list again on each create; now the new one once and a
+    stored one once per process."""
+    from audiencefilter.service.domain import audience_filters, filter_budget
+
+    list_id = tenant.new_list()["id"]
+    for n in range(3):
+        where = {"points": {"gte": 81000 + n}}
+        body = {"listId": list_id, "name": f"other {n}", "mode": "smart", "filters": where}
+        tenant.ok("POST", "/v4/audiences", 201, json=body)
+    costed: list[Any] = []
+    real = filter_budget.cost_of
+
+    def counting(flt: Any) -> Any:
+        costed.append(flt.to_json())
+        return real(flt)
+
+    monkeypatch.setattr(filter_budget, "cost_of", counting)
+    monkeypatch.setattr(audience_filters, "cost_of", counting)
+    where = {"points": {"gte": 81999}, "email": {"endsWith": "@cost.example"}}
+    body = {"listId": list_id, "name": "new", "mode": "smart", "filters": where}
+    tenant.ok("POST", "/v4/audiences", 201, json=body)
+    assert len(costed) == 1, costed

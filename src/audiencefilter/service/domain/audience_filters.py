@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 from ... import DEFAULT_LIMITS, Filter, FilterError, parse, parse_text
 from ..db.models import Audience
 from ..ground.errors import AudienceRuleError
-from .filter_budget import NOTHING, check_filter, check_list, cost_of
+from .filter_budget import NOTHING, Cost, check_filter, check_list, cost_of
 from .weighted_cache import WeightedCache
 
 logger = logging.getLogger("audiencefilter.service")
@@ -57,6 +57,7 @@ class FilterInput:
     given: bool
     filter: Filter | None = None
     canonical: str | None = None  # the filter's canonical JSON, written once
+    cost: Cost = NOTHING  # the filter's cost, taken once when it was read
 
     @property
     def empty(self) -> bool:
@@ -94,14 +95,16 @@ def _parsed(value: Any, *, text: bool) -> FilterInput:
     canonical = flt.to_json()
     if canonical == EMPTY_CANONICAL:
         return EMPTY
-    check_filter(flt)  # decided now, never when the stored filter is read
+    cost = check_filter(flt)  # decided now, never when the stored filter is read
     # The filter about to be stored is the one its canonical form reads back to: held in the
-    # cache now, so the write that stores it never parses it a second time.
-    _FILTERS.get(canonical, lambda: flt, _filter_weight)
-    return FilterInput(given=True, filter=flt, canonical=canonical)
+    # cache now (with its cost), so the write that stores it neither parses nor costs it again.
+    _FILTERS.get(canonical, lambda: flt, lambda _flt: 1 + cost.conditions + cost.values)
+    _COSTS.get(canonical, lambda: cost, lambda _cost: 1)
+    return FilterInput(given=True, filter=flt, canonical=canonical, cost=cost)
 
 
 _FILTERS: WeightedCache[Filter | None] = WeightedCache(CACHED_FILTERS, CACHED_FILTER_WEIGHT)
+_COSTS: WeightedCache[Cost] = WeightedCache(CACHED_FILTERS, CACHED_FILTERS)
 _TEXTS: WeightedCache[str | None] = WeightedCache(CACHED_FILTERS, CACHED_TEXT_CHARACTERS)
 
 
@@ -133,7 +136,17 @@ def _parse_stored(canonical: str) -> Filter | None:
         return None
 
 
-def check_list_room(session: Session, list_id: str, new: Filter, excluding: str | None) -> None:
+def stored_cost(canonical: str) -> Cost:
+    """The cost of a stored filter, taken once per process (by its canonical JSON)."""
+
+    def make() -> Cost:
+        flt = stored_filter(canonical)
+        return NOTHING if flt is None else cost_of(flt)
+
+    return _COSTS.get(canonical, make, lambda _cost: 1)
+
+
+def check_list_room(session: Session, list_id: str, new: Cost, excluding: str | None) -> None:
     """Refuse `new` when, with the stored filters of the list's other audiences, it would take
     the list past its budget (`filter_budget`). Every stored filter counts, smart or not: a
     manual audience becomes smart by a PATCH that sends no filter."""
@@ -144,10 +157,9 @@ def check_list_room(session: Session, list_id: str, new: Filter, excluding: str 
         statement = statement.where(Audience.id != excluding)
     others = NOTHING
     for canonical in session.scalars(statement):
-        stored = stored_filter(canonical) if canonical else None
-        if stored is not None:
-            others = others + cost_of(stored)
-    check_list(others, cost_of(new))
+        if canonical:
+            others = others + stored_cost(canonical)
+    check_list(others, new)
 
 
 def filter_text(canonical: str) -> str | None:
