@@ -8,7 +8,10 @@ Two shapes of that rule cover every write:
 
 - **per contact** (`refresh_contacts`): the contacts a write touched, against every smart
   audience of their list, in memory (`Filter.predicate_at` on the contact's row, the record the
-  pages evaluate too). Contact create, update, bulk import, action create and delete.
+  pages evaluate too). Contact create, update, bulk import, action create and delete. An
+  audience over actions alone is decided in SQL for those contacts instead (`_decided_in_sql`,
+  one statement for all such audiences), so a write never loads a contact's whole history into
+  Python: an action on a contact with a thousand actions costs what one on a new contact does.
 - **per audience** (`refresh_audience`): one audience against every contact of its list, as two
   SQL set differences (`Filter.to_sqlalchemy`): the selected contacts without a stored row enter,
   the stored rows no longer selected leave. Audience create, filter change, mode change, manual
@@ -44,6 +47,7 @@ from typing import Any, cast
 from sqlalchemy import Select, Table, delete, insert, select
 from sqlalchemy.orm import Session
 
+from ... import Filter
 from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..db.queries import contact_rows, fetch_rows
 from ..ground import clock
@@ -180,10 +184,16 @@ def refresh_contacts(
     moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
     decode = any(a.flt is not None and "data" in a.flt.fields for a in audiences)
     records = _records(session, contact_ids, decode)
-    used = set().union(*(relations.uses(a.flt) for a in audiences))
+    in_sql = [a for a in audiences if a.flt is not None and _over_actions_alone(a.flt)]
+    decided = _decided_in_sql(session, in_sql, contact_ids, at)
+    used = set().union(*(relations.uses(a.flt) for a in audiences if a.id not in decided))
     if used:
         relations.attach(records, relations.related_rows(session, contact_ids, used))
-    checks = [(a, a.flt.predicate_at(moment)) for a in audiences if a.flt is not None]
+    checks = [
+        (a, _member_of(decided[a.id]) if a.id in decided else a.flt.predicate_at(moment))
+        for a in audiences
+        if a.flt is not None
+    ]
     by_id = {a.id: a for a in audiences}
     stored: set[tuple[str, str]] = set()
     for chunk in _chunks(contact_ids):
@@ -215,6 +225,34 @@ def refresh_contacts(
                         row for row in record[relations.AUDIENCES] if row["id"] != audience.id
                     ]
     return _write(session, list_id, entering, leaving, cause, at, announce)
+
+
+def _member_of(chosen: set[str]) -> Callable[[dict[str, Any]], bool]:
+    """A predicate on records answering from contacts SQL selected."""
+    return lambda record: record["id"] in chosen
+
+
+def _over_actions_alone(flt: Filter) -> bool:
+    """A filter reading actions and no other audience: SQL decides it for written contacts."""
+    return relations.uses(flt) == {relations.ACTIONS}
+
+
+def _decided_in_sql(
+    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+) -> dict[str, set[str]]:
+    """The contacts each audience selects among `contact_ids`, by one statement per chunk with
+    a column per audience (the library's SQL of each filter, at `at`)."""
+    decided: dict[str, set[str]] = {a.id: set() for a in audiences}
+    if not audiences:
+        return decided
+    tests = [relations.condition(cast(Filter, a.flt), at) for a in audiences]
+    for chunk in _chunks(contact_ids):
+        statement = select(Contact.id, *tests).where(Contact.id.in_(chunk))
+        for contact_id, *answers in session.execute(statement):
+            for audience, answer in zip(audiences, answers, strict=True):
+                if answer:  # TRUE only: FALSE and UNKNOWN (NULL) leave the contact out
+                    decided[audience.id].add(contact_id)
+    return decided
 
 
 def _selected(audience: StoredAudience, list_id: str, at: datetime) -> Select[str] | None:
