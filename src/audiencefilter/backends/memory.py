@@ -78,7 +78,7 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.references import reference_truth
-from ..language.values import accepts, record_date, record_datetime
+from ..language.values import accepts, record_date, record_datetime, record_value
 from .memory_relations import relation_truth
 
 Instants = tuple[date | str | MonthDays, ...]
@@ -136,37 +136,45 @@ def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
     body, _ = builder.build(root, True, {})
     builder.bound["_on_error"] = on_error
     relative = bool(builder.relatives)
-    passed = [_name(_RECORD), _name(_INSTANTS)] if relative else [_name(_RECORD)]
-    guarded = ast.Try(
-        body=[ast.Return(value=body)],
-        handlers=[
-            ast.ExceptHandler(
-                type=ast.Tuple(elts=[_name(n) for n in _CAUGHT], ctx=ast.Load()),
-                name=None,
-                body=[ast.Return(value=_call(_name("_on_error"), *passed))],
-            )
-        ],
-        orelse=[],
-        finalbody=[],
-    )
     function = ast.FunctionDef(
         name="audience_filter",
-        args=ast.arguments(
-            posonlyargs=[],
-            args=[ast.arg(arg=_RECORD)] + ([ast.arg(arg=_INSTANTS)] if relative else []),
-            kwonlyargs=[],
-            kw_defaults=[],
-            defaults=[ast.Constant(cast(Any, ()))] if relative else [],
-        ),
-        body=[guarded],
+        args=_arguments(relative),
+        body=[_guarded(body, relative)],
         decorator_list=[],
         **_NO_TYPE_PARAMS,
     )
+    return _compiled(function, builder.bound)
+
+
+def _compiled(function: ast.FunctionDef, bound: Mapping[str, Any]) -> Evaluator:
+    """The Python function `function` defines, its free names bound to `bound`'s values."""
     module = ast.fix_missing_locations(ast.Module(body=[function], type_ignores=[]))
-    namespace: dict[str, Any] = dict(builder.bound)
+    namespace: dict[str, Any] = dict(bound)
     exec(compile(module, "<audiencefilter>", "exec"), namespace)
-    predicate: Evaluator = namespace["audience_filter"]
+    predicate: Evaluator = namespace[function.name]
     return predicate
+
+
+def _arguments(relative: bool) -> ast.arguments:
+    """`(record)`, or `(record, _instants=())` for a filter with relative date-times."""
+    return ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg(arg=_RECORD)] + ([ast.arg(arg=_INSTANTS)] if relative else []),
+        kwonlyargs=[],
+        kw_defaults=[],
+        defaults=[ast.Constant(cast(Any, ()))] if relative else [],
+    )
+
+
+def _guarded(body: ast.expr, relative: bool) -> ast.Try:
+    """`try: return body` / `except (TypeError, ...): return _on_error(record, ...)`."""
+    passed = [_name(_RECORD), _name(_INSTANTS)] if relative else [_name(_RECORD)]
+    handler = ast.ExceptHandler(
+        type=ast.Tuple(elts=[_name(n) for n in _CAUGHT], ctx=ast.Load()),
+        name=None,
+        body=[ast.Return(value=_call(_name("_on_error"), *passed))],
+    )
+    return ast.Try(body=[ast.Return(value=body)], handlers=[handler], orelse=[], finalbody=[])
 
 
 def _diagnose(record: Record, root: Node, schema: Schema) -> str:
@@ -175,23 +183,26 @@ def _diagnose(record: Record, root: Node, schema: Schema) -> str:
         field = schema.get(name)  # a JSON column a declared field reads may be undeclared
         if value is None or field is None or field.type is FieldType.JSON:
             continue
-        kind = field.type
-        if kind.element is not None:
-            try:
-                lists.items(kind, value)
-            except (TypeError, ValueError) as exc:
-                return f'field "{name}": {exc}'
-            continue
-        if not accepts(kind, value):
-            return f'field "{name}" holds {type(value).__name__} {value!r}; expected {kind.value}'
-        if kind in (FieldType.DATETIME, FieldType.DATE):
-            try:
-                (record_datetime if kind is FieldType.DATETIME else record_date)(value)
-            except (TypeError, ValueError) as exc:
-                return f'field "{name}": {exc}'
+        problem = _value_problem(name, field.type, value)
+        if problem is not None:
+            return problem
     if not isinstance(record, Mapping):
         return f"a record must be a mapping of field names to values, not {type(record).__name__}"
     return "a record value has the wrong type for its field"
+
+
+def _value_problem(name: str, kind: FieldType, value: object) -> str | None:
+    """What is wrong with a field's value, in the words of `RecordError`; None if nothing."""
+    try:
+        if kind.element is not None:
+            lists.items(kind, value)
+            return None
+        if not accepts(kind, value):
+            return f'field "{name}" holds {type(value).__name__} {value!r}; expected {kind.value}'
+        record_value(kind, value)  # date-times and dates read as comparisons read them
+    except (TypeError, ValueError) as exc:
+        return f'field "{name}": {exc}'
+    return None
 
 
 class _Builder:
@@ -204,25 +215,8 @@ class _Builder:
     def __init__(self, schema: Schema, root: Node, *, fast: bool) -> None:
         self.schema = schema
         self.fast = fast
-        self.differs = fast and any(
-            isinstance(n, Comparison)
-            and not n.path
-            and n.op in ORDERING_OPS
-            and schema[n.field].type is FieldType.DATETIME
-            for n in own_nodes(root)
-        )
-        self.bound: dict[str, Any] = {
-            "_as_instant": record_datetime,
-            "_as_date": record_date,
-            "_anniversary": is_anniversary,
-            "_datetime": datetime,
-            "_UTC": UTC,
-            "_str": str,
-            "_int": int,
-            "_bool": bool,
-        }
-        for kind, name in _PRESENT.items():
-            self.bound[name] = _PRESENT_CHECKS[kind]
+        self.differs = fast and _orders_datetimes(root, schema)
+        self.bound: dict[str, Any] = _base_bindings()
         self.checked: set[str] = set()  # locals whose value's type was tested when read
         self.names = itertools.count()
         reads = Counter(n.field for n in own_nodes(root) if isinstance(n, Comparison | IsNull))
@@ -327,62 +321,67 @@ class _Builder:
         return _name(name)
 
     def comparison(self, node: Comparison, want: bool, known: Known) -> tuple[ast.expr, Known]:
-        kind = self.schema[node.field].type
+        """A comparison of a field, read (into a local the rest of a conjunction can use)
+        unless an earlier conjunct has read it."""
         if node.field in known:
-            local = known[node.field]
-            test = self.test(node, _name(local))
-            if not want:
-                test = ast.UnaryOp(op=ast.Not(), operand=test)
-            if local in self.checked or kind not in _PRESENT or node.op in PATTERN_OPS:
-                return test, known
-            return ast.BoolOp(op=ast.And(), values=[self.present(kind, local), test]), known
+            return self.known_comparison(node, want, known[node.field]), known
         if want and self.false_for_null(node):
-            # `None == literal` and `None in {literals}` are False: no null test needed, and
-            # the type is tested only when the test failed (a match is a str).
-            local = self.local(node.field)
-            test = self.test(node, self.assign(local, node.field))
-            value = _name(local)
-            guard = ast.BoolOp(
-                op=ast.And(),
-                values=[
-                    _compare(value, ast.IsNot(), ast.Constant(None)),
-                    _compare(
-                        ast.Attribute(value=value, attr="__class__", ctx=ast.Load()),
-                        ast.IsNot(),
-                        _name("_str"),
-                    ),
-                    ast.UnaryOp(op=ast.Not(), operand=_call(_name(_PRESENT[kind]), value)),
-                ],
-            )
-            self.checked.add(local)
-            return ast.BoolOp(op=ast.Or(), values=[test, guard]), {**known, node.field: local}
+            return self.string_match(node, known)
+        kind = self.schema[node.field].type
         if want and kind is FieldType.BOOLEAN and node.op is Op.EQUALS:
-            # `v is True`, else null (FALSE) or another type (RecordError).
-            local = self.local(node.field)
-            value = _name(local)
-            other = ast.Constant(not node.value)
-            guard = ast.BoolOp(
-                op=ast.And(),
-                values=[
-                    _compare(value, ast.IsNot(), other),
-                    _compare(value, ast.IsNot(), ast.Constant(None)),
-                    _call(_name(_PRESENT[kind]), value),
-                ],
-            )
-            literal = ast.Constant(node.value is True)
-            test = _compare(self.assign(local, node.field), ast.Is(), literal)
-            self.checked.add(local)
-            return ast.BoolOp(op=ast.Or(), values=[test, guard]), {**known, node.field: local}
+            return self.boolean_match(node, known)
+        return self.read_comparison(node, want, known)
+
+    def known_comparison(self, node: Comparison, want: bool, local: str) -> ast.expr:
+        """A comparison of a field an earlier conjunct proved present: its type is tested
+        here unless that read tested it too."""
+        kind = self.schema[node.field].type
+        test = _holds(want, self.test(node, _name(local)))
+        if local in self.checked or kind not in _PRESENT or node.op in PATTERN_OPS:
+            return test
+        return _all(self.present(kind, local), test)
+
+    def string_match(self, node: Comparison, known: Known) -> tuple[ast.expr, Known]:
+        """`None == literal` and `None in {literals}` are False: no null test needed, and
+        the type is tested only when the test failed (a match is a str)."""
+        kind = self.schema[node.field].type
+        local = self.local(node.field)
+        test = self.test(node, self.assign(local, node.field))
+        value = _name(local)
+        guard = _all(
+            _compare(value, ast.IsNot(), ast.Constant(None)),
+            _compare(_attribute(value, "__class__"), ast.IsNot(), _name("_str")),
+            ast.UnaryOp(op=ast.Not(), operand=_call(_name(_PRESENT[kind]), value)),
+        )
+        self.checked.add(local)
+        return _any(test, guard), {**known, node.field: local}
+
+    def boolean_match(self, node: Comparison, known: Known) -> tuple[ast.expr, Known]:
+        """`v is True`, else null (FALSE) or another type (RecordError)."""
+        local = self.local(node.field)
+        value = _name(local)
+        guard = _all(
+            _compare(value, ast.IsNot(), ast.Constant(not node.value)),
+            _compare(value, ast.IsNot(), ast.Constant(None)),
+            _call(_name(_PRESENT[FieldType.BOOLEAN]), value),
+        )
+        literal = ast.Constant(node.value is True)
+        test = _compare(self.assign(local, node.field), ast.Is(), literal)
+        self.checked.add(local)
+        return _any(test, guard), {**known, node.field: local}
+
+    def read_comparison(self, node: Comparison, want: bool, known: Known) -> tuple[ast.expr, Known]:
+        """Read the field, test that it is there (and of its type, where Python would compare
+        a wrong one quietly), then compare."""
+        kind = self.schema[node.field].type
         local = self.local(node.field)
         if kind in _PRESENT and not (kind is FieldType.STRING and node.op in PATTERN_OPS):
             present = self.present(kind, local, assign=node.field)
             self.checked.add(local)
         else:
             present = _compare(self.assign(local, node.field), ast.IsNot(), ast.Constant(None))
-        test = self.test(node, _name(local))
-        if not want:
-            test = ast.UnaryOp(op=ast.Not(), operand=test)
-        return ast.BoolOp(op=ast.And(), values=[present, test]), {**known, node.field: local}
+        test = _holds(want, self.test(node, _name(local)))
+        return _all(present, test), {**known, node.field: local}
 
     def present(self, kind: FieldType, local: str, assign: str | None = None) -> ast.expr:
         """`type(v) is T or v is not None and _present(v)`: the value is there and of its
@@ -539,6 +538,52 @@ def _method(target: ast.expr, method: str, *args: ast.expr) -> ast.expr:
 
 def _compare(left: ast.expr, op: ast.cmpop, right: ast.expr) -> ast.expr:
     return ast.Compare(left=left, ops=[op], comparators=[right])
+
+
+def _attribute(target: ast.expr, name: str) -> ast.expr:
+    return ast.Attribute(value=target, attr=name, ctx=ast.Load())
+
+
+def _all(*values: ast.expr) -> ast.expr:
+    return ast.BoolOp(op=ast.And(), values=list(values))
+
+
+def _any(*values: ast.expr) -> ast.expr:
+    return ast.BoolOp(op=ast.Or(), values=list(values))
+
+
+def _holds(want: bool, test: ast.expr) -> ast.expr:
+    """`test` where the comparison is wanted TRUE, `not test` where FALSE (a value known not
+    to be null compares to True or False, never UNKNOWN)."""
+    return test if want else ast.UnaryOp(op=ast.Not(), operand=test)
+
+
+def _orders_datetimes(root: Node, schema: Schema) -> bool:
+    """Whether `root` orders a date-time field, where the fast version skips a check."""
+    return any(
+        isinstance(n, Comparison)
+        and not n.path
+        and n.op in ORDERING_OPS
+        and schema[n.field].type is FieldType.DATETIME
+        for n in own_nodes(root)
+    )
+
+
+def _base_bindings() -> dict[str, Any]:
+    """The names every compiled function may call, before the values of its own literals."""
+    bound: dict[str, Any] = {
+        "_as_instant": record_datetime,
+        "_as_date": record_date,
+        "_anniversary": is_anniversary,
+        "_datetime": datetime,
+        "_UTC": UTC,
+        "_str": str,
+        "_int": int,
+        "_bool": bool,
+    }
+    for kind, name in _PRESENT.items():
+        bound[name] = _PRESENT_CHECKS[kind]
+    return bound
 
 
 class _MemoryCompiler:

@@ -22,7 +22,7 @@ from itertools import compress, repeat
 from typing import Any, Protocol
 
 from ..language.calendar import Relative
-from ..language.fields import Schema
+from ..language.fields import FieldType, Schema
 from ..language.nodes import TRUE, Aggregated, Node, Not, Quantified, relative_values
 from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
 from ..language.values import accepts, record_value
@@ -137,55 +137,87 @@ def relation_truth(
 ) -> Truth:
     """The truth of a relation condition of a record of `schema`."""
     relation = relation_of(schema, node.relation)
-    name = relation.name
     where = _Rows(node.where, relation.schema, relatives, compiler)
     if isinstance(node, Quantified):
-        quantifier = node.quantifier
-        if quantifier is Quantifier.EVERY:
+        return _quantified_truth(node, relation, where)
+    value_test = _ValueTest(node, relation, relatives, compiler)
+    return _aggregated_truth(node, relation, where, value_test)
 
-            def every(record: Record, instants: Instants) -> bool:
-                rows = record.get(name)
-                if rows.__class__ is not list:
-                    rows = related_rows(relation, rows)
-                return bool(where.run("all", rows, instants))
 
-            return every
-        wanted = quantifier in (Quantifier.SOME, Quantifier.IS)
+def _quantified_truth(node: Quantified, relation: Relation, where: _Rows) -> Truth:
+    """`every` is whether all related rows match; `some`, `is` whether any does; `none`,
+    `isNot` whether none does."""
+    name = relation.name
+    every = node.quantifier is Quantifier.EVERY
+    kind = "all" if every else "any"
+    wanted = every or node.quantifier in (Quantifier.SOME, Quantifier.IS)
 
-        def quantified(record: Record, instants: Instants) -> bool:
-            rows = record.get(name)
-            if rows.__class__ is not list:
-                rows = related_rows(relation, rows)
-            return bool(where.run("any", rows, instants)) is wanted
+    def quantified(record: Record, instants: Instants) -> bool:
+        rows = record.get(name)
+        if rows.__class__ is not list:
+            rows = related_rows(relation, rows)
+        return bool(where.run(kind, rows, instants)) is wanted
 
-        return quantified
-    values = value_schema(relation, node.function, node.field)
-    is_true = _Rows(node.test, values, relatives, compiler)
-    is_false = _Rows(Not(node.test), values, relatives, compiler)
-    field = node.field
-    if node.function is Aggregate.COUNT and not where.always:
+    return quantified
 
-        def compute(rows: Sequence[Record], instants: Instants) -> Any:
-            return where.run("count", rows, instants)
-    else:
-        of_rows = _aggregate(node.function, node.field, relation)
 
-        def compute(rows: Sequence[Record], instants: Instants) -> Any:
-            return of_rows(where.matching(rows, instants))
+def _aggregated_truth(
+    node: Aggregated, relation: Relation, where: _Rows, value_test: _ValueTest
+) -> Truth:
+    """The aggregate of the matching rows, tested as a value of its own schema."""
+    compute = _aggregate_of_rows(node, relation, where)
+    name = relation.name
 
     def aggregated(record: Record, instants: Instants) -> bool | None:
         rows = record.get(name)
         if rows.__class__ is not list:
             rows = related_rows(relation, rows)
-        value = compute(rows, instants)
-        probe = ({field: value},)
-        if next(is_true.tests(probe, instants)):
+        return value_test.truth(compute(rows, instants), instants)
+
+    return aggregated
+
+
+def _aggregate_of_rows(
+    node: Aggregated, relation: Relation, where: _Rows
+) -> Callable[[Sequence[Record], Instants], Any]:
+    """The aggregate over the rows `where` matches: a count runs the inlined loop."""
+    if node.function is Aggregate.COUNT and not where.always:
+
+        def count(rows: Sequence[Record], instants: Instants) -> Any:
+            return where.run("count", rows, instants)
+
+        return count
+    of_rows = _aggregate(node.function, node.field, relation)
+
+    def compute(rows: Sequence[Record], instants: Instants) -> Any:
+        return of_rows(where.matching(rows, instants))
+
+    return compute
+
+
+class _ValueTest:
+    """An aggregate's test, run on the one-field row `{field: value}`: TRUE, FALSE, or (for
+    a null value only) UNKNOWN."""
+
+    def __init__(
+        self,
+        node: Aggregated,
+        relation: Relation,
+        relatives: Mapping[Relative, int],
+        compiler: Compiler,
+    ) -> None:
+        self.field = node.field
+        values = value_schema(relation, node.function, node.field)
+        self.is_true = _Rows(node.test, values, relatives, compiler)
+        self.is_false = _Rows(Not(node.test), values, relatives, compiler)
+
+    def truth(self, value: Any, instants: Instants) -> bool | None:
+        probe = ({self.field: value},)
+        if next(self.is_true.tests(probe, instants)):
             return True
         if value is not None:  # a present value makes a condition TRUE or FALSE
             return False
-        return False if next(is_false.tests(probe, instants)) else None
-
-    return aggregated
+        return False if next(self.is_false.tests(probe, instants)) else None
 
 
 def _aggregate(
@@ -196,19 +228,25 @@ def _aggregate(
     kind = relation.schema[field].type
 
     def present(rows: Sequence[Record]) -> list[Any]:
-        found = []
-        for row in rows:
-            value = row.get(field)
-            if value is None:
-                continue
-            if not accepts(kind, value):
-                raise TypeError(
-                    f'field "{field}" of "{relation.name}" holds {type(value).__name__}'
-                )
-            found.append(record_value(kind, value))
-        return found
+        return _present_values(rows, field, kind, relation.name)
 
     if function is Aggregate.SUM:
         return lambda rows: sum(present(rows))
     pick = min if function is Aggregate.MIN else max
     return lambda rows: pick(values) if (values := present(rows)) else None
+
+
+def _present_values(
+    rows: Sequence[Record], field: str, kind: FieldType, relation: str
+) -> list[Any]:
+    """The field's non-null values over `rows` (date-times as instants), which a sum, minimum
+    or maximum is taken of; a wrong type raises as a comparison's does."""
+    found = []
+    for row in rows:
+        value = row.get(field)
+        if value is None:
+            continue
+        if not accepts(kind, value):
+            raise TypeError(f'field "{field}" of "{relation}" holds {type(value).__name__}')
+        found.append(record_value(kind, value))
+    return found

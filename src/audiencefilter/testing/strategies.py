@@ -27,7 +27,10 @@ that, taken at `NOW`, they land on or next to the instants records hold (`P6M` i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone
+from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
@@ -35,13 +38,16 @@ from hypothesis import strategies as st
 from ..filter import Filter, parse
 from ..language.conditions import REF, REFERENCE_OPS
 from ..language.contact import CONTACT
+from ..language.data_paths import value_type
 from ..language.fields import (
     JSON_STRING_ALIASES,
     JSON_VALUE_TYPES,
     LIST_OPS,
     OPERATORS,
     PERIOD_OPS,
+    Field,
     FieldType,
+    ListOp,
     Op,
     Schema,
 )
@@ -229,17 +235,37 @@ def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
     ops = sorted(OPERATORS[kind], key=lambda op: op.value)
     body: dict[str, Any] = {"path": path}
     for op in draw(st.lists(st.sampled_from(ops), min_size=1, max_size=2, unique=True)):
-        body[op.value] = draw(st.lists(value, max_size=3) if op in LIST_OPS else value)
-        if op in LIST_OPS and draw(st.integers(0, 7)) == 0:
-            body[op.value] = None  # a null test, as Prisma reads it
+        body[op.value] = _data_operand(draw, op, value)
+    body.update(_data_negation(draw, ops, value))
+    _add_data_extras(draw, kind, value, body)
+    return {field: body}
+
+
+def _data_operand(draw: st.DrawFn, op: Op, value: st.SearchStrategy[Any]) -> Any:
+    operand = draw(st.lists(value, max_size=3) if op in LIST_OPS else value)
+    if op in LIST_OPS and draw(st.integers(0, 7)) == 0:
+        return None  # a null test, as Prisma reads it
+    return operand
+
+
+def _data_negation(draw: st.DrawFn, ops: list[Op], value: st.SearchStrategy[Any]) -> dict[str, Any]:
+    """Now and then a `not`: of null, of a value, or of one operator."""
     negation = draw(st.integers(0, 4))
     if negation == 1:
-        body["not"] = None
-    elif negation == 2:
-        body["not"] = draw(value)
-    elif negation == 3:
+        return {"not": None}
+    if negation == 2:
+        return {"not": draw(value)}
+    if negation == 3:
         op = draw(st.sampled_from(ops))
-        body["not"] = {op.value: draw(st.lists(value, max_size=2) if op in LIST_OPS else value)}
+        return {"not": {op.value: draw(st.lists(value, max_size=2) if op in LIST_OPS else value)}}
+    return {}
+
+
+def _add_data_extras(
+    draw: st.DrawFn, kind: FieldType, value: st.SearchStrategy[Any], body: dict[str, Any]
+) -> None:
+    """Now and then a null test, a `mode`, a `blank`, or Prisma's string alias beside the
+    operators."""
     if draw(st.integers(0, 5)) == 0:
         body["equals"] = None
     if kind is FieldType.STRING and draw(st.booleans()):
@@ -249,7 +275,6 @@ def _data_condition(field: str, draw: st.DrawFn) -> dict[str, Any]:
     if kind is FieldType.STRING and draw(st.integers(0, 5)) == 0:
         # Prisma's spelling of contains, startsWith or endsWith
         body[draw(st.sampled_from(sorted(JSON_STRING_ALIASES)))] = draw(value)
-    return {field: body}
 
 
 _MISSING = object()
@@ -350,68 +375,101 @@ def calendar_periods() -> st.SearchStrategy[dict[str, Any]]:
     return build()
 
 
+@st.composite
 def _field_condition(
-    schema: Schema, hostile: bool, wide: bool = False
-) -> st.SearchStrategy[dict[str, Any]]:
+    draw: st.DrawFn, schema: Schema, hostile: bool, wide: bool = False
+) -> dict[str, Any]:
     """`{field: literal}`, `{field: null}` or `{field: {ops...}}` with mode and `not`."""
+    field = draw(st.sampled_from(schema.fields))
+    if field.type is FieldType.JSON:
+        return _json_field_condition(draw, field, wide)
+    operands = _operands(field, schema, hostile, wide)
+    shape = draw(st.integers(0, 9))
+    if shape == 0:
+        return {field.name: None}
+    if shape == 1:
+        return {field.name: draw(operands.value)}
+    body = _operator_body(draw, operands, shape)
+    _add_negation(draw, operands, body)
+    _add_string_keys(draw, field.type, body)
+    return {field.name: body}
 
-    @st.composite
-    def build(draw: st.DrawFn) -> dict[str, Any]:
-        field = draw(st.sampled_from(schema.fields))
-        kind = field.type
-        if kind is FieldType.JSON:
-            if wide and draw(st.booleans()):
-                return draw(data_conditions(field=field.name))
-            return _data_condition(field.name, draw)
-        value = _value(kind, hostile, wide).map(lambda v: _json_literal(kind, v))
-        # Where one literal is compared (not in lists, not as a shorthand), a date-time is
-        # relative half of the time.
-        operand: st.SearchStrategy[Any] = value
-        if kind in (FieldType.DATETIME, FieldType.DATE):
-            operand = st.one_of(value, relative_values(), calendar_starts())
-        shape = draw(st.integers(0, 9))
-        if shape == 0:
-            return {field.name: None}
-        if shape == 1:
-            return {field.name: draw(value)}
-        ops = [op for op in Op if field.accepts(op)]
-        peers = [f.name for f in schema.fields if f.type is kind and not f.source]
-        peers = [] if field.source else peers
-        # Mostly one or two operators; `{field: {}}` (TRUE) only now and then (shape 2).
-        chosen = draw(
-            st.lists(st.sampled_from(ops), min_size=int(shape != 2), max_size=2, unique=True)
-        )
-        body: dict[str, Any] = {}
-        for op in chosen:
-            if op in (Op.IN, Op.NOT_IN) and draw(st.integers(0, 7)) == 0:
-                body[op.value] = None  # a null test, as Prisma reads it
-            elif op in (Op.IN, Op.NOT_IN):
-                body[op.value] = draw(st.lists(value, max_size=4))
-            elif peers and op in REFERENCE_OPS and draw(st.integers(0, 5)) == 0:
-                body[op.value] = {REF: draw(st.sampled_from(peers))}  # a field reference
-            elif op in PERIOD_OPS:
-                body[op.value] = draw(calendar_periods())
-            else:
-                body[op.value] = draw(operand)
-        negation = draw(st.integers(0, 5))
-        if negation == 1:
-            body["not"] = None
-        elif negation == 2:
-            body["not"] = draw(value)
-        elif negation == 3:
-            op = draw(st.sampled_from(ops))
-            inner = draw(st.lists(value, max_size=3)) if op in (Op.IN, Op.NOT_IN) else draw(operand)
-            if op in PERIOD_OPS:
-                inner = draw(calendar_periods())
-            body["not"] = {op.value: inner}
-        referenced = any(isinstance(v, dict) and REF in v for v in body.values())
-        if kind is FieldType.STRING and not referenced and draw(st.booleans()):
-            body["mode"] = draw(st.sampled_from(("insensitive", "default")))
-        if kind is FieldType.STRING and draw(st.integers(0, 5)) == 0:
-            body["blank"] = draw(st.booleans())  # null or ""
-        return {field.name: body}
 
-    return build()
+def _json_field_condition(draw: st.DrawFn, field: Field, wide: bool) -> dict[str, Any]:
+    if wide and draw(st.booleans()):
+        return draw(data_conditions(field=field.name))
+    return _data_condition(field.name, draw)
+
+
+@dataclass(frozen=True)
+class _Operands:
+    """What a field's conditions are drawn from: its literals, the operand of one comparison,
+    the operators it takes, and the fields a reference to it may name."""
+
+    value: st.SearchStrategy[Any]
+    operand: st.SearchStrategy[Any]
+    ops: list[Op]
+    peers: list[str]
+
+
+def _operands(field: Field, schema: Schema, hostile: bool, wide: bool) -> _Operands:
+    kind = field.type
+    value = _value(kind, hostile, wide).map(lambda v: _json_literal(kind, v))
+    # Where one literal is compared (not in lists, not as a shorthand), a date-time is
+    # relative half of the time.
+    operand: st.SearchStrategy[Any] = value
+    if kind in (FieldType.DATETIME, FieldType.DATE):
+        operand = st.one_of(value, relative_values(), calendar_starts())
+    ops = [op for op in Op if field.accepts(op)]
+    peers = [f.name for f in schema.fields if f.type is kind and not f.source]
+    return _Operands(value, operand, ops, [] if field.source else peers)
+
+
+def _operator_body(draw: st.DrawFn, operands: _Operands, shape: int) -> dict[str, Any]:
+    """A field's object of operators: mostly one or two; `{field: {}}` (TRUE) only now and
+    then (shape 2)."""
+    chosen = draw(
+        st.lists(st.sampled_from(operands.ops), min_size=int(shape != 2), max_size=2, unique=True)
+    )
+    return {op.value: _operator_operand(draw, operands, op) for op in chosen}
+
+
+def _operator_operand(draw: st.DrawFn, operands: _Operands, op: Op) -> Any:
+    if op in (Op.IN, Op.NOT_IN) and draw(st.integers(0, 7)) == 0:
+        return None  # a null test, as Prisma reads it
+    if op in (Op.IN, Op.NOT_IN):
+        return draw(st.lists(operands.value, max_size=4))
+    if operands.peers and op in REFERENCE_OPS and draw(st.integers(0, 5)) == 0:
+        return {REF: draw(st.sampled_from(operands.peers))}  # a field reference
+    if op in PERIOD_OPS:
+        return draw(calendar_periods())
+    return draw(operands.operand)
+
+
+def _add_negation(draw: st.DrawFn, operands: _Operands, body: dict[str, Any]) -> None:
+    """Now and then a `not`: of null, of a literal, or of one operator."""
+    negation = draw(st.integers(0, 5))
+    if negation == 1:
+        body["not"] = None
+    elif negation == 2:
+        body["not"] = draw(operands.value)
+    elif negation == 3:
+        op = draw(st.sampled_from(operands.ops))
+        listed = op in (Op.IN, Op.NOT_IN)
+        inner = draw(st.lists(operands.value, max_size=3)) if listed else draw(operands.operand)
+        if op in PERIOD_OPS:
+            inner = draw(calendar_periods())
+        body["not"] = {op.value: inner}
+
+
+def _add_string_keys(draw: st.DrawFn, kind: FieldType, body: dict[str, Any]) -> None:
+    """On a string field, now and then a `mode` (not beside a field reference, which takes
+    none) and a `blank`."""
+    referenced = any(isinstance(v, dict) and REF in v for v in body.values())
+    if kind is FieldType.STRING and not referenced and draw(st.booleans()):
+        body["mode"] = draw(st.sampled_from(("insensitive", "default")))
+    if kind is FieldType.STRING and draw(st.integers(0, 5)) == 0:
+        body["blank"] = draw(st.booleans())  # null or ""
 
 
 def where_clauses(
@@ -422,22 +480,24 @@ def where_clauses(
     With `wide`, literals also come from the wide strategies (see `records`), and conditions on
     `data` from `data_conditions`.
     """
-
-    def extend(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-        group = st.lists(children, max_size=3)
-        return st.one_of(
-            st.builds(lambda items: {"AND": items}, group),
-            st.builds(lambda items: {"OR": items}, group),
-            st.builds(lambda items: {"NOT": items}, group),
-            st.builds(lambda item: {"NOT": item}, children),
-            st.builds(lambda item: {"AND": item}, children),
-            st.builds(_merge, children, children),
-        )
-
     condition = _field_condition(schema, hostile, wide)
     # `{}` (TRUE) one leaf in four: as often as conditions, it made most filters trivially TRUE.
     leaves = st.one_of(condition, condition, condition, st.just({}))
-    return st.recursive(leaves, extend, max_leaves=max_leaves)
+    return st.recursive(leaves, _groups, max_leaves=max_leaves)
+
+
+def _groups(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    """Where clauses made of others: groups of arrays and of single objects, and two clauses
+    merged into one object."""
+    group = st.lists(children, max_size=3)
+    return st.one_of(
+        st.builds(lambda items: {"AND": items}, group),
+        st.builds(lambda items: {"OR": items}, group),
+        st.builds(lambda items: {"NOT": items}, group),
+        st.builds(lambda item: {"NOT": item}, children),
+        st.builds(lambda item: {"AND": item}, children),
+        st.builds(_merge, children, children),
+    )
 
 
 def _merge(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
@@ -466,26 +526,34 @@ def where_noise(
     Args:
         finite: Leave out NaN and infinities (for values that must be valid JSON).
     """
+    containers = partial(_noise_containers, _noise_keys(schema))
+    return st.recursive(_noise_scalars(finite), containers, max_leaves=max_leaves)
+
+
+def _noise_keys(schema: Schema) -> st.SearchStrategy[str]:
+    """Fields, operators, logical keys and near misses of them."""
     dated = [f.name for f in schema.fields if f.type is FieldType.DATETIME][:1]
     names = [*schema.names[:4], *dated, "AND", "OR", "NOT", "and", "x", ""]
     names += ["not", "mode", "equals", "gt", "in", "notIn", "contains", "startsWith", "ago"]
-    keys = st.sampled_from(names)
-    floats = st.floats(allow_nan=not finite, allow_infinity=not finite)
-    scalars = st.one_of(
+    return st.sampled_from(names)
+
+
+def _noise_scalars(finite: bool) -> st.SearchStrategy[Any]:
+    """Any scalar, and strings a where clause gives meaning to (a mode, a date, durations)."""
+    return st.one_of(
         st.none(),
         st.booleans(),
         st.integers(),
-        floats,
+        st.floats(allow_nan=not finite, allow_infinity=not finite),
         st.text(max_size=8),
         st.sampled_from(["insensitive", "2025-01-01", "P30D", "PT0.5S", "-P1D", "P1.5D"]),
     )
-    return st.recursive(
-        scalars,
-        lambda children: (
-            st.lists(children, max_size=4) | st.dictionaries(keys, children, max_size=4)
-        ),
-        max_leaves=max_leaves,
-    )
+
+
+def _noise_containers(
+    keys: st.SearchStrategy[str], children: st.SearchStrategy[Any]
+) -> st.SearchStrategy[Any]:
+    return st.lists(children, max_size=4) | st.dictionaries(keys, children, max_size=4)
 
 
 # ---- wide inputs ----------------------------------------------------------------------------
@@ -686,33 +754,50 @@ def data_conditions(
     then. Paths are drawn from `keys` (default `data_keys()`)."""
     keys = keys if keys is not None else data_keys()
     literals = literals if literals is not None else json_scalars().filter(lambda v: v is not None)
+    return _data_path_condition(keys, literals, field, max_depth)
 
-    @st.composite
-    def build(draw: st.DrawFn) -> dict[str, Any]:
-        from ..language.data_paths import value_type
 
-        path = draw(st.lists(keys, min_size=1, max_size=max_depth))
-        literal = draw(literals)
-        kind = value_type(literal)
-        same_type = literals.filter(lambda v: value_type(v) is kind)
-        op = draw(st.sampled_from(sorted(OPERATORS[kind], key=lambda o: o.value)))
-        items = same_type
-        if kind is FieldType.NUMBER:  # integers beside floats: engines that read a list as
-            # one type merge neighbours beyond 2^53 (`[2**53 + 1, 0.5]`)
-            items = st.one_of(same_type, st.sampled_from((0, 1, 0.5, 1.0, 2**53 + 1)))
-        operand: Any = draw(st.lists(items, max_size=3)) if op in LIST_OPS else literal
-        body: dict[str, Any] = {"path": path}
-        if draw(st.integers(0, 4)) == 0:
-            body["not"] = {op.value: operand}
-        else:
-            body[op.value] = operand
-        if kind is FieldType.STRING and draw(st.booleans()):
-            body["mode"] = "insensitive"
-        if draw(st.integers(0, 7)) == 0:
-            body["blank"] = draw(st.booleans())  # null or "" at the path
-        return {field: body}
+@st.composite
+def _data_path_condition(
+    draw: st.DrawFn,
+    keys: st.SearchStrategy[str],
+    literals: st.SearchStrategy[Any],
+    field: str,
+    max_depth: int,
+) -> dict[str, Any]:
+    path = draw(st.lists(keys, min_size=1, max_size=max_depth))
+    literal = draw(literals)
+    kind = value_type(literal)
+    op = draw(st.sampled_from(sorted(OPERATORS[kind], key=lambda o: o.value)))
+    items = _same_type_items(literals, kind)
+    operand: Any = draw(st.lists(items, max_size=3)) if op in LIST_OPS else literal
+    body = {"path": path, **_maybe_negated(draw, op.value, operand)}
+    _add_path_keys(draw, kind, body)
+    return {field: body}
 
-    return build()
+
+def _maybe_negated(draw: st.DrawFn, name: str, operand: Any) -> dict[str, Any]:
+    """`{name: operand}`, or now and then `{"not": {name: operand}}`."""
+    condition = {name: operand}
+    return {"not": condition} if draw(st.integers(0, 4)) == 0 else condition
+
+
+def _add_path_keys(draw: st.DrawFn, kind: FieldType, body: dict[str, Any]) -> None:
+    """Now and then a `mode` (beside a string) and a `blank` at a data path."""
+    if kind is FieldType.STRING and draw(st.booleans()):
+        body["mode"] = "insensitive"
+    if draw(st.integers(0, 7)) == 0:
+        body["blank"] = draw(st.booleans())  # null or "" at the path
+
+
+def _same_type_items(literals: st.SearchStrategy[Any], kind: FieldType) -> st.SearchStrategy[Any]:
+    """The items of a list at a data path: of one JSON type, and for numbers integers beside
+    floats (engines that read a list as one type merge neighbours beyond 2^53:
+    `[2**53 + 1, 0.5]`)."""
+    same_type = literals.filter(lambda v: value_type(v) is kind)
+    if kind is FieldType.NUMBER:
+        return st.one_of(same_type, st.sampled_from((0, 1, 0.5, 1.0, 2**53 + 1)))
+    return same_type
 
 
 def wrong_typed_values(kind: FieldType) -> st.SearchStrategy[Any]:
@@ -781,30 +866,37 @@ def list_conditions(draw: st.DrawFn, schema: Schema = LIST_SCHEMA) -> dict[str, 
     """A where clause of one or two list conditions (`has`, `hasSome`, `hasEvery`, `isEmpty`,
     `equals`, under `not` at times, `mode: "insensitive"` on strings), operands from the pools
     of `list_records`."""
-    from ..language.fields import LIST_FIELD_OPS, ListOp
+    listed = [f for f in schema.fields if f.type.element is not None]
+    fields = draw(st.lists(st.sampled_from(listed), min_size=1, max_size=2, unique=True))
+    return {field.name: _list_condition(draw, field) for field in fields}
+
+
+def _list_condition(draw: st.DrawFn, field: Field) -> dict[str, Any]:
+    """The object of one list field's condition."""
+    from ..language.fields import LIST_FIELD_OPS
     from ..where.write import json_value
 
-    listed = [f for f in schema.fields if f.type.element is not None]
-    where: dict[str, Any] = {}
-    for field in draw(st.lists(st.sampled_from(listed), min_size=1, max_size=2, unique=True)):
-        element = field.type.element
-        assert element is not None
-        item = st.sampled_from(_LIST_POOLS[element]).map(json_value)
-        op = draw(st.sampled_from(LIST_FIELD_OPS))
-        operand: Any
-        if op is ListOp.IS_EMPTY:
-            operand = draw(st.booleans())
-        elif op is ListOp.HAS:
-            operand = draw(item)
-        else:
-            operand = draw(st.lists(item, max_size=3))
-        body: dict[str, Any] = {op.value: operand}
-        if draw(st.integers(0, 3)) == 0:
-            body = {"not": body}
-        if element is FieldType.STRING and draw(st.booleans()):
-            body["mode"] = "insensitive"
-        where[field.name] = body
-    return where
+    element = field.type.element
+    assert element is not None
+    op = draw(st.sampled_from(LIST_FIELD_OPS))
+    body: dict[str, Any] = {op.value: _list_operand(draw, op, element, json_value)}
+    if draw(st.integers(0, 3)) == 0:
+        body = {"not": body}
+    if element is FieldType.STRING and draw(st.booleans()):
+        body["mode"] = "insensitive"
+    return body
+
+
+def _list_operand(
+    draw: st.DrawFn, op: ListOp, element: FieldType, as_json: Callable[[Any], Any]
+) -> Any:
+    """True or false for `isEmpty`, one item for `has`, a list of them for the others."""
+    item = st.sampled_from(_LIST_POOLS[element]).map(as_json)
+    if op is ListOp.IS_EMPTY:
+        return draw(st.booleans())
+    if op is ListOp.HAS:
+        return draw(item)
+    return draw(st.lists(item, max_size=3))
 
 
 _ARRAY_ITEMS: tuple[Any, ...] = ("a", "A", "1", "", 1, 1.0, 2.5, 0, True, False)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +56,16 @@ _ARRAY_OPERATORS: dict[str, ListOp] = {
     **{text: op for op, text in ARRAY_SPELLINGS.items()},
 }
 
+_WORD_VALUES: dict[str, Callable[[str], Any]] = {
+    "DATETIME": BareDateTime,
+    "RELATIVE": WordsAgo,
+    "CALENDAR": WordsStart,
+    "NAME": FieldName,
+    "NULL": lambda _text: None,
+}
+"""Value tokens read as written: literals whose meaning the field they meet decides, a field
+name, null."""
+
 _DATETIME_HINT = "write e.g. 2025-01-31, 2025-01-31T09:30:00Z or 2025-01-31T09:30:00+02:00"
 
 _INVALID: Any = object()
@@ -70,6 +81,32 @@ class ListLiteral:
 
     open: Token
     items: tuple[Token, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """A condition's operator and operand as written, with what every kind of operator reads
+    them with: the field, case folding, and where problems are reported."""
+
+    field: Field
+    spelling: str
+    op_token: Token
+    operand: Token | ListLiteral
+    insensitive: bool
+    report: Report
+    path: str
+
+
+def _path_problem(field: Field, token: Token) -> tuple[str, str | None] | None:
+    """What is wrong with the path (or its absence) after `field`, if anything."""
+    if token.type != "PATH":
+        return (
+            f'JSON field "{field.name}" is compared through a path',
+            f'write e.g. {field_name(field.name)}.plan = "pro"',
+        )
+    if field.type is not FieldType.JSON:
+        return f'"{field.name}" is a {field.type.value} field: it has no keys', None
+    return None
 
 
 def operator_names(field: Field) -> str:
@@ -192,77 +229,99 @@ class Builder:
         path = join_path(at, field.name)
         keys: tuple[str, ...] | None = None
         if rest[0].type == "PATH" or field.type is FieldType.JSON:
-            if rest[0].type != "PATH":
-                self.issue(
-                    rest[0],
-                    f'JSON field "{field.name}" is compared through a path',
-                    f'write e.g. {field_name(field.name)}.plan = "pro"',
-                    path,
-                )
-                return TRUE
-            if field.type is not FieldType.JSON:
-                self.issue(
-                    rest[0],
-                    f'"{field.name}" is a {field.type.value} field: it has no keys',
-                    None,
-                    path,
-                )
-                return TRUE
-            keys = self.path_keys(rest[0], path)
+            keys = self.field_path(field, rest[0], path)
             if keys is None:
                 return TRUE
             rest = rest[1:]
-        if rest[0].type == "NULL_TEST" and _spelling(rest[0]).endswith("blank"):
-            holds = "not" not in _spelling(rest[0])
-            return self.conditions.blank(field, keys, holds, self.at(rest[0], None, path))
-        if rest[0].type == "NULL_TEST" and _spelling(rest[0]).endswith("empty"):
-            return self.empty_test(field, rest[0], path)
         if rest[0].type == "NULL_TEST":
-            node: Node = IsNull(field.name, keys or ())
-            return Not(node) if "not" in _spelling(rest[0]) else node
+            return self.null_test(field, keys, rest[0], path)
         if rest[0].type in _PERIOD_TOKENS:
             return self.within(field, keys, rest[0], path)
+        return self.operator_condition(field, keys, rest, path)
+
+    def field_path(self, field: Field, token: Token, path: str) -> tuple[str, ...] | None:
+        """The keys after a field's name: a JSON field is compared through a path, and no other
+        field has one; None after an issue."""
+        problem = _path_problem(field, token)
+        if problem is not None:
+            self.issue(token, *problem, path)
+            return None
+        return self.path_keys(token, path)
+
+    def null_test(
+        self, field: Field, keys: tuple[str, ...] | None, token: Token, path: str
+    ) -> Node:
+        """`is [not] null`, `is [not] blank` and `is [not] empty`: one token each."""
+        spelling = _spelling(token)
+        if spelling.endswith("blank"):
+            holds = "not" not in spelling
+            return self.conditions.blank(field, keys, holds, self.at(token, None, path))
+        if spelling.endswith("empty"):
+            return self.empty_test(field, token, path)
+        node: Node = IsNull(field.name, keys or ())
+        return Not(node) if "not" in spelling else node
+
+    def operator_condition(
+        self, field: Field, keys: tuple[str, ...] | None, rest: list[Any], path: str
+    ) -> Node:
+        """`field op operand [ignoring case]`, handed on by the kind of operator written."""
         op_token, operand = rest[0], rest[1]
-        conditions = self.conditions
-        insensitive = False
-        if len(rest) > 2:  # ignoring case
-            insensitive = conditions.mode(field, "insensitive", False, self.at(rest[2], None, path))
         report = self.at(op_token, operand, path)
-        spelling = _spelling(op_token)
+        insensitive = len(rest) > 2 and self.ignoring_case(field, rest[2], path)
+        written = _Written(field, _spelling(op_token), op_token, operand, insensitive, report, path)
+        spelling = written.spelling
         if keys is not None and (spelling in _ARRAY_OPERATORS or spelling == "has some"):
-            if spelling == "has some":
-                self.issue(
-                    op_token,
-                    '"has some" does not apply to a JSON array',
-                    "join has conditions with or, or use has every for all of them",
-                    path,
-                )
-                return TRUE
-            value = self.operand(operand, path)
-            if value is _INVALID:
-                return TRUE
-            array_op = _ARRAY_OPERATORS[spelling]
-            return conditions.data_array(field, keys, array_op, value, insensitive, report)
+            return self.array_condition(written, keys)
         if spelling.startswith("array"):
+            return self.misplaced_array_operator(written)
+        if field.type.element is not None or spelling in _LIST_ONLY:
+            return self.list_condition(written)
+        return self.scalar_condition(written, keys)
+
+    def ignoring_case(self, field: Field, token: Token, path: str) -> bool:
+        return self.conditions.mode(field, "insensitive", False, self.at(token, None, path))
+
+    def array_condition(self, written: _Written, keys: tuple[str, ...]) -> Node:
+        """An operator on a JSON array at a data path (`has`, `starts with`, ...)."""
+        if written.spelling == "has some":
             self.issue(
-                op_token,
-                f'"{spelling}" applies to a JSON array at a data path',
-                f'write e.g. data.tags {spelling} "vip"',
-                path,
+                written.op_token,
+                '"has some" does not apply to a JSON array',
+                "join has conditions with or, or use has every for all of them",
+                written.path,
             )
             return TRUE
-        if field.type.element is not None or spelling in _LIST_ONLY:
-            return self.list_condition(field, spelling, operand, insensitive, report, path)
-        op, negated = _OPERATORS[spelling]
+        value = self.operand(written.operand, written.path)
+        if value is _INVALID:
+            return TRUE
+        array_op = _ARRAY_OPERATORS[written.spelling]
+        field, insensitive, report = written.field, written.insensitive, written.report
+        return self.conditions.data_array(field, keys, array_op, value, insensitive, report)
+
+    def misplaced_array_operator(self, written: _Written) -> Node:
+        """A JSON array's operator where no data path leads to an array."""
+        spelling = written.spelling
+        self.issue(
+            written.op_token,
+            f'"{spelling}" applies to a JSON array at a data path',
+            f'write e.g. data.tags {spelling} "vip"',
+            written.path,
+        )
+        return TRUE
+
+    def scalar_condition(self, written: _Written, keys: tuple[str, ...] | None) -> Node:
+        """A comparison of a field, or of a value at a data path, with one operand."""
+        field, report, conditions = written.field, written.report, self.conditions
+        op, negated = _OPERATORS[written.spelling]
         if keys is None and not conditions.accepts(field, op, report):
             return TRUE
-        value = self.operand(operand, path)
+        value = self.operand(written.operand, written.path)
         if value is _INVALID:
             return TRUE
         if keys is None:
-            node = conditions.comparison(field, op, value, insensitive, report)
+            node = conditions.comparison(field, op, value, written.insensitive, report)
         else:
-            node = conditions.data_comparison(field, keys, op, value, insensitive, report)
+            node = conditions.data_comparison(field, keys, op, value, written.insensitive, report)
         return Not(node) if negated and node is not TRUE else node
 
     def within(self, field: Field, keys: tuple[str, ...] | None, token: Token, path: str) -> Node:
@@ -293,17 +352,10 @@ class Builder:
         node = ListTest(field.name, ListOp.IS_EMPTY, ())
         return Not(node) if "not" in _spelling(token) else node
 
-    def list_condition(
-        self,
-        field: Field,
-        spelling: str,
-        operand: Token | ListLiteral,
-        insensitive: bool,
-        report: Report,
-        path: str,
-    ) -> Node:
+    def list_condition(self, written: _Written) -> Node:
         """A list operator, or `=`/`!=` on a list field; a list operator on another field, or
         another operator on a list field, is reported with the one meant."""
+        field, spelling, report = written.field, written.spelling, written.report
         listed = _LIST_OPERATORS.get("=" if spelling == "==" else spelling)
         negated = spelling == "!="
         if negated:
@@ -313,10 +365,10 @@ class Builder:
             if not self.conditions.misplaced_list_operator(field, name, report):
                 self.conditions.accepts(field, _OPERATORS[spelling][0], report)
             return TRUE
-        value = self.operand(operand, path)
+        value = self.operand(written.operand, written.path)
         if value is _INVALID:
             return TRUE
-        node = self.conditions.list_condition(field, listed, value, insensitive, report)
+        node = self.conditions.list_condition(field, listed, value, written.insensitive, report)
         return Not(node) if negated and node is not TRUE else node
 
     def at(self, op_token: Token, operand: Token | ListLiteral | None, path: str) -> Report:
@@ -343,33 +395,27 @@ class Builder:
         return self.value(operand, path)
 
     def value(self, token: Token, path: str) -> Any:
+        """A value token as the operand it stands for; `_INVALID` after an issue."""
         kind = token.type
         if kind == "STRING":
-            try:
-                return unquote(token.value)
-            except EscapeError as exc:
-                self.issue(token, str(exc), exc.suggestion, path, exc.offset)
-                return _INVALID
+            return self.unquoted(token, path)
+        if kind == "QUOTED_NAME":
+            name = self.unquoted(token, path)
+            return name if name is _INVALID else FieldName(name)
         if kind == "NUMBER":
             number = self.number(token.value, token, path)
             return _INVALID if number is None else number
-        if kind == "DATETIME":
-            return BareDateTime(token.value)
-        if kind == "RELATIVE":
-            return WordsAgo(token.value)
-        if kind == "CALENDAR":
-            return WordsStart(token.value)
-        if kind == "NULL":
-            return None
-        if kind == "NAME":
-            return FieldName(token.value)
-        if kind == "QUOTED_NAME":
-            try:
-                return FieldName(unquote(token.value))
-            except EscapeError as exc:
-                self.issue(token, str(exc), exc.suggestion, path, exc.offset)
-                return _INVALID
+        if kind in _WORD_VALUES:
+            return _WORD_VALUES[kind](token.value)
         return kind == "TRUE"
+
+    def unquoted(self, token: Token, path: str) -> Any:
+        """The text of a quoted token; `_INVALID` after an issue with an escape."""
+        try:
+            return unquote(token.value)
+        except EscapeError as exc:
+            self.issue(token, str(exc), exc.suggestion, path, exc.offset)
+            return _INVALID
 
     def path_keys(self, token: Token, path: str) -> tuple[str, ...] | None:
         keys: list[str] = []

@@ -19,7 +19,8 @@ Design choices:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import FilterError, Issue, IssueCollector, describe_value, did_you_mean, join_path
@@ -51,6 +52,9 @@ _JSON_OPS_BY_NAME: dict[str, Op | ListOp] = {
     **{op.value: op for op in Op},
     **{op.value: op for op in ARRAY_OPS},
 }
+_GROUPS: dict[str, Callable[[tuple[Node, ...]], Node]] = {"AND": all_of, "OR": any_of}
+_REPEATED_OPERATOR = 'the operator "{key}" appears more than once'
+_REPEATED_OPERATOR_HINT = "keep one of them, or combine conditions with AND: [...]"
 
 JSON_SYNTAX = Syntax(
     op=lambda op: op.value,
@@ -148,6 +152,73 @@ def _is_seq(value: object) -> bool:
     return type(value) is list or isinstance(value, list | tuple)
 
 
+@dataclass(frozen=True, slots=True)
+class _Tested:
+    """What an object of operators tests, and how each of its operators reads: the field (and
+    the keys inside it, for a JSON field), its depth, its case folding, and whether it is
+    under `not`."""
+
+    field: Field
+    keys: tuple[str, ...] | None
+    depth: int
+    insensitive: bool
+    inside_not: bool
+
+
+def _operator_named(field: Field, keys: tuple[str, ...] | None, key: Any) -> Op | ListOp | None:
+    """The operator `key` names among those of `field`'s kind: a list field's, a data path's,
+    or a scalar field's."""
+    if not isinstance(key, str):
+        return None
+    by_name: Mapping[str, Op | ListOp] = (
+        _LIST_OPS_BY_NAME
+        if field.type.element
+        else _JSON_OPS_BY_NAME
+        if keys is not None
+        else _OPS_BY_NAME
+    )
+    return by_name.get(key)
+
+
+def _value_key_problem(field: Field, key: Any) -> tuple[str, str] | None:
+    """A key of a date-time value (`ago`, `startOf`, `this`, ...) written among a date-time
+    field's operators, as the message and the hint that say where it goes."""
+    if field.type not in CALENDAR_TYPES:
+        return None
+    if key == "ago":
+        return (
+            '"ago" makes a value, not a condition: it follows an operator',
+            'write e.g. {"gte": {"ago": "P30D"}} for "in the last 30 days"',
+        )
+    if key in ("startOf", "this", "last", "next"):
+        return (
+            f'"{key}" belongs inside a calendar value, not in the field\'s operators',
+            'write e.g. {"gte": {"startOf": "month"}} or {"within": {"this": "month"}}',
+        )
+    return None
+
+
+def _expected_json_object(field: Field, found: str) -> str:
+    return f'expected {{"path": [...], <operator>: <value>}} for JSON field "{field.name}", {found}'
+
+
+def _json_example(field: Field) -> str:
+    return f'write e.g. {{"{field.name}": {{"path": ["plan"], "equals": "pro"}}}}'
+
+
+def _json_path_hint(field: Field, value: Mapping[Any, Any]) -> str:
+    """How to write a JSON field's object that lacks a path, after its first key: an operator
+    (put the path beside it) or a key of the document with its value (an `equals` on it)."""
+    example = next(iter(value.items()), None)
+    if example is not None and example[0] in _JSON_OPS_BY_NAME:
+        return f'put the key\'s path beside it: {{"path": ["plan"], "{example[0]}": ...}}'
+    if example is not None and isinstance(example[0], str) and not _is_map(example[1]):
+        key, literal = example
+        literal_json = json.dumps(literal, ensure_ascii=False)
+        return f'write {{"{field.name}": {{"path": ["{shown(key)}"], "equals": {literal_json}}}}}'
+    return _json_example(field)
+
+
 class _Reader:
     """One walk over decoded JSON, collecting issues instead of stopping at the first."""
 
@@ -223,24 +294,27 @@ class _Reader:
             if not isinstance(key, str):
                 self.issues.add(path, f"keys must be strings, found {describe_value(key)}", None)
                 continue
-            key_path = (path, key)
-            field = self.schema.get(key)
-            if field is not None:  # no field is named AND, OR or NOT
-                if self.count(key_path):
-                    items.append(self.field(field, value, key_path, depth))
-            elif (relation := self.schema.relation(key)) is not None:
-                items.append(read_relation(self, relation, value, key_path, depth + 1))
-            elif key == "AND":
-                items.append(self.group(value, key_path, depth + 1, all_of))
-            elif key == "OR":
-                items.append(self.group(value, key_path, depth + 1, any_of))
-            elif key == "NOT":
-                items.append(self.negation(value, key_path, depth + 1))
-            else:
-                known = (*self.schema.names, *self.schema.relation_names, *LOGICAL_KEYS)
-                message, hint = unknown_field(key, self.schema, known)
-                self.issues.add(key_path, message, hint)
+            node = self.where_key(key, value, (path, key), depth)
+            if node is not None:
+                items.append(node)
         return items[0] if len(items) == 1 else all_of(tuple(items))
+
+    def where_key(self, key: str, value: Any, path: Path, depth: int) -> Node | None:
+        """One key of a where object: a field, a relation, or a group; None when it makes no
+        condition (an unknown name, or a field past the node limit)."""
+        field = self.schema.get(key)
+        if field is not None:  # no field is named AND, OR or NOT
+            return self.field(field, value, path, depth) if self.count(path) else None
+        if (relation := self.schema.relation(key)) is not None:
+            return read_relation(self, relation, value, path, depth + 1)
+        if key in _GROUPS:
+            return self.group(value, path, depth + 1, _GROUPS[key])
+        if key == "NOT":
+            return self.negation(value, path, depth + 1)
+        known = (*self.schema.names, *self.schema.relation_names, *LOGICAL_KEYS)
+        message, hint = unknown_field(key, self.schema, known)
+        self.issues.add(path, message, hint)
+        return None
 
     def related(self, relation: Relation, value: Any, path: Path, depth: int) -> Node:
         """A where object over `relation`'s rows, read against its schema."""
@@ -267,18 +341,7 @@ class _Reader:
         if _is_map(value):
             return [self.where(value, path, depth)]
         if _is_seq(value):
-            items = []
-            for index, item in enumerate(value):
-                item_path = (path, index)
-                if _is_map(item):
-                    items.append(self.where(item, item_path, depth))
-                else:
-                    self.issues.add(
-                        item_path, f"expected a where object, found {describe_value(item)}", None
-                    )
-                if self.too_big:
-                    break
-            return items
+            return self.where_array(value, path, depth)
         self.issues.add(
             path,
             "expected an array of where objects or one where object, found "
@@ -286,6 +349,20 @@ class _Reader:
             None,
         )
         return None
+
+    def where_array(self, value: Sequence[Any], path: Path, depth: int) -> list[Node]:
+        """The where objects of a group's array, up to the node limit."""
+        items = []
+        for index, item in enumerate(value):
+            item_path = (path, index)
+            if _is_map(item):
+                items.append(self.where(item, item_path, depth))
+            else:
+                message = f"expected a where object, found {describe_value(item)}"
+                self.issues.add(item_path, message, None)
+            if self.too_big:
+                break
+        return items
 
     def group(
         self, value: Any, path: Path, depth: int, combine: Callable[[tuple[Node, ...]], Node]
@@ -306,22 +383,8 @@ class _Reader:
         `{"path": [keys], <operators>}` (see `data_paths`)."""
         keys: tuple[str, ...] | None = None
         if field.type is FieldType.JSON:
-            if not _is_map(value):
-                self.issues.add(
-                    path,
-                    f'expected {{"path": [...], <operator>: <value>}} for JSON field '
-                    f'"{field.name}", found {describe_value(value)}',
-                    f'write e.g. {{"{field.name}": {{"path": ["plan"], "equals": "pro"}}}}',
-                )
-                return TRUE
-            if "path" not in value:
-                self.json_without_path(field, value, path)
-                return TRUE
-            keys = self.conditions.data_keys(value.get("path"), self.at((path, "path")))
+            keys = self.json_field_keys(field, value, path)
             if keys is None:
-                return TRUE
-            if all(key in ("path", "mode") for key in value):
-                self.json_without_operator(field, keys, path)
                 return TRUE
         elif value is None:
             return IsNull(field.name)
@@ -330,24 +393,27 @@ class _Reader:
         nodes = self.operators(field, keys, value, path, depth, False, False)
         return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
 
+    def json_field_keys(self, field: Field, value: Any, path: Path) -> tuple[str, ...] | None:
+        """The `path` of a JSON field's object, which must hold one and an operator beside it;
+        None after a problem."""
+        if not _is_map(value):
+            found = f"found {describe_value(value)}"
+            self.issues.add(path, _expected_json_object(field, found), _json_example(field))
+            return None
+        if "path" not in value:
+            self.json_without_path(field, value, path)
+            return None
+        keys = self.conditions.data_keys(value.get("path"), self.at((path, "path")))
+        if keys is not None and all(key in ("path", "mode") for key in value):
+            self.json_without_operator(field, keys, path)
+            return None
+        return keys
+
     def json_without_path(self, field: Field, value: Mapping[Any, Any], path: Path) -> None:
         """`{"data": {"plan": "pro"}}`: a key of the document written as if it were a field."""
-        example = next(iter(value.items()), None)
-        if example is not None and example[0] in _JSON_OPS_BY_NAME:
-            hint = f'put the key\'s path beside it: {{"path": ["plan"], "{example[0]}": ...}}'
-        elif example is not None and isinstance(example[0], str) and not _is_map(example[1]):
-            key, literal = example
-            literal_json = json.dumps(literal, ensure_ascii=False)
-            hint = (
-                f'write {{"{field.name}": {{"path": ["{shown(key)}"], "equals": {literal_json}}}}}'
-            )
-        else:
-            hint = f'write e.g. {{"{field.name}": {{"path": ["plan"], "equals": "pro"}}}}'
+        found = f'found an object of the keys {_keys(value)} and no "path"'
         self.issues.add(
-            (path, "path"),
-            f'expected {{"path": [...], <operator>: <value>}} for JSON field "{field.name}", '
-            f'found an object of the keys {_keys(value)} and no "path"',
-            hint,
+            (path, "path"), _expected_json_object(field, found), _json_path_hint(field, value)
         )
 
     def json_without_operator(self, field: Field, keys: tuple[str, ...], path: Path) -> None:
@@ -372,79 +438,79 @@ class _Reader:
         inherited: bool,
         inside_not: bool,
     ) -> list[Node]:
-        self.repeated(
-            obj,
-            path,
-            'the operator "{key}" appears more than once',
-            "keep one of them, or combine conditions with AND: [...]",
-        )
-        insensitive = inherited
-        if "mode" in obj:
-            report = self.at((path, "mode"))
-            insensitive = self.conditions.mode(field, obj["mode"], inside_not, report)
-        nodes: list[Node] = []
-        for key, value in obj.items():
-            key_path = (path, key)
-            if key == "mode":
-                continue
-            if key == "path" and keys is not None:
-                if inside_not:
-                    self.issues.add(
-                        key_path, "path is not allowed inside not", "put path beside not"
-                    )
-                continue
-            if key == "not":
-                if self.deeper(key_path, depth + 1) and self.count(key_path):
-                    nodes.append(self.negated(field, keys, value, key_path, depth + 1, insensitive))
-                continue
-            if key == BLANK:
-                if self.count(key_path):
-                    nodes.append(self.conditions.blank(field, keys, value, self.at(key_path)))
-                continue
-            if key in JSON_STRING_ALIASES:
-                if self.count(key_path):
-                    report = self.at(key_path)
-                    alias = self.conditions.json_alias(field, keys, key, value, insensitive, report)
-                    nodes.append(alias)
-                continue
-            by_name: Mapping[str, Op | ListOp] = (
-                _LIST_OPS_BY_NAME
-                if field.type.element
-                else _JSON_OPS_BY_NAME
-                if keys is not None
-                else _OPS_BY_NAME
-            )
-            op: Op | ListOp | None = by_name.get(key) if isinstance(key, str) else None
-            if op is None:
-                self.unknown_operator(field, key, key_path)
-            elif (
-                keys is None
-                and isinstance(op, Op)
-                and not self.conditions.accepts(field, op, self.at(key_path))
-            ):
-                continue
-            elif self.count(key_path):
-                nodes.append(self.comparison(field, keys, op, value, key_path, insensitive))
-        return nodes
+        """The conditions of an object of operators, in the order written."""
+        self.repeated(obj, path, _REPEATED_OPERATOR, _REPEATED_OPERATOR_HINT)
+        insensitive = self.object_mode(field, obj, path, inherited, inside_not)
+        tested = _Tested(field, keys, depth, insensitive, inside_not)
+        nodes = (self.operator(tested, key, value, (path, key)) for key, value in obj.items())
+        return [node for node in nodes if node is not None]
 
-    def negated(
-        self,
-        field: Field,
-        keys: tuple[str, ...] | None,
-        value: Any,
-        path: Path,
-        depth: int,
-        insensitive: bool,
-    ) -> Node:
-        """A field's `not`: null, a literal, or an object of operators, each negated."""
+    def object_mode(
+        self, field: Field, obj: Mapping[Any, Any], path: Path, inherited: bool, inside_not: bool
+    ) -> bool:
+        """The case folding of an object of operators: its own `mode`, else the one it
+        inherits."""
+        if "mode" not in obj:
+            return inherited
+        return self.conditions.mode(field, obj["mode"], inside_not, self.at((path, "mode")))
+
+    def operator(self, tested: _Tested, key: Any, value: Any, path: Path) -> Node | None:
+        """One key of an object of operators; None when it makes no condition (`mode`, a
+        JSON field's `path`) or after a problem."""
+        if key == "mode":
+            return None
+        if key == "path" and tested.keys is not None:
+            if tested.inside_not:
+                self.issues.add(path, "path is not allowed inside not", "put path beside not")
+            return None
+        if key == "not":
+            return self.not_operator(tested, value, path)
+        if key == BLANK or key in JSON_STRING_ALIASES:
+            return self.string_test(tested, key, value, path) if self.count(path) else None
+        return self.named_operator(tested, key, value, path)
+
+    def not_operator(self, tested: _Tested, value: Any, path: Path) -> Node | None:
+        """A field's `not`, one level deeper."""
+        depth = tested.depth + 1
+        if not self.deeper(path, depth) or not self.count(path):
+            return None
+        return self.negated(replace(tested, depth=depth), value, path)
+
+    def string_test(self, tested: _Tested, key: str, value: Any, path: Path) -> Node:
+        """`blank`, or a JSON string alias (`string_contains`, ...)."""
+        field, keys, report = tested.field, tested.keys, self.at(path)
+        if key == BLANK:
+            return self.conditions.blank(field, keys, value, report)
+        return self.conditions.json_alias(field, keys, key, value, tested.insensitive, report)
+
+    def named_operator(self, tested: _Tested, key: Any, value: Any, path: Path) -> Node | None:
+        """A comparison operator (`gte`, `hasSome`, `array_contains`, ...) that `key` names;
+        None after a problem."""
+        field, keys = tested.field, tested.keys
+        op = _operator_named(field, keys, key)
+        if op is None:
+            self.unknown_operator(field, key, path)
+            return None
+        if (
+            keys is None
+            and isinstance(op, Op)
+            and not self.conditions.accepts(field, op, self.at(path))
+        ):
+            return None
+        if not self.count(path):
+            return None
+        return self.comparison(field, keys, op, value, path, tested.insensitive)
+
+    def negated(self, tested: _Tested, value: Any, path: Path) -> Node:
+        """A field's `not` (at `tested`'s depth): null, a literal, or an object of operators,
+        each negated."""
+        field, keys, insensitive = tested.field, tested.keys, tested.insensitive
         if value is None:
             return Not(IsNull(field.name, keys or ()))
-        if _is_map(value) and REF in value:  # `not: {"_ref": ...}`, a field reference
-            node = self.comparison(field, keys, Op.EQUALS, value, path, insensitive)
-            return TRUE if node is TRUE else Not(node)
-        if _is_map(value):
-            negated = self.operators(field, keys, value, path, depth, insensitive, True)
+        if _is_map(value) and REF not in value:
+            negated = self.operators(field, keys, value, path, tested.depth, insensitive, True)
             return all_of(tuple(Not(node) for node in negated))
+        # A literal, or `not: {"_ref": ...}`: a field reference.
         node = self.comparison(field, keys, Op.EQUALS, value, path, insensitive)
         return TRUE if node is TRUE else Not(node)
 
@@ -473,19 +539,9 @@ class _Reader:
             field, key, self.at(path)
         ):
             return
-        if key == "ago" and field.type in CALENDAR_TYPES:
-            self.issues.add(
-                path,
-                '"ago" makes a value, not a condition: it follows an operator',
-                'write e.g. {"gte": {"ago": "P30D"}} for "in the last 30 days"',
-            )
-            return
-        if key in ("startOf", "this", "last", "next") and field.type in CALENDAR_TYPES:
-            self.issues.add(
-                path,
-                f'"{key}" belongs inside a calendar value, not in the field\'s operators',
-                'write e.g. {"gte": {"startOf": "month"}} or {"within": {"this": "month"}}',
-            )
+        misplaced = _value_key_problem(field, key)
+        if misplaced is not None:
+            self.issues.add(path, *misplaced)
             return
         kind = "JSON" if field.type is FieldType.JSON else field.type.value
         self.issues.add(
