@@ -18,6 +18,16 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    _accounts()
+    _api_keys()
+    _lists()
+    _audiences()
+    _contacts()
+    _actions()
+    _audience_members()
+
+
+def _accounts() -> None:
     op.create_table(
         "accounts",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -27,6 +37,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_accounts")),
         sa.UniqueConstraint("name", name=op.f("uq_accounts_name")),
     )
+
+
+def _api_keys() -> None:
     op.create_table(
         "api_keys",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -47,6 +60,9 @@ def upgrade() -> None:
         sa.UniqueConstraint("digest", name=op.f("uq_api_keys_digest")),
     )
     op.create_index(op.f("ix_api_keys_account_id"), "api_keys", ["account_id"], unique=False)
+
+
+def _lists() -> None:
     op.create_table(
         "lists",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -93,6 +109,9 @@ def upgrade() -> None:
         sa.UniqueConstraint("url", name=op.f("uq_lists_url")),
     )
     op.create_index(op.f("ix_lists_account_id"), "lists", ["account_id"], unique=False)
+
+
+def _audiences() -> None:
     op.create_table(
         "audiences",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -108,6 +127,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_audiences")),
     )
     op.create_index(op.f("ix_audiences_list_id"), "audiences", ["list_id"], unique=False)
+
+
+def _contacts() -> None:
     op.create_table(
         "contacts",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -143,6 +165,9 @@ def upgrade() -> None:
     op.create_index(
         "ix_contacts_list_rank", "contacts", ["list_id", "points", "created_at"], unique=False
     )
+
+
+def _actions() -> None:
     op.create_table(
         "actions",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -157,6 +182,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_actions")),
     )
     op.create_index(op.f("ix_actions_sub_id"), "actions", ["sub_id"], unique=False)
+
+
+def _audience_members() -> None:
     op.create_table(
         "audience_members",
         sa.Column("audience_id", sa.String(length=32), nullable=False),

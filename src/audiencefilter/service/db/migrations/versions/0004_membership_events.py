@@ -32,6 +32,13 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    _memberships()
+    _event_heads()
+    _events()
+    _fill()
+
+
+def _memberships() -> None:
     op.create_table(
         "memberships",
         sa.Column("audience_id", sa.String(32), nullable=False),
@@ -54,6 +61,9 @@ def upgrade() -> None:
     op.create_index(
         "ix_memberships_contact", "memberships", ["contact_id", "audience_id"], unique=False
     )
+
+
+def _event_heads() -> None:
     op.create_table(
         "event_heads",
         sa.Column("list_id", sa.String(32), nullable=False),
@@ -66,6 +76,9 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("list_id", name=op.f("pk_event_heads")),
     )
+
+
+def _events() -> None:
     op.create_table(
         "events",
         sa.Column("id", sa.String(32), nullable=False),
@@ -83,7 +96,6 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_events")),
         sa.UniqueConstraint("list_id", "position", name=op.f("uq_events_list_id_position")),
     )
-    _fill()
 
 
 _CONTACTS = sa.table(

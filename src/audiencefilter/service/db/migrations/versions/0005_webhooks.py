@@ -24,6 +24,12 @@ MOMENT = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
+    _webhooks()
+    _webhook_deliveries()
+    _webhook_attempts()
+
+
+def _webhooks() -> None:
     op.create_table(
         "webhooks",
         sa.Column("id", ID, nullable=False),
@@ -48,6 +54,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_webhooks")),
     )
     op.create_index(op.f("ix_webhooks_list_id"), "webhooks", ["list_id"], unique=False)
+
+
+def _webhook_deliveries() -> None:
     op.create_table(
         "webhook_deliveries",
         sa.Column("id", ID, nullable=False),
@@ -85,6 +94,9 @@ def upgrade() -> None:
         "webhook_deliveries",
         ["webhook_id", "order_key", "event_position"],
     )
+
+
+def _webhook_attempts() -> None:
     op.create_table(
         "webhook_attempts",
         sa.Column("id", ID, nullable=False),
