@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy import Select, func, insert, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from .... import as_utc
@@ -201,6 +201,19 @@ def claim(
 ) -> list[Claimed]:
     """Takes up to `limit` due deliveries for this worker, under a lease (`fair_share`)."""
     now = clock.now()
+    with database.transaction() as session:
+        rows = list(session.scalars(_due(now, limit * _LOOK_AHEAD)))
+        if not rows:
+            return []
+        hooks = _hooks_of(session, rows)
+        rows = fair_share(rows, _accounts_of(session, hooks), limit, share or limit)
+        until = now + timedelta(seconds=policy.lease)
+        return [_lease(row, hooks[row.webhookId], now, until) for row in rows]
+
+
+def _due(now: datetime, limit: int) -> Select[WebhookDelivery]:
+    """Due deliveries (pending, next attempt reached, no live lease, endpoint enabled, no
+    earlier one pending for the same contact), soonest first, skipping rows others hold."""
     earlier = aliased(WebhookDelivery)
     waits_for_earlier = (
         select(earlier.id)
@@ -212,7 +225,7 @@ def claim(
         )
         .exists()
     )
-    statement = (
+    return (
         select(WebhookDelivery)
         .join(Webhook, Webhook.id == WebhookDelivery.webhookId)
         .where(
@@ -223,39 +236,23 @@ def claim(
             ~waits_for_earlier,
         )
         .order_by(WebhookDelivery.nextAttemptAt, WebhookDelivery.eventPosition)
-        .limit(limit * _LOOK_AHEAD)
+        .limit(limit)
         .with_for_update(of=WebhookDelivery, skip_locked=True)
     )
-    taken: list[Claimed] = []
-    with database.transaction() as session:
-        rows = list(session.scalars(statement))
-        if not rows:
-            return []
-        hooks = {
-            hook.id: hook
-            for hook in session.scalars(
-                select(Webhook).where(Webhook.id.in_({row.webhookId for row in rows}))
-            )
-        }
-        accounts = _accounts_of(session, hooks)
-        rows = fair_share(rows, accounts, limit, share or limit)
-        until = now + timedelta(seconds=policy.lease)
-        for row in rows:
-            hook = hooks[row.webhookId]
-            token = secrets.token_hex(8)
-            row.leaseToken = token
-            row.leaseUntil = until
-            taken.append(
-                Claimed(
-                    row.id,
-                    token,
-                    hook.id,
-                    hook.url,
-                    _signing_secrets(hook, now),
-                    row.body.encode(),
-                )
-            )
-    return taken
+
+
+def _hooks_of(session: Session, rows: Sequence[WebhookDelivery]) -> dict[str, Webhook]:
+    statement = select(Webhook).where(Webhook.id.in_({row.webhookId for row in rows}))
+    return {hook.id: hook for hook in session.scalars(statement)}
+
+
+def _lease(row: WebhookDelivery, hook: Webhook, now: datetime, until: datetime) -> Claimed:
+    """Writes this worker's lease on the delivery; what to send, where, signed how."""
+    token = secrets.token_hex(8)
+    row.leaseToken = token
+    row.leaseUntil = until
+    secrets_now = _signing_secrets(hook, now)
+    return Claimed(row.id, token, hook.id, hook.url, secrets_now, row.body.encode())
 
 
 _LOOK_AHEAD = 4  # due rows read per slot, so other accounts' rows are seen behind a burst
@@ -291,86 +288,112 @@ def settle(database: Database, policy: Policy, results: Sequence[Result]) -> Non
 
 
 def _settle(session: Session, policy: Policy, results: Sequence[Result]) -> None:
-    ids = sorted(result.claimed.id for result in results)
-    current = {
-        row.id: row
-        for row in session.execute(
-            select(
-                WebhookDelivery.id,
-                WebhookDelivery.leaseToken,
-                WebhookDelivery.status,
-                WebhookDelivery.attempts,
-            )
-            .where(WebhookDelivery.id.in_(ids))
-            .order_by(WebhookDelivery.id)
-            .with_for_update()
-        )
-    }
-    now = clock.now()
-    attempts: list[dict[str, Any]] = []
-    changes: list[dict[str, Any]] = []
-    successes: dict[str, datetime] = {}
-    failures: dict[str, list[Result]] = {}
+    current = _current_rows(session, sorted(result.claimed.id for result in results))
+    tally = _Tally(policy, clock.now())
     for result in results:
-        claimed, outcome = result.claimed, result.outcome
-        row = current.get(claimed.id)
-        if row is None:
-            continue  # the endpoint was deleted meanwhile
-        attempts.append(
-            {
-                "id": new_id("att"),
-                "deliveryId": claimed.id,
-                "attemptedAt": result.attempted_at,
-                "statusCode": outcome.status_code,
-                "durationMs": outcome.duration_ms,
-                "error": outcome.error,
-                "success": outcome.success,
-            }
+        row = current.get(result.claimed.id)
+        if row is not None:  # None: the endpoint was deleted meanwhile
+            tally.add(result, row)
+    tally.write(session)
+
+
+def _current_rows(session: Session, ids: list[str]) -> dict[str, Any]:
+    """The claimed deliveries' lease, status and attempts, locked in the order of their ids."""
+    statement = (
+        select(
+            WebhookDelivery.id,
+            WebhookDelivery.leaseToken,
+            WebhookDelivery.status,
+            WebhookDelivery.attempts,
         )
-        ours = row.leaseToken == claimed.token and row.status == PENDING
+        .where(WebhookDelivery.id.in_(ids))
+        .order_by(WebhookDelivery.id)
+        .with_for_update()
+    )
+    return {row.id: row for row in session.execute(statement)}
+
+
+def _attempt_row(result: Result) -> dict[str, Any]:
+    outcome = result.outcome
+    return {
+        "id": new_id("att"),
+        "deliveryId": result.claimed.id,
+        "attemptedAt": result.attempted_at,
+        "statusCode": outcome.status_code,
+        "durationMs": outcome.duration_ms,
+        "error": outcome.error,
+        "success": outcome.success,
+    }
+
+
+class _Tally:
+    """A round's attempts, the deliveries' changes and each endpoint's successes and failures,
+    written together (`write`)."""
+
+    def __init__(self, policy: Policy, now: datetime) -> None:
+        self.policy, self.now = policy, now
+        self.attempts: list[dict[str, Any]] = []
+        self.changes: list[dict[str, Any]] = []
+        self.successes: dict[str, datetime] = {}
+        self.failures: dict[str, list[Result]] = {}
+
+    def add(self, result: Result, row: Any) -> None:
+        self.attempts.append(_attempt_row(result))
+        ours = row.leaseToken == result.claimed.token and row.status == PENDING
         change: dict[str, Any] = {
-            "id": claimed.id,
+            "id": result.claimed.id,
             "status": row.status,
             "attempts": row.attempts + 1,
-            "lastStatusCode": outcome.status_code,
-            "lastError": outcome.error,
+            "lastStatusCode": result.outcome.status_code,
+            "lastError": result.outcome.error,
         }
-        if outcome.success:
-            if row.status == PENDING:
-                change["status"] = DELIVERED
-                change["deliveredAt"] = now
-            if ours:
-                change["leaseToken"] = change["leaseUntil"] = None
-            changes.append(change)
-            last = successes.get(claimed.webhook_id)
-            successes[claimed.webhook_id] = max(last or result.attempted_at, result.attempted_at)
-            continue
-        if not ours:
-            continue  # another worker took it over after our lease ran out: its attempt counts
+        if result.outcome.success:
+            self.succeeded(result, row, change, ours)
+        elif ours:  # else another worker took it over after our lease ran out: its attempt counts
+            self.failed(result, change)
+
+    def succeeded(self, result: Result, row: Any, change: dict[str, Any], ours: bool) -> None:
+        if row.status == PENDING:
+            change["status"] = DELIVERED
+            change["deliveredAt"] = self.now
+        if ours:
+            change["leaseToken"] = change["leaseUntil"] = None
+        self.changes.append(change)
+        at, webhook_id = result.attempted_at, result.claimed.webhook_id
+        self.successes[webhook_id] = max(self.successes.get(webhook_id) or at, at)
+
+    def failed(self, result: Result, change: dict[str, Any]) -> None:
+        policy = self.policy
         change["leaseToken"] = change["leaseUntil"] = None
         if change["attempts"] >= policy.max_attempts:
             change["status"] = FAILED
         else:
-            change["nextAttemptAt"] = now + backoff(
-                change["attempts"], policy.retry_base, policy.retry_cap
-            )
-        changes.append(change)
-        failures.setdefault(claimed.webhook_id, []).append(result)
-    if attempts:
-        session.execute(insert(WebhookAttempt), attempts)
-    for group in _by_keys(changes).values():
-        session.execute(update(WebhookDelivery), group)
-    for webhook_id in sorted(set(successes) | set(failures)):
-        after = successes.get(webhook_id)
+            wait = backoff(change["attempts"], policy.retry_base, policy.retry_cap)
+            change["nextAttemptAt"] = self.now + wait
+        self.changes.append(change)
+        self.failures.setdefault(result.claimed.webhook_id, []).append(result)
+
+    def write(self, session: Session) -> None:
+        if self.attempts:
+            session.execute(insert(WebhookAttempt), self.attempts)
+        for group in _by_keys(self.changes).values():
+            session.execute(update(WebhookDelivery), group)
+        for webhook_id in sorted(set(self.successes) | set(self.failures)):
+            self.count(session, webhook_id)
+
+    def count(self, session: Session, webhook_id: str) -> None:
+        """An endpoint's failure count: reset by a success, then the failures after it."""
+        after = self.successes.get(webhook_id)
         if after is not None:
             _reset_failures(session, webhook_id)
         failed = [
             result
-            for result in failures.get(webhook_id, [])
+            for result in self.failures.get(webhook_id, [])
             if after is None or result.attempted_at > after
         ]
         if failed:
-            _count_failures(session, policy, webhook_id, now, failed[-1].outcome, len(failed))
+            outcome = failed[-1].outcome
+            _count_failures(session, self.policy, webhook_id, self.now, outcome, len(failed))
 
 
 def _by_keys(changes: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
