@@ -401,8 +401,6 @@ class _Explainer(Visitor[Explanation]):
         )
 
     def visit_list_test(self, node: ListTest) -> Explanation:
-        # `lists.truth` decides empty operand lists itself, so the user's node is evaluated
-        # with its literals folded as lowering folds them.
         if node.path:
             return self.array_test(node)
         if self.declared_in_json(node):
@@ -410,15 +408,20 @@ class _Explainer(Visitor[Explanation]):
         value = self.record.get(node.field, _MISSING)
         present = value is not _MISSING
         value = None if not present else value
-        if node.insensitive:
-            folded = tuple(fold(v) if isinstance(v, str) else v for v in node.value)
-            node_folded = ListTest(node.field, node.op, folded, True)
-        else:
-            node_folded = node
         kind = self.schema[node.field].type
         try:
-            result = lists.truth(node_folded, kind, value)
+            result = lists.truth(_folded_as_lowered(node), kind, value)
         except (TypeError, ValueError) as exc:
             raise RecordError(f'field "{node.field}": {exc}') from None
         outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
         return Explanation(node, outcome, (), node.field, value, present)
+
+
+def _folded_as_lowered(node: ListTest) -> ListTest:
+    """`node` with its literals folded as lowering folds them. The user's node is evaluated,
+    not the lowered one (`lists.truth` decides empty operand lists itself), so the folding is
+    done here."""
+    if not node.insensitive:
+        return node
+    folded = tuple(fold(v) if isinstance(v, str) else v for v in node.value)
+    return ListTest(node.field, node.op, folded, True)

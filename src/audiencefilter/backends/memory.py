@@ -409,14 +409,16 @@ class _Builder:
     def test(self, node: Comparison, value: ast.expr) -> ast.expr:
         """The comparison itself, for a value known not to be null."""
         kind = self.schema[node.field].type
-        constant: Any = node.value
-        op = node.op
         if kind is FieldType.DATETIME:
-            value = self.instant(value, ordering=op in ORDERING_OPS)
+            value = self.instant(value, ordering=node.op in ORDERING_OPS)
         elif kind is FieldType.DATE:  # a date, never a datetime (`record_date` says why)
             value = _call(_name("_as_date"), value)
         if node.insensitive:  # the literals are folded already (lowering)
             value = _method(value, "lower")
+        return self.operation(node.op, value, node.value)
+
+    def operation(self, op: Op, value: ast.expr, constant: Any) -> ast.expr:
+        """`value op constant` in Python: a comparison, a membership or a string method."""
         if op is Op.ANNIVERSARY:  # the month-days of a period (language/anniversary.py)
             return _call(_name("_anniversary"), value, self.literal(constant))
         if op in (Op.IN, Op.NOT_IN):

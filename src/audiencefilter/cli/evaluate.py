@@ -58,13 +58,16 @@ def record_checker(flt: Filter) -> Check:
         for name, test, expected in tests:
             value = record.get(name)
             if value is not None and not test(value):
-                shown = json.dumps(value, default=str, ensure_ascii=False)
-                if len(shown) > 40:
-                    shown = shown[:37] + "..."
-                return f'field "{name}": expected {expected}, found {shown}'
+                return f'field "{name}": expected {expected}, found {_shown_value(value)}'
         return None
 
     return check
+
+
+def _shown_value(value: Any) -> str:
+    """A value as JSON, cut to fit a message."""
+    shown = json.dumps(value, default=str, ensure_ascii=False)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
 def _test_of(kind: FieldType) -> Callable[[Any], bool]:

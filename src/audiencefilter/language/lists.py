@@ -74,15 +74,20 @@ def truth(node: ListTest, kind: FieldType, value: object) -> bool | None:
     if node.op is ListOp.IS_EMPTY:
         return not found
     if node.op is ListOp.EQUALS:
-        return len(found) == len(node.value) and all(
-            item is not None and _key(item) == _key(literal)
-            for item, literal in zip(found, node.value, strict=True)
-        )
+        return _equal_lists(found, node.value)
     present = {_key(item) for item in found if item is not None}
     wanted = [_key(literal) for literal in node.value]
     if node.op is ListOp.HAS_EVERY:
         return all(key in present for key in wanted)
     return any(key in present for key in wanted)  # has, hasSome
+
+
+def _equal_lists(found: Sequence[Any], literals: Sequence[Any]) -> bool:
+    """`equals`: the same items in the same order, a null item equal to nothing."""
+    return len(found) == len(literals) and all(
+        item is not None and _key(item) == _key(literal)
+        for item, literal in zip(found, literals, strict=True)
+    )
 
 
 def array_truth(node: ListTest, document: object) -> bool | None:

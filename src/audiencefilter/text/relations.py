@@ -103,14 +103,13 @@ def _relation(builder: Builder, token: Token) -> Relation | None:
     relation = builder.schema.relation(name)
     if relation is None and not builder.silent:
         names = builder.schema.relation_names
-        builder.issue(
-            token,
-            f'unknown relation "{shown(name)}"',
-            did_you_mean(name, names)
-            or ("relations are " + ", ".join(names) if names else "this schema has no relations"),
-            join_path("", name),
-        )
+        hint = did_you_mean(name, names) or _relations_are(names)
+        builder.issue(token, f'unknown relation "{shown(name)}"', hint, join_path("", name))
     return relation
+
+
+def _relations_are(names: tuple[str, ...]) -> str:
+    return "relations are " + ", ".join(names) if names else "this schema has no relations"
 
 
 def relation_open(builder: Builder, children: list[Any]) -> Opening:
@@ -144,59 +143,97 @@ def aggregate_open(builder: Builder, children: list[Any]) -> Opening:
     word, name_token, *rest = children
     function = Aggregate(_words(word))
     relation = _relation(builder, name_token)
-    field = COUNT_FIELD
+    field: str | None = COUNT_FIELD
     if relation is not None:
-        keys = builder.path_keys(rest[0], relation.name) if rest else ()
-        example = f"{function.value}({field_name(relation.name)}.<field>)"
-        if relation is not None and not relation.many:
-            builder.issue(
-                word,
-                f'{function.value} applies to to-many relations; "{relation.name}" is to-one',
-                f"write {field_name(relation.name)} is (...)",
-                join_path("", relation.name),
-            )
-            relation = None
-        elif keys is None:
-            relation = None
-        elif function is Aggregate.COUNT and keys:
-            builder.issue(
-                rest[0],
-                "count counts related rows: it names no field",
-                f"write count({field_name(relation.name)}) or count({field_name(relation.name)} "
-                "where ...)",
-                join_path("", relation.name),
-            )
-            relation = None
-        elif function is not Aggregate.COUNT:
-            aggregable = relation.aggregable(function)
-            if len(keys) != 1 or keys[0] not in aggregable:
-                found = keys[0] if len(keys) == 1 else ".".join(keys)
-                declared = relation.schema.get(found) if keys else None
-                if not keys:
-                    message = f"{function.value} names the related field it takes"
-                elif declared is None:
-                    message = f'unknown field "{shown(found)}" of relation "{relation.name}"'
-                else:
-                    message = (
-                        f"{function.value} applies to number"
-                        + (" fields" if function is Aggregate.SUM else " and date-time fields")
-                        + f'; "{found}" is a {declared.type.value} field'
-                    )
-                builder.issue(
-                    rest[0] if rest else name_token,
-                    message,
-                    did_you_mean(found, aggregable)
-                    or f"{function.value} takes "
-                    + (", ".join(aggregable) or "no field here")
-                    + f", e.g. {example}",
-                    join_path(relation.name, found),
-                    offset=1 if rest else 0,  # the field, after the dot
-                )
-                relation = None
-            else:
-                field = keys[0]
+        field = _aggregate_field(builder, function, relation, children)
+        relation = None if field is None else relation
     _enter(builder, relation)
-    return Opening(word, relation, None, function, field)
+    return Opening(word, relation, None, function, field or COUNT_FIELD)
+
+
+def _aggregate_field(
+    builder: Builder, function: Aggregate, relation: Relation, children: list[Any]
+) -> str | None:
+    """The field of the related rows an aggregate is of (`COUNT_FIELD` for a count): one the
+    function takes, of a to-many relation; None after an issue."""
+    word, name_token, *rest = children
+    keys = builder.path_keys(rest[0], relation.name) if rest else ()
+    if not relation.many:
+        _refuse_to_one(builder, function, relation, word)
+        return None
+    if keys is None:
+        return None
+    if function is Aggregate.COUNT:
+        return _count_field(builder, relation, keys, rest)
+    return _aggregated_field(builder, function, relation, keys, rest[0] if rest else name_token)
+
+
+def _refuse_to_one(builder: Builder, function: Aggregate, relation: Relation, word: Token) -> None:
+    """An aggregate of a to-one relation, which has one row or none to aggregate."""
+    builder.issue(
+        word,
+        f'{function.value} applies to to-many relations; "{relation.name}" is to-one',
+        f"write {field_name(relation.name)} is (...)",
+        join_path("", relation.name),
+    )
+
+
+def _count_field(
+    builder: Builder, relation: Relation, keys: tuple[str, ...], rest: list[Any]
+) -> str | None:
+    """`count(actions)`: a count names no field."""
+    if not keys:
+        return COUNT_FIELD
+    name = field_name(relation.name)
+    builder.issue(
+        rest[0],
+        "count counts related rows: it names no field",
+        f"write count({name}) or count({name} where ...)",
+        join_path("", relation.name),
+    )
+    return None
+
+
+def _aggregated_field(
+    builder: Builder, function: Aggregate, relation: Relation, keys: tuple[str, ...], at: Token
+) -> str | None:
+    """The one related field a sum, minimum or maximum takes; None after an issue (at the
+    field, after the dot, or at the relation's name when there is none)."""
+    aggregable = relation.aggregable(function)
+    if len(keys) == 1 and keys[0] in aggregable:
+        return keys[0]
+    found = keys[0] if len(keys) == 1 else ".".join(keys)
+    builder.issue(
+        at,
+        _not_aggregable(function, relation, keys, found),
+        did_you_mean(found, aggregable) or _aggregable_fields(function, relation, aggregable),
+        join_path(relation.name, found),
+        offset=1 if keys else 0,  # the field, after the dot
+    )
+    return None
+
+
+def _not_aggregable(
+    function: Aggregate, relation: Relation, keys: tuple[str, ...], found: str
+) -> str:
+    if not keys:
+        return f"{function.value} names the related field it takes"
+    declared = relation.schema.get(found)
+    if declared is None:
+        return f'unknown field "{shown(found)}" of relation "{relation.name}"'
+    applies = " fields" if function is Aggregate.SUM else " and date-time fields"
+    return (
+        f'{function.value} applies to number{applies}; "{found}" is a {declared.type.value} field'
+    )
+
+
+def _aggregable_fields(function: Aggregate, relation: Relation, aggregable: tuple[str, ...]) -> str:
+    example = f"{function.value}({field_name(relation.name)}.<field>)"
+    return (
+        f"{function.value} takes "
+        + (", ".join(aggregable) or "no field here")
+        + f", e.g. {example}"
+    )
 
 
 def aggregated(builder: Builder, children: list[Any]) -> Item:
