@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 from ... import DEFAULT_LIMITS, Filter, FilterError, parse, parse_text
 from ..db.models import Audience
 from ..ground.errors import AudienceRuleError
-from .filter_budget import NOTHING, check_filter, check_list, cost_of
+from .filter_budget import NOTHING, Cost, check_filter, check_list, cost_of
 from .weighted_cache import WeightedCache
 
 logger = logging.getLogger("audiencefilter.service")
@@ -57,6 +57,7 @@ class FilterInput:
     given: bool
     filter: Filter | None = None
     canonical: str | None = None  # the filter's canonical JSON, written once
+    cost: Cost = NOTHING  # the filter's cost, measured once when it was read
 
     @property
     def empty(self) -> bool:
@@ -94,11 +95,12 @@ def _parsed(value: Any, *, text: bool) -> FilterInput:
     canonical = flt.to_json()
     if canonical == EMPTY_CANONICAL:
         return EMPTY
-    check_filter(flt)  # decided now, never when the stored filter is read
+    cost = check_filter(flt)  # decided now, never when the stored filter is read
     # The filter about to be stored is the one its canonical form reads back to: held in the
-    # cache now, so the write that stores it never parses it a second time.
-    _FILTERS.get(canonical, lambda: flt, _filter_weight)
-    return FilterInput(given=True, filter=flt, canonical=canonical)
+    # cache now (weighed by the cost just measured), so the write that stores it never parses
+    # it a second time, and nothing measures it again.
+    _FILTERS.get(canonical, lambda: flt, lambda _: _weight_of(cost))
+    return FilterInput(given=True, filter=flt, canonical=canonical, cost=cost)
 
 
 _FILTERS: WeightedCache[Filter | None] = WeightedCache(CACHED_FILTERS, CACHED_FILTER_WEIGHT)
@@ -106,9 +108,10 @@ _TEXTS: WeightedCache[str | None] = WeightedCache(CACHED_FILTERS, CACHED_TEXT_CH
 
 
 def _filter_weight(flt: Filter | None) -> int:
-    if flt is None:
-        return 1
-    cost = cost_of(flt)
+    return 1 if flt is None else _weight_of(cost_of(flt))
+
+
+def _weight_of(cost: Cost) -> int:
     return 1 + cost.conditions + cost.values
 
 
@@ -133,10 +136,11 @@ def _parse_stored(canonical: str) -> Filter | None:
         return None
 
 
-def check_list_room(session: Session, list_id: str, new: Filter, excluding: str | None) -> None:
-    """Refuse `new` when, with the stored filters of the list's other audiences, it would take
-    the list past its budget (`filter_budget`). Every stored filter counts, smart or not: a
-    manual audience becomes smart by a PATCH that sends no filter."""
+def check_list_room(session: Session, list_id: str, new: Cost, excluding: str | None) -> None:
+    """Refuse a filter of cost `new` (measured when it was read) when, with the stored filters
+    of the list's other audiences, it would take the list past its budget (`filter_budget`).
+    Every stored filter counts, smart or not: a manual audience becomes smart by a PATCH that
+    sends no filter."""
     statement = select(Audience.filters).where(
         Audience.listId == list_id, Audience.filters.is_not(None)
     )
@@ -147,7 +151,7 @@ def check_list_room(session: Session, list_id: str, new: Filter, excluding: str 
         stored = stored_filter(canonical) if canonical else None
         if stored is not None:
             others = others + cost_of(stored)
-    check_list(others, cost_of(new))
+    check_list(others, new)
 
 
 def filter_text(canonical: str) -> str | None:

@@ -152,7 +152,7 @@ def create_audience(
         filters = _stored(mode, given, None)
         _check_room(session, settings, lst.id)
         if given.filter is not None:
-            check_list_room(session, lst.id, given.filter, excluding=None)
+            check_list_room(session, lst.id, given.cost, excluding=None)
         references.check(session, lst.id, None, filter_in_use(mode, filters))
         audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters)
         session.add(audience)
@@ -270,7 +270,7 @@ def update_audience(
         given = _update_input(body)
         filters = _stored(mode, given, audience.filters)
         if given.filter is not None:
-            check_list_room(session, audience.listId, given.filter, excluding=audience.id)
+            check_list_room(session, audience.listId, given.cost, excluding=audience.id)
         references.check(session, audience.listId, audience.id, filter_in_use(mode, filters))
         if body.name is not None:
             audience.name = body.name
