@@ -41,9 +41,10 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Select, Table, delete, insert, literal, select
+from sqlalchemy import Connection, Select, Table, case, delete, insert, literal, select
 from sqlalchemy.orm import Session
 
+from ... import Filter
 from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..db.queries import contact_rows, fetch_rows
 from ..ground import clock
@@ -51,6 +52,8 @@ from . import events, references, relations
 from .audience_filters import MANUAL, SMART, StoredAudience, filter_of
 
 CHUNK = 500
+# Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
+SQL_AUDIENCES_PER_STATEMENT = 32
 MEMBERSHIPS = cast(Table, Membership.__table__)
 
 
@@ -164,51 +167,130 @@ def _records(session: Session, contact_ids: Sequence[str], decode: bool) -> list
     return rows
 
 
-def refresh_contacts(session: Session, list_id: str, contact_ids: Sequence[str], cause: str) -> int:
+def refresh_contacts(
+    session: Session,
+    list_id: str,
+    contact_ids: Sequence[str],
+    cause: str,
+    audiences: Sequence[StoredAudience] | None = None,
+) -> int:
     """Brings the stored smart memberships of these contacts of the list up to date; the number
-    of events appended. Call it after the write, in its transaction."""
-    audiences = references.ordered(audiences_of_list(session, list_id))
+    of events appended. Call it after the write, in its transaction. `audiences`: only these
+    (in refresh order), rather than every smart audience of the list."""
+    if audiences is None:
+        audiences = references.ordered(audiences_of_list(session, list_id))
     if not audiences or not contact_ids:
         return 0
     at = clock.now()
-    moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
-    decode = any(a.flt is not None and "data" in a.flt.fields for a in audiences)
-    records = _records(session, contact_ids, decode)
-    used = set().union(*(relations.uses(a.flt) for a in audiences))
+    in_sql = [a for a in audiences if _judged_in_sql(a)]
+    selected = _selected_in_sql(session, in_sql, contact_ids, at)
+    in_memory = [a for a in audiences if not _judged_in_sql(a)]
+    records = _records(session, contact_ids, any(_reads_data(a) for a in in_memory))
+    used = set().union(*(relations.uses(a.flt) for a in in_memory))
     if used:
         relations.attach(records, relations.related_rows(session, contact_ids, used))
-    checks = [(a, a.flt.predicate_at(moment)) for a in audiences if a.flt is not None]
-    by_id = {a.id: a for a in audiences}
+    stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
+    judge = _Judge(audiences, selected, stored, at, follow=relations.AUDIENCES in used)
+    for record in records:
+        judge.decide(record)
+    return _write(session, list_id, judge.entering, judge.leaving, cause, at)
+
+
+def _judged_in_sql(audience: StoredAudience) -> bool:
+    """A filter over a contact's actions (and not over its audiences, which a refresh changes
+    as it goes) is judged in SQL on the contacts refreshed: the database counts, sums or finds
+    their actions, and none of the rows is loaded, however long a contact's history."""
+    used = relations.uses(audience.flt)
+    return relations.ACTIONS in used and relations.AUDIENCES not in used
+
+
+def _reads_data(audience: StoredAudience) -> bool:
+    return audience.flt is not None and "data" in audience.flt.fields
+
+
+def _selected_in_sql(
+    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+) -> dict[str, set[str]]:
+    """`{audience id: ids of these contacts its filter selects}`, one statement per chunk of
+    contacts and group of audiences (bound parameters stay within the list's budget)."""
+    selected: dict[str, set[str]] = {a.id: set() for a in audiences}
+    for start in range(0, len(audiences), SQL_AUDIENCES_PER_STATEMENT):
+        group = audiences[start : start + SQL_AUDIENCES_PER_STATEMENT]
+        tests = [case((relations.condition(_filter(a), at), 1), else_=0) for a in group]
+        for chunk in _chunks(contact_ids):
+            statement = select(Contact.id, *tests).where(Contact.id.in_(chunk))
+            for contact_id, *answers in session.execute(statement):
+                for audience, answer in zip(group, answers, strict=True):
+                    if answer:
+                        selected[audience.id].add(contact_id)
+    return selected
+
+
+def _filter(audience: StoredAudience) -> Filter:
+    assert audience.flt is not None  # only smart audiences with a filter in use are refreshed
+    return audience.flt
+
+
+def _stored_pairs(
+    session: Session, contact_ids: Sequence[str], audience_ids: Sequence[str]
+) -> set[tuple[str, str]]:
+    """The stored (audience id, contact id) rows of these contacts in these audiences."""
     stored: set[tuple[str, str]] = set()
     for chunk in _chunks(contact_ids):
         statement = select(Membership.audienceId, Membership.contactId).where(
-            Membership.contactId.in_(chunk), Membership.audienceId.in_(list(by_id))
+            Membership.contactId.in_(chunk), Membership.audienceId.in_(list(audience_ids))
         )
         stored.update((a, c) for a, c in session.execute(statement))
-    entering: list[tuple[StoredAudience, str]] = []
-    leaving: list[tuple[StoredAudience, str]] = []
-    # Audiences come after those they read, and a contact's `audiences` rows follow each
-    # decision, so an audience reading another sees its new membership.
-    follow = relations.AUDIENCES in used
-    for record in records:
+    return stored
+
+
+class _Judge:
+    """Decides, contact by contact, which audiences it enters and leaves.
+
+    Audiences come after those they read, and a contact's `audiences` rows follow each
+    decision, so an audience reading another sees its new membership."""
+
+    def __init__(
+        self,
+        audiences: Sequence[StoredAudience],
+        selected: dict[str, set[str]],
+        stored: set[tuple[str, str]],
+        at: datetime,
+        *,
+        follow: bool,
+    ) -> None:
+        moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
+        self.checks = [
+            (a, None if a.id in selected else _filter(a).predicate_at(moment)) for a in audiences
+        ]
+        self.selected = selected
+        self.stored = stored
+        self.follow = follow
+        self.entering: list[tuple[StoredAudience, str]] = []
+        self.leaving: list[tuple[StoredAudience, str]] = []
+
+    def decide(self, record: dict[str, Any]) -> None:
         contact_id = record["id"]
-        for audience, predicate in checks:
-            inside = (audience.id, contact_id) in stored
-            if predicate(record):
-                if not inside:
-                    entering.append((audience, contact_id))
-                    if follow:
-                        record[relations.AUDIENCES] = [
-                            *record[relations.AUDIENCES],
-                            {"id": audience.id, "name": audience.name, "mode": audience.mode},
-                        ]
-            elif inside:
-                leaving.append((audience, contact_id))
-                if follow:
-                    record[relations.AUDIENCES] = [
-                        row for row in record[relations.AUDIENCES] if row["id"] != audience.id
-                    ]
-    return _write(session, list_id, entering, leaving, cause, at)
+        for audience, predicate in self.checks:
+            inside = (audience.id, contact_id) in self.stored
+            if predicate is None:
+                wanted = contact_id in self.selected[audience.id]
+            else:
+                wanted = predicate(record)
+            if wanted and not inside:
+                self.entering.append((audience, contact_id))
+                self._follow(record, audience, entered=True)
+            elif inside and not wanted:
+                self.leaving.append((audience, contact_id))
+                self._follow(record, audience, entered=False)
+
+    def _follow(self, record: dict[str, Any], audience: StoredAudience, *, entered: bool) -> None:
+        if not self.follow:
+            return
+        rows = [row for row in record[relations.AUDIENCES] if row["id"] != audience.id]
+        if entered:
+            rows.append({"id": audience.id, "name": audience.name, "mode": audience.mode})
+        record[relations.AUDIENCES] = rows
 
 
 def _selected(audience: StoredAudience, list_id: str, at: datetime) -> Select[str] | None:
