@@ -144,6 +144,21 @@ def _write(
     return len(changes)
 
 
+def write_changes(
+    session: Session,
+    list_id: str,
+    audience: StoredAudience,
+    entering: Sequence[str],
+    leaving: Sequence[str],
+    cause: str,
+    at: datetime,
+) -> int:
+    """Stores one audience's difference (contact ids entering and leaving) and its events."""
+    pairs_in = [(audience, contact_id) for contact_id in entering]
+    pairs_out = [(audience, contact_id) for contact_id in leaving]
+    return _write(session, list_id, pairs_in, pairs_out, cause, at)
+
+
 def _group(
     pairs: Sequence[tuple[StoredAudience, str]], *, by_contact: bool
 ) -> dict[str, list[str]]:
@@ -328,9 +343,9 @@ def _refresh(session: Session, stored_audience: StoredAudience, list_id: str, ca
         leaving_ids = list(
             session.scalars(members.where(Membership.contactId.not_in(select(wanted.c.id))))
         )
-    entering = [(stored_audience, c) for c in sorted(entering_ids)]
-    leaving = [(stored_audience, c) for c in sorted(leaving_ids)]
-    return _write(session, list_id, entering, leaving, cause, at)
+    return write_changes(
+        session, list_id, stored_audience, sorted(entering_ids), sorted(leaving_ids), cause, at
+    )
 
 
 def remove_contact(session: Session, list_id: str, contact_id: str, cause: str) -> int:
