@@ -4,10 +4,12 @@ The rules of the specification answer its string-form 400s, checked in this orde
 `listId` present, the list is the caller's (404 otherwise), then the filters: both forms given,
 invalid, empty or missing for smart mode. `filters` (a JSON string or object) or `filtersText`
 (text syntax) are read by the filter library and stored as canonical JSON; a smart audience's
-members are computed on every read (`domain/membership.py`), never stored.
+members are stored (`domain/membership_store.py`).
 
-Writes commit first and the response is read afterwards in a read transaction: a large `subs`
-is never computed while the SQLite write lock is held.
+A new or changed filter's members are evaluated in a read transaction before the write, which
+only stores them (`domain/membership_snapshot.py`); writes commit first and the response is
+read afterwards in a read transaction: neither a large evaluation nor a large `subs` is
+computed while the SQLite write lock is held.
 """
 
 from __future__ import annotations
