@@ -200,15 +200,23 @@ def refresh_contacts(
     in_sql = [a for a in audiences if _judged_in_sql(a)]
     selected = _selected_in_sql(session, in_sql, contact_ids, at)
     in_memory = [a for a in audiences if not _judged_in_sql(a)]
-    records = _records(session, contact_ids, any(_reads_data(a) for a in in_memory))
-    used = set().union(*(relations.uses(a.flt) for a in in_memory))
-    if used:
-        relations.attach(records, relations.related_rows(session, contact_ids, used))
+    records, used = _records_for(session, contact_ids, in_memory)
     stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
     judge = _Judge(audiences, selected, stored, at, follow=relations.AUDIENCES in used)
     for record in records:
         judge.decide(record)
     return _write(session, list_id, judge.entering, judge.leaving, cause, at)
+
+
+def _records_for(
+    session: Session, contact_ids: Sequence[str], audiences: Sequence[StoredAudience]
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """The contacts' rows with the related rows these audiences read, and those relations."""
+    records = _records(session, contact_ids, any(_reads_data(a) for a in audiences))
+    used: set[str] = set().union(*(relations.uses(a.flt) for a in audiences))
+    if used:
+        relations.attach(records, relations.related_rows(session, contact_ids, used))
+    return records, used
 
 
 def _judged_in_sql(audience: StoredAudience) -> bool:
