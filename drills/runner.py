@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import abuse, crash, fuzzing, limits, load, mixed, outage, webhooks
+from . import abuse, crash, fuzzing, isolation, limits, load, mixed, outage, webhooks
 from .common import FAST, FULL, Context, Drill, Missing, Outcome, Row, servers_required
 
 DRILLS: dict[str, tuple[Drill, str]] = {
@@ -39,6 +39,7 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     "webhook-outage": (webhooks.webhook_outage, "a receiver answering 500 for 20 s"),
     "webhook-two-workers": (webhooks.webhook_two_workers, "two worker processes on PostgreSQL"),
     "abuse": (abuse.abuse, "large filters, memory and a public key's budget, as an attacker"),
+    "isolation": (isolation.isolation, "one account's heavy audience and silent receiver"),
 }
 # `make test` runs the schemathesis test already; CI runs it there, not twice.
 NOT_FAST = {

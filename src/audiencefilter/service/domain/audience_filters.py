@@ -57,7 +57,7 @@ class FilterInput:
     given: bool
     filter: Filter | None = None
     canonical: str | None = None  # the filter's canonical JSON, written once
-    cost: Cost = NOTHING  # the filter's cost, taken once when it was read
+    cost: Cost = NOTHING  # the filter's cost, measured once when it was read
 
     @property
     def empty(self) -> bool:
@@ -97,21 +97,34 @@ def _parsed(value: Any, *, text: bool) -> FilterInput:
         return EMPTY
     cost = check_filter(flt)  # decided now, never when the stored filter is read
     # The filter about to be stored is the one its canonical form reads back to: held in the
-    # cache now (with its cost), so the write that stores it neither parses nor costs it again.
-    _FILTERS.get(canonical, lambda: flt, lambda _flt: 1 + cost.conditions + cost.values)
+    # cache now (weighed by the cost just measured), so the write that stores it never parses
+    # it a second time, and nothing measures it again.
+    _FILTERS.get(canonical, lambda: flt, lambda _: _weight_of(cost))
     _COSTS.get(canonical, lambda: cost, lambda _cost: 1)
     return FilterInput(given=True, filter=flt, canonical=canonical, cost=cost)
 
 
 _FILTERS: WeightedCache[Filter | None] = WeightedCache(CACHED_FILTERS, CACHED_FILTER_WEIGHT)
-_COSTS: WeightedCache[Cost] = WeightedCache(CACHED_FILTERS, CACHED_FILTERS)
 _TEXTS: WeightedCache[str | None] = WeightedCache(CACHED_FILTERS, CACHED_TEXT_CHARACTERS)
+_COSTS: WeightedCache[Cost] = WeightedCache(CACHED_FILTERS, CACHED_FILTERS)
+
+
+def stored_cost(canonical: str) -> Cost:
+    """The cost of a stored filter, measured once per process (by its canonical JSON): a
+    list's room is checked against every other filter of the list on each write."""
+
+    def make() -> Cost:
+        flt = stored_filter(canonical)
+        return NOTHING if flt is None else cost_of(flt)
+
+    return _COSTS.get(canonical, make, lambda _cost: 1)
 
 
 def _filter_weight(flt: Filter | None) -> int:
-    if flt is None:
-        return 1
-    cost = cost_of(flt)
+    return 1 if flt is None else _weight_of(cost_of(flt))
+
+
+def _weight_of(cost: Cost) -> int:
     return 1 + cost.conditions + cost.values
 
 
@@ -136,20 +149,11 @@ def _parse_stored(canonical: str) -> Filter | None:
         return None
 
 
-def stored_cost(canonical: str) -> Cost:
-    """The cost of a stored filter, taken once per process (by its canonical JSON)."""
-
-    def make() -> Cost:
-        flt = stored_filter(canonical)
-        return NOTHING if flt is None else cost_of(flt)
-
-    return _COSTS.get(canonical, make, lambda _cost: 1)
-
-
 def check_list_room(session: Session, list_id: str, new: Cost, excluding: str | None) -> None:
-    """Refuse `new` when, with the stored filters of the list's other audiences, it would take
-    the list past its budget (`filter_budget`). Every stored filter counts, smart or not: a
-    manual audience becomes smart by a PATCH that sends no filter."""
+    """Refuse a filter of cost `new` (measured when it was read) when, with the stored filters
+    of the list's other audiences, it would take the list past its budget (`filter_budget`).
+    Every stored filter counts, smart or not: a manual audience becomes smart by a PATCH that
+    sends no filter."""
     statement = select(Audience.filters).where(
         Audience.listId == list_id, Audience.filters.is_not(None)
     )

@@ -18,7 +18,8 @@ from sqlalchemy.orm import Session
 
 from ..db.models import Audience, Contact, List
 from ..db.queries import owned_audience, owned_contact, owned_list
-from . import events, membership_store
+from . import events, membership_snapshot, membership_store
+from .membership_snapshot import Snapshot
 
 
 def locked_list(session: Session, account_id: str, list_id: str) -> List:
@@ -78,7 +79,7 @@ def contacts_imported(
         events.append(session, list_id, _imported_events(created, updated))
     ids = [contact_id for contact_id, _ in [*created, *updated]]
     cause = events.CAUSE_CONTACT_IMPORTED
-    membership_store.refresh_contacts(session, list_id, ids, cause, announce)
+    membership_store.refresh_contacts(session, list_id, ids, cause, announce=announce)
 
 
 def _imported_events(
@@ -123,23 +124,29 @@ def contact_deleting(session: Session, list_id: str, contact_id: str, email: str
     )
 
 
-def audience_created(session: Session, audience: Audience) -> None:
-    """After an audience was inserted and flushed."""
+def audience_created(
+    session: Session, audience: Audience, evaluated: Snapshot | None = None
+) -> None:
+    """After an audience was inserted and flushed; `evaluated`: its members, evaluated before
+    the write (`membership_snapshot`)."""
     event = events.NewEvent(
         events.AUDIENCE_CREATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
-    membership_store.refresh_audience(session, audience, events.CAUSE_AUDIENCE_CREATED)
+    membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_CREATED, evaluated)
 
 
-def audience_updated(session: Session, audience: Audience, *, membership: bool) -> None:
-    """After an audience was changed and flushed; `membership`: its mode or filters changed."""
+def audience_updated(
+    session: Session, audience: Audience, *, membership: bool, evaluated: Snapshot | None = None
+) -> None:
+    """After an audience was changed and flushed; `membership`: its mode or filters changed;
+    `evaluated`: its new members, evaluated before the write (`membership_snapshot`)."""
     event = events.NewEvent(
         events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
     if membership:
-        membership_store.refresh_audience(session, audience, events.CAUSE_AUDIENCE_UPDATED)
+        membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
 
 
 def audience_deleting(session: Session, audience: Audience) -> None:

@@ -8,10 +8,7 @@ Two shapes of that rule cover every write:
 
 - **per contact** (`refresh_contacts`): the contacts a write touched, against every smart
   audience of their list, in memory (`Filter.predicate_at` on the contact's row, the record the
-  pages evaluate too). Contact create, update, bulk import, action create and delete. An
-  audience over actions alone is decided in SQL for those contacts instead (`_decided_in_sql`,
-  one statement for all such audiences), so a write never loads a contact's whole history into
-  Python: an action on a contact with a thousand actions costs what one on a new contact does.
+  pages evaluate too). Contact create, update, bulk import, action create and delete.
 - **per audience** (`refresh_audience`): one audience against every contact of its list, as two
   SQL set differences (`Filter.to_sqlalchemy`): the selected contacts without a stored row enter,
   the stored rows no longer selected leave. Audience create, filter change, mode change, manual
@@ -44,7 +41,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, delete, insert, select
+from sqlalchemy import Select, Table, case, delete, insert, select
 from sqlalchemy.orm import Session
 
 from ... import Filter
@@ -55,6 +52,8 @@ from . import events, references, relations
 from .audience_filters import MANUAL, SMART, StoredAudience, filter_of
 
 CHUNK = 500
+# Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
+SQL_AUDIENCES_PER_STATEMENT = 32
 MEMBERSHIPS = cast(Table, Membership.__table__)
 
 
@@ -148,6 +147,21 @@ def _write(
     return len(changes)
 
 
+def write_changes(
+    session: Session,
+    list_id: str,
+    audience: StoredAudience,
+    entering: Sequence[str],
+    leaving: Sequence[str],
+    cause: str,
+    at: datetime,
+) -> int:
+    """Stores one audience's difference (contact ids entering and leaving) and its events."""
+    pairs_in = [(audience, contact_id) for contact_id in entering]
+    pairs_out = [(audience, contact_id) for contact_id in leaving]
+    return _write(session, list_id, pairs_in, pairs_out, cause, at)
+
+
 def _group(
     pairs: Sequence[tuple[StoredAudience, str]], *, by_contact: bool
 ) -> dict[str, list[str]]:
@@ -172,87 +186,139 @@ def _records(session: Session, contact_ids: Sequence[str], decode: bool) -> list
 
 
 def refresh_contacts(
-    session: Session, list_id: str, contact_ids: Sequence[str], cause: str, announce: bool = True
+    session: Session,
+    list_id: str,
+    contact_ids: Sequence[str],
+    cause: str,
+    audiences: Sequence[StoredAudience] | None = None,
+    announce: bool = True,
 ) -> int:
     """Brings the stored smart memberships of these contacts of the list up to date; the number
     of changes (events appended unless `announce` is False). Call it after the write, in its
-    transaction."""
-    audiences = references.ordered(audiences_of_list(session, list_id))
+    transaction. `audiences`: only these (in refresh order), rather than every smart audience
+    of the list."""
+    if audiences is None:
+        audiences = references.ordered(audiences_of_list(session, list_id))
     if not audiences or not contact_ids:
         return 0
     at = clock.now()
-    moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
-    decode = any(a.flt is not None and "data" in a.flt.fields for a in audiences)
-    records = _records(session, contact_ids, decode)
-    in_sql = [a for a in audiences if a.flt is not None and _over_actions_alone(a.flt)]
-    decided = _decided_in_sql(session, in_sql, contact_ids, at)
-    used = set().union(*(relations.uses(a.flt) for a in audiences if a.id not in decided))
+    in_sql = [a for a in audiences if _judged_in_sql(a)]
+    selected = _selected_in_sql(session, in_sql, contact_ids, at)
+    in_memory = [a for a in audiences if not _judged_in_sql(a)]
+    records, used = _records_for(session, contact_ids, in_memory)
+    stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
+    judge = _Judge(audiences, selected, stored, at, follow=relations.AUDIENCES in used)
+    for record in records:
+        judge.decide(record)
+    return _write(session, list_id, judge.entering, judge.leaving, cause, at, announce)
+
+
+def _records_for(
+    session: Session, contact_ids: Sequence[str], audiences: Sequence[StoredAudience]
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """The contacts' rows with the related rows these audiences read, and those relations."""
+    records = _records(session, contact_ids, any(_reads_data(a) for a in audiences))
+    used: set[str] = set().union(*(relations.uses(a.flt) for a in audiences))
     if used:
         relations.attach(records, relations.related_rows(session, contact_ids, used))
-    checks = [
-        (a, _member_of(decided[a.id]) if a.id in decided else a.flt.predicate_at(moment))
-        for a in audiences
-        if a.flt is not None
-    ]
-    by_id = {a.id: a for a in audiences}
+    return records, used
+
+
+def _judged_in_sql(audience: StoredAudience) -> bool:
+    """A filter over a contact's actions (and not over its audiences, which a refresh changes
+    as it goes) is judged in SQL on the contacts refreshed: the database counts, sums or finds
+    their actions, and none of the rows is loaded, however long a contact's history."""
+    used = relations.uses(audience.flt)
+    return relations.ACTIONS in used and relations.AUDIENCES not in used
+
+
+def _reads_data(audience: StoredAudience) -> bool:
+    return audience.flt is not None and "data" in audience.flt.fields
+
+
+def _selected_in_sql(
+    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+) -> dict[str, set[str]]:
+    """`{audience id: ids of these contacts its filter selects}`, one statement per chunk of
+    contacts and group of audiences (bound parameters stay within the list's budget)."""
+    selected: dict[str, set[str]] = {a.id: set() for a in audiences}
+    for start in range(0, len(audiences), SQL_AUDIENCES_PER_STATEMENT):
+        group = audiences[start : start + SQL_AUDIENCES_PER_STATEMENT]
+        tests = [case((relations.condition(_filter(a), at), 1), else_=0) for a in group]
+        for chunk in _chunks(contact_ids):
+            statement = select(Contact.id, *tests).where(Contact.id.in_(chunk))
+            for contact_id, *answers in session.execute(statement):
+                for audience, answer in zip(group, answers, strict=True):
+                    if answer:
+                        selected[audience.id].add(contact_id)
+    return selected
+
+
+def _filter(audience: StoredAudience) -> Filter:
+    assert audience.flt is not None  # only smart audiences with a filter in use are refreshed
+    return audience.flt
+
+
+def _stored_pairs(
+    session: Session, contact_ids: Sequence[str], audience_ids: Sequence[str]
+) -> set[tuple[str, str]]:
+    """The stored (audience id, contact id) rows of these contacts in these audiences."""
     stored: set[tuple[str, str]] = set()
     for chunk in _chunks(contact_ids):
         statement = select(Membership.audienceId, Membership.contactId).where(
-            Membership.contactId.in_(chunk), Membership.audienceId.in_(list(by_id))
+            Membership.contactId.in_(chunk), Membership.audienceId.in_(list(audience_ids))
         )
         stored.update((a, c) for a, c in session.execute(statement))
-    entering: list[tuple[StoredAudience, str]] = []
-    leaving: list[tuple[StoredAudience, str]] = []
-    # Audiences come after those they read, and a contact's `audiences` rows follow each
-    # decision, so an audience reading another sees its new membership.
-    follow = relations.AUDIENCES in used
-    for record in records:
+    return stored
+
+
+class _Judge:
+    """Decides, contact by contact, which audiences it enters and leaves.
+
+    Audiences come after those they read, and a contact's `audiences` rows follow each
+    decision, so an audience reading another sees its new membership."""
+
+    def __init__(
+        self,
+        audiences: Sequence[StoredAudience],
+        selected: dict[str, set[str]],
+        stored: set[tuple[str, str]],
+        at: datetime,
+        *,
+        follow: bool,
+    ) -> None:
+        moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
+        self.checks = [
+            (a, None if a.id in selected else _filter(a).predicate_at(moment)) for a in audiences
+        ]
+        self.selected = selected
+        self.stored = stored
+        self.follow = follow
+        self.entering: list[tuple[StoredAudience, str]] = []
+        self.leaving: list[tuple[StoredAudience, str]] = []
+
+    def decide(self, record: dict[str, Any]) -> None:
         contact_id = record["id"]
-        for audience, predicate in checks:
-            inside = (audience.id, contact_id) in stored
-            if predicate(record):
-                if not inside:
-                    entering.append((audience, contact_id))
-                    if follow:
-                        record[relations.AUDIENCES] = [
-                            *record[relations.AUDIENCES],
-                            {"id": audience.id, "name": audience.name, "mode": audience.mode},
-                        ]
-            elif inside:
-                leaving.append((audience, contact_id))
-                if follow:
-                    record[relations.AUDIENCES] = [
-                        row for row in record[relations.AUDIENCES] if row["id"] != audience.id
-                    ]
-    return _write(session, list_id, entering, leaving, cause, at, announce)
+        for audience, predicate in self.checks:
+            inside = (audience.id, contact_id) in self.stored
+            if predicate is None:
+                wanted = contact_id in self.selected[audience.id]
+            else:
+                wanted = predicate(record)
+            if wanted and not inside:
+                self.entering.append((audience, contact_id))
+                self._follow(record, audience, entered=True)
+            elif inside and not wanted:
+                self.leaving.append((audience, contact_id))
+                self._follow(record, audience, entered=False)
 
-
-def _member_of(chosen: set[str]) -> Callable[[dict[str, Any]], bool]:
-    """A predicate on records answering from contacts SQL selected."""
-    return lambda record: record["id"] in chosen
-
-
-def _over_actions_alone(flt: Filter) -> bool:
-    """A filter reading actions and no other audience: SQL decides it for written contacts."""
-    return relations.uses(flt) == {relations.ACTIONS}
-
-
-def _decided_in_sql(
-    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
-) -> dict[str, set[str]]:
-    """The contacts each audience selects among `contact_ids`, by one statement per chunk with
-    a column per audience (the library's SQL of each filter, at `at`)."""
-    decided: dict[str, set[str]] = {a.id: set() for a in audiences}
-    if not audiences:
-        return decided
-    tests = [relations.condition(cast(Filter, a.flt), at) for a in audiences]
-    for chunk in _chunks(contact_ids):
-        statement = select(Contact.id, *tests).where(Contact.id.in_(chunk))
-        for contact_id, *answers in session.execute(statement):
-            for audience, answer in zip(audiences, answers, strict=True):
-                if answer:  # TRUE only: FALSE and UNKNOWN (NULL) leave the contact out
-                    decided[audience.id].add(contact_id)
-    return decided
+    def _follow(self, record: dict[str, Any], audience: StoredAudience, *, entered: bool) -> None:
+        if not self.follow:
+            return
+        rows = [row for row in record[relations.AUDIENCES] if row["id"] != audience.id]
+        if entered:
+            rows.append({"id": audience.id, "name": audience.name, "mode": audience.mode})
+        record[relations.AUDIENCES] = rows
 
 
 def _selected(audience: StoredAudience, list_id: str, at: datetime) -> Select[str] | None:
@@ -290,9 +356,9 @@ def _refresh(session: Session, stored_audience: StoredAudience, list_id: str, ca
         leaving_ids = list(
             session.scalars(members.where(Membership.contactId.not_in(select(wanted.c.id))))
         )
-    entering = [(stored_audience, c) for c in sorted(entering_ids)]
-    leaving = [(stored_audience, c) for c in sorted(leaving_ids)]
-    return _write(session, list_id, entering, leaving, cause, at)
+    return write_changes(
+        session, list_id, stored_audience, sorted(entering_ids), sorted(leaving_ids), cause, at
+    )
 
 
 def remove_contact(session: Session, list_id: str, contact_id: str, cause: str) -> int:

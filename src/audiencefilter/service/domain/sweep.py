@@ -2,8 +2,8 @@
 
 `{"createdAt": {"gte": {"ago": "P1D"}}}` loses a contact when its sign-up turns one day old,
 and no write happens then. Every `MEMBERSHIP_SWEEP_SECONDS` (60 by default) a thread of the
-service refreshes each such audience (`membership_store.refresh_audience`, two SQL set
-differences), each in its own short transaction under its list's lock, and writes the
+service evaluates each such audience in a read transaction and stores the answer in its own
+short transaction under its list's lock (`membership_snapshot`), and writes the
 `audience.entered` / `audience.left` events with the cause `clock`, stamped with the sweep's
 instant. So a stored row, and its event, is at most one interval plus one sweep's duration
 behind the clock; reads of those audiences never are (they are judged live, see
@@ -24,9 +24,8 @@ from sqlalchemy import select
 from ..db.engine import Database
 from ..db.models import Audience
 from ..ground import clock
-from . import events
+from . import events, membership_snapshot
 from .audience_filters import SMART, filter_of, time_dependent
-from .membership_store import refresh_audience
 
 logger = logging.getLogger("audiencefilter.service.sweep")
 
@@ -40,21 +39,31 @@ def sweep(database: Database) -> int:
     """Brings every time-dependent audience up to the clock now; the number of events written."""
     with database.reading() as session:
         rows = session.execute(
-            select(Audience.id, Audience.mode, Audience.filters).where(Audience.mode == SMART)
+            select(Audience.id, Audience.listId, Audience.mode, Audience.filters).where(
+                Audience.mode == SMART
+            )
         ).all()
     written = 0
-    for audience_id, mode, filters in rows:
-        if not _time_dependent(mode, filters):
-            continue
-        with database.transaction() as session:
-            audience = session.get(Audience, audience_id)
-            if audience is None:
-                continue  # deleted meanwhile
-            events.lock_list(session, audience.listId)
-            session.refresh(audience)
-            if _time_dependent(audience.mode, audience.filters):
-                written += refresh_audience(session, audience, events.CAUSE_CLOCK)
+    for audience_id, list_id, mode, filters in rows:
+        flt = filter_of(mode, filters)
+        if flt is not None and filters is not None and time_dependent(flt):
+            evaluated = membership_snapshot.evaluate(database, list_id, flt, filters)
+            written += _store(database, audience_id, evaluated)
     return written
+
+
+def _store(database: Database, audience_id: str, evaluated: membership_snapshot.Snapshot) -> int:
+    """Stores one audience's members evaluated outside the lock: the write transaction judges
+    again only the contacts written meanwhile (`membership_snapshot`)."""
+    with database.transaction() as session:
+        audience = session.get(Audience, audience_id)
+        if audience is None:
+            return 0  # deleted meanwhile
+        events.lock_list(session, audience.listId)
+        session.refresh(audience)
+        if not _time_dependent(audience.mode, audience.filters):
+            return 0
+        return membership_snapshot.refresh(session, audience, events.CAUSE_CLOCK, evaluated)
 
 
 class Sweeper:

@@ -4,10 +4,12 @@ The rules of the specification answer its string-form 400s, checked in this orde
 `listId` present, the list is the caller's (404 otherwise), then the filters: both forms given,
 invalid, empty or missing for smart mode. `filters` (a JSON string or object) or `filtersText`
 (text syntax) are read by the filter library and stored as canonical JSON; a smart audience's
-members are computed on every read (`domain/membership.py`), never stored.
+members are stored (`domain/membership_store.py`).
 
-Writes commit first and the response is read afterwards in a read transaction: a large `subs`
-is never computed while the SQLite write lock is held.
+A new or changed filter's members are evaluated in a read transaction before the write, which
+only stores them (`domain/membership_snapshot.py`); writes commit first and the response is
+read afterwards in a read transaction: neither a large evaluation nor a large `subs` is
+computed while the SQLite write lock is held.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience
 from ...db.queries import count, owned_audience, owned_list, page_of
-from ...domain import changes, references, relations
+from ...domain import changes, membership_snapshot, references, relations
 from ...domain.audience_filters import (
     ABSENT,
     EMPTY,
@@ -42,6 +44,7 @@ from ...domain.membership import (
     filter_in_use,
     member_condition,
 )
+from ...domain.membership_snapshot import Snapshot
 from ...ground import clock
 from ...http.errors import ApiError, AudienceRuleError
 from ...http.idempotency import RetryDep, once_then
@@ -98,6 +101,50 @@ def _update_input(body: AudienceUpdate) -> FilterInput:
     return read_filters(body.filters, body.filtersText)
 
 
+def _read_update_early(body: AudienceUpdate) -> tuple[FilterInput, AudienceRuleError | None]:
+    """The update's filter read before any lock, or the problem to raise once the audience is
+    known (a 404 comes first, as before)."""
+    try:
+        return _update_input(body), None
+    except AudienceRuleError as exc:
+        return ABSENT, exc
+
+
+def _evaluate_early(
+    database: Database, account_id: str, list_id: str, mode: str, given: FilterInput
+) -> Snapshot | None:
+    """A new smart audience's members, evaluated before the write transaction so that its
+    lock (on SQLite, the whole database's) is held only to store them
+    (`domain/membership_snapshot.py`). None when there is nothing to evaluate or the write
+    will refuse the request anyway: the write gives the answer."""
+    if mode != SMART or given.filter is None or given.canonical is None:
+        return None
+    try:
+        with database.reading() as session:
+            lst = owned_list(session, account_id, list_id)
+    except ApiError:
+        return None
+    return membership_snapshot.evaluate(database, lst.id, given.filter, given.canonical)
+
+
+def _evaluate_update_early(
+    database: Database, account_id: str, audience_id: str, body: AudienceUpdate, given: FilterInput
+) -> Snapshot | None:
+    """An audience's members after an update that changes its filter in use, evaluated before
+    the write transaction; None when the update leaves them alone or will be refused."""
+    try:
+        with database.reading() as session:
+            audience, _ = owned_audience(session, account_id, audience_id)
+        mode = body.mode or audience.mode
+        filters = _stored(mode, given, audience.filters)
+    except (ApiError, AudienceRuleError):
+        return None
+    flt = filter_in_use(mode, filters)
+    if flt is None or filters is None or (audience.mode, audience.filters) == (mode, filters):
+        return None
+    return membership_snapshot.evaluate(database, audience.listId, flt, filters)
+
+
 def _with_subs(
     database: Database, settings: Settings, account_id: str, audience_id: str, query: SubsQuery
 ) -> tuple[Audience, dict[str, Any]]:
@@ -143,12 +190,17 @@ def create_audience(
     # holds no writer of the list, nor, on SQLite, of the database.
     # The list is still checked first: a filter's problem is raised after it, as before.
     given, problem = _read_early(body)
+    mode = body.mode or (SMART if given.given else MANUAL)
+    # Its members too: the list's contacts are judged in a read transaction, and the write
+    # only stores the answer and judges again the contacts written meanwhile.
+    evaluated = (
+        None if problem else _evaluate_early(database, principal.account_id, list_id, mode, given)
+    )
 
     def create(session: Session) -> str:
         lst = changes.locked_list(session, principal.account_id, list_id)
         if problem is not None:
             raise problem
-        mode = body.mode or (SMART if given.given else MANUAL)
         filters = _stored(mode, given, None)
         _check_room(session, settings, lst.id)
         if given.filter is not None:
@@ -157,7 +209,7 @@ def create_audience(
         audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters)
         session.add(audience)
         session.flush()
-        changes.audience_created(session, audience)
+        changes.audience_created(session, audience, evaluated)
         return audience.id
 
     def respond(audience_id: str) -> Response:
@@ -264,10 +316,15 @@ def update_audience(
     database: DatabaseDep,
     settings: SettingsDep,
 ) -> JSONResponse:
+    given, problem = _read_update_early(body)
+    evaluated = None
+    if problem is None:
+        evaluated = _evaluate_update_early(database, principal.account_id, id, body, given)
     with database.transaction() as session:
         audience, _ = changes.locked_audience(session, principal.account_id, id)
+        if problem is not None:
+            raise problem
         mode = body.mode or audience.mode
-        given = _update_input(body)
         filters = _stored(mode, given, audience.filters)
         if given.filter is not None:
             check_list_room(session, audience.listId, given.cost, excluding=audience.id)
@@ -278,7 +335,7 @@ def update_audience(
         audience.mode = mode
         audience.filters = filters
         session.flush()
-        changes.audience_updated(session, audience, membership=membership)
+        changes.audience_updated(session, audience, membership=membership, evaluated=evaluated)
     audience, payload = _with_subs(database, settings, principal.account_id, id, query)
     payload["warnings"] = warnings_for(audience_filter(audience))
     return data(payload)

@@ -1,0 +1,149 @@
+"""An audience's members evaluated before the write that stores them, not under its lock.
+
+Storing a smart audience's members (create, a filter or mode change, the clock sweep) runs its
+filter over every contact of its list, which may take seconds within the filter budgets (a long
+`in` list over long strings, hundreds of zoned anniversaries). Under the write transaction that
+held the list's lock, and on SQLite the one write lock of the whole database, so every other
+account's writes waited for it. So the work is split in two:
+
+1. `evaluate`, in a read transaction and no lock: the list's last event position `P`, what the
+   filter reads that no event reports (each contact's `points`, the ids of its actions, when the
+   filter reads them), then the ids of the contacts the filter selects. The expensive part.
+2. `apply`, in the write transaction, under the list's lock: every contact that may have
+   changed since is judged again, now, in memory; every other one takes the snapshot's answer.
+   Then the audiences that read this one are refreshed for the contacts whose membership moved.
+
+"May have changed since" is exact because every write of a contact's data appends an event
+(`contact.created`, `contact.updated`, `contact.deleted`), every change of a stored membership
+too (`audience.entered`, `audience.left`, read by filters over the `audiences` relation), and the
+only write that appends none when it changes nothing else, an action, changes what the snapshot
+compares: the contact's points, and the set of its action ids. Events after `P` are exactly the
+writes committed after the snapshot began (positions follow commit order, `events.py`); reading
+`P` first makes any write that lands between the statements of the snapshot (PostgreSQL reads
+each statement afresh) one more contact judged again, never one missed.
+
+The stored rows come from the snapshot, so the members of a new or changed audience are exact
+when its transaction commits, as before, and its events complete; only the time under the lock
+changed, from the whole list to the contacts written meanwhile. When the filter in use is no
+longer the one evaluated (a concurrent change of the same audience), `refresh` evaluates under
+the lock, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ... import Filter
+from ..db.engine import Database
+from ..db.models import Action, Audience, Contact, Event, Membership
+from ..ground import clock
+from . import events, membership_store, relations
+from .audience_filters import SMART, StoredAudience
+
+POINTS = "points"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A filter's answer over a list at one position of its outbox, and the inputs no event
+    reports, to find the contacts whose answer may have moved since."""
+
+    list_id: str
+    filters: str
+    position: int
+    at: datetime
+    selected: frozenset[str]
+    points: dict[str, int] | None
+    actions: frozenset[tuple[str, str]] | None
+
+
+def evaluate(database: Database, list_id: str, flt: Filter, filters: str) -> Snapshot:
+    """The ids of the list's contacts `flt` (stored as `filters`) selects now, in a read
+    transaction: no writer of the list, nor on SQLite of the database, waits for it."""
+    with database.reading() as session:
+        position = events.head(session, list_id)
+        points = _points(session, list_id) if POINTS in flt.fields else None
+        actions = _action_ids(session, list_id) if relations.ACTIONS in flt.fields else None
+        at = clock.now()
+        condition = relations.condition(flt, at)
+        selected = session.scalars(select(Contact.id).where(Contact.listId == list_id, condition))
+        return Snapshot(list_id, filters, position, at, frozenset(selected), points, actions)
+
+
+def _points(session: Session, list_id: str) -> dict[str, int]:
+    """Each contact's points, read from the rank index alone."""
+    statement = select(Contact.id, Contact.points).where(Contact.listId == list_id)
+    return {contact_id: int(points) for contact_id, points in session.execute(statement)}
+
+
+def _action_ids(session: Session, list_id: str) -> frozenset[tuple[str, str]]:
+    statement = (
+        select(Action.subId, Action.id)
+        .join(Contact, Contact.id == Action.subId)
+        .where(Contact.listId == list_id)
+    )
+    return frozenset((contact_id, id_) for contact_id, id_ in session.execute(statement))
+
+
+def refresh(session: Session, audience: Audience, cause: str, snapshot: Snapshot | None) -> int:
+    """Brings the audience's stored members up to date from `snapshot` when it evaluated the
+    filter in use, else by evaluating it now (`membership_store.refresh_audience`); the number
+    of events appended. Call it under the list's lock."""
+    if snapshot is None or not _current(snapshot, audience):
+        return membership_store.refresh_audience(session, audience, cause)
+    return apply(session, snapshot, StoredAudience.of(audience), cause)
+
+
+def _current(snapshot: Snapshot, audience: Audience) -> bool:
+    """Whether the snapshot evaluated the filter this audience uses now."""
+    return (
+        audience.mode == SMART
+        and audience.filters == snapshot.filters
+        and audience.listId == snapshot.list_id
+    )
+
+
+def apply(session: Session, snapshot: Snapshot, audience: StoredAudience, cause: str) -> int:
+    """Stores the snapshot's answer, judging again the contacts that may have changed since,
+    then refreshes the audiences that read this one; the number of events appended."""
+    list_id = snapshot.list_id
+    again = _changed_since(session, snapshot)
+    members = select(Membership.contactId).where(Membership.audienceId == audience.id)
+    stored = set(session.scalars(members))
+    entering = sorted(snapshot.selected - stored - again)
+    leaving = sorted(stored - snapshot.selected - again)
+    written = membership_store.write_changes(
+        session, list_id, audience, entering, leaving, cause, snapshot.at
+    )
+    written += membership_store.refresh_contacts(session, list_id, sorted(again), cause, [audience])
+    moved = sorted({*entering, *leaving, *again})
+    readers = membership_store.dependents(session, [audience.id])
+    if readers and moved:
+        written += membership_store.refresh_contacts(session, list_id, moved, cause, readers)
+    return written
+
+
+def _changed_since(session: Session, snapshot: Snapshot) -> set[str]:
+    """The contacts of the list whose answer may differ from the snapshot's."""
+    statement = select(Event.contactId).where(
+        Event.listId == snapshot.list_id,
+        Event.position > snapshot.position,
+        Event.contactId.is_not(None),
+    )
+    changed = {contact_id for contact_id in session.scalars(statement.distinct()) if contact_id}
+    if snapshot.points is not None:
+        changed.update(_differing(snapshot.points, _points(session, snapshot.list_id)))
+    if snapshot.actions is not None:
+        now = _action_ids(session, snapshot.list_id)
+        changed.update(contact_id for contact_id, _ in now ^ snapshot.actions)
+    return changed
+
+
+def _differing(before: dict[str, int], after: dict[str, int]) -> Iterable[str]:
+    """Contacts whose points differ (or that exist in one reading only)."""
+    return (key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
