@@ -29,7 +29,7 @@ from .service import client, create_key, create_list, expect, running, seed_cont
 from .webhooks import _settings, new_webhook
 
 # The bounds the drill holds B to while A works: its slowest write and its slowest delivery.
-MAX_WRITE_SECONDS = 1.0
+MAX_WRITE_SECONDS = 2.0  # before issue 26: 3.98 s on 4,000 contacts, 11-12 s on 6,000
 MAX_DELIVERY_SECONDS = 5.0
 BASELINE_SECONDS = 3.0
 ZONES = ("Europe/Paris", "Asia/Tokyo", "America/New_York", "UTC", "Australia/Sydney")

@@ -132,3 +132,36 @@ def test_a_list_has_a_bounded_number_of_endpoints(isolated: ApiClient) -> None:
     )
     assert response.status_code == 409, response.text
     assert "webhook_max_per_list" in response.json()["message"]
+
+
+def test_a_backlog_of_one_account_does_not_hide_another_accounts_delivery(
+    isolated: ApiClient,
+) -> None:
+    """The claim read the oldest due rows only: behind one account's backlog (far more than a
+    round looks at) another account's delivery was never seen. Now a few rows of every endpoint
+    are read, endpoints interleaved by account, and an account's attempts in flight count
+    against its share."""
+    from audiencefilter.service.domain.webhooks import dispatch
+
+    noisy, other = make_tenant(isolated), make_tenant(isolated)
+    noisy_list, other_list = noisy.new_list()["id"], other.new_list()["id"]
+    new_hook(noisy, noisy_list, "http://127.0.0.1:9/noisy")
+    new_hook(other, other_list, "http://127.0.0.1:9/other")
+    for index in range(40):  # far more than limit * look-ahead
+        noisy.new_contact(noisy_list, f"n{index}@example.com")
+    other.new_contact(other_list, "o@example.com")
+    worker = worker_of(isolated)
+    dispatch.fan_out(worker.database)
+    claimed = dispatch.claim(worker.database, worker.policy, limit=2, share=1)
+    accounts = {item.account_id for item in claimed}
+    assert len(claimed) == 2 and len(accounts) == 2, claimed
+    busy = {next(iter(accounts - {claimed[-1].account_id})): 1}
+    more = dispatch.claim(worker.database, worker.policy, limit=2, share=1, busy=busy, cap=1)
+    assert {item.account_id for item in more} <= set(accounts) - set(busy)
+
+
+def test_an_account_alone_leaves_a_share_of_the_threads_free() -> None:
+    rows, accounts = _rows("a", "a", "a", "a", "a", "a")
+    taken = dispatch.fair_share(rows, accounts, limit=8, share=2, busy={}, cap=6)
+    assert len(taken) == 6
+    assert dispatch.fair_share(rows, accounts, limit=8, share=2, busy={"a": 6}, cap=6) == []

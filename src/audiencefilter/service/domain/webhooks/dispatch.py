@@ -25,13 +25,14 @@ pending deliveries wait; enabling it again sends them, and the events that came 
 
 from __future__ import annotations
 
+import itertools
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, Select, func, insert, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from .... import as_utc
@@ -83,6 +84,8 @@ class Claimed:
     url: str
     secrets: tuple[str, ...]
     body: bytes
+    account_id: str = ""
+    """Whose delivery it is: a worker counts its attempts in flight per account."""
 
 
 def body_of(event: Event) -> bytes:
@@ -175,45 +178,105 @@ def _signing_secrets(hook: Webhook, now: datetime) -> tuple[str, ...]:
 
 
 def fair_share(
-    rows: Sequence[WebhookDelivery], accounts: dict[str, str], limit: int, share: int
+    rows: Sequence[WebhookDelivery],
+    accounts: dict[str, str],
+    limit: int,
+    share: int,
+    busy: Mapping[str, int] | None = None,
+    cap: int | None = None,
 ) -> list[WebhookDelivery]:
     """Up to `limit` of the due `rows` (in due order), at most `share` per account while other
-    accounts have rows waiting: one account's silent receiver then holds at most `share`
-    sending threads, and the others' deliveries go out in the same round. An account alone
-    may take every slot."""
+    accounts have rows waiting, counting the attempts each account has in flight (`busy`): one
+    account's silent receiver then holds at most `share` sending threads, and the others'
+    deliveries go out at once. An account alone may take more, up to `cap` in flight (every
+    slot when `cap` is None), so that some slots stay free for the next account's."""
+    in_flight = dict(busy or {})
     taken: list[WebhookDelivery] = []
-    per_account: dict[str, int] = {}
     passed: list[WebhookDelivery] = []
     for row in rows:
         account = accounts[row.webhookId]
-        if per_account.get(account, 0) < share:
-            per_account[account] = per_account.get(account, 0) + 1
+        if in_flight.get(account, 0) < share:
+            in_flight[account] = in_flight.get(account, 0) + 1
             taken.append(row)
         else:
             passed.append(row)
-    if len(per_account) == 1:
-        taken += passed
+    if len({accounts[row.webhookId] for row in rows}) == 1:
+        for row in passed:
+            account = accounts[row.webhookId]
+            if cap is None or in_flight.get(account, 0) < cap:
+                in_flight[account] = in_flight.get(account, 0) + 1
+                taken.append(row)
     return taken[:limit]
 
 
 def claim(
-    database: Database, policy: Policy, limit: int, share: int | None = None
+    database: Database,
+    policy: Policy,
+    limit: int,
+    share: int | None = None,
+    busy: Mapping[str, int] | None = None,
+    cap: int | None = None,
 ) -> list[Claimed]:
-    """Takes up to `limit` due deliveries for this worker, under a lease (`fair_share`)."""
+    """Takes up to `limit` due deliveries for this worker, under a lease: a few due rows of
+    every endpoint that has some (`_due_fairly`), then each account's share (`fair_share`)."""
     now = clock.now()
     with database.transaction() as session:
-        rows = list(session.scalars(_due(now, limit * _LOOK_AHEAD)))
+        rows = _due_fairly(session, now, limit)
         if not rows:
             return []
         hooks = _hooks_of(session, rows)
-        rows = fair_share(rows, _accounts_of(session, hooks), limit, share or limit)
+        accounts = _accounts_of(session, hooks)
+        rows = fair_share(rows, accounts, limit, share or limit, busy, cap)
         until = now + timedelta(seconds=policy.lease)
-        return [_lease(row, hooks[row.webhookId], now, until) for row in rows]
+        return [_lease(row, hooks[row.webhookId], accounts, now, until) for row in rows]
 
 
-def _due(now: datetime, limit: int) -> Select[WebhookDelivery]:
-    """Due deliveries (pending, next attempt reached, no live lease, endpoint enabled, no
-    earlier one pending for the same contact), soonest first, skipping rows others hold."""
+def _due_fairly(session: Session, now: datetime, limit: int) -> list[WebhookDelivery]:
+    """Up to `limit` due rows of each endpoint that has some, endpoints taken in turn across
+    accounts (oldest due first within one), until `limit * _LOOK_AHEAD` rows: one endpoint's
+    backlog of thousands cannot hide another account's delivery behind it."""
+    rows: list[WebhookDelivery] = []
+    for webhook_id in _endpoints_due(session, now):
+        rows.extend(session.scalars(_due(now, limit, webhook_id)))
+        if len(rows) >= limit * _LOOK_AHEAD:
+            break
+    return rows
+
+
+def _endpoints_due(session: Session, now: datetime) -> list[str]:
+    """The endpoints with due deliveries, interleaved by account (each account's first, then
+    each one's second...), each account's in the order of their oldest due delivery."""
+    statement = (
+        select(WebhookDelivery.webhookId, List.accountId)
+        .join(Webhook, Webhook.id == WebhookDelivery.webhookId)
+        .join(List, List.id == Webhook.listId)
+        .where(*_due_conditions(now))
+        .group_by(WebhookDelivery.webhookId, List.accountId)
+        .order_by(func.min(WebhookDelivery.nextAttemptAt))
+    )
+    by_account: dict[str, list[str]] = {}
+    for webhook_id, account_id in session.execute(statement):
+        by_account.setdefault(account_id, []).append(webhook_id)
+    turns = itertools.zip_longest(*by_account.values())
+    return [webhook_id for turn in turns for webhook_id in turn if webhook_id is not None]
+
+
+def _due(now: datetime, limit: int, webhook_id: str) -> Select[WebhookDelivery]:
+    """An endpoint's due deliveries (`_due_conditions`), soonest first, skipping rows others
+    hold."""
+    return (
+        select(WebhookDelivery)
+        .join(Webhook, Webhook.id == WebhookDelivery.webhookId)
+        .where(WebhookDelivery.webhookId == webhook_id, *_due_conditions(now))
+        .order_by(WebhookDelivery.nextAttemptAt, WebhookDelivery.eventPosition)
+        .limit(limit)
+        .with_for_update(of=WebhookDelivery, skip_locked=True)
+    )
+
+
+def _due_conditions(now: datetime) -> tuple[ColumnElement[bool], ...]:
+    """Pending, next attempt reached, no live lease, endpoint enabled, and no earlier delivery
+    of the same endpoint and contact pending (in order per contact)."""
     earlier = aliased(WebhookDelivery)
     waits_for_earlier = (
         select(earlier.id)
@@ -226,18 +289,11 @@ def _due(now: datetime, limit: int) -> Select[WebhookDelivery]:
         .exists()
     )
     return (
-        select(WebhookDelivery)
-        .join(Webhook, Webhook.id == WebhookDelivery.webhookId)
-        .where(
-            WebhookDelivery.status == PENDING,
-            WebhookDelivery.nextAttemptAt <= now,
-            or_(WebhookDelivery.leaseUntil.is_(None), WebhookDelivery.leaseUntil <= now),
-            Webhook.status == ENABLED,
-            ~waits_for_earlier,
-        )
-        .order_by(WebhookDelivery.nextAttemptAt, WebhookDelivery.eventPosition)
-        .limit(limit)
-        .with_for_update(of=WebhookDelivery, skip_locked=True)
+        WebhookDelivery.status == PENDING,
+        WebhookDelivery.nextAttemptAt <= now,
+        or_(WebhookDelivery.leaseUntil.is_(None), WebhookDelivery.leaseUntil <= now),
+        Webhook.status == ENABLED,
+        ~waits_for_earlier,
     )
 
 
@@ -246,13 +302,20 @@ def _hooks_of(session: Session, rows: Sequence[WebhookDelivery]) -> dict[str, We
     return {hook.id: hook for hook in session.scalars(statement)}
 
 
-def _lease(row: WebhookDelivery, hook: Webhook, now: datetime, until: datetime) -> Claimed:
+def _lease(
+    row: WebhookDelivery,
+    hook: Webhook,
+    accounts: Mapping[str, str],
+    now: datetime,
+    until: datetime,
+) -> Claimed:
     """Writes this worker's lease on the delivery; what to send, where, signed how."""
     token = secrets.token_hex(8)
     row.leaseToken = token
     row.leaseUntil = until
-    secrets_now = _signing_secrets(hook, now)
-    return Claimed(row.id, token, hook.id, hook.url, secrets_now, row.body.encode())
+    signing = _signing_secrets(hook, now)
+    body = row.body.encode()
+    return Claimed(row.id, token, hook.id, hook.url, signing, body, accounts[hook.id])
 
 
 _LOOK_AHEAD = 4  # due rows read per slot, so other accounts' rows are seen behind a burst

@@ -5,13 +5,20 @@ It runs as a thread of the service (`webhook_worker`, on by default) and as its 
 database, since fan-out and claims are made safe in the database (`dispatch.py`). On SQLite
 every write transaction takes the database's write lock, so they are serialised.
 
-A round claims up to four deliveries per sending thread and sends them from a pool of
-`webhook_concurrency` threads (so at most that many connections per worker), each attempt within
-`webhook_timeout_seconds`, then records every attempt of the round in one transaction. A worker
-that found work starts the next round at once; an idle one waits `webhook_poll_seconds`. While
-the database has no webhook at all, it looks again only every `DISCOVERY_SECONDS` (or at once
-when this process creates one): a service without webhooks does no work for them. The lease
-(60 s by default) must outlast a round: four attempts per thread at the time limit (10 s) each.
+The loop keeps `webhook_concurrency` sending threads busy (so at most that many connections per
+worker): it claims as many due deliveries as threads are free, each attempt within
+`webhook_timeout_seconds`; an attempt that ends frees its thread and wakes the loop at once,
+which records the attempts ended since its last turn in one transaction (fewer writes for
+SQLite's one write lock) before it claims again. So a silent receiver holds only its own
+threads for its time limit, never a round of everyone's. Claims are fair across accounts
+(`dispatch.claim`): an account gets at most `webhook_account_share` threads while others have
+deliveries due, counting its attempts in flight, and alone at most all threads but that share,
+which stay free for the next account. An
+idle loop waits `webhook_poll_seconds`. While the database has no webhook at all, it looks again
+only every `DISCOVERY_SECONDS` (or at once when this process creates one): a service without
+webhooks does no work for them. `run_once` (tests, drills) is one synchronous round: claim four
+per thread, send them all, record them together. The lease (60 s by default) outlasts an attempt
+(10 s at most).
 """
 
 from __future__ import annotations
@@ -63,6 +70,9 @@ class WebhookWorker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._flight = threading.Lock()
+        self._in_flight: dict[str, int] = {}  # attempts under way, per account
+        self._ended: list[dispatch.Result] = []  # attempts ended, not recorded yet
 
     def run_once(self) -> int:
         """One round: fan out, claim, send, settle. The number of attempts made."""
@@ -83,6 +93,55 @@ class WebhookWorker:
             self._send_all(claimed)
         return len(claimed)
 
+    def dispatch_free(self) -> int:
+        """Fan out, then claim what fits the free sending threads and start each attempt; the
+        number started. The attempts ended since the last turn are recorded first."""
+        self.record_ended()
+        dispatch.fan_out(self.database)
+        concurrency, share = self.settings.webhook_concurrency, self.settings.webhook_account_share
+        with self._flight:
+            free = concurrency - sum(self._in_flight.values())
+            busy = dict(self._in_flight)
+        if free <= 0:
+            return 0
+        cap = max(share, concurrency - share)
+        claimed = dispatch.claim(self.database, self.policy, free, share, busy, cap)
+        app_clock = self.clock or system_clock
+        for item in claimed:
+            self._count(item.account_id, 1)
+            self._pool.submit(self._attempt_and_hand_back, item, app_clock)
+        return len(claimed)
+
+    def _attempt_and_hand_back(self, item: dispatch.Claimed, app_clock: clock.Clock) -> None:
+        try:
+            result = self._attempt(item, app_clock)
+            with self._flight:
+                self._ended.append(result)
+        except Exception:  # the lease runs out and the delivery is tried again
+            logger.exception("the attempt of delivery %s failed to run", item.id)
+        finally:
+            self._count(item.account_id, -1)
+            self._wake.set()
+
+    def record_ended(self) -> None:
+        """Records the attempts that ended since the last call, in one transaction."""
+        with self._flight:
+            ended, self._ended = self._ended, []
+        if not ended:
+            return
+        try:
+            dispatch.settle(self.database, self.policy, ended)
+        except Exception:  # the leases run out and the deliveries are tried again
+            logger.exception("could not record the attempts of %d deliveries", len(ended))
+
+    def _count(self, account_id: str, change: int) -> None:
+        with self._flight:
+            left = self._in_flight.get(account_id, 0) + change
+            if left:
+                self._in_flight[account_id] = left
+            else:
+                self._in_flight.pop(account_id, None)
+
     def _send_all(self, claimed: Sequence[dispatch.Claimed]) -> None:
         app_clock = self.clock or system_clock
         futures = [self._pool.submit(self._attempt, item, app_clock) for item in claimed]
@@ -97,6 +156,12 @@ class WebhookWorker:
             attempted_at = clock.now()
             outcome = self._send(item, int(attempted_at.timestamp()))
         return dispatch.Result(item, attempted_at, outcome)
+
+    def _dispatch_on_clock(self) -> int:
+        if self.clock is None:
+            return self.dispatch_free()
+        with clock.using(self.clock):
+            return self.dispatch_free()
 
     def _send(self, item: dispatch.Claimed, timestamp: int) -> Outcome:
         try:
@@ -129,6 +194,11 @@ class WebhookWorker:
             self._thread.join(timeout=self.settings.webhook_timeout_seconds + 5)
             self._thread = None
         self._pool.shutdown(wait=True, cancel_futures=True)
+        if self.clock is None:
+            self.record_ended()
+        else:
+            with clock.using(self.clock):
+                self.record_ended()
 
     def stop_soon(self) -> None:
         """Asks the loop to end after the round under way (safe from a signal handler)."""
@@ -153,7 +223,7 @@ class WebhookWorker:
                 if not dispatch.any_webhook(self.database):
                     self._pause(DISCOVERY_SECONDS)
                     continue
-                made = self.run_once()
+                made = self._dispatch_on_clock()
             except Exception:  # a database outage must not end the worker
                 logger.exception("webhook round failed; trying again after the poll interval")
                 made = 0
