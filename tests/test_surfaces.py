@@ -32,7 +32,8 @@ from audiencefilter.language.relations import TO_MANY
 from .engines import engine_params, selector
 
 NOW = datetime.fromisoformat("2026-11-20T12:00:00+00:00")
-LISTS = {"tags": "string[]", "scores": "number[]"}
+LISTS = {"tags": "string[]", "scores": "number[]", "birthday": "date", "holidays": "date[]"}
+"""The fields the contact schema lacks: list fields and calendar dates (given by `--schema`)."""
 SCHEMA = af.CONTACT.with_fields(**LISTS)  # type: ignore[arg-type]
 
 SAMPLES: dict[str, dict[str, Any]] = {
@@ -78,7 +79,28 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "min": {"actions": {"min": {"increase": {"not": {"gt": 1}}}}},
     "max": {"actions": {"max": {"createdAt": {"within": {"last": 30, "unit": "day"}}}}},
     "relation-reference": {"actions": {"some": {"name": {"gt": {"_ref": "id"}}}}},
+    # field types the contact schema lacks
+    "date": {"birthday": {"gte": "1990-01-01"}},
+    "date-anniversary": {
+        "birthday": {"anniversary": {"this": "week", "timeZone": "America/New_York"}}
+    },
+    "date-relative": {"birthday": {"gte": {"ago": "P40D"}}},
+    "date-list": {"holidays": {"has": "2026-12-25"}},
 }
+TYPE_SAMPLES = {
+    "string": "equals",
+    "number": "gt",
+    "boolean": "not",
+    "datetime": "lte",
+    "date": "date",
+    "json": "data-path",
+    "string[]": "has",
+    "number[]": "list-equals",
+    "boolean[]": None,  # the list rules are the item type's: string[] and number[] cover them
+    "datetime[]": None,
+    "date[]": "date-list",
+}
+"""A sample per field type (a new type fails `test_every_field_type_has_a_sample`)."""
 KIND_SAMPLES = {
     "and": "and",
     "or": "or",
@@ -110,6 +132,8 @@ RECORDS: list[dict[str, Any]] = [
         "data": {"plan": "pro", "labels": ["gold", "x"]},
         "tags": ["vip", "fr"],
         "scores": [1, 2],
+        "birthday": "1990-11-16",
+        "holidays": ["2026-12-25"],
         "actions": _ACTIONS,
     },
     {
@@ -123,6 +147,8 @@ RECORDS: list[dict[str, Any]] = [
         "data": {"plan": "free", "labels": ["x", "gold"]},
         "tags": ["new"],
         "scores": [],
+        "birthday": "2026-11-01",
+        "holidays": [],
         "actions": [{"id": "b1", "name": "visit", "increase": 1, "createdAt": None}],
     },
     {
@@ -136,6 +162,8 @@ RECORDS: list[dict[str, Any]] = [
         "data": None,
         "tags": [],
         "scores": None,
+        "birthday": None,
+        "holidays": None,
         "actions": [],
     },
 ]
@@ -152,6 +180,15 @@ def test_every_kind_and_operator_has_a_sample() -> None:
     covered = {key for where in _walk_keys(SAMPLES.values()) for key in where}
     missing = operators | _names(ListOp) | _names(af.Aggregate) | {q.value for q in TO_MANY}
     assert not (missing - covered - {"equals"}), sorted(missing - covered)
+
+
+def test_every_field_type_has_a_sample() -> None:
+    assert set(TYPE_SAMPLES) == {kind.value for kind in af.FieldType}
+    for kind, name in TYPE_SAMPLES.items():
+        if name is not None:
+            field = next(iter(SAMPLES[name]))
+            sampled = SCHEMA[field].type.value if field in SCHEMA else None
+            assert sampled == kind or kind == "boolean", (kind, name, sampled)
 
 
 def _walk_keys(values: Any) -> Iterator[set[str]]:

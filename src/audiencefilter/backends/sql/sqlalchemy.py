@@ -585,11 +585,13 @@ class ListCondition(ColumnElement[bool]):
 
 
 class _BoundListWriter(_BoundWriter):
-    """`_BoundWriter` for one list field, binding date-times as instants too."""
+    """`_BoundWriter` for one list field, binding date-times as instants and dates as dates."""
 
     def scalar(self, value: Any) -> str:
         if isinstance(value, datetime):
             return self.bound(value, DateTime(timezone=True))
+        if isinstance(value, date):
+            return self.bound(value, Date())
         return super().scalar(value)
 
 

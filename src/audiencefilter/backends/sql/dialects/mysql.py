@@ -145,8 +145,8 @@ class MySQL(Dialect):
     # Lists (JSON arrays numbered by JSON_TABLE) and JSON arrays at a data path
 
     def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
-        if element is FieldType.DATETIME:
-            raise refused(node, self.title, "a JSON array holds date-times as text")
+        if element in (FieldType.DATETIME, FieldType.DATE):
+            raise refused(node, self.title, "a JSON array holds date-times and dates as text")
         if node.op is ListOp.IS_EMPTY:
             return f"JSON_LENGTH({column}) = 0"
         values = double_items(node, element)

@@ -24,6 +24,7 @@ _ARRAY_TYPES = {
     FieldType.NUMBER: "numeric",
     FieldType.BOOLEAN: "boolean",
     FieldType.DATETIME: "timestamptz",
+    FieldType.DATE: "date",
 }
 
 

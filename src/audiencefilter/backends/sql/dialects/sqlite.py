@@ -155,8 +155,8 @@ class SQLite(Dialect):
     # Lists (JSON text) and JSON arrays at a data path, read with json_each
 
     def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
-        if element is FieldType.DATETIME:
-            raise refused(node, self.title, "a JSON array holds date-times as text")
+        if element in (FieldType.DATETIME, FieldType.DATE):
+            raise refused(node, self.title, "a JSON array holds date-times and dates as text")
         if node.op is ListOp.IS_EMPTY:
             return f"json_array_length({column}) = 0"
         values = double_items(node, element, _stored_exactly)
