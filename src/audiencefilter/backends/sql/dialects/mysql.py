@@ -146,7 +146,8 @@ class MySQL(Dialect):
 
     def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
         if element in (FieldType.DATETIME, FieldType.DATE):
-            raise refused(node, self.title, "a JSON array holds date-times and dates as text")
+            held = "date-times" if element is FieldType.DATETIME else "dates"
+            raise refused(node, self.title, f"a JSON array holds {held} as text")
         if node.op is ListOp.IS_EMPTY:
             return f"JSON_LENGTH({column}) = 0"
         values = double_items(node, element)

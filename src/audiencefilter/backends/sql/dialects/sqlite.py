@@ -156,7 +156,8 @@ class SQLite(Dialect):
 
     def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
         if element in (FieldType.DATETIME, FieldType.DATE):
-            raise refused(node, self.title, "a JSON array holds date-times and dates as text")
+            held = "date-times" if element is FieldType.DATETIME else "dates"
+            raise refused(node, self.title, f"a JSON array holds {held} as text")
         if node.op is ListOp.IS_EMPTY:
             return f"json_array_length({column}) = 0"
         values = double_items(node, element, _stored_exactly)
