@@ -31,7 +31,8 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from ... import CONTACT, json_schema
+from ... import json_schema
+from ..domain.audience_filters import SCHEMA
 from ..http.errors import REASONS, Error, RuleError
 from . import openapi_docs
 from .schemas.resources import ContactImportRow
@@ -85,7 +86,7 @@ def _rewrite_refs(node: Any) -> Any:
 
 def where_components() -> dict[str, Any]:
     """The library's where-clause schema as OpenAPI components (`WhereClause`, `Where*`)."""
-    definitions = json_schema(CONTACT)["$defs"]
+    definitions = json_schema(SCHEMA)["$defs"]
     return {_component_name(name): _rewrite_refs(schema) for name, schema in definitions.items()}
 
 

@@ -27,13 +27,18 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ... import DEFAULT_LIMITS, Filter, FilterError, parse, parse_text
+from ... import CONTACT, DEFAULT_LIMITS, Filter, FilterError, parse, parse_text
 from ..db.models import Audience
 from ..ground.errors import AudienceRuleError
 from .filter_budget import NOTHING, Cost, check_filter, check_list, cost_of
 from .weighted_cache import WeightedCache
 
 logger = logging.getLogger("audiencefilter.service")
+
+SCHEMA = CONTACT.with_fields(phoneNumber="string", isGDPR="boolean")
+"""The contact fields the service's filters may name: the library's contact model and the two
+stored columns it lacks, `phoneNumber` and `isGDPR` (GDPR consent, the first condition of many
+segments). The ORM names its attributes as the fields, so SQL and records find them."""
 
 NAME_AND_LIST_REQUIRED = "Name and listId are required"
 FILTERS_REQUIRED = "Filters are required for smart mode"
@@ -89,7 +94,7 @@ def _parsed(value: Any, *, text: bool) -> FilterInput:
     if isinstance(value, str) and not value.strip():
         return EMPTY
     try:
-        flt = parse_text(value) if text else parse(value)
+        flt = parse_text(value, schema=SCHEMA) if text else parse(value, SCHEMA)
     except FilterError as exc:
         raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts()) from None
     canonical = flt.to_json()
@@ -141,7 +146,7 @@ STORED_LIMITS = replace(DEFAULT_LIMITS, max_text=1 << 40)
 
 def _parse_stored(canonical: str) -> Filter | None:
     try:
-        return parse(canonical, limits=STORED_LIMITS)
+        return parse(canonical, SCHEMA, limits=STORED_LIMITS)
     except FilterError as exc:
         # Only a schema change between versions could get here: such an audience matches no
         # one rather than failing every page of contacts of its list.
