@@ -163,8 +163,9 @@ class Settings(BaseSettings):
     webhook_account_share: int = Field(
         default=2,
         ge=1,
-        description="Deliveries of one account a worker's round takes while other accounts "
-        "have some due: a silent receiver holds at most this many sending threads.",
+        description="Sending threads one account may hold while other accounts have deliveries "
+        "due (its attempts in flight count): a silent receiver holds at most this many, and an "
+        "account alone leaves this many free.",
     )
     webhook_allowed_networks: list[str] = Field(
         default_factory=list,
