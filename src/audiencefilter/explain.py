@@ -256,11 +256,7 @@ class _Explainer(Visitor[Explanation]):
         if not isinstance(lowered, Comparison | IsNull) or not lowered.path:
             return None
         column, path = lowered.field, lowered.path
-        value: Any = self.record.get(column, _MISSING)
-        for key in path:
-            value = value.get(key, _MISSING) if isinstance(value, Mapping) else _MISSING
-        present = value is not _MISSING
-        value = value if present else None
+        value, present = self.at_path(column, path)
         result = truth(lowered, self.record.get(column), path)
         outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
         return Explanation(node, outcome, (), column, value, present, None, path)
@@ -274,14 +270,18 @@ class _Explainer(Visitor[Explanation]):
         date's period or anniversary, a list's test): their outcome, on the user's condition."""
         source = self.schema[node.field].source
         column, path = source[0], source[1:]
+        value, present = self.at_path(column, path)
+        outcome = self.visit(lowered).outcome
+        return Explanation(node, outcome, (), column, value, present, None, path)
+
+    def at_path(self, column: str, path: tuple[str, ...]) -> tuple[Any, bool]:
+        """The value at `path` of the record's JSON `column` (None when absent), and whether
+        every key of the path was there."""
         value: Any = self.record.get(column, _MISSING)
         for key in path:
             value = value.get(key, _MISSING) if isinstance(value, Mapping) else _MISSING
         present = value is not _MISSING
-        outcome = self.visit(lowered).outcome
-        return Explanation(
-            node, outcome, (), column, value if present else None, present, None, path
-        )
+        return (value if present else None), present
 
     def visit_is_null(self, node: IsNull) -> Explanation:
         inside = self.json_condition(node, lower(node, self.schema))
@@ -354,13 +354,9 @@ class _Explainer(Visitor[Explanation]):
         """A JSON array at a data path, by `lists.array_truth` on the lowered node."""
         lowered = lower(node, self.schema)
         assert isinstance(lowered, ListTest)
-        value: Any = self.record.get(node.field, _MISSING)
-        for key in node.path:
-            value = value.get(key, _MISSING) if isinstance(value, Mapping) else _MISSING
-        present = value is not _MISSING
+        shown, present = self.at_path(node.field, node.path)
         result = lists.array_truth(lowered, self.record.get(node.field))
         outcome = Outcome.UNKNOWN if result is None else Outcome.of(result)
-        shown = value if present else None
         return Explanation(node, outcome, (), node.field, shown, present, None, node.path)
 
     def visit_const(self, node: Const) -> Explanation:

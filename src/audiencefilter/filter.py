@@ -422,5 +422,4 @@ _new_filter = _filter_builder()
 
 def _day_of(value: Relative, zone: str, moment: datetime) -> date | str:
     """A relative value's local date at `moment`, as lowering gives it to a date field."""
-    zoned = value.in_zone(zone) if isinstance(value, StartOf) else value
-    return DayOf(cast(Any, zoned), getattr(zoned, "zone", None) or zone).before(moment)
+    return DayOf.of(cast(Any, value), zone).before(moment)

@@ -225,6 +225,14 @@ class DayOf:
     text: bool = False
     """The date as ISO 8601 text, for a date kept inside JSON (compared as its text)."""
 
+    @classmethod
+    def of(cls, value: Ago | StartOf, default_zone: str) -> DayOf:
+        """The day of `value` for a date field: in the value's own zone, else `default_zone`
+        (the schema's)."""
+        if isinstance(value, StartOf):
+            value = value.in_zone(default_zone)
+        return cls(value, getattr(value, "zone", None) or default_zone)
+
     def before(self, now: datetime) -> date | str:
         day = local_date(self.value.before(now), self.zone)
         return day.isoformat() if self.text else day

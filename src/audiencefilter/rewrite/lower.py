@@ -260,10 +260,8 @@ class _Lowering(Visitor[Node]):
     def day(self, value: Value) -> Value:
         if isinstance(value, tuple):
             return unique(tuple(self.day(v) for v in value))
-        if isinstance(value, StartOf):
-            value = value.in_zone(self.schema.time_zone)
         if isinstance(value, Ago | StartOf):
-            day = DayOf(value, getattr(value, "zone", None) or self.schema.time_zone)
+            day = DayOf.of(value, self.schema.time_zone)
             return day if self.now is None else day.before(self.now)
         if isinstance(value, datetime):  # built in Python: its date in the schema's zone
             return local_date(as_utc(value), self.schema.time_zone)
