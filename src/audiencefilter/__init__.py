@@ -38,6 +38,7 @@ from .language.nodes import (
 )
 from .language.relations import Aggregate, Quantifier, Relation
 from .language.relative import Ago, Clock, system_clock
+from .language.value_checks import value_problem
 from .language.visitor import Visitor
 from .where.json_schema import json_schema
 
@@ -95,6 +96,7 @@ __all__ = [
     "select",
     "system_clock",
     "to_text",
+    "value_problem",
 ]
 
 __version__ = "0.1.0"

@@ -45,7 +45,7 @@ FULL_LIST: dict[str, Any] = {
     "publicFields": ["firstName", "company", "data"],
     "publicFieldsPolicy": "ignore",
 }
-LIST_KEYS = {*FULL_LIST, "id", "createdAt", "updatedAt", "userId"}
+LIST_KEYS = {*FULL_LIST, "id", "createdAt", "updatedAt", "userId", "customFields"}
 
 
 def test_create_list_with_every_field_and_read_it_back(tenant: Tenant) -> None:

@@ -13,7 +13,6 @@ from audiencefilter.service.db import migrate
 from audiencefilter.service.db.engine import Database, make_engine
 from audiencefilter.service.db.models import (
     Account,
-    Audience,
     AudienceMember,
     Contact,
     List,
@@ -96,6 +95,28 @@ def _list_of_revision_0003(session: Session, account_id: str) -> str:
     return list_id
 
 
+def _audience_of_revision_0003(
+    session: Session, list_id: str, name: str, filters: str | None
+) -> str:
+    """An audience with the columns revision 0003 knew (the model's `fields` came later)."""
+    audience_id = new_id("aud")
+    session.execute(
+        text(
+            "INSERT INTO audiences (id, list_id, name, mode, filters, created_at, updated_at)"
+            " VALUES (:id, :list, :name, :mode, :filters, :now, :now)"
+        ),
+        {
+            "id": audience_id,
+            "list": list_id,
+            "name": name,
+            "mode": "manual" if filters is None else "smart",
+            "filters": filters,
+            "now": utcnow(),
+        },
+    )
+    return audience_id
+
+
 def test_the_migration_stores_the_members_of_existing_audiences(tmp_path: Path) -> None:
     engine = make_engine(sqlite_settings(tmp_path / "old.db"))
     migrate.upgrade(engine, "0003")
@@ -109,19 +130,19 @@ def test_the_migration_stores_the_members_of_existing_audiences(tmp_path: Path) 
         poor = Contact(listId=list_id, email="poor@example.com", emailKey="poor@example.com")
         rich.points, poor.points = 500, 1
         rich.data, poor.data = {"plan": "pro"}, {"plan": "free"}
-        top = Audience(listId=list_id, name="Top", mode="smart", filters='{"points":{"gte":100}}')
-        hand = Audience(listId=list_id, name="Hand", mode="manual")
-        pro = Audience(
-            listId=list_id,
-            name="Pro",
-            mode="smart",
-            filters='{"data":{"path":["plan"],"equals":"pro"},"createdAt":{"lte":{"ago":"P0D"}}}',
+        top = _audience_of_revision_0003(session, list_id, "Top", '{"points":{"gte":100}}')
+        hand = _audience_of_revision_0003(session, list_id, "Hand", None)
+        pro = _audience_of_revision_0003(
+            session,
+            list_id,
+            "Pro",
+            '{"data":{"path":["plan"],"equals":"pro"},"createdAt":{"lte":{"ago":"P0D"}}}',
         )
-        session.add_all([rich, poor, top, hand, pro])
+        session.add_all([rich, poor])
         session.flush()
-        session.add(AudienceMember(audienceId=hand.id, contactId=poor.id))
-        ids = {"rich": rich.id, "poor": poor.id, "top": top.id, "hand": hand.id, "list": list_id}
-        ids["pro"] = pro.id
+        session.add(AudienceMember(audienceId=hand, contactId=poor.id))
+        ids = {"rich": rich.id, "poor": poor.id, "top": top, "hand": hand, "list": list_id}
+        ids["pro"] = pro
     migrate.upgrade(engine)
     with database.reading() as session:
         rows = session.execute(select(Membership.audienceId, Membership.contactId))

@@ -19,8 +19,7 @@ from typing import IO, Any
 
 from ..errors import RecordError
 from ..filter import Filter
-from ..language.fields import FieldType
-from ..language.values import is_number, record_date, record_datetime
+from ..language.value_checks import value_problem
 from ..where.write import format_datetime
 from .contacts import InputError, Row, format_of, read_rows
 from .output import progress
@@ -47,89 +46,28 @@ class EvalOptions:
 
 def record_checker(flt: Filter) -> Check:
     """A function naming the first field the filter reads that holds a wrong-typed value."""
-    tests: list[tuple[str, Callable[[Any], bool], str]] = []
-    for name in sorted(flt.fields):
-        field = flt.schema.get(name)
-        if field is None:  # a relation: its rows are checked by the predicate as it reads them
-            continue
-        tests.append((name, _test_of(field.type), _expected_of(field.type)))
+    fields = [flt.schema.get(name) for name in sorted(flt.fields)]
+    # A relation is no field: its rows are checked by the predicate as it reads them.
+    read = [field for field in fields if field is not None]
 
     def check(record: Mapping[str, Any]) -> str | None:
-        for name, test, expected in tests:
-            value = record.get(name)
-            if value is not None and not test(value):
-                return f'field "{name}": expected {expected}, found {_shown_value(value)}'
+        for field in read:
+            problem = value_problem(field.type, _value_of(record, field.source or (field.name,)))
+            if problem is not None:
+                return f'field "{field.name}": {problem}'
         return None
 
     return check
 
 
-def _shown_value(value: Any) -> str:
-    """A value as JSON, cut to fit a message."""
-    shown = json.dumps(value, default=str, ensure_ascii=False)
-    return shown if len(shown) <= 40 else shown[:37] + "..."
-
-
-def _test_of(kind: FieldType) -> Callable[[Any], bool]:
-    element = kind.element
-    if element is None:
-        return _TESTS[kind]
-    item_test = _TESTS[element]
-
-    def is_list(value: Any) -> bool:
-        return isinstance(value, list) and all(v is None or item_test(v) for v in value)
-
-    return is_list
-
-
-def _expected_of(kind: FieldType) -> str:
-    element = kind.element
-    if element is None:
-        return _EXPECTED[kind]
-    return f"a list of {_PLURALS[element]}"
-
-
-def _is_datetime(value: Any) -> bool:
-    try:
-        record_datetime(value)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _is_date(value: Any) -> bool:
-    try:
-        record_date(value)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-_TESTS: dict[FieldType, Callable[[Any], bool]] = {
-    FieldType.STRING: lambda v: isinstance(v, str),
-    FieldType.NUMBER: is_number,
-    FieldType.BOOLEAN: lambda v: isinstance(v, bool),
-    FieldType.DATETIME: _is_datetime,
-    FieldType.DATE: _is_date,
-    # A JSON document holds any value: a path into it that finds no object is missing, never
-    # an error, so a `data` field cannot hold a wrong-typed value.
-    FieldType.JSON: lambda v: True,
-}
-_EXPECTED = {
-    FieldType.STRING: "a string",
-    FieldType.NUMBER: "a number",
-    FieldType.BOOLEAN: "true or false",
-    FieldType.DATETIME: "an ISO 8601 date-time",
-    FieldType.DATE: "an ISO 8601 date (YYYY-MM-DD)",
-    FieldType.JSON: "a JSON value",
-}
-_PLURALS = {
-    FieldType.STRING: "strings",
-    FieldType.NUMBER: "numbers",
-    FieldType.BOOLEAN: "true or false values",
-    FieldType.DATETIME: "ISO 8601 date-times",
-    FieldType.DATE: "ISO 8601 dates",
-}
+def _value_of(record: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at a field's place in a record: its name, or its keys inside a JSON column."""
+    value: Any = record
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
 
 
 def _json_default(value: Any) -> Any:

@@ -144,6 +144,7 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     "events": ("`false`: an import writes no event; membership still follows.", False),
     "deliveryId": ("The delivery, by id (its `webhook-id`).", DELIVERY_ID),
     "status": ("Only deliveries in this state: pending, delivered or failed.", "failed"),
+    "key": ("The custom field, by key.", "birthday"),
     IDEMPOTENCY_HEADER: (
         "Any printable ASCII text up to 255 characters, new for each new request: a retry "
         "with the same key and request gets the first answer back.",
@@ -188,6 +189,8 @@ REQUEST_EXAMPLES: dict[str, Any] = {
         "eventTypes": ["audience.entered", "audience.left"],
     },
     "PATCH /v4/webhooks/{id}": {"enabled": True},
+    "POST /v4/lists/{id}/fields": {"key": "birthday", "type": "date", "label": "Birthday"},
+    "PATCH /v4/lists/{id}/fields/{key}": {"label": "Date of birth"},
 }
 
 ERROR_EXAMPLES: dict[int, dict[str, Any]] = {

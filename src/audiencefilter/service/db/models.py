@@ -173,6 +173,10 @@ class List(Base):
         default="refuse",
         server_default="refuse",
     )
+    # The list's custom fields, kept in each contact's `data`: [{"key", "type", "label"}].
+    customFields: Mapped[list[dict[str, str]]] = mapped_column(
+        "custom_fields", JSON, nullable=False, default=list, server_default="[]"
+    )
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
 
@@ -246,6 +250,9 @@ class Audience(Base):
     name: Mapped[str] = mapped_column(String(SHORT_TEXT), nullable=False)
     mode: Mapped[str] = mapped_column(String(16), nullable=False, default="manual")
     filters: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The custom fields the filter reads, as the list declared them when it was written
+    # ({"birthday": "date"} as canonical JSON): with `filters`, all a reader needs to parse it.
+    fields: Mapped[str | None] = mapped_column("fields", Text, nullable=True)
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
 

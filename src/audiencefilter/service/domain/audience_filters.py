@@ -10,24 +10,33 @@ that is when its canonical JSON is `{}` (`{}`, `"{}"`, `{"AND": []}`, `{"points"
 when it is a string with nothing but white space in it. An empty filter means "everyone", which a
 smart audience refuses; `null` means "not given".
 
+A list may declare custom fields (`custom_fields.py`): typed keys of each contact's `data` that
+its filters name directly (`birthday anniversary within this week`). A filter is read with the
+schema of its list, and stored with the declarations of the custom fields it reads (the
+audience's `fields`), so what was stored reads back with the schema it was written for, whatever
+the list declares later; the cache key is the pair.
+
 Stored filters are parsed again when used; `stored_filter` keeps the parsed filters by canonical
-JSON, and with them their compiled predicates (the library caches one per `Filter`), so a page of
-contacts costs one parse and one compilation per distinct filter per process. That cache and the
-one of `filter_text` are bounded by entries and by weight (`weighted_cache.py`): a filter weighs
-its conditions plus its array values, a text its characters, so large filters cannot fill the
-process however many of them an account stores.
+JSON and declarations, and with them their compiled predicates (the library caches one per
+`Filter`), so a page of contacts costs one parse and one compilation per distinct filter per
+process. That cache and the one of `filter_text` are bounded by entries and by weight
+(`weighted_cache.py`): a filter weighs its conditions plus its array values, a text its
+characters, so large filters cannot fill the process however many of them an account stores.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ... import CONTACT, DEFAULT_LIMITS, Filter, FilterError, parse, parse_text
+from ... import CONTACT, DEFAULT_LIMITS, Filter, FilterError, Schema, parse, parse_text
 from ..db.models import Audience
 from ..ground.errors import AudienceRuleError
 from .filter_budget import NOTHING, Cost, check_filter, check_list, cost_of
@@ -39,6 +48,45 @@ SCHEMA = CONTACT.with_fields(phoneNumber="string", isGDPR="boolean")
 """The contact fields the service's filters may name: the library's contact model and the two
 stored columns it lacks, `phoneNumber` and `isGDPR` (GDPR consent, the first condition of many
 segments). The ORM names its attributes as the fields, so SQL and records find them."""
+
+
+def encode_fields(declared: Mapping[str, str]) -> str | None:
+    """Custom field declarations (`{"birthday": "date"}`) as the canonical text stored beside a
+    filter; None for none, so filters without custom fields are stored and keyed as before."""
+    if not declared:
+        return None
+    return json.dumps(dict(sorted(declared.items())), separators=(",", ":"))
+
+
+def decode_fields(fields: str | None) -> dict[str, str]:
+    """The declarations `encode_fields` wrote."""
+    return dict(json.loads(fields)) if fields else {}
+
+
+def schema_for(fields: str | None) -> Schema:
+    """The filter schema with these custom fields, each read from the key of `data` it names."""
+    return _schema_with(fields) if fields else SCHEMA
+
+
+@lru_cache(maxsize=1024)
+def _schema_with(fields: str) -> Schema:
+    declared = decode_fields(fields)
+    return SCHEMA.with_fields(**{key: (kind, ("data", key)) for key, kind in declared.items()})
+
+
+def reads_data(flt: Filter) -> bool:
+    """Whether the filter reads the `data` column: by a path into it, or by a custom field
+    kept there."""
+    for name in flt.fields:
+        field = flt.schema.get(name)
+        if name == "data" or (field is not None and field.source[:1] == ("data",)):
+            return True
+    return False
+
+
+def _key(canonical: str, fields: str | None) -> str:
+    return canonical if fields is None else f"{fields}\n{canonical}"
+
 
 NAME_AND_LIST_REQUIRED = "Name and listId are required"
 FILTERS_REQUIRED = "Filters are required for smart mode"
@@ -62,6 +110,7 @@ class FilterInput:
     given: bool
     filter: Filter | None = None
     canonical: str | None = None  # the filter's canonical JSON, written once
+    fields: str | None = None  # the custom fields it reads (`encode_fields`), stored beside it
     cost: Cost = NOTHING  # the filter's cost, measured once when it was read
 
     @property
@@ -73,8 +122,11 @@ ABSENT = FilterInput(given=False)
 EMPTY = FilterInput(given=True)
 
 
-def read_filters(filters: Any, filters_text: str | None) -> FilterInput:
-    """Read `filters` or `filtersText` (None: not given); raise the rule errors of the spec.
+def read_filters(
+    filters: Any, filters_text: str | None, declared: Mapping[str, str] | None = None
+) -> FilterInput:
+    """Read `filters` or `filtersText` (None: not given) with the list's custom fields
+    `declared` (key to type); raise the rule errors of the spec.
 
     Raises:
         AudienceRuleError: both forms given, the value is not a valid where clause (the
@@ -83,30 +135,34 @@ def read_filters(filters: Any, filters_text: str | None) -> FilterInput:
     """
     if filters is not None and filters_text is not None:
         raise AudienceRuleError(BOTH_FORMS)
+    declared = declared or {}
     if filters_text is not None:
-        return _parsed(filters_text, text=True)
+        return _parsed(filters_text, declared, text=True)
     if filters is None:
         return ABSENT
-    return _parsed(filters, text=False)
+    return _parsed(filters, declared, text=False)
 
 
-def _parsed(value: Any, *, text: bool) -> FilterInput:
+def _parsed(value: Any, declared: Mapping[str, str], *, text: bool) -> FilterInput:
     if isinstance(value, str) and not value.strip():
         return EMPTY
+    schema = schema_for(encode_fields(declared))
     try:
-        flt = parse_text(value, schema=SCHEMA) if text else parse(value, SCHEMA)
+        flt = parse_text(value, schema=schema) if text else parse(value, schema)
     except FilterError as exc:
         raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts()) from None
     canonical = flt.to_json()
     if canonical == EMPTY_CANONICAL:
         return EMPTY
     cost = check_filter(flt)  # decided now, never when the stored filter is read
+    fields = encode_fields({k: kind for k, kind in declared.items() if k in flt.fields})
     # The filter about to be stored is the one its canonical form reads back to: held in the
     # cache now (weighed by the cost just measured), so the write that stores it never parses
     # it a second time, and nothing measures it again.
-    _FILTERS.get(canonical, lambda: flt, lambda _: _weight_of(cost))
-    _COSTS.get(canonical, lambda: cost, lambda _cost: 1)
-    return FilterInput(given=True, filter=flt, canonical=canonical, cost=cost)
+    key = _key(canonical, fields)
+    _FILTERS.get(key, lambda: flt, lambda _: _weight_of(cost))
+    _COSTS.get(key, lambda: cost, lambda _cost: 1)
+    return FilterInput(given=True, filter=flt, canonical=canonical, fields=fields, cost=cost)
 
 
 _FILTERS: WeightedCache[Filter | None] = WeightedCache(CACHED_FILTERS, CACHED_FILTER_WEIGHT)
@@ -114,15 +170,15 @@ _TEXTS: WeightedCache[str | None] = WeightedCache(CACHED_FILTERS, CACHED_TEXT_CH
 _COSTS: WeightedCache[Cost] = WeightedCache(CACHED_FILTERS, CACHED_FILTERS)
 
 
-def stored_cost(canonical: str) -> Cost:
+def stored_cost(canonical: str, fields: str | None = None) -> Cost:
     """The cost of a stored filter, measured once per process (by its canonical JSON): a
     list's room is checked against every other filter of the list on each write."""
 
     def make() -> Cost:
-        flt = stored_filter(canonical)
+        flt = stored_filter(canonical, fields)
         return NOTHING if flt is None else cost_of(flt)
 
-    return _COSTS.get(canonical, make, lambda _cost: 1)
+    return _COSTS.get(_key(canonical, fields), make, lambda _cost: 1)
 
 
 def _filter_weight(flt: Filter | None) -> int:
@@ -133,9 +189,12 @@ def _weight_of(cost: Cost) -> int:
     return 1 + cost.conditions + cost.values
 
 
-def stored_filter(canonical: str) -> Filter | None:
-    """The filter of a stored canonical JSON; None (and a logged error) if it no longer parses."""
-    return _FILTERS.get(canonical, lambda: _parse_stored(canonical), _filter_weight)
+def stored_filter(canonical: str, fields: str | None = None) -> Filter | None:
+    """The filter of a stored canonical JSON and the custom fields it reads; None (and a logged
+    error) if it no longer parses."""
+    return _FILTERS.get(
+        _key(canonical, fields), lambda: _parse_stored(canonical, fields), _filter_weight
+    )
 
 
 # A stored filter was read and budgeted when it was sent; the text limit is for input, and a
@@ -144,9 +203,9 @@ def stored_filter(canonical: str) -> Filter | None:
 STORED_LIMITS = replace(DEFAULT_LIMITS, max_text=1 << 40)
 
 
-def _parse_stored(canonical: str) -> Filter | None:
+def _parse_stored(canonical: str, fields: str | None) -> Filter | None:
     try:
-        return parse(canonical, SCHEMA, limits=STORED_LIMITS)
+        return parse(canonical, schema_for(fields), limits=STORED_LIMITS)
     except FilterError as exc:
         # Only a schema change between versions could get here: such an audience matches no
         # one rather than failing every page of contacts of its list.
@@ -159,26 +218,26 @@ def check_list_room(session: Session, list_id: str, new: Cost, excluding: str | 
     of the list's other audiences, it would take the list past its budget (`filter_budget`).
     Every stored filter counts, smart or not: a manual audience becomes smart by a PATCH that
     sends no filter."""
-    statement = select(Audience.filters).where(
+    statement = select(Audience.filters, Audience.fields).where(
         Audience.listId == list_id, Audience.filters.is_not(None)
     )
     if excluding is not None:
         statement = statement.where(Audience.id != excluding)
     others = NOTHING
-    for canonical in session.scalars(statement):
+    for canonical, fields in session.execute(statement):
         if canonical:
-            others = others + stored_cost(canonical)
+            others = others + stored_cost(canonical, fields)
     check_list(others, new)
 
 
-def filter_text(canonical: str) -> str | None:
+def filter_text(canonical: str, fields: str | None = None) -> str | None:
     """The text form of a stored canonical JSON (None if it no longer parses)."""
 
     def make() -> str | None:
-        flt = stored_filter(canonical)
+        flt = stored_filter(canonical, fields)
         return None if flt is None else flt.to_text()
 
-    return _TEXTS.get(canonical, make, lambda text: 1 + len(text or ""))
+    return _TEXTS.get(_key(canonical, fields), make, lambda text: 1 + len(text or ""))
 
 
 def warnings_for(flt: Filter | None) -> list[dict[str, str]]:
@@ -202,11 +261,11 @@ def time_dependent(flt: Filter) -> bool:
     return flt.is_relative
 
 
-def filter_of(mode: str, filters: str | None) -> Filter | None:
+def filter_of(mode: str, filters: str | None, fields: str | None) -> Filter | None:
     """The filter in use by an audience: None for a manual one (or a smart one without)."""
     if mode != SMART or not filters:
         return None
-    return stored_filter(filters)
+    return stored_filter(filters, fields)
 
 
 @dataclass(frozen=True)
@@ -220,6 +279,5 @@ class StoredAudience:
 
     @classmethod
     def of(cls, audience: Audience) -> StoredAudience:
-        return cls(
-            audience.id, audience.name, audience.mode, filter_of(audience.mode, audience.filters)
-        )
+        flt = filter_of(audience.mode, audience.filters, audience.fields)
+        return cls(audience.id, audience.name, audience.mode, flt)

@@ -29,7 +29,7 @@ from ..db.models import Audience, Contact, Membership
 from ..db.queries import ids_of
 from ..ground import clock
 from . import relations
-from .audience_filters import filter_of, time_dependent
+from .audience_filters import filter_of, reads_data, time_dependent
 from .filter_budget import LIST_MAX_VALUES, cost_of
 from .idsets import IDS, dialect_of, ids_in, per_dialect
 
@@ -41,14 +41,14 @@ SIZES_PER_STATEMENT = 32
 VALUES_PER_STATEMENT = LIST_MAX_VALUES
 
 
-def filter_in_use(mode: str, filters: str | None) -> Filter | None:
+def filter_in_use(mode: str, filters: str | None, fields: str | None) -> Filter | None:
     """The stored filter in use, or None: a manual audience, or none stored (the one rule,
     `audience_filters.filter_of`)."""
-    return filter_of(mode, filters)
+    return filter_of(mode, filters, fields)
 
 
 def audience_filter(audience: Audience) -> Filter | None:
-    return filter_in_use(audience.mode, audience.filters)
+    return filter_in_use(audience.mode, audience.filters, audience.fields)
 
 
 def live(flt: Filter | None) -> bool:
@@ -72,7 +72,7 @@ def member_condition(audience: Audience) -> ColumnElement[bool]:
 
 # Built once: read on every page of contacts.
 _LIST_AUDIENCES = (
-    select(Audience.id, Audience.name, Audience.mode, Audience.filters)
+    select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.fields)
     .where(Audience.listId == bindparam("list_id"))
     .order_by(Audience.createdAt, Audience.id)
 )
@@ -87,11 +87,12 @@ class _Entry:
 class ListAudiences:
     """The audiences of one list, ready to say which of them each contact of a page is in."""
 
-    def __init__(self, audiences: Sequence[tuple[str, str, str, str | None]]) -> None:
-        """`audiences`: (id, name, mode, filters) of each audience of the list, in order."""
+    def __init__(self, audiences: Sequence[tuple[str, str, str, str | None, str | None]]) -> None:
+        """`audiences`: (id, name, mode, filters, fields) of each audience of the list, in
+        order."""
         self.entries = [
-            _Entry({"id": id_, "name": name, "mode": mode}, filter_in_use(mode, filters))
-            for id_, name, mode, filters in audiences
+            _Entry({"id": id_, "name": name, "mode": mode}, filter_in_use(mode, filters, fields))
+            for id_, name, mode, filters, fields in audiences
         ]
         # Only filters that change with time are run on the rows; every other audience is read
         # from the stored memberships.
@@ -99,13 +100,15 @@ class ListAudiences:
         # Rows carry `data` as its stored JSON text (see queries.py); decoded only when a live
         # filter reaches into it (`{"data": {"path": [...], ...}}`).
         self.reads_data = any(
-            entry.flt is not None and "data" in entry.flt.fields for entry in self.live
+            entry.flt is not None and reads_data(entry.flt) for entry in self.live
         )
 
     @classmethod
     def load(cls, session: Session, list_id: str) -> ListAudiences:
         rows = session.connection().execute(_LIST_AUDIENCES, {"list_id": list_id})
-        return cls([(id_, name, mode, filters) for id_, name, mode, filters in rows])
+        return cls(
+            [(id_, name, mode, filters, fields) for id_, name, mode, filters, fields in rows]
+        )
 
     def of_rows(
         self, session: Session, rows: Sequence[dict[str, Any]]

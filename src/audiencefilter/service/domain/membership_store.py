@@ -49,7 +49,7 @@ from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..db.queries import contact_rows, fetch_rows
 from ..ground import clock
 from . import events, references, relations
-from .audience_filters import MANUAL, SMART, StoredAudience, filter_of
+from .audience_filters import MANUAL, SMART, StoredAudience, filter_of, reads_data
 
 CHUNK = 500
 # Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
@@ -60,13 +60,13 @@ MEMBERSHIPS = cast(Table, Membership.__table__)
 def audiences_of_list(session: Session, list_id: str) -> list[StoredAudience]:
     """The list's smart audiences with a filter in use, oldest first."""
     statement = (
-        select(Audience.id, Audience.name, Audience.mode, Audience.filters)
+        select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.fields)
         .where(Audience.listId == list_id, Audience.mode == SMART)
         .order_by(Audience.createdAt, Audience.id)
     )
     found = []
-    for id_, name, mode, filters in session.execute(statement):
-        flt = filter_of(mode, filters)
+    for id_, name, mode, filters, fields in session.execute(statement):
+        flt = filter_of(mode, filters, fields)
         if flt is not None:
             found.append(StoredAudience(id_, name, mode, flt))
     return found
@@ -233,7 +233,7 @@ def _judged_in_sql(audience: StoredAudience) -> bool:
 
 
 def _reads_data(audience: StoredAudience) -> bool:
-    return audience.flt is not None and "data" in audience.flt.fields
+    return audience.flt is not None and reads_data(audience.flt)
 
 
 def _selected_in_sql(

@@ -158,7 +158,7 @@ def check_deletable(session: Session, audience: Audience) -> None:
 
 
 def _filter(audience: Audience) -> Filter | None:
-    return filter_of(audience.mode, audience.filters)
+    return filter_of(audience.mode, audience.filters, audience.fields)
 
 
 def _smart(session: Session, list_id: str) -> Sequence[Audience]:

@@ -30,8 +30,8 @@ from .audience_filters import SMART, filter_of, time_dependent
 logger = logging.getLogger("audiencefilter.service.sweep")
 
 
-def _time_dependent(mode: str, filters: str | None) -> bool:
-    flt = filter_of(mode, filters)
+def _time_dependent(mode: str, filters: str | None, fields: str | None) -> bool:
+    flt = filter_of(mode, filters, fields)
     return flt is not None and time_dependent(flt)
 
 
@@ -39,13 +39,13 @@ def sweep(database: Database) -> int:
     """Brings every time-dependent audience up to the clock now; the number of events written."""
     with database.reading() as session:
         rows = session.execute(
-            select(Audience.id, Audience.listId, Audience.mode, Audience.filters).where(
-                Audience.mode == SMART
-            )
+            select(
+                Audience.id, Audience.listId, Audience.mode, Audience.filters, Audience.fields
+            ).where(Audience.mode == SMART)
         ).all()
     written = 0
-    for audience_id, list_id, mode, filters in rows:
-        flt = filter_of(mode, filters)
+    for audience_id, list_id, mode, filters, fields in rows:
+        flt = filter_of(mode, filters, fields)
         if flt is not None and filters is not None and time_dependent(flt):
             evaluated = membership_snapshot.evaluate(database, list_id, flt, filters)
             written += _store(database, audience_id, evaluated)
@@ -61,7 +61,7 @@ def _store(database: Database, audience_id: str, evaluated: membership_snapshot.
             return 0  # deleted meanwhile
         events.lock_list(session, audience.listId)
         session.refresh(audience)
-        if not _time_dependent(audience.mode, audience.filters):
+        if not _time_dependent(audience.mode, audience.filters, audience.fields):
             return 0
         return membership_snapshot.refresh(session, audience, events.CAUSE_CLOCK, evaluated)
 

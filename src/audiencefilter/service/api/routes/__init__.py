@@ -9,11 +9,23 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import actions, audiences, contacts, events, exports, imports, lists, members, webhooks
+from . import (
+    actions,
+    audiences,
+    contacts,
+    custom_fields,
+    events,
+    exports,
+    imports,
+    lists,
+    members,
+    webhooks,
+)
 
 ROUTERS: tuple[APIRouter, ...] = (
     lists.router,
     lists.projects_router,
+    custom_fields.router,
     imports.router,
     contacts.router,
     actions.router,

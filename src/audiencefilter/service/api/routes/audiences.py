@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience
 from ...db.queries import count, owned_audience, owned_list, page_of
-from ...domain import changes, membership_snapshot, references, relations
+from ...domain import changes, custom_fields, membership_snapshot, references, relations
 from ...domain.audience_filters import (
     ABSENT,
     EMPTY,
@@ -85,27 +85,54 @@ def _stored(mode: str, given: FilterInput, current: str | None) -> str | None:
     return filters
 
 
-def _read_early(body: AudienceCreate) -> tuple[FilterInput, AudienceRuleError | None]:
+def _stored_fields(given: FilterInput, current: str | None) -> str | None:
+    """The custom fields read by the filter stored after a change (`_stored`'s twin)."""
+    if given.filter is not None:
+        return given.fields
+    return None if given.given else current
+
+
+def _declared_early(database: Database, account_id: str, list_id: str) -> dict[str, str]:
+    """The list's custom fields, read before its lock to read a filter with (the write checks
+    they did not change meanwhile); none when the list is not there: the write says so."""
+    try:
+        with database.reading() as session:
+            return custom_fields.declared(owned_list(session, account_id, list_id))
+    except ApiError:
+        return {}
+
+
+def _read_early(
+    body: AudienceCreate, declared: dict[str, str]
+) -> tuple[FilterInput, AudienceRuleError | None]:
     """The filter read before any lock, or the problem to raise once the list is known."""
     try:
-        return read_filters(body.filters, body.filtersText), None
+        return read_filters(body.filters, body.filtersText, declared), None
     except AudienceRuleError as exc:
         return ABSENT, exc
 
 
-def _update_input(body: AudienceUpdate) -> FilterInput:
+def _update_input(body: AudienceUpdate, declared: dict[str, str]) -> FilterInput:
     """`null` for the filters of an update clears them (empty), where absence keeps them."""
     cleared = {"filters", "filtersText"} & body.model_fields_set
     if cleared and body.filters is None and body.filtersText is None:
         return EMPTY
-    return read_filters(body.filters, body.filtersText)
+    return read_filters(body.filters, body.filtersText, declared)
 
 
-def _read_update_early(body: AudienceUpdate) -> tuple[FilterInput, AudienceRuleError | None]:
-    """The update's filter read before any lock, or the problem to raise once the audience is
-    known (a 404 comes first, as before)."""
+def _read_update_early(
+    database: Database, account_id: str, audience_id: str, body: AudienceUpdate
+) -> tuple[FilterInput, AudienceRuleError | None]:
+    """The update's filter read before any lock, with its list's custom fields, or the
+    problem to raise once the audience is known (a 404 comes first, as before)."""
+    declared: dict[str, str] = {}
     try:
-        return _update_input(body), None
+        with database.reading() as session:
+            declared = custom_fields.declared(owned_audience(session, account_id, audience_id)[1])
+    except ApiError:
+        pass
+    try:
+        return _update_input(body, declared), None
     except AudienceRuleError as exc:
         return ABSENT, exc
 
@@ -139,7 +166,7 @@ def _evaluate_update_early(
         filters = _stored(mode, given, audience.filters)
     except (ApiError, AudienceRuleError):
         return None
-    flt = filter_in_use(mode, filters)
+    flt = filter_in_use(mode, filters, _stored_fields(given, audience.fields))
     if flt is None or filters is None or (audience.mode, audience.filters) == (mode, filters):
         return None
     return membership_snapshot.evaluate(database, audience.listId, flt, filters)
@@ -189,7 +216,7 @@ def create_audience(
     # Read (and budget) the filter before the list's lock is taken: a large filter's reading
     # holds no writer of the list, nor, on SQLite, of the database.
     # The list is still checked first: a filter's problem is raised after it, as before.
-    given, problem = _read_early(body)
+    given, problem = _read_early(body, _declared_early(database, principal.account_id, list_id))
     mode = body.mode or (SMART if given.given else MANUAL)
     # Its members too: the list's contacts are judged in a read transaction, and the write
     # only stores the answer and judges again the contacts written meanwhile.
@@ -201,12 +228,13 @@ def create_audience(
         lst = changes.locked_list(session, principal.account_id, list_id)
         if problem is not None:
             raise problem
-        filters = _stored(mode, given, None)
+        filters, fields = _stored(mode, given, None), _stored_fields(given, None)
+        custom_fields.check_unchanged(lst, fields)
         _check_room(session, settings, lst.id)
         if given.filter is not None:
             check_list_room(session, lst.id, given.cost, excluding=None)
-        references.check(session, lst.id, None, filter_in_use(mode, filters))
-        audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters)
+        references.check(session, lst.id, None, filter_in_use(mode, filters, fields))
+        audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters, fields=fields)
         session.add(audience)
         session.flush()
         changes.audience_created(session, audience, evaluated)
@@ -261,7 +289,7 @@ def preview_audience(
         raise AudienceRuleError(LIST_REQUIRED)
     with database.reading() as session:
         lst = owned_list(session, principal.account_id, body.listId)
-        flt = read_filters(body.filters, body.filtersText)
+        flt = read_filters(body.filters, body.filtersText, custom_fields.declared(lst))
         if flt.empty:
             raise AudienceRuleError(FILTERS_EMPTY)
         if flt.filter is None:
@@ -316,24 +344,27 @@ def update_audience(
     database: DatabaseDep,
     settings: SettingsDep,
 ) -> JSONResponse:
-    given, problem = _read_update_early(body)
+    given, problem = _read_update_early(database, principal.account_id, id, body)
     evaluated = None
     if problem is None:
         evaluated = _evaluate_update_early(database, principal.account_id, id, body, given)
     with database.transaction() as session:
-        audience, _ = changes.locked_audience(session, principal.account_id, id)
+        audience, lst = changes.locked_audience(session, principal.account_id, id)
         if problem is not None:
             raise problem
         mode = body.mode or audience.mode
         filters = _stored(mode, given, audience.filters)
+        fields = _stored_fields(given, audience.fields)
+        custom_fields.check_unchanged(lst, fields)
         if given.filter is not None:
             check_list_room(session, audience.listId, given.cost, excluding=audience.id)
-        references.check(session, audience.listId, audience.id, filter_in_use(mode, filters))
+        in_use = filter_in_use(mode, filters, fields)
+        references.check(session, audience.listId, audience.id, in_use)
         if body.name is not None:
             audience.name = body.name
         membership = (audience.mode, audience.filters) != (mode, filters)
         audience.mode = mode
-        audience.filters = filters
+        audience.filters, audience.fields = filters, fields
         session.flush()
         changes.audience_updated(session, audience, membership=membership, evaluated=evaluated)
     audience, payload = _with_subs(database, settings, principal.account_id, id, query)

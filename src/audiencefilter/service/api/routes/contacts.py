@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from ...db.models import Contact, List
 from ...db.queries import owned_contact, owned_list, text_filter
-from ...domain import changes, relations
+from ...domain import changes, custom_fields, relations
 from ...domain.audience_filters import read_filters
 from ...ground import clock
 from ...ground.fields import normalise_email
@@ -69,7 +69,7 @@ FLAG_FILTERS = ("isVerified", "unsubscribed", "isGDPR")
 DUPLICATE_EMAIL = "A contact with this email already exists in this list"
 
 
-def _filters(query: ContactQuery) -> list[ColumnElement[bool]]:
+def _filters(query: ContactQuery, lst: List) -> list[ColumnElement[bool]]:
     where: list[ColumnElement[bool]] = []
     for field in TEXT_FILTERS:
         value = getattr(query, field)
@@ -81,7 +81,7 @@ def _filters(query: ContactQuery) -> list[ColumnElement[bool]]:
         value = getattr(query, field)
         if value is not None:
             where.append(getattr(Contact, field).is_(value))
-    flt = read_filters(query.filters, query.filtersText).filter
+    flt = read_filters(query.filters, query.filtersText, custom_fields.declared(lst)).filter
     if flt is not None:
         where.append(relations.condition(flt, clock.now()))
     return where
@@ -113,9 +113,9 @@ def list_contacts(
     database: DatabaseDep,
     settings: SettingsDep,
 ) -> JSONResponse:
-    where = _filters(query)
     with database.reading() as session:
         lst = owned_list(session, principal.account_id, query.listId)
+        where = _filters(query, lst)
         pages = ContactPages(session, lst, settings)
         result = pages.page(
             where, page=query.page, limit=query.limit, sort=query.sort, order=query.order
@@ -165,6 +165,7 @@ def create_contact(
 
     def create(session: Session) -> Response:
         lst = changes.locked_list(session, principal.account_id, body.listId)
+        custom_fields.check_data(lst, values.get("data"))
         contact = Contact(listId=lst.id, emailKey=body.email.lower(), **values)
         session.add(contact)
         session.flush()
@@ -186,6 +187,7 @@ def _sign_up(
     """
     lst = changes.locked_list(session, principal.account_id, body.listId)
     values = _public_values(lst, values)
+    custom_fields.check_data(lst, values.get("data"))
     key = body.email.lower()
     known = select(Contact.id).where(Contact.listId == lst.id, Contact.emailKey == key)
     if session.scalar(known) is None:
@@ -245,6 +247,7 @@ def update_contact(
     with _unique_email(), database.transaction() as session:
         contact, lst = changes.locked_contact(session, principal.account_id, id)
         sent = body.model_dump(exclude_unset=True)
+        custom_fields.check_data(lst, sent.get("data"))
         for field, value in sent.items():
             setattr(contact, field, value)
         if "email" in body.model_fields_set:

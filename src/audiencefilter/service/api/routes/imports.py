@@ -38,7 +38,8 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from ...db.engine import Database
-from ...domain import changes, contact_import
+from ...db.models import List
+from ...domain import changes, contact_import, custom_fields
 from ...domain.contact_import import InvalidRow
 from ...ground.fields import QueryBool, QueryText
 from ...http import validation
@@ -193,12 +194,28 @@ def _issue(pointer: str, problem: validation.Problem) -> dict[str, Any]:
     return issue.model_dump(exclude_none=True)
 
 
-def _row(number: int, value: Any, list_id: str) -> contact_import.ImportRow | InvalidRow:
+def _with_custom_fields(value: Any, declared: dict[str, str]) -> Any:
+    """A row whose list's custom fields are given beside the profile fields (`"birthday":
+    "1990-11-23"`, as a CRM export has them) with those keys moved into its `data`."""
+    if not isinstance(value, dict) or not declared.keys() & value.keys():
+        return value
+    data = value.get("data") or {}
+    if not isinstance(data, dict):
+        return value  # the row's validation says what `data` must be
+    moved = {key: value[key] for key in declared if key in value}
+    rest = {key: item for key, item in value.items() if key not in moved}
+    return {**rest, "data": {**data, **moved}}
+
+
+def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | InvalidRow:
     """A row as the domain takes it: its fields and actions, or its problems."""
-    row, problems = _problems(value, list_id)
+    row, problems = _problems(_with_custom_fields(value, custom_fields.declared(lst)), lst.id)
     if row is None:
         return InvalidRow(number, problems)
     fields = row.model_dump(exclude_unset=True, exclude={"listId", "actions"})
+    typed = custom_fields.data_problems(lst, fields.get("data"), "/data")
+    if typed:
+        return InvalidRow(number, [issue.model_dump(exclude_none=True) for issue in typed])
     actions = tuple(
         contact_import.ImportedAction(action.name, action.increase, action.createdAt)
         for action in row.actions or ()
@@ -208,7 +225,7 @@ def _row(number: int, value: Any, list_id: str) -> contact_import.ImportRow | In
 
 def _import(session: Session, job: _Job) -> Response:
     lst = changes.locked_list(session, job.account_id, job.list_id)
-    checked = [_row(number, value, lst.id) for number, value in job.rows]
+    checked = [_row(number, value, lst) for number, value in job.rows]
     results = contact_import.write(session, lst.id, checked, job.mode, job.events)
     summary = {"listId": lst.id, "mode": job.mode, "rows": len(results)}
     return data({**summary, **contact_import.counts(results), "results": results})

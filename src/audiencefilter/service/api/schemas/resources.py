@@ -346,6 +346,61 @@ class ListOut(BaseModel):
     )
     publicFields: list[str] = Field(description=PUBLIC_FIELDS_DESCRIPTION)
     publicFieldsPolicy: PublicFieldsPolicy = Field(description=PUBLIC_POLICY_DESCRIPTION)
+    customFields: list[CustomFieldOut] = Field(
+        description="The list's custom fields: typed keys of each contact's `data` that its "
+        "filters name directly (`/v4/lists/{id}/fields`)."
+    )
+
+
+CustomFieldType = Literal[
+    "string", "number", "boolean", "date", "string[]", "number[]", "boolean[]"
+]
+Label = Annotated[str, Field(min_length=1, max_length=120, pattern=r"\S")]
+
+
+class CustomFieldOut(BaseModel):
+    key: str = Field(description="The name filters use; the value is kept in `data.<key>`.")
+    type: CustomFieldType
+    label: str
+
+
+class CustomFieldCreate(_Body):
+    """A new custom field of the list."""
+
+    key: str = Field(
+        pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$",
+        description="Letters, digits and `_`, starting with a letter, at most 64.",
+    )
+    type: CustomFieldType
+    label: Label | None = optional("Shown by pages; made from the key when absent.")
+
+
+class CustomFieldUpdate(_Body):
+    """A new type (refused while an audience's filter reads the field) or label."""
+
+    type: CustomFieldType | None = optional()
+    label: Label | None = optional()
+
+
+class FieldEntry(BaseModel):
+    key: str
+    type: str = Field(description="The library's field type: string, number, date, string[]...")
+    label: str
+    custom: bool = Field(description="Declared by the list (kept in `data`), or a contact field.")
+
+
+class RelationEntry(BaseModel):
+    key: str = Field(description="The relation filters name (`actions`, `audiences`).")
+    fields: list[FieldEntry]
+
+
+class FieldsData(BaseModel):
+    fields: list[FieldEntry]
+    relations: list[RelationEntry]
+
+
+class CustomFieldData(BaseModel):
+    field: CustomFieldOut
 
 
 class ActionOut(BaseModel):
@@ -460,6 +515,8 @@ ContactResponse = envelope("ContactResponse", ContactData)
 ContactsResponse = envelope("ContactsResponse", ContactsData)
 SignUpResponse = envelope("SignUpResponse", SignUpData)
 ListResponse = envelope("ListResponse", ListData)
+FieldsResponse = envelope("FieldsResponse", FieldsData)
+CustomFieldResponse = envelope("CustomFieldResponse", CustomFieldData)
 ListsResponse = envelope("ListsResponse", ListsData)
 ProjectsResponse = envelope("ProjectsResponse", ProjectsData)
 ActionResponse = envelope("ActionResponse", ActionData)

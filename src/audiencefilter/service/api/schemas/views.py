@@ -53,6 +53,7 @@ LIST_FIELDS = (
     "allowedOrigins",
     "publicFields",
     "publicFieldsPolicy",
+    "customFields",
 )
 SUMMARY_FIELDS = ("id", "name", "url", "mode", "referrals", "color", "title", "desc")
 ACTION_FIELDS = ("id", "name", "increase", "createdAt", "updatedAt", "subId")
@@ -92,7 +93,7 @@ def audience_view(audience: Audience, **extra: Any) -> dict[str, Any]:
         "id": audience.id,
         "name": audience.name,
         "filters": filters,
-        "filtersText": filter_text(filters) if filters else None,
+        "filtersText": filter_text(filters, audience.fields) if filters else None,
         "mode": audience.mode,
         "listId": audience.listId,
         "createdAt": audience.createdAt,

@@ -1,0 +1,131 @@
+"""A list's fields: the catalogue a filter of the list may name, and its custom fields.
+
+`GET /lists/{id}/fields` answers every field (contact fields and the list's custom ones) with
+its type and a label, and the relations with theirs, for pages that build filters.
+`POST`, `PATCH` and `DELETE` under it declare, change and remove custom fields
+(`domain/custom_fields.py` holds the rules). `GET /lists/{id}/filter-schema` is the JSON Schema
+of the list's where clause, custom fields typed: the OpenAPI document describes the endpoints,
+and this document describes each list's filters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter
+from sqlalchemy.orm import Session
+
+from .... import json_schema
+from ...db.engine import Database
+from ...db.queries import owned_list
+from ...domain import changes, custom_fields
+from ...domain.audience_filters import encode_fields, schema_for
+from ...http.responses import JSONResponse, data
+from ..deps import DatabaseDep, PrivateKey
+from ..schemas.resources import (
+    CustomFieldCreate,
+    CustomFieldResponse,
+    CustomFieldUpdate,
+    FieldsResponse,
+)
+
+router = APIRouter(prefix="/lists", tags=["custom fields"])
+
+
+@router.get(
+    "/{id}/fields",
+    response_model=FieldsResponse,
+    summary="The fields a filter of the list may name",
+    description="Contact fields and the list's custom fields (`custom: true`, kept in "
+    "`data.<key>`), each with its type and a label, and the relations with their fields.",
+)
+def list_fields(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+    with database.reading() as session:
+        lst = owned_list(session, principal.account_id, id)
+        return data(custom_fields.catalogue(lst))
+
+
+@router.get(
+    "/{id}/filter-schema",
+    summary="The JSON Schema of the list's filters",
+    description="What `filters` may hold for this list's audiences, its custom fields typed.",
+)
+def filter_schema(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+    with database.reading() as session:
+        lst = owned_list(session, principal.account_id, id)
+        schema = schema_for(encode_fields(custom_fields.declared(lst)))
+    return data({"schema": json_schema(schema)})
+
+
+@router.post(
+    "/{id}/fields",
+    status_code=201,
+    response_model=CustomFieldResponse,
+    summary="Declare a custom field",
+    description="A typed key of each contact's `data` that the list's filters name directly "
+    "(`birthday anniversary within this week`); writes of contacts check its values from now "
+    "on. 409 when the key is taken by a custom field, a contact field, a relation or a word "
+    "of the filter syntax.",
+)
+def create_field(
+    id: str, body: CustomFieldCreate, principal: PrivateKey, database: DatabaseDep
+) -> JSONResponse:
+    def declare(session: Session) -> dict[str, Any]:
+        lst = changes.locked_list(session, principal.account_id, id)
+        return custom_fields.add(lst, body.key, body.type, body.label)
+
+    return data({"field": _in_transaction(database, declare)}, 201)
+
+
+@router.get(
+    "/{id}/fields/{key}",
+    response_model=CustomFieldResponse,
+    summary="A custom field",
+    description="Its key, type and label.",
+)
+def get_field(id: str, key: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+    with database.reading() as session:
+        lst = owned_list(session, principal.account_id, id)
+        return data({"field": custom_fields.field_of(lst, key)})
+
+
+@router.patch(
+    "/{id}/fields/{key}",
+    response_model=CustomFieldResponse,
+    summary="Change a custom field's type or label",
+    description="A type change is refused (409, naming them) while audiences' filters read "
+    "the field: their filters were checked against its type.",
+)
+def update_field(
+    id: str, key: str, body: CustomFieldUpdate, principal: PrivateKey, database: DatabaseDep
+) -> JSONResponse:
+    def change(session: Session) -> dict[str, Any]:
+        lst = changes.locked_list(session, principal.account_id, id)
+        return custom_fields.change(session, lst, key, body.type, body.label)
+
+    return data({"field": _in_transaction(database, change)})
+
+
+@router.delete(
+    "/{id}/fields/{key}",
+    response_model=CustomFieldResponse,
+    summary="Remove a custom field",
+    description="Refused (409) while audiences' filters read it. Contacts keep the values in "
+    "their `data`, which becomes free-form again at that key.",
+)
+def delete_field(id: str, key: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+    def remove(session: Session) -> dict[str, Any]:
+        lst = changes.locked_list(session, principal.account_id, id)
+        return custom_fields.remove(session, lst, key)
+
+    return data({"field": _in_transaction(database, remove)})
+
+
+def _in_transaction(
+    database: Database, work: Callable[[Session], dict[str, Any]]
+) -> dict[str, Any]:
+    with database.transaction() as session:
+        result = work(session)
+        session.flush()
+    return result
