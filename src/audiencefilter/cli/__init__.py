@@ -120,9 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _command(
-    commands: Any, name: str, help_text: str, one_filter: bool
-) -> argparse.ArgumentParser:
+def _command(commands: Any, name: str, help_text: str, one_filter: bool) -> argparse.ArgumentParser:
     """A subcommand; one that takes one filter has the options every such command shares:
     where the filter comes from, its syntax and its schema."""
     command: argparse.ArgumentParser = commands.add_parser(

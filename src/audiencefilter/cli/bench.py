@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import audiencefilter as af
 
@@ -166,7 +166,9 @@ def _run_engine(engine: Engine, bench: Bench, step: Step) -> EngineRun:
         run.load_seconds = time.perf_counter() - started
         run.timings = [_time(engine, bench, f, step) for f in bench.filters]
     except Exception as exc:  # noqa: BLE001 - an engine's own failure is reported, not fatal
-        run.skipped = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        run.skipped = (
+            f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        )
         run.timings = []
     finally:
         run.peak_bytes = max(0, _peak() - baseline)

@@ -111,7 +111,7 @@ def _parquet_records(path: str) -> Iterator[Record]:
         raise UsageError(f"cannot read {path}: no such file") from None
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"{path} is not a Parquet file ({str(exc).splitlines()[0]})") from None
-    return frame.iter_rows(named=True)
+    return (_decoded_json(record) for record in frame.iter_rows(named=True))
 
 
 def _database_records(url: str) -> Iterator[Record]:
@@ -134,7 +134,8 @@ def _database_records(url: str) -> Iterator[Record]:
 
 
 def _decoded_json(record: Record) -> Record:
-    """A JSON column read as text (SQLite) holds the document it spells."""
+    """A JSON column read as text (SQLite, a Parquet string column) holds the document it
+    spells, as a polars String column of `data` does for `select_frame`."""
     if isinstance(record.get("data"), str):
         try:
             record["data"] = json.loads(record["data"])

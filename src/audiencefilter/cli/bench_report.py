@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,13 @@ def render_table(bench: Bench) -> str:
     average = ", ".join(f"{v:.2f}" for v in bench.load_average)
     lines += [
         "",
-        f"{bench.rows:,} contacts from {bench.contacts.source}; median of {bench.repeat} "
+        f"{bench.rows:,} contact{'s' if bench.rows != 1 else ''} from {bench.contacts.source}; "
+        f"median of {bench.repeat} "
         f"run{'s' if bench.repeat != 1 else ''}; load average {average} on {os.cpu_count()} CPUs",
         "",
     ]
-    rows = [("engine", "filter", "rows/s", "vs fastest", "peak memory", "matches")]
+    rows: list[tuple[str, ...]] = [("engine", "filter", "rows/s", "vs fastest", "peak memory")]
+    rows[0] += ("matches",)
     best = fastest(bench)
     for run in bench.runs:
         for timing in run.timings:
@@ -50,9 +53,8 @@ def render_table(bench: Bench) -> str:
             ratio = best[timing.label] / speed if speed else float("inf")
             rows.append(_row(run, timing, speed, ratio))
     lines += _aligned(rows, right=(2, 3, 4, 5))
-    loads = [("engine", "load")] + [
-        (run.name, f"{run.load_seconds:.2f} s") for run in bench.runs if run.skipped is None
-    ]
+    loads: list[tuple[str, ...]] = [("engine", "load")]
+    loads += [(run.name, f"{run.load_seconds:.2f} s") for run in bench.runs if not run.skipped]
     return "\n".join([*lines, "", *_aligned(loads, right=(1,)), ""])
 
 
@@ -62,7 +64,7 @@ def _row(run: EngineRun, timing: Timing, speed: float, ratio: float) -> tuple[st
     return (run.name, timing.label, f"{speed / 1e6:.2f}M/s", f"{ratio:.2f}×", memory, matches)
 
 
-def _aligned(rows: list[tuple[str, ...]], right: tuple[int, ...]) -> list[str]:
+def _aligned(rows: Sequence[tuple[str, ...]], right: tuple[int, ...]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "  ".join(
@@ -85,11 +87,11 @@ def results(bench: Bench) -> dict[str, Any]:
         },
         "now": bench.now.isoformat(),
         "repeat": bench.repeat,
-        "filters": [{"label": f.label, "text": f.text, "json": f.flt.to_json()} for f in bench.filters],
-        "engines": [_engine(run) for run in bench.runs],
-        "results": [
-            _result(bench, timing, best) for run in bench.runs for timing in run.timings
+        "filters": [
+            {"label": f.label, "text": f.text, "json": f.flt.to_json()} for f in bench.filters
         ],
+        "engines": [_engine(run) for run in bench.runs],
+        "results": [_result(bench, timing, best) for run in bench.runs for timing in run.timings],
         "differences": [
             {"engine": d.engine, "reference": d.reference, "filter": d.label}
             | {"extra": _labels(bench, d.extra), "missing": _labels(bench, d.missing)}

@@ -104,7 +104,9 @@ def describe_differences(found: list[Difference], contacts: Contacts) -> Iterato
         for what, positions in (("also matches", item.extra), ("misses", item.missing)):
             if positions:
                 shown = ", ".join(contacts.label(p) for p in positions[:SHOWN_IDS])
-                more = f" and {len(positions) - SHOWN_IDS} more" if len(positions) > SHOWN_IDS else ""
+                more = (
+                    f" and {len(positions) - SHOWN_IDS} more" if len(positions) > SHOWN_IDS else ""
+                )
                 parts.append(f"{what} {len(positions)} ({shown}{more})")
         yield (
             f"answers differ: {item.label} on {item.engine}, against {item.reference}: "

@@ -22,16 +22,19 @@ END = datetime(2026, 1, 1, tzinfo=UTC)
 """Every generated instant is before this one, so the data does not move with the clock."""
 SPAN_DAYS = 3 * 365
 
-FIRST_NAMES = ("Ann", "Bob", "Chloé", "David", "Emma", "Farid", "Greta", "Hugo", "Inès", "Jonas",
-               "Karin", "Liam", "María", "Noah", "Olivia", "Pierre", "Rosa", "Søren", "Wei", "Zoë")  # fmt: skip
+# fmt: off
+FIRST_NAMES = ("Ann", "Bob", "Chloé", "David", "Emma", "Farid", "Greta", "Hugo", "Inès",
+               "Jonas", "Karin", "Liam", "María", "Noah", "Olivia", "Pierre", "Rosa", "Søren",
+               "Wei", "Zoë")
 LAST_NAMES = ("Smith", "Müller", "García", "Rossi", "Dubois", "Nowak", "Silva", "Yılmaz",
-              "Nguyen", "Tanaka", "OBrien", "Schmidt", "Martin", "López", "Kim", "Brown")  # fmt: skip
+              "Nguyen", "Tanaka", "OBrien", "Schmidt", "Martin", "López", "Kim", "Brown")
 DOMAINS = ("gmail.com", "yahoo.com", "outlook.com", "hotmail.com", "icloud.com", "gmx.de",
-           "orange.fr", "acme.io", "example.org", "proton.me")  # fmt: skip
+           "orange.fr", "acme.io", "example.org", "proton.me")
 COUNTRIES = ("US", "GB", "FR", "DE", "ES", "IT", "NL", "BR", "CA", "JP", "IN", "AU", "SE",
-             "PL", "MX", "KR", "ZA", "NG", "AR", "CH")  # fmt: skip
+             "PL", "MX", "KR", "ZA", "NG", "AR", "CH")
 CITIES = ("London", "Paris", "Berlin", "San Francisco", "San Diego", "Santa Rosa", "Madrid",
-          "São Paulo", "Tokyo", "New York", "Lyon", "Zürich", "Toronto", "Mumbai", "Oslo")  # fmt: skip
+          "São Paulo", "Tokyo", "New York", "Lyon", "Zürich", "Toronto", "Mumbai", "Oslo")
+# fmt: on
 COMPANIES = ("Acme", "Globex", "Initech", "Umbrella", "Hooli", "Soylent", "Tyrell", "Wonka")
 PLANS = ("free", "pro", "team", "enterprise")
 TAGS = ("vip", "beta", "newsletter", "churn-risk", "partner", "trial")
@@ -49,7 +52,9 @@ def synthetic_size(source: str) -> int:
     try:
         number = float(text) if "e" in text.lower() else int(text)
     except ValueError:
-        raise ValueError(f"expected synthetic:N with N a number of contacts, not {source!r}") from None
+        raise ValueError(
+            f"expected synthetic:N with N a number of contacts, not {source!r}"
+        ) from None
     if number < 1 or number != int(number):
         raise ValueError(f"expected synthetic:N with N a whole number >= 1, not {source!r}")
     return int(number)
