@@ -5,9 +5,11 @@
     audiencefilter sql --dialect sqlite '{"points": {"gte": 100}}'
     audiencefilter explain 'points >= 100' --record '{"points": 42}'
     audiencefilter eval @audience.txt contacts.jsonl
+    audiencefilter bench @filters.txt --contacts synthetic:100000 --engines memory,polars,duckdb
 
-Exit status: 0 success, 1 invalid filter or unreadable input, 2 bad command line, 3 `eval`
-finished but skipped bad rows. docs/cli.md has the details.
+Exit status: 0 success, 1 invalid filter or unreadable input, 2 bad command line, 3 `eval` or
+`bench` finished but skipped bad rows, 4 `bench` found engines answering differently.
+docs/cli.md has the details.
 """
 
 from __future__ import annotations
@@ -42,7 +44,18 @@ from .evaluate import (
 from .inputs import UsageError, detect_syntax, load_filter, load_record, load_schema, read_text
 from .output import write
 
-__all__ = ["EXIT_BAD_ROWS", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
+EXIT_DIFFERENT = 4
+"""`bench`: two engines found different contacts for a filter."""
+
+__all__ = [
+    "EXIT_BAD_ROWS",
+    "EXIT_DIFFERENT",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "build_parser",
+    "main",
+]
 
 # Every name the library accepts, aliases (`postgres`, `mariadb`) included.
 DIALECTS = tuple(sorted(SQL_DIALECTS))
@@ -54,6 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out, err = sys.stdout, sys.stderr
     try:
+        if not args.one_filter:  # the command reads its filters itself
+            status: int = args.run(args, out, err)
+            return status
         return _read_and_run(args, out, err)
     except UsageError as exc:
         parser.print_usage(err)
@@ -97,19 +113,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"audiencefilter {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text, options, run in _COMMANDS:
-        command = _command(commands, name, help_text)
+        one_filter = name not in _SEVERAL_FILTERS
+        command = _command(commands, name, help_text, one_filter)
         _add_options(command, options)
-        command.set_defaults(run=run)
+        command.set_defaults(run=run, one_filter=one_filter)
     return parser
 
 
-def _command(commands: Any, name: str, help_text: str) -> argparse.ArgumentParser:
-    """A subcommand with the options every command shares: where the filter comes from, its
-    syntax and its schema."""
+def _command(commands: Any, name: str, help_text: str, one_filter: bool) -> argparse.ArgumentParser:
+    """A subcommand; one that takes one filter has the options every such command shares:
+    where the filter comes from, its syntax and its schema."""
     command: argparse.ArgumentParser = commands.add_parser(
         name, help=help_text, description=help_text
     )
-    _add_options(command, _FILTER_OPTIONS)
+    if one_filter:
+        _add_options(command, _FILTER_OPTIONS)
     return command
 
 
@@ -230,6 +248,12 @@ def _eval(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err:
         now=args.now,
     )
     return run_eval(flt, options, out, err)
+
+
+def _bench(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    from .bench import run_bench  # polars, DuckDB and matplotlib only when benchmarking
+
+    return run_bench(args, out, err)
 
 
 # The command line as data: each command's own options, then the commands. An option is its
@@ -379,11 +403,82 @@ _EVAL_OPTIONS: tuple[_Option, ...] = (
     ),
     _NOW,
 )
+_BENCH_OPTIONS: tuple[_Option, ...] = (
+    (
+        ("filters",),
+        {
+            "nargs": "+",
+            "metavar": "FILTERS",
+            "help": "filters as JSON or text, or @file holding one per line or a JSON array",
+        },
+    ),
+    (
+        ("--syntax",),
+        {
+            "choices": ("auto", "json", "text"),
+            "default": "auto",
+            "help": "the filters' syntax (default: JSON if it starts with { or [)",
+        },
+    ),
+    (
+        ("--contacts",),
+        {
+            "required": True,
+            "metavar": "SOURCE",
+            "help": "JSON Lines, JSON array, CSV or Parquet file, a database URL "
+            "(sqlite:///x.db, postgresql://...) with a contacts table, or synthetic:N",
+        },
+    ),
+    (
+        ("--format",),
+        {
+            "choices": ("jsonl", "json", "csv", "parquet"),
+            "dest": "contacts_format",
+            "help": "the contacts file's format (default: from its extension)",
+        },
+    ),
+    (
+        ("--engines",),
+        {
+            "default": "memory,polars,duckdb,sqlite",
+            "metavar": "LIST",
+            "help": "comma-separated, from memory, polars, duckdb, sqlite, postgresql, spark "
+            "(default: memory,polars,duckdb,sqlite)",
+        },
+    ),
+    (
+        ("--postgresql",),
+        {"metavar": "URL", "help": "the database the postgresql engine loads the contacts into"},
+    ),
+    (
+        ("--rows",),
+        {"type": int, "metavar": "N", "help": "use at most the first N contacts"},
+    ),
+    (
+        ("--repeat",),
+        {"type": int, "default": 3, "metavar": "K", "help": "timed runs per filter (median)"},
+    ),
+    (("--seed",), {"type": int, "default": 0, "help": "the seed of synthetic:N (default: 0)"}),
+    (("--json",), {"metavar": "OUT", "help": "write every measurement as JSON to OUT"}),
+    (("--plot",), {"metavar": "OUT", "help": "draw rows per second as a PNG image in OUT"}),
+    (
+        ("--progress",),
+        {
+            "choices": ("auto", "always", "never"),
+            "default": "auto",
+            "help": "progress bar on stderr (default: on a terminal)",
+        },
+    ),
+    _NOW,
+)
 _COMMANDS: tuple[tuple[str, str, tuple[_Option, ...], Callable[..., int]], ...] = (
     ("check", "validate a filter; prints ok, or every problem found", (), _check),
     ("fmt", "print a filter in canonical form", _FMT_OPTIONS, _fmt),
     ("sql", "print a filter as a SQL condition", _SQL_OPTIONS, _sql),
     ("explain", "show why a record is in or out of the audience", _EXPLAIN_OPTIONS, _explain),
     ("eval", "run a filter over a file of contacts", _EVAL_OPTIONS, _eval),
+    ("bench", "time filters over contacts on several engines", _BENCH_OPTIONS, _bench),
 )
 """Every command, in the order `--help` lists them: name, help, options, and what runs it."""
+_SEVERAL_FILTERS = frozenset({"bench"})
+"""Commands that read their filters themselves: the others take one, read before they run."""

@@ -66,45 +66,74 @@ def progress(stream: IO[str], total_bytes: int | None, mode: str) -> Iterator[Ti
     `mode` is `auto` (a bar for files over 8 MiB when `stream` is a terminal), `always` or
     `never`. Without rich, or when not drawing, the callback does nothing.
     """
-    show = mode == "always" or (mode == "auto" and _isatty(stream) and (total_bytes or 0) > 8 << 20)
-    bar: Any = None
-    if show:
-        try:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TimeRemainingColumn,
-                TransferSpeedColumn,
-            )
-        except ImportError:
-            show = False
-        else:
-            bar = Progress(
-                "[progress.description]{task.description}",
-                BarColumn(),
-                DownloadColumn(),
-                TransferSpeedColumn(),
-                TimeRemainingColumn(),
-                console=Console(file=stream),
-                transient=True,
-            )
-    if not show or bar is None:
+    large = (total_bytes or 0) > 8 << 20
+    with _bar(stream, mode, large, "reading contacts", total_bytes, _BYTE_COLUMNS) as advance:
+        yield advance
+
+
+Step = Callable[[str], None]
+
+
+@contextmanager
+def step_progress(stream: IO[str], total_steps: int, mode: str) -> Iterator[Step]:
+    """A callback called once per step done, with what comes next (`polars: F2`), drawing a bar
+    of steps on a terminal (stderr). `mode` as for `progress`; `auto` draws on any terminal."""
+    with _bar(stream, mode, True, "starting", total_steps, _STEP_COLUMNS) as advance:
+        done = [0]
+
+        def step(description: str) -> None:
+            done[0] += 1
+            advance(done[0], description)
+
+        yield step
+
+
+_BYTE_COLUMNS = ("BarColumn", "DownloadColumn", "TransferSpeedColumn", "TimeRemainingColumn")
+_STEP_COLUMNS = ("BarColumn", "MofNCompleteColumn", "TimeElapsedColumn")
+
+
+@contextmanager
+def _bar(
+    stream: IO[str], mode: str, large: bool, first: str, total: int | None, names: tuple[str, ...]
+) -> Iterator[Callable[..., None]]:
+    """`advance(done, description=None)`: a rich bar with the columns `names`, redrawn at most
+    ten times a second, or a callback that does nothing when no bar is drawn."""
+    bar = _rich_bar(stream, names) if _shows(stream, mode, large) else None
+    if bar is None:
         yield _ignore
         return
     with bar:
-        task = bar.add_task("reading contacts", total=total_bytes)
+        task = bar.add_task(first, total=total)
         last = [0.0]
 
-        def tick(done: int) -> None:
+        def advance(done: int, description: str | None = None) -> None:
             now = time.monotonic()
-            if now - last[0] >= 0.1:
+            if now - last[0] >= 0.1 or (total is not None and done >= total):
                 last[0] = now
-                bar.update(task, completed=done)
+                bar.update(task, completed=done, description=description or first)
 
-        yield tick
+        yield advance
 
 
-def _ignore(done: int) -> None:
+def _shows(stream: IO[str], mode: str, large: bool) -> bool:
+    return mode == "always" or (mode == "auto" and large and _isatty(stream))
+
+
+def _rich_bar(stream: IO[str], names: tuple[str, ...]) -> Any:
+    """A transient rich `Progress` on `stream`, or None without rich."""
+    try:
+        import rich.progress
+        from rich.console import Console
+    except ImportError:
+        return None
+    columns = [getattr(rich.progress, name)() for name in names]
+    return rich.progress.Progress(
+        "[progress.description]{task.description}",
+        *columns,
+        console=Console(file=stream),
+        transient=True,
+    )
+
+
+def _ignore(done: int, description: str | None = None) -> None:
     return None
