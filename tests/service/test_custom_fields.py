@@ -229,7 +229,9 @@ def test_the_same_filter_text_means_each_lists_own_fields(tenant: Tenant) -> Non
     _declare(tenant, texts, "score", "string")
     by_number = smart(tenant, numbers, {"score": {"in": [1]}}, name="N")
     refused = tenant.call(
-        "POST", "/v4/audiences", json={"name": "T", "listId": texts, "filters": {"score": {"in": [1]}}}
+        "POST",
+        "/v4/audiences",
+        json={"name": "T", "listId": texts, "filters": {"score": {"in": [1]}}},
     )
     assert refused.status_code == 400  # a number is no string
     by_text = smart(tenant, texts, {"score": {"in": ["1"]}}, name="T")
