@@ -177,6 +177,11 @@ class List(Base):
     customFields: Mapped[list[dict[str, str]]] = mapped_column(
         "custom_fields", JSON, nullable=False, default=list, server_default="[]"
     )
+    # New at each change of the list's audiences: processes key what they prepared of them
+    # (`domain/list_plan.py`) by it, so a write reads one row instead of every audience.
+    audiencesStamp: Mapped[str] = mapped_column(
+        "audiences_stamp", String(32), nullable=False, default="", server_default=""
+    )
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
 

@@ -84,6 +84,16 @@ def reads_data(flt: Filter) -> bool:
     return False
 
 
+def columns_read(flt: Filter) -> frozenset[str]:
+    """The contact columns and relations the filter reads: a custom field is its column
+    (`data`), so a write of `data` is one every custom field's audience must judge again."""
+    columns = set()
+    for name in flt.fields:
+        field = flt.schema.get(name)
+        columns.add(field.source[0] if field is not None and field.source else name)
+    return frozenset(columns)
+
+
 def _key(canonical: str, fields: str | None) -> str:
     return canonical if fields is None else f"{fields}\n{canonical}"
 
@@ -96,10 +106,11 @@ BOTH_FORMS = "Send either filters or filtersText, not both"
 LIST_REQUIRED = "listId is required"
 EMPTY_CANONICAL = "{}"
 UNSATISFIABLE = "unsatisfiable"
-CACHED_FILTERS = 1024
-# About 160 bytes per unit once parsed, lowered and compiled: some 30 MB at most, room for the
-# audiences of a dozen lists filled to their budget (12,000 units each).
-CACHED_FILTER_WEIGHT = 200_000
+CACHED_FILTERS = 8192
+# About 160 bytes per unit once parsed, lowered and compiled: some 100 MB at most, room for
+# the thousands of small audiences of a few lists (a list of 1,000 ten-condition audiences
+# weighs about 12,000 units), or the few largest.
+CACHED_FILTER_WEIGHT = 600_000
 CACHED_TEXT_CHARACTERS = 4_000_000
 
 
@@ -213,21 +224,27 @@ def _parse_stored(canonical: str, fields: str | None) -> Filter | None:
         return None
 
 
-def check_list_room(session: Session, list_id: str, new: Cost, excluding: str | None) -> None:
-    """Refuse a filter of cost `new` (measured when it was read) when, with the stored filters
-    of the list's other audiences, it would take the list past its budget (`filter_budget`).
-    Every stored filter counts, smart or not: a manual audience becomes smart by a PATCH that
-    sends no filter."""
+def check_list_room(
+    session: Session, list_id: str, given: FilterInput, excluding: str | None
+) -> None:
+    """Refuse the filter `given` (its cost measured when it was read) when, with the stored
+    filters of the list's other audiences, it would take the list past its budget
+    (`filter_budget`). Every stored filter counts, smart or not: a manual audience becomes
+    smart by a PATCH that sends no filter."""
     statement = select(Audience.filters, Audience.fields).where(
         Audience.listId == list_id, Audience.filters.is_not(None)
     )
     if excluding is not None:
         statement = statement.where(Audience.id != excluding)
-    others = NOTHING
+    others, live = NOTHING, 0
     for canonical, fields in session.execute(statement):
         if canonical:
-            others = others + stored_cost(canonical, fields)
-    check_list(others, new)
+            cost = stored_cost(canonical, fields)
+            others = others + cost
+            flt = stored_filter(canonical, fields)
+            live += cost.conditions if flt is not None and flt.is_relative else 0
+    new_live = given.cost.conditions if given.filter is not None and given.filter.is_relative else 0
+    check_list(others, given.cost, live, new_live)
 
 
 def filter_text(canonical: str, fields: str | None = None) -> str | None:

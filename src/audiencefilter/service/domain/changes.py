@@ -11,14 +11,14 @@ refers to other audiences is refreshed by `membership_store.dependents`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from ..db.models import Audience, Contact, List
 from ..db.queries import owned_audience, owned_contact, owned_list
-from . import events, membership_snapshot, membership_store
+from . import events, list_plan, membership_snapshot, membership_store
 from .membership_snapshot import Snapshot
 
 
@@ -104,14 +104,24 @@ def contact_updated(session: Session, list_id: str, contact_id: str, fields: Ite
     events.append(
         session, list_id, [events.NewEvent(events.CONTACT_UPDATED, contact_id, payload=payload)]
     )
-    membership_store.refresh_contacts(session, list_id, [contact_id], events.CAUSE_CONTACT_UPDATED)
+    membership_store.refresh_contacts(
+        session, list_id, [contact_id], events.CAUSE_CONTACT_UPDATED, changed=payload["fields"]
+    )
+
+
+ACTION_WRITES = ("actions", "points")
+"""What adding or deleting an action changes of its contact: its actions, and its points."""
 
 
 def contacts_changed(
-    session: Session, list_id: str, contact_ids: Sequence[str], cause: str
+    session: Session,
+    list_id: str,
+    contact_ids: Sequence[str],
+    cause: str,
+    changed: Collection[str] = ACTION_WRITES,
 ) -> None:
-    """After a write that may change what filters read of these contacts (an action's points)."""
-    membership_store.refresh_contacts(session, list_id, contact_ids, cause)
+    """After a write that changed `changed` of these contacts (an action: ACTION_WRITES)."""
+    membership_store.refresh_contacts(session, list_id, contact_ids, cause, changed=changed)
 
 
 def contact_deleting(session: Session, list_id: str, contact_id: str, email: str) -> None:
@@ -133,6 +143,7 @@ def audience_created(
         events.AUDIENCE_CREATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
+    list_plan.audiences_changed(session, audience.listId)
     membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_CREATED, evaluated)
 
 
@@ -145,12 +156,14 @@ def audience_updated(
         events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
+    list_plan.audiences_changed(session, audience.listId)
     if membership:
         membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
 
 
 def audience_deleting(session: Session, audience: Audience) -> None:
     """Before an audience is deleted: every member leaves it, then it is reported deleted."""
+    list_plan.audiences_changed(session, audience.listId)
     membership_store.remove_audience(session, audience, events.CAUSE_AUDIENCE_DELETED)
     event = events.NewEvent(
         events.AUDIENCE_DELETED, audience_id=audience.id, payload=_audience_payload(audience)

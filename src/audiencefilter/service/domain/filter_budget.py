@@ -47,8 +47,12 @@ from ..ground.errors import AudienceRuleError
 MAX_CONDITIONS = 500
 MAX_VALUES = 5_000
 MAX_SQL_DEPTH = 300
-LIST_MAX_CONDITIONS = 2_000
-LIST_MAX_VALUES = 10_000
+# A write judges only the audiences reading what it changed, and a page reads stored
+# memberships: what bounds a list now is the filters that change with time alone, which every
+# page runs on each of its rows (LIST_MAX_LIVE_CONDITIONS), and the values bound per statement.
+LIST_MAX_CONDITIONS = 50_000
+LIST_MAX_LIVE_CONDITIONS = 2_000
+LIST_MAX_VALUES = 100_000
 
 FILTER_TOO_LARGE = "Filters exceed the service's budget for one filter"
 LIST_TOO_LARGE = "Filters exceed the service's budget for the audiences of one list"
@@ -189,10 +193,11 @@ def check_filter(flt: Filter) -> Cost:
     return cost
 
 
-def check_list(others: Cost, new: Cost) -> None:
-    """Refuse a filter that would take its list's audiences past the budget per list."""
+def check_list(others: Cost, new: Cost, live_others: int = 0, live_new: int = 0) -> None:
+    """Refuse a filter that would take its list's audiences past the budget per list;
+    `live_*`: the conditions of filters that change with time alone (run on every page)."""
     total = others + new
-    details = []
+    details = _live_details(live_others, live_new)
     if total.conditions > LIST_MAX_CONDITIONS:
         details.append(
             _detail(
@@ -213,6 +218,20 @@ def check_list(others: Cost, new: Cost) -> None:
         )
     if details:
         raise AudienceRuleError(LIST_TOO_LARGE, details)
+
+
+def _live_details(others: int, new: int) -> list[dict[str, str]]:
+    if others + new <= LIST_MAX_LIVE_CONDITIONS:
+        return []
+    return [
+        _detail(
+            "(the list's audiences)",
+            f"{others + new} conditions in filters that change with time alone (relative "
+            f"dates), which every page of contacts runs on each row ({others} without this "
+            f"filter); the budget is {LIST_MAX_LIVE_CONDITIONS}",
+            "use absolute dates where the audience allows, or delete other such audiences",
+        )
+    ]
 
 
 def _detail(path: str, message: str, suggestion: str) -> dict[str, str]:

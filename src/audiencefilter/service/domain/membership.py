@@ -17,28 +17,29 @@ the members it had as manual (not used either): switching mode back finds them a
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, case, false, func, literal_column, select
+from sqlalchemy import ColumnElement, Select, case, false, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from ... import Filter
 from ..db.models import Audience, Contact, Membership
 from ..db.queries import ids_of
 from ..ground import clock
-from . import relations
+from . import list_plan, relations
 from .audience_filters import filter_of, reads_data, time_dependent
-from .filter_budget import LIST_MAX_VALUES, cost_of
+from .filter_budget import cost_of
 from .idsets import IDS, dialect_of, ids_in, per_dialect
 
 MANUAL = "manual"
 SMART = "smart"
 # Bound parameters per statement stay far below SQLite's 32,766 when many filters are summed:
-# at most 32 audiences, and at most a list's budget of array values (`filter_budget`).
+# at most 32 audiences, and at most 10,000 array values (one filter holds at most 5,000).
 SIZES_PER_STATEMENT = 32
-VALUES_PER_STATEMENT = LIST_MAX_VALUES
+VALUES_PER_STATEMENT = 10_000
 
 
 def filter_in_use(mode: str, filters: str | None, fields: str | None) -> Filter | None:
@@ -70,14 +71,6 @@ def member_condition(audience: Audience) -> ColumnElement[bool]:
     return Contact.id.in_(members)
 
 
-# Built once: read on every page of contacts.
-_LIST_AUDIENCES = (
-    select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.fields)
-    .where(Audience.listId == bindparam("list_id"))
-    .order_by(Audience.createdAt, Audience.id)
-)
-
-
 @dataclass(frozen=True)
 class _Entry:
     item: dict[str, str]
@@ -105,10 +98,9 @@ class ListAudiences:
 
     @classmethod
     def load(cls, session: Session, list_id: str) -> ListAudiences:
-        rows = session.connection().execute(_LIST_AUDIENCES, {"list_id": list_id})
-        return cls(
-            [(id_, name, mode, filters, fields) for id_, name, mode, filters, fields in rows]
-        )
+        """The list's audiences as prepared once per change of them (`list_plan`)."""
+        plan = list_plan.plan_of(session, list_id)
+        return _PREPARED.get(id(plan), plan, lambda: cls(plan.rows))
 
     def of_rows(
         self, session: Session, rows: Sequence[dict[str, Any]]
@@ -221,3 +213,29 @@ def _smart_sizes(session: Session, audiences: Sequence[Audience]) -> dict[str, i
         row = session.execute(select(*sums).where(Contact.listId == list_id)).one()
         sizes.update({a.id: int(n) for a, n in zip(group, row, strict=True)})
     return sizes
+
+
+class _Prepared:
+    """The `ListAudiences` of the plans still held, kept beside them: a page of contacts of a
+    list whose audiences did not change since the last one reuses what that page prepared."""
+
+    def __init__(self) -> None:
+        self._by_plan: dict[int, tuple[list_plan.ListPlan, ListAudiences]] = {}
+        self._lock = threading.Lock()
+
+    def get(
+        self, key: int, plan: list_plan.ListPlan, make: Callable[[], ListAudiences]
+    ) -> ListAudiences:
+        with self._lock:
+            held = self._by_plan.get(key)
+            if held is not None and held[0] is plan:
+                return held[1]
+        made = make()
+        with self._lock:
+            if len(self._by_plan) >= list_plan.PLANS_KEPT:
+                self._by_plan.clear()
+            self._by_plan[key] = (plan, made)
+        return made
+
+
+_PREPARED = _Prepared()

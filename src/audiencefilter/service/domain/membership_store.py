@@ -29,7 +29,7 @@ request, as before), so answers are exact and only their events wait for the swe
 Hooks for what is to come:
 - behaviour audiences (filters over a contact's actions): call `refresh_contacts` with
   `CAUSE_ACTION_CREATED` / `CAUSE_ACTION_DELETED` from the action routes (done already: points
-  change there); `audiences_of_list` is where a filter's reads are looked at.
+  change there); `list_plan.py` is where a filter's reads are looked at.
 - audiences that reference audiences: `dependents` returns the audiences to refresh after an
   audience's membership changed; `refresh_contacts` and `refresh_audience` follow it.
 """
@@ -37,7 +37,7 @@ Hooks for what is to come:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -48,28 +48,17 @@ from ... import Filter
 from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..db.queries import contact_rows, fetch_rows
 from ..ground import clock
-from . import events, references, relations
-from .audience_filters import MANUAL, SMART, StoredAudience, filter_of, reads_data
+from . import events, list_plan, references, relations
+from .audience_filters import (
+    MANUAL,
+    StoredAudience,
+    reads_data,
+)
 
 CHUNK = 500
 # Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
 SQL_AUDIENCES_PER_STATEMENT = 32
 MEMBERSHIPS = cast(Table, Membership.__table__)
-
-
-def audiences_of_list(session: Session, list_id: str) -> list[StoredAudience]:
-    """The list's smart audiences with a filter in use, oldest first."""
-    statement = (
-        select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.fields)
-        .where(Audience.listId == list_id, Audience.mode == SMART)
-        .order_by(Audience.createdAt, Audience.id)
-    )
-    found = []
-    for id_, name, mode, filters, fields in session.execute(statement):
-        flt = filter_of(mode, filters, fields)
-        if flt is not None:
-            found.append(StoredAudience(id_, name, mode, flt))
-    return found
 
 
 def dependents(session: Session, audience_ids: Iterable[str]) -> list[StoredAudience]:
@@ -81,7 +70,7 @@ def dependents(session: Session, audience_ids: Iterable[str]) -> list[StoredAudi
     list_id = session.scalar(select(Audience.listId).where(Audience.id == ids[0]))
     if list_id is None:
         return []
-    return references.dependents(audiences_of_list(session, list_id), ids)
+    return references.dependents(list(list_plan.plan_of(session, list_id).smart), ids)
 
 
 def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
@@ -192,13 +181,16 @@ def refresh_contacts(
     cause: str,
     audiences: Sequence[StoredAudience] | None = None,
     announce: bool = True,
+    changed: Collection[str] | None = None,
 ) -> int:
     """Brings the stored smart memberships of these contacts of the list up to date; the number
     of changes (events appended unless `announce` is False). Call it after the write, in its
     transaction. `audiences`: only these (in refresh order), rather than every smart audience
-    of the list."""
+    of the list; `changed`: the columns and relations the write changed (None: any), so that
+    audiences reading none of them are not judged at all."""
     if audiences is None:
-        audiences = references.ordered(audiences_of_list(session, list_id))
+        plan = list_plan.plan_of(session, list_id)
+        audiences = plan.smart if changed is None else plan.reading(changed)
     if not audiences or not contact_ids:
         return 0
     at = clock.now()
@@ -262,13 +254,16 @@ def _filter(audience: StoredAudience) -> Filter:
 def _stored_pairs(
     session: Session, contact_ids: Sequence[str], audience_ids: Sequence[str]
 ) -> set[tuple[str, str]]:
-    """The stored (audience id, contact id) rows of these contacts in these audiences."""
+    """The stored (audience id, contact id) rows of these contacts in these audiences: read by
+    contact (its index), then kept in Python, so a list of a thousand audiences binds no
+    thousand ids per statement."""
+    wanted = frozenset(audience_ids)
     stored: set[tuple[str, str]] = set()
     for chunk in _chunks(contact_ids):
         statement = select(Membership.audienceId, Membership.contactId).where(
-            Membership.contactId.in_(chunk), Membership.audienceId.in_(list(audience_ids))
+            Membership.contactId.in_(chunk)
         )
-        stored.update((a, c) for a, c in session.execute(statement))
+        stored.update((a, c) for a, c in session.execute(statement) if a in wanted)
     return stored
 
 

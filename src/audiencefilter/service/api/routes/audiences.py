@@ -232,7 +232,7 @@ def create_audience(
         custom_fields.check_unchanged(lst, fields)
         _check_room(session, settings, lst.id)
         if given.filter is not None:
-            check_list_room(session, lst.id, given.cost, excluding=None)
+            check_list_room(session, lst.id, given, excluding=None)
         references.check(session, lst.id, None, filter_in_use(mode, filters, fields))
         audience = Audience(listId=lst.id, name=name, mode=mode, filters=filters, fields=fields)
         session.add(audience)
@@ -357,7 +357,7 @@ def update_audience(
         fields = _stored_fields(given, audience.fields)
         custom_fields.check_unchanged(lst, fields)
         if given.filter is not None:
-            check_list_room(session, audience.listId, given.cost, excluding=audience.id)
+            check_list_room(session, audience.listId, given, excluding=audience.id)
         in_use = filter_in_use(mode, filters, fields)
         references.check(session, audience.listId, audience.id, in_use)
         if body.name is not None:

@@ -1,0 +1,111 @@
+"""What a process prepares of a list's audiences once, instead of on every write and page.
+
+A contact write used to load every audience of its list, look each filter up, sort them by
+reference and ask each which columns it reads, before judging any: with a thousand audiences
+that cost more than the write. A `ListPlan` holds all of it, keyed by the list's
+`audiences_stamp`, which every change of an audience renews (`changes.py`) in the transaction
+that makes it: a write reads one column of one row, and a stamp never names two sets of
+audiences (a rolled-back change leaves its random stamp unused).
+
+The plan's index maps each column and relation to the audiences that read it, so a write that
+changed `firstName` judges only the audiences reading `firstName` (and those reading other
+audiences' memberships, which a judgement may change).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ..db.models import Audience, List
+from . import references, relations
+from .audience_filters import SMART, StoredAudience, columns_read, filter_of
+
+PLANS_KEPT = 256
+AudienceRow = tuple[str, str, str, "str | None", "str | None"]
+
+
+@dataclass(frozen=True)
+class ListPlan:
+    """A list's audiences as stored (`rows`, oldest first) and its smart ones ready to judge."""
+
+    rows: tuple[AudienceRow, ...]
+    smart: tuple[StoredAudience, ...]  # with a filter in use, each after those it reads
+    index: dict[str, tuple[int, ...]] = field(default_factory=dict)  # column -> positions
+    followers: tuple[int, ...] = ()  # positions of audiences reading audiences
+
+    def reading(self, changed: Collection[str]) -> list[StoredAudience]:
+        """The smart audiences a write of the `changed` columns and relations can move: those
+        reading one of them and, when any is left, those reading audiences. In refresh
+        order."""
+        positions = {p for column in changed for p in self.index.get(column, ())}
+        if not positions:
+            return []
+        positions.update(self.followers)
+        return [self.smart[p] for p in sorted(positions)]
+
+
+def build(rows: Sequence[AudienceRow]) -> ListPlan:
+    found = []
+    for id_, name, mode, filters, fields in rows:
+        flt = filter_of(mode, filters, fields) if mode == SMART else None
+        if flt is not None:
+            found.append(StoredAudience(id_, name, mode, flt))
+    smart = tuple(references.ordered(found))
+    index: dict[str, list[int]] = {}
+    for position, audience in enumerate(smart):
+        assert audience.flt is not None
+        for column in columns_read(audience.flt):
+            index.setdefault(column, []).append(position)
+    followers = tuple(index.get(relations.AUDIENCES, ()))
+    frozen = {column: tuple(positions) for column, positions in index.items()}
+    return ListPlan(tuple(rows), smart, frozen, followers)
+
+
+_PLANS: OrderedDict[tuple[str, str], ListPlan] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def plan_of(session: Session, list_id: str) -> ListPlan:
+    """The list's plan as this transaction sees its audiences."""
+    stamp = session.scalar(select(List.audiencesStamp).where(List.id == list_id)) or ""
+    key = (list_id, stamp)
+    with _LOCK:
+        plan = _PLANS.get(key)
+        if plan is not None:
+            _PLANS.move_to_end(key)
+            return plan
+    # An empty stamp is a list whose audiences predate stamps: never cached.
+    plan = build(_rows(session, list_id))
+    if stamp:
+        with _LOCK:
+            _PLANS[key] = plan
+            while len(_PLANS) > PLANS_KEPT:
+                _PLANS.popitem(last=False)
+    return plan
+
+
+def _rows(session: Session, list_id: str) -> list[AudienceRow]:
+    statement = (
+        select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.fields)
+        .where(Audience.listId == list_id)
+        .order_by(Audience.createdAt, Audience.id)
+    )
+    return [(i, n, m, f, d) for i, n, m, f, d in session.execute(statement)]
+
+
+def audiences_changed(session: Session, list_id: str) -> None:
+    """Renews the list's stamp: call in the transaction that creates, changes or deletes one
+    of its audiences."""
+    session.execute(
+        update(List)
+        .where(List.id == list_id)
+        .values(audiencesStamp=secrets.token_hex(12))
+        .execution_options(synchronize_session=False)
+    )
