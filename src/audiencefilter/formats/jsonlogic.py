@@ -103,7 +103,12 @@ class _Reader(Reading):
         if isinstance(rule, bool):
             return TRUE if rule else FALSE
         if not is_map(rule) or len(rule) != 1:
-            self.expected(path, 'a rule: an object of one operator, such as {"==": [...]}', rule)
+            self.expected(
+                path,
+                "a rule: an object of one operator",
+                rule,
+                'write e.g. {"===": [{"var": "country"}, "FR"]}, or true or false',
+            )
             return TRUE
         self.repeated_keys(rule, path)
         ((operator, args),) = rule.items()
@@ -119,7 +124,7 @@ class _Reader(Reading):
             path[:-1],
             f'the operator "{operator}" has no faithful meaning here; the operators read are '
             + ", ".join(_OPERATORS),
-            did_you_mean(operator, _OPERATORS),
+            did_you_mean(operator, _OPERATORS) or "write the test with those, or in a where clause",
         )
         return TRUE
 
@@ -161,7 +166,7 @@ class _Reader(Reading):
     def truth(self, args: list[Any], path: Path, depth: int) -> Node:
         """`!!`, and the operand of `!`: a rule, or a `var` taken for its truthiness."""
         if len(args) != 1:
-            self.expected(path, "one operand", args)
+            self.expected(path, "one operand", args, 'write e.g. {"!": {"var": "email"}}')
             return TRUE
         operand, at = args[0], (*path, 0)
         if is_map(operand) and len(operand) == 1 and "var" in operand:
@@ -200,7 +205,7 @@ class _Reader(Reading):
             )
             return None
         if not isinstance(name, str) or not name:
-            self.expected(path, 'a field name such as {"var": "email"}', name)
+            self.expected(path, "a field name", name, 'write e.g. {"var": "email"}')
             return None
         head, *keys = name.split(".")
         field = self.schema.get(head)
@@ -256,7 +261,9 @@ class _Reader(Reading):
         if len(args) in sizes:
             return args
         wanted = " or ".join(str(size) for size in sizes)
-        self.expected(path, f"an array of {wanted} operands", args)
+        three = "; only < and <= take three ([low, var, high])" if 3 not in sizes else ""
+        example = f'write e.g. {{"{path[-1]}": [{{"var": "points"}}, 100]}}'
+        self.expected(path, f"an array of {wanted} operands", args, example + three)
         return None
 
     def equality(self, args: list[Any], path: Path, depth: int) -> Node:
@@ -271,7 +278,11 @@ class _Reader(Reading):
     def equals(self, pair: list[Any], path: Path, strict: bool) -> Node:
         var_at = next((i for i, arg in enumerate(pair) if _is_var(arg)), None)
         if var_at is None or _is_var(pair[1 - var_at]):
-            self.add(path, "expected one var and one value", "compare a field with a value")
+            self.add(
+                path,
+                "expected one var and one value",
+                'compare a field with a value: {"===": [{"var": "country"}, "FR"]}',
+            )
             return TRUE
         found = self.field(pair[var_at]["var"], (*path, var_at, "var"))
         if found is None:
@@ -299,7 +310,12 @@ class _Reader(Reading):
         """`field op value` through the condition builder."""
         field, keys = found
         if is_map(value) or is_list(value) and op is not Op.IN:
-            self.expected(at, "a string, a number, a boolean or null", value)
+            self.expected(
+                at,
+                "a string, a number, a boolean or null",
+                value,
+                "compare with one value; list values with in",
+            )
             return TRUE
         report = self.report(at)
         if keys is not None:
@@ -385,7 +401,8 @@ class _Reader(Reading):
         report = self.report((*path, 1, "var"))
         if keys is not None or not self.conditions.accepts(field, op, report):
             if keys is not None:
-                self.add(path, "a field reference compares two fields of their own columns")
+                self.add(path, "a field reference compares two fields of their own columns",
+                         "compare a value inside JSON with a literal")
             return TRUE
         return self.conditions.comparison(field, op, {"_ref": pair[1]["var"]}, False, report)
 
@@ -477,7 +494,9 @@ class _Reader(Reading):
     def blanks(self, names: Any, path: Path) -> tuple[Node, ...] | None:
         """Each named value is null or "" (a null test where "" cannot be stored)."""
         if not is_list(names) or len(set(map(str, names))) != len(names):
-            self.expected(path, "an array of distinct field names", names)
+            self.expected(
+                path, "an array of distinct field names", names, 'write e.g. ["email", "firstName"]'
+            )
             return None
         found = tuple(self.field(name, (*path, i)) for i, name in enumerate(names))
         return tuple(_blank(item) for item in found if item is not None)
@@ -653,9 +672,9 @@ def _has_non_text(values: Any) -> bool:
 
 
 def _refused(node: Node, why: str) -> FilterError:
-    from ..where.write import to_dict
+    from ..where.write import to_json
 
-    shown = json.dumps(to_dict(node), ensure_ascii=False, default=str)
+    shown = to_json(node)
     return FilterError(
         [
             Issue(

@@ -104,18 +104,23 @@ def conjoin(items: tuple[Node, ...]) -> Node:
     """The conjunction of `items`, with "present and not c" read back as `NOT c`.
 
     Beside `IS NOT NULL` on a field, a disjunct testing that field for null is FALSE and is
-    dropped; the `IS NOT NULL` itself is dropped when another item already requires the field
-    (a condition on it is never TRUE for a null). So a writer's "neither c nor null" comes back
-    as the `NOT c` it was written from.
+    dropped; the `IS NOT NULL` that did so goes too when another item requires the field (a
+    condition on it is never TRUE for a null). So a writer's "neither c nor null" comes back as
+    the `NOT c` it was written from, and any other `IS NOT NULL` stays.
     """
     present = {
         _null_key(item.item) for item in items if isinstance(item, Not) and _is_null(item.item)
     }
     if not present:
         return all_of(items)
-    kept = tuple(_without_null_tests(item, present) for item in items)
-    needed = {key for key in present if not any(_requires(item, key) for item in kept)}
+    used: set[NullKey] = set()
+    kept = tuple(_without_null_tests(item, present, used) for item in items)
+    needed = {key for key in present if key not in used or not _required(kept, key)}
     return all_of(tuple(item for item in kept if _kept_beside(item, needed)))
+
+
+def _required(items: tuple[Node, ...], key: NullKey) -> bool:
+    return any(_requires(item, key) for item in items)
 
 
 def _kept_beside(item: Node, needed: set[NullKey]) -> bool:
@@ -137,14 +142,14 @@ def _null_key(node: Node) -> NullKey:
     return node.field, node.path
 
 
-def _without_null_tests(node: Node, present: set[NullKey]) -> Node:
-    """`node` with the null tests of present fields dropped from a disjunction."""
+def _without_null_tests(node: Node, present: set[NullKey], used: set[NullKey]) -> Node:
+    """`node` with the null tests of present fields dropped from a disjunction, noting in
+    `used` the fields whose present test did so (it was a writer's "present and not")."""
     if not isinstance(node, Or):
         return node
-    kept = tuple(
-        item for item in node.items if not (isinstance(item, IsNull) and _null_key(item) in present)
-    )
-    return any_of(kept)
+    dropped = {_null_key(i) for i in node.items if _is_null(i) and _null_key(i) in present}
+    used |= dropped
+    return any_of(tuple(i for i in node.items if not (_is_null(i) and _null_key(i) in dropped)))
 
 
 def _requires(node: Node, key: NullKey) -> bool:

@@ -559,9 +559,9 @@ class _Writer:
 
 
 def _refused(node: Node, why: str) -> FilterError:
-    from ..where.write import to_dict
+    from ..where.write import to_json
 
-    shown = json.dumps(to_dict(node), ensure_ascii=False, default=str)
+    shown = to_json(node)
     return FilterError(
         [
             Issue(
