@@ -401,8 +401,11 @@ class _Reader(Reading):
         report = self.report((*path, 1, "var"))
         if keys is not None or not self.conditions.accepts(field, op, report):
             if keys is not None:
-                self.add(path, "a field reference compares two fields of their own columns",
-                         "compare a value inside JSON with a literal")
+                self.add(
+                    path,
+                    "a field reference compares two fields of their own columns",
+                    "compare a value inside JSON with a literal",
+                )
             return TRUE
         return self.conditions.comparison(field, op, {"_ref": pair[1]["var"]}, False, report)
 

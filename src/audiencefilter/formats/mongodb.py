@@ -150,7 +150,12 @@ class _Reader(Reading):
     def group(self, key: str, value: Any, path: Path, depth: int) -> Node:
         """`$and`, `$or`, `$nor`: a non-empty array of query documents, as MongoDB requires."""
         if not is_list(value) or not value or not all(is_map(item) for item in value):
-            self.expected(path, "a non-empty array of query documents", value)
+            self.expected(
+                path,
+                "a non-empty array of query documents",
+                value,
+                'write e.g. [{"country": "FR"}, {"points": {"$gte": 100}}]',
+            )
             return TRUE
         if len(value) > self.limits.max_array:
             self.add(
@@ -261,7 +266,7 @@ class _Reader(Reading):
             path,
             f'the operator "{key}" has no faithful meaning here; the operators read '
             "are " + ", ".join(_OPERATORS),
-            did_you_mean(key, _OPERATORS),
+            did_you_mean(key, _OPERATORS) or "write the test with those, or in a where clause",
         )
         return TRUE
 
@@ -287,6 +292,9 @@ class _Reader(Reading):
         if listed is None:
             return TRUE
         rest, null = listed
+        if field.type is FieldType.BOOLEAN:  # no `in` on booleans here: each value's equality
+            equal = tuple(self.compare(field, Op.EQUALS, v, path) for v in dict.fromkeys(rest))
+            return any_of((*equal, IsNull(field.name))) if null else any_of(equal)
         if null and rest == [""] and field.type is FieldType.STRING:
             return Blank(field.name)
         node = self.compare(field, Op.IN, rest, path) if rest or not null else FALSE
@@ -298,6 +306,8 @@ class _Reader(Reading):
         if listed is None:
             return TRUE
         rest, null = listed
+        if field.type is FieldType.BOOLEAN:
+            return not_true(self.among(field, values, path))
         if not rest:
             return Not(IsNull(field.name)) if null else self.compare(field, Op.NOT_IN, [], path)
         node = self.compare(field, Op.NOT_IN, rest, path)
@@ -306,7 +316,7 @@ class _Reader(Reading):
     def listed(self, values: Any, path: Path) -> tuple[list[Any], bool] | None:
         """The values of `$in`/`$nin` without null, and whether null was one."""
         if not is_list(values):
-            self.expected(path, "an array of values", values)
+            self.expected(path, "an array of values", values, 'write e.g. ["FR", "DE"]')
             return None
         return [value for value in values if value is not None], any(v is None for v in values)
 
