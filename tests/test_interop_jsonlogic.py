@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from json_logic import jsonLogic
 
 import audiencefilter as af
-from audiencefilter.language.nodes import And, Const, Node, Not, Or, walk
+from audiencefilter.language.fields import Op
+from audiencefilter.language.nodes import And, Comparison, Const, Node, Not, Or, walk
 from audiencefilter.testing.strategies import records, where_clauses
 
 STRINGS = ("email", "firstName", "country", "city")
@@ -150,11 +151,16 @@ def _expressible(where: dict[str, Any]) -> af.Filter:
 
 
 def negations_on_conditions(node: Node) -> bool:
-    """Whether every NOT of the tree stands on one condition: the writer pushes a NOT over a
-    group down to the conditions (De Morgan), which reads back as another canonical form."""
-    return all(
-        not isinstance(n.item, And | Or | Not | Const) for n in walk(node) if isinstance(n, Not)
-    )
+    """Whether every NOT of the tree stands on one condition, other than `in`: the writer
+    pushes a NOT over a group down to the conditions (De Morgan), and "present and not in"
+    reads back as `notIn` (NOT `notIn` as `in`), the same audience in another canonical form."""
+    return all(_plain_negation(n.item) for n in walk(node) if isinstance(n, Not))
+
+
+def _plain_negation(item: Node) -> bool:
+    if isinstance(item, Comparison) and item.op in (Op.IN, Op.NOT_IN) and not item.path:
+        return False
+    return not isinstance(item, And | Or | Not | Const)
 
 
 @settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])

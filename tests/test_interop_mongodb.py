@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from mongoquery import Query
 
 import audiencefilter as af
 from audiencefilter.formats.mongodb import _escape
-from audiencefilter.language.nodes import And, Const, Node, Not, Or, walk
+from audiencefilter.language.fields import Op
+from audiencefilter.language.nodes import And, Comparison, Const, Node, Not, Or, walk
 from audiencefilter.testing.strategies import records, where_clauses
+from tests.interop_reference import mongo_matches
 
 STRINGS = ("email", "firstName", "country", "city")
 NUMBERS = ("points", "referrals")
@@ -27,35 +28,8 @@ CASELESS = st.sampled_from(("@", ".", "1", "", "@1.", "-", "^", "$", "\n"))
 ACTION_FIELDS = {"id": TEXT, "name": TEXT, "increase": NUMBER}
 
 
-def document(record: dict[str, Any], schema: af.Schema = af.CONTACT) -> dict[str, Any]:
-    """The record as MongoDB sees it: a null field and a missing one match the same queries
-    in MongoDB (no operator read here tells them apart), but `mongoquery` finds `null` equal
-    to a stored null only, so every absent field is written null (rows of relations too)."""
-    filled = {field.name: record.get(field.name) for field in schema.fields}
-    for relation in schema.relations:
-        rows = record.get(relation.name)
-        filled[relation.name] = (
-            None if rows is None else [document(row, relation.schema) for row in rows]
-        )
-    return filled
-
-
-def reference(query: Any) -> Any:
-    """The query as `mongoquery` takes it: it has no `$options` (it raises), but takes a
-    compiled pattern with its flags."""
-    if isinstance(query, list):
-        return [reference(item) for item in query]
-    if not isinstance(query, dict):
-        return query
-    if "$regex" in query:
-        flags = re.IGNORECASE if query.get("$options") == "i" else 0
-        rest = {k: reference(v) for k, v in query.items() if k not in ("$regex", "$options")}
-        return {"$regex": re.compile(query["$regex"], flags), **rest}
-    return {key: reference(value) for key, value in query.items()}
-
-
 def matches(query: dict[str, Any], record: dict[str, Any], schema: af.Schema = af.CONTACT) -> bool:
-    return bool(Query(reference(query)).match(document(record, schema)))
+    return mongo_matches(query, record, schema)
 
 
 @st.composite
@@ -155,10 +129,16 @@ EXPRESSIBLE = af.Schema.of(
 
 
 def negations_on_conditions(node: Node) -> bool:
-    """Whether every NOT stands on one condition (see the JsonLogic tests)."""
-    return all(
-        not isinstance(n.item, And | Or | Not | Const) for n in walk(node) if isinstance(n, Not)
-    )
+    """Whether every NOT of the tree stands on one condition, other than `in`: the writer
+    pushes a NOT over a group down to the conditions (De Morgan), and "present and not in"
+    reads back as `notIn` (NOT `notIn` as `in`), the same audience in another canonical form."""
+    return all(_plain_negation(n.item) for n in walk(node) if isinstance(n, Not))
+
+
+def _plain_negation(item: Node) -> bool:
+    if isinstance(item, Comparison) and item.op in (Op.IN, Op.NOT_IN) and not item.path:
+        return False
+    return not isinstance(item, And | Or | Not | Const)
 
 
 def _expressible(where: dict[str, Any]) -> af.Filter:
