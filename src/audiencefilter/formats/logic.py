@@ -76,7 +76,7 @@ def not_true(node: Node) -> Node:
             return FALSE if node.value else TRUE
         case Quantified() if node.quantifier in _NEGATED_QUANTIFIER:
             return replace(node, quantifier=_NEGATED_QUANTIFIER[node.quantifier])
-        case Comparison() if node.op in _OPPOSITE and not node.path and node.value:
+        case Comparison() if node.op in _OPPOSITE and not node.path:
             # On a field, `notIn` is exactly "present and not in"; at a JSON path it is FALSE
             # for another JSON type, where NOT `in` is TRUE, so a path keeps the negation.
             return any_of((replace(node, op=_OPPOSITE[node.op]), *unknown_when(node)))
