@@ -63,3 +63,36 @@ def test_rule_is_refused_at_its_paths(
 
 def test_every_interop_file_has_cases() -> None:
     assert _cases("matches") and _cases("source_error")
+
+
+def test_convert_exits_with_the_usage_status_for_an_unknown_format(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from audiencefilter.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["convert", "--from", "jsonlogik", "--to", "text", "{}"])
+    assert exited.value.code == EXIT_USAGE
+    assert "invalid choice: 'jsonlogik'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["convert", "--from", "english", "--to", "text", "x"])
+    assert exited.value.code == EXIT_USAGE
+    rule = '{"in": ["Gmail", {"var": "email"}]}'
+    assert main(["convert", "--from", "jsonlogic", "--to", "json", rule]) == EXIT_INVALID
+    assert "in[0]: " not in capsys.readouterr().out
+    assert main(["convert", "--from", "json", "--to", "jsonlogic", '{"points": 1}']) == EXIT_OK
+    assert json.loads(capsys.readouterr().out) == {"===": [{"var": "points"}, 1]}
+
+
+def test_the_registry_names_every_format_and_refuses_others() -> None:
+    from audiencefilter.formats import FORMATS
+
+    assert set(FORMATS) == {"jsonlogic", "mongodb", "react-querybuilder", "sql", "english"}
+    with pytest.raises(af.FilterError) as caught:
+        af.from_format("{}", "jsonlogik")
+    assert '"jsonlogic"' in str(caught.value) and "json and text" in str(caught.value)
+    with pytest.raises(af.FilterError):
+        af.parse({"points": 1}).to_format("yaml")
+    assert af.from_format('{"points": 1}', "json") == af.parse({"points": 1})
+    assert af.from_format("points = 1", "text").to_format("json") == {"points": {"equals": 1}}
+    assert af.parse({"points": 1}).to_format("text") == "points = 1"

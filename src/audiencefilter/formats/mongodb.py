@@ -396,7 +396,7 @@ class _Reader(Reading):
                 "a regular expression ignores case otherwise than str.lower() for "
                 f"some letters of {json.dumps(text, ensure_ascii=False)} (s and ſ, i and "
                 "İ, σ and ς, ...)",
-                "no faithful form exists",
+                "no faithful form exists: write contains in a where clause",
             )
             return TRUE
         if op is Op.CONTAINS and not folds and not caseless(text):
