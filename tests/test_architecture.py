@@ -24,6 +24,7 @@ READERS = (
     "audiencefilter.text.read",
     "audiencefilter.text.grammar",
     "audiencefilter.text.errors",
+    "audiencefilter.formats",  # other products' formats
     "audiencefilter.text",  # the package re-exports the reader
 )
 BACK_ENDS = "audiencefilter.backends"
@@ -204,6 +205,14 @@ PACKAGE_RULES = {
     "audiencefilter.where": {LANGUAGE, ERRORS, "audiencefilter.excerpt"},
     "audiencefilter.text": {LANGUAGE, ERRORS, "audiencefilter.where", "audiencefilter.excerpt"},
     "audiencefilter.backends": {LANGUAGE, ERRORS, "audiencefilter.rewrite"},
+    # Other products' formats: readers and writers beside `where` and `text`.
+    "audiencefilter.formats": {
+        LANGUAGE,
+        ERRORS,
+        "audiencefilter.where",
+        "audiencefilter.text",
+        "audiencefilter.excerpt",
+    },
 }
 
 

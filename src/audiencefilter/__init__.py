@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
-from .filter import Filter, Predicate, parse, parse_text
+from .filter import Filter, Predicate, from_format, parse, parse_text
 from .language.contact import CONTACT
 from .language.fields import Field, FieldType, Op, Schema
 from .language.instants import as_utc
@@ -88,6 +88,7 @@ __all__ = [
     "Visitor",
     "as_utc",
     "compile",
+    "from_format",
     "json_schema",
     "parse",
     "parse_text",

@@ -285,6 +285,22 @@ class Filter:
 
         return to_text(self.root)
 
+    def to_format(self, name: str) -> object:
+        """The filter in the format `name`: `"json"` (the canonical where clause as data),
+        `"text"`, or one of `audiencefilter.formats.FORMATS` (`"jsonlogic"`, `"mongodb"`,
+        ...), written from the user's tree (docs/interop.md).
+
+        Raises:
+            FilterError: an unknown format, or a condition the format has no faithful form for.
+        """
+        if name == "json":
+            return self.to_dict()
+        if name == "text":
+            return self.to_text()
+        from .formats import write_format
+
+        return write_format(self.root, name, self.schema)
+
     def explain(self, record: Record, *, now: datetime | None = None) -> Explanation:
         """Why `record` is in or out: each condition's TRUE/FALSE/UNKNOWN and the value seen;
         relative date-times are shown with the instant they stood for at `now`."""
@@ -392,6 +408,30 @@ def parse_text(text: str, schema: Schema = CONTACT, *, limits: Limits = DEFAULT_
     from .text import read_text  # lark is imported on first use
 
     return _new_filter(read_text(text, schema, limits=limits), schema)
+
+
+def from_format(source: object, name: str, schema: Schema = CONTACT) -> Filter:
+    """Read a filter written in the format `name` into a validated `Filter`.
+
+    Args:
+        source: The rule: JSON text or decoded data (a string for the text syntax).
+        name: `"json"` (a where clause, as `parse`), `"text"` (as `parse_text`), or one of
+            `audiencefilter.formats.FORMATS` (`"jsonlogic"`, `"mongodb"`, ...).
+        schema: The fields the filter may use; the contact schema of the spec by default.
+
+    Raises:
+        FilterError: an unknown format, or every problem found in the rule, each at its path;
+            a rule the format means otherwise than any filter here is refused, never guessed.
+    """
+    if name == "json":
+        return parse(cast(Any, source), schema)
+    if name == "text":
+        if not isinstance(source, str):
+            raise TypeError(f"the text syntax is a str, not {type(source).__name__}")
+        return parse_text(source, schema)
+    from .formats import read_format
+
+    return _new_filter(read_format(source, name, schema), schema)
 
 
 def _filter_builder() -> Callable[[Node, Schema], Filter]:

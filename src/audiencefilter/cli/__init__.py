@@ -6,6 +6,7 @@
     audiencefilter explain 'points >= 100' --record '{"points": 42}'
     audiencefilter eval @audience.txt contacts.jsonl
     audiencefilter bench @filters.txt --contacts synthetic:100000 --engines memory,polars,duckdb
+    audiencefilter convert --from jsonlogic --to mongodb '{"==": [{"var": "country"}, "FR"]}'
 
 Exit status: 0 success, 1 invalid filter or unreadable input, 2 bad command line, 3 `eval` or
 `bench` finished but skipped bad rows, 4 `bench` found engines answering differently.
@@ -27,6 +28,7 @@ from ..backends.sql.dialects import DIALECTS as SQL_DIALECTS
 from ..errors import FilterError
 from ..excerpt import render_error
 from ..filter import Filter
+from ..formats import FORMATS
 from ..language.anniversary import MonthDays
 from ..language.fields import FieldType
 from ..language.values import parse_datetime
@@ -88,7 +90,7 @@ def _read_and_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         raise UsageError("the filter and the contacts cannot both come from stdin")
     schema = load_schema(args.schema)
     text = read_text(args.filter, args.file)
-    syntax = detect_syntax(text, args.syntax)
+    syntax = getattr(args, "source_format", None) or detect_syntax(text, args.syntax)
     try:
         flt = load_filter(text, syntax, schema)
     except FilterError as exc:
@@ -192,6 +194,19 @@ def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: 
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _relative_note(flt, args.now, err)
+    return EXIT_OK
+
+
+def _convert(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+    """The filter in `--to`'s format: text as it is, anything else as indented JSON."""
+    try:
+        converted = flt.to_format(args.target_format)
+    except FilterError as exc:  # a condition the target format has no faithful form for
+        write(err, render_error(exc))
+        return EXIT_INVALID
+    if not isinstance(converted, str):
+        converted = json.dumps(converted, indent=2, ensure_ascii=False, default=str)
+    out.write(converted + "\n")
     return EXIT_OK
 
 
@@ -471,6 +486,26 @@ _BENCH_OPTIONS: tuple[_Option, ...] = (
     ),
     _NOW,
 )
+_CONVERT_OPTIONS: tuple[_Option, ...] = (
+    (
+        ("--from",),
+        {
+            "choices": ("json", "text", *(name for name in FORMATS if name != "english")),
+            "required": True,
+            "dest": "source_format",
+            "help": "the filter's format (it replaces --syntax)",
+        },
+    ),
+    (
+        ("--to",),
+        {
+            "choices": ("json", "text", *FORMATS),
+            "required": True,
+            "dest": "target_format",
+            "help": "the format to print (docs/interop.md)",
+        },
+    ),
+)
 _COMMANDS: tuple[tuple[str, str, tuple[_Option, ...], Callable[..., int]], ...] = (
     ("check", "validate a filter; prints ok, or every problem found", (), _check),
     ("fmt", "print a filter in canonical form", _FMT_OPTIONS, _fmt),
@@ -478,6 +513,7 @@ _COMMANDS: tuple[tuple[str, str, tuple[_Option, ...], Callable[..., int]], ...] 
     ("explain", "show why a record is in or out of the audience", _EXPLAIN_OPTIONS, _explain),
     ("eval", "run a filter over a file of contacts", _EVAL_OPTIONS, _eval),
     ("bench", "time filters over contacts on several engines", _BENCH_OPTIONS, _bench),
+    ("convert", "translate a filter between formats", _CONVERT_OPTIONS, _convert),
 )
 """Every command, in the order `--help` lists them: name, help, options, and what runs it."""
 _SEVERAL_FILTERS = frozenset({"bench"})

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..filter import Filter, parse, parse_text
+from ..filter import Filter, from_format, parse, parse_text
 from ..language.contact import CONTACT
 from ..language.fields import Schema
 
@@ -58,10 +58,13 @@ def detect_syntax(text: str, requested: str = "auto") -> str:
 
 
 def load_filter(text: str, syntax: str, schema: Schema) -> Filter:
-    """Read `text` in `syntax`; raises FilterError (with `.source`) when it is invalid."""
+    """Read `text` in `syntax` (`json`, `text`, or a format's name, for `convert`); raises
+    FilterError (with `.source`) when it is invalid."""
     if syntax == "json":
         return parse(text, schema)
-    return parse_text(text, schema)
+    if syntax == "text":
+        return parse_text(text, schema)
+    return from_format(text, syntax, schema)
 
 
 def load_schema(path: str | None) -> Schema:
