@@ -145,6 +145,10 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     "deliveryId": ("The delivery, by id (its `webhook-id`).", DELIVERY_ID),
     "status": ("Only deliveries in this state: pending, delivered or failed.", "failed"),
     "key": ("The custom field, by key.", "birthday"),
+    "filtersAs": (
+        "Also answer the filter in this format as `filtersAs` (docs/interop.md).",
+        "jsonlogic",
+    ),
     IDEMPOTENCY_HEADER: (
         "Any printable ASCII text up to 255 characters, new for each new request: a retry "
         "with the same key and request gets the first answer back.",

@@ -36,7 +36,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ... import CONTACT, DEFAULT_LIMITS, Filter, FilterError, Schema, parse, parse_text
+from ... import CONTACT, DEFAULT_LIMITS, Filter, FilterError, Schema, from_format, parse
 from ..db.models import Audience
 from ..ground.errors import AudienceRuleError
 from .filter_budget import NOTHING, Cost, check_filter, check_list, cost_of
@@ -104,6 +104,8 @@ FILTERS_EMPTY = "Filters cannot be empty for smart mode"
 INVALID_FILTERS = "Invalid filters: the value must be a valid where clause for the contact model"
 BOTH_FORMS = "Send either filters or filtersText, not both"
 LIST_REQUIRED = "listId is required"
+FORMAT_WITH_TEXT = "filtersFormat describes filters; filtersText is always the text syntax"
+NO_SUCH_FORM = "This filter has no faithful form in the format asked for"
 EMPTY_CANONICAL = "{}"
 UNSATISFIABLE = "unsatisfiable"
 CACHED_FILTERS = 8192
@@ -134,10 +136,15 @@ EMPTY = FilterInput(given=True)
 
 
 def read_filters(
-    filters: Any, filters_text: str | None, declared: Mapping[str, str] | None = None
+    filters: Any,
+    filters_text: str | None,
+    declared: Mapping[str, str] | None = None,
+    written_in: str | None = None,
 ) -> FilterInput:
     """Read `filters` or `filtersText` (None: not given) with the list's custom fields
-    `declared` (key to type); raise the rule errors of the spec.
+    `declared` (key to type); `written_in`: the format of `filters` (`filtersFormat`: a
+    where clause by default, or one of the library's interop formats). Raise the rule errors
+    of the spec.
 
     Raises:
         AudienceRuleError: both forms given, the value is not a valid where clause (the
@@ -148,18 +155,20 @@ def read_filters(
         raise AudienceRuleError(BOTH_FORMS)
     declared = declared or {}
     if filters_text is not None:
-        return _parsed(filters_text, declared, text=True)
+        if written_in not in (None, "json"):
+            raise AudienceRuleError(FORMAT_WITH_TEXT)
+        return _parsed(filters_text, declared, "text")
     if filters is None:
         return ABSENT
-    return _parsed(filters, declared, text=False)
+    return _parsed(filters, declared, written_in or "json")
 
 
-def _parsed(value: Any, declared: Mapping[str, str], *, text: bool) -> FilterInput:
+def _parsed(value: Any, declared: Mapping[str, str], written_in: str) -> FilterInput:
     if isinstance(value, str) and not value.strip():
         return EMPTY
     schema = schema_for(encode_fields(declared))
     try:
-        flt = parse_text(value, schema=schema) if text else parse(value, schema)
+        flt = from_format(value, written_in, schema)
     except FilterError as exc:
         raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts()) from None
     canonical = flt.to_json()
@@ -255,6 +264,19 @@ def filter_text(canonical: str, fields: str | None = None) -> str | None:
         return None if flt is None else flt.to_text()
 
     return _TEXTS.get(_key(canonical, fields), make, lambda text: 1 + len(text or ""))
+
+
+def filters_as(flt: Filter | None, name: str | None) -> dict[str, Any]:
+    """`{"filtersAs": ...}`, the filter in the format `name` asked for (nothing when none was);
+    a filter the format cannot say faithfully is a 400 with the library's reasons."""
+    if name is None:
+        return {}
+    if flt is None:
+        return {"filtersAs": None}
+    try:
+        return {"filtersAs": flt.to_format(name)}
+    except FilterError as exc:
+        raise AudienceRuleError(NO_SUCH_FORM, exc.to_dicts()) from None
 
 
 def warnings_for(flt: Filter | None) -> list[dict[str, str]]:

@@ -33,6 +33,7 @@ from ...domain.audience_filters import (
     NAME_AND_LIST_REQUIRED,
     FilterInput,
     check_list_room,
+    filters_as,
     read_filters,
     warnings_for,
 )
@@ -107,7 +108,7 @@ def _read_early(
 ) -> tuple[FilterInput, AudienceRuleError | None]:
     """The filter read before any lock, or the problem to raise once the list is known."""
     try:
-        return read_filters(body.filters, body.filtersText, declared), None
+        return read_filters(body.filters, body.filtersText, declared, body.filtersFormat), None
     except AudienceRuleError as exc:
         return ABSENT, exc
 
@@ -117,7 +118,7 @@ def _update_input(body: AudienceUpdate, declared: dict[str, str]) -> FilterInput
     cleared = {"filters", "filtersText"} & body.model_fields_set
     if cleared and body.filters is None and body.filtersText is None:
         return EMPTY
-    return read_filters(body.filters, body.filtersText, declared)
+    return read_filters(body.filters, body.filtersText, declared, body.filtersFormat)
 
 
 def _read_update_early(
@@ -184,7 +185,8 @@ def _with_subs(
             sort=query.sort,
             order=query.order,
         )
-    view = audience_view(audience, subs=result["contacts"])
+    shown = filters_as(audience_filter(audience), query.filtersAs)
+    view = audience_view(audience, subs=result["contacts"], **shown)
     return audience, {"audience": view, "pagination": result["pagination"]}
 
 
@@ -289,7 +291,8 @@ def preview_audience(
         raise AudienceRuleError(LIST_REQUIRED)
     with database.reading() as session:
         lst = owned_list(session, principal.account_id, body.listId)
-        flt = read_filters(body.filters, body.filtersText, custom_fields.declared(lst))
+        declared = custom_fields.declared(lst)
+        flt = read_filters(body.filters, body.filtersText, declared, body.filtersFormat)
         if flt.empty:
             raise AudienceRuleError(FILTERS_EMPTY)
         if flt.filter is None:
@@ -307,6 +310,7 @@ def preview_audience(
             **result,
             "filters": flt.filter.to_json(),
             "filtersText": flt.filter.to_text(),
+            **filters_as(flt.filter, query.filtersAs),
             "warnings": warnings_for(flt.filter),
         }
     )

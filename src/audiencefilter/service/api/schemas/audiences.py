@@ -64,6 +64,19 @@ class _Body(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
 
+FiltersFormat = Literal["json", "jsonlogic", "mongodb", "react-querybuilder", "sql"]
+FILTERS_FORMAT_DESCRIPTION = (
+    "The format `filters` is written in (default `json`, the where clause): a JsonLogic rule, "
+    "a MongoDB query, a react-querybuilder rule group, or a SQL WHERE condition "
+    "(docs/interop.md). The audience stores the filter read from it, as canonical JSON."
+)
+FILTERS_AS_DESCRIPTION = (
+    "Also answer the filter in this format as `filtersAs`: a format of docs/interop.md, or "
+    "`english`, a sentence for people (a filter the format cannot say is a 400)."
+)
+OutFormat = Literal["json", "text", "jsonlogic", "mongodb", "react-querybuilder", "sql", "english"]
+
+
 class AudienceCreate(_Body):
     """A new audience. Without `mode`: `smart` when filters are given, else `manual`."""
 
@@ -74,6 +87,7 @@ class AudienceCreate(_Body):
     mode: AudienceMode = optional()
     filters: Filters = optional()
     filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
+    filtersFormat: FiltersFormat | None = optional(FILTERS_FORMAT_DESCRIPTION)
 
 
 class AudienceUpdate(_Body):
@@ -83,6 +97,7 @@ class AudienceUpdate(_Body):
     mode: AudienceMode = optional()
     filters: Filters = optional()
     filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
+    filtersFormat: FiltersFormat | None = optional(FILTERS_FORMAT_DESCRIPTION)
 
 
 class AudiencePreview(_Body):
@@ -93,6 +108,7 @@ class AudiencePreview(_Body):
     listId: RequiredListId = optional()
     filters: Filters = optional()
     filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
+    filtersFormat: FiltersFormat | None = optional(FILTERS_FORMAT_DESCRIPTION)
 
 
 class MembersAdd(_Body):
@@ -106,6 +122,7 @@ class SubsQuery(PageQuery):
 
     sort: SortKey | None = None
     order: Order = "desc"
+    filtersAs: OutFormat | None = Field(default=None, description=FILTERS_AS_DESCRIPTION)
 
 
 class AudienceListQuery(PageQuery):
@@ -117,6 +134,7 @@ class PreviewQuery(BaseModel):
     page: int = Field(default=1, ge=1, le=2**31 - 1)
     sort: SortKey | None = None
     order: Order = "desc"
+    filtersAs: OutFormat | None = Field(default=None, description=FILTERS_AS_DESCRIPTION)
 
 
 # ---- responses -------------------------------------------------------------------------------
@@ -142,6 +160,7 @@ class _AudienceBase(BaseModel):
 
 class AudienceOut(_AudienceBase):
     subs: list[ContactOut] = Field(description="The contacts in the audience now (this page).")
+    filtersAs: Any = Field(default=None, description="The filter in the format `filtersAs` asked.")
 
 
 class AudienceSummary(_AudienceBase):
@@ -172,6 +191,7 @@ class PreviewData(BaseModel):
     pagination: Pagination
     filters: str = Field(description="The filter as canonical JSON text.")
     filtersText: str
+    filtersAs: Any = Field(default=None, description="The filter in the format `filtersAs` asked.")
     warnings: list[Warning]
 
 
