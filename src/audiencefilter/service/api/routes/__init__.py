@@ -9,11 +9,23 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import actions, audiences, contacts, events, exports, imports, lists, members, webhooks
+from . import (
+    actions,
+    audiences,
+    contacts,
+    events,
+    exports,
+    imports,
+    list_fields,
+    lists,
+    members,
+    webhooks,
+)
 
 ROUTERS: tuple[APIRouter, ...] = (
     lists.router,
     lists.projects_router,
+    list_fields.router,
     imports.router,
     contacts.router,
     actions.router,
