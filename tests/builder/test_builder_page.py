@@ -273,7 +273,7 @@ def test_build_preview_save_reload_and_keep_text_and_rules_in_step(
     # Screenshots at 1280 and 390 px wide; at 390 nothing is wider than the screen.
     for width in (1280, 390):
         set_viewport(browser, width)
-        _wait(browser, lambda: browser.execute_script("return innerWidth") == width)
+        _wait(browser, lambda w=width: browser.execute_script("return innerWidth") == w)
         overflow = browser.execute_script("return document.documentElement.scrollWidth")
         assert overflow <= width, f"the page is {overflow} px wide at {width}"
         full_page_screenshot(browser, SCREENSHOTS / f"builder-{width}.png")
