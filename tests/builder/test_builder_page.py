@@ -315,13 +315,28 @@ def test_build_preview_save_reload_and_keep_text_and_rules_in_step(
     _type(browser, f"{second}-value", "DE")
     _wait(browser, lambda: 'country = "DE"' in _text_box(browser), "the text did not follow")
     assert _text_box(browser) == 'points >= 500 and country = "DE"'
+    # A problem in the text is shown under the box, by line and column.
+    _type(browser, "filter-text", "points >= lots")
+    text_errors = _by_id(browser, "text-errors")
+    _wait(browser, lambda: "Line 1, column" in text_errors.text, "no error under the text box")
+    assert len(_rules(browser)) == 2  # the rules stay as they were
+    _type(browser, "filter-text", 'points >= 500 and country = "DE"')
+    _wait(browser, lambda: text_errors.text == "")
+
+    # Rename only: the list and the feed follow.
+    _type(browser, "audience-name", "VIP sharers")
+    _by_id(browser, "rename").click()
+    _wait(browser, lambda: "Renamed" in _by_id(browser, "save-status").text, "not renamed")
+    renamed = [b.text for b in _all(browser, "#audience-list button")]
+    assert any(text.startswith("VIP sharers") for text in renamed), renamed
+    _wait(browser, lambda: _all(browser, '#events li[data-type="audience.updated"]'))
 
     # Delete it (with a confirmation); it leaves the list and the feed says so.
     _by_id(browser, "delete").click()
     _by_id(browser, "confirm-delete-yes").click()
     _wait(browser, lambda: "Deleted" in _by_id(browser, "save-status").text)
     _wait(browser, lambda: _all(browser, '#events li[data-type="audience.deleted"]'))
-    assert not [b for b in _all(browser, "#audience-list button") if NAME in b.text]
+    assert not [b for b in _all(browser, "#audience-list button") if "VIP" in b.text]
     assert _csp_violations(browser) == []
 
 
