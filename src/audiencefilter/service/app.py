@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from .. import system_clock
 from .api import openapi
 from .api.deps import single_valued_query
-from .api.routes import ROUTERS, docs, health
+from .api.routes import ROUTERS, builder, docs, health
 from .db import migrate
 from .db.engine import Database
 from .domain.sweep import Sweeper
@@ -40,7 +40,8 @@ TITLE = "Contact, Audience and List Management Service"
 DESCRIPTION = (
     "Lists (projects), their contacts, audiences and actions. Every `/v4` operation needs an "
     "`apiKey` header; public keys may only create contacts. Errors are "
-    '`{"error": <status>, "message": "..."}`.'
+    '`{"error": <status>, "message": "..."}`. To build audiences by pointing and clicking, '
+    "with a live preview, open [the audience builder](/builder)."
 )
 
 
@@ -95,6 +96,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     for prefix, router in mounted:
         app.include_router(router, prefix=prefix, dependencies=[Depends(single_valued_query)])
     docs.install(app)
+    builder.install(app)
     errors.install(app, mounted)
     openapi.install(app)
     # Added last is outermost: CORS answers preflights before anything else runs.

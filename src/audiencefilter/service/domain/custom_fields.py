@@ -45,26 +45,8 @@ def declared(lst: List) -> dict[str, str]:
     return {field["key"]: field["type"] for field in lst.customFields}
 
 
-def catalogue(lst: List) -> dict[str, Any]:
-    """Every field a filter of the list may name, built-in and custom, with the relations."""
-    custom = [{**field, "custom": True} for field in lst.customFields]
-    relations = [
-        {
-            "key": relation.name,
-            "fields": [_built_in(f.name, f.type) for f in relation.schema.fields],
-        }
-        for relation in SCHEMA.relations
-    ]
-    built_in = [_built_in(field.name, field.type) for field in SCHEMA.fields]
-    return {"fields": [*built_in, *custom], "relations": relations}
-
-
-def _built_in(name: str, kind: FieldType) -> dict[str, Any]:
-    return {"key": name, "type": kind.value, "label": label_of(name), "custom": False}
-
-
 def label_of(key: str) -> str:
-    """A label made from a key: `firstName` and `first_name` read "First name"."""
+    """A label made from a key: `first_name` reads "First name"."""
     words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key).replace("_", " ").split()
     text = " ".join(words).lower()
     return text[:1].upper() + text[1:]

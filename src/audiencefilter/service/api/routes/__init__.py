@@ -17,6 +17,7 @@ from . import (
     events,
     exports,
     imports,
+    list_fields,
     lists,
     members,
     webhooks,
@@ -25,6 +26,7 @@ from . import (
 ROUTERS: tuple[APIRouter, ...] = (
     lists.router,
     lists.projects_router,
+    list_fields.router,
     custom_fields.router,
     imports.router,
     contacts.router,

@@ -37,6 +37,7 @@ from ...domain.audience_filters import (
     read_filters,
     warnings_for,
 )
+from ...domain.explanations import explain_contact
 from ...domain.membership import (
     MANUAL,
     SMART,
@@ -297,13 +298,17 @@ def preview_audience(
             raise AudienceRuleError(FILTERS_EMPTY)
         if flt.filter is None:
             raise AudienceRuleError(FILTERS_REQUIRED)
+        now = clock.now()
         result = ContactPages(session, lst, settings).page(
-            [relations.condition(flt.filter, clock.now())],
+            [relations.condition(flt.filter, now)],
             page=query.page,
             limit=query.limit,
             sort=query.sort,
             order=query.order,
         )
+        explanation = None
+        if body.explainContactId is not None:
+            explanation = explain_contact(session, lst.id, flt.filter, body.explainContactId, now)
     return data(
         {
             "count": result["pagination"]["total"],
@@ -312,6 +317,7 @@ def preview_audience(
             "filtersText": flt.filter.to_text(),
             **filters_as(flt.filter, query.filtersAs),
             "warnings": warnings_for(flt.filter),
+            "explanation": explanation,
         }
     )
 

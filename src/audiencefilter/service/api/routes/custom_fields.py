@@ -1,8 +1,7 @@
-"""A list's fields: the catalogue a filter of the list may name, and its custom fields.
+"""A list's custom fields (`GET /lists/{id}/fields`, the catalogue of every field, is in
+`list_fields.py`).
 
-`GET /lists/{id}/fields` answers every field (contact fields and the list's custom ones) with
-its type and a label, and the relations with theirs, for pages that build filters.
-`POST`, `PATCH` and `DELETE` under it declare, change and remove custom fields
+`POST`, `PATCH` and `DELETE` under `/lists/{id}/fields` declare, change and remove custom fields
 (`domain/custom_fields.py` holds the rules). `GET /lists/{id}/filter-schema` is the JSON Schema
 of the list's where clause, custom fields typed: the OpenAPI document describes the endpoints,
 and this document describes each list's filters.
@@ -27,23 +26,9 @@ from ..schemas.resources import (
     CustomFieldCreate,
     CustomFieldResponse,
     CustomFieldUpdate,
-    FieldsResponse,
 )
 
 router = APIRouter(prefix="/lists", tags=["custom fields"])
-
-
-@router.get(
-    "/{id}/fields",
-    response_model=FieldsResponse,
-    summary="The fields a filter of the list may name",
-    description="Contact fields and the list's custom fields (`custom: true`, kept in "
-    "`data.<key>`), each with its type and a label, and the relations with their fields.",
-)
-def list_fields(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
-    with database.reading() as session:
-        lst = owned_list(session, principal.account_id, id)
-        return data(custom_fields.catalogue(lst))
 
 
 @router.get(

@@ -109,6 +109,9 @@ class AudiencePreview(_Body):
     filters: Filters = optional()
     filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
     filtersFormat: FiltersFormat | None = optional(FILTERS_FORMAT_DESCRIPTION)
+    explainContactId: Identifier | None = optional(
+        "A contact of the list: the answer's `explanation` says why it is in or out."
+    )
 
 
 class MembersAdd(_Body):
@@ -185,6 +188,27 @@ class DeletedAudienceData(BaseModel):
     audience: AudienceSummary
 
 
+class ExplanationNode(BaseModel):
+    """One condition or group of a filter, judged for one contact."""
+
+    outcome: Literal["TRUE", "FALSE", "UNKNOWN"] = Field(
+        description="The node's value for the contact; UNKNOWN when a null was compared."
+    )
+    label: str = Field(
+        description="The condition in the text syntax, or `all of`, `any of`, `not`."
+    )
+    seen: str = Field(description="The value the condition read (`points = 42`), or empty.")
+    children: list[ExplanationNode] | None = Field(
+        default=None, description="A group's items; null for a condition."
+    )
+
+
+class ExplanationOut(ExplanationNode):
+    """The whole filter judged for one contact: TRUE means the contact is in the audience."""
+
+    contactId: str
+
+
 class PreviewData(BaseModel):
     count: int = Field(description="How many contacts the filter selects now.")
     contacts: list[ContactOut]
@@ -193,6 +217,11 @@ class PreviewData(BaseModel):
     filtersText: str
     filtersAs: Any = Field(default=None, description="The filter in the format `filtersAs` asked.")
     warnings: list[Warning]
+    explanation: ExplanationOut | None = Field(
+        default=None,
+        description="With `explainContactId`: why that contact is in or out (the library's "
+        "`Filter.explain`); otherwise null.",
+    )
 
 
 class MembersChange(BaseModel):

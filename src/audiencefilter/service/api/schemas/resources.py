@@ -382,23 +382,6 @@ class CustomFieldUpdate(_Body):
     label: Label | None = optional()
 
 
-class FieldEntry(BaseModel):
-    key: str
-    type: str = Field(description="The library's field type: string, number, date, string[]...")
-    label: str
-    custom: bool = Field(description="Declared by the list (kept in `data`), or a contact field.")
-
-
-class RelationEntry(BaseModel):
-    key: str = Field(description="The relation filters name (`actions`, `audiences`).")
-    fields: list[FieldEntry]
-
-
-class FieldsData(BaseModel):
-    fields: list[FieldEntry]
-    relations: list[RelationEntry]
-
-
 class CustomFieldData(BaseModel):
     field: CustomFieldOut
 
@@ -515,7 +498,6 @@ ContactResponse = envelope("ContactResponse", ContactData)
 ContactsResponse = envelope("ContactsResponse", ContactsData)
 SignUpResponse = envelope("SignUpResponse", SignUpData)
 ListResponse = envelope("ListResponse", ListData)
-FieldsResponse = envelope("FieldsResponse", FieldsData)
 CustomFieldResponse = envelope("CustomFieldResponse", CustomFieldData)
 ListsResponse = envelope("ListsResponse", ListsData)
 ProjectsResponse = envelope("ProjectsResponse", ProjectsData)

@@ -1,0 +1,35 @@
+"""`GET /v4/lists/{listId}/fields`: the field catalogue of a list, for audience builders.
+
+A builder (the service's own `/builder` page, or a client's) offers each field with the
+operators of its type; it asks here rather than hard-coding the contact model, so the fields it
+shows are the ones the service's filters accept (`domain/field_catalogue.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from fastapi import APIRouter
+
+from ...db.queries import owned_list
+from ...domain import field_catalogue
+from ...http.responses import JSONResponse, data
+from ..deps import DatabaseDep, PrivateKey
+from ..schemas.list_fields import ListFieldsResponse
+
+router = APIRouter(prefix="/lists", tags=["lists"])
+
+
+@router.get(
+    "/{listId}/fields",
+    response_model=ListFieldsResponse,
+    summary="The fields a list's filters may name",
+    description="Every filterable field of the list's contacts with its type (which decides "
+    "the operators that apply) and a label, and the relations (`actions`, `audiences`) with "
+    "the fields of their rows: what an audience builder offers.",
+)
+def list_fields(listId: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+    with database.reading() as session:
+        lst = owned_list(session, principal.account_id, listId)
+        catalogue = field_catalogue.of_list(lst)
+    return data(asdict(catalogue))

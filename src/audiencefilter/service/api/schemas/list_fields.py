@@ -1,0 +1,38 @@
+"""The response of `GET /v4/lists/{listId}/fields`: the fields a list's filters may name."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from .... import FieldType
+from .resources import envelope
+
+
+class FilterField(BaseModel):
+    key: str = Field(description="The field as filters name it (`points`, `createdAt`).")
+    type: FieldType = Field(
+        description="The library's field type; it decides the operators that apply: `string`, "
+        "`number`, `boolean`, `datetime`, `date`, `json` (compared through a path) or a list "
+        "type such as `string[]`."
+    )
+    label: str = Field(description="A readable name to show (`Points`, `Signed up at`).")
+    custom: bool = Field(
+        description="`true` for a custom field of this list (kept in the contact's `data`), "
+        "`false` for a field of every list."
+    )
+
+
+class FilterRelation(BaseModel):
+    key: str = Field(description="The relation as filters name it: `actions` or `audiences`.")
+    label: str = Field(description="A readable name to show.")
+    fields: list[FilterField] = Field(description="The fields of a related row.")
+
+
+class ListFieldsData(BaseModel):
+    fields: list[FilterField] = Field(description="Every field of a contact filters may name.")
+    relations: list[FilterRelation] = Field(
+        description="The contact's related rows filters may read (`some`, `none`, `count`...)."
+    )
+
+
+ListFieldsResponse = envelope("ListFieldsResponse", ListFieldsData)

@@ -1,0 +1,94 @@
+"""The fields a list's filters may name, described for a client that builds filters.
+
+An audience builder needs, for each filterable field, its key (as filters write it), its type
+(the library's `FieldType` value, which decides the operators that apply) and a label to show.
+This module is the one place that answers it, from the service's filter schema
+(`audience_filters.SCHEMA`): the page renders whatever it says, so a field added to the schema,
+or a per-list custom field (a field with a `source` inside `data`, flagged `custom`), appears in
+the builder without a change to the page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ... import Field, Schema
+from ..db.models import List
+from .audience_filters import encode_fields, schema_for
+
+LABELS = {
+    "createdAt": "Signed up at",
+    "isGDPR": "GDPR consent",
+    "isVerified": "Verified",
+    "data": "Custom data",
+}
+"""Labels of contact fields that their key does not spell well by itself (a related row's
+fields are labelled from their keys alone: an action's `createdAt` is when it happened)."""
+
+_WORD_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+@dataclass(frozen=True)
+class FieldEntry:
+    """One filterable field as the catalogue shows it."""
+
+    key: str
+    type: str
+    label: str
+    custom: bool
+
+
+@dataclass(frozen=True)
+class RelationEntry:
+    """One relation (`actions`, `audiences`) and the fields of its rows."""
+
+    key: str
+    label: str
+    fields: tuple[FieldEntry, ...]
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Every filterable field of a list, and its relations."""
+
+    fields: tuple[FieldEntry, ...]
+    relations: tuple[RelationEntry, ...]
+
+
+def label(key: str, overrides: Mapping[str, str] = LABELS) -> str:
+    """A readable label for a field key: `firstName` is "First name", `isGDPR` "GDPR consent"."""
+    if key in overrides:
+        return overrides[key]
+    words = _WORD_BREAK.sub(" ", key).split(" ")
+    first, rest = words[0], [w if w.isupper() else w.lower() for w in words[1:]]
+    return " ".join([first[:1].upper() + first[1:], *rest])
+
+
+def _entry(field: Field, overrides: Mapping[str, str]) -> FieldEntry:
+    return FieldEntry(
+        field.name, field.type.value, label(field.name, overrides), bool(field.source)
+    )
+
+
+def _fields(schema: Schema, overrides: Mapping[str, str]) -> tuple[FieldEntry, ...]:
+    return tuple(_entry(field, overrides) for field in schema)
+
+
+def of_schema(schema: Schema) -> Catalogue:
+    """The catalogue of a filter schema: its fields, then each relation's fields."""
+    relations = tuple(
+        RelationEntry(r.name, label(r.name), _fields(r.schema, {})) for r in schema.relations
+    )
+    return Catalogue(_fields(schema, LABELS), relations)
+
+
+def of_list(lst: List) -> Catalogue:
+    """The fields the filters of `lst` may name: the service's schema with the list's custom
+    fields (`custom_fields.py`), each under the label the list gave it."""
+    declared = {field["key"]: field["type"] for field in lst.customFields}
+    labels = {**LABELS, **{field["key"]: field["label"] for field in lst.customFields}}
+    schema = schema_for(encode_fields(declared))
+    relations = of_schema(schema).relations
+    return Catalogue(_fields(schema, labels), relations)

@@ -1,0 +1,97 @@
+// The service's API as the builder uses it: same origin, the private key in the `apiKey`
+// header only. The key lives in this tab's sessionStorage (gone when the tab closes); it is
+// never put in a URL, a cookie or localStorage.
+
+const KEY_STORAGE = "audiencefilter.builder.apiKey";
+const PUBLIC_PREFIX = "afk_pub_";
+
+export class ApiError extends Error {
+  // A refused request: the status, the service's message and, for filter problems, the
+  // library's details (path, message, line, column).
+  constructor(status, body) {
+    super(messageOf(body, status));
+    this.status = status;
+    this.body = body;
+    this.details = Array.isArray(body && body.details) ? body.details : [];
+  }
+}
+
+function messageOf(body, status) {
+  if (body && typeof body.message === "string") return body.message;
+  if (body && typeof body.error === "string") return body.error;
+  return `The service answered ${status}`;
+}
+
+export function storedKey() {
+  return sessionStorage.getItem(KEY_STORAGE);
+}
+
+export function forgetKey() {
+  sessionStorage.removeItem(KEY_STORAGE);
+}
+
+export function looksPublic(key) {
+  return key.startsWith(PUBLIC_PREFIX);
+}
+
+export async function checkKey(key) {
+  // A public key may only create contacts: the service answers 403 to anything else, which is
+  // how the kind of a well-formed key is told; 401 is a key the service does not accept.
+  if (looksPublic(key)) throw publicKeyError();
+  try {
+    await call(key, "GET", "v4/lists?limit=1");
+  } catch (error) {
+    if (error.status === 403) throw publicKeyError();
+    throw error;
+  }
+  sessionStorage.setItem(KEY_STORAGE, key);
+}
+
+function publicKeyError() {
+  return new ApiError(403, {
+    message:
+      "This is a public key: it may only sign contacts up. The builder reads and changes " +
+      "audiences, so it needs a private key (afk_priv_...).",
+  });
+}
+
+export async function call(key, method, path, body) {
+  const headers = { apiKey: key, Accept: "application/json" };
+  const init = { method, headers, credentials: "omit", cache: "no-store" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let payload = null;
+  try {
+    payload = text ? JSON.parse(text) : null;
+  } catch {
+    payload = { message: text.slice(0, 200) };
+  }
+  if (!response.ok) throw new ApiError(response.status, payload);
+  return payload.data;
+}
+
+export function api(key) {
+  // The calls of the page, bound to one key.
+  const q = encodeURIComponent;
+  return {
+    lists: () => call(key, "GET", "v4/lists?limit=100"),
+    fields: (listId) => call(key, "GET", `v4/lists/${q(listId)}/fields`),
+    audiences: (listId) => call(key, "GET", `v4/audiences?listId=${q(listId)}&limit=100`),
+    audience: (id) => call(key, "GET", `v4/audiences/${q(id)}?limit=1`),
+    create: (body) => call(key, "POST", "v4/audiences?limit=1", body),
+    update: (id, body) => call(key, "PATCH", `v4/audiences/${q(id)}?limit=1`, body),
+    remove: (id) => call(key, "DELETE", `v4/audiences/${q(id)}`),
+    preview: (body) => call(key, "POST", "v4/audiences/preview?limit=20", body),
+    contacts: (listId) => call(key, "GET", `v4/contacts?listId=${q(listId)}&limit=200`),
+    events: (listId, after) =>
+      call(
+        key,
+        "GET",
+        `v4/events?listId=${q(listId)}&limit=1000${after ? `&after=${q(after)}` : ""}`,
+      ),
+  };
+}

@@ -1,0 +1,627 @@
+// The builder's rule tree and its two translations: to a where clause (JSON) with the path of
+// every node, so that the library's error paths (`AND[1].points.gte`) find their rule; and
+// from the canonical where clause the service answers, so that the text box can drive the
+// builder. Anything the builder has no control for stays a "raw" node holding its JSON.
+
+export const UNITS = ["day", "week", "month", "year"];
+const DURATION_UNITS = ["year", "month", "week", "day", "hour", "minute", "second"];
+const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+const AGO = /^\s*((?:\d+(?:\.\d+)?\s*[a-zA-Z]+\s*)+)ago\s*$/;
+
+let counter = 0;
+export function newId() {
+  counter += 1;
+  return `n${counter}`;
+}
+
+// ---- nodes ---------------------------------------------------------------------------------
+
+export function group(combinator = "AND", children = [], negated = false) {
+  return { kind: "group", id: newId(), combinator, negated, children };
+}
+
+export function rule(field, op, value = "", extra = {}) {
+  return {
+    kind: "rule",
+    id: newId(),
+    field,
+    op,
+    value,
+    path: "",
+    insensitive: false,
+    period: { dir: "last", n: "7", unit: "day", zone: "" },
+    ...extra,
+  };
+}
+
+export function behaviour(extra = {}) {
+  return {
+    kind: "behaviour",
+    id: newId(),
+    relation: "actions",
+    quantifier: "count",
+    name: "",
+    windowed: false,
+    windowN: "30",
+    windowUnit: "day",
+    countOp: "gte",
+    countValue: "1",
+    ...extra,
+  };
+}
+
+export function audienceRef(audienceId = "", quantifier = "some") {
+  return { kind: "audience", id: newId(), quantifier, audienceId };
+}
+
+export function raw(json) {
+  return { kind: "raw", id: newId(), json };
+}
+
+// ---- operators -----------------------------------------------------------------------------
+
+const NULL_TESTS = [
+  { op: "null", label: "is null", input: "none" },
+  { op: "notnull", label: "is not null", input: "none" },
+];
+const BLANK_TESTS = [
+  { op: "blank", label: "is blank", input: "none" },
+  { op: "notblank", label: "is not blank", input: "none" },
+];
+const ORDERING = [
+  { op: "gte", label: "≥", input: "value" },
+  { op: "gt", label: ">", input: "value" },
+  { op: "lte", label: "≤", input: "value" },
+  { op: "lt", label: "<", input: "value" },
+];
+const MEMBERSHIP = [
+  { op: "in", label: "is one of", input: "list" },
+  { op: "notIn", label: "is none of", input: "list" },
+];
+const TEXT = [
+  { op: "equals", label: "is", input: "value" },
+  { op: "not", label: "is not", input: "value" },
+  { op: "contains", label: "contains", input: "value" },
+  { op: "startsWith", label: "starts with", input: "value" },
+  { op: "endsWith", label: "ends with", input: "value" },
+];
+const CALENDAR = [
+  { op: "gte", label: "on or after", input: "value" },
+  { op: "gt", label: "after", input: "value" },
+  { op: "lte", label: "on or before", input: "value" },
+  { op: "lt", label: "before", input: "value" },
+  { op: "equals", label: "is", input: "value" },
+  { op: "within", label: "within", input: "period" },
+  { op: "anniversary", label: "anniversary within", input: "period" },
+];
+const LIST_FIELD = [
+  { op: "has", label: "has", input: "value" },
+  { op: "hasSome", label: "has some of", input: "list" },
+  { op: "hasEvery", label: "has every one of", input: "list" },
+  { op: "isEmpty", label: "is empty", input: "none" },
+  { op: "notEmpty", label: "is not empty", input: "none" },
+];
+
+export function operatorsFor(type) {
+  // The operators the library accepts for a field type (docs/syntax.md, "Conditions").
+  switch (type) {
+    case "string":
+      return [...TEXT, ...MEMBERSHIP, ...ORDERING, ...BLANK_TESTS, ...NULL_TESTS];
+    case "number":
+      return [
+        { op: "equals", label: "=", input: "value" },
+        { op: "not", label: "≠", input: "value" },
+        ...ORDERING,
+        ...MEMBERSHIP,
+        ...NULL_TESTS,
+      ];
+    case "boolean":
+      return [
+        { op: "equals", label: "is", input: "boolean" },
+        { op: "not", label: "is not", input: "boolean" },
+        ...NULL_TESTS,
+      ];
+    case "datetime":
+    case "date":
+      return [...CALENDAR, ...NULL_TESTS];
+    case "json":
+      return [
+        ...TEXT,
+        ...ORDERING,
+        ...MEMBERSHIP,
+        { op: "has", label: "array has", input: "value" },
+        ...BLANK_TESTS,
+        ...NULL_TESTS,
+      ];
+    default:
+      if (type && type.endsWith("[]")) return [...LIST_FIELD, ...NULL_TESTS];
+      return [
+        { op: "equals", label: "is", input: "value" },
+        { op: "not", label: "is not", input: "value" },
+        ...NULL_TESTS,
+      ];
+  }
+}
+
+export function operator(type, op) {
+  return operatorsFor(type).find((o) => o.op === op) || operatorsFor(type)[0];
+}
+
+export function defaultOp(type) {
+  if (type === "number") return "gte";
+  if (type === "datetime" || type === "date") return "within";
+  return operatorsFor(type)[0].op;
+}
+
+// ---- values --------------------------------------------------------------------------------
+
+function elementType(type) {
+  return type && type.endsWith("[]") ? type.slice(0, -2) : type;
+}
+
+export function durationOf(text) {
+  // "1 year 6 months ago" as an ISO 8601 duration (P1Y6M), or null.
+  const match = AGO.exec(text);
+  if (!match) return null;
+  const parts = {};
+  const words = /(\d+(?:\.\d+)?)\s*([a-zA-Z]+)/g;
+  let word;
+  while ((word = words.exec(match[1])) !== null) {
+    const unit = word[2].toLowerCase().replace(/s$/, "");
+    if (!DURATION_UNITS.includes(unit) || unit in parts) return null;
+    parts[unit] = word[1];
+  }
+  const date = ["year", "month", "week", "day"]
+    .filter((u) => u in parts)
+    .map((u) => parts[u] + u[0].toUpperCase())
+    .join("");
+  const time = ["hour", "minute", "second"]
+    .filter((u) => u in parts)
+    .map((u) => parts[u] + u[0].toUpperCase())
+    .join("");
+  return `P${date}${time ? `T${time}` : ""}` === "P" ? null : `P${date}${time ? `T${time}` : ""}`;
+}
+
+const ISO_DURATION =
+  /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
+
+export function durationText(iso) {
+  // P30D as "30 days", P1Y6M as "1 year 6 months"; null for another shape.
+  const match = ISO_DURATION.exec(iso);
+  if (!match) return null;
+  const words = [];
+  DURATION_UNITS.forEach((unit, index) => {
+    const amount = match[index + 1];
+    if (amount !== undefined) words.push(`${amount} ${unit}${amount === "1" ? "" : "s"}`);
+  });
+  return words.length ? words.join(" ") : "0 seconds";
+}
+
+function jsonLiteral(text) {
+  // A value at a data path: numbers, true/false and null as JSON, "quoted" text as a string,
+  // anything else as the text itself.
+  const t = text.trim();
+  if (NUMBER.test(t)) return Number(t);
+  if (t === "true" || t === "false") return t === "true";
+  if (t.startsWith('"') && t.endsWith('"') && t.length >= 2) {
+    try {
+      return JSON.parse(t);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+export function valueOf(text, type) {
+  // The typed value of what the user wrote; a value that does not fit is sent as written, so
+  // that the library's message names the rule.
+  const t = String(text);
+  switch (elementType(type)) {
+    case "number":
+      return NUMBER.test(t.trim()) ? Number(t.trim()) : t;
+    case "boolean":
+      return t === "true" ? true : t === "false" ? false : t;
+    case "datetime":
+    case "date": {
+      const ago = durationOf(t);
+      return ago ? { ago } : t.trim();
+    }
+    case "json":
+      return jsonLiteral(t);
+    default:
+      return t;
+  }
+}
+
+function listOf(text, type) {
+  if (!String(text).trim()) return [];
+  return String(text)
+    .split(",")
+    .map((item) => valueOf(item.trim(), type));
+}
+
+function shownValue(value, type) {
+  // The text a value is edited as; undefined when the builder has no control for it.
+  if (value === null) return undefined;
+  if (typeof value === "object") {
+    if (!Array.isArray(value) && Object.keys(value).length === 1 && "ago" in value) {
+      const words = durationText(value.ago);
+      return words === null ? undefined : `${words} ago`;
+    }
+    return undefined;
+  }
+  if (type === "json" && typeof value === "string") {
+    return NUMBER.test(value.trim()) || value === "true" || value === "false"
+      ? JSON.stringify(value)
+      : value;
+  }
+  return String(value);
+}
+
+function shownList(values, type) {
+  if (!Array.isArray(values)) return undefined;
+  const shown = values.map((v) => shownValue(v, type));
+  if (shown.some((s) => s === undefined || s.includes(","))) return undefined;
+  return shown.join(", ");
+}
+
+// ---- to a where clause ---------------------------------------------------------------------
+
+function join(path, key) {
+  return path ? `${path}.${key}` : key;
+}
+
+export function toWhere(root, fieldTypes) {
+  // `{where, paths}`: the where clause (null when the builder holds no condition) and the
+  // JSON path of each node, keyed by path, for the library's error paths.
+  const paths = new Map();
+  if (root.children.length === 0 && !root.negated) return { where: null, paths };
+  const where = emit(root, "", paths, fieldTypes);
+  return { where, paths };
+}
+
+function emit(node, path, paths, fieldTypes) {
+  paths.set(path, node.id);
+  switch (node.kind) {
+    case "group":
+      return emitGroup(node, path, paths, fieldTypes);
+    case "rule":
+      return emitRule(node, fieldTypes.get(node.field));
+    case "behaviour":
+      return emitBehaviour(node);
+    case "audience":
+      return { audiences: { [node.quantifier]: { id: { equals: node.audienceId } } } };
+    default:
+      return node.json;
+  }
+}
+
+function emitGroup(node, path, paths, fieldTypes) {
+  const inner = join(node.negated ? join(path, "NOT") : path, node.combinator);
+  const items = node.children.map((child, index) =>
+    emit(child, `${inner}[${index}]`, paths, fieldTypes),
+  );
+  const body = { [node.combinator]: items };
+  return node.negated ? { NOT: body } : body;
+}
+
+function periodOf(period) {
+  const out = {};
+  if (period.dir === "this") out.this = period.unit;
+  else {
+    const n = String(period.n).trim();
+    out[period.dir] = NUMBER.test(n) ? Number(n) : n;
+    out.unit = period.unit;
+  }
+  if (period.zone.trim()) out.timeZone = period.zone.trim();
+  return out;
+}
+
+function operand(node, type) {
+  switch (node.op) {
+    case "null":
+      return ["equals", null];
+    case "notnull":
+      return ["not", null];
+    case "blank":
+    case "notblank":
+      return ["blank", node.op === "blank"];
+    case "isEmpty":
+    case "notEmpty":
+      return ["isEmpty", node.op === "isEmpty"];
+    case "within":
+    case "anniversary":
+      return [node.op, periodOf(node.period)];
+    case "in":
+    case "notIn":
+    case "hasSome":
+    case "hasEvery":
+      return [node.op, listOf(node.value, type)];
+    case "has":
+      return [type === "json" ? "array_contains" : "has", valueOf(node.value, type)];
+    default:
+      return [node.op, valueOf(node.value, type)];
+  }
+}
+
+function emitRule(node, type) {
+  const [op, value] = operand(node, type);
+  const ops = { [op]: value };
+  if (node.insensitive && (type === "string" || type === "json" || type === "string[]")) {
+    ops.mode = "insensitive";
+  }
+  if (type === "json") {
+    const path = node.path.split(".").filter((key) => key !== "");
+    return { [node.field]: { path, ...ops } };
+  }
+  if (op === "equals" && value === null) return { [node.field]: null };
+  return { [node.field]: ops };
+}
+
+function windowDuration(node) {
+  const n = String(node.windowN).trim();
+  if (node.windowUnit === "week" && /^\d+$/.test(n)) return `P${Number(n) * 7}D`;
+  const letter = { day: "D", month: "M", year: "Y" }[node.windowUnit] || "D";
+  return `P${n}${letter}`;
+}
+
+function emitBehaviour(node) {
+  const where = {};
+  if (node.name.trim()) where.name = { equals: node.name.trim() };
+  if (node.windowed) where.createdAt = { gte: { ago: windowDuration(node) } };
+  if (node.quantifier === "count") {
+    const n = String(node.countValue).trim();
+    const count = { [node.countOp]: NUMBER.test(n) ? Number(n) : n };
+    const body = Object.keys(where).length ? { where, count } : { count };
+    return { [node.relation]: body };
+  }
+  return { [node.relation]: { [node.quantifier]: where } };
+}
+
+// ---- from a where clause -------------------------------------------------------------------
+
+export function fromWhere(where, fieldTypes) {
+  // The tree of a canonical where clause; the root is always a group.
+  const node = toNode(where, fieldTypes);
+  return node.kind === "group" ? node : group("AND", [node]);
+}
+
+function toNode(object, fieldTypes) {
+  if (object === null || typeof object !== "object" || Array.isArray(object)) return raw(object);
+  const nodes = Object.entries(object).flatMap(([key, value]) =>
+    entryNodes(key, value, fieldTypes),
+  );
+  return nodes.length === 1 ? nodes[0] : group("AND", nodes);
+}
+
+function items(value) {
+  return Array.isArray(value) ? value : [value];
+}
+
+function entryNodes(key, value, fieldTypes) {
+  if (key === "AND" || key === "OR") {
+    const children = items(value).map((item) => toNode(item, fieldTypes));
+    return [group(key, children)];
+  }
+  if (key === "NOT") {
+    // Prisma's NOT of a list is "none of them"; of an object, "not all of it".
+    if (Array.isArray(value)) {
+      return [group("OR", value.map((item) => toNode(item, fieldTypes)), true)];
+    }
+    const inner = toNode(value, fieldTypes);
+    const children = inner.kind === "group" && !inner.negated ? inner.children : [inner];
+    const combinator = inner.kind === "group" && !inner.negated ? inner.combinator : "AND";
+    return [group(combinator, children, true)];
+  }
+  const parsed = parseEntry(key, value, fieldTypes);
+  return parsed || [raw({ [key]: value })];
+}
+
+function parseEntry(key, value, fieldTypes) {
+  if (key === "actions") return wrap(parseBehaviour(value));
+  if (key === "audiences") return wrap(parseAudience(value));
+  if (!fieldTypes.has(key)) return null;
+  const type = fieldTypes.get(key);
+  return type === "json" ? parseJsonField(key, value) : parseField(key, value, type);
+}
+
+function wrap(node) {
+  return node ? [node] : null;
+}
+
+function parseField(key, value, type) {
+  if (value === null) return [rule(key, "null")];
+  if (typeof value !== "object") {
+    const shown = shownValue(value, type);
+    return shown === undefined ? null : [rule(key, "equals", shown)];
+  }
+  if (Array.isArray(value)) return null;
+  return parseOps(key, value, type, {});
+}
+
+function parseJsonField(key, value) {
+  if (value === null || typeof value !== "object" || !Array.isArray(value.path)) return null;
+  if (value.path.some((k) => typeof k !== "string" || k.includes(".") || k === "")) return null;
+  const { path, ...ops } = value;
+  return parseOps(key, ops, "json", { path: path.join(".") });
+}
+
+const JSON_ALIASES = {
+  string_contains: "contains",
+  string_starts_with: "startsWith",
+  string_ends_with: "endsWith",
+  array_contains: "has",
+};
+
+function parseOps(key, ops, type, extra) {
+  const insensitive = ops.mode === "insensitive";
+  const nodes = [];
+  for (const [name, value] of Object.entries(ops)) {
+    if (name === "mode") continue;
+    const node = parseOp(key, JSON_ALIASES[name] || name, value, type, { ...extra, insensitive });
+    if (!node) return null;
+    nodes.push(node);
+  }
+  return nodes;
+}
+
+function parseOp(key, op, value, type, extra) {
+  const simple = (name, shown) => (shown === undefined ? null : rule(key, name, shown, extra));
+  switch (op) {
+    case "equals":
+      return value === null ? rule(key, "null", "", extra) : simple("equals", shownValue(value, type));
+    case "not":
+      return parseNot(key, value, type, extra);
+    case "blank":
+      return rule(key, value ? "blank" : "notblank", "", extra);
+    case "isEmpty":
+      return rule(key, value ? "isEmpty" : "notEmpty", "", extra);
+    case "within":
+    case "anniversary": {
+      const period = parsePeriod(value);
+      return period ? rule(key, op, "", { ...extra, period }) : null;
+    }
+    case "in":
+    case "notIn":
+    case "hasSome":
+    case "hasEvery":
+      return simple(op, shownList(value, type));
+    case "has":
+      return Array.isArray(value) ? null : simple("has", shownValue(value, type));
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte":
+    case "contains":
+    case "startsWith":
+    case "endsWith":
+      return simple(op, shownValue(value, type));
+    default:
+      return null;
+  }
+}
+
+function parseNot(key, value, type, extra) {
+  if (value === null) return rule(key, "notnull", "", extra);
+  if (typeof value === "object" && !Array.isArray(value) && !("ago" in value)) {
+    const inner = parseOps(key, value, type, extra);
+    return inner ? group("AND", inner, true) : null;
+  }
+  const shown = shownValue(value, type);
+  return shown === undefined ? null : rule(key, "not", shown, extra);
+}
+
+function parsePeriod(value) {
+  if (value === null || typeof value !== "object") return null;
+  const zone = typeof value.timeZone === "string" ? value.timeZone : "";
+  const keys = Object.keys(value).filter((k) => k !== "timeZone");
+  if (keys.length === 1 && keys[0] === "this" && UNITS.includes(value.this)) {
+    return { dir: "this", n: "1", unit: value.this, zone };
+  }
+  const dir = keys.find((k) => k === "last" || k === "next");
+  if (dir && keys.length === 2 && UNITS.includes(value.unit) && Number.isInteger(value[dir])) {
+    return { dir, n: String(value[dir]), unit: value.unit, zone };
+  }
+  return null;
+}
+
+const WINDOW = /^P(\d+)([DMY])$/;
+
+function parseWindow(where, node) {
+  const created = where.createdAt;
+  if (created === undefined) return true;
+  const keys = created && typeof created === "object" ? Object.keys(created) : [];
+  const ago = keys.length === 1 && created.gte && created.gte.ago;
+  const match = typeof ago === "string" ? WINDOW.exec(ago) : null;
+  if (!match || Object.keys(created.gte).length !== 1) return false;
+  const unit = { D: "day", M: "month", Y: "year" }[match[2]];
+  const weeks = unit === "day" && Number(match[1]) % 7 === 0 && Number(match[1]) > 0;
+  node.windowed = true;
+  node.windowN = weeks ? String(Number(match[1]) / 7) : match[1];
+  node.windowUnit = weeks ? "week" : unit;
+  return true;
+}
+
+function parseActionWhere(where, node) {
+  if (where === null || typeof where !== "object" || Array.isArray(where)) return false;
+  if (Object.keys(where).some((k) => k !== "name" && k !== "createdAt")) return false;
+  if (where.name !== undefined) {
+    const name = where.name;
+    const equals = name && typeof name === "object" && Object.keys(name).length === 1;
+    if (!equals || typeof name.equals !== "string") return false;
+    node.name = name.equals;
+  }
+  return parseWindow(where, node);
+}
+
+function parseBehaviour(value) {
+  if (value === null || typeof value !== "object") return null;
+  const keys = Object.keys(value).sort().join(",");
+  const node = behaviour({ quantifier: "count" });
+  if (keys === "some" || keys === "none") {
+    node.quantifier = keys;
+    return parseActionWhere(value[keys], node) ? node : null;
+  }
+  if (keys !== "count" && keys !== "count,where") return null;
+  if (value.where !== undefined && !parseActionWhere(value.where, node)) return null;
+  const count = value.count;
+  const ops = count && typeof count === "object" ? Object.keys(count) : [];
+  const op = ops[0];
+  const known = ["gte", "gt", "equals", "lte", "lt"].includes(op);
+  if (ops.length !== 1 || !known || typeof count[op] !== "number") return null;
+  node.countOp = op;
+  node.countValue = String(count[op]);
+  return node;
+}
+
+function parseAudience(value) {
+  if (value === null || typeof value !== "object") return null;
+  const keys = Object.keys(value);
+  if (keys.length !== 1 || (keys[0] !== "some" && keys[0] !== "none")) return null;
+  const where = value[keys[0]];
+  const id = where && where.id;
+  const onlyId = where && Object.keys(where).length === 1 && id && Object.keys(id).length === 1;
+  if (!onlyId || typeof id.equals !== "string") return null;
+  return audienceRef(id.equals, keys[0]);
+}
+
+// ---- errors --------------------------------------------------------------------------------
+
+export function nodeOfPath(paths, errorPath) {
+  // The node an error path belongs to: the one whose path is its longest prefix.
+  let best = null;
+  let length = -1;
+  for (const [path, id] of paths) {
+    const prefix =
+      path === "" ||
+      errorPath === path ||
+      errorPath.startsWith(`${path}.`) ||
+      errorPath.startsWith(`${path}[`);
+    if (prefix && path.length > length) {
+      best = id;
+      length = path.length;
+    }
+  }
+  return best;
+}
+
+export function findNode(root, id) {
+  if (root.id === id) return root;
+  if (root.kind !== "group") return null;
+  for (const child of root.children) {
+    const found = findNode(child, id);
+    if (found) return found;
+  }
+  return null;
+}
+
+export function parentOf(root, id) {
+  if (root.kind !== "group") return null;
+  for (const child of root.children) {
+    if (child.id === id) return root;
+    const found = parentOf(child, id);
+    if (found) return found;
+  }
+  return null;
+}

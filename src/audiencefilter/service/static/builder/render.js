@@ -1,0 +1,476 @@
+// The visual rule builder: renders the tree of model.js as labelled native controls (so Tab,
+// Enter and Space work as everywhere), and edits it in place. Typing changes the model without
+// re-rendering; a change of structure (a field, an operator, a node added or removed) renders
+// the tree again and puts the focus back where it was.
+
+import {
+  UNITS,
+  audienceRef,
+  behaviour,
+  defaultOp,
+  group,
+  operator,
+  operatorsFor,
+  parentOf,
+  rule,
+} from "./model.js";
+
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (name === "class") element.className = value;
+    else if (name === "text") element.textContent = value;
+    else if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    else if (value === true) element.setAttribute(name, "");
+    else element.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) {
+      element.append(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+  }
+  return element;
+}
+
+function label(forId, text, hidden = true) {
+  return h("label", { for: forId, class: hidden ? "sr-only" : "inline-label", text });
+}
+
+function select(id, options, current, onChange, extra = {}) {
+  const element = h(
+    "select",
+    { id, class: "control", onchange: (event) => onChange(event.target.value), ...extra },
+    options.map(([value, text]) => h("option", { value, text })),
+  );
+  element.value = current;
+  return element;
+}
+
+function input(id, value, onInput, extra = {}) {
+  return h("input", {
+    id,
+    type: "text",
+    class: "control",
+    value,
+    autocomplete: "off",
+    spellcheck: "false",
+    oninput: (event) => onInput(event.target.value),
+    ...extra,
+  });
+}
+
+function button(text, onClick, extra = {}) {
+  return h("button", { type: "button", onclick: onClick, ...extra }, text);
+}
+
+export class Builder {
+  // The builder in `container`: `ctx` holds the field catalogue, the list's audiences and the
+  // callback told of every change of the tree.
+  constructor(container, ctx) {
+    this.container = container;
+    this.ctx = ctx;
+    this.root = group();
+  }
+
+  set(root) {
+    this.root = root;
+    this.render();
+  }
+
+  changed(structure) {
+    if (structure) this.render();
+    this.ctx.onChange();
+  }
+
+  render() {
+    const focused = document.activeElement && document.activeElement.id;
+    this.container.replaceChildren(this.groupView(this.root, true));
+    const again = focused && document.getElementById(focused);
+    if (again && this.container.contains(again)) again.focus();
+  }
+
+  focusFirst(id) {
+    const node = document.getElementById(id);
+    const control = node && node.querySelector("select, input, button");
+    if (control) control.focus();
+  }
+
+  add(parent, node) {
+    parent.children.push(node);
+    this.changed(true);
+    this.focusFirst(node.id);
+  }
+
+  remove(node) {
+    const parent = parentOf(this.root, node.id);
+    if (!parent) return;
+    parent.children = parent.children.filter((child) => child.id !== node.id);
+    this.changed(true);
+    const next = document.getElementById(`${parent.id}-add-rule`);
+    if (next) next.focus();
+  }
+
+  newRule() {
+    const first = this.ctx.fields[0];
+    const preferred = this.ctx.fields.find((f) => f.type === "number") || first;
+    return rule(preferred.key, defaultOp(preferred.type));
+  }
+
+  groupView(node, isRoot) {
+    const id = node.id;
+    const head = h(
+      "div",
+      { class: "group-head" },
+      label(`${id}-combinator`, isRoot ? "Contacts that match" : "Match", false),
+      select(
+        `${id}-combinator`,
+        [
+          ["AND", "all of these"],
+          ["OR", "any of these"],
+        ],
+        node.combinator,
+        (value) => {
+          node.combinator = value;
+          this.changed(false);
+        },
+      ),
+      h(
+        "span",
+        { class: "check" },
+        h("input", {
+          id: `${id}-negated`,
+          type: "checkbox",
+          class: "control",
+          checked: node.negated,
+          onchange: (event) => {
+            node.negated = event.target.checked;
+            this.changed(false);
+          },
+        }),
+        label(`${id}-negated`, "not (none of the group holds)", false),
+      ),
+      isRoot ? null : button("Remove group", () => this.remove(node), { class: "remove" }),
+    );
+    const children = h(
+      "ol",
+      { class: "children" },
+      node.children.map((child) => h("li", {}, this.view(child))),
+    );
+    const adds = h(
+      "div",
+      { class: "adds", role: "group", "aria-label": "Add to this group" },
+      button("+ Condition", () => this.add(node, this.newRule()), { id: `${id}-add-rule` }),
+      button("+ Behaviour", () => this.add(node, behaviour({ name: "share" })), {
+        id: `${id}-add-behaviour`,
+      }),
+      button("+ Audience", () => this.add(node, audienceRef(this.firstAudience())), {
+        id: `${id}-add-audience`,
+      }),
+      button("+ Group", () => this.add(node, group("OR", [this.newRule()])), {
+        id: `${id}-add-group`,
+      }),
+    );
+    return h(
+      "fieldset",
+      { class: isRoot ? "group root" : "group", id, "data-kind": "group" },
+      h("legend", { class: "sr-only", text: isRoot ? "Filter" : "Group" }),
+      head,
+      h("p", { class: "error", id: `${id}-error`, role: "alert" }),
+      children,
+      adds,
+    );
+  }
+
+  firstAudience() {
+    const other = this.ctx.audiences().find((a) => a.id !== this.ctx.currentAudienceId());
+    return other ? other.id : "";
+  }
+
+  view(node) {
+    switch (node.kind) {
+      case "group":
+        return this.groupView(node, false);
+      case "rule":
+        return this.row(node, this.ruleControls(node));
+      case "behaviour":
+        return this.row(node, this.behaviourControls(node));
+      case "audience":
+        return this.row(node, this.audienceControls(node));
+      default:
+        return this.row(node, [
+          h("span", { class: "raw-note", text: "Written in the text box only:" }),
+          h("code", { class: "raw", text: JSON.stringify(node.json) }),
+        ]);
+    }
+  }
+
+  row(node, controls) {
+    return h(
+      "div",
+      { class: `rule ${node.kind}`, id: node.id, "data-kind": node.kind },
+      h("div", { class: "controls" }, controls),
+      button("Remove", () => this.remove(node), {
+        class: "remove",
+        "aria-label": "Remove this condition",
+      }),
+      h("p", { class: "error", id: `${node.id}-error`, role: "alert" }),
+    );
+  }
+
+  typeOf(key) {
+    return this.ctx.fieldTypes().get(key) || "string";
+  }
+
+  ruleControls(node) {
+    const id = node.id;
+    const type = this.typeOf(node.field);
+    const fields = this.ctx.fields.map((f) => [f.key, f.custom ? `${f.label} (custom)` : f.label]);
+    if (!fields.some(([key]) => key === node.field)) fields.push([node.field, node.field]);
+    const controls = [
+      label(`${id}-field`, "Field"),
+      select(`${id}-field`, fields, node.field, (value) => {
+        node.field = value;
+        node.op = defaultOp(this.typeOf(value));
+        node.value = "";
+        this.changed(true);
+      }),
+    ];
+    if (type === "json") {
+      controls.push(
+        label(`${id}-path`, "Key inside custom data"),
+        input(`${id}-path`, node.path, (value) => {
+          node.path = value;
+          this.changed(false);
+        }, { placeholder: "plan", class: "control path" }),
+      );
+    }
+    const ops = operatorsFor(type).map((o) => [o.op, o.label]);
+    controls.push(
+      label(`${id}-op`, "Operator"),
+      select(`${id}-op`, ops, operator(type, node.op).op, (value) => {
+        node.op = value;
+        this.changed(true);
+      }),
+    );
+    controls.push(...this.valueControls(node, type));
+    if ((type === "string" || type === "json" || type === "string[]") && node.op !== "contains") {
+      const kind = operator(type, node.op).input;
+      if (kind === "value" || kind === "list") controls.push(this.caseControl(node));
+    }
+    return controls;
+  }
+
+  caseControl(node) {
+    return h(
+      "span",
+      { class: "check" },
+      h("input", {
+        id: `${node.id}-case`,
+        type: "checkbox",
+        class: "control",
+        checked: node.insensitive,
+        onchange: (event) => {
+          node.insensitive = event.target.checked;
+          this.changed(false);
+        },
+      }),
+      label(`${node.id}-case`, "ignoring case", false),
+    );
+  }
+
+  valueControls(node, type) {
+    const id = node.id;
+    const kind = operator(type, node.op).input;
+    const set = (value) => {
+      node.value = value;
+      this.changed(false);
+    };
+    if (kind === "none") return [];
+    if (kind === "period") return this.periodControls(node);
+    if (kind === "boolean") {
+      if (node.value !== "true" && node.value !== "false") node.value = "true";
+      const options = [
+        ["true", "true"],
+        ["false", "false"],
+      ];
+      return [label(`${id}-value`, "Value"), select(`${id}-value`, options, node.value, set)];
+    }
+    const placeholder =
+      kind === "list"
+        ? "FR, DE"
+        : type === "datetime" || type === "date"
+          ? "2025-01-31 or 30 days ago"
+          : type === "number"
+            ? "1000"
+            : "value";
+    const name = kind === "list" ? "Values, separated by commas" : "Value";
+    return [label(`${id}-value`, name), input(`${id}-value`, node.value, set, { placeholder })];
+  }
+
+  periodControls(node) {
+    const id = node.id;
+    const period = node.period;
+    const update = (key, structure) => (value) => {
+      period[key] = value;
+      this.changed(structure);
+    };
+    const controls = [
+      label(`${id}-dir`, "Period"),
+      select(
+        `${id}-dir`,
+        [
+          ["last", "last"],
+          ["this", "this"],
+          ["next", "next"],
+        ],
+        period.dir,
+        update("dir", true),
+      ),
+    ];
+    if (period.dir !== "this") {
+      controls.push(
+        label(`${id}-n`, "How many"),
+        input(`${id}-n`, period.n, update("n", false), { inputmode: "numeric", class: "control n" }),
+      );
+    }
+    const units = UNITS.map((u) => [u, period.dir === "this" ? u : `${u}s`]);
+    controls.push(
+      label(`${id}-unit`, "Unit"),
+      select(`${id}-unit`, units, period.unit, update("unit", false)),
+      label(`${id}-zone`, "Time zone (optional)"),
+      input(`${id}-zone`, period.zone, update("zone", false), {
+        placeholder: "Europe/Paris",
+        class: "control zone",
+      }),
+    );
+    return controls;
+  }
+
+  behaviourControls(node) {
+    const id = node.id;
+    const set = (key, structure) => (value) => {
+      node[key] = value;
+      this.changed(structure);
+    };
+    const controls = [
+      label(`${id}-quantifier`, "Behaviour"),
+      select(
+        `${id}-quantifier`,
+        [
+          ["count", "number of actions"],
+          ["some", "did at least once"],
+          ["none", "never did"],
+        ],
+        node.quantifier,
+        set("quantifier", true),
+      ),
+      label(`${id}-name`, "Action named", false),
+      input(`${id}-name`, node.name, set("name", false), { placeholder: "share" }),
+      label(`${id}-window`, "When"),
+      select(
+        `${id}-window`,
+        [
+          ["any", "at any time"],
+          ["last", "in the last"],
+        ],
+        node.windowed ? "last" : "any",
+        (value) => {
+          node.windowed = value === "last";
+          this.changed(true);
+        },
+      ),
+    ];
+    if (node.windowed) {
+      controls.push(
+        label(`${id}-window-n`, "How many"),
+        input(`${id}-window-n`, node.windowN, set("windowN", false), {
+          inputmode: "numeric",
+          class: "control n",
+        }),
+        label(`${id}-window-unit`, "Unit"),
+        select(
+          `${id}-window-unit`,
+          UNITS.map((u) => [u, `${u}s`]),
+          node.windowUnit,
+          set("windowUnit", false),
+        ),
+      );
+    }
+    if (node.quantifier === "count") {
+      const ops = [
+        ["gte", "≥"],
+        ["gt", ">"],
+        ["equals", "="],
+        ["lte", "≤"],
+        ["lt", "<"],
+      ];
+      controls.push(
+        label(`${id}-count-op`, "Comparison"),
+        select(`${id}-count-op`, ops, node.countOp, set("countOp", false)),
+        label(`${id}-count`, "Number of actions"),
+        input(`${id}-count`, node.countValue, set("countValue", false), {
+          inputmode: "numeric",
+          class: "control n",
+        }),
+      );
+    }
+    return controls;
+  }
+
+  audienceControls(node) {
+    const id = node.id;
+    const current = this.ctx.currentAudienceId();
+    const options = this.ctx
+      .audiences()
+      .filter((a) => a.id !== current)
+      .map((a) => [a.id, a.name]);
+    if (node.audienceId && !options.some(([value]) => value === node.audienceId)) {
+      options.push([node.audienceId, node.audienceId]);
+    }
+    if (!options.length) options.push(["", "(no other audience)"]);
+    return [
+      label(`${id}-quantifier`, "Membership"),
+      select(
+        `${id}-quantifier`,
+        [
+          ["some", "is in audience"],
+          ["none", "is not in audience"],
+        ],
+        node.quantifier,
+        (value) => {
+          node.quantifier = value;
+          this.changed(false);
+        },
+      ),
+      label(`${id}-audience`, "Audience"),
+      select(`${id}-audience`, options, node.audienceId, (value) => {
+        node.audienceId = value;
+        this.changed(false);
+      }),
+    ];
+  }
+
+  showErrors(byNode) {
+    // Each problem under the rule it concerns; the rule's controls marked invalid.
+    for (const element of this.container.querySelectorAll(".error")) element.textContent = "";
+    for (const element of this.container.querySelectorAll(".has-error")) {
+      element.classList.remove("has-error");
+    }
+    for (const element of this.container.querySelectorAll("[aria-invalid]")) {
+      element.removeAttribute("aria-invalid");
+    }
+    for (const [id, messages] of byNode) {
+      const node = document.getElementById(id);
+      const error = document.getElementById(`${id}-error`);
+      if (!node || !error) continue;
+      node.classList.add("has-error");
+      error.textContent = messages.join(" · ");
+      const controls = node.querySelectorAll(":scope > .controls > .control");
+      for (const control of controls) {
+        control.setAttribute("aria-invalid", "true");
+        control.setAttribute("aria-describedby", `${id}-error`);
+      }
+    }
+  }
+}

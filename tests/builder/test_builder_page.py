@@ -1,0 +1,372 @@
+"""The audience builder (`GET /builder`) in a real browser against a real service.
+
+The service runs as `python -m audiencefilter.service serve` on 127.0.0.1 with a temporary
+SQLite database; a list is seeded through the API; headless Chromium builds "VIP in France who
+shared 3 times in 30 days" by clicking and typing, and the preview must say what the library
+says over the same contacts. Then: save, reload, find it, break a rule and see the error at
+that rule, drive the builder from the text box and the text box from the builder, screenshots
+at 1280 and 390 px wide, and delete. One browser session for the module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import audiencefilter as af
+from audiencefilter.service.domain.audience_filters import SCHEMA
+from tests.service.live import cli_env, live_server, run_cli
+
+from .browser import chromium, full_page_screenshot, set_viewport
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+WAIT = 20  # seconds a condition may take to hold (never asserted as a timing)
+VIP_FRANCE_SHARERS = (
+    'points >= 1000 and country = "FR" and '
+    'count(actions where name = "share" and createdAt >= 30 days ago) >= 3'
+)
+NAME = "VIP France sharers"
+
+# email: (points, country, recent shares, shares 40 days ago)
+PEOPLE = {
+    "ann@example.com": (1500, "FR", 3, 0),
+    "bob@example.com": (2000, "FR", 2, 2),
+    "cat@example.com": (1200, "FR", 4, 0),
+    "dan@example.com": (900, "FR", 5, 0),
+    "eve@example.com": (3000, "DE", 3, 0),
+    "fay@example.com": (1000, "FR", 3, 0),
+    "gus@example.com": (5000, None, 3, 0),
+    "hal@example.com": (1100, "FR", 0, 0),
+}
+
+
+@dataclass
+class Service:
+    url: str
+    private_key: str
+    public_key: str
+    list_id: str
+    contacts: dict[str, str]  # email -> id
+    records: list[dict[str, Any]]  # what the library judges
+
+    def expected(self, text: str) -> int:
+        flt = af.parse_text(text, schema=SCHEMA)
+        return sum(flt.matches(record) for record in self.records)
+
+
+def _key(database: str, kind: str) -> str:
+    env = cli_env(AUDIENCEFILTER_DATABASE_URL=database)
+    created = run_cli("keys", "create", "--type", kind, "--account", "builder", env=env)
+    assert created.returncode == 0, created.stderr
+    return created.stdout.strip().splitlines()[-1]
+
+
+def _seed(url: str, key: str) -> tuple[str, dict[str, str], list[dict[str, Any]]]:
+    headers = {"apiKey": key}
+    now = datetime.now(UTC)
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as http:
+        created = http.post("/v4/lists", json={"name": "Shop"})
+        assert created.status_code == 201, created.text
+        list_id = created.json()["data"]["list"]["id"]
+        ids: dict[str, str] = {}
+        records = []
+        for email, (points, country, recent, old) in PEOPLE.items():
+            body = {"listId": list_id, "email": email, "points": points, "country": country}
+            contact = http.post("/v4/contacts", json=body)
+            assert contact.status_code == 201, contact.text
+            made = contact.json()["data"]["contact"]
+            ids[email] = made["id"]
+            signed_up = datetime.fromisoformat(made["createdAt"].replace("Z", "+00:00"))
+            actions = []
+            for days in [1] * recent + [40] * old + [2]:
+                name = "share" if len(actions) < recent + old else "like"
+                when = now - timedelta(days=days)
+                action = {"name": name, "increase": 0, "subId": ids[email]}
+                answer = http.post("/v4/actions", json={**action, "createdAt": when.isoformat()})
+                assert answer.status_code == 201, answer.text
+                actions.append({"id": "", "name": name, "increase": 0, "createdAt": when})
+            record = {"email": email, "points": points, "country": country}
+            records.append({**record, "createdAt": signed_up, "actions": actions})
+    return list_id, ids, records
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    database = f"sqlite:///{tmp_path_factory.mktemp('builder') / 'service.db'}"
+    private_key, public_key = _key(database, "private"), _key(database, "public")
+    settings = {"AUDIENCEFILTER_RATE_LIMIT_FREE": "100000/minute"}
+    with live_server(database, **settings) as server:
+        list_id, ids, records = _seed(server.url, private_key)
+        yield Service(server.url, private_key, public_key, list_id, ids, records)
+
+
+@pytest.fixture(scope="module")
+def browser(service: Service) -> Iterator[Any]:
+    with chromium() as driver:
+        yield driver
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+
+def _wait(driver: Any, condition: Any, message: str = "") -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT).until(lambda d: condition(), message)
+
+
+def _by_id(driver: Any, element_id: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.ID, element_id)
+
+
+def _all(driver: Any, css: str) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return list(driver.find_elements(By.CSS_SELECTOR, css))
+
+
+def _choose(driver: Any, element_id: str, value: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(_by_id(driver, element_id)).select_by_value(value)
+
+
+def _type(driver: Any, element_id: str, text: str) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    field = _by_id(driver, element_id)
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys(Keys.DELETE)
+    field.send_keys(text)
+
+
+def _press(driver: Any, element_id: str, key: str) -> None:
+    """Focus a control and press a key on it, as a keyboard user does."""
+    element = _by_id(driver, element_id)
+    driver.execute_script("arguments[0].focus()", element)
+    element.send_keys(key)
+
+
+def _rules(driver: Any) -> list[str]:
+    return [element.get_attribute("id") for element in _all(driver, "#rules .rule")]
+
+
+def _root(driver: Any) -> str:
+    return str(_all(driver, "#rules > fieldset.root")[0].get_attribute("id"))
+
+
+def _count(driver: Any) -> str | None:
+    return _by_id(driver, "preview-count").get_attribute("data-count")  # type: ignore[no-any-return]
+
+
+def _text_box(driver: Any) -> str:
+    return str(_by_id(driver, "filter-text").get_attribute("value"))
+
+
+def _open_page(driver: Any, service: Service) -> None:
+    driver.get(f"{service.url}/builder")
+    _wait(driver, lambda: _by_id(driver, "api-key").is_displayed())
+
+
+def _use_key(driver: Any, key: str) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    _type(driver, "api-key", key)
+    _by_id(driver, "api-key").send_keys(Keys.ENTER)  # the form submits on Enter
+
+
+def _csp_violations(driver: Any) -> list[str]:
+    logs = driver.get_log("browser")
+    return [e["message"] for e in logs if "Content Security Policy" in e["message"]]
+
+
+# ---- tests ---------------------------------------------------------------------------------
+
+
+def test_a_public_key_is_refused_with_a_clear_message(browser: Any, service: Service) -> None:
+    _open_page(browser, service)
+    _use_key(browser, service.public_key)
+    status = _by_id(browser, "key-status")
+    _wait(browser, lambda: "public key" in status.text, "no refusal shown")
+    assert "private key" in status.text
+    assert not _by_id(browser, "workspace").is_displayed()
+    assert browser.execute_script("return sessionStorage.length") == 0
+    assert service.public_key not in browser.current_url
+
+
+def test_build_preview_save_reload_and_keep_text_and_rules_in_step(
+    browser: Any, service: Service
+) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    _open_page(browser, service)
+    _use_key(browser, service.private_key)
+    _wait(browser, lambda: _by_id(browser, "workspace").is_displayed(), "no workspace")
+    # The key is in this tab's session storage, and nowhere a link or a cookie would carry it.
+    stored = browser.execute_script("return Object.values(Object.assign({}, sessionStorage))")
+    assert service.private_key in stored
+    assert browser.execute_script("return document.cookie") == ""
+    assert service.private_key not in browser.current_url
+
+    # VIP: points >= 1000 (a condition added from the keyboard: Space on "+ Condition").
+    root = _root(browser)
+    _press(browser, f"{root}-add-rule", Keys.SPACE)
+    _wait(browser, lambda: len(_rules(browser)) == 1)
+    points = _rules(browser)[0]
+    _choose(browser, f"{points}-field", "points")
+    _choose(browser, f"{points}-op", "gte")
+    _type(browser, f"{points}-value", "1000")
+    # In France (Enter on "+ Condition").
+    _press(browser, f"{root}-add-rule", Keys.ENTER)
+    _wait(browser, lambda: len(_rules(browser)) == 2)
+    country = _rules(browser)[1]
+    _choose(browser, f"{country}-field", "country")
+    _choose(browser, f"{country}-op", "equals")
+    _type(browser, f"{country}-value", "FR")
+    # Who shared 3 times in the last 30 days (a behaviour condition, by clicking).
+    _by_id(browser, f"{root}-add-behaviour").click()
+    _wait(browser, lambda: len(_rules(browser)) == 3)
+    shares = _rules(browser)[2]
+    _choose(browser, f"{shares}-quantifier", "count")
+    _type(browser, f"{shares}-name", "share")
+    _choose(browser, f"{shares}-window", "last")
+    _type(browser, f"{shares}-window-n", "30")
+    _choose(browser, f"{shares}-window-unit", "day")
+    _choose(browser, f"{shares}-count-op", "gte")
+    _type(browser, f"{shares}-count", "3")
+
+    expected = service.expected(VIP_FRANCE_SHARERS)
+    assert expected == 3  # ann, cat, fay: the seed is what the test thinks it is
+    _wait(browser, lambda: _count(browser) == str(expected), "preview count")
+    _wait(browser, lambda: "count(actions where" in _text_box(browser), "text box")
+    assert service.expected(_text_box(browser)) == expected
+    members = [row.text for row in _all(browser, "#members tbody tr")]
+    assert sorted(m.split()[0] for m in members) == [
+        "ann@example.com",
+        "cat@example.com",
+        "fay@example.com",
+    ]
+
+    # Why bob is out: the library's explanation, for the contact chosen.
+    _choose(browser, "explain-contact", service.contacts["bob@example.com"])
+    verdict = "bob@example.com is not in the audience"
+    _wait(browser, lambda: verdict in _by_id(browser, "explanation").text, "explanation")
+    assert "FALSE" in _by_id(browser, "explanation").text
+
+    # Save; the activity panel shows the change's events.
+    _type(browser, "audience-name", NAME)
+    _by_id(browser, "save").click()
+    _wait(browser, lambda: "Saved" in _by_id(browser, "save-status").text, "not saved")
+    _wait(browser, lambda: len(_all(browser, '#events li[data-type="audience.entered"]')) == 3)
+    assert _all(browser, '#events li[data-type="audience.created"]')
+
+    # Screenshots at 1280 and 390 px wide; at 390 nothing is wider than the screen.
+    for width in (1280, 390):
+        set_viewport(browser, width)
+        _wait(browser, lambda w=width: browser.execute_script("return innerWidth") == w)
+        overflow = browser.execute_script("return document.documentElement.scrollWidth")
+        assert overflow <= width, f"the page is {overflow} px wide at {width}"
+        full_page_screenshot(browser, SCREENSHOTS / f"builder-{width}.png")
+    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    # Reload: the key is still there, and so is the audience.
+    browser.refresh()
+    _wait(browser, lambda: _by_id(browser, "workspace").is_displayed(), "no workspace")
+    saved = [b for b in _all(browser, "#audience-list button") if b.text.startswith(NAME)]
+    assert len(saved) == 1 and "(3 members)" in saved[0].text
+    saved[0].click()
+    _wait(browser, lambda: len(_rules(browser)) == 3, "the saved rules")
+    _wait(browser, lambda: _count(browser) == str(expected))
+    points = _rules(browser)[0]
+    assert _by_id(browser, f"{points}-value").get_attribute("value") == "1000"
+
+    # Break a rule: a text value in a number field; the library's error is shown at that rule.
+    _type(browser, f"{points}-value", "lots")
+    error = _by_id(browser, f"{points}-error")
+    _wait(browser, lambda: "expected a number" in error.text, "no error at the rule")
+    assert not error.text.lstrip().startswith("{")  # words, not a JSON dump
+    assert _by_id(browser, f"{points}-value").get_attribute("aria-invalid") == "true"
+    for other in _rules(browser)[1:]:
+        assert _by_id(browser, f"{other}-error").text == ""
+    _type(browser, f"{points}-value", "1000")
+    _wait(browser, lambda: error.text == "" and _count(browser) == str(expected))
+
+    # The text box drives the builder...
+    _type(browser, "filter-text", 'points >= 500 and country = "FR"')
+    _wait(browser, lambda: len(_rules(browser)) == 2, "the builder did not follow the text")
+    first, second = _rules(browser)
+    _wait(browser, lambda: _by_id(browser, f"{first}-value").get_attribute("value") == "500")
+    assert _by_id(browser, f"{second}-value").get_attribute("value") == "FR"
+    _wait(
+        browser,
+        lambda: _count(browser) == str(service.expected('points >= 500 and country = "FR"')),
+    )
+    # ...and the builder drives the text box.
+    _type(browser, f"{second}-value", "DE")
+    _wait(browser, lambda: 'country = "DE"' in _text_box(browser), "the text did not follow")
+    assert _text_box(browser) == 'points >= 500 and country = "DE"'
+    # A problem in the text is shown under the box, by line and column.
+    _type(browser, "filter-text", "points >= lots")
+    text_errors = _by_id(browser, "text-errors")
+    _wait(browser, lambda: "Line 1, column" in text_errors.text, "no error under the text box")
+    assert len(_rules(browser)) == 2  # the rules stay as they were
+    _type(browser, "filter-text", 'points >= 500 and country = "DE"')
+    _wait(browser, lambda: text_errors.text == "")
+
+    # Rename only: the list and the feed follow.
+    _type(browser, "audience-name", "VIP sharers")
+    _by_id(browser, "rename").click()
+    _wait(browser, lambda: "Renamed" in _by_id(browser, "save-status").text, "not renamed")
+    renamed = [b.text for b in _all(browser, "#audience-list button")]
+    assert any(text.startswith("VIP sharers") for text in renamed), renamed
+    _wait(browser, lambda: _all(browser, '#events li[data-type="audience.updated"]'))
+
+    # Delete it (with a confirmation); it leaves the list and the feed says so.
+    _by_id(browser, "delete").click()
+    _by_id(browser, "confirm-delete-yes").click()
+    _wait(browser, lambda: "Deleted" in _by_id(browser, "save-status").text)
+    _wait(browser, lambda: _all(browser, '#events li[data-type="audience.deleted"]'))
+    assert not [b for b in _all(browser, "#audience-list button") if "VIP" in b.text]
+    assert _csp_violations(browser) == []
+
+
+def test_an_audience_reference_and_a_calendar_condition_from_the_builder(
+    browser: Any, service: Service
+) -> None:
+    _open_page(browser, service)
+    _wait(browser, lambda: _by_id(browser, "workspace").is_displayed(), "no workspace")
+    with httpx.Client(base_url=service.url, headers={"apiKey": service.private_key}) as http:
+        body = {"name": "Big spenders", "listId": service.list_id, "filtersText": "points >= 2000"}
+        assert http.post("/v4/audiences", json=body).status_code == 201
+    browser.refresh()
+    _wait(browser, lambda: _by_id(browser, "workspace").is_displayed(), "no workspace")
+    root = _root(browser)
+    _by_id(browser, f"{root}-add-audience").click()
+    _wait(browser, lambda: len(_rules(browser)) == 1)
+    _by_id(browser, f"{root}-add-rule").click()
+    _wait(browser, lambda: len(_rules(browser)) == 2)
+    signed_up = _rules(browser)[1]
+    _choose(browser, f"{signed_up}-field", "createdAt")
+    _choose(browser, f"{signed_up}-op", "within")
+    _choose(browser, f"{signed_up}-dir", "this")
+    _choose(browser, f"{signed_up}-unit", "month")
+    _type(browser, f"{signed_up}-zone", "Europe/Paris")
+    _wait(browser, lambda: "createdAt within this month" in _text_box(browser), "text box")
+    text = _text_box(browser)
+    assert re.fullmatch(
+        r'audiences some \(id = "aud_\w+"\) and createdAt within this month in "Europe/Paris"', text
+    )
+    # Members of "Big spenders" who signed up this month: what the library says of them.
+    expected = service.expected('points >= 2000 and createdAt within this month in "Europe/Paris"')
+    assert expected == 3  # bob, eve, gus
+    _wait(browser, lambda: _count(browser) == str(expected), "preview count")
