@@ -212,16 +212,22 @@ def test_creating_a_smart_audience_parses_and_writes_its_filter_once(
     parses: list[Any] = []
     writes: list[Any] = []
     real_parse, real_to_json = audience_filters.parse, af.Filter.to_json
+    real_read = audience_filters.from_format
 
     def counting_parse(*args: Any, **kwargs: Any) -> Any:
         parses.append(args[0])
         return real_parse(*args, **kwargs)
+
+    def counting_read(*args: Any, **kwargs: Any) -> Any:
+        parses.append(args[0])
+        return real_read(*args, **kwargs)
 
     def counting_to_json(self: af.Filter, **kwargs: Any) -> str:
         writes.append(self)
         return real_to_json(self, **kwargs)
 
     monkeypatch.setattr(audience_filters, "parse", counting_parse)
+    monkeypatch.setattr(audience_filters, "from_format", counting_read)
     monkeypatch.setattr(af.Filter, "to_json", counting_to_json)
     where = {"points": {"gte": 73101}, "email": {"endsWith": "@once.example"}}
     tenant.ok(
