@@ -224,3 +224,21 @@ def test_history_and_upserts_hold_on_postgres(pg_database: Callable[[], str]) ->
         test_an_import_without_events_still_moves_membership(tenant)
     finally:
         client.close()
+
+
+def test_a_single_contact_takes_its_sign_up_instant_and_a_public_key_may_not(
+    tenant: Tenant,
+) -> None:
+    lst = tenant.new_list()["id"]
+    anniversaries = smart(tenant, lst, ANNIVERSARY_THIS_WEEK)["id"]
+    created = tenant.new_contact(lst, "old@example.com", createdAt="2028-06-17T09:00:00-04:00")
+    assert created["createdAt"] == "2028-06-17T13:00:00Z"
+    assert member_emails(tenant, anniversaries) == ["old@example.com"]
+    response = tenant.call(
+        "POST",
+        "/v4/contacts",
+        headers=tenant.public_headers,
+        json={"email": "new@example.com", "listId": lst, "createdAt": "2020-01-01T00:00:00Z"},
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["pointer"] == "/body/createdAt"

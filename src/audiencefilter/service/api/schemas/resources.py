@@ -51,7 +51,7 @@ INSTANT_RULE = (
 ListMode = Literal["waitlist", "newsletter"]
 SortKey = Literal["points", "createdAt", "email", "firstName", "lastName", "position"]
 Order = Literal["asc", "desc"]
-PUBLIC_FORBIDDEN = ("points", "referrals", "isVerified", "unsubscribed", "isGDPR")
+PUBLIC_FORBIDDEN = ("points", "referrals", "isVerified", "unsubscribed", "isGDPR", "createdAt")
 PublicField = Literal[
     "firstName",
     "lastName",
@@ -117,10 +117,15 @@ class _ContactProfile(_Body):
 
 
 class ContactCreate(_ContactProfile):
-    """A new contact. Public keys may not set points, referrals or the three flags."""
+    """A new contact. Public keys may not set points, referrals, the three flags or
+    `createdAt`."""
 
     email: Email
     listId: Identifier
+    createdAt: Instant = optional(
+        f"When the contact signed up, for a contact brought from elsewhere: {INSTANT_RULE}. "
+        "Default: now."
+    )
 
 
 class ImportAction(_Body):
