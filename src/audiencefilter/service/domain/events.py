@@ -36,6 +36,7 @@ from sqlalchemy import Table, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..db.bulk import insert_rows
 from ..db.models import Event, EventHead, new_id
 from ..ground import clock
 from ..ground.errors import not_found
@@ -145,9 +146,7 @@ def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[i
         }
         for index, event in enumerate(events)
     ]
-    connection = session.connection()
-    for start in range(0, len(rows), 500):
-        connection.execute(insert(EVENTS), rows[start : start + 500])
+    insert_rows(session, EVENTS, rows)
     return [first + index for index in range(len(rows))]
 
 

@@ -41,10 +41,11 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, case, delete, insert, select
+from sqlalchemy import Select, Table, case, delete, select
 from sqlalchemy.orm import Session
 
 from ... import Filter
+from ..db.bulk import insert_rows
 from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..db.queries import contact_rows, fetch_rows
 from ..ground import clock
@@ -126,8 +127,7 @@ def _write(
         {"audience_id": audience.id, "contact_id": contact_id, "entered_at": at}
         for audience, contact_id in entering
     ]
-    for start in range(0, len(rows), CHUNK):
-        session.connection().execute(insert(MEMBERSHIPS), rows[start : start + CHUNK])
+    insert_rows(session, MEMBERSHIPS, rows)
     changes = [_left(a, c, cause) for a, c in leaving] + [
         _entered(a, c, cause) for a, c in entering
     ]
