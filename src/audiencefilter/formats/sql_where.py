@@ -206,6 +206,9 @@ def _plain(message: str, where: dict[str, Any]) -> str:
 
 def _syntax_error(text: str, message: str, where: dict[str, Any]) -> FilterError:
     line, column = where.get("line"), where.get("col")
+    found = where.get("highlight")
+    if isinstance(column, int) and isinstance(found, str) and found:
+        column = max(1, column - len(found) + 1)  # sqlglot names the token's last column
     message = _plain(message, where)
     return FilterError(
         [
