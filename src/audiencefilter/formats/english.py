@@ -185,8 +185,8 @@ class _English(Visitor[str]):
         subject = self.subject(node.field, node.path)
         if type(node.value) is bool and node.op is Op.EQUALS and subject.startswith(_STATES):
             # `isVerified = true`: "is verified"; false: "is not verified".
-            verb, rest = subject.split(" ", 1)
-            return f"{verb} {'not ' if negated == node.value else ''}{rest}"
+            state, rest = subject.split(" ", 1)
+            return f"{state} {'not ' if negated == node.value else ''}{rest}"
         verb = _verb(node, negated)
         if verb is None:
             return None

@@ -40,7 +40,6 @@ from ..language.conditions import REF, Conditions, Report, Syntax, Where, shown
 from ..language.fields import Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import (
-    FALSE,
     TRUE,
     And,
     Blank,
@@ -684,9 +683,8 @@ def _split(text: str) -> list[str]:
 
 
 def _negation(node: Node) -> Node:
-    """`not` of a node; of a constant, the other constant (an empty group is TRUE)."""
-    if isinstance(node, Const):
-        return FALSE if node.value else TRUE
+    """`not` of a node, kept as written: NOT of an empty group is `Not(TRUE)`, which is how
+    the writer spells FALSE (react-querybuilder has no empty OR)."""
     return Not(node)
 
 
@@ -851,7 +849,7 @@ def _first(value: Any) -> Any:
 
 def _field_name(field: str, path: tuple[str, ...]) -> str:
     """`data.plan` for a path inside a JSON field; a key holding a dot has no such name."""
-    if any("." in key for key in path):
+    if any("." in key or not key for key in path):
         raise refuse(
             field,
             f"the path {list(path)} has a key holding a dot, which "
@@ -864,6 +862,8 @@ def _field_name(field: str, path: tuple[str, ...]) -> str:
 def _json_value(field: str, value: Any) -> Any:
     """A literal as react-querybuilder holds it: date-times and dates as ISO 8601 text; a
     relative date-time or a period has no form there."""
+    if type(value) is int and abs(value) > MAX_SAFE_INTEGER:
+        return str(value)  # JavaScript would round the number; the numeral keeps it exact
     if isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, date):
