@@ -301,8 +301,7 @@ class _Reader:
             return self.listed(inner, Op.NOT_IN, scope)
         if kind == "Exists" and self.budget.count(""):
             return self.exists(inner, scope, depth, negated=True)
-        node = self.condition(inner, scope, depth + 1)
-        return TRUE if node is TRUE else Not(node)
+        return Not(self.condition(inner, scope, depth + 1))
 
     def predicate(self, expr: Any, kind: str, scope: _Scope, depth: int) -> Node:
         """A comparison, a test or a constant."""
