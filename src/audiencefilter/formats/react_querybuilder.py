@@ -753,17 +753,15 @@ class _Writer(Visitor[dict[str, Any]]):
         return _group("or", [self.visit(item) for item in node.items])
 
     def visit_not(self, node: Not) -> dict[str, Any]:
+        """NOT of a group is its `not`; of a rule, the negated operator where there is one
+        (`!=`, `notNull`, `doesNotContain`, ...); anything else a negated group around it."""
         inner = self.visit(node.item)
-        if "rules" in inner:
-            return (
-                {**inner, "not": not inner["not"]}
-                if inner["rules"]
-                else _group("and", [inner], negated=True)
-            )
-        negated = _NEGATED_NAMES.get(inner["operator"])
-        if negated is None:
-            return _group("and", [inner], negated=True)
-        return {**inner, "operator": negated}
+        if isinstance(node.item, And | Or):
+            return {**inner, "not": True}
+        negated = _NEGATED_NAMES.get(inner.get("operator", ""))
+        if isinstance(node.item, Comparison | IsNull) and negated is not None:
+            return {**inner, "operator": negated}
+        return _group("and", [inner], negated=True)
 
     def visit_const(self, node: Const) -> dict[str, Any]:
         # An empty group is the export's `(1 = 1)`; its negation needs a group around it.
@@ -772,6 +770,13 @@ class _Writer(Visitor[dict[str, Any]]):
     def visit_comparison(self, node: Comparison) -> dict[str, Any]:
         name = _rqb_operator(node)
         value = node.value
+        if isinstance(value, tuple) and not value:
+            raise refuse(
+                node.field,
+                f"an empty {node.op.value} list has no react-querybuilder "
+                "form: its export drops the rule",
+                "write the group TRUE or FALSE",
+            )
         if isinstance(value, tuple):
             literal: Any = [_json_value(node.field, v) for v in value]
         else:

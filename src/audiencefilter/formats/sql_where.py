@@ -269,12 +269,15 @@ class _Reader:
         )
 
     def position(self, expr: Any) -> tuple[int | None, int | None]:
-        """Where the first token of `expr` with a known position starts."""
-        for node in expr.walk():
-            start = node.meta.get("start") if node.meta else None
-            if isinstance(start, int):
+        """Where the first token of `expr` with a known position starts (or of the nearest
+        expression around it that has one: `NULL` keeps none)."""
+        while expr is not None:
+            starts = [n.meta["start"] for n in expr.walk() if isinstance(n.meta.get("start"), int)]
+            if starts:
+                start = min(starts)
                 line = self.text.count("\n", 0, start) + 1
                 return line, start - self.text.rfind("\n", 0, start)
+            expr = expr.parent
         return None, None
 
     def condition(self, expr: Any, scope: _Scope, depth: int) -> Node:
@@ -471,7 +474,14 @@ class _Reader:
             left, right = right, left
             op = None if op is None else _FLIPPED[op]
         if type(left).__name__ != "Column":
-            return self.refused(expr, f"{_excerpt(expr)} compares no column")
+            self.add(
+                expr,
+                "",
+                f"{_excerpt(expr)} compares no column",
+                "compare a column itself with a value: functions and arithmetic are not "
+                "read (for case, write ILIKE)",
+            )
+            return TRUE
         target = self.field(left, scope)
         if target is None:
             return TRUE
@@ -893,6 +903,13 @@ def _no_path(field: str, path: tuple[str, ...]) -> None:
 def _like(node: Comparison) -> str:
     """LIKE or ILIKE for a pattern comparison whose text is literal-safe."""
     value = node.value
+    if value == "":
+        raise refuse(
+            node.field,
+            f"{node.op.value} with empty text is LIKE '%', which holds "
+            "for every value, with no one reading back",
+            "write IS NOT NULL",
+        )
     if not isinstance(value, str) or any(c in value for c in "%_\\") or "\x00" in value:
         raise refuse(
             node.field,
