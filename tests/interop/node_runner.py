@@ -46,9 +46,10 @@ class FormatSql:
         return sql
 
     def close(self) -> None:
-        assert self.process.stdin is not None
+        assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.close()
         self.process.wait(timeout=10)
+        self.process.stdout.close()
 
 
 def unavailable(reason: str) -> None:

@@ -285,13 +285,15 @@ class _Reader:
             if node is not None:
                 kept.append((before, node))
         if strings and rules and len(rules) % 2 == 0:
-            self.budget.add(
-                child(child(path, "rules"), len(rules) - 1),
-                "a group with independent combinators ends with a rule or a group, "
-                "not a combinator",
-                "remove the last combinator",
-            )
+            self.trailing_combinator(child(child(path, "rules"), len(rules) - 1))
         return kept
+
+    def trailing_combinator(self, at: Place) -> None:
+        self.budget.add(
+            at,
+            "a group with independent combinators ends with a rule or a group, not a combinator",
+            "remove the last combinator",
+        )
 
     def independent_combinator(self, item: Any, at: Place) -> str:
         """The `"and"`/`"or"` between two members of a group without a `combinator`."""
@@ -497,37 +499,14 @@ class _Reader:
         field; `_BAD` (reported) for a value it would write in another type."""
         if target.keys is not None:
             return value
-        kind = target.field.type
-        if kind is FieldType.NUMBER and isinstance(value, str):
-            return self.numeral(target.field, value, path)
-        if kind is FieldType.NUMBER and type(value) is int and abs(value) > MAX_SAFE_INTEGER:
-            self.budget.add(
-                path,
-                f"the number {value} is beyond 2^53, where JavaScript rounds numbers",
-                f'write it as the string "{value}"',
-            )
-            return _BAD
-        if kind is FieldType.BOOLEAN and isinstance(value, str):
-            self.budget.add(
-                path,
-                f"expected true or false for boolean field "
-                f'"{target.field.name}", found {describe_value(value)}',
-                "write a JSON boolean: the export quotes a string as text",
-            )
-            return _BAD
-        if (
-            kind is FieldType.STRING
-            and isinstance(value, int | float)
-            and not isinstance(value, bool)
-        ):
-            self.budget.add(
-                path,
-                f'expected a string for string field "{target.field.name}", '
-                f"found {describe_value(value)}",
-                f'write "{value}"',
-            )
-            return _BAD
-        return value
+        field = target.field
+        if field.type is FieldType.NUMBER and isinstance(value, str):
+            return self.numeral(field, value, path)
+        problem = _misfit(field, value)
+        if problem is None:
+            return value
+        self.budget.add(path, *problem)
+        return _BAD
 
     def numeral(self, field: Field, text: str, path: Place) -> Any:
         """A number field's value written as text: `"100"`, `"-2.5"`, `"1e3"`."""
@@ -580,28 +559,21 @@ class _Reader:
         """`in`/`notIn`/`between` over fields: equalities ORed (`a IN (b, c)` is `a = b OR
         a = c` in SQL), or `>=` the first and `<=` the second."""
         names = self.values(value, path, keep_empty=operator.between)
-        if names is None:
-            return TRUE
-        if operator.between:
-            if len(names) != 2:
+        wanted = "two fields" if operator.between else "at least one field"
+        if names is None or len(names) != 2 and operator.between or not names:
+            if names is not None:
                 self.budget.add(
-                    path, f"between takes two fields, found {describe_value(value)}", None
+                    path, f"{operator.name} takes {wanted}, found {describe_value(value)}", None
                 )
-                return TRUE
-            pair = (Op.GTE, Op.LTE)
-            return And(
-                tuple(
-                    self.reference(target, op, name, child(path, i))
-                    for i, (op, name) in enumerate(zip(pair, names, strict=True))
-                )
-            )
-        if not names:
-            self.budget.add(path, "in takes at least one field, found none", None)
             return TRUE
-        equal = tuple(
-            self.reference(target, Op.EQUALS, n, child(path, i)) for i, n in enumerate(names)
+        ops = (Op.GTE, Op.LTE) if operator.between else (Op.EQUALS,) * len(names)
+        tests = tuple(
+            self.reference(target, op, name, child(path, i))
+            for i, (op, name) in enumerate(zip(ops, names, strict=True))
         )
-        either = equal[0] if len(equal) == 1 else Or(equal)
+        if operator.between:
+            return And(tests)
+        either = tests[0] if len(tests) == 1 else Or(tests)
         return Not(either) if operator.op is Op.NOT_IN else either
 
     def reference(self, target: _Target, op: Op, name: Any, path: Place) -> Node:
@@ -645,6 +617,30 @@ def _alias(word: Any) -> str | None:
 
 def _quoted(word: Any) -> str:
     return json.dumps(shown(word)) if isinstance(word, str) else describe_value(word)
+
+
+def _misfit(field: Field, value: Any) -> tuple[str, str] | None:
+    """Why the export would not write `value` as a literal of `field`'s type (the message and
+    the fix), or None when it would."""
+    kind, number = field.type, isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is FieldType.NUMBER and type(value) is int and abs(value) > MAX_SAFE_INTEGER:
+        return (
+            f"the number {value} is beyond 2^53, where JavaScript rounds numbers",
+            f'write it as the string "{value}"',
+        )
+    if kind is FieldType.BOOLEAN and isinstance(value, str):
+        found = describe_value(value)
+        return (
+            f'expected true or false for boolean field "{field.name}", found {found}',
+            "write a JSON boolean: the export quotes a string as text",
+        )
+    if kind is FieldType.STRING and number:
+        found = describe_value(value)
+        return (
+            f'expected a string for string field "{field.name}", found {found}',
+            f'write "{value}"',
+        )
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,29 +98,18 @@ SQL_SYNTAX = Syntax(
 
 
 def read(
-    source: object,
-    schema: Schema,
-    *,
-    limits: Limits = DEFAULT_LIMITS,
-    dialect: str | None = None,
+    source: object, schema: Schema, *, limits: Limits = DEFAULT_LIMITS, dialect: str | None = None
 ) -> Node:
-    """Read the text of a SQL `WHERE` condition (without the word WHERE) into its tree.
-
-    Args:
-        dialect: sqlglot's name of the dialect the text is written in; neutral by default.
+    """Read the text of a SQL `WHERE` condition (without the word WHERE) into its tree;
+    `dialect` is sqlglot's name of the dialect it is written in (neutral by default).
 
     Raises:
         FilterError: every problem found, each with its line and column in the text.
     """
     if not isinstance(source, str):
-        raise FilterError(
-            [
-                Issue(
-                    path="",
-                    message=f"expected the text of a SQL condition, found {describe_value(source)}",
-                )
-            ]
-        )
+        found = describe_value(source)
+        message = f"expected the text of a SQL condition, found {found}"
+        raise FilterError([Issue(path="", message=message)])
     check_text_size(len(source.encode("utf-8", "surrogatepass")), limits)
     tree = _parse(source, limits, dialect)
     reader = _Reader(source, schema, limits)
@@ -349,37 +338,31 @@ class _Reader:
         None (reported) otherwise."""
         table = column.table
         if table and table not in scope.names:
-            self.add(
-                column,
-                column.name,
-                f'unknown table "{shown(table)}"',
-                f"qualify columns with {' or '.join(scope.names)}, or not at all",
-            )
+            hint = f"qualify columns with {' or '.join(scope.names)}, or not at all"
+            self.add(column, column.name, f'unknown table "{shown(table)}"', hint)
             return None
         name = scope.column_field(column.name)
-        found = scope.schema.get(name)
-        if found is None and not column.this.quoted:
-            folded = [f for f in scope.schema.names if f.lower() == name.lower()]
-            found = scope.schema.get(folded[0]) if len(folded) == 1 else None
+        found = _named(scope.schema, name, exact=column.this.quoted)
         if found is None:
-            self.add(
-                column,
-                name,
-                f'unknown column "{shown(name)}"',
-                did_you_mean(name, scope.schema.names)
-                or "filterable columns are " + ", ".join(scope.schema.names),
-            )
-        elif found.type.element is not None or found.type is FieldType.JSON or found.source:
-            self.add(
-                column,
-                name,
-                f'"{found.name}" is a {found.type.value} field'
-                f"{' read inside JSON' if found.source else ''}, which has no portable "
-                "SQL condition",
-                "keep this condition in the JSON form",
-            )
+            names = scope.schema.names
+            hint = did_you_mean(name, names) or "filterable columns are " + ", ".join(names)
+            self.add(column, name, f'unknown column "{shown(name)}"', hint)
             return None
-        return found
+        return self.scalar_column(column, found)
+
+    def scalar_column(self, column: Any, found: Field) -> Field | None:
+        """`found`, when a condition on its column is portable SQL (no list, no JSON)."""
+        if found.type.element is None and found.type is not FieldType.JSON and not found.source:
+            return found
+        inside = " read inside JSON" if found.source else ""
+        self.add(
+            column,
+            found.name,
+            f'"{found.name}" is a {found.type.value} field{inside}, which has no portable SQL '
+            "condition",
+            "keep this condition in the JSON form",
+        )
+        return None
 
     def value(self, expr: Any, target: Field) -> Any:
         """A literal operand, as the Python value the builder checks: `_BAD` (reported) for
@@ -389,24 +372,17 @@ class _Reader:
         literal = expr.this if negative else expr
         if type(literal).__name__ == "Literal" and not literal.is_string:
             return self.number(literal, target, negative)
-        if kind == "Literal" and expr.is_string:
+        if kind == "Literal":
             return self.string(expr, target)
         if kind == "Boolean":
             return bool(expr.this)
         if kind == "Null":
-            self.add(
-                expr,
-                target.name,
-                "a comparison with NULL is never TRUE in SQL",
-                f"write {target.name} IS NULL, or IS NOT NULL",
-            )
-            return _BAD
-        self.add(
-            expr,
-            target.name,
-            f"expected a literal value, found {_excerpt(expr)}",
-            "compare with a number, a 'string', TRUE or FALSE, or another column",
-        )
+            message = "a comparison with NULL is never TRUE in SQL"
+            hint = f"write {target.name} IS NULL, or IS NOT NULL"
+        else:
+            message = f"expected a literal value, found {_excerpt(expr)}"
+            hint = "compare with a number, a 'string', TRUE or FALSE, or another column"
+        self.add(expr, target.name, message, hint)
         return _BAD
 
     def number(self, literal: Any, target: Field, negative: bool) -> Any:
@@ -659,6 +635,16 @@ class _Reader:
 
 
 _BAD: Final = object()
+
+
+def _named(schema: Schema, name: str, exact: bool) -> Field | None:
+    """The field `name` names: exactly, or (for an unquoted identifier, which SQL folds) the
+    one field equal to it ignoring case."""
+    found = schema.get(name)
+    if found is not None or exact:
+        return found
+    folded = [f for f in schema.names if f.lower() == name.lower()]
+    return schema.get(folded[0]) if len(folded) == 1 else None
 
 
 def _chain(expr: Any, kind: str) -> list[Any]:
