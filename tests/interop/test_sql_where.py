@@ -225,3 +225,16 @@ def test_the_writer_gives_portable_sql() -> None:
         'AS "r1" WHERE "r1"."sub_id" = "contacts"."id" AND ("r1"."name" = '
         "'share')) AND \"country\" <> 'FR'"
     )
+
+
+def test_a_dialect_chooses_how_the_text_is_read() -> None:
+    assert _json_dialect("`points` >= 1 AND `firstName` = 'Ann'", "mysql") == (
+        '{"points":{"gte":1},"firstName":{"equals":"Ann"}}'
+    )
+    assert _json_dialect("email ILIKE 'a%'", "postgres") == (
+        '{"email":{"startsWith":"a","mode":"insensitive"}}'
+    )
+
+
+def _json_dialect(text: str, dialect: str) -> str:
+    return Filter(sql_where.read(text, SCHEMA, dialect=dialect)).to_json()

@@ -774,9 +774,9 @@ class _Writer(Visitor[dict[str, Any]]):
                 "write the group TRUE or FALSE",
             )
         if isinstance(value, tuple):
-            literal: Any = [_json_value(node.field, v) for v in value]
+            literal: Any = [_json_value(node.field, v, node.path) for v in value]
         else:
-            literal = _json_value(node.field, value)
+            literal = _json_value(node.field, value, node.path)
         if node.op in _PATTERN_OPS and ("%" in literal or "_" in literal):
             raise refuse(
                 node.field,
@@ -860,11 +860,18 @@ def _field_name(field: str, path: tuple[str, ...]) -> str:
     return ".".join((field, *path))
 
 
-def _json_value(field: str, value: Any) -> Any:
-    """A literal as react-querybuilder holds it: date-times and dates as ISO 8601 text; a
-    relative date-time or a period has no form there."""
+def _json_value(field: str, value: Any, path: tuple[str, ...]) -> Any:
+    """A literal as react-querybuilder holds it: date-times and dates as ISO 8601 text, a
+    number JavaScript would round as its numeral; a relative date-time or a period has no
+    form there."""
     if type(value) is int and abs(value) > MAX_SAFE_INTEGER:
-        return str(value)  # JavaScript would round the number; the numeral keeps it exact
+        if path:  # inside JSON a numeral is a string, not this number
+            raise refuse(
+                field,
+                f"the number {value} is beyond 2^53, where JavaScript rounds numbers",
+                "keep this condition in the JSON form",
+            )
+        return str(value)
     if isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, date):
