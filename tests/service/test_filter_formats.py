@@ -96,3 +96,14 @@ def test_a_rule_of_another_format_is_refused_at_its_path(tenant: Tenant) -> None
     mixed = tenant.call("POST", "/v4/audiences", json={**body, "filtersText": "points > 1"})
     assert mixed.status_code == 400
     assert "filtersFormat" in mixed.json()["error"]
+
+
+def test_an_audience_reads_as_a_sentence_for_people(tenant: Tenant) -> None:
+    lst = _seeded(tenant)
+    audience = new_audience(tenant, lst, "France", filters=FRANCE_MONGODB, filtersFormat="mongodb")
+    shown = tenant.ok(
+        "GET", f"/v4/audiences/{audience['audience']['id']}", params={"filtersAs": "english"}
+    )
+    sentence = shown["audience"]["filtersAs"]
+    assert isinstance(sentence, str)
+    assert "country" in sentence and "100" in sentence
