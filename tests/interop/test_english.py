@@ -1,16 +1,17 @@
 """The plain-English sentence of a filter: every node kind, negations in natural words, nested
-groups unambiguous, and a new node kind stopping the writer loudly."""
+groups unambiguous, and a new node kind stopping each format's writer loudly."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
 
 import audiencefilter as af
-from audiencefilter.formats import english
+from audiencefilter.formats import english, react_querybuilder, sql_where
 from audiencefilter.language.nodes import UnhandledNodeError
 from audiencefilter.testing.strategies import filters
 
@@ -109,6 +110,7 @@ class _Novel:
     kind: ClassVar[str] = "novel"
 
 
-def test_a_new_node_kind_fails_loudly() -> None:
+@pytest.mark.parametrize("writer", [english.write, react_querybuilder.write, sql_where.write])
+def test_a_new_node_kind_fails_loudly(writer: Callable[[Any, af.Schema], object]) -> None:
     with pytest.raises(UnhandledNodeError, match="novel"):
-        english.write(_Novel(), SCHEMA)  # type: ignore[arg-type]
+        writer(_Novel(), SCHEMA)

@@ -120,7 +120,7 @@ OPERATORS_BY_NAME: Final = {o.name.lower(): o for o in OPERATOR_LIST}
 _NAMES = tuple(o.name for o in OPERATOR_LIST)
 _PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 _REFERENCE_OPS = frozenset({Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE})
-_NUMERAL = re.compile(r"-?(?:0|[1-9][0-9]{0,99})(?:\.[0-9]{1,100})?(?:[eE][+-]?[0-9]{1,4})?\Z")
+_NUMERAL = re.compile(r"-?(?:0|[1-9][0-9]{0,3999})(?:\.[0-9]{1,4000})?(?:[eE][+-]?[0-9]{1,4})?\Z")
 
 
 def _operator_names(field: Field) -> str:
@@ -772,6 +772,13 @@ class _Writer(Visitor[dict[str, Any]]):
                 f"an empty {node.op.value} list has no react-querybuilder "
                 "form: its export drops the rule",
                 "write the group TRUE or FALSE",
+            )
+        if isinstance(value, tuple) and any(isinstance(v, str) and v != v.strip() for v in value):
+            raise refuse(
+                node.field,
+                f"a value of {node.op.value} starts or ends with a space, "
+                "which react-querybuilder's export trims from list values",
+                None,
             )
         if isinstance(value, tuple):
             literal: Any = [_json_value(node.field, v, node.path) for v in value]
