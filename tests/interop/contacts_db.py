@@ -13,7 +13,7 @@ NUMBER_FIELDS = ("points", "referrals")
 BOOLEAN_FIELDS = ("isVerified",)
 WORDS = ("", "a", "A", "ab", "aB", "b", "ba", "abc", "Abc", "a b", "a,b", "x_y", "50%", "o'k")
 """Text values: case pairs, a space, a comma, the LIKE wildcards, a quote (ASCII only: SQLite's
-LIKE folds ASCII alone, which docs/interop-rqb-sql.md states)."""
+LIKE folds ASCII alone, which docs/interop.md states)."""
 ACTION_NAMES = ("open", "share", "Share")
 
 _COLUMNS = (

@@ -1,5 +1,5 @@
 """react-querybuilder queries: each operator's reading, the writer, round trips, errors and
-hostile input (docs/interop-rqb-sql.md)."""
+hostile input (docs/interop.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Our reading of a react-querybuilder query means what react-querybuilder's own SQL export of
 it means: generated rule groups go through `formatQuery(query, "sql")` in Node and run on
 SQLite over generated contacts, and our reading of the same query runs in memory; the answers
-are equal (docs/interop-rqb-sql.md)."""
+are equal (docs/interop.md)."""
 
 from __future__ import annotations
 

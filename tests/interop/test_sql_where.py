@@ -1,5 +1,5 @@
 """SQL WHERE conditions: each construct's reading, the writer, round trips, errors with their
-line and column, and hostile input (docs/interop-rqb-sql.md)."""
+line and column, and hostile input (docs/interop.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Our reading of a SQL WHERE condition means what SQLite and DuckDB make of the same text:
 generated conditions (typed columns, nulls, relations) run on both engines, and our reading
-runs in memory; the answers are equal (docs/interop-rqb-sql.md)."""
+runs in memory; the answers are equal (docs/interop.md)."""
 
 from __future__ import annotations
 

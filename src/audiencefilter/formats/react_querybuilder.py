@@ -1,5 +1,5 @@
 """react-querybuilder's query objects (`RuleGroupType`, and `RuleGroupTypeIC` with independent
-combinators), read into the AST and written back (docs/interop-rqb-sql.md).
+combinators), read into the AST and written back (docs/interop.md).
 
 A rule group is `{"combinator": "and" | "or", "not": bool, "rules": [...]}`; a rule is
 `{"field", "operator", "value", "valueSource"?}`. Without a `combinator`, `rules` alternates

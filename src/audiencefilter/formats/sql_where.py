@@ -1,5 +1,5 @@
 """A SQL `WHERE` condition, read into the AST with sqlglot and written back
-(docs/interop-rqb-sql.md).
+(docs/interop.md).
 
 Design choices:
 - The reader takes what a SQL condition means on PostgreSQL, DuckDB and SQLite alike, and
