@@ -70,6 +70,7 @@ from ...language.nodes import (
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .dialects.base import AnniversaryRefused, anniversary_sql
+from .dialects.members import Members, members_of
 from .relations_sqlalchemy import aggregated_expression, quantified_expression
 from .text import (
     COMPARISON_OPERATORS,
@@ -268,9 +269,23 @@ def _compare(
         if bind is _number_bind:
             # Split for every dialect: the expression is built before one is known.
             groups = number_groups(node.value)
-            return or_(*[column.in_([bind(v) for v in group]) for group in groups])
-        return column.in_([bind(v) for v in node.value])
+            return or_(*[_in(column, group, FieldType.NUMBER, bind) for group in groups])
+        kind = FieldType.DATE if bind is _date_bind else FieldType.DATETIME
+        return _in(column, node.value, kind, bind)
     return _OPERATORS[node.op](column, bind(node.value))
+
+
+def _in(
+    column: ColumnElement[Any], values: tuple[Any, ...], kind: FieldType, bind: Callable[[Any], Any]
+) -> Expression:
+    """`column IN values`; a long list as one parameter (`MemberTest`, `members.py`), but for
+    date-times only on a column with a time zone: a naive column binds naive values, which a
+    list of instants could not be."""
+    members = members_of(values, kind)
+    naive = isinstance(column.type, DateTime) and not column.type.timezone
+    if members is None or (members is Members.INSTANT and naive):
+        return column.in_([bind(v) for v in values])
+    return MemberTest(column, values, members, bind(values[0]).type)
 
 
 def _number_bind(value: Number) -> Any:
@@ -311,7 +326,10 @@ def _string_in(subject: ColumnElement[Any], values: Sequence[str]) -> Expression
     plain = [v for v in values if "\x00" not in v]
     # Values with NUL go through TextMatch, which knows that PostgreSQL text cannot hold them.
     tests: list[Expression] = [TextMatch(subject, Op.EQUALS, v) for v in values if "\x00" in v]
-    if plain:
+    members = members_of(tuple(plain), FieldType.STRING)
+    if members is not None:
+        tests.insert(0, MemberTest(Exact(subject), tuple(plain), members, String()))
+    elif plain:
         bound = bindparam(None, plain, expanding=True, type_=String())
         tests.insert(0, Exact(subject).in_(bound))
     return or_(*tests)
@@ -357,6 +375,74 @@ class Operand(TypeDecorator[str]):
         if self.op == Op.EQUALS.value:
             return value
         return _dialect(dialect).operand(Op(self.op), value)
+
+
+class MemberList(TypeDecorator[Any]):
+    """A long list bound as one parameter, in the dialect's form (`Dialect.bind_members`)."""
+
+    impl = NullType
+    cache_ok = True
+
+    def __init__(self, members: str) -> None:
+        super().__init__()
+        self.members = members
+
+    def process_bind_param(self, value: Any, dialect: SADialect) -> Any:
+        return _dialect(dialect).bind_members(value, Members(self.members))
+
+
+class MemberTest(ColumnElement[bool]):
+    """`subject IN` a long list bound as one parameter, written by the dialect
+    (`Dialect.member_test`); where it has no such form, an expanding IN of the same parameter
+    with the items' own type. Its SQL depends on the kind and operator, never the length."""
+
+    _traverse_internals = [
+        ("subject", InternalTraversal.dp_clauseelement),
+        ("kind", InternalTraversal.dp_string),
+        ("members", InternalTraversal.dp_string),
+        ("param", InternalTraversal.dp_clauseelement),
+        ("item", InternalTraversal.dp_type),
+    ]
+    type = Boolean()
+
+    def __init__(
+        self,
+        subject: ColumnElement[Any],
+        values: tuple[Any, ...],
+        members: Members,
+        item: TypeEngine[Any],
+        op: Op = Op.IN,
+    ) -> None:
+        self.subject = subject
+        self.kind = op.value
+        self.members = members.value
+        self.param = bindparam(None, values, type_=MemberList(members.value))
+        self.item = item
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        op = Op.IN if self.kind == Op.NOT_IN.value else Op.NOT_IN
+        negated = MemberTest(self.subject, (), Members(self.members), self.item, op)
+        negated.param = self.param
+        return negated
+
+
+@compiles(MemberTest)
+def _compile_member_test(element: MemberTest, compiler: SQLCompiler, **kw: Any) -> str:
+    dialect = _dialect(compiler.dialect)
+    op, members = Op(element.kind), Members(element.members)
+    subject = compiler.process(element.subject, **kw)
+    if dialect.member_test(op, subject, "", members) is None:
+        expanding = element.param._clone()
+        expanding.expanding, expanding.type = True, element.item
+        test = element.subject.in_(expanding)
+        return compiler.process(not_(test) if op is Op.NOT_IN else test, **kw)
+    param = compiler.process(element.param, **kw)
+    sql = dialect.member_test(op, subject, param, members)
+    assert sql is not None
+    return sql
 
 
 class Exact(ColumnElement[Any]):

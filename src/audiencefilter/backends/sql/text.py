@@ -48,6 +48,7 @@ from ...language.nodes import (
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 from .dialects.base import AnniversaryRefused, anniversary_sql
+from .dialects.members import LONG_LIST, members_of
 from .relations_text import aggregated_sql, quantified_sql
 
 COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
@@ -258,9 +259,10 @@ class SqlWriter(Visitor[str]):
         if node.op not in LIST_OPS:
             return f"{column()} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"
         assert isinstance(node.value, tuple)
-        split_numbers = split and kind is FieldType.NUMBER and self.dialect.unifies_lists
+        long = self.params is not None and len(node.value) > LONG_LIST
+        split_numbers = split and kind is FieldType.NUMBER and (self.dialect.unifies_lists or long)
         groups = number_groups(node.value) if split_numbers else [node.value]
-        return self.in_list(node.op, column, groups, render)
+        return self.in_list(node.op, column, groups, render, kind if split else None)
 
     def in_list(
         self,
@@ -268,15 +270,36 @@ class SqlWriter(Visitor[str]):
         column: Callable[[], str],
         groups: list[tuple[Any, ...]],
         render: Callable[[Any], str],
+        kind: FieldType | None = None,
     ) -> str:
-        """`in`/`notIn` of one list, or of several groups ORed (`number_groups`)."""
+        """`in`/`notIn` of one list, or of several groups ORed (`number_groups`); a long group
+        of a field of `kind` as one parameter where the dialect binds one (`members.py`)."""
         if len(groups) == 1:
-            subject = column()  # before the values, as in the text
-            values = ", ".join([render(v) for v in groups[0]])
-            return f"{subject} {_LIST_KEYWORD[op]} ({values})"
-        tests = [f"{column()} IN ({', '.join([render(v) for v in g])})" for g in groups]
+            return self.in_group(op, column, groups[0], render, kind)
+        tests = [self.in_group(Op.IN, column, g, render, kind) for g in groups]
         either = "(" + " OR ".join(tests) + ")"
         return f"NOT {either}" if op is Op.NOT_IN else either
+
+    def in_group(
+        self,
+        op: Op,
+        column: Callable[[], str],
+        values: tuple[Any, ...],
+        render: Callable[[Any], str],
+        kind: FieldType | None,
+    ) -> str:
+        """`column() IN (values)`, the column written first, as in the text; bound as one
+        parameter when parameters are collected and `members_of` and the dialect allow it."""
+        subject = column()
+        members = None if self.params is None or kind is None else members_of(values, kind)
+        dialect = self.dialect
+        if members is not None and self.params is not None:
+            test = dialect.member_test(op, subject, dialect.placeholder, members)
+            if test is not None:
+                self.params.append(dialect.bind_members(values, members))
+                return test
+        rendered = ", ".join([render(v) for v in values])
+        return f"{subject} {_LIST_KEYWORD[op]} ({rendered})"
 
     def string_comparison(self, node: Comparison, column: str) -> str:
         subject = self.dialect.fold(column) if node.insensitive else column
@@ -314,8 +337,8 @@ class SqlWriter(Visitor[str]):
             if not values:
                 never = dialect.never(subject)
                 return never if op is Op.IN else f"NOT ({never})"
-        rendered = ", ".join([self.text(v) for v in values])
-        return f"{dialect.exact(subject)} {_LIST_KEYWORD[op]} ({rendered})"
+        exact = dialect.exact(subject)
+        return self.in_group(op, lambda: exact, tuple(values), self.text, FieldType.STRING)
 
     def column(self, field: str) -> str:
         if field in self.expressions:

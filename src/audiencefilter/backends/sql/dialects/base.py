@@ -24,17 +24,18 @@ Design choices, each forced by a semantic rule of the filters (docs/backends.md 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ....language.anniversary import MonthDays
 from ....language.fields import FieldType, Op
 from ....language.lists import refused
 from ....language.nodes import ListTest
 from .list_sql import ListWriter
+from .members import Members
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -229,6 +230,26 @@ class Dialect:
     def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
         """`contains`, `startsWith` or `endsWith` of `sql` with an `operand(op, value)`."""
         return f"{self.exact(sql)} LIKE {operand} ESCAPE '{LIKE_ESCAPE}'"
+
+    # Long `in`/`notIn` lists bound as one parameter (`members.py`)
+
+    def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
+        """`sql` `in` (or `notIn`, by `op`) the list bound as the one parameter `param`, of
+        `members` items, with `sql` written before `param`; None where the engine keeps one
+        placeholder per value (the standard forms have no list parameter)."""
+        return None
+
+    def bind_members(self, values: Sequence[Any], members: Members) -> object:
+        """The driver value of the one parameter `member_test` reads."""
+        raise NotImplementedError(f"{self.title} binds lists value by value")
+
+    def bind_member(self, value: Any, members: Members) -> object:
+        """One item as the literal form binds it (`bind_number`, `bind_instant`, ...)."""
+        if members is Members.INTEGER or members is Members.REAL:
+            return self.bind_number(value)
+        if members is Members.INSTANT:
+            return self.bind_instant(value)
+        return self.bind_day(value) if members is Members.DAY else value
 
     # List fields and JSON arrays at a data path: each engine stores and reads them its own
     # way (`list_sql.py`); an engine without a way refuses.

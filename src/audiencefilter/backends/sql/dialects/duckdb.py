@@ -14,7 +14,7 @@ Design choices:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ....language.fields import FieldType, ListOp, Op
@@ -26,6 +26,7 @@ from .list_sql import (
     double_items,
     literal_of,
 )
+from .members import Members
 from .typed_arrays import TypedItemArrays
 
 
@@ -76,6 +77,15 @@ class DuckDB(TypedItemArrays):
 
     def fold(self, sql: str) -> str:
         return FOLD_DOTTED_I.format(sql)
+
+    def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
+        """A typed LIST parameter, unnested: DuckDB plans `IN (SELECT unnest(...))` as a
+        hash semi-join, faster than `list_contains` per row and far faster negated."""
+        keyword = "IN" if op is Op.IN else "NOT IN"
+        return f"{sql} {keyword} (SELECT unnest(CAST({param} AS {_MEMBER_TYPES[members]})))"
+
+    def bind_members(self, values: Sequence[Any], members: Members) -> object:
+        return [self.bind_member(v, members) for v in values]
 
     def operand(self, op: Op, value: str) -> str:
         return value
@@ -162,6 +172,15 @@ class DuckDB(TypedItemArrays):
     def item_value(self, item: str, kind: FieldType) -> str:
         return self.json_value(item, [], "'$'", kind)
 
+
+_MEMBER_TYPES = {
+    Members.TEXT: "VARCHAR[]",
+    Members.INTEGER: "BIGINT[]",
+    Members.REAL: "DOUBLE[]",
+    Members.INSTANT: "TIMESTAMPTZ[]",
+    Members.DAY: "DATE[]",
+}
+"""The LIST type of each kind of long list."""
 
 _HUGEINT_MIN, _HUGEINT_MAX = -(2**127) + 1, 2**127 - 1
 _DUCKDB_MATCH = {Op.CONTAINS: "contains", Op.STARTS_WITH: "starts_with", Op.ENDS_WITH: "ends_with"}

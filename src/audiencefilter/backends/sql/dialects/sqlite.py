@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -40,6 +40,7 @@ from .base import (
     utc_text,
 )
 from .list_sql import ListWriter, all_of, double_items, literal_of
+from .members import Members, json_members
 
 MONTH_DAY_FUNCTION = "audiencefilter_month_day"
 
@@ -95,6 +96,14 @@ class SQLite(Dialect):
         if zone == "UTC":
             return f"CAST(strftime('%m%d', {sql()}) AS INTEGER)"
         return f"{MONTH_DAY_FUNCTION}({sql()}, {self.text(zone)})"
+
+    def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
+        """JSON text read by `json_each`: its `value` is TEXT, INTEGER or REAL as the literal
+        form's, and compares with the column as a literal would."""
+        return f"{sql} {'IN' if op is Op.IN else 'NOT IN'} (SELECT value FROM json_each({param}))"
+
+    def bind_members(self, values: Sequence[Any], members: Members) -> object:
+        return json_members([self.bind_member(v, members) for v in values])
 
     json_types = {
         FieldType.STRING: ("text",),
