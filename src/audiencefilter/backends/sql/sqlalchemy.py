@@ -51,7 +51,7 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
 from ...language.anniversary import MonthDays
-from ...language.fields import LIST_OPS, ORDERING_OPS, FieldType, Op, Schema
+from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ...language.nodes import (
     Aggregated,
     And,
@@ -70,6 +70,7 @@ from ...language.nodes import (
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .dialects.base import AnniversaryRefused, anniversary_sql
+from .dialects.like import like_unsafe
 from .dialects.members import Members, members_of
 from .relations_sqlalchemy import aggregated_expression, quantified_expression
 from .text import (
@@ -319,6 +320,8 @@ def _string_test(node: Comparison, column: ColumnElement[Any]) -> Expression:
         return TextOrder(subject, node, value)
     if node.op is Op.EQUALS and "\x00" not in value:
         return Exact(subject) == bindparam(None, value, type_=String())
+    if node.insensitive and node.op in PATTERN_OPS:
+        return TextMatch(column, node.op, value, insensitive=True)
     return TextMatch(subject, node.op, value)
 
 
@@ -362,19 +365,28 @@ class ExactNumber(TypeDecorator[Any]):
 
 
 class Operand(TypeDecorator[str]):
-    """A string compared by `TextMatch`, escaped for the dialect's pattern form at bind time."""
+    """A string compared by `TextMatch`, escaped for the dialect's pattern form at bind time;
+    as it is for the foldings (`likes`) under which the engine's LIKE answers it
+    (`Dialect.folded_like`)."""
 
     impl = String
     cache_ok = True
 
-    def __init__(self, op: str) -> None:
+    def __init__(self, op: str, likes: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.op = op
+        self.likes = likes
 
     def process_bind_param(self, value: Any, dialect: SADialect) -> Any:
-        if self.op == Op.EQUALS.value:
+        engine = _dialect(dialect)
+        if self.op == Op.EQUALS.value or engine.like_folding in self.likes:
             return value
-        return _dialect(dialect).operand(Op(self.op), value)
+        return engine.operand(Op(self.op), value)
+
+
+LIKE_FOLDINGS = ("ascii", "simple")
+"""Every `Dialect.like_folding` a dialect may have, so a `TextMatch` built before the dialect
+is known carries `like_unsafe`'s answer for each."""
 
 
 class MemberList(TypeDecorator[Any]):
@@ -474,14 +486,23 @@ class TextMatch(ColumnElement[bool]):
         ("operand", InternalTraversal.dp_clauseelement),
         ("nul", InternalTraversal.dp_boolean),
         ("nbytes", InternalTraversal.dp_plain_obj),
+        ("unsafe", InternalTraversal.dp_plain_obj),
     ]
     type = Boolean()
 
-    def __init__(self, subject: ColumnElement[Any], op: Op, value: str) -> None:
+    def __init__(
+        self, subject: ColumnElement[Any], op: Op, value: str, *, insensitive: bool = False
+    ) -> None:
         shape = Shape.of(value)
-        self.subject = subject
+        self.subject = subject  # the column itself when `insensitive`
         self.kind = op.value  # not `op`: ColumnElement.op() builds custom operators
-        self.operand = bindparam(None, value, type_=Operand(op.value))
+        #: `like_unsafe` for each folding, a fact of the value in the cache key; None if the
+        #: subject is already folded or the test is case-sensitive.
+        self.unsafe = (
+            tuple((f, like_unsafe(op, value, f)) for f in LIKE_FOLDINGS) if insensitive else None
+        )
+        likes = tuple(f for f, chars in self.unsafe or () if chars is not None)
+        self.operand = bindparam(None, value, type_=Operand(op.value, likes))
         self.nul = shape.nul
         self.nbytes = shape.nbytes
 
@@ -507,6 +528,8 @@ def _compile_folded(element: Folded, compiler: SQLCompiler, **kw: Any) -> str:
 @compiles(TextMatch)
 def _compile_text_match(element: TextMatch, compiler: SQLCompiler, **kw: Any) -> str:
     dialect = _dialect(compiler.dialect)
+    if element.unsafe is not None:
+        return _compile_folded_match(element, dialect, compiler, kw)
     subject = compiler.process(element.subject, **kw)
     if element.nul and not dialect.text_holds_nul:
         return dialect.never(subject)
@@ -515,6 +538,23 @@ def _compile_text_match(element: TextMatch, compiler: SQLCompiler, **kw: Any) ->
     if op is Op.EQUALS:
         return f"{dialect.exact(subject)} = {operand}"
     return dialect.match(op, subject, operand, Shape(element.nul, element.nbytes))
+
+
+def _compile_folded_match(
+    element: TextMatch, dialect: Dialect, compiler: SQLCompiler, kw: dict[str, Any]
+) -> str:
+    """A case-insensitive pattern test: the engine's LIKE where `like_unsafe` allows it
+    (`Dialect.folded_like`), else the match of the folded column."""
+    op, shape = Op(element.kind), Shape(element.nul, element.nbytes)
+    unsafe = dict(element.unsafe or ()).get(dialect.like_folding or "")
+    if unsafe is not None:
+        column = lambda: compiler.process(element.subject, **kw)  # noqa: E731
+        needle = lambda: compiler.process(element.operand, **kw)  # noqa: E731
+        return dialect.folded_like(op, column, needle, shape, unsafe)
+    subject = dialect.fold(compiler.process(element.subject, **kw))
+    if element.nul and not dialect.text_holds_nul:
+        return dialect.never(subject)
+    return dialect.match(op, subject, compiler.process(element.operand, **kw), shape)
 
 
 class TextOrder(ColumnElement[bool]):

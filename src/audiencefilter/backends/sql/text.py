@@ -48,6 +48,7 @@ from ...language.nodes import (
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 from .dialects.base import AnniversaryRefused, anniversary_sql
+from .dialects.like import like_unsafe
 from .dialects.members import LONG_LIST, members_of
 from .relations_text import aggregated_sql, quantified_sql
 
@@ -254,7 +255,7 @@ class SqlWriter(Visitor[str]):
         parameters each time. `split` writes lists of numbers as integers and others
         (`number_groups`) where the dialect asks for it."""
         if kind is FieldType.STRING:
-            return self.string_comparison(node, column())
+            return self.string_comparison(node, column)
         render = self.number if kind is FieldType.NUMBER else self.scalar
         if node.op not in LIST_OPS:
             return f"{column()} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"
@@ -301,8 +302,15 @@ class SqlWriter(Visitor[str]):
         rendered = ", ".join([render(v) for v in values])
         return f"{subject} {_LIST_KEYWORD[op]} ({rendered})"
 
-    def string_comparison(self, node: Comparison, column: str) -> str:
-        subject = self.dialect.fold(column) if node.insensitive else column
+    def string_comparison(self, node: Comparison, column: Callable[[], str]) -> str:
+        """A string test of the values `column()` writes (called once, or once per use by a
+        case-insensitive pattern the engine's LIKE answers: `folded_like`)."""
+        unsafe = self.like_unsafe(node)
+        if unsafe is not None:
+            text = cast(str, node.value)
+            needle = lambda: self.text(text)  # noqa: E731
+            return self.dialect.folded_like(node.op, column, needle, Shape.of(text), unsafe)
+        subject = self.dialect.fold(column()) if node.insensitive else column()
         if node.op in LIST_OPS:
             texts = cast(tuple[str, ...], node.value)
             return self.string_list(node.op, subject, list(texts))
@@ -310,6 +318,14 @@ class SqlWriter(Visitor[str]):
         if node.op in ORDERING_OPS:
             return self.string_order(node, subject, node.value)
         return self.string_match(node, subject, node.value)
+
+    def like_unsafe(self, node: Comparison) -> str | None:
+        """For a case-insensitive pattern test the dialect's LIKE can answer, the characters
+        of the column it must leave to the exact test (`dialects.base.like_unsafe`)."""
+        folding = self.dialect.like_folding
+        if folding is None or not node.insensitive or node.op not in PATTERN_OPS:
+            return None
+        return like_unsafe(node.op, cast(str, node.value), folding)
 
     def string_order(self, node: Comparison, subject: str, value: str) -> str:
         op, bound = string_order(self.dialect, node, value)

@@ -231,6 +231,24 @@ class Dialect:
         """`contains`, `startsWith` or `endsWith` of `sql` with an `operand(op, value)`."""
         return f"{self.exact(sql)} LIKE {operand} ESCAPE '{LIKE_ESCAPE}'"
 
+    like_folding: ClassVar[str | None] = None
+    """How the engine's case-insensitive LIKE folds (`like_unsafe`); None: a case-insensitive
+    pattern test always matches the folded column (`fold`)."""
+
+    def folded_like(
+        self,
+        op: Op,
+        sql: Callable[[], str],
+        needle: Callable[[], str],
+        shape: Shape,
+        unsafe: str,
+    ) -> str:
+        """The case-insensitive `op` of the column `sql()` with the folded `needle()` (the
+        value itself, bound or inlined) by the engine's LIKE, where `like_unsafe` allows it:
+        text holding a character of `unsafe` is tested the exact way. Each callable writes
+        its piece anew at each use, in the order of the text."""
+        raise NotImplementedError(f"{self.title} has no case-insensitive LIKE form")
+
     # Long `in`/`notIn` lists bound as one parameter (`members.py`)
 
     def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:

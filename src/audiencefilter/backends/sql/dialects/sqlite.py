@@ -39,6 +39,7 @@ from .base import (
     integral,
     utc_text,
 )
+from .like import like_wrapped
 from .list_sql import ListWriter, all_of, double_items, literal_of
 from .members import Members, json_members
 
@@ -161,6 +162,36 @@ class SQLite(Dialect):
         n = shape.nbytes
         return f"substr(CAST(X'FF' || {sql} AS BLOB), -{n}, {n}) = CAST({operand} AS BLOB)"
 
+    like_folding = "ascii"
+
+    def folded_like(
+        self,
+        op: Op,
+        sql: Callable[[], str],
+        needle: Callable[[], str],
+        shape: Shape,
+        unsafe: str,
+    ) -> str:
+        """SQLite's LIKE ignores the case of ASCII letters in C, where the folded column calls
+        Python's `lower` (`register_sqlite_functions`) on every row. It reads text up to a NUL
+        only, so text holding one, or an `unsafe` character, is tested the exact way: after a
+        LIKE that failed (a match LIKE finds is a match), or instead of it for a suffix."""
+
+        def guard() -> str:
+            tests = [f"instr({sql()}, {c}) > 0" for c in ("char(0)", *_quoted(unsafe))]
+            return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
+
+        if op is Op.ENDS_WITH:
+            test = guard()
+            exact = self.match(op, self.fold(sql()), needle(), shape)
+            return (
+                f"CASE WHEN {test} THEN {exact} ELSE {sql()} LIKE {like_wrapped(op, needle())} END"
+            )
+        like = f"{sql()} LIKE {like_wrapped(op, needle())}"
+        test = guard()
+        found = f"instr({self.fold(sql())}, {needle()}) {'> 0' if op is Op.CONTAINS else '= 1'}"
+        return f"({like} OR ({test} AND {found}))"
+
     # Lists (JSON text) and JSON arrays at a data path, read with json_each
 
     def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
@@ -240,6 +271,10 @@ def _stored_exactly(value: Any) -> bool:
     """Whether a JSON item can equal `value`: SQLite stores a JSON number as a 64-bit integer
     or a double, so an integer beyond 64 bits that no double holds equals none."""
     return INT64_MIN <= value <= INT64_MAX or double_exact(value)
+
+
+def _quoted(chars: str) -> list[str]:
+    return [f"'{char}'" for char in chars]
 
 
 def _each(array: str, condition: str) -> str:
