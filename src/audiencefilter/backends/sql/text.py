@@ -289,18 +289,32 @@ class SqlWriter(Visitor[str]):
         render: Callable[[Any], str],
         kind: FieldType | None,
     ) -> str:
-        """`column() IN (values)`, the column written first, as in the text; bound as one
-        parameter when parameters are collected and `members_of` and the dialect allow it."""
+        """`column() IN (values)`, the column written first, as in the text; as one parameter
+        where `bound_list` can."""
         subject = column()
-        members = None if self.params is None or kind is None else members_of(values, kind)
-        dialect = self.dialect
-        if members is not None and self.params is not None:
-            test = dialect.member_test(op, subject, dialect.placeholder, members)
-            if test is not None:
-                self.params.append(dialect.bind_members(values, members))
-                return test
+        bound = self.bound_list(op, subject, values, kind)
+        if bound is not None:
+            return bound
         rendered = ", ".join([render(v) for v in values])
         return f"{subject} {_LIST_KEYWORD[op]} ({rendered})"
+
+    def bound_list(
+        self, op: Op, subject: str, values: tuple[Any, ...], kind: FieldType | None
+    ) -> str | None:
+        """The list bound as one parameter, when parameters are collected and `members_of`
+        and the dialect allow it (`dialects/members.py`); else None."""
+        if self.params is None or kind is None:
+            return None
+        members = members_of(values, kind)
+        dialect = self.dialect
+        test = (
+            None
+            if members is None
+            else dialect.member_test(op, subject, dialect.placeholder, members)
+        )
+        if test is not None and members is not None:
+            self.params.append(dialect.bind_members(values, members))
+        return test
 
     def string_comparison(self, node: Comparison, column: Callable[[], str]) -> str:
         """A string test of the values `column()` writes (called once, or once per use by a

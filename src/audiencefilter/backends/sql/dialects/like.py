@@ -33,35 +33,34 @@ Unicode lowercase, one to one, as the engine's `lower()`: DuckDB's ILIKE)."""
 
 def like_unsafe(op: Op, needle: str, folding: LikeFolding) -> str | None:
     """The characters whose presence in the column can make the engine's case-insensitive
-    LIKE (`folding`) answer `op` with the folded `needle` otherwise than comparing the column
-    folded by `str.lower()` does: "" when none can, None when the LIKE cannot be used. The one
-    decision every dialect with such a form asks (`Dialect.like_folding`); the dialect tests
-    text holding one of these characters the exact way.
-
-    The needle must be ASCII (the LIKE would fold its other letters otherwise, or not at all)
-    and hold no wildcard, backslash or NUL (`LIKE_SPECIALS`). Then an ASCII letter of the
-    column folds alike both ways, and only the characters of `LOWERS_TO_ASCII` can match
-    differently. The Kelvin sign lowers to `k`, which an ASCII LIKE never matches: unsafe for a
-    needle with `k`. `İ` lowers to `i` and a combining dot, so it can end a match of a needle
-    ending in `i` where the text goes on after the match (`contains`, `startsWith`): an ASCII
-    LIKE does not see it there, and a simple folding reads it as a plain `i`, so it matches
-    elsewhere too, where `str.lower()` never puts an ASCII letter after that `i`.
-    """
+    LIKE (`folding`) answer `op` with the folded `needle` otherwise than folding the column by
+    `str.lower()` does ("" when none can), or None when the LIKE cannot be used: the needle
+    must be ASCII (else the LIKE folds its other letters, or none) with no wildcard, backslash
+    or NUL. The one decision every dialect with a LIKE form asks; why, in `_unsafe`."""
     if not ENABLED or not needle.isascii() or any(ch in LIKE_SPECIALS for ch in needle):
         return None
     open_end = op is not Op.ENDS_WITH
-    unsafe = ""
-    for char, lowered in LOWERS_TO_ASCII.items():
-        letter = lowered[0]
-        if len(lowered) == 1:  # one to one: a simple folding agrees, an ASCII one does not
-            unsafe += char if folding == "ascii" and letter in needle else ""
-            continue
-        last = open_end and needle.endswith(letter)
-        if folding == "ascii":
-            unsafe += char if last else ""
-        elif letter in (needle[:-1] if last else needle):
-            unsafe += char
-    return unsafe
+    return "".join(
+        char
+        for char, lowered in LOWERS_TO_ASCII.items()
+        if _unsafe(lowered, needle, folding, open_end)
+    )
+
+
+def _unsafe(lowered: str, needle: str, folding: LikeFolding, open_end: bool) -> bool:
+    """Whether a character lowering to `lowered` can match otherwise. For an ASCII needle an
+    ASCII letter folds alike both ways; the Kelvin sign lowers to `k` one to one, which a
+    simple folding does too and an ASCII LIKE never. `İ` lowers to `i` and a combining dot,
+    so it ends a match of a needle ending in `i` where the text goes on (`open_end`: contains,
+    startsWith), which an ASCII LIKE misses; a simple folding reads a plain `i`, which also
+    matches where `str.lower()` puts the dot after it."""
+    letter = lowered[0]
+    if len(lowered) == 1:
+        return folding == "ascii" and letter in needle
+    last = open_end and needle.endswith(letter)
+    if folding == "ascii":
+        return last
+    return letter in (needle[:-1] if last else needle)
 
 
 def like_wrapped(op: Op, needle: str) -> str:

@@ -172,25 +172,25 @@ class SQLite(Dialect):
         shape: Shape,
         unsafe: str,
     ) -> str:
-        """SQLite's LIKE ignores the case of ASCII letters in C, where the folded column calls
-        Python's `lower` (`register_sqlite_functions`) on every row. It reads text up to a NUL
-        only, so text holding one, or an `unsafe` character, is tested the exact way: after a
-        LIKE that failed (a match LIKE finds is a match), or instead of it for a suffix."""
-
-        def guard() -> str:
-            tests = [f"instr({sql()}, {c}) > 0" for c in ("char(0)", *_quoted(unsafe))]
-            return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
-
+        """LIKE ignores ASCII case in C, where `fold` calls Python per row. It reads text up
+        to a NUL only, so text holding one (or an `unsafe` character) takes the folded test:
+        after a LIKE that failed (what LIKE finds is a match), or instead of it for a suffix."""
         if op is Op.ENDS_WITH:
-            test = guard()
+            test = self._unsafe_text(sql, unsafe)
             exact = self.match(op, self.fold(sql()), needle(), shape)
             return (
                 f"CASE WHEN {test} THEN {exact} ELSE {sql()} LIKE {like_wrapped(op, needle())} END"
             )
         like = f"{sql()} LIKE {like_wrapped(op, needle())}"
-        test = guard()
+        test = self._unsafe_text(sql, unsafe)
         found = f"instr({self.fold(sql())}, {needle()}) {'> 0' if op is Op.CONTAINS else '= 1'}"
         return f"({like} OR ({test} AND {found}))"
+
+    @staticmethod
+    def _unsafe_text(sql: Callable[[], str], unsafe: str) -> str:
+        """`sql()` holds NUL or a character of `unsafe` (constants, inlined)."""
+        tests = [f"instr({sql()}, {c}) > 0" for c in ("char(0)", *_quoted(unsafe))]
+        return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
 
     # Lists (JSON text) and JSON arrays at a data path, read with json_each
 
