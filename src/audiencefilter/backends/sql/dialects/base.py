@@ -142,6 +142,10 @@ class Dialect:
     """The engine's name in messages."""
     relations: ClassVar[bool] = True
     """Relation conditions run as correlated subqueries over the related table."""
+    grouped_aggregates: ClassVar[bool] = False
+    """A `count` or `sum` test is written over groups of related rows (`key IN (SELECT fk ...
+    GROUP BY fk HAVING ...)`, `relations_text.grouped_sql`) rather than as a correlated
+    subquery: for planners that run a correlated scalar subquery once per contact."""
     exact_number_bind: ClassVar[str] = "numeric"
     """How SQLAlchemy binds a number beyond 64 bits (`sqlalchemy.ExactNumber`): `numeric`
     (an exact decimal), `float` (a double) or `untyped` (the driver's own conversion)."""

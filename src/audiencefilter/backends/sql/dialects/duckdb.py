@@ -35,6 +35,7 @@ class DuckDB(TypedItemArrays):
     name = "duckdb"
     aliases = ()
     title = "DuckDB"
+    grouped_aggregates = True
     exact_number_bind = "untyped"
     """SQLAlchemy's Numeric turns values into floats on the way in; DuckDB binds a Python int
     as HUGEINT itself."""

@@ -44,6 +44,7 @@ class PostgreSQL(Dialect):
     """The base dialect, with native arrays for lists."""
 
     title = "PostgreSQL"
+    grouped_aggregates = True
 
     def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
         array = f"CAST({param} AS {_MEMBER_ARRAYS[members]})"
