@@ -9,8 +9,11 @@ Two segments, at a fixed clock:
 - "idle60": no action for 60 days, `actions none (createdAt >= 60 days ago)`
 
 Engines: PostgreSQL, SQLite and DuckDB (`Filter.to_sql` against hand-written SQL, both over
-`contacts` and `actions` with the indexes docs/backends.md recommends), polars (`to_polars` on a
-List of Struct column against a hand-written list expression) and the compiled predicate
+`contacts` and `actions` with the indexes docs/backends.md recommends; the hand-written count
+is the idiomatic `id IN (SELECT sub_id ... GROUP BY sub_id HAVING COUNT(*) >= 3)` on
+PostgreSQL and DuckDB, a correlated subquery on SQLite, whose planner prefers it), polars
+(`to_polars` on a List of Struct column against a hand-written list expression) and the
+compiled predicate
 against a hand-written lambda. Every pair must select the same contacts; the report gives the
 median time of each and the ratio hand-written / ours (1.0: as fast; the target is >= 0.8).
 """
@@ -79,8 +82,15 @@ def generate(contacts: int, actions: int, seed: int = 7) -> Data:
     return Data(list(records.values()), rows)
 
 
-def _hand_sql(name: str, literal: Callable[[datetime], str]) -> str:
+def _hand_sql(name: str, literal: Callable[[datetime], str], grouped: bool = False) -> str:
+    """What one would write by hand: a correlated subquery, or with `grouped` the idiomatic
+    `IN (... GROUP BY ... HAVING ...)` of a count."""
     cut = literal(CUT[name])
+    if name == "share3" and grouped:
+        return (
+            "SELECT c.id FROM contacts c WHERE c.id IN (SELECT sub_id FROM actions "
+            f"WHERE name = 'share' AND created_at >= {cut} GROUP BY sub_id HAVING COUNT(*) >= 3)"
+        )
     if name == "share3":
         return (
             "SELECT c.id FROM contacts c WHERE (SELECT COUNT(*) FROM actions a "
@@ -198,7 +208,7 @@ def duckdb_rows(data: Data, repeats: int) -> list[Row]:
             "DuckDB",
             name,
             run(_ours_sql(name, "duckdb")),
-            run(_hand_sql(name, _iso_literal)),
+            run(_hand_sql(name, _iso_literal, grouped=True)),
             repeats,
         )
         for name in FILTERS
@@ -236,7 +246,7 @@ def postgres_rows(data: Data, repeats: int, url: str) -> list[Row]:
                 "PostgreSQL",
                 name,
                 run(_ours_sql(name, "postgresql")),
-                run(_hand_sql(name, _iso_literal)),
+                run(_hand_sql(name, _iso_literal, grouped=True)),
                 repeats,
             )
             for name in FILTERS

@@ -276,3 +276,29 @@ def test_an_anniversary_outside_utc_inside_a_relation_is_refused_on_mysql() -> N
         with pytest.raises(af.FilterError, match="Europe/Paris"):
             to_sql(node, af.CONTACT, "mysql")
         assert "Europe/Paris" in to_sql(node, af.CONTACT, "postgresql")
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "duckdb"])
+def test_a_count_is_answered_over_groups_where_the_planner_needs_it(dialect: str) -> None:
+    at_least = af.parse({"actions": {"count": {"gte": 3}}}).to_sql(dialect)
+    assert "GROUP BY" in at_least and " IN (SELECT" in at_least
+    below = af.parse({"actions": {"count": {"lt": 3}}}).to_sql(dialect)
+    assert " NOT IN (SELECT" in below and "HAVING NOT (" in below
+    assert "GROUP BY" not in af.parse({"actions": {"max": {"increase": 3}}}).to_sql(dialect)
+
+
+def test_over_no_rows_reads_the_test_at_zero() -> None:
+    from audiencefilter.language.aggregates import over_no_rows
+    from audiencefilter.language.nodes import Aggregated
+    from audiencefilter.language.relations import Aggregate
+
+    def test(where: dict[str, Any]) -> Any:
+        node = af.parse({"actions": where}).lowered
+        assert isinstance(node, Aggregated)
+        return over_no_rows(node.function, node.test)
+
+    assert test({"count": {"gte": 1}}) is False
+    assert test({"count": {"lte": 2}}) is True
+    assert test({"sum": {"increase": {"in": [0, 5]}}}) is True
+    assert test({"min": {"increase": 0}}) is None
+    assert over_no_rows(Aggregate.MAX, af.parse({"points": 1}).root) is None

@@ -37,8 +37,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from ...language.aggregates import over_no_rows
 from ...language.fields import Schema
-from ...language.nodes import TRUE, Aggregated, Node, Quantified
+from ...language.nodes import TRUE, Aggregated, Node, Not, Quantified
 from ...language.relations import (
     Aggregate,
     Quantifier,
@@ -137,6 +138,9 @@ def _aggregate(inner: RelationWriter, node: Aggregated) -> str:
 
 def aggregated_sql(writer: RelationWriter, node: Aggregated) -> str:
     relation = _relation(writer, node.relation)
+    empty = over_no_rows(node.function, node.test)
+    if writer.dialect.grouped_aggregates and empty is not None:
+        return grouped_sql(writer, relation, node, empty)
 
     def subquery() -> str:
         source, inner = _source(writer, relation)
@@ -144,3 +148,37 @@ def aggregated_sql(writer: RelationWriter, node: Aggregated) -> str:
 
     values = value_schema(relation, node.function, node.field)
     return writer.valued(values, node.field, subquery).visit(node.test)
+
+
+def grouped_sql(writer: RelationWriter, relation: Relation, node: Aggregated, empty: bool) -> str:
+    """A `count` or `sum` test over groups of related rows, one uncorrelated subquery planned
+    as a hash join, where the correlated form runs a subquery per contact:
+
+        "id" IS NOT NULL AND "id" IN (SELECT r."sub_id" FROM actions AS r WHERE r."sub_id"
+            IS NOT NULL AND (W) GROUP BY r."sub_id" HAVING COUNT(*) >= 3)
+
+    Exact whatever surrounds it, NOT included: the value is never null, so the test is TRUE
+    or FALSE for each group, and `empty` (`over_no_rows`) is the answer for a contact with no
+    group. When that is TRUE, the contacts whose group fails are left out instead:
+    `"id" IS NULL OR "id" NOT IN (... HAVING NOT (test))`. Rows with a null foreign key
+    belong to no contact, and a contact with a null key has no rows."""
+    quote = writer.dialect.quote
+    key = f"{quote(writer.table)}.{quote(writer.columns.get(relation.key, relation.key))}"
+    groups = _groups(writer, relation, node, node.test if not empty else Not(node.test))
+    if empty:
+        return f"({key} IS NULL OR {key} NOT IN ({groups}))"
+    return f"({key} IS NOT NULL AND {key} IN ({groups}))"
+
+
+def _groups(writer: RelationWriter, relation: Relation, node: Aggregated, having: Node) -> str:
+    """The foreign keys of the groups of related rows (those meeting W) that meet `having`."""
+    alias = writer.next_alias()
+    quote = writer.dialect.quote
+    inner = writer.related(relation.schema, related_columns(relation, writer.columns), alias)
+    foreign = f"{quote(alias)}.{quote(relation.foreign_key)}"
+    table = writer.tables.get(relation.name, relation.table)
+    source = f"FROM {quote(table)} AS {quote(alias)} WHERE {foreign} IS NOT NULL"
+    rows = _rows(source, inner, node.where)
+    values = value_schema(relation, node.function, node.field)
+    test = writer.valued(values, node.field, lambda: _aggregate(inner, node)).visit(having)
+    return f"SELECT {foreign} {rows} GROUP BY {foreign} HAVING {test}"

@@ -51,7 +51,7 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
 from ...language.anniversary import MonthDays
-from ...language.fields import LIST_OPS, ORDERING_OPS, FieldType, Op, Schema
+from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
 from ...language.nodes import (
     Aggregated,
     And,
@@ -70,6 +70,8 @@ from ...language.nodes import (
 from ...language.visitor import Visitor
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .dialects.base import AnniversaryRefused, anniversary_sql
+from .dialects.like import like_unsafe
+from .dialects.members import Members, members_of
 from .relations_sqlalchemy import aggregated_expression, quantified_expression
 from .text import (
     COMPARISON_OPERATORS,
@@ -268,9 +270,23 @@ def _compare(
         if bind is _number_bind:
             # Split for every dialect: the expression is built before one is known.
             groups = number_groups(node.value)
-            return or_(*[column.in_([bind(v) for v in group]) for group in groups])
-        return column.in_([bind(v) for v in node.value])
+            return or_(*[_in(column, group, FieldType.NUMBER, bind) for group in groups])
+        kind = FieldType.DATE if bind is _date_bind else FieldType.DATETIME
+        return _in(column, node.value, kind, bind)
     return _OPERATORS[node.op](column, bind(node.value))
+
+
+def _in(
+    column: ColumnElement[Any], values: tuple[Any, ...], kind: FieldType, bind: Callable[[Any], Any]
+) -> Expression:
+    """`column IN values`; a long list as one parameter (`MemberTest`, `members.py`), but for
+    date-times only on a column with a time zone: a naive column binds naive values, which a
+    list of instants could not be."""
+    members = members_of(values, kind)
+    naive = isinstance(column.type, DateTime) and not column.type.timezone
+    if members is None or (members is Members.INSTANT and naive):
+        return column.in_([bind(v) for v in values])
+    return MemberTest(column, values, members, bind(values[0]).type)
 
 
 def _number_bind(value: Number) -> Any:
@@ -304,6 +320,8 @@ def _string_test(node: Comparison, column: ColumnElement[Any]) -> Expression:
         return TextOrder(subject, node, value)
     if node.op is Op.EQUALS and "\x00" not in value:
         return Exact(subject) == bindparam(None, value, type_=String())
+    if node.insensitive and node.op in PATTERN_OPS:
+        return TextMatch(column, node.op, value, insensitive=True)
     return TextMatch(subject, node.op, value)
 
 
@@ -311,7 +329,10 @@ def _string_in(subject: ColumnElement[Any], values: Sequence[str]) -> Expression
     plain = [v for v in values if "\x00" not in v]
     # Values with NUL go through TextMatch, which knows that PostgreSQL text cannot hold them.
     tests: list[Expression] = [TextMatch(subject, Op.EQUALS, v) for v in values if "\x00" in v]
-    if plain:
+    members = members_of(tuple(plain), FieldType.STRING)
+    if members is not None:
+        tests.insert(0, MemberTest(Exact(subject), tuple(plain), members, String()))
+    elif plain:
         bound = bindparam(None, plain, expanding=True, type_=String())
         tests.insert(0, Exact(subject).in_(bound))
     return or_(*tests)
@@ -344,19 +365,96 @@ class ExactNumber(TypeDecorator[Any]):
 
 
 class Operand(TypeDecorator[str]):
-    """A string compared by `TextMatch`, escaped for the dialect's pattern form at bind time."""
+    """A string compared by `TextMatch`, escaped for the dialect's pattern form at bind time;
+    as it is for the foldings (`likes`) under which the engine's LIKE answers it
+    (`Dialect.folded_like`)."""
 
     impl = String
     cache_ok = True
 
-    def __init__(self, op: str) -> None:
+    def __init__(self, op: str, likes: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.op = op
+        self.likes = likes
 
     def process_bind_param(self, value: Any, dialect: SADialect) -> Any:
-        if self.op == Op.EQUALS.value:
+        engine = _dialect(dialect)
+        if self.op == Op.EQUALS.value or engine.like_folding in self.likes:
             return value
-        return _dialect(dialect).operand(Op(self.op), value)
+        return engine.operand(Op(self.op), value)
+
+
+LIKE_FOLDINGS = ("ascii", "simple")
+"""Every `Dialect.like_folding` a dialect may have, so a `TextMatch` built before the dialect
+is known carries `like_unsafe`'s answer for each."""
+
+
+class MemberList(TypeDecorator[Any]):
+    """A long list bound as one parameter, in the dialect's form (`Dialect.bind_members`)."""
+
+    impl = NullType
+    cache_ok = True
+
+    def __init__(self, members: str) -> None:
+        super().__init__()
+        self.members = members
+
+    def process_bind_param(self, value: Any, dialect: SADialect) -> Any:
+        return _dialect(dialect).bind_members(value, Members(self.members))
+
+
+class MemberTest(ColumnElement[bool]):
+    """`subject IN` a long list bound as one parameter, written by the dialect
+    (`Dialect.member_test`); where it has no such form, an expanding IN of the same parameter
+    with the items' own type. Its SQL depends on the kind and operator, never the length."""
+
+    _traverse_internals = [
+        ("subject", InternalTraversal.dp_clauseelement),
+        ("kind", InternalTraversal.dp_string),
+        ("members", InternalTraversal.dp_string),
+        ("param", InternalTraversal.dp_clauseelement),
+        ("item", InternalTraversal.dp_type),
+    ]
+    type = Boolean()
+
+    def __init__(
+        self,
+        subject: ColumnElement[Any],
+        values: tuple[Any, ...],
+        members: Members,
+        item: TypeEngine[Any],
+        op: Op = Op.IN,
+    ) -> None:
+        self.subject = subject
+        self.kind = op.value
+        self.members = members.value
+        self.param = bindparam(None, values, type_=MemberList(members.value))
+        self.item = item
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        op = Op.IN if self.kind == Op.NOT_IN.value else Op.NOT_IN
+        negated = MemberTest(self.subject, (), Members(self.members), self.item, op)
+        negated.param = self.param
+        return negated
+
+
+@compiles(MemberTest)
+def _compile_member_test(element: MemberTest, compiler: SQLCompiler, **kw: Any) -> str:
+    dialect = _dialect(compiler.dialect)
+    op, members = Op(element.kind), Members(element.members)
+    subject = compiler.process(element.subject, **kw)
+    if dialect.member_test(op, subject, "", members) is None:
+        expanding = element.param._clone()
+        expanding.expanding, expanding.type = True, element.item
+        test = element.subject.in_(expanding)
+        return compiler.process(not_(test) if op is Op.NOT_IN else test, **kw)
+    param = compiler.process(element.param, **kw)
+    sql = dialect.member_test(op, subject, param, members)
+    assert sql is not None
+    return sql
 
 
 class Exact(ColumnElement[Any]):
@@ -388,14 +486,23 @@ class TextMatch(ColumnElement[bool]):
         ("operand", InternalTraversal.dp_clauseelement),
         ("nul", InternalTraversal.dp_boolean),
         ("nbytes", InternalTraversal.dp_plain_obj),
+        ("unsafe", InternalTraversal.dp_plain_obj),
     ]
     type = Boolean()
 
-    def __init__(self, subject: ColumnElement[Any], op: Op, value: str) -> None:
+    def __init__(
+        self, subject: ColumnElement[Any], op: Op, value: str, *, insensitive: bool = False
+    ) -> None:
         shape = Shape.of(value)
-        self.subject = subject
+        self.subject = subject  # the column itself when `insensitive`
         self.kind = op.value  # not `op`: ColumnElement.op() builds custom operators
-        self.operand = bindparam(None, value, type_=Operand(op.value))
+        #: `like_unsafe` for each folding, a fact of the value in the cache key; None if the
+        #: subject is already folded or the test is case-sensitive.
+        self.unsafe = (
+            tuple((f, like_unsafe(op, value, f)) for f in LIKE_FOLDINGS) if insensitive else None
+        )
+        likes = tuple(f for f, chars in self.unsafe or () if chars is not None)
+        self.operand = bindparam(None, value, type_=Operand(op.value, likes))
         self.nul = shape.nul
         self.nbytes = shape.nbytes
 
@@ -421,6 +528,8 @@ def _compile_folded(element: Folded, compiler: SQLCompiler, **kw: Any) -> str:
 @compiles(TextMatch)
 def _compile_text_match(element: TextMatch, compiler: SQLCompiler, **kw: Any) -> str:
     dialect = _dialect(compiler.dialect)
+    if element.unsafe is not None:
+        return _compile_folded_match(element, dialect, compiler, kw)
     subject = compiler.process(element.subject, **kw)
     if element.nul and not dialect.text_holds_nul:
         return dialect.never(subject)
@@ -429,6 +538,23 @@ def _compile_text_match(element: TextMatch, compiler: SQLCompiler, **kw: Any) ->
     if op is Op.EQUALS:
         return f"{dialect.exact(subject)} = {operand}"
     return dialect.match(op, subject, operand, Shape(element.nul, element.nbytes))
+
+
+def _compile_folded_match(
+    element: TextMatch, dialect: Dialect, compiler: SQLCompiler, kw: dict[str, Any]
+) -> str:
+    """A case-insensitive pattern test: the engine's LIKE where `like_unsafe` allows it
+    (`Dialect.folded_like`), else the match of the folded column."""
+    op, shape = Op(element.kind), Shape(element.nul, element.nbytes)
+    unsafe = dict(element.unsafe or ()).get(dialect.like_folding or "")
+    if unsafe is not None:
+        column = lambda: compiler.process(element.subject, **kw)  # noqa: E731
+        needle = lambda: compiler.process(element.operand, **kw)  # noqa: E731
+        return dialect.folded_like(op, column, needle, shape, unsafe)
+    subject = dialect.fold(compiler.process(element.subject, **kw))
+    if element.nul and not dialect.text_holds_nul:
+        return dialect.never(subject)
+    return dialect.match(op, subject, compiler.process(element.operand, **kw), shape)
 
 
 class TextOrder(ColumnElement[bool]):

@@ -48,6 +48,8 @@ from ...language.nodes import (
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 from .dialects.base import AnniversaryRefused, anniversary_sql
+from .dialects.like import like_unsafe
+from .dialects.members import LONG_LIST, members_of
 from .relations_text import aggregated_sql, quantified_sql
 
 COMPARISON_OPERATORS = {Op.EQUALS: "=", Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
@@ -253,14 +255,15 @@ class SqlWriter(Visitor[str]):
         parameters each time. `split` writes lists of numbers as integers and others
         (`number_groups`) where the dialect asks for it."""
         if kind is FieldType.STRING:
-            return self.string_comparison(node, column())
+            return self.string_comparison(node, column)
         render = self.number if kind is FieldType.NUMBER else self.scalar
         if node.op not in LIST_OPS:
             return f"{column()} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"
         assert isinstance(node.value, tuple)
-        split_numbers = split and kind is FieldType.NUMBER and self.dialect.unifies_lists
+        long = self.params is not None and len(node.value) > LONG_LIST
+        split_numbers = split and kind is FieldType.NUMBER and (self.dialect.unifies_lists or long)
         groups = number_groups(node.value) if split_numbers else [node.value]
-        return self.in_list(node.op, column, groups, render)
+        return self.in_list(node.op, column, groups, render, kind if split else None)
 
     def in_list(
         self,
@@ -268,18 +271,60 @@ class SqlWriter(Visitor[str]):
         column: Callable[[], str],
         groups: list[tuple[Any, ...]],
         render: Callable[[Any], str],
+        kind: FieldType | None = None,
     ) -> str:
-        """`in`/`notIn` of one list, or of several groups ORed (`number_groups`)."""
+        """`in`/`notIn` of one list, or of several groups ORed (`number_groups`); a long group
+        of a field of `kind` as one parameter where the dialect binds one (`members.py`)."""
         if len(groups) == 1:
-            subject = column()  # before the values, as in the text
-            values = ", ".join([render(v) for v in groups[0]])
-            return f"{subject} {_LIST_KEYWORD[op]} ({values})"
-        tests = [f"{column()} IN ({', '.join([render(v) for v in g])})" for g in groups]
+            return self.in_group(op, column, groups[0], render, kind)
+        tests = [self.in_group(Op.IN, column, g, render, kind) for g in groups]
         either = "(" + " OR ".join(tests) + ")"
         return f"NOT {either}" if op is Op.NOT_IN else either
 
-    def string_comparison(self, node: Comparison, column: str) -> str:
-        subject = self.dialect.fold(column) if node.insensitive else column
+    def in_group(
+        self,
+        op: Op,
+        column: Callable[[], str],
+        values: tuple[Any, ...],
+        render: Callable[[Any], str],
+        kind: FieldType | None,
+    ) -> str:
+        """`column() IN (values)`, the column written first, as in the text; as one parameter
+        where `bound_list` can."""
+        subject = column()
+        bound = self.bound_list(op, subject, values, kind)
+        if bound is not None:
+            return bound
+        rendered = ", ".join([render(v) for v in values])
+        return f"{subject} {_LIST_KEYWORD[op]} ({rendered})"
+
+    def bound_list(
+        self, op: Op, subject: str, values: tuple[Any, ...], kind: FieldType | None
+    ) -> str | None:
+        """The list bound as one parameter, when parameters are collected and `members_of`
+        and the dialect allow it (`dialects/members.py`); else None."""
+        if self.params is None or kind is None:
+            return None
+        members = members_of(values, kind)
+        dialect = self.dialect
+        test = (
+            None
+            if members is None
+            else dialect.member_test(op, subject, dialect.placeholder, members)
+        )
+        if test is not None and members is not None:
+            self.params.append(dialect.bind_members(values, members))
+        return test
+
+    def string_comparison(self, node: Comparison, column: Callable[[], str]) -> str:
+        """A string test of the values `column()` writes (called once, or once per use by a
+        case-insensitive pattern the engine's LIKE answers: `folded_like`)."""
+        unsafe = self.like_unsafe(node)
+        if unsafe is not None:
+            text = cast(str, node.value)
+            needle = lambda: self.text(text)  # noqa: E731
+            return self.dialect.folded_like(node.op, column, needle, Shape.of(text), unsafe)
+        subject = self.dialect.fold(column()) if node.insensitive else column()
         if node.op in LIST_OPS:
             texts = cast(tuple[str, ...], node.value)
             return self.string_list(node.op, subject, list(texts))
@@ -287,6 +332,14 @@ class SqlWriter(Visitor[str]):
         if node.op in ORDERING_OPS:
             return self.string_order(node, subject, node.value)
         return self.string_match(node, subject, node.value)
+
+    def like_unsafe(self, node: Comparison) -> str | None:
+        """For a case-insensitive pattern test the dialect's LIKE can answer, the characters
+        of the column it must leave to the exact test (`dialects.base.like_unsafe`)."""
+        folding = self.dialect.like_folding
+        if folding is None or not node.insensitive or node.op not in PATTERN_OPS:
+            return None
+        return like_unsafe(node.op, cast(str, node.value), folding)
 
     def string_order(self, node: Comparison, subject: str, value: str) -> str:
         op, bound = string_order(self.dialect, node, value)
@@ -314,8 +367,8 @@ class SqlWriter(Visitor[str]):
             if not values:
                 never = dialect.never(subject)
                 return never if op is Op.IN else f"NOT ({never})"
-        rendered = ", ".join([self.text(v) for v in values])
-        return f"{dialect.exact(subject)} {_LIST_KEYWORD[op]} ({rendered})"
+        exact = dialect.exact(subject)
+        return self.in_group(op, lambda: exact, tuple(values), self.text, FieldType.STRING)
 
     def column(self, field: str) -> str:
         if field in self.expressions:

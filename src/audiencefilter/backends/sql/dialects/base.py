@@ -24,17 +24,18 @@ Design choices, each forced by a semantic rule of the filters (docs/backends.md 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ....language.anniversary import MonthDays
 from ....language.fields import FieldType, Op
 from ....language.lists import refused
 from ....language.nodes import ListTest
 from .list_sql import ListWriter
+from .members import Members
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -141,6 +142,10 @@ class Dialect:
     """The engine's name in messages."""
     relations: ClassVar[bool] = True
     """Relation conditions run as correlated subqueries over the related table."""
+    grouped_aggregates: ClassVar[bool] = False
+    """A `count` or `sum` test is written over groups of related rows (`key IN (SELECT fk ...
+    GROUP BY fk HAVING ...)`, `relations_text.grouped_sql`) rather than as a correlated
+    subquery: for planners that run a correlated scalar subquery once per contact."""
     exact_number_bind: ClassVar[str] = "numeric"
     """How SQLAlchemy binds a number beyond 64 bits (`sqlalchemy.ExactNumber`): `numeric`
     (an exact decimal), `float` (a double) or `untyped` (the driver's own conversion)."""
@@ -229,6 +234,44 @@ class Dialect:
     def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
         """`contains`, `startsWith` or `endsWith` of `sql` with an `operand(op, value)`."""
         return f"{self.exact(sql)} LIKE {operand} ESCAPE '{LIKE_ESCAPE}'"
+
+    like_folding: ClassVar[str | None] = None
+    """How the engine's case-insensitive LIKE folds (`like_unsafe`); None: a case-insensitive
+    pattern test always matches the folded column (`fold`)."""
+
+    def folded_like(
+        self,
+        op: Op,
+        sql: Callable[[], str],
+        needle: Callable[[], str],
+        shape: Shape,
+        unsafe: str,
+    ) -> str:
+        """The case-insensitive `op` of the column `sql()` with the folded `needle()` (the
+        value itself, bound or inlined) by the engine's LIKE, where `like_unsafe` allows it:
+        text holding a character of `unsafe` is tested the exact way. Each callable writes
+        its piece anew at each use, in the order of the text."""
+        raise NotImplementedError(f"{self.title} has no case-insensitive LIKE form")
+
+    # Long `in`/`notIn` lists bound as one parameter (`members.py`)
+
+    def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
+        """`sql` `in` (or `notIn`, by `op`) the list bound as the one parameter `param`, of
+        `members` items, with `sql` written before `param`; None where the engine keeps one
+        placeholder per value (the standard forms have no list parameter)."""
+        return None
+
+    def bind_members(self, values: Sequence[Any], members: Members) -> object:
+        """The driver value of the one parameter `member_test` reads."""
+        raise NotImplementedError(f"{self.title} binds lists value by value")
+
+    def bind_member(self, value: Any, members: Members) -> object:
+        """One item as the literal form binds it (`bind_number`, `bind_instant`, ...)."""
+        if members is Members.INTEGER or members is Members.REAL:
+            return self.bind_number(value)
+        if members is Members.INSTANT:
+            return self.bind_instant(value)
+        return self.bind_day(value) if members is Members.DAY else value
 
     # List fields and JSON arrays at a data path: each engine stores and reads them its own
     # way (`list_sql.py`); an engine without a way refuses.

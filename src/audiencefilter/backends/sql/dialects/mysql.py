@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from ....language.fields import FieldType, ListOp
+from ....language.fields import FieldType, ListOp, Op
 from ....language.lists import refused
 from ....language.nodes import ListTest
 from .base import (
@@ -43,6 +43,7 @@ from .list_sql import (
     json_kind,
     literal_of,
 )
+from .members import Members, json_members
 
 
 class MySQL(Dialect):
@@ -92,6 +93,21 @@ class MySQL(Dialect):
 
     def exact(self, sql: str) -> str:
         return f"CAST({sql} AS BINARY)"
+
+    def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
+        """JSON text numbered by `JSON_TABLE`, each item read as the column's type; text as
+        bytes (`exact`), so that neither the collation nor padding decides."""
+        item = self.exact("af_l.v") if members is Members.TEXT else "af_l.v"
+        rows = f"JSON_TABLE({param}, '$[*]' COLUMNS (v {_MEMBER_TYPES[members]} PATH '$'))"
+        keyword = "IN" if op is Op.IN else "NOT IN"
+        return f"{sql} {keyword} (SELECT {item} FROM {rows} AS af_l)"
+
+    def bind_members(self, values: Sequence[Any], members: Members) -> object:
+        if members is Members.INSTANT:
+            return json_members([utc_text(v) for v in values])
+        if members is Members.DAY:
+            return json_members([v.isoformat() for v in values])
+        return json_members(values)
 
     def fold(self, sql: str) -> str:
         return FOLD_DOTTED_I.format(sql)
@@ -211,6 +227,15 @@ class MySQL(Dialect):
             test = self._item(out, node, document, last, values[0])
         return f"COALESCE({test}, FALSE)"
 
+
+_MEMBER_TYPES = {
+    Members.TEXT: "LONGTEXT CHARACTER SET utf8mb4",
+    Members.INTEGER: "BIGINT",
+    Members.REAL: "DOUBLE",
+    Members.INSTANT: "DATETIME(6)",
+    Members.DAY: "DATE",
+}
+"""The `JSON_TABLE` column type of each kind of long list: the types the columns have."""
 
 JSON_TEXT_COLLATION = "utf8mb4_unicode_520_ci"
 """The collation of text read from JSON: Unicode 5.2 case mappings."""

@@ -11,13 +11,14 @@ case-insensitive. JSON arrays at a data path are read with `jsonb_array_elements
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ....language.fields import FieldType, ListOp
+from ....language.fields import FieldType, ListOp, Op
 from ....language.nodes import ListTest
 from .base import Dialect
 from .list_sql import ListWriter, all_of, edge_index, literal_of
+from .members import Members
 
 _ARRAY_TYPES = {
     FieldType.STRING: "text",
@@ -28,10 +29,29 @@ _ARRAY_TYPES = {
 }
 
 
+_MEMBER_ARRAYS = {
+    Members.TEXT: "text[]",
+    Members.INTEGER: "bigint[]",
+    Members.REAL: "numeric[]",
+    Members.INSTANT: "timestamptz[]",
+    Members.DAY: "date[]",
+}
+"""The array type of each kind of long list: integers as bigint (the column's own type, so
+an index on it serves `= ANY`), other numbers as numeric (exact, as `bind_number`)."""
+
+
 class PostgreSQL(Dialect):
     """The base dialect, with native arrays for lists."""
 
     title = "PostgreSQL"
+    grouped_aggregates = True
+
+    def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
+        array = f"CAST({param} AS {_MEMBER_ARRAYS[members]})"
+        return f"{sql} = ANY({array})" if op is Op.IN else f"{sql} <> ALL({array})"
+
+    def bind_members(self, values: Sequence[Any], members: Members) -> object:
+        return [self.bind_member(v, members) for v in values]
 
     def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
         if node.op is ListOp.IS_EMPTY:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -39,7 +39,9 @@ from .base import (
     integral,
     utc_text,
 )
+from .like import like_wrapped
 from .list_sql import ListWriter, all_of, double_items, literal_of
+from .members import Members, json_members
 
 MONTH_DAY_FUNCTION = "audiencefilter_month_day"
 
@@ -96,6 +98,14 @@ class SQLite(Dialect):
             return f"CAST(strftime('%m%d', {sql()}) AS INTEGER)"
         return f"{MONTH_DAY_FUNCTION}({sql()}, {self.text(zone)})"
 
+    def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
+        """JSON text read by `json_each`: its `value` is TEXT, INTEGER or REAL as the literal
+        form's, and compares with the column as a literal would."""
+        return f"{sql} {'IN' if op is Op.IN else 'NOT IN'} (SELECT value FROM json_each({param}))"
+
+    def bind_members(self, values: Sequence[Any], members: Members) -> object:
+        return json_members([self.bind_member(v, members) for v in values])
+
     json_types = {
         FieldType.STRING: ("text",),
         FieldType.NUMBER: ("integer", "real"),
@@ -151,6 +161,36 @@ class SQLite(Dialect):
         # substr of an empty blob is NULL, which would make `endsWith` UNKNOWN for "".
         n = shape.nbytes
         return f"substr(CAST(X'FF' || {sql} AS BLOB), -{n}, {n}) = CAST({operand} AS BLOB)"
+
+    like_folding = "ascii"
+
+    def folded_like(
+        self,
+        op: Op,
+        sql: Callable[[], str],
+        needle: Callable[[], str],
+        shape: Shape,
+        unsafe: str,
+    ) -> str:
+        """LIKE ignores ASCII case in C, where `fold` calls Python per row. It reads text up
+        to a NUL only, so text holding one (or an `unsafe` character) takes the folded test:
+        after a LIKE that failed (what LIKE finds is a match), or instead of it for a suffix."""
+        if op is Op.ENDS_WITH:
+            test = self._unsafe_text(sql, unsafe)
+            exact = self.match(op, self.fold(sql()), needle(), shape)
+            return (
+                f"CASE WHEN {test} THEN {exact} ELSE {sql()} LIKE {like_wrapped(op, needle())} END"
+            )
+        like = f"{sql()} LIKE {like_wrapped(op, needle())}"
+        test = self._unsafe_text(sql, unsafe)
+        found = f"instr({self.fold(sql())}, {needle()}) {'> 0' if op is Op.CONTAINS else '= 1'}"
+        return f"({like} OR ({test} AND {found}))"
+
+    @staticmethod
+    def _unsafe_text(sql: Callable[[], str], unsafe: str) -> str:
+        """`sql()` holds NUL or a character of `unsafe` (constants, inlined)."""
+        tests = [f"instr({sql()}, {c}) > 0" for c in ("char(0)", *_quoted(unsafe))]
+        return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
 
     # Lists (JSON text) and JSON arrays at a data path, read with json_each
 
@@ -231,6 +271,10 @@ def _stored_exactly(value: Any) -> bool:
     """Whether a JSON item can equal `value`: SQLite stores a JSON number as a 64-bit integer
     or a double, so an integer beyond 64 bits that no double holds equals none."""
     return INT64_MIN <= value <= INT64_MAX or double_exact(value)
+
+
+def _quoted(chars: str) -> list[str]:
+    return [f"'{char}'" for char in chars]
 
 
 def _each(array: str, condition: str) -> str:
