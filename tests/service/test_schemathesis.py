@@ -56,11 +56,12 @@ STATEFUL_STEPS = 10
 # schemathesis' default for `positive_data_acceptance`, 3xx left out: the service never redirects.
 ACCEPTED = ["2xx", "401", "403", "404", "409", "429", "5xx"]
 FILTER_OPERATIONS = "^(GET /v4/contacts|POST /v4/audiences(/preview)?|PATCH /v4/audiences/.id.)$"
-# Webhook URLs must resolve to public addresses, a feed cursor must be one of the list's, and
-# an action's `createdAt` must not be in the future: JSON Schema can say none of these, so for
-# these a 400 answers a schema-valid request too.
+# Webhook URLs must resolve to public addresses, a feed cursor must be one of the list's, an
+# action's or a contact's `createdAt` must not be in the future, and a list's custom fields type
+# `data`: JSON Schema can say none of these, so for these a 400 answers a schema-valid request.
 CHECKED_AT_RUN_TIME = (
-    "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events|POST /v4/actions)$"
+    "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events|POST /v4/actions"
+    "|POST /v4/contacts|PATCH /v4/contacts/.id.)$"
 )
 # schemathesis' default for `negative_data_rejection`, and the 413 of an import over its row
 # limit (the schema's `maxItems`): too many rows is too large a request, not a malformed one.

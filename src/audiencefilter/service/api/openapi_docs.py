@@ -193,8 +193,8 @@ REQUEST_EXAMPLES: dict[str, Any] = {
         "eventTypes": ["audience.entered", "audience.left"],
     },
     "PATCH /v4/webhooks/{id}": {"enabled": True},
-    "POST /v4/lists/{id}/fields": {"key": "birthday", "type": "date", "label": "Birthday"},
-    "PATCH /v4/lists/{id}/fields/{key}": {"label": "Date of birth"},
+    "POST /v4/lists/{listId}/fields": {"key": "birthday", "type": "date", "label": "Birthday"},
+    "PATCH /v4/lists/{listId}/fields/{key}": {"label": "Date of birth"},
 }
 
 ERROR_EXAMPLES: dict[int, dict[str, Any]] = {

@@ -108,11 +108,11 @@ FORMAT_WITH_TEXT = "filtersFormat describes filters; filtersText is always the t
 NO_SUCH_FORM = "This filter has no faithful form in the format asked for"
 EMPTY_CANONICAL = "{}"
 UNSATISFIABLE = "unsatisfiable"
+# Entries bound the count (a thousand small audiences of a list are a thousand entries), weight
+# the memory: about 160 bytes per unit once parsed, lowered and compiled, some 30 MB at most;
+# a list of 1,000 ten-condition audiences weighs about 12,000 units.
 CACHED_FILTERS = 8192
-# About 160 bytes per unit once parsed, lowered and compiled: some 100 MB at most, room for
-# the thousands of small audiences of a few lists (a list of 1,000 ten-condition audiences
-# weighs about 12,000 units), or the few largest.
-CACHED_FILTER_WEIGHT = 600_000
+CACHED_FILTER_WEIGHT = 200_000
 CACHED_TEXT_CHARACTERS = 4_000_000
 
 

@@ -1,8 +1,8 @@
-"""A list's custom fields (`GET /lists/{id}/fields`, the catalogue of every field, is in
+"""A list's custom fields (`GET /lists/{listId}/fields`, the catalogue of every field, is in
 `list_fields.py`).
 
-`POST`, `PATCH` and `DELETE` under `/lists/{id}/fields` declare, change and remove custom fields
-(`domain/custom_fields.py` holds the rules). `GET /lists/{id}/filter-schema` is the JSON Schema
+`POST`, `PATCH` and `DELETE` under `/lists/{listId}/fields` declare, change and remove custom fields
+(`domain/custom_fields.py` holds the rules). `GET /lists/{listId}/filter-schema` is the JSON Schema
 of the list's where clause, custom fields typed: the OpenAPI document describes the endpoints,
 and this document describes each list's filters.
 """
@@ -32,19 +32,19 @@ router = APIRouter(prefix="/lists", tags=["custom fields"])
 
 
 @router.get(
-    "/{id}/filter-schema",
+    "/{listId}/filter-schema",
     summary="The JSON Schema of the list's filters",
     description="What `filters` may hold for this list's audiences, its custom fields typed.",
 )
-def filter_schema(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+def filter_schema(listId: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
     with database.reading() as session:
-        lst = owned_list(session, principal.account_id, id)
+        lst = owned_list(session, principal.account_id, listId)
         schema = schema_for(encode_fields(custom_fields.declared(lst)))
     return data({"schema": json_schema(schema)})
 
 
 @router.post(
-    "/{id}/fields",
+    "/{listId}/fields",
     status_code=201,
     response_model=CustomFieldResponse,
     summary="Declare a custom field",
@@ -54,54 +54,56 @@ def filter_schema(id: str, principal: PrivateKey, database: DatabaseDep) -> JSON
     "of the filter syntax.",
 )
 def create_field(
-    id: str, body: CustomFieldCreate, principal: PrivateKey, database: DatabaseDep
+    listId: str, body: CustomFieldCreate, principal: PrivateKey, database: DatabaseDep
 ) -> JSONResponse:
     def declare(session: Session) -> dict[str, Any]:
-        lst = changes.locked_list(session, principal.account_id, id)
+        lst = changes.locked_list(session, principal.account_id, listId)
         return custom_fields.add(lst, body.key, body.type, body.label)
 
     return data({"field": _in_transaction(database, declare)}, 201)
 
 
 @router.get(
-    "/{id}/fields/{key}",
+    "/{listId}/fields/{key}",
     response_model=CustomFieldResponse,
     summary="A custom field",
     description="Its key, type and label.",
 )
-def get_field(id: str, key: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+def get_field(listId: str, key: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
     with database.reading() as session:
-        lst = owned_list(session, principal.account_id, id)
+        lst = owned_list(session, principal.account_id, listId)
         return data({"field": custom_fields.field_of(lst, key)})
 
 
 @router.patch(
-    "/{id}/fields/{key}",
+    "/{listId}/fields/{key}",
     response_model=CustomFieldResponse,
     summary="Change a custom field's type or label",
     description="A type change is refused (409, naming them) while audiences' filters read "
     "the field: their filters were checked against its type.",
 )
 def update_field(
-    id: str, key: str, body: CustomFieldUpdate, principal: PrivateKey, database: DatabaseDep
+    listId: str, key: str, body: CustomFieldUpdate, principal: PrivateKey, database: DatabaseDep
 ) -> JSONResponse:
     def change(session: Session) -> dict[str, Any]:
-        lst = changes.locked_list(session, principal.account_id, id)
+        lst = changes.locked_list(session, principal.account_id, listId)
         return custom_fields.change(session, lst, key, body.type, body.label)
 
     return data({"field": _in_transaction(database, change)})
 
 
 @router.delete(
-    "/{id}/fields/{key}",
+    "/{listId}/fields/{key}",
     response_model=CustomFieldResponse,
     summary="Remove a custom field",
     description="Refused (409) while audiences' filters read it. Contacts keep the values in "
     "their `data`, which becomes free-form again at that key.",
 )
-def delete_field(id: str, key: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
+def delete_field(
+    listId: str, key: str, principal: PrivateKey, database: DatabaseDep
+) -> JSONResponse:
     def remove(session: Session) -> dict[str, Any]:
-        lst = changes.locked_list(session, principal.account_id, id)
+        lst = changes.locked_list(session, principal.account_id, listId)
         return custom_fields.remove(session, lst, key)
 
     return data({"field": _in_transaction(database, remove)})
