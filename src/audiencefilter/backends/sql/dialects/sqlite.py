@@ -172,24 +172,30 @@ class SQLite(Dialect):
         shape: Shape,
         unsafe: str,
     ) -> str:
-        """LIKE folds ASCII letters in C (`fold` calls Python per row) and stops at NUL. Text
-        of ASCII characters but NUL is read whole and folded alike both ways; other text
-        (NUL, or any character beyond ASCII, `unsafe` ones included) takes the folded test
-        after a failed LIKE (what LIKE finds is a match), or instead of it for a suffix."""
-        assert not any(char.isascii() for char in unsafe)
+        """LIKE folds ASCII in C (`fold` calls Python per row) but stops at NUL: text holding
+        NUL or an `unsafe` character takes the folded test, after a failed LIKE (what LIKE
+        finds is a match) or instead of it (suffixes)."""
         if op is Op.ENDS_WITH:
-            return self._suffix_like(sql, needle, shape)
+            return self._suffix_like(sql, needle, shape, unsafe)
         like = f"{sql()} LIKE {like_wrapped(op, needle())}"
-        test = _beyond_ascii(sql)
+        test = self._unsafe_text(sql, unsafe)
         found = f"instr({self.fold(sql())}, {needle()}) {'> 0' if op is Op.CONTAINS else '= 1'}"
         return f"({like} OR ({test} AND {found}))"
 
-    def _suffix_like(self, sql: Callable[[], str], needle: Callable[[], str], shape: Shape) -> str:
-        """`endsWith`: LIKE only for text of ASCII characters but NUL."""
-        test = _beyond_ascii(sql)
+    def _suffix_like(
+        self, sql: Callable[[], str], needle: Callable[[], str], shape: Shape, unsafe: str
+    ) -> str:
+        """`endsWith`: LIKE only for text LIKE reads whole (no NUL, no `unsafe` character)."""
+        test = self._unsafe_text(sql, unsafe)
         exact = self.match(Op.ENDS_WITH, self.fold(sql()), needle(), shape)
         like = f"{sql()} LIKE {like_wrapped(Op.ENDS_WITH, needle())}"
         return f"CASE WHEN {test} THEN {exact} ELSE {like} END"
+
+    @staticmethod
+    def _unsafe_text(sql: Callable[[], str], unsafe: str) -> str:
+        """`sql()` holds NUL or a character of `unsafe` (constants, inlined)."""
+        tests = [f"instr({sql()}, {c}) > 0" for c in ("char(0)", *_quoted(unsafe))]
+        return tests[0] if len(tests) == 1 else "(" + " OR ".join(tests) + ")"
 
     # Lists (JSON text) and JSON arrays at a data path, read with json_each
 
@@ -272,11 +278,8 @@ def _stored_exactly(value: Any) -> bool:
     return INT64_MIN <= value <= INT64_MAX or double_exact(value)
 
 
-def _beyond_ascii(sql: Callable[[], str]) -> str:
-    """The text `sql()` holds NUL or a character beyond ASCII: `length` counts characters up
-    to the first NUL, the blob's length counts bytes, and only ASCII but NUL is one byte each.
-    Cheaper than any search: a count, and a length SQLite keeps."""
-    return f"length({sql()}) < length(CAST({sql()} AS BLOB))"
+def _quoted(chars: str) -> list[str]:
+    return [f"'{char}'" for char in chars]
 
 
 def _each(array: str, condition: str) -> str:
