@@ -12,7 +12,11 @@ write or call instead, measured in the same process a moment apart:
   clock, on an anniversary in a zone (the call users write in a loop; it keeps its resolvers
   and the instants of the last `now`).
 
-The table is printed as markdown; `make bench` runs this after the engine comparison. Timings
+Then, unless `--filters-only`, the gates of each construct family (`benchmarks.gates_constructs`:
+lists, aggregates, behaviour windows, anniversaries, contains, long IN; in memory, polars and
+SQL), ours against hand-written code, with the machine's load average.
+
+The tables are printed as markdown; `make bench` runs this after the engine comparison. Timings
 are CPU time of this thread (see `benchmarks.timing`), so other processes inflate them less;
 the ratios, not the absolute figures, are what to compare across machines.
 """
@@ -139,8 +143,14 @@ def _seconds(value: float) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--size", type=int, default=100_000, help="contacts for compile gates")
+    parser.add_argument("--filters-only", action="store_true", help="leave out the constructs")
     args = parser.parse_args(argv)
     print(markdown(measure(args.size)))
+    if not args.filters_only:
+        from . import gates_constructs
+
+        print()
+        gates_constructs.main(["--size", str(args.size)])
     return 0
 
 

@@ -165,6 +165,7 @@ def _anniversary_memory(rows: list[dict[str, Any]], rounds: int) -> Gate:
         local = c.astimezone(PARIS)
         return (local.month, local.day) in days
 
+    # On a clock, as a service holds it: each call reads the clock (about 0.3 µs here).
     ours = af.compile(af.parse(ANNIVERSARY), clock=lambda: NOW)
     return _memory("anniversaries", "this week in Paris", ours, hand, rows, rounds)
 

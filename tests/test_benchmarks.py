@@ -116,3 +116,15 @@ def test_speed_gates_measure_every_promise_as_a_ratio() -> None:
     assert all(row.ours > 0 and row.theirs > 0 for row in rows)
     assert "| parse F5 vs json.loads |" in gates.markdown(rows)
     assert "| matches(now=) vs compiled, anniversary |" in gates.markdown(rows)
+
+
+def test_construct_gates_compare_each_family_with_hand_written_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchmarks import gates_constructs
+
+    monkeypatch.delenv("AUDIENCEFILTER_BENCH_PG_URL", raising=False)
+    gates = gates_constructs.measure(300, rounds=1)  # each pair must give the same answer
+    families = {gate.family for gate in gates}
+    assert families == {"lists", "aggregates", "windows", "anniversaries", "contains", "long IN"}
+    assert "| lists | polars: hasSome of 3 tags |" in gates_constructs.markdown(gates)

@@ -68,6 +68,7 @@ from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
 from ..language.nodes import Comparison, Const, IsNull, ListTest, Node
 from ..language.relations import Aggregate, Relation
+from .columnar_lists import native_list_test
 from .columnar_types import CANONICAL, field_columns, related_column
 from .frame_core import (
     FrameCore,
@@ -248,9 +249,8 @@ class _Expressions(FrameCore[pl.Expr]):
         raise self.wrong_type(field, dtype)
 
     def visit_list_test(self, node: ListTest) -> pl.Expr:
-        """A list test, row by row by `lists.truth` (null for a null list), as JSON paths are
-        read: the answers are the reference's exactly, at the price of a Python call per row.
-        A List column holds the items; an Object column Python lists."""
+        """A list test natively (`columnar_lists`), else row by row by `lists.truth` (null for a
+        null list) from a List column or an Object column of Python lists."""
         name = self.columns.get(node.field, node.field)
         dtype = self.dtypes.get(name)
         column = self.column(node.field)
@@ -263,6 +263,9 @@ class _Expressions(FrameCore[pl.Expr]):
                 f'column "{name}" for field "{node.field}" is {dtype}; expected a List column. '
                 "Build the frame with frame_for, or cast the column to a List"
             )
+        native = native_list_test(node, column, dtype)
+        if native is not None:  # the accelerator (columnar_lists.py)
+            return native
         test = functools.partial(_list_row_truth, node, self.schema[node.field].type)
         return column.map_elements(test, return_dtype=pl.Boolean, skip_nulls=True)
 

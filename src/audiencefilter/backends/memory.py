@@ -57,7 +57,7 @@ from ..language import lists
 from ..language.anniversary import MonthDays, is_anniversary
 from ..language.calendar import RELATIVE_TYPES, Period
 from ..language.data_paths import truth
-from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
+from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, ListOp, Op, Schema
 from ..language.nodes import (
     Aggregated,
     And,
@@ -79,6 +79,7 @@ from ..language.nodes import (
 )
 from ..language.references import reference_truth
 from ..language.values import accepts, record_date, record_datetime, record_value
+from . import memory_fast
 from .memory_relations import relation_truth
 
 Instants = tuple[date | str | MonthDays, ...]
@@ -208,14 +209,15 @@ def _value_problem(name: str, kind: FieldType, value: object) -> str | None:
 class _Builder:
     """Builds the "is TRUE" / "is FALSE" expressions of each node.
 
-    With `fast`, date-time ordering skips the time-zone check (see the module docstring);
-    `differs` tells whether that changed anything, i.e. whether a fast version is worth having.
+    With `fast`, date-time ordering skips the time-zone check (see the module docstring) and a
+    list of strings is type-checked by joining it (`plain_items`); `differs` tells whether that
+    changed anything, i.e. whether a fast version is worth having.
     """
 
     def __init__(self, schema: Schema, root: Node, *, fast: bool) -> None:
         self.schema = schema
         self.fast = fast
-        self.differs = fast and _orders_datetimes(root, schema)
+        self.differs = fast and (_orders_datetimes(root, schema) or _joins_lists(root, schema))
         self.bound: dict[str, Any] = _base_bindings()
         self.checked: set[str] = set()  # locals whose value's type was tested when read
         self.names = itertools.count()
@@ -273,7 +275,37 @@ class _Builder:
             return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
         kind = self.schema[node.field].type
         truth = self.bind(functools.partial(_list_truth, node, kind, node.field))
-        return _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
+        plain = _compare(_call(truth, _name(_RECORD)), ast.Is(), ast.Constant(want))
+        items = memory_fast.list_items(node, kind)
+        return plain if items is None else self.fast_list(node, want, items, plain)
+
+    def fast_list(
+        self, node: ListTest, want: bool, items: frozenset[type], plain: ast.expr
+    ) -> ast.expr:
+        """`memory_fast`'s set operation on a `list` of plain items, else `plain`."""
+        local = self.local(node.field)
+        value = _name(local)
+        read = _attribute(self.assign(local, node.field), "__class__")
+        simple = _all(_compare(read, ast.Is(), _name("_list")), self.plain_items(value, items))
+        return ast.IfExp(test=simple, body=_holds(want, self.set_test(node, value)), orelse=plain)
+
+    def plain_items(self, value: ast.expr, items: frozenset[type]) -> ast.expr:
+        """Whether the list's items are all of `items`' types. In the fast version a list of
+        strings is joined instead, which costs less and raises `TypeError` on any other item
+        (None included), sending the record to the exact version."""
+        if self.fast and str in items:
+            return _compare(_call(_name("_join"), value), ast.IsNot(), ast.Constant(None))
+        item_types = _call(_name("map"), _name("type"), value)
+        return _method(self.bind(items), "issuperset", item_types)
+
+    def set_test(self, node: ListTest, value: ast.expr) -> ast.expr:
+        """`has`, `hasSome`: some literal is an item; `hasEvery`: all are; `isEmpty`."""
+        if node.op is ListOp.IS_EMPTY:
+            return ast.UnaryOp(op=ast.Not(), operand=value)
+        wanted = self.literal(frozenset(node.value))
+        if node.op is ListOp.HAS_EVERY:
+            return _method(wanted, "issubset", value)
+        return ast.UnaryOp(op=ast.Not(), operand=_method(wanted, "isdisjoint", value))
 
     def json_condition(self, node: Comparison | IsNull, want: bool) -> ast.expr:
         """`data_paths.truth` of the record's JSON document: `is True` or `is False`. A date
@@ -571,6 +603,16 @@ def _orders_datetimes(root: Node, schema: Schema) -> bool:
     )
 
 
+def _joins_lists(root: Node, schema: Schema) -> bool:
+    """Whether `root` tests a list of strings the fast version joins (`plain_items`)."""
+    return any(
+        isinstance(n, ListTest)
+        and not n.path
+        and memory_fast.list_items(n, schema[n.field].type) == memory_fast.STRINGS
+        for n in own_nodes(root)
+    )
+
+
 def _base_bindings() -> dict[str, Any]:
     """The names every compiled function may call, before the values of its own literals."""
     bound: dict[str, Any] = {
@@ -582,6 +624,8 @@ def _base_bindings() -> dict[str, Any]:
         "_str": str,
         "_int": int,
         "_bool": bool,
+        "_list": list,
+        "_join": "".join,
     }
     for kind, name in _PRESENT.items():
         bound[name] = _PRESENT_CHECKS[kind]

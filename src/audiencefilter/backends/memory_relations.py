@@ -26,6 +26,7 @@ from ..language.fields import FieldType, Schema
 from ..language.nodes import TRUE, Aggregated, Node, Not, Quantified, relative_values
 from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
 from ..language.values import accepts, record_value
+from . import memory_fast
 
 Record = Mapping[str, Any]
 Instants = tuple[datetime, ...]
@@ -50,6 +51,8 @@ _LOOPS = {
     "count": _HEAD + " n = 0\n for record in rows:\n  if W:\n   n += 1\n return n",
     "any": _HEAD + " for record in rows:\n  if W:\n   return True\n return False",
     "all": _HEAD + " for record in rows:\n  if not W:\n   return False\n return True",
+    "at_least": "def loop(rows, _instants, least):\n n = 0\n for record in rows:\n  if W:\n"
+    "   n += 1\n   if n >= least:\n    return True\n return False",
 }
 """The loops W is inlined into; `record` is each row, as in the compiled predicate."""
 
@@ -107,15 +110,17 @@ class _Rows:
         self.picks = tuple(relatives[ago] for ago in relative_values(node))
         self.loops = {kind: _loop(node, schema, kind, compiler) for kind in _LOOPS}
 
-    def run(self, kind: str, rows: Sequence[Record], instants: Instants) -> Any:
-        """`count`, `any` or `all` of W over `rows`: the inlined loop, or on an error the
-        per-row evaluation (exact answers, or `RecordError`)."""
+    def run(self, kind: str, rows: Sequence[Record], instants: Instants, *args: Any) -> Any:
+        """`count`, `any`, `all` or (with the count) `at_least` of W over `rows`: the inlined
+        loop, or on an error the per-row evaluation (exact answers, or `RecordError`)."""
         picked = tuple([instants[i] for i in self.picks]) if self.picks else ()
         try:
-            return self.loops[kind](rows, picked)
+            return self.loops[kind](rows, picked, *args)
         except (TypeError, AttributeError, ValueError):
             tests = self.tests(rows, instants)
-            return sum(tests) if kind == "count" else any(tests) if kind == "any" else all(tests)
+            if kind == "count" or kind == "at_least":
+                return sum(tests) if kind == "count" else sum(tests) >= args[0]
+            return any(tests) if kind == "any" else all(tests)
 
     def tests(self, rows: Sequence[Record], instants: Instants) -> Iterator[bool]:
         """W's answer (TRUE or not) for each row."""
@@ -140,8 +145,26 @@ def relation_truth(
     where = _Rows(node.where, relation.schema, relatives, compiler)
     if isinstance(node, Quantified):
         return _quantified_truth(node, relation, where)
+    least = memory_fast.count_threshold(node)
+    if least is not None:
+        return _at_least_truth(relation, where, least)
     value_test = _ValueTest(node, relation, relatives, compiler)
     return _aggregated_truth(node, relation, where, value_test)
+
+
+def _at_least_truth(relation: Relation, where: _Rows, least: int) -> Truth:
+    """`count >= least` (`memory_fast.count_threshold`): TRUE once `least` rows match."""
+    name = relation.name
+
+    def at_least(record: Record, instants: Instants) -> bool:
+        rows = record.get(name)
+        if rows.__class__ is not list:
+            rows = related_rows(relation, rows)
+        if where.always:
+            return len(rows) >= least
+        return bool(where.run("at_least", rows, instants, least))
+
+    return at_least
 
 
 def _quantified_truth(node: Quantified, relation: Relation, where: _Rows) -> Truth:
@@ -210,8 +233,25 @@ class _ValueTest:
         values = value_schema(relation, node.function, node.field)
         self.is_true = _Rows(node.test, values, relatives, compiler)
         self.is_false = _Rows(Not(node.test), values, relatives, compiler)
+        #: Answers by value (`memory_fast`), for a count or sum whose test reads no instant.
+        self.known: dict[Any, bool] | None = None
+        numeric = node.function in (Aggregate.COUNT, Aggregate.SUM)
+        if memory_fast.ENABLED and numeric and not relative_values(node.test):
+            self.known = {}
 
     def truth(self, value: Any, instants: Instants) -> bool | None:
+        """The test on `value`; a count or sum is a number, never null: TRUE or FALSE."""
+        known = self.known
+        if known is None:
+            return self.probe(value, instants)
+        found = known.get(value)
+        if found is None:
+            if len(known) >= 4096:
+                known.clear()
+            found = known[value] = bool(self.probe(value, instants))
+        return found
+
+    def probe(self, value: Any, instants: Instants) -> bool | None:
         probe = ({self.field: value},)
         if next(self.is_true.tests(probe, instants)):
             return True
@@ -231,7 +271,7 @@ def _aggregate(
         return _present_values(rows, field, kind, relation.name)
 
     if function is Aggregate.SUM:
-        return lambda rows: sum(present(rows))
+        return _sum(field, present)
     pick = min if function is Aggregate.MIN else max
     return lambda rows: pick(values) if (values := present(rows)) else None
 
@@ -250,3 +290,17 @@ def _present_values(
             raise TypeError(f'field "{field}" of "{relation}" holds {type(value).__name__}')
         found.append(record_value(kind, value))
     return found
+
+
+def _sum(field: str, present: Callable[[Sequence[Record]], list[Any]]) -> Callable[..., Any]:
+    """The sum of the field's values: `memory_fast.fast_sum` of the non-null values, or the
+    values `present` checks one by one."""
+    if not memory_fast.ENABLED:
+        return lambda rows: sum(present(rows))
+
+    def total(rows: Sequence[Record]) -> Any:
+        values = [value for row in rows if (value := row.get(field)) is not None]
+        found = memory_fast.fast_sum(values)
+        return sum(present(rows)) if found is None else found
+
+    return total

@@ -20,7 +20,7 @@ Design choices (docs/semantics.md states them for users):
 from __future__ import annotations
 
 from calendar import isleap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo
@@ -43,9 +43,18 @@ class MonthDays:
 
     zone: str
     ranges: tuple[tuple[int, int], ...]
+    #: The month-days covered, as a set: a lookup per row instead of a walk of the ranges.
+    covered: frozenset[int] = field(init=False, repr=False, compare=False)
+    #: The zone, looked up once.
+    tzinfo: ZoneInfo = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        covered = (md for md in ALL_MONTH_DAYS for low, high in self.ranges if low <= md <= high)
+        object.__setattr__(self, "covered", frozenset(covered))
+        object.__setattr__(self, "tzinfo", _zone(self.zone))
 
     def __contains__(self, month_day: object) -> bool:
-        return any(low <= month_day <= high for low, high in self.ranges)  # type: ignore[operator]
+        return month_day in self.covered
 
     @property
     def words(self) -> str:
@@ -92,12 +101,18 @@ def _zone(name: str) -> ZoneInfo:
 def is_anniversary(instant: datetime | date | str, days: MonthDays) -> bool:
     """Whether an aware instant's local month-day in the period's zone is one it covers; a
     date (which has no zone) is its own month-day."""
+    if type(instant) is datetime:  # the common case first
+        try:
+            local = instant.astimezone(days.tzinfo)
+        except OverflowError:  # within a day of year 1 or 9999: the local date is out of range
+            return local_month_day(instant, days.zone) in days.covered
+        return local.month * 100 + local.day in days.covered
     if type(instant) is date:
-        return instant.month * 100 + instant.day in days
+        return instant.month * 100 + instant.day in days.covered
     if type(instant) is str:  # a date kept inside JSON: its ISO text's last five characters
-        return text_month_day(instant) in days
+        return text_month_day(instant) in days.covered
     assert isinstance(instant, datetime)
-    return local_month_day(instant, days.zone) in days
+    return local_month_day(instant, days.zone) in days.covered
 
 
 def text_month_day(text: str) -> int | None:

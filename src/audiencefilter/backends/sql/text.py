@@ -252,8 +252,9 @@ class SqlWriter(Visitor[str]):
     ) -> str:
         """`node` on the values `column()` writes, of `kind`. `column` is called at each use,
         so an expression holding placeholders (an aggregate's subquery) is written with its
-        parameters each time. `split` writes lists of numbers as integers and others
-        (`number_groups`) where the dialect asks for it."""
+        parameters each time. `split` (a column, not a JSON value) writes lists of numbers as
+        integers and others (`number_groups`) where the dialect asks for it or a long list
+        binds each group as one parameter (`members.py`)."""
         if kind is FieldType.STRING:
             return self.string_comparison(node, column)
         render = self.number if kind is FieldType.NUMBER else self.scalar

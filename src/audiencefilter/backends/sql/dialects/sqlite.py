@@ -172,19 +172,24 @@ class SQLite(Dialect):
         shape: Shape,
         unsafe: str,
     ) -> str:
-        """LIKE ignores ASCII case in C, where `fold` calls Python per row. It reads text up
-        to a NUL only, so text holding one (or an `unsafe` character) takes the folded test:
-        after a LIKE that failed (what LIKE finds is a match), or instead of it for a suffix."""
+        """LIKE folds ASCII in C (`fold` calls Python per row) but stops at NUL: text holding
+        NUL or an `unsafe` character takes the folded test, after a failed LIKE (what LIKE
+        finds is a match) or instead of it (suffixes)."""
         if op is Op.ENDS_WITH:
-            test = self._unsafe_text(sql, unsafe)
-            exact = self.match(op, self.fold(sql()), needle(), shape)
-            return (
-                f"CASE WHEN {test} THEN {exact} ELSE {sql()} LIKE {like_wrapped(op, needle())} END"
-            )
+            return self._suffix_like(sql, needle, shape, unsafe)
         like = f"{sql()} LIKE {like_wrapped(op, needle())}"
         test = self._unsafe_text(sql, unsafe)
         found = f"instr({self.fold(sql())}, {needle()}) {'> 0' if op is Op.CONTAINS else '= 1'}"
         return f"({like} OR ({test} AND {found}))"
+
+    def _suffix_like(
+        self, sql: Callable[[], str], needle: Callable[[], str], shape: Shape, unsafe: str
+    ) -> str:
+        """`endsWith`: LIKE only for text LIKE reads whole (no NUL, no `unsafe` character)."""
+        test = self._unsafe_text(sql, unsafe)
+        exact = self.match(Op.ENDS_WITH, self.fold(sql()), needle(), shape)
+        like = f"{sql()} LIKE {like_wrapped(Op.ENDS_WITH, needle())}"
+        return f"CASE WHEN {test} THEN {exact} ELSE {like} END"
 
     @staticmethod
     def _unsafe_text(sql: Callable[[], str], unsafe: str) -> str:
