@@ -129,6 +129,7 @@ class SparkSQL(TypedItemArrays):
     identifier_quote = "`"
     text_holds_nul = True
     instant_type = "TIMESTAMP "
+    unifies_lists = True  # `IN (9007199254740993, 0.5D)` compares as doubles
 
     def text(self, value: str) -> str:
         reason = fold_refusal(value)
