@@ -147,3 +147,34 @@ def test_sqlalchemy_on_another_dialect_expands_the_one_parameter() -> None:
 
     sql, _ = _compiled(LISTS["strings"](40), mssql.dialect())
     assert "POSTCOMPILE" in sql
+
+
+LIST_SCHEMA = af.Schema.from_mapping({"tags": "string[]", "scores": "number[]"})
+LIST_TESTS: dict[str, Callable[[int], dict[str, Any]]] = {
+    "hasSome": lambda n: {"tags": {"hasSome": [f"t{i}" for i in range(n)]}},
+    "hasEvery": lambda n: {"scores": {"hasEvery": list(range(n))}},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LIST_TESTS))
+@pytest.mark.parametrize("dialect", ["postgresql", "duckdb"])
+def test_list_tests_of_40_and_400_values_have_one_text(kind: str, dialect: str) -> None:
+    def written(n: int) -> tuple[str, list[Any]]:
+        return af.parse(LIST_TESTS[kind](n), LIST_SCHEMA).to_sql_params(dialect)
+
+    (short, short_params), (long, long_params) = written(40), written(400)
+    assert short == long
+    assert len(short_params) == len(long_params) == 1
+
+
+@pytest.mark.parametrize("dialect", sorted(SA_DIALECTS.keys() & {"postgresql", "duckdb"}))
+def test_sqlalchemy_list_tests_bind_one_parameter(dialect: str) -> None:
+    table = Table(
+        "contacts",
+        MetaData(),
+        Column("id", String, primary_key=True),
+        Column("tags", postgresql.ARRAY(String)),
+    )
+    where = af.parse(LIST_TESTS["hasSome"](40), LIST_SCHEMA).to_sqlalchemy(table)
+    compiled = select(table.c.id).where(where).compile(dialect=SA_DIALECTS[dialect]())
+    assert len(compiled.params) == 1

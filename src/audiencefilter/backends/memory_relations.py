@@ -240,7 +240,8 @@ class _ValueTest:
             self.known = {}
 
     def truth(self, value: Any, instants: Instants) -> bool | None:
-        """The test on `value`; a count or sum is a number, never null: TRUE or FALSE."""
+        """The test on `value`; for a count or sum (a number, never null: TRUE or FALSE) the
+        answer is remembered per value, so the probe runs once for each count met."""
         known = self.known
         if known is None:
             return self.probe(value, instants)

@@ -683,6 +683,10 @@ class _BoundWriter(SqlWriter):
     def scalar(self, value: Any) -> str:
         return self.bound(bool(value), Boolean())
 
+    def members(self, values: tuple[Any, ...], element: FieldType) -> str | None:
+        members = members_of(values, element)
+        return None if members is None else self.bound(values, MemberList(members.value))
+
 
 class ListCondition(ColumnElement[bool]):
     """A test of a list column's items, written by the dialect (`Dialect.list_test`) with

@@ -377,6 +377,13 @@ class SqlWriter(Visitor[str]):
         column = self.dialect.quote(self.columns.get(field, field))
         return f"{self.dialect.quote(self.table)}.{column}" if self.qualify else column
 
+    def members(self, values: tuple[Any, ...], element: FieldType) -> str | None:
+        members = None if self.params is None else members_of(values, element)
+        if members is None or self.params is None:
+            return None
+        self.params.append(self.dialect.bind_members(values, members))
+        return self.dialect.placeholder
+
     # Leaves: a literal, or a placeholder with the value appended to `params`.
 
     def text(self, value: str) -> str:

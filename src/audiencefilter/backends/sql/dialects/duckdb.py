@@ -159,6 +159,9 @@ class DuckDB(TypedItemArrays):
         render = literal_of(out, element)
         if node.op is ListOp.EQUALS:
             return self._list_equals(node, column, values, render)
+        bound = None if node.insensitive else out.members(values, element)
+        if bound is not None:  # a long list, as one parameter
+            return _has_bound(node, column, bound, element)
         item = self.fold("x") if node.insensitive else "x"
         if node.op is ListOp.HAS_EVERY:
             return all_of(
@@ -193,6 +196,23 @@ class DuckDB(TypedItemArrays):
     def item_value(self, item: str, kind: FieldType) -> str:
         return self.json_value(item, [], "'$'", kind)
 
+
+def _has_bound(node: ListTest, column: str, bound: str, element: FieldType) -> str:
+    """`hasSome`/`hasEvery` of a long list bound as one LIST parameter: `list_has_any` and
+    `list_has_all` pass over null items, as `lists.truth` does."""
+    function = "list_has_all" if node.op is ListOp.HAS_EVERY else "list_has_any"
+    return f"{function}({column}, CAST({bound} AS {_LIST_ITEMS[element]}[]))"
+
+
+_LIST_ITEMS = {
+    FieldType.STRING: "VARCHAR",
+    FieldType.NUMBER: "DOUBLE",
+    FieldType.BOOLEAN: "BOOLEAN",
+    FieldType.DATETIME: "TIMESTAMPTZ",
+    FieldType.DATE: "DATE",
+}
+"""The item type of each list column (numbers are doubles: `double_items` keeps the values
+a double holds)."""
 
 _MEMBER_TYPES = {
     Members.TEXT: "VARCHAR[]",

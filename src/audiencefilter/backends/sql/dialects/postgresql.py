@@ -62,8 +62,10 @@ class PostgreSQL(Dialect):
                 f"ARRAY(SELECT {self.fold('v')} FROM unnest({column}) "
                 "WITH ORDINALITY AS e(v, i) ORDER BY i)"
             )
-        values = ", ".join(literal_of(out, element)(v) for v in node.value)
-        array = f"CAST(ARRAY[{values}] AS {_ARRAY_TYPES[element]}[])"
+        bound = out.members(node.value, element)  # a long list, as one parameter
+        if bound is None:
+            bound = "ARRAY[" + ", ".join(literal_of(out, element)(v) for v in node.value) + "]"
+        array = f"CAST({bound} AS {_ARRAY_TYPES[element]}[])"
         operator = {ListOp.HAS_SOME: "&&", ListOp.EQUALS: "="}.get(node.op, "@>")
         return f"{subject} {operator} {array}"
 

@@ -129,7 +129,9 @@ class SparkSQL(TypedItemArrays):
     identifier_quote = "`"
     text_holds_nul = True
     instant_type = "TIMESTAMP "
-    unifies_lists = True  # `IN (9007199254740993, 0.5D)` compares as doubles
+    unifies_lists = True
+    """Spark widens an `IN` list of integers and doubles to doubles (2^53 + 1 would equal
+    2^53): integers and other numbers are written as two lists."""
 
     def text(self, value: str) -> str:
         reason = fold_refusal(value)
