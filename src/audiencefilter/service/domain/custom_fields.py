@@ -33,6 +33,7 @@ from ... import FieldType, FilterError, parse_text, value_problem
 from ..db.models import Audience, List
 from ..ground.errors import ApiError, ValidationIssue
 from .audience_filters import SCHEMA, decode_fields
+from .field_catalogue import label as label_of_key
 
 CUSTOM_TYPES = ("string", "number", "boolean", "date", "string[]", "number[]", "boolean[]")
 MAX_CUSTOM_FIELDS = 100
@@ -43,13 +44,6 @@ _KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 def declared(lst: List) -> dict[str, str]:
     """The list's custom fields, key to type."""
     return {field["key"]: field["type"] for field in lst.customFields}
-
-
-def label_of(key: str) -> str:
-    """A label made from a key: `first_name` reads "First name"."""
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key).replace("_", " ").split()
-    text = " ".join(words).lower()
-    return text[:1].upper() + text[1:]
 
 
 def add(lst: List, key: str, kind: str, label: str | None) -> dict[str, str]:
@@ -196,7 +190,7 @@ def _check_type(kind: str) -> None:
 
 def _checked_label(label: str | None, key: str) -> str:
     if label is None:
-        return label_of(key)
+        return label_of_key(key, {})
     if not label.strip() or len(label) > MAX_LABEL:
         raise _bad("label", f"1 to {MAX_LABEL} characters", label)
     return label
