@@ -28,7 +28,7 @@ from .language.contact import CONTACT
 from .language.fields import FieldType, Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import Node, fields_used, relative_values, resolve
-from .language.relative import Clock, as_now, system_clock
+from .language.relative import Ago, Clock, as_now, system_clock
 from .rewrite.lower import lower
 from .where.read import read_where
 
@@ -164,6 +164,37 @@ class Filter:
         if now is None or not self.relatives:
             return self.predicate(record)
         return self.evaluator(record, self.instants_at(now))
+
+    def next_change(
+        self, record: Record, now: datetime | None = None, *, until: datetime | None = None
+    ) -> datetime | None:
+        """The first instant after `now` (default: the clock) at which `matches(record)`
+        gives another answer with the record unchanged, or None if time alone never changes
+        it (before `until`, when given). What a store of memberships wakes up for: a sign-up
+        leaving "the last 30 days", a window's edge, a calendar boundary, an anniversary.
+        A search that needs many evaluations (a long history) may stop early and return an
+        instant at which the answer has not changed yet: asking again from there goes on."""
+        if not self.relatives:
+            return None
+        from .backends.memory_clock import next_change
+
+        moment = as_now(system_clock() if now is None else now)
+        limit = None if until is None else as_now(until)
+        return next_change(self.evaluator, self.relatives, self.resolvers, record, moment, limit)
+
+    def next_step(self, now: datetime | None = None) -> datetime | None:
+        """The first instant after `now` at which a calendar value of the filter (a start of
+        day, week, month or year, a period, an anniversary's days) steps: every record's
+        answer may change then, durations (`ago`) aside. None if the filter has none."""
+        from .backends.memory_clock import next_step
+
+        return next_step(self.relatives, as_now(system_clock() if now is None else now))
+
+    @property
+    def moves_with_clock(self) -> bool:
+        """Whether the filter compares with a duration before now (`ago`), whose instant moves
+        with the clock: each record then has its own instants of change (`next_change`)."""
+        return any(isinstance(value, Ago) for value in self.relatives)
 
     def instants_at(self, now: datetime) -> tuple[date | str | MonthDays, ...]:
         """`instants(now)`, kept for the last `now` given: a loop of `matches(record, now=t)`

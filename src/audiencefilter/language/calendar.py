@@ -98,6 +98,11 @@ class StartOf:
         only when `now` leaves the current unit."""
         return _cached(self.unit, self.zone or DEFAULT_ZONE, self.before)
 
+    def next_step(self, now: datetime) -> datetime | None:
+        """The first instant after `now` at which `before` gives another instant: the start
+        of the next unit (None past the last representable one)."""
+        return _after(now, start_of(self.unit, 1, self.zone or DEFAULT_ZONE, now))
+
     def in_zone(self, default: str) -> StartOf:
         """This value with `default` as its zone if it names none."""
         return self if self.zone is not None else replace(self, zone=default)
@@ -158,6 +163,11 @@ class Period:
         """`before` as a function (a predicate calls it once per record): worked out again
         only when `now` leaves the current local day."""
         return _cached("day", self.zone or DEFAULT_ZONE, self.before)
+
+    def next_step(self, now: datetime) -> datetime | None:
+        """The first instant after `now` at which the period covers other days: the start of
+        the next unit, since every bound is a whole number of units from the current one."""
+        return _after(now, start_of(self.unit, 1, self.zone or DEFAULT_ZONE, now))
 
     def in_zone(self, default: str) -> Period:
         """This period with `default` as its zone if it names none."""
@@ -246,9 +256,26 @@ class DayOf:
 
         return at
 
+    def next_step(self, now: datetime) -> datetime | None:
+        """The first instant after `now` at which the date given changes: when the calendar
+        value steps, or, for a duration, when the instant it stands for reaches the next
+        local midnight (the duration's own step, for months, may come first)."""
+        if isinstance(self.value, StartOf):
+            return self.value.next_step(now)
+        instant = self.value.before(now)
+        midnight = start_of("day", 1, self.zone, instant)
+        crossing = _after(now, now + (midnight - instant))
+        steps = [s for s in (crossing, self.value.next_step(now)) if s is not None]
+        return min(steps, default=None)
+
     @property
     def words(self) -> str:
         return self.value.words
+
+
+def _after(now: datetime, instant: datetime) -> datetime | None:
+    """`instant` if it is later than `now`; None for a clamped bound that is not."""
+    return instant if instant > now else None
 
 
 def local_date(instant: datetime, zone: str) -> date:

@@ -26,7 +26,7 @@ import re
 from calendar import monthrange
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 
 Clock = Callable[[], datetime]
@@ -221,6 +221,18 @@ class Ago:
                 return EARLIEST
 
         return before
+
+    def next_step(self, now: datetime) -> datetime | None:
+        """The first instant after `now` at which `before` jumps rather than moving with the
+        clock: the next UTC midnight for a duration with months (the calendar step depends on
+        the date), None for an exact duration, which moves with the clock for ever."""
+        if not self.months:
+            return None
+        midnight = datetime.combine(now.date(), time(), UTC)
+        try:
+            return midnight + timedelta(days=1)
+        except OverflowError:
+            return None
 
     def before(self, now: datetime) -> datetime:
         """The instant this long before `now` (an aware UTC datetime)."""

@@ -1,0 +1,187 @@
+"""When a record's answer changes with the clock alone: `Filter.next_change`.
+
+A service that stores membership must move a contact out of "signed up in the last 30 days"
+at the microsecond its sign-up turns 30 days old, with no write to wake it. Sweeping every
+audience every minute costs contacts x audiences and is late by up to the interval; knowing
+the next instant per contact costs one evaluation or two per write and is never late.
+
+The answer is a function of the instants of the filter's relative values (`Filter.relatives`),
+and each of them moves in one of two ways:
+
+- **by steps** (`next_step`): a start of day, week, month or year, a period's month-days, a
+  date: constant between calendar boundaries, which are known without the record;
+- **with the clock** (`Ago`): `now - duration` moves with `now` (within a UTC day for a
+  duration with months, whose calendar part steps at midnight). A comparison with it flips
+  only where the instant meets the value compared, and only the evaluation knows which
+  values those are (a field, a data path, each action's timestamp, a maximum).
+
+So the record is evaluated with each moving instant replaced by a `_Probe`, a datetime that
+notes every value compared with it. The evaluation's path depends only on its comparisons'
+outcomes; no outcome changes before the first instant at which a probe would meet a noted
+value or a step comes, so the answer is constant until then. There the record is evaluated
+again (with fresh probes: a count that stopped at its threshold may read further rows), and
+so on until the answer differs: the first such instant is exact, and never late.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from ..language.anniversary import MonthDays
+from ..language.calendar import Relative
+from ..language.relative import Ago
+from .memory import Evaluator
+
+Record = Mapping[str, Any]
+Instant = date | str | MonthDays
+_TICK = timedelta(microseconds=1)
+DEFAULT_LIMIT = 64
+"""Evaluations one search makes before it hands back the instant it reached."""
+
+
+class _Probe(datetime):
+    """An instant that notes the date-times compared with it. Python asks the right operand's
+    reflected method first when its type is a subclass of the left one's, so `value >= probe`
+    reaches `__le__` here as surely as `probe <= value` does."""
+
+    noted: list[datetime]
+
+    def _note(self, other: object) -> None:
+        if isinstance(other, datetime):
+            self.noted.append(other)
+
+    def __lt__(self, other: object) -> bool:
+        self._note(other)
+        return datetime.__lt__(self, other)  # type: ignore[operator]
+
+    def __le__(self, other: object) -> bool:
+        self._note(other)
+        return datetime.__le__(self, other)  # type: ignore[operator]
+
+    def __gt__(self, other: object) -> bool:
+        self._note(other)
+        return datetime.__gt__(self, other)  # type: ignore[operator]
+
+    def __ge__(self, other: object) -> bool:
+        self._note(other)
+        return datetime.__ge__(self, other)  # type: ignore[operator]
+
+    def __eq__(self, other: object) -> bool:
+        self._note(other)
+        return datetime.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        self._note(other)
+        return datetime.__ne__(self, other)
+
+    __hash__ = datetime.__hash__
+
+
+def _probe(instant: datetime) -> _Probe:
+    probe = _Probe(
+        instant.year,
+        instant.month,
+        instant.day,
+        instant.hour,
+        instant.minute,
+        instant.second,
+        instant.microsecond,
+        instant.tzinfo,
+        fold=instant.fold,
+    )
+    probe.noted = []
+    return probe
+
+
+class _Search:
+    """One record's answers at successive instants, and the instants at which it may change."""
+
+    def __init__(
+        self,
+        evaluate: Evaluator,
+        relatives: Sequence[Relative],
+        resolvers: Sequence[Callable[[datetime], Instant]],
+        record: Record,
+    ) -> None:
+        self.evaluate = evaluate
+        self.relatives = relatives
+        self.resolvers = resolvers
+        self.record = record
+        self.moving = [isinstance(r, Ago) for r in relatives]
+        self.crossings: list[datetime] = []
+
+    def answer(self, now: datetime) -> bool:
+        """The answer at `now`; the instants at which a moving value meets a value it was
+        compared with join `crossings`."""
+        instants: list[Any] = []
+        probes: list[tuple[_Probe, datetime]] = []
+        for moving, resolve in zip(self.moving, self.resolvers, strict=True):
+            instant = resolve(now)
+            if moving:
+                assert isinstance(instant, datetime)
+                probe = _probe(instant)
+                probes.append((probe, instant))
+                instant = probe
+            instants.append(instant)
+        answer = bool(self.evaluate(self.record, tuple(instants)))
+        for probe, instant in probes:
+            self._cross(now, instant, probe.noted)
+        return answer
+
+    def _cross(self, now: datetime, instant: datetime, noted: list[datetime]) -> None:
+        # The moving instant runs with the clock: it meets `value` after `value - instant`;
+        # a strict and a non-strict comparison flip at that microsecond and the next.
+        for value in noted:
+            try:
+                meeting = now + (value - instant)
+            except (OverflowError, TypeError):
+                continue  # beyond the calendar, or a naive value the evaluation refused
+            for at in (meeting, meeting + _TICK):
+                if at > now:
+                    heapq.heappush(self.crossings, at)
+
+    def next_instant(self, now: datetime) -> datetime | None:
+        """The first instant after `now` at which some comparison may flip."""
+        while self.crossings and self.crossings[0] <= now:
+            heapq.heappop(self.crossings)
+        found = [s for r in self.relatives if (s := r.next_step(now)) is not None]
+        if self.crossings:
+            found.append(self.crossings[0])
+        return min(found, default=None)
+
+
+def next_change(
+    evaluate: Evaluator,
+    relatives: Sequence[Relative],
+    resolvers: Sequence[Callable[[datetime], Instant]],
+    record: Record,
+    now: datetime,
+    until: datetime | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> datetime | None:
+    """The first instant after `now` (before `until`) at which the record's answer differs
+    from its answer at `now`, or None if it never does. After `limit` evaluations without a
+    change, the instant the search reached: the answer holds until then, and a caller asks
+    again from there."""
+    search = _Search(evaluate, relatives, resolvers, record)
+    start = search.answer(now)
+    moment = now
+    for _ in range(limit):
+        following = search.next_instant(moment)
+        if following is None or (until is not None and following >= until):
+            return None
+        if search.answer(following) != start:
+            return following
+        moment = following
+    reached = search.next_instant(moment)
+    return None if reached is None or (until is not None and reached >= until) else reached
+
+
+def next_step(relatives: Sequence[Relative], now: datetime) -> datetime | None:
+    """The first instant after `now` at which a calendar value of the filter steps: where
+    every record's answer may change at once (the moving ones aside)."""
+    steps = [s for r in relatives if (s := r.next_step(now)) is not None]
+    return min(steps, default=None)
