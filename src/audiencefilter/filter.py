@@ -190,6 +190,32 @@ class Filter:
 
         return next_step(self.relatives, as_now(system_clock() if now is None else now))
 
+    def next_crossing(
+        self,
+        values: Iterable[datetime],
+        now: datetime | None = None,
+        *,
+        until: datetime | None = None,
+    ) -> datetime | None:
+        """For a record decided elsewhere (a database) whose date-times are `values`: the
+        first instant after `now` at which the answer may change, a duration meeting a value
+        or a calendar value stepping. Deciding again then is never late, at worst early; the
+        exact instant needs the record itself (`next_change`)."""
+        from .backends.memory_clock import next_crossing
+
+        moment = as_now(system_clock() if now is None else now)
+        limit = None if until is None else as_now(until)
+        return next_crossing(self.relatives, self.resolvers, values, moment, limit)
+
+    def crossing_horizon(self, now: datetime | None = None) -> datetime | None:
+        """The earliest date-time a duration of the filter has yet to meet after `now`: older
+        values can no longer change the answer with time (None: no duration)."""
+        from .backends.memory_clock import crossing_horizon
+
+        return crossing_horizon(
+            self.relatives, self.resolvers, as_now(system_clock() if now is None else now)
+        )
+
     @property
     def moves_with_clock(self) -> bool:
         """Whether the filter compares with a duration before now (`ago`), whose instant moves

@@ -136,9 +136,11 @@ def url_settings(database_url: str, **overrides: Any) -> Settings:
 
 @pytest.fixture(scope="session")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
-    """The session's app on a temporary SQLite file, with limits too high to be reached."""
+    """The session's app on a temporary SQLite file, with limits too high to be reached; its
+    tests bring time-dependent audiences up to the clock themselves (`run_once`), so no
+    scheduler thread races them."""
     path = tmp_path_factory.mktemp("service") / "service.db"
-    api = ApiClient(create_app(sqlite_settings(path)))
+    api = ApiClient(create_app(sqlite_settings(path, membership_sweep_seconds=0)))
     yield api
     api.close()
 

@@ -26,9 +26,9 @@ so on until the answer differs: the first such instant is exact, and never late.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from ..language.anniversary import MonthDays
 from ..language.calendar import Relative
@@ -185,3 +185,44 @@ def next_step(relatives: Sequence[Relative], now: datetime) -> datetime | None:
     every record's answer may change at once (the moving ones aside)."""
     steps = [s for r in relatives if (s := r.next_step(now)) is not None]
     return min(steps, default=None)
+
+
+def next_crossing(
+    relatives: Sequence[Relative],
+    resolvers: Sequence[Callable[[datetime], Instant]],
+    values: Iterable[datetime],
+    now: datetime,
+    until: datetime | None = None,
+) -> datetime | None:
+    """The first instant after `now` at which a moving instant meets one of `values`, or a
+    calendar value steps: no comparison of those values flips before. For a caller that
+    cannot evaluate the record in memory (a database decides it) but knows the date-times
+    it holds: waking then and deciding again is never late, only sometimes early."""
+    offsets = [now - cast(datetime, resolve(now)) for resolve in _moving(relatives, resolvers)]
+    found = [s for r in relatives if (s := r.next_step(now)) is not None]
+    for value in values:
+        for offset in offsets:
+            try:
+                meeting = value + offset
+            except (OverflowError, TypeError):
+                continue
+            found.extend(at for at in (meeting, meeting + _TICK) if at > now)
+    first = min(found, default=None)
+    return None if first is None or (until is not None and first >= until) else first
+
+
+def crossing_horizon(
+    relatives: Sequence[Relative],
+    resolvers: Sequence[Callable[[datetime], Instant]],
+    now: datetime,
+) -> datetime | None:
+    """The earliest date-time a moving instant has yet to meet (None: the filter has none):
+    a value before it flips no comparison again."""
+    instants = [cast(datetime, resolve(now)) for resolve in _moving(relatives, resolvers)]
+    return min(instants, default=None)
+
+
+def _moving(
+    relatives: Sequence[Relative], resolvers: Sequence[Callable[[datetime], Instant]]
+) -> list[Callable[[datetime], Instant]]:
+    return [resolve for r, resolve in zip(relatives, resolvers, strict=True) if isinstance(r, Ago)]

@@ -55,7 +55,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     limiter = RateLimiter(settings)
     trusted_proxies = TrustedProxies(settings.trusted_proxies)
     origins = OriginDirectory(database, settings.cors_origins)
-    sweeper = Sweeper(database, clock or system_clock, settings.membership_sweep_seconds)
+    sweeper = Sweeper(
+        database,
+        clock or system_clock,
+        settings.membership_sweep_seconds,
+        threaded=clock is None,
+    )
     webhook_worker = WebhookWorker(database, settings, clock)
 
     @asynccontextmanager

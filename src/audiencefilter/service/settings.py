@@ -94,11 +94,12 @@ class Settings(BaseSettings):
         default=5, ge=1, description="PostgreSQL connection timeout (seconds)."
     )
     membership_sweep_seconds: float = Field(
-        default=60.0,
+        default=1.0,
         ge=0,
-        description="How often the stored members of audiences with relative date-times are "
-        "brought up to the clock (and their enter/leave events written); 0 turns the sweep "
-        "thread off (run `sweep` from the command line or a scheduler instead).",
+        description="The longest the membership scheduler waits before looking for instants "
+        "due (it also wakes at the earliest one it knows of): how late an instant written by "
+        "another process may be seen. 0 turns the scheduler thread off (run `sweep` from the "
+        "command line instead).",
     )
 
     webhook_worker: bool = Field(

@@ -133,11 +133,12 @@ def cmd_migrate(args: argparse.Namespace) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> None:
-    from ..domain.sweep import sweep
+    from ..domain.sweep import run_due, sweep
 
     database = _database(_settings(args))
     try:
-        print(f"{sweep(database)} membership events written")
+        written = sweep(database) if args.all else run_due(database)
+        print(f"{written} membership events written")
     finally:
         database.dispose()
 
@@ -201,7 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     migrate_cmd.set_defaults(handler=cmd_migrate)
 
     sweep_cmd = commands.add_parser(
-        "sweep", help="bring audiences with relative dates up to the clock, once"
+        "sweep", help="bring what time has moved in audiences up to the clock, once"
+    )
+    sweep_cmd.add_argument(
+        "--all",
+        action="store_true",
+        help="evaluate every audience with relative dates, not only what is due (a repair)",
     )
     sweep_cmd.set_defaults(handler=cmd_sweep)
 

@@ -479,3 +479,44 @@ class WebhookAttempt(Base):
     durationMs: Mapped[int] = mapped_column("duration_ms", Integer, nullable=False)
     error: Mapped[str | None] = _text("error", 2000)
     success: Mapped[bool] = mapped_column("success", Boolean, nullable=False)
+
+
+class AudienceDue(Base):
+    """When an audience must be brought up to the clock as a whole (`domain/membership_due.py`):
+    the next calendar boundary of its filter, or now for an audience whose contacts' instants
+    are still to be worked out (created, changed, or stored before instants were kept)."""
+
+    __tablename__ = "audience_due"
+
+    audienceId: Mapped[str] = mapped_column(
+        "audience_id",
+        String(ID_LENGTH),
+        ForeignKey("audiences.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    dueAt: Mapped[datetime] = mapped_column(
+        "due_at", DateTime(timezone=True), nullable=False, index=True
+    )
+
+
+class MembershipDue(Base):
+    """The next instant at which time alone may move one contact into or out of one audience
+    (`Filter.next_change`): the scheduler wakes then and judges that pair alone."""
+
+    __tablename__ = "membership_due"
+
+    audienceId: Mapped[str] = mapped_column(
+        "audience_id",
+        String(ID_LENGTH),
+        ForeignKey("audiences.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    contactId: Mapped[str] = mapped_column(
+        "contact_id",
+        String(ID_LENGTH),
+        ForeignKey("contacts.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    dueAt: Mapped[datetime] = mapped_column(
+        "due_at", DateTime(timezone=True), nullable=False, index=True
+    )

@@ -18,7 +18,9 @@ from sqlalchemy.orm import Session
 
 from ..db.models import Audience, Contact, List
 from ..db.queries import owned_audience, owned_contact, owned_list
-from . import events, list_plan, membership_snapshot, membership_store
+from ..ground import clock
+from . import events, list_plan, membership_due, membership_snapshot, membership_store
+from .audience_filters import StoredAudience
 from .membership_snapshot import Snapshot
 
 
@@ -145,6 +147,7 @@ def audience_created(
     events.append(session, audience.listId, [event])
     list_plan.audiences_changed(session, audience.listId)
     membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_CREATED, evaluated)
+    membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
 
 
 def audience_updated(
@@ -159,6 +162,7 @@ def audience_updated(
     list_plan.audiences_changed(session, audience.listId)
     if membership:
         membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
+        membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
 
 
 def audience_deleting(session: Session, audience: Audience) -> None:

@@ -36,7 +36,6 @@ Hooks for what is to come:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -47,13 +46,11 @@ from sqlalchemy.orm import Session
 from ... import Filter
 from ..db.bulk import insert_rows
 from ..db.models import Audience, AudienceMember, Contact, Membership
-from ..db.queries import contact_rows, fetch_rows
 from ..ground import clock
-from . import events, list_plan, references, relations
+from . import contact_records, events, list_plan, membership_due, references, relations
 from .audience_filters import (
     MANUAL,
     StoredAudience,
-    reads_data,
 )
 
 CHUNK = 500
@@ -162,18 +159,6 @@ def _group(
     return grouped
 
 
-def _records(session: Session, contact_ids: Sequence[str], decode: bool) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for chunk in _chunks(contact_ids):
-        rows.extend(fetch_rows(session, contact_rows([Contact.id.in_(chunk)])))
-    if decode:
-        for row in rows:
-            row["data"] = json.loads(row["data"])
-    order = {contact_id: index for index, contact_id in enumerate(contact_ids)}
-    rows.sort(key=lambda row: order[row["id"]])  # events in the order of the write
-    return rows
-
-
 def refresh_contacts(
     session: Session,
     list_id: str,
@@ -197,35 +182,18 @@ def refresh_contacts(
     in_sql = [a for a in audiences if _judged_in_sql(a)]
     selected = _selected_in_sql(session, in_sql, contact_ids, at)
     in_memory = [a for a in audiences if not _judged_in_sql(a)]
-    records, used = _records_for(session, contact_ids, in_memory)
+    records, used = contact_records.records(session, contact_ids, [_filter(a) for a in in_memory])
     stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
     judge = _Judge(audiences, selected, stored, at, follow=relations.AUDIENCES in used)
     for record in records:
         judge.decide(record)
-    return _write(session, list_id, judge.entering, judge.leaving, cause, at, announce)
-
-
-def _records_for(
-    session: Session, contact_ids: Sequence[str], audiences: Sequence[StoredAudience]
-) -> tuple[list[dict[str, Any]], set[str]]:
-    """The contacts' rows with the related rows these audiences read, and those relations."""
-    records = _records(session, contact_ids, any(_reads_data(a) for a in audiences))
-    used: set[str] = set().union(*(relations.uses(a.flt) for a in audiences))
-    if used:
-        relations.attach(records, relations.related_rows(session, contact_ids, used))
-    return records, used
+    written = _write(session, list_id, judge.entering, judge.leaving, cause, at, announce)
+    membership_due.contacts_judged(session, audiences, contact_ids, at)
+    return written
 
 
 def _judged_in_sql(audience: StoredAudience) -> bool:
-    """A filter over a contact's actions (and not over its audiences, which a refresh changes
-    as it goes) is judged in SQL on the contacts refreshed: the database counts, sums or finds
-    their actions, and none of the rows is loaded, however long a contact's history."""
-    used = relations.uses(audience.flt)
-    return relations.ACTIONS in used and relations.AUDIENCES not in used
-
-
-def _reads_data(audience: StoredAudience) -> bool:
-    return audience.flt is not None and reads_data(audience.flt)
+    return relations.decided_in_sql(audience.flt)
 
 
 def _selected_in_sql(

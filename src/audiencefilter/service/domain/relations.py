@@ -59,6 +59,32 @@ def uses(flt: Filter | None) -> frozenset[str]:
     return RELATIONS & flt.fields
 
 
+def decided_in_sql(flt: Filter | None) -> bool:
+    """Whether a write decides this filter in SQL on the contacts it wrote: one over a
+    contact's actions (and not over its audiences, which a refresh changes as it goes). The
+    database counts, sums or finds their actions, and none of the rows is loaded, however
+    long a contact's history."""
+    used = uses(flt)
+    return ACTIONS in used and AUDIENCES not in used
+
+
+def action_instants(
+    session: Session, contact_ids: Sequence[str], since: datetime
+) -> dict[str, list[datetime]]:
+    """The `createdAt` of the contacts' actions from `since` on: the date-times a duration of
+    a filter decided in SQL has yet to meet (older ones are out of its reach for good)."""
+    found: dict[str, list[datetime]] = {}
+    for start in range(0, len(contact_ids), CHUNK):
+        chunk = contact_ids[start : start + CHUNK]
+        statement = select(Action.subId, Action.createdAt).where(
+            Action.subId.in_(chunk), Action.createdAt >= since
+        )
+        for contact_id, created in session.execute(statement):
+            aware = created if created.tzinfo is not None else created.replace(tzinfo=UTC)
+            found.setdefault(contact_id, []).append(aware)
+    return found
+
+
 def condition(flt: Filter, now: datetime) -> ColumnElement[bool]:
     """The filter as a condition on `contacts`, relation conditions over the service's tables."""
     return flt.to_sqlalchemy(Contact, now=now, relations=_TABLES)

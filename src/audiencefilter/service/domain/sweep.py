@@ -1,42 +1,133 @@
-"""The clock sweep: audiences whose filters hold relative date-times change with time alone.
+"""The membership scheduler: audiences whose filters hold relative date-times change with time.
 
 `{"createdAt": {"gte": {"ago": "P1D"}}}` loses a contact when its sign-up turns one day old,
-and no write happens then. Every `MEMBERSHIP_SWEEP_SECONDS` (60 by default) a thread of the
-service evaluates each such audience in a read transaction and stores the answer in its own
-short transaction under its list's lock (`membership_snapshot`), and writes the
-`audience.entered` / `audience.left` events with the cause `clock`, stamped with the sweep's
-instant. So a stored row, and its event, is at most one interval plus one sweep's duration
-behind the clock; reads of those audiences never are (they are judged live, see
-`membership.py`). Several processes may sweep at once: the list lock serialises them and the
-second finds nothing left to change, so no event is written twice.
+and no write happens then. `membership_due.py` keeps when each such change can happen; a
+thread of the service (`Sweeper`) wakes at the earliest of those instants, or every
+`MEMBERSHIP_SWEEP_SECONDS` (1 by default) to see instants other processes wrote, and
+`run_due` brings only what is due up to the clock, writing the `audience.entered` /
+`audience.left` events with the cause `clock`:
 
-The sweep runs on the application's clock (`create_app(clock=...)`), which is how the tests move
-time and sweep (`Sweeper.run_once`).
+- a contact due in an audience is judged again in that audience (and the audiences that read
+  it), under its list's lock, like any write of it; its next instant is written as it is;
+- an audience due as a whole (a calendar boundary, or instants to work out after it was
+  created or changed) is evaluated in a set statement (`membership_snapshot`) when its filter
+  has calendar values only, and otherwise judged contact by contact, a chunk of the list per
+  transaction, which writes each contact's next instant at once.
+
+Several processes may run it at once: the list lock serialises them and the second finds
+nothing left to change, so no event is written twice. `sweep` evaluates every time-dependent
+audience whatever is due: a repair after instants were lost, and the oracle of the tests.
+
+The scheduler runs on the application's clock (`create_app(clock=...)`), which is how the
+tests move time and run it (`Sweeper.run_once`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import select
 
 from ..db.engine import Database
-from ..db.models import Audience
+from ..db.models import Audience, Contact
 from ..ground import clock
-from . import events, membership_snapshot
-from .audience_filters import SMART, filter_of, time_dependent
+from . import events, membership_due, membership_snapshot, membership_store
+from .audience_filters import SMART, StoredAudience, filter_of, time_dependent
 
 logger = logging.getLogger("audiencefilter.service.sweep")
+CONTACTS_PER_TURN = 2000
+"""Due pairs judged per transaction: the list lock is held for one such batch at a time."""
 
 
-def _time_dependent(mode: str, filters: str | None, fields: str | None) -> bool:
-    flt = filter_of(mode, filters, fields)
-    return flt is not None and time_dependent(flt)
+def run_due(database: Database) -> int:
+    """Brings what is due by now up to the clock; the number of events written."""
+    now = clock.now()
+    with database.reading() as session:
+        audience_ids = membership_due.audiences_due(session, now)
+    written = sum(_bring_audience(database, audience_id) for audience_id in audience_ids)
+    while True:
+        with database.reading() as session:
+            due = membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
+        if not due:
+            return written
+        for audience_id, contact_ids in due.items():
+            written += _bring_contacts(database, audience_id, contact_ids)
+
+
+def _bring_contacts(database: Database, audience_id: str, contact_ids: Sequence[str]) -> int:
+    """Judges these contacts again in the audience and those reading it; their next instants
+    are written by the judgement."""
+    with database.transaction() as session:
+        audience = session.get(Audience, audience_id)
+        membership_due.forget_due(session, audience_id, contact_ids)
+        if audience is None:
+            return 0
+        events.lock_list(session, audience.listId)
+        session.refresh(audience)
+        stored = StoredAudience.of(audience)
+        if stored.flt is None:
+            return 0  # made manual meanwhile
+        judged = [stored, *membership_store.dependents(session, [audience_id])]
+        return membership_store.refresh_contacts(
+            session, audience.listId, contact_ids, events.CAUSE_CLOCK, judged
+        )
+
+
+def _bring_audience(database: Database, audience_id: str) -> int:
+    """Brings one audience up to the clock as a whole (set statements, evaluated outside the
+    list's lock), works out its contacts' next instants if its filter moves with the clock,
+    then writes when to do it again: its next calendar boundary."""
+    start = clock.now()
+    with database.reading() as session:
+        audience = session.get(Audience, audience_id)
+        if audience is None:
+            return 0
+        list_id, filters, stored = audience.listId, audience.filters, StoredAudience.of(audience)
+    flt = stored.flt
+    written = 0
+    if flt is not None and filters is not None and flt.is_relative:
+        evaluated = membership_snapshot.evaluate(database, list_id, flt, filters)
+        written = _store(database, audience_id, evaluated)
+        if flt.moves_with_clock:
+            _plan_each(database, list_id, stored, start)
+    with database.transaction() as session:
+        if session.get(Audience, audience_id) is not None:
+            due = flt.next_step(start) if flt is not None else None
+            membership_due.set_audience_due(session, audience_id, due)
+    return written
+
+
+def _plan_each(database: Database, list_id: str, audience: StoredAudience, start: datetime) -> None:
+    """Every contact's next instant in the audience, from its answer at `start` (before the
+    members were evaluated, so a change in between is due at once): a chunk of the list read
+    without the lock, then written under it (`membership_due.merge`)."""
+    after = ""
+    while True:
+        with database.reading() as session:
+            chunk = list(
+                session.scalars(
+                    select(Contact.id)
+                    .where(Contact.listId == list_id, Contact.id > after)
+                    .order_by(Contact.id)
+                    .limit(CONTACTS_PER_TURN)
+                )
+            )
+            rows = membership_due.next_instants(session, [audience], chunk, start)
+        if not chunk:
+            return
+        with database.transaction() as session:
+            events.lock_list(session, list_id)
+            if session.get(Audience, audience.id) is not None:
+                membership_due.merge(session, audience.id, rows)
+        after = chunk[-1]
 
 
 def sweep(database: Database) -> int:
-    """Brings every time-dependent audience up to the clock now; the number of events written."""
+    """Brings every time-dependent audience up to the clock now, whatever is due; the number
+    of events written."""
     with database.reading() as session:
         rows = session.execute(
             select(
@@ -61,40 +152,64 @@ def _store(database: Database, audience_id: str, evaluated: membership_snapshot.
             return 0  # deleted meanwhile
         events.lock_list(session, audience.listId)
         session.refresh(audience)
-        if not _time_dependent(audience.mode, audience.filters, audience.fields):
+        flt = filter_of(audience.mode, audience.filters, audience.fields)
+        if flt is None or not time_dependent(flt):
             return 0
         return membership_snapshot.refresh(session, audience, events.CAUSE_CLOCK, evaluated)
 
 
 class Sweeper:
-    """Runs `sweep` every `interval` seconds in a daemon thread, on the application's clock."""
+    """Runs `run_due` in a daemon thread: at the earliest due instant this process knows of,
+    when it writes an earlier one, and at least every `interval` seconds (instants other
+    processes wrote).
 
-    def __init__(self, database: Database, app_clock: clock.Clock, interval: float) -> None:
+    Only on the system clock: an application given a clock of its own (`create_app(clock=...)`,
+    a test standing at chosen instants) has no thread, since its time moves when its owner
+    moves it, and whoever moves it calls `run_once`, which is then the only runner."""
+
+    def __init__(
+        self, database: Database, app_clock: clock.Clock, interval: float, *, threaded: bool = True
+    ) -> None:
         self.database = database
         self.clock = app_clock
-        self.interval = interval
+        self.interval = interval if threaded else 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._running = threading.Lock()
 
     def run_once(self) -> int:
-        with clock.using(self.clock):
-            return sweep(self.database)
+        with self._running, clock.using(self.clock):
+            return run_due(self.database)
 
     def start(self) -> None:
         if self.interval <= 0 or self._thread is not None:
             return
-        self._thread = threading.Thread(target=self._loop, name="membership-sweep", daemon=True)
+        self._thread = threading.Thread(target=self._loop, name="membership-due", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
+        membership_due.WAKE.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._stop.is_set():
+            membership_due.WAKE.clear()
             try:
                 self.run_once()
+                pause = self._pause()
             except Exception:  # a database outage must not end the thread
-                logger.exception("membership sweep failed; trying again next interval")
+                logger.exception("membership scheduling failed; trying again next interval")
+                pause = self.interval
+            membership_due.WAKE.wait(pause)
+
+    def _pause(self) -> float:
+        """Seconds until the earliest instant due, at most `interval`."""
+        with clock.using(self.clock), self.database.reading() as session:
+            earliest = membership_due.earliest(session)
+            now = clock.now()
+        if earliest is None:
+            return self.interval
+        return max(0.0, min(self.interval, (earliest - now).total_seconds()))

@@ -1,0 +1,49 @@
+"""Contacts as the library evaluates them: their columns, their decoded `data`, and the
+related rows the filters at hand read. One loader for every in-memory judgement (a write's
+refresh, the next instants of time-dependent audiences), so they all see the same record."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from ... import Filter
+from ..db.models import Contact
+from ..db.queries import contact_rows, fetch_rows
+from . import relations
+from .audience_filters import reads_data
+
+CHUNK = 500
+
+
+def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
+    for start in range(0, len(values), CHUNK):
+        yield values[start : start + CHUNK]
+
+
+def rows(session: Session, contact_ids: Sequence[str], decode: bool) -> list[dict[str, Any]]:
+    """The contacts' rows in the order of `contact_ids` (events follow the write's order);
+    `decode`: their `data` as JSON values rather than text."""
+    found: list[dict[str, Any]] = []
+    for chunk in _chunks(contact_ids):
+        found.extend(fetch_rows(session, contact_rows([Contact.id.in_(chunk)])))
+    if decode:
+        for row in found:
+            row["data"] = json.loads(row["data"])
+    order = {contact_id: index for index, contact_id in enumerate(contact_ids)}
+    found.sort(key=lambda row: order[row["id"]])
+    return found
+
+
+def records(
+    session: Session, contact_ids: Sequence[str], filters: Sequence[Filter]
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """The contacts' rows with the related rows these filters read, and those relations."""
+    found = rows(session, contact_ids, any(reads_data(f) for f in filters))
+    used: set[str] = set().union(*(relations.uses(f) for f in filters))
+    if used:
+        relations.attach(found, relations.related_rows(session, contact_ids, used))
+    return found, used

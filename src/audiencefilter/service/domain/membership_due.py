@@ -1,0 +1,229 @@
+"""The instants at which time alone moves membership, kept beside the memberships.
+
+"Signed up in the last 30 days" loses a contact the microsecond its sign-up turns 30 days
+old, and no write happens then. Sweeping every such audience every minute costs contacts x
+audiences per minute and is late by up to the minute; instead two tables say when to look:
+
+- `membership_due`: per time-dependent audience and contact, the next instant at which that
+  contact's answer changes (`Filter.next_change`), for filters whose instants move with the
+  clock (`ago`). Written by every judgement of the contact (`contacts_judged`, called by
+  `membership_store.refresh_contacts` in the write's transaction), so it follows each write.
+- `audience_due`: per time-dependent audience, when to bring it up to the clock as a whole:
+  its filter's next calendar boundary (`Filter.next_step`: the start of a day, a week, a
+  month, in its zone), where every contact may change at once and one set statement is
+  cheaper than a row per contact; or now, when its contacts' instants are still to be worked
+  out (the audience was created or changed, `audience_changed`).
+
+The scheduler (`sweep.py`) wakes at the earliest of them and touches only those rows.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Table, delete, func, select
+from sqlalchemy.orm import Session
+
+from ... import Filter, as_utc
+from ..db.bulk import insert_rows
+from ..db.models import AudienceDue, MembershipDue
+from . import contact_records, relations
+from .audience_filters import StoredAudience
+
+CHUNK = 500
+DUE = cast(Table, MembershipDue.__table__)
+AUDIENCE_DUE = cast(Table, AudienceDue.__table__)
+WAKE = threading.Event()
+"""Set when an instant was written: the scheduler of this process looks again at once."""
+
+
+def moving(audiences: Sequence[StoredAudience]) -> list[StoredAudience]:
+    """The audiences whose filters hold an instant moving with the clock: those with rows of
+    their own per contact."""
+    return [a for a in audiences if a.flt is not None and a.flt.moves_with_clock]
+
+
+def contacts_judged(
+    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+) -> None:
+    """After these contacts were judged at `at` against these audiences: their next instants."""
+    timed = moving(audiences)
+    if not timed or not contact_ids:
+        return
+    rows = next_instants(session, timed, contact_ids, at)
+    for audience in timed:
+        _forget(session, audience.id, contact_ids)
+    insert_rows(session, DUE, rows)
+    if rows:
+        WAKE.set()
+
+
+def next_instants(
+    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+) -> list[dict[str, Any]]:
+    """The `membership_due` rows of these contacts in these audiences, from their answers at
+    `at` and their rows as this transaction reads them."""
+    in_memory = [a for a in audiences if not relations.decided_in_sql(a.flt)]
+    in_sql = [a for a in audiences if relations.decided_in_sql(a.flt)]
+    return _exact(session, in_memory, contact_ids, at) + _early(session, in_sql, contact_ids, at)
+
+
+def merge(session: Session, audience_id: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Writes instants worked out outside the list's lock: where a write of the contact wrote
+    one meanwhile, the earlier of the two stays. Never later than the first change, at worst
+    an early look: a write's instant is exact for what it wrote, and one from a record read
+    before that write was exact for the record then."""
+    if not rows:
+        return
+    contact_ids = [row["contact_id"] for row in rows]
+    kept: dict[str, datetime] = {}
+    for start in range(0, len(contact_ids), CHUNK):
+        chunk = contact_ids[start : start + CHUNK]
+        statement = select(MembershipDue.contactId, MembershipDue.dueAt).where(
+            MembershipDue.audienceId == audience_id, MembershipDue.contactId.in_(chunk)
+        )
+        kept.update((c, as_utc(d)) for c, d in session.execute(statement))
+    merged = [
+        row | {"due_at": min(row["due_at"], kept.get(row["contact_id"], row["due_at"]))}
+        for row in rows
+    ]
+    _forget(session, audience_id, contact_ids)
+    insert_rows(session, DUE, merged)
+    WAKE.set()
+
+
+def _exact(
+    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+) -> list[dict[str, Any]]:
+    """Instants of change found on each record (`Filter.next_change`)."""
+    if not audiences:
+        return []
+    filters = [cast(Filter, a.flt) for a in audiences]
+    records, _ = contact_records.records(session, contact_ids, filters)
+    rows: list[dict[str, Any]] = []
+    for audience, flt in zip(audiences, filters, strict=True):
+        until = flt.next_step(at)  # the whole audience is brought up to the clock then
+        for record in records:
+            rows.extend(_row(audience, record["id"], flt.next_change(record, at, until=until)))
+    return rows
+
+
+def _early(
+    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+) -> list[dict[str, Any]]:
+    """For filters the database decides (over actions, whose history is never loaded): the
+    first instant a duration meets one of the contact's date-times or its recent actions'
+    (`Filter.next_crossing`), where the database decides again."""
+    rows: list[dict[str, Any]] = []
+    if not audiences:
+        return rows
+    records = contact_records.rows(session, contact_ids, decode=True)
+    for audience in audiences:
+        flt = cast(Filter, audience.flt)
+        since = flt.crossing_horizon(at) or at
+        actions = relations.action_instants(session, contact_ids, since)
+        until = flt.next_step(at)
+        for record in records:
+            values = [*_instants_of(record), *actions.get(record["id"], ())]
+            rows.extend(_row(audience, record["id"], flt.next_crossing(values, at, until=until)))
+    return rows
+
+
+def _row(audience: StoredAudience, contact_id: str, due: datetime | None) -> list[dict[str, Any]]:
+    if due is None:
+        return []
+    return [{"audience_id": audience.id, "contact_id": contact_id, "due_at": due}]
+
+
+def _instants_of(value: Any) -> list[datetime]:
+    """Every date-time a contact's row holds, its `data` included (ISO 8601 text there): more
+    than a filter compares is harmless, an early wake at most."""
+    if isinstance(value, datetime):
+        return [as_utc(value)]
+    if isinstance(value, dict):
+        return [found for item in value.values() for found in _instants_of(item)]
+    if isinstance(value, list):
+        return [found for item in value for found in _instants_of(item)]
+    if isinstance(value, str) and len(value) >= 16 and value[4:5] == "-" and "T" in value:
+        try:
+            return [as_utc(datetime.fromisoformat(value))]
+        except ValueError:
+            return []
+    return []
+
+
+def _forget(session: Session, audience_id: str, contact_ids: Sequence[str]) -> None:
+    for start in range(0, len(contact_ids), CHUNK):
+        chunk = contact_ids[start : start + CHUNK]
+        session.execute(
+            delete(MembershipDue)
+            .where(MembershipDue.audienceId == audience_id, MembershipDue.contactId.in_(chunk))
+            .execution_options(synchronize_session=False)
+        )
+
+
+def audience_changed(session: Session, audience: StoredAudience, at: datetime) -> None:
+    """After an audience was created, or its filter or mode changed (its members stored): its
+    contacts' instants are worked out again from `at`, by the scheduler, outside this
+    transaction (a scan of the list); an audience time does not move forgets its rows."""
+    session.execute(
+        delete(MembershipDue)
+        .where(MembershipDue.audienceId == audience.id)
+        .execution_options(synchronize_session=False)
+    )
+    relative = audience.flt is not None and audience.flt.is_relative
+    # No wake: the members are exact already, so the scheduler's next look is soon enough.
+    set_audience_due(session, audience.id, at if relative else None, wake=False)
+
+
+def set_audience_due(
+    session: Session, audience_id: str, due: datetime | None, *, wake: bool = True
+) -> None:
+    """When to bring the audience up to the clock as a whole (None: never)."""
+    session.execute(
+        delete(AudienceDue)
+        .where(AudienceDue.audienceId == audience_id)
+        .execution_options(synchronize_session=False)
+    )
+    if due is not None:
+        insert_rows(session, AUDIENCE_DUE, [{"audience_id": audience_id, "due_at": due}])
+        if wake:
+            WAKE.set()
+
+
+def audiences_due(session: Session, now: datetime) -> list[str]:
+    """The audiences to bring up to the clock as a whole, earliest first."""
+    statement = select(AudienceDue.audienceId).where(AudienceDue.dueAt <= now)
+    return list(session.scalars(statement.order_by(AudienceDue.dueAt, AudienceDue.audienceId)))
+
+
+def contacts_due(session: Session, now: datetime, limit: int) -> dict[str, list[str]]:
+    """Up to `limit` (audience, contact) pairs due by `now`, earliest first, by audience."""
+    statement = (
+        select(MembershipDue.audienceId, MembershipDue.contactId)
+        .where(MembershipDue.dueAt <= now)
+        .order_by(MembershipDue.dueAt, MembershipDue.audienceId, MembershipDue.contactId)
+        .limit(limit)
+    )
+    grouped: dict[str, list[str]] = {}
+    for audience_id, contact_id in session.execute(statement):
+        grouped.setdefault(audience_id, []).append(contact_id)
+    return grouped
+
+
+def forget_due(session: Session, audience_id: str, contact_ids: Sequence[str]) -> None:
+    """Drops these pairs' instants before they are judged again (which writes the next)."""
+    _forget(session, audience_id, contact_ids)
+
+
+def earliest(session: Session) -> datetime | None:
+    """The earliest instant either table holds: when the scheduler must look next."""
+    found = [
+        session.scalar(select(func.min(AudienceDue.dueAt))),
+        session.scalar(select(func.min(MembershipDue.dueAt))),
+    ]
+    instants = [as_utc(value) for value in found if value is not None]
+    return min(instants, default=None)
