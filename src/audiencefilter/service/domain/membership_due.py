@@ -20,7 +20,8 @@ The scheduler (`sweep.py`) wakes at the earliest of them and touches only those 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
@@ -29,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from ... import Filter, as_utc
 from ..db.bulk import insert_rows
-from ..db.models import AudienceDue, MembershipDue
+from ..db.models import Audience, AudienceDue, MembershipDue
 from . import contact_records, relations
 from .audience_filters import StoredAudience
 
@@ -47,13 +48,19 @@ def moving(audiences: Sequence[StoredAudience]) -> list[StoredAudience]:
 
 
 def contacts_judged(
-    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+    session: Session,
+    audiences: Sequence[StoredAudience],
+    contact_ids: Sequence[str],
+    at: datetime,
+    records: Sequence[dict[str, Any]] | None = None,
 ) -> None:
-    """After these contacts were judged at `at` against these audiences: their next instants."""
+    """After these contacts were judged at `at` against these audiences: their next instants.
+    `records`: the contacts as the judgement read them, when it judged in memory every
+    audience here that is not decided in SQL (they hold what those filters read)."""
     timed = moving(audiences)
     if not timed or not contact_ids:
         return
-    rows = next_instants(session, timed, contact_ids, at)
+    rows = next_instants(session, timed, contact_ids, at, records)
     for audience in timed:
         _forget(session, audience.id, contact_ids)
     insert_rows(session, DUE, rows)
@@ -62,13 +69,18 @@ def contacts_judged(
 
 
 def next_instants(
-    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+    session: Session,
+    audiences: Sequence[StoredAudience],
+    contact_ids: Sequence[str],
+    at: datetime,
+    records: Sequence[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The `membership_due` rows of these contacts in these audiences, from their answers at
-    `at` and their rows as this transaction reads them."""
+    `at` and their rows as this transaction reads them (or as given)."""
     in_memory = [a for a in audiences if not relations.decided_in_sql(a.flt)]
     in_sql = [a for a in audiences if relations.decided_in_sql(a.flt)]
-    return _exact(session, in_memory, contact_ids, at) + _early(session, in_sql, contact_ids, at)
+    found = _exact(session, in_memory, contact_ids, at, records)
+    return found + _early(session, in_sql, contact_ids, at)
 
 
 def merge(session: Session, audience_id: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -96,13 +108,18 @@ def merge(session: Session, audience_id: str, rows: Sequence[dict[str, Any]]) ->
 
 
 def _exact(
-    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+    session: Session,
+    audiences: Sequence[StoredAudience],
+    contact_ids: Sequence[str],
+    at: datetime,
+    records: Sequence[dict[str, Any]] | None,
 ) -> list[dict[str, Any]]:
     """Instants of change found on each record (`Filter.next_change`)."""
     if not audiences:
         return []
     filters = [cast(Filter, a.flt) for a in audiences]
-    records, _ = contact_records.records(session, contact_ids, filters)
+    if records is None:
+        records, _ = contact_records.records(session, contact_ids, filters)
     rows: list[dict[str, Any]] = []
     for audience, flt in zip(audiences, filters, strict=True):
         until = flt.next_step(at)  # the whole audience is brought up to the clock then
@@ -200,23 +217,47 @@ def audiences_due(session: Session, now: datetime) -> list[str]:
     return list(session.scalars(statement.order_by(AudienceDue.dueAt, AudienceDue.audienceId)))
 
 
-def contacts_due(session: Session, now: datetime, limit: int) -> dict[str, list[str]]:
-    """Up to `limit` (audience, contact) pairs due by `now`, earliest first, by audience."""
+def contacts_due(session: Session, now: datetime, limit: int) -> dict[str, Due]:
+    """Up to `limit` (audience, contact) pairs due by `now`, earliest first, by list."""
     statement = (
-        select(MembershipDue.audienceId, MembershipDue.contactId)
+        select(MembershipDue.audienceId, MembershipDue.contactId, Audience.listId)
+        .join(Audience, Audience.id == MembershipDue.audienceId)
         .where(MembershipDue.dueAt <= now)
         .order_by(MembershipDue.dueAt, MembershipDue.audienceId, MembershipDue.contactId)
         .limit(limit)
     )
-    grouped: dict[str, list[str]] = {}
-    for audience_id, contact_id in session.execute(statement):
-        grouped.setdefault(audience_id, []).append(contact_id)
+    grouped: dict[str, Due] = {}
+    for audience_id, contact_id, list_id in session.execute(statement):
+        due = grouped.setdefault(list_id, Due(set(), {}))
+        due.audience_ids.add(audience_id)
+        due.contact_ids.setdefault(contact_id, None)
     return grouped
 
 
-def forget_due(session: Session, audience_id: str, contact_ids: Sequence[str]) -> None:
-    """Drops these pairs' instants before they are judged again (which writes the next)."""
-    _forget(session, audience_id, contact_ids)
+@dataclass(frozen=True)
+class Due:
+    """What is due in one list: the audiences, and the contacts (in order of their instants)."""
+
+    audience_ids: set[str]
+    contact_ids: dict[str, None]
+
+
+def forget_due(
+    session: Session, audience_ids: Collection[str], contact_ids: Sequence[str], now: datetime
+) -> None:
+    """Drops these pairs' instants due by `now` before they are judged again (which writes
+    the next)."""
+    for start in range(0, len(contact_ids), CHUNK):
+        chunk = contact_ids[start : start + CHUNK]
+        session.execute(
+            delete(MembershipDue)
+            .where(
+                MembershipDue.audienceId.in_(list(audience_ids)),
+                MembershipDue.contactId.in_(chunk),
+                MembershipDue.dueAt <= now,
+            )
+            .execution_options(synchronize_session=False)
+        )
 
 
 def earliest(session: Session) -> datetime | None:

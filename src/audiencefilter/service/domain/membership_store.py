@@ -188,7 +188,7 @@ def refresh_contacts(
     for record in records:
         judge.decide(record)
     written = _write(session, list_id, judge.entering, judge.leaving, cause, at, announce)
-    membership_due.contacts_judged(session, audiences, contact_ids, at)
+    membership_due.contacts_judged(session, audiences, contact_ids, at, records)
     return written
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import select
@@ -34,12 +33,15 @@ from sqlalchemy import select
 from ..db.engine import Database
 from ..db.models import Audience, Contact
 from ..ground import clock
-from . import events, membership_due, membership_snapshot, membership_store
+from . import events, list_plan, membership_due, membership_snapshot, membership_store
 from .audience_filters import SMART, StoredAudience, filter_of, time_dependent
 
 logger = logging.getLogger("audiencefilter.service.sweep")
 CONTACTS_PER_TURN = 2000
 """Due pairs judged per transaction: the list lock is held for one such batch at a time."""
+GATHER_SECONDS = 0.1
+"""How long after the earliest instant the thread wakes: the changes due within it are judged
+together (a transaction each per audience, not per contact), for as much lag."""
 
 
 def run_due(database: Database) -> int:
@@ -53,26 +55,28 @@ def run_due(database: Database) -> int:
             due = membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
         if not due:
             return written
-        for audience_id, contact_ids in due.items():
-            written += _bring_contacts(database, audience_id, contact_ids)
+        for list_id, found in due.items():
+            written += _bring_contacts(database, list_id, found, now)
 
 
-def _bring_contacts(database: Database, audience_id: str, contact_ids: Sequence[str]) -> int:
-    """Judges these contacts again in the audience and those reading it; their next instants
-    are written by the judgement."""
+def _bring_contacts(
+    database: Database, list_id: str, due: membership_due.Due, now: datetime
+) -> int:
+    """Judges the contacts due again in the audiences due and those reading them, in one
+    transaction for the list; their next instants are written by the judgement."""
+    contact_ids = list(due.contact_ids)
     with database.transaction() as session:
-        audience = session.get(Audience, audience_id)
-        membership_due.forget_due(session, audience_id, contact_ids)
-        if audience is None:
-            return 0
-        events.lock_list(session, audience.listId)
-        session.refresh(audience)
-        stored = StoredAudience.of(audience)
-        if stored.flt is None:
-            return 0  # made manual meanwhile
-        judged = [stored, *membership_store.dependents(session, [audience_id])]
+        membership_due.forget_due(session, due.audience_ids, contact_ids, now)
+        events.lock_list(session, list_id)
+        plan = list_plan.plan_of(session, list_id)
+        wanted = due.audience_ids | {
+            a.id for a in membership_store.dependents(session, list(due.audience_ids))
+        }
+        judged = [a for a in plan.smart if a.id in wanted]
+        if not judged:
+            return 0  # deleted or made manual meanwhile
         return membership_store.refresh_contacts(
-            session, audience.listId, contact_ids, events.CAUSE_CLOCK, judged
+            session, list_id, contact_ids, events.CAUSE_CLOCK, judged
         )
 
 
@@ -212,4 +216,4 @@ class Sweeper:
             now = clock.now()
         if earliest is None:
             return self.interval
-        return max(0.0, min(self.interval, (earliest - now).total_seconds()))
+        return max(0.0, min(self.interval, (earliest - now).total_seconds() + GATHER_SECONDS))
