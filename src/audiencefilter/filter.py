@@ -163,7 +163,7 @@ class Filter:
         """
         if now is None or not self.relatives:
             return self.predicate(record)
-        return self.evaluator(record, self.instants_at(now))
+        return self.evaluator.at(record, now)
 
     def instants_at(self, now: datetime) -> tuple[date | str | MonthDays, ...]:
         """`instants(now)`, kept for the last `now` given: a loop of `matches(record, now=t)`
