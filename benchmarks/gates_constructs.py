@@ -8,9 +8,11 @@ hand-written equivalent over the same data, interleaved, in one process:
   `list.eval(is_in).list.any()`);
 - relations and aggregates: "at least 3 shares in 30 days" (a count with a where clause) and
   `sum(increase) >= 40`, in memory against a loop, and in DuckDB (and PostgreSQL with
-  `AUDIENCEFILTER_BENCH_PG_URL`) against the idiomatic `id IN (SELECT ... GROUP BY ...
-  HAVING ...)`;
-- behaviour windows: "no action in 60 days" (`none` of a window) in memory;
+  `AUDIENCEFILTER_BENCH_PG_URL`, or `--postgres` for a throw-away server) against the
+  idiomatic `id IN (SELECT ... GROUP BY ... HAVING ...)`;
+- behaviour windows: "no action in 60 days" (`none` of a window) in memory, polars (a List of
+  Struct column against `list.eval(...).list.any()`), DuckDB and PostgreSQL (against `NOT
+  EXISTS`); aggregates in polars too;
 - anniversaries: "created this week, any year" in Paris, in memory against `astimezone` and a
   set of month-days, and in polars against `convert_time_zone` and `is_in`;
 - contains: a case-insensitive `contains` on SQLite and DuckDB against `LIKE`/`ILIKE`;
@@ -192,15 +194,16 @@ def polars_gates(size: int, rounds: int) -> list[Gate]:
         run = lambda e: lambda: frame.filter(e).height  # noqa: E731
         mine, theirs = _pair(run(ours), run(hand), rounds, cpu=False)
         gates.append(Gate(family, f"polars: {what}", mine, theirs, 0.8))
-    return gates
+    data = relations.generate(max(size // 5, 100), size * 2)
+    return gates + [_relation_gate(row) for row in relations.polars_rows(data, rounds)]
 
 
-def sql_gates(size: int, rounds: int) -> list[Gate]:
+def sql_gates(size: int, rounds: int, postgres: bool = False) -> list[Gate]:
     """Contains and long IN on SQLite and DuckDB over generated contacts; the grouped count
-    on DuckDB (and PostgreSQL when `AUDIENCEFILTER_BENCH_PG_URL` is set)."""
+    and the window on DuckDB (and PostgreSQL, `_grouped_gates`)."""
     rows = generate(size).rows
     gates = _sqlite_gates(rows, rounds) + _duckdb_gates(rows, rounds)
-    return gates + _grouped_gates(size, rounds)
+    return gates + _grouped_gates(size, rounds, postgres)
 
 
 _CONTAINS = af.parse({"email": {"contains": "gmail"}})
@@ -263,21 +266,31 @@ def _sql_pair(
     return [Gate(family, what, mine, theirs, bound)]
 
 
-def _grouped_gates(size: int, rounds: int) -> list[Gate]:
+def _grouped_gates(size: int, rounds: int, postgres: bool = False) -> list[Gate]:
+    """Relations in SQL: DuckDB, and PostgreSQL at `AUDIENCEFILTER_BENCH_PG_URL` or, with
+    `postgres`, on a throw-away server."""
     data = relations.generate(max(size // 5, 100), size * 2)
     rows = relations.duckdb_rows(data, rounds)
-    url = os.environ.get("AUDIENCEFILTER_BENCH_PG_URL")
-    if url:
-        rows += relations.postgres_rows(data, rounds, url)
-    return [
-        Gate("aggregates", f"{row.engine}: {_TITLES[row.segment]}", row.ours, row.hand, 0.8)
-        for row in rows
-        if row.segment == "share3"
-    ]
+    if postgres or os.environ.get("AUDIENCEFILTER_BENCH_PG_URL"):
+        from .pgserver import postgres as pg_server  # the test suite's server helpers
+
+        with pg_server() as (url, note):
+            if url is None:
+                print(f"PostgreSQL left out: {note}")
+            else:
+                rows += relations.postgres_rows(data, rounds, url)
+    return [_relation_gate(row) for row in rows]
 
 
-def measure(size: int, rounds: int = 5) -> list[Gate]:
-    return memory_gates(size, rounds) + polars_gates(size, rounds) + sql_gates(size, rounds)
+def _relation_gate(row: relations.Row) -> Gate:
+    family = "windows" if row.segment == "idle60" else "aggregates"
+    return Gate(family, f"{row.engine}: {_TITLES[row.segment]}", row.ours, row.hand, 0.8)
+
+
+def measure(size: int, rounds: int = 5, postgres: bool = False) -> list[Gate]:
+    return (
+        memory_gates(size, rounds) + polars_gates(size, rounds) + sql_gates(size, rounds, postgres)
+    )
 
 
 def markdown(gates: list[Gate]) -> str:
@@ -297,9 +310,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--postgres", action="store_true", help="PostgreSQL on a throw-away server if no URL"
+    )
     args = parser.parse_args(argv)
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {os.getloadavg()[0]:.1f}")
-    print(markdown(measure(args.size, args.rounds)))
+    print(markdown(measure(args.size, args.rounds, args.postgres)))
     return 0
 
 

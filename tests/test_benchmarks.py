@@ -128,3 +128,5 @@ def test_construct_gates_compare_each_family_with_hand_written_code(
     families = {gate.family for gate in gates}
     assert families == {"lists", "aggregates", "windows", "anniversaries", "contains", "long IN"}
     assert "| lists | polars: hasSome of 3 tags |" in gates_constructs.markdown(gates)
+    whats = {gate.what for gate in gates if gate.family == "windows"}
+    assert whats == {f"{engine}: none in 60 days" for engine in ("memory", "polars", "DuckDB")}

@@ -1,5 +1,6 @@
 """The in-memory and polars accelerators (`backends/memory_fast.py`,
-`backends/columnar_lists.py`) answer exactly as the plain paths.
+`backends/columnar_lists.py`, the inline anniversaries and `matches(record, now=...)` of
+`backends/memory.py`) answer exactly as the plain paths.
 
 Each property compiles a filter twice, with the switch on and off, and runs both on the same
 generated records, wrong types included: the same answer, or `RecordError` from both.
@@ -10,14 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import polars as pl
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 import audiencefilter as af
 from audiencefilter.backends import columnar_lists, memory_fast
 from audiencefilter.backends.columnar import frame_for
+from audiencefilter.backends.memory import compile_node
+from audiencefilter.language.anniversary import MonthDays
 
 SCHEMA = af.CONTACT.with_fields(tags="string[]", scores="number[]", flags="boolean[]")
 WORDS = ["a", "b", "B", "", "a ", "é"]
@@ -157,3 +162,104 @@ def test_the_accelerators_are_used() -> None:
     expression = af.parse({"tags": {"hasSome": ["a", "b"]}}, SCHEMA).to_polars(dict(frame.schema))
     assert "map_list" not in str(expression) and "python" not in str(expression).lower()
     assert memory_fast.count_threshold(af.parse({"actions": {"count": {"gt": 2.5}}}).lowered) == 3  # type: ignore[arg-type]
+
+
+# ---- anniversaries and `matches(record, now=...)` ------------------------------------------
+
+ZONES = ("UTC", "Europe/Paris", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Kathmandu")
+periods = st.builds(
+    lambda kind, unit, count, zone: (
+        {"this": unit, "timeZone": zone}
+        if kind == "this"
+        else {kind: count, "unit": unit, "timeZone": zone}
+    ),
+    st.sampled_from(["this", "last", "next"]),
+    st.sampled_from(["day", "week", "month", "year"]),
+    st.integers(1, 10),
+    st.sampled_from(ZONES),
+)
+edges = st.sampled_from([datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, tzinfo=UTC)])
+instants = st.datetimes(
+    min_value=datetime(1999, 12, 25), max_value=datetime(2025, 3, 5), timezones=st.just(UTC)
+)
+created = st.one_of(
+    instants,
+    edges,
+    st.datetimes(timezones=st.sampled_from([ZoneInfo(z) for z in ZONES])),
+    st.datetimes(max_value=datetime(2030, 1, 1)),  # naive
+    instants.map(lambda d: d.isoformat()),
+    instants.map(lambda d: d.date()),
+    st.none(),
+    st.just(5),
+)
+
+
+def _anniversaries(where: dict[str, Any], now: datetime) -> list[Callable[[Any], Any]]:
+    """The predicate on a clock, the function lowered at `now` and `matches(now=)`, each
+    built with the accelerator on, then off."""
+    flt = af.parse(where)
+    saved = memory_fast.ENABLED
+    built: list[Callable[[Any], Any]] = []
+    try:
+        for enabled in (True, False):
+            memory_fast.ENABLED = enabled
+            fresh = af.parse(where)
+            built.append(af.compile(fresh, clock=lambda: now))
+            built.append(compile_node(flt.lowered_at(now), flt.schema))
+            built.append(lambda record, f=fresh: f.matches(record, now=now))
+    finally:
+        memory_fast.ENABLED = saved
+    return built
+
+
+@given(value=created, period=periods, now=instants, negate=st.booleans())
+@example(
+    value=datetime(9999, 12, 31, 23, 59, tzinfo=UTC),
+    period={"this": "day", "timeZone": "Pacific/Kiritimati"},
+    now=datetime(2024, 12, 31, 12, tzinfo=UTC),
+    negate=False,
+)
+@example(
+    value=datetime(2023, 3, 1, 5, tzinfo=UTC),
+    period={"last": 1, "unit": "day", "timeZone": "Pacific/Pago_Pago"},
+    now=datetime(2024, 3, 1, 5, tzinfo=UTC),
+    negate=True,
+)
+def test_anniversaries_answer_as_the_plain_path(
+    value: Any, period: dict[str, Any], now: datetime, negate: bool
+) -> None:
+    where: dict[str, Any] = {"createdAt": {"anniversary": period}}
+    fast_clock, fast_lowered, fast_at, *plain = _anniversaries(
+        {"NOT": where} if negate else where, now
+    )
+    record = {"createdAt": value}
+    expected = [_outcome(p, record) for p in plain]
+    assert len(set(expected)) == 1
+    assert [_outcome(f, record) for f in (fast_clock, fast_lowered, fast_at)] == expected
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_anniversaries_of_every_day_answer_as_the_plain_path(zone: str) -> None:
+    """Every UTC day of a common and a leap year, at its first and last minute and noon,
+    against week and day periods around 29 February and the turn of the year."""
+    start = datetime(2023, 1, 1, tzinfo=UTC)
+    records = [
+        {"createdAt": start + timedelta(days=day, minutes=minute)}
+        for day in range(731)
+        for minute in (0, 720, 1439)
+    ]
+    for now in (datetime(2024, 2, 29, 12, tzinfo=UTC), datetime(2025, 1, 1, 3, tzinfo=UTC)):
+        for unit in ("day", "week"):
+            where = {"createdAt": {"anniversary": {"this": unit, "timeZone": zone}}}
+            fast, _, _, plain, _, _ = _anniversaries(where, now)
+            assert [fast(r) for r in records] == [plain(r) for r in records]
+
+
+def test_the_anniversary_and_matches_accelerators_are_used() -> None:
+    flt = af.parse({"createdAt": {"anniversary": {"this": "week", "timeZone": "Europe/Paris"}}})
+    days = flt.instants(datetime(2026, 11, 22, tzinfo=UTC))[0]
+    assert isinstance(days, MonthDays) and days.certain < days.covered < days.near | days.certain
+    source = flt.evaluator.__code__.co_names
+    assert "astimezone" in source and "_anniversary" in source
+    assert flt.matches({"createdAt": datetime(2026, 11, 18, tzinfo=UTC)}, now=NOW)
+    assert flt.evaluator.at.__name__ == "audience_filter_at"

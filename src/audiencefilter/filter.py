@@ -163,7 +163,7 @@ class Filter:
         """
         if now is None or not self.relatives:
             return self.predicate(record)
-        return self.evaluator(record, self.instants_at(now))
+        return self.evaluator.at(record, now)
 
     def next_change(
         self, record: Record, now: datetime | None = None, *, until: datetime | None = None

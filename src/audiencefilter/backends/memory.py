@@ -38,7 +38,12 @@ Design choices:
   (lowered without a `now`): the function takes a second argument, the tuple of their instants
   in `relative_values` order, and reads `_instants[i]` where an absolute date-time would be
   bound. The caller (`Filter`) computes the tuple from its clock on each call, so a long-lived
-  predicate never goes stale; an absolute filter is called with the record alone.
+  predicate never goes stale; an absolute filter is called with the record alone. Its `at`
+  takes a `now` instead of the tuple (`Filter.matches(record, now=...)`): the instants of the
+  last `now` are kept with it, and the fast version tests that and evaluates in one function.
+- An anniversary of a date-time in UTC is written out in the fast version: a UTC month-day
+  is surely in the period in any zone, surely not, or near its edges (`MonthDays.certain`,
+  `near`), and only then converted to the zone; `astimezone` is most of the cost otherwise.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import Any, Protocol, cast
+from zoneinfo import ZoneInfo
 
 from ..errors import RecordError
 from ..language import lists
@@ -78,6 +84,7 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.references import reference_truth
+from ..language.relative import as_now
 from ..language.values import accepts, record_date, record_datetime, record_value
 from . import memory_fast
 from .memory_relations import relation_truth
@@ -86,14 +93,21 @@ Instants = tuple[date | str | MonthDays, ...]
 """What each relative value of a filter stands for at one `now`, in `relative_values` order."""
 
 
+Record = Mapping[str, Any]
+At = Callable[[Record, datetime], bool]
+"""`Evaluator.at`: whether a record is in the audience with relative values taken at `now`."""
+
+
 class Evaluator(Protocol):
     """The compiled function: a record, and the instants of the filter's relative values in
-    order. An absolute filter's function is called with the record alone."""
+    order. An absolute filter's function is called with the record alone. `at(record, now)`
+    takes the instants at `now` itself (`Filter.matches(record, now=...)`)."""
+
+    at: At
 
     def __call__(self, record: Record, instants: Instants = (), /) -> bool: ...
 
 
-Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
 Known = dict[str, str]
 """Fields proven present at a point of the expression, and the local holding each value."""
@@ -102,6 +116,7 @@ _ORDER = {Op.GT: ast.Gt, Op.GTE: ast.GtE, Op.LT: ast.Lt, Op.LTE: ast.LtE, Op.EQU
 _RECORD = "record"
 _INSTANTS = "_instants"
 _CAUGHT = ("TypeError", "AttributeError", "ValueError")
+_CAUGHT_FAST = (*_CAUGHT, "OverflowError")  # an inline anniversary's local date out of range
 _CONSTANT_TYPES = (str, int, float, bool)
 _NO_TYPE_PARAMS: dict[str, Any] = {"type_params": []}  # a field from Python 3.12 on
 
@@ -112,6 +127,14 @@ def compile_node(root: Node, schema: Schema) -> Evaluator:
 
     A record whose value has the wrong type for its field raises `RecordError` naming the field.
     """
+    evaluator = _evaluator(root, schema)
+    evaluator.at = _first_at(root, schema, evaluator)
+    return evaluator
+
+
+def _evaluator(root: Node, schema: Schema) -> Evaluator:
+    """`compile_node`'s function: the fast version, with the exact one behind it where the
+    two differ."""
 
     def record_error(record: Record, instants: Instants = ()) -> bool:
         raise RecordError(_diagnose(record, root, schema))
@@ -130,48 +153,120 @@ def compile_node(root: Node, schema: Schema) -> Evaluator:
     return _function(fast_builder, root, exact)
 
 
-def _function(builder: _Builder, root: Node, on_error: Evaluator) -> Evaluator:
+def _function(builder: _Builder, root: Node, on_error: Callable[..., bool]) -> Evaluator:
     """`def audience_filter(record, _instants=())`: return whether `root` is TRUE; on a bad
     value, `on_error`. Without relative date-times it is `audience_filter(record)`: a call
     that fills no default is a few nanoseconds cheaper per record."""
     body, _ = builder.build(root, True, {})
     builder.bound["_on_error"] = on_error
     relative = bool(builder.relatives)
+    names = (_RECORD, _INSTANTS) if relative else (_RECORD,)
     function = ast.FunctionDef(
         name="audience_filter",
-        args=_arguments(relative),
-        body=[_guarded(body, relative)],
+        args=_arguments(*names, defaulted=relative),
+        body=[_guarded(body, relative, _CAUGHT_FAST if builder.differs else _CAUGHT)],
         decorator_list=[],
         **_NO_TYPE_PARAMS,
     )
-    return _compiled(function, builder.bound)
+    evaluator: Evaluator = _compiled(function, builder.bound)
+    return evaluator
 
 
-def _compiled(function: ast.FunctionDef, bound: Mapping[str, Any]) -> Evaluator:
+def _compiled(function: ast.FunctionDef, bound: Mapping[str, Any]) -> Any:
     """The Python function `function` defines, its free names bound to `bound`'s values."""
     module = ast.fix_missing_locations(ast.Module(body=[function], type_ignores=[]))
     namespace: dict[str, Any] = dict(bound)
     exec(compile(module, "<audiencefilter>", "exec"), namespace)
-    predicate: Evaluator = namespace[function.name]
-    return predicate
+    return namespace[function.name]
 
 
-def _arguments(relative: bool) -> ast.arguments:
-    """`(record)`, or `(record, _instants=())` for a filter with relative date-times."""
+def _first_at(root: Node, schema: Schema, evaluator: Evaluator) -> At:
+    """`evaluator.at` until its first call, which builds the real one (`_at`) and puts it in
+    its place: only filters asked `matches(record, now=...)` pay for compiling it."""
+
+    def first(record: Record, now: datetime) -> bool:
+        evaluator.at = _at(root, schema, evaluator)
+        return evaluator.at(record, now)
+
+    return first
+
+
+def _at(root: Node, schema: Schema, evaluator: Evaluator) -> At:
+    """`evaluator` at `now`, keeping the instants of the last `now` (held with that `now`, so
+    the test is an identity, safe across threads). The fast version (`memory_fast`) is one
+    generated function that tests the identity and evaluates: no call between, so a loop of
+    `matches(record, now=t)` costs what the compiled predicate does."""
+    relatives = relative_values(root)
+    if not relatives:
+        return lambda record, now: evaluator(record)
+    memo, remember = _remembering(tuple(value.resolver() for value in relatives))
+    if not memory_fast.ENABLED:
+        return lambda record, now: evaluator(record, remember(now))
+    builder = _Builder(schema, root, fast=True)
+    builder.bound.update(_on_error=evaluator, _memo=memo, _remember=remember)
+    return _function_at(builder, root)
+
+
+def _function_at(builder: _Builder, root: Node) -> At:
+    """`def audience_filter_at(record, _now)`: the instants of `_now` (`_LOOK_UP`), then
+    `_function`'s body; on a bad value, the evaluator, which answers exactly or raises."""
+    body, _ = builder.build(root, True, {})
+    function = ast.FunctionDef(
+        name="audience_filter_at",
+        args=_arguments(_RECORD, _NOW),
+        body=[*ast.parse(_LOOK_UP).body, _guarded(body, True, _CAUGHT_FAST)],
+        decorator_list=[],
+        **_NO_TYPE_PARAMS,
+    )
+    at: At = _compiled(function, builder.bound)
+    return at
+
+
+_NOW = "_now"
+_LOOK_UP = """
+_seen, _instants = _memo[0]
+if _seen is not _now:
+    _instants = _remember(_now)
+"""
+"""The instants at `_now`: those kept for the last `now` if it is the same object."""
+
+Memo = list[tuple[datetime | None, Instants]]
+
+
+def _remembering(
+    resolvers: tuple[Callable[[datetime], date | str | MonthDays], ...],
+) -> tuple[Memo, Callable[[datetime], Instants]]:
+    """A memo of the last `now` and its instants, and the function that fills it: the
+    instants of the relative values (one resolver each) at `now`, kept with `now`."""
+    memo: Memo = [(None, ())]
+
+    def remember(now: datetime) -> Instants:
+        seen, instants = memo[0]  # one tuple, read at once: safe across threads
+        if seen is not now:
+            moment = as_now(now)
+            instants = tuple([before(moment) for before in resolvers])
+            memo[0] = (now, instants)
+        return instants
+
+    return memo, remember
+
+
+def _arguments(*names: str, defaulted: bool = False) -> ast.arguments:
+    """The parameters `names`, the last one defaulting to `()` when `defaulted`."""
     return ast.arguments(
         posonlyargs=[],
-        args=[ast.arg(arg=_RECORD)] + ([ast.arg(arg=_INSTANTS)] if relative else []),
+        args=[ast.arg(arg=name) for name in names],
         kwonlyargs=[],
         kw_defaults=[],
-        defaults=[ast.Constant(cast(Any, ()))] if relative else [],
+        defaults=[ast.Constant(cast(Any, ()))] if defaulted else [],
     )
 
 
-def _guarded(body: ast.expr, relative: bool) -> ast.Try:
+def _guarded(body: ast.expr, relative: bool, caught: tuple[str, ...]) -> ast.Try:
     """`try: return body` / `except (TypeError, ...): return _on_error(record, ...)`."""
     passed = [_name(_RECORD), _name(_INSTANTS)] if relative else [_name(_RECORD)]
     handler = ast.ExceptHandler(
-        type=ast.Tuple(elts=[_name(n) for n in _CAUGHT], ctx=ast.Load()),
+        type=ast.Tuple(elts=[_name(n) for n in caught], ctx=ast.Load()),
         name=None,
         body=[ast.Return(value=_call(_name("_on_error"), *passed))],
     )
@@ -217,7 +312,11 @@ class _Builder:
     def __init__(self, schema: Schema, root: Node, *, fast: bool) -> None:
         self.schema = schema
         self.fast = fast
-        self.differs = fast and (_orders_datetimes(root, schema) or _joins_lists(root, schema))
+        self.differs = fast and (
+            _orders_datetimes(root, schema)
+            or _joins_lists(root, schema)
+            or _inline_anniversaries(root, schema)
+        )
         self.bound: dict[str, Any] = _base_bindings()
         self.checked: set[str] = set()  # locals whose value's type was tested when read
         self.names = itertools.count()
@@ -282,12 +381,14 @@ class _Builder:
     def fast_list(
         self, node: ListTest, want: bool, items: frozenset[type], plain: ast.expr
     ) -> ast.expr:
-        """`memory_fast`'s set operation on a `list` of plain items, else `plain`."""
+        """`memory_fast`'s set operation on a `list` of plain items, else `plain`; a null
+        list is UNKNOWN (`lists.truth`), so neither TRUE nor FALSE, without the call."""
         local = self.local(node.field)
         value = _name(local)
         read = _attribute(self.assign(local, node.field), "__class__")
         simple = _all(_compare(read, ast.Is(), _name("_list")), self.plain_items(value, items))
-        return ast.IfExp(test=simple, body=_holds(want, self.set_test(node, value)), orelse=plain)
+        other = _all(_compare(value, ast.IsNot(), ast.Constant(None)), plain)
+        return ast.IfExp(test=simple, body=_holds(want, self.set_test(node, value)), orelse=other)
 
     def plain_items(self, value: ast.expr, items: frozenset[type]) -> ast.expr:
         """Whether the list's items are all of `items`' types. In the fast version a list of
@@ -441,6 +542,8 @@ class _Builder:
     def test(self, node: Comparison, value: ast.expr) -> ast.expr:
         """The comparison itself, for a value known not to be null."""
         kind = self.schema[node.field].type
+        if kind is FieldType.DATETIME and self.fast and _inline_anniversary(node, kind):
+            return self.anniversary(node, value)
         if kind is FieldType.DATETIME:
             value = self.instant(value, ordering=node.op in ORDERING_OPS)
         elif kind is FieldType.DATE:  # a date, never a datetime (`record_date` says why)
@@ -462,6 +565,42 @@ class _Builder:
             method = "startswith" if op is Op.STARTS_WITH else "endswith"
             return _method(value, method, self.literal(constant))
         return _compare(value, _ORDER[op](), self.literal(constant))
+
+    def anniversary(self, node: Comparison, value: ast.expr) -> ast.expr:
+        """`is_anniversary` inline for a UTC `datetime`: its UTC month-day is surely covered
+        (`MonthDays.certain`), surely not, or `near` and then converted to the zone. Any other
+        value takes the call; a local date out of range (`OverflowError`) sends the record to
+        the exact version."""
+        period = node.value
+        assert isinstance(period, MonthDays | Period)  # an anniversary's, lowered
+        month_day = _name(self.local(node.field))
+        utc_day = ast.NamedExpr(target=ast.Name(month_day.id, ast.Store()), value=_month_day(value))
+        in_zone = _compare(
+            self.local_month_day(period, value), ast.In(), self.days(period, "covered")
+        )
+        inline = _any(
+            _compare(utc_day, ast.In(), self.days(period, "certain")),
+            _all(_compare(month_day, ast.In(), self.days(period, "near")), in_zone),
+        )
+        plain = self.operation(node.op, _call(_name("_as_instant"), value), period)
+        in_utc = _compare(_attribute(value, "tzinfo"), ast.Is(), _name("_UTC"))
+        return ast.IfExp(test=in_utc, body=inline, orelse=plain)
+
+    def days(self, period: MonthDays | Period, name: str) -> ast.expr:
+        """A set of month-days of the anniversary: a constant when lowered at a `now`, else
+        read from this call's instant."""
+        if isinstance(period, MonthDays):
+            return ast.Constant(cast(Any, getattr(period, name)))
+        return _attribute(self.literal(period), name)
+
+    def local_month_day(self, period: MonthDays | Period, value: ast.expr) -> ast.expr:
+        """`month * 100 + day` of `value` converted to the period's zone."""
+        zone = period.tzinfo if isinstance(period, MonthDays) else ZoneInfo(period.zone or "UTC")
+        local = self.local("")
+        converted = ast.NamedExpr(
+            target=ast.Name(local, ast.Store()), value=_method(value, "astimezone", self.bind(zone))
+        )
+        return _month_day(converted, _name(local))
 
     def literal(self, value: Any) -> ast.expr:
         if isinstance(value, _CONSTANT_TYPES) or (
@@ -609,6 +748,25 @@ def _joins_lists(root: Node, schema: Schema) -> bool:
         isinstance(n, ListTest)
         and not n.path
         and memory_fast.list_items(n, schema[n.field].type) == memory_fast.STRINGS
+        for n in own_nodes(root)
+    )
+
+
+def _month_day(value: ast.expr, again: ast.expr | None = None) -> ast.expr:
+    """`value.month * 100 + value.day` (`again` names the value where `value` assigns it)."""
+    month = ast.BinOp(_attribute(value, "month"), ast.Mult(), ast.Constant(100))
+    return ast.BinOp(month, ast.Add(), _attribute(value if again is None else again, "day"))
+
+
+def _inline_anniversary(node: Comparison, kind: FieldType) -> bool:
+    """Whether the fast version writes this comparison as an inline anniversary test."""
+    return memory_fast.ENABLED and kind is FieldType.DATETIME and node.op is Op.ANNIVERSARY
+
+
+def _inline_anniversaries(root: Node, schema: Schema) -> bool:
+    """Whether `root` holds an anniversary of a date-time field the fast version inlines."""
+    return any(
+        isinstance(n, Comparison) and not n.path and _inline_anniversary(n, schema[n.field].type)
         for n in own_nodes(root)
     )
 

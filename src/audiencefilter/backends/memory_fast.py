@@ -15,10 +15,16 @@ operations do the work:
 - A `sum` over values that are all `int` or `float` is Python's `sum` of them.
 - A `count` tested with `gte`/`gt` stops counting at the threshold (`count_threshold`).
 - An aggregate's test (`count in [...]`, `sum >= 40`) is remembered per value.
+- An anniversary of a date-time in UTC is tested inline (`memory.py`, `_Builder.anniversary`):
+  most UTC month-days answer without converting the value to the zone (`MonthDays.certain`
+  and `near`), the rest convert it; any other value takes `is_anniversary`.
+- `Filter.matches(record, now=...)` looks up the instants of `now` and evaluates in one
+  generated function (`memory.py`, `_function_at`) instead of a call to the compiled one.
 
-Switch: `ENABLED` (a module attribute, read when a filter is compiled), initially off when the
-environment variable `AUDIENCEFILTER_FAST_MEMORY` is `0`. `tests/test_memory_fast.py` compares
-both paths on generated records, wrong types included.
+Switch: `ENABLED` (a module attribute, read when a filter is compiled, or first asked
+`matches(record, now=...)`), initially off when the environment variable
+`AUDIENCEFILTER_FAST_MEMORY` is `0`. `tests/test_memory_fast.py` compares both paths on
+generated records, wrong types included.
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ ALL_MONTH_DAYS: tuple[int, ...] = tuple(
 )
 """The 366 month-days, in calendar order, 29 February included."""
 _POSITION = {md: index for index, md in enumerate(ALL_MONTH_DAYS)}
+_CYCLE = len(ALL_MONTH_DAYS)
+_STEPS = range(-2, 3)
 LEAP_DAY = 229
 
 
@@ -47,11 +49,18 @@ class MonthDays:
     covered: frozenset[int] = field(init=False, repr=False, compare=False)
     #: The zone, looked up once.
     tzinfo: ZoneInfo = field(init=False, repr=False, compare=False)
+    #: UTC month-days whose local month-day is covered in any zone (`around`).
+    certain: frozenset[int] = field(init=False, repr=False, compare=False)
+    #: UTC month-days whose local month-day may be covered or not: the zone decides.
+    near: frozenset[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         covered = (md for md in ALL_MONTH_DAYS for low, high in self.ranges if low <= md <= high)
         object.__setattr__(self, "covered", frozenset(covered))
         object.__setattr__(self, "tzinfo", _zone(self.zone))
+        certain, near = around(self.covered)
+        object.__setattr__(self, "certain", certain)
+        object.__setattr__(self, "near", near)
 
     def __contains__(self, month_day: object) -> bool:
         return month_day in self.covered
@@ -60,6 +69,26 @@ class MonthDays:
     def words(self) -> str:
         shown = ", ".join(f"{_md(low)}..{_md(high)}" for low, high in self.ranges)
         return f"[{shown}] in {self.zone}"
+
+
+def around(covered: frozenset[int]) -> tuple[frozenset[int], frozenset[int]]:
+    """The UTC month-days whose local month-day is surely covered, and those where it may be.
+
+    A UTC offset is less than a day (Python refuses more), so a UTC date D is D-1, D or D+1 in
+    any zone, and their month-days lie within two steps of D's in the 366-day cycle (two
+    across a 29 February a common year skips; 31 December is next to 1 January). A UTC
+    month-day with every month-day within two steps covered is covered in any zone; one with
+    none covered is covered in none; only the rest need the zone. A local date out of range
+    is read as D's own month-day (`local_month_day`), within the two steps too.
+    """
+    positions = {_POSITION[md] for md in covered}
+    reach = {(p + step) % _CYCLE for p in positions for step in _STEPS}
+    sure = {p for p in reach if all((p + step) % _CYCLE in positions for step in _STEPS)}
+    return _month_days_at(sure), _month_days_at(reach - sure)
+
+
+def _month_days_at(positions: set[int]) -> frozenset[int]:
+    return frozenset(ALL_MONTH_DAYS[p] for p in positions)
 
 
 def _md(value: int) -> str:
