@@ -6,12 +6,13 @@ contact of a page are read from it: a page costs one indexed query for its conta
 memberships, however many audiences the list has and however large their filters.
 
 Smart audiences whose filters hold relative date-times change with time alone; their stored rows
-follow the clock sweep (`membership_store.sweep`), and reads judge them live, as before: in SQL
-(`Filter.to_sqlalchemy(Contact)` and the list condition) for members and counts, and in memory
-(each filter compiled once, cached by canonical JSON) on a page's rows. So every read is exact at
-the moment of the request. Manual audiences keep their members in `audience_members` (copied into
-`memberships`); a manual audience keeps a filter it was given (not used), and a smart one keeps
-the members it had as manual (not used either): switching mode back finds them again.
+follow the clock at their instants (`membership_due.py`, `sweep.py`), and reads judge them live,
+as before: in SQL (`Filter.to_sqlalchemy(Contact)` and the list condition) for members and
+counts, and in memory (each filter compiled once, cached by canonical JSON) on a page's rows. So
+every read is exact at the moment of the request. Manual audiences keep their members in
+`audience_members` (copied into `memberships`); a manual audience keeps a filter it was given
+(not used), and a smart one keeps the members it had as manual (not used either): switching mode
+back finds them again.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def audience_filter(audience: Audience) -> Filter | None:
 def live(flt: Filter | None) -> bool:
     """Whether reads judge this filter at the moment of the request rather than from storage."""
     # A filter over related rows reads them from storage (their rows are not on a page), so
-    # its answer is the stored one, brought up to the clock by the sweep.
+    # its answer is the stored one, brought up to the clock by the scheduler at its instants.
     return flt is not None and time_dependent(flt) and not relations.uses(flt)
 
 

@@ -1,6 +1,6 @@
 """An audience's members evaluated before the write that stores them, not under its lock.
 
-Storing a smart audience's members (create, a filter or mode change, the clock sweep) runs its
+Storing a smart audience's members (create, a filter or mode change, a calendar boundary) runs its
 filter over every contact of its list, which may take seconds within the filter budgets (a long
 `in` list over long strings, hundreds of zoned anniversaries). Under the write transaction that
 held the list's lock, and on SQLite the one write lock of the whole database, so every other

@@ -12,7 +12,8 @@ Two shapes of that rule cover every write:
 - **per audience** (`refresh_audience`): one audience against every contact of its list, as two
   SQL set differences (`Filter.to_sqlalchemy`): the selected contacts without a stored row enter,
   the stored rows no longer selected leave. Audience create, filter change, mode change, manual
-  member changes and the clock sweep. A manual audience "selects" its `audience_members`.
+  member changes and the scheduler's calendar boundaries. A manual audience "selects" its
+  `audience_members`.
 
 Deletions report every stored row as left before the rows go with the cascade
 (`remove_contact`, `remove_audience`).
@@ -22,9 +23,10 @@ never compute differences from each other's stale state (on PostgreSQL, under RE
 each statement after the lock sees everything committed before it).
 
 **Time.** A filter with relative date-times (`time_dependent`) changes its answer with no write.
-Its stored rows are brought up to date by `sweep`, which runs `refresh_audience` with the cause
-`clock` for every such audience; reads of such audiences stay live (judged at the moment of the
-request, as before), so answers are exact and only their events wait for the sweep.
+Each judgement of a contact writes the next instant at which time alone changes it
+(`membership_due.contacts_judged`), and the scheduler (`sweep.py`) judges the pairs due at
+their instants with the cause `clock`; reads of such audiences stay live (judged at the moment
+of the request, as before), so answers are exact and their events follow within a second.
 
 Hooks for what is to come:
 - behaviour audiences (filters over a contact's actions): call `refresh_contacts` with
