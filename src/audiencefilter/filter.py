@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
 
     from .backends.memory import Evaluator
+    from .backends.memory_clock import Clockwork
     from .explain import Explanation
 
 R = TypeVar("R", bound=Mapping[str, Any])
@@ -176,11 +177,15 @@ class Filter:
         instant at which the answer has not changed yet: asking again from there goes on."""
         if not self.relatives:
             return None
-        from .backends.memory_clock import next_change
-
         moment = as_now(system_clock() if now is None else now)
         limit = None if until is None else as_now(until)
-        return next_change(self.evaluator, self.relatives, self.resolvers, record, moment, limit)
+        return self._clockwork.next_change(record, moment, limit)
+
+    @cached_property
+    def _clockwork(self) -> Clockwork:
+        from .backends.memory_clock import Clockwork
+
+        return Clockwork(self.evaluator, self.relatives, self.resolvers)
 
     def next_step(self, now: datetime | None = None) -> datetime | None:
         """The first instant after `now` at which a calendar value of the filter (a start of

@@ -96,88 +96,84 @@ def _probe(instant: datetime) -> _Probe:
     return probe
 
 
-class _Search:
-    """One record's answers at successive instants, and the instants at which it may change."""
+class Clockwork:
+    """What a filter's searches share, prepared once per filter (`Filter.next_change` keeps
+    it): which instants move with the clock, and which relative values may step."""
 
     def __init__(
         self,
         evaluate: Evaluator,
         relatives: Sequence[Relative],
         resolvers: Sequence[Callable[[datetime], Instant]],
-        record: Record,
     ) -> None:
         self.evaluate = evaluate
-        self.relatives = relatives
-        self.resolvers = resolvers
-        self.record = record
-        self.moving = [isinstance(r, Ago) for r in relatives]
-        self.crossings: list[datetime] = []
+        self.resolvers = tuple(resolvers)
+        self.moving = tuple(isinstance(r, Ago) for r in relatives)
+        # An exact duration never steps: only the others are asked for their next step.
+        self.stepping = tuple(r for r in relatives if not isinstance(r, Ago) or r.months)
 
-    def answer(self, now: datetime) -> bool:
+    def next_change(
+        self, record: Record, now: datetime, until: datetime | None, limit: int = DEFAULT_LIMIT
+    ) -> datetime | None:
+        """The first instant after `now` (before `until`) at which the record's answer
+        differs from its answer at `now`, or None if it never does. After `limit` evaluations
+        without a change, the instant the search reached: the answer holds until then, and a
+        caller asks again from there."""
+        crossings: list[datetime] = []
+        start = self._answer(record, now, crossings)
+        moment = now
+        for _ in range(limit):
+            following = self._next_instant(moment, crossings)
+            if following is None or (until is not None and following >= until):
+                return None
+            if self._answer(record, following, crossings) != start:
+                return following
+            moment = following
+        reached = self._next_instant(moment, crossings)
+        return None if reached is None or (until is not None and reached >= until) else reached
+
+    def _answer(self, record: Record, now: datetime, crossings: list[datetime]) -> bool:
         """The answer at `now`; the instants at which a moving value meets a value it was
-        compared with join `crossings`."""
+        compared with join `crossings` (a heap)."""
         instants: list[Any] = []
         probes: list[tuple[_Probe, datetime]] = []
         for moving, resolve in zip(self.moving, self.resolvers, strict=True):
             instant = resolve(now)
             if moving:
-                assert isinstance(instant, datetime)
-                probe = _probe(instant)
-                probes.append((probe, instant))
+                probe = _probe(cast(datetime, instant))
+                probes.append((probe, cast(datetime, instant)))
                 instant = probe
             instants.append(instant)
-        answer = bool(self.evaluate(self.record, tuple(instants)))
+        answer = bool(self.evaluate(record, tuple(instants)))
         for probe, instant in probes:
-            self._cross(now, instant, probe.noted)
+            _cross(now, instant, probe.noted, crossings)
         return answer
 
-    def _cross(self, now: datetime, instant: datetime, noted: list[datetime]) -> None:
-        # The moving instant runs with the clock: it meets `value` after `value - instant`;
-        # a strict and a non-strict comparison flip at that microsecond and the next.
-        for value in noted:
-            try:
-                meeting = now + (value - instant)
-            except (OverflowError, TypeError):
-                continue  # beyond the calendar, or a naive value the evaluation refused
-            for at in (meeting, meeting + _TICK):
-                if at > now:
-                    heapq.heappush(self.crossings, at)
-
-    def next_instant(self, now: datetime) -> datetime | None:
+    def _next_instant(self, now: datetime, crossings: list[datetime]) -> datetime | None:
         """The first instant after `now` at which some comparison may flip."""
-        while self.crossings and self.crossings[0] <= now:
-            heapq.heappop(self.crossings)
-        found = [s for r in self.relatives if (s := r.next_step(now)) is not None]
-        if self.crossings:
-            found.append(self.crossings[0])
-        return min(found, default=None)
+        while crossings and crossings[0] <= now:
+            heapq.heappop(crossings)
+        first = crossings[0] if crossings else None
+        for relative in self.stepping:
+            step = relative.next_step(now)
+            if step is not None and (first is None or step < first):
+                first = step
+        return first
 
 
-def next_change(
-    evaluate: Evaluator,
-    relatives: Sequence[Relative],
-    resolvers: Sequence[Callable[[datetime], Instant]],
-    record: Record,
-    now: datetime,
-    until: datetime | None = None,
-    limit: int = DEFAULT_LIMIT,
-) -> datetime | None:
-    """The first instant after `now` (before `until`) at which the record's answer differs
-    from its answer at `now`, or None if it never does. After `limit` evaluations without a
-    change, the instant the search reached: the answer holds until then, and a caller asks
-    again from there."""
-    search = _Search(evaluate, relatives, resolvers, record)
-    start = search.answer(now)
-    moment = now
-    for _ in range(limit):
-        following = search.next_instant(moment)
-        if following is None or (until is not None and following >= until):
-            return None
-        if search.answer(following) != start:
-            return following
-        moment = following
-    reached = search.next_instant(moment)
-    return None if reached is None or (until is not None and reached >= until) else reached
+def _cross(now: datetime, instant: datetime, noted: list[datetime], heap: list[datetime]) -> None:
+    # The moving instant runs with the clock: it meets `value` after `value - instant`; a
+    # strict and a non-strict comparison flip at that microsecond and the next.
+    for value in noted:
+        try:
+            meeting = now + (value - instant)
+        except (OverflowError, TypeError):
+            continue  # beyond the calendar, or a naive value the evaluation refused
+        if meeting > now:
+            heapq.heappush(heap, meeting)
+        after = meeting + _TICK
+        if after > now:
+            heapq.heappush(heap, after)
 
 
 def next_step(relatives: Sequence[Relative], now: datetime) -> datetime | None:
