@@ -351,7 +351,7 @@ class _ByValue(_Group):
             for number, _, _ in self.slow.leaves:
                 truths[number] = None
         elif value.__class__ is self.exact:
-            for number in self.table.get(value.lower() if self.folded else value, ()):
+            for number in self.table.get(cast(str, value).lower() if self.folded else value, ()):
                 truths[number] = True
         else:
             self.slow.fill(record, truths, instants)
