@@ -27,10 +27,10 @@ with each filter alone on generated filters and records, wrong types included.
 
 from __future__ import annotations
 
-import ast
 import bisect
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
@@ -46,11 +46,12 @@ from ..language.nodes import (
     Not,
     Or,
     Quantified,
+    own_nodes,
     relative_values,
     walk,
 )
 from ..language.relative import as_now, system_clock
-from .memory import Evaluator, compile_node
+from .memory import compile_node
 
 Record = Mapping[str, Any]
 Truths = list[bool | None]
@@ -75,10 +76,10 @@ class FilterSet:
     module docstring). Build it once and keep it: it compiles what its filters share.
     """
 
-    def __init__(self, filters: Iterable[Filter], *, _compiled: _Compiled | None = None) -> None:
+    def __init__(self, filters: Iterable[Filter], *, _shared: _Shared | None = None) -> None:
         self.filters = tuple(filters)
-        self._compiled = _Compiled() if _compiled is None else _compiled
-        self._plan = _plan(self.filters, self._compiled)
+        self._shared = _Shared() if _shared is None else _shared
+        self._plan = _plan(self._shared.judged(self.filters), self._shared)
         self._last: tuple[datetime | None, list[Instant]] = (None, [])
 
     def __len__(self) -> int:
@@ -87,7 +88,7 @@ class FilterSet:
     def among(self, positions: Iterable[int]) -> FilterSet:
         """The set of these of its filters (position `i` of the new set is `positions[i]`),
         sharing what is compiled already: to judge a subset often, build it once."""
-        return FilterSet([self.filters[p] for p in positions], _compiled=self._compiled)
+        return FilterSet([self.filters[p] for p in positions], _shared=self._shared)
 
     def matching(self, record: Record, *, now: datetime | None = None) -> list[int]:
         """The positions of the filters `record` matches, ascending; relative date-times taken
@@ -115,51 +116,93 @@ class FilterSet:
         return instants
 
 
-class _Compiled:
-    """What sets built from one another share: schema numbers and each leaf's compiled
-    functions (its TRUE test and its FALSE test), compiled on first use."""
+@dataclass(frozen=True)
+class _Judged:
+    """A filter as sets judge it: its logic over the leaves' truths (None: by its own
+    predicate), the leaves it reads, and the leaf it requires TRUE, if any."""
+
+    flt: Filter  # kept, so that its `id` names it for as long as this is
+    logic: Formula | None
+    leaves: tuple[int, ...] = ()
+    access: int | None = None
+
+
+class _Shared:
+    """What sets built from one another share: the distinct leaves, numbered once for all of
+    them, each leaf's compiled truth, and each filter's compiled logic (by the filter's `id`,
+    since hashing a whole tree costs more than what it saves)."""
 
     def __init__(self) -> None:
-        self.schemas: dict[Schema, int] = {}
-        self.tests: dict[LeafKey, tuple[Evaluator, Evaluator]] = {}
+        self.lock = threading.Lock()
+        self.schema_numbers: dict[int, tuple[Schema, int]] = {}  # id(schema) -> number
+        self.numbers: dict[LeafKey, int] = {}
+        self.leaves: list[Node] = []  # by number
+        self.schemas: list[Schema] = []  # by leaf number
+        self.schema_of: list[int] = []  # by leaf number: its schema's number
+        self.truths: dict[int, Callable[..., bool | None]] = {}
+        self.filters: dict[int, _Judged] = {}
 
-    def number(self, schema: Schema) -> int:
-        return self.schemas.setdefault(schema, len(self.schemas))
+    def judged(self, filters: Sequence[Filter]) -> list[_Judged]:
+        """Each filter's `_Judged`, those not seen yet numbered and compiled in one batch."""
+        with self.lock:
+            new = list({id(f): f for f in filters if id(f) not in self.filters}.values())
+            trees = [self.numbered(f) for f in new]
+            bodies = [None if tree is None else _logic(tree, True) for tree in trees]
+            for flt, tree, logic in zip(new, trees, _formulas(bodies), strict=True):
+                self.filters[id(flt)] = self.judge(flt, tree, logic)
+            return [self.filters[id(f)] for f in filters]
 
-    def truth(self, key: LeafKey, schema: Schema) -> Callable[..., bool | None]:
-        """The leaf's truth: `(record, *instants) -> True | False | None`."""
-        tests = self.tests.get(key)
-        if tests is None:
-            leaf = key[1]
-            tests = self.tests[key] = (compile_node(leaf, schema), compile_node(Not(leaf), schema))
-        is_true, is_false = tests
+    def numbered(self, flt: Filter) -> Node | None:
+        """The filter's lowered tree with its leaves numbered; None if it reads relations."""
+        if any(isinstance(node, Quantified | Aggregated) for node in walk(flt.lowered)):
+            return None
+        return _numbered(flt.lowered, self.schema_number(flt.schema), flt.schema, self)
 
-        def truth(record: Record, *instants: Any) -> bool | None:
-            if is_true(record, *instants):
-                return True
-            return False if is_false(record, *instants) else None
+    def judge(self, flt: Filter, tree: Node | None, logic: Formula | None) -> _Judged:
+        if tree is None or logic is None:
+            return _Judged(flt, None)
+        required = _required(tree, True)
+        access = _choose(required, self) if required else None
+        leaves = tuple(sorted({leaf.number for leaf in _leaves_of(tree)}))
+        return _Judged(flt, logic, leaves, access)
 
-        return truth
+    def schema_number(self, schema: Schema) -> int:
+        found = self.schema_numbers.get(id(schema))
+        if found is None:
+            equal = [n for kept, n in self.schema_numbers.values() if kept == schema]
+            number = equal[0] if equal else len({n for _, n in self.schema_numbers.values()})
+            found = self.schema_numbers[id(schema)] = (schema, number)
+        return found[1]
 
-
-@dataclass
-class _Leaves:
-    """The distinct leaves of a set's filters, numbered in order of first appearance."""
-
-    compiled: _Compiled
-    numbers: dict[LeafKey, int] = field(default_factory=dict)
-    schemas: list[Schema] = field(default_factory=list)
-
-    def number(self, leaf: Node, schema: Schema) -> int:
-        key = (self.compiled.number(schema), leaf)
+    def number(self, leaf: Node, schema_number: int, schema: Schema) -> int:
+        key = (schema_number, leaf)
         found = self.numbers.get(key)
         if found is None:
-            found = self.numbers[key] = len(self.numbers)
+            found = self.numbers[key] = len(self.leaves)
+            self.leaves.append(leaf)
             self.schemas.append(schema)
+            self.schema_of.append(schema_number)
         return found
 
-    def keys(self) -> list[LeafKey]:
-        return list(self.numbers)
+    def truth(self, number: int) -> Callable[..., bool | None]:
+        """The leaf's truth: `(record[, instants]) -> True | False | None`, compiled once."""
+        with self.lock:
+            found = self.truths.get(number)
+            if found is None:
+                found = self.truths[number] = _truth(self.leaves[number], self.schemas[number])
+            return found
+
+
+def _truth(leaf: Node, schema: Schema) -> Callable[..., bool | None]:
+    """TRUE, FALSE or UNKNOWN (None) by the compiled tests of the leaf and of its negation."""
+    is_true, is_false = compile_node(leaf, schema), compile_node(Not(leaf), schema)
+
+    def truth(record: Record, *instants: Any) -> bool | None:
+        if is_true(record, *instants):
+            return True
+        return False if is_false(record, *instants) else None
+
+    return truth
 
 
 @dataclass
@@ -167,7 +210,7 @@ class _Plan:
     """A set's leaves grouped for computing, and its filters' logic."""
 
     groups: list[_Group]
-    size: int  # distinct leaves
+    size: int  # leaves numbered when the set was built (those of its filters among them)
     logic: dict[int, Formula]  # filter position -> its logic over the truths
     always: list[int]  # filters requiring no leaf TRUE: run whatever the record
     access: list[tuple[int, list[int]]]  # leaf -> the filters that need it TRUE
@@ -195,54 +238,51 @@ class _Plan:
         return instants
 
 
-def _plan(filters: Sequence[Filter], compiled: _Compiled) -> _Plan:
-    leaves = _Leaves(compiled)
-    alone: list[int] = []
-    trees: dict[int, Node] = {}
+def _plan(judged: Sequence[_Judged], shared: _Shared) -> _Plan:
+    logic: dict[int, Formula] = {}
     always: list[int] = []
     access: dict[int, list[int]] = {}
-    for position, flt in enumerate(filters):
-        if _has_relations(flt.lowered):
+    alone: list[int] = []
+    for position, one in enumerate(judged):
+        if one.logic is None:
             alone.append(position)
             continue
-        numbered = _numbered(flt.lowered, flt.schema, leaves)
-        trees[position] = numbered
-        required = _required(numbered, True)
-        if required:
-            access.setdefault(_choose(required, leaves), []).append(position)
-        else:
+        logic[position] = one.logic
+        if one.access is None:
             always.append(position)
-    keys = leaves.keys()
-    groups = _groups(keys, leaves.schemas, compiled)
-    resolvers = [(n, _resolvers(key[1])) for n, key in enumerate(keys)]
-    relatives = [(n, r) for n, r in resolvers if r]
-    logic = _formulas(trees)
-    return _Plan(groups, len(keys), logic, always, sorted(access.items()), alone, relatives)
-
-
-def _has_relations(root: Node) -> bool:
-    return any(isinstance(node, Quantified | Aggregated) for node in walk(root))
+        else:
+            access.setdefault(one.access, []).append(position)
+    numbers = sorted({n for one in judged for n in one.leaves})
+    relatives = [(n, r) for n in numbers if (r := _resolvers(shared.leaves[n]))]
+    size = len(shared.leaves)
+    groups = _groups(numbers, shared)
+    return _Plan(groups, size, logic, always, sorted(access.items()), alone, relatives)
 
 
 @dataclass(frozen=True, slots=True)
 class _Leaf:
-    """A leaf in a filter's logic: its number among the set's distinct leaves."""
+    """A leaf in a filter's logic: its number among the distinct leaves."""
 
     number: int
     node: Node
 
 
-def _numbered(node: Node, schema: Schema, leaves: _Leaves) -> Node:
+def _numbered(node: Node, schema_number: int, schema: Schema, shared: _Shared) -> Node:
     """The tree with each leaf wrapped in `_Leaf`, so the logic reads a truth by number."""
     match node:
         case And() | Or():
-            return type(node)(tuple(_numbered(item, schema, leaves) for item in node.items))
+            items = tuple(_numbered(item, schema_number, schema, shared) for item in node.items)
+            return type(node)(items)
         case Not():
-            return Not(_numbered(node.item, schema, leaves))
+            return Not(_numbered(node.item, schema_number, schema, shared))
         case Const():
             return node
         case _:
-            return cast(Node, _Leaf(leaves.number(node, schema), node))
+            return cast(Node, _Leaf(shared.number(node, schema_number, schema), node))
+
+
+def _leaves_of(tree: Node) -> list[_Leaf]:
+    return [cast(_Leaf, node) for node in own_nodes(tree) if isinstance(node, _Leaf)]
 
 
 def _required(node: Node, want: bool) -> list[_Leaf]:
@@ -258,45 +298,52 @@ def _required(node: Node, want: bool) -> list[_Leaf]:
     return []
 
 
-def _choose(required: list[_Leaf], leaves: _Leaves) -> int:
+def _choose(required: list[_Leaf], shared: _Shared) -> int:
     """The leaf a filter is looked up by: an equality (rarely TRUE) if it requires one."""
     for leaf in required:
-        if _equality(leaf.node, leaves.schemas[leaf.number]) is not None:
+        if _equality(leaf.node, shared.schemas[leaf.number]) is not None:
             return leaf.number
     return required[0].number
 
 
-def _formulas(trees: Mapping[int, Node]) -> dict[int, Formula]:
-    """Each filter's logic as one compiled `lambda truths: ...`, all in one module: a leaf
-    is `truths[n] is True` where TRUE is wanted, `is False` where FALSE is (Kleene logic, as
-    in `backends/memory.py`: NOT swaps them, UNKNOWN is neither)."""
-    lambdas = [_lambda(_logic(tree, True)) for tree in trees.values()]
-    table = ast.Expression(body=ast.Tuple(elts=cast(list[ast.expr], lambdas), ctx=ast.Load()))
-    code = compile(ast.fix_missing_locations(table), "<audiencefilter set>", "eval")
-    functions = eval(code, {})  # noqa: S307 - built from leaf numbers and constants only
-    return dict(zip(trees, functions, strict=True))
-
-
-def _lambda(body: ast.expr) -> ast.Lambda:
-    arguments = ast.arguments(
-        posonlyargs=[], args=[ast.arg(arg="t")], kwonlyargs=[], kw_defaults=[], defaults=[]
-    )
-    return ast.Lambda(args=arguments, body=body)
-
-
-def _logic(node: Node, want: bool) -> ast.expr:
+def _logic(node: Node, want: bool) -> str:
+    """A numbered tree's logic as Python: a leaf is `t[n] is True` where TRUE is wanted and
+    `is False` where FALSE is (Kleene logic, as in `backends/memory.py`: NOT swaps them,
+    UNKNOWN is neither). Only leaf numbers and keywords are written: no value of a filter."""
     match node:
         case _Leaf():
-            read = ast.Subscript(ast.Name("t", ast.Load()), ast.Constant(node.number), ast.Load())
-            return ast.Compare(left=read, ops=[ast.Is()], comparators=[ast.Constant(want)])
+            return f"t[{int(node.number)}] is {want is True}"
         case Const():
-            return ast.Constant(node.value is want)
+            return str(node.value is want)
         case Not():
             return _logic(node.item, not want)
         case And() | Or():
-            op: ast.boolop = ast.And() if isinstance(node, And) is want else ast.Or()
-            return ast.BoolOp(op=op, values=[_logic(item, want) for item in node.items])
+            joint = " and " if isinstance(node, And) is want else " or "
+            return "(" + joint.join(_logic(item, want) for item in node.items) + ")"
     raise AssertionError(f"not a node of a numbered tree: {node!r}")
+
+
+def _formulas(bodies: Sequence[str | None]) -> list[Formula | None]:
+    """The logic of many filters compiled in one go; one by one if that fails (a tree too
+    deep for Python's parser), a filter whose logic cannot be compiled judged alone."""
+    wanted = [body for body in bodies if body is not None]
+    try:
+        compiled = iter(_compiled("(" + "".join(f"lambda t: {b}," for b in wanted) + ")"))
+    except (SyntaxError, RecursionError, MemoryError):
+        compiled = iter([_formula(body) for body in wanted])
+    return [None if body is None else next(compiled) for body in bodies]
+
+
+def _formula(body: str) -> Formula | None:
+    try:
+        return cast(Formula, _compiled(f"lambda t: {body}"))
+    except (SyntaxError, RecursionError, MemoryError):
+        return None
+
+
+def _compiled(source: str) -> Any:
+    code = compile(source, "<audiencefilter set>", "eval")
+    return eval(code, {})  # noqa: S307 - leaf numbers and keywords only (`_logic`)
 
 
 def _resolvers(leaf: Node) -> tuple[Callable[[datetime], Any], ...]:
@@ -313,14 +360,26 @@ class _Group:
         raise NotImplementedError
 
 
-@dataclass
 class _OneByOne(_Group):
-    """Leaves the in-memory compiler's functions answer, one by one."""
+    """Leaves the in-memory compiler's functions answer, one by one: compiled on the first
+    record that needs them (for an index, the first value of an unusual type)."""
 
-    leaves: list[tuple[int, Callable[..., bool | None], bool]]  # number, truth, relative
+    def __init__(self, numbers: list[int], shared: _Shared) -> None:
+        self.numbers = numbers
+        self.shared = shared
+        self.leaves: list[tuple[int, Callable[..., bool | None], bool]] | None = None
+
+    def compiled(self) -> _OneByOne:
+        if self.leaves is None:
+            shared = self.shared
+            relative = [bool(relative_values(shared.leaves[n])) for n in self.numbers]
+            truths = [shared.truth(n) for n in self.numbers]
+            self.leaves = list(zip(self.numbers, truths, relative, strict=True))
+        return self
 
     def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
-        for number, truth, relative in self.leaves:
+        leaves = self.leaves if self.leaves is not None else self.compiled().leaves
+        for number, truth, relative in leaves or ():
             truths[number] = truth(record, instants[number]) if relative else truth(record)
 
 
@@ -348,7 +407,7 @@ class _ByValue(_Group):
     def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
         value: Any = record.get(self.name)
         if value is None:
-            for number, _, _ in self.slow.leaves:
+            for number in self.slow.numbers:
                 truths[number] = None
         elif value.__class__ is self.exact:
             for number in self.table.get(cast(str, value).lower() if self.folded else value, ()):
@@ -369,7 +428,7 @@ class _ByBound(_Group):
     def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
         value = record.get(self.name)
         if value is None:
-            for number, _, _ in self.slow.leaves:
+            for number in self.slow.numbers:
                 truths[number] = None
         elif value.__class__ is int:
             for op, bounds, numbers in self.ranges:
@@ -411,64 +470,55 @@ def _bounded(leaf: Node, schema: Schema) -> bool:
     return kind is FieldType.NUMBER and leaf.value.__class__ in (int, float)
 
 
-def _groups(keys: list[LeafKey], schemas: list[Schema], compiled: _Compiled) -> list[_Group]:
+def _groups(numbers: list[int], shared: _Shared) -> list[_Group]:
     """The leaves sorted into value indexes, bound indexes, null tests and the rest."""
-    by_value: dict[tuple[int, str, bool], list[int]] = {}
-    by_bound: dict[tuple[int, str], list[int]] = {}
+    sorted_out: dict[tuple[str, int, str, bool], list[int]] = {}
+    for number in numbers:
+        leaf, schema = shared.leaves[number], shared.schemas[number]
+        way = _way(leaf, schema)
+        name = getattr(leaf, "field", "")
+        folded = getattr(leaf, "insensitive", False) and way == "value"
+        key = (way, shared.schema_of[number], name, folded)
+        sorted_out.setdefault(key, []).append(number)
+    groups: list[_Group] = []
     nulls: list[tuple[int, str]] = []
     rest: list[int] = []
-    for number, (schema_number, leaf) in enumerate(keys):
-        schema = schemas[number]
-        if isinstance(leaf, Comparison) and _equality(leaf, schema) is not None:
-            by_value.setdefault((schema_number, leaf.field, leaf.insensitive), []).append(number)
-        elif isinstance(leaf, Comparison) and _bounded(leaf, schema):
-            by_bound.setdefault((schema_number, leaf.field), []).append(number)
-        elif isinstance(leaf, IsNull) and not leaf.path:
-            nulls.append((number, leaf.field))
+    for (way, _, name, folded), found in sorted_out.items():
+        if way == "value":
+            groups.append(_by_value(name, folded, found, shared))
+        elif way == "bound":
+            groups.append(_by_bound(name, found, shared))
+        elif way == "null":
+            nulls.extend((number, name) for number in found)
         else:
-            rest.append(number)
-    made = _Made(keys, schemas, compiled)
-    groups: list[_Group] = [made.by_value(key, numbers) for key, numbers in by_value.items()]
-    groups.extend(made.by_bound(key[1], numbers) for key, numbers in by_bound.items())
-    groups.extend([_Nulls(nulls), made.one_by_one(rest)])
-    return groups
+            rest.extend(found)
+    return [*groups, _Nulls(nulls), _OneByOne(rest, shared).compiled()]
 
 
-@dataclass
-class _Made:
-    """Builds the groups of a set's leaves."""
+def _way(leaf: Node, schema: Schema) -> str:
+    """How a leaf is computed: by a value index, a bound index, as a null test, or alone."""
+    if _equality(leaf, schema) is not None:
+        return "value"
+    if _bounded(leaf, schema):
+        return "bound"
+    return "null" if isinstance(leaf, IsNull) and not leaf.path else "alone"
 
-    keys: list[LeafKey]
-    schemas: list[Schema]
-    compiled: _Compiled
 
-    def one_by_one(self, numbers: list[int]) -> _OneByOne:
-        return _OneByOne([self.compiled_leaf(n) for n in numbers])
+def _by_value(name: str, folded: bool, numbers: list[int], shared: _Shared) -> _ByValue:
+    table: dict[Any, list[int]] = {}
+    for number in numbers:
+        leaf = cast(Comparison, shared.leaves[number])
+        literals = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
+        for literal in dict.fromkeys(literals):
+            table.setdefault(literal, []).append(number)
+    exact = _EXACT[shared.schemas[numbers[0]][name].type]
+    return _ByValue(name, exact, folded, table, _OneByOne(numbers, shared))
 
-    def compiled_leaf(self, number: int) -> tuple[int, Callable[..., bool | None], bool]:
-        key = self.keys[number]
-        truth = self.compiled.truth(key, self.schemas[number])
-        return number, truth, bool(relative_values(key[1]))
 
-    def by_value(self, key: tuple[int, str, bool], numbers: list[int]) -> _ByValue:
-        _, name, folded = key
-        table: dict[Any, list[int]] = {}
-        for number in numbers:
-            leaf = cast(Comparison, self.keys[number][1])
-            literals = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
-            for literal in dict.fromkeys(literals):
-                table.setdefault(literal, []).append(number)
-        exact = _EXACT[self.schemas[numbers[0]][name].type]
-        return _ByValue(name, exact, folded, table, self.one_by_one(numbers))
-
-    def by_bound(self, name: str, numbers: list[int]) -> _ByBound:
-        ranges = []
-        for op in _RANGES:
-            found = [
-                (cast(Comparison, self.keys[n][1]).value, n)
-                for n in numbers
-                if cast(Comparison, self.keys[n][1]).op is op
-            ]
-            found.sort(key=lambda pair: cast(float, pair[0]))
-            ranges.append((op, [bound for bound, _ in found], [n for _, n in found]))
-        return _ByBound(name, ranges, self.one_by_one(numbers))
+def _by_bound(name: str, numbers: list[int], shared: _Shared) -> _ByBound:
+    ranges = []
+    leaves = [(cast(Comparison, shared.leaves[n]), n) for n in numbers]
+    for op in _RANGES:
+        found = sorted((leaf.value, n) for leaf, n in leaves if leaf.op is op)
+        ranges.append((op, [bound for bound, _ in found], [n for _, n in found]))
+    return _ByBound(name, ranges, _OneByOne(numbers, shared))
