@@ -85,7 +85,12 @@ class ListPlan:
         position = self.positions.get(audience.id)
         if position is None or self.smart[position] is not audience:
             return None
-        return None if relations.uses(audience.flt) else position
+        return position if position in self._alone else None
+
+    @cached_property
+    def _alone(self) -> frozenset[int]:
+        """Positions of the audiences judged on the contact's row alone (no relation read)."""
+        return frozenset(p for p, a in enumerate(self.smart) if not relations.uses(a.flt))
 
     @cached_property
     def _filters(self) -> FilterSet:
