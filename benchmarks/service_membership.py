@@ -1,6 +1,7 @@
 """Stored membership: what 100 smart audiences cost a contacts page and a contact update.
 
-    python -m benchmarks.service_membership [--contacts N] [--audiences N] [--runs N] [--postgres]
+    python -m benchmarks.service_membership [--contacts N] [--audiences N] [--runs N]
+        [--shared] [--postgres]
 
 One service database, two lists of N synthetic contacts each (benchmarks/data.py, bulk
 inserted): one list with `--audiences` smart audiences (100 by default, every kind of filter:
@@ -22,8 +23,10 @@ timing (tests/service/test_membership_benchmark.py runs it tiny, for its shape o
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -58,6 +61,28 @@ def audience_filters(count: int) -> list[dict[str, Any]]:
     return [shapes[i % len(shapes)](i) for i in range(count)]
 
 
+def shared_filters(count: int) -> list[dict[str, Any]]:
+    """`count` ten-condition filters from a pool of about fifty conditions: point tiers are
+    multiples of ten, so `points` 41 and 42 are on the same side of every bound."""
+
+    def conditions(i: int) -> list[dict[str, Any]]:
+        place = {"OR": [{"city": {"startsWith": "San"}}, {"company": {"in": ["Acme", "Hooli"]}}]}
+        return [
+            {"country": {"in": [COUNTRIES[i % 8], COUNTRIES[(i + 3) % 8]]}},
+            {"points": {"gte": i % 10 * 10}},
+            {"points": {"lt": 500 + i % 7 * 100}},
+            {"isVerified": bool(i % 3)},
+            {"referrals": {"gte": i % 4}},
+            {"unsubscribed": False},
+            {"email": {"contains": "example" if i % 2 else "a"}},
+            {"data": {"path": ["source"], "equals": "bench"}},
+            place if i % 4 == 0 else {"lastName": {"not": ""}},
+            {"createdAt": {"gte": "2023-06-01T00:00:00Z"}},
+        ]
+
+    return [{"AND": conditions(i)} for i in range(count)]
+
+
 def _contacts(list_id: str, count: int) -> Iterator[dict[str, Any]]:
     """Synthetic contacts as rows of `contacts`."""
     columns = generate(count).columns
@@ -84,7 +109,9 @@ def _contacts(list_id: str, count: int) -> Iterator[dict[str, Any]]:
 
 
 class Bench:
-    def __init__(self, database_url: str, contacts: int, audiences: int) -> None:
+    def __init__(
+        self, database_url: str, contacts: int, audiences: int, *, shared: bool = False
+    ) -> None:
         settings = Settings(
             database_url=database_url,
             auto_migrate=True,
@@ -99,7 +126,8 @@ class Bench:
             self.headers = {"apiKey": self._key()}
             self.with_audiences = self._list(contacts)
             self.without = self._list(contacts)
-            for index, where in enumerate(audience_filters(audiences)):
+            wheres = shared_filters(audiences) if shared else audience_filters(audiences)
+            for index, where in enumerate(wheres):
                 body = {"name": f"a{index}", "listId": self.with_audiences, "filters": where}
                 response = self.call("POST", "/audiences?limit=1", json=body)
                 assert response.status_code == 201, response.text
@@ -157,17 +185,23 @@ class Bench:
 # changes a field no filter reads (the evaluation without any difference to store).
 MOVING = [{"points": 95, "country": "FR"}, {"points": 3, "country": "JP"}]
 STILL = [{"firstName": "Ada"}, {"firstName": "Grace"}]
+READ = [{"points": 41}, {"points": 42}]  # read by every `--shared` filter, moving none
 TARGETS = {"contacts page of 100": PAGE_TARGET, "update, moving": UPDATE_TARGET}
 TARGETS["update, no change"] = UPDATE_TARGET
+TARGETS["update, read, none moved"] = UPDATE_TARGET
 
 
-def measure(bench: Bench, runs: int) -> list[tuple[str, float, float, float]]:
+def measure(
+    bench: Bench, runs: int, *, shared: bool = False
+) -> list[tuple[str, float, float, float]]:
     """(what, ms with audiences, ms without, ratio) for the page and the updates."""
     plans: list[tuple[str, Callable[[str], Callable[[], Any]]]] = [
         ("contacts page of 100", bench.page),
         ("update, moving", lambda list_id: bench.update(list_id, MOVING)),
         ("update, no change", lambda list_id: bench.update(list_id, STILL)),
     ]
+    if shared:
+        plans.append(("update, read, none moved", lambda list_id: bench.update(list_id, READ)))
     results = []
     for label, make in plans:
         with_ms, without_ms = _side_by_side(make(bench.with_audiences), make(bench.without), runs)
@@ -192,16 +226,19 @@ def _side_by_side(
     return statistics.median(times[0]), statistics.median(times[1])
 
 
-def _run(name: str, url: str, contacts: int, audiences: int, runs: int) -> None:
-    print(f"\n{name}: {contacts:,} contacts per list, {audiences} smart audiences", flush=True)
+def _run(
+    name: str, url: str, contacts: int, audiences: int, runs: int, shared: bool = False
+) -> None:
+    kind = "ten-condition shared" if shared else "smart"
+    print(f"\n{name}: {contacts:,} contacts per list, {audiences} {kind} audiences", flush=True)
     started = time.perf_counter()
-    bench = Bench(url, contacts, audiences)
+    bench = Bench(url, contacts, audiences, shared=shared)
     print(f"  ready in {time.perf_counter() - started:.1f} s")
     try:
-        print(f"  {'':<22} {'with':>9} {'without':>9}  ratio (target)")
-        for label, with_ms, without_ms, ratio in measure(bench, runs):
+        print(f"  {'':<24} {'with':>9} {'without':>9}  ratio (target)")
+        for label, with_ms, without_ms, ratio in measure(bench, runs, shared=shared):
             print(
-                f"  {label:<22} {with_ms:7.2f}ms {without_ms:7.2f}ms  "
+                f"  {label:<24} {with_ms:7.2f}ms {without_ms:7.2f}ms  "
                 f"ratio {ratio:.2f}x (≤{TARGETS[label]}x)"
             )
     finally:
@@ -236,7 +273,10 @@ def run_engines(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_engines(_run, argv, __doc__.splitlines()[0] if __doc__ else None, audiences=100)
+    given = list(sys.argv[1:] if argv is None else argv)
+    run = functools.partial(_run, shared="--shared" in given)
+    rest = [arg for arg in given if arg != "--shared"]
+    return run_engines(run, rest, __doc__.splitlines()[0] if __doc__ else None, audiences=100)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
     from datetime import datetime
 
+    from .backends.memory_many import FilterSet
     from .explain import Explanation, Outcome
     from .text import to_text
 
@@ -68,6 +69,7 @@ __all__ = [
     "Filter",
     "FrameError",
     "FilterError",
+    "FilterSet",
     "Issue",
     "IsNull",
     "Blank",
@@ -135,6 +137,7 @@ def register_sqlite_functions(target: Any) -> None:
 
 
 _LAZY = {
+    "FilterSet": "backends.memory_many",
     "to_text": "text",
     "Explanation": "explain",
     "Outcome": "explain",
@@ -142,7 +145,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """The text syntax and explanations, imported on first use: they need lark."""
+    """The text syntax and explanations, imported on first use (they need lark), and
+    `FilterSet`, which compiles with the in-memory back-end."""
     if name in _LAZY:
         import importlib
 

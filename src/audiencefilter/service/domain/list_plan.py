@@ -10,6 +10,12 @@ audiences (a rolled-back change leaves its random stamp unused).
 The plan's index maps each column and relation to the audiences that read it, so a write that
 changed `firstName` judges only the audiences reading `firstName` (and those reading other
 audiences' memberships, which a judgement may change).
+
+The audiences judged on a contact's row alone (no relation read) are judged together
+(`together`): one `audiencefilter.FilterSet` computes each condition they share once per
+contact, and looks up equalities and ranges in indexes instead of testing each. It is built
+once per plan and set of audiences judged (a write's changed columns choose the set), and kept
+with the plan.
 """
 
 from __future__ import annotations
@@ -17,17 +23,22 @@ from __future__ import annotations
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from ... import FilterSet
 from ..db.models import Audience, List
 from . import references, relations
 from .audience_filters import SMART, StoredAudience, columns_read, filter_of
 
 PLANS_KEPT = 256
+SETS_KEPT = 32  # sets of audiences judged together, per plan
 AudienceRow = tuple[str, str, str, "str | None", "str | None"]
 
 
@@ -39,6 +50,10 @@ class ListPlan:
     smart: tuple[StoredAudience, ...]  # with a filter in use, each after those it reads
     index: dict[str, tuple[int, ...]] = field(default_factory=dict)  # column -> positions
     followers: tuple[int, ...] = ()  # positions of audiences reading audiences
+    positions: dict[str, int] = field(default_factory=dict)  # audience id -> position
+    _sets: OrderedDict[tuple[int, ...], Together] = field(
+        default_factory=OrderedDict, compare=False, repr=False
+    )
 
     def reading(self, changed: Collection[str]) -> list[StoredAudience]:
         """The smart audiences a write of the `changed` columns and relations can move: those
@@ -49,6 +64,49 @@ class ListPlan:
             return []
         positions.update(self.followers)
         return [self.smart[p] for p in sorted(positions)]
+
+    def together(self, audiences: Iterable[StoredAudience]) -> Together:
+        """Those of these audiences that can be judged together: this plan's, reading no
+        relation (a relation's rows are no column of the contact's row, and the audiences
+        relation changes while a contact is judged)."""
+        chosen = tuple(p for p in map(self._position, audiences) if p is not None)
+        with _LOCK:
+            found = self._sets.get(chosen)
+        if found is None:
+            ids = tuple(self.smart[p].id for p in chosen)
+            found = Together(ids, self._filters.among(chosen))
+            with _LOCK:
+                self._sets[chosen] = found
+                while len(self._sets) > SETS_KEPT:
+                    self._sets.popitem(last=False)
+        return found
+
+    def _position(self, audience: StoredAudience) -> int | None:
+        position = self.positions.get(audience.id)
+        if position is None or self.smart[position] is not audience:
+            return None
+        return position if position in self._alone else None
+
+    @cached_property
+    def _alone(self) -> frozenset[int]:
+        """Positions of the audiences judged on the contact's row alone (no relation read)."""
+        return frozenset(p for p, a in enumerate(self.smart) if not relations.uses(a.flt))
+
+    @cached_property
+    def _filters(self) -> FilterSet:
+        return FilterSet(a.flt for a in self.smart if a.flt is not None)
+
+
+@dataclass(frozen=True)
+class Together:
+    """Audiences judged as one `FilterSet`: its filter `k` is that of audience `ids[k]`."""
+
+    ids: tuple[str, ...]
+    filters: FilterSet
+
+    def wanted(self, record: Mapping[str, Any], at: datetime) -> set[str]:
+        """The ids of these audiences the contact's `record` belongs in at `at`."""
+        return {self.ids[k] for k in self.filters.matching(record, now=at)}
 
 
 def build(rows: Sequence[AudienceRow]) -> ListPlan:
@@ -65,7 +123,8 @@ def build(rows: Sequence[AudienceRow]) -> ListPlan:
             index.setdefault(column, []).append(position)
     followers = tuple(index.get(relations.AUDIENCES, ()))
     frozen = {column: tuple(positions) for column, positions in index.items()}
-    return ListPlan(tuple(rows), smart, frozen, followers)
+    positions = {audience.id: position for position, audience in enumerate(smart)}
+    return ListPlan(tuple(rows), smart, frozen, followers, positions)
 
 
 _PLANS: OrderedDict[tuple[str, str], ListPlan] = OrderedDict()

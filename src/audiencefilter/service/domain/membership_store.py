@@ -186,7 +186,7 @@ def refresh_contacts(
     in_memory = [a for a in audiences if not _judged_in_sql(a)]
     records, used = contact_records.records(session, contact_ids, [_filter(a) for a in in_memory])
     stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
-    judge = _Judge(audiences, selected, stored, at, follow=relations.AUDIENCES in used)
+    judge = _Judge(audiences, selected, stored, at, used, list_plan.plan_of(session, list_id))
     for record in records:
         judge.decide(record)
     written = _write(session, list_id, judge.entering, judge.leaving, cause, at, announce)
@@ -241,7 +241,9 @@ class _Judge:
     """Decides, contact by contact, which audiences it enters and leaves.
 
     Audiences come after those they read, and a contact's `audiences` rows follow each
-    decision, so an audience reading another sees its new membership."""
+    decision, so an audience reading another sees its new membership. Those judged in SQL
+    (`selected`) and those judged together on the contact's row (`ListPlan.together`) are
+    looked up; the others (reading relations) run their own predicate in turn."""
 
     def __init__(
         self,
@@ -249,25 +251,35 @@ class _Judge:
         selected: dict[str, set[str]],
         stored: set[tuple[str, str]],
         at: datetime,
-        *,
-        follow: bool,
+        used: Collection[str],
+        plan: list_plan.ListPlan | None = None,
     ) -> None:
         moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
+        in_memory = [a for a in audiences if a.id not in selected]
+        self.together = None if plan is None else plan.together(in_memory)
+        looked_up = set(selected).union(self.together.ids if self.together else ())
         self.checks = [
-            (a, None if a.id in selected else _filter(a).predicate_at(moment)) for a in audiences
+            (a, None if a.id in looked_up else _filter(a).predicate_at(moment)) for a in audiences
         ]
-        self.selected = selected
+        self.selected: dict[str, set[str]] = {}  # contact id -> audiences selecting it in SQL
+        for audience_id, contact_ids in selected.items():
+            for contact_id in contact_ids:
+                self.selected.setdefault(contact_id, set()).add(audience_id)
+        self.at = at
         self.stored = stored
-        self.follow = follow
+        self.follow = relations.AUDIENCES in used
         self.entering: list[tuple[StoredAudience, str]] = []
         self.leaving: list[tuple[StoredAudience, str]] = []
 
     def decide(self, record: dict[str, Any]) -> None:
         contact_id = record["id"]
+        found = self.selected.get(contact_id, set())
+        if self.together is not None:
+            found = found | self.together.wanted(record, self.at)
         for audience, predicate in self.checks:
             inside = (audience.id, contact_id) in self.stored
             if predicate is None:
-                wanted = contact_id in self.selected[audience.id]
+                wanted = audience.id in found
             else:
                 wanted = predicate(record)
             if wanted and not inside:

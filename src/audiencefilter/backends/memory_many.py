@@ -1,0 +1,524 @@
+"""Many filters judged together on one record: each distinct condition computed once.
+
+Why: a list's smart audiences are all judged on every contact write, and accounts reuse their
+conditions (the same country, plan or consent test in dozens of audiences). Judged one by one,
+a thousand audiences run a thousand compiled functions and a shared condition as many times as
+it appears. A `FilterSet` splits each lowered tree into its conditions (the leaves: frozen,
+hashable nodes, so equal conditions are one key) and its logic (AND, OR, NOT, constants), then
+for each record:
+
+1. computes the truth of each distinct leaf once: TRUE, FALSE or UNKNOWN (None). Equality and
+   `in` on one plain field are answered by one dict lookup of the record's value (value -> the
+   conditions it makes TRUE), and ranges on one number field by bisecting sorted bounds, in the
+   spirit of the predicate indexes of publish/subscribe systems: the value finds its TRUE
+   conditions without testing each. Other leaves run the in-memory compiler's functions.
+2. runs the logic of a filter only if it can be TRUE: a filter that requires a condition TRUE
+   (a conjunct) is looked at only when that condition is; the others are FALSE unread.
+
+Exactness: a leaf's truth is the compiled one (the indexes answer only for values of the
+field's exact type, where they agree with it), and the logic combines truths in Kleene logic,
+as the compiled function does. Every leaf is computed, where a filter alone may stop early, so
+a value of the wrong type can raise here where the filter would not: then the record is judged
+again by each filter's own predicate, which answers, or raises `RecordError`, exactly as
+`Filter.matches` does. Filters with relation conditions are always judged by their own
+predicate (their rows are not a record's field). `tests/test_memory_many.py` compares the set
+with each filter alone on generated filters and records, wrong types included.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from ..filter import Filter
+from ..language.fields import FieldType, Op, Schema
+from ..language.nodes import (
+    Aggregated,
+    And,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    own_nodes,
+    relative_values,
+    walk,
+)
+from ..language.relative import as_now, system_clock
+from .memory import compile_node
+
+Record = Mapping[str, Any]
+Truths = list[bool | None]
+Formula = Callable[[Truths], bool]
+Instant = Any  # what a relative value stands for at one moment (`Filter.instants`)
+LeafKey = tuple[int, Node]  # (the schema's number in the set, the lowered leaf)
+
+_EXACT: dict[FieldType, type] = {FieldType.STRING: str, FieldType.NUMBER: int}
+_EXACT[FieldType.BOOLEAN] = bool
+_LITERALS: dict[FieldType, tuple[type, ...]] = {
+    FieldType.STRING: (str,),
+    FieldType.NUMBER: (int, float),
+    FieldType.BOOLEAN: (bool,),
+}
+_RANGES = (Op.GT, Op.GTE, Op.LT, Op.LTE)
+
+
+class FilterSet:
+    """Filters judged together: `matching(record)` is the positions of those that match.
+
+    The same answers as each filter's `matches`, computed once per distinct condition (see the
+    module docstring). Build it once and keep it: it compiles what its filters share.
+    """
+
+    def __init__(self, filters: Iterable[Filter], *, _shared: _Shared | None = None) -> None:
+        self.filters = tuple(filters)
+        self._shared = _Shared() if _shared is None else _shared
+        self._plan = _plan(self._shared.judged(self.filters), self._shared)
+        self._last: tuple[datetime | None, list[Instant]] = (None, [])
+
+    def __len__(self) -> int:
+        return len(self.filters)
+
+    def among(self, positions: Iterable[int]) -> FilterSet:
+        """The set of these of its filters (position `i` of the new set is `positions[i]`),
+        sharing what is compiled already: to judge a subset often, build it once."""
+        return FilterSet([self.filters[p] for p in positions], _shared=self._shared)
+
+    def matching(self, record: Record, *, now: datetime | None = None) -> list[int]:
+        """The positions of the filters `record` matches, ascending; relative date-times taken
+        at `now` (default: the clock, read once for every filter of the set).
+
+        Raises:
+            RecordError: a value of the wrong type, where one of the filters alone raises it.
+        """
+        moment = now if now is not None or not self._plan.relatives else system_clock()
+        plan = self._plan
+        try:
+            found = plan.shared(record, self._instants(moment))
+        except Exception:  # a wrong type: each filter alone says where (module docstring)
+            found = [k for k in plan.logic if self.filters[k].matches(record, now=moment)]
+        found.extend(k for k in plan.alone if self.filters[k].matches(record, now=moment))
+        return sorted(found) if plan.alone else found
+
+    def _instants(self, moment: datetime | None) -> list[Instant]:
+        """Each relative leaf's instants at `moment`, kept for the last `moment` given."""
+        last, instants = self._last  # one tuple, read at once: safe across threads
+        if moment is None or last is moment:
+            return instants
+        instants = self._plan.instants_at(moment)
+        self._last = (moment, instants)
+        return instants
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """A filter as sets judge it: its logic over the leaves' truths (None: by its own
+    predicate), the leaves it reads, and the leaf it requires TRUE, if any."""
+
+    flt: Filter  # kept, so that its `id` names it for as long as this is
+    logic: Formula | None
+    leaves: tuple[int, ...] = ()
+    access: int | None = None
+
+
+class _Shared:
+    """What sets built from one another share: the distinct leaves, numbered once for all of
+    them, each leaf's compiled truth, and each filter's compiled logic (by the filter's `id`,
+    since hashing a whole tree costs more than what it saves)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.schema_numbers: dict[int, tuple[Schema, int]] = {}  # id(schema) -> number
+        self.numbers: dict[LeafKey, int] = {}
+        self.leaves: list[Node] = []  # by number
+        self.schemas: list[Schema] = []  # by leaf number
+        self.schema_of: list[int] = []  # by leaf number: its schema's number
+        self.truths: dict[int, Callable[..., bool | None]] = {}
+        self.filters: dict[int, _Judged] = {}
+
+    def judged(self, filters: Sequence[Filter]) -> list[_Judged]:
+        """Each filter's `_Judged`, those not seen yet numbered and compiled in one batch."""
+        with self.lock:
+            new = list({id(f): f for f in filters if id(f) not in self.filters}.values())
+            trees = [self.numbered(f) for f in new]
+            bodies = [None if tree is None else _logic(tree, True) for tree in trees]
+            for flt, tree, logic in zip(new, trees, _formulas(bodies), strict=True):
+                self.filters[id(flt)] = self.judge(flt, tree, logic)
+            return [self.filters[id(f)] for f in filters]
+
+    def numbered(self, flt: Filter) -> Node | None:
+        """The filter's lowered tree with its leaves numbered; None if it reads relations."""
+        if any(isinstance(node, Quantified | Aggregated) for node in walk(flt.lowered)):
+            return None
+        return _numbered(flt.lowered, self.schema_number(flt.schema), flt.schema, self)
+
+    def judge(self, flt: Filter, tree: Node | None, logic: Formula | None) -> _Judged:
+        if tree is None or logic is None:
+            return _Judged(flt, None)
+        required = _required(tree, True)
+        access = _choose(required, self) if required else None
+        leaves = tuple(sorted({leaf.number for leaf in _leaves_of(tree)}))
+        return _Judged(flt, logic, leaves, access)
+
+    def schema_number(self, schema: Schema) -> int:
+        found = self.schema_numbers.get(id(schema))
+        if found is None:
+            equal = [n for kept, n in self.schema_numbers.values() if kept == schema]
+            number = equal[0] if equal else len({n for _, n in self.schema_numbers.values()})
+            found = self.schema_numbers[id(schema)] = (schema, number)
+        return found[1]
+
+    def number(self, leaf: Node, schema_number: int, schema: Schema) -> int:
+        key = (schema_number, leaf)
+        found = self.numbers.get(key)
+        if found is None:
+            found = self.numbers[key] = len(self.leaves)
+            self.leaves.append(leaf)
+            self.schemas.append(schema)
+            self.schema_of.append(schema_number)
+        return found
+
+    def truth(self, number: int) -> Callable[..., bool | None]:
+        """The leaf's truth: `(record[, instants]) -> True | False | None`, compiled once."""
+        with self.lock:
+            found = self.truths.get(number)
+            if found is None:
+                found = self.truths[number] = _truth(self.leaves[number], self.schemas[number])
+            return found
+
+
+def _truth(leaf: Node, schema: Schema) -> Callable[..., bool | None]:
+    """TRUE, FALSE or UNKNOWN (None) by the compiled tests of the leaf and of its negation."""
+    is_true, is_false = compile_node(leaf, schema), compile_node(Not(leaf), schema)
+
+    def truth(record: Record, *instants: Any) -> bool | None:
+        if is_true(record, *instants):
+            return True
+        return False if is_false(record, *instants) else None
+
+    return truth
+
+
+@dataclass
+class _Plan:
+    """A set's leaves grouped for computing, and its filters' logic."""
+
+    groups: list[_Group]
+    size: int  # leaves numbered when the set was built (those of its filters among them)
+    logic: dict[int, Formula]  # filter position -> its logic over the truths
+    always: list[int]  # filters requiring no leaf TRUE: run whatever the record
+    access: list[tuple[int, list[int]]]  # leaf -> the filters that need it TRUE
+    alone: list[int]  # filters judged by their own predicate
+    relatives: list[tuple[int, tuple[Callable[[datetime], Any], ...]]]  # leaf -> resolvers
+
+    def shared(self, record: Record, instants: list[Instant]) -> list[int]:
+        truths: Truths = [False] * self.size
+        for group in self.groups:
+            group.fill(record, truths, instants)
+        logic = self.logic
+        found = [k for k in self.always if logic[k](truths)]
+        for leaf, positions in self.access:
+            if truths[leaf] is True:
+                found.extend(k for k in positions if logic[k](truths))
+        found.sort()
+        return found
+
+    def instants_at(self, now: datetime) -> list[Instant]:
+        """Per leaf (by number), the instants of its relative values at `now`."""
+        moment = as_now(now)
+        instants: list[Instant] = [()] * self.size
+        for leaf, resolvers in self.relatives:
+            instants[leaf] = tuple([before(moment) for before in resolvers])
+        return instants
+
+
+def _plan(judged: Sequence[_Judged], shared: _Shared) -> _Plan:
+    logic: dict[int, Formula] = {}
+    always: list[int] = []
+    access: dict[int, list[int]] = {}
+    alone: list[int] = []
+    for position, one in enumerate(judged):
+        if one.logic is None:
+            alone.append(position)
+            continue
+        logic[position] = one.logic
+        if one.access is None:
+            always.append(position)
+        else:
+            access.setdefault(one.access, []).append(position)
+    numbers = sorted({n for one in judged for n in one.leaves})
+    relatives = [(n, r) for n in numbers if (r := _resolvers(shared.leaves[n]))]
+    size = len(shared.leaves)
+    groups = _groups(numbers, shared)
+    return _Plan(groups, size, logic, always, sorted(access.items()), alone, relatives)
+
+
+@dataclass(frozen=True, slots=True)
+class _Leaf:
+    """A leaf in a filter's logic: its number among the distinct leaves."""
+
+    number: int
+    node: Node
+
+
+def _numbered(node: Node, schema_number: int, schema: Schema, shared: _Shared) -> Node:
+    """The tree with each leaf wrapped in `_Leaf`, so the logic reads a truth by number."""
+    match node:
+        case And() | Or():
+            items = tuple(_numbered(item, schema_number, schema, shared) for item in node.items)
+            return type(node)(items)
+        case Not():
+            return Not(_numbered(node.item, schema_number, schema, shared))
+        case Const():
+            return node
+        case _:
+            return cast(Node, _Leaf(shared.number(node, schema_number, schema), node))
+
+
+def _leaves_of(tree: Node) -> list[_Leaf]:
+    return [cast(_Leaf, node) for node in own_nodes(tree) if isinstance(node, _Leaf)]
+
+
+def _required(node: Node, want: bool) -> list[_Leaf]:
+    """Leaves that must be TRUE for `node` to be `want`: the conjuncts, through double
+    negations."""
+    match node:
+        case _Leaf():
+            return [node] if want else []
+        case Not():
+            return _required(node.item, not want)
+        case And() | Or() if isinstance(node, And) is want:
+            return [leaf for item in node.items for leaf in _required(item, want)]
+    return []
+
+
+def _choose(required: list[_Leaf], shared: _Shared) -> int:
+    """The leaf a filter is looked up by: an equality (rarely TRUE) if it requires one."""
+    for leaf in required:
+        if _equality(leaf.node, shared.schemas[leaf.number]) is not None:
+            return leaf.number
+    return required[0].number
+
+
+def _logic(node: Node, want: bool) -> str:
+    """A numbered tree's logic as Python: a leaf is `t[n] is True` where TRUE is wanted and
+    `is False` where FALSE is (Kleene logic, as in `backends/memory.py`: NOT swaps them,
+    UNKNOWN is neither). Only leaf numbers and keywords are written: no value of a filter."""
+    match node:
+        case _Leaf():
+            return f"t[{int(node.number)}] is {want is True}"
+        case Const():
+            return str(node.value is want)
+        case Not():
+            return _logic(node.item, not want)
+        case And() | Or():
+            joint = " and " if isinstance(node, And) is want else " or "
+            return "(" + joint.join(_logic(item, want) for item in node.items) + ")"
+    raise AssertionError(f"not a node of a numbered tree: {node!r}")
+
+
+def _formulas(bodies: Sequence[str | None]) -> list[Formula | None]:
+    """The logic of many filters compiled in one go; one by one if that fails (a tree too
+    deep for Python's parser), a filter whose logic cannot be compiled judged alone."""
+    wanted = [body for body in bodies if body is not None]
+    try:
+        compiled = iter(_compiled("(" + "".join(f"lambda t: {b}," for b in wanted) + ")"))
+    except (SyntaxError, RecursionError, MemoryError):
+        compiled = iter([_formula(body) for body in wanted])
+    return [None if body is None else next(compiled) for body in bodies]
+
+
+def _formula(body: str) -> Formula | None:
+    try:
+        return cast(Formula, _compiled(f"lambda t: {body}"))
+    except (SyntaxError, RecursionError, MemoryError):
+        return None
+
+
+def _compiled(source: str) -> Any:
+    code = compile(source, "<audiencefilter set>", "eval")
+    return eval(code, {})  # noqa: S307 - leaf numbers and keywords only (`_logic`)
+
+
+def _resolvers(leaf: Node) -> tuple[Callable[[datetime], Any], ...]:
+    return tuple(relative.resolver() for relative in relative_values(leaf))
+
+
+# Groups: how the leaves of a set are computed.
+
+
+class _Group:
+    """Some leaves, and how to set their truths for a record (they start FALSE)."""
+
+    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+        raise NotImplementedError
+
+
+class _OneByOne(_Group):
+    """Leaves the in-memory compiler's functions answer, one by one: compiled on the first
+    record that needs them (for an index, the first value of an unusual type)."""
+
+    def __init__(self, numbers: list[int], shared: _Shared) -> None:
+        self.numbers = numbers
+        self.shared = shared
+        self.leaves: list[tuple[int, Callable[..., bool | None], bool]] | None = None
+
+    def compiled(self) -> _OneByOne:
+        if self.leaves is None:
+            shared = self.shared
+            relative = [bool(relative_values(shared.leaves[n])) for n in self.numbers]
+            truths = [shared.truth(n) for n in self.numbers]
+            self.leaves = list(zip(self.numbers, truths, relative, strict=True))
+        return self
+
+    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+        leaves = self.leaves if self.leaves is not None else self.compiled().leaves
+        for number, truth, relative in leaves or ():
+            truths[number] = truth(record, instants[number]) if relative else truth(record)
+
+
+@dataclass
+class _Nulls(_Group):
+    """`field is null` leaves: TRUE or FALSE, never UNKNOWN."""
+
+    leaves: list[tuple[int, str]]
+
+    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+        for number, name in self.leaves:
+            truths[number] = record.get(name) is None
+
+
+@dataclass
+class _ByValue(_Group):
+    """Equalities and `in` lists on one field: the record's value looks its TRUE leaves up."""
+
+    name: str
+    exact: type
+    folded: bool  # case-insensitive: the literals are folded (lowering), the value is here
+    table: dict[Any, list[int]]
+    slow: _OneByOne  # a value of another type (a float, a subclass, a wrong one)
+
+    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+        value: Any = record.get(self.name)
+        if value is None:
+            for number in self.slow.numbers:
+                truths[number] = None
+        elif value.__class__ is self.exact:
+            for number in self.table.get(cast(str, value).lower() if self.folded else value, ()):
+                truths[number] = True
+        else:
+            self.slow.fill(record, truths, instants)
+
+
+@dataclass
+class _ByBound(_Group):
+    """Ranges on one number field: for an `int` value, bisecting each operator's sorted bounds
+    splits its leaves into TRUE and FALSE."""
+
+    name: str
+    ranges: list[tuple[Op, list[Any], list[int]]]  # operator, bounds ascending, their leaves
+    slow: _OneByOne
+
+    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+        value = record.get(self.name)
+        if value is None:
+            for number in self.slow.numbers:
+                truths[number] = None
+        elif value.__class__ is int:
+            for op, bounds, numbers in self.ranges:
+                for number in _true_bounds(op, bounds, numbers, value):
+                    truths[number] = True
+        else:
+            self.slow.fill(record, truths, instants)
+
+
+def _true_bounds(op: Op, bounds: list[Any], numbers: list[int], value: int) -> list[int]:
+    """The leaves `value op bound` holds for: a prefix or a suffix of the sorted bounds."""
+    if op is Op.GT:  # bound < value
+        return numbers[: bisect.bisect_left(bounds, value)]
+    if op is Op.GTE:  # bound <= value
+        return numbers[: bisect.bisect_right(bounds, value)]
+    if op is Op.LT:  # bound > value
+        return numbers[bisect.bisect_right(bounds, value) :]
+    return numbers[bisect.bisect_left(bounds, value) :]  # LTE: bound >= value
+
+
+def _equality(leaf: Node, schema: Schema) -> FieldType | None:
+    """The field's type if `leaf` is an equality or `in` the value index can answer."""
+    if not isinstance(leaf, Comparison) or leaf.path or leaf.op not in (Op.EQUALS, Op.IN):
+        return None
+    kind = schema[leaf.field].type
+    literals = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
+    if kind not in _LITERALS or (leaf.insensitive and kind is not FieldType.STRING):
+        return None
+    if not all(literal.__class__ in _LITERALS[kind] for literal in literals):
+        return None
+    return kind
+
+
+def _bounded(leaf: Node, schema: Schema) -> bool:
+    """Whether `leaf` orders a number field against a number (the bound index)."""
+    if not isinstance(leaf, Comparison) or leaf.path or leaf.op not in _RANGES:
+        return False
+    kind = schema[leaf.field].type
+    return kind is FieldType.NUMBER and leaf.value.__class__ in (int, float)
+
+
+def _groups(numbers: list[int], shared: _Shared) -> list[_Group]:
+    """The leaves sorted into value indexes, bound indexes, null tests and the rest."""
+    sorted_out: dict[tuple[str, int, str, bool], list[int]] = {}
+    for number in numbers:
+        leaf, schema = shared.leaves[number], shared.schemas[number]
+        way = _way(leaf, schema)
+        name = getattr(leaf, "field", "")
+        folded = getattr(leaf, "insensitive", False) and way == "value"
+        key = (way, shared.schema_of[number], name, folded)
+        sorted_out.setdefault(key, []).append(number)
+    groups: list[_Group] = []
+    nulls: list[tuple[int, str]] = []
+    rest: list[int] = []
+    for (way, _, name, folded), found in sorted_out.items():
+        if way == "value":
+            groups.append(_by_value(name, folded, found, shared))
+        elif way == "bound":
+            groups.append(_by_bound(name, found, shared))
+        elif way == "null":
+            nulls.extend((number, name) for number in found)
+        else:
+            rest.extend(found)
+    return [*groups, _Nulls(nulls), _OneByOne(rest, shared).compiled()]
+
+
+def _way(leaf: Node, schema: Schema) -> str:
+    """How a leaf is computed: by a value index, a bound index, as a null test, or alone."""
+    if _equality(leaf, schema) is not None:
+        return "value"
+    if _bounded(leaf, schema):
+        return "bound"
+    return "null" if isinstance(leaf, IsNull) and not leaf.path else "alone"
+
+
+def _by_value(name: str, folded: bool, numbers: list[int], shared: _Shared) -> _ByValue:
+    table: dict[Any, list[int]] = {}
+    for number in numbers:
+        leaf = cast(Comparison, shared.leaves[number])
+        literals = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
+        for literal in dict.fromkeys(literals):
+            table.setdefault(literal, []).append(number)
+    exact = _EXACT[shared.schemas[numbers[0]][name].type]
+    return _ByValue(name, exact, folded, table, _OneByOne(numbers, shared))
+
+
+def _by_bound(name: str, numbers: list[int], shared: _Shared) -> _ByBound:
+    ranges = []
+    leaves = [(cast(Comparison, shared.leaves[n]), n) for n in numbers]
+    for op in _RANGES:
+        found = sorted((leaf.value, n) for leaf, n in leaves if leaf.op is op)
+        ranges.append((op, [bound for bound, _ in found], [n for _, n in found]))
+    return _ByBound(name, ranges, _OneByOne(numbers, shared))

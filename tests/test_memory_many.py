@@ -1,0 +1,149 @@
+"""`FilterSet` answers as each of its filters alone (`backends/memory_many.py`).
+
+Filters are drawn as groups of conditions from a small shared pool, as accounts reuse theirs,
+so that the set's shared conditions and indexes are exercised; records come tame, hostile,
+wide, and with a value of the wrong type. The set and its filters one by one give the same
+positions, or both raise `RecordError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import audiencefilter as af
+from audiencefilter.testing.relation_strategies import relation_wheres
+from audiencefilter.testing.strategies import NOW, records, where_clauses, wrong_typed_values
+
+DATED = af.Schema.of(
+    "contact", createdAt="datetime", points="number", country="string", isVerified="boolean"
+)
+INDEXED = st.one_of(
+    st.builds(lambda c: {"country": c}, st.sampled_from(["FR", "DE", "fr", ""])),
+    st.builds(lambda cs: {"country": {"in": cs}}, st.lists(st.sampled_from(["FR", "DE", "JP"]))),
+    st.builds(lambda c: {"country": {"equals": c, "mode": "insensitive"}}, st.just("fr")),
+    st.builds(
+        lambda op, n: {"points": {op: n}},
+        st.sampled_from(["gt", "gte", "lt", "lte", "equals"]),
+        st.sampled_from([0, 1, 2.5, 100, -1, 2**53 + 1]),
+    ),
+    st.builds(lambda b: {"isVerified": b}, st.booleans()),
+    st.builds(lambda n: {"points": {"in": n}}, st.lists(st.sampled_from([1, 2.0, 100]))),
+)
+
+
+def _outcome(judge: Any) -> Any:
+    try:
+        return judge()
+    except af.RecordError:
+        return "RecordError"
+
+
+def _alone(filters: Sequence[af.Filter], record: Any, now: datetime) -> list[int]:
+    return [i for i, flt in enumerate(filters) if flt.matches(record, now=now)]
+
+
+def _assert_same(filters: Sequence[af.Filter], record: Any, now: datetime = NOW) -> None:
+    together = af.FilterSet(filters)
+    expected = _outcome(lambda: _alone(filters, record, now))
+    assert _outcome(lambda: together.matching(record, now=now)) == expected
+    half = list(range(0, len(filters), 2))
+    expected_half = _outcome(lambda: _alone([filters[p] for p in half], record, now))
+    assert _outcome(lambda: together.among(half).matching(record, now=now)) == expected_half
+
+
+@st.composite
+def _shared_filters(
+    draw: st.DrawFn, schema: af.Schema, pool: st.SearchStrategy[dict[str, Any]]
+) -> list[af.Filter]:
+    """Filters made of conditions from one small pool, grouped every way."""
+    conditions = draw(st.lists(pool, min_size=1, max_size=5))
+    picked = st.lists(st.sampled_from(conditions), min_size=1, max_size=4)
+    group = st.sampled_from(["AND", "OR", "NOT"])
+    wheres = draw(st.lists(st.tuples(group, picked), min_size=1, max_size=8))
+    return [af.parse({kind: items}, schema) for kind, items in wheres]
+
+
+def _pool(schema: af.Schema, **options: bool) -> st.SearchStrategy[dict[str, Any]]:
+    return st.one_of(INDEXED, where_clauses(schema, max_leaves=4, **options))
+
+
+@given(_shared_filters(af.CONTACT, _pool(af.CONTACT)), records())
+def test_a_set_answers_as_its_filters_alone(filters: list[af.Filter], record: Any) -> None:
+    _assert_same(filters, record)
+
+
+@given(_shared_filters(af.CONTACT, _pool(af.CONTACT, hostile=True)), records(hostile=True))
+def test_hostile_values(filters: list[af.Filter], record: Any) -> None:
+    _assert_same(filters, record)
+
+
+@given(_shared_filters(af.CONTACT, _pool(af.CONTACT, wide=True)), records(wide=True))
+def test_wide_values(filters: list[af.Filter], record: Any) -> None:
+    _assert_same(filters, record)
+
+
+@given(
+    _shared_filters(af.CONTACT, _pool(af.CONTACT)),
+    records(),
+    st.sampled_from(af.CONTACT.fields),
+    st.data(),
+)
+def test_a_wrong_type_raises_where_a_filter_alone_does(
+    filters: list[af.Filter], record: Any, field: af.Field, data: st.DataObject
+) -> None:
+    if field.type.element is None and field.type is not af.FieldType.JSON:
+        record[field.name] = data.draw(wrong_typed_values(field.type))
+    _assert_same(filters, record)
+
+
+@given(
+    _shared_filters(DATED, _pool(DATED)),
+    records(DATED),
+    st.sampled_from([NOW, datetime(2024, 1, 1, tzinfo=UTC)]),
+)
+def test_relative_date_times_at_now(filters: list[af.Filter], record: Any, now: datetime) -> None:
+    _assert_same(filters, record, now)
+
+
+@given(
+    _shared_filters(af.CONTACT, st.one_of(relation_wheres(), INDEXED)),
+    records(),
+    st.lists(st.fixed_dictionaries({"name": st.sampled_from(["share", "login"])}), max_size=3),
+)
+def test_relation_filters_are_judged_alone(
+    filters: list[af.Filter], record: Any, actions: list[dict[str, Any]]
+) -> None:
+    _assert_same(filters, {**record, "actions": actions})
+
+
+def test_shared_conditions_are_one_leaf_and_equalities_an_index() -> None:
+    french = {"country": "FR"}
+    filters = [af.parse({"AND": [french, {"points": {"gte": n}}]}) for n in range(50)]
+    together = af.FilterSet(filters)
+    assert together.matching({"country": "FR", "points": 10}) == list(range(11))
+    assert together.matching({"country": "DE", "points": 10}) == []
+    assert together.matching({"country": None, "points": 10}) == []
+
+
+def test_a_record_that_is_no_mapping_raises_as_alone() -> None:
+    together = af.FilterSet([af.parse({"country": "FR"})])
+    with pytest.raises(af.RecordError):
+        together.matching(["not", "a", "record"])  # type: ignore[arg-type]
+
+
+def test_an_empty_set_matches_nothing() -> None:
+    assert af.FilterSet([]).matching({"country": "FR"}) == []
+
+
+@pytest.mark.parametrize("op", ["gt", "gte", "lt", "lte", "equals", "not"])
+def test_bounds_on_and_beside_every_value(op: str) -> None:
+    bounds = [-1, 0, 1, 2.5, 3, 3, 100, 2**53 + 1]
+    filters = [af.parse({"points": {op: bound}}) for bound in bounds]
+    for value in [-2, -1, 0, 1, 2, 3, 4, 99, 100, 101, 2**53, 2**53 + 1, 2.5, None, True]:
+        _assert_same(filters, {"points": value})
