@@ -116,7 +116,10 @@ class Setup:
                 for i, cid in enumerate(ids[:moving])
             }
             rest = ids[moving:]
-            for half, created in ((rest[::2], now - 10 * WINDOW), (rest[1::2], now + timedelta(hours=1))):
+            for half, created in (
+                (rest[::2], now - 10 * WINDOW),
+                (rest[1::2], now + timedelta(hours=1)),
+            ):
                 session.execute(
                     update(Contact).where(Contact.id.in_(half)).values(createdAt=created)
                 )

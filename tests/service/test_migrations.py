@@ -32,6 +32,8 @@ TABLES = {
     "webhooks",
     "webhook_deliveries",
     "webhook_attempts",
+    "audience_due",
+    "membership_due",
     "alembic_version",
 }
 

@@ -8,7 +8,8 @@ Two shapes of that rule cover every write:
 
 - **per contact** (`refresh_contacts`): the contacts a write touched, against every smart
   audience of their list, in memory (the list's `FilterSet`, each distinct condition computed
-  once per contact, on the contact's row, the record the pages evaluate too). Contact create, update, bulk import, action create and delete.
+  once per contact, on the contact's row, the record the pages evaluate too). Contact create,
+  update, bulk import, action create and delete.
 - **per audience** (`refresh_audience`): one audience against every contact of its list, as two
   SQL set differences (`Filter.to_sqlalchemy`): the selected contacts without a stored row enter,
   the stored rows no longer selected leave. Audience create, filter change, mode change, manual
