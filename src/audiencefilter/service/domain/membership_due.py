@@ -61,8 +61,7 @@ def contacts_judged(
     if not timed or not contact_ids:
         return
     rows = next_instants(session, timed, contact_ids, at, records)
-    for audience in timed:
-        _forget(session, audience.id, contact_ids)
+    _forget(session, [a.id for a in timed], contact_ids)
     insert_rows(session, DUE, rows)
     if rows:
         WAKE.set()
@@ -102,7 +101,7 @@ def merge(session: Session, audience_id: str, rows: Sequence[dict[str, Any]]) ->
         row | {"due_at": min(row["due_at"], kept.get(row["contact_id"], row["due_at"]))}
         for row in rows
     ]
-    _forget(session, audience_id, contact_ids)
+    _forget(session, [audience_id], contact_ids)
     insert_rows(session, DUE, merged)
     WAKE.set()
 
@@ -172,12 +171,17 @@ def _instants_of(value: Any) -> list[datetime]:
     return []
 
 
-def _forget(session: Session, audience_id: str, contact_ids: Sequence[str]) -> None:
+def _forget(session: Session, audience_ids: Sequence[str], contact_ids: Sequence[str]) -> None:
+    """Drops the instants of these pairs: one statement per chunk of contacts (the audiences
+    of one list are few enough to bind; the list's budget bounds them)."""
     for start in range(0, len(contact_ids), CHUNK):
         chunk = contact_ids[start : start + CHUNK]
         session.execute(
             delete(MembershipDue)
-            .where(MembershipDue.audienceId == audience_id, MembershipDue.contactId.in_(chunk))
+            .where(
+                MembershipDue.audienceId.in_(list(audience_ids)),
+                MembershipDue.contactId.in_(chunk),
+            )
             .execution_options(synchronize_session=False)
         )
 
