@@ -35,14 +35,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import String, cast, func, literal, select
 from sqlalchemy.orm import Session
 
 from ... import Filter
 from ..db.engine import Database
 from ..db.models import Action, Audience, Contact, Event, Membership
 from ..ground import clock
-from . import events, membership_store, relations
+from . import events, idsets, membership_store, relations
 from .audience_filters import SMART, StoredAudience
 
 POINTS = "points"
@@ -58,7 +58,7 @@ class Snapshot:
     position: int
     at: datetime
     selected: frozenset[str]
-    points: dict[str, int] | None
+    points: str | None
     actions: frozenset[tuple[str, str]] | None
 
 
@@ -71,14 +71,27 @@ def evaluate(database: Database, list_id: str, flt: Filter, filters: str) -> Sna
         actions = _action_ids(session, list_id) if relations.ACTIONS in flt.fields else None
         at = clock.now()
         condition = relations.condition(flt, at)
-        selected = session.scalars(select(Contact.id).where(Contact.listId == list_id, condition))
-        return Snapshot(list_id, filters, position, at, frozenset(selected), points, actions)
+        statement = select(Contact.id).where(Contact.listId == list_id, condition)
+        # Core, not the ORM's loading of each row: a tenth of the Python per member.
+        selected = frozenset(session.connection().execute(statement).scalars())
+        return Snapshot(list_id, filters, position, at, selected, points, actions)
 
 
-def _points(session: Session, list_id: str) -> dict[str, int]:
-    """Each contact's points, read from the rank index alone."""
-    statement = select(Contact.id, Contact.points).where(Contact.listId == list_id)
-    return {contact_id: int(points) for contact_id, points in session.execute(statement)}
+def _points(session: Session, list_id: str) -> str:
+    """Each contact's id and points as one text (`id:points,...`), read from the rank index
+    alone and joined by the database: comparing two readings costs no Python per contact
+    unless they differ, which takes a write between the two."""
+    entry = Contact.id + ":" + cast(Contact.points, String)
+    if idsets.dialect_of(session) == "postgresql":
+        joined = func.string_agg(entry, literal(","))
+    else:
+        joined = func.group_concat(entry, ",")
+    return session.scalar(select(joined).where(Contact.listId == list_id)) or ""
+
+
+def _points_of(text: str) -> dict[str, str]:
+    """`{contact id: points}` of a `_points` reading."""
+    return dict(item.rpartition(":")[::2] for item in text.split(",") if item)
 
 
 def _action_ids(session: Session, list_id: str) -> frozenset[tuple[str, str]]:
@@ -121,9 +134,9 @@ def apply(session: Session, snapshot: Snapshot, audience: StoredAudience, cause:
         session, list_id, audience, entering, leaving, cause, snapshot.at
     )
     written += membership_store.refresh_contacts(session, list_id, sorted(again), cause, [audience])
-    moved = sorted({*entering, *leaving, *again})
     readers = membership_store.dependents(session, [audience.id])
-    if readers and moved:
+    if readers and (entering or leaving or again):
+        moved = sorted({*entering, *leaving, *again})
         written += membership_store.refresh_contacts(session, list_id, moved, cause, readers)
     return written
 
@@ -137,13 +150,15 @@ def _changed_since(session: Session, snapshot: Snapshot) -> set[str]:
     )
     changed = {contact_id for contact_id in session.scalars(statement.distinct()) if contact_id}
     if snapshot.points is not None:
-        changed.update(_differing(snapshot.points, _points(session, snapshot.list_id)))
+        points = _points(session, snapshot.list_id)
+        if points != snapshot.points:  # else no contact's points moved: nothing to parse
+            changed.update(_differing(_points_of(snapshot.points), _points_of(points)))
     if snapshot.actions is not None:
         now = _action_ids(session, snapshot.list_id)
         changed.update(contact_id for contact_id, _ in now ^ snapshot.actions)
     return changed
 
 
-def _differing(before: dict[str, int], after: dict[str, int]) -> Iterable[str]:
+def _differing(before: dict[str, str], after: dict[str, str]) -> Iterable[str]:
     """Contacts whose points differ (or that exist in one reading only)."""
     return (key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
