@@ -31,11 +31,13 @@ the lock, as before.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import String, cast, func, literal, select
+from sqlalchemy import ColumnElement, Select, String, Text, cast, func, literal, select
 from sqlalchemy.orm import Session
 
 from ... import Filter
@@ -71,10 +73,24 @@ def evaluate(database: Database, list_id: str, flt: Filter, filters: str) -> Sna
         actions = _action_ids(session, list_id) if relations.ACTIONS in flt.fields else None
         at = clock.now()
         condition = relations.condition(flt, at)
-        statement = select(Contact.id).where(Contact.listId == list_id, condition)
-        # Core, not the ORM's loading of each row: a tenth of the Python per member.
-        selected = frozenset(session.connection().execute(statement).scalars())
+        selected = _ids(session, select(Contact.id).where(Contact.listId == list_id, condition))
         return Snapshot(list_id, filters, position, at, selected, points, actions)
+
+
+def _ids(session: Session, statement: Select[Any]) -> frozenset[str]:
+    """The ids `statement` selects, as one JSON array the database builds and Python decodes
+    at once: half the time of fetching a hundred thousand rows one by one."""
+    ids = statement.subquery()
+    dialect = idsets.dialect_of(session)
+    joined: ColumnElement[Any]
+    if dialect == "sqlite":
+        joined = func.json_group_array(ids.c.id)
+    elif dialect == "postgresql":
+        joined = cast(func.json_agg(ids.c.id), Text)
+    else:
+        return frozenset(session.connection().execute(statement).scalars().all())
+    text = session.connection().execute(select(joined)).scalar()
+    return frozenset(json.loads(text)) if text else frozenset()
 
 
 def _points(session: Session, list_id: str) -> str:
