@@ -28,6 +28,8 @@ writes each such group with one `INSERT ... SELECT` over the contact ids, passed
 parameter (`idsets.unpacked`), numbering them in the order given. The ids of the events are
 drawn by the database (80 random bits, as `new_id` draws), the payload is encoded once. Rows,
 positions, payloads and the counter are those `append` would write for the same events.
+`append_each` does the same for events of many audiences in one order (an import's contacts
+entering their audiences), each row naming its type, contact and audience.
 """
 
 from __future__ import annotations

@@ -22,6 +22,14 @@ writes committed after the snapshot began (positions follow commit order, `event
 `P` first makes any write that lands between the statements of the snapshot (PostgreSQL reads
 each statement afresh) one more contact judged again, never one missed.
 
+**Cost over a big list.** Nothing is brought into Python per contact that a set statement can
+do: the selected ids come as one JSON array the database builds, the points as one text
+(`id:points,...`) compared whole with a second reading (parsed only when they differ, that is
+when a write changed some contact's points meanwhile), and the difference is stored by
+`membership_store.write_changes` in a few `INSERT ... SELECT` statements. A new audience of
+14,000 members over 100,000 contacts went from 5.4x the hand-written SQL to about 1.3x
+(docs/performance.md, "A million contacts").
+
 The stored rows come from the snapshot, so the members of a new or changed audience are exact
 when its transaction commits, as before, and its events complete; only the time under the lock
 changed, from the whole list to the contacts written meanwhile. When the filter in use is no
