@@ -234,20 +234,30 @@ def append_each(
     before = _advance(session, list_id, len(rows)) - len(rows)
     encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
     texts = {audience_id: encode(payload) for audience_id, payload in payloads.items()}
-    columns = ("type", "contact_id", "audience_id", "payload")
-    table = idsets.unpacked_rows(dialect, columns, [(*row, texts[row[2]]) for row in rows])
+    table = idsets.unpacked_rows(dialect, _EACH, [(*row, texts[row[2]]) for row in rows])
+    session.execute(_each_rows(dialect, list_id, before, table, cause, now))
+    return len(rows)
+
+
+_EACH = ("type", "contact_id", "audience_id", "payload")
+
+
+def _each_rows(
+    dialect: str, list_id: str, before: int, table: Any, cause: str, now: datetime
+) -> Any:
+    """`INSERT INTO events SELECT ...` of `append_each`'s rows, numbered after `before`; the
+    payload is the JSON text encoded in Python, stored as it is (cast on PostgreSQL)."""
     payload = table.c.payload if dialect == "sqlite" else cast(table.c.payload, JSON)
     selected = select(
         _random_id(dialect),
         literal(list_id, String),
         literal(before, EVENTS.c.position.type) + table.c.ordinal,
-        *(table.c[name] for name in columns[:3]),
+        *(table.c[name] for name in _EACH[:3]),
         literal(cause, String),
         literal(now, EVENTS.c.occurred_at.type),
         type_coerce(payload, EVENTS.c.payload.type),
     )
-    session.execute(insert(EVENTS).from_select(_EVENT_COLUMNS, selected))
-    return len(rows)
+    return insert(EVENTS).from_select(_EVENT_COLUMNS, selected)
 
 
 def _alike_rows(dialect: str, list_id: str, before: int, group: Alike, now: datetime) -> Any:

@@ -162,24 +162,37 @@ def write_changes(
         pairs_in = [(audience, contact_id) for contact_id in entering]
         pairs_out = [(audience, contact_id) for contact_id in leaving]
         return _write(session, list_id, pairs_in, pairs_out, cause, at)
-    if leaving:
-        session.execute(
-            delete(Membership)
-            .where(Membership.audienceId == audience.id, ids_in(Membership.contactId, dialect))
-            .execution_options(synchronize_session=False),
-            {idsets.IDS: list(leaving)},
-        )
-    if entering:
-        ids = idsets.unpacked(dialect, entering)
-        rows = select(literal(audience.id, String), ids.c.value, literal(at, _ENTERED_AT))
-        names = ["audience_id", "contact_id", "entered_at"]
-        session.execute(insert(MEMBERSHIPS).from_select(names, rows))
+    _store_difference(session, dialect, audience.id, entering, leaving, at)
     payload = _change_payload(audience)
     groups = [
         events.Alike(events.LEFT, leaving, audience.id, cause, payload),
         events.Alike(events.ENTERED, entering, audience.id, cause, payload),
     ]
     return events.append_alike(session, list_id, groups)
+
+
+def _store_difference(
+    session: Session,
+    dialect: str,
+    audience_id: str,
+    entering: Sequence[str],
+    leaving: Sequence[str],
+    at: datetime,
+) -> None:
+    """One audience's rows: the leaving ones deleted, the entering ones inserted, each by one
+    statement over one parameter of ids."""
+    if leaving:
+        session.execute(
+            delete(Membership)
+            .where(Membership.audienceId == audience_id, ids_in(Membership.contactId, dialect))
+            .execution_options(synchronize_session=False),
+            {idsets.IDS: list(leaving)},
+        )
+    if entering:
+        ids = idsets.unpacked(dialect, entering)
+        rows = select(literal(audience_id, String), ids.c.value, literal(at, _ENTERED_AT))
+        names = ["audience_id", "contact_id", "entered_at"]
+        session.execute(insert(MEMBERSHIPS).from_select(names, rows))
 
 
 def _group(
