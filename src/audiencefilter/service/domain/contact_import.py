@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select
+from sqlalchemy import Table, select
 from sqlalchemy.orm import Session
 
 from ... import as_utc
+from ..db.bulk import RowMaker, insert_rows
 from ..db.models import Action, Contact, new_id
 from ..ground import clock
 from ..ground.fields import MAX_SAFE_INTEGER
@@ -41,6 +42,7 @@ UPSERT = "upsert"
 STATUSES = ("created", "updated", "unchanged", "exists", "duplicate", "invalid")
 CHUNK = 500
 ACTIONS = cast(Table, Action.__table__)
+CONTACT_ROWS = RowMaker(Contact)
 POINTS_RANGE = (
     "actions whose increases keep the contact's points within ±(2^53-1); "
     "or send the balance as points"
@@ -95,7 +97,7 @@ class _Batch:
     existing: dict[str, Contact]
     stored_actions: dict[str, Counter[ActionKey]]
     first_row: dict[str, int] = field(default_factory=dict)
-    created: list[tuple[dict[str, Any], Contact, ImportRow]] = field(default_factory=list)
+    created: list[tuple[dict[str, Any], ImportRow]] = field(default_factory=list)
     updated: list[tuple[str, list[str]]] = field(default_factory=list)
     new_actions: list[tuple[str, ImportedAction]] = field(default_factory=list)
 
@@ -162,14 +164,13 @@ def _take(batch: _Batch, row: ImportRow | InvalidRow) -> dict[str, Any]:
 
 
 def _create(batch: _Batch, row: ImportRow) -> dict[str, Any]:
-    values = dict(row.fields)
+    """A new contact's row, written with the others by `_finish`."""
+    values = {**row.fields, "listId": batch.list_id, "emailKey": row.key}
     if "points" not in values and row.actions:
         values["points"] = sum(action.increase for action in row.actions)
-    contact = Contact(listId=batch.list_id, emailKey=row.key, **values)
-    batch.session.add(contact)
-    result: dict[str, Any] = {"row": row.number, "status": "created"}
-    batch.created.append((result, contact, row))
-    return result
+    contact = CONTACT_ROWS.row(values)
+    batch.created.append((contact, row))
+    return {"row": row.number, "status": "created", "id": contact["id"]}
 
 
 def _update(batch: _Batch, row: ImportRow, contact: Contact) -> dict[str, Any]:
@@ -224,18 +225,18 @@ def _points_out_of_range(row: ImportRow, points: int) -> dict[str, Any]:
 
 
 def _finish(batch: _Batch, announce: bool) -> None:
-    """Writes the new contacts' ids into their results, the actions, then membership and events."""
+    """Writes the updates, the new contacts, the actions, then membership and events."""
     batch.session.flush()
-    for result, contact, row in batch.created:
-        result["id"] = contact.id
-        batch.new_actions.extend((contact.id, action) for action in row.actions)
+    insert_rows(batch.session, CONTACT_ROWS.table, [contact for contact, _ in batch.created])
+    for contact, row in batch.created:
+        batch.new_actions.extend((contact["id"], action) for action in row.actions)
     _insert_actions(batch.session, batch.new_actions)
-    created = [(contact.id, contact.email) for _, contact, _ in batch.created]
+    created = [(contact["id"], contact["email"]) for contact, _ in batch.created]
     changes.contacts_imported(batch.session, batch.list_id, created, batch.updated, announce)
 
 
 def _insert_actions(session: Session, actions: Sequence[tuple[str, ImportedAction]]) -> None:
-    """Core inserts by column name: thousands of actions cost no ORM object each."""
+    """By column name (`db/bulk.py`): thousands of actions cost no ORM object each."""
     now = clock.now()
     rows = [
         {
@@ -248,5 +249,4 @@ def _insert_actions(session: Session, actions: Sequence[tuple[str, ImportedActio
         }
         for contact_id, action in actions
     ]
-    for start in range(0, len(rows), CHUNK):
-        session.connection().execute(insert(ACTIONS), rows[start : start + CHUNK])
+    insert_rows(session, ACTIONS, rows)

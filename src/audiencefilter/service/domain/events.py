@@ -21,18 +21,41 @@ same list (`membership_store.py`).
 
 The cursor is opaque to clients: the list id and the position, base64url, so a cursor of one
 list is refused for another.
+
+**Alike events in one statement.** The events of one audience's difference (thousands of
+`audience.entered` of a new audience over a big list) differ only in their contact: `append_alike`
+writes each such group with one `INSERT ... SELECT` over the contact ids, passed as one
+parameter (`idsets.unpacked`), numbering them in the order given. The ids of the events are
+drawn by the database (80 random bits, as `new_id` draws), the payload is encoded once. Rows,
+positions, payloads and the counter are those `append` would write for the same events.
+`append_each` does the same for events of many audiences in one order (an import's contacts
+entering their audiences), each row naming its type, contact and audience.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
+from typing import cast as typed
 
-from sqlalchemy import Table, insert, select, update
+from sqlalchemy import (
+    JSON,
+    ColumnElement,
+    String,
+    Table,
+    cast,
+    func,
+    insert,
+    literal,
+    select,
+    type_coerce,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -40,6 +63,7 @@ from ..db.bulk import insert_rows
 from ..db.models import Event, EventHead, new_id
 from ..ground import clock
 from ..ground.errors import not_found
+from . import idsets
 
 ENTERED = "audience.entered"
 LEFT = "audience.left"
@@ -75,7 +99,11 @@ CAUSE_MEMBERS_REMOVED = "members.removed"
 CAUSE_CLOCK = "clock"
 
 _CURSOR_PREFIX = "ev1."
-EVENTS = cast(Table, Event.__table__)
+EVENTS = typed(Table, Event.__table__)
+_EVENT_COLUMNS = [
+    "id", "list_id", "position", "type", "contact_id", "audience_id", "cause", "occurred_at",
+    "payload",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,6 +116,23 @@ class NewEvent:
     cause: str | None = None
     payload: dict[str, Any] = field(default_factory=dict)
     occurred_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Alike:
+    """Events that differ only in their contact: one per id of `contact_ids`, in that order."""
+
+    type: str
+    contact_ids: Sequence[str]
+    audience_id: str | None = None
+    cause: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def each(self, occurred_at: datetime) -> list[NewEvent]:
+        return [
+            NewEvent(self.type, contact_id, self.audience_id, self.cause, self.payload, occurred_at)
+            for contact_id in self.contact_ids
+        ]
 
 
 def _bump(session: Session, list_id: str, by: int) -> int | None:
@@ -148,6 +193,98 @@ def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[i
     ]
     insert_rows(session, EVENTS, rows)
     return [first + index for index in range(len(rows))]
+
+
+def append_alike(session: Session, list_id: str, groups: Sequence[Alike]) -> int:
+    """Appends each group's events, group after group, as `append` would; their number. On a
+    database without `idsets.unpacked`, through `append`."""
+    total = sum(len(group.contact_ids) for group in groups)
+    if not total:
+        return 0
+    now = clock.now()
+    dialect = idsets.dialect_of(session)
+    if not idsets.unpacks(dialect):
+        append(session, list_id, [event for group in groups for event in group.each(now)])
+        return total
+    position = _advance(session, list_id, total) - total
+    for group in groups:
+        if group.contact_ids:
+            session.execute(_alike_rows(dialect, list_id, position, group, now))
+            position += len(group.contact_ids)
+    return total
+
+
+def append_each(
+    session: Session,
+    list_id: str,
+    rows: Sequence[tuple[str, str, str]],
+    cause: str,
+    payloads: Mapping[str, dict[str, Any]],
+) -> int:
+    """Appends one event per row (type, contact id, audience id), in order, each with its
+    audience's payload, as `append` would, in one `INSERT ... SELECT`; their number."""
+    if not rows:
+        return 0
+    now = clock.now()
+    dialect = idsets.dialect_of(session)
+    if not idsets.unpacks(dialect):
+        changes = [NewEvent(t, c, a, cause, payloads[a], now) for t, c, a in rows]
+        append(session, list_id, changes)
+        return len(rows)
+    before = _advance(session, list_id, len(rows)) - len(rows)
+    encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
+    texts = {audience_id: encode(payload) for audience_id, payload in payloads.items()}
+    table = idsets.unpacked_rows(dialect, _EACH, [(*row, texts[row[2]]) for row in rows])
+    session.execute(_each_rows(dialect, list_id, before, table, cause, now))
+    return len(rows)
+
+
+_EACH = ("type", "contact_id", "audience_id", "payload")
+
+
+def _each_rows(
+    dialect: str, list_id: str, before: int, table: Any, cause: str, now: datetime
+) -> Any:
+    """`INSERT INTO events SELECT ...` of `append_each`'s rows, numbered after `before`; the
+    payload is the JSON text encoded in Python, stored as it is (cast on PostgreSQL)."""
+    payload = table.c.payload if dialect == "sqlite" else cast(table.c.payload, JSON)
+    selected = select(
+        _random_id(dialect),
+        literal(list_id, String),
+        literal(before, EVENTS.c.position.type) + table.c.ordinal,
+        *(table.c[name] for name in _EACH[:3]),
+        literal(cause, String),
+        literal(now, EVENTS.c.occurred_at.type),
+        type_coerce(payload, EVENTS.c.payload.type),
+    )
+    return insert(EVENTS).from_select(_EVENT_COLUMNS, selected)
+
+
+def _alike_rows(dialect: str, list_id: str, before: int, group: Alike, now: datetime) -> Any:
+    """`INSERT INTO events SELECT ...`: one row per contact id, numbered after `before`."""
+    ids = idsets.unpacked(dialect, group.contact_ids)
+    rows = select(
+        _random_id(dialect),
+        literal(list_id, String),
+        literal(before, EVENTS.c.position.type) + ids.c.ordinal,
+        literal(group.type, String),
+        ids.c.value,
+        literal(group.audience_id, String),
+        literal(group.cause, String),
+        literal(now, EVENTS.c.occurred_at.type),
+        literal(group.payload, EVENTS.c.payload.type),
+    )
+    return insert(EVENTS).from_select(_EVENT_COLUMNS, rows)
+
+
+def _random_id(dialect: str) -> ColumnElement[str]:
+    """`evt_` and 20 random hex digits, drawn by the database: SQLite's `randomblob`, or on
+    PostgreSQL the random bytes of two version 4 UUIDs (bytes 0-5 and 10-13, none of the
+    version or variant bits)."""
+    if dialect == "sqlite":
+        return literal("evt_") + func.lower(func.hex(func.randomblob(10)))
+    random = [func.encode(func.uuid_send(func.gen_random_uuid()), "hex") for _ in range(2)]
+    return literal("evt_") + func.substr(random[0], 1, 12) + func.substr(random[1], 21, 8)
 
 
 def after(

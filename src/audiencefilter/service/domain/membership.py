@@ -72,6 +72,13 @@ def member_condition(audience: Audience) -> ColumnElement[bool]:
     return Contact.id.in_(members)
 
 
+def stored_members(audience: Audience) -> bool:
+    """Whether the audience's members are its stored `memberships` rows (what
+    `member_condition` reads), rather than a filter judged at the moment of the request."""
+    flt = audience_filter(audience)
+    return not (audience.mode == SMART and (flt is None or live(flt)))
+
+
 @dataclass(frozen=True)
 class _Entry:
     item: dict[str, str]

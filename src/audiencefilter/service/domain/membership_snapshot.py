@@ -22,6 +22,14 @@ writes committed after the snapshot began (positions follow commit order, `event
 `P` first makes any write that lands between the statements of the snapshot (PostgreSQL reads
 each statement afresh) one more contact judged again, never one missed.
 
+**Cost over a big list.** Nothing is brought into Python per contact that a set statement can
+do: the selected ids come as one JSON array the database builds, the points as one text
+(`id:points,...`) compared whole with a second reading (parsed only when they differ, that is
+when a write changed some contact's points meanwhile), and the difference is stored by
+`membership_store.write_changes` in a few `INSERT ... SELECT` statements. A new audience of
+14,000 members over 100,000 contacts went from 5.4x the hand-written SQL to about 1.3x
+(docs/performance.md, "A million contacts").
+
 The stored rows come from the snapshot, so the members of a new or changed audience are exact
 when its transaction commits, as before, and its events complete; only the time under the lock
 changed, from the whole list to the contacts written meanwhile. When the filter in use is no
@@ -31,18 +39,20 @@ the lock, as before.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, Select, String, Text, cast, func, literal, select
 from sqlalchemy.orm import Session
 
 from ... import Filter
 from ..db.engine import Database
 from ..db.models import Action, Audience, Contact, Event, Membership
 from ..ground import clock
-from . import events, membership_store, relations
+from . import events, idsets, membership_store, relations
 from .audience_filters import SMART, StoredAudience
 
 POINTS = "points"
@@ -58,7 +68,7 @@ class Snapshot:
     position: int
     at: datetime
     selected: frozenset[str]
-    points: dict[str, int] | None
+    points: str | None
     actions: frozenset[tuple[str, str]] | None
 
 
@@ -71,14 +81,41 @@ def evaluate(database: Database, list_id: str, flt: Filter, filters: str) -> Sna
         actions = _action_ids(session, list_id) if relations.ACTIONS in flt.fields else None
         at = clock.now()
         condition = relations.condition(flt, at)
-        selected = session.scalars(select(Contact.id).where(Contact.listId == list_id, condition))
-        return Snapshot(list_id, filters, position, at, frozenset(selected), points, actions)
+        selected = _ids(session, select(Contact.id).where(Contact.listId == list_id, condition))
+        return Snapshot(list_id, filters, position, at, selected, points, actions)
 
 
-def _points(session: Session, list_id: str) -> dict[str, int]:
-    """Each contact's points, read from the rank index alone."""
-    statement = select(Contact.id, Contact.points).where(Contact.listId == list_id)
-    return {contact_id: int(points) for contact_id, points in session.execute(statement)}
+def _ids(session: Session, statement: Select[Any]) -> frozenset[str]:
+    """The ids `statement` selects, as one JSON array the database builds and Python decodes
+    at once: half the time of fetching a hundred thousand rows one by one."""
+    ids = statement.subquery()
+    dialect = idsets.dialect_of(session)
+    joined: ColumnElement[Any]
+    if dialect == "sqlite":
+        joined = func.json_group_array(ids.c.id)
+    elif dialect == "postgresql":
+        joined = cast(func.json_agg(ids.c.id), Text)
+    else:
+        return frozenset(session.connection().execute(statement).scalars().all())
+    text = session.connection().execute(select(joined)).scalar()
+    return frozenset(json.loads(text)) if text else frozenset()
+
+
+def _points(session: Session, list_id: str) -> str:
+    """Each contact's id and points as one text (`id:points,...`), read from the rank index
+    alone and joined by the database: comparing two readings costs no Python per contact
+    unless they differ, which takes a write between the two."""
+    entry = Contact.id + ":" + cast(Contact.points, String)
+    if idsets.dialect_of(session) == "postgresql":
+        joined = func.string_agg(entry, literal(","))
+    else:
+        joined = func.group_concat(entry, ",")
+    return session.scalar(select(joined).where(Contact.listId == list_id)) or ""
+
+
+def _points_of(text: str) -> dict[str, str]:
+    """`{contact id: points}` of a `_points` reading."""
+    return dict(item.rpartition(":")[::2] for item in text.split(",") if item)
 
 
 def _action_ids(session: Session, list_id: str) -> frozenset[tuple[str, str]]:
@@ -121,9 +158,9 @@ def apply(session: Session, snapshot: Snapshot, audience: StoredAudience, cause:
         session, list_id, audience, entering, leaving, cause, snapshot.at
     )
     written += membership_store.refresh_contacts(session, list_id, sorted(again), cause, [audience])
-    moved = sorted({*entering, *leaving, *again})
     readers = membership_store.dependents(session, [audience.id])
-    if readers and moved:
+    if readers and (entering or leaving or again):
+        moved = sorted({*entering, *leaving, *again})
         written += membership_store.refresh_contacts(session, list_id, moved, cause, readers)
     return written
 
@@ -137,13 +174,15 @@ def _changed_since(session: Session, snapshot: Snapshot) -> set[str]:
     )
     changed = {contact_id for contact_id in session.scalars(statement.distinct()) if contact_id}
     if snapshot.points is not None:
-        changed.update(_differing(snapshot.points, _points(session, snapshot.list_id)))
+        points = _points(session, snapshot.list_id)
+        if points != snapshot.points:  # else no contact's points moved: nothing to parse
+            changed.update(_differing(_points_of(snapshot.points), _points_of(points)))
     if snapshot.actions is not None:
         now = _action_ids(session, snapshot.list_id)
         changed.update(contact_id for contact_id, _ in now ^ snapshot.actions)
     return changed
 
 
-def _differing(before: dict[str, int], after: dict[str, int]) -> Iterable[str]:
+def _differing(before: dict[str, str], after: dict[str, str]) -> Iterable[str]:
     """Contacts whose points differ (or that exist in one reading only)."""
     return (key for key in before.keys() | after.keys() if before.get(key) != after.get(key))

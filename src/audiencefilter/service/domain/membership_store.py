@@ -43,23 +43,25 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, case, delete, select
+from sqlalchemy import Select, String, Table, case, delete, insert, literal, select
 from sqlalchemy.orm import Session
 
 from ... import Filter
 from ..db.bulk import insert_rows
 from ..db.models import Audience, AudienceMember, Contact, Membership
 from ..ground import clock
-from . import contact_records, events, list_plan, membership_due, references, relations
+from . import contact_records, events, idsets, list_plan, membership_due, references, relations
 from .audience_filters import (
     MANUAL,
     StoredAudience,
 )
+from .idsets import ids_in
 
 CHUNK = 500
 # Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
 SQL_AUDIENCES_PER_STATEMENT = 32
 MEMBERSHIPS = cast(Table, Membership.__table__)
+_ENTERED_AT = MEMBERSHIPS.c.entered_at.type
 
 
 def dependents(session: Session, audience_ids: Iterable[str]) -> list[StoredAudience]:
@@ -79,17 +81,9 @@ def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
         yield values[start : start + CHUNK]
 
 
-def _entered(audience: StoredAudience, contact_id: str, cause: str) -> events.NewEvent:
-    return _change(events.ENTERED, audience, contact_id, cause)
-
-
-def _left(audience: StoredAudience, contact_id: str, cause: str) -> events.NewEvent:
-    return _change(events.LEFT, audience, contact_id, cause)
-
-
-def _change(kind: str, audience: StoredAudience, contact_id: str, cause: str) -> events.NewEvent:
-    payload = {"audience": {"id": audience.id, "name": audience.name, "mode": audience.mode}}
-    return events.NewEvent(kind, contact_id, audience.id, cause, payload)
+def _change_payload(audience: StoredAudience) -> dict[str, Any]:
+    """What an `audience.entered` / `audience.left` event says of its audience."""
+    return {"audience": {"id": audience.id, "name": audience.name, "mode": audience.mode}}
 
 
 def _write(
@@ -122,18 +116,32 @@ def _write(
                     .where(Membership.audienceId == audience_id, Membership.contactId.in_(chunk))
                     .execution_options(synchronize_session=False)
                 )
-    # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
-    rows = [
-        {"audience_id": audience.id, "contact_id": contact_id, "entered_at": at}
-        for audience, contact_id in entering
-    ]
-    insert_rows(session, MEMBERSHIPS, rows)
-    changes = [_left(a, c, cause) for a, c in leaving] + [
-        _entered(a, c, cause) for a, c in entering
-    ]
+    _insert_pairs(session, entering, at)
     if announce:
-        events.append(session, list_id, changes)
-    return len(changes)
+        rows = [(events.LEFT, c, a.id) for a, c in leaving]
+        rows += [(events.ENTERED, c, a.id) for a, c in entering]
+        payloads = {a.id: _change_payload(a) for a, _ in [*leaving, *entering]}
+        events.append_each(session, list_id, rows, cause, payloads)
+    return len(leaving) + len(entering)
+
+
+def _insert_pairs(
+    session: Session, entering: Sequence[tuple[StoredAudience, str]], at: datetime
+) -> None:
+    """The membership rows of these (audience, contact) pairs: one `INSERT ... SELECT` over
+    the pairs as one parameter (`idsets.unpacked_rows`), else the driver's executemany."""
+    if not entering:
+        return
+    dialect = idsets.dialect_of(session)
+    if idsets.unpacks(dialect):
+        names = ("audience_id", "contact_id")
+        pairs = idsets.unpacked_rows(dialect, names, [(a.id, c) for a, c in entering])
+        rows = select(pairs.c.audience_id, pairs.c.contact_id, literal(at, _ENTERED_AT))
+        session.execute(insert(MEMBERSHIPS).from_select([*names, "entered_at"], rows))
+        return
+    # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
+    rows_in = [{"audience_id": a.id, "contact_id": c, "entered_at": at} for a, c in entering]
+    insert_rows(session, MEMBERSHIPS, rows_in)
 
 
 def write_changes(
@@ -145,10 +153,46 @@ def write_changes(
     cause: str,
     at: datetime,
 ) -> int:
-    """Stores one audience's difference (contact ids entering and leaving) and its events."""
-    pairs_in = [(audience, contact_id) for contact_id in entering]
-    pairs_out = [(audience, contact_id) for contact_id in leaving]
-    return _write(session, list_id, pairs_in, pairs_out, cause, at)
+    """Stores one audience's difference (contact ids entering and leaving) and its events, as
+    `_write` does, in a few set statements whatever its size: each list of ids is one
+    parameter (`idsets.unpacked`), so a new audience of a million members costs no Python per
+    member. On a database without `idsets.unpacked`, through `_write`."""
+    dialect = idsets.dialect_of(session)
+    if not idsets.unpacks(dialect):
+        pairs_in = [(audience, contact_id) for contact_id in entering]
+        pairs_out = [(audience, contact_id) for contact_id in leaving]
+        return _write(session, list_id, pairs_in, pairs_out, cause, at)
+    _store_difference(session, dialect, audience.id, entering, leaving, at)
+    payload = _change_payload(audience)
+    groups = [
+        events.Alike(events.LEFT, leaving, audience.id, cause, payload),
+        events.Alike(events.ENTERED, entering, audience.id, cause, payload),
+    ]
+    return events.append_alike(session, list_id, groups)
+
+
+def _store_difference(
+    session: Session,
+    dialect: str,
+    audience_id: str,
+    entering: Sequence[str],
+    leaving: Sequence[str],
+    at: datetime,
+) -> None:
+    """One audience's rows: the leaving ones deleted, the entering ones inserted, each by one
+    statement over one parameter of ids."""
+    if leaving:
+        session.execute(
+            delete(Membership)
+            .where(Membership.audienceId == audience_id, ids_in(Membership.contactId, dialect))
+            .execution_options(synchronize_session=False),
+            {idsets.IDS: list(leaving)},
+        )
+    if entering:
+        ids = idsets.unpacked(dialect, entering)
+        rows = select(literal(audience_id, String), ids.c.value, literal(at, _ENTERED_AT))
+        names = ["audience_id", "contact_id", "entered_at"]
+        session.execute(insert(MEMBERSHIPS).from_select(names, rows))
 
 
 def _group(
@@ -359,5 +403,6 @@ def remove_audience(session: Session, audience: Audience, cause: str) -> int:
         .where(Membership.audienceId == audience.id)
         .order_by(Membership.contactId)
     )
-    leaving = [(stored_audience, c) for c in members]
-    return _write(session, audience.listId, [], leaving, cause, clock.now())
+    return write_changes(
+        session, audience.listId, stored_audience, [], list(members), cause, clock.now()
+    )
