@@ -32,9 +32,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
-from ..filter import Filter
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import (
     Aggregated,
@@ -57,6 +56,22 @@ Record = Mapping[str, Any]
 Truths = list[bool | None]
 Formula = Callable[[Truths], bool]
 Instant = Any  # what a relative value stands for at one moment (`Filter.instants`)
+
+
+class Filter(Protocol):
+    """What a set needs of a filter (the facade's `Filter` is one; this back-end does not
+    import the facade): its lowered tree, its schema, and its own judgement, for the filters
+    and records the shared evaluation leaves to it."""
+
+    @property
+    def lowered(self) -> Node: ...
+
+    @property
+    def schema(self) -> Schema: ...
+
+    def matches(self, record: Record, *, now: datetime | None = None) -> bool: ...
+
+
 LeafKey = tuple[int, Node]  # (the schema's number in the set, the lowered leaf)
 
 _EXACT: dict[FieldType, type] = {FieldType.STRING: str, FieldType.NUMBER: int}
