@@ -118,9 +118,13 @@ def browser(service: Service) -> Iterator[Any]:
 
 
 def _wait(driver: Any, condition: Any, message: str = "") -> Any:
+    """Until `condition()` holds; an element replaced while it was read (the page renders
+    the list again) counts as not yet."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT).until(lambda d: condition(), message)
+    waiting = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
+    return waiting.until(lambda d: condition(), message)
 
 
 def _by_id(driver: Any, element_id: str) -> Any:
@@ -282,9 +286,12 @@ def test_build_preview_save_reload_and_keep_text_and_rules_in_step(
     # Reload: the key is still there, and so is the audience.
     browser.refresh()
     _wait(browser, lambda: _by_id(browser, "workspace").is_displayed(), "no workspace")
-    saved = [b for b in _all(browser, "#audience-list button") if b.text.startswith(NAME)]
-    assert len(saved) == 1 and "(3 members)" in saved[0].text
-    saved[0].click()
+
+    def saved() -> list[Any]:
+        return [b for b in _all(browser, "#audience-list button") if b.text.startswith(NAME)]
+
+    _wait(browser, lambda: len(saved()) == 1 and "(3 members)" in saved()[0].text, "not saved")
+    _wait(browser, lambda: saved()[0].click() is None)
     _wait(browser, lambda: len(_rules(browser)) == 3, "the saved rules")
     _wait(browser, lambda: _count(browser) == str(expected))
     points = _rules(browser)[0]
@@ -327,8 +334,13 @@ def test_build_preview_save_reload_and_keep_text_and_rules_in_step(
     _type(browser, "audience-name", "VIP sharers")
     _by_id(browser, "rename").click()
     _wait(browser, lambda: "Renamed" in _by_id(browser, "save-status").text, "not renamed")
-    renamed = [b.text for b in _all(browser, "#audience-list button")]
-    assert any(text.startswith("VIP sharers") for text in renamed), renamed
+    _wait(
+        browser,
+        lambda: any(
+            b.text.startswith("VIP sharers") for b in _all(browser, "#audience-list button")
+        ),
+        "the list did not follow the rename",
+    )
     _wait(browser, lambda: _all(browser, '#events li[data-type="audience.updated"]'))
 
     # Delete it (with a confirmation); it leaves the list and the feed says so.
@@ -336,7 +348,9 @@ def test_build_preview_save_reload_and_keep_text_and_rules_in_step(
     _by_id(browser, "confirm-delete-yes").click()
     _wait(browser, lambda: "Deleted" in _by_id(browser, "save-status").text)
     _wait(browser, lambda: _all(browser, '#events li[data-type="audience.deleted"]'))
-    assert not [b for b in _all(browser, "#audience-list button") if "VIP" in b.text]
+    _wait(
+        browser, lambda: not [b for b in _all(browser, "#audience-list button") if "VIP" in b.text]
+    )
     assert _csp_violations(browser) == []
 
 
