@@ -501,6 +501,9 @@ def _count_failures(
     if hook.failureCount >= policy.disable_min_failures and now - since >= timedelta(
         seconds=policy.disable_after
     ):
+        # Attempts of one pass are counted together: the endpoint stops at the failure that
+        # reached the threshold, and the others of the pass, made at once, come after it.
+        hook.failureCount = max(hook.failureCount - count + 1, policy.disable_min_failures)
         hook.status = DISABLED
         hook.disabledAt = now
         hook.disabledReason = (
