@@ -191,9 +191,9 @@ class Filter:
         """The first instant after `now` at which a calendar value of the filter (a start of
         day, week, month or year, a period, an anniversary's days) steps: every record's
         answer may change then, durations (`ago`) aside. None if the filter has none."""
-        from .backends.memory_clock import next_step
-
-        return next_step(self.relatives, as_now(system_clock() if now is None else now))
+        if not self.relatives:
+            return None
+        return self._clockwork.next_step(as_now(system_clock() if now is None else now))
 
     def next_crossing(
         self,
@@ -206,20 +206,18 @@ class Filter:
         first instant after `now` at which the answer may change, a duration meeting a value
         or a calendar value stepping. Deciding again then is never late, at worst early; the
         exact instant needs the record itself (`next_change`)."""
-        from .backends.memory_clock import next_crossing
-
+        if not self.relatives:
+            return None
         moment = as_now(system_clock() if now is None else now)
         limit = None if until is None else as_now(until)
-        return next_crossing(self.relatives, self.resolvers, values, moment, limit)
+        return self._clockwork.next_crossing(values, moment, limit)
 
     def crossing_horizon(self, now: datetime | None = None) -> datetime | None:
         """The earliest date-time a duration of the filter has yet to meet after `now`: older
         values can no longer change the answer with time (None: no duration)."""
-        from .backends.memory_clock import crossing_horizon
-
-        return crossing_horizon(
-            self.relatives, self.resolvers, as_now(system_clock() if now is None else now)
-        )
+        if not self.relatives:
+            return None
+        return self._clockwork.crossing_horizon(as_now(system_clock() if now is None else now))
 
     @property
     def moves_with_clock(self) -> bool:

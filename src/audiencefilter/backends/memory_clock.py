@@ -153,12 +153,45 @@ class Clockwork:
         """The first instant after `now` at which some comparison may flip."""
         while crossings and crossings[0] <= now:
             heapq.heappop(crossings)
-        first = crossings[0] if crossings else None
-        for relative in self.stepping:
-            step = relative.next_step(now)
-            if step is not None and (first is None or step < first):
-                first = step
-        return first
+        step = self.next_step(now)
+        if not crossings:
+            return step
+        return crossings[0] if step is None or crossings[0] < step else step
+
+    def next_step(self, now: datetime) -> datetime | None:
+        """The first instant after `now` at which a calendar value of the filter steps: where
+        every record's answer may change at once (the moving ones aside)."""
+        steps = [s for r in self.stepping if (s := r.next_step(now)) is not None]
+        return min(steps, default=None)
+
+    def next_crossing(
+        self, values: Iterable[datetime], now: datetime, until: datetime | None = None
+    ) -> datetime | None:
+        """The first instant after `now` at which a moving instant meets one of `values`, or a
+        calendar value steps: no comparison of those values flips before. For a caller that
+        cannot evaluate the record in memory (a database decides it) but knows the date-times
+        it holds: waking then and deciding again is never late, only sometimes early."""
+        offsets = [now - instant for instant in self._moving_instants(now)]
+        step = self.next_step(now)
+        found = [] if step is None else [step]
+        for value in values:
+            for offset in offsets:
+                try:
+                    meeting = value + offset
+                except (OverflowError, TypeError):
+                    continue
+                found.extend(at for at in (meeting, meeting + _TICK) if at > now)
+        first = min(found, default=None)
+        return None if first is None or (until is not None and first >= until) else first
+
+    def crossing_horizon(self, now: datetime) -> datetime | None:
+        """The earliest date-time a moving instant has yet to meet (None: the filter has
+        none): a value before it flips no comparison again."""
+        return min(self._moving_instants(now), default=None)
+
+    def _moving_instants(self, now: datetime) -> list[datetime]:
+        pairs = zip(self.moving, self.resolvers, strict=True)
+        return [cast(datetime, resolve(now)) for moving, resolve in pairs if moving]
 
 
 def _cross(now: datetime, instant: datetime, noted: list[datetime], heap: list[datetime]) -> None:
@@ -174,51 +207,3 @@ def _cross(now: datetime, instant: datetime, noted: list[datetime], heap: list[d
         after = meeting + _TICK
         if after > now:
             heapq.heappush(heap, after)
-
-
-def next_step(relatives: Sequence[Relative], now: datetime) -> datetime | None:
-    """The first instant after `now` at which a calendar value of the filter steps: where
-    every record's answer may change at once (the moving ones aside)."""
-    steps = [s for r in relatives if (s := r.next_step(now)) is not None]
-    return min(steps, default=None)
-
-
-def next_crossing(
-    relatives: Sequence[Relative],
-    resolvers: Sequence[Callable[[datetime], Instant]],
-    values: Iterable[datetime],
-    now: datetime,
-    until: datetime | None = None,
-) -> datetime | None:
-    """The first instant after `now` at which a moving instant meets one of `values`, or a
-    calendar value steps: no comparison of those values flips before. For a caller that
-    cannot evaluate the record in memory (a database decides it) but knows the date-times
-    it holds: waking then and deciding again is never late, only sometimes early."""
-    offsets = [now - cast(datetime, resolve(now)) for resolve in _moving(relatives, resolvers)]
-    found = [s for r in relatives if (s := r.next_step(now)) is not None]
-    for value in values:
-        for offset in offsets:
-            try:
-                meeting = value + offset
-            except (OverflowError, TypeError):
-                continue
-            found.extend(at for at in (meeting, meeting + _TICK) if at > now)
-    first = min(found, default=None)
-    return None if first is None or (until is not None and first >= until) else first
-
-
-def crossing_horizon(
-    relatives: Sequence[Relative],
-    resolvers: Sequence[Callable[[datetime], Instant]],
-    now: datetime,
-) -> datetime | None:
-    """The earliest date-time a moving instant has yet to meet (None: the filter has none):
-    a value before it flips no comparison again."""
-    instants = [cast(datetime, resolve(now)) for resolve in _moving(relatives, resolvers)]
-    return min(instants, default=None)
-
-
-def _moving(
-    relatives: Sequence[Relative], resolvers: Sequence[Callable[[datetime], Instant]]
-) -> list[Callable[[datetime], Instant]]:
-    return [resolve for r, resolve in zip(relatives, resolvers, strict=True) if isinstance(r, Ago)]

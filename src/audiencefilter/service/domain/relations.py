@@ -23,7 +23,7 @@ from sqlalchemy import ColumnElement, Table, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import FromClause
 
-from ... import Filter
+from ... import Filter, as_utc
 from ..db.models import Action, Audience, Contact, Membership
 
 ACTIONS = "actions"
@@ -80,8 +80,7 @@ def action_instants(
             Action.subId.in_(chunk), Action.createdAt >= since
         )
         for contact_id, created in session.execute(statement):
-            aware = created if created.tzinfo is not None else created.replace(tzinfo=UTC)
-            found.setdefault(contact_id, []).append(aware)
+            found.setdefault(contact_id, []).append(as_utc(created))
     return found
 
 
