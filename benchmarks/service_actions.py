@@ -100,14 +100,15 @@ def _run(name: str, url: str, contacts: int, audiences: int, runs: int) -> None:
     bench = ActionsBench(url, contacts, audiences)
     print(f"  ready in {time.perf_counter() - started:.1f} s")
     try:
-        with_ms, without_ms = _side_by_side(
-            bench.act(bench.with_audiences), bench.act(bench.without), runs
-        )
-        print(f"  {'':<22} {'with':>9} {'without':>9}  ratio (target)")
-        print(
-            f"  {'create an action':<22} {with_ms:7.2f}ms {without_ms:7.2f}ms  "
-            f"ratio {with_ms / without_ms:.2f}x (≤{TARGET}x)"
-        )
+        print(f"  {'':<26} {'with':>9} {'without':>9}  ratio (target)")
+        for label, clock in (("wall clock", time.perf_counter), ("process CPU", time.process_time)):
+            with_ms, without_ms = _side_by_side(
+                bench.act(bench.with_audiences), bench.act(bench.without), runs, clock
+            )
+            print(
+                f"  {'create an action, ' + label:<26} {with_ms:7.2f}ms {without_ms:7.2f}ms  "
+                f"ratio {with_ms / without_ms:.2f}x (≤{TARGET}x)"
+            )
     finally:
         bench.close()
 

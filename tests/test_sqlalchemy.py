@@ -213,3 +213,31 @@ def test_the_former_name_still_registers_with_a_deprecation_warning() -> None:
         register_unicode_lower(connection)
     assert connection.execute("SELECT lower('ÉLODIE')").fetchone() == ("élodie",)
     connection.close()
+
+
+def test_an_expression_is_built_once_per_target_and_instant(engine: Engine) -> None:
+    """A service judging the same filters on every write asks for the same expression again:
+    it is kept per target, relations and the instants of the filter's relative values, so a
+    later `now` that moves a duration gets a new expression, with the new answer."""
+    plain = af.parse({"points": {"gte": 20}})
+    assert plain.to_sqlalchemy(Contact) is plain.to_sqlalchemy(Contact)
+    assert plain.to_sqlalchemy(Contact) is not plain.to_sqlalchemy(Contact.__table__)
+    with Session(engine) as session:
+        session.query(Contact).filter(Contact.id == "c1").update(
+            {"createdAt": datetime(2025, 1, 1, tzinfo=UTC)}
+        )
+        session.commit()
+    recent = af.parse({"createdAt": {"gte": {"ago": "P1D"}}})
+    before, after = datetime(2025, 1, 1, 12, tzinfo=UTC), datetime(2025, 1, 3, tzinfo=UTC)
+    first = recent.to_sqlalchemy(Contact, now=before)
+    assert recent.to_sqlalchemy(Contact, now=before) is first
+    later = recent.to_sqlalchemy(Contact, now=after)
+    assert later is not first
+    assert _ids(engine, select(Contact.id).where(first)) == ["c1"]
+    assert _ids(engine, select(Contact.id).where(later)) == []
+    assert _ids(engine, select(Contact.id).where(recent.to_sqlalchemy(Contact, now=before))) == [
+        "c1"
+    ]
+    with Session(engine) as session:
+        session.query(Contact).filter(Contact.id == "c1").update({"createdAt": None})
+        session.commit()

@@ -283,7 +283,25 @@ class Filter:
         """
         from .backends.sql.sqlalchemy import to_sqlalchemy
 
-        return to_sqlalchemy(self.lowered_at(now), self.schema, target, relations)
+        moment = (system_clock() if now is None else now) if self.relatives else None
+        key = (id(target), id(relations), self.instants(moment) if moment else ())
+        memo = self._sqlalchemy_memo
+        kept_now = memo[0]  # one tuple, read at once and replaced whole: safe across threads
+        for kept in kept_now:
+            if kept[0] == key and kept[1] is target and kept[2] is relations:
+                return kept[3]
+        built = to_sqlalchemy(self.lowered_at(moment), self.schema, target, relations)
+        memo[0] = ((key, target, relations, built), *kept_now[:3])
+        return built
+
+    @cached_property
+    def _sqlalchemy_memo(self) -> list[tuple[tuple[Any, ...], ...]]:
+        """The last few expressions built, by target, relations and the instants their relative
+        values stood for: a service judging the same audiences on every write builds each
+        expression once per instant, not once per write (a filter without relative values, or
+        only calendar ones, keeps one for a day or for good). Same target and relations objects
+        only (identity, kept alive by the memo): a rebuilt table is another key."""
+        return [()]
 
     def to_sql(
         self,

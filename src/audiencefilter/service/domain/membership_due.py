@@ -137,13 +137,16 @@ def _early(
     if not audiences:
         return rows
     records = contact_records.rows(session, contact_ids, decode=True)
-    for audience in audiences:
-        flt = cast(Filter, audience.flt)
-        since = flt.crossing_horizon(at) or at
-        actions = relations.action_instants(session, contact_ids, since)
+    filters = [cast(Filter, audience.flt) for audience in audiences]
+    horizons = [flt.crossing_horizon(at) or at for flt in filters]
+    # One read of the recent actions for every audience, from the earliest horizon; each
+    # audience then keeps those within its own reach.
+    actions = relations.action_instants(session, contact_ids, min(horizons))
+    for audience, flt, since in zip(audiences, filters, horizons, strict=True):
         until = flt.next_step(at)
         for record in records:
-            values = [*_instants_of(record), *actions.get(record["id"], ())]
+            recent = [moment for moment in actions.get(record["id"], ()) if moment >= since]
+            values = [*_instants_of(record), *recent]
             rows.extend(_row(audience, record["id"], flt.next_crossing(values, at, until=until)))
     return rows
 
