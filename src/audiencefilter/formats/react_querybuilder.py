@@ -53,6 +53,7 @@ from ..language.nodes import (
     Or,
     Quantified,
 )
+from ..language.values import InexactNumber, decimal_numeral
 from ..language.visitor import Visitor
 from ..where.decode import as_str, load_json
 from .budget import Budget, Place, child, refuse
@@ -513,7 +514,11 @@ class _Reader:
     def numeral(self, field: Field, text: str, path: Place) -> Any:
         """A number field's value written as text: `"100"`, `"-2.5"`, `"1e3"`."""
         if _NUMERAL.match(text):
-            number = json.loads(text)
+            try:
+                number = json.loads(text, parse_float=decimal_numeral)
+            except InexactNumber as exc:
+                self.budget.add(path, str(exc), InexactNumber.hint)
+                return _BAD
             if not isinstance(number, float) or number not in (float("inf"), float("-inf")):
                 return number
         self.budget.add(

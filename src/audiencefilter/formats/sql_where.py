@@ -54,6 +54,7 @@ from ..language.nodes import (
     all_of,
 )
 from ..language.relations import Quantifier, Relation
+from ..language.values import InexactNumber, decimal_numeral
 from ..language.visitor import Visitor
 from .budget import Budget, refuse
 from .declared import at_paths
@@ -390,7 +391,10 @@ class _Reader:
     def number(self, literal: Any, target: Field, negative: bool) -> Any:
         text = literal.this
         try:
-            number: int | float = int(text) if _INTEGER.match(text) else float(text)
+            number: int | float = int(text) if _INTEGER.match(text) else decimal_numeral(text)
+        except InexactNumber as exc:
+            self.add(literal, target.name, str(exc), InexactNumber.hint)
+            return _BAD
         except ValueError:
             number = float("nan")
         if number != number or number in (float("inf"), float("-inf")):
