@@ -65,7 +65,11 @@ def _rule(field: str, operator: str, value: Any = None, **extra: Any) -> dict[st
         ),
         (_rule("data.plan", "=", "pro"), '{"data":{"path":["plan"],"equals":"pro"}}'),
         (_rule("data.address.city", "notNull"), '{"data":{"path":["address","city"],"not":null}}'),
-        (_rule("createdAt", ">", "2025-01-31"), '{"createdAt":{"gt":"2025-01-31T00:00:00Z"}}'),
+        (
+            _rule("createdAt", ">", "2025-01-31 09:30:00.000000"),
+            '{"createdAt":{"gt":"2025-01-31T09:30:00Z"}}',
+        ),
+        (_rule("createdAt", ">=", "2025-01-31"), '{"createdAt":{"gte":"2025-01-31T00:00:00Z"}}'),
         (_rule("points", "IN", "1,2"), '{"points":{"in":[1,2]}}'),
     ],
 )

@@ -58,7 +58,7 @@ def _json(text: str) -> str:
         ),
         (
             "EXISTS (SELECT * FROM actions AS a WHERE contacts.id = a.sub_id AND a.name = 'share' "
-            "AND a.created_at > '2025-01-01')",
+            "AND a.created_at > '2025-01-01 00:00:00.000000')",
             '{"actions":{"some":{"name":{"equals":"share"},"createdAt":{"gt":"2025-01-01T00:00:00Z"}}}}',
         ),
         (

@@ -353,8 +353,19 @@ def _period_words(value: Any) -> str:
     return text
 
 
+_EMPTY_OPERAND: Final = {
+    ListOp.HAS_SOME: "include one of an empty list (never)",
+    ListOp.HAS_EVERY: "are any list (every value of an empty list is in it)",
+    ListOp.ARRAY_CONTAINS: "is any array (every value of an empty list is in it)",
+    ListOp.EQUALS: "are empty",
+}
+"""A list test with no values, which the words of `_list_verb` would leave unfinished."""
+
+
 def _list_verb(node: ListTest) -> str:
     values = node.value
+    if not values and node.op in _EMPTY_OPERAND:
+        return _EMPTY_OPERAND[node.op]
     match node.op:
         case ListOp.HAS | ListOp.ARRAY_CONTAINS:
             return f"include {one_of(values, 'and')}"

@@ -42,6 +42,7 @@ from ..language.nodes import (
     all_of,
     any_of,
 )
+from .declared import at_paths
 from .folding import caseless
 from .logic import conjoin, not_true, unknown_when
 from .reading import Path, Reading, decode, is_list, is_map
@@ -579,7 +580,7 @@ def write(node: Node, schema: Schema = CONTACT) -> object:
     Raises:
         FilterError: a condition with no faithful JsonLogic form, named in the message.
     """
-    return _Writer(schema).true(node)
+    return _Writer(schema).true(at_paths(node, schema, "JsonLogic", paths=True))
 
 
 class _Writer:

@@ -45,6 +45,7 @@ from ..language.nodes import (
     any_of,
 )
 from ..language.relations import Quantifier, Relation
+from .declared import at_paths
 from .folding import caseless, regex_folds_alike
 from .logic import conjoin, not_true, unknown_when
 from .reading import Path, Reading, decode, is_list, is_map
@@ -479,7 +480,7 @@ def write(node: Node, schema: Schema = CONTACT) -> object:
     Raises:
         FilterError: a condition with no faithful MongoDB form, named in the message.
     """
-    return _Writer(schema).true(node)
+    return _Writer(schema).true(at_paths(node, schema, "MongoDB", paths=False))
 
 
 class _Writer:

@@ -32,7 +32,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any, Final
 
 from ..errors import describe_value, did_you_mean
@@ -53,9 +53,12 @@ from ..language.nodes import (
     Or,
     Quantified,
 )
+from ..language.values import InexactNumber, decimal_numeral
 from ..language.visitor import Visitor
 from ..where.decode import as_str, load_json
 from .budget import Budget, Place, child, refuse
+from .declared import at_paths
+from .instants import sql_text, unportable
 
 NAME = "react-querybuilder"
 PLACEHOLDER = "~"
@@ -511,7 +514,11 @@ class _Reader:
     def numeral(self, field: Field, text: str, path: Place) -> Any:
         """A number field's value written as text: `"100"`, `"-2.5"`, `"1e3"`."""
         if _NUMERAL.match(text):
-            number = json.loads(text)
+            try:
+                number = json.loads(text, parse_float=decimal_numeral)
+            except InexactNumber as exc:
+                self.budget.add(path, str(exc), InexactNumber.hint)
+                return _BAD
             if not isinstance(number, float) or number not in (float("inf"), float("-inf")):
                 return number
         self.budget.add(
@@ -530,9 +537,29 @@ class _Reader:
             return self.conditions.data_comparison(
                 field, target.keys, op, value, insensitive, report
             )
-        if not self.conditions.accepts(field, op, report):
+        if not self.conditions.accepts(field, op, report) or not self.portable(
+            field, op, value, path
+        ):
             return TRUE
         return self.conditions.comparison(field, op, value, op in _PATTERN_OPS, report)
+
+    def portable(self, field: Field, op: Op, value: Any, path: Place) -> bool:
+        """Whether each date-time value means one instant wherever the export's SQL runs
+        (`instants.unportable`: the export quotes the value as it is); False (reported)
+        otherwise."""
+        if field.type is not FieldType.DATETIME:
+            return True
+        listed = isinstance(value, list)
+        places = [child(path, i) for i in range(len(value))] if listed else [path]
+        problems = [
+            (place, unportable(text, op))
+            for place, text in zip(places, value if listed else [value], strict=True)
+            if isinstance(text, str)
+        ]
+        for place, problem in problems:
+            if problem is not None:
+                self.budget.add(place, *problem)
+        return all(problem is None for _, problem in problems)
 
     # Rules comparing with another field.
 
@@ -719,7 +746,7 @@ def write(node: Node, schema: Schema) -> dict[str, Any]:
         FilterError: a node with no faithful form (relations, list fields, blank, relative
             dates, case rules react-querybuilder's operators do not have), naming it.
     """
-    written = _Writer(schema).visit(node)
+    written = _Writer(schema).visit(at_paths(node, schema, "react-querybuilder", paths=True))
     return written if "rules" in written else _group("and", [written])
 
 
@@ -881,8 +908,10 @@ def _json_value(field: str, value: Any, path: tuple[str, ...]) -> Any:
         return str(value)
     if isinstance(value, str | int | float | bool):
         return value
+    if isinstance(value, datetime):
+        return sql_text(value)
     if isinstance(value, date):
-        return value.isoformat().replace("+00:00", "Z")
+        return value.isoformat()
     raise refuse(
         field,
         "a date-time relative to now has no react-querybuilder form",

@@ -29,7 +29,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from typing import Any, Final
 
 from ..errors import FilterError, Issue, describe_value, did_you_mean
@@ -54,8 +54,11 @@ from ..language.nodes import (
     all_of,
 )
 from ..language.relations import Quantifier, Relation
+from ..language.values import InexactNumber, decimal_numeral
 from ..language.visitor import Visitor
 from .budget import Budget, refuse
+from .declared import at_paths
+from .instants import sql_text, unportable
 
 NAME = "sql"
 CONTACTS = "contacts"
@@ -388,7 +391,10 @@ class _Reader:
     def number(self, literal: Any, target: Field, negative: bool) -> Any:
         text = literal.this
         try:
-            number: int | float = int(text) if _INTEGER.match(text) else float(text)
+            number: int | float = int(text) if _INTEGER.match(text) else decimal_numeral(text)
+        except InexactNumber as exc:
+            self.add(literal, target.name, str(exc), InexactNumber.hint)
+            return _BAD
         except ValueError:
             number = float("nan")
         if number != number or number in (float("inf"), float("-inf")):
@@ -441,6 +447,19 @@ class _Reader:
             return TRUE
         return self.conditions.comparison(target, op, value, insensitive, report)
 
+    def portable(self, target: Field, op: Op, literals: list[tuple[Any, Any]]) -> bool:
+        """Whether each date-time literal (its expression and value) means one instant on
+        every engine (`instants.unportable`); False, reported at the literal, otherwise."""
+        if target.type is not FieldType.DATETIME:
+            return True
+        problems = [
+            (expr, unportable(value, op)) for expr, value in literals if isinstance(value, str)
+        ]
+        for expr, problem in problems:
+            if problem is not None:
+                self.add(expr, target.name, *problem)
+        return all(problem is None for _, problem in problems)
+
     # Predicates.
 
     def comparison(self, expr: Any, op: Op | None, scope: _Scope) -> Node:
@@ -471,7 +490,9 @@ class _Reader:
                 return TRUE
             return self.build(expr, target, op, {REF: other.name}, False)
         value = self.value(right, target)
-        return TRUE if value is _BAD else self.build(expr, target, op, value, False)
+        if value is _BAD or not self.portable(target, op, [(right, value)]):
+            return TRUE
+        return self.build(expr, target, op, value, False)
 
     def listed(self, expr: Any, op: Op, scope: _Scope) -> Node:
         """`x IN (a, b)` and `x NOT IN (a, b)`, values only."""
@@ -482,6 +503,8 @@ class _Reader:
             return self.refused(expr, "IN takes a list of values here, not a subquery")
         values = [self.value(item, target) for item in expr.expressions]
         if any(v is _BAD for v in values):
+            return TRUE
+        if not self.portable(target, op, list(zip(expr.expressions, values, strict=True))):
             return TRUE
         return self.build(expr, target, op, values, False)
 
@@ -733,7 +756,7 @@ def write(node: Node, schema: Schema) -> str:
         FilterError: a node with no portable form here (case-insensitive equality, lists,
             JSON paths, blank, aggregates, relative dates, patterns holding % or _).
     """
-    return _Writer(schema, (CONTACTS,)).visit(node)
+    return _Writer(schema, (CONTACTS,)).visit(at_paths(node, schema, "SQL WHERE", paths=False))
 
 
 def _literal(value: Any) -> str:
@@ -742,8 +765,10 @@ def _literal(value: Any) -> str:
         return "TRUE" if value else "FALSE"
     if isinstance(value, int | float):
         return repr(value)
-    if isinstance(value, date):
-        value = value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, datetime):
+        value = sql_text(value)
+    elif isinstance(value, date):
+        value = value.isoformat()
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
     return json.dumps(str(value))

@@ -168,6 +168,15 @@ class Field:
     def accepts(self, op: Op) -> bool:
         return op in OPERATORS[self.type]
 
+    def read_at(self) -> tuple[str, tuple[str, ...]]:
+        """The column a condition on this field reads and the path inside it: a field
+        declared inside JSON is the JSON column at its keys (`plan` at `data.plan` is
+        `("data", ("plan",))`), any other field its own column with no path. Lowering and
+        the format writers place a declared field with this one rule."""
+        if self.source:
+            return self.source[0], self.source[1:]
+        return self.name, ()
+
     @property
     def operator_names(self) -> tuple[str, ...]:
         """Every key valid inside this field's operator object, for messages and suggestions."""

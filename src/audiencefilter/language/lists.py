@@ -92,17 +92,15 @@ def _equal_lists(found: Sequence[Any], literals: Sequence[Any]) -> bool:
 
 def array_truth(node: ListTest, document: object) -> bool | None:
     """The three-valued result of a lowered `array_*` test at `node.path` of a JSON document:
-    UNKNOWN where the path finds nothing or JSON null (as every data-path condition), FALSE for
-    a present value that is no array, else the test of the items, each literal matching items
-    of its own JSON type (`1` and `1.0` one number, `true` no number, `"1"` no number) and no
-    null item."""
+    UNKNOWN where the path finds nothing, JSON null or a value that is no array (Prisma's
+    test of the JSON type goes with the condition and with its NOT alike), else the test of
+    the items, each literal matching items of its own JSON type (`1` and `1.0` one number,
+    `true` no number, `"1"` no number) and no null item."""
     from .data_paths import json_type, lookup, value_type
 
     value = lookup(document, node.path)
-    if value is None:
-        return None
     if not isinstance(value, list | tuple):
-        return False
+        return None
 
     def same(item: object, literal: Any) -> bool:
         kind = value_type(literal)

@@ -31,6 +31,43 @@ def is_number(value: object) -> bool:
     return isinstance(value, float) and math.isfinite(value)
 
 
+def decimal_numeral(text: str) -> float:
+    """The double a decimal numeral (`0.1`, `2.5e-3`) names: the one every engine and every
+    JSON reader compares with (docs/semantics.md, Numbers).
+
+    Raises:
+        InexactNumber: the numeral has more precision than a double keeps, so the double would
+            move the bound it writes (`100.000000000000001` is the double `100.0`): it must be
+            the double's shortest numeral (`0.1`) or its exact value.
+    """
+    number = float(text)
+    if not math.isfinite(number):
+        return number
+    written = Decimal(text)
+    if written == Decimal(repr(number)) or written == Decimal(number):
+        return number
+    raise InexactNumber(text, number)
+
+
+class InexactNumber(ValueError):
+    """A decimal numeral no double holds as written; its message says which double it
+    would be read as, and the fix."""
+
+    def __init__(self, text: str, number: float) -> None:
+        self.text = text
+        self.number = number
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        super().__init__(
+            f"the number {shown} has more precision than a double keeps: it would be read as "
+            f"{number!r}, which moves the bound"
+        )
+
+    hint = (
+        "write at most 17 significant digits (a double's own numeral), or an integer, which "
+        "compares exactly"
+    )
+
+
 def parse_datetime(text: str) -> datetime:
     """An ISO 8601 date or date-time as an aware UTC instant, truncated to microseconds.
 

@@ -210,7 +210,7 @@ class _Lowering(Visitor[Node]):
     def visit_is_null(self, node: IsNull) -> Node:
         field = self.schema.get(node.field)
         if not node.path and field is not None and field.source:
-            return IsNull(field.source[0], field.source[1:])
+            return IsNull(*field.read_at())
         return node
 
     def visit_comparison(self, node: Comparison) -> Node:
@@ -234,8 +234,8 @@ class _Lowering(Visitor[Node]):
         value = self.value(node.value, node.insensitive)
         field, path = node.field, node.path
         declared = self.schema.get(field)
-        if not path and declared is not None and declared.source:
-            field, path = declared.source[0], declared.source[1:]
+        if not path and declared is not None:
+            field, path = declared.read_at()
         if value is node.value and field is node.field and path is node.path:
             return node
         return replace(node, field=field, path=path, value=value)

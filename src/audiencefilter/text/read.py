@@ -38,7 +38,7 @@ from ..language.conditions import (
 )
 from ..language.fields import Field, FieldType, ListOp, Op, Schema
 from ..language.nodes import FALSE, TRUE, And, IsNull, ListTest, Node, Not, Or
-from ..language.values import is_number
+from ..language.values import InexactNumber, decimal_numeral, is_number
 from ..where.positions import line_column
 from . import relations
 from .literals import EscapeError, describe_literal, field_name, literal, quote, unquote
@@ -458,7 +458,11 @@ class Builder:
                     path,
                 )
                 return None
-        value = float(text)
+        try:
+            value = decimal_numeral(text)
+        except InexactNumber as exc:
+            self.issue(token, str(exc), InexactNumber.hint, path)
+            return None
         return value if is_number(value) else TooLarge(text)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import FilterError, Issue
 from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
+from ..language.values import InexactNumber, decimal_numeral
 
 
 class DuplicateKeys(dict[str, Any]):
@@ -56,10 +57,14 @@ def _reject_constant(name: str) -> Any:
 Scanner = Callable[[str, int], tuple[Any, int]]
 """A decoder's `scan_once`: one JSON value from an offset, and the offset after it."""
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object_pairs,
+    parse_constant=_reject_constant,
+    parse_float=decimal_numeral,
+)
 _SCAN: Scanner = _DECODER.scan_once  # type: ignore[attr-defined]
 #: Without the duplicate-key hook, for the fast reader, which rules out repeats by counting.
-PLAIN_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+PLAIN_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=decimal_numeral)
 SCAN_PLAIN: Scanner = PLAIN_DECODER.scan_once  # type: ignore[attr-defined]
 #: What `json` skips between tokens.
 SKIP_SPACE = re.compile(r"[ \t\n\r]*").match
@@ -72,7 +77,12 @@ def _decode(text: str | bytes) -> Any:
     after the checks `json.loads` makes; anything else takes `json.loads` itself.
     """
     if type(text) is not str or text.startswith("\ufeff"):
-        return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_reject_constant)
+        return json.loads(
+            text,
+            object_pairs_hook=_object_pairs,
+            parse_constant=_reject_constant,
+            parse_float=decimal_numeral,
+        )
     try:
         value, end = _SCAN(text, SKIP_SPACE(text, 0).end())  # type: ignore[union-attr]
     except StopIteration as err:
@@ -112,6 +122,9 @@ def load_json(text: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
             line=exc.lineno,
             column=exc.colno,
         )
+        raise FilterError([issue], source=as_str(text)) from None
+    except InexactNumber as exc:
+        issue = Issue(path="", message=str(exc), suggestion=InexactNumber.hint)
         raise FilterError([issue], source=as_str(text)) from None
     except _NonFiniteNumber as exc:
         issue = Issue(

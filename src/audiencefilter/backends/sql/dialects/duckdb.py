@@ -179,8 +179,6 @@ class DuckDB(TypedItemArrays):
             tests.append(f"COALESCE({at} = {render(value)}, FALSE)")
         return all_of(tests)
 
-    missing_kind = "NULL"
-
     def array_items(self, column: str, path: str) -> str:
         return f"CAST(json_extract(CAST({column} AS JSON), {path}) AS JSON[])"
 

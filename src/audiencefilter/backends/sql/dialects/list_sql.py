@@ -10,9 +10,9 @@ rules they share (docs/backends.md, "Lists"):
   list is UNKNOWN whatever the operator (`lists.truth`); null items are passed over.
 - An engine comparing numbers as doubles drops the integers no double holds (`double_items`):
   they equal no item, and the engine would round them to a neighbour.
-- A JSON array at a data path is UNKNOWN where the path finds nothing or JSON null, FALSE for
-  another JSON type, else the test of the items, each literal against items of its own JSON
-  type (`lists.array_truth`).
+- A JSON array at a data path is UNKNOWN where the path finds nothing, JSON null or another
+  JSON type (`CASE WHEN <type> = 'array' THEN ... END`), else the test of the items, each
+  literal against items of its own JSON type (`lists.array_truth`).
 """
 
 from __future__ import annotations

@@ -204,12 +204,12 @@ class MySQL(Dialect):
 
         values = double_literals(node)
         if values is None:
-            return f"CASE WHEN {kind()} <> 'NULL' THEN FALSE END"
+            return f"CASE WHEN {kind()} = 'ARRAY' THEN FALSE END"
         head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
         test = self._array_items(
             out, node, values, lambda: f"JSON_EXTRACT({column}, {out.text(path)})"
         )
-        return head + test + f" WHEN {kind()} <> 'NULL' THEN FALSE END"
+        return head + test + " END"  # UNKNOWN for anything but an array (lists.array_truth)
 
     def _array_items(
         self, out: ListWriter, node: ListTest, values: tuple[Any, ...], document: Any

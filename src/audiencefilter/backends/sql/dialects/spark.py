@@ -256,8 +256,6 @@ class SparkSQL(TypedItemArrays):
         items = ", ".join(render(v) for v in values)
         return f"exists({subject}, af_x -> COALESCE(af_x IN ({items}), FALSE))"
 
-    missing_kind = "VOID"
-
     def array_items(self, column: str, path: str) -> str:
         return f"variant_get(parse_json({column}), {path}, 'array<variant>')"
 

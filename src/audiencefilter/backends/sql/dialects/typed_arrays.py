@@ -1,8 +1,8 @@
 """JSON arrays read item by item, each item's JSON type tested before its value: DuckDB and
 Spark SQL write `array_*` tests at a data path this one way (`lists.array_truth`).
 
-The array is UNKNOWN where the path finds nothing or JSON null, FALSE for another JSON type,
-else the test of its items. An item equals a literal only when it has the literal's JSON
+The array is UNKNOWN where the path finds nothing, JSON null or another JSON type, else the
+test of its items. An item equals a literal only when it has the literal's JSON
 type, and the type is tested in a `CASE` before the value is read: an engine would otherwise
 cast a string item to a number before testing its type. What differs between the engines is
 spelling: how the items are listed, how one is taken by position, how "some item" is asked,
@@ -12,7 +12,7 @@ and how an item's JSON type and value are read; each dialect gives those (the ho
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from ....language.fields import FieldType, ListOp
 from ....language.lists import refused
@@ -23,9 +23,6 @@ from .list_sql import ListWriter, all_of, double_literals, edge_index, json_kind
 
 class TypedItemArrays(Dialect):
     """A dialect whose JSON arrays are tested item by item (see the module)."""
-
-    missing_kind: ClassVar[str]
-    """What the dialect's `json_type` says of a path that finds nothing or JSON null."""
 
     def array_test(self, out: ListWriter, node: ListTest) -> str:
         path = self.json_path(node.path)
@@ -38,10 +35,10 @@ class TypedItemArrays(Dialect):
 
         values = double_literals(node)
         if values is None:
-            return f"CASE WHEN {kind()} <> '{self.missing_kind}' THEN FALSE END"
+            return f"CASE WHEN {kind()} = 'ARRAY' THEN FALSE END"
         head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
         test = self._array_items(out, node, values, column, path)
-        return head + test + f" WHEN {kind()} <> '{self.missing_kind}' THEN FALSE END"
+        return head + test + " END"  # UNKNOWN for anything but an array
 
     def _array_items(
         self, out: ListWriter, node: ListTest, values: tuple[Any, ...], column: str, path: str
