@@ -25,7 +25,7 @@ from .calendar import RELATIVE_TYPES, DayOf, Period, Relative, StartOf
 from .fields import ListOp, Op
 from .relations import Aggregate, Quantifier
 from .relative import Ago
-from .values import Scalar
+from .values import Scalar, same_value
 
 Value = Scalar | Ago | StartOf | Period | MonthDays | DayOf | tuple[Scalar, ...]
 """A comparison's operand: one literal, a relative date-time (`Ago`, `StartOf`), a calendar
@@ -77,6 +77,20 @@ class Comparison:
     insensitive: bool = False
     path: tuple[str, ...] = ()
     kind: ClassVar[str] = "comparison"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields, operators, modes and paths, and one literal (`values.value_key`):
+        `data.optin = true` is not `data.optin = 1`, though `True == 1` in Python. The hash
+        stays the fields' own, which equal nodes share."""
+        if not isinstance(other, Comparison):
+            return NotImplemented
+        return (
+            self.field == other.field
+            and self.op is other.op
+            and self.insensitive == other.insensitive
+            and self.path == other.path
+            and same_value(self.value, other.value)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +219,18 @@ class ListTest:
     insensitive: bool = False
     path: tuple[str, ...] = ()
     kind: ClassVar[str] = "list_test"
+
+    def __eq__(self, other: object) -> bool:
+        """As `Comparison`'s: the literals are one when their `values.value_key`s are."""
+        if not isinstance(other, ListTest):
+            return NotImplemented
+        return (
+            self.field == other.field
+            and self.op is other.op
+            and self.insensitive == other.insensitive
+            and self.path == other.path
+            and same_value(self.value, other.value)
+        )
 
 
 Node = (
