@@ -2,7 +2,8 @@
 
 Design choices:
 - Frozen slotted dataclasses: immutable, hashable and compared by value, and cheap to build,
-  which keeps `parse` in the tens of microseconds.
+  which keeps `parse` in the tens of microseconds. Literals compare by `values.value_key`, not
+  Python's `==`: `data.optin = true` and `data.optin = 1` are two nodes.
 - `And`/`Or` are n-ary with at least two items; a group of one is its item, an empty group is a
   `Const`. Nested groups are kept as written (flattening is `simplify`'s job), so an explanation
   of a result follows the filter the user wrote.
