@@ -9,7 +9,8 @@ from audiencefilter import FALSE, TRUE, Comparison, IsNull, Not, Op, Or
 from audiencefilter.language.contact import CONTACT
 from audiencefilter.language.nodes import walk
 from audiencefilter.language.relative import Ago
-from audiencefilter.rewrite.lower import lower, unique
+from audiencefilter.language.values import unique
+from audiencefilter.rewrite.lower import lower
 
 NOW = datetime(2025, 3, 31, 12, tzinfo=UTC)
 CUSTOM = CONTACT.with_fields(plan=("string", ("data", "plan")), seats=("number", ("data", "n")))
@@ -33,7 +34,8 @@ def test_a_case_sensitive_list_keeps_its_case_and_loses_its_repeats() -> None:
 
 
 def test_list_literals_are_unique_per_type() -> None:
-    assert unique((1, True, 1.0, 1, "1", True)) == (1, True, 1.0, "1")
+    # `1` and `1.0` are one number; `true` is no number, `"1"` no number.
+    assert unique((1, True, 1.0, 1, "1", True, -0.0, 0, False)) == (1, True, "1", -0.0, False)
     node = Comparison("data", Op.IN, (1, True, 1), path=("n",))
     assert lower(node, CONTACT) == Comparison("data", Op.IN, (1, True), path=("n",))
 

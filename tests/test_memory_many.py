@@ -18,7 +18,14 @@ from hypothesis import strategies as st
 
 import audiencefilter as af
 from audiencefilter.testing.relation_strategies import relation_wheres
-from audiencefilter.testing.strategies import NOW, records, where_clauses, wrong_typed_values
+from audiencefilter.testing.strategies import (
+    NOW,
+    lookalike_conditions,
+    lookalike_data,
+    records,
+    where_clauses,
+    wrong_typed_values,
+)
 
 DATED = af.Schema.of(
     "contact", createdAt="datetime", points="number", country="string", isVerified="boolean"
@@ -86,6 +93,18 @@ def test_hostile_values(filters: list[af.Filter], record: Any) -> None:
 @given(_shared_filters(af.CONTACT, _pool(af.CONTACT, wide=True)), records(wide=True))
 def test_wide_values(filters: list[af.Filter], record: Any) -> None:
     _assert_same(filters, record)
+
+
+@given(
+    _shared_filters(af.CONTACT, lookalike_conditions()),
+    records(wide=True),
+    lookalike_data(),
+)
+def test_lookalike_literals_are_distinct_conditions(
+    filters: list[af.Filter], record: Any, data: dict[str, Any]
+) -> None:
+    """`true` and `1` at one path are two conditions, though `True == 1` in Python."""
+    _assert_same(filters, {**record, "data": data})
 
 
 @given(

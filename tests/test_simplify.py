@@ -6,10 +6,16 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 import audiencefilter as af
 from audiencefilter.rewrite.simplify import size
-from audiencefilter.testing.strategies import filters, record_lists
+from audiencefilter.testing.strategies import (
+    filters,
+    lookalike_data,
+    lookalike_filters,
+    record_lists,
+)
 
 
 @given(filters(max_leaves=10), record_lists())
@@ -18,6 +24,16 @@ def test_simplified_filter_has_the_same_members(flt: af.Filter, rows: list[dict[
     assert [simple.matches(r) for r in rows] == [flt.matches(r) for r in rows]
     assert size(simple.root) <= size(flt.root)
     assert af.parse(simple.to_json()) == simple  # still a filter parse can produce
+
+
+@given(lookalike_filters(), st.lists(lookalike_data(), max_size=8))
+def test_lookalike_literals_keep_their_members(flt: af.Filter, data: list[dict[str, Any]]) -> None:
+    """`true`, `1` and `1.0` at one path: duplicates are removed only where they are one
+    literal (`1` and `1.0`), never where Python's `==` alone joins them (`true` and `1`)."""
+    simple = flt.simplify()
+    rows = [{"data": d} for d in data]
+    assert [simple.matches(r) for r in rows] == [flt.matches(r) for r in rows]
+    assert [flt.is_unsatisfiable() and flt.matches(r) for r in rows] == [False] * len(rows)
 
 
 @given(filters(max_leaves=10), record_lists())

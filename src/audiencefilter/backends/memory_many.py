@@ -4,7 +4,8 @@ Why: a list's smart audiences are all judged on every contact write, and account
 conditions (the same country, plan or consent test in dozens of audiences). Judged one by one,
 a thousand audiences run a thousand compiled functions and a shared condition as many times as
 it appears. A `FilterSet` splits each lowered tree into its conditions (the leaves: frozen,
-hashable nodes, so equal conditions are one key) and its logic (AND, OR, NOT, constants), then
+hashable nodes, so equal conditions are one key: equal as the language's literals are,
+`values.value_key`, where `true` and `1` are two) and its logic (AND, OR, NOT, constants), then
 for each record:
 
 1. computes the truth of each distinct leaf once: TRUE, FALSE or UNKNOWN (None). Equality and

@@ -45,6 +45,7 @@ from ..language.nodes import (
     any_of,
 )
 from ..language.relations import Quantifier, Relation
+from ..language.values import unique
 from .declared import at_paths
 from .folding import caseless, regex_folds_alike
 from .logic import conjoin, not_true, unknown_when
@@ -294,7 +295,7 @@ class _Reader(Reading):
             return TRUE
         rest, null = listed
         if field.type is FieldType.BOOLEAN:  # no `in` on booleans here: each value's equality
-            equal = tuple(self.compare(field, Op.EQUALS, v, path) for v in dict.fromkeys(rest))
+            equal = tuple(self.compare(field, Op.EQUALS, v, path) for v in unique(tuple(rest)))
             return any_of((*equal, IsNull(field.name))) if null else any_of(equal)
         if null and rest == [""] and field.type is FieldType.STRING:
             return Blank(field.name)

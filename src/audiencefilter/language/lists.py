@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import FilterError, Issue
 from .fields import FieldType, ListOp
 from .nodes import ListTest
-from .values import accepts, fold, record_date, record_datetime
+from .values import accepts, fold, record_date, record_datetime, value_key
 
 
 def items(kind: FieldType, value: object) -> list[Any] | None:
@@ -57,13 +57,6 @@ def items(kind: FieldType, value: object) -> list[Any] | None:
     return found
 
 
-def _key(item: Any) -> tuple[type, Any]:
-    """Equal items have equal keys: booleans apart from numbers, `1` equal to `1.0`."""
-    if isinstance(item, bool):
-        return bool, item
-    return (str, item) if isinstance(item, str) else (object, item)
-
-
 def truth(node: ListTest, kind: FieldType, value: object) -> bool | None:
     """The three-valued result of a lowered `node` on a record's list `value`."""
     found = items(kind, value)
@@ -75,8 +68,8 @@ def truth(node: ListTest, kind: FieldType, value: object) -> bool | None:
         return not found
     if node.op is ListOp.EQUALS:
         return _equal_lists(found, node.value)
-    present = {_key(item) for item in found if item is not None}
-    wanted = [_key(literal) for literal in node.value]
+    present = {value_key(item) for item in found if item is not None}
+    wanted = [value_key(literal) for literal in node.value]
     if node.op is ListOp.HAS_EVERY:
         return all(key in present for key in wanted)
     return any(key in present for key in wanted)  # has, hasSome
@@ -85,7 +78,7 @@ def truth(node: ListTest, kind: FieldType, value: object) -> bool | None:
 def _equal_lists(found: Sequence[Any], literals: Sequence[Any]) -> bool:
     """`equals`: the same items in the same order, a null item equal to nothing."""
     return len(found) == len(literals) and all(
-        item is not None and _key(item) == _key(literal)
+        item is not None and value_key(item) == value_key(literal)
         for item, literal in zip(found, literals, strict=True)
     )
 

@@ -2,7 +2,8 @@
 
 Design choices:
 - Frozen slotted dataclasses: immutable, hashable and compared by value, and cheap to build,
-  which keeps `parse` in the tens of microseconds.
+  which keeps `parse` in the tens of microseconds. Literals compare by `values.value_key`, not
+  Python's `==`: `data.optin = true` and `data.optin = 1` are two nodes.
 - `And`/`Or` are n-ary with at least two items; a group of one is its item, an empty group is a
   `Const`. Nested groups are kept as written (flattening is `simplify`'s job), so an explanation
   of a result follows the filter the user wrote.
@@ -25,7 +26,7 @@ from .calendar import RELATIVE_TYPES, DayOf, Period, Relative, StartOf
 from .fields import ListOp, Op
 from .relations import Aggregate, Quantifier
 from .relative import Ago
-from .values import Scalar
+from .values import Scalar, same_value
 
 Value = Scalar | Ago | StartOf | Period | MonthDays | DayOf | tuple[Scalar, ...]
 """A comparison's operand: one literal, a relative date-time (`Ago`, `StartOf`), a calendar
@@ -77,6 +78,20 @@ class Comparison:
     insensitive: bool = False
     path: tuple[str, ...] = ()
     kind: ClassVar[str] = "comparison"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields, operators, modes and paths, and one literal (`values.value_key`):
+        `data.optin = true` is not `data.optin = 1`, though `True == 1` in Python. The hash
+        stays the fields' own, which equal nodes share."""
+        if not isinstance(other, Comparison):
+            return NotImplemented
+        return (
+            self.field == other.field
+            and self.op is other.op
+            and self.insensitive == other.insensitive
+            and self.path == other.path
+            and same_value(self.value, other.value)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +220,18 @@ class ListTest:
     insensitive: bool = False
     path: tuple[str, ...] = ()
     kind: ClassVar[str] = "list_test"
+
+    def __eq__(self, other: object) -> bool:
+        """As `Comparison`'s: the literals are one when their `values.value_key`s are."""
+        if not isinstance(other, ListTest):
+            return NotImplemented
+        return (
+            self.field == other.field
+            and self.op is other.op
+            and self.insensitive == other.insensitive
+            and self.path == other.path
+            and same_value(self.value, other.value)
+        )
 
 
 Node = (

@@ -68,6 +68,59 @@ class InexactNumber(ValueError):
     )
 
 
+_KINDS: dict[type, FieldType] = {
+    bool: FieldType.BOOLEAN,
+    int: FieldType.NUMBER,
+    float: FieldType.NUMBER,
+    Decimal: FieldType.NUMBER,
+    Fraction: FieldType.NUMBER,
+    str: FieldType.STRING,
+    datetime: FieldType.DATETIME,
+    date: FieldType.DATE,
+}
+_KINDS_IN_ORDER = tuple(_KINDS.items())  # bool before int, datetime before date
+
+
+def value_key(value: object) -> object:
+    """What makes two literals one literal: the type the language gives the value, and the
+    value. Literals with equal keys are the same condition wherever they stand.
+
+    Python's `==` and `hash` join literals a filter keeps apart: `True == 1`, `False == 0`,
+    `True == 1.0`, `(True,) == (1,)`, and both sides hash alike. A boolean is never a number
+    (a number field refuses one, a JSON `true` is no number), so a condition on `true` and
+    one on `1` differ. Numbers equal by value are one number (`1`, `1.0`, `-0.0` and `0`), as
+    every comparison takes them. A tuple (an `in` list, a list's literals) is the tuple of its
+    items' keys; a relative value is its own type.
+
+    Every sharing of literals goes through this key: node equality, so `Filter` equality,
+    `simplify`'s duplicates, the distinct conditions of a `FilterSet` and every cache keyed by
+    nodes; lowering's "each literal once"; the items of list tests.
+    """
+    kind = _KINDS.get(value.__class__)
+    if kind is not None:
+        return kind, value
+    if type(value) is tuple:
+        return tuple([value_key(item) for item in value])
+    for known, found in _KINDS_IN_ORDER:  # a subclass: its base's kind
+        if isinstance(value, known):
+            return found, value
+    return value.__class__, value
+
+
+def same_value(a: object, b: object) -> bool:
+    """Whether two literals (or tuples of literals) are one literal (`value_key`)."""
+    return a is b or value_key(a) == value_key(b)
+
+
+def unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Each value once, in first-seen order, by `value_key`: `1` and `1.0` are one number,
+    `true` and `1` two literals."""
+    first: dict[object, Any] = {}
+    for value in values:
+        first.setdefault(value_key(value), value)
+    return tuple(first.values())
+
+
 def parse_datetime(text: str) -> datetime:
     """An ISO 8601 date or date-time as an aware UTC instant, truncated to microseconds.
 

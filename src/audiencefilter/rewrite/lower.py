@@ -65,7 +65,7 @@ from ..language.nodes import (
 )
 from ..language.relations import relation_of, value_schema
 from ..language.relative import Ago, as_now
-from ..language.values import Scalar, as_utc, fold
+from ..language.values import Scalar, as_utc, fold, same_value, unique
 from ..language.visitor import Visitor
 
 
@@ -81,12 +81,6 @@ def empty_list(op: Op) -> Const:
     return TRUE if op is Op.NOT_IN else FALSE
 
 
-def unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Each value once, in first-seen order; equal values of different types (`1`, `1.0`,
-    `true`) are different literals."""
-    return tuple(value for _, value in dict.fromkeys((type(v), v) for v in values))
-
-
 def lower_list_test(node: ListTest) -> Node:
     """A list test in lowered form (module docstring): literals UTC, folded when insensitive,
     each once; empty operand lists written with `isEmpty`; one-literal sets as `has`."""
@@ -95,12 +89,10 @@ def lower_list_test(node: ListTest) -> Node:
     values = tuple(_Lowering.scalar(v, node.insensitive) for v in node.value)
     if node.path:  # a JSON array: literals of several JSON types, each once per type
         values = unique(values)
-        return node if values == node.value else replace(node, value=values)
+        return node if same_value(values, node.value) else replace(node, value=values)
     op = node.op
     if op is not ListOp.EQUALS:
-        # The literals share the list's one item type, so equal means the same item (`1`
-        # and `1.0` are one number).
-        values = tuple(dict.fromkeys(values))
+        values = unique(values)
     if not values:
         empty = ListTest(node.field, ListOp.IS_EMPTY, ())
         if op is ListOp.HAS_SOME:
@@ -110,7 +102,7 @@ def lower_list_test(node: ListTest) -> Node:
         return empty
     if op in (ListOp.HAS_SOME, ListOp.HAS_EVERY) and len(values) == 1:
         op = ListOp.HAS
-    if op is node.op and values == node.value:
+    if op is node.op and same_value(values, node.value):
         return node
     return ListTest(node.field, op, values, node.insensitive)
 

@@ -46,7 +46,8 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.relative import Ago
-from .lower import empty_list, lower_list_test, unique
+from ..language.values import unique
+from .lower import empty_list, lower_list_test
 
 _LOWER = {Op.GT: False, Op.GTE: True}
 _UPPER = {Op.LT: False, Op.LTE: True}

@@ -15,6 +15,10 @@ offsets), `json_scalars` (true and false beside 1 and 0), `wide_data_objects`,
 checking that a record of the wrong type raises `RecordError`). The tame pools still supply
 half of the values, so that filters keep hitting records. Lone surrogates are never drawn.
 
+`lookalike_conditions`, `lookalike_filters` and `lookalike_data` draw literals Python's `==`
+joins across JSON types (`true` and `1`, `false`, `0` and `-0.0`) at one path, so that whatever
+shares conditions (`FilterSet`, `simplify`, filter equality) meets them side by side.
+
 Date-time conditions are sometimes relative (`{"ago": "P6M"}`). Their durations are chosen so
 that, taken at `NOW`, they land on or next to the instants records hold (`P6M` is exactly
 2025-01-01): evaluate with `now=NOW` to make them bite.
@@ -938,3 +942,46 @@ def array_conditions(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         body["mode"] = "insensitive"
     return {"data": body}
+
+
+# ---- lookalike literals -----------------------------------------------------------------------
+
+LOOKALIKES: tuple[Any, ...] = (True, False, 1, 0, 1.0, 0.0, -0.0)
+"""Literals Python's `==` and `hash` join across JSON types (`True == 1`, `False == 0 == -0.0`):
+a filter keeps a boolean apart from a number, while numbers equal by value are one number."""
+_LOOKALIKE_NUMBERS = tuple(v for v in LOOKALIKES if not isinstance(v, bool))
+_LOOKALIKE_OPS = ("equals", "not", "in", "notIn", "array_contains", "array_starts_with")
+
+
+@st.composite
+def lookalike_conditions(draw: st.DrawFn, field: str = "data") -> dict[str, Any]:
+    """A condition on `field.optin` (a scalar) or `field.flags` (an array) whose literal is
+    one of `LOOKALIKES`: drawn together, conditions that only Python's `==` makes equal meet
+    in one filter or one set. `in`/`notIn` take numbers only (booleans take `equals`)."""
+    literal = draw(st.sampled_from(LOOKALIKES))
+    op = draw(st.sampled_from(_LOOKALIKE_OPS))
+    if op.startswith("array"):
+        operand: Any = literal
+        if op == "array_contains" and draw(st.booleans()):
+            operand = [literal, *draw(st.lists(st.sampled_from(LOOKALIKES), max_size=2))]
+        return {field: {"path": ["flags"], op: operand}}
+    if op in ("in", "notIn") and isinstance(literal, bool):
+        op = "equals" if op == "in" else "not"
+    if op in ("in", "notIn"):
+        operand = [literal, *draw(st.lists(st.sampled_from(_LOOKALIKE_NUMBERS), max_size=2))]
+    else:
+        operand = literal
+    return {field: {"path": ["optin"], op: operand}}
+
+
+def lookalike_data() -> st.SearchStrategy[dict[str, Any]]:
+    """`data` objects whose `optin` holds one of `LOOKALIKES` or null, and `flags` an array of
+    them (or a scalar, no array): the records `lookalike_conditions` tell apart."""
+    item = st.one_of(st.sampled_from(LOOKALIKES), st.sampled_from(LOOKALIKES), st.none())
+    flags = st.one_of(st.lists(item, max_size=3), st.lists(item, max_size=3), item)
+    return st.fixed_dictionaries({"optin": item, "flags": flags})
+
+
+def lookalike_filters(max_leaves: int = 6) -> st.SearchStrategy[Filter]:
+    """Filters of the contact schema grouping `lookalike_conditions` every way."""
+    return st.recursive(lookalike_conditions(), _groups, max_leaves=max_leaves).map(parse)

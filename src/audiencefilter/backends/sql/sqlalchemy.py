@@ -628,9 +628,9 @@ class JsonCondition(ColumnElement[bool]):
     (`SqlWriter.json_comparison`) with each value bound as a parameter.
 
     The node is part of the cache key, values included, so a cached statement is only reused
-    for the same condition, whose parameters are the same. So are the Python types of its
-    values: `True == 1` and both hash alike, but a boolean literal and a number are different
-    conditions (`kinds`).
+    for the same condition, whose parameters are the same: node equality keeps a boolean
+    literal apart from a number (`values.value_key`, though `True == 1`). So are the Python
+    types of its values (`kinds`), which choose how each is bound.
     """
 
     _traverse_internals = [

@@ -33,6 +33,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 from ..ground import clock
 from ..ground.fields import DEFAULT_PUBLIC_FIELDS
@@ -46,6 +47,25 @@ NAMING_CONVENTION = {
 }
 ID_LENGTH = 32
 SHORT_TEXT = 255
+
+
+class JsonDocument(TypeDecorator[Any]):
+    """A JSON column whose value changes when its JSON does: SQLAlchemy writes a changed
+    attribute only if the new value is not `==` the old one, and Python's `==` holds between
+    `{"optin": true}` and `{"optin": 1}` (`True == 1`), which a filter tells apart. Compared as
+    JSON text, a contact's `data` set from `true` to `1` is written, as it is by an import."""
+
+    impl = JSON
+    cache_ok = True
+
+    def compare_values(self, x: Any, y: Any) -> bool:
+        return json_text(x) == json_text(y)
+
+
+def json_text(value: Any) -> str:
+    """A JSON value as text with sorted keys: equal exactly when the values are the same JSON
+    (`1`, `1.0` and `true` three values)."""
+    return json.dumps(value, sort_keys=True)
 
 
 def utcnow() -> datetime:
@@ -221,7 +241,7 @@ class Contact(Base):
         "unsubscribed", Boolean, nullable=False, default=False
     )
     isGDPR: Mapped[bool] = mapped_column("is_gdpr", Boolean, nullable=False, default=False)
-    data: Mapped[dict[str, Any]] = mapped_column("data", JSON, nullable=False, default=dict)
+    data: Mapped[dict[str, Any]] = mapped_column("data", JsonDocument, nullable=False, default=dict)
     referralCode: Mapped[str] = mapped_column(
         "referral_code",
         String(32),

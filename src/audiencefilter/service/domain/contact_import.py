@@ -20,7 +20,6 @@ actions, as `POST /v4/actions` does.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from sqlalchemy.orm import Session
 
 from ... import as_utc
 from ..db.bulk import RowMaker, insert_rows
-from ..db.models import Action, Contact, new_id
+from ..db.models import Action, Contact, json_text, new_id
 from ..ground import clock
 from ..ground.fields import MAX_SAFE_INTEGER
 from . import changes
@@ -211,7 +210,7 @@ def _same(stored: Any, sent: Any) -> bool:
     JSON (so `1`, `1.0` and `true` in `data` stay different values, as a filter sees them)."""
     if isinstance(stored, datetime) and isinstance(sent, datetime):
         return as_utc(stored) == as_utc(sent)
-    return json.dumps(stored, sort_keys=True) == json.dumps(sent, sort_keys=True)
+    return json_text(stored) == json_text(sent)
 
 
 def _points_out_of_range(row: ImportRow, points: int) -> dict[str, Any]:
