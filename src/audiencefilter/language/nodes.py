@@ -147,11 +147,19 @@ class Aggregated:
 
 
 def aggregated(relation: str, function: Any, field: str, test: Node, where: Node) -> Node:
-    """The node of an aggregate's test, a negated test as the negation of the aggregate:
+    """The node of an aggregate's test: the test's `not`s, `and`s and `or`s moved outside, so
+    each `Aggregated` tests its value with one condition (a `Comparison` or an `IsNull`).
+
     `min(actions.increase) not > 5` and `not (min(actions.increase) > 5)` are one condition
-    (a null minimum is UNKNOWN either way), and so one node, whichever reader built it."""
-    if isinstance(test, Not):
-        return Not(Aggregated(relation, function, field, test.item, where))
+    (a null minimum is UNKNOWN either way), and so one node, whichever reader built it; so are
+    `{"count": {"not": {"not": 5}}}` and `not (count(actions) != 5)`, and the value meets
+    `gt 5 and lt 9` when it meets each. The groups keep the shape written, as a field's do."""
+    match test:
+        case Not(item=item):
+            return Not(aggregated(relation, function, field, item, where))
+        case And(items=items) | Or(items=items):
+            parts = tuple(aggregated(relation, function, field, item, where) for item in items)
+            return type(test)(parts)
     return Aggregated(relation, function, field, test, where)
 
 
