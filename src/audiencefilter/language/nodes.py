@@ -23,7 +23,7 @@ from typing import Any, ClassVar, NoReturn
 from .anniversary import MonthDays
 from .calendar import RELATIVE_TYPES, DayOf, Period, Relative, StartOf
 from .fields import FieldType, ListOp, Op, Schema
-from .relations import Aggregate, Quantifier, relation_of, value_schema
+from .relations import Aggregate, Quantifier, relation_of, rows_schema, values_schema
 from .relative import Ago
 from .values import Scalar
 
@@ -360,7 +360,7 @@ def resolve(node: Node, schema: Schema, now: datetime) -> Node:
     A value is taken as lowering takes it, over the schema of the row it tests: on a date
     field (a column or declared inside JSON) the local date it falls on, on any other the
     instant; in the value's own zone, else this schema's (which a relation's rows and an
-    aggregate's value inherit, `rewrite/lower.py`). So the tree reads back with `parse` and
+    aggregate's value inherit, `relations.rows_schema`). So the tree reads back with `parse` and
     means at any time what `node` meant at `now`."""
     match node:
         case Comparison():
@@ -372,13 +372,13 @@ def resolve(node: Node, schema: Schema, now: datetime) -> Node:
         case IsNull() | Const() | Blank() | FieldComparison() | ListTest():
             return node
         case Quantified():
-            related = relation_of(schema, node.relation).schema.in_zone(schema.time_zone)
+            related = rows_schema(schema, relation_of(schema, node.relation))
             return replace(node, where=resolve(node.where, related, now))
         case Aggregated():
             relation = relation_of(schema, node.relation)
-            values = value_schema(relation, node.function, node.field)
-            test = resolve(node.test, values.in_zone(schema.time_zone), now)
-            rows = relation.schema.in_zone(schema.time_zone)
+            values = values_schema(schema, relation, node.function, node.field)
+            test = resolve(node.test, values, now)
+            rows = rows_schema(schema, relation)
             return replace(node, test=test, where=resolve(node.where, rows, now))
         case _:
             unhandled("resolve", node)
