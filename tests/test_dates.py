@@ -144,3 +144,63 @@ def test_resolve_writes_a_date_field_as_dates() -> None:
         "createdAt >= 2026-10-01T12:00:00Z"
     )
     assert af.parse(resolved.to_json(), BIRTHDAYS) == resolved
+
+
+_ROW_FIELDS = {
+    "day": "date",
+    "at": "datetime",
+    "data": "json",
+    "jday": ("date", ("data", "jday")),
+}
+_ROWS = af.Schema.from_mapping(_ROW_FIELDS, name="visit")
+PLACED = af.CONTACT.with_fields(**{k: v for k, v in _ROW_FIELDS.items() if k != "data"})
+PLACED = PLACED.with_relations(af.Relation("visits", _ROWS))
+_RELATIVE = [
+    {"gte": {"ago": "P3D"}},
+    {"lt": {"startOf": "week", "offset": -1}},
+    {"gte": {"startOf": "day", "timeZone": "Asia/Tokyo"}},
+    {"within": {"this": "month"}},
+    {"within": {"last": 7, "unit": "day"}},
+    {"not": {"within": {"next": 1, "unit": "day"}}},
+]
+_NESTS = {
+    "contact": lambda c: c,
+    "some": lambda c: {"visits": {"some": c}},
+    "every": lambda c: {"visits": {"every": c}},
+    "count where": lambda c: {"visits": {"where": c, "count": {"gte": 1}}},
+    "NOT none": lambda c: {"NOT": {"visits": {"none": c}}},
+}
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Pacific/Kiritimati", "America/Los_Angeles"])
+@pytest.mark.parametrize("nest", list(_NESTS))
+@pytest.mark.parametrize("field", ["day", "jday", "at"])
+def test_resolve_writes_dates_as_dates_inside_relations_too(
+    zone: str, nest: str, field: str
+) -> None:
+    """Inside `some`/`every`/`none`/`count where`, `resolve` wrote a date field's relative
+    values as instants, which `parse` refuses. A date (a column, declared inside JSON) or a
+    date-time (a column: JSON holds none), at contact level and in related rows, reads back
+    and selects what the relative filter selects at that `now`."""
+    schema = PLACED.in_zone(zone)
+    now = datetime(2026, 11, 22, 23, 30, tzinfo=UTC)  # Monday in Kiritimati, Sunday elsewhere
+    days = [date(2026, 10, 20 + n).isoformat() for n in range(0, 12, 3)]
+    days += [date(2026, 11, n).isoformat() for n in (1, 2, 9, 15, 16, 21, 22, 23, 24, 30)]
+    for test in _RELATIVE:
+        flt = af.parse(_NESTS[nest]({field: test}), schema)
+        resolved = flt.resolve(now)
+        assert not resolved.is_relative
+        assert af.parse(resolved.to_json(), schema) == resolved
+        for day in days:
+            value: Any = day if field in ("day", "jday") else f"{day}T10:00:00Z"
+            row = {"data": {field: value}} if field.startswith("j") else {field: value}
+            record = {**row, "visits": [row]}
+            assert resolved.matches(record) == flt.matches(record, now=now), (test, day)
+
+
+def test_resolve_takes_an_aggregate_of_dates_as_a_date() -> None:
+    """`min(visits.day) >= 3 days ago` compares a date: the resolved value is one."""
+    flt = af.parse({"visits": {"min": {"day": {"gte": {"ago": "P3D"}}}}}, PLACED)
+    resolved = flt.resolve(datetime(2026, 11, 22, 23, 30, tzinfo=UTC))
+    assert resolved.to_dict() == {"visits": {"min": {"day": {"gte": "2026-11-19"}}}}
+    assert af.parse(resolved.to_json(), PLACED) == resolved

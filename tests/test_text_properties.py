@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -212,6 +213,34 @@ def test_every_relation_and_calendar_kind_round_trips_through_text(where: dict[s
     """Aggregates with `not`, calendar starts, periods and anniversaries, and references inside
     relations print as text that reads back to the same filter (they once printed text the
     reader refused, or garbled the aggregate)."""
+    flt = parse(where)
+    assert parse_text(flt.to_text()) == flt
+    assert parse(flt.to_json()) == flt
+
+
+_NESTED_NOT_TESTS = [{"not": {"not": 5}}, {"not": {"not": {"not": {"in": [1, 5]}}}}]
+_NESTED_NOT_TESTS += [{"not": {"gt": 1, "not": {"equals": 4}}}, {"not": {"not": None}}]
+
+
+@pytest.mark.parametrize("test", _NESTED_NOT_TESTS)
+@pytest.mark.parametrize("function", ["count", "sum", "min", "max"])
+@pytest.mark.parametrize("around", ["alone", "NOT", "AND", "OR", "where"])
+def test_aggregates_with_nested_not_read_back_from_text(
+    test: dict[str, Any], function: str, around: str
+) -> None:
+    """`{"count": {"not": {"not": 5}}}` once printed `not (count(actions) != 5)`, which read
+    back as another tree; and a `not` around several operators printed text the reader refused."""
+    if function == "count" and test == {"not": {"not": None}}:
+        test = {"not": {"not": {"lt": 0}}}  # a count is never null: no null test on it
+    value = test if function == "count" else {"increase": test}
+    condition: dict[str, Any] = {"actions": {function: value}}
+    where = {
+        "alone": condition,
+        "NOT": {"NOT": condition},
+        "AND": {"AND": [condition, {"actions": {"count": {"not": {"not": 2}}}}]},
+        "OR": {"OR": [condition, {"points": {"gt": 1}}]},
+        "where": {"actions": {"where": {"NOT": {"name": "share"}}, function: value}},
+    }[around]
     flt = parse(where)
     assert parse_text(flt.to_text()) == flt
     assert parse(flt.to_json()) == flt

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from .language.nodes import TRUE, Aggregated, Node, Not, Quantified
-from .language.relations import Aggregate, Quantifier, relation_of, value_schema
+from .language.relations import Aggregate, Quantifier, relation_of, rows_schema, values_schema
 from .language.values import accepts, record_value
 from .text.write import to_text
 
@@ -52,10 +52,9 @@ def explain_relation(
     """The outcome (None: UNKNOWN) and the sentence saying which rows made it."""
     relation = relation_of(schema, node.relation)
     rows = _rows(record.get(relation.name), relation.many, relation.name)
+    related = rows_schema(schema, relation)  # in the contact's zone, as the back-ends take it
     matching = [
-        (index, row)
-        for index, row in enumerate(rows)
-        if explain(node.where, relation.schema, row).matched
+        (index, row) for index, row in enumerate(rows) if explain(node.where, related, row).matched
     ]
     names = [_name(row, index) for index, row in matching]
     if isinstance(node, Quantified):
@@ -67,7 +66,7 @@ def explain_relation(
         held = found if node.quantifier in (Quantifier.SOME, Quantifier.IS) else not found
         return held, _listing(len(matching), relation.name, node.where, names)
     value = _value(node, [row for _, row in matching], relation.schema)
-    values = value_schema(relation, node.function, node.field)
+    values = values_schema(schema, relation, node.function, node.field)
     probe = {node.field: value}
     if explain(node.test, values, probe).matched:
         outcome: bool | None = True

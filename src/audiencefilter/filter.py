@@ -23,9 +23,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .language.anniversary import MonthDays
-from .language.calendar import DayOf, Period, Relative, StartOf
+from .language.calendar import Relative
 from .language.contact import CONTACT
-from .language.fields import FieldType, Schema
+from .language.fields import Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import Node, fields_used, relative_values, resolve
 from .language.relative import Ago, Clock, as_now, system_clock
@@ -109,23 +109,12 @@ class Filter:
 
     def resolve(self, now: datetime | None = None) -> Filter:
         """The absolute filter this one is at `now` (default: the system clock): each relative
-        date-time replaced by its instant. A filter without any is returned as it is."""
+        date-time replaced by its instant, or on a date field by its local date, inside
+        relations too (`language/nodes.resolve`). A filter without any is returned as it is."""
         if not self.relatives:
             return self
         moment = as_now(system_clock() if now is None else now)
-        zone = self.schema.time_zone
-        relatives = relative_values(self.root)
-        instants = {
-            value: (value.in_zone(zone) if isinstance(value, StartOf) else value).before(moment)
-            for value in relatives
-        }
-        dated = frozenset(f.name for f in self.schema.fields if f.type is FieldType.DATE)
-        days: dict[Relative, date | str] = {
-            value: _day_of(value, zone, moment)
-            for value in relatives
-            if dated and not isinstance(value, Period)  # an anniversary stays relative
-        }
-        return Filter(resolve(self.root, instants, days, dated), self.schema)
+        return Filter(resolve(self.root, self.schema, moment), self.schema)
 
     def predicate_at(self, clock: Clock) -> Predicate:
         """The predicate reading `clock` on every call; the plain one for an absolute filter.
@@ -537,8 +526,3 @@ def _filter_builder() -> Callable[[Node, Schema], Filter]:
 
 
 _new_filter = _filter_builder()
-
-
-def _day_of(value: Relative, zone: str, moment: datetime) -> date | str:
-    """A relative value's local date at `moment`, as lowering gives it to a date field."""
-    return DayOf.of(cast(Any, value), zone).before(moment)

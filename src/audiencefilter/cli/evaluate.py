@@ -151,8 +151,7 @@ def run_eval(flt: Filter, options: EvalOptions, out: IO[str], err: IO[str]) -> i
 
 
 def _evaluate(flt: Filter, stream: IO[bytes], fmt: str, tally: _Tally, err: IO[str]) -> int:
-    timed = flt if tally.options.now is None else flt.resolve(tally.options.now)
-    predicate, check = timed.predicate, record_checker(flt)
+    predicate, check = _predicate_at(flt, tally.options.now), record_checker(flt)
     total = _size(stream)
     with progress(err, total, tally.options.progress) as tick:
         try:
@@ -177,6 +176,16 @@ def _evaluate(flt: Filter, stream: IO[bytes], fmt: str, tally: _Tally, err: IO[s
             err.write(f"{tally.options.path}: {exc}\n")
             return EXIT_INVALID if tally.rows == 0 else EXIT_BAD_ROWS
     return EXIT_BAD_ROWS if tally.bad else EXIT_OK
+
+
+def _predicate_at(flt: Filter, now: datetime | None) -> Callable[[Mapping[str, Any]], bool]:
+    """The predicate with every relative value taken once, at `--now` (default: the clock
+    when the run starts), as `Filter.select` takes them: one file is judged at one instant.
+    Not `resolve(now)`, which keeps anniversaries relative (they would read the clock)."""
+    if not flt.relatives:
+        return flt.predicate
+    evaluate, instants = flt.evaluator, flt.instants(now)
+    return lambda record: evaluate(record, instants)
 
 
 def _size(stream: IO[bytes]) -> int | None:

@@ -16,15 +16,15 @@ Design choices:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import date, datetime
 from typing import Any, ClassVar, NoReturn
 
 from .anniversary import MonthDays
 from .calendar import RELATIVE_TYPES, DayOf, Period, Relative, StartOf
-from .fields import ListOp, Op
-from .relations import Aggregate, Quantifier
+from .fields import FieldType, ListOp, Op, Schema
+from .relations import Aggregate, Quantifier, relation_of, rows_schema, values_schema
 from .relative import Ago
 from .values import Scalar, same_value
 
@@ -162,11 +162,19 @@ class Aggregated:
 
 
 def aggregated(relation: str, function: Any, field: str, test: Node, where: Node) -> Node:
-    """The node of an aggregate's test, a negated test as the negation of the aggregate:
+    """The node of an aggregate's test: the test's `not`s, `and`s and `or`s moved outside, so
+    each `Aggregated` tests its value with one condition (a `Comparison` or an `IsNull`).
+
     `min(actions.increase) not > 5` and `not (min(actions.increase) > 5)` are one condition
-    (a null minimum is UNKNOWN either way), and so one node, whichever reader built it."""
-    if isinstance(test, Not):
-        return Not(Aggregated(relation, function, field, test.item, where))
+    (a null minimum is UNKNOWN either way), and so one node, whichever reader built it; so are
+    `{"count": {"not": {"not": 5}}}` and `not (count(actions) != 5)`, and the value meets
+    `gt 5 and lt 9` when it meets each. The groups keep the shape written, as a field's do."""
+    match test:
+        case Not(item=item):
+            return Not(aggregated(relation, function, field, item, where))
+        case And(items=items) | Or(items=items):
+            parts = tuple(aggregated(relation, function, field, item, where) for item in items)
+            return type(test)(parts)
     return Aggregated(relation, function, field, test, where)
 
 
@@ -371,46 +379,64 @@ def relative_values(node: Node) -> tuple[Relative, ...]:
     return tuple(found)
 
 
-def resolve(
-    node: Node,
-    instants: Mapping[Relative, date | str | MonthDays],
-    days: Mapping[Relative, date | str] | None = None,
-    dated: frozenset[str] = frozenset(),
-) -> Node:
-    """The tree with each relative date-time replaced by its instant in `instants`, and each
-    calendar period by the range between its bounds' instants; on the fields named in `dated`
-    (dates), by the local dates in `days` instead."""
+def resolve(node: Node, schema: Schema, now: datetime) -> Node:
+    """The absolute tree `node` is at `now` (an aware UTC instant): each relative value the
+    literal it stands for then, a calendar period the range between its bounds; an
+    anniversary stays relative (month-days have no absolute form).
+
+    A value is taken as lowering takes it, over the schema of the row it tests: on a date
+    field (a column or declared inside JSON) the local date it falls on, on any other the
+    instant; in the value's own zone, else this schema's (which a relation's rows and an
+    aggregate's value inherit, `relations.rows_schema`). So the tree reads back with `parse` and
+    means at any time what `node` meant at `now`."""
     match node:
         case Comparison():
-            if node.field in dated and days is not None:
-                return resolve(node, days)
-            value = node.value
-            if type(value) is Period and node.op is Op.ANNIVERSARY:
-                return node  # month-days have no absolute form: it stays relative
-            if type(value) is Period:
-                start, end = value.bounds
-                return And(
-                    (
-                        replace(node, op=Op.GTE, value=instants[start]),
-                        replace(node, op=Op.LT, value=instants[end]),
-                    )
-                )
-            return (
-                replace(node, value=instants[value]) if isinstance(value, RELATIVE_TYPES) else node
-            )
+            return _resolve_comparison(node, schema, now)
         case And() | Or():
-            return type(node)(tuple(resolve(item, instants, days, dated) for item in node.items))
+            return type(node)(tuple(resolve(item, schema, now) for item in node.items))
         case Not():
-            return Not(resolve(node.item, instants, days, dated))
+            return Not(resolve(node.item, schema, now))
         case IsNull() | Const() | Blank() | FieldComparison() | ListTest():
             return node
         case Quantified():
-            return replace(node, where=resolve(node.where, instants))
+            related = rows_schema(schema, relation_of(schema, node.relation))
+            return replace(node, where=resolve(node.where, related, now))
         case Aggregated():
-            test = resolve(node.test, instants)
-            return replace(node, test=test, where=resolve(node.where, instants))
+            relation = relation_of(schema, node.relation)
+            values = values_schema(schema, relation, node.function, node.field)
+            test = resolve(node.test, values, now)
+            rows = rows_schema(schema, relation)
+            return replace(node, test=test, where=resolve(node.where, rows, now))
         case _:
             unhandled("resolve", node)
+
+
+def _resolve_comparison(node: Comparison, schema: Schema, now: datetime) -> Node:
+    value = node.value
+    if type(value) is Period and node.op is Op.ANNIVERSARY:
+        return node
+    declared = schema.get(node.field)
+    on_date = declared is not None and declared.type is FieldType.DATE and not node.path
+    zone = schema.time_zone
+
+    def literal(relative: Ago | StartOf) -> date | datetime:
+        if on_date:
+            day = DayOf.of(relative, zone).before(now)
+            assert isinstance(day, date)
+            return day
+        return (relative.in_zone(zone) if isinstance(relative, StartOf) else relative).before(now)
+
+    if type(value) is Period:
+        start, end = value.bounds
+        return And(
+            (
+                replace(node, op=Op.GTE, value=literal(start)),
+                replace(node, op=Op.LT, value=literal(end)),
+            )
+        )
+    if isinstance(value, Ago | StartOf):
+        return replace(node, value=literal(value))
+    return node
 
 
 def blank_form(node: Blank) -> Node:

@@ -46,7 +46,9 @@ __all__ = [
     "refused",
     "refused_nested",
     "relation_of",
+    "rows_schema",
     "value_schema",
+    "values_schema",
 ]
 
 
@@ -72,6 +74,19 @@ def relation_of(schema: Schema, name: str) -> Relation:
     if relation is None:
         raise KeyError(f"the schema {schema.name!r} has no relation {name!r}")
     return relation
+
+
+def rows_schema(schema: Schema, relation: Relation) -> Schema:
+    """The schema a relation's where clause is lowered, resolved and explained over: the
+    related rows' own, in `schema`'s zone. A calendar value inside a relation that names no
+    zone (`start of today`, `anniversary within this day`) is in the contact schema's zone, as
+    at top level (docs/semantics.md): the one place every walker takes that rule from."""
+    return relation.schema.in_zone(schema.time_zone)
+
+
+def values_schema(schema: Schema, relation: Relation, function: Aggregate, field: str) -> Schema:
+    """`value_schema` in `schema`'s zone, as `rows_schema` takes the related rows."""
+    return value_schema(relation, function, field).in_zone(schema.time_zone)
 
 
 def refused(backend: str, relation: str) -> FilterError:

@@ -63,7 +63,7 @@ from ..language.nodes import (
     Value,
     blank_form,
 )
-from ..language.relations import relation_of, value_schema
+from ..language.relations import relation_of, rows_schema, values_schema
 from ..language.relative import Ago, as_now
 from ..language.values import Scalar, as_utc, fold, same_value, unique
 from ..language.visitor import Visitor
@@ -167,23 +167,18 @@ class _Lowering(Visitor[Node]):
     def visit_quantified(self, node: Quantified) -> Node:
         # The related rows' where clause, lowered by the same rules over the related schema
         # and at the same `now`, so a relative window inside it is the statement's instant.
-        related = self.inherit(relation_of(self.schema, node.relation).schema)
+        related = rows_schema(self.schema, relation_of(self.schema, node.relation))
         return replace(node, where=_Lowering(related, self.now).visit(node.where))
-
-    def inherit(self, schema: Schema) -> Schema:
-        """A related schema in this one's time zone: a calendar value inside a relation without
-        a zone of its own is in the contact schema's zone, as at top level (semantics.md)."""
-        return schema.in_zone(self.schema.time_zone)
 
     def visit_aggregated(self, node: Aggregated) -> Node:
         relation = relation_of(self.schema, node.relation)
-        values = self.inherit(value_schema(relation, node.function, node.field))
+        values = values_schema(self.schema, relation, node.function, node.field)
         lowered = _Lowering(values, self.now).visit(node.test)
         if isinstance(lowered, Not) and isinstance(lowered.item, Const):
             lowered = Const(not lowered.item.value)
         if isinstance(lowered, Const):  # `in: []` on an aggregate, as on any field
             return lowered
-        where = _Lowering(self.inherit(relation.schema), self.now).visit(node.where)
+        where = _Lowering(rows_schema(self.schema, relation), self.now).visit(node.where)
         return replace(node, test=lowered, where=where)
 
     def visit_field_comparison(self, node: FieldComparison) -> Node:

@@ -193,6 +193,25 @@ def _dated_test() -> st.SearchStrategy[Any]:
     return st.one_of(plain, plain.map(lambda t: {"not": t}))
 
 
+def negated_tests(test: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Tests of one value with `not`s nested in them, now and then beside another operator
+    (`{"not": {"not": 5}}`, `{"not": {"gt": 1, "not": {"in": [2]}}}`): on an aggregate they
+    read as groups of aggregates, which every writer must spell so that they read back."""
+
+    def beside(pair: tuple[Any, Any]) -> dict[str, Any]:
+        negated, other = pair
+        kept = other if type(other) is dict and "not" not in other else {}
+        return {**kept, "not": negated}
+
+    return st.recursive(
+        test,
+        lambda inner: st.one_of(
+            inner.map(lambda t: {"not": t}), st.tuples(inner, inner).map(beside)
+        ),
+        max_leaves=4,
+    )
+
+
 def every_kind_wheres() -> st.SearchStrategy[dict[str, Any]]:
     """Relation filters over every kind of test an aggregate or a related row can hold:
     negated tests, calendar starts, periods, anniversaries and references between two fields
@@ -204,9 +223,18 @@ def every_kind_wheres() -> st.SearchStrategy[dict[str, Any]]:
         st.sampled_from(("min", "max")),
         st.booleans(),
         action_wheres(),
-        _dated_test(),
+        negated_tests(_dated_test()),
     )
-    negated_number = _number_test().map(lambda t: {"count": {"not": t}})
+    number = negated_tests(_number_test())
+    negated_number = st.one_of(
+        number.map(lambda t: {"count": t}),
+        number.map(lambda t: {"sum": {"increase": t}}),
+        st.builds(
+            lambda function, t: {function: {"increase": t}},
+            st.sampled_from(("min", "max")),
+            negated_tests(st.one_of(_number_test(), st.none())),
+        ),
+    )
     reference = st.builds(
         lambda q, op: {"actions": {q: {"name": {op: {"_ref": "id"}}}}},
         st.sampled_from(("some", "every", "none")),
@@ -217,12 +245,27 @@ def every_kind_wheres() -> st.SearchStrategy[dict[str, Any]]:
         st.sampled_from(("some", "every", "none")),
         _dated_test().filter(lambda t: t is not None),
     )
-    extra = st.one_of(dated, negated_number.map(lambda a: {"actions": a}), reference, within_row)
-    return st.one_of(relation_wheres(), extra, extra.map(lambda c: {"NOT": c}))
+    narrowed = st.builds(
+        lambda aggregate, narrow, where: {
+            "actions": ({"where": where} if narrow else {}) | aggregate
+        },
+        negated_number,
+        st.booleans(),
+        action_wheres(),
+    )
+    extra = st.one_of(dated, narrowed, reference, within_row)
+    return st.one_of(
+        relation_wheres(),
+        extra,
+        extra.map(lambda c: {"NOT": c}),
+        st.lists(extra, min_size=2, max_size=3).map(lambda cs: {"AND": cs}),
+        st.lists(extra, min_size=2, max_size=3).map(lambda cs: {"OR": cs}),
+    )
 
 
 __all__ = [
     "every_kind_wheres",
+    "negated_tests",
     "NAMES",
     "NOW",
     "action_conditions",

@@ -11,7 +11,6 @@ Negations print in their natural words where the text syntax has them: `email !=
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import UnionType
 
 from ..language.fields import ListOp, Op
@@ -29,6 +28,7 @@ from ..language.nodes import (
     Not,
     Or,
     Quantified,
+    aggregated,
 )
 from ..language.visitor import Visitor
 from .literals import field_name, literal, reference
@@ -64,6 +64,7 @@ def _is_prefix_negation(node: Node) -> bool:
         isinstance(inner, IsNull | Blank)
         or (isinstance(inner, Comparison | FieldComparison) and inner.op is Op.EQUALS)
         or (isinstance(inner, ListTest) and inner.op in _NEGATED_LIST_SPELLINGS)
+        or (isinstance(inner, Aggregated) and _has_negated_spelling(inner.test))
     )
 
 
@@ -136,7 +137,7 @@ class _Printer(Visitor[str]):
         if isinstance(inner, ListTest) and inner.op in _NEGATED_LIST_SPELLINGS:
             return self.list_test(inner, _NEGATED_LIST_SPELLINGS[inner.op])
         if isinstance(inner, Aggregated) and _has_negated_spelling(inner.test):
-            return self.visit_aggregated(replace(inner, test=Not(inner.test)))  # `!=`, `is not`
+            return self.aggregate(inner, self.visit(Not(inner.test)))  # `!=`, `is not null`
         text = self.visit(inner)
         if isinstance(inner, Const) or _is_prefix_negation(inner):
             return f"not {text}"
@@ -164,8 +165,14 @@ class _Printer(Visitor[str]):
         return quantified_text(node.relation, node.quantifier, self.visit(node.where))
 
     def visit_aggregated(self, node: Aggregated) -> str:
+        if not isinstance(node.test, Comparison | IsNull):  # a tree built by hand: its one form
+            return self.visit(_canonical(node))
+        return self.aggregate(node, self.visit(node.test))
+
+    def aggregate(self, node: Aggregated, test: str) -> str:
+        """The aggregate with its test as printed on its field (`count != 5`)."""
         where = None if node.where == TRUE else self.visit(node.where)
-        return aggregated_text(node, where, self.visit(node.test))
+        return aggregated_text(node, where, test)
 
     def visit_field_comparison(self, node: FieldComparison) -> str:
         return f"{field_name(node.field)} {SPELLINGS[node.op]} {field_name(node.other)}"
@@ -205,3 +212,8 @@ class _Printer(Visitor[str]):
 def _has_negated_spelling(test: Node) -> bool:
     """A test whose negation has an operator of its own (`!=`, `is not null`)."""
     return isinstance(test, IsNull) or (isinstance(test, Comparison) and test.op is Op.EQUALS)
+
+
+def _canonical(node: Aggregated) -> Node:
+    """An aggregate whose test is a group or a negation, as the readers build it."""
+    return aggregated(node.relation, node.function, node.field, node.test, node.where)

@@ -28,6 +28,7 @@ from ..language.nodes import (
     Not,
     Or,
     Quantified,
+    aggregated,
 )
 from ..language.relations import Aggregate
 from ..language.relative import Ago
@@ -231,6 +232,10 @@ class _Dumper(Visitor[dict[str, Any]]):
         return {node.relation: {node.quantifier.value: self.visit(node.where)}}
 
     def visit_aggregated(self, node: Aggregated, test_node: Node | None = None) -> dict[str, Any]:
+        if test_node is None and not isinstance(node.test, Comparison | IsNull):
+            # A tree built by hand, its test a group or a negation: the readers' one form.
+            fn, field = node.function, node.field
+            return self.visit(aggregated(node.relation, fn, field, node.test, node.where))
         # The test is one condition on a field named `node.field`: its operator object.
         test = self.visit(node.test if test_node is None else test_node)[node.field]
         if node.function is not Aggregate.COUNT:
