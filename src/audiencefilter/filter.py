@@ -278,7 +278,7 @@ class Filter:
         kept_now = memo[0]  # one tuple, read at once and replaced whole: safe across threads
         for kept in kept_now:
             if kept[0] == key and kept[1] is target and kept[2] is relations:
-                return kept[3]
+                return cast("ColumnElement[bool]", kept[3])
         built = to_sqlalchemy(self.lowered_at(moment), self.schema, target, relations)
         memo[0] = ((key, target, relations, built), *kept_now[:3])
         return built
