@@ -16,7 +16,7 @@ the shared condition builder, on every reader, and by lowering for a tree built 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -270,8 +270,7 @@ def test_a_hand_built_test_a_json_list_does_not_take_is_refused_on_every_back_en
 ENGINES_USED = [
     p
     for p in engine_params()
-    if not p.values[0].name.startswith("params-")  # type: ignore[union-attr]
-    and p.values[0].name != "polars-streaming"  # type: ignore[union-attr]
+    if not p.values[0].name.startswith("params-") and p.values[0].name != "polars-streaming"
 ]
 """Every engine but the SQL text with parameters and polars streaming, which write the same
 list tests as SQL text and eager polars do."""
@@ -338,7 +337,7 @@ def _related_checks(kind: Kind, placement: str) -> list[tuple[Case, af.Filter, a
 IN_PROCESS = [
     p
     for p in ENGINES_USED
-    if p.values[0].name in ("memory", "explain") or p.values[0].name.startswith("polars")  # type: ignore[union-attr]
+    if p.values[0].name in ("memory", "explain") or p.values[0].name.startswith("polars")
 ]
 
 
@@ -464,7 +463,9 @@ def _agrees_on_spark(
     for index, case in enumerate(cases):
         columns.append(af.parse(positive(case.where), schema).to_pyspark().alias(f"t{index}"))
         columns.append(af.parse(negative(case.where), schema).to_pyspark().alias(f"f{index}"))
-    rows = frame_for(spark, records, schema).select("id", *columns).collect()
+    rows = (
+        frame_for(spark, list[Mapping[str, Any]](records), schema).select("id", *columns).collect()
+    )
     for index, case in enumerate(cases):
         read = (lambda r: _value_of(r["orders"][0], placement)) if related else None
         true, false = _expected(case, records, read or (lambda r: _value_of(r, placement)))
