@@ -53,7 +53,7 @@ from .fields import (
     Op,
     Schema,
 )
-from .lists import IN_JSON
+from .lists import IN_JSON, in_json_hint
 from .nodes import TRUE, Blank, Comparison, FieldComparison, IsNull, ListTest, Node, Not
 from .relative import Ago, DurationError
 from .values import Scalar, as_utc, is_number, parse_date, parse_datetime
@@ -875,14 +875,10 @@ class Conditions:
 
     def list_in_json(self, field: Field, op: ListOp, insensitive: bool, report: Report) -> None:
         """A list test a list kept inside JSON does not take (`Field.list_operators`)."""
-        syntax = self.syntax
-        name = syntax.list_op(op)
-        *rest, last = (syntax.list_op(o) for o in field.list_operators)
-        taken = f"{', '.join(rest)} or {last}"
+        name = self.syntax.list_op(op)
+        taken = [self.syntax.list_op(o) for o in field.list_operators]
         report(
-            (),
-            f"{name}{' ignoring case' if insensitive else ''} {IN_JSON}",
-            f"use {taken} (case-sensitive), or keep the list in a column",
+            (), f"{name}{' ignoring case' if insensitive else ''} {IN_JSON}", in_json_hint(taken)
         )
 
     def list_is_empty(self, field: Field, value: Any, report: Report) -> Node:

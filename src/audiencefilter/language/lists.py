@@ -123,19 +123,23 @@ IN_JSON = "is not read on a list kept inside JSON: it is a JSON array, tested it
 """Why a list kept inside JSON takes only the item tests (`Field.list_operators`)."""
 
 
+def in_json_hint(taken: Sequence[str]) -> str:
+    """What to write instead, given the spellings of the operators such a list takes."""
+    *rest, last = taken
+    return f"use {', '.join(rest)} or {last} (case-sensitive), or keep the list in a column"
+
+
 def not_in_json(node: ListTest, taken: Sequence[ListOp]) -> FilterError:
     """The error of a list test built by hand on a list kept inside JSON that the readers
     would have refused (`language/conditions.py`): lowering meets it, so every back-end
     refuses it alike instead of reading it as `array_contains`."""
     case = " ignoring case" if node.insensitive else ""
-    *rest, last = (op.value for op in taken)
     return FilterError(
         [
             Issue(
                 path=node.field,
                 message=f"{node.op.value}{case} {IN_JSON}",
-                suggestion=f"use {', '.join(rest)} or {last} (case-sensitive), "
-                "or keep the list in a column",
+                suggestion=in_json_hint([op.value for op in taken]),
             )
         ]
     )
