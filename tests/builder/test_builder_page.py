@@ -384,3 +384,27 @@ def test_an_audience_reference_and_a_calendar_condition_from_the_builder(
     expected = service.expected('points >= 2000 and createdAt within this month in "Europe/Paris"')
     assert expected == 3  # bob, eve, gus
     _wait(browser, lambda: _count(browser) == str(expected), "preview count")
+
+
+def test_a_custom_list_field_offers_only_the_tests_the_library_takes(
+    browser: Any, service: Service
+) -> None:
+    # A list kept inside `data` takes has, has some and has every, case-sensitive: no
+    # "is empty" (the service would refuse it), no "ignoring case".
+    with httpx.Client(base_url=service.url, headers={"apiKey": service.private_key}) as http:
+        body = {"key": "tags", "type": "string[]"}
+        declared = http.post(f"/v4/lists/{service.list_id}/fields", json=body)
+        assert declared.status_code == 201, declared.text
+    _open_page(browser, service)
+    _wait(browser, lambda: _by_id(browser, "workspace").is_displayed(), "no workspace")
+    root = _root(browser)
+    _by_id(browser, f"{root}-add-rule").click()
+    _wait(browser, lambda: len(_rules(browser)) == 1)
+    tags = _rules(browser)[0]
+    _choose(browser, f"{tags}-field", "tags")
+    options = _all(browser, f"#{tags}-op option")
+    offered = [option.get_attribute("value") for option in options]
+    assert offered == ["has", "hasSome", "hasEvery", "null", "notnull"]
+    assert not _all(browser, f"#{tags}-case")
+    _type(browser, f"{tags}-value", "vip")
+    _wait(browser, lambda: _text_box(browser) == 'tags has "vip"', "text box")

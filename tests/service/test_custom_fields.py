@@ -83,13 +83,30 @@ def test_the_catalogue_lists_contact_fields_custom_fields_and_relations(tenant: 
         "type": "date",
         "label": "Birthday",
         "custom": True,
+        "operators": ["anniversary", "equals", "gt", "gte", "in", "lt", "lte", "notIn", "within"],
+        "insensitive": False,
     }
     assert by_key["tags"]["label"] == "Tags"
+    assert by_key["tags"]["operators"] == ["has", "hasEvery", "hasSome"]
     assert by_key["firstName"] == {
         "key": "firstName",
         "type": "string",
         "label": "First name",
         "custom": False,
+        "operators": [
+            "blank",
+            "contains",
+            "endsWith",
+            "equals",
+            "gt",
+            "gte",
+            "in",
+            "lt",
+            "lte",
+            "notIn",
+            "startsWith",
+        ],
+        "insensitive": True,
     }
     assert by_key["isGDPR"]["type"] == "boolean"
     assert "actions" in {relation["key"] for relation in catalogue["relations"]}

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 import audiencefilter as af
+from audiencefilter.language.fields import ListOp
 from audiencefilter.service.domain import field_catalogue
 from audiencefilter.service.domain.audience_filters import SCHEMA
 
@@ -19,6 +24,8 @@ def test_the_catalogue_holds_every_filterable_field_with_its_type(tenant: Tenant
         "type": "number",
         "label": "Points",
         "custom": False,
+        "operators": ["equals", "gt", "gte", "in", "lt", "lte", "notIn"],
+        "insensitive": False,
     }
     assert fields["createdAt"]["type"] == "datetime"
     assert fields["isGDPR"] == {
@@ -26,6 +33,8 @@ def test_the_catalogue_holds_every_filterable_field_with_its_type(tenant: Tenant
         "type": "boolean",
         "label": "GDPR consent",
         "custom": False,
+        "operators": ["equals"],
+        "insensitive": False,
     }
     assert fields["firstName"]["label"] == "First name"
     assert fields["data"]["type"] == "json"
@@ -80,4 +89,104 @@ def test_the_openapi_document_describes_the_catalogue(tenant: Tenant) -> None:
     schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
     assert schema == {"$ref": "#/components/schemas/ListFieldsResponse"}
     field = document["components"]["schemas"]["FilterField"]
-    assert set(field["properties"]) == {"key", "type", "label", "custom"}
+    assert set(field["properties"]) == {
+        "key",
+        "type",
+        "label",
+        "custom",
+        "operators",
+        "insensitive",
+    }
+
+
+# The operators of each field: the library's, for the builder to offer and no others.
+
+_SAMPLES: dict[str, Any] = {
+    "string": "x",
+    "number": 1,
+    "boolean": True,
+    "datetime": "2025-01-31T09:30:00Z",
+    "date": "2025-01-31",
+    "json": "x",
+}
+_VOCABULARY = sorted(
+    {str(op) for op in af.Op} | {str(op) for op in ListOp} | {"blank"},
+)
+"""Every operator key the where clause knows, for whichever field."""
+
+
+def _condition(field: dict[str, Any], op: str) -> dict[str, Any]:
+    """`{key: {op: operand}}` with an operand of the field's type that `op` takes."""
+    element = field["type"].removesuffix("[]")
+    one = _SAMPLES[element]
+    if op in ("in", "notIn", "hasSome", "hasEvery") or (
+        op == "equals" and element != field["type"]
+    ):
+        operand: Any = [one]
+    elif op in ("isEmpty", "blank"):
+        operand = True
+    elif op in ("within", "anniversary"):
+        operand = {"last": 7, "unit": "day"}
+    else:
+        operand = one
+    body = {op: operand}
+    return {field["key"]: {"path": ["k"], **body} if field["type"] == "json" else body}
+
+
+def _fields_of(catalogue: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each field with the relation holding it ("" for the contact's)."""
+    found = [("", field) for field in catalogue["fields"]]
+    for relation in catalogue["relations"]:
+        found += [(relation["key"], field) for field in relation["fields"]]
+    return found
+
+
+def _where(relation: str, condition: dict[str, Any]) -> dict[str, Any]:
+    if not relation:
+        return condition
+    return {relation: {"some": condition}}
+
+
+def test_the_catalogue_offers_the_operators_the_library_takes_and_no_other(
+    tenant: Tenant,
+) -> None:
+    lst = tenant.new_list()["id"]
+    for key, kind in (("tags", "string[]"), ("scores", "number[]"), ("plan", "string")):
+        tenant.ok("POST", f"/v4/lists/{lst}/fields", 201, json={"key": key, "type": kind})
+    catalogue = tenant.ok("GET", f"/v4/lists/{lst}/fields")
+    by_key = {field["key"]: field for field in catalogue["fields"]}
+    # A list kept inside `data` takes the item tests, case-sensitive: no isEmpty, no equals.
+    assert by_key["tags"]["operators"] == ["has", "hasEvery", "hasSome"]
+    assert by_key["tags"]["insensitive"] is False
+    assert by_key["plan"]["insensitive"] is True and "blank" in by_key["plan"]["operators"]
+    schema = SCHEMA.with_fields(
+        tags=("string[]", ("data", "tags")),
+        scores=("number[]", ("data", "scores")),
+        plan=("string", ("data", "plan")),
+    )
+    for relation, field in _fields_of(catalogue):
+        for op in _VOCABULARY:
+            where = _where(relation, _condition(field, op))
+            if op in field["operators"]:
+                af.parse(where, schema)  # every operator offered parses
+            else:
+                with pytest.raises(af.FilterError):
+                    af.parse(where, schema)
+        if field["insensitive"]:  # a string comparison ignoring case
+            condition = _condition(field, "equals")
+            condition[field["key"]]["mode"] = "insensitive"
+            af.parse(_where(relation, condition), schema)
+
+
+def test_a_list_kept_inside_data_is_not_tested_for_emptiness(tenant: Tenant) -> None:
+    lst = tenant.new_list()["id"]
+    tenant.ok("POST", f"/v4/lists/{lst}/fields", 201, json={"key": "tags", "type": "string[]"})
+    tenant.new_contact(lst, "a@example.com", data={"tags": ["vip"]})
+    for body in ({"filtersText": "tags is empty"}, {"filters": {"tags": {"isEmpty": False}}}):
+        response = tenant.call("POST", "/v4/audiences/preview", json={"listId": lst, **body})
+        assert response.status_code == 400, response.json()
+        assert "kept inside JSON" in str(response.json())
+    found = tenant.ok(
+        "POST", "/v4/audiences/preview", json={"listId": lst, "filtersText": 'tags has "vip"'}
+    )
+    assert found["count"] == 1

@@ -46,7 +46,15 @@ def field_columns(
             dtypes[field.name] = pl.Float64
         elif field.type is FieldType.NUMBER_LIST:
             dtypes[field.name] = number_list_dtype(field.name, data[field.name])
+            if dtypes[field.name] == pl.List(pl.Float64):
+                # Items as floats (exact: `number_list_dtype` checked), so that polars builds a
+                # list of `[1, 2.5]` inside a relation's struct too, not only in a column.
+                data[field.name] = [_floats(items) for items in data[field.name]]
     return data, dtypes
+
+
+def _floats(items: list[Any] | None) -> list[Any] | None:
+    return None if items is None else [None if i is None else float(i) for i in items]
 
 
 def number_list_dtype(name: str, lists: list[Any]) -> Any:

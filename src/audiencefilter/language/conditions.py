@@ -53,6 +53,7 @@ from .fields import (
     Op,
     Schema,
 )
+from .lists import IN_JSON, in_json_hint
 from .nodes import TRUE, Blank, Comparison, FieldComparison, IsNull, ListTest, Node, Not
 from .relative import Ago, DurationError
 from .values import Scalar, as_utc, is_number, parse_date, parse_datetime
@@ -130,8 +131,6 @@ _PLURAL = {
     FieldType.DATETIME: "date-times",
     FieldType.DATE: "dates",
 }
-_IN_JSON = "is not read on a list kept inside JSON: it is a JSON array, tested item by item"
-_IN_JSON_HINT = "use has, hasSome or hasEvery (case-sensitive), or keep the list in a column"
 _PERIOD_VALUE = "a calendar period is a condition of its own, not a value to compare with"
 _PERIOD_VALUE_HINT = "and the period, or compare with the start of a unit"
 _REFERENCE_TO_PATH = "a field reference compares two fields of their own columns, not a JSON path"
@@ -863,9 +862,8 @@ class Conditions:
         element = field.type.element
         assert element is not None
         insensitive = insensitive and element is FieldType.STRING
-        if field.source and (op in (ListOp.IS_EMPTY, ListOp.EQUALS) or insensitive):
-            name = self.syntax.list_op(op)
-            report((), f"{name}{' ignoring case' if insensitive else ''} {_IN_JSON}", _IN_JSON_HINT)
+        if op not in field.list_operators or (insensitive and not field.takes_mode):
+            self.list_in_json(field, op, insensitive, report)
             return TRUE
         if op is ListOp.IS_EMPTY:
             return self.list_is_empty(field, value, report)
@@ -874,6 +872,14 @@ class Conditions:
             return TRUE if literal is None else ListTest(field.name, op, (literal,), insensitive)
         found = self.list_items(field, op, value, report)
         return TRUE if found is None else ListTest(field.name, op, found, insensitive)
+
+    def list_in_json(self, field: Field, op: ListOp, insensitive: bool, report: Report) -> None:
+        """A list test a list kept inside JSON does not take (`Field.list_operators`)."""
+        name = self.syntax.list_op(op)
+        taken = [self.syntax.list_op(o) for o in field.list_operators]
+        report(
+            (), f"{name}{' ignoring case' if insensitive else ''} {IN_JSON}", in_json_hint(taken)
+        )
 
     def list_is_empty(self, field: Field, value: Any, report: Report) -> Node:
         """`isEmpty: true` (no items) or `isEmpty: false` (some)."""

@@ -75,6 +75,10 @@ class ListOp(StrEnum):
 #: The operators of a list field; the others test a JSON array at a data path.
 LIST_FIELD_OPS = (ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY, ListOp.IS_EMPTY, ListOp.EQUALS)
 ARRAY_OPS = (ListOp.ARRAY_CONTAINS, ListOp.ARRAY_STARTS_WITH, ListOp.ARRAY_ENDS_WITH)
+#: The operators of a list declared inside JSON (docs/semantics.md, "Typed fields inside
+#: JSON"): the item tests, case-sensitive. `isEmpty`, `equals` and `mode` are refused there,
+#: as no engine reads a JSON array's length, order and items alike.
+JSON_LIST_OPS = (ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY)
 
 
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]
@@ -178,14 +182,49 @@ class Field:
         return self.name, ()
 
     @property
+    def list_operators(self) -> tuple[ListOp, ...]:
+        """The list operators this field takes: Prisma's scalar-list filters on a list field,
+        only the item tests on a list kept inside JSON, the array tests on a JSON field
+        (through a path), none on a scalar. The one rule the readers, lowering, the messages
+        and a builder's catalogue read."""
+        if self.type is FieldType.JSON:
+            return ARRAY_OPS
+        if self.type.element is None:
+            return ()
+        return JSON_LIST_OPS if self.source else LIST_FIELD_OPS
+
+    @property
+    def takes_mode(self) -> bool:
+        """Whether `mode: "insensitive"` applies: strings, JSON values and lists of strings
+        in a column (a list kept inside JSON is compared case-sensitively)."""
+        if self.type in (FieldType.STRING, FieldType.JSON):
+            return True
+        return self.type is FieldType.STRING_LIST and not self.source
+
+    @property
+    def takes_blank(self) -> bool:
+        """Whether `blank` (null or the empty string) applies: string fields and data paths."""
+        return self.type in (FieldType.STRING, FieldType.JSON)
+
+    @property
+    def operators(self) -> tuple[str, ...]:
+        """The operators of this field's condition, as JSON spells them, sorted: its type's
+        comparisons or list tests, and `blank` where it applies. The null tests
+        (`{"f": null}`, `not: null`) apply to every field and `not` negates any of these, so
+        neither is listed; `mode` is `takes_mode`. This is what a builder offers."""
+        names = [str(op) for op in OPERATORS[self.type]] + [str(op) for op in self.list_operators]
+        return tuple(sorted(names + ([BLANK] if self.takes_blank else [])))
+
+    @property
     def operator_names(self) -> tuple[str, ...]:
         """Every key valid inside this field's operator object, for messages and suggestions."""
         if self.type.element is not None:
-            names = sorted(str(op) for op in LIST_FIELD_OPS) + ["not"]
-            return (*names, "mode") if self.type.element is FieldType.STRING else tuple(names)
+            names = sorted(str(op) for op in self.list_operators) + ["not"]
+            return (*names, "mode") if self.takes_mode else tuple(names)
         names = sorted(str(op) for op in OPERATORS[self.type]) + ["not"]
-        if self.type is FieldType.STRING or self.type is FieldType.JSON:
+        if self.takes_mode:
             names.append("mode")
+        if self.takes_blank:
             names.append(BLANK)
         if self.type is FieldType.JSON:
             names.append("path")

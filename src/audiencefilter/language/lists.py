@@ -110,6 +110,32 @@ def array_truth(node: ListTest, document: object) -> bool | None:
     return all(any(same(item, literal) for item in value) for literal in node.value)
 
 
+IN_JSON = "is not read on a list kept inside JSON: it is a JSON array, tested item by item"
+"""Why a list kept inside JSON takes only the item tests (`Field.list_operators`)."""
+
+
+def in_json_hint(taken: Sequence[str]) -> str:
+    """What to write instead, given the spellings of the operators such a list takes."""
+    *rest, last = taken
+    return f"use {', '.join(rest)} or {last} (case-sensitive), or keep the list in a column"
+
+
+def not_in_json(node: ListTest, taken: Sequence[ListOp]) -> FilterError:
+    """The error of a list test built by hand on a list kept inside JSON that the readers
+    would have refused (`language/conditions.py`): lowering meets it, so every back-end
+    refuses it alike instead of reading it as `array_contains`."""
+    case = " ignoring case" if node.insensitive else ""
+    return FilterError(
+        [
+            Issue(
+                path=node.field,
+                message=f"{node.op.value}{case} {IN_JSON}",
+                suggestion=in_json_hint([op.value for op in taken]),
+            )
+        ]
+    )
+
+
 def refused(node: ListTest, engine: str, reason: str) -> FilterError:
     """The error of a back-end that cannot answer a list test faithfully."""
     if node.path:

@@ -45,6 +45,7 @@ from typing import Any
 from ..language.anniversary import MonthDays, month_day_endings
 from ..language.calendar import DayOf, Period, StartOf, local_date
 from ..language.fields import LIST_OPS, FieldType, ListOp, Op, Schema
+from ..language.lists import not_in_json
 from ..language.nodes import (
     FALSE,
     TRUE,
@@ -191,6 +192,8 @@ class _Lowering(Visitor[Node]):
     def visit_list_test(self, node: ListTest) -> Node:
         declared = self.schema.get(node.field)
         if not node.path and declared is not None and declared.source:
+            if node.op not in declared.list_operators or node.insensitive:
+                raise not_in_json(node, declared.list_operators)
             return json_list(node, declared.source)
         return lower_list_test(node)
 

@@ -868,8 +868,8 @@ def list_records(schema: Schema = LIST_SCHEMA) -> st.SearchStrategy[dict[str, An
 @st.composite
 def list_conditions(draw: st.DrawFn, schema: Schema = LIST_SCHEMA) -> dict[str, Any]:
     """A where clause of one or two list conditions (`has`, `hasSome`, `hasEvery`, `isEmpty`,
-    `equals`, under `not` at times, `mode: "insensitive"` on strings), operands from the pools
-    of `list_records`."""
+    `equals`: those each field takes, `Field.list_operators`; under `not` at times,
+    `mode: "insensitive"` where it applies), operands from the pools of `list_records`."""
     listed = [f for f in schema.fields if f.type.element is not None]
     fields = draw(st.lists(st.sampled_from(listed), min_size=1, max_size=2, unique=True))
     return {field.name: _list_condition(draw, field) for field in fields}
@@ -877,16 +877,15 @@ def list_conditions(draw: st.DrawFn, schema: Schema = LIST_SCHEMA) -> dict[str, 
 
 def _list_condition(draw: st.DrawFn, field: Field) -> dict[str, Any]:
     """The object of one list field's condition."""
-    from ..language.fields import LIST_FIELD_OPS
     from ..where.write import json_value
 
     element = field.type.element
     assert element is not None
-    op = draw(st.sampled_from(LIST_FIELD_OPS))
+    op = draw(st.sampled_from(field.list_operators))
     body: dict[str, Any] = {op.value: _list_operand(draw, op, element, json_value)}
     if draw(st.integers(0, 3)) == 0:
         body = {"not": body}
-    if element is FieldType.STRING and draw(st.booleans()):
+    if field.takes_mode and draw(st.booleans()):
         body["mode"] = "insensitive"
     return body
 

@@ -37,7 +37,7 @@ from ..language.conditions import (
     unknown_field,
 )
 from ..language.fields import Field, FieldType, ListOp, Op, Schema
-from ..language.nodes import FALSE, TRUE, And, IsNull, ListTest, Node, Not, Or
+from ..language.nodes import FALSE, TRUE, And, IsNull, Node, Not, Or
 from ..language.values import InexactNumber, decimal_numeral, is_number
 from ..where.positions import line_column
 from . import relations
@@ -109,10 +109,20 @@ def _path_problem(field: Field, token: Token) -> tuple[str, str | None] | None:
     return None
 
 
+_LIST_TEXT = {
+    ListOp.HAS: LIST_SPELLINGS[ListOp.HAS],
+    ListOp.HAS_SOME: LIST_SPELLINGS[ListOp.HAS_SOME],
+    ListOp.HAS_EVERY: LIST_SPELLINGS[ListOp.HAS_EVERY],
+    ListOp.EQUALS: "=, !=",
+    ListOp.IS_EMPTY: "is empty, is not empty",
+}
+"""A list operator as the hints list it: with its negation where the text has one."""
+
+
 def operator_names(field: Field) -> str:
     """Every way to test `field`, as written in the text syntax, for hints."""
     if field.type.element is not None:
-        listed = ["has", "has some", "has every", "=", "!=", "is empty", "is not empty"]
+        listed = [text for op, text in _LIST_TEXT.items() if op in field.list_operators]
         return ", ".join([*listed, "is null", "is not null"])
     ops = [SPELLINGS[op] for op in Op if field.accepts(op)]
     ops.insert(1, "!=")
@@ -349,8 +359,9 @@ class Builder:
                 path,
             )
             return TRUE
-        node = ListTest(field.name, ListOp.IS_EMPTY, ())
-        return Not(node) if "not" in _spelling(token) else node
+        empty = "not" not in _spelling(token)
+        report = self.at(token, None, path)
+        return self.conditions.list_condition(field, ListOp.IS_EMPTY, empty, False, report)
 
     def list_condition(self, written: _Written) -> Node:
         """A list operator, or `=`/`!=` on a list field; a list operator on another field, or

@@ -20,6 +20,7 @@ from ..language.fields import (
     BLANK,
     JSON_STRING_ALIASES,
     PERIOD_OPS,
+    Field,
     FieldType,
     ListOp,
     Op,
@@ -171,6 +172,8 @@ def _schema_defs(schema: Schema, prefix: str) -> dict[str, Any]:
     for kind in {f.type for f in schema.fields}:
         columns = [f.name for f in schema.fields if f.type is kind and not f.source]
         defs.update(_typed_defs(kind, columns))
+    for kind in {f.type for f in schema.fields if f.source and f.type.element is not None}:
+        defs.update(_json_list_defs(kind))
     named = {f"#/$defs/{name}": f"#/$defs/{prefix}{name}" for name in defs}
     found = {prefix + name: _renamed(value, named) for name, value in defs.items()}
     for relation in schema.relations:
@@ -197,7 +200,7 @@ def _where(schema: Schema, prefix: str = "") -> dict[str, Any]:
         "NOT": {"$ref": f"#/$defs/{prefix}whereOrList"},
     }
     for field in schema.fields:
-        properties[field.name] = {"$ref": f"#/$defs/{prefix}{_name(field.type)}Filter"}
+        properties[field.name] = {"$ref": f"#/$defs/{prefix}{_def_name(field)}Filter"}
     for relation in schema.relations:
         properties[relation.name] = {"$ref": f"#/$defs/{prefix}{relation.name}.relation"}
     return {"type": "object", "properties": properties, "additionalProperties": False}
@@ -281,7 +284,7 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
     if kind is FieldType.JSON:
         return _json_operators(inside_not)
     if kind.element is not None:
-        return _list_operators(kind, kind.element, inside_not)
+        return _list_operators(Field("_", kind), inside_not)
     value = _VALUE[kind]
     operand = _operand(kind)
     ops = sorted((op for op in Op if op in _ops(kind)), key=lambda op: op.value)
@@ -336,26 +339,47 @@ def _name(kind: FieldType) -> str:
     return kind.value.replace("[]", "List")
 
 
-def _list_operators(kind: FieldType, element: FieldType, inside_not: bool) -> dict[str, Any]:
-    """A list field's object (`language/lists.py`): items of the list's type, no null among
-    them, `isEmpty` a boolean, `mode` on lists of strings only."""
+def _def_name(field: Field) -> str:
+    """The `$defs` name of `field`'s filter: its type's, or for a list kept inside JSON its
+    own (`stringListInJson`), since it takes fewer operators (`Field.list_operators`)."""
+    in_json = field.source and field.type.element is not None
+    return _name(field.type) + ("InJson" if in_json else "")
+
+
+def _json_list_defs(kind: FieldType) -> dict[str, Any]:
+    """The filter of lists of `kind` kept inside JSON: a null test or the operators such a
+    field takes; no bare list, which is `equals`."""
+    field = Field("_", kind, ("data", "_"))
+    name = _def_name(field)
+    return {
+        f"{name}Filter": {"oneOf": [{"type": "null"}, {"$ref": f"#/$defs/{name}Operators"}]},
+        f"{name}Operators": _list_operators(field, inside_not=False),
+        f"{name}NotOperators": _list_operators(field, inside_not=True),
+    }
+
+
+def _list_operators(field: Field, inside_not: bool) -> dict[str, Any]:
+    """A list field's object (`language/lists.py`): the operators the field takes
+    (`Field.list_operators`), items of the list's type, no null among them, `isEmpty` a
+    boolean, `mode` where the field takes it."""
+    element = field.type.element
+    assert element is not None
     item = _VALUE[element]
     items = {"type": "array", "items": item}
-    properties: dict[str, Any] = {
-        ListOp.HAS.value: item,
-        ListOp.HAS_SOME.value: items,
-        ListOp.HAS_EVERY.value: items,
-        ListOp.IS_EMPTY.value: {"type": "boolean"},
-        ListOp.EQUALS.value: items,
-        "not": {
-            "oneOf": [
-                {"type": "null"},
-                items,
-                {"$ref": f"#/$defs/{_name(kind)}NotOperators"},
-            ]
-        },
+    operands = {
+        ListOp.HAS: item,
+        ListOp.HAS_SOME: items,
+        ListOp.HAS_EVERY: items,
+        ListOp.IS_EMPTY: {"type": "boolean"},
+        ListOp.EQUALS: items,
     }
-    if element is FieldType.STRING and not inside_not:
+    properties: dict[str, Any] = {op.value: operands[op] for op in field.list_operators}
+    negated: list[dict[str, Any]] = [{"type": "null"}]
+    if ListOp.EQUALS in field.list_operators:
+        negated.append(items)
+    negated.append({"$ref": f"#/$defs/{_def_name(field)}NotOperators"})
+    properties["not"] = {"oneOf": negated}
+    if field.takes_mode and not inside_not:
         properties["mode"] = {"enum": ["insensitive", "default"]}
     return {"type": "object", "properties": properties, "additionalProperties": False}
 

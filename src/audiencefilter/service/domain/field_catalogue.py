@@ -1,7 +1,7 @@
 """The fields a list's filters may name, described for a client that builds filters.
 
 An audience builder needs, for each filterable field, its key (as filters write it), its type
-(the library's `FieldType` value, which decides the operators that apply) and a label to show.
+(the library's `FieldType` value), the operators the library takes for it and a label to show.
 This module is the one place that answers it, from the service's filter schema
 (`audience_filters.SCHEMA`): the page renders whatever it says, so a field added to the schema,
 or a per-list custom field (a field with a `source` inside `data`, flagged `custom`), appears in
@@ -32,12 +32,17 @@ _WORD_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 @dataclass(frozen=True)
 class FieldEntry:
-    """One filterable field as the catalogue shows it."""
+    """One filterable field as the catalogue shows it, with what the library's filters take
+    for it (`Field.operators`, `Field.takes_mode`): a builder offers those and no others, so
+    it never offers a test the service would refuse (a list kept inside `data` takes `has`,
+    `hasSome` and `hasEvery`, not `isEmpty`)."""
 
     key: str
     type: str
     label: str
     custom: bool
+    operators: tuple[str, ...]
+    insensitive: bool
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,12 @@ def label(key: str, overrides: Mapping[str, str] = LABELS) -> str:
 
 def _entry(field: Field, overrides: Mapping[str, str]) -> FieldEntry:
     return FieldEntry(
-        field.name, field.type.value, label(field.name, overrides), bool(field.source)
+        field.name,
+        field.type.value,
+        label(field.name, overrides),
+        bool(field.source),
+        field.operators,
+        field.takes_mode,
     )
 
 

@@ -11,14 +11,23 @@ from .resources import envelope
 class FilterField(BaseModel):
     key: str = Field(description="The field as filters name it (`points`, `createdAt`).")
     type: FieldType = Field(
-        description="The library's field type; it decides the operators that apply: `string`, "
-        "`number`, `boolean`, `datetime`, `date`, `json` (compared through a path) or a list "
-        "type such as `string[]`."
+        description="The library's field type: `string`, `number`, `boolean`, `datetime`, "
+        "`date`, `json` (compared through a path) or a list type such as `string[]`."
     )
     label: str = Field(description="A readable name to show (`Points`, `Signed up at`).")
     custom: bool = Field(
         description="`true` for a custom field of this list (kept in the contact's `data`), "
         "`false` for a field of every list."
+    )
+    operators: list[str] = Field(
+        description="The operators filters take for this field, as the where clause spells "
+        "them (`equals`, `gte`, `has`, `isEmpty`, `blank`...), computed by the library: a "
+        "builder offers these and no others. The null tests (`null`, `not: null`) apply to "
+        "every field and `not` negates any operator, so neither is listed. A list kept "
+        "inside `data` takes `has`, `hasSome` and `hasEvery` only."
+    )
+    insensitive: bool = Field(
+        description='Whether `mode: "insensitive"` (ignoring case) applies to this field.'
     )
 
 

@@ -15,7 +15,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   client: null,
   listId: null,
-  fieldTypes: new Map(),
+  fields: new Map(),
   audiences: [],
   current: null,
   source: "builder",
@@ -28,7 +28,7 @@ const state = {
 
 const builder = new Builder($("rules"), {
   fields: [],
-  fieldTypes: () => state.fieldTypes,
+  fieldOf: (key) => state.fields.get(key),
   audiences: () => state.audiences,
   currentAudienceId: () => (state.current ? state.current.id : null),
   onChange: () => {
@@ -80,7 +80,7 @@ async function openList(listId) {
     state.client.contacts(listId),
   ]);
   builder.ctx.fields = catalogue.fields;
-  state.fieldTypes = new Map(catalogue.fields.map((f) => [f.key, f.type]));
+  state.fields = new Map(catalogue.fields.map((f) => [f.key, f]));
   state.contacts = new Map(contacts.contacts.map((c) => [c.id, c]));
   renderContactChoice(contacts.contacts);
   $("events").replaceChildren();
@@ -149,7 +149,7 @@ async function openAudience(id) {
   $("filter-text").value = audience.filtersText || "";
   say("save-status", audience.mode === "manual" ? "A manual audience: saving makes it smart." : "");
   const where = audience.filters ? JSON.parse(audience.filters) : {};
-  builder.set(fromWhere(where, state.fieldTypes));
+  builder.set(fromWhere(where, state.fields));
   state.source = "builder";
   showEditing();
   runPreview();
@@ -230,7 +230,7 @@ function requestFilters() {
     const text = $("filter-text").value;
     return text.trim() ? { filtersText: text } : null;
   }
-  const { where, paths } = toWhere(builder.root, state.fieldTypes);
+  const { where, paths } = toWhere(builder.root, state.fields);
   state.paths = paths;
   return where ? { filters: JSON.stringify(where) } : null;
 }
@@ -271,7 +271,7 @@ function applyPreview(data) {
   if (state.source === "builder") {
     if (document.activeElement !== $("filter-text")) $("filter-text").value = data.filtersText;
   } else {
-    builder.set(fromWhere(JSON.parse(data.filters), state.fieldTypes));
+    builder.set(fromWhere(JSON.parse(data.filters), state.fields));
   }
   const count = $("preview-count");
   count.textContent = `${data.count} ${data.count === 1 ? "contact" : "contacts"}`;

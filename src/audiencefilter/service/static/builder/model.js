@@ -60,103 +60,92 @@ export function raw(json) {
 
 // ---- operators -----------------------------------------------------------------------------
 
+// Which operators a field offers is the catalogue's answer (`GET /v4/lists/{listId}/fields`):
+// each field lists the operators the library takes for it (`operators`) and whether it takes
+// `mode: "insensitive"` (`insensitive`). The page keeps only how each one is shown: its
+// controls below, each writing the library operator `key`, labelled by the kind of value the
+// field holds. A control is offered when the field takes its key; the null tests always are.
+
+const CONTROLS = [
+  { op: "equals", key: "equals", input: "value", label: { number: "=", other: "is" } },
+  { op: "not", key: "equals", input: "value", label: { number: "≠", other: "is not" } },
+  { op: "contains", key: "contains", input: "value", label: "contains" },
+  { op: "startsWith", key: "startsWith", input: "value", label: "starts with" },
+  { op: "endsWith", key: "endsWith", input: "value", label: "ends with" },
+  { op: "has", key: "has", input: "value", label: "has" },
+  { op: "has", key: "array_contains", input: "value", label: "array has" },
+  { op: "hasSome", key: "hasSome", input: "list", label: "has some of" },
+  { op: "hasEvery", key: "hasEvery", input: "list", label: "has every one of" },
+  { op: "isEmpty", key: "isEmpty", input: "none", label: "is empty" },
+  { op: "notEmpty", key: "isEmpty", input: "none", label: "is not empty" },
+  { op: "in", key: "in", input: "list", label: "is one of" },
+  { op: "notIn", key: "notIn", input: "list", label: "is none of" },
+  { op: "gte", key: "gte", input: "value", label: { calendar: "on or after", other: "≥" } },
+  { op: "gt", key: "gt", input: "value", label: { calendar: "after", other: ">" } },
+  { op: "lte", key: "lte", input: "value", label: { calendar: "on or before", other: "≤" } },
+  { op: "lt", key: "lt", input: "value", label: { calendar: "before", other: "<" } },
+  { op: "within", key: "within", input: "period", label: "within" },
+  { op: "anniversary", key: "anniversary", input: "period", label: "anniversary within" },
+  { op: "blank", key: "blank", input: "none", label: "is blank" },
+  { op: "notblank", key: "blank", input: "none", label: "is not blank" },
+];
 const NULL_TESTS = [
   { op: "null", label: "is null", input: "none" },
   { op: "notnull", label: "is not null", input: "none" },
 ];
-const BLANK_TESTS = [
-  { op: "blank", label: "is blank", input: "none" },
-  { op: "notblank", label: "is not blank", input: "none" },
-];
-const ORDERING = [
-  { op: "gte", label: "≥", input: "value" },
-  { op: "gt", label: ">", input: "value" },
-  { op: "lte", label: "≤", input: "value" },
-  { op: "lt", label: "<", input: "value" },
-];
-const MEMBERSHIP = [
-  { op: "in", label: "is one of", input: "list" },
-  { op: "notIn", label: "is none of", input: "list" },
-];
-const TEXT = [
-  { op: "equals", label: "is", input: "value" },
-  { op: "not", label: "is not", input: "value" },
-  { op: "contains", label: "contains", input: "value" },
-  { op: "startsWith", label: "starts with", input: "value" },
-  { op: "endsWith", label: "ends with", input: "value" },
-];
-const CALENDAR = [
-  { op: "gte", label: "on or after", input: "value" },
-  { op: "gt", label: "after", input: "value" },
-  { op: "lte", label: "on or before", input: "value" },
-  { op: "lt", label: "before", input: "value" },
-  { op: "equals", label: "is", input: "value" },
-  { op: "within", label: "within", input: "period" },
-  { op: "anniversary", label: "anniversary within", input: "period" },
-];
-const LIST_FIELD = [
-  { op: "has", label: "has", input: "value" },
-  { op: "hasSome", label: "has some of", input: "list" },
-  { op: "hasEvery", label: "has every one of", input: "list" },
-  { op: "isEmpty", label: "is empty", input: "none" },
-  { op: "notEmpty", label: "is not empty", input: "none" },
-];
 
-export function operatorsFor(type) {
-  // The operators the library accepts for a field type (docs/syntax.md, "Conditions").
-  switch (type) {
-    case "string":
-      return [...TEXT, ...MEMBERSHIP, ...ORDERING, ...BLANK_TESTS, ...NULL_TESTS];
-    case "number":
-      return [
-        { op: "equals", label: "=", input: "value" },
-        { op: "not", label: "≠", input: "value" },
-        ...ORDERING,
-        ...MEMBERSHIP,
-        ...NULL_TESTS,
-      ];
-    case "boolean":
-      return [
-        { op: "equals", label: "is", input: "boolean" },
-        { op: "not", label: "is not", input: "boolean" },
-        ...NULL_TESTS,
-      ];
-    case "datetime":
-    case "date":
-      return [...CALENDAR, ...NULL_TESTS];
-    case "json":
-      return [
-        ...TEXT,
-        ...ORDERING,
-        ...MEMBERSHIP,
-        { op: "has", label: "array has", input: "value" },
-        ...BLANK_TESTS,
-        ...NULL_TESTS,
-      ];
-    default:
-      if (type && type.endsWith("[]")) return [...LIST_FIELD, ...NULL_TESTS];
-      return [
-        { op: "equals", label: "is", input: "value" },
-        { op: "not", label: "is not", input: "value" },
-        ...NULL_TESTS,
-      ];
+function kindOf(type) {
+  if (type === "number") return "number";
+  if (type === "datetime" || type === "date") return "calendar";
+  return "other";
+}
+
+function isList(type) {
+  return Boolean(type && type.endsWith("[]"));
+}
+
+function shown(control, field) {
+  if (control.key === "equals" && isList(field.type)) {
+    // A list's equals is the whole list, in order.
+    const label = control.op === "equals" ? "is exactly" : "is not exactly";
+    return { op: control.op, label, input: "list" };
   }
+  const label =
+    typeof control.label === "string"
+      ? control.label
+      : control.label[kindOf(field.type)] || control.label.other;
+  const input = field.type === "boolean" && control.input === "value" ? "boolean" : control.input;
+  return { op: control.op, label, input };
 }
 
-export function operator(type, op) {
-  return operatorsFor(type).find((o) => o.op === op) || operatorsFor(type)[0];
+export function unknownField(key) {
+  // A field the catalogue does not hold (kept from a filter): the library takes none of its
+  // operators, so only the null tests are offered and the library's message says why.
+  return { key, type: "string", label: key, custom: false, operators: [], insensitive: false };
 }
 
-export function defaultOp(type) {
-  if (type === "number") return "gte";
-  if (type === "datetime" || type === "date") return "within";
-  return operatorsFor(type)[0].op;
+export function operatorsFor(field) {
+  // The controls of the operators the library takes for `field` (a catalogue entry).
+  const taken = new Set(field.operators || []);
+  const offered = CONTROLS.filter((c) => taken.has(c.key)).map((c) => shown(c, field));
+  return [...offered, ...NULL_TESTS];
+}
+
+export function operator(field, op) {
+  const offered = operatorsFor(field);
+  return offered.find((o) => o.op === op) || offered[0];
+}
+
+export function defaultOp(field) {
+  const offered = operatorsFor(field).map((o) => o.op);
+  const preferred = field.type === "number" ? "gte" : kindOf(field.type) === "calendar" ? "within" : null;
+  return preferred && offered.includes(preferred) ? preferred : offered[0];
 }
 
 // ---- values --------------------------------------------------------------------------------
 
 function elementType(type) {
-  return type && type.endsWith("[]") ? type.slice(0, -2) : type;
+  return isList(type) ? type.slice(0, -2) : type;
 }
 
 export function durationOf(text) {
@@ -272,22 +261,23 @@ function join(path, key) {
   return path ? `${path}.${key}` : key;
 }
 
-export function toWhere(root, fieldTypes) {
+export function toWhere(root, fields) {
   // `{where, paths}`: the where clause (null when the builder holds no condition) and the
-  // JSON path of each node, keyed by path, for the library's error paths.
+  // JSON path of each node, keyed by path, for the library's error paths. `fields` maps each
+  // key to its catalogue entry.
   const paths = new Map();
   if (root.children.length === 0 && !root.negated) return { where: null, paths };
-  const where = emit(root, "", paths, fieldTypes);
+  const where = emit(root, "", paths, fields);
   return { where, paths };
 }
 
-function emit(node, path, paths, fieldTypes) {
+function emit(node, path, paths, fields) {
   paths.set(path, node.id);
   switch (node.kind) {
     case "group":
-      return emitGroup(node, path, paths, fieldTypes);
+      return emitGroup(node, path, paths, fields);
     case "rule":
-      return emitRule(node, fieldTypes.get(node.field));
+      return emitRule(node, fields.get(node.field) || unknownField(node.field));
     case "behaviour":
       return emitBehaviour(node);
     case "audience":
@@ -297,10 +287,10 @@ function emit(node, path, paths, fieldTypes) {
   }
 }
 
-function emitGroup(node, path, paths, fieldTypes) {
+function emitGroup(node, path, paths, fields) {
   const inner = join(node.negated ? join(path, "NOT") : path, node.combinator);
   const items = node.children.map((child, index) =>
-    emit(child, `${inner}[${index}]`, paths, fieldTypes),
+    emit(child, `${inner}[${index}]`, paths, fields),
   );
   const body = { [node.combinator]: items };
   return node.negated ? { NOT: body } : body;
@@ -340,17 +330,19 @@ function operand(node, type) {
       return [node.op, listOf(node.value, type)];
     case "has":
       return [type === "json" ? "array_contains" : "has", valueOf(node.value, type)];
+    case "equals":
+    case "not":
+      return [node.op, isList(type) ? listOf(node.value, type) : valueOf(node.value, type)];
     default:
       return [node.op, valueOf(node.value, type)];
   }
 }
 
-function emitRule(node, type) {
+function emitRule(node, field) {
+  const type = field.type;
   const [op, value] = operand(node, type);
   const ops = { [op]: value };
-  if (node.insensitive && (type === "string" || type === "json" || type === "string[]")) {
-    ops.mode = "insensitive";
-  }
+  if (node.insensitive && field.insensitive) ops.mode = "insensitive";
   if (type === "json") {
     const path = node.path.split(".").filter((key) => key !== "");
     return { [node.field]: { path, ...ops } };
@@ -381,17 +373,15 @@ function emitBehaviour(node) {
 
 // ---- from a where clause -------------------------------------------------------------------
 
-export function fromWhere(where, fieldTypes) {
+export function fromWhere(where, fields) {
   // The tree of a canonical where clause; the root is always a group.
-  const node = toNode(where, fieldTypes);
+  const node = toNode(where, fields);
   return node.kind === "group" ? node : group("AND", [node]);
 }
 
-function toNode(object, fieldTypes) {
+function toNode(object, fields) {
   if (object === null || typeof object !== "object" || Array.isArray(object)) return raw(object);
-  const nodes = Object.entries(object).flatMap(([key, value]) =>
-    entryNodes(key, value, fieldTypes),
-  );
+  const nodes = Object.entries(object).flatMap(([key, value]) => entryNodes(key, value, fields));
   return nodes.length === 1 ? nodes[0] : group("AND", nodes);
 }
 
@@ -399,30 +389,30 @@ function items(value) {
   return Array.isArray(value) ? value : [value];
 }
 
-function entryNodes(key, value, fieldTypes) {
+function entryNodes(key, value, fields) {
   if (key === "AND" || key === "OR") {
-    const children = items(value).map((item) => toNode(item, fieldTypes));
+    const children = items(value).map((item) => toNode(item, fields));
     return [group(key, children)];
   }
   if (key === "NOT") {
     // Prisma's NOT of a list is "none of them"; of an object, "not all of it".
     if (Array.isArray(value)) {
-      return [group("OR", value.map((item) => toNode(item, fieldTypes)), true)];
+      return [group("OR", value.map((item) => toNode(item, fields)), true)];
     }
-    const inner = toNode(value, fieldTypes);
+    const inner = toNode(value, fields);
     const children = inner.kind === "group" && !inner.negated ? inner.children : [inner];
     const combinator = inner.kind === "group" && !inner.negated ? inner.combinator : "AND";
     return [group(combinator, children, true)];
   }
-  const parsed = parseEntry(key, value, fieldTypes);
+  const parsed = parseEntry(key, value, fields);
   return parsed || [raw({ [key]: value })];
 }
 
-function parseEntry(key, value, fieldTypes) {
+function parseEntry(key, value, fields) {
   if (key === "actions") return wrap(parseBehaviour(value));
   if (key === "audiences") return wrap(parseAudience(value));
-  if (!fieldTypes.has(key)) return null;
-  const type = fieldTypes.get(key);
+  if (!fields.has(key)) return null;
+  const type = fields.get(key).type;
   return type === "json" ? parseJsonField(key, value) : parseField(key, value, type);
 }
 
@@ -436,7 +426,10 @@ function parseField(key, value, type) {
     const shown = shownValue(value, type);
     return shown === undefined ? null : [rule(key, "equals", shown)];
   }
-  if (Array.isArray(value)) return null;
+  if (Array.isArray(value)) {
+    const shown = isList(type) ? shownList(value, type) : undefined;
+    return shown === undefined ? null : [rule(key, "equals", shown)];
+  }
   return parseOps(key, value, type, {});
 }
 
@@ -470,7 +463,8 @@ function parseOp(key, op, value, type, extra) {
   const simple = (name, shown) => (shown === undefined ? null : rule(key, name, shown, extra));
   switch (op) {
     case "equals":
-      return value === null ? rule(key, "null", "", extra) : simple("equals", shownValue(value, type));
+      if (value === null) return rule(key, "null", "", extra);
+      return simple("equals", Array.isArray(value) ? shownList(value, type) : shownValue(value, type));
     case "not":
       return parseNot(key, value, type, extra);
     case "blank":
@@ -508,7 +502,7 @@ function parseNot(key, value, type, extra) {
     const inner = parseOps(key, value, type, extra);
     return inner ? group("AND", inner, true) : null;
   }
-  const shown = shownValue(value, type);
+  const shown = Array.isArray(value) ? shownList(value, type) : shownValue(value, type);
   return shown === undefined ? null : rule(key, "not", shown, extra);
 }
 

@@ -13,6 +13,7 @@ import {
   operatorsFor,
   parentOf,
   rule,
+  unknownField,
 } from "./model.js";
 
 export function h(tag, attributes = {}, ...children) {
@@ -114,7 +115,7 @@ export class Builder {
   newRule() {
     const first = this.ctx.fields[0];
     const preferred = this.ctx.fields.find((f) => f.type === "number") || first;
-    return rule(preferred.key, defaultOp(preferred.type));
+    return rule(preferred.key, defaultOp(preferred));
   }
 
   groupView(node, isRoot) {
@@ -218,20 +219,21 @@ export class Builder {
     );
   }
 
-  typeOf(key) {
-    return this.ctx.fieldTypes().get(key) || "string";
+  fieldOf(key) {
+    return this.ctx.fieldOf(key) || unknownField(key);
   }
 
   ruleControls(node) {
     const id = node.id;
-    const type = this.typeOf(node.field);
+    const field = this.fieldOf(node.field);
+    const type = field.type;
     const fields = this.ctx.fields.map((f) => [f.key, f.custom ? `${f.label} (custom)` : f.label]);
     if (!fields.some(([key]) => key === node.field)) fields.push([node.field, node.field]);
     const controls = [
       label(`${id}-field`, "Field"),
       select(`${id}-field`, fields, node.field, (value) => {
         node.field = value;
-        node.op = defaultOp(this.typeOf(value));
+        node.op = defaultOp(this.fieldOf(value));
         node.value = "";
         this.changed(true);
       }),
@@ -245,17 +247,17 @@ export class Builder {
         }, { placeholder: "plan", class: "control path" }),
       );
     }
-    const ops = operatorsFor(type).map((o) => [o.op, o.label]);
+    const ops = operatorsFor(field).map((o) => [o.op, o.label]);
     controls.push(
       label(`${id}-op`, "Operator"),
-      select(`${id}-op`, ops, operator(type, node.op).op, (value) => {
+      select(`${id}-op`, ops, operator(field, node.op).op, (value) => {
         node.op = value;
         this.changed(true);
       }),
     );
-    controls.push(...this.valueControls(node, type));
-    if ((type === "string" || type === "json" || type === "string[]") && node.op !== "contains") {
-      const kind = operator(type, node.op).input;
+    controls.push(...this.valueControls(node, field));
+    if (field.insensitive && node.op !== "contains") {
+      const kind = operator(field, node.op).input;
       if (kind === "value" || kind === "list") controls.push(this.caseControl(node));
     }
     return controls;
@@ -279,9 +281,10 @@ export class Builder {
     );
   }
 
-  valueControls(node, type) {
+  valueControls(node, field) {
     const id = node.id;
-    const kind = operator(type, node.op).input;
+    const type = field.type;
+    const kind = operator(field, node.op).input;
     const set = (value) => {
       node.value = value;
       this.changed(false);
