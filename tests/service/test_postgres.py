@@ -13,7 +13,6 @@ from audiencefilter.service.ground.fields import NO_NUL, ONE_LINE, PARAGRAPHS
 
 from .conftest import ApiClient, make_tenant, url_settings
 
-
 FREE_TEXT = (NO_NUL, ONE_LINE, PARAGRAPHS)
 
 
