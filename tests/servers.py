@@ -36,11 +36,16 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-STARTUP_TIMEOUT = 30.0
-STOP_TIMEOUT = 15.0
+from tests.waiting import HANG_GUARD, WaitAbandoned, wait_until
+
+# A server is waited for until it answers, as long as its process lives (`tests/waiting.py`):
+# no start-up deadline, which a loaded machine would miss. Stopping escalates to SIGKILL after
+# STOP_GRACE: a step of cleaning up, never a failure.
+STOP_GRACE = 15.0
 ICU_DATABASE = "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'und' LOCALE 'C.UTF-8'"
 
 
@@ -102,13 +107,19 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_for_port(port: int, timeout: float = STARTUP_TIMEOUT) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return True
-        time.sleep(0.02)
+def listening(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:`port` now."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+        return True
     return False
+
+
+def wait_for_port(port: int, alive: Callable[[], bool]) -> bool:
+    """Wait until `port` listens (True), or the server's process ends first (False)."""
+    try:
+        return wait_until(lambda: listening(port), f"a server on port {port}", alive=alive)
+    except WaitAbandoned:
+        return listening(port)
 
 
 def _alive(pid: int) -> bool:
@@ -124,7 +135,7 @@ def _alive(pid: int) -> bool:
 def _stop_pid(pid: int, sig: int, process: subprocess.Popen[bytes] | None) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
-    deadline = time.monotonic() + STOP_TIMEOUT
+    deadline = time.monotonic() + STOP_GRACE
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             return
@@ -134,16 +145,21 @@ def _stop_pid(pid: int, sig: int, process: subprocess.Popen[bytes] | None) -> No
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     if process is not None:
-        process.wait(timeout=STOP_TIMEOUT)
+        process.wait(timeout=HANG_GUARD)
 
 
-def _read_pid(path: Path, timeout: float = STARTUP_TIMEOUT) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _read_pid(path: Path) -> int:
+    """The pid a server wrote once it started (it is written by a process already running)."""
+
+    def pid() -> int | None:
         with contextlib.suppress(OSError, ValueError, IndexError):
             return int(path.read_text().split()[0])
-        time.sleep(0.02)
-    raise ServerFailed(f"no pid file at {path}")
+        return None
+
+    try:
+        return wait_until(pid, f"the pid file {path}")
+    except WaitAbandoned as exc:
+        raise ServerFailed(str(exc)) from None
 
 
 def _tail(path: Path, lines: int = 30) -> str:
@@ -154,7 +170,7 @@ def _tail(path: Path, lines: int = 30) -> str:
 
 
 def _run(command: list[str], cwd: Path) -> None:
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=HANG_GUARD)
     if done.returncode != 0:
         raise ServerFailed(f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}")
 
@@ -215,7 +231,7 @@ def start_postgres() -> Server:
         _run(
             _as_postgres(
                 [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w"]
-                + ["-t", str(int(STARTUP_TIMEOUT)), "start"]
+                + ["-t", str(int(HANG_GUARD)), "start"]
             ),
             folder,
         )
@@ -304,7 +320,7 @@ def start_mariadb() -> Server:
                 cwd=folder,
                 start_new_session=True,
             )
-        if not wait_for_port(port):
+        if not wait_for_port(port, alive=lambda: process.poll() is None):
             process.kill()
             process.wait()
             raise ServerFailed(f"mariadbd did not listen on {port}")
@@ -322,20 +338,19 @@ def create_mysql_database(admin_url: str) -> str:
 
     url = make_url(admin_url)
     name = f"af_{uuid.uuid4().hex[:16]}"
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while True:
+
+    def connected() -> Any:
         try:
-            connection = pymysql.connect(
+            return pymysql.connect(
                 host=url.host or "127.0.0.1",
                 port=url.port or 3306,
                 user=url.username or "root",
                 password=url.password or "",
             )
-            break
         except pymysql.err.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+            return None
+
+    connection = wait_until(connected, f"MariaDB to take connections at {url.host}:{url.port}")
     with connection, connection.cursor() as cursor:
         cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
     return url.set(
@@ -387,12 +402,13 @@ def start_redis() -> Server:
             folder,
         )
         pid = _read_pid(pidfile)
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not _redis_ping(port):
-            if time.monotonic() > deadline:
-                _stop_pid(pid, signal.SIGTERM, None)
-                raise ServerFailed(f"redis-server did not answer on {port}")
-            time.sleep(0.02)
+        try:
+            wait_until(
+                lambda: _redis_ping(port), f"redis-server on {port}", alive=lambda: _alive(pid)
+            )
+        except WaitAbandoned as exc:
+            _stop_pid(pid, signal.SIGTERM, None)
+            raise ServerFailed(str(exc)) from None
     except ServerFailed as exc:
         shutil.rmtree(folder, ignore_errors=True)
         raise ServerFailed(f"{exc}\n{_tail(log)}") from None

@@ -25,6 +25,9 @@ def test_every_step_is_measured_on_both_sides(tmp_path: Path) -> None:
         "audience export (CSV)",
     ]
     assert all(m.ours > 0 and m.hand > 0 for m in result.measures)
-    assert "members" in result.measures[1].note and "membership_snapshot" in result.profile
+    assert "members" in result.measures[1].note
+    # The profile's lines are ranked by time, so which callee makes the top lines depends on
+    # the machine's load; the profiled call itself holds every callee's time and always does.
+    assert "highest ratio:" in result.profile and "create_audience_in_thread" in result.profile
     table = million.render(result)
     assert "| bulk import |" in table and "300 contacts per list" in table

@@ -118,3 +118,49 @@ def test_string_orderings_merge_by_code_point_and_folded_ones_stay() -> None:
     assert af.parse({"email": {"gt": "b", "lt": "B"}}).simplify().to_text() == "false"
     folded = af.parse({"email": {"gt": "b", "lt": "B", "mode": "insensitive"}})
     assert folded.simplify() == folded
+
+
+@given(filters(max_leaves=10), record_lists())
+def test_always_true_filters_match_everybody(flt: af.Filter, rows: list[dict[str, Any]]) -> None:
+    if flt.is_always_true():
+        assert all(flt.matches(r) for r in rows)
+
+
+ALWAYS_TRUE = [
+    ("json", {}),
+    ("json", {"OR": [{"country": "XX"}, {}]}),
+    ("json", {"OR": [{"country": "XX"}, {"country": {"notIn": []}}]}),
+    ("json", {"NOT": {"AND": [{"country": "XX"}, {"country": {"in": []}}]}}),
+    ("json", {"AND": [{}, {"OR": [{"points": {"gt": 3}}, {"AND": []}]}]}),
+    ("text", 'country = "XX" or true'),
+    ("text", 'not (country = "XX" and false)'),
+    ("sql", "country = 'XX' OR TRUE"),
+    ("sql", "NOT (country = 'XX' AND FALSE)"),
+    ("mongodb", {"$or": [{"country": "XX"}, {}]}),
+    ("jsonlogic", {"or": [{"==": [{"var": "country"}, "XX"]}, True]}),
+]
+NOT_ALWAYS_TRUE = [
+    ("json", {"country": "XX"}),
+    ("json", {"OR": [{"points": {"gt": 5}}, {"points": {"lte": 5}}]}),  # UNKNOWN for null
+    ("json", {"NOT": {"country": "XX"}}),
+    ("json", {"OR": [{"country": "XX"}, {"country": {"in": []}}]}),
+    ("sql", "country = 'XX' OR FALSE"),
+]
+
+
+def _read(form: str, where: Any) -> af.Filter:
+    if form == "text":
+        return af.parse_text(where)
+    return af.parse(where) if form == "json" else af.from_format(where, form)
+
+
+@pytest.mark.parametrize(("form", "where"), ALWAYS_TRUE)
+def test_what_folds_to_true_is_always_true_in_every_format(form: str, where: Any) -> None:
+    flt = _read(form, where)
+    assert flt.is_always_true()
+    assert flt.matches({}) and flt.matches({"country": None, "points": None})
+
+
+@pytest.mark.parametrize(("form", "where"), NOT_ALWAYS_TRUE)
+def test_a_filter_that_leaves_someone_out_is_not_always_true(form: str, where: Any) -> None:
+    assert not _read(form, where).is_always_true()

@@ -389,6 +389,14 @@ class Filter:
 
         return is_unsatisfiable(self.root, self.schema)
 
+    def is_always_true(self) -> bool:
+        """True when every record matches, e.g. `{"OR": [{"country": "XX"}, {}]}` or
+        `NOT (country = "XX" AND false)`: the filter folds to TRUE, as the empty filter `{}`
+        is (sound, not complete: `points > 5 OR points <= 5` is UNKNOWN for a null)."""
+        from .rewrite.simplify import is_always_true
+
+        return is_always_true(self.root, self.schema)
+
     def __str__(self) -> str:
         return self.to_json()
 

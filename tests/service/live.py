@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import httpx
 
 import audiencefilter.service
 from tests.servers import free_port
+from tests.waiting import WaitAbandoned, wait_until
 
 SOURCE_ROOT = Path(audiencefilter.service.__file__).resolve().parents[2]
 
@@ -93,18 +93,17 @@ def live_server(
         log.close()
 
 
-def _wait_until_live(
-    url: str, process: subprocess.Popen[str], log: IO[str], timeout: float = 30.0
-) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            log.seek(0)
-            raise RuntimeError(f"the service exited with {process.returncode}:\n{log.read()}")
+def _wait_until_live(url: str, process: subprocess.Popen[str], log: IO[str]) -> None:
+    """Until the service answers, as long as its process lives (`tests/waiting.py`)."""
+
+    def live() -> bool:
         try:
-            if httpx.get(f"{url}/health/live", timeout=1).status_code == 200:
-                return
+            return httpx.get(f"{url}/health/live", timeout=5).status_code == 200
         except httpx.TransportError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"the service did not answer on {url}")
+            return False
+
+    try:
+        wait_until(live, f"the service on {url}", alive=lambda: process.poll() is None, pause=0.05)
+    except WaitAbandoned:
+        log.seek(0)
+        raise RuntimeError(f"the service exited with {process.returncode}:\n{log.read()}") from None

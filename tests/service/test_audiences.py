@@ -128,6 +128,16 @@ EMPTY_FILTERS: list[dict[str, Any]] = [
     {"filters": '{"points": {}}'},
     {"filtersText": ""},
     {"filtersText": "  \n "},
+    # Everyone, however spelled: what folds to TRUE is refused as `{}` is.
+    {"filters": {"OR": [{"country": "XX"}, {}]}},
+    {"filters": '{"NOT": {"AND": [{"country": "XX"}, {"country": {"in": []}}]}}'},
+    {"filters": {"OR": [{"country": "XX"}, {"country": {"notIn": []}}]}},
+    {"filters": {"$or": [{"country": "XX"}, {}]}, "filtersFormat": "mongodb"},
+    {"filters": "country = 'XX' OR TRUE", "filtersFormat": "sql"},
+    {"filters": "NOT (country = 'XX' AND FALSE)", "filtersFormat": "sql"},
+    {"filters": {"or": [{"==": [{"var": "country"}, "XX"]}, True]}, "filtersFormat": "jsonlogic"},
+    {"filtersText": 'country = "XX" or true'},
+    {"filtersText": 'not (country = "XX" and false)'},
 ]
 
 
@@ -143,6 +153,8 @@ def test_empty_filters_are_refused_for_smart_mode(tenant: Tenant, filters: dict[
     assert rule_error(tenant, "PATCH", path, json=filters) == expected
     assert rule_error(tenant, "PATCH", path, json={"filters": None}) == expected
     assert tenant.ok("GET", path)["audience"]["filters"] == '{"points":{"equals":1}}'
+    preview = {"listId": list_id, **filters}
+    assert rule_error(tenant, "POST", "/v4/audiences/preview", json=preview) == expected
 
 
 @pytest.mark.parametrize(

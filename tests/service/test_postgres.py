@@ -9,8 +9,11 @@ import pytest
 from pydantic import BaseModel
 
 from audiencefilter.service.api.schemas.resources import ContactCreate, ListCreate
+from audiencefilter.service.ground.fields import NO_NUL, ONE_LINE, PARAGRAPHS
 
 from .conftest import ApiClient, make_tenant, url_settings
+
+FREE_TEXT = (NO_NUL, ONE_LINE, PARAGRAPHS)
 
 
 def _longest(model: type[BaseModel]) -> dict[str, Any]:
@@ -19,7 +22,7 @@ def _longest(model: type[BaseModel]) -> dict[str, Any]:
     for name, prop in model.model_json_schema()["properties"].items():
         for option in prop.get("anyOf", [prop]):
             if option.get("type") == "string" and "maxLength" in option:
-                if option.get("pattern", "^[^\\x00]*$") == "^[^\\x00]*$":
+                if option.get("pattern", NO_NUL) in FREE_TEXT:
                     values[name] = "é" * option["maxLength"]
     return values
 

@@ -24,6 +24,7 @@ import redis
 
 from audiencefilter.service.http.ratelimit import RateLimiter
 from tests.servers import free_port
+from tests.waiting import wait_until
 
 from .conftest import ApiClient, make_tenant
 from .live import LiveServer, cli_env, live_server, run_cli
@@ -50,15 +51,15 @@ class RedisProcess:
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
         client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
-        deadline = time.monotonic() + 10
-        while True:
+        process = self.process
+
+        def answers() -> bool:
             try:
-                client.ping()
-                break
+                return bool(client.ping())
             except redis.ConnectionError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise RuntimeError("redis-server did not start") from None
-                time.sleep(0.02)
+                return False
+
+        wait_until(answers, "redis-server", alive=lambda: process.poll() is None)
         client.close()
 
     def stop(self) -> None:
@@ -171,12 +172,10 @@ def test_redis_down_then_back(
     assert len(_records(caplog, WENT_DOWN)) == 1
 
 
-def _wait_for_workers(server: LiveServer, count: int, timeout: float = 60.0) -> None:
+def _wait_for_workers(server: LiveServer, count: int) -> None:
     """Until `count` worker processes have started (the first answers health probes sooner)."""
-    deadline = time.monotonic() + timeout
-    while server.output().count("Application startup complete") < count:
-        assert time.monotonic() < deadline, server.output()[-4000:]
-        time.sleep(0.1)
+    started = lambda: server.output().count("Application startup complete") >= count  # noqa: E731
+    wait_until(started, f"{count} workers to start", pause=0.1)
 
 
 @pytest.mark.redis

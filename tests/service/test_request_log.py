@@ -13,7 +13,6 @@ import json
 import logging
 import re
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime, timedelta
@@ -39,6 +38,7 @@ from audiencefilter.service.http.request_log import (
     logging_config,
     redact,
 )
+from tests.waiting import wait_until
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
 from .live import cli_env, live_server, run_cli
@@ -314,14 +314,14 @@ def _demo_keys(output: str) -> tuple[str, str]:
     return private.group(1), public.group(1)
 
 
-def _wait_for(server_output: Callable[[], str], text: str, timeout: float = 10.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _wait_for(server_output: Callable[[], str], text: str) -> str:
+    """The server's output once it holds `text` (`tests/waiting.py`: no deadline)."""
+
+    def appeared() -> str | None:
         output = server_output()
-        if text in output:
-            return output
-        time.sleep(0.05)
-    raise AssertionError(f"{text!r} never appeared in:\n{server_output()}")
+        return output if text in output else None
+
+    return wait_until(appeared, f"{text!r} in the server's output", pause=0.05)
 
 
 def test_no_whole_key_in_logs_error_bodies_database_or_key_listing(

@@ -20,6 +20,7 @@ import pytest
 
 from audiencefilter.service import create_app
 from audiencefilter.service.domain.webhooks import signing
+from tests.waiting import wait_until
 
 from .conftest import ApiClient, make_tenant, sqlite_settings
 
@@ -76,14 +77,14 @@ def test_the_documented_receiver_accepts_deliveries_and_refuses_forgeries(api: A
         for index in range(2):
             tenant.new_contact(lst["id"], f"docs{index}@example.com")
         worker = api.app.state.webhook_worker
-        deadline = time.monotonic() + 20
-        log: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
+
+        def delivered() -> list[dict[str, Any]] | None:
             worker.run_once()
             log = tenant.ok("GET", f"/v4/webhooks/{hook['id']}/deliveries")["deliveries"]
-            if len(log) == 2 and all(entry["status"] == "delivered" for entry in log):
-                break
-            time.sleep(0.05)
+            done = len(log) == 2 and all(entry["status"] == "delivered" for entry in log)
+            return log if done else None
+
+        log = wait_until(delivered, "both deliveries", pause=0.05)
         assert [entry["attemptLog"][-1]["statusCode"] for entry in log] == [204, 204]
         assert len(namespace["Receiver"].seen) == 2
 

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,9 @@ from audiencefilter.service import create_app
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.domain.webhooks import dispatch, schedule, signing
 from audiencefilter.service.domain.webhooks.worker import WebhookWorker
+from audiencefilter.service.ground import clock
 from drills.receiver import Received, Receiver
+from tests.waiting import HANG_GUARD, wait_until
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
 from .live import cli_env
@@ -94,13 +97,22 @@ def worker_of(api: ApiClient) -> WebhookWorker:
     return api.app.state.webhook_worker  # type: ignore[no-any-return]
 
 
-def run_until(api: ApiClient, condition: Callable[[], bool], timeout: float = 20.0) -> None:
+def run_until(api: ApiClient, condition: Callable[[], bool]) -> None:
+    """Run the worker's rounds until `condition` holds (`tests/waiting.py`: no deadline)."""
     worker = worker_of(api)
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "deliveries did not arrive in time"
-        if worker.run_once() == 0:
-            time.sleep(0.02)
+    wait_until(condition, "the deliveries", step=worker.run_once)
+
+
+def received(
+    receiver: Receiver,
+    condition: Callable[[list[Received]], bool],
+    alive: Callable[[], bool] | None = None,
+) -> bool:
+    """Wait until what `receiver` got meets `condition` (`tests/waiting.py`: no deadline),
+    or the sending process (`alive`) ends."""
+    return wait_until(
+        lambda: condition(receiver.snapshot()), "the receiver's requests", alive=alive
+    )
 
 
 def new_hook(tenant: Tenant, list_id: str, url: str, **fields: Any) -> dict[str, Any]:
@@ -427,7 +439,7 @@ def test_the_worker_thread_delivers_by_itself(
     hook = new_hook(tenant, lst["id"], receiver.url, eventTypes=["contact.created"])
     for index in range(5):
         tenant.new_contact(lst["id"], f"t{index}@example.com")
-    assert receiver.wait_for(lambda got: len(got) == 5, timeout=20)
+    assert received(receiver, lambda got: len(got) == 5)
     assert all(verify(hook["secret"], item) for item in receiver.snapshot())
 
 
@@ -442,29 +454,38 @@ def test_deleting_the_list_deletes_its_webhooks(
 
 
 def test_a_lost_claim_comes_back_when_its_lease_runs_out(
-    tmp_path: Path, app_factory: Callable[..., ApiClient], receivers: Callable[..., Receiver]
+    tmp_path: Path, receivers: Callable[..., Receiver]
 ) -> None:
-    api = app_factory(
-        sqlite_settings(
-            tmp_path / "lease.db",
-            webhook_allowed_networks=LOCAL,
-            webhook_worker=False,
-            webhook_lease_seconds=0.3,
-        )
+    """On a clock the test moves: the lease runs out when the clock passes it, not after a
+    nap that a loaded machine may outsleep before the second worker even looks."""
+    moment = [datetime(2026, 3, 1, 9, tzinfo=UTC)]
+    settings = sqlite_settings(
+        tmp_path / "lease.db",
+        webhook_allowed_networks=LOCAL,
+        webhook_worker=False,
+        webhook_lease_seconds=60,
+        membership_sweep_seconds=0,
     )
-    tenant = make_tenant(api)
-    lst = tenant.new_list()
-    receiver = receivers()
-    new_hook(tenant, lst["id"], receiver.url, eventTypes=["contact.created"])
-    tenant.new_contact(lst["id"], "lease@example.com")
-    worker = worker_of(api)
-    dispatch.fan_out(worker.database)
-    lost = dispatch.claim(worker.database, worker.policy, 10)  # a worker killed after claiming
-    assert len(lost) == 1
-    assert worker.run_once() == 0  # still leased: nobody else sends it
-    time.sleep(0.35)
-    run_until(api, lambda: len(receiver.succeeded()) == 1)
-    assert receiver.succeeded()[0].id == lost[0].id
+    api = ApiClient(create_app(settings, clock=lambda: moment[0]))
+    try:
+        tenant = make_tenant(api)
+        lst = tenant.new_list()
+        receiver = receivers()
+        new_hook(tenant, lst["id"], receiver.url, eventTypes=["contact.created"])
+        tenant.new_contact(lst["id"], "lease@example.com")
+        worker = worker_of(api)
+        with clock.using(lambda: moment[0]):
+            dispatch.fan_out(worker.database)
+            lost = dispatch.claim(worker.database, worker.policy, 10)  # its worker was killed
+        assert len(lost) == 1
+        moment[0] += timedelta(seconds=59)
+        assert worker.run_once() == 0  # still leased: nobody else sends it
+        assert receiver.snapshot() == []
+        moment[0] += timedelta(seconds=2)  # the lease ran out
+        run_until(api, lambda: len(receiver.succeeded()) == 1)
+        assert receiver.succeeded()[0].id == lost[0].id
+    finally:
+        api.close()
 
 
 @pytest.mark.postgres
@@ -503,7 +524,7 @@ def test_two_workers_on_postgres_deliver_each_event_once(
     for thread in threads:
         thread.start()
     try:
-        assert receiver.wait_for(lambda got: len({g.id for g in got}) == 120, timeout=60)
+        assert received(receiver, lambda got: len({g.id for g in got}) == 120)
     finally:
         stop.set()
         for thread in threads:
@@ -563,10 +584,10 @@ def test_the_worker_command_delivers_and_stops_on_sigterm(
         stderr=subprocess.PIPE,
     )
     try:
-        assert receiver.wait_for(lambda got: len(got) == 3, timeout=30)
+        assert received(receiver, lambda got: len(got) == 3, alive=lambda: process.poll() is None)
     finally:
         process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=30)
+        _, stderr = process.communicate(timeout=HANG_GUARD)
     assert process.returncode == 0, stderr.decode()
     assert all(verify(hook["secret"], item) for item in receiver.snapshot())
     assert all(entry["status"] == "delivered" for entry in deliveries(tenant, hook["id"]))

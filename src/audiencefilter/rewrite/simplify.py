@@ -14,7 +14,9 @@ value depends on the clock, so a comparison holding one takes part in no range t
 
 `is_unsatisfiable` is sound, not complete: when it says True no record can match; it finds the
 contradictions `simplify` folds (empty ranges, disjoint `in` lists, `in: []`, IS NULL next to a
-comparison on the same field).
+comparison on the same field). `is_always_true` is its mirror, as sound and as incomplete: True
+when the filter folds to TRUE, so every record is a member (`x OR {}`, `NOT (x AND in: [])`,
+`notIn: []`); `x OR NOT x` is not folded, being UNKNOWN where `x` reads a null.
 """
 
 from __future__ import annotations
@@ -61,6 +63,11 @@ def simplify(node: Node, schema: Schema) -> Node:
 def is_unsatisfiable(node: Node, schema: Schema) -> bool:
     """True when no record can ever match (sound, not complete)."""
     return simplify(node, schema) == FALSE
+
+
+def is_always_true(node: Node, schema: Schema) -> bool:
+    """True when every record matches, null values included (sound, not complete)."""
+    return simplify(node, schema) == TRUE
 
 
 def size(node: Node) -> int:

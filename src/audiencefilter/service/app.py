@@ -31,6 +31,7 @@ from .http.origins import OriginDirectory
 from .http.ratelimit import RateLimiter
 from .http.request_log import RequestLogMiddleware
 from .http.responses import JSONResponse
+from .http.security_headers import SecurityHeadersMiddleware
 from .settings import Settings
 
 logger = logging.getLogger("audiencefilter.service")
@@ -110,6 +111,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(PublicCORSMiddleware, directory=origins)
+    # Around everything that answers, preflights and 413s included: nosniff on every response.
+    app.add_middleware(SecurityHeadersMiddleware)
     # Outermost of all: the request line covers every answer, preflights and 413s included.
     app.add_middleware(RequestLogMiddleware)
     return app

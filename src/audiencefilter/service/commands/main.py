@@ -59,7 +59,7 @@ def parse_grace(text: str) -> timedelta:
     """`30m`, `24h`, `7d`, `90s`; a bare `0` ends the old key at once."""
     if text.strip() == "0":
         return timedelta(0)
-    match = re.fullmatch(r"(\d{1,6})([smhd])", text.strip())
+    match = re.fullmatch(r"([0-9]{1,6})([smhd])", text.strip())  # ASCII digits only
     if match is None:
         raise CommandError(f"--grace: expected a duration like 30m, 24h or 7d (or 0): {text!r}")
     return timedelta(**{GRACE_UNITS[match[2]]: int(match[1])})

@@ -6,9 +6,11 @@ into one `Filter`; what is stored is its canonical JSON (`Filter.to_json()`), so
 one filter are stored alike and responses show one form.
 
 "Empty" is decided on the parsed filter: a value is empty when it puts no condition on contacts,
-that is when its canonical JSON is `{}` (`{}`, `"{}"`, `{"AND": []}`, `{"points": {}}`...), or
-when it is a string with nothing but white space in it. An empty filter means "everyone", which a
-smart audience refuses; `null` means "not given".
+that is when it folds to TRUE (`Filter.is_always_true()`: `{}`, `"{}"`, `{"AND": []}`,
+`{"points": {}}`, and as much `{"OR": [x, {}]}`, `country = 'XX' OR TRUE` or
+`NOT (x AND FALSE)`), or when it is a string with nothing but white space in it. An empty
+filter means "everyone", which a smart audience refuses, however it is spelled; `null` means
+"not given".
 
 A list may declare custom fields (`custom_fields.py`): typed keys of each contact's `data` that
 its filters name directly (`birthday anniversary within this week`). A filter is read with the
@@ -106,7 +108,6 @@ BOTH_FORMS = "Send either filters or filtersText, not both"
 LIST_REQUIRED = "listId is required"
 FORMAT_WITH_TEXT = "filtersFormat describes filters; filtersText is always the text syntax"
 NO_SUCH_FORM = "This filter has no faithful form in the format asked for"
-EMPTY_CANONICAL = "{}"
 UNSATISFIABLE = "unsatisfiable"
 # Entries bound the count (a thousand small audiences of a list are a thousand entries), weight
 # the memory: about 160 bytes per unit once parsed, lowered and compiled, some 30 MB at most;
@@ -171,9 +172,9 @@ def _parsed(value: Any, declared: Mapping[str, str], written_in: str) -> FilterI
         flt = from_format(value, written_in, schema)
     except FilterError as exc:
         raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts()) from None
-    canonical = flt.to_json()
-    if canonical == EMPTY_CANONICAL:
+    if flt.is_always_true():
         return EMPTY
+    canonical = flt.to_json()
     cost = check_filter(flt)  # decided now, never when the stored filter is read
     fields = encode_fields({k: kind for k, kind in declared.items() if k in flt.fields})
     # The filter about to be stored is the one its canonical form reads back to: held in the

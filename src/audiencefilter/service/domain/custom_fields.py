@@ -174,11 +174,12 @@ def _check_key(key: str) -> None:
 
 def _readable(key: str) -> bool:
     """Whether the text syntax reads the key as a field name (`and`, `has` are its words):
-    asked of the library, which owns the syntax."""
-    schema = SCHEMA.with_fields(**{key: ("string", ("data", key))})
+    asked of the library, which owns the syntax. A schema refuses the names of its logical
+    groups (`AND`, `OR`, `NOT`) as fields with a ValueError; the syntax's words parse wrong."""
     try:
+        schema = SCHEMA.with_fields(**{key: ("string", ("data", key))})
         parse_text(f'{key} is null or {key} = "x"', schema=schema)
-    except FilterError:
+    except (FilterError, ValueError):
         return False
     return True
 

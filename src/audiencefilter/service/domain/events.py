@@ -62,6 +62,7 @@ from sqlalchemy.orm import Session
 from ..db.bulk import insert_rows
 from ..db.models import Event, EventHead, new_id
 from ..ground import clock
+from ..ground.digits import ascii_number
 from ..ground.errors import not_found
 from . import idsets
 
@@ -318,9 +319,7 @@ def position_of(value: str, list_id: str) -> int | None:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return None
     owner, _, number = raw.rpartition(":")
-    if owner != list_id or not number.isdigit() or len(number) > 18:
-        return None
-    return int(number)
+    return ascii_number(number) if owner == list_id else None
 
 
 def event_view(event: Event) -> dict[str, Any]:

@@ -4,8 +4,11 @@ Patterns are written so that Python, Rust (pydantic-core) and ECMA-262 (JSON Sch
 engines read them alike: explicit code-point ranges, never the whitespace class, whose members
 differ between them.
 Strings refuse NUL characters and lone surrogates (PostgreSQL rejects both, and a database error
-must never be how a bad value is found). Integers are bounded so sums never overflow a BIGINT:
-points and referrals stay within JavaScript's safe range, an action's increase within a billion.
+must never be how a bad value is found). Text people read (names, labels, titles, descriptions)
+also refuses the other control characters (C0, DEL and C1): they show as nothing or garble a
+page, a CSV or a log line; a paragraph (`LongText`) keeps tab and line breaks. Integers are
+bounded so sums never overflow a BIGINT: points and referrals stay within JavaScript's safe
+range, an action's increase within a billion.
 Free-form `data` must be JSON that every back-end stores alike: no NUL in strings or keys
 (PostgreSQL's jsonb refuses `\u0000`), integers within 64 bits (beyond, engines round them to
 doubles or refuse them, and a filter's answer would depend on the engine), finite numbers,
@@ -30,6 +33,12 @@ MAX_INCREASE = 10**9
 MAX_DATA_DEPTH = 32
 MIN_INT64, MAX_INT64 = -(2**63), 2**63 - 1
 NO_NUL = r"^[^\x00]*$"
+ONE_LINE = r"^[^\x00-\x1f\x7f-\x9f]*$"
+"""Text of one line: no control character (C0, DEL, C1)."""
+LABEL = r"^[^\x00-\x1f\x7f-\x9f]*[^\x00-\x20\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+"""Text of one line holding something besides spaces: a custom field's label."""
+PARAGRAPHS = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
+"""Text of paragraphs: no control character but tab, line feed and carriage return."""
 # History sent by a client (a sign-up, an action) happened between these bounds: no computer
 # system signed anyone up before 1970, and an exporting system's clock may run a little ahead.
 EARLIEST_INSTANT = datetime(1970, 1, 1, tzinfo=UTC)
@@ -141,13 +150,18 @@ def _strict_query_bool(value: Any) -> Any:
 
 
 ShortText = Annotated[
-    str, StringConstraints(max_length=255, pattern=NO_NUL), AfterValidator(check_text)
+    str, StringConstraints(max_length=255, pattern=ONE_LINE), AfterValidator(check_text)
 ]
 Name = Annotated[
-    str, StringConstraints(min_length=1, max_length=255, pattern=NO_NUL), AfterValidator(check_text)
+    str,
+    StringConstraints(min_length=1, max_length=255, pattern=ONE_LINE),
+    AfterValidator(check_text),
 ]
 LongText = Annotated[
-    str, StringConstraints(max_length=2000, pattern=NO_NUL), AfterValidator(check_text)
+    str, StringConstraints(max_length=2000, pattern=PARAGRAPHS), AfterValidator(check_text)
+]
+Label = Annotated[
+    str, StringConstraints(min_length=1, max_length=120, pattern=LABEL), AfterValidator(check_text)
 ]
 Code = Annotated[
     str, StringConstraints(max_length=100_000, pattern=NO_NUL), AfterValidator(check_text)
@@ -183,5 +197,5 @@ Instant = Annotated[datetime, BeforeValidator(past_instant)]
 # A filter in a query string; the library bounds it further (256 KiB) and reads it.
 FilterText = Annotated[str, StringConstraints(max_length=65536)]
 QueryText = Annotated[
-    str, StringConstraints(max_length=255, pattern=NO_NUL), AfterValidator(check_text)
+    str, StringConstraints(max_length=255, pattern=ONE_LINE), AfterValidator(check_text)
 ]

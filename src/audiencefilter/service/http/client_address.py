@@ -21,6 +21,8 @@ from collections.abc import Iterable
 
 from starlette.types import Scope
 
+from ..ground.digits import ascii_number
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 UNKNOWN = "unknown"
@@ -31,12 +33,12 @@ def parse_address(text: str) -> IPAddress | None:
     text = text.strip()
     if text.startswith("["):
         host, bracket, rest = text[1:].partition("]")
-        if not bracket or (rest and not (rest[:1] == ":" and rest[1:].isdigit())):
+        if not bracket or (rest and not (rest[:1] == ":" and _port(rest[1:]))):
             return None
         text = host
     elif text.count(":") == 1:
         host, _, port = text.partition(":")
-        if not port.isdigit():
+        if not _port(port):
             return None
         text = host
     try:
@@ -46,6 +48,11 @@ def parse_address(text: str) -> IPAddress | None:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return address.ipv4_mapped
     return address
+
+
+def _port(text: str) -> bool:
+    """A port as a proxy writes it: ASCII digits only (`ground/digits.py`)."""
+    return ascii_number(text, max_digits=5) is not None
 
 
 class TrustedProxies:

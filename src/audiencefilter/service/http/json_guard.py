@@ -6,6 +6,11 @@ error page can write), an integer of more digits than Python converts (4,300: `V
 and nesting deeper than the decoder recurses (`RecursionError`). Each is a 400 naming its
 place, for every route at once, JSON Lines bodies included (by line).
 
+Every body is looked at, whatever its `Content-Type` says: FastAPI decodes a body sent with
+none as JSON, and the import reads any type but JSON Lines as a JSON array, so a guard that
+trusted the header let a deep body through as `text/plain`. A body of JSON Lines
+(`LINES_TYPES`, the one list the import reads) is looked at line by line.
+
 Most bodies hold none of them, and telling so is cheap: a byte scan for a surrogate escape, a
 long run of digits or many brackets. Only a body that shows one is decoded here (a second
 time) to find where it is.
@@ -26,7 +31,9 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _LONG_DIGITS = re.compile(rb"\d{%d}" % MAX_DIGITS)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _INNERMOST = re.compile(rb"[\[{][\]}]")
-JSON_TYPES = ("application/json", "application/x-ndjson", "application/jsonl")
+LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/jsonlines")
+"""The media types of JSON Lines bodies (one document per line); every other body is read as
+one JSON document by whichever route decodes it."""
 
 
 class _Huge:
@@ -60,12 +67,17 @@ def _nesting_over(body: bytes, limit: int) -> bool:
     return True
 
 
+def media_type(content_type: str) -> str:
+    """The media type of a `Content-Type` header, without parameters, lower case."""
+    return content_type.split(";")[0].strip().lower()
+
+
 def problems(body: bytes, content_type: str) -> list[ValidationIssue]:
-    """What in a JSON (or JSON Lines) body the service cannot keep, each with its place."""
-    media = content_type.split(";")[0].strip().lower()
-    if media not in JSON_TYPES or not _suspicious(body):
+    """What in a body (JSON Lines by line, any other as JSON) the service cannot keep, each
+    with its place; nothing for a body that is not JSON at all (its route says so)."""
+    if not _suspicious(body):
         return []
-    if media == "application/json":
+    if media_type(content_type) not in LINES_TYPES:
         return _document_problems(body, "/body")
     found: list[ValidationIssue] = []
     for number, line in enumerate(body.split(b"\n"), 1):

@@ -20,6 +20,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..ground.digits import ascii_number
 from . import json_guard
 from .errors import error_response
 from .origins import OriginDirectory
@@ -79,10 +80,8 @@ class BodyLimitMiddleware:
     def _declared_too_large(self, scope: Scope) -> bool:
         for name, value in scope["headers"]:
             if name == b"content-length":
-                try:
-                    return int(value) > self.max_bytes
-                except ValueError:
-                    return False
+                declared = ascii_number(value, max_digits=20)
+                return declared is not None and declared > self.max_bytes
         return False
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:

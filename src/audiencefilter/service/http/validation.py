@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..ground.fields import NO_NUL, Color, Email, Slug
+from ..ground.fields import LABEL, NO_NUL, ONE_LINE, PARAGRAPHS, Color, Email, Slug
 
 _SHOWN = 40
 _PATTERNS: dict[str, str] = {}
@@ -42,6 +42,10 @@ _PATTERNS.update(
         _pattern_of(Slug): "1 to 64 lowercase letters, digits and hyphens (a-z, 0-9, -), "
         "not starting with a hyphen",
         NO_NUL: "text without NUL characters",
+        ONE_LINE: "text without control characters (U+0000-U+001F, U+007F-U+009F)",
+        LABEL: "text of one line, not only spaces, without control characters",
+        PARAGRAPHS: "text without control characters (U+0000-U+001F, U+007F-U+009F) but tab "
+        "and line breaks",
     }
 )
 

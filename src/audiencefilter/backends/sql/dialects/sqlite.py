@@ -3,6 +3,9 @@
 Design choices:
 - Its LIKE ignores ASCII case, so patterns use `GLOB` (case-sensitive, can use an index) for
   prefixes, `instr` for substrings and a byte comparison for suffixes.
+- LIKE and GLOB refuse a pattern over `LIKE_PATTERN_LIMIT` bytes ("LIKE or GLOB pattern too
+  complex"): an operand whose pattern could be longer is tested without them, by `instr` and
+  the byte comparison, which have no limit and answer the same (`_pattern_fits`).
 - SQL text is a C string for SQLite: a literal holding NUL is written as a hex blob cast to
   TEXT.
 - Integers beyond 64 bits become the double that orders like them against every int64
@@ -44,6 +47,16 @@ from .list_sql import ListWriter, all_of, double_items, literal_of
 from .members import Members, json_members
 
 MONTH_DAY_FUNCTION = "audiencefilter_month_day"
+LIKE_PATTERN_LIMIT = 50_000
+"""SQLITE_MAX_LIKE_PATTERN_LENGTH's default: the most bytes a LIKE or GLOB pattern may hold."""
+
+
+def _pattern_fits(nbytes: int) -> bool:
+    """Whether any LIKE or GLOB pattern of an operand of `nbytes` UTF-8 bytes fits SQLite's
+    limit: GLOB writes each `[`, `*` or `?` as three bytes, and a pattern adds two wildcards.
+    Decided on the byte count alone (a fact of `Shape`), so the operand bound and the SQL
+    written around it always agree."""
+    return 3 * nbytes + 2 <= LIKE_PATTERN_LIMIT
 
 
 class SQLite(Dialect):
@@ -147,7 +160,7 @@ class SQLite(Dialect):
         return f"(SELECT {column} FROM json_each({document}) WHERE key = {keys[-1]})"
 
     def operand(self, op: Op, value: str) -> str:
-        if op is Op.STARTS_WITH and "\x00" not in value:
+        if op is Op.STARTS_WITH and _globbed(Shape.of(value)):
             return glob_pattern(op, value)
         return value
 
@@ -155,8 +168,9 @@ class SQLite(Dialect):
         if op is Op.CONTAINS:
             return f"instr({sql}, {operand}) > 0"
         if op is Op.STARTS_WITH:
-            # GLOB is case-sensitive and can use an index; it stops at NUL, instr does not.
-            return f"instr({sql}, {operand}) = 1" if shape.nul else f"{sql} GLOB {operand}"
+            # GLOB is case-sensitive and can use an index; it stops at NUL and has a length
+            # limit, instr has neither.
+            return f"{sql} GLOB {operand}" if _globbed(shape) else f"instr({sql}, {operand}) = 1"
         # Compare the last bytes. The X'FF' (never in UTF-8) keeps the blob non-empty: SQLite's
         # substr of an empty blob is NULL, which would make `endsWith` UNKNOWN for "".
         n = shape.nbytes
@@ -174,13 +188,25 @@ class SQLite(Dialect):
     ) -> str:
         """LIKE folds ASCII in C (`fold` calls Python per row) but stops at NUL: text holding
         NUL or an `unsafe` character takes the folded test, after a failed LIKE (what LIKE
-        finds is a match) or instead of it (suffixes)."""
+        finds is a match) or instead of it (suffixes). A needle too long for a LIKE pattern
+        takes the folded test alone."""
+        if not _pattern_fits(shape.nbytes):
+            return self._folded_match(op, sql, needle, shape)
         if op is Op.ENDS_WITH:
             return self._suffix_like(sql, needle, shape, unsafe)
         like = f"{sql()} LIKE {like_wrapped(op, needle())}"
         test = self._unsafe_text(sql, unsafe)
         found = f"instr({self.fold(sql())}, {needle()}) {'> 0' if op is Op.CONTAINS else '= 1'}"
         return f"({like} OR ({test} AND {found}))"
+
+    def _folded_match(
+        self, op: Op, sql: Callable[[], str], needle: Callable[[], str], shape: Shape
+    ) -> str:
+        """The folded column matched by `instr` or the byte comparison (the needle is bound as
+        it is, never as a GLOB pattern)."""
+        if op is Op.ENDS_WITH:
+            return self.match(op, self.fold(sql()), needle(), shape)
+        return f"instr({self.fold(sql())}, {needle()}) {'> 0' if op is Op.CONTAINS else '= 1'}"
 
     def _suffix_like(
         self, sql: Callable[[], str], needle: Callable[[], str], shape: Shape, unsafe: str
@@ -264,6 +290,11 @@ class SQLite(Dialect):
             item = self.fold("e.value") if insensitive else "e.value"
             return f"(e.type = 'text' AND {item} = {out.text(value)})"
         return f"(e.type IN ('integer', 'real') AND e.value = {out.number(value)})"
+
+
+def _globbed(shape: Shape) -> bool:
+    """Whether `startsWith` is a GLOB: no NUL (GLOB stops there) and a pattern that fits."""
+    return not shape.nul and _pattern_fits(shape.nbytes)
 
 
 _ITEM_TYPES = {

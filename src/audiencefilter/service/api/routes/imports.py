@@ -45,6 +45,7 @@ from ...ground.fields import QueryBool, QueryText
 from ...http import validation
 from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import Claim, RetryDep, once
+from ...http.json_guard import LINES_TYPES, media_type
 from ...http.responses import data
 from ..deps import DatabaseDep, PrivateKey
 from ..schemas.resources import ContactImportRow, ImportResponse
@@ -52,7 +53,6 @@ from ..schemas.resources import ContactImportRow, ImportResponse
 router = APIRouter(prefix="/contacts", tags=["contacts"])
 
 MAX_IMPORT_ROWS = 1000
-LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/jsonlines")
 OTHER_LIST = "a row may only name the list of the import (the listId query parameter)"
 MODE_DESCRIPTION = (
     "`create` (default): existing contacts (same email, ignoring case) are left as they are "
@@ -93,7 +93,7 @@ def _rows(raw: bytes, content_type: str) -> list[tuple[int, Any]]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise _body_error("UTF-8 text", "bytes that are not UTF-8") from None
-    if content_type.split(";")[0].strip().lower() in LINES_TYPES:
+    if media_type(content_type) in LINES_TYPES:
         # Lines end at \n (\r\n too) only: U+2028, U+2029 or U+0085 may stand raw inside a
         # JSON string, where `str.splitlines` would cut the row in two.
         lines = text.split("\n")

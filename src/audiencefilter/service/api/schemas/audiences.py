@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from ...ground.fields import FilterText, Identifier, Name, ShortText
+from ...ground.fields import ONE_LINE, FilterText, Identifier, Name, ShortText
 from .resources import (
     MAX_LIMIT,
     ContactOut,
@@ -53,10 +53,12 @@ PREVIEW_LIMIT = 100
 
 Filters = Annotated[Any, WithJsonSchema(FILTERS_SCHEMA)]
 RequiredName = Annotated[
-    ShortText | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 255})
+    ShortText | None,
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 255, "pattern": ONE_LINE}),
 ]
 RequiredListId = Annotated[
-    ShortText | None, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 64})
+    ShortText | None,
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 64, "pattern": ONE_LINE}),
 ]
 
 

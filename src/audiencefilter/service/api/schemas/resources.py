@@ -27,6 +27,7 @@ from ...ground.fields import (
     Identifier,
     Increase,
     Instant,
+    Label,
     LongText,
     Name,
     Phone,
@@ -360,7 +361,6 @@ class ListOut(BaseModel):
 CustomFieldType = Literal[
     "string", "number", "boolean", "date", "string[]", "number[]", "boolean[]"
 ]
-Label = Annotated[str, Field(min_length=1, max_length=120, pattern=r"\S")]
 
 
 class CustomFieldOut(BaseModel):

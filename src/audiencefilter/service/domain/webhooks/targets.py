@@ -3,8 +3,14 @@
 A webhook makes the service send requests where its owner says: pointed at `127.0.0.1`, a
 private network or the cloud metadata address (`169.254.169.254`), it would reach what only the
 service should reach (server-side request forgery). So the host is resolved and every address
-it resolves to must be global (`ipaddress.is_global`, and not multicast) or inside a network the
-settings allow (`webhook_allowed_networks`, for example `127.0.0.1/32` for a local receiver).
+it resolves to must be public (`_public`) or inside a network the settings allow
+(`AUDIENCEFILTER_WEBHOOK_ALLOWED_NETWORKS`, for example `["127.0.0.1/32"]` for a local
+receiver; read at start). Public means what `ipaddress` says (`is_global`, and none of
+`is_private`, `is_loopback`, `is_link_local`, `is_site_local`, `is_multicast`, `is_reserved`,
+`is_unspecified`) and outside `_NOT_PUBLIC`, IANA's special-purpose blocks that are not globally
+reachable, listed here because `is_global` forgets some of them depending on the Python
+version (`192.0.0.0/24`, `fec0::/10` on 3.11). An IPv4 address carried inside IPv6 (mapped,
+6to4, NAT64, Teredo...) must be public itself (`embedded_ipv4`).
 The check runs when the URL is registered and again before each attempt, and the attempt
 connects to an address that passed it: a name that resolves elsewhere later (DNS rebinding)
 reaches nothing it should not.
@@ -68,21 +74,66 @@ def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
     return None
 
 
+_NOT_PUBLIC = tuple(
+    ipaddress.ip_network(block)
+    for block in (
+        "0.0.0.0/8",  # "this network"
+        "100.64.0.0/10",  # shared address space (carrier-grade NAT)
+        "192.0.0.0/24",  # IETF protocol assignments
+        "192.0.2.0/24",  # documentation
+        "192.88.99.0/24",  # 6to4 relay anycast (deprecated)
+        "198.18.0.0/15",  # benchmarking
+        "198.51.100.0/24",  # documentation
+        "203.0.113.0/24",  # documentation
+        "224.0.0.0/4",  # multicast
+        "240.0.0.0/4",  # reserved, and the broadcast address
+        "::/128",  # unspecified
+        "::1/128",  # loopback
+        "100::/64",  # discard-only
+        "2001::/23",  # IETF protocol assignments (Teredo inside)
+        "2001:db8::/32",  # documentation
+        "3fff::/20",  # documentation
+        "5f00::/16",  # segment routing (SRv6) identifiers
+        "fc00::/7",  # unique local
+        "fe80::/10",  # link-local
+        "fec0::/10",  # site-local (deprecated)
+        "ff00::/8",  # multicast
+    )
+)
+"""IANA's special-purpose blocks that no public receiver is in (RFC 6890 and its registries)."""
+
+
 def _public(address: IPAddress) -> bool:
+    """Whether `address` is a public unicast address, and so is any IPv4 one it carries."""
     inner = embedded_ipv4(address)
-    if inner is not None and not _public(inner):
+    if inner is not None:
+        return _public(inner) and _routable(address, carrier=True)
+    return _routable(address, carrier=False)
+
+
+def _routable(address: IPAddress, *, carrier: bool) -> bool:
+    """The address itself is public. An IPv6 address carrying an IPv4 one may sit in a block
+    `ipaddress` calls reserved (NAT64 and mapped addresses are in `::/8`): its IPv4 address
+    decides then."""
+    flags = (
+        address.is_private,
+        address.is_loopback,
+        address.is_link_local,
+        address.is_multicast,
+        address.is_unspecified,
+        isinstance(address, ipaddress.IPv6Address) and address.is_site_local,
+        address.is_reserved and not carrier,
+    )
+    if not address.is_global or any(flags):
         return False
-    return address.is_global and not address.is_multicast
+    return not any(address in block for block in _NOT_PUBLIC if block.version == address.version)
 
 
 def _allowed(address: IPAddress, allowed: Sequence[Network]) -> bool:
-    inner = embedded_ipv4(address)
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     if any(address in network for network in allowed):
         return True
-    if inner is not None and inner != address:
-        return _public(inner) and address.is_global and not address.is_multicast
     return _public(address)
 
 
@@ -126,7 +177,9 @@ def resolve(url: str, allowed: Sequence[Network]) -> Target:
         if not _allowed(address, allowed):
             raise TargetRefused(
                 f"the host {host!r} resolves to {address}, a private, loopback, link-local or "
-                "reserved address; webhooks call public addresses only (or the networks in the "
-                "webhook_allowed_networks setting)"
+                "reserved address; webhooks call public addresses only, or the networks listed "
+                "in the environment variable AUDIENCEFILTER_WEBHOOK_ALLOWED_NETWORKS (a JSON "
+                'list of CIDR networks, such as ["10.0.0.0/8"]; read at start, so restart the '
+                "service after changing it)"
             )
     return Target(scheme, host, port, path, str(addresses[0]))
