@@ -42,6 +42,7 @@ from .base import (
 from .like import like_wrapped
 from .list_sql import ListWriter, all_of, double_items, literal_of
 from .members import Members, json_members
+from .numbers import NumberWriter, double_test, exact_test
 
 MONTH_DAY_FUNCTION = "audiencefilter_month_day"
 
@@ -130,6 +131,23 @@ class SQLite(Dialect):
         if path is not None:
             return f"json_type({sql}, {path})"
         return self._json_each(sql, keys, "type")
+
+    def json_number(self, out: NumberWriter, op: Op, value: Callable[[], str], literal: Any) -> str:
+        """`json_extract` reads the text as Python's `json` does, but for integers beyond 64
+        bits: an integer within 64 bits as an INTEGER, any other number as a REAL (a double).
+        SQLite compares both exactly with a literal within 64 bits or a float; an integer
+        literal beyond 64 bits meets only REALs, so it compares as with a double."""
+        if op in (Op.IN, Op.NOT_IN):
+            kept = tuple(v for v in literal if _stored_exactly(v))
+            if not kept:
+                return self.true if op is Op.NOT_IN else self.false
+            return exact_test(out, op, value, kept)
+        if isinstance(literal, int) and not INT64_MIN <= literal <= INT64_MAX:
+            return double_test(out, op, value, literal, (self.false, self.true))
+        return exact_test(out, op, value, literal)
+
+    def double(self, value: float) -> str:
+        return repr(value)  # a REAL: SQLite reads a number with an exponent or a point so
 
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
         # json_extract gives TEXT, INTEGER or REAL as stored, and 1 or 0 for booleans.
@@ -263,7 +281,8 @@ class SQLite(Dialect):
         if isinstance(value, str):
             item = self.fold("e.value") if insensitive else "e.value"
             return f"(e.type = 'text' AND {item} = {out.text(value)})"
-        return f"(e.type IN ('integer', 'real') AND e.value = {out.number(value)})"
+        number = self.json_number(out, Op.EQUALS, lambda: "e.value", value)
+        return f"(e.type IN ('integer', 'real') AND {number})"
 
 
 _ITEM_TYPES = {
