@@ -151,6 +151,14 @@ class Dialect:
     """How SQLAlchemy binds a number beyond 64 bits (`sqlalchemy.ExactNumber`): `numeric`
     (an exact decimal), `float` (a double) or `untyped` (the driver's own conversion)."""
 
+    sums_within_64_bits: ClassVar[bool] = False
+    """The engine holds a sum exactly only within 64 bits (SQLite): a sum test whose literal
+    lies beyond is refused (`relations_text.refuse_wide_sum`)."""
+
+    def sum_sql(self, sql: str) -> str:
+        """The sum of the non-null values of the column `sql` over the rows, 0 over none."""
+        return f"COALESCE(SUM({sql}), 0)"
+
     # Identifiers and literals
 
     def quote(self, name: str) -> str:

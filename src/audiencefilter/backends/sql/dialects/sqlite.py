@@ -58,6 +58,17 @@ class SQLite(Dialect):
     false = "0"
     text_holds_nul = True
 
+    sums_within_64_bits = True
+
+    def sum_sql(self, sql: str) -> str:
+        """An integer sum that never stops with SQLite's `integer overflow` (its SUM does, even
+        when only a partial sum leaves 64 bits): the high and low 32 bits of each value are
+        summed apart (`_wide_sum`), exact within 64 bits, and beyond them a REAL that orders
+        like the sum against every 64-bit integer. With a REAL among the values, the sum is
+        a REAL, as SQLite's SUM gives it (TOTAL)."""
+        reals = f"COUNT(CASE WHEN typeof({sql}) = 'real' THEN 1 END)"
+        return f"CASE WHEN {reals} > 0 THEN TOTAL({sql}) ELSE {_wide_sum(sql)} END"
+
     def text(self, value: str) -> str:
         if "\x00" in value:
             # SQL text is a C string for SQLite: NUL would end the statement.
@@ -295,6 +306,25 @@ def _stored_exactly(value: Any) -> bool:
     """Whether a JSON item can equal `value`: SQLite stores a JSON number as a 64-bit integer
     or a double, so an integer beyond 64 bits that no double holds equals none."""
     return INT64_MIN <= value <= INT64_MAX or double_exact(value)
+
+
+def _wide_sum(sql: str) -> str:
+    """sum = high * 2^32 + low, with `high` the sum of each value's high 32 bits (`>>` is
+    arithmetic) carried with the low sums' overflow and `low` in 0..2^32 - 1: each SUM stays
+    within 64 bits below 2^31 rows. The sum is within 64 bits exactly when `high` is within
+    32; beyond, the REAL nearest, kept off -2^63 (a 64-bit integer) by `min`."""
+    low_sum = f"COALESCE(SUM({sql} & 4294967295), 0)"
+    high = f"(COALESCE(SUM({sql} >> 32), 0) + ({low_sum} >> 32))"
+    low = f"({low_sum} & 4294967295)"
+    near = f"{high} * 4294967296.0 + {low}"
+    return (
+        f"CASE WHEN {high} BETWEEN -2147483648 AND 2147483647 THEN {high} * 4294967296 + {low} "
+        f"WHEN {high} > 0 THEN {near} ELSE min({near}, {_BELOW_INT64}) END"
+    )
+
+
+_BELOW_INT64 = "-9223372036854777856.0"
+"""The double next below -2^63."""
 
 
 def _quoted(chars: str) -> list[str]:
