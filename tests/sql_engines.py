@@ -182,15 +182,18 @@ class Database:
         if name not in self.tables:
             self.tables[name] = table = self.new_table(name, schema)
             self.fill(table, records, schema=schema)
-            if any("actions" in r for r in records):
-                self.related[name] = {"actions": self.actions_table(name + "_actions", records)}
+            related = {
+                relation.name: self.related_table(f"{name}_{relation.name}", records, relation)
+                for relation in schema.relations
+                if any(relation.name in r for r in records)
+            }
+            if related:
+                self.related[name] = related
         return self.tables[name]
 
-    def actions_table(self, name: str, records: Records) -> Table:
-        """The related table of the `actions` relation, named as the default schema maps it
-        (`sub_id`, `created_at`), holding each record's `actions` rows."""
-        relation = af.CONTACT.relation("actions")
-        assert relation is not None
+    def related_table(self, name: str, records: Records, relation: af.Relation) -> Table:
+        """The related table of a to-many `relation` (`actions`: named as the default schema
+        maps it, `sub_id`, `created_at`), holding each record's rows of it."""
         declared = dict(relation.columns)
         columns = [Column("row_id", Integer, primary_key=True, autoincrement=False)]
         columns.append(Column(relation.foreign_key, String(64)))
@@ -201,8 +204,8 @@ class Database:
         table = Table(name, self.metadata, *columns)
         rows = []
         for record in records:
-            for action in record.get("actions") or ():
-                row = _row(action, relation.schema)
+            for action in record.get(relation.name) or ():
+                row = _row(action, relation.schema, self.dialect in ("postgresql", "duckdb"))
                 row.update(row_id=len(rows), **{relation.foreign_key: record["id"]})
                 rows.append(row)
         with self.engine.begin() as connection:

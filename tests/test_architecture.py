@@ -248,7 +248,7 @@ FRAME_RULES = {
     "integer_bound",
     "out_of_range",
     "double_exact",
-    "doubles_around",
+    "double_bound",
     "as_integer",
     "refused_nested",
     "relation_of",

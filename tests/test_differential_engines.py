@@ -244,8 +244,6 @@ _ABOVE_2_53 = st.one_of(
 )
 
 
-@pytest.mark.disagreement("JSON numbers above 2^53")
-@pytest.mark.xfail(reason="disagreement: JSON numbers above 2^53", strict=True)
 @settings(max_examples=EXAMPLES)
 @given(_pooled_data_case(_ABOVE_2_53))
 @example(({"data": {"path": ["a"], "equals": 1e23}}, _data_rows([1e23])))

@@ -57,7 +57,13 @@ from ..language.relations import (
     relation_of,
     value_schema,
 )
-from ..language.values import as_integer, double_exact, doubles_around, integer_bound, out_of_range
+from ..language.values import (
+    as_integer,
+    double_bound,
+    double_exact,
+    integer_bound,
+    out_of_range,
+)
 from ..language.visitor import Visitor
 
 C = TypeVar("C")
@@ -182,16 +188,11 @@ def double_comparison(a: ColumnAlgebra[C], column: C, op: Op, value: Any) -> C:
         found = a.is_in(column, exact, None) if exact else where_present(a, column, False)
         found = nan_is_false(a, column, found)
         return found if op is Op.IN else negate(found)
-    if double_exact(value):
-        result = compare(column, op, a.double(float(value)))
-    elif op is Op.EQUALS:
-        result = where_present(a, column, False)
+    bound = double_bound(op, value)
+    if isinstance(bound, bool):
+        result = where_present(a, column, bound)
     else:
-        below, above = doubles_around(value)
-        if op in (Op.GT, Op.GTE):  # x >= n <=> x > n: no double equals n
-            result = compare(column, Op.GT, a.double(below))
-        else:
-            result = compare(column, Op.LT, a.double(above))
+        result = compare(column, bound[0], a.double(bound[1]))  # an infinity included
     return nan_is_false(a, column, result)
 
 

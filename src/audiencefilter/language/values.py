@@ -276,6 +276,21 @@ def doubles_around(n: int) -> tuple[float, float]:
     return near, math.nextafter(near, math.inf)
 
 
+def double_bound(op: Op, value: int | float) -> tuple[Op, float] | bool:
+    """`x op value` for a double x, as `x op' d` with a double d, or a constant: how a value
+    held as a double compares with any number exactly, without rounding the number (an
+    integer no double holds equals none, and orders like the doubles around it; beyond the
+    doubles, `d` is an infinity)."""
+    if double_exact(value):
+        return op, float(value)
+    if op is Op.EQUALS:
+        return False
+    below, above = doubles_around(int(value))
+    if op in (Op.GT, Op.GTE):  # x >= n <=> x > n: no double equals n
+        return Op.GT, below
+    return Op.LT, above
+
+
 _FLIP_STRICT = {Op.GT: Op.GT, Op.GTE: Op.GT, Op.LT: Op.LTE, Op.LTE: Op.LTE}
 
 

@@ -25,12 +25,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import ColumnElement, false, func, literal, not_, select
+from sqlalchemy import ColumnElement, Numeric, false, func, literal, not_, select
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import FromClause
+from sqlalchemy.sql.visitors import InternalTraversal
 
 from ...language.fields import Schema
 from ...language.nodes import TRUE, Aggregated, Node, Quantified
 from ...language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
+from .dialects import DIALECTS
+from .relations_text import refuse_wide_sum, wide_sum_literal
 
 Expression = ColumnElement[bool]
 Lookup = Callable[[str], ColumnElement[Any]]
@@ -148,9 +153,35 @@ def _aggregate(rows: _Rows, node: Aggregated) -> ColumnElement[Any]:
     if node.function is Aggregate.COUNT:
         return func.count()
     if node.function is Aggregate.SUM:
-        return func.coalesce(func.sum(rows.lookup(node.field)), 0)
+        return ExactSum(rows.lookup(node.field), node)
     pick = func.min if node.function is Aggregate.MIN else func.max
     return pick(rows.lookup(node.field))
+
+
+class ExactSum(ColumnElement[Any]):
+    """The sum of a related column, 0 over no rows, as the dialect writes it
+    (`Dialect.sum_sql`: SQLite's never stops with `integer overflow`)."""
+
+    _traverse_internals = [
+        ("column", InternalTraversal.dp_clauseelement),
+        ("wide", InternalTraversal.dp_plain_obj),
+    ]
+    type = Numeric()
+    inherit_cache = True
+
+    def __init__(self, column: ColumnElement[Any], node: Aggregated) -> None:
+        self.column = column
+        self.node = node
+        #: A literal beyond 64 bits the sum is compared with: refused where sums are not
+        #: exact beyond them, which only the compiler's dialect tells.
+        self.wide = wide_sum_literal(node)
+
+
+@compiles(ExactSum)
+def _compile_exact_sum(element: ExactSum, compiler: SQLCompiler, **kw: Any) -> str:
+    dialect = DIALECTS.get(compiler.dialect.name, DIALECTS["postgresql"])
+    refuse_wide_sum(dialect, element.node, element.wide)
+    return dialect.sum_sql(compiler.process(element.column, **kw))
 
 
 def aggregated_expression(builder: RelationBuilder, node: Aggregated) -> Expression:

@@ -37,9 +37,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from ...errors import FilterError, Issue
 from ...language.aggregates import over_no_rows
 from ...language.fields import Schema
-from ...language.nodes import TRUE, Aggregated, Node, Not, Quantified
+from ...language.nodes import TRUE, Aggregated, Node, Not, Quantified, walk
 from ...language.relations import (
     Aggregate,
     Quantifier,
@@ -132,12 +133,46 @@ def quantified_sql(writer: RelationWriter, node: Quantified) -> str:
 def _aggregate(inner: RelationWriter, node: Aggregated) -> str:
     if node.function is Aggregate.COUNT:
         return "COUNT(*)"
-    value = f"{node.function.value.upper()}({inner.column(node.field)})"
-    return f"COALESCE({value}, 0)" if node.function is Aggregate.SUM else value
+    if node.function is Aggregate.SUM:
+        return inner.dialect.sum_sql(inner.column(node.field))
+    return f"{node.function.value.upper()}({inner.column(node.field)})"
+
+
+def wide_sum_literal(node: Aggregated) -> int | float | None:
+    """A literal beyond 64-bit integers that a `sum` is compared with, or None."""
+    if node.function is not Aggregate.SUM:
+        return None
+    for item in walk(node.test):
+        values = getattr(item, "value", None)
+        for value in values if isinstance(values, tuple) else (values,):
+            if isinstance(value, int | float) and not -(2**63) <= value < 2**63:
+                return value
+    return None
+
+
+def refuse_wide_sum(dialect: Dialect, node: Aggregated, value: int | float | None) -> None:
+    """A `FilterError` for a sum compared with `value`, a number beyond 64 bits
+    (`wide_sum_literal`), on an engine holding sums exactly only within them
+    (`Dialect.sums_within_64_bits`): a sum beyond is a rounded REAL there, which such a
+    literal could meet, so no answer would be sure."""
+    if value is None or not dialect.sums_within_64_bits:
+        return
+    raise FilterError(
+        [
+            Issue(
+                path=f"{node.relation}.sum.{node.field}",
+                message=f"{dialect.title} holds a sum exactly within 64-bit integers only, "
+                f"and {value!r} lies beyond them",
+                suggestion="compare the sum with a number between -2^63 and 2^63 - 1, or "
+                "evaluate this filter in memory or on another engine",
+            )
+        ]
+    )
 
 
 def aggregated_sql(writer: RelationWriter, node: Aggregated) -> str:
     relation = _relation(writer, node.relation)
+    refuse_wide_sum(writer.dialect, node, wide_sum_literal(node))
     empty = over_no_rows(node.function, node.test)
     if writer.dialect.grouped_aggregates and empty is not None:
         return grouped_sql(writer, relation, node, empty)

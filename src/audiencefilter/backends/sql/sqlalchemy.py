@@ -30,6 +30,7 @@ from sqlalchemy import (
     Boolean,
     Date,
     DateTime,
+    Double,
     Float,
     Numeric,
     String,
@@ -679,6 +680,9 @@ class _BoundWriter(SqlWriter):
     def number(self, value: Any) -> str:
         # As for columns: a 64-bit integer binds as an integer, so SQLite compares it exactly.
         return str(self.compiler.process(_number_bind(value), **self.kw))
+
+    def double(self, value: float) -> str:
+        return self.bound(self.dialect.bind_double(value), Double())
 
     def scalar(self, value: Any) -> str:
         return self.bound(bool(value), Boolean())

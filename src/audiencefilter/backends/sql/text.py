@@ -228,7 +228,11 @@ class SqlWriter(Visitor[str]):
         names = dialect.json_types[kind]
         of_kind = self.json_type(field, keys)
         accepted = ", ".join([self.text(name) for name in names])
-        test = self.typed(node, kind, lambda: self.json_value(field, keys, kind), split=False)
+        value = lambda: self.json_value(field, keys, kind)  # noqa: E731
+        if kind is FieldType.NUMBER:
+            test = dialect.json_number(self, node.op, value, node.value)
+        else:
+            test = self.typed(node, kind, value, split=False)
         other = f"{self.json_type(field, keys)} <> {self.text(dialect.json_null)}"
         return (
             f"CASE WHEN {of_kind} IN ({accepted}) THEN {test} WHEN {other} THEN {dialect.false} END"
@@ -397,6 +401,13 @@ class SqlWriter(Visitor[str]):
         if self.params is None:
             return self.dialect.number(number)
         self.params.append(self.dialect.bind_number(number))
+        return self.dialect.placeholder
+
+    def double(self, value: float) -> str:
+        """A double, typed as one (`dialects.numbers.double_test`)."""
+        if self.params is None:
+            return self.dialect.double(value)
+        self.params.append(self.dialect.bind_double(value))
         return self.dialect.placeholder
 
     def scalar(self, value: Any) -> str:

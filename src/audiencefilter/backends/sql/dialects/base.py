@@ -36,6 +36,7 @@ from ....language.lists import refused
 from ....language.nodes import ListTest
 from .list_sql import ListWriter
 from .members import Members
+from .numbers import NumberWriter, double_test, exact_test
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -150,6 +151,14 @@ class Dialect:
     """How SQLAlchemy binds a number beyond 64 bits (`sqlalchemy.ExactNumber`): `numeric`
     (an exact decimal), `float` (a double) or `untyped` (the driver's own conversion)."""
 
+    sums_within_64_bits: ClassVar[bool] = False
+    """The engine holds a sum exactly only within 64 bits (SQLite): a sum test whose literal
+    lies beyond is refused (`relations_text.refuse_wide_sum`)."""
+
+    def sum_sql(self, sql: str) -> str:
+        """The sum of the non-null values of the column `sql` over the rows, 0 over none."""
+        return f"COALESCE(SUM({sql}), 0)"
+
     # Identifiers and literals
 
     def quote(self, name: str) -> str:
@@ -175,6 +184,14 @@ class Dialect:
         would compare as float8 after casting the bigint column to float8 too."""
         value = integral(value)
         return value if isinstance(value, int) else Decimal(repr(value))
+
+    def double(self, value: float) -> str:
+        """A literal of the double `value` (`numbers.double_test`): the decimal is read as
+        the double it was written from."""
+        return f"CAST({value!r} AS DOUBLE PRECISION)"
+
+    def bind_double(self, value: float) -> object:
+        return value
 
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}+00:00'"
@@ -309,13 +326,41 @@ class Dialect:
     def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
         return f"jsonb_typeof({self.json_document(sql, keys)})"
 
+    def json_number(self, out: NumberWriter, op: Op, value: Callable[[], str], literal: Any) -> str:
+        """`value() op literal` for a JSON number `value()` (as `json_value` reads it), read as
+        Python's `json` reads its text (`numbers.py`).
+
+        jsonb keeps a number as a decimal, with its fraction digits (`5.0`, `0.1`) but not its
+        exponent (`1e+23` is kept as 100000000000000000000000): a number with a fraction is a
+        double, an integer within 64 bits is exact, and a larger one is a double (as on
+        SQLite), so `1e+23` is the double 1e23. Numbers beyond the doubles stay exact decimals.
+        """
+
+        def exact() -> str:
+            return exact_test(out, op, value, literal)
+
+        def double() -> str:
+            as_double = lambda: f"CAST({value()} AS DOUBLE PRECISION)"  # noqa: E731
+            return double_test(out, op, as_double, literal, (self.false, self.true))
+
+        return (
+            f"CASE WHEN scale({value()}) = 0 AND {value()} BETWEEN {INT64_MIN} AND {INT64_MAX} "
+            f"THEN {exact()} WHEN {value()} = 0 OR abs({value()}) BETWEEN {_LEAST_DOUBLE} AND "
+            f"{_GREATEST_DOUBLE} THEN {double()} ELSE {exact()} END"
+        )
+
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
         """The value as an SQL value of `kind`, for a value known to be of that JSON type:
-        numbers as `numeric`, which compares exactly."""
+        numbers as `numeric`, which keeps what jsonb keeps (`json_number` compares them)."""
         document = self.json_document(sql, keys)
         if kind is FieldType.STRING:
             return f"({document} #>> '{{}}')"
         return f"CAST({document} AS {'NUMERIC' if kind is FieldType.NUMBER else 'BOOLEAN'})"
+
+
+_LEAST_DOUBLE = "2.5e-324"
+"""The least decimal PostgreSQL casts to a double without failing (it rounds up to 5e-324)."""
+_GREATEST_DOUBLE = "1.7976931348623157e308"
 
 
 # Engines whose lower() uses simple case mappings fold U+0130 to "i"; Python's str.lower() gives

@@ -28,6 +28,7 @@ from .list_sql import (
     literal_of,
 )
 from .members import Members
+from .numbers import NumberWriter, double_test
 from .typed_arrays import TypedItemArrays
 
 
@@ -140,6 +141,13 @@ class DuckDB(TypedItemArrays):
 
     def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
         return f"json_type(CAST({sql} AS JSON), {path})"
+
+    def double(self, value: float) -> str:
+        return f"CAST({value!r} AS DOUBLE)"
+
+    def json_number(self, out: NumberWriter, op: Op, value: Callable[[], str], literal: Any) -> str:
+        """Every JSON number is read as a double (`json_value`), compared exactly."""
+        return double_test(out, op, value, literal, (self.false, self.true))
 
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
         """Strings as VARCHAR, numbers as DOUBLE (exact to 2^53), booleans as BOOLEAN."""

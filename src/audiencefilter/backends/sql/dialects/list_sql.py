@@ -33,6 +33,10 @@ class ListWriter(Protocol):
 
     def number(self, value: Any) -> str: ...
 
+    def double(self, value: float) -> str:
+        """A double, typed as one (`numbers.double_test`)."""
+        ...
+
     def scalar(self, value: Any) -> str:
         """A date-time or a boolean."""
         ...

@@ -44,6 +44,7 @@ from .list_sql import (
     literal_of,
 )
 from .members import Members, json_members
+from .numbers import NumberWriter, double_test
 
 
 class MySQL(Dialect):
@@ -137,6 +138,13 @@ class MySQL(Dialect):
 
     def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
         return f"JSON_TYPE({self._json_document(sql, keys, path)})"
+
+    def double(self, value: float) -> str:
+        return f"CAST({value!r} AS DOUBLE)"
+
+    def json_number(self, out: NumberWriter, op: Op, value: Callable[[], str], literal: Any) -> str:
+        """Every JSON number is read as a double (`json_value`), compared exactly."""
+        return double_test(out, op, value, literal, (self.false, self.true))
 
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
         """Strings unquoted; numbers as DOUBLE (exact to 2^53); booleans as 1 or 0."""

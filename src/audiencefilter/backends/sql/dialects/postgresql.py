@@ -103,4 +103,5 @@ class PostgreSQL(Dialect):
             text = self.fold(text) if insensitive else text
             return f"({of_type} AND {text} = {out.text(value)})"
         of_type = f"jsonb_typeof({item()}) = 'number'"
-        return f"({of_type} AND CAST({item()} AS NUMERIC) = {out.number(value)})"
+        number = lambda: f"CAST({item()} AS NUMERIC)"  # noqa: E731
+        return f"({of_type} AND {self.json_number(out, Op.EQUALS, number, value)})"

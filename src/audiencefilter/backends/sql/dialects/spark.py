@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ....language.fields import FieldType, ListOp, Op
 from ....language.nodes import ListTest
@@ -50,6 +50,7 @@ from .list_sql import (
     double_items,
     literal_of,
 )
+from .numbers import NumberWriter, double_test
 from .typed_arrays import TypedItemArrays
 
 LOWER_DIFFERS: dict[str, str] = {
@@ -230,6 +231,13 @@ class SparkSQL(TypedItemArrays):
     def json_type(self, sql: str, keys: list[str], path: str | None) -> str:
         value = f"variant_get(parse_json({sql}), {path}, 'variant')"
         return f"regexp_extract(schema_of_variant({value}), '^[A-Z]+', 0)"
+
+    def double(self, value: float) -> str:
+        return repr(value) + "D"
+
+    def json_number(self, out: NumberWriter, op: Op, value: Callable[[], str], literal: Any) -> str:
+        """Every JSON number is read as a double (`json_value`), compared exactly."""
+        return double_test(out, op, value, literal, (self.false, self.true))
 
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
         return f"variant_get(parse_json({sql}), {path}, '{self._CAST[kind]}')"

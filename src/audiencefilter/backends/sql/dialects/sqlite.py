@@ -45,6 +45,7 @@ from .base import (
 from .like import like_wrapped
 from .list_sql import ListWriter, all_of, double_items, literal_of
 from .members import Members, json_members
+from .numbers import NumberWriter, double_test, exact_test
 
 MONTH_DAY_FUNCTION = "audiencefilter_month_day"
 LIKE_PATTERN_LIMIT = 50_000
@@ -69,6 +70,17 @@ class SQLite(Dialect):
     true = "1"
     false = "0"
     text_holds_nul = True
+
+    sums_within_64_bits = True
+
+    def sum_sql(self, sql: str) -> str:
+        """An integer sum that never stops with SQLite's `integer overflow` (its SUM does, even
+        when only a partial sum leaves 64 bits): the high and low 32 bits of each value are
+        summed apart (`_wide_sum`), exact within 64 bits, and beyond them a REAL that orders
+        like the sum against every 64-bit integer. With a REAL among the values, the sum is
+        a REAL, as SQLite's SUM gives it (TOTAL)."""
+        reals = f"COUNT(CASE WHEN typeof({sql}) = 'real' THEN 1 END)"
+        return f"CASE WHEN {reals} > 0 THEN TOTAL({sql}) ELSE {_wide_sum(sql)} END"
 
     def text(self, value: str) -> str:
         if "\x00" in value:
@@ -143,6 +155,23 @@ class SQLite(Dialect):
         if path is not None:
             return f"json_type({sql}, {path})"
         return self._json_each(sql, keys, "type")
+
+    def json_number(self, out: NumberWriter, op: Op, value: Callable[[], str], literal: Any) -> str:
+        """`json_extract` reads the text as Python's `json` does, but for integers beyond 64
+        bits: an integer within 64 bits as an INTEGER, any other number as a REAL (a double).
+        SQLite compares both exactly with a literal within 64 bits or a float; an integer
+        literal beyond 64 bits meets only REALs, so it compares as with a double."""
+        if op in (Op.IN, Op.NOT_IN):
+            kept = tuple(v for v in literal if _stored_exactly(v))
+            if not kept:
+                return self.true if op is Op.NOT_IN else self.false
+            return exact_test(out, op, value, kept)
+        if isinstance(literal, int) and not INT64_MIN <= literal <= INT64_MAX:
+            return double_test(out, op, value, literal, (self.false, self.true))
+        return exact_test(out, op, value, literal)
+
+    def double(self, value: float) -> str:
+        return repr(value)  # a REAL: SQLite reads a number with an exponent or a point so
 
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
         # json_extract gives TEXT, INTEGER or REAL as stored, and 1 or 0 for booleans.
@@ -289,7 +318,8 @@ class SQLite(Dialect):
         if isinstance(value, str):
             item = self.fold("e.value") if insensitive else "e.value"
             return f"(e.type = 'text' AND {item} = {out.text(value)})"
-        return f"(e.type IN ('integer', 'real') AND e.value = {out.number(value)})"
+        number = self.json_number(out, Op.EQUALS, lambda: "e.value", value)
+        return f"(e.type IN ('integer', 'real') AND {number})"
 
 
 def _globbed(shape: Shape) -> bool:
@@ -307,6 +337,25 @@ def _stored_exactly(value: Any) -> bool:
     """Whether a JSON item can equal `value`: SQLite stores a JSON number as a 64-bit integer
     or a double, so an integer beyond 64 bits that no double holds equals none."""
     return INT64_MIN <= value <= INT64_MAX or double_exact(value)
+
+
+def _wide_sum(sql: str) -> str:
+    """sum = high * 2^32 + low, with `high` the sum of each value's high 32 bits (`>>` is
+    arithmetic) carried with the low sums' overflow and `low` in 0..2^32 - 1: each SUM stays
+    within 64 bits below 2^31 rows. The sum is within 64 bits exactly when `high` is within
+    32; beyond, the REAL nearest, kept off -2^63 (a 64-bit integer) by `min`."""
+    low_sum = f"COALESCE(SUM({sql} & 4294967295), 0)"
+    high = f"(COALESCE(SUM({sql} >> 32), 0) + ({low_sum} >> 32))"
+    low = f"({low_sum} & 4294967295)"
+    near = f"{high} * 4294967296.0 + {low}"
+    return (
+        f"CASE WHEN {high} BETWEEN -2147483648 AND 2147483647 THEN {high} * 4294967296 + {low} "
+        f"WHEN {high} > 0 THEN {near} ELSE min({near}, {_BELOW_INT64}) END"
+    )
+
+
+_BELOW_INT64 = "-9223372036854777856.0"
+"""The double next below -2^63."""
 
 
 def _quoted(chars: str) -> list[str]:
