@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tests.engines import Engine, Records
+from tests.engine_kinds import Engine, Records
 
 try:
     import polars as pl

@@ -9,27 +9,15 @@ names the engine that disagreed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import pytest
 
 import audiencefilter as af
+from tests.engine_kinds import Engine, Records, Select
 
-Records = Sequence[dict[str, Any]]
-Select = Callable[[af.Filter, Records, datetime | None], set[str]]
-
-
-@dataclass(frozen=True)
-class Engine:
-    """A named way of selecting ids; `fixture` names a pytest fixture it needs, if any."""
-
-    name: str
-    select: Callable[..., set[str]]
-    fixture: str | None = None
-    marks: tuple[Any, ...] = ()
+__all__ = ["ENGINES", "Engine", "Records", "Select", "engine_params", "selector"]
 
 
 def _compiled(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
@@ -52,17 +40,25 @@ except ImportError:
 else:
     ENGINES.append(Engine("explain", _explained))
 
+
+def _optional(error: ModuleNotFoundError) -> None:
+    """A missing third-party package leaves its engines out; a test module that fails to
+    import is an error, never a silently shorter list of engines."""
+    if (error.name or "").split(".")[0] in {"tests", "audiencefilter"}:
+        raise error
+
+
 try:
     from tests.sql_engines import SQL_ENGINES
-except ImportError:
-    pass
+except ModuleNotFoundError as error:
+    _optional(error)
 else:
     ENGINES.extend(SQL_ENGINES)
 
 try:
     from tests.columnar_engines import COLUMNAR_ENGINES
-except ImportError:
-    pass
+except ModuleNotFoundError as error:
+    _optional(error)
 else:
     ENGINES.extend(COLUMNAR_ENGINES)
 

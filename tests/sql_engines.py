@@ -53,7 +53,7 @@ from sqlalchemy.types import TypeEngine
 import audiencefilter as af
 from audiencefilter.backends.sql.dialects import integral
 from audiencefilter.language.values import record_date, record_datetime
-from tests.engines import Engine as SuiteEngine
+from tests.engine_kinds import Engine as SuiteEngine
 
 Records = Sequence[dict[str, Any]]
 
