@@ -167,18 +167,17 @@ class SparkSQL(TypedItemArrays):
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """Whatever the session time zone: `from_utc_timestamp` shifts the instant by the
         zone's offset then, and the shifted microseconds count whole days as a date, whose
-        month and day no session setting changes."""
+        month and day no session setting changes. The days are counted in integers (`div` of
+        a multiple of a day): a division in doubles rounds the last microsecond of a day into
+        the next one, far from 1970."""
 
         def day() -> str:
             shifted = sql() if zone == "UTC" else f"from_utc_timestamp({sql()}, {self.text(zone)})"
-            return f"date_from_unix_date(CAST(floor(unix_micros({shifted}) / 86400000000) AS INT))"
+            micros = f"unix_micros({shifted})"
+            whole = f"({micros} - pmod({micros}, 86400000000))"
+            return f"date_from_unix_date(CAST({whole} div 86400000000 AS INT))"
 
-        # A local date before year 1 or after 9999 counts as 1 January or 31 December, as the
-        # memory rule clamps it (`anniversary.local_month_day`).
-        return (
-            f"(CASE WHEN year({day()}) < 1 THEN 101 WHEN year({day()}) > 9999 THEN 1231 "
-            f"ELSE month({day()}) * 100 + dayofmonth({day()}) END)"
-        )
+        return self.within_calendar(day, f"(month({day()}) * 100 + dayofmonth({day()}))", zone)
 
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}+00:00'"
