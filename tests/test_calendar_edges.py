@@ -41,16 +41,22 @@ CASES = [
     for unit in ("day", "month", "year")
 ]
 
+SPARK_CASES = [(now, flt) for now, flt in CASES if '"year"' not in flt.to_json()]
+"""Spark compiles each case in two spellings: `this: year`, which covers every month-day,
+tests nothing there that `day` and `month` do not."""
+
 
 def _expected(now: datetime, flt: af.Filter) -> list[str]:
     return sorted(r["id"] for r in flt.select(RECORDS, now=now))
 
 
-def _differences(found: list[list[str]]) -> list[tuple[str, str, list[str], list[str]]]:
-    """Each case where `found` (ids, in the order of CASES) is not memory's answer: what is
+def _differences(
+    found: list[list[str]], cases: list[tuple[datetime, af.Filter]] = CASES
+) -> list[tuple[str, str, list[str], list[str]]]:
+    """Each case where `found` (ids, in the order of `cases`) is not memory's answer: what is
     missing and what is extra."""
     wrong = []
-    for (now, flt), ids in zip(CASES, found, strict=True):
+    for (now, flt), ids in zip(cases, found, strict=True):
         expected = _expected(now, flt)
         if sorted(ids) != expected:
             missing = sorted(set(expected) - set(ids))[:3]
@@ -60,9 +66,9 @@ def _differences(found: list[list[str]]) -> list[tuple[str, str, list[str], list
 
 
 def test_polars_anniversaries_at_the_calendar_edges() -> None:
-    from audiencefilter.backends.columnar import frame_for
-
     import polars as pl
+
+    from audiencefilter.backends.columnar import frame_for
 
     frame = frame_for(RECORDS, SCHEMA).with_columns(id=pl.Series([r["id"] for r in RECORDS]))
     typed = [flt.select_frame(frame, now=now)["id"].to_list() for now, flt in CASES]
@@ -92,14 +98,14 @@ def test_spark_anniversaries_at_the_calendar_edges(spark: Any) -> None:
 
     frame = frame_for(spark, RECORDS, SCHEMA)
     columns = []
-    for i, (now, flt) in enumerate(CASES):
+    for i, (now, flt) in enumerate(SPARK_CASES):
         columns.append(F.coalesce(flt.to_pyspark(now=now), F.lit(False)).alias(f"p{i}"))
         sql = F.expr(flt.to_sql("spark", now=now))
         columns.append(F.coalesce(sql, F.lit(False)).alias(f"s{i}"))
     rows = frame.select("id", *columns).collect()
     for way in ("p", "s"):
-        found = [[r["id"] for r in rows if r[f"{way}{i}"]] for i in range(len(CASES))]
-        assert not _differences(found), way
+        found = [[r["id"] for r in rows if r[f"{way}{i}"]] for i in range(len(SPARK_CASES))]
+        assert not _differences(found, SPARK_CASES), way
 
 
 DAY_SCHEMA = af.Schema.of(
@@ -122,23 +128,31 @@ DAY_RECORDS = [
     for day in EDGE_DAYS
     for time in ("00:00:00", "23:59:59.999999")
 ] + [{"id": "null"}]
-DAY_FILTERS = [
-    {field: {op: literal if op != "in" else [literal, "1970-01-01"]}}
-    for field in ("day", "inside")
-    for literal in ("0001-01-01", "1582-10-04", "1582-10-05", "1582-10-10", "1582-10-15")
-    + ("1600-02-29", "9999-12-31")
-    for op in ("equals", "gt", "lte", "in")
-] + [
-    {"at": {op: literal if op != "in" else [literal]}}
-    for literal in ("0001-01-01T00:00:00Z", "1582-10-10T12:00:00Z", "1600-02-29T23:59:59.999999Z")
-    + ("9999-12-31T23:59:59.999999Z",)
-    for op in ("equals", "gte", "lt", "in")
-] + [
-    # relative values clamped to the first instant (or day) of year 1
-    {"at": {"gte": {"startOf": "year", "offset": -5000}}},
-    {"day": {"gte": {"startOf": "year", "offset": -5000}}},
-    {"day": {"notIn": ["0001-01-01", "1582-10-10"]}},
-]
+DAY_FILTERS = (
+    [
+        {field: {op: literal if op != "in" else [literal, "1970-01-01"]}}
+        for field in ("day", "inside")
+        for literal in ("0001-01-01", "1582-10-04", "1582-10-05", "1582-10-10", "1582-10-15")
+        + ("1600-02-29", "9999-12-31")
+        for op in ("equals", "gt", "lte", "in")
+    ]
+    + [
+        {"at": {op: literal if op != "in" else [literal]}}
+        for literal in (
+            "0001-01-01T00:00:00Z",
+            "1582-10-10T12:00:00Z",
+            "1600-02-29T23:59:59.999999Z",
+        )
+        + ("9999-12-31T23:59:59.999999Z",)
+        for op in ("equals", "gte", "lt", "in")
+    ]
+    + [
+        # relative values clamped to the first instant (or day) of year 1
+        {"at": {"gte": {"startOf": "year", "offset": -5000}}},
+        {"day": {"gte": {"startOf": "year", "offset": -5000}}},
+        {"day": {"notIn": ["0001-01-01", "1582-10-10"]}},
+    ]
+)
 
 
 @pytest.mark.spark

@@ -390,11 +390,9 @@ class _Columns(FrameCore[Column]):
         dtype = self.dtype(field)
         if isinstance(dtype, T.TimestampType):
             shifted = column if zone == "UTC" else F.from_utc_timestamp(column, F.lit(zone))
-            micros = F.unix_micros(shifted)
-            # Whole days in integers (`div` of a multiple of a day): a division in doubles
-            # rounds the last microsecond of a day into the next one, far from 1970.
-            whole = micros - F.pmod(micros, F.lit(_DAY_MICROS))
-            days = F.call_function("div", whole, F.lit(_DAY_MICROS))
+            # Whole days by an exact decimal division, as the Spark SQL dialect counts them
+            # (`WHOLE_DAYS`): a division in doubles rounds the last microsecond of a day up.
+            days = F.floor(F.unix_micros(shifted) / F.lit(Decimal(_DAY_MICROS)))
             return F.date_from_unix_date(days.cast("int"))
         if isinstance(dtype, T.TimestampNTZType | T.DateType):
             wall = column.cast(T.TimestampNTZType())

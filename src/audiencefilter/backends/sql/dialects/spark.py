@@ -69,6 +69,13 @@ lowercase of it (Python keeps it unchanged). Measured over every code point by t
 (`tests/test_spark_folding.py`), with Spark's ICU folding on and the JVM locale pinned to
 en-US."""
 
+WHOLE_DAYS = "floor(unix_micros({}) / 86400000000BD)"
+"""The whole days since 1970 of a TIMESTAMP, exactly: a BIGINT over a DECIMAL(11, 0) is a
+decimal of 12 fractional digits, and no microsecond of a day lies within 10^-12 days of its
+end (one is 1.16 * 10^-11 days), so rounding to them never reaches the next day. In doubles,
+the last microsecond of a day rounds into the next one from about 2^53 microseconds on (the
+years before 1685 and after 2255)."""
+
 _UNSAFE = frozenset(LOWER_DIFFERS) | frozenset(LOWER_DIFFERS.values())
 _DECIMAL_DIGITS = 38
 
@@ -167,15 +174,13 @@ class SparkSQL(TypedItemArrays):
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """Whatever the session time zone: `from_utc_timestamp` shifts the instant by the
         zone's offset then, and the shifted microseconds count whole days as a date, whose
-        month and day no session setting changes. The days are counted in integers (`div` of
-        a multiple of a day): a division in doubles rounds the last microsecond of a day into
-        the next one, far from 1970."""
+        month and day no session setting changes. The days are counted exactly
+        (`WHOLE_DAYS`): a division in doubles rounds the last microsecond of a day into the
+        next one, far from 1970."""
 
         def day() -> str:
             shifted = sql() if zone == "UTC" else f"from_utc_timestamp({sql()}, {self.text(zone)})"
-            micros = f"unix_micros({shifted})"
-            whole = f"({micros} - pmod({micros}, 86400000000))"
-            return f"date_from_unix_date(CAST({whole} div 86400000000 AS INT))"
+            return f"date_from_unix_date(CAST({WHOLE_DAYS.format(shifted)} AS INT))"
 
         return self.within_calendar(day, f"(month({day()}) * 100 + dayofmonth({day()}))", zone)
 
