@@ -58,7 +58,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from fractions import Fraction
 from typing import Any, TypeVar
-from zoneinfo import ZoneInfo
 
 import polars as pl
 
@@ -410,8 +409,6 @@ class _Expressions(FrameCore[pl.Expr]):
         else:
             local = self.local_datetime(node.field, days.zone)
         month_day = local.dt.month().cast(pl.Int32) * 100 + local.dt.day().cast(pl.Int32)
-        if days.zone != "UTC":  # a zone may see a date before year 1 or after 9999
-            month_day = _clamped_to_the_calendar(local, month_day)
         tests = [month_day.is_between(low, high) for low, high in days.ranges]
         return balanced(tests, operator.or_)
 
@@ -424,9 +421,7 @@ class _Expressions(FrameCore[pl.Expr]):
             raise self.wrong_type(field, dtype)
         if dtype.time_zone is None:
             column = column.dt.replace_time_zone("UTC")
-        if not _changes_offset_after_tables(zone):
-            return column.dt.convert_time_zone(zone)
-        return _far_future_local(column.dt.convert_time_zone("UTC"), zone)
+        return column.dt.convert_time_zone(zone)
 
     def date_column(self, field: str) -> pl.Expr:
         dtype = self.dtype(field)
@@ -504,54 +499,6 @@ class _Expressions(FrameCore[pl.Expr]):
         if function is Aggregate.SUM:
             return listed.list.sum().fill_null(0), dtype
         return (listed.list.min() if function is Aggregate.MIN else listed.list.max()), dtype
-
-
-_TABLES_END = 2099
-"""The last year of polars' zone tables (chrono-tz): past it a zone keeps its last offset, so
-a zone with daylight saving time stays on one offset forever, where Python (and every other
-engine) follows the zone's rule."""
-_STAND_INS = {
-    date(year, 1, 1).isoweekday() * 2 + (year % 4 == 0): year
-    for year in range(_TABLES_END - 28, _TABLES_END)
-}
-"""A year of each of the 14 calendars (the weekday of 1 January, leap or not) that polars'
-tables still hold, after today's rules were set: 28 years without a century in them hold each."""
-
-
-@functools.cache
-def _changes_offset_after_tables(zone: str) -> bool:
-    """Whether `zone` moves its clocks in the year polars' tables end (daylight saving time)."""
-    info = ZoneInfo(zone)
-    offsets = {info.utcoffset(datetime(_TABLES_END, month, 1)) for month in (1, 4, 7, 10)}
-    return len(offsets) > 1
-
-
-def _far_future_local(instants: pl.Expr, zone: str) -> pl.Expr:
-    """The instants' local wall times in `zone` (a naive Datetime), past polars' tables too.
-
-    An instant in a year past the tables is moved by whole days to the same date of a year
-    with the same calendar that the tables hold (`_STAND_INS`), converted there, and its wall
-    time moved back: a zone's rule of daylight saving time names days by weekday and month
-    only, so the offset is the one that rule gives on the instant's own date."""
-    year = instants.dt.year()
-    first = pl.date(year, 1, 1)
-    calendar = first.dt.weekday().cast(pl.Int32) * 2 + first.dt.is_leap_year().cast(pl.Int32)
-    stand_in = calendar.replace_strict(_STAND_INS, return_dtype=pl.Int32)
-    days = (
-        pl.when(year > _TABLES_END)
-        .then((pl.date(stand_in, 1, 1) - first).dt.total_days())
-        .otherwise(0)
-    )
-    moved = (instants + pl.duration(days=days)).dt.convert_time_zone(zone)
-    return moved.dt.replace_time_zone(None) - pl.duration(days=days)
-
-
-def _clamped_to_the_calendar(local: pl.Expr, month_day: pl.Expr) -> pl.Expr:
-    """A local date before year 1 or after 9999 (an instant within a day of the calendar's
-    edges, seen from a zone far from UTC) counts as 1 January or 31 December, as in memory
-    (`anniversary.local_month_day`)."""
-    year = local.dt.year()
-    return pl.when(year < 1).then(101).when(year > 9999).then(1231).otherwise(month_day)
 
 
 def _struct_field(name: str) -> pl.Expr:

@@ -369,14 +369,7 @@ class _Columns(FrameCore[Column]):
         days = node.value
         assert isinstance(days, MonthDays), "anniversaries are lowered at a now"
         day = self.local_day(node.field, days.zone)
-        # A local date before year 1 or after 9999 counts as 1 January or 31 December, as the
-        # memory rule clamps it (`anniversary.local_month_day`).
-        year = F.year(day)
-        month_day = (
-            F.when(year < 1, F.lit(101))
-            .when(year > 9999, F.lit(1231))
-            .otherwise(F.month(day) * 100 + F.dayofmonth(day))
-        )
+        month_day = F.month(day) * 100 + F.dayofmonth(day)
         tests = [month_day.between(low, high) for low, high in days.ranges]
         return balanced(tests, operator.or_)
 

@@ -197,21 +197,7 @@ class Dialect:
         """The local `month * 100 + day` of the instants `sql()` writes, in the IANA `zone`, an
         integer (anniversaries). `sql` is called at each use: it may hold placeholders.
         PostgreSQL reads its own zone database (`AT TIME ZONE`)."""
-
-        def local() -> str:
-            return f"{sql()} AT TIME ZONE {self.text(zone)}"
-
-        return self.within_calendar(local, f"CAST(to_char({local()}, 'MMDD') AS INTEGER)", zone)
-
-    def within_calendar(self, local: Callable[[], str], month_day: str, zone: str) -> str:
-        """`month_day` of the local date-times or dates `local()` writes, except that a local
-        date before year 1 or after 9999 (an instant within a day of the calendar's edges, seen
-        from a zone far from UTC) counts as 1 January or 31 December, as in memory
-        (`anniversary.local_month_day`). In UTC the local date is the stored one."""
-        if zone == "UTC":
-            return month_day
-        year = f"EXTRACT(YEAR FROM {local()})"
-        return f"(CASE WHEN {year} < 1 THEN 101 WHEN {year} > 9999 THEN 1231 ELSE {month_day} END)"
+        return f"CAST(to_char({sql()} AT TIME ZONE {self.text(zone)}, 'MMDD') AS INTEGER)"
 
     def boolean(self, value: bool) -> str:
         return self.true if value else self.false

@@ -49,11 +49,7 @@ class DuckDB(TypedItemArrays):
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """`AT TIME ZONE` needs the ICU extension, built into the Python package (and loaded
         without a download)."""
-
-        def local() -> str:
-            return f"{sql()} AT TIME ZONE {self.text(zone)}"
-
-        return self.within_calendar(local, f"CAST(strftime({local()}, '%m%d') AS INTEGER)", zone)
+        return f"CAST(strftime({sql()} AT TIME ZONE {self.text(zone)}, '%m%d') AS INTEGER)"
 
     def text(self, value: str) -> str:
         if "\x00" not in value:

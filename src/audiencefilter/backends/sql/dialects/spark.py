@@ -182,7 +182,7 @@ class SparkSQL(TypedItemArrays):
             shifted = sql() if zone == "UTC" else f"from_utc_timestamp({sql()}, {self.text(zone)})"
             return f"date_from_unix_date(CAST({WHOLE_DAYS.format(shifted)} AS INT))"
 
-        return self.within_calendar(day, f"(month({day()}) * 100 + dayofmonth({day()}))", zone)
+        return f"(month({day()}) * 100 + dayofmonth({day()}))"
 
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}+00:00'"
