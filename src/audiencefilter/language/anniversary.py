@@ -14,7 +14,10 @@ Design choices (docs/semantics.md states them for users):
   28 February 2025 holds for 28 and 29 February birthdays; on 1 March it holds for 1 March only.
 - A period of a year or more covers every month-day: every non-null value holds.
 - The local date of a value is its date in the zone, as `start of day` defines days (a value in
-  a skipped hour does not exist; a value in a repeated hour has one date either way).
+  a skipped hour does not exist; a value in a repeated hour has one date either way). Near the
+  edges of the range it is the proleptic Gregorian calendar's, years 0 and 10000 included:
+  `0001-01-01T00:00Z` in America/Los_Angeles is 31 December (of year 0), as every database
+  that stores such instants says; `cycled_local_date` works it out 400 years away.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ _POSITION = {md: index for index, md in enumerate(ALL_MONTH_DAYS)}
 _CYCLE = len(ALL_MONTH_DAYS)
 _STEPS = range(-2, 3)
 LEAP_DAY = 229
+CYCLE = timedelta(days=146_097)
+"""400 Gregorian years: dates this far apart share their month, day, weekday and leap year."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +84,7 @@ def around(covered: frozenset[int]) -> tuple[frozenset[int], frozenset[int]]:
     across a 29 February a common year skips; 31 December is next to 1 January). A UTC
     month-day with every month-day within two steps covered is covered in any zone; one with
     none covered is covered in none; only the rest need the zone. A local date out of range
-    is read as D's own month-day (`local_month_day`), within the two steps too.
+    is its proleptic one (`cycled_local_date`), one step from D's as anywhere else.
     """
     positions = {_POSITION[md] for md in covered}
     reach = {(p + step) % _CYCLE for p in positions for step in _STEPS}
@@ -166,9 +171,24 @@ def month_day_endings(days: MonthDays) -> tuple[str, ...]:
 
 
 def local_month_day(instant: datetime, zone: str) -> int:
-    """`month * 100 + day` of an aware instant's date in `zone`."""
+    """`month * 100 + day` of an aware instant's date in `zone` (proleptic near the edges of
+    the range: `cycled_local_date`)."""
+    tz = _zone(zone)
     try:
-        local = instant.astimezone(_zone(zone))
+        local = instant.astimezone(tz)
     except OverflowError:  # within a day of year 1 or 9999: the local date is out of range
-        return ALL_MONTH_DAYS[0] if instant.year == 1 else ALL_MONTH_DAYS[-1]
+        local_day, _ = cycled_local_date(instant, tz)
+        return local_day.month * 100 + local_day.day
     return local.month * 100 + local.day
+
+
+def cycled_local_date(instant: datetime, tz: ZoneInfo) -> tuple[date, int]:
+    """The date of an aware instant in `tz` in the proleptic Gregorian calendar, and the number
+    of 400-year cycles it is moved by (`CYCLE`; 0 away from the edges): within two years of
+    year 1 or 9999 the instant is moved a cycle inwards before it is converted, so that the
+    date exists even where the true one is in year 0 or 10000 and a year of calendar
+    arithmetic either side of it stays in range. Its month, day, weekday and leap year are the
+    true date's, and the zone's offset is too (the earliest years are before any zone's first
+    transition, the latest after its last rule, in both places)."""
+    cycles = 1 if instant.year <= 2 else -1 if instant.year >= 9998 else 0
+    return (instant + cycles * CYCLE).astimezone(tz).date(), cycles

@@ -34,7 +34,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from .anniversary import MonthDays, month_days
+from .anniversary import CYCLE, MonthDays, cycled_local_date, month_days
 from .relative import EARLIEST, Ago
 from .zones import CalendarError, _zone, check_zone
 
@@ -151,11 +151,12 @@ class Period:
     def before(self, now: datetime) -> MonthDays:
         """As an anniversary period: the month-days it covers at `now` (language/anniversary)."""
         zone = self.zone or DEFAULT_ZONE
-        today = now.astimezone(_zone(zone)).date()
+        # Near the edges of the range, the days 400 years inwards: the same month-days.
+        today, _ = cycled_local_date(now, _zone(zone))
         try:
             first = _first_day(self.unit, self.start, today)
             end = _first_day(self.unit, self.start + self.count, today)
-        except (OverflowError, ValueError):
+        except (OverflowError, ValueError):  # a period far longer than a year: every day
             first, end = date.min, date.max
         return month_days(first, end, zone)
 
@@ -478,12 +479,20 @@ def start_of(unit: str, offset: int, zone: str, now: datetime) -> datetime:
     """The first instant (UTC) of the `unit` `offset` units after the one holding `now`, in
     `zone`'s calendar (module docstring)."""
     tz = _zone(zone)
-    today = now.astimezone(tz).date()
+    # Near the edges, the day 400 years inwards (`cycled_local_date`), whose start is moved
+    # back: the start of a day of year 10000 may be an instant of 9999.
+    today, cycles = cycled_local_date(now, tz)
     try:
         first = _first_day(unit, offset, today)
     except (OverflowError, ValueError):
         return EARLIEST if offset < 0 else LATEST
-    return start_of_day(first, tz)
+    start = start_of_day(first, tz)
+    if cycles == 0 or start in (EARLIEST, LATEST):
+        return start
+    try:
+        return start - cycles * CYCLE
+    except OverflowError:  # a start before year 1 or after 9999
+        return EARLIEST if cycles > 0 else LATEST
 
 
 def _first_day(unit: str, offset: int, today: date) -> date:
