@@ -4,8 +4,8 @@
   microsecond of a day, in zones whose local date leaves the calendar (Pacific/Kiritimati and
   its LMT in year 1, Pacific/Pago_Pago, America/Los_Angeles), for `this: day/month/year`.
   Spark counted a local day by dividing microseconds in doubles and rounded
-  `1600-06-14T23:59:59.999999Z` into 15 June; polars and the SQL engines took a local date
-  before year 1 or after 9999 as it was where memory counts 1 January or 31 December; SQLite's
+  `1600-06-14T23:59:59.999999Z` into 15 June, and read a local date of year 0 or 10000 as 1
+  January or 31 December where every other engine reads the proleptic calendar's; SQLite's
   `strftime` rounded `9999-12-31 23:59:59.999999` to NULL.
 - Date literals on PySpark in years 1, 1582 (the Julian/Gregorian switch, 4 to 15 October),
   1600 and 9999: PySpark handed Python `date`s to the JVM in the Julian calendar, so

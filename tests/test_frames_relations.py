@@ -207,8 +207,8 @@ EDGE_CASES = [
 
 @pytest.mark.spark
 def test_pyspark_anniversaries_at_the_calendar_edges_follow_memory(spark: Any) -> None:
-    """A local date before year 1 or after 9999 counts as 1 January or 31 December in memory;
-    Spark took the out-of-range date's own month and day, so the two disagreed there."""
+    """A local date of year 0 or 10000 is the proleptic calendar's, in memory as on Spark (and
+    polars and the SQL engines: tests/test_calendar_edges.py)."""
     from datetime import datetime
 
     from audiencefilter.backends.spark import frame_for
