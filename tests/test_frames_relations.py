@@ -7,7 +7,9 @@ with `ComputeError`; a `data` STRUCT column on Spark surfaced a raw `AnalysisExc
 
 from __future__ import annotations
 
+import json
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -205,8 +207,8 @@ EDGE_CASES = [
 
 @pytest.mark.spark
 def test_pyspark_anniversaries_at_the_calendar_edges_follow_memory(spark: Any) -> None:
-    """A local date before year 1 or after 9999 counts as 1 January or 31 December in memory;
-    Spark took the out-of-range date's own month and day, so the two disagreed there."""
+    """A local date of year 0 or 10000 is the proleptic calendar's, in memory as on Spark (and
+    polars and the SQL engines: tests/test_calendar_edges.py)."""
     from datetime import datetime
 
     from audiencefilter.backends.spark import frame_for
@@ -219,3 +221,183 @@ def test_pyspark_anniversaries_at_the_calendar_edges_follow_memory(spark: Any) -
         found = sorted(r["id"] for r in flt.select_frame(frame, now=now).select("id").collect())
         by_sql = frame.filter(flt.to_sql("spark", now=now)).select("id").collect()
         assert found == sorted(r["id"] for r in by_sql) == expected, zone
+
+
+# ---- every placement of a related field, quantified every way, each encoding of `data` --------
+
+TYPED = af.Relation(
+    "orders",
+    af.Schema.of(
+        total="number",
+        tags="string[]",
+        data="json",
+        plan=("string", ("data", "plan")),
+        scores=("number[]", ("data", "scores")),
+        day=("date", ("data", "day")),
+    ),
+    many=True,
+)
+TYPED_SCHEMA = af.Schema.of(email="string", tags="string[]", data="json").with_relations(TYPED)
+NOW = datetime(2026, 6, 14, 12, tzinfo=UTC)
+
+
+def _order(total: int, tags: list[str] | None, **data: Any) -> dict[str, Any]:
+    return {"total": total, "tags": tags, "data": data or None}
+
+
+# The contact's own `tags` and `data` hold what its orders' do not: a back-end reading the
+# contact's columns inside a relation condition answers differently.
+TYPED_RECORDS: list[dict[str, Any]] = [
+    {
+        "email": "own",
+        "tags": ["x"],
+        "data": {"k": "x", "arr": ["x"], "plan": "pro", "scores": [3], "day": "1990-06-14"},
+        "orders": [_order(1, ["y"], k="y", arr=["y"], plan="free", scores=[1], day="2001-01-01")],
+    },
+    {
+        "email": "all",
+        "orders": [
+            _order(2, ["x"], k="x", arr=["x", "z"], plan="pro", scores=[3, 4], day="1990-06-14"),
+            _order(3, ["x", "z"], k="x", arr=["x"], plan="pro", scores=[3], day="1999-06-14"),
+        ],
+    },
+    {
+        "email": "one",
+        "orders": [
+            _order(2, ["x"], k="x", arr=["x"], plan="pro", scores=[3], day="1995-06-14"),
+            _order(5, [], k="q"),
+        ],
+    },
+    {"email": "nulls", "orders": [_order(4, None)]},
+    {"email": "empty", "orders": []},
+    {"email": "missing"},
+]
+PLACEMENTS = {
+    "list field": {"tags": {"has": "x"}},
+    "data path equals": {"data": {"path": ["k"], "equals": "x"}},
+    "data path array_contains": {"data": {"path": ["arr"], "array_contains": "x"}},
+    "declared inside JSON": {"plan": "pro"},
+    "number[] inside JSON": {"scores": {"has": 3}},
+    "date inside JSON": {"day": {"lt": "2000-01-01"}},
+    "date anniversary inside JSON": {"day": {"anniversary": {"this": "day"}}},
+}
+
+
+def _quantified(where: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"orders": {"some": where}},
+        {"orders": {"every": where}},
+        {"orders": {"none": where}},
+        {"orders": {"where": where, "count": {"gte": 1}}},
+        {"orders": {"where": where, "sum": {"total": {"gte": 3}}}},
+    ]
+
+
+CROSS = [(name, w) for name, where in PLACEMENTS.items() for w in _quantified(where)]
+
+
+def _as_text(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records with every `data`, the contact's and each related row's, as JSON text, as a
+    JSON column reads into a frame."""
+
+    def text(value: Any) -> Any:
+        return None if value is None else json.dumps(value)
+
+    out = []
+    for record in records:
+        copy = {**record, "data": text(record.get("data"))}
+        if record.get("orders") is not None:
+            copy["orders"] = [{**o, "data": text(o["data"])} for o in record["orders"]]
+        out.append(copy)
+    return out
+
+
+def _polars_frame(encoding: str) -> Any:
+    import polars as pl
+
+    from audiencefilter.backends.columnar import frame_for
+
+    if encoding == "frame_for":
+        return frame_for(TYPED_RECORDS, TYPED_SCHEMA)
+    if encoding == "decoded":  # objects as polars reads them: Structs
+        return pl.DataFrame(TYPED_RECORDS)
+    return pl.DataFrame(_as_text(TYPED_RECORDS))  # JSON text, no column for `plan` anywhere
+
+
+@pytest.mark.parametrize("way", ["typed", "untyped"])
+@pytest.mark.parametrize("encoding", ["decoded", "text", "frame_for"])
+def test_polars_related_fields_in_every_placement_and_encoding(encoding: str, way: str) -> None:
+    """Before, `to_polars()` without the frame's types took a related `data` Struct for JSON
+    text and stopped with a `TypeError`: the relation column's type is now learnt per batch."""
+    frame = _polars_frame(encoding)
+    wrong = []
+    for name, where in CROSS:
+        flt = af.parse(where, TYPED_SCHEMA)
+        expected = [r["email"] for r in flt.select(TYPED_RECORDS, now=NOW)]
+        if way == "typed":
+            found = flt.select_frame(frame, now=NOW)["email"].to_list()
+        else:
+            found = frame.filter(flt.to_polars(now=NOW))["email"].to_list()
+        if found != expected:
+            wrong.append((name, where, expected, found))
+    assert not wrong, wrong
+
+
+def test_frame_for_makes_no_column_for_a_field_declared_inside_json() -> None:
+    """A `plan` column (null) beside `data` hid whether a back-end read the JSON; a user's frame
+    has none, so `frame_for` makes none, the contact's or a related row's."""
+    from audiencefilter.backends.columnar import frame_for
+
+    schema = TYPED_SCHEMA.with_fields(rank=("number", ("data", "rank")))
+    frame = frame_for(TYPED_RECORDS, schema)
+    assert "rank" not in frame.columns
+    assert [f.name for f in frame.schema["orders"].inner.fields] == ["total", "tags", "data"]
+
+
+@pytest.mark.spark
+def test_pyspark_related_fields_in_every_placement_and_encoding(spark: Any) -> None:
+    """JSON text (a frame without a `plan` column, and `frame_for`'s) answers as memory does, in
+    one select per frame; a related `data` STRUCT, as `spark.read.json` makes of objects, is
+    a short FrameError naming the relation, where it was a raw AnalysisException."""
+    from pyspark.sql import functions as F
+
+    from audiencefilter.backends.spark import frame_for
+
+    rows = "array<struct<total:bigint,tags:array<string>,data:string>>"
+    text = spark.createDataFrame(
+        _as_text(TYPED_RECORDS),
+        f"email string, tags array<string>, data string, orders {rows}",
+    )
+    schema = TYPED_SCHEMA.with_fields(rank=("number", ("data", "rank")))
+    built = frame_for(spark, TYPED_RECORDS, schema)
+    assert "rank" not in built.columns
+    assert "plan" not in built.schema["orders"].dataType.elementType.names
+    filters = [af.parse(where, TYPED_SCHEMA) for _, where in CROSS]
+    expected = [sorted(r["email"] for r in f.select(TYPED_RECORDS, now=NOW)) for f in filters]
+    for frame in (text, built):
+        dtypes = {f.name: f.dataType for f in frame.schema.fields}
+        columns = [
+            F.coalesce(f.to_pyspark(dtypes=dtypes, now=NOW), F.lit(False)).alias(f"f{i}")
+            for i, f in enumerate(filters)
+        ]
+        found = frame.select("email", *columns).collect()
+        for i, (name, where) in enumerate(CROSS):
+            chosen = sorted(row["email"] for row in found if row[f"f{i}"])
+            assert chosen == expected[i], (name, where)
+
+    structs = spark.createDataFrame(
+        [("a", [(1, ["x"], ("x", "pro"))])],
+        "email string, orders array<struct<total:bigint,tags:array<string>,"
+        "data:struct<k:string,plan:string>>>",
+    )
+    dtypes = {f.name: f.dataType for f in structs.schema.fields}
+    for name, where in CROSS:
+        flt = af.parse(where, TYPED_SCHEMA)
+        if name == "list field":
+            flt.to_pyspark(dtypes=dtypes, now=NOW)  # reads no `data`: built as ever
+            continue
+        with pytest.raises(af.FrameError) as caught:
+            flt.to_pyspark(dtypes=dtypes, now=NOW)
+        message = str(caught.value)
+        assert message.startswith('relation "orders": field "data" needs a STRING column')
+        assert len(message) < 400

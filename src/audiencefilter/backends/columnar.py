@@ -66,7 +66,7 @@ from ..language import lists
 from ..language.anniversary import MonthDays
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import Comparison, Const, IsNull, ListTest, Node
+from ..language.nodes import Aggregated, Comparison, Const, IsNull, ListTest, Node, Quantified
 from ..language.relations import Aggregate, Relation
 from .columnar_lists import native_list_test
 from .columnar_types import CANONICAL, field_columns, related_column
@@ -216,6 +216,14 @@ class _Expressions(FrameCore[pl.Expr]):
     def before_comparison(self, node: Comparison) -> pl.Expr | None:
         return None if self.known(node) else self.deferred(node)
 
+    def before_relation(self, node: Quantified | Aggregated) -> pl.Expr | None:
+        """Without the relation column's type, its struct fields' types are unknown too (a
+        `data` Struct or JSON text, integers or floats): the condition is built per batch."""
+        name = self.columns.get(node.relation, node.relation)
+        if self.column_of is not None or name in self.dtypes:
+            return None
+        return self.deferred(node, name)
+
     def text_pair(self, field: str, other: str) -> tuple[pl.Expr, pl.Expr]:
         left, right = (self.text_column(f, self.column(f), self.dtype(f)) for f in (field, other))
         return left, right
@@ -303,14 +311,17 @@ class _Expressions(FrameCore[pl.Expr]):
     def known(self, node: Comparison | IsNull) -> bool:
         return self.column_name(node) in self.dtypes
 
-    def deferred(self, node: Comparison | IsNull) -> pl.Expr:
-        """The condition on a column whose type is learnt only when the expression runs.
+    def deferred(self, node: Node, name: str | None = None) -> pl.Expr:
+        """The condition on a column (`name`, else the condition's field's) whose type is learnt
+        only when the expression runs.
 
         Each batch builds, once per column type, the expression that type needs and runs it on
         the batch: the answers and the `FrameError`s are those of an expression built with the
         frame's types, and the price is a Python call per batch, with no predicate pushdown.
         """
-        name = self.column_name(node)
+        if name is None:
+            assert isinstance(node, Comparison | IsNull), "a field's condition names its column"
+            name = self.column_name(node)
         built: dict[Any, pl.Expr] = {}
 
         def run(values: pl.Series) -> pl.Series:

@@ -38,10 +38,13 @@ def field_columns(
     records: list[Mapping[str, Any]], schema: Schema
 ) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     """Each field's values of `records`, converted, and its column type: the one conversion
-    both a frame's columns and a relation's struct fields go through."""
-    data = {f.name: _column_values(f.type, [r.get(f.name) for r in records]) for f in schema}
-    dtypes = {f.name: CANONICAL[f.type] for f in schema.fields}
-    for field in schema.fields:  # a number column with a fractional value must hold floats
+    both a frame's columns and a relation's struct fields go through. A field declared inside
+    JSON has no column of its own: its value is read from the JSON column, as a user's frame
+    holds it."""
+    stored = [f for f in schema.fields if not f.source]
+    data = {f.name: _column_values(f.type, [r.get(f.name) for r in records]) for f in stored}
+    dtypes = {f.name: CANONICAL[f.type] for f in stored}
+    for field in stored:  # a number column with a fractional value must hold floats
         if field.type is FieldType.NUMBER and any(type(v) is float for v in data[field.name]):
             dtypes[field.name] = pl.Float64
         elif field.type is FieldType.NUMBER_LIST:

@@ -321,6 +321,9 @@ class FrameCore(Visitor[C]):
     # ---- relations ------------------------------------------------------------------------
 
     def visit_quantified(self, node: Quantified) -> C:
+        early = self.before_relation(node)
+        if early is not None:
+            return early
         rows = self.rows(node)
         if node.quantifier is Quantifier.EVERY:
             return self.a.coalesce(self.rows_all(rows, node.where), True)
@@ -331,6 +334,9 @@ class FrameCore(Visitor[C]):
         return result
 
     def visit_aggregated(self, node: Aggregated) -> C:
+        early = self.before_relation(node)
+        if early is not None:
+            return early
         rows = self.rows(node)
         if node.function is Aggregate.COUNT:
             value, dtype = self.rows_count(rows, node.where)
@@ -362,6 +368,11 @@ class FrameCore(Visitor[C]):
 
     def before_comparison(self, node: Comparison) -> C | None:
         """An answer decided before the shared dispatch (polars: a column of unknown type)."""
+        return None
+
+    def before_relation(self, node: Quantified | Aggregated) -> C | None:
+        """A relation condition answered before the shared rules (polars: a relation column of
+        unknown type, whose struct fields are learnt as the expression runs)."""
         return None
 
     @abstractmethod

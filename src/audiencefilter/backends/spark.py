@@ -36,7 +36,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, cast
 
@@ -76,6 +76,8 @@ Dtypes = Mapping[str, Any]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MICROSECOND = timedelta(microseconds=1)
+_EPOCH_DAY = date(1970, 1, 1)
+_DAY_MICROS = 86_400_000_000
 
 
 def to_pyspark(
@@ -262,17 +264,24 @@ class _Columns(FrameCore[Column]):
     def visit_list_test(self, node: ListTest) -> Column:
         """A list field's test as the Spark SQL dialect writes it (`sql/dialects/spark.py`), so the
         rules of lists on Spark live in one place."""
-        if node.path:  # a JSON array in a JSON text column, as other data paths are read
-            self.json_text_column(node.field)
-        else:
-            dtype = self.dtypes.get(self.columns.get(node.field, node.field))
-            if dtype is not None and not isinstance(dtype, T.ArrayType | T.NullType):
-                raise _wrong_type(node.field, dtype, "an ARRAY column")
+        self.written_in_sql(node)
         return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
+
+    def written_in_sql(self, where: Node) -> None:
+        """Refuse, before Spark's analyzer does at length, a column the Spark SQL of `where`
+        cannot read: a list field's that is no ARRAY, a JSON field's (read at a path) that is
+        no STRING of JSON text. The contact's columns, or a related row's struct fields."""
+        for node in walk(where):
+            if isinstance(node, ListTest | Comparison | IsNull) and node.path:
+                self.json_text_column(node.field)
+            elif isinstance(node, ListTest):
+                dtype = self.dtypes.get(self.columns.get(node.field, node.field))
+                if dtype is not None and not isinstance(dtype, T.ArrayType | T.NullType):
+                    raise _wrong_type(node.field, dtype, "an ARRAY column")
 
     def json_condition(self, node: Comparison | IsNull) -> Column:
         """A condition inside a JSON text column, as the Spark SQL dialect writes it."""
-        self.json_text_column(node.field)
+        self.written_in_sql(node)
         return F.expr(SqlWriter(DIALECTS["spark"], self.schema, self.columns, None).visit(node))
 
     def json_text_column(self, field: str) -> None:
@@ -328,12 +337,16 @@ class _Columns(FrameCore[Column]):
         raise _wrong_type(field, dtype, _NUMBER_COLUMN)
 
     def day(self, node: Comparison) -> Column:
-        """A DATE column against date literals: days, no time, no zone."""
+        """A DATE column against date literals: days, no time, no zone. Each literal is its
+        days since 1970 (`_day`), never a Python `date`, which PySpark hands to the JVM as a
+        `java.sql.Date` in the Julian calendar before 1582-10-15 (10 days off, and year 1 not
+        at all) while Spark's dates are proleptic Gregorian, as Python's are."""
         column = self.date_column(node.field)
         if node.op in (Op.IN, Op.NOT_IN):
-            found = column.isin([F.lit(v) for v in cast(tuple[Any, ...], node.value)])
+            found = column.isin([_day(v) for v in cast(tuple[date, ...], node.value)])
             return found if node.op is Op.IN else ~found
-        return compare(column, node.op, F.lit(node.value))
+        assert isinstance(node.value, date)
+        return compare(column, node.op, _day(node.value))
 
     def date_column(self, field: str) -> Column:
         dtype = self.dtype(field)
@@ -356,14 +369,7 @@ class _Columns(FrameCore[Column]):
         days = node.value
         assert isinstance(days, MonthDays), "anniversaries are lowered at a now"
         day = self.local_day(node.field, days.zone)
-        # A local date before year 1 or after 9999 counts as 1 January or 31 December, as the
-        # memory rule clamps it (`anniversary.local_month_day`).
-        year = F.year(day)
-        month_day = (
-            F.when(year < 1, F.lit(101))
-            .when(year > 9999, F.lit(1231))
-            .otherwise(F.month(day) * 100 + F.dayofmonth(day))
-        )
+        month_day = F.month(day) * 100 + F.dayofmonth(day)
         tests = [month_day.between(low, high) for low, high in days.ranges]
         return balanced(tests, operator.or_)
 
@@ -377,9 +383,10 @@ class _Columns(FrameCore[Column]):
         dtype = self.dtype(field)
         if isinstance(dtype, T.TimestampType):
             shifted = column if zone == "UTC" else F.from_utc_timestamp(column, F.lit(zone))
-            return F.date_from_unix_date(
-                F.floor(F.unix_micros(shifted) / 86_400_000_000).cast("int")
-            )
+            # Whole days by an exact decimal division, as the Spark SQL dialect counts them
+            # (`WHOLE_DAYS`): a division in doubles rounds the last microsecond of a day up.
+            days = F.floor(F.unix_micros(shifted) / F.lit(Decimal(_DAY_MICROS)))
+            return F.date_from_unix_date(days.cast("int"))
         if isinstance(dtype, T.TimestampNTZType | T.DateType):
             wall = column.cast(T.TimestampNTZType())
             local = wall if zone == "UTC" else F.convert_timezone(F.lit("UTC"), F.lit(zone), wall)
@@ -419,6 +426,12 @@ class _Columns(FrameCore[Column]):
         lambda_sql = _written_in_sql(rows.relation, where)
         if lambda_sql is not None:
             name = rows.relation.name
+            try:
+                self.over(rows.relation.schema, rows.dtypes, rows.column.getField).written_in_sql(
+                    where
+                )
+            except FrameError as exc:  # a related row's field: say which relation holds it
+                raise FrameError(f'relation "{name}": {exc}') from None
             array = DIALECTS["spark"].quote(self.columns.get(name, name))
             return F.expr(f"{function}({array}, {lambda_sql})")
         higher = {"exists": F.exists, "forall": F.forall, "filter": F.filter}[function]
@@ -489,6 +502,11 @@ def _quoted(name: str) -> str:
 def _instant(value: datetime) -> Column:
     micros = (value - _EPOCH) // _ONE_MICROSECOND
     return F.timestamp_micros(F.lit(micros))
+
+
+def _day(value: date) -> Column:
+    """A date literal as its days since 1970-01-01: the proleptic Gregorian day, in every year."""
+    return F.date_from_unix_date(F.lit((value - _EPOCH_DAY).days))
 
 
 def _wall_time(value: datetime) -> Column:

@@ -43,10 +43,11 @@ def field_values(
     records: list[Mapping[str, Any]], schema: Schema
 ) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     """Each field's values of `records`, converted, and its column type: the one conversion
-    both a frame's columns and a relation's struct fields go through."""
+    both a frame's columns and a relation's struct fields go through. A field declared inside
+    JSON has no column of its own: its value is read from the JSON column."""
     data: dict[str, list[Any]] = {}
     types: dict[str, Any] = {}
-    for field in schema.fields:
+    for field in (f for f in schema.fields if not f.source):
         values = [record.get(field.name) for record in records]
         data[field.name], types[field.name] = _converted(field.type, values)
     return data, types
@@ -93,7 +94,7 @@ def related_values(
         rows_of.append(None if rows is None else [rows] if isinstance(rows, Mapping) else rows)
     flat = [row for rows in rows_of if rows for row in rows]
     data, types = field_values(flat, relation.schema)
-    names = [f.name for f in relation.schema.fields]
+    names = list(data)
     converted = iter(list(zip(*(data[name] for name in names), strict=True)))
     values = [None if rows is None else [next(converted) for _ in rows] for rows in rows_of]
     struct = T.StructType([T.StructField(name, types[name], True) for name in names])

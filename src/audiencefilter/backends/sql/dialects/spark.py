@@ -70,6 +70,13 @@ lowercase of it (Python keeps it unchanged). Measured over every code point by t
 (`tests/test_spark_folding.py`), with Spark's ICU folding on and the JVM locale pinned to
 en-US."""
 
+WHOLE_DAYS = "floor(unix_micros({}) / 86400000000BD)"
+"""The whole days since 1970 of a TIMESTAMP, exactly: a BIGINT over a DECIMAL(11, 0) is a
+decimal of 12 fractional digits, and no microsecond of a day lies within 10^-12 days of its
+end (one is 1.16 * 10^-11 days), so rounding to them never reaches the next day. In doubles,
+the last microsecond of a day rounds into the next one from about 2^53 microseconds on (the
+years before 1685 and after 2255)."""
+
 _UNSAFE = frozenset(LOWER_DIFFERS) | frozenset(LOWER_DIFFERS.values())
 _DECIMAL_DIGITS = 38
 
@@ -168,18 +175,15 @@ class SparkSQL(TypedItemArrays):
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         """Whatever the session time zone: `from_utc_timestamp` shifts the instant by the
         zone's offset then, and the shifted microseconds count whole days as a date, whose
-        month and day no session setting changes."""
+        month and day no session setting changes. The days are counted exactly
+        (`WHOLE_DAYS`): a division in doubles rounds the last microsecond of a day into the
+        next one, far from 1970."""
 
         def day() -> str:
             shifted = sql() if zone == "UTC" else f"from_utc_timestamp({sql()}, {self.text(zone)})"
-            return f"date_from_unix_date(CAST(floor(unix_micros({shifted}) / 86400000000) AS INT))"
+            return f"date_from_unix_date(CAST({WHOLE_DAYS.format(shifted)} AS INT))"
 
-        # A local date before year 1 or after 9999 counts as 1 January or 31 December, as the
-        # memory rule clamps it (`anniversary.local_month_day`).
-        return (
-            f"(CASE WHEN year({day()}) < 1 THEN 101 WHEN year({day()}) > 9999 THEN 1231 "
-            f"ELSE month({day()}) * 100 + dayofmonth({day()}) END)"
-        )
+        return f"(month({day()}) * 100 + dayofmonth({day()}))"
 
     def instant(self, value: datetime) -> str:
         return f"{self.instant_type}'{utc_text(value)}+00:00'"

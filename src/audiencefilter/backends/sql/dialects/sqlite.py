@@ -119,8 +119,9 @@ class SQLite(Dialect):
         """UTC by `strftime`; another zone by the Python function `register_sqlite_functions`
         registers (sqlite_functions.py), which plain SQLite lacks: it then stops with "no
         such function", never answering in another zone."""
-        if zone == "UTC":
-            return f"CAST(strftime('%m%d', {sql()}) AS INTEGER)"
+        if zone == "UTC":  # read from the UTC text: `strftime` rounds to milliseconds, and
+            # the last half-millisecond of 9999 rounds past the calendar, to NULL
+            return f"CAST(substr({sql()}, 6, 2) || substr({sql()}, 9, 2) AS INTEGER)"
         return f"{MONTH_DAY_FUNCTION}({sql()}, {self.text(zone)})"
 
     def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
