@@ -478,7 +478,8 @@ def create_audience_in_thread(service: Service) -> str:
     """What `POST /audiences` does for a smart audience, called in this thread."""
     from audiencefilter import parse
     from audiencefilter.service.db.models import Audience
-    from audiencefilter.service.domain import changes, membership_snapshot
+    from audiencefilter.service.domain import changes
+    from audiencefilter.service.domain.membership import snapshot as membership_snapshot
 
     flt = parse(FILTER)
     canonical = flt.to_json()

@@ -41,7 +41,7 @@ from sqlalchemy import insert, select
 from audiencefilter.service import Settings, create_app
 from audiencefilter.service.db.models import Audience, AudienceMember, Contact, new_id
 from audiencefilter.service.domain.accounts import ensure_account, issue_key
-from audiencefilter.service.domain.membership_store import refresh_audience
+from audiencefilter.service.domain.membership.store import refresh_audience
 
 from .data import generate
 

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from ..db.models import Contact, List
 from ..db.queries import contact_row, contact_rows, fetch_rows
 from ..domain import ranking
-from ..domain.membership import ListAudiences
+from ..domain.membership.members import ListAudiences
 from ..settings import Settings
 from .schemas.views import ContactRenderer, pagination
 

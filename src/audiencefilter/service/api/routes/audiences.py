@@ -4,10 +4,10 @@ The rules of the specification answer its string-form 400s, checked in this orde
 `listId` present, the list is the caller's (404 otherwise), then the filters: both forms given,
 invalid, empty or missing for smart mode. `filters` (a JSON string or object) or `filtersText`
 (text syntax) are read by the filter library and stored as canonical JSON; a smart audience's
-members are stored (`domain/membership_store.py`).
+members are stored (`domain/membership/store.py`).
 
 A new or changed filter's members are evaluated in a read transaction before the write, which
-only stores them (`domain/membership_snapshot.py`); writes commit first and the response is
+only stores them (`domain/membership/snapshot.py`); writes commit first and the response is
 read afterwards in a read transaction: neither a large evaluation nor a large `subs` is
 computed while the SQLite write lock is held.
 """
@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience
 from ...db.queries import count, owned_audience, owned_list, page_of
-from ...domain import changes, custom_fields, membership_snapshot, references, relations
+from ...domain import changes, custom_fields, references, relations
 from ...domain.audience_filters import (
     ABSENT,
     EMPTY,
@@ -38,7 +38,8 @@ from ...domain.audience_filters import (
     warnings_for,
 )
 from ...domain.explanations import explain_contact
-from ...domain.membership import (
+from ...domain.membership import snapshot as membership_snapshot
+from ...domain.membership.members import (
     MANUAL,
     SMART,
     audience_filter,
@@ -46,7 +47,7 @@ from ...domain.membership import (
     filter_in_use,
     member_condition,
 )
-from ...domain.membership_snapshot import Snapshot
+from ...domain.membership.snapshot import Snapshot
 from ...ground import clock
 from ...http.errors import ApiError, AudienceRuleError
 from ...http.idempotency import RetryDep, once_then
@@ -144,7 +145,7 @@ def _evaluate_early(
 ) -> Snapshot | None:
     """A new smart audience's members, evaluated before the write transaction so that its
     lock (on SQLite, the whole database's) is held only to store them
-    (`domain/membership_snapshot.py`). None when there is nothing to evaluate or the write
+    (`domain/membership/snapshot.py`). None when there is nothing to evaluate or the write
     will refuse the request anyway: the write gives the answer."""
     if mode != SMART or given.filter is None or given.canonical is None:
         return None

@@ -30,7 +30,7 @@ from starlette.responses import StreamingResponse
 from ...db.engine import Database
 from ...db.models import Contact, Membership
 from ...db.queries import CONTACT_ROW_FIELDS, contact_rows, fetch_rows, owned_audience
-from ...domain.membership import member_condition, stored_members
+from ...domain.membership.members import member_condition, stored_members
 from ...http.responses import dumps
 from ..deps import DatabaseDep, PrivateKey
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from ...db.models import Audience, AudienceMember, Contact, List, utcnow
 from ...db.queries import count, plausible_id
 from ...domain import changes, events
-from ...domain.membership import MANUAL
+from ...domain.membership.members import MANUAL
 from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep, once
 from ...http.responses import JSONResponse, data

@@ -28,11 +28,12 @@ from typing import Any, cast
 from sqlalchemy import Table, delete, func, select
 from sqlalchemy.orm import Session
 
-from ... import Filter, as_utc
-from ..db.bulk import insert_rows
-from ..db.models import Audience, AudienceDue, MembershipDue
-from . import contact_records, relations
-from .audience_filters import StoredAudience
+from .... import Filter, as_utc
+from ...db.bulk import insert_rows
+from ...db.models import Audience, AudienceDue, MembershipDue
+from .. import relations
+from ..audience_filters import StoredAudience
+from . import records as contact_records
 
 CHUNK = 500
 DUE = cast(Table, MembershipDue.__table__)
