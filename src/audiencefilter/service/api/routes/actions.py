@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 from ...db.models import Action, Contact
 from ...db.queries import count, owned_action, owned_contact, page_of
 from ...domain import changes, events
+from ...ground.errors import not_found
 from ...ground.fields import MAX_SAFE_INTEGER
-from ...http.errors import ApiError, ValidationIssue, not_found
+from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep, once
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey

@@ -49,7 +49,8 @@ from ...domain.membership.members import (
 )
 from ...domain.membership.snapshot import Snapshot
 from ...ground import clock
-from ...http.errors import ApiError, AudienceRuleError
+from ...ground.errors import AudienceRuleError, NotFound
+from ...http.errors import ApiError
 from ...http.idempotency import RetryDep, once_then
 from ...http.responses import JSONResponse, data
 from ...settings import Settings
@@ -101,7 +102,7 @@ def _declared_early(database: Database, account_id: str, list_id: str) -> dict[s
     try:
         with database.reading() as session:
             return custom_fields.declared(owned_list(session, account_id, list_id))
-    except ApiError:
+    except NotFound:
         return {}
 
 
@@ -132,7 +133,7 @@ def _read_update_early(
     try:
         with database.reading() as session:
             declared = custom_fields.declared(owned_audience(session, account_id, audience_id)[1])
-    except ApiError:
+    except NotFound:
         pass
     try:
         return _update_input(body, declared), None
@@ -152,7 +153,7 @@ def _evaluate_early(
     try:
         with database.reading() as session:
             lst = owned_list(session, account_id, list_id)
-    except ApiError:
+    except NotFound:
         return None
     return membership_snapshot.evaluate(database, lst.id, given.filter, given.canonical)
 
@@ -167,7 +168,7 @@ def _evaluate_update_early(
             audience, _ = owned_audience(session, account_id, audience_id)
         mode = body.mode or audience.mode
         filters = _stored(mode, given, audience.filters)
-    except (ApiError, AudienceRuleError):
+    except (NotFound, AudienceRuleError):
         return None
     flt = filter_in_use(mode, filters, _stored_fields(given, audience.fields))
     if flt is None or filters is None or (audience.mode, audience.filters) == (mode, filters):

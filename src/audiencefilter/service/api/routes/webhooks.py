@@ -23,7 +23,8 @@ from ...db.queries import count, owned_list, page_of, plausible_id
 from ...domain import events
 from ...domain.webhooks import dispatch, signing, targets
 from ...ground import clock
-from ...http.errors import ApiError, ValidationIssue, not_found
+from ...ground.errors import not_found
+from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep, once
 from ...http.responses import JSONResponse, data
 from ...settings import Settings
