@@ -4,8 +4,8 @@ The domain raises `DomainError`s that name no status (`NotFound`, `Conflict`, `I
 `STATUSES` maps each kind to its status. The HTTP floor's own refusals (a key, a body, a rate
 limit) are `ApiError`s, which carry theirs.
 
-Every error body is one envelope (`ground/errors.Envelope`): `status`, `detail` (the message) and, when the
-request has problems, `errors`, a list of `{pointer, detail}` where `pointer` is a JSON pointer
+Every error body is one envelope (`ground/errors.Envelope`): `status`, `detail` (the message)
+and, when the request has problems, `errors`, a list of `{pointer, detail}` where `pointer` is a JSON pointer
 into the request seen as one document: `/body/email`, `/query/limit`, `/path/id`; a problem of a
 filter adds where in the filter (`path`, `line`, `column`). Beside them stand the
 specification's fields: `{"error": <HTTP status>, "message": "..."}`, or for its audience rules a
@@ -45,8 +45,8 @@ from ..ground.errors import (
     Unprocessable,
 )
 from ..ground.errors import Error as Error
-from ..ground.errors import RuleError as RuleError
 from ..ground.errors import FilterProblem as FilterProblem
+from ..ground.errors import RuleError as RuleError
 from ..ground.errors import ValidationIssue as ValidationIssue
 from . import validation
 from .responses import ErrorJSONResponse, JSONResponse
