@@ -4,14 +4,15 @@ The domain raises `DomainError`s that name no status (`NotFound`, `Conflict`, `I
 `STATUSES` maps each kind to its status. The HTTP floor's own refusals (a key, a body, a rate
 limit) are `ApiError`s, which carry theirs.
 
-Every error body is one envelope (`ground/errors.Envelope`): `status`, `detail` (the message)
-and, when the request has problems, `errors`, a list of `{pointer, detail}` where `pointer` is a JSON pointer
-into the request seen as one document: `/body/email`, `/query/limit`, `/path/id`; a problem of a
-filter adds where in the filter (`path`, `line`, `column`). Beside them stand the
-specification's fields: `{"error": <HTTP status>, "message": "..."}`, or for its audience rules a
-400 whose `error` is the message itself (`{"error": "Name and listId are required"}`), with no
-`message`; an invalid filter there still adds the library's problems as `details`, deprecated
-for `errors`.
+Every error body is one envelope (`ground/errors.Envelope`): `status`, `detail` (the
+message) and, when the request has problems, `errors`, a list of `{pointer, detail}` where
+`pointer` is a JSON pointer into the request seen as one document: `/body/email`,
+`/query/limit`, `/path/id`; a problem of a filter adds where in the filter (`path`, `line`,
+`column`). Beside them stand the specification's fields: `{"error": <HTTP status>, "message":
+"..."}`, or for its audience rules a 400 whose `error` is the message itself (`{"error": "Name
+and listId are required"}`), with no `message`; an invalid filter there still adds the
+library's problems as `details`, deprecated for `errors`.
+
 FastAPI's 422 never leaves the service: validation failures are 400. Unknown routes are 404; a
 known path with the wrong method is 405 with an `Allow` header that lists the methods of every
 route on that path (Starlette's own lists only the first route it tried). Unexpected exceptions
