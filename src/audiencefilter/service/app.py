@@ -21,7 +21,7 @@ from .api.deps import single_valued_query
 from .api.routes import ROUTERS, builder, docs, health
 from .db import migrate
 from .db.engine import Database
-from .domain.sweep import Sweeper
+from .domain.use_cases.membership_clock import Sweeper
 from .domain.webhooks.worker import WebhookWorker
 from .ground.clock import Clock, ClockMiddleware
 from .http import errors

@@ -14,7 +14,8 @@ audiences per minute and is late by up to the minute; instead two tables say whe
   cheaper than a row per contact; or now, when its contacts' instants are still to be worked
   out (the audience was created or changed, `audience_changed`).
 
-The scheduler (`sweep.py`) wakes at the earliest of them and touches only those rows.
+The scheduler (`use_cases/membership_clock.py`) wakes at the earliest of them and touches only
+those rows.
 """
 
 from __future__ import annotations

@@ -6,13 +6,13 @@ contact of a page are read from it: a page costs one indexed query for its conta
 memberships, however many audiences the list has and however large their filters.
 
 Smart audiences whose filters hold relative date-times change with time alone; their stored rows
-follow the clock at their instants (`membership/due.py`, `sweep.py`), and reads judge them live,
-as before: in SQL (`Filter.to_sqlalchemy(Contact)` and the list condition) for members and
-counts, and in memory (each filter compiled once, cached by canonical JSON) on a page's rows. So
-every read is exact at the moment of the request. Manual audiences keep their members in
-`audience_members` (copied into `memberships`); a manual audience keeps a filter it was given
-(not used), and a smart one keeps the members it had as manual (not used either): switching mode
-back finds them again.
+follow the clock at their instants (`membership/due.py`, `use_cases/membership_clock.py`), and reads
+judge them live, as before: in SQL (`Filter.to_sqlalchemy(Contact)` and the list condition) for
+members and counts, and in memory (each filter compiled once, cached by canonical JSON) on a page's
+rows. So every read is exact at the moment of the request. Manual audiences keep their members in
+`audience_members` (copied into `memberships`); a manual audience keeps a filter it was given (not
+used), and a smart one keeps the members it had as manual (not used either): switching mode back
+finds them again.
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ each statement after the lock sees everything committed before it).
 
 **Time.** A filter with relative date-times (`time_dependent`) changes its answer with no write.
 Each judgement of a contact writes the next instant at which time alone changes it
-(`membership_due.contacts_judged`), and the scheduler (`sweep.py`) judges the pairs due at
-their instants with the cause `clock`; reads of such audiences stay live (judged at the moment
-of the request, as before), so answers are exact and their events follow within a second.
+(`membership_due.contacts_judged`), and the scheduler (`use_cases/membership_clock.py`) judges the
+pairs due at their instants with the cause `clock`; reads of such audiences stay live (judged at the
+moment of the request, as before), so answers are exact and their events follow within a second.
 
 Hooks for what is to come:
 - behaviour audiences (filters over a contact's actions): call `refresh_contacts` with

@@ -1,4 +1,5 @@
-"""The membership scheduler: audiences whose filters hold relative date-times change with time.
+"""Moving membership with the clock, the scheduler's use case: audiences whose filters hold
+relative date-times change with time.
 
 `{"createdAt": {"gte": {"ago": "P1D"}}}` loses a contact when its sign-up turns one day old,
 and no write happens then. `membership/due.py` keeps when each such change can happen; a
@@ -30,15 +31,15 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from ..db.engine import Database
-from ..db.models import Audience, Contact
-from ..ground import clock
-from . import events
-from .audience_filters import SMART, StoredAudience, filter_of, time_dependent
-from .membership import due as membership_due
-from .membership import plan as list_plan
-from .membership import snapshot as membership_snapshot
-from .membership import store as membership_store
+from ...db.engine import Database
+from ...db.models import Audience, Contact
+from ...ground import clock
+from .. import events
+from ..audience_filters import SMART, StoredAudience, filter_of, time_dependent
+from ..membership import due as membership_due
+from ..membership import plan as list_plan
+from ..membership import snapshot as membership_snapshot
+from ..membership import store as membership_store
 
 logger = logging.getLogger("audiencefilter.service.sweep")
 CONTACTS_PER_TURN = 2000
