@@ -28,9 +28,7 @@ def _created(action: Action) -> Response:
 
 
 @router.post("", status_code=201, response_model=ActionResponse, summary="Create an action")
-def create_action(
-    body: ActionCreate, principal: PrivateKey, database: DatabaseDep, retry: RetryDep
-) -> Response:
+def create_action(body: ActionCreate, principal: PrivateKey, retry: RetryDep) -> Response:
     values = body.model_dump(exclude_unset=True)
     return actions.create(
         principal.account_id, values, retry.once(principal.account_id, body, _created)

@@ -109,7 +109,6 @@ def _refuse_public_fields(body: ContactCreate) -> None:
 def create_contact(
     body: ContactCreate,
     principal: AnyKey,
-    database: DatabaseDep,
     settings: SettingsDep,
     retry: RetryDep,
 ) -> Response:

@@ -45,7 +45,7 @@ from ...http import validation
 from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep
 from ...http.responses import data
-from ..deps import DatabaseDep, PrivateKey
+from ..deps import PrivateKey
 from ..schemas.resources import ContactImportRow, ImportResponse
 
 router = APIRouter(prefix="/contacts", tags=["contacts"])
@@ -274,7 +274,6 @@ async def import_contacts(
         Query(description="The list the contacts join.", examples=["lst_12c7592f788f34d9ddb1"]),
     ],
     principal: PrivateKey,
-    database: DatabaseDep,
     retry: RetryDep,
     mode: Annotated[ImportMode, Query(description=MODE_DESCRIPTION)] = "create",
     events: Annotated[QueryBool, Query(description=EVENTS_DESCRIPTION)] = True,

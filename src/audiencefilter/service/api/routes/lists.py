@@ -47,9 +47,7 @@ def _created(lst: List) -> Response:
 
 
 @router.post("", status_code=201, response_model=ListResponse, summary="Create a list")
-def create_list(
-    body: ListCreate, principal: PrivateKey, database: DatabaseDep, retry: RetryDep
-) -> Response:
+def create_list(body: ListCreate, principal: PrivateKey, retry: RetryDep) -> Response:
     values = body.model_dump(exclude_unset=True)
     writes = retry.once(principal.account_id, body, _created)
     response = lists.create(principal.account_id, values, writes)

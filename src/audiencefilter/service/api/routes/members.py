@@ -28,9 +28,7 @@ router = APIRouter(prefix="/audiences", tags=["audiences"])
     response_model=MembersResponse,
     summary="Add contacts to a manual audience",
 )
-def add_members(
-    id: str, body: MembersAdd, principal: PrivateKey, database: DatabaseDep, retry: RetryDep
-) -> Response:
+def add_members(id: str, body: MembersAdd, principal: PrivateKey, retry: RetryDep) -> Response:
     def answer(done: members.Added) -> Response:
         return data({"audienceId": id, "added": done.added, "total": done.total})
 

@@ -121,7 +121,6 @@ def create_webhook(
     request: Request,
     body: WebhookCreate,
     principal: PrivateKey,
-    database: DatabaseDep,
     settings: SettingsDep,
     retry: RetryDep,
 ) -> Response:
@@ -184,7 +183,7 @@ def delete_webhook(id: str, principal: PrivateKey, database: DatabaseDep) -> JSO
 
 @router.post("/{id}/secret", response_model=SecretResponse, summary="Rotate a webhook's secret")
 def rotate_secret(
-    id: str, principal: PrivateKey, database: DatabaseDep, settings: SettingsDep, retry: RetryDep
+    id: str, principal: PrivateKey, settings: SettingsDep, retry: RetryDep
 ) -> Response:
     writes = retry.once(principal.account_id, _NO_BODY, _rotated)
     return webhooks.rotate(settings, principal.account_id, id, writes)
@@ -220,7 +219,6 @@ def redeliver(
     id: str,
     deliveryId: str,
     principal: PrivateKey,
-    database: DatabaseDep,
     retry: RetryDep,
 ) -> Response:
     writes = retry.once(principal.account_id, _NO_BODY, _redelivered)
