@@ -40,7 +40,8 @@ TITLE = "Contact, Audience and List Management Service"
 DESCRIPTION = (
     "Lists (projects), their contacts, audiences and actions. Every `/v4` operation needs an "
     "`apiKey` header; public keys may only create contacts. Errors are "
-    '`{"error": <status>, "message": "..."}`. To build audiences by pointing and clicking, '
+    '`{"error": <status>, "message": "...", "status": <status>, "detail": "..."}`, with '
+    "`errors` listing the request's problems. To build audiences by pointing and clicking, "
     "with a live preview, open [the audience builder](/builder)."
 )
 
