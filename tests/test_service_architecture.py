@@ -76,6 +76,7 @@ def test_a_floor_imports_only_floors_below_it(floor: str) -> None:
 
 SERVICE_DIRECTORY = Path(audiencefilter.service.__file__).parent
 ROUTES = sorted((SERVICE_DIRECTORY / "api" / "routes").glob("*.py"))
+COMMANDS = sorted((SERVICE_DIRECTORY / "commands").glob("*.py"))
 RULES = sorted(
     [*(SERVICE_DIRECTORY / "domain").rglob("*.py"), *(SERVICE_DIRECTORY / "db").glob("*.py")]
 )
@@ -133,9 +134,10 @@ def test_a_route_imports_no_query_and_no_sqlalchemy(route: Path) -> None:
     assert not wrong, wrong
 
 
-@pytest.mark.parametrize("route", ROUTES, ids=_name)
+@pytest.mark.parametrize("route", ROUTES + COMMANDS, ids=_name)
 def test_a_route_opens_no_transaction_and_runs_no_statement(route: Path) -> None:
-    """Its handlers call a use case; the session, its transaction and statements are there."""
+    """Its handlers call a use case; the session, its transaction and statements are there.
+    The commands (`keys ...`, `demo`, `sweep`) call the same use cases, held alike."""
     calls = [
         f"line {line}: .{name}()"
         for line, name in _method_calls(_tree(route))

@@ -207,10 +207,6 @@ def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | Inval
     return contact_import.ImportRow(number, fields, actions)
 
 
-def _imported(summary: dict[str, Any]) -> Response:
-    return data(summary)
-
-
 @router.post(
     "/import",
     response_model=ImportResponse,
@@ -283,7 +279,7 @@ async def import_contacts(
     body = await request.body()
     rows = await run_in_threadpool(_rows, body, request.headers.get("content-type", ""))
     sent = _ImportBody(rows=[_plain(v) for _, v in rows])
-    writes = retry.once(principal.account_id, sent, _imported)
+    writes = retry.once(principal.account_id, sent, data)
     job = imports.Job(principal.account_id, listId, rows, mode, events)
     return await run_in_threadpool(imports.run, job, _row, writes)
 
