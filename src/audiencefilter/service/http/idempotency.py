@@ -8,13 +8,14 @@ same key with another request is refused with a 422, as the IETF draft
 bug that replaying would hide.
 
 Exactness comes from the transaction. The record of a key is inserted at the start of the very
-transaction that performs the effect, and filled in with the answer before it commits: an effect
-never exists without its record, nor a record without its effect. The early insert is also the
-lock: on SQLite every write transaction is `BEGIN IMMEDIATE`, so requests are serialized anyway;
-on PostgreSQL a second request with the same key blocks on the first one's uncommitted row and,
-once it commits, fails on the primary key. That failure is recognized at that one insert (never
-confused with a conflict of the effect itself, such as a duplicate email) and the request is
-answered from the record that won, read in a fresh transaction.
+transaction that performs the effect (the use case's: it runs its work through the `Once` a route
+gives it, `use_cases/unit.Writes`), and filled in with the answer before it commits: an effect never
+exists without its record, nor a record without its effect. The early insert is also the lock: on
+SQLite every write transaction is `BEGIN IMMEDIATE`, so requests are serialized anyway; on
+PostgreSQL a second request with the same key blocks on the first one's uncommitted row and, once it
+commits, fails on the primary key. That failure is recognized at that one insert (never confused
+with a conflict of the effect itself, such as a duplicate email) and the request is answered from
+the record that won, read in a fresh transaction.
 
 Only successful effects are remembered. A request that fails (404, 409, 400 from inside the
 transaction) rolls back with its record, as if it never happened, so a retry runs again and may
