@@ -48,7 +48,8 @@ from sqlalchemy import text
 from audiencefilter.cli.synthetic import synthetic_contacts
 from audiencefilter.service import Settings
 from audiencefilter.service.db.models import new_id
-from audiencefilter.service.domain.accounts import ensure_account, issue_key
+from audiencefilter.service.domain.use_cases import audiences, keys
+from audiencefilter.service.domain.use_cases.unit import in_transaction
 
 from .service_audiences import InProcessClient, _postgres
 
@@ -110,9 +111,9 @@ class Service:
         self.client = InProcessClient(settings)
         self.database = self.client.app.state.db
         self.engine = self.database.engine
-        with self.database.transaction() as session:
-            account = ensure_account(session, new_id("million"), "pro")
-            self.headers = {"apiKey": issue_key(session, account, "private", None)[1]}
+        issued = keys.issue(self.database, new_id("million"), "pro", "private")
+        self.account_id = issued.account.id
+        self.headers = {"apiKey": issued.plaintext}
         self.ours, self.hand = self.new_list("ours"), self.new_list("hand")
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -464,8 +465,7 @@ def _measure(service: Service, rows: list[dict[str, Any]], runs: int, result: Ru
 def _profile_slowest(service: Service, result: Run) -> str:
     """The slowest path against its hand-written twin, run again under the profiler. The
     routes run on the server's threads, where a profiler of this thread sees nothing: the
-    audience is created here by the route's own domain calls (evaluate before the write, then
-    insert, `audience_created` in the write transaction)."""
+    audience is created here by the route's own use case (`use_cases/audiences.create`)."""
     slowest = max(result.measures, key=lambda m: m.ratio)
     header = (
         f"highest ratio: {slowest.what} ({slowest.ratio:.1f}x); profiled: the audience over "
@@ -475,20 +475,12 @@ def _profile_slowest(service: Service, result: Run) -> str:
 
 
 def create_audience_in_thread(service: Service) -> str:
-    """What `POST /audiences` does for a smart audience, called in this thread."""
-    from audiencefilter import parse
-    from audiencefilter.service.db.models import Audience
-    from audiencefilter.service.domain import changes, membership_snapshot
-
-    flt = parse(FILTER)
-    canonical = flt.to_json()
-    snapshot = membership_snapshot.evaluate(service.database, service.ours, flt, canonical)
-    with service.database.transaction() as session:
-        audience = Audience(listId=service.ours, name="profiled", mode="smart", filters=canonical)
-        session.add(audience)
-        session.flush()
-        changes.audience_created(session, audience, snapshot)
-        return str(audience.id)
+    """What `POST /audiences` does for a smart audience, its use case called in this thread."""
+    change = audiences.AudienceChange(name="profiled", list_id=service.ours, filters=FILTER)
+    database, settings = service.database, service.client.app.state.settings
+    return audiences.create(
+        database, settings, service.account_id, change, in_transaction(database)
+    )
 
 
 def render(result: Run) -> str:

@@ -34,8 +34,8 @@ from sqlalchemy import delete, insert, select, update
 
 from audiencefilter.service import Settings
 from audiencefilter.service.db.models import Contact, Event, Membership, MembershipDue, new_id
-from audiencefilter.service.domain import sweep as scheduler
-from audiencefilter.service.domain.accounts import ensure_account, issue_key
+from audiencefilter.service.domain.use_cases import keys
+from audiencefilter.service.domain.use_cases import membership_clock as scheduler
 
 from .service_audiences import InProcessClient
 
@@ -79,9 +79,7 @@ class Setup:
             )
 
     def _key(self) -> str:
-        with self.database.transaction() as session:
-            account = ensure_account(session, new_id("bench"), "pro")
-            return issue_key(session, account, "private", None)[1]
+        return keys.issue(self.database, new_id("bench"), "pro", "private").plaintext
 
     def _call(self, method: str, path: str, body: dict[str, Any]) -> Any:
         response = self.client.request(method, f"/v4{path}", headers=self.headers, json=body)

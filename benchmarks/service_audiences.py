@@ -39,9 +39,9 @@ import httpx
 from sqlalchemy import insert, select
 
 from audiencefilter.service import Settings, create_app
-from audiencefilter.service.db.models import Audience, AudienceMember, Contact, new_id
-from audiencefilter.service.domain.accounts import ensure_account, issue_key
-from audiencefilter.service.domain.membership_store import refresh_audience
+from audiencefilter.service.db.models import Contact, new_id
+from audiencefilter.service.domain.use_cases import keys, members
+from audiencefilter.service.domain.use_cases.unit import in_transaction
 
 from .data import generate
 
@@ -128,10 +128,9 @@ class Bench:
             raise
 
     def _key(self) -> str:
-        with self.database.transaction() as session:
-            account = ensure_account(session, new_id("bench"), "pro")
-            _, key = issue_key(session, account, "private", None)
-            return key
+        issued = keys.issue(self.database, new_id("bench"), "pro", "private")
+        self.account_id = issued.account.id
+        return issued.plaintext
 
     def _seed(self, count: int) -> str:
         response = self.call("POST", "/lists", json={"name": "bench"})
@@ -163,20 +162,17 @@ class Bench:
         return str(response.json()["data"]["audience"]["id"])
 
     def _add_members(self, audience_id: str, where: dict[str, Any]) -> None:
-        with self.database.transaction() as session:
+        """The contacts of a company, added as `POST /audiences/{id}/members` adds them, by
+        its use case, a thousand (its limit per call) at a time."""
+        with self.database.reading() as session:
             ids = session.scalars(
                 select(Contact.id).where(
                     Contact.listId == self.list_id, Contact.company == where["company"]
                 )
             ).all()
-            session.execute(
-                insert(AudienceMember),
-                [{"audienceId": audience_id, "contactId": contact_id} for contact_id in ids],
-            )
-            # Written behind the routes' back: store the members as adding them would have.
-            audience = session.get(Audience, audience_id)
-            assert audience is not None
-            refresh_audience(session, audience, "members.added")
+        for start in range(0, len(ids), 1000):
+            chunk = ids[start : start + 1000]
+            members.add(self.account_id, audience_id, chunk, in_transaction(self.database))
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.client.request(method, f"/v4{path}", headers=self.headers, **kwargs)

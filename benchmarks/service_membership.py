@@ -38,7 +38,7 @@ from sqlalchemy import insert
 
 from audiencefilter.service import Settings
 from audiencefilter.service.db.models import Contact, new_id
-from audiencefilter.service.domain.accounts import ensure_account, issue_key
+from audiencefilter.service.domain.use_cases import keys
 
 from .data import generate
 from .service_audiences import InProcessClient, _postgres
@@ -136,10 +136,7 @@ class Bench:
             raise
 
     def _key(self) -> str:
-        with self.database.transaction() as session:
-            account = ensure_account(session, new_id("bench"), "pro")
-            _, key = issue_key(session, account, "private", None)
-            return key
+        return keys.issue(self.database, new_id("bench"), "pro", "private").plaintext
 
     def _list(self, count: int) -> str:
         response = self.call("POST", "/lists", json={"name": "bench"})

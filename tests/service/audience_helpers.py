@@ -53,4 +53,25 @@ def rule_error(tenant: Tenant, method: str, path: str, **kwargs: Any) -> Any:
     assert response.status_code == 400, response.text
     body = response.json()
     assert isinstance(body["error"], str), body
+    assert_rule_envelope(body)
     return body
+
+
+def rule_body(message: str) -> dict[str, Any]:
+    """The whole body of an audience rule without filter problems."""
+    return {"error": message, "status": 400, "detail": message}
+
+
+def assert_rule_envelope(body: dict[str, Any]) -> None:
+    """The rules' form in the one envelope: `status` and `detail` beside the string `error`, no
+    `message`, and each of the deprecated `details` again in `errors`, pointed at its field."""
+    assert body["status"] == 400 and body["detail"] == body["error"] and "message" not in body
+    details = body.get("details", [])
+    errors = body.get("errors", [])
+    assert [(e["path"], e["detail"]) for e in errors] == [
+        (d["path"], d["message"]) for d in details
+    ]
+    for error, detail in zip(errors, details, strict=True):
+        assert error["pointer"].startswith(("/body/filters", "/query/filters")), error
+        for key in ("suggestion", "line", "column"):
+            assert error.get(key) == detail.get(key)

@@ -19,6 +19,7 @@ from .audience_helpers import (
     manual,
     member_emails,
     new_audience,
+    rule_body,
     rule_error,
     smart,
 )
@@ -104,18 +105,18 @@ def test_filters_text_reads_to_the_same_audience_as_json(tenant: Tenant) -> None
 def test_name_and_list_id_are_required(tenant: Tenant, body: dict[str, Any]) -> None:
     list_id, _ = _people(tenant)
     body = {key: list_id if value == "LIST" else value for key, value in body.items()}
-    assert rule_error(tenant, "POST", "/v4/audiences", json=body) == {
-        "error": "Name and listId are required"
-    }
+    assert rule_error(tenant, "POST", "/v4/audiences", json=body) == rule_body(
+        "Name and listId are required"
+    )
 
 
 @pytest.mark.parametrize("body", [{"mode": "smart"}, {"mode": "smart", "filters": None}])
 def test_smart_mode_without_filters_is_refused(tenant: Tenant, body: dict[str, Any]) -> None:
     list_id, _ = _people(tenant)
     full = {"name": "x", "listId": list_id, **body}
-    assert rule_error(tenant, "POST", "/v4/audiences", json=full) == {
-        "error": "Filters are required for smart mode"
-    }
+    assert rule_error(tenant, "POST", "/v4/audiences", json=full) == rule_body(
+        "Filters are required for smart mode"
+    )
 
 
 EMPTY_FILTERS: list[dict[str, Any]] = [
@@ -144,7 +145,11 @@ EMPTY_FILTERS: list[dict[str, Any]] = [
 @pytest.mark.parametrize("filters", EMPTY_FILTERS)
 def test_empty_filters_are_refused_for_smart_mode(tenant: Tenant, filters: dict[str, Any]) -> None:
     list_id, _ = _people(tenant)
-    expected = {"error": "Filters cannot be empty for smart mode"}
+    expected = {
+        "error": "Filters cannot be empty for smart mode",
+        "status": 400,
+        "detail": "Filters cannot be empty for smart mode",
+    }
     for mode in ({"mode": "smart"}, {}):
         body = {"name": "x", "listId": list_id, **mode, **filters}
         assert rule_error(tenant, "POST", "/v4/audiences", json=body) == expected
@@ -204,9 +209,9 @@ def test_invalid_filters_text_reports_line_and_column(tenant: Tenant) -> None:
 def test_filters_and_filters_text_together_are_refused(tenant: Tenant) -> None:
     list_id, _ = _people(tenant)
     body = {"name": "x", "listId": list_id, "filters": {"points": 1}, "filtersText": "points = 1"}
-    assert rule_error(tenant, "POST", "/v4/audiences", json=body) == {
-        "error": "Send either filters or filtersText, not both"
-    }
+    assert rule_error(tenant, "POST", "/v4/audiences", json=body) == rule_body(
+        "Send either filters or filtersText, not both"
+    )
 
 
 def test_mode_defaults_to_smart_with_filters_and_manual_without(tenant: Tenant) -> None:
@@ -261,9 +266,9 @@ def test_update_changes_name_filters_and_mode_by_the_rules(tenant: Tenant) -> No
     # On a manual audience, null clears the stored filter; smart then has nothing to use.
     tenant.ok("PATCH", path, json={"mode": "manual", "filters": None})
     assert tenant.ok("GET", path)["audience"]["filters"] is None
-    assert rule_error(tenant, "PATCH", path, json={"mode": "smart"}) == {
-        "error": "Filters are required for smart mode"
-    }
+    assert rule_error(tenant, "PATCH", path, json={"mode": "smart"}) == rule_body(
+        "Filters are required for smart mode"
+    )
     switched = tenant.ok("PATCH", path, json={"mode": "smart", "filters": {"points": 5}})
     assert [s["email"] for s in switched["audience"]["subs"]] == ["low@example.com"]
 
@@ -383,7 +388,12 @@ def test_a_list_holds_a_bounded_number_of_audiences(
     smart(tenant, lst["id"], {"points": 1})
     response = tenant.call("POST", "/v4/audiences", json={"name": "3", "listId": lst["id"]})
     assert response.status_code == 409
-    assert response.json() == {"error": 409, "message": "A list holds at most 2 audiences"}
+    assert response.json() == {
+        "error": 409,
+        "message": "A list holds at most 2 audiences",
+        "status": 409,
+        "detail": "A list holds at most 2 audiences",
+    }
     assert len(tenant.ok("GET", "/v4/audiences", params={"listId": lst["id"]})["audiences"]) == 2
 
 

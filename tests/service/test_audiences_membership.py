@@ -18,6 +18,7 @@ from .audience_helpers import (
     contact_audiences,
     manual,
     member_emails,
+    rule_body,
     rule_error,
     smart,
 )
@@ -113,6 +114,8 @@ def test_members_from_elsewhere_are_refused_and_nothing_is_added(
     assert response.json() == {
         "error": 400,
         "message": "Contacts must belong to the audience's list",
+        "status": 400,
+        "detail": "Contacts must belong to the audience's list",
         "errors": [
             {"pointer": "/body/contactIds/1", "detail": f"{neighbour['id']}: in another list"}
         ],
@@ -144,7 +147,12 @@ def test_smart_audiences_have_no_editable_members(tenant: Tenant) -> None:
     ):
         response = tenant.call(method, path, json=body)
         assert response.status_code == 400
-        assert response.json() == {"error": 400, "message": message}
+        assert response.json() == {
+            "error": 400,
+            "message": message,
+            "status": 400,
+            "detail": message,
+        }
 
 
 def test_stored_members_come_back_when_an_audience_returns_to_manual(tenant: Tenant) -> None:
@@ -241,15 +249,19 @@ def test_preview_counts_and_pages_without_saving(tenant: Tenant) -> None:
         json={"listId": lst["id"], "filtersText": 'points < 2 and country = "FR"'},
     )
     assert text["count"] == 2 and text["filters"] == '{"points":{"lt":2},"country":{"equals":"FR"}}'
-    assert rule_error(tenant, "POST", "/v4/audiences/preview", json={"filters": {"points": 1}}) == {
-        "error": "listId is required"
-    }
-    assert rule_error(tenant, "POST", "/v4/audiences/preview", json={"listId": lst["id"]}) == {
-        "error": "Filters are required for smart mode"
-    }
+    assert rule_error(
+        tenant, "POST", "/v4/audiences/preview", json={"filters": {"points": 1}}
+    ) == rule_body("listId is required")
+    assert rule_error(
+        tenant, "POST", "/v4/audiences/preview", json={"listId": lst["id"]}
+    ) == rule_body("Filters are required for smart mode")
     assert rule_error(
         tenant, "POST", "/v4/audiences/preview", json={"listId": lst["id"], "filters": "{}"}
-    ) == {"error": "Filters cannot be empty for smart mode"}
+    ) == {
+        "error": "Filters cannot be empty for smart mode",
+        "status": 400,
+        "detail": "Filters cannot be empty for smart mode",
+    }
     invalid = rule_error(
         tenant, "POST", "/v4/audiences/preview", json={"listId": lst["id"], "filters": {"x": 1}}
     )

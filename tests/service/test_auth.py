@@ -70,6 +70,8 @@ def test_missing_key_is_401(client: ApiClient) -> None:
     assert response.json() == {
         "error": 401,
         "message": "Missing API key: send it in the apiKey header",
+        "status": 401,
+        "detail": "Missing API key: send it in the apiKey header",
     }
 
 
@@ -135,6 +137,8 @@ def test_public_key_gets_403_everywhere_but_contact_creation(tenant: Tenant) -> 
         assert response.json() == {
             "error": 403,
             "message": "Public keys may only create contacts (POST /v4/contacts)",
+            "status": 403,
+            "detail": "Public keys may only create contacts (POST /v4/contacts)",
         }
     # nothing was changed by the refused calls
     assert tenant.ok("GET", f"/v4/lists/{ids['list']}")["list"]["name"] == "Launch list"

@@ -18,7 +18,7 @@ from audiencefilter import parse
 from audiencefilter.language.visitor import missing_handlers
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import Audience
-from audiencefilter.service.domain import filter_budget, membership_store
+from audiencefilter.service.domain import filter_budget
 from audiencefilter.service.domain.filter_budget import (
     FILTER_TOO_LARGE,
     LIST_MAX_CONDITIONS,
@@ -30,6 +30,7 @@ from audiencefilter.service.domain.filter_budget import (
     Cost,
     cost_of,
 )
+from audiencefilter.service.domain.membership import store as membership_store
 from audiencefilter.service.ground.errors import AudienceRuleError
 from audiencefilter.service.http.errors import is_outage
 

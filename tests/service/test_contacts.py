@@ -117,6 +117,8 @@ def test_duplicate_email_in_a_list_is_409_and_creates_nothing(
     assert response.json() == {
         "error": 409,
         "message": "A contact with this email already exists in this list",
+        "status": 409,
+        "detail": "A contact with this email already exists in this list",
     }
     assert _emails(tenant, lst["id"]) == [first]
     other = tenant.new_list()

@@ -34,7 +34,11 @@ def test_both_forms_is_an_error(tenant: Tenant) -> None:
         params={"listId": lst["id"], "filters": "{}", "filtersText": "points > 1"},
     )
     assert response.status_code == 400
-    assert response.json() == {"error": "Send either filters or filtersText, not both"}
+    assert response.json() == {
+        "error": "Send either filters or filtersText, not both",
+        "status": 400,
+        "detail": "Send either filters or filtersText, not both",
+    }
 
 
 def test_an_invalid_text_filter_is_located(tenant: Tenant) -> None:

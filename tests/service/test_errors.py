@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -18,7 +19,13 @@ def test_unknown_routes_are_404_in_the_error_shape(tenant: Tenant) -> None:
     for path in ("/v4/nothing", "/v3/contacts", "/", "/v4"):
         response = tenant.call("GET", path)
         assert response.status_code == 404, path
-        assert response.json() == {"error": 404, "message": f"No route for GET {path}"}
+        message = f"No route for GET {path}"
+        assert response.json() == {
+            "error": 404,
+            "message": message,
+            "status": 404,
+            "detail": message,
+        }
 
 
 @pytest.mark.parametrize(
@@ -40,7 +47,12 @@ def test_wrong_method_is_405_with_every_allowed_method(
     response = tenant.call(method, path)
     assert response.status_code == 405
     assert response.headers["allow"] == allow
-    assert response.json() == {"error": 405, "message": "Method not allowed"}
+    assert response.json() == {
+        "error": 405,
+        "message": "Method not allowed",
+        "status": 405,
+        "detail": "Method not allowed",
+    }
 
 
 def test_body_over_one_mebibyte_is_413_by_content_length(tenant: Tenant) -> None:
@@ -51,7 +63,12 @@ def test_body_over_one_mebibyte_is_413_by_content_length(tenant: Tenant) -> None
         "POST", "/v4/contacts", content=body, headers={"Content-Type": "application/json"}
     )
     assert response.status_code == 413
-    assert response.json() == {"error": 413, "message": "Request body larger than 1048576 bytes"}
+    assert response.json() == {
+        "error": 413,
+        "message": "Request body larger than 1048576 bytes",
+        "status": 413,
+        "detail": "Request body larger than 1048576 bytes",
+    }
     assert tenant.ok("GET", "/v4/contacts", params={"listId": lst["id"]})["contacts"] == []
 
 
@@ -156,7 +173,12 @@ def test_unexpected_errors_are_500_without_details(
     monkeypatch.setattr(list_routes, "list_view", explode)
     response = tenant.call("POST", "/v4/lists", json={"name": "boom"})
     assert response.status_code == 500
-    assert response.json() == {"error": 500, "message": "Internal server error"}
+    assert response.json() == {
+        "error": 500,
+        "message": "Internal server error",
+        "status": 500,
+        "detail": "Internal server error",
+    }
     assert "secret" not in response.text and "Traceback" not in response.text
 
 
@@ -168,7 +190,12 @@ def test_unreachable_database_is_503_on_ready_and_on_requests(
     assert api.get("/health/live").status_code == 200
     ready = api.get("/health/ready")
     assert ready.status_code == 503
-    assert ready.json() == {"error": 503, "message": "The database is unreachable"}
+    assert ready.json() == {
+        "error": 503,
+        "message": "The database is unreachable",
+        "status": 503,
+        "detail": "The database is unreachable",
+    }
     from audiencefilter.service.ground import keys
 
     response = api.get("/v4/lists", headers={"apiKey": keys.generate("private")})
@@ -201,3 +228,70 @@ def test_error_bodies_never_echo_a_whole_key(tenant: Tenant) -> None:
         assert response.status_code in (400, 404), response.text
         assert key not in response.text
         assert keys.display_prefix(key) + "…" in response.text
+
+
+def _envelope(response: Any, status: int) -> dict[str, Any]:
+    """The one envelope of every error body: `status`, `detail` and, when any, `errors`."""
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    assert body["status"] == status and isinstance(body["detail"], str) and body["detail"]
+    assert body["error"] in (status, body["detail"])
+    assert body.get("message", body["detail"]) == body["detail"]
+    for issue in body.get("errors", []):
+        assert issue["pointer"].startswith("/") and issue["detail"]
+    return body
+
+
+def test_every_kind_of_refusal_answers_the_one_envelope(tenant: Tenant) -> None:
+    """Refusals of the HTTP floor (key, body) and of the domain (not found, conflict, a
+    counter out of range, a forbidden field, a filter) share one envelope."""
+    lst = tenant.new_list(url=f"taken-{uuid.uuid4().hex[:8]}")
+    contact = tenant.new_contact(lst["id"], "ann@example.com", points=2**53 - 1)
+    _envelope(tenant.call("GET", "/v4/lists", headers={"apiKey": "afk_priv_x"}), 401)
+    _envelope(tenant.call("POST", "/v4/contacts", json={"listId": lst["id"]}), 400)
+    _envelope(tenant.call("GET", "/v4/lists/lst_nothing"), 404)
+    _envelope(tenant.call("POST", "/v4/lists", json={"name": "x", "url": lst["url"]}), 409)
+    action = {"subId": contact["id"], "name": "one more", "increase": 1}
+    assert _envelope(tenant.call("POST", "/v4/actions", json=action), 422)["errors"]
+    signup = {"listId": lst["id"], "email": "bob@example.com", "company": "x"}
+    public = tenant.call("POST", "/v4/contacts", json=signup, headers=tenant.public_headers)
+    assert _envelope(public, 403)["errors"][0]["pointer"] == "/body/company"
+    rule = {"name": "x", "listId": lst["id"], "filters": {"pointz": 1}}
+    _envelope(tenant.call("POST", "/v4/audiences", json=rule), 400)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "place", "field", "value", "where"),
+    [
+        ("POST", "/v4/audiences", "json", "filters", {"pointz": {"gte": 1}}, "pointz"),
+        ("POST", "/v4/audiences", "json", "filtersText", "pointz >= 1", "pointz"),
+        (
+            "POST",
+            "/v4/audiences/preview",
+            "json",
+            "filters",
+            {"points": {"gtee": 1}},
+            "points.gtee",
+        ),
+        ("PATCH", "/v4/audiences/{audience}", "json", "filtersText", "points >=", ""),
+        ("GET", "/v4/contacts", "params", "filters", '{"pointz": 1}', "pointz"),
+        ("GET", "/v4/contacts", "params", "filtersText", "pointz = 1", "pointz"),
+    ],
+)
+def test_a_filter_problem_is_an_item_of_errors_pointed_at_its_field(
+    tenant: Tenant, method: str, path: str, place: str, field: str, value: Any, where: str
+) -> None:
+    """The rules' form lists the filter's problems in `errors` too, as every 400 does, pointed
+    at the field and place of the request that held the filter; `details` stays, deprecated."""
+    lst = tenant.new_list()
+    audience = tenant.ok("POST", "/v4/audiences", 201, json={"name": "a", "listId": lst["id"]})
+    url = path.format(audience=audience["audience"]["id"])
+    sent: dict[str, Any] = {field: value}
+    if method != "PATCH":
+        sent.update({"name": "x", "listId": lst["id"]} if path == "/v4/audiences" else {})
+        sent.setdefault("listId", lst["id"])
+    response = tenant.call(method, url, **{place: sent})
+    body = _envelope(response, 400)
+    location = "query" if place == "params" else "body"
+    assert body["errors"][0]["pointer"] == f"/{location}/{field}"
+    assert body["errors"][0]["path"] == body["details"][0]["path"] == where

@@ -144,7 +144,7 @@ def test_same_key_with_another_body_is_422_and_creates_nothing(tenant: Tenant, k
     refused = tenant.call("POST", post.url, json=post.other, headers={KEY: key})
     assert refused.status_code == 422
     body = refused.json()
-    assert set(body) == {"error", "message"} and body["error"] == 422
+    assert set(body) == {"error", "message", "status", "detail"} and body["error"] == 422
     assert "already used with a different request" in body["message"]
     assert "new key" in body["message"]
     assert post.created() == before

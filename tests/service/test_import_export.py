@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from audiencefilter.service.api.routes import exports, imports
+from audiencefilter.service.api.routes import imports
+from audiencefilter.service.domain.use_cases import exports
 
 from .conftest import ApiClient, Tenant, make_tenant
 

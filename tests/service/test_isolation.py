@@ -190,7 +190,7 @@ def test_patching_the_root_of_a_chain_evaluates_no_audience_over_the_list_under_
     """Patching the root of a chain of audiences ran one SQL set difference over the whole
     list per audience of the chain, all under the lock (12.5 s for 100). The root is evaluated
     before the lock; the chain is judged again only for the contacts whose membership moved."""
-    from audiencefilter.service.domain import membership_store
+    from audiencefilter.service.domain.membership import store as membership_store
 
     list_id = tenant.new_list()["id"]
     ids = [tenant.new_contact(list_id, f"c{i}@example.com", points=i)["id"] for i in range(6)]

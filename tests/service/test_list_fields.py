@@ -72,7 +72,12 @@ def test_another_accounts_list_is_not_found(tenant: Tenant, other_tenant: Tenant
     lst = other_tenant.new_list()
     response = tenant.call("GET", f"/v4/lists/{lst['id']}/fields")
     assert response.status_code == 404
-    assert response.json() == {"error": 404, "message": "List not found"}
+    assert response.json() == {
+        "error": 404,
+        "message": "List not found",
+        "status": 404,
+        "detail": "List not found",
+    }
 
 
 def test_a_public_key_may_not_read_the_catalogue(tenant: Tenant) -> None:

@@ -69,7 +69,12 @@ def test_list_url_is_unique_across_accounts(tenant: Tenant, other_tenant: Tenant
     tenant.new_list(url="taken-url-1")
     response = other_tenant.call("POST", "/v4/lists", json={"name": "x", "url": "taken-url-1"})
     assert response.status_code == 409
-    assert response.json() == {"error": 409, "message": "This list url is already taken"}
+    assert response.json() == {
+        "error": 409,
+        "message": "This list url is already taken",
+        "status": 409,
+        "detail": "This list url is already taken",
+    }
 
 
 def test_patch_list_changes_only_the_fields_sent(tenant: Tenant) -> None:
@@ -141,4 +146,9 @@ def test_unknown_list_is_404(tenant: Tenant) -> None:
     for method in ("GET", "PATCH", "DELETE"):
         response = tenant.call(method, "/v4/lists/lst_doesnotexist", json={"name": "x"})
         assert response.status_code == 404
-        assert response.json() == {"error": 404, "message": "List not found"}
+        assert response.json() == {
+            "error": 404,
+            "message": "List not found",
+            "status": 404,
+            "detail": "List not found",
+        }

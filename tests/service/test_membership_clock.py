@@ -29,9 +29,10 @@ from audiencefilter.service.db.models import (
     Membership,
     MembershipDue,
 )
-from audiencefilter.service.domain import contact_records, relations
+from audiencefilter.service.domain import relations
 from audiencefilter.service.domain.audience_filters import StoredAudience
-from audiencefilter.service.domain.sweep import sweep
+from audiencefilter.service.domain.membership import records as contact_records
+from audiencefilter.service.domain.use_cases.membership_clock import sweep
 
 from .conftest import ApiClient, make_tenant, sqlite_settings, url_settings
 from .test_membership_properties import Hands, World, replay

@@ -3,7 +3,7 @@
 same events at the same positions, in the same order, with the same payloads.
 
 Each scenario runs twice on two lists of the same contacts: once as the service runs it, once
-with the set statements switched off (`idsets.unpacks` answering no, as for a database it does
+with the set statements switched off (`dialects.unpacks` answering no, as for a database it does
 not know); the two feeds are compared with every id replaced by what it names.
 """
 
@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from audiencefilter.service.domain import events, idsets
+from audiencefilter.service.db import dialects
+from audiencefilter.service.domain import events
 
 from .conftest import ApiClient, Tenant, make_tenant, url_settings
 
@@ -72,7 +73,7 @@ def _named(feed: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 def _both_ways(tenant: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
     feed, members = _scenario(tenant)
     with monkeypatch.context() as patched:
-        patched.setattr(idsets, "unpacks", lambda dialect: False)
+        patched.setattr(dialects, "unpacks", lambda dialect: False)
         rows_feed, rows_members = _scenario(tenant)
     assert members == rows_members
     assert members["created"] and members["changed"] - members["created"]

@@ -345,3 +345,17 @@ def test_links_chain_what_a_creation_makes(document: dict[str, Any]) -> None:
     # Deletions that cascade are not linked (see `openapi.ITEM_METHODS`).
     assert "DELETE /v4/lists/{id}" not in chained["POST /v4/lists"]
     assert "DELETE /v4/contacts/{id}" not in chained["POST /v4/contacts"]
+
+
+def test_both_error_forms_document_the_one_envelope(document: dict[str, Any]) -> None:
+    """`Error` keeps the specification's two required fields and `RuleError` its string
+    `error`; both describe `status`, `detail` and `errors`, and `details` is deprecated."""
+    schemas = document["components"]["schemas"]
+    error, rule = schemas["Error"], schemas["RuleError"]
+    assert error["required"] == ["error", "message"] and rule["required"] == ["error"]
+    assert error["properties"]["error"]["type"] == "integer"
+    assert rule["properties"]["error"]["type"] == "string"
+    for schema in (error, rule):
+        assert {"status", "detail", "errors"} <= set(schema["properties"])
+    assert rule["properties"]["details"]["deprecated"] is True
+    assert {"path", "line", "column"} <= set(schemas["ValidationIssue"]["properties"])

@@ -64,11 +64,10 @@ def test_a_public_key_gets_three_sign_ups_per_address_then_429(sign_ups: SignUps
 
     refused = sign_ups.response("203.0.113.5")
     assert refused.status_code == 429
-    assert refused.json() == {
-        "error": 429,
-        "message": "Rate limit of 3 contacts per 60 s from one client address with this public "
-        "key exceeded",
-    }
+    message = (
+        "Rate limit of 3 contacts per 60 s from one client address with this public key exceeded"
+    )
+    assert refused.json() == {"error": 429, "message": message, "status": 429, "detail": message}
     assert 1 <= int(refused.headers["retry-after"]) <= 60
     assert refused.headers["ratelimit-policy"] == '"free";q=100000;w=60, "address";q=3;w=60'
     # the refusal spent nothing of the account's quota

@@ -25,7 +25,12 @@ def test_free_account_gets_three_then_429_with_headers(
         assert response.headers["ratelimit"].startswith(f'"free";r={remaining};t=')
     refused = tenant.call("GET", "/v4/lists")
     assert refused.status_code == 429
-    assert refused.json() == {"error": 429, "message": "Rate limit of 3 requests per 60 s exceeded"}
+    assert refused.json() == {
+        "error": 429,
+        "message": "Rate limit of 3 requests per 60 s exceeded",
+        "status": 429,
+        "detail": "Rate limit of 3 requests per 60 s exceeded",
+    }
     assert 1 <= int(refused.headers["retry-after"]) <= 60
     assert refused.headers["ratelimit"].startswith('"free";r=0;t=')
 

@@ -215,7 +215,12 @@ def test_an_unhandled_exception_is_logged_as_500_with_its_request_id(
     with json_stream("audiencefilter") as stream:
         response = tenant.call("POST", "/v4/lists", json={"name": "boom"})
     assert response.status_code == 500
-    assert response.json() == {"error": 500, "message": "Internal server error"}
+    assert response.json() == {
+        "error": 500,
+        "message": "Internal server error",
+        "status": 500,
+        "detail": "Internal server error",
+    }
     request_id = response.headers["x-request-id"]
     assert GENERATED_ID.fullmatch(request_id)
     line = line_of(lines, response)

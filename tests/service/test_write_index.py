@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import audiencefilter as af
 from audiencefilter.service.app import create_app
 from audiencefilter.service.domain.audience_filters import SCHEMA, StoredAudience
-from audiencefilter.service.domain.list_plan import build
+from audiencefilter.service.domain.membership.plan import build
 from audiencefilter.testing.strategies import records, where_clauses
 
 from .audience_helpers import member_emails, smart

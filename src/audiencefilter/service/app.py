@@ -21,7 +21,7 @@ from .api.deps import single_valued_query
 from .api.routes import ROUTERS, builder, docs, health
 from .db import migrate
 from .db.engine import Database
-from .domain.sweep import Sweeper
+from .domain.use_cases.membership_clock import Sweeper
 from .domain.webhooks.worker import WebhookWorker
 from .ground.clock import Clock, ClockMiddleware
 from .http import errors
@@ -41,7 +41,8 @@ TITLE = "Contact, Audience and List Management Service"
 DESCRIPTION = (
     "Lists (projects), their contacts, audiences and actions. Every `/v4` operation needs an "
     "`apiKey` header; public keys may only create contacts. Errors are "
-    '`{"error": <status>, "message": "..."}`. To build audiences by pointing and clicking, '
+    '`{"error": <status>, "message": "...", "status": <status>, "detail": "..."}`, with '
+    "`errors` listing the request's problems. To build audiences by pointing and clicking, "
     "with a live preview, open [the audience builder](/builder)."
 )
 

@@ -5,7 +5,8 @@ Every `/v4` operation documents the shared `Error` body for each status it can a
 and 422 where an `Idempotency-Key` may be reused for another request); 429 and 503 document
 `Retry-After`. FastAPI's 422 and its `HTTPValidationError` schemas are removed: validation
 failures are 400s. Operations that read a filter declare `RULE_ERROR_RESPONSES`: their 400 is
-either body, `Error` or `RuleError`.
+either body, `Error` or `RuleError` (the specification's two forms), both in the one envelope
+(`status`, `detail`, `errors`).
 
 Where clauses are described by the filter library's own JSON Schema (`json_schema()`), whose
 definitions become the components `WhereClause` and `Where*`; the `filters` query parameter of
@@ -39,6 +40,7 @@ from .schemas.resources import ContactImportRow
 
 BODY_METHODS = frozenset({"post", "patch", "put"})
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
+RULE_REF = {"$ref": "#/components/schemas/RuleError"}
 RATE_HEADERS = {
     "Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}},
     "RateLimit": {"description": "Remaining quota (IETF draft)", "schema": {"type": "string"}},
@@ -54,7 +56,6 @@ DESCRIPTIONS = {
 IDEMPOTENCY_KEY = "idempotency-key"
 
 
-RULE_REF = {"$ref": "#/components/schemas/RuleError"}
 WHERE_PREFIX = "Where"
 RULE_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {

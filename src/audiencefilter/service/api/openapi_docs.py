@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..http.errors import ValidationIssue, error_body
 from ..http.idempotency import HEADER as IDEMPOTENCY_HEADER
 
 LIST_ID = "lst_12c7592f788f34d9ddb1"
@@ -197,35 +198,27 @@ REQUEST_EXAMPLES: dict[str, Any] = {
     "PATCH /v4/lists/{listId}/fields/{key}": {"label": "Date of birth"},
 }
 
+_EMAIL_PROBLEM = ValidationIssue(
+    pointer="/body/email",
+    detail='expected an email address such as ann@example.com, found the string "nope"',
+    expected="an email address such as ann@example.com",
+    found='the string "nope"',
+)
 ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
-    400: {
-        "error": 400,
-        "message": "Invalid request: /body/email: expected an email address such as "
-        'ann@example.com, found the string "nope"',
-        "errors": [
-            {
-                "pointer": "/body/email",
-                "detail": "expected an email address such as ann@example.com, found the "
-                'string "nope"',
-                "expected": "an email address such as ann@example.com",
-                "found": 'the string "nope"',
-            }
-        ],
-    },
-    401: {"error": 401, "message": "Invalid API key"},
-    403: {"error": 403, "message": "Public keys may only create contacts"},
-    404: {"error": 404, "message": "List not found"},
-    409: {"error": 409, "message": "A contact with this email already exists in this list"},
-    413: {"error": 413, "message": "Request body too large"},
-    422: {
-        "error": 422,
-        "message": "This Idempotency-Key was already used with a different request",
-    },
-    429: {"error": 429, "message": "Rate limit exceeded"},
-    500: {"error": 500, "message": "Internal server error"},
-    503: {"error": 503, "message": "The database is unavailable; retry later"},
+    400: error_body(
+        400, f"Invalid request: /body/email: {_EMAIL_PROBLEM.detail}", [_EMAIL_PROBLEM]
+    ),
+    401: error_body(401, "Invalid API key"),
+    403: error_body(403, "Public keys may only create contacts"),
+    404: error_body(404, "List not found"),
+    409: error_body(409, "A contact with this email already exists in this list"),
+    413: error_body(413, "Request body too large"),
+    422: error_body(422, "This Idempotency-Key was already used with a different request"),
+    429: error_body(429, "Rate limit exceeded"),
+    500: error_body(500, "Internal server error"),
+    503: error_body(503, "The database is unavailable; retry later"),
 }
-RULE_ERROR_EXAMPLE = {"error": "Filters are required for smart mode"}
+RULE_ERROR_EXAMPLE = error_body(400, "Filters are required for smart mode", rule=True)
 
 _STRINGS = {
     "id": CONTACT_ID,

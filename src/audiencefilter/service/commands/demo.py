@@ -18,12 +18,11 @@ import errno
 import secrets
 import socket
 
-from sqlalchemy import select
-
 from ..db import migrate
 from ..db.engine import Database
-from ..db.models import Contact, List
-from ..domain import accounts
+from ..db.models import List
+from ..domain.use_cases import contacts, keys, lists
+from ..domain.use_cases.unit import in_transaction
 from ..settings import Plan, Settings
 from .errors import CommandError
 from .server import serve
@@ -39,36 +38,19 @@ DEMO_CONTACTS = (
 )
 
 
-def _seed(database: Database, account_id: str) -> List:
-    with database.transaction() as session:
-        found = session.scalars(
-            select(List).where(List.accountId == account_id).order_by(List.createdAt)
-        ).first()
-        if found is not None:
-            return found
-        lst = List(
-            accountId=account_id,
-            name="Demo waitlist",
-            url=f"demo-{secrets.token_hex(3)}",
-            title="Join the demo waitlist",
-            color="#3355ff",
-        )
-        session.add(lst)
-        session.flush()
-        for email, first, last, points, verified, city in DEMO_CONTACTS:
-            session.add(
-                Contact(
-                    listId=lst.id,
-                    email=email,
-                    emailKey=email.lower(),
-                    firstName=first,
-                    lastName=last,
-                    points=points,
-                    isVerified=verified,
-                    city=city,
-                )
-            )
-        return lst
+def _seed(database: Database, settings: Settings, account_id: str) -> List:
+    """The demo list (the account's first), created with its contacts on the first run."""
+    found = lists.oldest(database, account_id)
+    if found is not None:
+        return found
+    values = {"name": "Demo waitlist", "url": f"demo-{secrets.token_hex(3)}"}
+    values.update(title="Join the demo waitlist", color="#3355ff")
+    lst = lists.create(account_id, values, in_transaction(database))
+    for email, first, last, points, verified, city in DEMO_CONTACTS:
+        contact = {"email": email, "firstName": first, "lastName": last, "points": points}
+        contact.update(isVerified=verified, city=city)
+        contacts.create(settings, account_id, lst.id, contact, in_transaction(database))
+    return lst
 
 
 def check_address(host: str, port: int) -> None:
@@ -104,13 +86,10 @@ def run_demo(settings: Settings, *, host: str, port: int, seed: bool = True) -> 
     database = Database.from_settings(settings)
     try:
         migrate.upgrade(database.engine)
-        with database.transaction() as session:
-            account = accounts.ensure_account(session, DEMO_ACCOUNT, DEMO_PLAN)
-            accounts.revoke_keys(session, account)  # earlier runs' keys: only this run's remain
-            _, private_key = accounts.issue_key(session, account, "private")
-            _, public_key = accounts.issue_key(session, account, "public")
-            account_id = account.id
-        lst = _seed(database, account_id) if seed else None
+        # Earlier runs' keys are revoked: only this run's remain.
+        private, public = keys.replace_all(database, DEMO_ACCOUNT, DEMO_PLAN)
+        private_key, public_key = private.plaintext, public.plaintext
+        lst = _seed(database, settings, private.account.id) if seed else None
     finally:
         database.dispose()
     base = f"http://{host}:{port}"

@@ -20,6 +20,7 @@ from sqlalchemy import inspect
 from ..db import migrate
 from ..db.engine import Database
 from ..domain import accounts
+from ..domain.use_cases import keys
 from ..settings import PLANS, Settings
 from .errors import CommandError
 
@@ -68,59 +69,53 @@ def parse_grace(text: str) -> timedelta:
 def cmd_keys_create(args: argparse.Namespace) -> None:
     expires_at = _parse_expiry(args.expires_at)
     database = _database(_settings(args))
-    with database.transaction() as session:
-        account = accounts.ensure_account(session, args.account, args.plan)
-        row, plaintext = accounts.issue_key(session, account, args.type, expires_at)
-        print(f"account {account.name} ({account.id}, plan {account.plan})")
-        print(f"{row.type} key {row.id}, shown once; store it now:")
-    print(plaintext)
+    issued = keys.issue(database, args.account, args.plan, args.type, expires_at)
+    account, row = issued.account, issued.key
+    print(f"account {account.name} ({account.id}, plan {account.plan})")
+    print(f"{row.type} key {row.id}, shown once; store it now:")
+    print(issued.plaintext)
 
 
 def cmd_keys_list(args: argparse.Namespace) -> None:
     database = _database(_settings(args))
     now = datetime.now(UTC)
-    with database.session(write=False) as session:
-        rows = accounts.list_keys(session, args.account)
-        print(f"{'id':<26} {'account':<20} {'plan':<5} {'type':<8} {'prefix':<16} status")
-        for key, account in rows:
-            expires = (
-                key.expiresAt.replace(tzinfo=key.expiresAt.tzinfo or UTC) if key.expiresAt else None
-            )
-            status = "disabled" if key.disabled else "enabled"
-            if expires is not None:
-                status += f", expire{'d' if expires <= now else 's'} {expires.isoformat()}"
-            print(
-                f"{key.id:<26} {account.name:<20} {account.plan:<5} {key.type:<8} "
-                f"{key.prefix + '...':<16} {status}"
-            )
+    rows = keys.listing(database, args.account)
+    print(f"{'id':<26} {'account':<20} {'plan':<5} {'type':<8} {'prefix':<16} status")
+    for key, account in rows:
+        expires = (
+            key.expiresAt.replace(tzinfo=key.expiresAt.tzinfo or UTC) if key.expiresAt else None
+        )
+        status = "disabled" if key.disabled else "enabled"
+        if expires is not None:
+            status += f", expire{'d' if expires <= now else 's'} {expires.isoformat()}"
+        print(
+            f"{key.id:<26} {account.name:<20} {account.plan:<5} {key.type:<8} "
+            f"{key.prefix + '...':<16} {status}"
+        )
 
 
 def cmd_keys_rotate(args: argparse.Namespace) -> None:
     grace = parse_grace(args.grace)
     database = _database(_settings(args))
-    with database.transaction() as session:
-        try:
-            rotation = accounts.rotate_key(session, args.key, grace)
-        except accounts.RotationRefused as exc:
-            raise CommandError(str(exc)) from None
-        if rotation is None:
-            raise CommandError(f"no such key: {args.key}")
-        old, new, account = rotation.old, rotation.new, rotation.account
-        expires = rotation.old_expires_at.isoformat()
-        print(f"key {old.id} ({old.prefix}...) expires {expires}")
-        print(f"account {account.name} ({account.id}, plan {account.plan})")
-        print(f"{new.type} key {new.id} replaces it, shown once; store it now:")
+    try:
+        rotation = keys.rotate(database, args.key, grace)
+    except accounts.RotationRefused as exc:
+        raise CommandError(str(exc)) from None
+    if rotation is None:
+        raise CommandError(f"no such key: {args.key}")
+    old, new, account = rotation.old, rotation.new, rotation.account
+    print(f"key {old.id} ({old.prefix}...) expires {rotation.old_expires_at.isoformat()}")
+    print(f"account {account.name} ({account.id}, plan {account.plan})")
+    print(f"{new.type} key {new.id} replaces it, shown once; store it now:")
     print(rotation.plaintext)
 
 
 def _set_disabled(args: argparse.Namespace, disabled: bool) -> None:
     database = _database(_settings(args))
-    with database.transaction() as session:
-        key = accounts.find_key(session, args.key)
-        if key is None:
-            raise CommandError(f"no such key: {args.key}")
-        key.disabled = disabled
-        print(f"key {key.id} ({key.prefix}...) {'disabled' if disabled else 'enabled'}")
+    key = keys.set_disabled(database, args.key, disabled)
+    if key is None:
+        raise CommandError(f"no such key: {args.key}")
+    print(f"key {key.id} ({key.prefix}...) {'disabled' if disabled else 'enabled'}")
 
 
 def cmd_migrate(args: argparse.Namespace) -> None:
@@ -133,7 +128,7 @@ def cmd_migrate(args: argparse.Namespace) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> None:
-    from ..domain.sweep import run_due, sweep
+    from ..domain.use_cases.membership_clock import run_due, sweep
 
     database = _database(_settings(args))
     try:

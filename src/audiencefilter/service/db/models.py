@@ -198,7 +198,7 @@ class List(Base):
         "custom_fields", JSON, nullable=False, default=list, server_default="[]"
     )
     # New at each change of the list's audiences: processes key what they prepared of them
-    # (`domain/list_plan.py`) by it, so a write reads one row instead of every audience.
+    # (`domain/membership/plan.py`) by it, so a write reads one row instead of every audience.
     audiencesStamp: Mapped[str] = mapped_column(
         "audiences_stamp", String(32), nullable=False, default="", server_default=""
     )
@@ -336,7 +336,7 @@ class Membership(Base):
     It holds the members of every audience, whatever its mode: a manual audience's rows copy
     `audience_members` (its source, kept while the audience is smart so switching back finds
     them), a smart audience's rows are what its filter selected at the last write that could
-    change it (`domain/membership_store.py`). Deleting the audience or the contact deletes them.
+    change it (`domain/membership/store.py`). Deleting the audience or the contact deletes them.
     """
 
     __tablename__ = "memberships"
@@ -502,7 +502,7 @@ class WebhookAttempt(Base):
 
 
 class AudienceDue(Base):
-    """When an audience must be brought up to the clock as a whole (`domain/membership_due.py`):
+    """When an audience must be brought up to the clock as a whole (`domain/membership/due.py`):
     the next calendar boundary of its filter, or now for an audience whose contacts' instants
     are still to be worked out (created, changed, or stored before instants were kept)."""
 

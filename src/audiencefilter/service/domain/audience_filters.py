@@ -171,7 +171,8 @@ def _parsed(value: Any, declared: Mapping[str, str], written_in: str) -> FilterI
     try:
         flt = from_format(value, written_in, schema)
     except FilterError as exc:
-        raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts()) from None
+        field = "filtersText" if written_in == "text" else "filters"
+        raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts(), field) from None
     if flt.is_always_true():
         return EMPTY
     canonical = flt.to_json()
@@ -277,7 +278,7 @@ def filters_as(flt: Filter | None, name: str | None) -> dict[str, Any]:
     try:
         return {"filtersAs": flt.to_format(name)}
     except FilterError as exc:
-        raise AudienceRuleError(NO_SUCH_FORM, exc.to_dicts()) from None
+        raise AudienceRuleError(NO_SUCH_FORM, exc.to_dicts(), "filtersAs") from None
 
 
 def warnings_for(flt: Filter | None) -> list[dict[str, str]]:

@@ -2,7 +2,7 @@
 
 One function per kind of write, named after the moment it runs (before or after the change),
 each appending the write's lifecycle event and then the membership events of its consequences
-(`membership_store.py`). Routes call `events.lock_list` first, before reading what they change.
+(`membership/store.py`). Routes call `events.lock_list` first, before reading what they change.
 
 Hooks: a route that creates or deletes something a filter may read (an action, once filters
 can read a contact's actions) calls `contacts_changed` with its cause; an audience whose filter
@@ -19,9 +19,13 @@ from sqlalchemy.orm import Session
 from ..db.models import Audience, Contact, List
 from ..db.queries import owned_audience, owned_contact, owned_list
 from ..ground import clock
-from . import events, list_plan, membership_due, membership_snapshot, membership_store
+from . import events
 from .audience_filters import StoredAudience
-from .membership_snapshot import Snapshot
+from .membership import due as membership_due
+from .membership import plan as list_plan
+from .membership import snapshot as membership_snapshot
+from .membership import store as membership_store
+from .membership.snapshot import Snapshot
 
 
 def locked_list(session: Session, account_id: str, list_id: str) -> List:

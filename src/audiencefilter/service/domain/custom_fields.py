@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 
 from ... import FieldType, FilterError, parse_text, value_problem
 from ..db.models import Audience, List
-from ..ground.errors import ApiError, ValidationIssue
+from ..ground.errors import Conflict, Invalid, NotFound, ValidationIssue
 from .audience_filters import SCHEMA, decode_fields
 from .field_catalogue import label as label_of_key
 
@@ -51,9 +51,9 @@ def add(lst: List, key: str, kind: str, label: str | None) -> dict[str, str]:
     _check_key(key)
     _check_type(kind)
     if key in declared(lst):
-        raise ApiError(409, f'The list already has a custom field "{key}"')
+        raise Conflict(f'The list already has a custom field "{key}"')
     if len(lst.customFields) >= MAX_CUSTOM_FIELDS:
-        raise ApiError(409, f"A list holds at most {MAX_CUSTOM_FIELDS} custom fields")
+        raise Conflict(f"A list holds at most {MAX_CUSTOM_FIELDS} custom fields")
     field = {"key": key, "type": kind, "label": _checked_label(label, key)}
     lst.customFields = [*lst.customFields, field]
     return field
@@ -91,7 +91,7 @@ def _field(lst: List, key: str) -> dict[str, str]:
     for field in lst.customFields:
         if field["key"] == key:
             return dict(field)
-    raise ApiError(404, f'Custom field "{key}" not found in this list')
+    raise NotFound(f'Custom field "{key}" not found in this list')
 
 
 def readers(session: Session, list_id: str, key: str) -> list[tuple[str, str]]:
@@ -110,8 +110,7 @@ def _refuse_if_read(session: Session, list_id: str, key: str, verb: str) -> None
     found = readers(session, list_id, key)
     if found:
         named = ", ".join(f"{name} ({id_})" for id_, name in found)
-        raise ApiError(
-            409,
+        raise Conflict(
             f'Cannot {verb} custom field "{key}": the filters of {named} read it; change '
             "those filters first",
         )
@@ -123,8 +122,7 @@ def check_unchanged(lst: List, fields: str | None) -> None:
     now = declared(lst)
     changed = [key for key, kind in decode_fields(fields).items() if now.get(key) != kind]
     if changed:
-        raise ApiError(
-            409,
+        raise Conflict(
             f"The list's custom fields changed while the filter was read ({', '.join(changed)}); "
             "send it again",
         )
@@ -147,7 +145,7 @@ def check_data(lst: List, data: Mapping[str, Any] | None, pointer: str = "/body/
     problems = data_problems(lst, data, pointer)
     if problems:
         details = "; ".join(f"{p.pointer}: {p.detail}" for p in problems)
-        raise ApiError(400, f"Invalid request: {details}", errors=problems)
+        raise Invalid(f"Invalid request: {details}", errors=problems)
 
 
 def _issue(pointer: str, key: str, kind: str, problem: str) -> ValidationIssue:
@@ -165,8 +163,7 @@ def _check_key(key: str) -> None:
     if not _KEY.fullmatch(key):
         raise _bad("key", "letters, digits and _, starting with a letter, at most 64", key)
     if SCHEMA.get(key) is not None or key in SCHEMA.relation_names or not _readable(key):
-        raise ApiError(
-            409,
+        raise Conflict(
             f'"{key}" is a contact field, a relation or a word of the filter syntax: choose '
             "another key",
         )
@@ -197,7 +194,7 @@ def _checked_label(label: str | None, key: str) -> str:
     return label
 
 
-def _bad(name: str, expected: str, found: str) -> ApiError:
+def _bad(name: str, expected: str, found: str) -> Invalid:
     shown = found if len(found) <= 40 else found[:37] + "..."
     issue = ValidationIssue(
         pointer=f"/body/{name}",
@@ -205,4 +202,4 @@ def _bad(name: str, expected: str, found: str) -> ApiError:
         expected=expected,
         found=repr(shown),
     )
-    return ApiError(400, f"Invalid request: /body/{name}: {issue.detail}", errors=[issue])
+    return Invalid(f"Invalid request: /body/{name}: {issue.detail}", errors=[issue])

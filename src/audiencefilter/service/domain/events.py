@@ -17,7 +17,7 @@ lists never wait for each other. On SQLite all writers are serialised anyway (`B
 
 `lock_list` takes the same lock at the start of a write, before anything is read that the write
 evaluates: membership changes computed under it cannot interleave with another writer's of the
-same list (`membership_store.py`).
+same list (`membership/store.py`).
 
 The cursor is opaque to clients: the list id and the position, base64url, so a cursor of one
 list is refused for another.
@@ -25,7 +25,7 @@ list is refused for another.
 **Alike events in one statement.** The events of one audience's difference (thousands of
 `audience.entered` of a new audience over a big list) differ only in their contact: `append_alike`
 writes each such group with one `INSERT ... SELECT` over the contact ids, passed as one
-parameter (`idsets.unpacked`), numbering them in the order given. The ids of the events are
+parameter (`dialects.unpacked`), numbering them in the order given. The ids of the events are
 drawn by the database (80 random bits, as `new_id` draws), the payload is encoded once. Rows,
 positions, payloads and the counter are those `append` would write for the same events.
 `append_each` does the same for events of many audiences in one order (an import's contacts
@@ -44,12 +44,8 @@ from typing import Any
 from typing import cast as typed
 
 from sqlalchemy import (
-    JSON,
-    ColumnElement,
     String,
     Table,
-    cast,
-    func,
     insert,
     literal,
     select,
@@ -59,12 +55,12 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..db import dialects
 from ..db.bulk import insert_rows
 from ..db.models import Event, EventHead, new_id
 from ..ground import clock
 from ..ground.digits import ascii_number
 from ..ground.errors import not_found
-from . import idsets
 
 ENTERED = "audience.entered"
 LEFT = "audience.left"
@@ -198,13 +194,13 @@ def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[i
 
 def append_alike(session: Session, list_id: str, groups: Sequence[Alike]) -> int:
     """Appends each group's events, group after group, as `append` would; their number. On a
-    database without `idsets.unpacked`, through `append`."""
+    database without `dialects.unpacked`, through `append`."""
     total = sum(len(group.contact_ids) for group in groups)
     if not total:
         return 0
     now = clock.now()
-    dialect = idsets.dialect_of(session)
-    if not idsets.unpacks(dialect):
+    dialect = dialects.dialect_of(session)
+    if not dialects.unpacks(dialect):
         append(session, list_id, [event for group in groups for event in group.each(now)])
         return total
     position = _advance(session, list_id, total) - total
@@ -227,15 +223,15 @@ def append_each(
     if not rows:
         return 0
     now = clock.now()
-    dialect = idsets.dialect_of(session)
-    if not idsets.unpacks(dialect):
+    dialect = dialects.dialect_of(session)
+    if not dialects.unpacks(dialect):
         changes = [NewEvent(t, c, a, cause, payloads[a], now) for t, c, a in rows]
         append(session, list_id, changes)
         return len(rows)
     before = _advance(session, list_id, len(rows)) - len(rows)
     encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
     texts = {audience_id: encode(payload) for audience_id, payload in payloads.items()}
-    table = idsets.unpacked_rows(dialect, _EACH, [(*row, texts[row[2]]) for row in rows])
+    table = dialects.unpacked_rows(dialect, _EACH, [(*row, texts[row[2]]) for row in rows])
     session.execute(_each_rows(dialect, list_id, before, table, cause, now))
     return len(rows)
 
@@ -248,9 +244,9 @@ def _each_rows(
 ) -> Any:
     """`INSERT INTO events SELECT ...` of `append_each`'s rows, numbered after `before`; the
     payload is the JSON text encoded in Python, stored as it is (cast on PostgreSQL)."""
-    payload = table.c.payload if dialect == "sqlite" else cast(table.c.payload, JSON)
+    payload = dialects.json_from_text(table.c.payload, dialect)
     selected = select(
-        _random_id(dialect),
+        dialects.random_id("evt_", dialect),
         literal(list_id, String),
         literal(before, EVENTS.c.position.type) + table.c.ordinal,
         *(table.c[name] for name in _EACH[:3]),
@@ -263,9 +259,9 @@ def _each_rows(
 
 def _alike_rows(dialect: str, list_id: str, before: int, group: Alike, now: datetime) -> Any:
     """`INSERT INTO events SELECT ...`: one row per contact id, numbered after `before`."""
-    ids = idsets.unpacked(dialect, group.contact_ids)
+    ids = dialects.unpacked(dialect, group.contact_ids)
     rows = select(
-        _random_id(dialect),
+        dialects.random_id("evt_", dialect),
         literal(list_id, String),
         literal(before, EVENTS.c.position.type) + ids.c.ordinal,
         literal(group.type, String),
@@ -276,16 +272,6 @@ def _alike_rows(dialect: str, list_id: str, before: int, group: Alike, now: date
         literal(group.payload, EVENTS.c.payload.type),
     )
     return insert(EVENTS).from_select(_EVENT_COLUMNS, rows)
-
-
-def _random_id(dialect: str) -> ColumnElement[str]:
-    """`evt_` and 20 random hex digits, drawn by the database: SQLite's `randomblob`, or on
-    PostgreSQL the random bytes of two version 4 UUIDs (bytes 0-5 and 10-13, none of the
-    version or variant bits)."""
-    if dialect == "sqlite":
-        return literal("evt_") + func.lower(func.hex(func.randomblob(10)))
-    random = [func.encode(func.uuid_send(func.gen_random_uuid()), "hex") for _ in range(2)]
-    return literal("evt_") + func.substr(random[0], 1, 12) + func.substr(random[1], 21, 8)
 
 
 def after(

@@ -27,7 +27,7 @@ def explain_contact(
     """The explanation tree of `flt` for the contact `contact_id` of the list, at `now`.
 
     Raises:
-        ApiError: 404 when the list holds no such contact.
+        NotFound: the list holds no such contact.
     """
     rows = fetch_rows(session, contact_rows([Contact.id == contact_id, Contact.listId == list_id]))
     if not rows:

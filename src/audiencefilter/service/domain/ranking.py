@@ -18,7 +18,7 @@ The span and the count bound the order by points and sign-up time alone and leav
 on both to the window, ordered by the database's own id ordering, so the answer never depends on
 Python ordering ids the way the database does.
 
-The statement asks for the page's ids only, passed as one parameter (`idsets.py`), and is built
+The statement asks for the page's ids only, passed as one parameter (`db/dialects.py`), and is built
 once per dialect.
 """
 
@@ -30,8 +30,8 @@ from typing import Any
 from sqlalchemy import BindParameter, Select, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
+from ..db.dialects import IDS, dialect_of, ids_in, per_dialect
 from ..db.models import Contact, List
-from .idsets import IDS, dialect_of, ids_in, per_dialect
 
 
 def _rank_key(row: dict[str, Any]) -> tuple[int, Any]:

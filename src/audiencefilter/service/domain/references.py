@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from ... import Aggregated, And, Comparison, Filter, Node, Not, Op, Or, Quantified, Quantifier
 from ..db.models import Audience
-from ..ground.errors import ApiError, AudienceRuleError
+from ..ground.errors import AudienceRuleError, Conflict
 from .audience_filters import StoredAudience, filter_of
 from .relations import AUDIENCES
 
@@ -150,8 +150,7 @@ def check_deletable(session: Session, audience: Audience) -> None:
     ]
     if users:
         named = ", ".join(f"{name} ({id_})" for id_, name in users)
-        raise ApiError(
-            409,
+        raise Conflict(
             f"{REFERENCED}: {audience.name} ({audience.id}) is named by {named}; change or "
             "delete those audiences first",
         )

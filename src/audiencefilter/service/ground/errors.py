@@ -1,5 +1,11 @@
-"""The errors the service answers on purpose, at the ground floor: the domain raises them, and
-`http/errors.py` turns them into responses. Neither floor imports the other for them.
+"""The refusals of the service's rules, at the ground floor: the domain (and `db/`) raise them,
+and `http/errors.py` alone turns them into responses. They name no HTTP status: the kind of
+refusal does (`NotFound`, `Conflict`, `Invalid`, `Forbidden`, `Unprocessable`), and the
+mapping to statuses lives with the handlers. Neither floor imports the other for them.
+
+`ValidationIssue` is one problem of a request, `FilterProblem` one problem of a filter as the
+filter library reports it; every error body (`Envelope`: `Error`, or `RuleError` for the
+specification's audience rules) carries both kinds in one list, `errors`.
 """
 
 from __future__ import annotations
@@ -20,14 +26,13 @@ class ValidationIssue(BaseModel):
     suggestion: str | None = Field(
         default=None, description='Advice, such as `did you mean "email"?` for an unknown field.'
     )
-
-
-class Error(BaseModel):
-    """The body of every error response."""
-
-    error: int
-    message: str
-    errors: list[ValidationIssue] | None = None
+    path: str | None = Field(
+        default=None,
+        description="For a problem of a filter: where in the filter, e.g. `OR[1].points.gte` "
+        "(empty: the top level).",
+    )
+    line: int | None = Field(default=None, description="For a filter's text: 1-based line.")
+    column: int | None = Field(default=None, description="For a filter's text: 1-based column.")
 
 
 class FilterProblem(BaseModel):
@@ -40,39 +45,82 @@ class FilterProblem(BaseModel):
     column: int | None = Field(default=None, description="1-based, for text input.")
 
 
-class RuleError(BaseModel):
-    """An audience rule of the specification was broken: `error` is the message itself."""
+class Envelope(BaseModel):
+    """What every error body carries, whatever refused the request: its status, its message
+    and, when the request has problems, each of them. Optional in the schemas only so that the
+    specification's `Error` keeps its two required fields; the service always sends `status`
+    and `detail`."""
+
+    status: int | None = Field(default=None, description="The HTTP status (always sent).")
+    detail: str | None = Field(
+        default=None, description="What was refused and why, in one message (always sent)."
+    )
+    errors: list[ValidationIssue] | None = Field(
+        default=None, description="Each problem of the request: where it is and what is wrong."
+    )
+
+
+class Error(Envelope):
+    """The body of every error response but the audience rules': the specification's `error`
+    (the HTTP status) and `message`, in the one envelope."""
+
+    error: int
+    message: str
+
+
+class RuleError(Envelope):
+    """An audience rule of the specification was broken: `error` is the message itself, and
+    there is no `message` (the specification's other form), in the one envelope."""
 
     error: str
-    details: list[FilterProblem] | None = None
+    details: list[FilterProblem] | None = Field(
+        default=None,
+        deprecated=True,
+        description="Deprecated, for one release: the filter's problems, which `errors` also "
+        "lists (with `pointer`, and `detail` for `message`).",
+    )
 
 
-class AudienceRuleError(Exception):
-    """A 400 in the specification's string form, with the filter's problems when it has any."""
+class DomainError(Exception):
+    """A request the service's rules refuse: the message says what and why, `errors` where."""
 
-    def __init__(self, message: str, details: Sequence[dict[str, Any]] = ()) -> None:
+    def __init__(self, message: str, *, errors: Sequence[ValidationIssue] = ()) -> None:
         super().__init__(message)
-        self.message = message
-        self.details = list(details)
-
-
-class ApiError(Exception):
-    """An error the service answers on purpose, with its status and message."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        errors: Sequence[ValidationIssue] = (),
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
         self.message = message
         self.errors = list(errors)
-        self.headers = headers or {}
 
 
-def not_found(what: str) -> ApiError:
-    return ApiError(404, f"{what} not found")
+class Invalid(DomainError):
+    """The request breaks a rule by itself: a value of the wrong type or out of bounds."""
+
+
+class Forbidden(DomainError):
+    """The caller may not do this, whatever the data holds."""
+
+
+class NotFound(DomainError):
+    """Nothing the caller owns has this id; another tenant's ids are not found either."""
+
+
+class Conflict(DomainError):
+    """The data as it stands refuses the request: a taken name, a bound reached, a reference."""
+
+
+class Unprocessable(DomainError):
+    """A valid request whose effect the data cannot hold (a counter past its range)."""
+
+
+class AudienceRuleError(Invalid):
+    """An audience rule of the specification was broken (its string form), with the filter's
+    problems when it has any; `field` is the request's field they are about."""
+
+    def __init__(
+        self, message: str, details: Sequence[dict[str, Any]] = (), field: str = "filters"
+    ) -> None:
+        super().__init__(message)
+        self.details = list(details)
+        self.field = field
+
+
+def not_found(what: str) -> NotFound:
+    return NotFound(f"{what} not found")

@@ -1,10 +1,18 @@
-"""Error bodies and the handlers that produce them.
+"""Error bodies and the handlers that produce them: the one place where refusals become HTTP.
 
-Every error is `{"error": <HTTP status>, "message": "..."}`; problems with the request add
-`errors`, a list of `{pointer, detail}` where `pointer` is a JSON pointer into the request seen as
-one document: `/body/email`, `/query/limit`, `/path/id`. The audience rules of the specification
-answer its other form instead, a 400 whose `error` is the message itself (`{"error": "Name and
-listId are required"}`), and an invalid filter adds the library's problems as `details`.
+The domain raises `DomainError`s that name no status (`NotFound`, `Conflict`, `Invalid`...);
+`STATUSES` maps each kind to its status. The HTTP floor's own refusals (a key, a body, a rate
+limit) are `ApiError`s, which carry theirs.
+
+Every error body is one envelope (`ground/errors.Envelope`): `status`, `detail` (the
+message) and, when the request has problems, `errors`, a list of `{pointer, detail}` where
+`pointer` is a JSON pointer into the request seen as one document: `/body/email`,
+`/query/limit`, `/path/id`; a problem of a filter adds where in the filter (`path`, `line`,
+`column`). Beside them stand the specification's fields: `{"error": <HTTP status>, "message":
+"..."}`, or for its audience rules a 400 whose `error` is the message itself (`{"error": "Name
+and listId are required"}`), with no `message`; an invalid filter there still adds the
+library's problems as `details`, deprecated for `errors`.
+
 FastAPI's 422 never leaves the service: validation failures are 400. Unknown routes are 404; a
 known path with the wrong method is 405 with an `Allow` header that lists the methods of every
 route on that path (Starlette's own lists only the first route it tried). Unexpected exceptions
@@ -29,26 +37,18 @@ from starlette.routing import Route, compile_path
 from starlette.types import Scope
 
 from ..ground.errors import (
-    ApiError as ApiError,
+    AudienceRuleError,
+    Conflict,
+    DomainError,
+    Forbidden,
+    Invalid,
+    NotFound,
+    Unprocessable,
 )
-from ..ground.errors import (
-    AudienceRuleError as AudienceRuleError,
-)
-from ..ground.errors import (
-    Error as Error,
-)
-from ..ground.errors import (
-    FilterProblem as FilterProblem,
-)
-from ..ground.errors import (
-    RuleError as RuleError,
-)
-from ..ground.errors import (
-    ValidationIssue as ValidationIssue,
-)
-from ..ground.errors import (
-    not_found as not_found,
-)
+from ..ground.errors import Error as Error
+from ..ground.errors import FilterProblem as FilterProblem
+from ..ground.errors import RuleError as RuleError
+from ..ground.errors import ValidationIssue as ValidationIssue
 from . import validation
 from .responses import ErrorJSONResponse, JSONResponse
 
@@ -69,16 +69,57 @@ REASONS = {
 }
 
 
+STATUSES: dict[type[DomainError], int] = {
+    Invalid: 400,
+    Forbidden: 403,
+    NotFound: 404,
+    Conflict: 409,
+    Unprocessable: 422,
+}
+"""The HTTP status of each kind of refusal the domain raises: the one place that maps them."""
+
+
+class ApiError(Exception):
+    """An error answered on purpose by the HTTP floor itself (a key, a body, a rate limit),
+    with its status; the domain's refusals are `DomainError`s, mapped by `STATUSES`."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        errors: Sequence[ValidationIssue] = (),
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.errors = list(errors)
+        self.headers = headers or {}
+
+
+def error_body(
+    status: int, message: str, errors: Iterable[ValidationIssue] = (), *, rule: bool = False
+) -> dict[str, Any]:
+    """The one envelope (`Envelope`): `status`, `detail` and `errors` in every body, beside the
+    specification's `error` and `message`; `rule`: its audience-rule form, whose `error` is the
+    message and which has no `message`."""
+    body: dict[str, Any] = {"error": message} if rule else {"error": status, "message": message}
+    body["status"] = status
+    body["detail"] = message
+    issues = [issue.model_dump(exclude_none=True) for issue in errors]
+    if issues:
+        body["errors"] = issues
+    return body
+
+
 def error_response(
     status: int,
     message: str,
     errors: Iterable[ValidationIssue] = (),
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    body: dict[str, Any] = {"error": status, "message": message}
-    issues = [issue.model_dump(exclude_none=True) for issue in errors]
-    if issues:
-        body["errors"] = issues
+    body = error_body(status, message, errors)
     return ErrorJSONResponse(body, status_code=status, headers=headers)
 
 
@@ -168,12 +209,36 @@ async def _on_api_error(_request: Request, exc: Exception) -> Response:
     return error_response(exc.status, exc.message, exc.errors, exc.headers)
 
 
-async def _on_rule_error(_request: Request, exc: Exception) -> Response:
+def status_of(exc: DomainError) -> int:
+    """The status of a refusal: that of the nearest kind it is (a subclass keeps its parent's)."""
+    return next(STATUSES[kind] for kind in type(exc).__mro__ if kind in STATUSES)
+
+
+async def _on_domain_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, DomainError)
+    return error_response(status_of(exc), exc.message, exc.errors)
+
+
+async def _on_rule_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, AudienceRuleError)
-    body: dict[str, Any] = {"error": exc.message}
+    place = "query" if exc.field in request.query_params else "body"
+    issues = [_filter_issue(f"/{place}/{exc.field}", problem) for problem in exc.details]
+    body = error_body(400, exc.message, issues, rule=True)
     if exc.details:
-        body["details"] = exc.details
+        body["details"] = exc.details  # deprecated: `errors` says the same
     return ErrorJSONResponse(body, status_code=400)
+
+
+def _filter_issue(where: str, problem: dict[str, Any]) -> ValidationIssue:
+    """A problem of the filter library's report as an item of `errors`."""
+    return ValidationIssue(
+        pointer=where,
+        detail=str(problem.get("message", "")),
+        suggestion=problem.get("suggestion"),
+        path=problem.get("path"),
+        line=problem.get("line"),
+        column=problem.get("column"),
+    )
 
 
 async def _on_validation_error(request: Request, exc: Exception) -> Response:
@@ -290,6 +355,7 @@ def install(app: FastAPI, mounted: Iterable[tuple[str, APIRouter]]) -> None:
     """Error handlers, and the route table that `Allow` headers are computed from."""
     app.state.route_table = route_table(app, mounted)
     app.add_exception_handler(ApiError, _on_api_error)
+    app.add_exception_handler(DomainError, _on_domain_error)
     app.add_exception_handler(AudienceRuleError, _on_rule_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_exception)

@@ -8,13 +8,14 @@ same key with another request is refused with a 422, as the IETF draft
 bug that replaying would hide.
 
 Exactness comes from the transaction. The record of a key is inserted at the start of the very
-transaction that performs the effect, and filled in with the answer before it commits: an effect
-never exists without its record, nor a record without its effect. The early insert is also the
-lock: on SQLite every write transaction is `BEGIN IMMEDIATE`, so requests are serialized anyway;
-on PostgreSQL a second request with the same key blocks on the first one's uncommitted row and,
-once it commits, fails on the primary key. That failure is recognized at that one insert (never
-confused with a conflict of the effect itself, such as a duplicate email) and the request is
-answered from the record that won, read in a fresh transaction.
+transaction that performs the effect (the use case's: it runs its work through the `Once` a route
+gives it, `use_cases/unit.Writes`), and filled in with the answer before it commits: an effect never
+exists without its record, nor a record without its effect. The early insert is also the lock: on
+SQLite every write transaction is `BEGIN IMMEDIATE`, so requests are serialized anyway; on
+PostgreSQL a second request with the same key blocks on the first one's uncommitted row and, once it
+commits, fails on the primary key. That failure is recognized at that one insert (never confused
+with a conflict of the effect itself, such as a duplicate email) and the request is answered from
+the record that won, read in a fresh transaction.
 
 Only successful effects are remembered. A request that fails (404, 409, 400 from inside the
 transaction) rolls back with its record, as if it never happened, so a retry runs again and may
@@ -48,7 +49,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Generic, TypeVar, cast
 
 from fastapi import Depends, Header, Request
 from pydantic import BaseModel
@@ -83,6 +84,7 @@ KEY_DESCRIPTION = (
 )
 
 Effect = Callable[[Session], Response]
+T = TypeVar("T")
 
 
 def now() -> datetime:
@@ -99,6 +101,25 @@ class Retry:
     path: str
     query: tuple[tuple[str, str], ...]
     ttl: timedelta
+    database: Database
+
+    def once(
+        self,
+        account_id: str,
+        body: BaseModel,
+        answer: Callable[[T], Response],
+        scope: str | None = None,
+    ) -> Once[T]:
+        """The unit of work (`use_cases/unit.Writes`) of a use case whose answer this request
+        replays: `answer` shapes the use case's result in its transaction, and is recorded."""
+        return Once(self.database, self.claim(account_id, body, scope), answer)
+
+    def once_then(
+        self, account_id: str, body: BaseModel, respond: Callable[[str], Response]
+    ) -> OnceThen:
+        """Like `once`, for a use case whose answer is read after its commit from the id its
+        work returns (`respond`), so no large answer is computed under the write lock."""
+        return OnceThen(self.database, self.claim(account_id, body), respond)
 
     def claim(self, account_id: str, body: BaseModel, scope: str | None = None) -> Claim | None:
         """The record this request reads or writes, or None when it came without a key.
@@ -171,6 +192,7 @@ async def _retry(
         path=request.url.path,
         query=tuple(request.query_params.multi_items()),
         ttl=timedelta(seconds=settings.idempotency_ttl_seconds),
+        database=cast(Database, request.app.state.db),
     )
 
 
@@ -327,3 +349,27 @@ def once_then(
             .execution_options(synchronize_session=False)
         )
     return _response(_Answer(response.status_code, body), replayed=replayed)
+
+
+@dataclass(frozen=True)
+class Once(Generic[T]):
+    """A use case's write transaction with this request's Idempotency-Key record in it (`once`)."""
+
+    database: Database
+    claim: Claim | None
+    answer: Callable[[T], Response]
+
+    def __call__(self, work: Callable[[Session], T]) -> Response:
+        return once(self.database, self.claim, lambda session: self.answer(work(session)))
+
+
+@dataclass(frozen=True)
+class OnceThen:
+    """A use case's write transaction whose answer comes after the commit (`once_then`)."""
+
+    database: Database
+    claim: Claim | None
+    respond: Callable[[str], Response]
+
+    def __call__(self, work: Callable[[Session], str]) -> Response:
+        return once_then(self.database, self.claim, work, self.respond)

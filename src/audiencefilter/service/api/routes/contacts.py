@@ -13,33 +13,23 @@ which audiences exist. It may set only `email` and the fields its list names in 
 The listing also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
 audiences do), read by the filter library and ANDed with the other query filters; an invalid one
 is a 400 with the library's problems. Every contact returned carries its position and its
-audiences (`api/pages.py`).
+audiences (`domain/contact_pages.py`). The use cases are `domain/use_cases/contacts.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
-from sqlalchemy import ColumnElement, select
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
-from ...db.models import Contact, List
-from ...db.queries import owned_contact, owned_list, text_filter
-from ...domain import changes, custom_fields, relations
-from ...domain.audience_filters import read_filters
-from ...ground import clock
-from ...ground.fields import normalise_email
+from ...domain.contact_pages import Paging
+from ...domain.use_cases import contacts
 from ...http.errors import ApiError, ValidationIssue
-from ...http.idempotency import RetryDep, once
+from ...http.idempotency import RetryDep
 from ...http.responses import JSONResponse, data
-from ...settings import Settings
-from ..deps import AnyKey, DatabaseDep, Principal, PrivateKey, SettingsDep
+from ..deps import AnyKey, DatabaseDep, PrivateKey, SettingsDep
 from ..openapi import RULE_ERROR_RESPONSES
-from ..pages import ContactPages
 from ..schemas.resources import (
     PUBLIC_FORBIDDEN,
     ContactCreate,
@@ -51,54 +41,27 @@ from ..schemas.resources import (
 )
 
 router = APIRouter(prefix="/contacts", tags=["contacts"])
-
-TEXT_FILTERS = (
-    "email",
-    "firstName",
-    "lastName",
-    "phoneNumber",
-    "name",
-    "company",
-    "country",
-    "city",
-    "socialOne",
-    "socialTwo",
-    "website",
-)
-FLAG_FILTERS = ("isVerified", "unsubscribed", "isGDPR")
-DUPLICATE_EMAIL = "A contact with this email already exists in this list"
+MATCHED = contacts.TEXT_FILTERS + contacts.FLAG_FILTERS
 
 
-def _filters(query: ContactQuery, lst: List) -> list[ColumnElement[bool]]:
-    where: list[ColumnElement[bool]] = []
-    for field in TEXT_FILTERS:
-        value = getattr(query, field)
-        if value is not None:
-            if field == "email":
-                value = normalise_email(value)
-            where.append(text_filter(getattr(Contact, field), value))
-    for field in FLAG_FILTERS:
-        value = getattr(query, field)
-        if value is not None:
-            where.append(getattr(Contact, field).is_(value))
-    flt = read_filters(query.filters, query.filtersText, custom_fields.declared(lst)).filter
-    if flt is not None:
-        where.append(relations.condition(flt, clock.now()))
-    return where
+def _search(query: ContactQuery) -> contacts.ContactSearch:
+    matches = {field: getattr(query, field) for field in MATCHED}
+    return contacts.ContactSearch(
+        list_id=query.listId,
+        matches={field: value for field, value in matches.items() if value is not None},
+        filters=query.filters,
+        filters_text=query.filtersText,
+        paging=Paging(query.page, query.limit, query.sort, query.order),
+    )
 
 
-def _contact_view(
-    session: Session, settings: Settings, lst: List, contact_id: str
-) -> dict[str, Any]:
-    return ContactPages(session, lst, settings).one(contact_id)
+def _contact(view: dict[str, Any]) -> Response:
+    return data({"contact": view}, 201)
 
 
-@contextmanager
-def _unique_email() -> Iterator[None]:
-    try:
-        yield
-    except IntegrityError:
-        raise ApiError(409, DUPLICATE_EMAIL) from None
+def _signed_up(email: str) -> Callable[[str], Response]:
+    """A sign-up's answer, the same whether the contact was new: what was sent, nothing more."""
+    return lambda list_id: data({"contact": {"email": email, "listId": list_id}}, 201)
 
 
 @router.get(
@@ -113,14 +76,7 @@ def list_contacts(
     database: DatabaseDep,
     settings: SettingsDep,
 ) -> JSONResponse:
-    with database.reading() as session:
-        lst = owned_list(session, principal.account_id, query.listId)
-        where = _filters(query, lst)
-        pages = ContactPages(session, lst, settings)
-        result = pages.page(
-            where, page=query.page, limit=query.limit, sort=query.sort, order=query.order
-        )
-    return data(result)
+    return data(contacts.search(database, settings, principal.account_id, _search(query)))
 
 
 def _refuse_public_fields(body: ContactCreate) -> None:
@@ -153,87 +109,24 @@ def _refuse_public_fields(body: ContactCreate) -> None:
 def create_contact(
     body: ContactCreate,
     principal: AnyKey,
-    database: DatabaseDep,
     settings: SettingsDep,
     retry: RetryDep,
 ) -> Response:
     values = body.model_dump(exclude_unset=True, exclude={"listId"})
-    claim = retry.claim(principal.account_id, body, scope=principal.idempotency_scope)
     if principal.key_type == "public":
         _refuse_public_fields(body)
-        return once(database, claim, lambda session: _sign_up(session, principal, body, values))
-
-    def create(session: Session) -> Response:
-        lst = changes.locked_list(session, principal.account_id, body.listId)
-        custom_fields.check_data(lst, values.get("data"))
-        contact = Contact(listId=lst.id, emailKey=body.email.lower(), **values)
-        session.add(contact)
-        session.flush()
-        changes.contacts_created(session, lst.id, [(contact.id, contact.email)])
-        return data({"contact": _contact_view(session, settings, lst, contact.id)}, 201)
-
-    with _unique_email():
-        return once(database, claim, create)
-
-
-def _sign_up(
-    session: Session, principal: Principal, body: ContactCreate, values: dict[str, Any]
-) -> Response:
-    """A public key's sign-up: the same answer whether the email was new or already listed.
-
-    A 409 for a known email would make the public key (anyone who reads the page) an oracle of
-    who is on the list; the answer repeats what was sent and nothing else. A known contact is
-    left as it is: a sign-up form must not be a way to overwrite someone's profile.
-    """
-    lst = changes.locked_list(session, principal.account_id, body.listId)
-    values = _public_values(lst, values)
-    custom_fields.check_data(lst, values.get("data"))
-    key = body.email.lower()
-    known = select(Contact.id).where(Contact.listId == lst.id, Contact.emailKey == key)
-    if session.scalar(known) is None:
-        contact = Contact(listId=lst.id, emailKey=key, **values)
-        try:
-            with session.begin_nested():  # a concurrent sign-up of the same email wins quietly
-                session.add(contact)
-        except IntegrityError:
-            return data({"contact": {"email": body.email, "listId": lst.id}}, 201)
-        changes.contacts_created(session, lst.id, [(contact.id, contact.email)])
-    return data({"contact": {"email": body.email, "listId": lst.id}}, 201)
-
-
-def _public_values(lst: List, values: dict[str, Any]) -> dict[str, Any]:
-    """What a public sign-up may write in this list: `email` and the list's `publicFields`.
-
-    A public key sits in a page anyone can read, so whoever copies it would otherwise choose
-    the `data` and profile fields that put a contact into the list's private smart audiences.
-    Anything else is refused with a 403 naming it, or dropped when the list's policy says so.
-    """
-    allowed = {"email", *lst.publicFields}
-    refused = [field for field in values if field not in allowed]
-    if refused and lst.publicFieldsPolicy != "ignore":
-        raise _not_public(refused)
-    return {field: value for field, value in values.items() if field in allowed}
-
-
-def _not_public(refused: list[str]) -> ApiError:
-    return ApiError(
-        403,
-        f"A public key may not set {', '.join(refused)} in this list: add it to the list's "
-        'publicFields, or set its publicFieldsPolicy to "ignore"',
-        errors=[
-            ValidationIssue(pointer=f"/body/{field}", detail="not in the list's publicFields")
-            for field in refused
-        ],
-    )
+        scope = principal.idempotency_scope
+        signed_up = retry.once(principal.account_id, body, _signed_up(body.email), scope)
+        return contacts.sign_up(principal.account_id, body.listId, values, signed_up)
+    writes = retry.once(principal.account_id, body, _contact)
+    return contacts.create(settings, principal.account_id, body.listId, values, writes)
 
 
 @router.get("/{id}", response_model=ContactResponse, summary="Retrieve a contact")
 def get_contact(
     id: str, principal: PrivateKey, database: DatabaseDep, settings: SettingsDep
 ) -> JSONResponse:
-    with database.reading() as session:
-        _, lst = owned_contact(session, principal.account_id, id)
-        return data({"contact": _contact_view(session, settings, lst, id)})
+    return data({"contact": contacts.get(database, settings, principal.account_id, id)})
 
 
 @router.patch("/{id}", response_model=ContactResponse, summary="Update a contact")
@@ -244,17 +137,8 @@ def update_contact(
     database: DatabaseDep,
     settings: SettingsDep,
 ) -> JSONResponse:
-    with _unique_email(), database.transaction() as session:
-        contact, lst = changes.locked_contact(session, principal.account_id, id)
-        sent = body.model_dump(exclude_unset=True)
-        custom_fields.check_data(lst, sent.get("data"))
-        for field, value in sent.items():
-            setattr(contact, field, value)
-        if "email" in body.model_fields_set:
-            contact.emailKey = contact.email.lower()
-        session.flush()
-        changes.contact_updated(session, lst.id, id, sent)
-        view = _contact_view(session, settings, lst, id)
+    sent = body.model_dump(exclude_unset=True)
+    view = contacts.update(database, settings, principal.account_id, id, sent)
     return data({"contact": view})
 
 
@@ -262,9 +146,4 @@ def update_contact(
 def delete_contact(
     id: str, principal: PrivateKey, database: DatabaseDep, settings: SettingsDep
 ) -> JSONResponse:
-    with database.transaction() as session:
-        contact, lst = changes.locked_contact(session, principal.account_id, id)
-        view = _contact_view(session, settings, lst, id)
-        changes.contact_deleting(session, lst.id, id, contact.email)
-        session.delete(contact)
-    return data({"contact": view})
+    return data({"contact": contacts.remove(database, settings, principal.account_id, id)})

@@ -4,22 +4,15 @@
 `POST`, `PATCH` and `DELETE` under `/lists/{listId}/fields` declare, change and remove custom fields
 (`domain/custom_fields.py` holds the rules). `GET /lists/{listId}/filter-schema` is the JSON Schema
 of the list's where clause, custom fields typed: the OpenAPI document describes the endpoints,
-and this document describes each list's filters.
+and this document describes each list's filters. The use cases are `domain/use_cases/fields.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from fastapi import APIRouter
-from sqlalchemy.orm import Session
 
 from .... import json_schema
-from ...db.engine import Database
-from ...db.queries import owned_list
-from ...domain import changes, custom_fields
-from ...domain.audience_filters import encode_fields, schema_for
+from ...domain.use_cases import fields
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey
 from ..schemas.resources import (
@@ -37,9 +30,7 @@ router = APIRouter(prefix="/lists", tags=["custom fields"])
     description="What `filters` may hold for this list's audiences, its custom fields typed.",
 )
 def filter_schema(listId: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
-    with database.reading() as session:
-        lst = owned_list(session, principal.account_id, listId)
-        schema = schema_for(encode_fields(custom_fields.declared(lst)))
+    schema = fields.filter_schema(database, principal.account_id, listId)
     return data({"schema": json_schema(schema)})
 
 
@@ -56,11 +47,8 @@ def filter_schema(listId: str, principal: PrivateKey, database: DatabaseDep) -> 
 def create_field(
     listId: str, body: CustomFieldCreate, principal: PrivateKey, database: DatabaseDep
 ) -> JSONResponse:
-    def declare(session: Session) -> dict[str, Any]:
-        lst = changes.locked_list(session, principal.account_id, listId)
-        return custom_fields.add(lst, body.key, body.type, body.label)
-
-    return data({"field": _in_transaction(database, declare)}, 201)
+    field = fields.declare(database, principal.account_id, listId, body.key, body.type, body.label)
+    return data({"field": field}, 201)
 
 
 @router.get(
@@ -70,9 +58,7 @@ def create_field(
     description="Its key, type and label.",
 )
 def get_field(listId: str, key: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
-    with database.reading() as session:
-        lst = owned_list(session, principal.account_id, listId)
-        return data({"field": custom_fields.field_of(lst, key)})
+    return data({"field": fields.get(database, principal.account_id, listId, key)})
 
 
 @router.patch(
@@ -85,11 +71,8 @@ def get_field(listId: str, key: str, principal: PrivateKey, database: DatabaseDe
 def update_field(
     listId: str, key: str, body: CustomFieldUpdate, principal: PrivateKey, database: DatabaseDep
 ) -> JSONResponse:
-    def change(session: Session) -> dict[str, Any]:
-        lst = changes.locked_list(session, principal.account_id, listId)
-        return custom_fields.change(session, lst, key, body.type, body.label)
-
-    return data({"field": _in_transaction(database, change)})
+    field = fields.change(database, principal.account_id, listId, key, body.type, body.label)
+    return data({"field": field})
 
 
 @router.delete(
@@ -102,17 +85,4 @@ def update_field(
 def delete_field(
     listId: str, key: str, principal: PrivateKey, database: DatabaseDep
 ) -> JSONResponse:
-    def remove(session: Session) -> dict[str, Any]:
-        lst = changes.locked_list(session, principal.account_id, listId)
-        return custom_fields.remove(session, lst, key)
-
-    return data({"field": _in_transaction(database, remove)})
-
-
-def _in_transaction(
-    database: Database, work: Callable[[Session], dict[str, Any]]
-) -> dict[str, Any]:
-    with database.transaction() as session:
-        result = work(session)
-        session.flush()
-    return result
+    return data({"field": fields.remove(database, principal.account_id, listId, key)})

@@ -22,32 +22,31 @@ request it must repeat.
 It is one request for the rate limits, whatever the number of rows; the body limit (1 MiB by
 default) and `MAX_IMPORT_ROWS` (1000, a 413 naming it past that) bound the work. All rows are
 written in one transaction: a contact created meanwhile by another request with one of the
-emails makes the import a 409 that creates nothing, and sending it again is safe.
+emails makes the import a 409 that creates nothing, and sending it again is safe
+(`domain/use_cases/imports.py`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ValidationError
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from ...db.engine import Database
 from ...db.models import List
-from ...domain import changes, contact_import, custom_fields
+from ...domain import contact_import, custom_fields
 from ...domain.contact_import import InvalidRow
+from ...domain.use_cases import imports
+from ...domain.use_cases.imports import ImportMode
 from ...ground.fields import QueryBool, QueryText
 from ...http import validation
 from ...http.errors import ApiError, ValidationIssue
-from ...http.idempotency import Claim, RetryDep, once
+from ...http.idempotency import RetryDep
 from ...http.json_guard import LINES_TYPES, media_type
 from ...http.responses import data
-from ..deps import DatabaseDep, PrivateKey
+from ..deps import PrivateKey
 from ..schemas.resources import ContactImportRow, ImportResponse
 
 router = APIRouter(prefix="/contacts", tags=["contacts"])
@@ -70,21 +69,6 @@ class _ImportBody(BaseModel):
     """The rows as received: what an Idempotency-Key's fingerprint covers (with the query)."""
 
     rows: list[Any]
-
-
-ImportMode = Literal["create", "upsert"]
-
-
-@dataclass(frozen=True)
-class _Job:
-    """An import as read: whose, into which list, its rows, how it treats existing contacts
-    and whether it writes events."""
-
-    account_id: str
-    list_id: str
-    rows: list[tuple[int, Any]]
-    mode: ImportMode
-    events: bool
 
 
 def _rows(raw: bytes, content_type: str) -> list[tuple[int, Any]]:
@@ -223,24 +207,6 @@ def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | Inval
     return contact_import.ImportRow(number, fields, actions)
 
 
-def _import(session: Session, job: _Job) -> Response:
-    lst = changes.locked_list(session, job.account_id, job.list_id)
-    checked = [_row(number, value, lst) for number, value in job.rows]
-    results = contact_import.write(session, lst.id, checked, job.mode, job.events)
-    summary = {"listId": lst.id, "mode": job.mode, "rows": len(results)}
-    return data({**summary, **contact_import.counts(results), "results": results})
-
-
-def _run(database: Database, claim: Claim | None, job: _Job) -> Response:
-    """The import in its transaction (with its Idempotency-Key record, if any)."""
-    try:
-        return once(database, claim, lambda session: _import(session, job))
-    except IntegrityError:
-        raise ApiError(
-            409, "A contact with one of these emails was created meanwhile; send it again"
-        ) from None
-
-
 @router.post(
     "/import",
     response_model=ImportResponse,
@@ -304,7 +270,6 @@ async def import_contacts(
         Query(description="The list the contacts join.", examples=["lst_12c7592f788f34d9ddb1"]),
     ],
     principal: PrivateKey,
-    database: DatabaseDep,
     retry: RetryDep,
     mode: Annotated[ImportMode, Query(description=MODE_DESCRIPTION)] = "create",
     events: Annotated[QueryBool, Query(description=EVENTS_DESCRIPTION)] = True,
@@ -313,9 +278,10 @@ async def import_contacts(
     # checks and other requests go on meanwhile.
     body = await request.body()
     rows = await run_in_threadpool(_rows, body, request.headers.get("content-type", ""))
-    claim = retry.claim(principal.account_id, _ImportBody(rows=[_plain(v) for _, v in rows]))
-    job = _Job(principal.account_id, listId, rows, mode, events)
-    return await run_in_threadpool(_run, database, claim, job)
+    sent = _ImportBody(rows=[_plain(v) for _, v in rows])
+    writes = retry.once(principal.account_id, sent, data)
+    job = imports.Job(principal.account_id, listId, rows, mode, events)
+    return await run_in_threadpool(imports.run, job, _row, writes)
 
 
 def _plain(value: Any) -> Any:

@@ -11,8 +11,7 @@ from dataclasses import asdict
 
 from fastapi import APIRouter
 
-from ...db.queries import owned_list
-from ...domain import field_catalogue
+from ...domain.use_cases import fields
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey
 from ..schemas.list_fields import ListFieldsResponse
@@ -29,7 +28,4 @@ router = APIRouter(prefix="/lists", tags=["lists"])
     "the fields of their rows: what an audience builder offers.",
 )
 def list_fields(listId: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
-    with database.reading() as session:
-        lst = owned_list(session, principal.account_id, listId)
-        catalogue = field_catalogue.of_list(lst)
-    return data(asdict(catalogue))
+    return data(asdict(fields.catalogue(database, principal.account_id, listId)))

@@ -5,26 +5,22 @@ signing secret, the only time it is shown (`POST /webhooks/{id}/secret` makes a 
 are checked (`domain/webhooks/targets.py`): http(s) only, public addresses only unless the
 settings allow a network. Deliveries are made and sent by the worker
 (`domain/webhooks/worker.py`); this module only reads them and asks for redeliveries.
-Everything is scoped like the other resources: an endpoint of another account is a 404.
+Everything is scoped like the other resources: an endpoint of another account is a 404. The use
+cases are `domain/use_cases/webhooks.py`.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
-from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
 
-from ...db.models import List, Webhook, WebhookAttempt, WebhookDelivery
-from ...db.queries import count, owned_list, page_of, plausible_id
-from ...domain import events
-from ...domain.webhooks import dispatch, signing, targets
-from ...ground import clock
-from ...http.errors import ApiError, ValidationIssue, not_found
-from ...http.idempotency import RetryDep, once
+from ...db.models import Webhook, WebhookAttempt, WebhookDelivery
+from ...domain.use_cases import webhooks
+from ...domain.webhooks import dispatch, targets
+from ...http.errors import ApiError, ValidationIssue
+from ...http.idempotency import RetryDep
 from ...http.responses import JSONResponse, data
 from ...settings import Settings
 from ..deps import DatabaseDep, PrivateKey, SettingsDep
@@ -50,7 +46,6 @@ class _NoBody(BaseModel):
 
 
 _NO_BODY = _NoBody()
-NOT_ENABLED = "This webhook is disabled: enable it (PATCH enabled: true) to redeliver"
 
 
 def webhook_view(hook: Webhook) -> dict[str, Any]:
@@ -107,38 +102,18 @@ def _check_url(url: str, settings: Settings) -> None:
         ) from None
 
 
-def _check_room(session: Session, list_id: str, most: int) -> None:
-    """One more endpoint, within the list's bound (counted under the list's lock)."""
-    count = session.scalar(select(func.count()).where(Webhook.listId == list_id)) or 0
-    if count >= most:
-        raise ApiError(
-            409,
-            f"The list has {count} webhooks, the most allowed (webhook_max_per_list): delete "
-            "one, or send several event types to one endpoint",
-        )
+def _created(hook: Webhook) -> Response:
+    return data({"webhook": {**webhook_view(hook), "secret": hook.secret}}, 201)
 
 
-def _unique_types(types: list[str]) -> list[str]:
-    if len(set(types)) != len(types):
-        detail = "expected each event type once"
-        raise ApiError(
-            400,
-            f"Invalid request: /body/eventTypes: {detail}",
-            errors=[ValidationIssue(pointer="/body/eventTypes", detail=detail)],
-        )
-    return types
+def _rotated(rotated: webhooks.Rotated) -> Response:
+    hook = rotated.webhook
+    secret = {"secret": hook.secret, "previousSecretUntil": rotated.previous_until}
+    return data({"webhook": webhook_view(hook), "secret": secret})
 
 
-def owned_webhook(session: Session, account_id: str, webhook_id: str) -> Webhook:
-    if plausible_id(webhook_id):
-        found = session.scalars(
-            select(Webhook)
-            .join(List, List.id == Webhook.listId)
-            .where(Webhook.id == webhook_id, List.accountId == account_id)
-        ).first()
-        if found is not None:
-            return found
-    raise not_found("Webhook")
+def _redelivered(found: webhooks.Delivery) -> Response:
+    return data({"delivery": delivery_view(found.delivery, found.attempts)}, 202)
 
 
 @router.post("", status_code=201, response_model=WebhookCreatedResponse, summary="Create a webhook")
@@ -146,32 +121,14 @@ def create_webhook(
     request: Request,
     body: WebhookCreate,
     principal: PrivateKey,
-    database: DatabaseDep,
     settings: SettingsDep,
     retry: RetryDep,
 ) -> Response:
-    types = _unique_types(list(body.eventTypes))
+    types = webhooks.unique_types(body.eventTypes)
     _check_url(body.url, settings)
-
-    def create(session: Session) -> Response:
-        lst = owned_list(session, principal.account_id, body.listId)
-        events.lock_list(session, lst.id)  # the position read next is a committed one
-        _check_room(session, lst.id, settings.webhook_max_per_list)
-        hook = Webhook(
-            listId=lst.id,
-            url=body.url,
-            description=body.description,
-            eventTypes=types,
-            secret=signing.new_secret(),
-            status=dispatch.ENABLED,
-            failureCount=0,
-            position=events.head(session, lst.id),
-        )
-        session.add(hook)
-        session.flush()
-        return data({"webhook": {**webhook_view(hook), "secret": hook.secret}}, 201)
-
-    response = once(database, retry.claim(principal.account_id, body), create)
+    new = webhooks.NewWebhook(body.listId, body.url, body.description, types)
+    writes = retry.once(principal.account_id, body, _created)
+    response = webhooks.create(settings, principal.account_id, new, writes)
     worker = getattr(request.app.state, "webhook_worker", None)
     if worker is not None:
         worker.wake()
@@ -182,28 +139,18 @@ def create_webhook(
 def list_webhooks(
     query: Annotated[WebhookQuery, Query()], principal: PrivateKey, database: DatabaseDep
 ) -> JSONResponse:
-    with database.reading() as session:
-        lst = owned_list(session, principal.account_id, query.listId)
-        statement = (
-            select(Webhook)
-            .where(Webhook.listId == lst.id)
-            .order_by(Webhook.createdAt.desc(), Webhook.id)
-        )
-        hooks = session.scalars(page_of(statement, query.page, query.limit)).all()
-        total = count(session, Webhook, Webhook.listId == lst.id)
+    found = webhooks.page(database, principal.account_id, query.listId, query.page, query.limit)
     return data(
         {
-            "webhooks": [webhook_view(hook) for hook in hooks],
-            "pagination": pagination(total, query.page, query.limit),
+            "webhooks": [webhook_view(hook) for hook in found.items],
+            "pagination": pagination(found.total, query.page, query.limit),
         }
     )
 
 
 @router.get("/{id}", response_model=WebhookResponse, summary="Retrieve a webhook")
 def get_webhook(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
-    with database.reading() as session:
-        hook = owned_webhook(session, principal.account_id, id)
-    return data({"webhook": webhook_view(hook)})
+    return data({"webhook": webhook_view(webhooks.get(database, principal.account_id, id))})
 
 
 @router.patch("/{id}", response_model=WebhookResponse, summary="Update a webhook")
@@ -225,56 +172,21 @@ def update_webhook(
             )
     if "url" in sent:
         _check_url(body.url, settings)
-    with database.transaction() as session:
-        hook = owned_webhook(session, principal.account_id, id)
-        if "url" in sent:
-            hook.url = body.url
-        if "eventTypes" in sent:
-            hook.eventTypes = _unique_types(list(body.eventTypes))
-        if "description" in sent:
-            hook.description = body.description
-        if "enabled" in sent:
-            if body.enabled and hook.status != dispatch.ENABLED:
-                dispatch.enable(session, hook)
-            elif not body.enabled and hook.status == dispatch.ENABLED:
-                dispatch.disable(hook, "disabled by a request")
-        hook.updatedAt = clock.now()
-        session.flush()
-        view = webhook_view(hook)
-    return data({"webhook": view})
+    hook = webhooks.update(database, principal.account_id, id, body.model_dump(include=sent))
+    return data({"webhook": webhook_view(hook)})
 
 
 @router.delete("/{id}", response_model=WebhookResponse, summary="Delete a webhook")
 def delete_webhook(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
-    with database.transaction() as session:
-        hook = owned_webhook(session, principal.account_id, id)
-        view = webhook_view(hook)
-        session.execute(
-            delete(Webhook).where(Webhook.id == id).execution_options(synchronize_session=False)
-        )
-    return data({"webhook": view})
+    return data({"webhook": webhook_view(webhooks.remove(database, principal.account_id, id))})
 
 
 @router.post("/{id}/secret", response_model=SecretResponse, summary="Rotate a webhook's secret")
 def rotate_secret(
-    id: str, principal: PrivateKey, database: DatabaseDep, settings: SettingsDep, retry: RetryDep
+    id: str, principal: PrivateKey, settings: SettingsDep, retry: RetryDep
 ) -> Response:
-    def rotate(session: Session) -> Response:
-        hook = owned_webhook(session, principal.account_id, id)
-        grace = settings.webhook_secret_grace_seconds
-        until = clock.now() + timedelta(seconds=grace) if grace > 0 else None
-        hook.previousSecret = hook.secret if until is not None else None
-        hook.previousSecretUntil = until
-        hook.secret = signing.new_secret()
-        hook.updatedAt = clock.now()
-        session.flush()
-        answer = {
-            "webhook": webhook_view(hook),
-            "secret": {"secret": hook.secret, "previousSecretUntil": until},
-        }
-        return data(answer)
-
-    return once(database, retry.claim(principal.account_id, _NO_BODY), rotate)
+    writes = retry.once(principal.account_id, _NO_BODY, _rotated)
+    return webhooks.rotate(settings, principal.account_id, id, writes)
 
 
 @router.get(
@@ -286,23 +198,13 @@ def list_deliveries(
     principal: PrivateKey,
     database: DatabaseDep,
 ) -> JSONResponse:
-    with database.reading() as session:
-        hook = owned_webhook(session, principal.account_id, id)
-        conditions = [WebhookDelivery.webhookId == hook.id]
-        if query.status is not None:
-            conditions.append(WebhookDelivery.status == query.status)
-        statement = (
-            select(WebhookDelivery)
-            .where(*conditions)
-            .order_by(WebhookDelivery.eventPosition.desc(), WebhookDelivery.id)
-        )
-        rows = session.scalars(page_of(statement, query.page, query.limit)).all()
-        total = count(session, WebhookDelivery, *conditions)
-        attempts = dispatch.attempts_of(session, [row.id for row in rows])
+    found = webhooks.deliveries(
+        database, principal.account_id, id, query.status, query.page, query.limit
+    )
     return data(
         {
-            "deliveries": [delivery_view(row, attempts[row.id]) for row in rows],
-            "pagination": pagination(total, query.page, query.limit),
+            "deliveries": [delivery_view(d.delivery, d.attempts) for d in found.items],
+            "pagination": pagination(found.total, query.page, query.limit),
         }
     )
 
@@ -317,23 +219,7 @@ def redeliver(
     id: str,
     deliveryId: str,
     principal: PrivateKey,
-    database: DatabaseDep,
     retry: RetryDep,
 ) -> Response:
-    def again(session: Session) -> Response:
-        hook = owned_webhook(session, principal.account_id, id)
-        delivery = (
-            session.get(WebhookDelivery, deliveryId, with_for_update=True)
-            if plausible_id(deliveryId)
-            else None
-        )
-        if delivery is None or delivery.webhookId != hook.id:
-            raise not_found("Delivery")
-        if hook.status != dispatch.ENABLED:
-            raise ApiError(409, NOT_ENABLED)
-        dispatch.redeliver(delivery)
-        session.flush()
-        view = delivery_view(delivery, dispatch.attempts_of(session, [delivery.id])[delivery.id])
-        return data({"delivery": view}, 202)
-
-    return once(database, retry.claim(principal.account_id, _NO_BODY), again)
+    writes = retry.once(principal.account_id, _NO_BODY, _redelivered)
+    return webhooks.redeliver(principal.account_id, id, deliveryId, writes)

@@ -2,19 +2,17 @@
 
 Built by hand rather than through pydantic: a page of 20,000 contacts is serialized straight by
 orjson. The tests check real responses against the OpenAPI document, so the two cannot drift.
-Contacts are rendered from the row dicts of `db.queries.fetch_rows`, in place: the row already has
-the interface's field names, and only the list summary, audiences, links and position are added.
+Contacts are rendered by the domain's read model (`domain/contact_pages.py`), which the use cases
+answer with.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from ...db.models import Action, Audience, List
 from ...domain.audience_filters import filter_text
-from ...settings import Settings
+from ...domain.contact_pages import pagination as pagination
 
 LIST_FIELDS = (
     "id",
@@ -55,7 +53,6 @@ LIST_FIELDS = (
     "publicFieldsPolicy",
     "customFields",
 )
-SUMMARY_FIELDS = ("id", "name", "url", "mode", "referrals", "color", "title", "desc")
 ACTION_FIELDS = ("id", "name", "increase", "createdAt", "updatedAt", "subId")
 
 
@@ -63,27 +60,6 @@ def list_view(lst: List) -> dict[str, Any]:
     view = {field: getattr(lst, field) for field in LIST_FIELDS}
     view["userId"] = lst.accountId
     return view
-
-
-class ContactRenderer:
-    """Renders contacts of one list; the list summary and link bases are computed once."""
-
-    def __init__(self, lst: List, settings: Settings) -> None:
-        self.summary = {field: getattr(lst, field) for field in SUMMARY_FIELDS}
-        self.page = f"{settings.pages_base_url}/{lst.url}"
-
-    def __call__(
-        self, row: dict[str, Any], position: int, audiences: list[dict[str, str]]
-    ) -> dict[str, Any]:
-        """The contact of `row` (a dict of `db.queries.fetch_rows`, reused as the view)."""
-        code = row.pop("referralCode")
-        row["data"] = orjson.Fragment(row["data"])  # the stored JSON text, as it is
-        row["list"] = self.summary
-        row["audiences"] = audiences
-        row["referralLink"] = f"{self.page}?ref={code}"
-        row["privateLink"] = f"{self.page}/subscriber/{row['id']}"
-        row["position"] = position
-        return row
 
 
 def audience_view(audience: Audience, **extra: Any) -> dict[str, Any]:
@@ -104,12 +80,3 @@ def audience_view(audience: Audience, **extra: Any) -> dict[str, Any]:
 
 def action_view(action: Action) -> dict[str, Any]:
     return {field: getattr(action, field) for field in ACTION_FIELDS}
-
-
-def pagination(total: int, page: int, per_page: int) -> dict[str, int]:
-    return {
-        "total": total,
-        "pages": -(-total // per_page),
-        "currentPage": page,
-        "perPage": per_page,
-    }

@@ -1,4 +1,5 @@
-"""Pages of contacts of one list, rendered whole: rows, positions, audiences, links.
+"""Pages of contacts of one list, rendered whole: rows, positions, audiences, links: the read
+model of contacts, which every use case that answers contacts returns.
 
 Every endpoint that returns contacts (the contacts routes, an audience's `subs`, a preview) goes
 through `ContactPages`, so every contact anywhere carries its position and its `audiences`, and a
@@ -9,19 +10,51 @@ audiences and the page's manual memberships, whatever the page size.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from ..db.models import Contact, List
 from ..db.queries import contact_row, contact_rows, fetch_rows
-from ..domain import ranking
-from ..domain.membership import ListAudiences
 from ..settings import Settings
-from .schemas.views import ContactRenderer, pagination
+from . import ranking
+from .membership.members import ListAudiences
 
 NULLABLE_SORT_KEYS = frozenset({"firstName", "lastName"})
+SUMMARY_FIELDS = ("id", "name", "url", "mode", "referrals", "color", "title", "desc")
+
+
+class ContactRenderer:
+    """Renders contacts of one list; the list summary and link bases are computed once."""
+
+    def __init__(self, lst: List, settings: Settings) -> None:
+        self.summary = {field: getattr(lst, field) for field in SUMMARY_FIELDS}
+        self.page = f"{settings.pages_base_url}/{lst.url}"
+
+    def __call__(
+        self, row: dict[str, Any], position: int, audiences: list[dict[str, str]]
+    ) -> dict[str, Any]:
+        """The contact of `row` (a dict of `db.queries.fetch_rows`, reused as the view)."""
+        code = row.pop("referralCode")
+        row["data"] = orjson.Fragment(row["data"])  # the stored JSON text, as it is
+        row["list"] = self.summary
+        row["audiences"] = audiences
+        row["referralLink"] = f"{self.page}?ref={code}"
+        row["privateLink"] = f"{self.page}/subscriber/{row['id']}"
+        row["position"] = position
+        return row
+
+
+def pagination(total: int, page: int, per_page: int) -> dict[str, int]:
+    return {
+        "total": total,
+        "pages": -(-total // per_page),
+        "currentPage": page,
+        "perPage": per_page,
+    }
 
 
 def sort_keys(sort: str | None, order: str) -> list[Any]:
@@ -42,6 +75,16 @@ def sort_keys(sort: str | None, order: str) -> list[Any]:
     if sort in NULLABLE_SORT_KEYS:
         keys[0] = keys[0].nulls_last()
     return keys
+
+
+@dataclass(frozen=True)
+class Paging:
+    """Which page of contacts a request asks for, and in which order."""
+
+    page: int
+    limit: int
+    sort: str | None = None
+    order: str = "desc"
 
 
 class ContactPages:
@@ -89,6 +132,12 @@ class ContactPages:
         known = not more and (rows or page == 1)
         total = offset + len(rows) if known else self.count(conditions)
         return {"contacts": self.render(rows), "pagination": pagination(total, page, limit)}
+
+    def paged(self, where: Iterable[ColumnElement[bool]], paging: Paging) -> dict[str, Any]:
+        """`page` for `paging`."""
+        return self.page(
+            where, page=paging.page, limit=paging.limit, sort=paging.sort, order=paging.order
+        )
 
     def count(self, conditions: Iterable[ColumnElement[bool]]) -> int:
         statement = select(func.count()).select_from(Contact).where(*conditions)

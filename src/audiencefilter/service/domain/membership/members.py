@@ -1,18 +1,18 @@
 """Who belongs to which audience, as reads see it: the stored membership (`memberships`).
 
 Every write that can change membership keeps `memberships` exact in its own transaction
-(`membership_store.py`), so the members of an audience, their count and the audiences of each
+(`membership/store.py`), so the members of an audience, their count and the audiences of each
 contact of a page are read from it: a page costs one indexed query for its contacts'
 memberships, however many audiences the list has and however large their filters.
 
 Smart audiences whose filters hold relative date-times change with time alone; their stored rows
-follow the clock at their instants (`membership_due.py`, `sweep.py`), and reads judge them live,
-as before: in SQL (`Filter.to_sqlalchemy(Contact)` and the list condition) for members and
-counts, and in memory (each filter compiled once, cached by canonical JSON) on a page's rows. So
-every read is exact at the moment of the request. Manual audiences keep their members in
-`audience_members` (copied into `memberships`); a manual audience keeps a filter it was given
-(not used), and a smart one keeps the members it had as manual (not used either): switching mode
-back finds them again.
+follow the clock at their instants (`membership/due.py`, `use_cases/membership_clock.py`), and reads
+judge them live, as before: in SQL (`Filter.to_sqlalchemy(Contact)` and the list condition) for
+members and counts, and in memory (each filter compiled once, cached by canonical JSON) on a page's
+rows. So every read is exact at the moment of the request. Manual audiences keep their members in
+`audience_members` (copied into `memberships`); a manual audience keeps a filter it was given (not
+used), and a smart one keeps the members it had as manual (not used either): switching mode back
+finds them again.
 """
 
 from __future__ import annotations
@@ -23,17 +23,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, case, false, func, literal_column, select
+from sqlalchemy import ColumnElement, Select, case, false, func, select
 from sqlalchemy.orm import Session
 
-from ... import Filter
-from ..db.models import Audience, Contact, Membership
-from ..db.queries import ids_of
-from ..ground import clock
-from . import list_plan, relations
-from .audience_filters import filter_of, reads_data, time_dependent
-from .filter_budget import cost_of
-from .idsets import IDS, dialect_of, ids_in, per_dialect
+from .... import Filter
+from ...db.dialects import IDS, dialect_of, ids_in, joined_text, per_dialect
+from ...db.models import Audience, Contact, Membership
+from ...db.queries import ids_of
+from ...ground import clock
+from .. import relations
+from ..audience_filters import filter_of, reads_data, time_dependent
+from ..filter_budget import cost_of
+from . import plan as list_plan
 
 MANUAL = "manual"
 SMART = "smart"
@@ -160,11 +161,7 @@ _NONE: frozenset[str] = frozenset()
 
 @per_dialect
 def _page_memberships(dialect: str) -> Select[str, str]:
-    audience_ids = (
-        func.string_agg(Membership.audienceId, literal_column("','"))
-        if dialect == "postgresql"
-        else func.group_concat(Membership.audienceId)  # ids hold no commas
-    )
+    audience_ids = joined_text(Membership.audienceId, dialect)  # ids hold no commas
     return (
         select(Membership.contactId, audience_ids)
         .where(ids_in(Membership.contactId, dialect))

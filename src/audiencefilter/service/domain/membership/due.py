@@ -14,7 +14,8 @@ audiences per minute and is late by up to the minute; instead two tables say whe
   cheaper than a row per contact; or now, when its contacts' instants are still to be worked
   out (the audience was created or changed, `audience_changed`).
 
-The scheduler (`sweep.py`) wakes at the earliest of them and touches only those rows.
+The scheduler (`use_cases/membership_clock.py`) wakes at the earliest of them and touches only
+those rows.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from typing import Any, cast
 from sqlalchemy import Table, delete, func, select
 from sqlalchemy.orm import Session
 
-from ... import Filter, as_utc
-from ..db.bulk import insert_rows
-from ..db.models import Audience, AudienceDue, MembershipDue
-from . import contact_records, relations
-from .audience_filters import StoredAudience
+from .... import Filter, as_utc
+from ...db.bulk import insert_rows
+from ...db.models import Audience, AudienceDue, MembershipDue
+from .. import relations
+from ..audience_filters import StoredAudience
+from . import records as contact_records
 
 CHUNK = 500
 DUE = cast(Table, MembershipDue.__table__)

@@ -45,15 +45,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, String, Text, cast, func, literal, select
+from sqlalchemy import Select, String, cast, select
 from sqlalchemy.orm import Session
 
-from ... import Filter
-from ..db.engine import Database
-from ..db.models import Action, Audience, Contact, Event, Membership
-from ..ground import clock
-from . import events, idsets, membership_store, relations
-from .audience_filters import SMART, StoredAudience
+from .... import Filter
+from ...db import dialects
+from ...db.engine import Database
+from ...db.models import Action, Audience, Contact, Event, Membership
+from ...ground import clock
+from .. import events, relations
+from ..audience_filters import SMART, StoredAudience
+from . import store as membership_store
 
 POINTS = "points"
 
@@ -89,13 +91,8 @@ def _ids(session: Session, statement: Select[Any]) -> frozenset[str]:
     """The ids `statement` selects, as one JSON array the database builds and Python decodes
     at once: half the time of fetching a hundred thousand rows one by one."""
     ids = statement.subquery()
-    dialect = idsets.dialect_of(session)
-    joined: ColumnElement[Any]
-    if dialect == "sqlite":
-        joined = func.json_group_array(ids.c.id)
-    elif dialect == "postgresql":
-        joined = cast(func.json_agg(ids.c.id), Text)
-    else:
+    joined = dialects.json_id_array(ids.c.id, dialects.dialect_of(session))
+    if joined is None:
         return frozenset(session.connection().execute(statement).scalars().all())
     text = session.connection().execute(select(joined)).scalar()
     return frozenset(json.loads(text)) if text else frozenset()
@@ -106,10 +103,7 @@ def _points(session: Session, list_id: str) -> str:
     alone and joined by the database: comparing two readings costs no Python per contact
     unless they differ, which takes a write between the two."""
     entry = Contact.id + ":" + cast(Contact.points, String)
-    if idsets.dialect_of(session) == "postgresql":
-        joined = func.string_agg(entry, literal(","))
-    else:
-        joined = func.group_concat(entry, ",")
+    joined = dialects.joined_text(entry, dialects.dialect_of(session))
     return session.scalar(select(joined).where(Contact.listId == list_id)) or ""
 
 

@@ -1,7 +1,8 @@
-"""The membership scheduler: audiences whose filters hold relative date-times change with time.
+"""Moving membership with the clock, the scheduler's use case: audiences whose filters hold
+relative date-times change with time.
 
 `{"createdAt": {"gte": {"ago": "P1D"}}}` loses a contact when its sign-up turns one day old,
-and no write happens then. `membership_due.py` keeps when each such change can happen; a
+and no write happens then. `membership/due.py` keeps when each such change can happen; a
 thread of the service (`Sweeper`) wakes at the earliest of those instants, or every
 `MEMBERSHIP_SWEEP_SECONDS` (1 by default) to see instants other processes wrote, and
 `run_due` brings only what is due up to the clock, writing the `audience.entered` /
@@ -30,11 +31,15 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from ..db.engine import Database
-from ..db.models import Audience, Contact
-from ..ground import clock
-from . import events, list_plan, membership_due, membership_snapshot, membership_store
-from .audience_filters import SMART, StoredAudience, filter_of, time_dependent
+from ...db.engine import Database
+from ...db.models import Audience, Contact
+from ...ground import clock
+from .. import events
+from ..audience_filters import SMART, StoredAudience, filter_of, time_dependent
+from ..membership import due as membership_due
+from ..membership import plan as list_plan
+from ..membership import snapshot as membership_snapshot
+from ..membership import store as membership_store
 
 logger = logging.getLogger("audiencefilter.service.sweep")
 CONTACTS_PER_TURN = 2000

@@ -1,4 +1,12 @@
-"""`column IN (the ids of a page)` with all the ids in one bound parameter.
+"""What differs between the SQL engines in the service's own statements: the one home of the
+service's per-dialect branches (the filter library has its own, behind `Filter.to_sqlalchemy`).
+
+Every function takes the dialect's name (`dialect_of(session)`) and answers the same meaning on
+each engine: PostgreSQL and SQLite, the two the service runs on, get a statement of their own
+where it pays, and any other engine a portable one (or None, where the caller has a portable
+way that needs no SQL at all).
+
+`column IN (the ids of a page)` with all the ids in one bound parameter.
 
 A page holds up to 20,000 contacts, and the statements that rank them and find their manual
 memberships select by their ids. An expanding `IN (:id_1, ..., :id_20000)` costs more to bind than
@@ -19,9 +27,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from sqlalchemy import JSON, ColumnElement, String, Subquery, bindparam, func, select
+from sqlalchemy import (
+    JSON,
+    ColumnElement,
+    String,
+    Subquery,
+    Text,
+    bindparam,
+    cast,
+    func,
+    literal,
+    literal_column,
+    select,
+)
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import QueryableAttribute, Session
 
@@ -86,3 +106,38 @@ def dialect_of(session: Session) -> str:
 def per_dialect(build: Callable[[str], T]) -> Callable[[str], T]:
     """`build(dialect)`, computed once per dialect name."""
     return cache(build)
+
+
+def joined_text(text: ColumnElement[str] | QueryableAttribute[str], dialect: str) -> Any:
+    """The aggregate joining `text` of the grouped rows with commas: `string_agg` on
+    PostgreSQL, `group_concat` elsewhere (SQLite, MariaDB)."""
+    if dialect == "postgresql":
+        return func.string_agg(text, literal_column("','"))
+    return func.group_concat(text)  # a comma by default, on SQLite and MariaDB alike
+
+
+def json_id_array(ids: ColumnElement[str], dialect: str) -> ColumnElement[Any] | None:
+    """The aggregate of `ids` as the text of one JSON array, built by the database and decoded
+    by Python at once (`json_group_array`, `json_agg`); None on an engine without one: the
+    caller fetches the rows."""
+    if dialect == "sqlite":
+        return func.json_group_array(ids)
+    if dialect == "postgresql":
+        return cast(func.json_agg(ids), Text)
+    return None
+
+
+def json_from_text(text: ColumnElement[str], dialect: str) -> ColumnElement[Any]:
+    """JSON text encoded in Python, stored as it is: SQLite keeps JSON as text, PostgreSQL
+    casts it to its JSON type."""
+    return text if dialect == "sqlite" else cast(text, JSON)
+
+
+def random_id(prefix: str, dialect: str) -> ColumnElement[str]:
+    """`prefix` and 20 random hex digits, drawn by the database: SQLite's `randomblob`, or on
+    PostgreSQL the random bytes of two version 4 UUIDs (bytes 0-5 and 10-13, none of the
+    version or variant bits)."""
+    if dialect == "sqlite":
+        return literal(prefix) + func.lower(func.hex(func.randomblob(10)))
+    random = [func.encode(func.uuid_send(func.gen_random_uuid()), "hex") for _ in range(2)]
+    return literal(prefix) + func.substr(random[0], 1, 12) + func.substr(random[1], 21, 8)

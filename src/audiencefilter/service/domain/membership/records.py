@@ -10,11 +10,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ... import Filter
-from ..db.models import Contact
-from ..db.queries import contact_rows, fetch_rows
-from . import relations
-from .audience_filters import reads_data
+from .... import Filter
+from ...db.models import Contact
+from ...db.queries import contact_rows, fetch_rows
+from .. import relations
+from ..audience_filters import reads_data
 
 CHUNK = 500
 

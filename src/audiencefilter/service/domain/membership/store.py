@@ -25,14 +25,14 @@ each statement after the lock sees everything committed before it).
 
 **Time.** A filter with relative date-times (`time_dependent`) changes its answer with no write.
 Each judgement of a contact writes the next instant at which time alone changes it
-(`membership_due.contacts_judged`), and the scheduler (`sweep.py`) judges the pairs due at
-their instants with the cause `clock`; reads of such audiences stay live (judged at the moment
-of the request, as before), so answers are exact and their events follow within a second.
+(`membership_due.contacts_judged`), and the scheduler (`use_cases/membership_clock.py`) judges the
+pairs due at their instants with the cause `clock`; reads of such audiences stay live (judged at the
+moment of the request, as before), so answers are exact and their events follow within a second.
 
 Hooks for what is to come:
 - behaviour audiences (filters over a contact's actions): call `refresh_contacts` with
   `CAUSE_ACTION_CREATED` / `CAUSE_ACTION_DELETED` from the action routes (done already: points
-  change there); `list_plan.py` is where a filter's reads are looked at.
+  change there); `membership/plan.py` is where a filter's reads are looked at.
 - audiences that reference audiences: `dependents` returns the audiences to refresh after an
   audience's membership changed; `refresh_contacts` and `refresh_audience` follow it.
 """
@@ -46,16 +46,20 @@ from typing import Any, cast
 from sqlalchemy import Select, String, Table, case, delete, insert, literal, select
 from sqlalchemy.orm import Session
 
-from ... import Filter
-from ..db.bulk import insert_rows
-from ..db.models import Audience, AudienceMember, Contact, Membership
-from ..ground import clock
-from . import contact_records, events, idsets, list_plan, membership_due, references, relations
-from .audience_filters import (
+from .... import Filter
+from ...db import dialects
+from ...db.bulk import insert_rows
+from ...db.dialects import ids_in
+from ...db.models import Audience, AudienceMember, Contact, Membership
+from ...ground import clock
+from .. import events, references, relations
+from ..audience_filters import (
     MANUAL,
     StoredAudience,
 )
-from .idsets import ids_in
+from . import due as membership_due
+from . import plan as list_plan
+from . import records as contact_records
 
 CHUNK = 500
 # Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
@@ -129,13 +133,13 @@ def _insert_pairs(
     session: Session, entering: Sequence[tuple[StoredAudience, str]], at: datetime
 ) -> None:
     """The membership rows of these (audience, contact) pairs: one `INSERT ... SELECT` over
-    the pairs as one parameter (`idsets.unpacked_rows`), else the driver's executemany."""
+    the pairs as one parameter (`dialects.unpacked_rows`), else the driver's executemany."""
     if not entering:
         return
-    dialect = idsets.dialect_of(session)
-    if idsets.unpacks(dialect):
+    dialect = dialects.dialect_of(session)
+    if dialects.unpacks(dialect):
         names = ("audience_id", "contact_id")
-        pairs = idsets.unpacked_rows(dialect, names, [(a.id, c) for a, c in entering])
+        pairs = dialects.unpacked_rows(dialect, names, [(a.id, c) for a, c in entering])
         rows = select(pairs.c.audience_id, pairs.c.contact_id, literal(at, _ENTERED_AT))
         session.execute(insert(MEMBERSHIPS).from_select([*names, "entered_at"], rows))
         return
@@ -155,10 +159,10 @@ def write_changes(
 ) -> int:
     """Stores one audience's difference (contact ids entering and leaving) and its events, as
     `_write` does, in a few set statements whatever its size: each list of ids is one
-    parameter (`idsets.unpacked`), so a new audience of a million members costs no Python per
-    member. On a database without `idsets.unpacked`, through `_write`."""
-    dialect = idsets.dialect_of(session)
-    if not idsets.unpacks(dialect):
+    parameter (`dialects.unpacked`), so a new audience of a million members costs no Python per
+    member. On a database without `dialects.unpacked`, through `_write`."""
+    dialect = dialects.dialect_of(session)
+    if not dialects.unpacks(dialect):
         pairs_in = [(audience, contact_id) for contact_id in entering]
         pairs_out = [(audience, contact_id) for contact_id in leaving]
         return _write(session, list_id, pairs_in, pairs_out, cause, at)
@@ -186,10 +190,10 @@ def _store_difference(
             delete(Membership)
             .where(Membership.audienceId == audience_id, ids_in(Membership.contactId, dialect))
             .execution_options(synchronize_session=False),
-            {idsets.IDS: list(leaving)},
+            {dialects.IDS: list(leaving)},
         )
     if entering:
-        ids = idsets.unpacked(dialect, entering)
+        ids = dialects.unpacked(dialect, entering)
         rows = select(literal(audience_id, String), ids.c.value, literal(at, _ENTERED_AT))
         names = ["audience_id", "contact_id", "entered_at"]
         session.execute(insert(MEMBERSHIPS).from_select(names, rows))

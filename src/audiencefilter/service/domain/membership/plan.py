@@ -32,10 +32,10 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from ... import FilterSet
-from ..db.models import Audience, List
-from . import references, relations
-from .audience_filters import SMART, StoredAudience, columns_read, filter_of
+from .... import FilterSet
+from ...db.models import Audience, List
+from .. import references, relations
+from ..audience_filters import SMART, StoredAudience, columns_read, filter_of
 
 PLANS_KEPT = 256
 SETS_KEPT = 32  # sets of audiences judged together, per plan

@@ -1,0 +1,417 @@
+"""Audiences: create, page through, read with their members, update, delete, and preview a
+filter without saving it.
+
+The rules of the specification refuse with its string-form errors (`AudienceRuleError`),
+checked in this order: `name` and `listId` present, the list is the caller's (`NotFound`
+otherwise), then the filters: both forms given, invalid, empty or missing for smart mode.
+`filters` (a JSON string or object) or `filtersText` (text syntax) are read by the filter
+library and stored as canonical JSON; a smart audience's members are stored
+(`membership/store.py`).
+
+A new or changed filter is read (and budgeted) and its members evaluated in read transactions
+before the write, which only stores them (`membership/snapshot.py`): neither a large filter's
+reading nor a large evaluation holds the list's writers, nor, on SQLite, the database's write
+lock. Problems found that early are raised once the write has found the list or the audience,
+so a 404 still comes first. The answer with `subs` is read after the commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from .... import Filter
+from ...db.engine import Database
+from ...db.models import Audience, List
+from ...db.queries import count, owned_audience, owned_list, page_of
+from ...ground import clock
+from ...ground.errors import AudienceRuleError, Conflict, NotFound
+from ...settings import Settings
+from .. import changes, custom_fields, references, relations
+from ..audience_filters import (
+    ABSENT,
+    EMPTY,
+    FILTERS_EMPTY,
+    FILTERS_REQUIRED,
+    LIST_REQUIRED,
+    NAME_AND_LIST_REQUIRED,
+    FilterInput,
+    check_list_room,
+    filters_as,
+    read_filters,
+    warnings_for,
+)
+from ..contact_pages import ContactPages, Paging
+from ..explanations import explain_contact
+from ..membership import snapshot as membership_snapshot
+from ..membership.members import (
+    MANUAL,
+    SMART,
+    audience_filter,
+    audience_sizes,
+    filter_in_use,
+    member_condition,
+)
+from ..membership.snapshot import Snapshot
+from .unit import Page, Writes
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class AudienceChange:
+    """What a create or an update says of an audience; None: not sent. `cleared`: the update
+    sent `filters` or `filtersText` as null (with neither given, the filters are emptied)."""
+
+    name: str | None = None
+    list_id: str | None = None
+    mode: str | None = None
+    filters: Any = None
+    filters_text: str | None = None
+    filters_format: str | None = None
+    cleared: bool = False
+
+
+@dataclass(frozen=True)
+class Subs:
+    """The page of members an answer carries, and the format its filter is also shown in."""
+
+    paging: Paging
+    filters_as: str | None = None
+
+
+@dataclass(frozen=True)
+class Read:
+    """An audience with a page of its members (`contacts`, `pagination`) and its filter in the
+    format asked for (`shown`: `{"filtersAs": ...}` or nothing)."""
+
+    audience: Audience
+    contacts: list[dict[str, Any]]
+    pagination: dict[str, int]
+    shown: dict[str, Any]
+
+    def warnings(self) -> list[dict[str, str]]:
+        """Advice about its filter (a written audience's answer carries it)."""
+        return warnings_for(audience_filter(self.audience))
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A page of a list's audiences, with the number of members of each."""
+
+    page: Page[Audience]
+    sizes: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a filter selects now: a page of contacts, the filter read, why one contact is in
+    or out (`explanation`, when asked), its other format and advice."""
+
+    filter: Filter
+    contacts: dict[str, Any]
+    shown: dict[str, Any]
+    warnings: list[dict[str, str]]
+    explanation: dict[str, Any] | None
+
+
+def _stored(mode: str, given: FilterInput, current: str | None) -> str | None:
+    """The canonical filters to store after a change, enforcing the smart-mode rules."""
+    if given.filter is not None:
+        filters: str | None = given.canonical
+    else:
+        filters = None if given.given else current
+    if mode == SMART:
+        if given.empty:
+            raise AudienceRuleError(FILTERS_EMPTY)
+        if filters is None:
+            raise AudienceRuleError(FILTERS_REQUIRED)
+    return filters
+
+
+def _stored_fields(given: FilterInput, current: str | None) -> str | None:
+    """The custom fields read by the filter stored after a change (`_stored`'s twin)."""
+    if given.filter is not None:
+        return given.fields
+    return None if given.given else current
+
+
+def _declared_early(database: Database, account_id: str, list_id: str) -> dict[str, str]:
+    """The list's custom fields, read before its lock to read a filter with (the write checks
+    they did not change meanwhile); none when the list is not there: the write says so."""
+    try:
+        with database.reading() as session:
+            return custom_fields.declared(owned_list(session, account_id, list_id))
+    except NotFound:
+        return {}
+
+
+def _read(change: AudienceChange, declared: dict[str, str]) -> FilterInput:
+    """`null` for the filters of an update clears them (empty), where absence keeps them."""
+    if change.cleared and change.filters is None and change.filters_text is None:
+        return EMPTY
+    return read_filters(change.filters, change.filters_text, declared, change.filters_format)
+
+
+def _read_early(
+    change: AudienceChange, declared: dict[str, str]
+) -> tuple[FilterInput, AudienceRuleError | None]:
+    """The filter read before any lock, or the problem to raise once the write found its list
+    or audience."""
+    try:
+        return _read(change, declared), None
+    except AudienceRuleError as exc:
+        return ABSENT, exc
+
+
+def _evaluate_early(
+    database: Database, account_id: str, list_id: str, mode: str, given: FilterInput
+) -> Snapshot | None:
+    """A new smart audience's members, evaluated before the write transaction; None when
+    there is nothing to evaluate or the write will refuse the request anyway."""
+    if mode != SMART or given.filter is None or given.canonical is None:
+        return None
+    try:
+        with database.reading() as session:
+            lst = owned_list(session, account_id, list_id)
+    except NotFound:
+        return None
+    return membership_snapshot.evaluate(database, lst.id, given.filter, given.canonical)
+
+
+def _check_room(session: Session, settings: Settings, list_id: str) -> None:
+    held = count(session, Audience, Audience.listId == list_id)
+    if held >= settings.max_audiences_per_list:
+        raise Conflict(f"A list holds at most {settings.max_audiences_per_list} audiences")
+
+
+@dataclass(frozen=True)
+class _New:
+    """A creation as read before the write: its list, mode and filter, and the members
+    evaluated early, or the filter's problem to raise once the list is found."""
+
+    account_id: str
+    list_id: str
+    name: str
+    mode: str
+    given: FilterInput
+    problem: AudienceRuleError | None
+    evaluated: Snapshot | None
+
+
+def _prepare(database: Database, account_id: str, change: AudienceChange) -> _New:
+    if not change.name or not change.list_id:
+        raise AudienceRuleError(NAME_AND_LIST_REQUIRED)
+    declared = _declared_early(database, account_id, change.list_id)
+    given, problem = _read_early(change, declared)
+    mode = change.mode or (SMART if given.given else MANUAL)
+    evaluated = None
+    if problem is None:
+        evaluated = _evaluate_early(database, account_id, change.list_id, mode, given)
+    return _New(account_id, change.list_id, change.name, mode, given, problem, evaluated)
+
+
+def _insert(session: Session, settings: Settings, new: _New) -> str:
+    """The write of a creation, under the list's lock; the new audience's id."""
+    lst = changes.locked_list(session, new.account_id, new.list_id)
+    if new.problem is not None:
+        raise new.problem
+    filters, fields = _stored(new.mode, new.given, None), _stored_fields(new.given, None)
+    custom_fields.check_unchanged(lst, fields)
+    _check_room(session, settings, lst.id)
+    if new.given.filter is not None:
+        check_list_room(session, lst.id, new.given, excluding=None)
+    references.check(session, lst.id, None, filter_in_use(new.mode, filters, fields))
+    audience = Audience(listId=lst.id, name=new.name, mode=new.mode, filters=filters, fields=fields)
+    session.add(audience)
+    session.flush()
+    changes.audience_created(session, audience, new.evaluated)
+    return audience.id
+
+
+def create(
+    database: Database,
+    settings: Settings,
+    account_id: str,
+    change: AudienceChange,
+    writes: Writes[str, R],
+) -> R:
+    """A new audience; `writes` gets its id once committed (`read` answers it with members)."""
+    new = _prepare(database, account_id, change)
+    return writes(lambda session: _insert(session, settings, new))
+
+
+def read(
+    database: Database, settings: Settings, account_id: str, audience_id: str, subs: Subs
+) -> Read:
+    """The audience, a page of its members (judged now) and its filter in the form asked for."""
+    with database.reading() as session:
+        audience, lst = owned_audience(session, account_id, audience_id)
+        result = ContactPages(session, lst, settings).paged(
+            [member_condition(audience)], subs.paging
+        )
+    shown = filters_as(audience_filter(audience), subs.filters_as)
+    return Read(audience, result["contacts"], result["pagination"], shown)
+
+
+def page(database: Database, account_id: str, list_id: str, number: int, limit: int) -> Listed:
+    """The list's audiences, newest first, with their sizes."""
+    with database.reading() as session:
+        lst = owned_list(session, account_id, list_id)
+        statement = (
+            select(Audience)
+            .where(Audience.listId == lst.id)
+            .order_by(Audience.createdAt.desc(), Audience.id)
+        )
+        audiences = session.scalars(page_of(statement, number, limit)).all()
+        total = count(session, Audience, Audience.listId == lst.id)
+        return Listed(Page(audiences, total), audience_sizes(session, audiences))
+
+
+@dataclass(frozen=True)
+class _Changed:
+    """An update as read before the write: its filter and the members evaluated early, or the
+    filter's problem to raise once the audience is found."""
+
+    account_id: str
+    audience_id: str
+    change: AudienceChange
+    given: FilterInput
+    problem: AudienceRuleError | None
+    evaluated: Snapshot | None
+
+
+def _read_update_early(
+    database: Database, account_id: str, audience_id: str, change: AudienceChange
+) -> tuple[FilterInput, AudienceRuleError | None]:
+    """The update's filter read before any lock, with its list's custom fields."""
+    declared: dict[str, str] = {}
+    try:
+        with database.reading() as session:
+            declared = custom_fields.declared(owned_audience(session, account_id, audience_id)[1])
+    except NotFound:
+        pass
+    return _read_early(change, declared)
+
+
+def _evaluate_update_early(database: Database, new: _Changed) -> Snapshot | None:
+    """The members after an update that changes the filter in use, evaluated before the write
+    transaction; None when the update leaves them alone or will be refused."""
+    try:
+        with database.reading() as session:
+            audience, _ = owned_audience(session, new.account_id, new.audience_id)
+        mode = new.change.mode or audience.mode
+        filters = _stored(mode, new.given, audience.filters)
+    except (NotFound, AudienceRuleError):
+        return None
+    flt = filter_in_use(mode, filters, _stored_fields(new.given, audience.fields))
+    if flt is None or filters is None or (audience.mode, audience.filters) == (mode, filters):
+        return None
+    return membership_snapshot.evaluate(database, audience.listId, flt, filters)
+
+
+def _prepare_update(
+    database: Database, account_id: str, audience_id: str, change: AudienceChange
+) -> _Changed:
+    given, problem = _read_update_early(database, account_id, audience_id, change)
+    new = _Changed(account_id, audience_id, change, given, problem, None)
+    if problem is not None:
+        return new
+    evaluated = _evaluate_update_early(database, new)
+    return _Changed(account_id, audience_id, change, given, problem, evaluated)
+
+
+def _apply(session: Session, new: _Changed) -> None:
+    """The write of an update, under the list's lock."""
+    audience, lst = changes.locked_audience(session, new.account_id, new.audience_id)
+    if new.problem is not None:
+        raise new.problem
+    mode = new.change.mode or audience.mode
+    filters = _stored(mode, new.given, audience.filters)
+    fields = _stored_fields(new.given, audience.fields)
+    custom_fields.check_unchanged(lst, fields)
+    if new.given.filter is not None:
+        check_list_room(session, audience.listId, new.given, excluding=audience.id)
+    references.check(session, audience.listId, audience.id, filter_in_use(mode, filters, fields))
+    if new.change.name is not None:
+        audience.name = new.change.name
+    membership = (audience.mode, audience.filters) != (mode, filters)
+    audience.mode = mode
+    audience.filters, audience.fields = filters, fields
+    session.flush()
+    changes.audience_updated(session, audience, membership=membership, evaluated=new.evaluated)
+
+
+def update(
+    database: Database,
+    settings: Settings,
+    account_id: str,
+    audience_id: str,
+    change: AudienceChange,
+    subs: Subs,
+) -> Read:
+    """The audience changed as sent; then read with its members, after the commit."""
+    new = _prepare_update(database, account_id, audience_id, change)
+    with database.transaction() as session:
+        _apply(session, new)
+    return read(database, settings, account_id, audience_id, subs)
+
+
+def remove(database: Database, account_id: str, audience_id: str) -> tuple[Audience, int]:
+    """Deletes the audience (refused while others' filters name it); it, and its size then."""
+    with database.transaction() as session:
+        audience, _ = changes.locked_audience(session, account_id, audience_id)
+        references.check_deletable(session, audience)
+        size = audience_sizes(session, [audience])[audience_id]
+        changes.audience_deleting(session, audience)
+        session.execute(
+            delete(Audience)
+            .where(Audience.id == audience_id)
+            .execution_options(synchronize_session=False)
+        )
+    return audience, size
+
+
+@dataclass(frozen=True)
+class PreviewRequest:
+    """A filter to try on a list, in either form; the page of contacts; a contact to explain."""
+
+    list_id: str | None
+    filters: Any
+    filters_text: str | None
+    filters_format: str | None
+    explain: str | None
+    subs: Subs
+
+
+def _previewed(session: Session, lst: List, request: PreviewRequest) -> Filter:
+    flt = read_filters(
+        request.filters, request.filters_text, custom_fields.declared(lst), request.filters_format
+    )
+    if flt.empty:
+        raise AudienceRuleError(FILTERS_EMPTY)
+    if flt.filter is None:
+        raise AudienceRuleError(FILTERS_REQUIRED)
+    return flt.filter
+
+
+def preview(
+    database: Database, settings: Settings, account_id: str, request: PreviewRequest
+) -> Preview:
+    """What the filter selects now, without saving anything."""
+    if not request.list_id:
+        raise AudienceRuleError(LIST_REQUIRED)
+    with database.reading() as session:
+        lst = owned_list(session, account_id, request.list_id)
+        flt = _previewed(session, lst, request)
+        now = clock.now()
+        where = [relations.condition(flt, now)]
+        found = ContactPages(session, lst, settings).paged(where, request.subs.paging)
+        explanation = None
+        if request.explain is not None:
+            explanation = explain_contact(session, lst.id, flt, request.explain, now)
+    shown = filters_as(flt, request.subs.filters_as)
+    return Preview(flt, found, shown, warnings_for(flt), explanation)

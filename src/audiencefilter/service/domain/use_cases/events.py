@@ -1,0 +1,52 @@
+"""A list's events in commit order, after a cursor (`events.py`, the outbox).
+
+A consumer keeps the `next` cursor of each answer and asks again after it: it gets every
+committed event exactly once and in commit order. Events are the list's: the list must be the
+caller's, and a cursor of another list is `Invalid`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...db.engine import Database
+from ...db.models import Event
+from ...db.queries import owned_list
+from ...ground.errors import Invalid, ValidationIssue
+from .. import events
+
+BAD_CURSOR = "after: expected a cursor of this list from an earlier answer"
+
+
+@dataclass(frozen=True)
+class Events:
+    """A batch of events, the cursor to ask after it, and whether more were there already."""
+
+    events: list[Event]
+    next: str
+    more: bool
+
+
+def _position(after: str | None, list_id: str) -> int:
+    if after is None:
+        return 0
+    found = events.position_of(after, list_id)
+    if found is None:
+        raise Invalid(
+            f"Invalid request: /query/after: {BAD_CURSOR}",
+            errors=[ValidationIssue(pointer="/query/after", detail=BAD_CURSOR)],
+        )
+    return found
+
+
+def read(
+    database: Database, account_id: str, list_id: str, after: str | None, limit: int
+) -> Events:
+    """At most `limit` events of the list after the cursor `after` (None: from the start)."""
+    with database.reading() as session:
+        lst = owned_list(session, account_id, list_id)
+        position = _position(after, lst.id)
+        rows = events.after(session, lst.id, position, limit + 1)
+    batch = rows[:limit]
+    last = batch[-1].position if batch else position
+    return Events(batch, events.cursor(lst.id, last), len(rows) > limit)

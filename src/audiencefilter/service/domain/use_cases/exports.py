@@ -1,0 +1,74 @@
+"""Every member of an audience, read in batches for an export to stream.
+
+The members are those `audiences.read` answers (`membership.members.member_condition`), judged
+at one instant, the request's, for smart audiences. They are read in batches of `BATCH` ordered
+by id (keyset paging: each batch starts after the last id read), each in its own short read
+transaction: memory stays bounded by one batch whatever the audience's size, and no transaction
+(nor SQLite's lock) is held while the client reads slowly. The price is that an export is not
+one snapshot: a contact changed meanwhile may be read before or after its change; a contact
+comes at most once. Rows are the contact's stored fields (`queries.CONTACT_ROW_FIELDS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, true
+
+from ...db.engine import Database
+from ...db.models import Contact, Membership
+from ...db.queries import CONTACT_ROW_FIELDS, contact_rows, fetch_rows, owned_audience
+from ..membership.members import member_condition, stored_members
+
+BATCH = 1000
+FIELDS = CONTACT_ROW_FIELDS
+"""The fields of each row, in the order an export writes them."""
+Rows = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Export:
+    """The audience's id, and its members to read batch after batch."""
+
+    audience_id: str
+    batches: Iterator[Rows]
+
+
+def _batches(
+    database: Database, condition: ColumnElement[bool], list_id: str, stored: str | None
+) -> Iterator[Rows]:
+    """Batches of members in id order. `stored`: the audience whose `memberships` rows are its
+    members, walked in their own index order (audience, contact) and joined to their contacts,
+    rather than every contact of the list tested against them (7x faster over a million)."""
+    last: str | None = None
+    key = Contact.id if stored is None else Membership.contactId
+    while True:
+        where = [Contact.listId == list_id, condition]
+        if last is not None:
+            where.append(key > last)
+        statement = contact_rows(where)
+        if stored is not None:
+            statement = statement.join(Membership, Membership.contactId == Contact.id).where(
+                Membership.audienceId == stored
+            )
+        with database.reading() as session:
+            rows = fetch_rows(session, statement.order_by(key).limit(BATCH))
+        if not rows:
+            return
+        yield rows
+        if len(rows) < BATCH:
+            return
+        last = rows[-1]["id"]
+
+
+def members(database: Database, account_id: str, audience_id: str) -> Export:
+    """The audience's members, judged now; the first batch is read when asked for."""
+    with database.reading() as session:
+        audience, lst = owned_audience(session, account_id, audience_id)
+        stored = audience.id if stored_members(audience) else None
+        # The instant is fixed here, once; stored members are read through the join instead.
+        condition = true() if stored else member_condition(audience)
+        list_id = lst.id
+    return Export(audience.id, _batches(database, condition, list_id, stored))
