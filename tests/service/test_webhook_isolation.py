@@ -230,7 +230,7 @@ def test_a_healthy_accounts_delivery_goes_at_the_next_free_thread(
     one."""
     arrivals, silent, healthy = receivers
     api = _app(tmp_path, webhook_concurrency=concurrency, webhook_account_share=share,
-               webhook_timeout_seconds=HANG_GUARD * 2)  # fmt: skip
+               webhook_timeout_seconds=HANG_GUARD * 2, webhook_lease_seconds=3600)  # fmt: skip
     try:
         for _ in range(accounts):
             _noisy(api, silent.url, endpoints, 12)
@@ -273,22 +273,23 @@ def test_a_silent_receiver_does_not_delay_another_accounts_delivery(
 ) -> None:
     """The service's own loop, a receiver that never answers (attempts end at their 1 s
     limit) and the smallest worker that still keeps a share free: the healthy delivery goes out
-    within one turn of the silent account's, not after its backlog."""
+    within a turn or two of the silent account's, not after its backlog of 20."""
     arrivals, silent, healthy = receivers
     api = _app(tmp_path, webhook_concurrency=2, webhook_account_share=2,
                webhook_timeout_seconds=1, webhook_poll_seconds=0.05)  # fmt: skip
     try:
-        _noisy(api, silent.url, 1, 12)
+        _noisy(api, silent.url, 1, 20)
         worker = worker_of(api)
         worker.start()
         until(lambda: len(arrivals.of("silent")) >= 1, "the silent account's turn")
-        before = len(arrivals.of("silent"))
         _healthy(api, healthy.url)
+        due = len(arrivals.of("silent"))  # silent requests in when the healthy one was due
         until(lambda: bool(arrivals.of("healthy")), "the healthy delivery")
         log = arrivals.snapshot()
         position = log.index(("healthy", arrivals.of("healthy")[0]))
-        # At most the attempts claimed before the healthy one was due, and one more turn.
-        assert position <= before + 2 * 2, log
+        # After it was due: the silent attempt already claimed, the one a turn under way may
+        # claim, and slack for a slow sending thread; its backlog would be 20.
+        assert position <= due + 6, log
     finally:
         silent.close()
         api.close()
