@@ -13,7 +13,9 @@ lease (a token and an expiry) before committing. The HTTP attempt runs outside a
 a worker killed during it leaves a lease that expires (`webhook_lease_seconds`), and the
 delivery is claimed again: at least once. A delivery is not claimable while an earlier delivery
 (by outbox position) of the same endpoint and the same contact is pending: **in order per
-contact**. Events without a contact are ordered by their audience.
+contact**. Events without a contact are ordered by their audience. Accounts take turns for the
+free slots, and none passes its limit of attempts in flight (`turns.py`): one account's backlog
+neither fills a worker nor delays another account's delivery past the next free slot.
 
 **Results.** `settle` records the attempt (status code, duration, error) and moves the delivery
 on: delivered, or its next attempt after the backoff (`schedule.py`), or failed after the last
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,6 +53,7 @@ from ...ground.json import dumps
 from .. import events
 from .schedule import backoff
 from .sender import Outcome
+from .turns import Turns
 
 ENABLED = "enabled"
 DISABLED = "disabled"
@@ -177,88 +180,61 @@ def _signing_secrets(hook: Webhook, now: datetime) -> tuple[str, ...]:
     return (hook.secret,)
 
 
-def fair_share(
-    rows: Sequence[WebhookDelivery],
-    accounts: dict[str, str],
-    limit: int,
-    share: int,
-    busy: Mapping[str, int] | None = None,
-    cap: int | None = None,
-) -> list[WebhookDelivery]:
-    """Up to `limit` of the due `rows` (in due order), at most `share` per account while other
-    accounts have rows waiting, counting the attempts each account has in flight (`busy`): one
-    account's silent receiver then holds at most `share` sending threads, and the others'
-    deliveries go out at once. An account alone may take more, up to `cap` in flight (every
-    slot when `cap` is None), so that some slots stay free for the next account's."""
-    in_flight = dict(busy or {})
-    taken: list[WebhookDelivery] = []
-    passed: list[WebhookDelivery] = []
-    for row in rows:
-        account = accounts[row.webhookId]
-        if in_flight.get(account, 0) < share:
-            in_flight[account] = in_flight.get(account, 0) + 1
-            taken.append(row)
-        else:
-            passed.append(row)
-    if len({accounts[row.webhookId] for row in rows}) == 1:
-        for row in passed:
-            account = accounts[row.webhookId]
-            if cap is None or in_flight.get(account, 0) < cap:
-                in_flight[account] = in_flight.get(account, 0) + 1
-                taken.append(row)
-    return taken[:limit]
-
-
 def claim(
-    database: Database,
-    policy: Policy,
-    limit: int,
-    share: int | None = None,
-    busy: Mapping[str, int] | None = None,
-    cap: int | None = None,
+    database: Database, policy: Policy, slots: int, turns: Turns | None = None
 ) -> list[Claimed]:
-    """Takes up to `limit` due deliveries for this worker, under a lease: a few due rows of
-    every endpoint that has some (`_due_fairly`), then each account's share (`fair_share`)."""
+    """Takes up to `slots` due deliveries for this worker, under a lease, by the accounts'
+    turns (`turns.py`): the accounts with deliveries due are ranked by their next turn (those at
+    their limit left out), a few due rows of each of the first are read, and the free slots go
+    to them in turn. Nothing is begun: the caller begins what it starts (`Turns.begin`)."""
+    turns = turns or Turns(slots)
     now = clock.now()
     with database.transaction() as session:
-        rows = _due_fairly(session, now, limit)
-        if not rows:
+        endpoints = _endpoints_due(session, now)
+        if not endpoints:
             return []
-        hooks = _hooks_of(session, rows)
-        accounts = _accounts_of(session, hooks)
-        rows = fair_share(rows, accounts, limit, share or limit, busy, cap)
+        contested = len(endpoints) > 1
+        limit, in_flight = turns.limit(contested), turns.in_flight()
+        oldest = {account: due[0][1] for account, due in endpoints.items()}
+        queues: dict[str, list[WebhookDelivery]] = {}
+        for account in turns.order(oldest)[:slots]:
+            wanted = min(slots, limit - in_flight.get(account, 0))
+            queues[account] = _due_of(
+                session, now, [hook for hook, _ in endpoints[account]], wanted
+            )
+        chosen = turns.choose(queues, slots, contested)
+        if not chosen:
+            return []
+        hooks = _hooks_of(session, [row for _, row in chosen])
         until = now + timedelta(seconds=policy.lease)
-        return [_lease(row, hooks[row.webhookId], accounts, now, until) for row in rows]
+        return [_lease(row, hooks[row.webhookId], account, now, until) for account, row in chosen]
 
 
-def _due_fairly(session: Session, now: datetime, limit: int) -> list[WebhookDelivery]:
-    """Up to `limit` due rows of each endpoint that has some, endpoints taken in turn across
-    accounts (oldest due first within one), until `limit * _LOOK_AHEAD` rows: one endpoint's
-    backlog of thousands cannot hide another account's delivery behind it."""
-    rows: list[WebhookDelivery] = []
-    for webhook_id in _endpoints_due(session, now):
-        rows.extend(session.scalars(_due(now, limit, webhook_id)))
-        if len(rows) >= limit * _LOOK_AHEAD:
-            break
-    return rows
-
-
-def _endpoints_due(session: Session, now: datetime) -> list[str]:
-    """The endpoints with due deliveries, interleaved by account (each account's first, then
-    each one's second...), each account's in the order of their oldest due delivery."""
+def _endpoints_due(session: Session, now: datetime) -> dict[str, list[tuple[str, datetime]]]:
+    """Each account's endpoints with deliveries due, with their oldest, oldest first."""
     statement = (
-        select(WebhookDelivery.webhookId, List.accountId)
+        select(List.accountId, WebhookDelivery.webhookId, func.min(WebhookDelivery.nextAttemptAt))
         .join(Webhook, Webhook.id == WebhookDelivery.webhookId)
         .join(List, List.id == Webhook.listId)
         .where(*_due_conditions(now))
-        .group_by(WebhookDelivery.webhookId, List.accountId)
-        .order_by(func.min(WebhookDelivery.nextAttemptAt))
+        .group_by(List.accountId, WebhookDelivery.webhookId)
+        .order_by(func.min(WebhookDelivery.nextAttemptAt), WebhookDelivery.webhookId)
     )
-    by_account: dict[str, list[str]] = {}
-    for webhook_id, account_id in session.execute(statement):
-        by_account.setdefault(account_id, []).append(webhook_id)
-    turns = itertools.zip_longest(*by_account.values())
-    return [webhook_id for turn in turns for webhook_id in turn if webhook_id is not None]
+    found: dict[str, list[tuple[str, datetime]]] = {}
+    for account_id, webhook_id, oldest in session.execute(statement):
+        found.setdefault(account_id, []).append((webhook_id, oldest))
+    return found
+
+
+def _due_of(
+    session: Session, now: datetime, webhook_ids: Sequence[str], wanted: int
+) -> list[WebhookDelivery]:
+    """Up to `wanted` due rows of one account, its endpoints in turn (the first row of each,
+    then the second...): within an account too, one endpoint's backlog does not hide another's
+    delivery."""
+    per_endpoint = [list(session.scalars(_due(now, wanted, hook))) for hook in webhook_ids[:wanted]]
+    turns = itertools.zip_longest(*per_endpoint)
+    return [row for turn in turns for row in turn if row is not None][:wanted]
 
 
 def _due(now: datetime, limit: int, webhook_id: str) -> Select[WebhookDelivery]:
@@ -303,11 +279,7 @@ def _hooks_of(session: Session, rows: Sequence[WebhookDelivery]) -> dict[str, We
 
 
 def _lease(
-    row: WebhookDelivery,
-    hook: Webhook,
-    accounts: Mapping[str, str],
-    now: datetime,
-    until: datetime,
+    row: WebhookDelivery, hook: Webhook, account_id: str, now: datetime, until: datetime
 ) -> Claimed:
     """Writes this worker's lease on the delivery; what to send, where, signed how."""
     token = secrets.token_hex(8)
@@ -315,17 +287,7 @@ def _lease(
     row.leaseUntil = until
     signing = _signing_secrets(hook, now)
     body = row.body.encode()
-    return Claimed(row.id, token, hook.id, hook.url, signing, body, accounts[hook.id])
-
-
-_LOOK_AHEAD = 4  # due rows read per slot, so other accounts' rows are seen behind a burst
-
-
-def _accounts_of(session: Session, hooks: dict[str, Webhook]) -> dict[str, str]:
-    """Each webhook's account, through its list."""
-    lists = select(List.id, List.accountId).where(List.id.in_({h.listId for h in hooks.values()}))
-    list_accounts = {list_id: account for list_id, account in session.execute(lists)}
-    return {hook_id: list_accounts[hook.listId] for hook_id, hook in hooks.items()}
+    return Claimed(row.id, token, hook.id, hook.url, signing, body, account_id)
 
 
 @dataclass(frozen=True)

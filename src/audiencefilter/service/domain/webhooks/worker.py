@@ -10,10 +10,10 @@ worker): it claims as many due deliveries as threads are free, each attempt with
 `webhook_timeout_seconds`; an attempt that ends frees its thread and wakes the loop at once,
 which records the attempts ended since its last turn in one transaction (fewer writes for
 SQLite's one write lock) before it claims again. So a silent receiver holds only its own
-threads for its time limit, never a round of everyone's. Claims are fair across accounts
-(`dispatch.claim`): an account gets at most `webhook_account_share` threads while others have
-deliveries due, counting its attempts in flight, and alone at most all threads but that share,
-which stay free for the next account. An
+threads for its time limit, never a round of everyone's. Accounts take turns for the free
+threads (`turns.py`): the account with the fewest attempts in flight first, round robin among
+equals; an account holds at most `webhook_account_share` threads while others have deliveries
+due, and alone all threads but that share, which stay free for the next account. An
 idle loop waits `webhook_poll_seconds`. While the database has no webhook at all, it looks again
 only every `DISCOVERY_SECONDS` (or at once when this process creates one): a service without
 webhooks does no work for them. `run_once` (tests, drills) is one synchronous round: claim four
@@ -34,6 +34,7 @@ from ...ground import clock
 from ...settings import Settings
 from . import dispatch, signing, targets
 from .sender import Outcome, post
+from .turns import Turns
 
 logger = logging.getLogger("audiencefilter.service.webhooks")
 # A round claims this many deliveries per sending thread: fewer transactions per delivery, and
@@ -70,8 +71,10 @@ class WebhookWorker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        concurrency, share = settings.webhook_concurrency, settings.webhook_account_share
+        self.turns = Turns(concurrency, share)  # the loop's attempts in flight, per account
+        self._round_turns = Turns(concurrency * CLAIM_ROUNDS, share * CLAIM_ROUNDS)
         self._flight = threading.Lock()
-        self._in_flight: dict[str, int] = {}  # attempts under way, per account
         self._ended: list[dispatch.Result] = []  # attempts ended, not recorded yet
 
     def run_once(self) -> int:
@@ -83,14 +86,16 @@ class WebhookWorker:
 
     def _round(self) -> int:
         dispatch.fan_out(self.database)
-        claimed = dispatch.claim(
-            self.database,
-            self.policy,
-            self.settings.webhook_concurrency * CLAIM_ROUNDS,
-            self.settings.webhook_account_share,
-        )
-        if claimed:
-            self._send_all(claimed)
+        turns = self._round_turns
+        claimed = dispatch.claim(self.database, self.policy, turns.free(), turns)
+        for item in claimed:
+            turns.begin(item.account_id)
+        try:
+            if claimed:
+                self._send_all(claimed)
+        finally:
+            for item in claimed:
+                turns.end(item.account_id)
         return len(claimed)
 
     def dispatch_free(self) -> int:
@@ -98,17 +103,13 @@ class WebhookWorker:
         number started. The attempts ended since the last turn are recorded first."""
         self.record_ended()
         dispatch.fan_out(self.database)
-        concurrency, share = self.settings.webhook_concurrency, self.settings.webhook_account_share
-        with self._flight:
-            free = concurrency - sum(self._in_flight.values())
-            busy = dict(self._in_flight)
+        free = self.turns.free()
         if free <= 0:
             return 0
-        cap = max(share, concurrency - share)
-        claimed = dispatch.claim(self.database, self.policy, free, share, busy, cap)
+        claimed = dispatch.claim(self.database, self.policy, free, self.turns)
         app_clock = self.clock or system_clock
         for item in claimed:
-            self._count(item.account_id, 1)
+            self.turns.begin(item.account_id)
             self._pool.submit(self._attempt_and_hand_back, item, app_clock)
         return len(claimed)
 
@@ -120,7 +121,7 @@ class WebhookWorker:
         except Exception:  # the lease runs out and the delivery is tried again
             logger.exception("the attempt of delivery %s failed to run", item.id)
         finally:
-            self._count(item.account_id, -1)
+            self.turns.end(item.account_id)
             self._wake.set()
 
     def record_ended(self) -> None:
@@ -133,14 +134,6 @@ class WebhookWorker:
             dispatch.settle(self.database, self.policy, ended)
         except Exception:  # the leases run out and the deliveries are tried again
             logger.exception("could not record the attempts of %d deliveries", len(ended))
-
-    def _count(self, account_id: str, change: int) -> None:
-        with self._flight:
-            left = self._in_flight.get(account_id, 0) + change
-            if left:
-                self._in_flight[account_id] = left
-            else:
-                self._in_flight.pop(account_id, None)
 
     def _send_all(self, claimed: Sequence[dispatch.Claimed]) -> None:
         app_clock = self.clock or system_clock
