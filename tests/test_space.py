@@ -161,9 +161,22 @@ def generated_batches() -> list[Batch]:
     return _BATCHES
 
 
+def sweep_wheres() -> list[dict[str, Any]]:
+    """Every condition of the space (deep); in CI one per type, placement, level, operator
+    and kind of operand (the `mode` and `not` variants are left to the generated batches)."""
+    seen: set[tuple[Any, ...]] = set()
+    wheres = []
+    for slot, operation, where in every_condition(SPACE):
+        key = (slot.type, slot.placement, slot.relation, slot.function, operation.key, operation.operand)
+        if DEEP or key not in seen:
+            seen.add(key)
+            wheres.append(where)
+    return wheres
+
+
 def sweep_batches() -> list[Batch]:
-    """The sweep: every condition of the space, over the records of the first batches."""
-    wheres = [where for _, _, where in every_condition(SPACE)]
+    """The sweep: the conditions of `sweep_wheres`, over the records of the first batches."""
+    wheres = sweep_wheres()
     base = generated_batches()[0]
     pool = [r for b in generated_batches()[:2] for r in b.records if b.schema == SPACE]
     pool = pool or list(base.records)
@@ -256,7 +269,7 @@ def ask(
     surface: Surface, run: Callable[..., list[Any]], batch: Batch, wheres: tuple[dict[str, Any], ...]
 ) -> list[Disagreement]:
     """The disagreements of one surface on one batch (each reduced), counted in the tally."""
-    records = [r for r in batch.records if surface.stores(r)]
+    records = [r for r in batch.records if surface.stores(r)][: surface.records]
     filters = [af.parse(where, batch.schema) for where in wheres]
     outcomes = run(batch, filters, records)
     checks, refusals, found = judge(surface, batch, wheres, records, outcomes)
