@@ -69,14 +69,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
             f"refused (documented) {tally.disagreements[surface]:>5} disagreements"
         )
     write(f"{'total':28} {sum(tally.checks.values()):>9} checks")
-    path = Path(os.environ.get("SPACE_REPORT") or config._tmp_path_factory.getbasetemp() / "space.json")
-    report = {
-        "checks": dict(tally.checks),
-        "refusals": dict(tally.refusals),
-        "disagreements": dict(tally.disagreements),
-        "repros": tally.repros,
-    }
-    path.write_text(json.dumps(report, indent=1, ensure_ascii=True, default=str), encoding="utf-8")
+    path = Path(
+        os.environ.get("SPACE_REPORT") or config._tmp_path_factory.getbasetemp() / "space.json"
+    )
+    report = json.dumps(tally.report(), indent=1, ensure_ascii=True, default=str)
+    path.write_text(report, encoding="utf-8")
     write(f"report with every repro: {path}")
 
 

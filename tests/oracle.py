@@ -110,7 +110,9 @@ def ago(duration: str, now: datetime) -> datetime:
     year, month = divmod(total, 12)
     if year < 1:
         return FIRST
-    moment = moment.replace(year=year, month=month + 1, day=min(moment.day, _month_days(year, month + 1)))
+    moment = moment.replace(
+        year=year, month=month + 1, day=min(moment.day, _month_days(year, month + 1))
+    )
     exact = timedelta(weeks=weeks, days=days_, hours=hours, minutes=minutes, microseconds=micros)
     try:
         return moment - exact
@@ -260,7 +262,7 @@ class Oracle:
     def _aggregate(self, inner: Oracle, key: str, value: Any, rows: list[Any]) -> Truth:
         if key == "count":
             return inner._scalar_body(value, len(rows), "number", None)
-        (name, test), = value.items()
+        ((name, test),) = value.items()
         kind = inner._type(name)
         present = [row.get(name) for row in rows if row.get(name) is not None]
         if key == "sum":
@@ -286,7 +288,13 @@ class Oracle:
         return self._scalar_body(body, value, kind, record, declared=bool(source))
 
     def _scalar_body(
-        self, body: Any, value: Any, kind: str, record: Mapping[str, Any] | None, *, declared: bool = False
+        self,
+        body: Any,
+        value: Any,
+        kind: str,
+        record: Mapping[str, Any] | None,
+        *,
+        declared: bool = False,
     ) -> Truth:
         context = _Scalar(self, value, kind, record, declared, False)
         if isinstance(body, dict):
@@ -322,7 +330,14 @@ class Oracle:
                 return value is not None
             if isinstance(operand, list):
                 operand = {"equals": operand}
-            return not3(self._list_body({**operand, **({"mode": "insensitive"} if insensitive else {})}, value, element, declared))
+            return not3(
+                self._list_body(
+                    {**operand, **({"mode": "insensitive"} if insensitive else {})},
+                    value,
+                    element,
+                    declared,
+                )
+            )
         if key == "equals" and operand is None:
             return value is None
         if value is None:
@@ -395,7 +410,11 @@ def _json_array(key: str, operand: Any, value: Any, insensitive: bool = False) -
     return end is not None and _json_equal(end, operand, insensitive)
 
 
-_ALIASES = {"string_contains": "contains", "string_starts_with": "startsWith", "string_ends_with": "endsWith"}
+_ALIASES = {
+    "string_contains": "contains",
+    "string_starts_with": "startsWith",
+    "string_ends_with": "endsWith",
+}
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
     "equals": lambda a, b: bool(a == b),
     "gt": lambda a, b: bool(a > b),
@@ -467,7 +486,11 @@ class _Scalar:
     def _plain(self, op: str, value: Any, operand: Any) -> Truth:
         folded = self.insensitive or op == "contains"
         value = _fold(value, folded)
-        operand = [_fold(v, folded) for v in operand] if isinstance(operand, list) else _fold(operand, folded)
+        operand = (
+            [_fold(v, folded) for v in operand]
+            if isinstance(operand, list)
+            else _fold(operand, folded)
+        )
         if op == "contains":
             return operand in value
         if op == "startsWith":

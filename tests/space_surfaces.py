@@ -74,7 +74,7 @@ def selected(records: Records, keep: Callable[[dict[str, Any]], bool]) -> Answer
     return Answer(selected=frozenset(r["id"] for r in records if keep(r)))
 
 
-# ---- expectations -------------------------------------------------------------------------------
+# ---- expectations ----------------------------------------------------------------------------
 
 
 def expected_truths(batch: Batch, where: dict[str, Any], records: Records) -> dict[str, Truth]:
@@ -135,7 +135,7 @@ def json_number_fields(schema: af.Schema) -> frozenset[str]:
     return frozenset(names)
 
 
-# ---- surfaces -----------------------------------------------------------------------------------
+# ---- surfaces --------------------------------------------------------------------------------
 
 
 @dataclass
@@ -220,9 +220,7 @@ def _filter_set(batch: Batch, filters: list[af.Filter], records: Records) -> lis
             for position in group.matching(record, now=batch.now):
                 chosen[position].add(record["id"])
     except Exception:  # noqa: BLE001 - the set failed as a whole: ask each filter alone
-        return [
-            attempt(lambda flt=flt: _one_set(flt, records, batch.now)) for flt in filters
-        ]
+        return [attempt(lambda flt=flt: _one_set(flt, records, batch.now)) for flt in filters]
     return [Answer(selected=frozenset(ids)) for ids in chosen]
 
 
@@ -251,9 +249,7 @@ def _reference(name: str) -> Callable[[af.Filter, Records, datetime], Outcome]:
         written = flt.to_format(name)
         rows = [json_encoded(r) for r in records]
         judge = REFERENCES[name]
-        return Answer(
-            selected=frozenset(r["id"] for r in rows if judge(written, r, flt.schema))
-        )
+        return Answer(selected=frozenset(r["id"] for r in rows if judge(written, r, flt.schema)))
 
     return ask
 
@@ -278,7 +274,7 @@ FORMAT_SURFACES = [
 ]
 
 
-# ---- the command line ---------------------------------------------------------------------------
+# ---- the command line ------------------------------------------------------------------------
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:
@@ -335,7 +331,9 @@ def _cli_eval_one(flt: af.Filter, batch: Batch, schema: Path, contacts: Path) ->
     if flt.schema.relations and _reads_relations(flt):
         return None
     now = batch.now.isoformat()
-    status, out, err = _cli("eval", flt.to_json(), str(contacts), "--schema", str(schema), "--now", now)
+    status, out, err = _cli(
+        "eval", flt.to_json(), str(contacts), "--schema", str(schema), "--now", now
+    )
     problem = _cli_status(status, err)
     return problem or Answer(selected=frozenset(out.split()))
 
@@ -373,8 +371,14 @@ def _cli_explain_one(flt: af.Filter, batch: Batch, schema: Path, records: Record
     chosen = set()
     for record in records:
         status, out, err = _cli(
-            "explain", flt.to_json(), "--schema", str(schema), "--record",
-            json.dumps(json_encoded(record)), "--now", batch.now.isoformat(),
+            "explain",
+            flt.to_json(),
+            "--schema",
+            str(schema),
+            "--record",
+            json.dumps(json_encoded(record)),
+            "--now",
+            batch.now.isoformat(),
         )
         problem = _cli_status(status, err)
         if problem is not None:
@@ -390,7 +394,7 @@ CLI_SURFACES = [
 ]
 
 
-# ---- polars --------------------------------------------------------------------------------------
+# ---- polars ----------------------------------------------------------------------------------
 
 
 def _polars(raw: bool) -> Callable[..., list[Outcome]]:
@@ -552,7 +556,9 @@ def _fill(database: Any, tables: SpaceTables, schema: af.Schema, records: Record
 
 
 def _sql_surface(dialect: str, way: str) -> Callable[..., list[Outcome]]:
-    def run(database: Any, batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
+    def run(
+        database: Any, batch: Batch, filters: list[af.Filter], records: Records
+    ) -> list[Outcome]:
         try:
             tables = _tables(database, batch.schema)
             _fill(database, tables, batch.schema, records)
@@ -642,7 +648,12 @@ def _no_nul(value: Any) -> bool:
     return True
 
 
-DATABASE_FIXTURES = {"sqlite": None, "duckdb": None, "postgresql": "pg_database", "mysql": "mysql_url"}
+DATABASE_FIXTURES = {
+    "sqlite": None,
+    "duckdb": None,
+    "postgresql": "pg_database",
+    "mysql": "mysql_url",
+}
 SQL_SURFACES = [
     Surface(
         f"{way}-{dialect}",
@@ -666,7 +677,7 @@ SURFACES = [
 ]
 
 
-# ---- judging --------------------------------------------------------------------------------------
+# ---- judging ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -730,7 +741,12 @@ def judge(
             if got != wanted:
                 found.append(
                     Disagreement(
-                        surface.name, where, record, wanted, _shown(got), batch.now,
+                        surface.name,
+                        where,
+                        record,
+                        wanted,
+                        _shown(got),
+                        batch.now,
                         batch.schema.time_zone,
                     )
                 )
@@ -781,7 +797,11 @@ def _got(outcome: Outcome, key: str) -> Any:
 
 DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
     ("spark-sql", "Spark SQL does not evaluate relation conditions", "docs/backends.md"),
-    ("-mysql", "time zone", "docs/backends.md#anniversaries: MySQL/MariaDB refuse zoned anniversaries"),
+    (
+        "-mysql",
+        "time zone",
+        "docs/backends.md#anniversaries: MySQL/MariaDB refuse zoned anniversaries",
+    ),
     ("format-", "", "docs/interop.md: a writer refuses what its format cannot say faithfully"),
     ("reference-", "", "the format's writer refused it: nothing to evaluate"),
 ]
@@ -796,7 +816,7 @@ def documented_refusal(surface: str, message: str) -> bool:
     )
 
 
-# ---- reducing a disagreement ----------------------------------------------------------------------
+# ---- reducing a disagreement -----------------------------------------------------------------
 
 
 def smaller(where: Any) -> list[dict[str, Any]]:
@@ -819,7 +839,9 @@ def smaller(where: Any) -> list[dict[str, Any]]:
 
 
 def reduce(
-    disagreement: Disagreement, still: Callable[[dict[str, Any]], Disagreement | None], steps: int = 40
+    disagreement: Disagreement,
+    still: Callable[[dict[str, Any]], Disagreement | None],
+    steps: int = 40,
 ) -> Disagreement:
     """A smaller filter with a disagreement on the same surface and record, greedily."""
     current = disagreement

@@ -58,6 +58,8 @@ DEEP = PROFILE == "deep"
 BATCHES = int(os.environ.get("SPACE_BATCHES", 600 if DEEP else 3))
 """Generated batches (12 filters x 12 records each) every surface is asked."""
 SWEEP_CHUNK = 400
+REDUCED = 40
+"""Disagreements per surface reduced to a smaller filter; later ones are reported as found."""
 """Conditions of the sweep asked in one batch (one statement per database and way)."""
 
 
@@ -130,11 +132,13 @@ def test_every_relation_kind_is_reached() -> None:
     functions = {function for _, function in reached if function is not None}
     assert functions == set(Aggregate)
     wheres = [where for _, _, where in every_condition(SPACE)]
-    quantifiers = {q for where in wheres for body in where.values() if isinstance(body, dict) for q in body}
+    quantifiers = {
+        q for where in wheres for body in where.values() if isinstance(body, dict) for q in body
+    }
     assert {q.value for q in Quantifier} <= quantifiers
 
 
-# ---- batches ------------------------------------------------------------------------------------
+# ---- batches ---------------------------------------------------------------------------------
 
 _BATCHES: list[Batch] = []
 
@@ -167,7 +171,14 @@ def sweep_wheres() -> list[dict[str, Any]]:
     seen: set[tuple[Any, ...]] = set()
     wheres = []
     for slot, operation, where in every_condition(SPACE):
-        key = (slot.type, slot.placement, slot.relation, slot.function, operation.key, operation.operand)
+        key = (
+            slot.type,
+            slot.placement,
+            slot.relation,
+            slot.function,
+            operation.key,
+            operation.operand,
+        )
         if DEEP or key not in seen:
             seen.add(key)
             wheres.append(where)
@@ -187,7 +198,7 @@ def sweep_batches() -> list[Batch]:
     ]
 
 
-# ---- what has been found --------------------------------------------------------------------------
+# ---- what has been found ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -216,11 +227,19 @@ class Tally:
     disagreements: Counter[str]
     repros: list[dict[str, Any]]
 
+    def report(self) -> dict[str, Any]:
+        return {
+            "checks": dict(self.checks),
+            "refusals": dict(self.refusals),
+            "disagreements": dict(self.disagreements),
+            "repros": self.repros,
+        }
+
 
 TALLY = Tally(Counter(), Counter(), Counter(), [])
 
 
-# ---- the surfaces -------------------------------------------------------------------------------
+# ---- the surfaces ----------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -253,7 +272,9 @@ def space_db_mysql(mysql_url: str) -> Any:
 
 def _params() -> list[Any]:
     return [
-        pytest.param(surface, id=surface.name, marks=[getattr(pytest.mark, m) for m in surface.marks])
+        pytest.param(
+            surface, id=surface.name, marks=[getattr(pytest.mark, m) for m in surface.marks]
+        )
         for surface in SURFACES
     ]
 
@@ -266,7 +287,10 @@ def _runner(surface: Surface, request: pytest.FixtureRequest) -> Callable[..., l
 
 
 def ask(
-    surface: Surface, run: Callable[..., list[Any]], batch: Batch, wheres: tuple[dict[str, Any], ...]
+    surface: Surface,
+    run: Callable[..., list[Any]],
+    batch: Batch,
+    wheres: tuple[dict[str, Any], ...],
 ) -> list[Disagreement]:
     """The disagreements of one surface on one batch (each reduced), counted in the tally."""
     records = [r for r in batch.records if surface.stores(r)][: surface.records]
@@ -275,7 +299,11 @@ def ask(
     checks, refusals, found = judge(surface, batch, wheres, records, outcomes)
     TALLY.checks[surface.name] += checks
     TALLY.refusals[surface.name] += refusals
-    reduced = [_reduced(surface, run, batch, d) for d in _first_per_filter(found)]
+    reduced = []
+    for item in _first_per_filter(found):
+        if TALLY.disagreements[surface.name] + len(reduced) < REDUCED:
+            item = _reduced(surface, run, batch, item)
+        reduced.append(replace(item, family=family_of(item)))
     for item in reduced:
         TALLY.disagreements[surface.name] += 1
         TALLY.repros.append(item.repro())
@@ -293,7 +321,9 @@ def _first_per_filter(found: list[Disagreement]) -> list[Disagreement]:
     return kept
 
 
-def _reduced(surface: Surface, run: Callable[..., list[Any]], batch: Batch, found: Disagreement) -> Disagreement:
+def _reduced(
+    surface: Surface, run: Callable[..., list[Any]], batch: Batch, found: Disagreement
+) -> Disagreement:
     def still(where: dict[str, Any]) -> Disagreement | None:
         one = replace(batch, wheres=(where,), records=(found.record,))
         outcomes = run(one, [af.parse(where, batch.schema)], [found.record])
@@ -303,12 +333,28 @@ def _reduced(surface: Surface, run: Callable[..., list[Any]], batch: Batch, foun
     return replace(small, family=family_of(small))
 
 
+def save_report() -> None:
+    """The tally so far as JSON at `SPACE_REPORT`, after each surface's test: a long deep run
+    stopped early still leaves its figures."""
+    path = os.environ.get("SPACE_REPORT")
+    if path:
+        import json
+        from pathlib import Path
+
+        Path(path).write_text(
+            json.dumps(TALLY.report(), indent=1, ensure_ascii=True, default=str), encoding="utf-8"
+        )
+
+
 def _verdict(surface: Surface, found: list[Disagreement]) -> None:
+    save_report()
     unknown = [d for d in found if d.family is None]
     if unknown:
         import json
 
-        shown = "\n".join(json.dumps(d.repro(), ensure_ascii=True, default=str) for d in unknown[:5])
+        shown = "\n".join(
+            json.dumps(d.repro(), ensure_ascii=True, default=str) for d in unknown[:5]
+        )
         pytest.fail(f"{len(unknown)} disagreement(s) with the oracle on {surface.name}:\n{shown}")
     if found:
         families = sorted({d.family for d in found if d.family})

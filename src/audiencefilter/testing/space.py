@@ -204,7 +204,9 @@ def _own_slots(schema: Schema, relation: Relation | None) -> list[Slot]:
 
 
 def _aggregate_slots(relation: Relation) -> list[Slot]:
-    slots = [Slot("count", FieldType.NUMBER, Placement.AGGREGATE, relation.name, (), Aggregate.COUNT)]
+    slots = [
+        Slot("count", FieldType.NUMBER, Placement.AGGREGATE, relation.name, (), Aggregate.COUNT)
+    ]
     for function in Aggregate:
         if function is Aggregate.COUNT:
             continue
@@ -696,7 +698,10 @@ def data_objects(schema: Schema, now: datetime) -> st.SearchStrategy[dict[str, A
     too), and the declared fields' keys holding what they declare, mostly."""
     scalar = json_scalars(now)
     inner = st.one_of(
-        scalar, scalar, st.lists(scalar, max_size=3), st.dictionaries(st.sampled_from(DATA_KEYS), scalar, max_size=2)
+        scalar,
+        scalar,
+        st.lists(scalar, max_size=3),
+        st.dictionaries(st.sampled_from(DATA_KEYS), scalar, max_size=2),
     )
     declared = {
         f.source[1]: st.one_of(st.just(_MISSING), _declared_value(f.type, now))
@@ -728,7 +733,9 @@ def field_values(kind: FieldType, now: datetime) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def records(draw: st.DrawFn, schema: Schema = SPACE, now: datetime = NOWS[0], depth: int = 0) -> dict[str, Any]:
+def records(
+    draw: st.DrawFn, schema: Schema = SPACE, now: datetime = NOWS[0], depth: int = 0
+) -> dict[str, Any]:
     """A raw record of `schema`: each column a value, null or missing; the JSON column an
     object (fields declared inside it at their keys); each relation's rows (one level deep)."""
     record: dict[str, Any] = {}
@@ -741,9 +748,7 @@ def records(draw: st.DrawFn, schema: Schema = SPACE, now: datetime = NOWS[0], de
             record[f.name] = chosen
     for relation in schema.relations if depth == 0 else ():
         row = records(relation.schema, now, depth + 1)
-        rows: Any = (
-            draw(st.lists(row, max_size=3)) if relation.many else draw(row)
-        )
+        rows: Any = draw(st.lists(row, max_size=3)) if relation.many else draw(row)
         chosen = draw(st.sampled_from((_MISSING, None, rows, rows, rows)))
         if chosen is not _MISSING:
             record[relation.name] = chosen
