@@ -599,6 +599,8 @@ def _ask_sql(
         for i, condition in built.items():
             try:
                 answers.update(_sql_columns(database, way, tables, {i: condition}))
+            except af.FilterError as exc:  # SQLAlchemy compiles the expression as it runs
+                outcomes[i] = Refusal(str(exc).replace("\n", " ")[:400])
             except Exception as exc:  # noqa: BLE001
                 outcomes[i] = crash(exc)
     for i, ids in answers.items():
@@ -801,6 +803,12 @@ DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
         "-mysql",
         "time zone",
         "docs/backends.md#anniversaries: MySQL/MariaDB refuse zoned anniversaries",
+    ),
+    ("-sqlite", "cannot evaluate", "docs/backends.md#lists: SQLite refuses datetime[] and date[]"),
+    (
+        "-mysql",
+        "cannot evaluate",
+        "docs/backends.md#lists: MySQL/MariaDB refuse datetime[], date[]",
     ),
     ("format-", "", "docs/interop.md: a writer refuses what its format cannot say faithfully"),
     ("reference-", "", "the format's writer refused it: nothing to evaluate"),
