@@ -472,18 +472,18 @@ def _spark_collect(
         return outcomes
     try:
         rows = frame.select("id", *(c.alias(f"f{i}") for i, c in columns.items())).collect()
-    except Exception:  # noqa: BLE001 - ask each filter alone to pin the failure
-        for i, column in columns.items():
-            outcomes[i] = attempt(lambda column=column: _spark_ids(frame, column))
+    except Exception as exc:  # noqa: BLE001 - halves, down to the filter that fails
+        if len(columns) == 1:
+            (i,) = columns
+            outcomes[i] = crash(exc)
+            return outcomes
+        keys = list(columns)
+        for part in (keys[: len(keys) // 2], keys[len(keys) // 2 :]):
+            _spark_collect(spark, frame, {i: columns[i] for i in part}, outcomes, sql)
         return outcomes
     for i in columns:
         outcomes[i] = Answer(selected=frozenset(r["id"] for r in rows if r[f"f{i}"] == 1))
     return outcomes
-
-
-def _spark_ids(frame: Any, column: Any) -> Outcome:
-    rows = frame.select("id", column.alias("f")).collect()
-    return Answer(selected=frozenset(r["id"] for r in rows if r["f"] == 1))
 
 
 SPARK_SURFACES = [
@@ -592,20 +592,33 @@ def _ask_sql(
             outcomes[i] = Refusal(str(exc).replace("\n", " ")[:400])
         except Exception as exc:  # noqa: BLE001
             outcomes[i] = crash(exc)
-    try:
-        answers = _sql_columns(database, way, tables, built)
-    except Exception:  # noqa: BLE001 - ask each filter alone to pin the failure
-        answers = {}
-        for i, condition in built.items():
-            try:
-                answers.update(_sql_columns(database, way, tables, {i: condition}))
-            except af.FilterError as exc:  # SQLAlchemy compiles the expression as it runs
-                outcomes[i] = Refusal(str(exc).replace("\n", " ")[:400])
-            except Exception as exc:  # noqa: BLE001
-                outcomes[i] = crash(exc)
+    answers = _bisected(database, way, tables, built, outcomes)
     for i, ids in answers.items():
         outcomes[i] = Answer(selected=frozenset(ids))
     return outcomes
+
+
+def _bisected(
+    database: Any, way: str, tables: SpaceTables, built: dict[int, Any], outcomes: list[Outcome]
+) -> dict[int, set[str]]:
+    """The answers of one statement for all of `built`; when it fails, of each half, down to
+    the filter that fails (its outcome then the refusal or crash)."""
+    try:
+        return _sql_columns(database, way, tables, built)
+    except Exception as exc:  # noqa: BLE001 - pinned on its filter below
+        if len(built) == 1:
+            (i,) = built
+            if isinstance(exc, af.FilterError):  # SQLAlchemy compiles the expression as it runs
+                outcomes[i] = Refusal(str(exc).replace("\n", " ")[:400])
+            else:
+                outcomes[i] = crash(exc)
+            return {}
+    keys = list(built)
+    half = len(keys) // 2
+    answers = {}
+    for part in (keys[:half], keys[half:]):
+        answers.update(_bisected(database, way, tables, {i: built[i] for i in part}, outcomes))
+    return answers
 
 
 def _sql_columns(

@@ -185,11 +185,22 @@ def sweep_wheres() -> list[dict[str, Any]]:
     return wheres
 
 
+_SWEEP: list[Batch] = []
+
+
 def sweep_batches() -> list[Batch]:
-    """The sweep: the conditions of `sweep_wheres`, over the records of the first batches."""
+    """The sweep: the conditions of `sweep_wheres`, over the records of the first batch (two
+    in the deep run), made once so that every surface meets the same batches."""
+    if not _SWEEP:
+        _SWEEP.extend(_sweep_batches())
+    return _SWEEP
+
+
+def _sweep_batches() -> list[Batch]:
     wheres = sweep_wheres()
     base = generated_batches()[0]
-    pool = [r for b in generated_batches()[:2] for r in b.records if b.schema == SPACE]
+    first = generated_batches()[: 2 if DEEP else 1]
+    pool = [r for b in first for r in b.records if b.schema == SPACE]
     pool = pool or list(base.records)
     records = tuple({**r, "id": f"s{i}"} for i, r in enumerate(pool))
     return [
