@@ -592,10 +592,19 @@ def _ask_sql(
             outcomes[i] = Refusal(str(exc).replace("\n", " ")[:400])
         except Exception as exc:  # noqa: BLE001
             outcomes[i] = crash(exc)
-    answers = _bisected(database, way, tables, built, outcomes)
+    answers: dict[int, set[str]] = {}
+    keys = list(built)
+    for start in range(0, len(keys), STATEMENT_COLUMNS):
+        part = {i: built[i] for i in keys[start : start + STATEMENT_COLUMNS]}
+        answers.update(_bisected(database, way, tables, part, outcomes))
     for i, ids in answers.items():
         outcomes[i] = Answer(selected=frozenset(ids))
     return outcomes
+
+
+STATEMENT_COLUMNS = 50
+"""Filters asked in one statement: SQLAlchemy compiles a select of hundreds of correlated
+subqueries in time that grows faster than their number."""
 
 
 def _bisected(
