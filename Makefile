@@ -9,7 +9,7 @@ SERVE_STAMP := $(VENV)/.installed-service
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-service serve test lint fmt type check bench fuzz drills drills-fast clean
+.PHONY: install install-service serve test deep lint fmt type check bench fuzz drills drills-fast clean
 
 $(SERVE_STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -32,6 +32,9 @@ serve: install-service  ## the main job: the reference service on the embedded S
 
 test: install  ## every test; starts throw-away PostgreSQL/MariaDB servers when their binaries exist
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+deep: install  ## the whole input space on every surface and engine, against the oracle (docs/testing.md)
+	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_space.py
 
 lint: install
 	$(BIN)/ruff check .

@@ -5,12 +5,18 @@ no example database), so the whole suite stays fast and passes or fails the same
 `thorough` is for deep runs (`HYPOTHESIS_PROFILE=thorough make test`). `search` leaves out
 the `@example`s, so that a wide differential property shows what its generators find alone
 (`HYPOTHESIS_PROFILE=search pytest --runxfail tests/test_differential_engines.py`).
+`deep` is for the space test (`make deep`, docs/testing.md): hundreds of generated batches
+through every surface, the whole sweep, and a report of counts and disagreements at the end.
 """
 
 from __future__ import annotations
 
 import gc
+import json
 import os
+import sys
+from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
 
@@ -39,7 +45,36 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     phases=[Phase.generate, Phase.target, Phase.shrink],
 )
+settings.register_profile(
+    "deep",
+    max_examples=5000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    """The space test's counts: checks, documented refusals and disagreements per surface
+    (tests/test_space.py); the full report, repros included, as JSON in a file."""
+    module = sys.modules.get("tests.test_space")
+    tally = getattr(module, "TALLY", None)
+    if tally is None or not tally.checks:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("the space against the oracle")
+    for surface in sorted(tally.checks):
+        write(
+            f"{surface:28} {tally.checks[surface]:>9} checks {tally.refusals[surface]:>7} "
+            f"refused (documented) {tally.disagreements[surface]:>5} disagreements"
+        )
+    write(f"{'total':28} {sum(tally.checks.values()):>9} checks")
+    path = Path(
+        os.environ.get("SPACE_REPORT") or config._tmp_path_factory.getbasetemp() / "space.json"
+    )
+    report = json.dumps(tally.report(), indent=1, ensure_ascii=True, default=str)
+    path.write_text(report, encoding="utf-8")
+    write(f"report with every repro: {path}")
 
 
 def pytest_unconfigure(config: object) -> None:

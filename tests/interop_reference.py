@@ -24,9 +24,12 @@ def document(record: dict[str, Any], schema: af.Schema = af.CONTACT) -> dict[str
     filled = {field.name: record.get(field.name) for field in schema.fields}
     for relation in schema.relations:
         rows = record.get(relation.name)
-        filled[relation.name] = (
-            None if rows is None else [document(row, relation.schema) for row in rows]
-        )
+        if rows is None:
+            filled[relation.name] = None
+        elif isinstance(rows, dict):  # a to-one relation holds one row
+            filled[relation.name] = document(rows, relation.schema)
+        else:
+            filled[relation.name] = [document(row, relation.schema) for row in rows]
     return filled
 
 

@@ -113,7 +113,7 @@ def test_dates_in_memory_agree_with_the_oracle(
 ) -> None:
     flt = af.parse(where, DATED)
     for row in rows:
-        assert flt.matches(row, now=now) is (evaluate(flt.root, row, now) is True), row
+        assert flt.matches(row, now=now) is (evaluate(flt, row, now) is True), row
 
 
 @pytest.fixture(scope="module")

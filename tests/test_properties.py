@@ -38,7 +38,7 @@ def test_compiled_predicate_agrees_with_three_valued_oracle(
 ) -> None:
     predicate = af.compile(flt, clock=lambda: NOW)
     for row in rows:
-        assert predicate(row) is (evaluate(flt.root, row, NOW) is True)
+        assert predicate(row) is (evaluate(flt, row, NOW) is True)
 
 
 @given(filters(), records())

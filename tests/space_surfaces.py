@@ -1,0 +1,898 @@
+"""Every surface of the library, asked a whole batch of filters over a whole batch of records at
+once, and compared with the oracle (`tests/oracle.py`).
+
+A surface answers each filter of a batch with the ids it selects (or, for `explain`, each
+record's TRUE/FALSE/UNKNOWN), a refusal (`FilterError`) or a crash (any other exception).
+Engines are asked in bulk: one table (or frame) per batch, and every filter of the batch in one
+query, each as a column `CASE WHEN <filter> THEN 1 ELSE 0 END` (one Spark job, one statement
+per way of writing SQL); a query that fails is asked again filter by filter, so the failure is
+pinned on its filter.
+
+Documented limits are applied, never looked away from: MySQL/MariaDB and DuckDB compare JSON
+numbers as doubles (their expected answer is the oracle's on inputs rounded to doubles),
+PostgreSQL holds no NUL (records holding one are not stored there), and the refusals that
+docs/ promise (`DOCUMENTED_REFUSALS`) are checked to be refusals, not answers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tempfile
+from collections.abc import Callable, Sequence
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import audiencefilter as af
+from audiencefilter.testing.space import Batch, json_encoded
+from tests.oracle import Truth, truth
+
+Records = Sequence[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a surface said of one filter: the ids selected, or each record's truth."""
+
+    selected: frozenset[str] | None = None
+    truths: dict[str, Truth] | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    message: str
+
+
+@dataclass(frozen=True)
+class Crash:
+    message: str
+
+
+Outcome = Answer | Refusal | Crash | None  # None: the surface does not take this filter
+
+
+def crash(exc: BaseException) -> Crash:
+    text = str(exc).strip().splitlines()
+    return Crash(f"{type(exc).__name__}: {text[0][:300] if text else ''}")
+
+
+def attempt(ask: Callable[[], Outcome]) -> Outcome:
+    """`ask()`, a `FilterError` as a refusal and any other exception as a crash."""
+    try:
+        return ask()
+    except af.FilterError as exc:
+        return Refusal(str(exc).replace("\n", " ")[:400])
+    except Exception as exc:  # noqa: BLE001 - every other exception is a disagreement
+        return crash(exc)
+
+
+def selected(records: Records, keep: Callable[[dict[str, Any]], bool]) -> Answer:
+    return Answer(selected=frozenset(r["id"] for r in records if keep(r)))
+
+
+# ---- expectations ----------------------------------------------------------------------------
+
+
+def expected_truths(batch: Batch, where: dict[str, Any], records: Records) -> dict[str, Truth]:
+    return {r["id"]: truth(where, r, batch.schema, batch.now) for r in records}
+
+
+class BeyondDoubles(Exception):
+    """A number no double holds: not asked of engines that read JSON numbers as doubles."""
+
+
+def doubled(value: Any) -> Any:
+    """Every JSON number inside `value` rounded to the nearest double (booleans stay)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        try:
+            return float(value)
+        except OverflowError:
+            raise BeyondDoubles from None
+    if isinstance(value, dict):
+        return {k: doubled(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [doubled(v) for v in value]
+    return value
+
+
+def doubled_where(where: Any, json_fields: frozenset[str]) -> Any:
+    """The where clause with the literals compared with JSON values rounded to doubles."""
+    if isinstance(where, list):
+        return [doubled_where(item, json_fields) for item in where]
+    if not isinstance(where, dict):
+        return where
+    out = {}
+    for key, value in where.items():
+        if key == "data" and isinstance(value, dict):
+            out[key] = {k: v if k == "path" else doubled(v) for k, v in value.items()}
+        elif key in json_fields:
+            out[key] = doubled(value)
+        else:
+            out[key] = doubled_where(value, json_fields)
+    return out
+
+
+def doubled_record(record: dict[str, Any]) -> dict[str, Any]:
+    out = {k: doubled(v) if k == "data" else v for k, v in record.items()}
+    for key, rows in record.items():
+        if isinstance(rows, list) and rows and isinstance(rows[0], dict):
+            out[key] = [doubled_record(row) for row in rows]
+        elif isinstance(rows, dict) and key != "data":
+            out[key] = doubled_record(rows)
+    return out
+
+
+def json_number_fields(schema: af.Schema) -> frozenset[str]:
+    names = {f.name for f in schema.fields if f.source and "number" in f.type.value}
+    for relation in schema.relations:
+        names |= json_number_fields(relation.schema)
+    return frozenset(names)
+
+
+# ---- surfaces --------------------------------------------------------------------------------
+
+
+@dataclass
+class Surface:
+    """One way of asking the library. `run(batch, filters, records)` answers each filter;
+    `fixture` names a pytest fixture it needs; `doubles` applies the JSON-numbers-as-doubles
+    limit; `stores(record)` says which records it can hold."""
+
+    name: str
+    run: Callable[..., list[Outcome]]
+    fixture: str | None = None
+    doubles: bool = False
+    stores: Callable[[dict[str, Any]], bool] = lambda record: True
+    marks: tuple[str, ...] = ()
+    three_valued: bool = False
+    records: int | None = None
+    """How many of a batch's records it is asked about (None: all)."""
+
+
+def each(ask: Callable[[af.Filter, Records, datetime], Outcome]) -> Callable[..., list[Outcome]]:
+    """A surface asked filter by filter."""
+
+    def run(batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
+        return [attempt(lambda flt=flt: ask(flt, records, batch.now)) for flt in filters]
+
+    return run
+
+
+def _matches(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    return selected(records, lambda r: flt.matches(r, now=now))
+
+
+def _compiled(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    predicate = af.compile(flt, clock=lambda: now)
+    return selected(records, predicate)
+
+
+def _select(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    return Answer(selected=frozenset(r["id"] for r in af.select(flt, records, now=now)))
+
+
+def _simplified(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    simpler = flt.simplify()
+    answer = selected(records, lambda r: simpler.matches(r, now=now))
+    if flt.is_unsatisfiable() and answer.selected:
+        return Crash(f"is_unsatisfiable() yet the filter selects {sorted(answer.selected)}")
+    return answer
+
+
+def _resolved(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    resolved = af.parse(flt.resolve(now).to_json(), flt.schema)
+    return selected(records, lambda r: resolved.matches(r, now=now))
+
+
+def _explained(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    outcomes = {"TRUE": True, "FALSE": False, "UNKNOWN": None}
+    truths = {r["id"]: outcomes[flt.explain(r, now=now).outcome.value] for r in records}
+    return Answer(truths=truths)
+
+
+def _json_trip(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    again = af.parse(flt.to_json(), flt.schema)
+    if again != flt:
+        return Crash(f"parse(to_json()) is another filter: {again.to_json()}")
+    return selected(records, lambda r: again.matches(r, now=now))
+
+
+def _text_trip(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    text = flt.to_text()
+    again = af.parse_text(text, flt.schema)
+    if again != flt:
+        return Crash(f"parse_text(to_text()) is another filter: {text!r} -> {again.to_json()}")
+    return selected(records, lambda r: again.matches(r, now=now))
+
+
+def _filter_set(batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
+    """All the batch's filters in one `FilterSet`, judged together on each record."""
+    try:
+        chosen: list[set[str]] = [set() for _ in filters]
+        group = af.FilterSet(filters)
+        for record in records:
+            for position in group.matching(record, now=batch.now):
+                chosen[position].add(record["id"])
+    except Exception:  # noqa: BLE001 - the set failed as a whole: ask each filter alone
+        return [attempt(lambda flt=flt: _one_set(flt, records, batch.now)) for flt in filters]
+    return [Answer(selected=frozenset(ids)) for ids in chosen]
+
+
+def _one_set(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    group = af.FilterSet([flt])
+    return selected(records, lambda r: bool(group.matching(r, now=now)))
+
+
+def _format_trip(name: str) -> Callable[[af.Filter, Records, datetime], Outcome]:
+    def ask(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+        written = flt.to_format(name)
+        if name == "english":
+            return None if isinstance(written, str) else Crash(f"english wrote {written!r}")
+        again = af.from_format(written, name, flt.schema)
+        return selected(records, lambda r: again.matches(r, now=now))
+
+    return ask
+
+
+def _reference(name: str) -> Callable[[af.Filter, Records, datetime], Outcome]:
+    def ask(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+        from tests.interop_reference import REFERENCES
+
+        if flt.is_relative:
+            return None  # a format's rule holds no clock: relative values are refused
+        written = flt.to_format(name)
+        rows = [json_encoded(r) for r in records]
+        judge = REFERENCES[name]
+        return Answer(selected=frozenset(r["id"] for r in rows if judge(written, r, flt.schema)))
+
+    return ask
+
+
+MEMORY_SURFACES = [
+    Surface("matches", each(_matches)),
+    Surface("compile", each(_compiled)),
+    Surface("select", each(_select)),
+    Surface("filterset", _filter_set),
+    Surface("simplify", each(_simplified)),
+    Surface("resolve", each(_resolved)),
+    Surface("explain", each(_explained), three_valued=True),
+    Surface("json-trip", each(_json_trip)),
+    Surface("text-trip", each(_text_trip)),
+]
+FORMAT_SURFACES = [
+    *(Surface(f"format-{name}", each(_format_trip(name))) for name in ("jsonlogic", "mongodb")),
+    Surface("format-react-querybuilder", each(_format_trip("react-querybuilder"))),
+    Surface("format-sql", each(_format_trip("sql"))),
+    Surface("format-english", each(_format_trip("english"))),
+    *(Surface(f"reference-{name}", each(_reference(name))) for name in ("jsonlogic", "mongodb")),
+]
+
+
+# ---- the command line ------------------------------------------------------------------------
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    from audiencefilter.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            status = main(list(argv))
+        except SystemExit as exc:
+            status = int(exc.code or 0)
+    return status, out.getvalue(), err.getvalue()
+
+
+def cli_schema(schema: af.Schema) -> dict[str, Any] | None:
+    """The schema as `--schema` takes it; None when it cannot say it (relations, a zone)."""
+    if schema.time_zone != "UTC":
+        return None
+    return {
+        f.name: [f.type.value, list(f.source)] if f.source else f.type.value for f in schema.fields
+    }
+
+
+def _cli_status(status: int, err: str) -> Outcome | None:
+    if status == 1:
+        return Refusal(err.strip().replace("\n", " ")[:400])
+    if status not in (0, 3):
+        return Crash(f"exit status {status}: {err.strip()[:300]}")
+    return None
+
+
+def _cli_files(batch: Batch, records: Records, folder: Path) -> tuple[Path, Path] | None:
+    mapping = cli_schema(batch.schema)
+    if mapping is None:
+        return None
+    schema = folder / "schema.json"
+    schema.write_text(json.dumps(mapping), encoding="utf-8")
+    contacts = folder / "contacts.jsonl"
+    lines = [json.dumps(json_encoded(r), ensure_ascii=False) + "\n" for r in records]
+    contacts.write_text("".join(lines), encoding="utf-8")
+    return schema, contacts
+
+
+def _cli_eval(batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
+    with tempfile.TemporaryDirectory() as folder:
+        files = _cli_files(batch, records, Path(folder))
+        if files is None:
+            return [None] * len(filters)
+        schema, contacts = files
+        return [_cli_eval_one(flt, batch, schema, contacts) for flt in filters]
+
+
+def _cli_eval_one(flt: af.Filter, batch: Batch, schema: Path, contacts: Path) -> Outcome:
+    if flt.schema.relations and _reads_relations(flt):
+        return None
+    now = batch.now.isoformat()
+    status, out, err = _cli(
+        "eval", flt.to_json(), str(contacts), "--schema", str(schema), "--now", now
+    )
+    problem = _cli_status(status, err)
+    return problem or Answer(selected=frozenset(out.split()))
+
+
+def _reads_relations(flt: af.Filter) -> bool:
+    names = {r.name for r in flt.schema.relations}
+    return bool(names & _keys(flt.to_dict()))
+
+
+def _keys(where: Any) -> set[str]:
+    if isinstance(where, list):
+        return set().union(*(_keys(item) for item in where)) if where else set()
+    if not isinstance(where, dict):
+        return set()
+    return set(where) | set().union(*(_keys(v) for v in where.values()))
+
+
+CLI_EXPLAINED = 3
+"""Records of a batch the command line's `explain` is asked about (one process call each)."""
+
+
+def _cli_explain(batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
+    mapping = cli_schema(batch.schema)
+    if mapping is None:
+        return [None] * len(filters)
+    with tempfile.TemporaryDirectory() as folder:
+        schema = Path(folder) / "schema.json"
+        schema.write_text(json.dumps(mapping), encoding="utf-8")
+        return [_cli_explain_one(flt, batch, schema, records) for flt in filters]
+
+
+def _cli_explain_one(flt: af.Filter, batch: Batch, schema: Path, records: Records) -> Outcome:
+    if _reads_relations(flt):
+        return None
+    chosen = set()
+    for record in records:
+        status, out, err = _cli(
+            "explain",
+            flt.to_json(),
+            "--schema",
+            str(schema),
+            "--record",
+            json.dumps(json_encoded(record)),
+            "--now",
+            batch.now.isoformat(),
+        )
+        problem = _cli_status(status, err)
+        if problem is not None:
+            return problem
+        if out.rstrip().endswith("the record is in the audience"):
+            chosen.add(record["id"])
+    return Answer(selected=frozenset(chosen))
+
+
+CLI_SURFACES = [
+    Surface("cli-eval", _cli_eval),
+    Surface("cli-explain", _cli_explain, records=CLI_EXPLAINED),
+]
+
+
+# ---- polars ----------------------------------------------------------------------------------
+
+
+def _polars(raw: bool) -> Callable[..., list[Outcome]]:
+    def run(batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
+        try:
+            frame = _frame(batch.schema, records, raw)
+        except Exception as exc:  # noqa: BLE001 - a frame that cannot be built fails every filter
+            return [crash(exc)] * len(filters)
+        return [attempt(lambda flt=flt: _frame_ids(flt, frame, batch.now)) for flt in filters]
+
+    return run
+
+
+def _frame(schema: af.Schema, records: Records, raw: bool) -> Any:
+    import polars as pl
+
+    from audiencefilter.backends.columnar import frame_for
+
+    frame = frame_for(list(records), schema).with_columns(
+        id=pl.Series([r["id"] for r in records], dtype=pl.String)
+    )
+    if raw:  # the JSON column as the objects themselves, as a frame of Python dicts holds them
+        documents = [r.get("data") for r in records]
+        frame = frame.with_columns(data=pl.Series(documents, dtype=pl.Object))
+    return frame
+
+
+def _frame_ids(flt: af.Filter, frame: Any, now: datetime) -> Outcome:
+    return Answer(selected=frozenset(flt.select_frame(frame, now=now)["id"].to_list()))
+
+
+POLARS_SURFACES = [Surface("polars-json", _polars(False)), Surface("polars-raw", _polars(True))]
+
+
+# ---- Spark ---------------------------------------------------------------------------------------
+
+
+def _spark(sql: bool) -> Callable[..., list[Outcome]]:
+    def run(spark: Any, batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
+        from audiencefilter.backends.spark import frame_for
+
+        try:
+            frame = frame_for(spark, list(records), batch.schema)
+        except Exception as exc:  # noqa: BLE001
+            return [crash(exc)] * len(filters)
+        if sql:
+            frame.createOrReplaceTempView("space_contacts")
+        columns: dict[int, Any] = {}
+        outcomes: list[Outcome] = [None] * len(filters)
+        for i, flt in enumerate(filters):
+            built = attempt(lambda flt=flt: _spark_column(spark, flt, batch.now, sql))
+            if isinstance(built, Answer):
+                columns[i] = built.truths
+            else:
+                outcomes[i] = built
+        return _spark_collect(spark, frame, columns, outcomes, sql)
+
+    return run
+
+
+def _spark_column(spark: Any, flt: af.Filter, now: datetime, sql: bool) -> Outcome:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if sql:
+        condition = flt.to_sql("spark", now=now, table="space_contacts")
+        return Answer(truths=F.expr(f"CASE WHEN {condition} THEN 1 ELSE 0 END"))  # type: ignore[arg-type]
+    column = flt.to_pyspark(now=now, session=spark)
+    return Answer(truths=F.when(column, 1).otherwise(0))  # type: ignore[arg-type]
+
+
+def _spark_collect(
+    spark: Any, frame: Any, columns: dict[int, Any], outcomes: list[Outcome], sql: bool
+) -> list[Outcome]:
+    if not columns:
+        return outcomes
+    try:
+        rows = frame.select("id", *(c.alias(f"f{i}") for i, c in columns.items())).collect()
+    except Exception as exc:  # noqa: BLE001 - halves, down to the filter that fails
+        if len(columns) == 1:
+            (i,) = columns
+            outcomes[i] = crash(exc)
+            return outcomes
+        keys = list(columns)
+        for part in (keys[: len(keys) // 2], keys[len(keys) // 2 :]):
+            _spark_collect(spark, frame, {i: columns[i] for i in part}, outcomes, sql)
+        return outcomes
+    for i in columns:
+        outcomes[i] = Answer(selected=frozenset(r["id"] for r in rows if r[f"f{i}"] == 1))
+    return outcomes
+
+
+SPARK_SURFACES = [
+    Surface("pyspark", _spark(False), fixture="spark", marks=("spark",)),
+    Surface("spark-sql", _spark(True), fixture="spark", marks=("spark",)),
+]
+
+
+# ---- SQL databases -------------------------------------------------------------------------------
+
+
+@dataclass
+class SpaceTables:
+    """The contacts table of one schema on one database, with a table per relation."""
+
+    contacts: Any
+    related: dict[str, Any] = field(default_factory=dict)
+
+
+def _tables(database: Any, schema: af.Schema) -> SpaceTables:
+    import hashlib
+
+    key = "sp_" + hashlib.sha256(repr(schema).encode()).hexdigest()[:10]
+    cached = database.tables.get(key)
+    if cached is None:
+        contacts = database.new_table(key, schema)
+        related = {r.name: _related_table(database, key, r) for r in schema.relations}
+        database.tables[key] = cached = SpaceTables(contacts, related)
+    assert isinstance(cached, SpaceTables)
+    return cached
+
+
+def _related_table(database: Any, key: str, relation: af.Relation) -> Any:
+    from sqlalchemy import Column, Integer, String, Table, inspect
+
+    from tests.sql_engines import _column_type
+
+    columns = [Column("row_key", Integer, primary_key=True, autoincrement=False)]
+    columns.append(Column(relation.foreign_key, String(64)))
+    for f in relation.schema.fields:
+        columns.append(Column(f.name, _column_type(f.type, database.engine), key=f.name))
+    table = Table(f"{key}_{relation.name}", database.metadata, *columns)
+    with database.engine.begin() as connection:
+        if inspect(connection).has_table(table.name):
+            table.drop(connection)
+        table.create(connection)
+    return table
+
+
+def _fill(database: Any, tables: SpaceTables, schema: af.Schema, records: Records) -> None:
+    from sqlalchemy import delete
+
+    from tests.sql_engines import _row
+
+    native = database.dialect in ("postgresql", "duckdb")
+    database.fill(tables.contacts, records, replace=True, schema=schema)
+    with database.engine.begin() as connection:
+        for relation in schema.relations:
+            table = tables.related[relation.name]
+            connection.execute(delete(table))
+            rows = []
+            for record in records:
+                held = record.get(relation.name)
+                for row in [held] if isinstance(held, dict) else held or ():
+                    values = _row(row, relation.schema, native)
+                    values.update(row_key=len(rows), **{relation.foreign_key: record["id"]})
+                    rows.append(values)
+            if rows:
+                connection.execute(table.insert(), rows)
+
+
+def _sql_surface(dialect: str, way: str) -> Callable[..., list[Outcome]]:
+    def run(
+        database: Any, batch: Batch, filters: list[af.Filter], records: Records
+    ) -> list[Outcome]:
+        try:
+            tables = _tables(database, batch.schema)
+            _fill(database, tables, batch.schema, records)
+        except Exception as exc:  # noqa: BLE001 - records a database cannot hold
+            return [crash(exc)] * len(filters)
+        return _ask_sql(database, way, tables, filters, batch.now)
+
+    return run
+
+
+def _condition(database: Any, way: str, tables: SpaceTables, flt: af.Filter, now: datetime) -> Any:
+    """The filter as the way writes it: a SQLAlchemy expression, or text with its parameters."""
+    names = {name: t.name for name, t in tables.related.items()}
+    table = tables.contacts.name
+    if way == "sqlalchemy":
+        return flt.to_sqlalchemy(tables.contacts, now=now, relations=tables.related)
+    if way == "sql":
+        return flt.to_sql(database.dialect, now=now, table=table, tables=names), []
+    return flt.to_sql_params(database.dialect, now=now, table=table, tables=names)
+
+
+def _ask_sql(
+    database: Any, way: str, tables: SpaceTables, filters: list[af.Filter], now: datetime
+) -> list[Outcome]:
+    outcomes: list[Outcome] = [None] * len(filters)
+    built: dict[int, Any] = {}
+    for i, flt in enumerate(filters):
+        try:
+            built[i] = _condition(database, way, tables, flt, now)
+        except af.FilterError as exc:
+            outcomes[i] = Refusal(str(exc).replace("\n", " ")[:400])
+        except Exception as exc:  # noqa: BLE001
+            outcomes[i] = crash(exc)
+    answers: dict[int, set[str]] = {}
+    keys = list(built)
+    for start in range(0, len(keys), STATEMENT_COLUMNS):
+        part = {i: built[i] for i in keys[start : start + STATEMENT_COLUMNS]}
+        answers.update(_bisected(database, way, tables, part, outcomes))
+    for i, ids in answers.items():
+        outcomes[i] = Answer(selected=frozenset(ids))
+    return outcomes
+
+
+STATEMENT_COLUMNS = 50
+"""Filters asked in one statement: SQLAlchemy compiles a select of hundreds of correlated
+subqueries in time that grows faster than their number."""
+
+
+def _bisected(
+    database: Any, way: str, tables: SpaceTables, built: dict[int, Any], outcomes: list[Outcome]
+) -> dict[int, set[str]]:
+    """The answers of one statement for all of `built`; when it fails, of each half, down to
+    the filter that fails (its outcome then the refusal or crash)."""
+    try:
+        return _sql_columns(database, way, tables, built)
+    except Exception as exc:  # noqa: BLE001 - pinned on its filter below
+        if len(built) == 1:
+            (i,) = built
+            if isinstance(exc, af.FilterError):  # SQLAlchemy compiles the expression as it runs
+                outcomes[i] = Refusal(str(exc).replace("\n", " ")[:400])
+            else:
+                outcomes[i] = crash(exc)
+            return {}
+    keys = list(built)
+    half = len(keys) // 2
+    answers = {}
+    for part in (keys[:half], keys[half:]):
+        answers.update(_bisected(database, way, tables, {i: built[i] for i in part}, outcomes))
+    return answers
+
+
+def _sql_columns(
+    database: Any, way: str, tables: SpaceTables, built: dict[int, Any]
+) -> dict[int, set[str]]:
+    """One statement asking every built condition as a column of 1 (TRUE) or 0."""
+    if not built:
+        return {}
+    if way == "sqlalchemy":
+        from sqlalchemy import case, select
+
+        columns = [case((c, 1), else_=0).label(f"f{i}") for i, c in built.items()]
+        with database.engine.connect() as connection:
+            rows = connection.execute(select(tables.contacts.c.id, *columns)).all()
+    else:
+        preparer = database.engine.dialect.identifier_preparer
+        parts, params = [], []
+        for i, (text, values) in built.items():
+            parts.append(f"CASE WHEN {text} THEN 1 ELSE 0 END AS f{i}")
+            params.extend(values)
+        sql = (
+            f"SELECT {preparer.quote('id')}, {', '.join(parts)} "
+            f"FROM {preparer.format_table(tables.contacts)}"
+        )
+        with database.engine.connect() as connection:
+            if way == "sql":
+                options = {"no_parameters": True}
+                rows = connection.exec_driver_sql(sql, execution_options=options).all()
+            else:
+                rows = connection.exec_driver_sql(sql, tuple(params)).all()
+    keys = list(built)
+    return {i: {row[0] for row in rows if row[1 + n] == 1} for n, i in enumerate(keys)}
+
+
+def _no_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" not in value
+    if isinstance(value, dict):
+        return all(_no_nul(k) and _no_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_no_nul(v) for v in value)
+    return True
+
+
+DATABASE_FIXTURES = {
+    "sqlite": None,
+    "duckdb": None,
+    "postgresql": "pg_database",
+    "mysql": "mysql_url",
+}
+SQL_SURFACES = [
+    Surface(
+        f"{way}-{dialect}",
+        _sql_surface(dialect, way),
+        fixture=f"space_db_{dialect}",
+        doubles=dialect in ("mysql", "duckdb"),
+        stores=_no_nul if dialect == "postgresql" else (lambda record: True),
+        marks={"postgresql": ("postgres",), "mysql": ("mysql",)}.get(dialect, ()),
+    )
+    for dialect in DATABASE_FIXTURES
+    for way in ("sqlalchemy", "sql", "params")
+]
+
+SURFACES = [
+    *MEMORY_SURFACES,
+    *FORMAT_SURFACES,
+    *CLI_SURFACES,
+    *POLARS_SURFACES,
+    *SQL_SURFACES,
+    *SPARK_SURFACES,
+]
+
+
+# ---- judging ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A surface's answer on one filter and one record that is not the oracle's."""
+
+    surface: str
+    where: dict[str, Any]
+    record: dict[str, Any]
+    expected: Any
+    got: Any
+    now: datetime
+    zone: str
+    family: str | None = None
+
+    def repro(self) -> dict[str, Any]:
+        return {
+            "surface": self.surface,
+            "family": self.family,
+            "filter": self.where,
+            "record": json_encoded(self.record),
+            "now": self.now.isoformat(),
+            "schema_zone": self.zone,
+            "expected": self.expected,
+            "got": self.got,
+        }
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, Refusal | Crash):
+        return f"{type(value).__name__.lower()}: {value.message}"
+    return value
+
+
+def judge(
+    surface: Surface,
+    batch: Batch,
+    wheres: Sequence[dict[str, Any]],
+    records: Records,
+    outcomes: Sequence[Outcome],
+) -> tuple[int, int, list[Disagreement]]:
+    """The checks made (filter x record), the refusals met, and the disagreements."""
+    checks = refusals = 0
+    found: list[Disagreement] = []
+    numbers = json_number_fields(batch.schema)
+    for where, outcome in zip(wheres, outcomes, strict=True):
+        if outcome is None:
+            continue
+        expected = _expected(surface, batch, where, records, numbers)
+        if expected is None:
+            continue
+        checks += len(records)
+        if isinstance(outcome, Refusal) and documented_refusal(surface.name, outcome.message):
+            refusals += len(records)
+            continue
+        for record in records:
+            wanted: Any = expected[record["id"]]
+            got = _got(outcome, record["id"])
+            if not surface.three_valued:
+                wanted = wanted is True
+            if got != wanted:
+                found.append(
+                    Disagreement(
+                        surface.name,
+                        where,
+                        record,
+                        wanted,
+                        _shown(got),
+                        batch.now,
+                        batch.schema.time_zone,
+                    )
+                )
+                if isinstance(outcome, Refusal | Crash):
+                    break  # one disagreement per refusal or crash
+    return checks, refusals, found
+
+
+_EXPECTED: dict[tuple[int, str, bool, tuple[str, ...]], dict[str, Truth] | None] = {}
+
+
+def _expected(
+    surface: Surface, batch: Batch, where: dict[str, Any], records: Records, numbers: frozenset[str]
+) -> dict[str, Truth] | None:
+    """The oracle's truths, worked out once per batch, filter, records and rounding."""
+    if len(records) < 2:  # a reduction's own batch, made and dropped: not worth keeping
+        return _oracle(surface, batch, where, records, numbers)
+    key = (id(batch), repr(where), surface.doubles, tuple(r["id"] for r in records))
+    if key not in _EXPECTED:
+        if len(_EXPECTED) > 200_000:
+            _EXPECTED.clear()
+        _EXPECTED[key] = _oracle(surface, batch, where, records, numbers)
+    return _EXPECTED[key]
+
+
+def _oracle(
+    surface: Surface, batch: Batch, where: dict[str, Any], records: Records, numbers: frozenset[str]
+) -> dict[str, Truth] | None:
+    if not surface.doubles:
+        return expected_truths(batch, where, records)
+    try:
+        rounded = doubled_where(where, numbers)
+        return {
+            r["id"]: truth(rounded, doubled_record(r), batch.schema, batch.now) for r in records
+        }
+    except BeyondDoubles:
+        return None
+
+
+def _got(outcome: Outcome, key: str) -> Any:
+    if isinstance(outcome, Answer):
+        if outcome.truths is not None:
+            return outcome.truths.get(key, "absent")
+        assert outcome.selected is not None
+        return key in outcome.selected
+    return outcome
+
+
+DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
+    ("spark-sql", "Spark SQL does not evaluate relation conditions", "docs/backends.md"),
+    (
+        "-mysql",
+        "time zone",
+        "docs/backends.md#anniversaries: MySQL/MariaDB refuse zoned anniversaries",
+    ),
+    ("-sqlite", "cannot evaluate", "docs/backends.md#lists: SQLite refuses datetime[] and date[]"),
+    (
+        "-mysql",
+        "cannot evaluate",
+        "docs/backends.md#lists: MySQL/MariaDB refuse datetime[], date[]",
+    ),
+    ("format-", "", "docs/interop.md: a writer refuses what its format cannot say faithfully"),
+    ("reference-", "", "the format's writer refused it: nothing to evaluate"),
+]
+"""(surface prefix or suffix, words of the message, where it is documented): refusals that are
+the documented answer, not disagreements."""
+
+
+def documented_refusal(surface: str, message: str) -> bool:
+    return any(
+        (surface.startswith(prefix) or surface.endswith(prefix)) and words in message
+        for prefix, words, _ in DOCUMENTED_REFUSALS
+    )
+
+
+# ---- reducing a disagreement -----------------------------------------------------------------
+
+
+def smaller(where: Any) -> list[dict[str, Any]]:
+    """Where clauses inside `where` that may still show a disagreement: each key alone, each
+    item of a group, a relation's or a negation's inner clause."""
+    if not isinstance(where, dict):
+        return []
+    found: list[dict[str, Any]] = []
+    if len(where) > 1:
+        found += [{k: v} for k, v in where.items()]
+    for key, value in where.items():
+        if key in ("AND", "OR", "NOT"):
+            items = value if isinstance(value, list) else [value]
+            found += [item for item in items if isinstance(item, dict)]
+            if key == "NOT" and isinstance(value, list) and len(value) > 1:
+                found += [{"NOT": item} for item in value]
+        elif isinstance(value, dict) and len(value) > 1 and "path" not in value:
+            found += [{key: {k: v}} for k, v in value.items() if k != "mode"]
+    return found
+
+
+def reduce(
+    disagreement: Disagreement,
+    still: Callable[[dict[str, Any]], Disagreement | None],
+    steps: int = 40,
+) -> Disagreement:
+    """A smaller filter with a disagreement on the same surface and record, greedily."""
+    current = disagreement
+    for _ in range(steps):
+        for candidate in smaller(current.where):
+            try:
+                again = still(candidate)
+            except Exception:  # noqa: BLE001 - a candidate the library refuses to read
+                again = None
+            if again is not None:
+                current = again
+                break
+        else:
+            return current
+    return current
+
+
+def iso(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return value
+
+
+__all__ = ["SURFACES", "Surface", "judge", "reduce", "Disagreement", "UTC", "re"]
