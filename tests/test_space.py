@@ -264,14 +264,6 @@ KNOWN_FAMILIES: list[Family] = [
         lambda d: d.surface == "resolve" and "expected an ISO 8601 date" in _got(d),
     ),
     Family(
-        "format-writers-crash-on-aggregates",
-        "the JsonLogic and MongoDB writers meet an aggregate (count/sum/min/max) in "
-        "unknown_when and raise UnhandledNodeError instead of refusing with a FilterError",
-        lambda d: (
-            d.surface.startswith(("format-", "reference-")) and "UnhandledNodeError" in _got(d)
-        ),
-    ),
-    Family(
         "cli-refuses-other-json-types-in-declared-fields",
         "the command line's record check skips a row whose field declared inside JSON holds "
         "another JSON type, where docs/semantics.md says values inside JSON are never wrong "

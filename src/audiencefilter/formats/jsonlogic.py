@@ -631,8 +631,8 @@ class _Writer:
 
     def neither(self, node: Node) -> Any:
         """Neither the condition nor the null tests that make it UNKNOWN."""
+        written = self.true(node)  # refuses first what JsonLogic cannot write
         nulls = [self.true(test) for test in unknown_when(node)]
-        written = self.true(node)
         return {"!": {"or": [written, *nulls]} if nulls else written}
 
     def comparison(self, node: Comparison) -> Any:

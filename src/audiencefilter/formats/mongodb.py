@@ -525,8 +525,9 @@ class _Writer:
             case IsNull() if not node.path:
                 return {self.field(node, node.field): {"$ne": None}}
             case _:
+                written = self.true(node)  # refuses first what MongoDB cannot write
                 nulls = [self.true(test) for test in unknown_when(node)]
-                return {"$nor": [self.true(node), *nulls]}
+                return {"$nor": [written, *nulls]}
 
     def field(self, node: Node, name: str) -> str:
         found = self.schema.get(name)
