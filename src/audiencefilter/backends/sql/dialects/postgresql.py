@@ -4,9 +4,11 @@ Text cannot hold NUL (a value with NUL never matches), backslashes go in `E'...'
 numbers bind as `numeric` (never `float8`, which would round the bigint column too), and JSON
 is read as `jsonb`, whose `->` reads object keys only.
 
-Lists are native arrays (`text[]`, `numeric[]`, `boolean[]`, `timestamptz[]`), tested with
-`@>`, `&&` and `=` (which an index on the array can serve), and through `unnest` when
-case-insensitive. JSON arrays at a data path are read with `jsonb_array_elements`.
+Lists are native arrays (`text[]`, `boolean[]`, `timestamptz[]`), tested with `@>`, `&&` and
+`=` (which an index on the array can serve), and through `unnest` when case-insensitive.
+Number lists are `numeric[]` or `double precision[]`: their items are compared one by one
+through `unnest`, in SQL that reads either type (`_number_item`). JSON arrays at a data path
+are read with `jsonb_array_elements`.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from typing import Any
 
 from ....language.fields import FieldType, ListOp, Op
 from ....language.nodes import ListTest
+from ....language.values import double_exact
 from .base import Dialect
-from .list_sql import ListWriter, all_of, edge_index, literal_of
+from .list_sql import ListWriter, all_of, any_of, edge_index, literal_of
 from .members import Members
 
 _ARRAY_TYPES = {
@@ -56,6 +59,8 @@ class PostgreSQL(Dialect):
     def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
         if node.op is ListOp.IS_EMPTY:
             return f"cardinality({column}) = 0"
+        if element is FieldType.NUMBER:
+            return self._number_list(out, node, column)
         subject = column
         if node.insensitive:
             subject = (
@@ -68,6 +73,41 @@ class PostgreSQL(Dialect):
         array = f"CAST({bound} AS {_ARRAY_TYPES[element]}[])"
         operator = {ListOp.HAS_SOME: "&&", ListOp.EQUALS: "="}.get(node.op, "@>")
         return f"{subject} {operator} {array}"
+
+    def _number_list(self, out: ListWriter, node: ListTest, column: str) -> str:
+        """A number list's test, item by item through `unnest`, so that it reads a `numeric[]`
+        and a `double precision[]` column alike (`@>` needs both sides of one type)."""
+        if node.op is ListOp.EQUALS:
+            whens = " ".join(
+                f"WHEN {i} THEN {self._number_item(out, 'e.v', v)}"
+                for i, v in enumerate(node.value, 1)
+            )
+            return (
+                f"(cardinality({column}) = {len(node.value)} AND NOT EXISTS (SELECT 1 FROM "
+                f"unnest({column}) WITH ORDINALITY AS e(v, i) "
+                f"WHERE NOT COALESCE(CASE e.i {whens} END, FALSE)))"
+            )
+        some = f"EXISTS (SELECT 1 FROM unnest({column}) AS e(v) WHERE "
+        if node.op is not ListOp.HAS_SOME:  # has, hasEvery
+            return all_of([some + self._number_item(out, "e.v", v) + ")" for v in node.value])
+        exact = all(double_exact(v) for v in node.value)
+        bound = out.members(node.value, FieldType.NUMBER) if exact else None
+        if bound is not None:  # a long list, as one parameter
+            return some + f"e.v = ANY(CAST({bound} AS numeric[])))"
+        return some + any_of([self._number_item(out, "e.v", v) for v in node.value]) + ")"
+
+    def _number_item(self, out: ListWriter, item: str, value: Any) -> str:
+        """The number item `item` equals `value`, on a `numeric` or a `double precision` item.
+        The literal is written exactly (`dialects.integral`: `1e23` is the integer it equals),
+        which a double item meets as the double it converts to: itself, for a number a double
+        holds. An integer no double holds equals no double (as in memory) and is compared as
+        text read back as `numeric`: a double item would round it, or overflow past 1e308."""
+        if double_exact(value):
+            return f"{item} = {out.number(value)}"
+        return (
+            f"(pg_typeof({item}) = 'numeric'::regtype AND "
+            f"CAST(CAST({item} AS text) AS numeric) = {out.number(value)})"
+        )
 
     def array_test(self, out: ListWriter, node: ListTest) -> str:
         column = out.column(node.field)
