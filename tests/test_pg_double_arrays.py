@@ -61,6 +61,8 @@ def _filters() -> list[dict[str, Any]]:
     tests += [{op: p} for op in ("hasSome", "hasEvery", "equals") for p in pairs]
     tests += [{"equals": [1e23, 1.0]}, {"equals": [0.1, 2.5]}, {"equals": [2.5, 0.1]}]
     tests += [{"hasSome": LITERALS}, {"hasEvery": [1e23, 1]}]
+    long = [i + 0.5 for i in range(40)]  # a long list, bound as one parameter
+    tests += [{"hasSome": [1e23, 0.1, 5e-324, *long]}, {"hasEvery": [1e23, *long]}]
     plain = [{"scores": t} for t in tests]
     return plain + [{"NOT": f} for f in plain]
 

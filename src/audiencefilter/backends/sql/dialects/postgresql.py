@@ -88,13 +88,16 @@ class PostgreSQL(Dialect):
                 f"WHERE NOT COALESCE(CASE e.i {whens} END, FALSE)))"
             )
         some = f"EXISTS (SELECT 1 FROM unnest({column}) AS e(v) WHERE "
-        if node.op is not ListOp.HAS_SOME:  # has, hasEvery
-            return all_of([some + self._number_item(out, "e.v", v) + ")" for v in node.value])
         exact = all(double_exact(v) for v in node.value)
         bound = out.members(node.value, FieldType.NUMBER) if exact else None
         if bound is not None:  # a long list, as one parameter
-            return some + f"e.v = ANY(CAST({bound} AS numeric[])))"
-        return some + any_of([self._number_item(out, "e.v", v) for v in node.value]) + ")"
+            wanted = f"unnest(CAST({bound} AS numeric[])) AS w(x)"
+            if node.op is ListOp.HAS_SOME:
+                return some + f"e.v IN (SELECT w.x FROM {wanted}))"
+            return f"NOT EXISTS (SELECT 1 FROM {wanted} WHERE NOT {some}e.v = w.x))"
+        if node.op is ListOp.HAS_SOME:
+            return some + any_of([self._number_item(out, "e.v", v) for v in node.value]) + ")"
+        return all_of([some + self._number_item(out, "e.v", v) + ")" for v in node.value])
 
     def _number_item(self, out: ListWriter, item: str, value: Any) -> str:
         """The number item `item` equals `value`, on a `numeric` or a `double precision` item.
