@@ -78,7 +78,7 @@ FILTERS: list[Any] = [
     {"country": {"in": []}, "points": {"gte": 0}},
     {"country": {"notIn": ["FR"]}},
     {"country": {"notIn": ["fr"], "mode": "insensitive"}},
-    {"country": {"notIn": []}},
+    {"country": {"notIn": []}, "isVerified": True},  # alone it holds for everyone: refused
     {"country": {"not": "FR"}},
     {"country": {"not": None}},
     {"country": None},
