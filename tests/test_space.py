@@ -445,7 +445,10 @@ def _verdict(surface: Surface, found: list[Disagreement]) -> None:
 def test_the_sweep_agrees_with_the_oracle(surface: Surface, request: pytest.FixtureRequest) -> None:
     """Every condition of the space (each slot, each operation legal there) on this surface."""
     run = _runner(surface, request)
-    found = [d for batch in sweep_batches() for d in ask(surface, run, batch, batch.wheres)]
+    stride = 1 if DEEP else surface.stride
+    found = [
+        d for batch in sweep_batches() for d in ask(surface, run, batch, batch.wheres[::stride])
+    ]
     _verdict(surface, found)
 
 
