@@ -839,6 +839,11 @@ DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
         "cannot evaluate",
         "docs/backends.md#lists: MySQL/MariaDB refuse datetime[], date[]",
     ),
+    (
+        "-duckdb",
+        "cannot evaluate",
+        "docs/backends.md#json-arrays-at-a-data-path: a path written as a JSON pointer is refused",
+    ),
     ("format-", "", "docs/interop.md: a writer refuses what its format cannot say faithfully"),
     ("reference-", "", "the format's writer refused it: nothing to evaluate"),
 ]
