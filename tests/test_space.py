@@ -166,15 +166,16 @@ def generated_batches() -> list[Batch]:
 
 
 def sweep_wheres() -> list[dict[str, Any]]:
-    """Every condition of the space (deep); in CI one per type, placement, level, operator
-    and kind of operand (the `mode` and `not` variants are left to the generated batches)."""
+    """Every condition of the space (deep); in CI one per type, placement, level (top or in a
+    related row), operator and kind of operand: the `mode` and `not` variants and the to-one
+    relation's rows are left to the generated batches there."""
     seen: set[tuple[Any, ...]] = set()
     wheres = []
     for slot, operation, where in every_condition(SPACE):
         key = (
             slot.type,
             slot.placement,
-            slot.relation,
+            slot.relation is None,
             slot.function,
             operation.key,
             operation.operand,
