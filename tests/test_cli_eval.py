@@ -266,3 +266,35 @@ def test_piped_output_has_no_progress_or_colour(
     path = write_jsonl(tmp_path / "contacts.jsonl", CONTACTS * 3000)
     _, _, err = run(capsys, "eval", "--count", FILTER, str(path))
     assert err == "6000 of 15000 contacts match (40.00%)\n"
+
+
+@pytest.mark.parametrize(
+    ("declared", "where", "held", "selected"),
+    [
+        ("number", {"notIn": None}, "ß", True),
+        ("number", {"gt": 1}, "ß", False),
+        ("string", {"equals": "1"}, 1, False),
+        ("boolean", {"not": None}, [1], True),
+        ("string[]", {"has": "a"}, "a", False),
+        ("date", {"gt": "2020-01-01"}, 5, False),
+    ],
+)
+def test_a_field_declared_inside_json_holds_any_json_value(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    declared: str,
+    where: dict[str, Any],
+    held: Any,
+    selected: bool,
+) -> None:
+    """Another JSON type inside `data` is an answer (docs/semantics.md), not a bad row: `eval`
+    selects what `matches` selects and skips nothing (found by the generated space, cli-eval)."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"data": "json", "v": [declared, ["data", "v"]]}))
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"id": "x", "data": {"v": held}}) + "\n")
+    code, out, err = run(
+        capsys, "eval", "--schema", str(schema), json.dumps({"v": where}), str(rows)
+    )
+    assert code == EXIT_OK, err
+    assert ("x" in out.split()) is selected, out

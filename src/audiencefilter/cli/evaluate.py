@@ -47,27 +47,19 @@ class EvalOptions:
 def record_checker(flt: Filter) -> Check:
     """A function naming the first field the filter reads that holds a wrong-typed value."""
     fields = [flt.schema.get(name) for name in sorted(flt.fields)]
-    # A relation is no field: its rows are checked by the predicate as it reads them.
-    read = [field for field in fields if field is not None]
+    # A relation is no field: its rows are checked by the predicate as it reads them. A field
+    # declared inside JSON holds whatever JSON holds: another type there is an answer (FALSE
+    # or UNKNOWN, docs/semantics.md), never a bad row.
+    read = [field for field in fields if field is not None and not field.source]
 
     def check(record: Mapping[str, Any]) -> str | None:
         for field in read:
-            problem = value_problem(field.type, _value_of(record, field.source or (field.name,)))
+            problem = value_problem(field.type, record.get(field.name))
             if problem is not None:
                 return f'field "{field.name}": {problem}'
         return None
 
     return check
-
-
-def _value_of(record: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    """The value at a field's place in a record: its name, or its keys inside a JSON column."""
-    value: Any = record
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value
 
 
 def _json_default(value: Any) -> Any:
