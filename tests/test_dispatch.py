@@ -6,6 +6,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, ClassVar, cast
 
 import pytest
@@ -79,7 +80,7 @@ def _function_walkers() -> dict[str, Callable[[Node], object]]:
         "walk": lambda n: list(walk(n)),
         "fields_used": fields_used,
         "relative_values": relative_values,
-        "resolve": lambda n: resolve(n, {}),
+        "resolve": lambda n: resolve(n, CONTACT, datetime(2025, 1, 1, tzinfo=UTC)),
         "lower": lambda n: lower(n, CONTACT),
         "simplify": lambda n: simplify(n, CONTACT),
         "size": size,
