@@ -844,6 +844,11 @@ DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
         "cannot evaluate",
         "docs/backends.md#json-arrays-at-a-data-path: a path written as a JSON pointer is refused",
     ),
+    (
+        "-sqlite",
+        "holds a sum exactly within 64-bit integers only",
+        "docs/semantics.md#numbers: SQLite refuses a sum compared with a number past 64 bits",
+    ),
     ("format-", "", "docs/interop.md: a writer refuses what its format cannot say faithfully"),
     ("reference-", "", "the format's writer refused it: nothing to evaluate"),
 ]
