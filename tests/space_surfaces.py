@@ -847,7 +847,7 @@ DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
     (
         "-sqlite",
         "holds a sum exactly within 64-bit integers only",
-        "docs/semantics.md#numbers: SQLite refuses a sum compared with a number past 64 bits",
+        "docs/semantics.md, Relations: SQLite refuses a sum compared with a number past 64 bits",
     ),
     ("format-", "", "docs/interop.md: a writer refuses what its format cannot say faithfully"),
     ("reference-", "", "the format's writer refused it: nothing to evaluate"),
