@@ -30,6 +30,7 @@ from typing import Any
 import audiencefilter as af
 from audiencefilter.testing.space import Batch, json_encoded
 from tests.oracle import Truth, truth
+from tests.wide_engines import BeyondDoubles, doubled
 
 Records = Sequence[dict[str, Any]]
 
@@ -79,26 +80,6 @@ def selected(records: Records, keep: Callable[[dict[str, Any]], bool]) -> Answer
 
 def expected_truths(batch: Batch, where: dict[str, Any], records: Records) -> dict[str, Truth]:
     return {r["id"]: truth(where, r, batch.schema, batch.now) for r in records}
-
-
-class BeyondDoubles(Exception):
-    """A number no double holds: not asked of engines that read JSON numbers as doubles."""
-
-
-def doubled(value: Any) -> Any:
-    """Every JSON number inside `value` rounded to the nearest double (booleans stay)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        try:
-            return float(value)
-        except OverflowError:
-            raise BeyondDoubles from None
-    if isinstance(value, dict):
-        return {k: doubled(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [doubled(v) for v in value]
-    return value
 
 
 def doubled_where(where: Any, json_fields: frozenset[str]) -> Any:

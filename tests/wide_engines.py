@@ -83,11 +83,11 @@ def storable(dialect: str, records: Sequence[dict[str, Any]]) -> bool:
     return dialect != "postgresql" or not any(_holds_nul(r) for r in records)
 
 
-class _BeyondDoubles(Exception):
+class BeyondDoubles(Exception):
     """A number no double can hold: not asked of engines that read JSON numbers as doubles."""
 
 
-def _doubled(value: Any) -> Any:
+def doubled(value: Any) -> Any:
     """`value` with every JSON number (not booleans) rounded to the nearest double."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
@@ -95,11 +95,11 @@ def _doubled(value: Any) -> Any:
         try:
             return float(value)
         except OverflowError:
-            raise _BeyondDoubles from None
+            raise BeyondDoubles from None
     if isinstance(value, dict):
-        return {k: _doubled(v) for k, v in value.items()}
+        return {k: doubled(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_doubled(v) for v in value]
+        return [doubled(v) for v in value]
     return value
 
 
@@ -118,7 +118,7 @@ def as_jsonb(value: Any) -> Any:
 
 
 def _doubled_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**r, "data": _doubled(r["data"])} if "data" in r else r for r in records]
+    return [{**r, "data": doubled(r["data"])} if "data" in r else r for r in records]
 
 
 def refuses(dialect: str, flt: af.Filter, now: datetime = NOW) -> bool:
@@ -173,7 +173,7 @@ def agree(
             if dialect in DOUBLE_JSON_NUMBERS:
                 try:
                     wanted = memory_ids(flt, _doubled_records(records), now)
-                except _BeyondDoubles:
+                except BeyondDoubles:
                     continue
             elif dialect == "postgresql":
                 stored = [{**r, "data": as_jsonb(r["data"])} if "data" in r else r for r in records]
