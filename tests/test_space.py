@@ -44,9 +44,12 @@ from audiencefilter.language.fields import (
 from audiencefilter.testing.space import (
     SPACE,
     Batch,
+    Encoding,
     Placement,
     batches,
     every_condition,
+    held_records,
+    json_encoded,
     operations,
     slots,
     space_schema,
@@ -203,6 +206,9 @@ def _sweep_batches() -> list[Batch]:
     first = generated_batches()[: 2 if DEEP else 1]
     pool = [r for b in first for r in b.records if b.schema == SPACE]
     pool = pool or list(base.records)
+    # and the records in which every placement holds each kind of value in turn
+    held = held_records(SPACE, base.now)
+    pool += [json_encoded(r) for r in held] if base.encoding is Encoding.JSON else held
     records = tuple({**r, "id": f"s{i}"} for i, r in enumerate(pool))
     return [
         replace(base, schema=SPACE, wheres=tuple(wheres[i : i + SWEEP_CHUNK]), records=records)
