@@ -47,6 +47,7 @@ from audiencefilter.testing.space import (
     Encoding,
     Placement,
     batches,
+    edge_conditions,
     every_condition,
     held_records,
     json_encoded,
@@ -182,6 +183,30 @@ def sweep_wheres() -> list[dict[str, Any]]:
             slot.function,
             operation.key,
             operation.operand,
+        )
+        if DEEP or key not in seen:
+            seen.add(key)
+            wheres.append(where)
+    return wheres + edge_wheres()
+
+
+def edge_wheres() -> list[dict[str, Any]]:
+    """The conditions whose operand is an edge literal (`edge_conditions`): in CI one per type,
+    placement, level, operator, kind of operand and variant (`not`, `mode`), each with the
+    next edge in turn; deep, every slot and operation; `SPACE_EDGES=all`, with every edge."""
+    seen: set[tuple[Any, ...]] = set()
+    wheres = []
+    every = os.environ.get("SPACE_EDGES") == "all"
+    for slot, operation, where in edge_conditions(SPACE, every=every):
+        key = (
+            slot.type,
+            slot.placement,
+            slot.relation is None,
+            slot.function,
+            operation.key,
+            operation.operand,
+            operation.negated,
+            operation.insensitive,
         )
         if DEEP or key not in seen:
             seen.add(key)
@@ -406,3 +431,34 @@ def test_generated_batches_agree_with_the_oracle(
 
 def test_the_space_schemas_differ_only_by_zone() -> None:
     assert space_schema("Pacific/Kiritimati").fields == SPACE.fields
+
+
+def nul_wheres() -> list[dict[str, Any]]:
+    """Every condition of the space whose operand holds NUL (alone, inside text, or beside
+    another item of a list), in every placement and variant: PostgreSQL's text and jsonb hold
+    no NUL, SQLite reads a C string up to it, so each engine must answer without writing it."""
+    import json
+
+    return [
+        where
+        for _, _, where in edge_conditions(SPACE, every=True)
+        if "\\u0000" in json.dumps(where)
+    ]
+
+
+@pytest.mark.parametrize("surface", [p for p in _params() if not p.id.startswith("cli-")])
+def test_operands_holding_nul_agree_with_the_oracle(
+    surface: Surface, request: pytest.FixtureRequest
+) -> None:
+    """A list literal holding NUL made PostgreSQL's SQL text raise a bare `ValueError` in
+    every placement (a JSON array at a path, a list declared inside JSON, inside a related
+    row); the family is every operand holding NUL, on every surface."""
+    run = _runner(surface, request)
+    base = sweep_batches()[0]
+    wheres = nul_wheres()
+    found = [
+        d
+        for i in range(0, len(wheres), SWEEP_CHUNK)
+        for d in ask(surface, run, base, tuple(wheres[i : i + SWEEP_CHUNK]))
+    ]
+    _verdict(surface, found)

@@ -609,6 +609,49 @@ def every_condition(schema: Schema = SPACE) -> Iterator[tuple[Slot, Operation, d
                 yield slot, operation, where
 
 
+def _edge_pool(kind: FieldType, now: datetime) -> tuple[Any, ...]:
+    """The edge literals of a scalar type, as JSON operands."""
+    kind = _element(kind)
+    if kind is FieldType.STRING:
+        return STRINGS
+    if kind is FieldType.NUMBER:
+        return NUMBERS
+    if kind is FieldType.BOOLEAN:
+        return (True, False)
+    if kind is FieldType.DATE:
+        return tuple(day.isoformat() for day in (*FIXED_DATES, now.date()))
+    return tuple(spelt_instant(moment, n % 3) for n, moment in enumerate((*FIXED_INSTANTS, now)))
+
+
+def edge_conditions(
+    schema: Schema = SPACE, now: datetime = NOWS[0], *, every: bool = False
+) -> Iterator[tuple[Slot, Operation, dict[str, Any]]]:
+    """Conditions whose operand is an edge literal (`STRINGS`, `NUMBERS`, the fixed dates and
+    instants), alone or beside the probe literal in a list: each slot and operation (`not`
+    and `mode` variants included) with every edge when `every`, else with one edge each, the
+    edges taken in turn so that every edge meets many slots. The library's refusals are left
+    out (what it reads is what the surfaces are asked)."""
+    turn = 0
+    for slot in slots(schema):
+        relation = schema.relation(slot.relation) if slot.relation else None
+        quantifiers = [q.value for q in relation.quantifiers] if relation else [None]
+        for n, operation in enumerate(operations(slot, schema)):
+            if operation.operand not in (Operand.LITERAL, Operand.LIST):
+                continue
+            pool = _edge_pool(slot.type, now)
+            chosen = pool if every else (pool[turn % len(pool)],)
+            turn += 1
+            for value in chosen:
+                if operation.operand is Operand.LIST:
+                    operand: Any = [value, _probe_literal(slot.type)]
+                else:
+                    operand = value
+                body = operation.body(operand)
+                where = slot.where(body, quantifier=quantifiers[n % len(quantifiers)])
+                if where is not None and accepts(schema, where):
+                    yield slot, operation, where
+
+
 @st.composite
 def conditions(draw: st.DrawFn, schema: Schema, now: datetime) -> dict[str, Any]:
     """One condition: a slot, an operation legal there, an operand from the edge pools, and a
@@ -918,6 +961,7 @@ def held_records(schema: Schema = SPACE, now: datetime = NOWS[0]) -> tuple[dict[
 
 
 __all__ = [
+    "edge_conditions",
     "JSON_HOLDINGS",
     "held_records",
     "Batch",
