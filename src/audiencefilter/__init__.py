@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from .backends.memory_many import FilterSet
+    from .backends.sql.attributes import snake_case
     from .explain import Explanation, Outcome
     from .text import to_text
 
@@ -97,6 +98,7 @@ __all__ = [
     "register_sqlite_functions",
     "render_error",
     "select",
+    "snake_case",
     "system_clock",
     "to_text",
     "value_problem",
@@ -141,6 +143,7 @@ _LAZY = {
     "to_text": "text",
     "Explanation": "explain",
     "Outcome": "explain",
+    "snake_case": "backends.sql.attributes",
 }
 
 

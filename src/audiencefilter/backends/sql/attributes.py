@@ -1,11 +1,12 @@
-"""Which column or attribute of a SQLAlchemy target stands for each field, and the fix when none does.
+"""The column or attribute of a SQLAlchemy target for each field, and the fix when none is.
 
 Services name their models their own way: `Subscriber.created_at` for the field `createdAt`,
 a relationship `actions` whose foreign key is `sub_id`, a `hybrid_property` for a field that
 is computed. `Attributes` finds each field's attribute in that order:
 
 1. `columns[name]`: an attribute (or column key or name) spelled out, or a column expression
-   itself; a related field is keyed by its relation path (`"actions.createdAt"`);
+   itself; a related field is keyed by its relation path (`"actions.createdAt"`). A name
+   given here is the only one tried;
 2. the relation's declared column (`Relation.columns`, for related fields);
 3. the field's own name;
 4. the naming convention (`naming="snake_case"` or any `str -> str` callable).
@@ -65,10 +66,11 @@ class Attributes:
 
     def names(self, key: str, name: str, declared: str | None = None) -> list[str]:
         """The attribute names to try for `name` (`key`: its dotted path), in order."""
-        tried: list[str] = []
         explicit = self.columns.get(key)
+        if isinstance(explicit, str):  # spelled out: no other name may stand in for it
+            return [explicit]
+        tried: list[str] = []
         for candidate in (
-            explicit if isinstance(explicit, str) else None,
             declared,
             name,
             self.naming(name) if self.naming is not None else None,

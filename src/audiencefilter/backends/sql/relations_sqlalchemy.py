@@ -122,7 +122,9 @@ def _orm_rows(builder: RelationBuilder, relation: Relation) -> _Rows:
                 f"relations={{{path!r}: table_or_model}}, or an ORM class as the target"
             )
         tried = attributes.names(path, relation.name)
-        message = attributes.missing(builder.target, path, relation.name, tried, "relationship for relation")
+        message = attributes.missing(
+            builder.target, path, relation.name, tried, "relationship for relation"
+        )
         raise ValueError(f"{message}; or give relations={{{path!r}: table_or_model}}")
     related = prop.mapper.class_
     lookup = attributes.lookup(related, path + ".", dict(relation.columns))

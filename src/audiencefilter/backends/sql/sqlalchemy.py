@@ -68,10 +68,10 @@ from ...language.nodes import (
     blank_form,
 )
 from ...language.visitor import Visitor
+from .attributes import Attributes, Naming, naming_function
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .dialects.base import AnniversaryRefused, anniversary_sql
 from .dialects.like import like_unsafe
-from .attributes import Attributes, Naming, naming_function
 from .dialects.members import Members, members_of
 from .relations_sqlalchemy import aggregated_expression, quantified_expression
 from .text import (
