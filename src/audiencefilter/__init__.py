@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .backends.memory_many import FilterSet
     from .backends.sql.attributes import snake_case
     from .explain import Explanation, Outcome
+    from .pydantic_field import FilterField, FilterValidation
     from .text import to_text
 
 __all__ = [
@@ -70,6 +71,8 @@ __all__ = [
     "Filter",
     "FrameError",
     "FilterError",
+    "FilterField",
+    "FilterValidation",
     "FilterSet",
     "Issue",
     "IsNull",
@@ -144,6 +147,8 @@ _LAZY = {
     "Explanation": "explain",
     "Outcome": "explain",
     "snake_case": "backends.sql.attributes",
+    "FilterField": "pydantic_field",
+    "FilterValidation": "pydantic_field",
 }
 
 

@@ -7,8 +7,8 @@ is computed. `Attributes` finds each field's attribute in that order:
 1. `columns[name]`: an attribute (or column key or name) spelled out, or a column expression
    itself; a related field is keyed by its relation path (`"actions.createdAt"`). A name
    given here is the only one tried;
-2. the relation's declared column (`Relation.columns`, for related fields);
-3. the field's own name;
+2. the field's own name;
+3. the relation's declared column (`Relation.columns`, for related fields);
 4. the naming convention (`naming="snake_case"` or any `str -> str` callable).
 
 A field found nowhere is an error that names the target, the names tried, the closest
@@ -71,8 +71,8 @@ class Attributes:
             return [explicit]
         tried: list[str] = []
         for candidate in (
-            declared,
             name,
+            declared,
             self.naming(name) if self.naming is not None else None,
         ):
             if candidate is not None and candidate not in tried:

@@ -10,8 +10,8 @@ The related rows are found one of two ways:
   `relation.key`.
 
 Either way a related field is found as `attributes.py` finds any field: `columns` keyed by
-its path (`"actions.createdAt"`), the relation's declared column (`Relation.columns`), its
-name, the naming convention.
+its path (`"actions.createdAt"`), its name, the relation's declared column
+(`Relation.columns`), the naming convention.
 
 W and an aggregate's test are built by a builder of the same kind over the related columns or
 over the subquery, so every per-dialect rule of the scalar conditions applies inside (see
