@@ -316,7 +316,14 @@ def _cli_eval_one(flt: af.Filter, batch: Batch, schema: Path, contacts: Path) ->
         return None
     now = batch.now.isoformat()
     status, out, err = _cli(
-        "eval", flt.to_json(), str(contacts), "--schema", str(schema), "--now", now
+        "eval",
+        flt.to_json(),
+        str(contacts),
+        "--schema",
+        str(schema),
+        "--replace-schema",
+        "--now",
+        now,
     )
     problem = _cli_status(status, err)
     return problem or Answer(selected=frozenset(out.split()))
@@ -359,6 +366,7 @@ def _cli_explain_one(flt: af.Filter, batch: Batch, schema: Path, records: Record
             flt.to_json(),
             "--schema",
             str(schema),
+            "--replace-schema",
             "--record",
             json.dumps(json_encoded(record)),
             "--now",

@@ -47,7 +47,9 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from .backends.memory_many import FilterSet
+    from .backends.sql.attributes import snake_case
     from .explain import Explanation, Outcome
+    from .pydantic_field import FilterField, FilterValidation
     from .text import to_text
 
 __all__ = [
@@ -69,6 +71,8 @@ __all__ = [
     "Filter",
     "FrameError",
     "FilterError",
+    "FilterField",
+    "FilterValidation",
     "FilterSet",
     "Issue",
     "IsNull",
@@ -97,6 +101,7 @@ __all__ = [
     "register_sqlite_functions",
     "render_error",
     "select",
+    "snake_case",
     "system_clock",
     "to_text",
     "value_problem",
@@ -141,6 +146,9 @@ _LAZY = {
     "to_text": "text",
     "Explanation": "explain",
     "Outcome": "explain",
+    "snake_case": "backends.sql.attributes",
+    "FilterField": "pydantic_field",
+    "FilterValidation": "pydantic_field",
 }
 
 

@@ -263,24 +263,34 @@ class Filter:
         *,
         now: datetime | None = None,
         relations: Mapping[str, Any] | None = None,
+        columns: Mapping[str, Any] | None = None,
+        naming: str | Callable[[str], str] | None = None,
     ) -> ColumnElement[bool]:
         """A SQLAlchemy boolean expression over `target`: a Table, ORM class or name->column map.
 
         Relative date-times become the instants they are at `now` (default: the clock now).
         Relation conditions follow the ORM class's relationship of the relation's name, or the
-        Core table given in `relations` (`{"actions": actions_table}`).
+        table or model given in `relations` (`{"actions": actions_table}`). A field's attribute
+        is `columns[field]` (`{"createdAt": "created_at"}`; `"actions.createdAt"` for a
+        related field), else the field's name, else the name `naming` gives (`"snake_case"`:
+        `createdAt` -> `created_at`); a field found nowhere raises ValueError naming the
+        closest attribute.
         """
         from .backends.sql.sqlalchemy import to_sqlalchemy
 
         moment = (system_clock() if now is None else now) if self.relatives else None
-        key = (id(target), id(relations), self.instants(moment) if moment else ())
+        given = (target, relations, columns, naming)
+        key = (*map(id, given), self.instants(moment) if moment else ())
         memo = self._sqlalchemy_memo
         kept_now = memo[0]  # one tuple, read at once and replaced whole: safe across threads
         for kept in kept_now:
-            if kept[0] == key and kept[1] is target and kept[2] is relations:
-                return cast("ColumnElement[bool]", kept[3])
-        built = to_sqlalchemy(self.lowered_at(moment), self.schema, target, relations)
-        memo[0] = ((key, target, relations, built), *kept_now[:3])
+            if kept[0] == key and all(a is b for a, b in zip(kept[1], given, strict=True)):
+                return cast("ColumnElement[bool]", kept[2])
+        lowered = self.lowered_at(moment)
+        built = to_sqlalchemy(
+            lowered, self.schema, target, relations, columns=columns, naming=naming
+        )
+        memo[0] = ((key, given, built), *kept_now[:3])
         return built
 
     @cached_property
