@@ -91,7 +91,7 @@ def test_user_frames_give_the_memory_answers(where: Any) -> None:
     frame = user_frame()
     flt = af.parse(where)
     records = [
-        {k: None if pd.isna(v) else v for k, v in row.items()}
+        {str(k): None if pd.isna(v) else v for k, v in row.items()}
         for row in frame.to_dict(orient="records")
     ]
     expected = [frame.index[i] for i in memory_ids(flt, records)]
@@ -141,17 +141,18 @@ def test_dates_in_an_object_column_and_naive_datetimes_as_utc() -> None:
             "seen": pd.to_datetime(["2025-01-01 10:00", None, "2025-01-02 00:00"]),  # naive
         }
     )
-    records = [
+    records: list[dict[str, Any]] = [
         {"birthday": date(1990, 5, 1), "seen": datetime(2025, 1, 1, 10, tzinfo=UTC)},
         {"birthday": None, "seen": None},
         {"birthday": date(2000, 1, 1), "seen": datetime(2025, 1, 2, tzinfo=UTC)},
     ]
-    for where in (
+    wheres: list[dict[str, Any]] = [
         {"birthday": {"lt": "1995-01-01"}},
         {"NOT": {"birthday": {"gte": "1995-01-01"}}},
         {"seen": {"gt": "2025-01-01T09:00:00Z"}},
         {"seen": {"lt": "2025-01-02T00:00:00+00:00"}},
-    ):
+    ]
+    for where in wheres:
         flt = af.parse(where, schema)
         assert pandas_ids(flt, frame) == memory_ids(flt, records), where
 
