@@ -207,3 +207,32 @@ def test_importing_the_library_does_not_import_pandas_or_narwhals() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def test_object_list_columns_are_read_exactly() -> None:
+    schema = af.Schema.from_mapping({"scores": "number[]", "tags": "string[]"})
+    frame = pd.DataFrame(
+        {
+            "scores": pd.Series([[2**53 + 1, 2], [], None, [3, None]], dtype=object),
+            "tags": pd.Series([["a"], None, [], ["b", None]], dtype=object),
+        }
+    )
+    records = [{k: v for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    for where in (
+        {"scores": {"has": 2**53 + 1}},
+        {"NOT": {"scores": {"has": 2**53}}},
+        {"scores": {"isEmpty": True}},
+        {"tags": {"hasSome": ["b", "c"]}},
+    ):
+        flt = af.parse(where, schema)
+        assert pandas_ids(flt, frame) == memory_ids(flt, records), where
+
+
+def test_an_integer_no_double_holds_beside_fractions_is_a_frame_error() -> None:
+    frame = pd.DataFrame({"points": pd.Series([2**53 + 1, 2.5], dtype=object)})
+    with pytest.raises(af.FrameError, match="points"):
+        af.parse({"points": {"gt": 2}}).select_frame(frame)
+    schema = af.Schema.from_mapping({"scores": "number[]"})
+    frame = pd.DataFrame({"scores": pd.Series([[2**53 + 1, 2.5]], dtype=object)})
+    with pytest.raises(af.FrameError, match="scores"):
+        af.parse({"scores": {"has": 1}}, schema).select_frame(frame)

@@ -36,16 +36,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
 
 import narwhals.stable.v2 as nw
 import polars as pl
 
 from ..errors import FrameError
-from ..language.fields import FieldType, Schema
+from ..language.fields import Field, FieldType, Schema
 from ..language.nodes import Node, fields_used
+from ..language.relations import Relation
 from .columnar import frame_for, to_polars
+from .columnar_types import field_columns, related_column
 
 
 def frame_mask(
@@ -138,6 +140,7 @@ def _mask(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) ->
     return [bool(value) for value in answer.to_list()]
 
 
+LIST_TYPES = frozenset(kind for kind in FieldType if kind.value.endswith("[]"))
 _MASK = "__audiencefilter_mask__"
 """The answer's column: `with_columns` spreads a constant answer over every row."""
 
@@ -155,25 +158,96 @@ def _columns_read(node: Node, schema: Schema, columns: Mapping[str, str]) -> set
 
 
 def _to_polars(eager: Any, schema: Schema, columns: Mapping[str, str]) -> pl.DataFrame:
-    """The columns as a polars frame through Arrow, decoded JSON documents as JSON text."""
+    """The columns as a polars frame: through Arrow, except decoded JSON documents (written as
+    JSON text) and relations held as Python lists of dicts, which are converted as `frame_for`
+    converts records (Arrow would force one type on every row's values, or learn none from a
+    column of empty lists)."""
     json_columns = {columns.get(f.name, f.name) for f in schema.fields if f.type is FieldType.JSON}
-    backend = nw.get_native_namespace(eager)
+    list_fields = {columns.get(f.name, f.name): f for f in schema.fields if f.type in LIST_TYPES}
+    relations = {columns.get(r.name, r.name): r for r in schema.relations}
+    python: dict[str, pl.Series] = {}
     for name in eager.columns:
-        if name in json_columns and eager.schema[name] == nw.Object():
-            texts = [_json_text(value) for value in eager[name].to_list()]
-            eager = eager.with_columns(nw.new_series(name, texts, nw.String(), backend=backend))
+        if eager.schema[name] != nw.Object():
+            continue
+        cells = eager[name].to_list()
+        if name in json_columns:
+            python[name] = pl.Series(name, [_json_text(c) for c in cells], dtype=pl.String)
+        elif name in relations:
+            python[name] = _converted(name, _relation_series, name, relations[name], cells)
+        elif name in list_fields:
+            python[name] = _converted(name, _list_series, name, list_fields[name], cells)
+    arrow = [name for name in eager.columns if name not in python]
+    frame = _converted(arrow, _arrow_frame, eager.select(arrow))
+    for name, relation in relations.items():  # a column of nulls only: no related rows' types
+        if name in frame.columns and frame.schema[name] == pl.Null:
+            python[name] = _relation_series(name, relation, [None] * len(frame))
+    parts = [frame.drop(list(python), strict=False)] if arrow else []
+    return pl.concat([*parts, pl.DataFrame(list(python.values()))], how="horizontal")
+
+
+T = TypeVar("T")
+
+
+def _arrow_frame(eager: Any) -> pl.DataFrame:
     return pl.DataFrame(pl.from_arrow(eager.to_arrow()))
 
 
+def _converted(names: str | list[str], convert: Callable[..., T], *args: Any) -> T:
+    """`convert(*args)`, a column that cannot be converted exactly being a `FrameError` naming it
+    (Arrow refuses an integer a double cannot hold beside fractions rather than rounding it)."""
+    try:
+        return convert(*args)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError) as exc:
+        if isinstance(exc, FrameError):
+            raise
+        named = names if isinstance(names, str) else ", ".join(names)
+        raise FrameError(
+            f"column(s) {named}: the values cannot be read as one column type exactly ({exc}); "
+            "give each column one type (object columns of Python values included)"
+        ) from None
+
+
+def _list_series(name: str, field: Field, cells: list[Any]) -> pl.Series:
+    """A list field's cells as `frame_for` converts them: the list type that holds every item
+    exactly, or a `FrameError` where none does."""
+    stored = Field(field.name, field.type)
+    records: list[Mapping[str, Any]] = [{field.name: _rows(c)} for c in cells]
+    data, dtypes = field_columns(records, Schema((stored,)))
+    return pl.Series(name, data[field.name], dtype=dtypes[field.name])
+
+
+def _relation_series(name: str, relation: Relation, cells: list[Any]) -> pl.Series:
+    """A relation's cells (a list of dicts, one dict, or missing) as `frame_for`'s List of
+    Struct column."""
+    records: list[Mapping[str, Any]] = [{relation.name: _rows(cell)} for cell in cells]
+    values, dtype = related_column(records, relation)
+    return pl.Series(name, values, dtype=dtype)
+
+
+def _rows(cell: Any) -> Any:
+    """A relation cell as plain Python values: NumPy arrays (as pandas hands lists back, at
+    any depth) as lists, pandas' missing values as None."""
+    if isinstance(cell, Mapping):
+        return {key: _rows(value) for key, value in cell.items()}
+    if isinstance(cell, list | tuple) or hasattr(cell, "tolist"):
+        items = cell.tolist() if hasattr(cell, "tolist") else cell
+        return [_rows(item) for item in items] if isinstance(items, list) else items
+    return None if _missing(cell) else cell
+
+
+def _missing(value: Any) -> bool:
+    """None, NaN or pd.NA: pandas' missing values (pd.NA recognised without importing pandas)."""
+    if value is None or type(value).__name__ == "NAType":
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
 def _json_text(value: Any) -> str | None:
-    """A decoded JSON document as JSON text (None for a missing cell, pandas' NaN included);
-    text stays as it is."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """A decoded JSON document as JSON text (None for a missing cell); text stays as it is."""
+    if _missing(value):
         return None
     if isinstance(value, str):
         return value
-    if type(value).__name__ == "NAType":  # pd.NA, without importing pandas
-        return None
     if hasattr(value, "tolist"):  # a NumPy array or scalar, as pandas hands list cells
         value = value.tolist()
     return json.dumps(value)
