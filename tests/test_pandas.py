@@ -13,6 +13,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -236,3 +237,25 @@ def test_an_integer_no_double_holds_beside_fractions_is_a_frame_error() -> None:
     frame = pd.DataFrame({"scores": pd.Series([[2**53 + 1, 2.5]], dtype=object)})
     with pytest.raises(af.FrameError, match="scores"):
         af.parse({"scores": {"has": 1}}, schema).select_frame(frame)
+
+
+@pytest.mark.parametrize(
+    ("where", "column"),
+    [
+        ({"points": {"gt": 2**53}}, pd.array([2**53 + 1, None, 2**53], dtype="Int64")),
+        ({"points": {"gte": 1.5}}, pd.Series([2, None, 1], dtype=object)),
+        ({"points": {"lt": 2}}, pd.array([1, 2, None], dtype="UInt8")),
+        ({"points": {"gt": 2.5}}, pd.Series([Decimal("2.50"), None, Decimal("2.51")])),
+        ({"isVerified": False}, pd.array([False, None, True], dtype="boolean")),
+        ({"isVerified": True}, pd.Series([True, None, False], dtype=object)),
+        ({"country": {"in": ["FR"]}}, pd.array(["FR", None, "DE"], dtype="string[pyarrow]")),
+        ({"NOT": {"country": "DE"}}, pd.Categorical(["FR", None, "DE"])),
+        ({"country": {"gt": "E"}}, pd.Series(["FR", None, "DE"], dtype=object)),
+    ],
+)
+def test_pandas_column_dtypes(where: Any, column: Any) -> None:
+    field = next(iter(where["NOT"] if "NOT" in where else where))
+    frame = pd.DataFrame({field: column})
+    flt = af.parse(where)
+    records = [{field: None if pd.isna(v) else v} for v in frame[field].tolist()]
+    assert pandas_ids(flt, frame) == memory_ids(flt, records)
