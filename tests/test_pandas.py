@@ -259,3 +259,24 @@ def test_pandas_column_dtypes(where: Any, column: Any) -> None:
     flt = af.parse(where)
     records = [{field: None if pd.isna(v) else v} for v in frame[field].tolist()]
     assert pandas_ids(flt, frame) == memory_ids(flt, records)
+
+
+def test_json_inside_related_rows_as_text_or_decoded() -> None:
+    schema = af.Schema.of(id="string").with_relations(
+        af.Relation("orders", af.Schema.of(total="number", data="json"))
+    )
+    decoded = [[{"total": 1, "data": {"k": 0}}], [{"total": 2, "data": {"k": "x"}}], None]
+    text = [
+        [{"total": 1, "data": '{"k": 0}'}],
+        [{"total": 2, "data": '{"k": "x"}'}],
+        None,
+    ]
+    records = [{"orders": rows} for rows in decoded]
+    for where in (
+        {"orders": {"some": {"NOT": {"data": {"path": ["k"], "equals": 1}}}}},
+        {"orders": {"some": {"data": {"path": ["k"], "equals": "x"}}}},
+    ):
+        flt = af.parse(where, schema)
+        for cells in (decoded, text):
+            frame = pd.DataFrame({"orders": pd.Series(cells, dtype=object)})
+            assert pandas_ids(flt, frame) == memory_ids(flt, records), (where, cells)

@@ -219,9 +219,26 @@ def _list_series(name: str, field: Field, cells: list[Any]) -> pl.Series:
 def _relation_series(name: str, relation: Relation, cells: list[Any]) -> pl.Series:
     """A relation's cells (a list of dicts, one dict, or missing) as `frame_for`'s List of
     Struct column."""
-    records: list[Mapping[str, Any]] = [{relation.name: _rows(cell)} for cell in cells]
+    documents = [f.name for f in relation.schema.fields if f.type is FieldType.JSON]
+    records: list[Mapping[str, Any]] = [
+        {relation.name: _decoded(_rows(cell), documents)} for cell in cells
+    ]
     values, dtype = related_column(records, relation)
     return pl.Series(name, values, dtype=dtype)
+
+
+def _decoded(rows: Any, documents: list[str]) -> Any:
+    """Related rows whose JSON fields hold JSON text (a `str`, as in a JSON column) decoded, so
+    that `related_column` writes each document once, as it writes decoded values."""
+    if not documents or rows is None:
+        return rows
+    listed = [rows] if isinstance(rows, Mapping) else rows
+    return [
+        {k: json.loads(v) if k in documents and isinstance(v, str) else v for k, v in row.items()}
+        if isinstance(row, Mapping)
+        else row
+        for row in listed
+    ]
 
 
 def _rows(cell: Any) -> Any:
