@@ -179,10 +179,32 @@ def test_a_lazy_frame_is_refused_naming_what_runs_instead() -> None:
         af.parse({"points": 1}).select_frame(relation)
 
 
-def test_a_column_of_the_wrong_type_is_a_frame_error() -> None:
-    frame = pd.DataFrame({"points": ["2", "3"]})
-    with pytest.raises(af.FrameError, match='column "points" for field "points"'):
-        af.parse({"points": {"gt": 2}}).select_frame(frame)
+@pytest.mark.parametrize(
+    ("where", "values", "fix"),
+    [
+        ({"points": {"gt": 2}}, ["2", "3"], 'pd.to_numeric(frame["points"])'),
+        (
+            {"createdAt": {"gt": "2025-01-01T00:00:00Z"}},
+            ["2025-01-02T00:00:00Z", "2024-12-31T00:00:00+01:00"],
+            'pd.to_datetime(frame["createdAt"], utc=True)',
+        ),
+        ({"isVerified": True}, ["true", "false"], 'frame["isVerified"] == "true"'),
+        ({"email": {"contains": "1"}}, [1, 2], 'frame["email"].astype("string")'),
+    ],
+)
+def test_a_column_of_the_wrong_type_is_a_frame_error_advising_pandas_code(
+    where: Any, values: list[Any], fix: str
+) -> None:
+    field = next(iter(where))
+    frame = pd.DataFrame({field: values})
+    flt = af.parse(where)
+    with pytest.raises(af.FrameError, match=f'column "{field}" for field "{field}"') as caught:
+        flt.select_frame(frame)
+    advice = str(caught.value)
+    assert advice.endswith(f'Convert it first, e.g. frame["{field}"] = {fix}')
+    exec(advice.rsplit("e.g. ", 1)[1], {"pd": pd, "frame": frame})  # the advice, as written
+    records = [{field: v} for v in frame[field].tolist()]
+    assert pandas_ids(flt, frame) == memory_ids(flt, records)
 
 
 def test_a_missing_column_is_a_frame_error() -> None:

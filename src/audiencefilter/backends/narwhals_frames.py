@@ -46,7 +46,7 @@ from ..errors import FrameError
 from ..language.fields import Field, FieldType, Schema
 from ..language.nodes import Node, fields_used
 from ..language.relations import Relation
-from .columnar import frame_for, to_polars
+from .columnar import POLARS, _Expressions, frame_for
 from .columnar_types import field_columns, related_column
 
 
@@ -123,9 +123,9 @@ def _eager(frame: Any) -> Any:
     )
 
 
-def _mask(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) -> list[bool]:
-    """The filter's answer for each row, UNKNOWN as FALSE, by the polars back-end over the
-    columns the filter reads."""
+def _mask(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) -> Any:
+    """The filter's answer for each row (a NumPy boolean array), UNKNOWN as FALSE, by the
+    polars back-end over the columns the filter reads."""
     read = _columns_read(node, schema, columns)
     present = [name for name in eager.columns if name in read]
     missing = sorted(read - set(present))
@@ -135,14 +135,31 @@ def _mask(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) ->
         frame = _to_polars(eager.select(present), schema, columns)
     else:  # a constant filter reads no column: one answer for every row
         frame = pl.DataFrame({"row": [None] * len(eager)})
-    expression = to_polars(node, schema, frame.schema, columns=columns)
+    expression = _PandasExpressions(POLARS, schema, frame.schema, columns).visit(node)
     answer = frame.with_columns(expression.fill_null(False).alias(_MASK))[_MASK]
-    return [bool(value) for value in answer.to_list()]
+    return answer.to_numpy()  # booleans without nulls: one NumPy array, no Python objects
 
 
 LIST_TYPES = frozenset(kind for kind in FieldType if kind.value.endswith("[]"))
 _MASK = "__audiencefilter_mask__"
 """The answer's column: `with_columns` spreads a constant answer over every row."""
+
+
+class _PandasExpressions(_Expressions):
+    """The polars adapter, advising a pandas conversion when a column has the wrong type."""
+
+    def conversion(self, kind: FieldType, column: str, dtype: Any) -> str:
+        col = f'frame["{column}"]'
+        fix = {
+            FieldType.NUMBER: f"pd.to_numeric({col})",
+            FieldType.BOOLEAN: f'{col} == "true"',
+            FieldType.DATETIME: f"pd.to_datetime({col}, utc=True)",
+            FieldType.DATE: f"pd.to_datetime({col}).dt.date",
+            FieldType.STRING: f'{col}.astype("string")',
+        }.get(kind)
+        if fix is None:
+            return "Give it JSON text (str) or decoded values (an object column of dicts)"
+        return f"Convert it first, e.g. {col} = {fix}"
 
 
 def _columns_read(node: Node, schema: Schema, columns: Mapping[str, str]) -> set[str]:
