@@ -302,3 +302,21 @@ def test_json_inside_related_rows_as_text_or_decoded() -> None:
         for cells in (decoded, text):
             frame = pd.DataFrame({"orders": pd.Series(cells, dtype=object)})
             assert pandas_ids(flt, frame) == memory_ids(flt, records), (where, cells)
+
+
+def test_fields_declared_inside_a_json_column() -> None:
+    schema = af.Schema.from_mapping(
+        {"plan": ("string", ["data", "plan"]), "seats": ("number", ["data", "seats"])}
+    )
+    documents = [{"plan": "pro", "seats": 2**53 + 1}, {"plan": "free"}, None, {"plan": "PRO"}]
+    cells = [*documents[:3], '{"plan": "PRO"}']  # decoded documents beside JSON text
+    frame = pd.DataFrame({"data": pd.Series(cells, dtype=object)})
+    records = [{"data": d} for d in documents]
+    for where in (
+        {"plan": "pro"},
+        {"plan": {"equals": "pro", "mode": "insensitive"}},
+        {"seats": {"gt": 2**53}},
+        {"NOT": {"seats": {"gt": 2}}},
+    ):
+        flt = af.parse(where, schema)
+        assert pandas_ids(flt, frame) == memory_ids(flt, records), where

@@ -180,6 +180,7 @@ def _to_polars(eager: Any, schema: Schema, columns: Mapping[str, str]) -> pl.Dat
     converts records (Arrow would force one type on every row's values, or learn none from a
     column of empty lists)."""
     json_columns = {columns.get(f.name, f.name) for f in schema.fields if f.type is FieldType.JSON}
+    json_columns |= {columns.get(f.source[0], f.source[0]) for f in schema.fields if f.source}
     list_fields = {columns.get(f.name, f.name): f for f in schema.fields if f.type in LIST_TYPES}
     relations = {columns.get(r.name, r.name): r for r in schema.relations}
     python: dict[str, pl.Series] = {}
