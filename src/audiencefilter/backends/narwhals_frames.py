@@ -140,7 +140,7 @@ def _mask(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) ->
     return answer.to_numpy()  # booleans without nulls: one NumPy array, no Python objects
 
 
-LIST_TYPES = frozenset(kind for kind in FieldType if kind.value.endswith("[]"))
+_LIST_TYPES = frozenset(kind for kind in FieldType if kind.value.endswith("[]"))
 _MASK = "__audiencefilter_mask__"
 """The answer's column: `with_columns` spreads a constant answer over every row."""
 
@@ -181,7 +181,7 @@ def _to_polars(eager: Any, schema: Schema, columns: Mapping[str, str]) -> pl.Dat
     column of empty lists)."""
     json_columns = {columns.get(f.name, f.name) for f in schema.fields if f.type is FieldType.JSON}
     json_columns |= {columns.get(f.source[0], f.source[0]) for f in schema.fields if f.source}
-    list_fields = {columns.get(f.name, f.name): f for f in schema.fields if f.type in LIST_TYPES}
+    list_fields = {columns.get(f.name, f.name): f for f in schema.fields if f.type in _LIST_TYPES}
     relations = {columns.get(r.name, r.name): r for r in schema.relations}
     python: dict[str, pl.Series] = {}
     for name in eager.columns:
