@@ -164,6 +164,14 @@ def test_a_pyarrow_table_comes_back_a_pyarrow_table() -> None:
     chosen = af.parse({"NOT": {"points": {"lt": 2**63 - 1}}}).select_frame(table)
     assert isinstance(chosen, pa.Table)
     assert chosen.column("id").to_pylist() == ["a"]
+    mask = af.parse({"NOT": {"points": {"lt": 2**63 - 1}}}).frame_mask(table)
+    assert mask.to_pylist() == [True, False, False]  # UNKNOWN is FALSE in a mask
+
+
+def test_a_renamed_relation_column() -> None:
+    frame = pd.DataFrame({"events": pd.Series([[{"name": "open"}], [], None], dtype=object)})
+    flt = af.parse({"actions": {"some": {"name": "open"}}})
+    assert list(flt.select_frame(frame, columns={"actions": "events"}).index) == [0]
 
 
 def test_a_constant_filter_reads_no_column() -> None:
