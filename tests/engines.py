@@ -69,6 +69,13 @@ except ModuleNotFoundError as error:
 else:
     ENGINES.extend(COLUMNAR_ENGINES)
 
+try:
+    from tests.pandas_engines import PANDAS_ENGINES
+except ModuleNotFoundError as error:
+    _optional(error)
+else:
+    ENGINES.extend(PANDAS_ENGINES)
+
 
 def engine_params() -> list[Any]:
     return [pytest.param(e, id=e.name, marks=e.marks) for e in ENGINES]

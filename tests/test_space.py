@@ -4,7 +4,7 @@
 type in every placement, every operator legal there, edge values, relations, both record
 encodings); `tests/oracle.py` says what each filter means from docs/semantics.md alone;
 `tests/space_surfaces.py` asks every surface (memory, round trips, formats, the command line,
-polars, SQL on four databases three ways, PySpark and Spark SQL) a batch of filters over a
+polars, pandas, SQL on four databases three ways, PySpark and Spark SQL) a batch of filters over a
 batch of records at once.
 
 Two parts:

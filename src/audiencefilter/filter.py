@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
 R = TypeVar("R", bound=Mapping[str, Any])
 F = TypeVar("F")
-"""A frame: polars (DataFrame or LazyFrame) or Spark (DataFrame); the same type comes back."""
+"""A frame: polars (DataFrame or LazyFrame), Spark (DataFrame), or an eager frame narwhals reads
+(pandas, pyarrow); the same type comes back."""
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
@@ -413,9 +414,10 @@ class Filter:
     def select_frame(
         self, frame: F, *, columns: Mapping[str, str] | None = None, now: datetime | None = None
     ) -> F:
-        """The audience in a polars DataFrame or LazyFrame (the `columnar` extra), or in a Spark
-        DataFrame (the `spark` extra): the rows that match, in order for polars, lazy in and
-        lazy out.
+        """The audience in a polars DataFrame or LazyFrame (the `columnar` extra), in a Spark
+        DataFrame (the `spark` extra), or in a pandas DataFrame, pyarrow Table or another eager
+        frame narwhals reads (the `pandas` extra): the rows that match, in order for polars and
+        pandas, lazy in and lazy out.
 
         Columns are named as fields (`columns` maps a field to another name) and their types
         are read from the frame, so every comparison is a native one of the engine; a column of
@@ -429,10 +431,25 @@ class Filter:
                 self.lowered_at(now), self.schema, cast(Any, frame), columns=columns
             )
             return cast(F, found)
+        if not type(frame).__module__.startswith("polars."):  # pandas, pyarrow: `pandas` extra
+            from .backends.narwhals_frames import select_rows as select_other_rows
+
+            found = select_other_rows(self.lowered_at(now), self.schema, frame, columns=columns)
+            return cast(F, found)
         from .backends.columnar import select_rows
 
         chosen = select_rows(self.lowered_at(now), self.schema, cast(Any, frame), columns=columns)
         return cast(F, chosen)
+
+    def frame_mask(
+        self, frame: Any, *, columns: Mapping[str, str] | None = None, now: datetime | None = None
+    ) -> Any:
+        """A boolean column over a pandas (or other eager narwhals) frame, TRUE where the filter
+        matches and FALSE where it does not or is UNKNOWN: `frame[flt.frame_mask(frame)]`, or
+        combined with the caller's own masks (needs the `pandas` extra)."""
+        from .backends.narwhals_frames import frame_mask
+
+        return frame_mask(self.lowered_at(now), self.schema, frame, columns=columns)
 
     def to_pyspark(
         self,
