@@ -16,8 +16,12 @@ export function newId() {
 
 // ---- nodes ---------------------------------------------------------------------------------
 
-export function group(combinator = "AND", children = [], negated = false) {
-  return { kind: "group", id: newId(), combinator, negated, children };
+export function group(combinator = "AND", children = [], negated = false, form = "list") {
+  // `form` is how the group is written: "list" (`{"AND": [...]}`), "object" (its items merged
+  // into one where object, as a read filter spelled them) or "field" (a field's `not` of an
+  // operator object, `{"f": {"not": {...}}}`). The reader keeps the form it read, so the
+  // writer gives the library's canonical JSON back unchanged.
+  return { kind: "group", id: newId(), combinator, negated, children, form };
 }
 
 export function rule(field, op, value = "", extra = {}) {
@@ -74,6 +78,8 @@ const CONTROLS = [
   { op: "endsWith", key: "endsWith", input: "value", label: "ends with" },
   { op: "has", key: "has", input: "value", label: "has" },
   { op: "has", key: "array_contains", input: "value", label: "array has" },
+  { op: "arrayStartsWith", key: "array_starts_with", input: "value", label: "array starts with" },
+  { op: "arrayEndsWith", key: "array_ends_with", input: "value", label: "array ends with" },
   { op: "hasSome", key: "hasSome", input: "list", label: "has some of" },
   { op: "hasEvery", key: "hasEvery", input: "list", label: "has every one of" },
   { op: "isEmpty", key: "isEmpty", input: "none", label: "is empty" },
@@ -90,8 +96,8 @@ const CONTROLS = [
   { op: "notblank", key: "blank", input: "none", label: "is not blank" },
 ];
 const NULL_TESTS = [
-  { op: "null", label: "is null", input: "none" },
-  { op: "notnull", label: "is not null", input: "none" },
+  { op: "null", key: null, label: "is null", input: "none" },
+  { op: "notnull", key: null, label: "is not null", input: "none" },
 ];
 
 function kindOf(type) {
@@ -108,14 +114,14 @@ function shown(control, field) {
   if (control.key === "equals" && isList(field.type)) {
     // A list's equals is the whole list, in order.
     const label = control.op === "equals" ? "is exactly" : "is not exactly";
-    return { op: control.op, label, input: "list" };
+    return { op: control.op, key: control.key, label, input: "list" };
   }
   const label =
     typeof control.label === "string"
       ? control.label
       : control.label[kindOf(field.type)] || control.label.other;
   const input = field.type === "boolean" && control.input === "value" ? "boolean" : control.input;
-  return { op: control.op, label, input };
+  return { op: control.op, key: control.key, label, input };
 }
 
 export function unknownField(key) {
@@ -224,10 +230,12 @@ export function valueOf(text, type) {
 }
 
 function listOf(text, type) {
+  // Items separated by commas, each as written: only the one space after a comma (as the
+  // page writes lists) is not part of the next item, so "ann " keeps its space.
   if (!String(text).trim()) return [];
   return String(text)
-    .split(",")
-    .map((item) => valueOf(item.trim(), type));
+    .split(/, ?/)
+    .map((item) => valueOf(item, type));
 }
 
 function shownValue(value, type) {
@@ -240,6 +248,7 @@ function shownValue(value, type) {
     }
     return undefined;
   }
+  if (Object.is(value, -0)) return "-0";
   if (type === "json" && typeof value === "string") {
     return NUMBER.test(value.trim()) || value === "true" || value === "false"
       ? JSON.stringify(value)
@@ -251,7 +260,8 @@ function shownValue(value, type) {
 function shownList(values, type) {
   if (!Array.isArray(values)) return undefined;
   const shown = values.map((v) => shownValue(v, type));
-  if (shown.some((s) => s === undefined || s.includes(","))) return undefined;
+  const unclear = (s) => s === undefined || s.includes(",") || s.startsWith(" ") || s === "";
+  if (shown.some(unclear)) return undefined;
   return shown.join(", ");
 }
 
@@ -266,7 +276,8 @@ export function toWhere(root, fields) {
   // JSON path of each node, keyed by path, for the library's error paths. `fields` maps each
   // key to its catalogue entry.
   const paths = new Map();
-  if (root.children.length === 0 && !root.negated) return { where: null, paths };
+  const empty = root.children.length === 0 && !root.negated && root.combinator === "AND";
+  if (empty) return { where: null, paths };
   const where = emit(root, "", paths, fields);
   return { where, paths };
 }
@@ -287,7 +298,61 @@ function emit(node, path, paths, fields) {
   }
 }
 
+function mergeInto(target, object) {
+  // Merges a where object into `target` when no key clashes (a field's operator objects are
+  // merged key by key); false when they cannot share one object.
+  for (const [key, value] of Object.entries(object)) {
+    if (!(key in target)) {
+      target[key] = value;
+      continue;
+    }
+    const mergeable = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+    if (key === "AND" || key === "OR" || key === "NOT") return false;
+    if (!mergeable(target[key]) || !mergeable(value)) return false;
+    const ops = { ...target[key] };
+    for (const [name, operand] of Object.entries(value)) {
+      const same = JSON.stringify(ops[name]) === JSON.stringify(operand);
+      if (name in ops && !((name === "path" || name === "mode") && same)) return false;
+      ops[name] = operand;
+    }
+    target[key] = ops;
+  }
+  return true;
+}
+
+function emitMerged(node, path, paths, fields) {
+  // An "object" group as one where object, or null when its items clash (then it is written
+  // as a list). Its items' paths are the group's own: an error inside names the group.
+  if (node.combinator !== "AND") return null;
+  if (node.children.length === 0) return node.negated ? { NOT: {} } : {};
+  const merged = {};
+  for (const child of node.children) {
+    const sub = new Map();
+    if (!mergeInto(merged, emit(child, path, sub, fields))) return null;
+  }
+  for (const child of node.children) emit(child, path, paths, fields);
+  paths.set(path, node.id);
+  if (node.form === "field") {
+    const [key] = Object.keys(merged);
+    if (Object.keys(merged).length !== 1 || merged[key] === null || typeof merged[key] !== "object") {
+      return null;
+    }
+    const { path: keyPath, mode, ...not } = merged[key];
+    const ops = keyPath ? { path: keyPath, not } : { not };
+    return { [key]: mode ? { ...ops, mode } : ops };
+  }
+  return node.negated ? { NOT: merged } : merged;
+}
+
 function emitGroup(node, path, paths, fields) {
+  if (node.form === "none" && node.negated) {
+    const items = node.children.map((child, i) => emit(child, `${join(path, "NOT")}[${i}]`, paths, fields));
+    return { NOT: items };
+  }
+  if (node.form === "object" || node.form === "field") {
+    const merged = emitMerged(node, path, paths, fields);
+    if (merged) return merged;
+  }
   const inner = join(node.negated ? join(path, "NOT") : path, node.combinator);
   const items = node.children.map((child, index) =>
     emit(child, `${inner}[${index}]`, paths, fields),
@@ -330,6 +395,10 @@ function operand(node, type) {
       return [node.op, listOf(node.value, type)];
     case "has":
       return [type === "json" ? "array_contains" : "has", valueOf(node.value, type)];
+    case "arrayStartsWith":
+      return ["array_starts_with", valueOf(node.value, type)];
+    case "arrayEndsWith":
+      return ["array_ends_with", valueOf(node.value, type)];
     case "equals":
     case "not":
       return [node.op, isList(type) ? listOf(node.value, type) : valueOf(node.value, type)];
@@ -376,13 +445,13 @@ function emitBehaviour(node) {
 export function fromWhere(where, fields) {
   // The tree of a canonical where clause; the root is always a group.
   const node = toNode(where, fields);
-  return node.kind === "group" ? node : group("AND", [node]);
+  return node.kind === "group" ? node : group("AND", [node], false, "object");
 }
 
 function toNode(object, fields) {
   if (object === null || typeof object !== "object" || Array.isArray(object)) return raw(object);
   const nodes = Object.entries(object).flatMap(([key, value]) => entryNodes(key, value, fields));
-  return nodes.length === 1 ? nodes[0] : group("AND", nodes);
+  return nodes.length === 1 ? nodes[0] : group("AND", nodes, false, "object");
 }
 
 function items(value) {
@@ -397,12 +466,13 @@ function entryNodes(key, value, fields) {
   if (key === "NOT") {
     // Prisma's NOT of a list is "none of them"; of an object, "not all of it".
     if (Array.isArray(value)) {
-      return [group("OR", value.map((item) => toNode(item, fields)), true)];
+      return [group("OR", value.map((item) => toNode(item, fields)), true, "none")];
     }
     const inner = toNode(value, fields);
-    const children = inner.kind === "group" && !inner.negated ? inner.children : [inner];
-    const combinator = inner.kind === "group" && !inner.negated ? inner.combinator : "AND";
-    return [group(combinator, children, true)];
+    if (inner.kind === "group" && !inner.negated) {
+      return [group(inner.combinator, inner.children, true, inner.form)];
+    }
+    return [group("AND", [inner], true, "object")];
   }
   const parsed = parseEntry(key, value, fields);
   return parsed || [raw({ [key]: value })];
@@ -445,10 +515,12 @@ const JSON_ALIASES = {
   string_starts_with: "startsWith",
   string_ends_with: "endsWith",
   array_contains: "has",
+  array_starts_with: "arrayStartsWith",
+  array_ends_with: "arrayEndsWith",
 };
 
 function parseOps(key, ops, type, extra) {
-  const insensitive = ops.mode === "insensitive";
+  const insensitive = "mode" in ops ? ops.mode === "insensitive" : Boolean(extra.insensitive);
   const nodes = [];
   for (const [name, value] of Object.entries(ops)) {
     if (name === "mode") continue;
@@ -482,7 +554,9 @@ function parseOp(key, op, value, type, extra) {
     case "hasEvery":
       return simple(op, shownList(value, type));
     case "has":
-      return Array.isArray(value) ? null : simple("has", shownValue(value, type));
+    case "arrayStartsWith":
+    case "arrayEndsWith":
+      return Array.isArray(value) ? null : simple(op, shownValue(value, type));
     case "gt":
     case "gte":
     case "lt":
@@ -500,7 +574,7 @@ function parseNot(key, value, type, extra) {
   if (value === null) return rule(key, "notnull", "", extra);
   if (typeof value === "object" && !Array.isArray(value) && !("ago" in value)) {
     const inner = parseOps(key, value, type, extra);
-    return inner ? group("AND", inner, true) : null;
+    return inner ? group("AND", inner, true, "field") : null;
   }
   const shown = Array.isArray(value) ? shownList(value, type) : shownValue(value, type);
   return shown === undefined ? null : rule(key, "not", shown, extra);
