@@ -18,6 +18,7 @@ from typing import Any
 import audiencefilter as af
 from audiencefilter.language.fields import FieldType
 from audiencefilter.service.domain import field_catalogue
+from audiencefilter.service.domain.audience_filters import encode_fields, schema_for
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 
@@ -63,8 +64,41 @@ def every_type_catalogue() -> dict[str, Any]:
     return _catalogue(af.Schema(tuple(fields)))
 
 
+CONTROLLED = (
+    "points > referrals and referrals <= points",
+    'createdAt >= start of last month in "Europe/Paris"',
+    "createdAt < start of today",
+    "sum(actions.increase) >= 10",
+    'max(actions.increase where name = "share" and increase >= 5) < 3',
+    "min(actions.increase) > 0",
+    'actions every (name = "share")',
+    'actions some (name = "buy" and increase >= 2 and createdAt >= 30 days ago)',
+    "count(actions where increase > 0) >= 3",
+    'birthday >= "2000-01-31" and birthday <= start of this year',
+)
+"""Filters the builder must show with its own controls (field references, `start of`,
+aggregates over actions, `every`, actions filtered on `increase`, a date field), in the
+service's contact schema with a custom `birthday` date."""
+
+
+def controlled_cases() -> list[dict[str, Any]]:
+    """`CONTROLLED` as the service would hand them to the page: canonical JSON and the
+    catalogue of the schema."""
+    extra = {"birthday": "date"}
+    schema = schema_for(encode_fields(extra))
+    catalogue = _catalogue(schema)
+    return [
+        {"name": text, "catalogue": catalogue, "canonical": af.parse_text(text, schema).to_dict()}
+        for text in CONTROLLED
+    ]
+
+
 def write(path: Path) -> Path:
     """The answers as one JSON file at `path`."""
-    answers = {"cases": conformance_cases(), "everyType": every_type_catalogue()}
+    answers = {
+        "cases": conformance_cases() + controlled_cases(),
+        "controlled": controlled_cases(),
+        "everyType": every_type_catalogue(),
+    }
     path.write_text(json.dumps(answers), encoding="utf-8")
     return path

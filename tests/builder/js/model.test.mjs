@@ -83,3 +83,12 @@ test("every path the writer reports names a node of the tree", () => {
     for (const id of paths.values()) assert.ok(findNode(tree, id), id);
   }
 });
+
+test("field references, start of, aggregates, every and increase have controls", () => {
+  for (const { name, catalogue, canonical } of answers.controlled) {
+    const fields = fieldsOf(catalogue);
+    const tree = fromWhere(canonical, fields);
+    assert.ok(!kinds(tree).has("raw"), `${name} is kept as JSON: ${JSON.stringify(canonical)}`);
+    assert.deepStrictEqual(toWhere(tree, fields).where, canonical, name);
+  }
+});

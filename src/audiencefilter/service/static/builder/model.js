@@ -34,6 +34,11 @@ export function rule(field, op, value = "", extra = {}) {
     path: "",
     insensitive: false,
     period: { dir: "last", n: "7", unit: "day", zone: "" },
+    // What a comparison compares with: a value typed in, another field ({"_ref": ...}) or
+    // the start of a calendar period ({"startOf": ...}).
+    valueKind: "value",
+    ref: "",
+    start: { unit: "day", offset: "0", zone: "" },
     ...extra,
   };
 }
@@ -50,6 +55,10 @@ export function behaviour(extra = {}) {
     windowUnit: "day",
     countOp: "gte",
     countValue: "1",
+    increased: false,
+    increaseOp: "gte",
+    increaseValue: "1",
+    order: ["name", "increase", "createdAt"],
     ...extra,
   };
 }
@@ -373,7 +382,33 @@ function periodOf(period) {
   return out;
 }
 
+// The operators whose value may be another field or the start of a period.
+export const REFERABLE = ["equals", "gt", "gte", "lt", "lte"];
+
+export function valueKinds(field, op) {
+  // What the value of `op` on `field` may be: always typed in; another field for a scalar
+  // comparison outside JSON; the start of a period for a date or date-time.
+  if (!REFERABLE.includes(op) || isList(field.type) || field.type === "json") return ["value"];
+  const kinds = ["value", "field"];
+  if (kindOf(field.type) === "calendar") kinds.push("startOf");
+  return kinds;
+}
+
+function startOfValue(start) {
+  const out = { startOf: start.unit };
+  const offset = String(start.offset).trim();
+  if (offset !== "" && offset !== "0") out.offset = NUMBER.test(offset) ? Number(offset) : offset;
+  if (start.zone.trim()) out.timeZone = start.zone.trim();
+  return out;
+}
+
 function operand(node, type) {
+  if (REFERABLE.includes(node.op) && node.valueKind === "field") {
+    return [node.op, { _ref: node.ref }];
+  }
+  if (REFERABLE.includes(node.op) && node.valueKind === "startOf") {
+    return [node.op, startOfValue(node.start)];
+  }
   switch (node.op) {
     case "null":
       return ["equals", null];
@@ -427,15 +462,35 @@ function windowDuration(node) {
   return `P${n}${letter}`;
 }
 
-function emitBehaviour(node) {
+export const AGGREGATES = ["sum", "min", "max"];
+export const COMPARISONS = ["gte", "gt", "equals", "lte", "lt"];
+
+function numberOrText(text) {
+  const n = String(text).trim();
+  return NUMBER.test(n) ? Number(n) : n;
+}
+
+function actionWhere(node) {
+  // The where clause over actions, its keys in the order they were read (or name, increase,
+  // createdAt for a behaviour built here).
+  const parts = {};
+  if (node.name.trim()) parts.name = { equals: node.name.trim() };
+  if (node.increased) parts.increase = { [node.increaseOp]: numberOrText(node.increaseValue) };
+  if (node.windowed) parts.createdAt = { gte: { ago: windowDuration(node) } };
   const where = {};
-  if (node.name.trim()) where.name = { equals: node.name.trim() };
-  if (node.windowed) where.createdAt = { gte: { ago: windowDuration(node) } };
+  for (const key of node.order) if (key in parts) where[key] = parts[key];
+  return where;
+}
+
+function emitBehaviour(node) {
+  const where = actionWhere(node);
+  const compared = { [node.countOp]: numberOrText(node.countValue) };
+  const narrowed = Object.keys(where).length ? { where } : {};
   if (node.quantifier === "count") {
-    const n = String(node.countValue).trim();
-    const count = { [node.countOp]: NUMBER.test(n) ? Number(n) : n };
-    const body = Object.keys(where).length ? { where, count } : { count };
-    return { [node.relation]: body };
+    return { [node.relation]: { ...narrowed, count: compared } };
+  }
+  if (AGGREGATES.includes(node.quantifier)) {
+    return { [node.relation]: { ...narrowed, [node.quantifier]: { increase: compared } } };
   }
   return { [node.relation]: { [node.quantifier]: where } };
 }
@@ -531,8 +586,34 @@ function parseOps(key, ops, type, extra) {
   return nodes;
 }
 
+function parseReferable(key, op, value, extra) {
+  // `{"_ref": "points"}` or `{"startOf": "month", "offset": -1, "timeZone": ...}` as the
+  // value of a comparison; null for anything else.
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const keys = Object.keys(value);
+  if (keys.length === 1 && typeof value._ref === "string") {
+    return rule(key, op, "", { ...extra, valueKind: "field", ref: value._ref });
+  }
+  const known = keys.every((k) => ["startOf", "offset", "timeZone"].includes(k));
+  if (!known || !UNITS.includes(value.startOf)) return null;
+  if (value.offset !== undefined && !Number.isInteger(value.offset)) return null;
+  if (value.timeZone !== undefined && typeof value.timeZone !== "string") return null;
+  if (value.offset === 0) return null; // written without it: keep the spelling read
+  const start = {
+    unit: value.startOf,
+    offset: value.offset === undefined ? "0" : String(value.offset),
+    zone: value.timeZone || "",
+  };
+  const canonical = JSON.stringify(startOfValue(start)) === JSON.stringify(value);
+  return canonical ? rule(key, op, "", { ...extra, valueKind: "startOf", start }) : null;
+}
+
 function parseOp(key, op, value, type, extra) {
   const simple = (name, shown) => (shown === undefined ? null : rule(key, name, shown, extra));
+  if (REFERABLE.includes(op) && value !== null && typeof value === "object" && !Array.isArray(value)) {
+    const referred = parseReferable(key, op, value, extra);
+    if (referred) return referred;
+  }
   switch (op) {
     case "equals":
       if (value === null) return rule(key, "null", "", extra);
@@ -611,35 +692,56 @@ function parseWindow(where, node) {
   return true;
 }
 
+function parseCompared(object) {
+  // `{"gte": 3}`: one comparison with a number, as [op, text], or null.
+  const ops = object && typeof object === "object" && !Array.isArray(object) ? Object.keys(object) : [];
+  const op = ops[0];
+  if (ops.length !== 1 || !COMPARISONS.includes(op) || typeof object[op] !== "number") return null;
+  return [op, shownValue(object[op], "number")];
+}
+
 function parseActionWhere(where, node) {
   if (where === null || typeof where !== "object" || Array.isArray(where)) return false;
-  if (Object.keys(where).some((k) => k !== "name" && k !== "createdAt")) return false;
+  const keys = Object.keys(where);
+  if (keys.some((k) => k !== "name" && k !== "createdAt" && k !== "increase")) return false;
+  node.order = keys;
   if (where.name !== undefined) {
     const name = where.name;
     const equals = name && typeof name === "object" && Object.keys(name).length === 1;
     if (!equals || typeof name.equals !== "string") return false;
     node.name = name.equals;
   }
+  if (where.increase !== undefined) {
+    const increase = parseCompared(where.increase);
+    if (!increase) return false;
+    node.increased = true;
+    [node.increaseOp, node.increaseValue] = increase;
+  }
   return parseWindow(where, node);
 }
 
 function parseBehaviour(value) {
   if (value === null || typeof value !== "object") return null;
-  const keys = Object.keys(value).sort().join(",");
-  const node = behaviour({ quantifier: "count" });
-  if (keys === "some" || keys === "none") {
-    node.quantifier = keys;
-    return parseActionWhere(value[keys], node) ? node : null;
+  const keys = Object.keys(value).filter((k) => k !== "where");
+  const node = behaviour({ quantifier: "count", name: "" });
+  const quantifier = keys[0];
+  if (keys.length !== 1) return null;
+  if (["some", "none", "every"].includes(quantifier)) {
+    node.quantifier = quantifier;
+    if (value.where !== undefined) return null;
+    return parseActionWhere(value[quantifier], node) ? node : null;
   }
-  if (keys !== "count" && keys !== "count,where") return null;
   if (value.where !== undefined && !parseActionWhere(value.where, node)) return null;
-  const count = value.count;
-  const ops = count && typeof count === "object" ? Object.keys(count) : [];
-  const op = ops[0];
-  const known = ["gte", "gt", "equals", "lte", "lt"].includes(op);
-  if (ops.length !== 1 || !known || typeof count[op] !== "number") return null;
-  node.countOp = op;
-  node.countValue = String(count[op]);
+  let compared = null;
+  if (quantifier === "count") compared = parseCompared(value.count);
+  else if (AGGREGATES.includes(quantifier)) {
+    const over = value[quantifier];
+    const only = over && typeof over === "object" && Object.keys(over).join() === "increase";
+    compared = only ? parseCompared(over.increase) : null;
+  }
+  if (!compared) return null;
+  node.quantifier = quantifier;
+  [node.countOp, node.countValue] = compared;
   return node;
 }
 
