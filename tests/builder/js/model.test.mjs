@@ -10,7 +10,10 @@ import { test } from "node:test";
 import {
   findNode,
   fromWhere,
+  group,
   operatorsFor,
+  problems,
+  rule,
   toWhere,
 } from "../../../src/audiencefilter/service/static/builder/model.js";
 
@@ -91,4 +94,32 @@ test("field references, start of, aggregates, every and increase have controls",
     assert.ok(!kinds(tree).has("raw"), `${name} is kept as JSON: ${JSON.stringify(canonical)}`);
     assert.deepStrictEqual(toWhere(tree, fields).where, canonical, name);
   }
+});
+
+test("the page's own checks never stop a filter the library accepts", () => {
+  for (const { name, catalogue, canonical } of answers.cases) {
+    const fields = fieldsOf(catalogue);
+    const found = problems(fromWhere(canonical, fields), fields, new Set(catalogue.timeZones));
+    assert.deepEqual([...found.values()], [], name);
+  }
+});
+
+test("the page's own checks catch a word in a number, an unknown zone, an empty number", () => {
+  const catalogue = answers.controlled[0].catalogue;
+  const fields = fieldsOf(catalogue);
+  const zones = new Set(catalogue.timeZones);
+  const points = rule("points", "gte", "lots");
+  const empty = rule("points", "gte", "");
+  const within = rule("createdAt", "within", "", {
+    period: { dir: "this", n: "1", unit: "day", zone: "Europe/Pariss" },
+  });
+  const fine = rule("createdAt", "within", "", {
+    period: { dir: "this", n: "1", unit: "day", zone: "America/New_York" },
+  });
+  const tree = group("AND", [points, empty, within, fine]);
+  const found = problems(tree, fields, zones);
+  assert.match(found.get(points.id)[0], /expected a number, found “lots”/);
+  assert.match(found.get(empty.id)[0], /enter a number/);
+  assert.match(found.get(within.id)[0], /unknown time zone “Europe\/Pariss”/);
+  assert.equal(found.has(fine.id), false);
 });

@@ -795,3 +795,96 @@ export function parentOf(root, id) {
   }
   return null;
 }
+
+// ---- checks in the page --------------------------------------------------------------------
+
+// What the page can tell is unfinished or mistyped before asking the service: a value the
+// page cannot type (a word where a number goes, an empty number or date), a zone that is not
+// in the library's list, a comparison with no field chosen. Sending those would only earn a
+// 400 per keystroke; everything else is left to the library, whose messages are the rule.
+
+function numberProblem(text, what = "a number") {
+  const t = String(text).trim();
+  if (t === "") return `enter ${what}`;
+  return NUMBER.test(t) ? null : `expected ${what}, found “${t}”`;
+}
+
+function zoneProblem(zone, zones) {
+  const z = zone.trim();
+  if (!z || !zones || zones.size === 0 || zones.has(z)) return null;
+  return `unknown time zone “${z}”: pick one from the list`;
+}
+
+function ruleProblems(node, field, zones) {
+  const out = [];
+  const control = operator(field, node.op);
+  const element = elementType(field.type);
+  if (control.input === "period") {
+    if (node.period.dir !== "this") {
+      const n = String(node.period.n).trim();
+      if (!/^\d+$/.test(n)) out.push(n ? `expected a whole number, found “${n}”` : "enter a number");
+    }
+    const zone = zoneProblem(node.period.zone, zones);
+    if (zone) out.push(zone);
+    return out;
+  }
+  if (control.input !== "value" && control.input !== "list") return out;
+  if (REFERABLE.includes(node.op) && node.valueKind === "field") {
+    if (!node.ref) out.push("choose the other field");
+    return out;
+  }
+  if (REFERABLE.includes(node.op) && node.valueKind === "startOf") {
+    const zone = zoneProblem(node.start.zone, zones);
+    if (zone) out.push(zone);
+    return out;
+  }
+  const texts = control.input === "list" ? String(node.value).split(/, ?/) : [String(node.value)];
+  if (control.input === "list" && !String(node.value).trim()) return out;
+  for (const text of texts) {
+    if (element === "number") {
+      const problem = numberProblem(text);
+      if (problem) out.push(problem);
+    } else if ((element === "date" || element === "datetime") && !text.trim()) {
+      out.push("enter a date, or a time such as 30 days ago");
+    }
+  }
+  return out;
+}
+
+function behaviourProblems(node) {
+  const out = [];
+  if (node.windowed) {
+    const n = String(node.windowN).trim();
+    if (!/^\d+$/.test(n)) out.push(n ? `expected a whole number, found “${n}”` : "enter a number");
+  }
+  if (node.increased) {
+    const problem = numberProblem(node.increaseValue, "a number for the increase");
+    if (problem) out.push(problem);
+  }
+  if (node.quantifier === "count" || AGGREGATES.includes(node.quantifier)) {
+    const problem = numberProblem(node.countValue);
+    if (problem) out.push(problem);
+  }
+  return out;
+}
+
+export function problems(root, fields, zones) {
+  // Map of node id -> messages, empty when the page has nothing to say before the service.
+  const found = new Map();
+  const visit = (node) => {
+    let messages = [];
+    if (node.kind === "group") node.children.forEach(visit);
+    else if (node.kind === "rule") {
+      messages = ruleProblems(node, fields.get(node.field) || unknownField(node.field), zones);
+    } else if (node.kind === "behaviour") messages = behaviourProblems(node);
+    else if (node.kind === "audience" && !node.audienceId) messages = ["choose an audience"];
+    if (messages.length) found.set(node.id, messages);
+  };
+  visit(root);
+  return found;
+}
+
+export function snapshot(root) {
+  // A copy of the tree for the undo history (plain data: no functions, no cycles).
+  return JSON.parse(JSON.stringify(root));
+}
