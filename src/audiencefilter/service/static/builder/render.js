@@ -103,7 +103,7 @@ export class Builder {
 
   changed(structure) {
     if (structure) this.render();
-    this.ctx.onChange();
+    this.ctx.onChange(Boolean(structure));
   }
 
   render() {
