@@ -410,3 +410,124 @@ def test_a_custom_list_field_offers_only_the_tests_the_library_takes(
     assert not _all(browser, f"#{tags}-case")
     _type(browser, f"{tags}-value", "vip")
     _wait(browser, lambda: _text_box(browser) == 'tags has "vip"', "text box")
+
+
+# ---- the picker, the search, undo, typing without 400s --------------------------------------
+
+
+def _console_400s(driver: Any) -> list[str]:
+    """The browser's log lines of requests answered 400 (read once: the log is drained)."""
+    logs = driver.get_log("browser")
+    return [e["message"] for e in logs if "status of 400" in e["message"]]
+
+
+def _fresh_rule(driver: Any, service: Service) -> str:
+    _open_page(driver, service)
+    _wait(driver, lambda: _by_id(driver, "workspace").is_displayed(), "no workspace")
+    _by_id(driver, "new-audience").click()
+    root = _root(driver)
+    _by_id(driver, f"{root}-add-rule").click()
+    _wait(driver, lambda: len(_rules(driver)) == 1)
+    return _rules(driver)[0]
+
+
+def test_the_zone_picker_offers_the_library_zones(browser: Any, service: Service) -> None:
+    signed_up = _fresh_rule(browser, service)
+    _choose(browser, f"{signed_up}-field", "createdAt")
+    _choose(browser, f"{signed_up}-op", "within")
+    _choose(browser, f"{signed_up}-dir", "this")
+    _choose(browser, f"{signed_up}-unit", "year")
+    zone = _by_id(browser, f"{signed_up}-zone")
+    assert zone.get_attribute("list") == "time-zones"
+    offered = browser.execute_script(
+        "return [...document.querySelectorAll('#time-zones option')].map(o => o.value)"
+    )
+    assert offered == sorted(af.zone_names())
+    _console_400s(browser)
+    # A misspelt zone is caught in the page, at the rule, without asking the service.
+    _type(browser, f"{signed_up}-zone", "Europe/Pariss")
+    error = _by_id(browser, f"{signed_up}-error")
+    _wait(browser, lambda: "unknown time zone" in error.text, "no zone error at the rule")
+    # A long name is kept whole.
+    _type(browser, f"{signed_up}-zone", "America/New_York")
+    wanted = 'createdAt within this year in "America/New_York"'
+    _wait(browser, lambda: _text_box(browser) == wanted, "text box")
+    assert error.text == ""
+    expected = service.expected(wanted)
+    _wait(browser, lambda: _count(browser) == str(expected), "preview count")
+    assert _console_400s(browser) == []
+
+
+def test_typing_a_rule_asks_the_service_nothing_it_would_refuse(
+    browser: Any, service: Service
+) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    points = _fresh_rule(browser, service)
+    _choose(browser, f"{points}-field", "points")
+    _choose(browser, f"{points}-op", "gte")
+    _console_400s(browser)
+    value = _by_id(browser, f"{points}-value")
+    for key in "lots":  # one key at a time, as a person types
+        value.send_keys(key)
+    error = _by_id(browser, f"{points}-error")
+    _wait(browser, lambda: "expected a number" in error.text, "no error at the rule")
+    for _ in "lots":
+        value.send_keys(Keys.BACKSPACE)
+    for key in "1200":
+        value.send_keys(key)
+    expected = service.expected("points >= 1200")
+    _wait(browser, lambda: _count(browser) == str(expected), "preview count")
+    assert error.text == ""
+    assert _console_400s(browser) == []
+
+
+def test_why_in_or_out_finds_a_contact_by_searching(browser: Any, service: Service) -> None:
+    points = _fresh_rule(browser, service)
+    _choose(browser, f"{points}-field", "points")
+    _choose(browser, f"{points}-op", "gte")
+    _type(browser, f"{points}-value", "1000")
+    _wait(browser, lambda: _count(browser) == str(service.expected("points >= 1000")))
+    # Part of an address, any case: only the contacts whose e-mail holds it.
+    _type(browser, "explain-search", "DA")
+    _wait(browser, lambda: _all(browser, "#explain-results button.result"), "no results")
+    found = [b.text for b in _all(browser, "#explain-results button.result")]
+    assert found == ["dan@example.com"]
+    _type(browser, "explain-search", "nobody-here")
+    _wait(browser, lambda: "No contact" in _by_id(browser, "explain-results").text)
+    _type(browser, "explain-search", "dan@")
+    _wait(browser, lambda: len(_all(browser, "#explain-results button.result")) == 1)
+    _all(browser, "#explain-results button.result")[0].click()
+    explanation = _by_id(browser, "explanation")
+    _wait(browser, lambda: "dan@example.com is not in the audience" in explanation.text)
+    assert "points = 900" in explanation.text
+    assert service.contacts["dan@example.com"] not in explanation.text  # the e-mail, not the id
+
+
+def test_undo_takes_back_the_last_changes(browser: Any, service: Service) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    points = _fresh_rule(browser, service)
+    assert _by_id(browser, "undo").is_enabled()
+    _choose(browser, f"{points}-field", "points")
+    _choose(browser, f"{points}-op", "gte")
+    _type(browser, f"{points}-value", "1000")
+    _wait(browser, lambda: _text_box(browser) == "points >= 1000", "text box")
+    root = _root(browser)
+    _by_id(browser, f"{root}-add-rule").click()
+    _wait(browser, lambda: len(_rules(browser)) == 2)
+    # Undo the second condition: the first is as it was, and so are the text and the count.
+    _by_id(browser, "undo").click()
+    _wait(browser, lambda: len(_rules(browser)) == 1, "the condition was not undone")
+    _wait(browser, lambda: _text_box(browser) == "points >= 1000", "text box after undo")
+    assert _by_id(browser, f"{points}-value").get_attribute("value") == "1000"
+    _wait(browser, lambda: _count(browser) == str(service.expected("points >= 1000")))
+    # Ctrl+Z outside a text field: the typing of "1000" goes back in one step.
+    browser.execute_script("document.activeElement.blur()")
+    browser.find_element("tag name", "body").send_keys(Keys.CONTROL, "z")
+    _wait(browser, lambda: _by_id(browser, f"{points}-value").get_attribute("value") == "")
+    # Undo down to the empty builder, then no further.
+    while _by_id(browser, "undo").is_enabled():
+        _by_id(browser, "undo").click()
+    _wait(browser, lambda: _rules(browser) == [], "not back to the start")
+    assert _text_box(browser) == ""
