@@ -551,8 +551,9 @@ export class Builder {
     if (node.quantifier === "count" || AGGREGATES.includes(node.quantifier)) {
       const ops = COMPARE_OPS;
       const what = node.quantifier === "count" ? "Number of actions" : "Increase";
+      const shown = { count: "how many", sum: "total", min: "smallest", max: "largest" };
       controls.push(
-        label(`${id}-count-op`, "Comparison"),
+        label(`${id}-count-op`, shown[node.quantifier], false),
         select(`${id}-count-op`, ops, node.countOp, set("countOp", false)),
         label(`${id}-count`, what),
         input(`${id}-count`, node.countValue, set("countValue", false), {
