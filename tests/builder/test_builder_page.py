@@ -582,3 +582,30 @@ def test_the_new_controls_at_1280_and_390_px(browser: Any, service: Service) -> 
         assert jump.is_displayed() == (width < 1000)  # the bar to the preview, on phones
         full_page_screenshot(browser, SCREENSHOTS / f"builder-controls-{width}.png")
     browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_a_date_is_picked_not_typed(browser: Any, service: Service) -> None:
+    signed_up = _fresh_rule(browser, service)
+    _choose(browser, f"{signed_up}-field", "createdAt")
+    _choose(browser, f"{signed_up}-op", "lt")
+    picker = _by_id(browser, f"{signed_up}-date")
+    assert picker.get_attribute("type") == "date"
+    # What the native picker does when a day is chosen (its pop-up is the browser's own).
+    browser.execute_script(
+        "arguments[0].value = '2020-01-31';"
+        "arguments[0].dispatchEvent(new Event('change', {bubbles: true}))",
+        picker,
+    )
+    value = _by_id(browser, f"{signed_up}-value")
+    _wait(browser, lambda: value.get_attribute("value") == "2020-01-31", "the day was not set")
+    expected = service.expected('createdAt < "2020-01-31"')
+    _wait(browser, lambda: _count(browser) == str(expected), "preview count")
+    _wait(browser, lambda: _text_box(browser).startswith("createdAt < 2020-01-31"), "text box")
+    # E-mails in the members' table break after "@" or a dot only, never inside a word.
+    _choose(browser, f"{signed_up}-op", "gte")
+    _wait(browser, lambda: _all(browser, "#members .email"), "no members")
+    wraps = browser.execute_script(
+        "const e = document.querySelector('#members .email');"
+        "const s = getComputedStyle(e); return [s.overflowWrap, s.wordBreak]"
+    )
+    assert wraps == ["normal", "normal"]
