@@ -50,9 +50,9 @@ def conformance_cases() -> list[dict[str, Any]]:
     return cases
 
 
-def every_type_catalogue() -> dict[str, Any]:
-    """The catalogue of a schema with a field of every type, in a column and inside `data`
-    (where the library allows that type there): what the page must offer a control for."""
+def every_type_schema() -> af.Schema:
+    """A schema with a field of every type, in a column and inside `data` (where the library
+    allows that type there)."""
     fields = [af.Field("data", FieldType.JSON)]
     for field_type in FieldType:
         name = field_type.value.replace("[]", "_list")
@@ -61,7 +61,12 @@ def every_type_catalogue() -> dict[str, Any]:
             fields.append(af.Field(f"data_{name}", field_type, ("data", name)))
         except ValueError:
             continue  # a type the library keeps in a column only (a date-time inside JSON)
-    return _catalogue(af.Schema(tuple(fields)))
+    return af.Schema(tuple(fields))
+
+
+def every_type_catalogue() -> dict[str, Any]:
+    """The catalogue of `every_type_schema`: what the page must offer a control for."""
+    return _catalogue(every_type_schema())
 
 
 CONTROLLED = (

@@ -10,6 +10,7 @@ Without Node the test is skipped, and fails when `AUDIENCEFILTER_REQUIRE_SERVERS
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from .page_cases import write
+import audiencefilter as af
+
+from .page_cases import every_type_schema, write
 
 HERE = Path(__file__).resolve().parent
 TESTS = sorted((HERE / "js").glob("*.test.mjs"))
@@ -46,3 +49,29 @@ def test_page_module(script: Path, tmp_path: Path) -> None:
         check=False,
     )
     assert run.returncode == 0, run.stdout[-20000:] + run.stderr[-4000:]
+
+
+def test_the_library_reads_every_filter_the_page_writes(tmp_path: Path) -> None:
+    # `js/emit_samples.mjs` writes a filter with every control the page offers; a refusal
+    # here is a control the page offers and the library does not take.
+    cases = write(tmp_path / "page_cases.json")
+    env = {**os.environ, "AUDIENCEFILTER_PAGE_CASES": str(cases)}
+    run = subprocess.run(
+        [_node(), str(HERE / "js" / "emit_samples.mjs")],
+        cwd=HERE,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    samples = json.loads(run.stdout)
+    schemas = {"everyType": every_type_schema(), "contact": af.CONTACT}
+    refused = []
+    for sample in samples:
+        try:
+            af.parse(sample["where"], schemas[sample["schema"]])
+        except af.FilterError as error:
+            refused.append(f"{json.dumps(sample['where'])}: {error}")
+    assert len(samples) > 300
+    assert refused == []

@@ -387,9 +387,10 @@ export const REFERABLE = ["equals", "gt", "gte", "lt", "lte"];
 
 export function valueKinds(field, op) {
   // What the value of `op` on `field` may be: always typed in; another field for a scalar
-  // comparison outside JSON; the start of a period for a date or date-time.
+  // comparison between two columns (a custom field, kept inside JSON, is not one); the start
+  // of a period for a date or date-time.
   if (!REFERABLE.includes(op) || isList(field.type) || field.type === "json") return ["value"];
-  const kinds = ["value", "field"];
+  const kinds = field.custom ? ["value"] : ["value", "field"];
   if (kindOf(field.type) === "calendar") kinds.push("startOf");
   return kinds;
 }
@@ -435,8 +436,14 @@ function operand(node, type) {
     case "arrayEndsWith":
       return ["array_ends_with", valueOf(node.value, type)];
     case "equals":
-    case "not":
       return [node.op, isList(type) ? listOf(node.value, type) : valueOf(node.value, type)];
+    case "not": {
+      if (isList(type)) return ["not", listOf(node.value, type)];
+      // A relative value is never a shorthand: its `not` keeps the `equals`.
+      const value = valueOf(node.value, type);
+      const relative = value !== null && typeof value === "object";
+      return ["not", relative ? { equals: value } : value];
+    }
     default:
       return [node.op, valueOf(node.value, type)];
   }

@@ -385,7 +385,9 @@ export class Builder {
   refControls(node, field) {
     // Another field of the same type (`points > referrals`).
     const id = node.id;
-    const same = this.ctx.fields.filter((f) => f.type === field.type && f.key !== field.key);
+    const same = this.ctx.fields.filter(
+      (f) => f.type === field.type && f.key !== field.key && !f.custom,
+    );
     const options = same.map((f) => [f.key, f.label]);
     if (node.ref && !options.some(([key]) => key === node.ref)) options.push([node.ref, node.ref]);
     if (!options.length) options.push(["", "(no other field of this type)"]);
