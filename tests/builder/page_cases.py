@@ -31,14 +31,16 @@ def _catalogue(schema: af.Schema) -> dict[str, Any]:
     return asdict(field_catalogue.of_schema(schema))
 
 
-def conformance_cases() -> list[dict[str, Any]]:
-    """Every conformance case whose filter the library accepts: its name, the catalogue of its
-    schema and the canonical where clause (`Filter.to_dict`)."""
+def conformance_cases(catalogues: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every conformance case whose filter the library accepts: its name, the name of its
+    schema's catalogue (added to `catalogues`) and the canonical where clause
+    (`Filter.to_dict`)."""
     cases = []
     for path in sorted(CONFORMANCE.glob("*.json")):
         suite = json.loads(path.read_text(encoding="utf-8"))
         schema = _schema(suite)
-        catalogue = _catalogue(schema)
+        catalogue = path.stem if "schema" in suite else "contact"
+        catalogues[catalogue] = _catalogue(schema)
         for index, case in enumerate(suite["cases"]):
             where = case.get("where_json", case.get("where"))
             try:
@@ -86,12 +88,13 @@ aggregates over actions, `every`, actions filtered on `increase`, a date field),
 service's contact schema with a custom `birthday` date."""
 
 
-def controlled_cases() -> list[dict[str, Any]]:
+def controlled_cases(catalogues: dict[str, Any]) -> list[dict[str, Any]]:
     """`CONTROLLED` as the service would hand them to the page: canonical JSON and the
-    catalogue of the schema."""
+    name of the schema's catalogue (added to `catalogues`)."""
     extra = {"birthday": "date"}
     schema = schema_for(encode_fields(extra))
-    catalogue = _catalogue(schema)
+    catalogue = "service"
+    catalogues[catalogue] = _catalogue(schema)
     return [
         {"name": text, "catalogue": catalogue, "canonical": af.parse_text(text, schema).to_dict()}
         for text in CONTROLLED
@@ -100,9 +103,12 @@ def controlled_cases() -> list[dict[str, Any]]:
 
 def write(path: Path) -> Path:
     """The answers as one JSON file at `path`."""
+    catalogues: dict[str, Any] = {}
+    controlled = controlled_cases(catalogues)
     answers = {
-        "cases": conformance_cases() + controlled_cases(),
-        "controlled": controlled_cases(),
+        "catalogues": catalogues,
+        "cases": conformance_cases(catalogues) + controlled,
+        "controlled": controlled,
         "everyType": every_type_catalogue(),
     }
     path.write_text(json.dumps(answers), encoding="utf-8")

@@ -19,6 +19,11 @@ import {
 
 const answers = JSON.parse(readFileSync(process.env.AUDIENCEFILTER_PAGE_CASES, "utf8"));
 
+// Each case names its schema's catalogue, kept once in `answers.catalogues`.
+for (const kase of [...answers.cases, ...answers.controlled]) {
+  kase.catalogue = answers.catalogues[kase.catalogue];
+}
+
 function fieldsOf(catalogue) {
   return new Map(catalogue.fields.map((f) => [f.key, f]));
 }
