@@ -40,6 +40,7 @@ from .language.relations import Aggregate, Quantifier, Relation
 from .language.relative import Ago, Clock, system_clock
 from .language.value_checks import value_problem
 from .language.visitor import Visitor
+from .language.zones import zone_names
 from .where.json_schema import json_schema
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ __all__ = [
     "system_clock",
     "to_text",
     "value_problem",
+    "zone_names",
 ]
 
 __version__ = "0.1.0"
