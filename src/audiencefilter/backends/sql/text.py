@@ -48,7 +48,7 @@ from ...language.nodes import (
 )
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
-from .dialects.base import AnniversaryRefused, anniversary_sql
+from .dialects.base import AnniversaryRefused, anniversary_sql, refused_comparison
 from .dialects.like import like_unsafe
 from .dialects.members import LONG_LIST, members_of
 from .relations_text import aggregated_sql, quantified_sql
@@ -433,12 +433,12 @@ class SqlWriter(Visitor[str]):
 
 
 def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, str]:
-    """The operator and literal of a string ordering on `dialect` (`text_bound`), or
-    `ValueError` where a case-insensitive one cannot be answered as Python answers it."""
+    """The operator and literal of a string ordering on `dialect` (`text_bound`), or a
+    `FilterError` where a case-insensitive one cannot be answered as Python answers it."""
     if node.insensitive:
         reason = dialect.order_refusal(value)
         if reason is not None:
-            raise ValueError(f'field "{node.field}", {node.op.value}: {reason}')
+            raise refused_comparison(node.field, node.op, dialect.title, reason)
     return text_bound(node.op, value, dialect.text_holds_nul)
 
 
