@@ -14,8 +14,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
+from ...domain import custom_fields
 from ...ground.fields import (
     MAX_INT32,
     Code,
@@ -23,6 +25,7 @@ from ...ground.fields import (
     Count,
     Data,
     Email,
+    FieldKey,
     FilterText,
     Identifier,
     Increase,
@@ -42,6 +45,7 @@ from ...ground.fields import (
 )
 from ...http.errors import ValidationIssue
 from ...http.origins import MAX_ORIGINS, Origin, unique_origins
+from ...http.validation import REFUSED_CHOICE
 
 MAX_LIMIT = 20000
 MAX_ROW_ACTIONS = 1000
@@ -363,6 +367,22 @@ CustomFieldType = Literal[
 ]
 
 
+def _refuse_date_time(value: Any) -> Any:
+    """A date-time type is refused with its reason, not with the nearest name ("date")."""
+    reason = custom_fields.type_refusal(value) if isinstance(value, str) else None
+    if reason is not None:
+        expected = "one of " + ", ".join(f'"{kind}"' for kind in get_args(CustomFieldType))
+        raise PydanticCustomError(
+            REFUSED_CHOICE,
+            "no date-time type: {reason}",
+            {"expected": expected, "reason": reason},
+        )
+    return value
+
+
+CustomFieldTypeIn = Annotated[CustomFieldType, BeforeValidator(_refuse_date_time)]
+
+
 class CustomFieldOut(BaseModel):
     key: str = Field(description="The name filters use; the value is kept in `data.<key>`.")
     type: CustomFieldType
@@ -372,18 +392,20 @@ class CustomFieldOut(BaseModel):
 class CustomFieldCreate(_Body):
     """A new custom field of the list."""
 
-    key: str = Field(
-        pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$",
-        description="Letters, digits and `_`, starting with a letter, at most 64.",
+    key: FieldKey = Field(
+        description="Letters, digits and `_`, starting with a letter, at most 64."
     )
-    type: CustomFieldType
+    type: CustomFieldTypeIn = Field(
+        description="A date-time is no custom field type: inside `data` its text has no order "
+        "every engine shares; `date` keeps the day, an action's `createdAt` the moment."
+    )
     label: Label | None = optional("Shown by pages; made from the key when absent.")
 
 
 class CustomFieldUpdate(_Body):
     """A new type (refused while an audience's filter reads the field) or label."""
 
-    type: CustomFieldType | None = optional()
+    type: CustomFieldTypeIn | None = optional()
     label: Label | None = optional()
 
 
