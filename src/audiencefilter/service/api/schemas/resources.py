@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from ...domain import custom_fields
+from ...domain import custom_fields, public_fields
 from ...ground.fields import (
     MAX_INT32,
     Code,
@@ -57,25 +57,13 @@ ListMode = Literal["waitlist", "newsletter"]
 SortKey = Literal["points", "createdAt", "email", "firstName", "lastName", "position"]
 Order = Literal["asc", "desc"]
 PUBLIC_FORBIDDEN = ("points", "referrals", "isVerified", "unsubscribed", "isGDPR", "createdAt")
-PublicField = Literal[
-    "firstName",
-    "lastName",
-    "name",
-    "phoneNumber",
-    "company",
-    "country",
-    "city",
-    "address",
-    "website",
-    "socialOne",
-    "socialTwo",
-    "data",
-]
 PublicFieldsPolicy = Literal["refuse", "ignore"]
 PUBLIC_FIELDS_DESCRIPTION = (
-    "The contact fields a sign-up with a public key may set in this list, besides `email` "
-    "(always accepted); default: the names (`firstName`, `lastName`, `name`). Points, referrals "
-    "and the flags can never be set with a public key."
+    "What a sign-up with a public key may set in this list, besides `email` (always accepted): "
+    "profile fields (`firstName`, `company`, ...), `data` (every key of it), `data.<key>` (one "
+    "key, such as `data.birthday`) or a custom field of the list by its key (`birthday`); "
+    "default: the names (`firstName`, `lastName`, `name`). Points, referrals and the flags can "
+    "never be set with a public key."
 )
 PUBLIC_POLICY_DESCRIPTION = (
     "What a public sign-up sending any other field gets: `refuse` (default), a 403 naming the "
@@ -90,6 +78,16 @@ def _no_default(schema: dict[str, Any]) -> None:
 def optional(description: str | None = None) -> Any:
     """An optional body field: absent means unchanged, and the schema shows no default."""
     return Field(default=None, description=description, json_schema_extra=_no_default)
+
+
+def _public_field(entry: str) -> str:
+    problem = public_fields.entry_problem(entry)
+    if problem is not None:
+        raise ValueError(problem)
+    return entry
+
+
+PublicField = Annotated[str, AfterValidator(_public_field)]
 
 
 def _unique(fields: list[str]) -> list[str]:
@@ -198,7 +196,7 @@ class _ListSettings(_Body):
         "in this list with a public key; empty: none, besides the service-wide CORS_ORIGINS."
     )
     publicFields: Annotated[
-        list[PublicField], Field(max_length=len(get_args(PublicField))), AfterValidator(_unique)
+        list[PublicField], Field(max_length=public_fields.MAX_ENTRIES), AfterValidator(_unique)
     ] = optional(PUBLIC_FIELDS_DESCRIPTION)
     publicFieldsPolicy: PublicFieldsPolicy = optional(PUBLIC_POLICY_DESCRIPTION)
 
