@@ -278,7 +278,9 @@ def read(
         result = ContactPages(session, lst, settings).paged(
             [member_condition(audience)], subs.paging
         )
-        building = membership_build.progress(session, [audience.id]).get(audience.id)
+        building = None
+        if audience.mode == SMART:  # only a smart audience builds
+            building = membership_build.progress(session, [audience.id]).get(audience.id)
     shown = filters_as(audience_filter(audience), subs.filters_as)
     return Read(audience, result["contacts"], result["pagination"], shown, building)
 
