@@ -17,9 +17,11 @@ import pytest
 
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.domain.membership import build as membership_build
+from drills.receiver import Receiver
 
 from ..waiting import wait_until
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
+from .test_webhooks import LOCAL, new_hook, run_until, worker_of
 
 ABOVE = 5
 CHUNK = 3
@@ -230,3 +232,32 @@ def test_the_schedulers_thread_builds_it(
         "hal@example.com",
     ]
     assert len(_membership_events(tenant, lst)) == 4
+
+
+def test_webhooks_follow_once_built(tmp_path: Path, app_factory: Callable[..., ApiClient]) -> None:
+    settings = sqlite_settings(
+        tmp_path / "hooks.db",
+        audience_build_background_above=ABOVE,
+        audience_build_chunk=CHUNK,
+        membership_sweep_seconds=0,
+        webhook_allowed_networks=LOCAL,
+        webhook_worker=False,
+    )
+    api = app_factory(settings)
+    tenant = make_tenant(api)
+    lst, ids = _list(tenant, PEOPLE)
+    receiver = Receiver()
+    try:
+        new_hook(tenant, lst, receiver.url, eventTypes=["audience.entered"])
+        created = _create(tenant, lst, RICH)
+        assert _step(tenant) == 0
+        run_until(api, lambda: worker_of(api).run_once() == 0)
+        assert receiver.snapshot() == []  # building: nothing to send yet
+        _finish(tenant)
+        run_until(api, lambda: len(receiver.succeeded()) >= 4)
+        payloads = [item.payload()["data"] for item in receiver.succeeded()]
+        assert {p["audienceId"] for p in payloads} == {created["id"]}
+        expected = ("ann@example.com", "cat@example.com", "eve@example.com", "hal@example.com")
+        assert sorted(p["contactId"] for p in payloads) == sorted(ids[e] for e in expected)
+    finally:
+        receiver.close()
