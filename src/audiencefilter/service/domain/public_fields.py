@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..db.models import List
-from ..ground.errors import Forbidden, Invalid, ValidationIssue
+from ..ground.errors import Conflict, Forbidden, ValidationIssue
 from ..ground.fields import FIELD_KEY_PATTERN
 from . import custom_fields
 from .audience_filters import SCHEMA
@@ -48,7 +48,15 @@ DATA = "data"
 DATA_PREFIX = "data."
 MAX_DATA_KEY = 64
 MAX_ENTRIES = len(PROFILE_FIELDS) + 1 + custom_fields.MAX_CUSTOM_FIELDS
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+NEVER_PUBLIC = tuple(
+    sorted(
+        {field.name for field in SCHEMA.fields} - {*PROFILE_FIELDS, DATA}
+        | set(SCHEMA.relation_names)
+    )
+)
+"""Contact fields and relations a public key can never set (points, the flags, ...)."""
+DATA_KEY_PATTERN = r"^data\.[^\x00-\x1f\x7f-\x9f]{1,64}$"
+_DATA_KEY = re.compile(DATA_KEY_PATTERN)
 _KEY = re.compile(FIELD_KEY_PATTERN)
 ENTRY_RULE = (
     "a profile field (" + ", ".join(PROFILE_FIELDS) + "), data (every key), data.<key> (one key "
@@ -56,24 +64,39 @@ ENTRY_RULE = (
 )
 
 
+def json_schema() -> dict[str, object]:
+    """The entries `entry_problem` accepts, for the OpenAPI document (what is left to the list's
+    declarations is a 409)."""
+    return {
+        "type": "string",
+        "anyOf": [
+            {"enum": [*PROFILE_FIELDS, DATA]},
+            {"pattern": DATA_KEY_PATTERN},
+            {"pattern": FIELD_KEY_PATTERN},
+        ],
+        "not": {"enum": list(NEVER_PUBLIC)},
+    }
+
+
 def entry_problem(entry: str) -> str | None:
     """Why `entry` cannot be an entry of `publicFields` whatever the list declares; None if
     it can."""
     if entry in PROFILE_FIELDS or entry == DATA:
         return None
+    if entry in NEVER_PUBLIC:
+        return f"a field a public key may set, not {entry!r}, which it never may"
     if entry.startswith(DATA_PREFIX):
-        key = entry.removeprefix(DATA_PREFIX)
-        if not key or len(key) > MAX_DATA_KEY or _CONTROL.search(key):
-            return f"data.<key> names a key of 1 to {MAX_DATA_KEY} characters without controls"
+        if not _DATA_KEY.fullmatch(entry):
+            return f"data.<key> with a key of 1 to {MAX_DATA_KEY} characters, no control ones"
         return None
-    if SCHEMA.get(entry) is not None or not _KEY.fullmatch(entry):
-        return f"a public key can never set {entry!r}; expected {ENTRY_RULE}"
+    if not _KEY.fullmatch(entry):
+        return ENTRY_RULE
     return None
 
 
 def check_declared(lst: List, entries: Sequence[str]) -> None:
-    """A 400 for each bare key in `entries` that is no custom field of the list (a typo
-    would otherwise open nothing, silently)."""
+    """A 409 for each bare key in `entries` that is no custom field of the list (a typo would
+    otherwise open nothing, silently): the request is well formed, the list lacks the field."""
     declared = custom_fields.declared(lst)
     issues = [
         ValidationIssue(
@@ -88,7 +111,7 @@ def check_declared(lst: List, entries: Sequence[str]) -> None:
     ]
     if issues:
         details = "; ".join(f"{issue.pointer}: {issue.detail}" for issue in issues)
-        raise Invalid(f"Invalid request: {details}", errors=issues)
+        raise Conflict(f"Not a custom field of this list: {details}", errors=issues)
 
 
 def _bare_key(entry: str) -> bool:

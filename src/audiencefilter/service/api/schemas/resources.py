@@ -14,7 +14,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+)
 from pydantic_core import PydanticCustomError
 
 from ...domain import custom_fields, public_fields
@@ -87,7 +94,9 @@ def _public_field(entry: str) -> str:
     return entry
 
 
-PublicField = Annotated[str, AfterValidator(_public_field)]
+PublicField = Annotated[
+    str, AfterValidator(_public_field), WithJsonSchema(public_fields.json_schema())
+]
 
 
 def _unique(fields: list[str]) -> list[str]:
