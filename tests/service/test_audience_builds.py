@@ -199,7 +199,8 @@ def test_a_building_audience_deleted_or_made_manual_ends_its_build(tenant: Tenan
     lst, _ = _list(tenant, PEOPLE)
     deleted = _create(tenant, lst, RICH)
     manual = _create(tenant, lst, RICH)
-    tenant.ok("DELETE", f"/v4/audiences/{deleted['id']}")
+    gone = tenant.ok("DELETE", f"/v4/audiences/{deleted['id']}")["audience"]
+    assert (gone["status"], gone["progress"]) == ("building", {"done": 0, "total": 8})
     made = tenant.ok("PATCH", f"/v4/audiences/{manual['id']}", json={"mode": "manual"})
     assert (made["audience"]["status"], made["audience"]["subs"]) == ("built", [])
     assert _step(tenant) is None

@@ -196,5 +196,5 @@ def update_audience(
 
 @router.delete("/{id}", response_model=DeletedAudienceResponse, summary="Delete an audience")
 def delete_audience(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
-    audience, size = audiences.remove(database, principal.account_id, id)
-    return data({"audience": audience_view(audience, subsCount=size)})
+    audience, size, building = audiences.remove(database, principal.account_id, id)
+    return data({"audience": audience_view(audience, building, subsCount=size)})

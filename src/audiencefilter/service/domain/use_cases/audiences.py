@@ -402,19 +402,23 @@ def update(
     return read(database, settings, account_id, audience_id, subs)
 
 
-def remove(database: Database, account_id: str, audience_id: str) -> tuple[Audience, int]:
-    """Deletes the audience (refused while others' filters name it); it, and its size then."""
+def remove(
+    database: Database, account_id: str, audience_id: str
+) -> tuple[Audience, int, Progress | None]:
+    """Deletes the audience (refused while others' filters name it, and ending its build if
+    one runs); it, its size and its build's progress then."""
     with database.transaction() as session:
         audience, _ = changes.locked_audience(session, account_id, audience_id)
         references.check_deletable(session, audience)
         size = audience_sizes(session, [audience])[audience_id]
+        building = membership_build.progress(session, [audience_id]).get(audience_id)
         changes.audience_deleting(session, audience)
         session.execute(
             delete(Audience)
             .where(Audience.id == audience_id)
             .execution_options(synchronize_session=False)
         )
-    return audience, size
+    return audience, size, building
 
 
 @dataclass(frozen=True)
