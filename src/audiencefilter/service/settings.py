@@ -103,7 +103,7 @@ class Settings(BaseSettings):
         "command when that thread is off).",
     )
     audience_build_chunk: int = Field(
-        default=5000,
+        default=20000,
         ge=1,
         description="Contacts a background build judges per step: the list's writers wait for "
         "one step's write at a time, never for the whole list.",

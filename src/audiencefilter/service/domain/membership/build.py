@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import cast
 
@@ -143,10 +143,11 @@ def step(database: Database, chunk: int) -> int | None:
         return _finish(session, build)
 
 
-def run(database: Database, chunk: int) -> int:
-    """Runs every build to its end; the number of events written."""
+def run(database: Database, chunk: int, stopping: Callable[[], bool] = lambda: False) -> int:
+    """Runs every build to its end, or until `stopping()` says the process stops (between
+    two chunks: a build resumes from its cursor); the number of events written."""
     written = 0
-    while (found := step(database, chunk)) is not None:
+    while not stopping() and (found := step(database, chunk)) is not None:
         written += found
     return written
 

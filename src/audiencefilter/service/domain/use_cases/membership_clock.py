@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from datetime import datetime
 
 from sqlalchemy import select
@@ -34,6 +35,7 @@ from sqlalchemy import select
 from ...db.engine import Database
 from ...db.models import Audience, Contact
 from ...ground import clock
+from ...settings import Settings
 from .. import events
 from ..audience_filters import SMART, StoredAudience, filter_of, time_dependent
 from ..membership import build as membership_build
@@ -44,19 +46,23 @@ from ..membership import store as membership_store
 
 logger = logging.getLogger("audiencefilter.service.sweep")
 CONTACTS_PER_TURN = 2000
-BUILD_CHUNK = 5000
-"""Contacts a background build judges per step when no setting says (the `sweep` command)."""
+BUILD_CHUNK: int = Settings.model_fields["audience_build_chunk"].default
+"""Contacts a background build judges per step when no setting is given."""
 """Due pairs judged per transaction: the list lock is held for one such batch at a time."""
 GATHER_SECONDS = 0.1
 """How long after the earliest instant the thread wakes: the changes due within it are judged
 together (a transaction each per audience, not per contact), for as much lag."""
 
 
-def run_due(database: Database, build_chunk: int = BUILD_CHUNK) -> int:
+def run_due(
+    database: Database,
+    build_chunk: int = BUILD_CHUNK,
+    stopping: Callable[[], bool] = lambda: False,
+) -> int:
     """Runs the audiences building in the background to their end (`membership_build`),
     then brings what is due by now up to the clock; the number of events written (those of
     the builds included)."""
-    written = membership_build.run(database, build_chunk)
+    written = membership_build.run(database, build_chunk, stopping)
     now = clock.now()
     with database.reading() as session:
         audience_ids = membership_due.audiences_due(session, now)
@@ -210,7 +216,7 @@ class Sweeper:
 
     def run_once(self) -> int:
         with self._running, clock.using(self.clock):
-            return run_due(self.database, self.build_chunk)
+            return run_due(self.database, self.build_chunk, self._stop.is_set)
 
     def start(self) -> None:
         if self.interval <= 0 or self._thread is not None:
