@@ -35,9 +35,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import Table, delete, func, select
+from sqlalchemy import String, Table, delete, func, insert, literal, select
 from sqlalchemy.orm import Session
 
+from ...db import dialects
 from ...db.bulk import insert_rows
 from ...db.engine import Database
 from ...db.models import Audience, AudienceBuild, AudienceBuildMember, Contact
@@ -115,14 +116,15 @@ def progress(session: Session, audience_ids: Iterable[str]) -> dict[str, Progres
 
 @dataclass(frozen=True)
 class _Chunk:
-    """One chunk of a build, evaluated without the lock: the contacts looked at (by id) and
-    those the filter selected, for the run `token` from `cursor`."""
+    """One chunk of a build, evaluated without the lock: how many contacts it looked at, up to
+    id `last`, and those the filter selected, for the run `token` from `cursor`."""
 
     audience_id: str
     list_id: str
     token: str
     cursor: str
-    looked: tuple[str, ...]
+    looked: int
+    last: str | None
     selected: frozenset[str]
 
 
@@ -164,30 +166,42 @@ def _evaluate(database: Database, chunk: int) -> _Chunk | None:
         flt = filter_of(audience.mode, build.filters, audience.fields)
         assert flt is not None
         in_list = Contact.listId == audience.listId
-        looked = tuple(
-            session.scalars(
-                select(Contact.id)
-                .where(in_list, Contact.id > build.cursor)
-                .order_by(Contact.id)
-                .limit(chunk)
-            )
+        # The chunk's bounds, counted by the database: no id of it comes into Python.
+        ids = (
+            select(Contact.id)
+            .where(in_list, Contact.id > build.cursor)
+            .order_by(Contact.id)
+            .limit(chunk)
+            .subquery()
         )
+        looked, last = session.execute(select(func.count(), func.max(ids.c.id))).one()
         selected: frozenset[str] = frozenset()
         if looked:
-            within = (Contact.id > build.cursor) & (Contact.id <= looked[-1])
+            within = (Contact.id > build.cursor) & (Contact.id <= last)
             condition = relations.condition(flt, build.at)
             statement = select(Contact.id).where(in_list, within, condition)
             selected = membership_snapshot.selected_ids(session, statement)
         return _Chunk(
-            build.audienceId, audience.listId, build.token, build.cursor, looked, selected
+            build.audienceId, audience.listId, build.token, build.cursor, looked, last, selected
         )
 
 
 def _stage(session: Session, build: AudienceBuild, chunk: _Chunk) -> None:
-    rows = [{"audience_id": build.audienceId, "contact_id": id_} for id_ in sorted(chunk.selected)]
-    insert_rows(session, STAGED, rows)
-    build.cursor = chunk.looked[-1]
-    build.done += len(chunk.looked)
+    """Adds the chunk's selected contacts to the build's: one `INSERT ... SELECT` over the ids
+    as one parameter where the database unpacks one (`dialects.unpacked`)."""
+    assert chunk.last is not None
+    ids = sorted(chunk.selected)
+    dialect = dialects.dialect_of(session)
+    if ids and dialects.unpacks(dialect):
+        table = dialects.unpacked(dialect, ids)
+        rows = select(literal(build.audienceId, String), table.c.value)
+        session.execute(insert(STAGED).from_select(["audience_id", "contact_id"], rows))
+    else:
+        insert_rows(
+            session, STAGED, [{"audience_id": build.audienceId, "contact_id": i} for i in ids]
+        )
+    build.cursor = chunk.last
+    build.done += chunk.looked
     build.total = max(build.total, build.done)
 
 
