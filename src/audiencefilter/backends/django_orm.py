@@ -1,0 +1,307 @@
+"""Django back-end: a filter as a `Q` object over a Django model (`Filter.to_django`).
+
+    Contact.objects.filter(flt.to_django(Contact))
+
+Design choices:
+- No Django lookup decides a rule. `~Q(...)` is not SQL's `NOT` (Django adds `IS NOT NULL`
+  guards and `OR ... IS NULL` so that a negated lookup is two-valued), `__iexact` folds case
+  per vendor, and `JSONField` key lookups read JSON null, missing keys and types per vendor:
+  each would answer some filters differently from memory. The condition is instead one boolean
+  expression (`FilterCondition`) written by the SQL text writer (`sql/text.py`) for the
+  dialect of the connection that compiles the query, so Django's SQLite and PostgreSQL
+  back-ends answer exactly as `to_sql_params` does on those engines, three-valued logic,
+  case folding, lists, zones, anniversaries and relations included.
+- The dialect is chosen when the query is compiled, not when the `Q` is built: one `Q` runs on
+  any database alias (`.using("replica")`). A refusal (a construct an engine cannot answer
+  faithfully) raises `FilterError` then.
+- The model gives the names: each field is the model attribute of the same name, or its
+  snake_case (`createdAt` -> `created_at`), or the attribute `columns` names; the condition
+  uses the attribute's database column. A relation is a reverse foreign key of the model
+  (`ForeignKey(Contact, related_name="actions")` on the related model; a reverse one-to-one
+  for a to-one relation), named the same way; its fields are the related model's attributes.
+- The contact row is named by the alias Django gives the model's table in the query
+  (`resolve_expression`), and follows Django's relabelling (`relabeled_clone`), so the
+  condition stays correct inside a subquery (`Exists`, `__in`).
+- Parameters: the writer's placeholders become Django's `%s` (Django converts them for
+  SQLite) and every other `%` is doubled, as Django expects of raw SQL.
+- Storage as Django keeps it: PostgreSQL's `timestamptz`, `jsonb` and arrays are what the
+  PostgreSQL dialect reads. On SQLite, Django writes a date-time as naive UTC text without
+  trailing zero microseconds (`2024-05-01 12:00:00`), which orders as instants, so the
+  SQLite dialect's instants are written in that form (`DjangoSQLite`); this needs
+  `USE_TZ = True` and the connection in UTC (Django's default), and is refused otherwise.
+  The SQLite functions the dialect calls (`lower` folding Unicode as Python does, the
+  anniversaries' month-day) are registered on the connection when a query is compiled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import BooleanField, Expression, Field, ForeignObjectRel, Model, Q
+from django.db.models.sql.compiler import SQLCompiler
+from django.db.models.sql.query import Query
+
+from ..errors import FilterError, Issue
+from ..language.fields import Relation, Schema
+from ..language.nodes import Aggregated, Node, Quantified, fields_used, walk
+from .sql.dialects import Dialect, PostgreSQL, SQLite
+from .sql.sqlite_functions import register_sqlite_functions
+from .sql.text import SqlWriter
+
+__all__ = ["FilterCondition", "model_column", "snake_case", "to_django"]
+
+PLACEHOLDER = "\x00audiencefilter-parameter\x00"
+"""What the dialects below write for a parameter: no `%`, and no text the writer inlines can
+hold it unnoticed (the count is checked against the parameters)."""
+
+
+def snake_case(name: str) -> str:
+    """`createdAt` -> `created_at`, `isVerified` -> `is_verified`: the usual Python name of a
+    camelCase field."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+class DjangoPostgreSQL(PostgreSQL):
+    """The PostgreSQL dialect with a placeholder Django's raw SQL can take."""
+
+    placeholder = PLACEHOLDER
+
+
+class DjangoSQLite(SQLite):
+    """The SQLite dialect as Django stores SQLite date-times (naive UTC text, microseconds
+    only when not zero), with a placeholder Django's raw SQL can take."""
+
+    placeholder = PLACEHOLDER
+
+    def instant(self, value: datetime) -> str:
+        return self.text(django_sqlite_text(value))
+
+    def bind_instant(self, value: datetime) -> object:
+        return django_sqlite_text(value)
+
+
+def django_sqlite_text(value: datetime) -> str:
+    """The text Django's SQLite back-end stores for the aware date-time `value` under
+    `USE_TZ` (`str` of the naive UTC value). It orders as the instants do: a value without
+    microseconds is a prefix of the same second with them, and sorts first."""
+    return str(value.astimezone(UTC).replace(tzinfo=None))
+
+
+DIALECTS: dict[str, Dialect] = {"postgresql": DjangoPostgreSQL(), "sqlite": DjangoSQLite()}
+"""The dialect of each Django `connection.vendor` the back-end answers for."""
+
+
+def _dialect(connection: BaseDatabaseWrapper) -> Dialect:
+    """The dialect of `connection`, or a `FilterError` saying why there is none."""
+    dialect = DIALECTS.get(connection.vendor)
+    if dialect is None:
+        raise FilterError(
+            [
+                Issue(
+                    path="",
+                    message=f"the Django back-end answers on SQLite and PostgreSQL, not on "
+                    f"{connection.display_name}",
+                    suggestion="select the members with Filter.to_sql_params on that database",
+                )
+            ]
+        )
+    if connection.vendor == "sqlite":
+        zone = connection.timezone_name if settings.USE_TZ else None
+        if zone != "UTC":
+            raise FilterError(
+                [
+                    Issue(
+                        path="",
+                        message="on SQLite, date-times compare as Django stores them only "
+                        "with USE_TZ = True and the database in UTC",
+                        suggestion="set USE_TZ = True and leave the database's TIME_ZONE unset",
+                    )
+                ]
+            )
+        connection.ensure_connection()
+        register_sqlite_functions(connection.connection)
+    return dialect
+
+
+def model_column(model: type[Model], names: Mapping[str, str], field: str, where: str) -> str:
+    """The column of the model attribute for the filter field `field`: `names[field]`, else the
+    attribute named like it, else its snake_case. Raises `ValueError` naming what was tried and
+    the fix."""
+    tried = [names[field]] if field in names else list(dict.fromkeys((field, snake_case(field))))
+    for attribute in tried:
+        try:
+            found = model._meta.get_field(attribute)
+        except FieldDoesNotExist:
+            continue
+        if isinstance(found, Field) and found.concrete and found.column:
+            if found.model._meta.db_table != model._meta.db_table:
+                raise ValueError(
+                    f"{model.__name__}.{attribute} ({where} {field!r}) is stored in "
+                    f"{found.model.__name__}'s table; a filter reads one table per model"
+                )
+            return found.column
+    raise ValueError(
+        f"{model.__name__} has no column for {where} {field!r} (tried "
+        + ", ".join(tried)
+        + f"); name its attribute with columns={{{field!r}: '<attribute>'}}"
+    )
+
+
+def _reverse_key(model: type[Model], relation: Relation, names: Mapping[str, str]) -> Any:
+    """The reverse foreign key of `model` that `relation` follows (a reverse one-to-one for a
+    to-one relation), named like a field (`names[relation]`, the name, its snake_case)."""
+    tried = list(
+        dict.fromkeys(
+            [names[relation.name]]
+            if relation.name in names
+            else [relation.name, snake_case(relation.name)]
+        )
+    )
+    for rel in model._meta.related_objects:
+        if rel.get_accessor_name() in tried or rel.name in tried:
+            if not isinstance(rel, ForeignObjectRel) or not (
+                rel.one_to_many if relation.many else rel.one_to_one
+            ):
+                kind = "a reverse foreign key" if relation.many else "a reverse one-to-one"
+                raise ValueError(
+                    f"{model.__name__}.{rel.get_accessor_name()} (relation {relation.name!r}) "
+                    f"is not {kind}"
+                )
+            return rel
+    raise ValueError(
+        f"{model.__name__} has no reverse foreign key for relation {relation.name!r} (tried "
+        + ", ".join(tried)
+        + f"); give the ForeignKey related_name={relation.name!r} or pass "
+        f"columns={{{relation.name!r}: '<accessor>'}}"
+    )
+
+
+def _related_fields(node: Node, relation: str) -> set[str]:
+    """The related fields a filter reads of `relation`."""
+    found: set[str] = set()
+    for n in walk(node):
+        if isinstance(n, Quantified | Aggregated) and n.relation == relation:
+            found |= fields_used(n.where)
+            if isinstance(n, Aggregated) and n.field != "count":
+                found.add(n.field)
+    return found
+
+
+def naming(
+    node: Node, schema: Schema, model: type[Model], names: Mapping[str, str]
+) -> tuple[Schema, dict[str, str]]:
+    """The schema with each relation named as the model's tables name it, and the columns of
+    the fields `node` reads."""
+    used = fields_used(node)
+    columns = {
+        field: model_column(model, names, field, "field")
+        for field in used
+        if schema.relation(field) is None
+    }
+    relations = []
+    for relation in schema.relations:
+        if relation.name not in used:
+            relations.append(relation)
+            continue
+        if relation.schema.relations:
+            raise ValueError(f"relation {relation.name!r}: a relation inside a related row")
+        rel = _reverse_key(model, relation, names)
+        related: type[Model] = rel.related_model
+        prefix = relation.name + "."
+        inner = {k[len(prefix) :]: v for k, v in names.items() if k.startswith(prefix)}
+        related_columns = tuple(
+            (field, model_column(related, inner, field, f"{relation.name} field"))
+            for field in sorted(_related_fields(node, relation.name))
+        )
+        relations.append(
+            replace(
+                relation,
+                table=related._meta.db_table,
+                foreign_key=rel.field.column,
+                key=rel.field.target_field.column,
+                columns=related_columns,
+            )
+        )
+    return replace(schema, relations=tuple(relations)), columns
+
+
+class FilterCondition(Expression):
+    """A lowered filter as one boolean SQL expression over a model's row, written for the
+    dialect of the connection that compiles it."""
+
+    conditional = True
+
+    def __init__(self, node: Node, schema: Schema, model: type[Model], columns: dict[str, str]):
+        super().__init__(output_field=BooleanField())
+        self.node = node
+        self.schema = schema
+        self.model = model
+        self.columns = columns
+        #: The model's table as the query names it (its alias); set by `resolve_expression`.
+        self.alias: str = model._meta.db_table
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model.__name__})"
+
+    def resolve_expression(
+        self,
+        query: Any = None,
+        allow_joins: bool = True,
+        reuse: Any = None,
+        summarize: bool = False,
+        for_save: bool = False,
+    ) -> FilterCondition:
+        clone = self.copy()
+        clone.is_summary = summarize
+        if isinstance(query, Query):
+            model = query.model
+            if model is None or model._meta.concrete_model is not self.model._meta.concrete_model:
+                name = "no model" if model is None else model.__name__
+                raise ValueError(
+                    f"a filter made for {self.model.__name__} cannot filter {name}; "
+                    f"build it with to_django({name})"
+                )
+            clone.alias = query.get_initial_alias()
+        return clone
+
+    def relabeled_clone(self, change_map: Mapping[str, str]) -> FilterCondition:
+        clone = self.copy()
+        clone.alias = change_map.get(self.alias, self.alias)
+        return clone
+
+    def get_group_by_cols(self) -> list[Any]:
+        return [self]
+
+    def as_sql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper
+    ) -> tuple[str, tuple[Any, ...]]:
+        params: list[Any] = []
+        writer = SqlWriter(
+            _dialect(connection), self.schema, self.columns, params, table=self.alias
+        )
+        writer.qualify = True
+        parts = writer.visit(self.node).split(PLACEHOLDER)
+        if len(parts) != len(params) + 1:
+            raise ValueError("a text of the filter holds the back-end's parameter marker")
+        return "(" + "%s".join(part.replace("%", "%%") for part in parts) + ")", tuple(params)
+
+
+def to_django(
+    node: Node, schema: Schema, model: type[Model], columns: Mapping[str, str] | None = None
+) -> Q:
+    """A lowered filter as a `Q` over `model` (`Model.objects.filter(q)`).
+
+    `columns` names the model attribute of a field (`{"createdAt": "joined"}`), of a relation's
+    reverse accessor (`{"actions": "events"}`) and of a related field
+    (`{"actions.createdAt": "at"}`) where the naming rule does not find it.
+    Raises `ValueError` for a field or relation the model lacks.
+    """
+    named, column_names = naming(node, schema, model, columns or {})
+    return Q(FilterCondition(node, named, model, column_names))
