@@ -244,8 +244,10 @@ class FilterCondition(Expression):
         self.schema = schema
         self.model = model
         self.columns = columns
-        #: The model's table as the query names it (its alias); set by `resolve_expression`.
-        self.alias: str = model._meta.db_table
+        #: The model's table as the query names it (its alias), set by the first
+        #: `resolve_expression`: a subquery's conditions are resolved again against the outer
+        #: query (for `OuterRef`), which must not rename the row they read.
+        self.alias: str | None = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model.__name__})"
@@ -260,7 +262,7 @@ class FilterCondition(Expression):
     ) -> FilterCondition:
         clone = self.copy()
         clone.is_summary = summarize
-        if isinstance(query, Query):
+        if isinstance(query, Query) and clone.alias is None:
             model = query.model
             if model is None or model._meta.concrete_model is not self.model._meta.concrete_model:
                 name = "no model" if model is None else model.__name__
@@ -273,7 +275,8 @@ class FilterCondition(Expression):
 
     def relabeled_clone(self, change_map: Mapping[str, str]) -> FilterCondition:
         clone = self.copy()
-        clone.alias = change_map.get(self.alias, self.alias)
+        if self.alias is not None:
+            clone.alias = change_map.get(self.alias, self.alias)
         return clone
 
     def get_group_by_cols(self) -> list[Any]:
@@ -283,9 +286,13 @@ class FilterCondition(Expression):
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper
     ) -> tuple[str, tuple[Any, ...]]:
         params: list[Any] = []
-        writer = SqlWriter(
-            _dialect(connection), self.schema, self.columns, params, table=self.alias
-        )
+        table = self.alias or self.model._meta.db_table
+        if compiler.quote_name_unless_alias(table) == table:
+            # An alias Django made (`U0`) is written unquoted, so the database folds it as it
+            # folds names (PostgreSQL to lower case; SQLite ignores case): quoted, it would
+            # name nothing on PostgreSQL.
+            table = table.lower()
+        writer = SqlWriter(_dialect(connection), self.schema, self.columns, params, table=table)
         writer.qualify = True
         parts = writer.visit(self.node).split(PLACEHOLDER)
         if len(parts) != len(params) + 1:

@@ -1,0 +1,229 @@
+"""`Filter.to_django` on the models of a typical Django service: snake_case attributes, actions
+through a reverse foreign key, `data` a `JSONField`, on Django's SQLite and PostgreSQL.
+
+The conformance suite runs every case on both (tests/django_engines.py); these tests hold what
+it cannot: the `Q` combined with Django's own operators (`~`, `&`, a subquery), the model
+naming rule and its errors, and the refusal on SQLite outside UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+pytest.importorskip("django")
+
+from django.db import connections, models  # noqa: E402
+from django.db.models import Exists, OuterRef  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+
+import audiencefilter as af  # noqa: E402
+from tests.django_engines import postgresql_store, sqlite_store  # noqa: E402  (configures Django)
+
+NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+
+
+class Subscriber(models.Model):
+    """A contact as a service names it: snake_case, and no `company`, `country` or `city`."""
+
+    id: models.CharField[Any, Any] = models.CharField(max_length=64, primary_key=True)
+    email: models.CharField[Any, Any] = models.CharField(max_length=255, null=True)
+    first_name: models.CharField[Any, Any] = models.CharField(max_length=255, null=True)
+    points: models.BigIntegerField[Any, Any] = models.BigIntegerField(null=True)
+    is_verified: models.BooleanField[Any, Any] = models.BooleanField(null=True)
+    created_at: models.DateTimeField[Any, Any] = models.DateTimeField(null=True)
+    data: models.JSONField[Any, Any] = models.JSONField(null=True)
+
+    class Meta:
+        app_label = "tests"
+        db_table = "service_subscribers"
+
+
+class Event(models.Model):
+    """An action row; the relation is the reverse foreign key `actions`."""
+
+    subscriber: models.ForeignKey[Any, Any] = models.ForeignKey(
+        Subscriber, models.CASCADE, related_name="actions"
+    )
+    name: models.CharField[Any, Any] = models.CharField(max_length=255)
+    increase: models.BigIntegerField[Any, Any] = models.BigIntegerField(null=True)
+    created_at: models.DateTimeField[Any, Any] = models.DateTimeField()
+
+    class Meta:
+        app_label = "tests"
+        db_table = "service_events"
+
+
+def _at(day: int) -> datetime:
+    return datetime(2026, 2, day, 9, tzinfo=UTC)
+
+
+RECORDS: list[dict[str, Any]] = [
+    {
+        "id": "ann",
+        "email": "ann@example.com",
+        "firstName": "Élodie",
+        "points": 40,
+        "isVerified": True,
+        "createdAt": _at(1),
+        "data": {"plan": "pro", "seats": 3},
+        "actions": [
+            {"name": "share", "increase": 10, "createdAt": _at(20)},
+            {"name": "share", "increase": 5, "createdAt": _at(25)},
+        ],
+    },
+    {
+        "id": "bob",
+        "email": None,
+        "firstName": "ÉLODIE",
+        "points": None,
+        "isVerified": None,
+        "createdAt": None,
+        "data": {"plan": None},
+        "actions": [{"name": "open", "increase": None, "createdAt": _at(2)}],
+    },
+    {
+        "id": "cy",
+        "email": "cy@example.org",
+        "firstName": None,
+        "points": 5,
+        "isVerified": False,
+        "createdAt": _at(27),
+        "data": None,
+        "actions": [],
+    },
+]
+
+WHERES: list[dict[str, Any]] = [
+    {"NOT": {"points": {"gt": 10}}},
+    {"NOT": {"email": {"endsWith": ".com"}}},
+    {"firstName": {"equals": "élodie", "mode": "insensitive"}},
+    {"isVerified": {"not": True}},
+    {"data": {"path": ["plan"], "equals": "pro"}},
+    {"NOT": {"data": {"path": ["plan"], "equals": "pro"}}},
+    {"createdAt": {"gte": {"ago": "P30D"}}},
+    {"actions": {"some": {"name": "share", "createdAt": {"gte": {"ago": "P7D"}}}}},
+    {"actions": {"none": {"increase": {"gt": 0}}}},
+    {"actions": {"every": {"increase": {"gt": 0}}}},
+    {"actions": {"count": {"gte": 2}}},
+    {"actions": {"sum": {"increase": {"gt": 12}}}},
+    {"OR": [{"points": {"lt": 10}}, {"actions": {"where": {"name": "open"}, "count": {"gte": 1}}}]},
+]
+
+STORES = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
+]
+
+
+@pytest.fixture
+def alias(request: pytest.FixtureRequest) -> str:
+    """The database alias of the store asked for, with the service's tables filled once."""
+    vendor = request.param
+    if vendor == "postgresql":
+        store = postgresql_store(request.getfixturevalue("pg_database"))
+    else:
+        store = sqlite_store()
+    connection = connections[store.alias]
+    if Subscriber._meta.db_table not in connection.introspection.table_names():
+        with connection.schema_editor() as editor:
+            editor.create_model(Subscriber)
+            editor.create_model(Event)
+        for record in RECORDS:
+            fields = {k: v for k, v in record.items() if k != "actions"}
+            subscriber = Subscriber.objects.using(store.alias).create(
+                id=fields["id"],
+                email=fields["email"],
+                first_name=fields["firstName"],
+                points=fields["points"],
+                is_verified=fields["isVerified"],
+                created_at=fields["createdAt"],
+                data=fields["data"],
+            )
+            for action in record["actions"]:
+                Event.objects.using(store.alias).create(
+                    subscriber=subscriber,
+                    name=action["name"],
+                    increase=action["increase"],
+                    created_at=action["createdAt"],
+                )
+    return store.alias
+
+
+def _memory(where: dict[str, Any]) -> set[str]:
+    return {r["id"] for r in af.parse(where).select(RECORDS, now=NOW)}
+
+
+def _ids(query: Any) -> set[str]:
+    return set(query.values_list("id", flat=True))
+
+
+@pytest.mark.parametrize("alias", STORES, indirect=True)
+@pytest.mark.parametrize("where", WHERES, ids=lambda w: af.parse(w).to_text())
+def test_a_service_model_selects_as_memory(alias: str, where: dict[str, Any]) -> None:
+    q = af.parse(where).to_django(Subscriber, now=NOW)
+    assert _ids(Subscriber.objects.using(alias).filter(q)) == _memory(where)
+
+
+@pytest.mark.parametrize("alias", STORES, indirect=True)
+@pytest.mark.parametrize("where", WHERES, ids=lambda w: af.parse(w).to_text())
+def test_djangos_negation_of_the_q_is_the_filters_not(alias: str, where: dict[str, Any]) -> None:
+    """`~q` is SQL's NOT of one boolean expression: UNKNOWN stays out, as `{"NOT": ...}`."""
+    q = af.parse(where).to_django(Subscriber, now=NOW)
+    assert _ids(Subscriber.objects.using(alias).filter(~q)) == _memory({"NOT": where})
+
+
+@pytest.mark.parametrize("alias", STORES, indirect=True)
+def test_the_q_combines_with_djangos_lookups(alias: str) -> None:
+    q = af.parse({"firstName": {"contains": "lod", "mode": "insensitive"}}).to_django(Subscriber)
+    query = Subscriber.objects.using(alias).filter(q & ~models.Q(id="bob"))
+    assert _ids(query) == {"ann"}
+
+
+@pytest.mark.parametrize("alias", STORES, indirect=True)
+def test_the_condition_follows_its_table_into_a_subquery(alias: str) -> None:
+    """Inside `Exists` and `__in` Django renames the model's table (`U0`): the condition
+    names the alias it is given, not the table."""
+    where = {"actions": {"some": {"name": "share"}}}
+    q = af.parse(where).to_django(Subscriber)
+    inner = Subscriber.objects.using(alias).filter(q, pk=OuterRef("subscriber_id"))
+    events = Event.objects.using(alias).filter(Exists(inner))
+    assert set(events.values_list("subscriber_id", flat=True)) == {"ann"}
+    members = Subscriber.objects.using(alias).filter(q).values("pk")
+    events = Event.objects.using(alias).filter(subscriber__in=members)
+    assert set(events.values_list("subscriber_id", flat=True)) == {"ann"}
+
+
+def test_a_missing_attribute_is_named_with_the_fix() -> None:
+    with pytest.raises(ValueError, match=r"no column for field 'city' \(tried city\).*columns="):
+        af.parse({"city": "Paris"}).to_django(Subscriber)
+    q = af.parse({"city": "Paris"}).to_django(Subscriber, columns={"city": "email"})
+    assert q is not None
+
+
+def test_a_missing_relation_is_named_with_the_fix() -> None:
+    with pytest.raises(ValueError, match="no reverse foreign key for relation 'audiences'"):
+        af.parse({"audiences": {"some": {"name": "vip"}}}).to_django(Subscriber)
+
+
+def test_a_related_field_missing_on_the_related_model_is_named() -> None:
+    flt = af.parse({"actions": {"some": {"name": "share"}}})
+    with pytest.raises(
+        ValueError, match=r"Event has no column for actions field 'name' \(tried label\)"
+    ):
+        flt.to_django(Subscriber, columns={"actions.name": "label"})
+
+
+def test_a_q_made_for_one_model_refuses_another() -> None:
+    q = af.parse({"email": "a"}).to_django(Subscriber)
+    with pytest.raises(ValueError, match="made for Subscriber cannot filter Event"):
+        list(Event.objects.filter(q))
+
+
+@pytest.mark.parametrize("alias", STORES[:1], indirect=True)
+def test_sqlite_outside_utc_is_refused(alias: str) -> None:
+    q = af.parse({"points": {"gt": 1}}).to_django(Subscriber)
+    with override_settings(USE_TZ=False), pytest.raises(af.FilterError, match="USE_TZ"):
+        list(Subscriber.objects.using(alias).filter(q))
