@@ -8,7 +8,10 @@ naming rule and its errors, and the refusal on SQLite outside UTC.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -227,3 +230,18 @@ def test_sqlite_outside_utc_is_refused(alias: str) -> None:
     q = af.parse({"points": {"gt": 1}}).to_django(Subscriber)
     with override_settings(USE_TZ=False), pytest.raises(af.FilterError, match="USE_TZ"):
         list(Subscriber.objects.using(alias).filter(q))
+
+
+def test_the_django_page_examples_run() -> None:
+    """docs/django.md configures Django itself, so its examples run in a process of their own
+    (this one is configured by tests/django_engines.py)."""
+    page = Path(__file__).parent.parent / "docs" / "django.md"
+    script = (
+        "import doctest, sys\n"
+        f"result = doctest.testfile({str(page)!r}, module_relative=False,"
+        " optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)\n"
+        "print(result.attempted, result.failed)\n"
+        "sys.exit(1 if result.failed or not result.attempted else 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
