@@ -36,7 +36,7 @@ Design choices:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -50,7 +50,7 @@ from django.db.models.sql.query import Query
 
 from ..errors import FilterError, Issue
 from ..language.fields import Relation, Schema
-from ..language.nodes import Aggregated, Node, Quantified, fields_used, walk
+from ..language.nodes import Aggregated, And, Node, Not, Or, Quantified, fields_used
 from .sql.dialects import Dialect, PostgreSQL, SQLite
 from .sql.sqlite_functions import register_sqlite_functions
 from .sql.text import SqlWriter
@@ -183,25 +183,31 @@ def _reverse_key(model: type[Model], relation: Relation, names: Mapping[str, str
     )
 
 
-def _related_fields(node: Node, relation: str) -> set[str]:
-    """The related fields a filter reads of `relation`."""
-    found: set[str] = set()
-    for n in walk(node):
-        if isinstance(n, Quantified | Aggregated) and n.relation == relation:
-            found |= fields_used(n.where)
-            if isinstance(n, Aggregated) and n.field != "count":
-                found.add(n.field)
-    return found
+def _direct(node: Node) -> Iterator[Quantified | Aggregated]:
+    """The relation conditions of `node` itself, not those inside a related row's condition."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Quantified | Aggregated):
+            yield n
+        elif isinstance(n, And | Or):
+            stack.extend(n.items)
+        elif isinstance(n, Not):
+            stack.append(n.item)
 
 
 def naming(
-    node: Node, schema: Schema, model: type[Model], names: Mapping[str, str]
+    nodes: Sequence[Node],
+    schema: Schema,
+    model: type[Model],
+    names: Mapping[str, str],
+    path: str = "",
 ) -> tuple[Schema, dict[str, str]]:
-    """The schema with each relation named as the model's tables name it, and the columns of
-    the fields `node` reads."""
-    used = fields_used(node)
+    """The schema with each relation `nodes` read named as the model's tables name it (its
+    related rows' relations too), and the columns of the fields `nodes` read."""
+    used = set().union(*(fields_used(n) for n in nodes))
     columns = {
-        field: model_column(model, names, field, "field")
+        field: model_column(model, names, field, f"{path}field")
         for field in used
         if schema.relation(field) is None
     }
@@ -210,23 +216,27 @@ def naming(
         if relation.name not in used:
             relations.append(relation)
             continue
-        if relation.schema.relations:
-            raise ValueError(f"relation {relation.name!r}: a relation inside a related row")
         rel = _reverse_key(model, relation, names)
         related: type[Model] = rel.related_model
         prefix = relation.name + "."
         inner = {k[len(prefix) :]: v for k, v in names.items() if k.startswith(prefix)}
-        related_columns = tuple(
-            (field, model_column(related, inner, field, f"{relation.name} field"))
-            for field in sorted(_related_fields(node, relation.name))
+        reads = [n for node in nodes for n in _direct(node) if n.relation == relation.name]
+        inner_schema, inner_columns = naming(
+            [n.where for n in reads], relation.schema, related, inner, f"{path}{prefix[:-1]} "
         )
+        for n in reads:
+            if isinstance(n, Aggregated) and n.field != "count":
+                inner_columns[n.field] = model_column(
+                    related, inner, n.field, f"{path}{relation.name} field"
+                )
         relations.append(
             replace(
                 relation,
+                schema=inner_schema,
                 table=related._meta.db_table,
                 foreign_key=rel.field.column,
                 key=rel.field.target_field.column,
-                columns=related_columns,
+                columns=tuple(sorted(inner_columns.items())),
             )
         )
     return replace(schema, relations=tuple(relations)), columns
@@ -310,5 +320,5 @@ def to_django(
     (`{"actions.createdAt": "at"}`) where the naming rule does not find it.
     Raises `ValueError` for a field or relation the model lacks.
     """
-    named, column_names = naming(node, schema, model, columns or {})
+    named, column_names = naming([node], schema, model, columns or {})
     return Q(FilterCondition(node, named, model, column_names))
