@@ -159,7 +159,7 @@ class Store:
         return contact
 
     def _values(self, record: dict[str, Any], schema: af.Schema) -> dict[str, Any]:
-        row = _row(record, schema, self.vendor == "postgresql")
+        row = _row({"id": None, **record}, schema, self.vendor == "postgresql")
         values = {}
         for f in schema.fields:
             if f.source:
