@@ -245,3 +245,68 @@ def test_the_django_page_examples_run() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+class Order(models.Model):
+    """A related row with rows of its own: `orders` whose `lines` are a nested relation."""
+
+    customer: models.ForeignKey[Any, Any] = models.ForeignKey(
+        Subscriber, models.CASCADE, related_name="orders"
+    )
+    total: models.BigIntegerField[Any, Any] = models.BigIntegerField(null=True)
+
+    class Meta:
+        app_label = "tests"
+        db_table = "service_orders"
+
+
+class OrderLine(models.Model):
+    order: models.ForeignKey[Any, Any] = models.ForeignKey(
+        Order, models.CASCADE, related_name="lines"
+    )
+    sku: models.CharField[Any, Any] = models.CharField(max_length=64, null=True)
+
+    class Meta:
+        app_label = "tests"
+        db_table = "service_order_lines"
+
+
+LINES = af.Relation("lines", af.Schema.of(sku="string"))
+ORDERS = af.Relation("orders", af.Schema.of(total="number").with_relations(LINES))
+SHOP = af.Schema.of(email="string").with_relations(ORDERS)
+ORDERED: dict[str, list[dict[str, Any]]] = {
+    "ann": [{"total": 30, "lines": [{"sku": "A"}, {"sku": None}]}, {"total": 5, "lines": []}],
+    "bob": [{"total": None, "lines": [{"sku": "B"}]}],
+    "cy": [],
+}
+NESTED: list[dict[str, Any]] = [
+    {"orders": {"some": {"lines": {"some": {"sku": "A"}}}}},
+    {"orders": {"every": {"lines": {"none": {"sku": "B"}}}}},
+    {"orders": {"some": {"total": {"gt": 1}, "lines": {"every": {"sku": {"not": "B"}}}}}},
+    {"orders": {"where": {"lines": {"some": {}}}, "count": {"gte": 1}}},
+    {"NOT": {"orders": {"some": {"lines": {"where": {"sku": "A"}, "count": {"gte": 1}}}}}},
+]
+
+
+@pytest.mark.parametrize("alias", STORES, indirect=True)
+@pytest.mark.parametrize("where", NESTED, ids=lambda w: af.parse(w, SHOP).to_text())
+def test_relations_inside_related_rows_follow_the_related_models_keys(
+    alias: str, where: dict[str, Any]
+) -> None:
+    connection = connections[alias]
+    if Order._meta.db_table not in connection.introspection.table_names():
+        with connection.schema_editor() as editor:
+            editor.create_model(Order)
+            editor.create_model(OrderLine)
+        for customer, orders in ORDERED.items():
+            for order in orders:
+                row = Order.objects.using(alias).create(customer_id=customer, total=order["total"])
+                for line in order["lines"]:
+                    OrderLine.objects.using(alias).create(order=row, sku=line["sku"])
+    records = [
+        {**{k: v for k, v in r.items() if k != "actions"}, "orders": ORDERED[r["id"]]}
+        for r in RECORDS
+    ]
+    flt = af.parse(where, SHOP)
+    expected = {r["id"] for r in flt.select(records)}
+    assert _ids(Subscriber.objects.using(alias).filter(flt.to_django(Subscriber))) == expected
