@@ -132,7 +132,9 @@ class Store:
         )
         related: list[tuple[type[models.Model], list[models.Model]]] = []
         for relation in schema.relations:
-            key: models.ForeignKey[Any, Any] = models.ForeignKey(
+            # A to-many relation is a reverse foreign key, a to-one a reverse one-to-one.
+            kind = models.ForeignKey if relation.many else models.OneToOneField
+            key: models.ForeignKey[Any, Any] = kind(
                 contact,
                 on_delete=models.DO_NOTHING,
                 related_name=relation.name,
@@ -144,7 +146,7 @@ class Store:
             rows = [
                 rows_model(subscriber_id=record["id"], **self._values(row, relation.schema))
                 for record in records
-                for row in record.get(relation.name) or ()
+                for row in _rows(record.get(relation.name))
             ]
             related.append((rows_model, rows))
         connection = connections[self.alias]
@@ -164,17 +166,23 @@ class Store:
         for f in schema.fields:
             if f.source:
                 continue
-            value = row[f.name]
-            if f.type is af.FieldType.JSON and value is None:
-                value = None  # SQL NULL, as the SQL engines store a missing document
-            values["ident" if f.name == "id" else _attribute(f.name)] = value
+            values["ident" if f.name == "id" else _attribute(f.name)] = row[f.name]
         return values
 
     def select(self, flt: af.Filter, records: Records, now: datetime | None) -> set[str]:
-        model = self.model_for(records, flt.schema)
-        condition = flt.to_django(model, columns=COLUMNS, now=now)
+        return self.ids(self.model_for(records, flt.schema), flt, now)
+
+    def ids(self, model: type[models.Model], flt: af.Filter, now: datetime | None) -> set[str]:
+        """The ids of `model`'s rows that `flt` selects (its relations' `id` in `ident`)."""
+        columns = {**COLUMNS, **{f"{r.name}.id": "ident" for r in flt.schema.relations}}
+        condition = flt.to_django(model, columns=columns, now=now)
         query = model.objects.using(self.alias).filter(condition)
         return {str(i) for i in query.values_list("id", flat=True)}
+
+
+def _rows(held: Any) -> list[dict[str, Any]]:
+    """A relation's rows in a record: a list (to-many), one row (to-one), or none."""
+    return [held] if isinstance(held, dict) else list(held or ())
 
 
 _stores: dict[str, Store] = {}
