@@ -295,6 +295,7 @@ class FilterCondition(Expression):
     def as_sql(
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper
     ) -> tuple[str, tuple[Any, ...]]:
+        dialect = _dialect(connection)
         params: list[Any] = []
         table = self.alias or self.model._meta.db_table
         if compiler.quote_name_unless_alias(table) == table:
@@ -302,7 +303,7 @@ class FilterCondition(Expression):
             # folds names (PostgreSQL to lower case; SQLite ignores case): quoted, it would
             # name nothing on PostgreSQL.
             table = table.lower()
-        writer = SqlWriter(_dialect(connection), self.schema, self.columns, params, table=table)
+        writer = SqlWriter(dialect, self.schema, self.columns, params, table=table)
         writer.qualify = True
         parts = writer.visit(self.node).split(PLACEHOLDER)
         if len(parts) != len(params) + 1:
