@@ -97,6 +97,16 @@ RECORDS: list[dict[str, Any]] = [
         "data": None,
         "actions": [],
     },
+    {
+        "id": "dee",
+        "email": "dee@example.com",
+        "firstName": "Dee",
+        "points": 12,
+        "isVerified": True,
+        "createdAt": _at(28),
+        "data": {"plan": ["a", "b"], "tags": ["x", "a"]},
+        "actions": [],
+    },
 ]
 
 WHERES: list[dict[str, Any]] = [
@@ -278,6 +288,7 @@ ORDERED: dict[str, list[dict[str, Any]]] = {
     "ann": [{"total": 30, "lines": [{"sku": "A"}, {"sku": None}]}, {"total": 5, "lines": []}],
     "bob": [{"total": None, "lines": [{"sku": "B"}]}],
     "cy": [],
+    "dee": [],
 }
 NESTED: list[dict[str, Any]] = [
     {"orders": {"some": {"lines": {"some": {"sku": "A"}}}}},
@@ -310,3 +321,35 @@ def test_relations_inside_related_rows_follow_the_related_models_keys(
     flt = af.parse(where, SHOP)
     expected = {r["id"] for r in flt.select(records)}
     assert _ids(Subscriber.objects.using(alias).filter(flt.to_django(Subscriber))) == expected
+
+
+TAGGED = af.Schema.from_mapping(
+    {
+        "email": "string",
+        "data": "json",
+        "plan": ["string", ["data", "plan"]],
+        "tags": ["string[]", ["data", "tags"]],
+    }
+)
+NUL_TEXT: list[dict[str, Any]] = [
+    {"plan": {"in": ["\x00", "pro"]}},
+    {"data": {"path": ["plan"], "array_ends_with": "a\x00b"}},
+    {"data": {"path": ["plan"], "string_contains": "p\x00"}},
+    {"NOT": {"plan": {"equals": "pro\x00"}}},
+    {"tags": {"hasSome": ["\x00", "true"]}},
+    {"NOT": {"tags": {"has": "a\x00"}}},
+    {"data": {"path": ["plan"], "array_contains": ["x\x00"], "mode": "insensitive"}},
+]
+
+
+@pytest.mark.parametrize("alias", STORES, indirect=True)
+@pytest.mark.parametrize("where", NUL_TEXT, ids=lambda w: af.parse(w, TAGGED).to_text())
+def test_text_holding_nul_answers_as_memory(alias: str, where: dict[str, Any]) -> None:
+    """PostgreSQL text holds no NUL and its driver refuses such a parameter: the SQL back-end
+    writes what such a value means instead of sending it."""
+    records = [{"id": r["id"], "email": r["email"], "data": r["data"]} for r in RECORDS]
+    for asked in (where, {"NOT": where}):  # FALSE and UNKNOWN apart
+        flt = af.parse(asked, TAGGED)
+        expected = {r["id"] for r in flt.select(records)}
+        q = flt.to_django(Subscriber)
+        assert _ids(Subscriber.objects.using(alias).filter(q)) == expected, asked
