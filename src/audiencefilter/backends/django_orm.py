@@ -41,12 +41,17 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from django.conf import settings
-from django.core.exceptions import FieldDoesNotExist
-from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import BooleanField, Expression, Field, ForeignObjectRel, Model, Q
-from django.db.models.sql.compiler import SQLCompiler
-from django.db.models.sql.query import Query
+try:
+    from django.conf import settings
+    from django.core.exceptions import FieldDoesNotExist
+    from django.db.backends.base.base import BaseDatabaseWrapper
+    from django.db.models import BooleanField, Expression, Field, ForeignObjectRel, Model, Q
+    from django.db.models.sql.compiler import SQLCompiler
+    from django.db.models.sql.query import Query
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "the Django back-end needs Django: pip install 'audiencefilter[django]'"
+    ) from exc
 
 from ..errors import FilterError, Issue
 from ..language.fields import Relation, Schema
