@@ -25,7 +25,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import audiencefilter as af
 from audiencefilter.testing.space import Batch, json_encoded
@@ -316,7 +316,14 @@ def _cli_eval_one(flt: af.Filter, batch: Batch, schema: Path, contacts: Path) ->
         return None
     now = batch.now.isoformat()
     status, out, err = _cli(
-        "eval", flt.to_json(), str(contacts), "--schema", str(schema), "--now", now
+        "eval",
+        flt.to_json(),
+        str(contacts),
+        "--schema",
+        str(schema),
+        "--replace-schema",
+        "--now",
+        now,
     )
     problem = _cli_status(status, err)
     return problem or Answer(selected=frozenset(out.split()))
@@ -359,6 +366,7 @@ def _cli_explain_one(flt: af.Filter, batch: Batch, schema: Path, records: Record
             flt.to_json(),
             "--schema",
             str(schema),
+            "--replace-schema",
             "--record",
             json.dumps(json_encoded(record)),
             "--now",
@@ -411,6 +419,44 @@ def _frame_ids(flt: af.Filter, frame: Any, now: datetime) -> Outcome:
 
 
 POLARS_SURFACES = [Surface("polars-json", _polars(False)), Surface("polars-raw", _polars(True))]
+
+
+# ---- pandas (through narwhals) -----------------------------------------------------------------
+
+
+def _pandas(backend: Literal["numpy", "pyarrow"], raw: bool) -> Callable[..., list[Outcome]]:
+    """A pandas frame of NumPy or pyarrow dtypes; `raw`: the JSON column as the decoded
+    documents in an object column, as a frame of Python dicts holds them."""
+
+    def run(batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
+        try:
+            frame = _pandas_frame(batch.schema, records, backend, raw)
+        except Exception as exc:  # noqa: BLE001 - a frame that cannot be built fails every filter
+            return [crash(exc)] * len(filters)
+        return [attempt(lambda flt=flt: _frame_ids(flt, frame, batch.now)) for flt in filters]
+
+    return run
+
+
+def _pandas_frame(
+    schema: af.Schema, records: Records, backend: Literal["numpy", "pyarrow"], raw: bool
+) -> Any:
+    import pandas as pd
+
+    from audiencefilter.backends.narwhals_frames import pandas_frame_for
+
+    frame = pandas_frame_for(list(records), schema, dtype_backend=backend)
+    frame["id"] = pd.Series([r["id"] for r in records], dtype=object)
+    if raw:
+        frame["data"] = pd.Series([r.get("data") for r in records], dtype=object)
+    return frame
+
+
+PANDAS_SURFACES = [
+    Surface("pandas-numpy", _pandas("numpy", False)),
+    Surface("pandas-numpy-raw", _pandas("numpy", True)),
+    Surface("pandas-pyarrow", _pandas("pyarrow", False)),
+]
 
 
 # ---- Spark ---------------------------------------------------------------------------------------
@@ -712,6 +758,7 @@ SURFACES = [
     *FORMAT_SURFACES,
     *CLI_SURFACES,
     *POLARS_SURFACES,
+    *PANDAS_SURFACES,
     *SQL_SURFACES,
     *DJANGO_SURFACES,
     *SPARK_SURFACES,

@@ -81,6 +81,8 @@ FAST = (
     "polars",
     "polars-untyped",
     "polars-streaming",
+    "pandas-numpy",
+    "pandas-pyarrow",
     "django-sqlite",
     "django-postgresql",
 )

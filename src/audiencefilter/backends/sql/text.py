@@ -30,6 +30,7 @@ from ...errors import FilterError, Issue
 from ...language.anniversary import MonthDays
 from ...language.data_paths import value_type
 from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
+from ...language.lists import without_nul
 from ...language.nodes import (
     Aggregated,
     And,
@@ -188,7 +189,11 @@ class SqlWriter(Visitor[str]):
         element = self.schema[node.field].type.element
         assert element is not None
         column = self.column(node.field)
-        test = self.dialect.list_test(self, node, column, element)
+        kept = node if self.dialect.text_holds_nul else without_nul(node)
+        if isinstance(kept, bool):
+            test = self.dialect.true if kept else self.dialect.false
+        else:
+            test = self.dialect.list_test(self, kept, column, element)
         return f"CASE WHEN {column} IS NOT NULL THEN {test} END"
 
     def visit_is_null(self, node: IsNull) -> str:
