@@ -30,7 +30,7 @@ from django.conf import settings
 from sqlalchemy.engine import make_url
 
 import audiencefilter as af
-from audiencefilter.backends.django_orm import snake_case
+from audiencefilter.backends.sql.attributes import snake_case
 from tests.engine_kinds import Engine as SuiteEngine
 from tests.engine_kinds import Records
 from tests.sql_engines import MARKS, _row

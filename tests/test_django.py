@@ -224,7 +224,7 @@ def test_a_missing_relation_is_named_with_the_fix() -> None:
 def test_a_related_field_missing_on_the_related_model_is_named() -> None:
     flt = af.parse({"actions": {"some": {"name": "share"}}})
     with pytest.raises(
-        ValueError, match=r"Event has no column for actions field 'name' \(tried label\)"
+        ValueError, match=r"Event has no column for field 'actions.name' \(tried label\)"
     ):
         flt.to_django(Subscriber, columns={"actions.name": "label"})
 
@@ -327,8 +327,8 @@ TAGGED = af.Schema.from_mapping(
     {
         "email": "string",
         "data": "json",
-        "plan": ["string", ["data", "plan"]],
-        "tags": ["string[]", ["data", "tags"]],
+        "plan": ("string", ("data", "plan")),
+        "tags": ("string[]", ("data", "tags")),
     }
 )
 NUL_TEXT: list[dict[str, Any]] = [
@@ -353,3 +353,14 @@ def test_text_holding_nul_answers_as_memory(alias: str, where: dict[str, Any]) -
         expected = {r["id"] for r in flt.select(records)}
         q = flt.to_django(Subscriber)
         assert _ids(Subscriber.objects.using(alias).filter(q)) == expected, asked
+
+
+def test_the_naming_convention_is_the_sqlalchemy_back_ends() -> None:
+    """`naming` is read as `to_sqlalchemy` reads it (`sql/attributes.py`); without one, the
+    message names the closest attribute."""
+    flt = af.parse({"createdAt": {"gte": "2026-01-01T00:00:00Z"}})
+    with pytest.raises(ValueError, match=r"did you mean 'created_at'\? Pass columns="):
+        flt.to_django(Subscriber, naming=None)
+    assert flt.to_django(Subscriber, naming=lambda name: "created_at") is not None
+    with pytest.raises(ValueError, match="unknown naming"):
+        flt.to_django(Subscriber, naming="kebab")

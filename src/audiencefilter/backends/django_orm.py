@@ -35,7 +35,7 @@ Design choices:
 
 from __future__ import annotations
 
-import re
+import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -56,21 +56,16 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from ..errors import FilterError, Issue
 from ..language.fields import Relation, Schema
 from ..language.nodes import Aggregated, And, Node, Not, Or, Quantified, fields_used
+from .sql.attributes import Attributes, Naming, naming_function
 from .sql.dialects import Dialect, PostgreSQL, SQLite
 from .sql.sqlite_functions import register_sqlite_functions
 from .sql.text import SqlWriter
 
-__all__ = ["FilterCondition", "model_column", "snake_case", "to_django"]
+__all__ = ["FilterCondition", "model_column", "to_django"]
 
 PLACEHOLDER = "\x00audiencefilter-parameter\x00"
 """What the dialects below write for a parameter: no `%`, and no text the writer inlines can
 hold it unnoticed (the count is checked against the parameters)."""
-
-
-def snake_case(name: str) -> str:
-    """`createdAt` -> `created_at`, `isVerified` -> `is_verified`: the usual Python name of a
-    camelCase field."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
 class DjangoPostgreSQL(PostgreSQL):
@@ -135,11 +130,11 @@ def _dialect(connection: BaseDatabaseWrapper) -> Dialect:
     return dialect
 
 
-def model_column(model: type[Model], names: Mapping[str, str], field: str, where: str) -> str:
-    """The column of the model attribute for the filter field `field`: `names[field]`, else the
-    attribute named like it, else its snake_case. Raises `ValueError` naming what was tried and
-    the fix."""
-    tried = [names[field]] if field in names else list(dict.fromkeys((field, snake_case(field))))
+def model_column(model: type[Model], names: Attributes, key: str, name: str, what: str) -> str:
+    """The column of the model attribute for the filter field `name` (`key`: its dotted path):
+    the names `sql/attributes.py` tries (`columns[key]` alone, else the name, else the naming
+    convention's). Raises `ValueError` naming what was tried, the closest attribute and the fix."""
+    tried = names.names(key, name)
     for attribute in tried:
         try:
             found = model._meta.get_field(attribute)
@@ -148,27 +143,28 @@ def model_column(model: type[Model], names: Mapping[str, str], field: str, where
         if isinstance(found, Field) and found.concrete and found.column:
             if found.model._meta.db_table != model._meta.db_table:
                 raise ValueError(
-                    f"{model.__name__}.{attribute} ({where} {field!r}) is stored in "
+                    f"{model.__name__}.{attribute} ({what} {key!r}) is stored in "
                     f"{found.model.__name__}'s table; a filter reads one table per model"
                 )
             return found.column
-    raise ValueError(
-        f"{model.__name__} has no column for {where} {field!r} (tried "
-        + ", ".join(tried)
-        + f"); name its attribute with columns={{{field!r}: '<attribute>'}}"
-    )
+    concrete = [f.name for f in model._meta.concrete_fields]
+    raise ValueError(_missing(model, key, what, tried, concrete))
 
 
-def _reverse_key(model: type[Model], relation: Relation, names: Mapping[str, str]) -> Any:
+def _missing(model: type[Model], key: str, what: str, tried: list[str], known: list[str]) -> str:
+    """The message for a field or relation found under none of `tried`: the closest name the
+    model has, and the `columns` line to write."""
+    message = f"{model.__name__} has no {what} {key!r} (tried {', '.join(tried)})"
+    close = difflib.get_close_matches(tried[-1], known) if tried else []
+    if close:
+        return message + f"; did you mean {close[0]!r}? Pass columns={{{key!r}: {close[0]!r}}}"
+    return message + f"; pass columns={{{key!r}: '<attribute>'}}"
+
+
+def _reverse_key(model: type[Model], relation: Relation, names: Attributes, key: str) -> Any:
     """The reverse foreign key of `model` that `relation` follows (a reverse one-to-one for a
-    to-one relation), named like a field (`names[relation]`, the name, its snake_case)."""
-    tried = list(
-        dict.fromkeys(
-            [names[relation.name]]
-            if relation.name in names
-            else [relation.name, snake_case(relation.name)]
-        )
-    )
+    to-one relation), by its accessor (`related_name`), named as a field is."""
+    tried = names.names(key, relation.name)
     for rel in model._meta.related_objects:
         if rel.get_accessor_name() in tried or rel.name in tried:
             if not isinstance(rel, ForeignObjectRel) or not (
@@ -176,16 +172,12 @@ def _reverse_key(model: type[Model], relation: Relation, names: Mapping[str, str
             ):
                 kind = "a reverse foreign key" if relation.many else "a reverse one-to-one"
                 raise ValueError(
-                    f"{model.__name__}.{rel.get_accessor_name()} (relation {relation.name!r}) "
-                    f"is not {kind}"
+                    f"{model.__name__}.{rel.get_accessor_name()} (relation {key!r}) is not {kind}"
                 )
             return rel
-    raise ValueError(
-        f"{model.__name__} has no reverse foreign key for relation {relation.name!r} (tried "
-        + ", ".join(tried)
-        + f"); give the ForeignKey related_name={relation.name!r} or pass "
-        f"columns={{{relation.name!r}: '<accessor>'}}"
-    )
+    accessors = [str(rel.get_accessor_name()) for rel in model._meta.related_objects]
+    message = _missing(model, key, "reverse foreign key for relation", tried, accessors)
+    raise ValueError(message + f", or give the ForeignKey related_name={relation.name!r}")
 
 
 def _direct(node: Node) -> Iterator[Quantified | Aggregated]:
@@ -205,14 +197,15 @@ def naming(
     nodes: Sequence[Node],
     schema: Schema,
     model: type[Model],
-    names: Mapping[str, str],
+    names: Attributes,
     path: str = "",
 ) -> tuple[Schema, dict[str, str]]:
     """The schema with each relation `nodes` read named as the model's tables name it (its
-    related rows' relations too), and the columns of the fields `nodes` read."""
+    related rows' relations too), and the columns of the fields `nodes` read (`path`: the
+    relations that lead to `model`, `"actions."`)."""
     used = set().union(*(fields_used(n) for n in nodes))
     columns = {
-        field: model_column(model, names, field, f"{path}field")
+        field: model_column(model, names, path + field, field, "column for field")
         for field in used
         if schema.relation(field) is None
     }
@@ -221,18 +214,21 @@ def naming(
         if relation.name not in used:
             relations.append(relation)
             continue
-        rel = _reverse_key(model, relation, names)
+        rel = _reverse_key(model, relation, names, path + relation.name)
         related: type[Model] = rel.related_model
-        prefix = relation.name + "."
-        inner = {k[len(prefix) :]: v for k, v in names.items() if k.startswith(prefix)}
+        inner_path = f"{path}{relation.name}."
         reads = [n for node in nodes for n in _direct(node) if n.relation == relation.name]
         inner_schema, inner_columns = naming(
-            [n.where for n in reads], relation.schema, related, inner, f"{path}{prefix[:-1]} "
+            [n.where for n in reads], relation.schema, related, names, inner_path
         )
         for n in reads:
             if isinstance(n, Aggregated) and n.field != "count":
                 inner_columns[n.field] = model_column(
-                    related, inner, n.field, f"{path}{relation.name} field"
+                    related,
+                    names,
+                    inner_path + n.field,
+                    n.field,
+                    "column for field",
                 )
         relations.append(
             replace(
@@ -317,14 +313,20 @@ class FilterCondition(Expression):
 
 
 def to_django(
-    node: Node, schema: Schema, model: type[Model], columns: Mapping[str, str] | None = None
+    node: Node,
+    schema: Schema,
+    model: type[Model],
+    columns: Mapping[str, str] | None = None,
+    naming_rule: Naming = "snake_case",
 ) -> Q:
     """A lowered filter as a `Q` over `model` (`Model.objects.filter(q)`).
 
     `columns` names the model attribute of a field (`{"createdAt": "joined"}`), of a relation's
     reverse accessor (`{"actions": "events"}`) and of a related field
-    (`{"actions.createdAt": "at"}`) where the naming rule does not find it.
+    (`{"actions.createdAt": "at"}`); any other is the attribute named like the field, else the
+    one `naming_rule` gives (`"snake_case"`: `createdAt` -> `created_at`; None: none).
     Raises `ValueError` for a field or relation the model lacks.
     """
-    named, column_names = naming([node], schema, model, columns or {})
+    names = Attributes(dict(columns or {}), naming_function(naming_rule))
+    named, column_names = naming([node], schema, model, names)
     return Q(FilterCondition(node, named, model, column_names))
