@@ -14,11 +14,12 @@ Design choices:
 - The dialect is chosen when the query is compiled, not when the `Q` is built: one `Q` runs on
   any database alias (`.using("replica")`). A refusal (a construct an engine cannot answer
   faithfully) raises `FilterError` then.
-- The model gives the names: each field is the model attribute of the same name, or its
-  snake_case (`createdAt` -> `created_at`), or the attribute `columns` names; the condition
-  uses the attribute's database column. A relation is a reverse foreign key of the model
-  (`ForeignKey(Contact, related_name="actions")` on the related model; a reverse one-to-one
-  for a to-one relation), named the same way; its fields are the related model's attributes.
+- The model gives the names, found as `to_sqlalchemy` finds them (`sql/attributes.py`: the
+  attribute `columns` names, else the field's name, else the naming convention's, snake_case by
+  default: `createdAt` -> `created_at`); the condition uses the attribute's database column.
+  A relation is a reverse foreign key of the model (`ForeignKey(Contact,
+  related_name="actions")` on the related model; a reverse one-to-one for a to-one relation),
+  found by its accessor the same way; its fields are the related model's attributes.
 - The contact row is named by the alias Django gives the model's table in the query
   (`resolve_expression`), and follows Django's relabelling (`relabeled_clone`), so the
   condition stays correct inside a subquery (`Exists`, `__in`).
