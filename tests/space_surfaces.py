@@ -9,7 +9,8 @@ per way of writing SQL); a query that fails is asked again filter by filter, so 
 pinned on its filter.
 
 Documented limits are applied, never looked away from: MySQL/MariaDB and DuckDB compare JSON
-numbers as doubles (their expected answer is the oracle's on inputs rounded to doubles),
+numbers as doubles (their expected answer is the oracle's on records whose JSON numbers are
+rounded to doubles, the literals kept exact),
 PostgreSQL holds no NUL (records holding one are not stored there), and the refusals that
 docs/ promise (`DOCUMENTED_REFUSALS`) are checked to be refusals, not answers.
 """
@@ -82,23 +83,6 @@ def expected_truths(batch: Batch, where: dict[str, Any], records: Records) -> di
     return {r["id"]: truth(where, r, batch.schema, batch.now) for r in records}
 
 
-def doubled_where(where: Any, json_fields: frozenset[str]) -> Any:
-    """The where clause with the literals compared with JSON values rounded to doubles."""
-    if isinstance(where, list):
-        return [doubled_where(item, json_fields) for item in where]
-    if not isinstance(where, dict):
-        return where
-    out = {}
-    for key, value in where.items():
-        if key == "data" and isinstance(value, dict):
-            out[key] = {k: v if k == "path" else doubled(v) for k, v in value.items()}
-        elif key in json_fields:
-            out[key] = doubled(value)
-        else:
-            out[key] = doubled_where(value, json_fields)
-    return out
-
-
 def doubled_record(record: dict[str, Any]) -> dict[str, Any]:
     out = {k: doubled(v) if k == "data" else v for k, v in record.items()}
     for key, rows in record.items():
@@ -107,13 +91,6 @@ def doubled_record(record: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(rows, dict) and key != "data":
             out[key] = doubled_record(rows)
     return out
-
-
-def json_number_fields(schema: af.Schema) -> frozenset[str]:
-    names = {f.name for f in schema.fields if f.source and "number" in f.type.value}
-    for relation in schema.relations:
-        names |= json_number_fields(relation.schema)
-    return frozenset(names)
 
 
 # ---- surfaces --------------------------------------------------------------------------------
@@ -810,11 +787,10 @@ def judge(
     """The checks made (filter x record), the refusals met, and the disagreements."""
     checks = refusals = 0
     found: list[Disagreement] = []
-    numbers = json_number_fields(batch.schema)
     for where, outcome in zip(wheres, outcomes, strict=True):
         if outcome is None:
             continue
-        expected = _expected(surface, batch, where, records, numbers)
+        expected = _expected(surface, batch, where, records)
         if expected is None:
             continue
         checks += len(records)
@@ -847,29 +823,28 @@ _EXPECTED: dict[tuple[int, str, bool, tuple[str, ...]], dict[str, Truth] | None]
 
 
 def _expected(
-    surface: Surface, batch: Batch, where: dict[str, Any], records: Records, numbers: frozenset[str]
+    surface: Surface, batch: Batch, where: dict[str, Any], records: Records
 ) -> dict[str, Truth] | None:
     """The oracle's truths, worked out once per batch, filter, records and rounding."""
     if len(records) < 2:  # a reduction's own batch, made and dropped: not worth keeping
-        return _oracle(surface, batch, where, records, numbers)
+        return _oracle(surface, batch, where, records)
     key = (id(batch), repr(where), surface.doubles, tuple(r["id"] for r in records))
     if key not in _EXPECTED:
         if len(_EXPECTED) > 200_000:
             _EXPECTED.clear()
-        _EXPECTED[key] = _oracle(surface, batch, where, records, numbers)
+        _EXPECTED[key] = _oracle(surface, batch, where, records)
     return _EXPECTED[key]
 
 
 def _oracle(
-    surface: Surface, batch: Batch, where: dict[str, Any], records: Records, numbers: frozenset[str]
+    surface: Surface, batch: Batch, where: dict[str, Any], records: Records
 ) -> dict[str, Truth] | None:
     if not surface.doubles:
         return expected_truths(batch, where, records)
+    # The engine stores each JSON number as a double, and compares the literal with it
+    # exactly (docs/semantics.md, "Numbers"): the records are rounded, the literals are not.
     try:
-        rounded = doubled_where(where, numbers)
-        return {
-            r["id"]: truth(rounded, doubled_record(r), batch.schema, batch.now) for r in records
-        }
+        return {r["id"]: truth(where, doubled_record(r), batch.schema, batch.now) for r in records}
     except BeyondDoubles:
         return None
 
