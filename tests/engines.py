@@ -77,6 +77,14 @@ else:
     ENGINES.extend(PANDAS_ENGINES)
 
 
+try:
+    from tests.django_engines import DJANGO_ENGINES
+except ModuleNotFoundError as error:
+    _optional(error)
+else:
+    ENGINES.extend(DJANGO_ENGINES)
+
+
 def engine_params() -> list[Any]:
     return [pytest.param(e, id=e.name, marks=e.marks) for e in ENGINES]
 

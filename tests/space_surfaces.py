@@ -702,6 +702,34 @@ SQL_SURFACES = [
     for way in ("sqlalchemy", "sql", "params")
 ]
 
+
+def _django_surface(
+    store: Any, batch: Batch, filters: list[af.Filter], records: Records
+) -> list[Outcome]:
+    """Each filter through `Filter.to_django` on a model holding the batch (one per batch)."""
+    try:
+        model = store.model_for(records, batch.schema)
+    except Exception as exc:  # noqa: BLE001 - records a database cannot hold
+        return [crash(exc)] * len(filters)
+
+    def answer(flt: af.Filter) -> Outcome:
+        return attempt(lambda: Answer(selected=frozenset(store.ids(model, flt, batch.now))))
+
+    return [answer(flt) for flt in filters]
+
+
+DJANGO_SURFACES = [
+    Surface(
+        f"django-{vendor}",
+        _django_surface,
+        fixture=f"space_django_{vendor}",
+        stores=_no_nul if vendor == "postgresql" else (lambda record: True),
+        marks=("postgres",) if vendor == "postgresql" else (),
+    )
+    for vendor in ("sqlite", "postgresql")
+]
+"""Django's own SQLite and PostgreSQL back-ends (`tests/django_engines.py` builds the models)."""
+
 SURFACES = [
     *MEMORY_SURFACES,
     *FORMAT_SURFACES,
@@ -709,6 +737,7 @@ SURFACES = [
     *POLARS_SURFACES,
     *PANDAS_SURFACES,
     *SQL_SURFACES,
+    *DJANGO_SURFACES,
     *SPARK_SURFACES,
 ]
 

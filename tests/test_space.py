@@ -4,8 +4,8 @@
 type in every placement, every operator legal there, edge values, relations, both record
 encodings); `tests/oracle.py` says what each filter means from docs/semantics.md alone;
 `tests/space_surfaces.py` asks every surface (memory, round trips, formats, the command line,
-polars, pandas, SQL on four databases three ways, PySpark and Spark SQL) a batch of filters over a
-batch of records at once.
+polars, pandas, SQL on four databases three ways, Django on two, PySpark and Spark SQL) a batch
+of filters over a batch of records at once.
 
 Two parts:
 - the **sweep**: one condition per slot and operation of the space (`every_condition`), all
@@ -314,6 +314,22 @@ def space_db_mysql(mysql_url: str) -> Any:
     from tests.sql_engines import mysql_database
 
     return mysql_database(mysql_url)
+
+
+@pytest.fixture(scope="session")
+def space_django_sqlite() -> Any:
+    pytest.importorskip("django")
+    from tests.django_engines import sqlite_store
+
+    return sqlite_store()
+
+
+@pytest.fixture(scope="session")
+def space_django_postgresql(pg_database: Any) -> Any:
+    pytest.importorskip("django")
+    from tests.django_engines import postgresql_store
+
+    return postgresql_store(pg_database)
 
 
 def _params() -> list[Any]:

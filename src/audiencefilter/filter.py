@@ -340,6 +340,28 @@ class Filter:
             self.lowered_at(now), self.schema, dialect, columns, table=table, tables=tables
         )
 
+    def to_django(
+        self,
+        model: Any,
+        *,
+        columns: Mapping[str, str] | None = None,
+        naming: str | Callable[[str], str] | None = "snake_case",
+        now: datetime | None = None,
+    ) -> Any:
+        """A Django `Q` selecting the filter's rows of `model` (`Model.objects.filter(q)`; needs
+        the `django` extra), on Django's SQLite and PostgreSQL back-ends.
+
+        A field's attribute is `columns[field]` (`"actions.createdAt"` for a related field),
+        else the field's name, else the name `naming` gives (`"snake_case"` by default:
+        `createdAt` -> `created_at`); relations are reverse foreign keys, named alike. The
+        condition is the SQL back-end's for the database that runs the query, so it answers
+        as `to_sql_params` does there. Relative date-times become the instants they are at
+        `now` (default: the clock now).
+        """
+        from .backends.django_orm import to_django
+
+        return to_django(self.lowered_at(now), self.schema, model, columns, naming)
+
     def to_polars(
         self,
         dtypes: Mapping[str, Any] | None = None,
