@@ -143,8 +143,6 @@ class PostgreSQL(Dialect):
         if isinstance(value, bool):
             return f"{item()} = CAST({out.text('true' if value else 'false')} AS JSONB)"
         if isinstance(value, str):
-            if "\x00" in value:  # jsonb holds no NUL (nor may a parameter): no item equals it
-                return self.false
             of_type = f"jsonb_typeof({item()}) = 'string'"
             text = f"({item()} #>> '{{}}')"
             text = self.fold(text) if insensitive else text
