@@ -134,20 +134,31 @@ class ClickHouseDatabase:
         self.create(name, columns)
         rows = []
         for record in records:
-            for related in record.get(relation.name) or ():
+            held = record.get(relation.name)
+            for related in [held] if isinstance(held, dict) else held or ():
                 row: dict[str, Any] = {relation.foreign_key: record["id"]}
                 for f in fields:
                     row[declared.get(f.name, f.name)] = _cell(f.type, related.get(f.name))
                 rows.append(row)
         self.insert(name, rows)
 
+    def condition(self, flt: af.Filter, table: str, now: datetime | None) -> str:
+        """The filter as ClickHouse SQL over `table` (a table of `table_for`)."""
+        return flt.to_sql("clickhouse", COLUMNS, now=now, table=table, tables=self.tables[table])
+
     def select_sql(self, flt: af.Filter, records: Records, now: datetime | None) -> set[str]:
         table = self.table_for(records, flt.schema)
-        condition = flt.to_sql(
-            "clickhouse", COLUMNS, now=now, table=table, tables=self.tables[table]
-        )
+        condition = self.condition(flt, table, now)
         out = self.run(f"SELECT {quote('id')} FROM {quote(table)} WHERE {condition}")
         return {json.loads(line)[0] for line in out.split("\n") if line}
+
+    def columns(self, table: str, conditions: dict[int, str]) -> dict[int, set[str]]:
+        """The ids each condition selects, all asked in one statement, each as a column."""
+        parts = [f"CASE WHEN {c} THEN 1 ELSE 0 END AS f{i}" for i, c in conditions.items()]
+        out = self.run(f"SELECT {quote('id')}, {', '.join(parts)} FROM {quote(table)}")
+        rows = [json.loads(line) for line in out.split("\n") if line]
+        keys = list(conditions)
+        return {i: {row[0] for row in rows if row[1 + n] == 1} for n, i in enumerate(keys)}
 
 
 _database: list[ClickHouseDatabase] = []
@@ -162,6 +173,8 @@ def clickhouse_database() -> ClickHouseDatabase:
 
 @pytest.fixture(scope="session")
 def clickhouse() -> ClickHouseDatabase:
+    """The chDB session; skips where the `clickhouse` extra is not installed."""
+    pytest.importorskip("chdb")
     return clickhouse_database()
 
 

@@ -8,8 +8,9 @@ query, each as a column `CASE WHEN <filter> THEN 1 ELSE 0 END` (one Spark job, o
 per way of writing SQL); a query that fails is asked again filter by filter, so the failure is
 pinned on its filter.
 
-Documented limits are applied, never looked away from: MySQL/MariaDB and DuckDB compare JSON
-numbers as doubles (their expected answer is the oracle's on inputs rounded to doubles),
+Documented limits are applied, never looked away from: MySQL/MariaDB, DuckDB and ClickHouse
+compare JSON numbers as doubles (their expected answer is the oracle's on inputs rounded to
+doubles),
 PostgreSQL holds no NUL (records holding one are not stored there), and the refusals that
 docs/ promise (`DOCUMENTED_REFUSALS`) are checked to be refusals, not answers.
 """
@@ -679,6 +680,52 @@ SQL_SURFACES = [
     for way in ("sqlalchemy", "sql", "params")
 ]
 
+# ---- ClickHouse (chDB, in process) ---------------------------------------------------------------
+
+
+def _clickhouse(
+    database: Any, batch: Batch, filters: list[af.Filter], records: Records
+) -> list[Outcome]:
+    """Every filter as a column of one statement per `STATEMENT_COLUMNS`, over a table typed
+    as docs/backends.md advises (`tests/clickhouse_engines.py`); a statement that fails is
+    asked again filter by filter, so the failure is pinned on its filter."""
+    try:
+        table = database.table_for(records, batch.schema)
+    except Exception as exc:  # noqa: BLE001 - records the table cannot hold
+        return [crash(exc)] * len(filters)
+    outcomes: list[Outcome] = [None] * len(filters)
+    built: dict[int, str] = {}
+    for i, flt in enumerate(filters):
+        made = attempt(
+            lambda flt=flt: Answer(truths={"sql": database.condition(flt, table, batch.now)})
+        )
+        if isinstance(made, Answer):
+            assert made.truths is not None
+            built[i] = made.truths["sql"]
+        else:
+            outcomes[i] = made
+    keys = list(built)
+    for start in range(0, len(keys), STATEMENT_COLUMNS):
+        part = {i: built[i] for i in keys[start : start + STATEMENT_COLUMNS]}
+        try:
+            answers = database.columns(table, part)
+        except Exception:  # noqa: BLE001 - asked again one by one below
+            answers = {}
+            for i, condition in part.items():
+                one = attempt(
+                    lambda i=i, c=condition: Answer(
+                        selected=frozenset(database.columns(table, {i: c})[i])
+                    )
+                )
+                outcomes[i] = one
+        for i, ids in answers.items():
+            outcomes[i] = Answer(selected=frozenset(ids))
+    return outcomes
+
+
+CLICKHOUSE_SURFACES = [Surface("sql-clickhouse", _clickhouse, fixture="clickhouse", doubles=True)]
+
+
 SURFACES = [
     *MEMORY_SURFACES,
     *FORMAT_SURFACES,
@@ -686,6 +733,7 @@ SURFACES = [
     *POLARS_SURFACES,
     *SQL_SURFACES,
     *SPARK_SURFACES,
+    *CLICKHOUSE_SURFACES,
 ]
 
 

@@ -295,7 +295,13 @@ class SqlWriter(Visitor[str]):
         kind: FieldType | None,
     ) -> str:
         """`column() IN (values)`, the column written first, as in the text; as one parameter
-        where `bound_list` can."""
+        where `bound_list` can. An aggregate's subquery on an engine that takes none as IN's
+        operand (`Dialect.subquery_in`) is compared with each value, the tests ORed: the same
+        three-valued answer, since the list holds no null."""
+        if self.expressions and not self.dialect.subquery_in:
+            tests = [f"{column()} = {render(v)}" for v in values]
+            either = "(" + " OR ".join(tests) + ")"
+            return f"NOT {either}" if op is Op.NOT_IN else either
         subject = column()
         bound = self.bound_list(op, subject, values, kind)
         if bound is not None:

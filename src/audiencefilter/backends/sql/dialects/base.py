@@ -147,6 +147,10 @@ class Dialect:
     """A `count` or `sum` test is written over groups of related rows (`key IN (SELECT fk ...
     GROUP BY fk HAVING ...)`, `relations_text.grouped_sql`) rather than as a correlated
     subquery: for planners that run a correlated scalar subquery once per contact."""
+    subquery_in: ClassVar[bool] = True
+    """The engine takes a correlated subquery (an aggregate of related rows) as the left
+    operand of `IN`; where it does not, `in`/`notIn` on an aggregate are written as
+    equalities."""
     exact_number_bind: ClassVar[str] = "numeric"
     """How SQLAlchemy binds a number beyond 64 bits (`sqlalchemy.ExactNumber`): `numeric`
     (an exact decimal), `float` (a double) or `untyped` (the driver's own conversion)."""

@@ -33,7 +33,9 @@ Design choices, each forced by a semantic rule of the filters:
 - Lists: `JSONExtract(col, 'Array(Nullable(T))')`, tested with `arrayExists`; numbers as
   Float64 (as on DuckDB); date-times and dates parsed from their ISO 8601 text.
 - Relations: correlated `EXISTS` subqueries, which ClickHouse's analyzer runs; `count` and
-  `sum` are grouped (`grouped_aggregates`), one hash join instead of a subquery per contact.
+  `sum` are grouped (`grouped_aggregates`), one hash join instead of a subquery per contact;
+  `in` on a `min` or `max` is written as equalities (`subquery_in`): ClickHouse takes no
+  correlated subquery as IN's operand.
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ class ClickHouse(Dialect):
     text_holds_nul = True
     unifies_lists = True
     grouped_aggregates = True
-    instant_type = ""
+    subquery_in = False
+    """"Correlated subqueries are not supported as IN function arguments" (ClickHouse 26)."""
 
     # Identifiers and literals
 
