@@ -59,7 +59,7 @@ class ClickHouse(Dialect):
     """ClickHouse 24+ (chDB in process), over nullable columns."""
 
     name = "clickhouse"
-    aliases = ("chdb",)
+    aliases = ()
     title = _TITLE
     placeholder = "%s"
     """chDB's DB-API cursor (`chdb.dbapi`) takes `format` markers."""
