@@ -43,7 +43,7 @@ def column_type(kind: af.FieldType) -> str:
 
 
 def quote(name: str) -> str:
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + name.replace("\\", "\\\\").replace('"', '""') + '"'
 
 
 def _utc_text(value: datetime) -> str:
@@ -152,6 +152,17 @@ class ClickHouseDatabase:
         out = self.run(f"SELECT {quote('id')} FROM {quote(table)} WHERE {condition}")
         return {json.loads(line)[0] for line in out.split("\n") if line}
 
+    def select_params(self, flt: af.Filter, records: Records, now: datetime | None) -> set[str]:
+        """Through `to_sql_params`: the `i`-th parameter is bound by the name `p<i>`."""
+        table = self.table_for(records, flt.schema)
+        condition, params = flt.to_sql_params(
+            "clickhouse", COLUMNS, now=now, table=table, tables=self.tables[table]
+        )
+        sql = f"SELECT {quote('id')} FROM {quote(table)} WHERE {condition}"
+        named = {f"p{i}": value for i, value in enumerate(params)}
+        out = bytes(self.session.query(sql, "JSONCompactEachRow", params=named).bytes())
+        return {json.loads(line)[0] for line in out.decode("utf-8").split("\n") if line}
+
     def columns(self, table: str, conditions: dict[int, str]) -> dict[int, set[str]]:
         """The ids each condition selects, all asked in one statement, each as a column."""
         parts = [f"CASE WHEN {c} THEN 1 ELSE 0 END AS f{i}" for i, c in conditions.items()]
@@ -183,9 +194,17 @@ def _select(database: ClickHouseDatabase, *args: Any) -> set[str]:
     return database.select_sql(flt, records, now)
 
 
+def _select_params(database: ClickHouseDatabase, *args: Any) -> set[str]:
+    flt, records, now = args
+    return database.select_params(flt, records, now)
+
+
 try:
     import chdb  # noqa: F401
 except ImportError:  # pragma: no cover - the clickhouse extra is not installed
     CLICKHOUSE_ENGINES: list[Engine] = []
 else:
-    CLICKHOUSE_ENGINES = [Engine("sql-clickhouse", _select, "clickhouse")]
+    CLICKHOUSE_ENGINES = [
+        Engine("sql-clickhouse", _select, "clickhouse"),
+        Engine("params-clickhouse", _select_params, "clickhouse"),
+    ]

@@ -683,47 +683,61 @@ SQL_SURFACES = [
 # ---- ClickHouse (chDB, in process) ---------------------------------------------------------------
 
 
-def _clickhouse(
-    database: Any, batch: Batch, filters: list[af.Filter], records: Records
-) -> list[Outcome]:
-    """Every filter as a column of one statement per `STATEMENT_COLUMNS`, over a table typed
-    as docs/backends.md advises (`tests/clickhouse_engines.py`); a statement that fails is
-    asked again filter by filter, so the failure is pinned on its filter."""
-    try:
-        table = database.table_for(records, batch.schema)
-    except Exception as exc:  # noqa: BLE001 - records the table cannot hold
-        return [crash(exc)] * len(filters)
-    outcomes: list[Outcome] = [None] * len(filters)
-    built: dict[int, str] = {}
-    for i, flt in enumerate(filters):
-        made = attempt(
-            lambda flt=flt: Answer(truths={"sql": database.condition(flt, table, batch.now)})
-        )
-        if isinstance(made, Answer):
-            assert made.truths is not None
-            built[i] = made.truths["sql"]
-        else:
-            outcomes[i] = made
-    keys = list(built)
-    for start in range(0, len(keys), STATEMENT_COLUMNS):
-        part = {i: built[i] for i in keys[start : start + STATEMENT_COLUMNS]}
+def _clickhouse(params: bool) -> Callable[..., list[Outcome]]:
+    """Over a table typed as docs/backends.md advises (`tests/clickhouse_engines.py`): inlined
+    SQL asks every filter as a column of one statement per `STATEMENT_COLUMNS` (a statement
+    that fails is asked again filter by filter, so the failure is pinned on its filter);
+    `to_sql_params` asks one statement per filter, each with its own named parameters."""
+
+    def run(
+        database: Any, batch: Batch, filters: list[af.Filter], records: Records
+    ) -> list[Outcome]:
         try:
-            answers = database.columns(table, part)
-        except Exception:  # noqa: BLE001 - asked again one by one below
-            answers = {}
-            for i, condition in part.items():
-                one = attempt(
-                    lambda i=i, c=condition: Answer(
-                        selected=frozenset(database.columns(table, {i: c})[i])
+            table = database.table_for(records, batch.schema)
+        except Exception as exc:  # noqa: BLE001 - records the table cannot hold
+            return [crash(exc)] * len(filters)
+        if params:
+            return [
+                attempt(
+                    lambda f=f: Answer(
+                        selected=frozenset(database.select_params(f, records, batch.now))
                     )
                 )
-                outcomes[i] = one
-        for i, ids in answers.items():
-            outcomes[i] = Answer(selected=frozenset(ids))
-    return outcomes
+                for f in filters
+            ]
+        outcomes: list[Outcome] = [None] * len(filters)
+        built: dict[int, str] = {}
+        for i, flt in enumerate(filters):
+            try:
+                built[i] = database.condition(flt, table, batch.now)
+            except af.FilterError as exc:
+                outcomes[i] = Refusal(str(exc).replace("\n", " ")[:400])
+            except Exception as exc:  # noqa: BLE001
+                outcomes[i] = crash(exc)
+        keys = list(built)
+        for start in range(0, len(keys), STATEMENT_COLUMNS):
+            part = {i: built[i] for i in keys[start : start + STATEMENT_COLUMNS]}
+            try:
+                answers = database.columns(table, part)
+            except Exception:  # noqa: BLE001 - asked again one by one
+                answers = {}
+                for i, condition in part.items():
+                    outcomes[i] = attempt(
+                        lambda i=i, c=condition: Answer(
+                            selected=frozenset(database.columns(table, {i: c})[i])
+                        )
+                    )
+            for i, ids in answers.items():
+                outcomes[i] = Answer(selected=frozenset(ids))
+        return outcomes
+
+    return run
 
 
-CLICKHOUSE_SURFACES = [Surface("sql-clickhouse", _clickhouse, fixture="clickhouse", doubles=True)]
+CLICKHOUSE_SURFACES = [
+    Surface(f"{way}-clickhouse", _clickhouse(way == "params"), fixture="clickhouse", doubles=True)
+    for way in ("sql", "params")
+]
 
 
 SURFACES = [

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ....language.anniversary import MonthDays
 from ....language.fields import FieldType, Op
@@ -43,6 +43,9 @@ INT64_MAX = 2**63 - 1
 LIKE_ESCAPE = "!"
 
 Number = int | float
+
+Marked = Literal["text", "number", "double", "instant", "day", "boolean", "members"]
+"""What a bound value is to the writer (`Dialect.marker`): the literal form it stands for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,9 +182,20 @@ class Dialect:
             return "E'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
         return "'" + value.replace("'", "''") + "'"
 
+    def bind_text(self, value: str) -> object:
+        """The driver value of a text parameter: the text itself, but where parameters travel
+        in an escaped form of their own (ClickHouse)."""
+        return value
+
     def number(self, value: Number) -> str:
         value = integral(value)
         return str(value) if isinstance(value, int) else repr(value)
+
+    def marker(self, index: int, kind: Marked, value: object) -> str:
+        """The placeholder of the bound `value`, the `index`-th parameter, standing for a
+        literal of `kind`: the driver's one marker (`placeholder`), except on an engine whose
+        parameters are named and typed in the text (ClickHouse's `{p0:String}`)."""
+        return self.placeholder
 
     def bind_number(self, value: Number) -> object:
         """A driver value comparing exactly: a Decimal rather than a float, which PostgreSQL

@@ -10,8 +10,9 @@ Design choices, each forced by a semantic rule of the filters:
   NULL is NULL, so the writer's three-valued SQL holds as written. An `IN` list never holds
   NULL here (lowering keeps none), so `transform_null_in` does not matter.
 - Text literals: ClickHouse reads backslash escapes in every string literal, whatever the
-  settings: backslashes and quotes are escaped with a backslash and NUL is `\\0` (a `String`
-  holds any bytes, NUL included). Identifiers are double-quoted with the same escapes.
+  settings: a backslash is escaped with a backslash, a quote doubled, and NUL is `\\0` (a `String`
+  holds any bytes, NUL included). Identifiers are double-quoted, the quote doubled and a
+  backslash escaped.
 - Strings are bytes: `=` and orderings compare UTF-8 bytes, which order as code points, with
   trailing spaces significant; patterns are `position`, `startsWith` and `endsWith`, which
   take the text literally (no pattern is built).
@@ -47,7 +48,17 @@ from typing import Any, ClassVar
 from ....language.fields import FieldType, ListOp, Op
 from ....language.nodes import ListTest
 from . import icu_lower
-from .base import INT64_MAX, INT64_MIN, Dialect, Number, Shape, as_double, integral, utc_text
+from .base import (
+    INT64_MAX,
+    INT64_MIN,
+    Dialect,
+    Marked,
+    Number,
+    Shape,
+    as_double,
+    integral,
+    utc_text,
+)
 from .list_sql import ListWriter, all_of, double_items, double_literals, edge_index, json_kind
 from .numbers import NumberWriter, double_test
 
@@ -61,8 +72,10 @@ class ClickHouse(Dialect):
     name = "clickhouse"
     aliases = ()
     title = _TITLE
-    placeholder = "%s"
-    """chDB's DB-API cursor (`chdb.dbapi`) takes `format` markers."""
+    placeholder = "{p0:String}"
+    """Parameters are named and typed in the text (`marker`): `{p0:String}`, `{p1:Int64}`...,
+    bound by name (`query(sql, params={"p0": ...})`); the values are in order in the list
+    `to_sql_params` returns, the `i`-th named `p<i>`."""
     text_holds_nul = True
     unifies_lists = True
     grouped_aggregates = True
@@ -74,7 +87,7 @@ class ClickHouse(Dialect):
     def quote(self, name: str) -> str:
         if not name or "\x00" in name:
             raise ValueError(f"invalid column name {name!r}: empty or contains NUL")
-        return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + name.replace("\\", "\\\\").replace('"', '""') + '"'
 
     def text(self, value: str) -> str:
         reason = icu_lower.fold_refusal(value, _TITLE)
@@ -82,7 +95,7 @@ class ClickHouse(Dialect):
             # Literals are folded before they are written; which ones were folded is not known
             # here, so the refusal covers every literal holding such a code point (as Spark).
             raise ValueError(reason)
-        escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("\x00", "\\0")
+        escaped = value.replace("\\", "\\\\").replace("'", "''").replace("\x00", "\\0")
         return "'" + escaped + "'"
 
     def number(self, value: Number) -> str:
@@ -95,6 +108,38 @@ class ClickHouse(Dialect):
             # A bare literal beyond UInt64 is a Float64, rounded to a neighbour of the value.
             return f"toInt256('{value}')"
         return self.double(as_double(value))
+
+    def marker(self, index: int, kind: Marked, value: object) -> str:
+        """`{p<index>:<type>}`, the type of the literal `kind` stands for; a number's type
+        by its value (`bind_number`). Text is held to the folding refusal of `text`."""
+        if kind == "members":  # never bound: `member_test` keeps a parameter per value
+            return self.placeholder
+        if kind == "text":
+            reason = icu_lower.fold_refusal(str(value), _TITLE)
+            if reason is not None:
+                raise ValueError(reason)
+        if kind == "number":
+            if isinstance(value, float):
+                kind = "double"
+            elif isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+                return f"{{p{index}:Int256}}"
+        return f"{{p{index}:{_PARAMETER_TYPES[kind]}}}"
+
+    def bind_text(self, value: str) -> object:
+        """ClickHouse reads a parameter's value in its escaped text form (`TSV`'s): a newline or
+        a tab would end it, and a backslash starts an escape."""
+        return "".join(_PARAMETER_ESCAPES.get(char, char) for char in value)
+
+    def bind_number(self, value: Number) -> object:
+        """An integer as it is (Int64 or Int256, `marker`), beyond Int256 the double nearest
+        it (far from every Int64); a float as it is."""
+        value = integral(value)
+        if isinstance(value, int) and not -_INT256 <= value < _INT256:
+            return as_double(value)
+        return value
+
+    def bind_instant(self, value: datetime) -> object:
+        return utc_text(value)
 
     def double(self, value: float) -> str:
         """Read from text: a literal `inf` or a subnormal is read as the double it names."""
@@ -202,24 +247,25 @@ class ClickHouse(Dialect):
 
         if node.op is ListOp.ARRAY_CONTAINS:
             tests = [
-                f"arrayExists(af_x -> {self._item(out, node, 'af_x', value)}, {items()})"
+                f"arrayExists(af_x -> {self._item(out, node, lambda: 'af_x', value)}, {items()})"
                 for value in values
             ]
             test = all_of(tests) if tests else self.true
         else:
-            at = f"arrayElement({items()}, {edge_index(node, '1', '-1')})"
-            test = self._item(out, node, at, values[0])
+            index = edge_index(node, "1", "-1")
+            test = self._item(out, node, lambda: f"arrayElement({items()}, {index})", values[0])
         return head + test + " END"
 
-    def _item(self, out: ListWriter, node: ListTest, item: str, value: Any) -> str:
-        """The raw JSON item `item` equals `value`, as a value of the literal's JSON type (an
-        index past the end reads '', whose type is 'Null': FALSE)."""
+    def _item(self, out: ListWriter, node: ListTest, item: Callable[[], str], value: Any) -> str:
+        """The raw JSON item `item()` equals `value`, as a value of the literal's JSON type (an
+        index past the end reads '', whose type is 'Null': FALSE). Each piece is written in
+        the order of the text, `item()` anew at each use."""
         found = json_kind(value)
         names = ", ".join(f"'{name}'" for name in self.json_types[found])
-        read = f"{_EXTRACT[found]}({item})"
+        of_type = f"toString(JSONType({item()})) IN ({names})"
+        read = f"{_EXTRACT[found]}({item()})"
         if found is FieldType.STRING and node.insensitive:
             read = self.fold(read)
-        of_type = f"toString(JSONType({item})) IN ({names})"
         literal = (
             self.boolean(value)
             if found is FieldType.BOOLEAN
@@ -240,6 +286,28 @@ def _literal_of(out: ListWriter, element: FieldType) -> Callable[[Any], str]:
         return lambda value: out.double(float(value))
     return out.scalar
 
+
+_PARAMETER_ESCAPES = {
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\t": "\\t",
+    "\r": "\\r",
+    "\x00": "\\0",
+    "\b": "\\b",
+    "\f": "\\f",
+}
+"""The escapes of ClickHouse's escaped text form, where a parameter's value is read."""
+
+_PARAMETER_TYPES: dict[str, str] = {
+    "text": "String",
+    "number": "Int64",
+    "double": "Float64",
+    "instant": "DateTime64(6, 'UTC')",
+    "day": "Date32",
+    "boolean": "Bool",
+}
+"""The parameter type of each kind of literal (`marker`); long lists keep a parameter per
+value (`member_test` is the base's None)."""
 
 _MATCH = {Op.STARTS_WITH: "startsWith", Op.ENDS_WITH: "endsWith"}
 _EXTRACT = {
