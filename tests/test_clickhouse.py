@@ -168,3 +168,20 @@ def test_anniversaries_far_from_1970(clickhouse: ClickHouseDatabase) -> None:
         flt = af.parse({"createdAt": {"anniversary": {"this": "day", "timeZone": zone}}})
         expected = {r["id"] for r in records if flt.matches(r, now=now)}
         assert clickhouse.select_sql(flt, records, now) == expected, zone
+
+
+@pytest.mark.parametrize("way", ["sql", "params"])
+def test_sums_beyond_64_bits_are_exact(clickhouse: ClickHouseDatabase, way: str) -> None:
+    """ClickHouse's `sum` of an Int64 is an Int64 that wraps around; a sum here is exact."""
+    big = INT64 - 1
+    records = [
+        {"id": "two", "actions": [{"increase": big}, {"increase": big}]},
+        {"id": "low", "actions": [{"increase": -INT64}, {"increase": -INT64}]},
+        {"id": "one", "actions": [{"increase": big}]},
+    ]
+    select = clickhouse.select_sql if way == "sql" else clickhouse.select_params
+    for literal in (0, big, 2 * big, 2 * big + 1, -2 * INT64, 2.5e19, -(2**64) - 0.5):
+        for op in ("gt", "equals", "lt"):
+            flt = af.parse({"actions": {"sum": {"increase": {op: literal}}}})
+            expected = {r["id"] for r in records if flt.matches(r)}
+            assert select(flt, records, None) == expected, (op, literal)

@@ -24,7 +24,8 @@ Design choices, each forced by a semantic rule of the filters:
   integers beyond 64 bits are written as `toInt256('...')` (which compares exactly with an
   Int64 column), and beyond Int256 as a double far from every Int64. Comparisons of an Int64
   with a Float64 are exact in ClickHouse (no rounding of the integer), so a float literal is
-  its shortest decimal. An `IN` list mixing integers and floats is written as two lists.
+  its shortest decimal. An `IN` list mixing integers and floats is written as two lists. A
+  `sum` is taken in Int128 (`sum_sql`): ClickHouse's sum of an Int64 wraps around past 2^63.
 - Date-times: `toDateTime64('...', 6, 'UTC')`, an instant whatever the session time zone;
   local month-days (anniversaries) by `toMonth(x, zone)` and `toDayOfMonth(x, zone)`, from
   ClickHouse's own zone database.
@@ -160,6 +161,11 @@ class ClickHouse(Dialect):
     def month_day(self, sql: Callable[[], str], zone: str) -> str:
         zone_sql = self.text(zone)
         return f"(toMonth({sql()}, {zone_sql}) * 100 + toDayOfMonth({sql()}, {zone_sql}))"
+
+    def sum_sql(self, sql: str) -> str:
+        """In Int128: ClickHouse's `sum` of an Int64 is an Int64, wrapping around past 2^63;
+        an Int128 holds the sum of any 2^64 values of 64 bits exactly."""
+        return f"COALESCE(sum(toInt128({sql})), 0)"
 
     # Strings
 
