@@ -411,7 +411,7 @@ class Filter:
                 return True
             return False if fails.matches(known, now=now) else None
 
-        return Filter(residual(self.root, self.schema, frozenset(known), truth, now), self.schema)
+        return Filter(residual(self.root, self.schema, frozenset(known), truth), self.schema)
 
     def _conditions(self, node: Node) -> tuple[Filter, Filter]:
         """One condition of this filter and its negation as filters, each compiled once per

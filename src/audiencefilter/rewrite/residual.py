@@ -13,7 +13,7 @@ antitone in one of odd depth, so that choice can only lower the whole filter's a
 answer it lowers was UNKNOWN (were it TRUE or FALSE, it would be so whatever the condition is):
 UNKNOWN becomes FALSE or stays UNKNOWN, and membership (TRUE alone) is unchanged.
 
-A condition's fields are those its lowered form reads (`lower`, `fields_used`): a field kept
+A condition's fields are the columns it reads (`fields_used`, `Field.read_at`): a field kept
 inside a JSON column is known when that column is. A relation condition is a whole: it is
 known when the relation's rows are. Each condition is answered by `truth` (the in-memory
 back-end, passed in by the facade), so no rule of evaluation is written again here. The walker
@@ -23,7 +23,6 @@ is a `match` whose last case calls `unhandled`: a new kind of node fails loudly.
 from __future__ import annotations
 
 from collections.abc import Callable, Set
-from datetime import datetime
 
 from ..language.fields import Schema
 from ..language.nodes import (
@@ -46,33 +45,26 @@ from ..language.nodes import (
     fields_used,
     unhandled,
 )
-from .lower import lower
 
 Truth = Callable[[Node], bool | None]
 """A condition's three-valued answer on the known values: TRUE, FALSE or None (UNKNOWN)."""
 
 
-def residual(
-    node: Node, schema: Schema, known: Set[str], truth: Truth, now: datetime | None = None
-) -> Node:
+def residual(node: Node, schema: Schema, known: Set[str], truth: Truth) -> Node:
     """`node` with every condition over `known` fields only replaced by its answer (`truth`),
     and the constants folded: TRUE, FALSE or a tree no larger than `node`. Relative
-    date-times of the conditions left are kept; `now` is the instant they are lowered at to
-    learn which fields a condition reads (it does not change which)."""
-    found = _Residual(schema, frozenset(known), truth, now).visit(node, positive=True)
+    date-times of the conditions left are kept as they are."""
+    found = _Residual(schema, frozenset(known), truth).visit(node, positive=True)
     if isinstance(found, bool):
         return TRUE if found else FALSE
     return found
 
 
 class _Residual:
-    def __init__(
-        self, schema: Schema, known: frozenset[str], truth: Truth, now: datetime | None
-    ) -> None:
+    def __init__(self, schema: Schema, known: frozenset[str], truth: Truth) -> None:
         self.schema = schema
         self.known = known
         self.truth = truth
-        self.now = now
 
     def visit(self, node: Node, *, positive: bool) -> Node | bool:
         """The residual of `node`, or its answer as a bool; `positive`: an even number of NOTs
@@ -90,10 +82,18 @@ class _Residual:
             case Quantified() | Aggregated():
                 return self.condition(node, frozenset({node.relation}), positive)
             case Comparison() | IsNull() | Blank() | ListTest() | FieldComparison():
-                reads = fields_used(lower(node, self.schema, self.now))
+                reads = frozenset(self.column(name) for name in fields_used(node))
                 return self.condition(node, reads, positive)
             case _:
                 unhandled("residual", node)
+
+    def column(self, name: str) -> str:
+        """The column a condition on the field `name` reads (`Field.read_at`): a field kept
+        inside JSON is its JSON column; a name the schema lacks (a JSON column's own, say) is
+        itself."""
+        if name not in self.schema.names:
+            return name
+        return self.schema[name].read_at()[0]
 
     def condition(self, node: Node, reads: frozenset[str], positive: bool) -> Node | bool:
         """A condition's answer when every field it reads is known (UNKNOWN as FALSE at an
