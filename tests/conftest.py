@@ -20,7 +20,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
 
-pytest_plugins = ["tests.servers", "tests.spark_session"]
+pytest_plugins = ["tests.servers", "tests.spark_session", "tests.clickhouse_engines"]
 
 settings.register_profile(
     "ci",

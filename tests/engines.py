@@ -63,6 +63,13 @@ else:
     ENGINES.extend(ORM_ENGINES)
 
 try:
+    from tests.clickhouse_engines import CLICKHOUSE_ENGINES
+except ModuleNotFoundError as error:
+    _optional(error)
+else:
+    ENGINES.extend(CLICKHOUSE_ENGINES)
+
+try:
     from tests.columnar_engines import COLUMNAR_ENGINES
 except ModuleNotFoundError as error:
     _optional(error)

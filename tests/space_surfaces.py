@@ -8,9 +8,9 @@ query, each as a column `CASE WHEN <filter> THEN 1 ELSE 0 END` (one Spark job, o
 per way of writing SQL); a query that fails is asked again filter by filter, so the failure is
 pinned on its filter.
 
-Documented limits are applied, never looked away from: MySQL/MariaDB and DuckDB compare JSON
-numbers as doubles (their expected answer is the oracle's on records whose JSON numbers are
-rounded to doubles, the literals kept exact),
+Documented limits are applied, never looked away from: MySQL/MariaDB, DuckDB, ClickHouse and
+Spark compare JSON numbers as doubles (their expected answer is the oracle's on records whose JSON
+numbers are rounded to doubles, the literals kept exact),
 PostgreSQL holds no NUL (records holding one are not stored there), and the refusals that
 docs/ promise (`DOCUMENTED_REFUSALS`) are checked to be refusals, not answers.
 """
@@ -730,6 +730,67 @@ DJANGO_SURFACES = [
 ]
 """Django's own SQLite and PostgreSQL back-ends (`tests/django_engines.py` builds the models)."""
 
+
+# ---- ClickHouse (chDB, in process) ---------------------------------------------------------------
+
+
+def _clickhouse(params: bool) -> Callable[..., list[Outcome]]:
+    """Over a table typed as docs/backends.md advises (`tests/clickhouse_engines.py`): inlined
+    SQL asks every filter as a column of one statement per `STATEMENT_COLUMNS` (a statement
+    that fails is asked again filter by filter, so the failure is pinned on its filter);
+    `to_sql_params` asks one statement per filter, each with its own named parameters."""
+
+    def run(
+        database: Any, batch: Batch, filters: list[af.Filter], records: Records
+    ) -> list[Outcome]:
+        try:
+            table = database.table_for(records, batch.schema)
+        except Exception as exc:  # noqa: BLE001 - records the table cannot hold
+            return [crash(exc)] * len(filters)
+        if params:
+            return [
+                attempt(
+                    lambda f=f: Answer(
+                        selected=frozenset(database.select_params(f, records, batch.now))
+                    )
+                )
+                for f in filters
+            ]
+        outcomes: list[Outcome] = [None] * len(filters)
+        built: dict[int, str] = {}
+        for i, flt in enumerate(filters):
+            try:
+                built[i] = database.condition(flt, table, batch.now)
+            except af.FilterError as exc:
+                outcomes[i] = Refusal(str(exc).replace("\n", " ")[:400])
+            except Exception as exc:  # noqa: BLE001
+                outcomes[i] = crash(exc)
+        keys = list(built)
+        for start in range(0, len(keys), STATEMENT_COLUMNS):
+            part = {i: built[i] for i in keys[start : start + STATEMENT_COLUMNS]}
+            try:
+                answers = database.columns(table, part)
+            except Exception:  # noqa: BLE001 - asked again one by one
+                answers = {}
+                for i, condition in part.items():
+                    outcomes[i] = attempt(
+                        lambda i=i, c=condition: Answer(
+                            selected=frozenset(database.columns(table, {i: c})[i])
+                        )
+                    )
+            for i, ids in answers.items():
+                outcomes[i] = Answer(selected=frozenset(ids))
+        return outcomes
+
+    return run
+
+
+CLICKHOUSE_SURFACES = [
+    Surface(f"{way}-clickhouse", _clickhouse(way == "params"), fixture="clickhouse", doubles=True)
+    for way in ("sql", "params")
+]
+
+
 SURFACES = [
     *MEMORY_SURFACES,
     *FORMAT_SURFACES,
@@ -739,6 +800,7 @@ SURFACES = [
     *SQL_SURFACES,
     *DJANGO_SURFACES,
     *SPARK_SURFACES,
+    *CLICKHOUSE_SURFACES,
 ]
 
 
@@ -859,6 +921,11 @@ def _got(outcome: Outcome, key: str) -> Any:
 
 
 DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
+    (
+        "-clickhouse",
+        "lower() folds some letters differently",
+        "docs/backends.md#clickhouse: a literal lowerUTF8 could fold otherwise, as on Spark",
+    ),
     (
         "pyspark",
         "folds some letters differently",

@@ -71,6 +71,7 @@ def _function_walkers() -> dict[str, Callable[[Node], object]]:
     from audiencefilter.backends.sql.text import to_sql
     from audiencefilter.explain import explain
     from audiencefilter.rewrite.lower import lower
+    from audiencefilter.rewrite.residual import residual
     from audiencefilter.rewrite.simplify import simplify, size
     from audiencefilter.text.limits import canonical_size
     from audiencefilter.text.write import to_text
@@ -83,6 +84,7 @@ def _function_walkers() -> dict[str, Callable[[Node], object]]:
         "resolve": lambda n: resolve(n, CONTACT, datetime(2025, 1, 1, tzinfo=UTC)),
         "lower": lambda n: lower(n, CONTACT),
         "simplify": lambda n: simplify(n, CONTACT),
+        "residual": lambda n: residual(n, CONTACT, frozenset(), lambda _: None),
         "size": size,
         "canonical_size": lambda n: canonical_size(n, 10),
         "compile_node": lambda n: compile_node(n, CONTACT)({}),

@@ -145,7 +145,8 @@ def test_invalid_column_names_are_refused(name: str) -> None:
 
 
 def test_unknown_dialect_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="unknown SQL dialect 'oracle'; expected one of duckdb"):
+    expected = "unknown SQL dialect 'oracle'; expected one of clickhouse, duckdb"
+    with pytest.raises(ValueError, match=expected):
         af.parse({}).to_sql("oracle")
 
 
@@ -160,6 +161,7 @@ def test_dialect_aliases() -> None:
         "mariadb",
         "duckdb",
         "spark",
+        "clickhouse",
     }
 
 

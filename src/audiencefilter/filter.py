@@ -430,6 +430,37 @@ class Filter:
 
         return is_always_true(self.root, self.schema)
 
+    def residual(self, known: Mapping[str, Any], *, now: datetime | None = None) -> Filter:
+        """The filter left once the fields of `known` (a record's own values, null included;
+        a relation's rows by its name) are substituted: TRUE, FALSE or a smaller filter over
+        the other fields, equal in membership for every record holding those values.
+        Conditions with relative date-times among them are answered at `now` (default: the
+        clock), so the residual holds at that instant. docs/semantics.md, "Residual filters"."""
+        from .rewrite.residual import residual
+
+        def truth(node: Node) -> bool | None:
+            holds, fails = self._conditions(node)
+            if holds.matches(known, now=now):
+                return True
+            return False if fails.matches(known, now=now) else None
+
+        return Filter(residual(self.root, self.schema, frozenset(known), truth), self.schema)
+
+    def _conditions(self, node: Node) -> tuple[Filter, Filter]:
+        """One condition of this filter and its negation as filters, each compiled once per
+        filter (`residual` asks them again for every record)."""
+        from .language.nodes import Not
+
+        found = self._residual_conditions.get(node)
+        if found is None:
+            found = Filter(node, self.schema), Filter(Not(node), self.schema)
+            self._residual_conditions[node] = found
+        return found
+
+    @cached_property
+    def _residual_conditions(self) -> dict[Node, tuple[Filter, Filter]]:
+        return {}
+
     def __str__(self) -> str:
         return self.to_json()
 

@@ -48,7 +48,7 @@ from ...language.nodes import (
 )
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
-from .dialects.base import AnniversaryRefused, anniversary_sql, refused_comparison
+from .dialects.base import AnniversaryRefused, Marked, anniversary_sql, refused_comparison
 from .dialects.like import like_unsafe
 from .dialects.members import LONG_LIST, members_of
 from .relations_text import aggregated_sql, quantified_sql
@@ -300,7 +300,13 @@ class SqlWriter(Visitor[str]):
         kind: FieldType | None,
     ) -> str:
         """`column() IN (values)`, the column written first, as in the text; as one parameter
-        where `bound_list` can."""
+        where `bound_list` can. An aggregate's subquery on an engine that takes none as IN's
+        operand (`Dialect.subquery_in`) is compared with each value, the tests ORed: the same
+        three-valued answer, since the list holds no null."""
+        if self.expressions and not self.dialect.subquery_in:
+            tests = [f"{column()} = {render(v)}" for v in values]
+            either = "(" + " OR ".join(tests) + ")"
+            return f"NOT {either}" if op is Op.NOT_IN else either
         subject = column()
         bound = self.bound_list(op, subject, values, kind)
         if bound is not None:
@@ -316,13 +322,12 @@ class SqlWriter(Visitor[str]):
         if self.params is None or kind is None:
             return None
         members = members_of(values, kind)
+        if members is None:
+            return None
         dialect = self.dialect
-        test = (
-            None
-            if members is None
-            else dialect.member_test(op, subject, dialect.placeholder, members)
-        )
-        if test is not None and members is not None:
+        marker = dialect.marker(len(self.params), "members", values)
+        test = dialect.member_test(op, subject, marker, members)
+        if test is not None:
             self.params.append(dialect.bind_members(values, members))
         return test
 
@@ -390,46 +395,46 @@ class SqlWriter(Visitor[str]):
         members = None if self.params is None else members_of(values, element)
         if members is None or self.params is None:
             return None
-        self.params.append(self.dialect.bind_members(values, members))
-        return self.dialect.placeholder
+        return self._bound("members", self.dialect.bind_members(values, members))
 
     # Leaves: a literal, or a placeholder with the value appended to `params`.
+
+    def _bound(self, kind: Marked, value: object) -> str:
+        """`value` appended to the parameters, and its placeholder (`Dialect.marker`)."""
+        assert self.params is not None
+        self.params.append(value)
+        return self.dialect.marker(len(self.params) - 1, kind, value)
 
     def text(self, value: str) -> str:
         if self.params is None:
             return self.dialect.text(value)
-        self.params.append(value)
-        return self.dialect.placeholder
+        return self._bound("text", self.dialect.bind_text(value))
 
     def number(self, value: Any) -> str:
         number: Number = value
         if self.params is None:
             return self.dialect.number(number)
-        self.params.append(self.dialect.bind_number(number))
-        return self.dialect.placeholder
+        return self._bound("number", self.dialect.bind_number(number))
 
     def double(self, value: float) -> str:
         """A double, typed as one (`dialects.numbers.double_test`)."""
         if self.params is None:
             return self.dialect.double(value)
-        self.params.append(self.dialect.bind_double(value))
-        return self.dialect.placeholder
+        return self._bound("double", self.dialect.bind_double(value))
 
     def scalar(self, value: Any) -> str:
         """A date-time, a date or a boolean."""
         if isinstance(value, datetime):
             if self.params is None:
                 return self.dialect.instant(value)
-            self.params.append(self.dialect.bind_instant(value))
-        elif isinstance(value, date):
+            return self._bound("instant", self.dialect.bind_instant(value))
+        if isinstance(value, date):
             if self.params is None:
                 return self.dialect.day(value)
-            self.params.append(self.dialect.bind_day(value))
-        else:
-            if self.params is None:
-                return self.dialect.boolean(bool(value))
-            self.params.append(bool(value))
-        return self.dialect.placeholder
+            return self._bound("day", self.dialect.bind_day(value))
+        if self.params is None:
+            return self.dialect.boolean(bool(value))
+        return self._bound("boolean", bool(value))
 
 
 def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, str]:

@@ -19,6 +19,7 @@ from .base import (
     text_bound,
     utc_text,
 )
+from .clickhouse import ClickHouse
 from .duckdb import DuckDB
 from .mysql import MySQL
 from .postgresql import PostgreSQL
@@ -30,6 +31,7 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "LIKE_ESCAPE",
+    "ClickHouse",
     "Dialect",
     "DuckDB",
     "MySQL",
@@ -47,13 +49,14 @@ __all__ = [
 ]
 
 DIALECTS: dict[str, Dialect] = {}
-for _dialect in (PostgreSQL(), SQLite(), MySQL(), DuckDB(), SparkSQL()):
+for _dialect in (PostgreSQL(), SQLite(), MySQL(), DuckDB(), SparkSQL(), ClickHouse()):
     for _name in (_dialect.name, *_dialect.aliases):
         DIALECTS[_name] = _dialect
 
 
 def get_dialect(name: str) -> Dialect:
-    """The dialect called `name` (`postgresql`, `sqlite`, `mysql`, `duckdb`, `spark`, or an alias).
+    """The dialect called `name` (`postgresql`, `sqlite`, `mysql`, `duckdb`, `spark`,
+    `clickhouse`, or an alias).
 
     Raises:
         ValueError: no such dialect.

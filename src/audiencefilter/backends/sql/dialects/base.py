@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ....errors import FilterError, Issue
 from ....language.anniversary import MonthDays
@@ -44,6 +44,17 @@ INT64_MAX = 2**63 - 1
 LIKE_ESCAPE = "!"
 
 Number = int | float
+
+Marked = Literal["text", "number", "double", "instant", "day", "boolean", "members"]
+"""What a bound value is to the writer (`Dialect.marker`): the literal form it stands for."""
+
+
+def refused_literal(engine: str, reason: str) -> FilterError:
+    """The error of a back-end that cannot write a literal so it answers as the semantics say
+    (its case folding differs there): a refusal, like `refused_comparison`."""
+    return FilterError(
+        [Issue(path="", message=f"{engine} cannot evaluate this filter faithfully: {reason}")]
+    )
 
 
 def refused_comparison(field: str, op: Op, engine: str, reason: str) -> FilterError:
@@ -164,6 +175,10 @@ class Dialect:
     """A `count` or `sum` test is written over groups of related rows (`key IN (SELECT fk ...
     GROUP BY fk HAVING ...)`, `relations_text.grouped_sql`) rather than as a correlated
     subquery: for planners that run a correlated scalar subquery once per contact."""
+    subquery_in: ClassVar[bool] = True
+    """The engine takes a correlated subquery (an aggregate of related rows) as the left
+    operand of `IN`; where it does not, `in`/`notIn` on an aggregate are written as
+    equalities."""
     exact_number_bind: ClassVar[str] = "numeric"
     """How SQLAlchemy binds a number beyond 64 bits (`sqlalchemy.ExactNumber`): `numeric`
     (an exact decimal), `float` (a double) or `untyped` (the driver's own conversion)."""
@@ -192,9 +207,20 @@ class Dialect:
             return "E'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
         return "'" + value.replace("'", "''") + "'"
 
+    def bind_text(self, value: str) -> object:
+        """The driver value of a text parameter: the text itself, but where parameters travel
+        in an escaped form of their own (ClickHouse)."""
+        return value
+
     def number(self, value: Number) -> str:
         value = integral(value)
         return str(value) if isinstance(value, int) else repr(value)
+
+    def marker(self, index: int, kind: Marked, value: object) -> str:
+        """The placeholder of the bound `value`, the `index`-th parameter, standing for a
+        literal of `kind`: the driver's one marker (`placeholder`), except on an engine whose
+        parameters are named and typed in the text (ClickHouse's `{p0:String}`)."""
+        return self.placeholder
 
     def bind_number(self, value: Number) -> object:
         """A driver value comparing exactly: a Decimal rather than a float, which PostgreSQL

@@ -12,9 +12,10 @@ Design choices, each forced by a semantic rule of the filters:
   `_` and `\\` need no escaping and no pattern is ever built.
 - Case folding is Spark's `lower`, which folds with ICU (`spark.sql.icu.caseMappings.enabled`,
   on by default) in a newer Unicode than Python 3.11's. 55 code points fold differently, all
-  new since Unicode 14 (`LOWER_DIFFERS`); Python leaves each as it is. Spark's `lower` can only
-  give a different answer when a literal holds one of them or what Spark folds them to
-  (`fold_refusal`), and such a literal is refused rather than answered differently. Both agree
+  new since Unicode 14 (`icu_lower.LOWER_DIFFERS`); Python leaves each as it is. Spark's
+  `lower` can only give a different answer when a literal holds one of them or what Spark
+  folds them to (`fold_refusal`), and such a literal is refused rather than answered
+  differently. Both agree
   on U+0130 (`i` and a combining dot) and on final sigma, except when a capital sigma stands
   next to a character new since Unicode 14 (docs/backends.md).
 - Numbers: integers within 64 bits as they are, wider ones up to 38 digits as exact decimals
@@ -41,10 +42,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar
 
-from ....errors import FilterError, Issue
 from ....language.fields import FieldType, ListOp, Op
 from ....language.nodes import ListTest
-from .base import INT64_MAX, INT64_MIN, Number, Shape, integral, utc_text
+from . import icu_lower
+from .base import INT64_MAX, INT64_MIN, Number, Shape, integral, refused_literal, utc_text
+from .icu_lower import LOWER_DIFFERS as LOWER_DIFFERS
 from .list_sql import (
     ListWriter,
     all_of,
@@ -54,23 +56,6 @@ from .list_sql import (
 from .numbers import NumberWriter, double_test
 from .typed_arrays import TypedItemArrays
 
-LOWER_DIFFERS: dict[str, str] = {
-    chr(0x1C89): chr(0x1C8A),
-    chr(0xA7CB): chr(0x0264),
-    chr(0xA7CC): chr(0xA7CD),
-    chr(0xA7CE): chr(0xA7CF),
-    chr(0xA7D2): chr(0xA7D3),
-    chr(0xA7D4): chr(0xA7D5),
-    chr(0xA7DA): chr(0xA7DB),
-    chr(0xA7DC): chr(0x019B),
-    **{chr(0x10D50 + i): chr(0x10D70 + i) for i in range(0x16)},  # Garay capitals
-    **{chr(0x16EA0 + i): chr(0x16EBB + i) for i in range(0x19)},  # Beria Erfe capitals
-}
-"""Each code point whose Spark `lower` differs from Python 3.11's `str.lower()`, and Spark's
-lowercase of it (Python keeps it unchanged). Measured over every code point by the test suite
-(`tests/test_spark_folding.py`), with Spark's ICU folding on and the JVM locale pinned to
-en-US."""
-
 WHOLE_DAYS = "floor(unix_micros({}) / 86400000000BD)"
 """The whole days since 1970 of a TIMESTAMP, exactly: a BIGINT over a DECIMAL(11, 0) is a
 decimal of 12 fractional digits, and no microsecond of a day lies within 10^-12 days of its
@@ -78,52 +63,19 @@ end (one is 1.16 * 10^-11 days), so rounding to them never reaches the next day.
 the last microsecond of a day rounds into the next one from about 2^53 microseconds on (the
 years before 1685 and after 2255)."""
 
-_UNSAFE = frozenset(LOWER_DIFFERS) | frozenset(LOWER_DIFFERS.values())
 _DECIMAL_DIGITS = 38
 
 
 def fold_refusal(literal: str) -> str | None:
-    """Why a case-insensitive comparison with this (folded) literal cannot run on Spark, or None.
-
-    Spark's `lower` and `str.lower()` differ on `LOWER_DIFFERS` only, each a single code point in
-    and out, neither ASCII: a literal holding none of them nor their Spark folds cannot meet the
-    place where the two folds of a value differ, so the native fold gives the same answers.
-    """
-    found = sorted({ch for ch in literal if ch in _UNSAFE})
-    if not found:
-        return None
-    names = ", ".join(f"U+{ord(ch):04X}" for ch in found)
-    return (
-        f"Spark's lower() folds {names} differently from Python's str.lower() (a newer "
-        "Unicode); a case-insensitive comparison with this text is refused on Spark"
-    )
-
-
-_ORDER_SPANS: tuple[tuple[str, str], ...] = (
-    *((min(a, b), max(a, b)) for a, b in LOWER_DIFFERS.items()),
-    ("\u03c2", "\u03c3"),  # final and medial sigma, which a new letter beside Σ may swap
-)
+    """Why a case-insensitive comparison with this (folded) literal cannot run on Spark, or None
+    (`icu_lower.fold_refusal`)."""
+    return icu_lower.fold_refusal(literal, "Spark")
 
 
 def order_refusal(literal: str) -> str | None:
-    """Why a case-insensitive ordering (`gt`, `lt`, ...) with this folded literal cannot run on
-    Spark, or None.
-
-    Where a value's two folds differ, Python has a code point `a` and Spark its lowercase `b`
-    (`LOWER_DIFFERS`), or one sigma for the other. An ordering decided at that place compares
-    `a` or `b` with the literal's character there, and the two answers differ only when that
-    character lies between `a` and `b` (both included); a literal holding no such character
-    orders every value as Python does.
-    """
-    found = sorted({ch for ch in literal for low, high in _ORDER_SPANS if low <= ch <= high})
-    if not found:
-        return None
-    names = ", ".join(f"U+{ord(ch):04X}" for ch in found[:5]) + (", ..." if len(found) > 5 else "")
-    return (
-        f"Spark's lower() folds some letters differently from Python's str.lower() (a newer "
-        f"Unicode), and this text holds {names}, which lie between such a letter's two folds; "
-        "a case-insensitive ordering with it is refused on Spark"
-    )
+    """Why a case-insensitive ordering with this folded literal cannot run on Spark, or None
+    (`icu_lower.order_refusal`)."""
+    return icu_lower.order_refusal(literal, "Spark")
 
 
 class SparkSQL(TypedItemArrays):
@@ -147,14 +99,7 @@ class SparkSQL(TypedItemArrays):
         if reason is not None:
             # The SQL writer folds literals before writing them; which ones were folded is not
             # known here, so the refusal covers every literal holding such a code point.
-            raise FilterError(
-                [
-                    Issue(
-                        path="",
-                        message=f"Spark SQL cannot evaluate this filter faithfully: {reason}",
-                    )
-                ]
-            )
+            raise refused_literal(self.title, reason)
         if "\\" in value or "${" in value or any(ch < " " or ch == "\x7f" for ch in value):
             return f"CAST(X'{value.encode('utf-8').hex().upper()}' AS STRING)"
         return "'" + value.replace("'", "''") + "'"
