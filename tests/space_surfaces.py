@@ -923,17 +923,17 @@ def _got(outcome: Outcome, key: str) -> Any:
 DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
     (
         "-clickhouse",
-        "lower() folds some letters differently",
+        "differently from Python's str.lower()",
         "docs/backends.md#clickhouse: a literal lowerUTF8 could fold otherwise, as on Spark",
     ),
     (
         "pyspark",
-        "folds some letters differently",
+        "differently from Python's str.lower()",
         "docs/backends.md#case-folding-on-spark: a literal Spark's lower() could fold otherwise",
     ),
     (
         "spark-sql",
-        "folds some letters differently",
+        "differently from Python's str.lower()",
         "docs/backends.md#case-folding-on-spark: a literal Spark's lower() could fold otherwise",
     ),
     ("spark-sql", "Spark SQL does not evaluate relation conditions", "docs/backends.md"),
