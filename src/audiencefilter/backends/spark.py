@@ -203,7 +203,7 @@ class SparkAlgebra:
         return F.coalesce(column, F.lit(value))
 
     def is_in(self, column: Column, values: Sequence[Any], dtype: Any) -> Column:
-        return column.isin(list(values))
+        return column.isin([self.literal(v) for v in values])  # ints past 64 bits as decimals
 
     def to_double(self, column: Column) -> Column:
         return column.cast(T.DoubleType())
