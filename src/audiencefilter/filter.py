@@ -29,7 +29,7 @@ from .language.fields import Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import Node, fields_used, relative_values, resolve
 from .language.relative import Ago, Clock, as_now, system_clock
-from .rewrite.lower import lower
+from .rewrite.lower import durations_at, lower
 from .where.read import read_where
 
 if TYPE_CHECKING:
@@ -263,33 +263,76 @@ class Filter:
         *,
         now: datetime | None = None,
         relations: Mapping[str, Any] | None = None,
+        bind_durations: bool = False,
     ) -> ColumnElement[bool]:
         """A SQLAlchemy boolean expression over `target`: a Table, ORM class or name->column map.
 
         Relative date-times become the instants they are at `now` (default: the clock now).
         Relation conditions follow the ORM class's relationship of the relation's name, or the
         Core table given in `relations` (`{"actions": actions_table}`).
+
+        `bind_durations`: each duration (`{"ago": ...}`) compared with a date-time column
+        becomes a named parameter instead of its instant; execute the statement with
+        `sqlalchemy_parameters(now)`. The expression is then the same object from one instant
+        to the next (built once, and one entry of SQLAlchemy's compiled cache), where otherwise
+        a filter with a duration is built anew for every `now`. Calendar values and durations
+        at a JSON path are still taken at `now`.
         """
         from .backends.sql.sqlalchemy import to_sqlalchemy
 
-        moment = (system_clock() if now is None else now) if self.relatives else None
-        key = (id(target), id(relations), self.instants(moment) if moment else ())
+        resolvers = self._sqlalchemy_durations[1] if bind_durations else self.resolvers
+        moment = as_now(system_clock() if now is None else now) if resolvers else None
+        written = tuple([instant_of(moment) for instant_of in resolvers]) if moment else ()
+        key = (id(target), id(relations), bind_durations, written)
         memo = self._sqlalchemy_memo
         kept_now = memo[0]  # one tuple, read at once and replaced whole: safe across threads
         for kept in kept_now:
             if kept[0] == key and kept[1] is target and kept[2] is relations:
                 return cast("ColumnElement[bool]", kept[3])
-        built = to_sqlalchemy(self.lowered_at(moment), self.schema, target, relations)
+        if moment is None:
+            lowered = self.lowered  # nothing relative, or only durations kept as parameters
+        else:
+            lowered = lower(self.root, self.schema, moment, keep_durations=bind_durations)
+        built = to_sqlalchemy(lowered, self.schema, target, relations)
         memo[0] = ((key, target, relations, built), *kept_now[:3])
         return built
+
+    def sqlalchemy_parameters(self, now: datetime | None = None) -> dict[str, datetime]:
+        """The values, at `now` (default: the clock), of the parameters an expression built
+        with `to_sqlalchemy(..., bind_durations=True)` holds: pass them to `execute`. Their
+        names are shared by filters with the same duration (`af_ago_...`), so the parameters
+        of several filters in one statement merge into one mapping."""
+        durations = self._sqlalchemy_durations[0]
+        if not durations:
+            return {}
+        from .backends.sql.sqlalchemy import duration_parameters
+
+        return duration_parameters(durations, as_now(system_clock() if now is None else now))
+
+    @cached_property
+    def _sqlalchemy_durations(
+        self,
+    ) -> tuple[frozenset[Ago], tuple[Callable[[datetime], date | str | MonthDays], ...]]:
+        """For `bind_durations`: the durations bound as parameters (those compared with a
+        column), and the resolvers of the relative values still written into the expression
+        (the memo's key, with the instants they give)."""
+        at_column, at_path = durations_at(self.lowered)
+        bound_only = at_column - at_path
+        written = tuple(
+            resolver
+            for relative, resolver in zip(self.relatives, self.resolvers, strict=True)
+            if relative not in bound_only
+        )
+        return at_column, written
 
     @cached_property
     def _sqlalchemy_memo(self) -> list[tuple[tuple[Any, ...], ...]]:
         """The last few expressions built, by target, relations and the instants their relative
         values stood for: a service judging the same audiences on every write builds each
         expression once per instant, not once per write (a filter without relative values, or
-        only calendar ones, keeps one for a day or for good). Same target and relations objects
-        only (identity, kept alive by the memo): a rebuilt table is another key."""
+        only calendar ones, keeps one for a day or for good; with `bind_durations`, durations
+        are not part of the key). Same target and relations objects only (identity, kept alive
+        by the memo): a rebuilt table is another key."""
         return [()]
 
     def to_sql(
