@@ -89,6 +89,13 @@ def condition(flt: Filter, now: datetime) -> ColumnElement[bool]:
     return flt.to_sqlalchemy(Contact, now=now, relations=_TABLES)
 
 
+def bound_condition(flt: Filter, now: datetime) -> ColumnElement[bool]:
+    """`condition` with its durations as named parameters (`Filter.sqlalchemy_parameters`):
+    the same expression object from one write to the next, so statements over it are built,
+    keyed and compiled once. Calendar values are taken at `now`."""
+    return flt.to_sqlalchemy(Contact, now=now, relations=_TABLES, bind_durations=True)
+
+
 def related_rows(
     session: Session, contact_ids: Sequence[str], relations: Iterable[str]
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:
