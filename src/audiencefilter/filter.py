@@ -208,7 +208,7 @@ class Filter:
             return None
         return self._clockwork.crossing_horizon(as_now(system_clock() if now is None else now))
 
-    @property
+    @cached_property
     def moves_with_clock(self) -> bool:
         """Whether the filter compares with a duration before now (`ago`), whose instant moves
         with the clock: each record then has its own instants of change (`next_change`)."""
@@ -302,12 +302,15 @@ class Filter:
         with `to_sqlalchemy(..., bind_durations=True)` holds: pass them to `execute`. Their
         names are shared by filters with the same duration (`af_ago_...`), so the parameters
         of several filters in one statement merge into one mapping."""
-        durations = self._sqlalchemy_durations[0]
-        if not durations:
+        if not self._sqlalchemy_durations[0]:
             return {}
+        return self._duration_parameters(as_now(system_clock() if now is None else now))
+
+    @cached_property
+    def _duration_parameters(self) -> Callable[[datetime], dict[str, datetime]]:
         from .backends.sql.sqlalchemy import duration_parameters
 
-        return duration_parameters(durations, as_now(system_clock() if now is None else now))
+        return duration_parameters(sorted(self._sqlalchemy_durations[0], key=repr))
 
     @cached_property
     def _sqlalchemy_durations(

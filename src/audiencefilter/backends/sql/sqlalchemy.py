@@ -322,15 +322,28 @@ def duration_parameter(duration: Ago, *, naive: bool) -> str:
     return f"{name}_naive" if naive else name
 
 
-def duration_parameters(durations: Iterable[Ago], now: datetime) -> dict[str, datetime]:
-    """The values of `duration_parameter`s at `now` (aware UTC): each duration's instant, in
-    both forms, as the lowering would have written it at `now`."""
-    values: dict[str, datetime] = {}
-    for duration in durations:
-        instant = duration.before(now)
-        values[duration_parameter(duration, naive=False)] = instant
-        values[duration_parameter(duration, naive=True)] = instant.replace(tzinfo=None)
-    return values
+def duration_parameters(durations: Iterable[Ago]) -> Callable[[datetime], dict[str, datetime]]:
+    """The values of these durations' `duration_parameter`s at a `now` (aware UTC): each
+    duration's instant, in both forms, as the lowering would have written it at `now`. The
+    names and resolvers are worked out once; a call costs a subtraction per duration."""
+    bindings = [
+        (
+            duration.resolver(),
+            duration_parameter(duration, naive=False),
+            duration_parameter(duration, naive=True),
+        )
+        for duration in durations
+    ]
+
+    def at(now: datetime) -> dict[str, datetime]:
+        values: dict[str, datetime] = {}
+        for before, name, naive in bindings:
+            instant = before(now)
+            values[name] = instant
+            values[naive] = instant.replace(tzinfo=None)
+        return values
+
+    return at
 
 
 def _string_test(node: Comparison, column: ColumnElement[Any]) -> Expression:

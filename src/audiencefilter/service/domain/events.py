@@ -136,15 +136,18 @@ class Alike:
 def _bump(session: Session, list_id: str, by: int) -> int | None:
     """Adds `by` to the list's counter (taking its row lock); the new value, or None if the
     list has no counter yet."""
-    statement = (
-        update(EventHead)
-        .where(EventHead.listId == list_id)
-        .values(position=EventHead.position + by)
-        .returning(EventHead.position)
-        .execution_options(synchronize_session=False)
-    )
-    value = session.execute(statement).scalar_one_or_none()
+    value = session.execute(_BUMP, {"bump_list": list_id, "bump_by": by}).scalar_one_or_none()
     return None if value is None else int(value)
+
+
+_BUMP = (
+    update(EventHead)
+    .where(EventHead.listId == bindparam("bump_list"))
+    .values(position=EventHead.position + bindparam("bump_by", type_=EventHead.position.type))
+    .returning(EventHead.position)
+    .execution_options(synchronize_session=False)
+)
+"""`_bump`'s statement, built once: every write of a list runs it (its lock) once or twice."""
 
 
 def _advance(session: Session, list_id: str, by: int) -> int:

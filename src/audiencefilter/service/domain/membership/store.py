@@ -336,11 +336,15 @@ def _stored_pairs(
     wanted = frozenset(audience_ids)
     stored: set[tuple[str, str]] = set()
     for chunk in _chunks(contact_ids):
-        statement = select(Membership.audienceId, Membership.contactId).where(
-            Membership.contactId.in_(chunk)
-        )
-        stored.update((a, c) for a, c in session.execute(statement) if a in wanted)
+        rows = session.execute(_STORED_PAIRS, {"stored_contacts": list(chunk)})
+        stored.update((a, c) for a, c in rows if a in wanted)
     return stored
+
+
+_STORED_PAIRS = select(Membership.audienceId, Membership.contactId).where(
+    Membership.contactId.in_(bindparam("stored_contacts", expanding=True))
+)
+"""`_stored_pairs`' statement, built once (every write judging audiences runs it)."""
 
 
 class _Judge:
