@@ -75,7 +75,7 @@ from . import records as contact_records
 
 CHUNK = 500
 # Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
-SQL_AUDIENCES_PER_STATEMENT = 32
+SQL_AUDIENCES_PER_STATEMENT = 64
 MEMBERSHIPS = cast(Table, Membership.__table__)
 _ENTERED_AT = MEMBERSHIPS.c.entered_at.type
 
