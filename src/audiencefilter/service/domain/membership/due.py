@@ -41,7 +41,30 @@ CHUNK = 500
 DUE = cast(Table, MembershipDue.__table__)
 AUDIENCE_DUE = cast(Table, AudienceDue.__table__)
 WAKE = threading.Event()
-"""Set when an instant was written: the scheduler of this process looks again at once."""
+"""Set when an instant was written before the scheduler's next look (`wake_for`): the
+scheduler of this process looks again at once."""
+_NEXT_LOOKS: dict[int, datetime | None] = {}  # per scheduler of this process
+
+
+def plan_look(scheduler: object, at: datetime | None) -> None:
+    """This scheduler of the process will look at `at` anyway (None: it is looking, or its
+    next look is not known yet; `forget_look` when it stops): instants from then on need not
+    wake it."""
+    _NEXT_LOOKS[id(scheduler)] = at
+
+
+def forget_look(scheduler: object) -> None:
+    _NEXT_LOOKS.pop(id(scheduler), None)
+
+
+def wake_for(instant: datetime) -> None:
+    """Wakes the schedulers for an instant just written, unless each looks by then anyway: a
+    write of a contact in a time audience writes its next instants every time, and waking a
+    scheduler for each (two queries and a scan of what is due) would double the CPU a write
+    costs for nothing. One event wakes them all, so the latest planned look decides."""
+    planned = list(_NEXT_LOOKS.values())
+    if not planned or None in planned or instant < max(p for p in planned if p is not None):
+        WAKE.set()
 
 
 def moving(audiences: Sequence[StoredAudience]) -> list[StoredAudience]:
@@ -67,7 +90,7 @@ def contacts_judged(
     _forget(session, [a.id for a in timed], contact_ids)
     insert_rows(session, DUE, rows)
     if rows:
-        WAKE.set()
+        wake_for(min(row["due_at"] for row in rows))
 
 
 def next_instants(
@@ -106,7 +129,7 @@ def merge(session: Session, audience_id: str, rows: Sequence[dict[str, Any]]) ->
     ]
     _forget(session, [audience_id], contact_ids)
     insert_rows(session, DUE, merged)
-    WAKE.set()
+    wake_for(min(row["due_at"] for row in merged))
 
 
 def _exact(
@@ -243,7 +266,7 @@ def set_audience_due(
     if due is not None:
         insert_rows(session, AUDIENCE_DUE, [{"audience_id": audience_id, "due_at": due}])
         if wake:
-            WAKE.set()
+            wake_for(due)
 
 
 def audiences_due(session: Session, now: datetime) -> list[str]:
