@@ -238,7 +238,7 @@ def append_each(
     table = [(*row, texts[row[2]]) for row in rows]
     parameters = dialects.rows_parameters(dialect, _EACH, table, _EACH_KEY)
     parameters.update(each_list=list_id, each_before=before, each_cause=cause, each_now=now)
-    session.execute(_each_rows(dialect), parameters)
+    session.connection().execute(_each_rows(dialect), parameters)
     return len(rows)
 
 

@@ -77,7 +77,7 @@ def action_instants(
     for start in range(0, len(contact_ids), CHUNK):
         chunk = list(contact_ids[start : start + CHUNK])
         values = {"recent_contacts": chunk, "recent_since": since}
-        for contact_id, created in session.execute(_RECENT_ACTIONS, values):
+        for contact_id, created in session.connection().execute(_RECENT_ACTIONS, values):
             found.setdefault(contact_id, []).append(as_utc(created))
     return found
 

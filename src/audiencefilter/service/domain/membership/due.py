@@ -226,7 +226,8 @@ def _forget(session: Session, audience_ids: Sequence[str], contact_ids: Sequence
     audiences = list(audience_ids)
     for start in range(0, len(contact_ids), CHUNK):
         chunk = list(contact_ids[start : start + CHUNK])
-        session.execute(_FORGET, {"forget_audiences": audiences, "forget_contacts": chunk})
+        values = {"forget_audiences": audiences, "forget_contacts": chunk}
+        session.connection().execute(_FORGET, values)
 
 
 _FORGET = (

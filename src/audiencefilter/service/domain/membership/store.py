@@ -153,7 +153,7 @@ def _insert_pairs(
         pairs = [(a.id, c) for a, c in entering]
         parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _PAIRS_KEY)
         parameters[_PAIRS_AT] = at
-        session.execute(_pairs_insert(dialect), parameters)
+        session.connection().execute(_pairs_insert(dialect), parameters)
         return
     # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
     rows_in = [{"audience_id": a.id, "contact_id": c, "entered_at": at} for a, c in entering]
@@ -256,6 +256,7 @@ def refresh_contacts(
         audiences = plan.smart if changed is None else plan.reading(changed)
     if not audiences or not contact_ids:
         return 0
+    session.flush()  # the write's own changes, before the Core statements below read
     at = clock.now()
     in_sql = [a for a in audiences if _judged_in_sql(a)]
     selected = _selected_in_sql(session, in_sql, contact_ids, at)
@@ -280,6 +281,7 @@ def _selected_in_sql(
     """`{audience id: ids of these contacts its filter selects}`, one statement per chunk of
     contacts and group of audiences (bound parameters stay within the list's budget)."""
     selected: dict[str, set[str]] = {a.id: set() for a in audiences}
+    connection = session.connection()  # Core statements: no ORM step per execution
     for start in range(0, len(audiences), SQL_AUDIENCES_PER_STATEMENT):
         group = audiences[start : start + SQL_AUDIENCES_PER_STATEMENT]
         filters = [_filter(a) for a in group]
@@ -289,7 +291,7 @@ def _selected_in_sql(
             parameters.update(flt.sqlalchemy_parameters(at))
         for chunk in _chunks(contact_ids):
             parameters[_CONTACT_IDS] = list(chunk)
-            for contact_id, *answers in session.execute(statement, parameters):
+            for contact_id, *answers in connection.execute(statement, parameters):
                 for audience, answer in zip(group, answers, strict=True):
                     if answer:
                         selected[audience.id].add(contact_id)
@@ -336,7 +338,7 @@ def _stored_pairs(
     wanted = frozenset(audience_ids)
     stored: set[tuple[str, str]] = set()
     for chunk in _chunks(contact_ids):
-        rows = session.execute(_STORED_PAIRS, {"stored_contacts": list(chunk)})
+        rows = session.connection().execute(_STORED_PAIRS, {"stored_contacts": list(chunk)})
         stored.update((a, c) for a, c in rows if a in wanted)
     return stored
 
