@@ -20,7 +20,7 @@ from audiencefilter.language.relative import Ago
 NOW = datetime(2026, 3, 29, 0, 30, tzinfo=UTC)
 TICK = timedelta(microseconds=1)
 
-FILTERS = [
+FILTERS: list[dict[str, Any]] = [
     {"createdAt": {"gte": {"ago": "P30D"}}},
     {"createdAt": {"gt": {"ago": "PT1H"}}},
     {"AND": [{"createdAt": {"gte": {"ago": "P1M"}}}, {"createdAt": {"lt": {"ago": "P2D"}}}]},

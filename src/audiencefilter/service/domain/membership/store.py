@@ -57,6 +57,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import BindParameter
 
 from .... import Filter
 from ...db import dialects
@@ -315,7 +316,7 @@ def _judging_statement(conditions: Sequence[ColumnElement[bool]]) -> Select[Any]
     if found is not None and all(a is b for a, b in zip(found[0], conditions, strict=True)):
         return found[1]
     tests = [case((condition, 1), else_=0) for condition in conditions]
-    ids = bindparam(_CONTACT_IDS, expanding=True)
+    ids: BindParameter[list[str]] = bindparam(_CONTACT_IDS, expanding=True)
     statement = select(Contact.id, *tests).where(Contact.id.in_(ids))
     with _STATEMENTS_LOCK:
         if len(_STATEMENTS) >= _STATEMENTS_KEPT:  # audiences changed: forget the oldest
