@@ -389,9 +389,38 @@ class Filter:
         left out), `columns` the column names of fields named differently, and relative
         date-times become the instants they are at `now` (default: the clock now).
         """
+        return self._polars_expression(dtypes, columns, now)
+
+    def _polars_expression(
+        self,
+        dtypes: Mapping[str, Any] | None,
+        columns: Mapping[str, str] | None,
+        now: datetime | None,
+    ) -> Any:
+        """`to_polars`, kept for the last few column types, names and instants: a frame
+        filtered again and again (`select_frame` in a loop over batches of one schema) does
+        not build its expression each time. polars expressions are immutable, so one serves
+        every call."""
         from .backends.columnar import to_polars
 
-        return to_polars(self.lowered_at(now), self.schema, dtypes, columns=columns)
+        moment = as_now(system_clock() if now is None else now) if self.relatives else None
+        key = (
+            None if dtypes is None else tuple(dtypes.items()),
+            None if columns is None else tuple(sorted(columns.items())),
+            self.instants(moment) if moment else (),
+        )
+        memo = self._polars_memo
+        kept_now = memo[0]  # one tuple, read at once and replaced whole: safe across threads
+        for kept_key, kept in kept_now:
+            if kept_key == key:
+                return kept
+        built = to_polars(self.lowered_at(moment), self.schema, dtypes, columns=columns)
+        memo[0] = ((key, built), *kept_now[:3])
+        return built
+
+    @cached_property
+    def _polars_memo(self) -> list[tuple[tuple[Any, Any], ...]]:
+        return [()]
 
     def to_text(self) -> str:
         """The filter in the readable text syntax; `parse_text(f.to_text()) == f`."""
@@ -465,10 +494,11 @@ class Filter:
                 self.lowered_at(now), self.schema, cast(Any, frame), columns=columns
             )
             return cast(F, found)
-        from .backends.columnar import select_rows
+        from .backends.columnar import frame_dtypes
 
-        chosen = select_rows(self.lowered_at(now), self.schema, cast(Any, frame), columns=columns)
-        return cast(F, chosen)
+        polars_frame = cast(Any, frame)
+        expression = self._polars_expression(frame_dtypes(polars_frame), columns, now)
+        return cast(F, polars_frame.filter(expression))
 
     def to_pyspark(
         self,
