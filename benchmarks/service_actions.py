@@ -9,7 +9,8 @@ default), most of them over the contact's actions (`some` in a window, `count` w
 Through the whole HTTP application in process, side by side, the median wall-clock milliseconds
 of `POST /actions` on one of ten contacts of each list: the write re-evaluates every smart
 audience of the list for the contact (its actions loaded once), stores the difference and
-appends its events in the same transaction. Target: at most 2 times the same without audiences.
+appends its events in the same transaction. Targets: at most 1.5 times the same without audiences
+in process CPU (what other work on a shared machine cannot inflate), 2 times in wall clock.
 
 A measurement script, not a test: nothing asserts a timing (tests/service/
 test_membership_benchmark.py runs it tiny, for its shape only).
@@ -29,7 +30,7 @@ from audiencefilter.service.db.models import Action, Contact, new_id
 
 from .service_membership import Bench, _side_by_side, run_engines
 
-TARGET = 2.0
+TARGETS = {"wall clock": 2.0, "process CPU": 1.5}
 NAMES = ["share", "like", "visit"]
 
 
@@ -107,7 +108,7 @@ def _run(name: str, url: str, contacts: int, audiences: int, runs: int) -> None:
             )
             print(
                 f"  {'create an action, ' + label:<26} {with_ms:7.2f}ms {without_ms:7.2f}ms  "
-                f"ratio {with_ms / without_ms:.2f}x (≤{TARGET}x)"
+                f"ratio {with_ms / without_ms:.2f}x (≤{TARGETS[label]}x)"
             )
     finally:
         bench.close()

@@ -29,7 +29,7 @@ from .language.fields import Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import Node, fields_used, relative_values, resolve
 from .language.relative import Ago, Clock, as_now, system_clock
-from .rewrite.lower import lower
+from .rewrite.lower import durations_at, lower
 from .where.read import read_where
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ class Filter:
             return None
         return self._clockwork.crossing_horizon(as_now(system_clock() if now is None else now))
 
-    @property
+    @cached_property
     def moves_with_clock(self) -> bool:
         """Whether the filter compares with a duration before now (`ago`), whose instant moves
         with the clock: each record then has its own instants of change (`next_change`)."""
@@ -266,6 +266,7 @@ class Filter:
         relations: Mapping[str, Any] | None = None,
         columns: Mapping[str, Any] | None = None,
         naming: str | Callable[[str], str] | None = None,
+        bind_durations: bool = False,
     ) -> ColumnElement[bool]:
         """A SQLAlchemy boolean expression over `target`: a Table, ORM class or name->column map.
 
@@ -276,31 +277,75 @@ class Filter:
         related field), else the field's name, else the name `naming` gives (`"snake_case"`:
         `createdAt` -> `created_at`); a field found nowhere raises ValueError naming the
         closest attribute.
+
+        `bind_durations`: each duration (`{"ago": ...}`) compared with a date-time column
+        becomes a named parameter instead of its instant; execute the statement with
+        `sqlalchemy_parameters(now)`. The expression is then the same object from one instant
+        to the next (built once, and one entry of SQLAlchemy's compiled cache), where otherwise
+        a filter with a duration is built anew for every `now`. Calendar values and durations
+        at a JSON path are still taken at `now`.
         """
         from .backends.sql.sqlalchemy import to_sqlalchemy
 
-        moment = (system_clock() if now is None else now) if self.relatives else None
+        resolvers = self._sqlalchemy_durations[1] if bind_durations else self.resolvers
+        moment = as_now(system_clock() if now is None else now) if resolvers else None
+        written = tuple([instant_of(moment) for instant_of in resolvers]) if moment else ()
         given = (target, relations, columns, naming)
-        key = (*map(id, given), self.instants(moment) if moment else ())
+        key = (*map(id, given), bind_durations, written)
         memo = self._sqlalchemy_memo
         kept_now = memo[0]  # one tuple, read at once and replaced whole: safe across threads
         for kept in kept_now:
             if kept[0] == key and all(a is b for a, b in zip(kept[1], given, strict=True)):
                 return cast("ColumnElement[bool]", kept[2])
-        lowered = self.lowered_at(moment)
+        if moment is None:
+            lowered = self.lowered  # nothing relative, or only durations kept as parameters
+        else:
+            lowered = lower(self.root, self.schema, moment, keep_durations=bind_durations)
         built = to_sqlalchemy(
             lowered, self.schema, target, relations, columns=columns, naming=naming
         )
         memo[0] = ((key, given, built), *kept_now[:3])
         return built
 
+    def sqlalchemy_parameters(self, now: datetime | None = None) -> dict[str, datetime]:
+        """The values, at `now` (default: the clock), of the parameters an expression built
+        with `to_sqlalchemy(..., bind_durations=True)` holds: pass them to `execute`. Their
+        names are shared by filters with the same duration (`af_ago_...`), so the parameters
+        of several filters in one statement merge into one mapping."""
+        if not self._sqlalchemy_durations[0]:
+            return {}
+        return self._duration_parameters(as_now(system_clock() if now is None else now))
+
+    @cached_property
+    def _duration_parameters(self) -> Callable[[datetime], dict[str, datetime]]:
+        from .backends.sql.sqlalchemy import duration_parameters
+
+        return duration_parameters(sorted(self._sqlalchemy_durations[0], key=repr))
+
+    @cached_property
+    def _sqlalchemy_durations(
+        self,
+    ) -> tuple[frozenset[Ago], tuple[Callable[[datetime], date | str | MonthDays], ...]]:
+        """For `bind_durations`: the durations bound as parameters (those compared with a
+        column), and the resolvers of the relative values still written into the expression
+        (the memo's key, with the instants they give)."""
+        at_column, at_path = durations_at(self.lowered)
+        bound_only = at_column - at_path
+        written = tuple(
+            resolver
+            for relative, resolver in zip(self.relatives, self.resolvers, strict=True)
+            if relative not in bound_only
+        )
+        return at_column, written
+
     @cached_property
     def _sqlalchemy_memo(self) -> list[tuple[tuple[Any, ...], ...]]:
         """The last few expressions built, by target, relations and the instants their relative
         values stood for: a service judging the same audiences on every write builds each
         expression once per instant, not once per write (a filter without relative values, or
-        only calendar ones, keeps one for a day or for good). Same target and relations objects
-        only (identity, kept alive by the memo): a rebuilt table is another key."""
+        only calendar ones, keeps one for a day or for good; with `bind_durations`, durations
+        are not part of the key). Same target and relations objects only (identity, kept alive
+        by the memo): a rebuilt table is another key."""
         return [()]
 
     def to_sql(
@@ -376,9 +421,38 @@ class Filter:
         left out), `columns` the column names of fields named differently, and relative
         date-times become the instants they are at `now` (default: the clock now).
         """
+        return self._polars_expression(dtypes, columns, now)
+
+    def _polars_expression(
+        self,
+        dtypes: Mapping[str, Any] | None,
+        columns: Mapping[str, str] | None,
+        now: datetime | None,
+    ) -> Any:
+        """`to_polars`, kept for the last few column types, names and instants: a frame
+        filtered again and again (`select_frame` in a loop over batches of one schema) does
+        not build its expression each time. polars expressions are immutable, so one serves
+        every call."""
         from .backends.columnar import to_polars
 
-        return to_polars(self.lowered_at(now), self.schema, dtypes, columns=columns)
+        moment = as_now(system_clock() if now is None else now) if self.relatives else None
+        key = (
+            None if dtypes is None else tuple(dtypes.items()),
+            None if columns is None else tuple(sorted(columns.items())),
+            self.instants(moment) if moment else (),
+        )
+        memo = self._polars_memo
+        kept_now = memo[0]  # one tuple, read at once and replaced whole: safe across threads
+        for kept_key, kept in kept_now:
+            if kept_key == key:
+                return kept
+        built = to_polars(self.lowered_at(moment), self.schema, dtypes, columns=columns)
+        memo[0] = ((key, built), *kept_now[:3])
+        return built
+
+    @cached_property
+    def _polars_memo(self) -> list[tuple[tuple[Any, Any], ...]]:
+        return [()]
 
     def to_text(self) -> str:
         """The filter in the readable text syntax; `parse_text(f.to_text()) == f`."""
@@ -489,10 +563,11 @@ class Filter:
 
             found = select_other_rows(self.lowered_at(now), self.schema, frame, columns=columns)
             return cast(F, found)
-        from .backends.columnar import select_rows
+        from .backends.columnar import frame_dtypes
 
-        chosen = select_rows(self.lowered_at(now), self.schema, cast(Any, frame), columns=columns)
-        return cast(F, chosen)
+        polars_frame = cast(Any, frame)
+        expression = self._polars_expression(frame_dtypes(polars_frame), columns, now)
+        return cast(F, polars_frame.filter(expression))
 
     def frame_mask(
         self, frame: Any, *, columns: Mapping[str, str] | None = None, now: datetime | None = None

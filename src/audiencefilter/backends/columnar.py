@@ -138,8 +138,12 @@ def select_rows(
     node: Node, schema: Schema, frame: Frame, *, columns: Mapping[str, str] | None = None
 ) -> Frame:
     """The rows of `frame` where the lowered filter is TRUE, in order; lazy in, lazy out."""
-    dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    return frame.filter(to_polars(node, schema, dtypes, columns=columns))
+    return frame.filter(to_polars(node, schema, frame_dtypes(frame), columns=columns))
+
+
+def frame_dtypes(frame: Frame) -> Dtypes:
+    """The column types of a DataFrame, or of a LazyFrame (its schema, without running it)."""
+    return frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
 
 
 def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:

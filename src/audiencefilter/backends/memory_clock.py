@@ -172,16 +172,19 @@ class Clockwork:
         cannot evaluate the record in memory (a database decides it) but knows the date-times
         it holds: waking then and deciding again is never late, only sometimes early."""
         offsets = [now - instant for instant in self._moving_instants(now)]
-        step = self.next_step(now)
-        found = [] if step is None else [step]
+        first = self.next_step(now)
         for value in values:
             for offset in offsets:
                 try:
                     meeting = value + offset
                 except (OverflowError, TypeError):
                     continue
-                found.extend(at for at in (meeting, meeting + _TICK) if at > now)
-        first = min(found, default=None)
+                if meeting <= now:  # a strict comparison flips a microsecond later
+                    meeting += _TICK
+                    if meeting <= now:
+                        continue
+                if first is None or meeting < first:
+                    first = meeting
         return None if first is None or (until is not None and first >= until) else first
 
     def crossing_horizon(self, now: datetime) -> datetime | None:

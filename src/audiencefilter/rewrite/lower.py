@@ -30,7 +30,9 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
 - With `now`, each relative date-time (`Ago`, `StartOf`) becomes its instant at that one
   `now`, so every condition of a statement sees the same moment. Without it they stay
   relative: the in-memory predicate binds them per call from its clock (see
-  `backends/memory.py`).
+  `backends/memory.py`). With `keep_durations`, a duration compared with a column (no JSON
+  path) stays an `Ago` even at a `now`: the SQLAlchemy back-end binds it as a named
+  parameter supplied at execution, so the expression outlives the instant.
 
 The lowered tree is built of the ordinary node kinds, so it is a valid filter (it can be
 printed to debug a back-end), but it is not the user's filter and is never shown as theirs.
@@ -63,6 +65,7 @@ from ..language.nodes import (
     Quantified,
     Value,
     blank_form,
+    walk,
 )
 from ..language.relations import relation_of, rows_schema, values_schema
 from ..language.relative import Ago, as_now
@@ -70,10 +73,25 @@ from ..language.values import Scalar, as_utc, fold, same_value, unique
 from ..language.visitor import Visitor
 
 
-def lower(node: Node, schema: Schema, now: datetime | None = None) -> Node:
+def lower(
+    node: Node, schema: Schema, now: datetime | None = None, *, keep_durations: bool = False
+) -> Node:
     """`node` in the normal form the back-ends take (module docstring); relative date-times
-    become instants at `now` when it is given, and stay relative otherwise."""
-    return _Lowering(schema, None if now is None else as_now(now)).visit(node)
+    become instants at `now` when it is given, and stay relative otherwise. `keep_durations`:
+    durations compared with a column stay relative whatever `now` (`durations_at`)."""
+    return _Lowering(schema, None if now is None else as_now(now), keep_durations).visit(node)
+
+
+def durations_at(lowered: Node) -> tuple[frozenset[Ago], frozenset[Ago]]:
+    """The durations of a lowered tree (relative, lowered without `now`) compared with a
+    column, which `keep_durations` keeps, and those compared at a JSON path, whose instants are
+    written into the tree (one duration can be in both)."""
+    at_column: set[Ago] = set()
+    at_path: set[Ago] = set()
+    for node in walk(lowered):
+        if isinstance(node, Comparison) and isinstance(node.value, Ago):
+            (at_path if node.path else at_column).add(node.value)
+    return frozenset(at_column), frozenset(at_path)
 
 
 def empty_list(op: Op) -> Const:
@@ -149,9 +167,10 @@ def json_date(node: Comparison, source: tuple[str, ...]) -> Node:
 
 
 class _Lowering(Visitor[Node]):
-    def __init__(self, schema: Schema, now: datetime | None) -> None:
+    def __init__(self, schema: Schema, now: datetime | None, keep_durations: bool) -> None:
         self.schema = schema
         self.now = now
+        self.keep_durations = keep_durations
 
     def visit_and(self, node: And) -> Node:
         return And(tuple(self.visit(item) for item in node.items))
@@ -169,17 +188,21 @@ class _Lowering(Visitor[Node]):
         # The related rows' where clause, lowered by the same rules over the related schema
         # and at the same `now`, so a relative window inside it is the statement's instant.
         related = rows_schema(self.schema, relation_of(self.schema, node.relation))
-        return replace(node, where=_Lowering(related, self.now).visit(node.where))
+        return replace(
+            node, where=_Lowering(related, self.now, self.keep_durations).visit(node.where)
+        )
 
     def visit_aggregated(self, node: Aggregated) -> Node:
         relation = relation_of(self.schema, node.relation)
         values = values_schema(self.schema, relation, node.function, node.field)
-        lowered = _Lowering(values, self.now).visit(node.test)
+        lowered = _Lowering(values, self.now, self.keep_durations).visit(node.test)
         if isinstance(lowered, Not) and isinstance(lowered.item, Const):
             lowered = Const(not lowered.item.value)
         if isinstance(lowered, Const):  # `in: []` on an aggregate, as on any field
             return lowered
-        where = _Lowering(rows_schema(self.schema, relation), self.now).visit(node.where)
+        where = _Lowering(rows_schema(self.schema, relation), self.now, self.keep_durations).visit(
+            node.where
+        )
         return replace(node, test=lowered, where=where)
 
     def visit_field_comparison(self, node: FieldComparison) -> Node:
@@ -221,11 +244,12 @@ class _Lowering(Visitor[Node]):
                     self.visit(replace(node, op=Op.LT, value=end)),
                 )
             )
-        value = self.value(node.value, node.insensitive)
         field, path = node.field, node.path
         declared = self.schema.get(field)
         if not path and declared is not None:
             field, path = declared.read_at()
+        keep = self.keep_durations and not path and isinstance(node.value, Ago)
+        value = node.value if keep else self.value(node.value, node.insensitive)
         if value is node.value and field is node.field and path is node.path:
             return node
         return replace(node, field=field, path=path, value=value)

@@ -21,7 +21,7 @@ Design choices:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, cast
 
@@ -67,6 +67,7 @@ from ...language.nodes import (
     Quantified,
     blank_form,
 )
+from ...language.relative import Ago
 from ...language.visitor import Visitor
 from .attributes import Attributes, Naming, naming_function
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
@@ -293,14 +294,48 @@ def _date_bind(value: date) -> Any:
     return bindparam(None, value, type_=Date())
 
 
-def _instant_binder(column: ColumnElement[Any]) -> Callable[[datetime], Any]:
+def _instant_binder(column: ColumnElement[Any]) -> Callable[[datetime | Ago], Any]:
     column_type = column.type if isinstance(column.type, DateTime) else DateTime(timezone=True)
     aware = column_type.timezone
 
-    def bind(value: datetime) -> Any:
+    def bind(value: datetime | Ago) -> Any:
+        if isinstance(value, Ago):  # kept by `lower(keep_durations=True)`
+            return bindparam(duration_parameter(value, naive=not aware), type_=column_type)
         return bindparam(None, value if aware else value.replace(tzinfo=None), type_=column_type)
 
     return bind
+
+
+def duration_parameter(duration: Ago, *, naive: bool) -> str:
+    """The name of the parameter a duration compared with a date-time column binds to: one
+    per duration (two filters with `P30D` share it, as they share its instant at any `now`),
+    and another for columns without time zone, which take naive UTC."""
+    name = f"af_ago_{duration.months}_{duration.micros}"
+    return f"{name}_naive" if naive else name
+
+
+def duration_parameters(durations: Iterable[Ago]) -> Callable[[datetime], dict[str, datetime]]:
+    """The values of these durations' `duration_parameter`s at a `now` (aware UTC): each
+    duration's instant, in both forms, as the lowering would have written it at `now`. The
+    names and resolvers are worked out once; a call costs a subtraction per duration."""
+    bindings = [
+        (
+            duration.resolver(),
+            duration_parameter(duration, naive=False),
+            duration_parameter(duration, naive=True),
+        )
+        for duration in durations
+    ]
+
+    def at(now: datetime) -> dict[str, datetime]:
+        values: dict[str, datetime] = {}
+        for before, name, naive in bindings:
+            instant = before(now)
+            values[name] = instant
+            values[naive] = instant.replace(tzinfo=None)
+        return values
+
+    return at
 
 
 def _string_test(node: Comparison, column: ColumnElement[Any]) -> Expression:

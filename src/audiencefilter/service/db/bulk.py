@@ -17,9 +17,11 @@ flush): a bulk import writes its new contacts with it, without an ORM object eac
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Table, insert, inspect
+from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -33,6 +35,46 @@ def insert_rows(session: Session, table: Table, rows: Sequence[Mapping[str, Any]
     connection = session.connection()
     dialect = connection.dialect
     columns = list(rows[0])
+    prepared = _prepared(table, dialect, columns)
+    convert = prepared.convert
+    if dialect.name == "postgresql":
+        _copy_rows(session, table, columns, (convert([r[n] for n in columns]) for r in rows))
+        return
+    position, order = prepared.position, prepared.order
+    for start in range(0, len(rows), CHUNK):
+        chunk = [convert([row[name] for name in columns]) for row in rows[start : start + CHUNK]]
+        if prepared.positional:
+            params: Any = [tuple(values[i] for i in position) for values in chunk]
+        else:
+            params = [dict(zip(order, values, strict=True)) for values in chunk]
+        connection.exec_driver_sql(prepared.sql, params)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A table's insert for one set of columns on one dialect, compiled, with its converter."""
+
+    table: Table
+    dialect: Dialect
+    sql: str
+    positional: bool
+    order: list[str]
+    position: list[int]
+    convert: Callable[[list[Any]], list[Any]]
+
+
+_PREPARED: dict[tuple[int, int, tuple[str, ...]], _Prepared] = {}
+_PREPARED_KEPT = 256
+
+
+def _prepared(table: Table, dialect: Dialect, columns: list[str]) -> _Prepared:
+    """The compiled insert, kept per table, dialect and columns (identity: the kept objects
+    are compared, so a reused id cannot mislead): a write that inserts a few rows pays for no
+    compilation."""
+    key = (id(table), id(dialect), tuple(columns))
+    found = _PREPARED.get(key)
+    if found is not None and found.table is table and found.dialect is dialect:
+        return found
     compiled = insert(table).compile(dialect=dialect, column_keys=columns)
     processors = [
         table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns
@@ -40,18 +82,13 @@ def insert_rows(session: Session, table: Table, rows: Sequence[Mapping[str, Any]
     order = list(compiled.positiontup or ()) if compiled.positional else columns
     # With positional parameters the statement's order decides; named ones take the keys.
     position = [columns.index(_column_of(compiled, bind)) for bind in order]
-    convert = _converter(processors)
-    if dialect.name == "postgresql":
-        _copy_rows(session, table, columns, (convert([r[n] for n in columns]) for r in rows))
-        return
-    sql = str(compiled)
-    for start in range(0, len(rows), CHUNK):
-        chunk = [convert([row[name] for name in columns]) for row in rows[start : start + CHUNK]]
-        if compiled.positional:
-            params: Any = [tuple(values[i] for i in position) for values in chunk]
-        else:
-            params = [dict(zip(order, values, strict=True)) for values in chunk]
-        connection.exec_driver_sql(sql, params)
+    prepared = _Prepared(
+        table, dialect, str(compiled), compiled.positional, order, position, _converter(processors)
+    )
+    if len(_PREPARED) >= _PREPARED_KEPT:
+        _PREPARED.clear()  # tables or engines come and go (tests): start again
+    _PREPARED[key] = prepared
+    return prepared
 
 
 def _copy_rows(

@@ -44,6 +44,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import QueryableAttribute, Session
+from sqlalchemy.sql.elements import BindParameter
 
 IDS = "ids"
 T = TypeVar("T")
@@ -97,13 +98,45 @@ def unpacked_rows(dialect: str, names: Sequence[str], rows: Sequence[Sequence[st
     """`rows` (each a text per name) as a table of those columns and `ordinal` (from 1), from
     one parameter per column on PostgreSQL (`unnest(a, b, ...) WITH ORDINALITY`) or one JSON
     array of arrays on SQLite (`json_each`, each column by `json_extract`)."""
+    values = rows_parameters(dialect, names, rows, "")
+    return _rows_table(dialect, names, lambda key, type_: bindparam(None, values[key], type_))
+
+
+def unpacked_rows_named(dialect: str, names: Sequence[str], key: str) -> Subquery:
+    """`unpacked_rows` whose rows are supplied at execution (`rows_parameters(..., key)`), so
+    a statement over it can be built, keyed and compiled once per dialect."""
+    keys = dict(zip(_row_keys(dialect, names, ""), _row_keys(dialect, names, key), strict=True))
+    return _rows_table(dialect, names, lambda name, type_: bindparam(keys[name], type_=type_))
+
+
+def rows_parameters(
+    dialect: str, names: Sequence[str], rows: Sequence[Sequence[str]], key: str
+) -> dict[str, Any]:
+    """The parameters of `unpacked_rows_named(dialect, names, key)` holding `rows`."""
+    keys = _row_keys(dialect, names, key)
     if dialect == "postgresql":
-        columns = [bindparam(None, [row[i] for row in rows], type_=ARRAY(String)) for i in
-                   range(len(names))]  # fmt: skip
+        return {k: [row[i] for row in rows] for i, k in enumerate(keys)}
+    return {keys[0]: rows}
+
+
+def _row_keys(dialect: str, names: Sequence[str], key: str) -> list[str]:
+    """The parameters' names: one per column on PostgreSQL, one in all on SQLite."""
+    if dialect == "postgresql":
+        return [f"{key}_{name}" for name in names]
+    return [f"{key}_rows"]
+
+
+def _rows_table(
+    dialect: str, names: Sequence[str], parameter: Callable[[str, Any], BindParameter[Any]]
+) -> Subquery:
+    """The table of `unpacked_rows`, its parameters made by `parameter(name, type)`."""
+    keys = _row_keys(dialect, names, "")
+    if dialect == "postgresql":
+        columns = [parameter(k, ARRAY(String)) for k in keys]
         table = func.unnest(*columns).table_valued(*names, with_ordinality="ordinal")
         table = table.render_derived()
         return select(*(table.c[name] for name in names), table.c.ordinal).subquery()
-    each = func.json_each(bindparam(None, rows, type_=JSON)).table_valued("key", "value")
+    each = func.json_each(parameter(keys[0], JSON)).table_valued("key", "value")
     picked = [
         func.json_extract(each.c.value, f"$[{index}]", type_=String).label(name)
         for index, name in enumerate(names)

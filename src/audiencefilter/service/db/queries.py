@@ -137,9 +137,12 @@ def contact_rows(where: Iterable[ColumnElement[bool]]) -> Select[Any]:
     return _CONTACT_SELECT.where(*where)
 
 
-def fetch_rows(session: Session, statement: Select[Any]) -> list[dict[str, Any]]:
-    """Contacts as dicts keyed by interface names, `createdAt` aware (a filter record each)."""
-    result = session.connection().execute(statement)
+def fetch_rows(
+    session: Session, statement: Select[Any], parameters: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Contacts as dicts keyed by interface names, `createdAt` aware (a filter record each);
+    `parameters`: the values of the statement's named parameters, if any."""
+    result = session.connection().execute(statement, parameters)
     return row_dicts(tuple(result.keys()), result)
 
 

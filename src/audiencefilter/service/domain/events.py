@@ -46,6 +46,7 @@ from typing import cast as typed
 from sqlalchemy import (
     String,
     Table,
+    bindparam,
     insert,
     literal,
     select,
@@ -135,15 +136,18 @@ class Alike:
 def _bump(session: Session, list_id: str, by: int) -> int | None:
     """Adds `by` to the list's counter (taking its row lock); the new value, or None if the
     list has no counter yet."""
-    statement = (
-        update(EventHead)
-        .where(EventHead.listId == list_id)
-        .values(position=EventHead.position + by)
-        .returning(EventHead.position)
-        .execution_options(synchronize_session=False)
-    )
-    value = session.execute(statement).scalar_one_or_none()
+    value = session.execute(_BUMP, {"bump_list": list_id, "bump_by": by}).scalar_one_or_none()
     return None if value is None else int(value)
+
+
+_BUMP = (
+    update(EventHead)
+    .where(EventHead.listId == bindparam("bump_list"))
+    .values(position=EventHead.position + bindparam("bump_by", type_=EventHead.position.type))
+    .returning(EventHead.position)
+    .execution_options(synchronize_session=False)
+)
+"""`_bump`'s statement, built once: every write of a list runs it (its lock) once or twice."""
 
 
 def _advance(session: Session, list_id: str, by: int) -> int:
@@ -231,27 +235,32 @@ def append_each(
     before = _advance(session, list_id, len(rows)) - len(rows)
     encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
     texts = {audience_id: encode(payload) for audience_id, payload in payloads.items()}
-    table = dialects.unpacked_rows(dialect, _EACH, [(*row, texts[row[2]]) for row in rows])
-    session.execute(_each_rows(dialect, list_id, before, table, cause, now))
+    table = [(*row, texts[row[2]]) for row in rows]
+    parameters = dialects.rows_parameters(dialect, _EACH, table, _EACH_KEY)
+    parameters.update(each_list=list_id, each_before=before, each_cause=cause, each_now=now)
+    session.connection().execute(_each_rows(dialect), parameters)
     return len(rows)
 
 
 _EACH = ("type", "contact_id", "audience_id", "payload")
+_EACH_KEY = "each"
 
 
-def _each_rows(
-    dialect: str, list_id: str, before: int, table: Any, cause: str, now: datetime
-) -> Any:
-    """`INSERT INTO events SELECT ...` of `append_each`'s rows, numbered after `before`; the
-    payload is the JSON text encoded in Python, stored as it is (cast on PostgreSQL)."""
+@dialects.per_dialect
+def _each_rows(dialect: str) -> Any:
+    """`INSERT INTO events SELECT ...` of `append_each`'s rows, numbered after `each_before`;
+    the payload is the JSON text encoded in Python, stored as it is (cast on PostgreSQL).
+    Built once per dialect, every value a named parameter: a write that changes memberships
+    pays for no statement construction or cache key."""
+    table = dialects.unpacked_rows_named(dialect, _EACH, _EACH_KEY)
     payload = dialects.json_from_text(table.c.payload, dialect)
     selected = select(
         dialects.random_id("evt_", dialect),
-        literal(list_id, String),
-        literal(before, EVENTS.c.position.type) + table.c.ordinal,
+        bindparam("each_list", type_=String),
+        bindparam("each_before", type_=EVENTS.c.position.type) + table.c.ordinal,
         *(table.c[name] for name in _EACH[:3]),
-        literal(cause, String),
-        literal(now, EVENTS.c.occurred_at.type),
+        bindparam("each_cause", type_=String),
+        bindparam("each_now", type_=EVENTS.c.occurred_at.type),
         type_coerce(payload, EVENTS.c.payload.type),
     )
     return insert(EVENTS).from_select(_EVENT_COLUMNS, selected)

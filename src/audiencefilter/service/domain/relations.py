@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Table, select
+from sqlalchemy import ColumnElement, Table, bindparam, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import FromClause
 
@@ -75,18 +75,30 @@ def action_instants(
     a filter decided in SQL has yet to meet (older ones are out of its reach for good)."""
     found: dict[str, list[datetime]] = {}
     for start in range(0, len(contact_ids), CHUNK):
-        chunk = contact_ids[start : start + CHUNK]
-        statement = select(Action.subId, Action.createdAt).where(
-            Action.subId.in_(chunk), Action.createdAt >= since
-        )
-        for contact_id, created in session.execute(statement):
+        chunk = list(contact_ids[start : start + CHUNK])
+        values = {"recent_contacts": chunk, "recent_since": since}
+        for contact_id, created in session.connection().execute(_RECENT_ACTIONS, values):
             found.setdefault(contact_id, []).append(as_utc(created))
     return found
+
+
+_RECENT_ACTIONS = select(Action.subId, Action.createdAt).where(
+    Action.subId.in_(bindparam("recent_contacts", expanding=True)),
+    Action.createdAt >= bindparam("recent_since", type_=Action.createdAt.type),
+)
+"""`action_instants`' statement, built once (every action written runs it)."""
 
 
 def condition(flt: Filter, now: datetime) -> ColumnElement[bool]:
     """The filter as a condition on `contacts`, relation conditions over the service's tables."""
     return flt.to_sqlalchemy(Contact, now=now, relations=_TABLES)
+
+
+def bound_condition(flt: Filter, now: datetime) -> ColumnElement[bool]:
+    """`condition` with its durations as named parameters (`Filter.sqlalchemy_parameters`):
+    the same expression object from one write to the next, so statements over it are built,
+    keyed and compiled once. Calendar values are taken at `now`."""
+    return flt.to_sqlalchemy(Contact, now=now, relations=_TABLES, bind_durations=True)
 
 
 def related_rows(

@@ -20,13 +20,14 @@ those rows.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, func, select
+from sqlalchemy import Table, bindparam, delete, func, select
 from sqlalchemy.orm import Session
 
 from .... import Filter, as_utc
@@ -40,7 +41,30 @@ CHUNK = 500
 DUE = cast(Table, MembershipDue.__table__)
 AUDIENCE_DUE = cast(Table, AudienceDue.__table__)
 WAKE = threading.Event()
-"""Set when an instant was written: the scheduler of this process looks again at once."""
+"""Set when an instant was written before the scheduler's next look (`wake_for`): the
+scheduler of this process looks again at once."""
+_NEXT_LOOKS: dict[int, datetime | None] = {}  # per scheduler of this process
+
+
+def plan_look(scheduler: object, at: datetime | None) -> None:
+    """This scheduler of the process will look at `at` anyway (None: it is looking, or its
+    next look is not known yet; `forget_look` when it stops): instants from then on need not
+    wake it."""
+    _NEXT_LOOKS[id(scheduler)] = at
+
+
+def forget_look(scheduler: object) -> None:
+    _NEXT_LOOKS.pop(id(scheduler), None)
+
+
+def wake_for(instant: datetime) -> None:
+    """Wakes the schedulers for an instant just written, unless each looks by then anyway: a
+    write of a contact in a time audience writes its next instants every time, and waking a
+    scheduler for each (two queries and a scan of what is due) would double the CPU a write
+    costs for nothing. One event wakes them all, so the latest planned look decides."""
+    planned = list(_NEXT_LOOKS.values())
+    if not planned or None in planned or instant < max(p for p in planned if p is not None):
+        WAKE.set()
 
 
 def moving(audiences: Sequence[StoredAudience]) -> list[StoredAudience]:
@@ -66,7 +90,7 @@ def contacts_judged(
     _forget(session, [a.id for a in timed], contact_ids)
     insert_rows(session, DUE, rows)
     if rows:
-        WAKE.set()
+        wake_for(min(row["due_at"] for row in rows))
 
 
 def next_instants(
@@ -81,7 +105,7 @@ def next_instants(
     in_memory = [a for a in audiences if not relations.decided_in_sql(a.flt)]
     in_sql = [a for a in audiences if relations.decided_in_sql(a.flt)]
     found = _exact(session, in_memory, contact_ids, at, records)
-    return found + _early(session, in_sql, contact_ids, at)
+    return found + _early(session, in_sql, contact_ids, at, records)
 
 
 def merge(session: Session, audience_id: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -105,7 +129,7 @@ def merge(session: Session, audience_id: str, rows: Sequence[dict[str, Any]]) ->
     ]
     _forget(session, [audience_id], contact_ids)
     insert_rows(session, DUE, merged)
-    WAKE.set()
+    wake_for(min(row["due_at"] for row in merged))
 
 
 def _exact(
@@ -130,26 +154,33 @@ def _exact(
 
 
 def _early(
-    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
+    session: Session,
+    audiences: Sequence[StoredAudience],
+    contact_ids: Sequence[str],
+    at: datetime,
+    records: Sequence[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """For filters the database decides (over actions, whose history is never loaded): the
     first instant a duration meets one of the contact's date-times or its recent actions'
-    (`Filter.next_crossing`), where the database decides again."""
+    (`Filter.next_crossing`), where the database decides again. `records`: the contacts'
+    rows as the write's judgement read them (else read here)."""
     rows: list[dict[str, Any]] = []
     if not audiences:
         return rows
-    records = contact_records.rows(session, contact_ids, decode=True)
+    if records is None:
+        records = contact_records.rows(session, contact_ids, decode=True)
     filters = [cast(Filter, audience.flt) for audience in audiences]
     horizons = [flt.crossing_horizon(at) or at for flt in filters]
     # One read of the recent actions for every audience, from the earliest horizon; each
     # audience then keeps those within its own reach.
     actions = relations.action_instants(session, contact_ids, min(horizons))
+    own = [(record["id"], _row_instants(record)) for record in records]  # once, not per audience
     for audience, flt, since in zip(audiences, filters, horizons, strict=True):
         until = flt.next_step(at)
-        for record in records:
-            recent = [moment for moment in actions.get(record["id"], ()) if moment >= since]
-            values = [*_instants_of(record), *recent]
-            rows.extend(_row(audience, record["id"], flt.next_crossing(values, at, until=until)))
+        for contact_id, instants in own:
+            recent = [moment for moment in actions.get(contact_id, ()) if moment >= since]
+            values = [*instants, *recent]
+            rows.extend(_row(audience, contact_id, flt.next_crossing(values, at, until=until)))
     return rows
 
 
@@ -157,6 +188,19 @@ def _row(audience: StoredAudience, contact_id: str, due: datetime | None) -> lis
     if due is None:
         return []
     return [{"audience_id": audience.id, "contact_id": contact_id, "due_at": due}]
+
+
+def _row_instants(record: dict[str, Any]) -> list[datetime]:
+    """The date-times of a contact's own row (`_instants_of`): its `data` decoded if it is
+    still JSON text, and no related rows (a relation's recent rows are read apart)."""
+    found: list[datetime] = []
+    for key, value in record.items():
+        if key in relations.RELATIONS:
+            continue
+        if key == "data" and isinstance(value, str):
+            value = json.loads(value)
+        found.extend(_instants_of(value))
+    return found
 
 
 def _instants_of(value: Any) -> list[datetime]:
@@ -179,16 +223,22 @@ def _instants_of(value: Any) -> list[datetime]:
 def _forget(session: Session, audience_ids: Sequence[str], contact_ids: Sequence[str]) -> None:
     """Drops the instants of these pairs: one statement per chunk of contacts (the audiences
     of one list are few enough to bind; the list's budget bounds them)."""
+    audiences = list(audience_ids)
     for start in range(0, len(contact_ids), CHUNK):
-        chunk = contact_ids[start : start + CHUNK]
-        session.execute(
-            delete(MembershipDue)
-            .where(
-                MembershipDue.audienceId.in_(list(audience_ids)),
-                MembershipDue.contactId.in_(chunk),
-            )
-            .execution_options(synchronize_session=False)
-        )
+        chunk = list(contact_ids[start : start + CHUNK])
+        values = {"forget_audiences": audiences, "forget_contacts": chunk}
+        session.connection().execute(_FORGET, values)
+
+
+_FORGET = (
+    delete(MembershipDue)
+    .where(
+        MembershipDue.audienceId.in_(bindparam("forget_audiences", expanding=True)),
+        MembershipDue.contactId.in_(bindparam("forget_contacts", expanding=True)),
+    )
+    .execution_options(synchronize_session=False)
+)
+"""`_forget`'s statement, built once (every write of a contact in a time audience runs it)."""
 
 
 def audience_changed(session: Session, audience: StoredAudience, at: datetime) -> None:
@@ -217,7 +267,7 @@ def set_audience_due(
     if due is not None:
         insert_rows(session, AUDIENCE_DUE, [{"audience_id": audience_id, "due_at": due}])
         if wake:
-            WAKE.set()
+            wake_for(due)
 
 
 def audiences_due(session: Session, now: datetime) -> list[str]:

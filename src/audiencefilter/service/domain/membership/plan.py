@@ -29,7 +29,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from .... import FilterSet
@@ -131,9 +131,13 @@ _PLANS: OrderedDict[tuple[str, str], ListPlan] = OrderedDict()
 _LOCK = threading.Lock()
 
 
+_STAMP = select(List.audiencesStamp).where(List.id == bindparam("stamp_list"))
+"""`plan_of`'s read of the stamp, built once (every write of a contact runs it)."""
+
+
 def plan_of(session: Session, list_id: str) -> ListPlan:
     """The list's plan as this transaction sees its audiences."""
-    stamp = session.scalar(select(List.audiencesStamp).where(List.id == list_id)) or ""
+    stamp = session.scalar(_STAMP, {"stamp_list": list_id}) or ""
     key = (list_id, stamp)
     with _LOCK:
         plan = _PLANS.get(key)

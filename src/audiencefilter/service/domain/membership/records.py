@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from sqlalchemy import bindparam
 from sqlalchemy.orm import Session
 
 from .... import Filter
@@ -29,13 +30,17 @@ def rows(session: Session, contact_ids: Sequence[str], decode: bool) -> list[dic
     `decode`: their `data` as JSON values rather than text."""
     found: list[dict[str, Any]] = []
     for chunk in _chunks(contact_ids):
-        found.extend(fetch_rows(session, contact_rows([Contact.id.in_(chunk)])))
+        found.extend(fetch_rows(session, _ROWS, {"row_contacts": list(chunk)}))
     if decode:
         for row in found:
             row["data"] = json.loads(row["data"])
     order = {contact_id: index for index, contact_id in enumerate(contact_ids)}
     found.sort(key=lambda row: order[row["id"]])
     return found
+
+
+_ROWS = contact_rows([Contact.id.in_(bindparam("row_contacts", expanding=True))])
+"""`rows`' statement, built once (every write judging audiences in memory runs it)."""
 
 
 def records(

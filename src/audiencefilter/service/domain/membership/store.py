@@ -39,12 +39,25 @@ Hooks for what is to come:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Select, String, Table, case, delete, insert, literal, select
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    String,
+    Table,
+    bindparam,
+    case,
+    delete,
+    insert,
+    literal,
+    select,
+)
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import BindParameter
 
 from .... import Filter
 from ...db import dialects
@@ -63,7 +76,7 @@ from . import records as contact_records
 
 CHUNK = 500
 # Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
-SQL_AUDIENCES_PER_STATEMENT = 32
+SQL_AUDIENCES_PER_STATEMENT = 64
 MEMBERSHIPS = cast(Table, Membership.__table__)
 _ENTERED_AT = MEMBERSHIPS.c.entered_at.type
 
@@ -138,14 +151,29 @@ def _insert_pairs(
         return
     dialect = dialects.dialect_of(session)
     if dialects.unpacks(dialect):
-        names = ("audience_id", "contact_id")
-        pairs = dialects.unpacked_rows(dialect, names, [(a.id, c) for a, c in entering])
-        rows = select(pairs.c.audience_id, pairs.c.contact_id, literal(at, _ENTERED_AT))
-        session.execute(insert(MEMBERSHIPS).from_select([*names, "entered_at"], rows))
+        pairs = [(a.id, c) for a, c in entering]
+        parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _PAIRS_KEY)
+        parameters[_PAIRS_AT] = at
+        session.connection().execute(_pairs_insert(dialect), parameters)
         return
     # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
     rows_in = [{"audience_id": a.id, "contact_id": c, "entered_at": at} for a, c in entering]
     insert_rows(session, MEMBERSHIPS, rows_in)
+
+
+_PAIRS = ("audience_id", "contact_id")
+_PAIRS_KEY = "pairs"
+_PAIRS_AT = "pairs_entered_at"
+
+
+@dialects.per_dialect
+def _pairs_insert(dialect: str) -> Any:
+    """`INSERT INTO memberships SELECT` of `_insert_pairs`, built once per dialect (its values
+    are named parameters)."""
+    pairs = dialects.unpacked_rows_named(dialect, _PAIRS, _PAIRS_KEY)
+    at = bindparam(_PAIRS_AT, type_=_ENTERED_AT)
+    rows = select(pairs.c.audience_id, pairs.c.contact_id, at)
+    return insert(MEMBERSHIPS).from_select([*_PAIRS, "entered_at"], rows)
 
 
 def write_changes(
@@ -224,18 +252,19 @@ def refresh_contacts(
     transaction. `audiences`: only these (in refresh order), rather than every smart audience
     of the list; `changed`: the columns and relations the write changed (None: any), so that
     audiences reading none of them are not judged at all."""
+    plan = list_plan.plan_of(session, list_id)  # one read of the list's stamp per write
     if audiences is None:
-        plan = list_plan.plan_of(session, list_id)
         audiences = plan.smart if changed is None else plan.reading(changed)
     if not audiences or not contact_ids:
         return 0
+    session.flush()  # the write's own changes, before the Core statements below read
     at = clock.now()
     in_sql = [a for a in audiences if _judged_in_sql(a)]
     selected = _selected_in_sql(session, in_sql, contact_ids, at)
     in_memory = [a for a in audiences if not _judged_in_sql(a)]
     records, used = contact_records.records(session, contact_ids, [_filter(a) for a in in_memory])
     stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
-    judge = _Judge(audiences, selected, stored, at, used, list_plan.plan_of(session, list_id))
+    judge = _Judge(audiences, selected, stored, at, used, plan)
     for record in records:
         judge.decide(record)
     written = _write(session, list_id, judge.entering, judge.leaving, cause, at, announce)
@@ -253,16 +282,47 @@ def _selected_in_sql(
     """`{audience id: ids of these contacts its filter selects}`, one statement per chunk of
     contacts and group of audiences (bound parameters stay within the list's budget)."""
     selected: dict[str, set[str]] = {a.id: set() for a in audiences}
+    connection = session.connection()  # Core statements: no ORM step per execution
     for start in range(0, len(audiences), SQL_AUDIENCES_PER_STATEMENT):
         group = audiences[start : start + SQL_AUDIENCES_PER_STATEMENT]
-        tests = [case((relations.condition(_filter(a), at), 1), else_=0) for a in group]
+        filters = [_filter(a) for a in group]
+        statement = _judging_statement([relations.bound_condition(f, at) for f in filters])
+        parameters: dict[str, Any] = {}
+        for flt in filters:
+            parameters.update(flt.sqlalchemy_parameters(at))
         for chunk in _chunks(contact_ids):
-            statement = select(Contact.id, *tests).where(Contact.id.in_(chunk))
-            for contact_id, *answers in session.execute(statement):
+            parameters[_CONTACT_IDS] = list(chunk)
+            for contact_id, *answers in connection.execute(statement, parameters):
                 for audience, answer in zip(group, answers, strict=True):
                     if answer:
                         selected[audience.id].add(contact_id)
     return selected
+
+
+_CONTACT_IDS = "judged_contact_ids"
+_STATEMENTS: dict[tuple[int, ...], tuple[tuple[ColumnElement[bool], ...], Select[Any]]] = {}
+_STATEMENTS_KEPT = 256
+_STATEMENTS_LOCK = threading.Lock()
+
+
+def _judging_statement(conditions: Sequence[ColumnElement[bool]]) -> Select[Any]:
+    """`SELECT id, CASE WHEN c1 THEN 1 ELSE 0 END, ... WHERE id IN (:ids)` over these
+    conditions, kept by their identity: a write judging the same audiences again (their
+    expressions are kept by their filters, durations bound at execution) reuses the statement,
+    its cache key and its compiled form, instead of building 32 CASE columns and keying them
+    anew. The kept conditions are compared by identity, so a reused id cannot mislead."""
+    key = tuple(map(id, conditions))
+    found = _STATEMENTS.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], conditions, strict=True)):
+        return found[1]
+    tests = [case((condition, 1), else_=0) for condition in conditions]
+    ids: BindParameter[list[str]] = bindparam(_CONTACT_IDS, expanding=True)
+    statement = select(Contact.id, *tests).where(Contact.id.in_(ids))
+    with _STATEMENTS_LOCK:
+        if len(_STATEMENTS) >= _STATEMENTS_KEPT:  # audiences changed: forget the oldest
+            _STATEMENTS.pop(next(iter(_STATEMENTS)))
+        _STATEMENTS[key] = (tuple(conditions), statement)
+    return statement
 
 
 def _filter(audience: StoredAudience) -> Filter:
@@ -279,11 +339,15 @@ def _stored_pairs(
     wanted = frozenset(audience_ids)
     stored: set[tuple[str, str]] = set()
     for chunk in _chunks(contact_ids):
-        statement = select(Membership.audienceId, Membership.contactId).where(
-            Membership.contactId.in_(chunk)
-        )
-        stored.update((a, c) for a, c in session.execute(statement) if a in wanted)
+        rows = session.connection().execute(_STORED_PAIRS, {"stored_contacts": list(chunk)})
+        stored.update((a, c) for a, c in rows if a in wanted)
     return stored
+
+
+_STORED_PAIRS = select(Membership.audienceId, Membership.contactId).where(
+    Membership.contactId.in_(bindparam("stored_contacts", expanding=True))
+)
+"""`_stored_pairs`' statement, built once (every write judging audiences runs it)."""
 
 
 class _Judge:

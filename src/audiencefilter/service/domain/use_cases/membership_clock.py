@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
@@ -233,6 +233,7 @@ class Sweeper:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
+            membership_due.plan_look(self, None)  # until the pause is known, all wake it
             membership_due.WAKE.clear()
             try:
                 self.run_once()
@@ -240,7 +241,10 @@ class Sweeper:
             except Exception:  # a database outage must not end the thread
                 logger.exception("membership scheduling failed; trying again next interval")
                 pause = self.interval
+            with clock.using(self.clock):
+                membership_due.plan_look(self, clock.now() + timedelta(seconds=pause))
             membership_due.WAKE.wait(pause)
+        membership_due.forget_look(self)
 
     def _pause(self) -> float:
         """Seconds until the earliest instant due, at most `interval`."""
