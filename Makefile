@@ -30,8 +30,11 @@ install-service: $(SERVE_STAMP)
 serve: install-service  ## the main job: the reference service on the embedded SQLite database
 	$(BIN)/python -m audiencefilter.service demo --host $(HOST) --port $(PORT)
 
+# Two processes, a file's tests kept together in one (each process starts its own throw-away
+# servers); `make test WORKERS=0` runs in one process.
+WORKERS ?= 2
 test: install  ## every test; starts throw-away PostgreSQL/MariaDB servers when their binaries exist
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
 
 deep: install  ## the whole input space on every surface and engine, against the oracle (docs/testing.md)
 	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_space.py
