@@ -156,17 +156,26 @@ def audience_created(
 
 def audience_updated(
     session: Session, audience: Audience, *, membership: bool, evaluated: Snapshot | None = None
-) -> None:
+) -> bool:
     """After an audience was changed and flushed; `membership`: its mode or filters changed;
-    `evaluated`: its new members, evaluated before the write (`membership_snapshot`)."""
+    `evaluated`: its new members, evaluated before the write (`membership_snapshot`). True when
+    those members are left to be stored in turns after this transaction
+    (`use_cases/membership_turns.py`), the audience marked unfinished meanwhile."""
     event = events.NewEvent(
         events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
     list_plan.audiences_changed(session, audience.listId)
-    if membership:
+    if not membership:
+        return False
+    in_turns = evaluated is not None and membership_snapshot.current(evaluated, audience)
+    if not in_turns:
         membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
-        membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
+    now = clock.now()
+    membership_due.audience_changed(session, StoredAudience.of(audience), now)
+    if in_turns:
+        membership_due.mark_unfinished(session, audience.id, now)
+    return in_turns
 
 
 def audience_deleting(session: Session, audience: Audience) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, func, select
@@ -40,6 +40,10 @@ CHUNK = 500
 DUE = cast(Table, MembershipDue.__table__)
 AUDIENCE_DUE = cast(Table, AudienceDue.__table__)
 WAKE = threading.Event()
+RESUME_AFTER = timedelta(minutes=1)
+"""When an audience left unfinished by its writer becomes due: long after that writer's own
+turns would have ended, so the scheduler finishes a crashed writer's work rather than doing a
+live one's a second time."""
 """Set when an instant was written: the scheduler of this process looks again at once."""
 
 
@@ -203,6 +207,13 @@ def audience_changed(session: Session, audience: StoredAudience, at: datetime) -
     relative = audience.flt is not None and audience.flt.is_relative
     # No wake: the members are exact already, so the scheduler's next look is soon enough.
     set_audience_due(session, audience.id, at if relative else None, wake=False)
+
+
+def mark_unfinished(session: Session, audience_id: str, at: datetime) -> None:
+    """The audience's members are being stored in turns (`use_cases/membership_turns.py`):
+    should the writer stop before its last turn, the scheduler brings the audience up to date
+    as a whole `RESUME_AFTER` after `at`. The last turn replaces the mark."""
+    set_audience_due(session, audience_id, at + RESUME_AFTER, wake=False)
 
 
 def set_audience_due(

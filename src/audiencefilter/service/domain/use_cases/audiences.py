@@ -31,6 +31,7 @@ from ...ground import clock
 from ...ground.errors import AudienceRuleError, Conflict, NotFound
 from ...settings import Settings
 from .. import changes, custom_fields, references, relations
+from ..events import CAUSE_AUDIENCE_UPDATED
 from ..audience_filters import (
     ABSENT,
     EMPTY,
@@ -56,6 +57,7 @@ from ..membership.members import (
     member_condition,
 )
 from ..membership.snapshot import Snapshot
+from . import membership_turns
 from .unit import Page, Writes
 
 R = TypeVar("R")
@@ -324,8 +326,9 @@ def _prepare_update(
     return _Changed(account_id, audience_id, change, given, problem, evaluated)
 
 
-def _apply(session: Session, new: _Changed) -> None:
-    """The write of an update, under the list's lock."""
+def _apply(session: Session, new: _Changed) -> bool:
+    """The write of an update, under the list's lock; True when the new members are left to
+    be stored in turns."""
     audience, lst = changes.locked_audience(session, new.account_id, new.audience_id)
     if new.problem is not None:
         raise new.problem
@@ -342,7 +345,9 @@ def _apply(session: Session, new: _Changed) -> None:
     audience.mode = mode
     audience.filters, audience.fields = filters, fields
     session.flush()
-    changes.audience_updated(session, audience, membership=membership, evaluated=new.evaluated)
+    return changes.audience_updated(
+        session, audience, membership=membership, evaluated=new.evaluated
+    )
 
 
 def update(
@@ -356,7 +361,10 @@ def update(
     """The audience changed as sent; then read with its members, after the commit."""
     new = _prepare_update(database, account_id, audience_id, change)
     with database.transaction() as session:
-        _apply(session, new)
+        in_turns = _apply(session, new)
+    if in_turns and new.evaluated is not None:
+        membership_turns.store(database, audience_id, new.evaluated, CAUSE_AUDIENCE_UPDATED)
+        membership_turns.finish(database, audience_id, new.evaluated)
     return read(database, settings, account_id, audience_id, subs)
 
 
