@@ -31,7 +31,6 @@ from ...ground import clock
 from ...ground.errors import AudienceRuleError, Conflict, NotFound
 from ...settings import Settings
 from .. import changes, custom_fields, references, relations
-from ..events import CAUSE_AUDIENCE_UPDATED
 from ..audience_filters import (
     ABSENT,
     EMPTY,
@@ -46,6 +45,7 @@ from ..audience_filters import (
     warnings_for,
 )
 from ..contact_pages import ContactPages, Paging
+from ..events import CAUSE_AUDIENCE_UPDATED
 from ..explanations import explain_contact
 from ..membership import snapshot as membership_snapshot
 from ..membership.members import (
