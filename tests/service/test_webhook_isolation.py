@@ -19,6 +19,7 @@ import random
 import ssl
 import subprocess
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -245,7 +246,7 @@ def test_a_healthy_accounts_delivery_goes_at_the_next_free_thread(
                 silent.release_one()
                 now_started = _next_start(worker)
             started += now_started
-            until(lambda n=started: len(arrivals.snapshot()) >= n, "the requests")
+            until(partial(_at_least, arrivals, started), "the requests")
             if arrivals.of("healthy"):
                 break
         assert arrivals.of("healthy"), "the healthy account's delivery did not go out"
@@ -254,6 +255,10 @@ def test_a_healthy_accounts_delivery_goes_at_the_next_free_thread(
     finally:
         silent.close()
         api.close()
+
+
+def _at_least(arrivals: Arrivals, count: int) -> bool:
+    return len(arrivals.snapshot()) >= count
 
 
 def _next_start(worker: WebhookWorker) -> int:
