@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from audiencefilter.service.db.engine import WRITE_OPTION
 from audiencefilter.service.db.write_meter import WriteMeter
 from audiencefilter.service.domain.use_cases import membership_turns
 
@@ -246,3 +247,73 @@ def test_closing_action_windows_are_judged_in_bounded_turns(
             check_membership(database, list_id, hands.at)
     assert len(meter.records) > 4
     assert meter.largest.rows <= _bound(), meter.largest
+
+
+def test_a_write_that_arrives_during_a_turn_goes_before_the_next_turn(
+    tmp_path: Path, app_factory: Callable[..., ApiClient], small_turns: None
+) -> None:
+    """SQLite gives its free write lock to whoever asks first, and a waiting writer sleeps in
+    its busy handler: the next turn of a large work, asking at once, could pass another
+    account's write again and again (B waited 1.36 s behind a 20-audience chain in the drill).
+    Writers of a process now take turns in arrival order (`db/fair_gate.py`): the other
+    account's write, queued during the first turn, commits right after it."""
+    import threading
+
+    from sqlalchemy import event
+
+    api = app_factory(sqlite_settings(tmp_path / "fair.db", membership_sweep_seconds=0))
+    tenant, other = make_tenant(api), make_tenant(api)
+    list_id = tenant.new_list()["id"]
+    other_list = other.new_list()["id"]
+    for i in range(30):
+        tenant.new_contact(list_id, f"c{i}@fair.test", points=i)
+    chain = _chain(tenant, list_id, 3, "points >= 15")
+    database = api.app.state.db
+    commits: list[str] = []  # each write transaction committed: "other" or "turn"
+    inserting: set[int] = set()
+
+    def executed(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO CONTACTS"):
+            inserting.add(id(conn.connection))
+
+    def committed(conn: Any) -> None:
+        if conn.get_execution_options().get(WRITE_OPTION, False):
+            other_write = id(conn.connection) in inserting
+            inserting.discard(id(conn.connection))
+            commits.append("other" if other_write else "turn")
+
+    event.listen(database.engine, "after_cursor_execute", executed)
+    event.listen(database.engine, "commit", committed)
+    writer = threading.Thread(
+        target=lambda: other.new_contact(other_list, "queued@fair.test"), name="other"
+    )
+
+    def queue_the_other_write() -> None:
+        writer.start()
+        until_queued = database.gate
+        assert until_queued is not None
+        from .webhook_receivers import until
+
+        until(lambda: until_queued.waiting == 1, "the other account's write to queue")
+
+    real_apply = membership_turns.membership_snapshot.apply
+    calls = [0]
+
+    def apply_and_queue(*args: Any, **kwargs: Any) -> int:
+        calls[0] += 1
+        if calls[0] == 1:  # inside the first turn's transaction
+            queue_the_other_write()
+        return int(real_apply(*args, **kwargs))
+
+    membership_turns.membership_snapshot.apply = apply_and_queue  # type: ignore[assignment]
+    try:
+        tenant.ok("PATCH", f"/v4/audiences/{chain[0]}", json={"filtersText": "points < 15"})
+    finally:
+        membership_turns.membership_snapshot.apply = real_apply  # type: ignore[assignment]
+        writer.join()
+    event.remove(database.engine, "after_cursor_execute", executed)
+    event.remove(database.engine, "commit", committed)
+    assert calls[0] > 2
+    # The filter's write, the first turn, the other account's write, then the other turns.
+    assert commits[:3] == ["turn", "turn", "other"], commits
+    assert commits.count("other") == 1 and len(commits) >= 5, commits

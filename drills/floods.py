@@ -1,0 +1,206 @@
+"""The floods drill: another account's writes while one account floods the service.
+
+Issue 36 named four floods after which another account's single write waited seconds, on the
+database's one write lock (SQLite) or behind one account's long transactions. This drill runs
+three of them against a live service, on SQLite and on PostgreSQL, while account B creates
+contacts one after another, and prints B's p50, p99 and max write latency alone and during each
+(the fourth, webhooks to a silent receiver, is the `isolation` drill's):
+
+- `windows`: contacts with a history of actions whose one-hour windows close one every 100 ms,
+  read by three `count(actions where createdAt >= 1 hour ago)` audiences; the service's own
+  scheduler moves them;
+- `imports`: upsert imports of 1,000 rows with 15 actions each, 3 at a time;
+- `chain`: a PATCH of the root of a chain of audiences that read one another, every contact
+  moving.
+
+The bound (docs/service.md, "No account holds another's writes"): B's slowest write during the
+windows and the chain at most `MAX_WRITE_SECONDS`. The imports are measured and not yet held to
+it (each import is still one transaction).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from . import backends
+from .common import Context, Row, row
+from .isolation import Writer, _percentiles
+from .service import client, create_key, create_list, expect, running, seed_contacts
+from .webhooks import _settings
+
+MAX_WRITE_SECONDS = 1.0
+BASELINE_SECONDS = 2.0
+BOUNDED = ("windows", "chain")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    window_contacts: int
+    window_actions: int
+    window_seconds: float
+    imports: int
+    import_rows: int
+    chain: int
+    chain_contacts: int
+
+
+FAST = Sizes(100, 50, 5.0, 3, 300, 20, 500)
+FULL = Sizes(400, 250, 20.0, 12, 1000, 100, 2000)
+
+
+def _seed_windows(database_url: str, list_id: str, contacts: int, actions: int) -> None:
+    """Contacts whose actions leave their one-hour window one every 100 ms, from 3 s on."""
+    from audiencefilter.service.db.engine import Database
+    from audiencefilter.service.db.models import Action, Contact
+    from audiencefilter.service.settings import Settings
+
+    seed_contacts(database_url, list_id, contacts, seed=36)
+    database = Database.from_settings(Settings(database_url=database_url))
+    start = datetime.now(UTC) - timedelta(hours=1) + timedelta(seconds=3)
+    try:
+        with database.reading() as session:
+            ids = [c.id for c in session.query(Contact).filter(Contact.listId == list_id)]
+        step = 0
+        for contact_id in ids:
+            with database.transaction() as session:
+                rows = []
+                for _ in range(actions):
+                    at = start + timedelta(milliseconds=100 * step)
+                    rows.append(Action(name="visit", increase=1, subId=contact_id, createdAt=at))
+                    step += 1
+                session.add_all(rows)
+    finally:
+        database.dispose()
+
+
+def _windows(api: httpx.Client, database_url: str, sizes: Sizes) -> Callable[[], None]:
+    list_id = create_list(api, "windows")
+    _seed_windows(database_url, list_id, sizes.window_contacts, sizes.window_actions)
+    for least in (1, sizes.window_actions // 2, sizes.window_actions):
+        where = {"actions": {"where": {"createdAt": {"gte": {"ago": "PT1H"}}},
+                             "count": {"gte": least}}}  # fmt: skip
+        body = {"name": f"at least {least}", "listId": list_id, "filters": where}
+        expect(api.post("/v4/audiences?limit=1", json=body), 201)
+    return lambda: time.sleep(sizes.window_seconds)  # the scheduler works meanwhile
+
+
+def _imports(api: httpx.Client, _url: str, sizes: Sizes) -> Callable[[], None]:
+    list_id = create_list(api, "imports")
+    now = datetime.now(UTC)
+
+    def body(batch: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "email": f"i{batch % 4}.{n}@imports.example",
+                "firstName": f"B{batch}",
+                "actions": [
+                    {
+                        "name": "visit",
+                        "increase": 1,
+                        "createdAt": (now - timedelta(minutes=n + 60 * k + batch)).isoformat(),
+                    }
+                    for k in range(15)
+                ],
+            }  # fmt: skip
+            for n in range(sizes.import_rows)
+        ]
+
+    def one(batch: int) -> None:
+        url = f"/v4/contacts/import?listId={list_id}&mode=upsert"
+        expect(api.post(url, json=body(batch)), 200)
+
+    def flood() -> None:
+        for first in range(0, sizes.imports, 3):
+            threads = [
+                threading.Thread(target=one, args=(batch,))
+                for batch in range(first, min(sizes.imports, first + 3))
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+
+    return flood
+
+
+def _chain(api: httpx.Client, database_url: str, sizes: Sizes) -> Callable[[], None]:
+    list_id = create_list(api, "chain")
+    seed_contacts(database_url, list_id, sizes.chain_contacts, seed=37)
+    root = {"name": "root", "listId": list_id, "filtersText": "points >= 0"}
+    chain = [expect(api.post("/v4/audiences?limit=1", json=root), 201)["audience"]["id"]]
+    for index in range(sizes.chain - 1):
+        where = {"audiences": {"some": {"id": chain[-1]}}}
+        link = {"name": f"link {index}", "listId": list_id, "filters": where}
+        chain.append(expect(api.post("/v4/audiences?limit=1", json=link), 201)["audience"]["id"])
+
+    def flood() -> None:
+        patch = {"filtersText": "points < 0"}  # every contact leaves every audience
+        expect(api.patch(f"/v4/audiences/{chain[0]}?limit=1", json=patch), 200)
+
+    return flood
+
+
+FLOODS: dict[str, Callable[[httpx.Client, str, Sizes], Callable[[], None]]] = {
+    "windows": _windows,
+    "imports": _imports,
+    "chain": _chain,
+}
+
+
+def _run(name: str, ctx: Context, database_url: str) -> Row:
+    sizes = FAST if ctx.fast else FULL
+    key_a, key_b = create_key(database_url, "flood"), create_key(database_url, "writer")
+    figures: list[str] = []
+    passed = True
+    log = ctx.workdir / f"{name}.log"
+    with running(database_url, log, settings=_settings(MEMBERSHIP_SWEEP_SECONDS="1")) as service:
+        with client(service, key_a, timeout=600) as api_a, client(service, key_b) as api_b:
+            writer = Writer(api_b, create_list(api_b, "writer"))
+            alone = writer.write_until(BASELINE_SECONDS)
+            figures.append(f"B alone: {_percentiles([writer.done[i][0] for i in alone])}")
+            for flood_name, prepare in FLOODS.items():
+                flood = prepare(api_a, database_url, sizes)
+                finished = threading.Event()
+
+                def work(
+                    flood: Callable[[], None] = flood, done: threading.Event = finished
+                ) -> None:
+                    try:
+                        flood()
+                    finally:
+                        done.set()
+
+                thread = threading.Thread(target=work)
+                started = time.monotonic()
+                thread.start()
+                during = writer.write_until(finished)
+                seconds = time.monotonic() - started
+                thread.join()
+                latencies = [writer.done[i][0] for i in during]
+                worst = max(latencies, default=0.0)
+                if flood_name in BOUNDED:
+                    passed = passed and bool(during) and worst <= MAX_WRITE_SECONDS
+                figures.append(
+                    f"{flood_name} ({seconds:.1f} s, {len(during)} writes of B): "
+                    f"{_percentiles(latencies)}"
+                )
+    figures.append(f"bound {MAX_WRITE_SECONDS} s on {', '.join(BOUNDED)}")
+    return row(name, passed, "; ".join(figures))
+
+
+def floods_sqlite(ctx: Context) -> Row:
+    return _run("floods-sqlite", ctx, f"sqlite:///{ctx.workdir / 'floods.db'}")
+
+
+def floods_postgres(ctx: Context) -> Row:
+    cluster: AbstractContextManager[Any] = backends.postgres()
+    with cluster as postgres:
+        return _run("floods-postgres", ctx, postgres.database_url)
