@@ -190,7 +190,8 @@ def clocked(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Ap
     """An app on a clock the test moves (no scheduler thread: the test runs it)."""
     from audiencefilter.service import create_app
 
-    from .test_membership_clock import STARTS, Hands
+    from .test_membership_clock import STARTS
+    from .test_membership_properties import Hands
 
     hands = Hands()
     hands.at = STARTS[0]
@@ -250,7 +251,10 @@ def test_closing_action_windows_are_judged_in_bounded_turns(
 
 
 def test_a_write_that_arrives_during_a_turn_goes_before_the_next_turn(
-    tmp_path: Path, app_factory: Callable[..., ApiClient], small_turns: None
+    tmp_path: Path,
+    app_factory: Callable[..., ApiClient],
+    small_turns: None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """SQLite gives its free write lock to whoever asks first, and a waiting writer sleeps in
     its busy handler: the next turn of a large work, asking at once, could pass another
@@ -296,7 +300,9 @@ def test_a_write_that_arrives_during_a_turn_goes_before_the_next_turn(
 
         until(lambda: until_queued.waiting == 1, "the other account's write to queue")
 
-    real_apply = membership_turns.membership_snapshot.apply
+    from audiencefilter.service.domain.membership import snapshot as membership_snapshot
+
+    real_apply = membership_snapshot.apply
     calls = [0]
 
     def apply_and_queue(*args: Any, **kwargs: Any) -> int:
@@ -305,11 +311,10 @@ def test_a_write_that_arrives_during_a_turn_goes_before_the_next_turn(
             queue_the_other_write()
         return int(real_apply(*args, **kwargs))
 
-    membership_turns.membership_snapshot.apply = apply_and_queue  # type: ignore[assignment]
+    monkeypatch.setattr(membership_snapshot, "apply", apply_and_queue)
     try:
         tenant.ok("PATCH", f"/v4/audiences/{chain[0]}", json={"filtersText": "points < 15"})
     finally:
-        membership_turns.membership_snapshot.apply = real_apply  # type: ignore[assignment]
         writer.join()
     event.remove(database.engine, "after_cursor_execute", executed)
     event.remove(database.engine, "commit", committed)
