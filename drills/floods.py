@@ -33,7 +33,15 @@ import httpx
 from . import backends
 from .common import Context, Row, row
 from .isolation import Writer, _percentiles
-from .service import client, create_key, create_list, expect, running, seed_contacts
+from .service import (
+    client,
+    create_key,
+    create_list,
+    expect,
+    migrate,
+    running,
+    seed_contacts,
+)
 from .webhooks import _settings
 
 MAX_WRITE_SECONDS = 1.0
@@ -157,6 +165,7 @@ FLOODS: dict[str, Callable[[httpx.Client, str, Sizes], Callable[[], None]]] = {
 
 def _run(name: str, ctx: Context, database_url: str) -> Row:
     sizes = FAST if ctx.fast else FULL
+    migrate(database_url)
     key_a, key_b = create_key(database_url, "flood"), create_key(database_url, "writer")
     figures: list[str] = []
     passed = True
