@@ -170,7 +170,11 @@ def _run(name: str, ctx: Context, database_url: str) -> Row:
     figures: list[str] = []
     passed = True
     log = ctx.workdir / f"{name}.log"
-    with running(database_url, log, settings=_settings(MEMBERSHIP_SWEEP_SECONDS="1")) as service:
+    with running(
+        database_url,
+        log,
+        settings=_settings(MEMBERSHIP_SWEEP_SECONDS="1", MAX_BODY_BYTES=str(4 << 20)),
+    ) as service:
         with client(service, key_a, timeout=600) as api_a, client(service, key_b) as api_b:
             writer = Writer(api_b, create_list(api_b, "writer"))
             alone = writer.write_until(BASELINE_SECONDS)
@@ -179,11 +183,17 @@ def _run(name: str, ctx: Context, database_url: str) -> Row:
                 flood = prepare(api_a, database_url, sizes)
                 finished = threading.Event()
 
+                failures: list[str] = []
+
                 def work(
-                    flood: Callable[[], None] = flood, done: threading.Event = finished
+                    flood: Callable[[], None] = flood,
+                    done: threading.Event = finished,
+                    failures: list[str] = failures,
                 ) -> None:
                     try:
                         flood()
+                    except Exception as exc:  # reported in the row, not lost in a thread
+                        failures.append(f"{type(exc).__name__}: {str(exc)[:200]}")
                     finally:
                         done.set()
 
@@ -195,11 +205,13 @@ def _run(name: str, ctx: Context, database_url: str) -> Row:
                 thread.join()
                 latencies = [writer.done[i][0] for i in during]
                 worst = max(latencies, default=0.0)
+                passed = passed and not failures
                 if flood_name in BOUNDED:
                     passed = passed and bool(during) and worst <= MAX_WRITE_SECONDS
                 figures.append(
                     f"{flood_name} ({seconds:.1f} s, {len(during)} writes of B): "
                     f"{_percentiles(latencies)}"
+                    + (f", A failed: {failures[0]}" if failures else "")
                 )
     figures.append(f"bound {MAX_WRITE_SECONDS} s on {', '.join(BOUNDED)}")
     return row(name, passed, "; ".join(figures))
