@@ -37,9 +37,11 @@ from ..membership import due as membership_due
 from ..membership import snapshot as membership_snapshot
 from ..membership import store as membership_store
 
-PAIRS_PER_TURN = 1000
-"""(contact, audience) pairs judged per transaction, at most: each moves at most two rows (its
-membership and its event). About 0.1 s on a laptop's SQLite; docs/service.md states the bound."""
+PAIRS_PER_TURN = 500
+"""(contact, audience) pairs judged per transaction, at most: each writes at most its
+membership, its event and its next instant. Judging a pair of a chain of audiences costs about
+0.1 ms on an idle laptop's SQLite and 0.3-0.4 ms on a 2-core machine at load 10, so a turn takes
+well under 250 ms; docs/service.md states the bound."""
 
 
 def turn_size(readers: int) -> int:
