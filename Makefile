@@ -9,7 +9,7 @@ SERVE_STAMP := $(VENV)/.installed-service
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-service serve test deep lint fmt type check bench fuzz drills drills-fast clean
+.PHONY: install install-service serve test deep lint fmt type check bench fuzz drills drills-fast docs clean
 
 $(SERVE_STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -64,5 +64,8 @@ drills: install  ## fault and load drills (crash, outage, shared limits, wrk, fu
 drills-fast: install  ## the same drills at CI sizes, a few minutes
 	$(BIN)/python -m drills --fast
 
+docs: install  ## the documentation site (mkdocs-material, API reference from docstrings) into site/
+	$(BIN)/python -m mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf site $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -210,7 +210,7 @@ def analyze(service: Service) -> None:
 def audience_ours(service: Service) -> tuple[float, str, int]:
     started = time.perf_counter()
     body = {"name": "big", "listId": service.ours, "filters": FILTER}
-    response = service.call("POST", "/audiences?limit=1", json=body)
+    response = service.call("POST", "/audiences?limit=1&wait=true", json=body)
     seconds = time.perf_counter() - started
     audience = response.json()["data"]["audience"]
     return seconds, str(audience["id"]), int(response.json()["data"]["pagination"]["total"])

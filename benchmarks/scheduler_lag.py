@@ -68,13 +68,13 @@ class Setup:
             where = {"createdAt": {"gte": {"ago": f"PT{int(WINDOW.total_seconds())}S"}}}
             self._call(
                 "POST",
-                "/audiences",
+                "/audiences?wait=true",
                 {"name": f"r{index}", "listId": self.list_id, "filters": where},
             )
         for index, where in enumerate(EXTRA):
             self._call(
                 "POST",
-                "/audiences",
+                "/audiences?wait=true",
                 {"name": f"c{index}", "listId": self.list_id, "filters": where},
             )
 

@@ -55,7 +55,7 @@ class ActionsBench(Bench):
                 self._seed_actions(list_id)
             for index, where in enumerate(behaviour_filters(audiences)):
                 body = {"name": f"b{index}", "listId": self.with_audiences, "filters": where}
-                response = self.call("POST", "/audiences?limit=1", json=body)
+                response = self.call("POST", "/audiences?limit=1&wait=true", json=body)
                 assert response.status_code == 201, response.text
         except BaseException:
             self.client.close()

@@ -156,7 +156,9 @@ class Bench:
 
     def _audience(self, name: str, body: dict[str, Any]) -> str:
         response = self.call(
-            "POST", "/audiences?limit=1", json={"name": name, "listId": self.list_id, **body}
+            "POST",
+            "/audiences?limit=1&wait=true",
+            json={"name": name, "listId": self.list_id, **body},
         )
         assert response.status_code == 201, response.text
         return str(response.json()["data"]["audience"]["id"])

@@ -129,7 +129,7 @@ class Bench:
             wheres = shared_filters(audiences) if shared else audience_filters(audiences)
             for index, where in enumerate(wheres):
                 body = {"name": f"a{index}", "listId": self.with_audiences, "filters": where}
-                response = self.call("POST", "/audiences?limit=1", json=body)
+                response = self.call("POST", "/audiences?limit=1&wait=true", json=body)
                 assert response.status_code == 201, response.text
         except BaseException:
             self.client.close()

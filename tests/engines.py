@@ -56,11 +56,33 @@ else:
     ENGINES.extend(SQL_ENGINES)
 
 try:
+    from tests.orm_engines import ORM_ENGINES
+except ModuleNotFoundError as error:
+    _optional(error)
+else:
+    ENGINES.extend(ORM_ENGINES)
+
+try:
     from tests.columnar_engines import COLUMNAR_ENGINES
 except ModuleNotFoundError as error:
     _optional(error)
 else:
     ENGINES.extend(COLUMNAR_ENGINES)
+
+try:
+    from tests.pandas_engines import PANDAS_ENGINES
+except ModuleNotFoundError as error:
+    _optional(error)
+else:
+    ENGINES.extend(PANDAS_ENGINES)
+
+
+try:
+    from tests.django_engines import DJANGO_ENGINES
+except ModuleNotFoundError as error:
+    _optional(error)
+else:
+    ENGINES.extend(DJANGO_ENGINES)
 
 
 def engine_params() -> list[Any]:

@@ -164,7 +164,12 @@ def test_custom_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     schema = tmp_path / "schema.json"
     schema.write_text('{"score": "number", "plan": "string"}', encoding="utf-8")
     assert run(capsys, "check", "--schema", str(schema), 'score > 1 and plan = "pro"')[0] == 0
-    status, _, err = run(capsys, "check", "--schema", str(schema), "points > 1")
+    # The file's fields extend the contact's, relations included, unless they replace them.
+    assert (
+        run(capsys, "check", "--schema", str(schema), "points > 1 and count(actions) > 1")[0] == 0
+    )
+    replaced = ("check", "--schema", str(schema), "--replace-schema", "points > 1")
+    status, _, err = run(capsys, *replaced)
     assert status == EXIT_INVALID and "unknown field" in err
     schema.write_text('{"score": "integer"}', encoding="utf-8")
     assert run(capsys, "check", "--schema", str(schema), "score > 1")[0] == EXIT_USAGE

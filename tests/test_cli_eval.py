@@ -258,6 +258,8 @@ def test_progress_bar_when_asked(capsys: pytest.CaptureFixture[str], tmp_path: P
     status, out, err = run(capsys, "eval", "--progress", "always", "--count", FILTER, str(path))
     assert (status, out) == (EXIT_OK, "6000\n")
     assert err.endswith("6000 of 15000 contacts match (40.00%)\n")
+    # `always` draws on a pipe too (captured stderr is no terminal).
+    assert "reading contacts" in err
 
 
 def test_piped_output_has_no_progress_or_colour(

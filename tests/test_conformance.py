@@ -58,7 +58,9 @@ def _schema(case: dict[str, Any]) -> af.Schema:
 
 def _family(engine: str) -> str:
     """The engine an engine's name runs on: `sql-sqlite` -> sqlite, `polars-untyped` ->
-    polars."""
+    polars, `pandas-pyarrow` (and `pyarrow-table`, read by the same back-end) -> pandas."""
+    if engine.startswith(("pandas", "pyarrow")):
+        return "pandas"
     return "polars" if engine.startswith("polars") else engine.rsplit("-", 1)[-1]
 
 

@@ -204,3 +204,52 @@ def test_resolve_takes_an_aggregate_of_dates_as_a_date() -> None:
     resolved = flt.resolve(datetime(2026, 11, 22, 23, 30, tzinfo=UTC))
     assert resolved.to_dict() == {"visits": {"min": {"day": {"gte": "2026-11-19"}}}}
     assert af.parse(resolved.to_json(), PLACED) == resolved
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Pacific/Kiritimati", "America/Los_Angeles"])
+@pytest.mark.parametrize("function", ["min", "max"])
+@pytest.mark.parametrize("field", ["day", "at"])
+def test_resolve_of_an_aggregate_reads_back_under_any_negation(
+    zone: str, function: str, field: str
+) -> None:
+    """`min(rows.at) not within this day` resolved to a range left inside the aggregate's
+    `not`, which neither writer could spell (`KeyError` in `to_json`). The range is moved
+    outside the aggregate, as the readers build it: it reads back from JSON and from text,
+    and selects what the relative filter selects at that `now`."""
+    schema = PLACED.in_zone(zone)
+    now = datetime(2026, 11, 22, 23, 30, tzinfo=UTC)
+    days = [date(2026, 11, n).isoformat() for n in (1, 16, 21, 22, 23, 24)]
+    for test in _RELATIVE:
+        for negate in (False, True):
+            body = {"not": test} if negate else test
+            flt = af.parse({"visits": {function: {field: body}}}, schema)
+            resolved = flt.resolve(now)
+            assert af.parse(resolved.to_json(), schema) == resolved, (test, negate)
+            assert af.parse_text(resolved.to_text(), schema=schema) == resolved, (test, negate)
+            for first, second in zip(days, days[1:], strict=False):
+                rows = []
+                for day in (first, second):
+                    rows.append({field: day if field == "day" else f"{day}T10:00:00Z"})
+                record = {"visits": rows}
+                assert resolved.matches(record) == flt.matches(record, now=now), (test, first)
+
+
+def test_a_hand_built_negated_aggregate_of_a_group_is_written_in_the_readers_form() -> None:
+    """A `Not` around an aggregate whose test is a group (a tree built by hand) is written as
+    the readers' form, the group moved outside the aggregate, by both writers."""
+    from audiencefilter.language.nodes import Aggregated, And, Comparison, Const, Not, Op
+
+    test = And(
+        (Comparison("day", Op.GTE, date(2026, 1, 1)), Comparison("day", Op.LT, date(2026, 2, 1)))
+    )
+    hand = af.Filter(Not(Aggregated("visits", af.Aggregate.MIN, "day", test, Const(True))), PLACED)
+    expected = {
+        "NOT": {
+            "AND": [
+                {"visits": {"min": {"day": {"gte": "2026-01-01"}}}},
+                {"visits": {"min": {"day": {"lt": "2026-02-01"}}}},
+            ]
+        }
+    }
+    assert hand.to_dict() == expected
+    assert af.parse_text(hand.to_text(), schema=PLACED).to_dict() == expected

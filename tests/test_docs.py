@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).parent.parent / "docs"
-DOCTESTED = ["semantics.md", "guide.md", "errors.md", "interop.md"]
+DOCTESTED = ["semantics.md", "guide.md", "errors.md", "interop.md", "pandas.md"]
 
 
 @pytest.mark.parametrize("name", DOCTESTED)

@@ -113,3 +113,17 @@ def test_wrongly_typed_values_raise_record_error() -> None:
 
 def test_explainer_handles_every_node_kind() -> None:
     assert missing_handlers(_Explainer) == []
+
+
+def test_a_list_seen_is_shown_as_filters_write_it() -> None:
+    # `tags = ["beta"]`, as the text syntax writes a list, not Python's `['beta']`; a date as
+    # its ISO day, not `datetime.date(...)`.
+    import audiencefilter as af
+
+    schema = af.Schema.of(tags="string[]", day="date")
+    tags = parse_text('tags has "vip"', schema).explain({"tags": ["beta", 'say "hi"'], "day": None})
+    assert tags.seen == 'tags = ["beta", "say \\"hi\\""]'
+    from datetime import date
+
+    day = parse_text('day = "2025-01-31"', schema).explain({"tags": [], "day": date(2025, 2, 1)})
+    assert day.seen == "day = 2025-02-01"

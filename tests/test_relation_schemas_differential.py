@@ -76,7 +76,16 @@ relation_filters = st.one_of(
 )
 # The suite's SQL engines build only the contact table; SQL over related tables holding lists
 # and JSON is held to the same rules by `tests/test_sql_relations.py` on every SQL engine.
-FAST = ("explain", "polars", "polars-untyped", "polars-streaming")
+FAST = (
+    "explain",
+    "polars",
+    "polars-untyped",
+    "polars-streaming",
+    "pandas-numpy",
+    "pandas-pyarrow",
+    "django-sqlite",
+    "django-postgresql",
+)
 
 
 @pytest.mark.parametrize(

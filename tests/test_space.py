@@ -4,8 +4,8 @@
 type in every placement, every operator legal there, edge values, relations, both record
 encodings); `tests/oracle.py` says what each filter means from docs/semantics.md alone;
 `tests/space_surfaces.py` asks every surface (memory, round trips, formats, the command line,
-polars, SQL on four databases three ways, PySpark and Spark SQL) a batch of filters over a
-batch of records at once.
+polars, pandas, SQL on four databases three ways, Django on two, PySpark and Spark SQL) a batch
+of filters over a batch of records at once.
 
 Two parts:
 - the **sweep**: one condition per slot and operation of the space (`every_condition`), all
@@ -44,9 +44,13 @@ from audiencefilter.language.fields import (
 from audiencefilter.testing.space import (
     SPACE,
     Batch,
+    Encoding,
     Placement,
     batches,
+    edge_conditions,
     every_condition,
+    held_records,
+    json_encoded,
     operations,
     slots,
     space_schema,
@@ -183,6 +187,30 @@ def sweep_wheres() -> list[dict[str, Any]]:
         if DEEP or key not in seen:
             seen.add(key)
             wheres.append(where)
+    return wheres + edge_wheres()
+
+
+def edge_wheres() -> list[dict[str, Any]]:
+    """The conditions whose operand is an edge literal (`edge_conditions`): in CI one per type,
+    placement, level, operator, kind of operand and variant (`not`, `mode`), each with the
+    next edge in turn; deep, every slot and operation; `SPACE_EDGES=all`, with every edge."""
+    seen: set[tuple[Any, ...]] = set()
+    wheres = []
+    every = os.environ.get("SPACE_EDGES") == "all"
+    for slot, operation, where in edge_conditions(SPACE, every=every):
+        key = (
+            slot.type,
+            slot.placement,
+            slot.relation is None,
+            slot.function,
+            operation.key,
+            operation.operand,
+            operation.negated,
+            operation.insensitive,
+        )
+        if DEEP or key not in seen:
+            seen.add(key)
+            wheres.append(where)
     return wheres
 
 
@@ -203,6 +231,9 @@ def _sweep_batches() -> list[Batch]:
     first = generated_batches()[: 2 if DEEP else 1]
     pool = [r for b in first for r in b.records if b.schema == SPACE]
     pool = pool or list(base.records)
+    # and the records in which every placement holds each kind of value in turn
+    held = held_records(SPACE, base.now)
+    pool += [json_encoded(r) for r in held] if base.encoding is Encoding.JSON else held
     records = tuple({**r, "id": f"s{i}"} for i, r in enumerate(pool))
     return [
         replace(base, schema=SPACE, wheres=tuple(wheres[i : i + SWEEP_CHUNK]), records=records)
@@ -283,6 +314,22 @@ def space_db_mysql(mysql_url: str) -> Any:
     from tests.sql_engines import mysql_database
 
     return mysql_database(mysql_url)
+
+
+@pytest.fixture(scope="session")
+def space_django_sqlite() -> Any:
+    pytest.importorskip("django")
+    from tests.django_engines import sqlite_store
+
+    return sqlite_store()
+
+
+@pytest.fixture(scope="session")
+def space_django_postgresql(pg_database: Any) -> Any:
+    pytest.importorskip("django")
+    from tests.django_engines import postgresql_store
+
+    return postgresql_store(pg_database)
 
 
 def _params() -> list[Any]:
@@ -400,3 +447,34 @@ def test_generated_batches_agree_with_the_oracle(
 
 def test_the_space_schemas_differ_only_by_zone() -> None:
     assert space_schema("Pacific/Kiritimati").fields == SPACE.fields
+
+
+def nul_wheres() -> list[dict[str, Any]]:
+    """Every condition of the space whose operand holds NUL (alone, inside text, or beside
+    another item of a list), in every placement and variant: PostgreSQL's text and jsonb hold
+    no NUL, SQLite reads a C string up to it, so each engine must answer without writing it."""
+    import json
+
+    return [
+        where
+        for _, _, where in edge_conditions(SPACE, every=True)
+        if "\\u0000" in json.dumps(where)
+    ]
+
+
+@pytest.mark.parametrize("surface", [p for p in _params() if not p.id.startswith("cli-")])
+def test_operands_holding_nul_agree_with_the_oracle(
+    surface: Surface, request: pytest.FixtureRequest
+) -> None:
+    """A list literal holding NUL made PostgreSQL's SQL text raise a bare `ValueError` in
+    every placement (a JSON array at a path, a list declared inside JSON, inside a related
+    row); the family is every operand holding NUL, on every surface."""
+    run = _runner(surface, request)
+    base = sweep_batches()[0]
+    wheres = nul_wheres()
+    found = [
+        d
+        for i in range(0, len(wheres), SWEEP_CHUNK)
+        for d in ask(surface, run, base, tuple(wheres[i : i + SWEEP_CHUNK]))
+    ]
+    _verdict(surface, found)

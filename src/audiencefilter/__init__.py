@@ -40,6 +40,7 @@ from .language.relations import Aggregate, Quantifier, Relation
 from .language.relative import Ago, Clock, system_clock
 from .language.value_checks import value_problem
 from .language.visitor import Visitor
+from .language.zones import zone_names
 from .where.json_schema import json_schema
 
 if TYPE_CHECKING:
@@ -47,7 +48,9 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from .backends.memory_many import FilterSet
+    from .backends.sql.attributes import snake_case
     from .explain import Explanation, Outcome
+    from .pydantic_field import FilterField, FilterValidation
     from .text import to_text
 
 __all__ = [
@@ -69,6 +72,8 @@ __all__ = [
     "Filter",
     "FrameError",
     "FilterError",
+    "FilterField",
+    "FilterValidation",
     "FilterSet",
     "Issue",
     "IsNull",
@@ -97,9 +102,11 @@ __all__ = [
     "register_sqlite_functions",
     "render_error",
     "select",
+    "snake_case",
     "system_clock",
     "to_text",
     "value_problem",
+    "zone_names",
 ]
 
 __version__ = "0.1.0"
@@ -141,6 +148,9 @@ _LAZY = {
     "to_text": "text",
     "Explanation": "explain",
     "Outcome": "explain",
+    "snake_case": "backends.sql.attributes",
+    "FilterField": "pydantic_field",
+    "FilterValidation": "pydantic_field",
 }
 
 

@@ -20,9 +20,10 @@ Design choices:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from enum import Enum
 from typing import Any, cast
 
@@ -176,8 +177,16 @@ class Explanation:
 
 
 def _shown(value: Any) -> str:
+    """A value seen, as filters write values (`["beta"]`, `2025-01-31`), never Python's repr:
+    a page shows it to people who write filters, not to Python programmers."""
     if isinstance(value, str | bool | int | float | datetime):
         return literal(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_shown(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        return json.dumps(value, ensure_ascii=False, default=str, separators=(", ", ": "))
     return repr(value)
 
 

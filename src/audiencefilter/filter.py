@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
 R = TypeVar("R", bound=Mapping[str, Any])
 F = TypeVar("F")
-"""A frame: polars (DataFrame or LazyFrame) or Spark (DataFrame); the same type comes back."""
+"""A frame: polars (DataFrame or LazyFrame), Spark (DataFrame), or an eager frame narwhals reads
+(pandas, pyarrow); the same type comes back."""
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
@@ -263,24 +264,34 @@ class Filter:
         *,
         now: datetime | None = None,
         relations: Mapping[str, Any] | None = None,
+        columns: Mapping[str, Any] | None = None,
+        naming: str | Callable[[str], str] | None = None,
     ) -> ColumnElement[bool]:
         """A SQLAlchemy boolean expression over `target`: a Table, ORM class or name->column map.
 
         Relative date-times become the instants they are at `now` (default: the clock now).
         Relation conditions follow the ORM class's relationship of the relation's name, or the
-        Core table given in `relations` (`{"actions": actions_table}`).
+        table or model given in `relations` (`{"actions": actions_table}`). A field's attribute
+        is `columns[field]` (`{"createdAt": "created_at"}`; `"actions.createdAt"` for a
+        related field), else the field's name, else the name `naming` gives (`"snake_case"`:
+        `createdAt` -> `created_at`); a field found nowhere raises ValueError naming the
+        closest attribute.
         """
         from .backends.sql.sqlalchemy import to_sqlalchemy
 
         moment = (system_clock() if now is None else now) if self.relatives else None
-        key = (id(target), id(relations), self.instants(moment) if moment else ())
+        given = (target, relations, columns, naming)
+        key = (*map(id, given), self.instants(moment) if moment else ())
         memo = self._sqlalchemy_memo
         kept_now = memo[0]  # one tuple, read at once and replaced whole: safe across threads
         for kept in kept_now:
-            if kept[0] == key and kept[1] is target and kept[2] is relations:
-                return cast("ColumnElement[bool]", kept[3])
-        built = to_sqlalchemy(self.lowered_at(moment), self.schema, target, relations)
-        memo[0] = ((key, target, relations, built), *kept_now[:3])
+            if kept[0] == key and all(a is b for a, b in zip(kept[1], given, strict=True)):
+                return cast("ColumnElement[bool]", kept[2])
+        lowered = self.lowered_at(moment)
+        built = to_sqlalchemy(
+            lowered, self.schema, target, relations, columns=columns, naming=naming
+        )
+        memo[0] = ((key, given, built), *kept_now[:3])
         return built
 
     @cached_property
@@ -328,6 +339,28 @@ class Filter:
         return to_sql_params(
             self.lowered_at(now), self.schema, dialect, columns, table=table, tables=tables
         )
+
+    def to_django(
+        self,
+        model: Any,
+        *,
+        columns: Mapping[str, str] | None = None,
+        naming: str | Callable[[str], str] | None = "snake_case",
+        now: datetime | None = None,
+    ) -> Any:
+        """A Django `Q` selecting the filter's rows of `model` (`Model.objects.filter(q)`; needs
+        the `django` extra), on Django's SQLite and PostgreSQL back-ends.
+
+        A field's attribute is `columns[field]` (`"actions.createdAt"` for a related field),
+        else the field's name, else the name `naming` gives (`"snake_case"` by default:
+        `createdAt` -> `created_at`); relations are reverse foreign keys, named alike. The
+        condition is the SQL back-end's for the database that runs the query, so it answers
+        as `to_sql_params` does there. Relative date-times become the instants they are at
+        `now` (default: the clock now).
+        """
+        from .backends.django_orm import to_django
+
+        return to_django(self.lowered_at(now), self.schema, model, columns, naming)
 
     def to_polars(
         self,
@@ -403,9 +436,10 @@ class Filter:
     def select_frame(
         self, frame: F, *, columns: Mapping[str, str] | None = None, now: datetime | None = None
     ) -> F:
-        """The audience in a polars DataFrame or LazyFrame (the `columnar` extra), or in a Spark
-        DataFrame (the `spark` extra): the rows that match, in order for polars, lazy in and
-        lazy out.
+        """The audience in a polars DataFrame or LazyFrame (the `columnar` extra), in a Spark
+        DataFrame (the `spark` extra), or in a pandas DataFrame, pyarrow Table or another eager
+        frame narwhals reads (the `pandas` extra): the rows that match, in order for polars and
+        pandas, lazy in and lazy out.
 
         Columns are named as fields (`columns` maps a field to another name) and their types
         are read from the frame, so every comparison is a native one of the engine; a column of
@@ -419,10 +453,25 @@ class Filter:
                 self.lowered_at(now), self.schema, cast(Any, frame), columns=columns
             )
             return cast(F, found)
+        if not type(frame).__module__.startswith("polars."):  # pandas, pyarrow: `pandas` extra
+            from .backends.narwhals_frames import select_rows as select_other_rows
+
+            found = select_other_rows(self.lowered_at(now), self.schema, frame, columns=columns)
+            return cast(F, found)
         from .backends.columnar import select_rows
 
         chosen = select_rows(self.lowered_at(now), self.schema, cast(Any, frame), columns=columns)
         return cast(F, chosen)
+
+    def frame_mask(
+        self, frame: Any, *, columns: Mapping[str, str] | None = None, now: datetime | None = None
+    ) -> Any:
+        """A boolean column over a pandas (or other eager narwhals) frame, TRUE where the filter
+        matches and FALSE where it does not or is UNKNOWN: `frame[flt.frame_mask(frame)]`, or
+        combined with the caller's own masks (needs the `pandas` extra)."""
+        from .backends.narwhals_frames import frame_mask
+
+        return frame_mask(self.lowered_at(now), self.schema, frame, columns=columns)
 
     def to_pyspark(
         self,

@@ -16,6 +16,8 @@ AUDIENCE_KEYS = {
     "createdAt",
     "updatedAt",
     "subs",
+    "status",  # "built", or "building" in the background (test_audience_builds.py)
+    "progress",
 }
 SUMMARY_KEYS = AUDIENCE_KEYS - {"subs"} | {"subsCount"}
 INVALID = "Invalid filters: the value must be a valid where clause for the contact model"

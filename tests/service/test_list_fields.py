@@ -195,3 +195,16 @@ def test_a_list_kept_inside_data_is_not_tested_for_emptiness(tenant: Tenant) -> 
         "POST", "/v4/audiences/preview", json={"listId": lst, "filtersText": 'tags has "vip"'}
     )
     assert found["count"] == 1
+
+
+def test_the_catalogue_names_the_time_zones_filters_take(tenant: Tenant) -> None:
+    # The builder's zone picker offers these: the IANA names the library checks against, so
+    # `America/New_York` is offered whole and a zone the service would refuse is not.
+    lst = tenant.new_list()
+    catalogue = tenant.ok("GET", f"/v4/lists/{lst['id']}/fields")
+    zones = catalogue["timeZones"]
+    assert zones == sorted(af.zone_names())
+    assert {"America/New_York", "Europe/Paris", "UTC"} <= set(zones)
+    assert catalogue["defaultTimeZone"] == SCHEMA.time_zone
+    for zone in ("America/New_York", zones[0], zones[-1]):
+        af.parse({"createdAt": {"within": {"this": "day", "timeZone": zone}}}, SCHEMA)

@@ -34,6 +34,8 @@ TABLES = {
     "webhook_attempts",
     "audience_due",
     "membership_due",
+    "audience_builds",
+    "audience_build_members",
     "alembic_version",
 }
 

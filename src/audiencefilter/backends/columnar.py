@@ -205,7 +205,7 @@ class _Expressions(FrameCore[pl.Expr]):
     def over(
         self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], pl.Expr]
     ) -> _Expressions:
-        return _Expressions(self.a, schema, dtypes, {}, column_of)
+        return type(self)(self.a, schema, dtypes, {}, column_of)
 
     def named_column(self, name: str) -> pl.Expr:
         return pl.col(name)
@@ -327,7 +327,7 @@ class _Expressions(FrameCore[pl.Expr]):
         def run(values: pl.Series) -> pl.Series:
             expr = built.get(values.dtype)
             if expr is None:
-                typed = _Expressions(self.a, self.schema, {name: values.dtype}, self.columns)
+                typed = type(self)(self.a, self.schema, {name: values.dtype}, self.columns)
                 expr = built[values.dtype] = typed.visit(node).alias(name)
             return values.to_frame(name).select(expr).to_series()
 
@@ -352,12 +352,17 @@ class _Expressions(FrameCore[pl.Expr]):
         found = self.dtypes.get(self.columns.get(field, field))
         return CANONICAL[kind] if found is None else found
 
+    def conversion(self, kind: FieldType, column: str, dtype: Any) -> str:
+        """The advice closing a `FrameError`: a conversion of the frame's column (a pandas
+        frame's adapter, `narwhals_frames.py`, advises pandas code)."""
+        return _fix(kind, column, dtype)
+
     def wrong_type(self, field: str, dtype: Any) -> FrameError:
         column = self.columns.get(field, field)
         kind = self.schema[field].type
         return FrameError(
             f'column "{column}" for field "{field}" is {dtype}; expected {_ACCEPTED[kind]}. '
-            f"{_fix(kind, column, dtype)}"
+            f"{self.conversion(kind, column, dtype)}"
         )
 
     def string(self, node: Comparison) -> pl.Expr:

@@ -47,6 +47,7 @@ from ..language.nodes import Comparison, IsNull, ListTest, Node, walk
 from ..language.relations import Aggregate, Relation
 from .frame_core import FrameCore, Integers, Rows, balanced, compare
 from .sql.dialects import DIALECTS
+from .sql.dialects.base import refused_comparison
 from .sql.dialects.spark import fold_refusal, order_refusal
 from .sql.text import SqlWriter
 
@@ -172,6 +173,8 @@ class SparkAlgebra:
     """The column algebra in PySpark (`frame_core.ColumnAlgebra`)."""
 
     def literal(self, value: Any) -> Column:
+        if type(value) is int and not -(2**63) <= value < 2**63:
+            return F.lit(Decimal(value))  # `lit` of a Python int takes a long at most
         return F.lit(value)
 
     def integer(self, value: int, dtype: Any) -> Column:
@@ -491,7 +494,7 @@ def _refuse_unfoldable(node: Comparison) -> None:
         if reason is None and node.op in ORDERING_OPS:
             reason = order_refusal(literal)
         if reason is not None:
-            raise ValueError(f'field "{node.field}", {node.op.value}: {reason}')
+            raise refused_comparison(node.field, node.op, "PySpark", reason)
 
 
 def _quoted(name: str) -> str:

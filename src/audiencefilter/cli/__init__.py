@@ -88,7 +88,7 @@ def _read_and_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     invalid filter is reported here, as every command reports it."""
     if args.command == "eval" and args.contacts == "-" and _filter_from_stdin(args):
         raise UsageError("the filter and the contacts cannot both come from stdin")
-    schema = load_schema(args.schema)
+    schema = load_schema(args.schema, replace=args.replace_schema)
     text = read_text(args.filter, args.file)
     syntax = getattr(args, "source_format", None) or detect_syntax(text, args.syntax)
     try:
@@ -299,7 +299,15 @@ _FILTER_OPTIONS: tuple[_Option, ...] = (
             "metavar": "PATH",
             "help": 'filterable fields as JSON {"field": "TYPE", ...}, TYPE one of '
             + ", ".join(kind.value for kind in FieldType)
-            + " (default: the contact fields)",
+            + " added to the contact fields and relations (`actions`), a field of the same "
+            "name taking the file's type",
+        },
+    ),
+    (
+        ("--replace-schema",),
+        {
+            "action": "store_true",
+            "help": "the --schema fields replace the contact fields and relations instead",
         },
     ),
 )

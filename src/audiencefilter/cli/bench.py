@@ -37,6 +37,7 @@ from .bench_results import (
     EngineRun,
     Timing,
     describe_differences,
+    describe_empty,
 )
 from .contacts import InputError
 from .inputs import UsageError, detect_syntax, load_filter, read_text
@@ -54,8 +55,12 @@ def run_bench(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         write(err, f"{exc.label}: {af.render_error(exc.error, exc.text)}")
         return EXIT_INVALID
     names = engine_names(args.engines, args.postgresql)
+    # One instant for the synthetic contacts' dates and every engine's relative dates.
+    args.now = args.now or datetime.now(UTC)
     try:
-        contacts = read_contacts(args.contacts, args.contacts_format, args.rows, args.seed)
+        contacts = read_contacts(
+            args.contacts, args.contacts_format, args.rows, args.seed, args.now
+        )
     except InputError as exc:
         err.write(f"{args.contacts}: {exc}\n")
         return EXIT_INVALID
@@ -142,8 +147,7 @@ def measure(
     err: IO[str],
 ) -> Bench:
     """Each engine in turn: load, then each filter (a warm-up, then `repeat` timed runs)."""
-    now = args.now or datetime.now(UTC)
-    bench = Bench(filters, contacts, [], max(1, args.repeat), now)
+    bench = Bench(filters, contacts, [], max(1, args.repeat), args.now or datetime.now(UTC))
     steps = len(names) * (1 + len(filters) * (bench.repeat + 1))
     with step_progress(err, steps, args.progress) as step:
         for name in names:
@@ -166,9 +170,7 @@ def _run_engine(engine: Engine, bench: Bench, step: Step) -> EngineRun:
         run.load_seconds = time.perf_counter() - started
         run.timings = [_time(engine, bench, f, step) for f in bench.filters]
     except Exception as exc:  # noqa: BLE001 - an engine's own failure is reported, not fatal
-        run.skipped = (
-            f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        )
+        run.skipped = _failure(exc)
         run.timings = []
     finally:
         run.peak_bytes = max(0, _peak() - baseline)
@@ -187,6 +189,15 @@ def _time(engine: Engine, bench: Bench, item: BenchFilter, step: Step) -> Timing
         seconds.append(time.perf_counter() - started)
         step(f"{engine.name}: {item.label}")
     return Timing(engine.name, item.label, seconds, positions)
+
+
+def _failure(exc: Exception) -> str:
+    """Why an engine failed; a package missing at run time (one its own packages import,
+    as DuckDB imports pyarrow to read a polars frame) is named with the line to install it."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        package = exc.name.split(".")[0]
+        return f"needs {package} (pip install {package})"
+    return f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 
 
 def _reset_peak() -> int:
@@ -226,6 +237,8 @@ def _report(bench: Bench, args: argparse.Namespace, out: IO[str], err: IO[str]) 
             err.write(f"note: {run.name} skipped: {run.skipped}\n")
     found = bench.differences()
     for line in describe_differences(found, bench.contacts):
+        err.write(line + "\n")
+    for line in describe_empty(bench):
         err.write(line + "\n")
     if args.json:
         write_json(bench, args.json)

@@ -44,11 +44,14 @@ class Contacts:
         return f"#{position}" if ident is None else str(ident)
 
 
-def read_contacts(source: str, fmt: str | None, limit: int | None, seed: int) -> Contacts:
-    """The contacts named by `--contacts`, at most `limit` of them; UsageError for a source that
-    cannot be opened, InputError for one that is not in its format."""
+def read_contacts(
+    source: str, fmt: str | None, limit: int | None, seed: int, now: datetime
+) -> Contacts:
+    """The contacts named by `--contacts`, at most `limit` of them (`synthetic:N` dated back
+    from `now`); UsageError for a source that cannot be opened, InputError for one that is
+    not in its format."""
     contacts = Contacts(source)
-    for where, raw in _raw_records(source, fmt, limit, seed):
+    for where, raw in _raw_records(source, fmt, limit, seed, now):
         if isinstance(raw, str):
             contacts.bad_rows.append(f"{where}: {raw}")
             continue
@@ -62,7 +65,7 @@ def read_contacts(source: str, fmt: str | None, limit: int | None, seed: int) ->
 
 
 def _raw_records(
-    source: str, fmt: str | None, limit: int | None, seed: int
+    source: str, fmt: str | None, limit: int | None, seed: int, now: datetime
 ) -> Iterator[tuple[str, Record | str]]:
     """(where, record or the reason there is none) from any kind of source."""
     if is_synthetic(source):
@@ -71,7 +74,7 @@ def _raw_records(
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         count = size if limit is None else min(size, limit)
-        return ((f"contact {i}", r) for i, r in enumerate(synthetic_contacts(count, seed)))
+        return ((f"contact {i}", r) for i, r in enumerate(synthetic_contacts(count, seed, now)))
     if "://" in source:
         return _numbered(_database_records(source))
     if (fmt or "").lower() == "parquet" or (fmt is None and source.lower().endswith(".parquet")):

@@ -328,7 +328,9 @@ class Spark(Engine):
 
 
 ENGINES = ("memory", "polars", "duckdb", "sqlite", "postgresql", "spark")
-_NEEDS = {"polars": ("polars",), "duckdb": ("duckdb", "polars"), "spark": ("pyspark", "polars")}
+# DuckDB reads the polars frame through Arrow: pyarrow.
+_NEEDS = {"polars": ("polars",), "duckdb": ("duckdb", "polars", "pyarrow")}
+_NEEDS["spark"] = ("pyspark", "polars")
 _NEEDS["postgresql"] = ("psycopg",)
 
 

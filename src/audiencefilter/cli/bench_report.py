@@ -140,6 +140,22 @@ def write_json(bench: Bench, path: str) -> None:
     Path(path).write_text(json.dumps(results(bench), indent=2, ensure_ascii=False) + "\n")
 
 
+PLOT_TEXT = 60
+"""The longest filter text a plot shows in full beside its label."""
+
+
+def plot_labels(bench: Bench) -> list[str]:
+    """Each filter as the plot names it: its label and its text (`F1: points >= 100`), so the
+    picture reads without the command line; a long text is cut with an ellipsis."""
+    labels = []
+    for item in bench.filters:
+        text = " ".join(item.flt.to_text().split())
+        if len(text) > PLOT_TEXT:
+            text = text[: PLOT_TEXT - 1] + "…"
+        labels.append(f"{item.label}: {text}")
+    return labels
+
+
 def write_plot(bench: Bench, path: str) -> None:
     """Rows per second of each engine on each filter, grouped by filter, on a log scale."""
     import matplotlib
@@ -150,12 +166,13 @@ def write_plot(bench: Bench, path: str) -> None:
     engines = [run for run in bench.runs if run.timings]
     labels = [f.label for f in bench.filters]
     height = 0.8 / max(1, len(engines))
-    figure, axes = plt.subplots(figsize=(8, 1.2 + 0.5 * len(labels) * max(1, len(engines)) / 2))
+    figure, axes = plt.subplots(figsize=(11, 1.2 + 0.5 * len(labels) * max(1, len(engines)) / 2))
     for index, run in enumerate(engines):
         speeds = {t.label: rate(bench, t) for t in run.timings}
         positions = [n + index * height for n in range(len(labels))]
         axes.barh(positions, [speeds.get(label, 0) for label in labels], height, label=run.name)
-    axes.set_yticks([n + height * (len(engines) - 1) / 2 for n in range(len(labels))], labels)
+    ticks = [n + height * (len(engines) - 1) / 2 for n in range(len(labels))]
+    axes.set_yticks(ticks, plot_labels(bench), fontsize="small")
     axes.invert_yaxis()
     axes.set_xscale("log")
     axes.set_xlabel("contacts per second (median run, log scale; higher is better)")

@@ -97,6 +97,22 @@ def differences(runs: list[EngineRun]) -> list[Difference]:
     return found
 
 
+def describe_empty(bench: Bench) -> Iterator[str]:
+    """A note per filter that matched no contact on the reference engine: a benchmark of an
+    empty audience says little, and it is often a date the contacts do not reach (`30 days
+    ago` over contacts dated long before `--now`)."""
+    ran = [run for run in bench.runs if run.skipped is None and run.timings]
+    if not ran:
+        return
+    for timing in ran[0].timings:
+        if not timing.positions:
+            text = next(f.flt.to_text() for f in bench.filters if f.label == timing.label)
+            yield (
+                f"note: {timing.label} matched none of the {bench.rows:,} contacts "
+                f"(at --now {bench.now.isoformat()}): {text}"
+            )
+
+
 def describe_differences(found: list[Difference], contacts: Contacts) -> Iterator[str]:
     """One line per engine and filter that differs, naming the first contacts concerned."""
     for item in found:

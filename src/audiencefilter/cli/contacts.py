@@ -3,7 +3,8 @@
 Each reader yields `Row`s: the record, or the reason it could not be read, with where it is
 (`line 7`, `element 12`, `row 3 (line 5)`), so a bad row is reported and counted and never
 silently dropped. A JSON array is decoded element by element from a bounded buffer, never
-with `json.load` of the whole file. CSV cells are converted by the schema's types: an empty
+with `json.load` of the whole file. CSV cells are converted by the schema's types (a relation's
+cell, `actions`, holds its rows as JSON text, as `data` holds its document): an empty
 cell is null, booleans are true/false/1/0, numbers stay exact (an integer stays an int), a JSON
 field's cell (`data`) holds a JSON document.
 """
@@ -297,6 +298,36 @@ _CONVERTERS: dict[FieldType, Converter] = {
 _CONVERTERS.update({kind: _list_of(kind.element) for kind in FieldType if kind.element is not None})
 
 
+def _related_rows(many: bool) -> Converter:
+    """A relation's cell holds its rows as JSON text, like `data`: an array of objects
+    (`actions`), or one object for a to-one relation; each row is checked by `eval` against
+    the relation's fields like any other value."""
+    expected = "a JSON array of objects" if many else "a JSON object"
+
+    def convert(cell: str) -> Any:
+        value = _to_json(cell)
+        fits = (
+            isinstance(value, list) and all(isinstance(v, dict) for v in value)
+            if many
+            else isinstance(value, dict)
+        )
+        if not fits:
+            shown = cell if len(cell) <= 40 else cell[:37] + "..."
+            raise ValueError(f'expected {expected}, found "{shown}"')
+        return value
+
+    return convert
+
+
+def _converter(schema: Schema, column: str) -> Converter | None:
+    """How a column's cells are read: by the field's type, as JSON rows for a relation
+    (`actions`), as text for a column outside the schema (`id`)."""
+    if column in schema:
+        return _CONVERTERS[schema[column].type]
+    relation = schema.relation(column)
+    return None if relation is None else _related_rows(relation.many)
+
+
 def _csv_rows(stream: IO[str], schema: Schema) -> Iterator[Row]:
     reader = csv.reader(stream)
     try:
@@ -312,9 +343,7 @@ def _csv_rows(stream: IO[str], schema: Schema) -> Iterator[Row]:
             f"{header[0].lstrip()[:1]}): use --format json for an array, "
             "--format jsonl for one object per line"
         )
-    converters = [
-        (name, _CONVERTERS[schema[name].type] if name in schema else None) for name in header
-    ]
+    converters = [(name, _converter(schema, name)) for name in header]
     number = 0
     while True:
         number += 1

@@ -67,12 +67,16 @@ def load_filter(text: str, syntax: str, schema: Schema) -> Filter:
     return from_format(text, syntax, schema)
 
 
-def load_schema(path: str | None) -> Schema:
-    """The contact schema, or the one described by a JSON file `{"field": "type", ...}`."""
+def load_schema(path: str | None, *, replace: bool = False) -> Schema:
+    """The contact schema extended by the fields of a JSON file `{"field": "type", ...}` (a
+    contact export has more columns than the contact fields, and keeps its `actions`), or,
+    with `replace`, the file's fields alone."""
     if path is None:
         return CONTACT
     mapping = _json_object(_read_path(path), f"schema {path}")
     try:
+        if not replace:
+            return CONTACT.with_fields(**mapping)
         return Schema.from_mapping(mapping, name=Path(path).stem)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"schema {path}: {exc}") from None

@@ -98,7 +98,7 @@ def _bar(
 ) -> Iterator[Callable[..., None]]:
     """`advance(done, description=None)`: a rich bar with the columns `names`, redrawn at most
     ten times a second, or a callback that does nothing when no bar is drawn."""
-    bar = _rich_bar(stream, names) if _shows(stream, mode, large) else None
+    bar = _rich_bar(stream, names, forced=mode == "always") if _shows(stream, mode, large) else None
     if bar is None:
         yield _ignore
         return
@@ -119,8 +119,9 @@ def _shows(stream: IO[str], mode: str, large: bool) -> bool:
     return mode == "always" or (mode == "auto" and large and _isatty(stream))
 
 
-def _rich_bar(stream: IO[str], names: tuple[str, ...]) -> Any:
-    """A transient rich `Progress` on `stream`, or None without rich."""
+def _rich_bar(stream: IO[str], names: tuple[str, ...], *, forced: bool) -> Any:
+    """A transient rich `Progress` on `stream`, or None without rich. `forced` (`--progress
+    always`) draws on a pipe too (a log, `tee`), where rich would otherwise draw nothing."""
     try:
         import rich.progress
         from rich.console import Console
@@ -130,7 +131,7 @@ def _rich_bar(stream: IO[str], names: tuple[str, ...]) -> Any:
     return rich.progress.Progress(
         "[progress.description]{task.description}",
         *columns,
-        console=Console(file=stream),
+        console=Console(file=stream, force_terminal=True if forced else None),
         transient=True,
     )
 

@@ -5,9 +5,10 @@ engine skip the work real contacts make it do. So countries and cities are skewe
 dominate), points are long-tailed, a tenth of company, country and city are null, emails mix
 providers and capitals, `createdAt` spreads over three years, `data` holds a plan and tags
 (and is missing for some contacts), and each contact has a long-tailed number of actions with
-names and dates after its creation. The same `(n, seed)` gives the same contacts on every
-machine: everything is drawn from one `random.Random` and dated from a fixed instant, never
-from the clock.
+names and dates after its creation. The same `(n, seed, end)` gives the same contacts on every
+machine: everything is drawn from one `random.Random`, and every instant is dated back from
+`end`, the instant the contacts are drawn at (`bench` gives its `--now`, default the clock), so
+that `createdAt >= 30 days ago` finds recent contacts whenever the benchmark runs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 PREFIX = "synthetic:"
 END = datetime(2026, 1, 1, tzinfo=UTC)
-"""Every generated instant is before this one, so the data does not move with the clock."""
+"""The default `end`: every generated instant is before it."""
 SPAN_DAYS = 3 * 365
 
 # fmt: off
@@ -71,16 +72,17 @@ _PLAN_WEIGHTS = (60.0, 25.0, 12.0, 3.0)
 _ACTION_WEIGHTS = (40.0, 30.0, 10.0, 8.0, 7.0, 5.0)
 
 
-def synthetic_contacts(count: int, seed: int = 0) -> Iterator[dict[str, Any]]:
-    """`count` contacts with ids `c0`, `c1`..., identical for identical `(count, seed)`."""
+def synthetic_contacts(count: int, seed: int = 0, end: datetime = END) -> Iterator[dict[str, Any]]:
+    """`count` contacts with ids `c0`, `c1`..., identical for identical `(count, seed, end)`,
+    every instant in the three years before `end`."""
     rng = random.Random(seed)
     for index in range(count):
-        yield _contact(rng, index)
+        yield _contact(rng, index, end)
 
 
-def _contact(rng: random.Random, index: int) -> dict[str, Any]:
+def _contact(rng: random.Random, index: int, end: datetime) -> dict[str, Any]:
     first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
-    created = END - timedelta(seconds=rng.randrange(SPAN_DAYS * 86_400))
+    created = end - timedelta(seconds=rng.randrange(SPAN_DAYS * 86_400))
     return {
         "id": f"c{index}",
         "email": _email(rng, first, last, index),
@@ -95,7 +97,7 @@ def _contact(rng: random.Random, index: int) -> dict[str, Any]:
         "unsubscribed": rng.random() < 0.07,
         "createdAt": created,
         "data": _data(rng),
-        "actions": _actions(rng, index, created),
+        "actions": _actions(rng, index, created, end),
     }
 
 
@@ -121,11 +123,13 @@ def _data(rng: random.Random) -> dict[str, Any] | None:
     return document
 
 
-def _actions(rng: random.Random, index: int, created: datetime) -> list[dict[str, Any]]:
+def _actions(
+    rng: random.Random, index: int, created: datetime, end: datetime
+) -> list[dict[str, Any]]:
     """A long-tailed number of actions (most contacts have a few, some none, a few many), each
-    dated between the contact's creation and `END`."""
+    dated between the contact's creation and `end`."""
     count = min(int(rng.paretovariate(1.3)) - 1 + (rng.random() < 0.6), 200)
-    span = int((END - created).total_seconds())
+    span = int((end - created).total_seconds())
     names = rng.choices(ACTIONS, _ACTION_WEIGHTS, k=count)
     return [
         {

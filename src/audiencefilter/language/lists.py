@@ -24,6 +24,7 @@ strings folded with `values.fold` when insensitive.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..errors import FilterError, Issue
@@ -154,3 +155,16 @@ def refused(node: ListTest, engine: str, reason: str) -> FilterError:
             )
         ]
     )
+
+
+def without_nul(node: ListTest) -> ListTest | bool:
+    """`node` on a present list for an engine whose text holds no NUL (PostgreSQL): a literal
+    holding NUL equals no stored item, so `hasSome` leaves it out, and `has`, `hasEvery`,
+    `equals` and the JSON array tests with such a literal are FALSE. The one home of that rule
+    for list tests; `memory` needs none, as Python's strings hold NUL."""
+    if not any(isinstance(v, str) and "\x00" in v for v in node.value):
+        return node
+    if node.op is ListOp.HAS_SOME:
+        kept = tuple(v for v in node.value if not (isinstance(v, str) and "\x00" in v))
+        return replace(node, value=kept) if kept else False
+    return False

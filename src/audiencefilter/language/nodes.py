@@ -406,7 +406,10 @@ def resolve(node: Node, schema: Schema, now: datetime) -> Node:
             values = values_schema(schema, relation, node.function, node.field)
             test = resolve(node.test, values, now)
             rows = rows_schema(schema, relation)
-            return replace(node, test=test, where=resolve(node.where, rows, now))
+            # A period resolves to a range (`and`): moved outside the aggregate, as a reader
+            # would build it, so the tree reads back as itself.
+            where = resolve(node.where, rows, now)
+            return aggregated(node.relation, node.function, node.field, test, where)
         case _:
             unhandled("resolve", node)
 

@@ -62,6 +62,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         clock or system_clock,
         settings.membership_sweep_seconds,
         threaded=clock is None,
+        build_chunk=settings.audience_build_chunk,
     )
     webhook_worker = WebhookWorker(database, settings, clock)
 

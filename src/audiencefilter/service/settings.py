@@ -93,6 +93,21 @@ class Settings(BaseSettings):
     db_connect_timeout_s: int = Field(
         default=5, ge=1, description="PostgreSQL connection timeout (seconds)."
     )
+    audience_build_background_above: int = Field(
+        default=20000,
+        ge=0,
+        description="A smart audience created, or whose filter changes, on a list of more "
+        "contacts than this is built in the background: the request answers at once with the "
+        "audience `building` and its progress (unless it asks `?wait=true`). 0: always built "
+        "within the request. Builds run in the membership scheduler's thread (or the `sweep` "
+        "command when that thread is off).",
+    )
+    audience_build_chunk: int = Field(
+        default=20000,
+        ge=1,
+        description="Contacts a background build judges per step: the list's writers wait for "
+        "one step's write at a time, never for the whole list.",
+    )
     membership_sweep_seconds: float = Field(
         default=1.0,
         ge=0,

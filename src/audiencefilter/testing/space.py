@@ -609,6 +609,49 @@ def every_condition(schema: Schema = SPACE) -> Iterator[tuple[Slot, Operation, d
                 yield slot, operation, where
 
 
+def _edge_pool(kind: FieldType, now: datetime) -> tuple[Any, ...]:
+    """The edge literals of a scalar type, as JSON operands."""
+    kind = _element(kind)
+    if kind is FieldType.STRING:
+        return STRINGS
+    if kind is FieldType.NUMBER:
+        return NUMBERS
+    if kind is FieldType.BOOLEAN:
+        return (True, False)
+    if kind is FieldType.DATE:
+        return tuple(day.isoformat() for day in (*FIXED_DATES, now.date()))
+    return tuple(spelt_instant(moment, n % 3) for n, moment in enumerate((*FIXED_INSTANTS, now)))
+
+
+def edge_conditions(
+    schema: Schema = SPACE, now: datetime = NOWS[0], *, every: bool = False
+) -> Iterator[tuple[Slot, Operation, dict[str, Any]]]:
+    """Conditions whose operand is an edge literal (`STRINGS`, `NUMBERS`, the fixed dates and
+    instants), alone or beside the probe literal in a list: each slot and operation (`not`
+    and `mode` variants included) with every edge when `every`, else with one edge each, the
+    edges taken in turn so that every edge meets many slots. The library's refusals are left
+    out (what it reads is what the surfaces are asked)."""
+    turn = 0
+    for slot in slots(schema):
+        relation = schema.relation(slot.relation) if slot.relation else None
+        quantifiers = [q.value for q in relation.quantifiers] if relation else [None]
+        for n, operation in enumerate(operations(slot, schema)):
+            if operation.operand not in (Operand.LITERAL, Operand.LIST):
+                continue
+            pool = _edge_pool(slot.type, now)
+            chosen = pool if every else (pool[turn % len(pool)],)
+            turn += 1
+            for value in chosen:
+                if operation.operand is Operand.LIST:
+                    operand: Any = [value, _probe_literal(slot.type)]
+                else:
+                    operand = value
+                body = operation.body(operand)
+                where = slot.where(body, quantifier=quantifiers[n % len(quantifiers)])
+                if where is not None and accepts(schema, where):
+                    yield slot, operation, where
+
+
 @st.composite
 def conditions(draw: st.DrawFn, schema: Schema, now: datetime) -> dict[str, Any]:
     """One condition: a slot, an operation legal there, an operand from the edge pools, and a
@@ -822,7 +865,105 @@ def _numbered(index: int, record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+# ---- what a placement holds, each in turn ------------------------------------------------------
+
+JSON_HOLDINGS: tuple[Any, ...] = (
+    _MISSING,
+    None,
+    True,
+    False,
+    0,
+    1,
+    -0.0,
+    2**53 + 1,
+    1e23,
+    "",
+    "x",
+    "2025-07-04",
+    "NaN",
+    [],
+    ["x"],
+    [1, True],
+    [None],
+    {"a": 1},
+)
+"""What a key of the JSON column may hold: missing, null, every JSON type and the values that
+look like another (booleans beside 0 and 1, a date's text, an empty array, an array of null).
+Every key of `held_records` holds each of them in turn, whatever the field declared there."""
+
+
+def _column_pool(kind: FieldType, now: datetime) -> tuple[Any, ...]:
+    """The values a column of `kind` holds in `held_records`: null, missing and the edges."""
+    near = tuple(now + delta for delta in _NEAR[:4])
+    scalars: dict[FieldType, tuple[Any, ...]] = {
+        FieldType.STRING: STRINGS,
+        FieldType.NUMBER: COLUMN_NUMBERS,
+        FieldType.BOOLEAN: (True, False),
+        FieldType.DATE: (*FIXED_DATES, *(moment.date() for moment in near)),
+        FieldType.DATETIME: (*FIXED_INSTANTS, *near),
+    }
+    element = kind.element
+    if element is None:
+        return (_MISSING, None, *scalars[kind])
+    items = scalars[element]
+    lists = [[], [None], *([item] for item in items), [items[0], None, items[-1]]]
+    return (_MISSING, None, *lists)
+
+
+def _held(pool: tuple[Any, ...], index: int, key: int) -> Any:
+    """The value the `key`-th placement holds in record `index`: each key walks the whole
+    pool, keys out of step with each other so that records mix their holdings."""
+    return pool[(index + 5 * key) % len(pool)]
+
+
+def _held_row(schema: Schema, now: datetime, index: int) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    keys = 0
+    data: dict[str, Any] = {}
+    for f in schema.fields:
+        keys += 1
+        if f.source:
+            data[f.source[-1]] = _held(JSON_HOLDINGS, index, keys)
+        elif f.type is not FieldType.JSON and f.name != "id":
+            row[f.name] = _held(_column_pool(f.type, now), index, keys)
+    for n, key in enumerate(DATA_KEYS):
+        data[key] = _held(JSON_HOLDINGS, index, keys + n)
+    data = {k: v for k, v in data.items() if v is not _MISSING}
+    if schema.get(JSON_COLUMN) is not None:
+        row[JSON_COLUMN] = None if index % len(JSON_HOLDINGS) == 1 else data
+    return {k: v for k, v in row.items() if v is not _MISSING}
+
+
+def held_records(schema: Schema = SPACE, now: datetime = NOWS[0]) -> tuple[dict[str, Any], ...]:
+    """Records in which every placement holds each kind of value in turn, not by chance: every
+    key of the JSON column (a declared field's or a free path's) each of `JSON_HOLDINGS`,
+    every column null, missing and a spread of its edges, and related rows (none, null, empty, one
+    and two rows, a to-one row) holding the same. The sweep asks every condition over them, so
+    a crossing such as a list declared inside JSON holding text under `not` is always met."""
+    count = len(JSON_HOLDINGS)
+    found = []
+    for index in range(count):
+        record = {"id": f"h{index}", **_held_row(schema, now, index)}
+        for relation in schema.relations:
+            rows = [
+                {**_held_row(relation.schema, now, index + n + 1), "id": f"h{index}.{n}"}
+                for n in range(index % 3)
+            ]
+            shape = index % 5
+            if shape == 0:
+                continue
+            if relation.many:
+                record[relation.name] = None if shape == 1 else rows
+            else:
+                record[relation.name] = None if shape == 1 else (rows or [{"id": f"h{index}.o"}])[0]
+        found.append(record)
+    return tuple(found)
+
+
 __all__ = [
+    "edge_conditions",
+    "JSON_HOLDINGS",
+    "held_records",
     "Batch",
     "Encoding",
     "Operand",

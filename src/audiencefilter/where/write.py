@@ -195,7 +195,11 @@ class _Dumper(Visitor[dict[str, Any]]):
 
     def visit_not(self, node: Not) -> dict[str, Any]:
         if isinstance(node.item, Aggregated):  # `not` on the value: the readers' one form
-            return self.visit_aggregated(node.item, Not(node.item.test))
+            item = node.item
+            if not isinstance(item.test, Comparison | IsNull):  # a tree built by hand
+                form = aggregated(item.relation, item.function, item.field, item.test, item.where)
+                return self.visit(Not(form))
+            return self.visit_aggregated(item, Not(item.test))
         entry = _operator_entry(node)
         if entry is not None:
             return _field_object([entry]) or {}

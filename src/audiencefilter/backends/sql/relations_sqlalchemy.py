@@ -1,13 +1,17 @@
 """Relation conditions as SQLAlchemy expressions: EXISTS and correlated scalar subqueries.
 
 The related rows are found one of two ways:
-- ORM: the target class has a relationship named like the relation (`Contact.actions`); the
-  related class's attributes are the related fields, and the relationship's join condition
-  correlates the subquery with the contact.
-- Core: `relations={"actions": actions_table}` names a table (or any FROM clause) per relation;
-  its column `relation.foreign_key` is compared with the target's column `relation.key`, and a
-  related field is the column keyed by its name, else the relation's declared column
-  (`Relation.columns`).
+- ORM: the target class has a relationship named like the relation (`Contact.actions`, or the
+  name the naming convention gives); the related class's attributes are the related fields,
+  and the relationship's join condition (its foreign key) correlates the subquery with the
+  contact.
+- Given: `relations={"actions": actions_table}` names a table (or any FROM clause, or an ORM
+  class) per relation; its column `relation.foreign_key` is compared with the target's column
+  `relation.key`.
+
+Either way a related field is found as `attributes.py` finds any field: `columns` keyed by
+its path (`"actions.createdAt"`), its name, the relation's declared column
+(`Relation.columns`), the naming convention.
 
 W and an aggregate's test are built by a builder of the same kind over the related columns or
 over the subquery, so every per-dialect rule of the scalar conditions applies inside (see
@@ -25,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import ColumnElement, Numeric, false, func, literal, not_, select
+from sqlalchemy import ColumnElement, Numeric, false, func, inspect, literal, not_, select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import FromClause
@@ -34,6 +38,7 @@ from sqlalchemy.sql.visitors import InternalTraversal
 from ...language.fields import Schema
 from ...language.nodes import TRUE, Aggregated, Node, Quantified
 from ...language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
+from .attributes import Attributes
 from .dialects import DIALECTS
 from .relations_text import refuse_wide_sum, wide_sum_literal
 
@@ -52,6 +57,9 @@ class RelationBuilder(Protocol):
 
     @property
     def relations(self) -> Mapping[str, Any]: ...
+
+    @property
+    def attributes(self) -> Attributes: ...
 
     @property
     def path(self) -> str:
@@ -82,49 +90,45 @@ class _Rows:
     target: Any
 
 
-def _core_lookup(table: FromClause, relation: Relation) -> Lookup:
-    declared = dict(relation.columns)
-
-    def core(name: str) -> ColumnElement[Any]:
-        # A column keyed by the field's name, else the relation's column name for it.
-        found: ColumnElement[Any] = (
-            table.c[name] if name in table.c else table.c[declared.get(name, name)]
-        )
-        return found
-
-    return core
-
-
 def _core_rows(builder: RelationBuilder, relation: Relation) -> _Rows | None:
+    """The rows of a table (or ORM class) given in `relations`, joined by the relation's
+    foreign key and key, each found like any field (`Attributes.lookup`)."""
     path = builder.path + relation.name
     source = builder.relations.get(path, builder.relations.get(relation.name))
     if source is None:
         return None
-    if not isinstance(source, FromClause):
-        raise ValueError(f"relations[{path!r}] is no table: {source!r}")
-    core = _core_lookup(source, relation)
-    return _Rows(source, core(relation.foreign_key) == builder.column(relation.key), core, None)
+    mapped = inspect(source, raiseerr=False)
+    if not isinstance(source, FromClause) and getattr(mapped, "mapper", None) is None:
+        raise ValueError(
+            f"relations[{path!r}] is {source!r}, neither a table nor an ORM class; give the "
+            f"related table ({{{path!r}: actions_table}}) or model ({{{path!r}: Action}})"
+        )
+    lookup = builder.attributes.lookup(source, path + ".", dict(relation.columns))
+    target = None if isinstance(source, FromClause) else source
+    join = lookup(relation.foreign_key) == builder.column(relation.key)
+    return _Rows(source, join, lookup, target)
 
 
 def _orm_rows(builder: RelationBuilder, relation: Relation) -> _Rows:
-    prop = getattr(getattr(builder.target, relation.name, None), "property", None)
-    mapper = getattr(prop, "mapper", None)
-    if prop is None or mapper is None:
-        path = builder.path + relation.name
-        raise ValueError(
-            f"{builder.target!r} has no relationship {relation.name!r}; give the related table "
-            f"as relations={{{path!r}: table}}"
+    """The rows of the ORM relationship named like the relation (or by the naming
+    convention), joined by its own join condition (its foreign key)."""
+    path = builder.path + relation.name
+    attributes = builder.attributes
+    prop = attributes.relationship(builder.target, builder.path, relation.name)
+    if prop is None:
+        if builder.target is None or isinstance(builder.target, Mapping | FromClause):
+            raise ValueError(
+                f"the relation {path!r} needs its related table: "
+                f"relations={{{path!r}: table_or_model}}, or an ORM class as the target"
+            )
+        tried = attributes.names(path, relation.name)
+        message = attributes.missing(
+            builder.target, path, relation.name, tried, "relationship for relation"
         )
-    related = mapper.class_
-
-    def orm(name: str) -> ColumnElement[Any]:
-        found = getattr(related, name, None)
-        if found is None:
-            raise ValueError(f"{related!r} has no column for field {name!r}")
-        element: ColumnElement[Any] = found.__clause_element__()
-        return element
-
-    return _Rows(related, prop.primaryjoin, orm, related)
+        raise ValueError(f"{message}; or give relations={{{path!r}: table_or_model}}")
+    related = prop.mapper.class_
+    lookup = attributes.lookup(related, path + ".", dict(relation.columns))
+    return _Rows(related, prop.primaryjoin, lookup, related)
 
 
 def _rows(builder: RelationBuilder, relation: Relation) -> tuple[_Rows, RelationBuilder]:

@@ -46,7 +46,6 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ColumnElement, Grouping, UnaryExpression
-from sqlalchemy.sql.expression import FromClause
 from sqlalchemy.sql.operators import OperatorType
 from sqlalchemy.sql.visitors import InternalTraversal
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
@@ -69,6 +68,7 @@ from ...language.nodes import (
     blank_form,
 )
 from ...language.visitor import Visitor
+from .attributes import Attributes, Naming, naming_function
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .dialects.base import AnniversaryRefused, anniversary_sql
 from .dialects.like import like_unsafe
@@ -89,7 +89,13 @@ _STANDARD = Dialect()
 
 
 def to_sqlalchemy(
-    node: Node, schema: Schema, target: Any, relations: Mapping[str, Any] | None = None
+    node: Node,
+    schema: Schema,
+    target: Any,
+    relations: Mapping[str, Any] | None = None,
+    *,
+    columns: Mapping[str, Any] | None = None,
+    naming: Naming = None,
 ) -> Expression:
     """A lowered filter as a SQLAlchemy boolean expression, with every value a bound parameter.
 
@@ -98,41 +104,25 @@ def to_sqlalchemy(
             they are bound as parameters, so build the expression per query for a filter that
             moves with time.
         schema: The schema the filter was validated against.
-        target: A `Table` (or any FROM clause: alias, subquery) whose `.c` has a column keyed by
-            each field name; an ORM class or `aliased()` entity with an attribute per field; or
-            a mapping of field name to column expression.
-        relations: For Core tables, the related table of each relation the filter uses
-            (`{"actions": actions_table}`); an ORM target's relationships need none (see
-            `relations_sqlalchemy.py`).
+        target: A `Table` (or any FROM clause: alias, subquery) with a column per field; an ORM
+            class or `aliased()` entity with an attribute per field (column, `column_property`
+            or `hybrid_property`); or a mapping of field name to column expression.
+        relations: For Core tables, the related table (or ORM class) of each relation the
+            filter uses (`{"actions": actions_table}`); an ORM target's relationships need none
+            (see `relations_sqlalchemy.py`).
+        columns: The attribute (or column) of each field named otherwise, or its column
+            expression: `{"createdAt": "created_at", "actions.createdAt": "created_at"}`.
+        naming: How other field names become attribute names: `"snake_case"` or a callable.
 
     Raises:
-        ValueError: the target has no column for a field the filter uses.
+        ValueError: the target has no attribute for a field the filter uses (the message names
+            the closest attribute and the `columns=` line to write).
     """
-    builder = ExpressionBuilder(_column_lookup(target), schema, target=target)
+    attributes = Attributes(columns or {}, naming_function(naming))
+    builder = ExpressionBuilder(attributes.lookup(target), schema, target=target)
     builder.relations = relations or {}
+    builder.attributes = attributes
     return builder.visit(node)
-
-
-def _column_lookup(target: Any) -> Callable[[str], ColumnElement[Any]]:
-    if isinstance(target, Mapping):
-        get: Callable[[str], Any] = target.__getitem__
-    elif isinstance(target, FromClause):
-        get = target.c.__getitem__
-    else:
-
-        def get(name: str) -> Any:
-            return getattr(target, name)
-
-    def lookup(name: str) -> ColumnElement[Any]:
-        try:
-            found = get(name)
-        except (KeyError, AttributeError):
-            raise ValueError(f"{target!r} has no column for field {name!r}") from None
-        clause = getattr(found, "__clause_element__", None)
-        element: ColumnElement[Any] = clause() if clause is not None else found
-        return element
-
-    return lookup
 
 
 class ExpressionBuilder(Visitor[Expression]):
@@ -149,6 +139,8 @@ class ExpressionBuilder(Visitor[Expression]):
         #: Core tables given for relations.
         self.target = target
         self.relations: Mapping[str, Any] = {}
+        #: How fields and relations find their attributes (`attributes.py`).
+        self.attributes = Attributes()
         #: The relations followed to reach the rows, dotted (`orders.`).
         self.path = ""
 
@@ -161,11 +153,11 @@ class ExpressionBuilder(Visitor[Expression]):
         self, lookup: Callable[[str], ColumnElement[Any]], schema: Schema, target: Any, path: str
     ) -> ExpressionBuilder:
         inner = ExpressionBuilder(lookup, schema, target=target)
-        inner.relations, inner.path = self.relations, path
+        inner.relations, inner.path, inner.attributes = self.relations, path, self.attributes
         return inner
 
     def valued(self, schema: Schema, field: str, value: ColumnElement[Any]) -> ExpressionBuilder:
-        return ExpressionBuilder(_column_lookup({field: value}), schema)
+        return ExpressionBuilder(Attributes().lookup({field: value}), schema)
 
     def visit_and(self, node: And) -> Expression:
         return _balanced([self.visit(item) for item in node.items], and_)

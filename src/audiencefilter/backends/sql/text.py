@@ -30,6 +30,7 @@ from ...errors import FilterError, Issue
 from ...language.anniversary import MonthDays
 from ...language.data_paths import value_type
 from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
+from ...language.lists import without_nul
 from ...language.nodes import (
     Aggregated,
     And,
@@ -47,7 +48,7 @@ from ...language.nodes import (
 )
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
-from .dialects.base import AnniversaryRefused, anniversary_sql
+from .dialects.base import AnniversaryRefused, anniversary_sql, refused_comparison
 from .dialects.like import like_unsafe
 from .dialects.members import LONG_LIST, members_of
 from .relations_text import aggregated_sql, quantified_sql
@@ -188,7 +189,11 @@ class SqlWriter(Visitor[str]):
         element = self.schema[node.field].type.element
         assert element is not None
         column = self.column(node.field)
-        test = self.dialect.list_test(self, node, column, element)
+        kept = node if self.dialect.text_holds_nul else without_nul(node)
+        if isinstance(kept, bool):
+            test = self.dialect.true if kept else self.dialect.false
+        else:
+            test = self.dialect.list_test(self, kept, column, element)
         return f"CASE WHEN {column} IS NOT NULL THEN {test} END"
 
     def visit_is_null(self, node: IsNull) -> str:
@@ -428,12 +433,12 @@ class SqlWriter(Visitor[str]):
 
 
 def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, str]:
-    """The operator and literal of a string ordering on `dialect` (`text_bound`), or
-    `ValueError` where a case-insensitive one cannot be answered as Python answers it."""
+    """The operator and literal of a string ordering on `dialect` (`text_bound`), or a
+    `FilterError` where a case-insensitive one cannot be answered as Python answers it."""
     if node.insensitive:
         reason = dialect.order_refusal(value)
         if reason is not None:
-            raise ValueError(f'field "{node.field}", {node.op.value}: {reason}')
+            raise refused_comparison(node.field, node.op, dialect.title, reason)
     return text_bound(node.op, value, dialect.text_holds_nul)
 
 

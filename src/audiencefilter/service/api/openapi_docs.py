@@ -146,6 +146,10 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     "deliveryId": ("The delivery, by id (its `webhook-id`).", DELIVERY_ID),
     "status": ("Only deliveries in this state: pending, delivered or failed.", "failed"),
     "key": ("The custom field, by key.", "birthday"),
+    "wait": (
+        "`true`: build the audience's members within the request, even on a large list.",
+        True,
+    ),
     "filtersAs": (
         "Also answer the filter in this format as `filtersAs` (docs/interop.md).",
         "jsonlogic",

@@ -130,9 +130,10 @@ def cmd_migrate(args: argparse.Namespace) -> None:
 def cmd_sweep(args: argparse.Namespace) -> None:
     from ..domain.use_cases.membership_clock import run_due, sweep
 
-    database = _database(_settings(args))
+    settings = _settings(args)
+    database = _database(settings)
     try:
-        written = sweep(database) if args.all else run_due(database)
+        written = sweep(database) if args.all else run_due(database, settings.audience_build_chunk)
         print(f"{written} membership events written")
     finally:
         database.dispose()

@@ -63,6 +63,18 @@ def ids_in(
     return column.in_(bindparam(IDS, expanding=True))
 
 
+def streams_exports(dialect: str) -> bool:
+    """Whether an export reads its rows through one server-side cursor (PostgreSQL), rather
+    than batch after batch, each in a short transaction of its own (keyset paging).
+
+    A cursor holds its read transaction open while the client reads: on PostgreSQL that blocks
+    no writer (MVCC) and makes the export one snapshot, and it saves the 67 statements of a
+    67,000-member export, each a new transaction and plan on the server. On SQLite a read
+    transaction open for the length of a slow download would hold back the write-ahead log's
+    checkpoints, so it keeps the short transactions."""
+    return dialect == "postgresql"
+
+
 def unpacks(dialect: str) -> bool:
     """Whether `unpacked` knows this database."""
     return dialect in ("postgresql", "sqlite")

@@ -121,7 +121,14 @@ class Database:
         self.engine = engine
         self.gate = FairGate() if engine.dialect.name == "sqlite" else None
         self._gate_timeout = gate_timeout
-        self._reader = sessionmaker(engine, expire_on_commit=False)
+        # A read (a page: its rows, their positions, their audiences) takes several statements
+        # and must see one snapshot: PostgreSQL's READ COMMITTED gives each statement its own,
+        # so a write landing between them showed half of itself. A read-only REPEATABLE READ
+        # transaction never fails to serialize. SQLite's read transaction is one snapshot.
+        reads = engine
+        if engine.dialect.name == "postgresql":
+            reads = engine.execution_options(isolation_level="REPEATABLE READ")
+        self._reader = sessionmaker(reads, expire_on_commit=False)
         self._writer = sessionmaker(
             engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
         )

@@ -540,3 +540,49 @@ class MembershipDue(Base):
     dueAt: Mapped[datetime] = mapped_column(
         "due_at", DateTime(timezone=True), nullable=False, index=True
     )
+
+
+class AudienceBuild(Base):
+    """A smart audience whose members are being worked out in the background, a chunk of its
+    list at a time (`domain/membership/build.py`): while this row exists the audience is
+    `building`, its stored members and events wait for the build's end.
+
+    `token` names one run of the build: a change of filter starts another (new token, cursor
+    and progress), and a chunk evaluated for an older token is thrown away. `position`, `at`,
+    `points` and `actions` are what a `Snapshot` holds, read when the build started."""
+
+    __tablename__ = "audience_builds"
+
+    audienceId: Mapped[str] = mapped_column(
+        "audience_id",
+        String(ID_LENGTH),
+        ForeignKey("audiences.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    token: Mapped[str] = mapped_column(String(ID_LENGTH), nullable=False)
+    filters: Mapped[str] = mapped_column(Text, nullable=False)
+    cause: Mapped[str] = mapped_column(String(64), nullable=False)
+    position: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    points: Mapped[str | None] = mapped_column(Text, nullable=True)
+    actions: Mapped[str | None] = mapped_column(Text, nullable=True)
+    cursor: Mapped[str] = mapped_column(String(ID_LENGTH), nullable=False, default="")
+    done: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    total: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    startedAt: Mapped[datetime] = mapped_column(
+        "started_at", DateTime(timezone=True), default=utcnow, nullable=False
+    )
+
+
+class AudienceBuildMember(Base):
+    """A contact the running build of an audience found selected so far."""
+
+    __tablename__ = "audience_build_members"
+
+    audienceId: Mapped[str] = mapped_column(
+        "audience_id",
+        String(ID_LENGTH),
+        ForeignKey("audiences.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    contactId: Mapped[str] = mapped_column("contact_id", String(ID_LENGTH), primary_key=True)

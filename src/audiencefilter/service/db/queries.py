@@ -16,7 +16,7 @@ into the response as it is (`api/schemas/views.py`): it is never filtered on, an
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC
 from typing import Any
 
@@ -140,13 +140,28 @@ def contact_rows(where: Iterable[ColumnElement[bool]]) -> Select[Any]:
 def fetch_rows(session: Session, statement: Select[Any]) -> list[dict[str, Any]]:
     """Contacts as dicts keyed by interface names, `createdAt` aware (a filter record each)."""
     result = session.connection().execute(statement)
+    return row_dicts(tuple(result.keys()), result)
+
+
+def stream_rows(
+    session: Session, statement: Select[Any], size: int
+) -> Iterator[list[dict[str, Any]]]:
+    """`fetch_rows` through a server-side cursor, `size` rows at a time: memory holds one
+    part, whatever the statement selects. The session's transaction stays open meanwhile."""
+    connection = session.connection().execution_options(stream_results=True, yield_per=size)
+    result = connection.execute(statement)
     keys = tuple(result.keys())
-    rows = [dict(zip(keys, row, strict=True)) for row in result]
-    for row in rows:
+    for part in result.partitions(size):
+        yield row_dicts(keys, part)
+
+
+def row_dicts(keys: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+    found = [dict(zip(keys, row, strict=True)) for row in rows]
+    for row in found:
         created = row["createdAt"]
         if created.tzinfo is None:
             row["createdAt"] = created.replace(tzinfo=UTC)
-    return rows
+    return found
 
 
 def contact_row(session: Session, contact_id: str) -> dict[str, Any]:

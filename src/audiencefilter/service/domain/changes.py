@@ -21,6 +21,7 @@ from ..db.queries import owned_audience, owned_contact, owned_list
 from ..ground import clock
 from . import events
 from .audience_filters import StoredAudience
+from .membership import build as membership_build
 from .membership import due as membership_due
 from .membership import plan as list_plan
 from .membership import snapshot as membership_snapshot
@@ -141,26 +142,41 @@ def contact_deleting(session: Session, list_id: str, contact_id: str, email: str
 
 
 def audience_created(
-    session: Session, audience: Audience, evaluated: Snapshot | None = None
+    session: Session,
+    audience: Audience,
+    evaluated: Snapshot | None = None,
+    *,
+    background: bool = False,
 ) -> None:
     """After an audience was inserted and flushed; `evaluated`: its members, evaluated before
-    the write (`membership_snapshot`)."""
+    the write (`membership_snapshot`); `background`: its members are built in the background
+    instead (`membership_build`), their events written when the build ends."""
     event = events.NewEvent(
         events.AUDIENCE_CREATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
     list_plan.audiences_changed(session, audience.listId)
+    if background:
+        membership_build.start(session, audience, events.CAUSE_AUDIENCE_CREATED)
+        return
     membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_CREATED, evaluated)
     membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
 
 
 def audience_updated(
-    session: Session, audience: Audience, *, membership: bool, evaluated: Snapshot | None = None
+    session: Session,
+    audience: Audience,
+    *,
+    membership: bool,
+    evaluated: Snapshot | None = None,
+    background: bool = False,
 ) -> bool:
     """After an audience was changed and flushed; `membership`: its mode or filters changed;
-    `evaluated`: its new members, evaluated before the write (`membership_snapshot`). True when
-    those members are left to be stored in turns after this transaction
-    (`use_cases/membership_turns.py`), the audience marked unfinished meanwhile."""
+    `evaluated`: its new members, evaluated before the write (`membership_snapshot`);
+    `background`: they are built in the background instead (a build under way restarts, an
+    unfinished mark is replaced). True when the evaluated members are left to be stored in
+    turns after this transaction (`use_cases/membership_turns.py`), the audience marked
+    unfinished meanwhile and any build of it cancelled."""
     event = events.NewEvent(
         events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
@@ -168,6 +184,12 @@ def audience_updated(
     list_plan.audiences_changed(session, audience.listId)
     if not membership:
         return False
+    if background:
+        # Its unfinished mark, if any, goes too (`membership_due.audience_changed`): turns
+        # under way stop at their next turn (`membership_turns`).
+        membership_build.start(session, audience, events.CAUSE_AUDIENCE_UPDATED)
+        return False
+    membership_build.cancel(session, audience.id)
     in_turns = evaluated is not None and membership_snapshot.current(evaluated, audience)
     if not in_turns:
         membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)

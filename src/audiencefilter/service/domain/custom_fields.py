@@ -32,13 +32,28 @@ from sqlalchemy.orm import Session
 from ... import FieldType, FilterError, parse_text, value_problem
 from ..db.models import Audience, List
 from ..ground.errors import Conflict, Invalid, NotFound, ValidationIssue
+from ..ground.fields import FIELD_KEY_PATTERN, FIELD_KEY_RULE
 from .audience_filters import SCHEMA, decode_fields
 from .field_catalogue import label as label_of_key
 
 CUSTOM_TYPES = ("string", "number", "boolean", "date", "string[]", "number[]", "boolean[]")
 MAX_CUSTOM_FIELDS = 100
 MAX_LABEL = 120
-_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+_KEY = re.compile(FIELD_KEY_PATTERN)
+DATE_TIME_NAMES = frozenset({"datetime", "date-time", "date_time", "timestamp", "instant"})
+DATE_TIME_REFUSAL = (
+    "a custom field lives in the contact's data (JSON), where a date-time is text whose order "
+    "the database engines do not share (offsets, fractions of a second), so filters could not "
+    'compare it; use "date" when the day is enough (it keeps no time of day), or record the '
+    "moment as one of the contact's actions, whose createdAt filters compare to the instant "
+    "(actions some createdAt >= ...)"
+)
+"""Why there is no date-time type: said instead of a misleading "did you mean date?"."""
+
+
+def type_refusal(kind: str) -> str | None:
+    """Why `kind` is not a custom field type, when it is a name of the date-time type."""
+    return DATE_TIME_REFUSAL if kind.lower() in DATE_TIME_NAMES else None
 
 
 def declared(lst: List) -> dict[str, str]:
@@ -161,7 +176,7 @@ def _issue(pointer: str, key: str, kind: str, problem: str) -> ValidationIssue:
 
 def _check_key(key: str) -> None:
     if not _KEY.fullmatch(key):
-        raise _bad("key", "letters, digits and _, starting with a letter, at most 64", key)
+        raise _bad("key", FIELD_KEY_RULE, key)
     if SCHEMA.get(key) is not None or key in SCHEMA.relation_names or not _readable(key):
         raise Conflict(
             f'"{key}" is a contact field, a relation or a word of the filter syntax: choose '
@@ -183,7 +198,7 @@ def _readable(key: str) -> bool:
 
 def _check_type(kind: str) -> None:
     if kind not in CUSTOM_TYPES:
-        raise _bad("type", f"one of {', '.join(CUSTOM_TYPES)}", kind)
+        raise _bad("type", f"one of {', '.join(CUSTOM_TYPES)}", kind, type_refusal(kind))
 
 
 def _checked_label(label: str | None, key: str) -> str:
@@ -194,12 +209,14 @@ def _checked_label(label: str | None, key: str) -> str:
     return label
 
 
-def _bad(name: str, expected: str, found: str) -> Invalid:
+def _bad(name: str, expected: str, found: str, suggestion: str | None = None) -> Invalid:
     shown = found if len(found) <= 40 else found[:37] + "..."
+    detail = f"expected {expected}, found {shown!r}"
     issue = ValidationIssue(
         pointer=f"/body/{name}",
-        detail=f"expected {expected}, found {shown!r}",
+        detail=f"{detail}; {suggestion}" if suggestion else detail,
         expected=expected,
         found=repr(shown),
+        suggestion=suggestion,
     )
     return Invalid(f"Invalid request: /body/{name}: {issue.detail}", errors=[issue])

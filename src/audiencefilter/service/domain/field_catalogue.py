@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ... import Field, Schema
+from ... import Field, Schema, zone_names
 from ..db.models import List
 from .audience_filters import encode_fields, schema_for
 
@@ -56,10 +56,15 @@ class RelationEntry:
 
 @dataclass(frozen=True)
 class Catalogue:
-    """Every filterable field of a list, and its relations."""
+    """Every filterable field of a list, its relations, and the time zones calendar values
+    may name (`timeZone`): the IANA names the library checks a zone against, so a builder's
+    zone picker offers exactly those (and `America/New_York` whole), and the zone a value
+    naming none is read in."""
 
     fields: tuple[FieldEntry, ...]
     relations: tuple[RelationEntry, ...]
+    timeZones: tuple[str, ...]  # noqa: N815 - the JSON key, as the API spells it
+    defaultTimeZone: str  # noqa: N815
 
 
 def label(key: str, overrides: Mapping[str, str] = LABELS) -> str:
@@ -86,12 +91,16 @@ def _fields(schema: Schema, overrides: Mapping[str, str]) -> tuple[FieldEntry, .
     return tuple(_entry(field, overrides) for field in schema)
 
 
+def _zones() -> tuple[str, ...]:
+    return tuple(sorted(zone_names()))
+
+
 def of_schema(schema: Schema) -> Catalogue:
     """The catalogue of a filter schema: its fields, then each relation's fields."""
     relations = tuple(
         RelationEntry(r.name, label(r.name), _fields(r.schema, {})) for r in schema.relations
     )
-    return Catalogue(_fields(schema, LABELS), relations)
+    return Catalogue(_fields(schema, LABELS), relations, _zones(), schema.time_zone)
 
 
 def of_list(lst: List) -> Catalogue:
@@ -101,4 +110,4 @@ def of_list(lst: List) -> Catalogue:
     labels = {**LABELS, **{field["key"]: field["label"] for field in lst.customFields}}
     schema = schema_for(encode_fields(declared))
     relations = of_schema(schema).relations
-    return Catalogue(_fields(schema, labels), relations)
+    return Catalogue(_fields(schema, labels), relations, _zones(), schema.time_zone)

@@ -182,6 +182,13 @@ Email = Annotated[
 Phone = Annotated[str, StringConstraints(max_length=64, pattern=NO_NUL), AfterValidator(check_text)]
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
 Color = Annotated[str, StringConstraints(pattern=r"^#[0-9A-Fa-f]{6}$")]
+FIELD_KEY_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
+FIELD_KEY_RULE = (
+    "a key of 1 to 64 letters (A-Z, a-z), digits and underscores, starting with a letter, "
+    "such as birthday or plan_2"
+)
+"""A custom field's key: a name the text syntax reads as a field, said in words for errors."""
+FieldKey = Annotated[str, StringConstraints(pattern=FIELD_KEY_PATTERN)]
 Points = Annotated[
     int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER), BeforeValidator(_integral_float)
 ]

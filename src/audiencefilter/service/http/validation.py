@@ -21,9 +21,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..ground.fields import LABEL, NO_NUL, ONE_LINE, PARAGRAPHS, Color, Email, Slug
+from ..ground.fields import (
+    FIELD_KEY_RULE,
+    LABEL,
+    NO_NUL,
+    ONE_LINE,
+    PARAGRAPHS,
+    Color,
+    Email,
+    FieldKey,
+    Slug,
+)
 
 _SHOWN = 40
+REFUSED_CHOICE = "refused_choice"
+"""The error type of a value refused with its reason: `ctx` holds `expected` and `reason`."""
 _PATTERNS: dict[str, str] = {}
 
 
@@ -41,6 +53,7 @@ _PATTERNS.update(
         _pattern_of(Color): "a colour as #rrggbb, such as #3355ff",
         _pattern_of(Slug): "1 to 64 lowercase letters, digits and hyphens (a-z, 0-9, -), "
         "not starting with a hyphen",
+        _pattern_of(FieldKey): FIELD_KEY_RULE,
         NO_NUL: "text without NUL characters",
         ONE_LINE: "text without control characters (U+0000-U+001F, U+007F-U+009F)",
         LABEL: "text of one line, not only spaces, without control characters",
@@ -49,6 +62,9 @@ _PATTERNS.update(
     }
 )
 
+SYNONYMS = {"contactId": "subId", "contact_id": "subId", "contactID": "subId"}
+"""Names other APIs give a field this one spells differently (an action's contact is its
+`subId`): suggested when the object has that field, however far the spellings are apart."""
 _TYPES = {
     "string_type": "a string",
     "int_type": "an integer",
@@ -125,6 +141,8 @@ def describe(error: Mapping[str, Any], known_fields: Iterable[str] = ()) -> Prob
         name = str(location[-1]) if location else "?"
         known = sorted(known_fields)
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        if SYNONYMS.get(name) in known:
+            close = [SYNONYMS[name]]
         if close:
             suggestion = f'did you mean "{close[0]}"?'
         elif known:
@@ -132,6 +150,8 @@ def describe(error: Mapping[str, Any], known_fields: Iterable[str] = ()) -> Prob
         else:
             suggestion = None
         return Problem("one of the known fields", f'the unknown field "{name}"', suggestion)
+    if kind == REFUSED_CHOICE:  # a value some would expect, refused with the reason
+        return Problem(str(context.get("expected")), found(value), str(context.get("reason")))
     if kind == "missing":
         return Problem(_TYPES[kind], "nothing")
     if kind == "string_pattern_mismatch":

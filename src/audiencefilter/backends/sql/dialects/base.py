@@ -30,6 +30,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from ....errors import FilterError, Issue
 from ....language.anniversary import MonthDays
 from ....language.fields import FieldType, Op
 from ....language.lists import refused
@@ -43,6 +44,22 @@ INT64_MAX = 2**63 - 1
 LIKE_ESCAPE = "!"
 
 Number = int | float
+
+
+def refused_comparison(field: str, op: Op, engine: str, reason: str) -> FilterError:
+    """The error of a back-end that cannot answer a comparison as the semantics say (a
+    `FilterError`, so a `ValueError` too): it names the field and the operator, why, and where
+    the filter runs instead."""
+    return FilterError(
+        [
+            Issue(
+                path=field,
+                message=f'{engine} cannot evaluate "{op.value}" on "{field}" faithfully: {reason}',
+                suggestion="evaluate this filter in memory, with polars, or on PostgreSQL, "
+                "SQLite, MySQL/MariaDB or DuckDB",
+            )
+        ]
+    )
 
 
 @dataclass(frozen=True, slots=True)

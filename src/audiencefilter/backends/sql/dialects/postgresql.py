@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ....language.fields import FieldType, ListOp, Op
+from ....language.lists import without_nul
 from ....language.nodes import ListTest
 from ....language.values import double_exact
 from .base import Dialect
@@ -119,7 +120,8 @@ class PostgreSQL(Dialect):
             return self.json_document(column, [out.text(key) for key in node.path])
 
         head = f"CASE WHEN jsonb_typeof({document()}) = 'array' THEN "
-        test = self._array_items(out, node, document)
+        kept = without_nul(node)  # jsonb, as text, holds no NUL
+        test = self.false if isinstance(kept, bool) else self._array_items(out, kept, document)
         return head + test + " END"  # UNKNOWN for anything but an array (lists.array_truth)
 
     def _array_items(self, out: ListWriter, node: ListTest, document: Callable[[], str]) -> str:

@@ -41,6 +41,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from ....errors import FilterError, Issue
 from ....language.fields import FieldType, ListOp, Op
 from ....language.nodes import ListTest
 from .base import INT64_MAX, INT64_MIN, Number, Shape, integral, utc_text
@@ -146,7 +147,14 @@ class SparkSQL(TypedItemArrays):
         if reason is not None:
             # The SQL writer folds literals before writing them; which ones were folded is not
             # known here, so the refusal covers every literal holding such a code point.
-            raise ValueError(reason)
+            raise FilterError(
+                [
+                    Issue(
+                        path="",
+                        message=f"Spark SQL cannot evaluate this filter faithfully: {reason}",
+                    )
+                ]
+            )
         if "\\" in value or "${" in value or any(ch < " " or ch == "\x7f" for ch in value):
             return f"CAST(X'{value.encode('utf-8').hex().upper()}' AS STRING)"
         return "'" + value.replace("'", "''") + "'"
@@ -255,6 +263,8 @@ class SparkSQL(TypedItemArrays):
         if values is None:
             return self.false
         render = literal_of(out, element)
+        if element is FieldType.NUMBER:  # a number list is doubles: so is each literal in it
+            render = lambda v: out.double(float(v))  # noqa: E731
         subject = column
         if node.insensitive:
             subject = f"transform({column}, af_x -> {self.fold('af_x')})"

@@ -35,10 +35,20 @@ from ..schemas.audiences import (
     PreviewQuery,
     PreviewResponse,
     SubsQuery,
+    WriteQuery,
 )
 from ..schemas.views import audience_view, pagination
 
 router = APIRouter(prefix="/audiences", tags=["audiences"])
+BUILD_DESCRIPTION = (
+    "A smart audience's members are built within the request, unless its list holds more "
+    "contacts than the service's `AUDIENCEFILTER_AUDIENCE_BUILD_BACKGROUND_ABOVE` (20000 by "
+    'default): then the answer comes at once with `status: "building"` and `progress` '
+    "(`{done, total}`), the members are built in the background (follow with "
+    "`GET /v4/audiences/{id}`), and their `audience.entered` events and webhooks are written "
+    "when it turns `built`. A change of filter while building restarts the build. "
+    "`?wait=true` builds within the request whatever the size."
+)
 
 
 def _subs(query: SubsQuery | PreviewQuery) -> audiences.Subs:
@@ -47,14 +57,14 @@ def _subs(query: SubsQuery | PreviewQuery) -> audiences.Subs:
 
 
 def _read(found: audiences.Read, status_code: int = 200, warnings: bool = False) -> JSONResponse:
-    view = audience_view(found.audience, subs=found.contacts, **found.shown)
+    view = audience_view(found.audience, found.progress, subs=found.contacts, **found.shown)
     payload: dict[str, Any] = {"audience": view, "pagination": found.pagination}
     if warnings:
         payload["warnings"] = found.warnings()
     return data(payload, status_code)
 
 
-def _change(body: AudienceCreate | AudienceUpdate) -> audiences.AudienceChange:
+def _change(body: AudienceCreate | AudienceUpdate, wait: bool) -> audiences.AudienceChange:
     cleared = {"filters", "filtersText"} & body.model_fields_set
     return audiences.AudienceChange(
         name=body.name,
@@ -64,6 +74,7 @@ def _change(body: AudienceCreate | AudienceUpdate) -> audiences.AudienceChange:
         filters_text=body.filtersText,
         filters_format=body.filtersFormat,
         cleared=bool(cleared) and isinstance(body, AudienceUpdate),
+        wait=wait,
     )
 
 
@@ -72,11 +83,12 @@ def _change(body: AudienceCreate | AudienceUpdate) -> audiences.AudienceChange:
     status_code=201,
     response_model=AudienceChangeResponse,
     summary="Create an audience",
+    description=BUILD_DESCRIPTION,
     responses=RULE_ERROR_RESPONSES,
 )
 def create_audience(
     body: AudienceCreate,
-    query: Annotated[SubsQuery, Query()],
+    query: Annotated[WriteQuery, Query()],
     principal: PrivateKey,
     database: DatabaseDep,
     settings: SettingsDep,
@@ -87,7 +99,8 @@ def create_audience(
         return _read(found, 201, warnings=True)
 
     writes = retry.once_then(principal.account_id, body, respond)
-    return audiences.create(database, settings, principal.account_id, _change(body), writes)
+    change = _change(body, query.wait)
+    return audiences.create(database, settings, principal.account_id, change, writes)
 
 
 @router.get("", response_model=AudiencesResponse, summary="List the audiences of a list")
@@ -98,7 +111,8 @@ def list_audiences(
     return data(
         {
             "audiences": [
-                audience_view(a, subsCount=listed.sizes[a.id]) for a in listed.page.items
+                audience_view(a, listed.progress.get(a.id), subsCount=listed.sizes[a.id])
+                for a in listed.page.items
             ],
             "pagination": pagination(listed.page.total, query.page, query.limit),
         }
@@ -163,17 +177,18 @@ def get_audience(
     "/{id}",
     response_model=AudienceChangeResponse,
     summary="Update an audience",
+    description=BUILD_DESCRIPTION,
     responses=RULE_ERROR_RESPONSES,
 )
 def update_audience(
     id: str,
     body: AudienceUpdate,
-    query: Annotated[SubsQuery, Query()],
+    query: Annotated[WriteQuery, Query()],
     principal: PrivateKey,
     database: DatabaseDep,
     settings: SettingsDep,
 ) -> JSONResponse:
-    change, subs = _change(body), _subs(query)
+    change, subs = _change(body, query.wait), _subs(query)
     return _read(
         audiences.update(database, settings, principal.account_id, id, change, subs), warnings=True
     )
@@ -181,5 +196,5 @@ def update_audience(
 
 @router.delete("/{id}", response_model=DeletedAudienceResponse, summary="Delete an audience")
 def delete_audience(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONResponse:
-    audience, size = audiences.remove(database, principal.account_id, id)
-    return data({"audience": audience_view(audience, subsCount=size)})
+    audience, size, building = audiences.remove(database, principal.account_id, id)
+    return data({"audience": audience_view(audience, building, subsCount=size)})

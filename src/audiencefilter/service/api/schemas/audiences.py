@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from ...ground.fields import ONE_LINE, FilterText, Identifier, Name, ShortText
+from ...ground.fields import ONE_LINE, FilterText, Identifier, Name, QueryBool, ShortText
 from .resources import (
     MAX_LIMIT,
     ContactOut,
@@ -130,6 +130,17 @@ class SubsQuery(PageQuery):
     filtersAs: OutFormat | None = Field(default=None, description=FILTERS_AS_DESCRIPTION)
 
 
+class WriteQuery(SubsQuery):
+    """A create's or an update's `subs`, and whether to wait for a large list's build."""
+
+    wait: QueryBool = Field(
+        default=False,
+        description="`true`: build the members within the request whatever the list's size "
+        "(the answer is then `built`); by default a list larger than the service's "
+        "`AUDIENCEFILTER_AUDIENCE_BUILD_BACKGROUND_ABOVE` answers at once, `building`.",
+    )
+
+
 class AudienceListQuery(PageQuery):
     listId: Annotated[str, Field(min_length=1, max_length=255)]
 
@@ -152,7 +163,23 @@ class Warning(BaseModel):
     message: str
 
 
+class BuildProgress(BaseModel):
+    """How far a background build is."""
+
+    done: int = Field(description="Contacts of the list judged so far.")
+    total: int = Field(description="Contacts of the list to judge.")
+
+
 class _AudienceBase(BaseModel):
+    status: Literal["built", "building"] = Field(
+        description="`building` while a smart audience created or changed on a large list is "
+        "built in the background: its stored members (`subs`, `subsCount`) and their "
+        "`audience.entered`/`audience.left` events wait for the build's end, when it turns "
+        "`built`; `built` otherwise."
+    )
+    progress: BuildProgress | None = Field(
+        description="While `building`: the contacts judged so far of the list's; null once built."
+    )
     id: str
     name: str
     filters: str | None = Field(description="The filter as canonical JSON text, or null.")

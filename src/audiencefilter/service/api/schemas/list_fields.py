@@ -42,6 +42,13 @@ class ListFieldsData(BaseModel):
     relations: list[FilterRelation] = Field(
         description="The contact's related rows filters may read (`some`, `none`, `count`...)."
     )
+    timeZones: list[str] = Field(
+        description="Every IANA time zone name a calendar value's `timeZone` may take "
+        "(`Europe/Paris`, `America/New_York`), sorted: what a zone picker offers."
+    )
+    defaultTimeZone: str = Field(
+        description="The zone a calendar value naming none is read in (`within this month`)."
+    )
 
 
 ListFieldsResponse = envelope("ListFieldsResponse", ListFieldsData)

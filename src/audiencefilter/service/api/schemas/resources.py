@@ -14,8 +14,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError
 
+from ...domain import custom_fields, public_fields
 from ...ground.fields import (
     MAX_INT32,
     Code,
@@ -23,6 +32,7 @@ from ...ground.fields import (
     Count,
     Data,
     Email,
+    FieldKey,
     FilterText,
     Identifier,
     Increase,
@@ -42,6 +52,7 @@ from ...ground.fields import (
 )
 from ...http.errors import ValidationIssue
 from ...http.origins import MAX_ORIGINS, Origin, unique_origins
+from ...http.validation import REFUSED_CHOICE
 
 MAX_LIMIT = 20000
 MAX_ROW_ACTIONS = 1000
@@ -53,25 +64,13 @@ ListMode = Literal["waitlist", "newsletter"]
 SortKey = Literal["points", "createdAt", "email", "firstName", "lastName", "position"]
 Order = Literal["asc", "desc"]
 PUBLIC_FORBIDDEN = ("points", "referrals", "isVerified", "unsubscribed", "isGDPR", "createdAt")
-PublicField = Literal[
-    "firstName",
-    "lastName",
-    "name",
-    "phoneNumber",
-    "company",
-    "country",
-    "city",
-    "address",
-    "website",
-    "socialOne",
-    "socialTwo",
-    "data",
-]
 PublicFieldsPolicy = Literal["refuse", "ignore"]
 PUBLIC_FIELDS_DESCRIPTION = (
-    "The contact fields a sign-up with a public key may set in this list, besides `email` "
-    "(always accepted); default: the names (`firstName`, `lastName`, `name`). Points, referrals "
-    "and the flags can never be set with a public key."
+    "What a sign-up with a public key may set in this list, besides `email` (always accepted): "
+    "profile fields (`firstName`, `company`, ...), `data` (every key of it), `data.<key>` (one "
+    "key, such as `data.birthday`) or a custom field of the list by its key (`birthday`); "
+    "default: the names (`firstName`, `lastName`, `name`). Points, referrals and the flags can "
+    "never be set with a public key."
 )
 PUBLIC_POLICY_DESCRIPTION = (
     "What a public sign-up sending any other field gets: `refuse` (default), a 403 naming the "
@@ -86,6 +85,18 @@ def _no_default(schema: dict[str, Any]) -> None:
 def optional(description: str | None = None) -> Any:
     """An optional body field: absent means unchanged, and the schema shows no default."""
     return Field(default=None, description=description, json_schema_extra=_no_default)
+
+
+def _public_field(entry: str) -> str:
+    problem = public_fields.entry_problem(entry)
+    if problem is not None:
+        raise ValueError(problem)
+    return entry
+
+
+PublicField = Annotated[
+    str, AfterValidator(_public_field), WithJsonSchema(public_fields.json_schema())
+]
 
 
 def _unique(fields: list[str]) -> list[str]:
@@ -194,7 +205,7 @@ class _ListSettings(_Body):
         "in this list with a public key; empty: none, besides the service-wide CORS_ORIGINS."
     )
     publicFields: Annotated[
-        list[PublicField], Field(max_length=len(get_args(PublicField))), AfterValidator(_unique)
+        list[PublicField], Field(max_length=public_fields.MAX_ENTRIES), AfterValidator(_unique)
     ] = optional(PUBLIC_FIELDS_DESCRIPTION)
     publicFieldsPolicy: PublicFieldsPolicy = optional(PUBLIC_POLICY_DESCRIPTION)
 
@@ -363,6 +374,22 @@ CustomFieldType = Literal[
 ]
 
 
+def _refuse_date_time(value: Any) -> Any:
+    """A date-time type is refused with its reason, not with the nearest name ("date")."""
+    reason = custom_fields.type_refusal(value) if isinstance(value, str) else None
+    if reason is not None:
+        expected = "one of " + ", ".join(f'"{kind}"' for kind in get_args(CustomFieldType))
+        raise PydanticCustomError(
+            REFUSED_CHOICE,
+            "no date-time type: {reason}",
+            {"expected": expected, "reason": reason},
+        )
+    return value
+
+
+CustomFieldTypeIn = Annotated[CustomFieldType, BeforeValidator(_refuse_date_time)]
+
+
 class CustomFieldOut(BaseModel):
     key: str = Field(description="The name filters use; the value is kept in `data.<key>`.")
     type: CustomFieldType
@@ -372,18 +399,20 @@ class CustomFieldOut(BaseModel):
 class CustomFieldCreate(_Body):
     """A new custom field of the list."""
 
-    key: str = Field(
-        pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$",
-        description="Letters, digits and `_`, starting with a letter, at most 64.",
+    key: FieldKey = Field(
+        description="Letters, digits and `_`, starting with a letter, at most 64."
     )
-    type: CustomFieldType
+    type: CustomFieldTypeIn = Field(
+        description="A date-time is no custom field type: inside `data` its text has no order "
+        "every engine shares; `date` keeps the day, an action's `createdAt` the moment."
+    )
     label: Label | None = optional("Shown by pages; made from the key when absent.")
 
 
 class CustomFieldUpdate(_Body):
     """A new type (refused while an audience's filter reads the field) or label."""
 
-    type: CustomFieldType | None = optional()
+    type: CustomFieldTypeIn | None = optional()
     label: Label | None = optional()
 
 

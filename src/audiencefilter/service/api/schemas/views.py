@@ -13,6 +13,7 @@ from typing import Any
 from ...db.models import Action, Audience, List
 from ...domain.audience_filters import filter_text
 from ...domain.contact_pages import pagination as pagination
+from ...domain.membership.build import Progress
 
 LIST_FIELDS = (
     "id",
@@ -62,10 +63,15 @@ def list_view(lst: List) -> dict[str, Any]:
     return view
 
 
-def audience_view(audience: Audience, **extra: Any) -> dict[str, Any]:
-    """An audience without its members; `extra` adds `subs` or `subsCount`."""
+def audience_view(
+    audience: Audience, progress: Progress | None = None, **extra: Any
+) -> dict[str, Any]:
+    """An audience without its members; `progress`: its build's, while it builds in the
+    background; `extra` adds `subs` or `subsCount`."""
     filters = audience.filters
     return {
+        "status": "building" if progress is not None else "built",
+        "progress": {"done": progress.done, "total": progress.total} if progress else None,
         "id": audience.id,
         "name": audience.name,
         "filters": filters,

@@ -40,11 +40,11 @@ CHUNK = 500
 DUE = cast(Table, MembershipDue.__table__)
 AUDIENCE_DUE = cast(Table, AudienceDue.__table__)
 WAKE = threading.Event()
+"""Set when an instant was written: the scheduler of this process looks again at once."""
 RESUME_AFTER = timedelta(minutes=1)
 """When an audience left unfinished by its writer becomes due: long after that writer's own
 turns would have ended, so the scheduler finishes a crashed writer's work rather than doing a
 live one's a second time."""
-"""Set when an instant was written: the scheduler of this process looks again at once."""
 
 
 def moving(audiences: Sequence[StoredAudience]) -> list[StoredAudience]:

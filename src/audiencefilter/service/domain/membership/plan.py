@@ -33,7 +33,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from .... import FilterSet
-from ...db.models import Audience, List
+from ...db.models import Audience, AudienceBuild, List
 from .. import references, relations
 from ..audience_filters import SMART, StoredAudience, columns_read, filter_of
 
@@ -151,9 +151,11 @@ def plan_of(session: Session, list_id: str) -> ListPlan:
 
 
 def _rows(session: Session, list_id: str) -> list[AudienceRow]:
+    # An audience building in the background (`build.py`) is judged by its build alone.
+    building = select(AudienceBuild.audienceId).where(AudienceBuild.audienceId == Audience.id)
     statement = (
         select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.fields)
-        .where(Audience.listId == list_id)
+        .where(Audience.listId == list_id, ~building.exists())
         .order_by(Audience.createdAt, Audience.id)
     )
     return [(i, n, m, f, d) for i, n, m, f, d in session.execute(statement)]

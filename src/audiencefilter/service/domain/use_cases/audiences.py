@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from .... import Filter
 from ...db.engine import Database
-from ...db.models import Audience, List
+from ...db.models import Audience, Contact, List
 from ...db.queries import count, owned_audience, owned_list, page_of
 from ...ground import clock
 from ...ground.errors import AudienceRuleError, Conflict, NotFound
@@ -47,7 +47,9 @@ from ..audience_filters import (
 from ..contact_pages import ContactPages, Paging
 from ..events import CAUSE_AUDIENCE_UPDATED
 from ..explanations import explain_contact
+from ..membership import build as membership_build
 from ..membership import snapshot as membership_snapshot
+from ..membership.build import Progress
 from ..membership.members import (
     MANUAL,
     SMART,
@@ -75,6 +77,7 @@ class AudienceChange:
     filters_text: str | None = None
     filters_format: str | None = None
     cleared: bool = False
+    wait: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ class Read:
     contacts: list[dict[str, Any]]
     pagination: dict[str, int]
     shown: dict[str, Any]
+    progress: Progress | None = None
 
     def warnings(self) -> list[dict[str, str]]:
         """Advice about its filter (a written audience's answer carries it)."""
@@ -106,6 +110,7 @@ class Listed:
 
     page: Page[Audience]
     sizes: dict[str, int]
+    progress: dict[str, Progress]
 
 
 @dataclass(frozen=True)
@@ -184,6 +189,18 @@ def _evaluate_early(
     return membership_snapshot.evaluate(database, lst.id, given.filter, given.canonical)
 
 
+def _in_background(database: Database, settings: Settings, list_id: str, wait: bool) -> bool:
+    """Whether a smart audience of this list is built in the background (`membership_build`):
+    when its list holds more contacts than `audience_build_background_above`, unless the
+    client asked to wait. The size is the bound, not a timer: the same request is answered
+    the same way whatever the machine's load."""
+    above = settings.audience_build_background_above
+    if wait or not above:
+        return False
+    with database.reading() as session:
+        return count(session, Contact, Contact.listId == list_id) > above
+
+
 def _check_room(session: Session, settings: Settings, list_id: str) -> None:
     held = count(session, Audience, Audience.listId == list_id)
     if held >= settings.max_audiences_per_list:
@@ -202,18 +219,25 @@ class _New:
     given: FilterInput
     problem: AudienceRuleError | None
     evaluated: Snapshot | None
+    background: bool = False
 
 
-def _prepare(database: Database, account_id: str, change: AudienceChange) -> _New:
+def _prepare(
+    database: Database, settings: Settings, account_id: str, change: AudienceChange
+) -> _New:
     if not change.name or not change.list_id:
         raise AudienceRuleError(NAME_AND_LIST_REQUIRED)
     declared = _declared_early(database, account_id, change.list_id)
     given, problem = _read_early(change, declared)
     mode = change.mode or (SMART if given.given else MANUAL)
-    evaluated = None
-    if problem is None:
+    evaluated, background = None, False
+    if problem is None and mode == SMART and given.filter is not None:
+        background = _in_background(database, settings, change.list_id, change.wait)
+    if problem is None and not background:
         evaluated = _evaluate_early(database, account_id, change.list_id, mode, given)
-    return _New(account_id, change.list_id, change.name, mode, given, problem, evaluated)
+    return _New(
+        account_id, change.list_id, change.name, mode, given, problem, evaluated, background
+    )
 
 
 def _insert(session: Session, settings: Settings, new: _New) -> str:
@@ -230,7 +254,8 @@ def _insert(session: Session, settings: Settings, new: _New) -> str:
     audience = Audience(listId=lst.id, name=new.name, mode=new.mode, filters=filters, fields=fields)
     session.add(audience)
     session.flush()
-    changes.audience_created(session, audience, new.evaluated)
+    background = new.background and filter_in_use(new.mode, filters, fields) is not None
+    changes.audience_created(session, audience, new.evaluated, background=background)
     return audience.id
 
 
@@ -242,7 +267,7 @@ def create(
     writes: Writes[str, R],
 ) -> R:
     """A new audience; `writes` gets its id once committed (`read` answers it with members)."""
-    new = _prepare(database, account_id, change)
+    new = _prepare(database, settings, account_id, change)
     return writes(lambda session: _insert(session, settings, new))
 
 
@@ -255,8 +280,11 @@ def read(
         result = ContactPages(session, lst, settings).paged(
             [member_condition(audience)], subs.paging
         )
+        building = None
+        if audience.mode == SMART:  # only a smart audience builds
+            building = membership_build.progress(session, [audience.id]).get(audience.id)
     shown = filters_as(audience_filter(audience), subs.filters_as)
-    return Read(audience, result["contacts"], result["pagination"], shown)
+    return Read(audience, result["contacts"], result["pagination"], shown, building)
 
 
 def page(database: Database, account_id: str, list_id: str, number: int, limit: int) -> Listed:
@@ -270,7 +298,8 @@ def page(database: Database, account_id: str, list_id: str, number: int, limit: 
         )
         audiences = session.scalars(page_of(statement, number, limit)).all()
         total = count(session, Audience, Audience.listId == lst.id)
-        return Listed(Page(audiences, total), audience_sizes(session, audiences))
+        building = membership_build.progress(session, [a.id for a in audiences])
+        return Listed(Page(audiences, total), audience_sizes(session, audiences), building)
 
 
 @dataclass(frozen=True)
@@ -284,6 +313,7 @@ class _Changed:
     given: FilterInput
     problem: AudienceRuleError | None
     evaluated: Snapshot | None
+    background: bool = False
 
 
 def _read_update_early(
@@ -299,31 +329,40 @@ def _read_update_early(
     return _read_early(change, declared)
 
 
-def _evaluate_update_early(database: Database, new: _Changed) -> Snapshot | None:
+def _evaluate_update_early(
+    database: Database, settings: Settings, new: _Changed
+) -> tuple[Snapshot | None, bool]:
     """The members after an update that changes the filter in use, evaluated before the write
-    transaction; None when the update leaves them alone or will be refused."""
+    transaction (None when the update leaves them alone or will be refused), and whether they
+    are built in the background instead."""
     try:
         with database.reading() as session:
             audience, _ = owned_audience(session, new.account_id, new.audience_id)
         mode = new.change.mode or audience.mode
         filters = _stored(mode, new.given, audience.filters)
     except (NotFound, AudienceRuleError):
-        return None
+        return None, False
     flt = filter_in_use(mode, filters, _stored_fields(new.given, audience.fields))
     if flt is None or filters is None or (audience.mode, audience.filters) == (mode, filters):
-        return None
-    return membership_snapshot.evaluate(database, audience.listId, flt, filters)
+        return None, False
+    if _in_background(database, settings, audience.listId, new.change.wait):
+        return None, True
+    return membership_snapshot.evaluate(database, audience.listId, flt, filters), False
 
 
 def _prepare_update(
-    database: Database, account_id: str, audience_id: str, change: AudienceChange
+    database: Database,
+    settings: Settings,
+    account_id: str,
+    audience_id: str,
+    change: AudienceChange,
 ) -> _Changed:
     given, problem = _read_update_early(database, account_id, audience_id, change)
     new = _Changed(account_id, audience_id, change, given, problem, None)
     if problem is not None:
         return new
-    evaluated = _evaluate_update_early(database, new)
-    return _Changed(account_id, audience_id, change, given, problem, evaluated)
+    evaluated, background = _evaluate_update_early(database, settings, new)
+    return _Changed(account_id, audience_id, change, given, problem, evaluated, background)
 
 
 def _apply(session: Session, new: _Changed) -> bool:
@@ -345,8 +384,9 @@ def _apply(session: Session, new: _Changed) -> bool:
     audience.mode = mode
     audience.filters, audience.fields = filters, fields
     session.flush()
+    background = new.background and filter_in_use(mode, filters, fields) is not None
     return changes.audience_updated(
-        session, audience, membership=membership, evaluated=new.evaluated
+        session, audience, membership=membership, evaluated=new.evaluated, background=background
     )
 
 
@@ -359,7 +399,7 @@ def update(
     subs: Subs,
 ) -> Read:
     """The audience changed as sent; then read with its members, after the commit."""
-    new = _prepare_update(database, account_id, audience_id, change)
+    new = _prepare_update(database, settings, account_id, audience_id, change)
     with database.transaction() as session:
         in_turns = _apply(session, new)
     if in_turns and new.evaluated is not None:
@@ -368,19 +408,23 @@ def update(
     return read(database, settings, account_id, audience_id, subs)
 
 
-def remove(database: Database, account_id: str, audience_id: str) -> tuple[Audience, int]:
-    """Deletes the audience (refused while others' filters name it); it, and its size then."""
+def remove(
+    database: Database, account_id: str, audience_id: str
+) -> tuple[Audience, int, Progress | None]:
+    """Deletes the audience (refused while others' filters name it, and ending its build if
+    one runs); it, its size and its build's progress then."""
     with database.transaction() as session:
         audience, _ = changes.locked_audience(session, account_id, audience_id)
         references.check_deletable(session, audience)
         size = audience_sizes(session, [audience])[audience_id]
+        building = membership_build.progress(session, [audience_id]).get(audience_id)
         changes.audience_deleting(session, audience)
         session.execute(
             delete(Audience)
             .where(Audience.id == audience_id)
             .execution_options(synchronize_session=False)
         )
-    return audience, size
+    return audience, size, building
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ back whole, so a `Conflict` creates nothing.
 
 A public key's sign-up (`sign_up`) answers the same whether the contact was new or already
 listed (then left unchanged): no answer tells a page's visitors who is on the list. It may set
-only `email` and the fields its list names in `publicFields`; any other field is `Forbidden`,
-or dropped if the list's `publicFieldsPolicy` is `ignore`.
+only `email` and what its list opens in `publicFields` (`public_fields.py`: profile fields,
+`data` or single keys of it); anything else is `Forbidden`, or dropped if the list's
+`publicFieldsPolicy` is `ignore`.
 
 A search also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
 audiences do), read by the filter library and ANDed with the other conditions. Every contact
@@ -29,10 +30,10 @@ from ...db.engine import Database
 from ...db.models import Contact, List
 from ...db.queries import owned_contact, owned_list, text_filter
 from ...ground import clock
-from ...ground.errors import Conflict, Forbidden, ValidationIssue
+from ...ground.errors import Conflict
 from ...ground.fields import normalise_email
 from ...settings import Settings
-from .. import changes, custom_fields, relations
+from .. import changes, custom_fields, public_fields, relations
 from ..audience_filters import read_filters
 from ..contact_pages import ContactPages, Paging
 from .unit import Writes
@@ -134,7 +135,7 @@ def sign_up(account_id: str, list_id: str, values: Mapping[str, Any], writes: Wr
 
     def work(session: Session) -> str:
         lst = changes.locked_list(session, account_id, list_id)
-        allowed = _public_values(lst, values)
+        allowed = public_fields.public_values(lst, values)
         custom_fields.check_data(lst, allowed.get("data"))
         _add_unless_listed(session, lst.id, allowed)
         return lst.id
@@ -154,31 +155,6 @@ def _add_unless_listed(session: Session, list_id: str, values: Mapping[str, Any]
     except IntegrityError:
         return
     changes.contacts_created(session, list_id, [(contact.id, contact.email)])
-
-
-def _public_values(lst: List, values: Mapping[str, Any]) -> dict[str, Any]:
-    """What a public sign-up may write in this list: `email` and the list's `publicFields`.
-
-    A public key sits in a page anyone can read, so whoever copies it would otherwise choose
-    the `data` and profile fields that put a contact into the list's private smart audiences.
-    Anything else is refused naming it, or dropped when the list's policy says so.
-    """
-    allowed = {"email", *lst.publicFields}
-    refused = [field for field in values if field not in allowed]
-    if refused and lst.publicFieldsPolicy != "ignore":
-        raise _not_public(refused)
-    return {field: value for field, value in values.items() if field in allowed}
-
-
-def _not_public(refused: list[str]) -> Forbidden:
-    return Forbidden(
-        f"A public key may not set {', '.join(refused)} in this list: add it to the list's "
-        'publicFields, or set its publicFieldsPolicy to "ignore"',
-        errors=[
-            ValidationIssue(pointer=f"/body/{field}", detail="not in the list's publicFields")
-            for field in refused
-        ],
-    )
 
 
 def get(database: Database, settings: Settings, account_id: str, contact_id: str) -> View:

@@ -22,6 +22,7 @@ from ...db.engine import Database
 from ...db.models import List
 from ...db.queries import count, owned_list, page_of
 from ...ground.errors import Conflict
+from .. import public_fields
 from .unit import Page, Writes
 
 R = TypeVar("R")
@@ -50,6 +51,7 @@ def create(account_id: str, values: Mapping[str, Any], writes: Writes[List, R]) 
         lst = List(accountId=account_id, **fields)
         session.add(lst)
         session.flush()
+        public_fields.check_declared(lst, fields.get("publicFields", ()))
         return lst
 
     with _unique_url():
@@ -82,6 +84,7 @@ def update(database: Database, account_id: str, list_id: str, values: Mapping[st
     """The list with the fields sent changed, and only those."""
     with _unique_url(), database.transaction() as session:
         lst = owned_list(session, account_id, list_id)
+        public_fields.check_declared(lst, values.get("publicFields", ()))
         for field, value in values.items():
             setattr(lst, field, value)
         session.flush()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from datetime import datetime
 
 from sqlalchemy import select
@@ -34,8 +35,10 @@ from sqlalchemy import select
 from ...db.engine import Database
 from ...db.models import Audience, Contact
 from ...ground import clock
+from ...settings import Settings
 from .. import events
 from ..audience_filters import SMART, StoredAudience, filter_of, time_dependent
+from ..membership import build as membership_build
 from ..membership import due as membership_due
 from ..membership import plan as list_plan
 from ..membership import snapshot as membership_snapshot
@@ -45,17 +48,26 @@ from . import membership_turns
 logger = logging.getLogger("audiencefilter.service.sweep")
 CONTACTS_PER_TURN = 2000
 """Due pairs read at a time; they are judged in turns (`membership_turns.PAIRS_PER_TURN`)."""
+BUILD_CHUNK: int = Settings.model_fields["audience_build_chunk"].default
+"""Contacts a background build judges per step when no setting is given."""
 GATHER_SECONDS = 0.1
 """How long after the earliest instant the thread wakes: the changes due within it are judged
 together (a transaction each per audience, not per contact), for as much lag."""
 
 
-def run_due(database: Database) -> int:
-    """Brings what is due by now up to the clock; the number of events written."""
+def run_due(
+    database: Database,
+    build_chunk: int = BUILD_CHUNK,
+    stopping: Callable[[], bool] = lambda: False,
+) -> int:
+    """Runs the audiences building in the background to their end (`membership_build`),
+    then brings what is due by now up to the clock; the number of events written (those of
+    the builds included)."""
+    written = membership_build.run(database, build_chunk, stopping)
     now = clock.now()
     with database.reading() as session:
         audience_ids = membership_due.audiences_due(session, now)
-    written = sum(_bring_audience(database, audience_id) for audience_id in audience_ids)
+    written += sum(_bring_audience(database, audience_id) for audience_id in audience_ids)
     while True:
         with database.reading() as session:
             due = membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
@@ -106,7 +118,12 @@ def _bring_audience(database: Database, audience_id: str) -> int:
         audience = session.get(Audience, audience_id)
         if audience is None:
             return 0
+        building = membership_build.progress(session, [audience_id])
         list_id, filters, stored = audience.listId, audience.filters, StoredAudience.of(audience)
+    if building:  # its build's end plans it again (`membership_build`)
+        with database.transaction() as session:
+            membership_due.set_audience_due(session, audience_id, None, wake=False)
+        return 0
     flt = stored.flt
     written = 0
     if flt is not None and filters is not None:
@@ -166,7 +183,8 @@ def sweep(database: Database) -> int:
 
 def _store(database: Database, audience_id: str, evaluated: membership_snapshot.Snapshot) -> int:
     """Stores one audience's members evaluated outside the lock, in turns: each judges again
-    only the contacts written meanwhile (`membership_turns`)."""
+    only the contacts written meanwhile; none while the audience builds in the background
+    (`membership_turns`)."""
     return membership_turns.store(database, audience_id, evaluated, events.CAUSE_CLOCK)
 
 
@@ -180,9 +198,16 @@ class Sweeper:
     moves it, and whoever moves it calls `run_once`, which is then the only runner."""
 
     def __init__(
-        self, database: Database, app_clock: clock.Clock, interval: float, *, threaded: bool = True
+        self,
+        database: Database,
+        app_clock: clock.Clock,
+        interval: float,
+        *,
+        threaded: bool = True,
+        build_chunk: int = BUILD_CHUNK,
     ) -> None:
         self.database = database
+        self.build_chunk = build_chunk
         self.clock = app_clock
         self.interval = interval if threaded else 0.0
         self._stop = threading.Event()
@@ -191,7 +216,7 @@ class Sweeper:
 
     def run_once(self) -> int:
         with self._running, clock.using(self.clock):
-            return run_due(self.database)
+            return run_due(self.database, self.build_chunk, self._stop.is_set)
 
     def start(self) -> None:
         if self.interval <= 0 or self._thread is not None:

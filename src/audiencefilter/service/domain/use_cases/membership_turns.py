@@ -21,18 +21,24 @@ any lock (`membership_snapshot.evaluate`), are stored a turn at a time:
 The feed stays exact: each pair moves in one turn, with its event, or by a concurrent write of
 its contact, which the turns then judge again and leave as it is. Readers between two turns may
 see some of the members moved and others not yet, never a member without its event. A turn
-that finds the audience changed again (or deleted) stops: the newer change owns the members. A
-crash between turns leaves the mark, and the scheduler (`membership_clock.run_due`) evaluates
-the audience again and stores it in turns when the mark is due.
+that finds the audience changed again (or deleted), or building in the background
+(`membership/build.py`), stops: the newer change owns the members, and a build's start replaced
+the mark. A change stored in turns cancels a build under way (`changes.audience_updated`), so
+neither stores members of a filter the other replaced. A crash between turns leaves the mark,
+and the scheduler (`membership_clock.run_due`) evaluates the audience again and stores it in
+turns when the mark is due.
 """
 
 from __future__ import annotations
+
+from sqlalchemy.orm import Session
 
 from ...db.engine import Database
 from ...db.models import Audience
 from ...ground import clock
 from .. import events
 from ..audience_filters import StoredAudience
+from ..membership import build as membership_build
 from ..membership import due as membership_due
 from ..membership import snapshot as membership_snapshot
 from ..membership import store as membership_store
@@ -56,10 +62,11 @@ def store(
     cause: str,
 ) -> int:
     """Stores the snapshot's answer for the audience in turns; the number of events written.
-    Stops when the audience no longer uses the filter the snapshot evaluated."""
+    Stops when the audience no longer uses the filter the snapshot evaluated, or builds in the
+    background."""
     with database.reading() as session:
         audience = session.get(Audience, audience_id)
-        if audience is None or not membership_snapshot.current(snapshot, audience):
+        if audience is None or not _owns(session, snapshot, audience):
             return 0
         contacts = membership_snapshot.candidates(session, snapshot, audience_id)
         size = turn_size(len(membership_store.dependents(session, [audience_id])))
@@ -71,7 +78,7 @@ def store(
                 return written
             events.lock_list(session, audience.listId)
             session.refresh(audience)
-            if not membership_snapshot.current(snapshot, audience):
+            if not _owns(session, snapshot, audience):
                 return written
             turn = contacts[start : start + size]
             stored = StoredAudience.of(audience)
@@ -81,12 +88,20 @@ def store(
 
 def finish(database: Database, audience_id: str, snapshot: membership_snapshot.Snapshot) -> None:
     """Replaces the unfinished mark by the audience's own schedule, unless a newer change of
-    the audience owns it now."""
+    the audience (or its background build) owns it now."""
     with database.transaction() as session:
         audience = session.get(Audience, audience_id)
         if audience is None:
             return
         events.lock_list(session, audience.listId)
         session.refresh(audience)
-        if membership_snapshot.current(snapshot, audience):
+        if _owns(session, snapshot, audience):
             membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
+
+
+def _owns(session: Session, snapshot: membership_snapshot.Snapshot, audience: Audience) -> bool:
+    """Whether the snapshot's members are still the audience's to store: it uses the filter
+    evaluated and no build of it runs (a build's end stores its own members)."""
+    return membership_snapshot.current(snapshot, audience) and not membership_build.progress(
+        session, [audience.id]
+    )

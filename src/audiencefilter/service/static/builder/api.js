@@ -55,9 +55,9 @@ function publicKeyError() {
   });
 }
 
-export async function call(key, method, path, body) {
+export async function call(key, method, path, body, signal) {
   const headers = { apiKey: key, Accept: "application/json" };
-  const init = { method, headers, credentials: "omit", cache: "no-store" };
+  const init = { method, headers, credentials: "omit", cache: "no-store", signal };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -85,8 +85,18 @@ export function api(key) {
     create: (body) => call(key, "POST", "v4/audiences?limit=1", body),
     update: (id, body) => call(key, "PATCH", `v4/audiences/${q(id)}?limit=1`, body),
     remove: (id) => call(key, "DELETE", `v4/audiences/${q(id)}`),
-    preview: (body) => call(key, "POST", "v4/audiences/preview?limit=20", body),
-    contacts: (listId) => call(key, "GET", `v4/contacts?listId=${q(listId)}&limit=200`),
+    // A superseded preview is aborted (`signal`): its answer would be dropped anyway.
+    preview: (body, signal) => call(key, "POST", "v4/audiences/preview?limit=20", body, signal),
+    contact: (id) => call(key, "GET", `v4/contacts/${q(id)}`),
+    // Contacts whose e-mail contains `text` (any case), for "why in or out".
+    searchContacts: (listId, text, limit) => {
+      const where = JSON.stringify({ email: { contains: text } });
+      return call(
+        key,
+        "GET",
+        `v4/contacts?listId=${q(listId)}&limit=${limit}&sort=email&order=asc&filters=${q(where)}`,
+      );
+    },
     events: (listId, after) =>
       call(
         key,

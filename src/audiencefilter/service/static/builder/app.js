@@ -4,10 +4,13 @@
 // members, explain one contact, save, and watch the events the change made.
 
 import { ApiError, api, checkKey, forgetKey, storedKey } from "./api.js";
-import { fromWhere, group, nodeOfPath, toWhere } from "./model.js";
+import { fromWhere, group, nodeOfPath, problems, snapshot, toWhere } from "./model.js";
 import { Builder, h } from "./render.js";
 
 const DEBOUNCE_MS = 300;
+const TEXT_DEBOUNCE_MS = 600; // the text box waits longer: half-typed text is rarely a filter
+const SEARCH_SHOWN = 8;
+const HISTORY_KEPT = 100;
 const LIST_STORAGE = "audiencefilter.builder.listId";
 const EVENTS_SHOWN = 30;
 const $ = (id) => document.getElementById(id);
@@ -22,8 +25,15 @@ const state = {
   paths: new Map(),
   timer: null,
   sequence: 0,
+  inflight: null,
   cursor: null,
-  contacts: new Map(),
+  emails: new Map(),
+  zones: new Set(),
+  explained: null,
+  searchTimer: null,
+  searchSequence: 0,
+  history: [],
+  lastEdit: null,
 };
 
 const builder = new Builder($("rules"), {
@@ -31,8 +41,9 @@ const builder = new Builder($("rules"), {
   fieldOf: (key) => state.fields.get(key),
   audiences: () => state.audiences,
   currentAudienceId: () => (state.current ? state.current.id : null),
-  onChange: () => {
+  onChange: (structure) => {
     state.source = "builder";
+    remember(structure);
     schedule();
   },
 });
@@ -75,23 +86,149 @@ async function loadLists() {
 async function openList(listId) {
   state.listId = listId;
   sessionStorage.setItem(LIST_STORAGE, listId);
-  const [catalogue, contacts] = await Promise.all([
-    state.client.fields(listId),
-    state.client.contacts(listId),
-  ]);
+  const catalogue = await state.client.fields(listId);
   builder.ctx.fields = catalogue.fields;
   state.fields = new Map(catalogue.fields.map((f) => [f.key, f]));
-  state.contacts = new Map(contacts.contacts.map((c) => [c.id, c]));
-  renderContactChoice(contacts.contacts);
+  // The zone inputs pick from the library's list (the catalogue's `timeZones`).
+  const zones = catalogue.timeZones || [];
+  state.zones = new Set(zones);
+  $("time-zones").replaceChildren(...zones.map((zone) => h("option", { value: zone })));
+  state.emails = new Map();
+  forgetExplained();
   $("events").replaceChildren();
   await Promise.all([refreshAudiences(), catchUpEvents()]);
   $("workspace").hidden = false;
   newAudience();
 }
 
-function renderContactChoice(contacts) {
-  const options = contacts.map((c) => h("option", { value: c.id, text: c.email }));
-  $("explain-contact").replaceChildren(h("option", { value: "", text: "Choose a contact" }), ...options);
+// ---- contacts by e-mail --------------------------------------------------------------------
+
+function emailNode(email) {
+  // An e-mail that wraps only after its "@" or a dot, never inside a word.
+  const parts = String(email).split(/(?<=[@.])/);
+  const children = [];
+  parts.forEach((part, index) => {
+    if (index) children.push(h("wbr"));
+    children.push(part);
+  });
+  return h("span", { class: "email" }, ...children);
+}
+
+async function emailOf(id) {
+  // The e-mail of a contact id (events and explanations carry ids), asked once per id; null
+  // for a contact that is gone.
+  if (!state.emails.has(id)) {
+    const asked = state.client
+      .contact(id)
+      .then((data) => data.contact.email)
+      .catch(() => null);
+    state.emails.set(id, asked);
+  }
+  return state.emails.get(id);
+}
+
+function knowEmails(contacts) {
+  for (const contact of contacts) state.emails.set(contact.id, Promise.resolve(contact.email));
+}
+
+function contactLabel(id) {
+  // A span showing the contact's e-mail (its id until the e-mail is known).
+  const span = h("span", { class: "contact", "data-contact": id, text: id });
+  emailOf(id).then((email) => {
+    if (email) span.replaceChildren(emailNode(email));
+  });
+  return span;
+}
+
+function scheduleSearch() {
+  clearTimeout(state.searchTimer);
+  state.searchTimer = setTimeout(runSearch, DEBOUNCE_MS);
+}
+
+async function runSearch() {
+  clearTimeout(state.searchTimer);
+  const text = $("explain-search").value.trim();
+  const sequence = ++state.searchSequence;
+  const results = $("explain-results");
+  if (!text || (state.explained && text === state.explained.email)) {
+    results.replaceChildren();
+    return;
+  }
+  let found;
+  try {
+    found = await state.client.searchContacts(state.listId, text, SEARCH_SHOWN);
+  } catch (error) {
+    if (sequence === state.searchSequence) {
+      results.replaceChildren(h("li", { class: "help", text: error.message }));
+    }
+    return;
+  }
+  if (sequence !== state.searchSequence) return;
+  knowEmails(found.contacts);
+  const items = found.contacts.map((contact) =>
+    h(
+      "li",
+      {},
+      h(
+        "button",
+        {
+          type: "button",
+          class: "result",
+          "data-id": contact.id,
+          onclick: () => explainContact(contact),
+        },
+        emailNode(contact.email),
+      ),
+    ),
+  );
+  if (!items.length) {
+    items.push(h("li", { class: "help", text: `No contact's e-mail contains “${text}”.` }));
+  }
+  results.replaceChildren(...items);
+}
+
+function explainContact(contact) {
+  state.explained = { id: contact.id, email: contact.email };
+  $("explain-search").value = contact.email;
+  $("explain-results").replaceChildren();
+  runPreview();
+}
+
+function forgetExplained() {
+  state.explained = null;
+  $("explain-search").value = "";
+  $("explain-results").replaceChildren();
+}
+
+// ---- undo ----------------------------------------------------------------------------------
+
+function resetHistory() {
+  state.history = [snapshot(builder.root)];
+  state.lastEdit = null;
+  $("undo").disabled = true;
+}
+
+function remember(structure) {
+  // One step per change of structure, and one per run of typing in the same control.
+  const focused = document.activeElement ? document.activeElement.id : "";
+  const typing = !structure && focused !== "" && focused === state.lastEdit;
+  const entry = snapshot(builder.root);
+  if (typing && state.history.length > 1) state.history[state.history.length - 1] = entry;
+  else state.history.push(entry);
+  if (state.history.length > HISTORY_KEPT) state.history.shift();
+  state.lastEdit = structure ? null : focused;
+  $("undo").disabled = state.history.length < 2;
+}
+
+function undo() {
+  if (state.history.length < 2) return;
+  state.history.pop();
+  builder.set(snapshot(state.history[state.history.length - 1]));
+  state.lastEdit = null;
+  state.source = "builder";
+  $("undo").disabled = state.history.length < 2;
+  say("save-status", "Undone.");
+  runPreview();
 }
 
 // ---- audiences -----------------------------------------------------------------------------
@@ -138,6 +275,7 @@ function newAudience() {
   $("filter-text").value = "";
   say("save-status", "");
   builder.set(group());
+  resetHistory();
   showEditing();
   clearPreview("Add a condition to preview.");
 }
@@ -150,6 +288,7 @@ async function openAudience(id) {
   say("save-status", audience.mode === "manual" ? "A manual audience: saving makes it smart." : "");
   const where = audience.filters ? JSON.parse(audience.filters) : {};
   builder.set(fromWhere(where, state.fields));
+  resetHistory();
   state.source = "builder";
   showEditing();
   runPreview();
@@ -237,12 +376,25 @@ function requestFilters() {
 
 function schedule() {
   clearTimeout(state.timer);
-  state.timer = setTimeout(runPreview, DEBOUNCE_MS);
+  state.timer = setTimeout(runPreview, state.source === "text" ? TEXT_DEBOUNCE_MS : DEBOUNCE_MS);
+}
+
+function setCount(text, count) {
+  const element = $("preview-count");
+  element.textContent = text;
+  if (count === undefined) delete element.dataset.count;
+  else element.dataset.count = String(count);
+  say("jump-count", count === undefined ? text : text.toLowerCase());
 }
 
 async function runPreview() {
+  // Waits for typing to pause (`schedule`), asks nothing the page can already tell is
+  // unfinished (`problems`), and aborts the request it supersedes: no 400 per keystroke,
+  // and an older answer never replaces a newer one.
   clearTimeout(state.timer);
   const sequence = ++state.sequence;
+  if (state.inflight) state.inflight.abort();
+  state.inflight = null;
   const filters = requestFilters();
   if (!filters) {
     builder.showErrors(new Map());
@@ -252,15 +404,27 @@ async function runPreview() {
     clearPreview("Add a condition to preview.");
     return;
   }
+  if (state.source === "builder") {
+    const found = problems(builder.root, state.fields, state.zones);
+    if (found.size) {
+      say("text-errors", "");
+      clearPreview("No preview while a rule is unfinished.");
+      builder.showErrors(found);
+      return;
+    }
+  }
   const body = { listId: state.listId, ...filters };
-  const explain = $("explain-contact").value;
-  if (explain) body.explainContactId = explain;
-  say("preview-count", "Counting…");
+  if (state.explained) body.explainContactId = state.explained.id;
+  setCount("Counting…");
+  const controller = new AbortController();
+  state.inflight = controller;
   try {
-    const data = await state.client.preview(body);
+    const data = await state.client.preview(body, controller.signal);
     if (sequence === state.sequence) applyPreview(data);
   } catch (error) {
-    if (sequence === state.sequence) showProblem(error);
+    if (error.name !== "AbortError" && sequence === state.sequence) showProblem(error);
+  } finally {
+    if (state.inflight === controller) state.inflight = null;
   }
 }
 
@@ -272,19 +436,16 @@ function applyPreview(data) {
     if (document.activeElement !== $("filter-text")) $("filter-text").value = data.filtersText;
   } else {
     builder.set(fromWhere(JSON.parse(data.filters), state.fields));
+    remember(true);
   }
-  const count = $("preview-count");
-  count.textContent = `${data.count} ${data.count === 1 ? "contact" : "contacts"}`;
-  count.dataset.count = String(data.count);
+  setCount(`${data.count} ${data.count === 1 ? "contact" : "contacts"}`, data.count);
   $("warnings").replaceChildren(...data.warnings.map((w) => h("li", { text: w.message })));
   renderMembers(data.contacts);
   renderExplanation(data.explanation);
 }
 
 function clearPreview(message) {
-  const count = $("preview-count");
-  count.textContent = message;
-  delete count.dataset.count;
+  setCount(message);
   say("preview-status", "");
   $("warnings").replaceChildren();
   renderMembers([]);
@@ -304,7 +465,7 @@ function showProblem(error) {
   }
   clearPreview("No preview while the filter has a problem.");
   if (error.status === 404 && error.message === "Contact not found") {
-    $("explain-contact").value = "";
+    forgetExplained();
     schedule();
     return;
   }
@@ -330,11 +491,12 @@ function textProblem(detail) {
 }
 
 function renderMembers(contacts) {
+  knowEmails(contacts);
   const rows = contacts.map((c) =>
     h(
       "tr",
       {},
-      h("td", { text: c.email }),
+      h("td", { class: "email-cell" }, emailNode(c.email)),
       h("td", { text: [c.firstName, c.lastName].filter(Boolean).join(" ") }),
       h("td", { text: String(c.points) }),
       h("td", { text: c.country || "" }),
@@ -363,11 +525,11 @@ function renderExplanation(explanation) {
     target.replaceChildren();
     return;
   }
-  const contact = state.contacts.get(explanation.contactId);
-  const who = contact ? contact.email : explanation.contactId;
+  const known = state.explained && state.explained.id === explanation.contactId;
+  const who = known ? emailNode(state.explained.email) : contactLabel(explanation.contactId);
   const verdict = explanation.outcome === "TRUE" ? "is in the audience" : "is not in the audience";
   target.replaceChildren(
-    h("p", { class: "verdict", text: `${who} ${verdict}.` }),
+    h("p", { class: "verdict" }, who, ` ${verdict}.`),
     h("ul", { class: "explanation" }, explanationItem(explanation)),
   );
 }
@@ -400,14 +562,16 @@ async function refreshEvents() {
 
 function eventItem(event) {
   const time = new Date(event.occurredAt).toLocaleTimeString();
-  let subject = "";
+  // Contacts by e-mail, never by id: the page asks for the e-mails of ids it does not know.
+  let subject = [];
   if (event.type.startsWith("audience.") && event.data && event.data.audience) {
-    const contact = state.contacts.get(event.contactId);
-    subject = `${contact ? contact.email : event.contactId} · ${event.data.audience.name}`;
+    subject = event.contactId
+      ? [contactLabel(event.contactId), ` · ${event.data.audience.name}`]
+      : [event.data.audience.name];
   } else if (event.data && event.data.name) {
-    subject = event.data.name;
+    subject = [event.data.name];
   } else if (event.contactId) {
-    subject = event.contactId;
+    subject = [contactLabel(event.contactId)];
   }
   return h(
     "li",
@@ -415,7 +579,8 @@ function eventItem(event) {
     h("time", { datetime: event.occurredAt, text: time }),
     " ",
     h("strong", { text: event.type }),
-    ` ${subject}`,
+    " ",
+    ...subject,
   );
 }
 
@@ -451,7 +616,25 @@ function wire() {
     state.source = "text";
     schedule();
   });
-  $("explain-contact").addEventListener("change", runPreview);
+  $("explain-search").addEventListener("input", scheduleSearch);
+  $("explain-search").addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    const first = $("explain-results").querySelector("button.result");
+    if (first) first.click();
+    else runSearch();
+  });
+  $("undo").addEventListener("click", undo);
+  document.addEventListener("keydown", (event) => {
+    // Ctrl+Z (Cmd+Z) undoes a change of the rules, except in a text field, whose own undo
+    // undoes typing.
+    const typing = event.target.closest && event.target.closest('input:not([type="checkbox"]), textarea');
+    const z = event.key === "z" || event.key === "Z";
+    if (z && (event.ctrlKey || event.metaKey) && !event.shiftKey && !typing) {
+      event.preventDefault();
+      undo();
+    }
+  });
 }
 
 wire();

@@ -16,8 +16,12 @@ export function newId() {
 
 // ---- nodes ---------------------------------------------------------------------------------
 
-export function group(combinator = "AND", children = [], negated = false) {
-  return { kind: "group", id: newId(), combinator, negated, children };
+export function group(combinator = "AND", children = [], negated = false, form = "list") {
+  // `form` is how the group is written: "list" (`{"AND": [...]}`), "object" (its items merged
+  // into one where object, as a read filter spelled them) or "field" (a field's `not` of an
+  // operator object, `{"f": {"not": {...}}}`). The reader keeps the form it read, so the
+  // writer gives the library's canonical JSON back unchanged.
+  return { kind: "group", id: newId(), combinator, negated, children, form };
 }
 
 export function rule(field, op, value = "", extra = {}) {
@@ -30,6 +34,11 @@ export function rule(field, op, value = "", extra = {}) {
     path: "",
     insensitive: false,
     period: { dir: "last", n: "7", unit: "day", zone: "" },
+    // What a comparison compares with: a value typed in, another field ({"_ref": ...}) or
+    // the start of a calendar period ({"startOf": ...}).
+    valueKind: "value",
+    ref: "",
+    start: { unit: "day", offset: "0", zone: "" },
     ...extra,
   };
 }
@@ -46,6 +55,10 @@ export function behaviour(extra = {}) {
     windowUnit: "day",
     countOp: "gte",
     countValue: "1",
+    increased: false,
+    increaseOp: "gte",
+    increaseValue: "1",
+    order: ["name", "increase", "createdAt"],
     ...extra,
   };
 }
@@ -74,6 +87,8 @@ const CONTROLS = [
   { op: "endsWith", key: "endsWith", input: "value", label: "ends with" },
   { op: "has", key: "has", input: "value", label: "has" },
   { op: "has", key: "array_contains", input: "value", label: "array has" },
+  { op: "arrayStartsWith", key: "array_starts_with", input: "value", label: "array starts with" },
+  { op: "arrayEndsWith", key: "array_ends_with", input: "value", label: "array ends with" },
   { op: "hasSome", key: "hasSome", input: "list", label: "has some of" },
   { op: "hasEvery", key: "hasEvery", input: "list", label: "has every one of" },
   { op: "isEmpty", key: "isEmpty", input: "none", label: "is empty" },
@@ -90,8 +105,8 @@ const CONTROLS = [
   { op: "notblank", key: "blank", input: "none", label: "is not blank" },
 ];
 const NULL_TESTS = [
-  { op: "null", label: "is null", input: "none" },
-  { op: "notnull", label: "is not null", input: "none" },
+  { op: "null", key: null, label: "is null", input: "none" },
+  { op: "notnull", key: null, label: "is not null", input: "none" },
 ];
 
 function kindOf(type) {
@@ -108,14 +123,14 @@ function shown(control, field) {
   if (control.key === "equals" && isList(field.type)) {
     // A list's equals is the whole list, in order.
     const label = control.op === "equals" ? "is exactly" : "is not exactly";
-    return { op: control.op, label, input: "list" };
+    return { op: control.op, key: control.key, label, input: "list" };
   }
   const label =
     typeof control.label === "string"
       ? control.label
       : control.label[kindOf(field.type)] || control.label.other;
   const input = field.type === "boolean" && control.input === "value" ? "boolean" : control.input;
-  return { op: control.op, label, input };
+  return { op: control.op, key: control.key, label, input };
 }
 
 export function unknownField(key) {
@@ -224,10 +239,12 @@ export function valueOf(text, type) {
 }
 
 function listOf(text, type) {
+  // Items separated by commas, each as written: only the one space after a comma (as the
+  // page writes lists) is not part of the next item, so "ann " keeps its space.
   if (!String(text).trim()) return [];
   return String(text)
-    .split(",")
-    .map((item) => valueOf(item.trim(), type));
+    .split(/, ?/)
+    .map((item) => valueOf(item, type));
 }
 
 function shownValue(value, type) {
@@ -240,6 +257,7 @@ function shownValue(value, type) {
     }
     return undefined;
   }
+  if (Object.is(value, -0)) return "-0";
   if (type === "json" && typeof value === "string") {
     return NUMBER.test(value.trim()) || value === "true" || value === "false"
       ? JSON.stringify(value)
@@ -251,7 +269,8 @@ function shownValue(value, type) {
 function shownList(values, type) {
   if (!Array.isArray(values)) return undefined;
   const shown = values.map((v) => shownValue(v, type));
-  if (shown.some((s) => s === undefined || s.includes(","))) return undefined;
+  const unclear = (s) => s === undefined || s.includes(",") || s.startsWith(" ") || s === "";
+  if (shown.some(unclear)) return undefined;
   return shown.join(", ");
 }
 
@@ -266,7 +285,8 @@ export function toWhere(root, fields) {
   // JSON path of each node, keyed by path, for the library's error paths. `fields` maps each
   // key to its catalogue entry.
   const paths = new Map();
-  if (root.children.length === 0 && !root.negated) return { where: null, paths };
+  const empty = root.children.length === 0 && !root.negated && root.combinator === "AND";
+  if (empty) return { where: null, paths };
   const where = emit(root, "", paths, fields);
   return { where, paths };
 }
@@ -287,7 +307,61 @@ function emit(node, path, paths, fields) {
   }
 }
 
+function mergeInto(target, object) {
+  // Merges a where object into `target` when no key clashes (a field's operator objects are
+  // merged key by key); false when they cannot share one object.
+  for (const [key, value] of Object.entries(object)) {
+    if (!(key in target)) {
+      target[key] = value;
+      continue;
+    }
+    const mergeable = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+    if (key === "AND" || key === "OR" || key === "NOT") return false;
+    if (!mergeable(target[key]) || !mergeable(value)) return false;
+    const ops = { ...target[key] };
+    for (const [name, operand] of Object.entries(value)) {
+      const same = JSON.stringify(ops[name]) === JSON.stringify(operand);
+      if (name in ops && !((name === "path" || name === "mode") && same)) return false;
+      ops[name] = operand;
+    }
+    target[key] = ops;
+  }
+  return true;
+}
+
+function emitMerged(node, path, paths, fields) {
+  // An "object" group as one where object, or null when its items clash (then it is written
+  // as a list). Its items' paths are the group's own: an error inside names the group.
+  if (node.combinator !== "AND") return null;
+  if (node.children.length === 0) return node.negated ? { NOT: {} } : {};
+  const merged = {};
+  for (const child of node.children) {
+    const sub = new Map();
+    if (!mergeInto(merged, emit(child, path, sub, fields))) return null;
+  }
+  for (const child of node.children) emit(child, path, paths, fields);
+  paths.set(path, node.id);
+  if (node.form === "field") {
+    const [key] = Object.keys(merged);
+    if (Object.keys(merged).length !== 1 || merged[key] === null || typeof merged[key] !== "object") {
+      return null;
+    }
+    const { path: keyPath, mode, ...not } = merged[key];
+    const ops = keyPath ? { path: keyPath, not } : { not };
+    return { [key]: mode ? { ...ops, mode } : ops };
+  }
+  return node.negated ? { NOT: merged } : merged;
+}
+
 function emitGroup(node, path, paths, fields) {
+  if (node.form === "none" && node.negated) {
+    const items = node.children.map((child, i) => emit(child, `${join(path, "NOT")}[${i}]`, paths, fields));
+    return { NOT: items };
+  }
+  if (node.form === "object" || node.form === "field") {
+    const merged = emitMerged(node, path, paths, fields);
+    if (merged) return merged;
+  }
   const inner = join(node.negated ? join(path, "NOT") : path, node.combinator);
   const items = node.children.map((child, index) =>
     emit(child, `${inner}[${index}]`, paths, fields),
@@ -308,7 +382,34 @@ function periodOf(period) {
   return out;
 }
 
+// The operators whose value may be another field or the start of a period.
+export const REFERABLE = ["equals", "gt", "gte", "lt", "lte"];
+
+export function valueKinds(field, op) {
+  // What the value of `op` on `field` may be: always typed in; another field for a scalar
+  // comparison between two columns (a custom field, kept inside JSON, is not one); the start
+  // of a period for a date or date-time.
+  if (!REFERABLE.includes(op) || isList(field.type) || field.type === "json") return ["value"];
+  const kinds = field.custom ? ["value"] : ["value", "field"];
+  if (kindOf(field.type) === "calendar") kinds.push("startOf");
+  return kinds;
+}
+
+function startOfValue(start) {
+  const out = { startOf: start.unit };
+  const offset = String(start.offset).trim();
+  if (offset !== "" && offset !== "0") out.offset = NUMBER.test(offset) ? Number(offset) : offset;
+  if (start.zone.trim()) out.timeZone = start.zone.trim();
+  return out;
+}
+
 function operand(node, type) {
+  if (REFERABLE.includes(node.op) && node.valueKind === "field") {
+    return [node.op, { _ref: node.ref }];
+  }
+  if (REFERABLE.includes(node.op) && node.valueKind === "startOf") {
+    return [node.op, startOfValue(node.start)];
+  }
   switch (node.op) {
     case "null":
       return ["equals", null];
@@ -330,9 +431,19 @@ function operand(node, type) {
       return [node.op, listOf(node.value, type)];
     case "has":
       return [type === "json" ? "array_contains" : "has", valueOf(node.value, type)];
+    case "arrayStartsWith":
+      return ["array_starts_with", valueOf(node.value, type)];
+    case "arrayEndsWith":
+      return ["array_ends_with", valueOf(node.value, type)];
     case "equals":
-    case "not":
       return [node.op, isList(type) ? listOf(node.value, type) : valueOf(node.value, type)];
+    case "not": {
+      if (isList(type)) return ["not", listOf(node.value, type)];
+      // A relative value is never a shorthand: its `not` keeps the `equals`.
+      const value = valueOf(node.value, type);
+      const relative = value !== null && typeof value === "object";
+      return ["not", relative ? { equals: value } : value];
+    }
     default:
       return [node.op, valueOf(node.value, type)];
   }
@@ -358,15 +469,35 @@ function windowDuration(node) {
   return `P${n}${letter}`;
 }
 
-function emitBehaviour(node) {
+export const AGGREGATES = ["sum", "min", "max"];
+export const COMPARISONS = ["gte", "gt", "equals", "lte", "lt"];
+
+function numberOrText(text) {
+  const n = String(text).trim();
+  return NUMBER.test(n) ? Number(n) : n;
+}
+
+function actionWhere(node) {
+  // The where clause over actions, its keys in the order they were read (or name, increase,
+  // createdAt for a behaviour built here).
+  const parts = {};
+  if (node.name.trim()) parts.name = { equals: node.name.trim() };
+  if (node.increased) parts.increase = { [node.increaseOp]: numberOrText(node.increaseValue) };
+  if (node.windowed) parts.createdAt = { gte: { ago: windowDuration(node) } };
   const where = {};
-  if (node.name.trim()) where.name = { equals: node.name.trim() };
-  if (node.windowed) where.createdAt = { gte: { ago: windowDuration(node) } };
+  for (const key of node.order) if (key in parts) where[key] = parts[key];
+  return where;
+}
+
+function emitBehaviour(node) {
+  const where = actionWhere(node);
+  const compared = { [node.countOp]: numberOrText(node.countValue) };
+  const narrowed = Object.keys(where).length ? { where } : {};
   if (node.quantifier === "count") {
-    const n = String(node.countValue).trim();
-    const count = { [node.countOp]: NUMBER.test(n) ? Number(n) : n };
-    const body = Object.keys(where).length ? { where, count } : { count };
-    return { [node.relation]: body };
+    return { [node.relation]: { ...narrowed, count: compared } };
+  }
+  if (AGGREGATES.includes(node.quantifier)) {
+    return { [node.relation]: { ...narrowed, [node.quantifier]: { increase: compared } } };
   }
   return { [node.relation]: { [node.quantifier]: where } };
 }
@@ -376,13 +507,13 @@ function emitBehaviour(node) {
 export function fromWhere(where, fields) {
   // The tree of a canonical where clause; the root is always a group.
   const node = toNode(where, fields);
-  return node.kind === "group" ? node : group("AND", [node]);
+  return node.kind === "group" ? node : group("AND", [node], false, "object");
 }
 
 function toNode(object, fields) {
   if (object === null || typeof object !== "object" || Array.isArray(object)) return raw(object);
   const nodes = Object.entries(object).flatMap(([key, value]) => entryNodes(key, value, fields));
-  return nodes.length === 1 ? nodes[0] : group("AND", nodes);
+  return nodes.length === 1 ? nodes[0] : group("AND", nodes, false, "object");
 }
 
 function items(value) {
@@ -397,12 +528,13 @@ function entryNodes(key, value, fields) {
   if (key === "NOT") {
     // Prisma's NOT of a list is "none of them"; of an object, "not all of it".
     if (Array.isArray(value)) {
-      return [group("OR", value.map((item) => toNode(item, fields)), true)];
+      return [group("OR", value.map((item) => toNode(item, fields)), true, "none")];
     }
     const inner = toNode(value, fields);
-    const children = inner.kind === "group" && !inner.negated ? inner.children : [inner];
-    const combinator = inner.kind === "group" && !inner.negated ? inner.combinator : "AND";
-    return [group(combinator, children, true)];
+    if (inner.kind === "group" && !inner.negated) {
+      return [group(inner.combinator, inner.children, true, inner.form)];
+    }
+    return [group("AND", [inner], true, "object")];
   }
   const parsed = parseEntry(key, value, fields);
   return parsed || [raw({ [key]: value })];
@@ -445,10 +577,12 @@ const JSON_ALIASES = {
   string_starts_with: "startsWith",
   string_ends_with: "endsWith",
   array_contains: "has",
+  array_starts_with: "arrayStartsWith",
+  array_ends_with: "arrayEndsWith",
 };
 
 function parseOps(key, ops, type, extra) {
-  const insensitive = ops.mode === "insensitive";
+  const insensitive = "mode" in ops ? ops.mode === "insensitive" : Boolean(extra.insensitive);
   const nodes = [];
   for (const [name, value] of Object.entries(ops)) {
     if (name === "mode") continue;
@@ -459,8 +593,34 @@ function parseOps(key, ops, type, extra) {
   return nodes;
 }
 
+function parseReferable(key, op, value, extra) {
+  // `{"_ref": "points"}` or `{"startOf": "month", "offset": -1, "timeZone": ...}` as the
+  // value of a comparison; null for anything else.
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const keys = Object.keys(value);
+  if (keys.length === 1 && typeof value._ref === "string") {
+    return rule(key, op, "", { ...extra, valueKind: "field", ref: value._ref });
+  }
+  const known = keys.every((k) => ["startOf", "offset", "timeZone"].includes(k));
+  if (!known || !UNITS.includes(value.startOf)) return null;
+  if (value.offset !== undefined && !Number.isInteger(value.offset)) return null;
+  if (value.timeZone !== undefined && typeof value.timeZone !== "string") return null;
+  if (value.offset === 0) return null; // written without it: keep the spelling read
+  const start = {
+    unit: value.startOf,
+    offset: value.offset === undefined ? "0" : String(value.offset),
+    zone: value.timeZone || "",
+  };
+  const canonical = JSON.stringify(startOfValue(start)) === JSON.stringify(value);
+  return canonical ? rule(key, op, "", { ...extra, valueKind: "startOf", start }) : null;
+}
+
 function parseOp(key, op, value, type, extra) {
   const simple = (name, shown) => (shown === undefined ? null : rule(key, name, shown, extra));
+  if (REFERABLE.includes(op) && value !== null && typeof value === "object" && !Array.isArray(value)) {
+    const referred = parseReferable(key, op, value, extra);
+    if (referred) return referred;
+  }
   switch (op) {
     case "equals":
       if (value === null) return rule(key, "null", "", extra);
@@ -482,7 +642,9 @@ function parseOp(key, op, value, type, extra) {
     case "hasEvery":
       return simple(op, shownList(value, type));
     case "has":
-      return Array.isArray(value) ? null : simple("has", shownValue(value, type));
+    case "arrayStartsWith":
+    case "arrayEndsWith":
+      return Array.isArray(value) ? null : simple(op, shownValue(value, type));
     case "gt":
     case "gte":
     case "lt":
@@ -500,7 +662,7 @@ function parseNot(key, value, type, extra) {
   if (value === null) return rule(key, "notnull", "", extra);
   if (typeof value === "object" && !Array.isArray(value) && !("ago" in value)) {
     const inner = parseOps(key, value, type, extra);
-    return inner ? group("AND", inner, true) : null;
+    return inner ? group("AND", inner, true, "field") : null;
   }
   const shown = Array.isArray(value) ? shownList(value, type) : shownValue(value, type);
   return shown === undefined ? null : rule(key, "not", shown, extra);
@@ -537,35 +699,56 @@ function parseWindow(where, node) {
   return true;
 }
 
+function parseCompared(object) {
+  // `{"gte": 3}`: one comparison with a number, as [op, text], or null.
+  const ops = object && typeof object === "object" && !Array.isArray(object) ? Object.keys(object) : [];
+  const op = ops[0];
+  if (ops.length !== 1 || !COMPARISONS.includes(op) || typeof object[op] !== "number") return null;
+  return [op, shownValue(object[op], "number")];
+}
+
 function parseActionWhere(where, node) {
   if (where === null || typeof where !== "object" || Array.isArray(where)) return false;
-  if (Object.keys(where).some((k) => k !== "name" && k !== "createdAt")) return false;
+  const keys = Object.keys(where);
+  if (keys.some((k) => k !== "name" && k !== "createdAt" && k !== "increase")) return false;
+  node.order = keys;
   if (where.name !== undefined) {
     const name = where.name;
     const equals = name && typeof name === "object" && Object.keys(name).length === 1;
     if (!equals || typeof name.equals !== "string") return false;
     node.name = name.equals;
   }
+  if (where.increase !== undefined) {
+    const increase = parseCompared(where.increase);
+    if (!increase) return false;
+    node.increased = true;
+    [node.increaseOp, node.increaseValue] = increase;
+  }
   return parseWindow(where, node);
 }
 
 function parseBehaviour(value) {
   if (value === null || typeof value !== "object") return null;
-  const keys = Object.keys(value).sort().join(",");
-  const node = behaviour({ quantifier: "count" });
-  if (keys === "some" || keys === "none") {
-    node.quantifier = keys;
-    return parseActionWhere(value[keys], node) ? node : null;
+  const keys = Object.keys(value).filter((k) => k !== "where");
+  const node = behaviour({ quantifier: "count", name: "" });
+  const quantifier = keys[0];
+  if (keys.length !== 1) return null;
+  if (["some", "none", "every"].includes(quantifier)) {
+    node.quantifier = quantifier;
+    if (value.where !== undefined) return null;
+    return parseActionWhere(value[quantifier], node) ? node : null;
   }
-  if (keys !== "count" && keys !== "count,where") return null;
   if (value.where !== undefined && !parseActionWhere(value.where, node)) return null;
-  const count = value.count;
-  const ops = count && typeof count === "object" ? Object.keys(count) : [];
-  const op = ops[0];
-  const known = ["gte", "gt", "equals", "lte", "lt"].includes(op);
-  if (ops.length !== 1 || !known || typeof count[op] !== "number") return null;
-  node.countOp = op;
-  node.countValue = String(count[op]);
+  let compared = null;
+  if (quantifier === "count") compared = parseCompared(value.count);
+  else if (AGGREGATES.includes(quantifier)) {
+    const over = value[quantifier];
+    const only = over && typeof over === "object" && Object.keys(over).join() === "increase";
+    compared = only ? parseCompared(over.increase) : null;
+  }
+  if (!compared) return null;
+  node.quantifier = quantifier;
+  [node.countOp, node.countValue] = compared;
   return node;
 }
 
@@ -618,4 +801,97 @@ export function parentOf(root, id) {
     if (found) return found;
   }
   return null;
+}
+
+// ---- checks in the page --------------------------------------------------------------------
+
+// What the page can tell is unfinished or mistyped before asking the service: a value the
+// page cannot type (a word where a number goes, an empty number or date), a zone that is not
+// in the library's list, a comparison with no field chosen. Sending those would only earn a
+// 400 per keystroke; everything else is left to the library, whose messages are the rule.
+
+function numberProblem(text, what = "a number") {
+  const t = String(text).trim();
+  if (t === "") return `enter ${what}`;
+  return NUMBER.test(t) ? null : `expected ${what}, found “${t}”`;
+}
+
+function zoneProblem(zone, zones) {
+  const z = zone.trim();
+  if (!z || !zones || zones.size === 0 || zones.has(z)) return null;
+  return `unknown time zone “${z}”: pick one from the list`;
+}
+
+function ruleProblems(node, field, zones) {
+  const out = [];
+  const control = operator(field, node.op);
+  const element = elementType(field.type);
+  if (control.input === "period") {
+    if (node.period.dir !== "this") {
+      const n = String(node.period.n).trim();
+      if (!/^\d+$/.test(n)) out.push(n ? `expected a whole number, found “${n}”` : "enter a number");
+    }
+    const zone = zoneProblem(node.period.zone, zones);
+    if (zone) out.push(zone);
+    return out;
+  }
+  if (control.input !== "value" && control.input !== "list") return out;
+  if (REFERABLE.includes(node.op) && node.valueKind === "field") {
+    if (!node.ref) out.push("choose the other field");
+    return out;
+  }
+  if (REFERABLE.includes(node.op) && node.valueKind === "startOf") {
+    const zone = zoneProblem(node.start.zone, zones);
+    if (zone) out.push(zone);
+    return out;
+  }
+  const texts = control.input === "list" ? String(node.value).split(/, ?/) : [String(node.value)];
+  if (control.input === "list" && !String(node.value).trim()) return out;
+  for (const text of texts) {
+    if (element === "number") {
+      const problem = numberProblem(text);
+      if (problem) out.push(problem);
+    } else if ((element === "date" || element === "datetime") && !text.trim()) {
+      out.push("enter a date, or a time such as 30 days ago");
+    }
+  }
+  return out;
+}
+
+function behaviourProblems(node) {
+  const out = [];
+  if (node.windowed) {
+    const n = String(node.windowN).trim();
+    if (!/^\d+$/.test(n)) out.push(n ? `expected a whole number, found “${n}”` : "enter a number");
+  }
+  if (node.increased) {
+    const problem = numberProblem(node.increaseValue, "a number for the increase");
+    if (problem) out.push(problem);
+  }
+  if (node.quantifier === "count" || AGGREGATES.includes(node.quantifier)) {
+    const problem = numberProblem(node.countValue);
+    if (problem) out.push(problem);
+  }
+  return out;
+}
+
+export function problems(root, fields, zones) {
+  // Map of node id -> messages, empty when the page has nothing to say before the service.
+  const found = new Map();
+  const visit = (node) => {
+    let messages = [];
+    if (node.kind === "group") node.children.forEach(visit);
+    else if (node.kind === "rule") {
+      messages = ruleProblems(node, fields.get(node.field) || unknownField(node.field), zones);
+    } else if (node.kind === "behaviour") messages = behaviourProblems(node);
+    else if (node.kind === "audience" && !node.audienceId) messages = ["choose an audience"];
+    if (messages.length) found.set(node.id, messages);
+  };
+  visit(root);
+  return found;
+}
+
+export function snapshot(root) {
+  // A copy of the tree for the undo history (plain data: no functions, no cycles).
+  return JSON.parse(JSON.stringify(root));
 }

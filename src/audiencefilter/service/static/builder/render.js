@@ -4,6 +4,7 @@
 // the tree again and puts the focus back where it was.
 
 import {
+  AGGREGATES,
   UNITS,
   audienceRef,
   behaviour,
@@ -14,7 +15,10 @@ import {
   parentOf,
   rule,
   unknownField,
+  valueKinds,
 } from "./model.js";
+
+export const ZONE_LIST = "time-zones";
 
 export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
@@ -61,6 +65,24 @@ function input(id, value, onInput, extra = {}) {
   });
 }
 
+function zoneInput(id, value, onInput) {
+  // A zone picked from the library's list (a datalist on the page, filled from the field
+  // catalogue's `timeZones`); wide enough for `America/Argentina/Buenos_Aires`.
+  return input(id, value, onInput, {
+    placeholder: "UTC",
+    class: "control zone",
+    list: ZONE_LIST,
+  });
+}
+
+const COMPARE_OPS = [
+  ["gte", "≥"],
+  ["gt", ">"],
+  ["equals", "="],
+  ["lte", "≤"],
+  ["lt", "<"],
+];
+
 function button(text, onClick, extra = {}) {
   return h("button", { type: "button", onclick: onClick, ...extra }, text);
 }
@@ -81,7 +103,7 @@ export class Builder {
 
   changed(structure) {
     if (structure) this.render();
-    this.ctx.onChange();
+    this.ctx.onChange(Boolean(structure));
   }
 
   render() {
@@ -291,6 +313,26 @@ export class Builder {
     };
     if (kind === "none") return [];
     if (kind === "period") return this.periodControls(node);
+    const kinds = valueKinds(field, node.op);
+    const controls = [];
+    if (kinds.length > 1) {
+      const names = { value: "a value", field: "another field", startOf: "the start of" };
+      if (!kinds.includes(node.valueKind)) node.valueKind = "value";
+      controls.push(
+        label(`${id}-kind`, "Compared with"),
+        select(
+          `${id}-kind`,
+          kinds.map((k) => [k, names[k]]),
+          node.valueKind,
+          (value) => {
+            node.valueKind = value;
+            this.changed(true);
+          },
+        ),
+      );
+      if (node.valueKind === "field") return [...controls, ...this.refControls(node, field)];
+      if (node.valueKind === "startOf") return [...controls, ...this.startControls(node)];
+    }
     if (kind === "boolean") {
       if (node.value !== "true" && node.value !== "false") node.value = "true";
       const options = [
@@ -308,7 +350,86 @@ export class Builder {
             ? "1000"
             : "value";
     const name = kind === "list" ? "Values, separated by commas" : "Value";
-    return [label(`${id}-value`, name), input(`${id}-value`, node.value, set, { placeholder })];
+    controls.push(label(`${id}-value`, name), input(`${id}-value`, node.value, set, { placeholder }));
+    if (kind === "value" && (type === "date" || type === "datetime")) {
+      controls.push(this.datePicker(node));
+    }
+    return controls;
+  }
+
+  datePicker(node) {
+    // A native date picker beside the text (which also takes `30 days ago`): the day picked
+    // is written into the text as YYYY-MM-DD.
+    const id = node.id;
+    const day = /^\d{4}-\d{2}-\d{2}$/.test(node.value.trim()) ? node.value.trim() : "";
+    return h(
+      "span",
+      { class: "picker" },
+      label(`${id}-date`, "Pick a date"),
+      h("input", {
+        id: `${id}-date`,
+        type: "date",
+        class: "control date",
+        value: day,
+        onchange: (event) => {
+          if (!event.target.value) return;
+          node.value = event.target.value;
+          const text = document.getElementById(`${id}-value`);
+          if (text) text.value = node.value;
+          this.changed(false);
+        },
+      }),
+    );
+  }
+
+  refControls(node, field) {
+    // Another field of the same type (`points > referrals`).
+    const id = node.id;
+    const same = this.ctx.fields.filter(
+      (f) => f.type === field.type && f.key !== field.key && !f.custom,
+    );
+    const options = same.map((f) => [f.key, f.label]);
+    if (node.ref && !options.some(([key]) => key === node.ref)) options.push([node.ref, node.ref]);
+    if (!options.length) options.push(["", "(no other field of this type)"]);
+    if (!node.ref) node.ref = options[0][0];
+    return [
+      label(`${id}-ref`, "Other field"),
+      select(`${id}-ref`, options, node.ref, (value) => {
+        node.ref = value;
+        this.changed(false);
+      }),
+    ];
+  }
+
+  startControls(node) {
+    // The start of this, last or next day, week, month or year (`start of last month`), in
+    // an optional zone.
+    const id = node.id;
+    const start = node.start;
+    const offsets = [
+      ["-1", "last"],
+      ["0", "this"],
+      ["1", "next"],
+    ];
+    const offset = String(start.offset).trim() || "0";
+    if (!offsets.some(([value]) => value === offset)) offsets.push([offset, `${offset} ×`]);
+    const update = (key) => (value) => {
+      start[key] = value;
+      this.changed(false);
+    };
+    return [
+      label(`${id}-start-offset`, "Which"),
+      select(`${id}-start-offset`, offsets, offset, update("offset")),
+      label(`${id}-start-unit`, "Period"),
+      select(
+        `${id}-start-unit`,
+        UNITS.map((u) => [u, u]),
+        start.unit,
+        update("unit"),
+      ),
+      label(`${id}-start-zone`, "Time zone (optional)"),
+      zoneInput(`${id}-start-zone`, start.zone, update("zone")),
+    ];
   }
 
   periodControls(node) {
@@ -342,10 +463,7 @@ export class Builder {
       label(`${id}-unit`, "Unit"),
       select(`${id}-unit`, units, period.unit, update("unit", false)),
       label(`${id}-zone`, "Time zone (optional)"),
-      input(`${id}-zone`, period.zone, update("zone", false), {
-        placeholder: "Europe/Paris",
-        class: "control zone",
-      }),
+      zoneInput(`${id}-zone`, period.zone, update("zone", false)),
     );
     return controls;
   }
@@ -362,8 +480,12 @@ export class Builder {
         `${id}-quantifier`,
         [
           ["count", "number of actions"],
+          ["sum", "sum of increases"],
+          ["min", "smallest increase"],
+          ["max", "largest increase"],
           ["some", "did at least once"],
           ["none", "never did"],
+          ["every", "every action was"],
         ],
         node.quantifier,
         set("quantifier", true),
@@ -400,18 +522,42 @@ export class Builder {
         ),
       );
     }
-    if (node.quantifier === "count") {
-      const ops = [
-        ["gte", "≥"],
-        ["gt", ">"],
-        ["equals", "="],
-        ["lte", "≤"],
-        ["lt", "<"],
-      ];
+    controls.push(
+      h(
+        "span",
+        { class: "check" },
+        h("input", {
+          id: `${id}-increased`,
+          type: "checkbox",
+          class: "control",
+          checked: node.increased,
+          onchange: (event) => {
+            node.increased = event.target.checked;
+            this.changed(true);
+          },
+        }),
+        label(`${id}-increased`, "with an increase", false),
+      ),
+    );
+    if (node.increased) {
       controls.push(
-        label(`${id}-count-op`, "Comparison"),
+        label(`${id}-increase-op`, "Increase comparison"),
+        select(`${id}-increase-op`, COMPARE_OPS, node.increaseOp, set("increaseOp", false)),
+        label(`${id}-increase`, "Increase"),
+        input(`${id}-increase`, node.increaseValue, set("increaseValue", false), {
+          inputmode: "decimal",
+          class: "control n",
+        }),
+      );
+    }
+    if (node.quantifier === "count" || AGGREGATES.includes(node.quantifier)) {
+      const ops = COMPARE_OPS;
+      const what = node.quantifier === "count" ? "Number of actions" : "Increase";
+      const shown = { count: "how many", sum: "total", min: "smallest", max: "largest" };
+      controls.push(
+        label(`${id}-count-op`, shown[node.quantifier], false),
         select(`${id}-count-op`, ops, node.countOp, set("countOp", false)),
-        label(`${id}-count`, "Number of actions"),
+        label(`${id}-count`, what),
         input(`${id}-count`, node.countValue, set("countValue", false), {
           inputmode: "numeric",
           class: "control n",

@@ -1,0 +1,333 @@
+"""Django back-end: a filter as a `Q` object over a Django model (`Filter.to_django`).
+
+    Contact.objects.filter(flt.to_django(Contact))
+
+Design choices:
+- No Django lookup decides a rule. `~Q(...)` is not SQL's `NOT` (Django adds `IS NOT NULL`
+  guards and `OR ... IS NULL` so that a negated lookup is two-valued), `__iexact` folds case
+  per vendor, and `JSONField` key lookups read JSON null, missing keys and types per vendor:
+  each would answer some filters differently from memory. The condition is instead one boolean
+  expression (`FilterCondition`) written by the SQL text writer (`sql/text.py`) for the
+  dialect of the connection that compiles the query, so Django's SQLite and PostgreSQL
+  back-ends answer exactly as `to_sql_params` does on those engines, three-valued logic,
+  case folding, lists, zones, anniversaries and relations included.
+- The dialect is chosen when the query is compiled, not when the `Q` is built: one `Q` runs on
+  any database alias (`.using("replica")`). A refusal (a construct an engine cannot answer
+  faithfully) raises `FilterError` then.
+- The model gives the names, found as `to_sqlalchemy` finds them (`sql/attributes.py`: the
+  attribute `columns` names, else the field's name, else the naming convention's, snake_case by
+  default: `createdAt` -> `created_at`); the condition uses the attribute's database column.
+  A relation is a reverse foreign key of the model (`ForeignKey(Contact,
+  related_name="actions")` on the related model; a reverse one-to-one for a to-one relation),
+  found by its accessor the same way; its fields are the related model's attributes.
+- The contact row is named by the alias Django gives the model's table in the query
+  (`resolve_expression`), and follows Django's relabelling (`relabeled_clone`), so the
+  condition stays correct inside a subquery (`Exists`, `__in`).
+- Parameters: the writer's placeholders become Django's `%s` (Django converts them for
+  SQLite) and every other `%` is doubled, as Django expects of raw SQL.
+- Storage as Django keeps it: PostgreSQL's `timestamptz`, `jsonb` and arrays are what the
+  PostgreSQL dialect reads. On SQLite, Django writes a date-time as naive UTC text without
+  trailing zero microseconds (`2024-05-01 12:00:00`), which orders as instants, so the
+  SQLite dialect's instants are written in that form (`DjangoSQLite`); this needs
+  `USE_TZ = True` and the connection in UTC (Django's default), and is refused otherwise.
+  The SQLite functions the dialect calls (`lower` folding Unicode as Python does, the
+  anniversaries' month-day) are registered on the connection when a query is compiled.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+try:
+    from django.conf import settings
+    from django.core.exceptions import FieldDoesNotExist
+    from django.db.backends.base.base import BaseDatabaseWrapper
+    from django.db.models import BooleanField, Expression, Field, ForeignObjectRel, Model, Q
+    from django.db.models.sql.compiler import SQLCompiler
+    from django.db.models.sql.query import Query
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "the Django back-end needs Django: pip install 'audiencefilter[django]'"
+    ) from exc
+
+from ..errors import FilterError, Issue
+from ..language.fields import Relation, Schema
+from ..language.nodes import Aggregated, And, Node, Not, Or, Quantified, fields_used
+from .sql.attributes import Attributes, Naming, naming_function
+from .sql.dialects import Dialect, PostgreSQL, SQLite
+from .sql.sqlite_functions import register_sqlite_functions
+from .sql.text import SqlWriter
+
+__all__ = ["FilterCondition", "model_column", "to_django"]
+
+PLACEHOLDER = "\x00audiencefilter-parameter\x00"
+"""What the dialects below write for a parameter: no `%`, and no text the writer inlines can
+hold it unnoticed (the count is checked against the parameters)."""
+
+
+class DjangoPostgreSQL(PostgreSQL):
+    """The PostgreSQL dialect with a placeholder Django's raw SQL can take."""
+
+    placeholder = PLACEHOLDER
+
+
+class DjangoSQLite(SQLite):
+    """The SQLite dialect as Django stores SQLite date-times (naive UTC text, microseconds
+    only when not zero), with a placeholder Django's raw SQL can take."""
+
+    placeholder = PLACEHOLDER
+
+    def instant(self, value: datetime) -> str:
+        return self.text(django_sqlite_text(value))
+
+    def bind_instant(self, value: datetime) -> object:
+        return django_sqlite_text(value)
+
+
+def django_sqlite_text(value: datetime) -> str:
+    """The text Django's SQLite back-end stores for the aware date-time `value` under
+    `USE_TZ` (`str` of the naive UTC value). It orders as the instants do: a value without
+    microseconds is a prefix of the same second with them, and sorts first."""
+    return str(value.astimezone(UTC).replace(tzinfo=None))
+
+
+DIALECTS: dict[str, Dialect] = {"postgresql": DjangoPostgreSQL(), "sqlite": DjangoSQLite()}
+"""The dialect of each Django `connection.vendor` the back-end answers for."""
+
+
+def _dialect(connection: BaseDatabaseWrapper) -> Dialect:
+    """The dialect of `connection`, or a `FilterError` saying why there is none."""
+    dialect = DIALECTS.get(connection.vendor)
+    if dialect is None:
+        raise FilterError(
+            [
+                Issue(
+                    path="",
+                    message=f"the Django back-end answers on SQLite and PostgreSQL, not on "
+                    f"{connection.display_name}",
+                    suggestion="select the members with Filter.to_sql_params on that database",
+                )
+            ]
+        )
+    if connection.vendor == "sqlite":
+        zone = connection.timezone_name if settings.USE_TZ else None
+        if zone != "UTC":
+            raise FilterError(
+                [
+                    Issue(
+                        path="",
+                        message="on SQLite, date-times compare as Django stores them only "
+                        "with USE_TZ = True and the database in UTC",
+                        suggestion="set USE_TZ = True and leave the database's TIME_ZONE unset",
+                    )
+                ]
+            )
+        connection.ensure_connection()
+        register_sqlite_functions(connection.connection)
+    return dialect
+
+
+def model_column(model: type[Model], names: Attributes, key: str, name: str, what: str) -> str:
+    """The column of the model attribute for the filter field `name` (`key`: its dotted path):
+    the names `sql/attributes.py` tries (`columns[key]` alone, else the name, else the naming
+    convention's). Raises `ValueError` naming what was tried, the closest attribute and the fix."""
+    tried = names.names(key, name)
+    for attribute in tried:
+        try:
+            found = model._meta.get_field(attribute)
+        except FieldDoesNotExist:
+            continue
+        if isinstance(found, Field) and found.concrete and found.column:
+            if found.model._meta.db_table != model._meta.db_table:
+                raise ValueError(
+                    f"{model.__name__}.{attribute} ({what} {key!r}) is stored in "
+                    f"{found.model.__name__}'s table; a filter reads one table per model"
+                )
+            return found.column
+    concrete = [f.name for f in model._meta.concrete_fields]
+    raise ValueError(_missing(model, key, what, tried, concrete))
+
+
+def _missing(model: type[Model], key: str, what: str, tried: list[str], known: list[str]) -> str:
+    """The message for a field or relation found under none of `tried`: the closest name the
+    model has, and the `columns` line to write."""
+    message = f"{model.__name__} has no {what} {key!r} (tried {', '.join(tried)})"
+    close = difflib.get_close_matches(tried[-1], known) if tried else []
+    if close:
+        return message + f"; did you mean {close[0]!r}? Pass columns={{{key!r}: {close[0]!r}}}"
+    return message + f"; pass columns={{{key!r}: '<attribute>'}}"
+
+
+def _reverse_key(model: type[Model], relation: Relation, names: Attributes, key: str) -> Any:
+    """The reverse foreign key of `model` that `relation` follows (a reverse one-to-one for a
+    to-one relation), by its accessor (`related_name`), named as a field is."""
+    tried = names.names(key, relation.name)
+    for rel in model._meta.related_objects:
+        if rel.get_accessor_name() in tried or rel.name in tried:
+            if not isinstance(rel, ForeignObjectRel) or not (
+                rel.one_to_many if relation.many else rel.one_to_one
+            ):
+                kind = "a reverse foreign key" if relation.many else "a reverse one-to-one"
+                raise ValueError(
+                    f"{model.__name__}.{rel.get_accessor_name()} (relation {key!r}) is not {kind}"
+                )
+            return rel
+    accessors = [str(rel.get_accessor_name()) for rel in model._meta.related_objects]
+    message = _missing(model, key, "reverse foreign key for relation", tried, accessors)
+    raise ValueError(message + f", or give the ForeignKey related_name={relation.name!r}")
+
+
+def _direct(node: Node) -> Iterator[Quantified | Aggregated]:
+    """The relation conditions of `node` itself, not those inside a related row's condition."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Quantified | Aggregated):
+            yield n
+        elif isinstance(n, And | Or):
+            stack.extend(n.items)
+        elif isinstance(n, Not):
+            stack.append(n.item)
+
+
+def naming(
+    nodes: Sequence[Node],
+    schema: Schema,
+    model: type[Model],
+    names: Attributes,
+    path: str = "",
+) -> tuple[Schema, dict[str, str]]:
+    """The schema with each relation `nodes` read named as the model's tables name it (its
+    related rows' relations too), and the columns of the fields `nodes` read (`path`: the
+    relations that lead to `model`, `"actions."`)."""
+    used = set().union(*(fields_used(n) for n in nodes))
+    columns = {
+        field: model_column(model, names, path + field, field, "column for field")
+        for field in used
+        if schema.relation(field) is None
+    }
+    relations = []
+    for relation in schema.relations:
+        if relation.name not in used:
+            relations.append(relation)
+            continue
+        rel = _reverse_key(model, relation, names, path + relation.name)
+        related: type[Model] = rel.related_model
+        inner_path = f"{path}{relation.name}."
+        reads = [n for node in nodes for n in _direct(node) if n.relation == relation.name]
+        inner_schema, inner_columns = naming(
+            [n.where for n in reads], relation.schema, related, names, inner_path
+        )
+        for n in reads:
+            if isinstance(n, Aggregated) and n.field != "count":
+                inner_columns[n.field] = model_column(
+                    related,
+                    names,
+                    inner_path + n.field,
+                    n.field,
+                    "column for field",
+                )
+        relations.append(
+            replace(
+                relation,
+                schema=inner_schema,
+                table=related._meta.db_table,
+                foreign_key=rel.field.column,
+                key=rel.field.target_field.column,
+                columns=tuple(sorted(inner_columns.items())),
+            )
+        )
+    return replace(schema, relations=tuple(relations)), columns
+
+
+class FilterCondition(Expression):
+    """A lowered filter as one boolean SQL expression over a model's row, written for the
+    dialect of the connection that compiles it."""
+
+    conditional = True
+
+    def __init__(self, node: Node, schema: Schema, model: type[Model], columns: dict[str, str]):
+        super().__init__(output_field=BooleanField())
+        self.node = node
+        self.schema = schema
+        self.model = model
+        self.columns = columns
+        #: The model's table as the query names it (its alias), set by the first
+        #: `resolve_expression`: a subquery's conditions are resolved again against the outer
+        #: query (for `OuterRef`), which must not rename the row they read.
+        self.alias: str | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.model.__name__})"
+
+    def resolve_expression(
+        self,
+        query: Any = None,
+        allow_joins: bool = True,
+        reuse: Any = None,
+        summarize: bool = False,
+        for_save: bool = False,
+    ) -> FilterCondition:
+        clone = self.copy()
+        clone.is_summary = summarize
+        if isinstance(query, Query) and clone.alias is None:
+            model = query.model
+            if model is None or model._meta.concrete_model is not self.model._meta.concrete_model:
+                name = "no model" if model is None else model.__name__
+                raise ValueError(
+                    f"a filter made for {self.model.__name__} cannot filter {name}; "
+                    f"build it with to_django({name})"
+                )
+            clone.alias = query.get_initial_alias()
+        return clone
+
+    def relabeled_clone(self, change_map: Mapping[str, str]) -> FilterCondition:
+        clone = self.copy()
+        if self.alias is not None:
+            clone.alias = change_map.get(self.alias, self.alias)
+        return clone
+
+    def get_group_by_cols(self) -> list[Any]:
+        return [self]
+
+    def as_sql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper
+    ) -> tuple[str, tuple[Any, ...]]:
+        dialect = _dialect(connection)
+        params: list[Any] = []
+        table = self.alias or self.model._meta.db_table
+        if compiler.quote_name_unless_alias(table) == table:
+            # An alias Django made (`U0`) is written unquoted, so the database folds it as it
+            # folds names (PostgreSQL to lower case; SQLite ignores case): quoted, it would
+            # name nothing on PostgreSQL.
+            table = table.lower()
+        writer = SqlWriter(dialect, self.schema, self.columns, params, table=table)
+        writer.qualify = True
+        parts = writer.visit(self.node).split(PLACEHOLDER)
+        if len(parts) != len(params) + 1:
+            raise ValueError("a text of the filter holds the back-end's parameter marker")
+        return "(" + "%s".join(part.replace("%", "%%") for part in parts) + ")", tuple(params)
+
+
+def to_django(
+    node: Node,
+    schema: Schema,
+    model: type[Model],
+    columns: Mapping[str, str] | None = None,
+    naming_rule: Naming = "snake_case",
+) -> Q:
+    """A lowered filter as a `Q` over `model` (`Model.objects.filter(q)`).
+
+    `columns` names the model attribute of a field (`{"createdAt": "joined"}`), of a relation's
+    reverse accessor (`{"actions": "events"}`) and of a related field
+    (`{"actions.createdAt": "at"}`); any other is the attribute named like the field, else the
+    one `naming_rule` gives (`"snake_case"`: `createdAt` -> `created_at`; None: none).
+    Raises `ValueError` for a field or relation the model lacks.
+    """
+    names = Attributes(dict(columns or {}), naming_function(naming_rule))
+    named, column_names = naming([node], schema, model, names)
+    return Q(FilterCondition(node, named, model, column_names))

@@ -1,0 +1,231 @@
+"""Audiences built in the background: a large list's new members worked out a chunk at a time.
+
+Creating a smart audience, or changing its filter, evaluates it over the whole list. On a list
+larger than `audience_build_background_above` the request does not wait for that: the write
+stores the audience and starts a build (`start`, under the list's lock), and answers it as
+`building` with its progress. The scheduler's thread (`use_cases/membership_clock.py`) then
+runs `step` until the build ends:
+
+1. `start` reads, under the lock, what a `Snapshot` holds (`membership/snapshot.py`): the list's
+   last event position `P`, the readings no event reports (points, action ids) when the filter
+   reads them, and the instant `at` the filter is judged at. A new `token` names this run.
+2. Each `step` takes the next chunk of the list's contacts by id, selects those the filter
+   picks in a read transaction (no lock), then, under the lock, adds them to
+   `audience_build_members` and moves the cursor and `done`, unless the run was replaced
+   meanwhile (another token or cursor: a change of filter, or another process's step), in which
+   case the chunk is thrown away.
+3. The step that finds no contact left finishes, under the lock: the staged members become a
+   `Snapshot`, stored by `membership_snapshot.refresh` as an inline write would store it. The
+   contacts written after `P` are judged again there, so the members are exact; the
+   `audience.entered` / `audience.left` events (and their webhooks) are written then, once.
+
+While a build runs, the audience is no part of its list's plan (`plan.py`): writes do not judge
+it and the clock does not move it, so it appends no event before it is built; its stored
+members (none for a new audience, the previous filter's after a change) stay as they were. A
+change of filter while building restarts the build (new token, staged members dropped), so no
+member of the older filter survives and no event is written twice; a change to manual mode or
+an inline rebuild (`?wait=true`) cancels it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import cast
+
+from sqlalchemy import String, Table, delete, func, insert, literal, select
+from sqlalchemy.orm import Session
+
+from ...db import dialects
+from ...db.bulk import insert_rows
+from ...db.engine import Database
+from ...db.models import Audience, AudienceBuild, AudienceBuildMember, Contact
+from ...ground import clock
+from .. import events, relations
+from ..audience_filters import StoredAudience, filter_of
+from . import due as membership_due
+from . import plan as list_plan
+from . import snapshot as membership_snapshot
+
+STAGED = cast(Table, AudienceBuildMember.__table__)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a build is: contacts of the list looked at, of those it had when it started
+    (`total` grows if the list grew past it)."""
+
+    done: int
+    total: int
+
+
+def start(session: Session, audience: Audience, cause: str) -> None:
+    """(Re)starts the build of the audience's filter; call under the list's lock, after the
+    audience was flushed. Its stored members and events wait for the build's end."""
+    flt = filter_of(audience.mode, audience.filters, audience.fields)
+    assert flt is not None and audience.filters is not None
+    cancel(session, audience.id)
+    # The older filter's instants must not move the audience while it builds.
+    unfiltered = StoredAudience(audience.id, audience.name, audience.mode, None)
+    membership_due.audience_changed(session, unfiltered, clock.now())
+    points, actions = membership_snapshot.unreported(session, audience.listId, flt)
+    total = session.scalar(select(func.count()).where(Contact.listId == audience.listId)) or 0
+    session.add(
+        AudienceBuild(
+            audienceId=audience.id,
+            token=secrets.token_hex(16),
+            filters=audience.filters,
+            cause=cause,
+            position=events.head(session, audience.listId),
+            at=clock.now(),
+            points=points,
+            actions=json.dumps(sorted(actions)) if actions is not None else None,
+            cursor="",
+            done=0,
+            total=total,
+        )
+    )
+    session.flush()
+    membership_due.WAKE.set()  # the scheduler's thread starts it at once
+
+
+def cancel(session: Session, audience_id: str) -> None:
+    """Drops the audience's build, if one runs, and what it staged."""
+    for model in (AudienceBuildMember, AudienceBuild):
+        session.execute(
+            delete(model)
+            .where(model.audienceId == audience_id)
+            .execution_options(synchronize_session=False)
+        )
+
+
+def progress(session: Session, audience_ids: Iterable[str]) -> dict[str, Progress]:
+    """The progress of those of these audiences that are building."""
+    ids = list(audience_ids)
+    if not ids:
+        return {}
+    statement = select(AudienceBuild.audienceId, AudienceBuild.done, AudienceBuild.total).where(
+        AudienceBuild.audienceId.in_(ids)
+    )
+    return {
+        id_: Progress(done, max(done, total)) for id_, done, total in session.execute(statement)
+    }
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """One chunk of a build, evaluated without the lock: how many contacts it looked at, up to
+    id `last`, and those the filter selected, for the run `token` from `cursor`."""
+
+    audience_id: str
+    list_id: str
+    token: str
+    cursor: str
+    looked: int
+    last: str | None
+    selected: frozenset[str]
+
+
+def step(database: Database, chunk: int) -> int | None:
+    """Moves the oldest build on by one chunk, or finishes it; the number of events written
+    (only a finish writes some), None when no build is running."""
+    evaluated = _evaluate(database, chunk)
+    if evaluated is None:
+        return None
+    with database.transaction() as session:
+        events.lock_list(session, evaluated.list_id)
+        build = session.get(AudienceBuild, evaluated.audience_id)
+        if build is None or (build.token, build.cursor) != (evaluated.token, evaluated.cursor):
+            return 0  # replaced meanwhile: the next step takes the run as it is now
+        if evaluated.looked:
+            _stage(session, build, evaluated)
+            return 0
+        return _finish(session, build)
+
+
+def run(database: Database, chunk: int, stopping: Callable[[], bool] = lambda: False) -> int:
+    """Runs every build to its end, or until `stopping()` says the process stops (between
+    two chunks: a build resumes from its cursor); the number of events written."""
+    written = 0
+    while not stopping() and (found := step(database, chunk)) is not None:
+        written += found
+    return written
+
+
+def _evaluate(database: Database, chunk: int) -> _Chunk | None:
+    with database.reading() as session:
+        build = session.scalars(
+            select(AudienceBuild).order_by(AudienceBuild.startedAt, AudienceBuild.audienceId)
+        ).first()
+        if build is None:
+            return None
+        audience = session.get(Audience, build.audienceId)
+        assert audience is not None  # the build's row goes with the audience (cascade)
+        flt = filter_of(audience.mode, build.filters, audience.fields)
+        assert flt is not None
+        in_list = Contact.listId == audience.listId
+        # The chunk's bounds, counted by the database: no id of it comes into Python.
+        ids = (
+            select(Contact.id)
+            .where(in_list, Contact.id > build.cursor)
+            .order_by(Contact.id)
+            .limit(chunk)
+            .subquery()
+        )
+        looked, last = session.execute(select(func.count(), func.max(ids.c.id))).one()
+        selected: frozenset[str] = frozenset()
+        if looked:
+            within = (Contact.id > build.cursor) & (Contact.id <= last)
+            condition = relations.condition(flt, build.at)
+            statement = select(Contact.id).where(in_list, within, condition)
+            selected = membership_snapshot.selected_ids(session, statement)
+        return _Chunk(
+            build.audienceId, audience.listId, build.token, build.cursor, looked, last, selected
+        )
+
+
+def _stage(session: Session, build: AudienceBuild, chunk: _Chunk) -> None:
+    """Adds the chunk's selected contacts to the build's: one `INSERT ... SELECT` over the ids
+    as one parameter where the database unpacks one (`dialects.unpacked`)."""
+    assert chunk.last is not None
+    ids = sorted(chunk.selected)
+    dialect = dialects.dialect_of(session)
+    if ids and dialects.unpacks(dialect):
+        table = dialects.unpacked(dialect, ids)
+        rows = select(literal(build.audienceId, String), table.c.value)
+        session.execute(insert(STAGED).from_select(["audience_id", "contact_id"], rows))
+    else:
+        insert_rows(
+            session, STAGED, [{"audience_id": build.audienceId, "contact_id": i} for i in ids]
+        )
+    build.cursor = chunk.last
+    build.done += chunk.looked
+    build.total = max(build.total, build.done)
+
+
+def _finish(session: Session, build: AudienceBuild) -> int:
+    """Stores the build's members as an inline write would, then forgets the build."""
+    audience = session.get(Audience, build.audienceId)
+    assert audience is not None
+    staged = select(AudienceBuildMember.contactId).where(
+        AudienceBuildMember.audienceId == build.audienceId
+    )
+    actions = json.loads(build.actions) if build.actions is not None else None
+    snapshot = membership_snapshot.Snapshot(
+        list_id=audience.listId,
+        filters=build.filters,
+        position=build.position,
+        at=build.at,
+        selected=frozenset(session.scalars(staged)),
+        points=build.points,
+        actions=frozenset((a, b) for a, b in actions) if actions is not None else None,
+    )
+    cause = build.cause
+    session.expunge(build)
+    cancel(session, audience.id)
+    list_plan.audiences_changed(session, audience.listId)  # it joins its list's plan again
+    written = membership_snapshot.refresh(session, audience, cause, snapshot)
+    membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
+    return written

@@ -1,0 +1,184 @@
+"""What a public sign-up may write: a list's `publicFields`, down to single keys of `data`.
+
+A public key sits in a page anyone can read, so whoever copies it would otherwise choose the
+`data` and profile fields that put a contact into the list's private smart audiences. A list
+names what its sign-up form collects, each entry one of:
+
+- a profile field (`firstName`, `company`, ...);
+- `data`: every key of `data` (what lists could only say before keys could be named);
+- `data.<key>`: that one key of `data` (`data.birthday`, `data.utm-campaign`), declared as a
+  custom field or not;
+- a custom field of the list by its key (`birthday`): the same as `data.birthday`, checked
+  against the list's declarations when the list is written.
+
+Anything else a sign-up sends is refused (403) naming it (`data.tags`, pointer
+`/body/data/tags`) and the setting to change, or left out when the list's `publicFieldsPolicy`
+is `ignore`: an explicit choice of the list, never a silent one. Only top-level keys of `data`
+can be named: a form collects fields, not documents.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..db.models import List
+from ..ground.errors import Conflict, Forbidden, ValidationIssue
+from ..ground.fields import FIELD_KEY_PATTERN
+from . import custom_fields
+from .audience_filters import SCHEMA
+
+PROFILE_FIELDS = (
+    "firstName",
+    "lastName",
+    "name",
+    "phoneNumber",
+    "company",
+    "country",
+    "city",
+    "address",
+    "website",
+    "socialOne",
+    "socialTwo",
+)
+"""The contact fields a list may open to public sign-ups (never points, referrals, flags)."""
+DATA = "data"
+DATA_PREFIX = "data."
+MAX_DATA_KEY = 64
+MAX_ENTRIES = len(PROFILE_FIELDS) + 1 + custom_fields.MAX_CUSTOM_FIELDS
+NEVER_PUBLIC = tuple(
+    sorted(
+        {field.name for field in SCHEMA.fields} - {*PROFILE_FIELDS, DATA}
+        | set(SCHEMA.relation_names)
+    )
+)
+"""Contact fields and relations a public key can never set (points, the flags, ...)."""
+DATA_KEY_PATTERN = r"^data\.[^\x00-\x1f\x7f-\x9f]{1,64}$"
+_DATA_KEY = re.compile(DATA_KEY_PATTERN)
+_KEY = re.compile(FIELD_KEY_PATTERN)
+ENTRY_RULE = (
+    "a profile field (" + ", ".join(PROFILE_FIELDS) + "), data (every key), data.<key> (one key "
+    "of data) or the key of a custom field of the list"
+)
+
+
+def json_schema() -> dict[str, object]:
+    """The entries `entry_problem` accepts, for the OpenAPI document (what is left to the list's
+    declarations is a 409)."""
+    return {
+        "type": "string",
+        "anyOf": [
+            {"enum": [*PROFILE_FIELDS, DATA]},
+            {"pattern": DATA_KEY_PATTERN},
+            {"pattern": FIELD_KEY_PATTERN},
+        ],
+        "not": {"enum": list(NEVER_PUBLIC)},
+    }
+
+
+def entry_problem(entry: str) -> str | None:
+    """Why `entry` cannot be an entry of `publicFields` whatever the list declares; None if
+    it can."""
+    if entry in PROFILE_FIELDS or entry == DATA:
+        return None
+    if entry in NEVER_PUBLIC:
+        return f"a field a public key may set, not {entry!r}, which it never may"
+    if entry.startswith(DATA_PREFIX):
+        if not _DATA_KEY.fullmatch(entry):
+            return f"data.<key> with a key of 1 to {MAX_DATA_KEY} characters, no control ones"
+        return None
+    if not _KEY.fullmatch(entry):
+        return ENTRY_RULE
+    return None
+
+
+def check_declared(lst: List, entries: Sequence[str]) -> None:
+    """A 409 for each bare key in `entries` that is no custom field of the list (a typo would
+    otherwise open nothing, silently): the request is well formed, the list lacks the field."""
+    declared = custom_fields.declared(lst)
+    issues = [
+        ValidationIssue(
+            pointer=f"/body/publicFields/{position}",
+            detail=f'"{entry}" is no custom field of this list: declare it first '
+            f'(POST /v4/lists/{{id}}/fields), or name the key of data as "data.{entry}"',
+            expected=ENTRY_RULE,
+            found=f'"{entry}"',
+        )
+        for position, entry in enumerate(entries)
+        if _bare_key(entry) and entry not in declared
+    ]
+    if issues:
+        details = "; ".join(f"{issue.pointer}: {issue.detail}" for issue in issues)
+        raise Conflict(f"Not a custom field of this list: {details}", errors=issues)
+
+
+def _bare_key(entry: str) -> bool:
+    return entry not in PROFILE_FIELDS and entry != DATA and not entry.startswith(DATA_PREFIX)
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What a list's `publicFields` opens: profile fields, and all of `data` or some keys."""
+
+    fields: frozenset[str]
+    all_data: bool
+    data_keys: frozenset[str]
+
+    @classmethod
+    def of(cls, entries: Sequence[str]) -> Allowance:
+        fields = frozenset(entry for entry in entries if entry in PROFILE_FIELDS)
+        keys = frozenset(
+            entry.removeprefix(DATA_PREFIX) if entry.startswith(DATA_PREFIX) else entry
+            for entry in entries
+            if entry.startswith(DATA_PREFIX) or _bare_key(entry)
+        )
+        return cls(fields, DATA in entries, keys)
+
+    def refused(self, values: Mapping[str, Any]) -> list[str]:
+        """The fields and `data.<key>`s of a sign-up this allowance does not open."""
+        refused = [f for f in values if f not in ("email", DATA) and f not in self.fields]
+        data = values.get(DATA)
+        if DATA in values and not self.all_data:
+            if not self.data_keys or not isinstance(data, Mapping):
+                refused.append(DATA)
+            else:
+                refused.extend(DATA_PREFIX + key for key in data if key not in self.data_keys)
+        return refused
+
+    def kept(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The values this allowance opens, `data` cut down to its open keys."""
+        kept = {f: v for f, v in values.items() if f == "email" or f in self.fields}
+        data = values.get(DATA)
+        if self.all_data and DATA in values:
+            kept[DATA] = data
+        elif self.data_keys and isinstance(data, Mapping):
+            kept[DATA] = {key: value for key, value in data.items() if key in self.data_keys}
+        return kept
+
+
+def public_values(lst: List, values: Mapping[str, Any]) -> dict[str, Any]:
+    """What a public sign-up may write in this list: `email` and what `publicFields` opens;
+    anything else refused naming it, or left out when the list's policy says so."""
+    allowance = Allowance.of(lst.publicFields)
+    refused = allowance.refused(values)
+    if refused and lst.publicFieldsPolicy != "ignore":
+        raise _not_public(refused)
+    return allowance.kept(values)
+
+
+def _pointer(name: str) -> str:
+    parts = name.split(".", 1) if name.startswith(DATA_PREFIX) else [name]
+    return "/body/" + "/".join(part.replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def _not_public(refused: list[str]) -> Forbidden:
+    return Forbidden(
+        f"A public key may not set {', '.join(refused)} in this list: add it to the list's "
+        'publicFields, or set its publicFieldsPolicy to "ignore"',
+        errors=[
+            ValidationIssue(pointer=_pointer(name), detail="not in the list's publicFields")
+            for name in refused
+        ],
+    )
