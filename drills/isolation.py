@@ -102,10 +102,11 @@ class Writer:
         while not (stop.is_set() if isinstance(stop, threading.Event) else False):
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            written.append(self._one())
+            written.append(self.one())
         return written
 
-    def _one(self) -> str:
+    def one(self) -> str:
+        """One contact created; its id. Raises `ServiceFailed` unless it answered 201."""
         self.count += 1
         body = {"email": f"b{self.count}@isolation.test", "listId": self.list_id}
         started = time.monotonic()

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import abuse, crash, fuzzing, isolation, limits, load, mixed, outage, webhooks
+from . import abuse, crash, floods, fuzzing, isolation, limits, load, mixed, outage, webhooks
 from .common import FAST, FULL, Context, Drill, Missing, Outcome, Row, servers_required
 
 DRILLS: dict[str, tuple[Drill, str]] = {
@@ -40,6 +40,8 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     "webhook-two-workers": (webhooks.webhook_two_workers, "two worker processes on PostgreSQL"),
     "abuse": (abuse.abuse, "large filters, memory and a public key's budget, as an attacker"),
     "isolation": (isolation.isolation, "one account's heavy audience and silent receiver"),
+    "floods-sqlite": (floods.floods_sqlite, "another account's writes during three floods, SQLite"),
+    "floods-postgres": (floods.floods_postgres, "the same on PostgreSQL"),
 }
 # `make test` runs the schemathesis test already; CI runs it there, not twice.
 NOT_FAST = {

@@ -170,3 +170,18 @@ def test_abuse_drill_measures_its_process_group_and_sends_what_it_claims() -> No
         parse(shapes["nesting 40 deep"])
     lengths = {len(abuse.large_filter(i)["points"]["in"]) for i in range(50)}
     assert len(lengths) == 50  # every preview a new statement shape
+
+
+def test_fast_floods_judge_correctness_and_print_latencies() -> None:
+    """`--fast` runs in CI: B's slowest write is a figure there, a verdict in the full drill."""
+    from drills import floods
+
+    slow = floods.MAX_WRITE_SECONDS + 1
+    assert floods.judged("chain", True, failed=False, writes=3, worst=slow)
+    assert floods.judged("windows", True, failed=False, writes=0, worst=0.0)
+    assert not floods.judged("chain", True, failed=True, writes=3, worst=0.0)
+    assert not floods.judged("imports", True, failed=True, writes=3, worst=0.0)
+    assert not floods.judged("chain", False, failed=False, writes=3, worst=slow)
+    assert not floods.judged("windows", False, failed=False, writes=0, worst=0.0)
+    assert floods.judged("imports", False, failed=False, writes=3, worst=slow)
+    assert floods.judged("chain", False, failed=False, writes=3, worst=0.0)

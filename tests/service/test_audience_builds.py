@@ -262,3 +262,110 @@ def test_webhooks_follow_once_built(tmp_path: Path, app_factory: Callable[..., A
         assert sorted(p["contactId"] for p in payloads) == sorted(ids[e] for e in expected)
     finally:
         receiver.close()
+
+
+def _replay(tenant: Tenant, list_id: str, audience_id: str) -> set[str]:
+    """The audience's members after every move of its feed; fails on a move made twice
+    (entering as a member, leaving as none)."""
+    members: set[str] = set()
+    page = tenant.ok("GET", "/v4/events", params={"listId": list_id, "limit": 1000})
+    for event in page["events"]:
+        if event.get("audienceId") != audience_id:
+            continue
+        if event["type"] == "audience.entered":
+            assert event["contactId"] not in members, event
+            members.add(event["contactId"])
+        elif event["type"] == "audience.left":
+            assert event["contactId"] in members, event
+            members.remove(event["contactId"])
+    return members
+
+
+def test_a_change_built_in_the_background_stops_turns_under_way(
+    tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change stored in turns (`?wait=true`) overtaken between two turns by changes built in
+    the background (back to its own filter, even) stores no further turn: the build stores the
+    members, each move once, and no unfinished mark is left to store the turns' snapshot."""
+    from audiencefilter.service.db.models import Audience, AudienceDue
+    from audiencefilter.service.domain import changes, events
+    from audiencefilter.service.domain.membership import due as membership_due
+    from audiencefilter.service.domain.use_cases import membership_clock, membership_turns
+    from audiencefilter.service.ground import clock
+
+    monkeypatch.setattr(membership_turns, "PAIRS_PER_TURN", 2)  # 8 contacts: several turns
+    lst, ids = _list(tenant, PEOPLE)
+    audience_id = _create(tenant, lst, RICH, wait="true")["id"]
+    rich = {ids[e] for e in ("ann@example.com", "cat@example.com", "eve@example.com")}
+    rich.add(ids["hal@example.com"])
+    assert {c["id"] for c in _get(tenant, audience_id)["subs"]} == rich
+    named_a = {ids["ann@example.com"], ids["fay@example.com"]}
+    database: Database = tenant.client.app.state.db
+    with database.reading() as session:
+        rich_stored = session.get(Audience, audience_id).filters  # type: ignore[union-attr]
+    real = database.transaction
+    opened = [0]
+    seen: list[int] = []
+
+    def restart_in_background(filters: Any) -> None:
+        with real() as session:
+            audience = session.get(Audience, audience_id)
+            assert audience is not None
+            events.lock_list(session, audience.listId)
+            audience.filters = filters
+            session.flush()
+            changes.audience_updated(session, audience, membership=True, background=True)
+
+    def transaction() -> Any:
+        opened[0] += 1
+        if opened[0] == 3:  # the PATCH's write, its first turn, then this
+            with database.reading() as session:
+                named_a_stored = session.get(Audience, audience_id).filters  # type: ignore[union-attr]
+            restart_in_background(rich_stored)
+            restart_in_background(named_a_stored)  # the turns' own filter, built again
+            seen.append(len(_membership_events(tenant, lst)))
+        return real()
+
+    monkeypatch.setattr(database, "transaction", transaction)
+    answer = tenant.ok(
+        "PATCH", f"/v4/audiences/{audience_id}", json={"filters": NAMED_A}, params={"wait": "true"}
+    )
+    monkeypatch.undo()
+    assert seen, "the background changes did not come between two turns"
+    assert answer["audience"]["status"] == "building"
+    assert len(_membership_events(tenant, lst)) == seen[0]  # no turn after the build's start
+    with database.reading() as session:
+        assert session.get(AudienceDue, audience_id) is None  # no unfinished mark
+    _finish(tenant)
+    assert {c["id"] for c in _get(tenant, audience_id)["subs"]} == named_a
+    assert _replay(tenant, lst, audience_id) == named_a
+    later = clock.now() + 2 * membership_due.RESUME_AFTER
+    with clock.using(lambda: later):
+        assert membership_clock.run_due(database) == 0
+
+
+def test_a_change_stored_in_turns_ends_a_build_under_way(
+    tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build under way, then a change sent with `?wait=true`: its members are stored in turns
+    and the build ends, so its older chunks never store the filter it was building."""
+    from audiencefilter.service.domain.use_cases import membership_turns
+
+    monkeypatch.setattr(membership_turns, "PAIRS_PER_TURN", 2)
+    lst, ids = _list(tenant, PEOPLE)
+    audience_id = _create(tenant, lst, RICH, wait="true")["id"]
+    rich = {ids[e] for e in ("ann@example.com", "cat@example.com", "eve@example.com")}
+    rich.add(ids["hal@example.com"])
+    assert {c["id"] for c in _get(tenant, audience_id)["subs"]} == rich
+    changed = tenant.ok("PATCH", f"/v4/audiences/{audience_id}", json={"filters": NAMED_A})
+    assert changed["audience"]["status"] == "building"
+    assert _step(tenant) == 0  # a chunk of NAMED_A staged
+    poor = {"points": {"lt": 3}}
+    waited = tenant.ok(
+        "PATCH", f"/v4/audiences/{audience_id}", json={"filters": poor}, params={"wait": "true"}
+    )
+    assert waited["audience"]["status"] == "built"
+    expected = {ids[e] for e in ("bob@example.com", "fay@example.com", "gus@example.com")}
+    assert {c["id"] for c in waited["audience"]["subs"]} == expected
+    assert _step(tenant) is None  # the build ended
+    assert _replay(tenant, lst, audience_id) == expected

@@ -117,26 +117,67 @@ def test_an_unreachable_storage_counts_per_process_and_warns_once(
     assert limiter.counting_locally
 
 
+class SilentStorage:
+    """Accepts connections on 127.0.0.1, counts them, and never answers a byte."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return  # closed
+            self.held.append(connection)
+
+    def connections(self) -> int:
+        return len(self.held)
+
+    def close(self) -> None:
+        self.server.close()
+        for connection in self.held:
+            connection.close()
+
+
+class Hands:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.at = 1000.0
+
+    def __call__(self) -> float:
+        return self.at
+
+
 def test_a_silent_storage_stalls_one_request_only(
     app_factory: Callable[..., ApiClient], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The first request meets the silent storage (one read timeout, retried once) and
+    declares it down; the next 20, before the retry interval passed, never try it again:
+    no new connection reaches it, and all are answered, counted by the process."""
     caplog.set_level(logging.INFO, logger=LOGGER)
-    with socket.socket() as silent:  # accepts connections (the backlog), never answers
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(16)
+    silent = SilentStorage()
+    try:
         api = app_factory(
-            rate_limit_storage=f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
+            rate_limit_storage=f"redis://127.0.0.1:{silent.port}/0",
             rate_limit_retry_seconds=60,
         )
+        limiter: RateLimiter = api.app.state.limiter
+        limiter.monotonic = Hands()
         tenant = make_tenant(api)
-        started = time.monotonic()
         assert tenant.call("GET", "/v4/lists").status_code == 200
-        first = time.monotonic() - started
-        started = time.monotonic()
+        tried = silent.connections()
+        assert 1 <= tried <= 2  # one connection, and one more for the retry
         assert [tenant.call("GET", "/v4/lists").status_code for _ in range(20)] == [200] * 20
-        rest = time.monotonic() - started
-    assert first < 3.0  # one read timeout, retried once
-    assert rest < 1.0, f"20 requests took {rest:.2f} s while the storage was down"
+        assert silent.connections() == tried
+        assert limiter.counting_locally
+    finally:
+        silent.close()
     assert len(_records(caplog, WENT_DOWN)) == 1
 
 
@@ -146,24 +187,31 @@ def test_redis_down_then_back(
     app_factory: Callable[..., ApiClient],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """Down: counted by the process, one warning, whatever the number of requests. Back: found
+    again only by the first request after the retry interval, on a clock the test moves."""
     caplog.set_level(logging.INFO, logger=LOGGER)
-    api = app_factory(rate_limit_storage=own_redis.url, rate_limit_retry_seconds=0.3)
+    api = app_factory(rate_limit_storage=own_redis.url, rate_limit_retry_seconds=60)
     limiter: RateLimiter = api.app.state.limiter
+    hands = Hands()
+    limiter.monotonic = hands
     tenant = make_tenant(api)
     assert tenant.call("GET", "/v4/lists").status_code == 200
     assert own_redis.keys() == 1 and not limiter.counting_locally
 
     own_redis.stop()
-    started = time.monotonic()
     statuses = []
-    while time.monotonic() - started < 1.0:  # a few retry intervals, every one failing
-        statuses.append(tenant.call("GET", "/v4/lists").status_code)
-    assert set(statuses) == {200} and len(statuses) > 20
+    for interval in range(3):  # three retry intervals, every try failing
+        hands.at += 61 if interval else 0
+        statuses += [tenant.call("GET", "/v4/lists").status_code for _ in range(8)]
+    assert statuses == [200] * 24
     assert limiter.counting_locally
     assert len(_records(caplog, WENT_DOWN)) == 1 and not _records(caplog, CAME_BACK)
 
     own_redis.start()  # empty, on the same port
-    time.sleep(0.35)
+    hands.at += 30  # the last failed try was 30 s ago: not yet tried again
+    assert tenant.call("GET", "/v4/lists").status_code == 200
+    assert limiter.counting_locally and own_redis.keys() == 0
+    hands.at += 31
     assert tenant.call("GET", "/v4/lists").status_code == 200
     assert not limiter.counting_locally
     assert own_redis.keys() == 1

@@ -50,6 +50,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ... import register_sqlite_functions
 from ..settings import Settings
+from .fair_gate import FairGate
 from .statement_cache import StatementCache
 
 WRITE_OPTION = "audiencefilter_write"
@@ -113,10 +114,13 @@ def make_engine(settings: Settings) -> Engine:
 
 
 class Database:
-    """The engine plus two session factories: one for reads, one for writes."""
+    """The engine plus two session factories: one for reads, one for writes. On SQLite, write
+    transactions take turns in arrival order (`fair_gate.py`)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, gate_timeout: float = 15.0) -> None:
         self.engine = engine
+        self.gate = FairGate() if engine.dialect.name == "sqlite" else None
+        self._gate_timeout = gate_timeout
         # A read (a page: its rows, their positions, their audiences) takes several statements
         # and must see one snapshot: PostgreSQL's READ COMMITTED gives each statement its own,
         # so a write landing between them showed half of itself. A read-only REPEATABLE READ
@@ -131,7 +135,7 @@ class Database:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Database:
-        return cls(make_engine(settings))
+        return cls(make_engine(settings), gate_timeout=settings.sqlite_busy_timeout_ms / 1000)
 
     def session(self, *, write: bool) -> Session:
         return self._writer() if write else self._reader()
@@ -139,8 +143,13 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """A write session that commits on success and rolls back on error."""
-        with self.session(write=True) as session, session.begin():
-            yield session
+        gated = self.gate is not None and self.gate.enter(self._gate_timeout)
+        try:
+            with self.session(write=True) as session, session.begin():
+                yield session
+        finally:
+            if gated and self.gate is not None:
+                self.gate.leave()
 
     @contextmanager
     def reading(self) -> Iterator[Session]:

@@ -170,23 +170,34 @@ def audience_updated(
     membership: bool,
     evaluated: Snapshot | None = None,
     background: bool = False,
-) -> None:
+) -> bool:
     """After an audience was changed and flushed; `membership`: its mode or filters changed;
     `evaluated`: its new members, evaluated before the write (`membership_snapshot`);
-    `background`: they are built in the background instead (a build under way restarts)."""
+    `background`: they are built in the background instead (a build under way restarts, an
+    unfinished mark is replaced). True when the evaluated members are left to be stored in
+    turns after this transaction (`use_cases/membership_turns.py`), the audience marked
+    unfinished meanwhile and any build of it cancelled."""
     event = events.NewEvent(
         events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
     list_plan.audiences_changed(session, audience.listId)
     if not membership:
-        return
+        return False
     if background:
+        # Its unfinished mark, if any, goes too (`membership_due.audience_changed`): turns
+        # under way stop at their next turn (`membership_turns`).
         membership_build.start(session, audience, events.CAUSE_AUDIENCE_UPDATED)
-        return
+        return False
     membership_build.cancel(session, audience.id)
-    membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
-    membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
+    in_turns = evaluated is not None and membership_snapshot.current(evaluated, audience)
+    if not in_turns:
+        membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
+    now = clock.now()
+    membership_due.audience_changed(session, StoredAudience.of(audience), now)
+    if in_turns:
+        membership_due.mark_unfinished(session, audience.id, now)
+    return in_turns
 
 
 def audience_deleting(session: Session, audience: Audience) -> None:

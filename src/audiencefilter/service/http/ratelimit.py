@@ -34,7 +34,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,6 +126,9 @@ class RateLimiter:
         )
         self._local = MovingWindowRateLimiter(self._local_storage)
         self._retry_seconds = settings.rate_limit_retry_seconds
+        self.monotonic: Callable[[], float] = time.monotonic
+        """The clock the retry interval is measured on; a test moves one of its own instead of
+        waiting for the interval to pass."""
         self._lock = threading.Lock()
         self._shared_down = False
         self._next_try = 0.0
@@ -196,7 +199,7 @@ class RateLimiter:
         if not self._shared_down:
             return self._shared, False
         with self._lock:
-            now = time.monotonic()
+            now = self.monotonic()
             if not self._shared_down:
                 return self._shared, False
             if now >= self._next_try:
@@ -206,7 +209,7 @@ class RateLimiter:
 
     def _went_down(self, exc: BaseException) -> None:
         with self._lock:
-            self._next_try = time.monotonic() + self._retry_seconds
+            self._next_try = self.monotonic() + self._retry_seconds
             if self._shared_down:
                 return
             self._shared_down = True

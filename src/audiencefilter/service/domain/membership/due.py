@@ -24,7 +24,7 @@ import json
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, delete, func, select
@@ -43,6 +43,10 @@ AUDIENCE_DUE = cast(Table, AudienceDue.__table__)
 WAKE = threading.Event()
 """Set when an instant was written before the scheduler's next look (`wake_for`): the
 scheduler of this process looks again at once."""
+RESUME_AFTER = timedelta(minutes=1)
+"""When an audience left unfinished by its writer becomes due: long after that writer's own
+turns would have ended, so the scheduler finishes a crashed writer's work rather than doing a
+live one's a second time."""
 _NEXT_LOOKS: dict[int, datetime | None] = {}  # per scheduler of this process
 
 
@@ -253,6 +257,13 @@ def audience_changed(session: Session, audience: StoredAudience, at: datetime) -
     relative = audience.flt is not None and audience.flt.is_relative
     # No wake: the members are exact already, so the scheduler's next look is soon enough.
     set_audience_due(session, audience.id, at if relative else None, wake=False)
+
+
+def mark_unfinished(session: Session, audience_id: str, at: datetime) -> None:
+    """The audience's members are being stored in turns (`use_cases/membership_turns.py`):
+    should the writer stop before its last turn, the scheduler brings the audience up to date
+    as a whole `RESUME_AFTER` after `at`. The last turn replaces the mark."""
+    set_audience_due(session, audience_id, at + RESUME_AFTER, wake=False)
 
 
 def set_audience_due(

@@ -40,7 +40,7 @@ the lock, as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -136,12 +136,12 @@ def refresh(session: Session, audience: Audience, cause: str, snapshot: Snapshot
     """Brings the audience's stored members up to date from `snapshot` when it evaluated the
     filter in use, else by evaluating it now (`membership_store.refresh_audience`); the number
     of events appended. Call it under the list's lock."""
-    if snapshot is None or not _current(snapshot, audience):
+    if snapshot is None or not current(snapshot, audience):
         return membership_store.refresh_audience(session, audience, cause)
     return apply(session, snapshot, StoredAudience.of(audience), cause)
 
 
-def _current(snapshot: Snapshot, audience: Audience) -> bool:
+def current(snapshot: Snapshot, audience: Audience) -> bool:
     """Whether the snapshot evaluated the filter this audience uses now."""
     return (
         audience.mode == SMART
@@ -150,15 +150,29 @@ def _current(snapshot: Snapshot, audience: Audience) -> bool:
     )
 
 
-def apply(session: Session, snapshot: Snapshot, audience: StoredAudience, cause: str) -> int:
+def apply(
+    session: Session,
+    snapshot: Snapshot,
+    audience: StoredAudience,
+    cause: str,
+    contacts: Collection[str] | None = None,
+) -> int:
     """Stores the snapshot's answer, judging again the contacts that may have changed since,
-    then refreshes the audiences that read this one; the number of events appended."""
+    then refreshes the audiences that read this one; the number of events appended.
+    `contacts`: only these contacts of the list (one turn, `use_cases/membership_turns.py`),
+    rather than all of them."""
     list_id = snapshot.list_id
     again = _changed_since(session, snapshot)
     members = select(Membership.contactId).where(Membership.audienceId == audience.id)
+    selected: Collection[str] = snapshot.selected
+    if contacts is not None:
+        within = set(contacts)
+        again &= within
+        selected = snapshot.selected & within
+        members = members.where(Membership.contactId.in_(sorted(within)))
     stored = set(session.scalars(members))
-    entering = sorted(snapshot.selected - stored - again)
-    leaving = sorted(stored - snapshot.selected - again)
+    entering = sorted(set(selected) - stored - again)
+    leaving = sorted(stored - set(selected) - again)
     written = membership_store.write_changes(
         session, list_id, audience, entering, leaving, cause, snapshot.at
     )
@@ -168,6 +182,17 @@ def apply(session: Session, snapshot: Snapshot, audience: StoredAudience, cause:
         moved = sorted({*entering, *leaving, *again})
         written += membership_store.refresh_contacts(session, list_id, moved, cause, readers)
     return written
+
+
+def candidates(session: Session, snapshot: Snapshot, audience_id: str) -> list[str]:
+    """The contacts whose stored membership in the audience may differ from the snapshot's
+    answer: those it selects and the audience lacks, those the audience holds and it does not
+    select, and those written since it was taken. Read after the audience's filter changed
+    (committed), so that every write after this reading judges its contact by the new filter
+    itself: the others need no turn."""
+    members = select(Membership.contactId).where(Membership.audienceId == audience_id)
+    stored = set(session.scalars(members))
+    return sorted((snapshot.selected ^ stored) | _changed_since(session, snapshot))
 
 
 def _changed_since(session: Session, snapshot: Snapshot) -> set[str]:

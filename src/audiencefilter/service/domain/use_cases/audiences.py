@@ -45,6 +45,7 @@ from ..audience_filters import (
     warnings_for,
 )
 from ..contact_pages import ContactPages, Paging
+from ..events import CAUSE_AUDIENCE_UPDATED
 from ..explanations import explain_contact
 from ..membership import build as membership_build
 from ..membership import snapshot as membership_snapshot
@@ -58,6 +59,7 @@ from ..membership.members import (
     member_condition,
 )
 from ..membership.snapshot import Snapshot
+from . import membership_turns
 from .unit import Page, Writes
 
 R = TypeVar("R")
@@ -363,8 +365,9 @@ def _prepare_update(
     return _Changed(account_id, audience_id, change, given, problem, evaluated, background)
 
 
-def _apply(session: Session, new: _Changed) -> None:
-    """The write of an update, under the list's lock."""
+def _apply(session: Session, new: _Changed) -> bool:
+    """The write of an update, under the list's lock; True when the new members are left to
+    be stored in turns."""
     audience, lst = changes.locked_audience(session, new.account_id, new.audience_id)
     if new.problem is not None:
         raise new.problem
@@ -382,7 +385,7 @@ def _apply(session: Session, new: _Changed) -> None:
     audience.filters, audience.fields = filters, fields
     session.flush()
     background = new.background and filter_in_use(mode, filters, fields) is not None
-    changes.audience_updated(
+    return changes.audience_updated(
         session, audience, membership=membership, evaluated=new.evaluated, background=background
     )
 
@@ -398,7 +401,10 @@ def update(
     """The audience changed as sent; then read with its members, after the commit."""
     new = _prepare_update(database, settings, account_id, audience_id, change)
     with database.transaction() as session:
-        _apply(session, new)
+        in_turns = _apply(session, new)
+    if in_turns and new.evaluated is not None:
+        membership_turns.store(database, audience_id, new.evaluated, CAUSE_AUDIENCE_UPDATED)
+        membership_turns.finish(database, audience_id, new.evaluated)
     return read(database, settings, account_id, audience_id, subs)
 
 

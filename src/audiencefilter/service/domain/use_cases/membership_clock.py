@@ -43,12 +43,13 @@ from ..membership import due as membership_due
 from ..membership import plan as list_plan
 from ..membership import snapshot as membership_snapshot
 from ..membership import store as membership_store
+from . import membership_turns
 
 logger = logging.getLogger("audiencefilter.service.sweep")
 CONTACTS_PER_TURN = 2000
+"""Due pairs read at a time; they are judged in turns (`membership_turns.PAIRS_PER_TURN`)."""
 BUILD_CHUNK: int = Settings.model_fields["audience_build_chunk"].default
 """Contacts a background build judges per step when no setting is given."""
-"""Due pairs judged per transaction: the list lock is held for one such batch at a time."""
 GATHER_SECONDS = 0.1
 """How long after the earliest instant the thread wakes: the changes due within it are judged
 together (a transaction each per audience, not per contact), for as much lag."""
@@ -79,28 +80,39 @@ def run_due(
 def _bring_contacts(
     database: Database, list_id: str, due: membership_due.Due, now: datetime
 ) -> int:
-    """Judges the contacts due again in the audiences due and those reading them, in one
-    transaction for the list; their next instants are written by the judgement."""
-    contact_ids = list(due.contact_ids)
-    with database.transaction() as session:
-        membership_due.forget_due(session, due.audience_ids, contact_ids, now)
-        events.lock_list(session, list_id)
-        plan = list_plan.plan_of(session, list_id)
-        wanted = due.audience_ids | {
-            a.id for a in membership_store.dependents(session, list(due.audience_ids))
-        }
-        judged = [a for a in plan.smart if a.id in wanted]
-        if not judged:
-            return 0  # deleted or made manual meanwhile
-        return membership_store.refresh_contacts(
-            session, list_id, contact_ids, events.CAUSE_CLOCK, judged
-        )
+    """Judges the contacts due again in the audiences due and those reading them, in turns of
+    at most `membership_turns.PAIRS_PER_TURN` pairs, a transaction each for the list; their
+    next instants are written by the judgement. A turn forgets only its own contacts' due
+    rows, so a stop between turns leaves the others due."""
+    contact_ids = sorted(due.contact_ids)
+    with database.reading() as session:
+        readers = len(membership_store.dependents(session, list(due.audience_ids)))
+    size = membership_turns.turn_size(len(due.audience_ids) - 1 + readers)
+    written = 0
+    for start in range(0, len(contact_ids), size):
+        turn = contact_ids[start : start + size]
+        with database.transaction() as session:
+            membership_due.forget_due(session, due.audience_ids, turn, now)
+            events.lock_list(session, list_id)
+            plan = list_plan.plan_of(session, list_id)
+            wanted = due.audience_ids | {
+                a.id for a in membership_store.dependents(session, list(due.audience_ids))
+            }
+            judged = [a for a in plan.smart if a.id in wanted]
+            if not judged:
+                return written  # deleted or made manual meanwhile
+            written += membership_store.refresh_contacts(
+                session, list_id, turn, events.CAUSE_CLOCK, judged
+            )
+    return written
 
 
 def _bring_audience(database: Database, audience_id: str) -> int:
-    """Brings one audience up to the clock as a whole (set statements, evaluated outside the
-    list's lock), works out its contacts' next instants if its filter moves with the clock,
-    then writes when to do it again: its next calendar boundary."""
+    """Brings one audience up to the clock as a whole (evaluated outside the list's lock,
+    stored in turns), works out its contacts' next instants if its filter moves with the
+    clock, then writes when to do it again: its next calendar boundary. An audience whose
+    writer stopped between its turns (`membership_due.mark_unfinished`) is due too, whatever
+    its filter, and is finished the same way."""
     start = clock.now()
     with database.reading() as session:
         audience = session.get(Audience, audience_id)
@@ -114,9 +126,9 @@ def _bring_audience(database: Database, audience_id: str) -> int:
         return 0
     flt = stored.flt
     written = 0
-    if flt is not None and filters is not None and flt.is_relative:
+    if flt is not None and filters is not None:
         evaluated = membership_snapshot.evaluate(database, list_id, flt, filters)
-        written = _store(database, audience_id, evaluated)
+        written = membership_turns.store(database, audience_id, evaluated, events.CAUSE_CLOCK)
         if flt.moves_with_clock:
             _plan_each(database, list_id, stored, start)
     with database.transaction() as session:
@@ -138,7 +150,7 @@ def _plan_each(database: Database, list_id: str, audience: StoredAudience, start
                     select(Contact.id)
                     .where(Contact.listId == list_id, Contact.id > after)
                     .order_by(Contact.id)
-                    .limit(CONTACTS_PER_TURN)
+                    .limit(membership_turns.PAIRS_PER_TURN)
                 )
             )
             rows = membership_due.next_instants(session, [audience], chunk, start)
@@ -170,22 +182,10 @@ def sweep(database: Database) -> int:
 
 
 def _store(database: Database, audience_id: str, evaluated: membership_snapshot.Snapshot) -> int:
-    """Stores one audience's members evaluated outside the lock: the write transaction judges
-    again only the contacts written meanwhile (`membership_snapshot`)."""
-    with database.transaction() as session:
-        audience = session.get(Audience, audience_id)
-        if audience is None:
-            return 0  # deleted meanwhile
-        events.lock_list(session, audience.listId)
-        session.refresh(audience)
-        flt = filter_of(audience.mode, audience.filters, audience.fields)
-        if (
-            flt is None
-            or not time_dependent(flt)
-            or membership_build.progress(session, [audience_id])
-        ):
-            return 0
-        return membership_snapshot.refresh(session, audience, events.CAUSE_CLOCK, evaluated)
+    """Stores one audience's members evaluated outside the lock, in turns: each judges again
+    only the contacts written meanwhile; none while the audience builds in the background
+    (`membership_turns`)."""
+    return membership_turns.store(database, audience_id, evaluated, events.CAUSE_CLOCK)
 
 
 class Sweeper:
