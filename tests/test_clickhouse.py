@@ -185,3 +185,33 @@ def test_sums_beyond_64_bits_are_exact(clickhouse: ClickHouseDatabase, way: str)
             flt = af.parse({"actions": {"sum": {"increase": {op: literal}}}})
             expected = {r["id"] for r in records if flt.matches(r)}
             assert select(flt, records, None) == expected, (op, literal)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"data": {"path": ["a"], "in": [0, 1]}},
+        {"data": {"path": ["a"], "notIn": [0, 1]}},
+        {"data": {"path": ["a"], "not": {"notIn": [0, 1]}, "mode": "insensitive"}},
+        {"data": {"path": ["a"], "in": [0.0, 2.5]}},
+        {"scores": {"hasSome": [0, 7]}},
+        {"scores": {"not": {"hasSome": [0]}}},
+        {"scores": {"has": 0}},
+    ],
+)
+def test_minus_zero_is_in_a_list_holding_zero(where: dict[str, Any]) -> None:
+    """ClickHouse's `IN` finds a Float64 by its bits, so -0.0 (a JSON number, or a number
+    list's item) was in no list holding 0, where every other engine and memory say it is
+    (found by the space's held records)."""
+    import chdb
+
+    schema = af.CONTACT.with_fields(scores="number[]")
+    flt = af.parse(where, schema)
+    record = {"data": {"a": -0.0}, "scores": [-0.0, 3]}
+    condition = flt.to_sql("clickhouse")
+    row = (
+        f"SELECT CAST('{json.dumps(record['data'])}' AS Nullable(String)) AS data, "
+        f"CAST('{json.dumps(record['scores'])}' AS Nullable(String)) AS scores"
+    )
+    found = chdb.query(f"SELECT count() FROM ({row}) WHERE {condition}", "CSV").data().strip()
+    assert found == ("1" if flt.matches(record) else "0")

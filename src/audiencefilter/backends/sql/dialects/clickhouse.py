@@ -200,7 +200,10 @@ class ClickHouse(Dialect):
         return f"toString(JSONType({_args(sql, keys)}))"
 
     def json_number(self, out: NumberWriter, op: Op, value: Callable[[], str], literal: Any) -> str:
-        """Every JSON number is read as a Float64 (`json_value`), compared exactly."""
+        """Every JSON number is read as a Float64 (`json_value`), compared exactly. `IN` looks
+        a Float64 up by its bits, where -0 is not 0: the value is made +0 first (`_zeroed`)."""
+        if op in (Op.IN, Op.NOT_IN):
+            return double_test(out, op, lambda: _zeroed(value()), literal, (self.false, self.true))
         return double_test(out, op, value, literal, (self.false, self.true))
 
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
@@ -233,7 +236,8 @@ class ClickHouse(Dialect):
                 [f"arrayExists(af_x -> ifNull(af_x = {render(v)}, false), {items})" for v in values]
             )
         choices = ", ".join(render(v) for v in values)
-        return f"arrayExists(af_x -> ifNull(af_x IN ({choices}), false), {items})"
+        item = _zeroed("af_x") if element is FieldType.NUMBER else "af_x"
+        return f"arrayExists(af_x -> ifNull({item} IN ({choices}), false), {items})"
 
     def array_test(self, out: ListWriter, node: ListTest) -> str:
         """The array's type first (UNKNOWN for anything but an array), then its raw items, each
@@ -330,3 +334,9 @@ _ITEMS = {
     FieldType.DATE: "Array(Nullable(String))",
 }
 """How each list's JSON text is read: date-times and dates as text, parsed item by item."""
+
+
+def _zeroed(number: str) -> str:
+    """`number` with -0 made +0 (equal to 0 as every comparison says): ClickHouse's `IN` finds a
+    Float64 by its bits, so -0 would be in no list holding 0."""
+    return f"if({number} = 0, 0., {number})"
