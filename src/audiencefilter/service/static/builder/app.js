@@ -1,10 +1,20 @@
 // The audience builder page: pick a list with a private key, open or create an audience,
 // build its filter with the rule builder or in the text syntax (each kept in step with the
 // other through the service's preview, which answers both canonical forms), preview its
-// members, explain one contact, save, and watch the events the change made.
+// members, explain one contact, save, and watch the events the change made. An audience the
+// service builds in the background (a large list) shows its progress until it is built.
 
 import { ApiError, api, checkKey, forgetKey, storedKey } from "./api.js";
-import { fromWhere, group, nodeOfPath, problems, snapshot, toWhere } from "./model.js";
+import {
+  buildText,
+  building,
+  fromWhere,
+  group,
+  nodeOfPath,
+  problems,
+  snapshot,
+  toWhere,
+} from "./model.js";
 import { Builder, h } from "./render.js";
 
 const DEBOUNCE_MS = 300;
@@ -13,6 +23,7 @@ const SEARCH_SHOWN = 8;
 const HISTORY_KEPT = 100;
 const LIST_STORAGE = "audiencefilter.builder.listId";
 const EVENTS_SHOWN = 30;
+const BUILD_POLL_MS = 1500; // how often a background build's progress is asked for
 const $ = (id) => document.getElementById(id);
 
 const state = {
@@ -34,6 +45,7 @@ const state = {
   searchSequence: 0,
   history: [],
   lastEdit: null,
+  build: null, // the background build followed: { id, timer }
 };
 
 const builder = new Builder($("rules"), {
@@ -84,6 +96,7 @@ async function loadLists() {
 }
 
 async function openList(listId) {
+  stopBuild();
   state.listId = listId;
   sessionStorage.setItem(LIST_STORAGE, listId);
   const catalogue = await state.client.fields(listId);
@@ -238,7 +251,10 @@ async function refreshAudiences() {
   state.audiences = audiences;
   const items = audiences.map((a) => {
     const current = state.current && state.current.id === a.id;
-    const text = `${a.name} (${a.subsCount} ${a.subsCount === 1 ? "member" : "members"})`;
+    const size = building(a)
+      ? "building…"
+      : `${a.subsCount} ${a.subsCount === 1 ? "member" : "members"}`;
+    const text = `${a.name} (${size})`;
     return h(
       "li",
       {},
@@ -270,6 +286,7 @@ function showEditing() {
 }
 
 function newAudience() {
+  stopBuild();
   state.current = null;
   $("audience-name").value = "";
   $("filter-text").value = "";
@@ -281,6 +298,7 @@ function newAudience() {
 }
 
 async function openAudience(id) {
+  stopBuild();
   const { audience } = await state.client.audience(id);
   state.current = audience;
   $("audience-name").value = audience.name;
@@ -291,6 +309,7 @@ async function openAudience(id) {
   resetHistory();
   state.source = "builder";
   showEditing();
+  followBuild(audience);
   runPreview();
 }
 
@@ -312,7 +331,9 @@ async function save() {
       ? await state.client.update(state.current.id, body)
       : await state.client.create({ ...body, listId: state.listId });
     state.current = data.audience;
-    say("save-status", `Saved “${name}”.`);
+    const later = building(data.audience) ? ": building its members in the background." : ".";
+    say("save-status", `Saved “${name}”${later}`);
+    followBuild(data.audience);
     await afterChange();
   } catch (error) {
     say("save-status", `Not saved: ${error.message}`);
@@ -327,6 +348,7 @@ async function rename() {
     const data = await state.client.update(state.current.id, { name });
     state.current = data.audience;
     say("save-status", `Renamed to “${name}”.`);
+    followBuild(data.audience);
     await afterChange();
   } catch (error) {
     say("save-status", `Not renamed: ${error.message}`);
@@ -351,6 +373,73 @@ async function confirmDelete() {
   }
   newAudience();
   say("save-status", `Deleted “${audience.name}”.`);
+  await afterChange();
+}
+
+// ---- background builds ---------------------------------------------------------------------
+
+function followBuild(audience) {
+  // An audience answered `building` (a large list): its progress is shown and asked for again
+  // every BUILD_POLL_MS until it is built. Opening another audience, starting a new one,
+  // another list or a delete stops following it; an answer about a build no longer followed
+  // is dropped.
+  stopBuild();
+  if (!building(audience)) return;
+  const build = { id: audience.id, timer: null };
+  state.build = build;
+  showBuild(audience.progress);
+  build.timer = setTimeout(() => pollBuild(build), BUILD_POLL_MS);
+}
+
+function stopBuild() {
+  if (state.build) clearTimeout(state.build.timer);
+  state.build = null;
+  $("build").hidden = true;
+  say("build-status", "");
+}
+
+function showBuild(progress) {
+  const bar = $("build-progress");
+  if (progress) {
+    bar.max = Math.max(progress.total, 1);
+    bar.value = progress.done;
+  } else {
+    bar.removeAttribute("value"); // indeterminate
+  }
+  say("build-status", buildText(progress));
+  $("build").hidden = false;
+}
+
+async function pollBuild(build) {
+  let data;
+  try {
+    data = await state.client.audience(build.id);
+  } catch (error) {
+    if (state.build !== build) return;
+    if (error.status === 404) {
+      stopBuild();
+      say("save-status", "The audience is gone: it was deleted elsewhere.");
+      await refreshAudiences();
+      return;
+    }
+    // Anything else (the service restarting, the network) is asked again later.
+    say("build-status", `${buildText(null)} (not answered: ${error.message}; asking again)`);
+    build.timer = setTimeout(() => pollBuild(build), BUILD_POLL_MS);
+    return;
+  }
+  if (state.build !== build) return; // superseded: another audience is open now
+  const { audience } = data;
+  if (building(audience)) {
+    showBuild(audience.progress);
+    build.timer = setTimeout(() => pollBuild(build), BUILD_POLL_MS);
+    return;
+  }
+  stopBuild();
+  if (state.current && state.current.id === audience.id) state.current = audience;
+  // The members are paged (`?limit=1`): their number is the pagination's total.
+  const size = data.pagination ? data.pagination.total : audience.subs.length;
+  const members = `${size} ${size === 1 ? "member" : "members"}`;
+  say("save-status", `Built “${audience.name}”: ${members}.`);
   await afterChange();
 }
 

@@ -895,3 +895,19 @@ export function snapshot(root) {
   // A copy of the tree for the undo history (plain data: no functions, no cycles).
   return JSON.parse(JSON.stringify(root));
 }
+
+// ---- background builds ---------------------------------------------------------------------
+
+const COUNT = new Intl.NumberFormat("en-US");
+
+export function building(audience) {
+  // An audience the service is still building in the background (`status: "building"`).
+  return Boolean(audience) && audience.status === "building";
+}
+
+export function buildText(progress) {
+  // "Building… 40,000 of 200,000 contacts": contacts judged of the list's, from `progress`.
+  if (!progress) return "Building…";
+  const noun = progress.total === 1 ? "contact" : "contacts";
+  return `Building… ${COUNT.format(progress.done)} of ${COUNT.format(progress.total)} ${noun}`;
+}
