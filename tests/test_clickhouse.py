@@ -194,6 +194,9 @@ def test_sums_beyond_64_bits_are_exact(clickhouse: ClickHouseDatabase, way: str)
         {"data": {"path": ["a"], "notIn": [0, 1]}},
         {"data": {"path": ["a"], "not": {"notIn": [0, 1]}, "mode": "insensitive"}},
         {"data": {"path": ["a"], "in": [0.0, 2.5]}},
+        {"data": {"path": ["a"], "notIn": [-0.0, 1], "mode": "insensitive"}},
+        {"data": {"path": ["b"], "in": [-0.0, 1]}},
+        {"scores": {"hasSome": [-0.0, 7]}},
         {"scores": {"hasSome": [0, 7]}},
         {"scores": {"not": {"hasSome": [0]}}},
         {"scores": {"has": 0}},
@@ -207,11 +210,13 @@ def test_minus_zero_is_in_a_list_holding_zero(where: dict[str, Any]) -> None:
 
     schema = af.CONTACT.with_fields(scores="number[]")
     flt = af.parse(where, schema)
-    record = {"data": {"a": -0.0}, "scores": [-0.0, 3]}
     condition = flt.to_sql("clickhouse")
-    row = (
-        f"SELECT CAST('{json.dumps(record['data'])}' AS Nullable(String)) AS data, "
-        f"CAST('{json.dumps(record['scores'])}' AS Nullable(String)) AS scores"
-    )
-    found = chdb.query(f"SELECT count() FROM ({row}) WHERE {condition}", "CSV").data().strip()
-    assert found == ("1" if flt.matches(record) else "0")
+    for zero in (-0.0, 0):
+        record = {"data": {"a": zero, "b": -zero}, "scores": [zero, 3]}
+        row = (
+            f"SELECT CAST('{json.dumps(record['data'])}' AS Nullable(String)) AS data, "
+            f"CAST('{json.dumps(record['scores'])}' AS Nullable(String)) AS scores"
+        )
+        query = f"SELECT count() FROM ({row}) WHERE {condition}"
+        found = chdb.query(query, "CSV").data().strip()
+        assert found == ("1" if flt.matches(record) else "0"), record

@@ -203,7 +203,8 @@ class ClickHouse(Dialect):
         """Every JSON number is read as a Float64 (`json_value`), compared exactly. `IN` looks
         a Float64 up by its bits, where -0 is not 0: the value is made +0 first (`_zeroed`)."""
         if op in (Op.IN, Op.NOT_IN):
-            return double_test(out, op, lambda: _zeroed(value()), literal, (self.false, self.true))
+            listed = [_plus_zero(v) for v in literal]
+            return double_test(out, op, lambda: _zeroed(value()), listed, (self.false, self.true))
         return double_test(out, op, value, literal, (self.false, self.true))
 
     def json_value(self, sql: str, keys: list[str], path: str | None, kind: FieldType) -> str:
@@ -235,8 +236,9 @@ class ClickHouse(Dialect):
             return all_of(
                 [f"arrayExists(af_x -> ifNull(af_x = {render(v)}, false), {items})" for v in values]
             )
-        choices = ", ".join(render(v) for v in values)
-        item = _zeroed("af_x") if element is FieldType.NUMBER else "af_x"
+        number = element is FieldType.NUMBER
+        choices = ", ".join(render(_plus_zero(v) if number else v) for v in values)
+        item = _zeroed("af_x") if number else "af_x"
         return f"arrayExists(af_x -> ifNull({item} IN ({choices}), false), {items})"
 
     def array_test(self, out: ListWriter, node: ListTest) -> str:
@@ -340,3 +342,8 @@ def _zeroed(number: str) -> str:
     """`number` with -0 made +0 (equal to 0 as every comparison says): ClickHouse's `IN` finds a
     Float64 by its bits, so -0 would be in no list holding 0."""
     return f"if({number} = 0, 0., {number})"
+
+
+def _plus_zero(value: Any) -> Any:
+    """A literal of an `IN` list with -0.0 written as 0 (see `_zeroed`)."""
+    return 0 if isinstance(value, float) and value == 0 else value
