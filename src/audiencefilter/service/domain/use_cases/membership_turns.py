@@ -73,12 +73,8 @@ def store(
     written = 0
     for start in range(0, len(contacts), size):
         with database.transaction() as session:
-            audience = session.get(Audience, audience_id)
-            if audience is None:
-                return written
-            events.lock_list(session, audience.listId)
-            session.refresh(audience)
-            if not _owns(session, snapshot, audience):
+            audience = _locked(session, audience_id)
+            if audience is None or not _owns(session, snapshot, audience):
                 return written
             turn = contacts[start : start + size]
             stored = StoredAudience.of(audience)
@@ -90,13 +86,19 @@ def finish(database: Database, audience_id: str, snapshot: membership_snapshot.S
     """Replaces the unfinished mark by the audience's own schedule, unless a newer change of
     the audience (or its background build) owns it now."""
     with database.transaction() as session:
-        audience = session.get(Audience, audience_id)
-        if audience is None:
-            return
-        events.lock_list(session, audience.listId)
-        session.refresh(audience)
-        if _owns(session, snapshot, audience):
+        audience = _locked(session, audience_id)
+        if audience is not None and _owns(session, snapshot, audience):
             membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
+
+
+def _locked(session: Session, audience_id: str) -> Audience | None:
+    """The audience as it is once its list's lock is held, or None when it was deleted
+    meanwhile (a delete landing between the read and the lock: `refresh` would raise)."""
+    audience = session.get(Audience, audience_id)
+    if audience is None:
+        return None
+    events.lock_list(session, audience.listId)
+    return session.get(Audience, audience_id, populate_existing=True)
 
 
 def _owns(session: Session, snapshot: membership_snapshot.Snapshot, audience: Audience) -> bool:
