@@ -6,7 +6,7 @@ smart audiences whose filter is costly within the budgets (an OR of 280 annivers
 its own time zone, a few seconds of evaluation). Meanwhile account B creates contacts one after
 another, with a receiver of its own that answers at once. The drill measures B's write latency
 and the time from each of B's writes to its `contact.created` delivery, first alone (baseline)
-then during A's work, and fails past the bounds below.
+then during A's work, and fails past the bounds below (the full drill; `--fast` prints them).
 
 Before issue 26 was fixed, A's evaluation ran inside its write transaction: B's writes waited
 for the whole of it (seconds each, 11-12 s measured by the issue on 6,000 contacts). Now A's
@@ -186,10 +186,12 @@ def isolation(ctx: Context) -> Row:
         f"{_percentiles(_deliveries(receiver, writer, baseline))}; during A: "
         f"{_percentiles(delivered_during)} (bound {MAX_DELIVERY_SECONDS} s), undelivered {lost}"
     )
-    passed = (
-        bool(during)
-        and worst_write <= MAX_WRITE_SECONDS
-        and worst_delivery <= MAX_DELIVERY_SECONDS
-        and lost == 0
+    # `--fast` (CI) judges what is exact, B wrote and every delivery arrived, and prints the
+    # latencies: a bound in seconds is a verdict only in the full drill, as in `floods`.
+    bounded = ctx.fast or (
+        worst_write <= MAX_WRITE_SECONDS and worst_delivery <= MAX_DELIVERY_SECONDS
     )
+    passed = bool(during) and lost == 0 and bounded
+    if ctx.fast:
+        figures += "; bounds printed, not judged"
     return row("isolation", passed, figures)
