@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -45,7 +45,9 @@ from audiencefilter.testing.space import (
     SPACE,
     Batch,
     Encoding,
+    Operation,
     Placement,
+    Slot,
     batches,
     edge_conditions,
     every_condition,
@@ -173,41 +175,35 @@ def sweep_wheres() -> list[dict[str, Any]]:
     """Every condition of the space (deep); in CI one per type, placement, level (top or in a
     related row), operator and kind of operand: the `mode` and `not` variants and the to-one
     relation's rows are left to the generated batches there."""
-    seen: set[tuple[Any, ...]] = set()
-    wheres = []
-    for slot, operation, where in every_condition(SPACE):
-        key = (
-            slot.type,
-            slot.placement,
-            slot.relation is None,
-            slot.function,
-            operation.key,
-            operation.operand,
-        )
-        if DEEP or key not in seen:
-            seen.add(key)
-            wheres.append(where)
-    return wheres + edge_wheres()
+    return _one_per_kind(every_condition(SPACE), variants=False) + edge_wheres()
 
 
 def edge_wheres() -> list[dict[str, Any]]:
     """The conditions whose operand is an edge literal (`edge_conditions`): in CI one per type,
     placement, level, operator, kind of operand and variant (`not`, `mode`), each with the
     next edge in turn; deep, every slot and operation; `SPACE_EDGES=all`, with every edge."""
+    every = os.environ.get("SPACE_EDGES") == "all"
+    return _one_per_kind(edge_conditions(SPACE, every=every), variants=True)
+
+
+def _one_per_kind(
+    conditions: Iterable[tuple[Slot, Operation, dict[str, Any]]], *, variants: bool
+) -> list[dict[str, Any]]:
+    """The conditions' where clauses: all of them deep; in CI the first of each kind (type,
+    placement, level, function, operator, operand kind, and the variant when asked)."""
     seen: set[tuple[Any, ...]] = set()
     wheres = []
-    every = os.environ.get("SPACE_EDGES") == "all"
-    for slot, operation, where in edge_conditions(SPACE, every=every):
-        key = (
+    for slot, operation, where in conditions:
+        key: tuple[Any, ...] = (
             slot.type,
             slot.placement,
             slot.relation is None,
             slot.function,
             operation.key,
             operation.operand,
-            operation.negated,
-            operation.insensitive,
         )
+        if variants:
+            key += (operation.negated, operation.insensitive)
         if DEEP or key not in seen:
             seen.add(key)
             wheres.append(where)
