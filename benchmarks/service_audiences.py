@@ -301,15 +301,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.contacts < MEMBERS:
         parser.error(f"--contacts must be at least {MEMBERS}")
     print(f"median wall-clock ms over {args.runs} runs (20,000-member responses: fewer)")
+    on_each_database(_run, args.contacts, args.runs, postgres=not args.no_postgres)
+    return 0
+
+
+def on_each_database(
+    run: Callable[[str, str, int, int], None], contacts: int, runs: int, *, postgres: bool
+) -> None:
+    """`run(title, url, contacts, runs)` on a throw-away SQLite file, then on a throw-away
+    PostgreSQL when asked (its absence is printed, not an error)."""
     with tempfile.TemporaryDirectory(prefix="af-bench-") as folder:
-        _run("SQLite", f"sqlite:///{Path(folder) / 'bench.db'}", args.contacts, args.runs)
-    if not args.no_postgres:
+        run("SQLite", f"sqlite:///{Path(folder) / 'bench.db'}", contacts, runs)
+    if postgres:
         with _postgres() as (url, note):
             if url is None:
                 print(f"\nPostgreSQL: {note}")
             else:
-                _run(f"PostgreSQL ({note})", url, args.contacts, args.runs)
-    return 0
+                run(f"PostgreSQL ({note})", url, contacts, runs)
 
 
 if __name__ == "__main__":

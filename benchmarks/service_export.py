@@ -13,11 +13,9 @@ This is a measurement script, not a test: nothing here asserts a timing.
 from __future__ import annotations
 
 import argparse
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
-from .service_audiences import Bench, _median_ms, _postgres, _stop_on_sigterm
+from .service_audiences import Bench, _median_ms, _stop_on_sigterm, on_each_database
 
 
 def measure(bench: Bench, runs: int) -> list[tuple[str, float, str]]:
@@ -53,14 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="timed runs per format (median)")
     parser.add_argument("--no-postgres", action="store_true")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as folder:
-        _run("SQLite", f"sqlite:///{Path(folder) / 'bench.db'}", args.contacts, args.runs)
-    if not args.no_postgres:
-        with _postgres() as (url, note):
-            if url is None:
-                print(f"\nPostgreSQL: {note}")
-            else:
-                _run(f"PostgreSQL ({note})", url, args.contacts, args.runs)
+    on_each_database(_run, args.contacts, args.runs, postgres=not args.no_postgres)
     return 0
 
 
