@@ -36,6 +36,7 @@ TABLES = {
     "membership_due",
     "audience_builds",
     "audience_build_members",
+    "list_sizes",
     "alembic_version",
 }
 

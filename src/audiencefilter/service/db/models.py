@@ -282,6 +282,22 @@ class Audience(Base):
     updatedAt: Mapped[datetime] = _updated()
 
 
+class ListSize(Base):
+    """How many contacts each list holds, kept by triggers (migration 0010) in the transaction
+    that adds or removes them, so a page of a whole list answers its total without counting a
+    million rows; the triggers catch every way a contact comes or goes, cascades included."""
+
+    __tablename__ = "list_sizes"
+
+    listId: Mapped[str] = mapped_column(
+        "list_id",
+        String(ID_LENGTH),
+        ForeignKey("lists.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    contacts: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
 class AudienceMember(Base):
     """Membership of a contact in a manual audience."""
 

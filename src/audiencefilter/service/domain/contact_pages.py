@@ -17,7 +17,7 @@ import orjson
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
-from ..db.models import Contact, List
+from ..db.models import Contact, List, ListSize
 from ..db.queries import contact_row, contact_rows, fetch_rows
 from ..settings import Settings
 from . import ranking
@@ -121,7 +121,8 @@ class ContactPages:
     ) -> dict[str, Any]:
         """`{"contacts": [...], "pagination": {...}}` for the contacts of the list matching
         `where`; `contacts` may be renamed by the caller."""
-        conditions = [Contact.listId == self.lst.id, *where]
+        narrowing = list(where)
+        conditions = [Contact.listId == self.lst.id, *narrowing]
         statement = contact_rows(conditions).order_by(*sort_keys(sort, order))
         offset = (page - 1) * limit
         # One row more than the page says whether anything follows it; when nothing does, the
@@ -130,7 +131,7 @@ class ContactPages:
         more = len(rows) > limit
         del rows[limit:]
         known = not more and (rows or page == 1)
-        total = offset + len(rows) if known else self.count(conditions)
+        total = offset + len(rows) if known else self.total(narrowing, conditions)
         return {"contacts": self.render(rows), "pagination": pagination(total, page, limit)}
 
     def paged(self, where: Iterable[ColumnElement[bool]], paging: Paging) -> dict[str, Any]:
@@ -138,6 +139,21 @@ class ContactPages:
         return self.page(
             where, page=paging.page, limit=paging.limit, sort=paging.sort, order=paging.order
         )
+
+    def total(
+        self, where: Sequence[ColumnElement[bool]], conditions: Iterable[ColumnElement[bool]]
+    ) -> int:
+        """The number of contacts matching: the list's kept size when nothing narrows it (one
+        row read, where counting a million contacts took most of the page's time), else a
+        count."""
+        if not where:
+            size = self.session.connection().execute(
+                select(ListSize.contacts).where(ListSize.listId == self.lst.id)
+            )
+            kept = size.scalar_one_or_none()
+            if kept is not None:
+                return int(kept)
+        return self.count(conditions)
 
     def count(self, conditions: Iterable[ColumnElement[bool]]) -> int:
         statement = select(func.count()).select_from(Contact).where(*conditions)
