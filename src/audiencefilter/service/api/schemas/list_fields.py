@@ -31,10 +31,23 @@ class FilterField(BaseModel):
     )
 
 
+class FilterAggregate(BaseModel):
+    function: str = Field(description="`count`, `sum`, `min` or `max`.")
+    fields: list[FilterField] = Field(
+        description="What the aggregate may be of, each with the operators its test takes: "
+        "`count` has one entry, `count` (a number); `sum` each number field of the rows; "
+        "`min` and `max` each number and date-time field (`increase`, `createdAt`)."
+    )
+
+
 class FilterRelation(BaseModel):
     key: str = Field(description="The relation as filters name it: `actions` or `audiences`.")
     label: str = Field(description="A readable name to show.")
     fields: list[FilterField] = Field(description="The fields of a related row.")
+    aggregates: list[FilterAggregate] = Field(
+        description="The aggregates over the rows (`actions: {count: {gte: 3}}`, "
+        '`actions: {max: {createdAt: {gte: {"ago": "P30D"}}}}`); none for a to-one relation.'
+    )
 
 
 class ListFieldsData(BaseModel):
