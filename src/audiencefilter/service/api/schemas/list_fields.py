@@ -65,3 +65,31 @@ class ListFieldsData(BaseModel):
 
 
 ListFieldsResponse = envelope("ListFieldsResponse", ListFieldsData)
+
+
+class SignUpInput(BaseModel):
+    key: str = Field(
+        description="The name the value is sent under in `POST /v4/contacts`: `email`, a "
+        "profile field (`firstName`), or `data.<key>` for a key of `data` (`data.birthday`: "
+        "sent as `{\"data\": {\"birthday\": ...}}`)."
+    )
+    label: str = Field(description="A readable name to show (a custom field's own label).")
+    type: str = Field(
+        description="The type its input takes: a custom field's declared type (`date`, "
+        "`number`, `boolean`, `string[]`...), `string` otherwise."
+    )
+    required: bool = Field(description="`true` for `email` alone.")
+
+
+class SignUpFormData(BaseModel):
+    listId: str = Field(description="The list the form signs contacts up to.")
+    fields: list[SignUpInput] = Field(
+        description="`email`, then each field the list's `publicFields` opens, in its order."
+    )
+    allData: bool = Field(
+        description="`true` when `publicFields` opens every key of `data` (`data`): a form "
+        "may then send keys it names itself."
+    )
+
+
+SignUpFormResponse = envelope("SignUpFormResponse", SignUpFormData)
