@@ -51,7 +51,9 @@ def _seed(url: str, key: str) -> tuple[str, dict[str, str], list[dict[str, Any]]
         list_id = created.json()["data"]["list"]["id"]
         ids, records = {}, []
         for email, (data, actions) in PEOPLE.items():
-            contact = http.post("/v4/contacts", json={"listId": list_id, "email": email, "data": data})
+            contact = http.post(
+                "/v4/contacts", json={"listId": list_id, "email": email, "data": data}
+            )
             assert contact.status_code == 201, contact.text
             ids[email] = contact.json()["data"]["contact"]["id"]
             rows = []

@@ -160,9 +160,7 @@ def test_the_form_shows_the_fields_the_list_opens_and_signs_up_with_a_birthday(
     assert service.vip_members() == []
 
 
-def test_a_crafted_field_is_refused_and_the_page_says_which(
-    browser: Any, service: Service
-) -> None:
+def test_a_crafted_field_is_refused_and_the_page_says_which(browser: Any, service: Service) -> None:
     # From the fragment, which no request carries.
     _open_from_fragment(browser, service)
     _input(browser, "email").send_keys("mallory@example.com")

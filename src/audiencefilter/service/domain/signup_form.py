@@ -59,6 +59,7 @@ def of_list(lst: List) -> SignUpForm:
     names them in `publicFields`, then its open keys of `data` in that order."""
     allowance = Allowance.of(lst.publicFields)
     email = SignUpField(EMAIL, "Email", "string", True)
+
     def named(keys: frozenset[str]) -> list[str]:
         return sorted(keys, key=lambda key: _position(lst.publicFields, key))
 

@@ -71,7 +71,7 @@ class SignUpInput(BaseModel):
     key: str = Field(
         description="The name the value is sent under in `POST /v4/contacts`: `email`, a "
         "profile field (`firstName`), or `data.<key>` for a key of `data` (`data.birthday`: "
-        "sent as `{\"data\": {\"birthday\": ...}}`)."
+        'sent as `{"data": {"birthday": ...}}`).'
     )
     label: str = Field(description="A readable name to show (a custom field's own label).")
     type: str = Field(
