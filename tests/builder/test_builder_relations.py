@@ -141,6 +141,7 @@ def test_actions_with_several_other_conditions(browser: Any, service: Service) -
         _wait(browser, lambda w=width: browser.execute_script("return innerWidth") == w)
         overflow = browser.execute_script("return document.documentElement.scrollWidth")
         assert overflow <= width, f"the page is {overflow} px wide at {width}"
+        browser.execute_script("window.scrollTo(0, 0)")  # the phone's bar at the top
         full_page_screenshot(browser, SCREENSHOTS / f"builder-actions-{width}.png")
     browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
