@@ -115,7 +115,7 @@ export class Builder {
 
   contactScope() {
     const fields = this.ctx.fields;
-    return { fields, fieldOf: this.ctx.fieldOf, contact: true, references: true };
+    return { fields, fieldOf: this.ctx.fieldOf, contact: true, references: true, pick: true };
   }
 
   relationOf(key) {
@@ -126,14 +126,18 @@ export class Builder {
     // The fields of a related row (an action's name, increase, createdAt).
     const relation = this.relationOf(relationKey);
     const byKey = relation ? relation.fields : new Map();
-    return { fields: [...byKey.values()], fieldOf: (key) => byKey.get(key), contact: false, references: true };
+    const fieldOf = (key) => byKey.get(key);
+    return { fields: [...byKey.values()], fieldOf, contact: false, references: true, pick: true };
   }
 
   valuesScope(node) {
-    // What the behaviour's count or aggregate may be of.
+    // What the behaviour's count or aggregate may be of: an aggregate names its field ("sum
+    // of increase"), a count is of the rows themselves.
     const relation = this.relationOf(node.relation);
     const byKey = (relation && relation.aggregates.get(node.quantifier)) || new Map();
-    return { fields: [...byKey.values()], fieldOf: (key) => byKey.get(key), contact: false, references: false };
+    const fieldOf = (key) => byKey.get(key);
+    const pick = node.quantifier !== "count";
+    return { fields: [...byKey.values()], fieldOf, contact: false, references: false, pick };
   }
 
   set(root) {
@@ -360,7 +364,7 @@ export class Builder {
     const id = node.id;
     const field = this.fieldOf(node.field, scope);
     const type = field.type;
-    const controls = scope.fields.length > 1 || scope.contact ? this.fieldControls(node, scope, fieldName) : [];
+    const controls = scope.pick ? this.fieldControls(node, scope, fieldName) : [];
     if (type === "json") controls.push(...this.keyControls(node));
     const ops = operatorsFor(field).map((o) => [o.op, o.label]);
     controls.push(
