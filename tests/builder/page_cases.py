@@ -82,10 +82,19 @@ CONTROLLED = (
     'actions some (name = "buy" and increase >= 2 and createdAt >= 30 days ago)',
     "count(actions where increase > 0) >= 3",
     'birthday >= "2000-01-31" and birthday <= start of this year',
+    'actions some (name = "purchase" and increase > 10 and createdAt within last 30 days)',
+    'actions none (name = "share" or name = "buy")',
+    'count(actions where name = "share" and (increase > 5 or createdAt >= 7 days ago)) >= 2',
+    "max(actions.createdAt) >= 30 days ago",
+    'min(actions.createdAt where name = "share") within last 2 weeks',
+    "max(actions.createdAt) is null",
+    "count(actions) in [1, 4] and not count(actions) >= 2",
+    'data.`utm.source` = "news" and data.`a.b`.c >= 3',
 )
 """Filters the builder must show with its own controls (field references, `start of`,
-aggregates over actions, `every`, actions filtered on `increase`, a date field), in the
-service's contact schema with a custom `birthday` date."""
+aggregates over actions, `every`, actions filtered on `increase`, a date field, actions
+filtered on several conditions or an OR, aggregates of `createdAt`, data paths whose keys hold
+a dot), in the service's contact schema with a custom `birthday` date."""
 
 
 def controlled_cases(catalogues: dict[str, Any]) -> list[dict[str, Any]]:

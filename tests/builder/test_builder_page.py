@@ -248,7 +248,7 @@ def test_build_preview_save_reload_and_keep_text_and_rules_in_step(
     _type(browser, f"{shares}-window-n", "30")
     _choose(browser, f"{shares}-window-unit", "day")
     _choose(browser, f"{shares}-count-op", "gte")
-    _type(browser, f"{shares}-count", "3")
+    _type(browser, f"{shares}-count-value", "3")
 
     expected = service.expected(VIP_FRANCE_SHARERS)
     assert expected == 3  # ann, cat, fay: the seed is what the test thinks it is
@@ -562,7 +562,7 @@ def test_the_new_controls_at_1280_and_390_px(browser: Any, service: Service) -> 
     _by_id(browser, f"{shares}-increased").click()
     _choose(browser, f"{shares}-increase-op", "gte")
     _type(browser, f"{shares}-increase", "0")
-    _type(browser, f"{shares}-count", "2")
+    _type(browser, f"{shares}-count-value", "2")
     wanted = (
         'points > referrals and createdAt >= start of last month in "Europe/Paris" and '
         'count(actions where name = "share" and increase >= 0) >= 2'

@@ -94,7 +94,42 @@ def test_a_wheel_ships_the_builder_files(tmp_path: Path) -> None:
     wheel = Path(next(iter(builders.WheelBuilder(str(ROOT)).build(directory=str(tmp_path)))))
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-        for name in ASSETS:
+        for name in (*ASSETS, *SIGNUP_ASSETS):
             path = f"{IN_PACKAGE}/{name}"
             assert path in names, path
             assert archive.read(path) == (STATIC_DIRECTORY / name).read_bytes()
+
+
+SIGNUP_ASSETS = ("signup.html", "signup.js", "signup.css")
+
+
+def test_the_signup_page_has_the_builders_headers_and_no_inline_code(client: ApiClient) -> None:
+    page = client.get("/signup")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert (
+        page.headers["content-security-policy"]
+        == client.get("/builder").headers["content-security-policy"]
+    )
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert page.headers["x-frame-options"] == "DENY"
+    html = page.text
+    scripts = re.findall(r"<script\b([^>]*)>(.*?)</script>", html, flags=re.S)
+    assert [attributes for attributes, _ in scripts] == [
+        ' type="module" src="builder/assets/signup.js"'
+    ]
+    assert all(body.strip() == "" for _, body in scripts)
+    assert "<style" not in html and not re.search(r"\s(style|on[a-z]+)=", html)
+    urls = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert set(urls) == {
+        "builder/assets/favicon.svg",
+        "builder/assets/signup.css",
+        "builder/assets/signup.js",
+        "docs",
+    }
+    for name in SIGNUP_ASSETS:
+        assert (STATIC_DIRECTORY / name).is_file(), name
+        fetched = client.get(f"/builder/assets/{name}")
+        assert fetched.status_code == 200, name
+        assert fetched.headers["x-content-type-options"] == "nosniff"
+        assert not re.search(r"https?://", fetched.text), name

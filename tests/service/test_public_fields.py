@@ -94,3 +94,43 @@ def test_a_name_that_is_no_field_of_the_list_is_refused(tenant: Tenant) -> None:
         refused = tenant.call("PATCH", f"/v4/lists/{lst}", json={"publicFields": [protected]})
         assert refused.status_code == 400, protected
         assert refused.json()["errors"][0]["pointer"] == "/body/publicFields/0"
+
+
+def _form(tenant: Tenant, list_id: str, key: str) -> httpx.Response:
+    return tenant.client.get(f"/v4/lists/{list_id}/signup-form", headers={"apiKey": key})
+
+
+def test_a_public_key_reads_the_fields_its_form_collects(tenant: Tenant) -> None:
+    lst, _ = _birthday_list(tenant, ["data.source", "firstName", "birthday"])
+    answer = _form(tenant, lst, tenant.public_key)
+    assert answer.status_code == 200, answer.text
+    form = answer.json()["data"]
+    assert form["listId"] == lst and form["allData"] is False
+    shown = [(f["key"], f["label"], f["type"], f["required"]) for f in form["fields"]]
+    # email first, then what publicFields opens in its order; a custom field as declared
+    assert shown == [
+        ("email", "Email", "string", True),
+        ("firstName", "First name", "string", False),
+        ("data.source", "Source", "string", False),
+        ("data.birthday", "Birthday", "date", False),
+    ]
+    # the private key reads the same form
+    assert _form(tenant, lst, tenant.private_key).json()["data"] == form
+
+
+def test_a_form_of_all_of_data_says_so(tenant: Tenant) -> None:
+    lst = tenant.new_list(publicFields=["data"])["id"]
+    form = _form(tenant, lst, tenant.public_key).json()["data"]
+    assert form["allData"] is True
+    assert [f["key"] for f in form["fields"]] == ["email"]
+
+
+def test_the_form_of_another_accounts_list_is_not_found(
+    tenant: Tenant, other_tenant: Tenant
+) -> None:
+    lst, _ = _birthday_list(tenant, ["birthday"])
+    other = other_tenant
+    answer = _form(other, lst, other.public_key)
+    assert answer.status_code == 404, answer.text
+    # a public key still may not read the list itself
+    assert other.client.get(f"/v4/lists/{lst}", headers=other.public_headers).status_code == 403

@@ -40,10 +40,12 @@ API_PREFIX = "/v4"
 TITLE = "Contact, Audience and List Management Service"
 DESCRIPTION = (
     "Lists (projects), their contacts, audiences and actions. Every `/v4` operation needs an "
-    "`apiKey` header; public keys may only create contacts. Errors are "
+    "`apiKey` header; public keys may only create contacts and read their list's sign-up "
+    "form. Errors are "
     '`{"error": <status>, "message": "...", "status": <status>, "detail": "..."}`, with '
     "`errors` listing the request's problems. To build audiences by pointing and clicking, "
-    "with a live preview, open [the audience builder](/builder)."
+    "with a live preview, open [the audience builder](/builder); for a list's sign-up form, "
+    "[the example form](/signup)."
 )
 
 

@@ -10,7 +10,9 @@ import {
   AGGREGATES,
   behaviour,
   group,
+  measureFor,
   operatorsFor,
+  relationsOf,
   rule,
   toWhere,
   valueKinds,
@@ -36,14 +38,19 @@ function sample(field, input) {
   return one;
 }
 
+const contact = answers.catalogues.contact;
+const relations = relationsOf(contact);
+const contactFields = new Map(contact.fields.map((f) => [f.key, f]));
+
 const out = [];
 const write = (schema, node) => {
-  const { where } = toWhere(group("AND", [node]), fields);
+  const scope = schema === "contact" ? contactFields : fields;
+  const { where } = toWhere(group("AND", [node]), scope, relations);
   out.push({ schema, where });
 };
 for (const field of catalogue.fields) {
   for (const { op, input } of operatorsFor(field)) {
-    const extra = field.type === "json" ? { path: "plan" } : {};
+    const extra = field.type === "json" ? { keys: ["plan"] } : {};
     write("everyType", rule(field.key, op, sample(field, input), extra));
     const calendar = field.type === "date" || field.type === "datetime";
     if (calendar && ["equals", "not", "gt", "gte", "lt", "lte"].includes(op)) {
@@ -71,8 +78,37 @@ for (const quantifier of ["count", ...AGGREGATES, "some", "none", "every"]) {
   for (const increased of [false, true]) {
     for (const windowed of [false, true]) {
       const node = behaviour({ quantifier, name: "share", increased, windowed, windowUnit: "week" });
+      node.measure = measureFor(node, relations.get("actions"));
       write("contact", node);
     }
   }
 }
+// Every comparison a count or an aggregate offers, on each value it may be of, and the rules
+// a behaviour holds besides its quick controls (several, and an OR of them).
+const actions = relations.get("actions");
+for (const [quantifier, values] of actions.aggregates) {
+  for (const field of values.values()) {
+    for (const { op, input } of operatorsFor(field)) {
+      const node = behaviour({ quantifier, name: "share" });
+      node.measure = rule(field.key, op, sample(field, input), {
+        period: { dir: "last", n: "2", unit: "week", zone: "" },
+      });
+      write("contact", node);
+    }
+  }
+}
+for (const combinator of ["AND", "OR"]) {
+  for (const quantifier of ["some", "none", "every", "count", "max"]) {
+    const node = behaviour({ quantifier, name: "purchase", increased: true });
+    node.measure = measureFor(node, actions);
+    node.measure.value = "2";
+    node.more = group(combinator, [
+      rule("increase", "gt", "10"),
+      rule("createdAt", "within", "", { period: { dir: "last", n: "30", unit: "day", zone: "" } }),
+      rule("name", "equals", "buy", { insensitive: true }),
+    ]);
+    write("contact", node);
+  }
+}
+write("everyType", rule("data", "equals", "gold", { keys: ["utm.source", "", "x"] }));
 process.stdout.write(JSON.stringify(out));

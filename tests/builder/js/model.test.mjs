@@ -8,11 +8,15 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import {
+  behaviour,
   findNode,
   fromWhere,
   group,
+  hasRaw,
+  measureFor,
   operatorsFor,
   problems,
+  relationsOf,
   rule,
   toWhere,
 } from "../../../src/audiencefilter/service/static/builder/model.js";
@@ -28,11 +32,9 @@ function fieldsOf(catalogue) {
   return new Map(catalogue.fields.map((f) => [f.key, f]));
 }
 
-function kinds(node, seen = new Map()) {
-  seen.set(node.kind, (seen.get(node.kind) || 0) + 1);
-  if (node.kind === "group") for (const child of node.children) kinds(child, seen);
-  return seen;
-}
+// Reading and writing with a catalogue's fields and relations, as the page does.
+const read = (where, catalogue) => fromWhere(where, fieldsOf(catalogue), relationsOf(catalogue));
+const written = (tree, catalogue) => toWhere(tree, fieldsOf(catalogue), relationsOf(catalogue));
 
 test("there are cases to check", () => {
   assert.ok(answers.cases.length > 400, `only ${answers.cases.length} cases`);
@@ -41,8 +43,7 @@ test("there are cases to check", () => {
 test("reading then writing every conformance filter gives the library's canonical JSON", () => {
   const failures = [];
   for (const { name, catalogue, canonical } of answers.cases) {
-    const fields = fieldsOf(catalogue);
-    const { where } = toWhere(fromWhere(canonical, fields), fields);
+    const { where } = written(read(canonical, catalogue), catalogue);
     try {
       assert.deepStrictEqual(where === null ? {} : where, canonical);
     } catch {
@@ -57,8 +58,7 @@ test("the builder has controls for most conformance filters, not only the text b
   // must not fall.
   let covered = 0;
   for (const { catalogue, canonical } of answers.cases) {
-    const tree = fromWhere(canonical, fieldsOf(catalogue));
-    if (!kinds(tree).has("raw")) covered += 1;
+    if (!hasRaw(read(canonical, catalogue))) covered += 1;
   }
   const share = covered / answers.cases.length;
   console.log(`# builder controls cover ${covered} of ${answers.cases.length} filters`);
@@ -85,26 +85,24 @@ test("the null tests are offered for every field", () => {
 
 test("every path the writer reports names a node of the tree", () => {
   for (const { catalogue, canonical } of answers.cases) {
-    const fields = fieldsOf(catalogue);
-    const tree = fromWhere(canonical, fields);
-    const { paths } = toWhere(tree, fields);
+    const tree = read(canonical, catalogue);
+    const { paths } = written(tree, catalogue);
     for (const id of paths.values()) assert.ok(findNode(tree, id), id);
   }
 });
 
 test("field references, start of, aggregates, every and increase have controls", () => {
   for (const { name, catalogue, canonical } of answers.controlled) {
-    const fields = fieldsOf(catalogue);
-    const tree = fromWhere(canonical, fields);
-    assert.ok(!kinds(tree).has("raw"), `${name} is kept as JSON: ${JSON.stringify(canonical)}`);
-    assert.deepStrictEqual(toWhere(tree, fields).where, canonical, name);
+    const tree = read(canonical, catalogue);
+    assert.ok(!hasRaw(tree), `${name} is kept as JSON: ${JSON.stringify(canonical)}`);
+    assert.deepStrictEqual(written(tree, catalogue).where, canonical, name);
   }
 });
 
 test("the page's own checks never stop a filter the library accepts", () => {
   for (const { name, catalogue, canonical } of answers.cases) {
-    const fields = fieldsOf(catalogue);
-    const found = problems(fromWhere(canonical, fields), fields, new Set(catalogue.timeZones));
+    const zones = new Set(catalogue.timeZones);
+    const found = problems(read(canonical, catalogue), fieldsOf(catalogue), zones, relationsOf(catalogue));
     assert.deepEqual([...found.values()], [], name);
   }
 });
@@ -127,4 +125,141 @@ test("the page's own checks catch a word in a number, an unknown zone, an empty 
   assert.match(found.get(empty.id)[0], /enter a number/);
   assert.match(found.get(within.id)[0], /unknown time zone “Europe\/Pariss”/);
   assert.equal(found.has(fine.id), false);
+});
+
+// ---- actions with other conditions, aggregates of createdAt, data keys holding a dot --------
+
+function families(canonical) {
+  // Whether a filter belongs to the families the builder once kept as JSON: a relation (its
+  // where clause, a count or an aggregate) or a data path.
+  const text = JSON.stringify(canonical);
+  return text.includes('"actions":') || text.includes('"path":');
+}
+
+test("every conformance filter over actions or a data path reads into controls, not JSON", () => {
+  const cases = answers.cases.filter(({ canonical }) => families(canonical));
+  assert.ok(cases.length > 60, `only ${cases.length} cases`);
+  const kept = [];
+  for (const { name, catalogue, canonical } of cases) {
+    const tree = read(canonical, catalogue);
+    if (hasRaw(tree)) kept.push(`${name}: ${JSON.stringify(canonical)}`);
+    assert.deepStrictEqual(written(tree, catalogue).where, canonical, name);
+  }
+  assert.deepEqual(kept, []);
+});
+
+const service = () => answers.controlled[0].catalogue;
+const behaviourOf = (tree) => (tree.kind === "behaviour" ? tree : tree.children[0]);
+const alone = (node) => group("AND", [node], false, "object");
+
+test("several conditions on the actions are rules inside the behaviour", () => {
+  const canonical = {
+    actions: {
+      some: {
+        name: { equals: "purchase" },
+        increase: { gt: 10 },
+        createdAt: { within: { last: 30, unit: "day" } },
+      },
+    },
+  };
+  const tree = read(canonical, service());
+  const node = behaviourOf(tree);
+  assert.equal(node.kind, "behaviour");
+  assert.equal(node.name, "purchase");
+  assert.equal(node.increased, true);
+  // `within` has no quick control: it is a rule over the actions' createdAt.
+  const [within] = node.more.children;
+  assert.deepEqual([within.field, within.op, within.period.n], ["createdAt", "within", "30"]);
+  assert.deepStrictEqual(written(tree, service()).where, canonical);
+});
+
+test("an OR inside the actions' filter is a group of the behaviour", () => {
+  const canonical = {
+    actions: { none: { OR: [{ name: { equals: "share" } }, { name: { equals: "buy" } }] } },
+  };
+  const tree = read(canonical, service());
+  const node = behaviourOf(tree);
+  assert.equal(node.more.combinator, "OR");
+  assert.deepEqual(
+    node.more.children.map((r) => r.value),
+    ["share", "buy"],
+  );
+  assert.deepStrictEqual(written(tree, service()).where, canonical);
+});
+
+test("built by hand: a behaviour with other conditions writes one where object", () => {
+  const node = behaviour({ quantifier: "some", name: "purchase" });
+  node.more = group("AND", [
+    rule("increase", "gt", "10"),
+    rule("createdAt", "within", "", { period: { dir: "last", n: "30", unit: "day", zone: "" } }),
+  ], false, "object");
+  const where = written(alone(node), service()).where;
+  assert.deepStrictEqual(where, {
+    actions: {
+      some: {
+        name: { equals: "purchase" },
+        increase: { gt: 10 },
+        createdAt: { within: { last: 30, unit: "day" } },
+      },
+    },
+  });
+});
+
+test("the largest createdAt is a date-time rule: relative, a period, null", () => {
+  const cat = service();
+  const relation = relationsOf(cat).get("actions");
+  const node = behaviour({ quantifier: "max" });
+  node.measure = measureFor(node, relation);
+  node.measure.field = "createdAt";
+  node.measure.op = "gte";
+  node.measure.value = "30 days ago";
+  assert.deepStrictEqual(written(alone(node), cat).where, {
+    actions: { max: { createdAt: { gte: { ago: "P30D" } } } },
+  });
+  node.measure.op = "null";
+  assert.deepStrictEqual(written(alone(node), cat).where, {
+    actions: { max: { createdAt: null } },
+  });
+  const read60 = behaviourOf(read({ actions: { max: { createdAt: { lt: { ago: "P60D" } } } } }, cat));
+  assert.deepEqual([read60.measure.field, read60.measure.op, read60.measure.value], [
+    "createdAt",
+    "lt",
+    "60 days ago",
+  ]);
+});
+
+test("choosing an aggregate offers the fields the catalogue says it may be of", () => {
+  const relation = relationsOf(service()).get("actions");
+  assert.deepEqual([...relation.aggregates.get("sum").keys()], ["increase"]);
+  assert.deepEqual([...relation.aggregates.get("max").keys()], ["increase", "createdAt"]);
+  const node = behaviour({ quantifier: "count" });
+  node.measure.value = "3";
+  node.quantifier = "sum";
+  const sum = measureFor(node, relation);
+  assert.deepEqual([sum.field, sum.op, sum.value], ["increase", "gte", "3"]);
+});
+
+test("a data key holding a dot is one key, not two", () => {
+  const cat = service();
+  const canonical = { data: { path: ["utm.source", "x"], equals: "news" } };
+  const tree = read(canonical, cat);
+  const only = tree.children[0];
+  assert.deepEqual(only.keys, ["utm.source", "x"]);
+  assert.deepStrictEqual(written(tree, cat).where, canonical);
+  const built = rule("data", "equals", "news", { keys: ["a.b"] });
+  assert.deepStrictEqual(written(alone(built), cat).where, {
+    data: { path: ["a.b"], equals: "news" },
+  });
+});
+
+test("the page's own checks reach the rules inside a behaviour", () => {
+  const cat = service();
+  const node = behaviour({ quantifier: "some", name: "buy" });
+  const inside = rule("increase", "gt", "lots");
+  node.more = group("AND", [inside], false, "object");
+  const count = behaviour({ quantifier: "count" });
+  count.measure.value = "";
+  const found = problems(group("AND", [node, count]), fieldsOf(cat), new Set(), relationsOf(cat));
+  assert.match(found.get(inside.id)[0], /expected a number, found “lots”/);
+  assert.match(found.get(count.measure.id)[0], /enter a number/);
 });

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ... import Field, Schema, zone_names
+from ... import Aggregate, Field, FieldType, Relation, Schema, zone_names
 from ..db.models import List
 from .audience_filters import encode_fields, schema_for
 
@@ -46,12 +46,24 @@ class FieldEntry:
 
 
 @dataclass(frozen=True)
+class AggregateEntry:
+    """One aggregate of a relation (`count`, `sum`, `min`, `max`) and the values it may be
+    of: `count` has one, the number of rows (`count`); the others, each related field they
+    take. Each value is described as a field, with the operators its test takes, because the
+    library reads an aggregate's test exactly as a field of the aggregate's type."""
+
+    function: str
+    fields: tuple[FieldEntry, ...]
+
+
+@dataclass(frozen=True)
 class RelationEntry:
-    """One relation (`actions`, `audiences`) and the fields of its rows."""
+    """One relation (`actions`, `audiences`), the fields of its rows, and its aggregates."""
 
     key: str
     label: str
     fields: tuple[FieldEntry, ...]
+    aggregates: tuple[AggregateEntry, ...]
 
 
 @dataclass(frozen=True)
@@ -95,12 +107,29 @@ def _zones() -> tuple[str, ...]:
     return tuple(sorted(zone_names()))
 
 
+def _aggregates(relation: Relation) -> tuple[AggregateEntry, ...]:
+    """What `count`, `sum`, `min` and `max` may be of (a to-one relation has none)."""
+    if not relation.many:
+        return ()
+    count = _entry(Field(Aggregate.COUNT.value, FieldType.NUMBER), {"count": "Number of rows"})
+    entries = [AggregateEntry(Aggregate.COUNT.value, (count,))]
+    for function in (Aggregate.SUM, Aggregate.MIN, Aggregate.MAX):
+        names = relation.aggregable(function)
+        fields = tuple(_entry(relation.schema[name], {}) for name in names)
+        entries.append(AggregateEntry(function.value, fields))
+    return tuple(entries)
+
+
+def _relations(schema: Schema) -> tuple[RelationEntry, ...]:
+    return tuple(
+        RelationEntry(r.name, label(r.name), _fields(r.schema, {}), _aggregates(r))
+        for r in schema.relations
+    )
+
+
 def of_schema(schema: Schema) -> Catalogue:
     """The catalogue of a filter schema: its fields, then each relation's fields."""
-    relations = tuple(
-        RelationEntry(r.name, label(r.name), _fields(r.schema, {})) for r in schema.relations
-    )
-    return Catalogue(_fields(schema, LABELS), relations, _zones(), schema.time_zone)
+    return Catalogue(_fields(schema, LABELS), _relations(schema), _zones(), schema.time_zone)
 
 
 def of_list(lst: List) -> Catalogue:
@@ -109,5 +138,4 @@ def of_list(lst: List) -> Catalogue:
     declared = {field["key"]: field["type"] for field in lst.customFields}
     labels = {**LABELS, **{field["key"]: field["label"] for field in lst.customFields}}
     schema = schema_for(encode_fields(declared))
-    relations = of_schema(schema).relations
-    return Catalogue(_fields(schema, labels), relations, _zones(), schema.time_zone)
+    return Catalogue(_fields(schema, labels), _relations(schema), _zones(), schema.time_zone)

@@ -31,10 +31,23 @@ class FilterField(BaseModel):
     )
 
 
+class FilterAggregate(BaseModel):
+    function: str = Field(description="`count`, `sum`, `min` or `max`.")
+    fields: list[FilterField] = Field(
+        description="What the aggregate may be of, each with the operators its test takes: "
+        "`count` has one entry, `count` (a number); `sum` each number field of the rows; "
+        "`min` and `max` each number and date-time field (`increase`, `createdAt`)."
+    )
+
+
 class FilterRelation(BaseModel):
     key: str = Field(description="The relation as filters name it: `actions` or `audiences`.")
     label: str = Field(description="A readable name to show.")
     fields: list[FilterField] = Field(description="The fields of a related row.")
+    aggregates: list[FilterAggregate] = Field(
+        description="The aggregates over the rows (`actions: {count: {gte: 3}}`, "
+        '`actions: {max: {createdAt: {gte: {"ago": "P30D"}}}}`); none for a to-one relation.'
+    )
 
 
 class ListFieldsData(BaseModel):
@@ -52,3 +65,31 @@ class ListFieldsData(BaseModel):
 
 
 ListFieldsResponse = envelope("ListFieldsResponse", ListFieldsData)
+
+
+class SignUpInput(BaseModel):
+    key: str = Field(
+        description="The name the value is sent under in `POST /v4/contacts`: `email`, a "
+        "profile field (`firstName`), or `data.<key>` for a key of `data` (`data.birthday`: "
+        'sent as `{"data": {"birthday": ...}}`).'
+    )
+    label: str = Field(description="A readable name to show (a custom field's own label).")
+    type: str = Field(
+        description="The type its input takes: a custom field's declared type (`date`, "
+        "`number`, `boolean`, `string[]`...), `string` otherwise."
+    )
+    required: bool = Field(description="`true` for `email` alone.")
+
+
+class SignUpFormData(BaseModel):
+    listId: str = Field(description="The list the form signs contacts up to.")
+    fields: list[SignUpInput] = Field(
+        description="`email`, then each field the list's `publicFields` opens, in its order."
+    )
+    allData: bool = Field(
+        description="`true` when `publicFields` opens every key of `data` (`data`): a form "
+        "may then send keys it names itself."
+    )
+
+
+SignUpFormResponse = envelope("SignUpFormResponse", SignUpFormData)

@@ -14,7 +14,7 @@ from .... import Schema
 from ...db.engine import Database
 from ...db.models import List
 from ...db.queries import owned_list
-from .. import changes, custom_fields, field_catalogue
+from .. import changes, custom_fields, field_catalogue, signup_form
 from ..audience_filters import encode_fields, schema_for
 
 Field = dict[str, Any]
@@ -24,6 +24,12 @@ def catalogue(database: Database, account_id: str, list_id: str) -> field_catalo
     """Every field the list's filters may name, with its type and label."""
     with database.reading() as session:
         return field_catalogue.of_list(owned_list(session, account_id, list_id))
+
+
+def sign_up_form(database: Database, account_id: str, list_id: str) -> signup_form.SignUpForm:
+    """The fields a sign-up form of the list collects: what its `publicFields` opens."""
+    with database.reading() as session:
+        return signup_form.of_list(owned_list(session, account_id, list_id))
 
 
 def filter_schema(database: Database, account_id: str, list_id: str) -> Schema:

@@ -12,6 +12,7 @@ import {
   group,
   nodeOfPath,
   problems,
+  relationsOf,
   snapshot,
   toWhere,
 } from "./model.js";
@@ -30,6 +31,7 @@ const state = {
   client: null,
   listId: null,
   fields: new Map(),
+  relations: new Map(), // each relation's fields and aggregates (model.js `relationsOf`)
   audiences: [],
   current: null,
   source: "builder",
@@ -51,6 +53,7 @@ const state = {
 const builder = new Builder($("rules"), {
   fields: [],
   fieldOf: (key) => state.fields.get(key),
+  relations: new Map(),
   audiences: () => state.audiences,
   currentAudienceId: () => (state.current ? state.current.id : null),
   onChange: (structure) => {
@@ -102,6 +105,8 @@ async function openList(listId) {
   const catalogue = await state.client.fields(listId);
   builder.ctx.fields = catalogue.fields;
   state.fields = new Map(catalogue.fields.map((f) => [f.key, f]));
+  state.relations = relationsOf(catalogue);
+  builder.ctx.relations = state.relations;
   // The zone inputs pick from the library's list (the catalogue's `timeZones`).
   const zones = catalogue.timeZones || [];
   state.zones = new Set(zones);
@@ -305,7 +310,7 @@ async function openAudience(id) {
   $("filter-text").value = audience.filtersText || "";
   say("save-status", audience.mode === "manual" ? "A manual audience: saving makes it smart." : "");
   const where = audience.filters ? JSON.parse(audience.filters) : {};
-  builder.set(fromWhere(where, state.fields));
+  builder.set(fromWhere(where, state.fields, state.relations));
   resetHistory();
   state.source = "builder";
   showEditing();
@@ -458,7 +463,7 @@ function requestFilters() {
     const text = $("filter-text").value;
     return text.trim() ? { filtersText: text } : null;
   }
-  const { where, paths } = toWhere(builder.root, state.fields);
+  const { where, paths } = toWhere(builder.root, state.fields, state.relations);
   state.paths = paths;
   return where ? { filters: JSON.stringify(where) } : null;
 }
@@ -494,7 +499,7 @@ async function runPreview() {
     return;
   }
   if (state.source === "builder") {
-    const found = problems(builder.root, state.fields, state.zones);
+    const found = problems(builder.root, state.fields, state.zones, state.relations);
     if (found.size) {
       say("text-errors", "");
       clearPreview("No preview while a rule is unfinished.");
@@ -524,7 +529,7 @@ function applyPreview(data) {
   if (state.source === "builder") {
     if (document.activeElement !== $("filter-text")) $("filter-text").value = data.filtersText;
   } else {
-    builder.set(fromWhere(JSON.parse(data.filters), state.fields));
+    builder.set(fromWhere(JSON.parse(data.filters), state.fields, state.relations));
     remember(true);
   }
   setCount(`${data.count} ${data.count === 1 ? "contact" : "contacts"}`, data.count);

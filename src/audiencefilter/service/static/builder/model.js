@@ -31,7 +31,9 @@ export function rule(field, op, value = "", extra = {}) {
     field,
     op,
     value,
-    path: "",
+    // The keys of a path inside a JSON field, one per level: a key may hold a dot
+    // (`["x.y"]`), so the path is never one dotted string.
+    keys: [""],
     insensitive: false,
     period: { dir: "last", n: "7", unit: "day", zone: "" },
     // What a comparison compares with: a value typed in, another field ({"_ref": ...}) or
@@ -44,21 +46,28 @@ export function rule(field, op, value = "", extra = {}) {
 }
 
 export function behaviour(extra = {}) {
+  // A condition over the contact's actions. The common parts have quick controls (the
+  // action's name, an increase compared with a number, a recent window); any other condition
+  // on the actions is a group of rules over the relation's fields (`more`), written into the
+  // same where clause. `measure` is what a count or an aggregate is compared with: a rule (or
+  // a group, for a negated or a two-sided test) on a one-field scope, `count` itself or the
+  // aggregated field (`increase`, `createdAt`), read and written as any rule is.
+  const id = newId();
   return {
     kind: "behaviour",
-    id: newId(),
+    id,
     relation: "actions",
     quantifier: "count",
     name: "",
     windowed: false,
     windowN: "30",
     windowUnit: "day",
-    countOp: "gte",
-    countValue: "1",
     increased: false,
     increaseOp: "gte",
     increaseValue: "1",
     order: ["name", "increase", "createdAt"],
+    more: null,
+    measure: rule("count", "gte", "1", { id: `${id}-count` }),
     ...extra,
   };
 }
@@ -87,6 +96,7 @@ const CONTROLS = [
   { op: "endsWith", key: "endsWith", input: "value", label: "ends with" },
   { op: "has", key: "has", input: "value", label: "has" },
   { op: "has", key: "array_contains", input: "value", label: "array has" },
+  { op: "arrayHasEvery", key: "array_contains", input: "list", label: "array has every one of" },
   { op: "arrayStartsWith", key: "array_starts_with", input: "value", label: "array starts with" },
   { op: "arrayEndsWith", key: "array_ends_with", input: "value", label: "array ends with" },
   { op: "hasSome", key: "hasSome", input: "list", label: "has some of" },
@@ -280,26 +290,42 @@ function join(path, key) {
   return path ? `${path}.${key}` : key;
 }
 
-export function toWhere(root, fields) {
+export function relationsOf(catalogue) {
+  // The catalogue's relations by key, each with its fields and its aggregates by function,
+  // as maps from key to catalogue entry: what a behaviour's rules and measure are over.
+  const byKey = (entries) => new Map((entries || []).map((f) => [f.key, f]));
+  return new Map(
+    (catalogue.relations || []).map((r) => [
+      r.key,
+      {
+        key: r.key,
+        fields: byKey(r.fields),
+        aggregates: new Map((r.aggregates || []).map((a) => [a.function, byKey(a.fields)])),
+      },
+    ]),
+  );
+}
+
+export function toWhere(root, fields, relations = new Map()) {
   // `{where, paths}`: the where clause (null when the builder holds no condition) and the
   // JSON path of each node, keyed by path, for the library's error paths. `fields` maps each
-  // key to its catalogue entry.
+  // key to its catalogue entry; `relations` is `relationsOf(catalogue)`.
   const paths = new Map();
   const empty = root.children.length === 0 && !root.negated && root.combinator === "AND";
   if (empty) return { where: null, paths };
-  const where = emit(root, "", paths, fields);
+  const where = emit(root, "", paths, { fields, relations });
   return { where, paths };
 }
 
-function emit(node, path, paths, fields) {
+function emit(node, path, paths, scope) {
   paths.set(path, node.id);
   switch (node.kind) {
     case "group":
-      return emitGroup(node, path, paths, fields);
+      return emitGroup(node, path, paths, scope);
     case "rule":
-      return emitRule(node, fields.get(node.field) || unknownField(node.field));
+      return emitRule(node, scope.fields.get(node.field) || unknownField(node.field));
     case "behaviour":
-      return emitBehaviour(node);
+      return emitBehaviour(node, path, paths, scope);
     case "audience":
       return { audiences: { [node.quantifier]: { id: { equals: node.audienceId } } } };
     default:
@@ -329,7 +355,7 @@ function mergeInto(target, object) {
   return true;
 }
 
-function emitMerged(node, path, paths, fields) {
+function emitMerged(node, path, paths, scope) {
   // An "object" group as one where object, or null when its items clash (then it is written
   // as a list). Its items' paths are the group's own: an error inside names the group.
   if (node.combinator !== "AND") return null;
@@ -337,9 +363,9 @@ function emitMerged(node, path, paths, fields) {
   const merged = {};
   for (const child of node.children) {
     const sub = new Map();
-    if (!mergeInto(merged, emit(child, path, sub, fields))) return null;
+    if (!mergeInto(merged, emit(child, path, sub, scope))) return null;
   }
-  for (const child of node.children) emit(child, path, paths, fields);
+  for (const child of node.children) emit(child, path, paths, scope);
   paths.set(path, node.id);
   if (node.form === "field") {
     const [key] = Object.keys(merged);
@@ -353,18 +379,18 @@ function emitMerged(node, path, paths, fields) {
   return node.negated ? { NOT: merged } : merged;
 }
 
-function emitGroup(node, path, paths, fields) {
+function emitGroup(node, path, paths, scope) {
   if (node.form === "none" && node.negated) {
-    const items = node.children.map((child, i) => emit(child, `${join(path, "NOT")}[${i}]`, paths, fields));
+    const items = node.children.map((child, i) => emit(child, `${join(path, "NOT")}[${i}]`, paths, scope));
     return { NOT: items };
   }
   if (node.form === "object" || node.form === "field") {
-    const merged = emitMerged(node, path, paths, fields);
+    const merged = emitMerged(node, path, paths, scope);
     if (merged) return merged;
   }
   const inner = join(node.negated ? join(path, "NOT") : path, node.combinator);
   const items = node.children.map((child, index) =>
-    emit(child, `${inner}[${index}]`, paths, fields),
+    emit(child, `${inner}[${index}]`, paths, scope),
   );
   const body = { [node.combinator]: items };
   return node.negated ? { NOT: body } : body;
@@ -431,6 +457,8 @@ function operand(node, type) {
       return [node.op, listOf(node.value, type)];
     case "has":
       return [type === "json" ? "array_contains" : "has", valueOf(node.value, type)];
+    case "arrayHasEvery":
+      return ["array_contains", listOf(node.value, type)];
     case "arrayStartsWith":
       return ["array_starts_with", valueOf(node.value, type)];
     case "arrayEndsWith":
@@ -454,10 +482,7 @@ function emitRule(node, field) {
   const [op, value] = operand(node, type);
   const ops = { [op]: value };
   if (node.insensitive && field.insensitive) ops.mode = "insensitive";
-  if (type === "json") {
-    const path = node.path.split(".").filter((key) => key !== "");
-    return { [node.field]: { path, ...ops } };
-  }
+  if (type === "json") return { [node.field]: { path: [...node.keys], ...ops } };
   if (op === "equals" && value === null) return { [node.field]: null };
   return { [node.field]: ops };
 }
@@ -477,42 +502,83 @@ function numberOrText(text) {
   return NUMBER.test(n) ? Number(n) : n;
 }
 
-function actionWhere(node) {
-  // The where clause over actions, its keys in the order they were read (or name, increase,
-  // createdAt for a behaviour built here).
+function ordered(object, order) {
+  // `object` with the keys of `order` first (the order a filter was read in), then the rest.
+  const out = {};
+  for (const key of order) if (key in object) out[key] = object[key];
+  for (const [key, value] of Object.entries(object)) if (!(key in out)) out[key] = value;
+  return out;
+}
+
+function within(relation) {
+  // The scope of the rules over a relation's rows: its fields, and no relation of its own.
+  return { fields: relation.fields, relations: new Map() };
+}
+
+const NO_RELATION = { key: "", fields: new Map(), aggregates: new Map() };
+
+function actionWhere(node, path, paths, relation) {
+  // The where clause over the relation's rows: the quick controls' parts (name, increase,
+  // createdAt), then the other conditions (`more`), merged into one object in the order the
+  // keys were read; written as an AND of the two when they cannot share one object.
   const parts = {};
   if (node.name.trim()) parts.name = { equals: node.name.trim() };
   if (node.increased) parts.increase = { [node.increaseOp]: numberOrText(node.increaseValue) };
   if (node.windowed) parts.createdAt = { gte: { ago: windowDuration(node) } };
-  const where = {};
-  for (const key of node.order) if (key in parts) where[key] = parts[key];
-  return where;
+  if (!node.more || node.more.children.length === 0) return ordered(parts, node.order);
+  const more = emit(node.more, path, paths, within(relation));
+  const merged = { ...parts };
+  if (!mergeInto(merged, more)) return { AND: [ordered(parts, node.order), more] };
+  return ordered(merged, node.order);
 }
 
-function emitBehaviour(node) {
-  const where = actionWhere(node);
-  const compared = { [node.countOp]: numberOrText(node.countValue) };
+export function measured(quantifier) {
+  return quantifier === "count" || AGGREGATES.includes(quantifier);
+}
+
+function emitBehaviour(node, path, paths, scope) {
+  const relation = scope.relations.get(node.relation) || NO_RELATION;
+  const at = join(path, node.relation);
+  if (!measured(node.quantifier)) {
+    const where = actionWhere(node, join(at, node.quantifier), paths, relation);
+    return { [node.relation]: { [node.quantifier]: where } };
+  }
+  const where = actionWhere(node, join(at, "where"), paths, relation);
   const narrowed = Object.keys(where).length ? { where } : {};
-  if (node.quantifier === "count") {
-    return { [node.relation]: { ...narrowed, count: compared } };
-  }
-  if (AGGREGATES.includes(node.quantifier)) {
-    return { [node.relation]: { ...narrowed, [node.quantifier]: { increase: compared } } };
-  }
-  return { [node.relation]: { [node.quantifier]: where } };
+  const values = { fields: relation.aggregates.get(node.quantifier) || new Map(), relations: new Map() };
+  const test = emit(node.measure, join(at, node.quantifier), paths, values);
+  // A count is compared as a field named `count` (`{"count": {"gte": 3}}`); an aggregate's
+  // test names the field it is of (`{"max": {"createdAt": {...}}}`).
+  if (node.quantifier === "count") return { [node.relation]: { ...narrowed, ...test } };
+  return { [node.relation]: { ...narrowed, [node.quantifier]: test } };
+}
+
+export function measureFor(node, relation) {
+  // A fresh measure for the behaviour's quantifier (on choosing it): the number of rows for a
+  // count, the first field an aggregate takes otherwise. The comparison typed so far is kept
+  // when the new value takes it (a count >= 3 becomes a sum >= 3).
+  const values = (relation || NO_RELATION).aggregates.get(node.quantifier) || new Map();
+  const [field] = values.values();
+  const previous = node.measure && node.measure.kind === "rule" ? node.measure : null;
+  const id = `${node.id}-count`;
+  if (!field) return rule(node.quantifier === "count" ? "count" : "increase", "gte", "1", { id });
+  const keep = previous && field.type === "number" && operatorsFor(field).some((o) => o.op === previous.op);
+  return keep
+    ? rule(field.key, previous.op, previous.value, { id })
+    : rule(field.key, defaultOp(field), "", { id });
 }
 
 // ---- from a where clause -------------------------------------------------------------------
 
-export function fromWhere(where, fields) {
+export function fromWhere(where, fields, relations = new Map()) {
   // The tree of a canonical where clause; the root is always a group.
-  const node = toNode(where, fields);
+  const node = toNode(where, { fields, relations });
   return node.kind === "group" ? node : group("AND", [node], false, "object");
 }
 
-function toNode(object, fields) {
+function toNode(object, scope) {
   if (object === null || typeof object !== "object" || Array.isArray(object)) return raw(object);
-  const nodes = Object.entries(object).flatMap(([key, value]) => entryNodes(key, value, fields));
+  const nodes = Object.entries(object).flatMap(([key, value]) => entryNodes(key, value, scope));
   return nodes.length === 1 ? nodes[0] : group("AND", nodes, false, "object");
 }
 
@@ -520,31 +586,31 @@ function items(value) {
   return Array.isArray(value) ? value : [value];
 }
 
-function entryNodes(key, value, fields) {
+function entryNodes(key, value, scope) {
   if (key === "AND" || key === "OR") {
-    const children = items(value).map((item) => toNode(item, fields));
+    const children = items(value).map((item) => toNode(item, scope));
     return [group(key, children)];
   }
   if (key === "NOT") {
     // Prisma's NOT of a list is "none of them"; of an object, "not all of it".
     if (Array.isArray(value)) {
-      return [group("OR", value.map((item) => toNode(item, fields)), true, "none")];
+      return [group("OR", value.map((item) => toNode(item, scope)), true, "none")];
     }
-    const inner = toNode(value, fields);
+    const inner = toNode(value, scope);
     if (inner.kind === "group" && !inner.negated) {
       return [group(inner.combinator, inner.children, true, inner.form)];
     }
     return [group("AND", [inner], true, "object")];
   }
-  const parsed = parseEntry(key, value, fields);
+  const parsed = parseEntry(key, value, scope);
   return parsed || [raw({ [key]: value })];
 }
 
-function parseEntry(key, value, fields) {
-  if (key === "actions") return wrap(parseBehaviour(value));
+function parseEntry(key, value, scope) {
   if (key === "audiences") return wrap(parseAudience(value));
-  if (!fields.has(key)) return null;
-  const type = fields.get(key).type;
+  if (scope.relations.has(key)) return wrap(parseBehaviour(value, scope.relations.get(key)));
+  if (!scope.fields.has(key)) return null;
+  const type = scope.fields.get(key).type;
   return type === "json" ? parseJsonField(key, value) : parseField(key, value, type);
 }
 
@@ -567,9 +633,9 @@ function parseField(key, value, type) {
 
 function parseJsonField(key, value) {
   if (value === null || typeof value !== "object" || !Array.isArray(value.path)) return null;
-  if (value.path.some((k) => typeof k !== "string" || k.includes(".") || k === "")) return null;
+  if (value.path.length === 0 || value.path.some((k) => typeof k !== "string")) return null;
   const { path, ...ops } = value;
-  return parseOps(key, ops, "json", { path: path.join(".") });
+  return parseOps(key, ops, "json", { keys: [...path] });
 }
 
 const JSON_ALIASES = {
@@ -642,6 +708,9 @@ function parseOp(key, op, value, type, extra) {
     case "hasEvery":
       return simple(op, shownList(value, type));
     case "has":
+      // A JSON array containing a list contains each of its values.
+      if (Array.isArray(value)) return type === "json" ? simple("arrayHasEvery", shownList(value, type)) : null;
+      return simple(op, shownValue(value, type));
     case "arrayStartsWith":
     case "arrayEndsWith":
       return Array.isArray(value) ? null : simple(op, shownValue(value, type));
@@ -684,11 +753,21 @@ function parsePeriod(value) {
 
 const WINDOW = /^P(\d+)([DMY])$/;
 
-function parseWindow(where, node) {
-  const created = where.createdAt;
-  if (created === undefined) return true;
-  const keys = created && typeof created === "object" ? Object.keys(created) : [];
-  const ago = keys.length === 1 && created.gte && created.gte.ago;
+function isObject(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+export function hasRaw(node) {
+  if (node.kind === "raw") return true;
+  if (node.kind === "behaviour") {
+    return Boolean((node.more && hasRaw(node.more)) || (node.measure && hasRaw(node.measure)));
+  }
+  return node.kind === "group" && node.children.some(hasRaw);
+}
+
+function quickWindow(created, node) {
+  // `{"gte": {"ago": "P30D"}}`: the window control ("in the last 30 days").
+  const ago = isObject(created) && Object.keys(created).length === 1 && created.gte && created.gte.ago;
   const match = typeof ago === "string" ? WINDOW.exec(ago) : null;
   if (!match || Object.keys(created.gte).length !== 1) return false;
   const unit = { D: "day", M: "month", Y: "year" }[match[2]];
@@ -699,56 +778,76 @@ function parseWindow(where, node) {
   return true;
 }
 
+function quickName(name, node) {
+  if (!isObject(name) || Object.keys(name).length !== 1 || typeof name.equals !== "string") {
+    return false;
+  }
+  node.name = name.equals;
+  return true;
+}
+
+function quickIncrease(increase, node) {
+  const compared = parseCompared(increase);
+  if (!compared) return false;
+  node.increased = true;
+  [node.increaseOp, node.increaseValue] = compared;
+  return true;
+}
+
+const QUICK = { name: quickName, increase: quickIncrease, createdAt: quickWindow };
+
 function parseCompared(object) {
   // `{"gte": 3}`: one comparison with a number, as [op, text], or null.
-  const ops = object && typeof object === "object" && !Array.isArray(object) ? Object.keys(object) : [];
+  const ops = isObject(object) ? Object.keys(object) : [];
   const op = ops[0];
   if (ops.length !== 1 || !COMPARISONS.includes(op) || typeof object[op] !== "number") return null;
   return [op, shownValue(object[op], "number")];
 }
 
-function parseActionWhere(where, node) {
-  if (where === null || typeof where !== "object" || Array.isArray(where)) return false;
-  const keys = Object.keys(where);
-  if (keys.some((k) => k !== "name" && k !== "createdAt" && k !== "increase")) return false;
-  node.order = keys;
-  if (where.name !== undefined) {
-    const name = where.name;
-    const equals = name && typeof name === "object" && Object.keys(name).length === 1;
-    if (!equals || typeof name.equals !== "string") return false;
-    node.name = name.equals;
+function parseActionWhere(where, node, relation) {
+  // The quick controls take the parts they can show; every other key is read as rules over
+  // the relation's fields (`more`). False when some part has no control at all.
+  if (!isObject(where)) return false;
+  node.order = Object.keys(where);
+  const rest = {};
+  for (const [key, value] of Object.entries(where)) {
+    const quick = Object.hasOwn(QUICK, key) && relation.fields.has(key) ? QUICK[key] : null;
+    if (!(quick && quick(value, node))) rest[key] = value;
   }
-  if (where.increase !== undefined) {
-    const increase = parseCompared(where.increase);
-    if (!increase) return false;
-    node.increased = true;
-    [node.increaseOp, node.increaseValue] = increase;
-  }
-  return parseWindow(where, node);
+  if (Object.keys(rest).length === 0) return true;
+  const more = toNode(rest, within(relation));
+  if (hasRaw(more)) return false;
+  node.more = more.kind === "group" ? more : group("AND", [more], false, "object");
+  return true;
 }
 
-function parseBehaviour(value) {
-  if (value === null || typeof value !== "object") return null;
+function parseMeasure(quantifier, operand, relation) {
+  // What a count or an aggregate is compared with, read as rules on its one-field scope:
+  // `count` for a count, the field an aggregate is of otherwise.
+  const values = relation.aggregates.get(quantifier);
+  if (!values) return null;
+  const object = quantifier === "count" ? { count: operand } : operand;
+  if (!isObject(object) || Object.keys(object).length !== 1) return null;
+  if (!values.has(Object.keys(object)[0])) return null;
+  const node = toNode(object, { fields: values, relations: new Map() });
+  return hasRaw(node) ? null : node;
+}
+
+function parseBehaviour(value, relation) {
+  if (!isObject(value)) return null;
   const keys = Object.keys(value).filter((k) => k !== "where");
-  const node = behaviour({ quantifier: "count", name: "" });
-  const quantifier = keys[0];
   if (keys.length !== 1) return null;
+  const [quantifier] = keys;
+  const node = behaviour({ relation: relation.key, quantifier });
   if (["some", "none", "every"].includes(quantifier)) {
-    node.quantifier = quantifier;
     if (value.where !== undefined) return null;
-    return parseActionWhere(value[quantifier], node) ? node : null;
+    return parseActionWhere(value[quantifier], node, relation) ? node : null;
   }
-  if (value.where !== undefined && !parseActionWhere(value.where, node)) return null;
-  let compared = null;
-  if (quantifier === "count") compared = parseCompared(value.count);
-  else if (AGGREGATES.includes(quantifier)) {
-    const over = value[quantifier];
-    const only = over && typeof over === "object" && Object.keys(over).join() === "increase";
-    compared = only ? parseCompared(over.increase) : null;
-  }
-  if (!compared) return null;
-  node.quantifier = quantifier;
-  [node.countOp, node.countValue] = compared;
+  if (value.where !== undefined && !parseActionWhere(value.where, node, relation)) return null;
+  const measure = parseMeasure(quantifier, value[quantifier], relation);
+  if (!measure) return null;
+  if (measure.kind === "rule") measure.id = `${node.id}-count`;
+  node.measure = measure;
   return node;
 }
 
@@ -783,10 +882,16 @@ export function nodeOfPath(paths, errorPath) {
   return best;
 }
 
+function inner(node) {
+  // The nodes a node holds: a group's items, a behaviour's other conditions and measure.
+  if (node.kind === "group") return node.children;
+  if (node.kind === "behaviour") return [node.more, node.measure].filter(Boolean);
+  return [];
+}
+
 export function findNode(root, id) {
   if (root.id === id) return root;
-  if (root.kind !== "group") return null;
-  for (const child of root.children) {
+  for (const child of inner(root)) {
     const found = findNode(child, id);
     if (found) return found;
   }
@@ -794,8 +899,7 @@ export function findNode(root, id) {
 }
 
 export function parentOf(root, id) {
-  if (root.kind !== "group") return null;
-  for (const child of root.children) {
+  for (const child of inner(root)) {
     if (child.id === id) return root;
     const found = parentOf(child, id);
     if (found) return found;
@@ -868,26 +972,29 @@ function behaviourProblems(node) {
     const problem = numberProblem(node.increaseValue, "a number for the increase");
     if (problem) out.push(problem);
   }
-  if (node.quantifier === "count" || AGGREGATES.includes(node.quantifier)) {
-    const problem = numberProblem(node.countValue);
-    if (problem) out.push(problem);
-  }
   return out;
 }
 
-export function problems(root, fields, zones) {
+export function problems(root, fields, zones, relations = new Map()) {
   // Map of node id -> messages, empty when the page has nothing to say before the service.
   const found = new Map();
-  const visit = (node) => {
+  const visit = (node, scope) => {
     let messages = [];
-    if (node.kind === "group") node.children.forEach(visit);
+    if (node.kind === "group") node.children.forEach((child) => visit(child, scope));
     else if (node.kind === "rule") {
-      messages = ruleProblems(node, fields.get(node.field) || unknownField(node.field), zones);
-    } else if (node.kind === "behaviour") messages = behaviourProblems(node);
-    else if (node.kind === "audience" && !node.audienceId) messages = ["choose an audience"];
+      const field = scope.get(node.field) || unknownField(node.field);
+      messages = ruleProblems(node, field, zones);
+    } else if (node.kind === "behaviour") {
+      messages = behaviourProblems(node);
+      const relation = relations.get(node.relation) || NO_RELATION;
+      if (node.more) visit(node.more, relation.fields);
+      if (measured(node.quantifier)) {
+        visit(node.measure, relation.aggregates.get(node.quantifier) || new Map());
+      }
+    } else if (node.kind === "audience" && !node.audienceId) messages = ["choose an audience"];
     if (messages.length) found.set(node.id, messages);
   };
-  visit(root);
+  visit(root, fields);
   return found;
 }
 

@@ -4,12 +4,13 @@
 // the tree again and puts the focus back where it was.
 
 import {
-  AGGREGATES,
   UNITS,
   audienceRef,
   behaviour,
   defaultOp,
   group,
+  measureFor,
+  measured,
   operator,
   operatorsFor,
   parentOf,
@@ -87,13 +88,56 @@ function button(text, onClick, extra = {}) {
   return h("button", { type: "button", onclick: onClick, ...extra }, text);
 }
 
+const QUANTIFIERS = [
+  ["count", "number of actions"],
+  ["sum", "sum of"],
+  ["min", "smallest"],
+  ["max", "largest"],
+  ["some", "did at least once"],
+  ["none", "never did"],
+  ["every", "every action was"],
+];
+
 export class Builder {
-  // The builder in `container`: `ctx` holds the field catalogue, the list's audiences and the
-  // callback told of every change of the tree.
+  // The builder in `container`: `ctx` holds the field catalogue (`fields`, `fieldOf` and the
+  // relations by key, `relations`, as model.js's `relationsOf` gives them), the list's
+  // audiences and the callback told of every change of the tree.
+  //
+  // Rules are drawn in a scope: the contact's fields at the top; a relation's fields inside a
+  // behaviour's other conditions; the one value a count or an aggregate compares (`count`,
+  // `increase`, `createdAt`) for its measure. A scope says which fields a rule may name and
+  // what a group inside it may add.
   constructor(container, ctx) {
     this.container = container;
     this.ctx = ctx;
     this.root = group();
+  }
+
+  contactScope() {
+    const fields = this.ctx.fields;
+    return { fields, fieldOf: this.ctx.fieldOf, contact: true, references: true, pick: true };
+  }
+
+  relationOf(key) {
+    return (this.ctx.relations && this.ctx.relations.get(key)) || null;
+  }
+
+  rowsScope(relationKey) {
+    // The fields of a related row (an action's name, increase, createdAt).
+    const relation = this.relationOf(relationKey);
+    const byKey = relation ? relation.fields : new Map();
+    const fieldOf = (key) => byKey.get(key);
+    return { fields: [...byKey.values()], fieldOf, contact: false, references: true, pick: true };
+  }
+
+  valuesScope(node) {
+    // What the behaviour's count or aggregate may be of: an aggregate names its field ("sum
+    // of increase"), a count is of the rows themselves.
+    const relation = this.relationOf(node.relation);
+    const byKey = (relation && relation.aggregates.get(node.quantifier)) || new Map();
+    const fieldOf = (key) => byKey.get(key);
+    const pick = node.quantifier !== "count";
+    return { fields: [...byKey.values()], fieldOf, contact: false, references: false, pick };
   }
 
   set(root) {
@@ -128,24 +172,58 @@ export class Builder {
   remove(node) {
     const parent = parentOf(this.root, node.id);
     if (!parent) return;
+    if (parent.kind === "behaviour") {
+      // A behaviour's other conditions are removed all at once; its measure starts afresh.
+      if (parent.more === node) parent.more = null;
+      else parent.measure = measureFor(parent, this.relationOf(parent.relation));
+      this.changed(true);
+      const next = document.getElementById(`${parent.id}-add-more`);
+      if (next) next.focus();
+      return;
+    }
     parent.children = parent.children.filter((child) => child.id !== node.id);
     this.changed(true);
     const next = document.getElementById(`${parent.id}-add-rule`);
     if (next) next.focus();
   }
 
-  newRule() {
-    const first = this.ctx.fields[0];
-    const preferred = this.ctx.fields.find((f) => f.type === "number") || first;
+  newRule(scope = this.contactScope()) {
+    const first = scope.fields[0];
+    const preferred = scope.fields.find((f) => f.type === "number") || first;
     return rule(preferred.key, defaultOp(preferred));
   }
 
-  groupView(node, isRoot) {
+  groupAdds(node, scope) {
+    // What a group may add: anything at the contact's level; conditions and groups of them
+    // over a related row.
+    const id = node.id;
+    const buttons = [
+      button("+ Condition", () => this.add(node, this.newRule(scope)), { id: `${id}-add-rule` }),
+    ];
+    if (scope.contact) {
+      buttons.push(
+        button("+ Behaviour", () => this.add(node, behaviour({ name: "share" })), {
+          id: `${id}-add-behaviour`,
+        }),
+        button("+ Audience", () => this.add(node, audienceRef(this.firstAudience())), {
+          id: `${id}-add-audience`,
+        }),
+      );
+    }
+    buttons.push(
+      button("+ Group", () => this.add(node, group("OR", [this.newRule(scope)])), {
+        id: `${id}-add-group`,
+      }),
+    );
+    return h("div", { class: "adds", role: "group", "aria-label": "Add to this group" }, buttons);
+  }
+
+  groupView(node, isRoot, scope = this.contactScope(), title = null) {
     const id = node.id;
     const head = h(
       "div",
       { class: "group-head" },
-      label(`${id}-combinator`, isRoot ? "Contacts that match" : "Match", false),
+      label(`${id}-combinator`, title || (isRoot ? "Contacts that match" : "Match"), false),
       select(
         `${id}-combinator`,
         [
@@ -178,22 +256,9 @@ export class Builder {
     const children = h(
       "ol",
       { class: "children" },
-      node.children.map((child) => h("li", {}, this.view(child))),
+      node.children.map((child) => h("li", {}, this.view(child, scope))),
     );
-    const adds = h(
-      "div",
-      { class: "adds", role: "group", "aria-label": "Add to this group" },
-      button("+ Condition", () => this.add(node, this.newRule()), { id: `${id}-add-rule` }),
-      button("+ Behaviour", () => this.add(node, behaviour({ name: "share" })), {
-        id: `${id}-add-behaviour`,
-      }),
-      button("+ Audience", () => this.add(node, audienceRef(this.firstAudience())), {
-        id: `${id}-add-audience`,
-      }),
-      button("+ Group", () => this.add(node, group("OR", [this.newRule()])), {
-        id: `${id}-add-group`,
-      }),
-    );
+    const adds = this.groupAdds(node, scope);
     return h(
       "fieldset",
       { class: isRoot ? "group root" : "group", id, "data-kind": "group" },
@@ -210,14 +275,14 @@ export class Builder {
     return other ? other.id : "";
   }
 
-  view(node) {
+  view(node, scope = this.contactScope()) {
     switch (node.kind) {
       case "group":
-        return this.groupView(node, false);
+        return this.groupView(node, false, scope);
       case "rule":
-        return this.row(node, this.ruleControls(node));
+        return this.row(node, this.ruleControls(node, scope));
       case "behaviour":
-        return this.row(node, this.behaviourControls(node));
+        return this.row(node, this.behaviourControls(node), ...this.behaviourBelow(node));
       case "audience":
         return this.row(node, this.audienceControls(node));
       default:
@@ -228,7 +293,7 @@ export class Builder {
     }
   }
 
-  row(node, controls) {
+  row(node, controls, ...below) {
     return h(
       "div",
       { class: `rule ${node.kind}`, id: node.id, "data-kind": node.kind },
@@ -238,37 +303,69 @@ export class Builder {
         "aria-label": "Remove this condition",
       }),
       h("p", { class: "error", id: `${node.id}-error`, role: "alert" }),
+      ...below,
     );
   }
 
-  fieldOf(key) {
-    return this.ctx.fieldOf(key) || unknownField(key);
+  fieldOf(key, scope = this.contactScope()) {
+    return scope.fieldOf(key) || unknownField(key);
   }
 
-  ruleControls(node) {
+  fieldControls(node, scope, name = "Field") {
     const id = node.id;
-    const field = this.fieldOf(node.field);
-    const type = field.type;
-    const fields = this.ctx.fields.map((f) => [f.key, f.custom ? `${f.label} (custom)` : f.label]);
+    const fields = scope.fields.map((f) => [f.key, f.custom ? `${f.label} (custom)` : f.label]);
     if (!fields.some(([key]) => key === node.field)) fields.push([node.field, node.field]);
-    const controls = [
-      label(`${id}-field`, "Field"),
+    return [
+      label(`${id}-field`, name),
       select(`${id}-field`, fields, node.field, (value) => {
         node.field = value;
-        node.op = defaultOp(this.fieldOf(value));
+        node.op = defaultOp(this.fieldOf(value, scope));
         node.value = "";
         this.changed(true);
       }),
     ];
-    if (type === "json") {
-      controls.push(
-        label(`${id}-path`, "Key inside custom data"),
-        input(`${id}-path`, node.path, (value) => {
-          node.path = value;
+  }
+
+  keyControls(node) {
+    // One input per key of the path inside a JSON field, so a key may hold a dot
+    // (`utm.source`) and still be one key; a key is added or dropped by a button.
+    const id = node.id;
+    const controls = node.keys.map((key, index) => [
+      label(`${id}-path-${index}`, index ? `Key ${index + 1} inside custom data` : "Key inside custom data"),
+      input(
+        `${id}-path-${index}`,
+        key,
+        (value) => {
+          node.keys[index] = value;
           this.changed(false);
-        }, { placeholder: "plan", class: "control path" }),
+        },
+        { placeholder: index ? "key" : "plan", class: "control path" },
+      ),
+    ]);
+    controls.push(
+      button("+ key", () => {
+        node.keys.push("");
+        this.changed(true);
+        document.getElementById(`${id}-path-${node.keys.length - 1}`).focus();
+      }, { id: `${id}-path-add`, "aria-label": "Add a key one level deeper" }),
+    );
+    if (node.keys.length > 1) {
+      controls.push(
+        button("− key", () => {
+          node.keys.pop();
+          this.changed(true);
+        }, { id: `${id}-path-drop`, "aria-label": "Remove the deepest key" }),
       );
     }
+    return controls.flat();
+  }
+
+  ruleControls(node, scope = this.contactScope(), fieldName = "Field") {
+    const id = node.id;
+    const field = this.fieldOf(node.field, scope);
+    const type = field.type;
+    const controls = scope.pick ? this.fieldControls(node, scope, fieldName) : [];
+    if (type === "json") controls.push(...this.keyControls(node));
     const ops = operatorsFor(field).map((o) => [o.op, o.label]);
     controls.push(
       label(`${id}-op`, "Operator"),
@@ -277,7 +374,7 @@ export class Builder {
         this.changed(true);
       }),
     );
-    controls.push(...this.valueControls(node, field));
+    controls.push(...this.valueControls(node, field, scope));
     if (field.insensitive && node.op !== "contains") {
       const kind = operator(field, node.op).input;
       if (kind === "value" || kind === "list") controls.push(this.caseControl(node));
@@ -303,7 +400,7 @@ export class Builder {
     );
   }
 
-  valueControls(node, field) {
+  valueControls(node, field, scope) {
     const id = node.id;
     const type = field.type;
     const kind = operator(field, node.op).input;
@@ -313,7 +410,7 @@ export class Builder {
     };
     if (kind === "none") return [];
     if (kind === "period") return this.periodControls(node);
-    const kinds = valueKinds(field, node.op);
+    const kinds = valueKinds(field, node.op).filter((k) => k !== "field" || scope.references);
     const controls = [];
     if (kinds.length > 1) {
       const names = { value: "a value", field: "another field", startOf: "the start of" };
@@ -330,7 +427,7 @@ export class Builder {
           },
         ),
       );
-      if (node.valueKind === "field") return [...controls, ...this.refControls(node, field)];
+      if (node.valueKind === "field") return [...controls, ...this.refControls(node, field, scope)];
       if (node.valueKind === "startOf") return [...controls, ...this.startControls(node)];
     }
     if (kind === "boolean") {
@@ -382,10 +479,10 @@ export class Builder {
     );
   }
 
-  refControls(node, field) {
+  refControls(node, field, scope) {
     // Another field of the same type (`points > referrals`).
     const id = node.id;
-    const same = this.ctx.fields.filter(
+    const same = scope.fields.filter(
       (f) => f.type === field.type && f.key !== field.key && !f.custom,
     );
     const options = same.map((f) => [f.key, f.label]);
@@ -476,20 +573,11 @@ export class Builder {
     };
     const controls = [
       label(`${id}-quantifier`, "Behaviour"),
-      select(
-        `${id}-quantifier`,
-        [
-          ["count", "number of actions"],
-          ["sum", "sum of increases"],
-          ["min", "smallest increase"],
-          ["max", "largest increase"],
-          ["some", "did at least once"],
-          ["none", "never did"],
-          ["every", "every action was"],
-        ],
-        node.quantifier,
-        set("quantifier", true),
-      ),
+      select(`${id}-quantifier`, QUANTIFIERS, node.quantifier, (value) => {
+        node.quantifier = value;
+        if (measured(value)) node.measure = measureFor(node, this.relationOf(node.relation));
+        this.changed(true);
+      }),
       label(`${id}-name`, "Action named", false),
       input(`${id}-name`, node.name, set("name", false), { placeholder: "share" }),
       label(`${id}-window`, "When"),
@@ -550,21 +638,44 @@ export class Builder {
         }),
       );
     }
-    if (node.quantifier === "count" || AGGREGATES.includes(node.quantifier)) {
-      const ops = COMPARE_OPS;
-      const what = node.quantifier === "count" ? "Number of actions" : "Increase";
-      const shown = { count: "how many", sum: "total", min: "smallest", max: "largest" };
+    if (measured(node.quantifier) && node.measure.kind === "rule") {
+      // The count or aggregate compared inline: its own rule, drawn in its one-field scope
+      // (`count`; `increase` or `createdAt` for an aggregate, chosen by "Of").
+      const measure = node.measure;
       controls.push(
-        label(`${id}-count-op`, shown[node.quantifier], false),
-        select(`${id}-count-op`, ops, node.countOp, set("countOp", false)),
-        label(`${id}-count`, what),
-        input(`${id}-count`, node.countValue, set("countValue", false), {
-          inputmode: "numeric",
-          class: "control n",
-        }),
+        h(
+          "span",
+          { class: "measure", id: measure.id },
+          h("span", { class: "controls" }, this.ruleControls(measure, this.valuesScope(node), "Of")),
+        ),
       );
     }
     return controls;
+  }
+
+  behaviourBelow(node) {
+    // Under a behaviour's row: the measure's own errors, a measure kept as a group (a negated
+    // or two-sided test read from a filter), and the other conditions on the actions.
+    const id = node.id;
+    const below = [];
+    if (measured(node.quantifier) && node.measure.kind === "rule") {
+      below.push(h("p", { class: "error", id: `${node.measure.id}-error`, role: "alert" }));
+    } else if (measured(node.quantifier)) {
+      below.push(this.groupView(node.measure, false, this.valuesScope(node), "Compared: all of"));
+    }
+    if (node.more) {
+      below.push(this.groupView(node.more, false, this.rowsScope(node.relation), "Actions that also match"));
+    } else {
+      below.push(
+        button("+ Other condition on the actions", () => {
+          const scope = this.rowsScope(node.relation);
+          node.more = group("AND", [this.newRule(scope)], false, "object");
+          this.changed(true);
+          this.focusFirst(node.more.id);
+        }, { id: `${id}-add-more`, class: "more" }),
+      );
+    }
+    return below;
   }
 
   audienceControls(node) {
