@@ -95,8 +95,13 @@ def memory_gaps(size: int, rounds: int) -> list[Gap]:
             continue
         flt = af.parse(bench.json)
         gaps.append(
-            _pair(f"memory: matches() {bench.name}", _count(flt.matches, rows),
-                  _count(bench.lambda_, rows), rounds, cpu=True)  # fmt: skip
+            _pair(
+                f"memory: matches() {bench.name}",
+                _count(flt.matches, rows),
+                _count(bench.lambda_, rows),
+                rounds,
+                cpu=True,
+            )  # fmt: skip
         )
     return gaps + _clock_gaps(rows, size, rounds)
 
@@ -169,8 +174,13 @@ def sqlite_gaps(size: int, rounds: int) -> list[Gap]:
 
     gaps = [
         _pair("SQLite: hasSome of 3 tags", run(has_some), run(hand_some), rounds, cpu=True),
-        _pair("SQLite: contains (any case)", run(contains), run("\"email\" LIKE '%gmail%'"),
-              rounds, cpu=True),  # fmt: skip
+        _pair(
+            "SQLite: contains (any case)",
+            run(contains),
+            run("\"email\" LIKE '%gmail%'"),
+            rounds,
+            cpu=True,
+        ),  # fmt: skip
     ]
     db.close()
     return gaps

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -120,31 +120,13 @@ class Filter:
     def predicate_at(self, clock: Clock) -> Predicate:
         """The predicate reading `clock` on every call; the plain one for an absolute filter.
 
-        `clock` returns an aware datetime (a naive one is taken as UTC).
+        `clock` returns an aware datetime (a naive one is taken as UTC). The instants of the
+        last `now` it gave are kept, so a clock that holds still for a batch costs one
+        resolution, not one per record.
         """
-        evaluate = self.evaluator
-        agos = self.relatives
-        if not agos:
-            return evaluate
-        if len(agos) == 1:  # the common case, without building a list per call
-            before = self.resolvers[0]
-
-            def predicate(record: Record) -> bool:
-                now = clock()
-                if now.tzinfo is not UTC:
-                    now = as_now(now)
-                return evaluate(record, (before(now),))
-
-            return predicate
-        befores = self.resolvers
-
-        def predicate_of_many(record: Record) -> bool:
-            now = clock()
-            if now.tzinfo is not UTC:
-                now = as_now(now)
-            return evaluate(record, tuple([before(now) for before in befores]))
-
-        return predicate_of_many
+        if not self.relatives:
+            return self.evaluator
+        return self.evaluator.on_clock(clock)
 
     def matches(self, record: Record, *, now: datetime | None = None) -> bool:
         """Whether `record` belongs to the audience: the whole filter is TRUE for it.

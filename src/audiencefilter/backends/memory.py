@@ -84,9 +84,9 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.references import reference_truth
-from ..language.relative import as_now
+from ..language.relative import Clock, as_now
 from ..language.values import accepts, record_date, record_datetime, record_value
-from . import memory_fast
+from . import memory_fast, memory_paths
 from .memory_relations import relation_truth
 
 Instants = tuple[date | str | MonthDays, ...]
@@ -101,9 +101,11 @@ At = Callable[[Record, datetime], bool]
 class Evaluator(Protocol):
     """The compiled function: a record, and the instants of the filter's relative values in
     order. An absolute filter's function is called with the record alone. `at(record, now)`
-    takes the instants at `now` itself (`Filter.matches(record, now=...)`)."""
+    takes the instants at `now` itself (`Filter.matches(record, now=...)`), and
+    `on_clock(clock)` is the predicate reading `clock` on every call (`af.compile(clock=)`)."""
 
     at: At
+    on_clock: Callable[[Clock], Callable[[Record], bool]]
 
     def __call__(self, record: Record, instants: Instants = (), /) -> bool: ...
 
@@ -129,6 +131,7 @@ def compile_node(root: Node, schema: Schema) -> Evaluator:
     """
     evaluator = _evaluator(root, schema)
     evaluator.at = _first_at(root, schema, evaluator)
+    evaluator.on_clock = functools.partial(_on_clock, root, schema, evaluator)
     return evaluator
 
 
@@ -204,22 +207,49 @@ def _at(root: Node, schema: Schema, evaluator: Evaluator) -> At:
         return lambda record, now: evaluator(record, remember(now))
     builder = _Builder(schema, root, fast=True)
     builder.bound.update(_on_error=evaluator, _memo=memo, _remember=remember)
-    return _function_at(builder, root)
+    at: At = _function_at(builder, root)
+    return at
 
 
-def _function_at(builder: _Builder, root: Node) -> At:
+def _on_clock(root: Node, schema: Schema, evaluator: Evaluator, clock: Clock) -> Predicate:
+    """`evaluator` on `clock`, read on every call. The fast version keeps the instants of the
+    last `now` the clock gave, as `at` does, and reads the clock inside the one generated
+    function: a clock returning the same `now` for a batch (a service's, a test's) resolves
+    its instants once, not once per record. The plain version resolves them on every call."""
+    relatives = relative_values(root)
+    if not relatives:
+        return lambda record: evaluator(record)
+    resolvers = tuple(value.resolver() for value in relatives)
+    if not memory_fast.ENABLED:
+        return lambda record: evaluator(record, _instants_at(resolvers, clock()))
+    memo, remember = _remembering(resolvers)
+    builder = _Builder(schema, root, fast=True)
+    builder.bound.update(_on_error=evaluator, _memo=memo, _remember=remember, _clock=clock)
+    clocked: Predicate = _function_at(builder, root, clock=True)
+    return clocked
+
+
+def _instants_at(
+    resolvers: tuple[Callable[[datetime], date | str | MonthDays], ...], now: datetime
+) -> Instants:
+    moment = now if now.tzinfo is UTC else as_now(now)
+    return tuple([before(moment) for before in resolvers])
+
+
+def _function_at(builder: _Builder, root: Node, *, clock: bool = False) -> Any:
     """`def audience_filter_at(record, _now)`: the instants of `_now` (`_LOOK_UP`), then
-    `_function`'s body; on a bad value, the evaluator, which answers exactly or raises."""
+    `_function`'s body; on a bad value, the evaluator, which answers exactly or raises. With
+    `clock`, `audience_filter_at(record)` reads `_now` from `_clock()` first."""
     body, _ = builder.build(root, True, {})
+    read_clock = ast.parse(f"{_NOW} = _clock()").body if clock else []
     function = ast.FunctionDef(
         name="audience_filter_at",
-        args=_arguments(_RECORD, _NOW),
-        body=[*ast.parse(_LOOK_UP).body, _guarded(body, True, _CAUGHT_FAST)],
+        args=_arguments(_RECORD) if clock else _arguments(_RECORD, _NOW),
+        body=[*read_clock, *ast.parse(_LOOK_UP).body, _guarded(body, True, _CAUGHT_FAST)],
         decorator_list=[],
         **_NO_TYPE_PARAMS,
     )
-    at: At = _compiled(function, builder.bound)
-    return at
+    return _compiled(function, builder.bound)
 
 
 _NOW = "_now"
@@ -417,7 +447,12 @@ class _Builder:
         else:
             truth = self.bind(functools.partial(_json_truth, node, node.field, node.path))
             call = _call(truth, _name(_RECORD))
-        return _compare(call, ast.Is(), ast.Constant(want))
+        plain = _compare(call, ast.Is(), ast.Constant(want))
+        if isinstance(node, Comparison) and memory_paths.inlined(node):
+            document = self.read(node.field)
+            local = functools.partial(self.local, "")
+            return memory_paths.equality(node, want, document, plain, local, self.bind)
+        return plain
 
     def conjunction(
         self, items: tuple[Node, ...], want: bool, known: Known
