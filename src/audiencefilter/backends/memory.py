@@ -41,6 +41,8 @@ Design choices:
   predicate never goes stale; an absolute filter is called with the record alone. Its `at`
   takes a `now` instead of the tuple (`Filter.matches(record, now=...)`): the instants of the
   last `now` are kept with it, and the fast version tests that and evaluates in one function.
+- A JSON data-path equality walks plain `dict`s inline (`memory_paths.py`) and leaves any
+  other document or value class to `data_paths.truth`, where the JSON type rules live.
 - An anniversary of a date-time in UTC is written out in the fast version: a UTC month-day
   is surely in the period in any zone, surely not, or near its edges (`MonthDays.certain`,
   `near`), and only then converted to the zone; `astimezone` is most of the cost otherwise.
@@ -131,7 +133,7 @@ def compile_node(root: Node, schema: Schema) -> Evaluator:
     """
     evaluator = _evaluator(root, schema)
     evaluator.at = _first_at(root, schema, evaluator)
-    evaluator.on_clock = functools.partial(_on_clock, root, schema, evaluator)
+    evaluator.on_clock = _on_clock(root, schema, evaluator)
     return evaluator
 
 
@@ -211,21 +213,38 @@ def _at(root: Node, schema: Schema, evaluator: Evaluator) -> At:
     return at
 
 
-def _on_clock(root: Node, schema: Schema, evaluator: Evaluator, clock: Clock) -> Predicate:
-    """`evaluator` on `clock`, read on every call. The fast version keeps the instants of the
-    last `now` the clock gave, as `at` does, and reads the clock inside the one generated
-    function: a clock returning the same `now` for a batch (a service's, a test's) resolves
-    its instants once, not once per record. The plain version resolves them on every call."""
+def _on_clock(root: Node, schema: Schema, evaluator: Evaluator) -> Callable[[Clock], Predicate]:
+    """`evaluator.on_clock`: the predicate reading a clock on every call. The function behind
+    it is compiled on the first call and shared by every clock after (a service puts each
+    audience on a clock of its own for each write): a clock is bound to it with
+    `functools.partial`, which adds no Python frame."""
+    built: list[Callable[[Clock, Record], bool]] = []
+
+    def on_clock(clock: Clock) -> Predicate:
+        if not built:
+            built.append(_clock_function(root, schema, evaluator))
+        return functools.partial(built[0], clock)
+
+    return on_clock
+
+
+def _clock_function(
+    root: Node, schema: Schema, evaluator: Evaluator
+) -> Callable[[Clock, Record], bool]:
+    """`(clock, record) -> bool`. The fast version keeps the instants of the last `now` a
+    clock gave, as `at` does, and reads the clock inside the one generated function: a clock
+    returning the same `now` for a batch (a service's, a test's) resolves its instants once,
+    not once per record. The plain version resolves them on every call."""
     relatives = relative_values(root)
     if not relatives:
-        return lambda record: evaluator(record)
+        return lambda clock, record: evaluator(record)
     resolvers = tuple(value.resolver() for value in relatives)
     if not memory_fast.ENABLED:
-        return lambda record: evaluator(record, _instants_at(resolvers, clock()))
+        return lambda clock, record: evaluator(record, _instants_at(resolvers, clock()))
     memo, remember = _remembering(resolvers)
     builder = _Builder(schema, root, fast=True)
-    builder.bound.update(_on_error=evaluator, _memo=memo, _remember=remember, _clock=clock)
-    clocked: Predicate = _function_at(builder, root, clock=True)
+    builder.bound.update(_on_error=evaluator, _memo=memo, _remember=remember)
+    clocked: Callable[[Clock, Record], bool] = _function_at(builder, root, clock=True)
     return clocked
 
 
@@ -239,12 +258,12 @@ def _instants_at(
 def _function_at(builder: _Builder, root: Node, *, clock: bool = False) -> Any:
     """`def audience_filter_at(record, _now)`: the instants of `_now` (`_LOOK_UP`), then
     `_function`'s body; on a bad value, the evaluator, which answers exactly or raises. With
-    `clock`, `audience_filter_at(record)` reads `_now` from `_clock()` first."""
+    `clock`, `audience_filter_at(_clock, record)` reads `_now` from `_clock()` first."""
     body, _ = builder.build(root, True, {})
     read_clock = ast.parse(f"{_NOW} = _clock()").body if clock else []
     function = ast.FunctionDef(
         name="audience_filter_at",
-        args=_arguments(_RECORD) if clock else _arguments(_RECORD, _NOW),
+        args=_arguments("_clock", _RECORD) if clock else _arguments(_RECORD, _NOW),
         body=[*read_clock, *ast.parse(_LOOK_UP).body, _guarded(body, True, _CAUGHT_FAST)],
         decorator_list=[],
         **_NO_TYPE_PARAMS,

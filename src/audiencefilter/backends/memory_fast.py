@@ -25,8 +25,8 @@ operations do the work:
 - A JSON data-path equality walks plain `dict`s and compares a value of the literal's class
   inline (`memory_paths.py`); anything else takes `data_paths.truth`.
 
-Switch: `ENABLED` (a module attribute, read when a filter is compiled, or first asked
-`matches(record, now=...)`), initially off when the environment variable
+Switch: `ENABLED` (a module attribute, read when a filter is compiled, first asked
+`matches(record, now=...)` or first put on a clock), initially off when the environment variable
 `AUDIENCEFILTER_FAST_MEMORY` is `0`. `tests/test_memory_fast.py` compares both paths on
 generated records, wrong types included.
 """
