@@ -8,6 +8,7 @@ generated records, wrong types included: the same answer, or `RecordError` from 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
@@ -274,7 +275,7 @@ def _anniversaries(where: dict[str, Any], now: datetime) -> list[Callable[[Any],
             fresh = af.parse(where)
             built.append(af.compile(fresh, clock=lambda: now))
             built.append(compile_node(flt.lowered_at(now), flt.schema))
-            built.append(lambda record, f=fresh: f.matches(record, now=now))
+            built.append(functools.partial(fresh.matches, now=now))  # built while switched
     finally:
         memory_fast.ENABLED = saved
     return built
@@ -329,5 +330,11 @@ def test_the_anniversary_and_matches_accelerators_are_used() -> None:
     assert isinstance(days, MonthDays) and days.certain < days.covered < days.near | days.certain
     source = flt.evaluator.__code__.co_names
     assert "astimezone" in source and "_anniversary" in source
-    assert flt.matches({"createdAt": datetime(2026, 11, 18, tzinfo=UTC)}, now=NOW)
+    record = {"createdAt": datetime(2026, 11, 18, tzinfo=UTC)}
+    assert flt.matches(record, now=NOW)
+    assert getattr(flt.matches, "__name__", None) == "audience_filter_at"
+    assert flt.evaluator.at(record, NOW)
     assert flt.evaluator.at.__name__ == "audience_filter_at"
+    clocked = af.compile(flt, clock=lambda: NOW)
+    assert isinstance(clocked, functools.partial) and clocked(record)
+    assert clocked.func.__name__ == "audience_filter_at"

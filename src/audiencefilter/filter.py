@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .language.anniversary import MonthDays
 from .language.calendar import Relative
@@ -35,7 +35,7 @@ from .where.read import read_where
 if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
 
-    from .backends.memory import Evaluator
+    from .backends.memory import Evaluator, Matcher
     from .backends.memory_clock import Clockwork
     from .explain import Explanation
 
@@ -46,12 +46,6 @@ F = TypeVar("F")
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
-
-
-class Matches(Protocol):
-    """`Filter.matches`: a record, and the instant relative date-times are taken at."""
-
-    def __call__(self, record: Record, *, now: datetime | None = None) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -135,7 +129,7 @@ class Filter:
         return self.evaluator.on_clock(clock)
 
     @cached_property
-    def matches(self) -> Matches:
+    def matches(self) -> Matcher:
         """`matches(record, *, now=None)`: whether `record` belongs to the audience, the whole
         filter being TRUE for it.
 
@@ -145,20 +139,16 @@ class Filter:
         A function built once per filter rather than a method: a loop of `matches(record)`
         then pays one call more than the predicate, not a bound method and its look-ups too.
         """
-        predicate, evaluator = self.predicate, self.evaluator
         if not self.relatives:
+            predicate = self.predicate
 
             def matches(record: Record, *, now: datetime | None = None) -> bool:
                 return predicate(record)
 
             return matches
+        from .backends.memory import matcher
 
-        def matches_at(record: Record, *, now: datetime | None = None) -> bool:
-            if now is None:
-                return predicate(record)
-            return evaluator.at(record, now)
-
-        return matches_at
+        return matcher(self.lowered, self.schema, self.evaluator, system_clock)
 
     def next_change(
         self, record: Record, now: datetime | None = None, *, until: datetime | None = None

@@ -259,16 +259,57 @@ def _function_at(builder: _Builder, root: Node, *, clock: bool = False) -> Any:
     """`def audience_filter_at(record, _now)`: the instants of `_now` (`_LOOK_UP`), then
     `_function`'s body; on a bad value, the evaluator, which answers exactly or raises. With
     `clock`, `audience_filter_at(_clock, record)` reads `_now` from `_clock()` first."""
-    body, _ = builder.build(root, True, {})
     read_clock = ast.parse(f"{_NOW} = _clock()").body if clock else []
+    args = _arguments("_clock", _RECORD) if clock else _arguments(_RECORD, _NOW)
+    return _function_now(builder, root, args, read_clock)
+
+
+def _function_now(
+    builder: _Builder, root: Node, args: ast.arguments, prelude: list[ast.stmt]
+) -> Any:
+    """A function of `args` whose `prelude` sets `_now`, then `_LOOK_UP` and the body."""
+    body, _ = builder.build(root, True, {})
     function = ast.FunctionDef(
         name="audience_filter_at",
-        args=_arguments("_clock", _RECORD) if clock else _arguments(_RECORD, _NOW),
-        body=[*read_clock, *ast.parse(_LOOK_UP).body, _guarded(body, True, _CAUGHT_FAST)],
+        args=args,
+        body=[*prelude, *ast.parse(_LOOK_UP).body, _guarded(body, True, _CAUGHT_FAST)],
         decorator_list=[],
         **_NO_TYPE_PARAMS,
     )
     return _compiled(function, builder.bound)
+
+
+def matcher(root: Node, schema: Schema, evaluator: Evaluator, clock: Clock) -> Matcher:
+    """`Filter.matches` of a relative filter: `(record, *, now=None)`, with `now` taken from
+    `clock` when not given. The fast version is one generated function keeping the instants
+    of the last `now` (as `at` does), so `matches(record, now=t)` in a loop costs one call a
+    record, as the compiled predicate on a clock does."""
+    if not memory_fast.ENABLED:
+        predicate = _on_clock(root, schema, evaluator)(clock)
+
+        def matches(record: Record, *, now: datetime | None = None) -> bool:
+            return predicate(record) if now is None else evaluator.at(record, now)
+
+        return matches
+    memo, remember = _remembering(tuple(value.resolver() for value in relative_values(root)))
+    builder = _Builder(schema, root, fast=True)
+    builder.bound.update(_on_error=evaluator, _memo=memo, _remember=remember, _clock=clock)
+    args = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg(arg=_RECORD)],
+        kwonlyargs=[ast.arg(arg="now")],
+        kw_defaults=[ast.Constant(None)],
+        defaults=[],
+    )
+    prelude = ast.parse(f"{_NOW} = _clock() if now is None else now").body
+    found: Matcher = _function_now(builder, root, args, prelude)
+    return found
+
+
+class Matcher(Protocol):
+    """`Filter.matches`: a record, and the instant relative date-times are taken at."""
+
+    def __call__(self, record: Record, *, now: datetime | None = None) -> bool: ...
 
 
 _NOW = "_now"
