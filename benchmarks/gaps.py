@@ -219,7 +219,7 @@ def markdown(gaps: list[Gap]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--size", type=int, default=50_000)
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", choices=("memory", "polars", "sqlite"), default=None)
     args = parser.parse_args(argv)
     # One polars thread, timed in the process's CPU time: on a shared machine the wall clock
