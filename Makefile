@@ -52,9 +52,10 @@ type: install
 
 check: lint type test
 
-bench: install  ## engines side by side (docs/performance.md), then the speed gates as ratios
+bench: install  ## engines side by side (docs/performance.md), the speed gates as ratios, the known gaps
 	$(BIN)/python -m benchmarks.run
 	$(BIN)/python -m benchmarks.gates
+	$(BIN)/python -m benchmarks.gaps
 
 fuzz: install  ## coverage-guided fuzzing of both readers; new inputs land in tests/fuzz/corpus
 	$(BIN)/pip install --quiet atheris

@@ -8,7 +8,9 @@ generated records, wrong types included: the same answer, or `RecordError` from 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import math
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -19,10 +21,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.backends import columnar_lists, memory_fast
+from audiencefilter.backends import columnar_lists, memory_fast, memory_paths
 from audiencefilter.backends.columnar import frame_for
 from audiencefilter.backends.memory import compile_node
 from audiencefilter.language.anniversary import MonthDays
+from audiencefilter.language.nodes import Comparison
 
 SCHEMA = af.CONTACT.with_fields(tags="string[]", scores="number[]", flags="boolean[]")
 WORDS = ["a", "b", "B", "", "a ", "é"]
@@ -129,6 +132,70 @@ def test_aggregates_answer_as_the_plain_path(rows: Any, where: dict[str, Any]) -
     assert _outcome(fast, record) == _outcome(plain, record)
 
 
+class _Mapping(Mapping[str, Any]):
+    """A mapping that is not a `dict`: the inline walk leaves it to the plain path."""
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self.items_ = items
+
+    def __getitem__(self, key: str) -> Any:
+        return self.items_[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.items_)
+
+    def __len__(self) -> int:
+        return len(self.items_)
+
+
+class _Text(str):
+    """A `str` subclass: a JSON string, of another class than `str`."""
+
+
+KEYS = ["plan", "a", "1", "true"]
+scalars = st.one_of(
+    st.sampled_from(["pro", "Pro", "", "1"]),
+    st.builds(_Text, st.sampled_from(["pro", "x"])),
+    st.integers(-2, 2),
+    st.sampled_from([2**70, float(2**70), -0.0, 0.0, 1.0, 1.5, math.nan, math.inf]),
+    st.booleans(),
+    st.none(),
+)
+documents = st.recursive(
+    scalars | st.lists(scalars, max_size=2),
+    lambda inner: (
+        st.dictionaries(
+            st.sampled_from(KEYS) | st.sampled_from([1, True, None]), inner, max_size=3
+        )  # fmt: skip
+        | st.dictionaries(st.sampled_from(KEYS), inner, max_size=2).map(_Mapping)
+    ),
+    max_leaves=6,
+)
+path_literals = st.sampled_from(["pro", "1", 1, 0, 2**70, 1.5, -0.0, True, False])
+
+
+@given(
+    document=documents,
+    path=st.lists(st.sampled_from(KEYS), min_size=1, max_size=3),
+    literal=path_literals,
+    negate=st.booleans(),
+)
+@example(document={"plan": _Text("pro")}, path=["plan"], literal="pro", negate=False)
+@example(document={"plan": True}, path=["plan"], literal=1, negate=True)
+@example(document={"plan": 1.0}, path=["plan"], literal=1, negate=False)
+@example(document={"plan": math.nan}, path=["plan"], literal=1.5, negate=True)
+@example(document={"a": None}, path=["a", "plan"], literal="pro", negate=True)
+@example(document={1: "pro"}, path=["1"], literal="pro", negate=False)
+@example(document=_Mapping({"plan": "pro"}), path=["plan"], literal="pro", negate=False)
+def test_data_path_equalities_answer_as_the_plain_path(
+    document: Any, path: list[str], literal: Any, negate: bool
+) -> None:
+    where = {"data": {"path": path, "equals": literal}}
+    fast, plain = _both({"NOT": where} if negate else where, af.CONTACT)
+    for record in ({"data": document}, {}, {"data": None}):
+        assert _outcome(fast, record) == _outcome(plain, record)
+
+
 def _polars_both(where: dict[str, Any], frame: pl.DataFrame) -> tuple[list[Any], list[Any]]:
     expression = af.parse(where, SCHEMA)
     saved = columnar_lists.ENABLED
@@ -162,6 +229,8 @@ def test_the_accelerators_are_used() -> None:
     expression = af.parse({"tags": {"hasSome": ["a", "b"]}}, SCHEMA).to_polars(dict(frame.schema))
     assert "map_list" not in str(expression) and "python" not in str(expression).lower()
     assert memory_fast.count_threshold(af.parse({"actions": {"count": {"gt": 2.5}}}).lowered) == 3  # type: ignore[arg-type]
+    path = af.parse({"data": {"path": ["plan"], "equals": "pro"}}).lowered
+    assert isinstance(path, Comparison) and memory_paths.inlined(path)
 
 
 # ---- anniversaries and `matches(record, now=...)` ------------------------------------------
@@ -206,7 +275,7 @@ def _anniversaries(where: dict[str, Any], now: datetime) -> list[Callable[[Any],
             fresh = af.parse(where)
             built.append(af.compile(fresh, clock=lambda: now))
             built.append(compile_node(flt.lowered_at(now), flt.schema))
-            built.append(lambda record, f=fresh: f.matches(record, now=now))
+            built.append(functools.partial(fresh.matches, now=now))  # built while switched
     finally:
         memory_fast.ENABLED = saved
     return built
@@ -261,5 +330,11 @@ def test_the_anniversary_and_matches_accelerators_are_used() -> None:
     assert isinstance(days, MonthDays) and days.certain < days.covered < days.near | days.certain
     source = flt.evaluator.__code__.co_names
     assert "astimezone" in source and "_anniversary" in source
-    assert flt.matches({"createdAt": datetime(2026, 11, 18, tzinfo=UTC)}, now=NOW)
+    record = {"createdAt": datetime(2026, 11, 18, tzinfo=UTC)}
+    assert flt.matches(record, now=NOW)
+    assert getattr(flt.matches, "__name__", None) == "audience_filter_at"
+    assert flt.evaluator.at(record, NOW)
     assert flt.evaluator.at.__name__ == "audience_filter_at"
+    clocked = af.compile(flt, clock=lambda: NOW)
+    assert isinstance(clocked, functools.partial) and clocked(record)
+    assert clocked.func.__name__ == "audience_filter_at"

@@ -66,7 +66,16 @@ from ..language import lists
 from ..language.anniversary import MonthDays
 from ..language.data_paths import truth
 from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import Aggregated, Comparison, Const, IsNull, ListTest, Node, Quantified
+from ..language.nodes import (
+    TRUE,
+    Aggregated,
+    Comparison,
+    Const,
+    IsNull,
+    ListTest,
+    Node,
+    Quantified,
+)
 from ..language.relations import Aggregate, Relation
 from .columnar_lists import native_list_test
 from .columnar_types import CANONICAL, field_columns, related_column
@@ -503,11 +512,22 @@ class _Expressions(FrameCore[pl.Expr]):
         assert field is not None, "sum, min and max read a field"
         dtype, value = rows.dtypes[field], _struct_field(field)
         if function is Aggregate.SUM and dtype.is_integer():
-            dtype, value = pl.Int128, value.cast(pl.Int128)  # exact past 64 bits, no wrapping
-        listed = rows.column.list.eval(pl.when(self.element_test(rows, where)).then(value))
+            dtype = _exact_sum_type(dtype)
+            value = value.cast(dtype)
+        if where != TRUE:  # every row counts without a where clause: no `when` per element
+            value = pl.when(self.element_test(rows, where)).then(value)
+        listed = rows.column.list.eval(value)
         if function is Aggregate.SUM:
             return listed.list.sum().fill_null(0), dtype
         return (listed.list.min() if function is Aggregate.MIN else listed.list.max()), dtype
+
+
+def _exact_sum_type(dtype: Any) -> Any:
+    """The integer type a sum of `dtype` values is exact in, without wrapping: Int64 for
+    integers of 32 bits or fewer (a list would need 2^31 items to overflow it), Int128 for
+    64-bit ones (which costs more per element: only there is it needed)."""
+    narrow = dtype in _INT_RANGES and _INT_RANGES[dtype][1] <= 2**32 - 1
+    return pl.Int64 if narrow else pl.Int128
 
 
 def _struct_field(name: str) -> pl.Expr:

@@ -41,6 +41,8 @@ Design choices:
   predicate never goes stale; an absolute filter is called with the record alone. Its `at`
   takes a `now` instead of the tuple (`Filter.matches(record, now=...)`): the instants of the
   last `now` are kept with it, and the fast version tests that and evaluates in one function.
+- A JSON data-path equality walks plain `dict`s inline (`memory_paths.py`) and leaves any
+  other document or value class to `data_paths.truth`, where the JSON type rules live.
 - An anniversary of a date-time in UTC is written out in the fast version: a UTC month-day
   is surely in the period in any zone, surely not, or near its edges (`MonthDays.certain`,
   `near`), and only then converted to the zone; `astimezone` is most of the cost otherwise.
@@ -84,9 +86,9 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.references import reference_truth
-from ..language.relative import as_now
+from ..language.relative import Clock, as_now
 from ..language.values import accepts, record_date, record_datetime, record_value
-from . import memory_fast
+from . import memory_fast, memory_paths
 from .memory_relations import relation_truth
 
 Instants = tuple[date | str | MonthDays, ...]
@@ -101,9 +103,11 @@ At = Callable[[Record, datetime], bool]
 class Evaluator(Protocol):
     """The compiled function: a record, and the instants of the filter's relative values in
     order. An absolute filter's function is called with the record alone. `at(record, now)`
-    takes the instants at `now` itself (`Filter.matches(record, now=...)`)."""
+    takes the instants at `now` itself (`Filter.matches(record, now=...)`), and
+    `on_clock(clock)` is the predicate reading `clock` on every call (`af.compile(clock=)`)."""
 
     at: At
+    on_clock: Callable[[Clock], Callable[[Record], bool]]
 
     def __call__(self, record: Record, instants: Instants = (), /) -> bool: ...
 
@@ -129,6 +133,7 @@ def compile_node(root: Node, schema: Schema) -> Evaluator:
     """
     evaluator = _evaluator(root, schema)
     evaluator.at = _first_at(root, schema, evaluator)
+    evaluator.on_clock = _on_clock(root, schema, evaluator)
     return evaluator
 
 
@@ -204,22 +209,107 @@ def _at(root: Node, schema: Schema, evaluator: Evaluator) -> At:
         return lambda record, now: evaluator(record, remember(now))
     builder = _Builder(schema, root, fast=True)
     builder.bound.update(_on_error=evaluator, _memo=memo, _remember=remember)
-    return _function_at(builder, root)
+    at: At = _function_at(builder, root)
+    return at
 
 
-def _function_at(builder: _Builder, root: Node) -> At:
+def _on_clock(root: Node, schema: Schema, evaluator: Evaluator) -> Callable[[Clock], Predicate]:
+    """`evaluator.on_clock`: the predicate reading a clock on every call. The function behind
+    it is compiled on the first call and shared by every clock after (a service puts each
+    audience on a clock of its own for each write): a clock is bound to it with
+    `functools.partial`, which adds no Python frame."""
+    built: list[Callable[[Clock, Record], bool]] = []
+
+    def on_clock(clock: Clock) -> Predicate:
+        if not built:
+            built.append(_clock_function(root, schema, evaluator))
+        return functools.partial(built[0], clock)
+
+    return on_clock
+
+
+def _clock_function(
+    root: Node, schema: Schema, evaluator: Evaluator
+) -> Callable[[Clock, Record], bool]:
+    """`(clock, record) -> bool`. The fast version keeps the instants of the last `now` a
+    clock gave, as `at` does, and reads the clock inside the one generated function: a clock
+    returning the same `now` for a batch (a service's, a test's) resolves its instants once,
+    not once per record. The plain version resolves them on every call."""
+    relatives = relative_values(root)
+    if not relatives:
+        return lambda clock, record: evaluator(record)
+    resolvers = tuple(value.resolver() for value in relatives)
+    if not memory_fast.ENABLED:
+        return lambda clock, record: evaluator(record, _instants_at(resolvers, clock()))
+    memo, remember = _remembering(resolvers)
+    builder = _Builder(schema, root, fast=True)
+    builder.bound.update(_on_error=evaluator, _memo=memo, _remember=remember)
+    clocked: Callable[[Clock, Record], bool] = _function_at(builder, root, clock=True)
+    return clocked
+
+
+def _instants_at(
+    resolvers: tuple[Callable[[datetime], date | str | MonthDays], ...], now: datetime
+) -> Instants:
+    moment = now if now.tzinfo is UTC else as_now(now)
+    return tuple([before(moment) for before in resolvers])
+
+
+def _function_at(builder: _Builder, root: Node, *, clock: bool = False) -> Any:
     """`def audience_filter_at(record, _now)`: the instants of `_now` (`_LOOK_UP`), then
-    `_function`'s body; on a bad value, the evaluator, which answers exactly or raises."""
+    `_function`'s body; on a bad value, the evaluator, which answers exactly or raises. With
+    `clock`, `audience_filter_at(_clock, record)` reads `_now` from `_clock()` first."""
+    read_clock = ast.parse(f"{_NOW} = _clock()").body if clock else []
+    args = _arguments("_clock", _RECORD) if clock else _arguments(_RECORD, _NOW)
+    return _function_now(builder, root, args, read_clock)
+
+
+def _function_now(
+    builder: _Builder, root: Node, args: ast.arguments, prelude: list[ast.stmt]
+) -> Any:
+    """A function of `args` whose `prelude` sets `_now`, then `_LOOK_UP` and the body."""
     body, _ = builder.build(root, True, {})
     function = ast.FunctionDef(
         name="audience_filter_at",
-        args=_arguments(_RECORD, _NOW),
-        body=[*ast.parse(_LOOK_UP).body, _guarded(body, True, _CAUGHT_FAST)],
+        args=args,
+        body=[*prelude, *ast.parse(_LOOK_UP).body, _guarded(body, True, _CAUGHT_FAST)],
         decorator_list=[],
         **_NO_TYPE_PARAMS,
     )
-    at: At = _compiled(function, builder.bound)
-    return at
+    return _compiled(function, builder.bound)
+
+
+def matcher(root: Node, schema: Schema, evaluator: Evaluator, clock: Clock) -> Matcher:
+    """`Filter.matches` of a relative filter: `(record, *, now=None)`, with `now` taken from
+    `clock` when not given. The fast version is one generated function keeping the instants
+    of the last `now` (as `at` does), so `matches(record, now=t)` in a loop costs one call a
+    record, as the compiled predicate on a clock does."""
+    if not memory_fast.ENABLED:
+        predicate = _on_clock(root, schema, evaluator)(clock)
+
+        def matches(record: Record, *, now: datetime | None = None) -> bool:
+            return predicate(record) if now is None else evaluator.at(record, now)
+
+        return matches
+    memo, remember = _remembering(tuple(value.resolver() for value in relative_values(root)))
+    builder = _Builder(schema, root, fast=True)
+    builder.bound.update(_on_error=evaluator, _memo=memo, _remember=remember, _clock=clock)
+    args = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg(arg=_RECORD)],
+        kwonlyargs=[ast.arg(arg="now")],
+        kw_defaults=[ast.Constant(None)],
+        defaults=[],
+    )
+    prelude = ast.parse(f"{_NOW} = _clock() if now is None else now").body
+    found: Matcher = _function_now(builder, root, args, prelude)
+    return found
+
+
+class Matcher(Protocol):
+    """`Filter.matches`: a record, and the instant relative date-times are taken at."""
+
+    def __call__(self, record: Record, *, now: datetime | None = None) -> bool: ...
 
 
 _NOW = "_now"
@@ -417,7 +507,12 @@ class _Builder:
         else:
             truth = self.bind(functools.partial(_json_truth, node, node.field, node.path))
             call = _call(truth, _name(_RECORD))
-        return _compare(call, ast.Is(), ast.Constant(want))
+        plain = _compare(call, ast.Is(), ast.Constant(want))
+        if isinstance(node, Comparison) and memory_paths.inlined(node):
+            document = self.read(node.field)
+            local = functools.partial(self.local, "")
+            return memory_paths.equality(node, want, document, plain, local, self.bind)
+        return plain
 
     def conjunction(
         self, items: tuple[Node, ...], want: bool, known: Known

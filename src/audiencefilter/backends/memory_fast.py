@@ -19,10 +19,14 @@ operations do the work:
   most UTC month-days answer without converting the value to the zone (`MonthDays.certain`
   and `near`), the rest convert it; any other value takes `is_anniversary`.
 - `Filter.matches(record, now=...)` looks up the instants of `now` and evaluates in one
-  generated function (`memory.py`, `_function_at`) instead of a call to the compiled one.
+  generated function (`memory.py`, `_function_at`) instead of a call to the compiled one;
+  `af.compile(flt, clock=...)` reads its clock in such a function too (`_on_clock`), so the
+  instants are resolved once per `now` the clock gives, not once per record.
+- A JSON data-path equality walks plain `dict`s and compares a value of the literal's class
+  inline (`memory_paths.py`); anything else takes `data_paths.truth`.
 
-Switch: `ENABLED` (a module attribute, read when a filter is compiled, or first asked
-`matches(record, now=...)`), initially off when the environment variable
+Switch: `ENABLED` (a module attribute, read when a filter is compiled, first asked
+`matches(record, now=...)` or first put on a clock), initially off when the environment variable
 `AUDIENCEFILTER_FAST_MEMORY` is `0`. `tests/test_memory_fast.py` compares both paths on
 generated records, wrong types included.
 """

@@ -108,12 +108,17 @@ class _Rows:
         self.always = node == TRUE
         self.evaluate = compiler.compile(node, schema)
         self.picks = tuple(relatives[ago] for ago in relative_values(node))
+        #: W reads every instant of the outer function, in its order: pass them on as they are.
+        self.whole = bool(self.picks) and self.picks == tuple(range(len(relatives)))
         self.loops = {kind: _loop(node, schema, kind, compiler) for kind in _LOOPS}
 
     def run(self, kind: str, rows: Sequence[Record], instants: Instants, *args: Any) -> Any:
         """`count`, `any`, `all` or (with the count) `at_least` of W over `rows`: the inlined
         loop, or on an error the per-row evaluation (exact answers, or `RecordError`)."""
-        picked = tuple([instants[i] for i in self.picks]) if self.picks else ()
+        if self.whole:
+            picked = instants
+        else:
+            picked = tuple([instants[i] for i in self.picks]) if self.picks else ()
         try:
             return self.loops[kind](rows, picked, *args)
         except (TypeError, AttributeError, ValueError):
@@ -188,6 +193,9 @@ def _aggregated_truth(
     node: Aggregated, relation: Relation, where: _Rows, value_test: _ValueTest
 ) -> Truth:
     """The aggregate of the matching rows, tested as a value of its own schema."""
+    if memory_fast.ENABLED and node.function is Aggregate.SUM and where.always:
+        if value_test.known is not None:
+            return _summed_truth(node, relation, value_test)
     compute = _aggregate_of_rows(node, relation, where)
     name = relation.name
 
@@ -198,6 +206,25 @@ def _aggregated_truth(
         return value_test.truth(compute(rows, instants), instants)
 
     return aggregated
+
+
+def _summed_truth(node: Aggregated, relation: Relation, value_test: _ValueTest) -> Truth:
+    """`_aggregated_truth` of a sum over every row, in one call (`memory_fast`): the values
+    added by `sum` when they are all `int` or `float`, the test's answer remembered per sum."""
+    name, field, known = relation.name, node.field, value_test.known
+    assert field is not None and known is not None, "a sum reads a field; its test no instant"
+    exact = _aggregate(Aggregate.SUM, field, relation)
+
+    def summed(record: Record, instants: Instants) -> bool | None:
+        rows = record.get(name)
+        if rows.__class__ is not list:
+            rows = related_rows(relation, rows)
+        values = [value for row in rows if (value := row.get(field)) is not None]
+        total = sum(values) if memory_fast.SUMMED.issuperset(map(type, values)) else exact(rows)
+        found = known.get(total)
+        return value_test.truth(total, instants) if found is None else found
+
+    return summed
 
 
 def _aggregate_of_rows(

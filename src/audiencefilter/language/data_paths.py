@@ -70,11 +70,15 @@ def lookup(document: object, path: tuple[str, ...]) -> object:
             return None
         found = value.get(key, _MISSING)
         if found is _MISSING:
-            # Only a key spelt like a JSON scalar can stand for a non-string key.
-            scalar = key in _SCALAR_WORDS or key[:1] in _NUMBER_START
-            found = _json_key_lookup(value, key) if scalar else None
+            found = None if plain_key(key) else _json_key_lookup(value, key)
         value = found
     return value
+
+
+def plain_key(key: str) -> bool:
+    """Whether a missing string `key` is simply missing: only a key spelt like a JSON scalar
+    (`1`, `true`, `null`) can stand for a non-string key of a Python mapping."""
+    return not (key in _SCALAR_WORDS or key[:1] in _NUMBER_START)
 
 
 def _json_key_lookup(mapping: Mapping[Any, Any], key: str) -> object:
