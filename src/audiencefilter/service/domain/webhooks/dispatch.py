@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -170,6 +171,37 @@ def fan_out(database: Database, batch: int = FAN_OUT_BATCH) -> int:
     return made
 
 
+def fan_out_shared(session: Session, batch: int = FAN_OUT_BATCH) -> int:
+    """Deliveries for every endpoint that is behind, in the caller's transaction; the number
+    made. The endpoints share `batch` events (at least one each), so the transaction stays
+    short however far behind they are, and one endpoint's burst leaves room for the others."""
+    ids = behind(session)
+    each = max(1, batch // max(1, len(ids)))
+    return sum(fan_out_one(session, webhook_id, each) for webhook_id in ids)
+
+
+def one_round(
+    database: Database,
+    policy: Policy,
+    ended: Sequence[Result],
+    released: Sequence[Claimed],
+    turns: Turns,
+    run: int,
+) -> list[list[Claimed]]:
+    """A round of the worker's loop as one short write transaction: record the attempts that
+    ended and release the deliveries not attempted, fan out new events, claim runs for the
+    free threads (`claim_runs`). One write per round, not one per step: on SQLite each write
+    queues for the one lock behind other accounts' turns (`db/fair_gate.py`), and the loop's
+    rounds are how fast a healthy account's deliveries go out."""
+    with database.transaction() as session:
+        if ended:
+            _settle(session, policy, ended)
+        release(session, released)
+        fan_out_shared(session)
+        slots = turns.free()
+        return claim_runs(session, policy, slots, turns, run) if slots > 0 else []
+
+
 def _signing_secrets(hook: Webhook, now: datetime) -> tuple[str, ...]:
     if (
         hook.previousSecret is not None
@@ -184,30 +216,63 @@ def claim(
     database: Database, policy: Policy, slots: int, turns: Turns | None = None
 ) -> list[Claimed]:
     """Takes up to `slots` due deliveries for this worker, under a lease, by the accounts'
-    turns (`turns.py`): the accounts with deliveries due are ranked by their next turn (those at
-    their limit left out), a few due rows of each of the first are read, and the free slots go
-    to them in turn. Nothing is begun: the caller begins what it starts (`Turns.begin`)."""
-    turns = turns or Turns(slots)
-    now = clock.now()
+    turns (`claim_runs` with runs of one), in a transaction of its own."""
     with database.transaction() as session:
-        endpoints = _endpoints_due(session, now)
-        if not endpoints:
-            return []
-        contested = len(endpoints) > 1
-        limit, in_flight = turns.limit(contested), turns.in_flight()
-        oldest = {account: due[0][1] for account, due in endpoints.items()}
-        queues: dict[str, list[WebhookDelivery]] = {}
-        for account in turns.order(oldest)[:slots]:
-            wanted = min(slots, limit - in_flight.get(account, 0))
-            queues[account] = _due_of(
-                session, now, [hook for hook, _ in endpoints[account]], wanted
-            )
-        chosen = turns.choose(queues, slots, contested)
-        if not chosen:
-            return []
-        hooks = _hooks_of(session, [row for _, row in chosen])
-        until = now + timedelta(seconds=policy.lease)
-        return [_lease(row, hooks[row.webhookId], account, now, until) for account, row in chosen]
+        runs = claim_runs(session, policy, slots, turns or Turns(slots), 1)
+    return [item for run in runs for item in run]
+
+
+def claim_runs(
+    session: Session, policy: Policy, slots: int, turns: Turns, run: int
+) -> list[list[Claimed]]:
+    """Up to `slots` runs of at most `run` due deliveries each, one account's per run, under a
+    lease (in the caller's transaction). The accounts with deliveries due are ranked by their
+    next turn (`turns.py`; those at their limit left out), a few due rows of each of the first
+    are read, and the free slots go to them in turn. Nothing is begun: the caller begins what
+    it starts (`Turns.begin`), one slot per run.
+
+    A run is what one sending thread sends one after another (`worker.py`): an account's
+    deliveries go out `run` per thread and round, not one, so a healthy account held to its
+    share of threads is not also held to its share of deliveries per round."""
+    now = clock.now()
+    endpoints = _endpoints_due(session, now)
+    if not endpoints:
+        return []
+    contested = len(endpoints) > 1
+    limit, in_flight = turns.limit(contested), turns.in_flight()
+    oldest = {account: due[0][1] for account, due in endpoints.items()}
+    rows: dict[str, list[WebhookDelivery]] = {}
+    for account in turns.order(oldest)[:slots]:
+        threads = min(slots, limit - in_flight.get(account, 0))
+        hooks = [hook for hook, _ in endpoints[account]]
+        rows[account] = _due_of(session, now, hooks, threads * run)
+    threads_of = {account: list(range(min(len(due), slots))) for account, due in rows.items()}
+    chosen = turns.choose(threads_of, slots, contested)
+    if not chosen:
+        return []
+    runs = _deal(rows, [account for account, _ in chosen], run)
+    hooks_by_id = _hooks_of(session, [row for _, due in runs for row in due])
+    until = now + timedelta(seconds=policy.lease)
+    return [
+        [_lease(row, hooks_by_id[row.webhookId], account, now, until) for row in due]
+        for account, due in runs
+    ]
+
+
+def _deal(
+    rows: dict[str, list[WebhookDelivery]], accounts: Sequence[str], run: int
+) -> list[tuple[str, list[WebhookDelivery]]]:
+    """One run per thread chosen (`accounts`, one entry per thread), an account's oldest rows
+    dealt out over its threads in turn: a backlog goes out on every thread it was given, in
+    parallel, each run at most `run` long."""
+    taken = Counter(accounts)
+    seen: Counter[str] = Counter()
+    runs = []
+    for account in accounts:
+        threads, index = taken[account], seen[account]
+        seen[account] += 1
+        runs.append((account, rows[account][: threads * run][index::threads]))
+    return runs
 
 
 def _endpoints_due(session: Session, now: datetime) -> dict[str, list[tuple[str, datetime]]]:
@@ -299,17 +364,43 @@ class Result:
     outcome: Outcome
 
 
-def settle(database: Database, policy: Policy, results: Sequence[Result]) -> None:
-    """Records the attempts of a round, in one transaction (one commit for the lot).
+def settle(
+    database: Database,
+    policy: Policy,
+    results: Sequence[Result],
+    released: Sequence[Claimed] = (),
+) -> None:
+    """Records the attempts of a round, in one transaction (one commit for the lot), and
+    releases the deliveries claimed and not attempted.
 
     Core statements, not ORM objects: the attempts in one multi-row insert, the deliveries in
     one update by primary key. Endpoints are updated in the order of their ids, so concurrent
     workers take their rows (failure counters) in the same order and cannot deadlock on them.
     """
-    if not results:
+    if not results and not released:
         return
     with database.transaction() as session:
-        _settle(session, policy, results)
+        if results:
+            _settle(session, policy, results)
+        release(session, released)
+
+
+def release(session: Session, released: Sequence[Claimed]) -> None:
+    """Gives back deliveries claimed and never attempted (a run cut short): due again at once,
+    attempts unchanged. Only where this worker's lease still holds them (tokens are random, so
+    an id and a token of the same claim find the row)."""
+    if not released:
+        return
+    session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.id.in_([item.id for item in released]),
+            WebhookDelivery.leaseToken.in_([item.token for item in released]),
+            WebhookDelivery.status == PENDING,
+        )
+        .values(leaseToken=None, leaseUntil=None)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _settle(session: Session, policy: Policy, results: Sequence[Result]) -> None:
