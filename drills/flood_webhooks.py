@@ -56,6 +56,7 @@ def webhooks(api: httpx.Client, _url: str, sizes: Sized) -> Callable[[], None]:
     def flood() -> None:
         try:
             time.sleep(sizes.webhook_seconds)
+            drips.close()  # no new attempt reaches it; those under way go on to their end
             _judge(drips)
         finally:
             silent.close()
@@ -65,8 +66,8 @@ def webhooks(api: httpx.Client, _url: str, sizes: Sized) -> Callable[[], None]:
 
 
 def _judge(drips: Drips) -> None:
-    """Every attempt at the dripping receiver ended, cut by the sender before the answer did;
-    raises `ServiceFailed` naming what was found otherwise."""
+    """Every attempt the dripping receiver took ended, cut by the sender before the answer
+    did; raises `ServiceFailed` naming what was found otherwise."""
     deadline = time.monotonic() + DRIPS_END_WITHIN
     started, endings = drips.counts()
     while len(endings) < started and time.monotonic() < deadline:
