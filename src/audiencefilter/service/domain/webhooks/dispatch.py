@@ -14,8 +14,13 @@ a worker killed during it leaves a lease that expires (`webhook_lease_seconds`),
 delivery is claimed again: at least once. A delivery is not claimable while an earlier delivery
 (by outbox position) of the same endpoint and the same contact is pending: **in order per
 contact**. Events without a contact are ordered by their audience. Accounts take turns for the
-free slots, and none passes its limit of attempts in flight (`turns.py`): one account's backlog
-neither fills a worker nor delays another account's delivery past the next free slot.
+free slots, and none passes its limit of runs in flight (`turns.py`): one account's backlog
+neither fills a worker nor delays another account's delivery past the next free slot. A slot
+takes a run of one account's deliveries (`claim_runs`), which its thread sends in turn.
+
+**A worker's turn** (`one_round`) records, releases, fans out and claims in one write
+transaction: on SQLite each write transaction waits for the one lock (`db/fair_gate.py`), so
+the fewer a turn takes, the more turns a worker gets while other accounts write.
 
 **Results.** `settle` records the attempt (status code, duration, error) and moves the delivery
 on: delivered, or its next attempt after the backoff (`schedule.py`), or failed after the last
