@@ -113,3 +113,29 @@ def test_a_run_stops_at_its_first_failure_and_gives_back_the_rest(tmp_path: Path
         assert worker.dispatch_free() == 1  # the four, as one run
     finally:
         api.close()
+
+
+def test_an_attempt_that_raises_keeps_its_lease_and_the_run_gives_back_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug inside an attempt (not a network failure, which is an outcome) ends the run: the
+    delivery it was sending keeps its lease, to be tried again when the lease runs out (it may
+    have been sent), and the others of the run are due again at once."""
+    api = _app(tmp_path, concurrency=1)
+    try:
+        _account_with(api, "http://127.0.0.1:9/raises", 3)
+        worker = worker_of(api)
+
+        def broken(*_: object) -> None:
+            raise RuntimeError("a bug in the attempt")
+
+        monkeypatch.setattr(worker, "_send", broken)
+        assert worker.dispatch_free() == 1
+        until(lambda: worker.turns.free() == 1, "the run's end")
+        worker.record_ended()
+        with api.app.state.db.reading() as session:
+            rows = list(session.scalars(select(WebhookDelivery)))
+        assert sorted(row.leaseToken is not None for row in rows) == [False, False, True]
+        assert all(row.attempts == 0 for row in rows)
+    finally:
+        api.close()

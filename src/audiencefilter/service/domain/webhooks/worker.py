@@ -145,22 +145,19 @@ class WebhookWorker:
         """Sends the run's deliveries one after another while each succeeds and the run is
         young (`_run_seconds`); those not attempted are released at the next turn."""
         results: list[dispatch.Result] = []
-        started, untouched = time.monotonic(), 0
+        started, begun = time.monotonic(), 0  # begun: attempted, or whose attempt raised
         try:
-            for index, item in enumerate(run):
+            for item in run:
                 if results and not self._run_goes_on(results[-1], started):
-                    untouched = index
                     break
-                untouched = index + 1  # an attempt that raises keeps its lease
+                begun += 1
                 results.append(self._attempt(item, app_clock))
-            else:
-                untouched = len(run)
         except Exception:  # its lease runs out and the delivery is tried again
-            logger.exception("the attempt of delivery %s failed to run", run[untouched - 1].id)
+            logger.exception("the attempt of delivery %s failed to run", run[begun - 1].id)
         finally:
             with self._flight:
                 self._ended.extend(results)
-                self._released.extend(run[untouched:])
+                self._released.extend(run[begun:])
             self.turns.end(run[0].account_id)
             self._wake.set()
 
