@@ -18,10 +18,6 @@ free slots, and none passes its limit of runs in flight (`turns.py`): one accoun
 neither fills a worker nor delays another account's delivery past the next free slot. A slot
 takes a run of one account's deliveries (`claim_runs`), which its thread sends in turn.
 
-**A worker's turn** (`one_round`) records, releases, fans out and claims in one write
-transaction: on SQLite each write transaction waits for the one lock (`db/fair_gate.py`), so
-the fewer a turn takes, the more turns a worker gets while other accounts write.
-
 **Results.** `settle` records the attempt (status code, duration, error) and moves the delivery
 on: delivered, or its next attempt after the backoff (`schedule.py`), or failed after the last
 attempt. An endpoint counts its failed attempts since its last success; when it has failed for
@@ -176,37 +172,6 @@ def fan_out(database: Database, batch: int = FAN_OUT_BATCH) -> int:
     return made
 
 
-def fan_out_shared(session: Session, batch: int = FAN_OUT_BATCH) -> int:
-    """Deliveries for every endpoint that is behind, in the caller's transaction; the number
-    made. The endpoints share `batch` events (at least one each), so the transaction stays
-    short however far behind they are, and one endpoint's burst leaves room for the others."""
-    ids = behind(session)
-    each = max(1, batch // max(1, len(ids)))
-    return sum(fan_out_one(session, webhook_id, each) for webhook_id in ids)
-
-
-def one_round(
-    database: Database,
-    policy: Policy,
-    ended: Sequence[Result],
-    released: Sequence[Claimed],
-    turns: Turns,
-    run: int,
-) -> list[list[Claimed]]:
-    """A round of the worker's loop as one short write transaction: record the attempts that
-    ended and release the deliveries not attempted, fan out new events, claim runs for the
-    free threads (`claim_runs`). One write per round, not one per step: on SQLite each write
-    queues for the one lock behind other accounts' turns (`db/fair_gate.py`), and the loop's
-    rounds are how fast a healthy account's deliveries go out."""
-    with database.transaction() as session:
-        if ended:
-            _settle(session, policy, ended)
-        release(session, released)
-        fan_out_shared(session)
-        slots = turns.free()
-        return claim_runs(session, policy, slots, turns, run) if slots > 0 else []
-
-
 def _signing_secrets(hook: Webhook, now: datetime) -> tuple[str, ...]:
     if (
         hook.previousSecret is not None
@@ -221,17 +186,24 @@ def claim(
     database: Database, policy: Policy, slots: int, turns: Turns | None = None
 ) -> list[Claimed]:
     """Takes up to `slots` due deliveries for this worker, under a lease, by the accounts'
-    turns (`claim_runs` with runs of one), in a transaction of its own."""
-    with database.transaction() as session:
-        runs = claim_runs(session, policy, slots, turns or Turns(slots), 1)
+    turns (`claim_runs` with runs of one)."""
+    runs = claim_runs(database, policy, slots, turns or Turns(slots), 1)
     return [item for run in runs for item in run]
 
 
 def claim_runs(
-    session: Session, policy: Policy, slots: int, turns: Turns, run: int
+    database: Database, policy: Policy, slots: int, turns: Turns, run: int
 ) -> list[list[Claimed]]:
     """Up to `slots` runs of at most `run` due deliveries each, one account's per run, under a
-    lease (in the caller's transaction). The accounts with deliveries due are ranked by their
+    lease, in a transaction of its own (`_claim_runs`)."""
+    with database.transaction() as session:
+        return _claim_runs(session, policy, slots, turns, run)
+
+
+def _claim_runs(
+    session: Session, policy: Policy, slots: int, turns: Turns, run: int
+) -> list[list[Claimed]]:
+    """The claim, in the caller's transaction. The accounts with deliveries due are ranked by their
     next turn (`turns.py`; those at their limit left out), a few due rows of each of the first
     are read, and the free slots go to them in turn. Nothing is begun: the caller begins what
     it starts (`Turns.begin`), one slot per run.

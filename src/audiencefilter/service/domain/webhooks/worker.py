@@ -6,20 +6,20 @@ database, since fan-out and claims are made safe in the database (`dispatch.py`)
 every write transaction takes the database's write lock, so they are serialised.
 
 The loop keeps `webhook_concurrency` sending threads busy (so at most that many connections per
-worker). Each turn is one short write transaction (`dispatch.one_round`): it records the
-attempts that ended since the last turn, fans out new events and claims a run of up to `RUN`
-due deliveries of one account for each free thread. A thread sends its run one attempt after
-another, each within `webhook_timeout_seconds`, and stops at the first failed attempt or once
-the run is `RUN_SECONDS` old; the deliveries it did not attempt are released at the next turn.
-A run that ends frees its thread and wakes the loop at once. So a silent receiver holds only its
-own threads, for one attempt's time limit, never a round of everyone's; and an account held to
-its share of threads still has up to `RUN` deliveries per thread and turn sent to a prompt
-receiver, so its deliveries keep up with its writes however slowly the turns come (on SQLite
-each turn's write waits in the fair gate behind other accounts' turns; measured in
-docs/drills.md, *The isolation drill*). Accounts take turns for the free threads (`turns.py`):
-the account with the fewest runs in flight first, round robin among equals; an account holds at
-most `webhook_account_share` threads while others have deliveries due, and alone all threads but
-that share, which stay free for the next account. An idle loop waits `webhook_poll_seconds`.
+worker). Each turn records the attempts that ended since the last turn (and gives back the
+deliveries claimed and not attempted) in one transaction, fans out new events, and claims a run
+of up to `RUN` due deliveries of one account for each free thread. A thread sends its run one
+attempt after another, each within `webhook_timeout_seconds`, and stops at the first failed
+attempt or once the run is `RUN_SECONDS` old. A run that ends frees its thread and wakes the
+loop at once. So a silent receiver holds only its own threads, for one attempt's time limit,
+never a round of everyone's; and an account held to its share of threads still has up to `RUN`
+deliveries per thread and turn sent to a prompt receiver, so its deliveries keep up with its
+writes however slowly the turns come (on SQLite each of a turn's writes waits in the fair gate
+behind other accounts' turns; measured in docs/drills.md, *The isolation drill*). Accounts
+take turns for the free threads (`turns.py`): the account with the fewest runs in flight first,
+round robin among equals; an account holds at most `webhook_account_share` threads while others
+have deliveries due, and alone all threads but that share, which stay free for the next
+account. An idle loop waits `webhook_poll_seconds`.
 While the database has no webhook at all, it looks again only every `DISCOVERY_SECONDS` (or at
 once when this process creates one): a service without webhooks does no work for them.
 `run_once` (tests, drills) is one synchronous round: claim four per thread, send them all,
@@ -113,19 +113,14 @@ class WebhookWorker:
 
     def dispatch_free(self) -> int:
         """One turn of the loop: record the attempts ended since the last turn, fan out, claim
-        runs for the free sending threads (`dispatch.one_round`, one write transaction) and
-        start each; the number of runs started (threads taken)."""
-        with self._flight:
-            ended, self._ended = self._ended, []
-            released, self._released = self._released, []
-        try:
-            runs = dispatch.one_round(
-                self.database, self.policy, ended, released, self.turns, self._run_length()
-            )
-        except Exception:  # kept for the next turn: the loop logs and tries again
-            with self._flight:
-                self._ended[:0], self._released[:0] = ended, released
-            raise
+        runs for the free sending threads and start each; the number of runs started (threads
+        taken)."""
+        self.record_ended()
+        dispatch.fan_out(self.database)
+        free = self.turns.free()
+        if free <= 0:
+            return 0
+        runs = dispatch.claim_runs(self.database, self.policy, free, self.turns, self._run_length())
         app_clock = self.clock or system_clock
         for run in runs:
             self.turns.begin(run[0].account_id)
