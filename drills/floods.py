@@ -1,25 +1,31 @@
-"""The floods drill: another account's writes while one account floods the service.
+"""The floods drill: another account's writes and deliveries while one account floods.
 
 Issue 36 named four floods after which another account's single write waited seconds, on the
 database's one write lock (SQLite) or behind one account's long transactions. This drill runs
-three of them against a live service, on SQLite and on PostgreSQL, while account B creates
-contacts one after another, and prints B's p50, p99 and max write latency alone and during each
-(the fourth, webhooks to a silent receiver, is the `isolation` drill's):
+them against a live service, on SQLite and on PostgreSQL, while account B creates contacts one
+after another with a webhook whose receiver answers at once, and prints B's p50, p99 and max
+write latency, and the same of the time from each write's answer to its delivery, alone and
+during each flood:
 
 - `windows`: contacts with a history of actions whose one-hour windows close one every 100 ms,
   read by three `count(actions where createdAt >= 1 hour ago)` audiences; the service's own
   scheduler moves them;
 - `imports`: upsert imports of 1,000 rows with 15 actions each, 3 at a time;
 - `chain`: a PATCH of the root of a chain of audiences that read one another, every contact
-  moving.
+  moving;
+- `webhooks`: 40 pending deliveries to a receiver that never answers and 40 to one that drips
+  its answer a byte at a time (`flood_webhooks.py`).
 
 Every drill judges correctness: every write of A and B answered as documented (no 5xx, no
-refusal), and the chain's membership exact (every audience of it holds every contact before the
-PATCH and none after). The latency figures are printed in every mode; the bound (docs/service.md,
-"No account holds another's writes"), B's slowest write during the windows and the chain at most
-`MAX_WRITE_SECONDS`, is a verdict in the full drill only: `--fast` runs in CI, on machines whose
-load no drill controls, where a timing could fail because of the machine, not the code. The
-imports are measured and not yet held to it (each import is still one transaction).
+refusal), every delivery of B arrived, the chain's membership exact (every audience of it holds
+every contact before the PATCH and none after), and every dripping answer cut at the attempt's
+deadline. The latency figures are printed in every mode; the bounds (docs/service.md, "No
+account holds another's writes" and "The worker"), B's slowest write during the windows, the
+chain and the webhooks at most `MAX_WRITE_SECONDS` and its slowest delivery during the webhooks
+at most `MAX_DELIVERY_SECONDS`, are a verdict in the full drill only: `--fast` runs in CI, on
+machines whose load no drill controls, where a timing could fail because of the machine, not
+the code. The imports are measured and not yet held to it (each import is still one
+transaction).
 """
 
 from __future__ import annotations
@@ -34,9 +40,10 @@ from typing import Any
 
 import httpx
 
-from . import backends
+from . import backends, flood_webhooks
 from .common import Context, Row, row
-from .isolation import Writer, _percentiles
+from .isolation import MAX_DELIVERY_SECONDS, Writer, _deliveries, _percentiles
+from .receiver import Receiver
 from .service import (
     ServiceFailed,
     client,
@@ -47,11 +54,14 @@ from .service import (
     running,
     seed_contacts,
 )
-from .webhooks import _settings
+from .webhooks import _settings, new_webhook
 
 MAX_WRITE_SECONDS = 1.0
 BASELINE_SECONDS = 2.0
-BOUNDED = ("windows", "chain")
+BOUNDED = ("windows", "chain", "webhooks")
+DELIVERIES_BOUNDED = ("webhooks",)
+DELIVERED_WITHIN = 60.0
+"""Seconds the drill waits, after the last flood, for every delivery of B."""
 
 
 @dataclass(frozen=True)
@@ -63,10 +73,12 @@ class Sizes:
     import_rows: int
     chain: int
     chain_contacts: int
+    webhook_deliveries: int
+    webhook_seconds: float
 
 
-FAST = Sizes(100, 50, 5.0, 3, 300, 20, 500)
-FULL = Sizes(400, 250, 20.0, 12, 1000, 100, 2000)
+FAST = Sizes(100, 50, 5.0, 3, 300, 20, 500, 40, 12.0)
+FULL = Sizes(400, 250, 20.0, 12, 1000, 100, 2000, 40, 30.0)
 
 
 def _seed_windows(database_url: str, list_id: str, contacts: int, actions: int) -> None:
@@ -183,79 +195,122 @@ FLOODS: dict[str, Callable[[httpx.Client, str, Sizes], Callable[[], None]]] = {
     "windows": _windows,
     "imports": _imports,
     "chain": _chain,
+    "webhooks": flood_webhooks.webhooks,
 }
+
+
+@dataclass
+class Measured:
+    """B's writes during one flood (or alone), and what failed."""
+
+    name: str
+    written: list[str]
+    seconds: float = 0.0
+    failures: tuple[str, ...] = ()
 
 
 def _run(name: str, ctx: Context, database_url: str) -> Row:
     sizes = FAST if ctx.fast else FULL
     migrate(database_url)
     key_a, key_b = create_key(database_url, "flood"), create_key(database_url, "writer")
-    figures: list[str] = []
-    passed = True
-    log = ctx.workdir / f"{name}.log"
-    with running(
-        database_url,
-        log,
-        settings=_settings(MEMBERSHIP_SWEEP_SECONDS="1", MAX_BODY_BYTES=str(4 << 20)),
-    ) as service:
-        with client(service, key_a, timeout=600) as api_a, client(service, key_b) as api_b:
-            writer = Writer(api_b, create_list(api_b, "writer"))
-            alone = writer.write_until(BASELINE_SECONDS)
-            figures.append(f"B alone: {_percentiles([writer.done[i][0] for i in alone])}")
-            for flood_name, prepare in FLOODS.items():
-                flood = prepare(api_a, database_url, sizes)
-                finished = threading.Event()
-
-                failures: list[str] = []
-
-                def work(
-                    flood: Callable[[], None] = flood,
-                    done: threading.Event = finished,
-                    failures: list[str] = failures,
-                ) -> None:
-                    try:
-                        flood()
-                    except Exception as exc:  # reported in the row, not lost in a thread
-                        failures.append(f"{type(exc).__name__}: {str(exc)[:200]}")
-                    finally:
-                        done.set()
-
-                thread = threading.Thread(target=work)
-                started = time.monotonic()
-                thread.start()
-                during, refused = _write_during(writer, finished)
-                seconds = time.monotonic() - started
-                thread.join()
-                latencies = [writer.done[i][0] for i in during]
-                worst = max(latencies, default=0.0)
-                passed = passed and judged(
-                    flood_name,
-                    ctx.fast,
-                    failed=bool(failures) or refused is not None,
-                    writes=len(during),
-                    worst=worst,
-                )
-                figures.append(
-                    f"{flood_name} ({seconds:.1f} s, {len(during)} writes of B): "
-                    f"{_percentiles(latencies)}"
-                    + (f", A failed: {failures[0]}" if failures else "")
-                    + (f", B failed: {refused}" if refused is not None else "")
-                )
-    if ctx.fast:
-        figures.append(f"bound {MAX_WRITE_SECONDS} s on {', '.join(BOUNDED)} printed, not judged")
-    else:
-        figures.append(f"bound {MAX_WRITE_SECONDS} s on {', '.join(BOUNDED)}")
-    return row(name, passed, "; ".join(figures))
+    settings = _settings(MEMBERSHIP_SWEEP_SECONDS="1", MAX_BODY_BYTES=str(4 << 20))
+    receiver = Receiver()
+    try:
+        with running(database_url, ctx.workdir / f"{name}.log", settings=settings) as service:
+            with client(service, key_a, timeout=600) as api_a, client(service, key_b) as api_b:
+                list_b = create_list(api_b, "writer")
+                new_webhook(api_b, list_b, receiver.url, ("contact.created",))
+                writer = Writer(api_b, list_b)
+                measured = [Measured("B alone", writer.write_until(BASELINE_SECONDS))]
+                for flood_name, prepare in FLOODS.items():
+                    measured.append(_flood(flood_name, prepare(api_a, database_url, sizes), writer))
+                every = {i for m in measured for i in m.written}
+                receiver.wait_for(lambda got: every <= _delivered(got), DELIVERED_WITHIN)
+    finally:
+        receiver.close()
+    rows = [_judged(m, ctx.fast, writer, receiver) for m in measured]
+    bounds = (
+        f"bounds {MAX_WRITE_SECONDS} s on B's writes during {', '.join(BOUNDED)} and "
+        f"{MAX_DELIVERY_SECONDS} s on its deliveries during {', '.join(DELIVERIES_BOUNDED)}"
+    )
+    figures = [figure for _, figure in rows] + [
+        bounds + (", printed, not judged" if ctx.fast else "")
+    ]
+    return row(name, all(passed for passed, _ in rows), "; ".join(figures))
 
 
-def judged(flood: str, fast: bool, *, failed: bool, writes: int, worst: float) -> bool:
-    """A flood's verdict: no write of A or B failed and, in the full drill only, B wrote during
-    a bounded flood and its slowest write kept the bound (a timing: `--fast` prints it)."""
-    if failed:
+def _flood(name: str, flood: Callable[[], None], writer: Writer) -> Measured:
+    """Runs `flood` in a thread while B writes; B's writes and what failed."""
+    finished = threading.Event()
+    failures: list[str] = []
+
+    def work() -> None:
+        try:
+            flood()
+        except Exception as exc:  # reported in the row, not lost in a thread
+            failures.append(f"A failed: {type(exc).__name__}: {str(exc)[:300]}")
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=work)
+    started = time.monotonic()
+    thread.start()
+    during, refused = _write_during(writer, finished)
+    seconds = time.monotonic() - started
+    thread.join()
+    if refused is not None:
+        failures.append(f"B failed: {refused}")
+    return Measured(name, during, seconds, tuple(failures))
+
+
+def _delivered(got: list[Any]) -> set[str]:
+    return {item.payload()["data"]["contactId"] for item in got if item.status < 300}
+
+
+def _judged(measured: Measured, fast: bool, writer: Writer, receiver: Receiver) -> tuple[bool, str]:
+    """A flood's verdict (`judged`) and its figures."""
+    latencies = [writer.done[i][0] for i in measured.written]
+    delivered = _deliveries(receiver, writer, measured.written)
+    lost = len(measured.written) - len(delivered)
+    figure = (
+        f"{measured.name}"
+        + (f" ({measured.seconds:.1f} s)" if measured.seconds else "")
+        + f": {len(measured.written)} writes of B, {_percentiles(latencies)}; its deliveries "
+        + f"{_percentiles(delivered)}, undelivered {lost}"
+        + "".join(f", {failure}" for failure in measured.failures)
+    )
+    passed = judged(
+        measured.name,
+        fast,
+        failed=bool(measured.failures),
+        writes=len(latencies),
+        worst=max(latencies, default=0.0),
+        lost=lost,
+        worst_delivery=max(delivered, default=0.0),
+    )
+    return passed, figure
+
+
+def judged(
+    flood: str,
+    fast: bool,
+    *,
+    failed: bool,
+    writes: int,
+    worst: float,
+    lost: int = 0,
+    worst_delivery: float = 0.0,
+) -> bool:
+    """A flood's verdict: no write of A or B failed and every delivery of B arrived; in the
+    full drill only, B wrote during a bounded flood and its slowest write and delivery kept
+    their bounds (timings: `--fast` prints them)."""
+    if failed or lost:
         return False
-    if flood in BOUNDED and not fast:
-        return writes > 0 and worst <= MAX_WRITE_SECONDS
-    return True
+    if fast:
+        return True
+    if flood in BOUNDED and not (writes > 0 and worst <= MAX_WRITE_SECONDS):
+        return False
+    return flood not in DELIVERIES_BOUNDED or worst_delivery <= MAX_DELIVERY_SECONDS
 
 
 def _write_during(writer: Writer, finished: threading.Event) -> tuple[list[str], str | None]:

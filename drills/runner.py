@@ -40,7 +40,7 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     "webhook-two-workers": (webhooks.webhook_two_workers, "two worker processes on PostgreSQL"),
     "abuse": (abuse.abuse, "large filters, memory and a public key's budget, as an attacker"),
     "isolation": (isolation.isolation, "one account's heavy audience and silent receiver"),
-    "floods-sqlite": (floods.floods_sqlite, "another account's writes during three floods, SQLite"),
+    "floods-sqlite": (floods.floods_sqlite, "another account during four floods, SQLite"),
     "floods-postgres": (floods.floods_postgres, "the same on PostgreSQL"),
 }
 # `make test` runs the schemathesis test already; CI runs it there, not twice.

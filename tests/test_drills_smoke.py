@@ -185,3 +185,10 @@ def test_fast_floods_judge_correctness_and_print_latencies() -> None:
     assert not floods.judged("windows", False, failed=False, writes=0, worst=0.0)
     assert floods.judged("imports", False, failed=False, writes=3, worst=slow)
     assert floods.judged("chain", False, failed=False, writes=3, worst=0.0)
+    # The webhooks flood: every delivery of B arrives in both modes; its bound, full only.
+    late = floods.MAX_DELIVERY_SECONDS + 1
+    assert not floods.judged("webhooks", True, failed=False, writes=3, worst=0.0, lost=1)
+    assert floods.judged("webhooks", True, failed=False, writes=3, worst=0.0, worst_delivery=late)
+    assert not floods.judged("webhooks", False, failed=False, writes=3, worst=0.0,
+                             worst_delivery=late)  # fmt: skip
+    assert not floods.judged("chain", True, failed=False, writes=3, worst=0.0, lost=2)

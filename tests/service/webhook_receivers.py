@@ -4,7 +4,8 @@
 - `Silent` reads the request and never answers; it holds each connection until the test
   releases it (`release_one`), so a test decides when a sending thread frees, not a clock.
 - `Drip` answers a byte at a time, from the status line, the headers or the body on, and notes
-  whether the sender closed the connection before the answer ended.
+  whether the sender closed the connection before the answer ended; `Drips` does so for every
+  request it gets (the floods drill's dripping receiver).
 
 The healthy and silent receivers write every request they get to one shared `Arrivals` log, in
 the order they got them: tests assert orderings ("the healthy account's delivery came before
@@ -199,3 +200,34 @@ def _drip(connection: socket.socket, answer: bytes, start: int, every: float) ->
     except OSError:
         return "closed"
     return "sent"
+
+
+class Drips(_Base):
+    """`Drip` for many requests: each answer drips from `phase` on, and `endings` holds how
+    each ended ("sent" or "closed"), in the order they ended; `started` counts the requests."""
+
+    name = "drips"
+
+    def __init__(self, phase: str, ending: str, every: float = 0.1) -> None:
+        answer, start = drip_answer(phase, ending)
+        self._lock = threading.Lock()
+        self.started = 0
+        self.endings: list[str] = []
+        receiver = self
+
+        class Handler(_Quiet):
+            def do_POST(self) -> None:  # noqa: N802 (the http.server naming)
+                self.read_request()
+                self.close_connection = True
+                with receiver._lock:
+                    receiver.started += 1
+                ended = _drip(self.connection, answer, start, every)
+                with receiver._lock:
+                    receiver.endings.append(ended)
+
+        super().__init__(Handler)
+
+    def counts(self) -> tuple[int, list[str]]:
+        """Requests started, and the endings of those that ended."""
+        with self._lock:
+            return self.started, list(self.endings)

@@ -14,8 +14,9 @@ a worker killed during it leaves a lease that expires (`webhook_lease_seconds`),
 delivery is claimed again: at least once. A delivery is not claimable while an earlier delivery
 (by outbox position) of the same endpoint and the same contact is pending: **in order per
 contact**. Events without a contact are ordered by their audience. Accounts take turns for the
-free slots, and none passes its limit of attempts in flight (`turns.py`): one account's backlog
-neither fills a worker nor delays another account's delivery past the next free slot.
+free slots, and none passes its limit of runs in flight (`turns.py`): one account's backlog
+neither fills a worker nor delays another account's delivery past the next free slot. A slot
+takes a run of one account's deliveries (`claim_runs`), which its thread sends in turn.
 
 **Results.** `settle` records the attempt (status code, duration, error) and moves the delivery
 on: delivered, or its next attempt after the backoff (`schedule.py`), or failed after the last
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -184,30 +186,70 @@ def claim(
     database: Database, policy: Policy, slots: int, turns: Turns | None = None
 ) -> list[Claimed]:
     """Takes up to `slots` due deliveries for this worker, under a lease, by the accounts'
-    turns (`turns.py`): the accounts with deliveries due are ranked by their next turn (those at
-    their limit left out), a few due rows of each of the first are read, and the free slots go
-    to them in turn. Nothing is begun: the caller begins what it starts (`Turns.begin`)."""
-    turns = turns or Turns(slots)
-    now = clock.now()
+    turns (`claim_runs` with runs of one)."""
+    runs = claim_runs(database, policy, slots, turns or Turns(slots), 1)
+    return [item for run in runs for item in run]
+
+
+def claim_runs(
+    database: Database, policy: Policy, slots: int, turns: Turns, run: int
+) -> list[list[Claimed]]:
+    """Up to `slots` runs of at most `run` due deliveries each, one account's per run, under a
+    lease, in a transaction of its own (`_claim_runs`)."""
     with database.transaction() as session:
-        endpoints = _endpoints_due(session, now)
-        if not endpoints:
-            return []
-        contested = len(endpoints) > 1
-        limit, in_flight = turns.limit(contested), turns.in_flight()
-        oldest = {account: due[0][1] for account, due in endpoints.items()}
-        queues: dict[str, list[WebhookDelivery]] = {}
-        for account in turns.order(oldest)[:slots]:
-            wanted = min(slots, limit - in_flight.get(account, 0))
-            queues[account] = _due_of(
-                session, now, [hook for hook, _ in endpoints[account]], wanted
-            )
-        chosen = turns.choose(queues, slots, contested)
-        if not chosen:
-            return []
-        hooks = _hooks_of(session, [row for _, row in chosen])
-        until = now + timedelta(seconds=policy.lease)
-        return [_lease(row, hooks[row.webhookId], account, now, until) for account, row in chosen]
+        return _claim_runs(session, policy, slots, turns, run)
+
+
+def _claim_runs(
+    session: Session, policy: Policy, slots: int, turns: Turns, run: int
+) -> list[list[Claimed]]:
+    """The claim, in the caller's transaction. The accounts with deliveries due are ranked by their
+    next turn (`turns.py`; those at their limit left out), a few due rows of each of the first
+    are read, and the free slots go to them in turn. Nothing is begun: the caller begins what
+    it starts (`Turns.begin`), one slot per run.
+
+    A run is what one sending thread sends one after another (`worker.py`): an account's
+    deliveries go out `run` per thread and round, not one, so a healthy account held to its
+    share of threads is not also held to its share of deliveries per round."""
+    now = clock.now()
+    endpoints = _endpoints_due(session, now)
+    if not endpoints:
+        return []
+    contested = len(endpoints) > 1
+    limit, in_flight = turns.limit(contested), turns.in_flight()
+    oldest = {account: due[0][1] for account, due in endpoints.items()}
+    rows: dict[str, list[WebhookDelivery]] = {}
+    for account in turns.order(oldest)[:slots]:
+        threads = min(slots, limit - in_flight.get(account, 0))
+        hooks = [hook for hook, _ in endpoints[account]]
+        rows[account] = _due_of(session, now, hooks, threads * run)
+    threads_of = {account: list(range(min(len(due), slots))) for account, due in rows.items()}
+    chosen = turns.choose(threads_of, slots, contested)
+    if not chosen:
+        return []
+    runs = _deal(rows, [account for account, _ in chosen], run)
+    hooks_by_id = _hooks_of(session, [row for _, due in runs for row in due])
+    until = now + timedelta(seconds=policy.lease)
+    return [
+        [_lease(row, hooks_by_id[row.webhookId], account, now, until) for row in due]
+        for account, due in runs
+    ]
+
+
+def _deal(
+    rows: dict[str, list[WebhookDelivery]], accounts: Sequence[str], run: int
+) -> list[tuple[str, list[WebhookDelivery]]]:
+    """One run per thread chosen (`accounts`, one entry per thread), an account's oldest rows
+    dealt out over its threads in turn: a backlog goes out on every thread it was given, in
+    parallel, each run at most `run` long."""
+    taken = Counter(accounts)
+    seen: Counter[str] = Counter()
+    runs = []
+    for account in accounts:
+        threads, index = taken[account], seen[account]
+        seen[account] += 1
+        runs.append((account, rows[account][: threads * run][index::threads]))
+    return runs
 
 
 def _endpoints_due(session: Session, now: datetime) -> dict[str, list[tuple[str, datetime]]]:
@@ -299,17 +341,43 @@ class Result:
     outcome: Outcome
 
 
-def settle(database: Database, policy: Policy, results: Sequence[Result]) -> None:
-    """Records the attempts of a round, in one transaction (one commit for the lot).
+def settle(
+    database: Database,
+    policy: Policy,
+    results: Sequence[Result],
+    released: Sequence[Claimed] = (),
+) -> None:
+    """Records the attempts of a round, in one transaction (one commit for the lot), and
+    releases the deliveries claimed and not attempted.
 
     Core statements, not ORM objects: the attempts in one multi-row insert, the deliveries in
     one update by primary key. Endpoints are updated in the order of their ids, so concurrent
     workers take their rows (failure counters) in the same order and cannot deadlock on them.
     """
-    if not results:
+    if not results and not released:
         return
     with database.transaction() as session:
-        _settle(session, policy, results)
+        if results:
+            _settle(session, policy, results)
+        release(session, released)
+
+
+def release(session: Session, released: Sequence[Claimed]) -> None:
+    """Gives back deliveries claimed and never attempted (a run cut short): due again at once,
+    attempts unchanged. Only where this worker's lease still holds them (tokens are random, so
+    an id and a token of the same claim find the row)."""
+    if not released:
+        return
+    session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.id.in_([item.id for item in released]),
+            WebhookDelivery.leaseToken.in_([item.token for item in released]),
+            WebhookDelivery.status == PENDING,
+        )
+        .values(leaseToken=None, leaseUntil=None)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _settle(session: Session, policy: Policy, results: Sequence[Result]) -> None:

@@ -11,10 +11,11 @@ them (`begin`, `end`). When threads are free, `choose` hands them out one at a t
 No account may pass its limit: `share` threads while another account has deliveries due, and
 `alone` (`concurrency - share`, at least one) while it is the only one, so that `share` threads
 stay free for the next account's delivery. So one account holds at most
-`max(share, alone)` threads (`held_at_most`), each for one attempt, which its time limit
-bounds; and a delivery of an account with nothing in flight goes out at the first free thread,
-before any delivery of an account with attempts in flight: at once, or when the earliest
-attempt under way ends, within one time limit, whatever the others' backlogs.
+`max(share, alone)` threads (`held_at_most`), each for one run (`worker.py`: attempts started
+for at most `RUN_SECONDS`, each within its time limit); and a delivery of an account with
+nothing in flight goes out at the first free thread, before any delivery of an account with
+runs in flight: at once, or when the earliest run under way ends, within one time limit and
+`RUN_SECONDS`, whatever the others' backlogs.
 
 The order of turns is this worker's: several workers each take turns among the accounts, and
 each holds its own limits.

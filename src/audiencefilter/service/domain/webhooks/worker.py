@@ -6,25 +6,32 @@ database, since fan-out and claims are made safe in the database (`dispatch.py`)
 every write transaction takes the database's write lock, so they are serialised.
 
 The loop keeps `webhook_concurrency` sending threads busy (so at most that many connections per
-worker): it claims as many due deliveries as threads are free, each attempt within
-`webhook_timeout_seconds`; an attempt that ends frees its thread and wakes the loop at once,
-which records the attempts ended since its last turn in one transaction (fewer writes for
-SQLite's one write lock) before it claims again. So a silent receiver holds only its own
-threads for its time limit, never a round of everyone's. Accounts take turns for the free
-threads (`turns.py`): the account with the fewest attempts in flight first, round robin among
-equals; an account holds at most `webhook_account_share` threads while others have deliveries
-due, and alone all threads but that share, which stay free for the next account. An
-idle loop waits `webhook_poll_seconds`. While the database has no webhook at all, it looks again
-only every `DISCOVERY_SECONDS` (or at once when this process creates one): a service without
-webhooks does no work for them. `run_once` (tests, drills) is one synchronous round: claim four
-per thread, send them all, record them together. The lease (60 s by default) outlasts an attempt
-(10 s at most).
+worker). Each turn records the attempts that ended since the last turn (and gives back the
+deliveries claimed and not attempted) in one transaction, fans out new events, and claims a run
+of up to `RUN` due deliveries of one account for each free thread. A thread sends its run one
+attempt after another, each within `webhook_timeout_seconds`, and stops at the first failed
+attempt or once the run is `RUN_SECONDS` old. A run that ends frees its thread and wakes the
+loop at once. So a silent receiver holds only its own threads, for one attempt's time limit,
+never a round of everyone's; and an account held to its share of threads still has up to `RUN`
+deliveries per thread and turn sent to a prompt receiver, so its deliveries keep up with its
+writes however slowly the turns come (on SQLite each of a turn's writes waits in the fair gate
+behind other accounts' turns; measured in docs/drills.md, *The isolation drill*). Accounts
+take turns for the free threads (`turns.py`): the account with the fewest runs in flight first,
+round robin among equals; an account holds at most `webhook_account_share` threads while others
+have deliveries due, and alone all threads but that share, which stay free for the next
+account. An idle loop waits `webhook_poll_seconds`.
+While the database has no webhook at all, it looks again only every `DISCOVERY_SECONDS` (or at
+once when this process creates one): a service without webhooks does no work for them.
+`run_once` (tests, drills) is one synchronous round: claim four per thread, send them all,
+record them together. The lease (60 s by default) outlasts an attempt (10 s at most), and a run
+starts no attempt that could end after it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -41,6 +48,11 @@ logger = logging.getLogger("audiencefilter.service.webhooks")
 # still well within the lease (each attempt is bounded by the timeout).
 CLAIM_ROUNDS = 4
 DISCOVERY_SECONDS = 60.0
+RUN = 16
+"""Deliveries one sending thread takes per turn of the loop and sends one after another."""
+RUN_SECONDS = 0.5
+"""A run starts no attempt after this: another account waits for a thread at most this longer
+than one attempt's time limit."""
 
 
 def policy_of(settings: Settings) -> dispatch.Policy:
@@ -76,6 +88,7 @@ class WebhookWorker:
         self._round_turns = Turns(concurrency * CLAIM_ROUNDS, share * CLAIM_ROUNDS)
         self._flight = threading.Lock()
         self._ended: list[dispatch.Result] = []  # attempts ended, not recorded yet
+        self._released: list[dispatch.Claimed] = []  # claimed, not attempted: to give back
 
     def run_once(self) -> int:
         """One round: fan out, claim, send, settle. The number of attempts made."""
@@ -99,39 +112,63 @@ class WebhookWorker:
         return len(claimed)
 
     def dispatch_free(self) -> int:
-        """Fan out, then claim what fits the free sending threads and start each attempt; the
-        number started. The attempts ended since the last turn are recorded first."""
+        """One turn of the loop: record the attempts ended since the last turn, fan out, claim
+        runs for the free sending threads and start each; the number of runs started (threads
+        taken)."""
         self.record_ended()
         dispatch.fan_out(self.database)
         free = self.turns.free()
         if free <= 0:
             return 0
-        claimed = dispatch.claim(self.database, self.policy, free, self.turns)
+        runs = dispatch.claim_runs(self.database, self.policy, free, self.turns, self._run_length())
         app_clock = self.clock or system_clock
-        for item in claimed:
-            self.turns.begin(item.account_id)
-            self._pool.submit(self._attempt_and_hand_back, item, app_clock)
-        return len(claimed)
+        for run in runs:
+            self.turns.begin(run[0].account_id)
+            self._pool.submit(self._run_and_hand_back, run, app_clock)
+        return len(runs)
 
-    def _attempt_and_hand_back(self, item: dispatch.Claimed, app_clock: clock.Clock) -> None:
+    def _run_length(self) -> int:
+        """Deliveries per run: one when the lease could not outlast a second attempt."""
+        return RUN if self._run_seconds() > 0 else 1
+
+    def _run_seconds(self) -> float:
+        """How long a run may go on starting attempts: `RUN_SECONDS`, and never so late that
+        an attempt would end after the lease written at the claim."""
+        return min(RUN_SECONDS, self.policy.lease - self.settings.webhook_timeout_seconds)
+
+    def _run_and_hand_back(self, run: Sequence[dispatch.Claimed], app_clock: clock.Clock) -> None:
+        """Sends the run's deliveries one after another while each succeeds and the run is
+        young (`_run_seconds`); those not attempted are released at the next turn."""
+        results: list[dispatch.Result] = []
+        started, begun = time.monotonic(), 0  # begun: attempted, or whose attempt raised
         try:
-            result = self._attempt(item, app_clock)
-            with self._flight:
-                self._ended.append(result)
-        except Exception:  # the lease runs out and the delivery is tried again
-            logger.exception("the attempt of delivery %s failed to run", item.id)
+            for item in run:
+                if results and not self._run_goes_on(results[-1], started):
+                    break
+                begun += 1
+                results.append(self._attempt(item, app_clock))
+        except Exception:  # its lease runs out and the delivery is tried again
+            logger.exception("the attempt of delivery %s failed to run", run[begun - 1].id)
         finally:
-            self.turns.end(item.account_id)
+            with self._flight:
+                self._ended.extend(results)
+                self._released.extend(run[begun:])
+            self.turns.end(run[0].account_id)
             self._wake.set()
 
+    def _run_goes_on(self, last: dispatch.Result, started: float) -> bool:
+        """A run stops at its first failed attempt (a silent or failing receiver holds its
+        thread for one attempt, as without runs) and once it has run `_run_seconds`."""
+        return last.outcome.success and time.monotonic() - started < self._run_seconds()
+
     def record_ended(self) -> None:
-        """Records the attempts that ended since the last call, in one transaction."""
+        """Records the attempts that ended since the last call, and releases the deliveries
+        claimed and not attempted, in one transaction."""
         with self._flight:
             ended, self._ended = self._ended, []
-        if not ended:
-            return
+            released, self._released = self._released, []
         try:
-            dispatch.settle(self.database, self.policy, ended)
+            dispatch.settle(self.database, self.policy, ended, released)
         except Exception:  # the leases run out and the deliveries are tried again
             logger.exception("could not record the attempts of %d deliveries", len(ended))
 
