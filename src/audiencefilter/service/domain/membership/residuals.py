@@ -10,10 +10,12 @@ Residual filters are kept by value (`kept`), so a residual met again on the next
 same object, whose SQLAlchemy expression, statement and compiled form are built once, as the
 audiences' own are (`store._judging_statement`).
 
-`TALLY` counts the judgements of audiences decided in SQL: how many the known fields decided
-(`decided`) and how many needed a query (`queried`); the share is reported by
-`benchmarks/service_actions.py` and docs/service.md. The switch is the setting
-`membership_residual` (on by default), read from the write session (`db.engine.RESIDUAL`).
+`TALLY` counts a process's judgements on writes: `memory` (audiences judged in memory),
+`decided` (decided in SQL but by the known fields, without a query), `queried` (asked of
+SQL); the shares are reported by `benchmarks/service_residual.py` and docs/service.md.
+
+The switch is the setting `membership_residual` (on by default), read from the write
+session (`db.engine.RESIDUAL`).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ from ...db.engine import RESIDUAL
 from ..audience_filters import StoredAudience
 
 TALLY: Counter[str] = Counter()
-"""Judgements of audiences decided in SQL since the process started: `decided` by the known
-fields, `queried` in SQL (a figure for benchmarks and logs; no behaviour reads it)."""
+"""Judgements on writes since the process started (the module docstring): a figure for
+benchmarks and logs; no behaviour reads it."""
 KEPT = 1024
 _KEPT: dict[Filter, Filter] = {}
 _LOCK = threading.Lock()
@@ -96,6 +98,10 @@ def split(
             elif left.root != FALSE:
                 found.asks.setdefault(kept(left), []).append((audience.id, record["id"]))
     asked = sum(len(pairs) for pairs in found.asks.values())
-    TALLY["queried"] += asked
-    TALLY["decided"] += len(audiences) * len(records) - asked
+    tally(decided=len(audiences) * len(records) - asked, queried=asked)
     return found
+
+
+def tally(*, memory: int = 0, decided: int = 0, queried: int = 0) -> None:
+    """Counts judgements of a write in `TALLY`."""
+    TALLY.update({"memory": memory, "decided": decided, "queried": queried})

@@ -8,8 +8,10 @@ Two shapes of that rule cover every write:
 
 - **per contact** (`refresh_contacts`): the contacts a write touched, against every smart
   audience of their list, in memory (the list's `FilterSet`, each distinct condition computed
-  once per contact, on the contact's row, the record the pages evaluate too). Contact create,
-  update, bulk import, action create and delete.
+  once per contact, on the contact's row, the record the pages evaluate too), or in SQL for
+  the audiences over actions, each first narrowed by the contact's own fields
+  (`residuals.py`: a TRUE or FALSE residual needs no query). Contact create, update, bulk
+  import, action create and delete.
 - **per audience** (`refresh_audience`): one audience against every contact of its list, as two
   SQL set differences (`Filter.to_sqlalchemy`): the selected contacts without a stored row enter,
   the stored rows no longer selected leave. Audience create, filter change, mode change, manual
@@ -267,9 +269,11 @@ def refresh_contacts(
     records, used = contact_records.records(
         session, contact_ids, [_filter(a) for a in in_memory], own
     )
+    residuals.tally(memory=len(in_memory) * len(records))
     if narrowed:
         selected = _selected_by_residual(session, in_sql, records, at)
     else:
+        residuals.tally(queried=len(in_sql) * len(contact_ids))
         selected = _selected_in_sql(session, in_sql, contact_ids, at)
     stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
     judge = _Judge(audiences, selected, stored, at, used, plan)
