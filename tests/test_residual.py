@@ -22,15 +22,9 @@ from hypothesis import strategies as st
 import audiencefilter as af
 from audiencefilter.language.nodes import UnhandledNodeError
 from audiencefilter.rewrite.simplify import size
-from audiencefilter.testing.space import (
-    JSON_COLUMN,
-    OWNER,
-    RELATED,
-    SPACE,
-    Batch,
-    batches,
-    every_condition,
-)
+from audiencefilter.testing.space import SPACE, Batch, batches, every_condition
+from tests.space_surfaces import RESIDUAL_LEVELS as LEVELS
+from tests.space_surfaces import known_at
 
 COUNTS: Counter[str] = Counter()
 """Checks made, and residuals that came out TRUE or FALSE (no query needed)."""
@@ -64,20 +58,9 @@ def _check(
             tally[f"decided:{label}"] += 1
 
 
-LEVELS = ("fields", "data", "rows", "owner")
-"""What a caller may know alone, level by level: the record's own columns but `data`, the JSON
-column (with the fields declared inside it), the to-many relation's rows, the to-one row."""
-
-
 def _levels(schema: af.Schema, record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    columns = [f.name for f in schema.fields if f.name != JSON_COLUMN and not f.source]
-    known = {
-        "fields": {name: record.get(name) for name in columns},
-        "data": {JSON_COLUMN: record.get(JSON_COLUMN)},
-        "rows": {RELATED: record.get(RELATED)},
-        "owner": {OWNER: record.get(OWNER)},
-    }
-    return [(level, known[level]) for level in LEVELS]
+    """Each level of the record known alone (`space_surfaces.known_at`)."""
+    return [(level, known_at(level, schema, record)) for level in LEVELS]
 
 
 def _known_choices(
