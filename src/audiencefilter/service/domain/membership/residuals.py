@@ -63,6 +63,11 @@ def known(flt: Filter, record: dict[str, Any]) -> dict[str, Any]:
     return {f.name: record.get(f.name) for f in flt.schema.fields}
 
 
+def _reads_own(flt: Filter) -> bool:
+    """Whether the filter reads a field of the contact itself (not only its relations)."""
+    return any(flt.schema.get(name) is not None for name in flt.fields)
+
+
 @dataclass
 class Split:
     """The audiences decided in SQL, split by residual: the contacts each audience selects
@@ -91,6 +96,10 @@ def split(
     found = Split({a.id: set() for a in audiences})
     for audience in audiences:
         assert audience.flt is not None
+        if not _reads_own(audience.flt):  # nothing to substitute: the filter is its residual
+            pairs = found.asks.setdefault(audience.flt, [])
+            pairs.extend((audience.id, record["id"]) for record in records)
+            continue
         for record in records:
             left = audience.flt.residual(known(audience.flt, record), now=at)
             if left.root == TRUE:
