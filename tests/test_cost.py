@@ -99,16 +99,20 @@ def test_the_same_filter_costs_the_same(flt: af.Filter) -> None:
 @given(filters(max_leaves=8), filters(max_leaves=4))
 def test_an_added_condition_never_costs_less(flt: af.Filter, other: af.Filter) -> None:
     for grown in (af.And((flt.root, other.root)), af.Or((flt.root, other.root)), af.Not(flt.root)):
-        bigger = af.Filter(grown, flt.schema).cost()
-        assert bigger.units >= flt.cost().units
-        assert bigger.conditions > flt.cost().conditions
-        assert bigger.depth >= flt.cost().depth
+        for engine in cost_model.ENGINE_NAMES:
+            bigger = af.Filter(grown, flt.schema).cost(engine=engine)
+            alone = flt.cost(engine=engine)
+            assert bigger.units >= alone.units, engine
+            assert bigger.conditions > alone.conditions
+            assert bigger.depth >= alone.depth
 
 
 @pytest.mark.parametrize("op", ["in", "notIn"])
 def test_a_longer_list_never_costs_less(op: str) -> None:
-    found = [units({"points": {op: list(range(n))}}) for n in (1, 2, 5, 50, 5000)]
-    assert found == sorted(found) and found[0] < found[-1]
+    for engine in cost_model.ENGINE_NAMES:
+        lists = [af.parse({"points": {op: list(range(n))}}) for n in (1, 2, 5, 50, 5000)]
+        found = [flt.cost(engine=engine).units for flt in lists]
+        assert found == sorted(found) and found[0] < found[-1], engine
 
 
 def test_a_longer_pattern_and_case_folding_never_cost_less() -> None:
@@ -176,6 +180,11 @@ def test_hostile_filters_cost_a_finite_amount() -> None:
 def test_rows_out_of_range_are_refused_by_name(rows: Any) -> None:
     with pytest.raises(ValueError, match="rows per record must be a number from 0 to 1e"):
         af.parse({"actions": {"count": {"gte": 1}}}).cost(rows)
+
+
+def test_an_unknown_engine_is_refused_with_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"unknown engine 'oracle'.*'memory', 'sql'"):
+        af.parse({"points": {"gt": 1}}).cost(engine="oracle")
 
 
 @settings(deadline=None, max_examples=40)
