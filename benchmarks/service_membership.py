@@ -110,7 +110,13 @@ def _contacts(list_id: str, count: int) -> Iterator[dict[str, Any]]:
 
 class Bench:
     def __init__(
-        self, database_url: str, contacts: int, audiences: int, *, shared: bool = False
+        self,
+        database_url: str,
+        contacts: int,
+        audiences: int,
+        *,
+        shared: bool = False,
+        residual: bool = True,
     ) -> None:
         settings = Settings(
             database_url=database_url,
@@ -119,6 +125,7 @@ class Bench:
             rate_limit_pro="10000000/minute",
             max_audiences_per_list=max(100, audiences),
             membership_sweep_seconds=0,
+            membership_residual=residual,
         )
         self.client = InProcessClient(settings)
         self.database = self.client.app.state.db

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import audiencefilter as af
-from audiencefilter.testing.space import Batch, json_encoded
+from audiencefilter.testing.space import JSON_COLUMN, OWNER, RELATED, Batch, json_encoded
 from tests.oracle import Truth, truth
 from tests.wide_engines import BeyondDoubles, doubled
 
@@ -215,8 +215,36 @@ def _reference(name: str) -> Callable[[af.Filter, Records, datetime], Outcome]:
     return ask
 
 
+RESIDUAL_LEVELS = ("fields", "data", "rows", "owner")
+"""What a caller may know of a record alone, level by level: its columns but `data`, the JSON
+column (with the fields declared inside it), the to-many relation's rows, the to-one row."""
+
+
+def known_at(level: str, schema: af.Schema, record: dict[str, Any]) -> dict[str, Any]:
+    """The values of `record` a caller knows at `level` (null where the record holds none)."""
+    if level == "fields":
+        names = [f.name for f in schema.fields if f.name != JSON_COLUMN and not f.source]
+    else:
+        names = [{"data": JSON_COLUMN, "rows": RELATED, "owner": OWNER}[level]]
+    return {name: record.get(name) for name in names}
+
+
+def _residual(flt: af.Filter, records: Records, now: datetime) -> Outcome:
+    """Each record judged by the residual left once one level of it is known, the level
+    turning from record to record: the residual must select as the filter does."""
+    kept: dict[af.Filter, af.Filter] = {}  # equal residuals compiled once
+
+    def keep(index: int, record: dict[str, Any]) -> bool:
+        level = RESIDUAL_LEVELS[index % len(RESIDUAL_LEVELS)]
+        left = flt.residual(known_at(level, flt.schema, record), now=now)
+        return kept.setdefault(left, left).matches(record, now=now)
+
+    return Answer(selected=frozenset(r["id"] for i, r in enumerate(records) if keep(i, r)))
+
+
 MEMORY_SURFACES = [
     Surface("matches", each(_matches)),
+    Surface("residual", each(_residual)),
     Surface("compile", each(_compiled)),
     Surface("select", each(_select)),
     Surface("filterset", _filter_set),

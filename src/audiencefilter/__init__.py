@@ -16,6 +16,7 @@ from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
 from .filter import Filter, Predicate, from_format, parse, parse_text
 from .language.contact import CONTACT
+from .language.cost import Cost
 from .language.fields import Field, FieldType, Op, Schema
 from .language.instants import as_utc
 from .language.limits import DEFAULT_LIMITS, Limits
@@ -65,6 +66,7 @@ __all__ = [
     "And",
     "Comparison",
     "Const",
+    "Cost",
     "Explanation",
     "Field",
     "FieldComparison",

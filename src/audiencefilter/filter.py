@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from .language.anniversary import MonthDays
 from .language.calendar import Relative
 from .language.contact import CONTACT
+from .language.cost import DEFAULT_ROWS, Cost, cost
 from .language.fields import Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import Node, fields_used, relative_values, resolve
@@ -497,6 +498,25 @@ class Filter:
         from .rewrite.simplify import is_always_true
 
         return is_always_true(self.root, self.schema)
+
+    def cost(self, rows: float = DEFAULT_ROWS, *, engine: str = "memory") -> Cost:
+        """A static estimate of the work of judging one record on `engine` (`"memory"`, the
+        compiled predicate, or `"sql"`): `units`, in comparisons of a column with a literal
+        there; and the sizes a budget bounds: `conditions`, `values` (array items and JSON
+        path steps) and the `depth` of the SQL expression. `rows`: the related rows a record
+        is expected to have per to-many relation. Deterministic, computed from the tree alone
+        without running it (docs/performance.md, "The cost model").
+
+        Raises:
+            ValueError: `rows` is not a number from 0 to 1e9, or `engine` is unknown.
+        """
+        if rows == DEFAULT_ROWS and engine == "memory":
+            return self._cost
+        return cost(self.root, self.schema, rows, engine)
+
+    @cached_property
+    def _cost(self) -> Cost:
+        return cost(self.root, self.schema)
 
     def residual(self, known: Mapping[str, Any], *, now: datetime | None = None) -> Filter:
         """The filter left once the fields of `known` (a record's own values, null included;

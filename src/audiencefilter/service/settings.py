@@ -116,6 +116,14 @@ class Settings(BaseSettings):
         "another process may be seen. 0 turns the scheduler thread off (run `sweep` from the "
         "command line instead).",
     )
+    membership_residual: bool = Field(
+        default=True,
+        description="A write judging the audiences decided in SQL (those over actions) first "
+        "substitutes the written contact's own fields in each filter (the library's residual "
+        "filter): TRUE or FALSE decides without a query, and only the rest goes to SQL. Off: "
+        "every such audience is judged by its whole filter in SQL. The memberships are the same "
+        "either way.",
+    )
 
     webhook_worker: bool = Field(
         default=True,

@@ -54,6 +54,8 @@ from .fair_gate import FairGate
 from .statement_cache import StatementCache
 
 WRITE_OPTION = "audiencefilter_write"
+RESIDUAL = "membership_residual"
+"""The key of write sessions' `info` holding the setting `membership_residual`."""
 SQLITE_CACHED_STATEMENTS = 0
 
 
@@ -117,7 +119,9 @@ class Database:
     """The engine plus two session factories: one for reads, one for writes. On SQLite, write
     transactions take turns in arrival order (`fair_gate.py`)."""
 
-    def __init__(self, engine: Engine, *, gate_timeout: float = 15.0) -> None:
+    def __init__(
+        self, engine: Engine, *, gate_timeout: float = 15.0, residual: bool = True
+    ) -> None:
         self.engine = engine
         self.gate = FairGate() if engine.dialect.name == "sqlite" else None
         self._gate_timeout = gate_timeout
@@ -130,12 +134,18 @@ class Database:
             reads = engine.execution_options(isolation_level="REPEATABLE READ")
         self._reader = sessionmaker(reads, expire_on_commit=False)
         self._writer = sessionmaker(
-            engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
+            engine.execution_options(**{WRITE_OPTION: True}),
+            expire_on_commit=False,
+            info={RESIDUAL: residual},  # what a write's judgement reads (`membership/residuals`)
         )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Database:
-        return cls(make_engine(settings), gate_timeout=settings.sqlite_busy_timeout_ms / 1000)
+        return cls(
+            make_engine(settings),
+            gate_timeout=settings.sqlite_busy_timeout_ms / 1000,
+            residual=settings.membership_residual,
+        )
 
     def session(self, *, write: bool) -> Session:
         return self._writer() if write else self._reader()

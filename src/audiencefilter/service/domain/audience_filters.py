@@ -38,10 +38,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ... import CONTACT, DEFAULT_LIMITS, Filter, FilterError, Schema, from_format, parse
+from ... import CONTACT, DEFAULT_LIMITS, Cost, Filter, FilterError, Schema, from_format, parse
 from ..db.models import Audience
 from ..ground.errors import AudienceRuleError
-from .filter_budget import NOTHING, Cost, check_filter, check_list, cost_of
+from .filter_budget import NOTHING, check_filter, check_list, cost_of
 from .weighted_cache import WeightedCache
 
 logger = logging.getLogger("audiencefilter.service")

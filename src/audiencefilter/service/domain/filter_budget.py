@@ -8,14 +8,12 @@ row in memory. So the service decides when a filter arrives (audience create and
 `GET /v4/contacts?filters=`), never when it is read: a filter that fits its budget runs on every
 supported engine, and a stored one never turns a read into an error.
 
-The cost of a filter has three measures, computed by one visitor (a new node kind fails loudly
-here as in every walker):
-- `conditions`: nodes of the tree (comparisons, null checks, constants and groups), what the
-  in-memory predicate visits per contact;
+The cost of a filter is the library's (`Filter.cost`, one walker over the tree, beside the
+writers whose output it prices); of its measures the budgets read three:
+- `conditions`: nodes of the tree, what the in-memory predicate visits per contact;
 - `values`: items of `in`/`notIn` arrays plus JSON path steps, an upper bound of the bound
   parameters beyond one per condition;
-- `depth`: the nesting of the SQL expression, where an n-ary AND/OR of k items counts k - 1
-  levels (the engine's binary tree) and a comparison a few (functions, NULL guards).
+- `depth`: the nesting of the SQL expression (an n-ary AND/OR of k items counts k levels).
 
 Budgets per filter bound one statement; budgets per list (the sum over its audiences' stored
 filters, smart or not, since a manual audience may become smart by a PATCH that sends no filter)
@@ -24,24 +22,7 @@ bound the statement that counts every audience of a list and the CPU of one page
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ... import (
-    Aggregated,
-    And,
-    Blank,
-    Comparison,
-    Const,
-    FieldComparison,
-    Filter,
-    IsNull,
-    ListTest,
-    Node,
-    Not,
-    Or,
-    Quantified,
-    Visitor,
-)
+from ... import Cost, Filter
 from ..ground.errors import AudienceRuleError
 
 MAX_CONDITIONS = 500
@@ -56,106 +37,12 @@ LIST_MAX_VALUES = 100_000
 
 FILTER_TOO_LARGE = "Filters exceed the service's budget for one filter"
 LIST_TOO_LARGE = "Filters exceed the service's budget for the audiences of one list"
-# A comparison may become a function call, a cast and a NULL guard around its column.
-_LEAF_DEPTH = 4
-
-
-@dataclass(frozen=True, slots=True)
-class Cost:
-    """What a filter asks: conditions, array values, and the depth of its SQL expression."""
-
-    conditions: int
-    values: int
-    depth: int
-    widest: str = ""  # the widest group on the deepest chain, named in error messages
-    widest_items: int = 0
-
-    def __add__(self, other: Cost) -> Cost:
-        return Cost(
-            self.conditions + other.conditions,
-            self.values + other.values,
-            max(self.depth, other.depth),
-        )
-
-
 NOTHING = Cost(0, 0, 0)
 
 
-class _Costing(Visitor[Cost]):
-    """The cost of a subtree; `path` names the node like the library's errors (`OR[1].AND`)."""
-
-    def __init__(self) -> None:
-        self.path: list[str] = []
-
-    def _group(self, name: str, items: tuple[Node, ...]) -> Cost:
-        here = ".".join(self.path + [name])
-        total = NOTHING
-        deepest = NOTHING
-        for index, item in enumerate(items):
-            self.path.append(f"{name}[{index}]")
-            cost = self.visit(item)
-            self.path.pop()
-            total = total + cost
-            if cost.depth > deepest.depth:
-                deepest = cost
-        depth = deepest.depth + len(items)  # k - 1 binary levels, plus the group itself
-        if len(items) >= deepest.widest_items:
-            return Cost(total.conditions + 1, total.values, depth, here, len(items))
-        return Cost(total.conditions + 1, total.values, depth, deepest.widest, deepest.widest_items)
-
-    def visit_and(self, node: And) -> Cost:
-        return self._group("AND", node.items)
-
-    def visit_or(self, node: Or) -> Cost:
-        return self._group("OR", node.items)
-
-    def visit_not(self, node: Not) -> Cost:
-        self.path.append("NOT")
-        inner = self.visit(node.item)
-        self.path.pop()
-        return Cost(
-            inner.conditions + 1, inner.values, inner.depth + 2, inner.widest, inner.widest_items
-        )
-
-    def visit_comparison(self, node: Comparison) -> Cost:
-        items = len(node.value) if isinstance(node.value, tuple) else 0
-        return Cost(1, items + len(node.path), _LEAF_DEPTH)
-
-    def visit_is_null(self, node: IsNull) -> Cost:
-        return Cost(1, len(node.path), _LEAF_DEPTH)
-
-    def visit_const(self, node: Const) -> Cost:
-        return Cost(1, 0, 1)
-
-    def visit_field_comparison(self, node: FieldComparison) -> Cost:
-        return Cost(1, 0, _LEAF_DEPTH)
-
-    def visit_blank(self, node: Blank) -> Cost:  # null test OR equality: three conditions
-        return Cost(3, 2 * len(node.path), _LEAF_DEPTH + 1)
-
-    def visit_list_test(self, node: ListTest) -> Cost:
-        return Cost(1, len(node.value) + len(node.path), _LEAF_DEPTH)
-
-    def _related(self, name: str, parts: tuple[Node, ...]) -> Cost:
-        """A relation condition: a subquery (EXISTS or an aggregate) around its inner trees,
-        which cost as they would on the contact; the subquery adds a condition (the
-        correlation) and a few levels of SQL."""
-        total = NOTHING
-        for part in parts:
-            self.path.append(name)
-            total = total + self.visit(part)
-            self.path.pop()
-        return Cost(total.conditions + 1, total.values, total.depth + _LEAF_DEPTH)
-
-    def visit_quantified(self, node: Quantified) -> Cost:
-        return self._related(f"{node.relation}.{node.quantifier}", (node.where,))
-
-    def visit_aggregated(self, node: Aggregated) -> Cost:
-        return self._related(f"{node.relation}.{node.function}", (node.where, node.test))
-
-
 def cost_of(flt: Filter) -> Cost:
-    return _Costing().visit(flt.root)
+    """The filter's cost as the library estimates it (`Filter.cost`)."""
+    return flt.cost()
 
 
 def check_filter(flt: Filter) -> Cost:

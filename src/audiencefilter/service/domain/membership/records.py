@@ -44,10 +44,14 @@ _ROWS = contact_rows([Contact.id.in_(bindparam("row_contacts", expanding=True))]
 
 
 def records(
-    session: Session, contact_ids: Sequence[str], filters: Sequence[Filter]
+    session: Session,
+    contact_ids: Sequence[str],
+    filters: Sequence[Filter],
+    own: Sequence[Filter] = (),
 ) -> tuple[list[dict[str, Any]], set[str]]:
-    """The contacts' rows with the related rows these filters read, and those relations."""
-    found = rows(session, contact_ids, any(reads_data(f) for f in filters))
+    """The contacts' rows with the related rows these filters read, and those relations;
+    `own`: filters that read only the rows' own fields here (`data` decoded if they read it)."""
+    found = rows(session, contact_ids, any(reads_data(f) for f in [*filters, *own]))
     used: set[str] = set().union(*(relations.uses(f) for f in filters))
     if used:
         relations.attach(found, relations.related_rows(session, contact_ids, used))

@@ -8,8 +8,10 @@ Two shapes of that rule cover every write:
 
 - **per contact** (`refresh_contacts`): the contacts a write touched, against every smart
   audience of their list, in memory (the list's `FilterSet`, each distinct condition computed
-  once per contact, on the contact's row, the record the pages evaluate too). Contact create,
-  update, bulk import, action create and delete.
+  once per contact, on the contact's row, the record the pages evaluate too), or in SQL for
+  the audiences over actions, each first narrowed by the contact's own fields
+  (`residuals.py`: a TRUE or FALSE residual needs no query). Contact create, update, bulk
+  import, action create and delete.
 - **per audience** (`refresh_audience`): one audience against every contact of its list, as two
   SQL set differences (`Filter.to_sqlalchemy`): the selected contacts without a stored row enter,
   the stored rows no longer selected leave. Audience create, filter change, mode change, manual
@@ -73,6 +75,7 @@ from ..audience_filters import (
 from . import due as membership_due
 from . import plan as list_plan
 from . import records as contact_records
+from . import residuals
 
 CHUNK = 500
 # Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
@@ -260,9 +263,18 @@ def refresh_contacts(
     session.flush()  # the write's own changes, before the Core statements below read
     at = clock.now()
     in_sql = [a for a in audiences if _judged_in_sql(a)]
-    selected = _selected_in_sql(session, in_sql, contact_ids, at)
     in_memory = [a for a in audiences if not _judged_in_sql(a)]
-    records, used = contact_records.records(session, contact_ids, [_filter(a) for a in in_memory])
+    narrowed = bool(in_sql) and residuals.enabled(session)
+    own = [_filter(a) for a in in_sql] if narrowed else []
+    records, used = contact_records.records(
+        session, contact_ids, [_filter(a) for a in in_memory], own
+    )
+    residuals.tally(memory=len(in_memory) * len(records))
+    if narrowed:
+        selected = _selected_by_residual(session, in_sql, records, at)
+    else:
+        residuals.tally(queried=len(in_sql) * len(contact_ids))
+        selected = _selected_in_sql(session, in_sql, contact_ids, at)
     stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
     judge = _Judge(audiences, selected, stored, at, used, plan)
     for record in records:
@@ -279,23 +291,46 @@ def _judged_in_sql(audience: StoredAudience) -> bool:
 def _selected_in_sql(
     session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
 ) -> dict[str, set[str]]:
-    """`{audience id: ids of these contacts its filter selects}`, one statement per chunk of
-    contacts and group of audiences (bound parameters stay within the list's budget)."""
-    selected: dict[str, set[str]] = {a.id: set() for a in audiences}
+    """`{audience id: ids of these contacts its filter selects}`, in SQL."""
+    found = _selected_by(session, [_filter(a) for a in audiences], contact_ids, at)
+    return {a.id: ids for a, ids in zip(audiences, found, strict=True)}
+
+
+def _selected_by_residual(
+    session: Session,
+    audiences: Sequence[StoredAudience],
+    records: Sequence[dict[str, Any]],
+    at: datetime,
+) -> dict[str, set[str]]:
+    """`_selected_in_sql`, each audience's filter narrowed first by each contact's own fields
+    (`residuals.py`): a TRUE or FALSE residual decides without SQL, the others are asked of
+    the contacts they were left for."""
+    split = residuals.split(audiences, records, at)
+    if split.asks:
+        asked = list(split.asks)
+        split.answer(asked, _selected_by(session, asked, split.contacts(), at))
+    return split.selected
+
+
+def _selected_by(
+    session: Session, filters: Sequence[Filter], contact_ids: Sequence[str], at: datetime
+) -> list[set[str]]:
+    """The ids of these contacts each filter selects, one statement per chunk of contacts and
+    group of filters (bound parameters stay within the list's budget)."""
+    selected: list[set[str]] = [set() for _ in filters]
     connection = session.connection()  # Core statements: no ORM step per execution
-    for start in range(0, len(audiences), SQL_AUDIENCES_PER_STATEMENT):
-        group = audiences[start : start + SQL_AUDIENCES_PER_STATEMENT]
-        filters = [_filter(a) for a in group]
-        statement = _judging_statement([relations.bound_condition(f, at) for f in filters])
+    for start in range(0, len(filters), SQL_AUDIENCES_PER_STATEMENT):
+        group = filters[start : start + SQL_AUDIENCES_PER_STATEMENT]
+        statement = _judging_statement([relations.bound_condition(f, at) for f in group])
         parameters: dict[str, Any] = {}
-        for flt in filters:
+        for flt in group:
             parameters.update(flt.sqlalchemy_parameters(at))
         for chunk in _chunks(contact_ids):
             parameters[_CONTACT_IDS] = list(chunk)
             for contact_id, *answers in connection.execute(statement, parameters):
-                for audience, answer in zip(group, answers, strict=True):
+                for index, answer in enumerate(answers, start):
                     if answer:
-                        selected[audience.id].add(contact_id)
+                        selected[index].add(contact_id)
     return selected
 
 
