@@ -104,6 +104,6 @@ def _locked(session: Session, audience_id: str) -> Audience | None:
 def _owns(session: Session, snapshot: membership_snapshot.Snapshot, audience: Audience) -> bool:
     """Whether the snapshot's members are still the audience's to store: it uses the filter
     evaluated and no build of it runs (a build's end stores its own members)."""
-    return membership_snapshot.current(snapshot, audience) and not membership_build.progress(
-        session, [audience.id]
+    return membership_snapshot.current(snapshot, audience) and not membership_build.running(
+        session, audience.id
     )
