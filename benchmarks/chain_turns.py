@@ -48,7 +48,7 @@ def _seconds(audiences: int, contacts: int, pairs_per_turn: int) -> float:
         def call(method: str, url: str, body: dict[str, object], status: int) -> str:
             response = client.request(method, f"/v4{url}", json=body, headers=headers)
             assert response.status_code == status, response.text
-            found: str = response.json()["data"].popitem()[1]["id"]
+            found: str = response.json()["data"]["list" if url == "/lists" else "audience"]["id"]
             return found
 
         list_id = call("POST", "/lists", {"name": "chain"}, 201)
