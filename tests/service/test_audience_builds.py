@@ -3,7 +3,7 @@ progress; the members and their events follow when the build ends, exactly once.
 
 "Large" is a setting (`audience_build_background_above`), so these lists hold a few contacts;
 the scheduler's thread is off and each test moves the build itself, a chunk at a time
-(`membership_build.step`), so it asserts states and events, never durations. Every test runs
+(`membership_clock.build_step`), so it asserts states and events, never durations. Every test runs
 on SQLite and on PostgreSQL.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from audiencefilter.service.db.engine import Database
-from audiencefilter.service.domain.membership import build as membership_build
+from audiencefilter.service.domain.use_cases import membership_clock
 from drills.receiver import Receiver
 
 from ..waiting import wait_until
@@ -74,7 +74,7 @@ PEOPLE = [
 
 def _step(tenant: Tenant) -> int | None:
     database: Database = tenant.client.app.state.db
-    return membership_build.step(database, CHUNK)
+    return membership_clock.build_step(database, CHUNK)
 
 
 def _finish(tenant: Tenant) -> None:
@@ -369,3 +369,40 @@ def test_a_change_stored_in_turns_ends_a_build_under_way(
     assert {c["id"] for c in waited["audience"]["subs"]} == expected
     assert _step(tenant) is None  # the build ended
     assert _replay(tenant, lst, audience_id) == expected
+
+
+def test_a_builds_end_stores_its_members_in_bounded_turns(
+    tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36: the end of a build stored the whole difference in one transaction (a hundred
+    thousand members at once on a large list). Now in turns of `PAIRS_PER_TURN` pairs, the
+    audience `building` until the last: 4 members, 2 a turn, are 2 transactions of members
+    between the one that ends the judging and the two that end the build."""
+    from audiencefilter.service.db.write_meter import WriteMeter
+    from audiencefilter.service.domain.use_cases import membership_turns
+
+    from .test_write_turns import ROWS_PER_PAIR, ROWS_PER_TURN_BESIDES, _between_turns
+
+    monkeypatch.setattr(membership_turns, "PAIRS_PER_TURN", 2)
+    lst, ids = _list(tenant, PEOPLE)
+    created = _create(tenant, lst, RICH)
+    for _ in range(3):  # 8 contacts, 3 a chunk: staged
+        assert _step(tenant) == 0
+    seen: list[dict[str, Any]] = []
+    database: Database = tenant.client.app.state.db
+    with (
+        WriteMeter(database.engine) as meter,
+        _between_turns(tenant.client, 3, lambda: seen.append(_get(tenant, created["id"]))),
+    ):
+        assert _step(tenant) == 4
+    committed = [record for record in meter.records if record.committed]
+    assert len(committed) == 1 + 2 + 2, committed
+    assert meter.largest.rows <= 2 * ROWS_PER_PAIR + ROWS_PER_TURN_BESIDES, meter.largest
+    assert (seen[0]["status"], len(seen[0]["subs"])) == ("building", 2)
+    built = _get(tenant, created["id"])
+    assert (built["status"], built["progress"]) == ("built", None)
+    rich = ["ann@example.com", "cat@example.com", "eve@example.com", "hal@example.com"]
+    assert _emails(built) == rich
+    events = _membership_events(tenant, lst)
+    assert sorted(contact for _, contact, _ in events) == sorted(ids[email] for email in rich)
+    assert _step(tenant) is None

@@ -558,6 +558,11 @@ class MembershipDue(Base):
     )
 
 
+BUILD_STORING = "~"
+"""An `AudienceBuild.cursor` past every contact id (ids are lowercase letters, digits and `_`,
+which sort before `~`): the build is judged, its members are being stored."""
+
+
 class AudienceBuild(Base):
     """A smart audience whose members are being worked out in the background, a chunk of its
     list at a time (`domain/membership/build.py`): while this row exists the audience is
@@ -565,7 +570,9 @@ class AudienceBuild(Base):
 
     `token` names one run of the build: a change of filter starts another (new token, cursor
     and progress), and a chunk evaluated for an older token is thrown away. `position`, `at`,
-    `points` and `actions` are what a `Snapshot` holds, read when the build started."""
+    `points` and `actions` are what a `Snapshot` holds, read when the build started. A cursor
+    of `BUILD_STORING` says every chunk was judged and the members are being stored in turns:
+    the audience is judged by writes again, and is `building` until the last turn."""
 
     __tablename__ = "audience_builds"
 

@@ -1,8 +1,8 @@
-"""Writing the rows of a bulk import in one transaction, with a result for every row.
+"""Writing the rows of a bulk import, a turn at a time, with a result for every row.
 
 The route reads and validates the rows (`api/routes/imports.py`); this module decides what each
-valid row does to the list, under the list's lock, so nothing changes between the look-up of the
-emails and the writes:
+valid row of a turn does to the list, under the list's lock, so nothing changes between the
+look-up of the emails and the writes (`use_cases/imports.py` cuts the import into turns):
 
 - mode `create` (the default) creates the contacts whose email is new, and answers `exists` for
   the others, which it never changes;
@@ -10,6 +10,11 @@ emails and the writes:
   sends replace the stored ones, the fields it leaves out stay, and it answers `updated` with
   what changed, or `unchanged` when the contact already was as the row says. Sending the same
   export twice therefore changes nothing the second time.
+
+A row whose email an earlier row of the import has is answered from that first row's result,
+kept across turns (`Seen`), never from what the earlier turn wrote: `duplicate`, or `exists`
+like the first row when the contact was there before the import. So an import cut into turns
+answers exactly as one transaction would.
 
 A row carries history: its `createdAt` (the sign-up instant) and its actions, each with its own
 `createdAt`. An action the contact already has (same name, increase and instant) is not added
@@ -48,6 +53,8 @@ POINTS_RANGE = (
 )
 
 ActionKey = tuple[str, int, datetime]
+Seen = dict[str, dict[str, Any]]
+"""`{email key: the result of the import's first valid row with that email}` (JSON values)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,7 @@ class _Batch:
     mode: str
     existing: dict[str, Contact]
     stored_actions: dict[str, Counter[ActionKey]]
-    first_row: dict[str, int] = field(default_factory=dict)
+    seen: Seen
     created: list[tuple[dict[str, Any], ImportRow]] = field(default_factory=list)
     updated: list[tuple[str, list[str]]] = field(default_factory=list)
     new_actions: list[tuple[str, ImportedAction]] = field(default_factory=list)
@@ -107,15 +114,25 @@ def write(
     rows: Sequence[ImportRow | InvalidRow],
     mode: str,
     announce: bool,
+    seen: Seen,
 ) -> list[dict[str, Any]]:
-    """Applies the rows to the list (its lock held by the caller); a result per row, in order."""
-    keys = sorted({row.key for row in rows if isinstance(row, ImportRow)})
+    """Applies the rows of one turn to the list (its lock held by the caller); a result per
+    row, in order. `seen` holds the first results of the earlier turns and gains this turn's."""
+    keys = sorted({row.key for row in rows if isinstance(row, ImportRow) and row.key not in seen})
     existing = _existing(session, list_id, keys)
     stored = _stored_actions(session, [c.id for c in existing.values()]) if mode == UPSERT else {}
-    batch = _Batch(session, list_id, mode, existing, stored)
+    batch = _Batch(session, list_id, mode, existing, stored, seen)
     results = [_take(batch, row) for row in rows]
     _finish(batch, announce)
     return results
+
+
+def weight(row: ImportRow | InvalidRow, audiences: int) -> int:
+    """What a row costs a turn: its contact, its actions, and its judgement by each of the
+    list's `audiences` smart audiences (a membership, an event and an instant at most)."""
+    if isinstance(row, InvalidRow):
+        return 1
+    return 1 + len(row.actions) + audiences
 
 
 def counts(results: Sequence[dict[str, Any]]) -> dict[str, int]:
@@ -151,15 +168,27 @@ def _take(batch: _Batch, row: ImportRow | InvalidRow) -> dict[str, Any]:
     """What one row does, and its result."""
     if isinstance(row, InvalidRow):
         return {"row": row.number, "status": "invalid", "errors": row.errors}
+    first = batch.seen.get(row.key)
+    if first is not None:
+        return _again(row, first, batch.mode)
     contact = batch.existing.get(row.key)
     if contact is not None and batch.mode == CREATE:
-        return {"row": row.number, "status": "exists", "id": contact.id}
-    if row.key in batch.first_row:
-        return {"row": row.number, "status": "duplicate", "sameAsRow": batch.first_row[row.key]}
-    batch.first_row[row.key] = row.number
-    if contact is None:
-        return _create(batch, row)
-    return _update(batch, row, contact)
+        result = {"row": row.number, "status": "exists", "id": contact.id}
+    elif contact is None:
+        result = _create(batch, row)
+    else:
+        result = _update(batch, row, contact)
+    batch.seen[row.key] = {name: result[name] for name in ("row", "status", "id") if name in result}
+    return result
+
+
+def _again(row: ImportRow, first: dict[str, Any], mode: str) -> dict[str, Any]:
+    """A row whose email an earlier row of the import has: in mode `create` a contact that
+    was there before the import `exists` for every such row (it is never changed); any other
+    is a `duplicate` of the first."""
+    if mode == CREATE and first["status"] == "exists":
+        return {"row": row.number, "status": "exists", "id": first["id"]}
+    return {"row": row.number, "status": "duplicate", "sameAsRow": first["row"]}
 
 
 def _create(batch: _Batch, row: ImportRow) -> dict[str, Any]:

@@ -40,6 +40,10 @@ so the SQLite write lock is not held meanwhile. Its record is committed with the
 pending, holding the new audience's id, and completed right after; a retry that meets a pending
 record (the first request still computing, or gone before it completed it) computes the answer
 from that id and completes the record itself.
+
+Work written in turns (an import) keeps its record pending, with its progress, from the first
+turn to the last, so that a retry resumes after the last committed turn
+(`idempotency_turns.py`).
 """
 
 from __future__ import annotations
@@ -163,12 +167,12 @@ class Claim:
 
 
 @dataclass(frozen=True)
-class _Answer:
+class Answer:
     status: int
     body: bytes
 
 
-class _KeyTaken(Exception):
+class KeyTaken(Exception):
     """Another transaction committed a record for this key while ours was inserting it."""
 
 
@@ -199,7 +203,12 @@ async def _retry(
 RetryDep = Annotated[Retry, Depends(_retry)]
 
 
-def _response(answer: _Answer, *, replayed: bool) -> Response:
+def replayed(answer: Answer) -> Response:
+    """The response of a record found completed: its answer, marked as a replay."""
+    return _response(answer, replayed=True)
+
+
+def _response(answer: Answer, *, replayed: bool) -> Response:
     headers = {REPLAYED: "true"} if replayed else None
     return Response(
         answer.body, status_code=answer.status, media_type="application/json", headers=headers
@@ -210,7 +219,7 @@ def _where(claim: Claim) -> list[Any]:
     return [IdempotencyRecord.accountId == claim.account_id, IdempotencyRecord.key == claim.key]
 
 
-def _find(session: Session, claim: Claim) -> _Answer | None:
+def _find(session: Session, claim: Claim) -> Answer | None:
     """A live record to replay; one of another request is refused rather than replayed, since
     answering it would tell the client its new request succeeded when it never ran."""
     row = session.execute(
@@ -225,10 +234,10 @@ def _find(session: Session, claim: Claim) -> _Answer | None:
         return None
     if row.fingerprint != claim.fingerprint:
         raise ApiError(422, KEY_REUSED)
-    return _Answer(row.status, row.body.encode())
+    return Answer(row.status, row.body.encode())
 
 
-def _reserve(session: Session, claim: Claim) -> IdempotencyRecord | _Answer:
+def reserve(session: Session, claim: Claim) -> IdempotencyRecord | Answer:
     """Inserted before the effect runs, so a concurrent twin waits on this row, not on luck."""
     found = _find(session, claim)
     if found is not None:
@@ -255,7 +264,7 @@ def _reserve(session: Session, claim: Claim) -> IdempotencyRecord | _Answer:
     try:
         session.flush()
     except IntegrityError:
-        raise _KeyTaken from None
+        raise KeyTaken from None
     return record
 
 
@@ -276,22 +285,22 @@ def _purge(session: Session, account_id: str, moment: datetime) -> None:
 
 
 def _run(
-    database: Database, claim: Claim, effect: Callable[[Session], _Answer]
-) -> tuple[_Answer, bool]:
+    database: Database, claim: Claim, effect: Callable[[Session], Answer]
+) -> tuple[Answer, bool]:
     """The answer and whether it is a replay. A lost race on the key is answered from the
     winner's record, read in a fresh transaction since ours is aborted; the loop only covers a
     winner that vanished meanwhile (expired and purged), which makes the key free again."""
     for _ in range(ATTEMPTS):
         try:
             with database.transaction() as session:
-                reserved = _reserve(session, claim)
-                if isinstance(reserved, _Answer):
+                reserved = reserve(session, claim)
+                if isinstance(reserved, Answer):
                     return reserved, True
                 answer = effect(session)
                 reserved.status = answer.status
                 reserved.body = answer.body.decode()
             return answer, False
-        except _KeyTaken:
+        except KeyTaken:
             with database.reading() as session:
                 found = _find(session, claim)
             if found is not None:
@@ -308,9 +317,9 @@ def once(database: Database, claim: Claim | None, effect: Effect) -> Response:
         with database.transaction() as session:
             return effect(session)
 
-    def perform(session: Session) -> _Answer:
+    def perform(session: Session) -> Answer:
         response = effect(session)
-        return _Answer(response.status_code, bytes(response.body))
+        return Answer(response.status_code, bytes(response.body))
 
     answer, replayed = _run(database, claim, perform)
     if answer.status == PENDING:  # only `once_then` leaves pending records
@@ -333,8 +342,8 @@ def once_then(
             reference = effect(session)
         return respond(reference)
 
-    def perform(session: Session) -> _Answer:
-        return _Answer(PENDING, effect(session).encode())
+    def perform(session: Session) -> Answer:
+        return Answer(PENDING, effect(session).encode())
 
     answer, replayed = _run(database, claim, perform)
     if answer.status != PENDING:
@@ -348,7 +357,7 @@ def once_then(
             .values(status=response.status_code, body=body.decode())
             .execution_options(synchronize_session=False)
         )
-    return _response(_Answer(response.status_code, body), replayed=replayed)
+    return _response(Answer(response.status_code, body), replayed=replayed)
 
 
 @dataclass(frozen=True)

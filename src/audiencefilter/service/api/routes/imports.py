@@ -17,13 +17,14 @@ event for the import (membership still follows): a migration's history is no new
 Importing is idempotent twice over. Without a key, the same import sent again creates nothing:
 every row is then `exists` (or `unchanged`). With an `Idempotency-Key`, a retry gets the first
 answer itself, byte for byte, as for every POST; the mode and the events flag are part of the
-request it must repeat.
+request it must repeat. The rows are written in turns (`domain/use_cases/imports.py`), and the
+key's record follows them (`http/idempotency_turns.py`): a retry while the import runs is a 409
+with `Retry-After`, a retry after it stopped half-way resumes after the last committed turn.
 
 It is one request for the rate limits, whatever the number of rows; the body limit (1 MiB by
-default) and `MAX_IMPORT_ROWS` (1000, a 413 naming it past that) bound the work. All rows are
-written in one transaction: a contact created meanwhile by another request with one of the
-emails makes the import a 409 that creates nothing, and sending it again is safe
-(`domain/use_cases/imports.py`).
+default) and `MAX_IMPORT_ROWS` (1000, a 413 naming it past that) bound the work. A contact
+created meanwhile by another request with an email of the turn under way makes the import a
+409; the turns before it stay, and sending it again is safe.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from ...domain.contact_import import InvalidRow
 from ...domain.use_cases import imports
 from ...domain.use_cases.imports import ImportMode
 from ...ground.fields import QueryBool, QueryText
-from ...http import validation
+from ...http import idempotency_turns, validation
 from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep
 from ...http.json_guard import LINES_TYPES, media_type
@@ -279,7 +280,7 @@ async def import_contacts(
     body = await request.body()
     rows = await run_in_threadpool(_rows, body, request.headers.get("content-type", ""))
     sent = _ImportBody(rows=[_plain(v) for _, v in rows])
-    writes = retry.once(principal.account_id, sent, data)
+    writes = idempotency_turns.once_in_turns(retry, principal.account_id, sent, data)
     job = imports.Job(principal.account_id, listId, rows, mode, events)
     return await run_in_threadpool(imports.run, job, _row, writes)
 

@@ -15,9 +15,15 @@ runs `step` until the build ends:
    meanwhile (another token or cursor: a change of filter, or another process's step), in which
    case the chunk is thrown away.
 3. The step that finds no contact left finishes, under the lock: the staged members become a
-   `Snapshot`, stored by `membership_snapshot.refresh` as an inline write would store it. The
+   `Snapshot` (`Built`) and are dropped, the build's cursor becomes `BUILD_STORING` (the
+   audience joins its list's plan again, and stays `building`) and the audience is marked
+   unfinished (`membership_due.mark_unfinished`). The caller stores the snapshot in turns, as
+   a changed filter is stored (`use_cases/membership_turns.py`): at a hundred thousand members
+   the whole difference in one transaction would hold the write lock for seconds. The
    contacts written after `P` are judged again there, so the members are exact; the
-   `audience.entered` / `audience.left` events (and their webhooks) are written then, once.
+   `audience.entered` / `audience.left` events (and their webhooks) are written then, once;
+   the last turn ends the build (`stored`). A crash between two turns leaves the mark, and
+   the scheduler stores the rest.
 
 While a build runs, the audience is no part of its list's plan (`plan.py`): writes do not judge
 it and the clock does not move it, so it appends no event before it is built; its stored
@@ -31,7 +37,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
 
@@ -41,7 +47,7 @@ from sqlalchemy.orm import Session
 from ...db import dialects
 from ...db.bulk import insert_rows
 from ...db.engine import Database
-from ...db.models import Audience, AudienceBuild, AudienceBuildMember, Contact
+from ...db.models import BUILD_STORING, Audience, AudienceBuild, AudienceBuildMember, Contact
 from ...ground import clock
 from .. import events, relations
 from ..audience_filters import StoredAudience, filter_of
@@ -101,6 +107,24 @@ def cancel(session: Session, audience_id: str) -> None:
         )
 
 
+def running(session: Session, audience_id: str) -> bool:
+    """Whether a build of the audience is judging its list (not storing what it found)."""
+    statement = select(AudienceBuild.audienceId).where(
+        AudienceBuild.audienceId == audience_id, AudienceBuild.cursor != BUILD_STORING
+    )
+    return session.scalar(statement) is not None
+
+
+def stored(session: Session, audience_id: str, token: str | None = None) -> None:
+    """Ends a build whose members were stored (of run `token`, or any): it is `built`."""
+    statement = delete(AudienceBuild).where(
+        AudienceBuild.audienceId == audience_id, AudienceBuild.cursor == BUILD_STORING
+    )
+    if token is not None:
+        statement = statement.where(AudienceBuild.token == token)
+    session.execute(statement.execution_options(synchronize_session=False))
+
+
 def progress(session: Session, audience_ids: Iterable[str]) -> dict[str, Progress]:
     """The progress of those of these audiences that are building."""
     ids = list(audience_ids)
@@ -128,9 +152,19 @@ class _Chunk:
     selected: frozenset[str]
 
 
-def step(database: Database, chunk: int) -> int | None:
-    """Moves the oldest build on by one chunk, or finishes it; the number of events written
-    (only a finish writes some), None when no build is running."""
+@dataclass(frozen=True)
+class Built:
+    """A build that ended: its members as a snapshot, for the caller to store in turns."""
+
+    audience_id: str
+    token: str
+    snapshot: membership_snapshot.Snapshot
+    cause: str
+
+
+def step(database: Database, chunk: int) -> Built | None | int:
+    """Moves the oldest build on by one chunk (0), or ends it (`Built`, to store); None when
+    no build is running."""
     evaluated = _evaluate(database, chunk)
     if evaluated is None:
         return None
@@ -145,19 +179,12 @@ def step(database: Database, chunk: int) -> int | None:
         return _finish(session, build)
 
 
-def run(database: Database, chunk: int, stopping: Callable[[], bool] = lambda: False) -> int:
-    """Runs every build to its end, or until `stopping()` says the process stops (between
-    two chunks: a build resumes from its cursor); the number of events written."""
-    written = 0
-    while not stopping() and (found := step(database, chunk)) is not None:
-        written += found
-    return written
-
-
 def _evaluate(database: Database, chunk: int) -> _Chunk | None:
     with database.reading() as session:
         build = session.scalars(
-            select(AudienceBuild).order_by(AudienceBuild.startedAt, AudienceBuild.audienceId)
+            select(AudienceBuild)
+            .where(AudienceBuild.cursor != BUILD_STORING)
+            .order_by(AudienceBuild.startedAt, AudienceBuild.audienceId)
         ).first()
         if build is None:
             return None
@@ -205,8 +232,9 @@ def _stage(session: Session, build: AudienceBuild, chunk: _Chunk) -> None:
     build.total = max(build.total, build.done)
 
 
-def _finish(session: Session, build: AudienceBuild) -> int:
-    """Stores the build's members as an inline write would, then forgets the build."""
+def _finish(session: Session, build: AudienceBuild) -> Built:
+    """Answers the build's members, dropping what it staged; the build stays, storing, and
+    the audience is marked unfinished until they are stored."""
     audience = session.get(Audience, build.audienceId)
     assert audience is not None
     staged = select(AudienceBuildMember.contactId).where(
@@ -222,10 +250,12 @@ def _finish(session: Session, build: AudienceBuild) -> int:
         points=build.points,
         actions=frozenset((a, b) for a, b in actions) if actions is not None else None,
     )
-    cause = build.cause
-    session.expunge(build)
-    cancel(session, audience.id)
+    session.execute(
+        delete(AudienceBuildMember)
+        .where(AudienceBuildMember.audienceId == audience.id)
+        .execution_options(synchronize_session=False)
+    )
+    build.cursor, build.done = BUILD_STORING, max(build.done, build.total)
     list_plan.audiences_changed(session, audience.listId)  # it joins its list's plan again
-    written = membership_snapshot.refresh(session, audience, cause, snapshot)
-    membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
-    return written
+    membership_due.mark_unfinished(session, audience.id, clock.now())
+    return Built(audience.id, build.token, snapshot, build.cause)

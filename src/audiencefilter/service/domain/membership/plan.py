@@ -33,7 +33,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from .... import FilterSet
-from ...db.models import Audience, AudienceBuild, List
+from ...db.models import BUILD_STORING, Audience, AudienceBuild, List
 from .. import references, relations
 from ..audience_filters import SMART, StoredAudience, columns_read, filter_of
 
@@ -155,8 +155,11 @@ def plan_of(session: Session, list_id: str) -> ListPlan:
 
 
 def _rows(session: Session, list_id: str) -> list[AudienceRow]:
-    # An audience building in the background (`build.py`) is judged by its build alone.
-    building = select(AudienceBuild.audienceId).where(AudienceBuild.audienceId == Audience.id)
+    # An audience building in the background (`build.py`) is judged by its build alone, until
+    # its members are being stored: then writes judge it again, as in any change in turns.
+    building = select(AudienceBuild.audienceId).where(
+        AudienceBuild.audienceId == Audience.id, AudienceBuild.cursor != BUILD_STORING
+    )
     statement = (
         select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.fields)
         .where(Audience.listId == list_id, ~building.exists())

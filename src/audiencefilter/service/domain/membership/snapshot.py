@@ -156,18 +156,20 @@ def apply(
     audience: StoredAudience,
     cause: str,
     contacts: Collection[str] | None = None,
+    since: Written | None = None,
 ) -> int:
     """Stores the snapshot's answer, judging again the contacts that may have changed since,
     then refreshes the audiences that read this one; the number of events appended.
     `contacts`: only these contacts of the list (one turn, `use_cases/membership_turns.py`),
-    rather than all of them."""
+    rather than all of them; `since`: what the earlier turns read of the writes since."""
     list_id = snapshot.list_id
-    again = _changed_since(session, snapshot)
     members = select(Membership.contactId).where(Membership.audienceId == audience.id)
     selected: Collection[str] = snapshot.selected
-    if contacts is not None:
+    if contacts is None:
+        again = _changed_since(session, snapshot)
+    else:
         within = set(contacts)
-        again &= within
+        again = (since or Written(snapshot)).among(session, within)
         selected = snapshot.selected & within
         members = members.where(Membership.contactId.in_(sorted(within)))
     stored = set(session.scalars(members))
@@ -211,6 +213,72 @@ def _changed_since(session: Session, snapshot: Snapshot) -> set[str]:
         now = _action_ids(session, snapshot.list_id)
         changed.update(contact_id for contact_id, _ in now ^ snapshot.actions)
     return changed
+
+
+class Written:
+    """The contacts written since a snapshot, read a turn at a time (`apply` with `contacts`).
+
+    Reading every event since the snapshot at each turn read the turns' own events again and
+    again (a chain of 30 audiences over 1,000 contacts: 63 turns reading up to 30,000 events
+    each), and the points and action ids of the whole list. So each turn reads only the
+    events appended since the previous turn's reading, which are all those committed before it
+    (positions follow commit order), and the points and action ids of its own contacts."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.position = snapshot.position
+        self.contacts: set[str] = set()
+        self.points = None if snapshot.points is None else _points_of(snapshot.points)
+        self.actions: dict[str, set[str]] | None = None
+        if snapshot.actions is not None:
+            self.actions = {}
+            for contact_id, action_id in snapshot.actions:
+                self.actions.setdefault(contact_id, set()).add(action_id)
+
+    def among(self, session: Session, contacts: set[str]) -> set[str]:
+        """Those of these contacts whose answer may differ from the snapshot's."""
+        statement = select(Event.position, Event.contactId).where(
+            Event.listId == self.snapshot.list_id,
+            Event.position > self.position,
+            Event.contactId.is_not(None),
+        )
+        for position, contact_id in session.execute(statement):
+            self.position = max(self.position, position)
+            if contact_id:
+                self.contacts.add(contact_id)
+        changed = self.contacts & contacts
+        ids = sorted(contacts)
+        if self.points is not None:
+            changed.update(_differing(_subset(self.points, contacts), _points_among(session, ids)))
+        if self.actions is not None:
+            now = _actions_among(session, ids)
+            changed.update(c for c in contacts if self.actions.get(c, set()) != now.get(c, set()))
+        return changed
+
+
+def _subset(values: dict[str, str], keys: set[str]) -> dict[str, str]:
+    return {key: values[key] for key in keys if key in values}
+
+
+def _points_among(session: Session, ids: list[str]) -> dict[str, str]:
+    """`{contact id: points}` of these contacts, as `_points` writes them."""
+    found: dict[str, str] = {}
+    for start in range(0, len(ids), membership_store.CHUNK):
+        chunk = ids[start : start + membership_store.CHUNK]
+        statement = select(Contact.id, cast(Contact.points, String)).where(Contact.id.in_(chunk))
+        found.update((contact_id, points) for contact_id, points in session.execute(statement))
+    return found
+
+
+def _actions_among(session: Session, ids: list[str]) -> dict[str, set[str]]:
+    """`{contact id: its action ids}` of these contacts."""
+    found: dict[str, set[str]] = {}
+    for start in range(0, len(ids), membership_store.CHUNK):
+        chunk = ids[start : start + membership_store.CHUNK]
+        statement = select(Action.subId, Action.id).where(Action.subId.in_(chunk))
+        for contact_id, action_id in session.execute(statement):
+            found.setdefault(contact_id, set()).add(action_id)
+    return found
 
 
 def _differing(before: dict[str, str], after: dict[str, str]) -> Iterable[str]:

@@ -57,6 +57,7 @@ from sqlalchemy import (
     insert,
     literal,
     select,
+    tuple_,
 )
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
@@ -117,6 +118,29 @@ def _write(
 ) -> int:
     """Stores the difference and appends its events (left first, then entered); their count.
     `announce` False stores it without events (an import of history that asked for none)."""
+    _delete_pairs(session, leaving)
+    _insert_pairs(session, entering, at)
+    if announce:
+        rows = [(events.LEFT, c, a.id) for a, c in leaving]
+        rows += [(events.ENTERED, c, a.id) for a, c in entering]
+        payloads = {a.id: _change_payload(a) for a, _ in [*leaving, *entering]}
+        events.append_each(session, list_id, rows, cause, payloads)
+    return len(leaving) + len(entering)
+
+
+def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]]) -> None:
+    """Deletes the membership rows of these pairs: one `DELETE ... WHERE (audience, contact)
+    IN` over the pairs as one parameter (`dialects.unpacked_rows`); elsewhere one statement
+    per audience or per contact, whichever is fewer. A turn of a chain (16 contacts leaving
+    30 audiences) ran 16 statements, each keyed and compiled by the ORM anew."""
+    if not leaving:
+        return
+    dialect = dialects.dialect_of(session)
+    if dialects.unpacks(dialect):
+        pairs = [(a.id, c) for a, c in leaving]
+        parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _LEAVING_KEY)
+        session.connection().execute(_pairs_delete(dialect), parameters)
+        return
     by_audience = _group(leaving, by_contact=False)
     by_contact = _group(leaving, by_contact=True)
     # One statement per audience (an audience refreshed) or per contact (a contact refreshed).
@@ -136,13 +160,6 @@ def _write(
                     .where(Membership.audienceId == audience_id, Membership.contactId.in_(chunk))
                     .execution_options(synchronize_session=False)
                 )
-    _insert_pairs(session, entering, at)
-    if announce:
-        rows = [(events.LEFT, c, a.id) for a, c in leaving]
-        rows += [(events.ENTERED, c, a.id) for a, c in entering]
-        payloads = {a.id: _change_payload(a) for a, _ in [*leaving, *entering]}
-        events.append_each(session, list_id, rows, cause, payloads)
-    return len(leaving) + len(entering)
 
 
 def _insert_pairs(
@@ -166,6 +183,7 @@ def _insert_pairs(
 
 _PAIRS = ("audience_id", "contact_id")
 _PAIRS_KEY = "pairs"
+_LEAVING_KEY = "leaving"
 _PAIRS_AT = "pairs_entered_at"
 
 
@@ -177,6 +195,15 @@ def _pairs_insert(dialect: str) -> Any:
     at = bindparam(_PAIRS_AT, type_=_ENTERED_AT)
     rows = select(pairs.c.audience_id, pairs.c.contact_id, at)
     return insert(MEMBERSHIPS).from_select([*_PAIRS, "entered_at"], rows)
+
+
+@dialects.per_dialect
+def _pairs_delete(dialect: str) -> Any:
+    """`DELETE FROM memberships WHERE (audience_id, contact_id) IN (pairs)` of
+    `_delete_pairs`, built once per dialect; each pair is found by the primary key."""
+    pairs = dialects.unpacked_rows_named(dialect, _PAIRS, _LEAVING_KEY)
+    both = tuple_(MEMBERSHIPS.c.audience_id, MEMBERSHIPS.c.contact_id)
+    return delete(MEMBERSHIPS).where(both.in_(select(pairs.c.audience_id, pairs.c.contact_id)))
 
 
 def write_changes(

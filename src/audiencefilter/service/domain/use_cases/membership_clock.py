@@ -63,7 +63,7 @@ def run_due(
     """Runs the audiences building in the background to their end (`membership_build`),
     then brings what is due by now up to the clock; the number of events written (those of
     the builds included)."""
-    written = membership_build.run(database, build_chunk, stopping)
+    written = run_builds(database, build_chunk, stopping)
     now = clock.now()
     with database.reading() as session:
         audience_ids = membership_due.audiences_due(session, now)
@@ -107,6 +107,29 @@ def _bring_contacts(
     return written
 
 
+def run_builds(database: Database, chunk: int, stopping: Callable[[], bool] = lambda: False) -> int:
+    """Runs every background build to its end, or until `stopping()` says the process stops
+    (between two chunks: a build resumes from its cursor); the number of events written."""
+    written = 0
+    while not stopping() and (found := build_step(database, chunk)) is not None:
+        written += found
+    return written
+
+
+def build_step(database: Database, chunk: int) -> int | None:
+    """One step of the oldest background build (`membership_build.step`); the members of a
+    build that ended are stored in turns (`membership_turns`), as a changed filter's are. The
+    number of events written, None when no build runs."""
+    found = membership_build.step(database, chunk)
+    if not isinstance(found, membership_build.Built):
+        return found
+    written = membership_turns.store(database, found.audience_id, found.snapshot, found.cause)
+    membership_turns.finish(database, found.audience_id, found.snapshot)
+    with database.transaction() as session:
+        membership_build.stored(session, found.audience_id, found.token)
+    return written
+
+
 def _bring_audience(database: Database, audience_id: str) -> int:
     """Brings one audience up to the clock as a whole (evaluated outside the list's lock,
     stored in turns), works out its contacts' next instants if its filter moves with the
@@ -118,7 +141,7 @@ def _bring_audience(database: Database, audience_id: str) -> int:
         audience = session.get(Audience, audience_id)
         if audience is None:
             return 0
-        building = membership_build.progress(session, [audience_id])
+        building = membership_build.running(session, audience_id)
         list_id, filters, stored = audience.listId, audience.filters, StoredAudience.of(audience)
     if building:  # its build's end plans it again (`membership_build`)
         with database.transaction() as session:
@@ -135,6 +158,7 @@ def _bring_audience(database: Database, audience_id: str) -> int:
         if session.get(Audience, audience_id) is not None:
             due = flt.next_step(start) if flt is not None else None
             membership_due.set_audience_due(session, audience_id, due)
+            membership_build.stored(session, audience_id)  # a build stopped while storing
     return written
 
 

@@ -71,6 +71,7 @@ def store(
         contacts = membership_snapshot.candidates(session, snapshot, audience_id)
         size = turn_size(len(membership_store.dependents(session, [audience_id])))
     written = 0
+    since = membership_snapshot.Written(snapshot)  # read a turn at a time
     for start in range(0, len(contacts), size):
         with database.transaction() as session:
             audience = _locked(session, audience_id)
@@ -78,7 +79,7 @@ def store(
                 return written
             turn = contacts[start : start + size]
             stored = StoredAudience.of(audience)
-            written += membership_snapshot.apply(session, snapshot, stored, cause, turn)
+            written += membership_snapshot.apply(session, snapshot, stored, cause, turn, since)
     return written
 
 
@@ -104,6 +105,6 @@ def _locked(session: Session, audience_id: str) -> Audience | None:
 def _owns(session: Session, snapshot: membership_snapshot.Snapshot, audience: Audience) -> bool:
     """Whether the snapshot's members are still the audience's to store: it uses the filter
     evaluated and no build of it runs (a build's end stores its own members)."""
-    return membership_snapshot.current(snapshot, audience) and not membership_build.progress(
-        session, [audience.id]
+    return membership_snapshot.current(snapshot, audience) and not membership_build.running(
+        session, audience.id
     )

@@ -5,13 +5,20 @@ the write transaction, runs it and commits. `in_transaction` answers the work's 
 is. The HTTP floor gives its own for the POSTs that take an `Idempotency-Key`
 (`http/idempotency.Once`): it inserts the key's record in the same transaction and stores the
 answer it shapes from the result, so an effect never exists without its record.
+
+Work too large for one transaction (an import of a thousand rows with their histories) is cut
+into turns (`Turned`), each its own transaction: no account holds the write lock (SQLite) or its
+list's lock for more than a turn. `InTurns` runs them one after another. Between two turns the
+work keeps only its `Progress`, plain JSON values, so that the keyed unit of the HTTP floor
+(`http/idempotency_turns.py`) can store it with the request's record in each turn's transaction
+and a retry after a crash resumes after the last turn committed, applying no row twice.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -21,6 +28,10 @@ T = TypeVar("T")
 R = TypeVar("R")
 T_contra = TypeVar("T_contra", contravariant=True)
 R_co = TypeVar("R_co", covariant=True)
+T_co = TypeVar("T_co", covariant=True)
+
+Progress = dict[str, Any]
+"""What the turns done so far leave to the next ones, as JSON values (it may be stored)."""
 
 
 class Writes(Protocol[T_contra, R_co]):
@@ -42,6 +53,46 @@ class InTransaction:
 
 def in_transaction(database: Database) -> InTransaction:
     return InTransaction(database)
+
+
+class Turned(Protocol[T_co]):
+    """Work cut into turns: each `turn` runs in its own write transaction."""
+
+    def turn(self, session: Session, progress: Progress | None) -> Progress:
+        """Runs the next turn (the first when `progress` is None); the progress after it."""
+        ...
+
+    def done(self, progress: Progress) -> bool:
+        """Whether no turn is left after the one that left `progress`."""
+        ...
+
+    def result(self, progress: Progress) -> T_co:
+        """The work's result once done."""
+        ...
+
+
+class TurnWrites(Protocol[T_contra, R_co]):
+    """Runs the turns of `work`, each in a write transaction of its own; its answer."""
+
+    def __call__(self, work: Turned[T_contra]) -> R_co: ...
+
+
+@dataclass(frozen=True)
+class InTurns:
+    """The plain unit of work in turns: one transaction per turn, and the work's own result."""
+
+    database: Database
+
+    def __call__(self, work: Turned[T]) -> T:
+        progress: Progress | None = None
+        while progress is None or not work.done(progress):
+            with self.database.transaction() as session:
+                progress = work.turn(session, progress)
+        return work.result(progress)
+
+
+def in_turns(database: Database) -> InTurns:
+    return InTurns(database)
 
 
 @dataclass(frozen=True)
