@@ -94,7 +94,12 @@ class MembersQuery(BaseModel):
         max_length=64,
         description="The `next` of the previous page: members after that contact id.",
     )
-    limit: int = Field(default=MEMBERS_LIMIT, ge=1, le=MAX_MEMBERS_LIMIT)
+    limit: int = Field(
+        default=MEMBERS_LIMIT,
+        ge=1,
+        le=MAX_MEMBERS_LIMIT,
+        description="How many members a page holds (1 to 1000; default 100).",
+    )
     group: GroupName | None = Field(
         default=None, description="Only the members drawn into this group of the experiment."
     )
