@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import os
 import random
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -32,7 +34,8 @@ from audiencefilter.service.domain.membership import build as membership_build
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
 
 START = datetime(2031, 6, 1, 8, tzinfo=UTC)
-PAIRS = 1000
+# (contact, instant) pairs checked; `AUDIENCEFILTER_HISTORY_PAIRS=10000` for the long run.
+PAIRS = int(os.environ.get("AUDIENCEFILTER_HISTORY_PAIRS", "1000"))
 SPLIT = {
     "holdoutPercent": 10,
     "groups": [{"name": "A", "percent": 45}, {"name": "B", "percent": 45}],
@@ -203,9 +206,10 @@ def test_members_at_an_instant_are_the_replay_of_the_feed(world: tuple[Tenant, H
     feed = _feed(tenant, history.list_id)
     rng = random.Random(17)
     span = (hands.at - history.created).total_seconds()
-    instants = [history.created + timedelta(seconds=rng.uniform(-600, span)) for _ in range(12)]
-    instants += [moment for moment, _ in history.seen[:: len(history.seen) // 8]]
     contacts = sorted({e["contactId"] for e in feed if e["contactId"]})
+    count = -(-PAIRS // (len(contacts) * len(history.audiences)))  # enough instants for PAIRS
+    instants = [history.created + timedelta(seconds=rng.uniform(-600, span)) for _ in range(count)]
+    instants += [moment for moment, _ in history.seen[:: len(history.seen) // 8]]
     pairs = 0
     for moment in instants:
         for audience_id in history.audiences:
@@ -276,7 +280,7 @@ def _split_audience(tenant: Tenant, lst: str, flt: dict[str, Any], **params: Any
 
 def _draws_hold(tenant: Tenant, audience: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every member's group is its seed's draw of its id; the members by id."""
-    experiment = experiments.stored(_json(audience["experiment"]))
+    experiment = experiments.stored(json.dumps(audience["experiment"]))
     assert experiment is not None
     members = {m["contactId"]: m for m in _members(tenant, audience["id"])}
     for contact_id, member in members.items():
@@ -285,12 +289,6 @@ def _draws_hold(tenant: Tenant, audience: dict[str, Any]) -> dict[str, dict[str,
             "holdout": member["holdout"],
         }
     return members
-
-
-def _json(value: dict[str, Any]) -> str:
-    import json
-
-    return json.dumps(value)
 
 
 def _import(tenant: Tenant, lst: str, rows: list[dict[str, Any]]) -> None:
