@@ -24,6 +24,8 @@ EXPERIMENT_EXAMPLE: dict[str, Any] = {
     "groups": [{"name": "A", "percent": 45}, {"name": "B", "percent": 45}],
     "seed": "spring-launch",
 }
+# A contact id: only the characters ids are made of ever reach the database.
+Cursor = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 MEMBERS_LIMIT = 100
 MAX_MEMBERS_LIMIT = 1000
 
@@ -89,9 +91,8 @@ class MembersQuery(BaseModel):
         "in the future is refused. Without it: the members now.",
         examples=["2026-05-01T09:30:00Z"],
     )
-    after: str | None = Field(
+    after: Cursor | None = Field(
         default=None,
-        max_length=64,
         description="The `next` of the previous page: members after that contact id.",
     )
     limit: int = Field(
