@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
 from ...domain import experiments
 from ...ground.fields import QueryBool
@@ -27,6 +27,8 @@ EXPERIMENT_EXAMPLE: dict[str, Any] = {
 # A contact id: only the characters ids are made of ever reach the database.
 Cursor = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 MEMBERS_LIMIT = 100
+# Read by the use case, which names what it found; the document says what it expects.
+Instant = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 MAX_MEMBERS_LIMIT = 1000
 
 
@@ -83,7 +85,7 @@ class MembersQuery(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    at: str | None = Field(
+    at: Instant | None = Field(
         default=None,
         description="An RFC 3339 instant, e.g. `2026-05-01T09:30:00Z`: the members at that "
         "instant, the replay of the audience's `audience.entered` / `audience.left` events "
