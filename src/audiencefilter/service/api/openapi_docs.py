@@ -167,6 +167,13 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         "8e0f1c2a-5b7d-4e39-9a64-0c1d2e3f4a5b",
     ),
 }
+# (path, name) -> (description, example), where a name means something else on one path.
+PATH_PARAMETERS: dict[tuple[str, str], tuple[str, Any]] = {
+    ("/v4/audiences/{id}/members", "after"): (
+        "The `next` of the previous page: only the members after that contact id.",
+        CONTACT_ID,
+    ),
+}
 PATH_IDS = {
     "lists": ("The list, by id.", LIST_ID),
     "contacts": ("The contact, by id.", CONTACT_ID),
