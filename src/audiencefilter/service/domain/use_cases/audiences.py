@@ -222,7 +222,7 @@ class _New:
     problem: AudienceRuleError | None
     evaluated: Snapshot | None
     background: bool = False
-    experiment: str | None = None
+    experiment: experiments.Requested | None = None
 
 
 def _prepare(
@@ -230,7 +230,6 @@ def _prepare(
 ) -> _New:
     if not change.name or not change.list_id:
         raise AudienceRuleError(NAME_AND_LIST_REQUIRED)
-    experiment = experiments.read(change.experiment).to_json() if change.experiment else None
     declared = _declared_early(database, account_id, change.list_id)
     given, problem = _read_early(change, declared)
     mode = change.mode or (SMART if given.given else MANUAL)
@@ -248,7 +247,7 @@ def _prepare(
         problem,
         evaluated,
         background,
-        experiment,
+        change.experiment,
     )
 
 
@@ -263,13 +262,14 @@ def _insert(session: Session, settings: Settings, new: _New) -> str:
     if new.given.filter is not None:
         check_list_room(session, lst.id, new.given, excluding=None)
     references.check(session, lst.id, None, filter_in_use(new.mode, filters, fields))
+    experiment = experiments.read(new.experiment).to_json() if new.experiment else None
     audience = Audience(
         listId=lst.id,
         name=new.name,
         mode=new.mode,
         filters=filters,
         fields=fields,
-        experiment=new.experiment,
+        experiment=experiment,
     )
     session.add(audience)
     session.flush()
