@@ -18,6 +18,7 @@ AUDIENCE_KEYS = {
     "subs",
     "status",  # "built", or "building" in the background (test_audience_builds.py)
     "progress",
+    "experiment",  # null, or the experiment drawing its members' groups
 }
 SUMMARY_KEYS = AUDIENCE_KEYS - {"subs"} | {"subsCount"}
 INVALID = "Invalid filters: the value must be a valid where clause for the contact model"

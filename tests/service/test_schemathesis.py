@@ -30,8 +30,10 @@ Narrow exceptions, each for a deliberate behaviour of the service:
 - An import of more rows than the schema's `maxItems` is a 413 (too large a request), which
   `negative_data_rejection` accepts for that operation besides its default statuses.
 - A webhook's URL is resolved when it is registered and must lead to public addresses only, a
-  feed cursor (`after`) must be one the list gave out, and an action's `createdAt` must not be
-  in the future (a schema cannot follow the clock): a 400 is acceptable there too.
+  feed cursor (`after`) must be one the list gave out, an action's `createdAt` and a members
+  listing's `at` must not be in the future (a schema cannot follow the clock), and a members
+  listing's `group` must be a group of that audience's experiment: a 400 is acceptable there
+  too.
 """
 
 from __future__ import annotations
@@ -61,11 +63,13 @@ STATEFUL_STEPS = 10
 ACCEPTED = ["2xx", "401", "403", "404", "409", "429", "5xx"]
 FILTER_OPERATIONS = "^(GET /v4/contacts|POST /v4/audiences(/preview)?|PATCH /v4/audiences/.id.)$"
 # Webhook URLs must resolve to public addresses, a feed cursor must be one of the list's, an
-# action's or a contact's `createdAt` must not be in the future, and a list's custom fields type
-# `data`: JSON Schema can say none of these, so for these a 400 answers a schema-valid request.
+# action's or a contact's `createdAt` must not be in the future, a list's custom fields type
+# `data`, and a members listing's `at` must not be in the future nor its `group` name another
+# audience's: JSON Schema can say none of these, so for these a 400 answers a schema-valid
+# request.
 CHECKED_AT_RUN_TIME = (
     "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events|POST /v4/actions"
-    "|POST /v4/contacts|PATCH /v4/contacts/.id.)$"
+    "|POST /v4/contacts|PATCH /v4/contacts/.id.|GET /v4/audiences/.id./members)$"
 )
 # schemathesis' default for `negative_data_rejection`, and the 413 of an import over its row
 # limit (the schema's `maxItems`): too many rows is too large a request, not a malformed one.

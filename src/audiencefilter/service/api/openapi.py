@@ -331,7 +331,8 @@ def _describe_parameter(path: str, parameter: dict[str, Any]) -> None:
         resource = path.split("/")[2] if path.count("/") >= 2 else ""
         description, example = openapi_docs.PATH_IDS.get(resource, ("The id.", None))
     else:
-        description, example = openapi_docs.PARAMETERS.get(name, ("", None))
+        shared = openapi_docs.PARAMETERS.get(name, ("", None))
+        description, example = openapi_docs.PATH_PARAMETERS.get((path, name), shared)
     schema = parameter.get("schema", {})
     if not parameter.get("description"):
         parameter["description"] = schema.get("description") or description

@@ -154,10 +154,24 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         "Also answer the filter in this format as `filtersAs` (docs/interop.md).",
         "jsonlogic",
     ),
+    "at": (
+        "An RFC 3339 instant with its offset: the audience's members then, the replay of its "
+        "`audience.entered` / `audience.left` events up to it.",
+        "2026-05-01T09:30:00Z",
+    ),
+    "group": ("Only the members drawn into this group of the audience's experiment.", "A"),
+    "holdout": ("`false`: the members a sender may mail; `true`: the holdout only.", False),
     IDEMPOTENCY_HEADER: (
         "Any printable ASCII text up to 255 characters, new for each new request: a retry "
         "with the same key and request gets the first answer back.",
         "8e0f1c2a-5b7d-4e39-9a64-0c1d2e3f4a5b",
+    ),
+}
+# (path, name) -> (description, example), where a name means something else on one path.
+PATH_PARAMETERS: dict[tuple[str, str], tuple[str, Any]] = {
+    ("/v4/audiences/{id}/members", "after"): (
+        "The `next` of the previous page: only the members after that contact id.",
+        CONTACT_ID,
     ),
 }
 PATH_IDS = {

@@ -32,6 +32,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy import false as sql_false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
@@ -278,6 +279,9 @@ class Audience(Base):
     # The custom fields the filter reads, as the list declared them when it was written
     # ({"birthday": "date"} as canonical JSON): with `filters`, all a reader needs to parse it.
     fields: Mapped[str | None] = mapped_column("fields", Text, nullable=True)
+    # The experiment run on its members (canonical JSON, `domain/experiments.py`), or null:
+    # fixed when the audience is created, so every member's group is drawn by the same rule.
+    experiment: Mapped[str | None] = mapped_column("experiment", Text, nullable=True)
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
 
@@ -374,6 +378,12 @@ class Membership(Base):
     enteredAt: Mapped[datetime] = mapped_column(
         "entered_at", DateTime(timezone=True), default=utcnow, nullable=False
     )
+    # The member's draw in its audience's experiment, made in the transaction of its entry and
+    # kept while it stays: a group's name, or `holdout`; neither without an experiment.
+    groupName: Mapped[str | None] = mapped_column("group_name", String(64), nullable=True)
+    holdout: Mapped[bool] = mapped_column(
+        "holdout", Boolean, nullable=False, default=False, server_default=sql_false()
+    )
 
 
 class EventHead(Base):
@@ -405,7 +415,11 @@ class Event(Base):
     """
 
     __tablename__ = "events"
-    __table_args__ = (UniqueConstraint("list_id", "position"),)
+    __table_args__ = (
+        UniqueConstraint("list_id", "position"),
+        # Membership at an instant replays one audience's events up to it.
+        Index("ix_events_audience_time", "audience_id", "occurred_at"),
+    )
 
     id: Mapped[str] = _id("evt")
     listId: Mapped[str] = mapped_column(

@@ -41,6 +41,8 @@ from sqlalchemy.orm import Session
 from ... import CONTACT, DEFAULT_LIMITS, Cost, Filter, FilterError, Schema, from_format, parse
 from ..db.models import Audience
 from ..ground.errors import AudienceRuleError
+from . import experiments
+from .experiments import Experiment
 from .filter_budget import NOTHING, check_filter, check_list, cost_of
 from .weighted_cache import WeightedCache
 
@@ -311,14 +313,17 @@ def filter_of(mode: str, filters: str | None, fields: str | None) -> Filter | No
 
 @dataclass(frozen=True)
 class StoredAudience:
-    """What the store needs of an audience: id, name, mode and the filter in use."""
+    """What the store needs of an audience: id, name, mode, the filter in use and the
+    experiment that draws each entering member's group."""
 
     id: str
     name: str
     mode: str
     flt: Filter | None
+    experiment: Experiment | None = None
 
     @classmethod
     def of(cls, audience: Audience) -> StoredAudience:
         flt = filter_of(audience.mode, audience.filters, audience.fields)
-        return cls(audience.id, audience.name, audience.mode, flt)
+        experiment = experiments.stored(audience.experiment)
+        return cls(audience.id, audience.name, audience.mode, flt, experiment)

@@ -221,21 +221,28 @@ def append_each(
     rows: Sequence[tuple[str, str, str]],
     cause: str,
     payloads: Mapping[str, dict[str, Any]],
+    keys: Sequence[str] | None = None,
 ) -> int:
     """Appends one event per row (type, contact id, audience id), in order, each with its
-    audience's payload, as `append` would, in one `INSERT ... SELECT`; their number."""
+    audience's payload, as `append` would, in one `INSERT ... SELECT`; their number. `keys`:
+    the key in `payloads` of each row's payload, where it is not its audience id (an entry
+    that says the member's group)."""
     if not rows:
         return 0
+    chosen = keys if keys is not None else [row[2] for row in rows]
     now = clock.now()
     dialect = dialects.dialect_of(session)
     if not dialects.unpacks(dialect):
-        changes = [NewEvent(t, c, a, cause, payloads[a], now) for t, c, a in rows]
+        changes = [
+            NewEvent(t, c, a, cause, payloads[key], now)
+            for (t, c, a), key in zip(rows, chosen, strict=True)
+        ]
         append(session, list_id, changes)
         return len(rows)
     before = _advance(session, list_id, len(rows)) - len(rows)
     encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
-    texts = {audience_id: encode(payload) for audience_id, payload in payloads.items()}
-    table = [(*row, texts[row[2]]) for row in rows]
+    texts = {key: encode(payload) for key, payload in payloads.items()}
+    table = [(*row, texts[key]) for row, key in zip(rows, chosen, strict=True)]
     parameters = dialects.rows_parameters(dialect, _EACH, table, _EACH_KEY)
     parameters.update(each_list=list_id, each_before=before, each_cause=cause, each_now=now)
     session.connection().execute(_each_rows(dialect), parameters)

@@ -75,6 +75,8 @@ def _change(body: AudienceCreate | AudienceUpdate, wait: bool) -> audiences.Audi
         filters_format=body.filtersFormat,
         cleared=bool(cleared) and isinstance(body, AudienceUpdate),
         wait=wait,
+        experiment=body.experiment.requested() if body.experiment else None,
+        experiment_sent="experiment" in body.model_fields_set,
     )
 
 

@@ -56,24 +56,24 @@ def neutralised(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-def _csv(batches: Iterator[list[dict[str, Any]]]) -> Iterator[str]:
+def _csv(export: exports.Export) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(exports.FIELDS)
-    for rows in batches:
+    writer.writerow(export.fields)
+    for rows in export.batches:
         for row in rows:
-            writer.writerow([_cell(row[field]) for field in exports.FIELDS])
+            writer.writerow([_cell(row[field]) for field in export.fields])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
     yield buffer.getvalue()
 
 
-def _lines(batches: Iterator[list[dict[str, Any]]]) -> Iterator[bytes]:
-    for rows in batches:
+def _lines(export: exports.Export) -> Iterator[bytes]:
+    for rows in export.batches:
         chunk = bytearray()
         for row in rows:
-            record = {field: row[field] for field in exports.FIELDS}
+            record = {field: row[field] for field in export.fields}
             record["data"] = json.loads(record["data"]) if record["data"] else {}
             chunk += dumps(record) + b"\n"
         yield bytes(chunk)
@@ -84,7 +84,9 @@ def _lines(batches: Iterator[list[dict[str, Any]]]) -> Iterator[bytes]:
     summary="Export an audience's members",
     description="Every member of the audience, streamed as CSV (a header row, then one contact "
     "per row) or JSON Lines (one contact object per line), in id order. Smart audiences are "
-    "judged at the moment of the request. One request for the rate limits, whatever the size.",
+    "judged at the moment of the request. An audience running an experiment adds the columns "
+    "`group` (empty in the holdout) and `holdout`, so a sender can skip the holdout. "
+    "One request for the rate limits, whatever the size.",
     response_class=StreamingResponse,
     responses={
         200: {
@@ -114,7 +116,7 @@ def export_members(
     ] = "jsonl",
 ) -> StreamingResponse:
     export = exports.members(database, principal.account_id, id)
-    body = _csv(export.batches) if format == "csv" else _lines(export.batches)
+    body = _csv(export) if format == "csv" else _lines(export)
     return StreamingResponse(
         body,
         media_type=MEDIA_TYPES[format],

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from ...ground.fields import ONE_LINE, FilterText, Identifier, Name, QueryBool, ShortText
+from .experiments import ExperimentIn, ExperimentOut
 from .resources import (
     MAX_LIMIT,
     ContactOut,
@@ -76,6 +77,13 @@ FILTERS_AS_DESCRIPTION = (
     "Also answer the filter in this format as `filtersAs`: a format of docs/interop.md, or "
     "`english`, a sentence for people (a filter the format cannot say is a 400)."
 )
+EXPERIMENT_DESCRIPTION = (
+    "Split the members into seeded random groups and a holdout, e.g. "
+    '`{"holdoutPercent": 10, "groups": [{"name": "A", "percent": 45}, '
+    '{"name": "B", "percent": 45}]}`. Each member is drawn when it enters, from the seed and '
+    "its contact id, and keeps its group while it stays; members pages, exports and "
+    "`audience.entered` events show it. Fixed once the audience is created."
+)
 OutFormat = Literal["json", "text", "jsonlogic", "mongodb", "react-querybuilder", "sql", "english"]
 
 
@@ -90,6 +98,7 @@ class AudienceCreate(_Body):
     filters: Filters = optional()
     filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
     filtersFormat: FiltersFormat | None = optional(FILTERS_FORMAT_DESCRIPTION)
+    experiment: ExperimentIn | None = optional(EXPERIMENT_DESCRIPTION)
 
 
 class AudienceUpdate(_Body):
@@ -100,6 +109,10 @@ class AudienceUpdate(_Body):
     filters: Filters = optional()
     filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
     filtersFormat: FiltersFormat | None = optional(FILTERS_FORMAT_DESCRIPTION)
+    experiment: ExperimentIn | None = optional(
+        "The audience's own experiment may be sent again (without `seed`, or with its own); "
+        "any other, or null when it has one, is a 409: an experiment is fixed at creation."
+    )
 
 
 class AudiencePreview(_Body):
@@ -186,6 +199,9 @@ class _AudienceBase(BaseModel):
     filtersText: str | None = Field(description="The same filter in the text syntax, or null.")
     mode: AudienceMode
     listId: str
+    experiment: ExperimentOut | None = Field(
+        default=None, description="The experiment drawing its members' groups, or null."
+    )
     createdAt: datetime
     updatedAt: datetime
 

@@ -8,6 +8,7 @@ answer with.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ...db.models import Action, Audience, List
@@ -78,6 +79,7 @@ def audience_view(
         "filtersText": filter_text(filters, audience.fields) if filters else None,
         "mode": audience.mode,
         "listId": audience.listId,
+        "experiment": json.loads(audience.experiment) if audience.experiment else None,
         "createdAt": audience.createdAt,
         "updatedAt": audience.updatedAt,
         **extra,

@@ -36,10 +36,13 @@ from .... import FilterSet
 from ...db.models import BUILD_STORING, Audience, AudienceBuild, List
 from .. import references, relations
 from ..audience_filters import SMART, StoredAudience, columns_read, filter_of
+from ..experiments import Experiment
+from ..experiments import stored as experiments_stored
 
 PLANS_KEPT = 256
 SETS_KEPT = 32  # sets of audiences judged together, per plan
 AudienceRow = tuple[str, str, str, "str | None", "str | None"]
+"""(id, name, mode, filters, fields) of an audience."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class ListPlan:
     """A list's audiences as stored (`rows`, oldest first) and its smart ones ready to judge."""
 
     rows: tuple[AudienceRow, ...]
+    experiments: dict[str, Experiment]  # audience id -> its experiment, for those with one
     smart: tuple[StoredAudience, ...]  # with a filter in use, each after those it reads
     index: dict[str, tuple[int, ...]] = field(default_factory=dict)  # column -> positions
     followers: tuple[int, ...] = ()  # positions of audiences reading audiences
@@ -109,12 +113,14 @@ class Together:
         return {self.ids[k] for k in self.filters.matching(record, now=at)}
 
 
-def build(rows: Sequence[AudienceRow]) -> ListPlan:
+def build(rows: Sequence[AudienceRow], drawn: Mapping[str, str] | None = None) -> ListPlan:
+    """`drawn`: the stored experiment of each audience that has one."""
+    experiments = {id_: _experiment(text) for id_, text in (drawn or {}).items()}
     found = []
     for id_, name, mode, filters, fields in rows:
         flt = filter_of(mode, filters, fields) if mode == SMART else None
         if flt is not None:
-            found.append(StoredAudience(id_, name, mode, flt))
+            found.append(StoredAudience(id_, name, mode, flt, experiments.get(id_)))
     smart = tuple(references.ordered(found))
     index: dict[str, list[int]] = {}
     for position, audience in enumerate(smart):
@@ -124,7 +130,13 @@ def build(rows: Sequence[AudienceRow]) -> ListPlan:
     followers = tuple(index.get(relations.AUDIENCES, ()))
     frozen = {column: tuple(positions) for column, positions in index.items()}
     positions = {audience.id: position for position, audience in enumerate(smart)}
-    return ListPlan(tuple(rows), smart, frozen, followers, positions)
+    return ListPlan(tuple(rows), experiments, smart, frozen, followers, positions)
+
+
+def _experiment(text: str) -> Experiment:
+    found = experiments_stored(text)
+    assert found is not None  # only audiences with one are passed
+    return found
 
 
 _PLANS: OrderedDict[tuple[str, str], ListPlan] = OrderedDict()
@@ -145,7 +157,8 @@ def plan_of(session: Session, list_id: str) -> ListPlan:
             _PLANS.move_to_end(key)
             return plan
     # An empty stamp is a list whose audiences predate stamps: never cached.
-    plan = build(_rows(session, list_id))
+    rows, drawn = _rows(session, list_id)
+    plan = build(rows, drawn)
     if stamp:
         with _LOCK:
             _PLANS[key] = plan
@@ -154,18 +167,32 @@ def plan_of(session: Session, list_id: str) -> ListPlan:
     return plan
 
 
-def _rows(session: Session, list_id: str) -> list[AudienceRow]:
+def _rows(session: Session, list_id: str) -> tuple[list[AudienceRow], dict[str, str]]:
+    """The list's audiences in order, and the stored experiment of those that have one."""
     # An audience building in the background (`build.py`) is judged by its build alone, until
     # its members are being stored: then writes judge it again, as in any change in turns.
     building = select(AudienceBuild.audienceId).where(
         AudienceBuild.audienceId == Audience.id, AudienceBuild.cursor != BUILD_STORING
     )
     statement = (
-        select(Audience.id, Audience.name, Audience.mode, Audience.filters, Audience.fields)
+        select(
+            Audience.id,
+            Audience.name,
+            Audience.mode,
+            Audience.filters,
+            Audience.fields,
+            Audience.experiment,
+        )
         .where(Audience.listId == list_id, ~building.exists())
         .order_by(Audience.createdAt, Audience.id)
     )
-    return [(i, n, m, f, d) for i, n, m, f, d in session.execute(statement)]
+    rows: list[AudienceRow] = []
+    drawn: dict[str, str] = {}
+    for i, n, m, f, d, experiment in session.execute(statement):
+        rows.append((i, n, m, f, d))
+        if experiment:
+            drawn[i] = experiment
+    return rows, drawn
 
 
 def audiences_changed(session: Session, list_id: str) -> None:

@@ -68,7 +68,7 @@ from ...db.bulk import insert_rows
 from ...db.dialects import ids_in
 from ...db.models import Audience, AudienceMember, Contact, Membership
 from ...ground import clock
-from .. import events, references, relations
+from .. import events, experiments, references, relations
 from ..audience_filters import (
     MANUAL,
     StoredAudience,
@@ -102,9 +102,18 @@ def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
         yield values[start : start + CHUNK]
 
 
-def _change_payload(audience: StoredAudience) -> dict[str, Any]:
-    """What an `audience.entered` / `audience.left` event says of its audience."""
-    return {"audience": {"id": audience.id, "name": audience.name, "mode": audience.mode}}
+def _change_payload(
+    audience: StoredAudience, draw: experiments.Draw | None = None
+) -> dict[str, Any]:
+    """What an `audience.entered` / `audience.left` event says of its audience; an entry into
+    an audience running an experiment also says the member's draw (`group`, `holdout`), so a
+    sender reading the feed can skip the holdout."""
+    payload: dict[str, Any] = {
+        "audience": {"id": audience.id, "name": audience.name, "mode": audience.mode}
+    }
+    if draw is not None:
+        payload.update(draw.view())
+    return payload
 
 
 def _write(
@@ -119,12 +128,14 @@ def _write(
     """Stores the difference and appends its events (left first, then entered); their count.
     `announce` False stores it without events (an import of history that asked for none)."""
     _delete_pairs(session, leaving)
-    _insert_pairs(session, entering, at)
+    draws = _insert_pairs(session, entering, at)
     if announce:
         rows = [(events.LEFT, c, a.id) for a, c in leaving]
         rows += [(events.ENTERED, c, a.id) for a, c in entering]
         payloads = {a.id: _change_payload(a) for a, _ in [*leaving, *entering]}
-        events.append_each(session, list_id, rows, cause, payloads)
+        keys = [a.id for a, _ in leaving] + [_drawn_key(a.id, d) for a, d in draws]
+        payloads.update({_drawn_key(a.id, d): _change_payload(a, d) for a, d in draws})
+        events.append_each(session, list_id, rows, cause, payloads, keys)
     return len(leaving) + len(entering)
 
 
@@ -162,23 +173,42 @@ def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]
                 )
 
 
+def _drawn_key(audience_id: str, draw: experiments.Draw | None) -> str:
+    """The key of an entry's payload: its audience's, and its group's when it drew one."""
+    if draw is None:
+        return audience_id
+    return f"{audience_id}/{'' if draw.holdout else draw.group}/{draw.holdout}"
+
+
 def _insert_pairs(
     session: Session, entering: Sequence[tuple[StoredAudience, str]], at: datetime
-) -> None:
+) -> list[tuple[StoredAudience, experiments.Draw | None]]:
     """The membership rows of these (audience, contact) pairs: one `INSERT ... SELECT` over
-    the pairs as one parameter (`dialects.unpacked_rows`), else the driver's executemany."""
+    the pairs as one parameter (`dialects.unpacked_rows`), else the driver's executemany.
+    This is where every member enters: an audience running an experiment draws the group of
+    each here, stored with its row in the entry's transaction. The draws, pair by pair."""
+    draws = [(a, a.experiment.draw(c) if a.experiment else None) for a, c in entering]
     if not entering:
-        return
+        return draws
     dialect = dialects.dialect_of(session)
-    if dialects.unpacks(dialect):
+    if dialects.unpacks(dialect) and not any(a.experiment for a, _ in entering):
         pairs = [(a.id, c) for a, c in entering]
         parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _PAIRS_KEY)
         parameters[_PAIRS_AT] = at
         session.connection().execute(_pairs_insert(dialect), parameters)
-        return
+        return draws
     # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
-    rows_in = [{"audience_id": a.id, "contact_id": c, "entered_at": at} for a, c in entering]
+    rows_in = [
+        {"audience_id": a.id, "contact_id": c, "entered_at": at, **_drawn_columns(draw)}
+        for (a, c), (_, draw) in zip(entering, draws, strict=True)
+    ]
     insert_rows(session, MEMBERSHIPS, rows_in)
+    return draws
+
+
+def _drawn_columns(draw: experiments.Draw | None) -> dict[str, Any]:
+    found = draw or experiments.NO_DRAW
+    return {"group_name": found.group, "holdout": found.holdout}
 
 
 _PAIRS = ("audience_id", "contact_id")
@@ -220,7 +250,8 @@ def write_changes(
     parameter (`dialects.unpacked`), so a new audience of a million members costs no Python per
     member. On a database without `dialects.unpacked`, through `_write`."""
     dialect = dialects.dialect_of(session)
-    if not dialects.unpacks(dialect):
+    # An experiment draws each entering member (`_insert_pairs`): row by row, in Python.
+    if not dialects.unpacks(dialect) or audience.experiment is not None:
         pairs_in = [(audience, contact_id) for contact_id in entering]
         pairs_out = [(audience, contact_id) for contact_id in leaving]
         return _write(session, list_id, pairs_in, pairs_out, cause, at)

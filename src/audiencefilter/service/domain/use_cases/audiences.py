@@ -30,7 +30,7 @@ from ...db.queries import count, owned_audience, owned_list, page_of
 from ...ground import clock
 from ...ground.errors import AudienceRuleError, Conflict, NotFound
 from ...settings import Settings
-from .. import changes, custom_fields, references, relations
+from .. import changes, custom_fields, experiments, references, relations
 from ..audience_filters import (
     ABSENT,
     EMPTY,
@@ -78,6 +78,8 @@ class AudienceChange:
     filters_format: str | None = None
     cleared: bool = False
     wait: bool = False
+    experiment: experiments.Requested | None = None
+    experiment_sent: bool = False  # an update named `experiment`, maybe as null
 
 
 @dataclass(frozen=True)
@@ -220,6 +222,7 @@ class _New:
     problem: AudienceRuleError | None
     evaluated: Snapshot | None
     background: bool = False
+    experiment: experiments.Requested | None = None
 
 
 def _prepare(
@@ -236,7 +239,15 @@ def _prepare(
     if problem is None and not background:
         evaluated = _evaluate_early(database, account_id, change.list_id, mode, given)
     return _New(
-        account_id, change.list_id, change.name, mode, given, problem, evaluated, background
+        account_id,
+        change.list_id,
+        change.name,
+        mode,
+        given,
+        problem,
+        evaluated,
+        background,
+        change.experiment,
     )
 
 
@@ -251,7 +262,15 @@ def _insert(session: Session, settings: Settings, new: _New) -> str:
     if new.given.filter is not None:
         check_list_room(session, lst.id, new.given, excluding=None)
     references.check(session, lst.id, None, filter_in_use(new.mode, filters, fields))
-    audience = Audience(listId=lst.id, name=new.name, mode=new.mode, filters=filters, fields=fields)
+    experiment = experiments.read(new.experiment).to_json() if new.experiment else None
+    audience = Audience(
+        listId=lst.id,
+        name=new.name,
+        mode=new.mode,
+        filters=filters,
+        fields=fields,
+        experiment=experiment,
+    )
     session.add(audience)
     session.flush()
     background = new.background and filter_in_use(new.mode, filters, fields) is not None
@@ -371,6 +390,7 @@ def _apply(session: Session, new: _Changed) -> bool:
     audience, lst = changes.locked_audience(session, new.account_id, new.audience_id)
     if new.problem is not None:
         raise new.problem
+    _check_experiment(new.change, audience.experiment)
     mode = new.change.mode or audience.mode
     filters = _stored(mode, new.given, audience.filters)
     fields = _stored_fields(new.given, audience.fields)
@@ -388,6 +408,19 @@ def _apply(session: Session, new: _Changed) -> bool:
     return changes.audience_updated(
         session, audience, membership=membership, evaluated=new.evaluated, background=background
     )
+
+
+def _check_experiment(change: AudienceChange, stored: str | None) -> None:
+    """An update may repeat the audience's experiment, never change, add or end it."""
+    if not change.experiment_sent:
+        return
+    if change.experiment is None:
+        if stored is not None:
+            raise experiments.fixed(stored)
+        return
+    experiments.read(change.experiment)  # a malformed one is a 400 first
+    if not change.experiment.same_as(experiments.stored(stored)):
+        raise experiments.fixed(stored)
 
 
 def update(

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, true
+from sqlalchemy import ColumnElement, Select, and_, true
 
 from ...db import dialects
 from ...db.engine import Database
@@ -31,29 +31,55 @@ from ...db.queries import (
     owned_audience,
     stream_rows,
 )
+from .. import experiments
+from ..experiments import Experiment
 from ..membership.members import member_condition, stored_members
 
 BATCH = 1000
 FIELDS = CONTACT_ROW_FIELDS
 """The fields of each row, in the order an export writes them."""
+DRAW_FIELDS = ("group", "holdout")
+"""The columns an audience running an experiment adds: each member's draw, so that a sender
+can skip the holdout."""
 Rows = list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Export:
-    """The audience's id, and its members to read batch after batch."""
+    """The audience's id, its members to read batch after batch, and their fields in order
+    (`FIELDS`, then `DRAW_FIELDS` for an audience running an experiment)."""
 
     audience_id: str
     batches: Iterator[Rows]
+    fields: tuple[str, ...] = FIELDS
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where an export reads its members, and the experiment whose draws it shows."""
+
+    audience_id: str
+    stored: str | None
+    experiment: Experiment | None
+
+    def drawn(self, rows: Rows) -> Rows:
+        """The rows, each with its draw: the stored one, else (a member judged live whose row
+        the scheduler has yet to write) the one its entry will store."""
+        if self.experiment is not None:
+            for row in rows:
+                if row["holdout"] is None:
+                    row.update(self.experiment.draw(row["id"]).view())
+        return rows
 
 
 def _members(
-    condition: ColumnElement[bool], list_id: str, stored: str | None, after: str | None
+    condition: ColumnElement[bool], list_id: str, source: _Source, after: str | None
 ) -> Select[Any]:
-    """The members after id `after`, in id order. `stored`: the audience whose `memberships`
-    rows are its members, walked in their own index order (audience, contact) and joined to
-    their contacts, rather than every contact of the list tested against them (7x faster over
-    a million)."""
+    """The members after id `after`, in id order. `source.stored`: the audience whose
+    `memberships` rows are its members, walked in their own index order (audience, contact) and
+    joined to their contacts, rather than every contact of the list tested against them (7x
+    faster over a million). With an experiment, each row also carries its draw."""
+    stored = source.stored
     key = Contact.id if stored is None else Membership.contactId
     where = [Contact.listId == list_id, condition]
     if after is not None:
@@ -63,24 +89,32 @@ def _members(
         statement = statement.join(Membership, Membership.contactId == Contact.id).where(
             Membership.audienceId == stored
         )
+    elif source.experiment is not None:  # judged live: a member may have no row yet
+        on = and_(Membership.contactId == Contact.id, Membership.audienceId == source.audience_id)
+        statement = statement.outerjoin(Membership, on)
+    if source.experiment is not None:
+        statement = statement.add_columns(
+            Membership.groupName.label("group"), Membership.holdout.label("holdout")
+        )
     return statement.order_by(key)
 
 
 def _batches(
-    database: Database, condition: ColumnElement[bool], list_id: str, stored: str | None
+    database: Database, condition: ColumnElement[bool], list_id: str, source: _Source
 ) -> Iterator[Rows]:
     """Batches of members in id order: through one cursor where the database streams exports
     (`dialects.streams_exports`), else each batch in a short transaction of its own."""
     if dialects.streams_exports(database.engine.dialect.name):
         with database.reading() as session:
-            statement = _members(condition, list_id, stored, None)
-            yield from stream_rows(session, statement, BATCH)
+            statement = _members(condition, list_id, source, None)
+            for batch in stream_rows(session, statement, BATCH):
+                yield source.drawn(batch)
         return
     last: str | None = None
     while True:
         with database.reading() as session:
-            statement = _members(condition, list_id, stored, last)
-            rows = fetch_rows(session, statement.limit(BATCH))
+            statement = _members(condition, list_id, source, last)
+            rows = source.drawn(fetch_rows(session, statement.limit(BATCH)))
         if not rows:
             return
         yield rows
@@ -97,4 +131,7 @@ def members(database: Database, account_id: str, audience_id: str) -> Export:
         # The instant is fixed here, once; stored members are read through the join instead.
         condition = true() if stored else member_condition(audience)
         list_id = lst.id
-    return Export(audience.id, _batches(database, condition, list_id, stored))
+    experiment = experiments.stored(audience.experiment)
+    source = _Source(audience.id, stored, experiment)
+    fields = FIELDS + DRAW_FIELDS if experiment else FIELDS
+    return Export(audience.id, _batches(database, condition, list_id, source), fields)
