@@ -1,0 +1,28 @@
+"""The PostgreSQL rate benchmark runs end to end at a tiny size: its correctness checks hold (no
+membership event missing from the feed or unexplained, every build equal to `Filter.matches`
+over the list's contacts, each change answered for every row). Timings are never asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import service_rate
+
+TINY = ["--contacts", "60", "--small", "30", "--seconds", "2", "--clients", "2"]
+TINY += ["--workers", "1", "--audiences", "6", "--touched", "3,20", "--repeats", "1"]
+
+
+@pytest.mark.postgres
+def test_the_rate_benchmark_checks_its_events_and_builds() -> None:
+    args = service_rate.parse(TINY)
+    result = service_rate.run(args)
+    if result is None:
+        pytest.skip("no PostgreSQL server")
+    sustained = result.sustained
+    assert sustained is not None and sustained.writes > 0 and sustained.errors == 0
+    assert sustained.lags.expected > 0
+    assert sustained.lags.missing == 0 and sustained.lags.unexpected == 0
+    assert [figures.contacts for figures in result.lists] == [60, 30]
+    assert all(figures.build.exact and figures.build.members > 0 for figures in result.lists)
+    assert [sorted(figures.changes) for figures in result.lists] == [[3, 20], [3, 20]]
+    assert "event lag after ack" in service_rate.render(result, args)
