@@ -65,9 +65,7 @@ def activation(record: dict[str, Any], schema: af.Schema) -> dict[str, Any]:
 
 
 def _row(row: dict[str, Any], schema: af.Schema) -> Any:
-    return celtypes.MapType(
-        {celtypes.StringType(k): v for k, v in activation(row, schema).items()}
-    )
+    return celtypes.MapType({celtypes.StringType(k): v for k, v in activation(row, schema).items()})
 
 
 def cel_matches(expression: Any, record: dict[str, Any], schema: af.Schema = af.CONTACT) -> bool:

@@ -208,12 +208,12 @@ class _Reader:
             Comparison(found.name, Op.EQUALS, True), Comparison(found.name, Op.EQUALS, False), True
         )
 
-    def field(self, node: cel.Node, scope: _Scope, quiet: bool = False) -> Field | None:
-        """The field `node` names in `scope`, or None (reported unless `quiet`)."""
+    def field(self, node: cel.Node, scope: _Scope) -> Field | None:
+        """The field `node` names in `scope`, or None (reported)."""
         name = self.field_name(node, scope)
         if name is None:
-            if not quiet:
-                self.add(_offset(node), "expected a field name, found an expression")
+            what, fix = _refusal(node)
+            self.add(_offset(node), f"expected a field, found {what}", fix)
             return None
         found = scope.schema.get(name)
         if found is None:
@@ -249,16 +249,19 @@ class _Reader:
         typed = _null_type_test(node)
         if typed is not None:
             return self.relation(typed, scope)
-        left = self.field(node.left, scope, quiet=True)
-        right = self.field(node.right, scope, quiet=True) if node.op != "in" else None
-        if left is not None and right is not None:
-            return self.fields(node, left, right, scope)
-        if left is None and right is not None:
+        named = self.field_name(node.left, scope) is not None
+        other = node.op != "in" and self.field_name(node.right, scope) is not None
+        if not named and other:
             flipped = cel.Binary(_FLIPPED[node.op], node.right, node.left, node.offset)
-            return self.compared(flipped, right)
-        if left is None:
-            self.field(node.left, scope)  # reports why the left side is no field
+            return self.relation(flipped, scope)
+        if not named:
+            return self.refused(node.left)
+        left = self.field(node.left, scope)
+        right = self.field(node.right, scope) if other else None
+        if left is None or (other and right is None):
             return _SKIPPED
+        if right is not None:
+            return self.fields(node, left, right, scope)
         return self.compared(node, left)
 
     def compared(self, node: cel.Binary, found: Field) -> Meaning:
@@ -483,5 +486,10 @@ def _refusal(node: cel.Node) -> tuple[str, str | None]:
             )
         case cel.Literal():
             return f"the literal {node.text}", "compare a field with it"
+        case cel.Name() | cel.Select():
+            return "a name outside the schema's fields", (
+                "name a field of the record alone (points), a row's field through the variable "
+                "of exists or all (a.name)"
+            )
         case _:
-            return "this expression", None
+            return "a negation", "negate a condition, not a value"

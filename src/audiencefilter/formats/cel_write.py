@@ -199,10 +199,12 @@ class _Writer:
             case Comparison() if node.op is Op.NOT_IN:
                 inside = Comparison(node.field, Op.IN, node.value, node.insensitive, node.path)
                 return Written(self.comparison(inside, path).text, RELATION)
-            case Comparison() | Blank():
+            case Blank():  # FALSE when present and not "": the NOT of `equals ""`
+                return self.with_null_test(Comparison(node.field, Op.EQUALS, ""), path)
+            case Comparison():
                 present = self.null_test(node.field, path, "!=").text
                 negated = "!" + self.true(node, path).inside(ATOM)
-                if isinstance(node, Comparison) and node.op is Op.EQUALS:
+                if node.op is Op.EQUALS:
                     negated = self.true(node, path).text.replace(" == ", " != ", 1)
                 return Written(f"{present} && {negated}", AND)
             case Quantified():
