@@ -202,8 +202,8 @@ def _format_trip(name: str) -> Callable[[af.Filter, Records, datetime], Outcome]
 
 
 def _exact_doubles(record: dict[str, Any]) -> bool:
-    from tests.cel_reference import exact_doubles
     from audiencefilter.testing.space import SPACE
+    from tests.cel_reference import exact_doubles
 
     return exact_doubles(record, SPACE)
 

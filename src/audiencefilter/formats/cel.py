@@ -403,7 +403,7 @@ class _Literals:
         return self.wrong(node, _refusal(node)[0])
 
     def wrong(self, node: cel.Node, found: str, fix: str | None = None) -> object:
-        expected = "a literal"
+        expected = "a double" if self.found.type is FieldType.NUMBER else "a literal"
         if self.found.type is FieldType.DATETIME:
             expected = 'a timestamp("2025-01-31T00:00:00Z")'
         self.reader.add(_offset(node), f"expected {expected}, found {found}", fix, self.found.name)

@@ -37,6 +37,7 @@ from ..language.nodes import (
     Not,
     Or,
     Quantified,
+    relative_values,
     unhandled,
 )
 from ..language.relations import Quantifier
@@ -118,8 +119,10 @@ def exact(node: Node) -> bool:
             return node.op in ORDERING_OPS or node.op in PATTERN_OPS
         case FieldComparison():
             return True
-        case _:
+        case IsNull() | Const() | Blank() | Quantified() | ListTest() | Aggregated():
             return False
+        case _:
+            unhandled("cel_write.exact", node)
 
 
 def total(node: Node, schema: Schema) -> bool:
@@ -136,8 +139,10 @@ def total(node: Node, schema: Schema) -> bool:
             return node.op in (Op.EQUALS, Op.IN, Op.NOT_IN) and not on_numbers
         case IsNull() | Const() | Blank():
             return True
-        case _:
+        case FieldComparison() | Quantified() | ListTest() | Aggregated():
             return False
+        case _:
+            unhandled("cel_write.total", node)
 
 
 class _Writer:
@@ -230,9 +235,14 @@ class _Writer:
         parts = [each(item, _item(path, kind, i)) for i, item in enumerate(node.items)]
         if len(parts) == 1:
             return parts[0]
-        texts = [part.inside(RELATION) for part in parts]
-        joined = (" && " if conjunction else " || ").join(texts)
-        return Written(joined, AND if conjunction else OR)
+        level = AND if conjunction else OR
+        # A condition written as two (`country != null && country != "FR"`) joins its
+        # neighbours; a group keeps its parentheses, so it reads back as a group.
+        texts = [
+            part.inside(level if not isinstance(item, And | Or) else RELATION)
+            for item, part in zip(node.items, parts, strict=True)
+        ]
+        return Written((" && " if conjunction else " || ").join(texts), level)
 
     def name(self, field: str, path: str) -> str:
         """The field as CEL names it, after checking CEL compares it as we do."""
@@ -264,6 +274,14 @@ class _Writer:
             )
         name = self.name(node.field, path)
         kind = self.field(node.field, path).type
+        try:
+            return self.operation(node, name, kind, path, here)
+        except _Moving:
+            raise _refused(here, node, "relative and calendar values move with the clock") from None
+
+    def operation(
+        self, node: Comparison, name: str, kind: FieldType, path: str, here: str
+    ) -> Written:
         match node.op:
             case Op.CONTAINS | Op.STARTS_WITH | Op.ENDS_WITH:
                 return Written(f"{name}.{node.op.value}({self.pattern(node, here)})", ATOM)
@@ -338,11 +356,14 @@ def _literal(value: object, kind: FieldType, here: str) -> str:
         return _double(value, here)
     if isinstance(value, datetime):
         return f'timestamp("{_rfc3339(value)}")'
-    raise refuse(
-        here,
-        f"{value!r} has no CEL literal: relative and calendar values move with the clock",
-        "resolve the filter at an instant first (Filter.resolve)",
-    )
+    raise _Moving(here)
+
+
+class _Moving(Exception):
+    """A relative or calendar value met where a literal goes: the caller names the node."""
+
+    def __init__(self, here: str) -> None:
+        self.here = here
 
 
 def _double(value: int | float, here: str) -> str:
@@ -371,6 +392,8 @@ def _refused(path: str, node: Node, why: str) -> FilterError:
 
 
 def _fix(node: Node) -> str:
+    if relative_values(node):
+        return "resolve the filter at an instant first (Filter.resolve)"
     if isinstance(node, Comparison) and node.insensitive and node.op is not Op.CONTAINS:
         return "compare without mode: insensitive, or keep the condition in a where clause"
     return "keep the condition in a where clause"
