@@ -335,3 +335,16 @@ def test_no_text_raises_anything_but_filter_error(text: str) -> None:
 def test_the_reader_takes_text_only() -> None:
     with pytest.raises(af.FilterError, match="expected the text of a CEL expression"):
         cel.read({"points": 1}, af.CONTACT)
+
+
+def test_the_command_line_converts_to_and_from_cel(capsys: pytest.CaptureFixture[str]) -> None:
+    from audiencefilter.cli import EXIT_INVALID, EXIT_OK, main
+
+    text = 'points >= 100 and country != "FR"'
+    assert main(["convert", "--from", "text", "--to", "cel", text]) == EXIT_OK
+    written = capsys.readouterr().out.strip()
+    assert written == 'points >= 100.0 && country != null && country != "FR"'
+    assert main(["convert", "--from", "cel", "--to", "text", written]) == EXIT_OK
+    assert capsys.readouterr().out.strip() == text
+    assert main(["convert", "--from", "cel", "--to", "json", "points >= 100"]) == EXIT_INVALID
+    assert "line 1, column 11" in capsys.readouterr().err
