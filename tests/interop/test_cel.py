@@ -222,9 +222,9 @@ def test_the_reader_reads_the_subset(text: str, where: str) -> None:
         ('country == "FR" and points > 1.0', 1, 17, "expected an operator such as &&"),
         ("points >= 1.0 &&\n  ponts < 5.0", 2, 3, 'unknown field "ponts"'),
         ('email.contains("Gmail")', 1, 16, "has letters with case"),
-        ("points + 1.0 > 2.0", 1, 8, "the arithmetic +"),
-        ("points > 1.0 ? true : false", 1, 14, "the conditional"),
-        ('email.matches("a.*")', 1, 7, "the function matches"),
+        ("points + 1.0 > 2.0", 1, 8, "found the arithmetic +"),
+        ("points > 1.0 ? true : false", 1, 14, "found the conditional"),
+        ('email.matches("a.*")', 1, 7, "the function matches()"),
         ('createdAt > timestamp("2025-01-01")', 1, 23, "no RFC 3339 date-time"),
         ("data == 1.0", 1, 1, "a json field"),
         ("points == points", 1, 8, "both are null"),
@@ -232,6 +232,10 @@ def test_the_reader_reads_the_subset(text: str, where: str) -> None:
         ("(points > 1.0", 1, 14, 'expected ")"'),
         ("city == 'a\\q'", 1, 11, "unknown escape"),
         ("let == 1.0", 1, 1, "reserves"),
+        ('email == b"x"', 1, 10, "the bytes"),
+        ("points == true", 1, 11, "expected a number"),
+        ("has(data.plan)", 1, 1, "the function has()"),
+        ("actions.exists(a, points > 1.0)", 1, 19, "a name outside the schema"),
     ],
 )
 def test_errors_point_at_cels_own_position(text: str, line: int, column: int, words: str) -> None:

@@ -188,7 +188,7 @@ class _Reader:
 
     def refused(self, node: cel.Node) -> Meaning:
         what, fix = _refusal(node)
-        self.add(_offset(node), f"{what} has no meaning in a filter", fix)
+        self.add(_offset(node), f"expected a condition on a field, found {what}", fix)
         return _SKIPPED
 
     def boolean_field(self, node: cel.Name | cel.Select, scope: _Scope) -> Meaning:
@@ -391,6 +391,8 @@ class _Literals:
         self.found = found
 
     def value(self, node: cel.Node) -> object:
+        if isinstance(node, cel.Literal) and node.kind == "bytes":
+            return self.wrong(node, f"the bytes {node.text}", "write a string: drop the b")
         if isinstance(node, cel.Literal) and node.kind in ("null", "string", "bool"):
             return node.value
         kind = self.found.type
@@ -481,7 +483,7 @@ def _refusal(node: cel.Node) -> tuple[str, str | None]:
         case cel.ListOf():
             return "a list", "use field in [...]"
         case cel.Call():
-            return f"the function {node.function}", (
+            return f"the function {node.function}()", (
                 "the functions read are contains, startsWith, endsWith, exists, all and timestamp"
             )
         case cel.Literal():

@@ -295,10 +295,8 @@ class _Parser:
         self.expect("}", '"," or "}"')
 
 
-def _hint(token: Token) -> str | None:
+def _hint(token: Token) -> str:
     if token.kind == "ident" and token.text.lower() in ("and", "or", "not"):
         spelled = {"and": "&&", "or": "||", "not": "!"}[token.text.lower()]
         return f"CEL writes {token.text.lower()} as {spelled}"
-    if token.kind == "op" and token.text == "=":
-        return "compare with =="
-    return None
+    return 'write conditions such as points >= 100.0 && country in ["FR", "DE"]'
