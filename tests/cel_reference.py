@@ -37,6 +37,8 @@ def cel_value(kind: FieldType, value: Any) -> Any:
     """A record's value as the environment binds it."""
     if value is None:
         return None
+    if kind.element is not None and isinstance(value, list):
+        return celtypes.ListType([cel_value(kind.element, item) for item in value])
     if kind is FieldType.NUMBER and not isinstance(value, bool):
         return celtypes.DoubleType(float(value))
     if kind is FieldType.DATETIME:
@@ -72,7 +74,7 @@ def cel_matches(expression: Any, record: dict[str, Any], schema: af.Schema = af.
     """Whether celpy evaluates `expression` to true over `record`."""
     try:
         result = _program(expression).evaluate(activation(record, schema))
-    except celpy.CELEvalError:
+    except (celpy.CELEvalError, TypeError):  # celpy raises TypeError for exists over null
         return False
     return isinstance(result, celtypes.BoolType) and bool(result)
 

@@ -26,7 +26,7 @@ _COLUMNS = {
     name: kind
     for kind in ("string", "number", "boolean", "datetime")
     for name in (f"c_{kind}", f"c_{kind}_2")
-}
+} | {f"c_{kind}_list": f"{kind}[]" for kind in ("string", "boolean", "datetime")}
 _ROW = af.Schema.from_mapping({"id": "string", **_COLUMNS}, name="row")
 CEL_SPACE = af.Schema.from_mapping(_COLUMNS, name="cel").with_relations(
     af.Relation("rows", _ROW, table="cel_rows")
@@ -111,6 +111,14 @@ def test_written_expressions_agree_with_celpy_and_read_back(
             {"rows": {"none": {"c_number": {"lt": 3}}}},
             "rows.all(r, !(r.c_number < 3.0) || type(r.c_number) == null_type)",
         ),
+        ({"c_string_list": {"has": "vip"}}, '"vip" in c_string_list'),
+        ({"c_string_list": {"hasSome": ["a", "b"]}}, 'c_string_list.exists(t, t in ["a", "b"])'),
+        ({"c_boolean_list": {"hasEvery": [True]}}, "[true].all(t, t in c_boolean_list)"),
+        (
+            {"c_datetime_list": {"isEmpty": False}},
+            "type(c_datetime_list) != null_type && c_datetime_list != []",
+        ),
+        ({"c_string_list": {"isEmpty": True}}, "c_string_list == []"),
         (
             {"c_datetime": {"lt": "2025-01-31T10:00:00+01:00"}},
             'c_datetime < timestamp("2025-01-31T09:00:00Z")',
@@ -139,7 +147,7 @@ def test_the_writer_writes_each_form(where: dict[str, Any], expected: str) -> No
             "OR[1].c_string.equals",
             "two nulls equal",
         ),
-        ({"rows": {"count": {"gte": 2}}}, "", "CEL's lists and sums"),
+        ({"rows": {"count": {"gte": 2}}}, "", "CEL has no sums"),
     ],
 )
 def test_the_writer_refuses_at_the_filter_path(
@@ -154,7 +162,10 @@ def test_the_writer_refuses_at_the_filter_path(
 
 def test_the_writer_refuses_types_cel_compares_otherwise() -> None:
     for where in (
-        {"c_string_list": {"has": "vip"}},
+        {"c_number_list": {"has": 1}},
+        {"c_string_list": {"equals": ["a"]}},
+        {"c_string_list": {"has": "a", "mode": "insensitive"}},
+        {"c_string_list": {"hasEvery": []}},
         {"data": {"path": ["plan"], "equals": "pro"}},
         {"j_string": "pro"},
         {"c_date": "2025-01-01"},
@@ -232,6 +243,7 @@ def test_the_reader_reads_the_subset(text: str, where: str) -> None:
         ("(points > 1.0", 1, 14, 'expected ")"'),
         ("city == 'a\\q'", 1, 11, "unknown escape"),
         ("let == 1.0", 1, 1, "reserves"),
+        ('"a" in country', 1, 8, "expected a list field"),
         ('email == b"x"', 1, 10, "the bytes"),
         ("points == true", 1, 11, "expected a number"),
         ("has(data.plan)", 1, 1, "the function has()"),

@@ -29,12 +29,13 @@ from typing import Final
 
 from ..errors import FilterError, Issue, describe_value, did_you_mean
 from ..language.conditions import REF, Conditions, Report, Syntax, Where
-from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
+from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
-from ..language.nodes import TRUE, Comparison, Const, Node, Not, Quantified, any_of
+from ..language.nodes import TRUE, Comparison, Const, IsNull, Node, Not, Quantified, any_of
 from ..language.relations import Quantifier, Relation
 from ..where.positions import line_column
 from . import cel_syntax as cel
+from .cel_lists import LIST_TYPES, Shape, shape
 from .cel_write import SPELLINGS, string_literal
 from .cel_write import write as write
 from .folding import caseless
@@ -42,7 +43,13 @@ from .logic import conjoin, not_true
 
 NAME = "cel"
 
-READ_TYPES: Final = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN, FieldType.DATETIME)
+READ_TYPES: Final = (
+    FieldType.STRING,
+    FieldType.NUMBER,
+    FieldType.BOOLEAN,
+    FieldType.DATETIME,
+    *LIST_TYPES,
+)
 """The field types CEL compares as we do (docs/interop.md, CEL)."""
 
 _OPS: Final = {"==": Op.EQUALS, "<": Op.LT, "<=": Op.LTE, ">": Op.GT, ">=": Op.GTE, "in": Op.IN}
@@ -159,6 +166,9 @@ class _Reader:
             if self.nodes == self.limits.max_nodes + 1:
                 self.add(_offset(node), f"more than {self.limits.max_nodes} conditions")
             return _SKIPPED
+        listed = shape(node)
+        if listed is not None:
+            return self.list_test(listed, node, scope)
         match node:
             case cel.Logic():
                 return self.logic(node, scope)
@@ -190,6 +200,33 @@ class _Reader:
         what, fix = _refusal(node)
         self.add(_offset(node), f"expected a condition on a field, found {what}", fix)
         return _SKIPPED
+
+    def list_test(self, found: Shape, node: cel.Node, scope: _Scope) -> Meaning:
+        """`"vip" in tags` and the other shapes of `cel_lists.py`: exact, as CEL fails on a
+        null list where the filter's test is UNKNOWN."""
+        field = self.field(found.field, scope)
+        if field is None:
+            return _SKIPPED
+        element = field.type.element
+        if element is None:
+            self.add(
+                _offset(found.field),
+                f'expected a list field, found the {field.type.value} field "{field.name}"',
+                f"compare it: {field.name} in [...]",
+                field.name,
+            )
+            return _SKIPPED
+        item = Field(field.name, element)
+        value: object = True
+        if found.operand is not None:
+            listed = found.op is not ListOp.HAS
+            value = self.literal(found.operand, item, listed)
+        if value is _BAD:
+            return _SKIPPED
+        report = self.report(_offset(node), field.name)
+        built = self.conditions.list_condition(field, found.op, value, False, report)
+        meaning = _total(built) if found.total else _exact(built)
+        return meaning.negated() if found.negated else meaning
 
     def boolean_field(self, node: cel.Name | cel.Select, scope: _Scope) -> Meaning:
         """A boolean field alone: `isVerified`, true when it holds true."""
@@ -265,6 +302,10 @@ class _Reader:
         return self.compared(node, left)
 
     def compared(self, node: cel.Binary, found: Field) -> Meaning:
+        null = isinstance(node.right, cel.Literal) and node.right.kind == "null"
+        if null and node.op in ("==", "!="):  # on every field, lists included
+            meaning = _total(IsNull(found.name))
+            return meaning.negated() if node.op == "!=" else meaning
         report = self.report(_offset(node.right), found.name)
         op = _OPS.get(node.op, Op.EQUALS)
         value = self.literal(node.right, found, node.op == "in")

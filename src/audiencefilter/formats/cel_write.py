@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from ..errors import FilterError, join_path
-from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
+from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
 from ..language.nodes import (
     Aggregated,
     And,
@@ -42,6 +42,7 @@ from ..language.nodes import (
 )
 from ..language.relations import Quantifier
 from .budget import refuse
+from .cel_lists import LIST_TYPES, written
 from .declared import at_paths
 from .folding import caseless
 from .logic import not_true
@@ -119,7 +120,9 @@ def exact(node: Node) -> bool:
             return node.op in ORDERING_OPS or node.op in PATTERN_OPS
         case FieldComparison():
             return True
-        case IsNull() | Const() | Blank() | Quantified() | ListTest() | Aggregated():
+        case ListTest():
+            return node.op is not ListOp.IS_EMPTY
+        case IsNull() | Const() | Blank() | Quantified() | Aggregated():
             return False
         case _:
             unhandled("cel_write.exact", node)
@@ -139,7 +142,9 @@ def total(node: Node, schema: Schema) -> bool:
             return node.op in (Op.EQUALS, Op.IN, Op.NOT_IN) and not on_numbers
         case IsNull() | Const() | Blank():
             return True
-        case FieldComparison() | Quantified() | ListTest() | Aggregated():
+        case ListTest():
+            return node.op is ListOp.IS_EMPTY
+        case FieldComparison() | Quantified() | Aggregated():
             return False
         case _:
             unhandled("cel_write.total", node)
@@ -170,8 +175,10 @@ class _Writer:
                 return self.fields(node, path)
             case Quantified():
                 return self.quantified(node, path)
-            case ListTest() | Aggregated():
-                raise _refused(path, node, "CEL's lists and sums differ from a filter's")
+            case ListTest():
+                return self.list_test(node, path)
+            case Aggregated():
+                raise _refused(path, node, "CEL has no sums, counts or extremes of rows")
             case _:
                 unhandled("cel_write.true", node)
 
@@ -204,6 +211,9 @@ class _Writer:
             case Comparison() if node.op is Op.NOT_IN:
                 inside = Comparison(node.field, Op.IN, node.value, node.insensitive, node.path)
                 return Written(self.comparison(inside, path).text, RELATION)
+            case ListTest():  # isEmpty: CEL's `tags == []` is false for a null list
+                present = self.null_test(node.field, path, "!=").text
+                return Written(f"{present} && {self.name(node.field, path)} != []", AND)
             case Blank():  # FALSE when present and not "": the NOT of `equals ""`
                 return self.with_null_test(Comparison(node.field, Op.EQUALS, ""), path)
             case Comparison():
@@ -219,10 +229,11 @@ class _Writer:
                 return self.true(node, path)  # refuses what CEL cannot write
 
     def null_test(self, field: str, path: str, op: str) -> Written:
-        """`field == null`, or for a number `type(field) == null_type`: celpy fails on a
-        double compared with null, where the specification answers (docs/interop.md, CEL)."""
+        """`field == null`, or for a number or a list `type(field) == null_type`: celpy fails
+        on a double or a list compared with null, where the specification answers."""
         name = self.name(field, path)
-        if self.field(field, path).type is FieldType.NUMBER:
+        kind = self.field(field, path).type
+        if kind is FieldType.NUMBER or kind.element is not None:
             return Written(f"type({name}) {op} null_type", RELATION)
         return Written(f"{name} {op} null", RELATION)
 
@@ -251,7 +262,7 @@ class _Writer:
 
     def field(self, name: str, path: str) -> Field:
         found = self.schema.get(name)
-        if found is None or found.type not in WRITTEN_TYPES:
+        if found is None or found.type not in (*WRITTEN_TYPES, *LIST_TYPES):
             kind = found.type.value if found else "unknown"
             raise refuse(
                 join_path(path, name),
@@ -306,6 +317,17 @@ class _Writer:
                 f"{string_literal(text)} has letters with case",
             )
         return string_literal(text)
+
+    def list_test(self, node: ListTest, path: str) -> Written:
+        here = join_path(join_path(path, node.field), node.op.value)
+        element = self.field(node.field, path).type.element
+        text = None
+        if element is not None and not node.path and not node.insensitive:
+            text = written(node, self.name(node.field, path), lambda v: _literal(v, element, here))
+        if text is None:
+            raise _refused(here, node, "CEL tests lists otherwise (see docs/interop.md, CEL)")
+        level = RELATION if node.op in (ListOp.HAS, ListOp.IS_EMPTY) else ATOM
+        return Written(text, level)
 
     def fields(self, node: FieldComparison, path: str) -> Written:
         here = join_path(join_path(path, node.field), node.op.value)
