@@ -4,8 +4,8 @@ tree and written from it (docs/interop.md, CEL).
 Design choices:
 - The environment a CEL expression runs in is part of the format (docs/interop.md): each field
   is a variable, null when the record has no value; a number field is a `double`, a
-  date-time field a `timestamp`; a to-many relation a list of rows (maps holding every field
-  of the row, null when missing), empty when the record has none.
+  date-time field a `timestamp`, a list field a `list`; a to-many relation a list of rows
+  (maps holding every field of the row, null when missing), empty when the record has none.
 - CEL has three outcomes too: true, false, and an error (`null < 5` has no overload), and its
   `&&`, `||` and `!` treat an error as our logic treats UNKNOWN (`false && error` is false,
   `true || error` is true). But its `==` and `in` answer false for a null where ours is
@@ -21,10 +21,7 @@ Design choices:
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Final
 
 from ..errors import FilterError, Issue, describe_value, did_you_mean
@@ -36,6 +33,7 @@ from ..language.relations import Quantifier, Relation
 from ..where.positions import line_column
 from . import cel_syntax as cel
 from .cel_lists import LIST_TYPES, Shape, shape
+from .cel_values import BAD, Literals, is_string, null_type_test, refusal
 from .cel_write import SPELLINGS, string_literal
 from .cel_write import write as write
 from .folding import caseless
@@ -56,10 +54,6 @@ _OPS: Final = {"==": Op.EQUALS, "<": Op.LT, "<=": Op.LTE, ">": Op.GT, ">=": Op.G
 _FLIPPED: Final = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _METHODS: Final = {"contains": Op.CONTAINS, "startsWith": Op.STARTS_WITH, "endsWith": Op.ENDS_WITH}
 _EXACT: Final = ORDERING_OPS | PATTERN_OPS
-_EXACT_DOUBLE: Final = 2**53
-_TIMESTAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})\Z", re.ASCII
-)
 
 CEL_SYNTAX = Syntax(
     op=lambda op: SPELLINGS.get(op, op.value),
@@ -197,7 +191,7 @@ class _Reader:
         return Meaning(true, false, False, all(item.total for item in items))
 
     def refused(self, node: cel.Node) -> Meaning:
-        what, fix = _refusal(node)
+        what, fix = refusal(node)
         self.add(_offset(node), f"expected a condition on a field, found {what}", fix)
         return _SKIPPED
 
@@ -221,7 +215,7 @@ class _Reader:
         if found.operand is not None:
             listed = found.op is not ListOp.HAS
             value = self.literal(found.operand, item, listed)
-        if value is _BAD:
+        if value is BAD:
             return _SKIPPED
         report = self.report(_offset(node), field.name)
         built = self.conditions.list_condition(field, found.op, value, False, report)
@@ -249,7 +243,7 @@ class _Reader:
         """The field `node` names in `scope`, or None (reported)."""
         name = self.field_name(node, scope)
         if name is None:
-            what, fix = _refusal(node)
+            what, fix = refusal(node)
             self.add(_offset(node), f"expected a field, found {what}", fix)
             return None
         found = scope.schema.get(name)
@@ -283,7 +277,7 @@ class _Reader:
 
     def relation(self, node: cel.Binary, scope: _Scope) -> Meaning:
         """`field op literal` (or `literal op field`, or two fields compared)."""
-        typed = _null_type_test(node)
+        typed = null_type_test(node)
         if typed is not None:
             return self.relation(typed, scope)
         named = self.field_name(node.left, scope) is not None
@@ -309,7 +303,7 @@ class _Reader:
         report = self.report(_offset(node.right), found.name)
         op = _OPS.get(node.op, Op.EQUALS)
         value = self.literal(node.right, found, node.op == "in")
-        if value is _BAD:
+        if value is BAD:
             return _SKIPPED
         if not self.conditions.accepts(found, op, self.report(node.offset, found.name)):
             return _SKIPPED
@@ -338,14 +332,14 @@ class _Reader:
         return _exact(conditions.comparison(left, op, ref, False, report))
 
     def literal(self, node: cel.Node, found: Field, listed: bool) -> object:
-        """The operand of a comparison as the condition builder takes it; `_BAD` (reported)."""
+        """The operand of a comparison as the condition builder takes it; `BAD` (reported)."""
         if listed:
             if not isinstance(node, cel.ListOf):
                 self.add(_offset(node), "expected a list of literals after in", "write [...]")
-                return _BAD
+                return BAD
             items = [self.literal(item, found, False) for item in node.items]
-            return _BAD if _BAD in items else items
-        return _Literals(self, found).value(node)
+            return BAD if BAD in items else items
+        return Literals(self.add, found).value(node)
 
     def method(self, node: cel.Call, scope: _Scope) -> Meaning:
         assert node.target is not None
@@ -357,7 +351,7 @@ class _Reader:
         found = self.field(node.target, scope)
         if found is None:
             return _SKIPPED
-        if len(node.args) != 1 or not _is_string(node.args[0]):
+        if len(node.args) != 1 or not is_string(node.args[0]):
             self.add(node.offset, f"{node.function} takes one string literal", None, found.name)
             return _SKIPPED
         text = str(node.args[0].value)  # type: ignore[union-attr]
@@ -417,122 +411,5 @@ def _none_true(relation: Relation, body: Meaning) -> Node:
     return Quantified(relation.name, Quantifier.EVERY, body.false)
 
 
-class _Bad:
-    """A literal in error (already reported)."""
-
-
-_BAD: Final = _Bad()
-
-
-class _Literals:
-    """A CEL literal as the value a field of our schema compares with."""
-
-    def __init__(self, reader: _Reader, found: Field) -> None:
-        self.reader = reader
-        self.found = found
-
-    def value(self, node: cel.Node) -> object:
-        if isinstance(node, cel.Literal) and node.kind == "bytes":
-            return self.wrong(node, f"the bytes {node.text}", "write a string: drop the b")
-        if isinstance(node, cel.Literal) and node.kind in ("null", "string", "bool"):
-            return node.value
-        kind = self.found.type
-        if kind is FieldType.NUMBER:
-            return self.number(node)
-        if kind is FieldType.DATETIME and isinstance(node, cel.Call):
-            return self.timestamp(node)
-        if isinstance(node, cel.Literal):
-            return node.value  # the builder names the wrong type
-        return self.wrong(node, _refusal(node)[0])
-
-    def wrong(self, node: cel.Node, found: str, fix: str | None = None) -> object:
-        expected = "a double" if self.found.type is FieldType.NUMBER else "a literal"
-        if self.found.type is FieldType.DATETIME:
-            expected = 'a timestamp("2025-01-31T00:00:00Z")'
-        self.reader.add(_offset(node), f"expected {expected}, found {found}", fix, self.found.name)
-        return _BAD
-
-    def number(self, node: cel.Node) -> object:
-        """A double: CEL compares no int with a double field (`100.0`, not `100`)."""
-        sign = 1.0
-        if isinstance(node, cel.Unary) and node.op == "-":
-            sign, node = -1.0, node.operand
-        if not isinstance(node, cel.Literal):
-            return self.wrong(node, _refusal(node)[0])
-        if node.kind in ("int", "uint"):
-            return self.wrong(
-                node,
-                f"the integer {node.text}, which CEL compares with no double",
-                f"a number field is a double: write {float(str(node.value))!r}",
-            )
-        if node.kind != "double":
-            return node.value
-        value = sign * float(str(node.value))
-        if not math.isfinite(value):
-            return self.wrong(node, f"{node.text}, beyond every double")
-        return int(value) if value.is_integer() and abs(value) <= _EXACT_DOUBLE else value
-
-    def timestamp(self, node: cel.Call) -> object:
-        if node.function != "timestamp" or node.target or len(node.args) != 1:
-            return self.wrong(node, f"a call of {node.function}")
-        text = node.args[0]
-        if not (_is_string(text) and _TIMESTAMP.match(str(text.value))):  # type: ignore[union-attr]
-            return self.wrong(
-                text,
-                "no RFC 3339 date-time",
-                'write e.g. timestamp("2025-01-31T09:30:00Z"), with Z or an offset',
-            )
-        return datetime.fromisoformat(str(text.value).upper())  # type: ignore[union-attr]
-
-
-def _null_type_test(node: cel.Binary) -> cel.Binary | None:
-    """`type(x) == null_type` (or `!=`) as the null test `x == null` it is."""
-    left, right = node.left, node.right
-    if isinstance(left, cel.Name) and left.name == "null_type":
-        left, right = right, left
-    typed = isinstance(left, cel.Call) and left.function == "type" and left.target is None
-    if not (typed and isinstance(right, cel.Name) and right.name == "null_type"):
-        return None
-    assert isinstance(left, cel.Call) and isinstance(right, cel.Name)
-    if node.op not in ("==", "!=") or len(left.args) != 1:
-        return None
-    null = cel.Literal("null", None, "null", right.offset)
-    return cel.Binary(node.op, left.args[0], null, node.offset)
-
-
-def _is_string(node: cel.Node) -> bool:
-    return isinstance(node, cel.Literal) and node.kind == "string"
-
-
 def _offset(node: cel.Node) -> int:
     return node.offset
-
-
-def _refusal(node: cel.Node) -> tuple[str, str | None]:
-    """What a construct outside the subset is, and what to write instead."""
-    match node:
-        case cel.Binary(op="+" | "-" | "*" | "/" | "%"):
-            return f"the arithmetic {node.op}", "compare a field with a literal"
-        case cel.Unary(op="-"):
-            return "a negation by -", "write the negative literal, e.g. -5.0"
-        case cel.Choice():
-            return "the conditional ?:", "write (c && a) || (!c && b)"
-        case cel.MapOf():
-            return "a map literal", None
-        case cel.Index():
-            return "an index [...]", "select a field by name"
-        case cel.ListOf():
-            return "a list", "use field in [...]"
-        case cel.Call():
-            return f"the function {node.function}()", (
-                "the functions read are contains, startsWith, endsWith, exists, all and timestamp"
-            )
-        case cel.Literal():
-            return f"the literal {node.text}", "compare a field with it"
-        case cel.Name() | cel.Select():
-            return "a name outside the schema's fields", (
-                "name a field of the record alone (points), a row's field through the variable "
-                "of exists or all (a.name)"
-            )
-        case _:
-            return "a negation", "negate a condition, not a value"
