@@ -364,3 +364,9 @@ def test_the_command_line_converts_to_and_from_cel(capsys: pytest.CaptureFixture
     assert capsys.readouterr().out.strip() == text
     assert main(["convert", "--from", "cel", "--to", "json", "points >= 100"]) == EXIT_INVALID
     assert "line 1, column 11" in capsys.readouterr().err
+
+
+def test_the_number_of_conditions_is_bounded() -> None:
+    text = " || ".join(["isVerified"] * 10_001)
+    with pytest.raises(af.FilterError, match="more than 10000 conditions"):
+        af.from_format(text, "cel")

@@ -21,7 +21,7 @@ Design choices:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from ..errors import FilterError, Issue, describe_value, did_you_mean
@@ -131,7 +131,6 @@ class _Scope:
 
     schema: Schema
     row: str | None = None
-    relations: tuple[str, ...] = field(default=())
 
 
 class _Reader:
@@ -158,7 +157,11 @@ class _Reader:
         self.nodes += 1
         if self.nodes > self.limits.max_nodes:
             if self.nodes == self.limits.max_nodes + 1:
-                self.add(_offset(node), f"more than {self.limits.max_nodes} conditions")
+                self.add(
+                    _offset(node),
+                    f"the expression has more than {self.limits.max_nodes} conditions",
+                    "split it into several audiences, or use in lists",
+                )
             return _SKIPPED
         listed = shape(node)
         if listed is not None:
@@ -377,7 +380,7 @@ class _Reader:
             return _SKIPPED
         variable = node.args[0]
         assert isinstance(variable, cel.Name)
-        inner = _Scope(relation.schema, variable.name, (*scope.relations, relation.name))
+        inner = _Scope(relation.schema, variable.name)
         body = self.condition(node.args[1], inner)
         if node.function == "exists":
             some = Quantified(relation.name, Quantifier.SOME, body.true)
