@@ -11,7 +11,11 @@ Design choices:
   filter (a `NOT` of a group of equalities comes back with De Morgan's laws applied, the same
   audience). What CEL cannot say as we mean it is refused, naming the filter path: relative
   and calendar values, case-insensitive tests (CEL's `lowerAscii` folds ASCII only),
-  `contains` of text with case, dates, lists, JSON paths, aggregates, to-one relations.
+  `contains` of text with case, dates, lists of numbers or dates and a list's `equals`
+  (`cel_lists.py`), JSON paths, aggregates, to-one relations.
+- celpy fails where the specification answers on a double or a list compared with null, so a
+  null test of those is written `type(x) == null_type`, and a negated `==` or `in` beside its
+  null test, which every evaluator answers alike (docs/interop.md, CEL).
 """
 
 from __future__ import annotations
