@@ -3,7 +3,7 @@
 | filter | CEL |
 |---|---|
 | `tags has "vip"` | `"vip" in tags` |
-| `tags hasSome ["a", "b"]` | `tags.exists(t, t in ["a", "b"])` |
+| `tags hasSome ["a", "b"]` | `["a", "b"].exists(t, t in tags)`, or `tags.exists(t, t in [...])` |
 | `tags hasEvery ["a", "b"]` | `["a", "b"].all(t, t in tags)` |
 | `tags isEmpty` | `tags == []` (and `size(tags) == 0` is read) |
 
@@ -11,11 +11,13 @@ The first three fail in CEL exactly where the filter's test is UNKNOWN (a null l
 null` has no overload) and a null item matches no value in both, so each is exact: its `!` is
 our `NOT`. `tags == []` is false for a null list, as `==` is; `size(tags) == 0` fails there by
 the specification, but celpy answers true (`size(null)` is 0 there), so the writer writes the
-first.
+first. celpy raises a Python `TypeError` for `tags.exists(...)` over a null list, which ends
+the whole evaluation where the specification has an error that `||` and `exists` absorb, so
+`hasSome` is written over its values.
 Lists of strings, booleans and date-times only: celpy fails on a double compared with a null
 item, where the filter's `has` looks at the other items. `equals` (CEL compares a null list
-with a list as false), `mode: "insensitive"` and `hasEvery: []` (CEL's `[].all(...)` is true
-for a null list) are refused.
+with a list as false), `mode: "insensitive"`, `hasEvery: []` and `hasSome: []` (CEL's
+`[].all(...)` is true and `[].exists(...)` false for a null list) are refused.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ def shape(node: cel.Node) -> Shape | None:
         case cel.Binary(op="==", left=cel.Call(function="size", target=None, args=(field,))):
             zero = isinstance(node.right, cel.Literal) and node.right.text == "0"
             return Shape(ListOp.IS_EMPTY, field, None) if zero else None
+        case cel.Call(function="exists", target=cel.ListOf(), args=(cel.Name() as item, body)):
+            tested = _tested(body, item.name, by_item=False)
+            assert node.target is not None
+            return None if tested is None else Shape(ListOp.HAS_SOME, tested, node.target)
         case cel.Call(function="exists", args=(cel.Name() as item, body)) if node.target:
             operand = _tested(body, item.name, by_item=True)
             return None if operand is None else Shape(ListOp.HAS_SOME, node.target, operand)
@@ -84,8 +90,8 @@ def written(node: ListTest, name: str, literal: Callable[[object], str]) -> str 
     match node.op:
         case ListOp.HAS:
             return f"{items} in {name}"
-        case ListOp.HAS_SOME:
-            return f"{name}.exists({_ITEM}, {_ITEM} in [{items}])"
+        case ListOp.HAS_SOME if node.value:
+            return f"[{items}].exists({_ITEM}, {_ITEM} in {name})"
         case ListOp.HAS_EVERY if node.value:
             return f"[{items}].all({_ITEM}, {_ITEM} in {name})"
         case ListOp.IS_EMPTY:
