@@ -17,6 +17,7 @@ from json_logic import jsonLogic
 from mongoquery import Query
 
 import audiencefilter as af
+from tests.cel_reference import cel_matches
 
 
 def document(record: dict[str, Any], schema: af.Schema = af.CONTACT) -> dict[str, Any]:
@@ -54,5 +55,5 @@ def jsonlogic_matches(rule: Any, record: dict[str, Any], schema: af.Schema = af.
     return bool(jsonLogic(rule, record))
 
 
-REFERENCES = {"jsonlogic": jsonlogic_matches, "mongodb": mongo_matches}
+REFERENCES = {"jsonlogic": jsonlogic_matches, "mongodb": mongo_matches, "cel": cel_matches}
 """Each format's reference evaluator: `(rule, record, schema) -> matched`."""

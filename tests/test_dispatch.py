@@ -70,6 +70,7 @@ def _function_walkers() -> dict[str, Callable[[Node], object]]:
     from audiencefilter.backends.memory import compile_node
     from audiencefilter.backends.sql.text import to_sql
     from audiencefilter.explain import explain
+    from audiencefilter.formats.cel_write import write as to_cel
     from audiencefilter.rewrite.lower import lower
     from audiencefilter.rewrite.residual import residual
     from audiencefilter.rewrite.simplify import simplify, size
@@ -92,6 +93,7 @@ def _function_walkers() -> dict[str, Callable[[Node], object]]:
         "to_sql": lambda n: to_sql(n, CONTACT),
         "to_text": to_text,
         "to_dict": to_dict,
+        "to_cel": lambda n: to_cel(n, CONTACT),
     }
 
 

@@ -89,7 +89,7 @@ def test_convert_exits_with_the_usage_status_for_an_unknown_format(
 def test_the_registry_names_every_format_and_refuses_others() -> None:
     from audiencefilter.formats import FORMATS
 
-    assert set(FORMATS) == {"jsonlogic", "mongodb", "react-querybuilder", "sql", "english"}
+    assert set(FORMATS) == {"jsonlogic", "mongodb", "react-querybuilder", "sql", "cel", "english"}
     with pytest.raises(af.FilterError) as caught:
         af.from_format("{}", "jsonlogik")
     assert '"jsonlogic"' in str(caught.value) and "json and text" in str(caught.value)

@@ -25,6 +25,7 @@ FORMATS: Mapping[str, str] = {
     "mongodb": "mongodb",
     "react-querybuilder": "react_querybuilder",
     "sql": "sql_where",
+    "cel": "cel",
     "english": "english",
 }
 """Each format's name (as the API and the command line take it) and its module here."""

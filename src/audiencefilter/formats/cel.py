@@ -1,0 +1,418 @@
+"""CEL (the Common Expression Language of Kubernetes, Firebase rules and Envoy), read into our
+tree and written from it (docs/interop.md, CEL).
+
+Design choices:
+- The environment a CEL expression runs in is part of the format (docs/interop.md): each field
+  is a variable, null when the record has no value; a number field is a `double`, a
+  date-time field a `timestamp`, a list field a `list`; a to-many relation a list of rows
+  (maps holding every field of the row, null when missing), empty when the record has none.
+- CEL has three outcomes too: true, false, and an error (`null < 5` has no overload), and its
+  `&&`, `||` and `!` treat an error as our logic treats UNKNOWN (`false && error` is false,
+  `true || error` is true). But its `==` and `in` answer false for a null where ours is
+  UNKNOWN. So each expression is read as a `Meaning`: the tree TRUE exactly when CEL answers
+  true, and the tree TRUE exactly when CEL answers false. A record is in when the whole
+  expression is true, so the first of the root's meaning is the filter.
+- A comparison whose CEL error falls exactly where ours is UNKNOWN (ordering, patterns) is
+  *exact*: its false is our `NOT`. `==`, `!=`, `in` and null tests never fail in CEL: their
+  false is "not TRUE" (`formats/logic.py`, `not_true`), which adds the null test. Groups of
+  exact items stay exact, so `!(a < 1 && b > 2)` reads back as the `NOT` of the group.
+- The writer (`cel_write.py`) writes the subset this reader reads back to the same filter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from ..errors import FilterError, Issue, describe_value, did_you_mean
+from ..language.conditions import REF, Conditions, Report, Syntax, Where
+from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
+from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
+from ..language.nodes import TRUE, Comparison, Const, IsNull, Node, Not, Quantified, any_of
+from ..language.relations import Quantifier, Relation
+from ..where.positions import line_column
+from . import cel_syntax as cel
+from .cel_lists import LIST_TYPES, Shape, shape
+from .cel_values import BAD, Literals, is_string, null_type_test, refusal
+from .cel_write import SPELLINGS, string_literal
+from .cel_write import write as write
+from .folding import caseless
+from .logic import conjoin, not_true
+
+NAME = "cel"
+
+READ_TYPES: Final = (
+    FieldType.STRING,
+    FieldType.NUMBER,
+    FieldType.BOOLEAN,
+    FieldType.DATETIME,
+    *LIST_TYPES,
+)
+"""The field types CEL compares as we do (docs/interop.md, CEL)."""
+
+_OPS: Final = {"==": Op.EQUALS, "<": Op.LT, "<=": Op.LTE, ">": Op.GT, ">=": Op.GTE, "in": Op.IN}
+_FLIPPED: Final = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+_METHODS: Final = {"contains": Op.CONTAINS, "startsWith": Op.STARTS_WITH, "endsWith": Op.ENDS_WITH}
+_EXACT: Final = ORDERING_OPS | PATTERN_OPS
+
+CEL_SYNTAX = Syntax(
+    op=lambda op: SPELLINGS.get(op, op.value),
+    operator_names=lambda f: (
+        "==, !=, <, <=, >, >=, in"
+        + (", contains, startsWith, endsWith" if f.type is FieldType.STRING else "")
+    ),
+    describe=describe_value,
+    written=lambda value: repr(value),
+    as_string=string_literal,
+    list_word="list",
+    datetime_quotes='"',
+    datetime_is_string=True,
+    null_test=lambda name: f"test for null with {name} == null or {name} != null",
+    null_in_list=lambda name: f"to match nulls too, add: || {name} == null",
+    data_null_test="test for null with == null or != null",
+    or_word="||",
+    mode_word="case",
+)
+"""How CEL spells what the condition builder's messages name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Meaning:
+    """What one CEL expression says: `true` is TRUE exactly when CEL answers true, `false`
+    exactly when it answers false; `exact` when CEL fails exactly where `true` is UNKNOWN (so
+    `false` is `NOT true`)."""
+
+    true: Node
+    false: Node
+    exact: bool
+    total: bool = False
+    """CEL never fails on it: `==`, `in`, null tests, and groups of them."""
+
+    def negated(self) -> Meaning:
+        return Meaning(self.false, self.true, self.exact, self.total)
+
+
+def _exact(node: Node) -> Meaning:
+    return Meaning(node, Not(node), True)
+
+
+def _total(node: Node) -> Meaning:
+    """A test CEL always answers (`==`, `in`, null tests): false where ours is not TRUE."""
+    return Meaning(node, not_true(node), False, True)
+
+
+_SKIPPED = Meaning(TRUE, TRUE, True)
+"""What a part in error reads as, so that reading goes on and finds every problem."""
+
+
+def read(source: object, schema: Schema, *, limits: Limits = DEFAULT_LIMITS) -> Node:
+    """Read a CEL expression into its tree: TRUE exactly where the expression is true.
+
+    Raises:
+        FilterError: every problem found, each at CEL's line and column of the token at fault,
+            saying what was expected, what was found and the fix.
+    """
+    if not isinstance(source, str):
+        message = f"expected the text of a CEL expression, found {describe_value(source)}"
+        raise FilterError([Issue(path="", message=message)])
+    check_text_size(len(source.encode("utf-8", "surrogatepass")), limits)
+    tree = cel.parse(source, limits)
+    reader = _Reader(source, schema, limits)
+    meaning = reader.condition(tree, _Scope(schema))
+    if reader.issues:
+        raise FilterError(reader.issues, source=source)
+    return meaning.true
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """The fields a name may read: the record's, or inside `exists`/`all` a row's, through
+    the macro's variable."""
+
+    schema: Schema
+    row: str | None = None
+
+
+class _Reader:
+    def __init__(self, text: str, schema: Schema, limits: Limits) -> None:
+        self.text = text
+        self.limits = limits
+        self.conditions = Conditions(CEL_SYNTAX, limits.max_array, schema)
+        self.issues: list[Issue] = []
+        self.nodes = 0
+
+    def add(self, offset: int, message: str, suggestion: str | None = None, path: str = "") -> None:
+        line, column = line_column(self.text, offset)
+        issue = Issue(path=path, message=message, suggestion=suggestion, line=line, column=column)
+        self.issues.append(issue)
+
+    def report(self, offset: int, path: str) -> Report:
+        def report(where: Where, message: str, suggestion: str | None) -> None:
+            self.add(offset, message, suggestion, path)
+
+        return report
+
+    def condition(self, node: cel.Node, scope: _Scope) -> Meaning:
+        """The meaning of a boolean expression."""
+        self.nodes += 1
+        if self.nodes > self.limits.max_nodes:
+            if self.nodes == self.limits.max_nodes + 1:
+                self.add(
+                    _offset(node),
+                    f"the expression has more than {self.limits.max_nodes} conditions",
+                    "split it into several audiences, or use in lists",
+                )
+            return _SKIPPED
+        listed = shape(node)
+        if listed is not None:
+            return self.list_test(listed, node, scope)
+        match node:
+            case cel.Logic():
+                return self.logic(node, scope)
+            case cel.Unary(op="!"):
+                return self.condition(node.operand, scope).negated()
+            case cel.Literal(kind="bool"):
+                return _total(Const(bool(node.value)))
+            case cel.Binary() if node.op in _FLIPPED or node.op == "in":
+                return self.relation(node, scope)
+            case cel.Call() if node.target is not None:
+                return self.method(node, scope)
+            case cel.Name() | cel.Select():
+                return self.boolean_field(node, scope)
+        return self.refused(node)
+
+    def logic(self, node: cel.Logic, scope: _Scope) -> Meaning:
+        items = [self.condition(item, scope) for item in node.items]
+        trues = tuple(item.true for item in items)
+        falses = tuple(item.false for item in items)
+        if node.op == "&&":
+            true, false = conjoin(trues), any_of(falses)
+        else:
+            true, false = any_of(trues), conjoin(falses)
+        if all(item.exact for item in items):
+            return Meaning(true, Not(true), True)
+        return Meaning(true, false, False, all(item.total for item in items))
+
+    def refused(self, node: cel.Node) -> Meaning:
+        what, fix = refusal(node)
+        self.add(_offset(node), f"expected a condition on a field, found {what}", fix)
+        return _SKIPPED
+
+    def list_test(self, found: Shape, node: cel.Node, scope: _Scope) -> Meaning:
+        """`"vip" in tags` and the other shapes of `cel_lists.py`: exact, as CEL fails on a
+        null list where the filter's test is UNKNOWN."""
+        field = self.field(found.field, scope)
+        if field is None:
+            return _SKIPPED
+        element = field.type.element
+        if element is None:
+            self.add(
+                _offset(found.field),
+                f'expected a list field, found the {field.type.value} field "{field.name}"',
+                f"compare it: {field.name} in [...]",
+                field.name,
+            )
+            return _SKIPPED
+        item = Field(field.name, element)
+        value: object = True
+        if found.operand is not None:
+            listed = found.op is not ListOp.HAS
+            value = self.literal(found.operand, item, listed)
+        if value is BAD:
+            return _SKIPPED
+        report = self.report(_offset(node), field.name)
+        built = self.conditions.list_condition(field, found.op, value, False, report)
+        meaning = _total(built) if found.total else _exact(built)
+        return meaning.negated() if found.negated else meaning
+
+    def boolean_field(self, node: cel.Name | cel.Select, scope: _Scope) -> Meaning:
+        """A boolean field alone: `isVerified`, true when it holds true."""
+        found = self.field(node, scope)
+        if found is None:
+            return _SKIPPED
+        if found.type is not FieldType.BOOLEAN:
+            self.add(
+                node.offset,
+                f'expected a condition, found the {found.type.value} field "{found.name}"',
+                f"compare it, e.g. {found.name} == ...",
+                found.name,
+            )
+            return _SKIPPED
+        return Meaning(
+            Comparison(found.name, Op.EQUALS, True), Comparison(found.name, Op.EQUALS, False), True
+        )
+
+    def field(self, node: cel.Node, scope: _Scope) -> Field | None:
+        """The field `node` names in `scope`, or None (reported)."""
+        name = self.field_name(node, scope)
+        if name is None:
+            what, fix = refusal(node)
+            self.add(_offset(node), f"expected a field, found {what}", fix)
+            return None
+        found = scope.schema.get(name)
+        if found is None:
+            known = [f.name for f in scope.schema.fields]
+            self.add(
+                _offset(node), f'unknown field "{name}"', did_you_mean(name, known) or None, name
+            )
+            return None
+        return found if self.readable(found, node) else None
+
+    def field_name(self, node: cel.Node, scope: _Scope) -> str | None:
+        if scope.row is None:
+            return node.name if isinstance(node, cel.Name) else None
+        if isinstance(node, cel.Select) and node.operand == cel.Name(
+            scope.row, node.operand.offset
+        ):
+            return node.field
+        return None
+
+    def readable(self, found: Field, node: cel.Node) -> bool:
+        """Whether CEL compares `found`'s values as we do (reported if not)."""
+        if found.source:
+            why = f'"{found.name}" is declared inside JSON, which CEL reads with its own types'
+        elif found.type not in READ_TYPES:
+            why = f'"{found.name}" is a {found.type.value} field, which CEL compares otherwise'
+        else:
+            return True
+        self.add(_offset(node), why, "keep this condition in a where clause", found.name)
+        return False
+
+    def relation(self, node: cel.Binary, scope: _Scope) -> Meaning:
+        """`field op literal` (or `literal op field`, or two fields compared)."""
+        typed = null_type_test(node)
+        if typed is not None:
+            return self.relation(typed, scope)
+        named = self.field_name(node.left, scope) is not None
+        other = node.op != "in" and self.field_name(node.right, scope) is not None
+        if not named and other:
+            flipped = cel.Binary(_FLIPPED[node.op], node.right, node.left, node.offset)
+            return self.relation(flipped, scope)
+        if not named:
+            return self.refused(node.left)
+        left = self.field(node.left, scope)
+        right = self.field(node.right, scope) if other else None
+        if left is None or (other and right is None):
+            return _SKIPPED
+        if right is not None:
+            return self.fields(node, left, right, scope)
+        return self.compared(node, left)
+
+    def compared(self, node: cel.Binary, found: Field) -> Meaning:
+        null = isinstance(node.right, cel.Literal) and node.right.kind == "null"
+        if null and node.op in ("==", "!="):  # on every field, lists included
+            meaning = _total(IsNull(found.name))
+            return meaning.negated() if node.op == "!=" else meaning
+        report = self.report(_offset(node.right), found.name)
+        op = _OPS.get(node.op, Op.EQUALS)
+        value = self.literal(node.right, found, node.op == "in")
+        if value is BAD:
+            return _SKIPPED
+        if not self.conditions.accepts(found, op, self.report(node.offset, found.name)):
+            return _SKIPPED
+        built = self.conditions.comparison(found, op, value, False, report)
+        meaning = _exact(built) if op in _EXACT else _total(built)
+        return meaning.negated() if node.op == "!=" else meaning
+
+    def fields(self, node: cel.Binary, left: Field, right: Field, scope: _Scope) -> Meaning:
+        """Two fields compared: an ordering is a field reference; CEL finds two nulls equal,
+        so `==` and `!=` between fields have no filter."""
+        if node.op not in ("<", "<=", ">", ">="):
+            self.add(
+                node.offset,
+                f"{node.op} between two fields holds in CEL when both are null, where a filter's "
+                "comparison of two fields is never TRUE for a null",
+                f"add the null tests: {left.name} != null && {left.name} {node.op} {right.name}",
+                left.name,
+            )
+            return _SKIPPED
+        op = _OPS[node.op]
+        report = self.report(node.offset, left.name)
+        if not self.conditions.accepts(left, op, report):
+            return _SKIPPED
+        conditions = Conditions(CEL_SYNTAX, self.limits.max_array, scope.schema)
+        ref = {REF: right.name}
+        return _exact(conditions.comparison(left, op, ref, False, report))
+
+    def literal(self, node: cel.Node, found: Field, listed: bool) -> object:
+        """The operand of a comparison as the condition builder takes it; `BAD` (reported)."""
+        if listed:
+            if not isinstance(node, cel.ListOf):
+                self.add(_offset(node), "expected a list of literals after in", "write [...]")
+                return BAD
+            items = [self.literal(item, found, False) for item in node.items]
+            return BAD if BAD in items else items
+        return Literals(self.add, found).value(node)
+
+    def method(self, node: cel.Call, scope: _Scope) -> Meaning:
+        assert node.target is not None
+        if node.function in ("exists", "all"):
+            return self.macro(node, scope)
+        op = _METHODS.get(node.function)
+        if op is None:
+            return self.refused(node)
+        found = self.field(node.target, scope)
+        if found is None:
+            return _SKIPPED
+        if len(node.args) != 1 or not is_string(node.args[0]):
+            self.add(node.offset, f"{node.function} takes one string literal", None, found.name)
+            return _SKIPPED
+        text = str(node.args[0].value)  # type: ignore[union-attr]
+        if op is Op.CONTAINS and not caseless(text):
+            self.add(
+                _offset(node.args[0]),
+                f"contains minds case in CEL and ignores it in a filter: the text "
+                f"{string_literal(text)} has letters with case, so the two would disagree",
+                "use startsWith or endsWith (they mind case here too), or keep the condition "
+                "in a where clause",
+                found.name,
+            )
+            return _SKIPPED
+        report = self.report(node.offset, found.name)
+        if not self.conditions.accepts(found, op, report):
+            return _SKIPPED
+        return _exact(self.conditions.comparison(found, op, text, False, report))
+
+    def macro(self, node: cel.Call, scope: _Scope) -> Meaning:
+        """`rows.exists(r, ...)` and `rows.all(r, ...)` over a to-many relation."""
+        relation = self.relation_of(node, scope)
+        if relation is None:
+            return _SKIPPED
+        variable = node.args[0]
+        assert isinstance(variable, cel.Name)
+        inner = _Scope(relation.schema, variable.name)
+        body = self.condition(node.args[1], inner)
+        if node.function == "exists":
+            some = Quantified(relation.name, Quantifier.SOME, body.true)
+            return Meaning(some, _none_true(relation, body), False)
+        every = Quantified(relation.name, Quantifier.EVERY, body.true)
+        return Meaning(every, Quantified(relation.name, Quantifier.SOME, body.false), False)
+
+    def relation_of(self, node: cel.Call, scope: _Scope) -> Relation | None:
+        target = node.target
+        name = target.name if isinstance(target, cel.Name) and scope.row is None else None
+        relation = scope.schema.relation(name) if name else None
+        if relation is None or not relation.many:
+            names = [r.name for r in scope.schema.relations if r.many]
+            self.add(
+                node.offset,
+                f"{node.function} applies to a to-many relation of the record",
+                f"the relations are {', '.join(names)}" if names else None,
+            )
+            return None
+        if len(node.args) != 2 or not isinstance(node.args[0], cel.Name):
+            self.add(node.offset, f"expected {name}.{node.function}(r, condition on r.field)")
+            return None
+        return relation
+
+
+def _none_true(relation: Relation, body: Meaning) -> Node:
+    """When `exists` is false: every row's body false. A body CEL never fails on is false
+    exactly where it is not TRUE, which is our `none`."""
+    if body.total:
+        return Quantified(relation.name, Quantifier.NONE, body.true)
+    return Quantified(relation.name, Quantifier.EVERY, body.false)
+
+
+def _offset(node: cel.Node) -> int:
+    return node.offset

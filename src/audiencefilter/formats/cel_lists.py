@@ -1,0 +1,99 @@
+"""List fields in CEL: the four shapes that say a filter's list tests, read and written.
+
+| filter | CEL |
+|---|---|
+| `tags has "vip"` | `"vip" in tags` |
+| `tags hasSome ["a", "b"]` | `["a", "b"].exists(t, t in tags)`, or `tags.exists(t, t in [...])` |
+| `tags hasEvery ["a", "b"]` | `["a", "b"].all(t, t in tags)` |
+| `tags isEmpty` | `tags == []` (and `size(tags) == 0` is read) |
+
+The first three fail in CEL exactly where the filter's test is UNKNOWN (a null list: `"vip" in
+null` has no overload) and a null item matches no value in both, so each is exact: its `!` is
+our `NOT`. `tags == []` is false for a null list, as `==` is; `size(tags) == 0` fails there by
+the specification, but celpy answers true (`size(null)` is 0 there), so the writer writes the
+first. celpy raises a Python `TypeError` for `tags.exists(...)` over a null list, which ends
+the whole evaluation where the specification has an error that `||` and `exists` absorb, so
+`hasSome` is written over its values.
+Lists of strings, booleans and date-times only: celpy fails on a double compared with a null
+item, where the filter's `has` looks at the other items. `equals` (CEL compares a null list
+with a list as false), `mode: "insensitive"`, `hasEvery: []` and `hasSome: []` (CEL's
+`[].all(...)` is true and `[].exists(...)` false for a null list) are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from ..language.fields import FieldType, ListOp
+from ..language.nodes import ListTest
+from . import cel_syntax as cel
+
+LIST_TYPES: Final = (FieldType.STRING_LIST, FieldType.BOOLEAN_LIST, FieldType.DATETIME_LIST)
+"""The list types CEL tests as we do."""
+
+_ITEM = "t"
+"""The variable of `exists` and `all` over a list's items."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A list test found in CEL: the operator, the expression naming the list field, and the
+    operand (an item, a list of items, or None for `isEmpty`)."""
+
+    op: ListOp
+    field: cel.Node
+    operand: cel.Node | None
+    total: bool = False
+    """CEL never fails on it (`tags == []`): false where the test is not TRUE."""
+    negated: bool = False
+
+
+def shape(node: cel.Node) -> Shape | None:
+    """The list test `node` is written as, or None."""
+    match node:
+        case cel.Binary(op="in", right=cel.Name() | cel.Select()):
+            return Shape(ListOp.HAS, node.right, node.left)
+        case cel.Binary(op="==" | "!=", right=cel.ListOf(items=())):
+            return Shape(ListOp.IS_EMPTY, node.left, None, True, node.op == "!=")
+        case cel.Binary(op="==", left=cel.Call(function="size", target=None, args=(field,))):
+            zero = isinstance(node.right, cel.Literal) and node.right.text == "0"
+            return Shape(ListOp.IS_EMPTY, field, None) if zero else None
+        case cel.Call(function="exists", target=cel.ListOf(), args=(cel.Name() as item, body)):
+            tested = _tested(body, item.name, by_item=False)
+            assert node.target is not None
+            return None if tested is None else Shape(ListOp.HAS_SOME, tested, node.target)
+        case cel.Call(function="exists", args=(cel.Name() as item, body)) if node.target:
+            operand = _tested(body, item.name, by_item=True)
+            return None if operand is None else Shape(ListOp.HAS_SOME, node.target, operand)
+        case cel.Call(function="all", target=cel.ListOf(), args=(cel.Name() as item, body)):
+            tested = _tested(body, item.name, by_item=False)
+            assert node.target is not None
+            return None if tested is None else Shape(ListOp.HAS_EVERY, tested, node.target)
+    return None
+
+
+def _tested(body: cel.Node, item: str, *, by_item: bool) -> cel.Node | None:
+    """`t in [...]` (the list, `by_item`) or `t in tags` (the field), for the variable `t`."""
+    if not (isinstance(body, cel.Binary) and body.op == "in"):
+        return None
+    if not (isinstance(body.left, cel.Name) and body.left.name == item):
+        return None
+    listed = isinstance(body.right, cel.ListOf)
+    return body.right if listed == by_item else None
+
+
+def written(node: ListTest, name: str, literal: Callable[[object], str]) -> str | None:
+    """`node` in CEL (`name` the field as CEL names it), or None when CEL cannot say it."""
+    items = ", ".join(literal(value) for value in node.value)
+    match node.op:
+        case ListOp.HAS:
+            return f"{items} in {name}"
+        case ListOp.HAS_SOME if node.value:
+            return f"[{items}].exists({_ITEM}, {_ITEM} in {name})"
+        case ListOp.HAS_EVERY if node.value:
+            return f"[{items}].all({_ITEM}, {_ITEM} in {name})"
+        case ListOp.IS_EMPTY:
+            return f"{name} == []"
+    return None

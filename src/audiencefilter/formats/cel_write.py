@@ -1,0 +1,425 @@
+"""Our tree as a CEL expression, true exactly when the tree is TRUE (docs/interop.md, CEL).
+
+Design choices:
+- Two walks, as for MongoDB: `true(node)` is the expression true exactly when `node` is TRUE,
+  `false(node)` the one true exactly when it is FALSE, so a `NOT` is the `false` of its item.
+  CEL's `!` is used where its error falls exactly on our UNKNOWN (ordering and patterns, and
+  groups of them: `exact`), so `NOT (a < 1 AND b > 2)` stays one negated group; `==` and `in`
+  answer false for a null in CEL, so their `NOT` is written with the null test
+  (`country != null && country != "FR"`), which the reader reads back as the `NOT`.
+- Everything is written in the reader's subset, so reading the expression back gives the same
+  filter (a `NOT` of a group of equalities comes back with De Morgan's laws applied, the same
+  audience). What CEL cannot say as we mean it is refused, naming the filter path: relative
+  and calendar values, case-insensitive tests (CEL's `lowerAscii` folds ASCII only),
+  `contains` of text with case, dates, lists of numbers or dates and a list's `equals`
+  (`cel_lists.py`), JSON paths, aggregates, to-one relations.
+- celpy fails where the specification answers on a double or a list compared with null, so a
+  null test of those is written `type(x) == null_type`, and a negated `==` or `in` beside its
+  null test, which every evaluator answers alike (docs/interop.md, CEL).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Final
+
+from ..errors import FilterError, join_path
+from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
+from ..language.nodes import (
+    Aggregated,
+    And,
+    Blank,
+    Comparison,
+    Const,
+    FieldComparison,
+    IsNull,
+    ListTest,
+    Node,
+    Not,
+    Or,
+    Quantified,
+    relative_values,
+    unhandled,
+)
+from ..language.relations import Quantifier
+from .budget import refuse
+from .cel_lists import LIST_TYPES, written
+from .declared import at_paths
+from .folding import caseless
+from .logic import not_true
+
+SPELLINGS: Final = {
+    Op.EQUALS: "==",
+    Op.GT: ">",
+    Op.GTE: ">=",
+    Op.LT: "<",
+    Op.LTE: "<=",
+    Op.IN: "in",
+    Op.NOT_IN: "!(... in [...])",
+    Op.CONTAINS: "contains",
+    Op.STARTS_WITH: "startsWith",
+    Op.ENDS_WITH: "endsWith",
+}
+"""Our operators as CEL spells them (in messages too)."""
+
+WRITTEN_TYPES: Final = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN, FieldType.DATETIME)
+_IDENTIFIER = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*\Z")
+_KEYWORDS = frozenset({"true", "false", "null", "in"})
+_EXACT_DOUBLE = 2**53
+_ESCAPED = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_ROW = "r"
+"""The variable of `exists` and `all`: a row of the relation."""
+
+ATOM, RELATION, AND, OR = range(4)
+"""How tightly a written expression binds: a name or call, a comparison, `&&`, `||`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """An expression written, and how tightly it binds (`ATOM` ... `OR`)."""
+
+    text: str
+    level: int
+
+    def inside(self, level: int) -> str:
+        """The text as an operand of an operator of `level`, in parentheses if it binds less."""
+        return self.text if self.level <= level else f"({self.text})"
+
+
+_Walk = Callable[[Node, str], Written]
+
+
+def write(node: Node, schema: Schema) -> str:
+    """`node` as a CEL expression, true exactly where the filter is TRUE.
+
+    Raises:
+        FilterError: a condition with no faithful CEL form, at its filter path.
+    """
+    return _Writer(schema, None).true(at_paths(node, schema, "CEL", paths=False), "").text
+
+
+def string_literal(text: str) -> str:
+    """A CEL string literal of `text`: quotes, backslashes and control characters escaped."""
+    return '"' + "".join(_escaped(c) for c in text) + '"'
+
+
+def _escaped(char: str) -> str:
+    if char in _ESCAPED:
+        return _ESCAPED[char]
+    return f"\\u{ord(char):04x}" if ord(char) < 0x20 or ord(char) == 0x7F else char
+
+
+def exact(node: Node) -> bool:
+    """Whether CEL's expression of `node` fails exactly where `node` is UNKNOWN (so `!` of it
+    is true exactly where `node` is FALSE), as the reader finds it."""
+    match node:
+        case And() | Or():
+            return all(exact(item) for item in node.items)
+        case Not():
+            return exact(node.item)
+        case Comparison():
+            return node.op in ORDERING_OPS or node.op in PATTERN_OPS
+        case FieldComparison():
+            return True
+        case ListTest():
+            return node.op is not ListOp.IS_EMPTY
+        case IsNull() | Const() | Blank() | Quantified() | Aggregated():
+            return False
+        case _:
+            unhandled("cel_write.exact", node)
+
+
+def total(node: Node, schema: Schema) -> bool:
+    """Whether CEL's expression of `node` never fails (`==`, `in`, null tests, constants),
+    with celpy too: it fails on a number compared with null."""
+    match node:
+        case And() | Or():
+            return all(total(item, schema) for item in node.items)
+        case Not():
+            return total(node.item, schema)
+        case Comparison():
+            number = schema.get(node.field)
+            on_numbers = number is not None and number.type is FieldType.NUMBER
+            return node.op in (Op.EQUALS, Op.IN, Op.NOT_IN) and not on_numbers
+        case IsNull() | Const() | Blank():
+            return True
+        case ListTest():
+            return node.op is ListOp.IS_EMPTY
+        case FieldComparison() | Quantified() | Aggregated():
+            return False
+        case _:
+            unhandled("cel_write.total", node)
+
+
+class _Writer:
+    def __init__(self, schema: Schema, row: str | None) -> None:
+        self.schema = schema
+        self.row = row
+
+    def true(self, node: Node, path: str) -> Written:
+        """The expression true exactly when `node` is TRUE."""
+        match node:
+            case And() | Or():
+                return self.group(node, path, self.true)
+            case Not():
+                return self.false(node.item, join_path(path, "NOT"))
+            case Const():
+                return Written("true" if node.value else "false", ATOM)
+            case IsNull():
+                return self.null_test(node.field, path, "==")
+            case Blank():
+                name = self.name(node.field, path)
+                return Written(f"{name} == null || {name} == {string_literal('')}", OR)
+            case Comparison():
+                return self.comparison(node, path)
+            case FieldComparison():
+                return self.fields(node, path)
+            case Quantified():
+                return self.quantified(node, path)
+            case ListTest():
+                return self.list_test(node, path)
+            case Aggregated():
+                raise _refused(path, node, "CEL has no sums, counts or extremes of rows")
+            case _:
+                unhandled("cel_write.true", node)
+
+    def false(self, node: Node, path: str) -> Written:
+        """The expression true exactly when `node` is FALSE (never where it is UNKNOWN)."""
+        match node:
+            case Not():
+                return self.true(node.item, path)
+            case Const():
+                return Written("false" if node.value else "true", ATOM)
+            case IsNull():
+                return self.null_test(node.field, path, "!=")
+            case Quantified() if node.quantifier in _FALSE_QUANTIFIER:
+                flipped = Quantified(node.relation, _FALSE_QUANTIFIER[node.quantifier], node.where)
+                return self.quantified(flipped, path)
+            case Comparison() if node.op is Op.IN and node.value == ():
+                return Written("true", ATOM)
+            case Comparison() if node.op is Op.NOT_IN and node.value == ():
+                return Written("false", ATOM)
+            case _ if exact(node):
+                return Written("!" + self.true(node, path).inside(ATOM), ATOM)
+            case And() | Or():
+                return self.group(node, path, self.false, flip=True)
+            case _:
+                return self.with_null_test(node, path)
+
+    def with_null_test(self, node: Node, path: str) -> Written:
+        """The FALSE of a test CEL answers false for a null: present, and not true."""
+        match node:
+            case Comparison() if node.op is Op.NOT_IN:
+                inside = Comparison(node.field, Op.IN, node.value, node.insensitive, node.path)
+                return Written(self.comparison(inside, path).text, RELATION)
+            case ListTest():  # isEmpty: CEL's `tags == []` is false for a null list
+                present = self.null_test(node.field, path, "!=").text
+                return Written(f"{present} && {self.name(node.field, path)} != []", AND)
+            case Blank():  # FALSE when present and not "": the NOT of `equals ""`
+                return self.with_null_test(Comparison(node.field, Op.EQUALS, ""), path)
+            case Comparison():
+                present = self.null_test(node.field, path, "!=").text
+                negated = "!" + self.true(node, path).inside(ATOM)
+                if node.op is Op.EQUALS:
+                    negated = self.true(node, path).text.replace(" == ", " != ", 1)
+                return Written(f"{present} && {negated}", AND)
+            case Quantified():
+                every = Quantified(node.relation, Quantifier.SOME, not_true(node.where))
+                return self.quantified(every, path)
+            case _:
+                return self.true(node, path)  # refuses what CEL cannot write
+
+    def null_test(self, field: str, path: str, op: str) -> Written:
+        """`field == null`, or for a number or a list `type(field) == null_type`: celpy fails
+        on a double or a list compared with null, where the specification answers."""
+        name = self.name(field, path)
+        kind = self.field(field, path).type
+        if kind is FieldType.NUMBER or kind.element is not None:
+            return Written(f"type({name}) {op} null_type", RELATION)
+        return Written(f"{name} {op} null", RELATION)
+
+    def group(self, node: And | Or, path: str, each: _Walk, flip: bool = False) -> Written:
+        """`&&` or `||` of the items (flipped for a FALSE: De Morgan's laws)."""
+        conjunction = isinstance(node, And) != flip
+        if not node.items:
+            return Written("true" if isinstance(node, And) != flip else "false", ATOM)
+        kind = node.kind.upper()
+        parts = [each(item, _item(path, kind, i)) for i, item in enumerate(node.items)]
+        if len(parts) == 1:
+            return parts[0]
+        level = AND if conjunction else OR
+        # A condition written as two (`country != null && country != "FR"`) joins its
+        # neighbours; a group keeps its parentheses, so it reads back as a group.
+        texts = [
+            part.inside(level if not isinstance(item, And | Or) else RELATION)
+            for item, part in zip(node.items, parts, strict=True)
+        ]
+        return Written((" && " if conjunction else " || ").join(texts), level)
+
+    def name(self, field: str, path: str) -> str:
+        """The field as CEL names it, after checking CEL compares it as we do."""
+        self.field(field, path)
+        return f"{self.row}.{field}" if self.row else field
+
+    def field(self, name: str, path: str) -> Field:
+        found = self.schema.get(name)
+        if found is None or found.type not in (*WRITTEN_TYPES, *LIST_TYPES):
+            kind = found.type.value if found else "unknown"
+            raise refuse(
+                join_path(path, name),
+                f'"{name}" is a {kind} field, which CEL compares otherwise than a filter',
+                "keep this condition in a where clause",
+            )
+        if not _IDENTIFIER.match(name) or name in _KEYWORDS:
+            raise refuse(
+                join_path(path, name), f'"{name}" is no CEL identifier', "rename the field"
+            )
+        return found
+
+    def comparison(self, node: Comparison, path: str) -> Written:
+        here = join_path(join_path(path, node.field), node.op.value)
+        if node.path:
+            raise _refused(here, node, "CEL reads a path inside JSON with JSON's types")
+        if node.insensitive and node.op is not Op.CONTAINS:
+            raise _refused(
+                here, node, "CEL's tests mind case (lowerAscii folds ASCII letters only)"
+            )
+        name = self.name(node.field, path)
+        kind = self.field(node.field, path).type
+        try:
+            return self.operation(node, name, kind, path, here)
+        except _Moving:
+            raise _refused(here, node, "relative and calendar values move with the clock") from None
+
+    def operation(
+        self, node: Comparison, name: str, kind: FieldType, path: str, here: str
+    ) -> Written:
+        match node.op:
+            case Op.CONTAINS | Op.STARTS_WITH | Op.ENDS_WITH:
+                return Written(f"{name}.{node.op.value}({self.pattern(node, here)})", ATOM)
+            case Op.IN:
+                items = ", ".join(_literal(v, kind, here) for v in _values(node))
+                return Written(f"{name} in [{items}]", RELATION)
+            case Op.NOT_IN:
+                return self.false(Comparison(node.field, Op.IN, node.value), path)
+            case Op.WITHIN | Op.ANNIVERSARY:
+                raise _refused(here, node, "CEL has no calendar periods")
+        return Written(f"{name} {SPELLINGS[node.op]} {_literal(node.value, kind, here)}", RELATION)
+
+    def pattern(self, node: Comparison, here: str) -> str:
+        text = node.value
+        if not isinstance(text, str):
+            raise _refused(here, node, "CEL's patterns take a string")
+        if node.op is Op.CONTAINS and not caseless(text):
+            raise _refused(
+                here,
+                node,
+                f"CEL's contains minds case and a filter's ignores it; the text "
+                f"{string_literal(text)} has letters with case",
+            )
+        return string_literal(text)
+
+    def list_test(self, node: ListTest, path: str) -> Written:
+        here = join_path(join_path(path, node.field), node.op.value)
+        element = self.field(node.field, path).type.element
+        text = None
+        if element is not None and not node.path and not node.insensitive:
+            text = written(node, self.name(node.field, path), lambda v: _literal(v, element, here))
+        if text is None:
+            raise _refused(here, node, "CEL tests lists otherwise (see docs/interop.md, CEL)")
+        level = RELATION if node.op in (ListOp.HAS, ListOp.IS_EMPTY) else ATOM
+        return Written(text, level)
+
+    def fields(self, node: FieldComparison, path: str) -> Written:
+        here = join_path(join_path(path, node.field), node.op.value)
+        if node.op not in ORDERING_OPS:
+            raise _refused(here, node, "CEL finds two nulls equal")
+        left, right = self.name(node.field, path), self.name(node.other, path)
+        return Written(f"{left} {SPELLINGS[node.op]} {right}", RELATION)
+
+    def quantified(self, node: Quantified, path: str) -> Written:
+        here = join_path(path, node.relation)
+        relation = self.schema.relation(node.relation)
+        if relation is None or not relation.many or self.row is not None:
+            raise _refused(here, node, "CEL reads a list of rows of the record only")
+        inner = _Writer(relation.schema, _ROW)
+        where, negated = node.where, ""
+        if node.quantifier is Quantifier.NONE:
+            if total(where, relation.schema):
+                negated = "!"
+            else:
+                where = not_true(where)
+        macro = "all" if node.quantifier in (Quantifier.EVERY, Quantifier.NONE) else "exists"
+        if negated:
+            macro = "exists"
+        body = inner.true(where, join_path(here, node.quantifier.value)).text
+        return Written(f"{negated}{node.relation}.{macro}({_ROW}, {body})", ATOM)
+
+
+_FALSE_QUANTIFIER: Final = {Quantifier.SOME: Quantifier.NONE, Quantifier.NONE: Quantifier.SOME}
+
+
+def _item(path: str, kind: str, index: int) -> str:
+    """`OR[1]` + `AND`, 0 -> `OR[1].AND[0]`: the where clause's path of a group's item."""
+    return f"{path}.{kind}[{index}]" if path else f"{kind}[{index}]"
+
+
+def _values(node: Comparison) -> tuple[object, ...]:
+    assert isinstance(node.value, tuple)
+    return node.value
+
+
+def _literal(value: object, kind: FieldType, here: str) -> str:
+    """A literal of a field of type `kind` as CEL writes it."""
+    if isinstance(value, bool) or kind is FieldType.BOOLEAN:
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return string_literal(value)
+    if isinstance(value, int | float) and kind is FieldType.NUMBER:
+        return _double(value, here)
+    if isinstance(value, datetime):
+        return f'timestamp("{_rfc3339(value)}")'
+    raise _Moving(here)
+
+
+class _Moving(Exception):
+    """A relative or calendar value met where a literal goes: the caller names the node."""
+
+    def __init__(self, here: str) -> None:
+        self.here = here
+
+
+def _double(value: int | float, here: str) -> str:
+    """A number as a CEL double: a number field is a double in the environment."""
+    if isinstance(value, int) and abs(value) > _EXACT_DOUBLE and float(value) != value:
+        raise refuse(
+            here,
+            f"{value} is no double, and a number field is a double in CEL",
+            "write the nearest double, or keep the condition in a where clause",
+        )
+    return repr(float(value))
+
+
+def _rfc3339(moment: datetime) -> str:
+    utc = moment.astimezone(UTC)
+    fraction = f".{utc.microsecond:06d}" if utc.microsecond else ""
+    return utc.strftime("%Y-%m-%dT%H:%M:%S").rjust(19, "0") + fraction + "Z"
+
+
+def _refused(path: str, node: Node, why: str) -> FilterError:
+    from ..where.write import to_json
+
+    return refuse(
+        path, f"the condition {to_json(node)} has no faithful CEL form: {why}", _fix(node)
+    )
+
+
+def _fix(node: Node) -> str:
+    if relative_values(node):
+        return "resolve the filter at an instant first (Filter.resolve)"
+    if isinstance(node, Comparison) and node.insensitive and node.op is not Op.CONTAINS:
+        return "compare without mode: insensitive, or keep the condition in a where clause"
+    return "keep the condition in a where clause"

@@ -1,0 +1,380 @@
+"""CEL: filters written as CEL agree with the reference evaluator (`celpy`, cel-python) on
+generated records, read back as they were written, and hostile text ends in a `FilterError`.
+
+The filters are drawn from the space's generators (`audiencefilter.testing.space`) over the
+part of the space CEL reads (string, number, boolean and date-time columns, and a to-many
+relation of rows with the same), so every operator, mode and relative value the library has
+on those types is tried; what the writer refuses is counted, not skipped silently.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import audiencefilter as af
+from audiencefilter.formats import cel
+from audiencefilter.testing.space import NOWS, SPACE, json_encoded, records, where_clauses
+from tests.cel_reference import cel_matches, exact_doubles
+
+_COLUMNS = {
+    name: kind
+    for kind in ("string", "number", "boolean", "datetime")
+    for name in (f"c_{kind}", f"c_{kind}_2")
+} | {f"c_{kind}_list": f"{kind}[]" for kind in ("string", "boolean", "datetime")}
+_ROW = af.Schema.from_mapping({"id": "string", **_COLUMNS}, name="row")
+CEL_SPACE = af.Schema.from_mapping(_COLUMNS, name="cel").with_relations(
+    af.Relation("rows", _ROW, table="cel_rows")
+)
+"""The space's columns of the types CEL reads, and a to-many relation of such rows."""
+
+TALLY: Counter[str] = Counter()
+"""Figures of the run: expressions written and refused, answers compared, round trips."""
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]], datetime]:
+    now = draw(st.sampled_from(NOWS))
+    where = draw(where_clauses(CEL_SPACE, now))
+    rows = draw(st.lists(records(CEL_SPACE, now), min_size=6, max_size=6))
+    if draw(st.booleans()):
+        rows = [json_encoded(row) for row in rows]
+    return where, rows, now
+
+
+def _written(flt: af.Filter) -> str | None:
+    try:
+        text = flt.to_format("cel")
+    except af.FilterError:
+        TALLY["refused by the writer"] += 1
+        return None
+    assert isinstance(text, str)
+    TALLY["written"] += 1
+    return text
+
+
+@settings(max_examples=120)
+@given(cases())
+@example(({"c_number": {"not": 1}}, [{"c_number": None}, {"c_number": 2}], NOWS[0]))
+@example(({"rows": {"none": {"c_number": 1.5}}}, [{"rows": [{"c_number": None}]}], NOWS[0]))
+@example(({"NOT": {"c_string": {"startsWith": "a"}}}, [{}, {"c_string": "b"}], NOWS[0]))
+@example(({"NOT": {"c_string": {"blank": True}}}, [{}, {"c_string": ""}], NOWS[0]))
+@example(
+    (
+        {"rows": {"some": {"c_string_list": {"not": {"hasSome": ["a"]}}}}},
+        [{"rows": [{"c_string_list": None}, {"c_string_list": [None]}]}],
+        NOWS[0],
+    )
+)
+def test_written_expressions_agree_with_celpy_and_read_back(
+    case: tuple[dict[str, Any], list[dict[str, Any]], datetime],
+) -> None:
+    """celpy evaluates the written expression to true exactly where `matches` is true, on every
+    record whose numbers are doubles (the environment binds a number as a double); and
+    `from_cel(to_cel(f))` selects what `f` selects, and writing and reading it again gives the
+    same canonical filter (read -> write -> read is identical)."""
+    where, rows, now = case
+    flt = af.parse(where, CEL_SPACE)
+    text = _written(flt)
+    if text is None:
+        return
+    again = af.from_format(text, "cel", CEL_SPACE)
+    for row in rows:
+        expected = flt.matches(row, now=now)
+        assert again.matches(row, now=now) is expected, (text, row)
+        if not exact_doubles(row, CEL_SPACE):
+            TALLY["records beyond doubles"] += 1
+            continue
+        TALLY["answers compared with celpy"] += 1
+        assert cel_matches(text, row, CEL_SPACE) is expected, (text, row)
+        TALLY["answers equal"] += 1
+    TALLY["round trips"] += 1
+    TALLY["read back as the same filter"] += again == flt
+    third = af.from_format(again.to_format("cel"), "cel", CEL_SPACE)
+    assert third.to_json() == again.to_json()
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ({"c_number": {"gte": 100}}, "c_number >= 100.0"),
+        ({"c_string": {"not": "FR"}}, 'c_string != null && c_string != "FR"'),
+        ({"c_number": None}, "type(c_number) == null_type"),
+        ({"c_string": {"notIn": ["a"]}}, 'c_string != null && !(c_string in ["a"])'),
+        (
+            {"NOT": {"AND": [{"c_number": {"lt": 1}}, {"c_string": {"endsWith": "x"}}]}},
+            '!(c_number < 1.0 && c_string.endsWith("x"))',
+        ),
+        (
+            {"rows": {"none": {"c_string": "x"}}},
+            '!rows.exists(r, r.c_string == "x")',
+        ),
+        (
+            {"rows": {"none": {"c_number": {"lt": 3}}}},
+            "rows.all(r, !(r.c_number < 3.0) || type(r.c_number) == null_type)",
+        ),
+        ({"c_string_list": {"has": "vip"}}, '"vip" in c_string_list'),
+        ({"c_string_list": {"hasSome": ["a", "b"]}}, '["a", "b"].exists(t, t in c_string_list)'),
+        ({"c_boolean_list": {"hasEvery": [True]}}, "[true].all(t, t in c_boolean_list)"),
+        (
+            {"c_datetime_list": {"isEmpty": False}},
+            "type(c_datetime_list) != null_type && c_datetime_list != []",
+        ),
+        ({"c_string_list": {"isEmpty": True}}, "c_string_list == []"),
+        (
+            {"c_datetime": {"lt": "2025-01-31T10:00:00+01:00"}},
+            'c_datetime < timestamp("2025-01-31T09:00:00Z")',
+        ),
+    ],
+)
+def test_the_writer_writes_each_form(where: dict[str, Any], expected: str) -> None:
+    flt = af.parse(where, CEL_SPACE)
+    assert flt.to_format("cel") == expected
+    assert af.from_format(expected, "cel", CEL_SPACE).to_format("cel") == expected
+
+
+@pytest.mark.parametrize(
+    ("where", "path", "words"),
+    [
+        ({"c_string": {"contains": "Gmail"}}, "c_string.contains", "has letters with case"),
+        (
+            {"OR": [{"c_number": 1}, {"c_string": {"startsWith": "a", "mode": "insensitive"}}]},
+            "OR[1].c_string.startsWith",
+            "mind case",
+        ),
+        ({"c_datetime": {"gte": {"ago": "P30D"}}}, "c_datetime.gte", "move with the clock"),
+        ({"NOT": {"c_number": {"gt": 2**53 + 1}}}, "NOT.c_number.gt", "is no double"),
+        (
+            {"OR": [{"c_number": {"gt": 1}}, {"c_string": {"equals": {"_ref": "c_string_2"}}}]},
+            "OR[1].c_string.equals",
+            "two nulls equal",
+        ),
+        ({"rows": {"count": {"gte": 2}}}, "", "CEL has no sums"),
+    ],
+)
+def test_the_writer_refuses_at_the_filter_path(
+    where: dict[str, Any], path: str, words: str
+) -> None:
+    with pytest.raises(af.FilterError) as caught:
+        af.parse(where, CEL_SPACE).to_format("cel")
+    issue = caught.value.errors[0]
+    assert issue.path == path
+    assert words in issue.message
+
+
+def test_the_writer_refuses_types_cel_compares_otherwise() -> None:
+    for where in (
+        {"c_number_list": {"has": 1}},
+        {"c_string_list": {"equals": ["a"]}},
+        {"c_string_list": {"has": "a", "mode": "insensitive"}},
+        {"c_string_list": {"hasEvery": []}},
+        {"c_string_list": {"hasSome": []}},
+        {"data": {"path": ["plan"], "equals": "pro"}},
+        {"j_string": "pro"},
+        {"c_date": "2025-01-01"},
+    ):
+        with pytest.raises(af.FilterError, match="CEL"):
+            af.parse(where, SPACE).to_format("cel")
+
+
+def test_the_figures() -> None:
+    """Runs last in this module: the figures of the properties above, for the summary."""
+    print("\nCEL figures:", dict(TALLY))
+    if TALLY["written"]:  # the property ran in this session: it met enough of the subset
+        assert TALLY["answers compared with celpy"] >= 200
+        assert TALLY["round trips"] >= 20
+
+
+# ---- reading -----------------------------------------------------------------------------------
+
+
+def _read(text: str, schema: af.Schema = af.CONTACT) -> str:
+    return af.from_format(text, "cel", schema).to_json()
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('country == "FR" && points >= 100.0', '{"country":{"equals":"FR"},"points":{"gte":100}}'),
+        ('country != "FR"', '{"OR":[{"country":{"not":"FR"}},{"country":null}]}'),
+        ("!(points < 5.0)", '{"points":{"not":{"lt":5}}}'),
+        (
+            '5.0 > points || country in ["FR", "DE"]',
+            '{"OR":[{"points":{"lt":5}},{"country":{"in":["FR","DE"]}}]}',
+        ),
+        (
+            "isVerified && !unsubscribed",
+            '{"isVerified":{"equals":true},"unsubscribed":{"equals":false}}',
+        ),
+        ("type(points) != null_type", '{"points":{"not":null}}'),
+        ("points != null", '{"points":{"not":null}}'),
+        ('email.endsWith("@acme.com")', '{"email":{"endsWith":"@acme.com"}}'),
+        (
+            'actions.exists(a, a.name == "share")',
+            '{"actions":{"some":{"name":{"equals":"share"}}}}',
+        ),
+        (
+            '!actions.exists(a, a.name == "share")',
+            '{"actions":{"none":{"name":{"equals":"share"}}}}',
+        ),
+        (
+            'createdAt >= timestamp("2025-01-01T00:00:00+01:00")',
+            '{"createdAt":{"gte":"2024-12-31T23:00:00Z"}}',
+        ),
+        ("// a comment\ntrue", "{}"),
+    ],
+)
+def test_the_reader_reads_the_subset(text: str, where: str) -> None:
+    assert _read(text) == where
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "words"),
+    [
+        ("points >= 100", 1, 11, "the integer 100, which CEL compares with no double"),
+        ('country = "FR"', 1, 9, "unexpected character '='"),
+        ('country == "FR" and points > 1.0', 1, 17, "expected an operator such as &&"),
+        ("points >= 1.0 &&\n  ponts < 5.0", 2, 3, 'unknown field "ponts"'),
+        ('email.contains("Gmail")', 1, 16, "has letters with case"),
+        ("points + 1.0 > 2.0", 1, 8, "found the arithmetic +"),
+        ("points > 1.0 ? true : false", 1, 14, "found the conditional"),
+        ('email.matches("a.*")', 1, 7, "the function matches()"),
+        ('createdAt > timestamp("2025-01-01")', 1, 23, "no RFC 3339 date-time"),
+        ("data == 1.0", 1, 1, "a json field"),
+        ("points == points", 1, 8, "both are null"),
+        ('"abc', 1, 1, "never closed"),
+        ("(points > 1.0", 1, 14, 'expected ")"'),
+        ("city == 'a\\q'", 1, 11, "unknown escape"),
+        ("let == 1.0", 1, 1, "reserves"),
+        ('"a" in country', 1, 8, "expected a list field"),
+        ('email == b"x"', 1, 10, "the bytes"),
+        ("points == true", 1, 11, "expected a number"),
+        ("has(data.plan)", 1, 1, "the function has()"),
+        ("actions.exists(a, points > 1.0)", 1, 19, "a name outside the schema"),
+    ],
+)
+def test_errors_point_at_cels_own_position(text: str, line: int, column: int, words: str) -> None:
+    with pytest.raises(af.FilterError) as caught:
+        af.from_format(text, "cel")
+    issue = caught.value.errors[0]
+    assert (issue.line, issue.column) == (line, column), issue
+    assert words in issue.message, issue.message
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    with pytest.raises(af.FilterError) as caught:
+        af.from_format('ponts > 1.0 && email.contains("Gmail") && city == 5.0', "cel")
+    assert [(e.line, e.column) for e in caught.value.errors] == [(1, 1), (1, 31), (1, 51)]
+
+
+@pytest.mark.parametrize("depth", [31, 32, 33, 5000])
+def test_nesting_is_bounded(depth: int) -> None:
+    text = "(" * depth + "points > 1.0" + ")" * depth
+    if depth < 32:
+        assert _read(text) == '{"points":{"gt":1}}'
+        return
+    with pytest.raises(af.FilterError, match="nested deeper than 32"):
+        af.from_format(text, "cel")
+    with pytest.raises(af.FilterError, match="nested deeper than 32"):
+        af.from_format("!" * depth + "isVerified", "cel")
+
+
+_PIECES = st.sampled_from(
+    [
+        "points",
+        "country",
+        "actions",
+        "a",
+        "a.name",
+        ".",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        ":",
+        "?",
+        "!",
+        "-",
+        "+",
+        "&&",
+        "||",
+        "==",
+        "!=",
+        "<",
+        ">=",
+        " in ",
+        "1.0",
+        "1",
+        "0x1",
+        "2u",
+        '"FR"',
+        "'x'",
+        'r"\\d"',
+        'b"x"',
+        '"""a"""',
+        "\\",
+        "true",
+        "null",
+        "exists",
+        "all",
+        "startsWith",
+        "contains",
+        "timestamp",
+        "type",
+        "null_type",
+        "size",
+        "has",
+        "\n",
+        "é",
+        "\x00",
+        "1e999",
+        '"\\u00e9"',
+        '"\\ud800"',
+        "//c\n",
+    ]
+)
+
+
+@settings(max_examples=600)
+@given(st.one_of(st.text(max_size=60), st.lists(_PIECES, max_size=30).map("".join)))
+@example("(" * 100_000)
+@example("!" * 100_000 + "isVerified")
+@example(" || ".join(["isVerified"] * 20_000))
+@example("[" * 50 + "]" * 50)
+def test_no_text_raises_anything_but_filter_error(text: str) -> None:
+    try:
+        af.from_format(text, "cel")
+    except af.FilterError as error:
+        assert all(issue.message for issue in error.errors)
+
+
+def test_the_reader_takes_text_only() -> None:
+    with pytest.raises(af.FilterError, match="expected the text of a CEL expression"):
+        cel.read({"points": 1}, af.CONTACT)
+
+
+def test_the_command_line_converts_to_and_from_cel(capsys: pytest.CaptureFixture[str]) -> None:
+    from audiencefilter.cli import EXIT_INVALID, EXIT_OK, main
+
+    text = 'points >= 100 and country != "FR"'
+    assert main(["convert", "--from", "text", "--to", "cel", text]) == EXIT_OK
+    written = capsys.readouterr().out.strip()
+    assert written == 'points >= 100.0 && country != null && country != "FR"'
+    assert main(["convert", "--from", "cel", "--to", "text", written]) == EXIT_OK
+    assert capsys.readouterr().out.strip() == text
+    assert main(["convert", "--from", "cel", "--to", "json", "points >= 100"]) == EXIT_INVALID
+    assert "line 1, column 11" in capsys.readouterr().err
+
+
+def test_the_number_of_conditions_is_bounded() -> None:
+    text = " || ".join(["isVerified"] * 10_001)
+    with pytest.raises(af.FilterError, match="more than 10000 conditions"):
+        af.from_format(text, "cel")
