@@ -26,7 +26,12 @@ from .domain.webhooks.worker import WebhookWorker
 from .ground.clock import Clock, ClockMiddleware
 from .http import errors
 from .http.client_address import TrustedProxies
-from .http.middleware import BodyLimitMiddleware, PublicCORSMiddleware, RateLimitHeadersMiddleware
+from .http.middleware import (
+    BodyLimitMiddleware,
+    PublicCORSMiddleware,
+    RateLimitHeadersMiddleware,
+    WriteShareMiddleware,
+)
 from .http.origins import OriginDirectory
 from .http.ratelimit import RateLimiter
 from .http.request_log import RequestLogMiddleware
@@ -114,6 +119,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         app.add_middleware(ClockMiddleware, clock=clock)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RateLimitHeadersMiddleware)
+    app.add_middleware(WriteShareMiddleware)
     app.add_middleware(PublicCORSMiddleware, directory=origins)
     # Around everything that answers, preflights and 413s included: nosniff on every response.
     app.add_middleware(SecurityHeadersMiddleware)

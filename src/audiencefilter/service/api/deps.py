@@ -27,6 +27,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ... import as_utc
+from ..db import fair_gate
 from ..db.engine import Database
 from ..db.models import Account, ApiKey, List
 from ..ground import clock, keys
@@ -213,6 +214,9 @@ def authenticate(
         key_id=api_key.id,
     )
     request.state.principal = principal  # named in the request log line, 429s included
+    share = fair_gate.SHARE.get()
+    if share is not None:  # the request's writes queue as this account's
+        share.key = principal.account_id
     _count(request, principal)
     return principal
 

@@ -50,7 +50,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ... import register_sqlite_functions
 from ..settings import Settings
-from .fair_gate import FairGate
+from .fair_gate import FairGate, current_key
 from .statement_cache import StatementCache
 
 WRITE_OPTION = "audiencefilter_write"
@@ -117,7 +117,7 @@ def make_engine(settings: Settings) -> Engine:
 
 class Database:
     """The engine plus two session factories: one for reads, one for writes. On SQLite, write
-    transactions take turns in arrival order (`fair_gate.py`)."""
+    transactions take turns by account, then in arrival order (`fair_gate.py`)."""
 
     def __init__(
         self, engine: Engine, *, gate_timeout: float = 15.0, residual: bool = True
@@ -153,7 +153,7 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """A write session that commits on success and rolls back on error."""
-        gated = self.gate is not None and self.gate.enter(self._gate_timeout)
+        gated = self.gate is not None and self.gate.enter(self._gate_timeout, current_key())
         try:
             with self.session(write=True) as session, session.begin():
                 yield session

@@ -20,6 +20,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..db.fair_gate import SHARE, Share
 from ..ground.digits import ascii_number
 from . import json_guard
 from .errors import error_response
@@ -186,3 +187,22 @@ class _AnyListCORS(CORSMiddleware):
 
     def is_allowed_origin(self, origin: str) -> bool:
         return self.directory.allowed_anywhere(origin)
+
+
+class WriteShareMiddleware:
+    """Gives each request an empty `Share` of the write gate (`db/fair_gate.py`), which the
+    key's check names with its account: the threads that run the request see the same object,
+    so its write transactions queue as that account's."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        token = SHARE.set(Share())
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            SHARE.reset(token)
