@@ -107,3 +107,27 @@ def test_an_audience_reads_as_a_sentence_for_people(tenant: Tenant) -> None:
     sentence = shown["audience"]["filtersAs"]
     assert isinstance(sentence, str)
     assert "country" in sentence and "100" in sentence
+
+
+def test_an_audience_is_created_from_cel_and_reads_back_in_it(tenant: Tenant) -> None:
+    """CEL, the fifth interop format, reaches the service like the others: a filter written in
+    it, stored canonical, and read back in it."""
+    lst = _seeded(tenant)
+    rule = 'country == "FR" && points >= 100.0'
+    created = new_audience(tenant, lst, "France", filters=rule, filtersFormat="cel")["audience"]
+    assert member_emails(tenant, created["id"]) == ["rich@example.com"]
+    shown = tenant.ok("GET", f"/v4/audiences/{created['id']}", params={"filtersAs": "cel"})
+    again = tenant.ok(
+        "POST",
+        "/v4/audiences/preview",
+        json={"listId": lst, "filters": shown["audience"]["filtersAs"], "filtersFormat": "cel"},
+    )
+    assert again["filters"] == created["filters"] and again["count"] == 1
+    refused = tenant.call(
+        "POST",
+        "/v4/audiences/preview",
+        json={"listId": lst, "filters": 'country == "FR" &&', "filtersFormat": "cel"},
+    )
+    assert refused.status_code == 400
+    errors = refused.json()["errors"]
+    assert (errors[0]["line"], errors[0]["column"]) == (1, 19)  # CEL's own position

@@ -67,11 +67,11 @@ class _Body(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
 
-FiltersFormat = Literal["json", "jsonlogic", "mongodb", "react-querybuilder", "sql"]
+FiltersFormat = Literal["json", "jsonlogic", "mongodb", "react-querybuilder", "sql", "cel"]
 FILTERS_FORMAT_DESCRIPTION = (
     "The format `filters` is written in (default `json`, the where clause): a JsonLogic rule, "
-    "a MongoDB query, a react-querybuilder rule group, or a SQL WHERE condition "
-    "(docs/interop.md). The audience stores the filter read from it, as canonical JSON."
+    "a MongoDB query, a react-querybuilder rule group, a SQL WHERE condition or a CEL "
+    "expression (docs/interop.md). The audience stores the filter read from it, as canonical JSON."
 )
 FILTERS_AS_DESCRIPTION = (
     "Also answer the filter in this format as `filtersAs`: a format of docs/interop.md, or "
@@ -84,7 +84,9 @@ EXPERIMENT_DESCRIPTION = (
     "its contact id, and keeps its group while it stays; members pages, exports and "
     "`audience.entered` events show it. Fixed once the audience is created."
 )
-OutFormat = Literal["json", "text", "jsonlogic", "mongodb", "react-querybuilder", "sql", "english"]
+OutFormat = Literal[
+    "json", "text", "jsonlogic", "mongodb", "react-querybuilder", "sql", "cel", "english"
+]
 
 
 class AudienceCreate(_Body):
