@@ -29,7 +29,7 @@ from audiencefilter.service.app import create_app
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import Event
 from audiencefilter.service.domain import experiments
-from audiencefilter.service.domain.membership import build as membership_build
+from audiencefilter.service.domain.use_cases import membership_clock
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
 
@@ -348,13 +348,13 @@ def test_a_background_build_draws_each_member_once(world: tuple[Tenant, Hands]) 
     audience = _split_audience(tenant, lst, {"points": {"gte": 10}})
     assert audience["status"] == "building"
     database: Database = tenant.client.app.state.db
-    while membership_build.step(database, 25) is not None:
+    while membership_clock.build_step(database, 25) is not None:
         pass
     members = _draws_hold(tenant, audience)
     assert len(members) == 50
     hands.at += timedelta(minutes=1)
     tenant.ok("PATCH", f"/v4/audiences/{audience['id']}", json={"filters": {"points": {"gte": 30}}})
-    while membership_build.step(database, 25) is not None:
+    while membership_clock.build_step(database, 25) is not None:
         pass
     kept = _draws_hold(tenant, audience)
     assert len(kept) == 30 and all(kept[c] == members[c] for c in kept)
