@@ -453,7 +453,8 @@ def report(tally: Tally, contacts: int, audiences: int, days: float) -> str:
             f"| late by more than 1 s | {len(tally.late)}"
             + (f" (max {max(tally.late):.1f} s)" if tally.late else "")
             + " |",
-            f"| missed / duplicated / wrong | {tally.missed} / {tally.duplicated} / {tally.wrong} |",
+            f"| missed / duplicated / wrong | {tally.missed} / {tally.duplicated} "
+            f"/ {tally.wrong} |",
             f"| full evaluations disagreeing (pairs) | {tally.disagreements} |",
             f"| scheduler run, wall time: median / 99.9th pct / max | "
             f"{statistics.median(runs) * 1000:.0f} ms / {p999 * 1000:.0f} ms / "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Sequence
+
 from ..language.nodes import And, Const, Node, Not, Or
 
 Truth = bool | None
@@ -109,4 +110,3 @@ def _truth(kind: int, children: Sequence[int], truths: Sequence[Truth]) -> Truth
         if truth is None:
             unknown = True
     return None if unknown else not stop
-

@@ -64,6 +64,7 @@ class _Sink(Protocol):
 
     def __setitem__(self, number: int, truth: bool | None, /) -> None: ...
 
+
 Formula = Callable[[Truths], bool]
 Instant = Any  # what a relative value stands for at one moment (`Filter.instants`)
 
