@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
+from audiencefilter.backends import memory_graph_fast
 from audiencefilter.testing.relation_strategies import relation_wheres
 from audiencefilter.testing.strategies import (
     NOW,
@@ -208,7 +209,21 @@ def _changes(record: dict[str, Any], data: st.DataObject, schema: af.Schema) -> 
 
 
 def _assert_tracked(filters: Sequence[af.Filter], states: list[Any], now: datetime) -> None:
+    """Both climbs (numpy's where it is installed, and the plain one) follow the states as
+    each filter alone judges them."""
     together = af.FilterSet(filters)
+    switch = memory_graph_fast.ENABLED
+    for fast in sorted({False, memory_graph_fast.np is not None}):
+        memory_graph_fast.ENABLED = fast
+        try:
+            _assert_followed(together, filters, states, now)
+        finally:
+            memory_graph_fast.ENABLED = switch
+
+
+def _assert_followed(
+    together: af.FilterSet, filters: Sequence[af.Filter], states: list[Any], now: datetime
+) -> None:
     tracked = together.track(states[0], now=now)
     assert tracked.matching == _alone(filters, states[0], now)
     for state in states[1:]:

@@ -18,8 +18,7 @@ trees (leaves are any node carrying a `number`) and the leaves' truths.
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from ..language.nodes import And, Const, Node, Not, Or
 
@@ -37,6 +36,7 @@ class Graph:
         self.parents: dict[int, list[int]] = {}
         self.keys: dict[tuple[int, tuple[int, ...]], int] = {}
         self.total = 0  # nodes of logic in the trees, repeats counted
+        self.heights: list[int] = []  # by node number - size: 1 above its highest child
 
     def add(self, tree: Node) -> int:
         """The number of the tree's root, its nodes added where new."""
@@ -59,10 +59,15 @@ class Graph:
             found = self.keys[key] = self.size + len(self.kinds)
             self.kinds.append(kind)
             self.children.append(children)
+            below = () if kind == CONST else children
+            self.heights.append(1 + max((self.height(c) for c in below), default=0))
             if kind != CONST:
                 for child in children:
                     self.parents.setdefault(child, []).append(found)
         return found
+
+    def height(self, number: int) -> int:
+        return 0 if number < self.size else self.heights[number - self.size]
 
     @property
     def distinct(self) -> int:
@@ -75,23 +80,33 @@ class Graph:
 
     def propagate(self, truths: list[Truth], changed: Iterable[int]) -> list[int]:
         """Sets again the nodes above the `changed` ones (their truths already set), each
-        once and after its children; the nodes whose truth changed, those given included."""
+        once and after its children, level by level; the nodes whose truth changed, those
+        given included. A node whose truth stays stops the climb there."""
         moved = list(changed)
-        waiting = sorted({p for n in moved for p in self.parents.get(n, ())})
-        queued = set(waiting)
-        size, kinds, children, parents = self.size, self.kinds, self.children, self.parents
-        while waiting:
-            number = heapq.heappop(waiting)
-            truth = _truth(kinds[number - size], children[number - size], truths)
-            if truth is truths[number]:
-                continue
-            truths[number] = truth
-            moved.append(number)
+        size, kinds, children = self.size, self.kinds, self.children
+        levels: dict[int, list[int]] = {}
+        queued: set[int] = set()
+        self._queue(moved, levels, queued)
+        while levels:
+            rising: list[int] = []
+            for number in levels.pop(min(levels)):
+                index = number - size
+                truth = _truth(kinds[index], children[index], truths)
+                if truth is not truths[number]:
+                    truths[number] = truth
+                    rising.append(number)
+            moved.extend(rising)
+            self._queue(rising, levels, queued)
+        return moved
+
+    def _queue(self, numbers: list[int], levels: dict[int, list[int]], queued: set[int]) -> None:
+        """The parents of `numbers` waiting at their heights, each once."""
+        parents, heights, size = self.parents, self.heights, self.size
+        for number in numbers:
             for parent in parents.get(number, ()):
                 if parent not in queued:
                     queued.add(parent)
-                    heapq.heappush(waiting, parent)
-        return moved
+                    levels.setdefault(heights[parent - size], []).append(parent)
 
 
 def _truth(kind: int, children: Sequence[int], truths: Sequence[Truth]) -> Truth:
@@ -110,3 +125,28 @@ def _truth(kind: int, children: Sequence[int], truths: Sequence[Truth]) -> Truth
         if truth is None:
             unknown = True
     return None if unknown else not stop
+
+
+class Climber:
+    """The plain climb: one tracked record's truths, leaves then nodes, in a list."""
+
+    def __init__(self, graph: Graph, roots: Container[int]) -> None:
+        self.graph = graph
+        self.roots = roots
+        self.truths: list[Truth] = []
+
+    def start(self, truths: list[Truth]) -> None:
+        self.truths = list(truths)
+        self.graph.evaluate(self.truths)
+
+    def truth(self, number: int) -> Truth:
+        return self.truths[number]
+
+    def climb(self, changed: list[int], truths: list[Truth]) -> list[tuple[int, Truth]]:
+        """Takes the new truths of the `changed` leaves (from `truths`); the roots whose truth
+        moved, with their truths."""
+        mine = self.truths
+        for number in changed:
+            mine[number] = truths[number]
+        moved = self.graph.propagate(mine, changed)
+        return [(number, mine[number]) for number in moved if number in self.roots]

@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .memory_graph import Graph, Truth
+from . import memory_graph_fast
+from .memory_graph import Climber, Graph, Truth
 
 Record = Mapping[str, Any]
 _MISSING = object()
@@ -57,6 +58,26 @@ class Layout:
     alone: list[int]  # positions judged by their own predicate
     leaves_on: dict[str, list[int]] = field(default_factory=dict)
     crossing: dict[str, list[int]] = field(default_factory=dict)  # also reading another field
+    arrays: memory_graph_fast.Arrays | None = None  # the graph's shape for the fast climb
+
+    def climber(self) -> Climbing:
+        """The fast climb (`memory_graph_fast`) where it is on, else the plain one."""
+        if not memory_graph_fast.ENABLED:
+            return Climber(self.graph, self.roots)
+        if self.arrays is None:
+            self.arrays = memory_graph_fast.Arrays(self.graph, self.roots)
+        return memory_graph_fast.Climber(self.arrays, self.graph)
+
+
+class Climbing(Protocol):
+    """A tracked record's truths above its conditions (`memory_graph.Climber` and its fast
+    twin): set from the conditions' truths, then moved by their changes."""
+
+    def start(self, truths: list[Truth]) -> None: ...
+
+    def truth(self, number: int) -> Truth: ...
+
+    def climb(self, changed: list[int], truths: list[Truth]) -> list[tuple[int, Truth]]: ...
 
 
 class Tracked:
@@ -66,7 +87,8 @@ class Tracked:
         self._layout = layout
         self._leaves = leaves
         self._record: dict[str, Any] = {}
-        self._truths: list[Truth] | None = None
+        self._truths: list[Truth] | None = None  # the conditions' (the climber has the rest)
+        self._climber: Climbing = Climber(layout.graph, layout.roots)
         self._matching: set[int] = set()
         self._seen: dict[str, dict[int, Truth]] = {}  # per field: its conditions not FALSE
         self._start(record)
@@ -83,16 +105,34 @@ class Tracked:
         Raises:
             RecordError: a value of the wrong type, where one of the filters alone raises it.
         """
-        before = set(self._matching)
-        if (
-            self._truths is None
-            or not isinstance(record, Mapping)
-            or not self._moved(record, self._changed(record))
-        ):
-            self._start(record)
+        flips: dict[int, bool] = {}
+        if self._truths is None or not isinstance(record, Mapping):
+            return self._restart(record)
+        moved = self._moved(record, self._changed(record))
+        if moved is None:
+            return self._restart(record)
+        for number, truth in moved:
+            for position in self._layout.roots[number]:
+                self._set(position, truth is True, flips)
+        self._record = {name: record.get(name) for name in self._layout.fields}
+        for position in self._layout.alone:
+            self._set(position, self._leaves.judge(position, record), flips)
+        entered = sorted(p for p, now in flips.items() if now)
+        return entered, sorted(p for p, now in flips.items() if not now)
+
+    def _set(self, position: int, member: bool, flips: dict[int, bool]) -> None:
+        if (position in self._matching) is member:
+            return
+        if member:
+            self._matching.add(position)
         else:
-            self._record = {name: record.get(name) for name in self._layout.fields}
-            self._judge_alone(record)
+            self._matching.discard(position)
+        if flips.pop(position, None) is None:  # a flip back is no change
+            flips[position] = member
+
+    def _restart(self, record: Record) -> tuple[list[int], list[int]]:
+        before = set(self._matching)
+        self._start(record)
         after = self._matching
         return sorted(after - before), sorted(before - after)
 
@@ -104,30 +144,25 @@ class Tracked:
             if _differs(old.get(name, _MISSING), record.get(name, _MISSING))
         ]
 
-    def _moved(self, record: Record, names: Sequence[str]) -> bool:
-        """Sets the truths moved by changes of fields `names`; False if a condition raised."""
+    def _moved(self, record: Record, names: Sequence[str]) -> list[tuple[int, Truth]] | None:
+        """Sets the truths moved by changes of fields `names`; the roots moved, with their
+        truths; None if computing a condition raised."""
         truths, layout = self._truths, self._layout
         assert truths is not None
-        moved: set[int] = set()
         try:
             fresh = {name: self._leaves.on(name, record) for name in names}
         except Exception:  # a wrong type: judged by each filter alone (module docstring)
-            return False
+            return None
+        moved: list[int] = []
         for name, now_set in fresh.items():
             crossing = layout.crossing.get(name, ())
             for number in self._seen[name].keys() | now_set.keys() | set(crossing):
                 truth = now_set.get(number, False)
                 if truth is not truths[number]:
                     truths[number] = truth
-                    moved.add(number)
+                    moved.append(number)
             self._seen[name] = now_set
-        for number in layout.graph.propagate(truths, moved):
-            for position in layout.roots.get(number, ()):
-                if truths[number] is True:
-                    self._matching.add(position)
-                else:
-                    self._matching.discard(position)
-        return True
+        return self._climber.climb(moved, truths)
 
     def _start(self, record: Record) -> None:
         """Judges the record whole: every condition, then every node once."""
@@ -144,15 +179,16 @@ class Tracked:
                 name: {n: truths[n] for n in numbers if truths[n] is not False}
                 for name, numbers in layout.leaves_on.items()
             }
-            layout.graph.evaluate(truths)
+            self._climber = climber = layout.climber()
+            climber.start(truths)
             self._truths = truths
             self._matching = {
-                p for number, ps in layout.roots.items() if truths[number] is True for p in ps
+                p
+                for number, ps in layout.roots.items()
+                if climber.truth(number) is True
+                for p in ps
             }
-        self._judge_alone(record)
-
-    def _judge_alone(self, record: Record) -> None:
-        for position in self._layout.alone:
+        for position in layout.alone:
             if self._leaves.judge(position, record):
                 self._matching.add(position)
             else:
