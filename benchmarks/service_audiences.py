@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +84,8 @@ class InProcessClient:
     """The ASGI application with its lifespan running, called through httpx on an event loop in
     a background thread, as a server would run it."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.app = create_app(settings)
+    def __init__(self, settings: Settings, clock: Callable[[], datetime] | None = None) -> None:
+        self.app = create_app(settings, clock=clock)
         self._portal_context = anyio.from_thread.start_blocking_portal()
         self.portal = self._portal_context.__enter__()
         self._lifespan = self.app.router.lifespan_context(self.app)

@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
+from audiencefilter.backends import memory_graph_fast
 from audiencefilter.testing.relation_strategies import relation_wheres
 from audiencefilter.testing.strategies import (
     NOW,
@@ -166,3 +167,122 @@ def test_bounds_on_and_beside_every_value(op: str) -> None:
     filters = [af.parse({"points": {op: bound}}) for bound in bounds]
     for value in [-2, -1, 0, 1, 2, 3, 4, 99, 100, 101, 2**53, 2**53 + 1, 2.5, None, True]:
         _assert_same(filters, {"points": value})
+
+
+@st.composite
+def _sub_trees(draw: st.DrawFn, pool: st.SearchStrategy[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A few AND/OR/NOT sub-trees over a few conditions, to be shared by several filters."""
+    conditions = draw(st.lists(pool, min_size=1, max_size=4))
+    picked = st.lists(st.sampled_from(conditions), min_size=1, max_size=3)
+    group = st.sampled_from(["AND", "OR", "NOT"])
+    small = draw(st.lists(st.tuples(group, picked), min_size=1, max_size=4))
+    return conditions + [{kind: items} for kind, items in small]
+
+
+@st.composite
+def _nested_filters(
+    draw: st.DrawFn, schema: af.Schema, pool: st.SearchStrategy[dict[str, Any]]
+) -> list[af.Filter]:
+    """Filters whose AND/OR/NOT sub-trees repeat across them, in every order and depth."""
+    parts = draw(_sub_trees(pool))
+    picked = st.lists(st.sampled_from(parts), min_size=1, max_size=3)
+    group = st.sampled_from(["AND", "OR", "NOT"])
+    middle = draw(st.lists(st.tuples(group, picked), min_size=1, max_size=4))
+    parts += [{kind: items} for kind, items in middle]
+    top = st.lists(st.tuples(group, st.lists(st.sampled_from(parts), min_size=1, max_size=3)))
+    wheres = draw(top.filter(bool).map(lambda found: found[:8]))
+    return [af.parse({kind: items}, schema) for kind, items in wheres]
+
+
+def _changes(record: dict[str, Any], data: st.DataObject, schema: af.Schema) -> list[Any]:
+    """The record, then a few states each changing one field (a null, a wrong type among
+    them), as a contact is written."""
+    states: list[Any] = [dict(record)]
+    names = [f.name for f in schema.fields if f.type.element is None]
+    for _ in range(data.draw(st.integers(1, 6))):
+        state = dict(states[-1])
+        name = data.draw(st.sampled_from(names))
+        other = data.draw(records(schema)).get(name)
+        state[name] = data.draw(st.sampled_from([other, None, other]))
+        states.append(state)
+    return states
+
+
+def _assert_tracked(filters: Sequence[af.Filter], states: list[Any], now: datetime) -> None:
+    """Both climbs (numpy's where it is installed, and the plain one) follow the states as
+    each filter alone judges them."""
+    together = af.FilterSet(filters)
+    switch = memory_graph_fast.ENABLED
+    for fast in sorted({False, memory_graph_fast.np is not None}):
+        memory_graph_fast.ENABLED = fast
+        try:
+            _assert_followed(together, filters, states, now)
+        finally:
+            memory_graph_fast.ENABLED = switch
+
+
+def _assert_followed(
+    together: af.FilterSet, filters: Sequence[af.Filter], states: list[Any], now: datetime
+) -> None:
+    tracked = together.track(states[0], now=now)
+    assert tracked.matching == _alone(filters, states[0], now)
+    for state in states[1:]:
+        before = tracked.matching
+        expected = _outcome(lambda state=state: _alone(filters, state, now))
+        if expected == "RecordError":
+            assert _outcome(lambda state=state: tracked.update(state)) == expected
+            return
+        entered, left = tracked.update(state)
+        assert tracked.matching == expected
+        assert entered == sorted(set(expected) - set(before))
+        assert left == sorted(set(before) - set(expected))
+        assert together.matching(state, now=now) == expected
+
+
+@given(_nested_filters(af.CONTACT, _pool(af.CONTACT)), records(), st.data())
+def test_shared_sub_trees_answer_as_alone(
+    filters: list[af.Filter], record: dict[str, Any], data: st.DataObject
+) -> None:
+    _assert_same(filters, record)
+    _assert_tracked(filters, _changes(record, data, af.CONTACT), NOW)
+
+
+@given(_nested_filters(DATED, _pool(DATED)), records(DATED), st.data())
+def test_a_tracked_record_at_now(
+    filters: list[af.Filter], record: dict[str, Any], data: st.DataObject
+) -> None:
+    _assert_tracked(filters, _changes(record, data, DATED), datetime(2024, 1, 1, tzinfo=UTC))
+
+
+@given(
+    _shared_filters(af.CONTACT, _pool(af.CONTACT)),
+    records(),
+    st.sampled_from(af.CONTACT.fields),
+    st.data(),
+)
+def test_a_tracked_record_given_a_wrong_type(
+    filters: list[af.Filter], record: dict[str, Any], field: af.Field, data: st.DataObject
+) -> None:
+    wrong = dict(record)
+    if field.type.element is None and field.type is not af.FieldType.JSON:
+        wrong[field.name] = data.draw(wrong_typed_values(field.type))
+    _assert_tracked(filters, [record, wrong, record], NOW)
+
+
+def test_identical_sub_trees_are_one_node() -> None:
+    both = {"AND": [{"country": "FR"}, {"isVerified": True}]}
+    swapped = {"AND": [{"isVerified": True}, {"country": "FR"}]}
+    either = {"OR": [{"country": "FR"}, {"isVerified": True}]}
+    filters = [
+        af.parse({"OR": [both, {"points": {"gte": 10}}]}),
+        af.parse({"NOT": swapped}),
+        af.parse(either),
+    ]
+    together = af.FilterSet(filters)
+    distinct, counted, nodes, nodes_counted = together.sharing()
+    assert (distinct, counted) == (3, 7)
+    assert nodes < nodes_counted
+    tracked = together.track({"country": "FR", "isVerified": True, "points": 0})
+    assert tracked.matching == [0, 2]
+    assert tracked.update({"country": "FR", "isVerified": False, "points": 0}) == ([1], [0])
+    assert tracked.update({"country": "DE", "isVerified": False, "points": 11}) == ([0], [2])

@@ -52,9 +52,19 @@ from ..language.nodes import (
 )
 from ..language.relative import as_now, system_clock
 from .memory import compile_node
+from .memory_graph import Graph
+from .memory_tracked import Layout, Tracked
 
 Record = Mapping[str, Any]
 Truths = list[bool | None]
+
+
+class _Sink(Protocol):
+    """Where a group writes truths: the set's list, or a tracker's dict of one field's."""
+
+    def __setitem__(self, number: int, truth: bool | None, /) -> None: ...
+
+
 Formula = Callable[[Truths], bool]
 Instant = Any  # what a relative value stands for at one moment (`Filter.instants`)
 
@@ -97,6 +107,7 @@ class FilterSet:
         self._shared = _Shared() if _shared is None else _shared
         self._plan = _plan(self._shared.judged(self.filters), self._shared)
         self._last: tuple[datetime | None, list[Instant]] = (None, [])
+        self._layout: tuple[Layout, dict[str, list[_Group]]] | None = None
 
     def __len__(self) -> int:
         return len(self.filters)
@@ -122,6 +133,35 @@ class FilterSet:
         found.extend(k for k in plan.alone if self.filters[k].matches(record, now=moment))
         return sorted(found) if plan.alone else found
 
+    def track(self, record: Record, *, now: datetime | None = None) -> Tracked:
+        """`record` followed through its changes (`Tracked.update(new_state)` gives the
+        positions entered and left): a change judges again only the conditions on the fields
+        it changed and the logic they reach (`backends/memory_tracked.py`). Relative
+        date-times are taken at `now` (default: the clock, read now) for as long as it is
+        tracked.
+
+        Raises:
+            RecordError: a value of the wrong type, where one of the filters alone raises it.
+        """
+        moment = now if now is not None or not self._plan.relatives else system_clock()
+        layout, groups = self._laid_out()
+        leaves = _SetLeaves(self, groups, self._instants(moment), moment)
+        return Tracked(layout, leaves, record)
+
+    def sharing(self) -> tuple[int, int, int, int]:
+        """(distinct conditions, conditions counted filter by filter, distinct nodes of logic,
+        nodes of logic counted filter by filter): how much the set stores once."""
+        layout, _ = self._laid_out()
+        judged = self._shared.judged(self.filters)
+        leaves = sum(len(_leaves_of(one.tree)) for one in judged if one.tree is not None)
+        distinct = len({n for one in judged for n in one.leaves})
+        return distinct, leaves, layout.graph.distinct, layout.graph.total
+
+    def _laid_out(self) -> tuple[Layout, dict[str, list[_Group]]]:
+        if self._layout is None:
+            self._layout = _layout(self._shared.judged(self.filters), self._plan, self._shared)
+        return self._layout
+
     def _instants(self, moment: datetime | None) -> list[Instant]:
         """Each relative leaf's instants at `moment`, kept for the last `moment` given."""
         last, instants = self._last  # one tuple, read at once: safe across threads
@@ -141,6 +181,7 @@ class _Judged:
     logic: Formula | None
     leaves: tuple[int, ...] = ()
     access: int | None = None
+    tree: Node | None = None  # the lowered tree, leaves numbered
 
 
 class _Shared:
@@ -180,7 +221,7 @@ class _Shared:
         required = _required(tree, True)
         access = _choose(required, self) if required else None
         leaves = tuple(sorted({leaf.number for leaf in _leaves_of(tree)}))
-        return _Judged(flt, logic, leaves, access)
+        return _Judged(flt, logic, leaves, access, tree)
 
     def schema_number(self, schema: Schema) -> int:
         found = self.schema_numbers.get(id(schema))
@@ -234,9 +275,7 @@ class _Plan:
     relatives: list[tuple[int, tuple[Callable[[datetime], Any], ...]]]  # leaf -> resolvers
 
     def shared(self, record: Record, instants: list[Instant]) -> list[int]:
-        truths: Truths = [False] * self.size
-        for group in self.groups:
-            group.fill(record, truths, instants)
+        truths = self.leaf_truths(record, instants)
         logic = self.logic
         found = [k for k in self.always if logic[k](truths)]
         for leaf, positions in self.access:
@@ -244,6 +283,12 @@ class _Plan:
                 found.extend(k for k in positions if logic[k](truths))
         found.sort()
         return found
+
+    def leaf_truths(self, record: Record, instants: list[Instant]) -> Truths:
+        truths: Truths = [False] * self.size
+        for group in self.groups:
+            group.fill(record, truths, instants)
+        return truths
 
     def instants_at(self, now: datetime) -> list[Instant]:
         """Per leaf (by number), the instants of its relative values at `now`."""
@@ -372,7 +417,7 @@ def _resolvers(leaf: Node) -> tuple[Callable[[datetime], Any], ...]:
 class _Group:
     """Some leaves, and how to set their truths for a record (they start FALSE)."""
 
-    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+    def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         raise NotImplementedError
 
 
@@ -393,7 +438,7 @@ class _OneByOne(_Group):
             self.leaves = list(zip(self.numbers, truths, relative, strict=True))
         return self
 
-    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+    def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         leaves = self.leaves if self.leaves is not None else self.compiled().leaves
         for number, truth, relative in leaves or ():
             truths[number] = truth(record, instants[number]) if relative else truth(record)
@@ -405,7 +450,7 @@ class _Nulls(_Group):
 
     leaves: list[tuple[int, str]]
 
-    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+    def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         for number, name in self.leaves:
             truths[number] = record.get(name) is None
 
@@ -420,7 +465,7 @@ class _ByValue(_Group):
     table: dict[Any, list[int]]
     slow: _OneByOne  # a value of another type (a float, a subclass, a wrong one)
 
-    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+    def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         value: Any = record.get(self.name)
         if value is None:
             for number in self.slow.numbers:
@@ -441,7 +486,7 @@ class _ByBound(_Group):
     ranges: list[tuple[Op, list[Any], list[int]]]  # operator, bounds ascending, their leaves
     slow: _OneByOne
 
-    def fill(self, record: Record, truths: Truths, instants: list[Instant]) -> None:
+    def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         value = record.get(self.name)
         if value is None:
             for number in self.slow.numbers:
@@ -538,3 +583,56 @@ def _by_bound(name: str, numbers: list[int], shared: _Shared) -> _ByBound:
         found = sorted((leaf.value, n) for leaf, n in leaves if leaf.op is op)
         ranges.append((op, [bound for bound, _ in found], [n for _, n in found]))
     return _ByBound(name, ranges, _OneByOne(numbers, shared))
+
+
+# Tracking: a set's graph of logic, and its conditions grouped by the field they read.
+
+
+def _layout(
+    judged: Sequence[_Judged], plan: _Plan, shared: _Shared
+) -> tuple[Layout, dict[str, list[_Group]]]:
+    graph = Graph(plan.size)
+    roots: dict[int, list[int]] = {}
+    for position, one in enumerate(judged):
+        if one.tree is not None and position in plan.logic:
+            roots.setdefault(graph.add(one.tree), []).append(position)
+    leaves_on: dict[str, list[int]] = {}
+    crossing: dict[str, list[int]] = {}
+    for number in sorted({n for one in judged if one.tree is not None for n in one.leaves}):
+        names = _reads(shared.leaves[number])
+        for name in names:
+            leaves_on.setdefault(name, []).append(number)
+            if len(set(names)) > 1:
+                crossing.setdefault(name, []).append(number)
+    groups = {name: _groups(numbers, shared) for name, numbers in leaves_on.items()}
+    alone = list(plan.alone)
+    layout = Layout(graph, roots, tuple(leaves_on), alone, leaves_on, crossing)
+    return layout, groups
+
+
+def _reads(leaf: Node) -> list[str]:
+    """The fields a condition reads: its field, and the other one of a field comparison."""
+    names = [getattr(leaf, "field", None), getattr(leaf, "other", None)]
+    return [name for name in names if isinstance(name, str)]
+
+
+@dataclass
+class _SetLeaves:
+    """A set's conditions computed for a tracker (`memory_tracked.Leaves`), at one instant."""
+
+    owner: FilterSet
+    groups: dict[str, list[_Group]]
+    instants: list[Instant]
+    moment: datetime | None
+
+    def all(self, record: Record) -> list[bool | None]:
+        return self.owner._plan.leaf_truths(record, self.instants)
+
+    def on(self, name: str, record: Record) -> dict[int, bool | None]:
+        found: dict[int, bool | None] = {}
+        for group in self.groups.get(name, ()):
+            group.fill(record, found, self.instants)
+        return found
+
+    def judge(self, position: int, record: Record) -> bool:
+        return self.owner.filters[position].matches(record, now=self.moment)

@@ -1,0 +1,205 @@
+"""One record followed through its changes: only what a change can move is judged again.
+
+Why: a contact changes one field at a time (a plan, a country, a score), and most of a large
+set's filters do not read that field. `FilterSet.matching` judges a record whole; a `Tracked`
+record keeps the truth of every distinct node of the set's graph (`memory_graph.py`) for the
+record's last state, so a change computes only the conditions on the changed fields (by the
+same value and bound indexes), and the graph propagates the conditions whose truth moved up
+to the filters they reach. Work grows with what the change moves, not with the set.
+
+The price is memory: one truth per distinct node, held per tracked record, and a snapshot of
+the record's values (compared by equality to find what changed: a value mutated in place is
+not seen, give a new one). Relative date-times are taken at the `now` of `track`, since time
+moving would change conditions no field change touches: track again for another instant.
+
+Exactness: conditions and logic are those of `FilterSet.matching`, which answers as each
+filter alone. A record on which computing a condition raises (a value of the wrong type) is
+judged by each filter's own predicate, as the set does, and the next change starts afresh.
+Filters with relation conditions are judged by their own predicate at every change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from . import memory_graph_fast
+from .memory_graph import Climber, Graph, Truth
+
+Record = Mapping[str, Any]
+_MISSING = object()
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+class Leaves(Protocol):
+    """What the set computes for a tracker: the truths of its conditions."""
+
+    def all(self, record: Record) -> list[Truth]:
+        """Every condition's truth, by number (for conditions of other sets: FALSE)."""
+        ...
+
+    def on(self, name: str, record: Record) -> dict[int, Truth]:
+        """The conditions reading field `name` that are not FALSE, with their truths."""
+        ...
+
+    def judge(self, position: int, record: Record) -> bool:
+        """A filter's own answer, at the tracked instant."""
+        ...
+
+
+@dataclass
+class Layout:
+    """A set's graph, where each filter's root is in it, and what reads which field."""
+
+    graph: Graph
+    roots: dict[int, list[int]]  # node number -> positions of the filters rooted there
+    fields: tuple[str, ...]  # the fields some condition of the graph reads
+    alone: list[int]  # positions judged by their own predicate
+    leaves_on: dict[str, list[int]] = field(default_factory=dict)
+    crossing: dict[str, list[int]] = field(default_factory=dict)  # also reading another field
+    arrays: memory_graph_fast.Arrays | None = None  # the graph's shape for the fast climb
+
+    def climber(self) -> Climbing:
+        """The fast climb (`memory_graph_fast`) where it is on, else the plain one."""
+        if not memory_graph_fast.ENABLED:
+            return Climber(self.graph, self.roots)
+        if self.arrays is None:
+            self.arrays = memory_graph_fast.Arrays(self.graph, self.roots)
+        return memory_graph_fast.Climber(self.arrays, self.graph)
+
+
+class Climbing(Protocol):
+    """A tracked record's truths above its conditions (`memory_graph.Climber` and its fast
+    twin): set from the conditions' truths, then moved by their changes."""
+
+    def start(self, truths: list[Truth]) -> None: ...
+
+    def truth(self, number: int) -> Truth: ...
+
+    def climb(self, changed: list[int], truths: list[Truth]) -> list[tuple[int, Truth]]: ...
+
+
+class Tracked:
+    """A record followed through changes: `matching` now, `update` with its next state."""
+
+    def __init__(self, layout: Layout, leaves: Leaves, record: Record) -> None:
+        self._layout = layout
+        self._leaves = leaves
+        self._record: dict[str, Any] = {}
+        self._truths: list[Truth] | None = None  # the conditions' (the climber has the rest)
+        self._climber: Climbing = Climber(layout.graph, layout.roots)
+        self._matching: set[int] = set()
+        self._seen: dict[str, dict[int, Truth]] = {}  # per field: its conditions not FALSE
+        self._start(record)
+
+    @property
+    def matching(self) -> list[int]:
+        """The positions of the filters the record's last state matches, ascending."""
+        return sorted(self._matching)
+
+    def update(self, record: Record) -> tuple[list[int], list[int]]:
+        """Takes the record's new state; the positions of the filters it entered and of those
+        it left, each ascending.
+
+        Raises:
+            RecordError: a value of the wrong type, where one of the filters alone raises it.
+        """
+        flips: dict[int, bool] = {}
+        if self._truths is None or not isinstance(record, Mapping):
+            return self._restart(record)
+        moved = self._moved(record, self._changed(record))
+        if moved is None:
+            return self._restart(record)
+        for number, truth in moved:
+            for position in self._layout.roots[number]:
+                self._set(position, truth is True, flips)
+        self._record = {name: record.get(name) for name in self._layout.fields}
+        for position in self._layout.alone:
+            self._set(position, self._leaves.judge(position, record), flips)
+        entered = sorted(p for p, now in flips.items() if now)
+        return entered, sorted(p for p, now in flips.items() if not now)
+
+    def _set(self, position: int, member: bool, flips: dict[int, bool]) -> None:
+        if (position in self._matching) is member:
+            return
+        if member:
+            self._matching.add(position)
+        else:
+            self._matching.discard(position)
+        if flips.pop(position, None) is None:  # a flip back is no change
+            flips[position] = member
+
+    def _restart(self, record: Record) -> tuple[list[int], list[int]]:
+        before = set(self._matching)
+        self._start(record)
+        after = self._matching
+        return sorted(after - before), sorted(before - after)
+
+    def _changed(self, record: Record) -> list[str]:
+        old = self._record
+        return [
+            name
+            for name in self._layout.fields
+            if _differs(old.get(name, _MISSING), record.get(name, _MISSING))
+        ]
+
+    def _moved(self, record: Record, names: Sequence[str]) -> list[tuple[int, Truth]] | None:
+        """Sets the truths moved by changes of fields `names`; the roots moved, with their
+        truths; None if computing a condition raised."""
+        truths, layout = self._truths, self._layout
+        assert truths is not None
+        try:
+            fresh = {name: self._leaves.on(name, record) for name in names}
+        except Exception:  # a wrong type: judged by each filter alone (module docstring)
+            return None
+        moved: list[int] = []
+        for name, now_set in fresh.items():
+            crossing = layout.crossing.get(name, ())
+            for number in self._seen[name].keys() | now_set.keys() | set(crossing):
+                truth = now_set.get(number, False)
+                if truth is not truths[number]:
+                    truths[number] = truth
+                    moved.append(number)
+            self._seen[name] = now_set
+        return self._climber.climb(moved, truths)
+
+    def _start(self, record: Record) -> None:
+        """Judges the record whole: every condition, then every node once."""
+        layout = self._layout
+        try:
+            self._record = {name: record.get(name) for name in layout.fields}
+            truths = self._leaves.all(record)
+        except Exception:  # a wrong type: each filter alone says where
+            self._truths = None
+            positions = [p for ps in layout.roots.values() for p in ps]
+            self._matching = {p for p in positions if self._leaves.judge(p, record)}
+        else:
+            self._seen = {
+                name: {n: truths[n] for n in numbers if truths[n] is not False}
+                for name, numbers in layout.leaves_on.items()
+            }
+            self._climber = climber = layout.climber()
+            climber.start(truths)
+            self._truths = truths
+            self._matching = {
+                p
+                for number, ps in layout.roots.items()
+                if climber.truth(number) is True
+                for p in ps
+            }
+        for position in layout.alone:
+            if self._leaves.judge(position, record):
+                self._matching.add(position)
+            else:
+                self._matching.discard(position)
+
+
+def _differs(old: Any, new: Any) -> bool:
+    """Whether a field's value changed: by type as well as by equality (`1` is not `True`,
+    `1.0` is not `1`, for the conditions that tell them apart)."""
+    if old is new:
+        return False
+    if old.__class__ is not new.__class__ or isinstance(new, _CONTAINERS):
+        return True  # a container's items may differ in type alone: `[1] == [True]`
+    return bool(old != new)
