@@ -49,6 +49,15 @@ Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
 
 
+def _without_clock(predicate: Predicate) -> Matcher:
+    """`matches` of a filter with no relative date-time: its predicate, `now` ignored."""
+
+    def matches(record: Record, *, now: datetime | None = None) -> bool:
+        return predicate(record)
+
+    return matches
+
+
 @dataclass(frozen=True)
 class Filter:
     """A smart-audience filter: an AST (`root`) and the schema it was validated against.
@@ -141,12 +150,7 @@ class Filter:
         then pays one call more than the predicate, not a bound method and its look-ups too.
         """
         if not self.relatives:
-            predicate = self.predicate
-
-            def matches(record: Record, *, now: datetime | None = None) -> bool:
-                return predicate(record)
-
-            return matches
+            return _without_clock(self.predicate)
         from .backends.memory import matcher
 
         return matcher(self.lowered, self.schema, self.evaluator, system_clock)

@@ -314,18 +314,22 @@ class _Reader:
         meaning = _exact(built) if op in _EXACT else _total(built)
         return meaning.negated() if node.op == "!=" else meaning
 
+    def equal_fields(self, node: cel.Binary, left: Field, right: Field) -> Meaning:
+        """`==` or `!=` between two fields: refused, saying why."""
+        self.add(
+            node.offset,
+            f"{node.op} between two fields holds in CEL when both are null, where a filter's "
+            "comparison of two fields is never TRUE for a null",
+            f"add the null tests: {left.name} != null && {left.name} {node.op} {right.name}",
+            left.name,
+        )
+        return _SKIPPED
+
     def fields(self, node: cel.Binary, left: Field, right: Field, scope: _Scope) -> Meaning:
         """Two fields compared: an ordering is a field reference; CEL finds two nulls equal,
         so `==` and `!=` between fields have no filter."""
         if node.op not in ("<", "<=", ">", ">="):
-            self.add(
-                node.offset,
-                f"{node.op} between two fields holds in CEL when both are null, where a filter's "
-                "comparison of two fields is never TRUE for a null",
-                f"add the null tests: {left.name} != null && {left.name} {node.op} {right.name}",
-                left.name,
-            )
-            return _SKIPPED
+            return self.equal_fields(node, left, right)
         op = _OPS[node.op]
         report = self.report(node.offset, left.name)
         if not self.conditions.accepts(left, op, report):

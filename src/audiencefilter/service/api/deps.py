@@ -195,30 +195,41 @@ def _creates_contact(request: Request) -> bool:
     return request.method == "POST" and request.url.path == PUBLIC_PATH
 
 
-def authenticate(
-    request: Request,
-    database: DatabaseDep,
-    presented: Annotated[str | None, Security(api_key_header)],
-    sign_up: Annotated[BrowserSignUp | None, Depends(browser_sign_up)],
-) -> Principal:
+def _checked_key(
+    request: Request, database: Database, presented: str | None, sign_up: BrowserSignUp | None
+) -> tuple[ApiKey, str]:
+    """The key presented and its account's plan; a browser's sign-up also from an origin the
+    list allows."""
     if not presented:
         raise ApiError(401, "Missing API key: send it in the apiKey header")
     with database.reading() as session:
         api_key, plan = _load_key(session, presented)
         if sign_up is not None:
             _check_origin(session, request, api_key.accountId, sign_up)
+    return api_key, plan
+
+
+def authenticate(
+    request: Request,
+    database: DatabaseDep,
+    presented: Annotated[str | None, Security(api_key_header)],
+    sign_up: Annotated[BrowserSignUp | None, Depends(browser_sign_up)],
+) -> Principal:
+    api_key, plan = _checked_key(request, database, presented, sign_up)
     principal = Principal(
-        account_id=api_key.accountId,
-        plan=cast(Plan, plan),
-        key_type=cast(keys.KeyType, api_key.type),
-        key_id=api_key.id,
+        api_key.accountId, cast(Plan, plan), cast(keys.KeyType, api_key.type), api_key.id
     )
     request.state.principal = principal  # named in the request log line, 429s included
-    share = fair_gate.SHARE.get()
-    if share is not None:  # the request's writes queue as this account's
-        share.key = principal.account_id
+    _share_writes(principal)
     _count(request, principal)
     return principal
+
+
+def _share_writes(principal: Principal) -> None:
+    """The request's write transactions queue at SQLite's gate as its account's."""
+    share = fair_gate.SHARE.get()
+    if share is not None:
+        share.key = principal.account_id
 
 
 async def require_private(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:

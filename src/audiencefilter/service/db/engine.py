@@ -115,6 +115,17 @@ def make_engine(settings: Settings) -> Engine:
     )
 
 
+def _snapshot_reads(engine: Engine) -> Engine:
+    """The engine reads go through. A read (a page: its rows, their positions, their
+    audiences) takes several statements and must see one snapshot: PostgreSQL's READ COMMITTED
+    gives each statement its own, so a write landing between them showed half of itself. A
+    read-only REPEATABLE READ transaction never fails to serialize. SQLite's read transaction
+    is one snapshot."""
+    if engine.dialect.name == "postgresql":
+        return engine.execution_options(isolation_level="REPEATABLE READ")
+    return engine
+
+
 class Database:
     """The engine plus two session factories: one for reads, one for writes. On SQLite, write
     transactions take turns by account, then in arrival order (`fair_gate.py`)."""
@@ -125,14 +136,7 @@ class Database:
         self.engine = engine
         self.gate = FairGate() if engine.dialect.name == "sqlite" else None
         self._gate_timeout = gate_timeout
-        # A read (a page: its rows, their positions, their audiences) takes several statements
-        # and must see one snapshot: PostgreSQL's READ COMMITTED gives each statement its own,
-        # so a write landing between them showed half of itself. A read-only REPEATABLE READ
-        # transaction never fails to serialize. SQLite's read transaction is one snapshot.
-        reads = engine
-        if engine.dialect.name == "postgresql":
-            reads = engine.execution_options(isolation_level="REPEATABLE READ")
-        self._reader = sessionmaker(reads, expire_on_commit=False)
+        self._reader = sessionmaker(_snapshot_reads(engine), expire_on_commit=False)
         self._writer = sessionmaker(
             engine.execution_options(**{WRITE_OPTION: True}),
             expire_on_commit=False,

@@ -128,9 +128,8 @@ class ContactPages:
         # One row more than the page says whether anything follows it; when nothing does, the
         # total is known without counting (a whole audience in one page, any last page).
         rows = fetch_rows(self.session, statement.limit(limit + 1).offset(offset))
-        more = len(rows) > limit
+        known = len(rows) <= limit and (rows or page == 1)
         del rows[limit:]
-        known = not more and (rows or page == 1)
         total = offset + len(rows) if known else self.total(narrowing, conditions)
         return {"contacts": self.render(rows), "pagination": pagination(total, page, limit)}
 

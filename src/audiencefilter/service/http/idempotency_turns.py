@@ -153,12 +153,16 @@ def _first(session: Session, claim: Claim) -> tuple[IdempotencyRecord | Response
         return idempotency.replayed(reserved), None
     record = _locked(session, claim)
     assert record is not None  # pending records are deleted only once expired
-    held = _Held.of(record.body)
+    return record, _stopped(_Held.of(record.body))
+
+
+def _stopped(held: _Held) -> _Held:
+    """`held`, when its writer has stopped: else a 409 saying when to ask again."""
     waited = idempotency.now() - held.at
     if waited < LEASE:
         retry = min(RETRY_AFTER, math.ceil((LEASE - waited).total_seconds()))
         raise ApiError(409, IN_PROGRESS, headers={"Retry-After": str(max(retry, 1))})
-    return record, held
+    return held
 
 
 def _locked(session: Session, claim: Claim) -> IdempotencyRecord | None:

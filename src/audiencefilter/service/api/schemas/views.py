@@ -64,6 +64,13 @@ def list_view(lst: List) -> dict[str, Any]:
     return view
 
 
+def _build_state(progress: Progress | None) -> dict[str, Any]:
+    """`status` and `progress`: the build's while the audience builds in the background."""
+    if progress is None:
+        return {"status": "built", "progress": None}
+    return {"status": "building", "progress": {"done": progress.done, "total": progress.total}}
+
+
 def audience_view(
     audience: Audience, progress: Progress | None = None, **extra: Any
 ) -> dict[str, Any]:
@@ -71,8 +78,7 @@ def audience_view(
     background; `extra` adds `subs` or `subsCount`."""
     filters = audience.filters
     return {
-        "status": "building" if progress is not None else "built",
-        "progress": {"done": progress.done, "total": progress.total} if progress else None,
+        **_build_state(progress),
         "id": audience.id,
         "name": audience.name,
         "filters": filters,

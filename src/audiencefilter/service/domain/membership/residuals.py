@@ -89,23 +89,30 @@ class Split:
                     self.selected[audience_id].add(contact_id)
 
 
+def _split_one(
+    audience: StoredAudience, records: Sequence[dict[str, Any]], at: datetime, found: Split
+) -> None:
+    """One audience's part of `split`, into `found`."""
+    assert audience.flt is not None
+    if not _reads_own(audience.flt):  # nothing to substitute: the filter is its residual
+        pairs = found.asks.setdefault(audience.flt, [])
+        pairs.extend((audience.id, record["id"]) for record in records)
+        return
+    for record in records:
+        left = audience.flt.residual(known(audience.flt, record), now=at)
+        if left.root == TRUE:
+            found.selected[audience.id].add(record["id"])
+        elif left.root != FALSE:
+            found.asks.setdefault(kept(left), []).append((audience.id, record["id"]))
+
+
 def split(
     audiences: Sequence[StoredAudience], records: Sequence[dict[str, Any]], at: datetime
 ) -> Split:
     """Each audience's residual on each contact's own fields at `at`."""
     found = Split({a.id: set() for a in audiences})
     for audience in audiences:
-        assert audience.flt is not None
-        if not _reads_own(audience.flt):  # nothing to substitute: the filter is its residual
-            pairs = found.asks.setdefault(audience.flt, [])
-            pairs.extend((audience.id, record["id"]) for record in records)
-            continue
-        for record in records:
-            left = audience.flt.residual(known(audience.flt, record), now=at)
-            if left.root == TRUE:
-                found.selected[audience.id].add(record["id"])
-            elif left.root != FALSE:
-                found.asks.setdefault(kept(left), []).append((audience.id, record["id"]))
+        _split_one(audience, records, at, found)
     asked = sum(len(pairs) for pairs in found.asks.values())
     tally(decided=len(audiences) * len(records) - asked, queried=asked)
     return found

@@ -385,11 +385,16 @@ def _selected_by(
             parameters.update(flt.sqlalchemy_parameters(at))
         for chunk in _chunks(contact_ids):
             parameters[_CONTACT_IDS] = list(chunk)
-            for contact_id, *answers in connection.execute(statement, parameters):
-                for index, answer in enumerate(answers, start):
-                    if answer:
-                        selected[index].add(contact_id)
+            _collect(connection.execute(statement, parameters), selected, start)
     return selected
+
+
+def _collect(rows: Iterable[Any], selected: list[set[str]], first: int) -> None:
+    """Each row's contact into the sets of the filters (from `first` on) that said TRUE."""
+    for contact_id, *answers in rows:
+        for index, answer in enumerate(answers, first):
+            if answer:
+                selected[index].add(contact_id)
 
 
 _CONTACT_IDS = "judged_contact_ids"

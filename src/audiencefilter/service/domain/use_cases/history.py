@@ -74,9 +74,23 @@ def members(
             found = history.at(
                 session, lst.id, audience.id, moment, request.after, size, request.wanted
             )
-    page = found[: request.limit]
-    following = page[-1].contact_id if len(found) > request.limit else None
-    return Listing(audience.id, moment, page, following)
+    return _listing(audience.id, moment, found, request.limit)
+
+
+def _listing(
+    audience_id: str, moment: datetime | None, found: list[history.Member], limit: int
+) -> Listing:
+    """The page of `limit` of `found` (one more than a page, when another follows)."""
+    page = found[:limit]
+    return Listing(audience_id, moment, page, page[-1].contact_id if len(found) > limit else None)
+
+
+def _parsed(text: str) -> datetime | None:
+    """`text` as an ISO 8601 date-time, or None."""
+    try:
+        return datetime.fromisoformat(text.strip().upper()) if len(text) <= 64 else None
+    except ValueError:
+        return None
 
 
 def instant(text: str, now: datetime) -> datetime:
@@ -85,10 +99,7 @@ def instant(text: str, now: datetime) -> datetime:
     Raises:
         Invalid: naming `at`, what was found and an example.
     """
-    try:
-        parsed = datetime.fromisoformat(text.strip().upper()) if len(text) <= 64 else None
-    except ValueError:
-        parsed = None
+    parsed = _parsed(text)
     if parsed is None or parsed.tzinfo is None:
         problem = "has no offset from UTC" if parsed is not None else "is not a date-time"
         raise _bad_at(f"`at` {problem}", text, f"add its offset: Z or +02:00, as in {AT_EXAMPLE}")

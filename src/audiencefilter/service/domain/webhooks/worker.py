@@ -72,16 +72,13 @@ class WebhookWorker:
     def __init__(
         self, database: Database, settings: Settings, app_clock: clock.Clock | None = None
     ) -> None:
-        self.database = database
-        self.settings = settings
-        self.clock = app_clock
+        self.database, self.settings, self.clock = database, settings, app_clock
         self.policy = policy_of(settings)
         self.allowed = targets.networks(settings.webhook_allowed_networks)
         self._pool = ThreadPoolExecutor(
             max_workers=settings.webhook_concurrency, thread_name_prefix="webhook-send"
         )
-        self._stop = threading.Event()
-        self._wake = threading.Event()
+        self._stop, self._wake = threading.Event(), threading.Event()
         self._thread: threading.Thread | None = None
         concurrency, share = settings.webhook_concurrency, settings.webhook_account_share
         self.turns = Turns(concurrency, share)  # the loop's attempts in flight, per account
