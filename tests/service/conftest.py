@@ -134,6 +134,15 @@ def url_settings(database_url: str, **overrides: Any) -> Settings:
     return Settings(**values)
 
 
+def settings_on(request: pytest.FixtureRequest, path: Path, **overrides: Any) -> Settings:
+    """Settings on the database `request.param` names ("sqlite": a file at `path`;
+    "postgres": a fresh database of the throw-away server), for fixtures run on both."""
+    if request.param == "sqlite":
+        return sqlite_settings(path, **overrides)
+    pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
+    return url_settings(pg_database(), auto_migrate=True, **overrides)
+
+
 @pytest.fixture(scope="session")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
     """The session's app on a temporary SQLite file, with limits too high to be reached; its

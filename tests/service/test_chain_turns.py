@@ -18,7 +18,7 @@ import pytest
 from audiencefilter.service.db.write_meter import WriteMeter
 from audiencefilter.service.domain.use_cases import membership_turns
 
-from .conftest import ApiClient, make_tenant, sqlite_settings, url_settings
+from .conftest import ApiClient, make_tenant, settings_on
 from .test_write_turns import _chain, _members
 
 STATEMENTS_PER_TURN = 8
@@ -30,11 +30,7 @@ readers' rows and their events, the outbox head twice; none per contact (16 befo
 def api(
     request: pytest.FixtureRequest, tmp_path: Path, app_factory: Callable[..., ApiClient]
 ) -> ApiClient:
-    if request.param == "sqlite":
-        return app_factory(sqlite_settings(tmp_path / "chain.db", membership_sweep_seconds=0))
-    pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-    settings = url_settings(pg_database(), auto_migrate=True, membership_sweep_seconds=0)
-    return app_factory(settings)
+    return app_factory(settings_on(request, tmp_path / "chain.db", membership_sweep_seconds=0))
 
 
 def test_a_turn_of_a_chain_runs_a_few_statements_whatever_its_contacts(

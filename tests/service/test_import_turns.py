@@ -27,7 +27,7 @@ from audiencefilter.service.domain.use_cases import membership_turns
 from audiencefilter.service.ground import clock
 from audiencefilter.service.http import idempotency_turns
 
-from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
+from .conftest import ApiClient, Tenant, make_tenant, settings_on
 from .test_write_turns import ROWS_PER_PAIR, ROWS_PER_TURN_BESIDES, _between_turns, _feed
 
 TURN = 40
@@ -41,11 +41,7 @@ KEY = "Idempotency-Key"
 def api(
     request: pytest.FixtureRequest, tmp_path: Path, app_factory: Callable[..., ApiClient]
 ) -> ApiClient:
-    if request.param == "sqlite":
-        return app_factory(sqlite_settings(tmp_path / "imports.db", membership_sweep_seconds=0))
-    pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-    settings = url_settings(pg_database(), auto_migrate=True, membership_sweep_seconds=0)
-    return app_factory(settings)
+    return app_factory(settings_on(request, tmp_path / "imports.db", membership_sweep_seconds=0))
 
 
 @pytest.fixture

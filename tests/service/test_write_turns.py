@@ -20,7 +20,7 @@ from audiencefilter.service.db.engine import WRITE_OPTION
 from audiencefilter.service.db.write_meter import WriteMeter
 from audiencefilter.service.domain.use_cases import membership_turns
 
-from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
+from .conftest import ApiClient, Tenant, make_tenant, settings_on, sqlite_settings, url_settings
 
 TURN = 40
 """Pairs per turn in these tests: a list of 60 contacts and a chain of 5 takes many turns."""
@@ -35,11 +35,7 @@ ROWS_PER_TURN_BESIDES = 4
 def api(
     request: pytest.FixtureRequest, tmp_path: Path, app_factory: Callable[..., ApiClient]
 ) -> ApiClient:
-    if request.param == "sqlite":
-        return app_factory(sqlite_settings(tmp_path / "turns.db", membership_sweep_seconds=0))
-    pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-    settings = url_settings(pg_database(), auto_migrate=True, membership_sweep_seconds=0)
-    return app_factory(settings)
+    return app_factory(settings_on(request, tmp_path / "turns.db", membership_sweep_seconds=0))
 
 
 @pytest.fixture
