@@ -360,6 +360,50 @@ def test_a_background_build_draws_each_member_once(world: tuple[Tenant, Hands]) 
     assert len(kept) == 30 and all(kept[c] == members[c] for c in kept)
 
 
+def _exits_carry_their_draw(tenant: Tenant, lst: str, audience: dict[str, Any]) -> int:
+    """Every `audience.left` of the audience says the group its member had; their number."""
+    experiment = experiments.stored(json.dumps(audience["experiment"]))
+    assert experiment is not None
+    exits = [
+        e
+        for e in _feed(tenant, lst)
+        if e["type"] == "audience.left" and e["audienceId"] == audience["id"]
+    ]
+    for event in exits:
+        drawn = experiment.draw(event["contactId"]).view()
+        assert {k: event["data"].get(k) for k in drawn} == drawn, event
+    return len(exits)
+
+
+def test_every_exit_says_the_group_the_member_had(world: tuple[Tenant, Hands]) -> None:
+    """A sender attributes an exit to its arm: contact writes, contact deletions, filter
+    changes in turns, clock-driven turns, background builds and the audience's deletion all
+    announce the leaving member's group and holdout."""
+    tenant, hands = world
+    lst = tenant.new_list()["id"]
+    rows = [{"email": f"x{n}@example.com", "points": n} for n in range(60)]
+    _import(tenant, lst, rows)
+    timed = _split_audience(tenant, lst, {"createdAt": {"gte": {"ago": "PT2H"}}})
+    built = _split_audience(tenant, lst, {"points": {"gte": 0}})
+    database: Database = tenant.client.app.state.db
+    while membership_clock.build_step(database, 25) is not None:
+        pass
+    contacts = tenant.ok("GET", "/v4/contacts", params={"listId": lst, "limit": 100})
+    ids = sorted(c["id"] for c in contacts["contacts"])
+    for contact_id in ids[:5]:  # a contact write
+        tenant.ok("PATCH", f"/v4/contacts/{contact_id}", json={"points": -1})
+    tenant.ok("DELETE", f"/v4/contacts/{ids[5]}")  # a deletion
+    hands.at += timedelta(minutes=1)  # a filter change, stored in turns by a background build
+    tenant.ok("PATCH", f"/v4/audiences/{built['id']}", json={"filters": {"points": {"gte": 30}}})
+    while membership_clock.build_step(database, 25) is not None:
+        pass
+    hands.at += timedelta(hours=3)  # the clock's turn: every member of `timed` leaves
+    tenant.client.app.state.sweeper.run_once()
+    assert _exits_carry_their_draw(tenant, lst, timed) == 60
+    tenant.ok("DELETE", f"/v4/audiences/{built['id']}")  # the audience's deletion
+    assert _exits_carry_their_draw(tenant, lst, built) == 60
+
+
 def test_pages_filter_by_group_and_holdout_and_exports_show_the_draw(
     world: tuple[Tenant, Hands],
 ) -> None:

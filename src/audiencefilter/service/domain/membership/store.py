@@ -106,8 +106,8 @@ def _change_payload(
     audience: StoredAudience, draw: experiments.Draw | None = None
 ) -> dict[str, Any]:
     """What an `audience.entered` / `audience.left` event says of its audience; an entry into
-    an audience running an experiment also says the member's draw (`group`, `holdout`), so a
-    sender reading the feed can skip the holdout."""
+    or an exit from an audience running an experiment also says the member's draw (`group`,
+    `holdout`), so a sender reading the feed can skip the holdout and attribute the exit."""
     payload: dict[str, Any] = {
         "audience": {"id": audience.id, "name": audience.name, "mode": audience.mode}
     }
@@ -128,13 +128,12 @@ def _write(
     """Stores the difference and appends its events (left first, then entered); their count.
     `announce` False stores it without events (an import of history that asked for none)."""
     _delete_pairs(session, leaving)
-    draws = _insert_pairs(session, entering, at)
+    draws = _left_draws(leaving) + _insert_pairs(session, entering, at)
     if announce:
         rows = [(events.LEFT, c, a.id) for a, c in leaving]
         rows += [(events.ENTERED, c, a.id) for a, c in entering]
-        payloads = {a.id: _change_payload(a) for a, _ in [*leaving, *entering]}
-        keys = [a.id for a, _ in leaving] + [_drawn_key(a.id, d) for a, d in draws]
-        payloads.update({_drawn_key(a.id, d): _change_payload(a, d) for a, d in draws})
+        keys = [_drawn_key(a.id, d) for a, d in draws]
+        payloads = {_drawn_key(a.id, d): _change_payload(a, d) for a, d in draws}
         events.append_each(session, list_id, rows, cause, payloads, keys)
     return len(leaving) + len(entering)
 
@@ -171,6 +170,15 @@ def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]
                     .where(Membership.audienceId == audience_id, Membership.contactId.in_(chunk))
                     .execution_options(synchronize_session=False)
                 )
+
+
+def _left_draws(
+    leaving: Sequence[tuple[StoredAudience, str]],
+) -> list[tuple[StoredAudience, experiments.Draw | None]]:
+    """The group each leaving member had, for its `audience.left` event: the draw is a function
+    of the seed and the contact id alone and the experiment is fixed once created, so drawing
+    again gives the group stored with the row, without reading it before the delete."""
+    return [(a, a.experiment.draw(c) if a.experiment else None) for a, c in leaving]
 
 
 def _drawn_key(audience_id: str, draw: experiments.Draw | None) -> str:
