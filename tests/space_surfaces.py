@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import audiencefilter as af
+from audiencefilter.backends import memory_graph_fast
 from audiencefilter.testing.space import JSON_COLUMN, OWNER, RELATED, Batch, json_encoded
 from tests.oracle import Truth, truth
 from tests.wide_engines import BeyondDoubles, doubled
@@ -185,6 +186,31 @@ def _filter_set(batch: Batch, filters: list[af.Filter], records: Records) -> lis
     return [Answer(selected=frozenset(ids)) for ids in chosen]
 
 
+def _tracked(fast: bool) -> Callable[[Batch, list[af.Filter], Records], list[Outcome]]:
+    """One record tracked through the batch's records as its successive states
+    (`FilterSet.track`): each update re-judges only what the change moved, by the numpy climb
+    or the plain one, and must leave the record where the set judges it whole."""
+
+    def ask(batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
+        switch = memory_graph_fast.ENABLED
+        memory_graph_fast.ENABLED = fast and memory_graph_fast.np is not None
+        try:
+            chosen: list[set[str]] = [set() for _ in filters]
+            tracked = af.FilterSet(filters).track(records[0], now=batch.now) if records else None
+            for record in records:
+                assert tracked is not None
+                tracked.update(record)
+                for position in tracked.matching:
+                    chosen[position].add(record["id"])
+        except Exception:  # noqa: BLE001 - as `_filter_set`: each filter alone says why
+            return [attempt(lambda flt=flt: _one_set(flt, records, batch.now)) for flt in filters]
+        finally:
+            memory_graph_fast.ENABLED = switch
+        return [Answer(selected=frozenset(ids)) for ids in chosen]
+
+    return ask
+
+
 def _one_set(flt: af.Filter, records: Records, now: datetime) -> Outcome:
     group = af.FilterSet([flt])
     return selected(records, lambda r: bool(group.matching(r, now=now)))
@@ -255,6 +281,8 @@ MEMORY_SURFACES = [
     Surface("compile", each(_compiled)),
     Surface("select", each(_select)),
     Surface("filterset", _filter_set),
+    Surface("filterset-track", _tracked(fast=True)),
+    Surface("filterset-track-plain", _tracked(fast=False)),
     Surface("simplify", each(_simplified)),
     Surface("resolve", each(_resolved)),
     Surface("explain", each(_explained), three_valued=True),

@@ -18,7 +18,7 @@ trees (leaves are any node carrying a `number`) and the leaves' truths.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..language.nodes import And, Const, Node, Not, Or
 
@@ -130,9 +130,9 @@ def _truth(kind: int, children: Sequence[int], truths: Sequence[Truth]) -> Truth
 class Climber:
     """The plain climb: one tracked record's truths, leaves then nodes, in a list."""
 
-    def __init__(self, graph: Graph, roots: Container[int]) -> None:
+    def __init__(self, graph: Graph, roots: Mapping[int, Sequence[int]]) -> None:
         self.graph = graph
-        self.roots = roots
+        self.roots = roots  # node number -> positions of the filters rooted there
         self.truths: list[Truth] = []
 
     def start(self, truths: list[Truth]) -> None:
@@ -142,11 +142,12 @@ class Climber:
     def truth(self, number: int) -> Truth:
         return self.truths[number]
 
-    def climb(self, changed: list[int], truths: list[Truth]) -> list[tuple[int, Truth]]:
-        """Takes the new truths of the `changed` leaves (from `truths`); the roots whose truth
-        moved, with their truths."""
-        mine = self.truths
+    def climb(self, changed: list[int], truths: list[Truth]) -> tuple[list[int], list[int]]:
+        """Takes the new truths of the `changed` leaves (from `truths`); the positions of the
+        filters whose root moved, those now TRUE and the others."""
+        mine, roots = self.truths, self.roots
         for number in changed:
             mine[number] = truths[number]
-        moved = self.graph.propagate(mine, changed)
-        return [(number, mine[number]) for number in moved if number in self.roots]
+        moved = [n for n in self.graph.propagate(mine, changed) if n in roots]
+        members = [p for n in moved if mine[n] is True for p in roots[n]]
+        return members, [p for n in moved if mine[n] is not True for p in roots[n]]

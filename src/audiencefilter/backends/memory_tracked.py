@@ -77,7 +77,9 @@ class Climbing(Protocol):
 
     def truth(self, number: int) -> Truth: ...
 
-    def climb(self, changed: list[int], truths: list[Truth]) -> list[tuple[int, Truth]]: ...
+    def climb(self, changed: list[int], truths: list[Truth]) -> tuple[list[int], list[int]]:
+        """The positions of the filters whose root moved: those now TRUE, the others."""
+        ...
 
 
 class Tracked:
@@ -105,30 +107,22 @@ class Tracked:
         Raises:
             RecordError: a value of the wrong type, where one of the filters alone raises it.
         """
-        flips: dict[int, bool] = {}
         if self._truths is None or not isinstance(record, Mapping):
             return self._restart(record)
         moved = self._moved(record, self._changed(record))
         if moved is None:
             return self._restart(record)
-        for number, truth in moved:
-            for position in self._layout.roots[number]:
-                self._set(position, truth is True, flips)
-        self._record = {name: record.get(name) for name in self._layout.fields}
-        for position in self._layout.alone:
-            self._set(position, self._leaves.judge(position, record), flips)
-        entered = sorted(p for p, now in flips.items() if now)
-        return entered, sorted(p for p, now in flips.items() if not now)
-
-    def _set(self, position: int, member: bool, flips: dict[int, bool]) -> None:
-        if (position in self._matching) is member:
-            return
-        if member:
-            self._matching.add(position)
-        else:
-            self._matching.discard(position)
-        if flips.pop(position, None) is None:  # a flip back is no change
-            flips[position] = member
+        layout, judge = self._layout, self._leaves.judge
+        # Each position is rooted at one node (or judged alone), so it moves at most once:
+        # the flips are set operations on the positions of the roots that moved.
+        members, others = set(moved[0]), set(moved[1])
+        for position in layout.alone:
+            (members if judge(position, record) else others).add(position)
+        self._record = {name: record.get(name) for name in layout.fields}
+        entered, left = members - self._matching, others & self._matching
+        self._matching |= entered
+        self._matching -= left
+        return sorted(entered), sorted(left)
 
     def _restart(self, record: Record) -> tuple[list[int], list[int]]:
         before = set(self._matching)
@@ -144,9 +138,10 @@ class Tracked:
             if _differs(old.get(name, _MISSING), record.get(name, _MISSING))
         ]
 
-    def _moved(self, record: Record, names: Sequence[str]) -> list[tuple[int, Truth]] | None:
-        """Sets the truths moved by changes of fields `names`; the roots moved, with their
-        truths; None if computing a condition raised."""
+    def _moved(self, record: Record, names: Sequence[str]) -> tuple[list[int], list[int]] | None:
+        """Sets the truths moved by changes of fields `names`; the positions of the filters
+        whose root moved, now TRUE and not (`Climbing.climb`); None if computing a condition
+        raised."""
         truths, layout = self._truths, self._layout
         assert truths is not None
         try:
@@ -155,8 +150,12 @@ class Tracked:
             return None
         moved: list[int] = []
         for name, now_set in fresh.items():
-            crossing = layout.crossing.get(name, ())
-            for number in self._seen[name].keys() | now_set.keys() | set(crossing):
+            # The conditions whose truth differs between the two states (a set operation on
+            # the pairs, in C: most conditions of a common field hold the same truth), and
+            # those also reading another field, whose last truth may come from that field.
+            candidates = {number for number, _ in self._seen[name].items() ^ now_set.items()}
+            candidates.update(layout.crossing.get(name, ()))
+            for number in candidates:
                 truth = now_set.get(number, False)
                 if truth is not truths[number]:
                     truths[number] = truth
