@@ -9,8 +9,9 @@ positions, or both raise `RecordError`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
@@ -167,6 +168,29 @@ def test_bounds_on_and_beside_every_value(op: str) -> None:
     filters = [af.parse({"points": {op: bound}}) for bound in bounds]
     for value in [-2, -1, 0, 1, 2, 3, 4, 99, 100, 101, 2**53, 2**53 + 1, 2.5, None, True]:
         _assert_same(filters, {"points": value})
+
+
+@pytest.mark.parametrize("op", ["gt", "gte", "lt", "lte", "equals", "not"])
+def test_instant_bounds_on_and_beside_every_value(op: str) -> None:
+    """Date-time ranges are bisected for a value in UTC; any other value (another zone, a
+    fold, naive, text, a date) goes one by one: the same answers either way."""
+    paris = ZoneInfo("Europe/Paris")
+    base = datetime(2026, 10, 25, 1, 0, tzinfo=UTC)  # 02:00 and 03:00 in Paris, twice
+    bounds = [base + timedelta(minutes=m) for m in (-61, -1, 0, 0, 1, 59, 60)]
+    bounds += [datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, 999999, UTC)]
+    filters = [af.parse({"createdAt": {op: bound.isoformat()}}, DATED) for bound in bounds]
+    together = af.FilterSet(filters)
+    assert any(type(g).__name__ == "_ByBound" for g in together._plan.groups) is (
+        op != "equals" and op != "not"
+    )
+    values: list[Any] = [
+        base + timedelta(minutes=m, microseconds=u) for m in (-61, -1, 0, 1, 60) for u in (-1, 0, 1)
+    ]
+    values += [v.astimezone(paris) for v in values]
+    values += [datetime(2026, 10, 25, 2, 30, tzinfo=paris, fold=f) for f in (0, 1)]
+    values += [base.replace(tzinfo=None), base.isoformat(), base.date(), None]
+    for value in values:
+        _assert_same(filters, {"createdAt": value})
 
 
 @st.composite

@@ -32,7 +32,7 @@ import bisect
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from ..language.fields import FieldType, Op, Schema
@@ -479,19 +479,23 @@ class _ByValue(_Group):
 
 @dataclass
 class _ByBound(_Group):
-    """Ranges on one number field: for an `int` value, bisecting each operator's sorted bounds
-    splits its leaves into TRUE and FALSE."""
+    """Ranges on one number or date-time field: for an `int` value, or a `datetime` in UTC
+    (as the lowered bounds are: one zone, no fold, so `<` is the instants' order), bisecting
+    each operator's sorted bounds splits its leaves into TRUE and FALSE."""
 
     name: str
     ranges: list[tuple[Op, list[Any], list[int]]]  # operator, bounds ascending, their leaves
     slow: _OneByOne
+    exact: type = int  # the class of the values bisected; any other goes one by one
 
     def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         value = record.get(self.name)
         if value is None:
             for number in self.slow.numbers:
                 truths[number] = None
-        elif value.__class__ is int:
+        elif value.__class__ is self.exact and (
+            self.exact is int or cast(datetime, value).tzinfo is UTC
+        ):
             for op, bounds, numbers in self.ranges:
                 for number in _true_bounds(op, bounds, numbers, value):
                     truths[number] = True
@@ -499,7 +503,7 @@ class _ByBound(_Group):
             self.slow.fill(record, truths, instants)
 
 
-def _true_bounds(op: Op, bounds: list[Any], numbers: list[int], value: int) -> list[int]:
+def _true_bounds(op: Op, bounds: list[Any], numbers: list[int], value: Any) -> list[int]:
     """The leaves `value op bound` holds for: a prefix or a suffix of the sorted bounds."""
     if op is Op.GT:  # bound < value
         return numbers[: bisect.bisect_left(bounds, value)]
@@ -524,11 +528,14 @@ def _equality(leaf: Node, schema: Schema) -> FieldType | None:
 
 
 def _bounded(leaf: Node, schema: Schema) -> bool:
-    """Whether `leaf` orders a number field against a number (the bound index)."""
+    """Whether `leaf` orders a number field against a number, or a date-time field against
+    a fixed instant in UTC (the bound index)."""
     if not isinstance(leaf, Comparison) or leaf.path or leaf.op not in _RANGES:
         return False
-    kind = schema[leaf.field].type
-    return kind is FieldType.NUMBER and leaf.value.__class__ in (int, float)
+    kind, value = schema[leaf.field].type, leaf.value
+    if kind is FieldType.DATETIME:
+        return value.__class__ is datetime and value.tzinfo is UTC
+    return kind is FieldType.NUMBER and value.__class__ in (int, float)
 
 
 def _groups(numbers: list[int], shared: _Shared) -> list[_Group]:
@@ -582,7 +589,9 @@ def _by_bound(name: str, numbers: list[int], shared: _Shared) -> _ByBound:
     for op in _RANGES:
         found = sorted((leaf.value, n) for leaf, n in leaves if leaf.op is op)
         ranges.append((op, [bound for bound, _ in found], [n for _, n in found]))
-    return _ByBound(name, ranges, _OneByOne(numbers, shared))
+    kind = shared.schemas[numbers[0]][name].type
+    exact = datetime if kind is FieldType.DATETIME else int
+    return _ByBound(name, ranges, _OneByOne(numbers, shared), exact)
 
 
 # Tracking: a set's graph of logic, and its conditions grouped by the field they read.
