@@ -191,3 +191,57 @@ def test_an_unknown_engine_is_refused_with_the_known_ones() -> None:
 @given(st.floats(min_value=0, max_value=cost_model.MAX_ROWS))
 def test_any_rows_in_range_give_a_finite_cost(rows: float) -> None:
     assert math.isfinite(units({"actions": {"sum": {"increase": {"gte": 3}}}}, rows))
+
+
+def sql_units(where: dict[str, Any], indexed: tuple[str, ...] = ()) -> float:
+    return af.parse(where).cost(engine="sql", indexed=indexed).units
+
+
+RECENT = {"createdAt": {"gte": {"ago": "P30D"}}}
+
+
+@pytest.mark.parametrize("quantifier", ["some", "none"])
+def test_an_index_answers_some_and_none_over_one_range_without_reading_rows(
+    quantifier: str,
+) -> None:
+    """On SQL, `actions none (createdAt >= 30 days ago)` with an index on the contact's key
+    then `createdAt` is a seek: it costs less than reading the rows, and no more as the rows
+    grow; in memory there is no index and `indexed` changes nothing."""
+    where = {"actions": {quantifier: RECENT}}
+    indexed = ("actions.createdAt",)
+    assert sql_units(where, indexed) < sql_units(where)
+    flt = af.parse(where)
+    few, many = (flt.cost(rows, engine="sql", indexed=indexed).units for rows in (1, 10_000))
+    assert few == many
+    assert flt.cost(indexed=indexed) == flt.cost()
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"actions": {"every": RECENT}},  # the negation: no single range
+        {"actions": {"some": {"name": "share"}}},  # a field the index does not hold
+        {"actions": {"some": {"AND": [RECENT, {"name": "share"}]}}},  # rows still read
+        {"actions": {"some": {"name": {"equals": "share", "mode": "insensitive"}}}},
+        {"actions": {"max": {"createdAt": {"gte": {"ago": "P30D"}}}, "where": {"name": "share"}}},
+    ],
+)
+def test_what_the_index_cannot_answer_reads_the_rows(where: dict[str, Any]) -> None:
+    assert sql_units(where, ("actions.createdAt",)) == sql_units(where)
+
+
+def test_the_last_entry_of_an_index_answers_min_and_max() -> None:
+    for function in ("min", "max"):
+        where = {"actions": {function: {"createdAt": {"gte": {"ago": "P30D"}}}}}
+        assert sql_units(where, ("actions.createdAt",)) < sql_units(where)
+
+
+def test_an_ands_later_items_weigh_less_than_its_first() -> None:
+    """Engines stop an AND at its first FALSE item, so items after the first are reached by a
+    share of the records (`Weights.reach`): a relation last costs less than a relation first,
+    and still more than nothing."""
+    cheap, heavy = {"points": {"gte": 10}}, {"actions": {"some": {"name": "share"}}}
+    first, last = units({"AND": [heavy, cheap]}), units({"AND": [cheap, heavy]})
+    assert last < first
+    assert last > units(cheap)
+    assert units({"OR": [heavy, cheap]}) == units({"OR": [cheap, heavy]})

@@ -503,20 +503,25 @@ class Filter:
 
         return is_always_true(self.root, self.schema)
 
-    def cost(self, rows: float = DEFAULT_ROWS, *, engine: str = "memory") -> Cost:
+    def cost(
+        self, rows: float = DEFAULT_ROWS, *, engine: str = "memory", indexed: Iterable[str] = ()
+    ) -> Cost:
         """A static estimate of the work of judging one record on `engine` (`"memory"`, the
         compiled predicate, or `"sql"`): `units`, in comparisons of a column with a literal
         there; and the sizes a budget bounds: `conditions`, `values` (array items and JSON
         path steps) and the `depth` of the SQL expression. `rows`: the related rows a record
-        is expected to have per to-many relation. Deterministic, computed from the tree alone
-        without running it (docs/performance.md, "The cost model").
+        is expected to have per to-many relation. `indexed`: related fields an index holds
+        after the contact's key (`"actions.createdAt"`), which SQL engines seek instead of
+        reading rows. Deterministic, computed from the tree alone without running it
+        (docs/performance.md, "The cost model").
 
         Raises:
             ValueError: `rows` is not a number from 0 to 1e9, or `engine` is unknown.
         """
-        if rows == DEFAULT_ROWS and engine == "memory":
+        chosen = tuple(indexed)
+        if rows == DEFAULT_ROWS and engine == "memory" and not chosen:
             return self._cost
-        return cost(self.root, self.schema, rows, engine)
+        return cost(self.root, self.schema, rows, engine, chosen)
 
     @cached_property
     def _cost(self) -> Cost:

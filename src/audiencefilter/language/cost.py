@@ -10,8 +10,10 @@ relations and the rows each contact is expected to have), never by running it.
 `Cost` holds:
 - `units`: the estimated work to judge one record on one kind of engine, in units of about one
   comparison of a column with a literal there (the weights of each engine are `ENGINES`,
-  docs/performance.md "The cost model"). Every condition of a group is counted as evaluated,
-  as SQL engines do, so it is an upper estimate where memory's AND and OR stop early;
+  docs/performance.md "The cost model"). An AND's first item is counted whole and each later
+  one for the share of records that reach it (`Weights.reach`: engines stop at the first
+  FALSE); every item of an OR is counted, its items being mostly FALSE. On SQL engines, a
+  relation condition an index answers (`indexed`) is a seek, not a read of the rows;
 - `conditions`: the nodes of the tree, what the in-memory predicate may visit per record;
 - `values`: the items of `in`/`notIn` arrays and list tests plus JSON path steps, an upper
   bound of the parameters bound beyond one per condition;
@@ -25,10 +27,11 @@ The walker is a `Visitor`: a node kind it does not know raises `UnhandledNodeErr
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from .calendar import RELATIVE_TYPES, Period
-from .fields import FieldType, Op, Schema
+from .fields import FieldType, Op, Quantifier, Schema
 from .nodes import (
     TRUE,
     Aggregated,
@@ -81,6 +84,8 @@ class Weights:
     sum_value: float  # each value `sum` adds exactly, on top of `value`
     instant_value: float  # each date-time value an aggregate reads, on top of `value`
     early: float  # the share of rows `some`/`none`/`every` read before the answer is known
+    seek: float = 0.0  # an index answering `some`/`none` without a row read (0: no indexes)
+    reach: float = 1.0  # the share of records an AND's later items are asked of
 
 
 ENGINES: dict[str, Weights] = {
@@ -89,26 +94,27 @@ ENGINES: dict[str, Weights] = {
     "memory": Weights(
         record=3.0,
         compare=1.5,
-        group=0.25,
-        json=40.0,
+        group=0.7,
+        json=8.0,
         step=1.0,
         text=2.0,
         text_char=1 / 64,
         folding=2.0,
         member=0.1,
         members=0.0,
-        relative=7.0,
-        reference=55.0,
+        relative=3.0,
+        reference=80.0,
         list_item=0.5,
         list_items=4.0,
-        array=150.0,
+        array=220.0,
         relation=4.0,
         row=0.3,
-        row_where=3.0,
-        value=5.0,
+        row_where=4.3,
+        value=8.0,
         sum_value=0.0,
-        instant_value=25.0,
+        instant_value=33.0,
         early=1.0,
+        reach=0.5,
     ),
     # SQL engines, fitted on SQLite: a row scanned per record, JSON read from its text, a
     # related row fetched through the index on its contact (its columns from the table).
@@ -135,6 +141,8 @@ ENGINES: dict[str, Weights] = {
         sum_value=22.0,
         instant_value=0.0,
         early=0.5,
+        reach=0.5,
+        seek=8.0,
     ),
 }
 """The weights of each kind of engine `Filter.cost` estimates for."""
@@ -168,12 +176,22 @@ class Cost:
 _LEAF_DEPTH = 4  # a condition in SQL: a function call, a cast and a NULL guard around a column
 _TEXT_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 _MEMBER_OPS = frozenset({Op.IN, Op.NOT_IN})
+_SEEK_OPS = frozenset({Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE})
 
 
-def cost(node: Node, schema: Schema, rows: float = DEFAULT_ROWS, engine: str = "memory") -> Cost:
+def cost(
+    node: Node,
+    schema: Schema,
+    rows: float = DEFAULT_ROWS,
+    engine: str = "memory",
+    indexed: Collection[str] = (),
+) -> Cost:
     """The cost of judging one record with the tree `node` over `schema` on `engine` (one of
     `ENGINES`), whose records hold `rows` related rows per to-many relation (a to-one
     relation holds one). The record's own reading (`Weights.record`) is counted once.
+    `indexed`: the related fields (`"actions.createdAt"`) an index on the related table holds
+    right after the contact's key, as docs/backends.md advises; on an engine with indexes
+    (`Weights.seek`), `some`/`none` over one such comparison is a seek, not a read of rows.
 
     Raises:
         ValueError: `rows` is not a number from 0 to `MAX_ROWS`, or `engine` is unknown.
@@ -183,7 +201,8 @@ def cost(node: Node, schema: Schema, rows: float = DEFAULT_ROWS, engine: str = "
     weights = ENGINES.get(engine)
     if weights is None:
         raise ValueError(f"unknown engine {engine!r} for a cost; expected one of {ENGINE_NAMES}")
-    conditions, values, depth, units, widest, items = _Costing(schema, rows, weights).visit(node)
+    walker = _Costing(schema, rows, weights, frozenset(indexed) if weights.seek else frozenset())
+    conditions, values, depth, units, widest, items = walker.visit(node)
     return Cost(conditions, values, depth, units + weights.record, widest, items)
 
 
@@ -196,10 +215,13 @@ _NONE: _Part = (0, 0, 0, 0.0, "", 0)
 class _Costing(Visitor[_Part]):
     """The cost of a subtree; `path` names the node as the library's errors do (`OR[1].AND`)."""
 
-    def __init__(self, schema: Schema, rows: float, weights: Weights) -> None:
+    def __init__(
+        self, schema: Schema, rows: float, weights: Weights, indexed: frozenset[str] = frozenset()
+    ) -> None:
         self.schema = schema
         self.rows = float(rows)
         self.w = weights
+        self.indexed = indexed
         self.path: list[str] = []
 
     def _group(self, name: str, items: tuple[Node, ...]) -> _Part:
@@ -207,11 +229,13 @@ class _Costing(Visitor[_Part]):
         units = self.w.group * len(items)
         widest, widest_items = "", 0
         path = self.path
+        reach = self.w.reach if name == "AND" else 1.0
         for index, item in enumerate(items):
             path.append(f"{name}[{index}]")
             c, v, d, u, w, i = self.visit(item)
             path.pop()
-            conditions, values, units = conditions + c, values + v, units + u
+            conditions, values = conditions + c, values + v
+            units += u if index == 0 else reach * u
             if d > deepest:
                 deepest, widest, widest_items = d, w, i
         if len(items) >= widest_items:
@@ -284,7 +308,7 @@ class _Costing(Visitor[_Part]):
         of it, unless it is TRUE), the related rows a record holds, and a walker over their
         schema."""
         found = relation_of(self.schema, relation)
-        inner = _Costing(rows_schema(self.schema, found), self.rows, self.w)
+        inner = _Costing(rows_schema(self.schema, found), self.rows, self.w, self.indexed)
         inner.path = [*self.path, name]
         c, v, d, u, _, _ = inner.visit(where)
         asked = 0.0 if where == TRUE else self.w.row_where
@@ -295,8 +319,21 @@ class _Costing(Visitor[_Part]):
         the where clause on each; a correlation condition and a few levels of SQL more."""
         name = f"{node.relation}.{node.quantifier}"
         (c, v, d, u, _, _), rows, _ = self._related(name, node.relation, node.where)
+        if self._seeks(node):
+            return c + 1, v, d + _LEAF_DEPTH, self.w.relation + self.w.seek, "", 0
         units = self.w.relation + self.w.early * rows * (self.w.row + u)
         return c + 1, v, d + _LEAF_DEPTH, units, "", 0
+
+    def _seeks(self, node: Quantified) -> bool:
+        """Whether an index answers the quantifier: `some`/`none` whose where clause is one
+        equality or range on a field the index holds after the contact's key (`every` asks
+        the negation, which no single range is)."""
+        where = node.where
+        if node.quantifier not in (Quantifier.SOME, Quantifier.NONE):
+            return False
+        if not isinstance(where, Comparison) or where.path or where.insensitive:
+            return False
+        return where.op in _SEEK_OPS and f"{node.relation}.{where.field}" in self.indexed
 
     def visit_aggregated(self, node: Aggregated) -> _Part:
         """An aggregate: the subquery, every row and the where clause on each, the value each
@@ -304,8 +341,18 @@ class _Costing(Visitor[_Part]):
         name = f"{node.relation}.{node.function}"
         (c, v, d, u, _, _), rows, inner = self._related(name, node.relation, node.where)
         tc, tv, td, tu, _, _ = inner.visit(node.test)
-        units = self.w.relation + rows * (self.w.row + u + self._value(node, inner)) + tu
+        if self._ends_of_index(node):
+            units = self.w.relation + self.w.seek + tu
+        else:
+            units = self.w.relation + rows * (self.w.row + u + self._value(node, inner)) + tu
         return c + tc + 1, v + tv, max(d, td) + _LEAF_DEPTH, units, "", 0
+
+    def _ends_of_index(self, node: Aggregated) -> bool:
+        """Whether an index answers the aggregate: `min`/`max` of a field the index holds
+        after the contact's key, over all the contact's rows (its first or last entry)."""
+        if node.function not in (Aggregate.MIN, Aggregate.MAX) or node.where != TRUE:
+            return False
+        return f"{node.relation}.{node.field}" in self.indexed
 
     def _value(self, node: Aggregated, rows: _Costing) -> float:
         """Reading one row's value for the aggregate (nothing for `count`)."""
