@@ -193,6 +193,20 @@ def test_instant_bounds_on_and_beside_every_value(op: str) -> None:
         _assert_same(filters, {"createdAt": value})
 
 
+def test_prefixes_of_every_value_and_beside() -> None:
+    """Case-sensitive `startsWith` is looked up by the prefixes of the value; any other value
+    (a number, a boolean, null) goes one by one, and the insensitive ones stay one by one."""
+    operands = ["", "a", "ab", "abc", "b", "A", "ä", "a\x00", "ß", "İ", "ab" * 40]
+    filters = [af.parse({"city": {"startsWith": p}}) for p in operands]
+    filters += [af.parse({"city": {"startsWith": "a", "mode": "insensitive"}})]
+    together = af.FilterSet(filters)
+    assert any(type(g).__name__ == "_ByPrefix" for g in together._plan.groups)
+    values: list[Any] = ["", "a", "ab", "abc", "abcd", "b", "A", "Ab", "ä", "a\x00b", "ss"]
+    values += ["ßx", "İi", "i̇", "ab" * 41, "x" * 1000, None, 1, True]
+    for value in values:
+        _assert_same(filters, {"city": value})
+
+
 @st.composite
 def _sub_trees(draw: st.DrawFn, pool: st.SearchStrategy[dict[str, Any]]) -> list[dict[str, Any]]:
     """A few AND/OR/NOT sub-trees over a few conditions, to be shared by several filters."""

@@ -503,6 +503,31 @@ class _ByBound(_Group):
             self.slow.fill(record, truths, instants)
 
 
+@dataclass
+class _ByPrefix(_Group):
+    """Case-sensitive `startsWith` on one text field: each prefix of the record's text looks
+    up the leaves whose operand it is (`str.startswith` is a comparison of code points, so
+    a leaf holds exactly when its operand is one of the text's prefixes)."""
+
+    name: str
+    table: dict[str, list[int]]  # operand -> its leaves
+    longest: int  # the longest operand: prefixes beyond it find nothing
+    slow: _OneByOne
+
+    def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
+        value = record.get(self.name)
+        if value is None:
+            for number in self.slow.numbers:
+                truths[number] = None
+        elif value.__class__ is str:
+            text, table = value, self.table
+            for end in range(min(len(text), self.longest) + 1):
+                for number in table.get(text[:end], ()):
+                    truths[number] = True
+        else:
+            self.slow.fill(record, truths, instants)
+
+
 def _true_bounds(op: Op, bounds: list[Any], numbers: list[int], value: Any) -> list[int]:
     """The leaves `value op bound` holds for: a prefix or a suffix of the sorted bounds."""
     if op is Op.GT:  # bound < value
@@ -538,6 +563,15 @@ def _bounded(leaf: Node, schema: Schema) -> bool:
     return kind is FieldType.NUMBER and value.__class__ in (int, float)
 
 
+def _prefixed(leaf: Node, schema: Schema) -> bool:
+    """Whether `leaf` is a case-sensitive `startsWith` of a text field (the prefix index)."""
+    if not isinstance(leaf, Comparison) or leaf.path or leaf.insensitive:
+        return False
+    if leaf.op is not Op.STARTS_WITH or leaf.value.__class__ is not str:
+        return False
+    return schema[leaf.field].type is FieldType.STRING
+
+
 def _groups(numbers: list[int], shared: _Shared) -> list[_Group]:
     """The leaves sorted into value indexes, bound indexes, null tests and the rest."""
     sorted_out: dict[tuple[str, int, str, bool], list[int]] = {}
@@ -556,6 +590,8 @@ def _groups(numbers: list[int], shared: _Shared) -> list[_Group]:
             groups.append(_by_value(name, folded, found, shared))
         elif way == "bound":
             groups.append(_by_bound(name, found, shared))
+        elif way == "prefix":
+            groups.append(_by_prefix(name, found, shared))
         elif way == "null":
             nulls.extend((number, name) for number in found)
         else:
@@ -569,6 +605,8 @@ def _way(leaf: Node, schema: Schema) -> str:
         return "value"
     if _bounded(leaf, schema):
         return "bound"
+    if _prefixed(leaf, schema):
+        return "prefix"
     return "null" if isinstance(leaf, IsNull) and not leaf.path else "alone"
 
 
@@ -592,6 +630,16 @@ def _by_bound(name: str, numbers: list[int], shared: _Shared) -> _ByBound:
     kind = shared.schemas[numbers[0]][name].type
     exact = datetime if kind is FieldType.DATETIME else int
     return _ByBound(name, ranges, _OneByOne(numbers, shared), exact)
+
+
+def _by_prefix(name: str, numbers: list[int], shared: _Shared) -> _ByPrefix:
+    table: dict[str, list[int]] = {}
+    for number in numbers:
+        table.setdefault(cast(str, cast(Comparison, shared.leaves[number]).value), []).append(
+            number
+        )
+    longest = max(len(operand) for operand in table)
+    return _ByPrefix(name, table, longest, _OneByOne(numbers, shared))
 
 
 # Tracking: a set's graph of logic, and its conditions grouped by the field they read.
