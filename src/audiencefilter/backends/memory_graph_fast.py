@@ -64,13 +64,18 @@ class Arrays:
         self.placed = np.concatenate(([0], np.cumsum(held)))
 
 
+def _runs(starts: Any, lengths: Any) -> Any:
+    """The indexes of consecutive runs, `starts[i]` to `starts[i] + lengths[i]`, one after
+    the other: the children's parents of a wave, the positions of the roots that moved."""
+    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return np.arange(int(lengths.sum())) + offsets
+
+
 def _spread(placed: Any, numbers: Any, codes: Any) -> tuple[Any, Any]:
     """Where the positions of each of `numbers` are held in `Arrays.positions` (from
     `placed[n]` to `placed[n + 1]`), each with its number's code."""
     starts, lengths = placed[numbers], placed[numbers + 1] - placed[numbers]
-    count = int(lengths.sum())
-    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return np.arange(count) + offsets, np.repeat(codes, lengths)
+    return _runs(starts, lengths), np.repeat(codes, lengths)
 
 
 def _distinct(numbers: Any) -> Any:
@@ -136,11 +141,9 @@ class Climber:
         arrays, size = self.arrays, self.arrays.size
         starts, ends = arrays.starts[ids], arrays.starts[ids + 1]
         lengths = ends - starts
-        count = int(lengths.sum())
-        if count == 0:
+        if not lengths.any():
             return ids[:0], old[:0], new[:0]
-        offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-        parents = arrays.parents[np.arange(count) + offsets] - size
+        parents = arrays.parents[_runs(starts, lengths)] - size
         np.add.at(self.tallies, parents, np.repeat(_WEIGHT[new] - _WEIGHT[old], lengths))
         nodes = _distinct(parents)
         truths = self._truths(nodes)

@@ -635,9 +635,8 @@ def _by_bound(name: str, numbers: list[int], shared: _Shared) -> _ByBound:
 def _by_prefix(name: str, numbers: list[int], shared: _Shared) -> _ByPrefix:
     table: dict[str, list[int]] = {}
     for number in numbers:
-        table.setdefault(cast(str, cast(Comparison, shared.leaves[number]).value), []).append(
-            number
-        )
+        operand = cast(str, cast(Comparison, shared.leaves[number]).value)
+        table.setdefault(operand, []).append(number)
     longest = max(len(operand) for operand in table)
     return _ByPrefix(name, table, longest, _OneByOne(numbers, shared))
 
