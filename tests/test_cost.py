@@ -154,6 +154,9 @@ def test_sizes_count_nodes_values_and_sql_nesting() -> None:
     assert listed.cost().values == 7 + 1
     nested = af.parse({"AND": [{"city": None}, {"OR": [{"points": {"gt": 1}}] * 3}]}).cost()
     assert nested.widest == "AND[1].OR"
+    negated = {"NOT": {"OR": [{"points": {"gt": i}} for i in range(3)]}}
+    under = af.parse({"AND": [{"city": None}, {"OR": [{"city": "x"}, negated]}]})
+    assert under.cost().widest == "AND[1].OR[1].NOT.OR"
     total = wide + nested
     assert total.conditions == wide.conditions + nested.conditions
     assert total.depth == max(wide.depth, nested.depth)

@@ -203,17 +203,37 @@ def cost(
         raise ValueError(f"unknown engine {engine!r} for a cost; expected one of {ENGINE_NAMES}")
     walker = _Costing(schema, rows, weights, frozenset(indexed) if weights.seek else frozenset())
     conditions, values, depth, units, widest, items = walker.visit(node)
-    return Cost(conditions, values, depth, units + weights.record, widest, items)
+    return Cost(conditions, values, depth, units + weights.record, _spelled(widest), items)
 
 
-_Part = tuple[int, int, int, float, str, int]
-"""A subtree's `Cost` as a plain tuple (conditions, values, depth, units, widest, its items):
-the walker builds thousands of them for a large filter, and a tuple is the cheapest value."""
-_NONE: _Part = (0, 0, 0, 0.0, "", 0)
+_Step = tuple["_Step | None", str, int | None]
+"""Where the walk stands: the step before, a name (`OR`, `NOT`, `actions.some`) and, inside a
+group, the item's index. A path is spelled (`OR[1].AND`) once, for the widest group only."""
+_Part = tuple[int, int, int, float, _Step | None, int]
+"""A subtree's `Cost` as a plain tuple (conditions, values, depth, units, the widest group's
+step, its items): the walker builds thousands of them for a large filter, and a tuple is the
+cheapest value."""
+
+
+def _spelled(step: _Step | None) -> str:
+    """A walker's step as the library's errors spell its path: `OR[1].AND`."""
+    names: list[str] = []
+    while step is not None:
+        step, name, index = step
+        names.append(name if index is None else f"{name}[{index}]")
+    return ".".join(reversed(names))
 
 
 class _Costing(Visitor[_Part]):
-    """The cost of a subtree; `path` names the node as the library's errors do (`OR[1].AND`)."""
+    """The cost of a subtree; `at` is where the walk stands, a chain of steps spelled as the
+    library's errors name a node (`OR[1].AND`).
+
+    The walk runs once per node of filters of hundreds of conditions, so its steps are kept
+    cheap: the chain is extended by a tuple per item and spelled only for the widest group, at
+    the end; the handler of each item is looked up in the class's table directly (`visit` only
+    for a kind it lacks, which raises); the cost of reading a field is worked out once per
+    field and path.
+    """
 
     def __init__(
         self, schema: Schema, rows: float, weights: Weights, indexed: frozenset[str] = frozenset()
@@ -222,24 +242,27 @@ class _Costing(Visitor[_Part]):
         self.rows = float(rows)
         self.w = weights
         self.indexed = indexed
-        self.path: list[str] = []
+        self.at: _Step | None = None
+        self._reads: dict[tuple[str, tuple[str, ...]], float] = {}
 
     def _group(self, name: str, items: tuple[Node, ...]) -> _Part:
         conditions = values = deepest = 0
         units = self.w.group * len(items)
-        widest, widest_items = "", 0
-        path = self.path
+        widest: _Step | None = None
+        widest_items = 0
         reach = self.w.reach if name == "AND" else 1.0
+        handlers, at = self._dispatch, self.at
         for index, item in enumerate(items):
-            path.append(f"{name}[{index}]")
-            c, v, d, u, w, i = self.visit(item)
-            path.pop()
+            self.at = (at, name, index)
+            handler = handlers.get(type(item))
+            c, v, d, u, w, i = self.visit(item) if handler is None else handler(self, item)
             conditions, values = conditions + c, values + v
             units += u if index == 0 else reach * u
             if d > deepest:
                 deepest, widest, widest_items = d, w, i
+        self.at = at
         if len(items) >= widest_items:
-            widest, widest_items = ".".join([*path, name]), len(items)
+            widest, widest_items = (at, name, None), len(items)
         # an AND/OR of k items: k - 1 binary levels, plus the group itself
         return conditions + 1, values, deepest + len(items), units, widest, widest_items
 
@@ -250,17 +273,21 @@ class _Costing(Visitor[_Part]):
         return self._group("OR", node.items)
 
     def visit_not(self, node: Not) -> _Part:
-        self.path.append("NOT")
+        at = self.at
+        self.at = (at, "NOT", None)
         c, v, d, u, w, i = self.visit(node.item)
-        self.path.pop()
+        self.at = at
         return c + 1, v, d + 2, u + self.w.group, w, i
 
     def _read(self, name: str, path: tuple[str, ...]) -> float:
         """Reading the value tested: nothing for a column, the JSON read and its keys for a
         value inside JSON (at a path, or a field declared there)."""
-        field = self.schema.get(name)
-        keys = len(path) + (len(field.source) - 1 if field is not None and field.source else 0)
-        return self.w.json + self.w.step * keys if keys else 0.0
+        known = self._reads.get((name, path))
+        if known is None:
+            field = self.schema.get(name)
+            keys = len(path) + (len(field.source) - 1 if field is not None and field.source else 0)
+            known = self._reads[name, path] = self.w.json + self.w.step * keys if keys else 0.0
+        return known
 
     def visit_comparison(self, node: Comparison) -> _Part:
         value = node.value
@@ -276,22 +303,22 @@ class _Costing(Visitor[_Part]):
             units += self.w.relative
         elif isinstance(value, Period):  # two bounds, or an anniversary's month-days
             units += 2 * self.w.relative
-        return 1, items + len(node.path), _LEAF_DEPTH, units, "", 0
+        return 1, items + len(node.path), _LEAF_DEPTH, units, None, 0
 
     def visit_is_null(self, node: IsNull) -> _Part:
         units = self.w.compare + self._read(node.field, node.path)
-        return 1, len(node.path), _LEAF_DEPTH, units, "", 0
+        return 1, len(node.path), _LEAF_DEPTH, units, None, 0
 
     def visit_const(self, node: Const) -> _Part:
-        return 1, 0, 1, 0.0, "", 0
+        return 1, 0, 1, 0.0, None, 0
 
     def visit_field_comparison(self, node: FieldComparison) -> _Part:
         units = self.w.reference + self._read(node.field, ()) + self._read(node.other, ())
-        return 1, 0, _LEAF_DEPTH, units, "", 0
+        return 1, 0, _LEAF_DEPTH, units, None, 0
 
     def visit_blank(self, node: Blank) -> _Part:  # a null test OR an equality: three conditions
         units = 2 * self.w.compare + self.w.group + self._read(node.field, node.path)
-        return 3, 2 * len(node.path), _LEAF_DEPTH + 1, units, "", 0
+        return 3, 2 * len(node.path), _LEAF_DEPTH + 1, units, None, 0
 
     def visit_list_test(self, node: ListTest) -> _Part:
         items = len(node.value)
@@ -301,7 +328,7 @@ class _Costing(Visitor[_Part]):
             units += self.w.array
         if node.insensitive:
             units += self.w.folding * self.w.list_items
-        return 1, items + len(node.path), _LEAF_DEPTH, units, "", 0
+        return 1, items + len(node.path), _LEAF_DEPTH, units, None, 0
 
     def _related(self, name: str, relation: str, where: Node) -> tuple[_Part, float, _Costing]:
         """What a relation condition reads: its where clause's cost per row (and the asking
@@ -309,10 +336,10 @@ class _Costing(Visitor[_Part]):
         schema."""
         found = relation_of(self.schema, relation)
         inner = _Costing(rows_schema(self.schema, found), self.rows, self.w, self.indexed)
-        inner.path = [*self.path, name]
+        inner.at = (self.at, name, None)
         c, v, d, u, _, _ = inner.visit(where)
         asked = 0.0 if where == TRUE else self.w.row_where
-        return (c, v, d, u + asked, "", 0), (self.rows if found.many else 1.0), inner
+        return (c, v, d, u + asked, None, 0), (self.rows if found.many else 1.0), inner
 
     def visit_quantified(self, node: Quantified) -> _Part:
         """A quantifier: the subquery, its rows up to the first decisive one (`early`), and
@@ -320,9 +347,9 @@ class _Costing(Visitor[_Part]):
         name = f"{node.relation}.{node.quantifier}"
         (c, v, d, u, _, _), rows, _ = self._related(name, node.relation, node.where)
         if self._seeks(node):
-            return c + 1, v, d + _LEAF_DEPTH, self.w.relation + self.w.seek, "", 0
+            return c + 1, v, d + _LEAF_DEPTH, self.w.relation + self.w.seek, None, 0
         units = self.w.relation + self.w.early * rows * (self.w.row + u)
-        return c + 1, v, d + _LEAF_DEPTH, units, "", 0
+        return c + 1, v, d + _LEAF_DEPTH, units, None, 0
 
     def _seeks(self, node: Quantified) -> bool:
         """Whether an index answers the quantifier: `some`/`none` whose where clause is one
@@ -345,7 +372,7 @@ class _Costing(Visitor[_Part]):
             units = self.w.relation + self.w.seek + tu
         else:
             units = self.w.relation + rows * (self.w.row + u + self._value(node, inner)) + tu
-        return c + tc + 1, v + tv, max(d, td) + _LEAF_DEPTH, units, "", 0
+        return c + tc + 1, v + tv, max(d, td) + _LEAF_DEPTH, units, None, 0
 
     def _ends_of_index(self, node: Aggregated) -> bool:
         """Whether an index answers the aggregate: `min`/`max` of a field the index holds
