@@ -2,9 +2,10 @@
 generated records, read back as they were written, and hostile text ends in a `FilterError`.
 
 The filters are drawn from the space's generators (`audiencefilter.testing.space`) over the
-part of the space CEL reads (string, number, boolean and date-time columns, and a to-many
-relation of rows with the same), so every operator, mode and relative value the library has
-on those types is tried; what the writer refuses is counted, not skipped silently.
+part of the space CEL reads (string, number, boolean, date-time and date columns, lists of
+each, and a to-many relation of rows with the same), so every operator, mode and relative
+value the library has on those types is tried; what the writer refuses is counted, not
+skipped silently.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from tests.cel_reference import cel_matches, exact_doubles
 
 _COLUMNS = {
     name: kind
-    for kind in ("string", "number", "boolean", "datetime")
+    for kind in ("string", "number", "boolean", "datetime", "date")
     for name in (f"c_{kind}", f"c_{kind}_2")
-} | {f"c_{kind}_list": f"{kind}[]" for kind in ("string", "boolean", "datetime")}
+} | {f"c_{kind}_list": f"{kind}[]" for kind in ("string", "number", "boolean", "datetime", "date")}
 _ROW = af.Schema.from_mapping({"id": "string", **_COLUMNS}, name="row")
 CEL_SPACE = af.Schema.from_mapping(_COLUMNS, name="cel").with_relations(
     af.Relation("rows", _ROW, table="cel_rows")
@@ -71,6 +72,21 @@ def _written(flt: af.Filter) -> str | None:
         NOWS[0],
     )
 )
+@example(
+    (
+        {"OR": [{"c_number_list": {"not": {"has": 1}}}, {"c_string": "x"}]},
+        [{"c_number_list": [None, 2.0]}, {"c_number_list": None, "c_string": "x"}, {}],
+        NOWS[0],
+    )
+)
+@example(
+    (
+        {"rows": {"none": {"c_number_list": {"hasEvery": [1, 2]}}}},
+        [{"rows": [{"c_number_list": [2, None, 1]}]}, {"rows": [{"c_number_list": None}]}],
+        NOWS[0],
+    )
+)
+@example(({"c_date": {"gt": "2025-01-01"}}, [{"c_date": "2025-01-02"}, {}], NOWS[0]))
 def test_written_expressions_agree_with_celpy_and_read_back(
     case: tuple[dict[str, Any], list[dict[str, Any]], datetime],
 ) -> None:
@@ -127,6 +143,33 @@ def test_written_expressions_agree_with_celpy_and_read_back(
         ),
         ({"c_string_list": {"isEmpty": True}}, "c_string_list == []"),
         (
+            {"c_number_list": {"has": 1}},
+            "(type(c_number_list) == list ? c_number_list : [])"
+            ".exists(t, type(t) == double && t == 1.0)",
+        ),
+        (
+            {"c_number_list": {"not": {"hasSome": [1, 2.5]}}},
+            "type(c_number_list) == list && !(type(c_number_list) == list ? c_number_list : [])"
+            ".exists(t, type(t) == double && t in [1.0, 2.5])",
+        ),
+        (
+            {"c_number_list": {"hasEvery": [1, 2]}},
+            "[1.0, 2.0].all(v, (type(c_number_list) == list ? c_number_list : [])"
+            ".exists(t, type(t) == double && t == v))",
+        ),
+        (
+            {"c_string": "x", "c_number_list": {"not": {"has": 1}}},
+            'c_string == "x" && (type(c_number_list) == list'
+            " && !(type(c_number_list) == list ? c_number_list : [])"
+            ".exists(t, type(t) == double && t == 1.0))",
+        ),
+        ({"c_date": {"gte": "2025-01-31"}}, 'c_date >= "2025-01-31"'),
+        ({"c_date_list": {"has": "2025-01-31"}}, '"2025-01-31" in c_date_list'),
+        (
+            {"rows": {"some": {"c_date": {"in": ["2025-01-31"]}}}},
+            'rows.exists(r, r.c_date in ["2025-01-31"])',
+        ),
+        (
             {"c_datetime": {"lt": "2025-01-31T10:00:00+01:00"}},
             'c_datetime < timestamp("2025-01-31T09:00:00Z")',
         ),
@@ -169,14 +212,12 @@ def test_the_writer_refuses_at_the_filter_path(
 
 def test_the_writer_refuses_types_cel_compares_otherwise() -> None:
     for where in (
-        {"c_number_list": {"has": 1}},
         {"c_string_list": {"equals": ["a"]}},
         {"c_string_list": {"has": "a", "mode": "insensitive"}},
         {"c_string_list": {"hasEvery": []}},
         {"c_string_list": {"hasSome": []}},
         {"data": {"path": ["plan"], "equals": "pro"}},
         {"j_string": "pro"},
-        {"c_date": "2025-01-01"},
     ):
         with pytest.raises(af.FilterError, match="CEL"):
             af.parse(where, SPACE).to_format("cel")

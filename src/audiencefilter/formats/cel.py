@@ -46,6 +46,7 @@ READ_TYPES: Final = (
     FieldType.NUMBER,
     FieldType.BOOLEAN,
     FieldType.DATETIME,
+    FieldType.DATE,
     *LIST_TYPES,
 )
 """The field types CEL compares as we do (docs/interop.md, CEL)."""
@@ -220,10 +221,31 @@ class _Reader:
             value = self.literal(found.operand, item, listed)
         if value is BAD:
             return _SKIPPED
+        if not self.guarded(found, field, node):
+            return _SKIPPED
         report = self.report(_offset(node), field.name)
         built = self.conditions.list_condition(field, found.op, value, False, report)
+        if found.guarded:  # CEL answers it everywhere: `negated` is the test's NOT
+            return _total(Not(built) if found.negated else built)
         meaning = _total(built) if found.total else _exact(built)
         return meaning.negated() if found.negated else meaning
+
+    def guarded(self, found: Shape, field: Field, node: cel.Node) -> bool:
+        """Whether a list test has the form its list's items need (reported if not): a list
+        of numbers is tested through the guarded forms of `cel_lists.py`, since CEL fails on
+        a double compared with a null item where a filter looks at the other items."""
+        numbers = field.type is FieldType.NUMBER_LIST and found.op is not ListOp.IS_EMPTY
+        if numbers == found.guarded:
+            return True
+        name = field.name
+        fix = (
+            f"write type({name}) == list && {name}.exists(t, type(t) == double && t == 1.0)"
+            if numbers
+            else f'write "a" in {name}'
+        )
+        why = "a list of numbers" if numbers else f"a {field.type.value} field"
+        self.add(_offset(node), f"this form of list test does not fit {why}", fix, name)
+        return False
 
     def boolean_field(self, node: cel.Name | cel.Select, scope: _Scope) -> Meaning:
         """A boolean field alone: `isVerified`, true when it holds true."""

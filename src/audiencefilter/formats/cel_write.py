@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Final
 
 from ..errors import FilterError, join_path
@@ -46,7 +46,7 @@ from ..language.nodes import (
 )
 from ..language.relations import Quantifier
 from .budget import refuse
-from .cel_lists import LIST_TYPES, written
+from .cel_lists import LIST_TYPES, written, written_numbers
 from .declared import at_paths
 from .folding import caseless
 from .logic import not_true
@@ -65,7 +65,13 @@ SPELLINGS: Final = {
 }
 """Our operators as CEL spells them (in messages too)."""
 
-WRITTEN_TYPES: Final = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN, FieldType.DATETIME)
+WRITTEN_TYPES: Final = (
+    FieldType.STRING,
+    FieldType.NUMBER,
+    FieldType.BOOLEAN,
+    FieldType.DATETIME,
+    FieldType.DATE,
+)
 _IDENTIFIER = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*\Z")
 _KEYWORDS = frozenset({"true", "false", "null", "in"})
 _EXACT_DOUBLE = 2**53
@@ -83,6 +89,9 @@ class Written:
 
     text: str
     level: int
+    whole: bool = False
+    """Kept in parentheses among `&&`: a guarded test (`type(l) == list && ...`) reads back
+    as one test only so."""
 
     def inside(self, level: int) -> str:
         """The text as an operand of an operator of `level`, in parentheses if it binds less."""
@@ -112,24 +121,30 @@ def _escaped(char: str) -> str:
     return f"\\u{ord(char):04x}" if ord(char) < 0x20 or ord(char) == 0x7F else char
 
 
-def exact(node: Node) -> bool:
+def exact(node: Node, schema: Schema) -> bool:
     """Whether CEL's expression of `node` fails exactly where `node` is UNKNOWN (so `!` of it
     is true exactly where `node` is FALSE), as the reader finds it."""
     match node:
         case And() | Or():
-            return all(exact(item) for item in node.items)
+            return all(exact(item, schema) for item in node.items)
         case Not():
-            return exact(node.item)
+            return exact(node.item, schema)
         case Comparison():
             return node.op in ORDERING_OPS or node.op in PATTERN_OPS
         case FieldComparison():
             return True
         case ListTest():
-            return node.op is not ListOp.IS_EMPTY
+            return node.op is not ListOp.IS_EMPTY and not _numbers(node, schema)
         case IsNull() | Const() | Blank() | Quantified() | Aggregated():
             return False
         case _:
             unhandled("cel_write.exact", node)
+
+
+def _numbers(node: ListTest, schema: Schema) -> bool:
+    """Whether `node` tests a list of numbers (written guarded: `cel_lists.py`)."""
+    found = schema.get(node.field)
+    return found is not None and found.type is FieldType.NUMBER_LIST
 
 
 def total(node: Node, schema: Schema) -> bool:
@@ -147,7 +162,7 @@ def total(node: Node, schema: Schema) -> bool:
         case IsNull() | Const() | Blank():
             return True
         case ListTest():
-            return node.op is ListOp.IS_EMPTY
+            return node.op is ListOp.IS_EMPTY or _numbers(node, schema)
         case FieldComparison() | Quantified() | Aggregated():
             return False
         case _:
@@ -202,7 +217,9 @@ class _Writer:
                 return Written("true", ATOM)
             case Comparison() if node.op is Op.NOT_IN and node.value == ():
                 return Written("false", ATOM)
-            case _ if exact(node):
+            case ListTest() if _numbers(node, self.schema) and node.op is not ListOp.IS_EMPTY:
+                return self.list_test(node, path, negated=True)
+            case _ if exact(node, self.schema):
                 return Written("!" + self.true(node, path).inside(ATOM), ATOM)
             case And() | Or():
                 return self.group(node, path, self.false, flip=True)
@@ -254,7 +271,7 @@ class _Writer:
         # A condition written as two (`country != null && country != "FR"`) joins its
         # neighbours; a group keeps its parentheses, so it reads back as a group.
         texts = [
-            part.inside(level if not isinstance(item, And | Or) else RELATION)
+            part.inside(RELATION if isinstance(item, And | Or) or part.whole else level)
             for item, part in zip(node.items, parts, strict=True)
         ]
         return Written((" && " if conjunction else " || ").join(texts), level)
@@ -322,16 +339,27 @@ class _Writer:
             )
         return string_literal(text)
 
-    def list_test(self, node: ListTest, path: str) -> Written:
+    def list_test(self, node: ListTest, path: str, negated: bool = False) -> Written:
+        """A list test (`cel_lists.py`); `negated`, its FALSE, for a list of numbers only."""
         here = join_path(join_path(path, node.field), node.op.value)
         element = self.field(node.field, path).type.element
         text = None
         if element is not None and not node.path and not node.insensitive:
-            text = written(node, self.name(node.field, path), lambda v: _literal(v, element, here))
+            name = self.name(node.field, path)
+            literal: Callable[[object], str] = lambda v: _literal(v, element, here)  # noqa: E731
+            text = written(node, name, literal)
+            if element is FieldType.NUMBER and node.op is not ListOp.IS_EMPTY:
+                guarded = written_numbers(node, name, literal, negated=negated)
+                return self.guarded(guarded, here, node, negated)
         if text is None:
             raise _refused(here, node, "CEL tests lists otherwise (see docs/interop.md, CEL)")
         level = RELATION if node.op in (ListOp.HAS, ListOp.IS_EMPTY) else ATOM
         return Written(text, level)
+
+    def guarded(self, text: str | None, here: str, node: ListTest, negated: bool) -> Written:
+        if text is None:
+            raise _refused(here, node, "CEL tests lists otherwise (see docs/interop.md, CEL)")
+        return Written(text, AND, whole=True) if negated else Written(text, ATOM)
 
     def fields(self, node: FieldComparison, path: str) -> Written:
         here = join_path(join_path(path, node.field), node.op.value)
@@ -382,6 +410,8 @@ def _literal(value: object, kind: FieldType, here: str) -> str:
         return _double(value, here)
     if isinstance(value, datetime):
         return f'timestamp("{_rfc3339(value)}")'
+    if isinstance(value, date):  # a day is its ISO 8601 text, ordered as the days are
+        return string_literal(value.isoformat())
     raise _Moving(here)
 
 
