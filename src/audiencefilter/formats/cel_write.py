@@ -27,6 +27,7 @@ from datetime import UTC, date, datetime
 from typing import Final
 
 from ..errors import FilterError, join_path
+from ..language.data_paths import value_type
 from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
 from ..language.nodes import (
     Aggregated,
@@ -46,6 +47,7 @@ from ..language.nodes import (
 )
 from ..language.relations import Quantifier
 from .budget import refuse
+from .cel_json import false_form, is_key, null_form, selected, true_form
 from .cel_lists import LIST_TYPES, written, written_numbers
 from .declared import at_paths
 from .folding import caseless
@@ -107,7 +109,7 @@ def write(node: Node, schema: Schema) -> str:
     Raises:
         FilterError: a condition with no faithful CEL form, at its filter path.
     """
-    return _Writer(schema, None).true(at_paths(node, schema, "CEL", paths=False), "").text
+    return _Writer(schema, None).true(at_paths(node, schema, "CEL", paths=True), "").text
 
 
 def string_literal(text: str) -> str:
@@ -130,7 +132,7 @@ def exact(node: Node, schema: Schema) -> bool:
         case Not():
             return exact(node.item, schema)
         case Comparison():
-            return node.op in ORDERING_OPS or node.op in PATTERN_OPS
+            return not node.path and (node.op in ORDERING_OPS or node.op in PATTERN_OPS)
         case FieldComparison():
             return True
         case ListTest():
@@ -158,7 +160,7 @@ def total(node: Node, schema: Schema) -> bool:
         case Comparison():
             number = schema.get(node.field)
             on_numbers = number is not None and number.type is FieldType.NUMBER
-            return node.op in (Op.EQUALS, Op.IN, Op.NOT_IN) and not on_numbers
+            return node.op in (Op.EQUALS, Op.IN, Op.NOT_IN) and not on_numbers and not node.path
         case IsNull() | Const() | Blank():
             return True
         case ListTest():
@@ -174,8 +176,9 @@ class _Writer:
         self.schema = schema
         self.row = row
 
-    def true(self, node: Node, path: str) -> Written:
-        """The expression true exactly when `node` is TRUE."""
+    def true(self, node: Node, path: str, negated: bool = False) -> Written:
+        """The expression true exactly when `node` is TRUE (`negated`: FALSE, for a test at a
+        JSON path, written out: `cel_json.py`)."""
         match node:
             case And() | Or():
                 return self.group(node, path, self.true)
@@ -184,12 +187,14 @@ class _Writer:
             case Const():
                 return Written("true" if node.value else "false", ATOM)
             case IsNull():
-                return self.null_test(node.field, path, "==")
+                return self.null_test(node.field, path, "==", node.path)
+            case Blank() if node.path:
+                raise _refused(path, node, "CEL finds a missing key an error, never blank")
             case Blank():
                 name = self.name(node.field, path)
                 return Written(f"{name} == null || {name} == {string_literal('')}", OR)
             case Comparison():
-                return self.comparison(node, path)
+                return self.comparison(node, path, negated)
             case FieldComparison():
                 return self.fields(node, path)
             case Quantified():
@@ -209,7 +214,9 @@ class _Writer:
             case Const():
                 return Written("false" if node.value else "true", ATOM)
             case IsNull():
-                return self.null_test(node.field, path, "!=")
+                return self.null_test(node.field, path, "!=", node.path)
+            case Comparison() | Blank() if node.path:
+                return self.true(node, path, negated=True)
             case Quantified() if node.quantifier in _FALSE_QUANTIFIER:
                 flipped = Quantified(node.relation, _FALSE_QUANTIFIER[node.quantifier], node.where)
                 return self.quantified(flipped, path)
@@ -249,12 +256,17 @@ class _Writer:
             case _:
                 return self.true(node, path)  # refuses what CEL cannot write
 
-    def null_test(self, field: str, path: str, op: str) -> Written:
-        """`field == null`, or for a number or a list `type(field) == null_type`: celpy fails
-        on a double or a list compared with null, where the specification answers."""
+    def null_test(self, field: str, path: str, op: str, keys: tuple[str, ...] = ()) -> Written:
+        """`field == null`, or for a number, a list or JSON `type(field) == null_type`: celpy
+        fails on a double or a list compared with null, where the specification answers; at
+        a path, `cel_json.null_form`."""
         name = self.name(field, path)
         kind = self.field(field, path).type
-        if kind is FieldType.NUMBER or kind.element is not None:
+        if keys:
+            self.keys(keys, join_path(path, field), IsNull(field, keys))
+            text = null_form(name, keys, negated=op == "!=")
+            return Written(text, AND if op == "!=" else OR, whole=True)
+        if kind in (FieldType.NUMBER, FieldType.JSON) or kind.element is not None:
             return Written(f"type({name}) {op} null_type", RELATION)
         return Written(f"{name} {op} null", RELATION)
 
@@ -283,7 +295,7 @@ class _Writer:
 
     def field(self, name: str, path: str) -> Field:
         found = self.schema.get(name)
-        if found is None or found.type not in (*WRITTEN_TYPES, *LIST_TYPES):
+        if found is None or found.type not in (*WRITTEN_TYPES, *LIST_TYPES, FieldType.JSON):
             kind = found.type.value if found else "unknown"
             raise refuse(
                 join_path(path, name),
@@ -296,10 +308,8 @@ class _Writer:
             )
         return found
 
-    def comparison(self, node: Comparison, path: str) -> Written:
+    def comparison(self, node: Comparison, path: str, negated: bool = False) -> Written:
         here = join_path(join_path(path, node.field), node.op.value)
-        if node.path:
-            raise _refused(here, node, "CEL reads a path inside JSON with JSON's types")
         if node.insensitive and node.op is not Op.CONTAINS:
             raise _refused(
                 here, node, "CEL's tests mind case (lowerAscii folds ASCII letters only)"
@@ -307,6 +317,8 @@ class _Writer:
         name = self.name(node.field, path)
         kind = self.field(node.field, path).type
         try:
+            if node.path:
+                return self.at_path(node, name, path, here, negated)
             return self.operation(node, name, kind, path, here)
         except _Moving:
             raise _refused(here, node, "relative and calendar values move with the clock") from None
@@ -325,6 +337,26 @@ class _Writer:
             case Op.WITHIN | Op.ANNIVERSARY:
                 raise _refused(here, node, "CEL has no calendar periods")
         return Written(f"{name} {SPELLINGS[node.op]} {_literal(node.value, kind, here)}", RELATION)
+
+    def at_path(self, node: Comparison, name: str, path: str, here: str, negated: bool) -> Written:
+        """A comparison at a JSON path beside its literal's type, or its FALSE (`negated`)."""
+        self.keys(node.path, here, node)
+        at, kind = selected(name, node.path), value_type(node.value)
+        if node.op is Op.NOT_IN:
+            inside = Comparison(node.field, Op.IN, node.value, node.insensitive)
+            test = Written("!(" + self.operation(inside, at, kind, path, here).text + ")", ATOM)
+        else:
+            test = self.operation(node, at, kind, path, here)
+        if negated:
+            return Written(false_form(at, kind, test.inside(ATOM)), AND, whole=True)
+        return Written(true_form(at, kind, test.inside(AND)), AND, whole=True)
+
+    def keys(self, keys: tuple[str, ...], here: str, node: Node) -> None:
+        """Refuses a key CEL selects with an index only (the subset reads none)."""
+        bad = next((key for key in keys if not is_key(key)), None)
+        if bad is not None:
+            why = f"the key {string_literal(bad)} is no CEL identifier (it takes an index)"
+            raise _refused(here, node, why)
 
     def pattern(self, node: Comparison, here: str) -> str:
         text = node.value
