@@ -10,6 +10,7 @@ skipped silently.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from datetime import datetime
 from typing import Any
@@ -420,3 +421,130 @@ def test_the_number_of_conditions_is_bounded() -> None:
     text = " || ".join(["isVerified"] * 10_001)
     with pytest.raises(af.FilterError, match="more than 10000 conditions"):
         af.from_format(text, "cel")
+
+
+# ---- JSON paths, fields declared inside JSON, lists of numbers -------------------------------
+
+_AT_PATHS = [
+    {"data": {"path": ["a"], "equals": "x"}},
+    {"data": {"path": ["a"], "not": "x"}},
+    {"data": {"path": ["a", "b"], "gt": 4}},
+    {"data": {"path": ["a"], "not": {"lte": 4.5}}},
+    {"data": {"path": ["a"], "in": [1, 2]}},
+    {"data": {"path": ["a"], "notIn": ["x"]}},
+    {"data": {"path": ["a"], "not": {"notIn": ["x"]}}},
+    {"data": {"path": ["a"], "contains": "@1"}},
+    {"data": {"path": ["a"], "startsWith": "x"}},
+    {"data": {"path": ["a"], "equals": True}},
+    {"data": {"path": ["a", "b"], "equals": None}},
+    {"data": {"path": ["a"], "not": None}},
+    {"j_string": {"startsWith": "p"}},
+    {"j_number": {"not": {"lt": 3}}},
+    {"OR": [{"j_boolean": False}, {"c_string": "x"}]},
+    {"rows": {"some": {"data": {"path": ["a"], "equals": "x"}}}},
+    {"rows": {"none": {"data": {"path": ["a"], "gt": 1}}}},
+    {"rows": {"every": {"data": {"path": ["a"], "not": "x"}}}},
+    {"NOT": {"AND": [{"data": {"path": ["a"], "lt": "x"}}, {"c_number": {"lt": 3}}]}},
+    {"c_number_list": {"not": {"hasEvery": [1, 2]}}},
+    {"rows": {"some": {"c_number_list": {"hasSome": [1, 2]}}}},
+    {"rows": {"none": {"c_date_list": {"has": "2025-01-31"}}}},
+]
+_AT_PATH_DATA: list[Any] = [
+    None,
+    {},
+    {"a": None},
+    {"a": "x"},
+    {"a": "y@1"},
+    {"a": "5"},
+    {"a": 5},
+    {"a": 4.5},
+    {"a": 1},
+    {"a": True},
+    {"a": False},
+    {"a": ["x"]},
+    {"a": {"b": 5}},
+    {"a": {"b": "5"}},
+    {"a": {"b": None}},
+    {"a": "text, not an object"},
+    {"j_string": "pro", "j_number": 2, "j_boolean": False},
+    {"j_string": 1, "j_number": "2", "j_boolean": None},
+    {"j_number": 3.5, "j_boolean": "false"},
+]
+
+
+@pytest.mark.parametrize("where", _AT_PATHS)
+def test_paths_declared_fields_and_number_lists_agree_with_celpy(where: dict[str, Any]) -> None:
+    """Each JSON value (missing key, JSON null, another type, a step through no object, a
+    null document) and each list (null, null items) is answered by celpy as by `matches`,
+    directly, inside `rows.exists` and `rows.all`; the expression reads back as the filter or
+    the same audience, which then reads back unchanged."""
+    flt = af.parse(where, CEL_SPACE)
+    text = flt.to_format("cel")
+    again = af.from_format(text, "cel", CEL_SPACE)
+    lists: list[Any] = [None, [], [None, 2.0], [1, None, 2], [2.5]]
+    for i, data in enumerate(_AT_PATH_DATA):
+        listed = lists[i % len(lists)]
+        row = {"data": data, "c_number_list": listed, "c_number": i, "c_string": "x"}
+        row["c_date_list"] = [None, "2025-01-31"] if i % 2 else None
+        for record in (row, {"rows": [row]}, {"rows": [row, {"data": {"a": "x"}}]}):
+            expected = flt.matches(record)
+            assert cel_matches(text, record, CEL_SPACE) is expected, (text, record)
+            assert again.matches(record) is expected, (text, record)
+    assert af.from_format(again.to_format("cel"), "cel", CEL_SPACE) == again
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        (
+            {"data": {"path": ["plan"], "equals": "pro"}},
+            'type(data.plan) == string && data.plan == "pro"',
+        ),
+        (
+            {"data": {"path": ["seats"], "not": {"gt": 4}}},
+            "type(data.seats) != null_type && (type(data.seats) != double || !(data.seats > 4.0))",
+        ),
+        (
+            {"data": {"path": ["a", "b"], "equals": None}},
+            "type(data) != map || !has(data.a) || type(data.a) != map || !has(data.a.b)"
+            " || type(data.a.b) == null_type",
+        ),
+        ({"j_boolean": True}, "type(data.j_boolean) == bool && data.j_boolean == true"),
+        (
+            {"rows": {"some": {"data": {"path": ["a"], "in": ["x", "y"]}}}},
+            'rows.exists(r, type(r.data.a) == string && r.data.a in ["x", "y"])',
+        ),
+    ],
+)
+def test_the_writer_writes_tests_at_a_path(where: dict[str, Any], expected: str) -> None:
+    assert af.parse(where, CEL_SPACE).to_format("cel") == expected
+    again = af.from_format(expected, "cel", CEL_SPACE)
+    assert again.to_format("cel") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('!(type(data.a) == string && data.a == "x")', "read negated"),
+        ("type(data.a) == string && data.a == 1.0", "the type tested beside it (string)"),
+        ("type(data.a) == double && data.a > 1", "which CEL compares with no double"),
+        ('data.a == "x"', "a name outside the schema"),
+        ('j_string == "pro"', "declared inside JSON"),
+        ("1.0 in c_number_list", "does not fit a list of numbers"),
+        ('type(data.a) == string && data.a.contains("X")', "letters with case"),
+    ],
+)
+def test_the_reader_refuses_what_a_path_or_a_number_list_does_not_say(
+    text: str, words: str
+) -> None:
+    with pytest.raises(af.FilterError, match=re.escape(words)):
+        af.from_format(text, "cel", CEL_SPACE)
+
+
+def test_the_writer_refuses_a_key_cel_selects_with_an_index_only() -> None:
+    for key in ("a b", "in", "1a", ""):
+        flt = af.parse({"data": {"path": [key], "equals": "x"}}, CEL_SPACE)
+        with pytest.raises(af.FilterError, match="no CEL identifier"):
+            flt.to_format("cel")
+    with pytest.raises(af.FilterError, match="never blank"):
+        af.parse({"data": {"path": ["a"], "blank": True}}, CEL_SPACE).to_format("cel")
