@@ -30,7 +30,7 @@ _COLUMNS = {
     for name in (f"c_{kind}", f"c_{kind}_2")
 } | {f"c_{kind}_list": f"{kind}[]" for kind in ("string", "number", "boolean", "datetime", "date")}
 _COLUMNS |= {"data": "json"} | {
-    f"j_{kind}": (kind, ("data", f"j_{kind}")) for kind in ("string", "number", "boolean")
+    f"j_{kind}": (kind, ("data", f"j_{kind}")) for kind in ("string", "number", "boolean", "date")
 }
 _ROW = af.Schema.from_mapping({"id": "string", **_COLUMNS}, name="row")
 CEL_SPACE = af.Schema.from_mapping(_COLUMNS, name="cel").with_relations(
@@ -441,6 +441,9 @@ _AT_PATHS = [
     {"j_string": {"startsWith": "p"}},
     {"j_number": {"not": {"lt": 3}}},
     {"OR": [{"j_boolean": False}, {"c_string": "x"}]},
+    {"j_date": {"gte": "2025-01-31"}},
+    {"j_date": {"not": {"in": ["2025-01-31", "2024-02-29"]}}},
+    {"rows": {"none": {"j_date": None}}},
     {"rows": {"some": {"data": {"path": ["a"], "equals": "x"}}}},
     {"rows": {"none": {"data": {"path": ["a"], "gt": 1}}}},
     {"rows": {"every": {"data": {"path": ["a"], "not": "x"}}}},
@@ -468,7 +471,10 @@ _AT_PATH_DATA: list[Any] = [
     {"a": "text, not an object"},
     {"j_string": "pro", "j_number": 2, "j_boolean": False},
     {"j_string": 1, "j_number": "2", "j_boolean": None},
-    {"j_number": 3.5, "j_boolean": "false"},
+    {"j_number": 3.5, "j_boolean": "false", "j_date": "2025-02-01"},
+    {"j_date": "2025-01-31"},
+    {"j_date": "31/01/2025"},
+    {"j_date": 20250131},
 ]
 
 
@@ -510,6 +516,10 @@ def test_paths_declared_fields_and_number_lists_agree_with_celpy(where: dict[str
             " || type(data.a.b) == null_type",
         ),
         ({"j_boolean": True}, "type(data.j_boolean) == bool && data.j_boolean == true"),
+        (
+            {"j_date": {"lt": "2025-01-31"}},
+            'type(data.j_date) == string && data.j_date < "2025-01-31"',
+        ),
         (
             {"rows": {"some": {"data": {"path": ["a"], "in": ["x", "y"]}}}},
             'rows.exists(r, type(r.data.a) == string && r.data.a in ["x", "y"])',

@@ -26,9 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
+from datetime import date, datetime
 from typing import Final
 
-from ..language.fields import FieldType
+from ..language.fields import Field, FieldType, Schema
+from ..language.nodes import And, Comparison, IsNull, Node, Not, Or, Quantified
 from . import cel_syntax as cel
 from .cel_lexer import RESERVED
 
@@ -141,3 +143,41 @@ def _plain(value: object) -> object:
     if is_dataclass(value) and not isinstance(value, type):
         return plain(value)  # type: ignore[arg-type]
     return value
+
+
+def dates_as_text(node: Node, schema: Schema) -> Node:
+    """`node` with each test of a date declared inside JSON as the test of its text at its
+    path, which is what it means (docs/semantics.md, Typed fields inside JSON: a declared
+    date is its ISO 8601 text) and what CEL says; relative and calendar values are left for
+    the writer to refuse."""
+    match node:
+        case And() | Or():
+            return type(node)(tuple(dates_as_text(item, schema) for item in node.items))
+        case Not():
+            return Not(dates_as_text(node.item, schema))
+        case Quantified():
+            relation = schema.relation(node.relation)
+            inner = node.where if relation is None else dates_as_text(node.where, relation.schema)
+            return replace(node, where=inner)
+        case Comparison() if _declared_date(node.field, schema):
+            text = _days(node.value)
+            column, keys = schema[node.field].read_at()
+            return node if text is None else Comparison(column, node.op, text, False, keys)
+        case IsNull() if _declared_date(node.field, schema):
+            return IsNull(*schema[node.field].read_at())
+    return node
+
+
+def _declared_date(name: str, schema: Schema) -> Field | None:
+    found = schema.get(name)
+    return found if found is not None and found.source and found.type is FieldType.DATE else None
+
+
+def _days(value: object) -> str | tuple[str, ...] | None:
+    """The ISO 8601 text of a day or of each day of a tuple, or None (another value)."""
+    if isinstance(value, tuple):
+        texts = tuple(_days(item) for item in value)
+        return None if None in texts else texts  # type: ignore[return-value]
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value.isoformat()
+    return None

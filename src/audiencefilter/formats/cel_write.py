@@ -47,7 +47,7 @@ from ..language.nodes import (
 )
 from ..language.relations import Quantifier
 from .budget import refuse
-from .cel_json import false_form, is_key, null_form, selected, true_form
+from .cel_json import dates_as_text, false_form, is_key, null_form, selected, true_form
 from .cel_lists import LIST_TYPES, written, written_numbers
 from .declared import at_paths
 from .folding import caseless
@@ -109,7 +109,8 @@ def write(node: Node, schema: Schema) -> str:
     Raises:
         FilterError: a condition with no faithful CEL form, at its filter path.
     """
-    return _Writer(schema, None).true(at_paths(node, schema, "CEL", paths=True), "").text
+    placed = at_paths(dates_as_text(node, schema), schema, "CEL", paths=True)
+    return _Writer(schema, None).true(placed, "").text
 
 
 def string_literal(text: str) -> str:
