@@ -14,8 +14,19 @@ the specification, but celpy answers true (`size(null)` is 0 there), so the writ
 first. celpy raises a Python `TypeError` for `tags.exists(...)` over a null list, which ends
 the whole evaluation where the specification has an error that `||` and `exists` absorb, so
 `hasSome` is written over its values.
-Lists of strings, booleans and date-times only: celpy fails on a double compared with a null
-item, where the filter's `has` looks at the other items. `equals` (CEL compares a null list
+A list of numbers is tested in guarded forms: celpy fails on a double compared with a null
+item, where the filter's `has` looks at the other items, so each item's type is tested first,
+over the list or `[]` for a null one (celpy raises a `TypeError` for `exists` over null even
+under `false &&`, as it evaluates both sides):
+
+| filter | CEL |
+|---|---|
+| `s has 1` | `(type(s) == list ? s : []).exists(t, type(t) == double && t == 1.0)` |
+| `s hasSome [1, 2]` | the same with `t in [1.0, 2.0]` |
+| `s hasEvery [1, 2]` | `[1.0, 2.0].all(v, (type(s) == list ? s : []).exists(t, ... && t == v))` |
+| their `NOT` | `type(s) == list && !...` of the above |
+
+CEL never fails on them: they are false for a null list. `equals` (CEL compares a null list
 with a list as false), `mode: "insensitive"`, `hasEvery: []` and `hasSome: []` (CEL's
 `[].all(...)` is true and `[].exists(...)` false for a null list) are refused.
 """
@@ -55,7 +66,7 @@ class Shape:
     """CEL never fails on it (`tags == []`): false where the test is not TRUE."""
     negated: bool = False
     guarded: bool = False
-    """A list of numbers' guarded form (`NUMBER_FORMS`): `negated` is the test's `NOT`."""
+    """A list of numbers' guarded form (the guarded forms): `negated` is the test's `NOT`."""
 
 
 def shape(node: cel.Node) -> Shape | None:
@@ -87,7 +98,7 @@ def shape(node: cel.Node) -> Shape | None:
 
 
 def _guarded(guard: cel.Binary, test: cel.Node) -> Shape | None:
-    """`type(l) == list && !...` of `NUMBER_FORMS`: the `NOT` of a guarded test."""
+    """`type(l) == list && !...` of the guarded forms: the `NOT` of a guarded test."""
     listed = _typed(guard, "list")
     if listed is None or not (isinstance(test, cel.Unary) and test.op == "!"):
         return None
@@ -98,7 +109,7 @@ def _guarded(guard: cel.Binary, test: cel.Node) -> Shape | None:
 
 
 def _numbers(node: cel.Node) -> Shape | None:
-    """A test of `NUMBER_FORMS` over `(type(l) == list ? l : [])`."""
+    """A test of the guarded forms over `(type(l) == list ? l : [])`."""
     match node:
         case cel.Call(function="exists", target=cel.Choice() as target, args=(item, body)):
             listed, found = _listed(target), _number_item(body, _dotted(item))
@@ -165,7 +176,7 @@ def _tested(body: cel.Node, item: str, *, by_item: bool) -> cel.Node | None:
 def written_numbers(
     node: ListTest, name: str, literal: Callable[[object], str], *, negated: bool = False
 ) -> str | None:
-    """A test of a list of numbers as its guarded form (`NUMBER_FORMS`), or its `NOT`
+    """A test of a list of numbers as its guarded form (the guarded forms), or its `NOT`
     (`negated`), or None when CEL cannot say it."""
     items = ", ".join(literal(value) for value in node.value)
     item = f"type({_ITEM}) == double && {_ITEM}"
