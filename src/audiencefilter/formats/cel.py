@@ -4,8 +4,10 @@ tree and written from it (docs/interop.md, CEL).
 Design choices:
 - The environment a CEL expression runs in is part of the format (docs/interop.md): each field
   is a variable, null when the record has no value; a number field is a `double`, a
-  date-time field a `timestamp`, a list field a `list`; a to-many relation a list of rows
-  (maps holding every field of the row, null when missing), empty when the record has none.
+  date-time field a `timestamp`, a date its ISO 8601 text, a list field a `list`, a JSON
+  column CEL's JSON (every number a `double`), read at a key in the forms of `cel_json.py`;
+  a to-many relation a list of rows (maps holding every field of the row, null when
+  missing), empty when the record has none.
 - CEL has three outcomes too: true, false, and an error (`null < 5` has no overload), and its
   `&&`, `||` and `!` treat an error as our logic treats UNKNOWN (`false && error` is false,
   `true || error` is true). But its `==` and `in` answer false for a null where ours is

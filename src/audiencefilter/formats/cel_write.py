@@ -11,8 +11,12 @@ Design choices:
   filter (a `NOT` of a group of equalities comes back with De Morgan's laws applied, the same
   audience). What CEL cannot say as we mean it is refused, naming the filter path: relative
   and calendar values, case-insensitive tests (CEL's `lowerAscii` folds ASCII only),
-  `contains` of text with case, dates, lists of numbers or dates and a list's `equals`
-  (`cel_lists.py`), JSON paths, aggregates, to-one relations.
+  `contains` of text with case, a list's `equals` (`cel_lists.py`), blanks, list tests and
+  keys no identifier at a JSON path (`cel_json.py`), declared lists, aggregates, to-one
+  relations.
+- A test at a JSON path is written beside its literal's type and its `NOT` written out
+  (`cel_json.py`), and a list of numbers in guarded forms (`cel_lists.py`): neither is exact
+  nor total, so `false` writes them itself.
 - celpy fails where the specification answers on a double or a list compared with null, so a
   null test of those is written `type(x) == null_type`, and a negated `==` or `in` beside its
   null test, which every evaluator answers alike (docs/interop.md, CEL).
