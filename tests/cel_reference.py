@@ -3,8 +3,10 @@ docs/interop.md (CEL) says an environment binds one:
 
 - each field of the schema is a variable, null when the record has no value;
 - a number is a `double`, a date-time a `timestamp` (text read as ISO 8601, UTC without an
-  offset), a string a `string`, a boolean a `bool`; fields of other types are not bound (the
-  format reads and writes none: `formats/cel.py`, `READ_TYPES`);
+  offset), a date its ISO 8601 text (a `string`), a string a `string`, a boolean a `bool`, a
+  list a `list` of those; a JSON column CEL's JSON (an object a `map` with string keys, as
+  JSON text stores them, an array a `list`, every number a `double`); fields declared inside
+  JSON are read at their path, not bound;
 - a to-many relation is a list of rows, each a map holding every field of the row (null when
   missing), empty when the record has none; a to-one relation is its row or null.
 
@@ -14,6 +16,7 @@ A record is in when the expression evaluates to `true`; an evaluation error (cel
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -45,6 +48,21 @@ def cel_value(kind: FieldType, value: Any) -> Any:
         moment = value if isinstance(value, datetime) else datetime.fromisoformat(value)
         aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
         return celtypes.TimestampType(aware.astimezone(UTC))
+    if kind is FieldType.JSON:  # as JSON text stores it (keys are strings), numbers doubles
+        return _json(json.loads(value) if isinstance(value, str) else json.loads(json.dumps(value)))
+    if kind is FieldType.DATE:  # a day is its ISO 8601 text
+        return celtypes.StringType(value if isinstance(value, str) else value.isoformat())
+    return celpy.json_to_cel(value)
+
+
+def _json(value: Any) -> Any:
+    """A JSON value as CEL's JSON, every number a double."""
+    if isinstance(value, dict):
+        return celtypes.MapType({celtypes.StringType(k): _json(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return celtypes.ListType([_json(item) for item in value])
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return celtypes.DoubleType(float(value))
     return celpy.json_to_cel(value)
 
 
@@ -79,13 +97,35 @@ def cel_matches(expression: Any, record: dict[str, Any], schema: af.Schema = af.
     return isinstance(result, celtypes.BoolType) and bool(result)
 
 
+def _double(value: Any) -> bool:
+    """Whether `value`, when an integer, is a double as it is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value) == value
+    return True
+
+
+def _numbers(value: Any) -> Any:
+    """Every number inside a JSON value."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _numbers(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _numbers(item)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield value
+
+
 def exact_doubles(record: dict[str, Any], schema: af.Schema = af.CONTACT) -> bool:
     """Whether every number of `record` (and of its rows) is a double as it is: the environment
     binds a number as a double, so a larger integer is rounded (docs/interop.md, CEL)."""
     for f in schema.fields:
         value = record.get(f.name)
-        if f.type is FieldType.NUMBER and isinstance(value, int) and not isinstance(value, bool):
-            if float(value) != value:
+        listed = value if f.type is FieldType.NUMBER_LIST and isinstance(value, list) else []
+        if f.type is FieldType.JSON:
+            listed = list(_numbers(json.loads(value) if isinstance(value, str) else value))
+        if f.type is FieldType.NUMBER or listed:
+            if not all(_double(item) for item in [value, *listed]):
                 return False
     for relation in schema.relations:
         rows = record.get(relation.name)

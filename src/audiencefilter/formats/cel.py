@@ -4,8 +4,10 @@ tree and written from it (docs/interop.md, CEL).
 Design choices:
 - The environment a CEL expression runs in is part of the format (docs/interop.md): each field
   is a variable, null when the record has no value; a number field is a `double`, a
-  date-time field a `timestamp`, a list field a `list`; a to-many relation a list of rows
-  (maps holding every field of the row, null when missing), empty when the record has none.
+  date-time field a `timestamp`, a date its ISO 8601 text, a list field a `list`, a JSON
+  column CEL's JSON (every number a `double`), read at a key in the forms of `cel_json.py`;
+  a to-many relation a list of rows (maps holding every field of the row, null when
+  missing), empty when the record has none.
 - CEL has three outcomes too: true, false, and an error (`null < 5` has no overload), and its
   `&&`, `||` and `!` treat an error as our logic treats UNKNOWN (`false && error` is false,
   `true || error` is true). But its `==` and `in` answer false for a null where ours is
@@ -26,12 +28,24 @@ from typing import Final
 
 from ..errors import FilterError, Issue, describe_value, did_you_mean
 from ..language.conditions import REF, Conditions, Report, Syntax, Where
+from ..language.data_paths import value_type
 from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
-from ..language.nodes import TRUE, Comparison, Const, IsNull, Node, Not, Quantified, any_of
+from ..language.nodes import (
+    TRUE,
+    Comparison,
+    Const,
+    IsNull,
+    Node,
+    Not,
+    Quantified,
+    any_of,
+    walk,
+)
 from ..language.relations import Quantifier, Relation
 from ..where.positions import line_column
 from . import cel_syntax as cel
+from .cel_json import TYPE_NAMES, Form, form, null_form, plain
 from .cel_lists import LIST_TYPES, Shape, shape
 from .cel_values import BAD, Literals, is_string, null_type_test, refusal
 from .cel_write import SPELLINGS, string_literal
@@ -46,6 +60,8 @@ READ_TYPES: Final = (
     FieldType.NUMBER,
     FieldType.BOOLEAN,
     FieldType.DATETIME,
+    FieldType.DATE,
+    FieldType.JSON,
     *LIST_TYPES,
 )
 """The field types CEL compares as we do (docs/interop.md, CEL)."""
@@ -101,6 +117,16 @@ def _total(node: Node) -> Meaning:
     return Meaning(node, not_true(node), False, True)
 
 
+_NEGATED_PATH = (
+    "a test at a JSON path is read negated: CEL's ! is then true for JSON null, where a "
+    "filter's test is UNKNOWN, and no filter says that"
+)
+_NEGATED_PATH_FIX = (
+    "write the test's negation out: type(data.a) != null_type && (type(data.a) != string || "
+    '!(data.a == "x")) for the NOT of type(data.a) == string && data.a == "x", and the '
+    "reverse"
+)
+
 _SKIPPED = Meaning(TRUE, TRUE, True)
 """What a part in error reads as, so that reading goes on and finds every problem."""
 
@@ -119,6 +145,9 @@ def read(source: object, schema: Schema, *, limits: Limits = DEFAULT_LIMITS) -> 
     tree = cel.parse(source, limits)
     reader = _Reader(source, schema, limits)
     meaning = reader.condition(tree, _Scope(schema))
+    unsaid = _unsaid_at(meaning.true)
+    if unsaid is not None:
+        reader.add(unsaid, _NEGATED_PATH, _NEGATED_PATH_FIX)
     if reader.issues:
         raise FilterError(reader.issues, source=source)
     return meaning.true
@@ -166,6 +195,9 @@ class _Reader:
         listed = shape(node)
         if listed is not None:
             return self.list_test(listed, node, scope)
+        at_path = self.at_path(node, scope)
+        if at_path is not None:
+            return at_path
         match node:
             case cel.Logic():
                 return self.logic(node, scope)
@@ -220,10 +252,92 @@ class _Reader:
             value = self.literal(found.operand, item, listed)
         if value is BAD:
             return _SKIPPED
+        if not self.guarded(found, field, node):
+            return _SKIPPED
         report = self.report(_offset(node), field.name)
         built = self.conditions.list_condition(field, found.op, value, False, report)
+        if found.guarded:  # CEL answers it everywhere: `negated` is the test's NOT
+            return _total(Not(built) if found.negated else built)
         meaning = _total(built) if found.total else _exact(built)
         return meaning.negated() if found.negated else meaning
+
+    def at_path(self, node: cel.Node, scope: _Scope) -> Meaning | None:
+        """A test at a JSON path in a form of `cel_json.py`, or None (not one)."""
+        found = form(node)
+        located = None if found is None else self.json_path(found.at, scope)
+        if found is None or located is None:
+            return None
+        field, keys, name = located
+        if found.kind is None or found.test is None:
+            written = cel.parse(null_form(name, keys, found.negated), self.limits)
+            if plain(written) != plain(node):
+                return None
+            meaning = _total(IsNull(field.name, keys))
+            return meaning.negated() if found.negated else meaning
+        built = self.path_test(found.test, found, field, keys)
+        if built is None:
+            return None
+        unsaid = _unsaid(node.offset)
+        return Meaning(Not(built) if found.negated else built, unsaid, False)
+
+    def json_path(self, node: cel.Node, scope: _Scope) -> tuple[Field, tuple[str, ...], str] | None:
+        """The JSON field, the keys and the field as CEL names it (`r.data`) of a path."""
+        keys: list[str] = []
+        while isinstance(node, cel.Select) and self.field_name(node, scope) is None:
+            keys.insert(0, node.field)
+            node = node.operand
+        name = self.field_name(node, scope)
+        found = None if name is None else scope.schema.get(name)
+        if found is None or found.type is not FieldType.JSON or not keys:
+            return None
+        assert name is not None
+        return found, tuple(keys), f"{scope.row}.{name}" if scope.row else name
+
+    def path_test(
+        self, test: cel.Node, found: Form, field: Field, keys: tuple[str, ...]
+    ) -> Node | None:
+        """The comparison a form's test says at the path, or None (not this form)."""
+        match test:
+            case cel.Unary(op="!", operand=cel.Binary(op="in") as inner):
+                op, subject, operand = Op.NOT_IN, inner.left, inner.right
+            case cel.Binary(op="==" | "<" | "<=" | ">" | ">=" | "in"):
+                op, subject, operand = _OPS[test.op], test.left, test.right
+            case cel.Call(target=subject, function=method, args=(operand,)) if method in _METHODS:
+                op = _METHODS[method]
+            case _:
+                return None
+        if subject is None or plain(subject) != found.at or found.kind is None:
+            return None
+        typed = Field(field.name, found.kind)
+        value = self.literal(operand, typed, op in (Op.IN, Op.NOT_IN))
+        report = self.report(_offset(test), field.name)
+        if value is BAD or not self.conditions.accepts(typed, op, report):
+            return TRUE
+        listed = isinstance(value, list)
+        if value_type(tuple(value) if listed else value) is not found.kind:  # type: ignore[arg-type]
+            self.add(_offset(operand), _OTHER_TYPE.format(TYPE_NAMES[found.kind]), None, field.name)
+            return TRUE
+        if op is Op.CONTAINS and isinstance(value, str) and not caseless(value):
+            self.add(_offset(operand), _CASED, None, field.name)
+            return TRUE
+        return self.conditions.data_comparison(field, keys, op, value, False, report)
+
+    def guarded(self, found: Shape, field: Field, node: cel.Node) -> bool:
+        """Whether a list test has the form its list's items need (reported if not): a list
+        of numbers is tested through the guarded forms of `cel_lists.py`, since CEL fails on
+        a double compared with a null item where a filter looks at the other items."""
+        numbers = field.type is FieldType.NUMBER_LIST and found.op is not ListOp.IS_EMPTY
+        if numbers == found.guarded:
+            return True
+        name = field.name
+        fix = (
+            f"write type({name}) == list && {name}.exists(t, type(t) == double && t == 1.0)"
+            if numbers
+            else f'write "a" in {name}'
+        )
+        why = "a list of numbers" if numbers else f"a {field.type.value} field"
+        self.add(_offset(node), f"this form of list test does not fit {why}", fix, name)
+        return False
 
     def boolean_field(self, node: cel.Name | cel.Select, scope: _Scope) -> Meaning:
         """A boolean field alone: `isVerified`, true when it holds true."""
@@ -271,11 +385,16 @@ class _Reader:
         """Whether CEL compares `found`'s values as we do (reported if not)."""
         if found.source:
             why = f'"{found.name}" is declared inside JSON, which CEL reads with its own types'
+            fix = f"read it at its path: {_path_example('.'.join(found.source))}"
+        elif found.type is FieldType.JSON:
+            why = f'"{found.name}" is a json field, read at a key beside the key\'s type'
+            fix = f"write {_path_example(found.name + '.plan')}"
         elif found.type not in READ_TYPES:
             why = f'"{found.name}" is a {found.type.value} field, which CEL compares otherwise'
+            fix = "keep this condition in a where clause"
         else:
             return True
-        self.add(_offset(node), why, "keep this condition in a where clause", found.name)
+        self.add(_offset(node), why, fix, found.name)
         return False
 
     def relation(self, node: cel.Binary, scope: _Scope) -> Meaning:
@@ -408,6 +527,31 @@ class _Reader:
             self.add(node.offset, f"expected {name}.{node.function}(r, condition on r.field)")
             return None
         return relation
+
+
+_OTHER_TYPE = "expected a literal of the type tested beside it ({}): the test holds for no other"
+_CASED = "contains minds case in CEL and ignores it in a filter: the text has letters with case"
+_UNSAID_KEY: Final = ("\x00cel",)
+
+
+def _path_example(at: str) -> str:
+    return f'type({at}) == string && {at} == "pro"'
+
+
+def _unsaid(offset: int) -> Node:
+    """What CEL's `!` of a test at a JSON path says, which no tree of ours says: it is true
+    for JSON null (and the test's FALSE form for another type) where ours is UNKNOWN. A
+    marker, refused where the filter read holds it (`read`)."""
+    return Comparison("", Op.EQUALS, offset, path=_UNSAID_KEY)
+
+
+def _unsaid_at(node: Node) -> int | None:
+    """The offset of the first `_unsaid` marker in `node`, or None."""
+    for item in walk(node):
+        if isinstance(item, Comparison) and item.path == _UNSAID_KEY:
+            assert isinstance(item.value, int)
+            return item.value
+    return None
 
 
 def _none_true(relation: Relation, body: Meaning) -> Node:

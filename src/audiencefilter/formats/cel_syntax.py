@@ -112,9 +112,13 @@ class Logic:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """`c ? a : b`: read only to be refused by name."""
+    """`c ? a : b`: read as the guard of a list of numbers (`cel_lists.py`), refused
+    elsewhere."""
 
     offset: int
+    condition: Node | None = None
+    then: Node | None = None
+    otherwise: Node | None = None
 
 
 Node = Literal | Name | Select | Call | Index | ListOf | MapOf | Unary | Binary | Logic | Choice
@@ -173,10 +177,9 @@ class _Parser:
         if not self.tokens.at("?"):
             return first
         offset = self.tokens.advance().offset
-        self.logic("||", depth)
+        then = self.logic("||", depth)
         self.expect(":", '":" of the conditional c ? a : b')
-        self.expr(depth)
-        return Choice(offset)
+        return Choice(offset, first, then, self.expr(depth))
 
     def logic(self, op: str, depth: int) -> Node:
         """`a || b || ...` (or `&&`) read in a loop; `&&` binds tighter."""

@@ -11,8 +11,12 @@ Design choices:
   filter (a `NOT` of a group of equalities comes back with De Morgan's laws applied, the same
   audience). What CEL cannot say as we mean it is refused, naming the filter path: relative
   and calendar values, case-insensitive tests (CEL's `lowerAscii` folds ASCII only),
-  `contains` of text with case, dates, lists of numbers or dates and a list's `equals`
-  (`cel_lists.py`), JSON paths, aggregates, to-one relations.
+  `contains` of text with case, a list's `equals` (`cel_lists.py`), blanks, list tests and
+  keys no identifier at a JSON path (`cel_json.py`), declared lists, aggregates, to-one
+  relations.
+- A test at a JSON path is written beside its literal's type and its `NOT` written out
+  (`cel_json.py`), and a list of numbers in guarded forms (`cel_lists.py`): neither is exact
+  nor total, so `false` writes them itself.
 - celpy fails where the specification answers on a double or a list compared with null, so a
   null test of those is written `type(x) == null_type`, and a negated `==` or `in` beside its
   null test, which every evaluator answers alike (docs/interop.md, CEL).
@@ -23,10 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Final
 
 from ..errors import FilterError, join_path
+from ..language.data_paths import value_type
 from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
 from ..language.nodes import (
     Aggregated,
@@ -46,7 +51,8 @@ from ..language.nodes import (
 )
 from ..language.relations import Quantifier
 from .budget import refuse
-from .cel_lists import LIST_TYPES, written
+from .cel_json import dates_as_text, false_form, is_key, null_form, selected, true_form
+from .cel_lists import LIST_TYPES, written, written_numbers
 from .declared import at_paths
 from .folding import caseless
 from .logic import not_true
@@ -65,7 +71,13 @@ SPELLINGS: Final = {
 }
 """Our operators as CEL spells them (in messages too)."""
 
-WRITTEN_TYPES: Final = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN, FieldType.DATETIME)
+WRITTEN_TYPES: Final = (
+    FieldType.STRING,
+    FieldType.NUMBER,
+    FieldType.BOOLEAN,
+    FieldType.DATETIME,
+    FieldType.DATE,
+)
 _IDENTIFIER = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*\Z")
 _KEYWORDS = frozenset({"true", "false", "null", "in"})
 _EXACT_DOUBLE = 2**53
@@ -83,6 +95,9 @@ class Written:
 
     text: str
     level: int
+    whole: bool = False
+    """Kept in parentheses among `&&`: a guarded test (`type(l) == list && ...`) reads back
+    as one test only so."""
 
     def inside(self, level: int) -> str:
         """The text as an operand of an operator of `level`, in parentheses if it binds less."""
@@ -98,7 +113,8 @@ def write(node: Node, schema: Schema) -> str:
     Raises:
         FilterError: a condition with no faithful CEL form, at its filter path.
     """
-    return _Writer(schema, None).true(at_paths(node, schema, "CEL", paths=False), "").text
+    placed = at_paths(dates_as_text(node, schema), schema, "CEL", paths=True)
+    return _Writer(schema, None).true(placed, "").text
 
 
 def string_literal(text: str) -> str:
@@ -112,24 +128,30 @@ def _escaped(char: str) -> str:
     return f"\\u{ord(char):04x}" if ord(char) < 0x20 or ord(char) == 0x7F else char
 
 
-def exact(node: Node) -> bool:
+def exact(node: Node, schema: Schema) -> bool:
     """Whether CEL's expression of `node` fails exactly where `node` is UNKNOWN (so `!` of it
     is true exactly where `node` is FALSE), as the reader finds it."""
     match node:
         case And() | Or():
-            return all(exact(item) for item in node.items)
+            return all(exact(item, schema) for item in node.items)
         case Not():
-            return exact(node.item)
+            return exact(node.item, schema)
         case Comparison():
-            return node.op in ORDERING_OPS or node.op in PATTERN_OPS
+            return not node.path and (node.op in ORDERING_OPS or node.op in PATTERN_OPS)
         case FieldComparison():
             return True
         case ListTest():
-            return node.op is not ListOp.IS_EMPTY
+            return node.op is not ListOp.IS_EMPTY and not _numbers(node, schema)
         case IsNull() | Const() | Blank() | Quantified() | Aggregated():
             return False
         case _:
             unhandled("cel_write.exact", node)
+
+
+def _numbers(node: ListTest, schema: Schema) -> bool:
+    """Whether `node` tests a list of numbers (written guarded: `cel_lists.py`)."""
+    found = schema.get(node.field)
+    return found is not None and found.type is FieldType.NUMBER_LIST
 
 
 def total(node: Node, schema: Schema) -> bool:
@@ -143,11 +165,11 @@ def total(node: Node, schema: Schema) -> bool:
         case Comparison():
             number = schema.get(node.field)
             on_numbers = number is not None and number.type is FieldType.NUMBER
-            return node.op in (Op.EQUALS, Op.IN, Op.NOT_IN) and not on_numbers
+            return node.op in (Op.EQUALS, Op.IN, Op.NOT_IN) and not on_numbers and not node.path
         case IsNull() | Const() | Blank():
             return True
         case ListTest():
-            return node.op is ListOp.IS_EMPTY
+            return node.op is ListOp.IS_EMPTY or _numbers(node, schema)
         case FieldComparison() | Quantified() | Aggregated():
             return False
         case _:
@@ -159,8 +181,9 @@ class _Writer:
         self.schema = schema
         self.row = row
 
-    def true(self, node: Node, path: str) -> Written:
-        """The expression true exactly when `node` is TRUE."""
+    def true(self, node: Node, path: str, negated: bool = False) -> Written:
+        """The expression true exactly when `node` is TRUE (`negated`: FALSE, for a test at a
+        JSON path, written out: `cel_json.py`)."""
         match node:
             case And() | Or():
                 return self.group(node, path, self.true)
@@ -169,12 +192,14 @@ class _Writer:
             case Const():
                 return Written("true" if node.value else "false", ATOM)
             case IsNull():
-                return self.null_test(node.field, path, "==")
+                return self.null_test(node.field, path, "==", node.path)
+            case Blank() if node.path:
+                raise _refused(path, node, "CEL finds a missing key an error, never blank")
             case Blank():
                 name = self.name(node.field, path)
                 return Written(f"{name} == null || {name} == {string_literal('')}", OR)
             case Comparison():
-                return self.comparison(node, path)
+                return self.comparison(node, path, negated)
             case FieldComparison():
                 return self.fields(node, path)
             case Quantified():
@@ -194,7 +219,9 @@ class _Writer:
             case Const():
                 return Written("false" if node.value else "true", ATOM)
             case IsNull():
-                return self.null_test(node.field, path, "!=")
+                return self.null_test(node.field, path, "!=", node.path)
+            case Comparison() | Blank() if node.path:
+                return self.true(node, path, negated=True)
             case Quantified() if node.quantifier in _FALSE_QUANTIFIER:
                 flipped = Quantified(node.relation, _FALSE_QUANTIFIER[node.quantifier], node.where)
                 return self.quantified(flipped, path)
@@ -202,7 +229,9 @@ class _Writer:
                 return Written("true", ATOM)
             case Comparison() if node.op is Op.NOT_IN and node.value == ():
                 return Written("false", ATOM)
-            case _ if exact(node):
+            case ListTest() if _numbers(node, self.schema) and node.op is not ListOp.IS_EMPTY:
+                return self.list_test(node, path, negated=True)
+            case _ if exact(node, self.schema):
                 return Written("!" + self.true(node, path).inside(ATOM), ATOM)
             case And() | Or():
                 return self.group(node, path, self.false, flip=True)
@@ -232,12 +261,17 @@ class _Writer:
             case _:
                 return self.true(node, path)  # refuses what CEL cannot write
 
-    def null_test(self, field: str, path: str, op: str) -> Written:
-        """`field == null`, or for a number or a list `type(field) == null_type`: celpy fails
-        on a double or a list compared with null, where the specification answers."""
+    def null_test(self, field: str, path: str, op: str, keys: tuple[str, ...] = ()) -> Written:
+        """`field == null`, or for a number, a list or JSON `type(field) == null_type`: celpy
+        fails on a double or a list compared with null, where the specification answers; at
+        a path, `cel_json.null_form`."""
         name = self.name(field, path)
         kind = self.field(field, path).type
-        if kind is FieldType.NUMBER or kind.element is not None:
+        if keys:
+            self.keys(keys, join_path(path, field), IsNull(field, keys))
+            text = null_form(name, keys, negated=op == "!=")
+            return Written(text, AND if op == "!=" else OR, whole=True)
+        if kind in (FieldType.NUMBER, FieldType.JSON) or kind.element is not None:
             return Written(f"type({name}) {op} null_type", RELATION)
         return Written(f"{name} {op} null", RELATION)
 
@@ -254,7 +288,7 @@ class _Writer:
         # A condition written as two (`country != null && country != "FR"`) joins its
         # neighbours; a group keeps its parentheses, so it reads back as a group.
         texts = [
-            part.inside(level if not isinstance(item, And | Or) else RELATION)
+            part.inside(RELATION if isinstance(item, And | Or) or part.whole else level)
             for item, part in zip(node.items, parts, strict=True)
         ]
         return Written((" && " if conjunction else " || ").join(texts), level)
@@ -266,7 +300,7 @@ class _Writer:
 
     def field(self, name: str, path: str) -> Field:
         found = self.schema.get(name)
-        if found is None or found.type not in (*WRITTEN_TYPES, *LIST_TYPES):
+        if found is None or found.type not in (*WRITTEN_TYPES, *LIST_TYPES, FieldType.JSON):
             kind = found.type.value if found else "unknown"
             raise refuse(
                 join_path(path, name),
@@ -279,10 +313,8 @@ class _Writer:
             )
         return found
 
-    def comparison(self, node: Comparison, path: str) -> Written:
+    def comparison(self, node: Comparison, path: str, negated: bool = False) -> Written:
         here = join_path(join_path(path, node.field), node.op.value)
-        if node.path:
-            raise _refused(here, node, "CEL reads a path inside JSON with JSON's types")
         if node.insensitive and node.op is not Op.CONTAINS:
             raise _refused(
                 here, node, "CEL's tests mind case (lowerAscii folds ASCII letters only)"
@@ -290,6 +322,8 @@ class _Writer:
         name = self.name(node.field, path)
         kind = self.field(node.field, path).type
         try:
+            if node.path:
+                return self.at_path(node, name, path, here, negated)
             return self.operation(node, name, kind, path, here)
         except _Moving:
             raise _refused(here, node, "relative and calendar values move with the clock") from None
@@ -309,6 +343,26 @@ class _Writer:
                 raise _refused(here, node, "CEL has no calendar periods")
         return Written(f"{name} {SPELLINGS[node.op]} {_literal(node.value, kind, here)}", RELATION)
 
+    def at_path(self, node: Comparison, name: str, path: str, here: str, negated: bool) -> Written:
+        """A comparison at a JSON path beside its literal's type, or its FALSE (`negated`)."""
+        self.keys(node.path, here, node)
+        at, kind = selected(name, node.path), value_type(node.value)
+        if node.op is Op.NOT_IN:
+            inside = Comparison(node.field, Op.IN, node.value, node.insensitive)
+            test = Written("!(" + self.operation(inside, at, kind, path, here).text + ")", ATOM)
+        else:
+            test = self.operation(node, at, kind, path, here)
+        if negated:
+            return Written(false_form(at, kind, test.inside(ATOM)), AND, whole=True)
+        return Written(true_form(at, kind, test.inside(AND)), AND, whole=True)
+
+    def keys(self, keys: tuple[str, ...], here: str, node: Node) -> None:
+        """Refuses a key CEL selects with an index only (the subset reads none)."""
+        bad = next((key for key in keys if not is_key(key)), None)
+        if bad is not None:
+            why = f"the key {string_literal(bad)} is no CEL identifier (it takes an index)"
+            raise _refused(here, node, why)
+
     def pattern(self, node: Comparison, here: str) -> str:
         text = node.value
         if not isinstance(text, str):
@@ -322,16 +376,27 @@ class _Writer:
             )
         return string_literal(text)
 
-    def list_test(self, node: ListTest, path: str) -> Written:
+    def list_test(self, node: ListTest, path: str, negated: bool = False) -> Written:
+        """A list test (`cel_lists.py`); `negated`, its FALSE, for a list of numbers only."""
         here = join_path(join_path(path, node.field), node.op.value)
         element = self.field(node.field, path).type.element
         text = None
         if element is not None and not node.path and not node.insensitive:
-            text = written(node, self.name(node.field, path), lambda v: _literal(v, element, here))
+            name = self.name(node.field, path)
+            literal: Callable[[object], str] = lambda v: _literal(v, element, here)  # noqa: E731
+            text = written(node, name, literal)
+            if element is FieldType.NUMBER and node.op is not ListOp.IS_EMPTY:
+                guarded = written_numbers(node, name, literal, negated=negated)
+                return self.guarded(guarded, here, node, negated)
         if text is None:
             raise _refused(here, node, "CEL tests lists otherwise (see docs/interop.md, CEL)")
         level = RELATION if node.op in (ListOp.HAS, ListOp.IS_EMPTY) else ATOM
         return Written(text, level)
+
+    def guarded(self, text: str | None, here: str, node: ListTest, negated: bool) -> Written:
+        if text is None:
+            raise _refused(here, node, "CEL tests lists otherwise (see docs/interop.md, CEL)")
+        return Written(text, AND, whole=True) if negated else Written(text, ATOM)
 
     def fields(self, node: FieldComparison, path: str) -> Written:
         here = join_path(join_path(path, node.field), node.op.value)
@@ -382,6 +447,8 @@ def _literal(value: object, kind: FieldType, here: str) -> str:
         return _double(value, here)
     if isinstance(value, datetime):
         return f'timestamp("{_rfc3339(value)}")'
+    if isinstance(value, date):  # a day is its ISO 8601 text, ordered as the days are
+        return string_literal(value.isoformat())
     raise _Moving(here)
 
 
