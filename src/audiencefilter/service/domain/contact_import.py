@@ -116,24 +116,28 @@ def write(
     mode: str,
     announce: bool,
     seen: Seen,
+    most: int | None = None,
 ) -> list[dict[str, Any]]:
     """Applies the rows of one turn to the list (its lock held by the caller); a result per
-    row, in order. `seen` holds the first results of the earlier turns and gains this turn's."""
+    row, in order. `seen` holds the first results of the earlier turns and gains this turn's;
+    `most`: the (contact, audience) pairs the rows may move (`membership_store.TooManyMoves`
+    past it)."""
     keys = sorted({row.key for row in rows if isinstance(row, ImportRow) and row.key not in seen})
     existing = _existing(session, list_id, keys)
     stored = _stored_actions(session, [c.id for c in existing.values()]) if mode == UPSERT else {}
     batch = _Batch(session, list_id, mode, existing, stored, seen)
     results = [_take(batch, row) for row in rows]
-    _finish(batch, announce)
+    _finish(batch, announce, most)
     return results
 
 
-def weight(row: ImportRow | InvalidRow, audiences: int) -> int:
-    """What a row costs a turn: its contact, its actions, and its judgement by each of the
-    list's `audiences` smart audiences (a membership, an event and an instant at most)."""
+def weight(row: ImportRow | InvalidRow, judging: float) -> float:
+    """What a row costs a turn before its judgement moves any pair: its contact, its actions,
+    and `judging`, its judgement by the list's smart audiences
+    (`membership_turns.judging_weight`)."""
     if isinstance(row, InvalidRow):
         return 1
-    return 1 + len(row.actions) + audiences
+    return 1 + len(row.actions) + judging
 
 
 def counts(results: Sequence[dict[str, Any]]) -> dict[str, int]:
@@ -253,7 +257,7 @@ def _points_out_of_range(row: ImportRow, points: int) -> dict[str, Any]:
     return {"row": row.number, "status": "invalid", "errors": [problem]}
 
 
-def _finish(batch: _Batch, announce: bool) -> None:
+def _finish(batch: _Batch, announce: bool, most: int | None) -> None:
     """Writes the updates, the new contacts, the actions, then membership and events."""
     _update_contacts(batch.session, batch.changes)
     insert_rows(batch.session, CONTACT_ROWS.table, [contact for contact, _ in batch.created])
@@ -261,7 +265,7 @@ def _finish(batch: _Batch, announce: bool) -> None:
         batch.new_actions.extend((contact["id"], action) for action in row.actions)
     _insert_actions(batch.session, batch.new_actions)
     created = [(contact["id"], contact["email"]) for contact, _ in batch.created]
-    changes.contacts_imported(batch.session, batch.list_id, created, batch.updated, announce)
+    changes.contacts_imported(batch.session, batch.list_id, created, batch.updated, announce, most)
 
 
 def _update_contacts(session: Session, changes: list[dict[str, Any]]) -> None:

@@ -6,9 +6,12 @@ row's fields go and what their values must be). A thousand rows with fifteen act
 some 17,000 rows: in one transaction, three such imports at once held another account's write
 for 6.3 s on SQLite. So the rows are written in turns (`unit.Turned`), each its own transaction
 under the list's lock, of as many rows as fit `membership_turns.PAIRS_PER_TURN`, a row weighing
-its contact, its actions and its judgement by each smart audience of the list
-(`contact_import.weight`); between two turns other writers, of this list or of any account,
-take theirs.
+its contact, its actions and its judgement by the smart audiences of the list
+(`contact_import.weight`: the turn's contacts are judged together, twenty pairs judged in
+memory weighing one moved). What the rows move is known once they are judged: a turn whose
+rows would move more than `PAIRS_PER_TURN` pairs undoes its writes (a savepoint) and takes
+fewer rows, before any membership or its event is written. Between two turns other writers,
+of this list or of any account, take theirs.
 
 Each turn writes its rows' contacts and actions, their events and their membership together, so
 a reader between two turns sees some rows imported and others not yet, never a contact without
@@ -34,6 +37,7 @@ from ...ground.errors import Conflict
 from .. import changes, contact_import
 from ..contact_import import ImportRow, InvalidRow
 from ..membership import plan as list_plan
+from ..membership.store import TooManyMoves
 from . import membership_turns
 from .unit import Progress, TurnWrites
 
@@ -68,8 +72,8 @@ class _Import:
         lst = changes.locked_list(session, job.account_id, job.list_id)
         start = 0 if progress is None else int(progress["next"])
         rows = self._rows(session, lst, start)
-        seen = {} if progress is None else dict(progress["seen"])
-        results = contact_import.write(session, lst.id, rows, job.mode, job.events, seen)
+        seen: contact_import.Seen = {} if progress is None else dict(progress["seen"])
+        rows, results = _write(session, lst.id, rows, job, seen)
         results = ([] if progress is None else list(progress["results"])) + results
         return {"listId": lst.id, "next": start + len(rows), "results": results, "seen": seen}
 
@@ -83,16 +87,40 @@ class _Import:
 
     def _rows(self, session: Session, lst: List, start: int) -> list[ImportRow | InvalidRow]:
         """The rows of this turn, from `start`: as many as fit a turn, one at least."""
-        audiences = len(list_plan.plan_of(session, lst.id).smart)
-        budget = membership_turns.PAIRS_PER_TURN
+        judging = membership_turns.judging_weight(list_plan.plan_of(session, lst.id).smart)
+        budget: float = membership_turns.PAIRS_PER_TURN
         taken: list[ImportRow | InvalidRow] = []
         for number, value in self.job.rows[start:]:
             row = self.read_row(number, value, lst)
-            budget -= contact_import.weight(row, audiences)
+            budget -= contact_import.weight(row, judging)
             if taken and budget < 0:
                 break
             taken.append(row)
         return taken
+
+
+Rows = list[ImportRow | InvalidRow]
+
+
+def _write(
+    session: Session, list_id: str, rows: Rows, job: Job, seen: contact_import.Seen
+) -> tuple[Rows, list[dict[str, Any]]]:
+    """Writes the longest start of `rows` whose judgement moves at most `PAIRS_PER_TURN`
+    pairs (a single row whatever it moves); the rows written and their results. A try that
+    would move more is undone and the rows cut in proportion."""
+    while len(rows) > 1:
+        tried = dict(seen)
+        most = membership_turns.PAIRS_PER_TURN
+        try:
+            with session.begin_nested():
+                args = (session, list_id, rows, job.mode, job.events, tried, most)
+                results = contact_import.write(*args)
+        except TooManyMoves as too_many:
+            rows = rows[: max(1, len(rows) * too_many.most // too_many.moves)]
+            continue
+        seen.update(tried)
+        return rows, results
+    return rows, contact_import.write(session, list_id, rows, job.mode, job.events, seen)
 
 
 def run(job: Job, read_row: RowReader, writes: TurnWrites[dict[str, Any], R]) -> R:
