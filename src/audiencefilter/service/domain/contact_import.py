@@ -117,18 +117,17 @@ def write(
     announce: bool,
     seen: Seen,
     most: int | None = None,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], int]:
     """Applies the rows of one turn to the list (its lock held by the caller); a result per
-    row, in order. `seen` holds the first results of the earlier turns and gains this turn's;
-    `most`: the (contact, audience) pairs the rows may move (`membership_store.TooManyMoves`
-    past it)."""
+    row, in order, and the (contact, audience) pairs they moved. `seen` holds the first
+    results of the earlier turns and gains this turn's; `most`: the pairs the rows may move
+    (`membership_store.TooManyMoves` past it)."""
     keys = sorted({row.key for row in rows if isinstance(row, ImportRow) and row.key not in seen})
     existing = _existing(session, list_id, keys)
     stored = _stored_actions(session, [c.id for c in existing.values()]) if mode == UPSERT else {}
     batch = _Batch(session, list_id, mode, existing, stored, seen)
     results = [_take(batch, row) for row in rows]
-    _finish(batch, announce, most)
-    return results
+    return results, _finish(batch, announce, most)
 
 
 def weight(row: ImportRow | InvalidRow, judging: float) -> float:
@@ -257,15 +256,18 @@ def _points_out_of_range(row: ImportRow, points: int) -> dict[str, Any]:
     return {"row": row.number, "status": "invalid", "errors": [problem]}
 
 
-def _finish(batch: _Batch, announce: bool, most: int | None) -> None:
-    """Writes the updates, the new contacts, the actions, then membership and events."""
+def _finish(batch: _Batch, announce: bool, most: int | None) -> int:
+    """Writes the updates, the new contacts, the actions, then membership and events; the
+    pairs moved."""
     _update_contacts(batch.session, batch.changes)
     insert_rows(batch.session, CONTACT_ROWS.table, [contact for contact, _ in batch.created])
     for contact, row in batch.created:
         batch.new_actions.extend((contact["id"], action) for action in row.actions)
     _insert_actions(batch.session, batch.new_actions)
     created = [(contact["id"], contact["email"]) for contact, _ in batch.created]
-    changes.contacts_imported(batch.session, batch.list_id, created, batch.updated, announce, most)
+    return changes.contacts_imported(
+        batch.session, batch.list_id, created, batch.updated, announce, most
+    )
 
 
 def _update_contacts(session: Session, changes: list[dict[str, Any]]) -> None:

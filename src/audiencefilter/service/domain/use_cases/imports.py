@@ -44,6 +44,7 @@ from .unit import Progress, TurnWrites
 R = TypeVar("R")
 ImportMode = Literal["create", "upsert"]
 RowReader = Callable[[int, Any, List], ImportRow | InvalidRow]
+Rows = list[ImportRow | InvalidRow]
 RACED = "A contact with one of these emails was created meanwhile; send it again"
 
 
@@ -62,7 +63,8 @@ class Job:
 @dataclass(frozen=True)
 class _Import:
     """The turns of one import (`unit.Turned`); its progress is `{"next": index of the next
-    row, "results": [...], "seen": contact_import.Seen, "listId": ...}`."""
+    row, "results": [...], "seen": contact_import.Seen, "listId": ..., "moves": pairs moved
+    a row by the turn before}`."""
 
     job: Job
     read_row: RowReader
@@ -71,11 +73,15 @@ class _Import:
         job = self.job
         lst = changes.locked_list(session, job.account_id, job.list_id)
         start = 0 if progress is None else int(progress["next"])
-        rows = self._rows(session, lst, start)
+        moves = 0.0 if progress is None else float(progress.get("moves", 0.0))
+        rows = self._rows(session, lst, start, moves)
         seen: contact_import.Seen = {} if progress is None else dict(progress["seen"])
-        rows, results = _write(session, lst.id, rows, job, seen)
+        rows, results, moved = _write(session, lst.id, rows, job, seen)
         results = ([] if progress is None else list(progress["results"])) + results
-        return {"listId": lst.id, "next": start + len(rows), "results": results, "seen": seen}
+        next_ = start + len(rows)
+        return {"listId": lst.id, "next": next_, "results": results, "seen": seen} | {
+            "moves": moved / len(rows) if rows else 0.0
+        }
 
     def done(self, progress: Progress) -> bool:
         return int(progress["next"]) >= len(self.job.rows)
@@ -85,42 +91,47 @@ class _Import:
         summary = {"listId": progress["listId"], "mode": self.job.mode, "rows": len(results)}
         return {**summary, **contact_import.counts(results), "results": results}
 
-    def _rows(self, session: Session, lst: List, start: int) -> list[ImportRow | InvalidRow]:
-        """The rows of this turn, from `start`: as many as fit a turn, one at least."""
+    def _rows(self, session: Session, lst: List, start: int, moves: float) -> Rows:
+        """The rows of this turn, from `start`: as many as fit a turn, one at least, each
+        expected to move `moves` pairs (what a row of the turn before moved)."""
         judging = membership_turns.judging_weight(list_plan.plan_of(session, lst.id).smart)
         budget: float = membership_turns.PAIRS_PER_TURN
-        taken: list[ImportRow | InvalidRow] = []
+        expected = budget * PLANNED
+        taken: Rows = []
         for number, value in self.job.rows[start:]:
             row = self.read_row(number, value, lst)
             budget -= contact_import.weight(row, judging)
-            if taken and budget < 0:
+            expected -= moves
+            if taken and (budget < 0 or expected < 0):
                 break
             taken.append(row)
         return taken
 
 
-Rows = list[ImportRow | InvalidRow]
+PLANNED = 0.8
+"""The share of the pairs a turn may move that its rows are expected to move, and that a turn
+cut keeps: rows move unevenly, and a turn that moves too many is undone and written again."""
 
 
 def _write(
     session: Session, list_id: str, rows: Rows, job: Job, seen: contact_import.Seen
-) -> tuple[Rows, list[dict[str, Any]]]:
+) -> tuple[Rows, list[dict[str, Any]], int]:
     """Writes the longest start of `rows` whose judgement moves at most `PAIRS_PER_TURN`
-    pairs (a single row whatever it moves); the rows written and their results. A try that
-    would move more is undone and the rows cut in proportion."""
+    pairs (a single row whatever it moves); the rows written, their results and the pairs they
+    moved. A try that would move more is undone and the rows cut in proportion."""
     while len(rows) > 1:
         tried = dict(seen)
         most = membership_turns.PAIRS_PER_TURN
         try:
             with session.begin_nested():
                 args = (session, list_id, rows, job.mode, job.events, tried, most)
-                results = contact_import.write(*args)
+                results, moved = contact_import.write(*args)
         except TooManyMoves as too_many:
-            rows = rows[: max(1, len(rows) * too_many.most // too_many.moves)]
+            rows = rows[: max(1, int(len(rows) * PLANNED * too_many.most / too_many.moves))]
             continue
         seen.update(tried)
-        return rows, results
-    return rows, contact_import.write(session, list_id, rows, job.mode, job.events, seen)
+        return rows, results, moved
+    return rows, *contact_import.write(session, list_id, rows, job.mode, job.events, seen)
 
 
 def run(job: Job, read_row: RowReader, writes: TurnWrites[dict[str, Any], R]) -> R:
