@@ -124,7 +124,9 @@ def write(
     (`membership_store.TooManyMoves` past it)."""
     keys = sorted({row.key for row in rows if isinstance(row, ImportRow) and row.key not in seen})
     existing = _existing(session, list_id, keys)
-    stored = _stored_actions(session, [c.id for c in existing.values()]) if mode == UPSERT else {}
+    # Rows without actions can repeat none: then their contacts' actions need no read.
+    with_actions = mode == UPSERT and any(isinstance(r, ImportRow) and r.actions for r in rows)
+    stored = _stored_actions(session, [c.id for c in existing.values()]) if with_actions else {}
     batch = _Batch(session, list_id, mode, existing, stored, seen)
     results = [_take(batch, row) for row in rows]
     return results, _finish(batch, announce, most)
