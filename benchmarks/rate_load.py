@@ -160,8 +160,9 @@ class Lags:
     early: int = 0
 
 
-def attribute(writes: Iterable[Write], seen: Iterable[Seen]) -> Lags:
-    """Each membership event of a write, found after that write's `contact.updated`."""
+def attribute(writes: Iterable[Write], seen: Iterable[Seen], cause: str = UPDATED) -> Lags:
+    """Each membership event of a write, found after that write's `contact.updated`; `cause`:
+    the membership events' (an import's are `contact.imported`)."""
     queues: dict[str, deque[Write]] = defaultdict(deque)
     result = Lags()
     for write in sorted(writes, key=lambda w: w.acked):
@@ -178,13 +179,15 @@ def attribute(writes: Iterable[Write], seen: Iterable[Seen]) -> Lags:
                 write = queue.popleft()
                 open_[event.contact] = (write, set(write.expected))
             continue
-        found += _match(event, open_.get(event.contact), result)
+        found += _match(event, open_.get(event.contact), result, cause)
     result.missing = result.expected - found
     return result
 
 
-def _match(event: Seen, current: tuple[Write, set[tuple[str, str]]] | None, out: Lags) -> int:
-    if event.type not in (ENTERED, LEFT) or event.cause != UPDATED:
+def _match(
+    event: Seen, current: tuple[Write, set[tuple[str, str]]] | None, out: Lags, cause: str
+) -> int:
+    if event.type not in (ENTERED, LEFT) or event.cause != cause:
         return 0
     key = (event.type, event.audience or "")
     if current is None or key not in current[1]:

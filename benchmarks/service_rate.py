@@ -2,7 +2,7 @@
 
     python -m benchmarks.service_rate [--contacts N] [--seconds S] [--clients C]
         [--workers W] [--pool P] [--small M] [--touched 10,5000] [--repeats R] [--audiences A]
-        [--profile]
+        [--batch-seconds S] [--batch-clients B] [--batch-rows R] [--profile]
 
 A throw-away PostgreSQL on 127.0.0.1 (`benchmarks/pgserver.py`), the service started as a real
 `serve` process with W uvicorn workers (Redis shares their rate-limit counters), and a list of
@@ -15,10 +15,16 @@ N synthetic contacts with 100 smart audiences of varied filters (those of
    membership event's lag from its write's acknowledgement to the reader receiving it
    (p50/p99/max), with the events missing from the feed (target: 1,000 updates a second,
    lag p99 ≤ 1 s).
-2. **A build** (`benchmarks/rate_changes.py`): `POST /v4/audiences?wait=true` of a smart
+2. **Sustained batched writes** (`benchmarks/rate_batch.py`): B clients send upsert imports
+   of R contacts of the pool each (`POST /v4/contacts/import?mode=upsert`, `points` and
+   `country`) for S seconds while the reader polls the feed: updates a second, CPU per update,
+   the requests' latency, each membership event's lag from its request's answer, and the
+   events missing or unexplained, each row's expected events decided by `Filter.matches`.
+   `--seconds 0` leaves out the single writes, `--batch-seconds 0` these.
+3. **A build** (`benchmarks/rate_changes.py`): `POST /v4/audiences?wait=true` of a smart
    audience over the whole list, its stored members checked against `Filter.matches` over
    every contact (target: ≤ 60 s at 1,000,000 contacts).
-3. **A change by contacts touched**: an upsert import of 10 and of 5,000 existing contacts,
+4. **A change by contacts touched**: an upsert import of 10 and of 5,000 existing contacts,
    on this list and on a second list of M contacts (N ÷ 10) with the same audiences: the cost
    should follow the contacts touched, not the list.
 
@@ -36,6 +42,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .rate_batch import Batched, sustain_batches
 from .rate_changes import Build, build, changes
 from .rate_load import Sustained, percentile, sustain
 from .rate_profile import profile_updates
@@ -63,6 +70,7 @@ class Result:
     workers: int
     note: str
     sustained: Sustained | None = None
+    batched: Batched | None = None
     lists: list[ListFigures] = field(default_factory=list)
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -87,7 +95,12 @@ def measure(st: Stack, args: argparse.Namespace, result: Result) -> None:
     seconds = add_audiences(st, big, args.audiences)
     _say(f"{args.audiences} audiences built in {seconds:.1f} s; {args.clients} clients writing")
     pool = min(args.pool, args.contacts)
-    result.sustained = sustain(st, big, args.seconds, args.clients, pool)
+    if args.seconds > 0:
+        result.sustained = sustain(st, big, args.seconds, args.clients, pool)
+    if args.batch_seconds > 0:
+        _say(f"{args.batch_clients} clients importing {args.batch_rows} rows a request")
+        rows, clients = args.batch_rows, args.batch_clients
+        result.batched = sustain_batches(st, big, args.batch_seconds, clients, rows, pool)
     if args.profile:
         result.profile = profile_updates(st, big, args.audiences)
     result.lists.append(_list_figures(st, big, args.contacts, seconds, args))
@@ -135,17 +148,39 @@ def render_sustained(s: Sustained) -> list[str]:
         f"  event lag after ack    p50 {_ms(percentile(lags.lags, 0.5))}, p99 {_ms(p99_lag)}, "
         f"max {_ms(max(lags.lags, default=float('nan')))} (target p99 ≤ {LAG_TARGET:.0f} s: "
         f"{_verdict(p99_lag <= LAG_TARGET)}); {s.pages:,} feed pages read",
-        _render_cpu(s),
+        _render_cpu(s.cpu, s.writes),
     ]
 
 
-def _render_cpu(s: Sustained) -> str:
+def render_batched(b: Batched) -> list[str]:
+    rate = b.updates / b.seconds if b.seconds else 0.0
+    lags, lat = b.lags, b.latencies
+    p99_lag = percentile(lags.lags, 0.99)
+    return [
+        f"batched writes: {b.clients} clients, {b.rows} rows a request, {b.seconds:.1f} s, "
+        f"pool of {b.pool:,} contacts",
+        f"  rows updated           {b.updates:,} in {b.requests:,} requests ({b.unchanged} "
+        f"unchanged, {b.errors} errors): {rate:,.1f}/s (target {RATE_TARGET:,.0f}/s: "
+        f"{_verdict(rate >= RATE_TARGET)})",
+        f"  request latency        p50 {_ms(percentile(lat, 0.5))}, "
+        f"p99 {_ms(percentile(lat, 0.99))}",
+        f"  membership events      {lags.expected:,} expected, {lags.missing} missing, "
+        f"{lags.unexpected} unexpected, {lags.early} seen before the answer (lag 0)",
+        f"  event lag after answer p50 {_ms(percentile(lags.lags, 0.5))}, p99 {_ms(p99_lag)}, "
+        f"max {_ms(max(lags.lags, default=float('nan')))} (target p99 ≤ {LAG_TARGET:.0f} s: "
+        f"{_verdict(p99_lag <= LAG_TARGET)}); {b.pages:,} feed pages read",
+        _render_cpu(b.cpu, b.updates),
+    ]
+
+
+def _render_cpu(cpu: tuple[float, float, float], updates: int) -> str:
     """CPU per acknowledged update, and the rate the machine's cores would bound it to."""
-    service, database, clients = (seconds / max(1, s.writes) for seconds in s.cpu)
+    service, database, clients = (seconds / max(1, updates) for seconds in cpu)
     bound = (os.cpu_count() or 1) / (service + database) if service + database else float("nan")
     return (
-        f"  CPU per update         service {_ms(service)}, PostgreSQL {_ms(database)}, "
-        f"clients and reader {_ms(clients)}: {os.cpu_count()} cores serve at most "
+        f"  CPU per update         service {service * 1000:,.2f} ms, PostgreSQL "
+        f"{database * 1000:,.2f} ms, "
+        f"clients and reader {clients * 1000:,.2f} ms: {os.cpu_count()} cores serve at most "
         f"{bound:,.0f} updates/s"
     )
 
@@ -176,6 +211,8 @@ def render(result: Result, args: argparse.Namespace) -> str:
     ]
     if result.sustained is not None:
         lines += render_sustained(result.sustained)
+    if result.batched is not None:
+        lines += render_batched(result.batched)
     for figures in result.lists:
         lines += render_list(figures)
     return "\n".join(lines)
@@ -193,6 +230,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2, help="uvicorn worker processes")
     parser.add_argument("--pool", type=int, default=20_000, help="contacts the clients write")
+    parser.add_argument("--batch-seconds", type=float, default=30.0, help="batched writes")
+    parser.add_argument("--batch-clients", type=int, default=2, help="clients importing")
+    parser.add_argument("--batch-rows", type=int, default=500, help="rows a request (≤ 1000)")
     parser.add_argument("--small", type=int, default=0, help="second list (default N ÷ 10)")
     parser.add_argument("--touched", type=_sizes, default=[10, 5000])
     parser.add_argument("--profile", action="store_true", help="profile 50 updates' use case")

@@ -77,16 +77,20 @@ def contacts_imported(
     created: Sequence[tuple[str, str]],
     updated: Sequence[tuple[str, Sequence[str]]],
     announce: bool,
-) -> None:
+    most: int | None = None,
+) -> int:
     """After an import's contacts (id, email) were inserted and (id, changed fields) updated,
     with their actions, and flushed. Its events carry the cause `contact.imported`; with
     `announce` False membership follows all the same but no event is written (a migration's
-    history, which no consumer should take for news)."""
+    history, which no consumer should take for news). `most`: the (contact, audience) pairs
+    the turn may move (`membership_store.TooManyMoves` past it). The pairs moved."""
     if announce:
         events.append(session, list_id, _imported_events(created, updated))
     ids = [contact_id for contact_id, _ in [*created, *updated]]
     cause = events.CAUSE_CONTACT_IMPORTED
-    membership_store.refresh_contacts(session, list_id, ids, cause, announce=announce)
+    return membership_store.refresh_contacts(
+        session, list_id, ids, cause, announce=announce, most=most
+    )
 
 
 def _imported_events(

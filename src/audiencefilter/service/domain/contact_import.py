@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table, select, update
 from sqlalchemy.orm import Session
 
 from ... import as_utc
@@ -105,6 +105,7 @@ class _Batch:
     seen: Seen
     created: list[tuple[dict[str, Any], ImportRow]] = field(default_factory=list)
     updated: list[tuple[str, list[str]]] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
     new_actions: list[tuple[str, ImportedAction]] = field(default_factory=list)
 
 
@@ -115,24 +116,29 @@ def write(
     mode: str,
     announce: bool,
     seen: Seen,
-) -> list[dict[str, Any]]:
+    most: int | None = None,
+) -> tuple[list[dict[str, Any]], int]:
     """Applies the rows of one turn to the list (its lock held by the caller); a result per
-    row, in order. `seen` holds the first results of the earlier turns and gains this turn's."""
+    row, in order, and the (contact, audience) pairs they moved. `seen` holds the first
+    results of the earlier turns and gains this turn's; `most`: the pairs the rows may move
+    (`membership_store.TooManyMoves` past it)."""
     keys = sorted({row.key for row in rows if isinstance(row, ImportRow) and row.key not in seen})
     existing = _existing(session, list_id, keys)
-    stored = _stored_actions(session, [c.id for c in existing.values()]) if mode == UPSERT else {}
+    # Rows without actions can repeat none: then their contacts' actions need no read.
+    with_actions = mode == UPSERT and any(isinstance(r, ImportRow) and r.actions for r in rows)
+    stored = _stored_actions(session, [c.id for c in existing.values()]) if with_actions else {}
     batch = _Batch(session, list_id, mode, existing, stored, seen)
     results = [_take(batch, row) for row in rows]
-    _finish(batch, announce)
-    return results
+    return results, _finish(batch, announce, most)
 
 
-def weight(row: ImportRow | InvalidRow, audiences: int) -> int:
-    """What a row costs a turn: its contact, its actions, and its judgement by each of the
-    list's `audiences` smart audiences (a membership, an event and an instant at most)."""
+def weight(row: ImportRow | InvalidRow, judging: float) -> float:
+    """What a row costs a turn before its judgement moves any pair: its contact, its actions,
+    and `judging`, its judgement by the list's smart audiences
+    (`membership_turns.judging_weight`)."""
     if isinstance(row, InvalidRow):
         return 1
-    return 1 + len(row.actions) + audiences
+    return 1 + len(row.actions) + judging
 
 
 def counts(results: Sequence[dict[str, Any]]) -> dict[str, int]:
@@ -210,8 +216,8 @@ def _update(batch: _Batch, row: ImportRow, contact: Contact) -> dict[str, Any]:
         if abs(values["points"]) > MAX_SAFE_INTEGER:
             return _points_out_of_range(row, values["points"])
     changed = [name for name, value in values.items() if not _same(getattr(contact, name), value)]
-    for name in changed:
-        setattr(contact, name, values[name])
+    if changed:
+        batch.changes.append({"id": contact.id, **{name: values[name] for name in changed}})
     fields = sorted([*changed, *(["actions"] if actions else [])])
     batch.new_actions.extend((contact.id, action) for action in actions)
     if not fields:
@@ -252,15 +258,28 @@ def _points_out_of_range(row: ImportRow, points: int) -> dict[str, Any]:
     return {"row": row.number, "status": "invalid", "errors": [problem]}
 
 
-def _finish(batch: _Batch, announce: bool) -> None:
-    """Writes the updates, the new contacts, the actions, then membership and events."""
-    batch.session.flush()
+def _finish(batch: _Batch, announce: bool, most: int | None) -> int:
+    """Writes the updates, the new contacts, the actions, then membership and events; the
+    pairs moved."""
+    _update_contacts(batch.session, batch.changes)
     insert_rows(batch.session, CONTACT_ROWS.table, [contact for contact, _ in batch.created])
     for contact, row in batch.created:
         batch.new_actions.extend((contact["id"], action) for action in row.actions)
     _insert_actions(batch.session, batch.new_actions)
     created = [(contact["id"], contact["email"]) for contact, _ in batch.created]
-    changes.contacts_imported(batch.session, batch.list_id, created, batch.updated, announce)
+    return changes.contacts_imported(
+        batch.session, batch.list_id, created, batch.updated, announce, most
+    )
+
+
+def _update_contacts(session: Session, changes: list[dict[str, Any]]) -> None:
+    """The changed fields of the updated contacts, by primary key, one statement (executed
+    for many rows) per set of fields changed: the rows sorted so that alike ones are
+    together, since the ORM flush sent one `UPDATE` a contact whenever two contacts in a row
+    changed different fields."""
+    if changes:
+        changes.sort(key=lambda change: sorted(change))
+        session.execute(update(Contact), changes)
 
 
 def _insert_actions(session: Session, actions: Sequence[tuple[str, ImportedAction]]) -> None:

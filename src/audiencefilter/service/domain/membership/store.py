@@ -97,6 +97,17 @@ def dependents(session: Session, audience_ids: Iterable[str]) -> list[StoredAudi
     return references.dependents(list(list_plan.plan_of(session, list_id).smart), ids)
 
 
+class TooManyMoves(Exception):
+    """A write's judgement would move more (contact, audience) pairs than it may in one turn
+    (`refresh_contacts(most=)`); raised before anything of the membership is written, so the
+    caller can undo its own writes (a savepoint) and take fewer contacts."""
+
+    def __init__(self, moves: int, most: int) -> None:
+        super().__init__(f"{moves} pairs would move, at most {most} may")
+        self.moves = moves
+        self.most = most
+
+
 def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
     for start in range(0, len(values), CHUNK):
         yield values[start : start + CHUNK]
@@ -315,12 +326,14 @@ def refresh_contacts(
     audiences: Sequence[StoredAudience] | None = None,
     announce: bool = True,
     changed: Collection[str] | None = None,
+    most: int | None = None,
 ) -> int:
     """Brings the stored smart memberships of these contacts of the list up to date; the number
     of changes (events appended unless `announce` is False). Call it after the write, in its
     transaction. `audiences`: only these (in refresh order), rather than every smart audience
     of the list; `changed`: the columns and relations the write changed (None: any), so that
-    audiences reading none of them are not judged at all."""
+    audiences reading none of them are not judged at all; `most`: the pairs it may move, past
+    which it raises `TooManyMoves` before writing any."""
     plan = list_plan.plan_of(session, list_id)  # one read of the list's stamp per write
     if audiences is None:
         audiences = plan.smart if changed is None else plan.reading(changed)
@@ -345,6 +358,8 @@ def refresh_contacts(
     judge = _Judge(audiences, selected, stored, at, used, plan)
     for record in records:
         judge.decide(record)
+    if most is not None and len(judge.entering) + len(judge.leaving) > most:
+        raise TooManyMoves(len(judge.entering) + len(judge.leaving), most)
     written = _write(session, list_id, judge.entering, judge.leaving, cause, at, announce)
     membership_due.contacts_judged(session, audiences, contact_ids, at, records)
     return written

@@ -6,9 +6,12 @@ row's fields go and what their values must be). A thousand rows with fifteen act
 some 17,000 rows: in one transaction, three such imports at once held another account's write
 for 6.3 s on SQLite. So the rows are written in turns (`unit.Turned`), each its own transaction
 under the list's lock, of as many rows as fit `membership_turns.PAIRS_PER_TURN`, a row weighing
-its contact, its actions and its judgement by each smart audience of the list
-(`contact_import.weight`); between two turns other writers, of this list or of any account,
-take theirs.
+its contact, its actions and its judgement by the smart audiences of the list
+(`contact_import.weight`: the turn's contacts are judged together, twenty pairs judged in
+memory weighing one moved). What the rows move is known once they are judged: a turn whose
+rows would move more than `PAIRS_PER_TURN` pairs undoes its writes (a savepoint) and takes
+fewer rows, before any membership or its event is written. Between two turns other writers,
+of this list or of any account, take theirs.
 
 Each turn writes its rows' contacts and actions, their events and their membership together, so
 a reader between two turns sees some rows imported and others not yet, never a contact without
@@ -34,12 +37,14 @@ from ...ground.errors import Conflict
 from .. import changes, contact_import
 from ..contact_import import ImportRow, InvalidRow
 from ..membership import plan as list_plan
+from ..membership.store import TooManyMoves
 from . import membership_turns
 from .unit import Progress, TurnWrites
 
 R = TypeVar("R")
 ImportMode = Literal["create", "upsert"]
 RowReader = Callable[[int, Any, List], ImportRow | InvalidRow]
+Rows = list[ImportRow | InvalidRow]
 RACED = "A contact with one of these emails was created meanwhile; send it again"
 
 
@@ -58,7 +63,8 @@ class Job:
 @dataclass(frozen=True)
 class _Import:
     """The turns of one import (`unit.Turned`); its progress is `{"next": index of the next
-    row, "results": [...], "seen": contact_import.Seen, "listId": ...}`."""
+    row, "results": [...], "seen": contact_import.Seen, "listId": ..., "moves": pairs moved
+    a row by the turn before}`."""
 
     job: Job
     read_row: RowReader
@@ -67,11 +73,15 @@ class _Import:
         job = self.job
         lst = changes.locked_list(session, job.account_id, job.list_id)
         start = 0 if progress is None else int(progress["next"])
-        rows = self._rows(session, lst, start)
-        seen = {} if progress is None else dict(progress["seen"])
-        results = contact_import.write(session, lst.id, rows, job.mode, job.events, seen)
+        moves = 0.0 if progress is None else float(progress.get("moves", 0.0))
+        rows = self._rows(session, lst, start, moves)
+        seen: contact_import.Seen = {} if progress is None else dict(progress["seen"])
+        rows, results, moved = _write(session, lst.id, rows, job, seen)
         results = ([] if progress is None else list(progress["results"])) + results
-        return {"listId": lst.id, "next": start + len(rows), "results": results, "seen": seen}
+        next_ = start + len(rows)
+        return {"listId": lst.id, "next": next_, "results": results, "seen": seen} | {
+            "moves": moved / len(rows) if rows else 0.0
+        }
 
     def done(self, progress: Progress) -> bool:
         return int(progress["next"]) >= len(self.job.rows)
@@ -81,18 +91,47 @@ class _Import:
         summary = {"listId": progress["listId"], "mode": self.job.mode, "rows": len(results)}
         return {**summary, **contact_import.counts(results), "results": results}
 
-    def _rows(self, session: Session, lst: List, start: int) -> list[ImportRow | InvalidRow]:
-        """The rows of this turn, from `start`: as many as fit a turn, one at least."""
-        audiences = len(list_plan.plan_of(session, lst.id).smart)
-        budget = membership_turns.PAIRS_PER_TURN
-        taken: list[ImportRow | InvalidRow] = []
+    def _rows(self, session: Session, lst: List, start: int, moves: float) -> Rows:
+        """The rows of this turn, from `start`: as many as fit a turn, one at least, each
+        expected to move `moves` pairs (what a row of the turn before moved)."""
+        judging = membership_turns.judging_weight(list_plan.plan_of(session, lst.id).smart)
+        budget: float = membership_turns.PAIRS_PER_TURN
+        expected = budget * PLANNED
+        taken: Rows = []
         for number, value in self.job.rows[start:]:
             row = self.read_row(number, value, lst)
-            budget -= contact_import.weight(row, audiences)
-            if taken and budget < 0:
+            budget -= contact_import.weight(row, judging)
+            expected -= moves
+            if taken and (budget < 0 or expected < 0):
                 break
             taken.append(row)
         return taken
+
+
+PLANNED = 0.8
+"""The share of the pairs a turn may move that its rows are expected to move, and that a turn
+cut keeps: rows move unevenly, and a turn that moves too many is undone and written again."""
+
+
+def _write(
+    session: Session, list_id: str, rows: Rows, job: Job, seen: contact_import.Seen
+) -> tuple[Rows, list[dict[str, Any]], int]:
+    """Writes the longest start of `rows` whose judgement moves at most `PAIRS_PER_TURN`
+    pairs (a single row whatever it moves); the rows written, their results and the pairs they
+    moved. A try that would move more is undone and the rows cut in proportion."""
+    while len(rows) > 1:
+        tried = dict(seen)
+        most = membership_turns.PAIRS_PER_TURN
+        try:
+            with session.begin_nested():
+                args = (session, list_id, rows, job.mode, job.events, tried, most)
+                results, moved = contact_import.write(*args)
+        except TooManyMoves as too_many:
+            rows = rows[: max(1, int(len(rows) * PLANNED * too_many.most / too_many.moves))]
+            continue
+        seen.update(tried)
+        return rows, results, moved
+    return rows, *contact_import.write(session, list_id, rows, job.mode, job.events, seen)
 
 
 def run(job: Job, read_row: RowReader, writes: TurnWrites[dict[str, Any], R]) -> R:
