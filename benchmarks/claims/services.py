@@ -108,7 +108,7 @@ def webhook_duplicates(quick: bool) -> list[float]:
 def scheduler_median_lag(quick: bool) -> list[float]:
     """The scheduler's median lag (ms) of the `audience.left` events, 20,000 contacts of which
     500 turn old, five duration audiences, 20 s (`benchmarks.scheduler_lag`)."""
-    contacts, moving, seconds = (100, 20, 3.0) if quick else (20_000, 500, 20.0)
+    contacts, moving, seconds = (100, 20, 2.0) if quick else (20_000, 500, 20.0)
     found = scheduler_lag.measure(contacts, 5, seconds, moving)
     lags, _ = found["instants (the scheduler)"]
     return [statistics.median(lags) * 1000 if lags else float("nan")]
