@@ -33,7 +33,7 @@ def marked() -> dict[str, tuple[str, str]]:
     """Each marker's id: the heading it is under and the text it stands before (to the next
     marker or heading; consecutive markers share that text)."""
     found: dict[str, tuple[str, str]] = {}
-    heading, waiting, text = "", [], []
+    heading, waiting, text = "", list[str](), list[str]()
     lines = DOC.read_text(encoding="utf-8").split(GENERATED)[0].splitlines()
     for line in [*lines, "# end"]:
         match = MARKER.match(line.strip())

@@ -30,7 +30,10 @@ def _gates(size: int, quick: bool) -> dict[str, float]:
 
 def _gate(prefix: str, size: int, quick: bool) -> list[float]:
     found = _gates(2_000 if quick else size, quick)
-    return [ratio for what, ratio in found.items() if what.startswith(prefix)]
+    picked = [ratio for what, ratio in found.items() if what.startswith(prefix)]
+    if not picked:  # a renamed gate must not read as a claim that does not hold
+        raise KeyError(f"no gate starting with {prefix!r} among {sorted(found)}")
+    return picked
 
 
 def gate_compile(quick: bool) -> list[float]:
@@ -100,7 +103,7 @@ def _picked(
 ) -> list[float]:
     found = source(quick)
     picked = [ratio for what, ratio in found.items() if what.startswith(names)]
-    if not picked:
+    if not picked:  # a renamed row must not read as a claim that does not hold
         raise KeyError(f"no row starting with {names} among {sorted(found)}")
     return picked
 
