@@ -107,6 +107,21 @@ def test_long_claims_wait_to_be_named(
     assert cli.main(["--only", "fake.*"]) == 1
 
 
+def _exits(quick: bool) -> list[float]:
+    raise SystemExit("a benchmark gave up")
+
+
+def test_a_measure_that_exits_is_an_error_and_the_others_still_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = Claim("fake.exits", "## Nowhere", "a figure", at_most("<= 2x", 2), "none", _exits)
+    monkeypatch.setattr(catalogue, "CLAIMS", (broken, _fake(1.0)))
+    assert cli.main([]) == 1
+    out = capsys.readouterr().out
+    assert "| fake.exits |" in out and "error (SystemExit: a benchmark gave up)" in out
+    assert "| fake.one | <= 2x | 1.00x | holds |" in out
+
+
 def test_bench_ends_with_the_claims() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\nbench:")[1].split("\n\n")[0].strip().splitlines()

@@ -70,7 +70,7 @@ def _judge(claim: Claim, args: argparse.Namespace) -> Verdict:
         values = tuple(float(v) for v in claim.measure(args.quick))
     except Unavailable as exc:
         return Verdict(claim, (), "not run", str(exc))
-    except Exception as exc:  # one broken measure must not hide the others' verdicts
+    except (Exception, SystemExit) as exc:  # one broken measure must not hide the others'
         return Verdict(claim, (), "error", f"{type(exc).__name__}: {exc}")
     note = f"{time.perf_counter() - started:.0f} s"
     print(f"  {claim.id}: {claim.stated.show(values)} ({note})", file=sys.stderr, flush=True)
