@@ -52,10 +52,11 @@ type: install
 
 check: lint type test
 
-bench: install  ## engines side by side (docs/performance.md), the speed gates as ratios, the known gaps
+bench: install  ## engines side by side (docs/performance.md), the speed gates, the known gaps, every claim
 	$(BIN)/python -m benchmarks.run
 	$(BIN)/python -m benchmarks.gates
 	$(BIN)/python -m benchmarks.gaps
+	$(BIN)/python -m benchmarks.claims
 
 fuzz: install  ## coverage-guided fuzzing of both readers; new inputs land in tests/fuzz/corpus
 	$(BIN)/pip install --quiet atheris

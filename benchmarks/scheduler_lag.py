@@ -20,6 +20,7 @@ the process's CPU seconds over the run. A measurement script, not a test.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import tempfile
@@ -198,6 +199,23 @@ def _describe(name: str, lags: list[float], cpu: float, expected: int) -> str:
     )
 
 
+WAYS = {"instants (the scheduler)": _instants, "sweep every second": _sweeping}
+
+
+def measure(
+    contacts: int, audiences: int, seconds: float, moving: int | None = None
+) -> dict[str, tuple[list[float], float]]:
+    """Each way's lags of the `audience.left` events (seconds) and its CPU (seconds), on a
+    fresh database of `contacts`, `moving` of them (all when None) turning old."""
+    with tempfile.TemporaryDirectory() as folder:
+        setup = Setup(Path(folder), contacts, audiences)
+        try:
+            turning = contacts if moving is None else min(moving, contacts)
+            return {name: _run(setup, seconds, turning, make(setup)) for name, make in WAYS.items()}
+        finally:
+            setup.client.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--contacts", type=int, default=2000)
@@ -205,28 +223,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--moving", type=int, default=None, help="contacts turning old (all)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as folder:
-        setup = Setup(Path(folder), args.contacts, args.audiences)
-        try:
-            moving = args.contacts if args.moving is None else min(args.moving, args.contacts)
-            expected = moving * args.audiences
-            load = ", ".join(f"{x:.2f}" for x in __import__("os").getloadavg())
-            window = WINDOW.total_seconds()
-            print(
-                f"{args.contacts:,} contacts, {moving:,} of them turning {window:.0f} s old "
-                f"over {args.seconds:.0f} s; {args.audiences} such audiences "
-                f"(+{len(EXTRA)} calendar ones); load average {load}"
-            )
-            print("| way | left events | median lag | 95th percentile | max | CPU |")
-            print("|---|---:|---:|---:|---:|---:|")
-            for name, make in (
-                ("instants (the scheduler)", _instants),
-                ("sweep every second", _sweeping),
-            ):
-                lags, cpu = _run(setup, args.seconds, moving, make(setup))
-                print(_describe(name, lags, cpu, expected), flush=True)
-        finally:
-            setup.client.close()
+    moving = args.contacts if args.moving is None else min(args.moving, args.contacts)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"{args.contacts:,} contacts, {moving:,} of them turning {WINDOW.total_seconds():.0f} s "
+        f"old over {args.seconds:.0f} s; {args.audiences} such audiences "
+        f"(+{len(EXTRA)} calendar ones); load average {load}"
+    )
+    print("| way | left events | median lag | 95th percentile | max | CPU |")
+    print("|---|---:|---:|---:|---:|---:|")
+    found = measure(args.contacts, args.audiences, args.seconds, moving)
+    for name, (lags, cpu) in found.items():
+        print(_describe(name, lags, cpu, moving * args.audiences), flush=True)
     return 0
 
 

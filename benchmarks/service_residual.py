@@ -100,6 +100,18 @@ def _shares(tally: Counter[str]) -> str:
     )
 
 
+def measure(on: ResidualBench, off: ResidualBench, runs: int) -> dict[str, tuple[float, float]]:
+    """(ms with residuals, ms without) of each write ("create an action" or "update a contact")
+    on each clock ("wall" or "CPU"), measured in alternation."""
+    found = {}
+    for label, write in (("create an action", "act"), ("update a contact", "patch")):
+        for clock_name, clock in (("wall", time.perf_counter), ("CPU", time.process_time)):
+            one = on.act(on.with_audiences) if write == "act" else on.patch()
+            other = off.act(off.with_audiences) if write == "act" else off.patch()
+            found[f"{label}, {clock_name}"] = _side_by_side(one, other, runs, clock)
+    return found
+
+
 def _run(name: str, url: str, contacts: int, audiences: int, runs: int) -> None:
     print(f"\n{name}: {contacts:,} contacts, {audiences} smart audiences", flush=True)
     started = time.perf_counter()
@@ -108,15 +120,11 @@ def _run(name: str, url: str, contacts: int, audiences: int, runs: int) -> None:
     print(f"  ready in {time.perf_counter() - started:.1f} s")
     try:
         print(f"  {'':<26} {'residual':>9} {'whole':>9}")
-        for label, write in (("create an action", "act"), ("update a contact", "patch")):
-            for clock_name, clock in (("wall", time.perf_counter), ("CPU", time.process_time)):
-                one = on.act(on.with_audiences) if write == "act" else on.patch()
-                other = off.act(off.with_audiences) if write == "act" else off.patch()
-                with_ms, without_ms = _side_by_side(one, other, runs, clock)
-                print(
-                    f"  {label + ', ' + clock_name:<26} {with_ms:7.2f}ms {without_ms:7.2f}ms  "
-                    f"ratio {with_ms / without_ms:.2f}x"
-                )
+        for label, (with_ms, without_ms) in measure(on, off, runs).items():
+            print(
+                f"  {label:<26} {with_ms:7.2f}ms {without_ms:7.2f}ms  "
+                f"ratio {with_ms / without_ms:.2f}x"
+            )
         print(_shares(_tally_of(on, runs)))
     finally:
         on.close()

@@ -1,0 +1,16 @@
+"""`python -m benchmarks.claims`: every claim of docs/performance.md measured again.
+
+Each claim (`catalogue.CLAIMS`) names the section of docs/performance.md it is in, what it states,
+the range the document gives (a ratio, a bound in ms, "0 missing"), the data it is measured on,
+and a measure that calls the benchmark module that printed the figure, at that size. The
+document marks each claim with `<!-- claim: ID -->` just before the text holding it.
+
+    python -m benchmarks.claims                 # every claim but the long ones; exit 1 if one fails
+    python -m benchmarks.claims --only gaps.sum,gates.parse   # these (long ones too)
+    python -m benchmarks.claims --list          # the registry, nothing measured
+    python -m benchmarks.claims --quick         # every measure at tiny sizes: the machinery only
+    python -m benchmarks.claims --long          # the long ones too (hours)
+
+polars keeps its threads, as in `benchmarks.run`; `POLARS_MAX_THREADS=1` holds it to one, as
+`benchmarks.gaps` does when run alone.
+"""

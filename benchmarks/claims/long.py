@@ -1,0 +1,93 @@
+"""The measures of the long claims: minutes to hours at the sizes the document states (a FilterSet
+of 100,000 filters, a simulated week, the service's rate on PostgreSQL, a million contacts, Spark
+at 10 million). `python -m benchmarks.claims` runs them only when named (`--only`) or with
+`--long`; their `--quick` form, at tiny sizes, checks that they still run and answer."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+
+from .. import filterset_scale, million, service_membership, service_rate, simulated_week, spark
+from .registry import Unavailable
+from .services import sqlite_url
+
+
+def filterset_p50(quick: bool) -> list[float]:
+    """`Tracked.update` per change, median CPU ms, 100,000 filters and 2,000 changes."""
+    if quick:
+        found = filterset_scale.measure(filters=200, changes=40, sample=10, naive_filters=50)
+    else:
+        found = filterset_scale.measure(100_000, 2_000, 100, 5_000)
+    return [statistics.median(found.changes_cpu_ms)]
+
+
+@functools.cache
+def _week(quick: bool) -> simulated_week.Tally:
+    if quick:
+        return simulated_week.simulate(contacts=40, audiences=12, days=1)
+    return simulated_week.simulate(contacts=200, audiences=100, days=7)
+
+
+def week_faults(quick: bool) -> list[float]:
+    """Missed, duplicated and wrong events of the simulated week."""
+    tally = _week(quick)
+    return [float(tally.missed), float(tally.duplicated), float(tally.wrong)]
+
+
+def week_on_time(quick: bool) -> list[float]:
+    """The share of events written within 1 s of their instant (the application's clock)."""
+    tally = _week(quick)
+    return [100 * tally.on_time / tally.events if tally.events else 100.0]
+
+
+@functools.cache
+def _rate(quick: bool) -> service_rate.Result:
+    argv = ["--contacts", "100000", "--seconds", "30", "--repeats", "1"]
+    if quick:
+        argv = ["--contacts", "60", "--small", "30", "--seconds", "2", "--clients", "2"]
+        argv += ["--workers", "1", "--audiences", "6", "--touched", "3,20", "--repeats", "1"]
+    result = service_rate.run(service_rate.parse(argv))
+    if result is None or result.sustained is None:
+        raise Unavailable("no PostgreSQL server for the service's rate")
+    return result
+
+
+def rate_missing(quick: bool) -> list[float]:
+    """Membership events of the sustained writes missing from the feed."""
+    return [float(_rate(quick).sustained.lags.missing)]  # type: ignore[union-attr]
+
+
+def rate_updates(quick: bool) -> list[float]:
+    """Updates acknowledged a second, 8 clients for 30 s on 100,000 contacts."""
+    sustained = _rate(quick).sustained
+    assert sustained is not None
+    return [sustained.writes / sustained.seconds]
+
+
+def million_audience(quick: bool) -> list[float]:
+    """A smart audience over a list of 1,000,000 contacts on SQLite, ours ÷ hand-written."""
+    count, runs = (300, 1) if quick else (1_000_000, 11)
+    with sqlite_url() as url:
+        result = million.run("SQLite", url, count, runs, with_profile=False)
+    return [m.ratio for m in result.measures if m.what == "audience over the list"]
+
+
+def thousand_still(quick: bool) -> list[float]:
+    """`PATCH` of a field no filter reads, 1,000 audiences ÷ none, 2,000 contacts, 30 runs."""
+    contacts, audiences, runs = (40, 20, 3) if quick else (2_000, 1_000, 30)
+    with sqlite_url() as url:
+        bench = service_membership.Bench(url, contacts, audiences)
+        try:
+            found = service_membership.measure(bench, runs)
+        finally:
+            bench.close()
+    return [ratio for label, _, _, ratio in found if label == "update, no change"]
+
+
+def spark_hand_ratio(quick: bool) -> list[float]:
+    """Hand-written PySpark time ÷ `to_pyspark()` time, F1-F5, 10,000,000 contacts."""
+    rows, repeat = (2_000, 1) if quick else (10_000_000, 3)
+    files = [str(path) for path in spark.parts(rows)]
+    found = spark.run_engine("spark", files, repeat)
+    return [found[b.name]["hand"][0] / found[b.name]["to_pyspark"][0] for b in spark.BENCHES]

@@ -1,0 +1,164 @@
+"""The claims registry (`benchmarks.claims`) against docs/performance.md, and its machinery.
+
+Every `<!-- claim: ID -->` marker of the document has a registry entry and every entry a marker,
+under the heading the entry names; each entry's stated range is written in the text its marker
+stands before, with the bounds the entry checks. Each measure runs at its `--quick` size and
+answers a number of the right kind. No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.claims import __main__ as cli
+from benchmarks.claims import catalogue
+from benchmarks.claims.registry import Claim, Range, Unavailable, at_most, between
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "performance.md"
+MARKER = re.compile(r"^<!-- claim: (\S+) -->$")
+GENERATED = "<!-- Everything below is generated"
+NEEDS_SERVERS = {"rate.missing", "rate.updates"}  # PostgreSQL and Redis
+OWN_PROCESS = {"spark.hand-ratio"}  # stops the Spark session it starts
+
+
+def marked() -> dict[str, tuple[str, str]]:
+    """Each marker's id: the heading it is under and the text it stands before (to the next
+    marker or heading; consecutive markers share that text)."""
+    found: dict[str, tuple[str, str]] = {}
+    heading, waiting, text = "", list[str](), list[str]()
+    lines = DOC.read_text(encoding="utf-8").split(GENERATED)[0].splitlines()
+    for line in [*lines, "# end"]:
+        match = MARKER.match(line.strip())
+        if (match or line.startswith("#")) and waiting and text:
+            found.update((i, (heading, "\n".join(text))) for i in waiting)
+            waiting, text = [], []
+        if match:
+            assert match.group(1) not in found and match.group(1) not in waiting, line
+            waiting.append(match.group(1))
+        elif line.startswith("#"):
+            heading, waiting = line.strip(), []
+        elif waiting:
+            text.append(line)
+    return found
+
+
+def test_every_marker_has_an_entry_and_every_entry_a_marker() -> None:
+    ids = [claim.id for claim in catalogue.CLAIMS]
+    assert len(ids) == len(set(ids))
+    assert sorted(marked()) == sorted(ids)
+
+
+@pytest.mark.parametrize("claim", catalogue.CLAIMS, ids=lambda c: c.id)
+def test_the_stated_range_is_written_where_its_marker_stands(claim: Claim) -> None:
+    heading, text = marked()[claim.id]
+    assert heading == claim.section
+    assert claim.stated.text in " ".join(text.split())
+
+
+@pytest.mark.parametrize("claim", catalogue.CLAIMS, ids=lambda c: c.id)
+def test_the_bounds_are_the_numbers_the_text_states(claim: Claim) -> None:
+    stated = claim.stated
+    for bound in (stated.low, stated.high):
+        if bound is not None and stated.unit != "count":
+            written = {f"{bound:g}", f"{bound:,.0f}", f"{bound:.1f}", f"{bound:.2f}"}
+            assert any(number in stated.text for number in written), (bound, stated.text)
+
+
+def test_a_range_holds_inside_and_fails_outside() -> None:
+    ratio = between("0.8x to 1.2x", 0.8, 1.2)
+    assert ratio.holds([0.8, 1.0, 1.2]) and not ratio.holds([1.0, 1.21])
+    assert not ratio.holds([]) and not ratio.holds([math.nan])
+    assert at_most("<= 4x", 4).holds([3.9]) and not at_most("<= 4x", 4).holds([4.1])
+    assert ratio.show([0.91, 1.1]) == "0.91x to 1.10x"
+
+
+def _fake(value: float) -> Claim:
+    return Claim(
+        "fake.one", "## Nowhere", "a figure", at_most("<= 2x", 2), "none", lambda q: [value]
+    )
+
+
+@pytest.mark.parametrize(("value", "status"), [(1.5, 0), (2.5, 1)])
+def test_the_command_fails_when_a_claim_does_not_hold(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], value: float, status: int
+) -> None:
+    monkeypatch.setattr(catalogue, "CLAIMS", (_fake(value),))
+    assert cli.main([]) == status
+    word = "does not hold" if status else "holds"
+    assert f"| fake.one | <= 2x | {value:.2f}x | {word} |" in capsys.readouterr().out
+
+
+def test_long_claims_wait_to_be_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = Claim("fake.long", "## Nowhere", "a figure", at_most("<= 2x", 2), "none",
+                 lambda q: [9.0], long=True)  # fmt: skip
+    monkeypatch.setattr(catalogue, "CLAIMS", (long,))
+    assert cli.main([]) == 0
+    assert "not run (long" in capsys.readouterr().out
+    assert cli.main(["--only", "fake.*"]) == 1
+
+
+def _exits(quick: bool) -> list[float]:
+    raise SystemExit("a benchmark gave up")
+
+
+def test_a_measure_that_exits_is_an_error_and_the_others_still_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = Claim("fake.exits", "## Nowhere", "a figure", at_most("<= 2x", 2), "none", _exits)
+    monkeypatch.setattr(catalogue, "CLAIMS", (broken, _fake(1.0)))
+    assert cli.main([]) == 1
+    out = capsys.readouterr().out
+    assert "| fake.exits |" in out and "error (SystemExit: a benchmark gave up)" in out
+    assert "| fake.one | <= 2x | 1.00x | holds |" in out
+
+
+def test_bench_ends_with_the_claims() -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nbench:")[1].split("\n\n")[0].strip().splitlines()
+    assert recipe[-1].strip() == "$(BIN)/python -m benchmarks.claims"
+
+
+def _of_kind(values: list[float], stated: Range) -> None:
+    assert values and all(math.isfinite(v) for v in values), values
+    if stated.unit == "count":
+        assert all(v >= 0 and v == int(v) for v in values), values
+    elif stated.unit == "%":
+        assert all(0 <= v <= 100 for v in values), values
+    else:
+        assert all(v > 0 for v in values), values
+
+
+QUICK = [
+    pytest.param(c, marks=pytest.mark.postgres) if c.id in NEEDS_SERVERS else c
+    for c in catalogue.CLAIMS
+    if c.id not in OWN_PROCESS
+]
+
+
+@pytest.mark.parametrize("claim", QUICK, ids=lambda c: c.id)
+def test_each_measure_answers_at_its_quick_size(claim: Claim) -> None:
+    try:
+        values = [float(v) for v in claim.measure(True)]
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    _of_kind(values, claim.stated)
+
+
+@pytest.mark.parametrize("claim_id", sorted(OWN_PROCESS))
+def test_the_command_runs_a_claim_at_its_quick_size(claim_id: str) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    command = [sys.executable, "-m", "benchmarks.claims", "--quick", "--only", claim_id]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    row = next(line for line in done.stdout.splitlines() if line.startswith(f"| {claim_id} |"))
+    assert "quick (not judged)" in row
