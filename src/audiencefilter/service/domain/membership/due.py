@@ -287,8 +287,9 @@ def audiences_due(session: Session, now: datetime) -> list[str]:
     return list(session.scalars(statement.order_by(AudienceDue.dueAt, AudienceDue.audienceId)))
 
 
-def contacts_due(session: Session, now: datetime, limit: int) -> dict[str, Due]:
-    """Up to `limit` (audience, contact) pairs due by `now`, earliest first, by list."""
+def contacts_due(session: Session, now: datetime, limit: int) -> tuple[dict[str, Due], bool]:
+    """Up to `limit` (audience, contact) pairs due by `now`, earliest first, by list; and
+    whether the limit was reached (more may be due)."""
     statement = (
         select(MembershipDue.audienceId, MembershipDue.contactId, Audience.listId)
         .join(Audience, Audience.id == MembershipDue.audienceId)
@@ -297,11 +298,13 @@ def contacts_due(session: Session, now: datetime, limit: int) -> dict[str, Due]:
         .limit(limit)
     )
     grouped: dict[str, Due] = {}
+    pairs = 0
     for audience_id, contact_id, list_id in session.execute(statement):
+        pairs += 1
         due = grouped.setdefault(list_id, Due(set(), {}))
         due.audience_ids.add(audience_id)
         due.contact_ids.setdefault(contact_id, None)
-    return grouped
+    return grouped, pairs >= limit
 
 
 @dataclass(frozen=True)
