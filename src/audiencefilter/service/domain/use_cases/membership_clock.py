@@ -67,17 +67,24 @@ def run_due(
     now = clock.now()
     with database.reading() as session:
         audience_ids = membership_due.audiences_due(session, now)
+        # With no audience due (the usual run), the pairs due are read in the same look.
+        found = (
+            None if audience_ids else membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
+        )
     written += sum(_bring_audience(database, audience_id) for audience_id in audience_ids)
     while True:
-        with database.reading() as session:
-            due, full = membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
-        for list_id, found in due.items():
-            written += _bring_contacts(database, list_id, found, now)
+        if found is None:
+            with database.reading() as session:
+                found = membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
+        due, full = found
+        for list_id, pairs in due.items():
+            written += _bring_contacts(database, list_id, pairs, now)
         # A read short of the limit found every pair due by `now`: a judgement writes only
         # later instants, so reading again would find none (instants another process writes
         # meanwhile wait for the next run).
         if not full:
             return written
+        found = None
 
 
 def _bring_contacts(
