@@ -1,6 +1,7 @@
 """A simulated week of time audiences: is every enter/leave event written, once, on time?
 
     python -m benchmarks.simulated_week [--contacts N] [--audiences A] [--days D] [--quick]
+        [--under DIR] [--progress]
 
 One SQLite service database, a list of N contacts (sign-ups over three years, a third of them
 in the last fortnight, and about five actions each over the days around the week, stored
