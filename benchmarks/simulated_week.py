@@ -1,6 +1,7 @@
 """A simulated week of time audiences: is every enter/leave event written, once, on time?
 
     python -m benchmarks.simulated_week [--contacts N] [--audiences A] [--days D] [--quick]
+        [--under DIR] [--progress]
 
 One SQLite service database, a list of N contacts (sign-ups over three years, a third of them
 in the last fortnight, and about five actions each over the days around the week, stored
@@ -69,7 +70,7 @@ def audience_filters(count: int) -> list[dict[str, Any]]:
         zone = ZONES[n % len(ZONES)]
         hours = 1 + n % 5
         days = 1 + n % 7
-        kinds = [
+        kinds: list[dict[str, Any]] = [
             {"createdAt": {"gte": {"ago": f"P{days}D"}}},
             {"createdAt": {"gte": {"ago": f"PT{6 * hours}H"}}},
             {"createdAt": {"anniversary": {"this": "day", "timeZone": zone}}},
@@ -151,6 +152,9 @@ class Tally:
     instants: int = 0
     checks: int = 0
     runs: list[float] = field(default_factory=list)  # wall seconds per scheduler run
+    cpu: list[float] = field(default_factory=list)  # thread CPU seconds per scheduler run
+    oracle_cpu: float = 0.0  # thread CPU seconds of the checks at the instants
+    check_cpu: float = 0.0  # thread CPU seconds of the full evaluations
     stood: list[float] = field(default_factory=list)  # each run's instant, seconds from START
     written_by: list[int] = field(default_factory=list)  # per event: the run that wrote it
     wall: float = 0.0
@@ -202,6 +206,7 @@ class Service:
             for n, where in enumerate(wheres)
         ]
         self.position = 0
+        self.next_due: datetime | None = None
 
     def _call(self, method: str, path: str, body: dict[str, Any]) -> Any:
         response = self.client.request(method, f"/v4{path}", headers=self.headers, json=body)
@@ -241,17 +246,21 @@ class Service:
         return ids
 
     def earliest(self) -> datetime | None:
-        with self.database.reading() as session:
-            return membership_due.earliest(session)
+        """The earliest instant the service holds, as read with the last run's events (no
+        write happens in between)."""
+        return self.next_due
 
-    def run(self) -> float:
-        started = time.perf_counter()
+    def run(self) -> tuple[float, float]:
+        """One scheduler run: its wall time and its thread's CPU time, in seconds."""
+        started, cpu = time.perf_counter(), time.thread_time()
         self.client.app.state.sweeper.run_once()
-        return time.perf_counter() - started
+        return time.perf_counter() - started, time.thread_time() - cpu
 
     def new_events(self) -> list[tuple[str, str, str, datetime]]:
-        """The feed's events since the last call: (contact, audience, type, written at)."""
+        """The feed's events since the last call: (contact, audience, type, written at); the
+        earliest instant due is read in the same transaction."""
         with self.database.reading() as session:
+            self.next_due = membership_due.earliest(session)
             rows = session.execute(
                 select(
                     Event.position, Event.contactId, Event.audienceId, Event.type, Event.occurredAt
@@ -326,10 +335,11 @@ class Week:
         self.pending: dict[tuple[int, int], tuple[bool, datetime]] = {}  # missed so far
         self.tally = Tally()
         self.previous = START
+        self.progress = False  # a line per full evaluation, for long runs
+        self.began = time.perf_counter()
 
     def start(self) -> None:
-        self.tally.stood.append((self.service.hands.at - START).total_seconds())
-        self.tally.runs.append(self.service.run())
+        self._run()
         for cid, aid, kind, _ in self.service.new_events():
             pair = (self.contact[cid], self.audience[aid])
             self.fed.add(pair) if kind == "audience.entered" else self.fed.discard(pair)
@@ -372,8 +382,8 @@ class Week:
         """The clock at `at`, the scheduler run once, its events checked."""
         self.service.hands.at = at
         self.tally.instants += 1
-        self.tally.stood.append((self.service.hands.at - START).total_seconds())
-        self.tally.runs.append(self.service.run())
+        self._run()
+        cpu = time.thread_time()
         changed = self.oracle.advance(at)
         for pair, answer in changed.items():
             if pair in self.pending:  # changed back before any event came
@@ -385,6 +395,14 @@ class Week:
                 (self.contact[cid], self.audience[aid]), kind == "audience.entered", written
             )
         self.previous = at
+        self.tally.oracle_cpu += time.thread_time() - cpu
+
+    def _run(self) -> None:
+        """The scheduler run once where the clock stands, its instant and times noted."""
+        self.tally.stood.append((self.service.hands.at - START).total_seconds())
+        wall, cpu = self.service.run()
+        self.tally.runs.append(wall)
+        self.tally.cpu.append(cpu)
 
     def _event(self, pair: tuple[int, int], entered: bool, written: datetime) -> None:
         tally = self.tally
@@ -414,12 +432,21 @@ class Week:
     def check(self, at: datetime) -> None:
         """Every contact judged whole at `at` against the answers followed and the feed."""
         self.tally.checks += 1
+        cpu = time.thread_time()
         members = self.oracle.whole(at)
         followed = {pair for pair, answer in self.oracle.answers.items() if answer}
         self.tally.disagreements += len(members ^ followed)
         expected_feed = members ^ {pair for pair in self.pending}
         if self.fed != expected_feed:
             self.tally.disagreements += len(self.fed ^ expected_feed)
+        self.tally.check_cpu += time.thread_time() - cpu
+        if self.progress:
+            elapsed = (at - START).total_seconds() / 3600
+            print(
+                f"{elapsed:5.0f} h simulated: {self.tally.instants:,} instants, "
+                f"{self.tally.events:,} events, {time.perf_counter() - self.began:.0f} s",
+                flush=True,
+            )
 
 
 def _flip(
@@ -436,17 +463,28 @@ def _flip(
     return high
 
 
-def simulate(contacts: int, audiences: int, days: float, skip: int = 0) -> Tally:
-    """The week (or `days`) simulated and checked; the tally."""
+def simulate(
+    contacts: int,
+    audiences: int,
+    days: float,
+    skip: int = 0,
+    *,
+    under: str | None = None,
+    progress: bool = False,
+) -> Tally:
+    """The week (or `days`) simulated and checked; the tally. `under`: the folder the
+    database is made in (a memory file system leaves the disk's syncs out); `progress`: a
+    line at each full evaluation."""
     started = time.perf_counter()
     people = People.draw(contacts, int(days + 1))
     wheres = audience_filters(audiences)
     filters = [af.parse(where) for where in wheres]
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory(dir=under) as folder:
         service = Service(Path(folder), people, wheres)
         try:
             oracle = Oracle(filters, people, START)
             week = Week(service, oracle, people)
+            week.progress = progress
             week.start()
             week.tally.setup = time.perf_counter() - started
             return week.run(START + timedelta(days=days), skip)
@@ -485,9 +523,22 @@ def report(tally: Tally, contacts: int, audiences: int, days: float) -> str:
             f"| scheduler run, wall time: median / 99.9th pct / max | "
             f"{statistics.median(runs) * 1000:.0f} ms / {p999 * 1000:.0f} ms / "
             f"{runs[-1] * 1000:.0f} ms |",
+            f"| scheduler run, thread CPU: median / 99.9th pct / total | {_cpu(tally.cpu)} |",
+            f"| checks at the instants (library answers, events compared), CPU: total / per "
+            f"instant | {tally.oracle_cpu:.1f} s / "
+            f"{1000 * tally.oracle_cpu / max(1, tally.instants):.2f} ms |",
+            f"| full evaluations, CPU total | {tally.check_cpu:.1f} s |",
             f"| setup (contacts, audiences built, library answers) | {tally.setup:.0f} s |",
             f"| the simulated days, wall time | {tally.wall:.0f} s |",
         ]
+    )
+
+
+def _cpu(seconds: list[float]) -> str:
+    ordered = sorted(seconds)
+    p999 = ordered[min(len(ordered) - 1, int(0.999 * len(ordered)))]
+    return (
+        f"{statistics.median(ordered) * 1000:.1f} ms / {p999 * 1000:.1f} ms / {sum(ordered):.0f} s"
     )
 
 
@@ -505,10 +556,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--audiences", type=int, default=100)
     parser.add_argument("--days", type=float, default=7.0)
     parser.add_argument("--quick", action="store_true", help="200 contacts, 10 audiences, 2 days")
+    parser.add_argument("--under", help="the folder to make the database in (default: temp)")
+    parser.add_argument("--progress", action="store_true", help="a line every 6 simulated hours")
     args = parser.parse_args(argv)
     if args.quick:
         args.contacts, args.audiences, args.days = 200, 10, 2.0
-    tally = simulate(args.contacts, args.audiences, args.days)
+    tally = simulate(
+        args.contacts, args.audiences, args.days, under=args.under, progress=args.progress
+    )
     print(report(tally, args.contacts, args.audiences, args.days), flush=True)
     return 0 if tally.clean else 1
 

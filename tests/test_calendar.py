@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.language.calendar import start_of, start_of_day
+from audiencefilter.language.calendar import Units, start_of, start_of_day
 from audiencefilter.language.zones import zone_names
 from audiencefilter.testing.strategies import CALENDAR_ZONES
 
@@ -96,6 +96,27 @@ def test_units_start_on_their_first_day(zone: str, now: datetime, unit: str, n: 
         assert local.year * 12 + local.month == today.year * 12 + today.month + n
     else:
         assert (local.month, local.day, local.year) == (1, 1, today.year + n)
+
+
+@given(
+    st.sampled_from(CALENDAR_ZONES),
+    st.sampled_from(("day", "week", "month", "year")),
+    st.lists(
+        st.datetimes(
+            min_value=datetime(2030, 1, 1), max_value=datetime(2032, 1, 1), timezones=st.just(UTC)
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+)
+def test_the_units_remembered_are_those_start_of_finds(
+    zone: str, unit: str, instants: list[datetime]
+) -> None:
+    """The bounds `Units` looks up (the remembered units, in any order, transitions included)
+    are those `start_of` works out for each instant: the cache and the plain code agree."""
+    units = Units(unit, zone)
+    for now in instants + instants[::-1]:
+        assert units.bounds(now) == (start_of(unit, 0, zone, now), start_of(unit, 1, zone, now))
 
 
 def test_the_edges_of_the_calendar_are_clamped() -> None:

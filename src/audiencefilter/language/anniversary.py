@@ -25,7 +25,7 @@ from __future__ import annotations
 from calendar import isleap
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from functools import cache
+from functools import cache, lru_cache
 from zoneinfo import ZoneInfo
 
 ALL_MONTH_DAYS: tuple[int, ...] = tuple(
@@ -100,9 +100,11 @@ def _md(value: int) -> str:
     return f"{value // 100:02d}-{value % 100:02d}"
 
 
+@lru_cache(maxsize=4096)
 def month_days(first: date, end: date, zone: str) -> MonthDays:
     """The month-days of the local dates `first` (included) to `end` (excluded), with 29
-    February for 28 February of a common year."""
+    February for 28 February of a common year. Remembered: every anniversary filter of a zone
+    asks it again at each day it is resolved for, and building one walks the 366 month-days."""
     if (end - first).days >= 366:
         return MonthDays(zone, ((ALL_MONTH_DAYS[0], ALL_MONTH_DAYS[-1]),))
     found: set[int] = set()

@@ -28,10 +28,12 @@ Design choices (docs/semantics.md states them for users):
 from __future__ import annotations
 
 import re
+import threading
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from zoneinfo import ZoneInfo
 
 from .anniversary import CYCLE, MonthDays, cycled_local_date, month_days
@@ -101,7 +103,7 @@ class StartOf:
     def next_step(self, now: datetime) -> datetime | None:
         """The first instant after `now` at which `before` gives another instant: the start
         of the next unit (None past the last representable one)."""
-        return _after(now, start_of(self.unit, 1, self.zone or DEFAULT_ZONE, now))
+        return _after(now, units_of(self.unit, self.zone or DEFAULT_ZONE).bounds(now)[1])
 
     def in_zone(self, default: str) -> StartOf:
         """This value with `default` as its zone if it names none."""
@@ -168,7 +170,7 @@ class Period:
     def next_step(self, now: datetime) -> datetime | None:
         """The first instant after `now` at which the period covers other days: the start of
         the next unit, since every bound is a whole number of units from the current one."""
-        return _after(now, start_of(self.unit, 1, self.zone or DEFAULT_ZONE, now))
+        return _after(now, units_of(self.unit, self.zone or DEFAULT_ZONE).bounds(now)[1])
 
     def in_zone(self, default: str) -> Period:
         """This period with `default` as its zone if it names none."""
@@ -207,18 +209,67 @@ class Period:
 
 def _cached(unit: str, zone: str, compute: Callable[[datetime], _R]) -> Callable[[datetime], _R]:
     """`compute`, whose answer depends only on which `unit` of `zone` holds `now`, remembered
-    with the bounds of that unit. One entry, replaced whole: safe across threads."""
-    last: list[tuple[datetime, datetime, _R] | None] = [None]
+    per unit (the unit found by `units_of`): a search for a record's next change walks from
+    unit to unit and back for every record, so one remembered unit would be computed again
+    at each step. At most `UNITS_KEPT` values, forgotten all at once past that."""
+    units = units_of(unit, zone)
+    values: dict[datetime, _R] = {}
 
     def resolve(now: datetime) -> _R:
-        entry = last[0]
-        if entry is not None and entry[0] <= now < entry[1]:
-            return entry[2]
+        low = units.bounds(now)[0]
+        found = values.get(low, _MISSING)
+        if found is not _MISSING:
+            return cast(_R, found)
         value = compute(now)
-        last[0] = (start_of(unit, 0, zone, now), start_of(unit, 1, zone, now), value)
+        if len(values) >= UNITS_KEPT:
+            values.clear()
+        values[low] = value
         return value
 
     return resolve
+
+
+UNITS_KEPT = 512
+"""Units remembered per calendar (`Units`) and values per resolver (`_cached`)."""
+_MISSING = object()
+
+
+class Units:
+    """The units (days, weeks, ...) of one zone's calendar met so far, by their bounds: the
+    start of the unit holding `now` and of the next (`start_of` with offsets 0 and 1, each a
+    zone conversion or two) are looked up by bisection once met. Kept as one pair of sorted
+    tuples replaced whole, so readers in other threads need no lock."""
+
+    def __init__(self, unit: str, zone: str) -> None:
+        self.unit = unit
+        self.zone = zone
+        self._kept: tuple[tuple[datetime, ...], tuple[datetime, ...]] = ((), ())
+
+    def bounds(self, now: datetime) -> tuple[datetime, datetime]:
+        """`(start_of(unit, 0, zone, now), start_of(unit, 1, zone, now))`."""
+        lows, highs = self._kept
+        index = bisect_right(lows, now) - 1
+        if index >= 0 and now < highs[index]:
+            return lows[index], highs[index]
+        low, high = start_of(self.unit, 0, self.zone, now), start_of(self.unit, 1, self.zone, now)
+        if low <= now < high:  # not a clamped bound at the edges of the range
+            pairs = set(zip(lows, highs, strict=True)) if len(lows) < UNITS_KEPT else set()
+            ordered = sorted(pairs | {(low, high)})
+            self._kept = (tuple(p[0] for p in ordered), tuple(p[1] for p in ordered))
+        return low, high
+
+
+_UNITS: dict[tuple[str, str], Units] = {}
+_UNITS_LOCK = threading.Lock()
+
+
+def units_of(unit: str, zone: str) -> Units:
+    """The one `Units` of this calendar in the process."""
+    found = _UNITS.get((unit, zone))
+    if found is None:
+        with _UNITS_LOCK:
+            found = _UNITS.setdefault((unit, zone), Units(unit, zone))
+    return found
 
 
 @dataclass(frozen=True, slots=True)

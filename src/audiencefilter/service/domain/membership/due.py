@@ -283,25 +283,39 @@ def set_audience_due(
 
 def audiences_due(session: Session, now: datetime) -> list[str]:
     """The audiences to bring up to the clock as a whole, earliest first."""
-    statement = select(AudienceDue.audienceId).where(AudienceDue.dueAt <= now)
-    return list(session.scalars(statement.order_by(AudienceDue.dueAt, AudienceDue.audienceId)))
+    return list(session.scalars(_AUDIENCES_DUE, {"due_by": now}))
 
 
-def contacts_due(session: Session, now: datetime, limit: int) -> dict[str, Due]:
-    """Up to `limit` (audience, contact) pairs due by `now`, earliest first, by list."""
-    statement = (
-        select(MembershipDue.audienceId, MembershipDue.contactId, Audience.listId)
-        .join(Audience, Audience.id == MembershipDue.audienceId)
-        .where(MembershipDue.dueAt <= now)
-        .order_by(MembershipDue.dueAt, MembershipDue.audienceId, MembershipDue.contactId)
-        .limit(limit)
-    )
+_AUDIENCES_DUE = (
+    select(AudienceDue.audienceId)
+    .where(AudienceDue.dueAt <= bindparam("due_by"))
+    .order_by(AudienceDue.dueAt, AudienceDue.audienceId)
+)
+"""`audiences_due`' statement, built once (every run of the scheduler reads it)."""
+
+
+def contacts_due(session: Session, now: datetime, limit: int) -> tuple[dict[str, Due], bool]:
+    """Up to `limit` (audience, contact) pairs due by `now`, earliest first, by list; and
+    whether the limit was reached (more may be due)."""
     grouped: dict[str, Due] = {}
-    for audience_id, contact_id, list_id in session.execute(statement):
+    pairs = 0
+    rows = session.execute(_CONTACTS_DUE, {"due_by": now, "due_limit": limit})
+    for audience_id, contact_id, list_id in rows:
+        pairs += 1
         due = grouped.setdefault(list_id, Due(set(), {}))
         due.audience_ids.add(audience_id)
         due.contact_ids.setdefault(contact_id, None)
-    return grouped
+    return grouped, pairs >= limit
+
+
+_CONTACTS_DUE = (
+    select(MembershipDue.audienceId, MembershipDue.contactId, Audience.listId)
+    .join(Audience, Audience.id == MembershipDue.audienceId)
+    .where(MembershipDue.dueAt <= bindparam("due_by"))
+    .order_by(MembershipDue.dueAt, MembershipDue.audienceId, MembershipDue.contactId)
+    .limit(bindparam("due_limit"))
+)
+"""`contacts_due`' statement, built once (every run of the scheduler reads it)."""
 
 
 @dataclass(frozen=True)
@@ -317,17 +331,16 @@ def forget_due(
 ) -> None:
     """Drops these pairs' instants due by `now` before they are judged again (which writes
     the next)."""
+    audiences = list(audience_ids)
+    connection = session.connection()
     for start in range(0, len(contact_ids), CHUNK):
-        chunk = contact_ids[start : start + CHUNK]
-        session.execute(
-            delete(MembershipDue)
-            .where(
-                MembershipDue.audienceId.in_(list(audience_ids)),
-                MembershipDue.contactId.in_(chunk),
-                MembershipDue.dueAt <= now,
-            )
-            .execution_options(synchronize_session=False)
-        )
+        chunk = list(contact_ids[start : start + CHUNK])
+        values = {"forget_audiences": audiences, "forget_contacts": chunk, "due_by": now}
+        connection.execute(_FORGET_DUE, values)
+
+
+_FORGET_DUE = _FORGET.where(MembershipDue.dueAt <= bindparam("due_by"))
+"""`forget_due`'s statement, built once (every turn of the scheduler runs it)."""
 
 
 def earliest(session: Session) -> datetime | None:

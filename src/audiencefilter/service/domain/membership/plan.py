@@ -69,6 +69,16 @@ class ListPlan:
         positions.update(self.followers)
         return [self.smart[p] for p in sorted(positions)]
 
+    def with_readers(self, audience_ids: Collection[str]) -> list[StoredAudience]:
+        """These smart audiences and those reading them, directly or through others, in
+        refresh order: what judging a contact again in these audiences may move. Only the
+        audiences reading audiences (`followers`) are searched for readers."""
+        wanted = set(audience_ids)
+        if self.followers:
+            readers = references.dependents([self.smart[p] for p in self.followers], wanted)
+            wanted.update(reader.id for reader in readers)
+        return [audience for audience in self.smart if audience.id in wanted]
+
     def together(self, audiences: Iterable[StoredAudience]) -> Together:
         """Those of these audiences that can be judged together: this plan's, reading no
         relation (a relation's rows are no column of the contact's row, and the audiences

@@ -67,14 +67,24 @@ def run_due(
     now = clock.now()
     with database.reading() as session:
         audience_ids = membership_due.audiences_due(session, now)
+        # With no audience due (the usual run), the pairs due are read in the same look.
+        found = (
+            None if audience_ids else membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
+        )
     written += sum(_bring_audience(database, audience_id) for audience_id in audience_ids)
     while True:
-        with database.reading() as session:
-            due = membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
-        if not due:
+        if found is None:
+            with database.reading() as session:
+                found = membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
+        due, full = found
+        for list_id, pairs in due.items():
+            written += _bring_contacts(database, list_id, pairs, now)
+        # A read short of the limit found every pair due by `now`: a judgement writes only
+        # later instants, so reading again would find none (instants another process writes
+        # meanwhile wait for the next run).
+        if not full:
             return written
-        for list_id, found in due.items():
-            written += _bring_contacts(database, list_id, found, now)
+        found = None
 
 
 def _bring_contacts(
@@ -83,27 +93,23 @@ def _bring_contacts(
     """Judges the contacts due again in the audiences due and those reading them, in turns of
     at most `membership_turns.PAIRS_PER_TURN` pairs, a transaction each for the list; their
     next instants are written by the judgement. A turn forgets only its own contacts' due
-    rows, so a stop between turns leaves the others due."""
+    rows, so a stop between turns leaves the others due. The audiences judged come from the
+    list's plan, read once per turn (a stamp read when it is known)."""
     contact_ids = sorted(due.contact_ids)
-    with database.reading() as session:
-        readers = len(membership_store.dependents(session, list(due.audience_ids)))
-    size = membership_turns.turn_size(len(due.audience_ids) - 1 + readers)
-    written = 0
-    for start in range(0, len(contact_ids), size):
-        turn = contact_ids[start : start + size]
+    written = start = 0
+    while start < len(contact_ids):
         with database.transaction() as session:
-            membership_due.forget_due(session, due.audience_ids, turn, now)
             events.lock_list(session, list_id)
-            plan = list_plan.plan_of(session, list_id)
-            wanted = due.audience_ids | {
-                a.id for a in membership_store.dependents(session, list(due.audience_ids))
-            }
-            judged = [a for a in plan.smart if a.id in wanted]
-            if not judged:
-                return written  # deleted or made manual meanwhile
+            judged = list_plan.plan_of(session, list_id).with_readers(due.audience_ids)
+            if not judged:  # deleted or made manual meanwhile
+                membership_due.forget_due(session, due.audience_ids, contact_ids[start:], now)
+                return written
+            turn = contact_ids[start : start + membership_turns.turn_size(len(judged) - 1)]
+            membership_due.forget_due(session, due.audience_ids, turn, now)
             written += membership_store.refresh_contacts(
                 session, list_id, turn, events.CAUSE_CLOCK, judged
             )
+        start += len(turn)
     return written
 
 
