@@ -19,7 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from audiencefilter import Filter
 from audiencefilter.service.app import create_app
+from audiencefilter.service.domain.audience_filters import SMART, StoredAudience, filter_of
 from audiencefilter.service.domain.membership import residuals
 from audiencefilter.testing.relation_strategies import action_rows, relation_wheres
 from audiencefilter.testing.strategies import NOW, records, where_clauses
@@ -212,3 +214,36 @@ def test_the_known_fields_decide_some_audiences_and_leave_others_to_sql(
     assert tally["decided"] > 0 and tally["queried"] > 0, tally
     members = twins.members([a for a in audiences if a is not None])
     assert members == [[["fr@example.com"]] * 2, [["de@example.com", "fr@example.com"]] * 2]
+
+
+def test_a_filter_over_actions_alone_is_its_own_residual_without_a_walk_per_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A filter reading no field of the contact is its residual on every contact: after the
+    first write none is worked out or hashed again (a hash walks the whole tree; a write of
+    40 such audiences paid 40 walks); equal filters of two audiences still share one residual
+    (one column of the judging statement)."""
+    wheres = [
+        {"actions": {"some": {"name": "share"}}},
+        {"actions": {"some": {"name": "share"}}},
+        {"actions": {"count": {"gte": 2}}},
+    ]
+    audiences = [
+        StoredAudience(f"a{n}", f"A{n}", SMART, filter_of(SMART, json.dumps(w), None))
+        for n, w in enumerate(wheres)
+    ]
+    contacts = [{"id": "c1", "country": "FR"}, {"id": "c2", "country": "DE"}]
+    residuals.split(audiences, contacts, NOW)
+    hashed: list[Filter] = []
+
+    def counted(flt: Filter) -> int:
+        hashed.append(flt)
+        return id(flt)
+
+    monkeypatch.setattr(Filter, "__hash__", counted)
+    found = residuals.split(audiences, contacts, NOW)
+    assert hashed == []
+    first, second = found.residuals()
+    assert first == audiences[0].flt and second is audiences[2].flt
+    found.answer([{"c1"}, {"c2"}])
+    assert found.selected == {"a0": {"c1"}, "a1": {"c1"}, "a2": {"c2"}}

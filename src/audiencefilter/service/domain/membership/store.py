@@ -373,8 +373,7 @@ def _selected_by_residual(
     the contacts they were left for."""
     split = residuals.split(audiences, records, at)
     if split.asks:
-        asked = list(split.asks)
-        split.answer(asked, _selected_by(session, asked, split.contacts(), at))
+        split.answer(_selected_by(session, split.residuals(), split.contacts(), at))
     return split.selected
 
 
