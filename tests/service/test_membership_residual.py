@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import event
 
 from audiencefilter import Filter
 from audiencefilter.service.app import create_app
@@ -244,6 +245,34 @@ def test_a_filter_over_actions_alone_is_its_own_residual_without_a_walk_per_writ
     found = residuals.split(audiences, contacts, NOW)
     assert hashed == []
     first, second = found.residuals()
-    assert first == audiences[0].flt and second is audiences[2].flt
+    assert first == audiences[0].flt and second == audiences[2].flt
     found.answer([{"c1"}, {"c2"}])
     assert found.selected == {"a0": {"c1"}, "a1": {"c1"}, "a2": {"c2"}}
+
+
+def test_a_write_of_one_contact_judges_it_by_its_id_not_an_expanding_list(
+    pair: tuple[Tenant, Tenant],
+) -> None:
+    """The statement deciding a contact's audiences over actions holds every audience's
+    subqueries; an expanding `IN` would render that text anew on every write, so a write of
+    one contact selects it by `id = ?`, and the answer is the same."""
+    twins = Twins(pair)
+    where = {"actions": {"count": {"gte": 1}, "where": {"name": "visit"}}}
+    audience = twins.post("/v4/audiences", {"name": "V", "filters": json.dumps(where)}, "audience")
+    ids = twins.post("/v4/contacts", {"email": "visit@example.com"}, "contact")
+    assert audience is not None and ids is not None
+    judged: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "CASE WHEN" in statement:
+            judged.append(statement)
+
+    engine = pair[0].client.app.state.db.engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        for i, t in enumerate(pair):
+            t.ok("POST", "/v4/actions", 201, json={"name": "visit", "increase": 1, "subId": ids[i]})
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert judged and all("contacts.id = ?" in s and "contacts.id IN" not in s for s in judged)
+    assert twins.members([audience]) == [[["visit@example.com"]] * 2]

@@ -386,12 +386,13 @@ def _selected_by(
     connection = session.connection()  # Core statements: no ORM step per execution
     for start in range(0, len(filters), SQL_AUDIENCES_PER_STATEMENT):
         group = filters[start : start + SQL_AUDIENCES_PER_STATEMENT]
-        statement = _judging_statement([relations.bound_condition(f, at) for f in group])
+        conditions = [relations.bound_condition(f, at) for f in group]
         parameters: dict[str, Any] = {}
         for flt in group:
             parameters.update(flt.sqlalchemy_parameters(at))
         for chunk in _chunks(contact_ids):
-            parameters[_CONTACT_IDS] = list(chunk)
+            statement = _judging_statement(conditions, one=len(chunk) == 1)
+            parameters[_CONTACT_IDS] = chunk[0] if len(chunk) == 1 else list(chunk)
             _collect(connection.execute(statement, parameters), selected, start)
     return selected
 
@@ -405,24 +406,27 @@ def _collect(rows: Iterable[Any], selected: list[set[str]], first: int) -> None:
 
 
 _CONTACT_IDS = "judged_contact_ids"
-_STATEMENTS: dict[tuple[int, ...], tuple[tuple[ColumnElement[bool], ...], Select[Any]]] = {}
+_STATEMENTS: dict[tuple[Any, ...], tuple[tuple[ColumnElement[bool], ...], Select[Any]]] = {}
 _STATEMENTS_KEPT = 256
 _STATEMENTS_LOCK = threading.Lock()
 
 
-def _judging_statement(conditions: Sequence[ColumnElement[bool]]) -> Select[Any]:
+def _judging_statement(conditions: Sequence[ColumnElement[bool]], *, one: bool) -> Select[Any]:
     """`SELECT id, CASE WHEN c1 THEN 1 ELSE 0 END, ... WHERE id IN (:ids)` over these
     conditions, kept by their identity: a write judging the same audiences again (their
     expressions are kept by their filters, durations bound at execution) reuses the statement,
     its cache key and its compiled form, instead of building 32 CASE columns and keying them
-    anew. The kept conditions are compared by identity, so a reused id cannot mislead."""
-    key = tuple(map(id, conditions))
+    anew. The kept conditions are compared by identity, so a reused id cannot mislead.
+    `one`: for a single contact, `WHERE id = :id`: an expanding `IN` is rendered into the
+    statement's text on every execution, and this text holds every audience's subqueries."""
+    key = (one, *map(id, conditions))
     found = _STATEMENTS.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], conditions, strict=True)):
         return found[1]
     tests = [case((condition, 1), else_=0) for condition in conditions]
-    ids: BindParameter[list[str]] = bindparam(_CONTACT_IDS, expanding=True)
-    statement = select(Contact.id, *tests).where(Contact.id.in_(ids))
+    ids: BindParameter[Any] = bindparam(_CONTACT_IDS, expanding=not one)
+    where = Contact.id == ids if one else Contact.id.in_(ids)
+    statement = select(Contact.id, *tests).where(where)
     with _STATEMENTS_LOCK:
         if len(_STATEMENTS) >= _STATEMENTS_KEPT:  # audiences changed: forget the oldest
             _STATEMENTS.pop(next(iter(_STATEMENTS)))
