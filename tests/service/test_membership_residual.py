@@ -250,29 +250,42 @@ def test_a_filter_over_actions_alone_is_its_own_residual_without_a_walk_per_writ
     assert found.selected == {"a0": {"c1"}, "a1": {"c1"}, "a2": {"c2"}}
 
 
-def test_a_write_of_one_contact_judges_it_by_its_id_not_an_expanding_list(
+def test_a_write_of_one_contact_reads_it_by_its_id_not_an_expanding_list(
     pair: tuple[Tenant, Tenant],
 ) -> None:
-    """The statement deciding a contact's audiences over actions holds every audience's
-    subqueries; an expanding `IN` would render that text anew on every write, so a write of
-    one contact selects it by `id = ?`, and the answer is the same."""
+    """An expanding `IN` is rendered into its statement's text on every execution, and the
+    statement deciding a contact's audiences over actions holds every audience's subqueries:
+    a write of one contact reads it (its row, its memberships, its recent actions, its
+    audiences over actions) by `= ?`, and the answer is the same."""
     twins = Twins(pair)
-    where = {"actions": {"count": {"gte": 1}, "where": {"name": "visit"}}}
-    audience = twins.post("/v4/audiences", {"name": "V", "filters": json.dumps(where)}, "audience")
+    wheres = [
+        {"actions": {"count": {"gte": 1}, "where": {"name": "visit"}}},
+        {"actions": {"some": {"name": "visit", "createdAt": {"gte": {"ago": "P30D"}}}}},
+    ]
+    audiences = [
+        twins.post("/v4/audiences", {"name": f"V{n}", "filters": json.dumps(w)}, "audience")
+        for n, w in enumerate(wheres)
+    ]
     ids = twins.post("/v4/contacts", {"email": "visit@example.com"}, "contact")
-    assert audience is not None and ids is not None
-    judged: list[str] = []
+    assert None not in audiences and ids is not None
+    selects: list[str] = []
 
     def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if "CASE WHEN" in statement:
-            judged.append(statement)
+        if statement.startswith("SELECT"):
+            selects.append(" ".join(statement.split()))
 
     engine = pair[0].client.app.state.db.engine
     event.listen(engine, "before_cursor_execute", seen)
     try:
         for i, t in enumerate(pair):
-            t.ok("POST", "/v4/actions", 201, json={"name": "visit", "increase": 1, "subId": ids[i]})
+            body = {"name": "visit", "increase": 1, "subId": ids[i]}
+            t.ok("POST", "/v4/actions", 201, json=body)
     finally:
         event.remove(engine, "before_cursor_execute", seen)
-    assert judged and all("contacts.id = ?" in s and "contacts.id IN" not in s for s in judged)
-    assert twins.members([audience]) == [[["visit@example.com"]] * 2]
+    judged = [s for s in selects if "CASE WHEN" in s]
+    assert judged and all("WHERE contacts.id = ?" in s for s in judged), judged
+    recent = [s for s in selects if s.startswith("SELECT actions.sub_id, actions.created_at")]
+    assert recent and all("actions.sub_id = ?" in s for s in recent), recent
+    assert not [s for s in selects if "IN (?)" in s]
+    members = twins.members([a for a in audiences if a is not None])
+    assert members == [[["visit@example.com"]] * 2] * 2

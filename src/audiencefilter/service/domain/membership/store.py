@@ -60,11 +60,11 @@ from sqlalchemy import (
     tuple_,
 )
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import BindParameter
 
 from .... import Filter
 from ...db import dialects
 from ...db.bulk import insert_rows
+from ...db.by_ids import ByIds
 from ...db.dialects import ids_in
 from ...db.models import Audience, AudienceMember, Contact, Membership
 from ...ground import clock
@@ -390,10 +390,9 @@ def _selected_by(
         parameters: dict[str, Any] = {}
         for flt in group:
             parameters.update(flt.sqlalchemy_parameters(at))
+        statement = _judging_statement(conditions)
         for chunk in _chunks(contact_ids):
-            statement = _judging_statement(conditions, one=len(chunk) == 1)
-            parameters[_CONTACT_IDS] = chunk[0] if len(chunk) == 1 else list(chunk)
-            _collect(connection.execute(statement, parameters), selected, start)
+            _collect(connection.execute(*statement.bound(chunk, parameters)), selected, start)
     return selected
 
 
@@ -406,27 +405,24 @@ def _collect(rows: Iterable[Any], selected: list[set[str]], first: int) -> None:
 
 
 _CONTACT_IDS = "judged_contact_ids"
-_STATEMENTS: dict[tuple[Any, ...], tuple[tuple[ColumnElement[bool], ...], Select[Any]]] = {}
+_STATEMENTS: dict[tuple[int, ...], tuple[tuple[ColumnElement[bool], ...], ByIds[Select[Any]]]] = {}
 _STATEMENTS_KEPT = 256
 _STATEMENTS_LOCK = threading.Lock()
 
 
-def _judging_statement(conditions: Sequence[ColumnElement[bool]], *, one: bool) -> Select[Any]:
+def _judging_statement(conditions: Sequence[ColumnElement[bool]]) -> ByIds[Select[Any]]:
     """`SELECT id, CASE WHEN c1 THEN 1 ELSE 0 END, ... WHERE id IN (:ids)` over these
-    conditions, kept by their identity: a write judging the same audiences again (their
-    expressions are kept by their filters, durations bound at execution) reuses the statement,
-    its cache key and its compiled form, instead of building 32 CASE columns and keying them
-    anew. The kept conditions are compared by identity, so a reused id cannot mislead.
-    `one`: for a single contact, `WHERE id = :id`: an expanding `IN` is rendered into the
-    statement's text on every execution, and this text holds every audience's subqueries."""
-    key = (one, *map(id, conditions))
+    conditions (`WHERE id = :id` for one contact, `ByIds`), kept by their identity: a write
+    judging the same audiences again (their expressions are kept by their filters, durations
+    bound at execution) reuses the statement, its cache key and its compiled form, instead of
+    building 32 CASE columns and keying them anew. The kept conditions are compared by
+    identity, so a reused id cannot mislead."""
+    key = tuple(map(id, conditions))
     found = _STATEMENTS.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], conditions, strict=True)):
         return found[1]
     tests = [case((condition, 1), else_=0) for condition in conditions]
-    ids: BindParameter[Any] = bindparam(_CONTACT_IDS, expanding=not one)
-    where = Contact.id == ids if one else Contact.id.in_(ids)
-    statement = select(Contact.id, *tests).where(where)
+    statement = ByIds(select(Contact.id, *tests).where, Contact.id, _CONTACT_IDS)
     with _STATEMENTS_LOCK:
         if len(_STATEMENTS) >= _STATEMENTS_KEPT:  # audiences changed: forget the oldest
             _STATEMENTS.pop(next(iter(_STATEMENTS)))
@@ -448,13 +444,15 @@ def _stored_pairs(
     wanted = frozenset(audience_ids)
     stored: set[tuple[str, str]] = set()
     for chunk in _chunks(contact_ids):
-        rows = session.connection().execute(_STORED_PAIRS, {"stored_contacts": list(chunk)})
+        rows = session.connection().execute(*_STORED_PAIRS.bound(chunk))
         stored.update((a, c) for a, c in rows if a in wanted)
     return stored
 
 
-_STORED_PAIRS = select(Membership.audienceId, Membership.contactId).where(
-    Membership.contactId.in_(bindparam("stored_contacts", expanding=True))
+_STORED_PAIRS = ByIds(
+    select(Membership.audienceId, Membership.contactId).where,
+    Membership.contactId,
+    "stored_contacts",
 )
 """`_stored_pairs`' statement, built once (every write judging audiences runs it)."""
 
