@@ -256,7 +256,8 @@ def test_a_write_of_one_contact_reads_it_by_its_id_not_an_expanding_list(
     """An expanding `IN` is rendered into its statement's text on every execution, and the
     statement deciding a contact's audiences over actions holds every audience's subqueries:
     a write of one contact reads it (its row, its memberships, its recent actions, its
-    audiences over actions) by `= ?`, and the answer is the same."""
+    audiences over actions) by `= ?`, and the answer is the same. The deciding statement's
+    1 and 0 are written into it, not bound: two parameters fewer per audience each time."""
     twins = Twins(pair)
     wheres = [
         {"actions": {"count": {"gte": 1}, "where": {"name": "visit"}}},
@@ -284,6 +285,7 @@ def test_a_write_of_one_contact_reads_it_by_its_id_not_an_expanding_list(
         event.remove(engine, "before_cursor_execute", seen)
     judged = [s for s in selects if "CASE WHEN" in s]
     assert judged and all("WHERE contacts.id = ?" in s for s in judged), judged
+    assert all("THEN 1 ELSE 0 END" in s and "THEN ?" not in s for s in judged), judged
     recent = [s for s in selects if s.startswith("SELECT actions.sub_id, actions.created_at")]
     assert recent and all("actions.sub_id = ?" in s for s in recent), recent
     assert not [s for s in selects if "IN (?)" in s]

@@ -48,6 +48,7 @@ from typing import Any, cast
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Select,
     String,
     Table,
@@ -56,6 +57,7 @@ from sqlalchemy import (
     delete,
     insert,
     literal,
+    literal_column,
     select,
     tuple_,
 )
@@ -405,6 +407,9 @@ def _collect(rows: Iterable[Any], selected: list[set[str]], first: int) -> None:
 
 
 _CONTACT_IDS = "judged_contact_ids"
+# Written into the statement, not bound: two parameters fewer per audience on every execution.
+_TRUE = literal_column("1", Integer)
+_FALSE = literal_column("0", Integer)
 _STATEMENTS: dict[tuple[int, ...], tuple[tuple[ColumnElement[bool], ...], ByIds[Select[Any]]]] = {}
 _STATEMENTS_KEPT = 256
 _STATEMENTS_LOCK = threading.Lock()
@@ -421,7 +426,7 @@ def _judging_statement(conditions: Sequence[ColumnElement[bool]]) -> ByIds[Selec
     found = _STATEMENTS.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], conditions, strict=True)):
         return found[1]
-    tests = [case((condition, 1), else_=0) for condition in conditions]
+    tests = [case((condition, _TRUE), else_=_FALSE) for condition in conditions]
     statement = ByIds(select(Contact.id, *tests).where, Contact.id, _CONTACT_IDS)
     with _STATEMENTS_LOCK:
         if len(_STATEMENTS) >= _STATEMENTS_KEPT:  # audiences changed: forget the oldest
