@@ -18,8 +18,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import event
 
+from audiencefilter import Filter
 from audiencefilter.service.app import create_app
+from audiencefilter.service.domain.audience_filters import SMART, StoredAudience, filter_of
 from audiencefilter.service.domain.membership import residuals
 from audiencefilter.testing.relation_strategies import action_rows, relation_wheres
 from audiencefilter.testing.strategies import NOW, records, where_clauses
@@ -212,3 +215,79 @@ def test_the_known_fields_decide_some_audiences_and_leave_others_to_sql(
     assert tally["decided"] > 0 and tally["queried"] > 0, tally
     members = twins.members([a for a in audiences if a is not None])
     assert members == [[["fr@example.com"]] * 2, [["de@example.com", "fr@example.com"]] * 2]
+
+
+def test_a_filter_over_actions_alone_is_its_own_residual_without_a_walk_per_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A filter reading no field of the contact is its residual on every contact: after the
+    first write none is worked out or hashed again (a hash walks the whole tree; a write of
+    40 such audiences paid 40 walks); equal filters of two audiences still share one residual
+    (one column of the judging statement)."""
+    wheres = [
+        {"actions": {"some": {"name": "share"}}},
+        {"actions": {"some": {"name": "share"}}},
+        {"actions": {"count": {"gte": 2}}},
+    ]
+    audiences = [
+        StoredAudience(f"a{n}", f"A{n}", SMART, filter_of(SMART, json.dumps(w), None))
+        for n, w in enumerate(wheres)
+    ]
+    contacts = [{"id": "c1", "country": "FR"}, {"id": "c2", "country": "DE"}]
+    residuals.split(audiences, contacts, NOW)
+    hashed: list[Filter] = []
+
+    def counted(flt: Filter) -> int:
+        hashed.append(flt)
+        return id(flt)
+
+    monkeypatch.setattr(Filter, "__hash__", counted)
+    found = residuals.split(audiences, contacts, NOW)
+    assert hashed == []
+    first, second = found.residuals()
+    assert first == audiences[0].flt and second == audiences[2].flt
+    found.answer([{"c1"}, {"c2"}])
+    assert found.selected == {"a0": {"c1"}, "a1": {"c1"}, "a2": {"c2"}}
+
+
+def test_a_write_of_one_contact_reads_it_by_its_id_not_an_expanding_list(
+    pair: tuple[Tenant, Tenant],
+) -> None:
+    """An expanding `IN` is rendered into its statement's text on every execution, and the
+    statement deciding a contact's audiences over actions holds every audience's subqueries:
+    a write of one contact reads it (its row, its memberships, its recent actions, its
+    audiences over actions) by `= ?`, and the answer is the same. The deciding statement's
+    1 and 0 are written into it, not bound: two parameters fewer per audience each time."""
+    twins = Twins(pair)
+    wheres = [
+        {"actions": {"count": {"gte": 1}, "where": {"name": "visit"}}},
+        {"actions": {"some": {"name": "visit", "createdAt": {"gte": {"ago": "P30D"}}}}},
+    ]
+    audiences = [
+        twins.post("/v4/audiences", {"name": f"V{n}", "filters": json.dumps(w)}, "audience")
+        for n, w in enumerate(wheres)
+    ]
+    ids = twins.post("/v4/contacts", {"email": "visit@example.com"}, "contact")
+    assert None not in audiences and ids is not None
+    selects: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.startswith("SELECT"):
+            selects.append(" ".join(statement.split()))
+
+    engine = pair[0].client.app.state.db.engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        for i, t in enumerate(pair):
+            body = {"name": "visit", "increase": 1, "subId": ids[i]}
+            t.ok("POST", "/v4/actions", 201, json=body)
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    judged = [s for s in selects if "CASE WHEN" in s]
+    assert judged and all("WHERE contacts.id = ?" in s for s in judged), judged
+    assert all("THEN 1 ELSE 0 END" in s and "THEN ?" not in s for s in judged), judged
+    recent = [s for s in selects if s.startswith("SELECT actions.sub_id, actions.created_at")]
+    assert recent and all("actions.sub_id = ?" in s for s in recent), recent
+    assert not [s for s in selects if "IN (?)" in s]
+    members = twins.members([a for a in audiences if a is not None])
+    assert members == [[["visit@example.com"]] * 2] * 2

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import FromClause
 
 from ... import Filter, as_utc
+from ..db.by_ids import ByIds
 from ..db.models import Action, Audience, Contact, Membership
 
 ACTIONS = "actions"
@@ -76,15 +77,18 @@ def action_instants(
     found: dict[str, list[datetime]] = {}
     for start in range(0, len(contact_ids), CHUNK):
         chunk = list(contact_ids[start : start + CHUNK])
-        values = {"recent_contacts": chunk, "recent_since": since}
-        for contact_id, created in session.connection().execute(_RECENT_ACTIONS, values):
+        statement, values = _RECENT_ACTIONS.bound(chunk, {"recent_since": since})
+        for contact_id, created in session.connection().execute(statement, values):
             found.setdefault(contact_id, []).append(as_utc(created))
     return found
 
 
-_RECENT_ACTIONS = select(Action.subId, Action.createdAt).where(
-    Action.subId.in_(bindparam("recent_contacts", expanding=True)),
-    Action.createdAt >= bindparam("recent_since", type_=Action.createdAt.type),
+_RECENT_ACTIONS = ByIds(
+    lambda contacts: select(Action.subId, Action.createdAt).where(
+        contacts, Action.createdAt >= bindparam("recent_since", type_=Action.createdAt.type)
+    ),
+    Action.subId,
+    "recent_contacts",
 )
 """`action_instants`' statement, built once (every action written runs it)."""
 

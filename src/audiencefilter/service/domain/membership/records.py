@@ -8,10 +8,10 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam
 from sqlalchemy.orm import Session
 
 from .... import Filter
+from ...db.by_ids import ByIds
 from ...db.models import Contact
 from ...db.queries import contact_rows, fetch_rows
 from .. import relations
@@ -30,7 +30,7 @@ def rows(session: Session, contact_ids: Sequence[str], decode: bool) -> list[dic
     `decode`: their `data` as JSON values rather than text."""
     found: list[dict[str, Any]] = []
     for chunk in _chunks(contact_ids):
-        found.extend(fetch_rows(session, _ROWS, {"row_contacts": list(chunk)}))
+        found.extend(fetch_rows(session, *_ROWS.bound(chunk)))
     if decode:
         for row in found:
             row["data"] = json.loads(row["data"])
@@ -39,7 +39,7 @@ def rows(session: Session, contact_ids: Sequence[str], decode: bool) -> list[dic
     return found
 
 
-_ROWS = contact_rows([Contact.id.in_(bindparam("row_contacts", expanding=True))])
+_ROWS = ByIds(lambda contacts: contact_rows([contacts]), Contact.id, "row_contacts")
 """`rows`' statement, built once (every write judging audiences in memory runs it)."""
 
 

@@ -8,7 +8,11 @@ Contacts and audiences whose residuals are equal share one column of the judging
 
 Residual filters are kept by value (`kept`), so a residual met again on the next write is the
 same object, whose SQLAlchemy expression, statement and compiled form are built once, as the
-audiences' own are (`store._judging_statement`).
+audiences' own are (`store._judging_statement`). A write then tells residuals apart by identity:
+hashing a filter walks its whole tree, and a write judging 40 audiences over actions paid for
+40 such walks (more than its residuals cost). An audience whose filter reads no field of the
+contact itself (over its actions alone) is its own residual on every contact: that is found
+once per filter object (`_whole`), not once per contact.
 
 `TALLY` counts a process's judgements on writes: `memory` (audiences judged in memory),
 `decided` (decided in SQL but by the known fields, without a query), `queried` (asked of
@@ -38,6 +42,7 @@ TALLY: Counter[str] = Counter()
 benchmarks and logs; no behaviour reads it."""
 KEPT = 1024
 _KEPT: dict[Filter, Filter] = {}
+_WHOLE: dict[int, tuple[Filter, Filter | None]] = {}
 _LOCK = threading.Lock()
 
 
@@ -57,6 +62,20 @@ def kept(flt: Filter) -> Filter:
         return _KEPT.setdefault(flt, flt)
 
 
+def _whole(flt: Filter) -> Filter | None:
+    """The kept filter equal to `flt` when it reads no field of the contact itself (its residual
+    on any contact), else None; worked out once per filter object, found again by identity."""
+    found = _WHOLE.get(id(flt))
+    if found is not None and found[0] is flt:
+        return found[1]
+    whole = None if _reads_own(flt) else kept(flt)
+    with _LOCK:
+        if len(_WHOLE) >= KEPT:
+            _WHOLE.pop(next(iter(_WHOLE)))
+        _WHOLE[id(flt)] = (flt, whole)
+    return whole
+
+
 def known(flt: Filter, record: dict[str, Any]) -> dict[str, Any]:
     """What a write knows of the contact for this filter: its own fields (null where the row
     holds none); relations are left out, they are the database's to read."""
@@ -72,19 +91,30 @@ def _reads_own(flt: Filter) -> bool:
 class Split:
     """The audiences decided in SQL, split by residual: the contacts each audience selects
     already (`selected`), and for each residual left, the (audience id, contact id) pairs it
-    decides."""
+    decides (`asks`, by the identity of the kept residual: equal residuals are one object)."""
 
     selected: dict[str, set[str]]
-    asks: dict[Filter, list[tuple[str, str]]] = field(default_factory=dict)
+    asks: dict[int, tuple[Filter, list[tuple[str, str]]]] = field(default_factory=dict)
+
+    def ask(self, residual: Filter) -> list[tuple[str, str]]:
+        """The pairs left to this kept residual (a new list the first time)."""
+        found = self.asks.get(id(residual))
+        if found is None:
+            found = self.asks[id(residual)] = (residual, [])
+        return found[1]
+
+    def residuals(self) -> list[Filter]:
+        """The residuals left to SQL, in the order `answer` takes their answers in."""
+        return [residual for residual, _ in self.asks.values()]
 
     def contacts(self) -> list[str]:
         """The contacts some residual is asked of, in order."""
-        return sorted({contact for pairs in self.asks.values() for _, contact in pairs})
+        return sorted({contact for _, pairs in self.asks.values() for _, contact in pairs})
 
-    def answer(self, residuals: Sequence[Filter], selected: Sequence[set[str]]) -> None:
-        """Adds what SQL selected (`selected[i]` for `residuals[i]`) to the audiences."""
-        for residual, ids in zip(residuals, selected, strict=True):
-            for audience_id, contact_id in self.asks[residual]:
+    def answer(self, selected: Sequence[set[str]]) -> None:
+        """Adds what SQL selected (`selected[i]` for `residuals()[i]`) to the audiences."""
+        for (_, pairs), ids in zip(self.asks.values(), selected, strict=True):
+            for audience_id, contact_id in pairs:
                 if contact_id in ids:
                     self.selected[audience_id].add(contact_id)
 
@@ -94,16 +124,16 @@ def _split_one(
 ) -> None:
     """One audience's part of `split`, into `found`."""
     assert audience.flt is not None
-    if not _reads_own(audience.flt):  # nothing to substitute: the filter is its residual
-        pairs = found.asks.setdefault(audience.flt, [])
-        pairs.extend((audience.id, record["id"]) for record in records)
+    whole = _whole(audience.flt)
+    if whole is not None:  # nothing to substitute: the filter is its residual
+        found.ask(whole).extend((audience.id, record["id"]) for record in records)
         return
     for record in records:
         left = audience.flt.residual(known(audience.flt, record), now=at)
         if left.root == TRUE:
             found.selected[audience.id].add(record["id"])
         elif left.root != FALSE:
-            found.asks.setdefault(kept(left), []).append((audience.id, record["id"]))
+            found.ask(kept(left)).append((audience.id, record["id"]))
 
 
 def split(
@@ -113,7 +143,7 @@ def split(
     found = Split({a.id: set() for a in audiences})
     for audience in audiences:
         _split_one(audience, records, at, found)
-    asked = sum(len(pairs) for pairs in found.asks.values())
+    asked = sum(len(pairs) for _, pairs in found.asks.values())
     tally(decided=len(audiences) * len(records) - asked, queried=asked)
     return found
 

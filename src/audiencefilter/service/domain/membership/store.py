@@ -48,6 +48,7 @@ from typing import Any, cast
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Select,
     String,
     Table,
@@ -56,15 +57,16 @@ from sqlalchemy import (
     delete,
     insert,
     literal,
+    literal_column,
     select,
     tuple_,
 )
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import BindParameter
 
 from .... import Filter
 from ...db import dialects
 from ...db.bulk import insert_rows
+from ...db.by_ids import ByIds
 from ...db.dialects import ids_in
 from ...db.models import Audience, AudienceMember, Contact, Membership
 from ...ground import clock
@@ -388,8 +390,7 @@ def _selected_by_residual(
     the contacts they were left for."""
     split = residuals.split(audiences, records, at)
     if split.asks:
-        asked = list(split.asks)
-        split.answer(asked, _selected_by(session, asked, split.contacts(), at))
+        split.answer(_selected_by(session, split.residuals(), split.contacts(), at))
     return split.selected
 
 
@@ -402,13 +403,13 @@ def _selected_by(
     connection = session.connection()  # Core statements: no ORM step per execution
     for start in range(0, len(filters), SQL_AUDIENCES_PER_STATEMENT):
         group = filters[start : start + SQL_AUDIENCES_PER_STATEMENT]
-        statement = _judging_statement([relations.bound_condition(f, at) for f in group])
+        conditions = [relations.bound_condition(f, at) for f in group]
         parameters: dict[str, Any] = {}
         for flt in group:
             parameters.update(flt.sqlalchemy_parameters(at))
+        statement = _judging_statement(conditions)
         for chunk in _chunks(contact_ids):
-            parameters[_CONTACT_IDS] = list(chunk)
-            _collect(connection.execute(statement, parameters), selected, start)
+            _collect(connection.execute(*statement.bound(chunk, parameters)), selected, start)
     return selected
 
 
@@ -421,24 +422,27 @@ def _collect(rows: Iterable[Any], selected: list[set[str]], first: int) -> None:
 
 
 _CONTACT_IDS = "judged_contact_ids"
-_STATEMENTS: dict[tuple[int, ...], tuple[tuple[ColumnElement[bool], ...], Select[Any]]] = {}
+# Written into the statement, not bound: two parameters fewer per audience on every execution.
+_TRUE = literal_column("1", Integer)
+_FALSE = literal_column("0", Integer)
+_STATEMENTS: dict[tuple[int, ...], tuple[tuple[ColumnElement[bool], ...], ByIds[Select[Any]]]] = {}
 _STATEMENTS_KEPT = 256
 _STATEMENTS_LOCK = threading.Lock()
 
 
-def _judging_statement(conditions: Sequence[ColumnElement[bool]]) -> Select[Any]:
+def _judging_statement(conditions: Sequence[ColumnElement[bool]]) -> ByIds[Select[Any]]:
     """`SELECT id, CASE WHEN c1 THEN 1 ELSE 0 END, ... WHERE id IN (:ids)` over these
-    conditions, kept by their identity: a write judging the same audiences again (their
-    expressions are kept by their filters, durations bound at execution) reuses the statement,
-    its cache key and its compiled form, instead of building 32 CASE columns and keying them
-    anew. The kept conditions are compared by identity, so a reused id cannot mislead."""
+    conditions (`WHERE id = :id` for one contact, `ByIds`), kept by their identity: a write
+    judging the same audiences again (their expressions are kept by their filters, durations
+    bound at execution) reuses the statement, its cache key and its compiled form, instead of
+    building 32 CASE columns and keying them anew. The kept conditions are compared by
+    identity, so a reused id cannot mislead."""
     key = tuple(map(id, conditions))
     found = _STATEMENTS.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], conditions, strict=True)):
         return found[1]
-    tests = [case((condition, 1), else_=0) for condition in conditions]
-    ids: BindParameter[list[str]] = bindparam(_CONTACT_IDS, expanding=True)
-    statement = select(Contact.id, *tests).where(Contact.id.in_(ids))
+    tests = [case((condition, _TRUE), else_=_FALSE) for condition in conditions]
+    statement = ByIds(select(Contact.id, *tests).where, Contact.id, _CONTACT_IDS)
     with _STATEMENTS_LOCK:
         if len(_STATEMENTS) >= _STATEMENTS_KEPT:  # audiences changed: forget the oldest
             _STATEMENTS.pop(next(iter(_STATEMENTS)))
@@ -460,13 +464,15 @@ def _stored_pairs(
     wanted = frozenset(audience_ids)
     stored: set[tuple[str, str]] = set()
     for chunk in _chunks(contact_ids):
-        rows = session.connection().execute(_STORED_PAIRS, {"stored_contacts": list(chunk)})
+        rows = session.connection().execute(*_STORED_PAIRS.bound(chunk))
         stored.update((a, c) for a, c in rows if a in wanted)
     return stored
 
 
-_STORED_PAIRS = select(Membership.audienceId, Membership.contactId).where(
-    Membership.contactId.in_(bindparam("stored_contacts", expanding=True))
+_STORED_PAIRS = ByIds(
+    select(Membership.audienceId, Membership.contactId).where,
+    Membership.contactId,
+    "stored_contacts",
 )
 """`_stored_pairs`' statement, built once (every write judging audiences runs it)."""
 
