@@ -1,0 +1,117 @@
+"""JSON arrays at a path in CEL: the guarded forms that say `array_contains` (and a list
+declared inside JSON, which is that test at its path), read and written (docs/interop.md,
+CEL).
+
+A filter's array test is TRUE for an array holding the literal, FALSE for an array without
+it, and UNKNOWN for a missing key, JSON null or a value that is no array
+(docs/semantics.md, JSON arrays at a data path). celpy evaluates both sides of `&&` and
+raises a Python `TypeError` for `exists` over null, so a `&&` cannot guard a comprehension;
+a `has` chain checking each step is a map, as the condition of `?:`, can. So the array is
+taken as itself or `[]`, and each item's type is tested before it is compared (an item of
+another JSON type, or null, matches nothing):
+
+| filter | CEL |
+|---|---|
+| `data.a.b array_contains "x"` | `(G ? data.a.b : []).exists(t, type(t) == string && t == "x")` |
+| its `NOT` | `G && !(...)` of the above |
+| `array_contains [1, "x"]` | `&&` of one test per literal; its `NOT`, `\\|\\|` of theirs |
+| `array_contains []` | `G`; its `NOT` `false` |
+
+where `G` is `type(data) == map && has(data.a) && type(data.a) == map && has(data.a.b) &&
+type(data.a.b) == list`. CEL never fails on them: each is false where the filter's test is
+not TRUE, and its `!` is true for a non-array, which no filter says (the reader refuses it).
+`array_starts_with` and `array_ends_with` (an index, which the subset leaves out) and
+`mode: "insensitive"` are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..language.data_paths import value_type
+from ..language.fields import FieldType, ListOp
+from ..language.nodes import ListTest
+from . import cel_syntax as cel
+from .cel_json import TYPE_NAMES, plain, selected, typed
+
+_KINDS = {name: kind for kind, name in TYPE_NAMES.items()}
+_ITEM = "t"
+"""The variable of `exists` over an array's items."""
+
+
+def guard(name: str, keys: Sequence[str]) -> str:
+    """`G`: true exactly where the path holds an array, never failing."""
+    steps = [f"type({name}) == map"]
+    for i in range(1, len(keys) + 1):
+        at = selected(name, keys[:i])
+        steps += [f"has({at})", f"type({at}) == {'list' if i == len(keys) else 'map'}"]
+    return " && ".join(steps)
+
+
+def written(
+    node: ListTest, name: str, literal: Callable[[object], str], *, negated: bool = False
+) -> str | None:
+    """`array_contains` at `node.path` of the column `name` (`negated`: its FALSE) in the
+    guarded forms, or None when CEL cannot say the test."""
+    if node.op is not ListOp.ARRAY_CONTAINS or node.insensitive:
+        return None
+    checked = guard(name, node.path)
+    listed = f"({checked} ? {selected(name, node.path)} : [])"
+    tests = [_exists(listed, value, literal) for value in node.value]
+    if not tests:
+        return "false" if negated else checked
+    if negated:
+        return " || ".join(f"({checked} && !{test})" for test in tests)
+    return " && ".join(tests)
+
+
+def _exists(listed: str, value: object, literal: Callable[[object], str]) -> str:
+    kind = TYPE_NAMES[value_type(value)]
+    return f"{listed}.exists({_ITEM}, type({_ITEM}) == {kind} && {_ITEM} == {literal(value)})"
+
+
+@dataclass(frozen=True, slots=True)
+class Array:
+    """An array test found in CEL: the path (`data.a.b`, as `plain` has it), its guard (the
+    reader checks it is `guard`'s), the type and literal of the item compared (None for
+    `array_contains []`), and whether it is the test's `NOT`."""
+
+    at: cel.Node
+    checked: cel.Node
+    kind: FieldType | None
+    literal: cel.Node | None
+    negated: bool = False
+
+
+def form(node: cel.Node) -> Array | None:
+    """The form of this module `node` is written as, or None."""
+    match node:
+        case cel.Call(function="exists", target=cel.Choice() as listed, args=(item, body)):
+            return _item_test(listed, item, body)
+        case cel.Logic(op="&&", items=(*steps, cel.Unary(op="!", operand=inner))) if steps:
+            found = form(inner)
+            if found is None or found.literal is None or found.negated:
+                return None
+            same = plain(cel.Logic("&&", tuple(steps), 0)) == found.checked
+            return Array(found.at, found.checked, found.kind, found.literal, True) if same else None
+        case cel.Logic(op="&&", items=(*_, last)):
+            at, kind = typed(last, "==")
+            return None if at is None or kind != "list" else Array(at, plain(node), None, None)
+    return None
+
+
+def _item_test(listed: cel.Choice, item: cel.Node, body: cel.Node) -> Array | None:
+    """`(G ? at : []).exists(t, type(t) == kind && t == literal)`, or None."""
+    empty = isinstance(listed.otherwise, cel.ListOf) and not listed.otherwise.items
+    if listed.condition is None or listed.then is None or not empty:
+        return None
+    match body:
+        case cel.Logic(op="&&", items=(typing, cel.Binary(op="==") as test)):
+            tested, kind = typed(typing, "==")
+            mine = isinstance(item, cel.Name) and tested == plain(item) == plain(test.left)
+            found = _KINDS.get(kind or "")
+            if not mine or found is None:
+                return None
+            return Array(plain(listed.then), plain(listed.condition), found, test.right)
+    return None
