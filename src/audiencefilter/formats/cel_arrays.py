@@ -62,7 +62,8 @@ def written(
     if not tests:
         return "false" if negated else checked
     if negated:
-        return " || ".join(f"({checked} && !{test})" for test in tests)
+        falses = [f"{checked} && !{test}" for test in tests]
+        return falses[0] if len(falses) == 1 else " || ".join(f"({t})" for t in falses)
     return " && ".join(tests)
 
 
