@@ -11,12 +11,13 @@ Design choices:
   filter (a `NOT` of a group of equalities comes back with De Morgan's laws applied, the same
   audience). What CEL cannot say as we mean it is refused, naming the filter path: relative
   and calendar values, case-insensitive tests (CEL's `lowerAscii` folds ASCII only),
-  `contains` of text with case, a list's `equals` (`cel_lists.py`), blanks, list tests and
-  keys no identifier at a JSON path (`cel_json.py`), declared lists, aggregates, to-one
-  relations.
+  `contains` of text with case, a list's `equals` (`cel_lists.py`), blanks and keys no
+  identifier at a JSON path (`cel_json.py`), an array's first or last item
+  (`cel_arrays.py`), aggregates, to-one relations.
 - A test at a JSON path is written beside its literal's type and its `NOT` written out
-  (`cel_json.py`), and a list of numbers in guarded forms (`cel_lists.py`): neither is exact
-  nor total, so `false` writes them itself.
+  (`cel_json.py`), a list of numbers in guarded forms (`cel_lists.py`), and an array at a path
+  (a list declared inside JSON is one: `cel_json.in_json`) over its guard (`cel_arrays.py`):
+  none is exact, so `false` writes them itself.
 - celpy fails where the specification answers on a double or a list compared with null, so a
   null test of those is written `type(x) == null_type`, and a negated `==` or `in` beside its
   null test, which every evaluator answers alike (docs/interop.md, CEL).
@@ -380,7 +381,8 @@ class _Writer:
         return string_literal(text)
 
     def list_test(self, node: ListTest, path: str, negated: bool = False) -> Written:
-        """A list test (`cel_lists.py`); `negated`, its FALSE, for a list of numbers only."""
+        """A list test (`cel_lists.py`) or an array test at a path (`cel_arrays.py`);
+        `negated`, its FALSE, for a list of numbers only (an array's is `array`'s)."""
         if node.path:
             return self.array(node, path)
         here = join_path(join_path(path, node.field), node.op.value)
