@@ -290,22 +290,33 @@ class _Reader:
         if found is None or located is None:
             return None
         field, keys, name = located
-        if plain(cel.parse(arrays.guard(name, keys), self.limits)) != found.checked:
+        if not self.arrays_form(found, name, keys):
             return None
         built = self.array_test(found, field, keys)
         return Meaning(Not(built) if found.negated else built, _unsaid(node.offset), False, True)
 
+    def arrays_form(self, found: arrays.Array, name: str, keys: tuple[str, ...]) -> bool:
+        """Whether the condition, items and guard found are those `cel_arrays.py` writes."""
+        expected = [
+            (found.checked, arrays.condition(name, keys, found.op)),
+            (found.listed, arrays.items(name, keys, found.op)),
+            (found.steps, arrays.guard(name, keys)),
+        ]
+        return all(
+            part is None or part == plain(cel.parse(text, self.limits)) for part, text in expected
+        )
+
     def array_test(self, found: arrays.Array, field: Field, keys: tuple[str, ...]) -> Node:
         """`array_contains` of the form's literal (TRUE when reported: reading goes on)."""
         if found.kind is None or found.literal is None:
-            return ListTest(field.name, ListOp.ARRAY_CONTAINS, (), False, keys)
+            return ListTest(field.name, found.op, (), False, keys)
         value = self.literal(found.literal, Field(field.name, found.kind), False)
         if value is BAD:
             return TRUE
         if value_type(value) is not found.kind:
             self.add(_offset(found.literal), _OTHER_TYPE.format(TYPE_NAMES[found.kind]))
             return TRUE
-        return ListTest(field.name, ListOp.ARRAY_CONTAINS, (value,), False, keys)  # type: ignore[arg-type]
+        return ListTest(field.name, found.op, (value,), False, keys)  # type: ignore[arg-type]
 
     def json_path(self, node: cel.Node, scope: _Scope) -> tuple[Field, tuple[str, ...], str] | None:
         """The JSON field, the keys and the field as CEL names it (`r.data`) of a path."""

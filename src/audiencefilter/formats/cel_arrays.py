@@ -16,18 +16,21 @@ another JSON type, or null, matches nothing):
 | its `NOT` | `G && !(...)` of the above |
 | `array_contains [1, "x"]` | `&&` of one test per literal; its `NOT`, `\\|\\|` of theirs |
 | `array_contains []` | `G`; its `NOT` `false` |
+| `array_starts_with "x"` | `(G && size(data.a.b) > 0 ? [data.a.b[0]] : []).exists(...)` |
+| `array_ends_with "x"` | the same over `[data.a.b[size(data.a.b) - 1]]` |
+| their `NOT` | `G && !(...)` of those (an empty array is FALSE for both) |
 
 where `G` is `type(data) == map && has(data.a) && type(data.a) == map && has(data.a.b) &&
 type(data.a.b) == list`. CEL never fails on them: each is false where the filter's test is
 not TRUE, and its `!` is true for a non-array, which no filter says (the reader refuses it).
-`array_starts_with` and `array_ends_with` (an index, which the subset leaves out) and
-`mode: "insensitive"` are refused.
+The index, `size` and `-` of the last two are read in these forms only (the subset reads
+none elsewhere). `mode: "insensitive"` is refused (CEL's `lowerAscii` folds ASCII only).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..language.data_paths import value_type
 from ..language.fields import FieldType, ListOp
@@ -52,19 +55,41 @@ def guard(name: str, keys: Sequence[str]) -> str:
 def written(
     node: ListTest, name: str, literal: Callable[[object], str], *, negated: bool = False
 ) -> str | None:
-    """`array_contains` at `node.path` of the column `name` (`negated`: its FALSE) in the
+    """An array test at `node.path` of the column `name` (`negated`: its FALSE) in the
     guarded forms, or None when CEL cannot say the test."""
-    if node.op is not ListOp.ARRAY_CONTAINS or node.insensitive:
+    if node.op not in _ITEMS or node.insensitive:
         return None
-    checked = guard(name, node.path)
-    listed = f"({checked} ? {selected(name, node.path)} : [])"
+    at = selected(name, node.path)
+    listed = f"({condition(name, node.path, node.op)} ? {_ITEMS[node.op].format(at=at)} : [])"
     tests = [_exists(listed, value, literal) for value in node.value]
+    checked = guard(name, node.path)
     if not tests:
         return "false" if negated else checked
     if negated:
         falses = [f"{checked} && !{test}" for test in tests]
         return falses[0] if len(falses) == 1 else " || ".join(f"({t})" for t in falses)
     return " && ".join(tests)
+
+
+_ITEMS = {
+    ListOp.ARRAY_CONTAINS: "{at}",
+    ListOp.ARRAY_STARTS_WITH: "[{at}[0]]",
+    ListOp.ARRAY_ENDS_WITH: "[{at}[size({at}) - 1]]",
+}
+"""The items each test looks at: all, the first, the last (`{at}` the array)."""
+
+
+def condition(name: str, keys: Sequence[str], op: ListOp) -> str:
+    """The condition of `?:`: `G`, and for the first or last item, a non-empty array."""
+    checked = guard(name, keys)
+    if op is ListOp.ARRAY_CONTAINS:
+        return checked
+    return f"{checked} && size({selected(name, keys)}) > 0"
+
+
+def items(name: str, keys: Sequence[str], op: ListOp) -> str:
+    """The branch of `?:` holding the items `op` looks at."""
+    return _ITEMS[op].format(at=selected(name, keys))
 
 
 def _exists(listed: str, value: object, literal: Callable[[object], str]) -> str:
@@ -74,15 +99,22 @@ def _exists(listed: str, value: object, literal: Callable[[object], str]) -> str
 
 @dataclass(frozen=True, slots=True)
 class Array:
-    """An array test found in CEL: the path (`data.a.b`, as `plain` has it), its guard (the
-    reader checks it is `guard`'s), the type and literal of the item compared (None for
-    `array_contains []`), and whether it is the test's `NOT`."""
+    """An array test found in CEL: the path (`data.a.b`) and the test (`array_contains` for
+    `G` alone); as `plain` has them, the condition of `?:`, its branch of items and, for the
+    test's `NOT`, the guard beside it (the reader checks each is this module's); the type
+    and literal of the item compared (None for `array_contains []`)."""
 
     at: cel.Node
+    op: ListOp
     checked: cel.Node
-    kind: FieldType | None
-    literal: cel.Node | None
-    negated: bool = False
+    listed: cel.Node | None = None
+    kind: FieldType | None = None
+    literal: cel.Node | None = None
+    steps: cel.Node | None = None
+
+    @property
+    def negated(self) -> bool:
+        return self.steps is not None
 
 
 def form(node: cel.Node) -> Array | None:
@@ -94,18 +126,20 @@ def form(node: cel.Node) -> Array | None:
             found = form(inner)
             if found is None or found.literal is None or found.negated:
                 return None
-            same = plain(cel.Logic("&&", tuple(steps), 0)) == found.checked
-            return Array(found.at, found.checked, found.kind, found.literal, True) if same else None
+            return replace(found, steps=plain(cel.Logic("&&", tuple(steps), 0)))
         case cel.Logic(op="&&", items=(*_, last)):
             at, kind = typed(last, "==")
-            return None if at is None or kind != "list" else Array(at, plain(node), None, None)
+            empty = ListOp.ARRAY_CONTAINS
+            return None if at is None or kind != "list" else Array(at, empty, plain(node))
     return None
 
 
 def _item_test(listed: cel.Choice, item: cel.Node, body: cel.Node) -> Array | None:
     """`(G ? at : []).exists(t, type(t) == kind && t == literal)`, or None."""
     empty = isinstance(listed.otherwise, cel.ListOf) and not listed.otherwise.items
-    if listed.condition is None or listed.then is None or not empty:
+    then, condition = listed.then, listed.condition
+    located = None if then is None else _located(then)
+    if then is None or condition is None or located is None or not empty:
         return None
     match body:
         case cel.Logic(op="&&", items=(typing, cel.Binary(op="==") as test)):
@@ -114,5 +148,18 @@ def _item_test(listed: cel.Choice, item: cel.Node, body: cel.Node) -> Array | No
             found = _KINDS.get(kind or "")
             if not mine or found is None:
                 return None
-            return Array(plain(listed.then), plain(listed.condition), found, test.right)
+            at, op = located
+            return Array(at, op, plain(condition), plain(then), found, test.right)
     return None
+
+
+def _located(items: cel.Node) -> tuple[cel.Node, ListOp] | None:
+    """The array and the test of a branch of items (`items` checks the rest), or None."""
+    match items:
+        case cel.ListOf(items=(cel.Index(operand=at, key=cel.Literal()),)):
+            return plain(at), ListOp.ARRAY_STARTS_WITH
+        case cel.ListOf(items=(cel.Index(operand=at),)):
+            return plain(at), ListOp.ARRAY_ENDS_WITH
+        case cel.ListOf():
+            return None
+    return plain(items), ListOp.ARRAY_CONTAINS

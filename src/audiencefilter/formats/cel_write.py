@@ -12,8 +12,7 @@ Design choices:
   audience). What CEL cannot say as we mean it is refused, naming the filter path: relative
   and calendar values, case-insensitive tests (CEL's `lowerAscii` folds ASCII only),
   `contains` of text with case, a list's `equals` (`cel_lists.py`), blanks and keys no
-  identifier at a JSON path (`cel_json.py`), an array's first or last item
-  (`cel_arrays.py`), aggregates, to-one relations.
+  identifier at a JSON path (`cel_json.py`), aggregates, to-one relations.
 - A test at a JSON path is written beside its literal's type and its `NOT` written out
   (`cel_json.py`), a list of numbers in guarded forms (`cel_lists.py`), and an array at a path
   (a list declared inside JSON is one: `cel_json.in_json`) over its guard (`cel_arrays.py`):
@@ -408,7 +407,9 @@ class _Writer:
         literal: Callable[[object], str] = lambda v: _literal(v, value_type(v), here)  # noqa: E731
         text = arrays.written(node, name, literal, negated=negated)
         if text is None:
-            raise _refused(here, node, _ARRAY_REFUSALS[node.insensitive])
+            raise _refused(
+                here, node, "CEL's tests mind case (lowerAscii folds ASCII letters only)"
+            )
         one = len(node.value) == 1 and not negated
         level = ATOM if one else OR if negated and len(node.value) > 1 else AND
         return Written(text, level, whole=level == AND)
@@ -444,11 +445,6 @@ class _Writer:
         return Written(f"{negated}{node.relation}.{macro}({_ROW}, {body})", ATOM)
 
 
-_ARRAY_REFUSALS: Final = {
-    False: "CEL takes an array's first or last item with an index, which it fails on for an "
-    "empty array or another value",
-    True: "CEL's tests mind case (lowerAscii folds ASCII letters only)",
-}
 _FALSE_QUANTIFIER: Final = {Quantifier.SOME: Quantifier.NONE, Quantifier.NONE: Quantifier.SOME}
 
 
