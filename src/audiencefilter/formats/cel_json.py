@@ -30,8 +30,8 @@ from datetime import date, datetime
 from typing import Final
 
 from ..language.fields import JSON_LIST_OPS, FieldType, Schema
+from ..language.lists import as_arrays
 from ..language.nodes import And, Comparison, IsNull, ListTest, Node, Not, Or, Quantified
-from ..rewrite.lower import json_list
 from . import cel_syntax as cel
 from .cel_lexer import RESERVED
 
@@ -149,7 +149,7 @@ def _plain(value: object) -> object:
 def in_json(node: Node, schema: Schema) -> Node:
     """`node` with each test of a date or a list declared inside JSON as what it means at its
     path, which CEL says (docs/semantics.md, Typed fields inside JSON): a date's as the test
-    of its ISO 8601 text, a list's as `array_contains` (`rewrite.lower.json_list`), a null
+    of its ISO 8601 text, a list's as `array_contains` (`language.lists.as_arrays`), a null
     test as the path's; relative and calendar values, and the list tests such a list does not
     take, are left for the writer to refuse."""
     match node:
@@ -168,7 +168,7 @@ def in_json(node: Node, schema: Schema) -> Node:
         case IsNull() if _declared(node.field, schema, FieldType.DATE, list_too=True):
             return IsNull(*schema[node.field].read_at())
         case ListTest() if _declared(node.field, schema, list_too=True) and _item_test(node):
-            return json_list(node, schema[node.field].source)
+            return as_arrays(node, schema[node.field].source)
     return node
 
 
