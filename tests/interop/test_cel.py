@@ -24,14 +24,22 @@ from audiencefilter.formats import cel
 from audiencefilter.testing.space import NOWS, SPACE, json_encoded, records, where_clauses
 from tests.cel_reference import cel_matches, exact_doubles
 
-_COLUMNS = {
+_COLUMNS: dict[str, Any] = {
     name: kind
     for kind in ("string", "number", "boolean", "datetime", "date")
     for name in (f"c_{kind}", f"c_{kind}_2")
 } | {f"c_{kind}_list": f"{kind}[]" for kind in ("string", "number", "boolean", "datetime", "date")}
-_COLUMNS |= {"data": "json"} | {
-    f"j_{kind}": (kind, ("data", f"j_{kind}")) for kind in ("string", "number", "boolean", "date")
-}
+_COLUMNS |= (
+    {"data": "json"}
+    | {
+        f"j_{kind}": (kind, ("data", f"j_{kind}"))
+        for kind in ("string", "number", "boolean", "date")
+    }
+    | {
+        f"j_{kind}_list": (f"{kind}[]", ("data", f"j_{kind}_list"))
+        for kind in ("string", "number", "boolean")
+    }
+)
 _ROW = af.Schema.from_mapping({"id": "string", **_COLUMNS}, name="row")
 CEL_SPACE = af.Schema.from_mapping(_COLUMNS, name="cel").with_relations(
     af.Relation("rows", _ROW, table="cel_rows")
@@ -451,6 +459,32 @@ _AT_PATHS = [
     {"c_number_list": {"not": {"hasEvery": [1, 2]}}},
     {"rows": {"some": {"c_number_list": {"hasSome": [1, 2]}}}},
     {"rows": {"none": {"c_date_list": {"has": "2025-01-31"}}}},
+    {"data": {"path": ["a"], "array_contains": "x"}},
+    {"data": {"path": ["a", "b"], "array_contains": 5}},
+    {"data": {"path": ["a"], "array_contains": [1, "x", True]}},
+    {"data": {"path": ["a"], "array_contains": []}},
+    {"NOT": {"data": {"path": ["a"], "array_contains": ["x", 1]}}},
+    {"NOT": {"data": {"path": ["a"], "array_contains": []}}},
+    {"NOT": {"data": {"path": ["a", "b"], "array_contains": False}}},
+    {"OR": [{"NOT": {"data": {"path": ["a"], "array_contains": "x"}}}, {"c_string": "y"}]},
+    {"j_string_list": {"hasSome": ["a", "x"]}},
+    {"j_number_list": {"hasEvery": [1, 2.5]}},
+    {"NOT": {"j_number_list": {"has": 1}}},
+    {"NOT": {"j_boolean_list": {"hasSome": [True, False]}}},
+    {"j_string_list": None},
+    {"NOT": {"j_boolean_list": None}},
+    {"rows": {"some": {"data": {"path": ["a"], "array_contains": "x"}}}},
+    {"rows": {"none": {"data": {"path": ["a"], "array_contains": [1, "x"]}}}},
+    {"rows": {"every": {"NOT": {"data": {"path": ["a"], "array_contains": 1}}}}},
+    {"rows": {"none": {"j_string_list": {"has": "a"}}}},
+    {"rows": {"every": {"j_number_list": {"hasSome": [1, 2]}}}},
+    {"data": {"path": ["a"], "array_starts_with": "x"}},
+    {"data": {"path": ["a", "b"], "array_ends_with": 5}},
+    {"NOT": {"data": {"path": ["a"], "array_starts_with": "X"}}},
+    {"NOT": {"data": {"path": ["a"], "array_ends_with": 1}}},
+    {"data": {"path": ["a"], "array_starts_with": True, "array_ends_with": "x"}},
+    {"rows": {"none": {"data": {"path": ["a"], "array_ends_with": "x"}}}},
+    {"rows": {"every": {"NOT": {"data": {"path": ["a"], "array_starts_with": 1}}}}},
 ]
 _AT_PATH_DATA: list[Any] = [
     None,
@@ -475,6 +509,18 @@ _AT_PATH_DATA: list[Any] = [
     {"j_date": "2025-01-31"},
     {"j_date": "31/01/2025"},
     {"j_date": 20250131},
+    {"a": []},
+    {"a": [None, "x", 1.0, True]},
+    {"a": [None]},
+    {"a": [["x"], {"b": 5}, [1]]},
+    {"a": ["X", "1", 1, False]},
+    {"a": {"b": [5, "5", None, False]}},
+    {"a": {"b": [[5], "x"]}},
+    {"a": {"b": []}},
+    {"j_string_list": ["a", None, 1], "j_number_list": [1.0, "1", 2.5, None]},
+    {"j_string_list": "a", "j_number_list": 1, "j_boolean_list": True},
+    {"j_string_list": [["a"], "x"], "j_number_list": [2, 1], "j_boolean_list": [True, None, 1]},
+    {"j_string_list": None, "j_number_list": [], "j_boolean_list": [False, "true"]},
 ]
 
 
@@ -524,6 +570,33 @@ def test_paths_declared_fields_and_number_lists_agree_with_celpy(where: dict[str
             {"rows": {"some": {"data": {"path": ["a"], "in": ["x", "y"]}}}},
             'rows.exists(r, type(r.data.a) == string && r.data.a in ["x", "y"])',
         ),
+        (
+            {"data": {"path": ["a", "b"], "array_contains": "x"}},
+            "(type(data) == map && has(data.a) && type(data.a) == map && has(data.a.b)"
+            " && type(data.a.b) == list ? data.a.b : [])"
+            '.exists(t, type(t) == string && t == "x")',
+        ),
+        (
+            {"NOT": {"data": {"path": ["a"], "array_contains": 1}}},
+            "type(data) == map && has(data.a) && type(data.a) == list && !(type(data) == map"
+            " && has(data.a) && type(data.a) == list ? data.a : [])"
+            ".exists(t, type(t) == double && t == 1.0)",
+        ),
+        (
+            {"data": {"path": ["a"], "array_contains": []}},
+            "type(data) == map && has(data.a) && type(data.a) == list",
+        ),
+        (
+            {"data": {"path": ["a"], "array_ends_with": "x"}},
+            "(type(data) == map && has(data.a) && type(data.a) == list && size(data.a) > 0"
+            ' ? [data.a[size(data.a) - 1]] : []).exists(t, type(t) == string && t == "x")',
+        ),
+        (
+            {"rows": {"none": {"j_boolean_list": {"has": True}}}},
+            "!rows.exists(r, (type(r.data) == map && has(r.data.j_boolean_list)"
+            " && type(r.data.j_boolean_list) == list ? r.data.j_boolean_list : [])"
+            ".exists(t, type(t) == bool && t == true))",
+        ),
     ],
 )
 def test_the_writer_writes_tests_at_a_path(where: dict[str, Any], expected: str) -> None:
@@ -542,6 +615,26 @@ def test_the_writer_writes_tests_at_a_path(where: dict[str, Any], expected: str)
         ('j_string == "pro"', "declared inside JSON"),
         ("1.0 in c_number_list", "does not fit a list of numbers"),
         ('type(data.a) == string && data.a.contains("X")', "letters with case"),
+        (
+            "!(type(data) == map && has(data.a) && type(data.a) == list ? data.a : [])"
+            '.exists(t, type(t) == string && t == "x")',
+            "read negated",
+        ),
+        (
+            "(type(data) == map && has(data.a) && type(data.a) == list ? data.a : [])"
+            ".exists(t, type(t) == string && t == 1.0)",
+            "the type tested beside it (string)",
+        ),
+        (
+            '(type(data.a) == list ? data.a : []).exists(t, type(t) == string && t == "x")',
+            "to-many relation",
+        ),
+        ("type(data) == map && has(data.a) && type(data.a) == list && !false", "has"),
+        (
+            "(type(data) == map && has(data.a) && type(data.a) == list && size(data.a) > 0"
+            ' ? [data.a[1]] : []).exists(t, type(t) == string && t == "x")',
+            "to-many relation",
+        ),
     ],
 )
 def test_the_reader_refuses_what_a_path_or_a_number_list_does_not_say(
@@ -558,3 +651,16 @@ def test_the_writer_refuses_a_key_cel_selects_with_an_index_only() -> None:
             flt.to_format("cel")
     with pytest.raises(af.FilterError, match="never blank"):
         af.parse({"data": {"path": ["a"], "blank": True}}, CEL_SPACE).to_format("cel")
+
+
+@pytest.mark.parametrize(
+    ("where", "words"),
+    [
+        ({"data": {"path": ["a"], "array_contains": "X", "mode": "insensitive"}}, "mind case"),
+        ({"data": {"path": ["a b"], "array_contains": "x"}}, "no CEL identifier"),
+    ],
+)
+def test_the_writer_refuses_array_tests_cel_cannot_say(where: dict[str, Any], words: str) -> None:
+    with pytest.raises(af.FilterError, match=re.escape(words)) as raised:
+        af.parse(where, CEL_SPACE).to_format("cel")
+    assert "data.array_" in str(raised.value)

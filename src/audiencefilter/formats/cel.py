@@ -36,6 +36,7 @@ from ..language.nodes import (
     Comparison,
     Const,
     IsNull,
+    ListTest,
     Node,
     Not,
     Quantified,
@@ -44,6 +45,7 @@ from ..language.nodes import (
 )
 from ..language.relations import Quantifier, Relation
 from ..where.positions import line_column
+from . import cel_arrays as arrays
 from . import cel_syntax as cel
 from .cel_json import TYPE_NAMES, Form, form, null_form, plain
 from .cel_lists import LIST_TYPES, Shape, shape
@@ -195,7 +197,7 @@ class _Reader:
         listed = shape(node)
         if listed is not None:
             return self.list_test(listed, node, scope)
-        at_path = self.at_path(node, scope)
+        at_path = self.array(node, scope) or self.at_path(node, scope)
         if at_path is not None:
             return at_path
         match node:
@@ -279,6 +281,42 @@ class _Reader:
             return None
         unsaid = _unsaid(node.offset)
         return Meaning(Not(built) if found.negated else built, unsaid, False)
+
+    def array(self, node: cel.Node, scope: _Scope) -> Meaning | None:
+        """An array test at a JSON path in a form of `cel_arrays.py`, or None (not one):
+        false where the filter's test is not TRUE, so its `!` is refused (`_unsaid`)."""
+        found = arrays.form(node)
+        located = None if found is None else self.json_path(found.at, scope)
+        if found is None or located is None:
+            return None
+        field, keys, name = located
+        if not self.arrays_form(found, name, keys):
+            return None
+        built = self.array_test(found, field, keys)
+        return Meaning(Not(built) if found.negated else built, _unsaid(node.offset), False, True)
+
+    def arrays_form(self, found: arrays.Array, name: str, keys: tuple[str, ...]) -> bool:
+        """Whether the condition, items and guard found are those `cel_arrays.py` writes."""
+        expected = [
+            (found.checked, arrays.condition(name, keys, found.op)),
+            (found.listed, arrays.items(name, keys, found.op)),
+            (found.steps, arrays.guard(name, keys)),
+        ]
+        return all(
+            part is None or part == plain(cel.parse(text, self.limits)) for part, text in expected
+        )
+
+    def array_test(self, found: arrays.Array, field: Field, keys: tuple[str, ...]) -> Node:
+        """`array_contains` of the form's literal (TRUE when reported: reading goes on)."""
+        if found.kind is None or found.literal is None:
+            return ListTest(field.name, found.op, (), False, keys)
+        value = self.literal(found.literal, Field(field.name, found.kind), False)
+        if value is BAD:
+            return TRUE
+        if value_type(value) is not found.kind:
+            self.add(_offset(found.literal), _OTHER_TYPE.format(TYPE_NAMES[found.kind]))
+            return TRUE
+        return ListTest(field.name, found.op, (value,), False, keys)  # type: ignore[arg-type]
 
     def json_path(self, node: cel.Node, scope: _Scope) -> tuple[Field, tuple[str, ...], str] | None:
         """The JSON field, the keys and the field as CEL names it (`r.data`) of a path."""

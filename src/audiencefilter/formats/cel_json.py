@@ -29,8 +29,9 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import date, datetime
 from typing import Final
 
-from ..language.fields import Field, FieldType, Schema
-from ..language.nodes import And, Comparison, IsNull, Node, Not, Or, Quantified
+from ..language.fields import JSON_LIST_OPS, FieldType, Schema
+from ..language.lists import as_arrays
+from ..language.nodes import And, Comparison, IsNull, ListTest, Node, Not, Or, Quantified
 from . import cel_syntax as cel
 from .cel_lexer import RESERVED
 
@@ -145,32 +146,43 @@ def _plain(value: object) -> object:
     return value
 
 
-def dates_as_text(node: Node, schema: Schema) -> Node:
-    """`node` with each test of a date declared inside JSON as the test of its text at its
-    path, which is what it means (docs/semantics.md, Typed fields inside JSON: a declared
-    date is its ISO 8601 text) and what CEL says; relative and calendar values are left for
-    the writer to refuse."""
+def in_json(node: Node, schema: Schema) -> Node:
+    """`node` with each test of a date or a list declared inside JSON as what it means at its
+    path, which CEL says (docs/semantics.md, Typed fields inside JSON): a date's as the test
+    of its ISO 8601 text, a list's as `array_contains` (`language.lists.as_arrays`), a null
+    test as the path's; relative and calendar values, and the list tests such a list does not
+    take, are left for the writer to refuse."""
     match node:
         case And() | Or():
-            return type(node)(tuple(dates_as_text(item, schema) for item in node.items))
+            return type(node)(tuple(in_json(item, schema) for item in node.items))
         case Not():
-            return Not(dates_as_text(node.item, schema))
+            return Not(in_json(node.item, schema))
         case Quantified():
             relation = schema.relation(node.relation)
-            inner = node.where if relation is None else dates_as_text(node.where, relation.schema)
+            inner = node.where if relation is None else in_json(node.where, relation.schema)
             return replace(node, where=inner)
-        case Comparison() if _declared_date(node.field, schema):
+        case Comparison() if _declared(node.field, schema, FieldType.DATE):
             text = _days(node.value)
             column, keys = schema[node.field].read_at()
             return node if text is None else Comparison(column, node.op, text, False, keys)
-        case IsNull() if _declared_date(node.field, schema):
+        case IsNull() if _declared(node.field, schema, FieldType.DATE, list_too=True):
             return IsNull(*schema[node.field].read_at())
+        case ListTest() if _declared(node.field, schema, list_too=True) and _item_test(node):
+            return as_arrays(node, schema[node.field].source)
     return node
 
 
-def _declared_date(name: str, schema: Schema) -> Field | None:
+def _declared(name: str, schema: Schema, *kinds: FieldType, list_too: bool = False) -> bool:
+    """Whether `name` is declared inside JSON, of one of `kinds` or (`list_too`) a list."""
     found = schema.get(name)
-    return found if found is not None and found.source and found.type is FieldType.DATE else None
+    if found is None or not found.source:
+        return False
+    return found.type in kinds or (list_too and found.type.element is not None)
+
+
+def _item_test(node: ListTest) -> bool:
+    """A list test a list declared inside JSON takes (`Field.list_operators`)."""
+    return not node.path and not node.insensitive and node.op in JSON_LIST_OPS
 
 
 def _days(value: object) -> str | tuple[str, ...] | None:

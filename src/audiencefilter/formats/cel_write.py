@@ -11,12 +11,12 @@ Design choices:
   filter (a `NOT` of a group of equalities comes back with De Morgan's laws applied, the same
   audience). What CEL cannot say as we mean it is refused, naming the filter path: relative
   and calendar values, case-insensitive tests (CEL's `lowerAscii` folds ASCII only),
-  `contains` of text with case, a list's `equals` (`cel_lists.py`), blanks, list tests and
-  keys no identifier at a JSON path (`cel_json.py`), declared lists, aggregates, to-one
-  relations.
+  `contains` of text with case, a list's `equals` (`cel_lists.py`), blanks and keys no
+  identifier at a JSON path (`cel_json.py`), aggregates, to-one relations.
 - A test at a JSON path is written beside its literal's type and its `NOT` written out
-  (`cel_json.py`), and a list of numbers in guarded forms (`cel_lists.py`): neither is exact
-  nor total, so `false` writes them itself.
+  (`cel_json.py`), a list of numbers in guarded forms (`cel_lists.py`), and an array at a path
+  (a list declared inside JSON is one: `cel_json.in_json`) over its guard (`cel_arrays.py`):
+  none is exact, so `false` writes them itself.
 - celpy fails where the specification answers on a double or a list compared with null, so a
   null test of those is written `type(x) == null_type`, and a negated `==` or `in` beside its
   null test, which every evaluator answers alike (docs/interop.md, CEL).
@@ -50,8 +50,9 @@ from ..language.nodes import (
     unhandled,
 )
 from ..language.relations import Quantifier
+from . import cel_arrays as arrays
 from .budget import refuse
-from .cel_json import dates_as_text, false_form, is_key, null_form, selected, true_form
+from .cel_json import false_form, in_json, is_key, null_form, selected, true_form
 from .cel_lists import LIST_TYPES, written, written_numbers
 from .declared import at_paths
 from .folding import caseless
@@ -113,7 +114,7 @@ def write(node: Node, schema: Schema) -> str:
     Raises:
         FilterError: a condition with no faithful CEL form, at its filter path.
     """
-    placed = at_paths(dates_as_text(node, schema), schema, "CEL", paths=True)
+    placed = at_paths(in_json(node, schema), schema, "CEL", paths=True)
     return _Writer(schema, None).true(placed, "").text
 
 
@@ -141,7 +142,7 @@ def exact(node: Node, schema: Schema) -> bool:
         case FieldComparison():
             return True
         case ListTest():
-            return node.op is not ListOp.IS_EMPTY and not _numbers(node, schema)
+            return node.op is not ListOp.IS_EMPTY and not _numbers(node, schema) and not node.path
         case IsNull() | Const() | Blank() | Quantified() | Aggregated():
             return False
         case _:
@@ -169,7 +170,7 @@ def total(node: Node, schema: Schema) -> bool:
         case IsNull() | Const() | Blank():
             return True
         case ListTest():
-            return node.op is ListOp.IS_EMPTY or _numbers(node, schema)
+            return node.op is ListOp.IS_EMPTY or _numbers(node, schema) or bool(node.path)
         case FieldComparison() | Quantified() | Aggregated():
             return False
         case _:
@@ -229,6 +230,8 @@ class _Writer:
                 return Written("true", ATOM)
             case Comparison() if node.op is Op.NOT_IN and node.value == ():
                 return Written("false", ATOM)
+            case ListTest() if node.path:
+                return self.array(node, path, negated=True)
             case ListTest() if _numbers(node, self.schema) and node.op is not ListOp.IS_EMPTY:
                 return self.list_test(node, path, negated=True)
             case _ if exact(node, self.schema):
@@ -377,7 +380,10 @@ class _Writer:
         return string_literal(text)
 
     def list_test(self, node: ListTest, path: str, negated: bool = False) -> Written:
-        """A list test (`cel_lists.py`); `negated`, its FALSE, for a list of numbers only."""
+        """A list test (`cel_lists.py`) or an array test at a path (`cel_arrays.py`);
+        `negated`, its FALSE, for a list of numbers only (an array's is `array`'s)."""
+        if node.path:
+            return self.array(node, path)
         here = join_path(join_path(path, node.field), node.op.value)
         element = self.field(node.field, path).type.element
         text = None
@@ -392,6 +398,21 @@ class _Writer:
             raise _refused(here, node, "CEL tests lists otherwise (see docs/interop.md, CEL)")
         level = RELATION if node.op in (ListOp.HAS, ListOp.IS_EMPTY) else ATOM
         return Written(text, level)
+
+    def array(self, node: ListTest, path: str, negated: bool = False) -> Written:
+        """An array test at a JSON path (`cel_arrays.py`); `negated`, its FALSE."""
+        here = join_path(join_path(path, node.field), node.op.value)
+        self.keys(node.path, here, node)
+        name = self.name(node.field, path)
+        literal: Callable[[object], str] = lambda v: _literal(v, value_type(v), here)  # noqa: E731
+        text = arrays.written(node, name, literal, negated=negated)
+        if text is None:
+            raise _refused(
+                here, node, "CEL's tests mind case (lowerAscii folds ASCII letters only)"
+            )
+        one = len(node.value) == 1 and not negated
+        level = ATOM if one else OR if negated and len(node.value) > 1 else AND
+        return Written(text, level, whole=level == AND)
 
     def guarded(self, text: str | None, here: str, node: ListTest, negated: bool) -> Written:
         if text is None:

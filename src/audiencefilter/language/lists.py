@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import FilterError, Issue
 from .fields import FieldType, ListOp
-from .nodes import ListTest
+from .nodes import And, ListTest, Node, Not, Or
 from .values import accepts, fold, record_date, record_datetime, value_key
 
 
@@ -109,6 +109,25 @@ def array_truth(node: ListTest, document: object) -> bool | None:
     if node.op is ListOp.ARRAY_ENDS_WITH:
         return bool(value) and same(value[-1], node.value[0])
     return all(any(same(item, literal) for item in value) for literal in node.value)
+
+
+def as_arrays(node: ListTest, source: tuple[str, ...]) -> Node:
+    """A list declared inside JSON (stored at `source`) is the JSON array at its path: `has`
+    and `hasEvery` are `array_contains`, `hasSome` one `array_contains` per literal, ORed
+    (`hasSome []` FALSE for an array, UNKNOWN where there is none, as for a list field).
+    Lowering and the CEL writer follow this one rule."""
+    column, path = source[0], source[1:]
+
+    def contains(values: tuple[Any, ...]) -> ListTest:
+        return ListTest(column, ListOp.ARRAY_CONTAINS, values, False, path)
+
+    if node.op is not ListOp.HAS_SOME:
+        return contains(node.value)
+    if not node.value:
+        every = contains(())
+        return And((every, Not(every)))
+    tests = tuple(contains((value,)) for value in dict.fromkeys(node.value))
+    return tests[0] if len(tests) == 1 else Or(tests)
 
 
 IN_JSON = "is not read on a list kept inside JSON: it is a JSON array, tested item by item"

@@ -42,12 +42,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date, datetime
-from typing import Any
 
 from ..language.anniversary import MonthDays, month_day_endings
 from ..language.calendar import DayOf, Period, StartOf, local_date
 from ..language.fields import LIST_OPS, FieldType, ListOp, Op, Schema
-from ..language.lists import not_in_json
+from ..language.lists import as_arrays, not_in_json
 from ..language.nodes import (
     FALSE,
     TRUE,
@@ -127,21 +126,20 @@ def lower_list_test(node: ListTest) -> Node:
 
 
 def json_list(node: ListTest, source: tuple[str, ...]) -> Node:
-    """A list declared inside JSON is the JSON array at its path: `has` and `hasEvery` are
-    `array_contains`, `hasSome` one `array_contains` per literal, ORed (`hasSome []` FALSE for an
-    array, UNKNOWN where there is none, as for a list field)."""
-    column, path = source[0], source[1:]
+    """A list declared inside JSON as the tests of the JSON array at its path
+    (`language.lists.as_arrays`, the rule), each lowered."""
+    return _lowered_lists(as_arrays(node, source))
 
-    def contains(values: tuple[Any, ...]) -> Node:
-        return lower_list_test(ListTest(column, ListOp.ARRAY_CONTAINS, values, False, path))
 
-    if node.op is not ListOp.HAS_SOME:
-        return contains(node.value)
-    if not node.value:
-        every = contains(())
-        return And((every, Not(every)))
-    tests = tuple(contains((value,)) for value in dict.fromkeys(node.value))
-    return tests[0] if len(tests) == 1 else Or(tests)
+def _lowered_lists(node: Node) -> Node:
+    match node:
+        case ListTest():
+            return lower_list_test(node)
+        case And() | Or():
+            return type(node)(tuple(_lowered_lists(item) for item in node.items))
+        case Not():
+            return Not(_lowered_lists(node.item))
+    return node
 
 
 def json_date(node: Comparison, source: tuple[str, ...]) -> Node:
