@@ -71,14 +71,17 @@ class Layout:
 
 class Climbing(Protocol):
     """A tracked record's truths above its conditions (`memory_graph.Climber` and its fast
-    twin): set from the conditions' truths, then moved by their changes."""
+    twin): set from the conditions' truths, then moved by their changes; with the positions
+    of the filters rooted in the graph that the record matches."""
 
     def start(self, truths: list[Truth]) -> None: ...
 
-    def truth(self, number: int) -> Truth: ...
+    def members(self) -> list[int]:
+        """The positions of the rooted filters the record matches, ascending."""
+        ...
 
     def climb(self, changed: list[int], truths: list[Truth]) -> tuple[list[int], list[int]]:
-        """The positions of the filters whose root moved: those now TRUE, the others."""
+        """The positions of the rooted filters entered and left, each ascending."""
         ...
 
 
@@ -112,17 +115,23 @@ class Tracked:
         moved = self._moved(record, self._changed(record))
         if moved is None:
             return self._restart(record)
-        layout, judge = self._layout, self._leaves.judge
-        # Each position is rooted at one node (or judged alone), so it moves at most once:
-        # the flips are set operations on the positions of the roots that moved.
-        members, others = set(moved[0]), set(moved[1])
-        for position in layout.alone:
-            (members if judge(position, record) else others).add(position)
-        self._record = {name: record.get(name) for name in layout.fields}
-        entered, left = members - self._matching, others & self._matching
-        self._matching |= entered
-        self._matching -= left
-        return sorted(entered), sorted(left)
+        entered, left = moved
+        if self._layout.alone:
+            entered, left = self._alone(record, entered, left)
+        self._record = {name: record.get(name) for name in self._layout.fields}
+        self._matching.update(entered)
+        self._matching.difference_update(left)
+        return entered, left
+
+    def _alone(
+        self, record: Record, entered: list[int], left: list[int]
+    ) -> tuple[list[int], list[int]]:
+        """The flips of the filters judged alone added to the climb's (each position is
+        rooted in the graph or judged alone, never both)."""
+        judge, matching = self._leaves.judge, self._matching
+        now = {position for position in self._layout.alone if judge(position, record)}
+        was = matching.intersection(self._layout.alone)
+        return sorted([*entered, *(now - was)]), sorted([*left, *(was - now)])
 
     def _restart(self, record: Record) -> tuple[list[int], list[int]]:
         before = set(self._matching)
@@ -139,9 +148,8 @@ class Tracked:
         ]
 
     def _moved(self, record: Record, names: Sequence[str]) -> tuple[list[int], list[int]] | None:
-        """Sets the truths moved by changes of fields `names`; the positions of the filters
-        whose root moved, now TRUE and not (`Climbing.climb`); None if computing a condition
-        raised."""
+        """Sets the truths moved by changes of fields `names`; the positions of the rooted
+        filters entered and left (`Climbing.climb`); None if computing a condition raised."""
         truths, layout = self._truths, self._layout
         assert truths is not None
         try:
@@ -181,12 +189,7 @@ class Tracked:
             self._climber = climber = layout.climber()
             climber.start(truths)
             self._truths = truths
-            self._matching = {
-                p
-                for number, ps in layout.roots.items()
-                if climber.truth(number) is True
-                for p in ps
-            }
+            self._matching = set(climber.members())
         for position in layout.alone:
             if self._leaves.judge(position, record):
                 self._matching.add(position)
