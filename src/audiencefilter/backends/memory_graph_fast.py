@@ -3,12 +3,16 @@
 Why: a change of a common condition (a boolean, a country most contacts share) reaches
 thousands of nodes in a set of 100,000 filters, and the plain climb (`Graph.propagate`)
 spends about a microsecond of Python on each. Here each node of logic keeps, per tracked
-record, how many of its children are FALSE and how many UNKNOWN; a child's change adds its
-difference to its parents' counts (one `numpy.add.at` for the whole wave), each parent's
-truth follows from its counts in Kleene logic (AND: FALSE if one child is FALSE, else UNKNOWN
-if one is UNKNOWN, else TRUE; OR dually; NOT from its child's counts), and the parents whose truth
-moved make the next wave. Counts make the order of the waves indifferent: a node reached
-again later takes the later change as a difference too.
+record, how many of its children decide it (FALSE under an AND or a NOT, TRUE under an OR)
+and how many are UNKNOWN, in one integer; a child's change adds its difference to its
+parents' tallies (one `numpy.add.at` for the whole wave), each parent's truth is read from a
+table by its kind and which count is not zero (Kleene logic: the deciding truth if one child
+decides, else UNKNOWN if one is UNKNOWN, else the other truth), and the parents whose truth
+moved make the next wave. Tallies make the order of the waves indifferent: a node reached
+again later takes the later change as a difference too. A wave costs about twenty numpy
+calls whatever its size (a microsecond or more each: most waves are small), so each step is
+one call over the whole wave, and the filters entered and left are found by numpy too, from
+which rooted filters the record matched.
 
 Beside the plain climb and held to it by `tests/test_memory_many.py` (the same answers with
 it on and off, on generated filters sharing sub-trees). Off without numpy, with
@@ -114,7 +118,7 @@ class Climber:
         self.member[arrays.positions[held]] = codes == TRUE
 
     def members(self) -> list[int]:
-        return np.flatnonzero(self.member).tolist()  # type: ignore[no-any-return]
+        return np.flatnonzero(self.member).tolist()
 
     def climb(self, changed: list[int], truths: list[Truth]) -> tuple[list[int], list[int]]:
         """Takes the new truths of the `changed` leaves (from `truths`); the positions of the
