@@ -43,8 +43,16 @@ class Arrays:
     `starts` says where), what each edge's parent decides on, and where each root's filters
     are held."""
 
-    def __init__(self, graph: Graph, roots: Mapping[int, Sequence[int]]) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        roots: Mapping[int, Sequence[int]],
+        leaves_on: Mapping[str, Sequence[int]],
+    ) -> None:
         size = graph.size
+        self.fields = {
+            name: np.array(numbers, dtype=np.int64) for name, numbers in leaves_on.items()
+        }
         children: list[int] = []
         owners: list[int] = []
         for index, (kind, items) in enumerate(zip(graph.kinds, graph.children, strict=True)):
@@ -102,13 +110,15 @@ class Climber:
         self.nodes: Any = None
         self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
         self.member: Any = None  # by position: rooted at a node now TRUE
+        self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
 
     def start(self, truths: list[Truth]) -> None:
         """Every node's truth from the leaves' (the graph evaluated once, as the plain way)."""
         whole = list(truths)
         self.graph.evaluate(whole)
         arrays = self.arrays
-        self.state = np.array([_CODE[t] for t in whole], dtype=np.int64)
+        self.state = np.array([_CODE[t] for t in whole], dtype=np.int8)
+        self.scratch = np.zeros(arrays.size, dtype=np.int8)
         self.nodes = self.state[arrays.size :]
         self.tallies = np.zeros(len(arrays.kinds), dtype=np.int64)
         codes = self.state[arrays.edge_children]
@@ -120,20 +130,36 @@ class Climber:
     def members(self) -> list[int]:
         return np.flatnonzero(self.member).tolist()
 
-    def climb(self, changed: list[int], truths: list[Truth]) -> tuple[list[int], list[int]]:
-        """Takes the new truths of the `changed` leaves (from `truths`); the positions of the
-        rooted filters entered and left, each ascending."""
-        if not changed:
+    def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
+        """Takes the truths of the conditions on the fields that changed, by field (those
+        left out are FALSE); the positions of the rooted filters entered and left, each
+        ascending."""
+        found = [self._leaves(name, truths) for name, truths in fresh.items()]
+        if not found:
             return [], []
-        ids = np.array(changed, dtype=np.int64)
-        new = np.array([_CODE[truths[n]] for n in changed], dtype=np.int64)
-        steps = self.state[ids] * 3 + new
-        self.state[ids] = new
-        moved, nodes = [ids], ids
+        nodes = ids = np.concatenate([numbers for numbers, _ in found])
+        steps = np.concatenate([steps for _, steps in found])
+        moved = [ids]
         while nodes.size:
             nodes, steps = self._wave(nodes, steps)
             moved.append(nodes)
         return self._answer(np.concatenate(moved))
+
+    def _leaves(self, name: str, truths: Mapping[int, Truth]) -> tuple[Any, Any]:
+        """The conditions on field `name` whose truth moved, set, with their steps: the
+        field's codes laid out in `scratch` (all FALSE between two calls) and compared with
+        the state at once. One field after another: a condition reading two fields that
+        both changed moves once."""
+        numbers, scratch = self.arrays.fields[name], self.scratch
+        given = np.fromiter(truths, np.int64, len(truths))
+        scratch[given] = np.fromiter(map(_CODE.__getitem__, truths.values()), np.int8, len(truths))
+        new = scratch[numbers]
+        scratch[given] = FALSE
+        old = self.state[numbers]
+        moving = new != old
+        numbers, old, new = numbers[moving], old[moving], new[moving]
+        self.state[numbers] = new
+        return numbers, old * 3 + new
 
     def _wave(self, numbers: Any, steps: Any) -> tuple[Any, Any]:
         """The parents of the nodes numbered `numbers`, moved by `steps`: their tallies, then
@@ -181,7 +207,7 @@ def _kleene() -> Any:
     """A node's truth by `kind * 3 + which count decides`: none (every child TRUE for an AND,
     FALSE for an OR; a NOT's child TRUE), UNKNOWN (one child UNKNOWN, none deciding), or the
     deciding truth (a FALSE child of an AND or a NOT, a TRUE child of an OR)."""
-    table = np.zeros(12, dtype=np.int64)
+    table = np.zeros(12, dtype=np.int8)
     table[AND * 3 : AND * 3 + 3] = (TRUE, UNKNOWN, FALSE)
     table[OR * 3 : OR * 3 + 3] = (FALSE, UNKNOWN, TRUE)
     table[NOT * 3 : NOT * 3 + 3] = (FALSE, UNKNOWN, TRUE)

@@ -63,9 +63,9 @@ class Layout:
     def climber(self) -> Climbing:
         """The fast climb (`memory_graph_fast`) where it is on, else the plain one."""
         if not memory_graph_fast.ENABLED:
-            return Climber(self.graph, self.roots)
+            return PlainClimb(self)
         if self.arrays is None:
-            self.arrays = memory_graph_fast.Arrays(self.graph, self.roots)
+            self.arrays = memory_graph_fast.Arrays(self.graph, self.roots, self.leaves_on)
         return memory_graph_fast.Climber(self.arrays, self.graph)
 
 
@@ -80,9 +80,50 @@ class Climbing(Protocol):
         """The positions of the rooted filters the record matches, ascending."""
         ...
 
-    def climb(self, changed: list[int], truths: list[Truth]) -> tuple[list[int], list[int]]:
-        """The positions of the rooted filters entered and left, each ascending."""
+    def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
+        """Takes the truths of the conditions on the fields that changed, by field (those
+        left out are FALSE); the positions of the rooted filters entered and left, each
+        ascending."""
         ...
+
+
+class PlainClimb:
+    """The plain climb (`memory_graph.Climber`) fed by fields: the conditions whose truth
+    moved found by Python sets."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.climber = Climber(layout.graph, layout.roots)
+        self.truths: list[Truth] = []  # the conditions'
+        self.seen: dict[str, Mapping[int, Truth]] = {}  # per field: its conditions not FALSE
+
+    def start(self, truths: list[Truth]) -> None:
+        self.truths = truths
+        self.seen = {
+            name: {n: truths[n] for n in numbers if truths[n] is not False}
+            for name, numbers in self.layout.leaves_on.items()
+        }
+        self.climber.start(truths)
+
+    def members(self) -> list[int]:
+        return self.climber.members()
+
+    def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
+        truths, crossing = self.truths, self.layout.crossing
+        moved: list[int] = []
+        for name, now_set in fresh.items():
+            # The conditions whose truth differs between the two states (a set operation on
+            # the pairs, in C: most conditions of a common field hold the same truth), and
+            # those also reading another field, whose last truth may come from that field.
+            candidates = {number for number, _ in self.seen[name].items() ^ now_set.items()}
+            candidates.update(crossing.get(name, ()))
+            for number in candidates:
+                truth = now_set.get(number, False)
+                if truth is not truths[number]:
+                    truths[number] = truth
+                    moved.append(number)
+            self.seen[name] = now_set
+        return self.climber.climb(moved, truths)
 
 
 class Tracked:
@@ -92,10 +133,9 @@ class Tracked:
         self._layout = layout
         self._leaves = leaves
         self._record: dict[str, Any] = {}
-        self._truths: list[Truth] | None = None  # the conditions' (the climber has the rest)
-        self._climber: Climbing = Climber(layout.graph, layout.roots)
+        self._tracking = False  # whether the climber holds the last state's truths
+        self._climber: Climbing = PlainClimb(layout)
         self._matching: set[int] = set()
-        self._seen: dict[str, dict[int, Truth]] = {}  # per field: its conditions not FALSE
         self._start(record)
 
     @property
@@ -110,7 +150,7 @@ class Tracked:
         Raises:
             RecordError: a value of the wrong type, where one of the filters alone raises it.
         """
-        if self._truths is None or not isinstance(record, Mapping):
+        if not self._tracking or not isinstance(record, Mapping):
             return self._restart(record)
         moved = self._moved(record, self._changed(record))
         if moved is None:
@@ -148,28 +188,13 @@ class Tracked:
         ]
 
     def _moved(self, record: Record, names: Sequence[str]) -> tuple[list[int], list[int]] | None:
-        """Sets the truths moved by changes of fields `names`; the positions of the rooted
-        filters entered and left (`Climbing.climb`); None if computing a condition raised."""
-        truths, layout = self._truths, self._layout
-        assert truths is not None
+        """The positions of the rooted filters entered and left on changes of fields `names`
+        (`Climbing.climb`); None if computing a condition raised."""
         try:
             fresh = {name: self._leaves.on(name, record) for name in names}
         except Exception:  # a wrong type: judged by each filter alone (module docstring)
             return None
-        moved: list[int] = []
-        for name, now_set in fresh.items():
-            # The conditions whose truth differs between the two states (a set operation on
-            # the pairs, in C: most conditions of a common field hold the same truth), and
-            # those also reading another field, whose last truth may come from that field.
-            candidates = {number for number, _ in self._seen[name].items() ^ now_set.items()}
-            candidates.update(layout.crossing.get(name, ()))
-            for number in candidates:
-                truth = now_set.get(number, False)
-                if truth is not truths[number]:
-                    truths[number] = truth
-                    moved.append(number)
-            self._seen[name] = now_set
-        return self._climber.climb(moved, truths)
+        return self._climber.climb(fresh)
 
     def _start(self, record: Record) -> None:
         """Judges the record whole: every condition, then every node once."""
@@ -178,17 +203,13 @@ class Tracked:
             self._record = {name: record.get(name) for name in layout.fields}
             truths = self._leaves.all(record)
         except Exception:  # a wrong type: each filter alone says where
-            self._truths = None
+            self._tracking = False
             positions = [p for ps in layout.roots.values() for p in ps]
             self._matching = {p for p in positions if self._leaves.judge(p, record)}
         else:
-            self._seen = {
-                name: {n: truths[n] for n in numbers if truths[n] is not False}
-                for name, numbers in layout.leaves_on.items()
-            }
             self._climber = climber = layout.climber()
             climber.start(truths)
-            self._truths = truths
+            self._tracking = True
             self._matching = set(climber.members())
         for position in layout.alone:
             if self._leaves.judge(position, record):
