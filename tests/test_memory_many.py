@@ -324,3 +324,21 @@ def test_identical_sub_trees_are_one_node() -> None:
     assert tracked.matching == [0, 2]
     assert tracked.update({"country": "FR", "isVerified": False, "points": 0}) == ([1], [0])
     assert tracked.update({"country": "DE", "isVerified": False, "points": 11}) == ([0], [2])
+
+
+def test_a_condition_on_two_fields_that_change_together_moves_once() -> None:
+    """The fast climb lays out the conditions of each changed field in turn: a comparison of
+    two fields that change in one write is read under both, and must move its parents once."""
+    filters = [
+        af.parse(where)
+        for where in (
+            {"referrals": {"gt": {"_ref": "points"}}},
+            {"AND": [{"points": {"gte": 5}}, {"referrals": {"lt": {"_ref": "points"}}}]},
+            {"OR": [{"NOT": {"referrals": {"equals": {"_ref": "points"}}}}, {"points": 10}]},
+            {"NOT": {"AND": [{"referrals": {"lte": {"_ref": "points"}}}, {"referrals": 0}]}},
+        )
+    ]
+    values = [None, 0, 5, 10]
+    pairs = [{"referrals": r, "points": p} for r in values for p in values]
+    states = [pair for first in pairs for pair in (first, *pairs)]
+    _assert_tracked(filters, states, NOW)

@@ -128,26 +128,33 @@ def _truth(kind: int, children: Sequence[int], truths: Sequence[Truth]) -> Truth
 
 
 class Climber:
-    """The plain climb: one tracked record's truths, leaves then nodes, in a list."""
+    """The plain climb: one tracked record's truths, leaves then nodes, in a list, and the
+    positions of the rooted filters it matches."""
 
     def __init__(self, graph: Graph, roots: Mapping[int, Sequence[int]]) -> None:
         self.graph = graph
         self.roots = roots  # node number -> positions of the filters rooted there
         self.truths: list[Truth] = []
+        self.member: set[int] = set()
 
     def start(self, truths: list[Truth]) -> None:
         self.truths = list(truths)
         self.graph.evaluate(self.truths)
+        self.member = {p for n, ps in self.roots.items() if self.truths[n] is True for p in ps}
 
-    def truth(self, number: int) -> Truth:
-        return self.truths[number]
+    def members(self) -> list[int]:
+        return sorted(self.member)
 
     def climb(self, changed: list[int], truths: list[Truth]) -> tuple[list[int], list[int]]:
         """Takes the new truths of the `changed` leaves (from `truths`); the positions of the
-        filters whose root moved, those now TRUE and the others."""
+        rooted filters entered and left, each ascending."""
         mine, roots = self.truths, self.roots
         for number in changed:
             mine[number] = truths[number]
         moved = [n for n in self.graph.propagate(mine, changed) if n in roots]
-        members = [p for n in moved if mine[n] is True for p in roots[n]]
-        return members, [p for n in moved if mine[n] is not True for p in roots[n]]
+        now = {p for n in moved if mine[n] is True for p in roots[n]}
+        left = {p for n in moved if mine[n] is not True for p in roots[n]} & self.member
+        entered = now - self.member
+        self.member |= entered
+        self.member -= left
+        return sorted(entered), sorted(left)

@@ -3,12 +3,16 @@
 Why: a change of a common condition (a boolean, a country most contacts share) reaches
 thousands of nodes in a set of 100,000 filters, and the plain climb (`Graph.propagate`)
 spends about a microsecond of Python on each. Here each node of logic keeps, per tracked
-record, how many of its children are FALSE and how many UNKNOWN; a child's change adds its
-difference to its parents' counts (one `numpy.add.at` for the whole wave), each parent's
-truth follows from its counts in Kleene logic (AND: FALSE if one child is FALSE, else UNKNOWN
-if one is UNKNOWN, else TRUE; OR dually; NOT from its child's counts), and the parents whose truth
-moved make the next wave. Counts make the order of the waves indifferent: a node reached
-again later takes the later change as a difference too.
+record, how many of its children decide it (FALSE under an AND or a NOT, TRUE under an OR)
+and how many are UNKNOWN, in one integer; a child's change adds its difference to its
+parents' tallies (one `numpy.add.at` for the whole wave), each parent's truth is read from a
+table by its kind and which count is not zero (Kleene logic: the deciding truth if one child
+decides, else UNKNOWN if one is UNKNOWN, else the other truth), and the parents whose truth
+moved make the next wave. Tallies make the order of the waves indifferent: a node reached
+again later takes the later change as a difference too. A wave costs about twenty numpy
+calls whatever its size (a microsecond or more each: most waves are small), so each step is
+one call over the whole wave, and the filters entered and left are found by numpy too, from
+which rooted filters the record matched.
 
 Beside the plain climb and held to it by `tests/test_memory_many.py` (the same answers with
 it on and off, on generated filters sharing sub-trees). Off without numpy, with
@@ -32,50 +36,54 @@ except ImportError:  # pragma: no cover - numpy is optional (the `sets` extra)
 ENABLED = np is not None and os.environ.get("AUDIENCEFILTER_FAST_GRAPH", "1") != "0"
 FALSE, TRUE, UNKNOWN = 0, 1, 2
 _CODE = {False: FALSE, True: TRUE, None: UNKNOWN}
-_TRUTH: tuple[Truth, ...] = (False, True, None)
 
 
 class Arrays:
-    """A graph's shape as arrays, built once per set: kinds, child counts, parents."""
+    """A graph's shape as arrays, built once per set: each node's parents (grouped by child,
+    `starts` says where), what each edge's parent decides on, and where each root's filters
+    are held."""
 
-    def __init__(self, graph: Graph, roots: Mapping[int, Sequence[int]]) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        roots: Mapping[int, Sequence[int]],
+        leaves_on: Mapping[str, Sequence[int]],
+    ) -> None:
         size = graph.size
+        self.fields = {
+            name: np.array(numbers, dtype=np.int64) for name, numbers in leaves_on.items()
+        }
         children: list[int] = []
         owners: list[int] = []
         for index, (kind, items) in enumerate(zip(graph.kinds, graph.children, strict=True)):
             if kind != CONST:
                 children.extend(items)
-                owners.extend([size + index] * len(items))
+                owners.extend([index] * len(items))
+        kinds = np.array(graph.kinds, dtype=np.int64)
         self.size = size
-        self.kinds = np.array(graph.kinds, dtype=np.int8)
-        self.counts = np.array([len(items) for items in graph.children], dtype=np.int32)
-        self.edge_children = np.array(children, dtype=np.int64)
-        self.edge_owners = np.array(owners, dtype=np.int64)
-        order = np.argsort(self.edge_children, kind="stable")
-        self.parents = self.edge_owners[order]  # grouped by child: `starts` says where
-        total = size + graph.distinct
-        self.roots = np.zeros(total, dtype=bool)
+        self.kinds = kinds * 3  # where each kind's row of `_KLEENE` starts
+        edge_children = np.array(children, dtype=np.int64)
+        order = np.argsort(edge_children, kind="stable")
+        self.edge_children = edge_children[order]
+        self.parents = np.array(owners, dtype=np.int64)[order]  # node numbers minus `size`
+        self.rows = np.where(kinds[self.parents] == OR, 9, 0)  # each edge's row of `_STEP`
+        self.starts = np.searchsorted(self.edge_children, np.arange(size + graph.distinct + 1))
+        self.degrees = np.diff(self.starts)
+        self.roots = np.zeros(size + graph.distinct, dtype=bool)
         self.roots[list(roots)] = True
-        self.starts = np.searchsorted(self.edge_children[order], np.arange(total + 1))
-        rooted = sorted(roots)  # the positions of each root, grouped: `placed` says where
-        self.positions = np.array([p for n in rooted for p in roots[n]], dtype=np.int64)
-        held = np.zeros(total, dtype=np.int64)
-        held[rooted] = [len(roots[n]) for n in rooted]
+        self.rooted = np.array(sorted(roots), dtype=np.int64)
+        self.positions = np.array([p for n in self.rooted.tolist() for p in roots[n]], np.int64)
+        held = np.zeros(size + graph.distinct, dtype=np.int64)
+        held[self.rooted] = [len(roots[n]) for n in self.rooted.tolist()]
         self.placed = np.concatenate(([0], np.cumsum(held)))
+        self.width = int(self.positions.max()) + 1 if self.positions.size else 0
 
 
 def _runs(starts: Any, lengths: Any) -> Any:
     """The indexes of consecutive runs, `starts[i]` to `starts[i] + lengths[i]`, one after
-    the other: the children's parents of a wave, the positions of the roots that moved."""
-    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return np.arange(int(lengths.sum())) + offsets
-
-
-def _spread(placed: Any, numbers: Any, codes: Any) -> tuple[Any, Any]:
-    """Where the positions of each of `numbers` are held in `Arrays.positions` (from
-    `placed[n]` to `placed[n + 1]`), each with its number's code."""
-    starts, lengths = placed[numbers], placed[numbers + 1] - placed[numbers]
-    return _runs(starts, lengths), np.repeat(codes, lengths)
+    the other: the edges of a wave's nodes, the positions of the roots that moved."""
+    ends = np.cumsum(lengths)
+    return np.arange(int(ends[-1])) + np.repeat(starts - ends + lengths, lengths)
 
 
 def _distinct(numbers: Any) -> Any:
@@ -92,96 +100,143 @@ def _distinct(numbers: Any) -> Any:
 
 
 class Climber:
-    """One tracked record's truths as codes, and its nodes' counts of FALSE and UNKNOWN,
-    held in one integer per node (`_WEIGHT`): one scatter per wave moves both."""
+    """One tracked record's truths as codes, each node's tally of its children (`_STEP`),
+    and which of the rooted filters it matches."""
 
     def __init__(self, arrays: Arrays, graph: Graph) -> None:
         self.arrays = arrays
         self.graph = graph
-        self.state: Any = None
-        self.tallies: Any = None  # FALSE children << 32 | UNKNOWN children, per node
+        self.state: Any = None  # codes by number: leaves, then nodes (`nodes` is a view)
+        self.nodes: Any = None
+        self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
+        self.member: Any = None  # by position: rooted at a node now TRUE
+        self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
 
     def start(self, truths: list[Truth]) -> None:
         """Every node's truth from the leaves' (the graph evaluated once, as the plain way)."""
         whole = list(truths)
         self.graph.evaluate(whole)
+        arrays = self.arrays
         self.state = np.array([_CODE[t] for t in whole], dtype=np.int8)
-        arrays, size = self.arrays, self.arrays.size
-        children = self.state[arrays.edge_children]
-        owners = arrays.edge_owners - size
-        length = len(arrays.kinds)
-        falses = np.bincount(owners, children == FALSE, length).astype(np.int64)
-        unknowns = np.bincount(owners, children == UNKNOWN, length).astype(np.int64)
-        self.tallies = (falses << _SHIFT) | unknowns
+        self.scratch = np.zeros(arrays.size, dtype=np.int8)
+        self.nodes = self.state[arrays.size :]
+        self.tallies = np.zeros(len(arrays.kinds), dtype=np.int64)
+        codes = self.state[arrays.edge_children]
+        np.add.at(self.tallies, arrays.parents, _WEIGHT[arrays.rows // 3 + codes])
+        self.member = np.zeros(arrays.width, dtype=bool)
+        held, codes = _spread(arrays.placed, arrays.rooted, self.state[arrays.rooted])
+        self.member[arrays.positions[held]] = codes == TRUE
 
-    def truth(self, number: int) -> Truth:
-        return _TRUTH[int(self.state[number])]
+    def members(self) -> list[int]:
+        return np.flatnonzero(self.member).tolist()
 
-    def climb(self, changed: list[int], truths: list[Truth]) -> tuple[list[int], list[int]]:
-        """Takes the new truths of the `changed` leaves (from `truths`); the positions of the
-        filters whose root moved, those now TRUE and the others."""
-        if not changed:
+    def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
+        """Takes the truths of the conditions on the fields that changed, by field (those
+        left out are FALSE); the positions of the rooted filters entered and left, each
+        ascending."""
+        found = [self._leaves(name, truths) for name, truths in fresh.items()]
+        if not found:
             return [], []
-        ids = np.array(changed, dtype=np.int64)
-        new = np.array([_CODE[truths[n]] for n in changed], dtype=np.int8)
-        old = self.state[ids]
-        self.state[ids] = new
+        nodes = ids = np.concatenate([numbers for numbers, _ in found])
+        steps = np.concatenate([steps for _, steps in found])
         moved = [ids]
-        while ids.size:
-            ids, old, new = self._wave(ids, old, new)
-            moved.append(ids)
-        numbers = np.concatenate(moved)
-        roots = _distinct(numbers[self.arrays.roots[numbers]])
-        held, codes = _spread(self.arrays.placed, roots, self.state[roots])
-        positions, member = self.arrays.positions[held], codes == TRUE
-        return positions[member].tolist(), positions[~member].tolist()
+        while nodes.size:
+            nodes, steps = self._wave(nodes, steps)
+            moved.append(nodes)
+        return self._answer(np.concatenate(moved))
 
-    def _wave(self, ids: Any, old: Any, new: Any) -> tuple[Any, Any, Any]:
-        """The parents of nodes moved from `old` to `new`: their counts, then their truths."""
-        arrays, size = self.arrays, self.arrays.size
-        starts, ends = arrays.starts[ids], arrays.starts[ids + 1]
-        lengths = ends - starts
+    def _leaves(self, name: str, truths: Mapping[int, Truth]) -> tuple[Any, Any]:
+        """The conditions on field `name` whose truth moved, set, with their steps: the
+        field's codes laid out in `scratch` (all FALSE between two calls) and compared with
+        the state at once. One field after another: a condition reading two fields that
+        both changed moves once."""
+        numbers, scratch = self.arrays.fields[name], self.scratch
+        given = np.fromiter(truths, np.int64, len(truths))
+        scratch[given] = np.fromiter(map(_CODE.__getitem__, truths.values()), np.int8, len(truths))
+        new = scratch[numbers]
+        scratch[given] = FALSE
+        old = self.state[numbers]
+        moving = new != old
+        numbers, old, new = numbers[moving], old[moving], new[moving]
+        self.state[numbers] = new
+        return numbers, old * 3 + new
+
+    def _wave(self, numbers: Any, steps: Any) -> tuple[Any, Any]:
+        """The parents of the nodes numbered `numbers`, moved by `steps`: their tallies, then
+        their truths; the numbers of those whose truth moved, with their steps."""
+        arrays = self.arrays
+        lengths = arrays.degrees[numbers]
         if not lengths.any():
-            return ids[:0], old[:0], new[:0]
-        parents = arrays.parents[_runs(starts, lengths)] - size
-        np.add.at(self.tallies, parents, np.repeat(_WEIGHT[new] - _WEIGHT[old], lengths))
+            return numbers[:0], steps[:0]
+        edges = _runs(arrays.starts[numbers], lengths)
+        parents = arrays.parents[edges]
+        np.add.at(self.tallies, parents, _STEP[arrays.rows[edges] + np.repeat(steps, lengths)])
         nodes = _distinct(parents)
-        truths = self._truths(nodes)
-        numbers = nodes + size
-        was = self.state[numbers]
+        # Which count decides (none, UNKNOWN, the deciding truth): bit 31 of the sum is set
+        # where the UNKNOWN count is not zero, and the deciding count is above it.
+        which = np.minimum((self.tallies[nodes] + _LOW) >> 31, 2)
+        truths = _KLEENE[arrays.kinds[nodes] + which]
+        was = self.nodes[nodes]
+        self.nodes[nodes] = truths
         moving = truths != was
-        numbers, was, truths = numbers[moving], was[moving], truths[moving]
-        self.state[numbers] = truths
-        return numbers, was, truths
+        return nodes[moving] + arrays.size, (was * 3 + truths)[moving]
 
-    def _truths(self, nodes: Any) -> Any:
-        """Kleene logic from the counts, read from `_KLEENE` by kind and by which counts are
-        not zero: a NOT counts its one child as an AND would (FALSE child: TRUE)."""
-        arrays, tallies = self.arrays, self.tallies[nodes]
-        falses, unknowns = tallies >> _SHIFT, tallies & _LOW
-        trues = arrays.counts[nodes] - falses - unknowns
-        index = arrays.kinds[nodes].astype(np.intp) << 3
-        index |= (falses > 0) << 2
-        index |= (unknowns > 0) << 1
-        index |= trues > 0
-        return _KLEENE[index]
+    def _answer(self, numbers: Any) -> tuple[list[int], list[int]]:
+        """The rooted filters entered and left, from the numbers of the nodes that moved."""
+        arrays = self.arrays
+        roots = _distinct(numbers[arrays.roots[numbers]])
+        held, codes = _spread(arrays.placed, roots, self.state[roots])
+        positions, now = arrays.positions[held], codes == TRUE
+        flips = now != self.member[positions]
+        positions, now = positions[flips], now[flips]
+        self.member[positions] = now
+        return np.sort(positions[now]).tolist(), np.sort(positions[~now]).tolist()
+
+
+def _spread(placed: Any, numbers: Any, codes: Any) -> tuple[Any, Any]:
+    """Where the positions of each of `numbers` are held in `Arrays.positions` (from
+    `placed[n]` to `placed[n + 1]`), each with its number's code."""
+    starts = placed[numbers]
+    lengths = placed[numbers + 1] - starts
+    if not lengths.any():
+        return starts[:0], codes[:0]
+    return _runs(starts, lengths), np.repeat(codes, lengths)
 
 
 def _kleene() -> Any:
-    """The truth of a node by `kind << 3 | any FALSE << 2 | any UNKNOWN << 1 | any TRUE`."""
-    table = np.zeros(32, dtype=np.int8)
-    for index in range(32):
-        kind, false, unknown = index >> 3, index & 4, index & 2
-        if kind == AND:
-            table[index] = FALSE if false else UNKNOWN if unknown else TRUE
-        elif kind == OR:
-            table[index] = TRUE if index & 1 else UNKNOWN if unknown else FALSE
-        elif kind == NOT:
-            table[index] = TRUE if false else UNKNOWN if unknown else FALSE
+    """A node's truth by `kind * 3 + which count decides`: none (every child TRUE for an AND,
+    FALSE for an OR; a NOT's child TRUE), UNKNOWN (one child UNKNOWN, none deciding), or the
+    deciding truth (a FALSE child of an AND or a NOT, a TRUE child of an OR)."""
+    table = np.zeros(12, dtype=np.int8)
+    table[AND * 3 : AND * 3 + 3] = (TRUE, UNKNOWN, FALSE)
+    table[OR * 3 : OR * 3 + 3] = (FALSE, UNKNOWN, TRUE)
+    table[NOT * 3 : NOT * 3 + 3] = (FALSE, UNKNOWN, TRUE)
     return table
 
 
+def _weights() -> Any:
+    """What a child of each code counts in its parent's tally, by `row // 3 + code`: row 0
+    for a parent an AND or a NOT (FALSE decides), row 9 for an OR (TRUE decides); the
+    deciding count in the high half, UNKNOWN in the low."""
+    table = np.zeros(6, dtype=np.int64)
+    for row, deciding in ((0, FALSE), (9, TRUE)):
+        for code in (FALSE, TRUE, UNKNOWN):
+            table[row // 3 + code] = (code == deciding) << _SHIFT | (code == UNKNOWN)
+    return table
+
+
+def _steps() -> Any:
+    """What a child moving from one code to another adds to its parent's tally, by
+    `row + old * 3 + new` (rows as `_weights`)."""
+    table = np.zeros(18, dtype=np.int64)
+    for row in (0, 9):
+        for old in (FALSE, TRUE, UNKNOWN):
+            for new in (FALSE, TRUE, UNKNOWN):
+                table[row + old * 3 + new] = _WEIGHT[row // 3 + new] - _WEIGHT[row // 3 + old]
+    return table
+
+
+_SHIFT, _LOW = 32, (1 << 31) - 1
 _KLEENE = _kleene() if np is not None else None
-_SHIFT, _LOW = 32, (1 << 32) - 1
-# What a child of each code adds to its parent's tally: FALSE in the high half, UNKNOWN low.
-_WEIGHT = np.array([1 << _SHIFT, 0, 1], dtype=np.int64) if np is not None else None
+_WEIGHT = _weights() if np is not None else None
+_STEP = _steps() if np is not None else None

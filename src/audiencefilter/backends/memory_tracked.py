@@ -63,23 +63,67 @@ class Layout:
     def climber(self) -> Climbing:
         """The fast climb (`memory_graph_fast`) where it is on, else the plain one."""
         if not memory_graph_fast.ENABLED:
-            return Climber(self.graph, self.roots)
+            return PlainClimb(self)
         if self.arrays is None:
-            self.arrays = memory_graph_fast.Arrays(self.graph, self.roots)
+            self.arrays = memory_graph_fast.Arrays(self.graph, self.roots, self.leaves_on)
         return memory_graph_fast.Climber(self.arrays, self.graph)
 
 
 class Climbing(Protocol):
     """A tracked record's truths above its conditions (`memory_graph.Climber` and its fast
-    twin): set from the conditions' truths, then moved by their changes."""
+    twin): set from the conditions' truths, then moved by their changes; with the positions
+    of the filters rooted in the graph that the record matches."""
 
     def start(self, truths: list[Truth]) -> None: ...
 
-    def truth(self, number: int) -> Truth: ...
-
-    def climb(self, changed: list[int], truths: list[Truth]) -> tuple[list[int], list[int]]:
-        """The positions of the filters whose root moved: those now TRUE, the others."""
+    def members(self) -> list[int]:
+        """The positions of the rooted filters the record matches, ascending."""
         ...
+
+    def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
+        """Takes the truths of the conditions on the fields that changed, by field (those
+        left out are FALSE); the positions of the rooted filters entered and left, each
+        ascending."""
+        ...
+
+
+class PlainClimb:
+    """The plain climb (`memory_graph.Climber`) fed by fields: the conditions whose truth
+    moved found by Python sets."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.climber = Climber(layout.graph, layout.roots)
+        self.truths: list[Truth] = []  # the conditions'
+        self.seen: dict[str, Mapping[int, Truth]] = {}  # per field: its conditions not FALSE
+
+    def start(self, truths: list[Truth]) -> None:
+        self.truths = truths
+        self.seen = {
+            name: {n: truths[n] for n in numbers if truths[n] is not False}
+            for name, numbers in self.layout.leaves_on.items()
+        }
+        self.climber.start(truths)
+
+    def members(self) -> list[int]:
+        return self.climber.members()
+
+    def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
+        truths, crossing = self.truths, self.layout.crossing
+        moved: list[int] = []
+        for name, now_set in fresh.items():
+            # The conditions whose truth differs between the two states (a set operation on
+            # the pairs, in C: most conditions of a common field hold the same truth), and
+            # those also reading another field, whose last truth may come from that field.
+            candidates = {number for number, _ in self.seen[name].items() ^ now_set.items()}
+            candidates.update(crossing.get(name, ()))
+            for number in candidates:
+                truth = now_set.get(number, False)
+                if truth is not truths[number]:
+                    truths[number] = truth
+                    moved.append(number)
+            self.seen[name] = now_set
+        return self.climber.climb(moved, truths)
 
 
 class Tracked:
@@ -89,10 +133,9 @@ class Tracked:
         self._layout = layout
         self._leaves = leaves
         self._record: dict[str, Any] = {}
-        self._truths: list[Truth] | None = None  # the conditions' (the climber has the rest)
-        self._climber: Climbing = Climber(layout.graph, layout.roots)
+        self._tracking = False  # whether the climber holds the last state's truths
+        self._climber: Climbing = PlainClimb(layout)
         self._matching: set[int] = set()
-        self._seen: dict[str, dict[int, Truth]] = {}  # per field: its conditions not FALSE
         self._start(record)
 
     @property
@@ -107,22 +150,28 @@ class Tracked:
         Raises:
             RecordError: a value of the wrong type, where one of the filters alone raises it.
         """
-        if self._truths is None or not isinstance(record, Mapping):
+        if not self._tracking or not isinstance(record, Mapping):
             return self._restart(record)
         moved = self._moved(record, self._changed(record))
         if moved is None:
             return self._restart(record)
-        layout, judge = self._layout, self._leaves.judge
-        # Each position is rooted at one node (or judged alone), so it moves at most once:
-        # the flips are set operations on the positions of the roots that moved.
-        members, others = set(moved[0]), set(moved[1])
-        for position in layout.alone:
-            (members if judge(position, record) else others).add(position)
-        self._record = {name: record.get(name) for name in layout.fields}
-        entered, left = members - self._matching, others & self._matching
-        self._matching |= entered
-        self._matching -= left
-        return sorted(entered), sorted(left)
+        entered, left = moved
+        if self._layout.alone:
+            entered, left = self._alone(record, entered, left)
+        self._record = {name: record.get(name) for name in self._layout.fields}
+        self._matching.update(entered)
+        self._matching.difference_update(left)
+        return entered, left
+
+    def _alone(
+        self, record: Record, entered: list[int], left: list[int]
+    ) -> tuple[list[int], list[int]]:
+        """The flips of the filters judged alone added to the climb's (each position is
+        rooted in the graph or judged alone, never both)."""
+        judge, matching = self._leaves.judge, self._matching
+        now = {position for position in self._layout.alone if judge(position, record)}
+        was = matching.intersection(self._layout.alone)
+        return sorted([*entered, *(now - was)]), sorted([*left, *(was - now)])
 
     def _restart(self, record: Record) -> tuple[list[int], list[int]]:
         before = set(self._matching)
@@ -139,29 +188,13 @@ class Tracked:
         ]
 
     def _moved(self, record: Record, names: Sequence[str]) -> tuple[list[int], list[int]] | None:
-        """Sets the truths moved by changes of fields `names`; the positions of the filters
-        whose root moved, now TRUE and not (`Climbing.climb`); None if computing a condition
-        raised."""
-        truths, layout = self._truths, self._layout
-        assert truths is not None
+        """The positions of the rooted filters entered and left on changes of fields `names`
+        (`Climbing.climb`); None if computing a condition raised."""
         try:
             fresh = {name: self._leaves.on(name, record) for name in names}
         except Exception:  # a wrong type: judged by each filter alone (module docstring)
             return None
-        moved: list[int] = []
-        for name, now_set in fresh.items():
-            # The conditions whose truth differs between the two states (a set operation on
-            # the pairs, in C: most conditions of a common field hold the same truth), and
-            # those also reading another field, whose last truth may come from that field.
-            candidates = {number for number, _ in self._seen[name].items() ^ now_set.items()}
-            candidates.update(layout.crossing.get(name, ()))
-            for number in candidates:
-                truth = now_set.get(number, False)
-                if truth is not truths[number]:
-                    truths[number] = truth
-                    moved.append(number)
-            self._seen[name] = now_set
-        return self._climber.climb(moved, truths)
+        return self._climber.climb(fresh)
 
     def _start(self, record: Record) -> None:
         """Judges the record whole: every condition, then every node once."""
@@ -170,23 +203,14 @@ class Tracked:
             self._record = {name: record.get(name) for name in layout.fields}
             truths = self._leaves.all(record)
         except Exception:  # a wrong type: each filter alone says where
-            self._truths = None
+            self._tracking = False
             positions = [p for ps in layout.roots.values() for p in ps]
             self._matching = {p for p in positions if self._leaves.judge(p, record)}
         else:
-            self._seen = {
-                name: {n: truths[n] for n in numbers if truths[n] is not False}
-                for name, numbers in layout.leaves_on.items()
-            }
             self._climber = climber = layout.climber()
             climber.start(truths)
-            self._truths = truths
-            self._matching = {
-                p
-                for number, ps in layout.roots.items()
-                if climber.truth(number) is True
-                for p in ps
-            }
+            self._tracking = True
+            self._matching = set(climber.members())
         for position in layout.alone:
             if self._leaves.judge(position, record):
                 self._matching.add(position)
