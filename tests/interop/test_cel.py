@@ -102,6 +102,20 @@ def _written(flt: af.Filter) -> str | None:
     )
 )
 @example(({"c_date": {"gt": "2025-01-01"}}, [{"c_date": "2025-01-02"}, {}], NOWS[0]))
+@example(
+    (
+        {"NOT": {"owner": {"is": {"c_number": {"lt": 3}}}}},
+        [{"owner": None}, {"owner": {}}, {"owner": {"c_number": 1}}, {"owner": {"c_number": 4}}],
+        NOWS[0],
+    )
+)
+@example(
+    (
+        {"OR": [{"rows": {"where": {"c_string": "x"}, "count": 1}}, {"c_boolean": True}]},
+        [{"rows": [{"c_string": "x"}, {"c_string": None}]}, {"rows": [{}, {}]}, {}],
+        NOWS[0],
+    )
+)
 def test_written_expressions_agree_with_celpy_and_read_back(
     case: tuple[dict[str, Any], list[dict[str, Any]], datetime],
 ) -> None:

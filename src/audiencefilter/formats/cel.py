@@ -7,7 +7,9 @@ Design choices:
   date-time field a `timestamp`, a date its ISO 8601 text, a list field a `list`, a JSON
   column CEL's JSON (every number a `double`), read at a key in the forms of `cel_json.py`;
   a to-many relation a list of rows (maps holding every field of the row, null when
-  missing), empty when the record has none.
+  missing), empty when the record has none; a to-one relation its row or null, read through
+  the list `cel_write.one_row` writes of it. A count of rows is `size` of the rows (or of those
+  `filter` keeps, by a condition CEL never fails on), compared with integers.
 - CEL has three outcomes too: true, false, and an error (`null < 5` has no overload), and its
   `&&`, `||` and `!` treat an error as our logic treats UNKNOWN (`false && error` is false,
   `true || error` is true). But its `==` and `in` answer false for a null where ours is
