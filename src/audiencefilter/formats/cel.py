@@ -198,7 +198,7 @@ class _Reader:
                 )
             return _SKIPPED
         if _of_rows(node, scope):  # before the list shapes: `size(rows) == 0` is a count
-            return self.count(node, scope)  # type: ignore[arg-type]
+            return self.count(node, scope)
         listed = shape(node)
         if listed is not None:
             return self.list_test(listed, node, scope)
@@ -212,8 +212,6 @@ class _Reader:
                 return self.condition(node.operand, scope).negated()
             case cel.Literal(kind="bool"):
                 return _total(Const(bool(node.value)))
-            case cel.Binary() if _sized(node.left) or _sized(node.right):
-                return self.count(node, scope)
             case cel.Binary() if node.op in _FLIPPED or node.op == "in":
                 return self.relation(node, scope)
             case cel.Call() if node.target is not None:
@@ -670,7 +668,7 @@ def _sized(node: cel.Node) -> TypeGuard[cel.Call]:
     return isinstance(node, cel.Call) and node.target is None and node.function == "size"
 
 
-def _of_rows(node: cel.Node, scope: _Scope) -> bool:
+def _of_rows(node: cel.Node, scope: _Scope) -> TypeGuard[cel.Binary]:
     """Whether `node` compares `size` of a relation's rows (or of `filter` of them)."""
     if not isinstance(node, cel.Binary):
         return False
@@ -684,9 +682,12 @@ def _of_rows(node: cel.Node, scope: _Scope) -> bool:
 
 
 def _int_literal(node: cel.Node) -> bool:
+    """Whether `node` is an integer literal CEL's `int` holds (64 bits), negated or not."""
     if isinstance(node, cel.Unary) and node.op == "-":
         return _int_literal(node.operand)
-    return isinstance(node, cel.Literal) and node.kind == "int" and abs(int(node.value)) < 2**63  # type: ignore[call-overload]
+    if not isinstance(node, cel.Literal) or node.kind != "int":
+        return False
+    return isinstance(node.value, int) and abs(node.value) < 2**63
 
 
 def _int_value(node: cel.Node) -> int:
