@@ -321,6 +321,8 @@ def test_to_one_relations_and_counts_agree_with_celpy(where: dict[str, Any]) -> 
         ("owner.exists(r, true)", 7, "(type(one) == map ? [one] : []) of a to-one relation"),
         ("(owner != null ? [owner] : []).exists(r, true)", 32, "to-many relation"),
         ("size(rows) + 1 > 2", 12, "the arithmetic +"),
+        ("owner == null", 1, "relation, whose rows are tested, not compared"),
+        ("rows == []", 1, "relation, whose rows are tested, not compared"),
         ("size(rows.filter(r, r.c_string)) > 1", 23, "expected a condition"),
     ],
 )

@@ -407,6 +407,9 @@ class _Reader:
             self.add(_offset(node), f"expected a field, found {what}", fix)
             return None
         found = scope.schema.get(name)
+        if found is None and scope.schema.relation(name) is not None:
+            self.add(_offset(node), _RELATION_NAMED.format(name), _relation_fix(name, scope), name)
+            return None
         if found is None:
             known = [f.name for f in scope.schema.fields]
             self.add(
@@ -661,6 +664,18 @@ _FILTER_FAILS = (
 _FILTER_FIX = (
     "count with a condition CEL always answers (==, in, null tests), or keep it in a where clause"
 )
+
+
+_RELATION_NAMED = '"{}" is a relation, whose rows are tested, not compared'
+
+
+def _relation_fix(name: str, scope: _Scope) -> str:
+    """How to test a relation's rows in CEL: the forms the writer writes."""
+    relation = scope.schema.relation(name)
+    if relation is not None and not relation.many:
+        rows = one_row(name)
+        return f"write {rows}.exists(r, ...), or !{rows}.exists(r, true) for no row"
+    return f"write {name}.exists(r, ...), or size({name}) == 0 for no row"
 
 
 def _sized(node: cel.Node) -> TypeGuard[cel.Call]:
