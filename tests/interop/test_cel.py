@@ -3,7 +3,8 @@ generated records, read back as they were written, and hostile text ends in a `F
 
 The filters are drawn from the space's generators (`audiencefilter.testing.space`) over the
 part of the space CEL reads (string, number, boolean, date-time and date columns, lists of
-each, and a to-many relation of rows with the same), so every operator, mode and relative
+each, a to-many relation of rows with the same, and a to-one relation to such a row, with
+counts of rows), so every operator, mode and relative
 value the library has on those types is tried; what the writer refuses is counted, not
 skipped silently.
 """
@@ -42,9 +43,11 @@ _COLUMNS |= (
 )
 _ROW = af.Schema.from_mapping({"id": "string", **_COLUMNS}, name="row")
 CEL_SPACE = af.Schema.from_mapping(_COLUMNS, name="cel").with_relations(
-    af.Relation("rows", _ROW, table="cel_rows")
+    af.Relation("rows", _ROW, table="cel_rows"),
+    af.Relation("owner", _ROW, many=False, table="cel_owner"),
 )
-"""The space's columns of the types CEL reads, and a to-many relation of such rows."""
+"""The space's columns of the types CEL reads, a to-many relation of such rows and a to-one
+relation to such a row."""
 
 TALLY: Counter[str] = Counter()
 """Figures of the run: expressions written and refused, answers compared, round trips."""
@@ -99,6 +102,20 @@ def _written(flt: af.Filter) -> str | None:
     )
 )
 @example(({"c_date": {"gt": "2025-01-01"}}, [{"c_date": "2025-01-02"}, {}], NOWS[0]))
+@example(
+    (
+        {"NOT": {"owner": {"is": {"c_number": {"lt": 3}}}}},
+        [{"owner": None}, {"owner": {}}, {"owner": {"c_number": 1}}, {"owner": {"c_number": 4}}],
+        NOWS[0],
+    )
+)
+@example(
+    (
+        {"OR": [{"rows": {"where": {"c_string": "x"}, "count": 1}}, {"c_boolean": True}]},
+        [{"rows": [{"c_string": "x"}, {"c_string": None}]}, {"rows": [{}, {}]}, {}],
+        NOWS[0],
+    )
+)
 def test_written_expressions_agree_with_celpy_and_read_back(
     case: tuple[dict[str, Any], list[dict[str, Any]], datetime],
 ) -> None:
@@ -185,6 +202,22 @@ def test_written_expressions_agree_with_celpy_and_read_back(
             {"c_datetime": {"lt": "2025-01-31T10:00:00+01:00"}},
             'c_datetime < timestamp("2025-01-31T09:00:00Z")',
         ),
+        (
+            {"owner": {"is": {"c_string": "x"}}},
+            '(type(owner) == map ? [owner] : []).exists(r, r.c_string == "x")',
+        ),
+        ({"owner": {"is": None}}, "!(type(owner) == map ? [owner] : []).exists(r, true)"),
+        (
+            {"owner": {"isNot": {"c_number": {"lt": 3}}}},
+            "(type(owner) == map ? [owner] : [])"
+            ".all(r, !(r.c_number < 3.0) || type(r.c_number) == null_type)",
+        ),
+        ({"rows": {"count": {"gte": 2}}}, "size(rows) >= 2"),
+        ({"rows": {"count": {"not": {"in": [0, 1]}}}}, "!(size(rows) in [0, 1])"),
+        (
+            {"rows": {"where": {"c_string": "x"}, "count": {"lt": 2}}},
+            'size(rows.filter(r, r.c_string == "x")) < 2',
+        ),
     ],
 )
 def test_the_writer_writes_each_form(where: dict[str, Any], expected: str) -> None:
@@ -209,7 +242,14 @@ def test_the_writer_writes_each_form(where: dict[str, Any], expected: str) -> No
             "OR[1].c_string.equals",
             "two nulls equal",
         ),
-        ({"rows": {"count": {"gte": 2}}}, "", "CEL has no sums"),
+        ({"rows": {"sum": {"c_number": {"gte": 2}}}}, "rows", "no sums or extremes"),
+        ({"rows": {"max": {"c_datetime": None}}}, "rows", "no sums or extremes"),
+        ({"rows": {"count": {"gt": 1.5}}}, "rows.count", "compared with integers only"),
+        (
+            {"rows": {"where": {"c_number": {"lt": 3}}, "count": 2}},
+            "rows.where",
+            "CEL's filter fails where its condition does",
+        ),
     ],
 )
 def test_the_writer_refuses_at_the_filter_path(
@@ -222,7 +262,86 @@ def test_the_writer_refuses_at_the_filter_path(
     assert words in issue.message
 
 
+_RELATED = [
+    {"owner": {"is": {"c_string": "x"}}},
+    {"owner": {"is": {"c_number": {"lt": 3}}}},
+    {"owner": {"isNot": {"c_number": {"lt": 3}}}},
+    {"owner": {"isNot": {"c_string": "x"}}},
+    {"owner": {"is": None}},
+    {"owner": {"isNot": None}},
+    {"owner": {"is": {"c_string_list": {"has": "a"}, "c_number_list": {"has": 1}}}},
+    {"owner": {"is": {"data": {"path": ["a"], "equals": "x"}}}},
+    {"NOT": {"owner": {"is": {"c_number": {"gte": 1}, "c_string": {"not": "x"}}}}},
+    {"OR": [{"owner": {"is": {"c_number": {"gt": 1}}}}, {"c_string": "y"}]},
+    {"rows": {"count": 0}},
+    {"rows": {"count": {"gte": 2}}},
+    {"rows": {"count": {"not": {"lt": 2}}}},
+    {"rows": {"count": {"in": [1, 3]}, "where": {"c_boolean": True}}},
+    {"rows": {"where": {"c_string": "x"}, "count": {"gte": 2}}},
+    {"rows": {"where": {"c_string": {"in": ["x", "y"]}}, "count": {"lte": 1}}},
+    {"NOT": {"rows": {"where": {"c_string": "x"}, "count": 2}}},
+    {"OR": [{"rows": {"where": {"c_number": None}, "count": {"gt": 1}}}, {"c_string": "y"}]},
+]
+_ROWS: list[Any] = [
+    {"c_string": "x", "c_number": 1, "c_boolean": True, "c_string_list": ["a"]},
+    {"c_string": None, "c_number": None, "c_number_list": [None, 1.0], "data": {"a": "x"}},
+    {"c_string": "y", "c_number": 5, "c_boolean": None, "data": {"a": None}},
+    {},
+]
+
+
+@pytest.mark.parametrize("where", _RELATED)
+def test_to_one_relations_and_counts_agree_with_celpy(where: dict[str, Any]) -> None:
+    """A to-one row that is null, missing, empty or has null fields, and counts of 0 to 4 rows
+    with the where clause TRUE, FALSE or UNKNOWN on some: celpy answers as `matches`, under
+    `NOT` and inside `OR` too; the expression reads back as the filter or the same audience,
+    which then reads back unchanged."""
+    flt = af.parse(where, CEL_SPACE)
+    text = flt.to_format("cel")
+    again = af.from_format(text, "cel", CEL_SPACE)
+    records: list[dict[str, Any]] = [{}, {"owner": None, "rows": None}, {"c_string": "y"}]
+    records += [
+        {"owner": row, "rows": _ROWS[:n], "c_string": row.get("c_string")}
+        for n, row in enumerate(_ROWS)
+    ]
+    records += [{"rows": _ROWS + _ROWS[:1]}, {"rows": _ROWS[:1] * 2}, {"rows": [{}] * 2}]
+    for record in records:
+        expected = flt.matches(record)
+        assert cel_matches(text, record, CEL_SPACE) is expected, (text, record)
+        assert again.matches(record) is expected, (text, record)
+    assert af.from_format(again.to_format("cel"), "cel", CEL_SPACE) == again
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "words"),
+    [
+        ("size(rows) >= 2.0", 15, "expected an integer, found the literal 2.0"),
+        ("size(rows.filter(r, r.c_number < 1.0)) > 1", 32, "CEL's filter fails"),
+        ("size(owner) > 1", 6, "size counts the rows of a to-many relation"),
+        ("owner.exists(r, true)", 7, "(type(one) == map ? [one] : []) of a to-one relation"),
+        ("(owner != null ? [owner] : []).exists(r, true)", 32, "to-many relation"),
+        ("size(rows) + 1 > 2", 12, "the arithmetic +"),
+        ("owner == null", 1, "relation, whose rows are tested, not compared"),
+        ("rows == []", 1, "relation, whose rows are tested, not compared"),
+        ("size(rows.filter(r, r.c_string)) > 1", 23, "expected a condition"),
+    ],
+)
+def test_the_reader_refuses_other_forms_of_relations(text: str, column: int, words: str) -> None:
+    with pytest.raises(af.FilterError) as caught:
+        af.from_format(text, "cel", CEL_SPACE)
+    issue = caught.value.errors[0]
+    assert (issue.line, issue.column) == (1, column), issue
+    assert words in issue.message, issue.message
+
+
+def test_the_reader_reads_hand_written_counts() -> None:
+    assert _read("2 <= size(rows)", CEL_SPACE) == '{"rows":{"count":{"gte":2}}}'
+    assert _read("size(rows) != 3", CEL_SPACE) == '{"rows":{"count":{"not":3}}}'
+    assert _read("size(c_string_list) == 0", CEL_SPACE) == '{"c_string_list":{"isEmpty":true}}'
+
+
 def test_the_writer_refuses_types_cel_compares_otherwise() -> None:
+    where: dict[str, Any]
     for where in (
         {"c_string_list": {"equals": ["a"]}},
         {"c_string_list": {"has": "a", "mode": "insensitive"}},

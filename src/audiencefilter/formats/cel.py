@@ -7,7 +7,9 @@ Design choices:
   date-time field a `timestamp`, a date its ISO 8601 text, a list field a `list`, a JSON
   column CEL's JSON (every number a `double`), read at a key in the forms of `cel_json.py`;
   a to-many relation a list of rows (maps holding every field of the row, null when
-  missing), empty when the record has none.
+  missing), empty when the record has none; a to-one relation its row or null, read through
+  the list `cel_write.one_row` writes of it. A count of rows is `size` of the rows (or of those
+  `filter` keeps, by a condition CEL never fails on), compared with integers.
 - CEL has three outcomes too: true, false, and an error (`null < 5` has no overload), and its
   `&&`, `||` and `!` treat an error as our logic treats UNKNOWN (`false && error` is false,
   `true || error` is true). But its `==` and `in` answer false for a null where ours is
@@ -24,7 +26,7 @@ Design choices:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeGuard
 
 from ..errors import FilterError, Issue, describe_value, did_you_mean
 from ..language.conditions import REF, Conditions, Report, Syntax, Where
@@ -33,6 +35,7 @@ from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListO
 from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
 from ..language.nodes import (
     TRUE,
+    Aggregated,
     Comparison,
     Const,
     IsNull,
@@ -43,14 +46,14 @@ from ..language.nodes import (
     any_of,
     walk,
 )
-from ..language.relations import Quantifier, Relation
+from ..language.relations import COUNT_FIELD, Aggregate, Quantifier, Relation
 from ..where.positions import line_column
 from . import cel_arrays as arrays
 from . import cel_syntax as cel
 from .cel_json import TYPE_NAMES, Form, form, null_form, plain
 from .cel_lists import LIST_TYPES, Shape, shape
 from .cel_values import BAD, Literals, is_string, null_type_test, refusal
-from .cel_write import SPELLINGS, string_literal
+from .cel_write import SPELLINGS, one_row, string_literal
 from .cel_write import write as write
 from .folding import caseless
 from .logic import conjoin, not_true
@@ -194,6 +197,8 @@ class _Reader:
                     "split it into several audiences, or use in lists",
                 )
             return _SKIPPED
+        if _of_rows(node, scope):  # before the list shapes: `size(rows) == 0` is a count
+            return self.count(node, scope)
         listed = shape(node)
         if listed is not None:
             return self.list_test(listed, node, scope)
@@ -402,6 +407,9 @@ class _Reader:
             self.add(_offset(node), f"expected a field, found {what}", fix)
             return None
         found = scope.schema.get(name)
+        if found is None and scope.schema.relation(name) is not None:
+            self.add(_offset(node), _RELATION_NAMED.format(name), _relation_fix(name, scope), name)
+            return None
         if found is None:
             known = [f.name for f in scope.schema.fields]
             self.add(
@@ -535,7 +543,8 @@ class _Reader:
         return _exact(self.conditions.comparison(found, op, text, False, report))
 
     def macro(self, node: cel.Call, scope: _Scope) -> Meaning:
-        """`rows.exists(r, ...)` and `rows.all(r, ...)` over a to-many relation."""
+        """`rows.exists(r, ...)` and `rows.all(r, ...)` over a to-many relation, or over a
+        to-one relation's `one_row` (its row, or none)."""
         relation = self.relation_of(node, scope)
         if relation is None:
             return _SKIPPED
@@ -543,6 +552,8 @@ class _Reader:
         assert isinstance(variable, cel.Name)
         inner = _Scope(relation.schema, variable.name)
         body = self.condition(node.args[1], inner)
+        if not relation.many:
+            return _one(relation.name, node.function == "exists", body)
         if node.function == "exists":
             some = Quantified(relation.name, Quantifier.SOME, body.true)
             return Meaning(some, _none_true(relation, body), False)
@@ -554,17 +565,164 @@ class _Reader:
         name = target.name if isinstance(target, cel.Name) and scope.row is None else None
         relation = scope.schema.relation(name) if name else None
         if relation is None or not relation.many:
+            relation = self.one_of(target, scope)
+        if relation is None:
             names = [r.name for r in scope.schema.relations if r.many]
+            ones = [one_row(r.name) for r in scope.schema.relations if not r.many]
             self.add(
                 node.offset,
-                f"{node.function} applies to a to-many relation of the record",
-                f"the relations are {', '.join(names)}" if names else None,
+                f"{node.function} applies to a to-many relation of the record, or to "
+                "(type(one) == map ? [one] : []) of a to-one relation",
+                f"the relations are {', '.join(names + ones)}" if names or ones else None,
             )
             return None
         if len(node.args) != 2 or not isinstance(node.args[0], cel.Name):
-            self.add(node.offset, f"expected {name}.{node.function}(r, condition on r.field)")
+            self.add(
+                node.offset, f"expected {relation.name}.{node.function}(r, condition on r.field)"
+            )
             return None
         return relation
+
+    def one_of(self, target: cel.Node | None, scope: _Scope) -> Relation | None:
+        """The to-one relation whose `one_row` `target` is, or None."""
+        if target is None or scope.row is not None:
+            return None
+        for relation in scope.schema.relations:
+            written = cel.parse(one_row(relation.name), self.limits)
+            if not relation.many and plain(written) == plain(target):
+                return relation
+        return None
+
+    def count(self, node: cel.Binary, scope: _Scope) -> Meaning:
+        """`size(rows) >= 2`, `size(rows.filter(r, where)) in [1, 2]` (either side): a count of
+        rows compared with integers (CEL's `size` is an `int`); never fails, so exact."""
+        if not _sized(node.left):
+            node = cel.Binary(_FLIPPED.get(node.op, node.op), node.right, node.left, node.offset)
+        assert isinstance(node.left, cel.Call)
+        counted = self.counted(node.left.args[0], scope) if len(node.left.args) == 1 else None
+        values = self.integers(node.right, node.op == "in")
+        if counted is None or values is None or node.op not in (*_OPS, "!="):
+            if counted is not None and values is not None:
+                self.refused(node)
+            return _SKIPPED
+        relation, where = counted
+        value = tuple(values) if node.op == "in" else values[0]
+        test = Comparison(COUNT_FIELD, _OPS.get(node.op, Op.EQUALS), value)
+        built = Aggregated(relation, Aggregate.COUNT, COUNT_FIELD, test, where)
+        return _exact(Not(built) if node.op == "!=" else built)
+
+    def counted(self, rows: cel.Node, scope: _Scope) -> tuple[str, Node] | None:
+        """The relation and where clause of `rows` or `rows.filter(r, where)` (None: reported)."""
+        where: Node = TRUE
+        target = rows.target if isinstance(rows, cel.Call) and rows.function == "filter" else rows
+        name = target.name if isinstance(target, cel.Name) and scope.row is None else None
+        relation = scope.schema.relation(name) if name else None
+        if relation is None or not relation.many:
+            self.add(
+                _offset(rows),
+                "size counts the rows of a to-many relation of the record",
+                "write size(rows) or size(rows.filter(r, condition on r.field))",
+            )
+            return None
+        kept = self.kept(rows, relation) if isinstance(rows, cel.Call) else where
+        return None if kept is None else (relation.name, kept)
+
+    def kept(self, rows: cel.Call, relation: Relation) -> Node | None:
+        """The where clause of `rows.filter(r, where)`: one CEL always answers (reported if
+        not), since CEL's `filter` fails where its condition does."""
+        if len(rows.args) != 2 or not isinstance(rows.args[0], cel.Name):
+            self.add(rows.offset, f"expected {relation.name}.filter(r, condition on r.field)")
+            return None
+        body = self.condition(rows.args[1], _Scope(relation.schema, rows.args[0].name))
+        if not body.total:
+            self.add(_offset(rows.args[1]), _FILTER_FAILS, _FILTER_FIX, relation.name)
+            return None
+        return body.true
+
+    def integers(self, node: cel.Node, listed: bool) -> list[int] | None:
+        """The integer literals a count is compared with (None: reported)."""
+        items = node.items if listed and isinstance(node, cel.ListOf) else (node,)
+        if listed and not isinstance(node, cel.ListOf):
+            self.add(_offset(node), "expected a list of literals after in", "write [...]")
+            return None
+        bad = [item for item in items if not _int_literal(item)]
+        for item in bad:
+            what, _ = refusal(item)
+            self.add(
+                _offset(item),
+                f"expected an integer, found {what}: CEL's size is an int, "
+                "which celpy compares with no double",
+                "write 2, not 2.0",
+            )
+        return None if bad else [_int_value(item) for item in items]
+
+
+_FILTER_FAILS = (
+    "CEL's filter fails where its condition does, and this condition can fail, where a "
+    "filter's count leaves the row out"
+)
+_FILTER_FIX = (
+    "count with a condition CEL always answers (==, in, null tests), or keep it in a where clause"
+)
+
+
+_RELATION_NAMED = '"{}" is a relation, whose rows are tested, not compared'
+
+
+def _relation_fix(name: str, scope: _Scope) -> str:
+    """How to test a relation's rows in CEL: the forms the writer writes."""
+    relation = scope.schema.relation(name)
+    if relation is not None and not relation.many:
+        rows = one_row(name)
+        return f"write {rows}.exists(r, ...), or !{rows}.exists(r, true) for no row"
+    return f"write {name}.exists(r, ...), or size({name}) == 0 for no row"
+
+
+def _sized(node: cel.Node) -> TypeGuard[cel.Call]:
+    """Whether `node` is `size(x)`."""
+    return isinstance(node, cel.Call) and node.target is None and node.function == "size"
+
+
+def _of_rows(node: cel.Node, scope: _Scope) -> TypeGuard[cel.Binary]:
+    """Whether `node` compares `size` of a relation's rows (or of `filter` of them)."""
+    if not isinstance(node, cel.Binary):
+        return False
+    sized = [side.args for side in (node.left, node.right) if _sized(side)]
+    if not sized or len(sized[0]) != 1:
+        return False
+    rows = sized[0][0]
+    if isinstance(rows, cel.Call) and rows.function == "filter":
+        return True
+    return isinstance(rows, cel.Name) and scope.schema.relation(rows.name) is not None
+
+
+def _int_literal(node: cel.Node) -> bool:
+    """Whether `node` is an integer literal CEL's `int` holds (64 bits), negated or not."""
+    if isinstance(node, cel.Unary) and node.op == "-":
+        return _int_literal(node.operand)
+    if not isinstance(node, cel.Literal) or node.kind != "int":
+        return False
+    return isinstance(node.value, int) and abs(node.value) < 2**63
+
+
+def _int_value(node: cel.Node) -> int:
+    """The value of an integer literal `_int_literal` accepts."""
+    if isinstance(node, cel.Unary):
+        return -_int_value(node.operand)
+    assert isinstance(node, cel.Literal) and isinstance(node.value, int)
+    return node.value
+
+
+def _one(name: str, exists: bool, body: Meaning) -> Meaning:
+    """`exists` or `all` over a to-one relation's list of at most one row: `is`, and for
+    `all` ("no row, or the body true") `isNot` of the body not true."""
+    if exists:
+        false = Quantified(
+            name, Quantifier.IS_NOT, body.true if body.total else not_true(body.false)
+        )
+        return Meaning(Quantified(name, Quantifier.IS, body.true), false, False)
+    every = Quantified(name, Quantifier.IS_NOT, not_true(body.true))
+    return Meaning(every, Quantified(name, Quantifier.IS, body.false), False)
 
 
 _OTHER_TYPE = "expected a literal of the type tested beside it ({}): the test holds for no other"

@@ -135,7 +135,8 @@ def refusal(node: cel.Node) -> tuple[str, str | None]:
             return "a list", "use field in [...]"
         case cel.Call():
             return f"the function {node.function}()", (
-                "the functions read are contains, startsWith, endsWith, exists, all and timestamp"
+                "the functions read are contains, startsWith, endsWith, exists, all, "
+                "timestamp, and size of a relation's rows"
             )
         case cel.Literal():
             return f"the literal {node.text}", "compare a field with it"

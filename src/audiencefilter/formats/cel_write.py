@@ -12,7 +12,14 @@ Design choices:
   audience). What CEL cannot say as we mean it is refused, naming the filter path: relative
   and calendar values, case-insensitive tests (CEL's `lowerAscii` folds ASCII only),
   `contains` of text with case, a list's `equals` (`cel_lists.py`), blanks and keys no
-  identifier at a JSON path (`cel_json.py`), aggregates, to-one relations.
+  identifier at a JSON path (`cel_json.py`), sums and extremes of rows (no such function in
+  standard CEL).
+- A to-one relation is its row (a map) or null: its test is `exists` over the list of at most
+  one row `one_row` writes, whose `?:` condition never fails, so a null row gives `is` FALSE and
+  every test on the row meets a map. A `count` of rows is CEL's `size` (an `int`, compared with
+  integer literals: celpy compares no `int` with a `double`) of the rows `filter` keeps; CEL's
+  `filter` fails where its predicate does, so the where clause must be one CEL always answers
+  (`total`), which then keeps exactly the rows it is TRUE for, as a filter's count does.
 - A test at a JSON path is written beside its literal's type and its `NOT` written out
   (`cel_json.py`), a list of numbers in guarded forms (`cel_lists.py`), and an array at a path
   (a list declared inside JSON is one: `cel_json.in_json`) over its guard (`cel_arrays.py`):
@@ -34,6 +41,7 @@ from ..errors import FilterError, join_path
 from ..language.data_paths import value_type
 from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
 from ..language.nodes import (
+    TRUE,
     Aggregated,
     And,
     Blank,
@@ -49,7 +57,7 @@ from ..language.nodes import (
     relative_values,
     unhandled,
 )
-from ..language.relations import Quantifier
+from ..language.relations import COUNT_FIELD, Aggregate, Quantifier
 from . import cel_arrays as arrays
 from .budget import refuse
 from .cel_json import false_form, in_json, is_key, null_form, selected, true_form
@@ -208,7 +216,7 @@ class _Writer:
             case ListTest():
                 return self.list_test(node, path)
             case Aggregated():
-                raise _refused(path, node, "CEL has no sums, counts or extremes of rows")
+                return self.count(node, path)
             case _:
                 unhandled("cel_write.true", node)
 
@@ -226,6 +234,8 @@ class _Writer:
             case Quantified() if node.quantifier in _FALSE_QUANTIFIER:
                 flipped = Quantified(node.relation, _FALSE_QUANTIFIER[node.quantifier], node.where)
                 return self.quantified(flipped, path)
+            case Aggregated():  # a count is never null, and CEL's `size` never fails
+                return Written("!" + self.true(node, path).inside(ATOM), ATOM)
             case Comparison() if node.op is Op.IN and node.value == ():
                 return Written("true", ATOM)
             case Comparison() if node.op is Op.NOT_IN and node.value == ():
@@ -427,25 +437,74 @@ class _Writer:
         return Written(f"{left} {SPELLINGS[node.op]} {right}", RELATION)
 
     def quantified(self, node: Quantified, path: str) -> Written:
+        """`exists` or `all` over the rows of a relation (a to-one's `one_row`)."""
         here = join_path(path, node.relation)
         relation = self.schema.relation(node.relation)
-        if relation is None or not relation.many or self.row is not None:
-            raise _refused(here, node, "CEL reads a list of rows of the record only")
+        if relation is None or self.row is not None:
+            raise _refused(here, node, "CEL reads the rows of the record only")
         inner = _Writer(relation.schema, _ROW)
         where, negated = node.where, ""
-        if node.quantifier is Quantifier.NONE:
+        if node.quantifier in _NOT_ANY:
             if total(where, relation.schema):
                 negated = "!"
             else:
                 where = not_true(where)
-        macro = "all" if node.quantifier in (Quantifier.EVERY, Quantifier.NONE) else "exists"
-        if negated:
-            macro = "exists"
+        macro = "exists" if negated or node.quantifier in _ANY else "all"
+        rows = node.relation if relation.many else one_row(node.relation)
         body = inner.true(where, join_path(here, node.quantifier.value)).text
-        return Written(f"{negated}{node.relation}.{macro}({_ROW}, {body})", ATOM)
+        return Written(f"{negated}{rows}.{macro}({_ROW}, {body})", ATOM)
+
+    def count(self, node: Aggregated, path: str) -> Written:
+        """`size(rows.filter(r, where)) >= 2`: the count of rows, compared with integers."""
+        here = join_path(path, node.relation)
+        relation = self.schema.relation(node.relation)
+        if node.function is not Aggregate.COUNT or relation is None or self.row is not None:
+            raise _refused(here, node, "standard CEL has no sums or extremes of rows")
+        if not total(node.where, relation.schema):
+            why = "CEL's filter fails where its condition does, which this where clause can"
+            raise _refused(join_path(here, "where"), node, why)
+        rows = node.relation
+        if node.where != TRUE:
+            inner = _Writer(relation.schema, _ROW).true(node.where, join_path(here, "where"))
+            rows = f"{node.relation}.filter({_ROW}, {inner.text})"
+        return self.counted(node.test, f"size({rows})", join_path(here, COUNT_FIELD), node)
+
+    def counted(self, test: Node, size: str, here: str, node: Aggregated) -> Written:
+        """The count's test: `size(...) >= 2`, `size(...) in [1, 2]`; `false` for a null test."""
+        if isinstance(test, IsNull):
+            return Written("false", ATOM)
+        assert isinstance(test, Comparison)
+        values = test.value if isinstance(test.value, tuple) else (test.value,)
+        if test.op not in _COUNTED or not all(_integer(v) for v in values):
+            raise _refused(here, node, "CEL counts in integers, compared with integers only")
+        if test.op is Op.NOT_IN:
+            return Written(f"!({size} in [{', '.join(map(str, values))}])", ATOM)
+        if test.op is Op.IN:
+            return Written(f"{size} in [{', '.join(map(str, values))}]", RELATION)
+        return Written(f"{size} {SPELLINGS[test.op]} {test.value}", RELATION)
 
 
-_FALSE_QUANTIFIER: Final = {Quantifier.SOME: Quantifier.NONE, Quantifier.NONE: Quantifier.SOME}
+def one_row(relation: str) -> str:
+    """A to-one relation as the list of its row, empty for a null row (or any other value)."""
+    return f"(type({relation}) == map ? [{relation}] : [])"
+
+
+def _integer(value: object) -> bool:
+    """Whether `value` is an integer CEL's `int` holds (64 bits)."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63
+
+
+_ANY: Final = (Quantifier.SOME, Quantifier.IS)
+_NOT_ANY: Final = (Quantifier.NONE, Quantifier.IS_NOT)
+_COUNTED: Final = (Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE, Op.IN, Op.NOT_IN)
+
+
+_FALSE_QUANTIFIER: Final = {
+    Quantifier.SOME: Quantifier.NONE,
+    Quantifier.NONE: Quantifier.SOME,
+    Quantifier.IS: Quantifier.IS_NOT,
+    Quantifier.IS_NOT: Quantifier.IS,
+}
 
 
 def _item(path: str, kind: str, index: int) -> str:
