@@ -3,10 +3,18 @@ cannot reach: explanations, text layout and limits, simplification and messages.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 import audiencefilter as af
+from audiencefilter.language.fields import Op
+from audiencefilter.language.nodes import TRUE, Aggregated, FieldComparison, Not
+from audiencefilter.language.relations import Aggregate
+from audiencefilter.text import write as text_write
 from audiencefilter.text.limits import canonical_size
+from audiencefilter.where import write as where_write
 
 
 def test_blank_explains_as_one_condition_with_the_value_seen() -> None:
@@ -99,3 +107,39 @@ def test_field_reference_refusals_name_the_fields() -> None:
     declared = af.CONTACT.with_fields(plan=("number", ("data", "plan")))
     with pytest.raises(af.FilterError, match="read from inside JSON"):
         af.parse({"points": {"gt": {"_ref": "plan"}}}, declared)
+
+
+@pytest.mark.parametrize("op", ["equals", "not", "gt", "gte", "lt", "lte"])
+@pytest.mark.parametrize(
+    ("aggregate", "other"),
+    [
+        ({"count": "OP"}, "points"),
+        ({"count": "OP", "where": {"name": "share"}}, "points"),
+        ({"sum": {"increase": "OP"}}, "points"),
+        ({"min": {"increase": "OP"}}, "increase"),
+        ({"max": {"createdAt": "OP"}}, "createdAt"),
+        ({"max": {"createdAt": "OP"}, "where": {"increase": {"gt": {"_ref": "increase"}}}}, "id"),
+    ],
+)
+def test_an_aggregate_is_never_compared_with_a_field_reference(
+    aggregate: dict[str, Any], other: str, op: str
+) -> None:
+    """An aggregate's value is no field of a record: a reference there (to the contact's field
+    or the related row's) is refused at its path, where it used to be read and then loop in
+    the writers."""
+    text = json.dumps({"actions": aggregate}).replace('"OP"', json.dumps({op: {"_ref": other}}))
+    with pytest.raises(af.FilterError) as caught:
+        af.parse(text)
+    issue = caught.value.errors[0]
+    assert issue.path.endswith(f".{op}._ref")
+    assert "cannot be compared with" in issue.message and f'"{other}"' in issue.message
+
+
+def test_writers_refuse_an_aggregate_tested_by_a_reference_built_by_hand() -> None:
+    built = Aggregated(
+        "actions", Aggregate.COUNT, "count", FieldComparison("count", Op.GT, "points"), TRUE
+    )
+    for node in (built, Not(built)):
+        for write in (where_write.to_json, text_write.to_text):
+            with pytest.raises(ValueError, match="compares its value with a literal"):
+                write(node)

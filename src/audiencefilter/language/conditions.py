@@ -245,6 +245,9 @@ class Conditions:
         self.syntax = syntax
         self.max_array = max_array
         self.schema_fields = schema  # the fields a field reference may name
+        # Set while reading what a reference cannot stand in (an aggregate's test, "count(rows)"):
+        # the value compared there is no field of a record, and no back-end compares it with one.
+        self.no_reference_in = ""
 
     def accepts(self, field: Field, op: Op, report: Report) -> bool:
         """Whether `field` takes `op`; if not, says which fields do."""
@@ -546,6 +549,15 @@ class Conditions:
         if named is None:
             return TRUE
         name, at = named
+        if self.no_reference_in:
+            report(
+                at,
+                f"a field reference cannot be compared with {self.no_reference_in}: its value is "
+                f'compared with a literal; found the field "{shown(name)}"',
+                "compare it with a literal value; a field reference compares two fields of one "
+                "record or of one related row",
+            )
+            return TRUE
         other = self.referenced_field(name, type(value) is FieldName, at, report)
         if other is None or not self.reference_fits(field, op, other, at, insensitive, report):
             return TRUE

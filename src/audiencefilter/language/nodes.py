@@ -178,6 +178,24 @@ def aggregated(relation: str, function: Any, field: str, test: Node, where: Node
     return Aggregated(relation, function, field, test, where)
 
 
+def aggregate_form(node: Aggregated) -> Node:
+    """`node` in the readers' one form (`aggregated`), for writers meeting a tree built by hand
+    whose test is a group or a negation.
+
+    Raises:
+        ValueError: the test is no condition on the aggregate's value with a literal or null
+            (a field reference, a constant): no reader builds one and no writer can say it.
+    """
+    form = aggregated(node.relation, node.function, node.field, node.test, node.where)
+    for part in walk(form):
+        if isinstance(part, Aggregated) and not isinstance(part.test, Comparison | IsNull):
+            raise ValueError(
+                f"the test of an aggregate of {part.relation} compares its value with a "
+                f"literal or null; found {type(part.test).__name__} {part.test!r}"
+            )
+    return form
+
+
 @dataclass(frozen=True, slots=True)
 class Blank:
     """The field is null (or missing) or the empty string. Text: `nickname is blank`.

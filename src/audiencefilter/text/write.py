@@ -28,7 +28,7 @@ from ..language.nodes import (
     Not,
     Or,
     Quantified,
-    aggregated,
+    aggregate_form,
 )
 from ..language.visitor import Visitor
 from .literals import field_name, literal, reference
@@ -166,7 +166,7 @@ class _Printer(Visitor[str]):
 
     def visit_aggregated(self, node: Aggregated) -> str:
         if not isinstance(node.test, Comparison | IsNull):  # a tree built by hand: its one form
-            return self.visit(_canonical(node))
+            return self.visit(aggregate_form(node))
         return self.aggregate(node, self.visit(node.test))
 
     def aggregate(self, node: Aggregated, test: str) -> str:
@@ -212,8 +212,3 @@ class _Printer(Visitor[str]):
 def _has_negated_spelling(test: Node) -> bool:
     """A test whose negation has an operator of its own (`!=`, `is not null`)."""
     return isinstance(test, IsNull) or (isinstance(test, Comparison) and test.op is Op.EQUALS)
-
-
-def _canonical(node: Aggregated) -> Node:
-    """An aggregate whose test is a group or a negation, as the readers build it."""
-    return aggregated(node.relation, node.function, node.field, node.test, node.where)

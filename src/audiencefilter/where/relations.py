@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import describe_value, did_you_mean
-from ..language.conditions import shown
+from ..language.conditions import Conditions, shown
 from ..language.fields import Field
 from ..language.nodes import TRUE, And, Node, Quantified, aggregated, all_of
 from ..language.relations import COUNT_FIELD, Aggregate, Quantifier, Relation, value_schema
@@ -37,6 +37,9 @@ class WhereReader(Protocol):
 
     @property
     def issues(self) -> IssueSink: ...
+
+    @property
+    def conditions(self) -> Conditions: ...
 
     def deeper(self, path: Path, depth: int) -> bool: ...
 
@@ -110,7 +113,12 @@ class _RelationObject:
             name, test_value = named
             test_path = (path, name)
         field = value_schema(relation, function, name)[name]
-        test = self.reader.field(field, test_value, test_path, self.depth)
+        conditions = self.reader.conditions
+        conditions.no_reference_in = f"{function.value}({relation.name})"
+        try:
+            test = self.reader.field(field, test_value, test_path, self.depth)
+        finally:
+            conditions.no_reference_in = ""
         parts = [part for part in _conjuncts(test) if part is not TRUE]
         return [aggregated(relation.name, function, name, part, self.narrowing) for part in parts]
 

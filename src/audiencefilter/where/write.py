@@ -28,7 +28,7 @@ from ..language.nodes import (
     Not,
     Or,
     Quantified,
-    aggregated,
+    aggregate_form,
 )
 from ..language.relations import Aggregate
 from ..language.relative import Ago
@@ -197,8 +197,7 @@ class _Dumper(Visitor[dict[str, Any]]):
         if isinstance(node.item, Aggregated):  # `not` on the value: the readers' one form
             item = node.item
             if not isinstance(item.test, Comparison | IsNull):  # a tree built by hand
-                form = aggregated(item.relation, item.function, item.field, item.test, item.where)
-                return self.visit(Not(form))
+                return self.visit(Not(aggregate_form(item)))
             return self.visit_aggregated(item, Not(item.test))
         entry = _operator_entry(node)
         if entry is not None:
@@ -238,8 +237,7 @@ class _Dumper(Visitor[dict[str, Any]]):
     def visit_aggregated(self, node: Aggregated, test_node: Node | None = None) -> dict[str, Any]:
         if test_node is None and not isinstance(node.test, Comparison | IsNull):
             # A tree built by hand, its test a group or a negation: the readers' one form.
-            fn, field = node.function, node.field
-            return self.visit(aggregated(node.relation, fn, field, node.test, node.where))
+            return self.visit(aggregate_form(node))
         # The test is one condition on a field named `node.field`: its operator object.
         test = self.visit(node.test if test_node is None else test_node)[node.field]
         if node.function is not Aggregate.COUNT:
