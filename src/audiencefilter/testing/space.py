@@ -303,8 +303,15 @@ def _probe_operand(slot: Slot, operand: Operand) -> Any:
         Operand.RELATIVE: {"ago": "P1D"},
         Operand.START: {"startOf": "day"},
         Operand.PERIOD: {"this": "day"},
-        Operand.REFERENCE: {"_ref": slot.peers[-1]} if slot.peers else None,
+        Operand.REFERENCE: {"_ref": reference_names(slot)[-1]},
     }[operand]
+
+
+def reference_names(slot: Slot) -> tuple[str, ...]:
+    """The fields a reference at `slot` names: its peers. A slot with none (inside JSON, an
+    aggregate's value) is probed with the column of its type all the same, so that a reference
+    the parser ever takes there enters the space and meets every surface."""
+    return slot.peers or (f"c_{slug(slot.type)}",)
 
 
 def accepts(schema: Schema, where: dict[str, Any] | None) -> bool:
@@ -320,8 +327,6 @@ def accepts(schema: Schema, where: dict[str, Any] | None) -> bool:
 
 def _accepted(schema: Schema, slot: Slot, operation: Operation) -> bool:
     operand = _probe_operand(slot, operation.operand)
-    if operation.operand is Operand.REFERENCE and operand is None:
-        return False
     body = operation.body(operand)
     return body is not None and accepts(schema, slot.where(body))
 
@@ -586,7 +591,7 @@ def operands(
         return starts()
     if kind is Operand.PERIOD:
         return periods()
-    return st.sampled_from(slot.peers).map(lambda peer: {"_ref": peer})
+    return st.sampled_from(reference_names(slot)).map(lambda peer: {"_ref": peer})
 
 
 # ---- conditions and where clauses -------------------------------------------------------------
