@@ -59,14 +59,15 @@ class Arrays:
             if kind != CONST:
                 children.extend(items)
                 owners.extend([index] * len(items))
-        kinds = np.array(graph.kinds, dtype=np.int64)
+        kinds = np.array(graph.kinds, dtype=np.int8)
         self.size = size
         self.kinds = kinds * 3  # where each kind's row of `_KLEENE` starts
         edge_children = np.array(children, dtype=np.int64)
         order = np.argsort(edge_children, kind="stable")
         self.edge_children = edge_children[order]
         self.parents = np.array(owners, dtype=np.int64)[order]  # node numbers minus `size`
-        self.rows = np.where(kinds[self.parents] == OR, 9, 0)  # each edge's row of `_STEP`
+        # Each edge's row of `_STEP`, one byte an edge (steps are bytes too).
+        self.rows = np.where(kinds[self.parents] == OR, 9, 0).astype(np.int8)
         self.starts = np.searchsorted(self.edge_children, np.arange(size + graph.distinct + 1))
         self.degrees = np.diff(self.starts)
         self.roots = np.zeros(size + graph.distinct, dtype=bool)
@@ -111,6 +112,7 @@ class Climber:
         self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
         self.member: Any = None  # by position: rooted at a node now TRUE
         self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
+        self.marks: Any = None  # by node: scratch of `_distinct`, any values between calls
 
     def start(self, truths: list[Truth]) -> None:
         """Every node's truth from the leaves' (the graph evaluated once, as the plain way)."""
@@ -121,6 +123,7 @@ class Climber:
         self.scratch = np.zeros(arrays.size, dtype=np.int8)
         self.nodes = self.state[arrays.size :]
         self.tallies = np.zeros(len(arrays.kinds), dtype=np.int64)
+        self.marks = np.zeros(len(arrays.kinds), dtype=np.int64)
         codes = self.state[arrays.edge_children]
         np.add.at(self.tallies, arrays.parents, _WEIGHT[arrays.rows // 3 + codes])
         self.member = np.zeros(arrays.width, dtype=bool)
@@ -163,23 +166,48 @@ class Climber:
 
     def _wave(self, numbers: Any, steps: Any) -> tuple[Any, Any]:
         """The parents of the nodes numbered `numbers`, moved by `steps`: their tallies, then
-        their truths; the numbers of those whose truth moved, with their steps."""
+        their truths; the numbers of those whose truth moved, with their steps. In place where
+        numpy allows: the cost of a wave is its passes over the edges as much as its calls."""
         arrays = self.arrays
         lengths = arrays.degrees[numbers]
-        if not lengths.any():
+        ends = np.cumsum(lengths)
+        total = int(ends[-1])
+        if not total:
             return numbers[:0], steps[:0]
-        edges = _runs(arrays.starts[numbers], lengths)
+        firsts = arrays.starts[numbers]
+        firsts -= ends
+        firsts += lengths
+        edges = np.repeat(firsts, lengths)
+        edges += np.arange(total)
         parents = arrays.parents[edges]
-        np.add.at(self.tallies, parents, _STEP[arrays.rows[edges] + np.repeat(steps, lengths)])
-        nodes = _distinct(parents)
+        rows = arrays.rows[edges]
+        rows += np.repeat(steps, lengths)
+        np.add.at(self.tallies, parents, _STEP[rows])
+        nodes = self._distinct(parents)
         # Which count decides (none, UNKNOWN, the deciding truth): bit 31 of the sum is set
         # where the UNKNOWN count is not zero, and the deciding count is above it.
-        which = np.minimum((self.tallies[nodes] + _LOW) >> 31, 2)
-        truths = _KLEENE[arrays.kinds[nodes] + which]
+        which = self.tallies[nodes]
+        which += _LOW
+        which >>= 31
+        np.minimum(which, 2, out=which)
+        which += arrays.kinds[nodes]
+        truths = _KLEENE[which]
         was = self.nodes[nodes]
         self.nodes[nodes] = truths
         moving = truths != was
-        return nodes[moving] + arrays.size, (was * 3 + truths)[moving]
+        was *= 3
+        was += truths
+        nodes = nodes[moving]
+        nodes += arrays.size
+        return nodes, was[moving]
+
+    def _distinct(self, parents: Any) -> Any:
+        """The distinct numbers of `parents`, in no order: each marks its place in `marks`,
+        and the place that stays is the one kept (one pass each way, where a sort is
+        O(n log n): the parents of a wave are mostly distinct already)."""
+        places = np.arange(parents.size)
+        self.marks[parents] = places
+        return parents[self.marks[parents] == places]
 
     def _answer(self, numbers: Any) -> tuple[list[int], list[int]]:
         """The rooted filters entered and left, from the numbers of the nodes that moved."""
