@@ -87,17 +87,14 @@ def _runs(starts: Any, lengths: Any) -> Any:
     return np.arange(int(ends[-1])) + np.repeat(starts - ends + lengths, lengths)
 
 
-def _distinct(numbers: Any) -> Any:
-    """The distinct numbers, ascending: a sort and a comparison of neighbours. `numpy.unique`
-    hashes its input since numpy 2.3, several times slower on the short arrays of a wave
-    (28 against 8 us at 100 items, 680 against 60 us at 5,000)."""
-    ordered = np.sort(numbers)
-    if ordered.size < 2:
-        return ordered
-    keep = np.empty(ordered.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
+def _distinct(numbers: Any, marks: Any) -> Any:
+    """The distinct numbers of `numbers`, in no order: each writes its place at its number in
+    `marks` (a scratch array, any values between calls), and the place that stays is the one
+    kept. Two passes, where a sort is O(n log n) (the parents of a wave are mostly distinct
+    already); `numpy.unique` hashes since numpy 2.3, slower still on short arrays."""
+    places = np.arange(numbers.size, dtype=np.int32)
+    marks[numbers] = places
+    return numbers[marks[numbers] == places]
 
 
 class Climber:
@@ -112,7 +109,8 @@ class Climber:
         self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
         self.member: Any = None  # by position: rooted at a node now TRUE
         self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
-        self.marks: Any = None  # by node: scratch of `_distinct`, any values between calls
+        self.marks: Any = None  # by number: scratch of `_distinct`, any values between calls
+        self.node_marks: Any = None  # the nodes' part of `marks` (numbers minus `size`)
 
     def start(self, truths: list[Truth]) -> None:
         """Every node's truth from the leaves' (the graph evaluated once, as the plain way)."""
@@ -123,7 +121,8 @@ class Climber:
         self.scratch = np.zeros(arrays.size, dtype=np.int8)
         self.nodes = self.state[arrays.size :]
         self.tallies = np.zeros(len(arrays.kinds), dtype=np.int64)
-        self.marks = np.zeros(len(arrays.kinds), dtype=np.int64)
+        self.marks = np.zeros(arrays.size + len(arrays.kinds), dtype=np.int32)
+        self.node_marks = self.marks[arrays.size :]
         codes = self.state[arrays.edge_children]
         np.add.at(self.tallies, arrays.parents, _WEIGHT[arrays.rows // 3 + codes])
         self.member = np.zeros(arrays.width, dtype=bool)
@@ -183,7 +182,7 @@ class Climber:
         rows = arrays.rows[edges]
         rows += np.repeat(steps, lengths)
         np.add.at(self.tallies, parents, _STEP[rows])
-        nodes = self._distinct(parents)
+        nodes = _distinct(parents, self.node_marks)
         # Which count decides (none, UNKNOWN, the deciding truth): bit 31 of the sum is set
         # where the UNKNOWN count is not zero, and the deciding count is above it.
         which = self.tallies[nodes]
@@ -201,18 +200,10 @@ class Climber:
         nodes += arrays.size
         return nodes, was[moving]
 
-    def _distinct(self, parents: Any) -> Any:
-        """The distinct numbers of `parents`, in no order: each marks its place in `marks`,
-        and the place that stays is the one kept (one pass each way, where a sort is
-        O(n log n): the parents of a wave are mostly distinct already)."""
-        places = np.arange(parents.size)
-        self.marks[parents] = places
-        return parents[self.marks[parents] == places]
-
     def _answer(self, numbers: Any) -> tuple[list[int], list[int]]:
         """The rooted filters entered and left, from the numbers of the nodes that moved."""
         arrays = self.arrays
-        roots = _distinct(numbers[arrays.roots[numbers]])
+        roots = _distinct(numbers[arrays.roots[numbers]], self.marks)
         held, codes = _spread(arrays.placed, roots, self.state[roots])
         positions, now = arrays.positions[held], codes == TRUE
         flips = now != self.member[positions]
