@@ -9,10 +9,12 @@ parents' tallies (one `numpy.add.at` for the whole wave), each parent's truth is
 table by its kind and which count is not zero (Kleene logic: the deciding truth if one child
 decides, else UNKNOWN if one is UNKNOWN, else the other truth), and the parents whose truth
 moved make the next wave. Tallies make the order of the waves indifferent: a node reached
-again later takes the later change as a difference too. A wave costs about twenty numpy
-calls whatever its size (a microsecond or more each: most waves are small), so each step is
-one call over the whole wave, and the filters entered and left are found by numpy too, from
-which rooted filters the record matched.
+again later takes the later change as a difference too. A wave costs about thirty numpy
+calls whatever its size (a microsecond or more each: most waves are small) and a few passes
+over its edges (the large waves, thousands of edges, weigh most in the mean), so each step is
+one call over the whole wave, in place where numpy allows, and nothing sorts: the parents
+reached twice are made distinct by marks. The filters entered and left are found by numpy
+too, from which rooted filters the record matched.
 
 Beside the plain climb and held to it by `tests/test_memory_many.py` (the same answers with
 it on and off, on generated filters sharing sub-trees). Off without numpy, with
