@@ -342,3 +342,12 @@ def test_a_condition_on_two_fields_that_change_together_moves_once() -> None:
     pairs = [{"referrals": r, "points": p} for r in values for p in values]
     states = [pair for first in pairs for pair in (first, *pairs)]
     _assert_tracked(filters, states, NOW)
+
+
+def test_a_wave_keeps_each_parent_once_whatever_its_marks_held() -> None:
+    """The parents of a wave are made distinct by marks left from earlier waves: a stale mark
+    equal to a place must not keep a repeat, nor drop a number."""
+    np = pytest.importorskip("numpy")
+    stale = np.arange(8, dtype=np.int32)  # places written by an earlier wave
+    numbers = np.array([5, 3, 5, 5, 0, 3, 1])
+    assert sorted(memory_graph_fast._distinct(numbers, stale).tolist()) == [0, 1, 3, 5]

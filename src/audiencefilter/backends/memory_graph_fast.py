@@ -9,10 +9,12 @@ parents' tallies (one `numpy.add.at` for the whole wave), each parent's truth is
 table by its kind and which count is not zero (Kleene logic: the deciding truth if one child
 decides, else UNKNOWN if one is UNKNOWN, else the other truth), and the parents whose truth
 moved make the next wave. Tallies make the order of the waves indifferent: a node reached
-again later takes the later change as a difference too. A wave costs about twenty numpy
-calls whatever its size (a microsecond or more each: most waves are small), so each step is
-one call over the whole wave, and the filters entered and left are found by numpy too, from
-which rooted filters the record matched.
+again later takes the later change as a difference too. A wave costs about thirty numpy
+calls whatever its size (a microsecond or more each: most waves are small) and a few passes
+over its edges (the large waves, thousands of edges, weigh most in the mean), so each step is
+one call over the whole wave, in place where numpy allows, and nothing sorts: the parents
+reached twice are made distinct by marks. The filters entered and left are found by numpy
+too, from which rooted filters the record matched.
 
 Beside the plain climb and held to it by `tests/test_memory_many.py` (the same answers with
 it on and off, on generated filters sharing sub-trees). Off without numpy, with
@@ -59,14 +61,15 @@ class Arrays:
             if kind != CONST:
                 children.extend(items)
                 owners.extend([index] * len(items))
-        kinds = np.array(graph.kinds, dtype=np.int64)
+        kinds = np.array(graph.kinds, dtype=np.int8)
         self.size = size
         self.kinds = kinds * 3  # where each kind's row of `_KLEENE` starts
         edge_children = np.array(children, dtype=np.int64)
         order = np.argsort(edge_children, kind="stable")
         self.edge_children = edge_children[order]
         self.parents = np.array(owners, dtype=np.int64)[order]  # node numbers minus `size`
-        self.rows = np.where(kinds[self.parents] == OR, 9, 0)  # each edge's row of `_STEP`
+        # Each edge's row of `_STEP`, one byte an edge (steps are bytes too).
+        self.rows = np.where(kinds[self.parents] == OR, 9, 0).astype(np.int8)
         self.starts = np.searchsorted(self.edge_children, np.arange(size + graph.distinct + 1))
         self.degrees = np.diff(self.starts)
         self.roots = np.zeros(size + graph.distinct, dtype=bool)
@@ -86,17 +89,14 @@ def _runs(starts: Any, lengths: Any) -> Any:
     return np.arange(int(ends[-1])) + np.repeat(starts - ends + lengths, lengths)
 
 
-def _distinct(numbers: Any) -> Any:
-    """The distinct numbers, ascending: a sort and a comparison of neighbours. `numpy.unique`
-    hashes its input since numpy 2.3, several times slower on the short arrays of a wave
-    (28 against 8 us at 100 items, 680 against 60 us at 5,000)."""
-    ordered = np.sort(numbers)
-    if ordered.size < 2:
-        return ordered
-    keep = np.empty(ordered.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
+def _distinct(numbers: Any, marks: Any) -> Any:
+    """The distinct numbers of `numbers`, in no order: each writes its place at its number in
+    `marks` (a scratch array, any values between calls), and the place that stays is the one
+    kept. Two passes, where a sort is O(n log n) (the parents of a wave are mostly distinct
+    already); `numpy.unique` hashes since numpy 2.3, slower still on short arrays."""
+    places = np.arange(numbers.size, dtype=np.int32)
+    marks[numbers] = places
+    return numbers[marks[numbers] == places]
 
 
 class Climber:
@@ -111,6 +111,8 @@ class Climber:
         self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
         self.member: Any = None  # by position: rooted at a node now TRUE
         self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
+        self.marks: Any = None  # by number: scratch of `_distinct`, any values between calls
+        self.node_marks: Any = None  # the nodes' part of `marks` (numbers minus `size`)
 
     def start(self, truths: list[Truth]) -> None:
         """Every node's truth from the leaves' (the graph evaluated once, as the plain way)."""
@@ -121,6 +123,8 @@ class Climber:
         self.scratch = np.zeros(arrays.size, dtype=np.int8)
         self.nodes = self.state[arrays.size :]
         self.tallies = np.zeros(len(arrays.kinds), dtype=np.int64)
+        self.marks = np.zeros(arrays.size + len(arrays.kinds), dtype=np.int32)
+        self.node_marks = self.marks[arrays.size :]
         codes = self.state[arrays.edge_children]
         np.add.at(self.tallies, arrays.parents, _WEIGHT[arrays.rows // 3 + codes])
         self.member = np.zeros(arrays.width, dtype=bool)
@@ -163,28 +167,45 @@ class Climber:
 
     def _wave(self, numbers: Any, steps: Any) -> tuple[Any, Any]:
         """The parents of the nodes numbered `numbers`, moved by `steps`: their tallies, then
-        their truths; the numbers of those whose truth moved, with their steps."""
+        their truths; the numbers of those whose truth moved, with their steps. In place where
+        numpy allows: the cost of a wave is its passes over the edges as much as its calls."""
         arrays = self.arrays
         lengths = arrays.degrees[numbers]
-        if not lengths.any():
+        ends = np.cumsum(lengths)
+        total = int(ends[-1])
+        if not total:
             return numbers[:0], steps[:0]
-        edges = _runs(arrays.starts[numbers], lengths)
+        firsts = arrays.starts[numbers]
+        firsts -= ends
+        firsts += lengths
+        edges = np.repeat(firsts, lengths)
+        edges += np.arange(total)
         parents = arrays.parents[edges]
-        np.add.at(self.tallies, parents, _STEP[arrays.rows[edges] + np.repeat(steps, lengths)])
-        nodes = _distinct(parents)
+        rows = arrays.rows[edges]
+        rows += np.repeat(steps, lengths)
+        np.add.at(self.tallies, parents, _STEP[rows])
+        nodes = _distinct(parents, self.node_marks)
         # Which count decides (none, UNKNOWN, the deciding truth): bit 31 of the sum is set
         # where the UNKNOWN count is not zero, and the deciding count is above it.
-        which = np.minimum((self.tallies[nodes] + _LOW) >> 31, 2)
-        truths = _KLEENE[arrays.kinds[nodes] + which]
+        which = self.tallies[nodes]
+        which += _LOW
+        which >>= 31
+        np.minimum(which, 2, out=which)
+        which += arrays.kinds[nodes]
+        truths = _KLEENE[which]
         was = self.nodes[nodes]
         self.nodes[nodes] = truths
         moving = truths != was
-        return nodes[moving] + arrays.size, (was * 3 + truths)[moving]
+        was *= 3
+        was += truths
+        nodes = nodes[moving]
+        nodes += arrays.size
+        return nodes, was[moving]
 
     def _answer(self, numbers: Any) -> tuple[list[int], list[int]]:
         """The rooted filters entered and left, from the numbers of the nodes that moved."""
         arrays = self.arrays
-        roots = _distinct(numbers[arrays.roots[numbers]])
+        roots = _distinct(numbers[arrays.roots[numbers]], self.marks)
         held, codes = _spread(arrays.placed, roots, self.state[roots])
         positions, now = arrays.positions[held], codes == TRUE
         flips = now != self.member[positions]

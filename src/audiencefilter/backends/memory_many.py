@@ -471,8 +471,9 @@ class _ByValue(_Group):
             for number in self.slow.numbers:
                 truths[number] = None
         elif value.__class__ is self.exact:
-            for number in self.table.get(cast(str, value).lower() if self.folded else value, ()):
-                truths[number] = True
+            _all_true(
+                truths, self.table.get(cast(str, value).lower() if self.folded else value, ())
+            )
         else:
             self.slow.fill(record, truths, instants)
 
@@ -497,8 +498,7 @@ class _ByBound(_Group):
             self.exact is int or cast(datetime, value).tzinfo is UTC
         ):
             for op, bounds, numbers in self.ranges:
-                for number in _true_bounds(op, bounds, numbers, value):
-                    truths[number] = True
+                _all_true(truths, _true_bounds(op, bounds, numbers, value))
         else:
             self.slow.fill(record, truths, instants)
 
@@ -526,6 +526,16 @@ class _ByPrefix(_Group):
                     truths[number] = True
         else:
             self.slow.fill(record, truths, instants)
+
+
+def _all_true(truths: _Sink, numbers: Sequence[int]) -> None:
+    """Sets the leaves `numbers` TRUE: a dict (a tracked record's conditions on one field)
+    takes them in one call in C, as hundreds of the bounds of a range may hold at once."""
+    if isinstance(truths, dict):
+        truths.update(dict.fromkeys(numbers, True))
+    else:
+        for number in numbers:
+            truths[number] = True
 
 
 def _true_bounds(op: Op, bounds: list[Any], numbers: list[int], value: Any) -> list[int]:
