@@ -150,19 +150,20 @@ def _memory(found: Figures, wheres: list[dict], contact: dict) -> None:
     del tracked
 
 
-def _quantile(values: list[float], q: float) -> float:
+def quantile(values: list[float], q: float) -> float:
+    """The value below which a share `q` of `values` lies, as the tables print it."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _cpu(found: Figures, q: float) -> str:
-    return f"{_quantile(found.changes_cpu_ms, q):.3f}"
+    return f"{quantile(found.changes_cpu_ms, q):.3f}"
 
 
 def report(found: Figures) -> str:
     conditions, conditions_counted, nodes, nodes_counted = found.sharing
     changes = found.changes_ms
-    p50, p99 = statistics.median(changes), _quantile(changes, 0.99)
+    p50, p99 = statistics.median(changes), quantile(changes, 0.99)
     whole, naive = statistics.median(found.whole_ms), statistics.median(found.naive_ms)
     moved = statistics.mean(found.entered_left)
     lines = [
@@ -195,10 +196,10 @@ def report(found: Figures) -> str:
         f"| `Tracked.update`, CPU time of the thread | {_cpu(found, 0.5)} ms "
         f"| {_cpu(found, 0.99)} ms | {max(found.changes_cpu_ms):.3f} ms |",
         f"| `FilterSet.matching`, the record judged whole ({len(found.whole_ms)} changes) "
-        f"| {whole:.1f} ms | {_quantile(found.whole_ms, 0.99):.1f} ms "
+        f"| {whole:.1f} ms | {quantile(found.whole_ms, 0.99):.1f} ms "
         f"| {max(found.whole_ms):.1f} ms |",
         f"| each filter's `matches` in a loop (scaled from a sample) | {naive:.0f} ms "
-        f"| {_quantile(found.naive_ms, 0.99):.0f} ms | {max(found.naive_ms):.0f} ms |",
+        f"| {quantile(found.naive_ms, 0.99):.0f} ms | {max(found.naive_ms):.0f} ms |",
         "",
         f"The loop of `matches` takes {naive / p50:,.0f} times `Tracked.update` (p50) and "
         f"{naive / whole:,.1f} times `FilterSet.matching`.",
