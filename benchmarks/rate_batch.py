@@ -30,8 +30,16 @@ from audiencefilter.service.db.models import Contact
 from audiencefilter.service.db.queries import contact_rows, fetch_rows
 from audiencefilter.service.domain.audience_filters import stored_filter
 
-from .rate_load import COUNTRIES, ENTERED, LEFT, Lags, Reader, Write, attribute, feed_end
-from .rate_setup import Stack, cpu_seconds, sql
+from .rate_load import (
+    COUNTRIES,
+    ENTERED,
+    LEFT,
+    Lags,
+    Write,
+    attribute,
+    beside_reader,
+)
+from .rate_setup import Stack, sql
 
 IMPORTED = "contact.imported"
 
@@ -172,23 +180,16 @@ def sustain_batches(
     shares = _shares(stack, list_id, pool_size, clients)
     records = _records(stack, [c for share in shares for c in share])
     path = f"/v4/contacts/import?listId={list_id}&mode=upsert"
-    reader = Reader(stack, list_id, feed_end(stack, list_id))
-    cpu_before, own_before = cpu_seconds(stack), time.process_time()
-    reader.start()
-    started = time.monotonic()
-    importers = [
-        Importer(stack, path, share, rows, started + seconds, n) for n, share in enumerate(shares)
-    ]
-    for importer in importers:
-        importer.start()
-    for importer in importers:
-        importer.join()
-    elapsed = time.monotonic() - started
-    reader.finish.set()
-    reader.join()
-    cpu_after, own_after = cpu_seconds(stack), time.process_time()
-    cpu = (cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1], own_after - own_before)
-    logs = [importer.log for importer in importers]
+    run = beside_reader(
+        stack,
+        list_id,
+        lambda started: [
+            Importer(stack, path, share, rows, started + seconds, n)
+            for n, share in enumerate(shares)
+        ],
+    )
+    reader, elapsed, cpu = run.reader, run.seconds, run.cpu
+    logs = [importer.log for importer in run.workers]
     sent = [s for log in logs for s in log.sent]
     writes = expected_writes(sent, records, _filters(stack, list_id))
     return Batched(

@@ -20,9 +20,9 @@ import random
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from audiencefilter.service.domain import events
 
@@ -224,26 +224,55 @@ class Sustained:
     cpu: tuple[float, float, float]  # CPU seconds of the service, PostgreSQL, the clients
 
 
+W = TypeVar("W", bound=threading.Thread)
+
+
+@dataclass
+class Run(Generic[W]):
+    """Workers run to their end beside the feed's reader: the reader, the workers, the seconds
+    they took and the CPU seconds of the service, PostgreSQL and this process meanwhile."""
+
+    reader: Reader
+    workers: list[W]
+    seconds: float
+    cpu: tuple[float, float, float]
+
+
+def beside_reader(stack: Stack, list_id: str, make: Callable[[float], list[W]]) -> Run[W]:
+    """Starts a reader at the feed's end, then the workers `make` builds for the instant they
+    start (their deadlines count from it), waits for them and stops the reader: every phase of
+    sustained writes is measured the same way."""
+    reader = Reader(stack, list_id, feed_end(stack, list_id))
+    cpu_before, own_before = cpu_seconds(stack), time.process_time()
+    reader.start()
+    started = time.monotonic()
+    workers = make(started)
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    elapsed = time.monotonic() - started
+    reader.finish.set()
+    reader.join()
+    cpu_after, own_after = cpu_seconds(stack), time.process_time()
+    cpu = (cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1], own_after - own_before)
+    return Run(reader, workers, elapsed, cpu)
+
+
 def sustain(stack: Stack, list_id: str, seconds: float, clients: int, pool_size: int) -> Sustained:
     """`clients` writers for `seconds` over a pool of random contacts, one reader of the feed."""
     audiences = pool(stack, list_id, pool_size)
     shares: list[dict[str, set[str]]] = [{} for _ in range(clients)]
     for index, (contact, current) in enumerate(audiences.items()):
         shares[index % clients][contact] = current
-    reader = Reader(stack, list_id, feed_end(stack, list_id))
-    cpu_before, own_before = cpu_seconds(stack), time.process_time()
-    reader.start()
-    started = time.monotonic()
-    writers = [Client(stack, share, started + seconds, n) for n, share in enumerate(shares)]
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join()
-    elapsed = time.monotonic() - started
-    reader.finish.set()
-    reader.join()
-    cpu_after, own_after = cpu_seconds(stack), time.process_time()
-    cpu = (cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1], own_after - own_before)
+    run = beside_reader(
+        stack,
+        list_id,
+        lambda started: [
+            Client(stack, share, started + seconds, n) for n, share in enumerate(shares)
+        ],
+    )
+    reader, writers, elapsed, cpu = run.reader, run.workers, run.seconds, run.cpu
     writes = [w for writer in writers for w in writer.log.writes]
     return Sustained(
         seconds=elapsed,

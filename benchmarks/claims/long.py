@@ -8,9 +8,9 @@ from __future__ import annotations
 import functools
 import statistics
 
-from .. import filterset_scale, million, service_membership, service_rate, simulated_week, spark
+from .. import filterset_scale, million, service_rate, simulated_week, spark
 from .registry import Unavailable
-from .services import sqlite_url
+from .services import membership_ratios, sqlite_url
 
 
 @functools.cache
@@ -86,14 +86,8 @@ def million_audience(quick: bool) -> list[float]:
 
 def thousand_still(quick: bool) -> list[float]:
     """`PATCH` of a field no filter reads, 1,000 audiences ÷ none, 2,000 contacts, 30 runs."""
-    contacts, audiences, runs = (40, 20, 3) if quick else (2_000, 1_000, 30)
-    with sqlite_url() as url:
-        bench = service_membership.Bench(url, contacts, audiences)
-        try:
-            found = service_membership.measure(bench, runs)
-        finally:
-            bench.close()
-    return [ratio for label, _, _, ratio in found if label == "update, no change"]
+    ratios = membership_ratios(*((40, 20, 3) if quick else (2_000, 1_000, 30)))
+    return [ratios["update, no change"]]
 
 
 def spark_hand_ratio(quick: bool) -> list[float]:

@@ -30,9 +30,9 @@ def sqlite_url() -> Iterator[str]:
         yield f"sqlite:///{Path(folder) / 'bench.db'}"
 
 
-@functools.cache
-def _membership(quick: bool) -> dict[str, float]:
-    contacts, audiences, runs = (40, 10, 3) if quick else (2_000, 100, 41)
+def membership_ratios(contacts: int, audiences: int, runs: int) -> dict[str, float]:
+    """`benchmarks.service_membership`'s ratios (with audiences ÷ none) by request, on a
+    throw-away SQLite database."""
     with sqlite_url() as url:
         bench = service_membership.Bench(url, contacts, audiences)
         try:
@@ -40,6 +40,11 @@ def _membership(quick: bool) -> dict[str, float]:
         finally:
             bench.close()
     return {label: ratio for label, _, _, ratio in found}
+
+
+@functools.cache
+def _membership(quick: bool) -> dict[str, float]:
+    return membership_ratios(*((40, 10, 3) if quick else (2_000, 100, 41)))
 
 
 def membership(label: str) -> functools.partial[list[float]]:
