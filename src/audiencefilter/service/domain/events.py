@@ -241,26 +241,31 @@ def append_each(
         return len(rows)
     before = _advance(session, list_id, len(rows)) - len(rows)
     encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
-    texts = {key: encode(payload) for key, payload in payloads.items()}
-    table = [(*row, texts[key]) for row, key in zip(rows, chosen, strict=True)]
+    places = {key: str(place) for place, key in enumerate(payloads)}
+    table = [(*row, places[key]) for row, key in zip(rows, chosen, strict=True)]
     parameters = dialects.rows_parameters(dialect, _EACH, table, _EACH_KEY)
+    texts = [encode(payload) for payload in payloads.values()]
+    parameters[_EACH_PAYLOADS] = dialects.texts_parameter(texts)
     parameters.update(each_list=list_id, each_before=before, each_cause=cause, each_now=now)
     session.connection().execute(_each_rows(dialect), parameters)
     return len(rows)
 
 
-_EACH = ("type", "contact_id", "audience_id", "payload")
+_EACH = ("type", "contact_id", "audience_id", "payload_at")
 _EACH_KEY = "each"
+_EACH_PAYLOADS = "each_payloads"
 
 
 @dialects.per_dialect
 def _each_rows(dialect: str) -> Any:
     """`INSERT INTO events SELECT ...` of `append_each`'s rows, numbered after `each_before`;
-    the payload is the JSON text encoded in Python, stored as it is (cast on PostgreSQL).
+    the payloads are JSON texts encoded in Python, each bound once and picked by its place
+    (`dialects.picked_text`), stored as they are (cast on PostgreSQL).
     Built once per dialect, every value a named parameter: a write that changes memberships
     pays for no statement construction or cache key."""
     table = dialects.unpacked_rows_named(dialect, _EACH, _EACH_KEY)
-    payload = dialects.json_from_text(table.c.payload, dialect)
+    text = dialects.picked_text(dialect, _EACH_PAYLOADS, table.c.payload_at)
+    payload = dialects.json_from_text(text, dialect)
     selected = select(
         dialects.random_id("evt_", dialect),
         bindparam("each_list", type_=String),

@@ -1,0 +1,74 @@
+"""`db/dialects`' set parameters give back exactly the rows and texts they were handed, on
+SQLite and PostgreSQL: a table of rows from one parameter per column (`unpacked_rows_named`,
+each column's texts joined by a separator on PostgreSQL), ids with their places (`unpacked`),
+and a text picked by its place from one JSON array bound once (`picked_text`, the payloads of a
+write's events). Payloads hold what a text array would have had to escape: quotes,
+backslashes, braces, commas, newlines, the separator itself and text outside ASCII."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from audiencefilter.service.db import dialects
+from audiencefilter.service.db.engine import Database, make_engine
+
+from .conftest import settings_on
+
+PAYLOADS = [
+    json.dumps({"audience": {"id": "aud_1", "name": 'say "hi", {then} \\ go'}}),
+    json.dumps({"audience": {"name": "Ünïcödé \u2603 \x1f and\nnewline"}}, ensure_ascii=False),
+    "[]",
+    '"a lone string, with a comma"',
+]
+ROWS = [
+    ("audience.entered", "con_a", "aud_1", "0"),
+    ("audience.left", "con_b", "aud_2", "3"),
+    ("audience.entered", "con_c", "aud_1", "1"),
+    ("audience.entered", "con_a", "aud_3", "2"),
+    ("audience.entered", "con_d", "aud_1", "0"),
+]
+NAMES = ("type", "contact_id", "audience_id", "payload_at")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    engine = make_engine(settings_on(request, tmp_path / "rows.db"))
+    try:
+        yield Database(engine)
+    finally:
+        engine.dispose()
+
+
+def test_rows_and_picked_texts_come_back_as_they_were_sent(database: Database) -> None:
+    dialect = database.engine.dialect.name
+    table = dialects.unpacked_rows_named(dialect, NAMES, "t")
+    picked = dialects.picked_text(dialect, "texts", table.c.payload_at)
+    statement = select(*(table.c[name] for name in NAMES[:3]), picked, table.c.ordinal)
+    parameters = dialects.rows_parameters(dialect, NAMES, ROWS, "t")
+    parameters["texts"] = dialects.texts_parameter(PAYLOADS)
+    with database.engine.connect() as connection:
+        found = connection.execute(statement.order_by(table.c.ordinal), parameters).all()
+    expected = [(t, c, a, PAYLOADS[int(at)], n) for n, (t, c, a, at) in enumerate(ROWS, 1)]
+    assert [tuple(row) for row in found] == expected
+
+
+@pytest.mark.parametrize("ids", [[], ["con_only"], [f"con_{n}" for n in range(2500)]])
+def test_ids_come_back_with_their_places(database: Database, ids: list[str]) -> None:
+    table = dialects.unpacked(database.engine.dialect.name, ids)
+    with database.engine.connect() as connection:
+        found = connection.execute(select(table.c.value, table.c.ordinal)).all()
+    assert sorted(found, key=lambda row: row[1]) == [(v, n) for n, v in enumerate(ids, 1)]
+
+
+@pytest.mark.parametrize("texts", [["con_a", "con\x1fb"], ["con_a", ""], ["con_a", None]])
+def test_a_text_the_separator_could_not_carry_is_refused_before_any_statement(
+    texts: list[str],
+) -> None:
+    rows = [(text,) for text in texts]
+    with pytest.raises((ValueError, TypeError)):
+        dialects.rows_parameters("postgresql", ("value",), rows, "k")
