@@ -138,6 +138,7 @@ class Bench:
                 body = {"name": f"a{index}", "listId": self.with_audiences, "filters": where}
                 response = self.call("POST", "/audiences?limit=1&wait=true", json=body)
                 assert response.status_code == 201, response.text
+            self._analyze()  # the memberships just built, as autovacuum would within a minute
         except BaseException:
             self.client.close()
             raise
@@ -153,10 +154,16 @@ class Bench:
         with self.database.transaction() as session:
             for start in range(0, len(rows), 5000):
                 session.execute(insert(Contact), rows[start : start + 5000])
+        self._analyze()
+        return list_id
+
+    def _analyze(self) -> None:
+        """Statistics of what was just loaded. Without them PostgreSQL read a few contacts'
+        stored memberships by a scan of all of them (no statistics yet for the table the
+        audiences filled: 28 ms where the index takes 1 ms)."""
         with self.database.engine.connect() as connection:
             connection.exec_driver_sql("ANALYZE")
             connection.commit()
-        return list_id
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.client.request(method, f"/v4{path}", headers=self.headers, **kwargs)
