@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
 MARKER = re.compile(r"^<!-- claim: (\S+) -->$")
 GENERATED = "<!-- Everything below is generated"
-NEEDS_SERVERS = {"rate.missing", "rate.updates"}  # PostgreSQL and Redis
+NEEDS_SERVERS = {"rate.missing", "rate.updates", "rate.batched"}  # PostgreSQL and Redis
 OWN_PROCESS = {"spark.hand-ratio"}  # stops the Spark session it starts
 
 
