@@ -4,7 +4,7 @@ against the library's answers at every instant. No timing is asserted."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import audiencefilter as af
 from benchmarks import filterset_scale, simulated_week
@@ -45,6 +45,31 @@ def test_the_check_notices_an_instant_left_out() -> None:
     tally = simulated_week.simulate(contacts=40, audiences=12, days=1, skip=3)
     assert tally.late and max(tally.late) > 1
     assert tally.on_time < tally.events
+
+
+def test_a_return_within_the_second_is_on_time_and_a_late_one_is_not() -> None:
+    """The case the week at 1,000 contacts counted 1 s late: one action leaves a three-hour
+    window at 12:26:24.754, another enters it at 12:26:25.012; the scheduler wrote the exit at
+    24.854 and the entry at 25.112, 0.1 s after each. One second before the entry the contact
+    was in (the first action), so the instant alone said late; the clock's last instant before
+    the entry was seen (24.854, when it was out) says it changed within the second."""
+    at = datetime(2031, 3, 31, 12, 26, 24, 754332, tzinfo=UTC)
+    back = {"actions": [{"createdAt": at - timedelta(hours=3)}, {"createdAt": at + ENTERS}]}
+    flt = af.parse({"actions": {"where": WINDOW, "count": {"gte": 1}}})
+    written = at + ENTERS + timedelta(seconds=0.1)
+    assert flt.matches(back, now=written - simulated_week.ON_TIME)  # in, one second before
+    assert not flt.matches(back, now=at + timedelta(seconds=0.1))  # out, when last seen
+    assert simulated_week.on_time(flt, back, True, at + timedelta(seconds=0.1), written)
+    # Seen out only long before, and in one second before the write: late.
+    assert not simulated_week.on_time(flt, back, True, at - timedelta(seconds=10), written)
+    enters = {"actions": [{"createdAt": at + ENTERS}]}
+    late = at + ENTERS + timedelta(seconds=1.2)
+    assert not simulated_week.on_time(flt, enters, True, at - timedelta(seconds=5), late)
+    assert simulated_week.on_time(flt, enters, True, at - timedelta(seconds=5), written)
+
+
+ENTERS = timedelta(seconds=0.257587)
+WINDOW = {"createdAt": {"gte": {"ago": "PT3H"}, "lte": {"ago": "PT0S"}}}
 
 
 def test_the_audiences_move_with_the_clock_only() -> None:
