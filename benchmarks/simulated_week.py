@@ -24,9 +24,11 @@ since the previous instant. A change without its event is missed until an event 
 answer asked for is wrong. Every six simulated hours, and at the end, every contact is judged
 in every audience (`FilterSet.matching`) and compared with the answers followed so far and
 with the feed replayed. Lateness is how long before the instant the event was written at its
-answer changed: an event is on time if the answer at one second before it still was the old
-one. The wall time each scheduler run took is reported beside it: on a real clock, an event
-is written that much later again.
+answer changed: an event is on time if the answer was still the old one one second before
+it, or at the last instant the clock stood at before the change was seen, when that is within
+the second (`on_time`: a contact may leave and come back within a second). The wall time
+each scheduler run took is reported beside it: on a real clock, an event is written that much
+later again.
 """
 
 from __future__ import annotations
