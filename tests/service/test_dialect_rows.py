@@ -1,14 +1,15 @@
 """`db/dialects`' set parameters give back exactly the rows and texts they were handed, on
 SQLite and PostgreSQL: a table of rows from one parameter per column (`unpacked_rows_named`,
 each column's texts joined by a separator on PostgreSQL), ids with their places (`unpacked`),
-and a text picked by its place from one JSON array bound once (`picked_text`, the payloads of a
-write's events). Payloads hold what a text array would have had to escape: quotes,
+and a text picked by its place from texts bound once (`picked_text`, the payloads of a write's
+events: one JSON array on SQLite, the texts joined by the separator on PostgreSQL, split once per
+statement). Payloads hold what a text array would have had to escape: quotes,
 backslashes, braces, commas, newlines, the separator itself and text outside ASCII."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from sqlalchemy import select
 from audiencefilter.service.db import dialects
 from audiencefilter.service.db.engine import Database, make_engine
 
-from .conftest import settings_on
+from .conftest import settings_on, url_settings
 
 PAYLOADS = [
     json.dumps({"audience": {"id": "aud_1", "name": 'say "hi", {then} \\ go'}}),
@@ -50,7 +51,7 @@ def test_rows_and_picked_texts_come_back_as_they_were_sent(database: Database) -
     picked = dialects.picked_text(dialect, "texts", table.c.payload_at)
     statement = select(*(table.c[name] for name in NAMES[:3]), picked, table.c.ordinal)
     parameters = dialects.rows_parameters(dialect, NAMES, ROWS, "t")
-    parameters["texts"] = dialects.texts_parameter(PAYLOADS)
+    parameters["texts"] = dialects.texts_parameter(dialect, PAYLOADS)
     with database.engine.connect() as connection:
         found = connection.execute(statement.order_by(table.c.ordinal), parameters).all()
     expected = [(t, c, a, PAYLOADS[int(at)], n) for n, (t, c, a, at) in enumerate(ROWS, 1)]
@@ -72,3 +73,31 @@ def test_a_text_the_separator_could_not_carry_is_refused_before_any_statement(
     rows = [(text,) for text in texts]
     with pytest.raises((ValueError, TypeError)):
         dialects.rows_parameters("postgresql", ("value",), rows, "k")
+
+
+@pytest.mark.parametrize("texts", [['{"a": "x\x1fy"}'], [""]])
+def test_a_picked_text_the_separator_could_not_carry_is_refused(texts: list[str]) -> None:
+    with pytest.raises(ValueError):
+        dialects.texts_parameter("postgresql", texts)
+    assert json.loads(dialects.texts_parameter("sqlite", texts)) == texts
+
+
+@pytest.mark.postgres
+def test_the_picked_texts_are_split_once_per_statement_not_per_row(
+    pg_database: Callable[[], str],
+) -> None:
+    """PostgreSQL parsed a JSON array of payloads again for every row that picked one (`->>`
+    on `json`); the texts are now split by an init plan, run once before the rows."""
+    engine = make_engine(url_settings(pg_database()))
+    try:
+        table = dialects.unpacked_rows_named("postgresql", NAMES, "t")
+        picked = dialects.picked_text("postgresql", "texts", table.c.payload_at)
+        parameters = dialects.rows_parameters("postgresql", NAMES, ROWS, "t")
+        parameters["texts"] = dialects.texts_parameter("postgresql", PAYLOADS)
+        statement = select(picked).compile(engine)
+        with engine.connect() as connection:
+            bound = {**statement.params, **parameters}
+            plan = connection.exec_driver_sql(f"EXPLAIN {statement}", bound).scalars().all()
+    finally:
+        engine.dispose()
+    assert any("InitPlan" in line for line in plan), plan

@@ -12,15 +12,25 @@ that way against 45 ms copied.
 
 `RowMaker` builds such rows for a mapped class (its defaults filled in, as the ORM would at a
 flush): a bulk import writes its new contacts with it, without an ORM object each.
+
+`update_by_id` is the same for rows that change: on PostgreSQL one `UPDATE ... FROM` per set of
+columns changed, the rows sent as one JSON array that the server reads as rows of the table's
+own type (`json_populate_recordset`, each value parsed by its column's type), where the ORM's
+update by primary key ran one statement per row (an upsert of a thousand contacts: 140 ms of
+the server's time and 12 % of the service's, for two columns).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
+from functools import cache
+from itertools import groupby
 from typing import Any
 
-from sqlalchemy import Table, insert, inspect
+from sqlalchemy import Table, insert, inspect, update
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -117,6 +127,7 @@ class RowMaker:
 
     def __init__(self, mapped: type[Any]) -> None:
         mapper = inspect(mapped)
+        self.mapped = mapped
         self.table: Table = mapper.local_table
         self.names = {attr.key: attr.columns[0].name for attr in mapper.column_attrs}
         self.defaults = [(column.name, column.default) for column in self.table.c]
@@ -132,6 +143,38 @@ class RowMaker:
             else:
                 row[name] = default.arg if default.is_scalar else default.arg(None)
         return row
+
+
+def update_by_id(session: Session, maker: RowMaker, changes: Sequence[Mapping[str, Any]]) -> None:
+    """Writes each change (`id` and the new values, by attribute name) to its row; changes
+    with the same attributes are written together, so the caller sorts them by their keys."""
+    if not changes:
+        return
+    connection = session.connection()
+    if connection.dialect.name != "postgresql":
+        session.execute(update(maker.mapped), list(changes))
+        return
+    encode = getattr(connection.dialect, "_json_serializer", None) or json.dumps
+    for keys, alike in groupby(changes, key=lambda change: tuple(sorted(change))):
+        rows = [{maker.names[key]: _plain(value) for key, value in row.items()} for row in alike]
+        columns = tuple(maker.names[key] for key in keys if key != "id")
+        connection.exec_driver_sql(_update_from_json(maker.table, columns), (encode(rows),))
+
+
+@cache
+def _update_from_json(table: Table, columns: tuple[str, ...]) -> str:
+    """PostgreSQL: the update of `columns` from a JSON array of rows of `table`, by `id`."""
+    name = table.name
+    assignments = ", ".join(f'"{column}" = r."{column}"' for column in columns)
+    return (
+        f'UPDATE "{name}" AS t SET {assignments} '
+        f'FROM json_populate_recordset(NULL::"{name}", %s::json) AS r WHERE t.id = r.id'
+    )
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON carries it to PostgreSQL's input of its column: instants as ISO text."""
+    return value.isoformat() if isinstance(value, date) else value
 
 
 def _column_of(compiled: Any, bind_name: str) -> str:

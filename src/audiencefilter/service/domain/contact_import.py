@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Table, select
 from sqlalchemy.orm import Session
 
 from ... import as_utc
-from ..db.bulk import RowMaker, insert_rows
+from ..db.bulk import RowMaker, insert_rows, update_by_id
 from ..db.models import Action, Contact, json_text, new_id
 from ..ground import clock
 from ..ground.fields import MAX_SAFE_INTEGER
@@ -279,7 +279,7 @@ def _update_contacts(session: Session, changes: list[dict[str, Any]]) -> None:
     changed different fields."""
     if changes:
         changes.sort(key=lambda change: sorted(change))
-        session.execute(update(Contact), changes)
+        update_by_id(session, CONTACT_ROWS, changes)
 
 
 def _insert_actions(session: Session, actions: Sequence[tuple[str, ImportedAction]]) -> None:

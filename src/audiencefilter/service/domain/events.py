@@ -245,7 +245,7 @@ def append_each(
     table = [(*row, places[key]) for row, key in zip(rows, chosen, strict=True)]
     parameters = dialects.rows_parameters(dialect, _EACH, table, _EACH_KEY)
     texts = [encode(payload) for payload in payloads.values()]
-    parameters[_EACH_PAYLOADS] = dialects.texts_parameter(texts)
+    parameters[_EACH_PAYLOADS] = dialects.texts_parameter(dialect, texts)
     parameters.update(each_list=list_id, each_before=before, each_cause=cause, each_now=now)
     session.connection().execute(_each_rows(dialect), parameters)
     return len(rows)
