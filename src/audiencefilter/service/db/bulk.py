@@ -158,17 +158,20 @@ def update_by_id(session: Session, maker: RowMaker, changes: Sequence[Mapping[st
     for keys, alike in groupby(changes, key=lambda change: tuple(sorted(change))):
         rows = [{maker.names[key]: _plain(value) for key, value in row.items()} for row in alike]
         columns = tuple(maker.names[key] for key in keys if key != "id")
-        connection.exec_driver_sql(_update_from_json(maker.table, columns), (encode(rows),))
+        statement = _update_from_json(maker.table, connection.dialect, columns)
+        connection.exec_driver_sql(statement, (encode(rows),))
 
 
 @cache
-def _update_from_json(table: Table, columns: tuple[str, ...]) -> str:
-    """PostgreSQL: the update of `columns` from a JSON array of rows of `table`, by `id`."""
-    name = table.name
-    assignments = ", ".join(f'"{column}" = r."{column}"' for column in columns)
+def _update_from_json(table: Table, dialect: Dialect, columns: tuple[str, ...]) -> str:
+    """PostgreSQL: the update of `columns` from a JSON array of rows of `table`, by `id`, every
+    name quoted by the dialect."""
+    quote = dialect.identifier_preparer.quote_identifier
+    name = quote(table.name)
+    assignments = ", ".join(f"{quote(column)} = r.{quote(column)}" for column in columns)
     return (
-        f'UPDATE "{name}" AS t SET {assignments} '
-        f'FROM json_populate_recordset(NULL::"{name}", %s::json) AS r WHERE t.id = r.id'
+        f"UPDATE {name} AS t SET {assignments} "
+        f"FROM json_populate_recordset(NULL::{name}, %s::json) AS r WHERE t.id = r.id"
     )
 
 

@@ -273,10 +273,10 @@ def _finish(batch: _Batch, announce: bool, most: int | None) -> int:
 
 
 def _update_contacts(session: Session, changes: list[dict[str, Any]]) -> None:
-    """The changed fields of the updated contacts, by primary key, one statement (executed
-    for many rows) per set of fields changed: the rows sorted so that alike ones are
-    together, since the ORM flush sent one `UPDATE` a contact whenever two contacts in a row
-    changed different fields."""
+    """The changed fields of the updated contacts, by primary key, one statement per set of
+    fields changed (`update_by_id`): the rows sorted so that alike ones are together, since
+    the ORM flush sent one `UPDATE` a contact whenever two contacts in a row changed different
+    fields."""
     if changes:
         changes.sort(key=lambda change: sorted(change))
         update_by_id(session, CONTACT_ROWS, changes)
