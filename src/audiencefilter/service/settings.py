@@ -124,6 +124,14 @@ class Settings(BaseSettings):
         "every such audience is judged by its whole filter in SQL. The memberships are the same "
         "either way.",
     )
+    shared_import_turns: bool = Field(
+        default=True,
+        description="On PostgreSQL, an import turn that only updates contacts already in the "
+        "list takes the list's lock shared with other such turns, locking its own contacts' "
+        "rows, and waits for them only while it appends its events: imports of one list run "
+        "side by side. Off: every turn takes the list's lock alone. The results, memberships "
+        "and events are the same either way.",
+    )
 
     webhook_worker: bool = Field(
         default=True,

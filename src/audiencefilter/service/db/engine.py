@@ -56,6 +56,8 @@ from .statement_cache import StatementCache
 WRITE_OPTION = "audiencefilter_write"
 RESIDUAL = "membership_residual"
 """The key of write sessions' `info` holding the setting `membership_residual`."""
+SHARED_TURNS = "shared_import_turns"
+"""The key of write sessions' `info` holding the setting `shared_import_turns`."""
 SQLITE_CACHED_STATEMENTS = 0
 
 
@@ -131,7 +133,12 @@ class Database:
     transactions take turns by account, then in arrival order (`fair_gate.py`)."""
 
     def __init__(
-        self, engine: Engine, *, gate_timeout: float = 15.0, residual: bool = True
+        self,
+        engine: Engine,
+        *,
+        gate_timeout: float = 15.0,
+        residual: bool = True,
+        shared_turns: bool = True,
     ) -> None:
         self.engine = engine
         self.gate = FairGate() if engine.dialect.name == "sqlite" else None
@@ -140,7 +147,9 @@ class Database:
         self._writer = sessionmaker(
             engine.execution_options(**{WRITE_OPTION: True}),
             expire_on_commit=False,
-            info={RESIDUAL: residual},  # what a write's judgement reads (`membership/residuals`)
+            # What a write's judgement reads (`membership/residuals`), how an import's turn
+            # locks its list (`use_cases/imports`).
+            info={RESIDUAL: residual, SHARED_TURNS: shared_turns},
         )
 
     @classmethod
@@ -149,6 +158,7 @@ class Database:
             make_engine(settings),
             gate_timeout=settings.sqlite_busy_timeout_ms / 1000,
             residual=settings.membership_residual,
+            shared_turns=settings.shared_import_turns,
         )
 
     def session(self, *, write: bool) -> Session:

@@ -36,6 +36,13 @@ def locked_list(session: Session, account_id: str, list_id: str) -> List:
     return lst
 
 
+def shared_list(session: Session, account_id: str, list_id: str) -> List | None:
+    """The caller's list with its lock taken shared with other import turns that only update
+    contacts (`events.share_list`), or None where the database has no shared lock."""
+    lst = owned_list(session, account_id, list_id)
+    return lst if events.share_list(session, lst.id) else None
+
+
 def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
     """The caller's contact and its list, read again once the list's lock is held: a writer
     that waited for the lock sees what the previous one committed (a 404 if it was deleted)."""

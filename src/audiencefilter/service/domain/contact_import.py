@@ -122,14 +122,37 @@ def write(
     row, in order, and the (contact, audience) pairs they moved. `seen` holds the first
     results of the earlier turns and gains this turn's; `most`: the pairs the rows may move
     (`membership_store.TooManyMoves` past it)."""
-    keys = sorted({row.key for row in rows if isinstance(row, ImportRow) and row.key not in seen})
-    existing = _existing(session, list_id, keys)
+    existing = _existing(session, list_id, _keys(rows, seen))
     # Rows without actions can repeat none: then their contacts' actions need no read.
     with_actions = mode == UPSERT and any(isinstance(r, ImportRow) and r.actions for r in rows)
     stored = _stored_actions(session, [c.id for c in existing.values()]) if with_actions else {}
     batch = _Batch(session, list_id, mode, existing, stored, seen)
     results = [_take(batch, row) for row in rows]
     return results, _finish(batch, announce, most)
+
+
+def lock_existing(
+    session: Session, list_id: str, rows: Sequence[ImportRow | InvalidRow], seen: Seen
+) -> bool:
+    """Locks the rows of the list's contacts that these rows would write, in the order of
+    their ids (a turn sharing its list's lock owns its contacts this way, and two such turns
+    never wait for each other in a circle); whether every row found its contact, that is,
+    whether the turn creates none."""
+    keys = _keys(rows, seen)
+    if len(keys) > CHUNK:
+        return False
+    statement = (
+        select(Contact.id)
+        .where(Contact.listId == list_id, Contact.emailKey.in_(keys))
+        .order_by(Contact.id)
+        .with_for_update(key_share=True)
+    )
+    return len(session.scalars(statement).all()) == len(keys)
+
+
+def _keys(rows: Sequence[ImportRow | InvalidRow], seen: Seen) -> list[str]:
+    """The emails of the valid rows no earlier row of the import had, as the index has them."""
+    return sorted({row.key for row in rows if isinstance(row, ImportRow) and row.key not in seen})
 
 
 def weight(row: ImportRow | InvalidRow, judging: float) -> float:

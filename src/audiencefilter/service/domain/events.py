@@ -15,9 +15,19 @@ order and have no gaps, and a reader that sees position n sees every position be
 Writers of one list are serialised from their first event to their commit; writes of different
 lists never wait for each other. On SQLite all writers are serialised anyway (`BEGIN IMMEDIATE`).
 
-`lock_list` takes the same lock at the start of a write, before anything is read that the write
-evaluates: membership changes computed under it cannot interleave with another writer's of the
-same list (`membership/store.py`).
+`lock_list` takes the list's lock at the start of a write, before anything is read that the
+write evaluates: membership changes computed under it cannot interleave with another writer's
+of the same list (`membership/store.py`).
+
+**Shared turns (PostgreSQL).** The list's lock is a transaction-level advisory lock on the list
+(`pg_advisory_xact_lock`), taken in exclusive mode by `lock_list` and by any append of a
+transaction that holds none. An import turn that only updates contacts already in the list
+takes it in shared mode instead (`share_list`), locks its contacts' rows in the order of their
+ids, and appends its events last (`appended_last`): such turns run side by side, each owning
+its contacts (their rows, memberships and next instants), and wait for each other only from
+their first event to their commit, on the counter's row. Every other writer (a new contact,
+an audience, a field, the clock, a deletion) excludes them and is excluded by them, as before.
+Positions keep their promise: they are still taken on the counter's row, held to the commit.
 
 The cursor is opaque to clients: the list id and the position, base64url, so a cursor of one
 list is refused for another.
@@ -36,8 +46,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -50,6 +62,7 @@ from sqlalchemy import (
     insert,
     literal,
     select,
+    text,
     type_coerce,
     update,
 )
@@ -151,6 +164,7 @@ _BUMP = (
 
 
 def _advance(session: Session, list_id: str, by: int) -> int:
+    _hold(session, list_id)
     value = _bump(session, list_id, by)
     if value is None:
         # Lists created before the counter existed (or by code that does not make one).
@@ -170,13 +184,105 @@ def lock_list(session: Session, list_id: str) -> None:
     _advance(session, list_id, 0)
 
 
+def share_list(session: Session, list_id: str) -> bool:
+    """Takes the list's lock shared with other shared turns, until the transaction ends (see
+    the module's *Shared turns*); False where the database has no such lock (SQLite, whose
+    writers take turns anyway), the caller then taking `lock_list`. A shared turn must lock
+    the rows it writes, in the order of their ids, and append its events `appended_last`."""
+    if dialects.dialect_of(session) != "postgresql":
+        return False
+    session.execute(_SHARED, {"list_key": _list_key(list_id)})
+    _held(session)[list_id] = _SHARED_MODE
+    return True
+
+
+def unshare_list(session: Session, list_id: str) -> None:
+    """Forgets the shared lock after the savepoint that took it was rolled back (PostgreSQL
+    released it then)."""
+    _held(session).pop(list_id, None)
+
+
+def shares(session: Session, list_id: str) -> bool:
+    """Whether this transaction holds the list's lock shared."""
+    return _held(session).get(list_id) == _SHARED_MODE
+
+
+_HELD = "events_list_locks"
+_SHARED_MODE = "shared"
+_EXCLUSIVE_MODE = "exclusive"
+_SHARED = text("SELECT pg_advisory_xact_lock_shared(:list_key)")
+_EXCLUSIVE = text("SELECT pg_advisory_xact_lock(:list_key)")
+
+
+def _list_key(list_id: str) -> int:
+    """The advisory lock's key of a list: 64 bits of a hash of its id (two lists sharing a key
+    only wait for each other)."""
+    digest = hashlib.blake2b(list_id.encode(), digest_size=8, person=b"af-list-lock").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _held(session: Session) -> dict[str, str]:
+    """`{list id: mode}` of the list locks this transaction took (a session is one transaction
+    of the service's units of work)."""
+    found: dict[str, str] = session.info.setdefault(_HELD, {})
+    return found
+
+
+def _hold(session: Session, list_id: str) -> None:
+    """The list's lock, exclusive, unless this transaction holds it already. Taken again after
+    a savepoint (a rolled-back savepoint releases what it took), so only a lock taken outside
+    one is remembered."""
+    if dialects.dialect_of(session) != "postgresql":
+        return  # SQLite: the write transaction's own lock (`BEGIN IMMEDIATE`)
+    held = _held(session)
+    if list_id in held:
+        return
+    session.execute(_EXCLUSIVE, {"list_key": _list_key(list_id)})
+    if not session.in_nested_transaction():
+        held[list_id] = _EXCLUSIVE_MODE
+
+
+@contextmanager
+def appended_last(session: Session) -> Iterator[None]:
+    """Holds back every append of the block and runs them, in their order, when it ends
+    without an error (none when it raises): a shared turn takes the counter's row, which its
+    peers wait for, only for its last statements. Each event keeps the instant of its call."""
+    queued: list[Callable[[], object]] = []
+    session.info[_LAST] = queued
+    try:
+        yield
+    finally:
+        session.info.pop(_LAST, None)
+    for run in queued:
+        run()
+
+
+_LAST = "events_appended_last"
+
+
+def _later(session: Session, run: Callable[[], object]) -> bool:
+    """Queues `run` when appends are held back (`appended_last`); whether it was."""
+    queued: list[Callable[[], object]] | None = session.info.get(_LAST)
+    if queued is None:
+        return False
+    queued.append(run)
+    return True
+
+
 def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[int]:
-    """Appends `events` to the list's outbox in this transaction; their positions, in order."""
+    """Appends `events` to the list's outbox in this transaction; their positions, in order
+    (none yet while appends are held back, `appended_last`)."""
     if not events:
         return []
+    now = clock.now()
+    if _later(session, lambda: _append(session, list_id, events, now)):
+        return []
+    return _append(session, list_id, events, now)
+
+
+def _append(session: Session, list_id: str, events: Sequence[NewEvent], now: datetime) -> list[int]:
     last = _advance(session, list_id, len(events))
     first = last - len(events) + 1
-    now = clock.now()
     # Core inserts by column name: ORM bulk inserts cost several times the Python per row.
     rows: list[dict[str, Any]] = [
         {
@@ -203,16 +309,23 @@ def append_alike(session: Session, list_id: str, groups: Sequence[Alike]) -> int
     if not total:
         return 0
     now = clock.now()
+    if not _later(session, lambda: _append_alike(session, list_id, groups, total, now)):
+        _append_alike(session, list_id, groups, total, now)
+    return total
+
+
+def _append_alike(
+    session: Session, list_id: str, groups: Sequence[Alike], total: int, now: datetime
+) -> None:
     dialect = dialects.dialect_of(session)
     if not dialects.unpacks(dialect):
-        append(session, list_id, [event for group in groups for event in group.each(now)])
-        return total
+        _append(session, list_id, [event for group in groups for event in group.each(now)], now)
+        return
     position = _advance(session, list_id, total) - total
     for group in groups:
         if group.contact_ids:
             session.execute(_alike_rows(dialect, list_id, position, group, now))
             position += len(group.contact_ids)
-    return total
 
 
 def append_each(
@@ -239,15 +352,22 @@ def append_each(
         ]
         append(session, list_id, changes)
         return len(rows)
-    before = _advance(session, list_id, len(rows)) - len(rows)
+    # Everything but the positions is made now: a shared turn's held-back append then costs
+    # its peers the counter's bump and one statement.
     encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
     places = {key: str(place) for place, key in enumerate(payloads)}
     table = [(*row, places[key]) for row, key in zip(rows, chosen, strict=True)]
     parameters = dialects.rows_parameters(dialect, _EACH, table, _EACH_KEY)
     texts = [encode(payload) for payload in payloads.values()]
     parameters[_EACH_PAYLOADS] = dialects.texts_parameter(dialect, texts)
-    parameters.update(each_list=list_id, each_before=before, each_cause=cause, each_now=now)
-    session.connection().execute(_each_rows(dialect), parameters)
+    parameters.update(each_list=list_id, each_cause=cause, each_now=now)
+
+    def numbered() -> None:
+        parameters["each_before"] = _advance(session, list_id, len(rows)) - len(rows)
+        session.connection().execute(_each_rows(dialect), parameters)
+
+    if not _later(session, numbered):
+        numbered()
     return len(rows)
 
 

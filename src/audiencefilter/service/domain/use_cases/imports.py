@@ -26,15 +26,17 @@ is safe.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ...db.engine import SHARED_TURNS
 from ...db.models import List
 from ...ground.errors import Conflict
-from .. import changes, contact_import
+from .. import changes, contact_import, events
 from ..contact_import import ImportRow, InvalidRow
 from ..membership import plan as list_plan
 from ..membership.store import TooManyMoves
@@ -71,17 +73,43 @@ class _Import:
 
     def turn(self, session: Session, progress: Progress | None) -> Progress:
         job = self.job
-        lst = changes.locked_list(session, job.account_id, job.list_id)
         start = 0 if progress is None else int(progress["next"])
         moves = 0.0 if progress is None else float(progress.get("moves", 0.0))
-        rows = self._rows(session, lst, start, moves)
         seen: contact_import.Seen = {} if progress is None else dict(progress["seen"])
-        rows, results, moved = _write(session, lst.id, rows, job, seen)
+        shared = self._shared(session, start, moves, seen)
+        if shared is not None:
+            lst, rows = shared
+        else:
+            lst = changes.locked_list(session, job.account_id, job.list_id)
+            rows = self._rows(session, lst, start, moves)
+        rows, results, moved = _write(session, lst.id, rows, job, seen, shared is not None)
         results = ([] if progress is None else list(progress["results"])) + results
         next_ = start + len(rows)
         return {"listId": lst.id, "next": next_, "results": results, "seen": seen} | {
             "moves": moved / len(rows) if rows else 0.0
         }
+
+    def _shared(
+        self, session: Session, start: int, moves: float, seen: contact_import.Seen
+    ) -> tuple[List, Rows] | None:
+        """The list and the turn's rows, the list's lock shared and the rows' contacts locked,
+        when the turn only updates contacts already there (`events.share_list`); else None,
+        nothing held: a savepoint undoes the try, its locks included."""
+        job = self.job
+        if not session.info.get(SHARED_TURNS, True):
+            return None
+        try:
+            with session.begin_nested():
+                lst = changes.shared_list(session, job.account_id, job.list_id)
+                if lst is None:
+                    return None
+                rows = self._rows(session, lst, start, moves)
+                if not contact_import.lock_existing(session, lst.id, rows, seen):
+                    raise _CreatesContacts
+        except _CreatesContacts:
+            events.unshare_list(session, job.list_id)
+            return None
+        return lst, rows
 
     def done(self, progress: Progress) -> bool:
         return int(progress["next"]) >= len(self.job.rows)
@@ -108,22 +136,32 @@ class _Import:
         return taken
 
 
+class _CreatesContacts(Exception):
+    """A turn that would create a contact: it takes the list's lock alone."""
+
+
 PLANNED = 0.8
 """The share of the pairs a turn may move that its rows are expected to move, and that a turn
 cut keeps: rows move unevenly, and a turn that moves too many is undone and written again."""
 
 
 def _write(
-    session: Session, list_id: str, rows: Rows, job: Job, seen: contact_import.Seen
+    session: Session,
+    list_id: str,
+    rows: Rows,
+    job: Job,
+    seen: contact_import.Seen,
+    shared: bool,
 ) -> tuple[Rows, list[dict[str, Any]], int]:
     """Writes the longest start of `rows` whose judgement moves at most `PAIRS_PER_TURN`
     pairs (a single row whatever it moves); the rows written, their results and the pairs they
-    moved. A try that would move more is undone and the rows cut in proportion."""
+    moved. A try that would move more is undone and the rows cut in proportion. `shared`: the
+    list's lock is shared, so the events are appended last (`events.appended_last`)."""
     while len(rows) > 1:
         tried = dict(seen)
         most = membership_turns.PAIRS_PER_TURN
         try:
-            with session.begin_nested():
+            with session.begin_nested(), _appending(session, shared):
                 args = (session, list_id, rows, job.mode, job.events, tried, most)
                 results, moved = contact_import.write(*args)
         except TooManyMoves as too_many:
@@ -131,7 +169,13 @@ def _write(
             continue
         seen.update(tried)
         return rows, results, moved
-    return rows, *contact_import.write(session, list_id, rows, job.mode, job.events, seen)
+    with _appending(session, shared):
+        results, moved = contact_import.write(session, list_id, rows, job.mode, job.events, seen)
+    return rows, results, moved
+
+
+def _appending(session: Session, shared: bool) -> AbstractContextManager[None]:
+    return events.appended_last(session) if shared else nullcontext()
 
 
 def run(job: Job, read_row: RowReader, writes: TurnWrites[dict[str, Any], R]) -> R:
