@@ -44,11 +44,12 @@ from sqlalchemy import (
     literal,
     literal_column,
     select,
+    text,
     type_coerce,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import QueryableAttribute, Session
-from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.elements import BindParameter, TextClause
 
 IDS = "ids"
 T = TypeVar("T")
@@ -78,6 +79,19 @@ def streams_exports(dialect: str) -> bool:
     transaction open for the length of a slow download would hold back the write-ahead log's
     checkpoints, so it keeps the short transactions."""
     return dialect == "postgresql"
+
+
+def advisory_lock(dialect: str, *, shared: bool) -> TextClause | None:
+    """The statement that takes a transaction-scoped lock on a number (`:lock_key`), shared
+    with other shared holders or alone; None where the database has none (SQLite, whose
+    writers take turns on the whole database anyway)."""
+    if dialect != "postgresql":
+        return None
+    return _SHARED_LOCK if shared else _EXCLUSIVE_LOCK
+
+
+_SHARED_LOCK = text("SELECT pg_advisory_xact_lock_shared(:lock_key)")
+_EXCLUSIVE_LOCK = text("SELECT pg_advisory_xact_lock(:lock_key)")
 
 
 def unpacks(dialect: str) -> bool:

@@ -55,14 +55,17 @@ from datetime import datetime
 from typing import Any
 from typing import cast as typed
 
+import orjson
 from sqlalchemy import (
+    Integer,
     String,
     Table,
+    Text,
     bindparam,
+    cast,
     insert,
     literal,
     select,
-    text,
     type_coerce,
     update,
 )
@@ -189,9 +192,10 @@ def share_list(session: Session, list_id: str) -> bool:
     the module's *Shared turns*); False where the database has no such lock (SQLite, whose
     writers take turns anyway), the caller then taking `lock_list`. A shared turn must lock
     the rows it writes, in the order of their ids, and append its events `appended_last`."""
-    if dialects.dialect_of(session) != "postgresql":
+    statement = dialects.advisory_lock(dialects.dialect_of(session), shared=True)
+    if statement is None:
         return False
-    session.execute(_SHARED, {"list_key": _list_key(list_id)})
+    session.execute(statement, {"lock_key": _list_key(list_id)})
     _held(session)[list_id] = _SHARED_MODE
     return True
 
@@ -210,8 +214,6 @@ def shares(session: Session, list_id: str) -> bool:
 _HELD = "events_list_locks"
 _SHARED_MODE = "shared"
 _EXCLUSIVE_MODE = "exclusive"
-_SHARED = text("SELECT pg_advisory_xact_lock_shared(:list_key)")
-_EXCLUSIVE = text("SELECT pg_advisory_xact_lock(:list_key)")
 
 
 def _list_key(list_id: str) -> int:
@@ -232,12 +234,13 @@ def _hold(session: Session, list_id: str) -> None:
     """The list's lock, exclusive, unless this transaction holds it already. Taken again after
     a savepoint (a rolled-back savepoint releases what it took), so only a lock taken outside
     one is remembered."""
-    if dialects.dialect_of(session) != "postgresql":
+    statement = dialects.advisory_lock(dialects.dialect_of(session), shared=False)
+    if statement is None:
         return  # SQLite: the write transaction's own lock (`BEGIN IMMEDIATE`)
     held = _held(session)
     if list_id in held:
         return
-    session.execute(_EXCLUSIVE, {"list_key": _list_key(list_id)})
+    session.execute(statement, {"lock_key": _list_key(list_id)})
     if not session.in_nested_transaction():
         held[list_id] = _EXCLUSIVE_MODE
 
@@ -425,6 +428,56 @@ def after(
     return list(session.scalars(statement.order_by(Event.position).limit(limit)))
 
 
+def views_after(
+    session: Session, list_id: str, position: int, limit: int
+) -> list[tuple[int, dict[str, Any]]]:
+    """The list's events after `position`, in commit order, at most `limit`, each with its
+    position and as the feed shows it (`event_view`), read by one Core statement: the
+    payload is the stored JSON text, passed on as it is (an `orjson.Fragment`). An ORM object
+    and a parse of its payload an event cost the feed's reader, about 13 events an updated
+    contact in a busy list, as much CPU as the write of the contact."""
+    rows = session.connection().execute(
+        _VIEWS, {"views_list": list_id, "views_after": position, "views_limit": limit}
+    )
+    return [
+        (
+            at,
+            {
+                "id": event_id,
+                "cursor": cursor(list_id, at),
+                "type": kind,
+                "listId": list_id,
+                "contactId": contact_id,
+                "audienceId": audience_id,
+                "cause": cause,
+                "occurredAt": occurred_at,
+                "data": orjson.Fragment(payload),
+            },
+        )
+        for event_id, at, kind, contact_id, audience_id, cause, occurred_at, payload in rows
+    ]
+
+
+_VIEWS = (
+    select(
+        EVENTS.c.id,
+        EVENTS.c.position,
+        EVENTS.c.type,
+        EVENTS.c.contact_id,
+        EVENTS.c.audience_id,
+        EVENTS.c.cause,
+        EVENTS.c.occurred_at,
+        cast(EVENTS.c.payload, Text),
+    )
+    .where(
+        EVENTS.c.list_id == bindparam("views_list"),
+        EVENTS.c.position > bindparam("views_after", type_=EVENTS.c.position.type),
+    )
+    .order_by(EVENTS.c.position)
+    .limit(bindparam("views_limit", type_=Integer))
+)
+
+
 def head(session: Session, list_id: str) -> int:
     """The position of the list's last committed event (0 when it has none)."""
     value = session.scalar(select(EventHead.position).where(EventHead.listId == list_id))
@@ -433,7 +486,11 @@ def head(session: Session, list_id: str) -> int:
 
 def cursor(list_id: str, position: int) -> str:
     raw = f"{list_id}:{position}".encode()
-    return _CURSOR_PREFIX + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    encoded = binascii.b2a_base64(raw, newline=False).translate(_URL_SAFE)
+    return _CURSOR_PREFIX + encoded.decode().rstrip("=")
+
+
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")
 
 
 def position_of(value: str, list_id: str) -> int | None:

@@ -13,7 +13,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from ...domain import events
 from ...domain.use_cases import events as event_reads
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey
@@ -29,7 +28,7 @@ def list_events(
     found = event_reads.read(database, principal.account_id, query.listId, query.after, query.limit)
     return data(
         {
-            "events": [events.event_view(row) for row in found.events],
+            "events": found.events,
             "next": found.next,
             "hasMore": found.more,
         }

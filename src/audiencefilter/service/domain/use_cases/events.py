@@ -8,9 +8,9 @@ caller's, and a cursor of another list is `Invalid`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ...db.engine import Database
-from ...db.models import Event
 from ...db.queries import owned_list
 from ...ground.errors import Invalid, ValidationIssue
 from .. import events
@@ -20,9 +20,10 @@ BAD_CURSOR = "after: expected a cursor of this list from an earlier answer"
 
 @dataclass(frozen=True)
 class Events:
-    """A batch of events, the cursor to ask after it, and whether more were there already."""
+    """A batch of events as the feed shows them, the cursor to ask after it, and whether more
+    were there already."""
 
-    events: list[Event]
+    events: list[dict[str, Any]]
     next: str
     more: bool
 
@@ -46,7 +47,8 @@ def read(
     with database.reading() as session:
         lst = owned_list(session, account_id, list_id)
         position = _position(after, lst.id)
-        rows = events.after(session, lst.id, position, limit + 1)
+        rows = events.views_after(session, lst.id, position, limit + 1)
     batch = rows[:limit]
-    last = batch[-1].position if batch else position
-    return Events(batch, events.cursor(lst.id, last), len(rows) > limit)
+    last = batch[-1][0] if batch else position
+    views = [view for _, view in batch]
+    return Events(views, events.cursor(lst.id, last), len(rows) > limit)

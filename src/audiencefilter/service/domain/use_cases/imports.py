@@ -13,6 +13,12 @@ rows would move more than `PAIRS_PER_TURN` pairs undoes its writes (a savepoint)
 fewer rows, before any membership or its event is written. Between two turns other writers,
 of this list or of any account, take theirs.
 
+On PostgreSQL a turn whose rows only update contacts already in the list shares the list's lock
+with other such turns (`events.share_list`, the setting `shared_import_turns`): it locks its
+contacts' rows first and appends its events last, so the imports of one list run side by side;
+a turn that would create a contact takes the lock alone (`_shared` tries, under a savepoint that
+undoes its locks when it cannot share).
+
 Each turn writes its rows' contacts and actions, their events and their membership together, so
 a reader between two turns sees some rows imported and others not yet, never a contact without
 its event. The progress between turns (`_Progress`: the next row, the results so far, the first
