@@ -26,6 +26,7 @@ def test_distinct_large_filters_never_grow_the_cache_past_its_bound(tmp_path: Pa
         migrate.upgrade(engine)
         cache = engine._execution_options["compiled_cache"]
         assert isinstance(cache, StatementCache)
+        migrations = len(cache)  # the migrations' own small statements
         with engine.connect() as connection:
             for length in range(1_000, 1_060):
                 where = parse({"points": {"in": list(range(length))}}).to_sqlalchemy(Contact)
@@ -40,7 +41,7 @@ def test_distinct_large_filters_never_grow_the_cache_past_its_bound(tmp_path: Pa
             small = parse({"points": {"equals": 1}}).to_sqlalchemy(Contact)
             connection.execute(select(Contact.id).where(small)).all()
             assert len(cache) == before + 1
-        assert MAX_PARAMETERS // 1_000 >= len(cache) - 2
+        assert MAX_PARAMETERS // 1_000 >= len(cache) - migrations - 1
     finally:
         engine.dispose()
 

@@ -356,25 +356,17 @@ class Membership(Base):
     It holds the members of every audience, whatever its mode: a manual audience's rows copy
     `audience_members` (its source, kept while the audience is smart so switching back finds
     them), a smart audience's rows are what its filter selected at the last write that could
-    change it (`domain/membership/store.py`). Deleting the audience or the contact deletes them.
+    change it (`domain/membership/store.py`). Deleting the audience or the contact deletes them:
+    the code does, under the list's lock, rather than foreign keys, whose checks cost every
+    moved row its share of a contact update (migration 0012 says why).
     """
 
     __tablename__ = "memberships"
     # The audiences of a page's contacts are read from this index alone.
     __table_args__ = (Index("ix_memberships_contact", "contact_id", "audience_id"),)
 
-    audienceId: Mapped[str] = mapped_column(
-        "audience_id",
-        String(ID_LENGTH),
-        ForeignKey("audiences.id", ondelete="CASCADE"),
-        primary_key=True,
-    )
-    contactId: Mapped[str] = mapped_column(
-        "contact_id",
-        String(ID_LENGTH),
-        ForeignKey("contacts.id", ondelete="CASCADE"),
-        primary_key=True,
-    )
+    audienceId: Mapped[str] = mapped_column("audience_id", String(ID_LENGTH), primary_key=True)
+    contactId: Mapped[str] = mapped_column("contact_id", String(ID_LENGTH), primary_key=True)
     enteredAt: Mapped[datetime] = mapped_column(
         "entered_at", DateTime(timezone=True), default=utcnow, nullable=False
     )
@@ -411,7 +403,8 @@ class Event(Base):
     Written in the transaction of the change it reports, so it exists exactly when the change
     was committed. `position` numbers a list's events in commit order (1, 2, 3, ... without
     gaps); the feed's cursor is made from it. Contact and audience ids are not foreign keys:
-    the event of a deletion outlives what it names.
+    the event of a deletion outlives what it names. Nor is the list's, for the cost of its
+    check on every event: deleting the list deletes its events (migration 0012).
     """
 
     __tablename__ = "events"
@@ -422,12 +415,7 @@ class Event(Base):
     )
 
     id: Mapped[str] = _id("evt")
-    listId: Mapped[str] = mapped_column(
-        "list_id",
-        String(ID_LENGTH),
-        ForeignKey("lists.id", ondelete="CASCADE"),
-        nullable=False,
-    )
+    listId: Mapped[str] = mapped_column("list_id", String(ID_LENGTH), nullable=False)
     position: Mapped[int] = mapped_column("position", BigInteger, nullable=False)
     type: Mapped[str] = mapped_column("type", String(64), nullable=False)
     contactId: Mapped[str | None] = mapped_column("contact_id", String(ID_LENGTH), nullable=True)

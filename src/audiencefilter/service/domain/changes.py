@@ -142,6 +142,13 @@ def contacts_changed(
     membership_store.refresh_contacts(session, list_id, contact_ids, cause, changed=changed)
 
 
+def list_deleting(session: Session, list_id: str) -> None:
+    """Before a list is deleted, its lock held: its memberships and events go (what the
+    database's cascades delete with the list follows it, the rest is done here)."""
+    membership_store.forget_list(session, list_id)
+    events.forget_list(session, list_id)
+
+
 def contact_deleting(session: Session, list_id: str, contact_id: str, email: str) -> None:
     """Before a contact is deleted: it leaves every audience, then is reported deleted."""
     membership_store.remove_contact(session, list_id, contact_id, events.CAUSE_CONTACT_DELETED)

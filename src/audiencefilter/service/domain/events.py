@@ -63,6 +63,7 @@ from sqlalchemy import (
     Text,
     bindparam,
     cast,
+    delete,
     insert,
     literal,
     select,
@@ -185,6 +186,14 @@ def _advance(session: Session, list_id: str, by: int) -> int:
 def lock_list(session: Session, list_id: str) -> None:
     """Serialises this transaction with every other writer of the list, until it ends."""
     _advance(session, list_id, 0)
+
+
+def forget_list(session: Session, list_id: str) -> None:
+    """Deletes the list's events, its feed with them: call under the list's lock before
+    deleting the list (`events` has no foreign key to cascade from, migration 0012)."""
+    session.execute(
+        delete(Event).where(Event.listId == list_id).execution_options(synchronize_session=False)
+    )
 
 
 def share_list(session: Session, list_id: str) -> bool:
@@ -355,14 +364,7 @@ def append_each(
         ]
         append(session, list_id, changes)
         return len(rows)
-    # Everything but the positions is made now: a shared turn's held-back append then costs
-    # its peers the counter's bump and one statement.
-    encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
-    places = {key: str(place) for place, key in enumerate(payloads)}
-    table = [(*row, places[key]) for row, key in zip(rows, chosen, strict=True)]
-    parameters = dialects.rows_parameters(dialect, _EACH, table, _EACH_KEY)
-    texts = [encode(payload) for payload in payloads.values()]
-    parameters[_EACH_PAYLOADS] = dialects.texts_parameter(dialect, texts)
+    parameters = _each_parameters(session, dialect, rows, chosen, payloads)
     parameters.update(each_list=list_id, each_cause=cause, each_now=now)
 
     def numbered() -> None:
@@ -377,6 +379,25 @@ def append_each(
 _EACH = ("type", "contact_id", "audience_id", "payload_at")
 _EACH_KEY = "each"
 _EACH_PAYLOADS = "each_payloads"
+
+
+def _each_parameters(
+    session: Session,
+    dialect: str,
+    rows: Sequence[tuple[str, str, str]],
+    chosen: Sequence[str],
+    payloads: Mapping[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """`append_each`'s parameters but the list, cause, instant and positions: all made before
+    the counter is taken, so a shared turn's held-back append costs its peers only the bump
+    and one statement."""
+    encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
+    places = {key: str(place) for place, key in enumerate(payloads)}
+    table = [(*row, places[key]) for row, key in zip(rows, chosen, strict=True)]
+    parameters = dialects.rows_parameters(dialect, _EACH, table, _EACH_KEY)
+    texts = [encode(payload) for payload in payloads.values()]
+    parameters[_EACH_PAYLOADS] = dialects.texts_parameter(dialect, texts)
+    return parameters
 
 
 @dialects.per_dialect
@@ -439,23 +460,23 @@ def views_after(
     rows = session.connection().execute(
         _VIEWS, {"views_list": list_id, "views_after": position, "views_limit": limit}
     )
-    return [
-        (
-            at,
-            {
-                "id": event_id,
-                "cursor": cursor(list_id, at),
-                "type": kind,
-                "listId": list_id,
-                "contactId": contact_id,
-                "audienceId": audience_id,
-                "cause": cause,
-                "occurredAt": occurred_at,
-                "data": orjson.Fragment(payload),
-            },
-        )
-        for event_id, at, kind, contact_id, audience_id, cause, occurred_at, payload in rows
-    ]
+    return [(row[1], _view(list_id, row)) for row in rows]
+
+
+def _view(list_id: str, row: Any) -> dict[str, Any]:
+    """One row of `_VIEWS` as the feed shows it."""
+    event_id, at, kind, contact_id, audience_id, cause, occurred_at, payload = row
+    return {
+        "id": event_id,
+        "cursor": cursor(list_id, at),
+        "type": kind,
+        "listId": list_id,
+        "contactId": contact_id,
+        "audienceId": audience_id,
+        "cause": cause,
+        "occurredAt": occurred_at,
+        "data": orjson.Fragment(payload),
+    }
 
 
 _VIEWS = (

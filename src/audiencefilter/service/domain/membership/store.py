@@ -599,6 +599,18 @@ def remove_contact(session: Session, list_id: str, contact_id: str, cause: str) 
     return _write(session, list_id, [], leaving, cause, clock.now())
 
 
+def forget_list(session: Session, list_id: str) -> None:
+    """Deletes the memberships of every audience of the list, reporting nothing: call under
+    the list's lock before deleting the list, whose events go with it (`memberships` has no
+    foreign key to cascade from, migration 0012)."""
+    audiences = select(Audience.id).where(Audience.listId == list_id)
+    session.execute(
+        delete(Membership)
+        .where(Membership.audienceId.in_(audiences))
+        .execution_options(synchronize_session=False)
+    )
+
+
 def remove_audience(session: Session, audience: Audience, cause: str) -> int:
     """Every member of the audience reports it as left; call before deleting it."""
     stored_audience = StoredAudience.of(audience)

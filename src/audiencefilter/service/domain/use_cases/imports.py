@@ -101,20 +101,24 @@ class _Import:
         """The list and the turn's rows, the list's lock shared and the rows' contacts locked,
         when the turn only updates contacts already there (`events.share_list`); else None,
         nothing held: a savepoint undoes the try, its locks included."""
-        job = self.job
         if not session.info.get(SHARED_TURNS, True):
             return None
         try:
             with session.begin_nested():
-                lst = changes.shared_list(session, job.account_id, job.list_id)
-                if lst is None:
-                    return None
-                rows = self._rows(session, lst, start, moves)
-                if not contact_import.lock_existing(session, lst.id, rows, seen):
-                    raise _CreatesContacts
+                return self._share(session, start, moves, seen)
         except _CreatesContacts:
-            events.unshare_list(session, job.list_id)
+            events.unshare_list(session, self.job.list_id)
             return None
+
+    def _share(
+        self, session: Session, start: int, moves: float, seen: contact_import.Seen
+    ) -> tuple[List, Rows] | None:
+        lst = changes.shared_list(session, self.job.account_id, self.job.list_id)
+        if lst is None:
+            return None
+        rows = self._rows(session, lst, start, moves)
+        if not contact_import.lock_existing(session, lst.id, rows, seen):
+            raise _CreatesContacts
         return lst, rows
 
     def done(self, progress: Progress) -> bool:
