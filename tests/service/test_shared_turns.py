@@ -37,8 +37,8 @@ pytestmark = pytest.mark.postgres
 
 FILTERS = {
     "rich": "points >= 50",
-    "french": "country = \"FR\"",
-    "both": "points >= 50 AND country = \"FR\"",
+    "french": 'country = "FR"',
+    "both": 'points >= 50 AND country = "FR"',
 }
 WAIT = 120.0
 """The longest a test waits for a step it expects (a deadlock would fail it, not hang CI)."""
@@ -225,7 +225,7 @@ def test_an_audience_created_meanwhile_waits_for_the_shared_turn(
     tenant, list_id, _, audiences = _setup(api)
     held = Paused(monkeypatch, _email(0))
     created: list[Any] = []
-    body = _audience(list_id, "german", "country = \"DE\"")
+    body = _audience(list_id, "german", 'country = "DE"')
     with in_thread(lambda: _import(tenant, list_id, _rows(range(0, 10), 50, "FR"))):
         assert held.inside.wait(WAIT)
         with in_thread(lambda: created.append(tenant.ok("POST", "/v4/audiences", 201, json=body))):
