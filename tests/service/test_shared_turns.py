@@ -136,6 +136,26 @@ def _waiting(api: ApiClient, locktype: str) -> None:
     raise AssertionError(f"no backend waited for a lock of type {locktype}")
 
 
+def _behind_a_held_turn(
+    api: ApiClient,
+    monkeypatch: pytest.MonkeyPatch,
+    tenant: Tenant,
+    list_id: str,
+    other: Callable[[], Any],
+    locktype: str,
+) -> tuple[Any, Any]:
+    """Holds an import of contacts 0-9 (points 50 + i, FR) inside its write, runs `other`
+    meanwhile until some backend waits for a lock of `locktype`, then lets both finish; the
+    held import's answer and `other`'s."""
+    held = Paused(monkeypatch, _email(0))
+    with in_thread(lambda: _import(tenant, list_id, _rows(range(0, 10), 50, "FR"))) as first:
+        assert held.inside.wait(WAIT)
+        with in_thread(other) as second:
+            _waiting(api, locktype)
+            held.release()
+    return first[0], second[0]
+
+
 def _check(tenant: Tenant, list_id: str, audiences: list[str], before: dict[str, set[str]]) -> None:
     """The stored members equal each filter over the rows as they are now, and the feed since
     `before` replays to them with no pair moving twice in a row."""
@@ -185,18 +205,17 @@ def test_a_turn_creating_a_contact_waits_for_the_shared_turn(
     api: ApiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tenant, list_id, _, audiences = _setup(api)
-    held = Paused(monkeypatch, _email(0))
     rows = [
         *_rows(range(10, 12), 60, "FR"),
         {"email": "new@shared.test", "points": 70, "country": "FR"},
     ]
-    with in_thread(lambda: _import(tenant, list_id, _rows(range(0, 10), 50, "FR"))) as first:
-        assert held.inside.wait(WAIT)
-        with in_thread(lambda: _import(tenant, list_id, rows)) as second:
-            _waiting(api, "advisory")  # the creating turn waits for the list's lock
-            held.release()
-    assert first[0]["updated"] == 10
-    assert (second[0]["created"], second[0]["updated"]) == (1, 2)
+
+    def creating() -> Any:  # waits for the list's lock
+        return _import(tenant, list_id, rows)
+
+    first, second = _behind_a_held_turn(api, monkeypatch, tenant, list_id, creating, "advisory")
+    assert first["updated"] == 10
+    assert (second["created"], second["updated"]) == (1, 2)
     _check(tenant, list_id, audiences, _start(tenant, audiences))
 
 
@@ -204,14 +223,14 @@ def test_a_turn_updating_a_held_contact_waits_and_writes_after_it(
     api: ApiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tenant, list_id, _, audiences = _setup(api)
-    held = Paused(monkeypatch, _email(0))
-    with in_thread(lambda: _import(tenant, list_id, _rows(range(0, 10), 50, "FR"))) as first:
-        assert held.inside.wait(WAIT)
-        # Contacts 5-9 are held by the first turn: the second waits for their rows.
-        with in_thread(lambda: _import(tenant, list_id, _rows(range(5, 15), 100, "DE"))) as second:
-            _waiting(api, "transactionid")
-            held.release()
-    assert first[0]["updated"] == 10 and second[0]["updated"] == 10
+
+    def overlapping() -> Any:  # contacts 5-9 are held by the first turn: it waits for their rows
+        return _import(tenant, list_id, _rows(range(5, 15), 100, "DE"))
+
+    first, second = _behind_a_held_turn(
+        api, monkeypatch, tenant, list_id, overlapping, "transactionid"
+    )
+    assert first["updated"] == 10 and second["updated"] == 10
     contacts = tenant.ok("GET", f"/v4/contacts?listId={list_id}&limit=1000")["contacts"]
     final = {c["email"]: (c["points"], c["country"]) for c in contacts}
     assert final[_email(7)] == (107, "DE")  # the second import's values, written after the first
@@ -223,15 +242,13 @@ def test_an_audience_created_meanwhile_waits_for_the_shared_turn(
     api: ApiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tenant, list_id, _, audiences = _setup(api)
-    held = Paused(monkeypatch, _email(0))
-    created: list[Any] = []
     body = _audience(list_id, "german", 'country = "DE"')
-    with in_thread(lambda: _import(tenant, list_id, _rows(range(0, 10), 50, "FR"))):
-        assert held.inside.wait(WAIT)
-        with in_thread(lambda: created.append(tenant.ok("POST", "/v4/audiences", 201, json=body))):
-            _waiting(api, "advisory")
-            held.release()
-    german = created[0]["audience"]["id"]
+
+    def creating() -> Any:
+        return tenant.ok("POST", "/v4/audiences", 201, json=body)
+
+    _, created = _behind_a_held_turn(api, monkeypatch, tenant, list_id, creating, "advisory")
+    german = created["audience"]["id"]
     assert _members(tenant, german) == {
         c["id"]
         for c in tenant.ok("GET", f"/v4/contacts?listId={list_id}&limit=1000")["contacts"]

@@ -205,24 +205,17 @@ def share_list(session: Session, list_id: str) -> bool:
     if statement is None:
         return False
     session.execute(statement, {"lock_key": _list_key(list_id)})
-    _held(session)[list_id] = _SHARED_MODE
+    _held(session).add(list_id)
     return True
 
 
 def unshare_list(session: Session, list_id: str) -> None:
     """Forgets the shared lock after the savepoint that took it was rolled back (PostgreSQL
     released it then)."""
-    _held(session).pop(list_id, None)
-
-
-def shares(session: Session, list_id: str) -> bool:
-    """Whether this transaction holds the list's lock shared."""
-    return _held(session).get(list_id) == _SHARED_MODE
+    _held(session).discard(list_id)
 
 
 _HELD = "events_list_locks"
-_SHARED_MODE = "shared"
-_EXCLUSIVE_MODE = "exclusive"
 
 
 def _list_key(list_id: str) -> int:
@@ -232,10 +225,10 @@ def _list_key(list_id: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def _held(session: Session) -> dict[str, str]:
-    """`{list id: mode}` of the list locks this transaction took (a session is one transaction
-    of the service's units of work)."""
-    found: dict[str, str] = session.info.setdefault(_HELD, {})
+def _held(session: Session) -> set[str]:
+    """The lists whose lock this transaction took, shared or alone (a session is one
+    transaction of the service's units of work): a shared turn's appends take no other."""
+    found: set[str] = session.info.setdefault(_HELD, set())
     return found
 
 
@@ -251,7 +244,7 @@ def _hold(session: Session, list_id: str) -> None:
         return
     session.execute(statement, {"lock_key": _list_key(list_id)})
     if not session.in_nested_transaction():
-        held[list_id] = _EXCLUSIVE_MODE
+        held.add(list_id)
 
 
 @contextmanager
@@ -466,17 +459,8 @@ def views_after(
 def _view(list_id: str, row: Any) -> dict[str, Any]:
     """One row of `_VIEWS` as the feed shows it."""
     event_id, at, kind, contact_id, audience_id, cause, occurred_at, payload = row
-    return {
-        "id": event_id,
-        "cursor": cursor(list_id, at),
-        "type": kind,
-        "listId": list_id,
-        "contactId": contact_id,
-        "audienceId": audience_id,
-        "cause": cause,
-        "occurredAt": occurred_at,
-        "data": orjson.Fragment(payload),
-    }
+    shown = (event_id, list_id, at, kind, contact_id, audience_id, cause, occurred_at)
+    return _shown(*shown, orjson.Fragment(payload))
 
 
 _VIEWS = (
@@ -529,14 +513,30 @@ def position_of(value: str, list_id: str) -> int | None:
 
 def event_view(event: Event) -> dict[str, Any]:
     """An event as the feed (and webhook deliveries) show it."""
+    shown = (event.id, event.listId, event.position, event.type, event.contactId)
+    return _shown(*shown, event.audienceId, event.cause, event.occurredAt, event.payload)
+
+
+def _shown(
+    event_id: str,
+    list_id: str,
+    position: int,
+    kind: str,
+    contact_id: str | None,
+    audience_id: str | None,
+    cause: str | None,
+    occurred_at: datetime,
+    data: Any,
+) -> dict[str, Any]:
+    """The one shape of an event in the feed and in webhook deliveries."""
     return {
-        "id": event.id,
-        "cursor": cursor(event.listId, event.position),
-        "type": event.type,
-        "listId": event.listId,
-        "contactId": event.contactId,
-        "audienceId": event.audienceId,
-        "cause": event.cause,
-        "occurredAt": event.occurredAt,
-        "data": event.payload,
+        "id": event_id,
+        "cursor": cursor(list_id, position),
+        "type": kind,
+        "listId": list_id,
+        "contactId": contact_id,
+        "audienceId": audience_id,
+        "cause": cause,
+        "occurredAt": occurred_at,
+        "data": data,
     }
