@@ -568,7 +568,24 @@ def _fix(kind: FieldType, column: str, dtype: Any) -> str:
 
 
 def _json_text_truth(node: Comparison | IsNull, text: str) -> bool | None:
-    return truth(node, json.loads(text), node.path)
+    return truth(node, _json_document(node.field, text), node.path)
+
+
+def _json_document(field: str, text: str) -> Any:
+    """A JSON cell's document. A cell that is no JSON text (a dict's repr, as
+    `DataFrame.to_csv` writes one; an empty string) is a `FrameError` naming the field, the
+    text and the fix: a `JSONDecodeError` raised inside polars' `map_elements` cannot be
+    rebuilt by polars and surfaces as an unrelated `TypeError`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise FrameError(
+            f'field "{field}": a cell holds {shown!r}, which is not JSON text ({exc.msg} at '
+            f'column {exc.colno}); expected a JSON document such as {{"plan": "pro"}}. '
+            "Write the column as JSON (json.dumps each value, or DataFrame.to_json rather than "
+            "to_csv), or set the cell to null"
+        ) from None
 
 
 def _value_truth(node: Comparison | IsNull, value: Any) -> bool | None:
@@ -644,4 +661,4 @@ def _array_value_truth(node: ListTest, document: Any) -> bool | None:
 
 
 def _array_text_truth(node: ListTest, text: str) -> bool | None:
-    return lists.array_truth(node, json.loads(text))
+    return lists.array_truth(node, _json_document(node.field, text))
