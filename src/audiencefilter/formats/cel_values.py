@@ -6,8 +6,11 @@ Design choices:
   (`100.0`); an integer literal is refused, since celpy and older evaluators compare no `int`
   with a `double`. An integral double within 2^53 is read as the integer it is, so a filter
   written from `points >= 100` reads back as `points >= 100`.
-- A date-time is `timestamp("...")` of an RFC 3339 text with `Z` or an offset, up to
-  microseconds (the library's precision).
+- A date-time is `timestamp("...")` of an RFC 3339 text with `T`, and `Z` or an offset, up to
+  microseconds (the library's precision), in capitals: CEL's evaluators refuse `t` and `z`,
+  and a text one tool takes and another refuses would make two audiences of one filter. A
+  text of that shape naming no instant (hour 24, a leap second, 30 February, an offset of 24
+  hours) is refused with the reason, never a bare `ValueError`.
 - Problems are told through `Add`, so this module knows nothing of the reader.
 """
 
@@ -27,7 +30,7 @@ Add = Callable[[int, str, str | None, str], None]
 
 _EXACT_DOUBLE: Final = 2**53
 _TIMESTAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})\Z", re.ASCII
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})\Z", re.ASCII
 )
 
 
@@ -96,7 +99,15 @@ class Literals:
                 "no RFC 3339 date-time",
                 'write e.g. timestamp("2025-01-31T09:30:00Z"), with Z or an offset',
             )
-        return datetime.fromisoformat(str(text.value).upper())  # type: ignore[union-attr]
+        try:
+            return datetime.fromisoformat(str(text.value))  # type: ignore[union-attr]
+        except ValueError as exc:
+            return self.wrong(
+                text,
+                f"{text.text}, which names no instant ({exc})",  # type: ignore[union-attr]
+                "hours run 00-23, seconds 00-59, days to the month's last, offsets within"
+                ' ±23:59: e.g. timestamp("2025-01-31T09:30:00Z")',
+            )
 
 
 def null_type_test(node: cel.Binary) -> cel.Binary | None:
