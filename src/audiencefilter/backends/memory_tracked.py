@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from . import memory_graph_fast
@@ -225,4 +226,8 @@ def _differs(old: Any, new: Any) -> bool:
         return False
     if old.__class__ is not new.__class__ or isinstance(new, _CONTAINERS):
         return True  # a container's items may differ in type alone: `[1] == [True]`
+    if isinstance(new, datetime):
+        # Within one zone Python compares wall times and ignores `fold`: the two instances of
+        # a repeated hour are equal to it, an hour apart to every condition.
+        return bool(old != new or old.utcoffset() != new.utcoffset())
     return bool(old != new)
