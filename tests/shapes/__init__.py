@@ -1,0 +1,100 @@
+"""The storage shapes users bring, as a dimension of the generated space, and the support
+matrix generated from them.
+
+Why: the space proves one truth over the library's own tables; users embed the library on
+theirs (a `varchar[]` column, a many-to-many `relationship()`, `Decimal` amounts, a frame
+written by `to_csv`). Each family module here (`columns`, `relations`, `values`, `frames`)
+lists its shapes as `Cell`s, and its tests run every cell: a cell whose outcome is `exact`
+must give the oracle's answer on every operator of the field type, a cell whose outcome is
+`refused` must be refused when the expression is built, with an error naming the shape and
+the fix. `docs/support.md` is rendered from the same cells (`render`), and a test holds the
+page equal to the rendering, so the page says only what the tests prove.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Literal
+
+Outcome = Literal["exact", "refused"]
+
+FAMILIES = ("columns", "relations", "values", "frames")
+"""The family modules, in the order the support page shows them."""
+
+TITLES = {
+    "columns": "Column types",
+    "relations": "Relation shapes",
+    "values": "Python values",
+    "frames": "Frame cells and dtypes",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One storage shape on one back-end, and what the library does with it."""
+
+    family: str
+    backend: str
+    shape: str
+    """The shape as the user spells it: `varchar(50)[]`, `relationship(secondary=...)`."""
+    field_type: str
+    """The filter field type the shape holds (`string[]`, `number`, a relation kind)."""
+    outcome: Outcome
+    note: str = ""
+    """For a refusal, the fix the error suggests; for an exact cell, anything worth knowing."""
+
+    @property
+    def id(self) -> str:
+        """A pytest id naming the cell."""
+        return f"{self.backend}:{self.shape}:{self.field_type}"
+
+
+def cells(family: str) -> tuple[Cell, ...]:
+    """The cells a family module declares (`tests/shapes/<family>.py`, `CELLS`)."""
+    module = importlib.import_module(f"tests.shapes.{family}")
+    found: tuple[Cell, ...] = tuple(module.CELLS)
+    return found
+
+
+def all_cells() -> tuple[Cell, ...]:
+    """Every family's cells, in page order."""
+    return tuple(cell for family in FAMILIES for cell in cells(family))
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render() -> str:
+    """docs/support.md, from the cells."""
+    out = [
+        "# Support matrix",
+        "",
+        "<!-- Generated from tests/shapes by `python -m tests.shapes`; tests/test_support_matrix.py",
+        "     holds this page equal to the cells the shape tests run. Do not edit by hand. -->",
+        "",
+        "What the library does with the storage shapes users have, per back-end. **exact**: every",
+        "operator of the field type gives the answer of the in-memory oracle (docs/semantics.md) on",
+        "this shape, proven by the shape tests on the real engine. **refused**: the expression is",
+        "refused when it is built (`FilterError` or `FrameError`), naming the shape and the fix in",
+        "the note, never a wrong answer or an error from the database at run time.",
+        "",
+    ]
+    for family in FAMILIES:
+        by_backend: dict[str, list[Cell]] = defaultdict(list)
+        for cell in cells(family):
+            by_backend[cell.backend].append(cell)
+        if not by_backend:
+            continue
+        out += [f"## {TITLES[family]}", ""]
+        for backend, group in by_backend.items():
+            out += [f"### {backend}", "", "| shape | field type | outcome | note |", "|---|---|---|---|"]
+            for cell in group:
+                out.append(
+                    f"| `{_escape(cell.shape)}` | `{_escape(cell.field_type)}` | "
+                    f"{cell.outcome} | {_escape(cell.note)} |"
+                )
+            out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
