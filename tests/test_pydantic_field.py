@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
 import audiencefilter as af
+from audiencefilter.pydantic_field import component_name
 
 PRODUCT = af.Schema.from_mapping({"sku": "string", "price": "number"}, name="product")
 
@@ -128,11 +129,12 @@ def test_the_openapi_document_holds_the_filter_json_schema() -> None:
     where = schemas["AudienceIn"]["properties"]["where"]
     assert where["oneOf"][0] == {"$ref": "#/components/schemas/contact_where"}
     assert where["oneOf"][1]["type"] == "string"
-    assert "product_where" in schemas and "contact_where" in schemas
+    product = f"{component_name(PRODUCT)}_where"
+    assert product.startswith("product_") and product in schemas and "contact_where" in schemas
     # Read and written alike: the offer's input and output share the definitions.
     for offer in ("Offer-Input", "Offer-Output"):
         products = schemas[offer]["properties"]["products"]
-        assert products == {"$ref": "#/components/schemas/product_where", "title": "Products"}
+        assert products == {"$ref": f"#/components/schemas/{product}", "title": "Products"}
     written = schemas["Offer-Output"]["properties"]["audience"]
     assert written == {"$ref": "#/components/schemas/contact_where", "title": "Audience"}
 

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from .backends.memory_many import FilterSet
     from .backends.sql.attributes import snake_case
     from .explain import Explanation, Outcome
-    from .pydantic_field import FilterField, FilterValidation
+    from .pydantic_field import FilterField, FilterQuery, FilterValidation
     from .text import to_text
 
 __all__ = [
@@ -75,6 +75,7 @@ __all__ = [
     "FrameError",
     "FilterError",
     "FilterField",
+    "FilterQuery",
     "FilterValidation",
     "FilterSet",
     "Issue",
@@ -152,6 +153,7 @@ _LAZY = {
     "Outcome": "explain",
     "snake_case": "backends.sql.attributes",
     "FilterField": "pydantic_field",
+    "FilterQuery": "pydantic_field",
     "FilterValidation": "pydantic_field",
 }
 
