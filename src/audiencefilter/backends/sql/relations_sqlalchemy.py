@@ -27,13 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from sqlalchemy import ColumnElement, Numeric, false, func, inspect, literal, not_, select
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.orm import aliased
 from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.expression import FromClause
-from sqlalchemy.sql.visitors import InternalTraversal
+from sqlalchemy.sql.expression import ColumnClause, FromClause
+from sqlalchemy.sql.util import ClauseAdapter
+from sqlalchemy.sql.visitors import InternalTraversal, replacement_traverse
 
 from ...language.fields import Schema
 from ...language.nodes import TRUE, Aggregated, Node, Quantified
@@ -90,28 +92,44 @@ class _Rows:
     target: Any
 
 
+def _adapted(lookup: Lookup, selectable: FromClause) -> Lookup:
+    """`lookup` whose columns of the aliased table are the alias's: a column expression given
+    in `columns=` names the table itself, which the subquery reads under an alias."""
+    adapter = ClauseAdapter(selectable)
+    return lambda name: adapter.traverse(lookup(name))
+
+
 def _core_rows(builder: RelationBuilder, relation: Relation) -> _Rows | None:
-    """The rows of a table (or ORM class) given in `relations`, joined by the relation's
-    foreign key and key, each found like any field (`Attributes.lookup`)."""
+    """The rows of a table (or ORM class) given in `relations`, under an alias of their own
+    (so a table related to itself, `relations={"referred": contacts}`, reads other rows than
+    the contact's), joined by the relation's foreign key and key, each found like any field
+    (`Attributes.lookup`)."""
     path = builder.path + relation.name
-    source = builder.relations.get(path, builder.relations.get(relation.name))
-    if source is None:
+    given = builder.relations.get(path, builder.relations.get(relation.name))
+    if given is None:
         return None
-    mapped = inspect(source, raiseerr=False)
-    if not isinstance(source, FromClause) and getattr(mapped, "mapper", None) is None:
+    mapped = inspect(given, raiseerr=False)
+    if not isinstance(given, FromClause) and getattr(mapped, "mapper", None) is None:
         raise ValueError(
-            f"relations[{path!r}] is {source!r}, neither a table nor an ORM class; give the "
+            f"relations[{path!r}] is {given!r}, neither a table nor an ORM class; give the "
             f"related table ({{{path!r}: actions_table}}) or model ({{{path!r}: Action}})"
         )
-    lookup = builder.attributes.lookup(source, path + ".", dict(relation.columns))
-    target = None if isinstance(source, FromClause) else source
+    if isinstance(given, FromClause):
+        source: Any = given.alias()
+        selectable = source
+        target = None
+    else:
+        source = target = aliased(given)
+        selectable = inspect(source).selectable
+    found = builder.attributes.lookup(source, path + ".", dict(relation.columns))
+    lookup = _adapted(found, selectable)
     join = lookup(relation.foreign_key) == builder.column(relation.key)
     return _Rows(source, join, lookup, target)
 
 
 def _orm_rows(builder: RelationBuilder, relation: Relation) -> _Rows:
     """The rows of the ORM relationship named like the relation (or by the naming
-    convention), joined by its own join condition (its foreign key)."""
+    convention), read under an alias and joined by the relationship's own join condition."""
     path = builder.path + relation.name
     attributes = builder.attributes
     prop = attributes.relationship(builder.target, builder.path, relation.name)
@@ -126,9 +144,42 @@ def _orm_rows(builder: RelationBuilder, relation: Relation) -> _Rows:
             builder.target, path, relation.name, tried, "relationship for relation"
         )
         raise ValueError(f"{message}; or give relations={{{path!r}: table_or_model}}")
-    related = prop.mapper.class_
-    lookup = attributes.lookup(related, path + ".", dict(relation.columns))
-    return _Rows(related, prop.primaryjoin, lookup, related)
+    related = aliased(prop.entity)
+    selectable = inspect(related).selectable
+    source, join = _joined(prop, inspect(builder.target).selectable, selectable)
+    found = attributes.lookup(related, path + ".", dict(relation.columns))
+    return _Rows(source, join, _adapted(found, selectable), related)
+
+
+def _joined(prop: Any, outer: FromClause, inner: FromClause) -> tuple[FromClause, Expression]:
+    """The related rows of the relationship `prop` (`inner`, an alias of its table) joined
+    to the row `outer` (the target's table, or its alias for an `aliased()` target), by the
+    relationship's own conditions: `primaryjoin` between the two (which side a column is on
+    read from `remote_side` when the table is related to itself), and for a `secondary`
+    table, under an alias of its own, `secondaryjoin` between it and the related rows."""
+    if prop.secondary is None:
+        remote = set(prop.remote_side)
+        join = _replaced(prop.primaryjoin, lambda c: inner if c in remote else outer)
+        return inner, join
+    link = prop.secondary.alias()
+    linked = set(prop.secondary.c)
+    primary = _replaced(prop.primaryjoin, lambda c: link if c in linked else outer)
+    secondary = _replaced(prop.secondaryjoin, lambda c: link if c in linked else inner)
+    return inner.join(link, secondary), primary
+
+
+def _replaced(
+    condition: ColumnElement[Any], side: Callable[[ColumnElement[Any]], FromClause]
+) -> Expression:
+    """`condition` with each table column replaced by the same column of the FROM clause
+    `side` gives for it."""
+
+    def replace(element: Any, **kw: Any) -> Any:
+        if isinstance(element, ColumnClause) and element.table is not None:
+            return side(element).corresponding_column(element)
+        return None
+
+    return cast(Expression, replacement_traverse(condition, {}, replace))
 
 
 def _rows(builder: RelationBuilder, relation: Relation) -> tuple[_Rows, RelationBuilder]:
