@@ -15,17 +15,26 @@ Anything else a sign-up sends is refused (403) naming it (`data.tags`, pointer
 `/body/data/tags`) and the setting to change, or left out when the list's `publicFieldsPolicy`
 is `ignore`: an explicit choice of the list, never a silent one. Only top-level keys of `data`
 can be named: a form collects fields, not documents.
+
+A key that is open takes what the sign-up form announces for it (`announced_type`: a custom
+field's type, `string` for an undeclared key), bounded (`MAX_PUBLIC_TEXT` characters a string,
+`MAX_PUBLIC_ITEMS` items a list), else a 400 naming it: an open `data.nick` that took
+`{"tier": "vip"}` would put its sender into a private audience on `data.nick.tier`, and one
+that took 900 KB would let anyone fill the database from a page. A list that opens all of
+`data` announces no type; its `data` is bounded as a whole (`MAX_PUBLIC_DATA`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ... import FieldType, value_problem
 from ..db.models import List
-from ..ground.errors import Conflict, Forbidden, ValidationIssue
+from ..ground.errors import Conflict, Forbidden, Invalid, ValidationIssue
 from ..ground.fields import FIELD_KEY_PATTERN
 from . import custom_fields
 from .audience_filters import SCHEMA
@@ -55,6 +64,14 @@ NEVER_PUBLIC = tuple(
     )
 )
 """Contact fields and relations a public key can never set (points, the flags, ...)."""
+UNDECLARED_TYPE = "string"
+"""What a form announces, and a public sign-up may send, for an open key no field declares."""
+MAX_PUBLIC_TEXT = 1000
+"""Characters of a string a public sign-up may send in an open key (or in a list item)."""
+MAX_PUBLIC_ITEMS = 100
+"""Items of a list a public sign-up may send in an open key of a list type."""
+MAX_PUBLIC_DATA = 16_384
+"""Characters of the JSON text of `data` a public sign-up may send to a list opening all of it."""
 DATA_KEY_PATTERN = r"^data\.[^\x00-\x1f\x7f-\x9f]{1,64}$"
 _DATA_KEY = re.compile(DATA_KEY_PATTERN)
 _KEY = re.compile(FIELD_KEY_PATTERN)
@@ -158,14 +175,77 @@ class Allowance:
         return kept
 
 
+def announced_type(lst: List, key: str) -> str:
+    """The type the list's sign-up form announces for its open key `key` of `data`: the
+    custom field's, or `string` for a key no field declares."""
+    return custom_fields.declared(lst).get(key, UNDECLARED_TYPE)
+
+
 def public_values(lst: List, values: Mapping[str, Any]) -> dict[str, Any]:
-    """What a public sign-up may write in this list: `email` and what `publicFields` opens;
+    """What a public sign-up may write in this list: `email` and what `publicFields` opens,
+    each open key of `data` holding its announced type within bounds (a 400 naming it);
     anything else refused naming it, or left out when the list's policy says so."""
     allowance = Allowance.of(lst.publicFields)
     refused = allowance.refused(values)
     if refused and lst.publicFieldsPolicy != "ignore":
         raise _not_public(refused)
-    return allowance.kept(values)
+    kept = allowance.kept(values)
+    issues = _value_issues(lst, allowance, kept.get(DATA))
+    if issues:
+        details = "; ".join(f"{issue.pointer}: {issue.detail}" for issue in issues)
+        raise Invalid(f"Invalid request: {details}", errors=issues)
+    return kept
+
+
+def _value_issues(lst: List, allowance: Allowance, data: Any) -> list[ValidationIssue]:
+    if not isinstance(data, Mapping):
+        return []
+    issues = []
+    for key in sorted(allowance.data_keys & data.keys()):
+        kind = announced_type(lst, key)
+        problem = value_problem(FieldType(kind), data[key]) or _bound_problem(data[key])
+        if problem is not None:
+            issues.append(_value_issue(key, kind, problem))
+    if allowance.all_data and len(text := json.dumps(data, ensure_ascii=False)) > MAX_PUBLIC_DATA:
+        expected = f"data of at most {MAX_PUBLIC_DATA} characters of JSON"
+        found = f"{len(text)} characters"
+        issues.append(
+            ValidationIssue(
+                pointer="/body/data",
+                detail=f"data from a public key: expected {expected}, found {found}",
+                expected=expected,
+                found=found,
+                suggestion="send less, or write large data with a private key",
+            )
+        )
+    return issues
+
+
+def _bound_problem(value: Any) -> str | None:
+    """Why a value of its announced type is still too big for a public sign-up."""
+    if isinstance(value, str) and len(value) > MAX_PUBLIC_TEXT:
+        return f"expected at most {MAX_PUBLIC_TEXT} characters, found {len(value)} characters"
+    if isinstance(value, list):
+        if len(value) > MAX_PUBLIC_ITEMS:
+            return f"expected at most {MAX_PUBLIC_ITEMS} items, found {len(value)} items"
+        for item in value:
+            if (problem := _bound_problem(item)) is not None:
+                return problem
+    return None
+
+
+def _value_issue(key: str, kind: str, problem: str) -> ValidationIssue:
+    expected, _, found = problem.removeprefix("expected ").partition(", found ")
+    bounds = f"at most {MAX_PUBLIC_TEXT} characters a string"
+    if kind.endswith("[]"):
+        bounds = f"at most {MAX_PUBLIC_ITEMS} items, {bounds}"
+    return ValidationIssue(
+        pointer=_pointer(DATA_PREFIX + key),
+        detail=f"{DATA_PREFIX}{key} ({kind}, as the sign-up form announces it): {problem}",
+        expected=f"{expected} ({bounds})",
+        found=found,
+        suggestion=f"send {kind} within those bounds, or leave {DATA_PREFIX}{key} out",
+    )
 
 
 def _pointer(name: str) -> str:

@@ -5,7 +5,8 @@ A sign-up form holds a public key, and the key may set only `email` and what the
 a form that asks for less loses what the list wanted. So the form asks the service, with the
 public key itself, which fields to show: this module answers from the list alone (no contact,
 no audience, nothing a visitor of the page should not see), each field with a label and the type
-its input takes (a custom field's declared type, `string` for an undeclared key of `data`).
+its input takes (a custom field's declared type, `string` for an undeclared key of `data`): the
+type, within bounds, the service takes from a public key for that key (`public_fields.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from ..db.models import List
 from .audience_filters import SCHEMA
 from .field_catalogue import label
-from .public_fields import DATA, DATA_PREFIX, Allowance
+from .public_fields import DATA, DATA_PREFIX, Allowance, announced_type
 
 EMAIL = "email"
 
@@ -47,11 +48,9 @@ def _profile_field(key: str) -> SignUpField:
 
 
 def _data_field(key: str, lst: List) -> SignUpField:
-    declared = {field["key"]: field for field in lst.customFields}
-    field = declared.get(key)
-    if field is None:
-        return SignUpField(DATA_PREFIX + key, label(key), "string", False)
-    return SignUpField(DATA_PREFIX + key, field["label"], field["type"], False)
+    labels = {field["key"]: field["label"] for field in lst.customFields}
+    shown = labels.get(key) or label(key)
+    return SignUpField(DATA_PREFIX + key, shown, announced_type(lst, key), False)
 
 
 def of_list(lst: List) -> SignUpForm:
