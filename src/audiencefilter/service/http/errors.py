@@ -147,8 +147,11 @@ def _issue(error: dict[str, Any], request: Request | None = None) -> ValidationI
 
 
 def _known_fields(request: Request | None, location: tuple[Any, ...]) -> tuple[str, ...]:
-    """The fields of the request body's object that holds `location`'s last part."""
+    """The fields of the request body's object that holds `location`'s last part, or the
+    query parameters the route takes (a misspelt `?fromat=` is told `format`)."""
     route = request.scope.get("route") if request is not None else None
+    if location[:1] == ("query",):
+        return _query_names(route)
     body_field = getattr(route, "body_field", None)
     if location[:1] != ("body",) or body_field is None:
         return ()
@@ -160,6 +163,18 @@ def _known_fields(request: Request | None, location: tuple[Any, ...]) -> tuple[s
         model = fields[part].annotation
     fields = getattr(model, "model_fields", None)
     return tuple(fields) if isinstance(fields, dict) else ()
+
+
+def _query_names(route: Any) -> tuple[str, ...]:
+    """The names of the route's query parameters, those of a query model included."""
+    names: list[str] = []
+    for param in getattr(getattr(route, "dependant", None), "query_params", ()):
+        fields = getattr(param.field_info.annotation, "model_fields", None)
+        if isinstance(fields, dict):
+            names += [field.alias or name for name, field in fields.items()]
+        else:
+            names.append(param.alias)
+    return tuple(names)
 
 
 def validation_failed(issues: Sequence[ValidationIssue]) -> ApiError:

@@ -19,10 +19,12 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import StreamingResponse
 
 from ...domain.use_cases import exports
+from ...ground.errors import Invalid, ValidationIssue
 from ...http.responses import dumps
 from ..deps import DatabaseDep, PrivateKey
 
@@ -30,6 +32,36 @@ router = APIRouter(prefix="/audiences", tags=["audiences"])
 
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 Format = Literal["csv", "jsonl"]
+
+
+def _no_at(request: Request, principal: PrivateKey) -> None:
+    """`at` belongs to the members listing: an export of the members then would need each
+    contact's fields then, which the service does not keep, so it is refused, not ignored.
+    A dependency, run before the query is read (after the key is checked), so the refusal
+    says where to ask instead."""
+    if "at" not in request.query_params:
+        return
+    issue = ValidationIssue(
+        pointer="/query/at",
+        detail="the export takes no `at`: it is of the members now",
+        expected="no `at`",
+        found=repr(request.query_params["at"][:80]),
+        suggestion="for the members at an instant, page through "
+        "GET /v4/audiences/{id}/members?at=2026-05-01T09:30:00Z; leave `at` out to export the "
+        "members now",
+    )
+    raise Invalid("The export takes no query parameter `at`", errors=[issue])
+
+
+class ExportQuery(BaseModel):
+    """The export's query: its format, and nothing else (a parameter it does not take, `at`
+    included, is a 400 naming it rather than an export that ignored it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Format = Field(
+        default="jsonl", description="`csv` or `jsonl` (JSON Lines).", examples=["csv"]
+    )
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -88,6 +120,7 @@ def _lines(export: exports.Export) -> Iterator[bytes]:
     "`group` (empty in the holdout) and `holdout`, so a sender can skip the holdout. "
     "One request for the rate limits, whatever the size.",
     response_class=StreamingResponse,
+    dependencies=[Depends(_no_at)],
     responses={
         200: {
             "description": "The members, one per line.",
@@ -107,14 +140,9 @@ def _lines(export: exports.Export) -> Iterator[bytes]:
     },
 )
 def export_members(
-    id: str,
-    principal: PrivateKey,
-    database: DatabaseDep,
-    format: Annotated[
-        Format,
-        Query(description="`csv` or `jsonl` (JSON Lines).", examples=["csv"]),
-    ] = "jsonl",
+    id: str, query: Annotated[ExportQuery, Query()], principal: PrivateKey, database: DatabaseDep
 ) -> StreamingResponse:
+    format = query.format
     export = exports.members(database, principal.account_id, id)
     body = _csv(export) if format == "csv" else _lines(export)
     return StreamingResponse(

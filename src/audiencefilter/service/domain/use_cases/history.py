@@ -15,12 +15,12 @@ Decisions (docs/service.md, *Membership history*):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from ...db.engine import Database
 from ...db.queries import owned_audience
-from ...ground import clock
+from ...ground import clock, instants
 from ...ground.errors import Invalid, ValidationIssue
 from .. import experiments
 from ..membership import history
@@ -85,25 +85,18 @@ def _listing(
     return Listing(audience_id, moment, page, page[-1].contact_id if len(found) > limit else None)
 
 
-def _parsed(text: str) -> datetime | None:
-    """`text` as an ISO 8601 date-time, or None."""
-    try:
-        return datetime.fromisoformat(text.strip().upper()) if len(text) <= 64 else None
-    except ValueError:
-        return None
-
-
 def instant(text: str, now: datetime) -> datetime:
-    """`at` read as an RFC 3339 instant (UTC), no later than `now`.
+    """`at` read as an RFC 3339 instant (UTC), no later than `now` (`ground/instants.py`: a
+    week date, a trailing NUL or an instant outside the years 0001-9999 in UTC is refused, never
+    read as another instant).
 
     Raises:
-        Invalid: naming `at`, what was found and an example.
+        Invalid: naming `at`, what was found and the fix.
     """
-    parsed = _parsed(text)
-    if parsed is None or parsed.tzinfo is None:
-        problem = "has no offset from UTC" if parsed is not None else "is not a date-time"
-        raise _bad_at(f"`at` {problem}", text, f"add its offset: Z or +02:00, as in {AT_EXAMPLE}")
-    moment = parsed.astimezone(UTC)
+    try:
+        moment = instants.rfc3339(text, AT_EXAMPLE)
+    except instants.NotAnInstant as problem:
+        raise _bad_at(f"`at` {problem.detail}", text, problem.suggestion) from None
     if moment > now:
         raise _bad_at(
             "`at` is in the future: the members then are not known yet",
