@@ -118,26 +118,39 @@ def _redact_answers(session: Session, account_id: str, contact_id: str, emails: 
     folded = {email.casefold() for email in emails}
     changed = 0
     after = ""
-    while True:
-        rows = session.execute(
-            select(IdempotencyRecord.key, IdempotencyRecord.body)
-            .where(IdempotencyRecord.accountId == account_id, IdempotencyRecord.key > after)
-            .order_by(IdempotencyRecord.key)
-            .limit(RECORD_BATCH)
-        ).all()
-        if not rows:
-            return changed
-        for key, body in rows:
-            redacted = redact_answer(body, contact_id, folded)
-            if redacted != body:
-                session.execute(
-                    update(IdempotencyRecord)
-                    .where(IdempotencyRecord.accountId == account_id, IdempotencyRecord.key == key)
-                    .values(body=redacted)
-                    .execution_options(synchronize_session=False)
-                )
-                changed += 1
+    while rows := _records_after(session, account_id, after):
+        changed += sum(
+            _redact_record(session, account_id, key, body, contact_id, folded) for key, body in rows
+        )
         after = rows[-1][0]
+    return changed
+
+
+def _records_after(session: Session, account_id: str, after: str) -> list[Any]:
+    """The account's next batch of records (key, body) after the key `after`."""
+    statement = (
+        select(IdempotencyRecord.key, IdempotencyRecord.body)
+        .where(IdempotencyRecord.accountId == account_id, IdempotencyRecord.key > after)
+        .order_by(IdempotencyRecord.key)
+        .limit(RECORD_BATCH)
+    )
+    return list(session.execute(statement).all())
+
+
+def _redact_record(
+    session: Session, account_id: str, key: str, body: str, contact_id: str, folded: set[str]
+) -> bool:
+    """Redacts one recorded answer; whether it held the contact."""
+    redacted = redact_answer(body, contact_id, folded)
+    if redacted == body:
+        return False
+    session.execute(
+        update(IdempotencyRecord)
+        .where(IdempotencyRecord.accountId == account_id, IdempotencyRecord.key == key)
+        .values(body=redacted)
+        .execution_options(synchronize_session=False)
+    )
+    return True
 
 
 def redact_answer(body: str, contact_id: str, folded: set[str]) -> str:

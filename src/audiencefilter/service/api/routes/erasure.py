@@ -10,6 +10,7 @@ Erasing again changes nothing and answers the same shape, so a retry is safe wit
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Any
 
 from fastapi import APIRouter
 
@@ -47,6 +48,16 @@ def erase_contact(
     return data({"erasure": view})
 
 
+def _membership(found: erasure.CurrentMembership) -> dict[str, Any]:
+    return {
+        "audienceId": found.audience_id,
+        "name": found.name,
+        "enteredAt": found.entered_at,
+        "group": found.group,
+        "holdout": found.holdout,
+    }
+
+
 @router.get(
     "/{listId}/contacts/{contactId}/export",
     response_model=ContactExportResponse,
@@ -56,32 +67,15 @@ def erase_contact(
     "membership history among them). Works for a contact deleted earlier.",
 )
 def export_contact(
-    listId: str,
-    contactId: str,
-    principal: PrivateKey,
-    database: DatabaseDep,
-    settings: SettingsDep,
+    listId: str, contactId: str, principal: PrivateKey, database: DatabaseDep, settings: SettingsDep
 ) -> JSONResponse:
     found = erasure.export(database, settings, principal.account_id, listId, contactId)
-    memberships = [
-        {
-            "audienceId": m.audience_id,
-            "name": m.name,
-            "enteredAt": m.entered_at,
-            "group": m.group,
-            "holdout": m.holdout,
-        }
-        for m in found.memberships
-    ]
-    return data(
-        {
-            "export": {
-                "listId": found.list_id,
-                "contactId": found.contact_id,
-                "contact": found.contact,
-                "actions": [action_view(action) for action in found.actions],
-                "memberships": memberships,
-                "events": found.events,
-            }
-        }
-    )
+    export = {
+        "listId": found.list_id,
+        "contactId": found.contact_id,
+        "contact": found.contact,
+        "actions": [action_view(action) for action in found.actions],
+        "memberships": [_membership(m) for m in found.memberships],
+        "events": found.events,
+    }
+    return data({"export": export})

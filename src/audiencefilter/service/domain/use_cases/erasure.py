@@ -104,17 +104,15 @@ def export(
         if contact is None and not _named(session, lst.id, contact_id):
             raise not_found("Contact")
         view = ContactPages(session, lst, settings).one(contact_id) if contact else None
-        actions = session.scalars(
-            select(Action).where(Action.subId == contact_id).order_by(Action.createdAt, Action.id)
-        ).all()
-        return ContactRecord(
-            lst.id,
-            contact_id,
-            view,
-            list(actions),
-            _memberships(session, contact_id),
-            _events(session, lst.id, contact_id),
-        )
+        actions = _actions(session, contact_id)
+        memberships = _memberships(session, contact_id)
+        found = _events(session, lst.id, contact_id)
+        return ContactRecord(lst.id, contact_id, view, actions, memberships, found)
+
+
+def _actions(session: Session, contact_id: str) -> list[Action]:
+    statement = select(Action).where(Action.subId == contact_id)
+    return list(session.scalars(statement.order_by(Action.createdAt, Action.id)))
 
 
 def _memberships(session: Session, contact_id: str) -> list[CurrentMembership]:
