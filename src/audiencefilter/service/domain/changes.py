@@ -159,6 +159,12 @@ def contact_deleting(session: Session, list_id: str, contact_id: str, email: str
     )
 
 
+def contact_erased(session: Session, list_id: str, contact_id: str) -> None:
+    """When a contact is erased (`domain/erasure.py`), once it is deleted: consumers of the
+    feed erase what they keep of it."""
+    events.append(session, list_id, [events.NewEvent(events.CONTACT_ERASED, contact_id)])
+
+
 def audience_created(
     session: Session,
     audience: Audience,

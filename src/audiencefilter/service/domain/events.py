@@ -85,6 +85,7 @@ LEFT = "audience.left"
 CONTACT_CREATED = "contact.created"
 CONTACT_UPDATED = "contact.updated"
 CONTACT_DELETED = "contact.deleted"
+CONTACT_ERASED = "contact.erased"
 AUDIENCE_CREATED = "audience.created"
 AUDIENCE_UPDATED = "audience.updated"
 AUDIENCE_DELETED = "audience.deleted"
@@ -94,6 +95,7 @@ TYPES = (
     CONTACT_CREATED,
     CONTACT_UPDATED,
     CONTACT_DELETED,
+    CONTACT_ERASED,
     AUDIENCE_CREATED,
     AUDIENCE_UPDATED,
     AUDIENCE_DELETED,

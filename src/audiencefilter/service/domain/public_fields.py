@@ -206,19 +206,24 @@ def _value_issues(lst: List, allowance: Allowance, data: Any) -> list[Validation
         problem = value_problem(FieldType(kind), data[key]) or _bound_problem(data[key])
         if problem is not None:
             issues.append(_value_issue(key, kind, problem))
-    if allowance.all_data and len(text := json.dumps(data, ensure_ascii=False)) > MAX_PUBLIC_DATA:
-        expected = f"data of at most {MAX_PUBLIC_DATA} characters of JSON"
-        found = f"{len(text)} characters"
-        issues.append(
-            ValidationIssue(
-                pointer="/body/data",
-                detail=f"data from a public key: expected {expected}, found {found}",
-                expected=expected,
-                found=found,
-                suggestion="send less, or write large data with a private key",
-            )
-        )
+    if allowance.all_data and (issue := _size_issue(data)) is not None:
+        issues.append(issue)
     return issues
+
+
+def _size_issue(data: Mapping[str, Any]) -> ValidationIssue | None:
+    """Past `MAX_PUBLIC_DATA`, the problem of a `data` a list opens whole."""
+    text = json.dumps(data, ensure_ascii=False)
+    if len(text) <= MAX_PUBLIC_DATA:
+        return None
+    expected = f"data of at most {MAX_PUBLIC_DATA} characters of JSON"
+    return ValidationIssue(
+        pointer="/body/data",
+        detail=f"data from a public key: expected {expected}, found {len(text)} characters",
+        expected=expected,
+        found=f"{len(text)} characters",
+        suggestion="send less, or write large data with a private key",
+    )
 
 
 def _bound_problem(value: Any) -> str | None:

@@ -34,7 +34,8 @@ class EventOut(BaseModel):
     cursor: str = Field(description="Opaque: `after=` this cursor reads the events after it.")
     type: str = Field(
         description="`audience.entered`, `audience.left`, `contact.created`, `contact.updated`, "
-        "`contact.deleted`, `audience.created`, `audience.updated` or `audience.deleted`."
+        "`contact.deleted`, `contact.erased`, `audience.created`, `audience.updated` or "
+        "`audience.deleted`."
     )
     listId: str
     contactId: str | None = Field(description="The contact concerned, if any.")

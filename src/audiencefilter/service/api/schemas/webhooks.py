@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,10 +16,13 @@ EventType = Literal[
     "contact.created",
     "contact.updated",
     "contact.deleted",
+    "contact.erased",
     "audience.created",
     "audience.updated",
     "audience.deleted",
 ]
+MAX_TYPES = len(get_args(EventType))
+"""An endpoint names each type at most once."""
 DeliveryStatus = Literal["pending", "delivered", "failed"]
 WebhookStatus = Literal["enabled", "disabled"]
 DEFAULT_TYPES: list[EventType] = ["audience.entered", "audience.left"]
@@ -42,7 +45,10 @@ class WebhookCreate(_Body):
     listId: Identifier
     url: Url = Field(description=_URL)
     eventTypes: list[EventType] = Field(
-        default_factory=lambda: list(DEFAULT_TYPES), min_length=1, max_length=8, description=_TYPES
+        default_factory=lambda: list(DEFAULT_TYPES),
+        min_length=1,
+        max_length=MAX_TYPES,
+        description=_TYPES,
     )
     description: LongText | None = optional("A note for the people who read the list.")
 
@@ -55,7 +61,7 @@ class WebhookUpdate(_Body):
     eventTypes: list[EventType] = Field(
         default=None,  # type: ignore[arg-type]  # absent: unchanged (null is refused)
         min_length=1,
-        max_length=8,
+        max_length=MAX_TYPES,
         description=_TYPES,
         json_schema_extra=_no_default,
     )

@@ -1,0 +1,58 @@
+"""Response schemas of a contact's export and erasure (`/v4/lists/{listId}/contacts/{id}/...`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from .events import EventOut
+from .resources import ActionOut, ContactOut, envelope
+
+
+class ErasureOut(BaseModel):
+    listId: str
+    contactId: str
+    deleted: bool = Field(
+        description="Whether the contact still existed and was deleted by this erasure (false: "
+        "it was deleted before, or erased before)."
+    )
+    events: int = Field(description="Events whose data named the contact's e-mail, redacted.")
+    deliveries: int = Field(description="Webhook deliveries of those events, made again.")
+    answers: int = Field(
+        description="Recorded answers to `Idempotency-Key` retries that held the contact, redacted."
+    )
+
+
+class ErasureData(BaseModel):
+    erasure: ErasureOut
+
+
+class MembershipOut(BaseModel):
+    audienceId: str
+    name: str
+    enteredAt: datetime
+    group: str | None
+    holdout: bool
+
+
+class ContactExportOut(BaseModel):
+    listId: str
+    contactId: str
+    contact: ContactOut | None = Field(
+        description="The contact's fields and data; null once it was deleted."
+    )
+    actions: list[ActionOut]
+    memberships: list[MembershipOut] = Field(description="The audiences it is in now.")
+    events: list[EventOut] = Field(
+        description="Every event of the list's feed naming the contact, in feed order: its "
+        "creation, changes (the fields' names), entries into and exits from audiences."
+    )
+
+
+class ContactExportData(BaseModel):
+    export: ContactExportOut
+
+
+ErasureResponse = envelope("ErasureResponse", ErasureData)
+ContactExportResponse = envelope("ContactExportResponse", ContactExportData)
