@@ -18,14 +18,17 @@ from starlette.concurrency import run_in_threadpool
 from .. import system_clock
 from .api import openapi
 from .api.deps import single_valued_query
-from .api.routes import ROUTERS, builder, docs, health
+from .api.routes import ROUTERS, builder, docs, health, metrics
 from .db import migrate
 from .db.engine import Database
+from .domain.service_state import StateCollector
 from .domain.use_cases.membership_clock import Sweeper
 from .domain.webhooks.worker import WebhookWorker
 from .ground.clock import Clock, ClockMiddleware
+from .ground.metrics import Metrics
 from .http import errors
 from .http.client_address import TrustedProxies
+from .http.metrics import MetricsMiddleware, templates_of
 from .http.middleware import (
     BodyLimitMiddleware,
     PublicCORSMiddleware,
@@ -71,7 +74,9 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         threaded=clock is None,
         build_chunk=settings.audience_build_chunk,
     )
-    webhook_worker = WebhookWorker(database, settings, clock)
+    app_metrics = Metrics()  # this application's own registry (`ground/metrics.py`)
+    app_metrics.register(StateCollector(database, settings))
+    webhook_worker = WebhookWorker(database, settings, clock, app_metrics)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -107,7 +112,9 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.origins = origins
     app.state.sweeper = sweeper
     app.state.webhook_worker = webhook_worker
-    mounted = [(API_PREFIX, router) for router in ROUTERS] + [("", health.router)]
+    app.state.metrics = app_metrics
+    mounted = [(API_PREFIX, router) for router in ROUTERS]
+    mounted += [("", health.router), ("", metrics.router)]
     for prefix, router in mounted:
         app.include_router(router, prefix=prefix, dependencies=[Depends(single_valued_query)])
     docs.install(app)
@@ -125,6 +132,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.add_middleware(SecurityHeadersMiddleware)
     # Outermost of all: the request line covers every answer, preflights and 413s included.
     app.add_middleware(RequestLogMiddleware)
+    # Around the request log too: its duration covers every answer, the logged ones included.
+    app.add_middleware(MetricsMiddleware, metrics=app_metrics, templates=templates_of(mounted))
     return app
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from limits import parse as parse_limit
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Plan = Literal["free", "pro"]
@@ -64,6 +64,12 @@ class Settings(BaseSettings):
     log_format: Literal["json", "text"] = Field(
         default="json",
         description="Request log lines: one JSON object per request, or plain text.",
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        min_length=16,
+        description="The secret `GET /metrics` asks for, as `Authorization: Bearer <token>`; "
+        "unset, the metrics endpoint is off.",
     )
     max_body_bytes: int = Field(default=1024 * 1024, ge=1)
     pages_base_url: str = Field(

@@ -30,6 +30,7 @@ created meanwhile by another request with an email of the turn under way makes t
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
@@ -42,6 +43,7 @@ from ...domain.contact_import import InvalidRow
 from ...domain.use_cases import imports
 from ...domain.use_cases.imports import ImportMode
 from ...ground.fields import QueryBool, QueryText
+from ...ground.metrics import Metrics
 from ...http import idempotency_turns, validation
 from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep
@@ -280,7 +282,15 @@ async def import_contacts(
     body = await request.body()
     rows = await run_in_threadpool(_rows, body, request.headers.get("content-type", ""))
     sent = _ImportBody(rows=[_plain(v) for _, v in rows])
-    writes = idempotency_turns.once_in_turns(retry, principal.account_id, sent, data)
+    metrics: Metrics = request.app.state.metrics
+
+    def answer(result: dict[str, Any]) -> Response:
+        """The answer, the rows counted by status as it is made (a replay is not counted)."""
+        statuses = Counter(str(row["status"]) for row in result["results"])
+        metrics.imported(principal.account_id, dict(statuses))
+        return data(result)
+
+    writes = idempotency_turns.once_in_turns(retry, principal.account_id, sent, answer)
     job = imports.Job(principal.account_id, listId, rows, mode, events)
     return await run_in_threadpool(imports.run, job, _row, writes)
 

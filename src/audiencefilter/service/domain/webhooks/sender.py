@@ -32,6 +32,8 @@ from .targets import Target
 
 USER_AGENT = "audiencefilter-webhooks/1"
 READ_LIMIT = 1024
+TIMED_OUT = "timed out after"
+REFUSED = "refused:"
 
 
 class _Deadline:
@@ -135,6 +137,21 @@ class Outcome:
     def success(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code < 300
 
+    @property
+    def kind(self) -> str:
+        """How it ended, one of a fixed set (the metrics' outcome label): `success`,
+        `http_error` (another status), `timeout` (the time limit), `refused` (the URL's address
+        is not allowed: nothing sent) or `network_error` (no answer)."""
+        if self.success:
+            return "success"
+        if self.status_code is not None:
+            return "http_error"
+        if self.error is not None and self.error.startswith(REFUSED):
+            return "refused"
+        if self.error is not None and self.error.startswith(TIMED_OUT):
+            return "timeout"
+        return "network_error"
+
 
 def post(
     target: Target,
@@ -179,7 +196,7 @@ def post(
 
 
 def _timed_out(timeout: float) -> str:
-    return f"timed out after {timeout:g} s"
+    return f"{TIMED_OUT} {timeout:g} s"
 
 
 def _describe(exc: BaseException, timeout: float) -> str:

@@ -38,9 +38,10 @@ from concurrent.futures import ThreadPoolExecutor
 from .... import system_clock
 from ...db.engine import Database
 from ...ground import clock
+from ...ground.metrics import Metrics
 from ...settings import Settings
 from . import dispatch, signing, targets
-from .sender import Outcome, post
+from .sender import REFUSED, Outcome, post
 from .turns import Turns
 
 logger = logging.getLogger("audiencefilter.service.webhooks")
@@ -70,9 +71,14 @@ class WebhookWorker:
     """Delivers webhooks from one database, on the given clock."""
 
     def __init__(
-        self, database: Database, settings: Settings, app_clock: clock.Clock | None = None
+        self,
+        database: Database,
+        settings: Settings,
+        app_clock: clock.Clock | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.database, self.settings, self.clock = database, settings, app_clock
+        self.metrics = metrics  # counts each attempt's outcome when given
         self.policy = policy_of(settings)
         self.allowed = targets.networks(settings.webhook_allowed_networks)
         self._pool = ThreadPoolExecutor(
@@ -182,6 +188,8 @@ class WebhookWorker:
         with clock.using(app_clock):
             attempted_at = clock.now()
             outcome = self._send(item, int(attempted_at.timestamp()))
+        if self.metrics is not None:
+            self.metrics.webhook_attempt(outcome.kind)
         return dispatch.Result(item, attempted_at, outcome)
 
     def _dispatch_on_clock(self) -> int:
@@ -194,7 +202,7 @@ class WebhookWorker:
         try:
             target = targets.resolve(item.url, self.allowed)
         except targets.TargetRefused as exc:
-            return Outcome(None, f"refused: {exc}"[:500], 0)
+            return Outcome(None, f"{REFUSED} {exc}"[:500], 0)
         headers = signing.headers(item.secrets, item.id, timestamp, item.body)
         return post(target, headers, item.body, self.settings.webhook_timeout_seconds)
 
