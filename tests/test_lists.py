@@ -162,7 +162,8 @@ def _polars_ids(flt: af.Filter, rows: list[dict[str, Any]]) -> set[str] | None:
         (
             "postgresql",
             {"tags": {"hasSome": ["a", "b"]}},
-            """CASE WHEN "tags" IS NOT NULL THEN "tags" && CAST(ARRAY['a', 'b'] AS text[]) END""",
+            """CASE WHEN "tags" IS NOT NULL THEN CAST("tags" AS text[]) """
+            """&& CAST(ARRAY['a', 'b'] AS text[]) END""",
         ),
         (
             "duckdb",

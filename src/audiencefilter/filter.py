@@ -291,10 +291,15 @@ class Filter:
         written = tuple([instant_of(moment) for instant_of in resolvers]) if moment else ()
         given = (target, relations, columns, naming)
         key = (*map(id, given), bind_durations, written)
+        held = _held(given)
         memo = self._sqlalchemy_memo
         kept_now = memo[0]  # one tuple, read at once and replaced whole: safe across threads
         for kept in kept_now:
-            if kept[0] == key and all(a is b for a, b in zip(kept[1], given, strict=True)):
+            if (
+                kept[0] == key
+                and all(a is b for a, b in zip(kept[1], given, strict=True))
+                and _same_held(kept[3], held)
+            ):
                 return cast("ColumnElement[bool]", kept[2])
         if moment is None:
             lowered = self.lowered  # nothing relative, or only durations kept as parameters
@@ -303,7 +308,7 @@ class Filter:
         built = to_sqlalchemy(
             lowered, self.schema, target, relations, columns=columns, naming=naming
         )
-        memo[0] = ((key, given, built), *kept_now[:3])
+        memo[0] = ((key, given, built, held), *kept_now[:3])
         return built
 
     def sqlalchemy_parameters(self, now: datetime | None = None) -> dict[str, datetime]:
@@ -619,6 +624,31 @@ class Filter:
 
         lowered = self.lowered_at(now)
         return to_pyspark(lowered, self.schema, columns=columns, dtypes=dtypes, session=session)
+
+
+def _held(given: tuple[Any, ...]) -> tuple[tuple[tuple[Any, Any], ...] | None, ...]:
+    """What each mapping among `to_sqlalchemy`'s arguments holds now (a `columns` or
+    `relations` mapping, a mapping target): a mapping changed in place since an expression was
+    built is another key of the memo, whose entry would name the old columns."""
+    return tuple(tuple(g.items()) if isinstance(g, Mapping) else None for g in given)
+
+
+def _same_held(
+    kept: tuple[tuple[tuple[Any, Any], ...] | None, ...],
+    held: tuple[tuple[tuple[Any, Any], ...] | None, ...],
+) -> bool:
+    """Whether the mappings hold the same keys and the very same values (`is`: a column
+    expression's `==` builds a comparison)."""
+    for old, new in zip(kept, held, strict=True):
+        if old is None or new is None:
+            if old is not new:
+                return False
+            continue
+        if len(old) != len(new):
+            return False
+        if any(a[0] != b[0] or a[1] is not b[1] for a, b in zip(old, new, strict=True)):
+            return False
+    return True
 
 
 def parse(

@@ -100,7 +100,12 @@ class Attributes:
         return find
 
     def relationship(self, target: Any, path: str, name: str) -> Any:
-        """The ORM relationship property of the relation `name` on `target`, or None."""
+        """The ORM relationship property of the relation `name` on `target`, or None; one
+        given in `columns` as the attribute itself (`{"actions": Person.events}`) is taken."""
+        explicit = self.columns.get(path + name)
+        prop = getattr(explicit, "property", None)
+        if not isinstance(explicit, str) and getattr(prop, "mapper", None) is not None:
+            return prop
         for candidate in self.names(path + name, name):
             prop = getattr(getattr(target, candidate, None), "property", None)
             if getattr(prop, "mapper", None) is not None:

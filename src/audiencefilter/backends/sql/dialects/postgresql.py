@@ -5,7 +5,8 @@ numbers bind as `numeric` (never `float8`, which would round the bigint column t
 is read as `jsonb`, whose `->` reads object keys only.
 
 Lists are native arrays (`text[]`, `boolean[]`, `timestamptz[]`), tested with `@>`, `&&` and
-`=` (which an index on the array can serve), and through `unnest` when case-insensitive.
+`=` (which an index on the array can serve), and through `unnest` when case-insensitive. A
+string list is read as `text[]` whatever its item type (`varchar(n)[]`, `citext[]`).
 Number lists are `numeric[]` or `double precision[]`: their items are compared one by one
 through `unnest`, in SQL that reads either type (`_number_item`). JSON arrays at a data path
 are read with `jsonb_array_elements`.
@@ -63,9 +64,15 @@ class PostgreSQL(Dialect):
         if element is FieldType.NUMBER:
             return self._number_list(out, node, column)
         subject = column
+        if element is FieldType.STRING:
+            # `@>`, `&&` and `=` need both arrays of one type: a `varchar(n)[]` (Django's
+            # `ArrayField(CharField())`) or `citext[]` column is read as `text[]`, which is no
+            # cast at all on a `text[]` column (an index on it still serves the test), and
+            # compares `citext` items case-sensitively, as memory does.
+            subject = f"CAST({column} AS text[])"
         if node.insensitive:
             subject = (
-                f"ARRAY(SELECT {self.fold('v')} FROM unnest({column}) "
+                f"ARRAY(SELECT {self.fold('v')} FROM unnest({subject}) "
                 "WITH ORDINALITY AS e(v, i) ORDER BY i)"
             )
         bound = out.members(node.value, element)  # a long list, as one parameter
