@@ -25,7 +25,8 @@ Design choices, each keeping the answers identical to the in-memory back-end:
   float literal becomes the integer bound it is equivalent to (`x > 2.5` is `x > 2`), and a
   literal outside the column's range is such a constant, so no value is ever converted to a
   float and 2**53 + 1 stays itself. A Decimal column is its integers (value times 10^scale)
-  compared the same way with the literal times 10^scale. A Float32 column is widened to
+  compared the same way with the literal as written (`values.decimal_literal`: `0.3` is
+  3/10) times 10^scale. A Float32 column is widened to
   Float64 (exactly; `100.1` stays the Float64 100.1), and against a float column an integer
   that no float can represent becomes the nearest float bound; NaN (which polars orders above
   everything) is FALSE in every comparison, as in Python.
@@ -77,6 +78,7 @@ from ..language.nodes import (
     Quantified,
 )
 from ..language.relations import Aggregate, Relation
+from ..language.values import decimal_literals
 from .columnar_lists import native_list_test
 from .columnar_types import CANONICAL, field_columns, related_column
 from .frame_core import (
@@ -412,7 +414,7 @@ class _Expressions(FrameCore[pl.Expr]):
             return column.cast(pl.Float64), None, value
         if isinstance(dtype, pl.Decimal):
             most = 10 ** (dtype.precision or 38) - 1
-            scaled = _scaled(value, 10**dtype.scale)
+            scaled = _scaled(decimal_literals(value), 10**dtype.scale)  # as written
             return column.to_physical(), Integers(pl.Int128, -most, most), scaled
         raise self.wrong_type(field, dtype)
 

@@ -57,6 +57,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any, Protocol, cast
 from zoneinfo import ZoneInfo
 
@@ -87,7 +88,14 @@ from ..language.nodes import (
 )
 from ..language.references import reference_truth
 from ..language.relative import Clock, as_now
-from ..language.values import accepts, record_date, record_datetime, record_value
+from ..language.values import (
+    accepts,
+    decimal_literals,
+    fractional,
+    record_date,
+    record_datetime,
+    record_value,
+)
 from . import memory_fast, memory_paths
 from .memory_relations import relation_truth
 
@@ -645,7 +653,19 @@ class _Builder:
             value = _call(_name("_as_date"), value)
         if node.insensitive:  # the literals are folded already (lowering)
             value = _method(value, "lower")
+        elif kind is FieldType.NUMBER and fractional(node.value):
+            return self.decimal_or_double(node, value)
         return self.operation(node.op, value, node.value)
+
+    def decimal_or_double(self, node: Comparison, value: ast.expr) -> ast.expr:
+        """A `Decimal` value meets the literal as written (`values.decimal_literal`: `0.3` is
+        3/10), any other number the literal's double; only a double literal with a fraction
+        differs between the two, so only it pays for the type test."""
+        is_decimal = _call(_name("isinstance"), value, _name("_Decimal"))
+        exact = self.operation(node.op, value, decimal_literals(node.value))
+        return ast.IfExp(
+            test=is_decimal, body=exact, orelse=self.operation(node.op, value, node.value)
+        )
 
     def operation(self, op: Op, value: ast.expr, constant: Any) -> ast.expr:
         """`value op constant` in Python: a comparison, a membership or a string method."""
@@ -876,6 +896,7 @@ def _base_bindings() -> dict[str, Any]:
         "_UTC": UTC,
         "_str": str,
         "_int": int,
+        "_Decimal": Decimal,
         "_bool": bool,
         "_list": list,
         "_join": "".join,

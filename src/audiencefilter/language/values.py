@@ -22,6 +22,40 @@ Scalar = str | int | float | bool | datetime | date
 """A literal a filter compares against."""
 
 
+def decimal_literal(value: int | float) -> int | Decimal:
+    """The exact number a number literal stands for, for a value that is exact itself (an int
+    or a `Decimal` of the record, a NUMERIC/DECIMAL column): an integer is itself, a double
+    with a fraction is its shortest numeral (`0.3` is 3/10, not the double's binary value
+    0.299999999999999988897769753748...), a double without one the integer it holds (`1e23`
+    is 99999999999999991611392, as JSON numbers read, docs/semantics.md "Numbers").
+
+    Why the numeral: the literal was written in decimal, and an exact decimal value compares
+    with it as written (`Decimal("0.3")` equals `0.3`, `Decimal("0.10")` is not `lt 0.1`), as
+    PostgreSQL's, DuckDB's and ClickHouse's decimals and Django's `DecimalField` compare. A
+    double value keeps comparing with the literal's double (`holds`): every double equals its
+    own shortest numeral's double, so both rules agree on doubles and on integers (no
+    integer lies between a fractional double and its shortest numeral).
+    """
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else Decimal(repr(value))
+    return value
+
+
+def decimal_literals(value: Any) -> Any:
+    """`decimal_literal` of a number literal, or of each number of a tuple (an `in` list)."""
+    if isinstance(value, tuple):
+        return tuple(decimal_literal(v) if isinstance(v, float) else v for v in value)
+    return decimal_literal(value) if isinstance(value, float) else value
+
+
+def fractional(value: Any) -> bool:
+    """Whether a literal (or a tuple of them) holds a double with a fraction: the only
+    literals whose `decimal_literal` is not the double's own value."""
+    if isinstance(value, tuple):
+        return any(fractional(v) for v in value)
+    return isinstance(value, float) and math.isfinite(value) and not value.is_integer()
+
+
 def is_number(value: object) -> bool:
     """True for JSON numbers. Booleans are ints in Python but never numbers in a filter."""
     if isinstance(value, bool):
@@ -250,6 +284,8 @@ def holds(op: Op, value: Any, literal: Any, insensitive: bool = False) -> bool:
     """
     if insensitive:
         value = fold(value)
+    elif isinstance(value, Decimal):  # an exact value meets the literal as written
+        literal = decimal_literals(literal)
     return bool(_TESTS[op](value, literal))
 
 

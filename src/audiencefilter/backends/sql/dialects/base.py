@@ -27,7 +27,6 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
 from ....errors import FilterError, Issue
@@ -35,6 +34,7 @@ from ....language.anniversary import MonthDays
 from ....language.fields import FieldType, Op
 from ....language.lists import refused
 from ....language.nodes import ListTest
+from ....language.values import decimal_literal
 from .list_sql import ListWriter
 from .members import Members
 from .numbers import NumberWriter, double_test, exact_test
@@ -225,8 +225,7 @@ class Dialect:
     def bind_number(self, value: Number) -> object:
         """A driver value comparing exactly: a Decimal rather than a float, which PostgreSQL
         would compare as float8 after casting the bigint column to float8 too."""
-        value = integral(value)
-        return value if isinstance(value, int) else Decimal(repr(value))
+        return decimal_literal(value)
 
     def double(self, value: float) -> str:
         """A literal of the double `value` (`numbers.double_test`): the decimal is read as
