@@ -9,7 +9,7 @@ SERVE_STAMP := $(VENV)/.installed-service
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-service serve test deep lint fmt type check bench fuzz drills drills-fast docs clean
+.PHONY: install install-service serve test deep lint fmt type check bench fuzz drills drills-fast docs dist clean
 
 $(SERVE_STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -72,5 +72,8 @@ drills-fast: install  ## the same drills at CI sizes, a few minutes
 docs: install  ## the documentation site (mkdocs-material, API reference from docstrings) into site/
 	$(BIN)/python -m mkdocs build --strict
 
+dist: install  ## the wheel and the sdist into dist/ (the package is on no index: install the wheel)
+	$(BIN)/python -m build --outdir dist .
+
 clean:
-	rm -rf site $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf dist site $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -51,7 +51,8 @@ try:
     from django.db.models.sql.query import Query
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
-        "the Django back-end needs Django: pip install 'audiencefilter[django]'"
+        "the Django back-end needs Django: pip install Django, or from a clone of the "
+        "repository pip install './audiencefilter[django]'"
     ) from exc
 
 from ..errors import FilterError, Issue

@@ -57,8 +57,8 @@ try:
     from pyspark.sql import types as T
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
-        "the Spark back-end needs pyspark: pip install 'audiencefilter[spark]' "
-        "(and a Java 17+ runtime)"
+        "the Spark back-end needs pyspark: pip install pyspark, or from a clone of the "
+        "repository pip install './audiencefilter[spark]' (and a Java 17+ runtime)"
     ) from exc
 
 # After the check above, so a missing pyspark is the error that says how to install it.

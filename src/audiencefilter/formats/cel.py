@@ -261,6 +261,9 @@ class _Reader:
             return _SKIPPED
         if not self.guarded(found, field, node):
             return _SKIPPED
+        if found.over_values and value == []:  # the body is never evaluated: no null list
+            # fails it; `type(s) == list && ![].all(...)` is false for every record too
+            return _total(Const(found.op is ListOp.HAS_EVERY and not found.negated))
         report = self.report(_offset(node), field.name)
         built = self.conditions.list_condition(field, found.op, value, False, report)
         if found.guarded:  # CEL answers it everywhere: `negated` is the test's NOT

@@ -28,7 +28,13 @@ under `false &&`, as it evaluates both sides):
 
 CEL never fails on them: they are false for a null list. `equals` (CEL compares a null list
 with a list as false), `mode: "insensitive"`, `hasEvery: []` and `hasSome: []` (CEL's
-`[].all(...)` is true and `[].exists(...)` false for a null list) are refused.
+`[].all(...)` is true and `[].exists(...)` false for a null list) are not written.
+
+A macro over an empty list literal never evaluates its body: `[].all(...)` is true and
+`[].exists(...)` false for every record, a null or missing list too, so they are read as the
+constants TRUE and FALSE (`over_values` marks the forms iterating the literal), not as
+`hasEvery: []` (UNKNOWN for a null list). `tags.exists(t, t in [])` iterates the record's list
+and fails on a null one, as `hasSome: []` is UNKNOWN there: it is read as that.
 """
 
 from __future__ import annotations
@@ -67,6 +73,9 @@ class Shape:
     negated: bool = False
     guarded: bool = False
     """A list of numbers' guarded form (the guarded forms): `negated` is the test's `NOT`."""
+    over_values: bool = False
+    """The macro iterates the operand's list literal (`["a"].all(t, t in tags)`): over an
+    empty one it answers without reading the field."""
 
 
 def shape(node: cel.Node) -> Shape | None:
@@ -86,14 +95,18 @@ def shape(node: cel.Node) -> Shape | None:
         case cel.Call(function="exists", target=cel.ListOf(), args=(cel.Name() as item, body)):
             tested = _tested(body, item.name, by_item=False)
             assert node.target is not None
-            return None if tested is None else Shape(ListOp.HAS_SOME, tested, node.target)
+            if tested is None:
+                return None
+            return Shape(ListOp.HAS_SOME, tested, node.target, over_values=True)
         case cel.Call(function="exists", args=(cel.Name() as item, body)) if node.target:
             operand = _tested(body, item.name, by_item=True)
             return None if operand is None else Shape(ListOp.HAS_SOME, node.target, operand)
         case cel.Call(function="all", target=cel.ListOf(), args=(cel.Name() as item, body)):
             tested = _tested(body, item.name, by_item=False)
             assert node.target is not None
-            return None if tested is None else Shape(ListOp.HAS_EVERY, tested, node.target)
+            if tested is None:
+                return None
+            return Shape(ListOp.HAS_EVERY, tested, node.target, over_values=True)
     return None
 
 
@@ -105,7 +118,7 @@ def _guarded(guard: cel.Binary, test: cel.Node) -> Shape | None:
     found = _numbers(test.operand)
     if found is None or _dotted(found.field) != _dotted(listed):
         return None
-    return Shape(found.op, found.field, found.operand, True, True, True)
+    return Shape(found.op, found.field, found.operand, True, True, True, found.over_values)
 
 
 def _numbers(node: cel.Node) -> Shape | None:
@@ -122,7 +135,9 @@ def _numbers(node: cel.Node) -> Shape | None:
             if every is None or every.op is not ListOp.HAS:
                 return None
             mine = _dotted(every.operand) == _dotted(item) is not None
-            return Shape(ListOp.HAS_EVERY, every.field, values, True, False, True) if mine else None
+            if not mine:
+                return None
+            return Shape(ListOp.HAS_EVERY, every.field, values, True, False, True, True)
     return None
 
 
