@@ -184,9 +184,9 @@ def _django_world() -> dict[str, Any]:
             "flag": models.BooleanField(null=True),
         }
 
-    def model(name: str, **body: Any) -> Any:
-        meta = type("Meta", (), {"app_label": "tests", "db_table": f"shape_dj_{name.lower()}"})
-        return type(name, (models.Model,), {"__module__": __name__, "Meta": meta, **body})
+    def model(title: str, /, **body: Any) -> Any:
+        meta = type("Meta", (), {"app_label": "tests", "db_table": f"shape_dj_{title.lower()}"})
+        return type(title, (models.Model,), {"__module__": __name__, "Meta": meta, **body})
 
     item = model("ShapeItem", id=models.CharField(max_length=20, primary_key=True), **fields())
     person = model(

@@ -163,23 +163,115 @@ def _missing(model: type[Model], key: str, what: str, tried: list[str], known: l
     return message + f"; pass columns={{{key!r}: '<attribute>'}}"
 
 
-def _reverse_key(model: type[Model], relation: Relation, names: Attributes, key: str) -> Any:
-    """The reverse foreign key of `model` that `relation` follows (a reverse one-to-one for a
-    to-one relation), by its accessor (`related_name`), named as a field is."""
+def _followed(
+    model: type[Model], relation: Relation, names: Attributes, key: str
+) -> tuple[type[Model], dict[str, Any]]:
+    """The model `relation` reaches from `model`, and how SQL joins its rows to the
+    model's (the `Relation` fields `table`, `foreign_key`, `key` and, for many-to-many,
+    `through`, `through_key`, `related_key`).
+
+    A to-many relation follows a reverse foreign key (`ForeignKey(Contact,
+    related_name="actions")` on the related model, itself included: `ForeignKey("self")`) or
+    a many-to-many field of either side (its link table, `through=` or Django's own); a to-one
+    relation a forward `ForeignKey`/`OneToOneField` or a reverse one-to-one. Each is found by
+    its accessor, named as a field is."""
     tried = names.names(key, relation.name)
     for rel in model._meta.related_objects:
         if rel.get_accessor_name() in tried or rel.name in tried:
-            if not isinstance(rel, ForeignObjectRel) or not (
-                rel.one_to_many if relation.many else rel.one_to_one
-            ):
-                kind = "a reverse foreign key" if relation.many else "a reverse one-to-one"
-                raise ValueError(
-                    f"{model.__name__}.{rel.get_accessor_name()} (relation {key!r}) is not {kind}"
-                )
-            return rel
+            return _reverse(model, relation, rel, key)
+    for attribute in tried:
+        try:
+            found = model._meta.get_field(attribute)
+        except FieldDoesNotExist:
+            continue
+        if isinstance(found, Field) and found.is_relation:
+            return _forward(model, relation, found, key)
     accessors = [str(rel.get_accessor_name()) for rel in model._meta.related_objects]
-    message = _missing(model, key, "reverse foreign key for relation", tried, accessors)
-    raise ValueError(message + f", or give the ForeignKey related_name={relation.name!r}")
+    accessors += [
+        f.name for f in model._meta.get_fields() if isinstance(f, Field) and f.is_relation
+    ]
+    message = _missing(model, key, "relation", tried, accessors)
+    raise ValueError(
+        message + f", or give the ForeignKey or ManyToManyField related_name={relation.name!r}"
+    )
+
+
+def _shape_refused(
+    model: type[Model], accessor: str, key: str, found: str, many: bool
+) -> ValueError:
+    wanted = (
+        "a reverse foreign key or a many-to-many field"
+        if many
+        else "a foreign key, a one-to-one field or a reverse one-to-one"
+    )
+    other = "to-one (Relation(..., many=False))" if many else "to-many (Relation(..., many=True))"
+    return ValueError(
+        f"{model.__name__}.{accessor} (relation {key!r}) is {found}, not {wanted}; "
+        f"declare the relation {other}"
+    )
+
+
+def _reverse(
+    model: type[Model], relation: Relation, rel: Any, key: str
+) -> tuple[type[Model], dict[str, Any]]:
+    """A relation followed from the other side's field: a reverse foreign key or one-to-one,
+    or the reverse of a many-to-many field."""
+    accessor = str(rel.get_accessor_name())
+    related: type[Model] = rel.related_model
+    if rel.many_to_many:
+        if not relation.many:
+            raise _shape_refused(model, accessor, key, "a reverse many-to-many", True)
+        field = rel.field
+        return related, _through(field, reverse=True)
+    if not isinstance(rel, ForeignObjectRel) or not (
+        rel.one_to_many if relation.many else rel.one_to_one
+    ):
+        found = "a reverse one-to-one" if rel.one_to_one else "a reverse foreign key"
+        raise _shape_refused(model, accessor, key, found, not relation.many)
+    return related, {
+        "table": related._meta.db_table,
+        "foreign_key": str(rel.field.column),
+        "key": str(rel.field.target_field.column),
+    }
+
+
+def _forward(
+    model: type[Model], relation: Relation, field: Any, key: str
+) -> tuple[type[Model], dict[str, Any]]:
+    """A relation followed from the model's own field: a foreign key or one-to-one (to-one),
+    or a many-to-many field (to-many)."""
+    related: type[Model] = field.related_model
+    if field.many_to_many:
+        if not relation.many:
+            raise _shape_refused(model, field.name, key, "a many-to-many field", True)
+        return related, _through(field, reverse=False)
+    if relation.many:
+        raise _shape_refused(model, field.name, key, "a foreign key to one row", False)
+    return related, {
+        "table": related._meta.db_table,
+        "foreign_key": field.target_field.column,
+        "key": field.column,
+    }
+
+
+def _through(field: Any, *, reverse: bool) -> dict[str, Any]:
+    """The link table of the many-to-many `field` followed from its own model, or from the
+    other (`reverse`): the link's column for each side, and the columns they refer to."""
+    through = field.remote_field.through._meta
+    own, other = field.m2m_column_name(), field.m2m_reverse_name()
+    own_key = field.model._meta.get_field(field.m2m_target_field_name()).column
+    other_key = field.related_model._meta.get_field(field.m2m_reverse_target_field_name()).column
+    if reverse:
+        own, other, own_key, other_key = other, own, other_key, own_key
+    related = field.model if reverse else field.related_model
+    return {
+        "table": related._meta.db_table,
+        "through": through.db_table,
+        "foreign_key": own,
+        "key": own_key,
+        "through_key": other,
+        "related_key": other_key,
+    }
 
 
 def _direct(node: Node) -> Iterator[Quantified | Aggregated]:
@@ -216,8 +308,7 @@ def naming(
         if relation.name not in used:
             relations.append(relation)
             continue
-        rel = _reverse_key(model, relation, names, path + relation.name)
-        related: type[Model] = rel.related_model
+        related, keys = _followed(model, relation, names, path + relation.name)
         inner_path = f"{path}{relation.name}."
         reads = [n for node in nodes for n in _direct(node) if n.relation == relation.name]
         inner_schema, inner_columns = naming(
@@ -236,9 +327,7 @@ def naming(
             replace(
                 relation,
                 schema=inner_schema,
-                table=related._meta.db_table,
-                foreign_key=rel.field.column,
-                key=rel.field.target_field.column,
+                **keys,
                 columns=tuple(sorted(inner_columns.items())),
             )
         )

@@ -400,10 +400,15 @@ class Relation:
         many: To-many (a list of rows; `some`/`every`/`none` and aggregates) or to-one (one row
             or none; `is`/`isNot`).
         table: The related table (or view) for SQL text.
-        foreign_key: The related table's column holding the contact's key.
+        foreign_key: The related table's column holding the contact's key; with `through`,
+            the link table's.
         key: The contact's column the foreign key refers to.
         columns: `(field, column)` pairs for related fields whose column is named otherwise
             (`("createdAt", "created_at")`).
+        through: A link table between contacts and related rows (many-to-many): one row per
+            pair, `foreign_key` naming the contact and `through_key` the related row.
+        through_key: The link table's column holding the related row's `related_key`.
+        related_key: The related table's column the link table's `through_key` refers to.
     """
 
     name: str
@@ -413,6 +418,9 @@ class Relation:
     foreign_key: str = "contact_id"
     key: str = "id"
     columns: tuple[tuple[str, str], ...] = ()
+    through: str = ""
+    through_key: str = ""
+    related_key: str = "id"
 
     def __post_init__(self) -> None:
         if not self.table:

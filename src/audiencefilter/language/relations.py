@@ -11,7 +11,8 @@ Design choices:
   lowered by exactly the code that reads a contact's where clause. A relation nested inside a
   relation exists only where the related schema declares it.
 - The SQL mapping (`table`, `foreign_key`, `key`) is data too: the SQL text back-end writes
-  `EXISTS (SELECT 1 FROM <table> AS r WHERE r.<foreign_key> = <contact>.<key> AND W)`, and the
+  `EXISTS (SELECT 1 FROM <table> AS r WHERE r.<foreign_key> = <contact>.<key> AND W)` (with
+  `through`, a link table of a many-to-many relation joined to `<table>`), and the
   SQLAlchemy back-end follows an ORM relationship of the relation's name, or uses a Core table
   given for it. `table` may name a view: the default `audiences` relation reads
   `contact_audiences` (one row per contact and audience, the manual members and the smart

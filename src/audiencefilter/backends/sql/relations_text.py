@@ -28,8 +28,10 @@ Design choices:
   column compare the values as the engine stores them, with the same literal a scalar
   date-time comparison writes (SQLite's text in SQLAlchemy's format orders as instants).
 - The contact row is named by `table` (`contacts` by default): the foreign key is compared with
-  `"<table>"."<relation.key>"`. A related column is the field's name, or the relation's
-  declared column (`Relation.columns`), or `columns["actions.createdAt"]`.
+  `"<table>"."<relation.key>"`. A many-to-many relation (`Relation.through`) reads the related
+  table joined to the link table, whose foreign key is compared the same way. A related
+  column is the field's name, or the relation's declared column (`Relation.columns`), or
+  `columns["actions.createdAt"]`.
 """
 
 from __future__ import annotations
@@ -109,9 +111,23 @@ def _source(writer: RelationWriter, relation: Relation) -> tuple[str, RelationWr
     quote = writer.dialect.quote
     inner = writer.related(relation.schema, related_columns(relation, writer.columns), alias)
     key = f"{quote(writer.table)}.{quote(writer.columns.get(relation.key, relation.key))}"
-    join = f"{quote(alias)}.{quote(relation.foreign_key)} = {key}"
+    rows, foreign = _from(writer, relation, alias)
+    return f"{rows} WHERE {foreign} = {key}", inner
+
+
+def _from(writer: RelationWriter, relation: Relation, alias: str) -> tuple[str, str]:
+    """`FROM <table> AS <alias>` (joined to the link table of a many-to-many relation, under
+    an alias of its own), and the column holding the contact's key."""
+    quote = writer.dialect.quote
     table = writer.tables.get(relation.name, relation.table)
-    return f"FROM {quote(table)} AS {quote(alias)} WHERE {join}", inner
+    rows = f"FROM {quote(table)} AS {quote(alias)}"
+    if not relation.through:
+        return rows, f"{quote(alias)}.{quote(relation.foreign_key)}"
+    link = writer.next_alias()
+    related = f"{quote(alias)}.{quote(relation.related_key)}"
+    on = f"{quote(link)}.{quote(relation.through_key)} = {related}"
+    rows += f" JOIN {quote(relation.through)} AS {quote(link)} ON {on}"
+    return rows, f"{quote(link)}.{quote(relation.foreign_key)}"
 
 
 def _rows(source: str, inner: RelationWriter, where: Node) -> str:
@@ -208,11 +224,9 @@ def grouped_sql(writer: RelationWriter, relation: Relation, node: Aggregated, em
 def _groups(writer: RelationWriter, relation: Relation, node: Aggregated, having: Node) -> str:
     """The foreign keys of the groups of related rows (those meeting W) that meet `having`."""
     alias = writer.next_alias()
-    quote = writer.dialect.quote
     inner = writer.related(relation.schema, related_columns(relation, writer.columns), alias)
-    foreign = f"{quote(alias)}.{quote(relation.foreign_key)}"
-    table = writer.tables.get(relation.name, relation.table)
-    source = f"FROM {quote(table)} AS {quote(alias)} WHERE {foreign} IS NOT NULL"
+    rows_from, foreign = _from(writer, relation, alias)
+    source = f"{rows_from} WHERE {foreign} IS NOT NULL"
     rows = _rows(source, inner, node.where)
     values = value_schema(relation, node.function, node.field)
     test = writer.valued(values, node.field, lambda: _aggregate(inner, node)).visit(having)
