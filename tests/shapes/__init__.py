@@ -20,7 +20,7 @@ from typing import Literal
 
 Outcome = Literal["exact", "refused"]
 
-FAMILIES = ("relations",)
+FAMILIES = ("columns", "relations", "values")
 """The family modules, in the order the support page shows them."""
 
 TITLES = {
