@@ -20,7 +20,7 @@ from typing import Literal
 
 Outcome = Literal["exact", "refused"]
 
-FAMILIES = ("columns", "relations", "values")
+FAMILIES = ("columns", "relations", "values", "frames")
 """The family modules, in the order the support page shows them."""
 
 TITLES = {

@@ -1,0 +1,259 @@
+"""Frame cells and dtypes (tests/shapes/frames.py): each cell's frame, built in the shape its
+users have (a pandas dtype, a polars type, JSON cells as text, objects or a struct), gives the
+oracle's answer (`Filter.matches`) on every condition of its field type the space's registries
+hold (`every_condition`, and `edge_conditions` for the edge literals), row by row, through
+`frame_mask` (pandas) or `select_frame` (polars); a refused cell is a `FrameError` naming the
+field, the shape and the fix, for every condition reading it."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+import pandas as pd
+import polars as pl
+import pytest
+
+import audiencefilter as af
+from audiencefilter.testing.space import (
+    COLUMN_NUMBERS,
+    FIXED_DATES,
+    FIXED_INSTANTS,
+    JSON_HOLDINGS,
+    NOWS,
+    STRINGS,
+    edge_conditions,
+    every_condition,
+)
+from tests.shapes import Cell
+from tests.shapes.frames import CELLS
+
+NOW = NOWS[0]
+FIELD = {"json": "data"}
+"""The column of each field type (`f`, but `data` for JSON: the space's paths are on `data`)."""
+
+_INSTANTS = (*FIXED_INSTANTS, NOW, datetime(2025, 3, 30, 1, 30, tzinfo=UTC))
+
+
+def _pool(field_type: str) -> list[Any]:
+    """The values a column of the type holds: null and the space's edges."""
+    pools: dict[str, list[Any]] = {
+        "string": list(STRINGS),
+        "number": [*COLUMN_NUMBERS, 0.5, -0.0, 99.5, 1e300],
+        "boolean": [True, False],
+        "datetime": [m.astimezone(UTC) for m in _INSTANTS],
+        "date": [*FIXED_DATES, NOW.date()],
+        "string[]": [[], [None], ["a"], ["A", "b"], ["ß", None, "SS"], [""]],
+    }
+    return [None, *pools[field_type]]
+
+
+_JSON_VALUES = [None, {}] + [
+    {"a": held, "b": [held]}
+    for held in JSON_HOLDINGS
+    if isinstance(held, (dict, list, str, int, float, bool)) or held is None
+]
+_STRUCT_VALUES = [
+    None,
+    {"a": "x", "n": 1.0},
+    {"a": "", "n": 2.5},
+    {"a": None, "n": None},
+    {"a": "2025-07-04", "n": -0.0},
+]
+
+
+def _kept(
+    values: list[Any], build: Callable[[list[Any]], Any], back: Callable[[Any], list[Any]]
+) -> list[Any]:
+    """The values the shape holds exactly (a float32 column rounds 2**53 + 1, an int8 one
+    holds no 100 000): each one built alone and read back equal, of the same kind."""
+    kept = []
+    for value in values:
+        try:
+            got = back(build([value]))[0]
+        except (OverflowError, ValueError, TypeError, pl.exceptions.PolarsError, Exception):  # noqa: B014
+            continue
+        if value is None:
+            if (
+                got is None
+                or got is pd.NA
+                or got is pd.NaT
+                or (isinstance(got, float) and got != got)
+            ):
+                kept.append(value)
+            continue
+        if isinstance(value, float) and value == 0 and str(value) != str(float(got)):
+            continue  # -0.0 read back as 0.0
+        if isinstance(value, datetime):
+            moment = pd.Timestamp(got).to_pydatetime() if got is not None else None
+            if moment is not None and moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            if moment == value:
+                kept.append(value)
+            continue
+        if got == value and type(got) is not bool or (type(value) is bool and got == value):
+            kept.append(value)
+    return kept
+
+
+def _pandas_series(cell: Cell) -> tuple[Callable[[list[Any]], Any], Callable[[Any], list[Any]]]:
+    shape = cell.shape
+    back = lambda s: s.astype(object).where(s.notna(), None).tolist()  # noqa: E731
+    if cell.field_type == "datetime":
+
+        def build(values: list[Any]) -> Any:
+            column = pd.Series(pd.to_datetime(values, utc=True), dtype="datetime64[us, UTC]")
+            if shape == "timestamp[us, tz=UTC][pyarrow]":
+                return column.astype(shape)
+            unit, _, zone = shape.removeprefix("datetime64[").rstrip("]").partition(", ")
+            column = column.astype(f"datetime64[{unit}, UTC]")
+            return column.dt.tz_convert(zone) if zone else column.dt.tz_convert(None)
+
+        return build, back
+    if cell.field_type == "json":
+        text = shape != "object of dicts"
+        dtype = "string[pyarrow]" if shape.startswith("string") else object
+        return (
+            lambda vs: pd.Series(
+                [json.dumps(v) if text and v is not None else v for v in vs], dtype=dtype
+            )
+        ), back
+    dtype = object if shape.startswith("object") else shape
+    return (lambda vs: pd.Series(vs, dtype=dtype)), back
+
+
+def _polars_series(cell: Cell) -> tuple[Callable[[list[Any]], Any], Callable[[Any], list[Any]]]:
+    shape = cell.shape
+    back = lambda s: s.to_list()  # noqa: E731
+    simple = {
+        "String": pl.String,
+        "Categorical": pl.Categorical,
+        "Boolean": pl.Boolean,
+        "Date": pl.Date,
+        "List(String)": pl.List(pl.String),
+        "Float32": pl.Float32,
+        "Float64": pl.Float64,
+        "Decimal(38, 0)": pl.Decimal(38, 0),
+    }
+    simple |= {
+        name: getattr(pl, name)
+        for name in ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64")
+    }
+    if shape in simple:
+        return (lambda vs: pl.Series("c", vs, dtype=simple[shape], strict=True)), back
+    if shape == "Enum":
+        return (
+            lambda vs: pl.Series(
+                "c", vs, dtype=pl.Enum(sorted({v for v in _pool("string") if v is not None}))
+            )
+        ), back
+    if shape.startswith("Datetime"):
+        unit, _, zone = shape.removeprefix("Datetime(").rstrip(")").partition(", ")
+
+        def build(values: list[Any]) -> Any:
+            column = pl.Series("c", values, dtype=pl.Datetime("us", "UTC"))
+            if zone:
+                return column.dt.convert_time_zone(zone).cast(pl.Datetime(unit, zone), strict=True)
+            return column.dt.replace_time_zone(None).cast(pl.Datetime(unit), strict=True)
+
+        return build, back
+    return (
+        lambda vs: pl.Series(
+            "c", [None if v is None else json.dumps(v) for v in vs], dtype=pl.String
+        )
+    ), back
+
+
+_BAD = {
+    "a dict's repr (to_csv)": "{'plan': 'pro'}",
+    "text that is no JSON": "not json",
+    "empty text": "",
+}
+
+
+@cache
+def _frame(cell: Cell) -> tuple[Any, tuple[dict[str, Any], ...]]:
+    """The cell's frame and the records the oracle reads, row by row."""
+    name = FIELD.get(cell.field_type, "f")
+    if cell.outcome == "refused":
+        column = ['{"a": 1}', _BAD[cell.shape]]
+        frame = (
+            pl.DataFrame({name: column})
+            if cell.backend == "polars"
+            else pd.DataFrame({name: column})
+        )
+        return frame, ()
+    if cell.shape == "Struct (read_ndjson)":
+        lines = "\n".join(json.dumps({name: v}) for v in _STRUCT_VALUES)
+        return pl.read_ndjson(io.StringIO(lines)), tuple({name: v} for v in _STRUCT_VALUES)
+    build, back = (_polars_series if cell.backend == "polars" else _pandas_series)(cell)
+    values = _JSON_VALUES if cell.field_type == "json" else _pool(cell.field_type)
+    kept = _kept(values, build, back)
+    assert len(kept) >= 3, (cell, kept)
+    column = build(kept)
+    if cell.backend == "polars":
+        frame: Any = pl.DataFrame([column.alias(name)])
+    else:
+        frame = pd.DataFrame({name: column})
+    return frame, tuple({name: v} for v in kept)
+
+
+@cache
+def _conditions(field_type: str) -> tuple[dict[str, Any], ...]:
+    schema = _schema(field_type)
+    wheres = [where for _, _, where in every_condition(schema)]
+    wheres += [where for _, _, where in edge_conditions(schema, NOW)]
+    return tuple(wheres)
+
+
+@cache
+def _schema(field_type: str) -> af.Schema:
+    return af.Schema.from_mapping({FIELD.get(field_type, "f"): field_type}, name="frame")
+
+
+def _answers(flt: af.Filter, frame: Any) -> list[bool]:
+    if isinstance(frame, pl.DataFrame):
+        marked = frame.with_row_index("_row")
+        kept = set(flt.select_frame(marked, now=NOW)["_row"].to_list())
+        return [row in kept for row in range(frame.height)]
+    return [bool(v) for v in flt.frame_mask(frame, now=NOW).tolist()]
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=lambda c: c.id)
+def test_a_frame_cell_gives_the_oracles_answer_or_is_refused(cell: Cell) -> None:
+    frame, records = _frame(cell)
+    schema = _schema(cell.field_type)
+    wrong = []
+    for where in _conditions(cell.field_type):
+        flt = af.parse(where, schema)
+        if cell.outcome == "refused":
+            if not any(name == "data" for name in json.dumps(where).split('"')):
+                continue
+            with pytest.raises(af.FrameError) as caught:
+                _answers(flt, frame)
+            message = str(caught.value)
+            assert 'field "data"' in message and repr(_BAD[cell.shape]) in message
+            assert "json.dumps" in message, message
+            continue
+        expected = [flt.matches(record, now=NOW) for record in records]
+        try:
+            got = _answers(flt, frame)
+        except af.FrameError as error:
+            wrong.append((where, f"FrameError: {error}"))
+            continue
+        if got != expected:
+            pairs = enumerate(zip(got, expected, strict=True))
+            rows = [records[i] for i, (g, e) in pairs if g != e]
+            wrong.append((where, rows[:3]))
+    assert wrong == [], (
+        f"{len(wrong)} of {len(_conditions(cell.field_type))} conditions: {wrong[:5]}"
+    )
+
+
+def test_every_field_type_has_conditions() -> None:
+    for field_type in {cell.field_type for cell in CELLS}:
+        assert len(_conditions(field_type)) >= 5, field_type
