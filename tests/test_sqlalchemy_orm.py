@@ -228,7 +228,7 @@ def test_async_session_selects_through_the_models(pg_database: Callable[[], str]
 
 def test_a_missing_field_names_the_closest_attribute_and_the_fix() -> None:
     with pytest.raises(ValueError) as caught:
-        PURCHASED.to_sqlalchemy(Subscriber)
+        PURCHASED.to_sqlalchemy(Subscriber, naming=None)
     message = str(caught.value)
     assert "Subscriber has no column for field 'createdAt' (tried ['createdAt'])" in message
     assert "did you mean 'created_at'" in message

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from .backends.memory_many import FilterSet
-    from .backends.sql.attributes import snake_case
+    from .backends.naming import snake_case
     from .explain import Explanation, Outcome
     from .pydantic_field import FilterField, FilterQuery, FilterValidation
     from .text import to_text
@@ -151,7 +151,7 @@ _LAZY = {
     "to_text": "text",
     "Explanation": "explain",
     "Outcome": "explain",
-    "snake_case": "backends.sql.attributes",
+    "snake_case": "backends.naming",
     "FilterField": "pydantic_field",
     "FilterQuery": "pydantic_field",
     "FilterValidation": "pydantic_field",

@@ -264,7 +264,7 @@ class Filter:
         now: datetime | None = None,
         relations: Mapping[str, Any] | None = None,
         columns: Mapping[str, Any] | None = None,
-        naming: str | Callable[[str], str] | None = None,
+        naming: str | Callable[[str], str] | None = "snake_case",
         bind_durations: bool = False,
     ) -> ColumnElement[bool]:
         """A SQLAlchemy boolean expression over `target`: a Table, ORM class or name->column map.
@@ -273,8 +273,9 @@ class Filter:
         Relation conditions follow the ORM class's relationship of the relation's name, or the
         table or model given in `relations` (`{"actions": actions_table}`). A field's attribute
         is `columns[field]` (`{"createdAt": "created_at"}`; `"actions.createdAt"` for a
-        related field), else the field's name, else the name `naming` gives (`"snake_case"`:
-        `createdAt` -> `created_at`); a field found nowhere raises ValueError naming the
+        related field), else the field's name, else the name `naming` gives (`"snake_case"` by
+        default: `createdAt` -> `created_at`; None for none), as every back-end reading storage
+        it did not build finds its columns; a field found nowhere raises ValueError naming the
         closest attribute.
 
         `bind_durations`: each duration (`{"ago": ...}`) compared with a date-time column
@@ -567,18 +568,27 @@ class Filter:
         return self.to_json()
 
     def select_frame(
-        self, frame: F, *, columns: Mapping[str, str] | None = None, now: datetime | None = None
+        self,
+        frame: F,
+        *,
+        columns: Mapping[str, str] | None = None,
+        naming: str | Callable[[str], str] | None = "snake_case",
+        now: datetime | None = None,
     ) -> F:
         """The audience in a polars DataFrame or LazyFrame (the `columnar` extra), in a Spark
         DataFrame (the `spark` extra), or in a pandas DataFrame, pyarrow Table or another eager
         frame narwhals reads (the `pandas` extra): the rows that match, in order for polars and
         pandas, lazy in and lazy out.
 
-        Columns are named as fields (`columns` maps a field to another name) and their types
-        are read from the frame, so every comparison is a native one of the engine; a column of
-        a type the field cannot use raises `FrameError` (polars) or `TypeError` (Spark) naming
-        it. Relative date-times are taken at `now` (default: the clock when the query is built).
+        A field's column is `columns[field]`, else the field's name, else the name `naming`
+        gives (`"snake_case"` by default: `createdAt` -> `created_at`; None for none), as on
+        SQLAlchemy and Django; a field found nowhere is a `FrameError` naming the closest
+        column. Their types are read from the frame, so every comparison is a native one of
+        the engine; a column of a type the field cannot use raises `FrameError` (polars) or
+        `TypeError` (Spark) naming it. Relative date-times are taken at `now` (default: the
+        clock when the query is built).
         """
+        columns = self._frame_columns(frame, columns, naming)
         if type(frame).__module__.startswith("pyspark."):
             from .backends.spark import select_rows as select_spark_rows
 
@@ -598,14 +608,33 @@ class Filter:
         return cast(F, polars_frame.filter(expression))
 
     def frame_mask(
-        self, frame: Any, *, columns: Mapping[str, str] | None = None, now: datetime | None = None
+        self,
+        frame: Any,
+        *,
+        columns: Mapping[str, str] | None = None,
+        naming: str | Callable[[str], str] | None = "snake_case",
+        now: datetime | None = None,
     ) -> Any:
         """A boolean column over a pandas (or other eager narwhals) frame, TRUE where the filter
         matches and FALSE where it does not or is UNKNOWN: `frame[flt.frame_mask(frame)]`, or
-        combined with the caller's own masks (needs the `pandas` extra)."""
+        combined with the caller's own masks (needs the `pandas` extra). Columns are found as
+        `select_frame` finds them."""
         from .backends.narwhals_frames import frame_mask
 
+        columns = self._frame_columns(frame, columns, naming)
         return frame_mask(self.lowered_at(now), self.schema, frame, columns=columns)
+
+    def _frame_columns(
+        self,
+        frame: Any,
+        columns: Mapping[str, str] | None,
+        naming: str | Callable[[str], str] | None,
+    ) -> dict[str, str]:
+        """The column of each field the filter reads (`backends/frame_columns.py`); the fields
+        read are the same at every instant, so the filter's own lowered tree tells."""
+        from .backends.frame_columns import frame_columns
+
+        return frame_columns(self.lowered, self.schema, frame, columns, naming)
 
     def to_pyspark(
         self,

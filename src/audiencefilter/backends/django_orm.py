@@ -58,7 +58,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from ..errors import FilterError, Issue
 from ..language.fields import Relation, Schema
 from ..language.nodes import Aggregated, And, Node, Not, Or, Quantified, fields_used
-from .sql.attributes import Attributes, Naming, naming_function
+from .naming import DEFAULT_NAMING, Naming, naming_function
+from .sql.attributes import Attributes
 from .sql.dialects import Dialect, PostgreSQL, SQLite
 from .sql.sqlite_functions import register_sqlite_functions
 from .sql.text import SqlWriter
@@ -408,7 +409,7 @@ def to_django(
     schema: Schema,
     model: type[Model],
     columns: Mapping[str, str] | None = None,
-    naming_rule: Naming = "snake_case",
+    naming_rule: Naming = DEFAULT_NAMING,
 ) -> Q:
     """A lowered filter as a `Q` over `model` (`Model.objects.filter(q)`).
 

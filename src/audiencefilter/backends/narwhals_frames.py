@@ -44,10 +44,11 @@ import polars as pl
 
 from ..errors import FrameError
 from ..language.fields import Field, FieldType, Schema
-from ..language.nodes import Node, fields_used
+from ..language.nodes import Node
 from ..language.relations import Relation
 from .columnar import POLARS, _Expressions, frame_for
 from .columnar_types import field_columns, related_column
+from .frame_columns import stored_names
 
 
 def frame_mask(
@@ -163,15 +164,8 @@ class _PandasExpressions(_Expressions):
 
 
 def _columns_read(node: Node, schema: Schema, columns: Mapping[str, str]) -> set[str]:
-    """The frame columns the lowered filter reads: its fields', a relation's, and the JSON
-    column holding a field declared inside one."""
-    found = set()
-    names = {f.name: f for f in schema.fields}
-    for name in fields_used(node):
-        field = names.get(name)
-        stored = field.source[0] if field is not None and field.source else name
-        found.add(columns.get(stored, stored))
-    return found
+    """The frame columns the lowered filter reads (`frame_columns.stored_names`)."""
+    return {columns.get(name, name) for name in stored_names(node, schema)}
 
 
 def _to_polars(eager: Any, schema: Schema, columns: Mapping[str, str]) -> pl.DataFrame:

@@ -9,7 +9,9 @@ is computed. `Attributes` finds each field's attribute in that order:
    given here is the only one tried;
 2. the field's own name;
 3. the relation's declared column (`Relation.columns`, for related fields);
-4. the naming convention (`naming="snake_case"` or any `str -> str` callable).
+4. the naming convention (`naming="snake_case"`, the default, or any `str -> str` callable).
+
+The order and the conventions are `backends/naming.py`'s, shared with Django and frames.
 
 A field found nowhere is an error that names the target, the names tried, the closest
 attribute (`difflib`) and the line to write (`columns={...}` or `naming="snake_case"`).
@@ -20,7 +22,6 @@ convention). The module knows nothing of the builder: it only finds column expre
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,32 +30,9 @@ from sqlalchemy import inspect
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.expression import FromClause
 
+from ..naming import names_to_try, snake_case
+
 Lookup = Callable[[str], ColumnElement[Any]]
-Naming = str | Callable[[str], str] | None
-
-_WORD_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-
-
-def snake_case(name: str) -> str:
-    """`createdAt` -> `created_at`, `userID` -> `user_id`, `HTTPCode` -> `http_code`."""
-    return _WORD_BREAK.sub("_", name).lower()
-
-
-NAMINGS: dict[str, Callable[[str], str]] = {"snake_case": snake_case}
-"""The naming conventions known by name."""
-
-
-def naming_function(naming: Naming) -> Callable[[str], str] | None:
-    """The callable of a naming convention given by name or as a callable.
-
-    Raises:
-        ValueError: an unknown convention name.
-    """
-    if naming is None or callable(naming):
-        return naming
-    if naming not in NAMINGS:
-        raise ValueError(f"unknown naming {naming!r}; expected one of {sorted(NAMINGS)}")
-    return NAMINGS[naming]
 
 
 @dataclass(frozen=True)
@@ -66,18 +44,7 @@ class Attributes:
 
     def names(self, key: str, name: str, declared: str | None = None) -> list[str]:
         """The attribute names to try for `name` (`key`: its dotted path), in order."""
-        explicit = self.columns.get(key)
-        if isinstance(explicit, str):  # spelled out: no other name may stand in for it
-            return [explicit]
-        tried: list[str] = []
-        for candidate in (
-            name,
-            declared,
-            self.naming(name) if self.naming is not None else None,
-        ):
-            if candidate is not None and candidate not in tried:
-                tried.append(candidate)
-        return tried
+        return names_to_try(self.columns, key, name, self.naming, declared)
 
     def lookup(
         self, target: Any, path: str = "", declared: Mapping[str, str] | None = None

@@ -34,6 +34,7 @@ from sqlalchemy import (
     Float,
     Numeric,
     String,
+    Text,
     and_,
     bindparam,
     false,
@@ -41,6 +42,8 @@ from sqlalchemy import (
     or_,
     true,
 )
+from sqlalchemy import cast as sql_cast
+from sqlalchemy.dialects.postgresql import CITEXT
 from sqlalchemy.engine.interfaces import Dialect as SADialect
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import operators
@@ -69,7 +72,8 @@ from ...language.nodes import (
 )
 from ...language.relative import Ago
 from ...language.visitor import Visitor
-from .attributes import Attributes, Naming, naming_function
+from ..naming import DEFAULT_NAMING, Naming, naming_function
+from .attributes import Attributes
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .dialects.base import AnniversaryRefused, anniversary_sql
 from .dialects.like import like_unsafe
@@ -96,7 +100,7 @@ def to_sqlalchemy(
     relations: Mapping[str, Any] | None = None,
     *,
     columns: Mapping[str, Any] | None = None,
-    naming: Naming = None,
+    naming: Naming = DEFAULT_NAMING,
 ) -> Expression:
     """A lowered filter as a SQLAlchemy boolean expression, with every value a bound parameter.
 
@@ -113,7 +117,8 @@ def to_sqlalchemy(
             (see `relations_sqlalchemy.py`).
         columns: The attribute (or column) of each field named otherwise, or its column
             expression: `{"createdAt": "created_at", "actions.createdAt": "created_at"}`.
-        naming: How other field names become attribute names: `"snake_case"` or a callable.
+        naming: How a field name found nowhere else becomes an attribute name: `"snake_case"`
+            (the default), a callable, or None (`backends/naming.py`).
 
     Raises:
         ValueError: the target has no attribute for a field the filter uses (the message names
@@ -147,7 +152,7 @@ class ExpressionBuilder(Visitor[Expression]):
 
     def column(self, field: str) -> ColumnElement[Any]:
         if field not in self.columns:
-            self.columns[field] = self.lookup(field)
+            self.columns[field] = compared_as_text(self.lookup(field))
         return self.columns[field]
 
     def related(
@@ -213,6 +218,16 @@ class ExpressionBuilder(Visitor[Expression]):
         else:
             expression = column == bool(node.value)
         return not_(expression) if node.op is Op.NOT_IN else expression
+
+
+def compared_as_text(column: ColumnElement[Any]) -> ColumnElement[Any]:
+    """A PostgreSQL `citext` column as `text`: `citext` compares, orders and matches `LIKE`
+    patterns ignoring case, where a string field is case-sensitive unless asked with
+    `mode: "insensitive"` (which folds both sides itself). The column's type is known here,
+    so the cast is written for it alone; an index on the `citext` column does not serve it."""
+    if isinstance(column.type, CITEXT):
+        return sql_cast(column, Text())
+    return column
 
 
 def _balanced(items: list[Expression], join: Callable[..., Expression]) -> Expression:
