@@ -327,6 +327,42 @@ def double_bound(op: Op, value: int | float) -> tuple[Op, float] | bool:
     return Op.LT, above
 
 
+def rounded_to(value: object) -> int | None:
+    """The integer of the double an engine rounds an integer literal to, for an integer no
+    double holds (past 2^53, within the doubles' range); None for any other literal.
+
+    Why: a DOUBLE column (PostgreSQL, DuckDB, Spark, Django's `FloatField`) compares with an
+    integer literal after rounding it to a double, so `x = 2^60 + 1` would hold for the
+    double 2^60. No double lies strictly between the integer and its rounded double, so the
+    rounding changes one answer only, the one for that double: lowering adds it back exactly
+    (`double_guard`), and a column of integers or decimals, which compares exactly anyway,
+    answers the same.
+    """
+    if value.__class__ is not int or double_exact(value):
+        return None
+    try:
+        return int(float(value))
+    except OverflowError:
+        return None
+
+
+def double_guard(op: Op, value: Any) -> tuple[Op, Any, bool] | None:
+    """How `x op value` stays exact where `x` is a double the engine compares with the literal
+    rounded (`rounded_to`): `(test, operand, holds)` says to AND (`holds` False) or OR (True)
+    the comparison with `x test operand`: `x = 2^60 + 1` becomes `x = 2^60 + 1 AND NOT x =
+    2^60`, `x > 2^60 - 1` `x > 2^60 - 1 OR x = 2^60`. For `in`/`notIn`, the rounded doubles
+    of the list's integers no double holds, unless the list holds them: `x in (...) AND NOT x
+    in (doubles)`, `x notIn (...) OR x in (doubles)`. None where rounding changes nothing."""
+    if op in (Op.IN, Op.NOT_IN):
+        near = [rounded_to(v) for v in value]
+        extra = tuple(dict.fromkeys(n for n in near if n is not None and n not in value))
+        return (Op.IN, extra, op is Op.NOT_IN) if extra else None
+    near_one = rounded_to(value)
+    if near_one is None or op not in _TESTS:
+        return None
+    return Op.EQUALS, near_one, holds(op, near_one, value)
+
+
 _FLIP_STRICT = {Op.GT: Op.GT, Op.GTE: Op.GT, Op.LT: Op.LTE, Op.LTE: Op.LTE}
 
 

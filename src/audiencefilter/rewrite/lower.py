@@ -68,7 +68,7 @@ from ..language.nodes import (
 )
 from ..language.relations import relation_of, rows_schema, values_schema
 from ..language.relative import Ago, as_now
-from ..language.values import Scalar, as_utc, fold, same_value, unique
+from ..language.values import Scalar, as_utc, double_guard, fold, same_value, unique
 from ..language.visitor import Visitor
 
 
@@ -123,6 +123,19 @@ def lower_list_test(node: ListTest) -> Node:
     if op is node.op and same_value(values, node.value):
         return node
     return ListTest(node.field, op, values, node.insensitive)
+
+
+def exact_against_doubles(node: Comparison) -> Node:
+    """A number column's comparison with an integer literal no double holds, with the one
+    answer a DOUBLE column's rounding of the literal changes added back (`values.double_guard`):
+    every engine then answers exactly on a column of doubles too, and the same as before on
+    integers and decimals."""
+    guard = double_guard(node.op, node.value)
+    if guard is None:
+        return node
+    op, operand, holds_there = guard
+    there = Comparison(node.field, op, operand)
+    return Or((node, there)) if holds_there else And((node, Not(there)))
 
 
 def json_list(node: ListTest, source: tuple[str, ...]) -> Node:
@@ -248,9 +261,11 @@ class _Lowering(Visitor[Node]):
             field, path = declared.read_at()
         keep = self.keep_durations and not path and isinstance(node.value, Ago)
         value = node.value if keep else self.value(node.value, node.insensitive)
-        if value is node.value and field is node.field and path is node.path:
-            return node
-        return replace(node, field=field, path=path, value=value)
+        if value is not node.value or field is not node.field or path is not node.path:
+            node = replace(node, field=field, path=path, value=value)
+        if not path and declared is not None and declared.type is FieldType.NUMBER:
+            return exact_against_doubles(node)
+        return node
 
     def on_dates(self, node: Comparison) -> Node:
         """A date field's comparison: relative and calendar operands become the local date
