@@ -307,12 +307,36 @@ class SqlWriter(Visitor[str]):
             tests = [f"{column()} = {render(v)}" for v in values]
             either = "(" + " OR ".join(tests) + ")"
             return f"NOT {either}" if op is Op.NOT_IN else either
+        apart = self.zero_apart(op, column, values, render, kind)
+        if apart is not None:
+            return apart
         subject = column()
         bound = self.bound_list(op, subject, values, kind)
         if bound is not None:
             return bound
         rendered = ", ".join([render(v) for v in values])
         return f"{subject} {_LIST_KEYWORD[op]} ({rendered})"
+
+    def zero_apart(
+        self,
+        op: Op,
+        column: Callable[[], str],
+        values: tuple[Any, ...],
+        render: Callable[[Any], str],
+        kind: FieldType | None,
+    ) -> str | None:
+        """A number list holding zero, on an engine whose `IN` finds a double by its bits
+        (`Dialect.finds_members_by_bits`): the zero tested with `=`, which holds for -0 as
+        for 0, ORed with the rest's `IN`; the same three-valued answer (no null listed)."""
+        zero = [v for v in values if not isinstance(v, bool) and v == 0]
+        if kind is not FieldType.NUMBER or not self.dialect.finds_members_by_bits or not zero:
+            return None
+        rest = tuple(v for v in values if isinstance(v, bool) or v != 0)
+        tests = [f"{column()} = {render(0)}"]
+        if rest:
+            tests.insert(0, self.in_group(Op.IN, column, rest, render, kind))
+        either = "(" + " OR ".join(tests) + ")"
+        return f"NOT {either}" if op is Op.NOT_IN else either
 
     def bound_list(
         self, op: Op, subject: str, values: tuple[Any, ...], kind: FieldType | None

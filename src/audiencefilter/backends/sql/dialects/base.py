@@ -183,6 +183,10 @@ class Dialect:
     """How SQLAlchemy binds a number beyond 64 bits (`sqlalchemy.ExactNumber`): `numeric`
     (an exact decimal), `float` (a double) or `untyped` (the driver's own conversion)."""
 
+    finds_members_by_bits: ClassVar[bool] = False
+    """`IN` finds a double by its bits (ClickHouse's hash sets), where -0 is not 0: a zero of
+    a number list is tested apart, with `=` (`text.Writer.zero_apart`)."""
+
     sums_within_64_bits: ClassVar[bool] = False
     """The engine holds a sum exactly only within 64 bits (SQLite): a sum test whose literal
     lies beyond is refused (`relations_text.refuse_wide_sum`)."""

@@ -24,7 +24,8 @@ Design choices, each forced by a semantic rule of the filters:
   integers beyond 64 bits are written as `toInt256('...')` (which compares exactly with an
   Int64 column), and beyond Int256 as a double far from every Int64. Comparisons of an Int64
   with a Float64 are exact in ClickHouse (no rounding of the integer), so a float literal is
-  its shortest decimal. An `IN` list mixing integers and floats is written as two lists. A
+  its shortest decimal. An `IN` list mixing integers and floats is written as two lists, and
+  its zero tested with `=` (`IN` finds a Float64 by its bits, where -0 is not 0). A
   `sum` is taken in Int128 (`sum_sql`): ClickHouse's sum of an Int64 wraps around past 2^63.
 - Date-times: `toDateTime64('...', 6, 'UTC')`, an instant whatever the session time zone;
   local month-days (anniversaries) by `toMonth(x, zone)` and `toDayOfMonth(x, zone)`, from
@@ -82,6 +83,7 @@ class ClickHouse(Dialect):
     unifies_lists = True
     grouped_aggregates = True
     subquery_in = False
+    finds_members_by_bits = True
     """"Correlated subqueries are not supported as IN function arguments" (ClickHouse 26)."""
 
     # Identifiers and literals
