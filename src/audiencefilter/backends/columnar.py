@@ -29,7 +29,7 @@ Design choices, each keeping the answers identical to the in-memory back-end:
   3/10) times 10^scale. A Float32 column is widened to
   Float64 (exactly; `100.1` stays the Float64 100.1), and against a float column an integer
   that no float can represent becomes the nearest float bound; NaN (which polars orders above
-  everything) is FALSE in every comparison, as in Python.
+  everything) is a missing number, null (`frame_core.nan_is_null`).
 - Date-times are compared as integers: the column's ticks since 1970 UTC (what polars stores
   for a Datetime of any unit, with any zone; a naive one is taken as UTC, as naive record
   values are; a Date counts days, i.e. midnight UTC) against the literal's exact instant in

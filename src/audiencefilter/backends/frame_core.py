@@ -11,8 +11,8 @@ those rules live here once:
 - **Numbers compare exactly.** Against an integer column a literal becomes the integer bound it
   is equivalent to (`x > 2.5` is `x > 2`) and a literal beyond the column's range a constant, so
   no value is converted to a float; against a float column an integer no double holds becomes
-  the nearest double bound; NaN (which both engines order above every number) is FALSE in every
-  comparison, as in Python. Two number columns compare as they are when of one kind, and an
+  the nearest double bound; NaN (which both engines order above every number) is a missing
+  number, null (`nan_is_null`). Two number columns compare as they are when of one kind, and an
   integer with a float as doubles where those differ, else (the float is then integral) as wide
   integers.
 - **Relations** (a List/ARRAY of structs, one per related row): `some`/`is` are FALSE and `every`
@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
+from ..errors import RecordError
 from ..language.fields import FieldType, Op, Schema
 from ..language.nodes import (
     Aggregated,
@@ -146,10 +147,10 @@ def where_present(a: ColumnAlgebra[C], column: C, answer: bool) -> C:
     return a.when(a.is_not_null(column), a.literal(answer))
 
 
-def nan_is_false(a: ColumnAlgebra[C], column: C, result: C) -> C:
-    """The engines order NaN above every number and equal to itself; Python compares it with
-    nothing, so a comparison of NaN is FALSE."""
-    return a.when(a.is_nan(column), a.literal(False), result)
+def nan_is_null(a: ColumnAlgebra[C], column: C, result: C) -> C:
+    """NaN is a missing number (docs/semantics.md, "Values from NumPy and pandas"), so a
+    comparison of NaN is UNKNOWN, as of null; the engines would order it above every number."""
+    return a.when(negate(a.is_nan(column)), result)
 
 
 @dataclass(frozen=True)
@@ -186,14 +187,14 @@ def double_comparison(a: ColumnAlgebra[C], column: C, op: Op, value: Any) -> C:
     if op in (Op.IN, Op.NOT_IN):
         exact = list(dict.fromkeys(float(v) for v in value if double_exact(v)))
         found = a.is_in(column, exact, None) if exact else where_present(a, column, False)
-        found = nan_is_false(a, column, found)
+        found = nan_is_null(a, column, found)
         return found if op is Op.IN else negate(found)
     bound = double_bound(op, value)
     if isinstance(bound, bool):
         result = where_present(a, column, bound)
     else:
         result = compare(column, bound[0], a.double(bound[1]))  # an infinity included
-    return nan_is_false(a, column, result)
+    return nan_is_null(a, column, result)
 
 
 def numbers_compared(a: ColumnAlgebra[C], left: tuple[C, str], op: Op, right: tuple[C, str]) -> C:
@@ -205,11 +206,11 @@ def numbers_compared(a: ColumnAlgebra[C], left: tuple[C, str], op: Op, right: tu
         lcol, rcol, op = rcol, lcol, MIRRORED[op]
     if lkind == rkind:
         same = compare(lcol, op, rcol)
-        return nan_is_false(a, lcol, nan_is_false(a, rcol, same)) if lkind == "float" else same
+        return nan_is_null(a, lcol, nan_is_null(a, rcol, same)) if lkind == "float" else same
     near = a.to_double(lcol)
     exact = compare(a.to_wide_integer(lcol), op, a.to_wide_integer(rcol))
     result = a.when(operator.ne(near, rcol), compare(near, op, rcol), exact)
-    return nan_is_false(a, rcol, result)
+    return nan_is_null(a, rcol, result)
 
 
 @dataclass(frozen=True)
@@ -268,7 +269,20 @@ class FrameCore(Visitor[C]):
     def visit_is_null(self, node: IsNull) -> C:
         if node.path:
             return self.json_condition(node)
-        return self.a.is_null(self.column(node.field))
+        column = self.column(node.field)
+        if self.holds_doubles(node.field):  # NaN is a missing number (`nan_is_null`)
+            either: C = operator.or_(self.a.is_null(column), self.a.is_nan(column))
+            return either
+        return self.a.is_null(column)
+
+    def holds_doubles(self, field: str) -> bool:
+        """Whether `field` is a number column of doubles (where NaN can be)."""
+        if self.schema[field].type is not FieldType.NUMBER or self.all_null(field):
+            return False
+        try:
+            return self.number_kind(field) == "float"
+        except RecordError:  # a decimal column: no NaN
+            return False
 
     def visit_comparison(self, node: Comparison) -> C:
         early = self.before_comparison(node)

@@ -86,6 +86,7 @@ from ..language.nodes import (
     relative_values,
     unhandled,
 )
+from ..language.python_values import NEVER_MISSING, is_missing, plain_record, plain_value
 from ..language.references import reference_truth
 from ..language.relative import Clock, as_now
 from ..language.values import (
@@ -150,11 +151,15 @@ def _evaluator(root: Node, schema: Schema) -> Evaluator:
     two differ."""
 
     def record_error(record: Record, instants: Instants = ()) -> bool:
-        raise RecordError(_diagnose(record, root, schema))
+        plain = plain_record(record) if isinstance(record, Mapping) else None
+        if plain is None:
+            raise RecordError(_diagnose(record, root, schema))
+        return evaluator(plain, instants) if instants else evaluator(plain)
 
     fast_builder = _Builder(schema, root, fast=True)
     if not fast_builder.differs:
-        return _function(_Builder(schema, root, fast=False), root, record_error)
+        evaluator = _function(_Builder(schema, root, fast=False), root, record_error)
+        return evaluator
     built: list[Evaluator] = []
 
     def exact(record: Record, instants: Instants = ()) -> bool:
@@ -163,7 +168,8 @@ def _evaluator(root: Node, schema: Schema) -> Evaluator:
             built.append(_function(_Builder(schema, root, fast=False), root, record_error))
         return built[0](record, instants) if instants else built[0](record)
 
-    return _function(fast_builder, root, exact)
+    evaluator = _function(fast_builder, root, exact)
+    return evaluator
 
 
 def _function(builder: _Builder, root: Node, on_error: Callable[..., bool]) -> Evaluator:
@@ -535,12 +541,19 @@ class _Builder:
     def is_null(self, field: str, want: bool, known: Known) -> tuple[ast.expr, Known]:
         if field in known:
             return ast.Constant(not want), known
-        if want or field not in self.repeated:
-            compare: ast.cmpop = ast.Is() if want else ast.IsNot()
-            return _compare(self.read(field), compare, ast.Constant(None)), known
         local = self.local(field)
-        present = _compare(self.assign(local, field), ast.IsNot(), ast.Constant(None))
-        return present, {**known, field: local}
+        value = _name(local)
+        plain = _compare(_attribute(value, "__class__"), ast.In(), _name("_plain_classes"))
+        if want:  # `v is None or v.__class__ not in _plain_classes and _missing(v)`
+            other = _all(ast.UnaryOp(op=ast.Not(), operand=plain), _call(_name("_missing"), value))
+            null = _compare(self.assign(local, field), ast.Is(), ast.Constant(None))
+            return _any(null, other), known
+        not_missing = ast.UnaryOp(op=ast.Not(), operand=_call(_name("_missing"), value))
+        present = _all(
+            _compare(self.assign(local, field), ast.IsNot(), ast.Constant(None)),
+            _any(plain, not_missing),
+        )
+        return present, {**known, field: local} if field in self.repeated else known
 
     def read(self, field: str) -> ast.expr:
         return _call(ast.Attribute(value=_name(_RECORD), attr="get", ctx=ast.Load()), field)
@@ -616,6 +629,11 @@ class _Builder:
             self.checked.add(local)
         else:
             present = _compare(self.assign(local, node.field), ast.IsNot(), ast.Constant(None))
+            if kind in _TIME_CLASSES:  # NaT is a datetime that compares as none does
+                exact = _compare(
+                    _attribute(_name(local), "__class__"), ast.Is(), _name(_TIME_CLASSES[kind])
+                )
+                present = _all(present, _any(exact, _call(_name("_present_time"), _name(local))))
         test = _holds(want, self.test(node, _name(local)))
         return _all(present, test), {**known, node.field: local}
 
@@ -759,12 +777,23 @@ _PRESENT = {
 _EXACT = {FieldType.STRING: "_str", FieldType.NUMBER: "_int", FieldType.BOOLEAN: "_bool"}
 
 
+_TIME_CLASSES = {FieldType.DATETIME: "_datetime", FieldType.DATE: "_date"}
+
+
+def _present_time(value: object) -> bool:
+    """True for a date-time or date value of another class (text, a pandas `Timestamp`);
+    `TypeError` for `NaT`, which the function then reads as null (`python_values`)."""
+    if value != value:
+        raise TypeError("NaT for a date-time field")
+    return True
+
+
 def _present(kind: FieldType, value: object) -> bool:
     """False for null, True for a value a `kind` field compares, else `TypeError` (which the
     function turns into `RecordError` naming the field)."""
     if value is None:
         return False
-    if accepts(kind, value):
+    if accepts(kind, value) and plain_value(value) is value:  # else read as `python_values`
         return True
     raise TypeError(f"{type(value).__name__} for a {kind.value} field")
 
@@ -894,12 +923,16 @@ def _base_bindings() -> dict[str, Any]:
         "_anniversary": is_anniversary,
         "_datetime": datetime,
         "_UTC": UTC,
+        "_date": date,
         "_str": str,
         "_int": int,
         "_Decimal": Decimal,
         "_bool": bool,
         "_list": list,
         "_join": "".join,
+        "_plain_classes": NEVER_MISSING,
+        "_missing": is_missing,
+        "_present_time": _present_time,
     }
     for kind, name in _PRESENT.items():
         bound[name] = _PRESENT_CHECKS[kind]

@@ -14,6 +14,7 @@ from typing import Any
 
 from .fields import FieldType
 from .nodes import FieldComparison
+from .python_values import is_plain
 from .values import accepts, holds, record_value
 
 
@@ -29,6 +30,6 @@ def reference_truth(
     if left is None or right is None:
         return None
     for name, value in ((node.field, left), (node.other, right)):
-        if not accepts(kind, value):
+        if not accepts(kind, value) or not is_plain(value):  # NumPy's, pandas': read again
             raise TypeError(f'field "{name}" holds {type(value).__name__} {value!r}')
     return holds(node.op, record_value(kind, left), record_value(kind, right))
