@@ -26,7 +26,7 @@ from sqlalchemy.types import TypeEngine
 import audiencefilter as af
 from audiencefilter.testing.space import NUMBERS, Operand, operations, slots
 from tests.shapes import Cell
-from tests.shapes.values import CELLS
+from tests.shapes.values import NUMBER_CELLS as CELLS
 
 SCHEMA = af.Schema.of(points="number")
 SLOT = slots(SCHEMA)[0]
