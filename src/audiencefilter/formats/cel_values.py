@@ -77,17 +77,20 @@ class Literals:
         if not isinstance(node, cel.Literal):
             return self.wrong(node, refusal(node)[0])
         if node.kind in ("int", "uint"):
-            return self.wrong(
-                node,
-                f"the integer {node.text}, which CEL compares with no double",
-                f"a number field is a double: write {float(str(node.value))!r}",
-            )
+            return self.integer_for_double(node)
         if node.kind != "double":
             return node.value
         value = sign * float(str(node.value))
         if not math.isfinite(value):
             return self.wrong(node, f"{node.text}, beyond every double")
         return int(value) if value.is_integer() and abs(value) <= _EXACT_DOUBLE else value
+
+    def integer_for_double(self, node: cel.Literal) -> object:
+        """An int literal where CEL wants a double: refused, with the double to write."""
+        found = f"the integer {node.text}, which CEL compares with no double"
+        return self.wrong(
+            node, found, f"a number field is a double: write {float(str(node.value))!r}"
+        )
 
     def timestamp(self, node: cel.Call) -> object:
         if node.function != "timestamp" or node.target or len(node.args) != 1:
@@ -102,12 +105,16 @@ class Literals:
         try:
             return datetime.fromisoformat(str(text.value))  # type: ignore[union-attr]
         except ValueError as exc:
-            return self.wrong(
-                text,
-                f"{text.text}, which names no instant ({exc})",  # type: ignore[union-attr]
-                "hours run 00-23, seconds 00-59, days to the month's last, offsets within"
-                ' ±23:59: e.g. timestamp("2025-01-31T09:30:00Z")',
-            )
+            return self.no_instant(text, exc)  # type: ignore[arg-type]
+
+    def no_instant(self, text: cel.Literal, exc: ValueError) -> object:
+        """A timestamp text of RFC 3339's shape that names no instant (hour 24, 30 February)."""
+        return self.wrong(
+            text,
+            f"{text.text}, which names no instant ({exc})",
+            "hours run 00-23, seconds 00-59, days to the month's last, offsets within"
+            ' ±23:59: e.g. timestamp("2025-01-31T09:30:00Z")',
+        )
 
 
 def null_type_test(node: cel.Binary) -> cel.Binary | None:

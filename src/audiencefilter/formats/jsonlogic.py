@@ -249,12 +249,8 @@ class _Reader(Reading):
             return False
         numeric = next((key for key in keys if _is_index(key)), None)
         if numeric is not None:
-            self.add(
-                path,
-                f'the key "{numeric}" reads an item of an array in JsonLogic, and '
-                "a key of an object here",
-                "name keys of objects only",
-            )
+            found = f'the key "{numeric}" reads an item of an array in JsonLogic'
+            self.add(path, found + ", and a key of an object here", "name keys of objects only")
             return False
         return True
 
@@ -311,12 +307,8 @@ class _Reader(Reading):
         """`field op value` through the condition builder."""
         field, keys = found
         if is_map(value) or is_list(value) and op is not Op.IN:
-            self.expected(
-                at,
-                "a string, a number, a boolean or null",
-                value,
-                "compare with one value; list values with in",
-            )
+            fix = "compare with one value; list values with in"
+            self.expected(at, "a string, a number, a boolean or null", value, fix)
             return TRUE
         report = self.report(at)
         if keys is not None:

@@ -165,13 +165,18 @@ def read(source: object, schema: Schema, *, limits: Limits = DEFAULT_LIMITS) -> 
         source = load_json(source, limits)
     reader = _Reader(schema, limits)
     if text is not None:
-        from ..where.positions import line_column, positions
-
-        spots = positions(text)
-        reader.budget.locate = lambda path: _spot(text, spots, path, line_column)
+        _locate_in(reader, text)
     root = reader.root(source)
     reader.budget.raise_if_any(text)
     return root
+
+
+def _locate_in(reader: _Reader, text: str) -> None:
+    """Problems found by `reader` get the line and column of their path in `text`."""
+    from ..where.positions import line_column, positions
+
+    spots = positions(text)
+    reader.budget.locate = lambda path: _spot(text, spots, path, line_column)
 
 
 def _spot(
@@ -285,8 +290,7 @@ class _Reader:
                 before = self.independent_combinator(item, at)
                 continue
             node = self.member(item, at, depth, lonely=len(rules) == 1, strings=strings)
-            if node is not None:
-                kept.append((before, node))
+            kept += [(before, node)] if node is not None else []
         if strings and rules and len(rules) % 2 == 0:
             self.trailing_combinator(child(child(path, "rules"), len(rules) - 1))
         return kept

@@ -109,16 +109,21 @@ def read(
     Raises:
         FilterError: every problem found, each with its line and column in the text.
     """
-    if not isinstance(source, str):
-        found = describe_value(source)
-        message = f"expected the text of a SQL condition, found {found}"
-        raise FilterError([Issue(path="", message=message)])
+    source = _text_of(source)
     check_text_size(len(source.encode("utf-8", "surrogatepass")), limits)
     tree = _parse(source, limits, dialect)
     reader = _Reader(source, schema, limits)
     root = reader.condition(tree, _Scope(schema, (CONTACTS,)), 1)
     reader.budget.raise_if_any(source)
     return root
+
+
+def _text_of(source: object) -> str:
+    """`source` when it is text; a `FilterError` naming what it is otherwise."""
+    if isinstance(source, str):
+        return source
+    message = f"expected the text of a SQL condition, found {describe_value(source)}"
+    raise FilterError([Issue(path="", message=message)])
 
 
 def _parse(text: str, limits: Limits, dialect: str | None) -> Any:
@@ -134,12 +139,17 @@ def _parse(text: str, limits: Limits, dialect: str | None) -> Any:
         _check_nesting(tokens, limits)
         return sqlglot.parse_one(text, read=dialect, into=exp.Condition)
     except ParseError as exc:
-        first = exc.errors[0] if exc.errors else {}
-        raise _syntax_error(text, first.get("description") or str(exc), first) from None
+        raise _parse_error(text, exc) from None
     except (TokenError, SqlglotError) as exc:
         raise _syntax_error(text, str(exc).splitlines()[0], {}) from None
     except RecursionError:
         raise _syntax_error(text, "the condition is nested too deeply", {}) from None
+
+
+def _parse_error(text: str, exc: Any) -> FilterError:
+    """sqlglot's `ParseError` as a `FilterError` at its first problem's line and column."""
+    first = exc.errors[0] if exc.errors else {}
+    return _syntax_error(text, first.get("description") or str(exc), first)
 
 
 _PREFIX = frozenset({"NOT", "DASH", "PLUS"})

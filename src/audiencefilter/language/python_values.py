@@ -49,10 +49,15 @@ def plain_value(value: Any) -> Any:
     if kind.__module__ == "numpy":
         return _numpy_value(value)
     if isinstance(value, list | tuple):
-        items = [plain_value(item) for item in value]
-        same = all(a is b for a, b in zip(items, value, strict=True))
-        return value if same else items
+        return _plain_items(value)
     return value
+
+
+def _plain_items(value: list[Any] | tuple[Any, ...]) -> Any:
+    """A list's items made plain: the same list when each is plain already."""
+    items = [plain_value(item) for item in value]
+    same = all(a is b for a, b in zip(items, value, strict=True))
+    return value if same else items
 
 
 def _numpy_value(value: Any) -> Any:
