@@ -178,10 +178,16 @@ def json_date(node: Comparison, source: tuple[str, ...]) -> Node:
 
 
 class _Lowering(Visitor[Node]):
-    def __init__(self, schema: Schema, now: datetime | None, keep_durations: bool) -> None:
+    def __init__(
+        self, schema: Schema, now: datetime | None, keep_durations: bool, columns: bool = True
+    ) -> None:
         self.schema = schema
         self.now = now
         self.keep_durations = keep_durations
+        self.columns = columns
+        """Whether comparisons read columns (a DOUBLE among them: `exact_against_doubles`),
+        not an aggregate's value: a count or a sum of integers is exact, and a sum's test
+        keeps to 64 bits where the engine must (`relations_text.refuse_wide_sum`)."""
 
     def visit_and(self, node: And) -> Node:
         return And(tuple(self.visit(item) for item in node.items))
@@ -206,7 +212,7 @@ class _Lowering(Visitor[Node]):
     def visit_aggregated(self, node: Aggregated) -> Node:
         relation = relation_of(self.schema, node.relation)
         values = values_schema(self.schema, relation, node.function, node.field)
-        lowered = _Lowering(values, self.now, self.keep_durations).visit(node.test)
+        lowered = _Lowering(values, self.now, self.keep_durations, columns=False).visit(node.test)
         if isinstance(lowered, Not) and isinstance(lowered.item, Const):
             lowered = Const(not lowered.item.value)
         if isinstance(lowered, Const):  # `in: []` on an aggregate, as on any field
@@ -263,7 +269,7 @@ class _Lowering(Visitor[Node]):
         value = node.value if keep else self.value(node.value, node.insensitive)
         if value is not node.value or field is not node.field or path is not node.path:
             node = replace(node, field=field, path=path, value=value)
-        if not path and declared is not None and declared.type is FieldType.NUMBER:
+        if self.columns and not path and declared is not None and declared.type is FieldType.NUMBER:
             return exact_against_doubles(node)
         return node
 
