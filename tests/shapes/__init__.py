@@ -72,6 +72,9 @@ def render() -> str:
     out = [
         "# Support matrix",
         "",
+        "> Needs: the library alone (`pip install ./audiencefilter`) for records; each engine's"
+        " rows need its extra and driver, as [backends.md](backends.md) says.",
+        "",
         "<!-- Generated from tests/shapes by `python -m tests.shapes`;",
         "     tests/test_support_matrix.py holds this page equal to the cells the shape tests run.",
         "     Do not edit by hand. -->",

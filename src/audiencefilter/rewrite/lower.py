@@ -68,7 +68,7 @@ from ..language.nodes import (
 )
 from ..language.relations import relation_of, rows_schema, values_schema
 from ..language.relative import Ago, as_now
-from ..language.values import Scalar, as_utc, double_guard, fold, same_value, unique
+from ..language.values import Scalar, as_utc, fold, same_value, unique
 from ..language.visitor import Visitor
 
 
@@ -125,19 +125,6 @@ def lower_list_test(node: ListTest) -> Node:
     return ListTest(node.field, op, values, node.insensitive)
 
 
-def exact_against_doubles(node: Comparison) -> Node:
-    """A number column's comparison with an integer literal no double holds, with the one
-    answer a DOUBLE column's rounding of the literal changes added back (`values.double_guard`):
-    every engine then answers exactly on a column of doubles too, and the same as before on
-    integers and decimals."""
-    guard = double_guard(node.op, node.value)
-    if guard is None:
-        return node
-    op, operand, holds_there = guard
-    there = Comparison(node.field, op, operand)
-    return Or((node, there)) if holds_there else And((node, Not(there)))
-
-
 def json_list(node: ListTest, source: tuple[str, ...]) -> Node:
     """A list declared inside JSON as the tests of the JSON array at its path
     (`language.lists.as_arrays`, the rule), each lowered."""
@@ -178,16 +165,10 @@ def json_date(node: Comparison, source: tuple[str, ...]) -> Node:
 
 
 class _Lowering(Visitor[Node]):
-    def __init__(
-        self, schema: Schema, now: datetime | None, keep_durations: bool, columns: bool = True
-    ) -> None:
+    def __init__(self, schema: Schema, now: datetime | None, keep_durations: bool) -> None:
         self.schema = schema
         self.now = now
         self.keep_durations = keep_durations
-        self.columns = columns
-        """Whether comparisons read columns (a DOUBLE among them: `exact_against_doubles`),
-        not an aggregate's value: a count or a sum of integers is exact, and a sum's test
-        keeps to 64 bits where the engine must (`relations_text.refuse_wide_sum`)."""
 
     def visit_and(self, node: And) -> Node:
         return And(tuple(self.visit(item) for item in node.items))
@@ -212,7 +193,7 @@ class _Lowering(Visitor[Node]):
     def visit_aggregated(self, node: Aggregated) -> Node:
         relation = relation_of(self.schema, node.relation)
         values = values_schema(self.schema, relation, node.function, node.field)
-        lowered = _Lowering(values, self.now, self.keep_durations, columns=False).visit(node.test)
+        lowered = _Lowering(values, self.now, self.keep_durations).visit(node.test)
         if isinstance(lowered, Not) and isinstance(lowered.item, Const):
             lowered = Const(not lowered.item.value)
         if isinstance(lowered, Const):  # `in: []` on an aggregate, as on any field
@@ -267,11 +248,9 @@ class _Lowering(Visitor[Node]):
             field, path = declared.read_at()
         keep = self.keep_durations and not path and isinstance(node.value, Ago)
         value = node.value if keep else self.value(node.value, node.insensitive)
-        if value is not node.value or field is not node.field or path is not node.path:
-            node = replace(node, field=field, path=path, value=value)
-        if self.columns and not path and declared is not None and declared.type is FieldType.NUMBER:
-            return exact_against_doubles(node)
-        return node
+        if value is node.value and field is node.field and path is node.path:
+            return node
+        return replace(node, field=field, path=path, value=value)
 
     def on_dates(self, node: Comparison) -> Node:
         """A date field's comparison: relative and calendar operands become the local date

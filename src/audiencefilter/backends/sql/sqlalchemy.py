@@ -71,6 +71,7 @@ from ...language.nodes import (
     blank_form,
 )
 from ...language.relative import Ago
+from ...language.values import double_guard
 from ...language.visitor import Visitor
 from ..naming import DEFAULT_NAMING, Naming, naming_function
 from .attributes import Attributes
@@ -210,7 +211,7 @@ class ExpressionBuilder(Visitor[Expression]):
         if kind is FieldType.STRING:
             expression = _string_test(node, column)
         elif kind is FieldType.NUMBER:
-            expression = _compare(node, column, _number_bind)
+            expression = exact_on_doubles(node, column, _compare(node, column, _number_bind))
         elif kind is FieldType.DATETIME:
             expression = _compare(node, column, _instant_binder(column))
         elif kind is FieldType.DATE:
@@ -218,6 +219,26 @@ class ExpressionBuilder(Visitor[Expression]):
         else:
             expression = column == bool(node.value)
         return not_(expression) if node.op is Op.NOT_IN else expression
+
+
+def exact_on_doubles(
+    node: Comparison, column: ColumnElement[Any], expression: Expression
+) -> Expression:
+    """On a column that may hold doubles (`Float`, `Double`, `REAL`, and `Numeric`, which
+    SQLite keeps as a double past 64 bits), the one answer the engine's rounding of an integer
+    literal no double holds changes, added back (`values.double_guard`); `in` before the
+    caller negates `notIn`. An integer column compares exactly as is."""
+    if not isinstance(column.type, Float | Numeric):  # SQLAlchemy 2.1: Float is no Numeric
+        return expression
+    guard = double_guard(Op.IN if node.op is Op.NOT_IN else node.op, node.value)
+    if guard is None:
+        return expression
+    op, operand, holds_there = guard
+    if op is Op.IN:
+        there = column.in_([_number_bind(v) for v in operand])
+    else:
+        there = column == _number_bind(operand)
+    return or_(expression, there) if holds_there else and_(expression, not_(there))
 
 
 def compared_as_text(column: ColumnElement[Any]) -> ColumnElement[Any]:

@@ -46,6 +46,7 @@ from ...language.nodes import (
     Quantified,
     blank_form,
 )
+from ...language.values import double_guard
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 from .dialects.base import AnniversaryRefused, Marked, anniversary_sql, refused_comparison
@@ -266,6 +267,31 @@ class SqlWriter(Visitor[str]):
         binds each group as one parameter (`members.py`)."""
         if kind is FieldType.STRING:
             return self.string_comparison(node, column)
+        if kind is FieldType.NUMBER and split and not self.expressions:
+            return self.exact_on_doubles(node, column, self.plain_typed(node, kind, column))
+        return self.plain_typed(node, kind, column, split=split)
+
+    def exact_on_doubles(self, node: Comparison, column: Callable[[], str], sql: str) -> str:
+        """`sql`, a number column's comparison, with the one answer a DOUBLE column's rounding
+        of an integer literal no double holds changes added back (`values.double_guard`), on
+        an engine that rounds so (`Dialect.rounds_integers_for_doubles`). Nothing here says
+        whether the column holds doubles: on integers and decimals the added test is idle."""
+        guard = (
+            double_guard(node.op, node.value) if self.dialect.rounds_integers_for_doubles else None
+        )
+        if guard is None:
+            return sql
+        op, operand, holds_there = guard
+        if op is Op.IN:
+            there = f"{column()} IN ({', '.join(self.number(v) for v in operand)})"
+        else:
+            there = f"{column()} = {self.number(operand)}"
+        return f"({sql} OR {there})" if holds_there else f"({sql} AND NOT {there})"
+
+    def plain_typed(
+        self, node: Comparison, kind: FieldType, column: Callable[[], str], *, split: bool = True
+    ) -> str:
+        """`typed` for numbers, booleans, date-times and dates, as the engine compares them."""
         render = self.number if kind is FieldType.NUMBER else self.scalar
         if node.op not in LIST_OPS:
             return f"{column()} {COMPARISON_OPERATORS[node.op]} {render(node.value)}"

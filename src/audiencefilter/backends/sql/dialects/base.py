@@ -183,6 +183,10 @@ class Dialect:
     """How SQLAlchemy binds a number beyond 64 bits (`sqlalchemy.ExactNumber`): `numeric`
     (an exact decimal), `float` (a double) or `untyped` (the driver's own conversion)."""
 
+    rounds_integers_for_doubles: ClassVar[bool] = True
+    """A DOUBLE column meets an integer literal rounded to a double (`2^60 + 1` as `2^60`;
+    SQLite past 64 bits only): `text.Writer.exact_on_doubles` adds back the one answer that
+    changes."""
     finds_members_by_bits: ClassVar[bool] = False
     """`IN` finds a double by its bits (ClickHouse's hash sets), where -0 is not 0: a zero of
     a number list is tested apart, with `=` (`text.Writer.zero_apart`)."""

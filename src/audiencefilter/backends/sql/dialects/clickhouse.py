@@ -84,6 +84,7 @@ class ClickHouse(Dialect):
     grouped_aggregates = True
     subquery_in = False
     finds_members_by_bits = True
+    rounds_integers_for_doubles = False  # an Int64 meets a Float64 exactly
     """"Correlated subqueries are not supported as IN function arguments" (ClickHouse 26)."""
 
     # Identifiers and literals
