@@ -413,8 +413,8 @@ class Event(Base):
 
     __tablename__ = "events"
     __table_args__ = (
-        # Membership at an instant replays one audience's events up to it.
-        Index("ix_events_audience_time", "audience_id", "occurred_at"),
+        # Membership at an instant: one audience's events in contact order, a page at a time.
+        Index("ix_events_audience_contact", "audience_id", "contact_id", "position"),
     )
 
     id: Mapped[str] = mapped_column(

@@ -40,6 +40,11 @@ drawn by the database (80 random bits, as `new_id` draws), the payload is encode
 positions, payloads and the counter are those `append` would write for the same events.
 `append_each` does the same for events of many audiences in one order (an import's contacts
 entering their audiences), each row naming its type, contact and audience.
+
+**One instant per membership change.** Both take the instant the difference was judged at
+(`at`), which the membership rows record as `enteredAt`, and date its events with it rather
+than with the instant they are appended (later by the write's work, or a build's turns): a
+member's `enteredAt` is its entry's date, so the history at that instant lists it.
 """
 
 from __future__ import annotations
@@ -309,13 +314,16 @@ def _append(session: Session, list_id: str, events: Sequence[NewEvent], now: dat
     return [first + index for index in range(len(rows))]
 
 
-def append_alike(session: Session, list_id: str, groups: Sequence[Alike]) -> int:
+def append_alike(
+    session: Session, list_id: str, groups: Sequence[Alike], at: datetime | None = None
+) -> int:
     """Appends each group's events, group after group, as `append` would; their number. On a
-    database without `dialects.unpacked`, through `append`."""
+    database without `dialects.unpacked`, through `append`. `at`: their date (the instant the
+    membership they report was judged at, which its rows record), else now."""
     total = sum(len(group.contact_ids) for group in groups)
     if not total:
         return 0
-    now = clock.now()
+    now = at or clock.now()
     if not _later(session, lambda: _append_alike(session, list_id, groups, total, now)):
         _append_alike(session, list_id, groups, total, now)
     return total
@@ -342,15 +350,16 @@ def append_each(
     cause: str,
     payloads: Mapping[str, dict[str, Any]],
     keys: Sequence[str] | None = None,
+    at: datetime | None = None,
 ) -> int:
     """Appends one event per row (type, contact id, audience id), in order, each with its
     audience's payload, as `append` would, in one `INSERT ... SELECT`; their number. `keys`:
     the key in `payloads` of each row's payload, where it is not its audience id (an entry
-    that says the member's group)."""
+    that says the member's group); `at`: their date, as `append_alike`'s."""
     if not rows:
         return 0
     chosen = keys if keys is not None else [row[2] for row in rows]
-    now = clock.now()
+    now = at or clock.now()
     dialect = dialects.dialect_of(session)
     if not dialects.unpacks(dialect):
         changes = [

@@ -3,10 +3,18 @@
 **Now** is the stored membership (`memberships`): each row with when its member entered and
 the group it drew. **At an instant T** is the replay of the audience's `audience.entered` /
 `audience.left` events dated up to T, in the feed's order (positions): a contact is a member
-when its last such event is an entry. The answer is computed, not replayed event by event: per
-contact, the greatest position up to T (one grouped read on `ix_events_audience_time`), kept
-when that event is an entry. Its `enteredAt` is that entry's instant and its group the one the
-entry announced (`data.group`, `data.holdout`), so history shows the draw as it was sent.
+when its last such event is an entry. The answer is computed, not replayed event by event: the
+entries up to T that no later entry or exit up to T follows. Its `enteredAt` is that entry's
+instant, which is the instant its membership row recorded (`events.py`, *One instant per
+membership change*), and its group the one the entry announced (`data.group`,
+`data.holdout`), so history shows the draw as it was sent.
+
+**A page is a bounded read.** Both the group and the holdout are filtered in SQL, on the
+entry's payload, and the statement is limited to the page: the database walks the audience's
+events in contact id order (`ix_events_audience_contact`) and stops at the page's last member,
+so a page of one member of a group reads a few rows whatever the audience's size. Before, the
+members were replayed in Python a thousand at a time and filtered there: a page of one member
+of a 15,000-member audience took a second, and slowed every other writer of the database.
 
 Pages are keyed by the last contact id (`after`), so a page never repeats or skips a member
 whatever was written between two pages of the same instant: the past does not change, and the
@@ -15,20 +23,16 @@ future is refused (`use_cases/history.py`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, ScalarSelect, Select, func, or_, select
+from sqlalchemy.orm import Session, aliased
 
 from ...db.models import Event, Membership
 from .. import events
 from ..experiments import Draw
-
-# Rows read per statement when a page keeps only some members (`group`, `holdout` at T).
-BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -50,11 +54,6 @@ class Wanted:
     group: str | None = None
     holdout: bool | None = None
 
-    def keeps(self, draw: Draw) -> bool:
-        if self.group is not None and draw.group != self.group:
-            return False
-        return self.holdout is None or draw.holdout == self.holdout
-
 
 def now(
     session: Session, audience_id: str, after: str | None, limit: int, wanted: Wanted
@@ -75,59 +74,63 @@ def now(
 
 def at(
     session: Session,
-    list_id: str,
     audience_id: str,
     moment: datetime,
     after: str | None,
     limit: int,
     wanted: Wanted,
 ) -> list[Member]:
-    """Up to `limit` members at `moment` after contact id `after` (the replay of the feed)."""
-    found: list[Member] = []
-    for member in _replayed(session, list_id, audience_id, moment, after):
-        if wanted.keeps(member.draw):
-            found.append(member)
-            if len(found) == limit:
-                break
-    return found
+    """Up to `limit` members at `moment` after contact id `after` (the replay of the feed),
+    of the wanted group: one statement, filtered and limited in SQL."""
+    statement = _entries(audience_id, moment, after).where(*_kept(wanted)).limit(limit)
+    rows = session.execute(statement)
+    return [Member(c, _aware(at), _draw_of(payload)) for c, at, payload in rows]
 
 
-def _replayed(
-    session: Session, list_id: str, audience_id: str, moment: datetime, after: str | None
-) -> Iterator[Member]:
-    """Every member at `moment` after contact id `after`, in id order, read `BATCH` at a time."""
-    while True:
-        rows = session.execute(_entries(list_id, audience_id, moment, after).limit(BATCH)).all()
-        for contact_id, occurred_at, payload in rows:
-            yield Member(contact_id, _aware(occurred_at), _draw_of(payload))
-        if len(rows) < BATCH:
-            return
-        after = rows[-1][0]
-
-
-def _entries(list_id: str, audience_id: str, moment: datetime, after: str | None) -> Select[Any]:
-    """Per contact after `after`, its last entry or exit up to `moment`, kept when an entry."""
-    where = [
-        Event.listId == list_id,
-        Event.audienceId == audience_id,
-        Event.type.in_((events.ENTERED, events.LEFT)),
-        Event.occurredAt <= moment,
-    ]
+def _entries(audience_id: str, moment: datetime, after: str | None) -> Select[Any]:
+    """Per contact after `after`, its entry up to `moment` when it is the contact's last entry
+    or exit up to `moment` (the greatest position), in contact id order. Walked along
+    `ix_events_audience_contact`, so a page stops at its last member: the last event of each
+    contact met is one range of the same index (a correlated scalar subquery, which the
+    planner keeps per row, rather than a join it might run over the whole audience). An
+    audience's id names its list too: no condition on the list, which the planner could
+    prefer to intersect with the list's whole feed."""
+    where = [Event.audienceId == audience_id, Event.type == events.ENTERED]
     if after is not None:
         where.append(Event.contactId > after)
-    last = (
-        select(Event.contactId.label("contact_id"), func.max(Event.position).label("position"))
-        .where(*where)
-        .group_by(Event.contactId)
-        .subquery()
-    )
-    joined = and_(Event.listId == list_id, Event.position == last.c.position)
+    where += [Event.occurredAt <= moment, Event.position == _last(audience_id, moment)]
     return (
         select(Event.contactId, Event.occurredAt, Event.payload)
-        .join(last, joined)
-        .where(Event.type == events.ENTERED)
+        .where(*where)
         .order_by(Event.contactId)
     )
+
+
+def _last(audience_id: str, moment: datetime) -> ScalarSelect[Any]:
+    """The position of the row's contact's last entry or exit up to `moment`."""
+    later = aliased(Event)
+    return (
+        select(func.max(later.position))
+        .where(
+            later.audienceId == audience_id,
+            later.contactId == Event.contactId,
+            later.type.in_((events.ENTERED, events.LEFT)),
+            later.occurredAt <= moment,
+        )
+        .scalar_subquery()
+    )
+
+
+def _kept(wanted: Wanted) -> list[ColumnElement[bool]]:
+    """The draw an entry announced (`data.group`, `data.holdout`), filtered in SQL: an entry
+    without a draw (no experiment) is in no group and out of the holdout."""
+    kept: list[ColumnElement[bool]] = []
+    if wanted.group is not None:
+        kept.append(Event.payload["group"].as_string() == wanted.group)
+    if wanted.holdout is not None:
+        held = Event.payload["holdout"].as_boolean()
+        kept.append(held.is_(True) if wanted.holdout else or_(held.is_(None), held.is_(False)))
+    return kept
 
 
 def _draw_of(payload: dict[str, Any] | None) -> Draw:

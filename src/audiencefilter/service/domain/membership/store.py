@@ -147,7 +147,7 @@ def _write(
         rows += [(events.ENTERED, c, a.id) for a, c in entering]
         keys = [_drawn_key(a.id, d) for a, d in draws]
         payloads = {_drawn_key(a.id, d): _change_payload(a, d) for a, d in draws}
-        events.append_each(session, list_id, rows, cause, payloads, keys)
+        events.append_each(session, list_id, rows, cause, payloads, keys, at)
     return len(leaving) + len(entering)
 
 
@@ -282,7 +282,7 @@ def write_changes(
         events.Alike(events.LEFT, leaving, audience.id, cause, payload),
         events.Alike(events.ENTERED, entering, audience.id, cause, payload),
     ]
-    return events.append_alike(session, list_id, groups)
+    return events.append_alike(session, list_id, groups, at)
 
 
 def _store_difference(

@@ -71,9 +71,7 @@ def members(
             found = history.now(session, audience.id, request.after, size, request.wanted)
         else:
             _check_kept(history.kept_since(session, lst.id), moment, text)
-            found = history.at(
-                session, lst.id, audience.id, moment, request.after, size, request.wanted
-            )
+            found = history.at(session, audience.id, moment, request.after, size, request.wanted)
     return _listing(audience.id, moment, found, request.limit)
 
 
