@@ -300,16 +300,17 @@ def contacts_due(session: Session, now: datetime, limit: int) -> tuple[dict[str,
     grouped: dict[str, Due] = {}
     pairs = 0
     rows = session.execute(_CONTACTS_DUE, {"due_by": now, "due_limit": limit})
-    for audience_id, contact_id, list_id in rows:
+    for audience_id, contact_id, list_id, due_at in rows:
         pairs += 1
-        due = grouped.setdefault(list_id, Due(set(), {}))
+        due = grouped.setdefault(list_id, Due(set(), {}, {}))
         due.audience_ids.add(audience_id)
         due.contact_ids.setdefault(contact_id, None)
+        due.instants[(audience_id, contact_id)] = as_utc(due_at)
     return grouped, pairs >= limit
 
 
 _CONTACTS_DUE = (
-    select(MembershipDue.audienceId, MembershipDue.contactId, Audience.listId)
+    select(MembershipDue.audienceId, MembershipDue.contactId, Audience.listId, MembershipDue.dueAt)
     .join(Audience, Audience.id == MembershipDue.audienceId)
     .where(MembershipDue.dueAt <= bindparam("due_by"))
     .order_by(MembershipDue.dueAt, MembershipDue.audienceId, MembershipDue.contactId)
@@ -320,10 +321,12 @@ _CONTACTS_DUE = (
 
 @dataclass(frozen=True)
 class Due:
-    """What is due in one list: the audiences, and the contacts (in order of their instants)."""
+    """What is due in one list: the audiences, the contacts (in order of their instants), and
+    each pair's instant: its change is dated then, however late the scheduler judges it."""
 
     audience_ids: set[str]
     contact_ids: dict[str, None]
+    instants: dict[tuple[str, str], datetime]
 
 
 def forget_due(
