@@ -10,6 +10,7 @@ on SQLite and on PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -432,3 +433,26 @@ def test_builds_take_turns_across_accounts(api: ApiClient, tenant: Tenant) -> No
     while builder.step() is not None:
         pass
     assert all(_get(tenant, a)["status"] == "built" for a in queued)
+
+
+def test_a_built_calendar_audience_waits_for_its_next_step(tenant: Tenant) -> None:
+    """A filter of calendar values only, once built, is looked at again at its next step after
+    the build's evaluation, not at once: the scheduler evaluating a large list again right
+    after its build held every account's clock-driven changes for as long."""
+    from sqlalchemy import select
+
+    from audiencefilter.service.db.models import AudienceDue
+
+    lst, _ = _list(tenant, PEOPLE)
+    created = _create(tenant, lst, {"createdAt": {"within": {"this": "day"}}})
+    assert created["status"] == "building"
+    _finish(tenant)
+    assert _get(tenant, created["id"])["status"] == "built"
+    database: Database = tenant.client.app.state.db
+    with database.reading() as session:
+        due = session.scalar(
+            select(AudienceDue.dueAt).where(AudienceDue.audienceId == created["id"])
+        )
+    assert due is not None
+    stamp = due.replace(tzinfo=UTC) if due.tzinfo is None else due
+    assert stamp > datetime.now(UTC) and (stamp.hour, stamp.minute, stamp.second) == (0, 0, 0)
