@@ -40,6 +40,14 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     "webhook-two-workers": (webhooks.webhook_two_workers, "two worker processes on PostgreSQL"),
     "abuse": (abuse.abuse, "large filters, memory and a public key's budget, as an attacker"),
     "isolation": (isolation.isolation, "one account's heavy audience and silent receiver"),
+    "isolation-builds-sqlite": (
+        isolation.isolation_builds_sqlite,
+        "another account's small build and clock exit during one's builds, SQLite",
+    ),
+    "isolation-builds-postgres": (
+        isolation.isolation_builds_postgres,
+        "the same on PostgreSQL",
+    ),
     "floods-sqlite": (floods.floods_sqlite, "another account during four floods, SQLite"),
     "floods-postgres": (floods.floods_postgres, "the same on PostgreSQL"),
 }

@@ -20,7 +20,7 @@ import pytest
 import audiencefilter as af
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.domain.audience_filters import SCHEMA
-from audiencefilter.service.domain.use_cases import membership_clock
+from audiencefilter.service.domain.use_cases import membership_builds
 from audiencefilter.service.settings import Settings
 from tests.service.live import live_server
 
@@ -53,7 +53,7 @@ class Service:
 
     def step(self) -> int | None:
         """One step of the oldest build (what the scheduler's thread would do)."""
-        return membership_clock.build_step(self.database, CHUNK)
+        return membership_builds.build_step(self.database, CHUNK)
 
 
 @pytest.fixture(scope="module")

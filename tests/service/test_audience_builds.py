@@ -3,20 +3,21 @@ progress; the members and their events follow when the build ends, exactly once.
 
 "Large" is a setting (`audience_build_background_above`), so these lists hold a few contacts;
 the scheduler's thread is off and each test moves the build itself, a chunk at a time
-(`membership_clock.build_step`), so it asserts states and events, never durations. Every test runs
+(`membership_builds.build_step`), so it asserts states and events, never durations. Every test runs
 on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from audiencefilter.service.db.engine import Database
-from audiencefilter.service.domain.use_cases import membership_clock
+from audiencefilter.service.domain.use_cases import membership_builds
 from drills.receiver import Receiver
 
 from ..waiting import wait_until
@@ -74,7 +75,7 @@ PEOPLE = [
 
 def _step(tenant: Tenant) -> int | None:
     database: Database = tenant.client.app.state.db
-    return membership_clock.build_step(database, CHUNK)
+    return membership_builds.build_step(database, CHUNK)
 
 
 def _finish(tenant: Tenant) -> None:
@@ -406,3 +407,52 @@ def test_a_builds_end_stores_its_members_in_bounded_turns(
     events = _membership_events(tenant, lst)
     assert sorted(contact for _, contact, _ in events) == sorted(ids[email] for email in rich)
     assert _step(tenant) is None
+
+
+def test_builds_take_turns_across_accounts(api: ApiClient, tenant: Tenant) -> None:
+    """Four builds of account A are queued, then one of account B: B's build ends first, with
+    A's builds having taken about as many steps as B's own meanwhile (turns by account), not
+    after all of A's (oldest first)."""
+    queued = [_create(tenant, _list(tenant, PEOPLE)[0], RICH)["id"] for _ in range(4)]
+    other = make_tenant(api)
+    late = _create(other, _list(other, PEOPLE)[0], RICH)["id"]
+    builder = api.app.state.sweeper.builds
+    ended: list[str] = []
+    steps = 0
+    while builder.step() is not None:
+        steps += 1
+        for audience_id, owner in [*((a, tenant) for a in queued), (late, other)]:
+            if audience_id not in ended and _get(owner, audience_id)["status"] == "built":
+                ended.append(audience_id)
+        if ended == [late]:
+            break
+    # B's build takes its chunks and the step that ends it; A's builds one step between two
+    own = -(-len(PEOPLE) // CHUNK) + 1
+    assert ended == [late] and steps <= 2 * own, (steps, own)
+    assert all(_get(tenant, a)["status"] == "building" for a in queued)
+    while builder.step() is not None:
+        pass
+    assert all(_get(tenant, a)["status"] == "built" for a in queued)
+
+
+def test_a_built_calendar_audience_waits_for_its_next_step(tenant: Tenant) -> None:
+    """A filter of calendar values only, once built, is looked at again at its next step after
+    the build's evaluation, not at once: the scheduler evaluating a large list again right
+    after its build held every account's clock-driven changes for as long."""
+    from sqlalchemy import select
+
+    from audiencefilter.service.db.models import AudienceDue
+
+    lst, _ = _list(tenant, PEOPLE)
+    created = _create(tenant, lst, {"createdAt": {"within": {"this": "day"}}})
+    assert created["status"] == "building"
+    _finish(tenant)
+    assert _get(tenant, created["id"])["status"] == "built"
+    database: Database = tenant.client.app.state.db
+    with database.reading() as session:
+        due = session.scalar(
+            select(AudienceDue.dueAt).where(AudienceDue.audienceId == created["id"])
+        )
+    assert due is not None
+    stamp = due.replace(tzinfo=UTC) if due.tzinfo is None else due
+    assert stamp > datetime.now(UTC) and (stamp.hour, stamp.minute, stamp.second) == (0, 0, 0)

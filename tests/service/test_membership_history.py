@@ -29,7 +29,7 @@ from audiencefilter.service.app import create_app
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import Event
 from audiencefilter.service.domain import experiments
-from audiencefilter.service.domain.use_cases import membership_clock
+from audiencefilter.service.domain.use_cases import membership_builds
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
 
@@ -348,13 +348,13 @@ def test_a_background_build_draws_each_member_once(world: tuple[Tenant, Hands]) 
     audience = _split_audience(tenant, lst, {"points": {"gte": 10}})
     assert audience["status"] == "building"
     database: Database = tenant.client.app.state.db
-    while membership_clock.build_step(database, 25) is not None:
+    while membership_builds.build_step(database, 25) is not None:
         pass
     members = _draws_hold(tenant, audience)
     assert len(members) == 50
     hands.at += timedelta(minutes=1)
     tenant.ok("PATCH", f"/v4/audiences/{audience['id']}", json={"filters": {"points": {"gte": 30}}})
-    while membership_clock.build_step(database, 25) is not None:
+    while membership_builds.build_step(database, 25) is not None:
         pass
     kept = _draws_hold(tenant, audience)
     assert len(kept) == 30 and all(kept[c] == members[c] for c in kept)
@@ -386,7 +386,7 @@ def test_every_exit_says_the_group_the_member_had(world: tuple[Tenant, Hands]) -
     timed = _split_audience(tenant, lst, {"createdAt": {"gte": {"ago": "PT2H"}}})
     built = _split_audience(tenant, lst, {"points": {"gte": 0}})
     database: Database = tenant.client.app.state.db
-    while membership_clock.build_step(database, 25) is not None:
+    while membership_builds.build_step(database, 25) is not None:
         pass
     contacts = tenant.ok("GET", "/v4/contacts", params={"listId": lst, "limit": 100})
     ids = sorted(c["id"] for c in contacts["contacts"])
@@ -395,7 +395,7 @@ def test_every_exit_says_the_group_the_member_had(world: tuple[Tenant, Hands]) -
     tenant.ok("DELETE", f"/v4/contacts/{ids[5]}")  # a deletion
     hands.at += timedelta(minutes=1)  # a filter change, stored in turns by a background build
     tenant.ok("PATCH", f"/v4/audiences/{built['id']}", json={"filters": {"points": {"gte": 30}}})
-    while membership_clock.build_step(database, 25) is not None:
+    while membership_builds.build_step(database, 25) is not None:
         pass
     hands.at += timedelta(hours=3)  # the clock's turn: every member of `timed` leaves
     tenant.client.app.state.sweeper.run_once()
@@ -455,3 +455,34 @@ def test_an_experiment_is_checked_and_fixed_once_created(world: tuple[Tenant, Ha
         response = tenant.call("PATCH", url, json={"experiment": change})
         assert response.status_code == 409, response.text
         assert response.json()["errors"][0]["pointer"] == "/body/experiment"
+
+
+def test_a_late_clock_change_is_dated_at_its_instant(world: tuple[Tenant, Hands]) -> None:
+    """The scheduler gets to two exits hours after their instants (a busy process, a build
+    in the way): each `audience.left` is dated at its contact's own instant, not when it was
+    judged, so history between the instant and the judgement says the contact had left."""
+    tenant, hands = world
+    lst = tenant.new_list()["id"]
+    window = {"createdAt": {"gte": {"ago": "PT2H"}}}
+    body = {"name": "Recent", "listId": lst, "filters": window}
+    audience = tenant.ok("POST", "/v4/audiences", 201, json=body)["audience"]["id"]
+    tenant.client.app.state.sweeper.run_once()  # the new audience's own look, on time
+    first = tenant.new_contact(lst, "early@example.com")["id"]
+    hands.at += timedelta(minutes=30)
+    second = tenant.new_contact(lst, "later@example.com")["id"]
+    turned = {
+        first: hands.at + timedelta(hours=1, minutes=30),
+        second: hands.at + timedelta(hours=2),
+    }
+    hands.at += timedelta(hours=5)  # both exits judged in one late run
+    assert tenant.client.app.state.sweeper.run_once() == 2
+    left = {e["contactId"]: e for e in _feed(tenant, lst) if e["type"] == "audience.left"}
+    assert set(left) == {first, second} and {e["cause"] for e in left.values()} == {"clock"}
+    for contact_id, instant in turned.items():
+        occurred = datetime.fromisoformat(left[contact_id]["occurredAt"])
+        assert instant <= occurred < instant + timedelta(seconds=1), (contact_id, occurred)
+    url = f"/v4/audiences/{audience}/members"
+    between = _stamp(turned[second] + timedelta(minutes=1))
+    assert tenant.ok("GET", url, params={"at": between})["members"] == []
+    before = _stamp(turned[first] - timedelta(minutes=1))
+    assert len(tenant.ok("GET", url, params={"at": before})["members"]) == 2

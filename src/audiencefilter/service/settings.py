@@ -105,8 +105,8 @@ class Settings(BaseSettings):
         description="A smart audience created, or whose filter changes, on a list of more "
         "contacts than this is built in the background: the request answers at once with the "
         "audience `building` and its progress (unless it asks `?wait=true`). 0: always built "
-        "within the request. Builds run in the membership scheduler's thread (or the `sweep` "
-        "command when that thread is off).",
+        "within the request. Builds run on a thread of their own, taking turns by account (or "
+        "in the `sweep` command when the threads are off).",
     )
     audience_build_chunk: int = Field(
         default=20000,

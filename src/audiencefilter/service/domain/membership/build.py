@@ -3,13 +3,14 @@
 Creating a smart audience, or changing its filter, evaluates it over the whole list. On a list
 larger than `audience_build_background_above` the request does not wait for that: the write
 stores the audience and starts a build (`start`, under the list's lock), and answers it as
-`building` with its progress. The scheduler's thread (`use_cases/membership_clock.py`) then
-runs `step` until the build ends:
+`building` with its progress. The builds' thread (`use_cases/membership_builds.py`), apart
+from the clock's so that no clock-driven change waits behind a chunk, then runs `step` until
+the build ends:
 
 1. `start` reads, under the lock, what a `Snapshot` holds (`membership/snapshot.py`): the list's
    last event position `P`, the readings no event reports (points, action ids) when the filter
    reads them, and the instant `at` the filter is judged at. A new `token` names this run.
-2. Each `step` takes the next chunk of the list's contacts by id, selects those the filter
+2. Each `step` takes the next chunk of one build's list's contacts by id, selects those the filter
    picks in a read transaction (no lock), then, under the lock, adds them to
    `audience_build_members` and moves the cursor and `done`, unless the run was replaced
    meanwhile (another token or cursor: a change of filter, or another process's step), in which
@@ -25,6 +26,11 @@ runs `step` until the build ends:
    the last turn ends the build (`stored`). A crash between two turns leaves the mark, and
    the scheduler stores the rest.
 
+**Turns.** Builds take turns by account, then by audience within the account (`Turns`): with
+eight builds of one account queued, another account's new build gets every second step, so its
+wait is its own size, not the sum of theirs. The turn is this process's; several processes each
+take turns of their own, and the token keeps a chunk from being counted twice.
+
 While a build runs, the audience is no part of its list's plan (`plan.py`): writes do not judge
 it and the clock does not move it, so it appends no event before it is built; its stored
 members (none for a new audience, the previous filter's after a change) stay as they were. A
@@ -37,8 +43,9 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable
-from dataclasses import dataclass
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import cast
 
 from sqlalchemy import String, Table, delete, func, insert, literal, select
@@ -47,7 +54,14 @@ from sqlalchemy.orm import Session
 from ...db import dialects
 from ...db.bulk import insert_rows
 from ...db.engine import Database
-from ...db.models import BUILD_STORING, Audience, AudienceBuild, AudienceBuildMember, Contact
+from ...db.models import (
+    BUILD_STORING,
+    Audience,
+    AudienceBuild,
+    AudienceBuildMember,
+    Contact,
+    List,
+)
 from ...ground import clock
 from .. import events, relations
 from ..audience_filters import StoredAudience, filter_of
@@ -56,6 +70,8 @@ from . import plan as list_plan
 from . import snapshot as membership_snapshot
 
 STAGED = cast(Table, AudienceBuildMember.__table__)
+WAKE = threading.Event()
+"""Set when a build starts: the builds' thread of this process looks at once."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +110,7 @@ def start(session: Session, audience: Audience, cause: str) -> None:
         )
     )
     session.flush()
-    membership_due.WAKE.set()  # the scheduler's thread starts it at once
+    WAKE.set()  # the builds' thread starts it at once
 
 
 def cancel(session: Session, audience_id: str) -> None:
@@ -162,10 +178,38 @@ class Built:
     cause: str
 
 
-def step(database: Database, chunk: int) -> Built | None | int:
-    """Moves the oldest build on by one chunk (0), or ends it (`Built`, to store); None when
-    no build is running."""
-    evaluated = _evaluate(database, chunk)
+@dataclass
+class Turns:
+    """Whose build takes the next step, in this process: the accounts in turn (by id, after the
+    last one served), then that account's builds in turn (by audience id, after its last one).
+    Oldest first made one account's queue of builds hold every other account's for minutes."""
+
+    account: str | None = None
+    audiences: dict[str, str] = field(default_factory=dict)
+
+    def choose(self, running: Sequence[tuple[str, str]]) -> str | None:
+        """The audience to step among the running builds, (account id, audience id) pairs."""
+        if not running:
+            return None
+        accounts = sorted({account for account, _ in running})
+        account = _after(accounts, self.account)
+        audience = _after(
+            sorted(a for o, a in running if o == account), self.audiences.get(account)
+        )
+        self.audiences = {a: v for a, v in self.audiences.items() if a in accounts}
+        self.account, self.audiences[account] = account, audience
+        return audience
+
+
+def _after(ordered: Sequence[str], last: str | None) -> str:
+    """The first of `ordered` after `last`, or the first of all (a new round)."""
+    return next((value for value in ordered if last is None or value > last), ordered[0])
+
+
+def step(database: Database, chunk: int, turns: Turns | None = None) -> Built | None | int:
+    """Moves the build whose turn it is (`Turns`; a fresh one takes the first account's
+    first) on by one chunk (0), or ends it (`Built`, to store); None when no build is running."""
+    evaluated = _evaluate(database, chunk, turns or Turns())
     if evaluated is None:
         return None
     with database.transaction() as session:
@@ -179,13 +223,10 @@ def step(database: Database, chunk: int) -> Built | None | int:
         return _finish(session, build)
 
 
-def _evaluate(database: Database, chunk: int) -> _Chunk | None:
+def _evaluate(database: Database, chunk: int, turns: Turns) -> _Chunk | None:
     with database.reading() as session:
-        build = session.scalars(
-            select(AudienceBuild)
-            .where(AudienceBuild.cursor != BUILD_STORING)
-            .order_by(AudienceBuild.startedAt, AudienceBuild.audienceId)
-        ).first()
+        chosen = turns.choose([(owner, id_) for owner, id_ in session.execute(_RUNNING)])
+        build = session.get(AudienceBuild, chosen) if chosen is not None else None
         if build is None:
             return None
         audience = session.get(Audience, build.audienceId)
@@ -211,6 +252,15 @@ def _evaluate(database: Database, chunk: int) -> _Chunk | None:
         return _Chunk(
             build.audienceId, audience.listId, build.token, build.cursor, looked, last, selected
         )
+
+
+_RUNNING = (
+    select(List.accountId, AudienceBuild.audienceId)
+    .join(Audience, Audience.id == AudienceBuild.audienceId)
+    .join(List, List.id == Audience.listId)
+    .where(AudienceBuild.cursor != BUILD_STORING)
+)
+"""The builds judging their lists, with their accounts: the candidates of `Turns.choose`."""
 
 
 def _stage(session: Session, build: AudienceBuild, chunk: _Chunk) -> None:

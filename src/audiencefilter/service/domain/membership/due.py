@@ -245,18 +245,27 @@ _FORGET = (
 """`_forget`'s statement, built once (every write of a contact in a time audience runs it)."""
 
 
-def audience_changed(session: Session, audience: StoredAudience, at: datetime) -> None:
-    """After an audience was created, or its filter or mode changed (its members stored): its
-    contacts' instants are worked out again from `at`, by the scheduler, outside this
-    transaction (a scan of the list); an audience time does not move forgets its rows."""
+def audience_changed(
+    session: Session, audience: StoredAudience, at: datetime, evaluated_at: datetime | None = None
+) -> None:
+    """After an audience was created, or its filter or mode changed (its members stored, as
+    evaluated at `evaluated_at`, default `at`): its contacts' instants are worked out again
+    from `at`, by the scheduler, outside this transaction (a scan of the list); an audience
+    time does not move forgets its rows. A filter of calendar values only has no instants per
+    contact: it is due at its next step after the evaluation, not now, since evaluating a
+    large list again at once (after a background build, seconds of a costly filter) held the
+    scheduler, and every account's clock-driven changes, for nothing."""
     session.execute(
         delete(MembershipDue)
         .where(MembershipDue.audienceId == audience.id)
         .execution_options(synchronize_session=False)
     )
-    relative = audience.flt is not None and audience.flt.is_relative
+    flt = audience.flt
+    due = None
+    if flt is not None and flt.is_relative:
+        due = at if flt.moves_with_clock else flt.next_step(evaluated_at or at)
     # No wake: the members are exact already, so the scheduler's next look is soon enough.
-    set_audience_due(session, audience.id, at if relative else None, wake=False)
+    set_audience_due(session, audience.id, due, wake=False)
 
 
 def mark_unfinished(session: Session, audience_id: str, at: datetime) -> None:
@@ -300,16 +309,17 @@ def contacts_due(session: Session, now: datetime, limit: int) -> tuple[dict[str,
     grouped: dict[str, Due] = {}
     pairs = 0
     rows = session.execute(_CONTACTS_DUE, {"due_by": now, "due_limit": limit})
-    for audience_id, contact_id, list_id in rows:
+    for audience_id, contact_id, list_id, due_at in rows:
         pairs += 1
-        due = grouped.setdefault(list_id, Due(set(), {}))
+        due = grouped.setdefault(list_id, Due(set(), {}, {}))
         due.audience_ids.add(audience_id)
         due.contact_ids.setdefault(contact_id, None)
+        due.instants[(audience_id, contact_id)] = as_utc(due_at)
     return grouped, pairs >= limit
 
 
 _CONTACTS_DUE = (
-    select(MembershipDue.audienceId, MembershipDue.contactId, Audience.listId)
+    select(MembershipDue.audienceId, MembershipDue.contactId, Audience.listId, MembershipDue.dueAt)
     .join(Audience, Audience.id == MembershipDue.audienceId)
     .where(MembershipDue.dueAt <= bindparam("due_by"))
     .order_by(MembershipDue.dueAt, MembershipDue.audienceId, MembershipDue.contactId)
@@ -320,10 +330,12 @@ _CONTACTS_DUE = (
 
 @dataclass(frozen=True)
 class Due:
-    """What is due in one list: the audiences, and the contacts (in order of their instants)."""
+    """What is due in one list: the audiences, the contacts (in order of their instants), and
+    each pair's instant: its change is dated then, however late the scheduler judges it."""
 
     audience_ids: set[str]
     contact_ids: dict[str, None]
+    instants: dict[tuple[str, str], datetime]
 
 
 def forget_due(

@@ -42,7 +42,7 @@ Hooks for what is to come:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -129,6 +129,10 @@ def _change_payload(
     return payload
 
 
+Dated = Mapping[tuple[str, str], datetime]
+"""(audience id, contact id) -> the instant its change happened: the clock's, judged late."""
+
+
 def _write(
     session: Session,
     list_id: str,
@@ -137,18 +141,52 @@ def _write(
     cause: str,
     at: datetime,
     announce: bool = True,
+    dated: Dated | None = None,
 ) -> int:
     """Stores the difference and appends its events (left first, then entered); their count.
-    `announce` False stores it without events (an import of history that asked for none)."""
+    `announce` False stores it without events (an import of history that asked for none);
+    `dated`: the instants the events happened at, when not `at` (`_dated_events`)."""
     _delete_pairs(session, leaving)
-    draws = _left_draws(leaving) + _insert_pairs(session, entering, at)
+    draws = _left_draws(leaving) + _insert_pairs(session, entering, at, dated)
     if announce:
         rows = [(events.LEFT, c, a.id) for a, c in leaving]
         rows += [(events.ENTERED, c, a.id) for a, c in entering]
         keys = [_drawn_key(a.id, d) for a, d in draws]
         payloads = {_drawn_key(a.id, d): _change_payload(a, d) for a, d in draws}
-        events.append_each(session, list_id, rows, cause, payloads, keys, at)
+        if dated is None:
+            events.append_each(session, list_id, rows, cause, payloads, keys, at)
+        else:
+            changes = _dated_events(rows, [payloads[k] for k in keys], cause, dated)
+            events.append(session, list_id, changes)
     return len(leaving) + len(entering)
+
+
+def _dated_events(
+    rows: Sequence[tuple[str, str, str]],
+    payloads: Sequence[dict[str, Any]],
+    cause: str,
+    dated: Dated,
+) -> list[events.NewEvent]:
+    """The events of a judgement the clock made late, each dated at its pair's instant: a
+    scheduler that got to a contact seconds after its instant must not make history say it
+    stayed that long. A pair without an instant of its own (an audience reading the one that
+    was due) is dated at its contact's latest instant, when every cause had happened."""
+    instant = _pair_instants(dated)
+    return [
+        events.NewEvent(kind, c, a, cause, payload, instant(a, c))
+        for (kind, c, a), payload in zip(rows, payloads, strict=True)
+    ]
+
+
+def _pair_instants(dated: Dated) -> Callable[[str, str], datetime | None]:
+    """The instant of an (audience id, contact id) pair's change: its own, else its contact's
+    latest (`_dated_events`); the membership row's `enteredAt` is the same instant."""
+    latest: dict[str, datetime] = {}
+    for (_, contact_id), instant in dated.items():
+        latest[contact_id] = max(instant, latest.get(contact_id, instant))
+    return lambda audience_id, contact_id: dated.get(
+        (audience_id, contact_id), latest.get(contact_id)
+    )
 
 
 def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]]) -> None:
@@ -202,7 +240,10 @@ def _drawn_key(audience_id: str, draw: experiments.Draw | None) -> str:
 
 
 def _insert_pairs(
-    session: Session, entering: Sequence[tuple[StoredAudience, str]], at: datetime
+    session: Session,
+    entering: Sequence[tuple[StoredAudience, str]],
+    at: datetime,
+    dated: Dated | None = None,
 ) -> list[tuple[StoredAudience, experiments.Draw | None]]:
     """The membership rows of these (audience, contact) pairs: one `INSERT ... SELECT` over
     the pairs as one parameter (`dialects.unpacked_rows`), else the driver's executemany.
@@ -212,15 +253,18 @@ def _insert_pairs(
     if not entering:
         return draws
     dialect = dialects.dialect_of(session)
-    if dialects.unpacks(dialect) and not any(a.experiment for a, _ in entering):
+    plain = dated is None and not any(a.experiment for a, _ in entering)
+    if dialects.unpacks(dialect) and plain:
         pairs = [(a.id, c) for a, c in entering]
         parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _PAIRS_KEY)
         parameters[_PAIRS_AT] = at
         session.connection().execute(_pairs_insert(dialect), parameters)
         return draws
     # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
+    instant = _pair_instants(dated or {})
     rows_in = [
-        {"audience_id": a.id, "contact_id": c, "entered_at": at, **_drawn_columns(draw)}
+        {"audience_id": a.id, "contact_id": c, "entered_at": instant(a.id, c) or at}
+        | _drawn_columns(draw)
         for (a, c), (_, draw) in zip(entering, draws, strict=True)
     ]
     insert_rows(session, MEMBERSHIPS, rows_in)
@@ -329,13 +373,15 @@ def refresh_contacts(
     announce: bool = True,
     changed: Collection[str] | None = None,
     most: int | None = None,
+    dated: Dated | None = None,
 ) -> int:
     """Brings the stored smart memberships of these contacts of the list up to date; the number
     of changes (events appended unless `announce` is False). Call it after the write, in its
     transaction. `audiences`: only these (in refresh order), rather than every smart audience
     of the list; `changed`: the columns and relations the write changed (None: any), so that
     audiences reading none of them are not judged at all; `most`: the pairs it may move, past
-    which it raises `TooManyMoves` before writing any."""
+    which it raises `TooManyMoves` before writing any; `dated`: the instants the clock's
+    changes happened at (`_write`)."""
     plan = list_plan.plan_of(session, list_id)  # one read of the list's stamp per write
     if audiences is None:
         audiences = plan.smart if changed is None else plan.reading(changed)
@@ -362,7 +408,7 @@ def refresh_contacts(
         judge.decide(record)
     if most is not None and len(judge.entering) + len(judge.leaving) > most:
         raise TooManyMoves(len(judge.entering) + len(judge.leaving), most)
-    written = _write(session, list_id, judge.entering, judge.leaving, cause, at, announce)
+    written = _write(session, list_id, judge.entering, judge.leaving, cause, at, announce, dated)
     membership_due.contacts_judged(session, audiences, contact_ids, at, records)
     return written
 

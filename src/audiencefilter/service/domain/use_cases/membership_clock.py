@@ -5,8 +5,10 @@ relative date-times change with time.
 and no write happens then. `membership/due.py` keeps when each such change can happen; a
 thread of the service (`Sweeper`) wakes at the earliest of those instants, or every
 `MEMBERSHIP_SWEEP_SECONDS` (1 by default) to see instants other processes wrote, and
-`run_due` brings only what is due up to the clock, writing the `audience.entered` /
-`audience.left` events with the cause `clock`:
+`bring_due` brings only what is due up to the clock, writing the `audience.entered` /
+`audience.left` events with the cause `clock`, each dated at its contact's instant (not when
+the thread got to it). Background builds run on a thread of their own (`membership_builds`),
+so a chunk of a costly build never holds a change the clock makes:
 
 - a contact due in an audience is judged again in that audience (and the audiences that read
   it), under its list's lock, like any write of it; its next instant is written as it is;
@@ -35,7 +37,6 @@ from sqlalchemy import select
 from ...db.engine import Database
 from ...db.models import Audience, Contact
 from ...ground import clock
-from ...settings import Settings
 from .. import events
 from ..audience_filters import SMART, StoredAudience, filter_of, time_dependent
 from ..membership import build as membership_build
@@ -43,13 +44,11 @@ from ..membership import due as membership_due
 from ..membership import plan as list_plan
 from ..membership import snapshot as membership_snapshot
 from ..membership import store as membership_store
-from . import membership_turns
+from . import membership_builds, membership_turns
 
 logger = logging.getLogger("audiencefilter.service.sweep")
 CONTACTS_PER_TURN = 2000
 """Due pairs read at a time; they are judged in turns (`membership_turns.PAIRS_PER_TURN`)."""
-BUILD_CHUNK: int = Settings.model_fields["audience_build_chunk"].default
-"""Contacts a background build judges per step when no setting is given."""
 GATHER_SECONDS = 0.1
 """How long after the earliest instant the thread wakes: the changes due within it are judged
 together (a transaction each per audience, not per contact), for as much lag."""
@@ -57,13 +56,18 @@ together (a transaction each per audience, not per contact), for as much lag."""
 
 def run_due(
     database: Database,
-    build_chunk: int = BUILD_CHUNK,
+    build_chunk: int = membership_builds.BUILD_CHUNK,
     stopping: Callable[[], bool] = lambda: False,
 ) -> int:
-    """Runs the audiences building in the background to their end (`membership_build`),
-    then brings what is due by now up to the clock; the number of events written (those of
-    the builds included)."""
-    written = run_builds(database, build_chunk, stopping)
+    """Runs the audiences building in the background to their end (`membership_builds`),
+    then brings what is due by now up to the clock (`bring_due`): a run of the command line,
+    where no thread does either; the number of events written (those of the builds included)."""
+    written = membership_builds.run_builds(database, build_chunk, stopping)
+    return written + bring_due(database)
+
+
+def bring_due(database: Database) -> int:
+    """Brings what is due by now up to the clock; the number of events written."""
     now = clock.now()
     with database.reading() as session:
         audience_ids = membership_due.audiences_due(session, now)
@@ -71,7 +75,7 @@ def run_due(
         found = (
             None if audience_ids else membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
         )
-    written += sum(_bring_audience(database, audience_id) for audience_id in audience_ids)
+    written = sum(_bring_audience(database, audience_id) for audience_id in audience_ids)
     while True:
         if found is None:
             with database.reading() as session:
@@ -91,10 +95,11 @@ def _bring_contacts(
     database: Database, list_id: str, due: membership_due.Due, now: datetime
 ) -> int:
     """Judges the contacts due again in the audiences due and those reading them, in turns of
-    at most `membership_turns.PAIRS_PER_TURN` pairs, a transaction each for the list; their
-    next instants are written by the judgement. A turn forgets only its own contacts' due
-    rows, so a stop between turns leaves the others due. The audiences judged come from the
-    list's plan, read once per turn (a stamp read when it is known)."""
+        at most `membership_turns.PAIRS_PER_TURN` pairs, a transaction each for the list; their
+        next instants are written by the judgement. A turn forgets only its own contacts' due
+        rows, so a stop between turns leaves the others due. The audiences judged come from the
+        list's plan, read once per turn (a stamp read when it is known). Each change is dated at
+    its pair's instant, not when this got to it (`membership_store.refresh_contacts(dated=)`)."""
     contact_ids = sorted(due.contact_ids)
     written = start = 0
     while start < len(contact_ids):
@@ -107,32 +112,9 @@ def _bring_contacts(
             turn = contact_ids[start : start + membership_turns.turn_size(len(judged) - 1)]
             membership_due.forget_due(session, due.audience_ids, turn, now)
             written += membership_store.refresh_contacts(
-                session, list_id, turn, events.CAUSE_CLOCK, judged
+                session, list_id, turn, events.CAUSE_CLOCK, judged, dated=due.instants
             )
         start += len(turn)
-    return written
-
-
-def run_builds(database: Database, chunk: int, stopping: Callable[[], bool] = lambda: False) -> int:
-    """Runs every background build to its end, or until `stopping()` says the process stops
-    (between two chunks: a build resumes from its cursor); the number of events written."""
-    written = 0
-    while not stopping() and (found := build_step(database, chunk)) is not None:
-        written += found
-    return written
-
-
-def build_step(database: Database, chunk: int) -> int | None:
-    """One step of the oldest background build (`membership_build.step`); the members of a
-    build that ended are stored in turns (`membership_turns`), as a changed filter's are. The
-    number of events written, None when no build runs."""
-    found = membership_build.step(database, chunk)
-    if not isinstance(found, membership_build.Built):
-        return found
-    written = membership_turns.store(database, found.audience_id, found.snapshot, found.cause)
-    membership_turns.finish(database, found.audience_id, found.snapshot)
-    with database.transaction() as session:
-        membership_build.stored(session, found.audience_id, found.token)
     return written
 
 
@@ -219,13 +201,15 @@ def _store(database: Database, audience_id: str, evaluated: membership_snapshot.
 
 
 class Sweeper:
-    """Runs `run_due` in a daemon thread: at the earliest due instant this process knows of,
+    """Runs `bring_due` in a daemon thread: at the earliest due instant this process knows of,
     when it writes an earlier one, and at least every `interval` seconds (instants other
-    processes wrote).
+    processes wrote). The background builds run on a thread of their own (`builds`, started
+    and stopped with this one), so no clock-driven change waits behind a build's chunk.
 
     Only on the system clock: an application given a clock of its own (`create_app(clock=...)`,
     a test standing at chosen instants) has no thread, since its time moves when its owner
-    moves it, and whoever moves it calls `run_once`, which is then the only runner."""
+    moves it, and whoever moves it calls `run_once` (the builds, then what is due), which is
+    then the only runner."""
 
     def __init__(
         self,
@@ -234,21 +218,28 @@ class Sweeper:
         interval: float,
         *,
         threaded: bool = True,
-        build_chunk: int = BUILD_CHUNK,
+        build_chunk: int = membership_builds.BUILD_CHUNK,
     ) -> None:
         self.database = database
-        self.build_chunk = build_chunk
         self.clock = app_clock
         self.interval = interval if threaded else 0.0
+        self.builds = membership_builds.Builder(
+            database, app_clock, interval, threaded=threaded, chunk=build_chunk
+        )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._running = threading.Lock()
 
     def run_once(self) -> int:
+        """Runs the builds to their end, then brings what is due up to the clock."""
+        return self.builds.run_once() + self._bring_due()
+
+    def _bring_due(self) -> int:
         with self._running, clock.using(self.clock):
-            return run_due(self.database, self.build_chunk, self._stop.is_set)
+            return bring_due(self.database)
 
     def start(self) -> None:
+        self.builds.start()
         if self.interval <= 0 or self._thread is not None:
             return
         self._thread = threading.Thread(target=self._loop, name="membership-due", daemon=True)
@@ -260,13 +251,14 @@ class Sweeper:
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
+        self.builds.stop()
 
     def _loop(self) -> None:
         while not self._stop.is_set():
             membership_due.plan_look(self, None)  # until the pause is known, all wake it
             membership_due.WAKE.clear()
             try:
-                self.run_once()
+                self._bring_due()
                 pause = self._pause()
             except Exception:  # a database outage must not end the thread
                 logger.exception("membership scheduling failed; trying again next interval")

@@ -107,7 +107,8 @@ def finish(database: Database, audience_id: str, snapshot: membership_snapshot.S
     with database.transaction() as session:
         audience = _locked(session, audience_id)
         if audience is not None and _owns(session, snapshot, audience):
-            membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
+            stored = StoredAudience.of(audience)
+            membership_due.audience_changed(session, stored, clock.now(), snapshot.at)
 
 
 def _locked(session: Session, audience_id: str) -> Audience | None:
