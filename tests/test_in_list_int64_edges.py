@@ -32,7 +32,7 @@ HELD = [
 ]
 """The 64-bit column's values: at the edges, next to them, and where doubles get coarse."""
 
-RECORDS = [
+RECORDS: list[dict[str, Any]] = [
     {"id": f"c{i}", "points": v, "items": [{"id": f"i{i}", "points": v}]}
     for i, v in enumerate(HELD)
 ]
