@@ -413,6 +413,13 @@ NUMBERS = (
     -1e300,
 )
 """Numbers of literals and JSON values: past 2^53 and 2^63, 1e23 (not 10**23), 1e300, -0.0."""
+LIST_NUMBERS = (*COLUMN_NUMBERS, 1e23, 1e300, -0.0)
+"""Items of a number list: a 64-bit column's numbers, and doubles past 2^53 with a short
+numeral (`1e23`), the largest, and -0.0."""
+WIDE_PARTNERS = {-1: -1e300, 1: 1e300}
+"""Beside an integer at or past the 64-bit edges in an `in` list, a double far past every
+integer an engine writes exactly, of its sign: one list of both must not be compared as
+doubles, where -2^63 - 1 is -2^63."""
 
 ZONES = (
     "UTC",
@@ -628,6 +635,13 @@ def _edge_pool(kind: FieldType, now: datetime) -> tuple[Any, ...]:
     return tuple(spelt_instant(moment, n % 3) for n, moment in enumerate((*FIXED_INSTANTS, now)))
 
 
+def _wide_partner(value: Any) -> tuple[Any, ...]:
+    """The far double of `WIDE_PARTNERS` for an integer at or past the 64-bit edges."""
+    if type(value) is not int or abs(value) < 2**63 - 1:
+        return ()
+    return (WIDE_PARTNERS[-1 if value < 0 else 1],)
+
+
 def edge_conditions(
     schema: Schema = SPACE, now: datetime = NOWS[0], *, every: bool = False
 ) -> Iterator[tuple[Slot, Operation, dict[str, Any]]]:
@@ -648,7 +662,7 @@ def edge_conditions(
             turn += 1
             for value in chosen:
                 if operation.operand is Operand.LIST:
-                    operand: Any = [value, _probe_literal(slot.type)]
+                    operand: Any = [value, _probe_literal(slot.type), *_wide_partner(value)]
                 else:
                     operand = value
                 body = operation.body(operand)
@@ -766,6 +780,9 @@ def data_objects(schema: Schema, now: datetime) -> st.SearchStrategy[dict[str, A
 
 def field_values(kind: FieldType, now: datetime) -> st.SearchStrategy[Any]:
     """Raw Python values of a column of type `kind`."""
+    if kind is FieldType.NUMBER_LIST:
+        item = st.sampled_from(LIST_NUMBERS)
+        return st.lists(st.one_of(item, item, st.none()), max_size=3)
     if kind.element is not None:
         item = field_values(kind.element, now)
         return st.lists(st.one_of(item, item, st.none()), max_size=3)

@@ -49,7 +49,14 @@ from ...language.nodes import (
 from ...language.values import double_guard
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
-from .dialects.base import AnniversaryRefused, Marked, anniversary_sql, refused_comparison
+from .dialects.base import (
+    INT64_MAX,
+    INT64_MIN,
+    AnniversaryRefused,
+    Marked,
+    anniversary_sql,
+    refused_comparison,
+)
 from .dialects.like import like_unsafe
 from .dialects.members import LONG_LIST, members_of
 from .relations_text import aggregated_sql, quantified_sql
@@ -525,13 +532,20 @@ def balanced(items: list[str], keyword: str) -> str:
 
 
 def number_groups(values: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    """The distinct numbers of an `in` list, integers apart from other numbers when it holds
-    both: DuckDB compares a list of integers and floats as doubles (2^53 + 1 would equal
-    2^53; `Dialect.unifies_lists`)."""
+    """The distinct numbers of an `in` list: the 64-bit integers, each wider integer alone,
+    and the other numbers. DuckDB compares a list of integers and floats as doubles (2^53 + 1
+    would equal 2^53; `Dialect.unifies_lists`), and an engine writes some wide integers as
+    doubles (DuckDB past HUGEINT: `-1e300`): beside -2^63 - 1 in one list, that makes the
+    list doubles, and -2^63 a member. Alone, each is compared as its own literal is."""
     numbers = [integral(v) for v in dict.fromkeys(values)]
-    ints = tuple(dict.fromkeys(v for v in numbers if isinstance(v, int)))
+    ints = tuple(dict.fromkeys(v for v in numbers if isinstance(v, int) and _int64(v)))
+    wide = [(v,) for v in dict.fromkeys(v for v in numbers if isinstance(v, int) and not _int64(v))]
     others = tuple(dict.fromkeys(v for v in numbers if not isinstance(v, int)))
-    return [group for group in (ints, others) if group] or [()]
+    return [group for group in (ints, *wide, others) if group] or [()]
+
+
+def _int64(value: int) -> bool:
+    return INT64_MIN <= value <= INT64_MAX
 
 
 _LIST_KEYWORD = {Op.IN: "IN", Op.NOT_IN: "NOT IN"}
