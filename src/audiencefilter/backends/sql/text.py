@@ -498,13 +498,20 @@ def balanced(items: list[str], keyword: str) -> str:
     return keyword.join(items)
 
 
+_EXACT_DIGITS = 10**38
+"""Integers below this in size are exact literals everywhere (DuckDB's HUGEINT, Spark's
+DECIMAL(38, 0)); wider ones are written as doubles where the dialect has no wider type."""
+
+
 def number_groups(values: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """The distinct numbers of an `in` list, integers apart from other numbers when it holds
     both: DuckDB compares a list of integers and floats as doubles (2^53 + 1 would equal
-    2^53; `Dialect.unifies_lists`)."""
+    2^53; `Dialect.unifies_lists`). An integer of more than 38 digits goes with the others:
+    it is a double there, and beside 2^63 - 1 it made the list's 2^63 a double equal to it."""
     numbers = [integral(v) for v in dict.fromkeys(values)]
-    ints = tuple(dict.fromkeys(v for v in numbers if isinstance(v, int)))
-    others = tuple(dict.fromkeys(v for v in numbers if not isinstance(v, int)))
+    exact = [isinstance(v, int) and -_EXACT_DIGITS < v < _EXACT_DIGITS for v in numbers]
+    ints = tuple(v for v, kept in zip(numbers, exact, strict=True) if kept)
+    others = tuple(v for v, kept in zip(numbers, exact, strict=True) if not kept)
     return [group for group in (ints, others) if group] or [()]
 
 
