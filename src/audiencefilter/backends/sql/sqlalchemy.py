@@ -26,6 +26,7 @@ from datetime import date, datetime
 from typing import Any, cast
 
 from sqlalchemy import (
+    REAL,
     BigInteger,
     Boolean,
     Date,
@@ -245,10 +246,31 @@ def compared_as_text(column: ColumnElement[Any]) -> ColumnElement[Any]:
     """A PostgreSQL `citext` column as `text`: `citext` compares, orders and matches `LIKE`
     patterns ignoring case, where a string field is case-sensitive unless asked with
     `mode: "insensitive"` (which folds both sides itself). The column's type is known here,
-    so the cast is written for it alone; an index on the `citext` column does not serve it."""
+    so the cast is written for it alone; an index on the `citext` column does not serve it.
+    A single-precision `REAL` column is read as a double likewise (`Widened`)."""
     if isinstance(column.type, CITEXT):
         return sql_cast(column, Text())
+    if isinstance(column.type, REAL):
+        return Widened(column)
     return column
+
+
+class Widened(ColumnElement[Any]):
+    """A `REAL` column as the double it holds exactly (`Dialect.widened_float`): PostgreSQL
+    compares `real IN (0.3, 2.5)` at single precision, where 0.3 is the stored `real`."""
+
+    _traverse_internals = [("element", InternalTraversal.dp_clauseelement)]
+    type = Double()
+
+    def __init__(self, element: ColumnElement[Any]) -> None:
+        self.element = element
+
+
+@compiles(Widened)
+def _compile_widened(element: Widened, compiler: SQLCompiler, **kw: Any) -> str:
+    sql = compiler.process(element.element, **kw)
+    widened = _dialect(compiler.dialect).widened_float
+    return f"CAST({sql} AS {widened})" if widened else sql
 
 
 def _balanced(items: list[Expression], join: Callable[..., Expression]) -> Expression:
@@ -586,7 +608,19 @@ def _compile_exact(element: Exact, compiler: SQLCompiler, **kw: Any) -> str:
 
 @compiles(Folded)
 def _compile_folded(element: Folded, compiler: SQLCompiler, **kw: Any) -> str:
-    return _dialect(compiler.dialect).fold(compiler.process(element.element, **kw))
+    return _fold(_dialect(compiler.dialect), element.element, compiler, kw)
+
+
+def _fold(
+    dialect: Dialect, column: ColumnElement[Any], compiler: SQLCompiler, kw: dict[str, Any]
+) -> str:
+    """The fold of a column: under the dialect's `fold_collation` when the column's type
+    declares no collation (a plain `VARCHAR(50)` or `TEXT` on MariaDB folds with Unicode 4.0
+    tables otherwise); a column declaring one folds under it, as `to_sql` text does."""
+    sql = compiler.process(column, **kw)
+    if dialect.fold_collation and getattr(column.type, "collation", None) is None:
+        sql = f"{sql} COLLATE {dialect.fold_collation}"
+    return dialect.fold(sql)
 
 
 @compiles(TextMatch)
@@ -615,7 +649,7 @@ def _compile_folded_match(
         column = lambda: compiler.process(element.subject, **kw)  # noqa: E731
         needle = lambda: compiler.process(element.operand, **kw)  # noqa: E731
         return dialect.folded_like(op, column, needle, shape, unsafe)
-    subject = dialect.fold(compiler.process(element.subject, **kw))
+    subject = _fold(dialect, element.subject, compiler, kw)
     if element.nul and not dialect.text_holds_nul:
         return dialect.never(subject)
     return dialect.match(op, subject, compiler.process(element.operand, **kw), shape)

@@ -167,6 +167,13 @@ class Dialect:
     unifies_lists: ClassVar[bool] = False
     """An `IN` list of integers and floats is compared as doubles: write integers and floats
     as two lists."""
+    widened_float: ClassVar[str | None] = "DOUBLE PRECISION"
+    """The type `to_sqlalchemy` reads a single-precision (`REAL`) column as, so that a list
+    of numbers is compared with its value rather than rounded to single precision (PostgreSQL
+    types `real IN (0.3, 2.5)` as `real`); None: as it is."""
+    fold_collation: ClassVar[str | None] = None
+    """The collation `to_sqlalchemy` folds a text column under when the column's type declares
+    none (MySQL's default folds with Unicode 4.0 tables, missing `ẞ`); None: its own."""
     title: ClassVar[str] = "standard SQL"
     """The engine's name in messages."""
     relations: ClassVar[bool] = True

@@ -46,6 +46,10 @@ from .list_sql import (
 from .members import Members, json_members
 from .numbers import NumberWriter, double_test
 
+JSON_TEXT_COLLATION = "utf8mb4_unicode_520_ci"
+"""The collation of text read from JSON, and of a column declaring none when folded: Unicode
+5.2 case mappings, where the connection's default (`utf8mb4_general_ci`) misses `ẞ`."""
+
 
 class MySQL(Dialect):
     name = "mysql"
@@ -54,6 +58,8 @@ class MySQL(Dialect):
     identifier_quote = "`"
     text_holds_nul = True
     instant_type = "TIMESTAMP "
+    fold_collation = JSON_TEXT_COLLATION
+    widened_float = None  # MySQL's REAL is a DOUBLE, and CAST takes no DOUBLE PRECISION
 
     def text(self, value: str) -> str:
         if any(ch == "\\" or ch < " " or ch == "\x7f" for ch in value):
@@ -244,9 +250,6 @@ _MEMBER_TYPES = {
     Members.DAY: "DATE",
 }
 """The `JSON_TABLE` column type of each kind of long list: the types the columns have."""
-
-JSON_TEXT_COLLATION = "utf8mb4_unicode_520_ci"
-"""The collation of text read from JSON: Unicode 5.2 case mappings."""
 
 _PLAIN_KEY = re.compile(r"[ -,.-~][ -~]*|")
 """Printable ASCII not starting with `-`: keys a quoted path label reads as written."""
