@@ -92,9 +92,9 @@ GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
             "IN (100000000000000000000)) AND (`referrals` < -9223372036854775809 AND NOT "
             "`referrals` = -9223372036854775808)",
             # DuckDB would compare a list of integers and floats as doubles: two lists.
-            "duckdb": '(("points" IN (1, 100, 99999999999999999999) OR "points" IN (2.5)) AND '
-            'NOT "points" IN (100000000000000000000)) AND ("referrals" < -9223372036854775809 '
-            'AND NOT "referrals" = -9223372036854775808)',
+            "duckdb": '(("points" IN (1, 100) OR "points" IN (99999999999999999999) OR "points" '
+            'IN (2.5)) AND NOT "points" IN (100000000000000000000)) AND ("referrals" < '
+            '-9223372036854775809 AND NOT "referrals" = -9223372036854775808)',
         },
     ),
     (

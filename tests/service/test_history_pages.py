@@ -23,7 +23,7 @@ from sqlalchemy import event
 
 from audiencefilter.service.app import create_app
 from audiencefilter.service.db.engine import Database
-from audiencefilter.service.domain.use_cases import membership_clock
+from audiencefilter.service.domain.use_cases import membership_builds
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
 
@@ -150,11 +150,11 @@ def test_a_background_build_dates_each_entry_once(world: tuple[Tenant, Ticking])
     tenant.ok("POST", "/v4/contacts/import", params={"listId": lst}, json=rows)
     audience = _audience(tenant, lst, {"points": {"gte": 10}})  # built in the background
     database: Database = tenant.client.app.state.db
-    while membership_clock.build_step(database, 25) is not None:
+    while membership_builds.build_step(database, 25) is not None:
         pass
     assert _one_instant_holds(tenant, lst, audience) == 50
     tenant.ok("PATCH", f"/v4/audiences/{audience}", json={"filters": {"points": {"gte": 5}}})
-    while membership_clock.build_step(database, 25) is not None:
+    while membership_builds.build_step(database, 25) is not None:
         pass
     assert _one_instant_holds(tenant, lst, audience) == 55
 

@@ -152,10 +152,8 @@ def measure(
     with step_progress(err, steps, args.progress) as step:
         for name in names:
             reason = unavailable(name)
-            if reason is not None:
-                bench.runs.append(EngineRun(name, skipped=reason))
-                continue
-            bench.runs.append(_run_engine(make(name, args.postgresql), bench, step))
+            run = EngineRun(name, skipped=reason) if reason is not None else None
+            bench.runs.append(run if run else _run_engine(make(name, args.postgresql), bench, step))
     bench.load_average = os.getloadavg()
     return bench
 

@@ -21,6 +21,7 @@ Design choices:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any, Final
 
@@ -362,25 +363,26 @@ _EMPTY_OPERAND: Final = {
 """A list test with no values, which the words of `_list_verb` would leave unfinished."""
 
 
+_LIST_VERBS: dict[ListOp, Callable[[Any], str]] = {
+    ListOp.HAS: lambda values: f"include {one_of(values, 'and')}",
+    ListOp.ARRAY_CONTAINS: lambda values: f"include {one_of(values, 'and')}",
+    ListOp.HAS_SOME: lambda values: f"include at least one of {one_of(values)}",
+    ListOp.HAS_EVERY: lambda values: f"include all of {one_of(values, 'and')}",
+    ListOp.IS_EMPTY: lambda values: "is empty",
+    ListOp.EQUALS: lambda values: (
+        f"are exactly [{', '.join(value_words(v) for v in values)}] in that order"
+    ),
+    ListOp.ARRAY_STARTS_WITH: lambda values: f"start with {value_words(values[0])}",
+}
+"""The words of each list test but `array_ends_with` (`_list_verb`)."""
+
+
 def _list_verb(node: ListTest) -> str:
     values = node.value
     if not values and node.op in _EMPTY_OPERAND:
         return _EMPTY_OPERAND[node.op]
-    match node.op:
-        case ListOp.HAS | ListOp.ARRAY_CONTAINS:
-            return f"include {one_of(values, 'and')}"
-        case ListOp.HAS_SOME:
-            return f"include at least one of {one_of(values)}"
-        case ListOp.HAS_EVERY:
-            return f"include all of {one_of(values, 'and')}"
-        case ListOp.IS_EMPTY:
-            return "is empty"
-        case ListOp.EQUALS:
-            return f"are exactly [{', '.join(value_words(v) for v in values)}] in that order"
-        case ListOp.ARRAY_STARTS_WITH:
-            return f"start with {value_words(values[0])}"
-        case _:
-            return f"end with {value_words(values[-1])}"
+    verb = _LIST_VERBS.get(node.op)
+    return verb(values) if verb else f"end with {value_words(values[-1])}"
 
 
 __all__ = ["NAME", "value_words", "words", "write"]

@@ -288,9 +288,8 @@ class _Reader:
                 break
             if strings and index % 2 == 1:
                 before = self.independent_combinator(item, at)
-                continue
-            node = self.member(item, at, depth, lonely=len(rules) == 1, strings=strings)
-            kept += [(before, node)] if node is not None else []
+            elif node := self.member(item, at, depth, lonely=len(rules) == 1, strings=strings):
+                kept.append((before, node))
         if strings and rules and len(rules) % 2 == 0:
             self.trailing_combinator(child(child(path, "rules"), len(rules) - 1))
         return kept

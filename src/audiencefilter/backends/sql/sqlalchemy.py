@@ -207,19 +207,21 @@ class ExpressionBuilder(Visitor[Expression]):
             return Anniversary(node, self.column(node.field), dated=dated)
         if node.path:
             return JsonCondition(node, self.column(node.field))
-        column = self.column(node.field)
+        expression = self.typed(node, self.column(node.field))
+        return not_(expression) if node.op is Op.NOT_IN else expression
+
+    def typed(self, node: Comparison, column: ColumnElement[Any]) -> Expression:
+        """`node` on a column of its field's type; `in` for `notIn` (the caller negates)."""
         kind = self.schema[node.field].type
         if kind is FieldType.STRING:
-            expression = _string_test(node, column)
-        elif kind is FieldType.NUMBER:
-            expression = exact_on_doubles(node, column, _compare(node, column, _number_bind))
-        elif kind is FieldType.DATETIME:
-            expression = _compare(node, column, _instant_binder(column))
-        elif kind is FieldType.DATE:
-            expression = _compare(node, column, _date_bind)
-        else:
-            expression = column == bool(node.value)
-        return not_(expression) if node.op is Op.NOT_IN else expression
+            return _string_test(node, column)
+        if kind is FieldType.NUMBER:
+            return exact_on_doubles(node, column, _compare(node, column, _number_bind))
+        if kind is FieldType.DATETIME:
+            return _compare(node, column, _instant_binder(column))
+        if kind is FieldType.DATE:
+            return _compare(node, column, _date_bind)
+        return column == bool(node.value)
 
 
 def exact_on_doubles(

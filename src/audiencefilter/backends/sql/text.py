@@ -289,8 +289,8 @@ class SqlWriter(Visitor[str]):
         if guard is None:
             return sql
         op, operand, holds_there = guard
-        if op is Op.IN:
-            there = f"{column()} IN ({', '.join(self.number(v) for v in operand)})"
+        if op is Op.IN:  # in groups, as any list (`number_groups`): DuckDB unifies a list's types
+            there = self.in_list(Op.IN, column, number_groups(operand), self.number)
         else:
             there = f"{column()} = {self.number(operand)}"
         return f"({sql} OR {there})" if holds_there else f"({sql} AND NOT {there})"

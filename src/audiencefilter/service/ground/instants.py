@@ -75,6 +75,15 @@ def rfc3339(text: str, example: str) -> datetime:
     return _in_utc(_local(found), _offset(found), example)
 
 
+def _plus_as_space(place: int) -> NotAnInstant:
+    """A space where the offset's sign goes: a `+` a query string turned into a space."""
+    return NotAnInstant(
+        f"has a space at character {place + 1} where its offset's sign should be",
+        "a + in a query string is read as a space: write it as %2B "
+        "(2026-05-01T11:30:00%2B02:00), or give the instant in UTC with Z",
+    )
+
+
 def _check_characters(text: str, example: str) -> None:
     if len(text) > LONGEST:
         raise NotAnInstant(
@@ -84,11 +93,7 @@ def _check_characters(text: str, example: str) -> None:
         if "!" <= char <= "~" or (char == " " and place == _SEPARATOR and _SHAPE.fullmatch(text)):
             continue  # a space for `T` is named as a separator below
         if char == " " and _PLUS_AS_SPACE.fullmatch(text):
-            raise NotAnInstant(
-                f"has a space at character {place + 1} where its offset's sign should be",
-                "a + in a query string is read as a space: write it as %2B "
-                "(2026-05-01T11:30:00%2B02:00), or give the instant in UTC with Z",
-            )
+            raise _plus_as_space(place)
         name = unicodedata.name(char, "a control character")
         raise NotAnInstant(
             f"has U+{ord(char):04X} ({name}) at character {place + 1}",

@@ -96,11 +96,8 @@ def instant(text: str, now: datetime) -> datetime:
     except instants.NotAnInstant as problem:
         raise _bad_at(f"`at` {problem.detail}", text, problem.suggestion) from None
     if moment > now:
-        raise _bad_at(
-            "`at` is in the future: the members then are not known yet",
-            text,
-            f"leave `at` out for the members now, or give an instant up to {_shown(now)}",
-        )
+        fix = f"leave `at` out for the members now, or give an instant up to {_shown(now)}"
+        raise _bad_at("`at` is in the future: the members then are not known yet", text, fix)
     return moment
 
 
