@@ -87,11 +87,7 @@ def _polars() -> list[Cell]:
 LEFT_OUT = {
     ("pandas", "object", "number"): "an object column mixing integers past 2^53 with others is "
     "a FrameError naming the column (give it one dtype), which this test does not yet expect",
-    ("pandas", "bool", "boolean"): "the test keeps too few values a bool column holds",
     ("pandas", "datetime64[us, Asia/Kolkata]", "datetime"): "the test's pool reaches year 10000",
-    ("pandas", "object of JSON text", "json"): "the test keeps too few JSON values",
-    ("pandas", "string[pyarrow] of JSON text", "json"): "the test keeps too few JSON values",
-    ("polars", "String of JSON text", "json"): "the test keeps too few JSON values",
     ("polars", "Decimal(38, 0)", "number"): "a field reference between two Decimal columns is "
     "a FrameError (cast to Float64 or Int128), which this test does not yet expect",
 }
