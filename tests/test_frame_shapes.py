@@ -89,7 +89,10 @@ def _kept(
         if isinstance(value, float) and value == 0 and str(value) != str(float(got)):
             continue  # -0.0 read back as 0.0
         if isinstance(value, datetime):
-            moment = pd.Timestamp(got).to_pydatetime() if got is not None else None
+            try:  # a zone ahead of UTC takes 9999-12-31T23:59Z past year 9999
+                moment = pd.Timestamp(got).to_pydatetime() if got is not None else None
+            except (ValueError, OverflowError):
+                continue
             if moment is not None and moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)
             if moment == value:

@@ -87,7 +87,6 @@ def _polars() -> list[Cell]:
 LEFT_OUT = {
     ("pandas", "object", "number"): "an object column mixing integers past 2^53 with others is "
     "a FrameError naming the column (give it one dtype), which this test does not yet expect",
-    ("pandas", "datetime64[us, Asia/Kolkata]", "datetime"): "the test's pool reaches year 10000",
     ("polars", "Decimal(38, 0)", "number"): "a field reference between two Decimal columns is "
     "a FrameError (cast to Float64 or Int128), which this test does not yet expect",
 }
