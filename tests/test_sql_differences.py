@@ -56,7 +56,6 @@ def test_sqlite_without_the_unicode_lower_helper() -> None:
 
 
 @pytest.mark.mysql
-@pytest.mark.xfail(strict=True, reason="utf8mb4_unicode_ci folds with Unicode 4.0 tables (no ẞ)")
 def test_mysql_column_with_the_server_default_collation(mysql_url: str) -> None:
     table = Table(
         "af_default_collation", MetaData(), Column("id", String(8)), Column("v", String(64))

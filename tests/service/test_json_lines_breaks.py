@@ -164,8 +164,10 @@ def test_an_export_reads_back_whole_through_the_import(tenant: Tenant) -> None:
     )
     assert data["created"] == len(INSIDE), data
     again = tenant.call("GET", f"/v4/audiences/{everyone}/export", params={"format": "jsonl"})
-    reimported = _import(tenant, tenant.new_list()["id"], again.content)
-    assert reimported["created"] == len(INSIDE), reimported
+    other = tenant.new_list()["id"]  # the rows name their list: read into another, as its own
+    moved = again.content.replace(source.encode(), other.encode())
+    reimported = _import(tenant, other, moved)
+    assert reimported["created"] == len(INSIDE), reimported["results"][:1]
     assert sorted(_notes(tenant, reimported["results"])) == sorted(_note(c) for c in INSIDE)
 
 

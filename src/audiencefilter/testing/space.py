@@ -413,9 +413,6 @@ NUMBERS = (
     -1e300,
 )
 """Numbers of literals and JSON values: past 2^53 and 2^63, 1e23 (not 10**23), 1e300, -0.0."""
-LIST_NUMBERS = (*COLUMN_NUMBERS, 1e23, 1e300, -0.0)
-"""Items of a number list: a 64-bit column's numbers, and doubles past 2^53 with a short
-numeral (`1e23`), the largest, and -0.0."""
 WIDE_PARTNERS = {-1: -1e300, 1: 1e300}
 """Beside an integer at or past the 64-bit edges in an `in` list, a double far past every
 integer an engine writes exactly, of its sign: one list of both must not be compared as
@@ -780,9 +777,6 @@ def data_objects(schema: Schema, now: datetime) -> st.SearchStrategy[dict[str, A
 
 def field_values(kind: FieldType, now: datetime) -> st.SearchStrategy[Any]:
     """Raw Python values of a column of type `kind`."""
-    if kind is FieldType.NUMBER_LIST:
-        item = st.sampled_from(LIST_NUMBERS)
-        return st.lists(st.one_of(item, item, st.none()), max_size=3)
     if kind.element is not None:
         item = field_values(kind.element, now)
         return st.lists(st.one_of(item, item, st.none()), max_size=3)

@@ -365,9 +365,8 @@ class SqlWriter(Visitor[str]):
         if kind is not FieldType.NUMBER or not self.dialect.finds_members_by_bits or not zero:
             return None
         rest = tuple(v for v in values if isinstance(v, bool) or v != 0)
-        tests = [f"{column()} = {render(0)}"]
-        if rest:
-            tests.insert(0, self.in_group(Op.IN, column, rest, render, kind))
+        tests = [self.in_group(Op.IN, column, rest, render, kind)] if rest else []
+        tests.append(f"{column()} = {render(0)}")  # written in order: parameters stay in step
         either = "(" + " OR ".join(tests) + ")"
         return f"NOT {either}" if op is Op.NOT_IN else either
 

@@ -181,6 +181,17 @@ def _issue(pointer: str, problem: validation.Problem) -> dict[str, Any]:
     return issue.model_dump(exclude_none=True)
 
 
+ASSIGNED = ("id", "referralCode")
+"""Fields an export writes that the service assigns to every new contact itself: a row read
+back from an export is taken whole, these left out (the import gives its own)."""
+
+
+def _without_assigned(value: Any) -> Any:
+    if not isinstance(value, dict) or not value.keys() & set(ASSIGNED):
+        return value
+    return {key: item for key, item in value.items() if key not in ASSIGNED}
+
+
 def _with_custom_fields(value: Any, declared: dict[str, str]) -> Any:
     """A row whose list's custom fields are given beside the profile fields (`"birthday":
     "1990-11-23"`, as a CRM export has them) with those keys moved into its `data`."""
@@ -196,7 +207,8 @@ def _with_custom_fields(value: Any, declared: dict[str, str]) -> Any:
 
 def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | InvalidRow:
     """A row as the domain takes it: its fields and actions, or its problems."""
-    row, problems = _problems(_with_custom_fields(value, custom_fields.declared(lst)), lst.id)
+    value = _with_custom_fields(_without_assigned(value), custom_fields.declared(lst))
+    row, problems = _problems(value, lst.id)
     if row is None:
         return InvalidRow(number, problems)
     fields = row.model_dump(exclude_unset=True, exclude={"listId", "actions"})
