@@ -320,9 +320,7 @@ class SqlWriter(Visitor[str]):
         of a field of `kind` as one parameter where the dialect binds one (`members.py`)."""
         if len(groups) == 1:
             return self.in_group(op, column, groups[0], render, kind)
-        tests = [self.in_group(Op.IN, column, g, render, kind) for g in groups]
-        either = "(" + " OR ".join(tests) + ")"
-        return f"NOT {either}" if op is Op.NOT_IN else either
+        return _any_in(op, [self.in_group(Op.IN, column, g, render, kind) for g in groups])
 
     def in_group(
         self,
@@ -337,9 +335,7 @@ class SqlWriter(Visitor[str]):
         operand (`Dialect.subquery_in`) is compared with each value, the tests ORed: the same
         three-valued answer, since the list holds no null."""
         if self.expressions and not self.dialect.subquery_in:
-            tests = [f"{column()} = {render(v)}" for v in values]
-            either = "(" + " OR ".join(tests) + ")"
-            return f"NOT {either}" if op is Op.NOT_IN else either
+            return _any_in(op, [f"{column()} = {render(v)}" for v in values])
         apart = self.zero_apart(op, column, values, render, kind)
         if apart is not None:
             return apart
@@ -367,8 +363,7 @@ class SqlWriter(Visitor[str]):
         rest = tuple(v for v in values if isinstance(v, bool) or v != 0)
         tests = [self.in_group(Op.IN, column, rest, render, kind)] if rest else []
         tests.append(f"{column()} = {render(0)}")  # written in order: parameters stay in step
-        either = "(" + " OR ".join(tests) + ")"
-        return f"NOT {either}" if op is Op.NOT_IN else either
+        return _any_in(op, tests)
 
     def bound_list(
         self, op: Op, subject: str, values: tuple[Any, ...], kind: FieldType | None
@@ -548,6 +543,12 @@ def _int64(value: int) -> bool:
 
 
 _LIST_KEYWORD = {Op.IN: "IN", Op.NOT_IN: "NOT IN"}
+
+
+def _any_in(op: Op, tests: list[str]) -> str:
+    """`in` written as tests ORed (no null among the values): `notIn` is their negation."""
+    either = "(" + " OR ".join(tests) + ")"
+    return f"NOT {either}" if op is Op.NOT_IN else either
 
 
 def refusal(node: Comparison, exc: AnniversaryRefused) -> FilterError:
