@@ -30,7 +30,7 @@ from audiencefilter.testing.space import (
     every_condition,
 )
 from tests.shapes import Cell
-from tests.shapes.frames import CELLS
+from tests.shapes.frames import CELLS, MIXED_OBJECT, OBJECT_NUMBERS
 
 NOW = NOWS[0]
 FIELD = {"json": "data"}
@@ -187,6 +187,8 @@ _BAD = {
 def _frame(cell: Cell) -> tuple[Any, tuple[dict[str, Any], ...]]:
     """The cell's frame and the records the oracle reads, row by row."""
     name = FIELD.get(cell.field_type, "f")
+    if cell.shape == MIXED_OBJECT:
+        return pd.DataFrame({name: pd.Series([1, 2**53 + 1, 0.5], dtype=object)}), ()
     if cell.outcome == "refused":
         column = ['{"a": 1}', _BAD[cell.shape]]
         frame = (
@@ -199,7 +201,7 @@ def _frame(cell: Cell) -> tuple[Any, tuple[dict[str, Any], ...]]:
         lines = "\n".join(json.dumps({name: v}) for v in _STRUCT_VALUES)
         return pl.read_ndjson(io.StringIO(lines)), tuple({name: v} for v in _STRUCT_VALUES)
     build, back = (_polars_series if cell.backend == "polars" else _pandas_series)(cell)
-    values = _JSON_VALUES if cell.field_type == "json" else _pool(cell.field_type)
+    values = _JSON_VALUES if cell.field_type == "json" else _held(cell)
     kept = _kept(values, build, back)
     assert len(kept) >= (2 if cell.field_type == "boolean" else 3), (cell, kept)
     column = build(kept)
@@ -208,6 +210,28 @@ def _frame(cell: Cell) -> tuple[Any, tuple[dict[str, Any], ...]]:
     else:
         frame = pd.DataFrame({name: column})
     return frame, tuple({name: v} for v in kept)
+
+
+def _held(cell: Cell) -> list[Any]:
+    """The pool of the cell's type, of the kind an object column of numbers holds."""
+    pool = _pool(cell.field_type)
+    if OBJECT_NUMBERS.get(cell.shape) == "integers":
+        return [v for v in pool if not isinstance(v, float)]
+    if OBJECT_NUMBERS.get(cell.shape) == "doubles":
+        return [v for v in pool if not isinstance(v, int) or abs(v) <= 2**53]
+    return pool
+
+
+def _assert_refused(cell: Cell, flt: af.Filter, frame: Any) -> None:
+    """The refusal names the column and the fix: the bad JSON text, or the one dtype to give."""
+    with pytest.raises(af.FrameError) as caught:
+        _answers(flt, frame)
+    message = str(caught.value)
+    if cell.shape == MIXED_OBJECT:
+        assert "column(s) f" in message and "one type" in message, message
+        return
+    assert 'field "data"' in message and repr(_BAD[cell.shape]) in message
+    assert "json.dumps" in message, message
 
 
 @cache
@@ -239,13 +263,9 @@ def test_a_frame_cell_gives_the_oracles_answer_or_is_refused(cell: Cell) -> None
     for where in _conditions(cell.field_type):
         flt = af.parse(where, schema)
         if cell.outcome == "refused":
-            if not any(name == "data" for name in json.dumps(where).split('"')):
+            if not any(name in ("data", "f") for name in json.dumps(where).split('"')):
                 continue
-            with pytest.raises(af.FrameError) as caught:
-                _answers(flt, frame)
-            message = str(caught.value)
-            assert 'field "data"' in message and repr(_BAD[cell.shape]) in message
-            assert "json.dumps" in message, message
+            _assert_refused(cell, flt, frame)
             continue
         expected = [flt.matches(record, now=NOW) for record in records]
         try:
@@ -265,3 +285,26 @@ def test_a_frame_cell_gives_the_oracles_answer_or_is_refused(cell: Cell) -> None
 def test_every_field_type_has_conditions() -> None:
     for field_type in {cell.field_type for cell in CELLS}:
         assert len(_conditions(field_type)) >= 5, field_type
+
+
+def test_decimal_columns_compare_with_each_other_exactly_or_are_refused_by_name() -> None:
+    """Two Decimal(10, 2) columns compare in their units; a Decimal beside a Float64 is
+    refused naming both columns and the cast, not by a wrong answer or a polars error."""
+    from decimal import Decimal
+
+    schema = af.Schema.from_mapping({"a": "number", "b": "number"}, name="pair")
+    cents = pl.Decimal(10, 2)
+    frame = pl.DataFrame(
+        {
+            "a": pl.Series([Decimal("0.10"), Decimal("0.30"), None, Decimal("-1.00")], dtype=cents),
+            "b": pl.Series([Decimal("0.10"), Decimal("0.20"), Decimal("1"), None], dtype=cents),
+        }
+    ).with_row_index("_row")
+    for op in ("equals", "gt", "lte", "not"):
+        flt = af.parse({"a": {op: {"_ref": "b"}}}, schema)
+        records = [{"a": r["a"], "b": r["b"]} for r in frame.iter_rows(named=True)]
+        expected = [i for i, r in enumerate(records) if flt.matches(r, now=NOW)]
+        assert flt.select_frame(frame, now=NOW)["_row"].to_list() == expected, op
+    mixed = frame.with_columns(pl.col("b").cast(pl.Float64))
+    with pytest.raises(af.FrameError, match=r'fields "a" .* and "b" .*cast'):
+        af.parse({"a": {"gt": {"_ref": "b"}}}, schema).select_frame(mixed, now=NOW)

@@ -271,6 +271,31 @@ class _Expressions(FrameCore[pl.Expr]):
             return "float"
         raise self.wrong_type(field, dtype)
 
+    def number_sides(
+        self, field: str, other: str
+    ) -> tuple[tuple[pl.Expr, str], tuple[pl.Expr, str]]:
+        """A Decimal is compared with another column as its integers (value times 10^scale),
+        exact where the other side is in the same units: a Decimal of the same scale, or an
+        integer column beside a Decimal of scale 0. Other pairs are refused by name."""
+        dtypes = (self.dtype(field), self.dtype(other))
+        scales = {d.scale for d in dtypes if isinstance(d, pl.Decimal)}
+        if not scales:
+            return super().number_sides(field, other)
+        integral = all(isinstance(d, pl.Decimal) or d in _INT_RANGES for d in dtypes)
+        if len(scales) == 1 and (
+            integral and scales == {0} or all(isinstance(d, pl.Decimal) for d in dtypes)
+        ):
+            left, right = (self.column(f) for f in (field, other))
+            return (left.to_physical().cast(pl.Int128), "int"), (
+                right.to_physical().cast(pl.Int128),
+                "int",
+            )
+        raise FrameError(
+            f'fields "{field}" ({dtypes[0]}) and "{other}" ({dtypes[1]}): a Decimal column is '
+            "compared with another only of the same scale, or with an integer column at scale "
+            f'0; cast both to one Decimal type, e.g. pl.col("{other}").cast({dtypes[0]})'
+        )
+
     def visit_list_test(self, node: ListTest) -> pl.Expr:
         """A list test natively (`columnar_lists`), else row by row by `lists.truth` (null for a
         null list) from a List column or an Object column of Python lists."""

@@ -319,8 +319,8 @@ class FrameCore(Visitor[C]):
         if kind is FieldType.BOOLEAN:
             return compare(self.column(node.field), Op.EQUALS, self.column(node.other))
         if kind is FieldType.NUMBER:
-            sides = [(self.column(f), self.number_kind(f)) for f in (node.field, node.other)]
-            return numbers_compared(self.a, sides[0], node.op, sides[1])
+            left, right = self.number_sides(node.field, node.other)
+            return numbers_compared(self.a, left, node.op, right)
         pair = self.text_pair if kind is FieldType.STRING else self.instant_pair
         left, right = pair(node.field, node.other)
         return compare(left, node.op, right)
@@ -425,6 +425,14 @@ class FrameCore(Visitor[C]):
     @abstractmethod
     def number_kind(self, field: str) -> str:
         """ "int" or "float" for a number column compared with another; refused otherwise."""
+
+    def number_sides(self, field: str, other: str) -> tuple[tuple[C, str], tuple[C, str]]:
+        """Two number columns compared with each other, each with its kind (`number_kind`);
+        an engine with decimal columns reads them in units both sides share."""
+        return (self.column(field), self.number_kind(field)), (
+            self.column(other),
+            self.number_kind(other),
+        )
 
     @abstractmethod
     def text_pair(self, field: str, other: str) -> tuple[C, C]:
