@@ -55,6 +55,27 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    """The counts of the space and of the storage shapes, where this run asked them."""
+    _space_summary(terminalreporter, config)
+    _shapes_summary(terminalreporter)
+
+
+def _shapes_summary(terminalreporter: Any) -> None:
+    """The shape cells' checks per family, with the cells and engines they ran on."""
+    tally = getattr(sys.modules.get("tests.shapes"), "TALLY", None)
+    if tally is None or not tally.checks:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("the storage shapes against the oracle")
+    for family in sorted(tally.checks):
+        write(f"{family:28} {tally.checks[family]:>9} checks")
+    write(
+        f"{'total':28} {sum(tally.checks.values()):>9} checks on {len(tally.cells)} cells, "
+        f"{len(tally.engines)} engines, {tally.disagreements} disagreements"
+    )
+
+
+def _space_summary(terminalreporter: Any, config: Any) -> None:
     """The space test's counts: checks, documented refusals and disagreements per surface
     (tests/test_space.py); the full report, repros included, as JSON in a file."""
     module = sys.modules.get("tests.test_space")

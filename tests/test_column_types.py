@@ -14,6 +14,7 @@ and the fix.
 from __future__ import annotations
 
 import itertools
+import os
 import struct
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -54,7 +55,7 @@ from audiencefilter.testing.space import (
     slots,
     spelt_instant,
 )
-from tests.shapes import Cell
+from tests.shapes import TALLY, Cell
 from tests.shapes.columns import CELLS, ColumnShape, engine_of, shape, way_of
 from tests.wide_engines import as_jsonb, doubled
 
@@ -194,9 +195,9 @@ _PROBES: dict[Operand, Any] = {
 }
 
 
-PER_OPERATION = 12
-"""Edge literals each operation is asked with, taken in turn from the pool so that every
-edge meets many operations."""
+PER_OPERATION = 10**6 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 12
+"""Edge literals each operation is asked with (every one in the deep run), taken in turn from
+the pool so that every edge meets many operations."""
 
 
 def _literals(kind: FieldType) -> tuple[Any, ...]:
@@ -412,6 +413,7 @@ def disagreements(cell: Cell, engine: Engine) -> tuple[int, list[str]]:
         if answer != expected:
             shown = answer if isinstance(answer, str) else sorted(answer ^ expected)
             wrong.append(f"{flt.to_json()}: {shown}")
+    TALLY.note(cell, len(flts), len(rows), len(wrong))
     return len(flts), wrong
 
 

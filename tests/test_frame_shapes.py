@@ -29,7 +29,7 @@ from audiencefilter.testing.space import (
     edge_conditions,
     every_condition,
 )
-from tests.shapes import Cell
+from tests.shapes import TALLY, Cell
 from tests.shapes.frames import CELLS, MIXED_OBJECT, OBJECT_NUMBERS
 
 NOW = NOWS[0]
@@ -277,6 +277,7 @@ def test_a_frame_cell_gives_the_oracles_answer_or_is_refused(cell: Cell) -> None
             pairs = enumerate(zip(got, expected, strict=True))
             rows = [records[i] for i, (g, e) in pairs if g != e]
             wrong.append((where, rows[:3]))
+    TALLY.note(cell, len(_conditions(cell.field_type)), max(len(records), 2), len(wrong))
     assert wrong == [], (
         f"{len(wrong)} of {len(_conditions(cell.field_type))} conditions: {wrong[:5]}"
     )

@@ -25,7 +25,7 @@ from sqlalchemy.types import TypeEngine
 
 import audiencefilter as af
 from audiencefilter.testing.space import NUMBERS, Operand, operations, slots
-from tests.shapes import Cell
+from tests.shapes import TALLY, Cell
 from tests.shapes.values import NUMBER_CELLS as CELLS
 
 SCHEMA = af.Schema.of(points="number")
@@ -357,4 +357,5 @@ def test_number_values_answer_as_the_oracle(cell: Cell, request: pytest.FixtureR
             if got != want:
                 shown = [held[int(i)] for i in sorted(got ^ want, key=int)]
                 wrong.append(f"{way} {flt.to_dict()}: differs on {shown}")
+    TALLY.note(cell, len(FILTERS) * len(got_by_way), len(held), len(wrong))
     assert not wrong, f"{len(wrong)} disagreements:\n" + "\n".join(wrong[:30])

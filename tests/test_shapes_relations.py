@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, aliased
 from sqlalchemy.pool import StaticPool
 
 import audiencefilter as af
-from tests.shapes import Cell
+from tests.shapes import TALLY, Cell
 from tests.shapes.relation_models import Models, load, models
 from tests.shapes.relation_worlds import FIELDS, ROW, WORLD, Select, disagreements, records
 from tests.shapes.relations import CELLS, SETUPS
@@ -304,5 +304,6 @@ def test_relation_shape_gives_the_oracles_answer(
 ) -> None:
     setup = _setup(cell, request)
     asked, wrong, first = disagreements(setup.run, setup.schema, setup.rows)
+    TALLY.note(cell, asked, len(setup.rows), wrong)
     assert asked > 100
     assert not wrong, f"{wrong} of {asked} filters differ on {cell.id}:\n" + "\n".join(first)

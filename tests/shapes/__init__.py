@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 Outcome = Literal["exact", "refused"]
@@ -49,6 +49,29 @@ class Cell:
     def id(self) -> str:
         """A pytest id naming the cell."""
         return f"{self.backend}:{self.shape}:{self.field_type}"
+
+
+@dataclass
+class ShapeTally:
+    """What the shape tests asked in this run: checks (a filter on a row) per family, the
+    cells and engines they ran on, and the disagreements found, printed at the end of a run
+    (tests/conftest.py) so that a deep run's figures can be read off it."""
+
+    checks: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    cells: set[str] = field(default_factory=set)
+    engines: set[str] = field(default_factory=set)
+    disagreements: int = 0
+
+    def note(self, cell: Cell, filters: int, rows: int, wrong: int) -> None:
+        """One cell's run: `filters` asked of `rows` rows, `wrong` of them answered otherwise."""
+        self.checks[cell.family] += filters * rows
+        self.cells.add(f"{cell.family}:{cell.id}")
+        self.engines.add(cell.backend)
+        self.disagreements += wrong
+
+
+TALLY = ShapeTally()
+"""This process's tally (each pytest worker has its own)."""
 
 
 def cells(family: str) -> tuple[Cell, ...]:
