@@ -39,7 +39,7 @@ from ..language.nodes import (
     Quantified,
 )
 from ..language.visitor import Visitor
-from .budget import refuse
+from .reading import refuse
 
 _SCALARS = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
 
