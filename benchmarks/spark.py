@@ -36,13 +36,12 @@ from typing import Any
 
 import audiencefilter as af
 from benchmarks.data import FIELDS, generate
-from benchmarks.filters import MAIN, SINCE
+from benchmarks.filters import SINCE
+from benchmarks.spark_report import BENCHES, ROOT, report
 
-ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "results" / "spark-data"
 PART = 1_000_000
 ENGINES = ("spark", "polars", "duckdb")
-BENCHES = tuple(bench for bench in MAIN if bench.name in {"F1", "F2", "F3", "F4", "F5"})
 
 
 # ---- data -------------------------------------------------------------------------------------
@@ -211,25 +210,6 @@ def run_engine(engine: str, files: list[str], repeat: int) -> dict[str, Any]:
 # ---- driver -----------------------------------------------------------------------------------
 
 
-def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
-    """Least squares `seconds = a + b * rows`."""
-    if len(points) == 1:
-        return 0.0, points[0][1] / points[0][0]
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    b = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x in xs)
-    return my - b * mx, b
-
-
-def crossover(spark: tuple[float, float], other: tuple[float, float], k: int) -> float | None:
-    """Rows from which Spark on k machines is faster than `other` on one; None: never."""
-    (a_s, b_s), (a_x, b_x) = spark, other
-    gain = b_x - b_s / k
-    if gain <= 0:
-        return None
-    return max(0.0, (a_s - a_x) / gain)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -257,8 +237,6 @@ def main() -> None:
             _check_counts(runs, size)
             # Written after every run, so that an interrupted run keeps what it measured.
             out.write_text(json.dumps({"cores": os.cpu_count(), "runs": runs}, indent=1))
-    from benchmarks.spark_report import report
-
     print(report(out))
 
 

@@ -9,13 +9,36 @@ Writes `benchmarks/results/spark.md` (the tables docs/performance.md quotes) and
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
-from benchmarks.spark import BENCHES, ROOT, crossover, fit
+from benchmarks.filters import MAIN
 
+ROOT = Path(__file__).resolve().parent
+BENCHES = tuple(bench for bench in MAIN if bench.name in {"F1", "F2", "F3", "F4", "F5"})
+"""The filters the Spark benchmark (`benchmarks/spark.py`) times, which this report tabulates."""
 PLOT = ROOT.parent / "docs" / "performance-spark.png"
 WAYS = {"spark": ("to_pyspark", "hand"), "polars": ("to_polars",), "duckdb": ("to_sql",)}
+
+
+def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """Least squares `seconds = a + b * rows`."""
+    if len(points) == 1:
+        return 0.0, points[0][1] / points[0][0]
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    b = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x in xs)
+    return my - b * mx, b
+
+
+def crossover(spark: tuple[float, float], other: tuple[float, float], k: int) -> float | None:
+    """Rows from which Spark on k machines is faster than `other` on one; None: never."""
+    (a_s, b_s), (a_x, b_x) = spark, other
+    gain = b_x - b_s / k
+    if gain <= 0:
+        return None
+    return max(0.0, (a_s - a_x) / gain)
 
 
 def _total(run: dict[str, Any], way: str) -> float:

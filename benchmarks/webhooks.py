@@ -17,12 +17,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from audiencefilter.service.db import migrate
@@ -32,6 +28,7 @@ from audiencefilter.service.domain import events
 from audiencefilter.service.domain.webhooks import signing
 from audiencefilter.service.settings import Settings
 from drills.receiver import Receiver
+from drills.service import workers
 
 URL_VARIABLE = "AUDIENCEFILTER_BENCH_PG_URL"
 TIMEOUT = 600.0
@@ -82,26 +79,8 @@ def add_endpoint(database_url: str, list_id: str, url: str) -> None:
         database.dispose()
 
 
-@contextmanager
-def workers(database_url: str, count: int) -> Iterator[None]:
-    env = {
-        **os.environ,
-        "AUDIENCEFILTER_DATABASE_URL": database_url,
-        "AUDIENCEFILTER_WEBHOOK_ALLOWED_NETWORKS": '["127.0.0.1/32"]',
-        "AUDIENCEFILTER_WEBHOOK_POLL_SECONDS": "0.05",
-    }
-    command = [sys.executable, "-m", "audiencefilter.service", "worker"]
-    processes = [
-        subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(count)
-    ]
-    try:
-        yield
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(timeout=30)
+# The settings of the measured workers: the receiver is local, and they poll often.
+WORKER_SETTINGS = {"WEBHOOK_ALLOWED_NETWORKS": '["127.0.0.1/32"]', "WEBHOOK_POLL_SECONDS": "0.05"}
 
 
 def measure(database_url: str, list_id: str, count: int, worker_count: int) -> tuple[float, int]:
@@ -110,7 +89,7 @@ def measure(database_url: str, list_id: str, count: int, worker_count: int) -> t
     try:
         add_endpoint(database_url, list_id, receiver.url)
         started = time.monotonic()
-        with workers(database_url, worker_count):
+        with workers(database_url, worker_count, WORKER_SETTINGS):
             receiver.wait_for(lambda got: len(got) >= count, TIMEOUT)
             seconds = time.monotonic() - started
             time.sleep(0.5)

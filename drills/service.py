@@ -30,6 +30,7 @@ from tests.service.live import cli_env, run_cli
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
+WORKER_STOP = 15.0
 # A limit no drill reaches, for drills that are not about rate limits.
 UNLIMITED = "100000000/minute"
 
@@ -42,6 +43,31 @@ def service_env(database_url: str, settings: Mapping[str, str] | None = None) ->
     """The child's environment; setting names are given without the `AUDIENCEFILTER_` prefix."""
     extra = {f"AUDIENCEFILTER_{name}": value for name, value in (settings or {}).items()}
     return cli_env(AUDIENCEFILTER_DATABASE_URL=database_url, **extra)
+
+
+@contextlib.contextmanager
+def workers(
+    database_url: str, count: int, settings: Mapping[str, str] | None = None
+) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """`count` `worker` processes on `database_url`, stopped with SIGTERM at the end (killed
+    if one outlives `WORKER_STOP`): the one way drills and benchmarks start workers."""
+    env = service_env(database_url, settings)
+    command = [sys.executable, "-m", "audiencefilter.service", "worker"]
+    processes = [
+        subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(count)
+    ]
+    try:
+        yield processes
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=WORKER_STOP)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 @dataclass

@@ -23,13 +23,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx
 from sqlalchemy import create_engine, text
@@ -45,12 +41,11 @@ from .service import (
     expect,
     migrate,
     running,
-    service_env,
+    workers,
 )
 
 LOCAL = '["127.0.0.1/32"]'
 DELIVERY_TIMEOUT = 120.0
-WORKER_STOP = 15.0
 
 
 def signed(secret: str, item: Received) -> bool:
@@ -244,28 +239,6 @@ def webhook_outage(ctx: Context) -> Row:
         f"duplicates {tally.duplicates}, bad signatures {tally.bad_signatures}"
     )
     return row("webhook-outage", lost == 0 and tally.bad_signatures == 0, figures)
-
-
-@contextmanager
-def workers(database_url: str, count: int, settings: dict[str, str]) -> Iterator[None]:
-    """`count` `worker` processes, stopped with SIGTERM at the end."""
-    env = service_env(database_url, settings)
-    command = [sys.executable, "-m", "audiencefilter.service", "worker"]
-    processes = [
-        subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(count)
-    ]
-    try:
-        yield
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=WORKER_STOP)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 def append_events(database_url: str, list_id: str, count: int, contacts: int) -> None:

@@ -194,6 +194,44 @@ def test_no_import_cycles_lazy_and_type_checking_imports_counted() -> None:
     assert _cycles(_module_graph()) == []
 
 
+SCRIPTS = ("benchmarks", "drills")
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def _script_graph() -> dict[str, set[str]]:
+    """The benchmarks' and drills' modules and which of them each imports (lazily too)."""
+    paths = {
+        _dotted(path.relative_to(REPOSITORY)): path
+        for package in SCRIPTS
+        for path in sorted((REPOSITORY / package).rglob("*.py"))
+    }
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        named = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = package if node.level else node.module or ""
+                base = f"{base}.{node.module}" if node.level and node.module else base
+                named |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+            elif isinstance(node, ast.Import):
+                named |= {alias.name for alias in node.names}
+        graph[module] = {name for name in named if name in paths and name != module}
+    return graph
+
+
+def _dotted(relative: Path) -> str:
+    parts = list(relative.with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_cycles_in_the_benchmarks_and_drills() -> None:
+    graph = _script_graph()
+    assert "drills.common" in graph["drills.webhooks"]  # relative imports are read
+    assert "benchmarks.spark_report" in graph["benchmarks.spark"]
+    assert _cycles(graph) == []
+
+
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

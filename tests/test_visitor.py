@@ -6,7 +6,9 @@ import importlib
 import pkgutil
 
 import audiencefilter
-from audiencefilter.language.visitor import Visitor, missing_handlers
+from audiencefilter.language.fields import Op
+from audiencefilter.language.nodes import TRUE, And, Comparison, IsNull, Node, Not, Or
+from audiencefilter.language.visitor import Rebuild, Visitor, missing_handlers
 
 
 def _all_subclasses(cls: type) -> list[type]:
@@ -29,3 +31,18 @@ def test_every_visitor_covers_every_node_kind() -> None:
     assert visitors, "no visitors found"
     for visitor in visitors:
         assert missing_handlers(visitor) == [], visitor.__qualname__
+
+
+class _Renamed(Rebuild):
+    """Only what a pass changes: each comparison's field renamed."""
+
+    def visit_comparison(self, node: Comparison) -> Node:
+        return Comparison(node.field.upper(), node.op, node.value)
+
+
+def test_the_tree_copying_base_rebuilds_groups_and_keeps_other_nodes() -> None:
+    points = Comparison("points", Op.GTE, 5)
+    tree = And((Or((points, IsNull("city"))), Not(points), TRUE))
+    assert Rebuild().visit(tree) == tree
+    renamed = Comparison("POINTS", Op.GTE, 5)
+    assert _Renamed().visit(tree) == And((Or((renamed, IsNull("city"))), Not(renamed), TRUE))

@@ -59,12 +59,12 @@ from ..language.nodes import (
 )
 from ..language.relations import COUNT_FIELD, Aggregate, Quantifier
 from . import cel_arrays as arrays
-from .budget import refuse
 from .cel_json import false_form, in_json, is_key, null_form, selected, true_form
 from .cel_lists import LIST_TYPES, written, written_numbers
 from .declared import at_paths
 from .folding import caseless
 from .logic import not_true
+from .reading import refuse
 
 SPELLINGS: Final = {
     Op.EQUALS: "==",

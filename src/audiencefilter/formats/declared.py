@@ -25,21 +25,15 @@ from dataclasses import replace
 
 from ..language.fields import Field, FieldType, Schema
 from ..language.nodes import (
-    Aggregated,
-    And,
     Blank,
     Comparison,
-    Const,
-    FieldComparison,
     IsNull,
     ListTest,
     Node,
-    Not,
-    Or,
     Quantified,
 )
-from ..language.visitor import Visitor
-from .budget import refuse
+from ..language.visitor import Rebuild
+from .reading import refuse
 
 _SCALARS = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
 
@@ -53,7 +47,10 @@ def at_paths(node: Node, schema: Schema, title: str, *, paths: bool) -> Node:
     return _AtPaths(schema, title, paths).visit(node)
 
 
-class _AtPaths(Visitor[Node]):
+class _AtPaths(Rebuild):
+    """Conditions on declared fields moved to their paths; a field reference is kept as it
+    is (the readers refuse references to fields inside JSON), an aggregate too."""
+
     def __init__(self, schema: Schema, title: str, paths: bool) -> None:
         self.schema = schema
         self.title = title
@@ -84,18 +81,6 @@ class _AtPaths(Visitor[Node]):
             )
         return refuse(declared.name, why, "keep this condition in the JSON form")
 
-    def visit_and(self, node: And) -> Node:
-        return And(tuple(self.visit(item) for item in node.items))
-
-    def visit_or(self, node: Or) -> Node:
-        return Or(tuple(self.visit(item) for item in node.items))
-
-    def visit_not(self, node: Not) -> Node:
-        return Not(self.visit(node.item))
-
-    def visit_const(self, node: Const) -> Node:
-        return node
-
     def visit_comparison(self, node: Comparison) -> Node:
         field, path = self.placed(node.field, node.path)
         return node if field == node.field else replace(node, field=field, path=path)
@@ -112,15 +97,9 @@ class _AtPaths(Visitor[Node]):
         self.placed(node.field, node.path)
         return node
 
-    def visit_field_comparison(self, node: FieldComparison) -> Node:
-        return node  # the readers refuse references to fields inside JSON
-
     def visit_quantified(self, node: Quantified) -> Node:
         relation = self.schema.relation(node.relation)
         if relation is None:
             return node
         inner = at_paths(node.where, relation.schema, self.title, paths=self.paths)
         return node if inner is node.where else replace(node, where=inner)
-
-    def visit_aggregated(self, node: Aggregated) -> Node:
-        return node

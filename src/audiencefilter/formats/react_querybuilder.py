@@ -56,9 +56,9 @@ from ..language.nodes import (
 from ..language.values import InexactNumber, decimal_numeral
 from ..language.visitor import Visitor
 from ..where.decode import as_str, load_json
-from .budget import Budget, Place, child, refuse
 from .declared import at_paths
 from .instants import sql_text, unportable
+from .reading import Budget, Place, child, refuse
 
 NAME = "react-querybuilder"
 PLACEHOLDER = "~"

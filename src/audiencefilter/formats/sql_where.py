@@ -56,9 +56,9 @@ from ..language.nodes import (
 from ..language.relations import Quantifier, Relation
 from ..language.values import InexactNumber, decimal_numeral
 from ..language.visitor import Visitor
-from .budget import Budget, refuse
 from .declared import at_paths
 from .instants import sql_text, unportable
+from .reading import Budget, refuse
 
 NAME = "sql"
 CONTACTS = "contacts"

@@ -92,3 +92,46 @@ class Visitor(Generic[T]):
 def missing_handlers(cls: type[Visitor[Any]]) -> list[str]:
     """The node kinds a visitor class has no handler for; a test keeps this empty."""
     return ["visit_" + t.kind for t in NODE_TYPES if t not in cls._dispatch]
+
+
+class Rebuild(Visitor[Node]):
+    """The tree-copying base: groups and negations rebuilt from their visited children, every
+    other node returned as it is.
+
+    A rewriting pass (lowering, the writers' declared-field placement) overrides only the kinds
+    it changes; the walk down and/or/not is written once here, and the node kinds it leaves
+    alone are named in one place instead of in each pass.
+    """
+
+    def visit_and(self, node: And) -> Node:
+        return And(tuple(self.visit(item) for item in node.items))
+
+    def visit_or(self, node: Or) -> Node:
+        return Or(tuple(self.visit(item) for item in node.items))
+
+    def visit_not(self, node: Not) -> Node:
+        return Not(self.visit(node.item))
+
+    def visit_const(self, node: Const) -> Node:
+        return node
+
+    def visit_comparison(self, node: Comparison) -> Node:
+        return node
+
+    def visit_is_null(self, node: IsNull) -> Node:
+        return node
+
+    def visit_blank(self, node: Blank) -> Node:
+        return node
+
+    def visit_list_test(self, node: ListTest) -> Node:
+        return node
+
+    def visit_field_comparison(self, node: FieldComparison) -> Node:
+        return node
+
+    def visit_quantified(self, node: Quantified) -> Node:
+        return node
+
+    def visit_aggregated(self, node: Aggregated) -> Node:
+        return node

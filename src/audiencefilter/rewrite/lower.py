@@ -55,7 +55,6 @@ from ..language.nodes import (
     Blank,
     Comparison,
     Const,
-    FieldComparison,
     IsNull,
     ListTest,
     Node,
@@ -69,7 +68,7 @@ from ..language.nodes import (
 from ..language.relations import relation_of, rows_schema, values_schema
 from ..language.relative import Ago, as_now
 from ..language.values import Scalar, as_utc, fold, same_value, unique
-from ..language.visitor import Visitor
+from ..language.visitor import Rebuild
 
 
 def lower(
@@ -128,18 +127,14 @@ def lower_list_test(node: ListTest) -> Node:
 def json_list(node: ListTest, source: tuple[str, ...]) -> Node:
     """A list declared inside JSON as the tests of the JSON array at its path
     (`language.lists.as_arrays`, the rule), each lowered."""
-    return _lowered_lists(as_arrays(node, source))
+    return _LoweredLists().visit(as_arrays(node, source))
 
 
-def _lowered_lists(node: Node) -> Node:
-    match node:
-        case ListTest():
-            return lower_list_test(node)
-        case And() | Or():
-            return type(node)(tuple(_lowered_lists(item) for item in node.items))
-        case Not():
-            return Not(_lowered_lists(node.item))
-    return node
+class _LoweredLists(Rebuild):
+    """Each list test of a tree lowered, the rest copied."""
+
+    def visit_list_test(self, node: ListTest) -> Node:
+        return lower_list_test(node)
 
 
 def json_date(node: Comparison, source: tuple[str, ...]) -> Node:
@@ -164,23 +159,14 @@ def json_date(node: Comparison, source: tuple[str, ...]) -> Node:
     return replace(node, field=column, path=path, value=text)
 
 
-class _Lowering(Visitor[Node]):
+class _Lowering(Rebuild):
+    """The lowering rules over `Rebuild`: a field reference has no literal and both its fields
+    are columns (the readers refuse JSON ones), so it is kept as it is."""
+
     def __init__(self, schema: Schema, now: datetime | None, keep_durations: bool) -> None:
         self.schema = schema
         self.now = now
         self.keep_durations = keep_durations
-
-    def visit_and(self, node: And) -> Node:
-        return And(tuple(self.visit(item) for item in node.items))
-
-    def visit_or(self, node: Or) -> Node:
-        return Or(tuple(self.visit(item) for item in node.items))
-
-    def visit_not(self, node: Not) -> Node:
-        return Not(self.visit(node.item))
-
-    def visit_const(self, node: Const) -> Node:
-        return node
 
     def visit_quantified(self, node: Quantified) -> Node:
         # The related rows' where clause, lowered by the same rules over the related schema
@@ -202,9 +188,6 @@ class _Lowering(Visitor[Node]):
             node.where
         )
         return replace(node, test=lowered, where=where)
-
-    def visit_field_comparison(self, node: FieldComparison) -> Node:
-        return node  # no literal; both fields are columns (the readers refuse JSON ones)
 
     def visit_blank(self, node: Blank) -> Node:
         # Null or "" (`blank_form`): the back-ends meet only null tests and equality.

@@ -133,15 +133,6 @@ def _spelling(token: Token) -> str:
     return " ".join(token.value.lower().split())
 
 
-def _describe_token(token: Token) -> str:
-    if token.type == "STRING":
-        try:
-            return describe_value(unquote(token.value))
-        except EscapeError:
-            pass
-    return describe_literal(token.type, token.value) or str(token.value).lower()
-
-
 class Builder:
     """The state of one parse: the schema, the limits' array bound, and the issues found."""
 

@@ -50,11 +50,6 @@ def to_text(node: Node, *, width: int | None = None) -> str:
     return _Layout(width).render(node, 0)
 
 
-def condition_text(node: Comparison | IsNull) -> str:
-    """One condition, e.g. for an explanation line."""
-    return _Printer().visit(node)
-
-
 def _is_prefix_negation(node: Node) -> bool:
     """Whether `node` prints as `not ...` (rather than `!=` or `is not null`)."""
     if not isinstance(node, Not):

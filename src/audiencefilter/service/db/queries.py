@@ -18,13 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC
-from typing import Any
+from typing import Any, Final, TypeVar
 
 from sqlalchemy import ColumnElement, Select, Text, cast, func, select
 from sqlalchemy.orm import Session
 
 from ..ground.errors import not_found
-from .models import Action, Audience, Contact, List
+from .models import Action, Audience, Base, Contact, List, Webhook
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -33,51 +33,54 @@ def plausible_id(value: str) -> bool:
     return _ID.fullmatch(value) is not None
 
 
-def owned_list(session: Session, account_id: str, list_id: str) -> List:
-    if plausible_id(list_id):
-        found = session.scalars(
-            select(List).where(List.id == list_id, List.accountId == account_id)
-        ).first()
+Row = TypeVar("Row", bound=Base)
+
+# How a row is reached from its id up to the list whose account owns it: the id column, then
+# each join on the way.
+_OWNER_PATHS: Final[dict[type[Base], tuple[Any, tuple[tuple[type[Base], Any], ...]]]] = {
+    List: (List.id, ()),
+    Contact: (Contact.id, ((List, List.id == Contact.listId),)),
+    Audience: (Audience.id, ((List, List.id == Audience.listId),)),
+    Webhook: (Webhook.id, ((List, List.id == Webhook.listId),)),
+    Action: (
+        Action.id,
+        ((Contact, Contact.id == Action.subId), (List, List.id == Contact.listId)),
+    ),
+}
+
+
+def owned(session: Session, account_id: str, model: type[Row], row_id: str) -> tuple[Row, List]:
+    """The row of `model` with `row_id` and its list, if that list is the account's.
+
+    One query for every owned kind, so each checks ownership the same way: anything else, an
+    implausible id included, is a 404 that does not reveal whether the id exists elsewhere.
+    """
+    if plausible_id(row_id):
+        id_column, joins = _OWNER_PATHS[model]
+        statement = select(model, List)  # a list's own row is selected once, read twice
+        for target, on in joins:
+            statement = statement.join(target, on)
+        row = session.execute(statement.where(id_column == row_id, List.accountId == account_id))
+        found = row.first()
         if found is not None:
-            return found
-    raise not_found("List")
+            return found[0], found[1]
+    raise not_found(model.__name__)
+
+
+def owned_list(session: Session, account_id: str, list_id: str) -> List:
+    return owned(session, account_id, List, list_id)[0]
 
 
 def owned_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
-    if plausible_id(contact_id):
-        row = session.execute(
-            select(Contact, List)
-            .join(List, List.id == Contact.listId)
-            .where(Contact.id == contact_id, List.accountId == account_id)
-        ).first()
-        if row is not None:
-            return row[0], row[1]
-    raise not_found("Contact")
+    return owned(session, account_id, Contact, contact_id)
 
 
 def owned_audience(session: Session, account_id: str, audience_id: str) -> tuple[Audience, List]:
-    if plausible_id(audience_id):
-        row = session.execute(
-            select(Audience, List)
-            .join(List, List.id == Audience.listId)
-            .where(Audience.id == audience_id, List.accountId == account_id)
-        ).first()
-        if row is not None:
-            return row[0], row[1]
-    raise not_found("Audience")
+    return owned(session, account_id, Audience, audience_id)
 
 
 def owned_action(session: Session, account_id: str, action_id: str) -> Action:
-    if plausible_id(action_id):
-        found = session.scalars(
-            select(Action)
-            .join(Contact, Contact.id == Action.subId)
-            .join(List, List.id == Contact.listId)
-            .where(Action.id == action_id, List.accountId == account_id)
-        ).first()
-        if found is not None:
-            return found
-    raise not_found("Action")
+    return owned(session, account_id, Action, action_id)[0]
 
 
 def text_filter(column: Any, value: str) -> ColumnElement[bool]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -36,7 +36,11 @@ from ..ground.fields import FIELD_KEY_PATTERN, FIELD_KEY_RULE
 from .audience_filters import SCHEMA, decode_fields
 from .field_catalogue import label as label_of_key
 
-CUSTOM_TYPES = ("string", "number", "boolean", "date", "string[]", "number[]", "boolean[]")
+CustomFieldType = Literal[
+    "string", "number", "boolean", "date", "string[]", "number[]", "boolean[]"
+]
+"""The types a custom field may take, listed here only: the API's schemas take this type."""
+CUSTOM_TYPES: tuple[str, ...] = get_args(CustomFieldType)
 MAX_CUSTOM_FIELDS = 100
 MAX_LABEL = 120
 _KEY = re.compile(FIELD_KEY_PATTERN)

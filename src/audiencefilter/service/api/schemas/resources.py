@@ -12,7 +12,7 @@ Response models document the shapes in OpenAPI; handlers build the dicts in
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -25,6 +25,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ...domain import custom_fields, public_fields
+from ...domain.custom_fields import CustomFieldType
 from ...ground.fields import (
     MAX_INT32,
     Code,
@@ -369,16 +370,11 @@ class ListOut(BaseModel):
     )
 
 
-CustomFieldType = Literal[
-    "string", "number", "boolean", "date", "string[]", "number[]", "boolean[]"
-]
-
-
 def _refuse_date_time(value: Any) -> Any:
     """A date-time type is refused with its reason, not with the nearest name ("date")."""
     reason = custom_fields.type_refusal(value) if isinstance(value, str) else None
     if reason is not None:
-        expected = "one of " + ", ".join(f'"{kind}"' for kind in get_args(CustomFieldType))
+        expected = "one of " + ", ".join(f'"{kind}"' for kind in custom_fields.CUSTOM_TYPES)
         raise PydanticCustomError(
             REFUSED_CHOICE,
             "no date-time type: {reason}",

@@ -19,8 +19,8 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ...db.engine import Database
-from ...db.models import List, Webhook, WebhookAttempt, WebhookDelivery
-from ...db.queries import count, owned_list, page_of, plausible_id
+from ...db.models import Webhook, WebhookAttempt, WebhookDelivery
+from ...db.queries import count, owned, owned_list, page_of, plausible_id
 from ...ground import clock
 from ...ground.errors import Conflict, Invalid, ValidationIssue, not_found
 from ...settings import Settings
@@ -80,15 +80,7 @@ def _check_room(session: Session, list_id: str, most: int) -> None:
 
 
 def owned_webhook(session: Session, account_id: str, webhook_id: str) -> Webhook:
-    if plausible_id(webhook_id):
-        found = session.scalars(
-            select(Webhook)
-            .join(List, List.id == Webhook.listId)
-            .where(Webhook.id == webhook_id, List.accountId == account_id)
-        ).first()
-        if found is not None:
-            return found
-    raise not_found("Webhook")
+    return owned(session, account_id, Webhook, webhook_id)[0]
 
 
 def _insert(session: Session, settings: Settings, account_id: str, new: NewWebhook) -> Webhook:

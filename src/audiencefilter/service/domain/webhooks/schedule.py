@@ -17,8 +17,3 @@ def backoff(failures: int, base: float, cap: float, rng: random.Random | None = 
     """The wait after the `failures`-th failed attempt (1 for the first)."""
     ceiling = min(cap, base * 2.0 ** min(max(failures - 1, 0), 60))
     return timedelta(seconds=(rng or random).uniform(0.0, ceiling))
-
-
-def longest_total(max_attempts: int, base: float, cap: float) -> float:
-    """The most time all the waits of one delivery can add up to (the documented bound)."""
-    return sum(min(cap, base * 2.0**n) for n in range(max_attempts - 1))
