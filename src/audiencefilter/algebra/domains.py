@@ -122,7 +122,7 @@ def _numbers(atoms: list[Comparison]) -> Candidates:
     points = _double_points(literals)
     doubles = _between(points or [], _float_step, _float_out)
     extra = (0, math.nan, math.inf, -math.inf)
-    values = (*(_plain(v) for v in exact.values), *doubles.values, *extra)
+    values = (*(s for v in exact.values for s in _spellings(v)), *doubles.values, *extra)
     complete = exact.complete and doubles.complete and points is not None
     return Candidates(values, complete and all(_finite(v) for v in literals))
 
@@ -146,11 +146,15 @@ def _finite(value: Any) -> bool:
     return not isinstance(value, float) or math.isfinite(value)
 
 
-def _plain(value: Any) -> Any:
-    """An exact number as an `int` when whole (an int compares as the numeral does)."""
+def _spellings(value: Any) -> tuple[Any, ...]:
+    """An exact number as an `int` when whole (an int compares as the numeral does); a
+    `Decimal` a double holds exactly also as that double, first (a witness any engine loads),
+    the `Decimal` kept for its own region."""
     if isinstance(value, Decimal) and value == value.to_integral_value():
-        return int(value)
-    return value
+        return (int(value),)
+    if isinstance(value, Decimal) and float(value) == value:
+        return (float(value), value)
+    return (value,)
 
 
 def _decimal_step(low: Any, high: Any) -> Any:
@@ -293,9 +297,10 @@ def _subsets(items: list[Any]) -> list[tuple[Any, ...]]:
 
 def _fresh(element: FieldType, items: list[Any]) -> Any:
     """An item equal to none of `items` (None when the type has no other value)."""
+    numbers = [v for v in items if isinstance(v, int | float) and _finite(v)]
     pool: dict[FieldType, Sequence[Any]] = {
         FieldType.STRING: ["zq", "zq0", "zq1"] + [str(v) + "zq" for v in items],
-        FieldType.NUMBER: [max([0, *(v for v in items if _finite(v))]) + 1],
+        FieldType.NUMBER: [math.floor(max([0, *numbers])) + 1],
         FieldType.BOOLEAN: [True, False],
         FieldType.DATE: [date(2020, 1, 1) + timedelta(days=len(items) + 1)],
         FieldType.DATETIME: [datetime(2020, 1, 1, tzinfo=UTC) + timedelta(days=len(items) + 1)],
