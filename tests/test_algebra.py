@@ -180,3 +180,24 @@ def test_witnesses_hold_on_sql_engines(
         rows = [{"id": "w", **witness}]
         assert (select(a, rows, NOW) == {"w"}) is in_a, (name, witness)
         assert (select(b, rows, NOW) == {"w"}) is in_b, (name, witness)
+
+
+def test_examples_give_a_deciding_pair_per_condition() -> None:
+    from audiencefilter.testing import examples
+
+    flt = af.parse({"OR": [{"country": "FR"}, {"points": {"gte": 10, "lt": 20}}]})
+    found = examples(flt)
+    assert found.inside is not None and flt.matches(found.inside)
+    assert found.outside is not None and not flt.matches(found.outside)
+    assert set(found.conditions) == {"OR[0].country.equals", "OR[1].points.gte", "OR[1].points.lt"}
+    for pair in found.conditions.values():
+        assert pair.inside is not None and pair.outside is not None
+        assert flt.matches(pair.inside) and not flt.matches(pair.outside)
+        assert set(pair.inside) == set(pair.outside)
+
+
+def test_examples_report_a_redundant_condition_as_dead() -> None:
+    from audiencefilter.testing import examples
+
+    found = examples(af.parse({"AND": [{"points": {"gte": 10}}, {"points": {"gte": 5}}]}))
+    assert found.conditions["AND[1].points.gte"].dead is True
