@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from ..language.fields import Schema
 from ..language.nodes import Node
 from ..language.relative import as_now, system_clock
-from .decide import Outcome, Record, decide
+from .decide import Outcome, Record, decide, describe
 from .tableau import Mode
 
 
@@ -107,7 +107,7 @@ def can_match(a: Audience, *, now: datetime | None = None) -> Verdict:
     if found.witness is not None:
         return Verdict(True, found.witness, "the witness is in the audience")
     if found.empty:
-        blamed = "; ".join(found.blamed) or "the filter is false"
+        blamed = describe(found.blamed) or "the filter is false"
         return Verdict(False, None, f"proved: no record can match ({blamed})")
     return Verdict(None, None, found.reason)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from ..backends.memory import compile_node
@@ -36,6 +35,8 @@ from .tableau import Branch, Budget, Demand, F, Mode, T, TooManyBranches, Truths
 
 Record = dict[str, Any]
 Target = Callable[[Mapping[str, Any]], bool]
+Memo = dict[frozenset[tuple[Node, Truths]], tuple[list[Any], bool]]
+"""A field's literals on a branch and the values meeting them, shared by the branches."""
 _TRIES = 300
 _PER_FIELD = 4
 
@@ -47,7 +48,8 @@ class Outcome:
     witness: Record | None = None
     empty: bool = False
     reason: str = ""
-    blamed: list[str] = field(default_factory=list)
+    blamed: list[Node] = field(default_factory=list)
+    """The conditions that closed the branches of a proof (for a reason naming them)."""
 
 
 def decide(
@@ -55,28 +57,42 @@ def decide(
 ) -> Outcome:
     """Search the branches of `demands` for a record `target` accepts, proving emptiness when
     every branch closes."""
-    budget = Budget(steps)
+    memo: Memo = {}
+    closing: list[Node] = []
+    budget = Budget(steps, check=lambda branch, node: _open(branch, node, schema, memo, closing))
     undecided = ""
-    blamed: list[str] = []
     try:
         for branch in branches(list(demands), budget):
-            found = _branch(branch, schema, target)
+            found = _branch(branch, schema, target, memo)
             if found.witness is not None:
                 return found
             if not found.empty:
                 undecided = undecided or found.reason
-            blamed.extend(found.blamed)
     except TooManyBranches:
         return Outcome(reason="undecided: too many cases to examine")
-    blamed.extend(_describe(node) for node in budget.clashes)
     if undecided:
         return Outcome(reason=f"undecided: {undecided}")
-    return Outcome(empty=True, reason="proved", blamed=list(dict.fromkeys(blamed)))
+    return Outcome(empty=True, reason="proved", blamed=[*closing, *budget.clashes])
 
 
-@lru_cache(maxsize=8192)
-def _truth_functions(atom: Node, schema: Schema) -> tuple[Callable[..., bool], Callable[..., bool]]:
-    return compile_node(atom, schema), compile_node(Not(atom), schema)
+Functions = tuple[Callable[..., bool], Callable[..., bool]]
+_COMPILED: dict[int, tuple[Schema, dict[Node, Functions]]] = {}
+_KEPT = 20_000
+
+
+def _truth_functions(atom: Node, schema: Schema) -> Functions:
+    """The compiled "is TRUE" and "is FALSE" of one condition, kept per schema object (looked
+    up by identity: hashing a schema on every call would cost more than the lookup saves)."""
+    kept = _COMPILED.get(id(schema))
+    if kept is None or kept[0] is not schema:
+        kept = _COMPILED[id(schema)] = (schema, {})
+    table = kept[1]
+    found = table.get(atom)
+    if found is None:
+        if len(table) > _KEPT:
+            table.clear()
+        found = table[atom] = (compile_node(atom, schema), compile_node(Not(atom), schema))
+    return found
 
 
 def truth(atom: Node, schema: Schema, record: Mapping[str, Any]) -> str | None:
@@ -88,15 +104,40 @@ def truth(atom: Node, schema: Schema, record: Mapping[str, Any]) -> str | None:
         return None
 
 
-def _branch(branch: Branch, schema: Schema, target: Target) -> Outcome:
+def _open(branch: Branch, node: Node, schema: Schema, memo: Memo, closing: list[Node]) -> bool:
+    """False when `node`'s field, with the branch's other literals on it, has no value left."""
+    name = getattr(node, "field", None)
+    declared = schema.get(name) if isinstance(name, str) else None
+    if declared is None or not modelled(node, declared.type):
+        return True
+    name = declared.name
+    literals = [
+        (atom, allowed)
+        for atom, allowed in branch.items()
+        if getattr(atom, "field", None) == name and modelled(atom, declared.type)
+    ]
+    key = frozenset(literals)
+    if key not in memo:
+        memo[key] = _field_values(name, literals, schema)
+    found, complete = memo[key]
+    if not found and complete:
+        closing.extend(atom for atom, _ in literals)
+        return False
+    return True
+
+
+def _branch(branch: Branch, schema: Schema, target: Target, memo: Memo) -> Outcome:
     groups, opaque = _grouped(branch, schema)
     options: dict[str, list[Any]] = {}
     exact = not opaque
     for name, literals in groups.items():
-        found, complete = _field_values(name, literals, schema)
+        key = frozenset(literals)
+        if key not in memo:
+            memo[key] = _field_values(name, literals, schema)
+        found, complete = memo[key]
         if not found:
             if complete:
-                return Outcome(empty=True, blamed=[_describe(a) for a, _ in literals])
+                return Outcome(empty=True)
             return Outcome(reason=f"no value of {name} was found for its conditions")
         exact = exact and complete
         options[name] = found[:_PER_FIELD]
@@ -259,6 +300,11 @@ _TYPE_POOLS: dict[FieldType, tuple[Any, ...]] = {
 }
 
 
+def describe(atoms: Sequence[Node]) -> str:
+    """The distinct conditions of `atoms` in a few words each, for a reason."""
+    return "; ".join(dict.fromkeys(_describe(atom) for atom in atoms[:50]))
+
+
 def _describe(atom: Node) -> str:
     """A condition in a few words for a reason: `points gt 10`."""
     if isinstance(atom, Comparison):
@@ -271,4 +317,4 @@ def _describe(atom: Node) -> str:
     return f"the {atom.kind} condition on {', '.join(sorted(fields_used(atom)))}"
 
 
-__all__ = ["Outcome", "decide", "truth", "TooManyBranches", "T", "F", "U"]
+__all__ = ["Outcome", "decide", "describe", "truth", "TooManyBranches", "T", "F", "U"]

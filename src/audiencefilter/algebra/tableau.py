@@ -15,7 +15,7 @@ is; `or` the mirror.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -60,6 +60,9 @@ class Budget:
     steps: int = 20_000
     clashes: list[Node] = field(default_factory=list)
     """The conditions whose demands clashed on a closed branch, to name in a reason."""
+    check: Callable[[dict[Node, frozenset[str]], Node], bool] | None = None
+    """Called after a literal joins a branch: False closes the branch (a field whose
+    conditions no value meets), so its sub-branches are never built."""
 
     def spend(self) -> None:
         self.steps -= 1
@@ -96,6 +99,8 @@ def _search(todo: list[Demand], branch: Branch, budget: Budget) -> Iterator[Bran
             return
         elif not _narrow(branch, node, mode.value):
             budget.clashes.append(node)
+            return
+        elif budget.check is not None and not budget.check(branch, node):
             return
     yield branch
 
