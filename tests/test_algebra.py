@@ -271,3 +271,12 @@ def test_outside_the_fragment_no_proof_is_wrong_and_witnesses_hold(left: Any, ri
         assert not [r for r in WIDE_RECORDS if _in(a, r) and _in(b, r)]
     if shared.holds is True:
         assert shared.witness is not None and _in(a, shared.witness) and _in(b, shared.witness)
+
+
+def test_the_names_are_public() -> None:
+    import audiencefilter
+
+    assert audiencefilter.Verdict is af.algebra.Verdict
+    assert isinstance(af.compare(af.parse({}), af.parse({})), af.AudienceComparison)
+    assert af.testing.examples is af.testing.examples  # reachable as an attribute
+    assert af.testing.Examples.__name__ == "Examples"

@@ -168,6 +168,10 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     """The text syntax and explanations, imported on first use (they need lark), and
     `FilterSet`, which compiles with the in-memory back-end."""
+    if name == "testing":  # `af.testing.examples(f)` without importing the module first
+        import importlib
+
+        return importlib.import_module(".testing", __name__)
     if name == "AudienceComparison":
         from .algebra import Comparison
 
