@@ -280,3 +280,13 @@ def test_the_names_are_public() -> None:
     assert isinstance(af.compare(af.parse({}), af.parse({})), af.AudienceComparison)
     assert af.testing.examples is af.testing.examples  # reachable as an attribute
     assert af.testing.Examples.__name__ == "Examples"
+
+
+def test_string_patterns_entail_shorter_patterns() -> None:
+    ends = af.parse({"email": {"endsWith": "@Acme.com"}})
+    assert ends.implies(af.parse({"email": {"contains": "acme"}})).holds is True
+    starts = af.parse({"email": {"startsWith": "ab"}})
+    assert starts.implies(af.parse({"email": {"startsWith": "a"}})).holds is True
+    assert starts.overlaps(af.parse({"email": {"startsWith": "b"}})).holds is False
+    weaker = af.parse({"email": {"startsWith": "a"}}).implies(starts)
+    assert weaker.holds is False and weaker.witness is not None

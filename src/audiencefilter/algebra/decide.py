@@ -31,6 +31,7 @@ from ..language.nodes import (
 )
 from ..language.relations import relation_of, rows_schema
 from .domains import MISSING, candidates, modelled
+from .patterns import clash
 from .tableau import Branch, Budget, Demand, F, Mode, T, TooManyBranches, Truths, U, branches
 
 Record = dict[str, Any]
@@ -174,6 +175,8 @@ def _field_values(
     demanded = [a for a, allowed in literals if allowed == Mode.TRUE.value]
     found = candidates(schema[name].type, atoms, demanded)
     complete = found.complete
+    if not complete and schema[name].type is FieldType.STRING and clash(literals):
+        return [], True
     meeting = []
     for value in found.values:
         record = {} if value is MISSING else {name: value}
