@@ -49,7 +49,8 @@ from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep
 from ...http.json_guard import LINES_TYPES, media_type
 from ...http.responses import data
-from ..deps import PrivateKey
+from .. import csv_import
+from ..deps import DatabaseDep, PrivateKey
 from ..schemas.resources import ContactImportRow, ImportResponse
 
 router = APIRouter(prefix="/contacts", tags=["contacts"])
@@ -235,7 +236,9 @@ def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | Inval
     "`actions`, each with its `createdAt`. Its events carry the cause `contact.imported`; "
     "`events=false` writes none (membership still follows). Sending the same import again "
     "creates nothing; with an `Idempotency-Key` it answers the first result itself. One "
-    "request for the rate limits.",
+    "request for the rate limits. With `Content-Type: text/csv` the body is a CSV file with a "
+    "header row, of any number of rows: `mapping` names the field of a column, `dryRun=true` "
+    "checks it without writing, and `Accept: application/x-ndjson` streams its progress.",
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -274,6 +277,7 @@ def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | Inval
                     "example": '{"email": "ada@example.com", "points": 120}\n'
                     '{"email": "grace@example.com"}\n',
                 },
+                csv_import.CSV_TYPE: csv_import.OPENAPI_BODY,
             },
         }
     },
@@ -286,9 +290,23 @@ async def import_contacts(
     ],
     principal: PrivateKey,
     retry: RetryDep,
+    database: DatabaseDep,
     mode: Annotated[ImportMode, Query(description=MODE_DESCRIPTION)] = "create",
     events: Annotated[QueryBool, Query(description=EVENTS_DESCRIPTION)] = True,
+    mapping: Annotated[
+        str | None, Query(description=csv_import.MAPPING_DESCRIPTION, max_length=20_000)
+    ] = None,
+    dryRun: Annotated[QueryBool, Query(description=csv_import.DRY_RUN_DESCRIPTION)] = False,
 ) -> Response:
+    if csv_import.is_csv(request.headers.get("content-type", "")):
+        if retry.key is not None:
+            raise ApiError(400, csv_import.NO_KEY)
+        asked = csv_import.CsvImport(
+            principal.account_id, listId, mode, events, mapping, dryRun, _row
+        )
+        return await csv_import.answer(request, asked, database)
+    if mapping is not None or dryRun:
+        raise ApiError(400, csv_import.CSV_ONLY)
     # Decoding a body of up to the size limit takes a while: off the event loop, so health
     # checks and other requests go on meanwhile.
     body = await request.body()
