@@ -76,6 +76,18 @@ OPENAPI_BODY = {
     "ada@example.com,Ada,FR,2019-05-01T09:30:00+02:00,1990-11-23,pro\n",
 }
 
+OPENAPI_PROGRESS: dict[str, Any] = {
+    "description": "The result; a CSV import asked with `Accept: application/x-ndjson` streams "
+    "a progress line after each thousand rows, then the result (or an error line).",
+    "content": {
+        LINES_TYPE: {
+            "schema": {"type": "string"},
+            "example": '{"progress": {"read": 1000, "written": 998, "rejected": 2}}\n'
+            '{"data": {"read": 1500, "written": 1497, "rejected": 3, "results": []}}\n',
+        }
+    },
+}
+
 
 @dataclass(frozen=True)
 class CsvImport:

@@ -226,6 +226,7 @@ def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | Inval
 @router.post(
     "/import",
     response_model=ImportResponse,
+    responses={200: csv_import.OPENAPI_PROGRESS},
     summary="Import contacts in bulk",
     description="Creates the contacts of a JSON array or of JSON Lines "
     "(`Content-Type: application/x-ndjson`) in the list `listId`, up to "
@@ -294,9 +295,16 @@ async def import_contacts(
     mode: Annotated[ImportMode, Query(description=MODE_DESCRIPTION)] = "create",
     events: Annotated[QueryBool, Query(description=EVENTS_DESCRIPTION)] = True,
     mapping: Annotated[
-        str | None, Query(description=csv_import.MAPPING_DESCRIPTION, max_length=20_000)
+        str | None,
+        Query(
+            description=csv_import.MAPPING_DESCRIPTION,
+            max_length=20_000,
+            examples=['{"E-mail address": "email", "Land": "country", "Notes": null}'],
+        ),
     ] = None,
-    dryRun: Annotated[QueryBool, Query(description=csv_import.DRY_RUN_DESCRIPTION)] = False,
+    dryRun: Annotated[
+        QueryBool, Query(description=csv_import.DRY_RUN_DESCRIPTION, examples=[True])
+    ] = False,
 ) -> Response:
     if csv_import.is_csv(request.headers.get("content-type", "")):
         if retry.key is not None:
