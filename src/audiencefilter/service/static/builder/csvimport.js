@@ -155,7 +155,7 @@ function showDryRun(result) {
 }
 
 function previewColumns(preview) {
-  const names = new Set();
+  const names = new Set(["email"]); // the contact's e-mail first, then the fields as sent
   for (const row of preview) {
     for (const [name, value] of Object.entries(row.contact)) {
       if (name === "data" && value && typeof value === "object") {
