@@ -25,7 +25,7 @@ from __future__ import annotations
 import io
 import json
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import IO, Any
@@ -100,6 +100,8 @@ class CsvImport:
     mapping: str | None
     dry_run: bool
     read_row: imports.RowReader
+    counted: Callable[[dict[str, int]], None] = lambda _statuses: None
+    """Told the rows counted by status once the import ends (the service's metrics)."""
 
 
 def is_csv(content_type: str) -> bool:
@@ -120,11 +122,12 @@ async def answer(request: Request, job: CsvImport, database: Database) -> Respon
         raise
     writing = csv_imports.write(database, _job(job), reader.values(), reader.checked(job.read_row))
     if media_type(request.headers.get("accept", "")) == LINES_TYPE:
-        return StreamingResponse(_lines(writing, body), media_type=LINES_TYPE)
+        return StreamingResponse(_lines(writing, body, job.counted), media_type=LINES_TYPE)
     try:
         progress = await run_in_threadpool(_last, writing, job.list_id, job.mode)
     finally:
         body.close()
+    job.counted(dict(progress.counts))
     return data(progress.answer())
 
 
@@ -139,13 +142,18 @@ def _last(writing: Iterator[csv_imports.Progress], list_id: str, mode: str) -> c
     return last
 
 
-def _lines(writing: Iterator[csv_imports.Progress], body: IO[bytes]) -> Iterator[bytes]:
-    """A progress line after each batch, then `{"data": result}`, or `{"error": ...}` when a
+def _lines(
+    writing: Iterator[csv_imports.Progress],
+    body: IO[bytes],
+    counted: Callable[[dict[str, int]], None],
+) -> Iterator[bytes]:
+    """A progress line after each batch, then `{"data": result}`, or the error envelope when a
     batch is refused (the batches before it stay written: sending the file again is safe)."""
     progress = None
     try:
         for progress in writing:
             yield _line({"progress": progress.summary()})
+        counted(dict(progress.counts) if progress else {})
         yield _line({"data": progress.answer() if progress else _empty()})
     except DomainError as exc:
         yield _line(error_body(status_of(exc), exc.message, exc.errors))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
@@ -306,11 +307,13 @@ async def import_contacts(
         QueryBool, Query(description=csv_import.DRY_RUN_DESCRIPTION, examples=[True])
     ] = False,
 ) -> Response:
+    metrics: Metrics = request.app.state.metrics
     if csv_import.is_csv(request.headers.get("content-type", "")):
         if retry.key is not None:
             raise ApiError(400, csv_import.NO_KEY)
+        counted = partial(metrics.imported, principal.account_id)
         asked = csv_import.CsvImport(
-            principal.account_id, listId, mode, events, mapping, dryRun, _row
+            principal.account_id, listId, mode, events, mapping, dryRun, _row, counted
         )
         return await csv_import.answer(request, asked, database)
     if mapping is not None or dryRun:
@@ -320,7 +323,6 @@ async def import_contacts(
     body = await request.body()
     rows = await run_in_threadpool(_rows, body, request.headers.get("content-type", ""))
     sent = _ImportBody(rows=[_plain(v) for _, v in rows])
-    metrics: Metrics = request.app.state.metrics
 
     def answer(result: dict[str, Any]) -> Response:
         """The answer, the rows counted by status as it is made (a replay is not counted)."""
