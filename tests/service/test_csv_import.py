@@ -225,3 +225,19 @@ def test_a_file_of_100000_rows_streams_its_progress(
     with api.app.state.db.reading() as session:
         stored = session.scalar(select(func.count()).where(Contact.listId == list_id))
     assert stored == rows - 100
+
+
+def test_a_csv_over_its_own_limit_is_a_413_and_may_exceed_the_json_limit(
+    app_factory: Callable[..., ApiClient], tmp_path: Path
+) -> None:
+    from .conftest import sqlite_settings
+
+    settings = sqlite_settings(tmp_path / "limit.db", max_body_bytes=200, max_csv_import_bytes=2000)
+    tenant = make_tenant(app_factory(settings))
+    list_id = tenant.new_list()["id"]
+    rows = "email\n" + "".join(f"c{n}@example.com\n" for n in range(40))  # 600 bytes
+    assert len(rows) > 200
+    assert _post(tenant, list_id, rows).json()["data"]["created"] == 40
+    too_large = _post(tenant, list_id, rows * 4)
+    assert too_large.status_code == 413, too_large.text
+    assert "2000 bytes" in too_large.json()["message"]
