@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .csv_cells import CellError, CsvError, CsvRow, CsvRows, csv_cell, read_csv
 from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
 from .filter import Filter, Predicate, from_format, parse, parse_text
@@ -84,6 +85,10 @@ __all__ = [
     "Issue",
     "IsNull",
     "Blank",
+    "CellError",
+    "CsvError",
+    "CsvRow",
+    "CsvRows",
     "Limits",
     "ListTest",
     "Node",
@@ -103,10 +108,12 @@ __all__ = [
     "as_utc",
     "compare",
     "compile",
+    "csv_cell",
     "from_format",
     "json_schema",
     "parse",
     "parse_text",
+    "read_csv",
     "register_sqlite_functions",
     "render_error",
     "select",

@@ -15,7 +15,16 @@ from .conftest import ApiClient
 
 ROOT = Path(__file__).resolve().parents[2]
 IN_PACKAGE = "audiencefilter/service/static/builder"
-ASSETS = ("index.html", "app.js", "api.js", "model.js", "render.js", "builder.css", "favicon.svg")
+ASSETS = (
+    "index.html",
+    "app.js",
+    "api.js",
+    "model.js",
+    "render.js",
+    "csvimport.js",
+    "builder.css",
+    "favicon.svg",
+)
 
 
 def _directives(header: str) -> dict[str, str]:

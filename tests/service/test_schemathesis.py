@@ -28,7 +28,9 @@ Narrow exceptions, each for a deliberate behaviour of the service:
   which enumerates every branch of that recursive schema (thousands of cases), is left to the
   fuzzing phase with a few more examples.
 - An import of more rows than the schema's `maxItems` is a 413 (too large a request), which
-  `negative_data_rejection` accepts for that operation besides its default statuses.
+  `negative_data_rejection` accepts for that operation besides its default statuses. A CSV
+  import's columns must be the list's fields (or be mapped to them), and `mapping` and `dryRun`
+  are for CSV only, which a schema cannot say either: a 400 is acceptable there as well.
 - A webhook's URL is resolved when it is registered and must lead to public addresses only, a
   feed cursor (`after`) must be one the list gave out, an action's `createdAt` and a members
   listing's `at` must not be in the future (a schema cannot follow the clock), and a members
@@ -91,6 +93,7 @@ checks.positive_data_acceptance.expected-statuses = {{filter_statuses}}
 [[operations]]
 include-name-regex = "^POST /v4/contacts/import$"
 checks.negative_data_rejection.expected-statuses = {{import_rejections}}
+checks.positive_data_acceptance.expected-statuses = {{filter_statuses}}
 """
 UNIT = """
 [parameters]

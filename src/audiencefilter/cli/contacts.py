@@ -11,23 +11,19 @@ field's cell (`data`) holds a JSON document.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import date, datetime
 from typing import IO, Any
 
-from ..language.fields import FieldType, Schema
-from ..language.values import is_number, parse_date, parse_datetime
+from ..csv_cells import CsvError, read_csv
+from ..language.fields import Schema
 
 FORMATS = ("jsonl", "json", "csv")
 _CHUNK = 1 << 16
 _MAX_ELEMENT = 64 << 20
-_INTEGER = re.compile(r"[+-]?\d+\Z")
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _WHITESPACE = re.compile(r"[ \t\r\n]*")
 
 _fast_loads: Callable[[bytes | str], Any] = json.loads
@@ -228,157 +224,22 @@ def _expect_end(reader: _ArrayReader) -> None:
         raise InputError("unexpected text after the end of the array")
 
 
-Converter = Callable[[str], Any]
-
-
-def _to_number(cell: str) -> int | float:
-    text = cell.strip()
-    if _INTEGER.match(text):
-        return int(text)
-    if _DECIMAL.match(text):
-        value = float(text)
-        if is_number(value):
-            return value
-    raise ValueError(f'expected a number, found "{cell}"')
-
-
-def _to_boolean(cell: str) -> bool:
-    lowered = cell.strip().lower()
-    if lowered in ("true", "1"):
-        return True
-    if lowered in ("false", "0"):
-        return False
-    raise ValueError(f'expected true, false, 1 or 0, found "{cell}"')
-
-
-def _to_datetime(cell: str) -> datetime:
-    try:
-        return parse_datetime(cell.strip())
-    except ValueError as exc:
-        raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
-
-
-def _to_date(cell: str) -> date:
-    try:
-        return parse_date(cell.strip())
-    except ValueError as exc:
-        raise ValueError(f'expected an ISO 8601 date (YYYY-MM-DD), found "{cell}"') from exc
-
-
-def _list_of(element: FieldType) -> Converter:
-    """A list field's cell holds a JSON array, e.g. `["vip","fr"]`; items are checked by
-    `eval` against the field's item type like any other value."""
-
-    def convert(cell: str) -> list[Any]:
-        value = _to_json(cell)
-        if not isinstance(value, list):
-            shown = cell if len(cell) <= 40 else cell[:37] + "..."
-            raise ValueError(f'expected a JSON array of {element.value} values, found "{shown}"')
-        return value
-
-    return convert
-
-
-def _to_json(cell: str) -> Any:
-    try:
-        return json.loads(cell)
-    except ValueError:
-        shown = cell if len(cell) <= 40 else cell[:37] + "..."
-        raise ValueError(f'expected a JSON document, found "{shown}"') from None
-
-
-_CONVERTERS: dict[FieldType, Converter] = {
-    FieldType.STRING: str,
-    FieldType.NUMBER: _to_number,
-    FieldType.BOOLEAN: _to_boolean,
-    FieldType.DATETIME: _to_datetime,
-    FieldType.DATE: _to_date,
-    FieldType.JSON: _to_json,  # the `data` column: a cell holding a JSON document
-}
-_CONVERTERS.update({kind: _list_of(kind.element) for kind in FieldType if kind.element is not None})
-
-
-def _related_rows(many: bool) -> Converter:
-    """A relation's cell holds its rows as JSON text, like `data`: an array of objects
-    (`actions`), or one object for a to-one relation; each row is checked by `eval` against
-    the relation's fields like any other value."""
-    expected = "a JSON array of objects" if many else "a JSON object"
-
-    def convert(cell: str) -> Any:
-        value = _to_json(cell)
-        fits = (
-            isinstance(value, list) and all(isinstance(v, dict) for v in value)
-            if many
-            else isinstance(value, dict)
-        )
-        if not fits:
-            shown = cell if len(cell) <= 40 else cell[:37] + "..."
-            raise ValueError(f'expected {expected}, found "{shown}"')
-        return value
-
-    return convert
-
-
-def _converter(schema: Schema, column: str) -> Converter | None:
-    """How a column's cells are read: by the field's type, as JSON rows for a relation
-    (`actions`), as text for a column outside the schema (`id`)."""
-    if column in schema:
-        return _CONVERTERS[schema[column].type]
-    relation = schema.relation(column)
-    return None if relation is None else _related_rows(relation.many)
-
-
 def _csv_rows(stream: IO[str], schema: Schema) -> Iterator[Row]:
-    reader = csv.reader(stream)
+    """The rows of `csv_cells.read_csv`, the library's cell rules; a bad row reports its first
+    bad cell."""
     try:
-        header = next(reader)
-    except StopIteration:
-        return
-    except csv.Error as exc:
-        raise InputError(f"the CSV header cannot be read: {exc}") from None
-    if header and header[0].lstrip()[:1] in ("[", "{"):
-        # A JSON file read as CSV would be one odd header and no rows: "0 of 0", wrongly.
-        raise InputError(
-            "this is JSON, not CSV (the first line starts with "
-            f"{header[0].lstrip()[:1]}): use --format json for an array, "
-            "--format jsonl for one object per line"
-        )
-    converters = [(name, _converter(schema, name)) for name in header]
-    number = 0
-    while True:
-        number += 1
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            yield Row(f"row {{}} (line {reader.line_num})", number, None, f"invalid CSV: {exc}")
+        rows = read_csv(stream, schema)
+    except CsvError as exc:
+        hint = "" if "JSON" not in str(exc) else _JSON_HINT
+        raise InputError(f"{exc}{hint}") from None
+    for row in rows:
+        unit = f"row {{}} (line {row.line})"
+        if not row.errors:
+            yield Row(unit, row.number, row.record)
             continue
-        if not cells:
-            number -= 1
-            continue
-        yield _csv_record(f"row {{}} (line {reader.line_num})", number, converters, cells)
+        first = row.errors[0]
+        reason = f'field "{first.column}": {first.reason}' if first.column else first.reason
+        yield Row(unit, row.number, None, reason)
 
 
-def _csv_record(
-    unit: str, number: int, converters: list[tuple[str, Converter | None]], cells: list[str]
-) -> Row:
-    if len(cells) != len(converters):
-        return Row(
-            unit,
-            number,
-            None,
-            f"expected {len(converters)} cells as in the header, found {len(cells)}",
-        )
-    record: dict[str, Any] = {}
-    for (name, convert), cell in zip(converters, cells, strict=True):
-        if convert is None:
-            record[name] = cell
-        elif cell == "":
-            record[name] = None  # an empty cell is null: CSV cannot tell "" from missing
-        else:
-            try:
-                record[name] = convert(cell)
-            except ValueError as exc:
-                return Row(unit, number, None, f'field "{name}": {exc}')
-    return Row(unit, number, record)
+_JSON_HINT = ": use --format json for an array, --format jsonl for one object per line"

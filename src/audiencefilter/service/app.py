@@ -124,7 +124,11 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     # Added last is outermost: CORS answers preflights before anything else runs.
     if clock is not None:
         app.add_middleware(ClockMiddleware, clock=clock)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_bytes=settings.max_body_bytes,
+        max_csv_bytes=settings.max_csv_import_bytes,
+    )
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(WriteShareMiddleware)
     app.add_middleware(PublicCORSMiddleware, directory=origins)

@@ -72,6 +72,12 @@ class Settings(BaseSettings):
         "unset, the metrics endpoint is off.",
     )
     max_body_bytes: int = Field(default=1024 * 1024, ge=1)
+    max_csv_import_bytes: int = Field(
+        default=256 * 1024 * 1024,
+        ge=1,
+        description="The largest CSV file `POST /v4/contacts/import` takes (a 413 past it): it "
+        "streams to a temporary file, not into memory, so it may exceed `max_body_bytes`.",
+    )
     pages_base_url: str = Field(
         default="https://pages.example.com",
         description="Base of the public pages that referral and private links point to.",

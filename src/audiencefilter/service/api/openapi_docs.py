@@ -143,6 +143,17 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     "format": ("`csv` or `jsonl` (JSON Lines).", "csv"),
     "mode": ("How an import treats contacts that exist: `create` (default) or `upsert`.", "upsert"),
     "events": ("`false`: an import writes no event; membership still follows.", False),
+    "mapping": (
+        "CSV only: a JSON object naming, for a column, the field it fills (a contact field or a "
+        "declared custom field), or null to leave the column out; other columns are read by "
+        "their header.",
+        '{"E-mail address": "email", "Land": "country", "Notes": null}',
+    ),
+    "dryRun": (
+        "CSV only: `true` writes nothing and answers the first 20 rows as they would be stored "
+        "and every bad cell (row, column, why).",
+        True,
+    ),
     "deliveryId": ("The delivery, by id (its `webhook-id`).", DELIVERY_ID),
     "status": ("Only deliveries in this state: pending, delivered or failed.", "failed"),
     "key": ("The custom field, by key.", "birthday"),

@@ -2,7 +2,9 @@
 
 The body limit reads the whole body (at most the limit plus one chunk) before the application
 sees it: a `Content-Length` over the limit is refused without reading, a chunked body is counted
-as it streams. Either way the answer is a 413 in the error shape, and no handler runs.
+as it streams. Either way the answer is a 413 in the error shape, and no handler runs. The one
+exception is a CSV import (`POST /v4/contacts/import`, `text/csv`): its body streams on to the
+route, which spools it to a temporary file, counted against its own, larger limit.
 
 Rate-limit headers are decided by the authentication dependency, which stores them in the
 request's `state`; the header middleware copies them onto whatever response goes out, success or
@@ -23,15 +25,25 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..db.fair_gate import SHARE, Share
 from ..ground.digits import ascii_number
 from . import json_guard
-from .errors import error_response
+from .errors import ApiError, error_response
 from .origins import OriginDirectory
 
 RATE_LIMIT_STATE = "rate_limit_headers"
 CORS_ORIGIN_STATE = "cors_allowed_origin"
 PUBLIC_PATH = "/v4/contacts"
+CSV_IMPORT_PATH = "/v4/contacts/import"
 # What a sign-up form may read: its quota, when to retry, whether a retry was a replay, and the
 # request id to quote in a support request.
 EXPOSED_HEADERS = "RateLimit, RateLimit-Policy, Retry-After, Idempotent-Replayed, X-Request-Id"
+
+
+def _is_csv_import(scope: Scope) -> bool:
+    """`POST /v4/contacts/import` with a CSV body: the one body that streams (`_stream`)."""
+    return (
+        scope.get("method") == "POST"
+        and scope.get("path") == CSV_IMPORT_PATH
+        and json_guard.media_type(_content_type(scope)) == "text/csv"
+    )
 
 
 def _content_type(scope: Scope) -> str:
@@ -44,15 +56,19 @@ def _content_type(scope: Scope) -> str:
 class BodyLimitMiddleware:
     """Bounds a request's body and refuses JSON no route could keep (`json_guard`)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, max_csv_bytes: int | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.max_csv_bytes = max_bytes if max_csv_bytes is None else max_csv_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self._declared_too_large(scope):
+        if _is_csv_import(scope):
+            await self._stream(scope, receive, send)
+            return
+        if self._declared_too_large(scope, self.max_bytes):
             await self._refuse(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -78,16 +94,38 @@ class BodyLimitMiddleware:
             return
         await self.app(scope, self._replay(body, receive), send)
 
-    def _declared_too_large(self, scope: Scope) -> bool:
+    def _declared_too_large(self, scope: Scope, limit: int) -> bool:
         for name, value in scope["headers"]:
             if name == b"content-length":
                 declared = ascii_number(value, max_digits=20)
-                return declared is not None and declared > self.max_bytes
+                return declared is not None and declared > limit
         return False
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        message = f"Request body larger than {self.max_bytes} bytes"
+    async def _refuse(
+        self, scope: Scope, receive: Receive, send: Send, limit: int | None = None
+    ) -> None:
+        message = f"Request body larger than {limit or self.max_bytes} bytes"
         await error_response(413, message, headers={"Connection": "close"})(scope, receive, send)
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A CSV import's body streams to its route (which spools it), counted on the way: past
+        `max_csv_bytes` reading it raises a 413 in the route."""
+        limit = self.max_csv_bytes
+        if self._declared_too_large(scope, limit):
+            await self._refuse(scope, receive, send, limit)
+            return
+        size = 0
+
+        async def counted() -> Message:
+            nonlocal size
+            message = await receive()
+            size += len(message.get("body", b""))
+            if size > limit:
+                message_ = f"Request body larger than {limit} bytes"
+                raise ApiError(413, message_, headers={"Connection": "close"})
+            return message
+
+        await self.app(scope, counted, send)
 
     @staticmethod
     def _replay(body: bytes, receive: Receive) -> Receive:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
@@ -49,7 +50,8 @@ from ...http.errors import ApiError, ValidationIssue
 from ...http.idempotency import RetryDep
 from ...http.json_guard import LINES_TYPES, media_type
 from ...http.responses import data
-from ..deps import PrivateKey
+from .. import csv_import
+from ..deps import DatabaseDep, PrivateKey
 from ..schemas.resources import ContactImportRow, ImportResponse
 
 router = APIRouter(prefix="/contacts", tags=["contacts"])
@@ -225,6 +227,7 @@ def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | Inval
 @router.post(
     "/import",
     response_model=ImportResponse,
+    responses={200: csv_import.OPENAPI_PROGRESS},
     summary="Import contacts in bulk",
     description="Creates the contacts of a JSON array or of JSON Lines "
     "(`Content-Type: application/x-ndjson`) in the list `listId`, up to "
@@ -235,7 +238,9 @@ def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | Inval
     "`actions`, each with its `createdAt`. Its events carry the cause `contact.imported`; "
     "`events=false` writes none (membership still follows). Sending the same import again "
     "creates nothing; with an `Idempotency-Key` it answers the first result itself. One "
-    "request for the rate limits.",
+    "request for the rate limits. With `Content-Type: text/csv` the body is a CSV file with a "
+    "header row, of any number of rows: `mapping` names the field of a column, `dryRun=true` "
+    "checks it without writing, and `Accept: application/x-ndjson` streams its progress.",
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -274,6 +279,7 @@ def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | Inval
                     "example": '{"email": "ada@example.com", "points": 120}\n'
                     '{"email": "grace@example.com"}\n',
                 },
+                csv_import.CSV_TYPE: csv_import.OPENAPI_BODY,
             },
         }
     },
@@ -286,15 +292,37 @@ async def import_contacts(
     ],
     principal: PrivateKey,
     retry: RetryDep,
+    database: DatabaseDep,
     mode: Annotated[ImportMode, Query(description=MODE_DESCRIPTION)] = "create",
     events: Annotated[QueryBool, Query(description=EVENTS_DESCRIPTION)] = True,
+    mapping: Annotated[
+        str | None,
+        Query(
+            description=csv_import.MAPPING_DESCRIPTION,
+            max_length=20_000,
+            examples=['{"E-mail address": "email", "Land": "country", "Notes": null}'],
+        ),
+    ] = None,
+    dryRun: Annotated[
+        QueryBool, Query(description=csv_import.DRY_RUN_DESCRIPTION, examples=[True])
+    ] = False,
 ) -> Response:
+    metrics: Metrics = request.app.state.metrics
+    if csv_import.is_csv(request.headers.get("content-type", "")):
+        if retry.key is not None:
+            raise ApiError(400, csv_import.NO_KEY)
+        counted = partial(metrics.imported, principal.account_id)
+        asked = csv_import.CsvImport(
+            principal.account_id, listId, mode, events, mapping, dryRun, _row, counted
+        )
+        return await csv_import.answer(request, asked, database)
+    if mapping is not None or dryRun:
+        raise ApiError(400, csv_import.CSV_ONLY)
     # Decoding a body of up to the size limit takes a while: off the event loop, so health
     # checks and other requests go on meanwhile.
     body = await request.body()
     rows = await run_in_threadpool(_rows, body, request.headers.get("content-type", ""))
     sent = _ImportBody(rows=[_plain(v) for _, v in rows])
-    metrics: Metrics = request.app.state.metrics
 
     def answer(result: dict[str, Any]) -> Response:
         """The answer, the rows counted by status as it is made (a replay is not counted)."""

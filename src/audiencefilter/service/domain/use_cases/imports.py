@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from sqlalchemy.exc import IntegrityError
@@ -59,13 +59,17 @@ RACED = "A contact with one of these emails was created meanwhile; send it again
 @dataclass(frozen=True)
 class Job:
     """An import as read: whose, into which list, its rows (number, value), how it treats
-    existing contacts and whether it writes events."""
+    existing contacts and whether it writes events. `seen`: the first results of the rows sent
+    before these, for an import sent in parts (a CSV file read a batch at a time), so that a
+    row repeating an email of an earlier part is a `duplicate` as in one part; it gains this
+    part's once its last turn is written."""
 
     account_id: str
     list_id: str
     rows: Sequence[tuple[int, Any]]
     mode: ImportMode
     events: bool
+    seen: contact_import.Seen = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ class _Import:
         job = self.job
         start = 0 if progress is None else int(progress["next"])
         moves = 0.0 if progress is None else float(progress.get("moves", 0.0))
-        seen: contact_import.Seen = {} if progress is None else dict(progress["seen"])
+        seen = dict(job.seen if progress is None else progress["seen"])
         shared = self._shared(session, start, moves, seen)
         if shared is not None:
             lst, rows = shared
@@ -91,6 +95,8 @@ class _Import:
         rows, results, moved = _write(session, lst.id, rows, job, seen, shared is not None)
         results = ([] if progress is None else list(progress["results"])) + results
         next_ = start + len(rows)
+        if next_ >= len(job.rows):
+            job.seen.update(seen)
         return {"listId": lst.id, "next": next_, "results": results, "seen": seen} | {
             "moves": moved / len(rows) if rows else 0.0
         }

@@ -1,0 +1,251 @@
+"""Contacts read from CSV, a row at a time, each cell converted by its field's type.
+
+One set of cell rules for every reader of CSV contacts (the command line's `eval` and `bench`,
+the service's import), so that a file one of them takes, the others take alike:
+
+- an empty cell is null (CSV cannot tell "" from missing);
+- a number stays exact (an integer stays an int); booleans are true/false/1/0;
+- dates are ISO 8601 (`YYYY-MM-DD`), date-times ISO 8601 (an offset, or UTC);
+- a JSON field's cell (`data`) holds a JSON document, a list field's a JSON array;
+- a relation's cell holds its rows as JSON text: an array of objects (`actions`), or one object
+  for a to-one relation;
+- a column outside the schema stays text.
+
+`columns` renames the file's headers to fields (`{"E-mail address": "email"}`) and leaves out
+the columns it maps to None, so a file exported by another product is read without editing.
+A row reports every bad cell it has (`CellError`: the column as the file names it, and why),
+not only the first: whoever fixes the file fixes it once.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import IO, Any
+
+from .language.fields import FieldType, Schema
+from .language.values import is_number, parse_date, parse_datetime
+
+_INTEGER = re.compile(r"[+-]?\d+\Z")
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+
+Converter = Callable[[str], Any]
+
+
+class CsvError(ValueError):
+    """The CSV cannot be read at all: its header is broken, or it is JSON, not CSV."""
+
+
+@dataclass(frozen=True, slots=True)
+class CellError:
+    """A cell that is not a value of its field: the column as the file's header names it (""
+    for a problem of the whole row) and why."""
+
+    column: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CsvRow:
+    """One row as read: `number` counts data rows from 1 (the header is none), `line` is the
+    file's line where the row ends; `record` holds the cells that read, by field name, and
+    `errors` every cell that did not."""
+
+    number: int
+    line: int
+    record: dict[str, Any]
+    errors: tuple[CellError, ...] = ()
+
+
+def _to_number(cell: str) -> int | float:
+    text = cell.strip()
+    if _INTEGER.match(text):
+        return int(text)
+    if _DECIMAL.match(text):
+        value = float(text)
+        if is_number(value):
+            return value
+    raise ValueError(f'expected a number, found "{cell}"')
+
+
+def _to_boolean(cell: str) -> bool:
+    lowered = cell.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise ValueError(f'expected true, false, 1 or 0, found "{cell}"')
+
+
+def _to_datetime(cell: str) -> datetime:
+    try:
+        return parse_datetime(cell.strip())
+    except ValueError as exc:
+        raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
+
+
+def _to_date(cell: str) -> date:
+    try:
+        return parse_date(cell.strip())
+    except ValueError as exc:
+        raise ValueError(f'expected an ISO 8601 date (YYYY-MM-DD), found "{cell}"') from exc
+
+
+def _shown(cell: str) -> str:
+    return cell if len(cell) <= 40 else cell[:37] + "..."
+
+
+def _to_json(cell: str) -> Any:
+    try:
+        return json.loads(cell)
+    except ValueError:
+        raise ValueError(f'expected a JSON document, found "{_shown(cell)}"') from None
+
+
+def _list_of(element: FieldType) -> Converter:
+    """A list field's cell holds a JSON array, e.g. `["vip","fr"]`; its items are checked
+    against the item type wherever the values are used, like any other value."""
+
+    def convert(cell: str) -> list[Any]:
+        value = _to_json(cell)
+        if not isinstance(value, list):
+            raise ValueError(
+                f'expected a JSON array of {element.value} values, found "{_shown(cell)}"'
+            )
+        return value
+
+    return convert
+
+
+def _related_rows(many: bool) -> Converter:
+    """A relation's cell holds its rows as JSON text, like `data`: an array of objects
+    (`actions`), or one object for a to-one relation."""
+    expected = "a JSON array of objects" if many else "a JSON object"
+
+    def convert(cell: str) -> Any:
+        value = _to_json(cell)
+        fits = (
+            isinstance(value, list) and all(isinstance(v, dict) for v in value)
+            if many
+            else isinstance(value, dict)
+        )
+        if not fits:
+            raise ValueError(f'expected {expected}, found "{_shown(cell)}"')
+        return value
+
+    return convert
+
+
+_CONVERTERS: dict[FieldType, Converter] = {
+    FieldType.STRING: str,
+    FieldType.NUMBER: _to_number,
+    FieldType.BOOLEAN: _to_boolean,
+    FieldType.DATETIME: _to_datetime,
+    FieldType.DATE: _to_date,
+    FieldType.JSON: _to_json,  # the `data` column: a cell holding a JSON document
+}
+_CONVERTERS.update({kind: _list_of(kind.element) for kind in FieldType if kind.element is not None})
+
+
+def csv_cell(cell: str, kind: FieldType) -> Any:
+    """The value of a non-empty CSV cell of a field of type `kind` (a ValueError saying what
+    was expected and found otherwise), e.g. `csv_cell("12", FieldType.NUMBER) == 12`."""
+    return _CONVERTERS[kind](cell)
+
+
+def _converter(schema: Schema, field: str) -> Converter | None:
+    """How a field's cells are read: by its type, as JSON rows for a relation (`actions`), as
+    text (None) for a column outside the schema (`id`)."""
+    if field in schema:
+        return _CONVERTERS[schema[field].type]
+    relation = schema.relation(field)
+    return None if relation is None else _related_rows(relation.many)
+
+
+class CsvRows:
+    """The rows of a CSV text stream, the header read at once (`header`, `fields`): iterate
+    for `CsvRow`s, read as the stream is, never the whole file at once."""
+
+    def __init__(
+        self, stream: IO[str], schema: Schema, columns: Mapping[str, str | None] | None = None
+    ) -> None:
+        self._reader = csv.reader(stream)
+        self.header = _header(self._reader)
+        renamed = columns or {}
+        self.fields: list[str | None] = [renamed.get(name, name) for name in self.header]
+        """The field each column is read into, None for a column left out."""
+        self._converters = [
+            (column, field, None if field is None else _converter(schema, field))
+            for column, field in zip(self.header, self.fields, strict=True)
+        ]
+
+    def __iter__(self) -> Iterator[CsvRow]:
+        number = 0
+        while True:
+            try:
+                cells = next(self._reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                number += 1
+                problem = CellError("", f"invalid CSV: {exc}")
+                yield CsvRow(number, self._reader.line_num, {}, (problem,))
+                continue
+            if cells:
+                number += 1
+                yield self._row(number, cells)
+
+    def _row(self, number: int, cells: list[str]) -> CsvRow:
+        line = self._reader.line_num
+        if len(cells) != len(self._converters):
+            found = f"expected {len(self._converters)} cells as in the header, found {len(cells)}"
+            return CsvRow(number, line, {}, (CellError("", found),))
+        record: dict[str, Any] = {}
+        errors: list[CellError] = []
+        for (column, field, convert), cell in zip(self._converters, cells, strict=True):
+            if field is None:
+                continue
+            try:
+                record[field] = _cell(cell, convert)
+            except ValueError as exc:
+                errors.append(CellError(column, str(exc)))
+        return CsvRow(number, line, record, tuple(errors))
+
+
+def _cell(cell: str, convert: Converter | None) -> Any:
+    if convert is None:
+        return cell
+    return None if cell == "" else convert(cell)
+
+
+def _header(reader: Any) -> list[str]:
+    try:
+        header: list[str] = next(reader)
+    except StopIteration:
+        return []
+    except csv.Error as exc:
+        raise CsvError(f"the CSV header cannot be read: {exc}") from None
+    start = header[0].lstrip()[:1] if header else ""
+    if start in ("[", "{"):
+        # A JSON file read as CSV would be one odd header and no rows: "0 of 0", wrongly.
+        raise CsvError(f"this is JSON, not CSV (the first line starts with {start})")
+    return header
+
+
+def read_csv(
+    stream: IO[str], schema: Schema, *, columns: Mapping[str, str | None] | None = None
+) -> CsvRows:
+    """The rows of CSV contacts with a header row, each cell read by its field's type in
+    `schema` (see the module's rules); `columns` maps a header to the field it fills, or to
+    None to leave the column out. Raises `CsvError` when the header cannot be read.
+
+    >>> import io, audiencefilter as af
+    >>> rows = af.read_csv(io.StringIO("email,points\\nada@example.com,12\\n"), af.CONTACT)
+    >>> [(row.number, row.record) for row in rows]
+    [(1, {'email': 'ada@example.com', 'points': 12})]
+    """
+    return CsvRows(stream, schema, columns)

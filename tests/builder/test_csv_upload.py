@@ -1,0 +1,151 @@
+"""The builder's CSV upload in Chromium against a real service.
+
+A list declares `birthday` (a date) and `plan`. A CRM export whose e-mail column is called
+"E-mail address" and which has a "Notes" column is chosen in the page: the columns named as
+fields are taken as they are, "Notes" is left out, and "E-mail address" is mapped to `email` in
+the page. The check (the service's dry run) shows the valid rows as they would be stored and
+names the bad cell (row 2's birthday) and writes nothing; the import then creates the two valid
+contacts, with their custom fields in `data`, and says so. Screenshots at 1280 and 390 px.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.service.live import cli_env, live_server, run_cli
+
+from .browser import chromium, full_page_screenshot, set_viewport
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+WAIT = 30  # seconds a condition may take to hold (never asserted as a timing)
+EXPORT = (
+    "E-mail address,firstName,country,birthday,plan,Notes\n"
+    "ada@example.com,Ada,FR,1990-11-23,pro,met at a fair\n"
+    "bob@example.com,Bob,DE,1990-13-45,free,\n"
+    "cy@example.com,Cy,US,,pro,call back\n"
+)
+
+
+@dataclass
+class Service:
+    url: str
+    key: str
+    list_id: str
+
+    def contacts(self) -> dict[str, dict[str, Any]]:
+        with httpx.Client(base_url=self.url, headers={"apiKey": self.key}, timeout=30) as http:
+            answer = http.get("/v4/contacts", params={"listId": self.list_id})
+        assert answer.status_code == 200, answer.text
+        return {c["email"]: c for c in answer.json()["data"]["contacts"]}
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    database = f"sqlite:///{tmp_path_factory.mktemp('upload') / 'service.db'}"
+    env = cli_env(AUDIENCEFILTER_DATABASE_URL=database)
+    created = run_cli("keys", "create", "--type", "private", "--account", "crm", env=env)
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip().splitlines()[-1]
+    with live_server(database) as server:
+        with httpx.Client(base_url=server.url, headers={"apiKey": key}, timeout=30) as http:
+            made = http.post("/v4/lists", json={"name": "Customers"})
+            assert made.status_code == 201, made.text
+            list_id = made.json()["data"]["list"]["id"]
+            for field, kind in (("birthday", "date"), ("plan", "string")):
+                body = {"key": field, "type": kind}
+                assert http.post(f"/v4/lists/{list_id}/fields", json=body).status_code == 201
+        yield Service(server.url, key, list_id)
+
+
+def _wait(driver: Any, condition: Any, message: str = "") -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT).until(lambda d: condition(), message)
+
+
+def _by_id(driver: Any, element_id: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.ID, element_id)
+
+
+def _mapping(driver: Any) -> dict[str, str]:
+    from selenium.webdriver.common.by import By
+
+    selects = driver.find_elements(By.CSS_SELECTOR, "#import-mapping select")
+    return {s.get_attribute("data-column"): s.get_attribute("value") for s in selects}
+
+
+def _choose(driver: Any, column: str, field: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    element = driver.find_element(
+        By.CSS_SELECTOR, f'#import-mapping select[data-column="{column}"]'
+    )
+    Select(element).select_by_value(field)
+
+
+def test_an_export_is_mapped_checked_and_imported(service: Service, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    export = tmp_path / "crm-export.csv"
+    export.write_text(EXPORT, encoding="utf-8")
+    with chromium() as browser:
+        browser.get(f"{service.url}/builder")
+        _wait(browser, lambda: _by_id(browser, "api-key").is_displayed())
+        _by_id(browser, "api-key").send_keys(service.key, Keys.ENTER)
+        _wait(browser, lambda: _by_id(browser, "import-panel").is_displayed(), "no upload")
+
+        _by_id(browser, "import-file").send_keys(str(export))
+        _wait(browser, lambda: len(_mapping(browser)) == 6, "no columns")
+        assert _mapping(browser) == {
+            "E-mail address": "",
+            "firstName": "firstName",
+            "country": "country",
+            "birthday": "birthday",
+            "plan": "plan",
+            "Notes": "",
+        }
+        _choose(browser, "E-mail address", "email")
+
+        _by_id(browser, "import-check").click()
+        status = _by_id(browser, "import-status")
+        _wait(browser, lambda: "3 rows: 2 would be imported" in status.text, status.text)
+        problems = browser.find_elements(By.CSS_SELECTOR, "#import-problems li")
+        assert [p.text.split(":")[0] for p in problems] == ["Row 2, birthday"]
+        assert "YYYY-MM-DD" in problems[0].text
+        preview = browser.find_elements(By.CSS_SELECTOR, "#import-preview tbody tr")
+        assert [row.text.split()[:2] for row in preview] == [
+            ["1", "ada@example.com"],
+            ["3", "cy@example.com"],
+        ]
+        assert "data.birthday" in _by_id(browser, "import-preview").text
+        assert service.contacts() == {}
+
+        for width in (1280, 390):
+            set_viewport(browser, width)
+            _wait(browser, lambda w=width: browser.execute_script("return innerWidth") == w)
+            overflow = browser.execute_script("return document.documentElement.scrollWidth")
+            assert overflow <= width, f"the page is {overflow} px wide at {width}"
+            full_page_screenshot(browser, SCREENSHOTS / f"builder-import-{width}.png")
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+        _by_id(browser, "import-run").click()
+        _wait(browser, lambda: status.text.startswith("Imported"), status.text)
+        assert "3 rows read, 2 created" in status.text and "1 rejected" in status.text
+        logs = browser.get_log("browser")
+        assert [e["message"] for e in logs if "Content Security Policy" in e["message"]] == []
+
+    stored = service.contacts()
+    assert sorted(stored) == ["ada@example.com", "cy@example.com"]
+    assert stored["ada@example.com"]["data"] == {"birthday": "1990-11-23", "plan": "pro"}
+    assert stored["cy@example.com"]["data"] == {"plan": "pro"}
