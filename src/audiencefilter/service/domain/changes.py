@@ -2,7 +2,7 @@
 
 One function per kind of write, named after the moment it runs (before or after the change),
 each appending the write's lifecycle event and then the membership events of its consequences
-(`membership/store.py`). Routes call `events.lock_list` first, before reading what they change.
+(`membership/store.py`). Use cases pass the door first (`list_lock.py`), before reading what they change.
 
 Hooks: a route that creates or deletes something a filter may read (an action, once filters
 can read a contact's actions) calls `contacts_changed` with its cause; an audience whose filter
@@ -16,8 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..db.models import Audience, Contact, List
-from ..db.queries import owned_audience, owned_contact, owned_list
+from ..db.models import Audience
 from ..ground import clock
 from . import events
 from .audience_filters import StoredAudience
@@ -27,37 +26,6 @@ from .membership import plan as list_plan
 from .membership import snapshot as membership_snapshot
 from .membership import store as membership_store
 from .membership.snapshot import Snapshot
-
-
-def locked_list(session: Session, account_id: str, list_id: str) -> List:
-    """The caller's list, with its writers' lock taken (`events.lock_list`)."""
-    lst = owned_list(session, account_id, list_id)
-    events.lock_list(session, lst.id)
-    return lst
-
-
-def shared_list(session: Session, account_id: str, list_id: str) -> List | None:
-    """The caller's list with its lock taken shared with other import turns that only update
-    contacts (`events.share_list`), or None where the database has no shared lock."""
-    lst = owned_list(session, account_id, list_id)
-    return lst if events.share_list(session, lst.id) else None
-
-
-def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
-    """The caller's contact and its list, read again once the list's lock is held: a writer
-    that waited for the lock sees what the previous one committed (a 404 if it was deleted)."""
-    contact, lst = owned_contact(session, account_id, contact_id)
-    events.lock_list(session, lst.id)
-    session.expire(contact)
-    return owned_contact(session, account_id, contact_id)
-
-
-def locked_audience(session: Session, account_id: str, audience_id: str) -> tuple[Audience, List]:
-    """The caller's audience and its list, read again once the list's lock is held."""
-    audience, lst = owned_audience(session, account_id, audience_id)
-    events.lock_list(session, lst.id)
-    session.expire(audience)
-    return owned_audience(session, account_id, audience_id)
 
 
 def _audience_payload(audience: Audience) -> dict[str, Any]:

@@ -63,7 +63,7 @@ from ...db.models import (
     List,
 )
 from ...ground import clock
-from .. import events, relations
+from .. import list_lock, relations
 from ..audience_filters import StoredAudience, filter_of
 from . import due as membership_due
 from . import plan as list_plan
@@ -100,7 +100,7 @@ def start(session: Session, audience: Audience, cause: str) -> None:
             token=secrets.token_hex(16),
             filters=audience.filters,
             cause=cause,
-            position=events.head(session, audience.listId),
+            position=list_lock.head(session, audience.listId),
             at=clock.now(),
             points=points,
             actions=json.dumps(sorted(actions)) if actions is not None else None,
@@ -213,7 +213,7 @@ def step(database: Database, chunk: int, turns: Turns | None = None) -> Built | 
     if evaluated is None:
         return None
     with database.transaction() as session:
-        events.lock_list(session, evaluated.list_id)
+        list_lock.take(session, evaluated.list_id)
         build = session.get(AudienceBuild, evaluated.audience_id)
         if build is None or (build.token, build.cursor) != (evaluated.token, evaluated.cursor):
             return 0  # replaced meanwhile: the next step takes the run as it is now

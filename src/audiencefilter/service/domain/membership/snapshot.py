@@ -53,7 +53,7 @@ from ...db import dialects
 from ...db.engine import Database
 from ...db.models import Action, Audience, Contact, Event, Membership
 from ...ground import clock
-from .. import events, relations
+from .. import list_lock, relations
 from ..audience_filters import SMART, StoredAudience
 from . import store as membership_store
 
@@ -78,7 +78,7 @@ def evaluate(database: Database, list_id: str, flt: Filter, filters: str) -> Sna
     """The ids of the list's contacts `flt` (stored as `filters`) selects now, in a read
     transaction: no writer of the list, nor on SQLite of the database, waits for it."""
     with database.reading() as session:
-        position = events.head(session, list_id)
+        position = list_lock.head(session, list_id)
         points, actions = unreported(session, list_id, flt)
         at = clock.now()
         condition = relations.condition(flt, at)

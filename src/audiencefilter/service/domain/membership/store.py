@@ -21,7 +21,7 @@ Two shapes of that rule cover every write:
 Deletions report every stored row as left before the rows go with the cascade
 (`remove_contact`, `remove_audience`).
 
-Writers call `events.lock_list` before reading what they evaluate, so two writers of one list
+Writers call `list_lock.take` before reading what they evaluate, so two writers of one list
 never compute differences from each other's stale state (on PostgreSQL, under READ COMMITTED,
 each statement after the lock sees everything committed before it).
 

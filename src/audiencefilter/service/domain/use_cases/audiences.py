@@ -30,7 +30,7 @@ from ...db.queries import count, owned_audience, owned_list, page_of
 from ...ground import clock
 from ...ground.errors import AudienceRuleError, Conflict, NotFound
 from ...settings import Settings
-from .. import changes, custom_fields, experiments, references, relations
+from .. import changes, custom_fields, experiments, list_lock, references, relations
 from ..audience_filters import (
     ABSENT,
     EMPTY,
@@ -253,7 +253,7 @@ def _prepare(
 
 def _insert(session: Session, settings: Settings, new: _New) -> str:
     """The write of a creation, under the list's lock; the new audience's id."""
-    lst = changes.locked_list(session, new.account_id, new.list_id)
+    lst = list_lock.locked_list(session, new.account_id, new.list_id)
     if new.problem is not None:
         raise new.problem
     filters, fields = _stored(new.mode, new.given, None), _stored_fields(new.given, None)
@@ -387,7 +387,7 @@ def _prepare_update(
 def _apply(session: Session, new: _Changed) -> bool:
     """The write of an update, under the list's lock; True when the new members are left to
     be stored in turns."""
-    audience, lst = changes.locked_audience(session, new.account_id, new.audience_id)
+    audience, lst = list_lock.locked_audience(session, new.account_id, new.audience_id)
     if new.problem is not None:
         raise new.problem
     _check_experiment(new.change, audience.experiment)
@@ -447,7 +447,7 @@ def remove(
     """Deletes the audience (refused while others' filters name it, and ending its build if
     one runs); it, its size and its build's progress then."""
     with database.transaction() as session:
-        audience, _ = changes.locked_audience(session, account_id, audience_id)
+        audience, _ = list_lock.locked_audience(session, account_id, audience_id)
         references.check_deletable(session, audience)
         size = audience_sizes(session, [audience])[audience_id]
         building = membership_build.progress(session, [audience_id]).get(audience_id)

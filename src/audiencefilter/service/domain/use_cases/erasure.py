@@ -26,7 +26,7 @@ from ...db.models import Action, Audience, Contact, Event, List, Membership
 from ...db.queries import owned_list, plausible_id
 from ...ground.errors import not_found
 from ...settings import Settings
-from .. import changes, erasure, events
+from .. import changes, erasure, event_feed, list_lock
 from ..contact_pages import ContactPages
 from ..erasure import Erased
 
@@ -80,7 +80,7 @@ def _named(session: Session, list_id: str, contact_id: str) -> bool:
 def erase(database: Database, account_id: str, list_id: str, contact_id: str) -> Erasure:
     """Erases the contact from the list (deleting it first if it still exists)."""
     with database.transaction() as session:
-        lst = changes.locked_list(session, account_id, list_id)
+        lst = list_lock.locked_list(session, account_id, list_id)
         contact = _contact(session, lst, contact_id)
         if contact is None and not _named(session, lst.id, contact_id):
             raise not_found("Contact")
@@ -134,4 +134,4 @@ def _events(session: Session, list_id: str, contact_id: str) -> list[dict[str, A
         .where(Event.listId == list_id, Event.contactId == contact_id)
         .order_by(Event.position)
     )
-    return [events.event_view(event) for event in session.scalars(statement)]
+    return [event_feed.event_view(event) for event in session.scalars(statement)]

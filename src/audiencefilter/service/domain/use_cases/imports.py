@@ -14,7 +14,7 @@ fewer rows, before any membership or its event is written. Between two turns oth
 of this list or of any account, take theirs.
 
 On PostgreSQL a turn whose rows only update contacts already in the list shares the list's lock
-with other such turns (`events.share_list`, the setting `shared_import_turns`): it locks its
+with other such turns (`list_lock.share`, the setting `shared_import_turns`): it locks its
 contacts' rows first and appends its events last, so the imports of one list run side by side;
 a turn that would create a contact takes the lock alone (`_shared` tries, under a savepoint that
 undoes its locks when it cannot share).
@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import SHARED_TURNS
 from ...db.models import List
 from ...ground.errors import Conflict
-from .. import changes, contact_import, events
+from .. import contact_import, events, list_lock
 from ..contact_import import ImportRow, InvalidRow
 from ..membership import plan as list_plan
 from ..membership.store import TooManyMoves
@@ -86,7 +86,7 @@ class _Import:
         if shared is not None:
             lst, rows = shared
         else:
-            lst = changes.locked_list(session, job.account_id, job.list_id)
+            lst = list_lock.locked_list(session, job.account_id, job.list_id)
             rows = self._rows(session, lst, start, moves)
         rows, results, moved = _write(session, lst.id, rows, job, seen, shared is not None)
         results = ([] if progress is None else list(progress["results"])) + results
@@ -99,7 +99,7 @@ class _Import:
         self, session: Session, start: int, moves: float, seen: contact_import.Seen
     ) -> tuple[List, Rows] | None:
         """The list and the turn's rows, the list's lock shared and the rows' contacts locked,
-        when the turn only updates contacts already there (`events.share_list`); else None,
+        when the turn only updates contacts already there (`list_lock.share`); else None,
         nothing held: a savepoint undoes the try, its locks included."""
         if not session.info.get(SHARED_TURNS, True):
             return None
@@ -107,13 +107,13 @@ class _Import:
             with session.begin_nested():
                 return self._share(session, start, moves, seen)
         except _CreatesContacts:
-            events.unshare_list(session, self.job.list_id)
+            list_lock.unshare(session, self.job.list_id)
             return None
 
     def _share(
         self, session: Session, start: int, moves: float, seen: contact_import.Seen
     ) -> tuple[List, Rows] | None:
-        lst = changes.shared_list(session, self.job.account_id, self.job.list_id)
+        lst = list_lock.shared_list(session, self.job.account_id, self.job.list_id)
         if lst is None:
             return None
         rows = self._rows(session, lst, start, moves)

@@ -22,7 +22,7 @@ from ...db.engine import Database
 from ...db.models import Audience, AudienceMember, Contact, List, utcnow
 from ...db.queries import count, plausible_id
 from ...ground.errors import DomainError, Invalid, NotFound, ValidationIssue
-from .. import changes, events
+from .. import changes, events, list_lock
 from ..membership.members import MANUAL
 from .unit import Writes
 
@@ -43,7 +43,7 @@ class Added:
 
 
 def _manual(session: Session, account_id: str, audience_id: str) -> Audience:
-    audience, _ = changes.locked_audience(session, account_id, audience_id)
+    audience, _ = list_lock.locked_audience(session, account_id, audience_id)
     if audience.mode != MANUAL:
         raise Invalid(SMART_HAS_NO_MEMBERS)
     return audience

@@ -37,7 +37,7 @@ from sqlalchemy import select
 from ...db.engine import Database
 from ...db.models import Audience, Contact
 from ...ground import clock
-from .. import events
+from .. import events, list_lock
 from ..audience_filters import SMART, StoredAudience, filter_of, time_dependent
 from ..membership import build as membership_build
 from ..membership import due as membership_due
@@ -104,7 +104,7 @@ def _bring_contacts(
     written = start = 0
     while start < len(contact_ids):
         with database.transaction() as session:
-            events.lock_list(session, list_id)
+            list_lock.take(session, list_id)
             judged = list_plan.plan_of(session, list_id).with_readers(due.audience_ids)
             if not judged:  # deleted or made manual meanwhile
                 membership_due.forget_due(session, due.audience_ids, contact_ids[start:], now)
@@ -169,7 +169,7 @@ def _plan_each(database: Database, list_id: str, audience: StoredAudience, start
         if not chunk:
             return
         with database.transaction() as session:
-            events.lock_list(session, list_id)
+            list_lock.take(session, list_id)
             if session.get(Audience, audience.id) is not None:
                 membership_due.merge(session, audience.id, rows)
         after = chunk[-1]

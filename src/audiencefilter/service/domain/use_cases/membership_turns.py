@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience
 from ...ground import clock
-from .. import events, relations
+from .. import list_lock, relations
 from ..audience_filters import StoredAudience
 from ..membership import build as membership_build
 from ..membership import due as membership_due
@@ -117,7 +117,7 @@ def _locked(session: Session, audience_id: str) -> Audience | None:
     audience = session.get(Audience, audience_id)
     if audience is None:
         return None
-    events.lock_list(session, audience.listId)
+    list_lock.take(session, audience.listId)
     return session.get(Audience, audience_id, populate_existing=True)
 
 
