@@ -290,7 +290,7 @@ def test_a_change_built_in_the_background_stops_turns_under_way(
     the background (back to its own filter, even) stores no further turn: the build stores the
     members, each move once, and no unfinished mark is left to store the turns' snapshot."""
     from audiencefilter.service.db.models import Audience, AudienceDue
-    from audiencefilter.service.domain import changes
+    from audiencefilter.service.domain import write_effects
     from audiencefilter.service.domain.membership import due as membership_due
     from audiencefilter.service.domain.use_cases import membership_clock, membership_turns
     from audiencefilter.service.ground import clock
@@ -316,7 +316,7 @@ def test_a_change_built_in_the_background_stops_turns_under_way(
             list_lock.take(session, audience.listId)
             audience.filters = filters
             session.flush()
-            changes.audience_updated(session, audience, membership=True, background=True)
+            write_effects.audience_updated(session, audience, membership=True, background=True)
 
     def transaction() -> Any:
         opened[0] += 1

@@ -3,9 +3,9 @@
 A contact write used to load every audience of its list, look each filter up, sort them by
 reference and ask each which columns it reads, before judging any: with a thousand audiences
 that cost more than the write. A `ListPlan` holds all of it, keyed by the list's
-`audiences_stamp`, which every change of an audience renews (`changes.py`) in the transaction
-that makes it: a write reads one column of one row, and a stamp never names two sets of
-audiences (a rolled-back change leaves its random stamp unused).
+`audiences_stamp`, which every change of an audience renews (`write_effects.py`) in the
+transaction that makes it: a write reads one column of one row, and a stamp never names two
+sets of audiences (a rolled-back change leaves its random stamp unused).
 
 The plan's index maps each column and relation to the audiences that read it, so a write that
 changed `firstName` judges only the audiences reading `firstName` (and those reading other

@@ -30,7 +30,7 @@ from ...db.queries import count, owned_audience, owned_list, page_of
 from ...ground import clock
 from ...ground.errors import AudienceRuleError, Conflict, NotFound
 from ...settings import Settings
-from .. import changes, custom_fields, experiments, list_lock, references, relations
+from .. import custom_fields, experiments, list_lock, references, relations, write_effects
 from ..audience_filters import (
     ABSENT,
     EMPTY,
@@ -274,7 +274,7 @@ def _insert(session: Session, settings: Settings, new: _New) -> str:
     session.add(audience)
     session.flush()
     background = new.background and filter_in_use(new.mode, filters, fields) is not None
-    changes.audience_created(session, audience, new.evaluated, background=background)
+    write_effects.audience_created(session, audience, new.evaluated, background=background)
     return audience.id
 
 
@@ -405,7 +405,7 @@ def _apply(session: Session, new: _Changed) -> bool:
     audience.filters, audience.fields = filters, fields
     session.flush()
     background = new.background and filter_in_use(mode, filters, fields) is not None
-    return changes.audience_updated(
+    return write_effects.audience_updated(
         session, audience, membership=membership, evaluated=new.evaluated, background=background
     )
 
@@ -451,7 +451,7 @@ def remove(
         references.check_deletable(session, audience)
         size = audience_sizes(session, [audience])[audience_id]
         building = membership_build.progress(session, [audience_id]).get(audience_id)
-        changes.audience_deleting(session, audience)
+        write_effects.audience_deleting(session, audience)
         session.execute(
             delete(Audience)
             .where(Audience.id == audience_id)

@@ -33,7 +33,7 @@ from ...ground import clock
 from ...ground.errors import Conflict
 from ...ground.fields import normalise_email
 from ...settings import Settings
-from .. import changes, custom_fields, list_lock, public_fields, relations
+from .. import custom_fields, list_lock, public_fields, relations, write_effects
 from ..audience_filters import read_filters
 from ..contact_pages import ContactPages, Paging
 from .unit import Writes
@@ -117,7 +117,7 @@ def create(
         contact = Contact(listId=lst.id, emailKey=values["email"].lower(), **values)
         session.add(contact)
         session.flush()
-        changes.contacts_created(session, lst.id, [(contact.id, contact.email)])
+        write_effects.contacts_created(session, lst.id, [(contact.id, contact.email)])
         return ContactPages(session, lst, settings).one(contact.id)
 
     with _unique_email():
@@ -154,7 +154,7 @@ def _add_unless_listed(session: Session, list_id: str, values: Mapping[str, Any]
             session.add(contact)
     except IntegrityError:
         return
-    changes.contacts_created(session, list_id, [(contact.id, contact.email)])
+    write_effects.contacts_created(session, list_id, [(contact.id, contact.email)])
 
 
 def get(database: Database, settings: Settings, account_id: str, contact_id: str) -> View:
@@ -179,7 +179,7 @@ def update(
         if "email" in sent:
             contact.emailKey = contact.email.lower()
         session.flush()
-        changes.contact_updated(session, lst.id, contact_id, sent)
+        write_effects.contact_updated(session, lst.id, contact_id, sent)
         return ContactPages(session, lst, settings).one(contact_id)
 
 
@@ -188,6 +188,6 @@ def remove(database: Database, settings: Settings, account_id: str, contact_id: 
     with database.transaction() as session:
         contact, lst = list_lock.locked_contact(session, account_id, contact_id)
         view = ContactPages(session, lst, settings).one(contact_id)
-        changes.contact_deleting(session, lst.id, contact_id, contact.email)
+        write_effects.contact_deleting(session, lst.id, contact_id, contact.email)
         session.delete(contact)
     return view

@@ -26,7 +26,7 @@ from ...db.models import Action, Audience, Contact, Event, List, Membership
 from ...db.queries import owned_list, plausible_id
 from ...ground.errors import not_found
 from ...settings import Settings
-from .. import changes, erasure, event_feed, list_lock
+from .. import erasure, event_feed, list_lock, write_effects
 from ..contact_pages import ContactPages
 from ..erasure import Erased
 
@@ -86,10 +86,10 @@ def erase(database: Database, account_id: str, list_id: str, contact_id: str) ->
             raise not_found("Contact")
         emails = erasure.known_emails(contact, erasure.personal_events(session, lst.id, contact_id))
         if contact is not None:
-            changes.contact_deleting(session, lst.id, contact_id, contact.email)
+            write_effects.contact_deleting(session, lst.id, contact_id, contact.email)
             session.delete(contact)
             session.flush()
-        changes.contact_erased(session, lst.id, contact_id)
+        write_effects.contact_erased(session, lst.id, contact_id)
         erased = erasure.redact_traces(session, account_id, lst.id, contact_id, emails)
         return Erasure(lst.id, contact_id, contact is not None, erased)
 

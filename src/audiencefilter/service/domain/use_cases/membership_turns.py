@@ -23,7 +23,7 @@ its contact, which the turns then judge again and leave as it is. Readers betwee
 see some of the members moved and others not yet, never a member without its event. A turn
 that finds the audience changed again (or deleted), or building in the background
 (`membership/build.py`), stops: the newer change owns the members, and a build's start replaced
-the mark. A change stored in turns cancels a build under way (`changes.audience_updated`), so
+the mark. A change stored in turns cancels a build under way (`write_effects.audience_updated`), so
 neither stores members of a filter the other replaced. A crash between turns leaves the mark,
 and the scheduler (`membership_clock.run_due`) evaluates the audience again and stores it in
 turns when the mark is due.

@@ -1,12 +1,13 @@
-"""What each write calls, in its transaction, so membership and the outbox follow it.
+"""The effects of each write, in its transaction: its events, and membership following it.
 
 One function per kind of write, named after the moment it runs (before or after the change),
-each appending the write's lifecycle event and then the membership events of its consequences
-(`membership/store.py`). Use cases pass the door first (`list_lock.py`), before reading what they change.
+each appending the write's lifecycle event to the outbox (`events.py`) and then storing the
+membership it moved with its events (`membership/store.py`). Use cases pass the door first
+(`list_lock.py`), before reading what they change.
 
 Hooks: a route that creates or deletes something a filter may read (an action, once filters
 can read a contact's actions) calls `contacts_changed` with its cause; an audience whose filter
-refers to other audiences is refreshed by `membership_store.dependents`.
+refers to other audiences is refreshed by `store.dependents`.
 """
 
 from __future__ import annotations
