@@ -291,7 +291,7 @@ def test_a_change_built_in_the_background_stops_turns_under_way(
     members, each move once, and no unfinished mark is left to store the turns' snapshot."""
     from audiencefilter.service.db.models import Audience, AudienceDue
     from audiencefilter.service.domain import write_effects
-    from audiencefilter.service.domain.membership import due as membership_due
+    from audiencefilter.service.domain.membership import due
     from audiencefilter.service.domain.use_cases import membership_clock, membership_turns
     from audiencefilter.service.ground import clock
 
@@ -341,7 +341,7 @@ def test_a_change_built_in_the_background_stops_turns_under_way(
     _finish(tenant)
     assert {c["id"] for c in _get(tenant, audience_id)["subs"]} == named_a
     assert _replay(tenant, lst, audience_id) == named_a
-    later = clock.now() + 2 * membership_due.RESUME_AFTER
+    later = clock.now() + 2 * due.RESUME_AFTER
     with clock.using(lambda: later):
         assert membership_clock.run_due(database) == 0
 

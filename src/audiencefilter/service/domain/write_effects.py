@@ -21,11 +21,7 @@ from ..db.models import Audience
 from ..ground import clock
 from . import events
 from .audience_filters import StoredAudience
-from .membership import build as membership_build
-from .membership import due as membership_due
-from .membership import plan as list_plan
-from .membership import snapshot as membership_snapshot
-from .membership import store as membership_store
+from .membership import build, due, plan, snapshot, store
 from .membership.snapshot import Snapshot
 
 
@@ -44,7 +40,7 @@ def contacts_created(session: Session, list_id: str, created: Sequence[tuple[str
         ],
     )
     ids = [contact_id for contact_id, _ in created]
-    membership_store.refresh_contacts(session, list_id, ids, events.CAUSE_CONTACT_CREATED)
+    store.refresh_contacts(session, list_id, ids, events.CAUSE_CONTACT_CREATED)
 
 
 def contacts_imported(
@@ -59,14 +55,12 @@ def contacts_imported(
     with their actions, and flushed. Its events carry the cause `contact.imported`; with
     `announce` False membership follows all the same but no event is written (a migration's
     history, which no consumer should take for news). `most`: the (contact, audience) pairs
-    the turn may move (`membership_store.TooManyMoves` past it). The pairs moved."""
+    the turn may move (`store.TooManyMoves` past it). The pairs moved."""
     if announce:
         events.append(session, list_id, _imported_events(created, updated))
     ids = [contact_id for contact_id, _ in [*created, *updated]]
     cause = events.CAUSE_CONTACT_IMPORTED
-    return membership_store.refresh_contacts(
-        session, list_id, ids, cause, announce=announce, most=most
-    )
+    return store.refresh_contacts(session, list_id, ids, cause, announce=announce, most=most)
 
 
 def _imported_events(
@@ -91,7 +85,7 @@ def contact_updated(session: Session, list_id: str, contact_id: str, fields: Ite
     events.append(
         session, list_id, [events.NewEvent(events.CONTACT_UPDATED, contact_id, payload=payload)]
     )
-    membership_store.refresh_contacts(
+    store.refresh_contacts(
         session, list_id, [contact_id], events.CAUSE_CONTACT_UPDATED, changed=payload["fields"]
     )
 
@@ -108,19 +102,19 @@ def contacts_changed(
     changed: Collection[str] = ACTION_WRITES,
 ) -> None:
     """After a write that changed `changed` of these contacts (an action: ACTION_WRITES)."""
-    membership_store.refresh_contacts(session, list_id, contact_ids, cause, changed=changed)
+    store.refresh_contacts(session, list_id, contact_ids, cause, changed=changed)
 
 
 def list_deleting(session: Session, list_id: str) -> None:
     """Before a list is deleted, its lock held: its memberships and events go (what the
     database's cascades delete with the list follows it, the rest is done here)."""
-    membership_store.forget_list(session, list_id)
+    store.forget_list(session, list_id)
     events.forget_list(session, list_id)
 
 
 def contact_deleting(session: Session, list_id: str, contact_id: str, email: str) -> None:
     """Before a contact is deleted: it leaves every audience, then is reported deleted."""
-    membership_store.remove_contact(session, list_id, contact_id, events.CAUSE_CONTACT_DELETED)
+    store.remove_contact(session, list_id, contact_id, events.CAUSE_CONTACT_DELETED)
     events.append(
         session,
         list_id,
@@ -142,18 +136,18 @@ def audience_created(
     background: bool = False,
 ) -> None:
     """After an audience was inserted and flushed; `evaluated`: its members, evaluated before
-    the write (`membership_snapshot`); `background`: its members are built in the background
-    instead (`membership_build`), their events written when the build ends."""
+    the write (`snapshot.py`); `background`: its members are built in the background
+    instead (`build.py`), their events written when the build ends."""
     event = events.NewEvent(
         events.AUDIENCE_CREATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
-    list_plan.audiences_changed(session, audience.listId)
+    plan.audiences_changed(session, audience.listId)
     if background:
-        membership_build.start(session, audience, events.CAUSE_AUDIENCE_CREATED)
+        build.start(session, audience, events.CAUSE_AUDIENCE_CREATED)
         return
-    membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_CREATED, evaluated)
-    membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
+    snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_CREATED, evaluated)
+    due.audience_changed(session, StoredAudience.of(audience), clock.now())
 
 
 def audience_updated(
@@ -165,7 +159,7 @@ def audience_updated(
     background: bool = False,
 ) -> bool:
     """After an audience was changed and flushed; `membership`: its mode or filters changed;
-    `evaluated`: its new members, evaluated before the write (`membership_snapshot`);
+    `evaluated`: its new members, evaluated before the write (`snapshot.py`);
     `background`: they are built in the background instead (a build under way restarts, an
     unfinished mark is replaced). True when the evaluated members are left to be stored in
     turns after this transaction (`use_cases/membership_turns.py`), the audience marked
@@ -174,29 +168,29 @@ def audience_updated(
         events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
-    list_plan.audiences_changed(session, audience.listId)
+    plan.audiences_changed(session, audience.listId)
     if not membership:
         return False
     if background:
-        # Its unfinished mark, if any, goes too (`membership_due.audience_changed`): turns
+        # Its unfinished mark, if any, goes too (`due.audience_changed`): turns
         # under way stop at their next turn (`membership_turns`).
-        membership_build.start(session, audience, events.CAUSE_AUDIENCE_UPDATED)
+        build.start(session, audience, events.CAUSE_AUDIENCE_UPDATED)
         return False
-    membership_build.cancel(session, audience.id)
-    in_turns = evaluated is not None and membership_snapshot.current(evaluated, audience)
+    build.cancel(session, audience.id)
+    in_turns = evaluated is not None and snapshot.current(evaluated, audience)
     if not in_turns:
-        membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
+        snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
     now = clock.now()
-    membership_due.audience_changed(session, StoredAudience.of(audience), now)
+    due.audience_changed(session, StoredAudience.of(audience), now)
     if in_turns:
-        membership_due.mark_unfinished(session, audience.id, now)
+        due.mark_unfinished(session, audience.id, now)
     return in_turns
 
 
 def audience_deleting(session: Session, audience: Audience) -> None:
     """Before an audience is deleted: every member leaves it, then it is reported deleted."""
-    list_plan.audiences_changed(session, audience.listId)
-    membership_store.remove_audience(session, audience, events.CAUSE_AUDIENCE_DELETED)
+    plan.audiences_changed(session, audience.listId)
+    store.remove_audience(session, audience, events.CAUSE_AUDIENCE_DELETED)
     event = events.NewEvent(
         events.AUDIENCE_DELETED, audience_id=audience.id, payload=_audience_payload(audience)
     )
@@ -205,4 +199,4 @@ def audience_deleting(session: Session, audience: Audience) -> None:
 
 def members_changed(session: Session, audience: Audience, cause: str) -> None:
     """After a manual audience's `audience_members` changed."""
-    membership_store.refresh_audience(session, audience, cause)
+    store.refresh_audience(session, audience, cause)

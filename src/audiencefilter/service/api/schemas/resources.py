@@ -25,6 +25,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ...domain import custom_fields, public_fields
+from ...ground.errors import ValidationIssue
 from ...ground.fields import (
     MAX_INT32,
     Code,
@@ -50,7 +51,6 @@ from ...ground.fields import (
     StartFrom,
     Url,
 )
-from ...http.errors import ValidationIssue
 from ...http.origins import MAX_ORIGINS, Origin, unique_origins
 from ...http.validation import REFUSED_CHOICE
 

@@ -36,8 +36,7 @@ from .... import FilterSet
 from ...db.models import BUILD_STORING, Audience, AudienceBuild, List
 from .. import references, relations
 from ..audience_filters import SMART, StoredAudience, columns_read, filter_of
-from ..experiments import Experiment
-from ..experiments import stored as experiments_stored
+from ..experiments import Experiment, stored
 
 PLANS_KEPT = 256
 SETS_KEPT = 32  # sets of audiences judged together, per plan
@@ -144,7 +143,7 @@ def build(rows: Sequence[AudienceRow], drawn: Mapping[str, str] | None = None) -
 
 
 def _experiment(text: str) -> Experiment:
-    found = experiments_stored(text)
+    found = stored(text)
     assert found is not None  # only audiences with one are passed
     return found
 

@@ -27,7 +27,7 @@ each statement after the lock sees everything committed before it).
 
 **Time.** A filter with relative date-times (`time_dependent`) changes its answer with no write.
 Each judgement of a contact writes the next instant at which time alone changes it
-(`membership_due.contacts_judged`), and the scheduler (`use_cases/membership_clock.py`) judges the
+(`due.contacts_judged`), and the scheduler (`use_cases/membership_clock.py`) judges the
 pairs due at their instants with the cause `clock`; reads of such audiences stay live (judged at the
 moment of the request, as before), so answers are exact and their events follow within a second.
 
@@ -75,10 +75,7 @@ from ..audience_filters import (
     MANUAL,
     StoredAudience,
 )
-from . import due as membership_due
-from . import plan as list_plan
-from . import records as contact_records
-from . import residuals
+from . import due, plan, records, residuals
 
 CHUNK = 500
 # Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
@@ -96,7 +93,7 @@ def dependents(session: Session, audience_ids: Iterable[str]) -> list[StoredAudi
     list_id = session.scalar(select(Audience.listId).where(Audience.id == ids[0]))
     if list_id is None:
         return []
-    return references.dependents(list(list_plan.plan_of(session, list_id).smart), ids)
+    return references.dependents(list(plan.plan_of(session, list_id).smart), ids)
 
 
 class TooManyMoves(Exception):
@@ -382,9 +379,9 @@ def refresh_contacts(
     audiences reading none of them are not judged at all; `most`: the pairs it may move, past
     which it raises `TooManyMoves` before writing any; `dated`: the instants the clock's
     changes happened at (`_write`)."""
-    plan = list_plan.plan_of(session, list_id)  # one read of the list's stamp per write
+    prepared = plan.plan_of(session, list_id)  # one read of the list's stamp per write
     if audiences is None:
-        audiences = plan.smart if changed is None else plan.reading(changed)
+        audiences = prepared.smart if changed is None else prepared.reading(changed)
     if not audiences or not contact_ids:
         return 0
     session.flush()  # the write's own changes, before the Core statements below read
@@ -393,23 +390,21 @@ def refresh_contacts(
     in_memory = [a for a in audiences if not _judged_in_sql(a)]
     narrowed = bool(in_sql) and residuals.enabled(session)
     own = [_filter(a) for a in in_sql] if narrowed else []
-    records, used = contact_records.records(
-        session, contact_ids, [_filter(a) for a in in_memory], own
-    )
-    residuals.tally(memory=len(in_memory) * len(records))
+    rows, used = records.records(session, contact_ids, [_filter(a) for a in in_memory], own)
+    residuals.tally(memory=len(in_memory) * len(rows))
     if narrowed:
-        selected = _selected_by_residual(session, in_sql, records, at)
+        selected = _selected_by_residual(session, in_sql, rows, at)
     else:
         residuals.tally(queried=len(in_sql) * len(contact_ids))
         selected = _selected_in_sql(session, in_sql, contact_ids, at)
     stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
-    judge = _Judge(audiences, selected, stored, at, used, plan)
-    for record in records:
+    judge = _Judge(audiences, selected, stored, at, used, prepared)
+    for record in rows:
         judge.decide(record)
     if most is not None and len(judge.entering) + len(judge.leaving) > most:
         raise TooManyMoves(len(judge.entering) + len(judge.leaving), most)
     written = _write(session, list_id, judge.entering, judge.leaving, cause, at, announce, dated)
-    membership_due.contacts_judged(session, audiences, contact_ids, at, records)
+    due.contacts_judged(session, audiences, contact_ids, at, rows)
     return written
 
 
@@ -428,13 +423,13 @@ def _selected_in_sql(
 def _selected_by_residual(
     session: Session,
     audiences: Sequence[StoredAudience],
-    records: Sequence[dict[str, Any]],
+    rows: Sequence[dict[str, Any]],
     at: datetime,
 ) -> dict[str, set[str]]:
     """`_selected_in_sql`, each audience's filter narrowed first by each contact's own fields
     (`residuals.py`): a TRUE or FALSE residual decides without SQL, the others are asked of
     the contacts they were left for."""
-    split = residuals.split(audiences, records, at)
+    split = residuals.split(audiences, rows, at)
     if split.asks:
         split.answer(_selected_by(session, split.residuals(), split.contacts(), at))
     return split.selected
@@ -547,11 +542,11 @@ class _Judge:
         stored: set[tuple[str, str]],
         at: datetime,
         used: Collection[str],
-        plan: list_plan.ListPlan | None = None,
+        prepared: plan.ListPlan | None = None,
     ) -> None:
         moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
         in_memory = [a for a in audiences if a.id not in selected]
-        self.together = None if plan is None else plan.together(in_memory)
+        self.together = None if prepared is None else prepared.together(in_memory)
         looked_up = set(selected).union(self.together.ids if self.together else ())
         self.checks = [
             (a, None if a.id in looked_up else _filter(a).predicate_at(moment)) for a in audiences

@@ -47,8 +47,7 @@ from ..audience_filters import (
 from ..contact_pages import ContactPages, Paging
 from ..events import CAUSE_AUDIENCE_UPDATED
 from ..explanations import explain_contact
-from ..membership import build as membership_build
-from ..membership import snapshot as membership_snapshot
+from ..membership import build, snapshot
 from ..membership.build import Progress
 from ..membership.members import (
     MANUAL,
@@ -188,11 +187,11 @@ def _evaluate_early(
             lst = owned_list(session, account_id, list_id)
     except NotFound:
         return None
-    return membership_snapshot.evaluate(database, lst.id, given.filter, given.canonical)
+    return snapshot.evaluate(database, lst.id, given.filter, given.canonical)
 
 
 def _in_background(database: Database, settings: Settings, list_id: str, wait: bool) -> bool:
-    """Whether a smart audience of this list is built in the background (`membership_build`):
+    """Whether a smart audience of this list is built in the background (`build.py`):
     when its list holds more contacts than `audience_build_background_above`, unless the
     client asked to wait. The size is the bound, not a timer: the same request is answered
     the same way whatever the machine's load."""
@@ -301,7 +300,7 @@ def read(
         )
         building = None
         if audience.mode == SMART:  # only a smart audience builds
-            building = membership_build.progress(session, [audience.id]).get(audience.id)
+            building = build.progress(session, [audience.id]).get(audience.id)
     shown = filters_as(audience_filter(audience), subs.filters_as)
     return Read(audience, result["contacts"], result["pagination"], shown, building)
 
@@ -317,7 +316,7 @@ def page(database: Database, account_id: str, list_id: str, number: int, limit: 
         )
         audiences = session.scalars(page_of(statement, number, limit)).all()
         total = count(session, Audience, Audience.listId == lst.id)
-        building = membership_build.progress(session, [a.id for a in audiences])
+        building = build.progress(session, [a.id for a in audiences])
         return Listed(Page(audiences, total), audience_sizes(session, audiences), building)
 
 
@@ -366,7 +365,7 @@ def _evaluate_update_early(
         return None, False
     if _in_background(database, settings, audience.listId, new.change.wait):
         return None, True
-    return membership_snapshot.evaluate(database, audience.listId, flt, filters), False
+    return snapshot.evaluate(database, audience.listId, flt, filters), False
 
 
 def _prepare_update(
@@ -450,7 +449,7 @@ def remove(
         audience, _ = list_lock.locked_audience(session, account_id, audience_id)
         references.check_deletable(session, audience)
         size = audience_sizes(session, [audience])[audience_id]
-        building = membership_build.progress(session, [audience_id]).get(audience_id)
+        building = build.progress(session, [audience_id]).get(audience_id)
         write_effects.audience_deleting(session, audience)
         session.execute(
             delete(Audience)

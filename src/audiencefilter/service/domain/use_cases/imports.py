@@ -44,7 +44,7 @@ from ...db.models import List
 from ...ground.errors import Conflict
 from .. import contact_import, events, list_lock
 from ..contact_import import ImportRow, InvalidRow
-from ..membership import plan as list_plan
+from ..membership import plan
 from ..membership.store import TooManyMoves
 from . import membership_turns
 from .unit import Progress, TurnWrites
@@ -132,7 +132,7 @@ class _Import:
     def _rows(self, session: Session, lst: List, start: int, moves: float) -> Rows:
         """The rows of this turn, from `start`: as many as fit a turn, one at least, each
         expected to move `moves` pairs (what a row of the turn before moved)."""
-        judging = membership_turns.judging_weight(list_plan.plan_of(session, lst.id).smart)
+        judging = membership_turns.judging_weight(plan.plan_of(session, lst.id).smart)
         budget: float = membership_turns.PAIRS_PER_TURN
         expected = budget * PLANNED
         taken: Rows = []

@@ -5,12 +5,12 @@ A changed filter moves many memberships at once: patching the root of a chain of
 over 2,000 contacts moved 200,000 (contact, audience) pairs, their rows and their events, in one
 transaction under the list's lock, and on SQLite under the database's one write lock (19.6 s;
 another account's write waited for all of it, then failed). So the members, evaluated before
-any lock (`membership_snapshot.evaluate`), are stored a turn at a time:
+any lock (`snapshot.evaluate`), are stored a turn at a time:
 
 1. the write that changes the filter commits it, with a mark that the audience is unfinished
-   (`membership_due.mark_unfinished`);
+   (`due.mark_unfinished`);
 2. a read transaction lists the contacts whose stored membership may differ from the answer
-   (`membership_snapshot.candidates`); every write committed after it judges its own contact
+   (`snapshot.candidates`); every write committed after it judges its own contact
    by the new filter, like any write;
 3. the candidates are stored in turns of at most `PAIRS_PER_TURN` (contact, audience) pairs
    judged, the audiences reading this one included, each turn its own transaction under the
@@ -40,10 +40,8 @@ from ...db.models import Audience
 from ...ground import clock
 from .. import list_lock, relations
 from ..audience_filters import StoredAudience
-from ..membership import build as membership_build
-from ..membership import due as membership_due
-from ..membership import snapshot as membership_snapshot
-from ..membership import store as membership_store
+from ..membership import build, due, snapshot
+from ..membership.store import dependents
 
 PAIRS_PER_TURN = 500
 """(contact, audience) pairs judged per transaction, at most: each writes at most its
@@ -76,7 +74,7 @@ def turn_size(readers: int) -> int:
 def store(
     database: Database,
     audience_id: str,
-    snapshot: membership_snapshot.Snapshot,
+    evaluated: snapshot.Snapshot,
     cause: str,
 ) -> int:
     """Stores the snapshot's answer for the audience in turns; the number of events written.
@@ -84,31 +82,31 @@ def store(
     background."""
     with database.reading() as session:
         audience = session.get(Audience, audience_id)
-        if audience is None or not _owns(session, snapshot, audience):
+        if audience is None or not _owns(session, evaluated, audience):
             return 0
-        contacts = membership_snapshot.candidates(session, snapshot, audience_id)
-        size = turn_size(len(membership_store.dependents(session, [audience_id])))
+        contacts = snapshot.candidates(session, evaluated, audience_id)
+        size = turn_size(len(dependents(session, [audience_id])))
     written = 0
-    since = membership_snapshot.Written(snapshot)  # read a turn at a time
+    since = snapshot.Written(evaluated)  # read a turn at a time
     for start in range(0, len(contacts), size):
         with database.transaction() as session:
             audience = _locked(session, audience_id)
-            if audience is None or not _owns(session, snapshot, audience):
+            if audience is None or not _owns(session, evaluated, audience):
                 return written
             turn = contacts[start : start + size]
             stored = StoredAudience.of(audience)
-            written += membership_snapshot.apply(session, snapshot, stored, cause, turn, since)
+            written += snapshot.apply(session, evaluated, stored, cause, turn, since)
     return written
 
 
-def finish(database: Database, audience_id: str, snapshot: membership_snapshot.Snapshot) -> None:
+def finish(database: Database, audience_id: str, evaluated: snapshot.Snapshot) -> None:
     """Replaces the unfinished mark by the audience's own schedule, unless a newer change of
     the audience (or its background build) owns it now."""
     with database.transaction() as session:
         audience = _locked(session, audience_id)
-        if audience is not None and _owns(session, snapshot, audience):
+        if audience is not None and _owns(session, evaluated, audience):
             stored = StoredAudience.of(audience)
-            membership_due.audience_changed(session, stored, clock.now(), snapshot.at)
+            due.audience_changed(session, stored, clock.now(), evaluated.at)
 
 
 def _locked(session: Session, audience_id: str) -> Audience | None:
@@ -121,9 +119,7 @@ def _locked(session: Session, audience_id: str) -> Audience | None:
     return session.get(Audience, audience_id, populate_existing=True)
 
 
-def _owns(session: Session, snapshot: membership_snapshot.Snapshot, audience: Audience) -> bool:
+def _owns(session: Session, evaluated: snapshot.Snapshot, audience: Audience) -> bool:
     """Whether the snapshot's members are still the audience's to store: it uses the filter
     evaluated and no build of it runs (a build's end stores its own members)."""
-    return membership_snapshot.current(snapshot, audience) and not membership_build.running(
-        session, audience.id
-    )
+    return snapshot.current(evaluated, audience) and not build.running(session, audience.id)
