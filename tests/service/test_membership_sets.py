@@ -1,4 +1,4 @@
-"""An audience's difference stored by set statements (`membership_store.write_changes`,
+"""An audience's difference stored by set statements (`store.write_changes`,
 `events.append_alike`) writes what the row by row path writes: the same memberships, and the
 same events at the same positions, in the same order, with the same payloads.
 

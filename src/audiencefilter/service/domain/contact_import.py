@@ -121,7 +121,7 @@ def write(
     """Applies the rows of one turn to the list (its lock held by the caller); a result per
     row, in order, and the (contact, audience) pairs they moved. `seen` holds the first
     results of the earlier turns and gains this turn's; `most`: the pairs the rows may move
-    (`membership_store.TooManyMoves` past it)."""
+    (`store.TooManyMoves` past it)."""
     existing = _existing(session, list_id, _keys(rows, seen))
     # Rows without actions can repeat none: then their contacts' actions need no read.
     with_actions = mode == UPSERT and any(isinstance(r, ImportRow) and r.actions for r in rows)

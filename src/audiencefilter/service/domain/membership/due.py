@@ -7,7 +7,7 @@ audiences per minute and is late by up to the minute; instead two tables say whe
 - `membership_due`: per time-dependent audience and contact, the next instant at which that
   contact's answer changes (`Filter.next_change`), for filters whose instants move with the
   clock (`ago`). Written by every judgement of the contact (`contacts_judged`, called by
-  `membership_store.refresh_contacts` in the write's transaction), so it follows each write.
+  `store.refresh_contacts` in the write's transaction), so it follows each write.
 - `audience_due`: per time-dependent audience, when to bring it up to the clock as a whole:
   its filter's next calendar boundary (`Filter.next_step`: the start of a day, a week, a
   month, in its zone), where every contact may change at once and one set statement is

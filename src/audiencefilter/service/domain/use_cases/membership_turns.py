@@ -14,8 +14,8 @@ any lock (`snapshot.evaluate`), are stored a turn at a time:
    by the new filter, like any write;
 3. the candidates are stored in turns of at most `PAIRS_PER_TURN` (contact, audience) pairs
    judged, the audiences reading this one included, each turn its own transaction under the
-   list's lock, judging again the contacts written since the snapshot (`membership_snapshot
-   .apply`); between two turns, other writers, of this list or of any account, take theirs;
+   list's lock, judging again the contacts written since the snapshot (`snapshot.apply`);
+   between two turns, other writers, of this list or of any account, take theirs;
 4. a last short transaction replaces the mark with the audience's own next instant.
 
 The feed stays exact: each pair moves in one turn, with its event, or by a concurrent write of
@@ -52,8 +52,8 @@ well under 250 ms; docs/service.md states the bound."""
 
 JUDGED_TOGETHER_PER_PAIR = 20
 """Pairs judged together in memory that cost a turn what one pair moved does. A write's
-contacts are judged against the list's smart audiences together (`membership_store
-.refresh_contacts`: one read of the contacts, one of their stored memberships, the list's
+contacts are judged against the list's smart audiences together (`store.refresh_contacts`:
+one read of the contacts, one of their stored memberships, the list's
 `FilterSet` in memory), about 2.5 µs a pair on SQLite, where a pair that moves writes its
 membership and its event, about 60-70 µs (an upsert of 1,000 contacts against 100 audiences,
 on the 2-core machine: 4,000 pairs moved, 100,000 judged). A pair judged in SQL (a filter
