@@ -55,7 +55,7 @@ from ...db.models import Action, Audience, Contact, Event, Membership
 from ...ground import clock
 from .. import list_lock, relations
 from ..audience_filters import SMART, StoredAudience
-from . import store
+from . import judge, store
 
 POINTS = "points"
 
@@ -261,8 +261,8 @@ def _subset(values: dict[str, str], keys: set[str]) -> dict[str, str]:
 def _points_among(session: Session, ids: list[str]) -> dict[str, str]:
     """`{contact id: points}` of these contacts, as `_points` writes them."""
     found: dict[str, str] = {}
-    for start in range(0, len(ids), store.CHUNK):
-        chunk = ids[start : start + store.CHUNK]
+    for start in range(0, len(ids), judge.CHUNK):
+        chunk = ids[start : start + judge.CHUNK]
         statement = select(Contact.id, cast(Contact.points, String)).where(Contact.id.in_(chunk))
         found.update((contact_id, points) for contact_id, points in session.execute(statement))
     return found
@@ -271,8 +271,8 @@ def _points_among(session: Session, ids: list[str]) -> dict[str, str]:
 def _actions_among(session: Session, ids: list[str]) -> dict[str, set[str]]:
     """`{contact id: its action ids}` of these contacts."""
     found: dict[str, set[str]] = {}
-    for start in range(0, len(ids), store.CHUNK):
-        chunk = ids[start : start + store.CHUNK]
+    for start in range(0, len(ids), judge.CHUNK):
+        chunk = ids[start : start + judge.CHUNK]
         statement = select(Action.subId, Action.id).where(Action.subId.in_(chunk))
         for contact_id, action_id in session.execute(statement):
             found.setdefault(contact_id, set()).add(action_id)
