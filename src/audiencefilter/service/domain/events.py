@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 from typing import cast as typed
@@ -164,12 +164,45 @@ def _later(session: Session, run: Callable[[], object]) -> bool:
     return True
 
 
+@contextmanager
+def together(session: Session, list_id: str) -> Iterator[None]:
+    """Gathers every append of the block to the list and writes them, in their order, with
+    one advance of the counter and one statement, when the block ends without an error (none
+    when it raises): a single write (a contact updated) appends its lifecycle event and the
+    membership events of its consequences in one round trip, not one per kind. Within
+    `appended_last`, or another `together`, the block's appends go as those go."""
+    if _LAST in session.info or _TOGETHER in session.info:
+        yield
+        return
+    gathered: list[NewEvent] = []
+    session.info[_TOGETHER] = (list_id, gathered)
+    try:
+        yield
+    finally:
+        session.info.pop(_TOGETHER, None)
+    if gathered:
+        _append(session, list_id, gathered, clock.now())
+
+
+_TOGETHER = "events_together"
+
+
+def _gathering(session: Session, list_id: str) -> list[NewEvent] | None:
+    """The events `together` gathers for this list, or None when no block gathers them."""
+    found: tuple[str, list[NewEvent]] | None = session.info.get(_TOGETHER)
+    return found[1] if found is not None and found[0] == list_id else None
+
+
 def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[int]:
     """Appends `events` to the list's outbox in this transaction; their positions, in order
-    (none yet while appends are held back, `appended_last`)."""
+    (none yet while appends are held back, `appended_last`, or gathered, `together`)."""
     if not events:
         return []
     now = clock.now()
+    gathered = _gathering(session, list_id)
+    if gathered is not None:
+        gathered.extend(replace(event, occurred_at=event.occurred_at or now) for event in events)
+        return []
     if _later(session, lambda: _append(session, list_id, events, now)):
         return []
     return _append(session, list_id, events, now)
@@ -207,6 +240,9 @@ def append_alike(
     if not total:
         return 0
     now = at or clock.now()
+    if _gathering(session, list_id) is not None:
+        append(session, list_id, [event for group in groups for event in group.each(now)])
+        return total
     if not _later(session, lambda: _append_alike(session, list_id, groups, total, now)):
         _append_alike(session, list_id, groups, total, now)
     return total
@@ -244,7 +280,7 @@ def append_each(
     chosen = keys if keys is not None else [row[2] for row in rows]
     now = at or clock.now()
     dialect = dialects.dialect_of(session)
-    if not dialects.unpacks(dialect):
+    if not dialects.unpacks(dialect) or _gathering(session, list_id) is not None:
         changes = [
             NewEvent(t, c, a, cause, payloads[key], now)
             for (t, c, a), key in zip(rows, chosen, strict=True)

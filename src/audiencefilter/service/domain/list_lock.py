@@ -102,9 +102,14 @@ def shared_list(session: Session, account_id: str, list_id: str) -> List | None:
 
 def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
     """The caller's contact and its list, read again once the list's lock is held: a writer
-    that waited for the lock sees what the previous one committed (a 404 if it was deleted)."""
+    that waited for the lock sees what the previous one committed (a 404 if it was deleted).
+    The lock alone, not the counter's row: the exclusive lock keeps every other writer of the
+    list out (a shared turn included), so the row is the appends' to take. Where the database
+    serialises write transactions itself (SQLite), the first read was made inside one, and is
+    not made again."""
     contact, lst = owned_contact(session, account_id, contact_id)
-    take(session, lst.id)
+    if not _hold(session, lst.id):
+        return contact, lst
     session.expire(contact)
     return owned_contact(session, account_id, contact_id)
 
@@ -150,16 +155,18 @@ def _held(session: Session) -> set[str]:
     return found
 
 
-def _hold(session: Session, list_id: str) -> None:
-    """The list's lock, exclusive, unless this transaction holds it already. Taken again after
-    a savepoint (a rolled-back savepoint releases what it took), so only a lock taken outside
-    one is remembered."""
+def _hold(session: Session, list_id: str) -> bool:
+    """The list's lock, exclusive, unless this transaction holds it already; whether it was
+    taken now (what was read before may then be stale). Taken again after a savepoint (a
+    rolled-back savepoint releases what it took), so only a lock taken outside one is
+    remembered."""
     statement = dialects.advisory_lock(dialects.dialect_of(session), shared=False)
     if statement is None:
-        return  # SQLite: the write transaction's own lock (`BEGIN IMMEDIATE`)
+        return False  # SQLite: the write transaction's own lock (`BEGIN IMMEDIATE`)
     held = _held(session)
     if list_id in held:
-        return
+        return False
     session.execute(statement, {"lock_key": _list_key(list_id)})
     if not session.in_nested_transaction():
         held.add(list_id)
+    return True

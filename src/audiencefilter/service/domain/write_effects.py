@@ -82,12 +82,13 @@ def _imported_events(
 def contact_updated(session: Session, list_id: str, contact_id: str, fields: Iterable[str]) -> None:
     """After a contact's fields were written and flushed."""
     payload = {"fields": sorted(fields)}
-    events.append(
-        session, list_id, [events.NewEvent(events.CONTACT_UPDATED, contact_id, payload=payload)]
-    )
-    store.refresh_contacts(
-        session, list_id, [contact_id], events.CAUSE_CONTACT_UPDATED, changed=payload["fields"]
-    )
+    with events.together(session, list_id):  # its event and its membership's: one statement
+        events.append(
+            session, list_id, [events.NewEvent(events.CONTACT_UPDATED, contact_id, payload=payload)]
+        )
+        store.refresh_contacts(
+            session, list_id, [contact_id], events.CAUSE_CONTACT_UPDATED, changed=payload["fields"]
+        )
 
 
 ACTION_WRITES = ("actions", "points")
