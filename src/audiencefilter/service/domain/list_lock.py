@@ -33,6 +33,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db import dialects
+from ..db.engine import WRITE_OPTION
 from ..db.models import Audience, Contact, EventHead, List
 from ..db.queries import owned_audience, owned_contact, owned_list
 from ..ground.errors import not_found
@@ -65,6 +66,16 @@ def head(session: Session, list_id: str) -> int:
     """The position of the list's last committed event (0 when it has none)."""
     value = session.scalar(select(EventHead.position).where(EventHead.listId == list_id))
     return int(value or 0)
+
+
+def holds(session: Session, list_id: str) -> bool:
+    """Whether this transaction holds the list's lock (in either mode, or a write transaction
+    where the database serialises them, SQLite): what it read of the list's audiences then
+    stays as read until it changes them itself."""
+    if dialects.advisory_lock(dialects.dialect_of(session), shared=False) is None:
+        options = session.connection().get_execution_options()
+        return bool(options.get(WRITE_OPTION, False))
+    return list_id in _held(session)
 
 
 def share(session: Session, list_id: str) -> bool:

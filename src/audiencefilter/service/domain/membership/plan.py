@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from .... import FilterSet
 from ...db.models import BUILD_STORING, Audience, AudienceBuild, List
-from .. import references, relations
+from .. import list_lock, references, relations
 from ..audience_filters import SMART, StoredAudience, columns_read, filter_of
 from ..experiments import Experiment, stored
 
@@ -158,7 +158,7 @@ _STAMP = select(List.audiencesStamp).where(List.id == bindparam("stamp_list"))
 
 def plan_of(session: Session, list_id: str) -> ListPlan:
     """The list's plan as this transaction sees its audiences."""
-    stamp = session.scalar(_STAMP, {"stamp_list": list_id}) or ""
+    stamp = _stamp(session, list_id)
     key = (list_id, stamp)
     with _LOCK:
         plan = _PLANS.get(key)
@@ -174,6 +174,22 @@ def plan_of(session: Session, list_id: str) -> ListPlan:
             while len(_PLANS) > PLANS_KEPT:
                 _PLANS.popitem(last=False)
     return plan
+
+
+def _stamp(session: Session, list_id: str) -> str:
+    """The list's stamp, read once by a transaction that holds the list's lock: nothing but
+    itself changes it then (`audiences_changed` forgets it), so a write and its answer (the
+    contact's audiences) read it once."""
+    kept: dict[str, str] = session.info.setdefault(_STAMPS, {})
+    if list_id in kept:
+        return kept[list_id]
+    stamp = session.scalar(_STAMP, {"stamp_list": list_id}) or ""
+    if list_lock.holds(session, list_id):
+        kept[list_id] = stamp
+    return stamp
+
+
+_STAMPS = "plan_stamps"
 
 
 def _rows(session: Session, list_id: str) -> tuple[list[AudienceRow], dict[str, str]]:
@@ -207,6 +223,7 @@ def _rows(session: Session, list_id: str) -> tuple[list[AudienceRow], dict[str, 
 def audiences_changed(session: Session, list_id: str) -> None:
     """Renews the list's stamp: call in the transaction that creates, changes or deletes one
     of its audiences."""
+    session.info.get(_STAMPS, {}).pop(list_id, None)
     session.execute(
         update(List)
         .where(List.id == list_id)
