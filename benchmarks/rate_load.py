@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from audiencefilter.service.domain import events
+from audiencefilter.service.domain import event_feed
 
 from .rate_setup import Stack, cpu_seconds, sql
 
@@ -77,7 +77,7 @@ _MEMBERS = "SELECT contact_id, audience_id FROM memberships WHERE contact_id IN 
 def feed_end(stack: Stack, list_id: str) -> str:
     """The cursor after the list's last event: the reader starts there, not at position 1."""
     rows = sql(stack, "SELECT max(position) FROM events WHERE list_id = :lst", lst=list_id)
-    return events.cursor(list_id, int(rows[0][0] or 0))
+    return event_feed.cursor(list_id, int(rows[0][0] or 0))
 
 
 class Client(threading.Thread):

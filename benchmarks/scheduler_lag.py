@@ -35,8 +35,7 @@ from sqlalchemy import delete, insert, select, update
 
 from audiencefilter.service import Settings
 from audiencefilter.service.db.models import Contact, Event, Membership, MembershipDue, new_id
-from audiencefilter.service.domain.use_cases import keys
-from audiencefilter.service.domain.use_cases import membership_clock as scheduler
+from audiencefilter.service.domain.use_cases import keys, membership_clock
 
 from .service_audiences import InProcessClient
 
@@ -128,8 +127,8 @@ class Setup:
                 )
             session.execute(delete(Membership))
             session.execute(delete(MembershipDue))
-        scheduler.sweep(self.database)  # every audience brought up to the new sign-ups
-        scheduler.run_due(self.database)  # and planned (the instants way needs it)
+        membership_clock.sweep(self.database)  # every audience brought up to the new sign-ups
+        membership_clock.run_due(self.database)  # and planned (the instants way needs it)
         return turns
 
 
@@ -169,7 +168,7 @@ def _run(
 
 
 def _instants(setup: Setup) -> Callable[[threading.Event], None]:
-    sweeper = scheduler.Sweeper(setup.database, lambda: datetime.now(UTC), 1.0)
+    sweeper = membership_clock.Sweeper(setup.database, lambda: datetime.now(UTC), 1.0)
 
     def loop(stop: threading.Event) -> None:
         sweeper.start()
@@ -182,7 +181,7 @@ def _instants(setup: Setup) -> Callable[[threading.Event], None]:
 def _sweeping(setup: Setup) -> Callable[[threading.Event], None]:
     def loop(stop: threading.Event) -> None:
         while not stop.wait(1.0):
-            scheduler.sweep(setup.database)
+            membership_clock.sweep(setup.database)
 
     return loop
 

@@ -11,7 +11,7 @@ daylight-saving change in the week), counts and absences of actions in a sliding
 ("in the last hour, up to now": an action counts once its instant has come).
 
 The application runs on a clock of its own. No one sleeps: the clock jumps to the next instant
-the service says is due (`membership_due.earliest`, plus the gathering delay its scheduler
+the service says is due (`due.earliest`, plus the gathering delay its scheduler
 thread waits, `GATHER_SECONDS`), or to the next instant at which the library says one of the
 answers changes, whichever is first; then the scheduler runs once (`Sweeper.run_once`) and the
 events it wrote are read from the feed. Nothing is written in between: every event is the
@@ -51,9 +51,8 @@ from sqlalchemy import insert, select
 import audiencefilter as af
 from audiencefilter.service import Settings
 from audiencefilter.service.db.models import Action, Contact, Event, new_id
-from audiencefilter.service.domain.membership import due as membership_due
-from audiencefilter.service.domain.use_cases import keys
-from audiencefilter.service.domain.use_cases import membership_clock as scheduler
+from audiencefilter.service.domain.membership import due
+from audiencefilter.service.domain.use_cases import keys, membership_clock
 
 from .service_audiences import InProcessClient
 
@@ -263,7 +262,7 @@ class Service:
         """The feed's events since the last call: (contact, audience, type, written at); the
         earliest instant due is read in the same transaction."""
         with self.database.reading() as session:
-            self.next_due = membership_due.earliest(session)
+            self.next_due = due.earliest(session)
             rows = session.execute(
                 select(
                     Event.position, Event.contactId, Event.audienceId, Event.type, Event.occurredAt
@@ -360,7 +359,7 @@ class Week:
             if not found:
                 break
             at = max(
-                min(found) + timedelta(seconds=scheduler.GATHER_SECONDS),
+                min(found) + timedelta(seconds=membership_clock.GATHER_SECONDS),
                 now + timedelta(milliseconds=1),
             )
             if at > end:

@@ -219,3 +219,110 @@ def test_the_refusals_below_http_carry_no_status() -> None:
     for kind in raised:
         assert "status" not in inspect.signature(kind).parameters, kind
         assert kind is errors.DomainError or any(issubclass(kind, k) for k in STATUSES), kind
+
+
+# ---- the list's write path: one door ---------------------------------------------------------
+
+DOOR = SERVICE_DIRECTORY / "domain" / "list_lock.py"
+SERVICE_MODULES = sorted(SERVICE_DIRECTORY.rglob("*.py"))
+# What takes a list's lock: the advisory lock's statement (`db/dialects.advisory_lock`), a write
+# of the counter's row (`event_heads`, whose row lock serialises a list's appends), or the SQL
+# of either spelled out.
+LOCK_SQL = ("pg_advisory", "event_heads")
+COUNTER = "EventHead"
+WRITES = frozenset({"update", "insert", "delete"})
+SQL = ("SELECT", "UPDATE", "INSERT", "DELETE", "WITH")
+
+
+def _locks_taken(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """(line, what) of every way this module takes a list's lock: the advisory lock asked of
+    the dialects, the counter's row written (`update(EventHead)`...), or their SQL in a string
+    (a docstring naming them, or a model's `__tablename__`, is no lock)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+            name = node.func.id if isinstance(node.func, ast.Name) else name
+            if name == "advisory_lock":
+                yield node.lineno, "advisory_lock()"
+            elif name in WRITES and any(_names(arg, COUNTER) for arg in node.args):
+                yield node.lineno, f"{name}({COUNTER})"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.lstrip().upper().startswith(SQL) and any(
+                sql in node.value for sql in LOCK_SQL
+            ):
+                yield node.lineno, repr(node.value[:40])
+
+
+def _names(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+# Where the lock's pieces are defined, not taken: the statements (`db/dialects.py`) and the
+# migrations that create the counter's table (and fill it once, at their revision).
+LOCK_DEFINED = ("db/dialects.py", "db/migrations/")
+
+
+@pytest.mark.parametrize("module", SERVICE_MODULES, ids=_name)
+def test_only_the_door_takes_a_lists_lock(module: Path) -> None:
+    """Every writer of a list passes `domain/list_lock.py` (`take`, `share`, `advance`,
+    `locked_*`): nothing else asks for the advisory lock or writes the counter's row, so the
+    order in which writers of one list are serialised is decided in one place."""
+    if module == DOOR or _name(module).startswith(LOCK_DEFINED):
+        return
+    taken = [f"line {line}: {what}" for line, what in _locks_taken(_tree(module))]
+    assert not taken, taken
+
+
+def test_the_door_rule_sees_a_lock_taken_elsewhere() -> None:
+    """The rule above fails on each way of taking the lock outside the door."""
+    bad = ast.parse(
+        "def write(session, list_id):\n"
+        "    session.execute(dialects.advisory_lock('postgresql', shared=False))\n"
+        "    session.execute(update(EventHead).values(position=EventHead.position))\n"
+        "    session.execute(text('SELECT pg_advisory_xact_lock(:k)'))\n"
+    )
+    assert sorted(line for line, _ in _locks_taken(bad)) == [2, 3, 4]
+    assert [what for _, what in _locks_taken(_tree(DOOR))]  # the door does take it
+
+
+def _domain_imports(module: Path) -> set[str]:
+    """The domain modules `module` imports (`from .. import events` is `events`)."""
+    found: set[str] = set()
+    for source, name in _imported(_tree(module)):
+        parts = [part for part in f"{source}.{name}".split(".") if part]
+        found.update(parts)
+    return found
+
+
+DOMAIN = SERVICE_DIRECTORY / "domain"
+APART = [
+    # The feed reads events; the outbox writes them: neither needs the other.
+    ("event_feed.py", "events"),
+    ("events.py", "event_feed"),
+    # The door stands below everything that writes a list.
+    ("list_lock.py", "events"),
+    ("list_lock.py", "write_effects"),
+    ("list_lock.py", "membership"),
+    # Judging decides; storing writes what was decided.
+    ("membership/judge.py", "store"),
+    ("membership/judge.py", "events"),
+]
+
+
+@pytest.mark.parametrize(("module", "forbidden"), APART, ids=[f"{m}-{f}" for m, f in APART])
+def test_the_write_path_modules_stay_apart(module: str, forbidden: str) -> None:
+    assert forbidden not in _domain_imports(DOMAIN / module)
+
+
+@pytest.mark.parametrize("module", SERVICE_MODULES, ids=_name)
+def test_the_service_imports_its_own_modules_by_their_names(module: Path) -> None:
+    """No `from .x import y as z` inside the service: an alias kept an old flat name alive
+    (`membership_store` for `membership/store.py`) or re-exported a name from a floor below."""
+    aliased = [
+        f"line {node.lineno}: {alias.name} as {alias.asname}"
+        for node in ast.walk(_tree(module))
+        if isinstance(node, ast.ImportFrom) and node.level > 0
+        for alias in node.names
+        if alias.asname is not None
+    ]
+    assert not aliased, aliased

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from audiencefilter.service.db.engine import Database
+from audiencefilter.service.domain import list_lock
 from audiencefilter.service.domain.use_cases import membership_builds
 from drills.receiver import Receiver
 
@@ -289,8 +290,8 @@ def test_a_change_built_in_the_background_stops_turns_under_way(
     the background (back to its own filter, even) stores no further turn: the build stores the
     members, each move once, and no unfinished mark is left to store the turns' snapshot."""
     from audiencefilter.service.db.models import Audience, AudienceDue
-    from audiencefilter.service.domain import changes, events
-    from audiencefilter.service.domain.membership import due as membership_due
+    from audiencefilter.service.domain import write_effects
+    from audiencefilter.service.domain.membership import due
     from audiencefilter.service.domain.use_cases import membership_clock, membership_turns
     from audiencefilter.service.ground import clock
 
@@ -312,10 +313,10 @@ def test_a_change_built_in_the_background_stops_turns_under_way(
         with real() as session:
             audience = session.get(Audience, audience_id)
             assert audience is not None
-            events.lock_list(session, audience.listId)
+            list_lock.take(session, audience.listId)
             audience.filters = filters
             session.flush()
-            changes.audience_updated(session, audience, membership=True, background=True)
+            write_effects.audience_updated(session, audience, membership=True, background=True)
 
     def transaction() -> Any:
         opened[0] += 1
@@ -340,7 +341,7 @@ def test_a_change_built_in_the_background_stops_turns_under_way(
     _finish(tenant)
     assert {c["id"] for c in _get(tenant, audience_id)["subs"]} == named_a
     assert _replay(tenant, lst, audience_id) == named_a
-    later = clock.now() + 2 * membership_due.RESUME_AFTER
+    later = clock.now() + 2 * due.RESUME_AFTER
     with clock.using(lambda: later):
         assert membership_clock.run_due(database) == 0
 

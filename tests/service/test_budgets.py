@@ -30,7 +30,7 @@ from audiencefilter.service.domain.filter_budget import (
     Cost,
     cost_of,
 )
-from audiencefilter.service.domain.membership import store as membership_store
+from audiencefilter.service.domain.membership import store
 from audiencefilter.service.ground.errors import AudienceRuleError
 from audiencefilter.service.http.errors import is_outage
 
@@ -226,7 +226,7 @@ def test_audiences_stored_before_the_budgets_still_list(tenant: Tenant) -> None:
             session.add(audience)
             session.flush()
             # What migration 0004 does for the audiences it finds: store their members.
-            membership_store.refresh_audience(session, audience, "audience.created")
+            store.refresh_audience(session, audience, "audience.created")
     listing = tenant.call("GET", f"/v4/audiences?listId={lst['id']}&limit=100")
     assert listing.status_code == 200, listing.text
     counts = {a["name"]: a["subsCount"] for a in listing.json()["data"]["audiences"]}

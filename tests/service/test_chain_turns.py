@@ -4,7 +4,7 @@ Patching the root of a chain of 100 audiences over 2,000 contacts took 145 s in 
 transaction took 19.6 s. Each turn deleted the memberships of its contacts one statement per
 contact (each keyed and compiled anew), and read every event since the snapshot, its own
 turns' included. Now a turn deletes its pairs in one statement and reads only the events
-appended since the turn before (`membership_snapshot.Written`). This test counts the
+appended since the turn before (`snapshot.Written`). This test counts the
 statements of each turn (`db/write_meter.py`); nothing is timed. SQLite and PostgreSQL.
 """
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from audiencefilter.service.domain import events
+from audiencefilter.service.domain import event_feed
 from audiencefilter.service.http.client_address import parse_address
 
 from .conftest import Tenant
@@ -87,7 +87,7 @@ def test_an_event_cursor_holding_other_digits_is_a_400(tenant: Tenant, number: s
 def test_an_event_cursor_of_ascii_digits_still_reads(tenant: Tenant) -> None:
     list_id = tenant.new_list()["id"]
     tenant.new_contact(list_id, "ann@example.com")
-    assert events.position_of(_cursor(list_id, "0"), list_id) == 0
+    assert event_feed.position_of(_cursor(list_id, "0"), list_id) == 0
     after = tenant.ok(
         "GET", "/v4/events", params={"listId": list_id, "after": _cursor(list_id, "0")}
     )

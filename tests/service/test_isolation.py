@@ -155,7 +155,7 @@ def test_contacts_written_during_the_evaluation_are_judged_again_under_the_lock(
     (an event) or given points by an action (no event) meanwhile is judged again, so the
     stored members are exact when the audience commits, and its events complete."""
     from audiencefilter.service.db.models import Contact
-    from audiencefilter.service.domain import changes
+    from audiencefilter.service.domain import write_effects
 
     list_id = tenant.new_list()["id"]
     renamed = tenant.new_contact(list_id, "renamed@example.com", firstName="someone")
@@ -168,7 +168,7 @@ def test_contacts_written_during_the_evaluation_are_judged_again_under_the_lock(
             session.get(Contact, renamed["id"]).firstName = MARKER
             session.get(Contact, renamed["id"]).points = 99
             session.flush()
-            changes.contact_updated(session, list_id, renamed["id"], ["firstName", "points"])
+            write_effects.contact_updated(session, list_id, renamed["id"], ["firstName", "points"])
         with database.transaction() as session:  # an action's points: no event
             session.get(Contact, scorer["id"]).points = 70
 
@@ -190,7 +190,7 @@ def test_patching_the_root_of_a_chain_evaluates_no_audience_over_the_list_under_
     """Patching the root of a chain of audiences ran one SQL set difference over the whole
     list per audience of the chain, all under the lock (12.5 s for 100). The root is evaluated
     before the lock; the chain is judged again only for the contacts whose membership moved."""
-    from audiencefilter.service.domain.membership import store as membership_store
+    from audiencefilter.service.domain.membership import store
 
     list_id = tenant.new_list()["id"]
     ids = [tenant.new_contact(list_id, f"c{i}@example.com", points=i)["id"] for i in range(6)]
@@ -206,13 +206,13 @@ def test_patching_the_root_of_a_chain_evaluates_no_audience_over_the_list_under_
         link = {"name": f"link{index}", "listId": list_id, "filters": where}
         chain.append(tenant.ok("POST", "/v4/audiences", 201, json=link)["audience"]["id"])
     whole_list: list[str] = []
-    real = membership_store._refresh
+    real = store._refresh
 
     def counting(session: Any, audience: Any, *args: Any) -> int:
         whole_list.append(audience.id)
         return int(real(session, audience, *args))
 
-    monkeypatch.setattr(membership_store, "_refresh", counting)
+    monkeypatch.setattr(store, "_refresh", counting)
     patch = {"filters": {"points": {"gte": 4}, "NOT": {"email": {"endsWith": MARKER}}}}
     with _probing_the_write_lock(tenant, MARKER) as tries:
         tenant.ok("PATCH", f"/v4/audiences/{root['id']}", json=patch)

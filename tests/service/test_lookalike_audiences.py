@@ -1,6 +1,6 @@
 """Audiences of one list whose conditions only Python's `==` makes equal (`True == 1`): each
 keeps its own members when the list's audiences are judged together on a contact write
-(`list_plan.Together`, one `FilterSet`), and a contact's `data` changed from `true` to `1` is
+(`plan.Together`, one `FilterSet`), and a contact's `data` changed from `true` to `1` is
 written (SQLAlchemy writes an attribute only when the new value is not `==` the old one)."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from audiencefilter.service.db.models import (
 )
 from audiencefilter.service.domain import relations
 from audiencefilter.service.domain.audience_filters import StoredAudience
-from audiencefilter.service.domain.membership import records as contact_records
+from audiencefilter.service.domain.membership import records
 from audiencefilter.service.domain.use_cases.membership_clock import sweep
 
 from .conftest import ApiClient, make_tenant, sqlite_settings, url_settings
@@ -129,8 +129,8 @@ def check_membership(database: Database, list_id: str, now: datetime) -> None:
             in_sql = set(
                 session.scalars(select(Contact.id).where(Contact.listId == list_id, condition))
             )
-            records, _ = contact_records.records(session, ids, [flt])
-            in_memory = {r["id"] for r in records if flt.matches(r, now=now)}
+            rows, _ = records.records(session, ids, [flt])
+            in_memory = {r["id"] for r in rows if flt.matches(r, now=now)}
             assert in_sql == in_memory, audience.filters
             assert stored == in_sql, (audience.filters, stored ^ in_sql, now)
 

@@ -31,7 +31,7 @@ from audiencefilter.service.app import create_app
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import Audience, AudienceMember, Contact, Membership
 from audiencefilter.service.db.queries import contact_rows, fetch_rows
-from audiencefilter.service.domain import events as outbox
+from audiencefilter.service.domain import list_lock
 from audiencefilter.service.domain.audience_filters import stored_filter
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
@@ -148,7 +148,7 @@ def replay(tenant: Tenant, database: Database, list_id: str) -> None:
             .where(Audience.listId == list_id)
         )
         stored = {(audience_id, contact_id) for audience_id, contact_id in rows}
-        head = outbox.head(session, list_id)
+        head = list_lock.head(session, list_id)
     assert state == stored
     assert head == len(events)
 

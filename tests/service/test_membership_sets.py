@@ -1,4 +1,4 @@
-"""An audience's difference stored by set statements (`membership_store.write_changes`,
+"""An audience's difference stored by set statements (`store.write_changes`,
 `events.append_alike`) writes what the row by row path writes: the same memberships, and the
 same events at the same positions, in the same order, with the same payloads.
 
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from audiencefilter.service.db import dialects
-from audiencefilter.service.domain import events
+from audiencefilter.service.domain import event_feed
 
 from .conftest import ApiClient, Tenant, make_tenant, url_settings
 
@@ -51,7 +51,7 @@ def _named(feed: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """The feed as runs of alike events (type, cause, audience, data) with the emails of their
     contacts, the audience's id replaced by `A`; a run is in the order of its contact ids."""
     emails = {e["contactId"]: e["data"]["email"] for e in feed if e["type"] == "contact.created"}
-    positions = [events.position_of(e["cursor"], e["listId"]) for e in feed]
+    positions = [event_feed.position_of(e["cursor"], e["listId"]) for e in feed]
     assert positions == list(range(1, len(feed) + 1))
     runs: list[tuple[Any, ...]] = []
     contacts: list[list[str]] = []

@@ -20,7 +20,7 @@ from audiencefilter.service.db.models import (
     new_id,
     utcnow,
 )
-from audiencefilter.service.domain import events
+from audiencefilter.service.domain import event_feed, events, list_lock
 
 from .conftest import sqlite_settings
 
@@ -63,22 +63,22 @@ def test_events_are_numbered_per_list_and_rolled_back_with_their_change(
         )
         assert positions == [2, 3]  # the rolled-back event left no gap
     with database.reading() as session:
-        found = events.after(session, one, 0, 10)
+        found = event_feed.after(session, one, 0, 10)
         assert [(e.position, e.type) for e in found] == [
             (1, events.ENTERED),
             (2, events.LEFT),
             (3, events.ENTERED),
         ]
-        assert [e.position for e in events.after(session, one, 1, 1)] == [2]
-        assert events.head(session, one) == 3
+        assert [e.position for e in event_feed.after(session, one, 1, 1)] == [2]
+        assert list_lock.head(session, one) == 3
 
 
 def test_cursors_round_trip_and_belong_to_their_list() -> None:
-    value = events.cursor("lst_abc", 42)
-    assert events.position_of(value, "lst_abc") == 42
-    assert events.position_of(value, "lst_other") is None
+    value = event_feed.cursor("lst_abc", 42)
+    assert event_feed.position_of(value, "lst_abc") == 42
+    assert event_feed.position_of(value, "lst_other") is None
     for bad in ("", "42", "ev1.!!", "ev1." + "A" * 10):
-        assert events.position_of(bad, "lst_abc") is None
+        assert event_feed.position_of(bad, "lst_abc") is None
 
 
 def _list_of_revision_0003(session: Session, account_id: str) -> str:
@@ -151,6 +151,6 @@ def test_the_migration_stores_the_members_of_existing_audiences(tmp_path: Path) 
             (ids["hand"], ids["poor"]),
             (ids["pro"], ids["rich"]),
         }
-        assert events.head(session, ids["list"]) == 0  # no events for what was already so
+        assert list_lock.head(session, ids["list"]) == 0  # no events for what was already so
     with database.transaction() as session:
         assert events.append(session, ids["list"], [events.NewEvent(events.ENTERED)]) == [1]

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from audiencefilter.service.app import create_app
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import AudienceDue
-from audiencefilter.service.domain.membership import build as membership_build
+from audiencefilter.service.domain.membership import build
 from audiencefilter.service.settings import Settings
 from tests.waiting import wait_until
 
@@ -103,8 +103,8 @@ def threaded_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Setting
 def test_a_held_build_step_holds_no_clock_change(
     threaded_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held = HeldStep(membership_build._evaluate)
-    monkeypatch.setattr(membership_build, "_evaluate", held)
+    held = HeldStep(build._evaluate)
+    monkeypatch.setattr(build, "_evaluate", held)
     api = ApiClient(create_app(threaded_settings))
     try:
         tenant = make_tenant(api)

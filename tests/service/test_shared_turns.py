@@ -1,6 +1,6 @@
 """Import turns that only update contacts share their list's lock (PostgreSQL).
 
-`events.share_list`: such a turn takes the list's advisory lock shared, locks its contacts'
+`list_lock.share`: such a turn takes the list's advisory lock shared, locks its contacts'
 rows in the order of their ids and appends its events last (`events.appended_last`), so turns
 of one list run side by side and wait for each other only from their first event to their
 commit. Everything else (a turn that creates a contact, an audience, a deletion) still takes
@@ -27,7 +27,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from audiencefilter.service.domain import contact_import, events
+from audiencefilter.service.domain import contact_import, events, list_lock
 
 from .conftest import ApiClient, Tenant, make_tenant, url_settings
 from .test_write_turn_races import _replayed
@@ -267,7 +267,7 @@ def test_held_back_appends_are_dropped_with_the_block_that_raised(api: ApiClient
             raise RuntimeError("undone")
         with events.appended_last(session):
             assert events.append(session, list_id, [events.NewEvent(events.CONTACT_UPDATED)]) == []
-            assert events.head(session, list_id) == before  # nothing appended yet
+            assert list_lock.head(session, list_id) == before  # nothing appended yet
     feed = _feed(tenant, list_id)
     assert len(feed) == before + 1
 

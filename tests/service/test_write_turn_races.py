@@ -25,7 +25,7 @@ import pytest
 from sqlalchemy import func, select
 
 from audiencefilter.service.db.models import Membership
-from audiencefilter.service.domain.membership import snapshot as membership_snapshot
+from audiencefilter.service.domain.membership import snapshot
 
 from .conftest import ApiClient, Tenant, make_tenant
 from .test_write_turns import _between_turns, _chain, _feed, _members, api, small_turns
@@ -74,14 +74,14 @@ def _stored(api: ApiClient, audience_id: str) -> int:
 def turns(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """The audience and the stored filter of every turn stored (cleared by the test before the
     change it steps)."""
-    real = membership_snapshot.apply
+    real = snapshot.apply
     stored: list[tuple[str, str]] = []
 
     def apply(session: Any, snapshot: Any, audience: Any, *args: Any, **kwargs: Any) -> int:
         stored.append((audience.id, snapshot.filters))
         return int(real(session, snapshot, audience, *args, **kwargs))
 
-    monkeypatch.setattr(membership_snapshot, "apply", apply)
+    monkeypatch.setattr(snapshot, "apply", apply)
     return stored
 
 

@@ -146,7 +146,7 @@ def test_turns_left_unfinished_are_finished_by_the_scheduler(
     """A writer that stops between two turns leaves the audience marked unfinished; the
     scheduler, once the mark is due, evaluates it again and stores the rest in turns: every
     audience of the chain exact, every pair moved once in the feed."""
-    from audiencefilter.service.domain.membership import due as membership_due
+    from audiencefilter.service.domain.membership import due
     from audiencefilter.service.domain.use_cases import membership_clock
     from audiencefilter.service.ground import clock
 
@@ -164,7 +164,7 @@ def test_turns_left_unfinished_are_finished_by_the_scheduler(
     assert _members(tenant, chain[0]) not in (set(ids[:30]), set(ids[30:]))  # half-way
     database = api.app.state.db
     assert membership_clock.run_due(database) == 0  # not due yet: its writer may be alive
-    later = clock.now() + membership_due.RESUME_AFTER
+    later = clock.now() + due.RESUME_AFTER
     with clock.using(lambda: later), WriteMeter(database.engine) as meter:
         assert membership_clock.run_due(database) > 0
     assert meter.largest.rows <= _bound(), meter.largest
@@ -177,7 +177,7 @@ def test_turns_left_unfinished_are_finished_by_the_scheduler(
     )
     assert set(moves.values()) == {1}
     assert len(moves) == 60 * len(chain)
-    with clock.using(lambda: later + membership_due.RESUME_AFTER):
+    with clock.using(lambda: later + due.RESUME_AFTER):
         assert membership_clock.run_due(database) == 0
 
 
@@ -296,9 +296,9 @@ def test_a_write_that_arrives_during_a_turn_goes_before_the_next_turn(
 
         until(lambda: until_queued.waiting == 1, "the other account's write to queue")
 
-    from audiencefilter.service.domain.membership import snapshot as membership_snapshot
+    from audiencefilter.service.domain.membership import snapshot
 
-    real_apply = membership_snapshot.apply
+    real_apply = snapshot.apply
     calls = [0]
 
     def apply_and_queue(*args: Any, **kwargs: Any) -> int:
@@ -307,7 +307,7 @@ def test_a_write_that_arrives_during_a_turn_goes_before_the_next_turn(
             queue_the_other_write()
         return int(real_apply(*args, **kwargs))
 
-    monkeypatch.setattr(membership_snapshot, "apply", apply_and_queue)
+    monkeypatch.setattr(snapshot, "apply", apply_and_queue)
     try:
         tenant.ok("PATCH", f"/v4/audiences/{chain[0]}", json={"filtersText": "points < 15"})
     finally:

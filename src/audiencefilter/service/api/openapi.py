@@ -34,7 +34,8 @@ from fastapi.openapi.utils import get_openapi
 
 from ... import json_schema
 from ..domain.audience_filters import SCHEMA
-from ..http.errors import REASONS, Error, RuleError
+from ..ground.errors import Error, RuleError
+from ..http.errors import REASONS
 from . import openapi_docs
 from .schemas.resources import ContactImportRow
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..http.errors import ValidationIssue, error_body
-from ..http.idempotency import HEADER as IDEMPOTENCY_HEADER
+from ..ground.errors import ValidationIssue
+from ..http import idempotency
+from ..http.errors import error_body
 
 LIST_ID = "lst_12c7592f788f34d9ddb1"
 CONTACT_ID = "con_a1f5b38be8774dbc97af"
@@ -172,7 +173,7 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     ),
     "group": ("Only the members drawn into this group of the audience's experiment.", "A"),
     "holdout": ("`false`: the members a sender may mail; `true`: the holdout only.", False),
-    IDEMPOTENCY_HEADER: (
+    idempotency.HEADER: (
         "Any printable ASCII text up to 255 characters, new for each new request: a retry "
         "with the same key and request gets the first answer back.",
         "8e0f1c2a-5b7d-4e39-9a64-0c1d2e3f4a5b",

@@ -39,7 +39,7 @@ from ..db.bulk import RowMaker, insert_rows, update_by_id
 from ..db.models import Action, Contact, json_text, new_id
 from ..ground import clock
 from ..ground.fields import MAX_SAFE_INTEGER
-from . import changes
+from . import write_effects
 
 CREATE = "create"
 UPSERT = "upsert"
@@ -121,7 +121,7 @@ def write(
     """Applies the rows of one turn to the list (its lock held by the caller); a result per
     row, in order, and the (contact, audience) pairs they moved. `seen` holds the first
     results of the earlier turns and gains this turn's; `most`: the pairs the rows may move
-    (`membership_store.TooManyMoves` past it)."""
+    (`store.TooManyMoves` past it)."""
     existing = _existing(session, list_id, _keys(rows, seen))
     # Rows without actions can repeat none: then their contacts' actions need no read.
     with_actions = mode == UPSERT and any(isinstance(r, ImportRow) and r.actions for r in rows)
@@ -290,7 +290,7 @@ def _finish(batch: _Batch, announce: bool, most: int | None) -> int:
         batch.new_actions.extend((contact["id"], action) for action in row.actions)
     _insert_actions(batch.session, batch.new_actions)
     created = [(contact["id"], contact["email"]) for contact, _ in batch.created]
-    return changes.contacts_imported(
+    return write_effects.contacts_imported(
         batch.session, batch.list_id, created, batch.updated, announce, most
     )
 

@@ -33,8 +33,8 @@ from ... import FieldType, FilterError, parse_text, value_problem
 from ..db.models import Audience, List
 from ..ground.errors import Conflict, Invalid, NotFound, ValidationIssue
 from ..ground.fields import FIELD_KEY_PATTERN, FIELD_KEY_RULE
+from . import field_catalogue
 from .audience_filters import SCHEMA, decode_fields
-from .field_catalogue import label as label_of_key
 
 CustomFieldType = Literal[
     "string", "number", "boolean", "date", "string[]", "number[]", "boolean[]"
@@ -207,7 +207,7 @@ def _check_type(kind: str) -> None:
 
 def _checked_label(label: str | None, key: str) -> str:
     if label is None:
-        return label_of_key(key, {})
+        return field_catalogue.label(key, {})
     if not label.strip() or len(label) > MAX_LABEL:
         raise _bad("label", f"1 to {MAX_LABEL} characters", label)
     return label

@@ -1,4 +1,4 @@
-"""The events outbox: append an event in the caller's transaction, read a list's events in order.
+"""The events outbox: append an event in the caller's transaction.
 
 Every change that moves a contact into or out of an audience (and the lifecycle of contacts and
 audiences) appends its events in the same transaction as the change: the event exists exactly
@@ -7,30 +7,13 @@ when the change was committed, and a rolled-back change leaves none.
 **Commit order.** A feed read "after cursor c" must never later find an event before c that
 committed late. An autoincrement id does not give that on PostgreSQL: two transactions take ids
 5 and 6, 6 commits first, a reader passes 6, then 5 appears behind it. So a list's events are
-numbered by `event_heads`, one counter row per list. Appending updates that row
-(`position = position + n`), which takes its row lock until the transaction ends: a second
-transaction appending to the same list waits, and reads the counter only after the first has
-committed (or rolled back, which also rolls the counter back). Positions therefore follow commit
-order and have no gaps, and a reader that sees position n sees every position below it.
-Writers of one list are serialised from their first event to their commit; writes of different
-lists never wait for each other. On SQLite all writers are serialised anyway (`BEGIN IMMEDIATE`).
+numbered by the list's counter, which the door of its write path owns (`list_lock.advance`):
+positions follow commit order and have no gaps. The feed (`event_feed.py`) reads them; it
+never imports this module, and this module reads no event back.
 
-`lock_list` takes the list's lock at the start of a write, before anything is read that the
-write evaluates: membership changes computed under it cannot interleave with another writer's
-of the same list (`membership/store.py`).
-
-**Shared turns (PostgreSQL).** The list's lock is a transaction-level advisory lock on the list
-(`pg_advisory_xact_lock`), taken in exclusive mode by `lock_list` and by any append of a
-transaction that holds none. An import turn that only updates contacts already in the list
-takes it in shared mode instead (`share_list`), locks its contacts' rows in the order of their
-ids, and appends its events last (`appended_last`): such turns run side by side, each owning
-its contacts (their rows, memberships and next instants), and wait for each other only from
-their first event to their commit, on the counter's row. Every other writer (a new contact,
-an audience, a field, the clock, a deletion) excludes them and is excluded by them, as before.
-Positions keep their promise: they are still taken on the counter's row, held to the commit.
-
-The cursor is opaque to clients: the list id and the position, base64url, so a cursor of one
-list is refused for another.
+**Held back.** A shared import turn (`list_lock.share`) appends its events last
+(`appended_last`): it takes the counter's row, which its peers wait for, only for its last
+statements.
 
 **Alike events in one statement.** The events of one audience's difference (thousands of
 `audience.entered` of a new audience over a big list) differ only in their contact: `append_alike`
@@ -49,41 +32,31 @@ member's `enteredAt` is its entry's date, so the history at that instant lists i
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 from typing import cast as typed
 
-import orjson
 from sqlalchemy import (
-    Integer,
     String,
     Table,
-    Text,
     bindparam,
-    cast,
     delete,
     insert,
     literal,
     select,
     type_coerce,
-    update,
 )
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db import dialects
 from ..db.bulk import insert_rows
-from ..db.models import Event, EventHead, new_id
+from ..db.models import Event, new_id
 from ..ground import clock
-from ..ground.digits import ascii_number
-from ..ground.errors import not_found
+from . import list_lock
 
 ENTERED = "audience.entered"
 LEFT = "audience.left"
@@ -120,7 +93,6 @@ CAUSE_MEMBERS_ADDED = "members.added"
 CAUSE_MEMBERS_REMOVED = "members.removed"
 CAUSE_CLOCK = "clock"
 
-_CURSOR_PREFIX = "ev1."
 EVENTS = typed(Table, Event.__table__)
 _EVENT_COLUMNS = [
     "id", "list_id", "position", "type", "contact_id", "audience_id", "cause", "occurred_at",
@@ -157,101 +129,12 @@ class Alike:
         ]
 
 
-def _bump(session: Session, list_id: str, by: int) -> int | None:
-    """Adds `by` to the list's counter (taking its row lock); the new value, or None if the
-    list has no counter yet."""
-    value = session.execute(_BUMP, {"bump_list": list_id, "bump_by": by}).scalar_one_or_none()
-    return None if value is None else int(value)
-
-
-_BUMP = (
-    update(EventHead)
-    .where(EventHead.listId == bindparam("bump_list"))
-    .values(position=EventHead.position + bindparam("bump_by", type_=EventHead.position.type))
-    .returning(EventHead.position)
-    .execution_options(synchronize_session=False)
-)
-"""`_bump`'s statement, built once: every write of a list runs it (its lock) once or twice."""
-
-
-def _advance(session: Session, list_id: str, by: int) -> int:
-    _hold(session, list_id)
-    value = _bump(session, list_id, by)
-    if value is None:
-        # Lists created before the counter existed (or by code that does not make one).
-        try:
-            with session.begin_nested():
-                session.execute(insert(EventHead).values(listId=list_id, position=0))
-        except IntegrityError:
-            pass  # a concurrent writer made it first: its lock is now awaited below
-        value = _bump(session, list_id, by)
-        if value is None:
-            raise not_found("List")  # deleted meanwhile
-    return value
-
-
-def lock_list(session: Session, list_id: str) -> None:
-    """Serialises this transaction with every other writer of the list, until it ends."""
-    _advance(session, list_id, 0)
-
-
 def forget_list(session: Session, list_id: str) -> None:
     """Deletes the list's events, its feed with them: call under the list's lock before
     deleting the list (`events` has no foreign key to cascade from, migration 0012)."""
     session.execute(
         delete(Event).where(Event.listId == list_id).execution_options(synchronize_session=False)
     )
-
-
-def share_list(session: Session, list_id: str) -> bool:
-    """Takes the list's lock shared with other shared turns, until the transaction ends (see
-    the module's *Shared turns*); False where the database has no such lock (SQLite, whose
-    writers take turns anyway), the caller then taking `lock_list`. A shared turn must lock
-    the rows it writes, in the order of their ids, and append its events `appended_last`."""
-    statement = dialects.advisory_lock(dialects.dialect_of(session), shared=True)
-    if statement is None:
-        return False
-    session.execute(statement, {"lock_key": _list_key(list_id)})
-    _held(session).add(list_id)
-    return True
-
-
-def unshare_list(session: Session, list_id: str) -> None:
-    """Forgets the shared lock after the savepoint that took it was rolled back (PostgreSQL
-    released it then)."""
-    _held(session).discard(list_id)
-
-
-_HELD = "events_list_locks"
-
-
-def _list_key(list_id: str) -> int:
-    """The advisory lock's key of a list: 64 bits of a hash of its id (two lists sharing a key
-    only wait for each other)."""
-    digest = hashlib.blake2b(list_id.encode(), digest_size=8, person=b"af-list-lock").digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
-def _held(session: Session) -> set[str]:
-    """The lists whose lock this transaction took, shared or alone (a session is one
-    transaction of the service's units of work): a shared turn's appends take no other."""
-    found: set[str] = session.info.setdefault(_HELD, set())
-    return found
-
-
-def _hold(session: Session, list_id: str) -> None:
-    """The list's lock, exclusive, unless this transaction holds it already. Taken again after
-    a savepoint (a rolled-back savepoint releases what it took), so only a lock taken outside
-    one is remembered."""
-    statement = dialects.advisory_lock(dialects.dialect_of(session), shared=False)
-    if statement is None:
-        return  # SQLite: the write transaction's own lock (`BEGIN IMMEDIATE`)
-    held = _held(session)
-    if list_id in held:
-        return
-    session.execute(statement, {"lock_key": _list_key(list_id)})
-    if not session.in_nested_transaction():
-        held.add(list_id)
 
 
 @contextmanager
@@ -281,19 +164,52 @@ def _later(session: Session, run: Callable[[], object]) -> bool:
     return True
 
 
+@contextmanager
+def together(session: Session, list_id: str) -> Iterator[None]:
+    """Gathers every append of the block to the list and writes them, in their order, with
+    one advance of the counter and one statement, when the block ends without an error (none
+    when it raises): a single write (a contact updated) appends its lifecycle event and the
+    membership events of its consequences in one round trip, not one per kind. Within
+    `appended_last`, or another `together`, the block's appends go as those go."""
+    if _LAST in session.info or _TOGETHER in session.info:
+        yield
+        return
+    gathered: list[NewEvent] = []
+    session.info[_TOGETHER] = (list_id, gathered)
+    try:
+        yield
+    finally:
+        session.info.pop(_TOGETHER, None)
+    if gathered:
+        _append(session, list_id, gathered, clock.now())
+
+
+_TOGETHER = "events_together"
+
+
+def _gathering(session: Session, list_id: str) -> list[NewEvent] | None:
+    """The events `together` gathers for this list, or None when no block gathers them."""
+    found: tuple[str, list[NewEvent]] | None = session.info.get(_TOGETHER)
+    return found[1] if found is not None and found[0] == list_id else None
+
+
 def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[int]:
     """Appends `events` to the list's outbox in this transaction; their positions, in order
-    (none yet while appends are held back, `appended_last`)."""
+    (none yet while appends are held back, `appended_last`, or gathered, `together`)."""
     if not events:
         return []
     now = clock.now()
+    gathered = _gathering(session, list_id)
+    if gathered is not None:
+        gathered.extend(replace(event, occurred_at=event.occurred_at or now) for event in events)
+        return []
     if _later(session, lambda: _append(session, list_id, events, now)):
         return []
     return _append(session, list_id, events, now)
 
 
 def _append(session: Session, list_id: str, events: Sequence[NewEvent], now: datetime) -> list[int]:
-    last = _advance(session, list_id, len(events))
+    last = list_lock.advance(session, list_id, len(events))
     first = last - len(events) + 1
     # Core inserts by column name: ORM bulk inserts cost several times the Python per row.
     rows: list[dict[str, Any]] = [
@@ -324,6 +240,9 @@ def append_alike(
     if not total:
         return 0
     now = at or clock.now()
+    if _gathering(session, list_id) is not None:
+        append(session, list_id, [event for group in groups for event in group.each(now)])
+        return total
     if not _later(session, lambda: _append_alike(session, list_id, groups, total, now)):
         _append_alike(session, list_id, groups, total, now)
     return total
@@ -336,7 +255,7 @@ def _append_alike(
     if not dialects.unpacks(dialect):
         _append(session, list_id, [event for group in groups for event in group.each(now)], now)
         return
-    position = _advance(session, list_id, total) - total
+    position = list_lock.advance(session, list_id, total) - total
     for group in groups:
         if group.contact_ids:
             session.execute(_alike_rows(dialect, list_id, position, group, now))
@@ -361,7 +280,7 @@ def append_each(
     chosen = keys if keys is not None else [row[2] for row in rows]
     now = at or clock.now()
     dialect = dialects.dialect_of(session)
-    if not dialects.unpacks(dialect):
+    if not dialects.unpacks(dialect) or _gathering(session, list_id) is not None:
         changes = [
             NewEvent(t, c, a, cause, payloads[key], now)
             for (t, c, a), key in zip(rows, chosen, strict=True)
@@ -372,7 +291,7 @@ def append_each(
     parameters.update(each_list=list_id, each_cause=cause, each_now=now)
 
     def numbered() -> None:
-        parameters["each_before"] = _advance(session, list_id, len(rows)) - len(rows)
+        parameters["each_before"] = list_lock.advance(session, list_id, len(rows)) - len(rows)
         session.connection().execute(_each_rows(dialect), parameters)
 
     if not _later(session, numbered):
@@ -441,113 +360,3 @@ def _alike_rows(dialect: str, list_id: str, before: int, group: Alike, now: date
         literal(group.payload, EVENTS.c.payload.type),
     )
     return insert(EVENTS).from_select(_EVENT_COLUMNS, rows)
-
-
-def after(
-    session: Session, list_id: str, position: int, limit: int, types: Sequence[str] = ()
-) -> list[Event]:
-    """The list's events after `position`, in commit order, at most `limit`."""
-    statement = select(Event).where(Event.listId == list_id, Event.position > position)
-    if types:
-        statement = statement.where(Event.type.in_(types))
-    return list(session.scalars(statement.order_by(Event.position).limit(limit)))
-
-
-def views_after(
-    session: Session, list_id: str, position: int, limit: int
-) -> list[tuple[int, dict[str, Any]]]:
-    """The list's events after `position`, in commit order, at most `limit`, each with its
-    position and as the feed shows it (`event_view`), read by one Core statement: the
-    payload is the stored JSON text, passed on as it is (an `orjson.Fragment`). An ORM object
-    and a parse of its payload an event cost the feed's reader, about 13 events an updated
-    contact in a busy list, as much CPU as the write of the contact."""
-    rows = session.connection().execute(
-        _VIEWS, {"views_list": list_id, "views_after": position, "views_limit": limit}
-    )
-    return [(row[1], _view(list_id, row)) for row in rows]
-
-
-def _view(list_id: str, row: Any) -> dict[str, Any]:
-    """One row of `_VIEWS` as the feed shows it."""
-    event_id, at, kind, contact_id, audience_id, cause, occurred_at, payload = row
-    shown = (event_id, list_id, at, kind, contact_id, audience_id, cause, occurred_at)
-    return _shown(*shown, orjson.Fragment(payload))
-
-
-_VIEWS = (
-    select(
-        EVENTS.c.id,
-        EVENTS.c.position,
-        EVENTS.c.type,
-        EVENTS.c.contact_id,
-        EVENTS.c.audience_id,
-        EVENTS.c.cause,
-        EVENTS.c.occurred_at,
-        cast(EVENTS.c.payload, Text),
-    )
-    .where(
-        EVENTS.c.list_id == bindparam("views_list"),
-        EVENTS.c.position > bindparam("views_after", type_=EVENTS.c.position.type),
-    )
-    .order_by(EVENTS.c.position)
-    .limit(bindparam("views_limit", type_=Integer))
-)
-
-
-def head(session: Session, list_id: str) -> int:
-    """The position of the list's last committed event (0 when it has none)."""
-    value = session.scalar(select(EventHead.position).where(EventHead.listId == list_id))
-    return int(value or 0)
-
-
-def cursor(list_id: str, position: int) -> str:
-    raw = f"{list_id}:{position}".encode()
-    encoded = binascii.b2a_base64(raw, newline=False).translate(_URL_SAFE)
-    return _CURSOR_PREFIX + encoded.decode().rstrip("=")
-
-
-_URL_SAFE = bytes.maketrans(b"+/", b"-_")
-
-
-def position_of(value: str, list_id: str) -> int | None:
-    """The position a cursor stands for, or None when it is not a cursor of this list."""
-    if not value.startswith(_CURSOR_PREFIX):
-        return None
-    text = value[len(_CURSOR_PREFIX) :]
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    owner, _, number = raw.rpartition(":")
-    return ascii_number(number) if owner == list_id else None
-
-
-def event_view(event: Event) -> dict[str, Any]:
-    """An event as the feed (and webhook deliveries) show it."""
-    shown = (event.id, event.listId, event.position, event.type, event.contactId)
-    return _shown(*shown, event.audienceId, event.cause, event.occurredAt, event.payload)
-
-
-def _shown(
-    event_id: str,
-    list_id: str,
-    position: int,
-    kind: str,
-    contact_id: str | None,
-    audience_id: str | None,
-    cause: str | None,
-    occurred_at: datetime,
-    data: Any,
-) -> dict[str, Any]:
-    """The one shape of an event in the feed and in webhook deliveries."""
-    return {
-        "id": event_id,
-        "cursor": cursor(list_id, position),
-        "type": kind,
-        "listId": list_id,
-        "contactId": contact_id,
-        "audienceId": audience_id,
-        "cause": cause,
-        "occurredAt": occurred_at,
-        "data": data,
-    }

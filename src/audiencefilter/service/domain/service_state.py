@@ -30,7 +30,7 @@ from ..db.models import Audience, AudienceBuild, List, WebhookDelivery
 from ..ground import clock
 from ..ground.metrics import NAMESPACE
 from ..settings import Settings
-from .membership import due as membership_due
+from .membership import due
 from .webhooks.dispatch import PENDING
 
 logger = logging.getLogger("audiencefilter.service")
@@ -94,7 +94,7 @@ class StateCollector(Collector):
             "How long ago the earliest membership instant due passed without being brought up "
             "to the clock (0: nothing overdue).",
         )
-        lag.add_metric([], _age(now, membership_due.earliest(session)))
+        lag.add_metric([], _age(now, due.earliest(session)))
         yield lag
         yield from self._deliveries(session, now)
 
@@ -127,11 +127,11 @@ class StateCollector(Collector):
                 WebhookDelivery.status == PENDING, WebhookDelivery.nextAttemptAt <= now
             )
         ).one()
-        due = _gauge("webhook_deliveries_due", "Webhook deliveries whose attempt is due now.")
-        due.add_metric([], float(count))
+        pending = _gauge("webhook_deliveries_due", "Webhook deliveries whose attempt is due now.")
+        pending.add_metric([], float(count))
         lag = _gauge(
             "webhook_delivery_lag_seconds",
             "How long the oldest delivery due has waited past its attempt's time.",
         )
         lag.add_metric([], _age(now, oldest))
-        yield from (due, lag)
+        yield from (pending, lag)

@@ -44,11 +44,8 @@ from ..ground.errors import (
     Invalid,
     NotFound,
     Unprocessable,
+    ValidationIssue,
 )
-from ..ground.errors import Error as Error
-from ..ground.errors import FilterProblem as FilterProblem
-from ..ground.errors import RuleError as RuleError
-from ..ground.errors import ValidationIssue as ValidationIssue
 from . import validation
 from .responses import ErrorJSONResponse, JSONResponse
 

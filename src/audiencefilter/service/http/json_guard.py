@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .errors import ValidationIssue
+from ..ground.errors import ValidationIssue
 
 MAX_DIGITS = 4300  # Python's default int_max_str_digits
 MAX_DEPTH = 200

@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse as _StarletteJSONResponse
 
-from ..ground.json import dumps as dumps
+from ..ground.json import dumps
 from ..ground.keys import redact
 
 

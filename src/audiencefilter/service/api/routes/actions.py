@@ -13,12 +13,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from ...db.models import Action
+from ...domain.contact_pages import pagination
 from ...domain.use_cases import actions
 from ...http.idempotency import RetryDep
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey
 from ..schemas.resources import ActionCreate, ActionQuery, ActionResponse, ActionsResponse
-from ..schemas.views import action_view, pagination
+from ..schemas.views import action_view
 
 router = APIRouter(prefix="/actions", tags=["actions"])
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 
-from ...domain.contact_pages import Paging
+from ...domain.contact_pages import Paging, pagination
 from ...domain.use_cases import audiences
 from ...http.idempotency import RetryDep
 from ...http.responses import JSONResponse, data
@@ -37,7 +37,7 @@ from ..schemas.audiences import (
     SubsQuery,
     WriteQuery,
 )
-from ..schemas.views import audience_view, pagination
+from ..schemas.views import audience_view
 
 router = APIRouter(prefix="/audiences", tags=["audiences"])
 BUILD_DESCRIPTION = (

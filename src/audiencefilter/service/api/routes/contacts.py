@@ -25,7 +25,8 @@ from fastapi import APIRouter, Query, Response
 
 from ...domain.contact_pages import Paging
 from ...domain.use_cases import contacts
-from ...http.errors import ApiError, ValidationIssue
+from ...ground.errors import ValidationIssue
+from ...http.errors import ApiError
 from ...http.idempotency import RetryDep
 from ...http.responses import JSONResponse, data
 from ..deps import AnyKey, DatabaseDep, PrivateKey, SettingsDep

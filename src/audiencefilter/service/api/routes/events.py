@@ -1,4 +1,4 @@
-"""`GET /v4/events`: a list's events in commit order, after a cursor (`domain/events.py`).
+"""`GET /v4/events`: a list's events in commit order, after a cursor (`domain/event_feed.py`).
 
 A consumer keeps the `next` cursor of each answer and asks again with `after=` it: it gets
 every committed event exactly once and in commit order, also after downtime (events stay in the
@@ -13,7 +13,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from ...domain.use_cases import events as event_reads
+from ...domain.use_cases import events
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey
 from ..schemas.events import EventQuery, EventsResponse
@@ -25,7 +25,7 @@ router = APIRouter(prefix="/events", tags=["events"])
 def list_events(
     query: Annotated[EventQuery, Query()], principal: PrivateKey, database: DatabaseDep
 ) -> JSONResponse:
-    found = event_reads.read(database, principal.account_id, query.listId, query.after, query.limit)
+    found = events.read(database, principal.account_id, query.listId, query.after, query.limit)
     return data(
         {
             "events": found.events,

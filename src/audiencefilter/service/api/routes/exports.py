@@ -25,7 +25,7 @@ from starlette.responses import StreamingResponse
 
 from ...domain.use_cases import exports
 from ...ground.errors import Invalid, ValidationIssue
-from ...http.responses import dumps
+from ...ground.json import dumps
 from ..deps import DatabaseDep, PrivateKey
 
 router = APIRouter(prefix="/audiences", tags=["audiences"])

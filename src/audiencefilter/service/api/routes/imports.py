@@ -43,10 +43,11 @@ from ...domain import contact_import, custom_fields
 from ...domain.contact_import import InvalidRow
 from ...domain.use_cases import imports
 from ...domain.use_cases.imports import ImportMode
+from ...ground.errors import ValidationIssue
 from ...ground.fields import QueryBool, QueryText
 from ...ground.metrics import Metrics
 from ...http import idempotency_turns, validation
-from ...http.errors import ApiError, ValidationIssue
+from ...http.errors import ApiError
 from ...http.idempotency import RetryDep
 from ...http.json_guard import LINES_TYPES, media_type
 from ...http.responses import data

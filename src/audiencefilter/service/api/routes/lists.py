@@ -13,6 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from ...db.models import List
+from ...domain.contact_pages import pagination
 from ...domain.use_cases import lists
 from ...domain.use_cases.unit import Page
 from ...http.idempotency import RetryDep
@@ -27,7 +28,7 @@ from ..schemas.resources import (
     PageQuery,
     ProjectsResponse,
 )
-from ..schemas.views import list_view, pagination
+from ..schemas.views import list_view
 
 router = APIRouter(prefix="/lists", tags=["lists"])
 projects_router = APIRouter(prefix="/projects", tags=["lists"])

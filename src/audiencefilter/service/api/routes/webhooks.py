@@ -17,14 +17,15 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
 from ...db.models import Webhook, WebhookAttempt, WebhookDelivery
+from ...domain.contact_pages import pagination
 from ...domain.use_cases import webhooks
 from ...domain.webhooks import dispatch, targets
-from ...http.errors import ApiError, ValidationIssue
+from ...ground.errors import ValidationIssue
+from ...http.errors import ApiError
 from ...http.idempotency import RetryDep
 from ...http.responses import JSONResponse, data
 from ...settings import Settings
 from ..deps import DatabaseDep, PrivateKey, SettingsDep
-from ..schemas.views import pagination
 from ..schemas.webhooks import (
     DeliveriesResponse,
     DeliveryQuery,

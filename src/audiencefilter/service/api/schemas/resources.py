@@ -26,6 +26,7 @@ from pydantic_core import PydanticCustomError
 
 from ...domain import custom_fields, public_fields
 from ...domain.custom_fields import CustomFieldType
+from ...ground.errors import ValidationIssue
 from ...ground.fields import (
     MAX_INT32,
     Code,
@@ -51,7 +52,6 @@ from ...ground.fields import (
     StartFrom,
     Url,
 )
-from ...http.errors import ValidationIssue
 from ...http.origins import MAX_ORIGINS, Origin, unique_origins
 from ...http.validation import REFUSED_CHOICE
 

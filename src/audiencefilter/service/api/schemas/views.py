@@ -13,7 +13,6 @@ from typing import Any
 
 from ...db.models import Action, Audience, List
 from ...domain.audience_filters import filter_text
-from ...domain.contact_pages import pagination as pagination
 from ...domain.membership.build import Progress
 
 LIST_FIELDS = (

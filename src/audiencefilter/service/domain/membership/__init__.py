@@ -2,7 +2,10 @@
 
 - `members.py`: the members of an audience as a condition, the audiences of a page's rows,
   the sizes of audiences;
-- `store.py`: stored membership and its differences, refreshed by every write (`changes.py`);
+- `judge.py`: which contacts each smart audience selects, so which pairs enter and leave
+  (it decides, writes nothing);
+- `store.py`: stored membership and its differences, refreshed by every write
+  (`write_effects.py`), with the events of each difference;
 - `snapshot.py`: a smart audience's members evaluated in a read transaction, stored by the
   write that follows;
 - `due.py`: when time alone moves membership (filters with relative date-times);

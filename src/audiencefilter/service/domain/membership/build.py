@@ -18,7 +18,7 @@ the build ends:
 3. The step that finds no contact left finishes, under the lock: the staged members become a
    `Snapshot` (`Built`) and are dropped, the build's cursor becomes `BUILD_STORING` (the
    audience joins its list's plan again, and stays `building`) and the audience is marked
-   unfinished (`membership_due.mark_unfinished`). The caller stores the snapshot in turns, as
+   unfinished (`due.mark_unfinished`). The caller stores the snapshot in turns, as
    a changed filter is stored (`use_cases/membership_turns.py`): at a hundred thousand members
    the whole difference in one transaction would hold the write lock for seconds. The
    contacts written after `P` are judged again there, so the members are exact; the
@@ -63,11 +63,9 @@ from ...db.models import (
     List,
 )
 from ...ground import clock
-from .. import events, relations
+from .. import list_lock, relations
 from ..audience_filters import StoredAudience, filter_of
-from . import due as membership_due
-from . import plan as list_plan
-from . import snapshot as membership_snapshot
+from . import due, plan, snapshot
 
 STAGED = cast(Table, AudienceBuildMember.__table__)
 WAKE = threading.Event()
@@ -91,8 +89,8 @@ def start(session: Session, audience: Audience, cause: str) -> None:
     cancel(session, audience.id)
     # The older filter's instants must not move the audience while it builds.
     unfiltered = StoredAudience(audience.id, audience.name, audience.mode, None)
-    membership_due.audience_changed(session, unfiltered, clock.now())
-    points, actions = membership_snapshot.unreported(session, audience.listId, flt)
+    due.audience_changed(session, unfiltered, clock.now())
+    points, actions = snapshot.unreported(session, audience.listId, flt)
     total = session.scalar(select(func.count()).where(Contact.listId == audience.listId)) or 0
     session.add(
         AudienceBuild(
@@ -100,7 +98,7 @@ def start(session: Session, audience: Audience, cause: str) -> None:
             token=secrets.token_hex(16),
             filters=audience.filters,
             cause=cause,
-            position=events.head(session, audience.listId),
+            position=list_lock.head(session, audience.listId),
             at=clock.now(),
             points=points,
             actions=json.dumps(sorted(actions)) if actions is not None else None,
@@ -174,7 +172,7 @@ class Built:
 
     audience_id: str
     token: str
-    snapshot: membership_snapshot.Snapshot
+    snapshot: snapshot.Snapshot
     cause: str
 
 
@@ -213,7 +211,7 @@ def step(database: Database, chunk: int, turns: Turns | None = None) -> Built | 
     if evaluated is None:
         return None
     with database.transaction() as session:
-        events.lock_list(session, evaluated.list_id)
+        list_lock.take(session, evaluated.list_id)
         build = session.get(AudienceBuild, evaluated.audience_id)
         if build is None or (build.token, build.cursor) != (evaluated.token, evaluated.cursor):
             return 0  # replaced meanwhile: the next step takes the run as it is now
@@ -248,7 +246,7 @@ def _evaluate(database: Database, chunk: int, turns: Turns) -> _Chunk | None:
             within = (Contact.id > build.cursor) & (Contact.id <= last)
             condition = relations.condition(flt, build.at)
             statement = select(Contact.id).where(in_list, within, condition)
-            selected = membership_snapshot.selected_ids(session, statement)
+            selected = snapshot.selected_ids(session, statement)
         return _Chunk(
             build.audienceId, audience.listId, build.token, build.cursor, looked, last, selected
         )
@@ -291,7 +289,7 @@ def _finish(session: Session, build: AudienceBuild) -> Built:
         AudienceBuildMember.audienceId == build.audienceId
     )
     actions = json.loads(build.actions) if build.actions is not None else None
-    snapshot = membership_snapshot.Snapshot(
+    members = snapshot.Snapshot(
         list_id=audience.listId,
         filters=build.filters,
         position=build.position,
@@ -306,6 +304,6 @@ def _finish(session: Session, build: AudienceBuild) -> Built:
         .execution_options(synchronize_session=False)
     )
     build.cursor, build.done = BUILD_STORING, max(build.done, build.total)
-    list_plan.audiences_changed(session, audience.listId)  # it joins its list's plan again
-    membership_due.mark_unfinished(session, audience.id, clock.now())
-    return Built(audience.id, build.token, snapshot, build.cause)
+    plan.audiences_changed(session, audience.listId)  # it joins its list's plan again
+    due.mark_unfinished(session, audience.id, clock.now())
+    return Built(audience.id, build.token, members, build.cause)

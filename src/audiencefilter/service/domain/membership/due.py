@@ -7,7 +7,7 @@ audiences per minute and is late by up to the minute; instead two tables say whe
 - `membership_due`: per time-dependent audience and contact, the next instant at which that
   contact's answer changes (`Filter.next_change`), for filters whose instants move with the
   clock (`ago`). Written by every judgement of the contact (`contacts_judged`, called by
-  `membership_store.refresh_contacts` in the write's transaction), so it follows each write.
+  `store.refresh_contacts` in the write's transaction), so it follows each write.
 - `audience_due`: per time-dependent audience, when to bring it up to the clock as a whole:
   its filter's next calendar boundary (`Filter.next_step`: the start of a day, a week, a
   month, in its zone), where every contact may change at once and one set statement is
@@ -35,7 +35,7 @@ from ...db.bulk import insert_rows
 from ...db.models import Audience, AudienceDue, MembershipDue
 from .. import relations
 from ..audience_filters import StoredAudience
-from . import records as contact_records
+from . import records
 
 CHUNK = 500
 DUE = cast(Table, MembershipDue.__table__)
@@ -82,15 +82,15 @@ def contacts_judged(
     audiences: Sequence[StoredAudience],
     contact_ids: Sequence[str],
     at: datetime,
-    records: Sequence[dict[str, Any]] | None = None,
+    judged: Sequence[dict[str, Any]] | None = None,
 ) -> None:
     """After these contacts were judged at `at` against these audiences: their next instants.
-    `records`: the contacts as the judgement read them, when it judged in memory every
+    `judged`: the contacts as the judgement read them, when it judged in memory every
     audience here that is not decided in SQL (they hold what those filters read)."""
     timed = moving(audiences)
     if not timed or not contact_ids:
         return
-    rows = next_instants(session, timed, contact_ids, at, records)
+    rows = next_instants(session, timed, contact_ids, at, judged)
     _forget(session, [a.id for a in timed], contact_ids)
     insert_rows(session, DUE, rows)
     if rows:
@@ -102,14 +102,14 @@ def next_instants(
     audiences: Sequence[StoredAudience],
     contact_ids: Sequence[str],
     at: datetime,
-    records: Sequence[dict[str, Any]] | None = None,
+    judged: Sequence[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The `membership_due` rows of these contacts in these audiences, from their answers at
     `at` and their rows as this transaction reads them (or as given)."""
     in_memory = [a for a in audiences if not relations.decided_in_sql(a.flt)]
     in_sql = [a for a in audiences if relations.decided_in_sql(a.flt)]
-    found = _exact(session, in_memory, contact_ids, at, records)
-    return found + _early(session, in_sql, contact_ids, at, records)
+    found = _exact(session, in_memory, contact_ids, at, judged)
+    return found + _early(session, in_sql, contact_ids, at, judged)
 
 
 def merge(session: Session, audience_id: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -141,18 +141,18 @@ def _exact(
     audiences: Sequence[StoredAudience],
     contact_ids: Sequence[str],
     at: datetime,
-    records: Sequence[dict[str, Any]] | None,
+    judged: Sequence[dict[str, Any]] | None,
 ) -> list[dict[str, Any]]:
     """Instants of change found on each record (`Filter.next_change`)."""
     if not audiences:
         return []
     filters = [cast(Filter, a.flt) for a in audiences]
-    if records is None:
-        records, _ = contact_records.records(session, contact_ids, filters)
+    if judged is None:
+        judged, _ = records.records(session, contact_ids, filters)
     rows: list[dict[str, Any]] = []
     for audience, flt in zip(audiences, filters, strict=True):
         until = flt.next_step(at)  # the whole audience is brought up to the clock then
-        for record in records:
+        for record in judged:
             rows.extend(_row(audience, record["id"], flt.next_change(record, at, until=until)))
     return rows
 
@@ -162,23 +162,23 @@ def _early(
     audiences: Sequence[StoredAudience],
     contact_ids: Sequence[str],
     at: datetime,
-    records: Sequence[dict[str, Any]] | None = None,
+    judged: Sequence[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """For filters the database decides (over actions, whose history is never loaded): the
     first instant a duration meets one of the contact's date-times or its recent actions'
-    (`Filter.next_crossing`), where the database decides again. `records`: the contacts'
+    (`Filter.next_crossing`), where the database decides again. `judged`: the contacts'
     rows as the write's judgement read them (else read here)."""
     rows: list[dict[str, Any]] = []
     if not audiences:
         return rows
-    if records is None:
-        records = contact_records.rows(session, contact_ids, decode=True)
+    if judged is None:
+        judged = records.rows(session, contact_ids, decode=True)
     filters = [cast(Filter, audience.flt) for audience in audiences]
     horizons = [flt.crossing_horizon(at) or at for flt in filters]
     # One read of the recent actions for every audience, from the earliest horizon; each
     # audience then keeps those within its own reach.
     actions = relations.action_instants(session, contact_ids, min(horizons))
-    own = [(record["id"], _row_instants(record)) for record in records]  # once, not per audience
+    own = [(record["id"], _row_instants(record)) for record in judged]  # once, not per audience
     for audience, flt, since in zip(audiences, filters, horizons, strict=True):
         until = flt.next_step(at)
         for contact_id, instants in own:

@@ -34,7 +34,7 @@ from ...ground import clock
 from .. import relations
 from ..audience_filters import filter_of, reads_data, time_dependent
 from ..filter_budget import cost_of
-from . import plan as list_plan
+from . import plan
 
 MANUAL = "manual"
 SMART = "smart"
@@ -107,9 +107,9 @@ class ListAudiences:
 
     @classmethod
     def load(cls, session: Session, list_id: str) -> ListAudiences:
-        """The list's audiences as prepared once per change of them (`list_plan`)."""
-        plan = list_plan.plan_of(session, list_id)
-        return _PREPARED.get(id(plan), plan, lambda: cls(plan.rows))
+        """The list's audiences as prepared once per change of them (`plan.py`)."""
+        prepared = plan.plan_of(session, list_id)
+        return _PREPARED.get(id(prepared), prepared, lambda: cls(prepared.rows))
 
     def of_rows(
         self, session: Session, rows: Sequence[dict[str, Any]]
@@ -225,21 +225,21 @@ class _Prepared:
     list whose audiences did not change since the last one reuses what that page prepared."""
 
     def __init__(self) -> None:
-        self._by_plan: dict[int, tuple[list_plan.ListPlan, ListAudiences]] = {}
+        self._by_plan: dict[int, tuple[plan.ListPlan, ListAudiences]] = {}
         self._lock = threading.Lock()
 
     def get(
-        self, key: int, plan: list_plan.ListPlan, make: Callable[[], ListAudiences]
+        self, key: int, prepared: plan.ListPlan, make: Callable[[], ListAudiences]
     ) -> ListAudiences:
         with self._lock:
             held = self._by_plan.get(key)
-            if held is not None and held[0] is plan:
+            if held is not None and held[0] is prepared:
                 return held[1]
         made = make()
         with self._lock:
-            if len(self._by_plan) >= list_plan.PLANS_KEPT:
+            if len(self._by_plan) >= plan.PLANS_KEPT:
                 self._by_plan.clear()
-            self._by_plan[key] = (plan, made)
+            self._by_plan[key] = (prepared, made)
         return made
 
 

@@ -3,9 +3,9 @@
 A contact write used to load every audience of its list, look each filter up, sort them by
 reference and ask each which columns it reads, before judging any: with a thousand audiences
 that cost more than the write. A `ListPlan` holds all of it, keyed by the list's
-`audiences_stamp`, which every change of an audience renews (`changes.py`) in the transaction
-that makes it: a write reads one column of one row, and a stamp never names two sets of
-audiences (a rolled-back change leaves its random stamp unused).
+`audiences_stamp`, which every change of an audience renews (`write_effects.py`) in the
+transaction that makes it: a write reads one column of one row, and a stamp never names two
+sets of audiences (a rolled-back change leaves its random stamp unused).
 
 The plan's index maps each column and relation to the audiences that read it, so a write that
 changed `firstName` judges only the audiences reading `firstName` (and those reading other
@@ -34,10 +34,9 @@ from sqlalchemy.orm import Session
 
 from .... import FilterSet
 from ...db.models import BUILD_STORING, Audience, AudienceBuild, List
-from .. import references, relations
+from .. import list_lock, references, relations
 from ..audience_filters import SMART, StoredAudience, columns_read, filter_of
-from ..experiments import Experiment
-from ..experiments import stored as experiments_stored
+from ..experiments import Experiment, stored
 
 PLANS_KEPT = 256
 SETS_KEPT = 32  # sets of audiences judged together, per plan
@@ -144,7 +143,7 @@ def build(rows: Sequence[AudienceRow], drawn: Mapping[str, str] | None = None) -
 
 
 def _experiment(text: str) -> Experiment:
-    found = experiments_stored(text)
+    found = stored(text)
     assert found is not None  # only audiences with one are passed
     return found
 
@@ -159,7 +158,7 @@ _STAMP = select(List.audiencesStamp).where(List.id == bindparam("stamp_list"))
 
 def plan_of(session: Session, list_id: str) -> ListPlan:
     """The list's plan as this transaction sees its audiences."""
-    stamp = session.scalar(_STAMP, {"stamp_list": list_id}) or ""
+    stamp = _stamp(session, list_id)
     key = (list_id, stamp)
     with _LOCK:
         plan = _PLANS.get(key)
@@ -175,6 +174,22 @@ def plan_of(session: Session, list_id: str) -> ListPlan:
             while len(_PLANS) > PLANS_KEPT:
                 _PLANS.popitem(last=False)
     return plan
+
+
+def _stamp(session: Session, list_id: str) -> str:
+    """The list's stamp, read once by a transaction that holds the list's lock: nothing but
+    itself changes it then (`audiences_changed` forgets it), so a write and its answer (the
+    contact's audiences) read it once."""
+    kept: dict[str, str] = session.info.setdefault(_STAMPS, {})
+    if list_id in kept:
+        return kept[list_id]
+    stamp = session.scalar(_STAMP, {"stamp_list": list_id}) or ""
+    if list_lock.holds(session, list_id):
+        kept[list_id] = stamp
+    return stamp
+
+
+_STAMPS = "plan_stamps"
 
 
 def _rows(session: Session, list_id: str) -> tuple[list[AudienceRow], dict[str, str]]:
@@ -208,6 +223,7 @@ def _rows(session: Session, list_id: str) -> tuple[list[AudienceRow], dict[str, 
 def audiences_changed(session: Session, list_id: str) -> None:
     """Renews the list's stamp: call in the transaction that creates, changes or deletes one
     of its audiences."""
+    session.info.get(_STAMPS, {}).pop(list_id, None)
     session.execute(
         update(List)
         .where(List.id == list_id)

@@ -8,7 +8,7 @@ Contacts and audiences whose residuals are equal share one column of the judging
 
 Residual filters are kept by value (`kept`), so a residual met again on the next write is the
 same object, whose SQLAlchemy expression, statement and compiled form are built once, as the
-audiences' own are (`store._judging_statement`). A write then tells residuals apart by identity:
+audiences' own are (`judge._judging_statement`). A write then tells residuals apart by identity:
 hashing a filter walks its whole tree, and a write judging 40 audiences over actions paid for
 40 such walks (more than its residuals cost). An audience whose filter reads no field of the
 contact itself (over its actions alone) is its own residual on every contact: that is found

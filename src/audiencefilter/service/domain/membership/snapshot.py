@@ -26,7 +26,7 @@ each statement afresh) one more contact judged again, never one missed.
 do: the selected ids come as one JSON array the database builds, the points as one text
 (`id:points,...`) compared whole with a second reading (parsed only when they differ, that is
 when a write changed some contact's points meanwhile), and the difference is stored by
-`membership_store.write_changes` in a few `INSERT ... SELECT` statements. A new audience of
+`store.write_changes` in a few `INSERT ... SELECT` statements. A new audience of
 14,000 members over 100,000 contacts went from 5.4x the hand-written SQL to about 1.3x
 (docs/performance.md, "A million contacts").
 
@@ -53,9 +53,9 @@ from ...db import dialects
 from ...db.engine import Database
 from ...db.models import Action, Audience, Contact, Event, Membership
 from ...ground import clock
-from .. import events, relations
+from .. import list_lock, relations
 from ..audience_filters import SMART, StoredAudience
-from . import store as membership_store
+from . import judge, store
 
 POINTS = "points"
 
@@ -78,7 +78,7 @@ def evaluate(database: Database, list_id: str, flt: Filter, filters: str) -> Sna
     """The ids of the list's contacts `flt` (stored as `filters`) selects now, in a read
     transaction: no writer of the list, nor on SQLite of the database, waits for it."""
     with database.reading() as session:
-        position = events.head(session, list_id)
+        position = list_lock.head(session, list_id)
         points, actions = unreported(session, list_id, flt)
         at = clock.now()
         condition = relations.condition(flt, at)
@@ -134,10 +134,10 @@ def _action_ids(session: Session, list_id: str) -> frozenset[tuple[str, str]]:
 
 def refresh(session: Session, audience: Audience, cause: str, snapshot: Snapshot | None) -> int:
     """Brings the audience's stored members up to date from `snapshot` when it evaluated the
-    filter in use, else by evaluating it now (`membership_store.refresh_audience`); the number
+    filter in use, else by evaluating it now (`store.refresh_audience`); the number
     of events appended. Call it under the list's lock."""
     if snapshot is None or not current(snapshot, audience):
-        return membership_store.refresh_audience(session, audience, cause)
+        return store.refresh_audience(session, audience, cause)
     return apply(session, snapshot, StoredAudience.of(audience), cause)
 
 
@@ -175,14 +175,12 @@ def apply(
     stored = set(session.scalars(members))
     entering = sorted(set(selected) - stored - again)
     leaving = sorted(stored - set(selected) - again)
-    written = membership_store.write_changes(
-        session, list_id, audience, entering, leaving, cause, snapshot.at
-    )
-    written += membership_store.refresh_contacts(session, list_id, sorted(again), cause, [audience])
-    readers = membership_store.dependents(session, [audience.id])
+    written = store.write_changes(session, list_id, audience, entering, leaving, cause, snapshot.at)
+    written += store.refresh_contacts(session, list_id, sorted(again), cause, [audience])
+    readers = store.dependents(session, [audience.id])
     if readers and (entering or leaving or again):
         moved = sorted({*entering, *leaving, *again})
-        written += membership_store.refresh_contacts(session, list_id, moved, cause, readers)
+        written += store.refresh_contacts(session, list_id, moved, cause, readers)
     return written
 
 
@@ -263,8 +261,8 @@ def _subset(values: dict[str, str], keys: set[str]) -> dict[str, str]:
 def _points_among(session: Session, ids: list[str]) -> dict[str, str]:
     """`{contact id: points}` of these contacts, as `_points` writes them."""
     found: dict[str, str] = {}
-    for start in range(0, len(ids), membership_store.CHUNK):
-        chunk = ids[start : start + membership_store.CHUNK]
+    for start in range(0, len(ids), judge.CHUNK):
+        chunk = ids[start : start + judge.CHUNK]
         statement = select(Contact.id, cast(Contact.points, String)).where(Contact.id.in_(chunk))
         found.update((contact_id, points) for contact_id, points in session.execute(statement))
     return found
@@ -273,8 +271,8 @@ def _points_among(session: Session, ids: list[str]) -> dict[str, str]:
 def _actions_among(session: Session, ids: list[str]) -> dict[str, set[str]]:
     """`{contact id: its action ids}` of these contacts."""
     found: dict[str, set[str]] = {}
-    for start in range(0, len(ids), membership_store.CHUNK):
-        chunk = ids[start : start + membership_store.CHUNK]
+    for start in range(0, len(ids), judge.CHUNK):
+        chunk = ids[start : start + judge.CHUNK]
         statement = select(Action.subId, Action.id).where(Action.subId.in_(chunk))
         for contact_id, action_id in session.execute(statement):
             found.setdefault(contact_id, set()).add(action_id)

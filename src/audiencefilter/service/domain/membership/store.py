@@ -3,15 +3,14 @@
 events of the difference (`events.py`).
 
 The rule is one and generic: after a write, evaluate what membership should be with the filter
-library, compare it with the stored rows, write the difference and one event per changed row.
+library (`judge.py`, which decides and writes nothing), compare it with the stored rows, write
+the difference and one event per changed row (here).
 Two shapes of that rule cover every write:
 
 - **per contact** (`refresh_contacts`): the contacts a write touched, against every smart
-  audience of their list, in memory (the list's `FilterSet`, each distinct condition computed
-  once per contact, on the contact's row, the record the pages evaluate too), or in SQL for
-  the audiences over actions, each first narrowed by the contact's own fields
-  (`residuals.py`: a TRUE or FALSE residual needs no query). Contact create, update, bulk
-  import, action create and delete.
+  audience of their list, judged by `judge.py` (in memory on the contact's row, or in SQL for
+  the audiences over actions); the stored rows are read and the difference written here.
+  Contact create, update, bulk import, action create and delete.
 - **per audience** (`refresh_audience`): one audience against every contact of its list, as two
   SQL set differences (`Filter.to_sqlalchemy`): the selected contacts without a stored row enter,
   the stored rows no longer selected leave. Audience create, filter change, mode change, manual
@@ -21,13 +20,13 @@ Two shapes of that rule cover every write:
 Deletions report every stored row as left before the rows go with the cascade
 (`remove_contact`, `remove_audience`).
 
-Writers call `events.lock_list` before reading what they evaluate, so two writers of one list
-never compute differences from each other's stale state (on PostgreSQL, under READ COMMITTED,
-each statement after the lock sees everything committed before it).
+Writers pass the list's door (`list_lock.py`) before reading what they evaluate, so two
+writers of one list never compute differences from each other's stale state (on PostgreSQL,
+under READ COMMITTED, each statement after the lock sees everything committed before it).
 
 **Time.** A filter with relative date-times (`time_dependent`) changes its answer with no write.
 Each judgement of a contact writes the next instant at which time alone changes it
-(`membership_due.contacts_judged`), and the scheduler (`use_cases/membership_clock.py`) judges the
+(`due.contacts_judged`), and the scheduler (`use_cases/membership_clock.py`) judges the
 pairs due at their instants with the cause `clock`; reads of such audiences stay live (judged at the
 moment of the request, as before), so answers are exact and their events follow within a second.
 
@@ -41,48 +40,35 @@ Hooks for what is to come:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import (
-    ColumnElement,
-    Integer,
-    Select,
     String,
     Table,
     bindparam,
-    case,
     delete,
     insert,
     literal,
-    literal_column,
     select,
     tuple_,
 )
 from sqlalchemy.orm import Session
 
-from .... import Filter
 from ...db import dialects
 from ...db.bulk import insert_rows
 from ...db.by_ids import ByIds
 from ...db.dialects import ids_in
-from ...db.models import Audience, AudienceMember, Contact, Membership
+from ...db.models import Audience, Membership
 from ...ground import clock
-from .. import events, experiments, references, relations
+from .. import events, experiments, references
 from ..audience_filters import (
-    MANUAL,
     StoredAudience,
 )
-from . import due as membership_due
-from . import plan as list_plan
-from . import records as contact_records
-from . import residuals
+from . import due, judge, plan
+from .judge import chunks
 
-CHUNK = 500
-# Audiences judged in one SQL statement on a chunk of contacts (`refresh_contacts`).
-SQL_AUDIENCES_PER_STATEMENT = 64
 MEMBERSHIPS = cast(Table, Membership.__table__)
 _ENTERED_AT = MEMBERSHIPS.c.entered_at.type
 
@@ -96,7 +82,7 @@ def dependents(session: Session, audience_ids: Iterable[str]) -> list[StoredAudi
     list_id = session.scalar(select(Audience.listId).where(Audience.id == ids[0]))
     if list_id is None:
         return []
-    return references.dependents(list(list_plan.plan_of(session, list_id).smart), ids)
+    return references.dependents(list(plan.plan_of(session, list_id).smart), ids)
 
 
 class TooManyMoves(Exception):
@@ -108,11 +94,6 @@ class TooManyMoves(Exception):
         super().__init__(f"{moves} pairs would move, at most {most} may")
         self.moves = moves
         self.most = most
-
-
-def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
-    for start in range(0, len(values), CHUNK):
-        yield values[start : start + CHUNK]
 
 
 def _change_payload(
@@ -207,7 +188,7 @@ def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]
     # One statement per audience (an audience refreshed) or per contact (a contact refreshed).
     if len(by_contact) < len(by_audience):
         for contact_id, audience_ids in by_contact.items():
-            for chunk in _chunks(audience_ids):
+            for chunk in chunks(audience_ids):
                 session.execute(
                     delete(Membership)
                     .where(Membership.contactId == contact_id, Membership.audienceId.in_(chunk))
@@ -215,7 +196,7 @@ def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]
                 )
     else:
         for audience_id, contact_ids in by_audience.items():
-            for chunk in _chunks(contact_ids):
+            for chunk in chunks(contact_ids):
                 session.execute(
                     delete(Membership)
                     .where(Membership.audienceId == audience_id, Membership.contactId.in_(chunk))
@@ -382,123 +363,23 @@ def refresh_contacts(
     audiences reading none of them are not judged at all; `most`: the pairs it may move, past
     which it raises `TooManyMoves` before writing any; `dated`: the instants the clock's
     changes happened at (`_write`)."""
-    plan = list_plan.plan_of(session, list_id)  # one read of the list's stamp per write
+    prepared = plan.plan_of(session, list_id)  # one read of the list's stamp per write
     if audiences is None:
-        audiences = plan.smart if changed is None else plan.reading(changed)
+        audiences = prepared.smart if changed is None else prepared.reading(changed)
     if not audiences or not contact_ids:
         return 0
     session.flush()  # the write's own changes, before the Core statements below read
     at = clock.now()
-    in_sql = [a for a in audiences if _judged_in_sql(a)]
-    in_memory = [a for a in audiences if not _judged_in_sql(a)]
-    narrowed = bool(in_sql) and residuals.enabled(session)
-    own = [_filter(a) for a in in_sql] if narrowed else []
-    records, used = contact_records.records(
-        session, contact_ids, [_filter(a) for a in in_memory], own
-    )
-    residuals.tally(memory=len(in_memory) * len(records))
-    if narrowed:
-        selected = _selected_by_residual(session, in_sql, records, at)
-    else:
-        residuals.tally(queried=len(in_sql) * len(contact_ids))
-        selected = _selected_in_sql(session, in_sql, contact_ids, at)
+    found = judge.read(session, audiences, contact_ids, at)
     stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
-    judge = _Judge(audiences, selected, stored, at, used, plan)
-    for record in records:
-        judge.decide(record)
-    if most is not None and len(judge.entering) + len(judge.leaving) > most:
-        raise TooManyMoves(len(judge.entering) + len(judge.leaving), most)
-    written = _write(session, list_id, judge.entering, judge.leaving, cause, at, announce, dated)
-    membership_due.contacts_judged(session, audiences, contact_ids, at, records)
+    moves = judge.Judge(audiences, found.selected, stored, at, found.used, prepared)
+    for record in found.rows:
+        moves.decide(record)
+    if most is not None and len(moves.entering) + len(moves.leaving) > most:
+        raise TooManyMoves(len(moves.entering) + len(moves.leaving), most)
+    written = _write(session, list_id, moves.entering, moves.leaving, cause, at, announce, dated)
+    due.contacts_judged(session, audiences, contact_ids, at, found.rows)
     return written
-
-
-def _judged_in_sql(audience: StoredAudience) -> bool:
-    return relations.decided_in_sql(audience.flt)
-
-
-def _selected_in_sql(
-    session: Session, audiences: Sequence[StoredAudience], contact_ids: Sequence[str], at: datetime
-) -> dict[str, set[str]]:
-    """`{audience id: ids of these contacts its filter selects}`, in SQL."""
-    found = _selected_by(session, [_filter(a) for a in audiences], contact_ids, at)
-    return {a.id: ids for a, ids in zip(audiences, found, strict=True)}
-
-
-def _selected_by_residual(
-    session: Session,
-    audiences: Sequence[StoredAudience],
-    records: Sequence[dict[str, Any]],
-    at: datetime,
-) -> dict[str, set[str]]:
-    """`_selected_in_sql`, each audience's filter narrowed first by each contact's own fields
-    (`residuals.py`): a TRUE or FALSE residual decides without SQL, the others are asked of
-    the contacts they were left for."""
-    split = residuals.split(audiences, records, at)
-    if split.asks:
-        split.answer(_selected_by(session, split.residuals(), split.contacts(), at))
-    return split.selected
-
-
-def _selected_by(
-    session: Session, filters: Sequence[Filter], contact_ids: Sequence[str], at: datetime
-) -> list[set[str]]:
-    """The ids of these contacts each filter selects, one statement per chunk of contacts and
-    group of filters (bound parameters stay within the list's budget)."""
-    selected: list[set[str]] = [set() for _ in filters]
-    connection = session.connection()  # Core statements: no ORM step per execution
-    for start in range(0, len(filters), SQL_AUDIENCES_PER_STATEMENT):
-        group = filters[start : start + SQL_AUDIENCES_PER_STATEMENT]
-        conditions = [relations.bound_condition(f, at) for f in group]
-        parameters: dict[str, Any] = {}
-        for flt in group:
-            parameters.update(flt.sqlalchemy_parameters(at))
-        statement = _judging_statement(conditions)
-        for chunk in _chunks(contact_ids):
-            _collect(connection.execute(*statement.bound(chunk, parameters)), selected, start)
-    return selected
-
-
-def _collect(rows: Iterable[Any], selected: list[set[str]], first: int) -> None:
-    """Each row's contact into the sets of the filters (from `first` on) that said TRUE."""
-    for contact_id, *answers in rows:
-        for index, answer in enumerate(answers, first):
-            if answer:
-                selected[index].add(contact_id)
-
-
-_CONTACT_IDS = "judged_contact_ids"
-# Written into the statement, not bound: two parameters fewer per audience on every execution.
-_TRUE = literal_column("1", Integer)
-_FALSE = literal_column("0", Integer)
-_STATEMENTS: dict[tuple[int, ...], tuple[tuple[ColumnElement[bool], ...], ByIds[Select[Any]]]] = {}
-_STATEMENTS_KEPT = 256
-_STATEMENTS_LOCK = threading.Lock()
-
-
-def _judging_statement(conditions: Sequence[ColumnElement[bool]]) -> ByIds[Select[Any]]:
-    """`SELECT id, CASE WHEN c1 THEN 1 ELSE 0 END, ... WHERE id IN (:ids)` over these
-    conditions (`WHERE id = :id` for one contact, `ByIds`), kept by their identity: a write
-    judging the same audiences again (their expressions are kept by their filters, durations
-    bound at execution) reuses the statement, its cache key and its compiled form, instead of
-    building 32 CASE columns and keying them anew. The kept conditions are compared by
-    identity, so a reused id cannot mislead."""
-    key = tuple(map(id, conditions))
-    found = _STATEMENTS.get(key)
-    if found is not None and all(a is b for a, b in zip(found[0], conditions, strict=True)):
-        return found[1]
-    tests = [case((condition, _TRUE), else_=_FALSE) for condition in conditions]
-    statement = ByIds(select(Contact.id, *tests).where, Contact.id, _CONTACT_IDS)
-    with _STATEMENTS_LOCK:
-        if len(_STATEMENTS) >= _STATEMENTS_KEPT:  # audiences changed: forget the oldest
-            _STATEMENTS.pop(next(iter(_STATEMENTS)))
-        _STATEMENTS[key] = (tuple(conditions), statement)
-    return statement
-
-
-def _filter(audience: StoredAudience) -> Filter:
-    assert audience.flt is not None  # only smart audiences with a filter in use are refreshed
-    return audience.flt
 
 
 def _stored_pairs(
@@ -511,7 +392,7 @@ def _stored_pairs(
     wanted = frozenset(audience_ids)
     stored: set[tuple[str, str]] = set()
     statement = _stored_pairs_by_contact(dialects.dialect_of(session))
-    for chunk in _chunks(contact_ids):
+    for chunk in chunks(contact_ids):
         rows = session.connection().execute(*statement.bound(chunk))
         for contact_id, joined in rows:
             stored.update((a, contact_id) for a in joined.split(",") if a in wanted)
@@ -532,79 +413,6 @@ def _stored_pairs_by_contact(dialect: str) -> ByIds[Any]:
     )
 
 
-class _Judge:
-    """Decides, contact by contact, which audiences it enters and leaves.
-
-    Audiences come after those they read, and a contact's `audiences` rows follow each
-    decision, so an audience reading another sees its new membership. Those judged in SQL
-    (`selected`) and those judged together on the contact's row (`ListPlan.together`) are
-    looked up; the others (reading relations) run their own predicate in turn."""
-
-    def __init__(
-        self,
-        audiences: Sequence[StoredAudience],
-        selected: dict[str, set[str]],
-        stored: set[tuple[str, str]],
-        at: datetime,
-        used: Collection[str],
-        plan: list_plan.ListPlan | None = None,
-    ) -> None:
-        moment: Callable[[], datetime] = lambda: at  # noqa: E731 - one instant for every contact
-        in_memory = [a for a in audiences if a.id not in selected]
-        self.together = None if plan is None else plan.together(in_memory)
-        looked_up = set(selected).union(self.together.ids if self.together else ())
-        self.checks = [
-            (a, None if a.id in looked_up else _filter(a).predicate_at(moment)) for a in audiences
-        ]
-        self.selected: dict[str, set[str]] = {}  # contact id -> audiences selecting it in SQL
-        for audience_id, contact_ids in selected.items():
-            for contact_id in contact_ids:
-                self.selected.setdefault(contact_id, set()).add(audience_id)
-        self.at = at
-        self.stored = stored
-        self.follow = relations.AUDIENCES in used
-        self.entering: list[tuple[StoredAudience, str]] = []
-        self.leaving: list[tuple[StoredAudience, str]] = []
-
-    def decide(self, record: dict[str, Any]) -> None:
-        contact_id = record["id"]
-        found = self.selected.get(contact_id, set())
-        if self.together is not None:
-            found = found | self.together.wanted(record, self.at)
-        for audience, predicate in self.checks:
-            inside = (audience.id, contact_id) in self.stored
-            if predicate is None:
-                wanted = audience.id in found
-            else:
-                wanted = predicate(record)
-            if wanted and not inside:
-                self.entering.append((audience, contact_id))
-                self._follow(record, audience, entered=True)
-            elif inside and not wanted:
-                self.leaving.append((audience, contact_id))
-                self._follow(record, audience, entered=False)
-
-    def _follow(self, record: dict[str, Any], audience: StoredAudience, *, entered: bool) -> None:
-        if not self.follow:
-            return
-        rows = [row for row in record[relations.AUDIENCES] if row["id"] != audience.id]
-        if entered:
-            rows.append({"id": audience.id, "name": audience.name, "mode": audience.mode})
-        record[relations.AUDIENCES] = rows
-
-
-def _selected(audience: StoredAudience, list_id: str, at: datetime) -> Select[str] | None:
-    """The ids of the contacts the audience should hold now, as a select (None: nobody)."""
-    if audience.mode == MANUAL:
-        return select(AudienceMember.contactId.label("id")).where(
-            AudienceMember.audienceId == audience.id
-        )
-    if audience.flt is None:
-        return None
-    condition = relations.condition(audience.flt, at)
-    return select(Contact.id.label("id")).where(Contact.listId == list_id, condition)
-
-
 def refresh_audience(session: Session, audience: Audience, cause: str) -> int:
     """Brings the stored members of one audience up to date, by two SQL set differences, then
     those of the audiences that read it; the number of events appended."""
@@ -617,7 +425,7 @@ def refresh_audience(session: Session, audience: Audience, cause: str) -> int:
 
 def _refresh(session: Session, stored_audience: StoredAudience, list_id: str, cause: str) -> int:
     at = clock.now()
-    selected = _selected(stored_audience, list_id, at)
+    selected = judge.selected(stored_audience, list_id, at)
     members = select(Membership.contactId).where(Membership.audienceId == stored_audience.id)
     if selected is None:
         entering_ids: list[str] = []

@@ -1,7 +1,7 @@
 """The use cases: what the service does, one function each, each owning its transactions.
 
 A use case opens the session and its transaction, takes the list's writers' lock, calls the
-domain's rules (`changes.py`, `custom_fields.py`, `membership/`...), and commits; it answers
+domain's rules (`write_effects.py`, `custom_fields.py`, `membership/`...), and commits; it answers
 domain objects or the read model (`contact_pages.py`), never an HTTP response, and refuses with
 the domain's exceptions (`ground/errors.py`). The routes parse a request, call one use case and
 shape its answer; the command line and the benchmarks call the same functions, so no step of a

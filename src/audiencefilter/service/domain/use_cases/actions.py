@@ -19,7 +19,7 @@ from ...db.models import Action, Contact
 from ...db.queries import count, owned_action, owned_contact, page_of
 from ...ground.errors import Unprocessable, ValidationIssue, not_found
 from ...ground.fields import MAX_SAFE_INTEGER
-from .. import changes, events
+from .. import events, list_lock, write_effects
 from .unit import Page, Writes
 
 R = TypeVar("R")
@@ -55,12 +55,12 @@ def create(account_id: str, values: Mapping[str, Any], writes: Writes[Action, R]
 
     def work(session: Session) -> Action:
         contact_id = values["subId"]
-        _, lst = changes.locked_contact(session, account_id, contact_id)
+        _, lst = list_lock.locked_contact(session, account_id, contact_id)
         action = Action(**values)  # createdAt: now unless sent
         session.add(action)
         _change_points(session, contact_id, values["increase"])
         session.flush()
-        changes.contacts_changed(session, lst.id, [contact_id], events.CAUSE_ACTION_CREATED)
+        write_effects.contacts_changed(session, lst.id, [contact_id], events.CAUSE_ACTION_CREATED)
         return action
 
     return writes(work)
@@ -92,7 +92,7 @@ def remove(database: Database, account_id: str, action_id: str) -> Action:
         action = owned_action(session, account_id, action_id)
         list_id = session.scalar(select(Contact.listId).where(Contact.id == action.subId))
         if list_id is not None:
-            events.lock_list(session, list_id)
+            list_lock.take(session, list_id)
         removed = session.execute(
             delete(Action)
             .where(Action.id == action_id)
@@ -102,5 +102,7 @@ def remove(database: Database, account_id: str, action_id: str) -> Action:
             raise not_found("Action")  # a concurrent delete got there first
         _change_points(session, action.subId, -action.increase)
         if list_id is not None:
-            changes.contacts_changed(session, list_id, [action.subId], events.CAUSE_ACTION_DELETED)
+            write_effects.contacts_changed(
+                session, list_id, [action.subId], events.CAUSE_ACTION_DELETED
+            )
     return action

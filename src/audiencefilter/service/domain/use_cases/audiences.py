@@ -30,7 +30,7 @@ from ...db.queries import count, owned_audience, owned_list, page_of
 from ...ground import clock
 from ...ground.errors import AudienceRuleError, Conflict, NotFound
 from ...settings import Settings
-from .. import changes, custom_fields, experiments, references, relations
+from .. import custom_fields, experiments, list_lock, references, relations, write_effects
 from ..audience_filters import (
     ABSENT,
     EMPTY,
@@ -47,8 +47,7 @@ from ..audience_filters import (
 from ..contact_pages import ContactPages, Paging
 from ..events import CAUSE_AUDIENCE_UPDATED
 from ..explanations import explain_contact
-from ..membership import build as membership_build
-from ..membership import snapshot as membership_snapshot
+from ..membership import build, snapshot
 from ..membership.build import Progress
 from ..membership.members import (
     MANUAL,
@@ -188,11 +187,11 @@ def _evaluate_early(
             lst = owned_list(session, account_id, list_id)
     except NotFound:
         return None
-    return membership_snapshot.evaluate(database, lst.id, given.filter, given.canonical)
+    return snapshot.evaluate(database, lst.id, given.filter, given.canonical)
 
 
 def _in_background(database: Database, settings: Settings, list_id: str, wait: bool) -> bool:
-    """Whether a smart audience of this list is built in the background (`membership_build`):
+    """Whether a smart audience of this list is built in the background (`build.py`):
     when its list holds more contacts than `audience_build_background_above`, unless the
     client asked to wait. The size is the bound, not a timer: the same request is answered
     the same way whatever the machine's load."""
@@ -253,7 +252,7 @@ def _prepare(
 
 def _insert(session: Session, settings: Settings, new: _New) -> str:
     """The write of a creation, under the list's lock; the new audience's id."""
-    lst = changes.locked_list(session, new.account_id, new.list_id)
+    lst = list_lock.locked_list(session, new.account_id, new.list_id)
     if new.problem is not None:
         raise new.problem
     filters, fields = _stored(new.mode, new.given, None), _stored_fields(new.given, None)
@@ -274,7 +273,7 @@ def _insert(session: Session, settings: Settings, new: _New) -> str:
     session.add(audience)
     session.flush()
     background = new.background and filter_in_use(new.mode, filters, fields) is not None
-    changes.audience_created(session, audience, new.evaluated, background=background)
+    write_effects.audience_created(session, audience, new.evaluated, background=background)
     return audience.id
 
 
@@ -301,7 +300,7 @@ def read(
         )
         building = None
         if audience.mode == SMART:  # only a smart audience builds
-            building = membership_build.progress(session, [audience.id]).get(audience.id)
+            building = build.progress(session, [audience.id]).get(audience.id)
     shown = filters_as(audience_filter(audience), subs.filters_as)
     return Read(audience, result["contacts"], result["pagination"], shown, building)
 
@@ -317,7 +316,7 @@ def page(database: Database, account_id: str, list_id: str, number: int, limit: 
         )
         audiences = session.scalars(page_of(statement, number, limit)).all()
         total = count(session, Audience, Audience.listId == lst.id)
-        building = membership_build.progress(session, [a.id for a in audiences])
+        building = build.progress(session, [a.id for a in audiences])
         return Listed(Page(audiences, total), audience_sizes(session, audiences), building)
 
 
@@ -366,7 +365,7 @@ def _evaluate_update_early(
         return None, False
     if _in_background(database, settings, audience.listId, new.change.wait):
         return None, True
-    return membership_snapshot.evaluate(database, audience.listId, flt, filters), False
+    return snapshot.evaluate(database, audience.listId, flt, filters), False
 
 
 def _prepare_update(
@@ -387,7 +386,7 @@ def _prepare_update(
 def _apply(session: Session, new: _Changed) -> bool:
     """The write of an update, under the list's lock; True when the new members are left to
     be stored in turns."""
-    audience, lst = changes.locked_audience(session, new.account_id, new.audience_id)
+    audience, lst = list_lock.locked_audience(session, new.account_id, new.audience_id)
     if new.problem is not None:
         raise new.problem
     _check_experiment(new.change, audience.experiment)
@@ -405,7 +404,7 @@ def _apply(session: Session, new: _Changed) -> bool:
     audience.filters, audience.fields = filters, fields
     session.flush()
     background = new.background and filter_in_use(mode, filters, fields) is not None
-    return changes.audience_updated(
+    return write_effects.audience_updated(
         session, audience, membership=membership, evaluated=new.evaluated, background=background
     )
 
@@ -447,11 +446,11 @@ def remove(
     """Deletes the audience (refused while others' filters name it, and ending its build if
     one runs); it, its size and its build's progress then."""
     with database.transaction() as session:
-        audience, _ = changes.locked_audience(session, account_id, audience_id)
+        audience, _ = list_lock.locked_audience(session, account_id, audience_id)
         references.check_deletable(session, audience)
         size = audience_sizes(session, [audience])[audience_id]
-        building = membership_build.progress(session, [audience_id]).get(audience_id)
-        changes.audience_deleting(session, audience)
+        building = build.progress(session, [audience_id]).get(audience_id)
+        write_effects.audience_deleting(session, audience)
         session.execute(
             delete(Audience)
             .where(Audience.id == audience_id)

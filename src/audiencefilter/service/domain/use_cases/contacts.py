@@ -33,7 +33,7 @@ from ...ground import clock
 from ...ground.errors import Conflict
 from ...ground.fields import normalise_email
 from ...settings import Settings
-from .. import changes, custom_fields, public_fields, relations
+from .. import custom_fields, list_lock, public_fields, relations, write_effects
 from ..audience_filters import read_filters
 from ..contact_pages import ContactPages, Paging
 from .unit import Writes
@@ -112,12 +112,12 @@ def create(
     """A new contact of the list (with a private key); the contact as answered."""
 
     def work(session: Session) -> View:
-        lst = changes.locked_list(session, account_id, list_id)
+        lst = list_lock.locked_list(session, account_id, list_id)
         custom_fields.check_data(lst, values.get("data"))
         contact = Contact(listId=lst.id, emailKey=values["email"].lower(), **values)
         session.add(contact)
         session.flush()
-        changes.contacts_created(session, lst.id, [(contact.id, contact.email)])
+        write_effects.contacts_created(session, lst.id, [(contact.id, contact.email)])
         return ContactPages(session, lst, settings).one(contact.id)
 
     with _unique_email():
@@ -134,7 +134,7 @@ def sign_up(account_id: str, list_id: str, values: Mapping[str, Any], writes: Wr
     """
 
     def work(session: Session) -> str:
-        lst = changes.locked_list(session, account_id, list_id)
+        lst = list_lock.locked_list(session, account_id, list_id)
         allowed = public_fields.public_values(lst, values)
         custom_fields.check_data(lst, allowed.get("data"))
         _add_unless_listed(session, lst.id, allowed)
@@ -154,7 +154,7 @@ def _add_unless_listed(session: Session, list_id: str, values: Mapping[str, Any]
             session.add(contact)
     except IntegrityError:
         return
-    changes.contacts_created(session, list_id, [(contact.id, contact.email)])
+    write_effects.contacts_created(session, list_id, [(contact.id, contact.email)])
 
 
 def get(database: Database, settings: Settings, account_id: str, contact_id: str) -> View:
@@ -172,22 +172,22 @@ def update(
 ) -> View:
     """The contact with the fields sent changed, and only those; as answered."""
     with _unique_email(), database.transaction() as session:
-        contact, lst = changes.locked_contact(session, account_id, contact_id)
+        contact, lst = list_lock.locked_contact(session, account_id, contact_id)
         custom_fields.check_data(lst, sent.get("data"))
         for field, value in sent.items():
             setattr(contact, field, value)
         if "email" in sent:
             contact.emailKey = contact.email.lower()
         session.flush()
-        changes.contact_updated(session, lst.id, contact_id, sent)
+        write_effects.contact_updated(session, lst.id, contact_id, sent)
         return ContactPages(session, lst, settings).one(contact_id)
 
 
 def remove(database: Database, settings: Settings, account_id: str, contact_id: str) -> View:
     """Deletes the contact; the contact as it was."""
     with database.transaction() as session:
-        contact, lst = changes.locked_contact(session, account_id, contact_id)
+        contact, lst = list_lock.locked_contact(session, account_id, contact_id)
         view = ContactPages(session, lst, settings).one(contact_id)
-        changes.contact_deleting(session, lst.id, contact_id, contact.email)
+        write_effects.contact_deleting(session, lst.id, contact_id, contact.email)
         session.delete(contact)
     return view

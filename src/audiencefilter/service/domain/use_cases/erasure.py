@@ -26,7 +26,7 @@ from ...db.models import Action, Audience, Contact, Event, List, Membership
 from ...db.queries import owned_list, plausible_id
 from ...ground.errors import not_found
 from ...settings import Settings
-from .. import changes, erasure, events
+from .. import erasure, event_feed, list_lock, write_effects
 from ..contact_pages import ContactPages
 from ..erasure import Erased
 
@@ -80,16 +80,16 @@ def _named(session: Session, list_id: str, contact_id: str) -> bool:
 def erase(database: Database, account_id: str, list_id: str, contact_id: str) -> Erasure:
     """Erases the contact from the list (deleting it first if it still exists)."""
     with database.transaction() as session:
-        lst = changes.locked_list(session, account_id, list_id)
+        lst = list_lock.locked_list(session, account_id, list_id)
         contact = _contact(session, lst, contact_id)
         if contact is None and not _named(session, lst.id, contact_id):
             raise not_found("Contact")
         emails = erasure.known_emails(contact, erasure.personal_events(session, lst.id, contact_id))
         if contact is not None:
-            changes.contact_deleting(session, lst.id, contact_id, contact.email)
+            write_effects.contact_deleting(session, lst.id, contact_id, contact.email)
             session.delete(contact)
             session.flush()
-        changes.contact_erased(session, lst.id, contact_id)
+        write_effects.contact_erased(session, lst.id, contact_id)
         erased = erasure.redact_traces(session, account_id, lst.id, contact_id, emails)
         return Erasure(lst.id, contact_id, contact is not None, erased)
 
@@ -134,4 +134,4 @@ def _events(session: Session, list_id: str, contact_id: str) -> list[dict[str, A
         .where(Event.listId == list_id, Event.contactId == contact_id)
         .order_by(Event.position)
     )
-    return [events.event_view(event) for event in session.scalars(statement)]
+    return [event_feed.event_view(event) for event in session.scalars(statement)]

@@ -13,7 +13,7 @@ from typing import Any
 from ...db.engine import Database
 from ...db.queries import owned_list
 from ...ground.errors import Invalid, ValidationIssue
-from .. import events
+from .. import event_feed
 
 BAD_CURSOR = "after: expected a cursor of this list from an earlier answer"
 
@@ -31,7 +31,7 @@ class Events:
 def _position(after: str | None, list_id: str) -> int:
     if after is None:
         return 0
-    found = events.position_of(after, list_id)
+    found = event_feed.position_of(after, list_id)
     if found is None:
         raise Invalid(
             f"Invalid request: /query/after: {BAD_CURSOR}",
@@ -47,8 +47,8 @@ def read(
     with database.reading() as session:
         lst = owned_list(session, account_id, list_id)
         position = _position(after, lst.id)
-        rows = events.views_after(session, lst.id, position, limit + 1)
+        rows = event_feed.views_after(session, lst.id, position, limit + 1)
     batch = rows[:limit]
     last = batch[-1][0] if batch else position
     views = [view for _, view in batch]
-    return Events(views, events.cursor(lst.id, last), len(rows) > limit)
+    return Events(views, event_feed.cursor(lst.id, last), len(rows) > limit)

@@ -14,7 +14,7 @@ from .... import Schema
 from ...db.engine import Database
 from ...db.models import List
 from ...db.queries import owned_list
-from .. import changes, custom_fields, field_catalogue, signup_form
+from .. import custom_fields, field_catalogue, list_lock, signup_form
 from ..audience_filters import encode_fields, schema_for
 
 Field = dict[str, Any]
@@ -49,7 +49,7 @@ def _locked(
 ) -> Field:
     """`work` on the list, under its lock, in one transaction."""
     with database.transaction() as session:
-        result = work(session, changes.locked_list(session, account_id, list_id))
+        result = work(session, list_lock.locked_list(session, account_id, list_id))
         session.flush()
     return result
 

@@ -14,7 +14,7 @@ fewer rows, before any membership or its event is written. Between two turns oth
 of this list or of any account, take theirs.
 
 On PostgreSQL a turn whose rows only update contacts already in the list shares the list's lock
-with other such turns (`events.share_list`, the setting `shared_import_turns`): it locks its
+with other such turns (`list_lock.share`, the setting `shared_import_turns`): it locks its
 contacts' rows first and appends its events last, so the imports of one list run side by side;
 a turn that would create a contact takes the lock alone (`_shared` tries, under a savepoint that
 undoes its locks when it cannot share).
@@ -42,9 +42,9 @@ from sqlalchemy.orm import Session
 from ...db.engine import SHARED_TURNS
 from ...db.models import List
 from ...ground.errors import Conflict
-from .. import changes, contact_import, events
+from .. import contact_import, events, list_lock
 from ..contact_import import ImportRow, InvalidRow
-from ..membership import plan as list_plan
+from ..membership import plan
 from ..membership.store import TooManyMoves
 from . import membership_turns
 from .unit import Progress, TurnWrites
@@ -90,7 +90,7 @@ class _Import:
         if shared is not None:
             lst, rows = shared
         else:
-            lst = changes.locked_list(session, job.account_id, job.list_id)
+            lst = list_lock.locked_list(session, job.account_id, job.list_id)
             rows = self._rows(session, lst, start, moves)
         rows, results, moved = _write(session, lst.id, rows, job, seen, shared is not None)
         results = ([] if progress is None else list(progress["results"])) + results
@@ -105,7 +105,7 @@ class _Import:
         self, session: Session, start: int, moves: float, seen: contact_import.Seen
     ) -> tuple[List, Rows] | None:
         """The list and the turn's rows, the list's lock shared and the rows' contacts locked,
-        when the turn only updates contacts already there (`events.share_list`); else None,
+        when the turn only updates contacts already there (`list_lock.share`); else None,
         nothing held: a savepoint undoes the try, its locks included."""
         if not session.info.get(SHARED_TURNS, True):
             return None
@@ -113,13 +113,13 @@ class _Import:
             with session.begin_nested():
                 return self._share(session, start, moves, seen)
         except _CreatesContacts:
-            events.unshare_list(session, self.job.list_id)
+            list_lock.unshare(session, self.job.list_id)
             return None
 
     def _share(
         self, session: Session, start: int, moves: float, seen: contact_import.Seen
     ) -> tuple[List, Rows] | None:
-        lst = changes.shared_list(session, self.job.account_id, self.job.list_id)
+        lst = list_lock.shared_list(session, self.job.account_id, self.job.list_id)
         if lst is None:
             return None
         rows = self._rows(session, lst, start, moves)
@@ -138,7 +138,7 @@ class _Import:
     def _rows(self, session: Session, lst: List, start: int, moves: float) -> Rows:
         """The rows of this turn, from `start`: as many as fit a turn, one at least, each
         expected to move `moves` pairs (what a row of the turn before moved)."""
-        judging = membership_turns.judging_weight(list_plan.plan_of(session, lst.id).smart)
+        judging = membership_turns.judging_weight(plan.plan_of(session, lst.id).smart)
         budget: float = membership_turns.PAIRS_PER_TURN
         expected = budget * PLANNED
         taken: Rows = []

@@ -22,7 +22,7 @@ from ...db.engine import Database
 from ...db.models import List
 from ...db.queries import count, owned_list, page_of
 from ...ground.errors import Conflict
-from .. import changes, events, public_fields
+from .. import list_lock, public_fields, write_effects
 from .unit import Page, Writes
 
 R = TypeVar("R")
@@ -95,8 +95,8 @@ def remove(database: Database, account_id: str, list_id: str) -> List:
     """Deletes the list and all it holds; the list as it was."""
     with database.transaction() as session:
         lst = owned_list(session, account_id, list_id)
-        events.lock_list(session, lst.id)  # no writer of the list is under way
-        changes.list_deleting(session, lst.id)
+        list_lock.take(session, lst.id)  # no writer of the list is under way
+        write_effects.list_deleting(session, lst.id)
         session.execute(
             delete(List).where(List.id == list_id).execution_options(synchronize_session=False)
         )

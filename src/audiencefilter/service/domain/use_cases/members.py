@@ -22,7 +22,7 @@ from ...db.engine import Database
 from ...db.models import Audience, AudienceMember, Contact, List, utcnow
 from ...db.queries import count, plausible_id
 from ...ground.errors import DomainError, Invalid, NotFound, ValidationIssue
-from .. import changes, events
+from .. import events, list_lock, write_effects
 from ..membership.members import MANUAL
 from .unit import Writes
 
@@ -43,7 +43,7 @@ class Added:
 
 
 def _manual(session: Session, account_id: str, audience_id: str) -> Audience:
-    audience, _ = changes.locked_audience(session, account_id, audience_id)
+    audience, _ = list_lock.locked_audience(session, account_id, audience_id)
     if audience.mode != MANUAL:
         raise Invalid(SMART_HAS_NO_MEMBERS)
     return audience
@@ -101,7 +101,7 @@ def _insert(session: Session, audience: Audience, wanted: list[str]) -> list[str
         rows = [{"audienceId": audience.id, "contactId": contact_id} for contact_id in added]
         session.execute(insert(AudienceMember), rows)
         audience.updatedAt = utcnow()
-        changes.members_changed(session, audience, events.CAUSE_MEMBERS_ADDED)
+        write_effects.members_changed(session, audience, events.CAUSE_MEMBERS_ADDED)
     return added
 
 
@@ -129,5 +129,5 @@ def remove(database: Database, account_id: str, audience_id: str, contact_id: st
         if getattr(removed, "rowcount", 0) != 1:
             raise NotFound(NOT_A_MEMBER)
         audience.updatedAt = utcnow()
-        changes.members_changed(session, audience, events.CAUSE_MEMBERS_REMOVED)
+        write_effects.members_changed(session, audience, events.CAUSE_MEMBERS_REMOVED)
         return _members_total(session, audience_id)

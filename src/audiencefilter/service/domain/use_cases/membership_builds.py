@@ -4,7 +4,7 @@ A large list's new or changed audience is built a chunk at a time (`membership/b
 The chunks run on this module's thread (`Builder`), not on the clock's (`membership_clock
 .Sweeper`): a chunk of a costly filter takes seconds, and a clock-driven change queued behind
 it came seconds late (and was dated late). Each step takes the build whose turn it is
-(`membership_build.Turns`): accounts in turn, then each account's builds, so one account's
+(`build.Turns`): accounts in turn, then each account's builds, so one account's
 queue of builds adds a step at a time to another's, not the whole queue.
 
 The thread wakes when a build starts in this process, and at least every `interval` seconds
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from ...db.engine import Database
 from ...ground import clock
 from ...settings import Settings
-from ..membership import build as membership_build
+from ..membership import build
 from . import membership_turns
 
 logger = logging.getLogger("audiencefilter.service.builds")
@@ -33,31 +33,29 @@ def run_builds(
     database: Database,
     chunk: int = BUILD_CHUNK,
     stopping: Callable[[], bool] = lambda: False,
-    turns: membership_build.Turns | None = None,
+    turns: build.Turns | None = None,
 ) -> int:
     """Runs every background build to its end, in turns, or until `stopping()` says the
     process stops (between two chunks: a build resumes from its cursor); the number of events
     written."""
-    turns = turns or membership_build.Turns()
+    turns = turns or build.Turns()
     written = 0
     while not stopping() and (found := build_step(database, chunk, turns)) is not None:
         written += found
     return written
 
 
-def build_step(
-    database: Database, chunk: int, turns: membership_build.Turns | None = None
-) -> int | None:
-    """One step of the build whose turn it is (`membership_build.step`); the members of a
+def build_step(database: Database, chunk: int, turns: build.Turns | None = None) -> int | None:
+    """One step of the build whose turn it is (`build.step`); the members of a
     build that ended are stored in turns (`membership_turns`), as a changed filter's are. The
     number of events written, None when no build runs."""
-    found = membership_build.step(database, chunk, turns)
-    if not isinstance(found, membership_build.Built):
+    found = build.step(database, chunk, turns)
+    if not isinstance(found, build.Built):
         return found
     written = membership_turns.store(database, found.audience_id, found.snapshot, found.cause)
     membership_turns.finish(database, found.audience_id, found.snapshot)
     with database.transaction() as session:
-        membership_build.stored(session, found.audience_id, found.token)
+        build.stored(session, found.audience_id, found.token)
     return written
 
 
@@ -79,7 +77,7 @@ class Builder:
         self.chunk = chunk
         self.clock = app_clock
         self.interval = interval if threaded else 0.0
-        self.turns = membership_build.Turns()
+        self.turns = build.Turns()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._running = threading.Lock()
@@ -102,16 +100,16 @@ class Builder:
 
     def stop(self) -> None:
         self._stop.set()
-        membership_build.WAKE.set()
+        build.WAKE.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            membership_build.WAKE.clear()
+            build.WAKE.clear()
             try:
                 self.run_once()
             except Exception:  # a database outage must not end the thread
                 logger.exception("background builds failed; trying again next interval")
-            membership_build.WAKE.wait(self.interval)
+            build.WAKE.wait(self.interval)

@@ -13,7 +13,7 @@ so a chunk of a costly build never holds a change the clock makes:
 - a contact due in an audience is judged again in that audience (and the audiences that read
   it), under its list's lock, like any write of it; its next instant is written as it is;
 - an audience due as a whole (a calendar boundary, or instants to work out after it was
-  created or changed) is evaluated in a set statement (`membership_snapshot`) when its filter
+  created or changed) is evaluated in a set statement (`snapshot.py`) when its filter
   has calendar values only, and otherwise judged contact by contact, a chunk of the list per
   transaction, which writes each contact's next instant at once.
 
@@ -37,13 +37,9 @@ from sqlalchemy import select
 from ...db.engine import Database
 from ...db.models import Audience, Contact
 from ...ground import clock
-from .. import events
+from .. import events, list_lock
 from ..audience_filters import SMART, StoredAudience, filter_of, time_dependent
-from ..membership import build as membership_build
-from ..membership import due as membership_due
-from ..membership import plan as list_plan
-from ..membership import snapshot as membership_snapshot
-from ..membership import store as membership_store
+from ..membership import build, due, plan, snapshot, store
 from . import membership_builds, membership_turns
 
 logger = logging.getLogger("audiencefilter.service.sweep")
@@ -70,18 +66,16 @@ def bring_due(database: Database) -> int:
     """Brings what is due by now up to the clock; the number of events written."""
     now = clock.now()
     with database.reading() as session:
-        audience_ids = membership_due.audiences_due(session, now)
+        audience_ids = due.audiences_due(session, now)
         # With no audience due (the usual run), the pairs due are read in the same look.
-        found = (
-            None if audience_ids else membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
-        )
+        found = None if audience_ids else due.contacts_due(session, now, CONTACTS_PER_TURN)
     written = sum(_bring_audience(database, audience_id) for audience_id in audience_ids)
     while True:
         if found is None:
             with database.reading() as session:
-                found = membership_due.contacts_due(session, now, CONTACTS_PER_TURN)
-        due, full = found
-        for list_id, pairs in due.items():
+                found = due.contacts_due(session, now, CONTACTS_PER_TURN)
+        pending, full = found
+        for list_id, pairs in pending.items():
             written += _bring_contacts(database, list_id, pairs, now)
         # A read short of the limit found every pair due by `now`: a judgement writes only
         # later instants, so reading again would find none (instants another process writes
@@ -91,28 +85,26 @@ def bring_due(database: Database) -> int:
         found = None
 
 
-def _bring_contacts(
-    database: Database, list_id: str, due: membership_due.Due, now: datetime
-) -> int:
+def _bring_contacts(database: Database, list_id: str, pending: due.Due, now: datetime) -> int:
     """Judges the contacts due again in the audiences due and those reading them, in turns of
         at most `membership_turns.PAIRS_PER_TURN` pairs, a transaction each for the list; their
         next instants are written by the judgement. A turn forgets only its own contacts' due
         rows, so a stop between turns leaves the others due. The audiences judged come from the
         list's plan, read once per turn (a stamp read when it is known). Each change is dated at
-    its pair's instant, not when this got to it (`membership_store.refresh_contacts(dated=)`)."""
-    contact_ids = sorted(due.contact_ids)
+    its pair's instant, not when this got to it (`store.refresh_contacts(dated=)`)."""
+    contact_ids = sorted(pending.contact_ids)
     written = start = 0
     while start < len(contact_ids):
         with database.transaction() as session:
-            events.lock_list(session, list_id)
-            judged = list_plan.plan_of(session, list_id).with_readers(due.audience_ids)
+            list_lock.take(session, list_id)
+            judged = plan.plan_of(session, list_id).with_readers(pending.audience_ids)
             if not judged:  # deleted or made manual meanwhile
-                membership_due.forget_due(session, due.audience_ids, contact_ids[start:], now)
+                due.forget_due(session, pending.audience_ids, contact_ids[start:], now)
                 return written
             turn = contact_ids[start : start + membership_turns.turn_size(len(judged) - 1)]
-            membership_due.forget_due(session, due.audience_ids, turn, now)
-            written += membership_store.refresh_contacts(
-                session, list_id, turn, events.CAUSE_CLOCK, judged, dated=due.instants
+            due.forget_due(session, pending.audience_ids, turn, now)
+            written += store.refresh_contacts(
+                session, list_id, turn, events.CAUSE_CLOCK, judged, dated=pending.instants
             )
         start += len(turn)
     return written
@@ -122,38 +114,38 @@ def _bring_audience(database: Database, audience_id: str) -> int:
     """Brings one audience up to the clock as a whole (evaluated outside the list's lock,
     stored in turns), works out its contacts' next instants if its filter moves with the
     clock, then writes when to do it again: its next calendar boundary. An audience whose
-    writer stopped between its turns (`membership_due.mark_unfinished`) is due too, whatever
+    writer stopped between its turns (`due.mark_unfinished`) is due too, whatever
     its filter, and is finished the same way."""
     start = clock.now()
     with database.reading() as session:
         audience = session.get(Audience, audience_id)
         if audience is None:
             return 0
-        building = membership_build.running(session, audience_id)
+        building = build.running(session, audience_id)
         list_id, filters, stored = audience.listId, audience.filters, StoredAudience.of(audience)
-    if building:  # its build's end plans it again (`membership_build`)
+    if building:  # its build's end plans it again (`build.py`)
         with database.transaction() as session:
-            membership_due.set_audience_due(session, audience_id, None, wake=False)
+            due.set_audience_due(session, audience_id, None, wake=False)
         return 0
     flt = stored.flt
     written = 0
     if flt is not None and filters is not None:
-        evaluated = membership_snapshot.evaluate(database, list_id, flt, filters)
+        evaluated = snapshot.evaluate(database, list_id, flt, filters)
         written = membership_turns.store(database, audience_id, evaluated, events.CAUSE_CLOCK)
         if flt.moves_with_clock:
             _plan_each(database, list_id, stored, start)
     with database.transaction() as session:
         if session.get(Audience, audience_id) is not None:
-            due = flt.next_step(start) if flt is not None else None
-            membership_due.set_audience_due(session, audience_id, due)
-            membership_build.stored(session, audience_id)  # a build stopped while storing
+            next_due = flt.next_step(start) if flt is not None else None
+            due.set_audience_due(session, audience_id, next_due)
+            build.stored(session, audience_id)  # a build stopped while storing
     return written
 
 
 def _plan_each(database: Database, list_id: str, audience: StoredAudience, start: datetime) -> None:
     """Every contact's next instant in the audience, from its answer at `start` (before the
     members were evaluated, so a change in between is due at once): a chunk of the list read
-    without the lock, then written under it (`membership_due.merge`)."""
+    without the lock, then written under it (`due.merge`)."""
     after = ""
     while True:
         with database.reading() as session:
@@ -165,13 +157,13 @@ def _plan_each(database: Database, list_id: str, audience: StoredAudience, start
                     .limit(membership_turns.PAIRS_PER_TURN)
                 )
             )
-            rows = membership_due.next_instants(session, [audience], chunk, start)
+            rows = due.next_instants(session, [audience], chunk, start)
         if not chunk:
             return
         with database.transaction() as session:
-            events.lock_list(session, list_id)
+            list_lock.take(session, list_id)
             if session.get(Audience, audience.id) is not None:
-                membership_due.merge(session, audience.id, rows)
+                due.merge(session, audience.id, rows)
         after = chunk[-1]
 
 
@@ -188,12 +180,12 @@ def sweep(database: Database) -> int:
     for audience_id, list_id, mode, filters, fields in rows:
         flt = filter_of(mode, filters, fields)
         if flt is not None and filters is not None and time_dependent(flt):
-            evaluated = membership_snapshot.evaluate(database, list_id, flt, filters)
+            evaluated = snapshot.evaluate(database, list_id, flt, filters)
             written += _store(database, audience_id, evaluated)
     return written
 
 
-def _store(database: Database, audience_id: str, evaluated: membership_snapshot.Snapshot) -> int:
+def _store(database: Database, audience_id: str, evaluated: snapshot.Snapshot) -> int:
     """Stores one audience's members evaluated outside the lock, in turns: each judges again
     only the contacts written meanwhile; none while the audience builds in the background
     (`membership_turns`)."""
@@ -247,7 +239,7 @@ class Sweeper:
 
     def stop(self) -> None:
         self._stop.set()
-        membership_due.WAKE.set()
+        due.WAKE.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None
@@ -255,8 +247,8 @@ class Sweeper:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            membership_due.plan_look(self, None)  # until the pause is known, all wake it
-            membership_due.WAKE.clear()
+            due.plan_look(self, None)  # until the pause is known, all wake it
+            due.WAKE.clear()
             try:
                 self._bring_due()
                 pause = self._pause()
@@ -264,14 +256,14 @@ class Sweeper:
                 logger.exception("membership scheduling failed; trying again next interval")
                 pause = self.interval
             with clock.using(self.clock):
-                membership_due.plan_look(self, clock.now() + timedelta(seconds=pause))
-            membership_due.WAKE.wait(pause)
-        membership_due.forget_look(self)
+                due.plan_look(self, clock.now() + timedelta(seconds=pause))
+            due.WAKE.wait(pause)
+        due.forget_look(self)
 
     def _pause(self) -> float:
         """Seconds until the earliest instant due, at most `interval`."""
         with clock.using(self.clock), self.database.reading() as session:
-            earliest = membership_due.earliest(session)
+            earliest = due.earliest(session)
             now = clock.now()
         if earliest is None:
             return self.interval

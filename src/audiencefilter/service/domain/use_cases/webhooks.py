@@ -24,7 +24,7 @@ from ...db.queries import count, owned, owned_list, page_of, plausible_id
 from ...ground import clock
 from ...ground.errors import Conflict, Invalid, ValidationIssue, not_found
 from ...settings import Settings
-from .. import events
+from .. import list_lock
 from ..webhooks import dispatch, signing
 from .unit import Page, Writes
 
@@ -85,7 +85,7 @@ def owned_webhook(session: Session, account_id: str, webhook_id: str) -> Webhook
 
 def _insert(session: Session, settings: Settings, account_id: str, new: NewWebhook) -> Webhook:
     lst = owned_list(session, account_id, new.list_id)
-    events.lock_list(session, lst.id)  # the position read next is a committed one
+    list_lock.take(session, lst.id)  # the position read next is a committed one
     _check_room(session, lst.id, settings.webhook_max_per_list)
     hook = Webhook(
         listId=lst.id,
@@ -95,7 +95,7 @@ def _insert(session: Session, settings: Settings, account_id: str, new: NewWebho
         secret=signing.new_secret(),
         status=dispatch.ENABLED,
         failureCount=0,
-        position=events.head(session, lst.id),
+        position=list_lock.head(session, lst.id),
     )
     session.add(hook)
     session.flush()

@@ -52,7 +52,7 @@ from ...db.models import (
 )
 from ...ground import clock
 from ...ground.json import dumps
-from .. import events
+from .. import event_feed
 from .schedule import backoff
 from .sender import Outcome
 from .turns import Turns
@@ -96,7 +96,7 @@ class Claimed:
 def body_of(event: Event) -> bytes:
     """The Standard Webhooks payload: `type`, `timestamp` and the event as the feed shows it."""
     return dumps(
-        {"type": event.type, "timestamp": event.occurredAt, "data": events.event_view(event)}
+        {"type": event.type, "timestamp": event.occurredAt, "data": event_feed.event_view(event)}
     )
 
 
@@ -128,7 +128,7 @@ def fan_out_one(session: Session, webhook_id: str, batch: int = FAN_OUT_BATCH) -
     ).first()
     if hook is None:
         return 0  # another worker holds it, or it was disabled or deleted meanwhile
-    rows = events.after(session, hook.listId, hook.position, batch)
+    rows = event_feed.after(session, hook.listId, hook.position, batch)
     if not rows:
         return 0
     wanted = set(hook.eventTypes)

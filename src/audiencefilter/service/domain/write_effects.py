@@ -1,12 +1,13 @@
-"""What each write calls, in its transaction, so membership and the outbox follow it.
+"""The effects of each write, in its transaction: its events, and membership following it.
 
 One function per kind of write, named after the moment it runs (before or after the change),
-each appending the write's lifecycle event and then the membership events of its consequences
-(`membership/store.py`). Routes call `events.lock_list` first, before reading what they change.
+each appending the write's lifecycle event to the outbox (`events.py`) and then storing the
+membership it moved with its events (`membership/store.py`). Use cases pass the door first
+(`list_lock.py`), before reading what they change.
 
 Hooks: a route that creates or deletes something a filter may read (an action, once filters
 can read a contact's actions) calls `contacts_changed` with its cause; an audience whose filter
-refers to other audiences is refreshed by `membership_store.dependents`.
+refers to other audiences is refreshed by `store.dependents`.
 """
 
 from __future__ import annotations
@@ -16,48 +17,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..db.models import Audience, Contact, List
-from ..db.queries import owned_audience, owned_contact, owned_list
+from ..db.models import Audience
 from ..ground import clock
 from . import events
 from .audience_filters import StoredAudience
-from .membership import build as membership_build
-from .membership import due as membership_due
-from .membership import plan as list_plan
-from .membership import snapshot as membership_snapshot
-from .membership import store as membership_store
+from .membership import build, due, plan, snapshot, store
 from .membership.snapshot import Snapshot
-
-
-def locked_list(session: Session, account_id: str, list_id: str) -> List:
-    """The caller's list, with its writers' lock taken (`events.lock_list`)."""
-    lst = owned_list(session, account_id, list_id)
-    events.lock_list(session, lst.id)
-    return lst
-
-
-def shared_list(session: Session, account_id: str, list_id: str) -> List | None:
-    """The caller's list with its lock taken shared with other import turns that only update
-    contacts (`events.share_list`), or None where the database has no shared lock."""
-    lst = owned_list(session, account_id, list_id)
-    return lst if events.share_list(session, lst.id) else None
-
-
-def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
-    """The caller's contact and its list, read again once the list's lock is held: a writer
-    that waited for the lock sees what the previous one committed (a 404 if it was deleted)."""
-    contact, lst = owned_contact(session, account_id, contact_id)
-    events.lock_list(session, lst.id)
-    session.expire(contact)
-    return owned_contact(session, account_id, contact_id)
-
-
-def locked_audience(session: Session, account_id: str, audience_id: str) -> tuple[Audience, List]:
-    """The caller's audience and its list, read again once the list's lock is held."""
-    audience, lst = owned_audience(session, account_id, audience_id)
-    events.lock_list(session, lst.id)
-    session.expire(audience)
-    return owned_audience(session, account_id, audience_id)
 
 
 def _audience_payload(audience: Audience) -> dict[str, Any]:
@@ -75,7 +40,7 @@ def contacts_created(session: Session, list_id: str, created: Sequence[tuple[str
         ],
     )
     ids = [contact_id for contact_id, _ in created]
-    membership_store.refresh_contacts(session, list_id, ids, events.CAUSE_CONTACT_CREATED)
+    store.refresh_contacts(session, list_id, ids, events.CAUSE_CONTACT_CREATED)
 
 
 def contacts_imported(
@@ -90,14 +55,12 @@ def contacts_imported(
     with their actions, and flushed. Its events carry the cause `contact.imported`; with
     `announce` False membership follows all the same but no event is written (a migration's
     history, which no consumer should take for news). `most`: the (contact, audience) pairs
-    the turn may move (`membership_store.TooManyMoves` past it). The pairs moved."""
+    the turn may move (`store.TooManyMoves` past it). The pairs moved."""
     if announce:
         events.append(session, list_id, _imported_events(created, updated))
     ids = [contact_id for contact_id, _ in [*created, *updated]]
     cause = events.CAUSE_CONTACT_IMPORTED
-    return membership_store.refresh_contacts(
-        session, list_id, ids, cause, announce=announce, most=most
-    )
+    return store.refresh_contacts(session, list_id, ids, cause, announce=announce, most=most)
 
 
 def _imported_events(
@@ -119,12 +82,13 @@ def _imported_events(
 def contact_updated(session: Session, list_id: str, contact_id: str, fields: Iterable[str]) -> None:
     """After a contact's fields were written and flushed."""
     payload = {"fields": sorted(fields)}
-    events.append(
-        session, list_id, [events.NewEvent(events.CONTACT_UPDATED, contact_id, payload=payload)]
-    )
-    membership_store.refresh_contacts(
-        session, list_id, [contact_id], events.CAUSE_CONTACT_UPDATED, changed=payload["fields"]
-    )
+    with events.together(session, list_id):  # its event and its membership's: one statement
+        events.append(
+            session, list_id, [events.NewEvent(events.CONTACT_UPDATED, contact_id, payload=payload)]
+        )
+        store.refresh_contacts(
+            session, list_id, [contact_id], events.CAUSE_CONTACT_UPDATED, changed=payload["fields"]
+        )
 
 
 ACTION_WRITES = ("actions", "points")
@@ -139,19 +103,19 @@ def contacts_changed(
     changed: Collection[str] = ACTION_WRITES,
 ) -> None:
     """After a write that changed `changed` of these contacts (an action: ACTION_WRITES)."""
-    membership_store.refresh_contacts(session, list_id, contact_ids, cause, changed=changed)
+    store.refresh_contacts(session, list_id, contact_ids, cause, changed=changed)
 
 
 def list_deleting(session: Session, list_id: str) -> None:
     """Before a list is deleted, its lock held: its memberships and events go (what the
     database's cascades delete with the list follows it, the rest is done here)."""
-    membership_store.forget_list(session, list_id)
+    store.forget_list(session, list_id)
     events.forget_list(session, list_id)
 
 
 def contact_deleting(session: Session, list_id: str, contact_id: str, email: str) -> None:
     """Before a contact is deleted: it leaves every audience, then is reported deleted."""
-    membership_store.remove_contact(session, list_id, contact_id, events.CAUSE_CONTACT_DELETED)
+    store.remove_contact(session, list_id, contact_id, events.CAUSE_CONTACT_DELETED)
     events.append(
         session,
         list_id,
@@ -173,18 +137,18 @@ def audience_created(
     background: bool = False,
 ) -> None:
     """After an audience was inserted and flushed; `evaluated`: its members, evaluated before
-    the write (`membership_snapshot`); `background`: its members are built in the background
-    instead (`membership_build`), their events written when the build ends."""
+    the write (`snapshot.py`); `background`: its members are built in the background
+    instead (`build.py`), their events written when the build ends."""
     event = events.NewEvent(
         events.AUDIENCE_CREATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
-    list_plan.audiences_changed(session, audience.listId)
+    plan.audiences_changed(session, audience.listId)
     if background:
-        membership_build.start(session, audience, events.CAUSE_AUDIENCE_CREATED)
+        build.start(session, audience, events.CAUSE_AUDIENCE_CREATED)
         return
-    membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_CREATED, evaluated)
-    membership_due.audience_changed(session, StoredAudience.of(audience), clock.now())
+    snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_CREATED, evaluated)
+    due.audience_changed(session, StoredAudience.of(audience), clock.now())
 
 
 def audience_updated(
@@ -196,7 +160,7 @@ def audience_updated(
     background: bool = False,
 ) -> bool:
     """After an audience was changed and flushed; `membership`: its mode or filters changed;
-    `evaluated`: its new members, evaluated before the write (`membership_snapshot`);
+    `evaluated`: its new members, evaluated before the write (`snapshot.py`);
     `background`: they are built in the background instead (a build under way restarts, an
     unfinished mark is replaced). True when the evaluated members are left to be stored in
     turns after this transaction (`use_cases/membership_turns.py`), the audience marked
@@ -205,29 +169,29 @@ def audience_updated(
         events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
     )
     events.append(session, audience.listId, [event])
-    list_plan.audiences_changed(session, audience.listId)
+    plan.audiences_changed(session, audience.listId)
     if not membership:
         return False
     if background:
-        # Its unfinished mark, if any, goes too (`membership_due.audience_changed`): turns
+        # Its unfinished mark, if any, goes too (`due.audience_changed`): turns
         # under way stop at their next turn (`membership_turns`).
-        membership_build.start(session, audience, events.CAUSE_AUDIENCE_UPDATED)
+        build.start(session, audience, events.CAUSE_AUDIENCE_UPDATED)
         return False
-    membership_build.cancel(session, audience.id)
-    in_turns = evaluated is not None and membership_snapshot.current(evaluated, audience)
+    build.cancel(session, audience.id)
+    in_turns = evaluated is not None and snapshot.current(evaluated, audience)
     if not in_turns:
-        membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
+        snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
     now = clock.now()
-    membership_due.audience_changed(session, StoredAudience.of(audience), now)
+    due.audience_changed(session, StoredAudience.of(audience), now)
     if in_turns:
-        membership_due.mark_unfinished(session, audience.id, now)
+        due.mark_unfinished(session, audience.id, now)
     return in_turns
 
 
 def audience_deleting(session: Session, audience: Audience) -> None:
     """Before an audience is deleted: every member leaves it, then it is reported deleted."""
-    list_plan.audiences_changed(session, audience.listId)
-    membership_store.remove_audience(session, audience, events.CAUSE_AUDIENCE_DELETED)
+    plan.audiences_changed(session, audience.listId)
+    store.remove_audience(session, audience, events.CAUSE_AUDIENCE_DELETED)
     event = events.NewEvent(
         events.AUDIENCE_DELETED, audience_id=audience.id, payload=_audience_payload(audience)
     )
@@ -236,4 +200,4 @@ def audience_deleting(session: Session, audience: Audience) -> None:
 
 def members_changed(session: Session, audience: Audience, cause: str) -> None:
     """After a manual audience's `audience_members` changed."""
-    membership_store.refresh_audience(session, audience, cause)
+    store.refresh_audience(session, audience, cause)

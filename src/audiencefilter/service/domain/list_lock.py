@@ -1,0 +1,183 @@
+"""The door of a list's write path: its lock, and the event counter the lock rides on.
+
+Every writer of a list passes here before it reads what it changes, and nowhere else takes the
+list's lock (`tests/test_service_architecture.py` holds that): one module decides how writers of
+one list are serialised, so a new writer cannot forget a step or take them in another order.
+
+**The counter.** A list's events are numbered by `event_heads`, one counter row per list.
+Appending events updates that row (`position = position + n`, `advance`), which takes its row
+lock until the transaction ends: a second transaction appending to the same list waits, and
+reads the counter only after the first has committed (or rolled back, which also rolls the
+counter back). Positions therefore follow commit order and have no gaps, and a reader that sees
+position n sees every position below it (the outbox, `events.py`, writes the rows; the feed,
+`event_feed.py`, reads them). `take` is an advance by 0: the same lock, taken at the start of a
+write, before anything is read that the write evaluates, so membership changes computed under
+it cannot interleave with another writer's of the same list. Writes of different lists never
+wait for each other; on SQLite all writers are serialised anyway (`BEGIN IMMEDIATE`).
+
+**Shared turns (PostgreSQL).** The list's lock is also a transaction-level advisory lock on the
+list (`pg_advisory_xact_lock`), taken in exclusive mode by `take` and by any advance of a
+transaction that holds none. An import turn that only updates contacts already in the list
+takes it in shared mode instead (`share`), locks its contacts' rows in the order of their ids,
+and appends its events last (`events.appended_last`): such turns run side by side, each owning
+its contacts, and wait for each other only from their first event to their commit, on the
+counter's row. Every other writer excludes them and is excluded by them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..db import dialects
+from ..db.engine import WRITE_OPTION
+from ..db.models import Audience, Contact, EventHead, List
+from ..db.queries import owned_audience, owned_contact, owned_list
+from ..ground.errors import not_found
+
+
+def take(session: Session, list_id: str) -> None:
+    """Serialises this transaction with every other writer of the list, until it ends."""
+    advance(session, list_id, 0)
+
+
+def advance(session: Session, list_id: str, by: int) -> int:
+    """Adds `by` to the list's event counter under the list's lock; the new value (the
+    position of the last of `by` events appended now)."""
+    _hold(session, list_id)
+    value = _bump(session, list_id, by)
+    if value is None:
+        # Lists created before the counter existed (or by code that does not make one).
+        try:
+            with session.begin_nested():
+                session.execute(insert(EventHead).values(listId=list_id, position=0))
+        except IntegrityError:
+            pass  # a concurrent writer made it first: its lock is now awaited below
+        value = _bump(session, list_id, by)
+        if value is None:
+            raise not_found("List")  # deleted meanwhile
+    return value
+
+
+def head(session: Session, list_id: str) -> int:
+    """The position of the list's last committed event (0 when it has none)."""
+    value = session.scalar(select(EventHead.position).where(EventHead.listId == list_id))
+    return int(value or 0)
+
+
+def holds(session: Session, list_id: str) -> bool:
+    """Whether this transaction holds the list's lock (in either mode, or a write transaction
+    where the database serialises them, SQLite): what it read of the list's audiences then
+    stays as read until it changes them itself."""
+    if dialects.advisory_lock(dialects.dialect_of(session), shared=False) is None:
+        options = session.connection().get_execution_options()
+        return bool(options.get(WRITE_OPTION, False))
+    return list_id in _held(session)
+
+
+def share(session: Session, list_id: str) -> bool:
+    """Takes the list's lock shared with other shared turns, until the transaction ends (see
+    *Shared turns*); False where the database has no such lock (SQLite, whose writers take
+    turns anyway), the caller then taking `take`. A shared turn must lock the rows it writes,
+    in the order of their ids, and append its events `events.appended_last`."""
+    statement = dialects.advisory_lock(dialects.dialect_of(session), shared=True)
+    if statement is None:
+        return False
+    session.execute(statement, {"lock_key": _list_key(list_id)})
+    _held(session).add(list_id)
+    return True
+
+
+def unshare(session: Session, list_id: str) -> None:
+    """Forgets the shared lock after the savepoint that took it was rolled back (PostgreSQL
+    released it then)."""
+    _held(session).discard(list_id)
+
+
+def locked_list(session: Session, account_id: str, list_id: str) -> List:
+    """The caller's list, with its writers' lock taken."""
+    lst = owned_list(session, account_id, list_id)
+    take(session, lst.id)
+    return lst
+
+
+def shared_list(session: Session, account_id: str, list_id: str) -> List | None:
+    """The caller's list with its lock taken shared with other import turns that only update
+    contacts (`share`), or None where the database has no shared lock."""
+    lst = owned_list(session, account_id, list_id)
+    return lst if share(session, lst.id) else None
+
+
+def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
+    """The caller's contact and its list, read again once the list's lock is held: a writer
+    that waited for the lock sees what the previous one committed (a 404 if it was deleted).
+    The lock alone, not the counter's row: the exclusive lock keeps every other writer of the
+    list out (a shared turn included), so the row is the appends' to take. Where the database
+    serialises write transactions itself (SQLite), the first read was made inside one, and is
+    not made again."""
+    contact, lst = owned_contact(session, account_id, contact_id)
+    if not _hold(session, lst.id):
+        return contact, lst
+    session.expire(contact)
+    return owned_contact(session, account_id, contact_id)
+
+
+def locked_audience(session: Session, account_id: str, audience_id: str) -> tuple[Audience, List]:
+    """The caller's audience and its list, read again once the list's lock is held."""
+    audience, lst = owned_audience(session, account_id, audience_id)
+    take(session, lst.id)
+    session.expire(audience)
+    return owned_audience(session, account_id, audience_id)
+
+
+def _bump(session: Session, list_id: str, by: int) -> int | None:
+    """Adds `by` to the list's counter (taking its row lock); the new value, or None if the
+    list has no counter yet."""
+    value = session.execute(_BUMP, {"bump_list": list_id, "bump_by": by}).scalar_one_or_none()
+    return None if value is None else int(value)
+
+
+_BUMP = (
+    update(EventHead)
+    .where(EventHead.listId == bindparam("bump_list"))
+    .values(position=EventHead.position + bindparam("bump_by", type_=EventHead.position.type))
+    .returning(EventHead.position)
+    .execution_options(synchronize_session=False)
+)
+"""`_bump`'s statement, built once: every write of a list runs it (its lock) once or twice."""
+
+_HELD = "list_lock_held"
+
+
+def _list_key(list_id: str) -> int:
+    """The advisory lock's key of a list: 64 bits of a hash of its id (two lists sharing a key
+    only wait for each other)."""
+    digest = hashlib.blake2b(list_id.encode(), digest_size=8, person=b"af-list-lock").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _held(session: Session) -> set[str]:
+    """The lists whose lock this transaction took, shared or alone (a session is one
+    transaction of the service's units of work): a shared turn's appends take no other."""
+    found: set[str] = session.info.setdefault(_HELD, set())
+    return found
+
+
+def _hold(session: Session, list_id: str) -> bool:
+    """The list's lock, exclusive, unless this transaction holds it already; whether it was
+    taken now (what was read before may then be stale). Taken again after a savepoint (a
+    rolled-back savepoint releases what it took), so only a lock taken outside one is
+    remembered."""
+    statement = dialects.advisory_lock(dialects.dialect_of(session), shared=False)
+    if statement is None:
+        return False  # SQLite: the write transaction's own lock (`BEGIN IMMEDIATE`)
+    held = _held(session)
+    if list_id in held:
+        return False
+    session.execute(statement, {"lock_key": _list_key(list_id)})
+    if not session.in_nested_transaction():
+        held.add(list_id)
+    return True
