@@ -281,8 +281,8 @@ export class Builder {
     const period = node.period;
     const when = period.dir === "this" ? `this ${period.unit}` : "this period";
     const text =
-      `Includes contacts whose ${field.label.toLowerCase()} itself falls ${when} ` +
-      `(a sign-up anniversary holds for whoever joined ${when}).`;
+      `The year is ignored, the date's own too: this includes contacts whose ${field.label} ` +
+      `itself falls ${when} (a sign-up anniversary holds for whoever joined ${when}).`;
     const hint = [h("p", { class: "help", id: `${node.id}-hint`, text })];
     const parent = parentOf(this.root, node.id);
     if (period.dir === "this" && parent && parent.combinator === "AND" && !parent.negated) {
