@@ -34,7 +34,7 @@ def _catalogue(schema: af.Schema) -> dict[str, Any]:
 def conformance_cases(catalogues: dict[str, Any]) -> list[dict[str, Any]]:
     """Every conformance case whose filter the library accepts: its name, the name of its
     schema's catalogue (added to `catalogues`) and the canonical where clause
-    (`Filter.to_dict`)."""
+    (`Filter.to_dict`), and its text (`Filter.to_text`)."""
     cases = []
     for path in sorted(CONFORMANCE.glob("*.json")):
         suite = json.loads(path.read_text(encoding="utf-8"))
@@ -44,11 +44,14 @@ def conformance_cases(catalogues: dict[str, Any]) -> list[dict[str, Any]]:
         for index, case in enumerate(suite["cases"]):
             where = case.get("where_json", case.get("where"))
             try:
-                canonical = af.parse(where, schema).to_dict()
+                flt = af.parse(where, schema)
             except af.FilterError:
                 continue  # a refused filter has no canonical form to round-trip
             name = f"{path.stem}:{case.get('name', index)}"
-            cases.append({"name": name, "catalogue": catalogue, "canonical": canonical})
+            text = flt.to_text()
+            cases.append(
+                {"name": name, "catalogue": catalogue, "canonical": flt.to_dict(), "text": text}
+            )
     return cases
 
 
@@ -105,7 +108,12 @@ def controlled_cases(catalogues: dict[str, Any]) -> list[dict[str, Any]]:
     catalogue = "service"
     catalogues[catalogue] = _catalogue(schema)
     return [
-        {"name": text, "catalogue": catalogue, "canonical": af.parse_text(text, schema).to_dict()}
+        {
+            "name": text,
+            "catalogue": catalogue,
+            "canonical": af.parse_text(text, schema).to_dict(),
+            "text": text,
+        }
         for text in CONTROLLED
     ]
 

@@ -504,7 +504,7 @@ def test_why_in_or_out_finds_a_contact_by_searching(browser: Any, service: Servi
     _all(browser, "#explain-results button.result")[0].click()
     explanation = _by_id(browser, "explanation")
     _wait(browser, lambda: "dan@example.com is not in the audience" in explanation.text)
-    assert "points = 900" in explanation.text
+    assert "Points = 900" in explanation.text  # the field by its label
     assert service.contacts["dan@example.com"] not in explanation.text  # the e-mail, not the id
 
 

@@ -32,6 +32,7 @@ def test_an_explanation_says_which_conditions_held(tenant: Tenant) -> None:
         "outcome": "TRUE",
         "label": "points >= 100",
         "seen": "points = 150",
+        "words": "Points = 150",
         "children": None,
     }
     country, shares = either["children"]
@@ -43,7 +44,7 @@ def test_an_explanation_agrees_with_the_library_for_a_contact_out(tenant: Tenant
     lst = tenant.new_list()
     bob = tenant.new_contact(lst["id"], "bob@example.com", points=50)
     explanation = _explain(tenant, lst["id"], bob["id"])
-    record = {"points": 50, "country": None, "actions": []}
+    record: dict[str, Any] = {"points": 50, "country": None, "actions": []}
     expected = af.parse_text(FILTER, schema=SCHEMA).explain(record)
     assert explanation["outcome"] == expected.outcome.value == "FALSE"
     assert explanation["children"][1]["outcome"] == "UNKNOWN"  # country is null, no shares

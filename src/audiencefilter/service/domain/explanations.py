@@ -3,7 +3,9 @@
 An audience builder previews a filter and shows, for a contact the user picks, which conditions
 held. The answer is the library's `Filter.explain` on the contact's record as the service judges
 it in memory (its row, `data` decoded, and the related rows the filter reads), turned into a
-tree of plain values a page can render. The service decides nothing itself.
+tree of plain values a page can render. The service decides nothing itself. Each node also
+carries its value in a person's words (`words`: field labels, related rows by name), see
+`explanation_words.py`.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ... import Explanation, Filter
-from ..db.models import Contact
+from ..db.models import Contact, List
 from ..db.queries import contact_rows, fetch_rows
 from ..ground.errors import not_found
-from . import relations
+from . import field_catalogue, relations
+from .explanation_words import row_names, words
 
 
 def explain_contact(
@@ -38,15 +41,31 @@ def explain_contact(
     used = relations.uses(flt)
     if used:
         relations.attach(rows, relations.related_rows(session, [contact_id], used))
-    return {"contactId": contact_id, **node_view(flt.explain(record, now=now))}
+    view = NodeView(_labels(session.get(List, list_id)), row_names(record, sorted(used)))
+    return {"contactId": contact_id, **view(flt.explain(record, now=now))}
 
 
-def node_view(node: Explanation) -> dict[str, Any]:
-    """One node: its outcome, the condition or group in words, the value it saw, its items."""
-    children = None if node.is_condition else [node_view(child) for child in node.children]
-    return {
-        "outcome": node.outcome.value,
-        "label": node.label,
-        "seen": node.seen,
-        "children": children,
-    }
+def _labels(lst: List | None) -> dict[str, str]:
+    """Each field's label as the list's builder shows it, by key."""
+    if lst is None:
+        return {}
+    return {entry.key: entry.label for entry in field_catalogue.of_list(lst).fields}
+
+
+class NodeView:
+    """Explanation nodes as plain values, their `words` in the list's labels and row names."""
+
+    def __init__(self, labels: dict[str, str], rows: dict[str, str]) -> None:
+        self.labels = labels
+        self.rows = rows
+
+    def __call__(self, node: Explanation) -> dict[str, Any]:
+        """One node: its outcome, the condition or group, the value it saw, its items."""
+        children = None if node.is_condition else [self(child) for child in node.children]
+        return {
+            "outcome": node.outcome.value,
+            "label": node.label,
+            "seen": node.seen,
+            "words": words(node, self.labels, self.rows),
+            "children": children,
+        }

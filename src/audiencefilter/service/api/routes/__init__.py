@@ -10,6 +10,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from . import (
+    action_names,
     actions,
     audiences,
     contacts,
@@ -28,6 +29,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     lists.router,
     lists.projects_router,
     list_fields.router,
+    action_names.router,
     custom_fields.router,
     erasure.router,
     imports.router,

@@ -245,6 +245,13 @@ class ExplanationNode(BaseModel):
         description="The condition in the text syntax, or `all of`, `any of`, `not`."
     )
     seen: str = Field(description="The value the condition read (`points = 42`), or empty.")
+    words: str = Field(
+        default="",
+        description="The same value in a person's words: the list's field labels "
+        "(`Birthday = 1990-05-01` where `seen` says `data.birthday = 1990-05-01`) and the "
+        "related rows that decided a behaviour by name and day (`share on 2026-11-24`), an "
+        "audience by its name, where `seen` gives their ids; empty where `seen` is.",
+    )
     children: list[ExplanationNode] | None = Field(
         default=None, description="A group's items; null for a condition."
     )

@@ -80,6 +80,7 @@ export function api(key) {
   return {
     lists: () => call(key, "GET", "v4/lists?limit=100"),
     fields: (listId) => call(key, "GET", `v4/lists/${q(listId)}/fields`),
+    actionNames: (listId) => call(key, "GET", `v4/lists/${q(listId)}/action-names`),
     audiences: (listId) => call(key, "GET", `v4/audiences?listId=${q(listId)}&limit=100`),
     audience: (id) => call(key, "GET", `v4/audiences/${q(id)}?limit=1`),
     create: (body) => call(key, "POST", "v4/audiences?limit=1", body),

@@ -16,10 +16,12 @@ import {
   snapshot,
   toWhere,
 } from "./model.js";
+import { columnsOf, shownValue } from "./columns.js";
 import { Builder, h } from "./render.js";
+import { caretLine, unfinished } from "./text_checks.js";
 
 const DEBOUNCE_MS = 300;
-const TEXT_DEBOUNCE_MS = 600; // the text box waits longer: half-typed text is rarely a filter
+const TEXT_DEBOUNCE_MS = 800; // the text box waits longer: half-typed text is rarely a filter
 const SEARCH_SHOWN = 8;
 const HISTORY_KEPT = 100;
 const LIST_STORAGE = "audiencefilter.builder.listId";
@@ -48,6 +50,7 @@ const state = {
   history: [],
   lastEdit: null,
   build: null, // the background build followed: { id, timer }
+  actionNames: [], // the names the list's actions carry, most frequent first
 };
 
 const builder = new Builder($("rules"), {
@@ -55,6 +58,7 @@ const builder = new Builder($("rules"), {
   fieldOf: (key) => state.fields.get(key),
   relations: new Map(),
   audiences: () => state.audiences,
+  actionNames: () => state.actionNames,
   currentAudienceId: () => (state.current ? state.current.id : null),
   onChange: (structure) => {
     state.source = "builder";
@@ -111,12 +115,26 @@ async function openList(listId) {
   const zones = catalogue.timeZones || [];
   state.zones = new Set(zones);
   $("time-zones").replaceChildren(...zones.map((zone) => h("option", { value: zone })));
+  await loadActionNames(listId);
   state.emails = new Map();
   forgetExplained();
   $("events").replaceChildren();
   await Promise.all([refreshAudiences(), catchUpEvents()]);
   $("workspace").hidden = false;
   newAudience();
+}
+
+async function loadActionNames(listId) {
+  // The names the list's actions carry, offered by each behaviour's name input (a datalist):
+  // picked rather than typed, while a name not seen yet may still be typed.
+  let names = [];
+  try {
+    names = (await state.client.actionNames(listId)).names.map((n) => n.name);
+  } catch {
+    names = []; // the pick-list is a help: without it the name is typed
+  }
+  state.actionNames = names;
+  $("action-names").replaceChildren(...names.map((name) => h("option", { value: name })));
 }
 
 // ---- contacts by e-mail --------------------------------------------------------------------
@@ -492,16 +510,17 @@ async function runPreview() {
   const filters = requestFilters();
   if (!filters) {
     builder.showErrors(new Map());
-    say("text-errors", "");
+    showTextProblem("");
     if (state.source === "builder") $("filter-text").value = "";
     else builder.set(group());
     clearPreview("Add a condition to preview.");
     return;
   }
+  if (state.source === "text" && textUnfinished()) return;
   if (state.source === "builder") {
     const found = problems(builder.root, state.fields, state.zones, state.relations);
     if (found.size) {
-      say("text-errors", "");
+      showTextProblem("");
       clearPreview("No preview while a rule is unfinished.");
       builder.showErrors(found);
       return;
@@ -522,9 +541,24 @@ async function runPreview() {
   }
 }
 
+function textUnfinished() {
+  // Half-typed text (an open quote, a trailing `>=`) is said in place, and nothing is asked.
+  const why = unfinished($("filter-text").value);
+  if (!why) return false;
+  showTextProblem(`Unfinished: ${why}.`);
+  clearPreview("No preview while the text is unfinished.");
+  return true;
+}
+
+function showTextProblem(message) {
+  say("text-errors", message);
+  if (message) $("filter-text").setAttribute("aria-invalid", "true");
+  else $("filter-text").removeAttribute("aria-invalid");
+}
+
 function applyPreview(data) {
   builder.showErrors(new Map());
-  say("text-errors", "");
+  showTextProblem("");
   say("preview-status", "");
   if (state.source === "builder") {
     if (document.activeElement !== $("filter-text")) $("filter-text").value = data.filtersText;
@@ -568,7 +602,7 @@ function showProblem(error) {
     return;
   }
   if (state.source === "text") {
-    say("text-errors", error.details.map(textProblem).join("\n"));
+    showTextProblem(error.details.map(textProblem).join("\n"));
     return;
   }
   const byNode = new Map();
@@ -580,20 +614,26 @@ function showProblem(error) {
 }
 
 function textProblem(detail) {
+  // "Line 1, column 11: ..." and, under it, the line with a caret at the column.
   const where = detail.line ? `Line ${detail.line}, column ${detail.column}: ` : "";
-  return where + detailText(detail);
+  const caret = detail.line ? caretLine($("filter-text").value, detail.line, detail.column) : "";
+  return where + detailText(detail) + (caret ? `\n${caret}` : "");
 }
 
 function renderMembers(contacts) {
+  // E-mail, then the fields the filter reads (`columns.js`), so the table shows why each
+  // member is in; the name when it reads none of the contact's own fields.
   knowEmails(contacts);
+  const columns = columnsOf(builder.root, state.fields);
+  const head = [h("th", { scope: "col", text: "Email" })];
+  head.push(...columns.map((c) => h("th", { scope: "col", "data-key": c.key, text: c.label })));
+  $("members").querySelector("thead").replaceChildren(h("tr", {}, head));
   const rows = contacts.map((c) =>
     h(
       "tr",
       {},
       h("td", { class: "email-cell" }, emailNode(c.email)),
-      h("td", { text: [c.firstName, c.lastName].filter(Boolean).join(" ") }),
-      h("td", { text: String(c.points) }),
-      h("td", { text: c.country || "" }),
+      columns.map((column) => h("td", { text: shownValue(column.read(c)) })),
     ),
   );
   $("members").querySelector("tbody").replaceChildren(...rows);
@@ -602,7 +642,9 @@ function renderMembers(contacts) {
 const MARKS = { TRUE: "✓", FALSE: "✗", UNKNOWN: "?" };
 
 function explanationItem(node) {
-  const seen = node.seen ? ` (${node.seen})` : "";
+  // The value seen in the list's words (field labels, actions by name), as the service says.
+  const said = node.words || node.seen;
+  const seen = said ? ` (${said})` : "";
   return h(
     "li",
     { class: `outcome-${node.outcome.toLowerCase()}` },
@@ -707,7 +749,9 @@ function wire() {
     $("delete").focus();
   });
   $("filter-text").addEventListener("input", () => {
+    // Waits for a pause in typing (`schedule`): one request per pause, never per key.
     state.source = "text";
+    clearTimeout(state.timer);
     schedule();
   });
   $("explain-search").addEventListener("input", scheduleSearch);

@@ -4,6 +4,10 @@
 // builder. Anything the builder has no control for stays a "raw" node holding its JSON.
 
 export const UNITS = ["day", "week", "month", "year"];
+// An anniversary starts as "within this week": a birthday or sign-up message goes out weekly
+// far more often than daily, and "today" misses anyone whose day fell while no run happened
+// (a weekend, an outage); a month is too coarse for a greeting. See docs/builder.md.
+export const ANNIVERSARY_PERIOD = { dir: "this", n: "1", unit: "week", zone: "" };
 const DURATION_UNITS = ["year", "month", "week", "day", "hour", "minute", "second"];
 const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 const AGO = /^\s*((?:\d+(?:\.\d+)?\s*[a-zA-Z]+\s*)+)ago\s*$/;

@@ -4,6 +4,7 @@
 // the tree again and puts the focus back where it was.
 
 import {
+  ANNIVERSARY_PERIOD,
   UNITS,
   audienceRef,
   behaviour,
@@ -20,6 +21,7 @@ import {
 } from "./model.js";
 
 export const ZONE_LIST = "time-zones";
+export const ACTION_NAMES = "action-names";
 
 export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
@@ -202,7 +204,7 @@ export class Builder {
     ];
     if (scope.contact) {
       buttons.push(
-        button("+ Behaviour", () => this.add(node, behaviour({ name: "share" })), {
+        button("+ Behaviour", () => this.add(node, behaviour({ name: this.firstActionName() })), {
           id: `${id}-add-behaviour`,
         }),
         button("+ Audience", () => this.add(node, audienceRef(this.firstAudience())), {
@@ -270,6 +272,54 @@ export class Builder {
     );
   }
 
+  anniversaryHint(node, scope) {
+    // The year is ignored, the date's own year too: a sign-up anniversary "this week" holds for
+    // whoever joined this week. Said under the rule, with a button adding the condition that
+    // leaves them out (`before the start of this week`) where the rule's group is "all of".
+    if (!scope.contact || node.op !== "anniversary") return [];
+    const field = this.fieldOf(node.field, scope);
+    const period = node.period;
+    const when = period.dir === "this" ? `this ${period.unit}` : "this period";
+    const text =
+      `The year is ignored, the date's own too: this includes contacts whose ${field.label} ` +
+      `itself falls ${when} (a sign-up anniversary holds for whoever joined ${when}).`;
+    const hint = [h("p", { class: "help", id: `${node.id}-hint`, text })];
+    const parent = parentOf(this.root, node.id);
+    if (period.dir === "this" && parent && parent.combinator === "AND" && !parent.negated) {
+      hint.push(
+        button(`Leave out those of ${when}`, () => this.leaveOutOwnPeriod(parent, node), {
+          id: `${node.id}-leave-out`,
+          class: "more",
+        }),
+      );
+    }
+    return hint;
+  }
+
+  leaveOutOwnPeriod(parent, node) {
+    // `field < start of this <unit>` beside the anniversary: only earlier dates have one.
+    const start = { unit: node.period.unit, offset: "0", zone: node.period.zone };
+    const before = rule(node.field, "lt", "", { valueKind: "startOf", start });
+    parent.children.splice(parent.children.indexOf(node) + 1, 0, before);
+    this.changed(true);
+    this.focusFirst(before.id);
+  }
+
+  firstActionName() {
+    // A new behaviour starts on the list's most frequent action name ("" when it has none).
+    const names = this.ctx.actionNames ? this.ctx.actionNames() : [];
+    return names.length ? names[0] : "";
+  }
+
+  nameHint(node) {
+    // A name the list's actions have never carried is allowed (actions to come) but said.
+    const names = this.ctx.actionNames ? this.ctx.actionNames() : [];
+    const name = node.name.trim();
+    return name && names.length && !names.includes(name)
+      ? `No action named “${name}” on this list yet: check the spelling, or keep it for actions to come.`
+      : "";
+  }
+
   firstAudience() {
     const other = this.ctx.audiences().find((a) => a.id !== this.ctx.currentAudienceId());
     return other ? other.id : "";
@@ -280,7 +330,7 @@ export class Builder {
       case "group":
         return this.groupView(node, false, scope);
       case "rule":
-        return this.row(node, this.ruleControls(node, scope));
+        return this.row(node, this.ruleControls(node, scope), ...this.anniversaryHint(node, scope));
       case "behaviour":
         return this.row(node, this.behaviourControls(node), ...this.behaviourBelow(node));
       case "audience":
@@ -370,6 +420,9 @@ export class Builder {
     controls.push(
       label(`${id}-op`, "Operator"),
       select(`${id}-op`, ops, operator(field, node.op).op, (value) => {
+        if (value === "anniversary" && node.op !== "anniversary") {
+          node.period = { ...ANNIVERSARY_PERIOD, zone: node.period.zone };
+        }
         node.op = value;
         this.changed(true);
       }),
@@ -566,20 +619,56 @@ export class Builder {
   }
 
   behaviourControls(node) {
+    // "number of actions ≥ 3 · named share · in the last 30 days · ☐ with an increase": the
+    // count's or aggregate's comparison sits with the quantifier it belongs to, in one span
+    // that wraps as a whole, never after the increase it has nothing to do with.
     const id = node.id;
     const set = (key, structure) => (value) => {
       node[key] = value;
       this.changed(structure);
     };
-    const controls = [
+    return [
+      this.measureControls(node),
+      h("span", { class: "named" }, label(`${id}-name`, "named", false), this.nameInput(node)),
+      ...this.windowControls(node, set),
+      ...this.increaseControls(node, set),
+    ];
+  }
+
+  nameInput(node) {
+    // The action's name, picked from the names the list has seen (the page's datalist) or
+    // typed; a name never seen is said under the row.
+    const id = node.id;
+    return input(`${id}-name`, node.name, (value) => {
+      node.name = value;
+      const hint = document.getElementById(`${id}-name-hint`);
+      if (hint) hint.textContent = this.nameHint(node);
+      this.changed(false);
+    }, { placeholder: "any action", list: ACTION_NAMES, "aria-describedby": `${id}-name-hint` });
+  }
+
+  measureControls(node) {
+    // The quantifier and, for a count or an aggregate, the test of its value (`≥ 3`; "Of"
+    // `increase` and its test for a sum), drawn as a rule of its one-field scope.
+    const id = node.id;
+    const quantifier = [
       label(`${id}-quantifier`, "Behaviour"),
       select(`${id}-quantifier`, QUANTIFIERS, node.quantifier, (value) => {
         node.quantifier = value;
         if (measured(value)) node.measure = measureFor(node, this.relationOf(node.relation));
         this.changed(true);
       }),
-      label(`${id}-name`, "Action named", false),
-      input(`${id}-name`, node.name, set("name", false), { placeholder: "share" }),
+    ];
+    const measure = node.measure;
+    const inline = measured(node.quantifier) && measure.kind === "rule";
+    const test = inline ? this.ruleControls(measure, this.valuesScope(node), "Of") : [];
+    const tested = h("span", { class: "controls" }, test);
+    return h("span", { class: "measure", id: inline ? measure.id : null }, quantifier, tested);
+  }
+
+  windowControls(node, set) {
+    const id = node.id;
+    const controls = [
       label(`${id}-window`, "When"),
       select(
         `${id}-window`,
@@ -594,41 +683,42 @@ export class Builder {
         },
       ),
     ];
-    if (node.windowed) {
-      controls.push(
-        label(`${id}-window-n`, "How many"),
-        input(`${id}-window-n`, node.windowN, set("windowN", false), {
-          inputmode: "numeric",
-          class: "control n",
-        }),
-        label(`${id}-window-unit`, "Unit"),
-        select(
-          `${id}-window-unit`,
-          UNITS.map((u) => [u, `${u}s`]),
-          node.windowUnit,
-          set("windowUnit", false),
-        ),
-      );
-    }
-    controls.push(
-      h(
-        "span",
-        { class: "check" },
-        h("input", {
-          id: `${id}-increased`,
-          type: "checkbox",
-          class: "control",
-          checked: node.increased,
-          onchange: (event) => {
-            node.increased = event.target.checked;
-            this.changed(true);
-          },
-        }),
-        label(`${id}-increased`, "with an increase", false),
+    if (!node.windowed) return controls;
+    return [
+      ...controls,
+      label(`${id}-window-n`, "How many"),
+      input(`${id}-window-n`, node.windowN, set("windowN", false), {
+        inputmode: "numeric",
+        class: "control n",
+      }),
+      label(`${id}-window-unit`, "Unit"),
+      select(
+        `${id}-window-unit`,
+        UNITS.map((u) => [u, `${u}s`]),
+        node.windowUnit,
+        set("windowUnit", false),
       ),
-    );
+    ];
+  }
+
+  increaseControls(node, set) {
+    // "☐ with an increase ≥ 1": the checkbox and its own comparison, kept together.
+    const id = node.id;
+    const check = [
+      h("input", {
+        id: `${id}-increased`,
+        type: "checkbox",
+        class: "control",
+        checked: node.increased,
+        onchange: (event) => {
+          node.increased = event.target.checked;
+          this.changed(true);
+        },
+      }),
+      label(`${id}-increased`, "with an increase", false),
+    ];
     if (node.increased) {
-      controls.push(
+      check.push(
         label(`${id}-increase-op`, "Increase comparison"),
         select(`${id}-increase-op`, COMPARE_OPS, node.increaseOp, set("increaseOp", false)),
         label(`${id}-increase`, "Increase"),
@@ -638,19 +728,7 @@ export class Builder {
         }),
       );
     }
-    if (measured(node.quantifier) && node.measure.kind === "rule") {
-      // The count or aggregate compared inline: its own rule, drawn in its one-field scope
-      // (`count`; `increase` or `createdAt` for an aggregate, chosen by "Of").
-      const measure = node.measure;
-      controls.push(
-        h(
-          "span",
-          { class: "measure", id: measure.id },
-          h("span", { class: "controls" }, this.ruleControls(measure, this.valuesScope(node), "Of")),
-        ),
-      );
-    }
-    return controls;
+    return [h("span", { class: "check increase" }, check)];
   }
 
   behaviourBelow(node) {
@@ -658,6 +736,7 @@ export class Builder {
     // or two-sided test read from a filter), and the other conditions on the actions.
     const id = node.id;
     const below = [];
+    below.push(h("p", { class: "help", id: `${id}-name-hint`, text: this.nameHint(node) }));
     if (measured(node.quantifier) && node.measure.kind === "rule") {
       below.push(h("p", { class: "error", id: `${node.measure.id}-error`, role: "alert" }));
     } else if (measured(node.quantifier)) {
