@@ -319,8 +319,8 @@ class FrameCore(Visitor[C]):
         if kind is FieldType.BOOLEAN:
             return compare(self.column(node.field), Op.EQUALS, self.column(node.other))
         if kind is FieldType.NUMBER:
-            left, right = self.number_sides(node.field, node.other)
-            return numbers_compared(self.a, left, node.op, right)
+            sides = self.number_sides(node.field, node.other)
+            return numbers_compared(self.a, sides[0], node.op, sides[1])
         pair = self.text_pair if kind is FieldType.STRING else self.instant_pair
         left, right = pair(node.field, node.other)
         return compare(left, node.op, right)

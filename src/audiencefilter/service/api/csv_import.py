@@ -42,8 +42,8 @@ from ..domain import custom_fields
 from ..domain.audience_filters import SCHEMA
 from ..domain.contact_import import ImportRow, InvalidRow
 from ..domain.use_cases import csv_imports, imports
-from ..ground.errors import DomainError
-from ..http.errors import ApiError, ValidationIssue, error_body, status_of
+from ..ground.errors import DomainError, ValidationIssue
+from ..http.errors import ApiError, error_body, status_of
 from ..http.json_guard import media_type
 from ..http.responses import data
 from .schemas.resources import ContactImportRow
