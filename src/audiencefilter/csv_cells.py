@@ -245,7 +245,7 @@ def read_csv(
 
     >>> import io, audiencefilter as af
     >>> rows = af.read_csv(io.StringIO("email,points\\nada@example.com,12\\n"), af.CONTACT)
-    >>> [(row.number, row.record) for row in rows]
+    >>> list((row.number, row.record) for row in rows)
     [(1, {'email': 'ada@example.com', 'points': 12})]
     """
     return CsvRows(stream, schema, columns)
