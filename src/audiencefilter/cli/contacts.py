@@ -14,14 +14,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import IO, Any
 
-from ..language.fields import FieldType, Schema
-from ..language.values import is_number, parse_date, parse_datetime
+import audiencefilter as af
 
 FORMATS = ("jsonl", "json", "csv")
 _CHUNK = 1 << 16
@@ -72,14 +72,14 @@ def format_of(path: str, explicit: str | None) -> str:
     return "jsonl"
 
 
-def read_rows(stream: IO[bytes], fmt: str, schema: Schema) -> Iterator[Row]:
+def read_rows(stream: IO[bytes], fmt: str, schema: af.Schema) -> Iterator[Row]:
     """The rows of a binary stream in format `fmt` (one of `FORMATS`)."""
     if fmt == "jsonl":
         return _json_lines(stream)
     return _text_rows(stream, fmt, schema)
 
 
-def _text_rows(stream: IO[bytes], fmt: str, schema: Schema) -> Iterator[Row]:
+def _text_rows(stream: IO[bytes], fmt: str, schema: af.Schema) -> Iterator[Row]:
     text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
     try:
         yield from _json_array(text) if fmt == "json" else _csv_rows(text, schema)
@@ -237,7 +237,7 @@ def _to_number(cell: str) -> int | float:
         return int(text)
     if _DECIMAL.match(text):
         value = float(text)
-        if is_number(value):
+        if math.isfinite(value):
             return value
     raise ValueError(f'expected a number, found "{cell}"')
 
@@ -253,19 +253,19 @@ def _to_boolean(cell: str) -> bool:
 
 def _to_datetime(cell: str) -> datetime:
     try:
-        return parse_datetime(cell.strip())
+        return af.parse_datetime(cell.strip())
     except ValueError as exc:
         raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
 
 
 def _to_date(cell: str) -> date:
     try:
-        return parse_date(cell.strip())
+        return af.parse_date(cell.strip())
     except ValueError as exc:
         raise ValueError(f'expected an ISO 8601 date (YYYY-MM-DD), found "{cell}"') from exc
 
 
-def _list_of(element: FieldType) -> Converter:
+def _list_of(element: af.FieldType) -> Converter:
     """A list field's cell holds a JSON array, e.g. `["vip","fr"]`; items are checked by
     `eval` against the field's item type like any other value."""
 
@@ -287,15 +287,17 @@ def _to_json(cell: str) -> Any:
         raise ValueError(f'expected a JSON document, found "{shown}"') from None
 
 
-_CONVERTERS: dict[FieldType, Converter] = {
-    FieldType.STRING: str,
-    FieldType.NUMBER: _to_number,
-    FieldType.BOOLEAN: _to_boolean,
-    FieldType.DATETIME: _to_datetime,
-    FieldType.DATE: _to_date,
-    FieldType.JSON: _to_json,  # the `data` column: a cell holding a JSON document
+_CONVERTERS: dict[af.FieldType, Converter] = {
+    af.FieldType.STRING: str,
+    af.FieldType.NUMBER: _to_number,
+    af.FieldType.BOOLEAN: _to_boolean,
+    af.FieldType.DATETIME: _to_datetime,
+    af.FieldType.DATE: _to_date,
+    af.FieldType.JSON: _to_json,  # the `data` column: a cell holding a JSON document
 }
-_CONVERTERS.update({kind: _list_of(kind.element) for kind in FieldType if kind.element is not None})
+_CONVERTERS.update(
+    {kind: _list_of(kind.element) for kind in af.FieldType if kind.element is not None}
+)
 
 
 def _related_rows(many: bool) -> Converter:
@@ -319,7 +321,7 @@ def _related_rows(many: bool) -> Converter:
     return convert
 
 
-def _converter(schema: Schema, column: str) -> Converter | None:
+def _converter(schema: af.Schema, column: str) -> Converter | None:
     """How a column's cells are read: by the field's type, as JSON rows for a relation
     (`actions`), as text for a column outside the schema (`id`)."""
     if column in schema:
@@ -328,7 +330,7 @@ def _converter(schema: Schema, column: str) -> Converter | None:
     return None if relation is None else _related_rows(relation.many)
 
 
-def _csv_rows(stream: IO[str], schema: Schema) -> Iterator[Row]:
+def _csv_rows(stream: IO[str], schema: af.Schema) -> Iterator[Row]:
     reader = csv.reader(stream)
     try:
         header = next(reader)
