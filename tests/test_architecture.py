@@ -7,6 +7,7 @@ Every import statement counts, including those inside functions (lazy imports) a
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,7 @@ def _library() -> list[str]:
 def test_the_import_reader_sees_the_whole_package() -> None:
     assert "audiencefilter.backends.sql.text" in MODULES
     assert "audiencefilter.language.nodes" in MODULES["audiencefilter.language.visitor"]
-    assert FACADE in MODULES["audiencefilter.cli.inputs"]
+    assert FACADE in MODULES["audiencefilter.testing"]
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if _within(m, LANGUAGE)])
@@ -280,6 +281,50 @@ def test_the_service_uses_only_the_public_api(module: str) -> None:
     wrong = {m for m in MODULES[module] if _within(m, "audiencefilter") and not _within(m, SERVICE)}
     wrong -= {"audiencefilter"} | {f"audiencefilter.{name}" for name in audiencefilter.__all__}
     assert not wrong, f"{module} imports {sorted(wrong)}"
+
+
+CLI = "audiencefilter.cli"
+# The public submodules the CLI may import from besides `audiencefilter` (docs/api.md).
+CLI_PUBLIC_SUBMODULES = ("audiencefilter.testing",)
+
+
+def _public_names() -> set[str]:
+    """What a user may import: the package and its `__all__`, each public submodule and its
+    `__all__` (`from audiencefilter.testing import examples` reads as that name)."""
+    names = {"audiencefilter"} | {f"audiencefilter.{name}" for name in audiencefilter.__all__}
+    for submodule in CLI_PUBLIC_SUBMODULES:
+        exported = importlib.import_module(submodule).__all__
+        names |= {submodule} | {f"{submodule}.{name}" for name in exported}
+    return names
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _within(m, CLI)])
+def test_the_cli_uses_only_the_public_api(module: str) -> None:
+    """The command line is a user of the library like the service: `audiencefilter`, the names
+    in its `__all__` and the public submodules, never a module of the library."""
+    wrong = {m for m in MODULES[module] if not _within(m, CLI)} - _public_names()
+    assert not wrong, f"{module} imports {sorted(wrong)}"
+
+
+def _af_attributes(path: Path) -> set[str]:
+    """The names read as `af.<name>` in `path`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "af"
+    }
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "cli").glob("*.py")), ids=lambda p: p.name)
+def test_the_cli_reads_only_public_names_of_af(path: Path) -> None:
+    """`af.backends.spark...` would reach a module through an attribute: only the public names
+    (and the version) may follow `af.`."""
+    allowed = set(audiencefilter.__all__) | {"__version__", "testing"}
+    wrong = _af_attributes(path) - allowed
+    assert not wrong, f"{path.name} reads af.{sorted(wrong)}"
 
 
 FRAME_RULES = {

@@ -16,6 +16,7 @@ from .csv_cells import CellError, CsvError, CsvRow, CsvRows, csv_cell, read_csv
 from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
 from .filter import Filter, Predicate, from_format, parse, parse_text
+from .language.anniversary import MonthDays
 from .language.contact import CONTACT
 from .language.cost import Cost
 from .language.fields import Field, FieldType, Op, Schema
@@ -41,6 +42,7 @@ from .language.nodes import (
 from .language.relations import Aggregate, Quantifier, Relation
 from .language.relative import Ago, Clock, system_clock
 from .language.value_checks import value_problem
+from .language.values import parse_date, parse_datetime
 from .language.visitor import Visitor
 from .language.zones import zone_names
 from .where.json_schema import json_schema
@@ -49,13 +51,17 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
     from datetime import datetime
 
+    from pyspark.sql import SparkSession
+
     from .algebra import Comparison as AudienceComparison
     from .algebra import Verdict, compare
     from .backends.memory_many import FilterSet
     from .backends.naming import snake_case
     from .explain import Explanation, Outcome
+    from .formats import format_names
     from .pydantic_field import FilterField, FilterQuery, FilterValidation
     from .text import to_text
+    from .where.write import json_value
 
 __all__ = [
     "AudienceComparison",
@@ -91,6 +97,7 @@ __all__ = [
     "CsvRows",
     "Limits",
     "ListTest",
+    "MonthDays",
     "Node",
     "Not",
     "Op",
@@ -109,15 +116,21 @@ __all__ = [
     "compare",
     "compile",
     "csv_cell",
+    "format_names",
     "from_format",
     "json_schema",
+    "json_value",
     "parse",
+    "parse_date",
+    "parse_datetime",
     "parse_text",
     "read_csv",
     "register_sqlite_functions",
     "render_error",
     "select",
     "snake_case",
+    "spark_session",
+    "sql_dialects",
     "system_clock",
     "to_text",
     "value_problem",
@@ -158,6 +171,31 @@ def register_sqlite_functions(target: Any) -> None:
     register(target)
 
 
+def sql_dialects() -> tuple[str, ...]:
+    """Every dialect name `Filter.to_sql`, `to_sql_params` and `to_sqlalchemy` take, aliases
+    (`postgres`, `mariadb`) included, sorted: a command line's or a form's choices, kept equal
+    to the writer's own list rather than copied."""
+    from .backends.sql.dialects import DIALECTS
+
+    return tuple(sorted(DIALECTS))
+
+
+def spark_session(
+    cores: int = 2, app_name: str = "audiencefilter", config: Mapping[str, str] | None = None
+) -> SparkSession:
+    """A local Spark (`local[cores]`, a `pyspark.sql.SparkSession`) pinned as the answers need:
+    127.0.0.1, UI off, UTC session time, en-US JVM locale, and any further settings in
+    `config` (such as `spark.driver.memory`). Returns the active session when there is one.
+    Needs the `spark` extra; see docs/backends.md, "Spark".
+
+    Raises:
+        RuntimeError: no Java runtime is installed.
+    """
+    from .backends.spark import local_session
+
+    return local_session(cores, app_name, config)
+
+
 _LAZY = {
     "Verdict": "algebra",
     "compare": "algebra",
@@ -166,6 +204,8 @@ _LAZY = {
     "Explanation": "explain",
     "Outcome": "explain",
     "snake_case": "backends.naming",
+    "format_names": "formats",
+    "json_value": "where.write",
     "FilterField": "pydantic_field",
     "FilterQuery": "pydantic_field",
     "FilterValidation": "pydantic_field",

@@ -468,7 +468,7 @@ class Filter:
 
     def to_format(self, name: str) -> object:
         """The filter in the format `name`: `"json"` (the canonical where clause as data),
-        `"text"`, or one of `audiencefilter.formats.FORMATS` (`"jsonlogic"`, `"mongodb"`,
+        `"text"`, or one of `audiencefilter.format_names()` (`"jsonlogic"`, `"mongodb"`,
         ...), written from the user's tree (docs/interop.md).
 
         Raises:
@@ -757,7 +757,7 @@ def from_format(source: object, name: str, schema: Schema = CONTACT) -> Filter:
     Args:
         source: The rule: JSON text or decoded data (a string for the text syntax).
         name: `"json"` (a where clause, as `parse`), `"text"` (as `parse_text`), or one of
-            `audiencefilter.formats.FORMATS` (`"jsonlogic"`, `"mongodb"`, ...).
+            `audiencefilter.format_names(readable=True)` (`"jsonlogic"`, `"mongodb"`, ...).
         schema: The fields the filter may use; the contact schema of the spec by default.
 
     Raises:

@@ -25,17 +25,8 @@ from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import IO, Any
 
-from .. import __version__
-from ..backends.sql.dialects import DIALECTS as SQL_DIALECTS
-from ..errors import FilterError
-from ..excerpt import render_error
-from ..filter import Filter
-from ..formats import FORMATS
-from ..language.anniversary import MonthDays
-from ..language.fields import FieldType
-from ..language.values import parse_datetime
-from ..text import to_text
-from ..where.write import format_datetime, json_value
+import audiencefilter as af
+
 from .evaluate import (
     EXIT_BAD_ROWS,
     EXIT_INVALID,
@@ -62,7 +53,7 @@ __all__ = [
 ]
 
 # Every name the library accepts, aliases (`postgres`, `mariadb`) included.
-DIALECTS = tuple(sorted(SQL_DIALECTS))
+DIALECTS = af.sql_dialects()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,8 +86,8 @@ def _read_and_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     syntax = getattr(args, "source_format", None) or detect_syntax(text, args.syntax)
     try:
         flt = load_filter(text, syntax, schema)
-    except FilterError as exc:
-        write(err, render_error(exc, text))
+    except af.FilterError as exc:
+        write(err, af.render_error(exc, text))
         return EXIT_INVALID
     status: int = args.run(args, flt, syntax, out, err)
     return status
@@ -114,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check, format, translate, explain and run smart-audience filters, written "
         "as where-clause JSON or in the readable text syntax.",
     )
-    parser.add_argument("--version", action="version", version=f"audiencefilter {__version__}")
+    parser.add_argument("--version", action="version", version=f"audiencefilter {af.__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text, options, run in _COMMANDS:
         one_filter = name not in _SEVERAL_FILTERS
@@ -142,14 +133,14 @@ def _add_options(command: argparse.ArgumentParser, options: Sequence[_Option]) -
 
 def _instant(text: str) -> datetime:
     try:
-        return parse_datetime(text)
+        return af.parse_datetime(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected an ISO 8601 date-time such as 2025-01-31T09:00:00Z, found {text!r}"
         ) from None
 
 
-def _relative_note(flt: Filter, now: datetime | None, err: IO[str]) -> None:
+def _relative_note(flt: af.Filter, now: datetime | None, err: IO[str]) -> None:
     """Say on stderr which instants the relative dates were written as: SQL text is fixed."""
     if not flt.is_relative:
         return
@@ -161,37 +152,38 @@ def _relative_note(flt: Filter, now: datetime | None, err: IO[str]) -> None:
     err.write(f"note: relative dates are written as the instants they are {taken}: {instants}\n")
 
 
-def _shown_instant(instant: date | str | MonthDays) -> str:
-    if isinstance(instant, datetime):
-        return format_datetime(instant)
-    if isinstance(instant, str):
-        return instant
-    return instant.isoformat() if isinstance(instant, date) else instant.words
+def _shown_instant(instant: date | str | af.MonthDays) -> str:
+    """An anniversary's month-days in words, any other instant as the JSON form writes it."""
+    if isinstance(instant, af.MonthDays):
+        return instant.words
+    return str(af.json_value(instant))
 
 
-def _check(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+def _check(
+    args: argparse.Namespace, flt: af.Filter, syntax: str, out: IO[str], err: IO[str]
+) -> int:
     out.write("ok\n")
     return EXIT_OK
 
 
-def _fmt(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+def _fmt(args: argparse.Namespace, flt: af.Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
     target = args.to or syntax
     if target == "json":
         out.write(flt.to_json(indent=args.indent) + "\n")
     else:
-        out.write(to_text(flt.root, width=args.width or None) + "\n")
+        out.write(af.to_text(flt.root, width=args.width or None) + "\n")
     return EXIT_OK
 
 
-def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+def _sql(args: argparse.Namespace, flt: af.Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
     columns = _columns(args.column)
     try:
         _write_sql(args, flt, columns or None, out)
     except ImportError as exc:
         err.write(f"the SQL back-end is not available: {exc}\n")
         return EXIT_INVALID
-    except FilterError as exc:  # a filter this dialect refuses (relations on Spark SQL, say)
-        write(err, render_error(exc))
+    except af.FilterError as exc:  # a filter this dialect refuses (relations on Spark SQL, say)
+        write(err, af.render_error(exc))
         return EXIT_INVALID
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -199,12 +191,14 @@ def _sql(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: 
     return EXIT_OK
 
 
-def _convert(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+def _convert(
+    args: argparse.Namespace, flt: af.Filter, syntax: str, out: IO[str], err: IO[str]
+) -> int:
     """The filter in `--to`'s format: text as it is, anything else as indented JSON."""
     try:
         converted = flt.to_format(args.target_format)
-    except FilterError as exc:  # a condition the target format has no faithful form for
-        write(err, render_error(exc))
+    except af.FilterError as exc:  # a condition the target format has no faithful form for
+        write(err, af.render_error(exc))
         return EXIT_INVALID
     if not isinstance(converted, str):
         converted = json.dumps(converted, indent=2, ensure_ascii=False, default=str)
@@ -224,20 +218,20 @@ def _columns(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _write_sql(
-    args: argparse.Namespace, flt: Filter, columns: dict[str, str] | None, out: IO[str]
+    args: argparse.Namespace, flt: af.Filter, columns: dict[str, str] | None, out: IO[str]
 ) -> None:
     """The SQL text, or with `--params` the text with placeholders and its values as JSON."""
     if not args.params:
         out.write(flt.to_sql(args.dialect, columns, now=args.now) + "\n")
         return
     sql, params = flt.to_sql_params(args.dialect, columns, now=args.now)
-    document = {"sql": sql, "params": [json_value(p) for p in params]}
+    document = {"sql": sql, "params": [af.json_value(p) for p in params]}
     out.write(json.dumps(document, ensure_ascii=False, default=str) + "\n")
 
 
-def _explain(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
-    from ..errors import RecordError
-
+def _explain(
+    args: argparse.Namespace, flt: af.Filter, syntax: str, out: IO[str], err: IO[str]
+) -> int:
     record = load_record(args.record)
     problem = record_checker(flt)(record)  # the same words as `eval` for a wrong-typed value
     if problem is not None:
@@ -245,7 +239,7 @@ def _explain(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], e
         return EXIT_INVALID
     try:
         explanation = flt.explain(record, now=args.now)
-    except RecordError as exc:
+    except af.RecordError as exc:
         err.write(f"the record cannot be evaluated: {exc}\n")
         return EXIT_INVALID
     verdict = "in the audience" if explanation.matched else "not in the audience"
@@ -253,7 +247,7 @@ def _explain(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], e
     return EXIT_OK
 
 
-def _eval(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
+def _eval(args: argparse.Namespace, flt: af.Filter, syntax: str, out: IO[str], err: IO[str]) -> int:
     options = EvalOptions(
         path=args.contacts,
         fmt=args.contacts_format,
@@ -274,7 +268,7 @@ def _compare(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 
 def _examples(
-    args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]
+    args: argparse.Namespace, flt: af.Filter, syntax: str, out: IO[str], err: IO[str]
 ) -> int:
     from .algebra import run_examples
 
@@ -314,7 +308,7 @@ _FILTER_OPTIONS: tuple[_Option, ...] = (
         {
             "metavar": "PATH",
             "help": 'filterable fields as JSON {"field": "TYPE", ...}, TYPE one of '
-            + ", ".join(kind.value for kind in FieldType)
+            + ", ".join(kind.value for kind in af.FieldType)
             + " added to the contact fields and relations (`actions`), a field of the same "
             "name taking the file's type",
         },
@@ -535,7 +529,7 @@ _CONVERT_OPTIONS: tuple[_Option, ...] = (
     (
         ("--from",),
         {
-            "choices": ("json", "text", *(name for name in FORMATS if name != "english")),
+            "choices": ("json", "text", *af.format_names(readable=True)),
             "required": True,
             "dest": "source_format",
             "help": "the filter's format (it replaces --syntax)",
@@ -544,7 +538,7 @@ _CONVERT_OPTIONS: tuple[_Option, ...] = (
     (
         ("--to",),
         {
-            "choices": ("json", "text", *FORMATS),
+            "choices": ("json", "text", *af.format_names()),
             "required": True,
             "dest": "target_format",
             "help": "the format to print (docs/interop.md)",

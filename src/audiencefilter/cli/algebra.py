@@ -8,12 +8,9 @@ import json
 from decimal import Decimal
 from typing import IO, Any
 
-from ..algebra import compare
-from ..errors import FilterError
-from ..excerpt import render_error
-from ..filter import Filter
-from ..testing.examples import Examples, examples
-from ..where.write import json_value
+import audiencefilter as af
+from audiencefilter.testing import Examples, examples
+
 from .evaluate import EXIT_INVALID, EXIT_OK
 from .inputs import detect_syntax, load_filter, load_schema, read_text
 from .output import write
@@ -29,7 +26,7 @@ def _jsonable(value: Any) -> Any:
         return float(value) if float(value) == value else str(value)
     if isinstance(value, float) and value != value:
         return "NaN"
-    return json_value(value) if not isinstance(value, str | int | float | bool) else value
+    return af.json_value(value) if not isinstance(value, str | int | float | bool) else value
 
 
 def _dumps(value: Any) -> str:
@@ -39,15 +36,15 @@ def _dumps(value: Any) -> str:
 def run_compare(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """Read both filters, print their relation and a witness per region known non-empty."""
     schema = load_schema(args.schema, replace=args.replace_schema)
-    filters: list[Filter] = []
+    filters: list[af.Filter] = []
     for argument in (args.first, args.second):
         text = read_text(argument, None)
         try:
             filters.append(load_filter(text, detect_syntax(text, args.syntax), schema))
-        except FilterError as exc:
-            write(err, render_error(exc, text))
+        except af.FilterError as exc:
+            write(err, af.render_error(exc, text))
             return EXIT_INVALID
-    result = compare(filters[0], filters[1], now=args.now)
+    result = af.compare(filters[0], filters[1], now=args.now)
     regions = {"both": result.both, "a_only": result.a_only, "b_only": result.b_only}
     if args.json:
         out.write(_dumps({"relation": result.relation, **regions, "reason": result.reason}) + "\n")
@@ -62,7 +59,7 @@ def run_compare(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 
 def run_examples(
-    args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]
+    args: argparse.Namespace, flt: af.Filter, syntax: str, out: IO[str], err: IO[str]
 ) -> int:
     """Print a record inside, one outside, and a deciding pair per condition."""
     found = examples(flt, now=args.now)

@@ -299,7 +299,7 @@ def _postgres_row(record: Record) -> list[Any]:
 
 
 class Spark(Engine):
-    """A local Spark session (two threads, `backends.spark.local_session`) with the contacts
+    """A local Spark session (two threads, `af.spark_session`) with the contacts
     cached as a DataFrame made from the polars frame's Arrow table."""
 
     name = "spark"
@@ -307,9 +307,7 @@ class Spark(Engine):
     def load(self, records: list[Record]) -> None:
         # The documented way to a local Spark the filters' answers hold on (127.0.0.1 only,
         # UTC, the en-US JVM locale for case folding); quiet, as a command's stderr must be.
-        from audiencefilter.backends.spark import local_session
-
-        self.session = local_session(cores=2, app_name="audiencefilter bench")
+        self.session = af.spark_session(cores=2, app_name="audiencefilter bench")
         self.session.sparkContext.setLogLevel("ERROR")
         self.frame = self.session.createDataFrame(contacts_frame(records).to_arrow()).cache()
         self.frame.count()

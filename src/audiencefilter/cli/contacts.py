@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from ..csv_cells import CsvError, read_csv
-from ..language.fields import Schema
+import audiencefilter as af
 
 FORMATS = ("jsonl", "json", "csv")
 _CHUNK = 1 << 16
@@ -68,14 +67,14 @@ def format_of(path: str, explicit: str | None) -> str:
     return "jsonl"
 
 
-def read_rows(stream: IO[bytes], fmt: str, schema: Schema) -> Iterator[Row]:
+def read_rows(stream: IO[bytes], fmt: str, schema: af.Schema) -> Iterator[Row]:
     """The rows of a binary stream in format `fmt` (one of `FORMATS`)."""
     if fmt == "jsonl":
         return _json_lines(stream)
     return _text_rows(stream, fmt, schema)
 
 
-def _text_rows(stream: IO[bytes], fmt: str, schema: Schema) -> Iterator[Row]:
+def _text_rows(stream: IO[bytes], fmt: str, schema: af.Schema) -> Iterator[Row]:
     text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
     try:
         yield from _json_array(text) if fmt == "json" else _csv_rows(text, schema)
@@ -224,12 +223,12 @@ def _expect_end(reader: _ArrayReader) -> None:
         raise InputError("unexpected text after the end of the array")
 
 
-def _csv_rows(stream: IO[str], schema: Schema) -> Iterator[Row]:
-    """The rows of `csv_cells.read_csv`, the library's cell rules; a bad row reports its first
+def _csv_rows(stream: IO[str], schema: af.Schema) -> Iterator[Row]:
+    """The rows of `af.read_csv`, the library's cell rules; a bad row reports its first
     bad cell."""
     try:
-        rows = read_csv(stream, schema)
-    except CsvError as exc:
+        rows = af.read_csv(stream, schema)
+    except af.CsvError as exc:
         hint = "" if "JSON" not in str(exc) else _JSON_HINT
         raise InputError(f"{exc}{hint}") from None
     for row in rows:

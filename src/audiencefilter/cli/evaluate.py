@@ -17,10 +17,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import IO, Any
 
-from ..errors import RecordError
-from ..filter import Filter
-from ..language.value_checks import value_problem
-from ..where.write import format_datetime
+import audiencefilter as af
+
 from .contacts import InputError, Row, format_of, read_rows
 from .output import progress
 
@@ -44,7 +42,7 @@ class EvalOptions:
     now: datetime | None = None
 
 
-def record_checker(flt: Filter) -> Check:
+def record_checker(flt: af.Filter) -> Check:
     """A function naming the first field the filter reads that holds a wrong-typed value."""
     fields = [flt.schema.get(name) for name in sorted(flt.fields)]
     # A relation is no field: its rows are checked by the predicate as it reads them. A field
@@ -54,7 +52,7 @@ def record_checker(flt: Filter) -> Check:
 
     def check(record: Mapping[str, Any]) -> str | None:
         for field in read:
-            problem = value_problem(field.type, record.get(field.name))
+            problem = af.value_problem(field.type, record.get(field.name))
             if problem is not None:
                 return f'field "{field.name}": {problem}'
         return None
@@ -63,10 +61,8 @@ def record_checker(flt: Filter) -> Check:
 
 
 def _json_default(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return format_datetime(value)
-    if isinstance(value, date):
-        return value.isoformat()
+    if isinstance(value, date):  # a date-time as `...Z`, a date as YYYY-MM-DD
+        return af.json_value(value)
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
@@ -106,7 +102,7 @@ class _Tally:
         return text
 
 
-def run_eval(flt: Filter, options: EvalOptions, out: IO[str], err: IO[str]) -> int:
+def run_eval(flt: af.Filter, options: EvalOptions, out: IO[str], err: IO[str]) -> int:
     """Evaluate `flt` over the contacts file; returns the exit status."""
     fmt = format_of(options.path, options.fmt)
     try:
@@ -142,7 +138,7 @@ def run_eval(flt: Filter, options: EvalOptions, out: IO[str], err: IO[str]) -> i
     return status
 
 
-def _evaluate(flt: Filter, stream: IO[bytes], fmt: str, tally: _Tally, err: IO[str]) -> int:
+def _evaluate(flt: af.Filter, stream: IO[bytes], fmt: str, tally: _Tally, err: IO[str]) -> int:
     predicate, check = _predicate_at(flt, tally.options.now), record_checker(flt)
     total = _size(stream)
     with progress(err, total, tally.options.progress) as tick:
@@ -161,7 +157,7 @@ def _evaluate(flt: Filter, stream: IO[bytes], fmt: str, tally: _Tally, err: IO[s
                         if predicate(record):
                             tally.match(row, record)
                         continue
-                    except RecordError as exc:
+                    except af.RecordError as exc:
                         problem = str(exc)
                 tally.bad_row(row.where, problem)
         except InputError as exc:
@@ -170,7 +166,7 @@ def _evaluate(flt: Filter, stream: IO[bytes], fmt: str, tally: _Tally, err: IO[s
     return EXIT_BAD_ROWS if tally.bad else EXIT_OK
 
 
-def _predicate_at(flt: Filter, now: datetime | None) -> Callable[[Mapping[str, Any]], bool]:
+def _predicate_at(flt: af.Filter, now: datetime | None) -> Callable[[Mapping[str, Any]], bool]:
     """The predicate with every relative value taken once, at `--now` (default: the clock
     when the run starts), as `Filter.select` takes them: one file is judged at one instant.
     Not `resolve(now)`, which keeps anniversaries relative (they would read the clock)."""

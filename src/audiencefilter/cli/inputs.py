@@ -12,9 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..filter import Filter, from_format, parse, parse_text
-from ..language.contact import CONTACT
-from ..language.fields import Schema
+import audiencefilter as af
 
 
 class UsageError(Exception):
@@ -57,27 +55,27 @@ def detect_syntax(text: str, requested: str = "auto") -> str:
     return "json" if text.lstrip()[:1] in ("{", "[") else "text"
 
 
-def load_filter(text: str, syntax: str, schema: Schema) -> Filter:
+def load_filter(text: str, syntax: str, schema: af.Schema) -> af.Filter:
     """Read `text` in `syntax` (`json`, `text`, or a format's name, for `convert`); raises
     FilterError (with `.source`) when it is invalid."""
     if syntax == "json":
-        return parse(text, schema)
+        return af.parse(text, schema)
     if syntax == "text":
-        return parse_text(text, schema)
-    return from_format(text, syntax, schema)
+        return af.parse_text(text, schema)
+    return af.from_format(text, syntax, schema)
 
 
-def load_schema(path: str | None, *, replace: bool = False) -> Schema:
+def load_schema(path: str | None, *, replace: bool = False) -> af.Schema:
     """The contact schema extended by the fields of a JSON file `{"field": "type", ...}` (a
     contact export has more columns than the contact fields, and keeps its `actions`), or,
     with `replace`, the file's fields alone."""
     if path is None:
-        return CONTACT
+        return af.CONTACT
     mapping = _json_object(_read_path(path), f"schema {path}")
     try:
         if not replace:
-            return CONTACT.with_fields(**mapping)
-        return Schema.from_mapping(mapping, name=Path(path).stem)
+            return af.CONTACT.with_fields(**mapping)
+        return af.Schema.from_mapping(mapping, name=Path(path).stem)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"schema {path}: {exc}") from None
 

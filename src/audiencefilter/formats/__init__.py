@@ -31,6 +31,14 @@ FORMATS: Mapping[str, str] = {
 """Each format's name (as the API and the command line take it) and its module here."""
 
 
+def format_names(*, readable: bool = False) -> tuple[str, ...]:
+    """The other products' formats `Filter.to_format` writes, in a stable order (with
+    `readable`, only those `from_format` reads: plain English is written, never read), for a
+    command line's or a form's choices. `json` and `text`, our own syntaxes, are not listed.
+    """
+    return tuple(name for name in FORMATS if not readable or name != "english")
+
+
 class Reader(Protocol):
     def __call__(self, source: object, schema: Schema) -> Node: ...
 
@@ -47,7 +55,7 @@ def read_format(source: object, name: str, schema: Schema) -> Node:
     """
     reader = getattr(_module(name), "read", None)
     if reader is None:
-        readable = ", ".join(n for n in FORMATS if n != "english")
+        readable = ", ".join(format_names(readable=True))
         raise _error(f'the format "{name}" is written, never read', f"read one of {readable}")
     return cast(Reader, reader)(source, schema)
 

@@ -47,8 +47,10 @@ def to_json(node: Node, *, indent: int | None = None) -> str:
 
 
 def json_value(value: Any) -> Any:
-    """A literal as JSON data: date-times become ISO 8601 UTC strings ending in `Z`, relative
-    ones `{"ago": "<canonical duration>"}`."""
+    """A literal (or a record's value) as JSON data, written as the canonical where clause
+    writes it, so SQL parameters and records shown next to a filter read the same: date-times
+    become ISO 8601 UTC strings ending in `Z`, dates `YYYY-MM-DD`, relative values
+    `{"ago": "<canonical duration>"}`, tuples lists; anything else is returned as it is."""
     if isinstance(value, datetime):
         return format_datetime(value)
     if isinstance(value, date):
