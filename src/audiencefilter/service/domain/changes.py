@@ -194,16 +194,18 @@ def audience_updated(
     membership: bool,
     evaluated: Snapshot | None = None,
     background: bool = False,
+    cause: str = events.CAUSE_AUDIENCE_UPDATED,
 ) -> bool:
     """After an audience was changed and flushed; `membership`: its mode or filters changed;
+    `cause`: why, carried by its events (a change of the list's zone: `list_zone.py`);
     `evaluated`: its new members, evaluated before the write (`membership_snapshot`);
     `background`: they are built in the background instead (a build under way restarts, an
     unfinished mark is replaced). True when the evaluated members are left to be stored in
     turns after this transaction (`use_cases/membership_turns.py`), the audience marked
     unfinished meanwhile and any build of it cancelled."""
-    event = events.NewEvent(
-        events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
-    )
+    why = None if cause == events.CAUSE_AUDIENCE_UPDATED else cause
+    payload = _audience_payload(audience)
+    event = events.NewEvent(events.AUDIENCE_UPDATED, None, audience.id, why, payload)
     events.append(session, audience.listId, [event])
     list_plan.audiences_changed(session, audience.listId)
     if not membership:
@@ -211,12 +213,12 @@ def audience_updated(
     if background:
         # Its unfinished mark, if any, goes too (`membership_due.audience_changed`): turns
         # under way stop at their next turn (`membership_turns`).
-        membership_build.start(session, audience, events.CAUSE_AUDIENCE_UPDATED)
+        membership_build.start(session, audience, cause)
         return False
     membership_build.cancel(session, audience.id)
     in_turns = evaluated is not None and membership_snapshot.current(evaluated, audience)
     if not in_turns:
-        membership_snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
+        membership_snapshot.refresh(session, audience, cause, evaluated)
     now = clock.now()
     membership_due.audience_changed(session, StoredAudience.of(audience), now)
     if in_turns:

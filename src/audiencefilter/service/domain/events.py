@@ -119,6 +119,7 @@ CAUSE_AUDIENCE_DELETED = "audience.deleted"
 CAUSE_MEMBERS_ADDED = "members.added"
 CAUSE_MEMBERS_REMOVED = "members.removed"
 CAUSE_CLOCK = "clock"
+CAUSE_LIST_TIME_ZONE = "list.time_zone_changed"
 
 _CURSOR_PREFIX = "ev1."
 EVENTS = typed(Table, Event.__table__)

@@ -11,6 +11,7 @@ from fastapi import APIRouter
 
 from . import (
     actions,
+    audience_versions,
     audiences,
     contacts,
     custom_fields,
@@ -34,6 +35,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     contacts.router,
     actions.router,
     audiences.router,
+    audience_versions.router,
     members.router,
     exports.router,
     events.router,
