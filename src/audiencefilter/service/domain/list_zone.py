@@ -32,8 +32,9 @@ ZONE_RULE = 'an IANA time zone name such as "Europe/Paris" or "America/New_York"
 
 
 def check(name: str) -> str:
-    """`name` if it is an IANA zone known here, spelled exactly; else a ValueError naming
-    the closest names (a request body's validation turns it into a 400 at `timeZone`)."""
+    """`name` if it is an IANA zone known here, spelled exactly; else a ValueError saying what
+    is expected and naming the closest names (a request body's validation turns it into a 400
+    at `/body/timeZone`)."""
     if name in zone_names():
         try:
             ZoneInfo(name)
@@ -41,17 +42,18 @@ def check(name: str) -> str:
             pass
         else:
             return name
-    raise ValueError(f"unknown time zone {name!r}: {_suggestion(name)}")
+    raise ValueError(f"{ZONE_RULE}, spelled exactly{_suggestion(name)}")
 
 
 def _suggestion(name: str) -> str:
+    """The names closest to `name` (its exact spelling first), as `; did you mean ...?`."""
     by_lower = {zone.lower(): zone for zone in zone_names()}
     if name.lower() in by_lower:
-        return f'did you mean "{by_lower[name.lower()]}"?'
+        return f'; did you mean "{by_lower[name.lower()]}"?'
     close = get_close_matches(name.lower(), list(by_lower), 3, 0.6)
     if not close:
-        return f"write {ZONE_RULE}"
-    return "did you mean " + " or ".join(f'"{by_lower[z]}"' for z in close) + "?"
+        return ""
+    return "; did you mean " + " or ".join(f'"{by_lower[z]}"' for z in close) + "?"
 
 
 def change(session: Session, lst: List, zone: str, background_above: int) -> None:
