@@ -44,6 +44,7 @@ FULL_LIST: dict[str, Any] = {
     "allowedOrigins": ["https://example.com", "http://localhost:8080"],
     "publicFields": ["firstName", "company", "data"],
     "publicFieldsPolicy": "ignore",
+    "timeZone": "Europe/Paris",
 }
 LIST_KEYS = {*FULL_LIST, "id", "createdAt", "updatedAt", "userId", "customFields"}
 

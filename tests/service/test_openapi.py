@@ -27,6 +27,7 @@ RULE_OPERATIONS = {
     ("/v4/audiences", "post"),
     ("/v4/audiences/preview", "post"),
     ("/v4/audiences/{id}", "patch"),
+    ("/v4/audiences/{id}/versions/{number}/restore", "post"),
 }
 
 

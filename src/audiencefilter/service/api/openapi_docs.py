@@ -57,6 +57,8 @@ OPERATIONS: dict[str, str] = {
     "contact's points, in one transaction.",
     "GET /v4/actions": "The actions of one contact, newest first, a page at a time.",
     "GET /v4/actions/{id}": "One action of the account.",
+    "GET /v4/audiences/{id}/versions/{number}": "One version of the audience: its name, mode "
+    "and filter then, the API key that made the change and when, and whether it is current.",
     "DELETE /v4/actions/{id}": "Deletes the action; the points it added stay with the contact.",
     "POST /v4/audiences": "Creates an audience: smart (a filter decides its members, at each "
     "read) or manual (members added by id). Answers it with its first page of members (`subs`) "
@@ -171,6 +173,7 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         "`audience.entered` / `audience.left` events up to it.",
         "2026-05-01T09:30:00Z",
     ),
+    "number": ("The audience's version, by number (1 for the audience as created).", 2),
     "group": ("Only the members drawn into this group of the audience's experiment.", "A"),
     "holdout": ("`false`: the members a sender may mail; `true`: the holdout only.", False),
     idempotency.HEADER: (

@@ -203,6 +203,10 @@ class List(Base):
     audiencesStamp: Mapped[str] = mapped_column(
         "audiences_stamp", String(32), nullable=False, default="", server_default=""
     )
+    # The IANA zone the list's calendar rules are read in when they name none (migration 0014).
+    timeZone: Mapped[str] = mapped_column(
+        "time_zone", String(64), nullable=False, default="UTC", server_default="UTC"
+    )
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
 
@@ -284,6 +288,29 @@ class Audience(Base):
     experiment: Mapped[str | None] = mapped_column("experiment", Text, nullable=True)
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
+
+
+class AudienceVersion(Base):
+    """What one change made of an audience (`domain/audience_versions.py`): its name, mode and
+    filter (with the declarations it was read with), numbered from 1 per audience, the API key
+    that made it, and the version it restored, if it was a restore."""
+
+    __tablename__ = "audience_versions"
+
+    audienceId: Mapped[str] = mapped_column(
+        "audience_id",
+        String(ID_LENGTH),
+        ForeignKey("audiences.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    number: Mapped[int] = mapped_column("number", Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(SHORT_TEXT), nullable=False)
+    mode: Mapped[str] = mapped_column(String(16), nullable=False)
+    filters: Mapped[str | None] = mapped_column(Text, nullable=True)
+    fields: Mapped[str | None] = mapped_column("fields", Text, nullable=True)
+    keyId: Mapped[str | None] = mapped_column("key_id", String(ID_LENGTH), nullable=True)
+    restoredFrom: Mapped[int | None] = mapped_column("restored_from", Integer, nullable=True)
+    createdAt: Mapped[datetime] = _created()
 
 
 class ListSize(Base):

@@ -16,7 +16,10 @@ A list may declare custom fields (`custom_fields.py`): typed keys of each contac
 its filters name directly (`birthday anniversary within this week`). A filter is read with the
 schema of its list, and stored with the declarations of the custom fields it reads (the
 audience's `fields`), so what was stored reads back with the schema it was written for, whatever
-the list declares later; the cache key is the pair.
+the list declares later; the cache key is the pair. The list's time zone is stored there too
+(`ZONE_KEY`), when it is not UTC: a calendar rule naming no zone (`within this week`) is read in
+it, and a change of the list's zone rewrites its audiences' `fields` (`list_zone.py`), a change
+of their meaning like a change of filter.
 
 Stored filters are parsed again when used; `stored_filter` keeps the parsed filters by canonical
 JSON and declarations, and with them their compiled predicates (the library caches one per
@@ -54,28 +57,53 @@ stored columns it lacks, `phoneNumber` and `isGDPR` (GDPR consent, the first con
 segments). The ORM names its attributes as the fields, so SQL and records find them."""
 
 
-def encode_fields(declared: Mapping[str, str]) -> str | None:
-    """Custom field declarations (`{"birthday": "date"}`) as the canonical text stored beside a
-    filter; None for none, so filters without custom fields are stored and keyed as before."""
-    if not declared:
+ZONE_KEY = "@timeZone"
+"""The key of the list's time zone among the declarations stored beside a filter: no custom
+field key starts with `@`, so it never names a field."""
+UTC_ZONE = "UTC"
+
+
+def encode_fields(declared: Mapping[str, str], zone: str = UTC_ZONE) -> str | None:
+    """Custom field declarations (`{"birthday": "date"}`) and the list's time zone as the
+    canonical text stored beside a filter: what reading it back needs. None for no field in
+    UTC, so filters without either are stored and keyed as before; a zone is kept only when it
+    is not UTC, the zone a calendar rule naming none was always read in."""
+    entries = dict(declared)
+    if zone != UTC_ZONE:
+        entries[ZONE_KEY] = zone
+    if not entries:
         return None
-    return json.dumps(dict(sorted(declared.items())), separators=(",", ":"))
+    return json.dumps(dict(sorted(entries.items())), separators=(",", ":"))
 
 
 def decode_fields(fields: str | None) -> dict[str, str]:
-    """The declarations `encode_fields` wrote."""
-    return dict(json.loads(fields)) if fields else {}
+    """The declarations `encode_fields` wrote (without the zone)."""
+    decoded = dict(json.loads(fields)) if fields else {}
+    decoded.pop(ZONE_KEY, None)
+    return decoded
+
+
+def decode_zone(fields: str | None) -> str:
+    """The time zone `encode_fields` wrote: the one calendar rules naming none are read in."""
+    return str(json.loads(fields).get(ZONE_KEY, UTC_ZONE)) if fields else UTC_ZONE
+
+
+def in_zone(fields: str | None, zone: str) -> str | None:
+    """The same declarations with another time zone (a list's zone changed)."""
+    return encode_fields(decode_fields(fields), zone)
 
 
 def schema_for(fields: str | None) -> Schema:
-    """The filter schema with these custom fields, each read from the key of `data` it names."""
+    """The filter schema with these custom fields, each read from the key of `data` it names,
+    its calendar rules naming no zone read in the zone stored with them."""
     return _schema_with(fields) if fields else SCHEMA
 
 
 @lru_cache(maxsize=1024)
 def _schema_with(fields: str) -> Schema:
     declared = decode_fields(fields)
-    return SCHEMA.with_fields(**{key: (kind, ("data", key)) for key, kind in declared.items()})
+    schema = SCHEMA.with_fields(**{key: (kind, ("data", key)) for key, kind in declared.items()})
+    return schema.in_zone(decode_zone(fields))
 
 
 def reads_data(flt: Filter) -> bool:
@@ -143,11 +171,12 @@ def read_filters(
     filters_text: str | None,
     declared: Mapping[str, str] | None = None,
     written_in: str | None = None,
+    zone: str = UTC_ZONE,
 ) -> FilterInput:
     """Read `filters` or `filtersText` (None: not given) with the list's custom fields
     `declared` (key to type); `written_in`: the format of `filters` (`filtersFormat`: a
-    where clause by default, or one of the library's interop formats). Raise the rule errors
-    of the spec.
+    where clause by default, or one of the library's interop formats); `zone`: the list's time
+    zone, which calendar rules naming none are read in. Raise the rule errors of the spec.
 
     Raises:
         AudienceRuleError: both forms given, the value is not a valid where clause (the
@@ -160,16 +189,16 @@ def read_filters(
     if filters_text is not None:
         if written_in not in (None, "json"):
             raise AudienceRuleError(FORMAT_WITH_TEXT)
-        return _parsed(filters_text, declared, "text")
+        return _parsed(filters_text, declared, "text", zone)
     if filters is None:
         return ABSENT
-    return _parsed(filters, declared, written_in or "json")
+    return _parsed(filters, declared, written_in or "json", zone)
 
 
-def _parsed(value: Any, declared: Mapping[str, str], written_in: str) -> FilterInput:
+def _parsed(value: Any, declared: Mapping[str, str], written_in: str, zone: str) -> FilterInput:
     if isinstance(value, str) and not value.strip():
         return EMPTY
-    schema = schema_for(encode_fields(declared))
+    schema = schema_for(encode_fields(declared, zone))
     try:
         flt = from_format(value, written_in, schema)
     except FilterError as exc:
@@ -179,7 +208,7 @@ def _parsed(value: Any, declared: Mapping[str, str], written_in: str) -> FilterI
         return EMPTY
     canonical = flt.to_json()
     cost = check_filter(flt)  # decided now, never when the stored filter is read
-    fields = encode_fields({k: kind for k, kind in declared.items() if k in flt.fields})
+    fields = encode_fields({k: kind for k, kind in declared.items() if k in flt.fields}, zone)
     # The filter about to be stored is the one its canonical form reads back to: held in the
     # cache now (weighed by the cost just measured), so the write that stores it never parses
     # it a second time, and nothing measures it again.

@@ -34,7 +34,7 @@ from ..db.models import Audience, List
 from ..ground.errors import Conflict, Invalid, NotFound, ValidationIssue
 from ..ground.fields import FIELD_KEY_PATTERN, FIELD_KEY_RULE
 from . import field_catalogue
-from .audience_filters import SCHEMA, decode_fields
+from .audience_filters import SCHEMA, decode_fields, decode_zone, encode_fields
 
 CustomFieldType = Literal[
     "string", "number", "boolean", "date", "string[]", "number[]", "boolean[]"
@@ -63,6 +63,12 @@ def type_refusal(kind: str) -> str | None:
 def declared(lst: List) -> dict[str, str]:
     """The list's custom fields, key to type."""
     return {field["key"]: field["type"] for field in lst.customFields}
+
+
+def filter_fields(lst: List) -> str | None:
+    """All the list's filters may read (its custom fields and time zone), as stored beside a
+    filter (`audience_filters.encode_fields`): the schema a new filter is read with."""
+    return encode_fields(declared(lst), lst.timeZone)
 
 
 def add(lst: List, key: str, kind: str, label: str | None) -> dict[str, str]:
@@ -135,11 +141,13 @@ def _refuse_if_read(session: Session, list_id: str, key: str, verb: str) -> None
         )
 
 
-def check_unchanged(lst: List, fields: str | None) -> None:
+def check_unchanged(lst: List, fields: str | None, has_filter: bool = True) -> None:
     """Refuse (409) a filter read with declarations the list no longer has: it was read before
-    the list's lock, and a field it names changed type meanwhile."""
+    the list's lock, and a field it names changed type, or the list its zone, meanwhile."""
     now = declared(lst)
     changed = [key for key, kind in decode_fields(fields).items() if now.get(key) != kind]
+    if has_filter and decode_zone(fields) != lst.timeZone:
+        changed.append("timeZone")
     if changed:
         raise Conflict(
             f"The list's custom fields changed while the filter was read ({', '.join(changed)}); "

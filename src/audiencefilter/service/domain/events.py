@@ -92,6 +92,7 @@ CAUSE_AUDIENCE_DELETED = "audience.deleted"
 CAUSE_MEMBERS_ADDED = "members.added"
 CAUSE_MEMBERS_REMOVED = "members.removed"
 CAUSE_CLOCK = "clock"
+CAUSE_LIST_TIME_ZONE = "list.time_zone_changed"
 
 EVENTS = typed(Table, Event.__table__)
 _EVENT_COLUMNS = [

@@ -137,5 +137,5 @@ def of_list(lst: List) -> Catalogue:
     fields (`custom_fields.py`), each under the label the list gave it."""
     declared = {field["key"]: field["type"] for field in lst.customFields}
     labels = {**LABELS, **{field["key"]: field["label"] for field in lst.customFields}}
-    schema = schema_for(encode_fields(declared))
+    schema = schema_for(encode_fields(declared, lst.timeZone))
     return Catalogue(_fields(schema, labels), _relations(schema), _zones(), schema.time_zone)

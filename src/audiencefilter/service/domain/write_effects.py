@@ -158,16 +158,18 @@ def audience_updated(
     membership: bool,
     evaluated: Snapshot | None = None,
     background: bool = False,
+    cause: str = events.CAUSE_AUDIENCE_UPDATED,
 ) -> bool:
     """After an audience was changed and flushed; `membership`: its mode or filters changed;
+    `cause`: why, carried by its events (a change of the list's zone: `list_zone.py`);
     `evaluated`: its new members, evaluated before the write (`snapshot.py`);
     `background`: they are built in the background instead (a build under way restarts, an
     unfinished mark is replaced). True when the evaluated members are left to be stored in
     turns after this transaction (`use_cases/membership_turns.py`), the audience marked
     unfinished meanwhile and any build of it cancelled."""
-    event = events.NewEvent(
-        events.AUDIENCE_UPDATED, audience_id=audience.id, payload=_audience_payload(audience)
-    )
+    why = None if cause == events.CAUSE_AUDIENCE_UPDATED else cause
+    payload = _audience_payload(audience)
+    event = events.NewEvent(events.AUDIENCE_UPDATED, None, audience.id, why, payload)
     events.append(session, audience.listId, [event])
     plan.audiences_changed(session, audience.listId)
     if not membership:
@@ -175,12 +177,12 @@ def audience_updated(
     if background:
         # Its unfinished mark, if any, goes too (`due.audience_changed`): turns
         # under way stop at their next turn (`membership_turns`).
-        build.start(session, audience, events.CAUSE_AUDIENCE_UPDATED)
+        build.start(session, audience, cause)
         return False
     build.cancel(session, audience.id)
     in_turns = evaluated is not None and snapshot.current(evaluated, audience)
     if not in_turns:
-        snapshot.refresh(session, audience, events.CAUSE_AUDIENCE_UPDATED, evaluated)
+        snapshot.refresh(session, audience, cause, evaluated)
     now = clock.now()
     due.audience_changed(session, StoredAudience.of(audience), now)
     if in_turns:

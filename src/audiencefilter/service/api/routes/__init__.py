@@ -12,6 +12,7 @@ from fastapi import APIRouter
 from . import (
     action_names,
     actions,
+    audience_versions,
     audiences,
     contacts,
     custom_fields,
@@ -36,6 +37,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     contacts.router,
     actions.router,
     audiences.router,
+    audience_versions.router,
     members.router,
     exports.router,
     events.router,

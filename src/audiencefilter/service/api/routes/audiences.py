@@ -64,7 +64,9 @@ def _read(found: audiences.Read, status_code: int = 200, warnings: bool = False)
     return data(payload, status_code)
 
 
-def _change(body: AudienceCreate | AudienceUpdate, wait: bool) -> audiences.AudienceChange:
+def _change(
+    body: AudienceCreate | AudienceUpdate, wait: bool, key_id: str
+) -> audiences.AudienceChange:
     cleared = {"filters", "filtersText"} & body.model_fields_set
     return audiences.AudienceChange(
         name=body.name,
@@ -77,6 +79,7 @@ def _change(body: AudienceCreate | AudienceUpdate, wait: bool) -> audiences.Audi
         wait=wait,
         experiment=body.experiment.requested() if body.experiment else None,
         experiment_sent="experiment" in body.model_fields_set,
+        key_id=key_id,
     )
 
 
@@ -101,7 +104,7 @@ def create_audience(
         return _read(found, 201, warnings=True)
 
     writes = retry.once_then(principal.account_id, body, respond)
-    change = _change(body, query.wait)
+    change = _change(body, query.wait, principal.key_id)
     return audiences.create(database, settings, principal.account_id, change, writes)
 
 
@@ -190,7 +193,7 @@ def update_audience(
     database: DatabaseDep,
     settings: SettingsDep,
 ) -> JSONResponse:
-    change, subs = _change(body, query.wait), _subs(query)
+    change, subs = _change(body, query.wait, principal.key_id), _subs(query)
     return _read(
         audiences.update(database, settings, principal.account_id, id, change, subs), warnings=True
     )

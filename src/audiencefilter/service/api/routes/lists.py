@@ -19,7 +19,7 @@ from ...domain.use_cases.unit import Page
 from ...http.idempotency import RetryDep
 from ...http.origins import lists_changed
 from ...http.responses import JSONResponse, data
-from ..deps import DatabaseDep, PrivateKey
+from ..deps import DatabaseDep, PrivateKey, SettingsDep
 from ..schemas.resources import (
     ListCreate,
     ListResponse,
@@ -79,10 +79,11 @@ def get_list(id: str, principal: PrivateKey, database: DatabaseDep) -> JSONRespo
 
 @router.patch("/{id}", response_model=ListResponse, summary="Update a list")
 def update_list(
-    id: str, body: ListUpdate, principal: PrivateKey, database: DatabaseDep
+    id: str, body: ListUpdate, principal: PrivateKey, database: DatabaseDep, settings: SettingsDep
 ) -> JSONResponse:
     values = body.model_dump(exclude_unset=True)
-    lst = lists.update(database, principal.account_id, id, values)
+    above = settings.audience_build_background_above
+    lst = lists.update(database, principal.account_id, id, values, above)
     lists_changed()
     return data({"list": list_view(lst)})
 

@@ -44,8 +44,9 @@ class EventOut(BaseModel):
         description="Why a contact entered or left: `contact.created`, `contact.updated`, "
         "`contact.deleted`, `contact.imported`, `action.created`, `action.deleted`, "
         "`audience.created`, `audience.updated`, `audience.deleted`, `members.added`, "
-        "`members.removed` or `clock`. A bulk import's `contact.created` and `contact.updated` "
-        "carry `contact.imported` too."
+        "`members.removed`, `clock` or `list.time_zone_changed` (the list's time zone "
+        "changed; its smart audiences' `audience.updated` events carry it too). A bulk "
+        "import's `contact.created` and `contact.updated` carry `contact.imported` too."
     )
     occurredAt: datetime
     data: dict[str, Any] = Field(description="Details of the event, by type.")

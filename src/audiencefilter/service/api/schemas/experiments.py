@@ -123,6 +123,10 @@ class MemberOut(BaseModel):
 class MembersData(BaseModel):
     audienceId: str
     at: datetime | None = Field(description="The instant asked for, or null: now.")
+    version: int | None = Field(
+        description="The audience's version in force then (`/v4/audiences/{id}/versions`): the "
+        "last recorded up to `at` (now without it); null before the first kept."
+    )
     members: list[MemberOut] = Field(description="In contact id order.")
     next: str | None = Field(description="Pass as `after` for the next page; null at the end.")
     hasMore: bool

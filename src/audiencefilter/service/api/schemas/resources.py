@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from ...domain import custom_fields, public_fields
+from ...domain import custom_fields, list_zone, public_fields
 from ...domain.custom_fields import CustomFieldType
 from ...ground.errors import ValidationIssue
 from ...ground.fields import (
@@ -98,6 +98,14 @@ def _public_field(entry: str) -> str:
 PublicField = Annotated[
     str, AfterValidator(_public_field), WithJsonSchema(public_fields.json_schema())
 ]
+
+TIME_ZONE_DESCRIPTION = (
+    "The IANA time zone (`Europe/Paris`, spelled exactly) the list's calendar rules are read in "
+    "when they name none (`birthday anniversary within this week`, `createdAt within this "
+    "month`); default `UTC`. Changing it judges every smart audience of the list again: "
+    "members enter and leave, their events carrying the cause `list.time_zone_changed`."
+)
+TimeZone = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(list_zone.check)]
 
 
 def _unique(fields: list[str]) -> list[str]:
@@ -209,6 +217,7 @@ class _ListSettings(_Body):
         list[PublicField], Field(max_length=public_fields.MAX_ENTRIES), AfterValidator(_unique)
     ] = optional(PUBLIC_FIELDS_DESCRIPTION)
     publicFieldsPolicy: PublicFieldsPolicy = optional(PUBLIC_POLICY_DESCRIPTION)
+    timeZone: TimeZone = optional(TIME_ZONE_DESCRIPTION)
 
 
 class ListCreate(_ListSettings):
@@ -368,6 +377,7 @@ class ListOut(BaseModel):
         description="The list's custom fields: typed keys of each contact's `data` that its "
         "filters name directly (`/v4/lists/{id}/fields`)."
     )
+    timeZone: str = Field(description=TIME_ZONE_DESCRIPTION)
 
 
 def _refuse_date_time(value: Any) -> Any:

@@ -53,6 +53,7 @@ LIST_FIELDS = (
     "publicFields",
     "publicFieldsPolicy",
     "customFields",
+    "timeZone",
 )
 ACTION_FIELDS = ("id", "name", "increase", "createdAt", "updatedAt", "subId")
 

@@ -30,7 +30,15 @@ from ...db.queries import count, owned_audience, owned_list, page_of
 from ...ground import clock
 from ...ground.errors import AudienceRuleError, Conflict, NotFound
 from ...settings import Settings
-from .. import custom_fields, experiments, list_lock, references, relations, write_effects
+from .. import (
+    audience_versions,
+    custom_fields,
+    experiments,
+    list_lock,
+    references,
+    relations,
+    write_effects,
+)
 from ..audience_filters import (
     ABSENT,
     EMPTY,
@@ -79,6 +87,8 @@ class AudienceChange:
     wait: bool = False
     experiment: experiments.Requested | None = None
     experiment_sent: bool = False  # an update named `experiment`, maybe as null
+    key_id: str | None = None  # the API key making the change, kept with the version it makes
+    restored_from: int | None = None  # the version a restore sends again
 
 
 @dataclass(frozen=True)
@@ -147,30 +157,42 @@ def _stored_fields(given: FilterInput, current: str | None) -> str | None:
     return None if given.given else current
 
 
-def _declared_early(database: Database, account_id: str, list_id: str) -> dict[str, str]:
-    """The list's custom fields, read before its lock to read a filter with (the write checks
-    they did not change meanwhile); none when the list is not there: the write says so."""
+Reading = tuple[dict[str, str], str]
+"""What a list's filters are read with: its custom fields (key to type) and its time zone."""
+
+
+def _reading(lst: List) -> Reading:
+    return custom_fields.declared(lst), lst.timeZone
+
+
+def _declared_early(database: Database, account_id: str, list_id: str) -> Reading:
+    """The list's custom fields and zone, read before its lock to read a filter with (the
+    write checks they did not change meanwhile); none when the list is not there: the write
+    says so."""
     try:
         with database.reading() as session:
-            return custom_fields.declared(owned_list(session, account_id, list_id))
+            return _reading(owned_list(session, account_id, list_id))
     except NotFound:
-        return {}
+        return {}, "UTC"
 
 
-def _read(change: AudienceChange, declared: dict[str, str]) -> FilterInput:
+def _read(change: AudienceChange, reading: Reading) -> FilterInput:
     """`null` for the filters of an update clears them (empty), where absence keeps them."""
     if change.cleared and change.filters is None and change.filters_text is None:
         return EMPTY
-    return read_filters(change.filters, change.filters_text, declared, change.filters_format)
+    declared, zone = reading
+    return read_filters(
+        change.filters, change.filters_text, declared, change.filters_format, zone=zone
+    )
 
 
 def _read_early(
-    change: AudienceChange, declared: dict[str, str]
+    change: AudienceChange, reading: Reading
 ) -> tuple[FilterInput, AudienceRuleError | None]:
     """The filter read before any lock, or the problem to raise once the write found its list
     or audience."""
     try:
-        return _read(change, declared), None
+        return _read(change, reading), None
     except AudienceRuleError as exc:
         return ABSENT, exc
 
@@ -222,6 +244,7 @@ class _New:
     evaluated: Snapshot | None
     background: bool = False
     experiment: experiments.Requested | None = None
+    key_id: str | None = None
 
 
 def _prepare(
@@ -247,6 +270,7 @@ def _prepare(
         evaluated,
         background,
         change.experiment,
+        change.key_id,
     )
 
 
@@ -256,7 +280,7 @@ def _insert(session: Session, settings: Settings, new: _New) -> str:
     if new.problem is not None:
         raise new.problem
     filters, fields = _stored(new.mode, new.given, None), _stored_fields(new.given, None)
-    custom_fields.check_unchanged(lst, fields)
+    custom_fields.check_unchanged(lst, fields, filters is not None)
     _check_room(session, settings, lst.id)
     if new.given.filter is not None:
         check_list_room(session, lst.id, new.given, excluding=None)
@@ -272,6 +296,7 @@ def _insert(session: Session, settings: Settings, new: _New) -> str:
     )
     session.add(audience)
     session.flush()
+    audience_versions.record(session, audience, new.key_id)
     background = new.background and filter_in_use(new.mode, filters, fields) is not None
     write_effects.audience_created(session, audience, new.evaluated, background=background)
     return audience.id
@@ -338,13 +363,13 @@ def _read_update_early(
     database: Database, account_id: str, audience_id: str, change: AudienceChange
 ) -> tuple[FilterInput, AudienceRuleError | None]:
     """The update's filter read before any lock, with its list's custom fields."""
-    declared: dict[str, str] = {}
+    reading: Reading = ({}, "UTC")
     try:
         with database.reading() as session:
-            declared = custom_fields.declared(owned_audience(session, account_id, audience_id)[1])
+            reading = _reading(owned_audience(session, account_id, audience_id)[1])
     except NotFound:
         pass
-    return _read_early(change, declared)
+    return _read_early(change, reading)
 
 
 def _evaluate_update_early(
@@ -393,16 +418,20 @@ def _apply(session: Session, new: _Changed) -> bool:
     mode = new.change.mode or audience.mode
     filters = _stored(mode, new.given, audience.filters)
     fields = _stored_fields(new.given, audience.fields)
-    custom_fields.check_unchanged(lst, fields)
+    custom_fields.check_unchanged(lst, fields, filters is not None)
     if new.given.filter is not None:
         check_list_room(session, audience.listId, new.given, excluding=audience.id)
     references.check(session, audience.listId, audience.id, filter_in_use(mode, filters, fields))
+    before = audience_versions.shape(audience)
     if new.change.name is not None:
         audience.name = new.change.name
     membership = (audience.mode, audience.filters) != (mode, filters)
     audience.mode = mode
     audience.filters, audience.fields = filters, fields
     session.flush()
+    audience_versions.after_update(
+        session, audience, before, new.change.key_id, new.change.restored_from
+    )
     background = new.background and filter_in_use(mode, filters, fields) is not None
     return write_effects.audience_updated(
         session, audience, membership=membership, evaluated=new.evaluated, background=background
@@ -472,8 +501,9 @@ class PreviewRequest:
 
 
 def _previewed(session: Session, lst: List, request: PreviewRequest) -> Filter:
+    declared, zone = _reading(lst)
     flt = read_filters(
-        request.filters, request.filters_text, custom_fields.declared(lst), request.filters_format
+        request.filters, request.filters_text, declared, request.filters_format, zone=zone
     )
     if flt.empty:
         raise AudienceRuleError(FILTERS_EMPTY)

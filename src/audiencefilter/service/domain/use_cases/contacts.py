@@ -78,7 +78,7 @@ def _conditions(search: ContactSearch, lst: List) -> list[ColumnElement[bool]]:
             text = normalise_email(value) if field == "email" else value
             where.append(text_filter(getattr(Contact, field), text))
     declared = custom_fields.declared(lst)
-    flt = read_filters(search.filters, search.filters_text, declared).filter
+    flt = read_filters(search.filters, search.filters_text, declared, zone=lst.timeZone).filter
     if flt is not None:
         where.append(relations.condition(flt, clock.now()))
     return where

@@ -15,7 +15,7 @@ from ...db.engine import Database
 from ...db.models import List
 from ...db.queries import owned_list
 from .. import custom_fields, field_catalogue, list_lock, signup_form
-from ..audience_filters import encode_fields, schema_for
+from ..audience_filters import schema_for
 
 Field = dict[str, Any]
 
@@ -36,7 +36,7 @@ def filter_schema(database: Database, account_id: str, list_id: str) -> Schema:
     """The contact schema the list's filters are read with, its custom fields typed."""
     with database.reading() as session:
         lst = owned_list(session, account_id, list_id)
-        return schema_for(encode_fields(custom_fields.declared(lst)))
+        return schema_for(custom_fields.filter_fields(lst))
 
 
 def get(database: Database, account_id: str, list_id: str, key: str) -> Field:

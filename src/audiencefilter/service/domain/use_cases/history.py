@@ -10,11 +10,13 @@ Decisions (docs/service.md, *Membership history*):
   (retention), an `at` earlier than the first event kept is refused, naming that instant.
 - `group` must name a group of the audience's experiment; `holdout=false` keeps the members a
   sender may mail.
+- `version` names the audience's version in force at `at` (now without it): the last recorded
+  up to that instant (`audience_versions.py`), null before the first kept.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +24,7 @@ from ...db.engine import Database
 from ...db.queries import owned_audience
 from ...ground import clock, instants
 from ...ground.errors import Invalid, ValidationIssue
-from .. import experiments
+from .. import audience_versions, experiments
 from ..membership import history
 
 AT_EXAMPLE = "2026-05-01T09:30:00Z"
@@ -46,11 +48,13 @@ class Listing:
     at: datetime | None
     members: list[history.Member]
     next: str | None
+    version: int | None = None
 
     def view(self) -> dict[str, Any]:
         return {
             "audienceId": self.audience_id,
             "at": self.at,
+            "version": self.version,
             "members": [member.view() for member in self.members],
             "next": self.next,
             "hasMore": self.next is not None,
@@ -72,7 +76,8 @@ def members(
         else:
             _check_kept(history.kept_since(session, lst.id), moment, text)
             found = history.at(session, audience.id, moment, request.after, size, request.wanted)
-    return _listing(audience.id, moment, found, request.limit)
+        version = audience_versions.in_force(session, audience.id, moment or clock.now())
+    return replace(_listing(audience.id, moment, found, request.limit), version=version)
 
 
 def _listing(

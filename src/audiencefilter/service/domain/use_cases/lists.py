@@ -22,7 +22,7 @@ from ...db.engine import Database
 from ...db.models import List
 from ...db.queries import count, owned_list, page_of
 from ...ground.errors import Conflict
-from .. import list_lock, public_fields, write_effects
+from .. import list_lock, list_zone, public_fields, write_effects
 from .unit import Page, Writes
 
 R = TypeVar("R")
@@ -80,13 +80,27 @@ def oldest(database: Database, account_id: str) -> List | None:
         return session.scalars(statement).first()
 
 
-def update(database: Database, account_id: str, list_id: str, values: Mapping[str, Any]) -> List:
-    """The list with the fields sent changed, and only those."""
+def update(
+    database: Database,
+    account_id: str,
+    list_id: str,
+    values: Mapping[str, Any],
+    background_above: int = 0,
+) -> List:
+    """The list with the fields sent changed, and only those. A new `timeZone` is a change of
+    the list's audiences (`list_zone.py`), made under the list's lock; `background_above`:
+    the size past which its smart audiences are built again in the background."""
     with _unique_url(), database.transaction() as session:
-        lst = owned_list(session, account_id, list_id)
+        if "timeZone" in values:
+            lst = list_lock.locked_list(session, account_id, list_id)
+        else:
+            lst = owned_list(session, account_id, list_id)
         public_fields.check_declared(lst, values.get("publicFields", ()))
         for field, value in values.items():
-            setattr(lst, field, value)
+            if field != "timeZone":
+                setattr(lst, field, value)
+        if "timeZone" in values:
+            list_zone.change(session, lst, values["timeZone"], background_above)
         session.flush()
     return lst
 

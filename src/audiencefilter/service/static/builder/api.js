@@ -86,6 +86,9 @@ export function api(key) {
     create: (body) => call(key, "POST", "v4/audiences?limit=1", body),
     update: (id, body) => call(key, "PATCH", `v4/audiences/${q(id)}?limit=1`, body),
     remove: (id) => call(key, "DELETE", `v4/audiences/${q(id)}`),
+    versions: (id) => call(key, "GET", `v4/audiences/${q(id)}/versions?limit=100`),
+    restore: (id, number) =>
+      call(key, "POST", `v4/audiences/${q(id)}/versions/${q(number)}/restore?limit=1`),
     // A superseded preview is aborted (`signal`): its answer would be dropped anyway.
     preview: (body, signal) => call(key, "POST", "v4/audiences/preview?limit=20", body, signal),
     contact: (id) => call(key, "GET", `v4/contacts/${q(id)}`),

@@ -19,6 +19,7 @@ import {
 import { columnsOf, shownValue } from "./columns.js";
 import { Builder, h } from "./render.js";
 import { caretLine, unfinished } from "./text_checks.js";
+import { lineDiff, versionLabel, versionLines } from "./versions.js";
 
 const DEBOUNCE_MS = 300;
 const TEXT_DEBOUNCE_MS = 800; // the text box waits longer: half-typed text is rarely a filter
@@ -116,6 +117,8 @@ async function openList(listId) {
   state.zones = new Set(zones);
   $("time-zones").replaceChildren(...zones.map((zone) => h("option", { value: zone })));
   await loadActionNames(listId);
+  const zone = catalogue.defaultTimeZone || "UTC";
+  say("list-zone", `Time zone: ${zone} (calendar rules naming no zone are read in it)`);
   state.emails = new Map();
   forgetExplained();
   $("events").replaceChildren();
@@ -318,6 +321,7 @@ function newAudience() {
   resetHistory();
   showEditing();
   clearPreview("Add a condition to preview.");
+  loadVersions();
 }
 
 async function openAudience(id) {
@@ -334,6 +338,7 @@ async function openAudience(id) {
   showEditing();
   followBuild(audience);
   runPreview();
+  loadVersions();
 }
 
 async function save() {
@@ -468,8 +473,57 @@ async function pollBuild(build) {
 
 async function afterChange() {
   showEditing();
-  await Promise.all([refreshAudiences(), refreshEvents()]);
+  await Promise.all([refreshAudiences(), refreshEvents(), loadVersions()]);
   showEditing();
+}
+
+// ---- versions ------------------------------------------------------------------------------
+
+async function loadVersions() {
+  // The open audience's versions, newest first, and the difference of the last change.
+  const current = state.current;
+  $("versions-panel").hidden = !current;
+  if (!current) return;
+  const { versions } = await state.client.versions(current.id);
+  if (!state.current || state.current.id !== current.id) return;
+  state.versions = versions;
+  $("versions").replaceChildren(
+    ...versions.map((v) => h("li", { text: `${versionLabel(v)}: ${v.filtersText || "(no filter)"}` })),
+  );
+  const options = () => versions.map((v) => h("option", { value: String(v.number), text: `v${v.number}` }));
+  $("diff-from").replaceChildren(...options());
+  $("diff-to").replaceChildren(...options());
+  $("diff-from").value = String((versions[1] || versions[0]).number);
+  $("diff-to").value = String(versions[0].number);
+  showDiff();
+}
+
+function showDiff() {
+  // The lines of the first version taken out (-) and those of the second put in (+).
+  const pick = (id) => state.versions.find((v) => String(v.number) === $(id).value);
+  const before = pick("diff-from");
+  const after = pick("diff-to");
+  if (!before || !after) return;
+  const marks = { " ": "same", "-": "out", "+": "in" };
+  $("version-diff").replaceChildren(
+    ...lineDiff(versionLines(before), versionLines(after)).map(({ mark, line }) =>
+      h("span", { class: marks[mark], text: `${mark} ${line}\n` }),
+    ),
+  );
+  $("restore").textContent = `Restore v${before.number}`;
+}
+
+async function restoreVersion() {
+  const number = $("diff-from").value;
+  if (!state.current || !number) return;
+  try {
+    const data = await state.client.restore(state.current.id, number);
+    say("versions-status", `Restored v${number} as a new version.`);
+    await openAudience(data.audience.id);
+    await afterChange();
+  } catch (error) {
+    say("versions-status", `Not restored: ${error.message}`);
+  }
 }
 
 // ---- preview and sync ----------------------------------------------------------------------
@@ -763,6 +817,9 @@ function wire() {
     else runSearch();
   });
   $("undo").addEventListener("click", undo);
+  $("diff-from").addEventListener("change", showDiff);
+  $("diff-to").addEventListener("change", showDiff);
+  $("restore").addEventListener("click", restoreVersion);
   document.addEventListener("keydown", (event) => {
     // Ctrl+Z (Cmd+Z) undoes a change of the rules, except in a text field, whose own undo
     // undoes typing.
