@@ -130,9 +130,9 @@ def _oversized(api: httpx.Client, list_id: str, fast: bool) -> tuple[bool, str]:
 
 
 def _says_why(body: dict[str, Any]) -> bool:
-    """An error body of either form: `{"error": 400, "message": ...}`, or the audience rules'
-    `{"error": "Filters exceed ...", "details": [...]}`."""
-    return bool(body.get("message")) or isinstance(body.get("error"), str)
+    """An error body in its one shape: `{"error": 400, "message": ...}` (the audience rules'
+    too: `{"error": 400, "message": "Filters exceed ...", "details": [...]}`)."""
+    return bool(body.get("message"))
 
 
 def _public_budget(service_url: str, private_key: str, public_key: str) -> tuple[bool, str]:

@@ -385,11 +385,13 @@ def _json_equal(item: Any, literal: Any, insensitive: bool = False) -> bool:
 
 
 def _json_array(key: str, operand: Any, value: Any, insensitive: bool = False) -> Truth:
-    """A JSON array at a path: a declared list's `has`/`hasSome`/`hasEvery`, or Prisma's
-    `array_*` filters. A missing or null value, and a present value that is no array (a
-    number, a string, an object), is UNKNOWN: neither the test nor its `not` holds."""
+    """A JSON array at a path: a declared list's `has`/`hasSome`/`hasEvery`/`isEmpty`, or
+    Prisma's `array_*` filters. A missing or null value, and a present value that is no array
+    (a number, a string, an object), is UNKNOWN: neither the test nor its `not` holds."""
     if not isinstance(value, list):
         return None
+    if key == "isEmpty":  # a null item is an item
+        return (len(value) == 0) is operand
     items = [item for item in value if item is not None]
 
     def holds(literal: Any) -> bool:

@@ -51,24 +51,24 @@ def contact_audiences(tenant: Tenant, contact_id: str) -> list[str]:
 
 
 def rule_error(tenant: Tenant, method: str, path: str, **kwargs: Any) -> Any:
-    """Call, expect a 400 in the specification's string form, return its body."""
+    """Call, expect a 400 in the one error shape (`error` the status), return its body."""
     response = tenant.call(method, path, **kwargs)
     assert response.status_code == 400, response.text
     body = response.json()
-    assert isinstance(body["error"], str), body
     assert_rule_envelope(body)
     return body
 
 
 def rule_body(message: str) -> dict[str, Any]:
     """The whole body of an audience rule without filter problems."""
-    return {"error": message, "status": 400, "detail": message}
+    return {"error": 400, "message": message, "status": 400, "detail": message}
 
 
 def assert_rule_envelope(body: dict[str, Any]) -> None:
-    """The rules' form in the one envelope: `status` and `detail` beside the string `error`, no
-    `message`, and each of the deprecated `details` again in `errors`, pointed at its field."""
-    assert body["status"] == 400 and body["detail"] == body["error"] and "message" not in body
+    """The rules' refusal in the one shape: `error` and `status` the status, `message` and
+    `detail` the rule, and each of the deprecated `details` again in `errors`, pointed at its
+    field."""
+    assert body["error"] == body["status"] == 400 and body["detail"] == body["message"]
     details = body.get("details", [])
     errors = body.get("errors", [])
     assert [(e["path"], e["detail"]) for e in errors] == [

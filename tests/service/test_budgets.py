@@ -64,7 +64,7 @@ def test_a_thousand_branch_or_is_refused_when_it_arrives(tenant: Tenant) -> None
     refused = create(tenant, lst["id"], long_or(1000))
     assert refused.status_code == 400, refused.text
     body = refused.json()
-    assert body["error"] == FILTER_TOO_LARGE
+    assert body["message"] == FILTER_TOO_LARGE
     assert body["details"][0]["path"] == "OR"
     assert "nest" in body["details"][0]["message"]
     assert body["details"][0]["suggestion"]
@@ -75,7 +75,7 @@ def test_a_thousand_branch_or_is_refused_when_it_arrives(tenant: Tenant) -> None
     query = tenant.call(
         "GET", "/v4/contacts", params={"listId": lst["id"], "filters": json.dumps(long_or(1000))}
     )
-    assert query.status_code == 400 and query.json()["error"] == FILTER_TOO_LARGE
+    assert query.status_code == 400 and query.json()["message"] == FILTER_TOO_LARGE
     # and through a PATCH and a preview
     audience = tenant.ok(
         "POST", "/v4/audiences", 201, json={"name": "S", "listId": lst["id"], "mode": "manual"}
@@ -100,7 +100,7 @@ def test_too_many_values_in_one_filter_are_refused(tenant: Tenant) -> None:
     lst = tenant.new_list()
     refused = create(tenant, lst["id"], long_in(MAX_VALUES + 1))
     assert refused.status_code == 400
-    assert refused.json()["error"] == FILTER_TOO_LARGE
+    assert refused.json()["message"] == FILTER_TOO_LARGE
     assert f"budget is {MAX_VALUES}" in refused.json()["details"][0]["message"]
 
 
@@ -115,7 +115,7 @@ def test_the_list_budget_of_values_keeps_the_audience_listing_answering(tenant: 
     allowed = LIST_MAX_VALUES // MAX_VALUES
     assert statuses == [201] * allowed + [400] * (tries - allowed)
     refused = create(tenant, lst["id"], long_in(10))
-    assert refused.json()["error"] == LIST_TOO_LARGE
+    assert refused.json()["message"] == LIST_TOO_LARGE
     assert f"budget is {LIST_MAX_VALUES}" in refused.json()["details"][0]["message"]
     listing = tenant.call("GET", f"/v4/audiences?listId={lst['id']}&limit=100")
     assert listing.status_code == 200

@@ -35,7 +35,8 @@ def test_both_forms_is_an_error(tenant: Tenant) -> None:
     )
     assert response.status_code == 400
     assert response.json() == {
-        "error": "Send either filters or filtersText, not both",
+        "error": 400,
+        "message": "Send either filters or filtersText, not both",
         "status": 400,
         "detail": "Send either filters or filtersText, not both",
     }
@@ -48,5 +49,5 @@ def test_an_invalid_text_filter_is_located(tenant: Tenant) -> None:
     )
     assert response.status_code == 400
     body = response.json()
-    assert body["error"].startswith("Invalid filters")
+    assert body["message"].startswith("Invalid filters")
     assert body["details"][0]["line"] == 1 and body["details"][0]["column"] == 11

@@ -235,8 +235,7 @@ def _envelope(response: Any, status: int) -> dict[str, Any]:
     assert response.status_code == status, response.text
     body: dict[str, Any] = response.json()
     assert body["status"] == status and isinstance(body["detail"], str) and body["detail"]
-    assert body["error"] in (status, body["detail"])
-    assert body.get("message", body["detail"]) == body["detail"]
+    assert body["error"] == status and body["message"] == body["detail"]
     for issue in body.get("errors", []):
         assert issue["pointer"].startswith("/") and issue["detail"]
     return body

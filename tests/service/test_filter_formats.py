@@ -95,7 +95,7 @@ def test_a_rule_of_another_format_is_refused_at_its_path(tenant: Tenant) -> None
     assert details and "nope" in str(details)
     mixed = tenant.call("POST", "/v4/audiences", json={**body, "filtersText": "points > 1"})
     assert mixed.status_code == 400
-    assert "filtersFormat" in mixed.json()["error"]
+    assert "filtersFormat" in mixed.json()["message"]
 
 
 def test_an_audience_reads_as_a_sentence_for_people(tenant: Tenant) -> None:

@@ -160,8 +160,8 @@ def test_the_catalogue_offers_the_operators_the_library_takes_and_no_other(
         tenant.ok("POST", f"/v4/lists/{lst}/fields", 201, json={"key": key, "type": kind})
     catalogue = tenant.ok("GET", f"/v4/lists/{lst}/fields")
     by_key = {field["key"]: field for field in catalogue["fields"]}
-    # A list kept inside `data` takes the item tests, case-sensitive: no isEmpty, no equals.
-    assert by_key["tags"]["operators"] == ["has", "hasEvery", "hasSome"]
+    # A list kept inside `data` takes the item tests and isEmpty, case-sensitive: no equals.
+    assert by_key["tags"]["operators"] == ["has", "hasEvery", "hasSome", "isEmpty"]
     assert by_key["tags"]["insensitive"] is False
     assert by_key["plan"]["insensitive"] is True and "blank" in by_key["plan"]["operators"]
     schema = SCHEMA.with_fields(
@@ -181,20 +181,6 @@ def test_the_catalogue_offers_the_operators_the_library_takes_and_no_other(
             condition = _condition(field, "equals")
             condition[field["key"]]["mode"] = "insensitive"
             af.parse(_where(relation, condition), schema)
-
-
-def test_a_list_kept_inside_data_is_not_tested_for_emptiness(tenant: Tenant) -> None:
-    lst = tenant.new_list()["id"]
-    tenant.ok("POST", f"/v4/lists/{lst}/fields", 201, json={"key": "tags", "type": "string[]"})
-    tenant.new_contact(lst, "a@example.com", data={"tags": ["vip"]})
-    for body in ({"filtersText": "tags is empty"}, {"filters": {"tags": {"isEmpty": False}}}):
-        response = tenant.call("POST", "/v4/audiences/preview", json={"listId": lst, **body})
-        assert response.status_code == 400, response.json()
-        assert "kept inside JSON" in str(response.json())
-    found = tenant.ok(
-        "POST", "/v4/audiences/preview", json={"listId": lst, "filtersText": 'tags has "vip"'}
-    )
-    assert found["count"] == 1
 
 
 def test_the_catalogue_names_the_time_zones_filters_take(tenant: Tenant) -> None:

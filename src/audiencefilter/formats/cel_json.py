@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import date, datetime
 from typing import Final
 
-from ..language.fields import JSON_LIST_OPS, FieldType, Schema
+from ..language.fields import JSON_LIST_OPS, FieldType, ListOp, Schema
 from ..language.lists import as_arrays
 from ..language.nodes import And, Comparison, IsNull, ListTest, Node, Not, Or, Quantified
 from . import cel_syntax as cel
@@ -181,8 +181,14 @@ def _declared(name: str, schema: Schema, *kinds: FieldType, list_too: bool = Fal
 
 
 def _item_test(node: ListTest) -> bool:
-    """A list test a list declared inside JSON takes (`Field.list_operators`)."""
-    return not node.path and not node.insensitive and node.op in JSON_LIST_OPS
+    """An item test a list declared inside JSON takes (`Field.list_operators`): `isEmpty`
+    is left for the writer to refuse, as CEL's guarded array forms read no array's size."""
+    return (
+        not node.path
+        and not node.insensitive
+        and node.op in JSON_LIST_OPS
+        and node.op is not ListOp.IS_EMPTY
+    )
 
 
 def _days(value: object) -> str | tuple[str, ...] | None:

@@ -76,9 +76,9 @@ class ListOp(StrEnum):
 LIST_FIELD_OPS = (ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY, ListOp.IS_EMPTY, ListOp.EQUALS)
 ARRAY_OPS = (ListOp.ARRAY_CONTAINS, ListOp.ARRAY_STARTS_WITH, ListOp.ARRAY_ENDS_WITH)
 #: The operators of a list declared inside JSON (docs/semantics.md, "Typed fields inside
-#: JSON"): the item tests, case-sensitive. `isEmpty`, `equals` and `mode` are refused there,
-#: as no engine reads a JSON array's length, order and items alike.
-JSON_LIST_OPS = (ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY)
+#: JSON"): the item tests, case-sensitive, and `isEmpty` (an array with no items). `equals`
+#: and `mode` are refused there, as no engine reads a JSON array's order and items alike.
+JSON_LIST_OPS = (ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY, ListOp.IS_EMPTY)
 
 
 FieldSpec = str | FieldType | tuple[str | FieldType, tuple[str, ...]]

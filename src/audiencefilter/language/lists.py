@@ -95,6 +95,8 @@ def array_truth(node: ListTest, document: object) -> bool | None:
     value = lookup(document, node.path)
     if not isinstance(value, list | tuple):
         return None
+    if node.op is ListOp.IS_EMPTY:  # an array with no items (a null item is one)
+        return not value
 
     def same(item: object, literal: Any) -> bool:
         kind = value_type(literal)
@@ -114,9 +116,12 @@ def array_truth(node: ListTest, document: object) -> bool | None:
 def as_arrays(node: ListTest, source: tuple[str, ...]) -> Node:
     """A list declared inside JSON (stored at `source`) is the JSON array at its path: `has`
     and `hasEvery` are `array_contains`, `hasSome` one `array_contains` per literal, ORed
-    (`hasSome []` FALSE for an array, UNKNOWN where there is none, as for a list field).
-    Lowering and the CEL writer follow this one rule."""
+    (`hasSome []` FALSE for an array, UNKNOWN where there is none, as for a list field), and
+    `isEmpty` the array's own test of no items (UNKNOWN where there is no array, as for a
+    null list field). Lowering and the CEL writer follow this one rule."""
     column, path = source[0], source[1:]
+    if node.op is ListOp.IS_EMPTY:
+        return ListTest(column, ListOp.IS_EMPTY, (), False, path)
 
     def contains(values: tuple[Any, ...]) -> ListTest:
         return ListTest(column, ListOp.ARRAY_CONTAINS, values, False, path)
@@ -131,13 +136,14 @@ def as_arrays(node: ListTest, source: tuple[str, ...]) -> Node:
 
 
 IN_JSON = "is not read on a list kept inside JSON: it is a JSON array, tested item by item"
+# `equals` (order and items at once) and `mode` have no reading every engine shares.
 """Why a list kept inside JSON takes only the item tests (`Field.list_operators`)."""
 
 
 def in_json_hint(taken: Sequence[str]) -> str:
     """What to write instead, given the spellings of the operators such a list takes."""
     *rest, last = taken
-    return f"use {', '.join(rest)} or {last} (case-sensitive), or keep the list in a column"
+    return f"use {', '.join(rest)} or {last} (case-sensitive)"
 
 
 def not_in_json(node: ListTest, taken: Sequence[ListOp]) -> FilterError:

@@ -251,7 +251,7 @@ ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
     500: error_body(500, "Internal server error"),
     503: error_body(503, "The database is unavailable; retry later"),
 }
-RULE_ERROR_EXAMPLE = error_body(400, "Filters are required for smart mode", rule=True)
+RULE_ERROR_EXAMPLE = error_body(400, "Filters are required for smart mode")
 
 _STRINGS = {
     "id": CONTACT_ID,

@@ -100,5 +100,8 @@ def run_demo(settings: Settings, *, host: str, port: int, seed: bool = True) -> 
     if lst is not None:
         print(f"  demo list:   {lst.id} ({lst.name})")
         print(f'\n  curl -H "apiKey: {private_key}" "{base}/v4/contacts?listId={lst.id}&limit=3"')
-    print(f"\n  API docs: {base}/docs\n", flush=True)
+    print(f"\n  API docs: {base}/docs")
+    # The two pages a newcomer wants first, which nothing else in the terminal names.
+    print(f"  audience builder (paste the private key): {base}/builder")
+    print(f"  sign-up form (paste the public key):      {base}/signup\n", flush=True)
     serve(settings, host=host, port=port)

@@ -35,7 +35,7 @@ class FieldEntry:
     """One filterable field as the catalogue shows it, with what the library's filters take
     for it (`Field.operators`, `Field.takes_mode`): a builder offers those and no others, so
     it never offers a test the service would refuse (a list kept inside `data` takes `has`,
-    `hasSome` and `hasEvery`, not `isEmpty`)."""
+    `hasSome`, `hasEvery` and `isEmpty`, not `equals`)."""
 
     key: str
     type: str

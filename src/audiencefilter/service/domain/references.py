@@ -13,8 +13,10 @@ the audiences it reads by id:
 - references form no cycle (an audience reaching itself through others, or naming itself);
 - an audience that others name is not deleted (409, naming them).
 
-Previews and `GET /v4/contacts?filters=` read the same relation with no such rules: nothing
-depends on them. `ordered` and `dependents` give the store the order in which to refresh.
+A preview applies the second rule too (`check_known`): a reference to an audience that is not
+one of the list's is refused there as creating the audience would refuse it. Previews and
+`GET /v4/contacts?filters=` need not bound their references, nor can they form a cycle:
+nothing depends on them. `ordered` and `dependents` give the store the order in which to refresh.
 """
 
 from __future__ import annotations
@@ -107,20 +109,7 @@ def check(session: Session, list_id: str, audience_id: str | None, flt: Filter |
         ids |= bound
     if not ids:
         return
-    statement = select(Audience.id, Audience.listId).where(Audience.id.in_(sorted(ids)))
-    found = {id_: owner for id_, owner in session.execute(statement)}
-    for id_ in sorted(ids):
-        if found.get(id_) != list_id:
-            raise AudienceRuleError(
-                UNKNOWN,
-                [
-                    _detail(
-                        AUDIENCES,
-                        f"{id_!r} is not an audience of list {list_id!r}",
-                        "refer to audiences of the same list by their id",
-                    )
-                ],
-            )
+    _check_known(session, list_id, ids)
     if audience_id is None:
         return  # a new audience: nothing refers to it yet
     graph = _graph(session, list_id)
@@ -139,6 +128,32 @@ def check(session: Session, list_id: str, audience_id: str | None, flt: Filter |
                 )
             ],
         )
+
+
+def check_known(session: Session, list_id: str, flt: Filter) -> None:
+    """Refuse (400) a filter naming an audience id that is not an audience of the list: the
+    rule `check` applies to a stored filter, applied to a preview too, so a preview never
+    answers 0 contacts for a reference that creating the audience would refuse."""
+    ids = set(referenced(flt))
+    if ids:
+        _check_known(session, list_id, ids)
+
+
+def _check_known(session: Session, list_id: str, ids: set[str]) -> None:
+    statement = select(Audience.id, Audience.listId).where(Audience.id.in_(sorted(ids)))
+    found = {id_: owner for id_, owner in session.execute(statement)}
+    for id_ in sorted(ids):
+        if found.get(id_) != list_id:
+            raise AudienceRuleError(
+                UNKNOWN,
+                [
+                    _detail(
+                        AUDIENCES,
+                        f"{id_!r} is not an audience of list {list_id!r}",
+                        "refer to audiences of the same list by their id",
+                    )
+                ],
+            )
 
 
 def check_deletable(session: Session, audience: Audience) -> None:

@@ -61,18 +61,19 @@ class Envelope(BaseModel):
 
 
 class Error(Envelope):
-    """The body of every error response but the audience rules': the specification's `error`
-    (the HTTP status) and `message`, in the one envelope."""
+    """The body of every error response: the specification's `error` (the HTTP status, a
+    number in every body) and `message`, in the one envelope."""
 
     error: int
     message: str
 
 
-class RuleError(Envelope):
-    """An audience rule of the specification was broken: `error` is the message itself, and
-    there is no `message` (the specification's other form), in the one envelope."""
+class RuleError(Error):
+    """An audience rule broken or a filter refused: the one `Error` body, whose `message` says
+    which rule (`Name and listId are required`), with the filter's problems in `errors` and,
+    for one release, in the deprecated `details`. Its `error` is the status, as in every
+    body: a string there once made two shapes that a client had to tell apart."""
 
-    error: str
     details: list[FilterProblem] | None = Field(
         default=None,
         deprecated=True,

@@ -253,6 +253,8 @@ class ClickHouse(Dialect):
             return ", ".join([column, *(out.text(key) for key in node.path)])
 
         head = f"CASE WHEN toString(JSONType({keys()})) = 'Array' THEN "
+        if node.op is ListOp.IS_EMPTY:
+            return head + f"JSONLength({keys()}) = 0 END"
         values = double_literals(node)
         if values is None:
             return head + "false END"

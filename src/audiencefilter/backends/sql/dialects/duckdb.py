@@ -193,6 +193,9 @@ class DuckDB(TypedItemArrays):
     def some_item(self, items: str, test: str) -> str:
         return f"len(list_filter({items}, lambda af_x: {test})) > 0"
 
+    def item_count(self, items: str) -> str:
+        return f"len({items})"
+
     def item_at(self, items: str, index: str) -> str:
         return f"{items}[{index}]"
 

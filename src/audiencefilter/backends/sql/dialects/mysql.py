@@ -216,6 +216,9 @@ class MySQL(Dialect):
         def kind() -> str:
             return f"JSON_TYPE(JSON_EXTRACT({column}, {out.text(path)}))"
 
+        if node.op is ListOp.IS_EMPTY:
+            head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
+            return head + f"JSON_LENGTH(JSON_EXTRACT({column}, {out.text(path)})) = 0 END"
         values = double_literals(node)
         if values is None:
             return f"CASE WHEN {kind()} = 'ARRAY' THEN FALSE END"

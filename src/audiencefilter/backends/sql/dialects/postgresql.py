@@ -127,6 +127,8 @@ class PostgreSQL(Dialect):
             return self.json_document(column, [out.text(key) for key in node.path])
 
         head = f"CASE WHEN jsonb_typeof({document()}) = 'array' THEN "
+        if node.op is ListOp.IS_EMPTY:
+            return head + f"jsonb_array_length({document()}) = 0 END"
         kept = without_nul(node)  # jsonb, as text, holds no NUL
         test = self.false if isinstance(kept, bool) else self._array_items(out, kept, document)
         return head + test + " END"  # UNKNOWN for anything but an array (lists.array_truth)

@@ -229,6 +229,9 @@ class SparkSQL(TypedItemArrays):
     def some_item(self, items: str, test: str) -> str:
         return f"exists({items}, af_x -> {test})"
 
+    def item_count(self, items: str) -> str:
+        return f"size({items})"
+
     def item_at(self, items: str, index: str) -> str:
         return f"try_element_at({items}, {index})"
 

@@ -299,6 +299,9 @@ class SQLite(Dialect):
             return out.json_type(node.field, node.path)
 
         head = f"CASE WHEN {kind()} = 'array' THEN "
+        if node.op is ListOp.IS_EMPTY:
+            array = out.json_value(node.field, node.path, FieldType.STRING)
+            return head + f"json_array_length({array}) = 0 END"
         test = self._array_items(out, node)
         return head + test + " END"  # UNKNOWN for anything but an array (lists.array_truth)
 

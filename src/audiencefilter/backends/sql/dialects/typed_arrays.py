@@ -33,6 +33,9 @@ class TypedItemArrays(Dialect):
         def kind() -> str:
             return self.json_type(column, [], out.text(path))
 
+        if node.op is ListOp.IS_EMPTY:  # no items: the head first, so literals stay in order
+            head = f"CASE WHEN {kind()} = 'ARRAY' THEN "
+            return head + f"{self.item_count(self.array_items(column, out.text(path)))} = 0 END"
         values = double_literals(node)
         if values is None:
             return f"CASE WHEN {kind()} = 'ARRAY' THEN FALSE END"
@@ -77,6 +80,10 @@ class TypedItemArrays(Dialect):
 
     def some_item(self, items: str, test: str) -> str:
         """Whether some item `af_x` of `items` passes `test`."""
+        raise NotImplementedError
+
+    def item_count(self, items: str) -> str:
+        """How many items `items` holds (a null item counts)."""
         raise NotImplementedError
 
     def item_at(self, items: str, index: str) -> str:

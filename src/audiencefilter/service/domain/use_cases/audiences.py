@@ -521,6 +521,7 @@ def preview(
     with database.reading() as session:
         lst = owned_list(session, account_id, request.list_id)
         flt = _previewed(session, lst, request)
+        references.check_known(session, lst.id, flt)
         now = clock.now()
         where = [relations.condition(flt, now)]
         found = ContactPages(session, lst, settings).paged(where, request.subs.paging)
