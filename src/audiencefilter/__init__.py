@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
     from datetime import datetime
 
+    from .algebra import Comparison as AudienceComparison
+    from .algebra import Verdict, compare
     from .backends.memory_many import FilterSet
     from .backends.naming import snake_case
     from .explain import Explanation, Outcome
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from .text import to_text
 
 __all__ = [
+    "AudienceComparison",
     "CONTACT",
     "Ago",
     "Aggregate",
@@ -95,8 +98,10 @@ __all__ = [
     "Relation",
     "Schema",
     "UnhandledNodeError",
+    "Verdict",
     "Visitor",
     "as_utc",
+    "compare",
     "compile",
     "from_format",
     "json_schema",
@@ -147,6 +152,8 @@ def register_sqlite_functions(target: Any) -> None:
 
 
 _LAZY = {
+    "Verdict": "algebra",
+    "compare": "algebra",
     "FilterSet": "backends.memory_many",
     "to_text": "text",
     "Explanation": "explain",
@@ -161,6 +168,10 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     """The text syntax and explanations, imported on first use (they need lark), and
     `FilterSet`, which compiles with the in-memory back-end."""
+    if name == "AudienceComparison":
+        from .algebra import Comparison
+
+        return Comparison
     if name in _LAZY:
         import importlib
 

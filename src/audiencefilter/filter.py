@@ -36,6 +36,7 @@ from .where.read import read_where
 if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
 
+    from .algebra import Verdict
     from .backends.memory import Evaluator, Matcher
     from .backends.memory_clock import Clockwork
     from .explain import Explanation
@@ -500,6 +501,33 @@ class Filter:
         from .rewrite.simplify import is_unsatisfiable
 
         return is_unsatisfiable(self.root, self.schema)
+
+    def implies(self, other: Filter, *, now: datetime | None = None) -> Verdict:
+        """Whether every record this filter matches, `other` matches too (at `now`): True is
+        a proof, False comes with a witness record (in this audience, not in `other`), None
+        is undecided (docs/algebra.md)."""
+        from .algebra import implies
+
+        return implies(self, other, now=now)
+
+    def overlaps(self, other: Filter, *, now: datetime | None = None) -> Verdict:
+        """Whether some record is in both audiences: True with a witness, False a proof."""
+        from .algebra import overlaps
+
+        return overlaps(self, other, now=now)
+
+    def equivalent(self, other: Filter, *, now: datetime | None = None) -> Verdict:
+        """Whether both audiences hold the same records: True a proof, False with a witness."""
+        from .algebra import equivalent
+
+        return equivalent(self, other, now=now)
+
+    def can_match(self, *, now: datetime | None = None) -> Verdict:
+        """Whether any record can match: True with a witness, False a proof naming the
+        conditions that cannot hold together."""
+        from .algebra import can_match
+
+        return can_match(self, now=now)
 
     def is_always_true(self) -> bool:
         """True when every record matches, e.g. `{"OR": [{"country": "XX"}, {}]}` or

@@ -7,6 +7,8 @@
     audiencefilter eval @audience.txt contacts.jsonl
     audiencefilter bench @filters.txt --contacts synthetic:100000 --engines memory,polars,duckdb
     audiencefilter convert --from jsonlogic --to mongodb '{"==": [{"var": "country"}, "FR"]}'
+    audiencefilter compare 'points >= 10' 'points >= 5'
+    audiencefilter examples --json 'country = "FR" or points >= 10'
 
 Exit status: 0 success, 1 invalid filter or unreadable input, 2 bad command line, 3 `eval` or
 `bench` finished but skipped bad rows, 4 `bench` found engines answering differently.
@@ -265,6 +267,20 @@ def _eval(args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err:
     return run_eval(flt, options, out, err)
 
 
+def _compare(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    from .algebra import run_compare  # the algebra only when asked
+
+    return run_compare(args, out, err)
+
+
+def _examples(
+    args: argparse.Namespace, flt: Filter, syntax: str, out: IO[str], err: IO[str]
+) -> int:
+    from .algebra import run_examples
+
+    return run_examples(args, flt, syntax, out, err)
+
+
 def _bench(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from .bench import run_bench  # polars, DuckDB and matplotlib only when benchmarking
 
@@ -494,6 +510,27 @@ _BENCH_OPTIONS: tuple[_Option, ...] = (
     ),
     _NOW,
 )
+_JSON_OUTPUT: _Option = (("--json",), {"action": "store_true", "help": "print JSON"})
+_COMPARE_OPTIONS: tuple[_Option, ...] = (
+    (("first",), {"metavar": "A", "help": "the first filter, as JSON or text, or @file"}),
+    (("second",), {"metavar": "B", "help": "the second filter, as JSON or text, or @file"}),
+    (
+        ("--syntax",),
+        {
+            "choices": ("auto", "json", "text"),
+            "default": "auto",
+            "help": "the filters' syntax (default: JSON if it starts with { or [)",
+        },
+    ),
+    (("--schema",), {"metavar": "PATH", "help": "filterable fields as JSON, as for check"}),
+    (
+        ("--replace-schema",),
+        {"action": "store_true", "help": "the --schema fields replace the contact fields"},
+    ),
+    _JSON_OUTPUT,
+    _NOW,
+)
+_EXAMPLES_OPTIONS: tuple[_Option, ...] = (_JSON_OUTPUT, _NOW)
 _CONVERT_OPTIONS: tuple[_Option, ...] = (
     (
         ("--from",),
@@ -522,7 +559,19 @@ _COMMANDS: tuple[tuple[str, str, tuple[_Option, ...], Callable[..., int]], ...] 
     ("eval", "run a filter over a file of contacts", _EVAL_OPTIONS, _eval),
     ("bench", "time filters over contacts on several engines", _BENCH_OPTIONS, _bench),
     ("convert", "translate a filter between formats", _CONVERT_OPTIONS, _convert),
+    (
+        "compare",
+        "the relation of two audiences (same, contained, overlapping, disjoint) with witnesses",
+        _COMPARE_OPTIONS,
+        _compare,
+    ),
+    (
+        "examples",
+        "example contacts inside, outside and per condition",
+        _EXAMPLES_OPTIONS,
+        _examples,
+    ),
 )
 """Every command, in the order `--help` lists them: name, help, options, and what runs it."""
-_SEVERAL_FILTERS = frozenset({"bench"})
+_SEVERAL_FILTERS = frozenset({"bench", "compare"})
 """Commands that read their filters themselves: the others take one, read before they run."""

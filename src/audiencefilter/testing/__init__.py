@@ -13,6 +13,9 @@ from typing import Any
 from ..filter import Filter, parse
 from ..language.contact import CONTACT
 from ..language.fields import Schema
+from .examples import ConditionExample, Examples, examples
+
+__all__ = ["ConditionExample", "Examples", "as_filter", "assert_members", "examples", "members"]
 
 Where = Filter | str | bytes | Mapping[str, Any]
 

@@ -1,0 +1,128 @@
+"""The audience algebra on the `FilterSet` workload: the share of questions decided and the time
+per call.
+
+    python -m benchmarks.algebra [--filters N] [--pairs P] [--seed S]
+
+Pairs are drawn the way accounts build audiences (`filterset_workload.py`): from the filters
+that share a common piece (a reused sub-tree), two filters holding the same piece, and a filter
+with a piece it holds. Each pair is asked `implies` both ways and `overlaps` (the three calls
+of `af.compare`); a call is decided when `holds` is not None. Reported: the share decided per
+question and for the relation (`compare` not `unknown`), and p50/p99/max time per call, on the
+first call (which compiles each condition for the in-memory back-end once, kept per schema)
+and asked again (what a service pays for filters it holds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import audiencefilter as af
+
+from .filterset_scale import quantile
+from .filterset_workload import SCHEMA, Workload
+
+
+def _pieces_of(where: Any, known: dict[str, int]) -> set[int]:
+    """The indexes of the common pieces inside `where`."""
+    found: set[int] = set()
+    stack = [where]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            index = known.get(json.dumps(node, sort_keys=True, default=str))
+            if index is not None:
+                found.add(index)
+            stack.extend(v for k, v in node.items() if k in ("AND", "OR", "NOT"))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def pairs(filters: int, count: int, seed: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """`count` pairs: two filters sharing a piece, or a filter and a piece it holds."""
+    workload = Workload(seed)
+    wheres = workload.filters(filters)
+    known = {json.dumps(p, sort_keys=True, default=str): i for i, p in enumerate(workload.pieces)}
+    holders: dict[int, list[int]] = {}
+    for position, where in enumerate(wheres):
+        for piece in _pieces_of(where, known):
+            holders.setdefault(piece, []).append(position)
+    shared = sorted(holders)
+    chooser = random.Random(seed)
+    found = []
+    while len(found) < count and shared:
+        piece = chooser.choice(shared)
+        group = holders[piece]
+        if len(group) > 1 and chooser.random() < 0.5:
+            first, second = chooser.sample(group, 2)
+            found.append((wheres[first], wheres[second]))
+        else:
+            found.append((wheres[chooser.choice(group)], workload.pieces[piece]))
+    return found
+
+
+def _timed(a: af.Filter, b: af.Filter, times: list[float]) -> list[bool | None]:
+    """`a implies b`, `b implies a`, `a overlaps b`, each call's time appended to `times`."""
+    answers = []
+    for first, second, question in ((a, b, "implies"), (b, a, "implies"), (a, b, "overlaps")):
+        start = time.perf_counter()
+        answers.append(getattr(first, question)(second).holds)
+        times.append((time.perf_counter() - start) * 1000)
+    return answers
+
+
+def measure(drawn: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    times: list[float] = []
+    warm: list[float] = []
+    decided = {"implies": 0, "overlaps": 0, "relation": 0}
+    relations: dict[str, int] = {}
+    for left, right in drawn:
+        a, b = af.parse(left, SCHEMA), af.parse(right, SCHEMA)
+        answers = _timed(a, b, times)
+        _timed(a, b, warm)
+        decided["implies"] += (answers[0] is not None) + (answers[1] is not None)
+        decided["overlaps"] += answers[2] is not None
+        relation = af.compare(a, b).relation
+        relations[relation] = relations.get(relation, 0) + 1
+        decided["relation"] += relation != "unknown"
+    found = {"pairs": len(drawn), "times": times, "warm": warm, "decided": decided}
+    return {**found, "relations": relations}
+
+
+def report(found: dict[str, Any]) -> str:
+    n, times, decided = found["pairs"], found["times"], found["decided"]
+    calls = len(times)
+    share = (decided["implies"] + decided["overlaps"]) / calls
+    return "\n".join(
+        [
+            f"pairs: {n}, calls: {calls}",
+            f"decided: {share:.1%} of calls (implies {decided['implies'] / (2 * n):.1%}, "
+            f"overlaps {decided['overlaps'] / n:.1%}); relation known for "
+            f"{decided['relation'] / n:.1%} of pairs",
+            f"time per call, first (conditions compiled): p50 {statistics.median(times):.2f} ms, "
+            f"p99 {quantile(times, 0.99):.2f} ms, max {max(times):.1f} ms",
+            f"time per call, asked again: p50 {statistics.median(found['warm']):.2f} ms, "
+            f"p99 {quantile(found['warm'], 0.99):.2f} ms, max {max(found['warm']):.1f} ms",
+            f"relations: {json.dumps(found['relations'], sort_keys=True)}",
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--filters", type=int, default=10_000)
+    parser.add_argument("--pairs", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=39)
+    args = parser.parse_args(argv)
+    print(report(measure(pairs(args.filters, args.pairs, args.seed))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

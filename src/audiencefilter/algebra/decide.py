@@ -1,0 +1,320 @@
+"""Deciding one question: is there a record meeting every demand, and which one.
+
+Each open branch of the tableau is read field by field. Conditions on one column that the
+representatives model (`domains.py`) are decided exactly there: a field none of whose
+representatives meets its literals closes the branch, a proof. Every other condition (JSON
+paths, field references, relations, anniversaries, a node kind added later) is opaque: it can
+close a branch only by clashing with itself, and otherwise only guides the search for a record.
+A candidate record is a witness only once the caller's `target` (the in-memory back-end over the
+whole filters) accepts it, so a wrong model can cost an answer, never give a wrong one.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..backends.memory import compile_node
+from ..language.fields import FieldType, Schema
+from ..language.nodes import (
+    Aggregated,
+    Comparison,
+    FieldComparison,
+    IsNull,
+    ListTest,
+    Node,
+    Not,
+    Quantified,
+    fields_used,
+)
+from ..language.relations import relation_of, rows_schema
+from .domains import MISSING, candidates, modelled
+from .tableau import Branch, Budget, Demand, F, Mode, T, TooManyBranches, Truths, U, branches
+
+Record = dict[str, Any]
+Target = Callable[[Mapping[str, Any]], bool]
+Memo = dict[frozenset[tuple[Node, Truths]], tuple[list[Any], bool]]
+"""A field's literals on a branch and the values meeting them, shared by the branches."""
+_TRIES = 300
+_PER_FIELD = 4
+
+
+@dataclass
+class Outcome:
+    """A question's answer: a checked `witness`, or `empty` (proved: no record), or neither."""
+
+    witness: Record | None = None
+    empty: bool = False
+    reason: str = ""
+    blamed: list[Node] = field(default_factory=list)
+    """The conditions that closed the branches of a proof (for a reason naming them)."""
+
+
+def decide(
+    demands: Sequence[Demand], schema: Schema, target: Target, steps: int = 20_000
+) -> Outcome:
+    """Search the branches of `demands` for a record `target` accepts, proving emptiness when
+    every branch closes."""
+    memo: Memo = {}
+    closing: list[Node] = []
+    budget = Budget(steps, check=lambda branch, node: _open(branch, node, schema, memo, closing))
+    undecided = ""
+    try:
+        for branch in branches(list(demands), budget):
+            found = _branch(branch, schema, target, memo)
+            if found.witness is not None:
+                return found
+            if not found.empty:
+                undecided = undecided or found.reason
+    except TooManyBranches:
+        return Outcome(reason="undecided: too many cases to examine")
+    if undecided:
+        return Outcome(reason=f"undecided: {undecided}")
+    return Outcome(empty=True, reason="proved", blamed=[*closing, *budget.clashes])
+
+
+Functions = tuple[Callable[..., bool], Callable[..., bool]]
+_COMPILED: dict[int, tuple[Schema, dict[Node, Functions]]] = {}
+_KEPT = 20_000
+
+
+def _truth_functions(atom: Node, schema: Schema) -> Functions:
+    """The compiled "is TRUE" and "is FALSE" of one condition, kept per schema object (looked
+    up by identity: hashing a schema on every call would cost more than the lookup saves)."""
+    kept = _COMPILED.get(id(schema))
+    if kept is None or kept[0] is not schema:
+        kept = _COMPILED[id(schema)] = (schema, {})
+    table = kept[1]
+    found = table.get(atom)
+    if found is None:
+        if len(table) > _KEPT:
+            table.clear()
+        found = table[atom] = (compile_node(atom, schema), compile_node(Not(atom), schema))
+    return found
+
+
+def truth(atom: Node, schema: Schema, record: Mapping[str, Any]) -> str | None:
+    """The three-valued truth of one condition over `record` (None: the oracle refused it)."""
+    is_true, is_false = _truth_functions(atom, schema)
+    try:
+        return T if is_true(record) else F if is_false(record) else U
+    except Exception:  # a value the oracle refuses holds no record  # noqa: BLE001
+        return None
+
+
+def _open(branch: Branch, node: Node, schema: Schema, memo: Memo, closing: list[Node]) -> bool:
+    """False when `node`'s field, with the branch's other literals on it, has no value left."""
+    name = getattr(node, "field", None)
+    declared = schema.get(name) if isinstance(name, str) else None
+    if declared is None or not modelled(node, declared.type):
+        return True
+    name = declared.name
+    literals = [
+        (atom, allowed)
+        for atom, allowed in branch.items()
+        if getattr(atom, "field", None) == name and modelled(atom, declared.type)
+    ]
+    key = frozenset(literals)
+    if key not in memo:
+        memo[key] = _field_values(name, literals, schema)
+    found, complete = memo[key]
+    if not found and complete:
+        closing.extend(atom for atom, _ in literals)
+        return False
+    return True
+
+
+def _branch(branch: Branch, schema: Schema, target: Target, memo: Memo) -> Outcome:
+    groups, opaque = _grouped(branch, schema)
+    options: dict[str, list[Any]] = {}
+    exact = not opaque
+    for name, literals in groups.items():
+        key = frozenset(literals)
+        if key not in memo:
+            memo[key] = _field_values(name, literals, schema)
+        found, complete = memo[key]
+        if not found:
+            if complete:
+                return Outcome(empty=True)
+            return Outcome(reason=f"no value of {name} was found for its conditions")
+        exact = exact and complete
+        options[name] = found[:_PER_FIELD]
+    for name, pool in _opaque_pools(opaque, schema, branch).items():
+        options.setdefault(name, pool)
+    for record in itertools.islice(_records(options), _TRIES):
+        if _accepted(target, record):
+            return Outcome(witness=record)
+    if exact:
+        return Outcome(reason="a witness built by the model failed the check")
+    return Outcome(reason="conditions outside the decided fragment, and no record found")
+
+
+def _grouped(
+    branch: Branch, schema: Schema
+) -> tuple[dict[str, list[tuple[Node, Truths]]], list[Node]]:
+    groups: dict[str, list[tuple[Node, Truths]]] = {}
+    opaque: list[Node] = []
+    for atom, allowed in branch.items():
+        name = getattr(atom, "field", None)
+        declared = schema.get(name) if isinstance(name, str) else None
+        if modelled(atom, declared.type if declared else None):
+            groups.setdefault(str(name), []).append((atom, allowed))
+        else:
+            opaque.append(atom)
+    return groups, opaque
+
+
+def _field_values(
+    name: str, literals: list[tuple[Node, Truths]], schema: Schema
+) -> tuple[list[Any], bool]:
+    """The representatives of field `name` meeting every literal, and whether they are all."""
+    atoms = [a for a, _ in literals]
+    demanded = [a for a, allowed in literals if allowed == Mode.TRUE.value]
+    found = candidates(schema[name].type, atoms, demanded)
+    complete = found.complete
+    meeting = []
+    for value in found.values:
+        record = {} if value is MISSING else {name: value}
+        answers = [truth(atom, schema, record) for atom in atoms]
+        if None in answers:
+            complete = False
+        elif all(t in allowed for t, (_, allowed) in zip(answers, literals, strict=True)):
+            meeting.append(value)
+    return meeting, complete
+
+
+def _accepted(target: Target, record: Record) -> bool:
+    try:
+        return target(record)
+    except Exception:  # a record the oracle refuses is no witness  # noqa: BLE001
+        return False
+
+
+def _records(options: dict[str, list[Any]]) -> Iterator[Record]:
+    names = sorted(options)
+    for values in itertools.product(*(options[n] for n in names)):
+        yield {n: v for n, v in zip(names, values, strict=True) if v is not MISSING}
+
+
+def _opaque_pools(opaque: list[Node], schema: Schema, branch: Branch) -> dict[str, list[Any]]:
+    """Values to try for the fields the opaque conditions read."""
+    pools: dict[str, list[Any]] = {}
+    for atom in opaque:
+        for name in sorted(fields_used(atom)):
+            pool = pools.setdefault(name, [])
+            pool.extend(_guesses(atom, name, schema, branch))
+    return {n: list(_unique(p))[:8] for n, p in pools.items()}
+
+
+def _unique(values: list[Any]) -> Iterator[Any]:
+    seen: list[Any] = []
+    for value in values:
+        if not any(type(value) is type(s) and value == s for s in seen):
+            seen.append(value)
+            yield value
+
+
+def _guesses(atom: Node, name: str, schema: Schema, branch: Branch) -> list[Any]:
+    if isinstance(atom, Quantified | Aggregated):
+        return _relation_guesses(atom, schema)
+    declared = schema.get(name)
+    kind = declared.type if declared else None
+    if isinstance(atom, Comparison | IsNull | ListTest) and atom.path:
+        return _json_guesses(atom, branch)
+    if isinstance(atom, FieldComparison) and kind is not None:
+        return list(_TYPE_POOLS.get(kind, ()))
+    value = getattr(atom, "value", None)
+    literal = [v for v in (value if isinstance(value, tuple) else (value,)) if v is not None]
+    return [*literal[:2], *_TYPE_POOLS.get(kind, ()), None, MISSING] if kind else [MISSING]
+
+
+def _json_guesses(atom: Comparison | IsNull | ListTest, branch: Branch) -> list[Any]:
+    """Documents holding each path of the branch's JSON conditions: the literals asked for,
+    all at once and one at a time, and the empty document."""
+    merged: dict[str, Any] = {}
+    singles: list[Any] = []
+    for other, allowed in branch.items():
+        if not isinstance(other, Comparison | IsNull | ListTest):
+            continue
+        if other.field != atom.field or not other.path:
+            continue
+        value = _json_value(other)
+        if value is MISSING:
+            continue
+        single: dict[str, Any] = {}
+        _put(single, other.path, value)
+        singles.append(single)
+        if T in allowed:
+            _put(merged, other.path, value)
+    return [merged, *singles, {}, MISSING]
+
+
+def _json_value(atom: Node) -> Any:
+    if isinstance(atom, ListTest):
+        return list(atom.value)
+    if isinstance(atom, Comparison):
+        value = atom.value[0] if isinstance(atom.value, tuple) and atom.value else atom.value
+        return value if isinstance(value, str | int | float | bool) else MISSING
+    return MISSING
+
+
+def _put(document: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for key in path[:-1]:
+        inner = document.get(key)
+        if not isinstance(inner, dict):
+            inner = document[key] = {}
+        document = inner
+    document[path[-1]] = value
+
+
+def _relation_guesses(atom: Quantified | Aggregated, schema: Schema) -> list[Any]:
+    """Related rows to try: none, one row for which the where clause holds, one for which it
+    does not, and several copies (counts)."""
+    relation = relation_of(schema, atom.relation)
+    related = rows_schema(schema, relation)
+    rows = [_row(atom.where, related, mode) for mode in (Mode.TRUE, Mode.NOT_TRUE)]
+    found = [r for r in rows if r is not None]
+    if not relation.many:
+        return [*found, None, MISSING]
+    lists: list[Any] = [[], *([r] for r in found)]
+    if found:
+        lists += [[found[0]] * n for n in (2, 3, 5, 10)]
+    return [*lists, MISSING]
+
+
+def _row(where: Node, schema: Schema, mode: Mode) -> Record | None:
+    is_true, is_false = _truth_functions(where, schema)
+
+    def target(row: Mapping[str, Any]) -> bool:
+        return bool(is_true(row)) if mode is Mode.TRUE else not is_true(row)
+
+    return decide([(where, mode)], schema, target, steps=2_000).witness
+
+
+_TYPE_POOLS: dict[FieldType, tuple[Any, ...]] = {
+    FieldType.NUMBER: (0, 1, 2, -1),
+    FieldType.STRING: ("a", "b", ""),
+    FieldType.BOOLEAN: (True, False),
+}
+
+
+def describe(atoms: Sequence[Node]) -> str:
+    """The distinct conditions of `atoms` in a few words each, for a reason."""
+    return "; ".join(dict.fromkeys(_describe(atom) for atom in atoms[:50]))
+
+
+def _describe(atom: Node) -> str:
+    """A condition in a few words for a reason: `points gt 10`."""
+    if isinstance(atom, Comparison):
+        path = "".join(f".{k}" for k in atom.path)
+        return f"{atom.field}{path} {atom.op} {atom.value!r}"
+    if isinstance(atom, IsNull | ListTest):
+        return (
+            f"{atom.field} {getattr(atom, 'op', 'is null')} {getattr(atom, 'value', '')!r}".strip()
+        )
+    return f"the {atom.kind} condition on {', '.join(sorted(fields_used(atom)))}"
+
+
+__all__ = ["Outcome", "decide", "describe", "truth", "TooManyBranches", "T", "F", "U"]

@@ -1,0 +1,273 @@
+"""The audience algebra against brute force: over a small finite domain, every record enumerated,
+no proof is contradicted and every witness is right; witnesses again on SQL engines."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import audiencefilter as af
+from tests.engines import ENGINES, selector
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+SCHEMA = af.Schema.of(n="number", s="string", b="boolean", tags="string[]", when="datetime")
+MISSING = object()
+DOMAIN: dict[str, tuple[Any, ...]] = {
+    "n": (MISSING, None, 1, 2, 2.5, 3),
+    "s": (None, "a", "A", "ab", "b"),
+    "b": (MISSING, None, True, False),
+    "tags": (None, [], ["a"], ["a", "b"], ["b", None]),
+    "when": (None, datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 2, 1, tzinfo=UTC)),
+}
+RECORDS = [
+    {k: v for k, v in zip(DOMAIN, values, strict=True) if v is not MISSING}
+    for values in itertools.product(*DOMAIN.values())
+]
+
+
+def _conditions() -> st.SearchStrategy[dict[str, Any]]:
+    number = st.sampled_from([1, 2, 3])
+    text = st.sampled_from(["a", "A", "b", "ab"])
+    moment = st.sampled_from([datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 15, tzinfo=UTC)])
+    return st.one_of(
+        st.builds(
+            lambda op, v: {"n": {op: v}},
+            st.sampled_from(["equals", "gt", "gte", "lt", "lte"]),
+            number,
+        ),
+        st.builds(
+            lambda op, v: {"n": {op: v}},
+            st.sampled_from(["in", "notIn"]),
+            st.lists(number, max_size=2),
+        ),
+        st.builds(lambda op, v: {"n": {"not": {op: v}}}, st.sampled_from(["equals", "gt"]), number),
+        st.builds(
+            lambda op, v, i: {"s": {op: v, **({"mode": "insensitive"} if i else {})}},
+            st.sampled_from(["equals", "gt", "lt", "startsWith", "contains", "endsWith"]),
+            text,
+            st.booleans(),
+        ),
+        st.builds(lambda v: {"s": {"in": v}}, st.lists(text, max_size=2)),
+        st.builds(lambda v: {"b": v}, st.sampled_from([True, False])),
+        st.builds(lambda f: {f: None}, st.sampled_from(["n", "s", "b", "tags", "when"])),
+        st.builds(lambda f: {f: {"not": None}}, st.sampled_from(["n", "s", "b", "when"])),
+        st.builds(lambda v: {"tags": {"has": v}}, st.sampled_from(["a", "b"])),
+        st.builds(
+            lambda v: {"tags": {"hasSome": v}}, st.lists(st.sampled_from(["a", "b"]), max_size=2)
+        ),
+        st.builds(lambda v: {"tags": {"isEmpty": v}}, st.booleans()),
+        st.builds(
+            lambda op, v: {"when": {op: v}}, st.sampled_from(["gt", "lte", "equals"]), moment
+        ),
+        st.builds(lambda v: {"when": {"gt": {"ago": v}}}, st.sampled_from(["P30D", "P60D"])),
+    )
+
+
+def _wheres() -> st.SearchStrategy[dict[str, Any]]:
+    return st.recursive(
+        _conditions(),
+        lambda inner: st.one_of(
+            st.builds(lambda xs: {"AND": xs}, st.lists(inner, min_size=1, max_size=3)),
+            st.builds(lambda xs: {"OR": xs}, st.lists(inner, min_size=1, max_size=3)),
+            st.builds(lambda x: {"NOT": x}, inner),
+        ),
+        max_leaves=5,
+    )
+
+
+def _in(flt: af.Filter, record: dict[str, Any]) -> bool:
+    return flt.matches(record, now=NOW)
+
+
+def _check_implies(a: af.Filter, b: af.Filter) -> af.Verdict:
+    verdict = a.implies(b, now=NOW)
+    if verdict.holds is True:
+        assert not [r for r in RECORDS if _in(a, r) and not _in(b, r)]
+    if verdict.holds is False:
+        assert (
+            verdict.witness is not None and _in(a, verdict.witness) and not _in(b, verdict.witness)
+        )
+    return verdict
+
+
+def _check_overlaps(a: af.Filter, b: af.Filter) -> af.Verdict:
+    verdict = a.overlaps(b, now=NOW)
+    if verdict.holds is False:
+        assert not [r for r in RECORDS if _in(a, r) and _in(b, r)]
+    if verdict.holds is True:
+        assert verdict.witness is not None and _in(a, verdict.witness) and _in(b, verdict.witness)
+    return verdict
+
+
+@given(_wheres(), _wheres())
+def test_no_proof_is_contradicted_and_every_witness_is_right(left: Any, right: Any) -> None:
+    a, b = af.parse(left, SCHEMA), af.parse(right, SCHEMA)
+    _check_implies(a, b)
+    _check_overlaps(a, b)
+    matching = a.can_match(now=NOW)
+    if matching.holds is False:
+        assert not [r for r in RECORDS if _in(a, r)]
+    if matching.holds is True:
+        assert matching.witness is not None and _in(a, matching.witness)
+    same = a.equivalent(b, now=NOW)
+    if same.holds is True:
+        assert all(_in(a, r) == _in(b, r) for r in RECORDS)
+
+
+@given(_wheres())
+def test_a_filter_implies_and_is_equivalent_to_itself(where: Any) -> None:
+    flt = af.parse(where, SCHEMA)
+    assert flt.implies(flt, now=NOW).holds is True
+    assert flt.equivalent(flt, now=NOW).holds is True
+
+
+def test_fixed_cases() -> None:
+    assert af.parse({"points": {"gte": 10}}).implies(af.parse({"points": {"gte": 5}})).holds is True
+    weaker = af.parse({"points": {"gte": 5}}).implies(af.parse({"points": {"gte": 10}}))
+    assert weaker.holds is False and weaker.witness is not None
+    assert af.parse({"country": "FR"}).overlaps(af.parse({"country": "DE"})).holds is False
+    never = af.parse({"points": {"gt": 10, "lt": 5}}).can_match()
+    assert never.holds is False and "points" in never.reason
+    compared = af.compare(af.parse({"country": "FR"}), af.parse({"country": {"in": ["FR", "DE"]}}))
+    assert compared.relation == "subset" and compared.b_only == {"country": "DE"}
+    assert (
+        af.compare(af.parse({"country": "FR"}), af.parse({"country": "DE"})).relation == "disjoint"
+    )
+
+
+def test_an_unknown_node_kind_is_never_a_proof() -> None:
+    field_reference = af.parse({"points": {"gt": {"_ref": "referrals"}}})
+    other = af.parse({"referrals": {"lt": 0}})
+    verdict = field_reference.implies(other)
+    assert verdict.holds is not True
+    if verdict.holds is False:
+        assert field_reference.matches(verdict.witness) and not other.matches(verdict.witness)
+
+
+PAIRS = [
+    ({"n": {"gt": 1}}, {"n": {"gte": 3}}),
+    ({"s": {"startsWith": "a", "mode": "insensitive"}}, {"s": "a"}),
+    ({"tags": {"has": "a"}}, {"tags": {"hasSome": ["a", "b"]}}),
+    ({"NOT": {"b": True}}, {"b": False}),
+]
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        pytest.param(e, id=e.name, marks=e.marks)
+        for e in ENGINES
+        if e.name in ("sql-sqlite", "sql-duckdb")
+    ],
+)
+@pytest.mark.parametrize(("left", "right"), PAIRS)
+def test_witnesses_hold_on_sql_engines(
+    engine: Any, left: Any, right: Any, request: pytest.FixtureRequest
+) -> None:
+    a, b = af.parse(left, SCHEMA), af.parse(right, SCHEMA)
+    compared = af.compare(a, b, now=NOW)
+    select = selector(engine, request)
+    regions = {"both": (True, True), "a_only": (True, False), "b_only": (False, True)}
+    for name, (in_a, in_b) in regions.items():
+        witness = getattr(compared, name)
+        if witness is None:
+            continue
+        rows = [{"id": "w", **witness}]
+        assert (select(a, rows, NOW) == {"w"}) is in_a, (name, witness)
+        assert (select(b, rows, NOW) == {"w"}) is in_b, (name, witness)
+
+
+def test_examples_give_a_deciding_pair_per_condition() -> None:
+    from audiencefilter.testing import examples
+
+    flt = af.parse({"OR": [{"country": "FR"}, {"points": {"gte": 10, "lt": 20}}]})
+    found = examples(flt)
+    assert found.inside is not None and flt.matches(found.inside)
+    assert found.outside is not None and not flt.matches(found.outside)
+    assert set(found.conditions) == {"OR[0].country.equals", "OR[1].points.gte", "OR[1].points.lt"}
+    for pair in found.conditions.values():
+        assert pair.inside is not None and pair.outside is not None
+        assert flt.matches(pair.inside) and not flt.matches(pair.outside)
+        assert set(pair.inside) == set(pair.outside)
+
+
+def test_examples_report_a_redundant_condition_as_dead() -> None:
+    from audiencefilter.testing import examples
+
+    found = examples(af.parse({"AND": [{"points": {"gte": 10}}, {"points": {"gte": 5}}]}))
+    assert found.conditions["AND[1].points.gte"].dead is True
+
+
+WIDE = af.Schema.of(n="number", k="number", data="json").with_relations(
+    af.Relation("rows", af.Schema.from_mapping({"name": "string", "size": "number"}))
+)
+WIDE_DOMAIN: dict[str, tuple[Any, ...]] = {
+    "n": (MISSING, None, 1, 2),
+    "k": (None, 1, 2),
+    "data": (MISSING, {}, {"plan": "pro"}, {"plan": 1}, {"plan": None}),
+    "rows": (
+        [],
+        [{"name": "a", "size": 1}],
+        [{"name": "b", "size": 2}],
+        [{"name": "a", "size": 1}, {"name": "b", "size": 2}],
+    ),
+}
+WIDE_RECORDS = [
+    {k: v for k, v in zip(WIDE_DOMAIN, values, strict=True) if v is not MISSING}
+    for values in itertools.product(*WIDE_DOMAIN.values())
+]
+
+
+def _wide_conditions() -> st.SearchStrategy[dict[str, Any]]:
+    names = st.sampled_from(["a", "b"])
+    return st.one_of(
+        st.builds(
+            lambda op, v: {"n": {op: v}},
+            st.sampled_from(["equals", "gt", "lte"]),
+            st.sampled_from([1, 2]),
+        ),
+        st.builds(lambda op: {"n": {op: {"_ref": "k"}}}, st.sampled_from(["equals", "gt", "lt"])),
+        st.builds(lambda v: {"data": {"path": ["plan"], "equals": v}}, st.sampled_from(["pro", 1])),
+        st.just({"data": {"path": ["plan"], "equals": None}}),
+        st.builds(
+            lambda q, v: {"rows": {q: {"name": v}}},
+            st.sampled_from(["some", "every", "none"]),
+            names,
+        ),
+        st.builds(lambda v: {"rows": {"count": {"gte": v}}}, st.sampled_from([1, 2])),
+        st.builds(lambda v: {"rows": {"sum": {"size": {"gt": v}}}}, st.sampled_from([1, 2])),
+    )
+
+
+def _wide_wheres() -> st.SearchStrategy[dict[str, Any]]:
+    return st.recursive(
+        _wide_conditions(),
+        lambda inner: st.one_of(
+            st.builds(lambda xs: {"AND": xs}, st.lists(inner, min_size=1, max_size=3)),
+            st.builds(lambda xs: {"OR": xs}, st.lists(inner, min_size=1, max_size=3)),
+            st.builds(lambda x: {"NOT": x}, inner),
+        ),
+        max_leaves=4,
+    )
+
+
+@given(_wide_wheres(), _wide_wheres())
+def test_outside_the_fragment_no_proof_is_wrong_and_witnesses_hold(left: Any, right: Any) -> None:
+    a, b = af.parse(left, WIDE), af.parse(right, WIDE)
+    implied = a.implies(b, now=NOW)
+    if implied.holds is True:
+        assert not [r for r in WIDE_RECORDS if _in(a, r) and not _in(b, r)]
+    if implied.holds is False:
+        assert (
+            implied.witness is not None and _in(a, implied.witness) and not _in(b, implied.witness)
+        )
+    shared = a.overlaps(b, now=NOW)
+    if shared.holds is False:
+        assert not [r for r in WIDE_RECORDS if _in(a, r) and _in(b, r)]
+    if shared.holds is True:
+        assert shared.witness is not None and _in(a, shared.witness) and _in(b, shared.witness)
