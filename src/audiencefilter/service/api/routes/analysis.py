@@ -6,15 +6,18 @@ The use cases are `domain/use_cases/overlaps.py`, `estimates.py` and `comparison
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from ...domain.use_cases import estimates, overlaps
+from ...domain.use_cases import comparisons, estimates, overlaps
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey, SettingsDep
 from ..openapi import RULE_ERROR_RESPONSES
 from ..schemas.analysis import (
+    CompareRequest,
+    CompareResponse,
+    CompareSide,
     EstimateRequest,
     EstimateResponse,
     OverlapQuery,
@@ -82,3 +85,51 @@ def estimate_audience(
             "filtersText": found.filter.to_text(),
         }
     )
+
+
+COMPARE_DESCRIPTION = (
+    "Two saved audiences or filters of one list compared. `relation` is what their definitions "
+    "prove of every contact there could be (the library's `compare`: `equivalent`, `subset`, "
+    "`superset` and `disjoint` are proofs; `unknown` when not decided, or for a manual "
+    "audience), with a made-up example contact (`witnesses`) for each region shown to hold "
+    "one, checked against both filters. `counts` are the contacts in both, in `a` only and in "
+    "`b` only now: from the stored membership for saved audiences, the filter judged on the "
+    "list for one sent. `listId` is needed when neither side is a saved audience."
+)
+
+
+def _side(side: CompareSide | None) -> comparisons.Side:
+    if side is None:
+        return comparisons.Side()
+    return comparisons.Side(side.audienceId, side.filters, side.filtersText, side.filtersFormat)
+
+
+@router.post(
+    "/compare",
+    response_model=CompareResponse,
+    summary="Compare two audiences or filters",
+    description=COMPARE_DESCRIPTION,
+    responses=RULE_ERROR_RESPONSES,
+)
+def compare_audiences(
+    body: CompareRequest, principal: PrivateKey, database: DatabaseDep
+) -> JSONResponse:
+    found = comparisons.compare_sides(
+        database, principal.account_id, body.listId, _side(body.a), _side(body.b)
+    )
+    sides = [{"audienceId": id_, "filters": filters} for id_, filters in found.sides]
+    return data(
+        {
+            "listId": found.list_id,
+            "relation": found.relation,
+            "reason": found.reason,
+            "witnesses": _camel(found.witnesses),
+            "counts": _camel(found.counts),
+            "a": sides[0],
+            "b": sides[1],
+        }
+    )
+
+
+def _camel(regions: dict[str, Any]) -> dict[str, Any]:
+    return {"both": regions["both"], "aOnly": regions["a_only"], "bOnly": regions["b_only"]}
