@@ -9,7 +9,8 @@ the median wall-clock milliseconds of:
 
 - `GET /lists/{id}/overlap` of the three, and of every audience of the list;
 - `POST /audiences/estimate` of the large audience's filter, and of a rare one, from the sample
-  (5,000 contacts), then with `exact: true`.
+  (5,000 contacts), then with `exact: true`;
+- `POST /audiences/compare` of two saved audiences, and of one and a filter.
 
 This is a measurement script, not a test: nothing here asserts a timing.
 """
@@ -58,6 +59,12 @@ def measure(bench: Bench, audiences: list[str], runs: int) -> list[tuple[str, fl
             body = {"listId": bench.list_id, "filters": where, "exact": exact}
             label = f"estimate, {name} filter" + (", exact" if exact else "")
             plans.append((label, call("POST", "/audiences/estimate", json=body)))
+    compared = {"a": {"audienceId": bench.large}, "b": {"audienceId": bench.smart_20k}}
+    plans.append(("compare two saved audiences", call("POST", "/audiences/compare", json=compared)))
+    sent = {"a": {"audienceId": bench.large}, "b": {"filters": RARE}}
+    plans.append(
+        ("compare an audience and a filter", call("POST", "/audiences/compare", json=sent))
+    )
     results = []
     for label, run in plans:
         ms, found = _median_ms(run, runs)
@@ -68,6 +75,8 @@ def measure(bench: Bench, audiences: list[str], runs: int) -> list[tuple[str, fl
 def _describe(found: dict[str, Any]) -> str:
     if "matrix" in found:
         return f"sizes {found['sizes'][:3]}..."
+    if "relation" in found:
+        return f"{found['relation']}, counts {found['counts']}"
     shown = f"{found['estimate']} [{found['low']}, {found['high']}]"
     return shown + (f", exact {found['exact']}" if found["exact"] is not None else "")
 
