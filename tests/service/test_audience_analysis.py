@@ -203,23 +203,25 @@ def test_an_estimate_refuses_as_a_preview_does(api: ApiClient, owner: Tenant) ->
     assert stranger.call("POST", "/v4/audiences/estimate", json=body).status_code == 404
 
 
-# (population, matching, sample): shares common, rare, near the whole list, and samples that
-# are a large part of their list.
+# (population, matching, sample, least coverage): shares common, rare, near the whole list, and
+# samples that are a large part of their list. 400 draws of a 95 % event: 3 standard deviations
+# are 3.3 points, hence 91.5 %. Where the sample holds a few matches (or non-matches) the exact
+# interval must cover at least 95 %: Wilson's alone covers the rarest share about 90 % of the time.
 POPULATIONS = [
-    (20_000, 6_000, 1_000),
-    (100_000, 50_000, 5_000),
-    (5_000, 2_500, 2_000),
-    (20_000, 40, 1_000),
-    (100_000, 5, 2_000),
-    (3_000, 2_990, 500),
-    (10_000, 1_000, 200),
+    (20_000, 6_000, 1_000, 0.915),
+    (100_000, 50_000, 5_000, 0.915),
+    (5_000, 2_500, 2_000, 0.915),
+    (10_000, 1_000, 200, 0.915),
+    (20_000, 40, 1_000, 0.95),
+    (100_000, 5, 2_000, 0.95),
+    (3_000, 2_990, 500, 0.95),
 ]
 SIMULATIONS = 400
 
 
-@pytest.mark.parametrize(("population", "matching", "sampled"), POPULATIONS)
+@pytest.mark.parametrize(("population", "matching", "sampled", "least"), POPULATIONS)
 def test_the_interval_covers_95_percent_of_simulated_samples(
-    population: int, matching: int, sampled: int
+    population: int, matching: int, sampled: int, least: float
 ) -> None:
     """Each simulation draws the sample the service keeps (a uniform sample without
     replacement: the smallest of random ids) from a list with `matching` members known."""
@@ -230,8 +232,7 @@ def test_the_interval_covers_95_percent_of_simulated_samples(
         found = estimate_size(matches, sampled, population)
         assert found.low <= found.estimate <= found.high
         covered += found.low <= matching <= found.high
-    # 400 draws of a 95 % event: 3 standard deviations are 3.3 points.
-    assert covered / SIMULATIONS >= 0.915
+    assert covered / SIMULATIONS >= least
 
 
 # Compare
