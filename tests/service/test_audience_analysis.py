@@ -348,3 +348,13 @@ def test_compare_refuses_sides_it_cannot_read(api: ApiClient, owner: Tenant) -> 
         assert response.status_code == status, (body, response.text)
         text = response.json()
         assert words in str(text.get("detail")) or words in str(text.get("error")), (body, text)
+
+
+def test_the_analyses_are_in_the_openapi_document(client: ApiClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    overlap = paths["/v4/lists/{id}/overlap"]["get"]
+    assert [p["name"] for p in overlap["parameters"]] == ["id", "audiences"]
+    for path in ("/v4/audiences/estimate", "/v4/audiences/compare"):
+        operation = paths[path]["post"]
+        assert operation["description"] and "example" in str(operation["requestBody"])
+        assert "200" in operation["responses"] and "400" in operation["responses"]
