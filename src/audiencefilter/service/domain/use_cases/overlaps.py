@@ -41,9 +41,9 @@ class Overlap:
 
 def overlap(database: Database, account_id: str, list_id: str, audiences: str) -> Overlap:
     """The shared counts of these audiences (comma-separated ids) of the caller's list."""
-    ids = audience_ids(audiences)
     with database.reading() as session:
-        lst = owned_list(session, account_id, list_id)
+        lst = owned_list(session, account_id, list_id)  # another's list: 404 before all else
+        ids = audience_ids(audiences)
         _check_of_list(session, lst.id, ids)
         matrix = shared_counts(session, ids)
         building = membership_build.progress(session, ids)
