@@ -28,6 +28,8 @@ RULE_OPERATIONS = {
     ("/v4/audiences/preview", "post"),
     ("/v4/audiences/{id}", "patch"),
     ("/v4/audiences/{id}/versions/{number}/restore", "post"),
+    ("/v4/audiences/estimate", "post"),
+    ("/v4/audiences/compare", "post"),
 }
 
 
