@@ -197,7 +197,7 @@ def test_an_estimate_refuses_as_a_preview_does(api: ApiClient, owner: Tenant) ->
     ]:
         response = owner.call("POST", "/v4/audiences/estimate", json=body)
         assert response.status_code == 400, response.text
-        assert response.json()["error"].startswith(message)
+        assert response.json()["message"].startswith(message), response.text
     stranger = make_tenant(api)
     body = {"listId": lst["id"], "filtersText": "points > 1"}
     assert stranger.call("POST", "/v4/audiences/estimate", json=body).status_code == 404

@@ -23,7 +23,7 @@ from ...db.engine import Database
 from ...db.models import Audience, Membership
 from ...db.queries import owned_list
 from ...ground.errors import Invalid, ValidationIssue
-from ..membership import build as membership_build
+from ..membership import build
 
 MAX_AUDIENCES = 50
 POINTER = "/query/audiences"
@@ -46,7 +46,7 @@ def overlap(database: Database, account_id: str, list_id: str, audiences: str) -
         ids = audience_ids(audiences)
         _check_of_list(session, lst.id, ids)
         matrix = shared_counts(session, ids)
-        building = membership_build.progress(session, ids)
+        building = build.progress(session, ids)
     return Overlap(lst.id, ids, matrix, [id_ for id_ in ids if id_ in building])
 
 
