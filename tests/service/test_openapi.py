@@ -27,6 +27,8 @@ RULE_OPERATIONS = {
     ("/v4/audiences", "post"),
     ("/v4/audiences/preview", "post"),
     ("/v4/audiences/{id}", "patch"),
+    ("/v4/audiences/estimate", "post"),
+    ("/v4/audiences/compare", "post"),
 }
 
 

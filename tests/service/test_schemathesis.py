@@ -34,8 +34,8 @@ Narrow exceptions, each for a deliberate behaviour of the service:
 - A webhook's URL is resolved when it is registered and must lead to public addresses only, a
   feed cursor (`after`) must be one the list gave out, an action's `createdAt` and a members
   listing's `at` must not be in the future (a schema cannot follow the clock), and a members
-  listing's `group` must be a group of that audience's experiment: a 400 is acceptable there
-  too.
+  listing's `group` must be a group of that audience's experiment, and an overlap's
+  `audiences` must be audiences of its list: a 400 is acceptable there too.
 """
 
 from __future__ import annotations
@@ -63,15 +63,18 @@ STATEFUL_SCENARIOS = 30
 STATEFUL_STEPS = 10
 # schemathesis' default for `positive_data_acceptance`, 3xx left out: the service never redirects.
 ACCEPTED = ["2xx", "401", "403", "404", "409", "429", "5xx"]
-FILTER_OPERATIONS = "^(GET /v4/contacts|POST /v4/audiences(/preview)?|PATCH /v4/audiences/.id.)$"
+FILTER_OPERATIONS = (
+    "^(GET /v4/contacts|POST /v4/audiences(/preview|/estimate|/compare)?|PATCH /v4/audiences/.id.)$"
+)
 # Webhook URLs must resolve to public addresses, a feed cursor must be one of the list's, an
 # action's or a contact's `createdAt` must not be in the future, a list's custom fields type
-# `data`, and a members listing's `at` must not be in the future nor its `group` name another
-# audience's: JSON Schema can say none of these, so for these a 400 answers a schema-valid
-# request.
+# `data`, a members listing's `at` must not be in the future nor its `group` name another
+# audience's, and an overlap's `audiences` must be audiences of its list: JSON Schema can say
+# none of these, so for these a 400 answers a schema-valid request.
 CHECKED_AT_RUN_TIME = (
     "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events|POST /v4/actions"
-    "|POST /v4/contacts|PATCH /v4/contacts/.id.|GET /v4/audiences/.id./members)$"
+    "|POST /v4/contacts|PATCH /v4/contacts/.id.|GET /v4/audiences/.id./members"
+    "|GET /v4/lists/.id./overlap)$"
 )
 # schemathesis' default for `negative_data_rejection`, and the 413 of an import over its row
 # limit (the schema's `maxItems`): too many rows is too large a request, not a malformed one.

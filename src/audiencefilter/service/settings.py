@@ -105,6 +105,12 @@ class Settings(BaseSettings):
     db_connect_timeout_s: int = Field(
         default=5, ge=1, description="PostgreSQL connection timeout (seconds)."
     )
+    estimate_sample_size: int = Field(
+        default=5000,
+        ge=1,
+        description="How many contacts of a list `POST /v4/audiences/estimate` judges a filter "
+        "on: the list's contacts with the smallest ids, a uniform random sample of it.",
+    )
     audience_build_background_above: int = Field(
         default=20000,
         ge=0,

@@ -172,6 +172,10 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         "2026-05-01T09:30:00Z",
     ),
     "group": ("Only the members drawn into this group of the audience's experiment.", "A"),
+    "audiences": (
+        "Up to 50 audiences of the list, by id, separated by commas.",
+        f"{AUDIENCE_ID},aud_0b1c2d3e4f5a6b7c8d9e",
+    ),
     "holdout": ("`false`: the members a sender may mail; `true`: the holdout only.", False),
     idempotency.HEADER: (
         "Any printable ASCII text up to 255 characters, new for each new request: a retry "
@@ -218,6 +222,15 @@ REQUEST_EXAMPLES: dict[str, Any] = {
         "filtersText": 'points >= 100 and country in ["FR", "DE"]',
     },
     "POST /v4/audiences/{id}/members": {"contactIds": [CONTACT_ID]},
+    "POST /v4/audiences/estimate": {
+        "listId": LIST_ID,
+        "filtersText": 'points >= 100 and country in ["FR", "DE"]',
+        "exact": False,
+    },
+    "POST /v4/audiences/compare": {
+        "a": {"audienceId": AUDIENCE_ID},
+        "b": {"filtersText": "points >= 200"},
+    },
     "POST /v4/webhooks": {
         "listId": LIST_ID,
         "url": WEBHOOK_URL,

@@ -217,6 +217,9 @@ class Contact(Base):
         UniqueConstraint("list_id", "email_key"),
         # Covers the waitlist rank (points, sign-up time, id): see ranking.py.
         Index("ix_contacts_list_rank", "list_id", "points", "created_at", "id"),
+        # The list in id order: its first contacts are a uniform random sample of it (ids are
+        # random), on which an estimate evaluates a filter (`use_cases/estimates.py`).
+        Index("ix_contacts_list_sample", "list_id", "id"),
     )
 
     id: Mapped[str] = _id("con")

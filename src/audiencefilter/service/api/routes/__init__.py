@@ -2,7 +2,8 @@
 
 `audiences.router` comes before `members.router`, and inside it `POST /audiences/preview` is
 declared before the `/{id}` routes, so no path parameter ever swallows a fixed segment; for the
-same reason `imports.router` (`/contacts/import`) comes before `contacts.router`.
+same reason `imports.router` (`/contacts/import`) comes before `contacts.router`, and
+`analysis.router` (`/audiences/estimate`, `/audiences/compare`) before `audiences.router`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from fastapi import APIRouter
 from . import (
     action_names,
     actions,
+    analysis,
     audiences,
     contacts,
     custom_fields,
@@ -28,6 +30,7 @@ from . import (
 ROUTERS: tuple[APIRouter, ...] = (
     lists.router,
     lists.projects_router,
+    analysis.lists_router,
     list_fields.router,
     action_names.router,
     custom_fields.router,
@@ -35,6 +38,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     imports.router,
     contacts.router,
     actions.router,
+    analysis.router,
     audiences.router,
     members.router,
     exports.router,

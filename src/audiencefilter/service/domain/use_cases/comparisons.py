@@ -1,0 +1,189 @@
+"""Two audiences or filters of one list compared: the relation their definitions prove, with
+made-up example contacts as witnesses, and the stored contacts in each region now.
+
+The relation is the library's `compare` (`af.compare`): sound, so `equivalent`, `subset`,
+`superset` and `disjoint` are proofs over every contact there could be, and every witness was
+checked against both filters before it is returned. Both filters are read over one schema, the
+list's custom fields, as the library compares filters of one schema. A manual audience has no
+definition: its relation is `unknown`, its counts are still known.
+
+The counts are the stored membership's when both sides are saved audiences (the overlap query of
+`overlaps.py`, for two); a filter sent in the request is judged on the list's contacts in SQL,
+in one count of the three regions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, case, func, select
+from sqlalchemy.orm import Session
+
+from .... import Filter, compare
+from ...db.engine import Database
+from ...db.models import Audience, Contact, List, Membership
+from ...db.queries import owned_audience, owned_list
+from ...ground import clock
+from ...ground.errors import Invalid, ValidationIssue
+from .. import custom_fields, relations
+from ..audience_filters import decode_fields, encode_fields, stored_filter
+from ..membership.members import audience_filter
+from .estimates import filter_of_list
+from .overlaps import shared_counts
+
+REGIONS = ("both", "a_only", "b_only")
+NO_DEFINITION = "a manual audience has no definition to compare"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side as sent: a saved audience, or a filter in either form."""
+
+    audience_id: str | None = None
+    filters: Any = None
+    filters_text: str | None = None
+    filters_format: str | None = None
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A side read: its audience (if saved), its filter (None: a manual audience), the custom
+    fields the filter reads."""
+
+    audience: Audience | None
+    filter: Filter | None
+    fields: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Compared:
+    """The relation, its reason, a witness per region (or None), the stored counts per region,
+    and each side's audience id and canonical filter."""
+
+    list_id: str
+    relation: str
+    reason: str
+    witnesses: dict[str, dict[str, Any] | None]
+    counts: dict[str, int]
+    sides: tuple[tuple[str | None, str | None], tuple[str | None, str | None]]
+
+
+def compare_sides(
+    database: Database, account_id: str, list_id: str | None, a: Side, b: Side
+) -> Compared:
+    """The comparison of `a` and `b`, of the caller's list."""
+    with database.reading() as session:
+        lst = _list_of(session, account_id, list_id, a, b)
+        read_a, read_b = (
+            _read(session, account_id, lst, a, "a"),
+            _read(session, account_id, lst, b, "b"),
+        )
+        now = clock.now()
+        counts = _counts(session, lst.id, read_a, read_b, now)
+    relation, reason, witnesses = _relation(read_a, read_b, now)
+    sides = (_shown(read_a), _shown(read_b))
+    return Compared(lst.id, relation, reason, witnesses, counts, sides)
+
+
+def _list_of(session: Session, account_id: str, list_id: str | None, a: Side, b: Side) -> List:
+    """The list compared in: the one named, else the first saved audience's."""
+    if list_id:
+        return owned_list(session, account_id, list_id)
+    for side in (a, b):
+        if side.audience_id:
+            return owned_audience(session, account_id, side.audience_id)[1]
+    raise _invalid("/body/listId", "listId is required when neither side is a saved audience")
+
+
+def _read(session: Session, account_id: str, lst: List, side: Side, name: str) -> _Read:
+    if side.audience_id is None:
+        if side.filters is None and side.filters_text is None:
+            raise _invalid(f"/body/{name}", f"`{name}` names no audience and no filter")
+        flt = filter_of_list(lst, side.filters, side.filters_text, side.filters_format)
+        return _Read(None, flt, custom_fields.declared(lst))
+    if side.filters is not None or side.filters_text is not None:
+        raise _invalid(f"/body/{name}", f"`{name}` is an audience or a filter, not both")
+    audience, of_list = owned_audience(session, account_id, side.audience_id)
+    if of_list.id != lst.id:
+        raise _invalid(f"/body/{name}/audienceId", "the two sides must be of one list")
+    return _Read(audience, audience_filter(audience), decode_fields(audience.fields))
+
+
+def _invalid(pointer: str, detail: str) -> Invalid:
+    issue = ValidationIssue(pointer=pointer, detail=detail)
+    return Invalid(f"Invalid request: {detail}", errors=[issue])
+
+
+def _shown(side: _Read) -> tuple[str | None, str | None]:
+    return (
+        side.audience.id if side.audience else None,
+        side.filter.to_json() if side.filter is not None else None,
+    )
+
+
+def _relation(
+    a: _Read, b: _Read, now: datetime
+) -> tuple[str, str, dict[str, dict[str, Any] | None]]:
+    """The library's comparison of both filters over one schema, witnesses made JSON."""
+    none: dict[str, dict[str, Any] | None] = dict.fromkeys(REGIONS)
+    if a.filter is None or b.filter is None:
+        return "unknown", NO_DEFINITION, none
+    common = encode_fields({**a.fields, **b.fields})
+    left, right = (
+        stored_filter(a.filter.to_json(), common),
+        stored_filter(b.filter.to_json(), common),
+    )
+    if left is None or right is None:
+        return "unknown", "the filters no longer read over the list's custom fields", none
+    found = compare(left, right, now=now)
+    witnesses = {region: _json(getattr(found, region)) for region in REGIONS}
+    return found.relation, found.reason, witnesses
+
+
+def _json(value: Any) -> Any:
+    """A witness record as JSON: date-times and dates in ISO 8601."""
+    if isinstance(value, dict):
+        return {key: _json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json(item) for item in value]
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return value
+
+
+def _counts(session: Session, list_id: str, a: _Read, b: _Read, now: datetime) -> dict[str, int]:
+    """The stored contacts in both, in `a` only and in `b` only."""
+    if a.audience is not None and b.audience is not None:
+        ids = list(dict.fromkeys([a.audience.id, b.audience.id]))
+        matrix = shared_counts(session, ids)
+        size_a, size_b, both = matrix[0][0], matrix[-1][-1], matrix[0][-1]
+    else:
+        in_a, in_b = _condition(a, now), _condition(b, now)
+        size_a, size_b, both = _region_sizes(session, list_id, in_a, in_b)
+    return {"both": both, "a_only": size_a - both, "b_only": size_b - both}
+
+
+def _condition(side: _Read, now: datetime) -> ColumnElement[bool]:
+    """The contacts of the side: a saved audience's stored members, or a filter's matches."""
+    if side.audience is not None:
+        members = select(Membership.contactId).where(Membership.audienceId == side.audience.id)
+        return Contact.id.in_(members)
+    assert side.filter is not None
+    return relations.condition(side.filter, now)
+
+
+def _region_sizes(
+    session: Session, list_id: str, in_a: ColumnElement[bool], in_b: ColumnElement[bool]
+) -> tuple[int, int, int]:
+    """(in a, in b, in both) among the list's contacts, in one statement."""
+
+    def tally(condition: ColumnElement[bool]) -> Any:
+        return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+    statement = select(tally(in_a), tally(in_b), tally(in_a & in_b)).where(
+        Contact.listId == list_id
+    )
+    size_a, size_b, both = session.execute(statement).one()
+    return int(size_a), int(size_b), int(both)
