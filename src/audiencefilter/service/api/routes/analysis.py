@@ -94,7 +94,10 @@ COMPARE_DESCRIPTION = (
     "audience), with a made-up example contact (`witnesses`) for each region shown to hold "
     "one, checked against both filters. `counts` are the contacts in both, in `a` only and in "
     "`b` only now: from the stored membership for saved audiences, the filter judged on the "
-    "list for one sent. `listId` is needed when neither side is a saved audience."
+    "list for one sent. `canMatch` says of each side whether it can select anyone at all: "
+    "`holds: false` is a proof whose `reason` names the conditions that cannot hold together; "
+    "`holds: true` comes with an example contact it selects. `listId` is needed when "
+    "neither side is a saved audience."
 )
 
 
@@ -127,6 +130,7 @@ def compare_audiences(
             "counts": _camel(found.counts),
             "a": sides[0],
             "b": sides[1],
+            "canMatch": found.can_match,
         }
     )
 

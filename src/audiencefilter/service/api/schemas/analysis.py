@@ -119,6 +119,25 @@ class CompareWitnesses(BaseModel):
     bOnly: dict[str, Any] | None = Field(description="A contact `b` selects and `a` does not.")
 
 
+class CanMatch(BaseModel):
+    holds: bool | None = Field(
+        description="Whether the side can select anyone: false is a proof that no contact, "
+        "present or future, can be in it; null when not decided (or a manual audience)."
+    )
+    reason: str = Field(
+        description="Why: a proof that it cannot match names the conditions that cannot hold "
+        "together."
+    )
+    witness: dict[str, Any] | None = Field(
+        description="An example contact (made up) the side selects, when `holds` is true."
+    )
+
+
+class CanMatchSides(BaseModel):
+    a: CanMatch
+    b: CanMatch
+
+
 class CompareData(BaseModel):
     listId: str
     relation: Relation = Field(
@@ -135,6 +154,7 @@ class CompareData(BaseModel):
     counts: CompareCounts = Field(description="The stored contacts in each region now.")
     a: ComparedSide
     b: ComparedSide
+    canMatch: CanMatchSides = Field(description="Whether each side can select anyone at all.")
 
 
 OverlapResponse = envelope("OverlapResponse", OverlapData)

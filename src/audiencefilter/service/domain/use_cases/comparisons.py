@@ -60,7 +60,8 @@ class _Read:
 @dataclass(frozen=True)
 class Compared:
     """The relation, its reason, a witness per region (or None), the stored counts per region,
-    and each side's audience id and canonical filter."""
+    each side's audience id and canonical filter, and whether each side can select anyone
+    (`a`, `b`: holds, reason, witness)."""
 
     list_id: str
     relation: str
@@ -68,6 +69,7 @@ class Compared:
     witnesses: dict[str, dict[str, Any] | None]
     counts: dict[str, int]
     sides: tuple[tuple[str | None, str | None], tuple[str | None, str | None]]
+    can_match: dict[str, dict[str, Any]]
 
 
 def compare_sides(
@@ -82,9 +84,11 @@ def compare_sides(
         )
         now = clock.now()
         counts = _counts(session, lst.id, read_a, read_b, now)
-    relation, reason, witnesses = _relation(read_a, read_b, now)
+    pair = _stored_pair(read_a, read_b)
+    relation, reason, witnesses = _relation(pair, now)
     sides = (_shown(read_a), _shown(read_b))
-    return Compared(lst.id, relation, reason, witnesses, counts, sides)
+    can_match = {"a": _can_match(read_a, now), "b": _can_match(read_b, now)}
+    return Compared(lst.id, relation, reason, witnesses, counts, sides, can_match)
 
 
 def _list_of(session: Session, account_id: str, list_id: str | None, a: Side, b: Side) -> List:
@@ -123,23 +127,38 @@ def _shown(side: _Read) -> tuple[str | None, str | None]:
     )
 
 
-def _relation(
-    a: _Read, b: _Read, now: datetime
-) -> tuple[str, str, dict[str, dict[str, Any] | None]]:
-    """The library's comparison of both filters over one schema, witnesses made JSON."""
-    none: dict[str, dict[str, Any] | None] = dict.fromkeys(REGIONS)
+def _stored_pair(a: _Read, b: _Read) -> tuple[Filter, Filter] | str:
+    """Both filters read over one schema (the list's custom fields both read), or why not."""
     if a.filter is None or b.filter is None:
-        return "unknown", NO_DEFINITION, none
+        return NO_DEFINITION
     common = encode_fields({**a.fields, **b.fields})
     left, right = (
         stored_filter(a.filter.to_json(), common),
         stored_filter(b.filter.to_json(), common),
     )
     if left is None or right is None:
-        return "unknown", "the filters no longer read over the list's custom fields", none
-    found = compare(left, right, now=now)
+        return "the filters no longer read over the list's custom fields"
+    return left, right
+
+
+def _relation(
+    pair: tuple[Filter, Filter] | str, now: datetime
+) -> tuple[str, str, dict[str, dict[str, Any] | None]]:
+    """The library's comparison of both filters, witnesses made JSON."""
+    if isinstance(pair, str):
+        return "unknown", pair, dict.fromkeys(REGIONS)
+    found = compare(*pair, now=now)
     witnesses = {region: _json(getattr(found, region)) for region in REGIONS}
     return found.relation, found.reason, witnesses
+
+
+def _can_match(side: _Read, now: datetime) -> dict[str, Any]:
+    """Whether the side can select anyone: a proof that it cannot names the conditions that
+    cannot hold together, so an editor can say which one to change."""
+    if side.filter is None:
+        return {"holds": None, "reason": NO_DEFINITION, "witness": None}
+    verdict = side.filter.can_match(now=now)
+    return {"holds": verdict.holds, "reason": verdict.reason, "witness": _json(verdict.witness)}
 
 
 def _json(value: Any) -> Any:

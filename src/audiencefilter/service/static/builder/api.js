@@ -91,6 +91,9 @@ export function api(key) {
       call(key, "POST", `v4/audiences/${q(id)}/versions/${q(number)}/restore?limit=1`),
     // A superseded preview is aborted (`signal`): its answer would be dropped anyway.
     preview: (body, signal) => call(key, "POST", "v4/audiences/preview?limit=20", body, signal),
+    // The draft's size from the list's sample, and what compare proves of it (analysis.js).
+    estimate: (body) => call(key, "POST", "v4/audiences/estimate", body),
+    compare: (body) => call(key, "POST", "v4/audiences/compare", body),
     contact: (id) => call(key, "GET", `v4/contacts/${q(id)}`),
     // Contacts whose e-mail contains `text` (any case), for "why in or out".
     searchContacts: (listId, text, limit) => {

@@ -18,6 +18,7 @@ import {
 } from "./model.js";
 import { columnsOf, shownValue } from "./columns.js";
 import { Builder, h } from "./render.js";
+import { Analysis } from "./analysis.js";
 import { caretLine, unfinished } from "./text_checks.js";
 import { lineDiff, versionLabel, versionLines } from "./versions.js";
 
@@ -53,6 +54,16 @@ const state = {
   build: null, // the background build followed: { id, timer }
   actionNames: [], // the names the list's actions carry, most frequent first
 };
+
+const analysis = new Analysis({
+  client: () => state.client,
+  listId: () => state.listId,
+  // The list's other smart audiences: those a draft can be the same as, or contained in.
+  others: () =>
+    state.audiences.filter((a) => a.mode !== "manual" && !(state.current && a.id === state.current.id)),
+  estimate: $("estimate"),
+  warnings: $("algebra-warnings"),
+});
 
 const builder = new Builder($("rules"), {
   fields: [],
@@ -267,6 +278,7 @@ function undo() {
   state.source = "builder";
   $("undo").disabled = state.history.length < 2;
   say("save-status", "Undone.");
+  analyse();
   runPreview();
 }
 
@@ -320,6 +332,7 @@ function newAudience() {
   builder.set(group());
   resetHistory();
   showEditing();
+  analysis.clear();
   clearPreview("Add a condition to preview.");
   loadVersions();
 }
@@ -337,6 +350,7 @@ async function openAudience(id) {
   state.source = "builder";
   showEditing();
   followBuild(audience);
+  analyse();
   runPreview();
   loadVersions();
 }
@@ -543,6 +557,17 @@ function requestFilters() {
 function schedule() {
   clearTimeout(state.timer);
   state.timer = setTimeout(runPreview, state.source === "text" ? TEXT_DEBOUNCE_MS : DEBOUNCE_MS);
+  analyse();
+}
+
+function analyse() {
+  // The estimate and the warnings follow the typing (analysis.js), but only for a filter the
+  // page cannot already tell is unfinished: no request answered 400 per keystroke.
+  const unready =
+    state.source === "text"
+      ? unfinished($("filter-text").value)
+      : problems(builder.root, state.fields, state.zones, state.relations).size;
+  analysis.schedule(unready ? null : requestFilters());
 }
 
 function setCount(text, count) {
