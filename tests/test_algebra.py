@@ -203,7 +203,96 @@ def test_examples_report_a_redundant_condition_as_dead() -> None:
     assert found.conditions["AND[1].points.gte"].dead is True
 
 
-WIDE = af.Schema.of(
+WIDE = af.Schema.of(n="number", k="number", data="json").with_relations(
+    af.Relation("rows", af.Schema.from_mapping({"name": "string", "size": "number"}))
+)
+WIDE_DOMAIN: dict[str, tuple[Any, ...]] = {
+    "n": (MISSING, None, 1, 2),
+    "k": (None, 1, 2),
+    "data": (MISSING, {}, {"plan": "pro"}, {"plan": 1}, {"plan": None}),
+    "rows": (
+        [],
+        [{"name": "a", "size": 1}],
+        [{"name": "b", "size": 2}],
+        [{"name": "a", "size": 1}, {"name": "b", "size": 2}],
+    ),
+}
+WIDE_RECORDS = [
+    {k: v for k, v in zip(WIDE_DOMAIN, values, strict=True) if v is not MISSING}
+    for values in itertools.product(*WIDE_DOMAIN.values())
+]
+
+
+def _wide_conditions() -> st.SearchStrategy[dict[str, Any]]:
+    names = st.sampled_from(["a", "b"])
+    return st.one_of(
+        st.builds(
+            lambda op, v: {"n": {op: v}},
+            st.sampled_from(["equals", "gt", "lte"]),
+            st.sampled_from([1, 2]),
+        ),
+        st.builds(lambda op: {"n": {op: {"_ref": "k"}}}, st.sampled_from(["equals", "gt", "lt"])),
+        st.builds(lambda v: {"data": {"path": ["plan"], "equals": v}}, st.sampled_from(["pro", 1])),
+        st.just({"data": {"path": ["plan"], "equals": None}}),
+        st.builds(
+            lambda q, v: {"rows": {q: {"name": v}}},
+            st.sampled_from(["some", "every", "none"]),
+            names,
+        ),
+        st.builds(lambda v: {"rows": {"count": {"gte": v}}}, st.sampled_from([1, 2])),
+        st.builds(lambda v: {"rows": {"sum": {"size": {"gt": v}}}}, st.sampled_from([1, 2])),
+    )
+
+
+def _wide_wheres() -> st.SearchStrategy[dict[str, Any]]:
+    return st.recursive(
+        _wide_conditions(),
+        lambda inner: st.one_of(
+            st.builds(lambda xs: {"AND": xs}, st.lists(inner, min_size=1, max_size=3)),
+            st.builds(lambda xs: {"OR": xs}, st.lists(inner, min_size=1, max_size=3)),
+            st.builds(lambda x: {"NOT": x}, inner),
+        ),
+        max_leaves=4,
+    )
+
+
+@given(_wide_wheres(), _wide_wheres())
+def test_outside_the_fragment_no_proof_is_wrong_and_witnesses_hold(left: Any, right: Any) -> None:
+    a, b = af.parse(left, WIDE), af.parse(right, WIDE)
+    implied = a.implies(b, now=NOW)
+    if implied.holds is True:
+        assert not [r for r in WIDE_RECORDS if _in(a, r) and not _in(b, r)]
+    if implied.holds is False:
+        assert (
+            implied.witness is not None and _in(a, implied.witness) and not _in(b, implied.witness)
+        )
+    shared = a.overlaps(b, now=NOW)
+    if shared.holds is False:
+        assert not [r for r in WIDE_RECORDS if _in(a, r) and _in(b, r)]
+    if shared.holds is True:
+        assert shared.witness is not None and _in(a, shared.witness) and _in(b, shared.witness)
+
+
+def test_the_names_are_public() -> None:
+    import audiencefilter
+
+    assert audiencefilter.Verdict is af.algebra.Verdict
+    assert isinstance(af.compare(af.parse({}), af.parse({})), af.AudienceComparison)
+    assert af.testing.examples is af.testing.examples  # reachable as an attribute
+    assert af.testing.Examples.__name__ == "Examples"
+
+
+def test_string_patterns_entail_shorter_patterns() -> None:
+    ends = af.parse({"email": {"endsWith": "@Acme.com"}})
+    assert ends.implies(af.parse({"email": {"contains": "acme"}})).holds is True
+    starts = af.parse({"email": {"startsWith": "ab"}})
+    assert starts.implies(af.parse({"email": {"startsWith": "a"}})).holds is True
+    assert starts.overlaps(af.parse({"email": {"startsWith": "b"}})).holds is False
+    weaker = af.parse({"email": {"startsWith": "a"}}).implies(starts)
+    assert weaker.holds is False and weaker.witness is not None
+
+
+WORKLOAD = af.Schema.of(
     **{f"s{i}": "string" for i in range(11)},
     **{f"n{i}": "number" for i in range(10)},
     **{f"b{i}": "boolean" for i in range(3)},
@@ -242,7 +331,7 @@ def test_a_question_of_many_splits_is_decided_within_the_budget() -> None:
     `or` as soon as it was met built the branches of the second filter's negation before the
     first filter's conditions could close them, and the search ran out of its budget (`None`);
     splitting only once every demand that does not split is on the branch closes them early."""
-    a = af.parse(HOLDER.replace("PIECE", PIECE), WIDE)
-    b = af.parse(DEEP.replace("PIECE", PIECE), WIDE)
+    a = af.parse(HOLDER.replace("PIECE", PIECE), WORKLOAD)
+    b = af.parse(DEEP.replace("PIECE", PIECE), WORKLOAD)
     assert a.implies(b, now=NOW).holds is True
     assert b.implies(a, now=NOW).holds is False
