@@ -57,6 +57,7 @@ from audiencefilter.testing.space import (
     slots,
     space_schema,
 )
+from audiencefilter.testing.space_examples import example_records
 from tests.space_surfaces import SURFACES, Disagreement, Surface, judge, reduce
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
@@ -168,6 +169,38 @@ def generated_batches() -> list[Batch]:
         collect()
         _BATCHES.extend(drawn[:BATCHES])
     return _BATCHES
+
+
+def _without_ids(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` without the ids a batch gives it and its related rows."""
+    found = {k: v for k, v in record.items() if k != "id"}
+    for key, rows in found.items():
+        if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
+            found[key] = [{k: v for k, v in r.items() if k != "id"} for r in rows]
+        elif isinstance(rows, dict) and "id" in rows:
+            found[key] = {k: v for k, v in rows.items() if k != "id"}
+    return found
+
+
+def test_the_batches_hold_the_records_examples_builds() -> None:
+    """`af.testing.examples` is a record source of the batches: the records it builds for the
+    first filters of a batch (inside, outside, each condition's pair) are among the records
+    every surface is asked about, ids `e0`, `e1`, ..., and some fall on each side of their
+    filter, so the surfaces meet records on a condition's edge."""
+    drawn = generated_batches()
+    built = [(b, r) for b in drawn for r in b.records if str(r["id"]).startswith("e")]
+    assert len(built) == sum(b.notes["examples"] for b in drawn) > 0
+    sides: set[bool] = set()
+    for batch in drawn:
+        wheres = batch.wheres[: batch.notes["example_filters"]]
+        expected = list(example_records(batch.schema, batch.now, wheres))
+        if batch.encoding is Encoding.JSON:
+            expected = json_encoded(expected)
+        assert [_without_ids(r) for b, r in built if b is batch] == expected
+        for where in wheres:
+            flt = af.parse(where, batch.schema)
+            sides |= {flt.matches(r, now=batch.now) for b, r in built if b is batch}
+    assert sides == {True, False}
 
 
 def sweep_wheres() -> list[dict[str, Any]]:

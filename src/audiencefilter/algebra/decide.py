@@ -37,7 +37,8 @@ from .tableau import Branch, Budget, Demand, F, Mode, T, TooManyBranches, Truths
 Record = dict[str, Any]
 Target = Callable[[Mapping[str, Any]], bool]
 Memo = dict[frozenset[tuple[Node, Truths]], tuple[list[Any], bool]]
-"""A field's literals on a branch and the values meeting them, shared by the branches."""
+"""A field's literals on a branch and the values meeting them, shared by the branches and
+by the questions over one schema."""
 _TRIES = 300
 _PER_FIELD = 4
 
@@ -58,9 +59,14 @@ def decide(
 ) -> Outcome:
     """Search the branches of `demands` for a record `target` accepts, proving emptiness when
     every branch closes."""
-    memo: Memo = {}
+    memo = _kept(schema).values
+    fields: dict[int, str | None] = {}
     closing: list[Node] = []
-    budget = Budget(steps, check=lambda branch, node: _open(branch, node, schema, memo, closing))
+
+    def check(branch: Branch, node: Node) -> bool:
+        return _open(branch, node, schema, (memo, fields), closing)
+
+    budget = Budget(steps, check=check)
     undecided = ""
     try:
         for branch in branches(list(demands), budget):
@@ -76,55 +82,94 @@ def decide(
     return Outcome(empty=True, reason="proved", blamed=[*closing, *budget.clashes])
 
 
-Functions = tuple[Callable[..., bool], Callable[..., bool]]
-_COMPILED: dict[int, tuple[Schema, dict[Node, Functions]]] = {}
-_KEPT = 20_000
+Functions = list[Callable[..., bool] | None]
+"""A condition's compiled "is TRUE" and, once a record needs it, "is FALSE"."""
+
+
+@dataclass
+class _Kept:
+    """What the questions over one schema share from call to call: each condition's compiled
+    tests, and each field's literals with the values meeting them (both depend on the schema
+    and the literals alone: relative values are resolved before a question is asked)."""
+
+    schema: Schema
+    compiled: dict[Node, Functions] = field(default_factory=dict)
+    values: Memo = field(default_factory=dict)
+
+
+_KEPT: dict[int, _Kept] = {}
+_KEEP = 20_000
+
+
+def _kept(schema: Schema) -> _Kept:
+    """The shared state of `schema`, looked up by identity (hashing a schema on every call
+    would cost more than the lookup saves); bounded, so a long-lived process stays small."""
+    kept = _KEPT.get(id(schema))
+    if kept is None or kept.schema is not schema:
+        kept = _KEPT[id(schema)] = _Kept(schema)
+    if len(kept.compiled) > _KEEP or len(kept.values) > _KEEP:
+        kept.compiled.clear()
+        kept.values.clear()
+    return kept
 
 
 def _truth_functions(atom: Node, schema: Schema) -> Functions:
-    """The compiled "is TRUE" and "is FALSE" of one condition, kept per schema object (looked
-    up by identity: hashing a schema on every call would cost more than the lookup saves)."""
-    kept = _COMPILED.get(id(schema))
-    if kept is None or kept[0] is not schema:
-        kept = _COMPILED[id(schema)] = (schema, {})
-    table = kept[1]
+    """The compiled tests of one condition: "is FALSE" is compiled only when first needed (a
+    record for which "is TRUE" failed), which many conditions never meet."""
+    table = _kept(schema).compiled
     found = table.get(atom)
     if found is None:
-        if len(table) > _KEPT:
-            table.clear()
-        found = table[atom] = (compile_node(atom, schema), compile_node(Not(atom), schema))
+        found = table[atom] = [compile_node(atom, schema), None]
     return found
 
 
 def truth(atom: Node, schema: Schema, record: Mapping[str, Any]) -> str | None:
     """The three-valued truth of one condition over `record` (None: the oracle refused it)."""
-    is_true, is_false = _truth_functions(atom, schema)
+    functions = _truth_functions(atom, schema)
+    is_true, is_false = functions
     try:
-        return T if is_true(record) else F if is_false(record) else U
+        if is_true is not None and is_true(record):
+            return T
+        if is_false is None:
+            is_false = functions[1] = compile_node(Not(atom), schema)
+        return F if is_false(record) else U
     except Exception:  # a value the oracle refuses holds no record  # noqa: BLE001
         return None
 
 
-def _open(branch: Branch, node: Node, schema: Schema, memo: Memo, closing: list[Node]) -> bool:
+def _open(
+    branch: Branch,
+    node: Node,
+    schema: Schema,
+    shared: tuple[Memo, dict[int, str | None]],
+    closing: list[Node],
+) -> bool:
     """False when `node`'s field, with the branch's other literals on it, has no value left."""
-    name = getattr(node, "field", None)
-    declared = schema.get(name) if isinstance(name, str) else None
-    if declared is None or not modelled(node, declared.type):
+    memo, fields = shared
+    name = _modelled_field(node, schema, fields)
+    if name is None:
         return True
-    name = declared.name
-    literals = [
-        (atom, allowed)
-        for atom, allowed in branch.items()
-        if getattr(atom, "field", None) == name and modelled(atom, declared.type)
-    ]
-    key = frozenset(literals)
-    if key not in memo:
-        memo[key] = _field_values(name, literals, schema)
-    found, complete = memo[key]
+    # Every literal of the branch went through this check as it joined, so its field is
+    # known; one left out would only make the test weaker, never close a branch wrongly.
+    literals = [(atom, allowed) for atom, allowed in branch.items() if fields.get(id(atom)) == name]
+    found, complete = _remembered(memo, name, literals, schema)
     if not found and complete:
         closing.extend(atom for atom, _ in literals)
         return False
     return True
+
+
+def _modelled_field(atom: Node, schema: Schema, fields: dict[int, str | None]) -> str | None:
+    """The field of `atom` when the representatives model it, else None; kept by the atom's
+    identity for one question (its tree holds the atom alive meanwhile)."""
+    key = id(atom)
+    if key in fields:
+        return fields[key]
+    name = getattr(atom, "field", None)
+    declared = schema.get(name) if isinstance(name, str) else None
+    found = declared.name if declared and modelled(atom, declared.type) else None
+    fields[key] = found
+    return found
 
 
 def _branch(branch: Branch, schema: Schema, target: Target, memo: Memo) -> Outcome:
@@ -132,10 +177,7 @@ def _branch(branch: Branch, schema: Schema, target: Target, memo: Memo) -> Outco
     options: dict[str, list[Any]] = {}
     exact = not opaque
     for name, literals in groups.items():
-        key = frozenset(literals)
-        if key not in memo:
-            memo[key] = _field_values(name, literals, schema)
-        found, complete = memo[key]
+        found, complete = _remembered(memo, name, literals, schema)
         if not found:
             if complete:
                 return Outcome(empty=True)
@@ -150,6 +192,17 @@ def _branch(branch: Branch, schema: Schema, target: Target, memo: Memo) -> Outco
     if exact:
         return Outcome(reason="a witness built by the model failed the check")
     return Outcome(reason="conditions outside the decided fragment, and no record found")
+
+
+def _remembered(
+    memo: Memo, name: str, literals: list[tuple[Node, Truths]], schema: Schema
+) -> tuple[list[Any], bool]:
+    """`_field_values`, looked up first among those already found."""
+    key = frozenset(literals)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _field_values(name, literals, schema)
+    return found
 
 
 def _grouped(
@@ -288,7 +341,8 @@ def _relation_guesses(atom: Quantified | Aggregated, schema: Schema) -> list[Any
 
 
 def _row(where: Node, schema: Schema, mode: Mode) -> Record | None:
-    is_true, is_false = _truth_functions(where, schema)
+    is_true = _truth_functions(where, schema)[0]
+    assert is_true is not None
 
     def target(row: Mapping[str, Any]) -> bool:
         return bool(is_true(row)) if mode is Mode.TRUE else not is_true(row)

@@ -81,7 +81,17 @@ def branches(demands: list[Demand], budget: Budget) -> Iterator[Branch]:
 
 
 def _search(todo: list[Demand], branch: Branch, budget: Budget) -> Iterator[Branch]:
-    while todo:
+    """The branches of `todo` on top of `branch`. A split (an `or` demanded TRUE, an `and`
+    demanded not TRUE, ...) waits until every demand that does not split is on the branch,
+    and the split with the fewest items goes first: a clash found before splitting closes
+    one branch, where found after it, it must be found again on every sub-branch."""
+    splits: list[tuple[And | Or, Mode]] = []
+    while todo or splits:
+        if not todo:
+            split, mode = splits.pop(_fewest(splits))
+            for item in split.items:
+                yield from _search([*splits, (item, mode)], dict(branch), budget)
+            return
         budget.spend()
         node, mode = todo.pop()
         if isinstance(node, Const):
@@ -90,19 +100,21 @@ def _search(todo: list[Demand], branch: Branch, budget: Budget) -> Iterator[Bran
         elif isinstance(node, Not):
             todo.append((node.item, _NEGATED[mode]))
         elif isinstance(node, And | Or):
-            needs_all = _AND_NEEDS_ALL[mode] == isinstance(node, And)
-            if needs_all:
+            if _AND_NEEDS_ALL[mode] == isinstance(node, And):
                 todo.extend((item, mode) for item in node.items)
-                continue
-            for item in node.items:
-                yield from _search([*todo, (item, mode)], dict(branch), budget)
-            return
+            else:
+                splits.append((node, mode))
         elif not _narrow(branch, node, mode.value):
             budget.clashes.append(node)
             return
         elif budget.check is not None and not budget.check(branch, node):
             return
     yield branch
+
+
+def _fewest(splits: list[tuple[And | Or, Mode]]) -> int:
+    """The position of the split with the fewest items."""
+    return min(range(len(splits)), key=lambda i: len(splits[i][0].items))
 
 
 def _narrow(branch: Branch, node: Node, allowed: Truths) -> bool:

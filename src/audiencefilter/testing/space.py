@@ -59,6 +59,7 @@ from ..language.fields import (
     Relation,
     Schema,
 )
+from .space_examples import example_records
 
 # ---- the schema of the space -------------------------------------------------------------------
 
@@ -856,28 +857,35 @@ def batches(
     filters: int = 12,
     rows: int = 12,
     zones: tuple[str, ...] = ("UTC", "Pacific/Kiritimati", "Pacific/Pago_Pago"),
+    examples: int = 2,
 ) -> Batch:
     """A batch: a `now` from `NOWS`, the space schema in a zone, `filters` where clauses and
-    `rows` records with ids `r0`, `r1`, ... (each related row `r0.0`, ...), in one encoding."""
+    `rows` records with ids `r0`, `r1`, ... (each related row `r0.0`, ...), in one encoding;
+    then the records `af.testing.examples` builds for the first `examples` filters (ids `e0`,
+    `e1`, ...; `notes["examples"]` counts them), which sit on each condition's edge."""
     now = draw(st.sampled_from(NOWS))
     schema = space_schema(draw(st.sampled_from(zones)))
     wheres = draw(st.lists(where_clauses(schema, now), min_size=filters, max_size=filters))
     raw = draw(st.lists(records(schema, now), min_size=rows, max_size=rows))
+    built = example_records(schema, now, wheres[:examples])
     numbered = tuple(_numbered(i, record) for i, record in enumerate(raw))
+    numbered += tuple(_numbered(i, record, "e") for i, record in enumerate(built))
     encoding = draw(st.sampled_from(Encoding))
     if encoding is Encoding.JSON:
         numbered = tuple(json_encoded(record) for record in numbered)
-    return Batch(now, schema, tuple(wheres), numbered, encoding)
+    notes = {"examples": len(built), "example_filters": min(examples, len(wheres))}
+    return Batch(now, schema, tuple(wheres), numbered, encoding, notes)
 
 
-def _numbered(index: int, record: dict[str, Any]) -> dict[str, Any]:
-    record = {"id": f"r{index}", **record}
+def _numbered(index: int, record: dict[str, Any], prefix: str = "r") -> dict[str, Any]:
+    name = f"{prefix}{index}"
+    record = {"id": name, **record}
     for key in (RELATED, OWNER):
         rows = record.get(key)
         if isinstance(rows, list):
-            record[key] = [{**row, "id": f"r{index}.{n}"} for n, row in enumerate(rows)]
+            record[key] = [{**row, "id": f"{name}.{n}"} for n, row in enumerate(rows)]
         elif isinstance(rows, dict):
-            record[key] = {**rows, "id": f"r{index}.o"}
+            record[key] = {**rows, "id": f"{name}.o"}
     return record
 
 
