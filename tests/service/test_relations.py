@@ -246,7 +246,7 @@ def test_audience_references_are_checked(tenant: Tenant) -> None:
         text = refused("POST", "/v4/audiences", {"name": "X", "listId": lst, "filters": flt})
         assert "not an audience of this list" in text
     for flt in (
-        {"audiences": {"some": {"name": "A"}}},
+        {"audiences": {"some": {"name": {"contains": "A"}}}},  # `name = "A"` reads as A's id
         {"audiences": {"every": {"id": a}}},
         {"audiences": {"count": {"gte": 2}}},
     ):

@@ -5,9 +5,12 @@ The members are read in batches, each in its own short read transaction
 whatever the audience's size, and no transaction is held while the client reads slowly.
 
 Columns are the contact's stored fields (`exports.FIELDS`), in that order. In CSV,
-`null` is an empty cell, booleans are `true`/`false`, times ISO 8601 UTC with `Z`, and `data`
-its JSON text. JSON Lines carries the same fields, `data` as an object. The whole export is one
-request for the rate limits.
+`null` is an empty cell, booleans are `true`/`false`, times ISO 8601 UTC with `Z`. Each custom
+field the list declares is a column of its own, named by its key, where `data` stood (a list
+value as its JSON array), so a spreadsheet shows `birthday` rather than a JSON cell; `data`
+follows them, holding the keys no custom field declares as JSON text (empty when there are
+none), so nothing is lost and the CSV import reads the file back as it was. JSON Lines carries
+the stored fields, `data` as an object. The whole export is one request for the rate limits.
 """
 
 from __future__ import annotations
@@ -88,13 +91,39 @@ def neutralised(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
+def csv_columns(export: exports.Export) -> tuple[str, ...]:
+    """The CSV header: the stored fields, with the list's custom fields before `data`."""
+    at = export.fields.index("data")
+    return (*export.fields[:at], *export.custom, *export.fields[at:])
+
+
+def csv_cells(row: dict[str, Any], custom: tuple[str, ...]) -> dict[str, str]:
+    """A contact's CSV cells by column: each custom field out of `data`, the rest in `data`."""
+    cells = {field: _cell(value) for field, value in row.items() if field != "data"}
+    data = json.loads(row["data"]) if row["data"] else {}
+    if not isinstance(data, dict):  # no keys to take out: written whole, as stored
+        return cells | dict.fromkeys(custom, "") | {"data": _cell(row["data"])}
+    cells |= {key: _custom_cell(data.get(key)) for key in custom}
+    rest = {key: value for key, value in data.items() if key not in custom}
+    cells["data"] = dumps(rest).decode() if rest else ""
+    return cells
+
+
+def _custom_cell(value: Any) -> str:
+    """A custom field's cell: a list (or any other JSON structure) as its JSON text, the way
+    the CSV import reads a list field's cell."""
+    return dumps(value).decode() if isinstance(value, list | dict) else _cell(value)
+
+
 def _csv(export: exports.Export) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(export.fields)
+    columns = csv_columns(export)
+    writer.writerow(columns)
     for rows in export.batches:
         for row in rows:
-            writer.writerow([_cell(row[field]) for field in export.fields])
+            cells = csv_cells(row, export.custom)
+            writer.writerow([cells[column] for column in columns])
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
@@ -116,7 +145,10 @@ def _lines(export: exports.Export) -> Iterator[bytes]:
     summary="Export an audience's members",
     description="Every member of the audience, streamed as CSV (a header row, then one contact "
     "per row) or JSON Lines (one contact object per line), in id order. Smart audiences are "
-    "judged at the moment of the request. An audience running an experiment adds the columns "
+    "judged at the moment of the request. In CSV, each custom field the list declares is a "
+    "column named by its key, and `data` holds the keys no custom field declares. Unsubscribed "
+    "contacts stay members: add `unsubscribed = false` to the filter to leave them out. "
+    "An audience running an experiment adds the columns "
     "`group` (empty in the holdout) and `holdout`, so a sender can skip the holdout. "
     "One request for the rate limits, whatever the size.",
     response_class=StreamingResponse,

@@ -17,6 +17,7 @@ so a 404 still comes first. The answer with `subs` is read after the commit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -31,6 +32,7 @@ from ...ground import clock
 from ...ground.errors import AudienceRuleError, Conflict, NotFound
 from ...settings import Settings
 from .. import (
+    audience_names,
     audience_versions,
     custom_fields,
     experiments,
@@ -197,6 +199,27 @@ def _read_early(
         return ABSENT, exc
 
 
+def _by_id_early(
+    database: Database,
+    find: Callable[[Session], List],
+    read: tuple[FilterInput, AudienceRuleError | None],
+) -> tuple[FilterInput, AudienceRuleError | None]:
+    """The filter read before any lock with the audiences it names by name named by id
+    (`audience_names.by_id`, as a preview reads it), or the problem to raise once the write
+    found its list (`find`: the list, NotFound when it is not the account's)."""
+    given, problem = read
+    if problem is not None or not audience_names.names_audiences(given.filter):
+        return read
+    try:
+        with database.reading() as session:
+            lst = find(session)
+            return audience_names.by_id(session, lst.id, given, _reading(lst)), None
+    except NotFound:
+        return read  # the write says so
+    except AudienceRuleError as exc:
+        return ABSENT, exc
+
+
 def _evaluate_early(
     database: Database, account_id: str, list_id: str, mode: str, given: FilterInput
 ) -> Snapshot | None:
@@ -252,8 +275,13 @@ def _prepare(
 ) -> _New:
     if not change.name or not change.list_id:
         raise AudienceRuleError(NAME_AND_LIST_REQUIRED)
-    declared = _declared_early(database, account_id, change.list_id)
-    given, problem = _read_early(change, declared)
+    list_id = change.list_id
+    declared = _declared_early(database, account_id, list_id)
+    given, problem = _by_id_early(
+        database,
+        lambda session: owned_list(session, account_id, list_id),
+        _read_early(change, declared),
+    )
     mode = change.mode or (SMART if given.given else MANUAL)
     evaluated, background = None, False
     if problem is None and mode == SMART and given.filter is not None:
@@ -369,7 +397,11 @@ def _read_update_early(
             reading = _reading(owned_audience(session, account_id, audience_id)[1])
     except NotFound:
         pass
-    return _read_early(change, reading)
+    return _by_id_early(
+        database,
+        lambda session: owned_audience(session, account_id, audience_id)[1],
+        _read_early(change, reading),
+    )
 
 
 def _evaluate_update_early(
@@ -502,9 +534,10 @@ class PreviewRequest:
 
 def _previewed(session: Session, lst: List, request: PreviewRequest) -> Filter:
     declared, zone = _reading(lst)
-    flt = read_filters(
+    given = read_filters(
         request.filters, request.filters_text, declared, request.filters_format, zone=zone
     )
+    flt = audience_names.by_id(session, lst.id, given, (declared, zone))
     if flt.empty:
         raise AudienceRuleError(FILTERS_EMPTY)
     if flt.filter is None:

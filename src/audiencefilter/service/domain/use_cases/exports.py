@@ -31,7 +31,7 @@ from ...db.queries import (
     owned_audience,
     stream_rows,
 )
-from .. import experiments
+from .. import custom_fields, experiments
 from ..experiments import Experiment
 from ..membership.members import member_condition, stored_members
 
@@ -52,6 +52,9 @@ class Export:
     audience_id: str
     batches: Iterator[Rows]
     fields: tuple[str, ...] = FIELDS
+    custom: tuple[str, ...] = ()
+    """The keys of the list's custom fields, in the order it declared them: a CSV export
+    writes each as its own column, where the CSV import reads it back."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,8 @@ def members(database: Database, account_id: str, audience_id: str) -> Export:
         # The instant is fixed here, once; stored members are read through the join instead.
         condition = true() if stored else member_condition(audience)
         list_id = lst.id
+        custom = tuple(custom_fields.declared(lst))
     experiment = experiments.stored(audience.experiment)
     source = _Source(audience.id, stored, experiment)
     fields = FIELDS + DRAW_FIELDS if experiment else FIELDS
-    return Export(audience.id, _batches(database, condition, list_id, source), fields)
+    return Export(audience.id, _batches(database, condition, list_id, source), fields, custom)
