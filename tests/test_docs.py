@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).parent.parent / "docs"
-DOCTESTED = ["semantics.md", "guide.md", "errors.md", "interop.md", "pandas.md"]
+DOCTESTED = [
+    "semantics.md",
+    "semantics-calendar.md",
+    "semantics-json.md",
+    "semantics-relations.md",
+    "guide.md",
+    "errors.md",
+    "interop.md",
+    "pandas.md",
+]
 
 
 @pytest.mark.parametrize("name", DOCTESTED)

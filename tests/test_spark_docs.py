@@ -1,4 +1,4 @@
-"""The Spark job of docs/backends.md runs as written, on the shared local Spark, over a small
+"""The Spark job of docs/backends-spark.md runs as written, on the shared local Spark, over a small
 Parquet dataset, and writes the ids memory selects."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import audiencefilter as af
 
 pytestmark = pytest.mark.spark
-DOC = Path(__file__).parent.parent / "docs" / "backends.md"
+DOC = Path(__file__).parent.parent / "docs" / "backends-spark.md"
 
 
 def _job() -> str:
