@@ -9,6 +9,7 @@ import pytest
 
 DOCS = Path(__file__).parent.parent / "docs"
 DOCTESTED = [
+    "index.md",
     "semantics.md",
     "semantics-calendar.md",
     "semantics-json.md",
