@@ -113,7 +113,7 @@ def _records(contacts: int, rows: float, seed: int = 11) -> list[dict[str, Any]]
 
 def _database(records: list[dict[str, Any]]) -> sqlite3.Connection:
     """An in-memory SQLite database of `contacts` (the fields and `data` as JSON text) and
-    `actions` (indexed by contact, as docs/backends.md recommends)."""
+    `actions` (indexed by contact, as docs/backends-sql-rules.md recommends)."""
     connection = sqlite3.connect(":memory:")
     af.register_sqlite_functions(connection)
     columns = ", ".join(f'"{name}" {ROW_TYPES[name]}' for name in FIELDS)

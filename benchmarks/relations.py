@@ -9,8 +9,9 @@ Two segments, at a fixed clock:
 - "idle60": no action for 60 days, `actions none (createdAt >= 60 days ago)`
 
 Engines: PostgreSQL, SQLite and DuckDB (`Filter.to_sql` against hand-written SQL, both over
-`contacts` and `actions` with the indexes docs/backends.md recommends; the hand-written count
-is the idiomatic `id IN (SELECT sub_id ... GROUP BY sub_id HAVING COUNT(*) >= 3)` on
+`contacts` and `actions` with the indexes docs/backends-sql-rules.md recommends; the
+hand-written count is the idiomatic
+`id IN (SELECT sub_id ... GROUP BY sub_id HAVING COUNT(*) >= 3)` on
 PostgreSQL and DuckDB, a correlated subquery on SQLite, whose planner prefers it), polars
 (`to_polars` on a List of Struct column against a hand-written list expression) and the
 compiled predicate
@@ -51,7 +52,7 @@ INDEXES = (
     "CREATE INDEX actions_contact_name_time ON actions (sub_id, name, created_at)",
     "CREATE INDEX actions_contact_time ON actions (sub_id, created_at)",
 )
-"""The indexes docs/backends.md recommends for relation conditions on `actions`."""
+"""The indexes docs/backends-sql-rules.md recommends for relation conditions on `actions`."""
 
 
 @dataclass

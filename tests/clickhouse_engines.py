@@ -1,7 +1,8 @@
 """ClickHouse as engines of the conformance and differential suites: chDB, ClickHouse in
 process, with one session for the test run.
 
-The contacts table is typed as docs/backends.md advises for ClickHouse: `Nullable(String)`,
+The contacts table is typed as docs/backends-clickhouse.md advises for ClickHouse:
+`Nullable(String)`,
 `Nullable(Int64)`, `Nullable(Bool)`, `Nullable(DateTime64(6, 'UTC'))`, `Nullable(Date32)`, and
 JSON text in a `Nullable(String)` for JSON fields and list fields (ClickHouse has no nullable
 array). Column names differ from field names as in `tests/sql_engines.py` (`COLUMNS`: a city

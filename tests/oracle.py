@@ -1,5 +1,5 @@
 """The oracle: a deliberately naive three-valued evaluator of where clauses, written from
-docs/semantics.md and nothing else.
+docs/semantics.md (with the pages of rules it links) and nothing else.
 
 It reads the where clause as JSON-ready data (`Filter.to_dict()`, or what a generator drew)
 and a record as `matches` takes it, and answers TRUE, FALSE or None (UNKNOWN). It shares no

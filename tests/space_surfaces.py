@@ -802,8 +802,8 @@ DJANGO_SURFACES = [
 
 
 def _clickhouse(params: bool) -> Callable[..., list[Outcome]]:
-    """Over a table typed as docs/backends.md advises (`tests/clickhouse_engines.py`): inlined
-    SQL asks every filter as a column of one statement per `STATEMENT_COLUMNS` (a statement
+    """Over a table typed as docs/backends-clickhouse.md advises (`tests/clickhouse_engines.py`):
+    inlined SQL asks every filter as a column of one statement per `STATEMENT_COLUMNS` (a statement
     that fails is asked again filter by filter, so the failure is pinned on its filter);
     `to_sql_params` asks one statement per filter, each with its own named parameters."""
 
@@ -991,39 +991,51 @@ DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
     (
         "-clickhouse",
         "differently from Python's str.lower()",
-        "docs/backends.md#clickhouse: a literal lowerUTF8 could fold otherwise, as on Spark",
+        "docs/backends-clickhouse.md: a literal lowerUTF8 could fold otherwise, as on Spark",
     ),
     (
         "pyspark",
         "differently from Python's str.lower()",
-        "docs/backends.md#case-folding-on-spark: a literal Spark's lower() could fold otherwise",
+        "docs/backends-spark.md#case-folding-on-spark: a literal Spark's lower() could fold"
+        " otherwise",
     ),
     (
         "spark-sql",
         "differently from Python's str.lower()",
-        "docs/backends.md#case-folding-on-spark: a literal Spark's lower() could fold otherwise",
+        "docs/backends-spark.md#case-folding-on-spark: a literal Spark's lower() could fold"
+        " otherwise",
     ),
-    ("spark-sql", "Spark SQL does not evaluate relation conditions", "docs/backends.md"),
+    (
+        "spark-sql",
+        "Spark SQL does not evaluate relation conditions",
+        "docs/backends-sql-rules.md#relations",
+    ),
     (
         "-mysql",
         "time zone",
-        "docs/backends.md#anniversaries: MySQL/MariaDB refuse zoned anniversaries",
+        "docs/backends-sql-rules.md#anniversaries: MySQL/MariaDB refuse zoned anniversaries",
     ),
-    ("-sqlite", "cannot evaluate", "docs/backends.md#lists: SQLite refuses datetime[] and date[]"),
+    (
+        "-sqlite",
+        "cannot evaluate",
+        "docs/backends-sql-rules.md#lists: SQLite refuses datetime[] and date[]",
+    ),
     (
         "-mysql",
         "cannot evaluate",
-        "docs/backends.md#lists: MySQL/MariaDB refuse datetime[], date[]",
+        "docs/backends-sql-rules.md#lists: MySQL/MariaDB refuse datetime[], date[]",
     ),
     (
         "-duckdb",
         "cannot evaluate",
-        "docs/backends.md#json-arrays-at-a-data-path: a path written as a JSON pointer is refused",
+        "docs/backends-sql-rules.md#json-arrays-at-a-data-path: a path written as a JSON pointer"
+        " is refused",
     ),
     (
         "-sqlite",
         "holds a sum exactly within 64-bit integers only",
-        "docs/semantics.md, Relations: SQLite refuses a sum compared with a number past 64 bits",
+        "docs/semantics-relations.md, Relations: SQLite refuses a sum compared with a number past"
+        " 64 bits",
     ),
     ("format-", "", "docs/interop.md: a writer refuses what its format cannot say faithfully"),
     ("reference-", "", "the format's writer refused it: nothing to evaluate"),

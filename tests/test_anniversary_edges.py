@@ -1,4 +1,4 @@
-"""Anniversaries at the edges of the range (docs/semantics.md, "Anniversaries"): the local
+"""Anniversaries at the edges of the range (docs/semantics-calendar.md, "Anniversaries"): the local
 date of `0001-01-01T00:00Z` in America/Los_Angeles is 31 December of year 0, and that of
 `9999-12-31T12:00Z` in a zone ahead of UTC 1 January of year 10000, in the proleptic
 Gregorian calendar every database stores such instants in. Memory and SQLite read them as

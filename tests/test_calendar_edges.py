@@ -70,7 +70,8 @@ def _differences(
 
 POLARS_TABLES_END = 2099
 """polars' zone tables (chrono-tz) end in 2099: after it a zone with daylight saving time stays
-on one offset (docs/backends.md, "Anniversaries"), a documented difference, left out below."""
+on one offset (docs/backends-sql-rules.md, "Anniversaries"), a documented difference, left out
+below."""
 
 
 def _polars_knows(record_id: str, flt: af.Filter) -> bool:

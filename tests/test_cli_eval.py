@@ -289,7 +289,7 @@ def test_a_field_declared_inside_json_holds_any_json_value(
     held: Any,
     selected: bool,
 ) -> None:
-    """Another JSON type inside `data` is an answer (docs/semantics.md), not a bad row: `eval`
+    """Another JSON type inside `data` is an answer (docs/semantics-json.md), not a bad row: `eval`
     selects what `matches` selects and skips nothing (found by the generated space, cli-eval)."""
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps({"data": "json", "v": [declared, ["data", "v"]]}))

@@ -1,4 +1,4 @@
-"""Calendar dates: a `date` field holds days without a time or a zone (docs/semantics.md,
+"""Calendar dates: a `date` field holds days without a time or a zone (docs/semantics-calendar.md,
 "Dates"). The conformance file `tests/conformance/dates.json` holds the fixed cases on every
 back-end; here are the cases the issue named, and properties against the oracle and the
 real engines."""

@@ -8,7 +8,17 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).parent.parent / "docs"
-DOCTESTED = ["semantics.md", "guide.md", "errors.md", "interop.md", "pandas.md"]
+DOCTESTED = [
+    "index.md",
+    "semantics.md",
+    "semantics-calendar.md",
+    "semantics-json.md",
+    "semantics-relations.md",
+    "guide.md",
+    "errors.md",
+    "interop.md",
+    "pandas.md",
+]
 
 
 @pytest.mark.parametrize("name", DOCTESTED)

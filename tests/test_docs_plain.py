@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.test_docs import DOCTESTED
+from tests.test_sql_docs import BACKEND_PAGES
 
 DOCS = Path(__file__).parent.parent / "docs"
 
 
-@pytest.mark.parametrize("name", [*DOCTESTED, "backends.md"])
+@pytest.mark.parametrize("name", [*DOCTESTED, *BACKEND_PAGES])
 def test_documentation_examples_run_under_plain_doctest(name: str) -> None:
     result = doctest.testfile(str(DOCS / name), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0, f"{name} has no examples"

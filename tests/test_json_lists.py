@@ -3,8 +3,9 @@
 A list field lives in a column, inside JSON (`("number[]", ("data", "v"))`), or in either form
 inside a related row. Each operator (`has`, `hasSome`, `hasEvery`, `isEmpty`, `equals`, `not`
 of a list, the null tests, `blank`, `mode: "insensitive"`) is either answered as
-docs/semantics.md says ("Lists", "Typed fields inside JSON") on every engine, or refused with a
-`FilterError` by the JSON and the text readers alike. The answer is checked against a small
+docs/semantics-relations.md and docs/semantics-json.md say ("Lists", "Typed fields inside
+JSON") on every engine, or refused with a `FilterError` by the JSON and the text readers alike.
+The answer is checked against a small
 oracle written here from the docs, on records holding no key, null, `[]`, `[x]`, `[x, y]`, a
 null item and, inside JSON, another JSON type (text, an object) or items of another type.
 
@@ -209,7 +210,7 @@ def _taken(case: Case, placement: str) -> bool:
 
 TEXT_ARRAYS = ("sqlite", "mysql")
 """The databases that keep a list column as a JSON array, whose dates are text: they refuse
-a test of a list of dates (docs/backends.md) rather than compare text."""
+a test of a list of dates (docs/backends-sql-rules.md) rather than compare text."""
 
 
 def _refused_by(database: str, kind: Kind, case: Case) -> bool:

@@ -1,4 +1,4 @@
-"""Typed fields kept inside JSON (docs/semantics.md, "Typed fields inside JSON"): the schema
+"""Typed fields kept inside JSON (docs/semantics-json.md, "Typed fields inside JSON"): the schema
 declares the type, the value lives at a path of a JSON column. The conformance file
 `json_typed_fields.json` holds the answers on every engine; here are the declarations and the
 refusals."""

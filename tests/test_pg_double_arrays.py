@@ -1,9 +1,9 @@
 """A PostgreSQL `number[]` stored as `double precision[]` (SQLAlchemy `ARRAY(Float)`, as Python
 floats are usually stored) answers as memory does on the same floats, through every way of
-asking: SQL text, SQL with parameters and SQLAlchemy (docs/backends.md, "Lists").
+asking: SQL text, SQL with parameters and SQLAlchemy (docs/backends-sql-rules.md, "Lists").
 
 The same filters are asked of a `numeric[]` column holding the same floats written exactly,
-as docs/backends.md advises, so one SQL form is held to both column types.
+as docs/backends-sql-rules.md advises, so one SQL form is held to both column types.
 """
 
 from __future__ import annotations
@@ -78,8 +78,9 @@ ELEMENTS: dict[str, TypeEngine[Any]] = {
 
 
 def _stored(items: list[float] | None, element: str) -> list[Any] | None:
-    """A row's list as the column holds it: a `numeric[]` holds each float as docs/backends.md
-    advises (an integral float as its integer, others as their shortest decimal)."""
+    """A row's list as the column holds it: a `numeric[]` holds each float as
+    docs/backends-sql-rules.md advises (an integral float as its integer, others as their shortest
+    decimal)."""
     if items is None or element != "numeric":
         return items
     return [int(x) if x.is_integer() else Decimal(repr(x)) for x in items]

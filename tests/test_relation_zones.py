@@ -1,5 +1,6 @@
 """Inside a relation, a calendar value without a zone of its own is in the contact schema's zone,
-as at top level (docs/semantics.md). Before the fix an anniversary there was taken in UTC."""
+as at top level (docs/semantics-relations.md). Before the fix an anniversary there was taken in
+UTC."""
 
 from __future__ import annotations
 

@@ -99,7 +99,7 @@ def _registry_operators(kind: FieldType, placement: Placement) -> set[str]:
 
 
 REFUSED_IN_JSON = {
-    "equals": "docs/semantics.md, typed fields inside JSON: an array's items are not one type",
+    "equals": "docs/semantics-json.md, typed fields inside JSON: an array's items are not one type",
 }
 """Operators of list types that a list declared inside JSON refuses."""
 

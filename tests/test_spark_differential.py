@@ -43,7 +43,7 @@ def test_spark_selects_what_memory_selects(spark: Any) -> None:
             try:
                 pyspark = flt.to_pyspark(dtypes=dtypes, now=NOW)
                 sql = flt.to_sql("spark", now=NOW)
-            except ValueError as exc:  # refused by design (docs/backends.md), never answered
+            except ValueError as exc:  # refused by design (docs/backends-spark.md), never answered
                 assert "refused on Spark" in str(exc), exc
                 continue
             columns.append(pyspark.alias(f"pyspark:{index}"))

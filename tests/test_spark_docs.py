@@ -1,4 +1,4 @@
-"""The Spark job of docs/backends.md runs as written, on the shared local Spark, over a small
+"""The Spark job of docs/backends-spark.md runs as written, on the shared local Spark, over a small
 Parquet dataset, and writes the ids memory selects."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pytest
 import audiencefilter as af
 
 pytestmark = pytest.mark.spark
-DOC = Path(__file__).parent.parent / "docs" / "backends.md"
+DOC = Path(__file__).parent.parent / "docs" / "backends-spark.md"
 
 
 def _job() -> str:
     text = DOC.read_text(encoding="utf-8")
-    section = text.split("### Running an audience over a Parquet dataset", 1)[1]
+    section = text.split("## Running an audience over a Parquet dataset", 1)[1]
     found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert found is not None, "the Spark section has no Python example"
     return found.group(1)
@@ -39,7 +39,7 @@ def test_the_documented_job_writes_the_audience(spark: Any, tmp_path: Path) -> N
     for index, record in enumerate(records):
         record["createdAt"] = now - timedelta(days=30 * index)
     source, target = tmp_path / "contacts", tmp_path / "audience"
-    frame_for(spark, records, af.CONTACT).write.parquet(str(source))
+    frame_for(spark, [*records], af.CONTACT).write.parquet(str(source))
     namespace: dict[str, Any] = {"__name__": "audience"}
     exec(compile(_job(), "audience.py", "exec"), namespace)
     namespace["members"](spark, str(source)).write.mode("overwrite").parquet(str(target))

@@ -116,7 +116,7 @@ NUL_CASES: list[Case] = [
 
 DOUBLES = "JSON numbers are stored as doubles, exact up to 2^53 (docs/semantics.md, Numbers)"
 BEYOND_64 = "JSON integers beyond 64 bits are read as doubles (docs/semantics.md, Numbers)"
-SQLITE_NUL = "SQLite's JSON functions end a string at NUL (docs/backends.md)"
+SQLITE_NUL = "SQLite's JSON functions end a string at NUL (docs/backends-sql-rules.md)"
 LIMITS: dict[tuple[str, str], str] = {
     **{
         (case, db): DOUBLES

@@ -1,6 +1,6 @@
 """Relation conditions on the SQL back-ends, beyond the default schema's `actions`.
 
-Inside a relation every field name reads the related row (docs/semantics.md, "Relations"):
+Inside a relation every field name reads the related row (docs/semantics-relations.md, "Relations"):
 field references, list fields, data paths, JSON arrays and JSON-declared fields included; a
 relation nested inside a relation is one more correlated subquery. Each filter runs on every
 SQL engine (SQL text, SQL with parameters, SQLAlchemy Core) and must select what memory
@@ -217,7 +217,7 @@ def test_sqlalchemy_orm_follows_nested_relationships(where: dict[str, Any]) -> N
         assert set(session.scalars(query)) == expected
 
 
-# Index advice (docs/backends.md, "Relations"): with the advised indexes every relation
+# Index advice (docs/backends-sql-rules.md, "Relations"): with the advised indexes every relation
 # subquery on SQLite reads one contact's rows through an index instead of scanning the table.
 
 ADVISED_INDEXES = (

@@ -36,7 +36,7 @@ from tests.sql_engines import DATABASES, WAYS, Database, open_database
 
 DIALECTS = tuple(DATABASES)
 DOUBLE_JSON_NUMBERS = frozenset({"mysql", "duckdb"})
-"""Databases whose JSON numbers compare as doubles (docs/backends.md)."""
+"""Databases whose JSON numbers compare as doubles (docs/backends-sql-rules.md)."""
 
 
 @dataclass
@@ -122,8 +122,9 @@ def _doubled_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def refuses(dialect: str, flt: af.Filter, now: datetime = NOW) -> bool:
-    """Whether `dialect` must refuse `flt` (docs/backends.md): MySQL/MariaDB an anniversary of
-    a date-time in a zone other than UTC, having no time zone tables on a default server (a
+    """Whether `dialect` must refuse `flt` (docs/backends-sql-rules.md): MySQL/MariaDB an
+    anniversary of a date-time in a zone other than UTC, having no time zone tables on a default
+    server (a
     date's anniversary needs no zone)."""
     if dialect != "mysql":
         return False

@@ -186,7 +186,7 @@ def spark_session(
     """A local Spark (`local[cores]`, a `pyspark.sql.SparkSession`) pinned as the answers need:
     127.0.0.1, UI off, UTC session time, en-US JVM locale, and any further settings in
     `config` (such as `spark.driver.memory`). Returns the active session when there is one.
-    Needs the `spark` extra; see docs/backends.md, "Spark".
+    Needs the `spark` extra; see docs/backends-spark.md.
 
     Raises:
         RuntimeError: no Java runtime is installed.

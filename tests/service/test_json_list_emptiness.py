@@ -1,5 +1,5 @@
 """A custom list field kept inside `data` takes "has no items" (`isEmpty`), as
-docs/semantics.md ("Typed fields inside JSON") reads it: TRUE for `[]`, FALSE for an array with
+docs/semantics-json.md ("Typed fields inside JSON") reads it: TRUE for `[]`, FALSE for an array with
 items, UNKNOWN for a missing key, JSON null or another JSON type. Preview and the audience's
 members agree on SQLite and PostgreSQL, and the refusal of what such a list does not take
 (`equals`) no longer tells a service user to keep the list in a column, which they cannot do."""

@@ -6,7 +6,7 @@ are compiled by `memory.compile_node` itself, against the related schema and the
 one-field schema (`relations.value_schema`), so every comparison rule inside a relation
 condition is the compiled predicate's own.
 
-The semantics, once (docs/semantics.md, "Relations"): `some` is TRUE when W is TRUE for a
+The semantics, once (docs/semantics-relations.md, "Relations"): `some` is TRUE when W is TRUE for a
 related row, `none` when it is for none, `every` when no row leaves W FALSE or UNKNOWN; none of
 them is ever UNKNOWN. `count` counts the rows `where` holds for; `sum` adds their non-null
 values (0 over none); `min`/`max` range over their non-null values (null over none, so a

@@ -22,7 +22,7 @@ Design choices, each keeping the answers identical to the in-memory back-end:
   A `TIMESTAMP_NTZ` column holds UTC wall times and a `DATE` column midnight UTC.
 - Case folding is Spark's `lower`, which agrees with `str.lower()` except on 55 code points new
   since Python's Unicode; a case-insensitive literal that could meet them is refused
-  (`dialects.spark.fold_refusal`, and docs/backends.md).
+  (`dialects.spark.fold_refusal`, and docs/backends-spark.md).
 - `contains`/`startsWith`/`endsWith` are `Column.contains/startswith/endswith`: literal, so
   `%`, `_` and `\\` are ordinary characters.
 - Conditions inside a JSON text column (custom `data`) are the Spark SQL dialect's own text

@@ -32,7 +32,8 @@ INDEXES = (
     f"CREATE INDEX af_bench_actions_name ON {ACTIONS_TABLE} (sub_id, name, created_at)",
     f"CREATE INDEX af_bench_actions_time ON {ACTIONS_TABLE} (sub_id, created_at)",
 )
-"""The indexes docs/backends.md advises for relation conditions, as a user would create them."""
+"""The indexes docs/backends-sql-rules.md advises for relation conditions, as a user would
+create them."""
 
 Counter = Callable[[], int]
 

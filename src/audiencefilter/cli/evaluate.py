@@ -47,7 +47,7 @@ def record_checker(flt: af.Filter) -> Check:
     fields = [flt.schema.get(name) for name in sorted(flt.fields)]
     # A relation is no field: its rows are checked by the predicate as it reads them. A field
     # declared inside JSON holds whatever JSON holds: another type there is an answer (FALSE
-    # or UNKNOWN, docs/semantics.md), never a bad row.
+    # or UNKNOWN, docs/semantics-json.md), never a bad row.
     read = [field for field in fields if field is not None and not field.source]
 
     def check(record: Mapping[str, Any]) -> str | None:

@@ -4,7 +4,7 @@ CEL).
 
 A filter's array test is TRUE for an array holding the literal, FALSE for an array without
 it, and UNKNOWN for a missing key, JSON null or a value that is no array
-(docs/semantics.md, JSON arrays at a data path). celpy evaluates both sides of `&&` and
+(docs/semantics-json.md, JSON arrays at a data path). celpy evaluates both sides of `&&` and
 raises a Python `TypeError` for `exists` over null, so a `&&` cannot guard a comprehension;
 a `has` chain checking each step is a map, as the condition of `?:`, can. So the array is
 taken as itself or `[]`, and each item's type is tested before it is compared (an item of

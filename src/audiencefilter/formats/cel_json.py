@@ -148,7 +148,7 @@ def _plain(value: object) -> object:
 
 def in_json(node: Node, schema: Schema) -> Node:
     """`node` with each test of a date or a list declared inside JSON as what it means at its
-    path, which CEL says (docs/semantics.md, Typed fields inside JSON): a date's as the test
+    path, which CEL says (docs/semantics-json.md, Typed fields inside JSON): a date's as the test
     of its ISO 8601 text, a list's as `array_contains` (`language.lists.as_arrays`), a null
     test as the path's; relative and calendar values, and the list tests such a list does not
     take, are left for the writer to refuse."""

@@ -12,7 +12,7 @@ from .values import holds
 
 def over_no_rows(function: Aggregate, test: Node) -> bool | None:
     """The truth of a lowered `count` or `sum` test for a contact with no related rows (none
-    meeting the where clause): the value is then 0 (docs/semantics.md), never null, so the
+    meeting the where clause): the value is then 0 (docs/semantics-relations.md), never null, so the
     test is TRUE or FALSE. None for `min` and `max` (null over no rows, and over rows whose
     values are all null: the test may be UNKNOWN) or a test of another kind of node. SQL
     writers read it to answer the aggregate over groups of related rows instead of per

@@ -5,9 +5,10 @@ The user writes a period (`language/calendar.Period`); at one `now`, lowering tu
 `MonthDays`: the zone and the month-days the period covers, as ranges of `month * 100 + day`
 (`1228..1231` and `101..103` for 28 December to 3 January). A back-end then computes, per
 row, the month-day of the value's local date in that zone and tests the ranges: the only
-per-row time-zone work in the library, and the reason some engines refuse it (docs/backends.md).
+per-row time-zone work in the library, and the reason some engines refuse it
+(docs/backends-sql-rules.md).
 
-Design choices (docs/semantics.md states them for users):
+Design choices (docs/semantics-calendar.md states them for users):
 - The year is ignored: the date itself is its own anniversary (a contact created today has its
   sign-up anniversary today); add `lt start of today` to leave this year's out.
 - 29 February: in a year without one, its anniversary is 28 February. So `this day` on

@@ -6,7 +6,7 @@ of last month" is `{"createdAt": {"gte": {"startOf": "month", "offset": -1}}}`. 
 AST holds the description, never an instant: each evaluation turns it into an instant at one
 `now`, in lowering (`rewrite/lower.py`), so every back-end compares with constants.
 
-Design choices (docs/semantics.md states them for users):
+Design choices (docs/semantics-calendar.md states them for users):
 - A unit is a day, an ISO week (Monday to Sunday), a month or a year of the local calendar of
   an IANA time zone (`Europe/Paris`): the one written in the value (`"timeZone"`, text
   `in "Europe/Paris"`), else the schema's `time_zone`, else UTC.

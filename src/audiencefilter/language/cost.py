@@ -190,7 +190,7 @@ def cost(
     `ENGINES`), whose records hold `rows` related rows per to-many relation (a to-one
     relation holds one). The record's own reading (`Weights.record`) is counted once.
     `indexed`: the related fields (`"actions.createdAt"`) an index on the related table holds
-    right after the contact's key, as docs/backends.md advises; on an engine with indexes
+    right after the contact's key, as docs/backends-sql-rules.md advises; on an engine with indexes
     (`Weights.seek`), `some`/`none` over one such comparison is a seek, not a read of rows.
 
     Raises:

@@ -75,7 +75,7 @@ class ListOp(StrEnum):
 #: The operators of a list field; the others test a JSON array at a data path.
 LIST_FIELD_OPS = (ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY, ListOp.IS_EMPTY, ListOp.EQUALS)
 ARRAY_OPS = (ListOp.ARRAY_CONTAINS, ListOp.ARRAY_STARTS_WITH, ListOp.ARRAY_ENDS_WITH)
-#: The operators of a list declared inside JSON (docs/semantics.md, "Typed fields inside
+#: The operators of a list declared inside JSON (docs/semantics-json.md, "Typed fields inside
 #: JSON"): the item tests, case-sensitive, and `isEmpty` (an array with no items). `equals`
 #: and `mode` are refused there, as no engine reads a JSON array's order and items alike.
 JSON_LIST_OPS = (ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY, ListOp.IS_EMPTY)
@@ -129,7 +129,7 @@ LIST_ELEMENTS: Mapping[FieldType, FieldType] = {
 CALENDAR_TYPES = frozenset({FieldType.DATETIME, FieldType.DATE})
 #: The types a value inside a JSON document can be compared as.
 JSON_VALUE_TYPES = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
-#: The types a field declared inside a JSON document may have (docs/semantics.md, "Typed
+#: The types a field declared inside a JSON document may have (docs/semantics-json.md, "Typed
 #: fields inside JSON"): a date is its ISO 8601 text, a list a JSON array.
 JSON_SOURCE_TYPES = (
     *JSON_VALUE_TYPES,

@@ -4,7 +4,7 @@ A list field (`Schema.of(tags="string[]")`) holds a list of strings, numbers, bo
 date-times. Its operators (`ListOp`) are Prisma's: `has`, `hasSome`, `hasEvery`, `isEmpty`
 and `equals` (the whole list, in order), plus `mode: "insensitive"` on lists of strings.
 
-Three-valued logic, the same on every engine (docs/semantics.md, "Lists"):
+Three-valued logic, the same on every engine (docs/semantics-relations.md, "Lists"):
 - A null (missing) list is UNKNOWN for every operator, `isEmpty` included, as SQL's
   `cardinality(NULL) = 0` and `NULL @> ARRAY[...]` are; so `not` keeps it UNKNOWN, and
   "null or empty" is written `OR: [{tags: null}, {tags: {isEmpty: true}}]`.

@@ -3,8 +3,8 @@
 A relation is declared in the schema beside the fields. A filter tests it with a quantifier
 (`some`, `every`, `none`; `is`, `isNot` for a to-one relation) over a where clause of the
 related fields, or with an aggregate (`count`, `sum`, `min`, `max`) compared like a number or
-date-time field. The semantics (docs/semantics.md, "Relations") are decided by the node kinds
-in `nodes.py`; this module is plain data, which every reader and back-end reads.
+date-time field. The semantics (docs/semantics-relations.md, "Relations") are decided by the
+node kinds in `nodes.py`; this module is plain data, which every reader and back-end reads.
 
 Design choices:
 - A relation carries its own `Schema`, so a where clause over related rows is read, checked and
@@ -81,7 +81,7 @@ def rows_schema(schema: Schema, relation: Relation) -> Schema:
     """The schema a relation's where clause is lowered, resolved and explained over: the
     related rows' own, in `schema`'s zone. A calendar value inside a relation that names no
     zone (`start of today`, `anniversary within this day`) is in the contact schema's zone, as
-    at top level (docs/semantics.md): the one place every walker takes that rule from."""
+    at top level (docs/semantics-relations.md): the one place every walker takes that rule from."""
     return relation.schema.in_zone(schema.time_zone)
 
 
@@ -107,7 +107,7 @@ def refused(backend: str, relation: str) -> FilterError:
 
 def refused_nested(backend: str, relation: str) -> FilterError:
     """The error of a back-end that cannot answer a relation inside a relation: the same
-    words on every such back-end (docs/backends.md)."""
+    words on every such back-end (docs/backends-sql-rules.md)."""
     from ..errors import Issue
 
     return FilterError(

@@ -4,7 +4,7 @@
 stored once and its meaning follows the calendar. The AST holds the duration (`Ago`), never an
 instant; each evaluation turns it into an instant against a clock.
 
-Design choices (docs/semantics.md states them for users):
+Design choices (docs/semantics-calendar.md states them for users):
 - A duration is ISO 8601, `PnYnMnWnDTnHnMnS`, normalized to two numbers: calendar months
   (years are 12 months) and exact microseconds (weeks are 7 days, days 24 hours: all arithmetic
   is in UTC, which has no daylight saving). So `P1W` equals `P7D` and `PT90M` equals `PT1H30M`,

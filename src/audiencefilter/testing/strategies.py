@@ -202,7 +202,7 @@ DATA_KEYS = ("plan", "seats", "a b", 'q"\\', "x.y", "0", "")
 """Keys of generated `data` objects and paths, hostile ones included."""
 DATA_NUMBERS = (0, 1, -1, 5, 100, 2.5, -0.5, 99.5, 2**53, -(2**53))
 """Numbers inside `data`: exact as doubles, as every engine's JSON numbers are (see
-docs/backends.md for engines that compare JSON numbers as doubles)."""
+docs/backends-sql-rules.md for engines that compare JSON numbers as doubles)."""
 
 
 def _data_scalar(kind: FieldType) -> st.SearchStrategy[Any]:

@@ -327,7 +327,7 @@ class _Reader:
             )
             return TRUE
         outer = self.schema
-        # Field names and field references inside read the related row (semantics.md).
+        # Field names and field references inside read the related row (semantics-relations.md).
         self.schema = self.conditions.schema_fields = relation.schema
         try:
             return self.where(value, path, depth)

@@ -22,7 +22,7 @@ Design choices:
   and passes itself in. A dialect that cannot run correlated subqueries says so
   (`Dialect.relations`).
 - `every` keeps a row out of W's answer unless W is TRUE for it (`NOT COALESCE(W, FALSE)`): an
-  UNKNOWN row breaks `every`, as semantics.md says.
+  UNKNOWN row breaks `every`, as semantics-relations.md says.
 - `SUM` over no values is NULL in SQL and 0 here (`COALESCE`); `MIN`/`MAX` over none stay NULL,
   so a comparison is UNKNOWN and `IS NULL` TRUE, as in memory. `MIN`/`MAX` over a date-time
   column compare the values as the engine stores them, with the same literal a scalar

@@ -3,7 +3,7 @@
 The columns it expects are the nullable ones (`Nullable(String)`, `Nullable(Int64)`,
 `Nullable(Bool)`, `Nullable(DateTime64(6, 'UTC'))`, `Nullable(Date32)`); list fields and JSON
 fields are JSON text in a `Nullable(String)` (ClickHouse has no nullable arrays, and a null
-list is UNKNOWN, unlike an empty one). docs/backends.md shows the table.
+list is UNKNOWN, unlike an empty one). docs/backends-sql-rules.md, "Lists", shows the table.
 
 Design choices, each forced by a semantic rule of the filters:
 - Logic: ClickHouse's AND, OR and NOT on `Nullable` values are Kleene's, and a comparison with

@@ -2,7 +2,7 @@
 
 Each engine stores lists its own way, so each dialect module writes its own list tests
 (`Dialect.list_test`) and tests of JSON arrays at a data path (`Dialect.array_test`); the
-rules they share (docs/backends.md, "Lists"):
+rules they share (docs/backends-sql-rules.md, "Lists"):
 
 - Every literal goes through the writer (`ListWriter`), in the order it appears in the text,
   so placeholders and parameters stay in step; a piece written twice is written anew.

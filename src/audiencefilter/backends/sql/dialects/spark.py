@@ -17,7 +17,7 @@ Design choices, each forced by a semantic rule of the filters:
   folds them to (`fold_refusal`), and such a literal is refused rather than answered
   differently. Both agree
   on U+0130 (`i` and a combining dot) and on final sigma, except when a capital sigma stands
-  next to a character new since Unicode 14 (docs/backends.md).
+  next to a character new since Unicode 14 (docs/backends-spark.md).
 - Numbers: integers within 64 bits as they are, wider ones up to 38 digits as exact decimals
   (`CAST('9223372036854775808' AS DECIMAL(38, 0))`, not a `BD` literal: Spark 4.x rewrites
   `bigint < 9223372036854775808BD` to TRUE, NULL rows included), wider still as a double
