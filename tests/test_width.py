@@ -84,3 +84,15 @@ def test_scripts_are_found() -> None:
     """The builder's operator controls are found, so the script search cannot pass by missing
     everything."""
     assert "service/static/builder/model.js" in in_code("operator")
+
+
+def test_short_operator_list_is_inside_the_width() -> None:
+    """The short "Files a new operator touches" list names only the field table and modules
+    that do name an operator, so it cannot keep a file that no longer decides one."""
+    text = DOC.read_text()
+    start = text.index("### Files a new operator touches")
+    paragraph = text[start : text.index("###", start + 3)]
+    modules = set(re.findall(r"`([a-z_/]+\.py)`", paragraph))
+    named = {m for m in modules if not m.startswith("tests/")} - {TABLE}
+    assert named, "the short operator list names no module"
+    assert named <= in_code("operator"), sorted(named - in_code("operator"))
