@@ -73,14 +73,15 @@ READ_TYPES: Final = (
 
 _OPS: Final = {"==": Op.EQUALS, "<": Op.LT, "<=": Op.LTE, ">": Op.GT, ">=": Op.GTE, "in": Op.IN}
 _FLIPPED: Final = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
-_METHODS: Final = {"contains": Op.CONTAINS, "startsWith": Op.STARTS_WITH, "endsWith": Op.ENDS_WITH}
+_METHODS: Final = {op.value: op for op in Op if op in PATTERN_OPS}
+"""CEL's string methods, named as the where clause names the pattern operators."""
 _EXACT: Final = ORDERING_OPS | PATTERN_OPS
 
 CEL_SYNTAX = Syntax(
     op=lambda op: SPELLINGS.get(op, op.value),
     operator_names=lambda f: (
         "==, !=, <, <=, >, >=, in"
-        + (", contains, startsWith, endsWith" if f.type is FieldType.STRING else "")
+        + ("".join(f", {name}" for name in _METHODS) if f.type is FieldType.STRING else "")
     ),
     describe=describe_value,
     written=lambda value: repr(value),

@@ -74,9 +74,7 @@ SPELLINGS: Final = {
     Op.LTE: "<=",
     Op.IN: "in",
     Op.NOT_IN: "!(... in [...])",
-    Op.CONTAINS: "contains",
-    Op.STARTS_WITH: "startsWith",
-    Op.ENDS_WITH: "endsWith",
+    **{op: op.value for op in PATTERN_OPS},
 }
 """Our operators as CEL spells them (in messages too)."""
 
@@ -345,7 +343,7 @@ class _Writer:
         self, node: Comparison, name: str, kind: FieldType, path: str, here: str
     ) -> Written:
         match node.op:
-            case Op.CONTAINS | Op.STARTS_WITH | Op.ENDS_WITH:
+            case op if op in PATTERN_OPS:
                 return Written(f"{name}.{node.op.value}({self.pattern(node, here)})", ATOM)
             case Op.IN:
                 items = ", ".join(_literal(v, kind, here) for v in _values(node))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..language.fields import Field, FieldType, Schema
+from ..language.fields import JSON_VALUE_TYPES, Field, Schema
 from ..language.nodes import (
     Blank,
     Comparison,
@@ -35,7 +35,7 @@ from ..language.nodes import (
 from ..language.visitor import Rebuild
 from .reading import refuse
 
-_SCALARS = (FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN)
+_SCALARS = JSON_VALUE_TYPES
 
 
 def at_paths(node: Node, schema: Schema, title: str, *, paths: bool) -> Node:

@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import FilterError, Issue, describe_value, did_you_mean
 from ..language.conditions import Syntax, unknown_field
 from ..language.contact import CONTACT
-from ..language.fields import CALENDAR_TYPES, Field, FieldType, Op, Schema
+from ..language.fields import CALENDAR_TYPES, PATTERN_OPS, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import (
     FALSE,
@@ -537,7 +537,7 @@ class _Writer:
 
     def comparison(self, node: Comparison) -> Any:
         value = node.value
-        if node.op in (Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH):
+        if node.op in PATTERN_OPS:
             return self.pattern(node)
         if node.insensitive or node.op not in _SPELLING:
             raise _refused(node, "MongoDB compares text case-sensitively outside $regex")

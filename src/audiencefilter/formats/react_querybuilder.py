@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from ..errors import describe_value, did_you_mean
 from ..language.conditions import REF, Conditions, Report, Syntax, Where, shown
-from ..language.fields import Field, FieldType, Op, Schema
+from ..language.fields import PATTERN_OPS, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import (
     TRUE,
@@ -121,7 +121,6 @@ OPERATOR_LIST: Final = (
 OPERATORS_BY_NAME: Final = {o.name.lower(): o for o in OPERATOR_LIST}
 """By lower-case name: the export compares operator names ignoring case."""
 _NAMES = tuple(o.name for o in OPERATOR_LIST)
-_PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 _REFERENCE_OPS = frozenset({Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE})
 _NUMERAL = re.compile(r"-?(?:0|[1-9][0-9]{0,3999})(?:\.[0-9]{1,4000})?(?:[eE][+-]?[0-9]{1,4})?\Z")
 
@@ -425,7 +424,7 @@ class _Reader:
             hint = RQB_SYNTAX.null_test("") if value is None else 'use "in" for several values'
             self.budget.add(path, f"expected one value, found {describe_value(value)}", hint)
             return TRUE
-        if op in _PATTERN_OPS and not self.pattern_safe(value, path):
+        if op in PATTERN_OPS and not self.pattern_safe(value, path):
             return TRUE
         literal = self.literal(target, value, path)
         return TRUE if literal is _BAD else self.build(target, op, literal, path)
@@ -536,7 +535,7 @@ class _Reader:
         report = self.budget.report(path)
         field = target.field
         if target.keys is not None:
-            insensitive = op in _PATTERN_OPS
+            insensitive = op in PATTERN_OPS
             return self.conditions.data_comparison(
                 field, target.keys, op, value, insensitive, report
             )
@@ -544,7 +543,7 @@ class _Reader:
             field, op, value, path
         ):
             return TRUE
-        return self.conditions.comparison(field, op, value, op in _PATTERN_OPS, report)
+        return self.conditions.comparison(field, op, value, op in PATTERN_OPS, report)
 
     def portable(self, field: Field, op: Op, value: Any, path: Place) -> bool:
         """Whether each date-time value means one instant wherever the export's SQL runs
@@ -814,7 +813,7 @@ class _Writer(Visitor[dict[str, Any]]):
             literal: Any = [_json_value(node.field, v, node.path) for v in value]
         else:
             literal = _json_value(node.field, value, node.path)
-        if node.op in _PATTERN_OPS and ("%" in literal or "_" in literal):
+        if node.op in PATTERN_OPS and ("%" in literal or "_" in literal):
             raise refuse(
                 node.field,
                 f"the value {json.dumps(literal)} holds % or _, which "
@@ -866,7 +865,7 @@ class _Writer(Visitor[dict[str, Any]]):
 def _rqb_operator(node: Comparison) -> str:
     """The operator a comparison is written with, when react-querybuilder has its meaning:
     case-sensitive equality and order, case-insensitive patterns."""
-    pattern = node.op in _PATTERN_OPS
+    pattern = node.op in PATTERN_OPS
     if node.op not in _SPELLINGS or node.op in (Op.WITHIN, Op.ANNIVERSARY):
         raise refuse(node.field, f"{node.op.value} has no react-querybuilder operator", None)
     if node.insensitive != pattern and isinstance(_first(node.value), str):
