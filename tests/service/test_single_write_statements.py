@@ -28,7 +28,7 @@ AUDIENCES = 100
 # Statements of one update's write transaction, the answer's reads included (17 on SQLite and
 # 18 on PostgreSQL before the door took the lock alone, the events went in one statement and
 # the audiences' stamp was read once).
-MOST = {"sqlite": 12, "postgres": 14}
+MOST = {"sqlite": 6, "postgres": 6}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
