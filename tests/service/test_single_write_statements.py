@@ -27,7 +27,8 @@ from .conftest import ApiClient, Tenant, make_tenant, settings_on
 AUDIENCES = 100
 # Statements of one update's write transaction, the answer's reads included (17 on SQLite and
 # 18 on PostgreSQL before the door took the lock alone, the events went in one statement and
-# the audiences' stamp was read once).
+# the audiences' stamp was read once; 12 and 14 before the write read back with its `RETURNING`
+# what the judgement and the answer need, and PostgreSQL moved the memberships in one).
 MOST = {"sqlite": 6, "postgres": 6}
 
 
