@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, func, or_, select, update
+from sqlalchemy import Table, bindparam, func, literal_column, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from ...db import dialects
@@ -88,33 +88,26 @@ def _statement(dialect: str) -> Any:
     (joined by commas) and the contacts ranked ahead (`ranking.py`'s order: points, more first,
     then sign-up time, then id), built once per dialect; its values are set per call."""
     other = aliased(Contact)
-    stamp = (
-        select(List.audiencesStamp)
-        .where(List.id == Contact.listId)
-        .correlate(CONTACTS)
-        .scalar_subquery()
-    )
+    # The written row's columns, qualified by hand: SQLite's RETURNING renders columns bare,
+    # and a bare name in a subquery is the subquery's own table's.
+    mine = {name: literal_column(f"contacts.{name}") for name in ("id", "list_id", "points")}
+    created = literal_column("contacts.created_at")
+    stamp = select(List.audiencesStamp).where(List.id == mine["list_id"]).scalar_subquery()
     joined = dialects.joined_text(Membership.audienceId, dialect)
-    stored = (
-        select(joined)
-        .where(Membership.contactId == Contact.id)
-        .correlate(CONTACTS)
-        .scalar_subquery()
-    )
+    stored = select(joined).where(Membership.contactId == mine["id"]).scalar_subquery()
     ahead = (
         select(func.count())
         .select_from(other)
         .where(
-            other.listId == Contact.listId,
-            other.id != Contact.id,
-            other.points >= Contact.points,
+            other.listId == mine["list_id"],
+            other.id != mine["id"],
+            other.points >= mine["points"],
             or_(
-                other.points > Contact.points,
-                other.createdAt < Contact.createdAt,
-                (other.createdAt == Contact.createdAt) & (other.id < Contact.id),
+                other.points > mine["points"],
+                other.createdAt < created,
+                (other.createdAt == created) & (other.id < mine["id"]),
             ),
         )
-        .correlate(CONTACTS)
         .scalar_subquery()
     )
     return (
