@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, func, literal_column, or_, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, func, literal_column, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
 from ...db import dialects
@@ -90,8 +90,10 @@ def _statement(dialect: str) -> Any:
     other = aliased(Contact)
     # The written row's columns, qualified by hand: SQLite's RETURNING renders columns bare,
     # and a bare name in a subquery is the subquery's own table's.
-    mine = {name: literal_column(f"contacts.{name}") for name in ("id", "list_id", "points")}
-    created = literal_column("contacts.created_at")
+    mine: dict[str, ColumnElement[Any]] = {
+        name: literal_column(f"contacts.{name}") for name in ("id", "list_id", "points")
+    }
+    created: ColumnElement[Any] = literal_column("contacts.created_at")
     stamp = select(List.audiencesStamp).where(List.id == mine["list_id"]).scalar_subquery()
     joined = dialects.joined_text(Membership.audienceId, dialect)
     stored = select(joined).where(Membership.contactId == mine["id"]).scalar_subquery()
