@@ -99,6 +99,12 @@ def unpacks(dialect: str) -> bool:
     return dialect in ("postgresql", "sqlite")
 
 
+def writes_in_with(dialect: str) -> bool:
+    """Whether a statement may carry other writes in its `WITH` (PostgreSQL's data-modifying
+    CTEs): two writes of one transaction then cost one round trip."""
+    return dialect == "postgresql"
+
+
 def unpacked(dialect: str, ids: Sequence[str]) -> Subquery:
     """`ids` as a table of `value` (an id) and `ordinal` (its place, from 1), from one
     parameter: `unnest(string_to_array(...)) WITH ORDINALITY` on PostgreSQL (`_joined`),

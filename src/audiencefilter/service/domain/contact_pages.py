@@ -21,6 +21,7 @@ from ..db.models import Contact, List, ListSize
 from ..db.queries import contact_row, contact_rows, fetch_rows
 from ..settings import Settings
 from . import ranking
+from .membership import written
 from .membership.members import ListAudiences
 
 NULLABLE_SORT_KEYS = frozenset({"firstName", "lastName"})
@@ -159,4 +160,11 @@ class ContactPages:
         return int(self.session.connection().execute(statement).scalar_one())
 
     def one(self, contact_id: str) -> dict[str, Any]:
-        return self.render([contact_row(self.session, contact_id)])[0]
+        """The contact; as its write read it back in this transaction when it did
+        (`membership/written.py`), else read."""
+        known = written.of(self.session, contact_id)
+        if known is None:
+            return self.render([contact_row(self.session, contact_id)])[0]
+        row = dict(known.row)
+        [memberships] = self.audiences.of_rows(self.session, [row])
+        return self.renderer(row, self.lst.startFrom + known.ahead, memberships)

@@ -125,6 +125,16 @@ def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[
     return owned_contact(session, account_id, contact_id)
 
 
+def contact_to_write(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
+    """The caller's contact and its list, the list's lock held, for a writer that reads the
+    row back with its own write (`membership/written.py`): the row is not read again after the
+    lock, as `locked_contact` does, since the write's `RETURNING` is the fresh one (its `None`
+    the contact deleted meanwhile). The loaded contact must not be trusted past the lock."""
+    contact, lst = owned_contact(session, account_id, contact_id)
+    _hold(session, lst.id)
+    return contact, lst
+
+
 def locked_audience(session: Session, account_id: str, audience_id: str) -> tuple[Audience, List]:
     """The caller's audience and its list, read again once the list's lock is held."""
     audience, lst = owned_audience(session, account_id, audience_id)

@@ -34,7 +34,7 @@ from ...ground import clock
 from .. import relations
 from ..audience_filters import filter_of, reads_data, time_dependent
 from ..filter_budget import cost_of
-from . import plan
+from . import plan, written
 
 MANUAL = "manual"
 SMART = "smart"
@@ -151,6 +151,9 @@ class ListAudiences:
         row per contact (the ids joined by commas), not one per membership."""
         if len(self.live) == len(self.entries):
             return {}
+        known = written.only(session, ids_of(rows))  # read back by the write itself
+        if known is not None:
+            return {known.row["id"]: frozenset(known.stored)}
         statement = _page_memberships(dialect_of(session))
         found = session.connection().execute(statement, {IDS: ids_of(rows)}).all()
         return {contact_id: frozenset(joined.split(",")) for contact_id, joined in found}

@@ -192,6 +192,12 @@ def _stamp(session: Session, list_id: str) -> str:
 _STAMPS = "plan_stamps"
 
 
+def keep_stamp(session: Session, list_id: str, stamp: str) -> None:
+    """The list's stamp as a write under the list's lock read it with its own statement
+    (`written.py`): `_stamp` then reads it no more in this transaction."""
+    session.info.setdefault(_STAMPS, {})[list_id] = stamp
+
+
 def _rows(session: Session, list_id: str) -> tuple[list[AudienceRow], dict[str, str]]:
     """The list's audiences in order, and the stored experiment of those that have one."""
     # An audience building in the background (`build.py`) is judged by its build alone, until

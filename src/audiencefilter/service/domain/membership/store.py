@@ -49,6 +49,7 @@ from sqlalchemy import (
     Table,
     bindparam,
     delete,
+    false,
     insert,
     literal,
     select,
@@ -66,7 +67,7 @@ from .. import events, experiments, references
 from ..audience_filters import (
     StoredAudience,
 )
-from . import due, judge, plan
+from . import due, judge, plan, written
 from .judge import chunks
 
 MEMBERSHIPS = cast(Table, Membership.__table__)
@@ -127,8 +128,7 @@ def _write(
     """Stores the difference and appends its events (left first, then entered); their count.
     `announce` False stores it without events (an import of history that asked for none);
     `dated`: the instants the events happened at, when not `at` (`_dated_events`)."""
-    _delete_pairs(session, leaving)
-    draws = _left_draws(leaving) + _insert_pairs(session, entering, at, dated)
+    draws = _left_draws(leaving) + _move_pairs(session, entering, leaving, at, dated)
     if announce:
         rows = [(events.LEFT, c, a.id) for a, c in leaving]
         rows += [(events.ENTERED, c, a.id) for a, c in entering]
@@ -168,6 +168,33 @@ def _pair_instants(dated: Dated) -> Callable[[str, str], datetime | None]:
     return lambda audience_id, contact_id: dated.get(
         (audience_id, contact_id), latest.get(contact_id)
     )
+
+
+def _move_pairs(
+    session: Session,
+    entering: Sequence[tuple[StoredAudience, str]],
+    leaving: Sequence[tuple[StoredAudience, str]],
+    at: datetime,
+    dated: Dated | None,
+) -> list[tuple[StoredAudience, experiments.Draw | None]]:
+    """Deletes the leaving pairs' rows and inserts the entering ones (`_delete_pairs`,
+    `_insert_pairs`): where a statement may carry another write (PostgreSQL), both in one, the
+    delete in the insert's `WITH` (a contact moving in and out of audiences: one round trip
+    fewer). The entering pairs' draws."""
+    dialect = dialects.dialect_of(session)
+    together = dialects.writes_in_with(dialect) and dialects.unpacks(dialect)
+    plain = dated is None and not any(a.experiment for a, _ in entering)
+    if not (together and plain and entering and leaving):
+        _delete_pairs(session, leaving)
+        return _insert_pairs(session, entering, at, dated)
+    parameters = dialects.rows_parameters(
+        dialect, _PAIRS, [(a.id, c) for a, c in leaving], _LEAVING_KEY
+    )
+    entered = [(a.id, c) for a, c in entering]
+    parameters |= dialects.rows_parameters(dialect, _PAIRS, entered, _PAIRS_KEY)
+    parameters[_PAIRS_AT] = at
+    session.connection().execute(_pairs_moved(dialect), parameters)
+    return [(a, None) for a, _ in entering]
 
 
 def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]]) -> None:
@@ -282,6 +309,20 @@ def _pairs_delete(dialect: str) -> Any:
     return delete(MEMBERSHIPS).where(both.in_(select(pairs.c.audience_id, pairs.c.contact_id)))
 
 
+@dialects.per_dialect
+def _pairs_moved(dialect: str) -> Any:
+    """`_pairs_insert` with `_pairs_delete` in its `WITH`, built once per dialect: the rows
+    leaving and entering in one statement (their pairs are disjoint, so the order of the two
+    writes, which PostgreSQL leaves open, does not matter)."""
+    gone = _pairs_delete(dialect).returning(MEMBERSHIPS.c.audience_id).cte("gone")
+    pairs = dialects.unpacked_rows_named(dialect, _PAIRS, _PAIRS_KEY)
+    at = bindparam(_PAIRS_AT, type_=_ENTERED_AT)
+    # The holdout written out: a column's Python default is not filled in under a `WITH`.
+    rows = select(pairs.c.audience_id, pairs.c.contact_id, at, false())
+    names = [*_PAIRS, "entered_at", "holdout"]
+    return insert(MEMBERSHIPS).from_select(names, rows).add_cte(gone)
+
+
 def write_changes(
     session: Session,
     list_id: str,
@@ -377,9 +418,12 @@ def refresh_contacts(
         moves.decide(record)
     if most is not None and len(moves.entering) + len(moves.leaving) > most:
         raise TooManyMoves(len(moves.entering) + len(moves.leaving), most)
-    written = _write(session, list_id, moves.entering, moves.leaving, cause, at, announce, dated)
+    count = _write(session, list_id, moves.entering, moves.leaving, cause, at, announce, dated)
+    for contact_id in contact_ids[:1] if len(contact_ids) == 1 else []:
+        entered = [a.id for a, _ in moves.entering]
+        written.moved(session, contact_id, entered, [a.id for a, _ in moves.leaving])
     due.contacts_judged(session, audiences, contact_ids, at, found.rows)
-    return written
+    return count
 
 
 def _stored_pairs(
@@ -390,6 +434,9 @@ def _stored_pairs(
     contact in 30 audiences is one row to fetch, not 30: fetching was most of the read), then
     kept in Python, so a list of a thousand audiences binds no thousand ids per statement."""
     wanted = frozenset(audience_ids)
+    known = written.only(session, contact_ids)  # read back by the write itself
+    if known is not None:
+        return {(a, known.row["id"]) for a in known.stored if a in wanted}
     stored: set[tuple[str, str]] = set()
     statement = _stored_pairs_by_contact(dialects.dialect_of(session))
     for chunk in chunks(contact_ids):

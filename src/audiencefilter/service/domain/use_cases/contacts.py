@@ -30,12 +30,13 @@ from ...db.engine import Database
 from ...db.models import Contact, List
 from ...db.queries import owned_contact, owned_list, text_filter
 from ...ground import clock
-from ...ground.errors import Conflict
+from ...ground.errors import Conflict, not_found
 from ...ground.fields import normalise_email
 from ...settings import Settings
 from .. import custom_fields, list_lock, public_fields, relations, write_effects
 from ..audience_filters import read_filters
 from ..contact_pages import ContactPages, Paging
+from ..membership import written
 from .unit import Writes
 
 R = TypeVar("R")
@@ -172,15 +173,23 @@ def update(
 ) -> View:
     """The contact with the fields sent changed, and only those; as answered."""
     with _unique_email(), database.transaction() as session:
-        contact, lst = list_lock.locked_contact(session, account_id, contact_id)
+        contact, lst = list_lock.contact_to_write(session, account_id, contact_id)
         custom_fields.check_data(lst, sent.get("data"))
-        for field, value in sent.items():
-            setattr(contact, field, value)
-        if "email" in sent:
-            contact.emailKey = contact.email.lower()
-        session.flush()
+        _write_fields(session, contact, contact_id, dict(sent))
         write_effects.contact_updated(session, lst.id, contact_id, sent)
         return ContactPages(session, lst, settings).one(contact_id)
+
+
+def _write_fields(
+    session: Session, contact: Contact, contact_id: str, values: dict[str, Any]
+) -> None:
+    """Writes the fields sent, reading back in the same statement what the judgement and the
+    answer need (`membership/written.py`), the door having read the row before the lock."""
+    if "email" in values:
+        values["emailKey"] = values["email"].lower()
+    session.expire(contact)  # the row is read back below: the loaded one is past
+    if values and written.write_contact(session, contact_id, values) is None:
+        raise not_found("Contact")  # deleted before the list's lock was taken
 
 
 def remove(database: Database, settings: Settings, account_id: str, contact_id: str) -> View:

@@ -1,0 +1,122 @@
+"""What one contact's write read back with its `UPDATE ... RETURNING`, kept for its transaction.
+
+A single contact update (`PATCH /v4/contacts/{id}`) needs, after its write: the contact's row
+(judged by the list's audiences, then answered), the list's audiences stamp (which plan judges
+it), its stored memberships (compared with the judgement, then answered) and its position. Read
+apart, those were five statements besides the write; `write_contact` asks for them all in the
+write's own `RETURNING`, and the readers (`records.rows`, `store._stored_pairs`,
+`ListAudiences.of_rows`, `ContactPages.one`) take them from here while the transaction lasts. The
+write holds the list's lock, so what it read stays true until it changes it itself: the stored
+memberships follow the judgement's moves (`moved`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import ColumnElement, Table, bindparam, func, literal_column, or_, select, update
+from sqlalchemy.orm import Session, aliased
+
+from ...db import dialects
+from ...db.models import Contact, List, Membership
+from ...db.queries import CONTACT_COLUMNS, row_dicts
+from . import plan
+
+_KEPT = "written_contact"
+
+
+@dataclass
+class Written:
+    """One contact as its write left it: its row (`db.queries.fetch_rows`' shape), the list's
+    audiences stamp, the ids of the audiences it is stored in, and how many contacts of its
+    list rank ahead of it."""
+
+    row: dict[str, Any]
+    stamp: str
+    stored: set[str]
+    ahead: int
+
+
+def write_contact(session: Session, contact_id: str, values: Mapping[str, Any]) -> Written | None:
+    """Writes these fields of the contact and reads back what its judgement and its answer
+    need, in one statement; None if the contact is gone. Call it under the list's lock."""
+    statement = _statement(dialects.dialect_of(session))
+    columns = {Contact.__mapper__.columns[field]: value for field, value in values.items()}
+    result = session.connection().execute(statement.values(columns), {"written_id": contact_id})
+    keys = tuple(result.keys())
+    found = result.first()
+    if found is None:
+        return None
+    row = row_dicts(keys[:-3], [found[:-3]])[0]
+    stamp, joined, ahead = found[-3:]
+    written = Written(row, stamp or "", set(joined.split(",")) if joined else set(), int(ahead))
+    session.info[_KEPT] = written
+    plan.keep_stamp(session, row["listId"], written.stamp)
+    return written
+
+
+def of(session: Session, contact_id: str) -> Written | None:
+    """What the transaction's write of this contact read back, if it wrote it alone."""
+    found: Written | None = session.info.get(_KEPT)
+    return found if found is not None and found.row["id"] == contact_id else None
+
+
+def only(session: Session, contact_ids: Iterable[str]) -> Written | None:
+    """`of` the one contact of `contact_ids`, when there is exactly one."""
+    ids = list(contact_ids)
+    return of(session, ids[0]) if len(ids) == 1 else None
+
+
+def moved(session: Session, contact_id: str, entered: Iterable[str], left: Iterable[str]) -> None:
+    """The contact's stored memberships after its judgement entered and left these audiences."""
+    written = of(session, contact_id)
+    if written is not None:
+        written.stored.difference_update(left)
+        written.stored.update(entered)
+
+
+def forget(session: Session) -> None:
+    """Forgets the kept write (anything else may have changed the contact since)."""
+    session.info.pop(_KEPT, None)
+
+
+@dialects.per_dialect
+def _statement(dialect: str) -> Any:
+    """`UPDATE contacts ... RETURNING` the row, the list's stamp, the stored memberships
+    (joined by commas) and the contacts ranked ahead (`ranking.py`'s order: points, more first,
+    then sign-up time, then id), built once per dialect; its values are set per call."""
+    other = aliased(Contact)
+    # The written row's columns, qualified by hand: SQLite's RETURNING renders columns bare,
+    # and a bare name in a subquery is the subquery's own table's.
+    mine: dict[str, ColumnElement[Any]] = {
+        name: literal_column(f"contacts.{name}") for name in ("id", "list_id", "points")
+    }
+    created: ColumnElement[Any] = literal_column("contacts.created_at")
+    stamp = select(List.audiencesStamp).where(List.id == mine["list_id"]).scalar_subquery()
+    joined = dialects.joined_text(Membership.audienceId, dialect)
+    stored = select(joined).where(Membership.contactId == mine["id"]).scalar_subquery()
+    ahead = (
+        select(func.count())
+        .select_from(other)
+        .where(
+            other.listId == mine["list_id"],
+            other.id != mine["id"],
+            other.points >= mine["points"],
+            or_(
+                other.points > mine["points"],
+                other.createdAt < created,
+                (other.createdAt == created) & (other.id < mine["id"]),
+            ),
+        )
+        .scalar_subquery()
+    )
+    return (
+        update(CONTACTS)
+        .where(CONTACTS.c.id == bindparam("written_id"))
+        .returning(*CONTACT_COLUMNS, stamp, stored, ahead)
+    )
+
+
+CONTACTS = cast(Table, Contact.__table__)
