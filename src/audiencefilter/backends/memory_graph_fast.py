@@ -25,7 +25,7 @@ False` (read when a record starts being tracked).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .memory_graph import AND, CONST, NOT, OR, Graph, Truth
@@ -109,6 +109,24 @@ def _distinct(numbers: Any, marks: Any) -> Any:
     return numbers[_once(numbers, marks)]
 
 
+class Codes:
+    """Where a set's conditions write their truths for the fast climb: as codes, in a
+    climber's scratch array, one by one or many of one truth in one call (the hundreds of
+    bounds of a range that hold, the conditions an indexed value makes TRUE)."""
+
+    __slots__ = ("scratch",)
+
+    def __init__(self, scratch: Any) -> None:
+        self.scratch = scratch
+
+    def __setitem__(self, number: int, truth: Truth) -> None:
+        self.scratch[number] = _CODE[truth]
+
+    def all(self, numbers: Sequence[int], truth: Truth) -> None:
+        if numbers:  # a tuple would index dimensions: `scratch[()]` is the whole array
+            self.scratch[list(numbers) if isinstance(numbers, tuple) else numbers] = _CODE[truth]
+
+
 class Climber:
     """One tracked record's truths as codes, each node's tally of its children (`_STEP`),
     and which of the rooted filters it matches."""
@@ -121,6 +139,7 @@ class Climber:
         self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
         self.held: Any = None  # by number: a root the answers last saw TRUE
         self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
+        self.codes: Any = None  # a `Codes` writing into `scratch`
         self.marks: Any = None  # by number: scratch of `_distinct`, any values between calls
         self.node_marks: Any = None  # the nodes' part of `marks` (numbers minus `size`)
 
@@ -131,6 +150,7 @@ class Climber:
         arrays = self.arrays
         self.state = np.array([_CODE[t] for t in whole], dtype=np.int8)
         self.scratch = np.zeros(arrays.size, dtype=np.int8)
+        self.codes = Codes(self.scratch)
         self.nodes = self.state[arrays.size :]
         self.tallies = np.zeros(arrays.distinct, dtype=np.int64)
         self.marks = np.zeros(arrays.size + arrays.distinct, dtype=np.int32)
@@ -148,11 +168,16 @@ class Climber:
         found: list[int] = positions.tolist()
         return found
 
-    def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
-        """Takes the truths of the conditions on the fields that changed, by field (those
-        left out are FALSE); the positions of the rooted filters entered and left, each
-        ascending."""
-        found = [self._leaves(name, truths) for name, truths in fresh.items()]
+    def fields(self, names: Sequence[str], fill: Callable[[str, Codes], None]) -> list[Any]:
+        """The conditions on the fields `names` whose truth moved, set, with their steps: each
+        field's truths written by `fill` as codes into `scratch` (all FALSE between two calls)
+        and compared with the state at once. One field after another: a condition reading
+        two fields that both changed moves once."""
+        return [self._leaves(name, fill) for name in names]
+
+    def climb(self, found: list[tuple[Any, Any]]) -> tuple[list[int], list[int]]:
+        """Takes what `fields` found; the positions of the rooted filters entered and left,
+        each ascending."""
         if not found:
             return [], []
         nodes = ids = np.concatenate([numbers for numbers, _ in found])
@@ -163,21 +188,20 @@ class Climber:
             moved.append(nodes)
         return self._answer(np.concatenate(moved))
 
-    def _leaves(self, name: str, truths: Mapping[int, Truth]) -> tuple[Any, Any]:
-        """The conditions on field `name` whose truth moved, set, with their steps: the
-        field's codes laid out in `scratch` (all FALSE between two calls) and compared with
-        the state at once. One field after another: a condition reading two fields that
-        both changed moves once."""
+    def _leaves(self, name: str, fill: Callable[[str, Codes], None]) -> tuple[Any, Any]:
         numbers, scratch = self.arrays.fields[name], self.scratch
-        given = np.fromiter(truths, np.int64, len(truths))
-        scratch[given] = np.fromiter(map(_CODE.__getitem__, truths.values()), np.int8, len(truths))
-        new = scratch[numbers]
-        scratch[given] = FALSE
+        try:
+            fill(name, self.codes)
+            new = scratch[numbers]
+        finally:
+            scratch[numbers] = FALSE
         old = self.state[numbers]
-        moving = new != old
+        moving = (new != old).nonzero()[0]
         numbers, old, new = numbers[moving], old[moving], new[moving]
         self.state[numbers] = new
-        return numbers, old * 3 + new
+        old *= 3
+        old += new
+        return numbers, old
 
     def _wave(self, numbers: Any, steps: Any) -> tuple[Any, Any]:
         """The parents of the nodes numbered `numbers`, moved by `steps`: their tallies, then
