@@ -25,7 +25,7 @@ False` (read when a record starts being tracked).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .memory_graph import AND, CONST, NOT, OR, Graph, Truth
@@ -63,13 +63,14 @@ class Arrays:
                 owners.extend([index] * len(items))
         kinds = np.array(graph.kinds, dtype=np.int8)
         self.size = size
-        self.kinds = kinds * 3  # where each kind's row of `_KLEENE` starts
+        self.distinct = graph.distinct
         edge_children = np.array(children, dtype=np.int64)
         order = np.argsort(edge_children, kind="stable")
         self.edge_children = edge_children[order]
         self.parents = np.array(owners, dtype=np.int64)[order]  # node numbers minus `size`
-        # Each edge's row of `_STEP`, one byte an edge (steps are bytes too).
-        self.rows = np.where(kinds[self.parents] == OR, 9, 0).astype(np.int8)
+        # Each edge's row of `_STEP` and of `_KLEENE`, its parent's kind times 9, one byte an
+        # edge, read with the edges: no gather of the parents' kinds, scattered in memory.
+        self.rows = kinds[self.parents] * np.int8(9)
         self.starts = np.searchsorted(self.edge_children, np.arange(size + graph.distinct + 1))
         self.degrees = np.diff(self.starts)
         self.roots = np.zeros(size + graph.distinct, dtype=bool)
@@ -85,18 +86,45 @@ class Arrays:
 def _runs(starts: Any, lengths: Any) -> Any:
     """The indexes of consecutive runs, `starts[i]` to `starts[i] + lengths[i]`, one after
     the other: the edges of a wave's nodes, the positions of the roots that moved."""
-    ends = np.cumsum(lengths)
-    return np.arange(int(ends[-1])) + np.repeat(starts - ends + lengths, lengths)
+    ends = lengths.cumsum()
+    firsts = starts - ends
+    firsts += lengths
+    runs = firsts.repeat(lengths)
+    runs += np.arange(int(ends[-1]))
+    return runs
+
+
+def _once(numbers: Any, marks: Any) -> Any:
+    """Which items of `numbers` to keep so that each number is kept once, in no order: each
+    writes its place at its number in `marks` (a scratch array, any values between calls),
+    and the place that stays is the one kept. Two passes, where a sort is O(n log n)
+    (`numpy.unique` hashes since numpy 2.3, slower still on short arrays)."""
+    places = np.arange(numbers.size, dtype=np.int32)
+    marks[numbers] = places
+    return marks[numbers] == places
 
 
 def _distinct(numbers: Any, marks: Any) -> Any:
-    """The distinct numbers of `numbers`, in no order: each writes its place at its number in
-    `marks` (a scratch array, any values between calls), and the place that stays is the one
-    kept. Two passes, where a sort is O(n log n) (the parents of a wave are mostly distinct
-    already); `numpy.unique` hashes since numpy 2.3, slower still on short arrays."""
-    places = np.arange(numbers.size, dtype=np.int32)
-    marks[numbers] = places
-    return numbers[marks[numbers] == places]
+    """The distinct numbers of `numbers`, in no order (`_once`)."""
+    return numbers[_once(numbers, marks)]
+
+
+class Codes:
+    """Where a set's conditions write their truths for the fast climb: as codes, in a
+    climber's scratch array, one by one or many of one truth in one call (the hundreds of
+    bounds of a range that hold, the conditions an indexed value makes TRUE)."""
+
+    __slots__ = ("scratch",)
+
+    def __init__(self, scratch: Any) -> None:
+        self.scratch = scratch
+
+    def __setitem__(self, number: int, truth: Truth) -> None:
+        self.scratch[number] = _CODE[truth]
+
+    def all(self, numbers: Sequence[int], truth: Truth) -> None:
+        if numbers:  # a tuple would index dimensions: `scratch[()]` is the whole array
+            self.scratch[list(numbers) if isinstance(numbers, tuple) else numbers] = _CODE[truth]
 
 
 class Climber:
@@ -109,8 +137,9 @@ class Climber:
         self.state: Any = None  # codes by number: leaves, then nodes (`nodes` is a view)
         self.nodes: Any = None
         self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
-        self.member: Any = None  # by position: rooted at a node now TRUE
+        self.held: Any = None  # by number: a root the answers last saw TRUE
         self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
+        self.codes: Any = None  # a `Codes` writing into `scratch`
         self.marks: Any = None  # by number: scratch of `_distinct`, any values between calls
         self.node_marks: Any = None  # the nodes' part of `marks` (numbers minus `size`)
 
@@ -121,24 +150,34 @@ class Climber:
         arrays = self.arrays
         self.state = np.array([_CODE[t] for t in whole], dtype=np.int8)
         self.scratch = np.zeros(arrays.size, dtype=np.int8)
+        self.codes = Codes(self.scratch)
         self.nodes = self.state[arrays.size :]
-        self.tallies = np.zeros(len(arrays.kinds), dtype=np.int64)
-        self.marks = np.zeros(arrays.size + len(arrays.kinds), dtype=np.int32)
+        self.tallies = np.zeros(arrays.distinct, dtype=np.int64)
+        self.marks = np.zeros(arrays.size + arrays.distinct, dtype=np.int32)
         self.node_marks = self.marks[arrays.size :]
         codes = self.state[arrays.edge_children]
         np.add.at(self.tallies, arrays.parents, _WEIGHT[arrays.rows // 3 + codes])
-        self.member = np.zeros(arrays.width, dtype=bool)
-        held, codes = _spread(arrays.placed, arrays.rooted, self.state[arrays.rooted])
-        self.member[arrays.positions[held]] = codes == TRUE
+        self.held = self.state == TRUE
 
     def members(self) -> list[int]:
-        return np.flatnonzero(self.member).tolist()
+        arrays = self.arrays
+        roots = arrays.rooted[self.held[arrays.rooted]]
+        held, _ = _spread(arrays.placed, roots, roots)
+        positions = arrays.positions[held]
+        positions.sort()
+        found: list[int] = positions.tolist()
+        return found
 
-    def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
-        """Takes the truths of the conditions on the fields that changed, by field (those
-        left out are FALSE); the positions of the rooted filters entered and left, each
-        ascending."""
-        found = [self._leaves(name, truths) for name, truths in fresh.items()]
+    def fields(self, names: Sequence[str], fill: Callable[[str, Codes], None]) -> list[Any]:
+        """The conditions on the fields `names` whose truth moved, set, with their steps: each
+        field's truths written by `fill` as codes into `scratch` (all FALSE between two calls)
+        and compared with the state at once. One field after another: a condition reading
+        two fields that both changed moves once."""
+        return [self._leaves(name, fill) for name in names]
+
+    def climb(self, found: list[tuple[Any, Any]]) -> tuple[list[int], list[int]]:
+        """Takes what `fields` found; the positions of the rooted filters entered and left,
+        each ascending."""
         if not found:
             return [], []
         nodes = ids = np.concatenate([numbers for numbers, _ in found])
@@ -149,69 +188,73 @@ class Climber:
             moved.append(nodes)
         return self._answer(np.concatenate(moved))
 
-    def _leaves(self, name: str, truths: Mapping[int, Truth]) -> tuple[Any, Any]:
-        """The conditions on field `name` whose truth moved, set, with their steps: the
-        field's codes laid out in `scratch` (all FALSE between two calls) and compared with
-        the state at once. One field after another: a condition reading two fields that
-        both changed moves once."""
+    def _leaves(self, name: str, fill: Callable[[str, Codes], None]) -> tuple[Any, Any]:
         numbers, scratch = self.arrays.fields[name], self.scratch
-        given = np.fromiter(truths, np.int64, len(truths))
-        scratch[given] = np.fromiter(map(_CODE.__getitem__, truths.values()), np.int8, len(truths))
-        new = scratch[numbers]
-        scratch[given] = FALSE
+        try:
+            fill(name, self.codes)
+            new = scratch[numbers]
+        finally:
+            scratch[numbers] = FALSE
         old = self.state[numbers]
-        moving = new != old
+        moving = (new != old).nonzero()[0]
         numbers, old, new = numbers[moving], old[moving], new[moving]
         self.state[numbers] = new
-        return numbers, old * 3 + new
+        old *= 3
+        old += new
+        return numbers, old
 
     def _wave(self, numbers: Any, steps: Any) -> tuple[Any, Any]:
         """The parents of the nodes numbered `numbers`, moved by `steps`: their tallies, then
-        their truths; the numbers of those whose truth moved, with their steps. In place where
-        numpy allows: the cost of a wave is its passes over the edges as much as its calls."""
+        their truths; the numbers of those whose truth moved, with their steps. A parent
+        reached by two edges is judged twice, on the same tally, and kept once among those
+        that moved (fewer than those reached: most climbs stop a level up)."""
         arrays = self.arrays
         lengths = arrays.degrees[numbers]
-        ends = np.cumsum(lengths)
+        ends = lengths.cumsum()
         total = int(ends[-1])
         if not total:
             return numbers[:0], steps[:0]
         firsts = arrays.starts[numbers]
         firsts -= ends
         firsts += lengths
-        edges = np.repeat(firsts, lengths)
+        edges = firsts.repeat(lengths)
         edges += np.arange(total)
         parents = arrays.parents[edges]
         rows = arrays.rows[edges]
-        rows += np.repeat(steps, lengths)
-        np.add.at(self.tallies, parents, _STEP[rows])
-        nodes = _distinct(parents, self.node_marks)
-        # Which count decides (none, UNKNOWN, the deciding truth): bit 31 of the sum is set
-        # where the UNKNOWN count is not zero, and the deciding count is above it.
-        which = self.tallies[nodes]
-        which += _LOW
-        which >>= 31
-        np.minimum(which, 2, out=which)
-        which += arrays.kinds[nodes]
+        np.add.at(self.tallies, parents, _STEP[rows + steps.repeat(lengths)])
+        # Which count decides (none, UNKNOWN, the deciding truth), by where the tally falls:
+        # below 1 (no count), below the deciding count's unit (UNKNOWN only), above.
+        which = _BOUNDS.searchsorted(self.tallies[parents], side="right")
+        which += rows
         truths = _KLEENE[which]
-        was = self.nodes[nodes]
+        was = self.nodes[parents]
+        moving = (truths != was).nonzero()[0]
+        nodes = parents[moving]
+        moving = moving[_once(nodes, self.node_marks)]
+        nodes, truths, was = parents[moving], truths[moving], was[moving]
         self.nodes[nodes] = truths
-        moving = truths != was
         was *= 3
         was += truths
-        nodes = nodes[moving]
         nodes += arrays.size
-        return nodes, was[moving]
+        return nodes, was
 
     def _answer(self, numbers: Any) -> tuple[list[int], list[int]]:
-        """The rooted filters entered and left, from the numbers of the nodes that moved."""
+        """The rooted filters entered and left, from the numbers of the nodes that moved: the
+        roots whose TRUE flipped, each once, spread to the filters rooted there."""
         arrays = self.arrays
-        roots = _distinct(numbers[arrays.roots[numbers]], self.marks)
-        held, codes = _spread(arrays.placed, roots, self.state[roots])
-        positions, now = arrays.positions[held], codes == TRUE
-        flips = now != self.member[positions]
-        positions, now = positions[flips], now[flips]
-        self.member[positions] = now
-        return np.sort(positions[now]).tolist(), np.sort(positions[~now]).tolist()
+        roots = numbers[arrays.roots[numbers]]
+        now = self.state[roots] == TRUE
+        flips = now != self.held[roots]
+        roots, now = roots[flips], now[flips]
+        once = _once(roots, self.marks)
+        roots, now = roots[once], now[once]
+        self.held[roots] = now
+        held, now = _spread(arrays.placed, roots, now)
+        positions = arrays.positions[held]
+        entered, left = positions[now], positions[~now]
+        entered.sort()
+        left.sort()
+        return entered.tolist(), left.tolist()
 
 
 def _spread(placed: Any, numbers: Any, codes: Any) -> tuple[Any, Any]:
@@ -221,43 +264,45 @@ def _spread(placed: Any, numbers: Any, codes: Any) -> tuple[Any, Any]:
     lengths = placed[numbers + 1] - starts
     if not lengths.any():
         return starts[:0], codes[:0]
-    return _runs(starts, lengths), np.repeat(codes, lengths)
+    return _runs(starts, lengths), codes.repeat(lengths)
 
 
 def _kleene() -> Any:
-    """A node's truth by `kind * 3 + which count decides`: none (every child TRUE for an AND,
+    """A node's truth by `kind * 9 + which count decides`: none (every child TRUE for an AND,
     FALSE for an OR; a NOT's child TRUE), UNKNOWN (one child UNKNOWN, none deciding), or the
     deciding truth (a FALSE child of an AND or a NOT, a TRUE child of an OR)."""
-    table = np.zeros(12, dtype=np.int8)
-    table[AND * 3 : AND * 3 + 3] = (TRUE, UNKNOWN, FALSE)
-    table[OR * 3 : OR * 3 + 3] = (FALSE, UNKNOWN, TRUE)
-    table[NOT * 3 : NOT * 3 + 3] = (FALSE, UNKNOWN, TRUE)
+    table = np.zeros(27, dtype=np.int8)
+    table[AND * 9 : AND * 9 + 3] = (TRUE, UNKNOWN, FALSE)
+    table[OR * 9 : OR * 9 + 3] = (FALSE, UNKNOWN, TRUE)
+    table[NOT * 9 : NOT * 9 + 3] = (FALSE, UNKNOWN, TRUE)
     return table
 
 
 def _weights() -> Any:
-    """What a child of each code counts in its parent's tally, by `row // 3 + code`: row 0
-    for a parent an AND or a NOT (FALSE decides), row 9 for an OR (TRUE decides); the
-    deciding count in the high half, UNKNOWN in the low."""
-    table = np.zeros(6, dtype=np.int64)
-    for row, deciding in ((0, FALSE), (9, TRUE)):
+    """What a child of each code counts in its parent's tally, by `kind * 3 + code` (an edge's
+    row // 3): FALSE decides an AND or a NOT, TRUE an OR; the deciding count in the high half,
+    UNKNOWN in the low."""
+    table = np.zeros(9, dtype=np.int64)
+    for kind, deciding in ((AND, FALSE), (OR, TRUE), (NOT, FALSE)):
         for code in (FALSE, TRUE, UNKNOWN):
-            table[row // 3 + code] = (code == deciding) << _SHIFT | (code == UNKNOWN)
+            table[kind * 3 + code] = (code == deciding) << _SHIFT | (code == UNKNOWN)
     return table
 
 
 def _steps() -> Any:
     """What a child moving from one code to another adds to its parent's tally, by
-    `row + old * 3 + new` (rows as `_weights`)."""
-    table = np.zeros(18, dtype=np.int64)
-    for row in (0, 9):
+    `kind * 9 + old * 3 + new` (an edge's row plus the child's step)."""
+    table = np.zeros(27, dtype=np.int64)
+    for kind in (AND, OR, NOT):
         for old in (FALSE, TRUE, UNKNOWN):
             for new in (FALSE, TRUE, UNKNOWN):
-                table[row + old * 3 + new] = _WEIGHT[row // 3 + new] - _WEIGHT[row // 3 + old]
+                moved = _WEIGHT[kind * 3 + new] - _WEIGHT[kind * 3 + old]
+                table[kind * 9 + old * 3 + new] = moved
     return table
 
 
-_SHIFT, _LOW = 32, (1 << 31) - 1
+_SHIFT = 32
+_BOUNDS = np.array([1, 1 << _SHIFT], dtype=np.int64) if np is not None else None
 _KLEENE = _kleene() if np is not None else None
 _WEIGHT = _weights() if np is not None else None
 _STEP = _steps() if np is not None else None

@@ -65,6 +65,12 @@ class _Sink(Protocol):
     def __setitem__(self, number: int, truth: bool | None, /) -> None: ...
 
 
+class _Bulk(_Sink, Protocol):
+    """A sink that also takes many leaves of one truth at once."""
+
+    def all(self, numbers: Sequence[int], truth: bool | None, /) -> None: ...
+
+
 Formula = Callable[[Truths], bool]
 Instant = Any  # what a relative value stands for at one moment (`Filter.instants`)
 
@@ -468,12 +474,10 @@ class _ByValue(_Group):
     def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         value: Any = record.get(self.name)
         if value is None:
-            for number in self.slow.numbers:
-                truths[number] = None
+            _all(truths, self.slow.numbers, None)
         elif value.__class__ is self.exact:
-            _all_true(
-                truths, self.table.get(cast(str, value).lower() if self.folded else value, ())
-            )
+            key = cast(str, value).lower() if self.folded else value
+            _all(truths, self.table.get(key, ()), True)
         else:
             self.slow.fill(record, truths, instants)
 
@@ -492,13 +496,12 @@ class _ByBound(_Group):
     def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         value = record.get(self.name)
         if value is None:
-            for number in self.slow.numbers:
-                truths[number] = None
+            _all(truths, self.slow.numbers, None)
         elif value.__class__ is self.exact and (
             self.exact is int or cast(datetime, value).tzinfo is UTC
         ):
             for op, bounds, numbers in self.ranges:
-                _all_true(truths, _true_bounds(op, bounds, numbers, value))
+                _all(truths, _true_bounds(op, bounds, numbers, value), True)
         else:
             self.slow.fill(record, truths, instants)
 
@@ -517,8 +520,7 @@ class _ByPrefix(_Group):
     def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         value = record.get(self.name)
         if value is None:
-            for number in self.slow.numbers:
-                truths[number] = None
+            _all(truths, self.slow.numbers, None)
         elif value.__class__ is str:
             text, table = value, self.table
             for end in range(min(len(text), self.longest) + 1):
@@ -528,14 +530,17 @@ class _ByPrefix(_Group):
             self.slow.fill(record, truths, instants)
 
 
-def _all_true(truths: _Sink, numbers: Sequence[int]) -> None:
-    """Sets the leaves `numbers` TRUE: a dict (a tracked record's conditions on one field)
-    takes them in one call in C, as hundreds of the bounds of a range may hold at once."""
+def _all(truths: _Sink, numbers: Sequence[int], truth: bool | None) -> None:
+    """Sets the leaves `numbers` to `truth` in one call where the sink takes one: a dict (a
+    tracked record's conditions on one field) or a tracker's codes (`Codes` of
+    `memory_graph_fast`), as hundreds of the bounds of a range may hold at once."""
     if isinstance(truths, dict):
-        truths.update(dict.fromkeys(numbers, True))
-    else:
+        truths.update(dict.fromkeys(numbers, truth))
+    elif isinstance(truths, list):
         for number in numbers:
-            truths[number] = True
+            truths[number] = truth
+    else:
+        cast(_Bulk, truths).all(numbers, truth)
 
 
 def _true_bounds(op: Op, bounds: list[Any], numbers: list[int], value: Any) -> list[int]:
@@ -696,9 +701,12 @@ class _SetLeaves:
 
     def on(self, name: str, record: Record) -> dict[int, bool | None]:
         found: dict[int, bool | None] = {}
-        for group in self.groups.get(name, ()):
-            group.fill(record, found, self.instants)
+        self.fill(name, record, found)
         return found
+
+    def fill(self, name: str, record: Record, sink: _Sink) -> None:
+        for group in self.groups.get(name, ()):
+            group.fill(record, sink, self.instants)
 
     def judge(self, position: int, record: Record) -> bool:
         return self.owner.filters[position].matches(record, now=self.moment)

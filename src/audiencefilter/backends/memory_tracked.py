@@ -20,7 +20,7 @@ Filters with relation conditions are judged by their own predicate at every chan
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -42,6 +42,11 @@ class Leaves(Protocol):
 
     def on(self, name: str, record: Record) -> dict[int, Truth]:
         """The conditions reading field `name` that are not FALSE, with their truths."""
+        ...
+
+    def fill(self, name: str, record: Record, sink: Any) -> None:
+        """Writes into `sink` the truths of the conditions reading field `name` (those left
+        out are FALSE): `sink[number] = truth`, or `sink.all(numbers, truth)` for many."""
         ...
 
     def judge(self, position: int, record: Record) -> bool:
@@ -81,11 +86,18 @@ class Climbing(Protocol):
         """The positions of the rooted filters the record matches, ascending."""
         ...
 
-    def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
-        """Takes the truths of the conditions on the fields that changed, by field (those
-        left out are FALSE); the positions of the rooted filters entered and left, each
-        ascending."""
+    def fields(self, names: Sequence[str], fill: Fill) -> Any:
+        """The conditions on the fields `names` that changed, their truths written by `fill`
+        (which raises where a condition cannot be computed), for `climb`."""
         ...
+
+    def climb(self, fields: Any) -> tuple[list[int], list[int]]:
+        """Takes what `fields` found; the positions of the rooted filters entered and left,
+        each ascending."""
+        ...
+
+
+Fill = Callable[[str, Any], None]  # writes the truths of a field's conditions into a sink
 
 
 class PlainClimb:
@@ -108,6 +120,12 @@ class PlainClimb:
 
     def members(self) -> list[int]:
         return self.climber.members()
+
+    def fields(self, names: Sequence[str], fill: Fill) -> dict[str, dict[int, Truth]]:
+        fresh: dict[str, dict[int, Truth]] = {}
+        for name in names:
+            fill(name, fresh.setdefault(name, {}))
+        return fresh
 
     def climb(self, fresh: Mapping[str, Mapping[int, Truth]]) -> tuple[list[int], list[int]]:
         truths, crossing = self.truths, self.layout.crossing
@@ -153,13 +171,16 @@ class Tracked:
         """
         if not self._tracking or not isinstance(record, Mapping):
             return self._restart(record)
-        moved = self._moved(record, self._changed(record))
+        names = self._changed(record)
+        moved = self._moved(record, names)
         if moved is None:
             return self._restart(record)
         entered, left = moved
         if self._layout.alone:
             entered, left = self._alone(record, entered, left)
-        self._record = {name: record.get(name) for name in self._layout.fields}
+        kept = self._record  # the values of the fields that did not change are equal
+        for name in names:
+            kept[name] = record.get(name)
         self._matching.update(entered)
         self._matching.difference_update(left)
         return entered, left
@@ -191,11 +212,12 @@ class Tracked:
     def _moved(self, record: Record, names: Sequence[str]) -> tuple[list[int], list[int]] | None:
         """The positions of the rooted filters entered and left on changes of fields `names`
         (`Climbing.climb`); None if computing a condition raised."""
+        fill = self._leaves.fill
         try:
-            fresh = {name: self._leaves.on(name, record) for name in names}
+            fields = self._climber.fields(names, lambda name, sink: fill(name, record, sink))
         except Exception:  # a wrong type: judged by each filter alone (module docstring)
             return None
-        return self._climber.climb(fresh)
+        return self._climber.climb(fields)
 
     def _start(self, record: Record) -> None:
         """Judges the record whole: every condition, then every node once."""
