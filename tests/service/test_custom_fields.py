@@ -87,7 +87,7 @@ def test_the_catalogue_lists_contact_fields_custom_fields_and_relations(tenant: 
         "insensitive": False,
     }
     assert by_key["tags"]["label"] == "Tags"
-    assert by_key["tags"]["operators"] == ["has", "hasEvery", "hasSome"]
+    assert by_key["tags"]["operators"] == ["has", "hasEvery", "hasSome", "isEmpty"]
     assert by_key["firstName"] == {
         "key": "firstName",
         "type": "string",

@@ -31,6 +31,19 @@ from .audience_filters import SMART, in_zone
 ZONE_RULE = 'an IANA time zone name such as "Europe/Paris" or "America/New_York"'
 
 
+def accepted() -> list[str]:
+    """Every name `check` takes, sorted: the OpenAPI document lists them, so a client (and a
+    schema-driven test) knows the valid values without trying."""
+    found = []
+    for name in sorted(zone_names()):
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            continue
+        found.append(name)
+    return found
+
+
 def check(name: str) -> str:
     """`name` if it is an IANA zone known here, spelled exactly; else a ValueError saying what
     is expected and naming the closest names (a request body's validation turns it into a 400

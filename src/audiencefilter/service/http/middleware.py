@@ -94,7 +94,10 @@ class BodyLimitMiddleware:
             return
         await self.app(scope, self._replay(body, receive), send)
 
-    def _declared_too_large(self, scope: Scope, limit: int) -> bool:
+    def _declared_too_large(self, scope: Scope, limit: int | None = None) -> bool:
+        """Whether the declared Content-Length (ASCII digits only) passes `limit`, by default
+        the body limit of every request but a CSV import."""
+        limit = self.max_bytes if limit is None else limit
         for name, value in scope["headers"]:
             if name == b"content-length":
                 declared = ascii_number(value, max_digits=20)

@@ -105,7 +105,12 @@ TIME_ZONE_DESCRIPTION = (
     "month`); default `UTC`. Changing it judges every smart audience of the list again: "
     "members enter and leave, their events carrying the cause `list.time_zone_changed`."
 )
-TimeZone = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(list_zone.check)]
+TimeZone = Annotated[
+    str,
+    Field(min_length=1, max_length=64),
+    AfterValidator(list_zone.check),
+    WithJsonSchema({"type": "string", "enum": list_zone.accepted()}),
+]
 
 
 def _unique(fields: list[str]) -> list[str]:
