@@ -41,7 +41,6 @@ def test_a_schema_from_json_takes_the_pair_as_a_list() -> None:
 @pytest.mark.parametrize(
     "where",
     [
-        {"tags": {"isEmpty": True}},
         {"tags": {"equals": ["a"]}},
         {"tags": {"has": "a", "mode": "insensitive"}},
     ],
