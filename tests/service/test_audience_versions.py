@@ -14,45 +14,22 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text
 
-from audiencefilter.service.app import create_app
 from audiencefilter.service.db import migrate
 from audiencefilter.service.db.engine import Database, make_engine
 from audiencefilter.service.db.models import Account, ApiKey
 from audiencefilter.service.domain.accounts import issue_key
 
-from .conftest import ApiClient, Tenant, make_tenant, settings_on, sqlite_settings, url_settings
+from .conftest import Tenant, make_tenant, sqlite_settings, url_settings
+from .hands import Hands, clocked_world, stamp
 
 START = datetime(2031, 6, 1, 8, tzinfo=UTC)
 GERMANY = 'country = "DE"'
 FRANCE = 'country = "FR"'
 
 
-class Hands:
-    """The application's clock, moved by the test."""
-
-    def __init__(self) -> None:
-        self.at = START
-
-    def __call__(self) -> datetime:
-        return self.at
-
-    def later(self) -> datetime:
-        self.at += timedelta(minutes=10)
-        return self.at
-
-
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Tenant, Hands]]:
-    options: dict[str, Any] = {"membership_sweep_seconds": 0, "webhook_worker": False}
-    settings = settings_on(request, tmp_path / "versions.db", **options)
-    hands = Hands()
-    api = ApiClient(create_app(settings, clock=hands))
-    yield make_tenant(api), hands
-    api.close()
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
+    yield from clocked_world(request, tmp_path / "versions.db", START)
 
 
 def _key_id(tenant: Tenant) -> str:
@@ -204,7 +181,7 @@ def test_history_at_an_instant_names_the_version_in_force(world: tuple[Tenant, H
     second = hands.later()
     expected = [(before, None, set()), (first, 1, {ids["DE"]}), (second, 2, {ids["FR"]})]
     for moment, version, members in expected:
-        page = _members(tenant, audience, at=_stamp(moment))
+        page = _members(tenant, audience, at=stamp(moment))
         assert page["version"] == version, moment
         assert {m["contactId"] for m in page["members"]} == members
     assert _members(tenant, audience)["version"] == 2

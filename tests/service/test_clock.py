@@ -18,22 +18,10 @@ from audiencefilter.service.app import create_app
 
 from .audience_helpers import contact_audiences, member_emails, smart
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
+from .hands import Hands
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
 LAST_DAY = {"createdAt": {"gte": {"ago": "P1D"}}}
-
-
-class Hands:
-    """A clock the test moves by hand."""
-
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def __call__(self) -> datetime:
-        return self.at
-
-    def advance(self, **delta: float) -> None:
-        self.at += timedelta(**delta)
 
 
 @pytest.fixture

@@ -19,17 +19,10 @@ import pytest
 from audiencefilter.service.app import create_app
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
+from .hands import Hands
 
 CREATED = datetime(2031, 6, 1, 8, tzinfo=UTC)
 NOW = CREATED + timedelta(days=2)
-
-
-class Hands:
-    def __init__(self) -> None:
-        self.at = CREATED
-
-    def __call__(self) -> datetime:
-        return self.at
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -40,7 +33,7 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Tena
     else:
         pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
         settings = url_settings(pg_database(), auto_migrate=True, **options)
-    hands = Hands()
+    hands = Hands(CREATED)
     api = ApiClient(create_app(settings, clock=hands), raise_app_exceptions=False)
     yield make_tenant(api), hands
     api.close()

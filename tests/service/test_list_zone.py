@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from audiencefilter.service.app import create_app
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.domain.use_cases import membership_clock
 from audiencefilter.service.ground import clock
 
-from .conftest import ApiClient, Tenant, make_tenant, settings_on
+from .conftest import Tenant
+from .hands import Hands, clocked_world
 
 START = datetime(2031, 6, 1, 12, tzinfo=UTC)
 EAST = "Pacific/Kiritimati"
@@ -30,28 +30,11 @@ TODAY = "birthday anniversary within today"
 CAUSE = "list.time_zone_changed"
 
 
-class Hands:
-    """The application's clock, moved by the test."""
-
-    def __init__(self) -> None:
-        self.at = START
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Tenant, Hands]]:
-    options: dict[str, Any] = {
-        "membership_sweep_seconds": 0,
-        "webhook_worker": False,
-        "audience_build_background_above": 6,
-    }
-    settings = settings_on(request, tmp_path / "zone.db", **options)
-    hands = Hands()
-    api = ApiClient(create_app(settings, clock=hands))
-    yield make_tenant(api), hands
-    api.close()
+    yield from clocked_world(
+        request, tmp_path / "zone.db", START, **{"audience_build_background_above": 6}
+    )
 
 
 def _list(tenant: Tenant, contacts: int = 2, **fields: Any) -> tuple[str, dict[str, str]]:

@@ -35,7 +35,8 @@ from audiencefilter.service.domain.membership import records
 from audiencefilter.service.domain.use_cases.membership_clock import sweep
 
 from .conftest import ApiClient, make_tenant, sqlite_settings, url_settings
-from .test_membership_properties import Hands, World, replay
+from .hands import Hands
+from .test_membership_properties import World, replay
 
 CLOCK_FILTERS: list[dict[str, Any]] = [
     {"createdAt": {"gte": {"ago": "PT36H"}}},
@@ -64,8 +65,7 @@ class ClockWorld(World):
 
 
 def _app(settings_: Any, start: datetime) -> tuple[ApiClient, Hands]:
-    hands = Hands()
-    hands.at = start
+    hands = Hands(start)
     return ApiClient(create_app(settings_, clock=hands)), hands
 
 

@@ -15,21 +15,14 @@ from audiencefilter.service.app import create_app
 
 from .audience_helpers import contact_audiences, manual, member_emails, smart
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
+from .hands import Hands
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
 
 
-class Hands:
-    def __init__(self) -> None:
-        self.at = START
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
 @pytest.fixture
 def hands() -> Hands:
-    return Hands()
+    return Hands(START)
 
 
 @pytest.fixture
@@ -221,7 +214,7 @@ def test_the_sweep_command_sweeps_once_on_the_system_clock(
     from audiencefilter.service.commands.main import main
 
     path = tmp_path / "sweep.db"
-    hands = Hands()
+    hands = Hands(START)
     hands.at = datetime(2020, 1, 1, tzinfo=UTC)  # long before the system clock's now
     api = ApiClient(create_app(sqlite_settings(path, membership_sweep_seconds=0), clock=hands))
     try:

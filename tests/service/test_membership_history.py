@@ -17,7 +17,7 @@ import io
 import json
 import os
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,13 +25,13 @@ from typing import Any
 import pytest
 from sqlalchemy import delete
 
-from audiencefilter.service.app import create_app
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import Event
 from audiencefilter.service.domain import experiments
 from audiencefilter.service.domain.use_cases import membership_builds
 
-from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
+from .conftest import Tenant
+from .hands import Hands, clocked_world, stamp
 
 START = datetime(2031, 6, 1, 8, tzinfo=UTC)
 # (contact, instant) pairs checked against the replay: 10,000 in every run, as the proof asks.
@@ -42,37 +42,14 @@ SPLIT = {
 }
 
 
-class Hands:
-    """The application's clock, moved by the test."""
-
-    def __init__(self) -> None:
-        self.at = START
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Tenant, Hands]]:
-    options: dict[str, Any] = {
-        "membership_sweep_seconds": 0,
-        "webhook_worker": False,
-        "audience_build_background_above": 40,
-        "audience_build_chunk": 25,
-    }
-    if request.param == "sqlite":
-        settings = sqlite_settings(tmp_path / "history.db", **options)
-    else:
-        pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-        settings = url_settings(pg_database(), auto_migrate=True, **options)
-    hands = Hands()
-    api = ApiClient(create_app(settings, clock=hands))
-    yield make_tenant(api), hands
-    api.close()
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
+    yield from clocked_world(
+        request,
+        tmp_path / "history.db",
+        START,
+        **{"audience_build_background_above": 40, "audience_build_chunk": 25},
+    )
 
 
 def _members(
@@ -214,7 +191,7 @@ def test_members_at_an_instant_are_the_replay_of_the_feed(world: tuple[Tenant, H
     for moment in instants:
         for audience_id in history.audiences:
             at = {
-                m["contactId"]: m for m in _members(tenant, audience_id, limit=5, at=_stamp(moment))
+                m["contactId"]: m for m in _members(tenant, audience_id, limit=5, at=stamp(moment))
             }
             expected = _replay(feed, audience_id, moment)
             for contact in contacts:
@@ -231,7 +208,7 @@ def test_members_at_an_instant_are_the_replay_of_the_feed(world: tuple[Tenant, H
     assert pairs >= PAIRS
     for moment, listed in history.seen:
         for audience_id, members in listed.items():
-            at = {m["contactId"]: m for m in _members(tenant, audience_id, at=_stamp(moment))}
+            at = {m["contactId"]: m for m in _members(tenant, audience_id, at=stamp(moment))}
             assert at == members, (audience_id, moment)
 
 
@@ -249,8 +226,8 @@ def test_at_before_the_audience_is_empty_and_bad_or_future_instants_are_refused(
         json={"name": "R", "listId": lst, "filters": {"points": {"gte": 10}}},
     )["audience"]
     url = f"/v4/audiences/{audience['id']}/members"
-    assert tenant.ok("GET", url, params={"at": _stamp(START)})["members"] == []
-    assert len(tenant.ok("GET", url, params={"at": _stamp(hands.at)})["members"]) == 1
+    assert tenant.ok("GET", url, params={"at": stamp(START)})["members"] == []
+    assert len(tenant.ok("GET", url, params={"at": stamp(hands.at)})["members"]) == 1
     for bad, words in [
         ("yesterday", "not a date-time"),
         ("2031-06-01T08:00:00", "no offset"),
@@ -264,7 +241,7 @@ def test_at_before_the_audience_is_empty_and_bad_or_future_instants_are_refused(
     database: Database = tenant.client.app.state.db
     with database.transaction() as session:  # as a retention would: the first events removed
         session.execute(delete(Event).where(Event.listId == lst, Event.position <= 1))
-    response = tenant.call("GET", url, params={"at": _stamp(START)})
+    response = tenant.call("GET", url, params={"at": stamp(START)})
     assert response.status_code == 400 and "no longer kept" in response.text
 
 
@@ -482,7 +459,7 @@ def test_a_late_clock_change_is_dated_at_its_instant(world: tuple[Tenant, Hands]
         occurred = datetime.fromisoformat(left[contact_id]["occurredAt"])
         assert instant <= occurred < instant + timedelta(seconds=1), (contact_id, occurred)
     url = f"/v4/audiences/{audience}/members"
-    between = _stamp(turned[second] + timedelta(minutes=1))
+    between = stamp(turned[second] + timedelta(minutes=1))
     assert tenant.ok("GET", url, params={"at": between})["members"] == []
-    before = _stamp(turned[first] - timedelta(minutes=1))
+    before = stamp(turned[first] - timedelta(minutes=1))
     assert len(tenant.ok("GET", url, params={"at": before})["members"]) == 2

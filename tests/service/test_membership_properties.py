@@ -35,6 +35,7 @@ from audiencefilter.service.domain import list_lock
 from audiencefilter.service.domain.audience_filters import stored_filter
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
+from .hands import Hands
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
 FILTERS: list[dict[str, Any]] = [
@@ -48,16 +49,8 @@ FILTERS: list[dict[str, Any]] = [
 COUNTRIES = [None, "FR", "DE", "US"]
 
 
-class Hands:
-    def __init__(self) -> None:
-        self.at = START
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
 def _app(settings_: Any) -> tuple[ApiClient, Hands]:
-    hands = Hands()
+    hands = Hands(START)
     return ApiClient(create_app(settings_, clock=hands)), hands
 
 

@@ -28,7 +28,7 @@ from drills.receiver import Receiver
 
 from .audience_helpers import smart
 from .conftest import ApiClient, make_tenant, settings_on, sqlite_settings
-from .test_clock import Hands
+from .hands import Hands
 from .test_webhooks import LOCAL, new_hook, worker_of
 from .webhook_receivers import Arrivals, Silent, until
 

@@ -16,6 +16,7 @@ from audiencefilter.service.app import create_app
 
 from .audience_helpers import manual, member_emails, smart
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
+from .hands import Hands
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
 SHARED_TWICE_IN_30_DAYS: dict[str, Any] = {
@@ -27,17 +28,9 @@ SHARED_TWICE_IN_30_DAYS: dict[str, Any] = {
 EVER_SHARED: dict[str, Any] = {"actions": {"some": {"name": "share"}}}
 
 
-class Hands:
-    def __init__(self) -> None:
-        self.at = START
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
 @pytest.fixture
 def hands() -> Hands:
-    return Hands()
+    return Hands(START)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

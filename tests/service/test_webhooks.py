@@ -30,8 +30,8 @@ from drills.receiver import Received, Receiver
 from tests.waiting import HANG_GUARD, wait_until
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
+from .hands import Hands
 from .live import cli_env
-from .test_clock import Hands
 
 LOCAL = ["127.0.0.1/32"]
 ALL_TYPES = [

@@ -186,11 +186,10 @@ def clocked(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Ap
     """An app on a clock the test moves (no scheduler thread: the test runs it)."""
     from audiencefilter.service import create_app
 
+    from .hands import Hands
     from .test_membership_clock import STARTS
-    from .test_membership_properties import Hands
 
-    hands = Hands()
-    hands.at = STARTS[0]
+    hands = Hands(STARTS[0])
     if request.param == "sqlite":
         settings = sqlite_settings(tmp_path / "windows.db")
     else:
