@@ -14,9 +14,9 @@ from ...ground.fields import FilterText, Identifier
 from .audiences import (
     FILTERS_FORMAT_DESCRIPTION,
     FILTERS_TEXT_DESCRIPTION,
+    FilterOfList,
     Filters,
     FiltersFormat,
-    RequiredListId,
 )
 from .resources import envelope, optional
 
@@ -51,15 +51,9 @@ class OverlapData(BaseModel):
     )
 
 
-class EstimateRequest(_Body):
+class EstimateRequest(FilterOfList):
     """A filter whose size on a list to estimate, without saving anything."""
 
-    model_config = ConfigDict(json_schema_extra={"required": ["listId"]})
-
-    listId: RequiredListId = optional()
-    filters: Filters = optional()
-    filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
-    filtersFormat: FiltersFormat | None = optional(FILTERS_FORMAT_DESCRIPTION)
     exact: bool = Field(default=False, description="`true`: also count the filter exactly.")
 
 

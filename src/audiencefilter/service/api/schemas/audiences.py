@@ -89,6 +89,18 @@ OutFormat = Literal[
 ]
 
 
+class FilterOfList(_Body):
+    """A filter of one list, in any of the ways a request may write one: the fields a preview,
+    an estimate and a comparison take alike, declared once so their documents stay alike."""
+
+    model_config = ConfigDict(json_schema_extra={"required": ["listId"]})
+
+    listId: RequiredListId = optional()
+    filters: Filters = optional()
+    filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
+    filtersFormat: FiltersFormat | None = optional(FILTERS_FORMAT_DESCRIPTION)
+
+
 class AudienceCreate(_Body):
     """A new audience. Without `mode`: `smart` when filters are given, else `manual`."""
 
@@ -117,15 +129,9 @@ class AudienceUpdate(_Body):
     )
 
 
-class AudiencePreview(_Body):
+class AudiencePreview(FilterOfList):
     """A smart audience to try without saving it."""
 
-    model_config = ConfigDict(json_schema_extra={"required": ["listId"]})
-
-    listId: RequiredListId = optional()
-    filters: Filters = optional()
-    filtersText: FilterText | None = optional(FILTERS_TEXT_DESCRIPTION)
-    filtersFormat: FiltersFormat | None = optional(FILTERS_FORMAT_DESCRIPTION)
     explainContactId: Identifier | None = optional(
         "A contact of the list: the answer's `explanation` says why it is in or out."
     )
