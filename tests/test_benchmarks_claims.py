@@ -8,6 +8,7 @@ answers a number of the right kind. No timing is asserted.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -162,3 +163,54 @@ def test_the_command_runs_a_claim_at_its_quick_size(claim_id: str) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     row = next(line for line in done.stdout.splitlines() if line.startswith(f"| {claim_id} |"))
     assert "quick (not judged)" in row
+
+
+def _filterset_runs(monkeypatch: pytest.MonkeyPatch, medians: list[float]) -> list[int]:
+    """The FilterSet's runs replaced by tiny ones whose changes cost `medians` ms each, in turn
+    (every change of a run the same, so a run's p50 and p99 are its figure); answers the sizes
+    each run was asked for."""
+    from benchmarks import filterset_scale
+    from benchmarks.claims import long
+
+    asked: list[int] = []
+    figures = iter(medians)
+
+    def run(filters: int, changes: int) -> list[float]:
+        asked.append(filters)
+        return [next(figures)] * changes
+
+    monkeypatch.setattr(filterset_scale, "update_cpu_ms", run)
+    long._filterset.cache_clear()
+    monkeypatch.setattr(long, "_filterset", functools.cache(long._filterset.__wrapped__))
+    return asked
+
+
+@pytest.mark.parametrize(
+    ("medians", "status"),
+    [([0.5, 2.0, 0.9], 0), ([2.0, 0.5, 1.5], 1), ([6.0, 0.4, 0.8], 0), ([1.2, 1.1, 0.3], 1)],
+)
+def test_the_filterset_claim_is_the_median_of_three_runs_and_fails_outside_its_range(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    medians: list[float],
+    status: int,
+) -> None:
+    """Issue 52: `Tracked.update` at 100,000 filters, p50 <= 1 ms and p99 <= 5 ms, each the
+    median of three runs; a measured figure outside the range makes the command fail."""
+    asked = _filterset_runs(monkeypatch, medians)
+    assert cli.main(["--only", "filterset.tracked-p50,filterset.tracked-p99"]) == status
+    assert asked == [100_000] * 3
+    median = sorted(medians)[1]
+    out = capsys.readouterr().out
+    word = "holds" if median <= 1 else "does not hold"
+    assert f"| filterset.tracked-p50 | ≤ 1 ms p50 | {median:.2f} ms | {word} |" in out
+    assert "| filterset.tracked-p99 | ≤ 5 ms p99 | " in out
+
+
+def test_the_filterset_claims_state_the_target_at_100000_filters() -> None:
+    claims = {c.id: c for c in catalogue.CLAIMS if c.id.startswith("filterset.")}
+    assert sorted(claims) == ["filterset.tracked-p50", "filterset.tracked-p99"]
+    p50, p99 = claims["filterset.tracked-p50"], claims["filterset.tracked-p99"]
+    assert (p50.stated.high, p50.stated.unit) == (1, "ms")
+    assert (p99.stated.high, p99.stated.unit) == (5, "ms")
+    assert all("100,000 filters" in c.size and "median of 3 runs" in c.size for c in (p50, p99))
