@@ -18,7 +18,7 @@ Measured, in one process:
 
 Every answer of the tracked record is checked against `FilterSet.matching` on the sample, and
 the sample's `matching` against the naive loop on the sampled filters. A measurement script:
-the figures go to docs/performance.md with the machine and its load.
+the figures go to docs/performance-history-membership.md with the machine and its load.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""The claims registry (`benchmarks.claims`) against docs/performance.md, and its machinery.
+"""The claims registry (`benchmarks.claims`) against the performance pages, and its machinery.
 
-Every `<!-- claim: ID -->` marker of the document has a registry entry and every entry a marker,
-under the heading the entry names; each entry's stated range is written in the text its marker
-stands before, with the bounds the entry checks. Each measure runs at its `--quick` size and
-answers a number of the right kind. No timing is asserted.
+Every `<!-- claim: ID -->` marker of the pages (docs/performance*.md) has a registry entry and
+every entry a marker, found exactly once, under the heading the entry names, whichever page
+holds it; each entry's stated range is written in the text its marker stands before, with the
+bounds the entry checks. docs/performance-now.md is what the registry writes. Each measure runs
+at its `--quick` size and answers a number of the right kind. No timing is asserted.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,49 +19,78 @@ from pathlib import Path
 import pytest
 
 from benchmarks.claims import __main__ as cli
-from benchmarks.claims import catalogue
+from benchmarks.claims import catalogue, markers, now
 from benchmarks.claims.registry import Claim, Range, Unavailable, at_most, between
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "performance.md"
-MARKER = re.compile(r"^<!-- claim: (\S+) -->$")
-GENERATED = "<!-- Everything below is generated"
+NOW = ROOT / "docs" / "performance-now.md"
 NEEDS_SERVERS = {"rate.missing", "rate.updates", "rate.batched"}  # PostgreSQL and Redis
 OWN_PROCESS = {"spark.hand-ratio"}  # stops the Spark session it starts
 
 
-def marked() -> dict[str, tuple[str, str]]:
-    """Each marker's id: the heading it is under and the text it stands before (to the next
-    marker or heading; consecutive markers share that text)."""
-    found: dict[str, tuple[str, str]] = {}
-    heading, waiting, text = "", list[str](), list[str]()
-    lines = DOC.read_text(encoding="utf-8").split(GENERATED)[0].splitlines()
-    for line in [*lines, "# end"]:
-        match = MARKER.match(line.strip())
-        if (match or line.startswith("#")) and waiting and text:
-            found.update((i, (heading, "\n".join(text))) for i in waiting)
-            waiting, text = [], []
-        if match:
-            assert match.group(1) not in found and match.group(1) not in waiting, line
-            waiting.append(match.group(1))
-        elif line.startswith("#"):
-            heading, waiting = line.strip(), []
-        elif waiting:
-            text.append(line)
-    return found
+def marked() -> dict[str, markers.Marked]:
+    """Each marker's one place (the test below holds that there is one)."""
+    return {claim_id: places[0] for claim_id, places in markers.marked().items()}
 
 
-def test_every_marker_has_an_entry_and_every_entry_a_marker() -> None:
+def test_every_marker_has_an_entry_and_every_entry_a_marker_found_once() -> None:
     ids = [claim.id for claim in catalogue.CLAIMS]
     assert len(ids) == len(set(ids))
-    assert sorted(marked()) == sorted(ids)
+    found = markers.marked()
+    assert sorted(found) == sorted(ids)
+    assert {i: len(places) for i, places in found.items() if len(places) != 1} == {}
+
+
+def test_the_claims_are_on_the_method_and_history_pages() -> None:
+    """The pages that hold the claims' words; none is left on the generated pages."""
+    pages = {place.page for place in marked().values()}
+    assert "performance-now.md" not in pages and "performance-results.md" not in pages
+    assert pages <= {p.name for p in (ROOT / "docs").glob("performance*.md")}
 
 
 @pytest.mark.parametrize("claim", catalogue.CLAIMS, ids=lambda c: c.id)
 def test_the_stated_range_is_written_where_its_marker_stands(claim: Claim) -> None:
-    heading, text = marked()[claim.id]
-    assert heading == claim.section
-    assert claim.stated.text in " ".join(text.split())
+    place = marked()[claim.id]
+    assert place.heading == claim.section
+    assert claim.stated.text in " ".join(place.text.split())
+
+
+def test_the_page_of_claims_now_is_what_the_registry_writes() -> None:
+    """docs/performance-now.md cannot drift: it is the registry's page, nothing measured
+    (`python -m benchmarks.claims --list --write-now docs/performance-now.md` writes it)."""
+    expected = now.page(catalogue.CLAIMS, marked())
+    assert NOW.read_text(encoding="utf-8") == expected, f"run {now.COMMAND}"
+
+
+def test_the_command_writes_the_page_from_the_registry_without_measuring(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def never(quick: bool) -> list[float]:
+        raise AssertionError("measured")
+
+    claims = tuple(_replace(c, measure=never) for c in catalogue.CLAIMS)
+    monkeypatch.setattr(catalogue, "CLAIMS", claims)
+    written = tmp_path / "now.md"
+    assert cli.main(["--list", "--write-now", str(written)]) == 0
+    assert written.read_text(encoding="utf-8") == NOW.read_text(encoding="utf-8")
+
+
+def test_a_measured_page_shows_the_figures_and_verdicts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    claims = tuple(_replace(c, measure=lambda q: [9.0]) for c in catalogue.CLAIMS[:2])
+    monkeypatch.setattr(catalogue, "CLAIMS", claims)
+    written = tmp_path / "now.md"
+    assert cli.main(["--write-now", str(written)]) == 1
+    text = written.read_text(encoding="utf-8")
+    assert "| measured | verdict |" in text and "Measured: " in text
+    assert f"| `{claims[0].id}` |" in text and "| 9.00x | does not hold (" in text
+
+
+def _replace(claim: Claim, **changes: object) -> Claim:
+    import dataclasses
+
+    return dataclasses.replace(claim, **changes)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("claim", catalogue.CLAIMS, ids=lambda c: c.id)

@@ -1,7 +1,8 @@
-"""Every claim of docs/performance.md, in the order of the document.
+"""Every claim of the performance pages (docs/performance*.md), in the order they were written.
 
-Each entry's `stated` range is written, word for word, in the text its marker
-(`<!-- claim: ID -->`) stands before; `tests/test_benchmarks_claims.py` checks both ways.
+Each entry names the heading of the section holding its words (whatever page that section is
+on: `markers.py` finds it), and its `stated` range is written, word for word, in the text its
+marker (`<!-- claim: ID -->`) stands before; `tests/test_benchmarks_claims.py` checks both ways.
 """
 
 from __future__ import annotations
@@ -10,27 +11,27 @@ from . import library as lib
 from . import long, services
 from .registry import Claim, at_least, at_most, between, none
 
-TARGETS = "## Reading the targets"
-GATES = "## The speed gates"
-MATCHES = "### `matches(record, now=...)` in a loop"
-CONSTRUCTS = "### Each construct against hand-written code"
-PARSE = "## Why `parse` is fast"
-SPARK = "## Spark at 10 million contacts"
-RELATIONS = "## Relations"
-MILLION = "## A million contacts"
-MEMBERSHIP = "## Stored membership (the service)"
-THOUSAND = "### A thousand audiences on one list"
-FILTERSET = "### A FilterSet of 100,000 filters"
-SCHEDULER = "### The membership scheduler"
-WEEK = "### A simulated week of time audiences"
-IMPORT = "### Bulk import into a list with 100 audiences"
-COST = "## The cost model"
-RESIDUAL = "## Residual judgement on writes (the service)"
-RATE = "## The service's rate on PostgreSQL"
-BATCHED = "#### The service's part of a turn, cut by a quarter"
-GAPS = "## Known gaps to hand code"
-WEBHOOKS = "## Webhook delivery"
-ACTIONS = "## Behaviour audiences (the service)"
+TARGETS = "Reading the targets"
+GATES = "The speed gates"
+MATCHES = "`matches(record, now=...)` in a loop"
+CONSTRUCTS = "Each construct against hand-written code"
+PARSE = "Why `parse` is fast"
+SPARK = "Spark at 10 million contacts"
+RELATIONS = "Relations"
+MILLION = "A million contacts"
+MEMBERSHIP = "Stored membership (the service)"
+THOUSAND = "A thousand audiences on one list"
+FILTERSET = "A FilterSet of 100,000 filters"
+SCHEDULER = "The membership scheduler"
+WEEK = "A simulated week of time audiences"
+IMPORT = "Bulk import into a list with 100 audiences"
+COST = "The cost model"
+RESIDUAL = "Residual judgement on writes (the service)"
+RATE = "The service's rate on PostgreSQL"
+BATCHED = "The service's part of a turn, cut by a quarter"
+GAPS = "Known gaps to hand code"
+WEBHOOKS = "Webhook delivery"
+ACTIONS = "Behaviour audiences (the service)"
 
 ENGINES_100K = "100,000 contacts (benchmarks/data.py)"
 GAPS_DATA = "50,000 contacts; relations 10,000 with 100,000 actions"
