@@ -54,7 +54,7 @@ type: install
 
 check: lint type test
 
-bench: install  ## engines side by side (docs/performance.md), the speed gates, the known gaps, every claim
+bench: install  ## engines side by side (docs/performance-results.md), the speed gates, the known gaps, every claim
 	$(BIN)/python -m benchmarks.run
 	$(BIN)/python -m benchmarks.gates
 	$(BIN)/python -m benchmarks.gaps

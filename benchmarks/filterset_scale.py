@@ -18,7 +18,7 @@ Measured, in one process:
 
 Every answer of the tracked record is checked against `FilterSet.matching` on the sample, and
 the sample's `matching` against the naive loop on the sampled filters. A measurement script:
-the figures go to docs/performance.md with the machine and its load.
+the figures go to docs/performance-history-membership.md with the machine and its load.
 """
 
 from __future__ import annotations
@@ -81,6 +81,22 @@ def measure(filters: int, changes: int, sample: int, naive_filters: int) -> Figu
     del tracked, together
     _memory(found, wheres, contact)
     return found
+
+
+def update_cpu_ms(filters: int, changes: int) -> list[float]:
+    """The thread's CPU ms of each of `changes` `Tracked.update` calls at `filters` filters: the
+    set built and tracked as `measure` does, the same workload and changes, without the
+    samples judged whole and the memory pass, which the claim on a change's cost does not read
+    (a run of 100,000 filters spends most of its time on them)."""
+    workload = Workload()
+    wheres = workload.filters(filters)
+    contact = workload.contact()
+    states = list(workload.changes(contact, changes))
+    found = Figures(filters)
+    together = af.FilterSet(parse_all(wheres))
+    together.sharing()  # lays the graph out, as `measure` does before tracking
+    _changes(found, together.track(contact), states)
+    return found.changes_cpu_ms
 
 
 def _changes(found: Figures, tracked: Tracked, states: list[dict]) -> None:

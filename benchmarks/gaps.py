@@ -1,10 +1,11 @@
 """`python -m benchmarks.gaps`: the known gaps to hand code, each as ours ÷ hand (above 1: slower).
 
-docs/performance.md, *Known gaps to hand code*, lists where the library is slower than what one
-would write by hand; this measures each of them in one process, ours and the hand-written
-code taking turns round after round (so a busy moment on a shared machine hits both), on the
-thread's CPU clock wherever the work runs on this thread (the row engines and SQLite), on the
-process's CPU time for polars, held to one thread (`POLARS_MAX_THREADS=1`, unless set):
+docs/performance-history.md, *Known gaps to hand code*, lists where the library is slower than
+what one would write by hand; this measures each of them in one process, ours and the
+hand-written code taking turns round after round (so a busy moment on a shared machine hits
+both), on the thread's CPU clock wherever the work runs on this thread (the row engines and
+SQLite), on the process's CPU time for polars, held to one thread (`POLARS_MAX_THREADS=1`,
+unless set):
 
 - a JSON data-path equality in the compiled predicate, against `r.get("data", {}).get(...)`;
 - `matches(record)` on the field filters F1-F5, against their hand-written lambdas;

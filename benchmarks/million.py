@@ -484,7 +484,7 @@ def create_audience_in_thread(service: Service) -> str:
 
 
 def render(result: Run) -> str:
-    """The run as a markdown table, as docs/performance.md shows it."""
+    """The run as a markdown table, as docs/performance-history-service.md shows it."""
     average = ", ".join(f"{v:.2f}" for v in result.load_average)
     lines = [
         f"{result.database}, {result.rows:,} contacts per list; load average {average} "

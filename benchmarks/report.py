@@ -1,6 +1,7 @@
-"""The results as markdown tables (docs/performance.md) and a bar chart (docs/performance.png).
+"""The results as markdown tables (docs/performance-results.md) and a bar chart
+(docs/performance.png).
 
-docs/performance.md keeps its hand-written introduction: everything above the marker line is
+docs/performance-results.md keeps its hand-written introduction: everything above the marker line is
 left as it is, and everything below is replaced by this run's tables. The speed targets are
 checked here, from ratios taken within the run, so the document says which were met.
 """

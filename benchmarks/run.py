@@ -2,8 +2,8 @@
 
 `make bench` runs it with the defaults: 100,000 and 1,000,000 contacts, in about ten minutes
 on two cores. `--quick` (or `AUDIENCEFILTER_BENCH_QUICK=1`) runs small sizes in seconds, to
-check the harness. The results go to docs/performance.md (below the hand-written
-introduction, which is kept) and docs/performance.png.
+check the harness. The results go to docs/performance-results.md (below the
+hand-written introduction, which is kept) and docs/performance.png.
 
 For each size the contacts are generated once and loaded into every engine; then, filter by
 filter, the engines run in turn, round after round, and each engine's median is kept. Rule
@@ -73,7 +73,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-cli", action="store_true", help="skip the CLI memory measure")
     parser.add_argument("--no-micro", action="store_true", help="skip parse/compile costs")
     parser.add_argument("--no-chart", action="store_true")
-    parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "performance.md")
+    parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "performance-results.md")
     parser.add_argument("--chart", type=Path, default=ROOT / "docs" / "performance.png")
     args = parser.parse_args(argv)
     args.quick = args.quick or os.environ.get(QUICK_VARIABLE, "") not in ("", "0")

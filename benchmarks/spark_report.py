@@ -2,7 +2,7 @@
 
     python -m benchmarks.spark_report
 
-Writes `benchmarks/results/spark.md` (the tables docs/performance.md quotes) and
+Writes `benchmarks/results/spark.md` (the tables docs/performance-history.md quotes) and
 `docs/performance-spark.png`, and returns the markdown.
 """
 

@@ -10,7 +10,7 @@ connection, wall time (the server's work and the round trip), and grouped by its
 printed a thousand rows, with this process's CPU a row and, on PostgreSQL, the CPU of every
 process named `postgres` on the machine (another server's work would count too: run it on a
 quiet machine). The turns run one after another under the list's lock when served, so the
-import's wall time a row here is about what a row holds the lock (docs/performance.md,
+import's wall time a row here is about what a row holds the lock (docs/performance-history-rate.md,
 *PostgreSQL's part of a turn*). A measurement script, not a test: the smoke test
 (tests/test_benchmarks_turns.py) runs it tiny for its shape only.
 """

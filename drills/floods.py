@@ -19,8 +19,9 @@ during each flood:
 Every drill judges correctness: every write of A and B answered as documented (no 5xx, no
 refusal), every delivery of B arrived, the chain's membership exact (every audience of it holds
 every contact before the PATCH and none after), and every dripping answer cut at the attempt's
-deadline. The latency figures are printed in every mode; the bounds (docs/service.md, "No
-account holds another's writes" and "The worker"), B's slowest write during each flood at most
+deadline. The latency figures are printed in every mode; the bounds
+(docs/service-internals-writes.md, "No account holds another's writes", and
+docs/service-webhooks.md, "The worker"), B's slowest write during each flood at most
 `MAX_WRITE_SECONDS` and its slowest delivery during the webhooks at most
 `MAX_DELIVERY_SECONDS`, are a verdict in the full drill only: `--fast` runs in CI, on machines
 whose load no drill controls, where a timing could fail because of the machine, not the code.

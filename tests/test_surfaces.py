@@ -276,7 +276,7 @@ def test_every_back_end_agrees(engine: Any, request: pytest.FixtureRequest) -> N
     assert not disagreements, disagreements
 
 
-# The service refuses an empty filter for a smart audience (docs/service.md).
+# The service refuses an empty filter for a smart audience (docs/service-audiences.md).
 SERVICE_SAMPLES = sorted(set(SAMPLES) - LIST_SAMPLES - {"const"})
 
 

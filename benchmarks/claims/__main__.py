@@ -10,7 +10,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
+from . import markers, now
 from .registry import Claim, Unavailable
 
 
@@ -35,12 +37,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = _chosen(CLAIMS, args.only)
     if args.list:
         print(_listing(chosen))
+        if args.write_now:
+            _write(args.write_now, now.page(chosen, _places(chosen)))
         return 0
-    print(_machine())
+    machine = _machine()
+    print(machine)
     verdicts = [_judge(claim, args) for claim in chosen]
     print(_table(verdicts))
     print(f"load average at the end {_load()}")
+    if args.write_now:
+        measured = {v.claim.id: _measured(v) for v in verdicts}
+        page = now.page(chosen, _places(chosen), measured, f"{machine}; at the end {_load()}")
+        _write(args.write_now, page)
     return 1 if any(v.failed for v in verdicts) else 0
+
+
+def _places(claims: Sequence[Claim]) -> dict[str, markers.Marked]:
+    """Each claim's marker; a claim written nowhere, or in two places, stops the page."""
+    found = markers.marked()
+    wrong = [c.id for c in claims if len(found.get(c.id, [])) != 1]
+    if wrong:
+        raise SystemExit(f"claims not marked exactly once in docs/performance*.md: {wrong}")
+    return {c.id: found[c.id][0] for c in claims}
+
+
+def _measured(verdict: Verdict) -> tuple[str, str]:
+    shown = verdict.claim.stated.show(verdict.values) if verdict.values else "-"
+    word = f"{verdict.word} ({verdict.note})" if verdict.note else verdict.word
+    return shown, word
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -49,6 +78,13 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--list", action="store_true", help="the registry, nothing measured")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: the machinery only")
     parser.add_argument("--long", action="store_true", help="the long claims too")
+    parser.add_argument(
+        "--write-now",
+        type=Path,
+        metavar="PATH",
+        help="write the page of claims (docs/performance-now.md): with --list from the "
+        "registry alone, otherwise with what was measured",
+    )
     return parser.parse_args(argv)
 
 

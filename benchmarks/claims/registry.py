@@ -1,7 +1,7 @@
-"""What a claim is: the words of docs/performance.md it stands for, and how to measure it again.
+"""What a claim is: the words of a performance page it stands for, and how to measure it again.
 
 A claim is kept apart from its measure so that the test suite can check the registry against
-the document (every marker has an entry, every entry a marker, every stated range is written in
+the pages (every marker has an entry, every entry a marker, every stated range is written in
 the text it marks) without running anything.
 """
 
@@ -80,11 +80,12 @@ def none(text: str) -> Range:
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of docs/performance.md.
+    """One claim of the performance pages.
 
-    `section` is the heading it sits under; `size` says the data it is measured on (what the
-    document states); `long` claims take many minutes (or hours) at that size and run only
-    when named (`--only`) or with `--long`; their `--quick` form always runs.
+    `section` is the heading it sits under (its text, on whichever page); `size` says the data
+    it is measured on (what the document states); `long` claims take many minutes (or hours)
+    at that size and run only when named (`--only`) or with `--long`; their `--quick` form
+    always runs.
     """
 
     id: str

@@ -46,7 +46,7 @@ INT64 = range(-(2**63), 2**63)
 
 
 def _refused_data(value: Any) -> bool:
-    """Whether `value` holds what the service refuses in `data` by design (docs/service.md,
+    """Whether `value` holds what the service refuses in `data` by design (docs/service-fields.md,
     "Stored values"): NUL in a string or key, or an integer beyond 64 bits. JSON Schema cannot
     say this of a free-form nested object compactly, so valid cases that hold it are skipped."""
     if isinstance(value, str):

@@ -25,7 +25,7 @@ from .conftest import ApiClient, Tenant, make_tenant, settings_on
 MAX_PUBLIC_TEXT = 1000
 MAX_PUBLIC_ITEMS = 100
 MAX_PUBLIC_DATA = 16_384
-"""The bounds docs/service.md states for a public sign-up's values."""
+"""The bounds docs/service-keys.md states for a public sign-up's values."""
 ANNOUNCED = ("string", "number", "boolean", "date", "string[]", "number[]", "boolean[]")
 """What a sign-up form announces for an open key: `string` for an undeclared one, else the
 custom field's type."""

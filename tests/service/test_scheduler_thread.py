@@ -3,7 +3,8 @@
 A contact enters "signed up in the last 2 seconds" when it is created and must leave on its
 own: the thread wakes at the instant written by the contact's creation. The event is never
 before that instant; how soon after it comes is measured, not asserted here
-(`benchmarks/scheduler_lag.py`, docs/performance.md). Another account's background build, held
+(`benchmarks/scheduler_lag.py`,
+docs/performance-history-membership.md). Another account's background build, held
 midway through a step, does not hold that exit, which is dated at its instant (SQLite and
 PostgreSQL).
 """

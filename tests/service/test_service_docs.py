@@ -1,10 +1,10 @@
-"""The request examples of docs/service.md run against the service and answer what is shown.
+"""The request examples of the service's pages run against the service and answer what is shown.
 
 An example is a fenced `http` block (`METHOD /path`, header lines, a blank line, the body)
 followed by the block of its answer: `json` (compared as described below) or `text` (compared
-line by line, `...` standing for any rest of a line). The examples run in the page's order for
-one tenant that owns a list `{list}` with the five demo contacts; `{audience}` is the id of the
-last audience an example created.
+line by line, `...` standing for any rest of a line). The examples run in the pages' reading
+order for one tenant that owns a list `{list}` with the five demo contacts; `{audience}` is the
+id of the last audience an example created.
 
 In a JSON answer, `"..."` stands for any value, a string ending in `...` for any string that
 starts with the rest, an object for an object having at least those members, and a list
@@ -24,12 +24,22 @@ from audiencefilter.service.commands.demo import DEMO_CONTACTS
 
 from .conftest import ApiClient, Tenant, make_tenant
 
-PAGE = Path(__file__).parents[2] / "docs" / "service.md"
+DOCS = Path(__file__).parents[2] / "docs"
+# The pages holding examples, in the order a reader meets them (mkdocs.yml): an example may use
+# what an earlier one made (`{audience}`, a custom field declared before an import names it).
+PAGES = [
+    "service-errors.md",
+    "service-audiences.md",
+    "service-fields.md",
+    "service-import-export.md",
+    "service-events.md",
+]
 _EXAMPLE = re.compile(r"```http\n(.*?)```\n\n```(json|text)\n(.*?)```\n", re.DOTALL)
 
 
 def examples() -> list[tuple[str, str, str]]:
-    return [m.groups() for m in _EXAMPLE.finditer(PAGE.read_text("utf-8"))]  # type: ignore[misc]
+    text = "\n".join((DOCS / page).read_text("utf-8") for page in PAGES)
+    return [m.groups() for m in _EXAMPLE.finditer(text)]  # type: ignore[misc]
 
 
 def matches(expected: Any, actual: Any) -> bool:
@@ -85,6 +95,11 @@ def docs_tenant(client: ApiClient) -> Tenant:
 
 def test_the_page_has_examples() -> None:
     assert len(examples()) >= 4
+
+
+def test_every_page_holding_examples_is_run() -> None:
+    holding = {page.name for page in DOCS.glob("service*.md") if "```http\n" in page.read_text()}
+    assert holding == set(PAGES)
 
 
 def test_examples_answer_what_the_page_shows(docs_tenant: Tenant) -> None:

@@ -1,4 +1,5 @@
-"""The receiver example of docs/service.md verifies real deliveries and refuses forged ones.
+"""The receiver example of docs/service-webhooks.md verifies real deliveries and refuses forged
+ones.
 
 The `python` block that defines `verify` is taken from the page as it is, run, and served on
 127.0.0.1; the service delivers to it, and the delivery log must show its 204s. A request with
@@ -24,13 +25,13 @@ from tests.waiting import wait_until
 
 from .conftest import ApiClient, make_tenant, sqlite_settings
 
-PAGE = Path(__file__).parents[2] / "docs" / "service.md"
+PAGE = Path(__file__).parents[2] / "docs" / "service-webhooks.md"
 _PYTHON = re.compile(r"```python\n(.*?)```\n", re.DOTALL)
 
 
 def receiver_example() -> str:
     blocks = [block for block in _PYTHON.findall(PAGE.read_text("utf-8")) if "def verify(" in block]
-    assert len(blocks) == 1, "docs/service.md should hold one receiver example"
+    assert len(blocks) == 1, "docs/service-webhooks.md should hold one receiver example"
     return str(blocks[0])
 
 
@@ -55,7 +56,7 @@ def _post(port: int, headers: dict[str, str], body: bytes) -> int:
 
 def test_the_documented_receiver_accepts_deliveries_and_refuses_forgeries(api: ApiClient) -> None:
     namespace: dict[str, Any] = {"__name__": "receiver_example"}
-    exec(compile(receiver_example(), "docs/service.md", "exec"), namespace)
+    exec(compile(receiver_example(), "docs/service-webhooks.md", "exec"), namespace)
     server = HTTPServer(("127.0.0.1", 0), namespace["Receiver"])
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

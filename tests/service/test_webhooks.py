@@ -559,7 +559,8 @@ def test_the_backoff_is_exponential_with_full_jitter_and_the_documented_bound() 
         waits = [schedule.backoff(failures, 5, 6 * 3600, rng).total_seconds() for _ in range(200)]
         assert all(0 <= wait <= ceiling for wait in waits)
         assert max(waits) > ceiling * 0.8 and min(waits) < ceiling * 0.2  # the whole range
-    # docs/service.md: 15 attempts wait at most 17.4 hours in all (the sum of the 14 ceilings).
+    # docs/service-webhooks.md: 15 attempts wait at most 17.4 hours in all (the sum of the 14
+    # ceilings).
     rng = random.Random(6)
     longest = sum(
         max(schedule.backoff(n, 5, 6 * 3600, rng).total_seconds() for _ in range(400))
@@ -602,7 +603,7 @@ def test_the_worker_command_delivers_and_stops_on_sigterm(
 
 def test_the_retry_rules_are_written_once_in_the_settings() -> None:
     """The policy takes every value from the settings (it has no defaults of its own), and the
-    table of docs/service.md shows the settings' defaults."""
+    table of docs/service-webhooks.md shows the settings' defaults."""
     import dataclasses
     from pathlib import Path
 
@@ -611,5 +612,5 @@ def test_the_retry_rules_are_written_once_in_the_settings() -> None:
 
     assert all(f.default is dataclasses.MISSING for f in dataclasses.fields(Policy))
     defaults = Settings.model_fields
-    table = (Path(__file__).parents[2] / "docs" / "service.md").read_text(encoding="utf-8")
+    table = (Path(__file__).parents[2] / "docs" / "service-webhooks.md").read_text(encoding="utf-8")
     assert f"| `WEBHOOK_MAX_ATTEMPTS` | `{defaults['webhook_max_attempts'].default}` |" in table

@@ -1,12 +1,12 @@
 """What each write transaction wrote: its statements that changed rows, and those rows.
 
-The service bounds what one write transaction may do (docs/service.md, "No account holds
-another's writes"): a write of one account must never hold the database's write lock (SQLite) or
-a list's lock for long, so large work is cut into turns of a bounded size. Durations vary with
-the machine and its load; rows do not, so the bound is checked on rows. A `WriteMeter` listens
-to an engine and keeps, for every write transaction that ends, how many `INSERT`, `UPDATE` and
-`DELETE` statements it ran and how many rows they changed (the driver's `rowcount`); the tests
-and the drills read the records, the service itself never needs them.
+The service bounds what one write transaction may do (docs/service-internals-writes.md, "No
+account holds another's writes"): a write of one account must never hold the database's write
+lock (SQLite) or a list's lock for long, so large work is cut into turns of a bounded size.
+Durations vary with the machine and its load; rows do not, so the bound is checked on rows. A
+`WriteMeter` listens to an engine and keeps, for every write transaction that ends, how many
+`INSERT`, `UPDATE` and `DELETE` statements it ran and how many rows they changed (the driver's
+`rowcount`); the tests and the drills read the records, the service itself never needs them.
 """
 
 from __future__ import annotations

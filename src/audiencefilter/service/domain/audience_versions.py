@@ -1,6 +1,6 @@
 """Versions of an audience: what each change of its name, mode or filter made of it.
 
-Decisions (docs/service.md, *Versions of an audience*):
+Decisions (docs/service-audiences.md, *Versions of an audience*):
 
 - A version is recorded in the transaction of the write that makes it (creation, an update
   that changes the name, the mode or the filter, a restore), so it exists exactly when the

@@ -6,7 +6,7 @@ filters may say `birthday anniversary within this week` (the library reads the f
 value it gives `data.birthday` (a 400 naming `/body/data/birthday`, the type expected and what
 was found). Keys the list does not declare stay free-form, as `data` always was.
 
-Decisions (docs/service.md, "Custom fields"):
+Decisions (docs/service-fields.md, "Custom fields"):
 - Types are those a value inside JSON can hold on every engine: string, number, boolean, date
   (ISO 8601 text `YYYY-MM-DD`) and lists of strings, numbers or booleans. A date-time is not
   one of them (the library refuses it inside JSON: its text has no order engines share).

@@ -1,6 +1,6 @@
 """A list's time zone: the IANA zone its calendar rules are read in when they name none.
 
-Decisions (docs/service.md, *A list's time zone*):
+Decisions (docs/service-fields.md, *A list's time zone*):
 
 - A zone is an IANA name this Python's `zoneinfo` database knows, spelled exactly
   (`Europe/Paris`, not `europe/paris`): the names the library checks a rule's own zone against,

@@ -16,7 +16,8 @@ once per filter object (`_whole`), not once per contact.
 
 `TALLY` counts a process's judgements on writes: `memory` (audiences judged in memory),
 `decided` (decided in SQL but by the known fields, without a query), `queried` (asked of
-SQL); the shares are reported by `benchmarks/service_residual.py` and docs/service.md.
+SQL); the shares are reported by `benchmarks/service_residual.py` and
+docs/service-internals-writes.md.
 
 The switch is the setting `membership_residual` (on by default), read from the write
 session (`db.engine.RESIDUAL`).

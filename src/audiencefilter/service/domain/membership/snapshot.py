@@ -28,7 +28,7 @@ do: the selected ids come as one JSON array the database builds, the points as o
 when a write changed some contact's points meanwhile), and the difference is stored by
 `store.write_changes` in a few `INSERT ... SELECT` statements. A new audience of
 14,000 members over 100,000 contacts went from 5.4x the hand-written SQL to about 1.3x
-(docs/performance.md, "A million contacts").
+(docs/performance-history-service.md, "A million contacts").
 
 The stored rows come from the snapshot, so the members of a new or changed audience are exact
 when its transaction commits, as before, and its events complete; only the time under the lock

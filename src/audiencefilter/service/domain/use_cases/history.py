@@ -1,6 +1,6 @@
 """The members of an audience, now or at an instant of the past: one page at a time.
 
-Decisions (docs/service.md, *Membership history*):
+Decisions (docs/service-audiences.md, *Membership history*):
 
 - `at` is an RFC 3339 instant with its offset. Before the audience existed the answer is
   empty (it had no events then). In the future it is refused: events still to be written would

@@ -47,7 +47,7 @@ PAIRS_PER_TURN = 500
 """(contact, audience) pairs judged per transaction, at most: each writes at most its
 membership, its event and its next instant. Judging a pair of a chain of audiences costs about
 0.1 ms on an idle laptop's SQLite and 0.3-0.4 ms on a 2-core machine at load 10, so a turn takes
-well under 250 ms; docs/service.md states the bound."""
+well under 250 ms; docs/service-internals-writes.md states the bound."""
 
 
 JUDGED_TOGETHER_PER_PAIR = 20

@@ -6,9 +6,9 @@ bits, each row an audience once), and the contacts are counted per mask. A pair'
 the sum over the masks holding both bits, tallied here from the few distinct masks. The query
 reads each membership row once; a self-join on the contact, which reads the same rows and
 then counts every pair of every contact, took 4.1 s for 10 audiences of a 100,000-contact list
-on SQLite where the masks took 1.1 s (docs/service.md). The counts are the stored membership's,
-which every write keeps exact and the scheduler brings up to the clock; an audience being built
-has only part of its members stored, and is named as such.
+on SQLite where the masks took 1.1 s (docs/service-audiences.md). The counts are the stored
+membership's, which every write keeps exact and the scheduler brings up to the clock; an
+audience being built has only part of its members stored, and is named as such.
 """
 
 from __future__ import annotations
