@@ -19,6 +19,7 @@ from audiencefilter.language.fields import (
     ALWAYS_FOLDED,
     CALENDAR_TYPES,
     COMPARISON_OPS,
+    LIST_ENTRY,
     OPERATORS,
     OPPOSITE_OPS,
     ORDERING_OPS,
@@ -40,9 +41,13 @@ def test_every_scalar_type_has_an_entry() -> None:
 
 
 @pytest.mark.parametrize("kind", [t for t in FieldType if t.element is not None])
-def test_a_list_type_reads_its_item_type_entry(kind: FieldType) -> None:
+def test_a_list_type_has_no_scalar_facts(kind: FieldType) -> None:
+    """A list type is not ordered, no calendar value, no literal class: a rule reading the
+    table for a list field never takes it for its items' type (a `date[]` is no date)."""
     assert kind.element is not None
-    assert kind.entry is TYPES[kind.element]
+    assert kind.entry is LIST_ENTRY
+    assert kind.element.entry is TYPES[kind.element]
+    assert accepts(kind, [kind.element.entry.sample])
 
 
 @pytest.mark.parametrize("kind", [t for t in SCALARS if not TYPES[t].document])

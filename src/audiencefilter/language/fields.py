@@ -43,8 +43,9 @@ class FieldType(StrEnum):
 
     @property
     def entry(self) -> TypeEntry:
-        """This type's data in the field table (`TYPES`); a list type has its item type's."""
-        return TYPES[self.element or self]
+        """This type's data in the field table (`TYPES`); a list type has the empty
+        `LIST_ENTRY` (its items' data is its `element`'s entry)."""
+        return TYPES.get(self, LIST_ENTRY)
 
 
 class Op(StrEnum):
@@ -193,8 +194,8 @@ class TypeEntry:
     record_nouns: str = ""
 
 
-#: The field table: each scalar type's data (a list type reads its item type's, through
-#: `FieldType.entry`). The order of `literals` across entries is the order `value_key` tries
+#: The field table: each scalar type's data (a list type's items read their type's, through
+#: `FieldType.element`). The order of `literals` across entries is the order `value_key` tries
 #: a subclass in: `bool` before `int`, `datetime` before `date`.
 TYPES: Mapping[FieldType, TypeEntry] = {
     FieldType.BOOLEAN: TypeEntry(
@@ -267,6 +268,9 @@ TYPES: Mapping[FieldType, TypeEntry] = {
     ),
     FieldType.JSON: TypeEntry(document=True, record_noun="a JSON value"),
 }
+#: A list type's entry: none of a scalar's facts (no literal class, no order, no calendar
+#: moment); what its items are is `FieldType.element`'s entry.
+LIST_ENTRY = TypeEntry()
 
 #: The calendar types: a date-time is an instant, a date a day without a zone.
 CALENDAR_TYPES = frozenset({FieldType.DATETIME, FieldType.DATE})

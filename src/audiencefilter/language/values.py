@@ -229,8 +229,8 @@ def accepts(kind: FieldType, value: object) -> bool:
     compare it quietly (`True == 1`, `"1" == 1`): a back-end with typed columns could not hold
     it, so no answer would be the same on every back-end.
     """
-    entry = TYPES.get(kind)
-    if entry is None or entry.document:  # a JSON document, or a list (read item by item)
+    entry = kind.entry
+    if not entry.records:  # a JSON document, or a list (read item by item)
         return True
     return isinstance(value, entry.records) and not isinstance(value, entry.refused)
 

@@ -286,7 +286,7 @@ def candidate_keys() -> tuple[str, ...]:
 
 def _probe_literal(kind: FieldType) -> Any:
     """A literal of the type (of an item, for a list type): the field table's sample."""
-    return kind.entry.sample
+    return _element(kind).entry.sample
 
 
 def _probe_operand(slot: Slot, operand: Operand) -> Any:

@@ -34,8 +34,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def _value(kind: FieldType) -> dict[str, Any]:
-    """The JSON Schema of one value of `kind` (of an item, for a list type): the field
-    table's (`TypeEntry.json_schema`)."""
+    """The JSON Schema of one value of `kind`: the field table's (`TypeEntry.json_schema`)."""
     return dict(kind.entry.json_schema)
 
 
@@ -258,7 +257,7 @@ def _field_filter(kind: FieldType) -> dict[str, Any]:
         return {
             "oneOf": [
                 {"type": "null"},
-                {"type": "array", "items": _value(kind)},
+                {"type": "array", "items": _value(kind.element)},
                 {"$ref": f"#/$defs/{_name(kind)}Operators"},
             ]
         }
