@@ -113,6 +113,15 @@ PERIOD_OPS = frozenset({Op.WITHIN, Op.ANNIVERSARY})
 OPPOSITE_OPS: Mapping[Op, Op] = {Op.IN: Op.NOT_IN, Op.NOT_IN: Op.IN}
 """The operators that are each other's negation on a field's present value: `notIn` is
 exactly "present and not `in`" (at a JSON path it is not: another JSON type is FALSE for both)."""
+MIRRORED: Mapping[Op, Op] = {
+    Op.EQUALS: Op.EQUALS,
+    Op.GT: Op.LT,
+    Op.GTE: Op.LTE,
+    Op.LT: Op.GT,
+    Op.LTE: Op.GTE,
+}
+"""Each comparison with its sides swapped: `5 < points` is `points > 5` (the formats that
+read a literal on the left turn a comparison round with it)."""
 COMPARISON_OPS = frozenset({Op.EQUALS}) | ORDERING_OPS
 """`equals` and the orderings: one value against one other. A field reference takes these
 (language/conditions.REFERENCE_OPS), and an index seeks by them (language/cost.py)."""
