@@ -33,7 +33,7 @@ from .language import lists
 from .language.anniversary import MonthDays
 from .language.calendar import RELATIVE_TYPES, Period, StartOf
 from .language.data_paths import truth
-from .language.fields import ListOp, Op, Schema
+from .language.fields import ListOp, Schema
 from .language.nodes import (
     Aggregated,
     And,
@@ -55,6 +55,7 @@ from .language.values import accepts, fold, holds, record_value
 from .language.visitor import Visitor
 from .rewrite.lower import lower
 from .text.literals import literal, reference
+from .text.vocabulary import NEGATED_SPELLINGS
 from .text.write import to_text
 from .where.write import format_datetime
 
@@ -239,7 +240,10 @@ class _Explainer(Visitor[Explanation]):
         # `email != "x"` and `company is not null` read as one condition: keep what it saw.
         spoken = (
             isinstance(node.item, IsNull | Blank)
-            or (isinstance(node.item, Comparison | FieldComparison) and node.item.op is Op.EQUALS)
+            or (
+                isinstance(node.item, Comparison | FieldComparison)
+                and node.item.op in NEGATED_SPELLINGS
+            )
             or (
                 isinstance(node.item, ListTest) and node.item.op in (ListOp.EQUALS, ListOp.IS_EMPTY)
             )

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..language.fields import Op
+from ..language.fields import PATTERN_OPS, Op
 from ..language.nodes import Comparison, Node
 from .tableau import T, Truths
 
-_PATTERNS = (Op.STARTS_WITH, Op.ENDS_WITH, Op.CONTAINS)
+_PATTERNS = PATTERN_OPS
 
 
 def clash(literals: Sequence[tuple[Node, Truths]]) -> bool:

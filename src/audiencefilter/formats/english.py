@@ -26,7 +26,7 @@ from datetime import date, datetime
 from typing import Any, Final
 
 from ..language.calendar import Period
-from ..language.fields import ListOp, Op, Schema
+from ..language.fields import ALWAYS_FOLDED, ListOp, Op, Schema
 from ..language.nodes import (
     TRUE,
     Aggregated,
@@ -191,7 +191,7 @@ class _English(Visitor[str]):
         verb = _verb(node, negated)
         if verb is None:
             return None
-        case = " (ignoring case)" if node.insensitive and node.op is not Op.CONTAINS else ""
+        case = " (ignoring case)" if node.insensitive and node.op not in ALWAYS_FOLDED else ""
         return f"{subject} {verb}{case}"
 
     def visit_field_comparison(self, node: FieldComparison) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import FilterError, Issue, describe_value, did_you_mean
 from ..language.conditions import Syntax, unknown_field
 from ..language.contact import CONTACT
-from ..language.fields import CALENDAR_TYPES, Field, FieldType, Op, Schema
+from ..language.fields import CALENDAR_TYPES, MIRRORED, ORDERING_OPS, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import (
     FALSE,
@@ -76,7 +76,7 @@ SYNTAX = Syntax(
 """How JsonLogic writes what the condition builder's messages name."""
 
 _ORDER = {"<": Op.LT, "<=": Op.LTE, ">": Op.GT, ">=": Op.GTE}
-_MIRROR = {Op.LT: Op.GT, Op.LTE: Op.GTE, Op.GT: Op.LT, Op.GTE: Op.LTE}
+_MIRROR = MIRRORED
 _EQUALITY = ("==", "===", "!=", "!==")
 _OPERATORS = ("and", "or", "!", "!!", "var", "in", "missing", "missing_some", *_EQUALITY, *_ORDER)
 _MAX_COMBINATIONS = 64
@@ -639,7 +639,9 @@ class _Writer:
             return {"in": [node.value, var]}
         if node.insensitive or node.op not in _SPELLING or node.op is Op.CONTAINS:
             raise _refused(node, _NO_FORM.get(node.op, "JsonLogic compares case-sensitively"))
-        if node.path and (node.op in _MIRROR or node.op is Op.IN and _has_non_text(node.value)):
+        if node.path and (
+            node.op in ORDERING_OPS or node.op is Op.IN and _has_non_text(node.value)
+        ):
             raise _refused(node, "JsonLogic turns text and booleans into numbers inside JSON")
         value = list(node.value) if isinstance(node.value, tuple) else node.value
         return {_SPELLING[node.op]: [var, value]}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..language.fields import Op
+from ..language.fields import OPPOSITE_OPS
 from ..language.nodes import (
     FALSE,
     TRUE,
@@ -43,7 +43,7 @@ from ..language.relations import Quantifier
 NullKey = tuple[str, tuple[str, ...]]
 """A field and the keys of a path inside it: what a null test tests."""
 
-_OPPOSITE = {Op.IN: Op.NOT_IN, Op.NOT_IN: Op.IN}
+_OPPOSITE = OPPOSITE_OPS
 
 
 def unknown_when(node: Node) -> tuple[IsNull, ...]:

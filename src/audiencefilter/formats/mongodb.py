@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import FilterError, Issue, describe_value, did_you_mean
 from ..language.conditions import Syntax, unknown_field
 from ..language.contact import CONTACT
-from ..language.fields import CALENDAR_TYPES, PATTERN_OPS, Field, FieldType, Op, Schema
+from ..language.fields import CALENDAR_TYPES, OPERATORS, PATTERN_OPS, Field, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import (
     FALSE,
@@ -188,7 +188,7 @@ class _Reader(Reading):
             field.type in CALENDAR_TYPES
             or field.type.element
             or field.source
-            or field.type is FieldType.JSON
+            or field.type.entry.document
         ):
             self.add(
                 path,
@@ -294,10 +294,10 @@ class _Reader(Reading):
         if listed is None:
             return TRUE
         rest, null = listed
-        if field.type is FieldType.BOOLEAN:  # no `in` on booleans here: each value's equality
+        if not field.accepts(Op.IN):  # booleans take no `in`: each value's equality
             equal = tuple(self.compare(field, Op.EQUALS, v, path) for v in unique(tuple(rest)))
             return any_of((*equal, IsNull(field.name))) if null else any_of(equal)
-        if null and rest == [""] and field.type is FieldType.STRING:
+        if null and rest == [""] and field.takes_blank:
             return Blank(field.name)
         node = self.compare(field, Op.IN, rest, path) if rest or not null else FALSE
         return any_of((node, IsNull(field.name))) if null else node
@@ -308,7 +308,7 @@ class _Reader(Reading):
         if listed is None:
             return TRUE
         rest, null = listed
-        if field.type is FieldType.BOOLEAN:
+        if not field.accepts(Op.IN):
             return not_true(self.among(field, values, path))
         if not rest:
             return Not(IsNull(field.name)) if null else self.compare(field, Op.NOT_IN, [], path)
@@ -347,7 +347,7 @@ class _Reader(Reading):
 
     def regex(self, field: Field, pattern: Any, options: Any, path: Path) -> Node:
         """`$regex` of literal text: contains, starts with or ends with it."""
-        if field.type is not FieldType.STRING or not isinstance(pattern, str):
+        if not PATTERN_OPS <= OPERATORS[field.type] or not isinstance(pattern, str):
             self.expected(path, "a regular expression (a string) on a string field", pattern)
             return TRUE
         if options not in ("", "i"):

@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from ..errors import describe_value, did_you_mean
 from ..language.conditions import REF, Conditions, Report, Syntax, Where, shown
-from ..language.fields import PATTERN_OPS, Field, FieldType, Op, Schema
+from ..language.fields import COMPARISON_OPS, PATTERN_OPS, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits
 from ..language.nodes import (
     TRUE,
@@ -121,7 +121,7 @@ OPERATOR_LIST: Final = (
 OPERATORS_BY_NAME: Final = {o.name.lower(): o for o in OPERATOR_LIST}
 """By lower-case name: the export compares operator names ignoring case."""
 _NAMES = tuple(o.name for o in OPERATOR_LIST)
-_REFERENCE_OPS = frozenset({Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE})
+_REFERENCE_OPS = COMPARISON_OPS
 _NUMERAL = re.compile(r"-?(?:0|[1-9][0-9]{0,3999})(?:\.[0-9]{1,4000})?(?:[eE][+-]?[0-9]{1,4})?\Z")
 
 

@@ -34,7 +34,7 @@ from typing import Any, Final
 
 from ..errors import FilterError, Issue, describe_value, did_you_mean
 from ..language.conditions import REF, Conditions, Syntax, Where, shown
-from ..language.fields import Field, FieldType, Op, Schema
+from ..language.fields import MIRRORED, Field, FieldType, Op, Schema
 from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
 from ..language.nodes import (
     FALSE,
@@ -251,7 +251,7 @@ def _op(kind: str) -> Op | None:
 
 
 _COMPARISONS: Final = {"EQ": Op.EQUALS, "GT": Op.GT, "GTE": Op.GTE, "LT": Op.LT, "LTE": Op.LTE}
-_FLIPPED: Final = {Op.EQUALS: Op.EQUALS, Op.GT: Op.LT, Op.GTE: Op.LTE, Op.LT: Op.GT, Op.LTE: Op.GTE}
+_FLIPPED: Final = MIRRORED
 _INTEGER = re.compile(r"[0-9]{1,4000}\Z")
 
 

@@ -38,8 +38,10 @@ from .calendar import (
 )
 from .data_paths import value_type
 from .fields import (
+    ALWAYS_FOLDED,
     BLANK,
     CALENDAR_TYPES,
+    COMPARISON_OPS,
     JSON_STRING_ALIASES,
     LIST_FIELD_OPS,
     LIST_OPS,
@@ -91,7 +93,7 @@ class FieldName:
 
 REF = "_ref"
 """The key of a field reference in JSON, after Prisma's field references."""
-REFERENCE_OPS = frozenset({Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE})
+REFERENCE_OPS = COMPARISON_OPS
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,20 +119,6 @@ class WordsPeriod:
 
 
 _PERIOD_HINT = 'write e.g. {"within": {"this": "month"}} or {"within": {"last": 7, "unit": "day"}}'
-_EXPECTED = {
-    FieldType.STRING: "a string",
-    FieldType.NUMBER: "a number",
-    FieldType.BOOLEAN: "true or false",
-    FieldType.DATETIME: "an ISO 8601 date-time",
-    FieldType.DATE: "an ISO 8601 date",
-}
-_PLURAL = {
-    FieldType.STRING: "strings",
-    FieldType.NUMBER: "numbers",
-    FieldType.BOOLEAN: "booleans",
-    FieldType.DATETIME: "date-times",
-    FieldType.DATE: "dates",
-}
 _PERIOD_VALUE = "a calendar period is a condition of its own, not a value to compare with"
 _PERIOD_VALUE_HINT = "and the period, or compare with the start of a unit"
 _REFERENCE_TO_PATH = "a field reference compares two fields of their own columns, not a JSON path"
@@ -195,7 +183,7 @@ class Syntax:
             return "an ISO 8601 date-time string"
         if kind is FieldType.DATE and self.datetime_is_string:
             return "an ISO 8601 date string (YYYY-MM-DD)"
-        return _EXPECTED[kind]
+        return kind.entry.noun
 
     def date_hint(self) -> str:
         q = self.datetime_quotes
@@ -211,7 +199,7 @@ def shown(text: str) -> str:
 def is_insensitive(kind: FieldType, op: Op, insensitive: bool) -> bool:
     """Whether a comparison folds case: on strings only, when asked (`mode`), and always for
     `contains`."""
-    return kind is FieldType.STRING and (insensitive or op is Op.CONTAINS)
+    return kind is FieldType.STRING and (insensitive or op in ALWAYS_FOLDED)
 
 
 def is_valid_unicode(text: str) -> bool:
@@ -351,7 +339,7 @@ class Conditions:
     def values(self, field: Field, op: Op, value: Any, report: Report) -> tuple[Scalar, ...] | None:
         """The literals of an `in` or `notIn` list; None after a problem."""
         if not _is_list(value):
-            self.not_a_list(op, _PLURAL[field.type], value, report)
+            self.not_a_list(op, field.type.entry.nouns, value, report)
             return None
         if self.over_limit(value, report):
             return None
@@ -947,7 +935,7 @@ class Conditions:
         assert element is not None
         report(
             (),
-            f"{syntax.list_op(op)} takes {_article(syntax.list_word)} of {_PLURAL[element]}, "
+            f"{syntax.list_op(op)} takes {_article(syntax.list_word)} of {element.entry.nouns}, "
             f"found {syntax.describe(value)}",
             self.not_a_list_hint(field, op, value),
         )

@@ -31,7 +31,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from .calendar import RELATIVE_TYPES, Period
-from .fields import FieldType, Op, Quantifier, Schema
+from .fields import COMPARISON_OPS, LIST_OPS, PATTERN_OPS, Quantifier, Schema
 from .nodes import (
     TRUE,
     Aggregated,
@@ -174,9 +174,9 @@ class Cost:
 
 
 _LEAF_DEPTH = 4  # a condition in SQL: a function call, a cast and a NULL guard around a column
-_TEXT_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
-_MEMBER_OPS = frozenset({Op.IN, Op.NOT_IN})
-_SEEK_OPS = frozenset({Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE})
+_TEXT_OPS = PATTERN_OPS
+_MEMBER_OPS = LIST_OPS
+_SEEK_OPS = COMPARISON_OPS
 
 
 def cost(
@@ -387,6 +387,6 @@ class _Costing(Visitor[_Part]):
             return 0.0
         extra = self.w.sum_value if node.function is Aggregate.SUM else 0.0
         field = rows.schema.get(node.field)
-        if field is not None and field.type is FieldType.DATETIME:
+        if field is not None and field.type.entry.moment == "instant":
             extra += self.w.instant_value
         return self.w.value + extra + rows._read(node.field, ())

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from decimal import Decimal
 from enum import StrEnum
+from fractions import Fraction
 from functools import cached_property
+from typing import Literal
 
 
 class FieldType(StrEnum):
@@ -36,6 +40,12 @@ class FieldType(StrEnum):
     def element(self) -> FieldType | None:
         """The type of each item of a list type (`string[]` holds strings); None otherwise."""
         return LIST_ELEMENTS.get(self)
+
+    @property
+    def entry(self) -> TypeEntry:
+        """This type's data in the field table (`TYPES`); a list type has the empty
+        `LIST_ENTRY` (its items' data is its `element`'s entry)."""
+        return TYPES.get(self, LIST_ENTRY)
 
 
 class Op(StrEnum):
@@ -100,6 +110,29 @@ PATTERN_OPS = frozenset({Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH})
 LIST_OPS = frozenset({Op.IN, Op.NOT_IN})
 PERIOD_OPS = frozenset({Op.WITHIN, Op.ANNIVERSARY})
 """Operators whose operand is a calendar period (language/calendar.Period)."""
+OPPOSITE_OPS: Mapping[Op, Op] = {Op.IN: Op.NOT_IN, Op.NOT_IN: Op.IN}
+"""The operators that are each other's negation on a field's present value: `notIn` is
+exactly "present and not `in`" (at a JSON path it is not: another JSON type is FALSE for both)."""
+MIRRORED: Mapping[Op, Op] = {
+    Op.EQUALS: Op.EQUALS,
+    Op.GT: Op.LT,
+    Op.GTE: Op.LTE,
+    Op.LT: Op.GT,
+    Op.LTE: Op.GTE,
+}
+"""Each comparison with its sides swapped: `5 < points` is `points > 5` (the formats that
+read a literal on the left turn a comparison round with it)."""
+COMPARISON_OPS = frozenset({Op.EQUALS}) | ORDERING_OPS
+"""`equals` and the orderings: one value against one other. A field reference takes these
+(language/conditions.REFERENCE_OPS), and an index seeks by them (language/cost.py)."""
+SHORTHAND_OP = Op.EQUALS
+"""The operator of a value written alone: `{"email": "a@b.c"}` is
+`{"email": {"equals": "a@b.c"}}` and `{"not": "x"}` its `not`; with null either is the null
+test, so this operator alone takes null besides `in` and `notIn`. The readers, the writers and
+the JSON Schema read it here."""
+ALWAYS_FOLDED = frozenset({Op.CONTAINS})
+"""Operators that fold case whatever `mode` says: `contains` (docs/semantics.md#strings). A
+writer never writes `mode` for them, and the messages never say "ignoring case"."""
 
 #: Operators each type accepts, besides the field-level `not` (every type) and `mode` (strings).
 OPERATORS: Mapping[FieldType, frozenset[Op]] = {
@@ -125,6 +158,129 @@ LIST_ELEMENTS: Mapping[FieldType, FieldType] = {
     FieldType.DATETIME_LIST: FieldType.DATETIME,
     FieldType.DATE_LIST: FieldType.DATE,
 }
+Moment = Literal["", "instant", "day"]
+"""What a calendar value is: an instant (a date-time, read as UTC), a day (a date, no zone),
+or neither."""
+
+
+@dataclass(frozen=True, slots=True)
+class TypeEntry:
+    """A scalar type's data, in one place: what the readers, the rewrites, the messages and the
+    test generators once spelled type by type, so a new type is one entry here and the
+    modules reading it follow.
+
+    Attributes:
+        literals: The Python classes of a literal of the type (`value_key` reads a value's
+            class to give it a type; a subclass takes its base's).
+        ordered: Whether `gt`, `gte`, `lt`, `lte` and `equals` compare the type's values by an
+            order the rewrites may reason with (strings by code point, unless folded).
+        moment: What a calendar value is (`Moment`): an instant or a day.
+        document: A JSON document, compared only through a path, each comparison typed by
+            its literal.
+        records: The Python classes a record's value of the type may be (a calendar value's
+            text is checked when read), and `refused` the subclasses among them it may not:
+            a bool is not a number; a datetime is a date in Python, but which date depends on
+            a zone.
+        sample: A value of the type as JSON writes it, for examples and generated filters.
+        json_schema: The JSON Schema of one value of the type (`where/json_schema.py`).
+        noun, nouns: How a filter's messages name one literal of the type and several
+            ("expected a number", "in takes a list of numbers").
+        record_noun, record_nouns: How a record's check names one value and several
+            (`language/value_checks.py`: "expected an ISO 8601 date (YYYY-MM-DD)").
+    """
+
+    literals: tuple[type, ...] = ()
+    records: tuple[type, ...] = ()
+    refused: tuple[type, ...] = ()
+    ordered: bool = False
+    moment: Moment = ""
+    document: bool = False
+    sample: object = None
+    json_schema: Mapping[str, object] = field(default_factory=dict)
+    noun: str = ""
+    nouns: str = ""
+    record_noun: str = ""
+    record_nouns: str = ""
+
+
+#: The field table: each scalar type's data (a list type's items read their type's, through
+#: `FieldType.element`). The order of `literals` across entries is the order `value_key` tries
+#: a subclass in: `bool` before `int`, `datetime` before `date`.
+TYPES: Mapping[FieldType, TypeEntry] = {
+    FieldType.BOOLEAN: TypeEntry(
+        literals=(bool,),
+        records=(bool,),
+        sample=True,
+        json_schema={"type": "boolean"},
+        noun="true or false",
+        nouns="booleans",
+        record_noun="true or false",
+        record_nouns="true or false values",
+    ),
+    FieldType.NUMBER: TypeEntry(
+        literals=(int, float, Decimal, Fraction),
+        records=(int, float, Decimal),
+        refused=(bool,),
+        ordered=True,
+        sample=1,
+        json_schema={"type": "number"},
+        noun="a number",
+        nouns="numbers",
+        record_noun="a number",
+        record_nouns="numbers",
+    ),
+    FieldType.STRING: TypeEntry(
+        literals=(str,),
+        records=(str,),
+        ordered=True,
+        sample="a",
+        json_schema={"type": "string"},
+        noun="a string",
+        nouns="strings",
+        record_noun="a string",
+        record_nouns="strings",
+    ),
+    FieldType.DATETIME: TypeEntry(
+        literals=(datetime,),
+        records=(datetime, str),
+        ordered=True,
+        moment="instant",
+        sample="2020-01-01T00:00:00Z",
+        json_schema={
+            "type": "string",
+            "description": "ISO 8601 date or date-time; no offset means UTC",
+            "examples": ["2025-01-31", "2025-01-31T09:30:00Z"],
+        },
+        noun="an ISO 8601 date-time",
+        nouns="date-times",
+        record_noun="an ISO 8601 date-time",
+        record_nouns="ISO 8601 date-times",
+    ),
+    FieldType.DATE: TypeEntry(
+        literals=(date,),
+        records=(date, str),
+        refused=(datetime,),
+        ordered=True,
+        moment="day",
+        sample="2020-01-01",
+        json_schema={
+            "type": "string",
+            "format": "date",
+            "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+            "description": "ISO 8601 calendar date: a day, no time, no zone",
+            "examples": ["1990-11-23"],
+        },
+        noun="an ISO 8601 date",
+        nouns="dates",
+        record_noun="an ISO 8601 date (YYYY-MM-DD)",
+        record_nouns="ISO 8601 dates",
+    ),
+    FieldType.JSON: TypeEntry(document=True, record_noun="a JSON value"),
+}
+#: A list type's entry: none of a scalar's facts (no literal class, no order, no calendar
+#: moment); what its items are is `FieldType.element`'s entry.
+LIST_ENTRY = TypeEntry()
+
 #: The calendar types: a date-time is an instant, a date a day without a zone.
 CALENDAR_TYPES = frozenset({FieldType.DATETIME, FieldType.DATE})
 #: The types a value inside a JSON document can be compared as.
@@ -381,6 +537,14 @@ class Aggregate(StrEnum):
     SUM = "sum"
     MIN = "min"
     MAX = "max"
+
+    def value_type(self, field_type: FieldType | None = None) -> FieldType:
+        """The type of this aggregate's value: a number for `count` (and over a field the
+        related schema lacks), else the field's (a number for `sum`, which takes only
+        numbers)."""
+        if self is Aggregate.COUNT or field_type is None:
+            return FieldType.NUMBER
+        return field_type
 
 
 TO_MANY = (Quantifier.SOME, Quantifier.EVERY, Quantifier.NONE)

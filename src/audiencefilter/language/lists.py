@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import FilterError, Issue
 from .fields import FieldType, ListOp
 from .nodes import And, ListTest, Node, Not, Or
-from .values import accepts, fold, record_date, record_datetime, value_key
+from .values import accepts, fold, record_value, value_key
 
 
 def items(kind: FieldType, value: object) -> list[Any] | None:
@@ -49,12 +49,8 @@ def items(kind: FieldType, value: object) -> list[Any] | None:
             found.append(None)
         elif not accepts(element, item):
             raise TypeError(f"an item {item!r} in a {kind.value} field")
-        elif element is FieldType.DATETIME:
-            found.append(record_datetime(item))
-        elif element is FieldType.DATE:
-            found.append(record_date(item))
         else:
-            found.append(item)
+            found.append(record_value(element, item))
     return found
 
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, NoReturn
 
 from .anniversary import MonthDays
 from .calendar import RELATIVE_TYPES, DayOf, Period, Relative, StartOf
-from .fields import FieldType, ListOp, Op, Schema
+from .fields import ListOp, Op, Schema
 from .relations import Aggregate, Quantifier, relation_of, rows_schema, values_schema
 from .relative import Ago
 from .values import Scalar, same_value
@@ -92,6 +92,18 @@ class Comparison:
             and self.path == other.path
             and same_value(self.value, other.value)
         )
+
+    @property
+    def only_at(self) -> tuple[Any, ...] | None:
+        """The literals this comparison names all the values it can be TRUE at by: an
+        `equals`'s one, an `in`'s list; None for any other operator (a range, a pattern,
+        `notIn`). What a reader of the tree asks to learn which values a condition bounds a
+        field to, e.g. the audiences a filter names."""
+        if self.op is Op.EQUALS:
+            return (self.value,)
+        if self.op is Op.IN and isinstance(self.value, tuple):
+            return self.value
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,7 +449,7 @@ def _resolve_comparison(node: Comparison, schema: Schema, now: datetime) -> Node
     if type(value) is Period and node.op is Op.ANNIVERSARY:
         return node
     declared = schema.get(node.field)
-    on_date = declared is not None and declared.type is FieldType.DATE and not node.path
+    on_date = declared is not None and declared.type.entry.moment == "day" and not node.path
     zone = schema.time_zone
 
     def literal(relative: Ago | StartOf) -> date | datetime:

@@ -54,10 +54,8 @@ __all__ = [
 
 
 def aggregate_type(function: Aggregate, field_type: FieldType | None) -> FieldType:
-    """The type of an aggregate's value: a number for `count` and `sum`, else the field's."""
-    if function is Aggregate.COUNT or field_type is None:
-        return FieldType.NUMBER
-    return field_type
+    """The type of an aggregate's value (`Aggregate.value_type`)."""
+    return function.value_type(field_type)
 
 
 @functools.cache

@@ -29,8 +29,8 @@ def expected_of(kind: FieldType) -> str:
     """How messages name the values a field of type `kind` holds."""
     element = kind.element
     if element is None:
-        return _EXPECTED[kind]
-    return f"a list of {_PLURALS[element]}"
+        return kind.entry.record_noun
+    return f"a list of {element.entry.record_nouns}"
 
 
 def shown(value: object) -> str:
@@ -67,19 +67,4 @@ _TESTS: dict[FieldType, Callable[[Any], bool]] = {
     # A JSON document holds any value: a path into it that finds no object is missing, never
     # an error, so a JSON field cannot hold a wrong-typed value.
     FieldType.JSON: lambda v: True,
-}
-_EXPECTED = {
-    FieldType.STRING: "a string",
-    FieldType.NUMBER: "a number",
-    FieldType.BOOLEAN: "true or false",
-    FieldType.DATETIME: "an ISO 8601 date-time",
-    FieldType.DATE: "an ISO 8601 date (YYYY-MM-DD)",
-    FieldType.JSON: "a JSON value",
-}
-_PLURALS = {
-    FieldType.STRING: "strings",
-    FieldType.NUMBER: "numbers",
-    FieldType.BOOLEAN: "true or false values",
-    FieldType.DATETIME: "ISO 8601 date-times",
-    FieldType.DATE: "ISO 8601 dates",
 }

@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from .anniversary import is_anniversary
-from .fields import FieldType, Op
+from .fields import TYPES, FieldType, Op
 from .instants import as_utc as as_utc  # re-exported: values take instants in UTC
 
 Scalar = str | int | float | bool | datetime | date
@@ -103,14 +103,7 @@ class InexactNumber(ValueError):
 
 
 _KINDS: dict[type, FieldType] = {
-    bool: FieldType.BOOLEAN,
-    int: FieldType.NUMBER,
-    float: FieldType.NUMBER,
-    Decimal: FieldType.NUMBER,
-    Fraction: FieldType.NUMBER,
-    str: FieldType.STRING,
-    datetime: FieldType.DATETIME,
-    date: FieldType.DATE,
+    literal: kind for kind, entry in TYPES.items() for literal in entry.literals
 }
 _KINDS_IN_ORDER = tuple(_KINDS.items())  # bool before int, datetime before date
 
@@ -219,20 +212,12 @@ def record_date(value: object) -> date:
 def record_value(kind: FieldType, value: object) -> Any:
     """A record's present value as comparisons take it: date-times as UTC instants, dates as
     dates (`record_datetime`, `record_date`), other values as they are."""
-    if kind is FieldType.DATETIME:
+    moment = kind.entry.moment
+    if moment == "instant":
         return record_datetime(value)
-    if kind is FieldType.DATE:
+    if moment == "day":
         return record_date(value)
     return value
-
-
-_ACCEPTED: dict[FieldType, tuple[type, ...]] = {
-    FieldType.STRING: (str,),
-    FieldType.NUMBER: (int, float, Decimal),
-    FieldType.BOOLEAN: (bool,),
-    FieldType.DATETIME: (datetime, str),
-    FieldType.DATE: (date, str),
-}
 
 
 def accepts(kind: FieldType, value: object) -> bool:
@@ -244,11 +229,10 @@ def accepts(kind: FieldType, value: object) -> bool:
     compare it quietly (`True == 1`, `"1" == 1`): a back-end with typed columns could not hold
     it, so no answer would be the same on every back-end.
     """
-    if kind is FieldType.NUMBER and isinstance(value, bool):
-        return False
-    if kind is FieldType.DATE and isinstance(value, datetime):
-        return False  # a datetime is a date in Python, but which date depends on a zone
-    return isinstance(value, _ACCEPTED.get(kind, object))
+    entry = kind.entry
+    if not entry.records:  # a JSON document, or a list (read item by item)
+        return True
+    return isinstance(value, entry.records) and not isinstance(value, entry.refused)
 
 
 def fold(text: str) -> str:

@@ -45,7 +45,7 @@ from datetime import date, datetime
 
 from ..language.anniversary import MonthDays, month_day_endings
 from ..language.calendar import DayOf, Period, StartOf, local_date
-from ..language.fields import LIST_OPS, FieldType, ListOp, Op, Schema
+from ..language.fields import LIST_OPS, ListOp, Op, Schema
 from ..language.lists import as_arrays, not_in_json
 from ..language.nodes import (
     FALSE,
@@ -211,7 +211,7 @@ class _Lowering(Rebuild):
         if node.op in LIST_OPS and not node.value:
             return empty_list(node.op)
         declared = self.schema.get(node.field)
-        if declared is not None and declared.type is FieldType.DATE and not node.path:
+        if declared is not None and declared.type.entry.moment == "day" and not node.path:
             return self.on_dates(node)
         if type(node.value) is Period and node.op is Op.ANNIVERSARY:
             period = node.value.in_zone(self.schema.time_zone)

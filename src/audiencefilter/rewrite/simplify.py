@@ -27,7 +27,7 @@ from typing import Any
 
 from ..language.calendar import Period, StartOf
 from ..language.data_paths import value_type
-from ..language.fields import LIST_OPS, FieldType, Op, Schema
+from ..language.fields import LIST_OPS, Op, Schema
 from ..language.nodes import (
     FALSE,
     TRUE,
@@ -172,11 +172,14 @@ class _Simplifier:
 
     def _ordered(self, node: Comparison) -> bool:
         kind = self.schema[node.field].type if node.field in self.schema else None
-        ordered = kind in (FieldType.NUMBER, FieldType.DATETIME, FieldType.DATE) and not isinstance(
-            node.value, Ago | StartOf | Period
+        # Strings order by code point, as Python's do; folded ones are left as written, and
+        # so are relative values (`ago`, a unit's start, a period).
+        ordered = (
+            kind is not None
+            and kind.entry.ordered
+            and not node.insensitive
+            and not isinstance(node.value, Ago | StartOf | Period)
         )
-        # Strings order by code point, as Python's do; folded ones are left as written.
-        ordered = ordered or (kind is FieldType.STRING and not node.insensitive)
         return ordered and (node.op in _LOWER or node.op in _UPPER or node.op is Op.EQUALS)
 
 

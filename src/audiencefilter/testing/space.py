@@ -285,13 +285,8 @@ def candidate_keys() -> tuple[str, ...]:
 
 
 def _probe_literal(kind: FieldType) -> Any:
-    return {
-        FieldType.STRING: "a",
-        FieldType.NUMBER: 1,
-        FieldType.BOOLEAN: True,
-        FieldType.DATETIME: "2020-01-01T00:00:00Z",
-        FieldType.DATE: "2020-01-01",
-    }[_element(kind)]
+    """A literal of the type (of an item, for a list type): the field table's sample."""
+    return _element(kind).entry.sample
 
 
 def _probe_operand(slot: Slot, operand: Operand) -> Any:

@@ -439,9 +439,9 @@ def _operator_body(draw: st.DrawFn, operands: _Operands, shape: int) -> dict[str
 
 
 def _operator_operand(draw: st.DrawFn, operands: _Operands, op: Op) -> Any:
-    if op in (Op.IN, Op.NOT_IN) and draw(st.integers(0, 7)) == 0:
+    if op in LIST_OPS and draw(st.integers(0, 7)) == 0:
         return None  # a null test, as Prisma reads it
-    if op in (Op.IN, Op.NOT_IN):
+    if op in LIST_OPS:
         return draw(st.lists(operands.value, max_size=4))
     if operands.peers and op in REFERENCE_OPS and draw(st.integers(0, 5)) == 0:
         return {REF: draw(st.sampled_from(operands.peers))}  # a field reference
@@ -459,7 +459,7 @@ def _add_negation(draw: st.DrawFn, operands: _Operands, body: dict[str, Any]) ->
         body["not"] = draw(operands.value)
     elif negation == 3:
         op = draw(st.sampled_from(operands.ops))
-        listed = op in (Op.IN, Op.NOT_IN)
+        listed = op in LIST_OPS
         inner = draw(st.lists(operands.value, max_size=3)) if listed else draw(operands.operand)
         if op in PERIOD_OPS:
             inner = draw(calendar_periods())

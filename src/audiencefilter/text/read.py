@@ -36,17 +36,25 @@ from ..language.conditions import (
     WordsStart,
     unknown_field,
 )
-from ..language.fields import Field, FieldType, ListOp, Op, Schema
+from ..language.fields import Field, ListOp, Op, Schema
 from ..language.nodes import FALSE, TRUE, And, IsNull, Node, Not, Or
 from ..language.values import InexactNumber, decimal_numeral, is_number
 from ..where.positions import line_column
 from . import relations
 from .literals import EscapeError, describe_literal, field_name, literal, quote, unquote
-from .vocabulary import ARRAY_SPELLINGS, LIST_SPELLINGS, SPELLINGS
+from .vocabulary import (
+    ALIASES,
+    ARRAY_SPELLINGS,
+    LIST_SPELLINGS,
+    NEGATED_SPELLINGS,
+    PERIOD_TERMINALS,
+    SPELLINGS,
+)
 
-_PERIOD_TOKENS = {"PERIOD": Op.WITHIN, "ANNIVERSARY": Op.ANNIVERSARY}
+_PERIOD_TOKENS = PERIOD_TERMINALS
 _OPERATORS: dict[str, tuple[Op, bool]] = {text: (op, False) for op, text in SPELLINGS.items()}
-_OPERATORS.update({"==": (Op.EQUALS, False), "!=": (Op.EQUALS, True)})
+_OPERATORS.update({text: (op, False) for text, op in ALIASES.items()})
+_OPERATORS.update({text: (op, True) for op, text in NEGATED_SPELLINGS.items()})
 _LIST_OPERATORS: dict[str, ListOp] = {
     text: op for op, text in LIST_SPELLINGS.items() if op is not ListOp.IS_EMPTY
 }
@@ -104,7 +112,7 @@ def _path_problem(field: Field, token: Token) -> tuple[str, str | None] | None:
             f'JSON field "{field.name}" is compared through a path',
             f'write e.g. {field_name(field.name)}.plan = "pro"',
         )
-    if field.type is not FieldType.JSON:
+    if not field.type.entry.document:
         return f'"{field.name}" is a {field.type.value} field: it has no keys', None
     return None
 
@@ -229,7 +237,7 @@ class Builder:
         """The condition `rest` (path, operator and operand, or null test) on `field`."""
         path = join_path(at, field.name)
         keys: tuple[str, ...] | None = None
-        if rest[0].type == "PATH" or field.type is FieldType.JSON:
+        if rest[0].type == "PATH" or field.type.entry.document:
             keys = self.field_path(field, rest[0], path)
             if keys is None:
                 return TRUE
@@ -330,7 +338,8 @@ class Builder:
         operator and its operand."""
         report = self.at(token, token, path)
         op = _PERIOD_TOKENS[token.type]
-        words = token.value.split(None, 2 if op is Op.ANNIVERSARY else 1)
+        # The operator's words, then the period (`anniversary within` `this month`).
+        words = token.value.split(None, len(SPELLINGS[op].split()))
         period = WordsPeriod(words[-1])
         if keys is not None:
             return self.conditions.data_comparison(field, keys, op, period, False, report)
@@ -345,7 +354,7 @@ class Builder:
                 token,
                 f'"is empty" applies to list fields; "{field.name}" is a {field.type.value} field',
                 f'test for null with "{field.name} is null", or for no text with = ""'
-                if field.type is FieldType.STRING
+                if field.takes_blank
                 else f'test for null with "{field.name} is null"',
                 path,
             )

@@ -26,6 +26,14 @@ SPELLINGS: dict[Op, str] = {
     Op.WITHIN: "within",
     Op.ANNIVERSARY: "anniversary within",
 }
+#: How a negation with an operator of its own is written (and printed): `email != "x"`,
+#: where any other comparison's negation is `not ...`.
+NEGATED_SPELLINGS: dict[Op, str] = {Op.EQUALS: "!="}
+#: Other spellings read as an operator, never printed: `==` for `=`.
+ALIASES: dict[str, Op] = {"==": Op.EQUALS}
+#: The grammar's terminals that hold an operator and its period in one token
+#: (`within this month`), and the operator each is.
+PERIOD_TERMINALS: dict[str, Op] = {"PERIOD": Op.WITHIN, "ANNIVERSARY": Op.ANNIVERSARY}
 #: How each list operator is written; `equals` is `=` (and `!=` its negation), as for scalars.
 LIST_SPELLINGS: dict[ListOp, str] = {
     ListOp.HAS: "has",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from types import UnionType
 
-from ..language.fields import ListOp, Op
+from ..language.fields import ALWAYS_FOLDED, ListOp
 from ..language.nodes import (
     TRUE,
     Aggregated,
@@ -33,7 +33,7 @@ from ..language.nodes import (
 from ..language.visitor import Visitor
 from .literals import field_name, literal, reference
 from .relations import aggregated_text, quantified_text
-from .vocabulary import ARRAY_SPELLINGS, LIST_SPELLINGS, SPELLINGS
+from .vocabulary import ARRAY_SPELLINGS, LIST_SPELLINGS, NEGATED_SPELLINGS, SPELLINGS
 
 
 def to_text(node: Node, *, width: int | None = None) -> str:
@@ -57,7 +57,7 @@ def _is_prefix_negation(node: Node) -> bool:
     inner = node.item
     return not (
         isinstance(inner, IsNull | Blank)
-        or (isinstance(inner, Comparison | FieldComparison) and inner.op is Op.EQUALS)
+        or (isinstance(inner, Comparison | FieldComparison) and inner.op in NEGATED_SPELLINGS)
         or (isinstance(inner, ListTest) and inner.op in _NEGATED_LIST_SPELLINGS)
         or (isinstance(inner, Aggregated) and _has_negated_spelling(inner.test))
     )
@@ -125,10 +125,11 @@ class _Printer(Visitor[str]):
             return f"{reference(inner.field, inner.path)} is not null"
         if isinstance(inner, Blank):
             return f"{reference(inner.field, inner.path)} is not blank"
-        if isinstance(inner, FieldComparison) and inner.op is Op.EQUALS:
-            return f"{field_name(inner.field)} != {field_name(inner.other)}"
-        if isinstance(inner, Comparison) and inner.op is Op.EQUALS:
-            return self.comparison(inner, "!=")
+        if isinstance(inner, FieldComparison) and inner.op in NEGATED_SPELLINGS:
+            spelled = NEGATED_SPELLINGS[inner.op]
+            return f"{field_name(inner.field)} {spelled} {field_name(inner.other)}"
+        if isinstance(inner, Comparison) and inner.op in NEGATED_SPELLINGS:
+            return self.comparison(inner, NEGATED_SPELLINGS[inner.op])
         if isinstance(inner, ListTest) and inner.op in _NEGATED_LIST_SPELLINGS:
             return self.list_test(inner, _NEGATED_LIST_SPELLINGS[inner.op])
         if isinstance(inner, Aggregated) and _has_negated_spelling(inner.test):
@@ -147,7 +148,7 @@ class _Printer(Visitor[str]):
         else:
             value = literal(node.value)
         # `contains` always ignores case, so saying so would be noise.
-        suffix = " ignoring case" if node.insensitive and node.op is not Op.CONTAINS else ""
+        suffix = " ignoring case" if node.insensitive and node.op not in ALWAYS_FOLDED else ""
         return f"{reference(node.field, node.path)} {operator} {value}{suffix}"
 
     def visit_is_null(self, node: IsNull) -> str:
@@ -206,4 +207,6 @@ class _Printer(Visitor[str]):
 
 def _has_negated_spelling(test: Node) -> bool:
     """A test whose negation has an operator of its own (`!=`, `is not null`)."""
-    return isinstance(test, IsNull) or (isinstance(test, Comparison) and test.op is Op.EQUALS)
+    return isinstance(test, IsNull) or (
+        isinstance(test, Comparison) and test.op in NEGATED_SPELLINGS
+    )

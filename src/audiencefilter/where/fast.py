@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..language.conditions import is_insensitive
-from ..language.fields import Field, FieldType, Op, Schema
+from ..language.fields import LIST_OPS, SHORTHAND_OP, Field, FieldType, Op, Schema
 from ..language.limits import Limits
 from ..language.nodes import TRUE, Comparison, IsNull, Node, Not, Or, all_of, any_of
 from ..language.relative import Ago, DurationError
@@ -50,8 +50,8 @@ _STRING = FieldType.STRING
 _NUMBER = FieldType.NUMBER
 _BOOLEAN = FieldType.BOOLEAN
 _DATETIME = FieldType.DATETIME
-_EQUALS = Op.EQUALS
-_LISTS = (Op.IN, Op.NOT_IN)
+_EQUALS = SHORTHAND_OP
+_LISTS = LIST_OPS
 _isfinite = math.isfinite
 
 

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..language.conditions import REF
+from ..language.conditions import REF, REFERENCE_OPS
 from ..language.contact import CONTACT
 from ..language.fields import (
     BLANK,
     JSON_STRING_ALIASES,
+    LIST_OPS,
+    PATTERN_OPS,
     PERIOD_OPS,
+    SHORTHAND_OP,
     Field,
     FieldType,
     ListOp,
@@ -29,23 +32,10 @@ from ..language.fields import (
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-_VALUE: dict[FieldType, dict[str, Any]] = {
-    FieldType.STRING: {"type": "string"},
-    FieldType.NUMBER: {"type": "number"},
-    FieldType.BOOLEAN: {"type": "boolean"},
-    FieldType.DATETIME: {
-        "type": "string",
-        "description": "ISO 8601 date or date-time; no offset means UTC",
-        "examples": ["2025-01-31", "2025-01-31T09:30:00Z"],
-    },
-    FieldType.DATE: {
-        "type": "string",
-        "format": "date",
-        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-        "description": "ISO 8601 calendar date: a day, no time, no zone",
-        "examples": ["1990-11-23"],
-    },
-}
+
+def _value(kind: FieldType) -> dict[str, Any]:
+    """The JSON Schema of one value of `kind`: the field table's (`TypeEntry.json_schema`)."""
+    return dict(kind.entry.json_schema)
 
 
 _AGO: dict[str, Any] = {
@@ -117,8 +107,8 @@ _PERIOD: dict[str, Any] = {
 def _operand(kind: FieldType) -> dict[str, Any]:
     """What an operator other than `in`/`notIn` compares with: a literal, or for date-times
     also a relative value (`ago`, or the start of a calendar unit)."""
-    value: dict[str, Any] = _VALUE[kind]
-    calendar = kind in (FieldType.DATETIME, FieldType.DATE)
+    value = _value(kind)
+    calendar = bool(kind.entry.moment)
     return {"oneOf": [value, _AGO, _START]} if calendar else value
 
 
@@ -160,7 +150,7 @@ def _typed_defs(kind: FieldType, columns: list[str]) -> dict[str, Any]:
         f"{_name(kind)}Operators": _operators(kind, inside_not=False),
         f"{_name(kind)}NotOperators": _operators(kind, inside_not=True),
     }
-    if kind is not FieldType.JSON and kind.element is None and columns:
+    if not kind.entry.document and kind.element is None and columns:
         _add_references(defs, kind, columns)
     return defs
 
@@ -213,7 +203,7 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
     for op in sorted(Op, key=lambda op: op.value):
         if op in PERIOD_OPS:  # date-time fields only
             continue
-        if op in (Op.IN, Op.NOT_IN):
+        if op in LIST_OPS:
             # One JSON type for all the values: anyOf, since an empty array fits each; null is
             # a null test, as in Prisma.
             properties[op.value] = {
@@ -225,9 +215,9 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
                     ),
                 ]
             }
-        elif op is Op.EQUALS:
+        elif op is SHORTHAND_OP:
             properties[op.value] = {"type": ["null", "string", "number", "boolean"]}
-        elif op in (Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH):
+        elif op in PATTERN_OPS:
             properties[op.value] = {"type": "string"}
         else:
             properties[op.value] = {"type": ["string", "number"]}
@@ -261,38 +251,38 @@ def _json_operators(inside_not: bool) -> dict[str, Any]:
 
 def _field_filter(kind: FieldType) -> dict[str, Any]:
     """A literal (shorthand for equals), null (IS NULL), or an operator object."""
-    if kind is FieldType.JSON:
+    if kind.entry.document:
         return {"$ref": "#/$defs/jsonOperators"}
     if kind.element is not None:
         return {
             "oneOf": [
                 {"type": "null"},
-                {"type": "array", "items": _VALUE[kind.element]},
+                {"type": "array", "items": _value(kind.element)},
                 {"$ref": f"#/$defs/{_name(kind)}Operators"},
             ]
         }
     return {
         "oneOf": [
             {"type": "null"},
-            _VALUE[kind],
+            _value(kind),
             {"$ref": f"#/$defs/{kind.value}Operators"},
         ]
     }
 
 
 def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
-    if kind is FieldType.JSON:
+    if kind.entry.document:
         return _json_operators(inside_not)
     if kind.element is not None:
         return _list_operators(Field("_", kind), inside_not)
-    value = _VALUE[kind]
+    value = _value(kind)
     operand = _operand(kind)
     ops = sorted((op for op in Op if op in _ops(kind)), key=lambda op: op.value)
     properties: dict[str, Any] = {}
     for op in ops:
-        if op in (Op.IN, Op.NOT_IN):  # null is a null test, as in Prisma
+        if op in LIST_OPS:  # null is a null test, as in Prisma
             properties[op.value] = {"oneOf": [{"type": "null"}, {"type": "array", "items": value}]}
-        elif op is Op.EQUALS:
+        elif op is SHORTHAND_OP:
             properties[op.value] = {"oneOf": [{"type": "null"}, operand]}
         elif op in PERIOD_OPS:
             properties[op.value] = _PERIOD
@@ -305,9 +295,10 @@ def _operators(kind: FieldType, inside_not: bool) -> dict[str, Any]:
             {"$ref": f"#/$defs/{kind.value}NotOperators"},
         ]
     }
-    if kind is FieldType.STRING:
+    field = Field("_", kind)
+    if field.takes_blank:
         properties[BLANK] = _BLANK
-    if kind is FieldType.STRING and not inside_not:
+    if field.takes_mode and not inside_not:
         properties["mode"] = {"enum": ["insensitive", "default"]}
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
@@ -325,7 +316,7 @@ def _add_references(defs: dict[str, Any], kind: FieldType, columns: list[str]) -
         "additionalProperties": False,
     }
     ref = {"$ref": f"#/$defs/{name}"}
-    ops = {Op.EQUALS, Op.GT, Op.GTE, Op.LT, Op.LTE}
+    ops = REFERENCE_OPS
     for operators in (defs[f"{kind.value}Operators"], defs[f"{kind.value}NotOperators"]):
         properties = operators["properties"]
         for op in ops:
@@ -364,7 +355,7 @@ def _list_operators(field: Field, inside_not: bool) -> dict[str, Any]:
     boolean, `mode` where the field takes it."""
     element = field.type.element
     assert element is not None
-    item = _VALUE[element]
+    item = _value(element)
     items = {"type": "array", "items": item}
     operands = {
         ListOp.HAS: item,

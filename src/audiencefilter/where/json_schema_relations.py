@@ -16,7 +16,7 @@ from ..language.relations import TO_MANY, TO_ONE, Aggregate, Relation
 
 def relation_kinds(schema: Schema) -> set[FieldType]:
     """The field types of every related schema, nested ones included."""
-    kinds: set[FieldType] = {FieldType.NUMBER} if schema.relations else set()
+    kinds: set[FieldType] = {Aggregate.COUNT.value_type()} if schema.relations else set()
     for relation in schema.relations:
         kinds |= {f.type for f in relation.schema.fields} | relation_kinds(relation.schema)
     return kinds

@@ -32,8 +32,8 @@ from ..language.fields import (
     CALENDAR_TYPES,
     JSON_STRING_ALIASES,
     LIST_FIELD_OPS,
+    SHORTHAND_OP,
     Field,
-    FieldType,
     ListOp,
     Op,
     Schema,
@@ -382,14 +382,14 @@ class _Reader:
         """A field's value: a literal, null, or an object of operators; for a JSON field,
         `{"path": [keys], <operators>}` (see `data_paths`)."""
         keys: tuple[str, ...] | None = None
-        if field.type is FieldType.JSON:
+        if field.type.entry.document:
             keys = self.json_field_keys(field, value, path)
             if keys is None:
                 return TRUE
         elif value is None:
             return IsNull(field.name)
         elif not _is_map(value):
-            return self.comparison(field, keys, Op.EQUALS, value, path, False)
+            return self.comparison(field, keys, SHORTHAND_OP, value, path, False)
         nodes = self.operators(field, keys, value, path, depth, False, False)
         return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
 
@@ -511,7 +511,7 @@ class _Reader:
             negated = self.operators(field, keys, value, path, tested.depth, insensitive, True)
             return all_of(tuple(Not(node) for node in negated))
         # A literal, or `not: {"_ref": ...}`: a field reference.
-        node = self.comparison(field, keys, Op.EQUALS, value, path, insensitive)
+        node = self.comparison(field, keys, SHORTHAND_OP, value, path, insensitive)
         return TRUE if node is TRUE else Not(node)
 
     def comparison(
@@ -543,7 +543,7 @@ class _Reader:
         if misplaced is not None:
             self.issues.add(path, *misplaced)
             return
-        kind = "JSON" if field.type is FieldType.JSON else field.type.value
+        kind = "JSON" if field.type.entry.document else field.type.value
         self.issues.add(
             path,
             f'unknown operator "{shown(str(key))}" for {kind} field "{field.name}"; '

@@ -13,7 +13,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..language.calendar import DayOf, Period, StartOf
-from ..language.fields import ListOp, Op
+from ..language.fields import ALWAYS_FOLDED, SHORTHAND_OP, ListOp
 from ..language.nodes import (
     TRUE,
     Aggregated,
@@ -114,7 +114,7 @@ def _operator_entry(node: Node) -> Entry | None:
         if isinstance(inner, Comparison):
             value = json_value(inner.value)
             # A relative value is never a shorthand, so its `not` keeps the `equals`.
-            shorthand = inner.op is Op.EQUALS and not isinstance(inner.value, Ago | StartOf)
+            shorthand = inner.op is SHORTHAND_OP and not isinstance(inner.value, Ago | StartOf)
             negated = value if shorthand else {inner.op.value: value}
             return (inner.field, inner.path), "not", negated, _mode_of(inner)
     return None
@@ -149,7 +149,7 @@ def _list_mode(node: ListTest) -> bool | None:
 def _mode_of(node: Comparison) -> bool | None:
     # `contains` is case-insensitive whatever mode says, so it never decides the mode; nor does
     # anything but a string comparison.
-    if node.op is Op.CONTAINS or (node.path and not _is_text(node.value)):
+    if node.op in ALWAYS_FOLDED or (node.path and not _is_text(node.value)):
         return None
     return node.insensitive
 

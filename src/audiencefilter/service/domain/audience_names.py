@@ -22,7 +22,7 @@ from dataclasses import replace
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ... import Aggregated, And, Comparison, Filter, Node, Not, Op, Or, Quantified
+from ... import Aggregated, And, Comparison, Filter, Node, Not, Or, Quantified
 from ..db.models import Audience
 from ..ground.errors import AudienceRuleError
 from .audience_filters import FilterInput, read_filters
@@ -69,7 +69,7 @@ def _is_name(node: Node) -> bool:
         isinstance(node, Comparison)
         and node.field == "name"
         and not node.path
-        and node.op in (Op.EQUALS, Op.IN)
+        and node.only_at is not None
     )
 
 
@@ -95,9 +95,9 @@ def _resolved(node: Node, names: Names, inside: bool) -> Node:
     if isinstance(node, Not):
         return replace(node, item=_resolved(node.item, names, inside))
     if inside and isinstance(node, Comparison) and _is_name(node):
-        wanted = node.value if isinstance(node.value, tuple) else (node.value,)
+        wanted = node.only_at or ()
         ids = tuple(_id_of(str(name), names, node.insensitive) for name in wanted)
-        value = ids if node.op is Op.IN else ids[0]
+        value = ids if isinstance(node.value, tuple) else ids[0]
         return Comparison("id", node.op, value)
     return node
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ... import Aggregate, Field, FieldType, Relation, Schema, zone_names
+from ... import Aggregate, Field, Relation, Schema, zone_names
 from ..db.models import List
 from .audience_filters import encode_fields, schema_for
 
@@ -111,7 +111,9 @@ def _aggregates(relation: Relation) -> tuple[AggregateEntry, ...]:
     """What `count`, `sum`, `min` and `max` may be of (a to-one relation has none)."""
     if not relation.many:
         return ()
-    count = _entry(Field(Aggregate.COUNT.value, FieldType.NUMBER), {"count": "Number of rows"})
+    count = _entry(
+        Field(Aggregate.COUNT.value, Aggregate.COUNT.value_type()), {"count": "Number of rows"}
+    )
     entries = [AggregateEntry(Aggregate.COUNT.value, (count,))]
     for function in (Aggregate.SUM, Aggregate.MIN, Aggregate.MAX):
         names = relation.aggregable(function)

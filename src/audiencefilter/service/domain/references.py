@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ... import Aggregated, And, Comparison, Filter, Node, Not, Op, Or, Quantified, Quantifier
+from ... import Aggregated, And, Comparison, Filter, Node, Not, Or, Quantified, Quantifier
 from ..db.models import Audience
 from ..ground.errors import AudienceRuleError, Conflict
 from .audience_filters import StoredAudience, filter_of
@@ -41,11 +41,10 @@ REFERENCED = "The audience is used by the filters of other audiences"
 def _bounded(node: Node) -> frozenset[str] | None:
     """The ids an `audiences` where clause can be TRUE for, or None when it is unbounded."""
     if isinstance(node, Comparison) and node.field == "id" and not node.path:
-        if node.op is Op.EQUALS and isinstance(node.value, str):
-            return frozenset({node.value})
-        if node.op is Op.IN and isinstance(node.value, tuple):
-            return frozenset(str(v) for v in node.value)
-        return None
+        named = node.only_at
+        if named is None or not isinstance(node.value, str | tuple):
+            return None
+        return frozenset(str(v) for v in named)
     if isinstance(node, And):
         found = [ids for ids in map(_bounded, node.items) if ids is not None]
         return frozenset().union(*found) if found else None
