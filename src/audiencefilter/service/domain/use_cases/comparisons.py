@@ -29,8 +29,8 @@ from ...ground import clock
 from ...ground.errors import Invalid, ValidationIssue
 from .. import custom_fields, relations
 from ..audience_filters import decode_fields, encode_fields, stored_filter
+from ..list_filters import read_of_list
 from ..membership.members import audience_filter
-from .estimates import filter_of_list
 from .overlaps import shared_counts
 
 REGIONS = ("both", "a_only", "b_only")
@@ -105,7 +105,7 @@ def _read(session: Session, account_id: str, lst: List, side: Side, name: str) -
     if side.audience_id is None:
         if side.filters is None and side.filters_text is None:
             raise _invalid(f"/body/{name}", f"`{name}` names no audience and no filter")
-        flt = filter_of_list(lst, side.filters, side.filters_text, side.filters_format)
+        flt = read_of_list(session, lst, side.filters, side.filters_text, side.filters_format)
         return _Read(None, flt, custom_fields.declared(lst))
     if side.filters is not None or side.filters_text is not None:
         raise _invalid(f"/body/{name}", f"`{name}` is an audience or a filter, not both")
