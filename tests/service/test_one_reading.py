@@ -100,3 +100,18 @@ def test_estimate_and_compare_refuse_what_the_preview_refuses(
         assert answer.status_code == 400, answer.text
         assert answer.json()["message"] == preview.json()["message"]
         assert answer.json()["details"] == preview.json()["details"]
+
+
+def test_compare_proves_in_the_lists_zone(tenant: Tenant) -> None:
+    """The relation is proven over the filters as the counts read them: a calendar rule naming
+    no zone in the list's zone, so it is the same as one naming that zone."""
+    lst = _list(tenant)
+    body = {"filtersText": "birthday anniversary within today", "name": "Today", "listId": lst}
+    saved = tenant.ok("POST", "/v4/audiences", 201, json=body)["audience"]["id"]
+    named = {"filtersText": f'birthday anniversary within today in "{EAST}"'}
+    for side in ({"filtersText": body["filtersText"]}, {"audienceId": saved}):
+        found = tenant.ok(
+            "POST", "/v4/audiences/compare", json={"listId": lst, "a": side, "b": named}
+        )
+        assert found["relation"] == "equivalent", found
+        assert (found["counts"]["both"], found["counts"]["aOnly"]) == (3, 0)

@@ -84,7 +84,8 @@ def compare_sides(
         )
         now = clock.now()
         counts = _counts(session, lst.id, read_a, read_b, now)
-    pair = _stored_pair(read_a, read_b)
+        zone = lst.timeZone
+    pair = _stored_pair(read_a, read_b, zone)
     relation, reason, witnesses = _relation(pair, now)
     sides = (_shown(read_a), _shown(read_b))
     can_match = {"a": _can_match(read_a, now), "b": _can_match(read_b, now)}
@@ -127,11 +128,12 @@ def _shown(side: _Read) -> tuple[str | None, str | None]:
     )
 
 
-def _stored_pair(a: _Read, b: _Read) -> tuple[Filter, Filter] | str:
-    """Both filters read over one schema (the list's custom fields both read), or why not."""
+def _stored_pair(a: _Read, b: _Read, zone: str) -> tuple[Filter, Filter] | str:
+    """Both filters read over one schema (the list's custom fields both read, and its zone, as
+    the counts read them), or why not."""
     if a.filter is None or b.filter is None:
         return NO_DEFINITION
-    common = encode_fields({**a.fields, **b.fields})
+    common = encode_fields({**a.fields, **b.fields}, zone)
     left, right = (
         stored_filter(a.filter.to_json(), common),
         stored_filter(b.filter.to_json(), common),
