@@ -24,8 +24,8 @@ from audiencefilter.service.domain.use_cases import membership_builds
 from audiencefilter.service.settings import Settings
 from tests.service.live import live_server
 
-from .browser import chromium, full_page_screenshot
-from .test_builder_page import SCREENSHOTS, _all, _by_id, _key, _type, _use_key, _wait
+from .browser import full_page_screenshot
+from .helpers import SCREENSHOTS, _all, _by_id, _key, _type, _use_key, _wait
 
 ABOVE = 5
 CHUNK = 3
@@ -79,12 +79,6 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             yield Service(server.url, private_key, list_id, database)
         finally:
             database.dispose()
-
-
-@pytest.fixture(scope="module")
-def browser(service: Service) -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
 
 
 def _progress(driver: Any) -> tuple[str, str, str]:

@@ -14,22 +14,19 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.live import live_server
-
-from .browser import chromium, full_page_screenshot, set_viewport
-from .test_builder_page import (
+from .browser import full_page_screenshot, set_viewport
+from .helpers import (
     SCREENSHOTS,
     Service,
     _all,
     _by_id,
     _choose,
     _count,
-    _key,
-    _open_page,
     _root,
+    _served,
+    _signed_in,
     _text_box,
     _type,
-    _use_key,
     _wait,
 )
 
@@ -69,26 +66,13 @@ def _seed(url: str, key: str) -> tuple[str, dict[str, str], list[dict[str, Any]]
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    database = f"sqlite:///{tmp_path_factory.mktemp('relations') / 'service.db'}"
-    private_key, public_key = _key(database, "private"), _key(database, "public")
-    settings = {"AUDIENCEFILTER_RATE_LIMIT_FREE": "100000/minute"}
-    with live_server(database, **settings) as server:
-        list_id, ids, records = _seed(server.url, private_key)
-        yield Service(server.url, private_key, public_key, list_id, ids, records)
-
-
-@pytest.fixture(scope="module")
-def browser(service: Service) -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
+    with _served(tmp_path_factory, "relations", _seed, Service) as served:
+        yield served
 
 
 def _new_audience(driver: Any, service: Service) -> str:
     """A new, empty audience in a tab holding the private key; the root group's id."""
-    _open_page(driver, service)
-    if not driver.execute_script("return sessionStorage.length"):
-        _use_key(driver, service.private_key)
-    _wait(driver, lambda: _by_id(driver, "workspace").is_displayed(), "no workspace")
+    _signed_in(driver, service)
     _by_id(driver, "new-audience").click()
     return _root(driver)
 

@@ -13,8 +13,8 @@ import pytest
 
 from tests.service.live import live_server
 
-from .browser import chromium, full_page_screenshot, set_viewport
-from .test_builder_page import SCREENSHOTS, _by_id, _key, _open_page, _use_key, _wait
+from .browser import full_page_screenshot, set_viewport
+from .helpers import SCREENSHOTS, _by_id, _key, _open_page, _use_key, _wait
 
 
 @dataclass
@@ -47,14 +47,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         yield Service(server.url, key, list_id, audience_id)
 
 
-@pytest.fixture(scope="module")
-def browser(service: Service) -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
-
-
 def _open_audience(driver: Any, service: Service) -> None:
-    _open_page(driver, service)  # type: ignore[arg-type]
+    _open_page(driver, service)
     _use_key(driver, service.private_key)
     _wait(driver, lambda: _by_id(driver, "workspace").is_displayed(), "no workspace")
     button = f'#audience-list button[data-id="{service.audience_id}"]'

@@ -15,21 +15,20 @@ import httpx
 import pytest
 
 import audiencefilter as af
-from tests.service.live import live_server
 
-from .browser import chromium, full_page_screenshot, set_viewport
-from .test_builder_page import (
+from .browser import full_page_screenshot, set_viewport
+from .helpers import (
     SCREENSHOTS,
     _all,
     _by_id,
     _count,
-    _key,
-    _open_page,
+    _fits,
+    _served,
+    _signed_in,
     _type,
-    _use_key,
     _wait,
 )
-from .test_builder_page import Service as _Service
+from .helpers import Service as _Service
 
 POINTS = (50, 200, 900, 1000, 1500, 3000, 4000, 8000)
 AUDIENCES = {"Big spenders": {"points": {"gte": 1000}}, "Regulars": {"points": {"gte": 100}}}
@@ -61,30 +60,15 @@ def _seed(url: str, key: str) -> tuple[str, dict[str, str], list[dict[str, Any]]
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    database = f"sqlite:///{tmp_path_factory.mktemp('warnings') / 'service.db'}"
-    private_key, public_key = _key(database, "private"), _key(database, "public")
-    settings = {
-        "AUDIENCEFILTER_RATE_LIMIT_FREE": "100000/minute",
-        "AUDIENCEFILTER_ESTIMATE_SAMPLE_SIZE": str(SAMPLE),
-    }
-    with live_server(database, **settings) as server:
-        list_id, ids, records = _seed(server.url, private_key)
-        yield Service(server.url, private_key, public_key, list_id, ids, records)
-
-
-@pytest.fixture(scope="module")
-def browser(service: Service) -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
+    sample = {"AUDIENCEFILTER_ESTIMATE_SAMPLE_SIZE": str(SAMPLE)}
+    with _served(tmp_path_factory, "warnings", _seed, Service, **sample) as served:
+        yield served
 
 
 @pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
 def width(request: pytest.FixtureRequest, browser: Any, service: Service) -> Iterator[int]:
     set_viewport(browser, request.param)
-    _open_page(browser, service)
-    if not browser.execute_script("return sessionStorage.length"):
-        _use_key(browser, service.private_key)
-    _wait(browser, lambda: _by_id(browser, "workspace").is_displayed(), "no workspace")
+    _signed_in(browser, service)
     _wait(browser, lambda: len(_all(browser, "#audience-list button.audience")) == len(AUDIENCES))
     _by_id(browser, "new-audience").click()
     yield int(request.param)
@@ -103,11 +87,6 @@ def _examples(driver: Any, kind: str) -> list[str]:
 def _points(example: str) -> int:
     """The points of an example contact shown as "label: points: 1000, ..."."""
     return int(example.split("points: ", 1)[1].split(",", 1)[0])
-
-
-def _fits(driver: Any, width: int) -> None:
-    overflow = driver.execute_script("return document.documentElement.scrollWidth")
-    assert overflow <= width, f"the page is {overflow} px wide at {width}"
 
 
 def test_a_filter_that_can_never_match_names_the_conditions_to_blame(

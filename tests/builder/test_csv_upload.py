@@ -18,12 +18,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.live import cli_env, live_server, run_cli
+from tests.service.live import live_server
 
-from .browser import chromium, full_page_screenshot, set_viewport
+from .browser import chromium
+from .helpers import _by_id, _key, _screenshots
 
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "build" / "screenshots"
 WAIT = 30  # seconds a condition may take to hold (never asserted as a timing)
 EXPORT = (
     "E-mail address,firstName,country,birthday,plan,Notes\n"
@@ -49,10 +48,7 @@ class Service:
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     database = f"sqlite:///{tmp_path_factory.mktemp('upload') / 'service.db'}"
-    env = cli_env(AUDIENCEFILTER_DATABASE_URL=database)
-    created = run_cli("keys", "create", "--type", "private", "--account", "crm", env=env)
-    assert created.returncode == 0, created.stderr
-    key = created.stdout.strip().splitlines()[-1]
+    key = _key(database, "private", "crm")
     with live_server(database) as server:
         with httpx.Client(base_url=server.url, headers={"apiKey": key}, timeout=30) as http:
             made = http.post("/v4/lists", json={"name": "Customers"})
@@ -68,12 +64,6 @@ def _wait(driver: Any, condition: Any, message: str = "") -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(driver, WAIT).until(lambda d: condition(), message)
-
-
-def _by_id(driver: Any, element_id: str) -> Any:
-    from selenium.webdriver.common.by import By
-
-    return driver.find_element(By.ID, element_id)
 
 
 def _mapping(driver: Any) -> dict[str, str]:
@@ -131,13 +121,7 @@ def test_an_export_is_mapped_checked_and_imported(service: Service, tmp_path: Pa
         assert "data.birthday" in _by_id(browser, "import-preview").text
         assert service.contacts() == {}
 
-        for width in (1280, 390):
-            set_viewport(browser, width)
-            _wait(browser, lambda w=width: browser.execute_script("return innerWidth") == w)
-            overflow = browser.execute_script("return document.documentElement.scrollWidth")
-            assert overflow <= width, f"the page is {overflow} px wide at {width}"
-            full_page_screenshot(browser, SCREENSHOTS / f"builder-import-{width}.png")
-        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        _screenshots(browser, "builder-import")
 
         _by_id(browser, "import-run").click()
         _wait(browser, lambda: status.text.startswith("Imported"), status.text)

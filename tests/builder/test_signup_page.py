@@ -13,19 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.service.live import cli_env, live_server, run_cli
+from tests.service.live import live_server
 
-from .browser import chromium, full_page_screenshot, set_viewport
+from .helpers import _by_id, _key, _screenshots, _wait
 
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "build" / "screenshots"
-WAIT = 20  # seconds a condition may take to hold (never asserted as a timing)
 VIP = {"data": {"path": ["tags"], "equals": "vip"}}
 
 
@@ -54,13 +50,6 @@ class Service:
         return [c["email"] for c in answer.json()["data"]["audience"]["subs"]]
 
 
-def _key(database: str, kind: str) -> str:
-    env = cli_env(AUDIENCEFILTER_DATABASE_URL=database)
-    created = run_cli("keys", "create", "--type", kind, "--account", "signup", env=env)
-    assert created.returncode == 0, created.stderr
-    return created.stdout.strip().splitlines()[-1]
-
-
 def _seed(url: str, key: str) -> tuple[str, str]:
     """A list whose form collects a first name and a birthday, with a private VIP audience."""
     with httpx.Client(base_url=url, headers={"apiKey": key}, timeout=30) as http:
@@ -80,28 +69,13 @@ def _seed(url: str, key: str) -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     database = f"sqlite:///{tmp_path_factory.mktemp('signup') / 'service.db'}"
-    private_key, public_key = _key(database, "private"), _key(database, "public")
+    private_key, public_key = (
+        _key(database, "private", "signup"),
+        _key(database, "public", "signup"),
+    )
     with live_server(database) as server:
         list_id, vip_id = _seed(server.url, private_key)
         yield Service(server.url, private_key, public_key, list_id, vip_id)
-
-
-@pytest.fixture(scope="module")
-def browser(service: Service) -> Iterator[Any]:
-    with chromium() as driver:
-        yield driver
-
-
-def _wait(driver: Any, condition: Any, message: str = "") -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, WAIT).until(lambda d: condition(), message)
-
-
-def _by_id(driver: Any, element_id: str) -> Any:
-    from selenium.webdriver.common.by import By
-
-    return driver.find_element(By.ID, element_id)
 
 
 def _field_labels(driver: Any) -> list[str]:
@@ -186,12 +160,6 @@ def test_the_form_at_1280_and_390_px(browser: Any, service: Service) -> None:
     _input(browser, "email").send_keys("cat@example.com")
     _input(browser, "firstName").send_keys("Cat")
     _set_date(browser, _input(browser, "data.birthday"), "1985-11-23")
-    for width in (1280, 390):
-        set_viewport(browser, width)
-        _wait(browser, lambda w=width: browser.execute_script("return innerWidth") == w)
-        overflow = browser.execute_script("return document.documentElement.scrollWidth")
-        assert overflow <= width, f"the page is {overflow} px wide at {width}"
-        full_page_screenshot(browser, SCREENSHOTS / f"signup-{width}.png")
-    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    _screenshots(browser, "signup")
     logs = browser.get_log("browser")
     assert [e["message"] for e in logs if "Content Security Policy" in e["message"]] == []

@@ -27,6 +27,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..db.models import Audience, AudienceVersion
+from ..db.queries import page_of
 from ..ground.errors import NotFound
 
 Shape = tuple[str, str, str | None]
@@ -79,10 +80,8 @@ def listed(session: Session, audience_id: str, page: int, limit: int) -> list[Au
         select(AudienceVersion)
         .where(AudienceVersion.audienceId == audience_id)
         .order_by(AudienceVersion.number.desc())
-        .limit(limit)
-        .offset((page - 1) * limit)
     )
-    return list(session.scalars(statement))
+    return list(session.scalars(page_of(statement, page, limit)))
 
 
 def total(session: Session, audience_id: str) -> int:

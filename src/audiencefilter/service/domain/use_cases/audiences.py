@@ -57,6 +57,7 @@ from ..audience_filters import (
 from ..contact_pages import ContactPages, Paging
 from ..events import CAUSE_AUDIENCE_UPDATED
 from ..explanations import explain_contact
+from ..list_filters import read_of_list
 from ..membership import build, snapshot
 from ..membership.build import Progress
 from ..membership.members import (
@@ -532,19 +533,6 @@ class PreviewRequest:
     subs: Subs
 
 
-def _previewed(session: Session, lst: List, request: PreviewRequest) -> Filter:
-    declared, zone = _reading(lst)
-    given = read_filters(
-        request.filters, request.filters_text, declared, request.filters_format, zone=zone
-    )
-    flt = audience_names.by_id(session, lst.id, given, (declared, zone))
-    if flt.empty:
-        raise AudienceRuleError(FILTERS_EMPTY)
-    if flt.filter is None:
-        raise AudienceRuleError(FILTERS_REQUIRED)
-    return flt.filter
-
-
 def preview(
     database: Database, settings: Settings, account_id: str, request: PreviewRequest
 ) -> Preview:
@@ -553,8 +541,9 @@ def preview(
         raise AudienceRuleError(LIST_REQUIRED)
     with database.reading() as session:
         lst = owned_list(session, account_id, request.list_id)
-        flt = _previewed(session, lst, request)
-        references.check_known(session, lst.id, flt)
+        flt = read_of_list(
+            session, lst, request.filters, request.filters_text, request.filters_format
+        )
         now = clock.now()
         where = [relations.condition(flt, now)]
         found = ContactPages(session, lst, settings).paged(where, request.subs.paging)

@@ -29,8 +29,8 @@ from ...ground import clock
 from ...ground.errors import Invalid, ValidationIssue
 from .. import custom_fields, relations
 from ..audience_filters import decode_fields, encode_fields, stored_filter
+from ..list_filters import read_of_list
 from ..membership.members import audience_filter
-from .estimates import filter_of_list
 from .overlaps import shared_counts
 
 REGIONS = ("both", "a_only", "b_only")
@@ -84,7 +84,8 @@ def compare_sides(
         )
         now = clock.now()
         counts = _counts(session, lst.id, read_a, read_b, now)
-    pair = _stored_pair(read_a, read_b)
+        zone = lst.timeZone
+    pair = _stored_pair(read_a, read_b, zone)
     relation, reason, witnesses = _relation(pair, now)
     sides = (_shown(read_a), _shown(read_b))
     can_match = {"a": _can_match(read_a, now), "b": _can_match(read_b, now)}
@@ -105,7 +106,7 @@ def _read(session: Session, account_id: str, lst: List, side: Side, name: str) -
     if side.audience_id is None:
         if side.filters is None and side.filters_text is None:
             raise _invalid(f"/body/{name}", f"`{name}` names no audience and no filter")
-        flt = filter_of_list(lst, side.filters, side.filters_text, side.filters_format)
+        flt = read_of_list(session, lst, side.filters, side.filters_text, side.filters_format)
         return _Read(None, flt, custom_fields.declared(lst))
     if side.filters is not None or side.filters_text is not None:
         raise _invalid(f"/body/{name}", f"`{name}` is an audience or a filter, not both")
@@ -127,11 +128,12 @@ def _shown(side: _Read) -> tuple[str | None, str | None]:
     )
 
 
-def _stored_pair(a: _Read, b: _Read) -> tuple[Filter, Filter] | str:
-    """Both filters read over one schema (the list's custom fields both read), or why not."""
+def _stored_pair(a: _Read, b: _Read, zone: str) -> tuple[Filter, Filter] | str:
+    """Both filters read over one schema (the list's custom fields both read, and its zone, as
+    the counts read them), or why not."""
     if a.filter is None or b.filter is None:
         return NO_DEFINITION
-    common = encode_fields({**a.fields, **b.fields})
+    common = encode_fields({**a.fields, **b.fields}, zone)
     left, right = (
         stored_filter(a.filter.to_json(), common),
         stored_filter(b.filter.to_json(), common),

@@ -21,13 +21,14 @@ from sqlalchemy.orm import Session
 
 from .... import Filter
 from ...db.engine import Database
-from ...db.models import Contact, List, ListSize
+from ...db.models import Contact, ListSize
 from ...db.queries import count, owned_list
 from ...ground import clock
 from ...ground.errors import AudienceRuleError
 from ...settings import Settings
-from .. import custom_fields, relations
-from ..audience_filters import FILTERS_EMPTY, FILTERS_REQUIRED, LIST_REQUIRED, read_filters
+from .. import relations
+from ..audience_filters import LIST_REQUIRED
+from ..list_filters import read_of_list
 from ..sample_interval import SizeEstimate, estimate_size
 
 
@@ -59,7 +60,9 @@ def estimate(
         raise AudienceRuleError(LIST_REQUIRED)
     with database.reading() as session:
         lst = owned_list(session, account_id, request.list_id)
-        flt = filter_of_list(lst, request.filters, request.filters_text, request.filters_format)
+        flt = read_of_list(
+            session, lst, request.filters, request.filters_text, request.filters_format
+        )
         condition = relations.condition(flt, clock.now())
         matches, sampled = sample_counts(session, lst.id, condition, settings.estimate_sample_size)
         size = estimate_size(matches, sampled, list_size(session, lst.id))
@@ -67,16 +70,6 @@ def estimate(
         if request.exact:
             exact = matches if size.exact else count(session, Contact, _of(lst.id), condition)
     return Estimated(flt, size, exact)
-
-
-def filter_of_list(lst: List, filters: Any, text: str | None, written_in: str | None) -> Filter:
-    """The filter sent for a list, with its custom fields, refused as a preview's is."""
-    given = read_filters(filters, text, custom_fields.declared(lst), written_in)
-    if given.empty:
-        raise AudienceRuleError(FILTERS_EMPTY)
-    if given.filter is None:
-        raise AudienceRuleError(FILTERS_REQUIRED)
-    return given.filter
 
 
 def _of(list_id: str) -> ColumnElement[bool]:

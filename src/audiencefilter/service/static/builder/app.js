@@ -570,11 +570,16 @@ function analyse() {
   analysis.schedule(unready ? null : requestFilters());
 }
 
-function setCount(text, count) {
+function setCount(text, count, filtersText) {
+  // The count carries the filter it counts (`data-filters-text`, as the service read it), so
+  // whoever reads it (a test, a screen reader's user) can tell a count of the filter on screen
+  // from one of a filter typed a moment before.
   const element = $("preview-count");
   element.textContent = text;
   if (count === undefined) delete element.dataset.count;
   else element.dataset.count = String(count);
+  if (filtersText === undefined) delete element.dataset.filtersText;
+  else element.dataset.filtersText = filtersText;
   say("jump-count", count === undefined ? text : text.toLowerCase());
 }
 
@@ -645,7 +650,11 @@ function applyPreview(data) {
     builder.set(fromWhere(JSON.parse(data.filters), state.fields, state.relations));
     remember(true);
   }
-  setCount(`${data.count} ${data.count === 1 ? "contact" : "contacts"}`, data.count);
+  setCount(
+    `${data.count} ${data.count === 1 ? "contact" : "contacts"}`,
+    data.count,
+    data.filtersText,
+  );
   $("warnings").replaceChildren(...data.warnings.map((w) => h("li", { text: w.message })));
   renderMembers(data.contacts);
   renderExplanation(data.explanation);
