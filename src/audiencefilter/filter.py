@@ -47,6 +47,8 @@ F = TypeVar("F")
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
+When = datetime | None
+"""An instant, or None for the clock now (or, as `until`, no bound)."""
 
 
 def _without_clock(predicate: Predicate) -> Matcher:
@@ -142,12 +144,8 @@ class Filter:
         return self.clock.next_step(now)
 
     def next_crossing(
-        self,
-        values: Iterable[datetime],
-        now: datetime | None = None,
-        *,
-        until: datetime | None = None,
-    ) -> datetime | None:
+        self, values: Iterable[datetime], now: When = None, *, until: When = None
+    ) -> When:
         """`clock.next_crossing(values, now, until=)`, kept here: the clock is its home."""
         return self.clock.next_crossing(values, now, until=until)
 
