@@ -153,7 +153,7 @@ class Measure:
 
 
 def _memory(flt: af.Filter, records: list[dict[str, Any]], runs: int) -> float:
-    predicate = flt.predicate_at(lambda: NOW)
+    predicate = flt.clock.predicate_at(lambda: NOW)
 
     def judge() -> int:
         return sum(1 for record in records if predicate(record))

@@ -293,7 +293,7 @@ class Oracle:
                 self._plan(i, j, now)
 
     def _plan(self, i: int, j: int, now: datetime) -> None:
-        after = self.filters[j].next_change(self.records[i], now)
+        after = self.filters[j].clock.next_change(self.records[i], now)
         if after is not None:
             heapq.heappush(self.due, (after, i, j))
 

@@ -52,7 +52,7 @@ def test_fast_predicate_equals_the_exact_one(
 ) -> None:
     fast = compile_node(flt.lowered, flt.schema)
     exact = _exact_predicate(flt)
-    instants = flt.instants(NOW)  # those of relative date-times, if any
+    instants = flt.clock.instants(NOW)  # those of relative date-times, if any
     for record in records:
         record = {key: _datetime_forms(value, form) for key, value in record.items()}
         fast_outcome = outcome_of_predicate(fast, record, instants)

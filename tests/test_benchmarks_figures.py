@@ -75,5 +75,5 @@ WINDOW = {"createdAt": {"gte": {"ago": "PT3H"}, "lte": {"ago": "PT0S"}}}
 def test_the_audiences_move_with_the_clock_only() -> None:
     for where in simulated_week.audience_filters(24):
         flt = af.parse(where)
-        assert flt.relatives, where
+        assert flt.clock.relatives, where
     assert simulated_week.CHECK_EVERY < timedelta(days=1)

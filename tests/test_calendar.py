@@ -241,7 +241,7 @@ def test_the_schema_zone_is_the_default() -> None:
     assert not af.parse(named, paris).matches(late, now=NOW)
     sql = af.parse(where, paris).to_sql("postgresql", now=NOW)
     assert "2025-03-14 23:00:00" in sql and "2025-03-15 23:00:00" in sql
-    assert af.parse(where, paris).resolve(NOW) == af.parse(
+    assert af.parse(where, paris).clock.resolve(NOW) == af.parse(
         {"createdAt": {"gte": "2025-03-14T23:00:00Z", "lt": "2025-03-15T23:00:00Z"}}, paris
     )
     assert paris.with_fields(plan="string").time_zone == "Europe/Paris"
@@ -254,7 +254,7 @@ def test_an_unknown_schema_zone_is_refused() -> None:
 
 def test_the_predicate_reads_its_clock_per_call() -> None:
     flt = af.parse({"createdAt": {"within": {"this": "month", "timeZone": "Asia/Tokyo"}}})
-    assert flt.is_relative
+    assert flt.clock.is_relative
     moments = iter([datetime(2025, 2, 28, 14, tzinfo=UTC), datetime(2025, 2, 28, 16, tzinfo=UTC)])
     predicate = af.compile(flt, clock=lambda: next(moments))
     record = {"createdAt": datetime(2025, 2, 10, tzinfo=UTC)}
@@ -415,14 +415,14 @@ def test_resolve_keeps_anniversaries_relative() -> None:
     flt = af.parse(
         {"createdAt": {"anniversary": {"this": "day"}, "within": {"this": "year"}}},
     )
-    resolved = flt.resolve(NOW)
+    resolved = flt.clock.resolve(NOW)
     assert resolved.to_dict() == {
         "AND": [
             {"createdAt": {"anniversary": {"this": "day"}}},
             {"createdAt": {"gte": "2025-01-01T00:00:00Z", "lt": "2026-01-01T00:00:00Z"}},
         ]
     }
-    assert resolved.is_relative
+    assert resolved.clock.is_relative
 
 
 @pytest.mark.parametrize("column", ["naive", "zoned", "date"])

@@ -138,7 +138,7 @@ def test_resolve_writes_a_date_field_as_dates() -> None:
         " and createdAt >= 30 days ago",
         schema=BIRTHDAYS,
     )
-    resolved = flt.resolve(datetime(2026, 10, 31, 12, tzinfo=UTC))
+    resolved = flt.clock.resolve(datetime(2026, 10, 31, 12, tzinfo=UTC))
     assert resolved.to_text() == (
         "(birthday >= 2026-10-01 and birthday < 2026-11-01) and birthday >= 2026-10-26 and "
         "createdAt >= 2026-10-01T12:00:00Z"
@@ -188,8 +188,8 @@ def test_resolve_writes_dates_as_dates_inside_relations_too(
     days += [date(2026, 11, n).isoformat() for n in (1, 2, 9, 15, 16, 21, 22, 23, 24, 30)]
     for test in _RELATIVE:
         flt = af.parse(_NESTS[nest]({field: test}), schema)
-        resolved = flt.resolve(now)
-        assert not resolved.is_relative
+        resolved = flt.clock.resolve(now)
+        assert not resolved.clock.is_relative
         assert af.parse(resolved.to_json(), schema) == resolved
         for day in days:
             value: Any = day if field in ("day", "jday") else f"{day}T10:00:00Z"
@@ -201,7 +201,7 @@ def test_resolve_writes_dates_as_dates_inside_relations_too(
 def test_resolve_takes_an_aggregate_of_dates_as_a_date() -> None:
     """`min(visits.day) >= 3 days ago` compares a date: the resolved value is one."""
     flt = af.parse({"visits": {"min": {"day": {"gte": {"ago": "P3D"}}}}}, PLACED)
-    resolved = flt.resolve(datetime(2026, 11, 22, 23, 30, tzinfo=UTC))
+    resolved = flt.clock.resolve(datetime(2026, 11, 22, 23, 30, tzinfo=UTC))
     assert resolved.to_dict() == {"visits": {"min": {"day": {"gte": "2026-11-19"}}}}
     assert af.parse(resolved.to_json(), PLACED) == resolved
 
@@ -223,7 +223,7 @@ def test_resolve_of_an_aggregate_reads_back_under_any_negation(
         for negate in (False, True):
             body = {"not": test} if negate else test
             flt = af.parse({"visits": {function: {field: body}}}, schema)
-            resolved = flt.resolve(now)
+            resolved = flt.clock.resolve(now)
             assert af.parse(resolved.to_json(), schema) == resolved, (test, negate)
             assert af.parse_text(resolved.to_text(), schema=schema) == resolved, (test, negate)
             for first, second in zip(days, days[1:], strict=False):

@@ -326,7 +326,7 @@ def test_anniversaries_of_every_day_answer_as_the_plain_path(zone: str) -> None:
 
 def test_the_anniversary_and_matches_accelerators_are_used() -> None:
     flt = af.parse({"createdAt": {"anniversary": {"this": "week", "timeZone": "Europe/Paris"}}})
-    days = flt.instants(datetime(2026, 11, 22, tzinfo=UTC))[0]
+    days = flt.clock.instants(datetime(2026, 11, 22, tzinfo=UTC))[0]
     assert isinstance(days, MonthDays) and days.certain < days.covered < days.near | days.certain
     source = flt.evaluator.__code__.co_names
     assert "astimezone" in source and "_anniversary" in source

@@ -1,4 +1,4 @@
-"""`Filter.next_change`: the first instant at which time alone changes a record's answer.
+"""`FilterClock.next_change`: the first instant at which time alone changes a record's answer.
 
 The oracle is independent of the search: every instant a record holds, every duration and
 every zone's calendar sits on a 15-minute grid (Kolkata's half hour, Chatham's 45 minutes and
@@ -157,7 +157,7 @@ def _check(data: st.DataObject, where: st.SearchStrategy[dict[str, Any]]) -> Non
     flt = af.parse(data.draw(where))
     record = data.draw(records(now))
     horizon = now + HORIZON
-    found = flt.next_change(record, now, until=horizon)
+    found = flt.clock.next_change(record, now, until=horizon)
     walked = _first_change_by_walking(flt, record, now, horizon)
     assert found == walked, (flt.to_text(), record, now)
 
@@ -165,7 +165,7 @@ def _check(data: st.DataObject, where: st.SearchStrategy[dict[str, Any]]) -> Non
 def test_a_sign_up_leaves_the_last_day_the_microsecond_after_it_turns_one_day_old() -> None:
     flt = af.parse({"createdAt": {"gte": {"ago": "P1D"}}})
     signed_up = datetime(2026, 3, 1, 10, tzinfo=UTC)
-    found = flt.next_change({"createdAt": signed_up}, datetime(2026, 3, 1, 12, tzinfo=UTC))
+    found = flt.clock.next_change({"createdAt": signed_up}, datetime(2026, 3, 1, 12, tzinfo=UTC))
     assert found == signed_up + timedelta(days=1, microseconds=1)
 
 
@@ -175,9 +175,9 @@ def test_a_birthday_today_changes_at_local_midnights() -> None:
     # Paris moves to summer time on 30 March 2025: that day starts at 23:00 UTC on the 29th
     # and ends at 22:00 UTC on the 30th.
     now = datetime(2025, 3, 20, tzinfo=UTC)
-    entering = flt.next_change(record, now, until=now + timedelta(days=30))
+    entering = flt.clock.next_change(record, now, until=now + timedelta(days=30))
     assert entering == datetime(2025, 3, 29, 23, tzinfo=UTC)
-    assert flt.next_change(record, entering) == datetime(2025, 3, 30, 22, tzinfo=UTC)
+    assert flt.clock.next_change(record, entering) == datetime(2025, 3, 30, 22, tzinfo=UTC)
 
 
 def test_a_count_in_a_window_reads_past_the_rows_it_stopped_at() -> None:
@@ -187,21 +187,21 @@ def test_a_count_in_a_window_reads_past_the_rows_it_stopped_at() -> None:
     now = datetime(2026, 1, 10, tzinfo=UTC)
     rows = [now - timedelta(hours=20), now - timedelta(hours=2)]
     record = {"actions": [{"name": "share", "createdAt": at.isoformat()} for at in rows]}
-    assert flt.next_change(record, now) == rows[1] + timedelta(days=1, microseconds=1)
+    assert flt.clock.next_change(record, now) == rows[1] + timedelta(days=1, microseconds=1)
 
 
 def test_an_absolute_filter_never_changes_with_time() -> None:
     flt = af.parse({"points": {"gte": 1}})
-    assert flt.next_change({"points": 2}) is None
-    assert flt.next_step() is None
-    assert not flt.moves_with_clock
+    assert flt.clock.next_change({"points": 2}) is None
+    assert flt.clock.next_step() is None
+    assert not flt.clock.moves_with_clock
 
 
 def test_next_step_is_the_first_calendar_boundary() -> None:
     flt = af.parse({"createdAt": {"within": {"this": "month", "timeZone": "Asia/Kolkata"}}})
     now = datetime(2025, 5, 31, 18, 29, tzinfo=UTC)
-    assert flt.next_step(now) == datetime(2025, 5, 31, 18, 30, tzinfo=UTC)
-    assert not flt.moves_with_clock
+    assert flt.clock.next_step(now) == datetime(2025, 5, 31, 18, 30, tzinfo=UTC)
+    assert not flt.clock.moves_with_clock
 
 
 @pytest.mark.parametrize("limit_reached", [True])
@@ -209,6 +209,6 @@ def test_a_long_search_hands_back_an_instant_before_any_change(limit_reached: bo
     flt = af.parse({"createdAt": {"anniversary": {"this": "day"}}})
     now = datetime(2025, 1, 1, tzinfo=UTC)
     record = {"createdAt": datetime(2000, 12, 25, tzinfo=UTC)}
-    reached = flt.next_change(record, now)
+    reached = flt.clock.next_change(record, now)
     assert reached is not None and reached < datetime(2025, 12, 25, tzinfo=UTC)
     assert flt.matches(record, now=reached) is False

@@ -1,4 +1,4 @@
-"""`Filter.next_crossing` against its definition, worked out plainly.
+"""`FilterClock.next_crossing` against its definition, worked out plainly.
 
 For a record a database decides, the next look is the first instant after `now` at which a
 duration's moving instant meets one of the record's date-times (at that microsecond, and the
@@ -36,9 +36,9 @@ moments = st.integers(min_value=-400 * 86_400, max_value=400 * 86_400).map(
 
 def _plain(flt: af.Filter, values: list[datetime], now: datetime, until: Any) -> Any:
     """Every candidate listed, the least kept."""
-    durations = [r for r in flt.relatives if isinstance(r, Ago)]
+    durations = [r for r in flt.clock.relatives if isinstance(r, Ago)]
     offsets = [now - d.before(now) for d in durations]
-    candidates = [] if (step := flt.next_step(now)) is None else [step]
+    candidates = [] if (step := flt.clock.next_step(now)) is None else [step]
     for value in values:
         for offset in offsets:
             meeting = value + offset
@@ -57,9 +57,9 @@ def test_next_crossing_is_the_least_candidate(
     index: int, values: list[datetime], now: datetime, until: datetime | None
 ) -> None:
     flt = af.parse(FILTERS[index])
-    assert flt.next_crossing(values, now, until=until) == _plain(flt, values, now, until)
+    assert flt.clock.next_crossing(values, now, until=until) == _plain(flt, values, now, until)
 
 
 def test_a_value_meeting_the_instant_exactly_now_is_looked_at_a_microsecond_later() -> None:
     flt = af.parse({"createdAt": {"gt": {"ago": "P1D"}}})
-    assert flt.next_crossing([NOW - timedelta(days=1)], NOW) == NOW + TICK
+    assert flt.clock.next_crossing([NOW - timedelta(days=1)], NOW) == NOW + TICK

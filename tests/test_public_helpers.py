@@ -59,6 +59,6 @@ def test_json_value_writes_values_as_the_where_clause_does() -> None:
 
 def test_month_days_is_what_an_anniversary_resolves_to() -> None:
     flt = af.parse_text("createdAt anniversary within this week")
-    (instant,) = flt.instants(datetime(2025, 1, 31, tzinfo=UTC))
+    (instant,) = flt.clock.instants(datetime(2025, 1, 31, tzinfo=UTC))
     assert isinstance(instant, af.MonthDays)
     assert instant.words

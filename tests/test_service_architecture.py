@@ -190,6 +190,22 @@ def test_the_domain_names_no_sql_engine(module: Path) -> None:
     assert not named, named
 
 
+DOMAIN_MODULES = sorted((SERVICE_DIRECTORY / "domain").rglob("*.py"))
+#: HTTP's names for the parts of a request, as a JSON pointer starts with them.
+REQUEST_PARTS = ("/body", "/query")
+
+
+@pytest.mark.parametrize("module", DOMAIN_MODULES, ids=_name)
+def test_the_domain_writes_no_pointer_into_the_request(module: Path) -> None:
+    """The domain says where a problem is with a path in the request's document
+    (`RequestProblem(("contactIds", 3), ...)`); `http/errors.py` alone writes it as a JSON
+    pointer (`/body/contactIds/3`), escaping each key once: no module of the domain spells a
+    pointer into the body or the query, in code or in words."""
+    text = module.read_text(encoding="utf-8")
+    found = [part for part in REQUEST_PARTS if part in text]
+    assert not found, found
+
+
 def test_the_checks_read_what_they_mean_to() -> None:
     """The rules above would pass vacuously on an empty list or on a blind walker."""
     assert len(ROUTES) >= 10 and any("use_cases" in str(path) for path in RULES)

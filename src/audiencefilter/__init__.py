@@ -16,6 +16,7 @@ from .csv_cells import CellError, CsvError, CsvRow, CsvRows, csv_cell, read_csv
 from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
 from .filter import Filter, Predicate, from_format, parse, parse_text
+from .filter_clock import FilterClock
 from .language.anniversary import MonthDays
 from .language.contact import CONTACT
 from .language.cost import Cost
@@ -82,6 +83,7 @@ __all__ = [
     "FieldComparison",
     "FieldType",
     "Filter",
+    "FilterClock",
     "FrameError",
     "FilterError",
     "FilterField",
@@ -147,7 +149,7 @@ def compile(flt: Filter, *, clock: Clock | None = None) -> Predicate:  # noqa: A
     date-times reads `clock` (default: the system clock) on every call, so the predicate never
     goes stale; for an absolute filter the clock is never read.
     """
-    return flt.predicate if clock is None else flt.predicate_at(clock)
+    return flt.predicate if clock is None else flt.clock.predicate_at(clock)
 
 
 def select(

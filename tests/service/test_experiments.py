@@ -69,11 +69,11 @@ def test_the_holdout_takes_the_first_slots_and_groups_follow_in_order() -> None:
 def test_percents_must_sum_to_100_and_names_be_unique() -> None:
     with pytest.raises(Invalid) as caught:
         experiments.read(Requested(None, 10, (("A", 45), ("a", 40))))
-    pointers = {issue.pointer: issue for issue in caught.value.errors}
-    assert set(pointers) == {"/body/experiment", "/body/experiment/groups/1/name"}
-    assert pointers["/body/experiment"].found == "10 + 85 = 95"
-    assert pointers["/body/experiment"].suggestion
-    assert "as group 0" in (pointers["/body/experiment/groups/1/name"].found or "")
+    places = {issue.at: issue for issue in caught.value.errors}
+    assert set(places) == {("experiment",), ("experiment", "groups", 1, "name")}
+    assert places[("experiment",)].found == "10 + 85 = 95"
+    assert places[("experiment",)].suggestion
+    assert "as group 0" in (places[("experiment", "groups", 1, "name")].found or "")
 
 
 def test_a_seed_is_drawn_when_none_is_given() -> None:

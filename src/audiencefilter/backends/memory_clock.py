@@ -1,11 +1,11 @@
-"""When a record's answer changes with the clock alone: `Filter.next_change`.
+"""When a record's answer changes with the clock alone: `FilterClock.next_change`.
 
 A service that stores membership must move a contact out of "signed up in the last 30 days"
 at the microsecond its sign-up turns 30 days old, with no write to wake it. Sweeping every
 audience every minute costs contacts x audiences and is late by up to the interval; knowing
 the next instant per contact costs one evaluation or two per write and is never late.
 
-The answer is a function of the instants of the filter's relative values (`Filter.relatives`),
+The answer is a function of the instants of the filter's relative values (`FilterClock.relatives`),
 and each of them moves in one of two ways:
 
 - **by steps** (`next_step`): a start of day, week, month or year, a period's month-days, a
@@ -97,7 +97,7 @@ def _probe(instant: datetime) -> _Probe:
 
 
 class Clockwork:
-    """What a filter's searches share, prepared once per filter (`Filter.next_change` keeps
+    """What a filter's searches share, prepared once per filter (`FilterClock.next_change` keeps
     it): which instants move with the clock, and which relative values may step."""
 
     def __init__(

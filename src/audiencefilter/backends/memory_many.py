@@ -72,7 +72,7 @@ class _Bulk(_Sink, Protocol):
 
 
 Formula = Callable[[Truths], bool]
-Instant = Any  # what a relative value stands for at one moment (`Filter.instants`)
+Instant = Any  # what a relative value stands for at one moment (`FilterClock.instants`)
 
 
 class Filter(Protocol):

@@ -142,11 +142,11 @@ def _instant(text: str) -> datetime:
 
 def _relative_note(flt: af.Filter, now: datetime | None, err: IO[str]) -> None:
     """Say on stderr which instants the relative dates were written as: SQL text is fixed."""
-    if not flt.is_relative:
+    if not flt.clock.is_relative:
         return
     instants = ", ".join(
         f"{ago.words} = {_shown_instant(instant)}"
-        for ago, instant in zip(flt.relatives, flt.instants(now), strict=True)
+        for ago, instant in zip(flt.clock.relatives, flt.clock.instants(now), strict=True)
     )
     taken = "at --now" if now is not None else "now; rerun it or pass --now to choose the instant"
     err.write(f"note: relative dates are written as the instants they are {taken}: {instants}\n")

@@ -170,9 +170,9 @@ def _predicate_at(flt: af.Filter, now: datetime | None) -> Callable[[Mapping[str
     """The predicate with every relative value taken once, at `--now` (default: the clock
     when the run starts), as `Filter.select` takes them: one file is judged at one instant.
     Not `resolve(now)`, which keeps anniversaries relative (they would read the clock)."""
-    if not flt.relatives:
+    if not flt.clock.relatives:
         return flt.predicate
-    evaluate, instants = flt.evaluator, flt.instants(now)
+    evaluate, instants = flt.evaluator, flt.clock.instants(now)
     return lambda record: evaluate(record, instants)
 
 

@@ -43,7 +43,7 @@ from ..domain.audience_filters import SCHEMA
 from ..domain.contact_import import ImportRow, InvalidRow
 from ..domain.use_cases import csv_imports, imports
 from ..ground.errors import DomainError, ValidationIssue
-from ..http.errors import ApiError, error_body, status_of
+from ..http.errors import ApiError, error_body, refusal, status_of
 from ..http.json_guard import media_type
 from ..http.responses import data
 from .schemas.resources import ContactImportRow
@@ -156,7 +156,7 @@ def _lines(
         counted(dict(progress.counts) if progress else {})
         yield _line({"data": progress.answer() if progress else _empty()})
     except DomainError as exc:
-        yield _line(error_body(status_of(exc), exc.message, exc.errors))
+        yield _line(error_body(status_of(exc), *refusal(exc)))
     finally:
         body.close()
 

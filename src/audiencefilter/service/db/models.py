@@ -574,7 +574,7 @@ class AudienceDue(Base):
 
 class MembershipDue(Base):
     """The next instant at which time alone may move one contact into or out of one audience
-    (`Filter.next_change`): the scheduler wakes then and judges that pair alone."""
+    (`FilterClock.next_change`): the scheduler wakes then and judges that pair alone."""
 
     __tablename__ = "membership_due"
 

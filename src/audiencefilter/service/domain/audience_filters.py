@@ -284,8 +284,10 @@ def check_list_room(
             cost = stored_cost(canonical, fields)
             others = others + cost
             flt = stored_filter(canonical, fields)
-            live += cost.conditions if flt is not None and flt.is_relative else 0
-    new_live = given.cost.conditions if given.filter is not None and given.filter.is_relative else 0
+            live += cost.conditions if flt is not None and flt.clock.is_relative else 0
+    new_live = (
+        given.cost.conditions if given.filter is not None and given.filter.clock.is_relative else 0
+    )
     check_list(others, given.cost, live, new_live)
 
 
@@ -330,7 +332,7 @@ SMART = "smart"
 
 def time_dependent(flt: Filter) -> bool:
     """Whether the filter's answer can change with time alone (relative date-times)."""
-    return flt.is_relative
+    return flt.clock.is_relative
 
 
 def filter_of(mode: str, filters: str | None, fields: str | None) -> Filter | None:

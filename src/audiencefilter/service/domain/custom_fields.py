@@ -3,8 +3,8 @@
 A list declares `{"key": "birthday", "type": "date", "label": "Birthday"}`; from then on its
 filters may say `birthday anniversary within this week` (the library reads the field from
 `data.birthday`, typed by the declaration), and every write of a contact of the list checks the
-value it gives `data.birthday` (a 400 naming `/body/data/birthday`, the type expected and what
-was found). Keys the list does not declare stay free-form, as `data` always was.
+value it gives `data.birthday` (a 400 naming where, `data.birthday` in the body, the type
+expected and what was found). Keys the list does not declare stay free-form, as `data` always was.
 
 Decisions (docs/service-fields.md, "Custom fields"):
 - Types are those a value inside JSON can hold on every engine: string, number, boolean, date
@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 
 from ... import FieldType, FilterError, parse_text, value_problem
 from ..db.models import Audience, List
-from ..ground.errors import Conflict, Invalid, NotFound, ValidationIssue
+from ..ground.errors import Conflict, Invalid, Location, NotFound, RequestProblem
 from ..ground.fields import FIELD_KEY_PATTERN, FIELD_KEY_RULE
 from . import field_catalogue
 from .audience_filters import SCHEMA, decode_fields, decode_zone, encode_fields
@@ -155,31 +155,32 @@ def check_unchanged(lst: List, fields: str | None, has_filter: bool = True) -> N
         )
 
 
-def data_problems(lst: List, data: Mapping[str, Any] | None, pointer: str) -> list[ValidationIssue]:
-    """The problems of the declared fields' values in a contact's `data` (at `pointer`)."""
+def data_problems(
+    lst: List, data: Mapping[str, Any] | None, at: Location = ("data",)
+) -> list[RequestProblem]:
+    """The problems of the declared fields' values in a contact's `data` (at `at`)."""
     if not data or not lst.customFields:
         return []
     problems = []
     for key, kind in declared(lst).items():
         problem = value_problem(FieldType(kind), data.get(key))
         if problem is not None:
-            problems.append(_issue(f"{pointer}/{key}", key, kind, problem))
+            problems.append(_issue((*at, key), key, kind, problem))
     return problems
 
 
-def check_data(lst: List, data: Mapping[str, Any] | None, pointer: str = "/body/data") -> None:
+def check_data(lst: List, data: Mapping[str, Any] | None) -> None:
     """A 400 naming every declared field of `data` that holds a value of another type."""
-    problems = data_problems(lst, data, pointer)
+    problems = data_problems(lst, data)
     if problems:
-        details = "; ".join(f"{p.pointer}: {p.detail}" for p in problems)
-        raise Invalid(f"Invalid request: {details}", errors=problems)
+        raise Invalid("Invalid request", errors=problems, cited=True)
 
 
-def _issue(pointer: str, key: str, kind: str, problem: str) -> ValidationIssue:
+def _issue(at: Location, key: str, kind: str, problem: str) -> RequestProblem:
     expected, _, found = problem.removeprefix("expected ").partition(", found ")
-    return ValidationIssue(
-        pointer=pointer,
-        detail=f'custom field "{key}" ({kind}): {problem}',
+    return RequestProblem(
+        at,
+        f'custom field "{key}" ({kind}): {problem}',
         expected=expected,
         found=found,
         suggestion=f"send {expected}, or null to clear it",
@@ -224,11 +225,11 @@ def _checked_label(label: str | None, key: str) -> str:
 def _bad(name: str, expected: str, found: str, suggestion: str | None = None) -> Invalid:
     shown = found if len(found) <= 40 else found[:37] + "..."
     detail = f"expected {expected}, found {shown!r}"
-    issue = ValidationIssue(
-        pointer=f"/body/{name}",
-        detail=f"{detail}; {suggestion}" if suggestion else detail,
+    issue = RequestProblem(
+        (name,),
+        f"{detail}; {suggestion}" if suggestion else detail,
         expected=expected,
         found=repr(shown),
         suggestion=suggestion,
     )
-    return Invalid(f"Invalid request: /body/{name}: {issue.detail}", errors=[issue])
+    return Invalid("Invalid request", errors=[issue], cited=True)

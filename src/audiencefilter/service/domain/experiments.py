@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..ground.errors import Conflict, Invalid, ValidationIssue
+from ..ground.errors import Conflict, Invalid, RequestProblem
 
 SLOTS = 10_000
 _PER_PERCENT = SLOTS // 100
@@ -124,16 +124,16 @@ def read(requested: Requested) -> Experiment:
     checked later.
 
     Raises:
-        Invalid: naming each problem by its pointer, with what was expected and found.
+        Invalid: naming where each problem is, with what was expected and found.
     """
     seed, holdout_percent, groups = requested.seed, requested.holdout_percent, requested.groups
     issues = _duplicates(groups)
     total = holdout_percent + sum(percent for _, percent in groups)
     if total != 100:
         issues.append(
-            ValidationIssue(
-                pointer="/body/experiment",
-                detail="the holdout's and the groups' percents must sum to 100",
+            RequestProblem(
+                ("experiment",),
+                "the holdout's and the groups' percents must sum to 100",
                 expected="holdoutPercent + the groups' percents = 100",
                 found=f"{holdout_percent} + {sum(p for _, p in groups)} = {total}",
                 suggestion=f"for instance {_EXAMPLE}",
@@ -150,9 +150,9 @@ def fixed(stored_text: str | None) -> Conflict:
     return Conflict(
         "An audience's experiment is fixed when the audience is created",
         errors=[
-            ValidationIssue(
-                pointer="/body/experiment",
-                detail="changing the experiment would move members who stay from one group to "
+            RequestProblem(
+                ("experiment",),
+                "changing the experiment would move members who stay from one group to "
                 "another, or skew the split",
                 expected=f"the audience's own experiment ({now}), or no `experiment` field",
                 found="a different experiment",
@@ -163,16 +163,16 @@ def fixed(stored_text: str | None) -> Conflict:
     )
 
 
-def _duplicates(groups: Sequence[tuple[str, int]]) -> list[ValidationIssue]:
+def _duplicates(groups: Sequence[tuple[str, int]]) -> list[RequestProblem]:
     seen: dict[str, int] = {}
     issues = []
     for index, (name, _) in enumerate(groups):
         first = seen.setdefault(name.casefold(), index)
         if first != index:
             issues.append(
-                ValidationIssue(
-                    pointer=f"/body/experiment/groups/{index}/name",
-                    detail="group names must be unique (ignoring case)",
+                RequestProblem(
+                    ("experiment", "groups", index, "name"),
+                    "group names must be unique (ignoring case)",
                     expected="a name no other group has",
                     found=f'"{name}", as group {first} is named',
                     suggestion=f'rename it, e.g. "{name}{index + 1}"',
@@ -188,14 +188,15 @@ def unknown_group(name: str, experiment: Experiment | None) -> Invalid:
     return Invalid(
         "No such group in this audience's experiment",
         errors=[
-            ValidationIssue(
-                pointer="/query/group",
-                detail="the group is not one of the audience's experiment",
+            RequestProblem(
+                ("group",),
+                "the group is not one of the audience's experiment",
                 expected=expected,
                 found=f'"{name}"',
                 suggestion="use `holdout=true` for the holdout"
                 if names
                 else "create the audience with an `experiment` to split its members",
+                part="query",
             )
         ],
     )

@@ -47,7 +47,7 @@ def accepted() -> list[str]:
 def check(name: str) -> str:
     """`name` if it is an IANA zone known here, spelled exactly; else a ValueError saying what
     is expected and naming the closest names (a request body's validation turns it into a 400
-    at `/body/timeZone`)."""
+    naming `timeZone`)."""
     if name in zone_names():
         try:
             ZoneInfo(name)

@@ -11,8 +11,8 @@ names what its sign-up form collects, each entry one of:
 - a custom field of the list by its key (`birthday`): the same as `data.birthday`, checked
   against the list's declarations when the list is written.
 
-Anything else a sign-up sends is refused (403) naming it (`data.tags`, pointer
-`/body/data/tags`) and the setting to change, or left out when the list's `publicFieldsPolicy`
+Anything else a sign-up sends is refused (403) naming it (`data.tags`, and where it is in the
+body) and the setting to change, or left out when the list's `publicFieldsPolicy`
 is `ignore`: an explicit choice of the list, never a silent one. Only top-level keys of `data`
 can be named: a form collects fields, not documents.
 
@@ -34,7 +34,7 @@ from typing import Any
 
 from ... import FieldType, value_problem
 from ..db.models import List
-from ..ground.errors import Conflict, Forbidden, Invalid, ValidationIssue
+from ..ground.errors import Conflict, Forbidden, Invalid, RequestProblem
 from ..ground.fields import FIELD_KEY_PATTERN
 from . import custom_fields
 from .audience_filters import SCHEMA
@@ -116,9 +116,9 @@ def check_declared(lst: List, entries: Sequence[str]) -> None:
     otherwise open nothing, silently): the request is well formed, the list lacks the field."""
     declared = custom_fields.declared(lst)
     issues = [
-        ValidationIssue(
-            pointer=f"/body/publicFields/{position}",
-            detail=f'"{entry}" is no custom field of this list: declare it first '
+        RequestProblem(
+            ("publicFields", position),
+            f'"{entry}" is no custom field of this list: declare it first '
             f'(POST /v4/lists/{{id}}/fields), or name the key of data as "data.{entry}"',
             expected=ENTRY_RULE,
             found=f'"{entry}"',
@@ -127,8 +127,7 @@ def check_declared(lst: List, entries: Sequence[str]) -> None:
         if _bare_key(entry) and entry not in declared
     ]
     if issues:
-        details = "; ".join(f"{issue.pointer}: {issue.detail}" for issue in issues)
-        raise Conflict(f"Not a custom field of this list: {details}", errors=issues)
+        raise Conflict("Not a custom field of this list", errors=issues, cited=True)
 
 
 def _bare_key(entry: str) -> bool:
@@ -192,12 +191,11 @@ def public_values(lst: List, values: Mapping[str, Any]) -> dict[str, Any]:
     kept = allowance.kept(values)
     issues = _value_issues(lst, allowance, kept.get(DATA))
     if issues:
-        details = "; ".join(f"{issue.pointer}: {issue.detail}" for issue in issues)
-        raise Invalid(f"Invalid request: {details}", errors=issues)
+        raise Invalid("Invalid request", errors=issues, cited=True)
     return kept
 
 
-def _value_issues(lst: List, allowance: Allowance, data: Any) -> list[ValidationIssue]:
+def _value_issues(lst: List, allowance: Allowance, data: Any) -> list[RequestProblem]:
     if not isinstance(data, Mapping):
         return []
     issues = []
@@ -211,15 +209,15 @@ def _value_issues(lst: List, allowance: Allowance, data: Any) -> list[Validation
     return issues
 
 
-def _size_issue(data: Mapping[str, Any]) -> ValidationIssue | None:
+def _size_issue(data: Mapping[str, Any]) -> RequestProblem | None:
     """Past `MAX_PUBLIC_DATA`, the problem of a `data` a list opens whole."""
     text = json.dumps(data, ensure_ascii=False)
     if len(text) <= MAX_PUBLIC_DATA:
         return None
     expected = f"data of at most {MAX_PUBLIC_DATA} characters of JSON"
-    return ValidationIssue(
-        pointer="/body/data",
-        detail=f"data from a public key: expected {expected}, found {len(text)} characters",
+    return RequestProblem(
+        ("data",),
+        f"data from a public key: expected {expected}, found {len(text)} characters",
         expected=expected,
         found=f"{len(text)} characters",
         suggestion="send less, or write large data with a private key",
@@ -239,31 +237,28 @@ def _bound_problem(value: Any) -> str | None:
     return None
 
 
-def _value_issue(key: str, kind: str, problem: str) -> ValidationIssue:
+def _value_issue(key: str, kind: str, problem: str) -> RequestProblem:
     expected, _, found = problem.removeprefix("expected ").partition(", found ")
     bounds = f"at most {MAX_PUBLIC_TEXT} characters a string"
     if kind.endswith("[]"):
         bounds = f"at most {MAX_PUBLIC_ITEMS} items, {bounds}"
-    return ValidationIssue(
-        pointer=_pointer(DATA_PREFIX + key),
-        detail=f"{DATA_PREFIX}{key} ({kind}, as the sign-up form announces it): {problem}",
+    return RequestProblem(
+        _place(DATA_PREFIX + key),
+        f"{DATA_PREFIX}{key} ({kind}, as the sign-up form announces it): {problem}",
         expected=f"{expected} ({bounds})",
         found=found,
         suggestion=f"send {kind} within those bounds, or leave {DATA_PREFIX}{key} out",
     )
 
 
-def _pointer(name: str) -> str:
-    parts = name.split(".", 1) if name.startswith(DATA_PREFIX) else [name]
-    return "/body/" + "/".join(part.replace("~", "~0").replace("/", "~1") for part in parts)
+def _place(name: str) -> tuple[str, ...]:
+    """Where an entry (`firstName`, `data.tags`) is in the body: `("data", "tags")`."""
+    return tuple(name.split(".", 1)) if name.startswith(DATA_PREFIX) else (name,)
 
 
 def _not_public(refused: list[str]) -> Forbidden:
     return Forbidden(
         f"A public key may not set {', '.join(refused)} in this list: add it to the list's "
         'publicFields, or set its publicFieldsPolicy to "ignore"',
-        errors=[
-            ValidationIssue(pointer=_pointer(name), detail="not in the list's publicFields")
-            for name in refused
-        ],
+        errors=[RequestProblem(_place(name), "not in the list's publicFields") for name in refused],
     )

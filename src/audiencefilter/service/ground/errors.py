@@ -5,13 +5,16 @@ mapping to statuses lives with the handlers. Neither floor imports the other for
 
 `ValidationIssue` is one problem of a request, `FilterProblem` one problem of a filter as the
 filter library reports it; every error body (`Envelope`: `Error`, or `RuleError` for the
-specification's audience rules) carries both kinds in one list, `errors`.
+specification's audience rules) carries both kinds in one list, `errors`. The domain says where
+a problem is with a `RequestProblem` (a path of keys and indices in the request's body or
+query), never with a JSON pointer: `http/errors.py` writes the pointer (`/body/contactIds/3`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -82,13 +85,40 @@ class RuleError(Error):
     )
 
 
-class DomainError(Exception):
-    """A request the service's rules refuse: the message says what and why, `errors` where."""
+Location = tuple[str | int, ...]
+"""A place in a document: its keys and list indices from the top, e.g. `("contactIds", 3)`."""
 
-    def __init__(self, message: str, *, errors: Sequence[ValidationIssue] = ()) -> None:
+
+@dataclass(frozen=True)
+class RequestProblem:
+    """One problem of a request where the domain found it: `at`, a path in the request's
+    `part` (its JSON body, or its query). The domain knows the request's document, not HTTP's
+    wording for it: the HTTP floor writes the path as a JSON pointer (`/body/contactIds/3`),
+    escaping each key once, and otherwise keeps `detail`, `expected`, `found` and `suggestion`
+    as `ValidationIssue` has them."""
+
+    at: Location
+    detail: str
+    expected: str | None = None
+    found: str | None = None
+    suggestion: str | None = None
+    part: Literal["body", "query"] = "body"
+
+
+class DomainError(Exception):
+    """A request the service's rules refuse: the message says what and why, `errors` where.
+
+    `cited`: the message goes on with each problem, where and what (`Invalid request:
+    /body/eventTypes: expected each event type once`), as the HTTP floor writes them.
+    """
+
+    def __init__(
+        self, message: str, *, errors: Sequence[RequestProblem] = (), cited: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.errors = list(errors)
+        self.cited = cited
 
 
 class Invalid(DomainError):

@@ -43,7 +43,9 @@ from ..ground.errors import (
     DomainError,
     Forbidden,
     Invalid,
+    Location,
     NotFound,
+    RequestProblem,
     Unprocessable,
     ValidationIssue,
 )
@@ -122,6 +124,29 @@ def pointer(location: Iterable[str | int]) -> str:
     """A JSON pointer (RFC 6901) for a pydantic error location."""
     parts = [str(part).replace("~", "~0").replace("/", "~1") for part in location]
     return "/" + "/".join(parts) if parts else ""
+
+
+def issue_of(problem: RequestProblem, within: Location | None = None) -> ValidationIssue:
+    """A domain's problem as an item of `errors`: its path written as a JSON pointer into the
+    request (`("contactIds", 3)` in the body: `/body/contactIds/3`), or into `within` (an
+    import row's document: `/data/birthday`)."""
+    base = (problem.part,) if within is None else within
+    return ValidationIssue(
+        pointer=pointer((*base, *problem.at)),
+        detail=problem.detail,
+        expected=problem.expected,
+        found=problem.found,
+        suggestion=problem.suggestion,
+    )
+
+
+def refusal(exc: DomainError) -> tuple[str, list[ValidationIssue]]:
+    """A domain refusal's message and problems as a response says them: a `cited` message
+    goes on with each problem's pointer and detail."""
+    issues = [issue_of(problem) for problem in exc.errors]
+    if not exc.cited:
+        return exc.message, issues
+    return exc.message + ": " + "; ".join(f"{i.pointer}: {i.detail}" for i in issues), issues
 
 
 def _issue(error: dict[str, Any], request: Request | None = None) -> ValidationIssue:
@@ -226,7 +251,7 @@ def status_of(exc: DomainError) -> int:
 
 async def _on_domain_error(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, DomainError)
-    return error_response(status_of(exc), exc.message, exc.errors)
+    return error_response(status_of(exc), *refusal(exc))
 
 
 async def _on_rule_error(request: Request, exc: Exception) -> Response:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import StreamingResponse
 
 from ...domain.use_cases import exports
-from ...ground.errors import Invalid, ValidationIssue
+from ...ground.errors import Invalid, RequestProblem
 from ...ground.json import dumps
 from ..deps import DatabaseDep, PrivateKey
 
@@ -44,14 +44,15 @@ def _no_at(request: Request, principal: PrivateKey) -> None:
     says where to ask instead."""
     if "at" not in request.query_params:
         return
-    issue = ValidationIssue(
-        pointer="/query/at",
-        detail="the export takes no `at`: it is of the members now",
+    issue = RequestProblem(
+        ("at",),
+        "the export takes no `at`: it is of the members now",
         expected="no `at`",
         found=repr(request.query_params["at"][:80]),
         suggestion="for the members at an instant, page through "
         "GET /v4/audiences/{id}/members?at=2026-05-01T09:30:00Z; leave `at` out to export the "
         "members now",
+        part="query",
     )
     raise Invalid("The export takes no query parameter `at`", errors=[issue])
 

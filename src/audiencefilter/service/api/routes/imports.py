@@ -47,7 +47,7 @@ from ...ground.errors import ValidationIssue
 from ...ground.fields import QueryBool, QueryText
 from ...ground.metrics import Metrics
 from ...http import idempotency_turns, validation
-from ...http.errors import ApiError
+from ...http.errors import ApiError, issue_of
 from ...http.idempotency import RetryDep
 from ...http.json_guard import LINES_TYPES, media_type
 from ...http.responses import data
@@ -215,9 +215,10 @@ def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | Inval
     if row is None:
         return InvalidRow(number, problems)
     fields = row.model_dump(exclude_unset=True, exclude={"listId", "actions"})
-    typed = custom_fields.data_problems(lst, fields.get("data"), "/data")
-    if typed:
-        return InvalidRow(number, [issue.model_dump(exclude_none=True) for issue in typed])
+    typed = custom_fields.data_problems(lst, fields.get("data"))
+    if typed:  # pointers into the row, not the request's body
+        issues = [issue_of(problem, within=()) for problem in typed]
+        return InvalidRow(number, [issue.model_dump(exclude_none=True) for issue in issues])
     actions = tuple(
         contact_import.ImportedAction(action.name, action.increase, action.createdAt)
         for action in row.actions or ()

@@ -5,11 +5,11 @@ old, and no write happens then. Sweeping every such audience every minute costs 
 audiences per minute and is late by up to the minute; instead two tables say when to look:
 
 - `membership_due`: per time-dependent audience and contact, the next instant at which that
-  contact's answer changes (`Filter.next_change`), for filters whose instants move with the
+  contact's answer changes (`FilterClock.next_change`), for filters whose instants move with the
   clock (`ago`). Written by every judgement of the contact (`contacts_judged`, called by
   `store.refresh_contacts` in the write's transaction), so it follows each write.
 - `audience_due`: per time-dependent audience, when to bring it up to the clock as a whole:
-  its filter's next calendar boundary (`Filter.next_step`: the start of a day, a week, a
+  its filter's next calendar boundary (`FilterClock.next_step`: the start of a day, a week, a
   month, in its zone), where every contact may change at once and one set statement is
   cheaper than a row per contact; or now, when its contacts' instants are still to be worked
   out (the audience was created or changed, `audience_changed`).
@@ -74,7 +74,7 @@ def wake_for(instant: datetime) -> None:
 def moving(audiences: Sequence[StoredAudience]) -> list[StoredAudience]:
     """The audiences whose filters hold an instant moving with the clock: those with rows of
     their own per contact."""
-    return [a for a in audiences if a.flt is not None and a.flt.moves_with_clock]
+    return [a for a in audiences if a.flt is not None and a.flt.clock.moves_with_clock]
 
 
 def contacts_judged(
@@ -143,7 +143,7 @@ def _exact(
     at: datetime,
     judged: Sequence[dict[str, Any]] | None,
 ) -> list[dict[str, Any]]:
-    """Instants of change found on each record (`Filter.next_change`)."""
+    """Instants of change found on each record (`FilterClock.next_change`)."""
     if not audiences:
         return []
     filters = [cast(Filter, a.flt) for a in audiences]
@@ -151,9 +151,11 @@ def _exact(
         judged, _ = records.records(session, contact_ids, filters)
     rows: list[dict[str, Any]] = []
     for audience, flt in zip(audiences, filters, strict=True):
-        until = flt.next_step(at)  # the whole audience is brought up to the clock then
+        until = flt.clock.next_step(at)  # the whole audience is brought up to the clock then
         for record in judged:
-            rows.extend(_row(audience, record["id"], flt.next_change(record, at, until=until)))
+            rows.extend(
+                _row(audience, record["id"], flt.clock.next_change(record, at, until=until))
+            )
     return rows
 
 
@@ -166,7 +168,7 @@ def _early(
 ) -> list[dict[str, Any]]:
     """For filters the database decides (over actions, whose history is never loaded): the
     first instant a duration meets one of the contact's date-times or its recent actions'
-    (`Filter.next_crossing`), where the database decides again. `judged`: the contacts'
+    (`FilterClock.next_crossing`), where the database decides again. `judged`: the contacts'
     rows as the write's judgement read them (else read here)."""
     rows: list[dict[str, Any]] = []
     if not audiences:
@@ -174,17 +176,19 @@ def _early(
     if judged is None:
         judged = records.rows(session, contact_ids, decode=True)
     filters = [cast(Filter, audience.flt) for audience in audiences]
-    horizons = [flt.crossing_horizon(at) or at for flt in filters]
+    horizons = [flt.clock.crossing_horizon(at) or at for flt in filters]
     # One read of the recent actions for every audience, from the earliest horizon; each
     # audience then keeps those within its own reach.
     actions = relations.action_instants(session, contact_ids, min(horizons))
     own = [(record["id"], _row_instants(record)) for record in judged]  # once, not per audience
     for audience, flt, since in zip(audiences, filters, horizons, strict=True):
-        until = flt.next_step(at)
+        until = flt.clock.next_step(at)
         for contact_id, instants in own:
             recent = [moment for moment in actions.get(contact_id, ()) if moment >= since]
             values = [*instants, *recent]
-            rows.extend(_row(audience, contact_id, flt.next_crossing(values, at, until=until)))
+            rows.extend(
+                _row(audience, contact_id, flt.clock.next_crossing(values, at, until=until))
+            )
     return rows
 
 
@@ -262,8 +266,8 @@ def audience_changed(
     )
     flt = audience.flt
     due = None
-    if flt is not None and flt.is_relative:
-        due = at if flt.moves_with_clock else flt.next_step(evaluated_at or at)
+    if flt is not None and flt.clock.is_relative:
+        due = at if flt.clock.moves_with_clock else flt.clock.next_step(evaluated_at or at)
     # No wake: the members are exact already, so the scheduler's next look is soon enough.
     set_audience_due(session, audience.id, due, wake=False)
 

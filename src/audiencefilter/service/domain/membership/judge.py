@@ -177,7 +177,8 @@ class Judge:
         self.together = None if prepared is None else prepared.together(in_memory)
         looked_up = set(selected).union(self.together.ids if self.together else ())
         self.checks = [
-            (a, None if a.id in looked_up else _filter(a).predicate_at(moment)) for a in audiences
+            (a, None if a.id in looked_up else _filter(a).clock.predicate_at(moment))
+            for a in audiences
         ]
         self.selected: dict[str, set[str]] = {}  # contact id -> audiences selecting it in SQL
         for audience_id, contact_ids in selected.items():

@@ -120,7 +120,10 @@ class ListAudiences:
         stored = self._stored_ids(session, rows)
         at = clock.frozen()  # one instant for the whole page
         checks = [
-            (entry.item, entry.flt.predicate_at(at) if live(entry.flt) and entry.flt else None)
+            (
+                entry.item,
+                entry.flt.clock.predicate_at(at) if live(entry.flt) and entry.flt else None,
+            )
             for entry in self.entries
         ]
         records: Sequence[dict[str, Any]] = rows

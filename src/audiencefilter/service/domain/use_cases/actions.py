@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Action, Contact
 from ...db.queries import count, owned_action, owned_contact, page_of
-from ...ground.errors import Unprocessable, ValidationIssue, not_found
+from ...ground.errors import RequestProblem, Unprocessable, not_found
 from ...ground.fields import MAX_SAFE_INTEGER
 from .. import events, list_lock, write_effects
 from .unit import Page, Writes
@@ -46,7 +46,7 @@ def _change_points(session: Session, contact_id: str, amount: int) -> None:
     if getattr(changed, "rowcount", 0) != 1:
         raise Unprocessable(
             POINTS_OUT_OF_RANGE,
-            errors=[ValidationIssue(pointer="/body/increase", detail="would overflow points")],
+            errors=[RequestProblem(("increase",), "would overflow points")],
         )
 
 

@@ -26,7 +26,7 @@ from ...db.engine import Database
 from ...db.models import Audience, Contact, List, Membership
 from ...db.queries import owned_audience, owned_list
 from ...ground import clock
-from ...ground.errors import Invalid, ValidationIssue
+from ...ground.errors import Invalid, Location, RequestProblem
 from .. import custom_fields, relations
 from ..audience_filters import decode_fields, encode_fields, stored_filter
 from ..list_filters import read_of_list
@@ -99,25 +99,25 @@ def _list_of(session: Session, account_id: str, list_id: str | None, a: Side, b:
     for side in (a, b):
         if side.audience_id:
             return owned_audience(session, account_id, side.audience_id)[1]
-    raise _invalid("/body/listId", "listId is required when neither side is a saved audience")
+    raise _invalid(("listId",), "listId is required when neither side is a saved audience")
 
 
 def _read(session: Session, account_id: str, lst: List, side: Side, name: str) -> _Read:
     if side.audience_id is None:
         if side.filters is None and side.filters_text is None:
-            raise _invalid(f"/body/{name}", f"`{name}` names no audience and no filter")
+            raise _invalid((name,), f"`{name}` names no audience and no filter")
         flt = read_of_list(session, lst, side.filters, side.filters_text, side.filters_format)
         return _Read(None, flt, custom_fields.declared(lst))
     if side.filters is not None or side.filters_text is not None:
-        raise _invalid(f"/body/{name}", f"`{name}` is an audience or a filter, not both")
+        raise _invalid((name,), f"`{name}` is an audience or a filter, not both")
     audience, of_list = owned_audience(session, account_id, side.audience_id)
     if of_list.id != lst.id:
-        raise _invalid(f"/body/{name}/audienceId", "the two sides must be of one list")
+        raise _invalid((name, "audienceId"), "the two sides must be of one list")
     return _Read(audience, audience_filter(audience), decode_fields(audience.fields))
 
 
-def _invalid(pointer: str, detail: str) -> Invalid:
-    issue = ValidationIssue(pointer=pointer, detail=detail)
+def _invalid(at: Location, detail: str) -> Invalid:
+    issue = RequestProblem(at, detail)
     return Invalid(f"Invalid request: {detail}", errors=[issue])
 
 

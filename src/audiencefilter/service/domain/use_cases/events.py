@@ -12,7 +12,7 @@ from typing import Any
 
 from ...db.engine import Database
 from ...db.queries import owned_list
-from ...ground.errors import Invalid, ValidationIssue
+from ...ground.errors import Invalid, RequestProblem
 from .. import event_feed
 
 BAD_CURSOR = "after: expected a cursor of this list from an earlier answer"
@@ -34,8 +34,9 @@ def _position(after: str | None, list_id: str) -> int:
     found = event_feed.position_of(after, list_id)
     if found is None:
         raise Invalid(
-            f"Invalid request: /query/after: {BAD_CURSOR}",
-            errors=[ValidationIssue(pointer="/query/after", detail=BAD_CURSOR)],
+            "Invalid request",
+            errors=[RequestProblem(("after",), BAD_CURSOR, part="query")],
+            cited=True,
         )
     return found
 

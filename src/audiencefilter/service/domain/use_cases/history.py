@@ -23,7 +23,7 @@ from typing import Any
 from ...db.engine import Database
 from ...db.queries import owned_audience
 from ...ground import clock, instants
-from ...ground.errors import Invalid, ValidationIssue
+from ...ground.errors import Invalid, RequestProblem
 from .. import audience_versions, experiments
 from ..membership import history
 
@@ -107,12 +107,13 @@ def instant(text: str, now: datetime) -> datetime:
 
 
 def _bad_at(detail: str, found: str, suggestion: str) -> Invalid:
-    issue = ValidationIssue(
-        pointer="/query/at",
-        detail=detail,
+    issue = RequestProblem(
+        ("at",),
+        detail,
         expected=f"an RFC 3339 instant with its offset, e.g. {AT_EXAMPLE}, not after now",
         found=repr(found[:80]),
         suggestion=suggestion,
+        part="query",
     )
     return Invalid("The query parameter `at` is not a usable instant", errors=[issue])
 

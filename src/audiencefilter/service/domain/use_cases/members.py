@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience, AudienceMember, Contact, List, utcnow
 from ...db.queries import count, plausible_id
-from ...ground.errors import DomainError, Invalid, NotFound, ValidationIssue
+from ...ground.errors import DomainError, Invalid, NotFound, RequestProblem
 from .. import events, list_lock, write_effects
 from ..membership.members import MANUAL
 from .unit import Writes
@@ -64,7 +64,7 @@ def _refuse(
     kind: type[DomainError], message: str, sent: Sequence[str], bad: set[str], detail: str
 ) -> DomainError:
     issues = [
-        ValidationIssue(pointer=f"/body/contactIds/{index}", detail=f"{contact_id}: {detail}")
+        RequestProblem(("contactIds", index), f"{contact_id}: {detail}")
         for index, contact_id in enumerate(sent)
         if contact_id in bad
     ]

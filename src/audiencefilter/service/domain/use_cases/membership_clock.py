@@ -132,11 +132,11 @@ def _bring_audience(database: Database, audience_id: str) -> int:
     if flt is not None and filters is not None:
         evaluated = snapshot.evaluate(database, list_id, flt, filters)
         written = membership_turns.store(database, audience_id, evaluated, events.CAUSE_CLOCK)
-        if flt.moves_with_clock:
+        if flt.clock.moves_with_clock:
             _plan_each(database, list_id, stored, start)
     with database.transaction() as session:
         if session.get(Audience, audience_id) is not None:
-            next_due = flt.next_step(start) if flt is not None else None
+            next_due = flt.clock.next_step(start) if flt is not None else None
             due.set_audience_due(session, audience_id, next_due)
             build.stored(session, audience_id)  # a build stopped while storing
     return written

@@ -22,11 +22,10 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience, Membership
 from ...db.queries import owned_list
-from ...ground.errors import Invalid, ValidationIssue
+from ...ground.errors import Invalid, RequestProblem
 from ..membership import build
 
 MAX_AUDIENCES = 50
-POINTER = "/query/audiences"
 
 
 @dataclass(frozen=True)
@@ -72,11 +71,12 @@ def _check_of_list(session: Session, list_id: str, ids: Sequence[str]) -> None:
 
 
 def _invalid(detail: str, expected: str | None = None, found: str | None = None) -> Invalid:
-    issue = ValidationIssue(
-        pointer=POINTER,
-        detail=detail,
+    issue = RequestProblem(
+        ("audiences",),
+        detail,
         expected=expected or f"up to {MAX_AUDIENCES} ids of audiences of the list, by commas",
         found=found,
+        part="query",
     )
     return Invalid(f"Invalid request: {detail}", errors=[issue])
 

@@ -22,7 +22,7 @@ from ...db.engine import Database
 from ...db.models import Webhook, WebhookAttempt, WebhookDelivery
 from ...db.queries import count, owned, owned_list, page_of, plausible_id
 from ...ground import clock
-from ...ground.errors import Conflict, Invalid, ValidationIssue, not_found
+from ...ground.errors import Conflict, Invalid, RequestProblem, not_found
 from ...settings import Settings
 from .. import list_lock
 from ..webhooks import dispatch, signing
@@ -63,8 +63,7 @@ def unique_types(types: Sequence[str]) -> list[str]:
     if len(set(types)) != len(types):
         detail = "expected each event type once"
         raise Invalid(
-            f"Invalid request: /body/eventTypes: {detail}",
-            errors=[ValidationIssue(pointer="/body/eventTypes", detail=detail)],
+            "Invalid request", errors=[RequestProblem(("eventTypes",), detail)], cited=True
         )
     return list(types)
 
