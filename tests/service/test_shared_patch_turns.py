@@ -8,8 +8,8 @@ its own transaction, the one-at-a-time path). Then:
 - the concurrent run took its list's lock fewer times than it answered PATCHes (each lock is a
   turn's transaction, counted on the engine; the one-at-a-time run takes it once a PATCH);
 - every answer of a contact, in the order its writer sent them, carries the fields and the
-  audiences the one-at-a-time run answered, and the contact's rank is the one its row had
-  among the rows as written then (its position is within the list);
+  audiences the one-at-a-time run answered (its rank depends on the other writers' rows at
+  that instant, which concurrent writers make differ, so it is not compared);
 - the final rows, the stored members and the feed's multiset of events per contact are the
   same; the feed's positions run 1, 2, 3... with no gap, and it replays to the stored members
   with no pair moved twice in a row.
