@@ -18,8 +18,9 @@ turn's order (so its rank is the one it had once written), the turn's contacts j
 and their memberships and events written by set statements, one commit; each request then
 gets its own answer or its own error (a conflicting email undoes that contact alone, under a
 savepoint). A turn writes a contact once: its second update goes in a later turn, so the
-events of each write are those it would write alone. If a turn fails as a whole, each of its
-updates is written again alone. SQLite, whose writers take turns anyway, writes each alone.
+events of each write are those it would write alone. If a turn fails before its commit, each of
+its updates is written again alone (a failed commit is each one's error, none written twice).
+SQLite, whose writers take turns anyway, writes each alone.
 
 A search also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
 audiences do), read by the filter library and ANDed with the other conditions. Every contact
@@ -329,18 +330,20 @@ def waiting(database: Database, account_id: str) -> int:
 
 
 def _turn(database: Database, settings: Settings, account_id: str, updates: list[_Update]) -> None:
-    """Writes a turn of updates in one transaction (each with its answer or its error); if
-    the transaction fails as a whole, each update is left to be written alone."""
+    """Writes a turn of updates in one transaction (each with its answer or its error). If it
+    fails before its commit, nothing of it was written: each update is left to be written
+    alone. If its commit fails, whether it was written is not known, as for a write alone: each
+    update answers that error, and none is written twice."""
+    written: list[bool] = []
     try:
         with database.transaction() as session:
             _write_turn(session, settings, account_id, updates)
-    except Exception:
-        _LOG.warning(
-            "a turn of %d updates failed; each is written alone", len(updates), exc_info=True
-        )
+            written.append(True)
+    except Exception as error:
+        _LOG.warning("a turn of %d updates failed", len(updates), exc_info=True)
         for update in updates:
-            update.view = update.error = None
-            update.alone = True
+            update.view, update.error = None, error if written else None
+            update.alone = not written
 
 
 def _write_turn(
