@@ -16,12 +16,24 @@ import random
 import threading
 import time
 from collections import Counter
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
+from . import backends
 from .common import Context, Row, rate, row
-from .service import UNLIMITED, Service, client, create_key, create_list, expect, running
+from .service import (
+    UNLIMITED,
+    Service,
+    client,
+    create_key,
+    create_list,
+    expect,
+    migrate,
+    running,
+)
 
 HOT_CONTACTS = 10
 
@@ -185,8 +197,18 @@ def read_back(api: httpx.Client, list_id: str) -> dict[str, tuple[int, str | Non
 
 
 def mixed(ctx: Context) -> Row:
-    name = "mixed"
-    url = f"sqlite:///{ctx.workdir / 'mixed.db'}"
+    return _mixed("mixed", ctx, f"sqlite:///{ctx.workdir / 'mixed.db'}")
+
+
+def mixed_postgres(ctx: Context) -> Row:
+    """The same on PostgreSQL, where the clients' concurrent PATCHes share turns."""
+    cluster: AbstractContextManager[Any] = backends.postgres()
+    with cluster as postgres:
+        migrate(postgres.database_url)
+        return _mixed("mixed-postgres", ctx, postgres.database_url)
+
+
+def _mixed(name: str, ctx: Context, url: str) -> Row:
     key = create_key(url)
     settings = {"RATE_LIMIT_FREE": UNLIMITED}
     model = Model()

@@ -33,6 +33,7 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     "load-contacts": (load.load_contacts, "wrk on a 100-row contacts page"),
     "load-audience": (load.load_audience, "wrk on a smart audience"),
     "mixed": (mixed.mixed, "concurrent reads and writes against a model"),
+    "mixed-postgres": (mixed.mixed_postgres, "the same on PostgreSQL (PATCHes share turns)"),
     "fuzz": (fuzzing.fuzz, "both filter parsers, coverage-guided"),
     "schemathesis": (fuzzing.schemathesis, "the OpenAPI document against a live service"),
     "webhook-crash": (webhooks.webhook_crash, "SIGKILL during updates: every event delivered"),

@@ -28,7 +28,7 @@ import httpx
 from tests.servers import free_port
 from tests.service.live import cli_env, run_cli
 
-START_TIMEOUT = 60.0
+START_TIMEOUT = 240.0
 STOP_TIMEOUT = 15.0
 WORKER_STOP = 15.0
 # A limit no drill reaches, for drills that are not about rate limits.

@@ -147,8 +147,10 @@ class Settings(BaseSettings):
         description="On PostgreSQL, an import turn that only updates contacts already in the "
         "list takes the list's lock shared with other such turns, locking its own contacts' "
         "rows, and waits for them only while it appends its events: imports of one list run "
-        "side by side. Off: every turn takes the list's lock alone. The results, memberships "
-        "and events are the same either way.",
+        "side by side; and concurrent `PATCH /v4/contacts/{id}` of one account share a turn "
+        "(one transaction, their contacts judged together, one commit). Off: every turn takes "
+        "the list's lock alone and every PATCH is its own transaction. The results, "
+        "memberships and events are the same either way.",
     )
 
     webhook_worker: bool = Field(

@@ -24,6 +24,9 @@ from ..http.request_log import configure_logging
 from ..settings import Settings
 from .errors import CommandError
 
+WORKER_HEALTHCHECK_SECONDS = 60
+"""How long uvicorn's supervisor waits for a worker's answer before it replaces it."""
+
 
 def serve(
     settings: Settings, *, host: str, port: int, workers: int = 1, access_log: bool = True
@@ -66,4 +69,8 @@ def serve(
         log_config=log_config,
         access_log=False,
         proxy_headers=False,
+        # uvicorn kills a worker that does not answer its supervisor's ping within this: a
+        # worker importing the app on a busy machine (load 20 on 2 cores) takes longer than
+        # the default 5 s, and was killed and started again without end.
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
     )

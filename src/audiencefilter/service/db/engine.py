@@ -142,6 +142,9 @@ class Database:
     ) -> None:
         self.engine = engine
         self.gate = FairGate() if engine.dialect.name == "sqlite" else None
+        self.shared_turns = shared_turns and self.gate is None
+        """Whether writers of one list may share turns (`shared_import_turns`; never on SQLite,
+        whose writers take turns anyway)."""
         self._gate_timeout = gate_timeout
         self._reader = sessionmaker(_snapshot_reads(engine), expire_on_commit=False)
         self._writer = sessionmaker(

@@ -81,14 +81,33 @@ def _imported_events(
 
 def contact_updated(session: Session, list_id: str, contact_id: str, fields: Iterable[str]) -> None:
     """After a contact's fields were written and flushed."""
-    payload = {"fields": sorted(fields)}
-    with events.together(session, list_id):  # its event and its membership's: one statement
+    contacts_updated(session, list_id, [(contact_id, fields)])
+
+
+def contacts_updated(
+    session: Session, list_id: str, updated: Sequence[tuple[str, Iterable[str]]]
+) -> None:
+    """After contacts' fields (id, the fields written) were written and flushed, one contact
+    once: a turn of PATCHes (`use_cases/contacts.py`) as one alone. Their `contact.updated`
+    events and their membership's go in one statement; the contacts that changed the same
+    fields are judged together by the audiences reading them, so each is judged as it would be
+    alone, and each contact's event comes before its membership's."""
+    written = [(contact_id, sorted(fields)) for contact_id, fields in updated]
+    alike: dict[tuple[str, ...], list[str]] = {}
+    for contact_id, fields in written:
+        alike.setdefault(tuple(fields), []).append(contact_id)
+    cause = events.CAUSE_CONTACT_UPDATED
+    with events.together(session, list_id):  # their events and their membership's: one statement
         events.append(
-            session, list_id, [events.NewEvent(events.CONTACT_UPDATED, contact_id, payload=payload)]
+            session,
+            list_id,
+            [
+                events.NewEvent(events.CONTACT_UPDATED, contact_id, payload={"fields": fields})
+                for contact_id, fields in written
+            ],
         )
-        store.refresh_contacts(
-            session, list_id, [contact_id], events.CAUSE_CONTACT_UPDATED, changed=payload["fields"]
-        )
+        for fields_of, ids in alike.items():
+            store.refresh_contacts(session, list_id, ids, cause, changed=list(fields_of))
 
 
 ACTION_WRITES = ("actions", "points")

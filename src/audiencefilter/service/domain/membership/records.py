@@ -29,8 +29,8 @@ def _chunks(values: Sequence[str]) -> Iterable[Sequence[str]]:
 def rows(session: Session, contact_ids: Sequence[str], decode: bool) -> list[dict[str, Any]]:
     """The contacts' rows in the order of `contact_ids` (events follow the write's order);
     `decode`: their `data` as JSON values rather than text."""
-    known = written.only(session, contact_ids)  # read back by the write itself
-    found: list[dict[str, Any]] = [dict(known.row)] if known else []
+    known = written.all_of(session, contact_ids)  # read back by the writes themselves
+    found: list[dict[str, Any]] = [dict(each.row) for each in known] if known else []
     for chunk in [] if known else _chunks(contact_ids):
         found.extend(fetch_rows(session, *_ROWS.bound(chunk)))
     if decode:

@@ -419,9 +419,13 @@ def refresh_contacts(
     if most is not None and len(moves.entering) + len(moves.leaving) > most:
         raise TooManyMoves(len(moves.entering) + len(moves.leaving), most)
     count = _write(session, list_id, moves.entering, moves.leaving, cause, at, announce, dated)
-    for contact_id in contact_ids[:1] if len(contact_ids) == 1 else []:
-        entered = [a.id for a, _ in moves.entering]
-        written.moved(session, contact_id, entered, [a.id for a, _ in moves.leaving])
+    if written.keeps(session):  # the writes read back follow their judgement
+        entered = _group(moves.entering, by_contact=True)
+        left = _group(moves.leaving, by_contact=True)
+        for contact_id in contact_ids:
+            written.moved(
+                session, contact_id, entered.get(contact_id, []), left.get(contact_id, [])
+            )
     due.contacts_judged(session, audiences, contact_ids, at, found.rows)
     return count
 
@@ -434,9 +438,9 @@ def _stored_pairs(
     contact in 30 audiences is one row to fetch, not 30: fetching was most of the read), then
     kept in Python, so a list of a thousand audiences binds no thousand ids per statement."""
     wanted = frozenset(audience_ids)
-    known = written.only(session, contact_ids)  # read back by the write itself
+    known = written.all_of(session, contact_ids)  # read back by the writes themselves
     if known is not None:
-        return {(a, known.row["id"]) for a in known.stored if a in wanted}
+        return {(a, each.row["id"]) for each in known for a in each.stored if a in wanted}
     stored: set[tuple[str, str]] = set()
     statement = _stored_pairs_by_contact(dialects.dialect_of(session))
     for chunk in chunks(contact_ids):

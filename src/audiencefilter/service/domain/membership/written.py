@@ -7,7 +7,9 @@ apart, those were five statements besides the write; `write_contact` asks for th
 write's own `RETURNING`, and the readers (`records.rows`, `store._stored_pairs`,
 `ListAudiences.of_rows`, `ContactPages.one`) take them from here while the transaction lasts. The
 write holds the list's lock, so what it read stays true until it changes it itself: the stored
-memberships follow the judgement's moves (`moved`).
+memberships follow the judgement's moves (`moved`). A turn of PATCHes written together
+(`use_cases/contacts.py`, one contact once a turn) keeps one such read per contact, and the
+readers of several contacts take theirs from here when every one was written (`all_of`).
 """
 
 from __future__ import annotations
@@ -52,15 +54,29 @@ def write_contact(session: Session, contact_id: str, values: Mapping[str, Any]) 
     row = row_dicts(keys[:-3], [found[:-3]])[0]
     stamp, joined, ahead = found[-3:]
     written = Written(row, stamp or "", set(joined.split(",")) if joined else set(), int(ahead))
-    session.info[_KEPT] = written
+    _kept(session)[contact_id] = written
     plan.keep_stamp(session, row["listId"], written.stamp)
     return written
 
 
 def of(session: Session, contact_id: str) -> Written | None:
-    """What the transaction's write of this contact read back, if it wrote it alone."""
-    found: Written | None = session.info.get(_KEPT)
-    return found if found is not None and found.row["id"] == contact_id else None
+    """What the transaction's write of this contact read back, if it wrote it so."""
+    kept: dict[str, Written] | None = session.info.get(_KEPT)
+    return None if kept is None else kept.get(contact_id)
+
+
+def keeps(session: Session) -> bool:
+    """Whether the transaction kept any contact's write (else `moved` has nothing to follow)."""
+    return bool(session.info.get(_KEPT))
+
+
+def all_of(session: Session, contact_ids: Iterable[str]) -> list[Written] | None:
+    """`of` each of `contact_ids`, in their order, when every one was written so; else None."""
+    kept: dict[str, Written] | None = session.info.get(_KEPT)
+    if not kept:
+        return None
+    found = [kept.get(contact_id) for contact_id in contact_ids]
+    return None if not found or None in found else [w for w in found if w is not None]
 
 
 def only(session: Session, contact_ids: Iterable[str]) -> Written | None:
@@ -78,8 +94,13 @@ def moved(session: Session, contact_id: str, entered: Iterable[str], left: Itera
 
 
 def forget(session: Session) -> None:
-    """Forgets the kept write (anything else may have changed the contact since)."""
+    """Forgets the kept writes (anything else may have changed the contacts since)."""
     session.info.pop(_KEPT, None)
+
+
+def _kept(session: Session) -> dict[str, Written]:
+    found: dict[str, Written] = session.info.setdefault(_KEPT, {})
+    return found
 
 
 @dialects.per_dialect

@@ -10,6 +10,18 @@ only `email` and what its list opens in `publicFields` (`public_fields.py`: prof
 `data` or single keys of it); anything else is `Forbidden`, or dropped if the list's
 `publicFieldsPolicy` is `ignore`.
 
+Concurrent updates share turns (PostgreSQL, the setting `shared_import_turns`): an update that
+arrives while another of its account is being written waits for it in a turn of its own that
+later updates join (`_Turns`), then one of them writes the whole turn in one transaction: the
+lists' locks taken once, each contact written and read back by its own statement in the
+turn's order (so its rank is the one it had once written), the turn's contacts judged together
+and their memberships and events written by set statements, one commit; each request then
+gets its own answer or its own error (a conflicting email undoes that contact alone, under a
+savepoint). A turn writes a contact once: its second update goes in a later turn, so the
+events of each write are those it would write alone. If a turn fails before its commit, each of
+its updates is written again alone (a failed commit is each one's error, none written twice).
+SQLite, whose writers take turns anyway, writes each alone.
+
 A search also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
 audiences do), read by the filter library and ANDed with the other conditions. Every contact
 answered carries its position and its audiences (`contact_pages.py`).
@@ -17,9 +29,14 @@ answered carries its position and its audiences (`contact_pages.py`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+import dataclasses
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import ColumnElement, select
@@ -30,7 +47,7 @@ from ...db.engine import Database
 from ...db.models import Contact, List
 from ...db.queries import owned_contact, owned_list, text_filter
 from ...ground import clock
-from ...ground.errors import Conflict, not_found
+from ...ground.errors import Conflict, DomainError, not_found
 from ...ground.fields import normalise_email
 from ...settings import Settings
 from .. import custom_fields, list_lock, public_fields, relations, write_effects
@@ -172,6 +189,22 @@ def update(
     sent: Mapping[str, Any],
 ) -> View:
     """The contact with the fields sent changed, and only those; as answered."""
+    if database.shared_turns:
+        update = _Update(contact_id, dict(sent))
+        _turns_of(database).join(account_id, update, partial(_turn, database, settings))
+        update.done.wait()
+        if not update.alone:
+            return update.answer()
+    return _update_alone(database, settings, account_id, contact_id, sent)
+
+
+def _update_alone(
+    database: Database,
+    settings: Settings,
+    account_id: str,
+    contact_id: str,
+    sent: Mapping[str, Any],
+) -> View:
     with _unique_email(), database.transaction() as session:
         contact, lst = list_lock.contact_to_write(session, account_id, contact_id)
         custom_fields.check_data(lst, sent.get("data"))
@@ -200,3 +233,151 @@ def remove(database: Database, settings: Settings, account_id: str, contact_id: 
         write_effects.contact_deleting(session, lst.id, contact_id, contact.email)
         session.delete(contact)
     return view
+
+
+_LOG = logging.getLogger(__name__)
+TURN_MOST = 64
+"""The most updates a turn takes: what one transaction holds its lists' locks for."""
+
+
+@dataclass(eq=False)
+class _Update:
+    """One update waiting in a turn: what it sends, then its answer or its error. `alone`: the
+    turn failed as a whole, so it is written again by itself."""
+
+    contact_id: str
+    sent: dict[str, Any]
+    view: View | None = None
+    error: Exception | None = None
+    alone: bool = False
+    done: threading.Event = dataclasses.field(default_factory=threading.Event)
+
+    def answer(self) -> View:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.view is not None
+        return self.view
+
+
+@dataclass(eq=False)
+class _Turn:
+    updates: list[_Update] = dataclasses.field(default_factory=list)
+    contacts: set[str] = dataclasses.field(default_factory=set)
+
+
+class _Turns:
+    """The turns of one database's updates in this process, by account: at most one open (not
+    yet started) per account, which updates join while the one before is written; whoever
+    opened a turn writes it, once the turn before of its account is done."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._open: dict[str, _Turn] = {}
+        self._writing: dict[str, threading.Lock] = {}
+
+    def join(
+        self, account_id: str, update: _Update, write: Callable[[str, list[_Update]], None]
+    ) -> None:
+        """Puts `update` in the account's open turn, or opens one and writes it; returns when
+        the turn is written (then `update.answer()` does not wait) or, for an update that
+        joined another's turn, at once."""
+        with self._guard:
+            turn = self._open.get(account_id)
+            opens = (
+                turn is None or update.contact_id in turn.contacts or len(turn.updates) >= TURN_MOST
+            )
+            if turn is None or opens:
+                turn = self._open[account_id] = _Turn()
+            turn.updates.append(update)
+            turn.contacts.add(update.contact_id)
+            writing = self._writing.setdefault(account_id, threading.Lock())
+        if not opens:
+            return
+        with writing:
+            with self._guard:
+                if self._open.get(account_id) is turn:
+                    del self._open[account_id]
+            try:
+                write(account_id, turn.updates)
+            finally:
+                for each in turn.updates:
+                    each.done.set()
+
+    def waiting(self, account_id: str) -> int:
+        """How many updates wait in the account's open turn."""
+        with self._guard:
+            turn = self._open.get(account_id)
+            return 0 if turn is None else len(turn.updates)
+
+
+_TURNS: weakref.WeakKeyDictionary[Database, _Turns] = weakref.WeakKeyDictionary()
+_TURNS_GUARD = threading.Lock()
+
+
+def _turns_of(database: Database) -> _Turns:
+    with _TURNS_GUARD:
+        found = _TURNS.get(database)
+        if found is None:
+            found = _TURNS[database] = _Turns()
+        return found
+
+
+def waiting(database: Database, account_id: str) -> int:
+    """How many updates of the account wait in this process for the turn being written (what a
+    test holds a turn for, to see the next one shared)."""
+    return _turns_of(database).waiting(account_id)
+
+
+def _turn(database: Database, settings: Settings, account_id: str, updates: list[_Update]) -> None:
+    """Writes a turn of updates in one transaction (each with its answer or its error). If it
+    fails before its commit, nothing of it was written: each update is left to be written
+    alone. If its commit fails, whether it was written is not known, as for a write alone: each
+    update answers that error, and none is written twice."""
+    written: list[bool] = []
+    try:
+        with database.transaction() as session:
+            _write_turn(session, settings, account_id, updates)
+            written.append(True)
+    except Exception as error:
+        _LOG.warning("a turn of %d updates failed", len(updates), exc_info=True)
+        for update in updates:
+            update.view, update.error = None, error if written else None
+            update.alone = not written
+
+
+def _write_turn(
+    session: Session, settings: Settings, account_id: str, updates: list[_Update]
+) -> None:
+    found = list_lock.contacts_to_write(session, account_id, [u.contact_id for u in updates])
+    by_list: dict[str, list[_Update]] = {}
+    lists: dict[str, List] = {}
+    for update in updates:
+        try:
+            contact, lst = _written(session, found, update)
+        except DomainError as error:
+            update.error = error
+            continue
+        by_list.setdefault(lst.id, []).append(update)
+        lists[lst.id] = lst
+    for list_id, written_ in by_list.items():
+        updated = [(update.contact_id, update.sent) for update in written_]
+        write_effects.contacts_updated(session, list_id, updated)
+        pages = ContactPages(session, lists[list_id], settings)
+        for update in written_:
+            update.view = pages.one(update.contact_id)
+
+
+def _written(
+    session: Session, found: Mapping[str, tuple[Contact, List]], update: _Update
+) -> tuple[Contact, List]:
+    """Writes one update of a turn: as `_update_alone`, its errors its own (a conflicting
+    email undoes its write alone, under a savepoint)."""
+    if update.contact_id not in found:
+        raise not_found("Contact")
+    contact, lst = found[update.contact_id]
+    custom_fields.check_data(lst, update.sent.get("data"))
+    values = dict(update.sent)
+    with _unique_email(), session.begin_nested() if "email" in values else nullcontext():
+        _write_fields(session, contact, update.contact_id, values)
+    return contact, lst
