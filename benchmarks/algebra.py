@@ -1,7 +1,7 @@
 """The audience algebra on the `FilterSet` workload: the share of questions decided and the time
 per call.
 
-    python -m benchmarks.algebra [--filters N] [--pairs P] [--seed S]
+    python -m benchmarks.algebra [--filters N] [--pairs P] [--seed S] [--z3]
 
 Pairs are drawn the way accounts build audiences (`filterset_workload.py`): from the filters
 that share a common piece (a reused sub-tree), two filters holding the same piece, and a filter
@@ -10,6 +10,10 @@ of `af.compare`); a call is decided when `holds` is not None. Reported: the shar
 question and for the relation (`compare` not `unknown`), and p50/p99/max time per call, on the
 first call (which compiles each condition for the in-memory back-end once, kept per schema)
 and asked again (what a service pays for filters it holds).
+
+`--z3` asks the same calls of the SMT solver z3 too (`pip install audiencefilter[z3]`,
+`benchmarks/algebra_z3.py`), for the fragment it encodes, side by side: decided share, p50/p99
+per call, and how often the two answers differ where both decided (never, if both are right).
 """
 
 from __future__ import annotations
@@ -126,13 +130,69 @@ def report(found: dict[str, Any]) -> str:
     )
 
 
+def measure_z3(drawn: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """Each call of `measure` through z3 and through the own procedure (asked again, so its
+    time is after the first call's compiling: z3 is given every call cold)."""
+    from . import algebra_z3
+
+    calls: dict[str, list[float]] = {"z3": [], "z3_cpu": [], "own_cpu": []}
+    decided = {"z3": 0, "own": 0, "both": 0, "differ": 0, "encoded": 0}
+    for left, right in drawn:
+        a, b = af.parse(left, SCHEMA), af.parse(right, SCHEMA)
+        for first, second, question in ((a, b, "implies"), (b, a, "implies"), (a, b, "overlaps")):
+            start, start_cpu = time.perf_counter(), time.thread_time()
+            solved = algebra_z3.ask(first, second, question)
+            calls["z3_cpu"].append((time.thread_time() - start_cpu) * 1000)
+            calls["z3"].append((time.perf_counter() - start) * 1000)
+            start_cpu = time.thread_time()
+            own = getattr(first, question)(second).holds
+            calls["own_cpu"].append((time.thread_time() - start_cpu) * 1000)
+            decided["encoded"] += _encoded(first, second)
+            decided["z3"] += solved is not None
+            decided["own"] += own is not None
+            decided["both"] += solved is not None and own is not None
+            decided["differ"] += solved is not None and own is not None and solved != own
+    return {"calls": calls, "decided": decided}
+
+
+def _encoded(a: af.Filter, b: af.Filter) -> bool:
+    from . import algebra_z3
+
+    encoder = algebra_z3.Encoder(a.schema)
+    try:
+        encoder.node(a.lowered_at())
+        encoder.node(b.lowered_at())
+    except algebra_z3.Unsupported:
+        return False
+    return True
+
+
+def report_z3(found: dict[str, Any]) -> str:
+    calls, decided = found["calls"], found["decided"]
+    n = len(calls["z3"])
+    return "\n".join(
+        [
+            f"z3: calls {n}, encoded {decided['encoded'] / n:.1%}, decided {decided['z3'] / n:.1%}"
+            f" (own procedure: {decided['own'] / n:.1%}); both decided {decided['both']},"
+            f" answers differ {decided['differ']}",
+            _line("z3 time per call (encoding, solving, checking the model)", calls["z3"]),
+            _line("  CPU time", calls["z3_cpu"]),
+            _line("own procedure, CPU time (asked after z3)", calls["own_cpu"]),
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--filters", type=int, default=10_000)
     parser.add_argument("--pairs", type=int, default=500)
     parser.add_argument("--seed", type=int, default=39)
+    parser.add_argument("--z3", action="store_true", help="the same calls through z3 too")
     args = parser.parse_args(argv)
-    print(report(measure(pairs(args.filters, args.pairs, args.seed))), flush=True)
+    drawn = pairs(args.filters, args.pairs, args.seed)
+    print(report(measure(drawn)), flush=True)
+    if args.z3:
+        print(report_z3(measure_z3(drawn)), flush=True)
     return 0
 
 

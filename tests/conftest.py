@@ -20,7 +20,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
 
-pytest_plugins = ["tests.servers", "tests.spark_session", "tests.clickhouse_engines"]
+pytest_plugins = [
+    "tests.servers",
+    "tests.spark_session",
+    "tests.clickhouse_engines",
+    "tests.space_databases",
+]
 
 settings.register_profile(
     "ci",

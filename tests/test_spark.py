@@ -86,6 +86,24 @@ def test_nan_in_a_double_column_is_a_missing_number(spark: Any) -> None:
         assert found == expected == expected_memory, where
 
 
+def test_a_record_holding_nan_is_stored_as_a_missing_number(spark: Any) -> None:
+    """`frame_for` reads a record's NaN as `matches` does, null: a filter asked without the
+    column types (no `dtypes`, or as Spark SQL) then answers as `matches` (a witness of the
+    algebra, tests/test_algebra_engines.py, found the frame holding NaN, not null)."""
+    from audiencefilter.backends.spark import frame_for
+
+    records = [{"id": "nan", "points": float("nan")}, {"id": "one", "points": 1}]
+    frame = frame_for(spark, records, af.CONTACT)
+    frame.createOrReplaceTempView("nan_contacts")
+    for where in ({"points": None}, {"points": {"not": None}}, {"points": {"gte": 0}}):
+        flt = af.parse(where)
+        expected = {r["id"] for r in records if flt.matches(r)}
+        assert _ids(frame, flt.to_pyspark(session=spark)) == expected, where
+        condition = flt.to_sql("spark", table="nan_contacts")
+        rows = spark.sql(f"SELECT id FROM nan_contacts WHERE {condition}").collect()
+        assert {r["id"] for r in rows} == expected, where
+
+
 def test_a_column_of_the_wrong_type_is_named(spark: Any) -> None:
     from pyspark.sql import types as T
 

@@ -11,6 +11,7 @@ from typing import Any
 from pyspark.sql import types as T
 
 from ..language.fields import FieldType, Schema
+from ..language.python_values import plain_value
 from ..language.relations import Relation
 
 CANONICAL: Mapping[FieldType, Any] = {
@@ -44,11 +45,13 @@ def field_values(
 ) -> tuple[dict[str, list[Any]], dict[str, Any]]:
     """Each field's values of `records`, converted, and its column type: the one conversion
     both a frame's columns and a relation's struct fields go through. A field declared inside
-    JSON has no column of its own: its value is read from the JSON column."""
+    JSON has no column of its own: its value is read from the JSON column. Each value is read
+    as `matches` reads it (`language/python_values.py`): a NaN is null, not a DOUBLE NaN that a
+    filter compiled without the column types would take for a number."""
     data: dict[str, list[Any]] = {}
     types: dict[str, Any] = {}
     for field in (f for f in schema.fields if not f.source):
-        values = [record.get(field.name) for record in records]
+        values = [plain_value(record.get(field.name)) for record in records]
         data[field.name], types[field.name] = _converted(field.type, values)
     return data, types
 
