@@ -22,7 +22,7 @@ those rules live here once:
 
 What differs between the engines is spelling (a typed literal, a membership test, a cast) and
 how each reads strings, instants, anniversaries, list fields and JSON: an engine is a
-`ColumnAlgebra` and a subclass of `FrameCore` with those hooks (`columnar.py`, `spark.py`).
+`ColumnAlgebra` and a subclass of `FrameCore` with those hooks (`polars.py`, `spark.py`).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
-from ..errors import RecordError
-from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import (
+from ...errors import RecordError
+from ...language.fields import FieldType, Op, Schema
+from ...language.nodes import (
     Aggregated,
     And,
     Blank,
@@ -50,7 +50,7 @@ from ..language.nodes import (
     Quantified,
     blank_form,
 )
-from ..language.relations import (
+from ...language.relations import (
     Aggregate,
     Quantifier,
     Relation,
@@ -58,14 +58,14 @@ from ..language.relations import (
     relation_of,
     value_schema,
 )
-from ..language.values import (
+from ...language.values import (
     as_integer,
     double_bound,
     double_exact,
     integer_bound,
     out_of_range,
 )
-from ..language.visitor import Visitor
+from ...language.visitor import Visitor
 
 C = TypeVar("C")
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from pyspark.sql import types as T
 
-from ..language.fields import FieldType, Schema
-from ..language.relations import Relation
+from ...language.fields import FieldType, Schema
+from ...language.relations import Relation
 
 CANONICAL: Mapping[FieldType, Any] = {
     FieldType.STRING: T.StringType(),
@@ -56,7 +56,7 @@ def field_values(
 def _converted(kind: FieldType, values: list[Any]) -> tuple[list[Any], Any]:
     import json
 
-    from ..language.values import record_date, record_datetime
+    from ...language.values import record_date, record_datetime
 
     if kind is FieldType.DATETIME:
         values = [None if v is None else record_datetime(v) for v in values]

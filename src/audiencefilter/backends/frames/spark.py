@@ -40,16 +40,16 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, cast
 
-from ..errors import FrameError
-from ..language.anniversary import MonthDays
-from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import Comparison, IsNull, ListTest, Node, walk
-from ..language.relations import Aggregate, Relation
-from .frame_core import FrameCore, Integers, Rows, balanced, compare
-from .sql.dialects import DIALECTS
-from .sql.dialects.base import refused_comparison
-from .sql.dialects.spark import fold_refusal, order_refusal
-from .sql.text import SqlWriter
+from ...errors import FrameError
+from ...language.anniversary import MonthDays
+from ...language.fields import ORDERING_OPS, FieldType, Op, Schema
+from ...language.nodes import Comparison, IsNull, ListTest, Node, walk
+from ...language.relations import Aggregate, Relation
+from ..sql.dialects import DIALECTS
+from ..sql.dialects.base import refused_comparison
+from ..sql.dialects.spark import fold_refusal, order_refusal
+from ..sql.text import SqlWriter
+from .core import FrameCore, Integers, Rows, balanced, compare
 
 try:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -170,7 +170,7 @@ _PINNED = {
 
 
 class SparkAlgebra:
-    """The column algebra in PySpark (`frame_core.ColumnAlgebra`)."""
+    """The column algebra in PySpark (`core.ColumnAlgebra`)."""
 
     def literal(self, value: Any) -> Column:
         if type(value) is int and not -(2**63) <= value < 2**63:
