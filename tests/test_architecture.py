@@ -414,6 +414,24 @@ def test_the_frame_engines_take_number_and_relation_rules_from_the_core(adapter:
     assert _names_imported(path) & FRAME_RULES == set()
 
 
+#: What the frame core reads of a frame's types once for every engine: a field's column type
+#: and a relation's struct field types; an engine says only how its list of structs looks.
+FRAME_TYPE_LOOKUPS = {"dtype", "struct_dtypes"}
+
+
+def test_the_frame_engines_read_column_types_through_the_core() -> None:
+    defined = {
+        path.name: {
+            n.name
+            for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, ast.FunctionDef) and n.name in FRAME_TYPE_LOOKUPS
+        }
+        for path in (PACKAGE / "backends" / "frames").glob("*.py")
+    }
+    assert defined.pop("core.py") == FRAME_TYPE_LOOKUPS
+    assert not any(defined.values()), defined
+
+
 def test_the_frame_core_knows_no_engine() -> None:
     tree = ast.parse((PACKAGE / "backends" / "frames" / "core.py").read_text(encoding="utf-8"))
     imported = {

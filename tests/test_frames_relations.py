@@ -115,6 +115,26 @@ def test_a_struct_data_column_is_a_short_frame_error(spark: Any, where: dict[str
     assert len(message) < 400
 
 
+WRONG_ROWS = {"orders": {"some": {"total": {"gte": 2}}}}
+
+
+def test_polars_a_relation_column_of_another_type_is_a_frame_error() -> None:
+    import polars as pl
+
+    frame = pl.DataFrame({"email": ["a"], "tags": [["x"]], "data": ['{"k": 1}'], "orders": [3]})
+    with pytest.raises(af.FrameError, match=r'"orders" is Int64; expected a List of Struct, one'):
+        af.parse(WRONG_ROWS, SCHEMA).select_frame(frame)
+
+
+@pytest.mark.spark
+def test_pyspark_a_relation_column_of_another_type_is_a_frame_error(spark: Any) -> None:
+    """It was a bare `TypeError`, where polars' same refusal is a `FrameError`: the relation's
+    column types are read by the frame core once (`struct_dtypes`), for both engines."""
+    frame = spark.createDataFrame([("a", 3)], "email string, orders long")
+    with pytest.raises(af.FrameError, match=r'"orders" is LongType\(\); expected an ARRAY of'):
+        af.parse(WRONG_ROWS, SCHEMA).select_frame(frame).collect()
+
+
 BIG = af.Schema.of(email="string").with_relations(
     af.Relation("orders", af.Schema.of(total="number"), many=True)
 )

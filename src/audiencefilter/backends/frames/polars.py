@@ -77,7 +77,7 @@ from ...language.nodes import (
     Node,
     Quantified,
 )
-from ...language.relations import Aggregate, Relation
+from ...language.relations import Aggregate
 from ...language.values import decimal_literals
 from .core import (
     FrameCore,
@@ -216,6 +216,8 @@ class _Expressions(FrameCore[pl.Expr]):
     """The polars adapter of the frame core: how polars reads each type."""
 
     engine = "polars"
+    canonical = CANONICAL
+    rows_type = "a List of Struct"
 
     def over(
         self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], pl.Expr]
@@ -387,11 +389,6 @@ class _Expressions(FrameCore[pl.Expr]):
             tested = self.json_rows(node, column, dtype, _value_truth, _json_text_truth)
         return tested.fill_null(True) if isinstance(node, IsNull) else tested
 
-    def dtype(self, field: str) -> Any:
-        kind = self.schema[field].type
-        found = self.dtypes.get(self.columns.get(field, field))
-        return CANONICAL[kind] if found is None else found
-
     def conversion(self, kind: FieldType, column: str, dtype: Any) -> str:
         """The advice closing a `FrameError`: a conversion of the frame's column (a pandas
         frame's adapter, `narwhals.py`, advises pandas code)."""
@@ -503,18 +500,11 @@ class _Expressions(FrameCore[pl.Expr]):
 
     # ---- relations: a List of Struct, one struct per related row ----------------------------
 
-    def struct_dtypes(self, relation: Relation, dtype: Any) -> dict[str, Any]:
-        found: dict[str, Any] = {f.name: CANONICAL[f.type] for f in relation.schema.fields}
-        if dtype is None:
-            return found
+    def struct_fields(self, dtype: Any) -> Mapping[str, Any] | None:
         inner = getattr(dtype, "inner", None)
         if not isinstance(dtype, pl.List) or not isinstance(inner, pl.Struct):
-            raise FrameError(
-                f'column "{relation.name}" for relation "{relation.name}" is {dtype}; expected a '
-                "List of Struct, one struct per related row"
-            )
-        found.update({f.name: f.dtype for f in inner.fields if f.name in found})
-        return found
+            return None
+        return {f.name: f.dtype for f in inner.fields}
 
     def element_test(self, rows: Rows[pl.Expr], where: Node) -> pl.Expr:
         """W for each list element (`pl.element()`), TRUE or FALSE."""

@@ -221,6 +221,8 @@ class _Columns(FrameCore[Column]):
     """The PySpark adapter of the frame core: how Spark reads each type."""
 
     engine = "PySpark"
+    canonical = CANONICAL
+    rows_type = "an ARRAY of STRUCT"
 
     def over(
         self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], Column]
@@ -232,10 +234,6 @@ class _Columns(FrameCore[Column]):
 
     def all_null(self, field: str) -> bool:
         return isinstance(self.dtype(field), T.NullType)
-
-    def dtype(self, field: str) -> Any:
-        found = self.dtypes.get(self.columns.get(field, field))
-        return CANONICAL[self.schema[field].type] if found is None else found
 
     def text_pair(self, field: str, other: str) -> tuple[Column, Column]:
         """Both compared by code points (`UTF8_BINARY`), whatever their collation."""
@@ -410,18 +408,11 @@ class _Columns(FrameCore[Column]):
 
     # ---- relations: an ARRAY of STRUCT, one struct per related row --------------------------
 
-    def struct_dtypes(self, relation: Relation, dtype: Any) -> dict[str, Any]:
-        found: dict[str, Any] = {f.name: CANONICAL[f.type] for f in relation.schema.fields}
-        if dtype is None:
-            return found
+    def struct_fields(self, dtype: Any) -> Mapping[str, Any] | None:
         element = getattr(dtype, "elementType", None)
         if not isinstance(dtype, T.ArrayType) or not isinstance(element, T.StructType):
-            raise TypeError(
-                f'column "{relation.name}" for relation "{relation.name}" is {dtype}; expected '
-                "an ARRAY of STRUCT, one struct per related row"
-            )
-        found.update({f.name: f.dataType for f in element.fields if f.name in found})
-        return found
+            return None
+        return {f.name: f.dataType for f in element.fields}
 
     def tested(self, rows: Rows[Column], where: Node, function: str) -> Column:
         """`exists`, `forall` or `filter` of the related rows by W: a PySpark lambda, or a
