@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import audiencefilter as af
-from audiencefilter.backends.memory import compile_node
+from audiencefilter.backends.memory.compiler import compile_node
 
 from .data import FIELDS, Contacts
 from .filters import BenchFilter
@@ -151,7 +151,7 @@ class Frames:
         if self.frame is None or self.frame.height != len(contacts):
             import polars as pl
 
-            from audiencefilter.backends.columnar import CANONICAL
+            from audiencefilter.backends.frames.polars import CANONICAL
 
             dtypes = {name: CANONICAL[af.CONTACT[name].type] for name in FIELDS}
             frame = pl.DataFrame(contacts.columns, schema=dtypes)

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import audiencefilter as af
-from audiencefilter.backends.memory_tracked import Tracked
+from audiencefilter.backends.filter_set.tracked import Tracked
 
 from .filterset_workload import Workload, parse_all
 

@@ -156,7 +156,7 @@ def _clock_gaps(rows: list[dict[str, Any]], size: int, rounds: int) -> list[Gap]
 def polars_gaps(size: int, rounds: int) -> list[Gap]:
     import polars as pl
 
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     data = relations.generate(max(size // 5, 100), size * 2)
     frame = frame_for(data.contacts, af.CONTACT).select("actions")

@@ -175,7 +175,7 @@ def _anniversary_memory(rows: list[dict[str, Any]], rounds: int) -> Gate:
 def polars_gates(size: int, rounds: int) -> list[Gate]:
     import polars as pl
 
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     rows = _with_tags(generate(size).rows)
     frame = frame_for(rows, SCHEMA)

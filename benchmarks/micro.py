@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import audiencefilter as af
-from audiencefilter.backends.memory import compile_node
+from audiencefilter.backends.memory.compiler import compile_node
 
 from .data import FIELDS
 from .filters import BenchFilter
@@ -64,7 +64,7 @@ def _steps() -> tuple[
     else:
         missing["parse_text"] = "not available (no audiencefilter.parse_text)"
     try:
-        import audiencefilter.backends.columnar  # noqa: F401 - fails without the columnar extra
+        import audiencefilter.backends.frames.polars  # noqa: F401 - fails without the columnar extra
 
         steps["to_polars"] = lambda bench, flt: lambda: flt.to_polars()
     except ImportError as exc:

@@ -257,7 +257,7 @@ def postgres_rows(data: Data, repeats: int, url: str) -> list[Row]:
 def polars_rows(data: Data, repeats: int) -> list[Row]:
     import polars as pl
 
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     ids = pl.Series("id", [c["id"] for c in data.contacts])
     frame = frame_for(data.contacts, af.CONTACT).select("actions").with_columns(ids)

@@ -159,7 +159,7 @@ def run_engine(engine: str, files: list[str], repeat: int) -> dict[str, Any]:
     results: dict[str, Any] = {}
     cores = os.cpu_count() or 2
     if engine == "spark":
-        from audiencefilter.backends.spark import local_session
+        from audiencefilter.backends.frames.spark import local_session
 
         session = local_session(cores, "audiencefilter-bench", {"spark.driver.memory": "6g"})
         session.sparkContext.setLogLevel("ERROR")
@@ -178,7 +178,7 @@ def run_engine(engine: str, files: list[str], repeat: int) -> dict[str, Any]:
     elif engine == "polars":
         import polars as pl
 
-        from audiencefilter.backends.columnar import to_polars
+        from audiencefilter.backends.frames.polars import to_polars
 
         scan = pl.scan_parquet(files)
         dtypes = scan.collect_schema()

@@ -25,7 +25,7 @@ import celpy
 from celpy import celtypes
 
 import audiencefilter as af
-from audiencefilter.formats.cel import READ_TYPES
+from audiencefilter.formats.cel.reader import READ_TYPES
 from audiencefilter.language.fields import FieldType
 
 _ENVIRONMENT = celpy.Environment()

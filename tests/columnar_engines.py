@@ -18,7 +18,7 @@ from tests.engine_kinds import Engine, Records
 try:
     import polars as pl
 
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 except ImportError:  # pragma: no cover - the columnar extra is not installed
     COLUMNAR_ENGINES: list[Engine] = []
 else:

@@ -1,4 +1,4 @@
-"""The pandas back-end (`narwhals_frames.py`) as engines for the conformance and differential
+"""The pandas back-end (`frames/narwhals.py`) as engines for the conformance and differential
 suites: one pandas frame with pandas' default NumPy dtypes and one with pyarrow dtypes, each
 built from the `given` records by `pandas_frame_for`, and a pyarrow Table, all selected by
 `Filter.select_frame`. Without pandas and narwhals (the `pandas` extra) there are none.
@@ -15,7 +15,7 @@ try:
     import narwhals  # noqa: F401
     import pandas as pd
 
-    from audiencefilter.backends.narwhals_frames import pandas_frame_for
+    from audiencefilter.backends.frames.narwhals import pandas_frame_for
 except ImportError:  # pragma: no cover - the pandas extra is not installed
     PANDAS_ENGINES: list[Engine] = []
 else:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import audiencefilter as af
-from audiencefilter.backends import memory_graph_fast
+from audiencefilter.backends.filter_set import graph_fast as memory_graph_fast
 from audiencefilter.testing.space import JSON_COLUMN, OWNER, RELATED, Batch, json_encoded
 from tests.oracle import Truth, truth
 from tests.wide_engines import BeyondDoubles, doubled
@@ -447,7 +447,7 @@ def _polars(raw: bool) -> Callable[..., list[Outcome]]:
 def _frame(schema: af.Schema, records: Records, raw: bool) -> Any:
     import polars as pl
 
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     frame = frame_for(list(records), schema).with_columns(
         id=pl.Series([r["id"] for r in records], dtype=pl.String)
@@ -487,7 +487,7 @@ def _pandas_frame(
 ) -> Any:
     import pandas as pd
 
-    from audiencefilter.backends.narwhals_frames import pandas_frame_for
+    from audiencefilter.backends.frames.narwhals import pandas_frame_for
 
     frame = pandas_frame_for(list(records), schema, dtype_backend=backend)
     frame["id"] = pd.Series([r["id"] for r in records], dtype=object)
@@ -513,7 +513,7 @@ select of hundreds of conditions in time that grows faster than their number."""
 
 def _spark(sql: bool) -> Callable[..., list[Outcome]]:
     def run(spark: Any, batch: Batch, filters: list[af.Filter], records: Records) -> list[Outcome]:
-        from audiencefilter.backends.spark import frame_for
+        from audiencefilter.backends.frames.spark import frame_for
 
         try:
             frame = frame_for(spark, list(records), batch.schema)

@@ -28,7 +28,7 @@ def _unavailable(reason: str) -> None:
 def spark() -> Iterator[Any]:
     """The shared local SparkSession."""
     try:
-        from audiencefilter.backends.spark import local_session
+        from audiencefilter.backends.frames.spark import local_session
     except ImportError as exc:
         _unavailable(f"pyspark is not installed: {exc}")
     try:

@@ -271,6 +271,63 @@ def test_each_package_imports_only_the_packages_below_it(package: str) -> None:
     assert not wrong, sorted(wrong)
 
 
+#: The back-end families (docs/architecture.md, The packages): each a folder of `backends/`, and the
+#: families each may import. A family imports none above it: the set's logic compiles its
+#: conditions with the in-memory compiler, the frame engines write Spark SQL's conditions with
+#: its dialect, and every back-end that reads storage names columns by `naming.py`.
+BACK_END_FAMILIES = {
+    "memory": set(),
+    "filter_set": {"memory"},
+    "frames": {"sql", "naming"},
+    "sql": {"naming"},
+    "django_orm": {"sql", "naming"},
+    "naming": set(),
+}
+#: What may sit in `backends/` outside a family folder: the shared column naming, and Django's
+#: back-end, one module.
+LOOSE_BACK_END_MODULES = {"naming", "django_orm"}
+
+
+def test_back_ends_sit_in_family_folders() -> None:
+    backends = PACKAGE / "backends"
+    loose = {p.stem for p in backends.glob("*.py")} - LOOSE_BACK_END_MODULES - {"__init__"}
+    assert not loose, f"back-end modules outside a family folder: {sorted(loose)}"
+    folders = {p.name for p in backends.iterdir() if (p / "__init__.py").exists()}
+    assert folders == set(BACK_END_FAMILIES) - LOOSE_BACK_END_MODULES
+
+
+def _family(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["audiencefilter", "backends"] and len(parts) > 2 else None
+
+
+@pytest.mark.parametrize("family", sorted(BACK_END_FAMILIES))
+def test_each_back_end_family_imports_only_the_families_below_it(family: str) -> None:
+    """`frames/` never reads `memory/`, `memory/` reads no other family, `filter_set/` reads
+    only `memory/`: a family can be moved or dropped with the ones below it."""
+    wrong = {
+        f"{module} -> {target}"
+        for module, targets in MODULES.items()
+        if _family(module) == family
+        for target in targets
+        if _family(target) not in (None, family, *BACK_END_FAMILIES[family])
+    }
+    assert not wrong, sorted(wrong)
+
+
+CEL = "audiencefilter.formats.cel"
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if _within(m, "audiencefilter.formats")])
+def test_the_formats_shared_modules_never_import_cel(module: str) -> None:
+    """`formats/cel/` is one format over the formats' shared helpers (folding, logic,
+    declared fields, refusals); those helpers and the other formats know nothing of it."""
+    if _within(module, CEL):
+        return
+    wrong = {m for m in MODULES[module] if _within(m, CEL)}
+    assert not wrong, f"{module} imports {sorted(wrong)}"
+
+
 SERVICE = "audiencefilter.service"
 
 
@@ -351,18 +408,37 @@ def _names_imported(path: Path) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("adapter", ["columnar.py", "spark.py"])
+@pytest.mark.parametrize("adapter", ["polars.py", "spark.py"])
 def test_the_frame_engines_take_number_and_relation_rules_from_the_core(adapter: str) -> None:
-    path = PACKAGE / "backends" / adapter
-    assert "audiencefilter.backends.frame_core" in _imports(path)
+    path = PACKAGE / "backends" / "frames" / adapter
+    assert "audiencefilter.backends.frames.core" in _imports(path)
     assert _names_imported(path) & FRAME_RULES == set()
 
 
+#: What the frame core reads of a frame's types once for every engine: a field's column type
+#: and a relation's struct field types; an engine says only how its list of structs looks.
+FRAME_TYPE_LOOKUPS = {"dtype", "struct_dtypes"}
+
+
+def test_the_frame_engines_read_column_types_through_the_core() -> None:
+    defined = {
+        path.name: {
+            n.name
+            for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, ast.FunctionDef) and n.name in FRAME_TYPE_LOOKUPS
+        }
+        for path in (PACKAGE / "backends" / "frames").glob("*.py")
+    }
+    assert defined.pop("core.py") == FRAME_TYPE_LOOKUPS
+    assert not any(defined.values()), defined
+
+
 def test_the_frame_core_knows_no_engine() -> None:
-    tree = ast.parse((PACKAGE / "backends" / "frame_core.py").read_text(encoding="utf-8"))
+    tree = ast.parse((PACKAGE / "backends" / "frames" / "core.py").read_text(encoding="utf-8"))
     imported = {
         alias.name for n in ast.walk(tree) if isinstance(n, ast.Import) for alias in n.names
     }
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not {name for name in imported if name.split(".")[0] in ("polars", "pyspark")}
-    assert FRAME_RULES - {"Quantifier"} <= _names_imported(PACKAGE / "backends" / "frame_core.py")
+    core = PACKAGE / "backends" / "frames" / "core.py"
+    assert FRAME_RULES - {"Quantifier"} <= _names_imported(core)

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.backends.memory import _Builder, _diagnose, _function, compile_node
+from audiencefilter.backends.memory.compiler import _Builder, _diagnose, _function, compile_node
 from audiencefilter.testing.strategies import NOW, filters, record_lists
 
 

@@ -82,7 +82,7 @@ def _polars_knows(record_id: str, flt: af.Filter) -> bool:
 def test_polars_anniversaries_at_the_calendar_edges() -> None:
     import polars as pl
 
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     frame = frame_for(RECORDS, SCHEMA).with_columns(id=pl.Series([r["id"] for r in RECORDS]))
     typed = [flt.select_frame(frame, now=now)["id"].to_list() for now, flt in CASES]
@@ -108,7 +108,7 @@ def test_spark_anniversaries_at_the_calendar_edges(spark: Any) -> None:
     """PySpark and Spark SQL, every case in one select."""
     from pyspark.sql import functions as F
 
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     frame = frame_for(spark, RECORDS, SCHEMA)
     columns = []
@@ -175,7 +175,7 @@ def test_pyspark_dates_at_the_calendar_edges(spark: Any) -> None:
     select; the `date` literals were Julian before 1582-10-15 and year 1 raised."""
     from pyspark.sql import functions as F
 
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     now = NOWS[0]
     frame = frame_for(spark, DAY_RECORDS, DAY_SCHEMA)
@@ -195,7 +195,7 @@ def test_pyspark_dates_at_the_calendar_edges(spark: Any) -> None:
 
 
 def test_polars_dates_at_the_calendar_edges() -> None:
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     now = NOWS[0]
     frame = frame_for(DAY_RECORDS, DAY_SCHEMA)

@@ -3,7 +3,7 @@ true for every record (a null or missing list too: the body is never evaluated),
 `[].exists(...)` false for every record, so `![].exists(...)` is true for every record; while
 `tags.exists(t, t in [])` iterates the record's list, fails for a null one, and is the
 filter's `hasSome: []` exactly. Each expression is generated from the macro forms
-`cel_lists.py` reads (plain and guarded, with and without `!`, empty and one-value literals)
+`cel/lists.py` reads (plain and guarded, with and without `!`, empty and one-value literals)
 and compared with the reference evaluator (celpy) on records covering a missing list, a null
 one, an empty one and lists with a null item."""
 
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import audiencefilter as af
-from audiencefilter.formats import cel
+from audiencefilter.formats.cel import reader as cel
 from audiencefilter.testing.space import STRINGS
 from tests.cel_reference import cel_matches
 

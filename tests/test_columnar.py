@@ -25,7 +25,7 @@ import audiencefilter as af
 from audiencefilter.testing.strategies import NOW, filters, record_lists
 
 pl = pytest.importorskip("polars")
-columnar = pytest.importorskip("audiencefilter.backends.columnar")
+columnar = pytest.importorskip("audiencefilter.backends.frames.polars")
 
 
 def memory_ids(flt: af.Filter, records: list[dict[str, Any]]) -> list[int]:

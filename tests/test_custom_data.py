@@ -64,7 +64,7 @@ def _sql(flt: af.Filter, dialect: str, params: bool) -> set[str]:
 def test_fields_declared_inside_data_work_on_every_back_end(
     where: dict[str, Any], expected: set[str]
 ) -> None:
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     flt = af.parse(where, CUSTOM)
     assert _memory(flt) == expected

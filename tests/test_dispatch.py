@@ -67,10 +67,10 @@ def test_every_visitor_refuses_a_new_node_kind_by_name(visitor: type[Visitor[Any
 
 
 def _function_walkers() -> dict[str, Callable[[Node], object]]:
-    from audiencefilter.backends.memory import compile_node
+    from audiencefilter.backends.memory.compiler import compile_node
     from audiencefilter.backends.sql.text import to_sql
     from audiencefilter.explain import explain
-    from audiencefilter.formats.cel_write import write as to_cel
+    from audiencefilter.formats.cel.write import write as to_cel
     from audiencefilter.rewrite.lower import lower
     from audiencefilter.rewrite.residual import residual
     from audiencefilter.rewrite.simplify import simplify, size

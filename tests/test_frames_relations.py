@@ -57,7 +57,7 @@ def _expected(flt: af.Filter) -> list[str]:
 
 @pytest.mark.parametrize("where", WHERES, ids=range(len(WHERES)))
 def test_polars_reads_the_related_row(where: dict[str, Any]) -> None:
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     flt = af.parse(where, SCHEMA)
     frame = frame_for(RECORDS, SCHEMA)
@@ -66,7 +66,7 @@ def test_polars_reads_the_related_row(where: dict[str, Any]) -> None:
 
 @pytest.mark.spark
 def test_pyspark_reads_the_related_row(spark: Any) -> None:
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     frame = frame_for(spark, RECORDS, SCHEMA)
     for where in WHERES:
@@ -115,6 +115,26 @@ def test_a_struct_data_column_is_a_short_frame_error(spark: Any, where: dict[str
     assert len(message) < 400
 
 
+WRONG_ROWS = {"orders": {"some": {"total": {"gte": 2}}}}
+
+
+def test_polars_a_relation_column_of_another_type_is_a_frame_error() -> None:
+    import polars as pl
+
+    frame = pl.DataFrame({"email": ["a"], "tags": [["x"]], "data": ['{"k": 1}'], "orders": [3]})
+    with pytest.raises(af.FrameError, match=r'"orders" is Int64; expected a List of Struct, one'):
+        af.parse(WRONG_ROWS, SCHEMA).select_frame(frame)
+
+
+@pytest.mark.spark
+def test_pyspark_a_relation_column_of_another_type_is_a_frame_error(spark: Any) -> None:
+    """It was a bare `TypeError`, where polars' same refusal is a `FrameError`: the relation's
+    column types are read by the frame core once (`struct_dtypes`), for both engines."""
+    frame = spark.createDataFrame([("a", 3)], "email string, orders long")
+    with pytest.raises(af.FrameError, match=r'"orders" is LongType\(\); expected an ARRAY of'):
+        af.parse(WRONG_ROWS, SCHEMA).select_frame(frame).collect()
+
+
 BIG = af.Schema.of(email="string").with_relations(
     af.Relation("orders", af.Schema.of(total="number"), many=True)
 )
@@ -133,7 +153,7 @@ BIG_WHERES = [
 
 @pytest.mark.parametrize("where", BIG_WHERES, ids=range(len(BIG_WHERES)))
 def test_polars_sums_past_64_bits_exactly(where: dict[str, Any]) -> None:
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     flt = af.parse(where, BIG)
     expected = [r["email"] for r in flt.select(BIG_RECORDS)]
@@ -142,7 +162,7 @@ def test_polars_sums_past_64_bits_exactly(where: dict[str, Any]) -> None:
 
 @pytest.mark.spark
 def test_pyspark_sums_past_64_bits_exactly(spark: Any) -> None:
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     frame = frame_for(spark, BIG_RECORDS, BIG)
     for where in BIG_WHERES:
@@ -153,7 +173,7 @@ def test_pyspark_sums_past_64_bits_exactly(spark: Any) -> None:
 
 def test_polars_number_lists_keep_integers_exact_or_say_why_not() -> None:
     """`number[]` lists were Float64 whatever they held: 2^53 + 1 became 2^53 silently."""
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     schema = af.Schema.of(id="string", scores="number[]")
     records = [{"id": "a", "scores": [2**53 + 1]}, {"id": "b", "scores": [2**53]}]
@@ -175,7 +195,7 @@ NESTED_WHERE = {"orders": {"some": {"lines": {"some": {"sku": "x"}}}}}
 
 def test_polars_refuses_a_relation_inside_a_relation_in_the_shared_words() -> None:
     """It stopped with a raw `ComputeError`; memory, SQL text and SQLAlchemy answer it."""
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     flt = af.parse(NESTED_WHERE, NESTED)
     assert [r["email"] for r in flt.select(NESTED_RECORDS)] == ["a"]
@@ -185,7 +205,7 @@ def test_polars_refuses_a_relation_inside_a_relation_in_the_shared_words() -> No
 
 @pytest.mark.spark
 def test_pyspark_refuses_a_relation_inside_a_relation_in_the_shared_words(spark: Any) -> None:
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     flt = af.parse(NESTED_WHERE, NESTED)
     with pytest.raises(af.FilterError, match=r"PySpark does not evaluate a relation inside a"):
@@ -211,7 +231,7 @@ def test_pyspark_anniversaries_at_the_calendar_edges_follow_memory(spark: Any) -
     polars and the SQL engines: tests/test_calendar_edges.py)."""
     from datetime import datetime
 
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     frame = frame_for(spark, EDGES, af.CONTACT).select("id", "createdAt")
     for zone, now_text in EDGE_CASES:
@@ -315,7 +335,7 @@ def _as_text(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _polars_frame(encoding: str) -> Any:
     import polars as pl
 
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     if encoding == "frame_for":
         return frame_for(TYPED_RECORDS, TYPED_SCHEMA)
@@ -346,7 +366,7 @@ def test_polars_related_fields_in_every_placement_and_encoding(encoding: str, wa
 def test_frame_for_makes_no_column_for_a_field_declared_inside_json() -> None:
     """A `plan` column (null) beside `data` hid whether a back-end read the JSON; a user's frame
     has none, so `frame_for` makes none, the contact's or a related row's."""
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     schema = TYPED_SCHEMA.with_fields(rank=("number", ("data", "rank")))
     frame = frame_for(TYPED_RECORDS, schema)
@@ -361,7 +381,7 @@ def test_pyspark_related_fields_in_every_placement_and_encoding(spark: Any) -> N
     a short FrameError naming the relation, where it was a raw AnalysisException."""
     from pyspark.sql import functions as F
 
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     rows = "array<struct<total:bigint,tags:array<string>,data:string>>"
     text = spark.createDataFrame(

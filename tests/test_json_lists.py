@@ -457,7 +457,7 @@ def _agrees_on_spark(
     spark: Any, kind: Kind, placement: str, schema: af.Schema, records: list[dict[str, Any]]
 ) -> None:
     """Every case on `records` in one select: a column per case and per negation."""
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     related = bool(schema.relations)
     positive, negative = IN_ORDER if related else ON_CONTACT

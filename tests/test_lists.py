@@ -149,7 +149,7 @@ def _polars_ids(flt: af.Filter, rows: list[dict[str, Any]]) -> set[str] | None:
     try:
         import polars as pl
 
-        from audiencefilter.backends.columnar import frame_for
+        from audiencefilter.backends.frames.polars import frame_for
     except ImportError:  # the columnar extra is not installed
         return None
     frame = frame_for(rows, SCHEMA).with_columns(id=pl.Series([r["id"] for r in rows]))
@@ -253,7 +253,7 @@ def test_json_arrays_give_memorys_answer_everywhere(
     try:
         import polars as pl
 
-        from audiencefilter.backends.columnar import frame_for
+        from audiencefilter.backends.frames.polars import frame_for
     except ImportError:  # the columnar extra is not installed
         pass
     else:
@@ -284,7 +284,7 @@ def test_spark_gives_memorys_answer_on_lists(
 ) -> None:
     from pyspark.sql import functions as F
 
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     rows = _ids(records)
     flt = af.parse(where, SCHEMA)

@@ -1,6 +1,6 @@
-"""The in-memory and polars accelerators (`backends/memory_fast.py`,
-`backends/columnar_lists.py`, the inline anniversaries and `matches(record, now=...)` of
-`backends/memory.py`) answer exactly as the plain paths.
+"""The in-memory and polars accelerators (`backends/memory/fast.py`,
+`backends/frames/polars_lists.py`, the inline anniversaries and `matches(record, now=...)` of
+`backends/memory/compiler.py`) answer exactly as the plain paths.
 
 Each property compiles a filter twice, with the switch on and off, and runs both on the same
 generated records, wrong types included: the same answer, or `RecordError` from both.
@@ -21,9 +21,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.backends import columnar_lists, memory_fast, memory_paths
-from audiencefilter.backends.columnar import frame_for
-from audiencefilter.backends.memory import compile_node
+from audiencefilter.backends.frames import polars_lists as columnar_lists
+from audiencefilter.backends.frames.polars import frame_for
+from audiencefilter.backends.memory import fast as memory_fast
+from audiencefilter.backends.memory import paths as memory_paths
+from audiencefilter.backends.memory.compiler import compile_node
 from audiencefilter.language.anniversary import MonthDays
 from audiencefilter.language.nodes import Comparison
 

@@ -1,4 +1,4 @@
-"""`FilterSet` answers as each of its filters alone (`backends/memory_many.py`).
+"""`FilterSet` answers as each of its filters alone (`backends/filter_set/many.py`).
 
 Filters are drawn as groups of conditions from a small shared pool, as accounts reuse theirs,
 so that the set's shared conditions and indexes are exercised; records come tame, hostile,
@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.backends import memory_graph_fast
+from audiencefilter.backends.filter_set import graph_fast as memory_graph_fast
 from audiencefilter.testing.relation_strategies import relation_wheres
 from audiencefilter.testing.strategies import (
     NOW,

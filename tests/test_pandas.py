@@ -1,4 +1,4 @@
-"""The pandas back-end (`narwhals_frames.py`): the in-memory answers on pandas and pyarrow frames.
+"""The pandas back-end (`frames/narwhals.py`): the in-memory answers on pandas and pyarrow frames.
 
 The conformance suite runs on it through `tests/pandas_engines.py` (frames built by
 `pandas_frame_for`); this file adds random filters against `Filter.matches`, and frames as a
@@ -24,7 +24,7 @@ from audiencefilter.testing.strategies import NOW, filters, record_lists
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("narwhals")
-frames = pytest.importorskip("audiencefilter.backends.narwhals_frames")
+frames = pytest.importorskip("audiencefilter.backends.frames.narwhals")
 
 
 def memory_ids(flt: af.Filter, records: list[dict[str, Any]]) -> list[int]:

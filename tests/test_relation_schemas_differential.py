@@ -109,7 +109,7 @@ def test_relation_schemas_with_lists_and_json_agree(
 
 @pytest.mark.spark
 def test_relation_schemas_with_lists_and_json_agree_on_pyspark(spark: Any) -> None:
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     @settings(max_examples=15)
     @given(contacts(), relation_filters)

@@ -29,7 +29,7 @@ def _ids(frame: Any, condition: Any) -> set[Any]:
 def test_literals_spark_could_misread_match_themselves_only(spark: Any, literal: str) -> None:
     from pyspark.sql import functions as F
 
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     records = [
         {"id": "same", "email": literal},
@@ -90,7 +90,7 @@ def test_a_record_holding_nan_is_stored_as_a_missing_number(spark: Any) -> None:
     """`frame_for` reads a record's NaN as `matches` does, null: a filter asked without the
     column types (no `dtypes`, or as Spark SQL) then answers as `matches` (a witness of the
     algebra, tests/test_algebra_engines.py, found the frame holding NaN, not null)."""
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     records = [{"id": "nan", "points": float("nan")}, {"id": "one", "points": 1}]
     frame = frame_for(spark, records, af.CONTACT)
@@ -137,7 +137,7 @@ def test_without_a_session_the_error_says_to_start_one() -> None:
 def test_without_java_the_error_says_to_install_it(tmp_path: Any) -> None:
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     env["PATH"] = str(tmp_path)  # no java on it
-    done = _python("from audiencefilter.backends.spark import local_session; local_session()", env)
+    done = _python("import audiencefilter as af; af.spark_session()", env)
     assert "Spark needs a Java 17+ runtime" in done.stderr
 
 

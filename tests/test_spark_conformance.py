@@ -54,7 +54,7 @@ def _batch(spark: Any, stem: str) -> dict[tuple[str, int], set[str] | Exception]
         return _batches[stem]
     from pyspark.sql import functions as F
 
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     suite = json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
     schema = af.Schema.from_mapping(suite["schema"]) if "schema" in suite else af.CONTACT

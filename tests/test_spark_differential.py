@@ -29,7 +29,7 @@ DATED = af.Schema.of("contact", createdAt="datetime")
 def test_spark_selects_what_memory_selects(spark: Any) -> None:
     from pyspark.sql import functions as F
 
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     some_filter = st.one_of(filters(hostile=True), filters(hostile=True), filters(DATED))
 

@@ -25,7 +25,7 @@ def _job() -> str:
 
 
 def test_the_documented_job_writes_the_audience(spark: Any, tmp_path: Path) -> None:
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     now = datetime.now(UTC)
     records = [

@@ -85,7 +85,7 @@ def test_a_literal_that_could_meet_a_difference_is_refused(spark: Any, literal: 
 
 
 def test_a_case_sensitive_literal_with_such_a_code_point_runs_on_pyspark(spark: Any) -> None:
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     records = [{"id": "a", "email": "x\ua7cb"}, {"id": "b", "email": "x\u0264"}]
     flt = af.parse({"email": {"endsWith": "\ua7cb"}})

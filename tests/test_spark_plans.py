@@ -17,7 +17,7 @@ pytestmark = pytest.mark.spark
 def test_optimized_plan_equals_the_hand_written_one(spark: Any, name: str) -> None:
     from pyspark.sql import types as T
 
-    from audiencefilter.backends.spark import CANONICAL
+    from audiencefilter.backends.frames.spark import CANONICAL
     from benchmarks.data import FIELDS
     from benchmarks.spark import BENCHES, _hand_written
 

@@ -200,7 +200,7 @@ def test_number_edges_agree_with_memory_on_polars() -> None:
     """polars, the columnar reference, on one frame. No polars list type holds 2^53 + 1 beside
     0.1 (a `FrameError` by design), so the `number[]` column is left out."""
     pl = pytest.importorskip("polars")
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     records = [_without_scores(r) for r in RECORDS]
     frame = frame_for(records, SCHEMA).with_columns(id=pl.Series([r["id"] for r in records]))
@@ -286,7 +286,7 @@ def test_sums_past_64_bits_agree_with_memory(name: str, request: pytest.FixtureR
 
 def test_sums_past_64_bits_agree_with_memory_on_polars() -> None:
     pl = pytest.importorskip("polars")
-    from audiencefilter.backends.columnar import frame_for
+    from audiencefilter.backends.frames.polars import frame_for
 
     frame = frame_for(SUM_RECORDS, af.CONTACT).with_columns(
         id=pl.Series([r["id"] for r in SUM_RECORDS])

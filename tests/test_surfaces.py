@@ -329,7 +329,7 @@ def test_service_preview_and_stored_membership(name: str, seeded: Any) -> None:
 
 @pytest.mark.spark
 def test_pyspark_agrees(spark: Any) -> None:
-    from audiencefilter.backends.spark import frame_for
+    from audiencefilter.backends.frames.spark import frame_for
 
     frame = frame_for(spark, RECORDS, SCHEMA)
     for name, where in sorted(SAMPLES.items()):

@@ -209,7 +209,7 @@ def polars_ids(
     try:
         import polars as pl
 
-        from audiencefilter.backends.columnar import frame_for
+        from audiencefilter.backends.frames.polars import frame_for
     except ImportError:  # pragma: no cover - the columnar extra is not installed
         return memory_ids(flt, records, now)
     try:

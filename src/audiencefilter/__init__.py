@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
     from .algebra import Comparison as AudienceComparison
     from .algebra import Verdict, compare
-    from .backends.memory_many import FilterSet
+    from .backends.filter_set.many import FilterSet
     from .backends.naming import snake_case
     from .explain import Explanation, Outcome
     from .formats import format_names
@@ -193,7 +193,7 @@ def spark_session(
     Raises:
         RuntimeError: no Java runtime is installed.
     """
-    from .backends.spark import local_session
+    from .backends.frames.spark import local_session
 
     return local_session(cores, app_name, config)
 
@@ -201,7 +201,7 @@ def spark_session(
 _LAZY = {
     "Verdict": "algebra",
     "compare": "algebra",
-    "FilterSet": "backends.memory_many",
+    "FilterSet": "backends.filter_set.many",
     "to_text": "text",
     "Explanation": "explain",
     "Outcome": "explain",

@@ -8,9 +8,9 @@
 
 Design choices:
 - A second, deliberately plain evaluator: a visitor with an explicit three-valued `Outcome`,
-  sharing no code with the compiled predicate of `backends/memory.py` beyond the value helpers
-  (`holds`, `record_datetime`). That the two agree on every filter and record is a property
-  test, so each checks the other.
+  sharing no code with the compiled predicate of `backends/memory/compiler.py` beyond the
+  value helpers (`holds`, `record_datetime`). That the two agree on every filter and record is
+  a property test, so each checks the other.
 - Nothing is short-circuited: an explanation shows every condition, including those that
   did not decide the result.
 - Conditions are shown in the text syntax, so an explanation reads like the filter; a relative

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
 
     from .algebra import Verdict
-    from .backends.memory import Evaluator, Matcher
+    from .backends.memory.compiler import Evaluator, Matcher
     from .explain import Explanation
 
 R = TypeVar("R", bound=Mapping[str, Any])
@@ -82,7 +82,7 @@ class Filter:
     def evaluator(self) -> Evaluator:
         """The compiled function behind every predicate: `(record, instants) -> bool`, where
         `instants` are those of `relatives` (and may be left out when there are none)."""
-        from .backends.memory import compile_node
+        from .backends.memory.compiler import compile_node
 
         return compile_node(self.lowered, self.schema)
 
@@ -110,7 +110,7 @@ class Filter:
         """
         if not self.clock.relatives:
             return _without_clock(self.predicate)
-        from .backends.memory import matcher
+        from .backends.memory.compiler import matcher
 
         return matcher(self.lowered, self.schema, self.evaluator, system_clock)
 
@@ -364,7 +364,7 @@ class Filter:
         filtered again and again (`select_frame` in a loop over batches of one schema) does
         not build its expression each time. polars expressions are immutable, so one serves
         every call."""
-        from .backends.columnar import to_polars
+        from .backends.frames.polars import to_polars
 
         moment = as_now(system_clock() if now is None else now) if self.clock.relatives else None
         key = (
@@ -543,18 +543,18 @@ class Filter:
         """
         columns = self._frame_columns(frame, columns, naming)
         if type(frame).__module__.startswith("pyspark."):
-            from .backends.spark import select_rows as select_spark_rows
+            from .backends.frames.spark import select_rows as select_spark_rows
 
             found = select_spark_rows(
                 self.lowered_at(now), self.schema, cast(Any, frame), columns=columns
             )
             return cast(F, found)
         if not type(frame).__module__.startswith("polars."):  # pandas, pyarrow: `pandas` extra
-            from .backends.narwhals_frames import select_rows as select_other_rows
+            from .backends.frames.narwhals import select_rows as select_other_rows
 
             found = select_other_rows(self.lowered_at(now), self.schema, frame, columns=columns)
             return cast(F, found)
-        from .backends.columnar import frame_dtypes
+        from .backends.frames.polars import frame_dtypes
 
         polars_frame = cast(Any, frame)
         expression = self._polars_expression(frame_dtypes(polars_frame), columns, now)
@@ -572,7 +572,7 @@ class Filter:
         matches and FALSE where it does not or is UNKNOWN: `frame[flt.frame_mask(frame)]`, or
         combined with the caller's own masks (needs the `pandas` extra). Columns are found as
         `select_frame` finds them."""
-        from .backends.narwhals_frames import frame_mask
+        from .backends.frames.narwhals import frame_mask
 
         columns = self._frame_columns(frame, columns, naming)
         return frame_mask(self.lowered_at(now), self.schema, frame, columns=columns)
@@ -583,9 +583,9 @@ class Filter:
         columns: Mapping[str, str] | None,
         naming: str | Callable[[str], str] | None,
     ) -> dict[str, str]:
-        """The column of each field the filter reads (`backends/frame_columns.py`); the fields
+        """The column of each field the filter reads (`backends/frames/columns.py`); the fields
         read are the same at every instant, so the filter's own lowered tree tells."""
-        from .backends.frame_columns import frame_columns
+        from .backends.frames.columns import frame_columns
 
         return frame_columns(self.lowered, self.schema, frame, columns, naming)
 
@@ -602,7 +602,7 @@ class Filter:
         Any thread may build it: without `session`, the thread's active session or else the
         process's default one is taken, as `pyspark.sql.functions` itself does.
         """
-        from .backends.spark import to_pyspark
+        from .backends.frames.spark import to_pyspark
 
         lowered = self.lowered_at(now)
         return to_pyspark(lowered, self.schema, columns=columns, dtypes=dtypes, session=session)

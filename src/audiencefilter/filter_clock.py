@@ -25,8 +25,8 @@ from .language.nodes import Node, relative_values, resolve
 from .language.relative import Ago, Clock, as_now, system_clock
 
 if TYPE_CHECKING:
-    from .backends.memory import Evaluator
-    from .backends.memory_clock import Clockwork
+    from .backends.memory.compiler import Evaluator
+    from .backends.memory.clock import Clockwork
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
@@ -128,7 +128,7 @@ class FilterClock(Generic[T]):
 
     @cached_property
     def _clockwork(self) -> Clockwork:
-        from .backends.memory_clock import Clockwork
+        from .backends.memory.clock import Clockwork
 
         return Clockwork(self._owner.evaluator, self.relatives, self.resolvers)
 

@@ -21,7 +21,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import audiencefilter as af
-from audiencefilter.formats import cel
+from audiencefilter.formats.cel import reader as cel
 from audiencefilter.testing.space import NOWS, SPACE, json_encoded, records, where_clauses
 from tests.cel_reference import cel_matches, exact_doubles
 

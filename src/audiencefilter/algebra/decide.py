@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..backends.memory import compile_node
+from ..backends.memory.compiler import compile_node
 from ..language.fields import FieldType, Schema
 from ..language.nodes import (
     Aggregated,

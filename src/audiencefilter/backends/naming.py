@@ -2,7 +2,7 @@
 
 Services name their storage their own way (`created_at` for the field `createdAt`), on every
 back-end that reads storage it did not build: SQLAlchemy targets (`sql/attributes.py`), Django
-models, polars, pandas and Spark frames (`frame_columns.py`). They all try the same names in
+models, polars, pandas and Spark frames (`frames/columns.py`). They all try the same names in
 the same order, so a filter that finds its columns on one finds them on another:
 
 1. `columns[name]`: a name spelled out is the only one tried;

@@ -25,7 +25,7 @@ FORMATS: Mapping[str, str] = {
     "mongodb": "mongodb",
     "react-querybuilder": "react_querybuilder",
     "sql": "sql_where",
-    "cel": "cel",
+    "cel": "cel.reader",
     "english": "english",
 }
 """Each format's name (as the API and the command line take it) and its module here."""

@@ -14,7 +14,7 @@ as something else (or refuse it). A writer therefore writes the read the field s
 - a declared date or list has no path form a reader reads as the declaration means (its text
   is compared as text, its items as an array's): refused everywhere, but a date in CEL,
   whose writer first tests its text at the path beside the text's type
-  (`cel_json.in_json`), and a list in CEL, as `array_contains` at its path.
+  (`cel/json_paths.py`'s `in_json`), and a list in CEL, as `array_contains` at its path.
 
 The place is `Field.read_at`, the rule lowering follows too.
 """

@@ -13,7 +13,7 @@ in docs/semantics.md, "Values from NumPy and pandas"):
 
 No NumPy or pandas import: the types are known by their module and name, so a record of
 plain values never pays for either library. The in-memory evaluator reads records as they
-are and turns here only when a value surprises it (`backends/memory.py`), so plain records
+are and turns here only when a value surprises it (`backends/memory/compiler.py`), so plain records
 cost nothing more.
 """
 

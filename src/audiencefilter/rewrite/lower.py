@@ -30,7 +30,7 @@ instead, in which these rules (docs/semantics.md, "Lowering") are already applie
 - With `now`, each relative date-time (`Ago`, `StartOf`) becomes its instant at that one
   `now`, so every condition of a statement sees the same moment. Without it they stay
   relative: the in-memory predicate binds them per call from its clock (see
-  `backends/memory.py`). With `keep_durations`, a duration compared with a column (no JSON
+  `backends/memory/compiler.py`). With `keep_durations`, a duration compared with a column (no JSON
   path) stays an `Ago` even at a `now`: the SQLAlchemy back-end binds it as a named
   parameter supplied at execution, so the expression outlives the instant.
 

@@ -1,7 +1,7 @@
 """Spark SQL (also what Databricks SQL runs): the dialect behind `to_sql("spark")`.
 
-The PySpark back-end (`backends/spark.py`) reads this module too: it writes conditions inside a
-JSON column as this SQL, so the rules for custom data on Spark live here only.
+The PySpark back-end (`backends/frames/spark.py`) reads this module too: it writes conditions
+inside a JSON column as this SQL, so the rules for custom data on Spark live here only.
 
 Design choices, each forced by a semantic rule of the filters:
 - Text literals: Spark reads backslashes as escapes (unless `escapedStringLiterals`) and

@@ -12,10 +12,10 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import FrameError
-from ..language.fields import FieldType, Schema
-from ..language.relations import Relation
-from ..language.values import double_exact
+from ...errors import FrameError
+from ...language.fields import FieldType, Schema
+from ...language.relations import Relation
+from ...language.values import double_exact
 
 INSTANT = pl.Datetime("us", "UTC")
 CANONICAL: Mapping[FieldType, Any] = {
@@ -82,7 +82,7 @@ def number_list_dtype(name: str, lists: list[Any]) -> Any:
 
 
 def _column_values(kind: FieldType, values: list[Any]) -> list[Any]:
-    from ..language.values import record_date, record_datetime
+    from ...language.values import record_date, record_datetime
 
     if kind is FieldType.DATETIME:
         return [None if v is None else record_datetime(v) for v in values]

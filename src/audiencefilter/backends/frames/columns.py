@@ -14,10 +14,10 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import FrameError
-from ..language.fields import Schema
-from ..language.nodes import Node, fields_used
-from .naming import Naming, names_to_try, naming_function, snake_case
+from ...errors import FrameError
+from ...language.fields import Schema
+from ...language.nodes import Node, fields_used
+from ..naming import Naming, names_to_try, naming_function, snake_case
 
 
 def stored_names(node: Node, schema: Schema) -> frozenset[str]:

@@ -10,9 +10,9 @@ from typing import Any
 
 from pyspark.sql import types as T
 
-from ..language.fields import FieldType, Schema
-from ..language.python_values import plain_value
-from ..language.relations import Relation
+from ...language.fields import FieldType, Schema
+from ...language.python_values import plain_value
+from ...language.relations import Relation
 
 CANONICAL: Mapping[FieldType, Any] = {
     FieldType.STRING: T.StringType(),
@@ -59,7 +59,7 @@ def field_values(
 def _converted(kind: FieldType, values: list[Any]) -> tuple[list[Any], Any]:
     import json
 
-    from ..language.values import record_date, record_datetime
+    from ...language.values import record_date, record_datetime
 
     if kind is FieldType.DATETIME:
         values = [None if v is None else record_datetime(v) for v in values]

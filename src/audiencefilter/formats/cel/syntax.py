@@ -3,7 +3,7 @@
 Design choices:
 - The parser follows CEL's grammar (`?:`, `||`, `&&`, relations, `+ -`, `* / %`, unary `!`
   and `-`, member selection, calls, indexes, list and map literals) so that everything CEL
-  can say is understood as CEL means it; the reader (`cel.py`) then takes the subset that maps
+  can say is understood as CEL means it; the reader (`reader.py`) then takes the subset that maps
   onto filters and refuses the rest by name at its own position.
 - `||` and `&&` chains are read in loops into n-ary nodes, and every other nesting (a
   parenthesis, a unary operator, a call's arguments, a list's items) counts one level against
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..language.limits import Limits
-from .cel_lexer import Token, Tokens, describe
+from ...language.limits import Limits
+from .lexer import Token, Tokens, describe
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +112,7 @@ class Logic:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """`c ? a : b`: read as the guard of a list of numbers (`cel_lists.py`), refused
+    """`c ? a : b`: read as the guard of a list of numbers (`lists.py`), refused
     elsewhere."""
 
     offset: int

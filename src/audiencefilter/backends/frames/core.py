@@ -22,7 +22,7 @@ those rules live here once:
 
 What differs between the engines is spelling (a typed literal, a membership test, a cast) and
 how each reads strings, instants, anniversaries, list fields and JSON: an engine is a
-`ColumnAlgebra` and a subclass of `FrameCore` with those hooks (`columnar.py`, `spark.py`).
+`ColumnAlgebra` and a subclass of `FrameCore` with those hooks (`polars.py`, `spark.py`).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
-from ..errors import RecordError
-from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import (
+from ...errors import FrameError, RecordError
+from ...language.fields import FieldType, Op, Schema
+from ...language.nodes import (
     Aggregated,
     And,
     Blank,
@@ -50,7 +50,7 @@ from ..language.nodes import (
     Quantified,
     blank_form,
 )
-from ..language.relations import (
+from ...language.relations import (
     Aggregate,
     Quantifier,
     Relation,
@@ -58,14 +58,14 @@ from ..language.relations import (
     relation_of,
     value_schema,
 )
-from ..language.values import (
+from ...language.values import (
     as_integer,
     double_bound,
     double_exact,
     integer_bound,
     out_of_range,
 )
-from ..language.visitor import Visitor
+from ...language.visitor import Visitor
 
 C = TypeVar("C")
 
@@ -231,6 +231,10 @@ class FrameCore(Visitor[C]):
 
     engine: str
     """Named where a construct is refused ("polars", "PySpark")."""
+    canonical: Mapping[FieldType, Any]
+    """The column type each field type is taken to have where the frame's types are unknown."""
+    rows_type: str
+    """A relation's column type as the engine names it ("a List of Struct"), for messages."""
 
     def __init__(
         self,
@@ -359,6 +363,27 @@ class FrameCore(Visitor[C]):
         values = value_schema(rows.relation, node.function, node.field)
         return self.over(values, {node.field: dtype}, lambda _field: value).visit(node.test)
 
+    def dtype(self, field: str) -> Any:
+        """The field's column type: the frame's, else its field type's canonical one."""
+        found = self.dtypes.get(self.columns.get(field, field))
+        return self.canonical[self.schema[field].type] if found is None else found
+
+    def struct_dtypes(self, relation: Relation, dtype: Any) -> dict[str, Any]:
+        """Each related field's type, read from the relation column's type (`dtype`, or None
+        when the frame's types are not known); a field the struct lacks has its canonical
+        type, as a contact's column does (`dtype`)."""
+        found: dict[str, Any] = {f.name: self.canonical[f.type] for f in relation.schema.fields}
+        if dtype is None:
+            return found
+        fields = self.struct_fields(dtype)
+        if fields is None:
+            raise FrameError(
+                f'column "{relation.name}" for relation "{relation.name}" is {dtype}; expected '
+                f"{self.rows_type}, one struct per related row"
+            )
+        found.update({name: inner for name, inner in fields.items() if name in found})
+        return found
+
     def rows(self, node: Quantified | Aggregated) -> Rows[C]:
         if self.column_of is not None:  # a related row's walker: a relation inside one
             raise refused_nested(self.engine, node.relation)
@@ -455,9 +480,9 @@ class FrameCore(Visitor[C]):
         zone, a date's own."""
 
     @abstractmethod
-    def struct_dtypes(self, relation: Relation, dtype: Any) -> dict[str, Any]:
-        """Each related field's type, read from the relation column's type (`dtype`, or None
-        when the frame's types are not known)."""
+    def struct_fields(self, dtype: Any) -> Mapping[str, Any] | None:
+        """The field types of a relation column's type, by name, or None when it is not a list
+        of structs (`rows_type`)."""
 
     @abstractmethod
     def rows_any(self, rows: Rows[C], where: Node) -> C:

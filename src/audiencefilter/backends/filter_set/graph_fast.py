@@ -18,7 +18,7 @@ too, from which rooted filters the record matched.
 
 Beside the plain climb and held to it by `tests/test_memory_many.py` (the same answers with
 it on and off, on generated filters sharing sub-trees). Off without numpy, with
-`AUDIENCEFILTER_FAST_GRAPH=0`, or with `audiencefilter.backends.memory_graph_fast.ENABLED =
+`AUDIENCEFILTER_FAST_GRAPH=0`, or with `audiencefilter.backends.filter_set.graph_fast.ENABLED =
 False` (read when a record starts being tracked).
 """
 
@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .memory_graph import AND, CONST, NOT, OR, Graph, Truth
+from .graph import AND, CONST, NOT, OR, Graph, Truth
 
 try:
     import numpy as np

@@ -43,9 +43,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from ..language.fields import FieldType, ListOp
-from ..language.nodes import ListTest
-from . import cel_syntax as cel
+from ...language.fields import FieldType, ListOp
+from ...language.nodes import ListTest
+from . import syntax as cel
 
 LIST_TYPES: Final = (
     FieldType.STRING_LIST,

@@ -29,7 +29,7 @@ Design choices, each keeping the answers identical to the in-memory back-end:
   3/10) times 10^scale. A Float32 column is widened to
   Float64 (exactly; `100.1` stays the Float64 100.1), and against a float column an integer
   that no float can represent becomes the nearest float bound; NaN (which polars orders above
-  everything) is a missing number, null (`frame_core.nan_is_null`).
+  everything) is a missing number, null (`core.nan_is_null`).
 - Date-times are compared as integers: the column's ticks since 1970 UTC (what polars stores
   for a Datetime of any unit, with any zone; a naive one is taken as UTC, as naive record
   values are; a Date counts days, i.e. midnight UTC) against the literal's exact instant in
@@ -62,12 +62,12 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from ..errors import FrameError
-from ..language import lists
-from ..language.anniversary import MonthDays
-from ..language.data_paths import truth
-from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import (
+from ...errors import FrameError
+from ...language import lists
+from ...language.anniversary import MonthDays
+from ...language.data_paths import truth
+from ...language.fields import ORDERING_OPS, FieldType, Op, Schema
+from ...language.nodes import (
     TRUE,
     Aggregated,
     Comparison,
@@ -77,11 +77,9 @@ from ..language.nodes import (
     Node,
     Quantified,
 )
-from ..language.relations import Aggregate, Relation
-from ..language.values import decimal_literals
-from .columnar_lists import native_list_test
-from .columnar_types import CANONICAL, field_columns, related_column
-from .frame_core import (
+from ...language.relations import Aggregate
+from ...language.values import decimal_literals
+from .core import (
     FrameCore,
     Integers,
     Rows,
@@ -90,6 +88,8 @@ from .frame_core import (
     integer_comparison,
     where_present,
 )
+from .polars_lists import native_list_test
+from .polars_types import CANONICAL, field_columns, related_column
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 Dtypes = Mapping[str, Any]
@@ -169,7 +169,7 @@ def frame_for(records: list[Mapping[str, Any]], schema: Schema) -> pl.DataFrame:
 
 
 class PolarsAlgebra:
-    """The column algebra in polars (`frame_core.ColumnAlgebra`)."""
+    """The column algebra in polars (`core.ColumnAlgebra`)."""
 
     def literal(self, value: Any) -> pl.Expr:
         return pl.lit(value)
@@ -216,6 +216,8 @@ class _Expressions(FrameCore[pl.Expr]):
     """The polars adapter of the frame core: how polars reads each type."""
 
     engine = "polars"
+    canonical = CANONICAL
+    rows_type = "a List of Struct"
 
     def over(
         self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], pl.Expr]
@@ -312,7 +314,7 @@ class _Expressions(FrameCore[pl.Expr]):
                 "Build the frame with frame_for, or cast the column to a List"
             )
         native = native_list_test(node, column, dtype)
-        if native is not None:  # the accelerator (columnar_lists.py)
+        if native is not None:  # the accelerator (polars_lists.py)
             return native
         test = functools.partial(_list_row_truth, node, self.schema[node.field].type)
         return column.map_elements(test, return_dtype=pl.Boolean, skip_nulls=True)
@@ -387,14 +389,9 @@ class _Expressions(FrameCore[pl.Expr]):
             tested = self.json_rows(node, column, dtype, _value_truth, _json_text_truth)
         return tested.fill_null(True) if isinstance(node, IsNull) else tested
 
-    def dtype(self, field: str) -> Any:
-        kind = self.schema[field].type
-        found = self.dtypes.get(self.columns.get(field, field))
-        return CANONICAL[kind] if found is None else found
-
     def conversion(self, kind: FieldType, column: str, dtype: Any) -> str:
         """The advice closing a `FrameError`: a conversion of the frame's column (a pandas
-        frame's adapter, `narwhals_frames.py`, advises pandas code)."""
+        frame's adapter, `narwhals.py`, advises pandas code)."""
         return _fix(kind, column, dtype)
 
     def wrong_type(self, field: str, dtype: Any) -> FrameError:
@@ -503,18 +500,11 @@ class _Expressions(FrameCore[pl.Expr]):
 
     # ---- relations: a List of Struct, one struct per related row ----------------------------
 
-    def struct_dtypes(self, relation: Relation, dtype: Any) -> dict[str, Any]:
-        found: dict[str, Any] = {f.name: CANONICAL[f.type] for f in relation.schema.fields}
-        if dtype is None:
-            return found
+    def struct_fields(self, dtype: Any) -> Mapping[str, Any] | None:
         inner = getattr(dtype, "inner", None)
         if not isinstance(dtype, pl.List) or not isinstance(inner, pl.Struct):
-            raise FrameError(
-                f'column "{relation.name}" for relation "{relation.name}" is {dtype}; expected a '
-                "List of Struct, one struct per related row"
-            )
-        found.update({f.name: f.dtype for f in inner.fields if f.name in found})
-        return found
+            return None
+        return {f.name: f.dtype for f in inner.fields}
 
     def element_test(self, rows: Rows[pl.Expr], where: Node) -> pl.Expr:
         """W for each list element (`pl.element()`), TRUE or FALSE."""

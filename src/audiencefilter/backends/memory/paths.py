@@ -29,10 +29,10 @@ import ast
 from collections.abc import Callable
 from typing import Any, cast
 
-from ..language.data_paths import plain_key
-from ..language.fields import Op
-from ..language.nodes import Comparison
-from . import memory_fast
+from ...language.data_paths import plain_key
+from ...language.fields import Op
+from ...language.nodes import Comparison
+from . import fast as memory_fast
 
 _CLASSES: dict[type, frozenset[type]] = {
     str: frozenset({str}),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..language.nodes import And, Const, Node, Not, Or
+from ...language.nodes import And, Const, Node, Not, Or
 
 Truth = bool | None
 AND, OR, NOT, CONST = 0, 1, 2, 3

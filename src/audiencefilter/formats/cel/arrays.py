@@ -32,11 +32,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ..language.data_paths import value_type
-from ..language.fields import FieldType, ListOp
-from ..language.nodes import ListTest
-from . import cel_syntax as cel
-from .cel_json import TYPE_NAMES, plain, selected, typed
+from ...language.data_paths import value_type
+from ...language.fields import FieldType, ListOp
+from ...language.nodes import ListTest
+from . import syntax as cel
+from .json_paths import TYPE_NAMES, plain, selected, typed
 
 _KINDS = {name: kind for kind, name in TYPE_NAMES.items()}
 _ITEM = "t"

@@ -2,7 +2,7 @@
 
 Why: a contact changes one field at a time (a plan, a country, a score), and most of a large
 set's filters do not read that field. `FilterSet.matching` judges a record whole; a `Tracked`
-record keeps the truth of every distinct node of the set's graph (`memory_graph.py`) for the
+record keeps the truth of every distinct node of the set's graph (`graph.py`) for the
 record's last state, so a change computes only the conditions on the changed fields (by the
 same value and bound indexes), and the graph propagates the conditions whose truth moved up
 to the filters they reach. Work grows with what the change moves, not with the set.
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from . import memory_graph_fast
-from .memory_graph import Climber, Graph, Truth
+from . import graph_fast as memory_graph_fast
+from .graph import Climber, Graph, Truth
 
 Record = Mapping[str, Any]
 _MISSING = object()
@@ -76,7 +76,7 @@ class Layout:
 
 
 class Climbing(Protocol):
-    """A tracked record's truths above its conditions (`memory_graph.Climber` and its fast
+    """A tracked record's truths above its conditions (`graph.Climber` and its fast
     twin): set from the conditions' truths, then moved by their changes; with the positions
     of the filters rooted in the graph that the record matches."""
 
@@ -101,7 +101,7 @@ Fill = Callable[[str, Any], None]  # writes the truths of a field's conditions i
 
 
 class PlainClimb:
-    """The plain climb (`memory_graph.Climber`) fed by fields: the conditions whose truth
+    """The plain climb (`graph.Climber`) fed by fields: the conditions whose truth
     moved found by Python sets."""
 
     def __init__(self, layout: Layout) -> None:

@@ -29,11 +29,11 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import date, datetime
 from typing import Final
 
-from ..language.fields import JSON_LIST_OPS, FieldType, ListOp, Schema
-from ..language.lists import as_arrays
-from ..language.nodes import And, Comparison, IsNull, ListTest, Node, Not, Or, Quantified
-from . import cel_syntax as cel
-from .cel_lexer import RESERVED
+from ...language.fields import JSON_LIST_OPS, FieldType, ListOp, Schema
+from ...language.lists import as_arrays
+from ...language.nodes import And, Comparison, IsNull, ListTest, Node, Not, Or, Quantified
+from . import syntax as cel
+from .lexer import RESERVED
 
 TYPE_NAMES: Final = {
     FieldType.STRING: "string",

@@ -5,10 +5,10 @@ Design choices:
 - The environment a CEL expression runs in is part of the format (docs/interop.md): each field
   is a variable, null when the record has no value; a number field is a `double`, a
   date-time field a `timestamp`, a date its ISO 8601 text, a list field a `list`, a JSON
-  column CEL's JSON (every number a `double`), read at a key in the forms of `cel_json.py`;
+  column CEL's JSON (every number a `double`), read at a key in the forms of `json_paths.py`;
   a to-many relation a list of rows (maps holding every field of the row, null when
   missing), empty when the record has none; a to-one relation its row or null, read through
-  the list `cel_write.one_row` writes of it. A count of rows is `size` of the rows (or of those
+  the list `write.one_row` writes of it. A count of rows is `size` of the rows (or of those
   `filter` keeps, by a condition CEL never fails on), compared with integers.
 - CEL has three outcomes too: true, false, and an error (`null < 5` has no overload), and its
   `&&`, `||` and `!` treat an error as our logic treats UNKNOWN (`false && error` is false,
@@ -20,7 +20,7 @@ Design choices:
   *exact*: its false is our `NOT`. `==`, `!=`, `in` and null tests never fail in CEL: their
   false is "not TRUE" (`formats/logic.py`, `not_true`), which adds the null test. Groups of
   exact items stay exact, so `!(a < 1 && b > 2)` reads back as the `NOT` of the group.
-- The writer (`cel_write.py`) writes the subset this reader reads back to the same filter.
+- The writer (`write.py`) writes the subset this reader reads back to the same filter.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, TypeGuard
 
-from ..errors import FilterError, Issue, describe_value, did_you_mean
-from ..language.conditions import REF, Conditions, Report, Syntax, Where
-from ..language.data_paths import value_type
-from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
-from ..language.limits import DEFAULT_LIMITS, Limits, check_text_size
-from ..language.nodes import (
+from ...errors import FilterError, Issue, describe_value, did_you_mean
+from ...language.conditions import REF, Conditions, Report, Syntax, Where
+from ...language.data_paths import value_type
+from ...language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
+from ...language.limits import DEFAULT_LIMITS, Limits, check_text_size
+from ...language.nodes import (
     TRUE,
     Aggregated,
     Comparison,
@@ -46,17 +46,17 @@ from ..language.nodes import (
     any_of,
     walk,
 )
-from ..language.relations import COUNT_FIELD, Aggregate, Quantifier, Relation
-from ..where.positions import line_column
-from . import cel_arrays as arrays
-from . import cel_syntax as cel
-from .cel_json import TYPE_NAMES, Form, form, null_form, plain
-from .cel_lists import LIST_TYPES, Shape, shape
-from .cel_values import BAD, Literals, is_string, null_type_test, refusal
-from .cel_write import SPELLINGS, one_row, string_literal
-from .cel_write import write as write
-from .folding import caseless
-from .logic import conjoin, not_true
+from ...language.relations import COUNT_FIELD, Aggregate, Quantifier, Relation
+from ...where.positions import line_column
+from ..folding import caseless
+from ..logic import conjoin, not_true
+from . import arrays
+from . import syntax as cel
+from .json_paths import TYPE_NAMES, Form, form, null_form, plain
+from .lists import LIST_TYPES, Shape, shape
+from .values import BAD, Literals, is_string, null_type_test, refusal
+from .write import SPELLINGS, one_row, string_literal
+from .write import write as write
 
 NAME = "cel"
 
@@ -239,7 +239,7 @@ class _Reader:
         return _SKIPPED
 
     def list_test(self, found: Shape, node: cel.Node, scope: _Scope) -> Meaning:
-        """`"vip" in tags` and the other shapes of `cel_lists.py`: exact, as CEL fails on a
+        """`"vip" in tags` and the other shapes of `lists.py`: exact, as CEL fails on a
         null list where the filter's test is UNKNOWN."""
         field = self.field(found.field, scope)
         if field is None:
@@ -273,7 +273,7 @@ class _Reader:
         return meaning.negated() if found.negated else meaning
 
     def at_path(self, node: cel.Node, scope: _Scope) -> Meaning | None:
-        """A test at a JSON path in a form of `cel_json.py`, or None (not one)."""
+        """A test at a JSON path in a form of `json_paths.py`, or None (not one)."""
         found = form(node)
         located = None if found is None else self.json_path(found.at, scope)
         if found is None or located is None:
@@ -292,7 +292,7 @@ class _Reader:
         return Meaning(Not(built) if found.negated else built, unsaid, False)
 
     def array(self, node: cel.Node, scope: _Scope) -> Meaning | None:
-        """An array test at a JSON path in a form of `cel_arrays.py`, or None (not one):
+        """An array test at a JSON path in a form of `arrays.py`, or None (not one):
         false where the filter's test is not TRUE, so its `!` is refused (`_unsaid`)."""
         found = arrays.form(node)
         located = None if found is None else self.json_path(found.at, scope)
@@ -305,7 +305,7 @@ class _Reader:
         return Meaning(Not(built) if found.negated else built, _unsaid(node.offset), False, True)
 
     def arrays_form(self, found: arrays.Array, name: str, keys: tuple[str, ...]) -> bool:
-        """Whether the condition, items and guard found are those `cel_arrays.py` writes."""
+        """Whether the condition, items and guard found are those `arrays.py` writes."""
         expected = [
             (found.checked, arrays.condition(name, keys, found.op)),
             (found.listed, arrays.items(name, keys, found.op)),
@@ -371,7 +371,7 @@ class _Reader:
 
     def guarded(self, found: Shape, field: Field, node: cel.Node) -> bool:
         """Whether a list test has the form its list's items need (reported if not): a list
-        of numbers is tested through the guarded forms of `cel_lists.py`, since CEL fails on
+        of numbers is tested through the guarded forms of `lists.py`, since CEL fails on
         a double compared with a null item where a filter looks at the other items."""
         numbers = field.type is FieldType.NUMBER_LIST and found.op is not ListOp.IS_EMPTY
         if numbers == found.guarded:

@@ -11,8 +11,8 @@ Design choices:
   filter (a `NOT` of a group of equalities comes back with De Morgan's laws applied, the same
   audience). What CEL cannot say as we mean it is refused, naming the filter path: relative
   and calendar values, case-insensitive tests (CEL's `lowerAscii` folds ASCII only),
-  `contains` of text with case, a list's `equals` (`cel_lists.py`), blanks and keys no
-  identifier at a JSON path (`cel_json.py`), sums and extremes of rows (no such function in
+  `contains` of text with case, a list's `equals` (`lists.py`), blanks and keys no
+  identifier at a JSON path (`json_paths.py`), sums and extremes of rows (no such function in
   standard CEL).
 - A to-one relation is its row (a map) or null: its test is `exists` over the list of at most
   one row `one_row` writes, whose `?:` condition never fails, so a null row gives `is` FALSE and
@@ -21,8 +21,8 @@ Design choices:
   `filter` fails where its predicate does, so the where clause must be one CEL always answers
   (`total`), which then keeps exactly the rows it is TRUE for, as a filter's count does.
 - A test at a JSON path is written beside its literal's type and its `NOT` written out
-  (`cel_json.py`), a list of numbers in guarded forms (`cel_lists.py`), and an array at a path
-  (a list declared inside JSON is one: `cel_json.in_json`) over its guard (`cel_arrays.py`):
+  (`json_paths.py`), a list of numbers in guarded forms (`lists.py`), and an array at a path
+  (a list declared inside JSON is one: `json_paths.in_json`) over its guard (`arrays.py`):
   none is exact, so `false` writes them itself.
 - celpy fails where the specification answers on a double or a list compared with null, so a
   null test of those is written `type(x) == null_type`, and a negated `==` or `in` beside its
@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Final
 
-from ..errors import FilterError, join_path
-from ..language.data_paths import value_type
-from ..language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
-from ..language.nodes import (
+from ...errors import FilterError, join_path
+from ...language.data_paths import value_type
+from ...language.fields import ORDERING_OPS, PATTERN_OPS, Field, FieldType, ListOp, Op, Schema
+from ...language.nodes import (
     TRUE,
     Aggregated,
     And,
@@ -57,14 +57,14 @@ from ..language.nodes import (
     relative_values,
     unhandled,
 )
-from ..language.relations import COUNT_FIELD, Aggregate, Quantifier
-from . import cel_arrays as arrays
-from .cel_json import false_form, in_json, is_key, null_form, selected, true_form
-from .cel_lists import LIST_TYPES, written, written_numbers
-from .declared import at_paths
-from .folding import caseless
-from .logic import not_true
-from .reading import refuse
+from ...language.relations import COUNT_FIELD, Aggregate, Quantifier
+from ..declared import at_paths
+from ..folding import caseless
+from ..logic import not_true
+from ..reading import refuse
+from . import arrays
+from .json_paths import false_form, in_json, is_key, null_form, selected, true_form
+from .lists import LIST_TYPES, written, written_numbers
 
 SPELLINGS: Final = {
     Op.EQUALS: "==",
@@ -156,7 +156,7 @@ def exact(node: Node, schema: Schema) -> bool:
 
 
 def _numbers(node: ListTest, schema: Schema) -> bool:
-    """Whether `node` tests a list of numbers (written guarded: `cel_lists.py`)."""
+    """Whether `node` tests a list of numbers (written guarded: `lists.py`)."""
     found = schema.get(node.field)
     return found is not None and found.type is FieldType.NUMBER_LIST
 
@@ -190,7 +190,7 @@ class _Writer:
 
     def true(self, node: Node, path: str, negated: bool = False) -> Written:
         """The expression true exactly when `node` is TRUE (`negated`: FALSE, for a test at a
-        JSON path, written out: `cel_json.py`)."""
+        JSON path, written out: `json_paths.py`)."""
         match node:
             case And() | Or():
                 return self.group(node, path, self.true)
@@ -275,7 +275,7 @@ class _Writer:
     def null_test(self, field: str, path: str, op: str, keys: tuple[str, ...] = ()) -> Written:
         """`field == null`, or for a number, a list or JSON `type(field) == null_type`: celpy
         fails on a double or a list compared with null, where the specification answers; at
-        a path, `cel_json.null_form`."""
+        a path, `json_paths.null_form`."""
         name = self.name(field, path)
         kind = self.field(field, path).type
         if keys:
@@ -388,7 +388,7 @@ class _Writer:
         return string_literal(text)
 
     def list_test(self, node: ListTest, path: str, negated: bool = False) -> Written:
-        """A list test (`cel_lists.py`) or an array test at a path (`cel_arrays.py`);
+        """A list test (`lists.py`) or an array test at a path (`arrays.py`);
         `negated`, its FALSE, for a list of numbers only (an array's is `array`'s)."""
         if node.path:
             return self.array(node, path)
@@ -408,7 +408,7 @@ class _Writer:
         return Written(text, level)
 
     def array(self, node: ListTest, path: str, negated: bool = False) -> Written:
-        """An array test at a JSON path (`cel_arrays.py`); `negated`, its FALSE."""
+        """An array test at a JSON path (`arrays.py`); `negated`, its FALSE."""
         here = join_path(join_path(path, node.field), node.op.value)
         self.keys(node.path, here, node)
         name = self.name(node.field, path)
@@ -555,7 +555,7 @@ def _rfc3339(moment: datetime) -> str:
 
 
 def _refused(path: str, node: Node, why: str) -> FilterError:
-    from ..where.write import to_json
+    from ...where.write import to_json
 
     return refuse(
         path, f"the condition {to_json(node)} has no faithful CEL form: {why}", _fix(node)

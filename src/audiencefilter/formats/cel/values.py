@@ -1,5 +1,5 @@
 """What a CEL literal means for a field of ours, and what the constructs outside the subset
-are called in messages: the values side of the CEL reader (`cel.py`).
+are called in messages: the values side of the CEL reader (`reader.py`).
 
 Design choices:
 - A number field is a `double` in CEL's environment, so a number literal is a double
@@ -22,8 +22,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Final
 
-from ..language.fields import Field, FieldType
-from . import cel_syntax as cel
+from ...language.fields import Field, FieldType
+from . import syntax as cel
 
 Add = Callable[[int, str, str | None, str], None]
 """`add(offset, message, suggestion, path)`: how a problem is reported."""

@@ -30,10 +30,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any, cast
 
-from ..language.anniversary import MonthDays
-from ..language.calendar import Relative
-from ..language.relative import Ago
-from .memory import Evaluator
+from ...language.anniversary import MonthDays
+from ...language.calendar import Relative
+from ...language.relative import Ago
+from .compiler import Evaluator
 
 Record = Mapping[str, Any]
 Instant = date | str | MonthDays

@@ -13,10 +13,10 @@ exact sum, no `list.eval` for a test of each related row, and string case foldin
 library's own Unicode version. A native adapter would have to refuse or re-derive each of
 these per library. So the frame's columns that the filter reads go through Arrow (each
 library's own conversion, zero-copy for pyarrow-backed columns) into polars, the frame core's
-polars adapter (`columnar.py`) computes the same boolean column it computes for a polars
+polars adapter (`polars.py`) computes the same boolean column it computes for a polars
 frame, and narwhals keeps the matching rows of the frame the caller gave. Every rule (Kleene
 logic, exact numbers, zones, folding, lists, JSON, relations) is then the polars back-end's,
-written once in `frame_core.py` and `columnar.py`.
+written once in `core.py` and `polars.py`.
 
 What pandas itself decides, before any filter runs:
 - **Missing values**: `None`, `NaN`, `NaT` and `pd.NA` are all missing (pandas' own rule), so
@@ -42,13 +42,13 @@ from typing import Any, Literal, TypeVar
 import narwhals.stable.v2 as nw
 import polars as pl
 
-from ..errors import FrameError
-from ..language.fields import Field, FieldType, Schema
-from ..language.nodes import Node
-from ..language.relations import Relation
-from .columnar import POLARS, _Expressions, frame_for
-from .columnar_types import field_columns, related_column
-from .frame_columns import stored_names
+from ...errors import FrameError
+from ...language.fields import Field, FieldType, Schema
+from ...language.nodes import Node
+from ...language.relations import Relation
+from .columns import stored_names
+from .polars import POLARS, _Expressions, frame_for
+from .polars_types import field_columns, related_column
 
 
 def frame_mask(
@@ -164,7 +164,7 @@ class _PandasExpressions(_Expressions):
 
 
 def _columns_read(node: Node, schema: Schema, columns: Mapping[str, str]) -> set[str]:
-    """The frame columns the lowered filter reads (`frame_columns.stored_names`)."""
+    """The frame columns the lowered filter reads (`columns.stored_names`)."""
     return {columns.get(name, name) for name in stored_names(node, schema)}
 
 

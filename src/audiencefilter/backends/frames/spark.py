@@ -40,16 +40,16 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, cast
 
-from ..errors import FrameError
-from ..language.anniversary import MonthDays
-from ..language.fields import ORDERING_OPS, FieldType, Op, Schema
-from ..language.nodes import Comparison, IsNull, ListTest, Node, walk
-from ..language.relations import Aggregate, Relation
-from .frame_core import FrameCore, Integers, Rows, balanced, compare
-from .sql.dialects import DIALECTS
-from .sql.dialects.base import refused_comparison
-from .sql.dialects.spark import fold_refusal, order_refusal
-from .sql.text import SqlWriter
+from ...errors import FrameError
+from ...language.anniversary import MonthDays
+from ...language.fields import ORDERING_OPS, FieldType, Op, Schema
+from ...language.nodes import Comparison, IsNull, ListTest, Node, walk
+from ...language.relations import Aggregate, Relation
+from ..sql.dialects import DIALECTS
+from ..sql.dialects.base import refused_comparison
+from ..sql.dialects.spark import fold_refusal, order_refusal
+from ..sql.text import SqlWriter
+from .core import FrameCore, Integers, Rows, balanced, compare
 
 try:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -109,7 +109,7 @@ def to_pyspark(
     if session is None and live_session() is None:
         raise RuntimeError(
             "to_pyspark builds Spark Columns and needs a SparkSession: start one "
-            "first (SparkSession.builder...getOrCreate(), or backends.spark.local_session())"
+            "first (SparkSession.builder...getOrCreate(), or af.spark_session())"
         )
     return _Columns(SPARK, schema, dtypes or {}, columns or {}).visit(root)
 
@@ -170,7 +170,7 @@ _PINNED = {
 
 
 class SparkAlgebra:
-    """The column algebra in PySpark (`frame_core.ColumnAlgebra`)."""
+    """The column algebra in PySpark (`core.ColumnAlgebra`)."""
 
     def literal(self, value: Any) -> Column:
         if type(value) is int and not -(2**63) <= value < 2**63:
@@ -221,6 +221,8 @@ class _Columns(FrameCore[Column]):
     """The PySpark adapter of the frame core: how Spark reads each type."""
 
     engine = "PySpark"
+    canonical = CANONICAL
+    rows_type = "an ARRAY of STRUCT"
 
     def over(
         self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], Column]
@@ -232,10 +234,6 @@ class _Columns(FrameCore[Column]):
 
     def all_null(self, field: str) -> bool:
         return isinstance(self.dtype(field), T.NullType)
-
-    def dtype(self, field: str) -> Any:
-        found = self.dtypes.get(self.columns.get(field, field))
-        return CANONICAL[self.schema[field].type] if found is None else found
 
     def text_pair(self, field: str, other: str) -> tuple[Column, Column]:
         """Both compared by code points (`UTF8_BINARY`), whatever their collation."""
@@ -410,18 +408,11 @@ class _Columns(FrameCore[Column]):
 
     # ---- relations: an ARRAY of STRUCT, one struct per related row --------------------------
 
-    def struct_dtypes(self, relation: Relation, dtype: Any) -> dict[str, Any]:
-        found: dict[str, Any] = {f.name: CANONICAL[f.type] for f in relation.schema.fields}
-        if dtype is None:
-            return found
+    def struct_fields(self, dtype: Any) -> Mapping[str, Any] | None:
         element = getattr(dtype, "elementType", None)
         if not isinstance(dtype, T.ArrayType) or not isinstance(element, T.StructType):
-            raise TypeError(
-                f'column "{relation.name}" for relation "{relation.name}" is {dtype}; expected '
-                "an ARRAY of STRUCT, one struct per related row"
-            )
-        found.update({f.name: f.dataType for f in element.fields if f.name in found})
-        return found
+            return None
+        return {f.name: f.dataType for f in element.fields}
 
     def tested(self, rows: Rows[Column], where: Node, function: str) -> Column:
         """`exists`, `forall` or `filter` of the related rows by W: a PySpark lambda, or a

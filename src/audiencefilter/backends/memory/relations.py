@@ -21,12 +21,12 @@ from datetime import datetime
 from itertools import compress, repeat
 from typing import Any, Protocol
 
-from ..language.calendar import Relative
-from ..language.fields import FieldType, Schema
-from ..language.nodes import TRUE, Aggregated, Node, Not, Quantified, relative_values
-from ..language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
-from ..language.values import accepts, record_value
-from . import memory_fast
+from ...language.calendar import Relative
+from ...language.fields import FieldType, Schema
+from ...language.nodes import TRUE, Aggregated, Node, Not, Quantified, relative_values
+from ...language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
+from ...language.values import accepts, record_value
+from . import fast as memory_fast
 
 Record = Mapping[str, Any]
 Instants = tuple[datetime, ...]
@@ -66,7 +66,7 @@ class _Placeholder(ast.NodeTransformer):
 
 
 class Compiler(Protocol):
-    """What relation conditions need of the in-memory compiler (`memory.py` implements it and
+    """What relation conditions need of the in-memory compiler (`compiler.py` implements it and
     passes itself in, so this module never imports its host)."""
 
     def compile(self, node: Node, schema: Schema) -> Callable[..., bool]:

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
-from ..language.fields import FieldType, Op, Schema
-from ..language.nodes import (
+from ...language.fields import FieldType, Op, Schema
+from ...language.nodes import (
     Aggregated,
     And,
     Comparison,
@@ -50,10 +50,10 @@ from ..language.nodes import (
     relative_values,
     walk,
 )
-from ..language.relative import as_now, system_clock
-from .memory import compile_node
-from .memory_graph import Graph
-from .memory_tracked import Layout, Tracked
+from ...language.relative import as_now, system_clock
+from ..memory.compiler import compile_node
+from .graph import Graph
+from .tracked import Layout, Tracked
 
 Record = Mapping[str, Any]
 Truths = list[bool | None]
@@ -142,7 +142,7 @@ class FilterSet:
     def track(self, record: Record, *, now: datetime | None = None) -> Tracked:
         """`record` followed through its changes (`Tracked.update(new_state)` gives the
         positions entered and left): a change judges again only the conditions on the fields
-        it changed and the logic they reach (`backends/memory_tracked.py`). Relative
+        it changed and the logic they reach (`backends/filter_set/tracked.py`). Relative
         date-times are taken at `now` (default: the clock, read now) for as long as it is
         tracked.
 
@@ -375,7 +375,7 @@ def _choose(required: list[_Leaf], shared: _Shared) -> int:
 
 def _logic(node: Node, want: bool) -> str:
     """A numbered tree's logic as Python: a leaf is `t[n] is True` where TRUE is wanted and
-    `is False` where FALSE is (Kleene logic, as in `backends/memory.py`: NOT swaps them,
+    `is False` where FALSE is (Kleene logic, as in `backends/memory/compiler.py`: NOT swaps them,
     UNKNOWN is neither). Only leaf numbers and keywords are written: no value of a filter."""
     match node:
         case _Leaf():
@@ -689,7 +689,7 @@ def _reads(leaf: Node) -> list[str]:
 
 @dataclass
 class _SetLeaves:
-    """A set's conditions computed for a tracker (`memory_tracked.Leaves`), at one instant."""
+    """A set's conditions computed for a tracker (`tracked.Leaves`), at one instant."""
 
     owner: FilterSet
     groups: dict[str, list[_Group]]

@@ -15,15 +15,15 @@ operations do the work:
 - A `sum` over values that are all `int` or `float` is Python's `sum` of them.
 - A `count` tested with `gte`/`gt` stops counting at the threshold (`count_threshold`).
 - An aggregate's test (`count in [...]`, `sum >= 40`) is remembered per value.
-- An anniversary of a date-time in UTC is tested inline (`memory.py`, `_Builder.anniversary`):
+- An anniversary of a date-time in UTC is tested inline (`compiler.py`, `_Builder.anniversary`):
   most UTC month-days answer without converting the value to the zone (`MonthDays.certain`
   and `near`), the rest convert it; any other value takes `is_anniversary`.
 - `Filter.matches(record, now=...)` looks up the instants of `now` and evaluates in one
-  generated function (`memory.py`, `_function_at`) instead of a call to the compiled one;
+  generated function (`compiler.py`, `_function_at`) instead of a call to the compiled one;
   `af.compile(flt, clock=...)` reads its clock in such a function too (`_on_clock`), so the
   instants are resolved once per `now` the clock gives, not once per record.
 - A JSON data-path equality walks plain `dict`s and compares a value of the literal's class
-  inline (`memory_paths.py`); anything else takes `data_paths.truth`.
+  inline (`paths.py`); anything else takes `data_paths.truth`.
 
 Switch: `ENABLED` (a module attribute, read when a filter is compiled, first asked
 `matches(record, now=...)` or first put on a clock), initially off when the environment variable
@@ -37,9 +37,9 @@ import math
 import os
 from typing import Any
 
-from ..language.fields import FieldType, ListOp, Op
-from ..language.nodes import Aggregated, Comparison, ListTest
-from ..language.relations import Aggregate
+from ...language.fields import FieldType, ListOp, Op
+from ...language.nodes import Aggregated, Comparison, ListTest
+from ...language.relations import Aggregate
 
 ENABLED = os.environ.get("AUDIENCEFILTER_FAST_MEMORY", "1") != "0"
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import polars as pl
 
-from ..language.fields import ListOp
-from ..language.nodes import ListTest
+from ...language.fields import ListOp
+from ...language.nodes import ListTest
 
 ENABLED = os.environ.get("AUDIENCEFILTER_FAST_POLARS_LISTS", "1") != "0"
 

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from ..errors import FilterError, Issue
-from ..where.positions import line_column
+from ...errors import FilterError, Issue
+from ...where.positions import line_column
 
 RESERVED: Final = frozenset(
     "as break const continue else for function if import let loop package namespace return "

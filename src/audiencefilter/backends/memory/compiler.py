@@ -41,7 +41,7 @@ Design choices:
   predicate never goes stale; an absolute filter is called with the record alone. Its `at`
   takes a `now` instead of the tuple (`Filter.matches(record, now=...)`): the instants of the
   last `now` are kept with it, and the fast version tests that and evaluates in one function.
-- A JSON data-path equality walks plain `dict`s inline (`memory_paths.py`) and leaves any
+- A JSON data-path equality walks plain `dict`s inline (`paths.py`) and leaves any
   other document or value class to `data_paths.truth`, where the JSON type rules live.
 - An anniversary of a date-time in UTC is written out in the fast version: a UTC month-day
   is surely in the period in any zone, surely not, or near its edges (`MonthDays.certain`,
@@ -61,13 +61,13 @@ from decimal import Decimal
 from typing import Any, Protocol, cast
 from zoneinfo import ZoneInfo
 
-from ..errors import RecordError
-from ..language import lists
-from ..language.anniversary import MonthDays, is_anniversary
-from ..language.calendar import RELATIVE_TYPES, Period
-from ..language.data_paths import truth
-from ..language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, ListOp, Op, Schema
-from ..language.nodes import (
+from ...errors import RecordError
+from ...language import lists
+from ...language.anniversary import MonthDays, is_anniversary
+from ...language.calendar import RELATIVE_TYPES, Period
+from ...language.data_paths import truth
+from ...language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, ListOp, Op, Schema
+from ...language.nodes import (
     Aggregated,
     And,
     Blank,
@@ -86,10 +86,10 @@ from ..language.nodes import (
     relative_values,
     unhandled,
 )
-from ..language.python_values import NEVER_MISSING, is_missing, plain_record, plain_value
-from ..language.references import reference_truth
-from ..language.relative import Clock, as_now
-from ..language.values import (
+from ...language.python_values import NEVER_MISSING, is_missing, plain_record, plain_value
+from ...language.references import reference_truth
+from ...language.relative import Clock, as_now
+from ...language.values import (
     accepts,
     decimal_literals,
     fractional,
@@ -97,8 +97,9 @@ from ..language.values import (
     record_datetime,
     record_value,
 )
-from . import memory_fast, memory_paths
-from .memory_relations import relation_truth
+from . import fast as memory_fast
+from . import paths as memory_paths
+from .relations import relation_truth
 
 Instants = tuple[date | str | MonthDays, ...]
 """What each relative value of a filter stands for at one `now`, in `relative_values` order."""
@@ -486,7 +487,7 @@ class _Builder:
 
     def relation(self, node: Quantified | Aggregated, want: bool) -> ast.expr:
         """`_truth(record, _instants) is want`: the related rows' answer
-        (`memory_relations.py`), with this function's instants passed on."""
+        (`relations.py`), with this function's instants passed on."""
         truth = self.bind(relation_truth(node, self.schema, self.relatives, _COMPILER))
         instants = _name(_INSTANTS) if self.relatives else ast.Constant(cast(Any, ()))
         return _compare(_call(truth, _name(_RECORD), instants), ast.Is(), ast.Constant(want))
@@ -960,7 +961,7 @@ def _base_bindings() -> dict[str, Any]:
 
 
 class _MemoryCompiler:
-    """This module's compiler as `memory_relations.Compiler`: a related row's where clause
+    """This module's compiler as `relations.Compiler`: a related row's where clause
     is compiled by the same rules as the contact's."""
 
     def compile(self, node: Node, schema: Schema) -> Callable[..., bool]:
