@@ -25,8 +25,8 @@ from .language.nodes import Node, relative_values, resolve
 from .language.relative import Ago, Clock, as_now, system_clock
 
 if TYPE_CHECKING:
-    from .backends.memory.compiler import Evaluator
     from .backends.memory.clock import Clockwork
+    from .backends.memory.compiler import Evaluator
 
 Record = Mapping[str, Any]
 Predicate = Callable[[Record], bool]
