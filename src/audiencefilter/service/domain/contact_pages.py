@@ -103,8 +103,10 @@ class ContactPages:
             self._audiences = ListAudiences.load(self.session, self.lst.id)
         return self._audiences
 
-    def render(self, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        positions = ranking.positions(self.session, self.lst, rows)
+    def render(
+        self, rows: Sequence[dict[str, Any]], from_bottom: bool = False
+    ) -> list[dict[str, Any]]:
+        positions = ranking.positions(self.session, self.lst, rows, from_bottom)
         memberships = self.audiences.of_rows(self.session, rows)
         return [
             self.renderer(row, positions[row["id"]], items)
@@ -132,7 +134,8 @@ class ContactPages:
         known = len(rows) <= limit and (rows or page == 1)
         del rows[limit:]
         total = offset + len(rows) if known else self.total(narrowing, conditions)
-        return {"contacts": self.render(rows), "pagination": pagination(total, page, limit)}
+        contacts = self.render(rows, ranking.bottom_first(sort, order))
+        return {"contacts": contacts, "pagination": pagination(total, page, limit)}
 
     def paged(self, where: Iterable[ColumnElement[bool]], paging: Paging) -> dict[str, Any]:
         """`page` for `paging`."""

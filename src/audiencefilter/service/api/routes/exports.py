@@ -20,13 +20,16 @@ import io
 import json
 from collections.abc import Iterator
 from datetime import datetime
+from operator import itemgetter
 from typing import Annotated, Any, Literal
 
+import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import StreamingResponse
 
 from ...domain.use_cases import exports
+from ...domain.use_cases.exports import Rows
 from ...ground.errors import Invalid, RequestProblem
 from ...ground.json import dumps
 from ..deps import DatabaseDep, PrivateKey
@@ -69,6 +72,8 @@ class ExportQuery(BaseModel):
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+EMPTY_DATA = frozenset({"", "{}"})
+"""Stored `data` texts with no key: an empty `data` cell, without parsing them."""
 
 
 def _cell(value: Any) -> str:
@@ -101,7 +106,11 @@ def csv_columns(export: exports.Export) -> tuple[str, ...]:
 def csv_cells(row: dict[str, Any], custom: tuple[str, ...]) -> dict[str, str]:
     """A contact's CSV cells by column: each custom field out of `data`, the rest in `data`."""
     cells = {field: _cell(value) for field, value in row.items() if field != "data"}
-    data = json.loads(row["data"]) if row["data"] else {}
+    stored = row["data"]
+    if not custom and stored in EMPTY_DATA:  # most contacts: nothing to parse
+        cells["data"] = ""
+        return cells
+    data = _parsed(stored) if stored else {}
     if not isinstance(data, dict):  # no keys to take out: written whole, as stored
         return cells | dict.fromkeys(custom, "") | {"data": _cell(row["data"])}
     cells |= {key: _custom_cell(data.get(key)) for key in custom}
@@ -110,10 +119,56 @@ def csv_cells(row: dict[str, Any], custom: tuple[str, ...]) -> dict[str, str]:
     return cells
 
 
+def _parsed(stored: str) -> Any:
+    """Stored `data` as Python: by orjson (a fifth of the standard library's time, the most of
+    an export's per-row work), else by the standard library, which also takes what orjson
+    refuses (integers beyond 64 bits, NaN) as it always did."""
+    try:
+        return orjson.loads(stored)
+    except orjson.JSONDecodeError:
+        return json.loads(stored)
+
+
 def _custom_cell(value: Any) -> str:
     """A custom field's cell: a list (or any other JSON structure) as its JSON text, the way
     the CSV import reads a list field's cell."""
     return dumps(value).decode() if isinstance(value, list | dict) else _cell(value)
+
+
+FLAGS = frozenset({"isVerified", "unsubscribed", "isGDPR", "holdout"})
+NUMBERS = frozenset({"points", "referrals"})
+FORMULA_MARKS = frozenset(FORMULA_STARTS)
+
+
+def csv_batch(rows: Rows, fields: tuple[str, ...]) -> list[list[Any]]:
+    """The batch's cells, `fields` in order with `data` (no custom field) last of its place,
+    as `_cell` and `csv_cells` write them, converted column by column: the writer itself
+    writes None as an empty cell and an integer as its digits, so only flags, times, `data`
+    and text that opens like a formula are touched. A cell at a time through `_cell` cost
+    the export more than the writer and the database together (22 calls a row)."""
+    take = itemgetter(*fields)
+    lines = [list(take(row)) for row in rows]
+    for index, field in enumerate(fields):
+        if field in NUMBERS or field == "data":
+            continue
+        if field in FLAGS:
+            for line in lines:
+                flag = line[index]
+                if flag is not None:
+                    line[index] = "true" if flag else "false"
+        elif field == "createdAt":
+            for line in lines:
+                line[index] = _cell(line[index])
+        else:
+            for line in lines:
+                text = line[index]
+                if type(text) is not str or text[:1] in FORMULA_MARKS:
+                    line[index] = _cell(text)
+    at = fields.index("data")
+    for line in lines:
+        stored = line[at]
+        line[at] = "" if stored in EMPTY_DATA else csv_cells({"data": stored}, ())["data"]
+    return lines
 
 
 def _csv(export: exports.Export) -> Iterator[str]:
@@ -122,9 +177,12 @@ def _csv(export: exports.Export) -> Iterator[str]:
     columns = csv_columns(export)
     writer.writerow(columns)
     for rows in export.batches:
-        for row in rows:
-            cells = csv_cells(row, export.custom)
-            writer.writerow([cells[column] for column in columns])
+        if export.custom:
+            for row in rows:
+                cells = csv_cells(row, export.custom)
+                writer.writerow([cells[column] for column in columns])
+        else:
+            writer.writerows(csv_batch(rows, export.fields))
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
