@@ -29,6 +29,8 @@ def page(
     lines = [
         "# The claims now",
         "",
+        "> For contributors: measuring the claims needs the `bench` extra (in `dev`).",
+        "",
         f"<!-- Written by `{COMMAND}`",
         "from the registry, benchmarks/claims/catalogue.py: change the registry or the pages that",
         "state the claims, then write this page again. -->",
