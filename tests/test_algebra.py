@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
+from tests.algebra_space import scalar_conditions, wheres
 from tests.engines import ENGINES, selector
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -31,36 +32,9 @@ RECORDS = [
 
 
 def _conditions() -> st.SearchStrategy[dict[str, Any]]:
-    number = st.sampled_from([1, 2, 3])
-    text = st.sampled_from(["a", "A", "b", "ab"])
     moment = st.sampled_from([datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 15, tzinfo=UTC)])
     return st.one_of(
-        st.builds(
-            lambda op, v: {"n": {op: v}},
-            st.sampled_from(["equals", "gt", "gte", "lt", "lte"]),
-            number,
-        ),
-        st.builds(
-            lambda op, v: {"n": {op: v}},
-            st.sampled_from(["in", "notIn"]),
-            st.lists(number, max_size=2),
-        ),
-        st.builds(lambda op, v: {"n": {"not": {op: v}}}, st.sampled_from(["equals", "gt"]), number),
-        st.builds(
-            lambda op, v, i: {"s": {op: v, **({"mode": "insensitive"} if i else {})}},
-            st.sampled_from(["equals", "gt", "lt", "startsWith", "contains", "endsWith"]),
-            text,
-            st.booleans(),
-        ),
-        st.builds(lambda v: {"s": {"in": v}}, st.lists(text, max_size=2)),
-        st.builds(lambda v: {"b": v}, st.sampled_from([True, False])),
-        st.builds(lambda f: {f: None}, st.sampled_from(["n", "s", "b", "tags", "when"])),
-        st.builds(lambda f: {f: {"not": None}}, st.sampled_from(["n", "s", "b", "when"])),
-        st.builds(lambda v: {"tags": {"has": v}}, st.sampled_from(["a", "b"])),
-        st.builds(
-            lambda v: {"tags": {"hasSome": v}}, st.lists(st.sampled_from(["a", "b"]), max_size=2)
-        ),
-        st.builds(lambda v: {"tags": {"isEmpty": v}}, st.booleans()),
+        *scalar_conditions(["n", "s", "b", "tags", "when"], empty_lists=True),
         st.builds(
             lambda op, v: {"when": {op: v}}, st.sampled_from(["gt", "lte", "equals"]), moment
         ),
@@ -69,15 +43,7 @@ def _conditions() -> st.SearchStrategy[dict[str, Any]]:
 
 
 def _wheres() -> st.SearchStrategy[dict[str, Any]]:
-    return st.recursive(
-        _conditions(),
-        lambda inner: st.one_of(
-            st.builds(lambda xs: {"AND": xs}, st.lists(inner, min_size=1, max_size=3)),
-            st.builds(lambda xs: {"OR": xs}, st.lists(inner, min_size=1, max_size=3)),
-            st.builds(lambda x: {"NOT": x}, inner),
-        ),
-        max_leaves=5,
-    )
+    return wheres(_conditions(), max_leaves=5)
 
 
 def _in(flt: af.Filter, record: dict[str, Any]) -> bool:
@@ -245,15 +211,7 @@ def _wide_conditions() -> st.SearchStrategy[dict[str, Any]]:
 
 
 def _wide_wheres() -> st.SearchStrategy[dict[str, Any]]:
-    return st.recursive(
-        _wide_conditions(),
-        lambda inner: st.one_of(
-            st.builds(lambda xs: {"AND": xs}, st.lists(inner, min_size=1, max_size=3)),
-            st.builds(lambda xs: {"OR": xs}, st.lists(inner, min_size=1, max_size=3)),
-            st.builds(lambda x: {"NOT": x}, inner),
-        ),
-        max_leaves=4,
-    )
+    return wheres(_wide_conditions(), max_leaves=4)
 
 
 @given(_wide_wheres(), _wide_wheres())

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import audiencefilter as af
 from audiencefilter.testing.space import Batch
+from tests.algebra_space import scalar_conditions, wheres
 from tests.space_surfaces import SURFACES, Answer, Outcome, Refusal, Surface
 
 PARIS = ZoneInfo("Europe/Paris")
@@ -52,38 +53,11 @@ DOMAIN: dict[str, tuple[Any, ...]] = {
 
 
 def _conditions() -> st.SearchStrategy[dict[str, Any]]:
-    number = st.sampled_from([1, 2, 3])
-    text = st.sampled_from(["a", "A", "b", "ab"])
     instant = st.sampled_from(
         ["2025-10-26T00:30:00Z", "2025-10-26T01:30:00Z", "2025-10-25T22:00:00Z"]
     )
     return st.one_of(
-        st.builds(
-            lambda op, v: {"n": {op: v}},
-            st.sampled_from(["equals", "gt", "gte", "lt", "lte"]),
-            number,
-        ),
-        st.builds(
-            lambda op, v: {"n": {op: v}},
-            st.sampled_from(["in", "notIn"]),
-            st.lists(number, min_size=1, max_size=2),
-        ),
-        st.builds(
-            lambda op, v, i: {"s": {op: v, **({"mode": "insensitive"} if i else {})}},
-            st.sampled_from(["equals", "gt", "lt", "startsWith", "contains", "endsWith"]),
-            text,
-            st.booleans(),
-        ),
-        st.builds(lambda v: {"s": {"in": v}}, st.lists(text, min_size=1, max_size=2)),
-        st.builds(lambda v: {"b": v}, st.sampled_from([True, False])),
-        st.builds(lambda f: {f: None}, st.sampled_from(list(DOMAIN))),
-        st.builds(lambda f: {f: {"not": None}}, st.sampled_from(list(DOMAIN))),
-        st.builds(lambda v: {"tags": {"has": v}}, st.sampled_from(["a", "b"])),
-        st.builds(
-            lambda v: {"tags": {"hasSome": v}},
-            st.lists(st.sampled_from(["a", "b"]), min_size=1, max_size=2),
-        ),
-        st.builds(lambda v: {"tags": {"isEmpty": v}}, st.booleans()),
+        *scalar_conditions(list(DOMAIN), empty_lists=False),
         st.builds(
             lambda op, v: {"when": {op: v}}, st.sampled_from(["gt", "gte", "lt", "equals"]), instant
         ),
@@ -99,15 +73,7 @@ def _conditions() -> st.SearchStrategy[dict[str, Any]]:
 
 
 def _wheres() -> st.SearchStrategy[dict[str, Any]]:
-    return st.recursive(
-        _conditions(),
-        lambda inner: st.one_of(
-            st.builds(lambda xs: {"AND": xs}, st.lists(inner, min_size=1, max_size=3)),
-            st.builds(lambda xs: {"OR": xs}, st.lists(inner, min_size=1, max_size=3)),
-            st.builds(lambda x: {"NOT": x}, inner),
-        ),
-        max_leaves=4,
-    )
+    return wheres(_conditions(), max_leaves=4)
 
 
 def _domain(filters: list[af.Filter]) -> list[dict[str, Any]]:
