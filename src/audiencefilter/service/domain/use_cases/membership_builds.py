@@ -15,7 +15,6 @@ clock of its own has no thread: whoever moves the clock runs the builds (`run_on
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 
 from ...db.engine import Database
@@ -23,6 +22,7 @@ from ...ground import clock
 from ...settings import Settings
 from ..membership import build
 from . import membership_turns
+from .background import Background
 
 logger = logging.getLogger("audiencefilter.service.builds")
 BUILD_CHUNK: int = Settings.model_fields["audience_build_chunk"].default
@@ -59,7 +59,7 @@ def build_step(database: Database, chunk: int, turns: build.Turns | None = None)
     return written
 
 
-class Builder:
+class Builder(Background):
     """Runs the background builds in a daemon thread of their own, taking turns across
     accounts (one `Turns` for the process's application); `step` and `run_once` run them on
     the caller's thread (tests, an application on a clock of its own)."""
@@ -73,14 +73,11 @@ class Builder:
         threaded: bool = True,
         chunk: int = BUILD_CHUNK,
     ) -> None:
+        super().__init__("audience-builds", build.WAKE, interval, threaded)
         self.database = database
         self.chunk = chunk
         self.clock = app_clock
-        self.interval = interval if threaded else 0.0
         self.turns = build.Turns()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._running = threading.Lock()
 
     def step(self) -> int | None:
         """One step of the build whose turn it is; None when none runs."""
@@ -91,19 +88,6 @@ class Builder:
         """Runs every build to its end (or until the application stops); the events written."""
         with self._running, clock.using(self.clock):
             return run_builds(self.database, self.chunk, self._stop.is_set, self.turns)
-
-    def start(self) -> None:
-        if self.interval <= 0 or self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._loop, name="audience-builds", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        build.WAKE.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
 
     def _loop(self) -> None:
         while not self._stop.is_set():

@@ -28,7 +28,6 @@ tests move time and run it (`Sweeper.run_once`).
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -41,6 +40,7 @@ from .. import events, list_lock
 from ..audience_filters import SMART, StoredAudience, filter_of, time_dependent
 from ..membership import build, due, plan, snapshot, store
 from . import membership_builds, membership_turns
+from .background import Background
 
 logger = logging.getLogger("audiencefilter.service.sweep")
 CONTACTS_PER_TURN = 2000
@@ -192,7 +192,7 @@ def _store(database: Database, audience_id: str, evaluated: snapshot.Snapshot) -
     return membership_turns.store(database, audience_id, evaluated, events.CAUSE_CLOCK)
 
 
-class Sweeper:
+class Sweeper(Background):
     """Runs `bring_due` in a daemon thread: at the earliest due instant this process knows of,
     when it writes an earlier one, and at least every `interval` seconds (instants other
     processes wrote). The background builds run on a thread of their own (`builds`, started
@@ -212,15 +212,12 @@ class Sweeper:
         threaded: bool = True,
         build_chunk: int = membership_builds.BUILD_CHUNK,
     ) -> None:
+        super().__init__("membership-due", due.WAKE, interval, threaded)
         self.database = database
         self.clock = app_clock
-        self.interval = interval if threaded else 0.0
         self.builds = membership_builds.Builder(
             database, app_clock, interval, threaded=threaded, chunk=build_chunk
         )
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._running = threading.Lock()
 
     def run_once(self) -> int:
         """Runs the builds to their end, then brings what is due up to the clock."""
@@ -232,17 +229,10 @@ class Sweeper:
 
     def start(self) -> None:
         self.builds.start()
-        if self.interval <= 0 or self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._loop, name="membership-due", daemon=True)
-        self._thread.start()
+        super().start()
 
     def stop(self) -> None:
-        self._stop.set()
-        due.WAKE.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
+        super().stop()
         self.builds.stop()
 
     def _loop(self) -> None:
