@@ -46,7 +46,8 @@ class Leaves(Protocol):
 
     def fill(self, name: str, record: Record, sink: Any) -> None:
         """Writes into `sink` the truths of the conditions reading field `name` (those left
-        out are FALSE): `sink[number] = truth`, or `sink.all(numbers, truth)` for many."""
+        out are FALSE): `sink[number] = truth`, or `sink.all(numbers, truth, start, stop)`
+        for many (`numbers[start:stop]`, one of the set's own lists)."""
         ...
 
     def judge(self, position: int, record: Record) -> bool:
