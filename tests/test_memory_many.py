@@ -351,3 +351,36 @@ def test_a_wave_keeps_each_parent_once_whatever_its_marks_held() -> None:
     stale = np.arange(8, dtype=np.int32)  # places written by an earlier wave
     numbers = np.array([5, 3, 5, 5, 0, 3, 1])
     assert sorted(memory_graph_fast._distinct(numbers, stale).tolist()) == [0, 1, 3, 5]
+
+
+def test_codes_convert_each_list_once_and_by_identity() -> None:
+    """The fast climb's sink keeps each of the set's lists converted, keyed by identity: a
+    list given again writes from its array (a span of it for a range's bounds), and a list
+    that takes over a freed one's key is converted anew, never read from the other's."""
+    np = pytest.importorskip("numpy")
+    scratch = np.zeros(8, dtype=np.int8)
+    lists: dict[int, tuple[Sequence[int], Any]] = {}
+    codes = memory_graph_fast.Codes(scratch, lists)
+    bounds = [1, 4, 6]
+    codes.all(bounds, True, 0, 3)
+    codes.all(bounds, None, 1, 2)  # a span of the same list: converted once
+    assert scratch.tolist() == [0, 1, 0, 0, 2, 0, 1, 0]
+    assert len(lists) == 1
+    other = [0, 7]
+    lists[id(other)] = (bounds, lists[id(bounds)][1])  # a stale entry under its key
+    scratch[:] = 0
+    codes.all(other, True, 0, 2)
+    assert scratch.tolist() == [1, 0, 0, 0, 0, 0, 0, 1]
+
+
+def test_a_tracked_record_across_range_bounds() -> None:
+    """The bounds of a range that hold go to the tracker as a span of the set's sorted list:
+    a value moving across, onto and beside every bound, then null, both climbs."""
+    filters = [
+        af.parse({"points": {op: bound}})
+        for op in ("gt", "gte", "lt", "lte")
+        for bound in (0, 5, 10, 15)
+    ]
+    filters.append(af.parse({"AND": [{"points": {"gt": 5}}, {"points": {"lte": 10}}]}))
+    values = [-1, 0, 3, 5, 7, 10, 12, 15, 20, None, 10, 0]
+    _assert_tracked(filters, [{"points": value} for value in values], NOW)

@@ -73,14 +73,13 @@ class Arrays:
         self.rows = kinds[self.parents] * np.int8(9)
         self.starts = np.searchsorted(self.edge_children, np.arange(size + graph.distinct + 1))
         self.degrees = np.diff(self.starts)
-        self.roots = np.zeros(size + graph.distinct, dtype=bool)
-        self.roots[list(roots)] = True
         self.rooted = np.array(sorted(roots), dtype=np.int64)
         self.positions = np.array([p for n in self.rooted.tolist() for p in roots[n]], np.int64)
         held = np.zeros(size + graph.distinct, dtype=np.int64)
         held[self.rooted] = [len(roots[n]) for n in self.rooted.tolist()]
         self.placed = np.concatenate(([0], np.cumsum(held)))
         self.width = int(self.positions.max()) + 1 if self.positions.size else 0
+        self.lists: dict[int, tuple[Sequence[int], Any]] = {}  # `Codes`: id -> list, array
 
 
 def _runs(starts: Any, lengths: Any) -> Any:
@@ -112,19 +111,27 @@ def _distinct(numbers: Any, marks: Any) -> Any:
 class Codes:
     """Where a set's conditions write their truths for the fast climb: as codes, in a
     climber's scratch array, one by one or many of one truth in one call (the hundreds of
-    bounds of a range that hold, the conditions an indexed value makes TRUE)."""
+    bounds of a range that hold, the conditions an indexed value makes TRUE). The lists of
+    the set's indexes come as they are, and each is converted to an array once for the set
+    (`Arrays.lists`): converting hundreds of Python integers at every change cost more than
+    writing them."""
 
-    __slots__ = ("scratch",)
+    __slots__ = ("lists", "scratch")
 
-    def __init__(self, scratch: Any) -> None:
+    def __init__(self, scratch: Any, lists: dict[int, tuple[Sequence[int], Any]]) -> None:
         self.scratch = scratch
+        self.lists = lists
 
     def __setitem__(self, number: int, truth: Truth) -> None:
         self.scratch[number] = _CODE[truth]
 
-    def all(self, numbers: Sequence[int], truth: Truth) -> None:
-        if numbers:  # a tuple would index dimensions: `scratch[()]` is the whole array
-            self.scratch[list(numbers) if isinstance(numbers, tuple) else numbers] = _CODE[truth]
+    def all(self, numbers: Sequence[int], truth: Truth, start: int, stop: int) -> None:
+        found = self.lists.get(id(numbers))
+        if found is None or found[0] is not numbers:
+            # Keyed by identity, the list held beside its array so that the key stays its
+            # own; the set's lists are built once and never changed.
+            found = self.lists[id(numbers)] = (numbers, np.array(numbers, dtype=np.int64))
+        self.scratch[found[1][start:stop]] = _CODE[truth]
 
 
 class Climber:
@@ -137,7 +144,7 @@ class Climber:
         self.state: Any = None  # codes by number: leaves, then nodes (`nodes` is a view)
         self.nodes: Any = None
         self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
-        self.held: Any = None  # by number: a root the answers last saw TRUE
+        self.held: Any = None  # by number: TRUE when the answers last saw it (roots and all)
         self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
         self.codes: Any = None  # a `Codes` writing into `scratch`
         self.marks: Any = None  # by number: scratch of `_distinct`, any values between calls
@@ -150,7 +157,7 @@ class Climber:
         arrays = self.arrays
         self.state = np.array([_CODE[t] for t in whole], dtype=np.int8)
         self.scratch = np.zeros(arrays.size, dtype=np.int8)
-        self.codes = Codes(self.scratch)
+        self.codes = Codes(self.scratch, arrays.lists)
         self.nodes = self.state[arrays.size :]
         self.tallies = np.zeros(arrays.distinct, dtype=np.int64)
         self.marks = np.zeros(arrays.size + arrays.distinct, dtype=np.int32)
@@ -180,9 +187,12 @@ class Climber:
         each ascending."""
         if not found:
             return [], []
-        nodes = ids = np.concatenate([numbers for numbers, _ in found])
-        steps = np.concatenate([steps for _, steps in found])
-        moved = [ids]
+        if len(found) == 1:  # one field changed, as most writes
+            nodes, steps = found[0]
+        else:
+            nodes = np.concatenate([numbers for numbers, _ in found])
+            steps = np.concatenate([steps for _, steps in found])
+        moved = [nodes]
         while nodes.size:
             nodes, steps = self._wave(nodes, steps)
             moved.append(nodes)
@@ -240,16 +250,17 @@ class Climber:
 
     def _answer(self, numbers: Any) -> tuple[list[int], list[int]]:
         """The rooted filters entered and left, from the numbers of the nodes that moved: the
-        roots whose TRUE flipped, each once, spread to the filters rooted there."""
+        numbers whose TRUE flipped, each once, spread to the filters rooted there (`held`
+        follows every number, so that no pass picks the roots out: a number that is no root
+        holds no filter in `Arrays.placed`)."""
         arrays = self.arrays
-        roots = numbers[arrays.roots[numbers]]
-        now = self.state[roots] == TRUE
-        flips = now != self.held[roots]
-        roots, now = roots[flips], now[flips]
-        once = _once(roots, self.marks)
-        roots, now = roots[once], now[once]
-        self.held[roots] = now
-        held, now = _spread(arrays.placed, roots, now)
+        now = self.state[numbers] == TRUE
+        flips = now != self.held[numbers]
+        numbers, now = numbers[flips], now[flips]
+        once = _once(numbers, self.marks)
+        numbers, now = numbers[once], now[once]
+        self.held[numbers] = now
+        held, now = _spread(arrays.placed, numbers, now)  # none for a number not a root
         positions = arrays.positions[held]
         entered, left = positions[now], positions[~now]
         entered.sort()

@@ -66,9 +66,10 @@ class _Sink(Protocol):
 
 
 class _Bulk(_Sink, Protocol):
-    """A sink that also takes many leaves of one truth at once."""
+    """A sink that also takes many leaves of one truth at once: `numbers[start:stop]`, a
+    list of the set's indexes itself (never a copy), which the sink may keep converted."""
 
-    def all(self, numbers: Sequence[int], truth: bool | None, /) -> None: ...
+    def all(self, numbers: Sequence[int], truth: bool | None, start: int, stop: int, /) -> None: ...
 
 
 Formula = Callable[[Truths], bool]
@@ -501,7 +502,7 @@ class _ByBound(_Group):
             self.exact is int or cast(datetime, value).tzinfo is UTC
         ):
             for op, bounds, numbers in self.ranges:
-                _all(truths, _true_bounds(op, bounds, numbers, value), True)
+                _all(truths, numbers, True, *_true_bounds(op, bounds, value))
         else:
             self.slow.fill(record, truths, instants)
 
@@ -530,28 +531,38 @@ class _ByPrefix(_Group):
             self.slow.fill(record, truths, instants)
 
 
-def _all(truths: _Sink, numbers: Sequence[int], truth: bool | None) -> None:
-    """Sets the leaves `numbers` to `truth` in one call where the sink takes one: a dict (a
-    tracked record's conditions on one field) or a tracker's codes (`Codes` of
-    `memory_graph_fast`), as hundreds of the bounds of a range may hold at once."""
+def _all(
+    truths: _Sink, numbers: Sequence[int], truth: bool | None, start: int = 0, stop: int = -1
+) -> None:
+    """Sets the leaves `numbers[start:stop]` (all of them by default) to `truth` in one call
+    where the sink takes one: a dict (a tracked record's conditions on one field) or a
+    tracker's codes (`Codes` of `memory_graph_fast`), as hundreds of the bounds of a range
+    may hold at once. The list itself goes to a bulk sink, not a slice of it: the sink keeps
+    each of the set's lists converted once."""
+    if stop < 0:
+        stop = len(numbers)
+    if start >= stop:
+        return
     if isinstance(truths, dict):
-        truths.update(dict.fromkeys(numbers, truth))
+        part = numbers if start == 0 and stop == len(numbers) else numbers[start:stop]
+        truths.update(dict.fromkeys(part, truth))
     elif isinstance(truths, list):
-        for number in numbers:
-            truths[number] = truth
+        for index in range(start, stop):
+            truths[numbers[index]] = truth
     else:
-        cast(_Bulk, truths).all(numbers, truth)
+        cast(_Bulk, truths).all(numbers, truth, start, stop)
 
 
-def _true_bounds(op: Op, bounds: list[Any], numbers: list[int], value: Any) -> list[int]:
-    """The leaves `value op bound` holds for: a prefix or a suffix of the sorted bounds."""
+def _true_bounds(op: Op, bounds: list[Any], value: Any) -> tuple[int, int]:
+    """Where in the sorted bounds (and their leaves) `value op bound` holds: a prefix or a
+    suffix, as `start, stop`."""
     if op is Op.GT:  # bound < value
-        return numbers[: bisect.bisect_left(bounds, value)]
+        return 0, bisect.bisect_left(bounds, value)
     if op is Op.GTE:  # bound <= value
-        return numbers[: bisect.bisect_right(bounds, value)]
+        return 0, bisect.bisect_right(bounds, value)
     if op is Op.LT:  # bound > value
-        return numbers[bisect.bisect_right(bounds, value) :]
-    return numbers[bisect.bisect_left(bounds, value) :]  # LTE: bound >= value
+        return bisect.bisect_right(bounds, value), len(bounds)
+    return bisect.bisect_left(bounds, value), len(bounds)  # LTE: bound >= value
 
 
 def _equality(leaf: Node, schema: Schema) -> FieldType | None:

@@ -46,7 +46,8 @@ class Leaves(Protocol):
 
     def fill(self, name: str, record: Record, sink: Any) -> None:
         """Writes into `sink` the truths of the conditions reading field `name` (those left
-        out are FALSE): `sink[number] = truth`, or `sink.all(numbers, truth)` for many."""
+        out are FALSE): `sink[number] = truth`, or `sink.all(numbers, truth, start, stop)`
+        for many (`numbers[start:stop]`, one of the set's own lists)."""
         ...
 
     def judge(self, position: int, record: Record) -> bool:
@@ -154,13 +155,18 @@ class Tracked:
         self._record: dict[str, Any] = {}
         self._tracking = False  # whether the climber holds the last state's truths
         self._climber: Climbing = PlainClimb(layout)
-        self._matching: set[int] = set()
+        # The rooted filters matched are the climber's while it tracks (kept here too, they
+        # cost a set update of every filter entered or left at each change); here only when
+        # it does not. Those judged alone are kept here.
+        self._rooted: set[int] = set()
+        self._alone_in: set[int] = set()
         self._start(record)
 
     @property
     def matching(self) -> list[int]:
         """The positions of the filters the record's last state matches, ascending."""
-        return sorted(self._matching)
+        rooted = self._climber.members() if self._tracking else self._rooted
+        return sorted([*rooted, *self._alone_in]) if self._alone_in else list(rooted)
 
     def update(self, record: Record) -> tuple[list[int], list[int]]:
         """Takes the record's new state; the positions of the filters it entered and of those
@@ -181,8 +187,6 @@ class Tracked:
         kept = self._record  # the values of the fields that did not change are equal
         for name in names:
             kept[name] = record.get(name)
-        self._matching.update(entered)
-        self._matching.difference_update(left)
         return entered, left
 
     def _alone(
@@ -190,23 +194,24 @@ class Tracked:
     ) -> tuple[list[int], list[int]]:
         """The flips of the filters judged alone added to the climb's (each position is
         rooted in the graph or judged alone, never both)."""
-        judge, matching = self._leaves.judge, self._matching
+        judge, was = self._leaves.judge, self._alone_in
         now = {position for position in self._layout.alone if judge(position, record)}
-        was = matching.intersection(self._layout.alone)
+        self._alone_in = now
         return sorted([*entered, *(now - was)]), sorted([*left, *(was - now)])
 
     def _restart(self, record: Record) -> tuple[list[int], list[int]]:
-        before = set(self._matching)
+        before = set(self.matching)
         self._start(record)
-        after = self._matching
+        after = set(self.matching)
         return sorted(after - before), sorted(before - after)
 
     def _changed(self, record: Record) -> list[str]:
-        old = self._record
+        old = self._record  # the same object is the same value: most fields, not called
         return [
             name
             for name in self._layout.fields
-            if _differs(old.get(name, _MISSING), record.get(name, _MISSING))
+            if (was := old.get(name, _MISSING)) is not (now := record.get(name, _MISSING))
+            and _differs(was, now)
         ]
 
     def _moved(self, record: Record, names: Sequence[str]) -> tuple[list[int], list[int]] | None:
@@ -228,17 +233,13 @@ class Tracked:
         except Exception:  # a wrong type: each filter alone says where
             self._tracking = False
             positions = [p for ps in layout.roots.values() for p in ps]
-            self._matching = {p for p in positions if self._leaves.judge(p, record)}
+            self._rooted = {p for p in positions if self._leaves.judge(p, record)}
         else:
             self._climber = climber = layout.climber()
             climber.start(truths)
             self._tracking = True
-            self._matching = set(climber.members())
-        for position in layout.alone:
-            if self._leaves.judge(position, record):
-                self._matching.add(position)
-            else:
-                self._matching.discard(position)
+            self._rooted = set()
+        self._alone_in = {p for p in layout.alone if self._leaves.judge(p, record)}
 
 
 def _differs(old: Any, new: Any) -> bool:
