@@ -20,11 +20,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC
 from typing import Any, Final, TypeVar
 
-from sqlalchemy import ColumnElement, Select, Text, cast, func, select
+from sqlalchemy import BigInteger, ColumnElement, Select, Text, cast, func, or_, select
 from sqlalchemy.orm import Session
 
 from ..ground.errors import not_found
-from .models import Action, Audience, Base, Contact, List, Webhook
+from .models import Action, Audience, Base, Contact, List, ListPoints, Webhook
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -179,3 +179,34 @@ def contact_row(session: Session, contact_id: str) -> dict[str, Any]:
 
 def ids_of(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [row["id"] for row in rows]
+
+
+def ranked_beyond(
+    list_id: Any,
+    points: Any,
+    created: Any,
+    ahead: bool,
+    tied: ColumnElement[bool] | None = None,
+    contacts: Any = Contact,
+) -> Any:
+    """The number of contacts of the list ranked before (`ahead`) or after a contact with these
+    points and sign-up time, in the waitlist's order (points, more first, then sign-up time):
+    the points values beyond its own summed from the list's histogram (`list_points`, a few
+    hundred rows), and only the contacts with its very points counted on the rank index, so
+    the count costs the number of contacts tied on points, not the contact's rank. `tied`
+    adds the contacts with its points beyond it by a further rule (its sign-up time too:
+    the id), `contacts` is the table (an alias) the tied are counted on."""
+    beyond = ListPoints.points > points if ahead else ListPoints.points < points
+    total = cast(func.coalesce(func.sum(ListPoints.contacts), 0), BigInteger)  # not numeric
+    histogram = select(total).where(ListPoints.listId == list_id, beyond)
+    later = contacts.createdAt < created if ahead else contacts.createdAt > created
+    same = (
+        select(func.count())
+        .select_from(contacts)
+        .where(
+            contacts.listId == list_id,
+            contacts.points == points,
+            later if tied is None else or_(later, tied),
+        )
+    )
+    return histogram.scalar_subquery() + same.scalar_subquery()

@@ -18,12 +18,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Table, bindparam, func, literal_column, or_, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, func, literal_column, select, update
 from sqlalchemy.orm import Session, aliased
 
 from ...db import dialects
 from ...db.models import Contact, List, Membership
-from ...db.queries import CONTACT_COLUMNS, row_dicts
+from ...db.queries import CONTACT_COLUMNS, ranked_beyond, row_dicts
 from . import plan
 
 _KEPT = "written_contact"
@@ -118,21 +118,23 @@ def _statement(dialect: str) -> Any:
     stamp = select(List.audiencesStamp).where(List.id == mine["list_id"]).scalar_subquery()
     joined = dialects.joined_text(Membership.audienceId, dialect)
     stored = select(joined).where(Membership.contactId == mine["id"]).scalar_subquery()
-    ahead = (
+    # The histogram and the contacts are read both before this row's write (PostgreSQL: the
+    # statement's snapshot) or both after it (SQLite: its trigger runs before the row changes,
+    # migration 0016): the contact is taken out of the histogram's count with its points as the
+    # contacts read them, as the tied count leaves it out by its id.
+    itself = (
         select(func.count())
         .select_from(other)
         .where(
+            other.id == mine["id"],
             other.listId == mine["list_id"],
-            other.id != mine["id"],
-            other.points >= mine["points"],
-            or_(
-                other.points > mine["points"],
-                other.createdAt < created,
-                (other.createdAt == created) & (other.id < mine["id"]),
-            ),
+            other.points > mine["points"],
         )
         .scalar_subquery()
     )
+    tied = (other.createdAt == created) & (other.id < mine["id"])
+    beyond = ranked_beyond(mine["list_id"], mine["points"], created, True, tied, other)
+    ahead = beyond - itself
     return (
         update(CONTACTS)
         .where(CONTACTS.c.id == bindparam("written_id"))
