@@ -182,31 +182,21 @@ def ids_of(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def ranked_beyond(
-    list_id: Any,
-    points: Any,
-    created: Any,
-    ahead: bool,
-    tied: ColumnElement[bool] | None = None,
-    contacts: Any = Contact,
+    list_id: Any, points: Any, created: Any, ahead: bool, tied: Any = None, contacts: Any = Contact
 ) -> Any:
     """The number of contacts of the list ranked before (`ahead`) or after a contact with these
-    points and sign-up time, in the waitlist's order (points, more first, then sign-up time):
-    the points values beyond its own summed from the list's histogram (`list_points`, a few
-    hundred rows), and only the contacts with its very points counted on the rank index, so
-    the count costs the number of contacts tied on points, not the contact's rank. `tied`
-    adds the contacts with its points beyond it by a further rule (its sign-up time too:
-    the id), `contacts` is the table (an alias) the tied are counted on."""
+    points and sign-up time (points, more first, then sign-up time): the list's histogram
+    summed beyond its points, and only its ties on points counted on the rank index, so the
+    count costs those ties, not the contact's rank. `tied`: ties on points counted by a further
+    rule (the id, for ties on time too); `contacts`: the table (an alias) they are counted on."""
+    later = contacts.createdAt < created if ahead else contacts.createdAt > created
+    same = select(func.count()).select_from(contacts).where(contacts.listId == list_id)
+    same = same.where(contacts.points == points, later if tied is None else or_(later, tied))
+    return _histogram_beyond(list_id, points, ahead) + same.scalar_subquery()
+
+
+def _histogram_beyond(list_id: Any, points: Any, ahead: bool) -> Any:
+    """The list's contacts with more (`ahead`) or fewer points, from `list_points`."""
     beyond = ListPoints.points > points if ahead else ListPoints.points < points
     total = cast(func.coalesce(func.sum(ListPoints.contacts), 0), BigInteger)  # not numeric
-    histogram = select(total).where(ListPoints.listId == list_id, beyond)
-    later = contacts.createdAt < created if ahead else contacts.createdAt > created
-    same = (
-        select(func.count())
-        .select_from(contacts)
-        .where(
-            contacts.listId == list_id,
-            contacts.points == points,
-            later if tied is None else or_(later, tied),
-        )
-    )
-    return histogram.scalar_subquery() + same.scalar_subquery()
+    return select(total).where(ListPoints.listId == list_id, beyond).scalar_subquery()

@@ -108,38 +108,35 @@ def _statement(dialect: str) -> Any:
     """`UPDATE contacts ... RETURNING` the row, the list's stamp, the stored memberships
     (joined by commas) and the contacts ranked ahead (`ranking.py`'s order: points, more first,
     then sign-up time, then id), built once per dialect; its values are set per call."""
-    other = aliased(Contact)
     # The written row's columns, qualified by hand: SQLite's RETURNING renders columns bare,
     # and a bare name in a subquery is the subquery's own table's.
     mine: dict[str, ColumnElement[Any]] = {
         name: literal_column(f"contacts.{name}") for name in ("id", "list_id", "points")
     }
-    created: ColumnElement[Any] = literal_column("contacts.created_at")
     stamp = select(List.audiencesStamp).where(List.id == mine["list_id"]).scalar_subquery()
     joined = dialects.joined_text(Membership.audienceId, dialect)
     stored = select(joined).where(Membership.contactId == mine["id"]).scalar_subquery()
-    # The histogram and the contacts are read both before this row's write (PostgreSQL: the
-    # statement's snapshot) or both after it (SQLite: its trigger runs before the row changes,
-    # migration 0016): the contact is taken out of the histogram's count with its points as the
-    # contacts read them, as the tied count leaves it out by its id.
-    itself = (
-        select(func.count())
-        .select_from(other)
-        .where(
-            other.id == mine["id"],
-            other.listId == mine["list_id"],
-            other.points > mine["points"],
-        )
-        .scalar_subquery()
-    )
-    tied = (other.createdAt == created) & (other.id < mine["id"])
-    beyond = ranked_beyond(mine["list_id"], mine["points"], created, True, tied, other)
-    ahead = beyond - itself
+    ahead = _ahead(mine, literal_column("contacts.created_at"))
     return (
         update(CONTACTS)
         .where(CONTACTS.c.id == bindparam("written_id"))
         .returning(*CONTACT_COLUMNS, stamp, stored, ahead)
     )
+
+
+def _ahead(mine: dict[str, ColumnElement[Any]], created: ColumnElement[Any]) -> Any:
+    """The contacts ranked ahead of the written one. The histogram and the contacts are read
+    both before this row's write (PostgreSQL: the statement's snapshot) or both after it
+    (SQLite: its trigger runs before the row changes, migration 0016): the contact is taken out
+    of the histogram's count with its points as the contacts read them, as the tied count
+    leaves it out by its id."""
+    other = aliased(Contact)
+    mine_id, list_id, points = mine["id"], mine["list_id"], mine["points"]
+    itself = select(func.count()).select_from(other)
+    itself = itself.where(other.id == mine_id, other.listId == list_id, other.points > points)
+    tied = (other.createdAt == created) & (other.id < mine_id)
+    beyond = ranked_beyond(list_id, points, created, True, tied, other)
+    return beyond - itself.scalar_subquery()
 
 
 CONTACTS = cast(Table, Contact.__table__)

@@ -96,14 +96,10 @@ _SQLITE_DROPS = tuple(
 
 
 def upgrade() -> None:
+    list_id = sa.ForeignKey("lists.id", ondelete="CASCADE")
     op.create_table(
         "list_points",
-        sa.Column(
-            "list_id",
-            sa.String(32),
-            sa.ForeignKey("lists.id", ondelete="CASCADE"),
-            primary_key=True,
-        ),
+        sa.Column("list_id", sa.String(32), list_id, primary_key=True),
         sa.Column("points", sa.BigInteger(), primary_key=True),
         sa.Column("contacts", sa.BigInteger(), nullable=False),
     )
