@@ -37,6 +37,7 @@ TABLES = {
     "audience_builds",
     "audience_build_members",
     "list_sizes",
+    "list_points",
     "audience_versions",
     "alembic_version",
 }

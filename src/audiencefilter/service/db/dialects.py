@@ -90,6 +90,16 @@ def advisory_lock(dialect: str, *, shared: bool) -> TextClause | None:
     return _SHARED_LOCK if shared else _EXCLUSIVE_LOCK
 
 
+def deferred_points(dialect: str) -> TextClause | None:
+    """The statement that defers the points histogram's triggers (migration 0016) to the
+    transaction's commit, for a writer sharing its list's lock; None where they run in the
+    write itself (SQLite, whose writers take turns anyway)."""
+    return _DEFER_POINTS if dialect == "postgresql" else None
+
+
+_DEFER_POINTS = text(
+    "SET CONSTRAINTS list_points_contact_added, list_points_contact_moved DEFERRED"
+)
 _SHARED_LOCK = text("SELECT pg_advisory_xact_lock_shared(:lock_key)")
 _EXCLUSIVE_LOCK = text("SELECT pg_advisory_xact_lock(:lock_key)")
 

@@ -332,6 +332,23 @@ class ListSize(Base):
     contacts: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
+class ListPoints(Base):
+    """How many contacts of each list hold each points value, kept by triggers (migration 0016)
+    as `ListSize` is; a row reaching 0 contacts is deleted. A position counts the contacts with
+    more points as a sum over these rows, not over the contacts (`ranking.ahead_of`)."""
+
+    __tablename__ = "list_points"
+
+    listId: Mapped[str] = mapped_column(
+        "list_id",
+        String(ID_LENGTH),
+        ForeignKey("lists.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    points: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    contacts: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
 class AudienceMember(Base):
     """Membership of a contact in a manual audience."""
 

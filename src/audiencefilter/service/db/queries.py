@@ -20,11 +20,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC
 from typing import Any, Final, TypeVar
 
-from sqlalchemy import ColumnElement, Select, Text, cast, func, select
+from sqlalchemy import BigInteger, ColumnElement, Select, Text, cast, func, or_, select
 from sqlalchemy.orm import Session
 
 from ..ground.errors import not_found
-from .models import Action, Audience, Base, Contact, List, Webhook
+from .models import Action, Audience, Base, Contact, List, ListPoints, Webhook
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -179,3 +179,24 @@ def contact_row(session: Session, contact_id: str) -> dict[str, Any]:
 
 def ids_of(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [row["id"] for row in rows]
+
+
+def ranked_beyond(
+    list_id: Any, points: Any, created: Any, ahead: bool, tied: Any = None, contacts: Any = Contact
+) -> Any:
+    """The number of contacts of the list ranked before (`ahead`) or after a contact with these
+    points and sign-up time (points, more first, then sign-up time): the list's histogram
+    summed beyond its points, and only its ties on points counted on the rank index, so the
+    count costs those ties, not the contact's rank. `tied`: ties on points counted by a further
+    rule (the id, for ties on time too); `contacts`: the table (an alias) they are counted on."""
+    later = contacts.createdAt < created if ahead else contacts.createdAt > created
+    same = select(func.count()).select_from(contacts).where(contacts.listId == list_id)
+    same = same.where(contacts.points == points, later if tied is None else or_(later, tied))
+    return _histogram_beyond(list_id, points, ahead) + same.scalar_subquery()
+
+
+def _histogram_beyond(list_id: Any, points: Any, ahead: bool) -> Any:
+    """The list's contacts with more (`ahead`) or fewer points, from `list_points`."""
+    beyond = ListPoints.points > points if ahead else ListPoints.points < points
+    total = cast(func.coalesce(func.sum(ListPoints.contacts), 0), BigInteger)  # not numeric
+    return select(total).where(ListPoints.listId == list_id, beyond).scalar_subquery()

@@ -83,11 +83,15 @@ def share(session: Session, list_id: str) -> bool:
     """Takes the list's lock shared with other shared turns, until the transaction ends (see
     *Shared turns*); False where the database has no such lock (SQLite, whose writers take
     turns anyway), the caller then taking `take`. A shared turn must lock the rows it writes,
-    in the order of their ids, and append its events `events.appended_last`."""
+    in the order of their ids, and append its events `events.appended_last`. Its changes of the
+    list's points histogram wait for its commit (migration 0016)."""
     statement = dialects.advisory_lock(dialects.dialect_of(session), shared=True)
     if statement is None:
         return False
     session.execute(statement, {"lock_key": _list_key(list_id)})
+    defer = dialects.deferred_points(dialects.dialect_of(session))
+    if defer is not None:  # its turn reads no position: the histogram's rows at commit only
+        session.execute(defer)
     _held(session).add(list_id)
     return True
 

@@ -9,10 +9,12 @@ worst-ranked contacts (top and bottom); the position of every page contact is
 
     startFrom + (contacts ahead of top) + (its rank among the contacts from top to bottom) - 1
 
-The count ahead of top is two index ranges (more points; as many, signed up earlier) and the
-window runs only over
-the span from top to bottom, which for a page in rank order (`sort=position`, or the default sort)
-is the page itself. A sparse page (a filtered list, a small audience) spans more of the list, at
+The count ahead of top is a sum over the list's points histogram (`list_points`, kept by the
+database: the contacts with more points) and one index range (as many points, signed up earlier),
+so it costs the contacts tied with top on points, not top's rank (`db/queries.ranked_beyond`);
+the window runs only over the span from top to bottom, which for a page in rank order
+(`sort=position`, or the default sort) is the page itself. A sparse page (a filtered list, a small
+audience) spans more of the list, at
 worst all of it, which is what the whole-list window always cost.
 
 A page from the bottom of the waitlist (`sort=position` descending, `sort=points` ascending)
@@ -38,11 +40,12 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import BindParameter, ColumnElement, Select, bindparam, func, select, union_all
+from sqlalchemy import BindParameter, Select, bindparam, func, select, union_all
 from sqlalchemy.orm import Session
 
 from ..db.dialects import IDS, dialect_of, ids_in, per_dialect
 from ..db.models import Contact, List, ListSize
+from ..db.queries import ranked_beyond
 
 END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
 
@@ -51,24 +54,16 @@ def _rank_key(row: dict[str, Any]) -> tuple[int, Any]:
     return (-row["points"], row["createdAt"])
 
 
-def _count(*conditions: ColumnElement[bool]) -> Any:
-    return select(func.count()).where(Contact.listId == bindparam("list_id"), *conditions)
-
-
 def _ahead() -> Any:
-    """Contacts ranked before the page's top: two index ranges (more points; as many, earlier)."""
-    points, created = Contact.points, Contact.createdAt
-    more = _count(points > bindparam("top_points")).scalar_subquery()
-    earlier = _count(points == bindparam("top_points"), created < bindparam("top_time"))
-    return more + earlier.scalar_subquery()
+    """Contacts ranked before the page's top (`db/queries.ranked_beyond`)."""
+    top: BindParameter[int] = bindparam("top_points")
+    return ranked_beyond(bindparam("list_id"), top, bindparam("top_time"), ahead=True)
 
 
 def _behind() -> Any:
-    """Contacts ranked after the page's bottom: two index ranges, as `_ahead`."""
-    points, created = Contact.points, Contact.createdAt
-    fewer = _count(points < bindparam("bottom_points")).scalar_subquery()
-    later = _count(points == bindparam("bottom_points"), created > bindparam("bottom_time"))
-    return fewer + later.scalar_subquery()
+    """Contacts ranked after the page's bottom (`db/queries.ranked_beyond`)."""
+    bottom: BindParameter[int] = bindparam("bottom_points")
+    return ranked_beyond(bindparam("list_id"), bottom, bindparam("bottom_time"), ahead=False)
 
 
 @per_dialect

@@ -18,12 +18,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Table, bindparam, func, literal_column, or_, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, func, literal_column, select, update
 from sqlalchemy.orm import Session, aliased
 
 from ...db import dialects
 from ...db.models import Contact, List, Membership
-from ...db.queries import CONTACT_COLUMNS, row_dicts
+from ...db.queries import CONTACT_COLUMNS, ranked_beyond, row_dicts
 from . import plan
 
 _KEPT = "written_contact"
@@ -108,36 +108,35 @@ def _statement(dialect: str) -> Any:
     """`UPDATE contacts ... RETURNING` the row, the list's stamp, the stored memberships
     (joined by commas) and the contacts ranked ahead (`ranking.py`'s order: points, more first,
     then sign-up time, then id), built once per dialect; its values are set per call."""
-    other = aliased(Contact)
     # The written row's columns, qualified by hand: SQLite's RETURNING renders columns bare,
     # and a bare name in a subquery is the subquery's own table's.
     mine: dict[str, ColumnElement[Any]] = {
         name: literal_column(f"contacts.{name}") for name in ("id", "list_id", "points")
     }
-    created: ColumnElement[Any] = literal_column("contacts.created_at")
     stamp = select(List.audiencesStamp).where(List.id == mine["list_id"]).scalar_subquery()
     joined = dialects.joined_text(Membership.audienceId, dialect)
     stored = select(joined).where(Membership.contactId == mine["id"]).scalar_subquery()
-    ahead = (
-        select(func.count())
-        .select_from(other)
-        .where(
-            other.listId == mine["list_id"],
-            other.id != mine["id"],
-            other.points >= mine["points"],
-            or_(
-                other.points > mine["points"],
-                other.createdAt < created,
-                (other.createdAt == created) & (other.id < mine["id"]),
-            ),
-        )
-        .scalar_subquery()
-    )
+    ahead = _ahead(mine, literal_column("contacts.created_at"))
     return (
         update(CONTACTS)
         .where(CONTACTS.c.id == bindparam("written_id"))
         .returning(*CONTACT_COLUMNS, stamp, stored, ahead)
     )
+
+
+def _ahead(mine: dict[str, ColumnElement[Any]], created: ColumnElement[Any]) -> Any:
+    """The contacts ranked ahead of the written one. The histogram and the contacts are read
+    both before this row's write (PostgreSQL: the statement's snapshot) or both after it
+    (SQLite: its trigger runs before the row changes, migration 0016): the contact is taken out
+    of the histogram's count with its points as the contacts read them, as the tied count
+    leaves it out by its id."""
+    other = aliased(Contact)
+    mine_id, list_id, points = mine["id"], mine["list_id"], mine["points"]
+    itself = select(func.count()).select_from(other)
+    itself = itself.where(other.id == mine_id, other.listId == list_id, other.points > points)
+    tied = (other.createdAt == created) & (other.id < mine_id)
+    beyond = ranked_beyond(list_id, points, created, True, tied, other)
+    return beyond - itself.scalar_subquery()
 
 
 CONTACTS = cast(Table, Contact.__table__)

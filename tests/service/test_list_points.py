@@ -1,0 +1,213 @@
+"""Each list's points histogram is kept by the database (`list_points`, migration 0016), and
+positions count the contacts with more points from it (`db/queries.ranked_beyond`).
+
+The histogram must equal a count of the contacts by points after every way a contact's points
+or list change, on SQLite and PostgreSQL. And a contact's position must no longer cost its rank:
+the database's work for a contact's update (its answer carries its position) and for a page in
+the middle of the list is the same in a list of 1,000 contacts and in one of 10,000 whose points
+take the same few hundred values. The work is measured as in `test_page_work.py` (VM
+instructions on SQLite, rows the plans' nodes produce on PostgreSQL), never timed; counting the
+contacts ahead on the index grew tenfold.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from audiencefilter.service import create_app
+from audiencefilter.service.db import bulk
+from audiencefilter.service.db.engine import Database
+from audiencefilter.service.db.models import Contact
+
+from .conftest import ApiClient, Tenant, make_tenant, settings_on, url_settings
+from .test_page_work import GROWTH, Work, _expected_positions
+
+SMALL, LARGE = 1_000, 10_000
+VALUES = 300  # the points values the lists' contacts hold
+
+
+def _histogram(database: Database) -> tuple[set[tuple[str, int, int]], set[tuple[str, int, int]]]:
+    """The kept histogram and the contacts counted by list and points."""
+    with database.reading() as session:
+        connection = session.connection()
+        kept = connection.execute(text("SELECT list_id, points, contacts FROM list_points"))
+        counted = connection.execute(
+            text("SELECT list_id, points, count(*) FROM contacts GROUP BY list_id, points")
+        )
+        return {(a, int(b), int(c)) for a, b, c in kept}, {
+            (a, int(b), int(c)) for a, b, c in counted
+        }
+
+
+def _check_every_way(tenant: Tenant) -> None:
+    database: Database = tenant.client.app.state.db
+    lst, other, gone = tenant.new_list(), tenant.new_list(), tenant.new_list()
+    made = [
+        tenant.new_contact(lst["id"], f"one{i}@example.com", points=i % 3)["id"] for i in range(6)
+    ]
+    tenant.new_contact(gone["id"], "gone@example.com", points=4)
+    tenant.ok("PATCH", f"/v4/contacts/{made[0]}", json={"points": 7})
+    tenant.ok("PATCH", f"/v4/contacts/{made[1]}", json={"points": 7})
+    tenant.ok("PATCH", f"/v4/contacts/{made[2]}", json={"city": "Lyon"})  # points unchanged
+    action = {"name": "shared", "increase": 5, "subId": made[3]}
+    tenant.ok("POST", "/v4/actions", 201, json=action)
+    rows = [{"email": f"row{i}@example.com", "points": i % 4} for i in range(12)]
+    rows += [{"email": "ONE4@example.com", "points": 9}]  # an upsert moves its points
+    tenant.ok("POST", "/v4/contacts/import", params={"listId": lst["id"]}, json=rows)
+    tenant.ok("POST", "/v4/contacts/import", params={"listId": other["id"]}, json=rows[:5])
+    tenant.ok("DELETE", f"/v4/contacts/{made[5]}")
+    tenant.ok("POST", f"/v4/lists/{lst['id']}/contacts/{made[1]}/erase")
+    tenant.ok("DELETE", f"/v4/lists/{gone['id']}")
+    kept, counted = _histogram(database)
+    assert kept == counted
+    assert {row[0] for row in kept} == {lst["id"], other["id"]}
+    assert (lst["id"], 7, 1) in kept or (lst["id"], 7, 2) in kept  # the PATCHes moved them
+
+
+def test_the_histogram_follows_every_write_on_sqlite(tenant: Tenant) -> None:
+    _check_every_way(tenant)
+
+
+@pytest.mark.postgres
+def test_the_histogram_follows_every_write_on_postgres(
+    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+) -> None:
+    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    _check_every_way(make_tenant(api))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ApiClient]:
+    settings = settings_on(request, tmp_path / "points.db", membership_sweep_seconds=0)
+    client = ApiClient(create_app(settings))
+    yield client
+    client.close()
+
+
+def _fill(database: Database, list_id: str, count: int) -> list[str]:
+    """`count` contacts whose points take `VALUES` values; their ids."""
+    rng = random.Random(count)
+    maker = bulk.RowMaker(Contact)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = [
+        maker.row(
+            {
+                "listId": list_id,
+                "email": f"c{index}@example.com",
+                "emailKey": f"c{index}@example.com",
+                "points": rng.randrange(VALUES),
+                "createdAt": start + timedelta(seconds=rng.randrange(10_000_000)),
+                "data": {},
+            }
+        )
+        for index in range(count)
+    ]
+    with database.transaction() as session:
+        bulk.insert_rows(session, maker.table, rows)
+    with database.engine.connect() as connection:
+        analyze = "ANALYZE" if connection.dialect.name == "sqlite" else "ANALYZE contacts"
+        connection.exec_driver_sql(analyze)
+        connection.commit()
+    if database.engine.dialect.name == "postgresql":
+        # The load updated each histogram row thousands of times: its dead versions are
+        # autovacuum's to clear, which a test does not wait for.
+        with database.engine.connect().execution_options(
+            isolation_level="AUTOCOMMIT"
+        ) as connection:
+            connection.exec_driver_sql("VACUUM ANALYZE list_points")
+    return [row["id"] for row in rows]
+
+
+class Writes(Work):
+    """`Work` of the `UPDATE`s seen, each run again in a transaction rolled back."""
+
+    def _seen(self, _conn: Connection, _cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("UPDATE CONTACTS"):
+            self.statements.append((statement, params))
+
+    def _of(self, raw: Any, statement: str, params: Any) -> int:
+        sqlite = self.engine.dialect.name == "sqlite"
+        if sqlite:
+            raw.cursor().execute("BEGIN")
+        try:
+            if sqlite:
+                return super()._of(raw, statement, params)
+            cursor = raw.cursor()
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, params)
+            [[plan]] = cursor.fetchall()
+            plan = json.loads(plan) if isinstance(plan, str) else plan
+            return _all_rows(plan[0]["Plan"])
+        finally:
+            raw.rollback() if not sqlite else raw.cursor().execute("ROLLBACK")
+
+
+def _all_rows(node: dict[str, Any]) -> int:
+    produced = int(node.get("Actual Rows", 0) * node.get("Actual Loops", 1))
+    return produced + sum(_all_rows(child) for child in node.get("Plans", []))
+
+
+def _middle(database: Database, list_id: str) -> tuple[str, int]:
+    """The contact in the middle of the waitlist, and its points."""
+    with database.engine.connect() as connection:
+        found = connection.execute(
+            text(
+                "SELECT id, points FROM contacts WHERE list_id = :list"
+                " ORDER BY points DESC, created_at, id"
+            ),
+            {"list": list_id},
+        ).all()
+    contact_id, points = found[len(found) // 2]
+    return contact_id, int(points)
+
+
+def _update_work(api: ApiClient, tenant: Tenant, list_id: str) -> int:
+    """The work of the middle contact's update (points changed by one), its position checked."""
+    database: Database = api.app.state.db
+    contact_id, points = _middle(database, list_id)
+    work = Writes(database)
+    try:
+        answer = tenant.ok("PATCH", f"/v4/contacts/{contact_id}", json={"points": points + 1})
+    finally:
+        work.close()
+    expected = _expected_positions(database, list_id, [contact_id], 1)
+    assert answer["contact"]["position"] == expected[contact_id]
+    each = work.each()
+    assert len(each) == 1, each
+    return each[0][0]
+
+
+def _middle_page_work(api: ApiClient, tenant: Tenant, list_id: str, size: int) -> int:
+    """The work of the positions of the page in the middle of the list, its positions checked."""
+    database: Database = api.app.state.db
+    work = Work(database)
+    query = f"/v4/contacts?listId={list_id}&limit=100&page={size // 200}"
+    try:
+        answer = tenant.ok("GET", query)
+    finally:
+        work.close()
+    ids = [contact["id"] for contact in answer["contacts"]]
+    expected = _expected_positions(database, list_id, ids, 1)
+    assert {c["id"]: c["position"] for c in answer["contacts"]} == expected
+    return sum(amount for amount, sql in work.each() if "span" in sql)
+
+
+def test_a_position_costs_the_same_in_a_list_ten_times_larger(api: ApiClient) -> None:
+    tenant = make_tenant(api, plan="pro")
+    database: Database = api.app.state.db
+    updates, pages = {}, {}
+    for size in (SMALL, LARGE):
+        list_id = tenant.new_list(name=f"list of {size}")["id"]
+        _fill(database, list_id, size)
+        updates[size] = _update_work(api, tenant, list_id)
+        pages[size] = _middle_page_work(api, tenant, list_id, size)
+    assert updates[LARGE] <= GROWTH * updates[SMALL], updates
+    assert pages[LARGE] <= GROWTH * pages[SMALL], pages
