@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -211,3 +212,80 @@ def test_a_position_costs_the_same_in_a_list_ten_times_larger(api: ApiClient) ->
         pages[size] = _middle_page_work(api, tenant, list_id, size)
     assert updates[LARGE] <= GROWTH * updates[SMALL], updates
     assert pages[LARGE] <= GROWTH * pages[SMALL], pages
+
+
+def _commit_phase_writer(
+    engine: Any, moves: list[tuple[str, int]], ready: threading.Event, errors: list[BaseException]
+) -> None:
+    """A shared import turn on its own connection: each contact's points moved, its deferred
+    histogram changes fired at once (as its commit would fire them), then the commit."""
+    try:
+        with engine.connect() as connection:
+            connection.exec_driver_sql("SET CONSTRAINTS ALL DEFERRED")
+            for at, (contact_id, points) in enumerate(moves):
+                connection.execute(
+                    text("UPDATE contacts SET points = :p WHERE id = :id"),
+                    {"p": points, "id": contact_id},
+                )
+                connection.exec_driver_sql("SET CONSTRAINTS ALL IMMEDIATE")
+                connection.exec_driver_sql("SET CONSTRAINTS ALL DEFERRED")
+                if at == 0:
+                    ready.set()
+            connection.commit()
+    except BaseException as error:  # noqa: BLE001 - handed to the test's thread
+        errors.append(error)
+
+
+@pytest.mark.postgres
+def test_shared_turns_take_the_histogram_one_after_the_other_on_postgres(
+    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+) -> None:
+    """Two import turns sharing the list's lock, taking rows of the histogram crosswise (the
+    first 1 then 3, the second 3 then 1): without the list's `list_sizes` row taken first
+    (migration 0016), the second turn's changes wait for the first's and the first's for the
+    second's, and PostgreSQL aborts one of them. The first turn's changes are fired, the
+    second's started; whichever waits, both end, committed, and the histogram is exact."""
+    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    tenant = make_tenant(api)
+    lst = tenant.new_list()
+    ids = [
+        tenant.new_contact(lst["id"], f"x{i}@example.com", points=p)["id"]
+        for i, p in enumerate((1, 3, 3, 1))
+    ]
+    database: Database = api.app.state.db
+    engine = database.engine
+    first_ready, second_ready = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+    with engine.connect() as first:
+        first.exec_driver_sql("SET CONSTRAINTS ALL DEFERRED")
+        first.execute(text("UPDATE contacts SET points = 2 WHERE id = :id"), {"id": ids[0]})
+        first.exec_driver_sql("SET CONSTRAINTS ALL IMMEDIATE")  # holds rows 1 and 2
+        first.exec_driver_sql("SET CONSTRAINTS ALL DEFERRED")
+        moves = [(ids[1], 5), (ids[3], 6)]  # rows 3 and 5, then 1 and 6
+        second = threading.Thread(
+            target=_commit_phase_writer, args=(engine, moves, second_ready, errors)
+        )
+        second.start()
+        _until_moved_or_waiting(engine, second_ready)
+        first.execute(text("UPDATE contacts SET points = 4 WHERE id = :id"), {"id": ids[2]})
+        first.exec_driver_sql("SET CONSTRAINTS ALL IMMEDIATE")  # rows 3 and 4
+        first.commit()
+        first_ready.set()
+    second.join(timeout=60)
+    assert not second.is_alive()
+    assert errors == []
+    kept, counted = _histogram(database)
+    assert kept == counted
+
+
+def _until_moved_or_waiting(engine: Any, ready: threading.Event) -> None:
+    """Returns once the second turn has taken its first rows, or waits on a lock (it cannot
+    take them while the first turn holds the list's row)."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as watcher:
+        while not ready.wait(0.05):
+            waiting = watcher.exec_driver_sql(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND datname = current_database()"
+            ).scalar_one()
+            if waiting:
+                return

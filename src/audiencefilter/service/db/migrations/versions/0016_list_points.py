@@ -21,7 +21,10 @@ are read in the transaction that writes (the answer of a create, a turn of updat
 histogram must follow each statement; those writers hold the list's exclusive lock, and the
 counter rows add no wait of their own. Import turns sharing the list's lock (`list_lock.share`)
 defer them to their commit, as `list_sizes` (0010) is, so they take the rows at their end only,
-after the list's event counter that orders them.
+after the list's event counter that orders them. Two such turns may hold rows of different
+points values (an import without events takes no counter), and commits taking them in different
+orders could deadlock: the function first locks the list's `list_sizes` row, so the commits of
+one list's writers take its histogram rows one writer after the other, never crosswise.
 
 Revision ID: 0016_list_points
 Revises: 0015
@@ -62,7 +65,11 @@ _SQLITE_TRIGGERS = (
 
 _POSTGRES_TRIGGERS = (
     f"""CREATE FUNCTION list_points_contact_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        owner text;
     BEGIN
+        IF TG_OP = 'DELETE' THEN owner := OLD.list_id; ELSE owner := NEW.list_id; END IF;
+        PERFORM 1 FROM list_sizes WHERE list_id = owner FOR UPDATE;
         IF TG_OP IN ('DELETE', 'UPDATE') THEN
             {_REMOVE.format("OLD")}
         END IF;
