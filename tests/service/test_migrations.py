@@ -38,6 +38,7 @@ TABLES = {
     "audience_build_members",
     "list_sizes",
     "audience_versions",
+    "audience_overlaps",
     "alembic_version",
 }
 

@@ -67,7 +67,7 @@ from .. import events, experiments, references
 from ..audience_filters import (
     StoredAudience,
 )
-from . import due, judge, plan, written
+from . import due, judge, overlaps, plan, written
 from .judge import chunks
 
 MEMBERSHIPS = cast(Table, Membership.__table__)
@@ -124,10 +124,16 @@ def _write(
     at: datetime,
     announce: bool = True,
     dated: Dated | None = None,
+    kept: bool = True,
+    before: Mapping[str, Collection[str]] | None = None,
 ) -> int:
     """Stores the difference and appends its events (left first, then entered); their count.
     `announce` False stores it without events (an import of history that asked for none);
-    `dated`: the instants the events happened at, when not `at` (`_dated_events`)."""
+    `dated`: the instants the events happened at, when not `at` (`_dated_events`); `kept`
+    False leaves the pairs' counts to the caller (`write_changes`), else they follow here
+    from `before`, each contact's stored audiences (read when not given)."""
+    if kept and (entering or leaving):
+        _overlaps_moved(session, list_id, entering, leaving, before)
     draws = _left_draws(leaving) + _move_pairs(session, entering, leaving, at, dated)
     if announce:
         rows = [(events.LEFT, c, a.id) for a, c in leaving]
@@ -140,6 +146,36 @@ def _write(
             changes = _dated_events(rows, [payloads[k] for k in keys], cause, dated)
             events.append(session, list_id, changes)
     return len(leaving) + len(entering)
+
+
+def _overlaps_moved(
+    session: Session,
+    list_id: str,
+    entering: Sequence[tuple[StoredAudience, str]],
+    leaving: Sequence[tuple[StoredAudience, str]],
+    before: Mapping[str, Collection[str]] | None,
+) -> None:
+    """The kept pairs' counts after these contacts moved (`overlaps.contacts_moved`), from
+    their stored audiences before the write: given, kept by the contact's own write
+    (`written`), else read in one statement per chunk of contacts."""
+    entered = _group(entering, by_contact=True)
+    left = _group(leaving, by_contact=True)
+    if before is None:
+        before = _stored_audiences(session, sorted(entered.keys() | left.keys()))
+    overlaps.contacts_moved(session, list_id, before, entered, left)
+
+
+def _stored_audiences(session: Session, contact_ids: Sequence[str]) -> dict[str, set[str]]:
+    """Every audience each of these contacts is stored in (`_stored_pairs`, unfiltered)."""
+    known = written.all_of(session, contact_ids)
+    if known is not None:
+        return {each.row["id"]: set(each.stored) for each in known}
+    found: dict[str, set[str]] = {}
+    statement = _stored_pairs_by_contact(dialects.dialect_of(session))
+    for chunk in chunks(contact_ids):
+        for contact_id, joined in session.connection().execute(*statement.bound(chunk)):
+            found[contact_id] = set(joined.split(","))
+    return found
 
 
 def _dated_events(
@@ -331,17 +367,22 @@ def write_changes(
     leaving: Sequence[str],
     cause: str,
     at: datetime,
+    kept: bool = True,
 ) -> int:
     """Stores one audience's difference (contact ids entering and leaving) and its events, as
     `_write` does, in a few set statements whatever its size: each list of ids is one
     parameter (`dialects.unpacked`), so a new audience of a million members costs no Python per
-    member. On a database without `dialects.unpacked`, through `_write`."""
+    member. On a database without `dialects.unpacked`, through `_write`. The kept pairs'
+    counts follow in SQL (`overlaps.audience_moved`), unless `kept` is False (the audience's
+    pairs are deleted with it)."""
     dialect = dialects.dialect_of(session)
+    if kept:
+        overlaps.audience_moved(session, list_id, audience.id, entering, leaving)
     # An experiment draws each entering member (`_insert_pairs`): row by row, in Python.
     if not dialects.unpacks(dialect) or audience.experiment is not None:
         pairs_in = [(audience, contact_id) for contact_id in entering]
         pairs_out = [(audience, contact_id) for contact_id in leaving]
-        return _write(session, list_id, pairs_in, pairs_out, cause, at)
+        return _write(session, list_id, pairs_in, pairs_out, cause, at, kept=False)
     _store_difference(session, dialect, audience.id, entering, leaving, at)
     payload = _change_payload(audience)
     groups = [
@@ -501,7 +542,8 @@ def remove_contact(session: Session, list_id: str, contact_id: str, cause: str) 
         .order_by(Audience.createdAt, Audience.id)
     )
     leaving = [(StoredAudience.of(a), contact_id) for a in session.scalars(statement)]
-    return _write(session, list_id, [], leaving, cause, clock.now())
+    before = {contact_id: [a.id for a, _ in leaving]}  # every audience it is in leaves
+    return _write(session, list_id, [], leaving, cause, clock.now(), before=before)
 
 
 def forget_list(session: Session, list_id: str) -> None:
@@ -514,6 +556,7 @@ def forget_list(session: Session, list_id: str) -> None:
         .where(Membership.audienceId.in_(audiences))
         .execution_options(synchronize_session=False)
     )
+    overlaps.forget_list(session, list_id)
 
 
 def remove_audience(session: Session, audience: Audience, cause: str) -> int:
@@ -524,6 +567,8 @@ def remove_audience(session: Session, audience: Audience, cause: str) -> int:
         .where(Membership.audienceId == audience.id)
         .order_by(Membership.contactId)
     )
-    return write_changes(
-        session, audience.listId, stored_audience, [], list(members), cause, clock.now()
+    count = write_changes(
+        session, audience.listId, stored_audience, [], list(members), cause, clock.now(), False
     )
+    overlaps.forget_audience(session, audience.id)
+    return count
