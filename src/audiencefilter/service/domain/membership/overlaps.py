@@ -7,7 +7,8 @@ adds what it moved, never recounts, and the two shapes of `store.py` move it dif
 
 - **per contact** (`contacts_moved`): the write knows each contact's audiences before and after
   (its stored rows, read before the write), so the difference of its pairs is counted in Python
-  and added by one upsert (`INSERT ... ON CONFLICT DO UPDATE SET contacts = contacts + ...`).
+  and added by one upsert (`INSERT ... ON CONFLICT DO UPDATE SET contacts = contacts + ...`,
+  executed over the moved pairs).
 - **per audience** (`audience_moved`): one audience's entering and leaving contacts are sets
   of any size, so what they share with every other audience is counted in SQL (the ids joined
   with `memberships` by contact, grouped by audience), then added by the same upsert. The
@@ -34,8 +35,6 @@ from .judge import chunks
 OVERLAPS = cast(Table, AudienceOverlap.__table__)
 _KEYS = ("audience_a", "audience_b")
 Pair = tuple[str, str]
-ROWS_PER_UPSERT = 4000
-"""Rows of one upsert: four parameters each stays within SQLite's and PostgreSQL's limits."""
 
 
 def pair(a: str, b: str) -> Pair:
@@ -111,18 +110,16 @@ def _shared(session: Session, audience_id: str, contact_ids: Sequence[str]) -> C
 
 
 def add(session: Session, list_id: str, shift: Mapping[Pair, int]) -> None:
-    """Adds these counts to their rows (created at the count when absent): one upsert per
-    `ROWS_PER_UPSERT` rows, none when nothing moved."""
+    """Adds these counts to their rows (created at the count when absent): one upsert, run
+    over the rows that moved (`dialects.adding_upsert`), none when nothing moved."""
     rows = [
         {"audience_a": a, "audience_b": b, "list_id": list_id, "contacts": n}
         for (a, b), n in sorted(shift.items())
         if n
     ]
-    dialect = dialects.dialect_of(session)
-    for start in range(0, len(rows), ROWS_PER_UPSERT):
-        chunk = rows[start : start + ROWS_PER_UPSERT]
-        upsert = dialects.adding_upsert(dialect, OVERLAPS, chunk, _KEYS, "contacts")
-        session.execute(upsert)
+    if rows:
+        upsert = dialects.adding_upsert(dialects.dialect_of(session), OVERLAPS, _KEYS, "contacts")
+        session.connection().execute(upsert, rows)
 
 
 def forget_audience(session: Session, audience_id: str) -> None:

@@ -166,7 +166,10 @@ def _overlaps_moved(
 
 
 def _stored_audiences(session: Session, contact_ids: Sequence[str]) -> dict[str, set[str]]:
-    """Every audience each of these contacts is stored in (`_stored_pairs`, unfiltered)."""
+    """Every audience each of these contacts is stored in: kept by their own writes
+    (`written`), else read by contact (its index), one row per contact with its audiences' ids
+    joined by commas (a contact in 30 audiences is one row to fetch, not 30: fetching was
+    most of the read)."""
     known = written.all_of(session, contact_ids)
     if known is not None:
         return {each.row["id"]: set(each.stored) for each in known}
@@ -453,13 +456,16 @@ def refresh_contacts(
     session.flush()  # the write's own changes, before the Core statements below read
     at = clock.now()
     found = judge.read(session, audiences, contact_ids, at)
-    stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
+    before = _stored_audiences(session, contact_ids)
+    stored = _stored_pairs(before, [a.id for a in audiences])
     moves = judge.Judge(audiences, found.selected, stored, at, found.used, prepared)
     for record in found.rows:
         moves.decide(record)
     if most is not None and len(moves.entering) + len(moves.leaving) > most:
         raise TooManyMoves(len(moves.entering) + len(moves.leaving), most)
-    count = _write(session, list_id, moves.entering, moves.leaving, cause, at, announce, dated)
+    count = _write(
+        session, list_id, moves.entering, moves.leaving, cause, at, announce, dated, before=before
+    )
     if written.keeps(session):  # the writes read back follow their judgement
         entered = _group(moves.entering, by_contact=True)
         left = _group(moves.leaving, by_contact=True)
@@ -472,23 +478,13 @@ def refresh_contacts(
 
 
 def _stored_pairs(
-    session: Session, contact_ids: Sequence[str], audience_ids: Sequence[str]
+    stored: Mapping[str, Collection[str]], audience_ids: Sequence[str]
 ) -> set[tuple[str, str]]:
-    """The stored (audience id, contact id) rows of these contacts in these audiences: read by
-    contact (its index), one row per contact with its audiences' ids joined by commas (a
-    contact in 30 audiences is one row to fetch, not 30: fetching was most of the read), then
-    kept in Python, so a list of a thousand audiences binds no thousand ids per statement."""
+    """The stored (audience id, contact id) rows of these contacts (`_stored_audiences`) in
+    these audiences, kept in Python, so a list of a thousand audiences binds no thousand ids
+    per statement."""
     wanted = frozenset(audience_ids)
-    known = written.all_of(session, contact_ids)  # read back by the writes themselves
-    if known is not None:
-        return {(a, each.row["id"]) for each in known for a in each.stored if a in wanted}
-    stored: set[tuple[str, str]] = set()
-    statement = _stored_pairs_by_contact(dialects.dialect_of(session))
-    for chunk in chunks(contact_ids):
-        rows = session.connection().execute(*statement.bound(chunk))
-        for contact_id, joined in rows:
-            stored.update((a, contact_id) for a in joined.split(",") if a in wanted)
-    return stored
+    return {(a, c) for c, audiences in stored.items() for a in audiences if a in wanted}
 
 
 @dialects.per_dialect
