@@ -20,6 +20,10 @@ Two shapes of that rule cover every write:
 Deletions report every stored row as left before the rows go with the cascade
 (`remove_contact`, `remove_audience`).
 
+Every write of `memberships` is here, and each moves the pair counts of `audience_overlaps` in
+the same transaction (`overlaps.py`): per contact from the stored audiences the judgement read,
+per audience in SQL from its entering and leaving sets.
+
 Writers pass the list's door (`list_lock.py`) before reading what they evaluate, so two
 writers of one list never compute differences from each other's stale state (on PostgreSQL,
 under READ COMMITTED, each statement after the lock sees everything committed before it).
