@@ -21,7 +21,7 @@ from audiencefilter.service.domain.use_cases import membership_turns
 from .conftest import ApiClient, make_tenant, settings_on
 from .test_write_turns import _chain, _members
 
-STATEMENTS_PER_TURN = 8
+STATEMENTS_PER_TURN = 9  # the pairs kept on write: one upsert a turn (membership/overlaps.py)
 """Writing statements a turn of the chain may run: the root's rows and its events, the
 readers' rows and their events, the outbox head twice; none per contact (16 before)."""
 

@@ -39,6 +39,7 @@ TABLES = {
     "list_sizes",
     "list_points",
     "audience_versions",
+    "audience_overlaps",
     "alembic_version",
 }
 

@@ -37,6 +37,7 @@ from sqlalchemy import (
     Integer,
     String,
     Subquery,
+    Table,
     Text,
     bindparam,
     cast,
@@ -47,6 +48,7 @@ from sqlalchemy import (
     text,
     type_coerce,
 )
+from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import QueryableAttribute, Session
 from sqlalchemy.sql.elements import BindParameter, TextClause
@@ -264,3 +266,22 @@ def random_id(prefix: str, dialect: str) -> ColumnElement[str]:
         return literal(prefix) + func.lower(func.hex(func.randomblob(10)))
     random = [func.encode(func.uuid_send(func.gen_random_uuid()), "hex") for _ in range(2)]
     return literal(prefix) + func.substr(random[0], 1, 12) + func.substr(random[1], 21, 8)
+
+
+@cache
+def adding_upsert(dialect: str, table: Table, keys: tuple[str, ...], added: str) -> Any:
+    """`INSERT INTO table` that, where a row's `keys` exist already, adds its `added` column to
+    the stored one instead: `ON CONFLICT (keys) DO UPDATE SET added = added + excluded.added`
+    on PostgreSQL and SQLite, `ON DUPLICATE KEY UPDATE` on MariaDB. Built once per dialect and
+    table, executed with the rows as parameter sets: the driver's executemany (SQLite's in C,
+    psycopg's pipelined), where a statement of the rows' `VALUES` cost SQLAlchemy 1.5 s to
+    compile for the 5,050 pairs of a contact moving across 100 audiences."""
+    if dialect in ("mysql", "mariadb"):
+        found = mysql.insert(table)
+        return found.on_duplicate_key_update({added: table.c[added] + found.inserted[added]})
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert(table)
+    return statement.on_conflict_do_update(
+        index_elements=[table.c[key] for key in keys],
+        set_={added: table.c[added] + statement.excluded[added]},
+    )

@@ -20,6 +20,10 @@ Two shapes of that rule cover every write:
 Deletions report every stored row as left before the rows go with the cascade
 (`remove_contact`, `remove_audience`).
 
+Every write of `memberships` is here, and each moves the pair counts of `audience_overlaps` in
+the same transaction (`overlaps.py`): per contact from the stored audiences the judgement read,
+per audience in SQL from its entering and leaving sets.
+
 Writers pass the list's door (`list_lock.py`) before reading what they evaluate, so two
 writers of one list never compute differences from each other's stale state (on PostgreSQL,
 under READ COMMITTED, each statement after the lock sees everything committed before it).
@@ -67,7 +71,7 @@ from .. import events, experiments, references
 from ..audience_filters import (
     StoredAudience,
 )
-from . import due, judge, plan, written
+from . import due, judge, overlaps, plan, written
 from .judge import chunks
 
 MEMBERSHIPS = cast(Table, Membership.__table__)
@@ -124,10 +128,16 @@ def _write(
     at: datetime,
     announce: bool = True,
     dated: Dated | None = None,
+    kept: bool = True,
+    before: Mapping[str, Collection[str]] | None = None,
 ) -> int:
     """Stores the difference and appends its events (left first, then entered); their count.
     `announce` False stores it without events (an import of history that asked for none);
-    `dated`: the instants the events happened at, when not `at` (`_dated_events`)."""
+    `dated`: the instants the events happened at, when not `at` (`_dated_events`); `kept`
+    False leaves the pairs' counts to the caller (`write_changes`), else they follow here
+    from `before`, each contact's stored audiences (read when not given)."""
+    if kept and (entering or leaving):
+        _overlaps_moved(session, list_id, entering, leaving, before)
     draws = _left_draws(leaving) + _move_pairs(session, entering, leaving, at, dated)
     if announce:
         rows = [(events.LEFT, c, a.id) for a, c in leaving]
@@ -140,6 +150,39 @@ def _write(
             changes = _dated_events(rows, [payloads[k] for k in keys], cause, dated)
             events.append(session, list_id, changes)
     return len(leaving) + len(entering)
+
+
+def _overlaps_moved(
+    session: Session,
+    list_id: str,
+    entering: Sequence[tuple[StoredAudience, str]],
+    leaving: Sequence[tuple[StoredAudience, str]],
+    before: Mapping[str, Collection[str]] | None,
+) -> None:
+    """The kept pairs' counts after these contacts moved (`overlaps.contacts_moved`), from
+    their stored audiences before the write: given, kept by the contact's own write
+    (`written`), else read in one statement per chunk of contacts."""
+    entered = _group(entering, by_contact=True)
+    left = _group(leaving, by_contact=True)
+    if before is None:
+        before = _stored_audiences(session, sorted(entered.keys() | left.keys()))
+    overlaps.contacts_moved(session, list_id, before, entered, left)
+
+
+def _stored_audiences(session: Session, contact_ids: Sequence[str]) -> dict[str, set[str]]:
+    """Every audience each of these contacts is stored in: kept by their own writes
+    (`written`), else read by contact (its index), one row per contact with its audiences' ids
+    joined by commas (a contact in 30 audiences is one row to fetch, not 30: fetching was
+    most of the read)."""
+    known = written.all_of(session, contact_ids)
+    if known is not None:
+        return {each.row["id"]: set(each.stored) for each in known}
+    found: dict[str, set[str]] = {}
+    statement = _stored_pairs_by_contact(dialects.dialect_of(session))
+    for chunk in chunks(contact_ids):
+        for contact_id, joined in session.connection().execute(*statement.bound(chunk)):
+            found[contact_id] = set(joined.split(","))
+    return found
 
 
 def _dated_events(
@@ -331,17 +374,22 @@ def write_changes(
     leaving: Sequence[str],
     cause: str,
     at: datetime,
+    kept: bool = True,
 ) -> int:
     """Stores one audience's difference (contact ids entering and leaving) and its events, as
     `_write` does, in a few set statements whatever its size: each list of ids is one
     parameter (`dialects.unpacked`), so a new audience of a million members costs no Python per
-    member. On a database without `dialects.unpacked`, through `_write`."""
+    member. On a database without `dialects.unpacked`, through `_write`. The kept pairs'
+    counts follow in SQL (`overlaps.audience_moved`), unless `kept` is False (the audience's
+    pairs are deleted with it)."""
     dialect = dialects.dialect_of(session)
+    if kept:
+        overlaps.audience_moved(session, list_id, audience.id, entering, leaving)
     # An experiment draws each entering member (`_insert_pairs`): row by row, in Python.
     if not dialects.unpacks(dialect) or audience.experiment is not None:
         pairs_in = [(audience, contact_id) for contact_id in entering]
         pairs_out = [(audience, contact_id) for contact_id in leaving]
-        return _write(session, list_id, pairs_in, pairs_out, cause, at)
+        return _write(session, list_id, pairs_in, pairs_out, cause, at, kept=False)
     _store_difference(session, dialect, audience.id, entering, leaving, at)
     payload = _change_payload(audience)
     groups = [
@@ -412,13 +460,16 @@ def refresh_contacts(
     session.flush()  # the write's own changes, before the Core statements below read
     at = clock.now()
     found = judge.read(session, audiences, contact_ids, at)
-    stored = _stored_pairs(session, contact_ids, [a.id for a in audiences])
+    before = _stored_audiences(session, contact_ids)
+    stored = _stored_pairs(before, [a.id for a in audiences])
     moves = judge.Judge(audiences, found.selected, stored, at, found.used, prepared)
     for record in found.rows:
         moves.decide(record)
     if most is not None and len(moves.entering) + len(moves.leaving) > most:
         raise TooManyMoves(len(moves.entering) + len(moves.leaving), most)
-    count = _write(session, list_id, moves.entering, moves.leaving, cause, at, announce, dated)
+    count = _write(
+        session, list_id, moves.entering, moves.leaving, cause, at, announce, dated, before=before
+    )
     if written.keeps(session):  # the writes read back follow their judgement
         entered = _group(moves.entering, by_contact=True)
         left = _group(moves.leaving, by_contact=True)
@@ -431,23 +482,13 @@ def refresh_contacts(
 
 
 def _stored_pairs(
-    session: Session, contact_ids: Sequence[str], audience_ids: Sequence[str]
+    stored: Mapping[str, Collection[str]], audience_ids: Sequence[str]
 ) -> set[tuple[str, str]]:
-    """The stored (audience id, contact id) rows of these contacts in these audiences: read by
-    contact (its index), one row per contact with its audiences' ids joined by commas (a
-    contact in 30 audiences is one row to fetch, not 30: fetching was most of the read), then
-    kept in Python, so a list of a thousand audiences binds no thousand ids per statement."""
+    """The stored (audience id, contact id) rows of these contacts (`_stored_audiences`) in
+    these audiences, kept in Python, so a list of a thousand audiences binds no thousand ids
+    per statement."""
     wanted = frozenset(audience_ids)
-    known = written.all_of(session, contact_ids)  # read back by the writes themselves
-    if known is not None:
-        return {(a, each.row["id"]) for each in known for a in each.stored if a in wanted}
-    stored: set[tuple[str, str]] = set()
-    statement = _stored_pairs_by_contact(dialects.dialect_of(session))
-    for chunk in chunks(contact_ids):
-        rows = session.connection().execute(*statement.bound(chunk))
-        for contact_id, joined in rows:
-            stored.update((a, contact_id) for a in joined.split(",") if a in wanted)
-    return stored
+    return {(a, c) for c, audiences in stored.items() for a in audiences if a in wanted}
 
 
 @dialects.per_dialect
@@ -501,7 +542,8 @@ def remove_contact(session: Session, list_id: str, contact_id: str, cause: str) 
         .order_by(Audience.createdAt, Audience.id)
     )
     leaving = [(StoredAudience.of(a), contact_id) for a in session.scalars(statement)]
-    return _write(session, list_id, [], leaving, cause, clock.now())
+    before = {contact_id: [a.id for a, _ in leaving]}  # every audience it is in leaves
+    return _write(session, list_id, [], leaving, cause, clock.now(), before=before)
 
 
 def forget_list(session: Session, list_id: str) -> None:
@@ -514,6 +556,7 @@ def forget_list(session: Session, list_id: str) -> None:
         .where(Membership.audienceId.in_(audiences))
         .execution_options(synchronize_session=False)
     )
+    overlaps.forget_list(session, list_id)
 
 
 def remove_audience(session: Session, audience: Audience, cause: str) -> int:
@@ -524,6 +567,8 @@ def remove_audience(session: Session, audience: Audience, cause: str) -> int:
         .where(Membership.audienceId == audience.id)
         .order_by(Membership.contactId)
     )
-    return write_changes(
-        session, audience.listId, stored_audience, [], list(members), cause, clock.now()
+    count = write_changes(
+        session, audience.listId, stored_audience, [], list(members), cause, clock.now(), False
     )
+    overlaps.forget_audience(session, audience.id)
+    return count

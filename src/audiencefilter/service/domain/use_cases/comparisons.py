@@ -7,8 +7,9 @@ checked against both filters before it is returned. Both filters are read over o
 list's custom fields, as the library compares filters of one schema. A manual audience has no
 definition: its relation is `unknown`, its counts are still known.
 
-The counts are the stored membership's when both sides are saved audiences (the overlap query of
-`overlaps.py`, for two); a filter sent in the request is judged on the list's contacts in SQL,
+The counts are the stored membership's when both sides are saved audiences: the pairs kept on
+write (`membership/overlaps.py`), three rows read by their key, `a_only` being `a`'s size less
+what both share; a filter sent in the request is judged on the list's contacts in SQL,
 in one count of the three regions.
 """
 
@@ -31,7 +32,7 @@ from .. import custom_fields, relations
 from ..audience_filters import decode_fields, encode_fields, stored_filter
 from ..list_filters import read_of_list
 from ..membership.members import audience_filter
-from .overlaps import shared_counts
+from ..membership.overlaps import kept_counts
 
 REGIONS = ("both", "a_only", "b_only")
 NO_DEFINITION = "a manual audience has no definition to compare"
@@ -178,7 +179,7 @@ def _counts(session: Session, list_id: str, a: _Read, b: _Read, now: datetime) -
     """The stored contacts in both, in `a` only and in `b` only."""
     if a.audience is not None and b.audience is not None:
         ids = list(dict.fromkeys([a.audience.id, b.audience.id]))
-        matrix = shared_counts(session, ids)
+        matrix = kept_counts(session, ids)  # the pairs kept on write
         size_a, size_b, both = matrix[0][0], matrix[-1][-1], matrix[0][-1]
     else:
         in_a, in_b = _condition(a, now), _condition(b, now)
