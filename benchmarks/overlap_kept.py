@@ -8,7 +8,7 @@ service's own code in process:
 
 - **the overlap**: a list of `--contacts` contacts (written as `benchmarks.million` writes its
   hand list) and 50 audiences of varied sizes (`SHARES`: from 65 % of the list to 0.1 %), their
-  membership rows written directly, then `audience_overlaps` filled by migration 0016's own
+  membership rows written directly, then `audience_overlaps` filled by migration 0017's own
   statement. The use case `overlaps.overlap` is timed for 3, 10 and 50 audiences, reading the
   kept pairs and with `kept=False` (the grouped mask query), the median of `--runs`.
 - **a contact update** on a list of 2,000 contacts with 100 smart audiences of points
@@ -72,9 +72,9 @@ def _median_ms(call: Callable[[], Any], runs: int) -> float:
 
 
 def _fill_statement() -> Any:
-    """Migration 0016's fill (its file name is no Python name)."""
-    path = Path(db.__file__).parent / "migrations" / "versions" / "0016_audience_overlaps.py"
-    spec = importlib.util.spec_from_file_location("migration_0016", path)
+    """Migration 0017's fill (its file name is no Python name)."""
+    path = Path(db.__file__).parent / "migrations" / "versions" / "0017_audience_overlaps.py"
+    spec = importlib.util.spec_from_file_location("migration_0017", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -232,7 +232,7 @@ def render(result: Result) -> str:
     load = ", ".join(f"{x:.2f}" for x in result.load)
     lines = [
         f"{result.database}, {result.contacts:,} contacts, 50 audiences (load {load})",
-        f"fill of audience_overlaps (migration 0016): {result.fill_seconds:.2f} s",
+        f"fill of audience_overlaps (migration 0017): {result.fill_seconds:.2f} s",
         "",
         "| audiences | kept pairs | grouped query |",
         "|---|---|---|",

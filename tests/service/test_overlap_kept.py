@@ -120,9 +120,9 @@ def check_kept(tenant: Tenant, database: Database, list_id: str) -> None:
 
 
 def _migration() -> Any:
-    """The module of migration 0016 (its file name is no Python name)."""
-    path = Path(db.__file__).parent / "migrations" / "versions" / "0016_audience_overlaps.py"
-    spec = importlib.util.spec_from_file_location("migration_0016", path)
+    """The module of migration 0017 (its file name is no Python name)."""
+    path = Path(db.__file__).parent / "migrations" / "versions" / "0017_audience_overlaps.py"
+    spec = importlib.util.spec_from_file_location("migration_0017", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

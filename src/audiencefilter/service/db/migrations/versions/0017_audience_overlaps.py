@@ -6,8 +6,8 @@ kept by every write of `memberships`, in its transaction (`domain/membership/ove
 the overlap reads at most 1,275 rows. The upgrade fills the table from the stored memberships
 with one grouped self-join on the contact.
 
-Revision ID: 0016_audience_overlaps
-Revises: 0015
+Revision ID: 0017_audience_overlaps
+Revises: 0016_list_points
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0016_audience_overlaps"
-down_revision: str | Sequence[str] | None = "0015"
+revision: str = "0017_audience_overlaps"
+down_revision: str | Sequence[str] | None = "0016_list_points"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
