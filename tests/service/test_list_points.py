@@ -13,10 +13,8 @@ contacts ahead on the index grew tenfold.
 from __future__ import annotations
 
 import json
-import random
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +23,10 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from audiencefilter.service import create_app
-from audiencefilter.service.db import bulk
 from audiencefilter.service.db.engine import Database
-from audiencefilter.service.db.models import Contact
 
 from .conftest import ApiClient, Tenant, make_tenant, settings_on, url_settings
-from .test_page_work import GROWTH, Work, _expected_positions
+from .test_page_work import GROWTH, Work, _expected_positions, fill
 
 SMALL, LARGE = 1_000, 10_000
 VALUES = 300  # the points values the lists' contacts hold
@@ -96,28 +92,7 @@ def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ApiClient]:
 
 def _fill(database: Database, list_id: str, count: int) -> list[str]:
     """`count` contacts whose points take `VALUES` values; their ids."""
-    rng = random.Random(count)
-    maker = bulk.RowMaker(Contact)
-    start = datetime(2026, 1, 1, tzinfo=UTC)
-    rows = [
-        maker.row(
-            {
-                "listId": list_id,
-                "email": f"c{index}@example.com",
-                "emailKey": f"c{index}@example.com",
-                "points": rng.randrange(VALUES),
-                "createdAt": start + timedelta(seconds=rng.randrange(10_000_000)),
-                "data": {},
-            }
-        )
-        for index in range(count)
-    ]
-    with database.transaction() as session:
-        bulk.insert_rows(session, maker.table, rows)
-    with database.engine.connect() as connection:
-        analyze = "ANALYZE" if connection.dialect.name == "sqlite" else "ANALYZE contacts"
-        connection.exec_driver_sql(analyze)
-        connection.commit()
+    ids = fill(database, list_id, count, points=lambda rng: rng.randrange(VALUES))
     if database.engine.dialect.name == "postgresql":
         # The load updated each histogram row thousands of times: its dead versions are
         # autovacuum's to clear, which a test does not wait for.
@@ -125,7 +100,7 @@ def _fill(database: Database, list_id: str, count: int) -> list[str]:
             isolation_level="AUTOCOMMIT"
         ) as connection:
             connection.exec_driver_sql("VACUUM ANALYZE list_points")
-    return [row["id"] for row in rows]
+    return ids
 
 
 class Writes(Work):

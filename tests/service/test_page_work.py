@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -58,8 +58,18 @@ def api(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ApiClient]:
     client.close()
 
 
-def _fill(database: Database, list_id: str, count: int) -> None:
-    """`count` contacts with long-tailed points (many tied at the bottom, as real lists)."""
+def long_tail(rng: random.Random) -> int:
+    """Points as real lists hold them: many tied at the bottom, a long tail above."""
+    return 0 if rng.random() < 0.05 else int(rng.lognormvariate(4.0, 1.5))
+
+
+def fill(
+    database: Database,
+    list_id: str,
+    count: int,
+    points: Callable[[random.Random], int] = long_tail,
+) -> list[str]:
+    """`count` contacts written as one bulk insert, their points drawn by `points`; their ids."""
     rng = random.Random(count)
     maker = bulk.RowMaker(Contact)
     start = datetime(2026, 1, 1, tzinfo=UTC)
@@ -69,7 +79,7 @@ def _fill(database: Database, list_id: str, count: int) -> None:
                 "listId": list_id,
                 "email": f"c{index}@example.com",
                 "emailKey": f"c{index}@example.com",
-                "points": 0 if rng.random() < 0.05 else int(rng.lognormvariate(4.0, 1.5)),
+                "points": points(rng),
                 "country": rng.choice(["US", "FR", "DE", "JP"]),
                 "createdAt": start + timedelta(seconds=rng.randrange(10_000_000)),
                 "data": {},
@@ -83,6 +93,7 @@ def _fill(database: Database, list_id: str, count: int) -> None:
         analyze = "ANALYZE" if connection.dialect.name == "sqlite" else "ANALYZE contacts"
         connection.exec_driver_sql(analyze)
         connection.commit()
+    return [row["id"] for row in rows]
 
 
 class Work:
@@ -170,7 +181,7 @@ def test_a_page_costs_the_same_in_a_list_ten_times_larger(api: ApiClient) -> Non
     lists, grown = {}, {}
     for size in (SMALL, LARGE):
         list_id = tenant.new_list(name=f"list of {size}")["id"]
-        _fill(database, list_id, size)
+        fill(database, list_id, size)
         tenant.ok(
             "POST",
             "/v4/audiences?wait=true",
