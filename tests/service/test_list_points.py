@@ -66,7 +66,9 @@ def _check_every_way(tenant: Tenant) -> None:
     tenant.ok("DELETE", f"/v4/lists/{gone['id']}")
     kept, counted = _histogram(database)
     assert kept == counted
-    assert {row[0] for row in kept} == {lst["id"], other["id"]}
+    held = {row[0] for row in kept}  # the session's database holds other tests' lists too
+    assert {lst["id"], other["id"]} <= held
+    assert gone["id"] not in held
     assert (lst["id"], 7, 1) in kept or (lst["id"], 7, 2) in kept  # the PATCHes moved them
 
 
