@@ -282,7 +282,9 @@ def test_an_audience_reference_and_a_calendar_condition_from_the_builder(
     _choose(browser, f"{signed_up}-dir", "this")
     _choose(browser, f"{signed_up}-unit", "month")
     _type(browser, f"{signed_up}-zone", "Europe/Paris")
-    _wait(browser, lambda: "createdAt within this month" in _text_box(browser), "text box")
+    # The zone is typed after the unit: the text box shows it once its input reached the tree.
+    zoned = 'createdAt within this month in "Europe/Paris"'
+    _wait(browser, lambda: zoned in _text_box(browser), "text box")
     text = _text_box(browser)
     assert re.fullmatch(
         r'audiences some \(id = "aud_\w+"\) and createdAt within this month in "Europe/Paris"', text
