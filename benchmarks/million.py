@@ -35,7 +35,7 @@ import pstats
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,7 +43,7 @@ from itertools import cycle
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import bindparam, text
 
 from audiencefilter.cli.synthetic import synthetic_contacts
 from audiencefilter.service import Settings
@@ -51,12 +51,20 @@ from audiencefilter.service.db.models import new_id
 from audiencefilter.service.domain.use_cases import audiences, keys
 from audiencefilter.service.domain.use_cases.unit import in_transaction
 
+from . import million_update
 from .service_audiences import InProcessClient, _postgres
 
 BATCH = 1000
 FILTER = {"points": {"gte": 100}, "country": {"in": ["US", "FR", "DE"]}}
 AUDIENCE = "CAST(:audience AS VARCHAR(64))"  # one type for the parameter on PostgreSQL
 HAND_CONDITION = "c.points >= 100 AND c.country IN ('US', 'FR', 'DE')"
+
+
+def hand_holds(row: Mapping[str, Any]) -> bool:
+    """HAND_CONDITION as Python, for the hand-written update that judges in the application."""
+    return bool(row["points"] >= 100 and row["country"] in ("US", "FR", "DE"))
+
+
 FIELDS = ("firstName", "lastName", "company", "country", "city", "referrals", "isVerified")
 
 
@@ -127,6 +135,14 @@ class Service:
     def sql(self, statement: str, **params: Any) -> Any:
         with self.engine.begin() as connection:
             return connection.execute(text(statement), params)
+
+    def sql_rows(self, statement: str, **params: Any) -> list[Any]:
+        """The rows of one read; a list parameter is expanded (`IN :name`)."""
+        lists: list[Any] = [
+            bindparam(k, expanding=True) for k, v in params.items() if isinstance(v, list)
+        ]
+        with self.engine.connect() as connection:
+            return list(connection.execute(text(statement).bindparams(*lists), params))
 
     def close(self) -> None:
         self.client.close()
@@ -421,12 +437,14 @@ def profile(call: Callable[[], Any], top: int = 18) -> str:
     return out.getvalue()
 
 
-def run(name: str, url: str, count: int, runs: int, with_profile: bool) -> Run:
+def run(name: str, url: str, count: int, runs: int, with_profile: bool, audiences: int = 1) -> Run:
+    """The whole comparison; with `audiences` above 1 the update is measured in a list of that
+    many smart audiences (`million_update`), every one of which it moves across."""
     result = Run(name, count)
     rows = import_rows(count)
     service = Service(url)
     try:
-        _measure(service, rows, runs, result)
+        _measure(service, rows, runs, result, audiences)
         if with_profile:
             result.profile = _profile_slowest(service, result)
     finally:
@@ -435,7 +453,9 @@ def run(name: str, url: str, count: int, runs: int, with_profile: bool) -> Run:
     return result
 
 
-def _measure(service: Service, rows: list[dict[str, Any]], runs: int, result: Run) -> None:
+def _measure(
+    service: Service, rows: list[dict[str, Any]], runs: int, result: Run, audiences: int = 1
+) -> None:
     add = result.measures.append
     base = reset_peak()
     ours = import_ours(service, rows)
@@ -448,11 +468,17 @@ def _measure(service: Service, rows: list[dict[str, Any]], runs: int, result: Ru
     assert ours_members == hand_members, (ours_members, hand_members)
     add(Measure("audience over the list", ours_seconds, hand_seconds,
                 f"{ours_members:,} members", peak() - base))  # fmt: skip
+    update: tuple[str, Any] = ("one contact update", update_pair(service, ours_id, hand_id))
+    extra = None
+    if audiences > 1:
+        extra = million_update.Audiences(service, rows, audiences - 1)
+        update = (f"one contact update, {audiences} audiences",
+                  million_update.update_pair(service, extra, (hand_id, hand_holds)))  # fmt: skip
     analyze(service)
     plans: list[tuple[str, Any, int]] = [
         ("contacts page of 100", (lambda: service.call(
             "GET", f"/contacts?listId={service.ours}&limit=100"), page_hand(service)), runs),
-        ("one contact update", update_pair(service, ours_id, hand_id), runs),
+        (*update, runs),
         ("event feed, 1,000 events", feed_pair(service), runs),
         ("audience export (CSV)", export_pair(service, ours_id, hand_id), max(1, runs // 10)),
     ]  # fmt: skip
@@ -460,6 +486,8 @@ def _measure(service: Service, rows: list[dict[str, Any]], runs: int, result: Ru
         base = reset_peak()
         ours_median, hand_median = median_pair(ours_call, hand_call, count)
         add(Measure(what, ours_median, hand_median, f"median of {count}", peak() - base))
+    if extra is not None:  # both lists hold the same memberships after the updates
+        assert extra.memberships(service.ours) == extra.memberships(service.hand)
 
 
 def _profile_slowest(service: Service, result: Run) -> str:
@@ -523,12 +551,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--runs", type=int, default=21, help="timed runs of each read (median)")
     parser.add_argument("--profile", action="store_true", help="profile the slowest path")
+    parser.add_argument(
+        "--audiences", type=int, default=1,
+        help="smart audiences of each list the update is judged against (moves across all)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     with database(args.db) as (url, name):
         if url is None:
             print(f"{args.db}: {name}")
             return 0
-        result = run(name, url, args.rows, args.runs, args.profile)
+        result = run(name, url, args.rows, args.runs, args.profile, args.audiences)
     print(render(result))
     if result.profile:
         print(result.profile)

@@ -31,3 +31,23 @@ def test_every_step_is_measured_on_both_sides(tmp_path: Path) -> None:
     assert "highest ratio:" in result.profile and "create_audience_in_thread" in result.profile
     table = million.render(result)
     assert "| bulk import |" in table and "300 contacts per list" in table
+
+
+def test_the_update_among_many_audiences_moves_the_same_memberships_on_both_sides(
+    tmp_path: Path,
+) -> None:
+    """With `--audiences`, the update is measured in a list of that many smart audiences; the
+    harness asserts both lists end with the same memberships for the contacts it moved."""
+    result = million.run("SQLite", f"sqlite:///{tmp_path / 'm.db'}", 300, 2, False, audiences=6)
+    update = next(m for m in result.measures if m.what.startswith("one contact update"))
+    assert update.what == "one contact update, 6 audiences"
+    assert update.ours > 0 and update.hand > 0
+
+
+def test_the_extra_audiences_thresholds_lie_between_the_two_points_of_an_update() -> None:
+    from benchmarks import million_update
+
+    for count in (1, 2, 99):
+        found = million_update.thresholds(count)
+        assert len(found) == count
+        assert all(million_update.LOW < t <= million_update.HIGH for t in found)

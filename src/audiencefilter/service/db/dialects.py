@@ -35,6 +35,7 @@ from sqlalchemy import (
     JSON,
     ColumnElement,
     Integer,
+    Select,
     String,
     Subquery,
     Table,
@@ -129,6 +130,23 @@ def unpacked(dialect: str, ids: Sequence[str]) -> Subquery:
         return select(table.c.value, table.c.ordinal).subquery()
     table = func.json_each(bindparam(None, list(ids), type_=JSON)).table_valued("key", "value")
     return select(table.c.value, (table.c.key + 1).label("ordinal")).subquery()
+
+
+def unpacked_named(dialect: str, key: str) -> Subquery:
+    """`unpacked` without the ordinal, its ids supplied at execution as the parameter `key`
+    (`unpacked_parameter`), so a statement over it is built once per dialect. On SQLite each
+    id is a value of `json_each` itself, with no `json_extract` per row to pay in a join."""
+    if dialect == "postgresql":
+        values = func.string_to_array(bindparam(key, type_=String), literal(_SEPARATOR, String))
+        table = func.unnest(values).table_valued("value").render_derived()
+        return select(table.c.value).subquery()
+    table = func.json_each(bindparam(key, type_=JSON)).table_valued("value")
+    return select(table.c.value).subquery()
+
+
+def unpacked_parameter(dialect: str, ids: Sequence[str]) -> Any:
+    """The value of `unpacked_named`'s parameter holding `ids`."""
+    return _joined(list(ids)) if dialect == "postgresql" else list(ids)
 
 
 def unpacked_rows(dialect: str, names: Sequence[str], rows: Sequence[Sequence[str]]) -> Subquery:
@@ -228,6 +246,13 @@ def dialect_of(session: Session) -> str:
     return session.get_bind().dialect.name
 
 
+def bytewise(dialect: str, column: ColumnElement[str]) -> ColumnElement[str]:
+    """`column` compared by its characters' codes, as Python compares texts: `COLLATE "C"` on
+    PostgreSQL, whose databases sort by a language's collation otherwise (which skips `_` at
+    first); SQLite's default (`BINARY`) compares so already."""
+    return column.collate("C") if dialect == "postgresql" else column
+
+
 def per_dialect(build: Callable[[str], T]) -> Callable[[str], T]:
     """`build(dialect)`, computed once per dialect name."""
     return cache(build)
@@ -281,6 +306,24 @@ def adding_upsert(dialect: str, table: Table, keys: tuple[str, ...], added: str)
         return found.on_duplicate_key_update({added: table.c[added] + found.inserted[added]})
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     statement = insert(table)
+    return statement.on_conflict_do_update(
+        index_elements=[table.c[key] for key in keys],
+        set_={added: table.c[added] + statement.excluded[added]},
+    )
+
+
+def adding_upsert_from(
+    dialect: str,
+    table: Table,
+    keys: tuple[str, ...],
+    added: str,
+    names: Sequence[str],
+    rows: Select[Any],
+) -> Any:
+    """`adding_upsert` of the rows a `SELECT` gives (`INSERT INTO table (names) SELECT ...`),
+    on PostgreSQL and SQLite: one statement over rows bound as one parameter."""
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = insert(table).from_select(list(names), rows)
     return statement.on_conflict_do_update(
         index_elements=[table.c[key] for key in keys],
         set_={added: table.c[added] + statement.excluded[added]},
