@@ -27,6 +27,7 @@ from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
+    Select,
     String,
     Table,
     bindparam,
@@ -113,28 +114,32 @@ def _one_contact_upsert(dialect: str) -> Any:
     across 100 audiences moves 5,050 pairs, which Python counted, sorted and sent as rows in
     more time than the rest of its write. The four sets of pairs are disjoint (an audience is
     entered, stayed in or left), so no row is added to twice in the statement."""
-    branches = []
-    for first, second, sign in (
-        (_INTO, _INTO, 1), (_INTO, _STAYED, 1), (_OUT_OF, _OUT_OF, -1), (_OUT_OF, _STAYED, -1)
-    ):  # fmt: skip
-        one = dialects.unpacked_named(dialect, first).alias()
-        other = dialects.unpacked_named(dialect, second).alias()
-        a, b = one.c.value, other.c.value
-        first_is_smaller = dialects.bytewise(dialect, a) <= dialects.bytewise(dialect, b)
-        on = first_is_smaller if first == second else true()
-        branches.append(
-            select(
-                case((first_is_smaller, a), else_=b).label("audience_a"),
-                case((first_is_smaller, b), else_=a).label("audience_b"),
-                bindparam("list_id", type_=String).label("list_id"),
-                literal(sign, BigInteger).label("contacts"),
-            ).select_from(one.join(other, on))
-        )
+    branches = [
+        _pairs_of(dialect, _INTO, _INTO, 1),
+        _pairs_of(dialect, _INTO, _STAYED, 1),
+        _pairs_of(dialect, _OUT_OF, _OUT_OF, -1),
+        _pairs_of(dialect, _OUT_OF, _STAYED, -1),
+    ]
     moved = union_all(*branches).subquery()
     rows = select(*moved.c).where(true())
-    return dialects.adding_upsert_from(
-        dialect, OVERLAPS, _KEYS, "contacts", [*_KEYS, "list_id", "contacts"], rows
-    )
+    names = [*_KEYS, "list_id", "contacts"]
+    return dialects.adding_upsert_from(dialect, OVERLAPS, _KEYS, "contacts", names, rows)
+
+
+def _pairs_of(dialect: str, first: str, second: str, sign: int) -> Select[Any]:
+    """The pairs of the audiences of parameter `first` with those of `second`, smaller id
+    first (compared bytewise, as `pair` does), each counted `sign`; within one parameter,
+    each pair once and each audience with itself."""
+    one = dialects.unpacked_named(dialect, first).alias()
+    other = dialects.unpacked_named(dialect, second).alias()
+    a, b = one.c.value, other.c.value
+    first_is_smaller = dialects.bytewise(dialect, a) <= dialects.bytewise(dialect, b)
+    return select(
+        case((first_is_smaller, a), else_=b).label("audience_a"),
+        case((first_is_smaller, b), else_=a).label("audience_b"),
+        bindparam("list_id", type_=String).label("list_id"),
+        literal(sign, BigInteger).label("contacts"),
+    ).select_from(one.join(other, first_is_smaller if first == second else true()))
 
 
 def _count(shift: Counter[Pair], moved: Sequence[str], stayed: set[str], sign: int) -> None:
@@ -196,19 +201,22 @@ def add(session: Session, list_id: str, shift: Mapping[Pair, int]) -> None:
     if not moved:
         return
     dialect = dialects.dialect_of(session)
-    if dialects.unpacks(dialect):
-        rows = [(a, b, str(n)) for a, b, n in moved]
-        values = dialects.rows_parameters(dialect, _UNPACKED, rows, _UNPACKED_KEY)
-        session.connection().execute(_unpacked_upsert(dialect), {**values, "list_id": list_id})
+    if not dialects.unpacks(dialect):
+        _add_as_parameter_sets(session, dialect, list_id, moved)
         return
+    rows = [(a, b, str(n)) for a, b, n in moved]
+    values = dialects.rows_parameters(dialect, _UNPACKED, rows, _UNPACKED_KEY)
+    session.connection().execute(_unpacked_upsert(dialect), {**values, "list_id": list_id})
+
+
+def _add_as_parameter_sets(
+    session: Session, dialect: str, list_id: str, moved: Sequence[tuple[str, str, int]]
+) -> None:
+    """`add` where the database unpacks no parameter (MariaDB): the driver's executemany."""
     upsert = dialects.adding_upsert(dialect, OVERLAPS, _KEYS, "contacts")
-    session.connection().execute(
-        upsert,
-        [
-            {"audience_a": a, "audience_b": b, "list_id": list_id, "contacts": n}
-            for a, b, n in moved
-        ],
-    )
+    names = ("audience_a", "audience_b", "contacts")
+    rows = [{**dict(zip(names, row, strict=True)), "list_id": list_id} for row in moved]
+    session.connection().execute(upsert, rows)
 
 
 _UNPACKED = ("audience_a", "audience_b", "contacts")
