@@ -86,19 +86,22 @@ class Arrays:
         held = np.zeros(size + graph.distinct, dtype=np.int64)
         held[self.rooted] = [len(roots[n]) for n in self.rooted.tolist()]
         self.placed = np.concatenate(([0], np.cumsum(held)))
-        # The one filter rooted at each number, where one is (most roots: a filter's logic is
-        # seldom another's whole), -1 where none is, -2 where several are (`placed` says
-        # which): the answer reads the positions in one gather.
-        self.single = np.full(size + graph.distinct, -1, dtype=np.int64)
-        self.single[self.rooted] = [
-            roots[n][0] if len(roots[n]) == 1 else -2 for n in self.rooted.tolist()
-        ]
+        self.single = _single(roots, self.rooted, size + graph.distinct)
         self.several = bool((self.single == -2).any())
         self.width = int(self.positions.max()) + 1 if self.positions.size else 0
         # The same arrays as memoryviews, read item by item by the waves climbed in Python: an
         # item of a memoryview is a Python integer, read in a third of a numpy item's time.
         self.items = _Items(self.starts, self.parents, self.rows, self.placed, self.positions)
         self.lists: dict[int, tuple[Sequence[int], Any]] = {}  # `Codes`: id -> list, array
+
+
+def _single(roots: Mapping[int, Sequence[int]], rooted: Any, numbers: int) -> Any:
+    """The one filter rooted at each number, where one is (most roots: a filter's logic is
+    seldom another's whole), -1 where none is, -2 where several are (`Arrays.placed` says
+    which): the answer reads the positions in one gather."""
+    single = np.full(numbers, -1, dtype=np.int64)
+    single[rooted] = [roots[n][0] if len(roots[n]) == 1 else -2 for n in rooted.tolist()]
+    return single
 
 
 class _Items:
@@ -199,12 +202,7 @@ class Climber:
         codes = self.state[arrays.edge_children]
         np.add.at(self.tallies, arrays.parents, _WEIGHT[arrays.rows // 3 + codes])
         self.held = self.state == TRUE
-        self.views = (
-            memoryview(self.state),
-            memoryview(self.nodes),
-            memoryview(self.tallies),
-            memoryview(self.held),
-        )
+        self.views = tuple(map(memoryview, (self.state, self.nodes, self.tallies, self.held)))
 
     def members(self) -> list[int]:
         arrays = self.arrays
@@ -233,6 +231,11 @@ class Climber:
         else:
             nodes = np.concatenate([numbers for numbers, _ in found])
             steps = np.concatenate([steps for _, steps in found])
+        return self._climb(nodes, steps)
+
+    def _climb(self, nodes: Any, steps: Any) -> tuple[list[int], list[int]]:
+        """The waves from the conditions that moved (`nodes`, `steps`), each in numpy or in
+        Python by its edges, then the answer."""
         moved, listed = [nodes], []  # the numbers that moved, by numpy's waves and Python's
         while len(nodes):
             if len(nodes) <= self.few:
@@ -257,14 +260,8 @@ class Climber:
         """`_wave` in Python, for a wave of a few edges: the same tallies and the same
         tables, read and written item by item through memoryviews of the same arrays, so
         that a climb may pass from one to the other between two waves."""
-        items, (_, nodes, tallies, _) = self.arrays.items, self.views
-        starts, parents, rows, step = items.starts, items.parents, items.rows, _STEPS
-        reached: dict[int, int] = {}  # parent -> its row, each once
-        for number, moving in zip(numbers, steps, strict=True):
-            for edge in range(starts[number], starts[number + 1]):
-                parent, row = parents[edge], rows[edge]
-                tallies[parent] += step[row + moving]
-                reached[parent] = row
+        reached = self._tally(numbers, steps)
+        _, nodes, tallies, _ = self.views
         rising: list[int] = []
         moves: list[int] = []
         size, kleene, unit = self.arrays.size, _TRUTHS, 1 << _SHIFT
@@ -277,6 +274,19 @@ class Climber:
                 rising.append(parent + size)
                 moves.append(was * 3 + truth)
         return rising, moves
+
+    def _tally(self, numbers: list[int], steps: list[int]) -> dict[int, int]:
+        """The parents of `numbers` (minus `size`), each once with its row, their tallies
+        moved by `steps`."""
+        items, tallies = self.arrays.items, self.views[2]
+        starts, parents, rows, step = items.starts, items.parents, items.rows, _STEPS
+        reached: dict[int, int] = {}
+        for number, moving in zip(numbers, steps, strict=True):
+            for edge in range(starts[number], starts[number + 1]):
+                parent, row = parents[edge], rows[edge]
+                tallies[parent] += step[row + moving]
+                reached[parent] = row
+        return reached
 
     def _leaves(self, name: str, fill: Callable[[str, Codes], None]) -> tuple[Any, Any]:
         numbers, scratch = self.arrays.fields[name], self.scratch
@@ -304,25 +314,10 @@ class Climber:
         total = int(ends[-1])
         if not total:
             return numbers[:0], steps[:0]
-        # Each edge's index and its child's step from one `repeat`: a child's first edge less
-        # the edges before it, times 16, plus its step (under 9); `take` everywhere, and
-        # indexes of the machine's width (an index of bytes costs numpy a conversion).
-        firsts = arrays.starts.take(numbers)
-        firsts -= ends
-        firsts += lengths
-        firsts <<= 4
-        firsts += steps
-        edges = firsts.repeat(lengths)
-        moves = edges & 15
-        edges >>= 4
-        edges += np.arange(total)
-        parents = arrays.parents.take(edges)
-        rows = arrays.rows.take(edges)
-        moves += rows
-        np.add.at(self.tallies, parents, _STEP.take(moves))
+        parents, rows = self._reach(numbers, steps, lengths, ends, total)
         # Which count decides (none, UNKNOWN, the deciding truth), by where the tally falls:
         # below 1 (no count), below the deciding count's unit (UNKNOWN only), above; two
-        # comparisons, where a `searchsorted` over the two bounds was twice their time.
+        # comparisons, where a `searchsorted` over the two bounds took three times as long.
         tallies = self.tallies.take(parents)
         which = rows + (tallies > 0)
         which += tallies >= _UNIT
@@ -337,6 +332,27 @@ class Climber:
         was += truths
         nodes += arrays.size
         return nodes, was
+
+    def _reach(self, numbers: Any, steps: Any, lengths: Any, ends: Any, total: int) -> Any:
+        """The parents and rows of the edges above `numbers`, their tallies moved by `steps`.
+        Each edge's index and its child's step come from one `repeat`: a child's first edge
+        less the edges before it, times 16, plus its step (under 9); `take` everywhere, and
+        indexes of the machine's width (an index of bytes costs numpy a conversion)."""
+        arrays = self.arrays
+        firsts = arrays.starts.take(numbers)
+        firsts -= ends
+        firsts += lengths
+        firsts <<= 4
+        firsts += steps
+        edges = firsts.repeat(lengths)
+        moves = edges & 15
+        edges >>= 4
+        edges += np.arange(total)
+        parents = arrays.parents.take(edges)
+        rows = arrays.rows.take(edges)
+        moves += rows
+        np.add.at(self.tallies, parents, _STEP.take(moves))
+        return parents, rows
 
     def _answer(self, moved: list[Any], listed: list[int]) -> tuple[list[int], list[int]]:
         """The rooted filters entered and left, from the numbers of the nodes that moved
@@ -385,16 +401,23 @@ class Climber:
         positions = arrays.single.take(numbers)  # -1 for a number that is no root
         entered, left = positions[now], positions[~now]
         entered, left = entered[entered >= 0], left[left >= 0]
-        if arrays.several:  # the roots of several filters, from `placed`
-            several = positions == -2
-            if several.any():
-                held, now = _spread(arrays.placed, numbers[several], now[several])
-                positions = arrays.positions[held]
-                entered = np.concatenate((entered, positions[now]))
-                left = np.concatenate((left, positions[~now]))
+        if arrays.several:
+            entered, left = _several(arrays, numbers, now, positions == -2, entered, left)
         entered.sort()
         left.sort()
         return entered.tolist(), left.tolist()
+
+
+def _several(
+    arrays: Arrays, numbers: Any, now: Any, several: Any, entered: Any, left: Any
+) -> tuple[Any, Any]:
+    """`entered` and `left` with the filters of the roots of several (`several`, a mask of
+    `numbers`), spread from `Arrays.placed`."""
+    if not several.any():
+        return entered, left
+    held, now = _spread(arrays.placed, numbers[several], now[several])
+    positions = arrays.positions[held]
+    return np.concatenate((entered, positions[now])), np.concatenate((left, positions[~now]))
 
 
 def _spread(placed: Any, numbers: Any, codes: Any) -> tuple[Any, Any]:
