@@ -247,16 +247,20 @@ def _changes(record: dict[str, Any], data: st.DataObject, schema: af.Schema) -> 
 
 
 def _assert_tracked(filters: Sequence[af.Filter], states: list[Any], now: datetime) -> None:
-    """Both climbs (numpy's where it is installed, and the plain one) follow the states as
-    each filter alone judges them."""
+    """Every climb follows the states as each filter alone judges them: the plain one and,
+    where numpy is installed, the fast one with its waves in numpy only, in Python only, and
+    each wave by its size (`graph_fast.FEW`), so that a climb passes between the two."""
     together = af.FilterSet(filters)
-    switch = memory_graph_fast.ENABLED
-    for fast in sorted({False, memory_graph_fast.np is not None}):
-        memory_graph_fast.ENABLED = fast
+    switch, few = memory_graph_fast.ENABLED, memory_graph_fast.FEW
+    climbs = [(False, few)]
+    if memory_graph_fast.np is not None:
+        climbs += [(True, 0), (True, 10**9), (True, 2), (True, few)]
+    for fast, edges in climbs:
+        memory_graph_fast.ENABLED, memory_graph_fast.FEW = fast, edges
         try:
             _assert_followed(together, filters, states, now)
         finally:
-            memory_graph_fast.ENABLED = switch
+            memory_graph_fast.ENABLED, memory_graph_fast.FEW = switch, few
 
 
 def _assert_followed(
@@ -324,6 +328,20 @@ def test_identical_sub_trees_are_one_node() -> None:
     assert tracked.matching == [0, 2]
     assert tracked.update({"country": "FR", "isVerified": False, "points": 0}) == ([1], [0])
     assert tracked.update({"country": "DE", "isVerified": False, "points": 11}) == ([0], [2])
+
+
+def test_identical_filters_enter_and_leave_together() -> None:
+    """Filters whose logic is the same node of the graph are rooted there together: the fast
+    climb reads a root's one filter in one gather and those of a root shared by several from
+    its runs, in numpy's answer and in Python's, and both follow each filter alone."""
+    both = {"AND": [{"country": "FR"}, {"OR": [{"isVerified": True}, {"points": {"gt": 5}}]}]}
+    swapped = {"AND": [{"OR": [{"points": {"gt": 5}}, {"isVerified": True}]}, {"country": "FR"}]}
+    wheres = [both, {"country": "FR"}, swapped, {"NOT": both}, both, {"points": {"gt": 5}}]
+    filters = [af.parse(where) for where in wheres]
+    values = [("FR", True, 0), ("FR", False, 0), ("FR", False, 6), ("DE", False, 6)]
+    values += [("FR", None, None), (None, True, 9), ("FR", True, 9), ("DE", True, 0)]
+    states = [{"country": c, "isVerified": v, "points": p} for c, v, p in values]
+    _assert_tracked(filters, states + states[::-1], NOW)
 
 
 def test_a_condition_on_two_fields_that_change_together_moves_once() -> None:

@@ -13,11 +13,14 @@ again later takes the later change as a difference too. A wave costs about thirt
 calls whatever its size (a microsecond or more each: most waves are small) and a few passes
 over its edges (the large waves, thousands of edges, weigh most in the mean), so each step is
 one call over the whole wave, in place where numpy allows, and nothing sorts: the parents
-reached twice are made distinct by marks. The filters entered and left are found by numpy
-too, from which rooted filters the record matched.
+reached twice are made distinct by marks. A wave of a few edges (`FEW`), as most climbs end,
+is climbed in Python instead, on the same arrays read through memoryviews, where numpy's calls
+would cost more than its edges. The filters entered and left are found by numpy too (in
+Python for a few), from which rooted filters the record matched.
 
 Beside the plain climb and held to it by `tests/test_memory_many.py` (the same answers with
-it on and off, on generated filters sharing sub-trees). Off without numpy, with
+it on and off, its waves all in numpy, all in Python and by size, on generated filters sharing
+sub-trees). Off without numpy, with
 `AUDIENCEFILTER_FAST_GRAPH=0`, or with `audiencefilter.backends.filter_set.graph_fast.ENABLED =
 False` (read when a record starts being tracked).
 """
@@ -36,6 +39,11 @@ except ImportError:  # pragma: no cover - numpy is optional (the `sets` extra)
     np = None  # type: ignore[assignment]
 
 ENABLED = np is not None and os.environ.get("AUDIENCEFILTER_FAST_GRAPH", "1") != "0"
+FEW = 24
+"""The edges of a wave at or under which it climbs in Python (`Climber._few`), not in numpy:
+a wave in numpy costs about thirty calls whatever its size, and an edge in Python about a
+thirtieth of that (measured on the benchmark's waves: the two meet near 25 edges). 0 climbs
+every wave in numpy. Read when a record starts being tracked."""
 FALSE, TRUE, UNKNOWN = 0, 1, 2
 _CODE = {False: FALSE, True: TRUE, None: UNKNOWN}
 
@@ -78,8 +86,35 @@ class Arrays:
         held = np.zeros(size + graph.distinct, dtype=np.int64)
         held[self.rooted] = [len(roots[n]) for n in self.rooted.tolist()]
         self.placed = np.concatenate(([0], np.cumsum(held)))
+        self.single = _single(roots, self.rooted, size + graph.distinct)
+        self.several = bool((self.single == -2).any())
         self.width = int(self.positions.max()) + 1 if self.positions.size else 0
+        # The same arrays as memoryviews, read item by item by the waves climbed in Python: an
+        # item of a memoryview is a Python integer, read in a third of a numpy item's time.
+        self.items = _Items(self.starts, self.parents, self.rows, self.placed, self.positions)
         self.lists: dict[int, tuple[Sequence[int], Any]] = {}  # `Codes`: id -> list, array
+
+
+def _single(roots: Mapping[int, Sequence[int]], rooted: Any, numbers: int) -> Any:
+    """The one filter rooted at each number, where one is (most roots: a filter's logic is
+    seldom another's whole), -1 where none is, -2 where several are (`Arrays.placed` says
+    which): the answer reads the positions in one gather."""
+    single = np.full(numbers, -1, dtype=np.int64)
+    single[rooted] = [roots[n][0] if len(roots[n]) == 1 else -2 for n in rooted.tolist()]
+    return single
+
+
+class _Items:
+    """An `Arrays`' shape as memoryviews (`Climber._few`)."""
+
+    __slots__ = ("parents", "placed", "positions", "rows", "starts")
+
+    def __init__(self, starts: Any, parents: Any, rows: Any, placed: Any, positions: Any) -> None:
+        self.starts: Any = memoryview(starts)
+        self.parents: Any = memoryview(parents)
+        self.rows: Any = memoryview(rows)
+        self.placed: Any = memoryview(placed)
+        self.positions: Any = memoryview(positions)
 
 
 def _runs(starts: Any, lengths: Any) -> Any:
@@ -149,6 +184,8 @@ class Climber:
         self.codes: Any = None  # a `Codes` writing into `scratch`
         self.marks: Any = None  # by number: scratch of `_distinct`, any values between calls
         self.node_marks: Any = None  # the nodes' part of `marks` (numbers minus `size`)
+        self.few = FEW  # the edges of a wave climbed in Python at most (`_few`)
+        self.views: Any = None  # `state`, `nodes`, `tallies` and `held` as memoryviews
 
     def start(self, truths: list[Truth]) -> None:
         """Every node's truth from the leaves' (the graph evaluated once, as the plain way)."""
@@ -165,6 +202,7 @@ class Climber:
         codes = self.state[arrays.edge_children]
         np.add.at(self.tallies, arrays.parents, _WEIGHT[arrays.rows // 3 + codes])
         self.held = self.state == TRUE
+        self.views = tuple(map(memoryview, (self.state, self.nodes, self.tallies, self.held)))
 
     def members(self) -> list[int]:
         arrays = self.arrays
@@ -184,7 +222,8 @@ class Climber:
 
     def climb(self, found: list[tuple[Any, Any]]) -> tuple[list[int], list[int]]:
         """Takes what `fields` found; the positions of the rooted filters entered and left,
-        each ascending."""
+        each ascending. A wave of many edges climbs in numpy, one of a few (`FEW`) in Python
+        (`_few`): most climbs end in small waves, a level or two above a large one."""
         if not found:
             return [], []
         if len(found) == 1:  # one field changed, as most writes
@@ -192,11 +231,62 @@ class Climber:
         else:
             nodes = np.concatenate([numbers for numbers, _ in found])
             steps = np.concatenate([steps for _, steps in found])
-        moved = [nodes]
-        while nodes.size:
+        return self._climb(nodes, steps)
+
+    def _climb(self, nodes: Any, steps: Any) -> tuple[list[int], list[int]]:
+        """The waves from the conditions that moved (`nodes`, `steps`), each in numpy or in
+        Python by its edges, then the answer."""
+        moved, listed = [nodes], []  # the numbers that moved, by numpy's waves and Python's
+        while len(nodes):
+            if len(nodes) <= self.few:
+                if not isinstance(nodes, list):
+                    nodes, steps = nodes.tolist(), steps.tolist()
+                if self._edges(nodes) <= self.few:
+                    nodes, steps = self._few(nodes, steps)
+                    listed.extend(nodes)
+                    continue
+            if isinstance(nodes, list):  # a small wave of many edges: in numpy
+                nodes, steps = np.array(nodes, np.int64), np.array(steps, np.int8)
             nodes, steps = self._wave(nodes, steps)
             moved.append(nodes)
-        return self._answer(np.concatenate(moved))
+        return self._answer(moved, listed)
+
+    def _edges(self, numbers: list[int]) -> int:
+        """The edges above the nodes numbered `numbers`, counted in Python."""
+        starts = self.arrays.items.starts
+        return sum([starts[n + 1] - starts[n] for n in numbers])
+
+    def _few(self, numbers: list[int], steps: list[int]) -> tuple[list[int], list[int]]:
+        """`_wave` in Python, for a wave of a few edges: the same tallies and the same
+        tables, read and written item by item through memoryviews of the same arrays, so
+        that a climb may pass from one to the other between two waves."""
+        reached = self._tally(numbers, steps)
+        _, nodes, tallies, _ = self.views
+        rising: list[int] = []
+        moves: list[int] = []
+        size, kleene, unit = self.arrays.size, _TRUTHS, 1 << _SHIFT
+        for parent, row in reached.items():
+            tally = tallies[parent]
+            truth = kleene[row + (0 if tally < 1 else 1 if tally < unit else 2)]
+            was = nodes[parent]
+            if truth != was:
+                nodes[parent] = truth
+                rising.append(parent + size)
+                moves.append(was * 3 + truth)
+        return rising, moves
+
+    def _tally(self, numbers: list[int], steps: list[int]) -> dict[int, int]:
+        """The parents of `numbers` (minus `size`), each once with its row, their tallies
+        moved by `steps`."""
+        items, tallies = self.arrays.items, self.views[2]
+        starts, parents, rows, step = items.starts, items.parents, items.rows, _STEPS
+        reached: dict[int, int] = {}
+        for number, moving in zip(numbers, steps, strict=True):
+            for edge in range(starts[number], starts[number + 1]):
+                parent, row = parents[edge], rows[edge]
+                tallies[parent] += step[row + moving]
+                reached[parent] = row
+        return reached
 
     def _leaves(self, name: str, fill: Callable[[str, Codes], None]) -> tuple[Any, Any]:
         numbers, scratch = self.arrays.fields[name], self.scratch
@@ -219,53 +309,115 @@ class Climber:
         reached by two edges is judged twice, on the same tally, and kept once among those
         that moved (fewer than those reached: most climbs stop a level up)."""
         arrays = self.arrays
-        lengths = arrays.degrees[numbers]
+        lengths = arrays.degrees.take(numbers)
         ends = lengths.cumsum()
         total = int(ends[-1])
         if not total:
             return numbers[:0], steps[:0]
-        firsts = arrays.starts[numbers]
-        firsts -= ends
-        firsts += lengths
-        edges = firsts.repeat(lengths)
-        edges += np.arange(total)
-        parents = arrays.parents[edges]
-        rows = arrays.rows[edges]
-        np.add.at(self.tallies, parents, _STEP[rows + steps.repeat(lengths)])
+        parents, rows = self._reach(numbers, steps, lengths, ends, total)
         # Which count decides (none, UNKNOWN, the deciding truth), by where the tally falls:
-        # below 1 (no count), below the deciding count's unit (UNKNOWN only), above.
-        which = _BOUNDS.searchsorted(self.tallies[parents], side="right")
-        which += rows
-        truths = _KLEENE[which]
-        was = self.nodes[parents]
+        # below 1 (no count), below the deciding count's unit (UNKNOWN only), above; two
+        # comparisons, where a `searchsorted` over the two bounds took three times as long.
+        tallies = self.tallies.take(parents)
+        which = rows + (tallies > 0)
+        which += tallies >= _UNIT
+        truths = _KLEENE.take(which)
+        was = self.nodes.take(parents)
         moving = (truths != was).nonzero()[0]
-        nodes = parents[moving]
+        nodes = parents.take(moving)
         moving = moving[_once(nodes, self.node_marks)]
-        nodes, truths, was = parents[moving], truths[moving], was[moving]
+        nodes, truths, was = parents.take(moving), truths.take(moving), was.take(moving)
         self.nodes[nodes] = truths
         was *= 3
         was += truths
         nodes += arrays.size
         return nodes, was
 
-    def _answer(self, numbers: Any) -> tuple[list[int], list[int]]:
+    def _reach(self, numbers: Any, steps: Any, lengths: Any, ends: Any, total: int) -> Any:
+        """The parents and rows of the edges above `numbers`, their tallies moved by `steps`.
+        Each edge's index and its child's step come from one `repeat`: a child's first edge
+        less the edges before it, times 16, plus its step (under 9); `take` everywhere, and
+        indexes of the machine's width (an index of bytes costs numpy a conversion)."""
+        arrays = self.arrays
+        firsts = arrays.starts.take(numbers)
+        firsts -= ends
+        firsts += lengths
+        firsts <<= 4
+        firsts += steps
+        edges = firsts.repeat(lengths)
+        moves = edges & 15
+        edges >>= 4
+        edges += np.arange(total)
+        parents = arrays.parents.take(edges)
+        rows = arrays.rows.take(edges)
+        moves += rows
+        np.add.at(self.tallies, parents, _STEP.take(moves))
+        return parents, rows
+
+    def _answer(self, moved: list[Any], listed: list[int]) -> tuple[list[int], list[int]]:
+        """The rooted filters entered and left, from the numbers of the nodes that moved
+        (arrays of numpy's waves, a list of Python's): in Python for a few (`_answer_few`),
+        else in numpy (`_answer_many`)."""
+        count = len(listed) + sum(len(numbers) for numbers in moved)
+        if count <= self.few:
+            for numbers in moved:
+                listed.extend(numbers.tolist())
+            return self._answer_few(listed)
+        if listed:
+            moved.append(np.array(listed, dtype=np.int64))
+        return self._answer_many(moved[0] if len(moved) == 1 else np.concatenate(moved))
+
+    def _answer_few(self, numbers: list[int]) -> tuple[list[int], list[int]]:
+        """`_answer_many` in Python: a number that moved twice is seen flipped once, the
+        second time `held` says it already."""
+        state, _, _, held = self.views
+        items = self.arrays.items
+        placed, positions = items.placed, items.positions
+        entered: list[int] = []
+        left: list[int] = []
+        for number in numbers:
+            now = state[number] == TRUE
+            if now is not held[number]:
+                held[number] = now
+                start, stop = placed[number], placed[number + 1]
+                if start != stop:
+                    (entered if now else left).extend(positions[start:stop])
+        entered.sort()
+        left.sort()
+        return entered, left
+
+    def _answer_many(self, numbers: Any) -> tuple[list[int], list[int]]:
         """The rooted filters entered and left, from the numbers of the nodes that moved: the
         numbers whose TRUE flipped, each once, spread to the filters rooted there (`held`
         follows every number, so that no pass picks the roots out: a number that is no root
         holds no filter in `Arrays.placed`)."""
         arrays = self.arrays
-        now = self.state[numbers] == TRUE
-        flips = now != self.held[numbers]
-        numbers, now = numbers[flips], now[flips]
+        now = self.state.take(numbers) == TRUE
+        flips = (now != self.held.take(numbers)).nonzero()[0]
+        numbers, now = numbers.take(flips), now.take(flips)
         once = _once(numbers, self.marks)
         numbers, now = numbers[once], now[once]
         self.held[numbers] = now
-        held, now = _spread(arrays.placed, numbers, now)  # none for a number not a root
-        positions = arrays.positions[held]
+        positions = arrays.single.take(numbers)  # -1 for a number that is no root
         entered, left = positions[now], positions[~now]
+        entered, left = entered[entered >= 0], left[left >= 0]
+        if arrays.several:
+            entered, left = _several(arrays, numbers, now, positions == -2, entered, left)
         entered.sort()
         left.sort()
         return entered.tolist(), left.tolist()
+
+
+def _several(
+    arrays: Arrays, numbers: Any, now: Any, several: Any, entered: Any, left: Any
+) -> tuple[Any, Any]:
+    """`entered` and `left` with the filters of the roots of several (`several`, a mask of
+    `numbers`), spread from `Arrays.placed`."""
+    if not several.any():
+        return entered, left
+    held, now = _spread(arrays.placed, numbers[several], now[several])
+    positions = arrays.positions[held]
+    return np.concatenate((entered, positions[now])), np.concatenate((left, positions[~now]))
 
 
 def _spread(placed: Any, numbers: Any, codes: Any) -> tuple[Any, Any]:
@@ -313,7 +465,9 @@ def _steps() -> Any:
 
 
 _SHIFT = 32
-_BOUNDS = np.array([1, 1 << _SHIFT], dtype=np.int64) if np is not None else None
+_UNIT = np.int64(1 << _SHIFT) if np is not None else None  # a deciding child in a tally
 _KLEENE = _kleene() if np is not None else None
 _WEIGHT = _weights() if np is not None else None
 _STEP = _steps() if np is not None else None
+_STEPS: list[int] = _STEP.tolist() if np is not None else []  # the tables as lists, for Python
+_TRUTHS: list[int] = _KLEENE.tolist() if np is not None else []
