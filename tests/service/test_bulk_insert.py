@@ -85,3 +85,44 @@ def test_bulk_rows_are_stored_as_a_core_insert_stores_them_on_postgres(
         _check(Database(engine))
     finally:
         engine.dispose()
+
+
+def _inserts(database: Database, multi_row: bool, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The rows inserted as `_check` does, with SQLite's multi-row insert on or off; how many
+    times SQLite ran an insert into `events` (`executemany` runs it once per row)."""
+    monkeypatch.setattr(bulk, "MULTI_ROW", multi_row)
+    ran: list[str] = []
+    with database.transaction() as session:
+        raw: Any = session.connection().connection.dbapi_connection
+        raw.set_trace_callback(ran.append)
+        try:
+            account = Account(name=new_id("bulk"))
+            session.add(account)
+            session.flush()
+            lst = List(accountId=account.id, url=new_id("u"), name="L")
+            session.add(lst)
+            session.flush()
+            bulk.insert_rows(session, EVENTS, _rows(lst.id, 1))
+        finally:
+            raw.set_trace_callback(None)
+    return sum(1 for sql in ran if sql.startswith("INSERT INTO events"))
+
+
+def test_sqlite_takes_many_rows_a_statement_and_stores_what_one_a_row_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The accelerator (`bulk.MULTI_ROW`): 2,500 events in 3 statements instead of 2,500, and
+    the lists hold the same rows as with the switch off."""
+    engine = make_engine(sqlite_settings(tmp_path / "multi.db"))
+    try:
+        upgrade(engine)
+        database = Database(engine)
+        assert _inserts(database, True, monkeypatch) == 3
+        assert _inserts(database, False, monkeypatch) == 2500
+        with database.reading() as session:
+            lists = session.scalars(select(List.id).order_by(List.createdAt, List.id)).all()
+        together, alone = (_stored(database, list_id) for list_id in lists[-2:])
+        assert len(together) == 2500
+        assert together == alone
+    finally:
+        engine.dispose()

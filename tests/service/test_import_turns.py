@@ -359,3 +359,26 @@ def test_a_turn_whose_rows_would_move_too_many_pairs_takes_fewer_rows(
     assert len(entered) == 6 * 30 and set(entered.values()) == {1}
     for audience_id in audiences:
         assert len(_members(tenant, audience_id)) == 30
+
+
+def test_each_row_is_read_once_however_many_tries_its_turn_takes(
+    api: ApiClient, small_turns: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a turn that creates contacts first tries to share the list's lock, reads
+    its rows, gives up, and reads them again under the lock alone: the rows read by the try are
+    taken again (the list's custom fields unchanged), so each row is validated once."""
+    from audiencefilter.service.api.routes import imports as route
+
+    reads: Counter[int] = Counter()
+    plain = route._row
+
+    def counted(number: int, value: Any, lst: Any) -> Any:
+        reads[number] += 1
+        return plain(number, value, lst)
+
+    monkeypatch.setattr(route, "_row", counted)
+    tenant = make_tenant(api)
+    answer = _import(tenant, _list(tenant), "upsert").json()["data"]
+    assert answer["rows"] == len(_rows())
+    assert sorted(reads) == list(range(1, len(_rows()) + 1))
+    assert set(reads.values()) == {1}

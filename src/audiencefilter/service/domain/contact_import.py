@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any, cast
 
 from sqlalchemy import Table, select
@@ -79,9 +80,9 @@ class ImportRow:
     fields: dict[str, Any]
     actions: tuple[ImportedAction, ...] = ()
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """The email as the unique index compares it."""
+        """The email as the unique index compares it (asked several times a row: kept)."""
         return str(self.fields["email"]).lower()
 
 

@@ -56,6 +56,8 @@ def check_text(value: str) -> str:
 
 
 def check_unicode(value: str) -> str:
+    if value.isascii():  # no surrogate is ASCII; CPython knows this without a scan
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

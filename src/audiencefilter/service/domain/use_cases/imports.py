@@ -31,6 +31,7 @@ is safe.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -80,6 +81,12 @@ class _Import:
 
     job: Job
     read_row: RowReader
+    read: dict[int, tuple[Any, ImportRow | InvalidRow]] = field(default_factory=dict)
+    """The rows read by a turn's try to share the list's lock, by index, with the list's custom
+    fields they were read with: on PostgreSQL a turn that creates contacts reads its rows there
+    first, then again under the lock alone, and validating each row twice cost the import a
+    third of its time. A row is taken again only if the custom fields are still the same (a
+    reader depends on the list's id and custom fields only)."""
 
     def turn(self, session: Session, progress: Progress | None) -> Progress:
         job = self.job
@@ -142,8 +149,17 @@ class _Import:
         budget: float = membership_turns.PAIRS_PER_TURN
         expected = budget * PLANNED
         taken: Rows = []
-        for number, value in self.job.rows[start:]:
-            row = self.read_row(number, value, lst)
+        for gone in [index for index in self.read if index < start]:
+            del self.read[gone]
+        fields = copy.deepcopy(lst.customFields)
+        for index in range(start, len(self.job.rows)):
+            kept = self.read.get(index)
+            if kept is not None and kept[0] == fields:
+                row = kept[1]
+            else:
+                number, value = self.job.rows[index]
+                row = self.read_row(number, value, lst)
+                self.read[index] = (fields, row)
             budget -= contact_import.weight(row, judging)
             expected -= moves
             if taken and (budget < 0 or expected < 0):
