@@ -24,7 +24,7 @@ from sqlalchemy import BigInteger, ColumnElement, Select, Text, cast, func, or_,
 from sqlalchemy.orm import Session
 
 from ..ground.errors import not_found
-from .models import Action, Audience, Base, Contact, List, ListPoints, Webhook
+from .models import Action, Audience, Base, Contact, List, ListPoints, ListSize, Webhook
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -69,6 +69,19 @@ def owned(session: Session, account_id: str, model: type[Row], row_id: str) -> t
 
 def owned_list(session: Session, account_id: str, list_id: str) -> List:
     return owned(session, account_id, List, list_id)[0]
+
+
+def owned_list_sized(session: Session, account_id: str, list_id: str) -> tuple[List, int | None]:
+    """The list, as `owned_list` finds it, and its kept size (`list_sizes`, None if it has
+    none) in the same statement: a page of the whole list answers its total from it without a
+    statement of its own."""
+    if plausible_id(list_id):
+        statement = select(List, ListSize.contacts).outerjoin(ListSize, ListSize.listId == List.id)
+        found = session.execute(statement.where(List.id == list_id, List.accountId == account_id))
+        row = found.first()
+        if row is not None:
+            return row[0], row[1]
+    raise not_found("List")
 
 
 def owned_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
@@ -146,7 +159,7 @@ def fetch_rows(
     """Contacts as dicts keyed by interface names, `createdAt` aware (a filter record each);
     `parameters`: the values of the statement's named parameters, if any."""
     result = session.connection().execute(statement, parameters)
-    return row_dicts(tuple(result.keys()), result)
+    return row_dicts(tuple(result.keys()), result.all())  # one fetch, not one call a row
 
 
 def stream_rows(
