@@ -37,14 +37,17 @@ SMALL, LARGE = 1_000, 10_000
 # The larger list's page may do this much more work than the smaller's (the B-trees are a
 # level deeper); a page reading its list grows by LARGE / SMALL.
 GROWTH = 1.5
-# Which work of each page must not grow: the whole page's, or its positions' alone. A page
-# from the bottom (`sort=position`, descending: points ascending, sign-up time descending)
-# sorts the group of contacts tied on the lowest points by time (no index holds that order),
-# which grows with the group: its positions must not.
+# Which work of each page must not grow: the whole page's, its positions' alone, or all but
+# its positions'. A page from the bottom (`sort=position`, descending: points ascending, sign-up
+# time descending) sorts the group of contacts tied on the lowest points by time (no index
+# holds that order), which grows with the group: its positions must not. A page by points
+# ascending holds the first of the lowest points' ties, and its positions count those behind
+# it on the index (`ranking.py`), which grows with the group (on PostgreSQL 834 to 1,628 rows
+# from 1,000 to 10,000 contacts): the rest of its work must not.
 PAGES = {
     "top first": ("", "page"),
     "second page": ("&page=2", "page"),
-    "lowest points first": ("&sort=points&order=asc", "page"),
+    "lowest points first": ("&sort=points&order=asc", "unranked"),
     "bottom first": ("&sort=position&order=desc", "positions"),
 }
 
@@ -157,7 +160,8 @@ def _page_work(
         work.close()
     each = work.each()
     ranks = sum(amount for amount, sql in each if "span" in sql)
-    return {"page": sum(amount for amount, _ in each), "positions": ranks}, answer
+    whole = sum(amount for amount, _ in each)
+    return {"page": whole, "positions": ranks, "unranked": whole - ranks}, answer
 
 
 def _expected_positions(
