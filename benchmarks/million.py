@@ -1,7 +1,7 @@
 """A million contacts in one list of the reference service, side by side with hand-written SQL.
 
     python -m benchmarks.million --rows 1000000 --db sqlite|postgresql [--profile]
-        [--only import]
+        [--only import|page] [--audiences 100]
 
 One service database, two lists of the same N synthetic contacts (`synthetic:N` of the CLI,
 emails made unique): list A is written and read through the whole HTTP application in process
@@ -23,7 +23,11 @@ The ratio is ours ÷ hand (1.0: as fast). `--profile` runs the slowest path once
 cProfile and prints where its time goes. `--only import` measures the import alone (the later
 steps skipped); with `--profile` the import is what is profiled: the same rows into a third
 list, every thread's work of the requests run on the event loop's thread, where the profiler
-sees it. A measurement script, not a test: nothing asserts a
+sees it. `--only page` measures the contacts page alone: both lists are loaded by the
+hand-written import (the same rows, the same tables and triggers; the HTTP import of a million
+rows takes most of an hour) and the audience is created on each side, then the page is timed
+and, with `--profile`, profiled in this thread. `--audiences 100` measures the update in a list
+of 100 smart audiences (`million_update`). A measurement script, not a test: nothing asserts a
 timing (tests/test_benchmarks_million.py runs it tiny, for its shape only).
 """
 
@@ -54,8 +58,10 @@ from sqlalchemy import bindparam, text
 from audiencefilter.cli.synthetic import synthetic_contacts
 from audiencefilter.service import Settings
 from audiencefilter.service.db.models import new_id
-from audiencefilter.service.domain.use_cases import audiences, keys
+from audiencefilter.service.domain.contact_pages import Paging
+from audiencefilter.service.domain.use_cases import audiences, contacts, keys
 from audiencefilter.service.domain.use_cases.unit import in_transaction
+from audiencefilter.service.http.responses import data
 
 from . import million_update
 from .service_audiences import InProcessClient, _postgres
@@ -186,8 +192,10 @@ def _table_rows(list_id: str, rows: list[dict[str, Any]]) -> Iterator[tuple[Any,
         )  # fmt: skip
 
 
-def import_hand(service: Service, rows: list[dict[str, Any]]) -> float:
-    """`executemany` on SQLite, `COPY` on PostgreSQL, in one transaction, as one would write."""
+def import_hand(service: Service, rows: list[dict[str, Any]], list_id: str = "") -> float:
+    """`executemany` on SQLite, `COPY` on PostgreSQL, in one transaction, as one would write;
+    into list B unless `list_id` names another."""
+    list_id = list_id or service.hand
     started = time.perf_counter()
     raw = service.engine.raw_connection()
     try:
@@ -195,13 +203,13 @@ def import_hand(service: Service, rows: list[dict[str, Any]]) -> float:
         names = ", ".join(CONTACT_COLUMNS)
         if service.engine.dialect.name == "postgresql":
             with cursor.copy(f"COPY contacts ({names}) FROM STDIN") as copy:  # type: ignore[attr-defined]
-                for values in _table_rows(service.hand, rows):
+                for values in _table_rows(list_id, rows):
                     copy.write_row(values)
         else:
             # The service's connections are in autocommit mode (it begins its own transactions):
             # one transaction for the whole load, not one per row.
             marks = ", ".join("?" * len(CONTACT_COLUMNS))
-            values = [_sqlite_values(v) for v in _table_rows(service.hand, rows)]
+            values = [_sqlite_values(v) for v in _table_rows(list_id, rows)]
             cursor.execute("BEGIN")
             cursor.executemany(f"INSERT INTO contacts ({names}) VALUES ({marks})", values)
             cursor.execute("COMMIT")
@@ -452,7 +460,7 @@ def run(
     only: str | None = None,
     audiences: int = 1,
 ) -> Run:
-    """The steps measured (`only="import"`: the import alone), and the profile if asked; with
+    """The steps measured (`only`: the import or the page alone), and the profile if asked; with
     `audiences` above 1 the update is measured in a list of that many smart audiences
     (`million_update`), every one of which it moves across."""
     result = Run(name, count)
@@ -463,6 +471,11 @@ def run(
             _measure_import(service, rows, result)
             if with_profile:
                 result.profile = profile_import(service, rows)
+        elif only == "page":
+            _measure_page(service, rows, runs, result)
+            if with_profile:
+                pages = lambda: [page_in_thread(service) for _ in range(runs)]  # noqa: E731
+                result.profile = profile(pages, top=40)
         else:
             _measure(service, rows, runs, result, audiences)
             if with_profile:
@@ -505,8 +518,7 @@ def _measure(
                   million_update.update_pair(service, extra, (hand_id, hand_holds)))  # fmt: skip
     analyze(service)
     plans: list[tuple[str, Any, int]] = [
-        ("contacts page of 100", (lambda: service.call(
-            "GET", f"/contacts?listId={service.ours}&limit=100"), page_hand(service)), runs),
+        ("contacts page of 100", (page_ours(service), page_hand(service)), runs),
         (*update, runs),
         ("event feed, 1,000 events", feed_pair(service), runs),
         ("audience export (CSV)", export_pair(service, ours_id, hand_id), max(1, runs // 10)),
@@ -517,6 +529,39 @@ def _measure(
         add(Measure(what, ours_median, hand_median, f"median of {count}", peak() - base))
     if extra is not None:  # both lists hold the same memberships after the updates
         assert extra.memberships(service.ours) == extra.memberships(service.hand)
+
+
+def page_ours(service: Service) -> Callable[[], Any]:
+    return lambda: service.call("GET", f"/contacts?listId={service.ours}&limit=100")
+
+
+def _measure_page(service: Service, rows: list[dict[str, Any]], runs: int, result: Run) -> None:
+    """The contacts page alone, both lists loaded by the hand-written import (`--only page`)."""
+    import_hand(service, rows, service.ours)
+    import_hand(service, rows)
+    analyze(service)
+    _, ours_id, ours_members = audience_ours(service)
+    _, hand_id, hand_members = audience_hand(service)
+    assert ours_members == hand_members, (ours_members, hand_members)
+    analyze(service)
+    base = reset_peak()
+    ours_median, hand_median = median_pair(page_ours(service), page_hand(service), runs)
+    result.measures.append(
+        Measure("contacts page of 100", ours_median, hand_median, f"median of {runs}",
+                peak() - base)
+    )  # fmt: skip
+
+
+def page_in_thread(service: Service) -> bytes:
+    """What `GET /contacts?listId=...&limit=100` does, its use case and rendering called in
+    this thread (the routes run on the server's threads, which a profiler here cannot see)."""
+    search = contacts.ContactSearch(
+        list_id=service.ours, matches={}, filters=None, filters_text=None,
+        paging=Paging(1, 100, None, "desc"),
+    )  # fmt: skip
+    settings = service.client.app.state.settings
+    answer = contacts.search(service.database, settings, service.account_id, search)
+    return bytes(data(answer).body)
 
 
 def _profile_slowest(service: Service, result: Run) -> str:
@@ -611,7 +656,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="smart audiences of each list the update is judged against (moves across all)",
     )  # fmt: skip
     parser.add_argument(
-        "--only", choices=("import",), help="measure this step alone (and profile it)"
+        "--only", choices=("import", "page"), help="measure this step alone (and profile it)"
     )
     args = parser.parse_args(argv)
     with database(args.db) as (url, name):

@@ -72,6 +72,22 @@ def ids_in(
     return column.in_(bindparam(IDS, expanding=True))
 
 
+def each_id(dialect: str) -> ColumnElement[str] | None:
+    """The `ids` parameter as rows, one an id (the column of `unnest` on PostgreSQL, of
+    `json_each` on SQLite), to select from: a statement then runs once for each id, where
+    `ids_in` leaves the join to the planner; None on an engine without one."""
+    if dialect == "postgresql":
+        return (
+            func.unnest(bindparam(IDS, type_=ARRAY(String)))
+            .table_valued("id")
+            .render_derived()
+            .c.id
+        )
+    if dialect == "sqlite":
+        return func.json_each(bindparam(IDS, type_=JSON)).table_valued("value").c.value
+    return None
+
+
 def streams_exports(dialect: str) -> bool:
     """Whether an export reads its rows through one server-side cursor (PostgreSQL), rather
     than batch after batch, each in a short transaction of its own (keyset paging).

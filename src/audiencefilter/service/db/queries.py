@@ -16,15 +16,17 @@ into the response as it is (`api/schemas/views.py`): it is never filtered on, an
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC
+from functools import cache
 from typing import Any, Final, TypeVar
 
-from sqlalchemy import BigInteger, ColumnElement, Select, Text, cast, func, or_, select
+from sqlalchemy import BigInteger, ColumnElement, Select, Text, bindparam, cast, func, or_, select
 from sqlalchemy.orm import Session
 
 from ..ground.errors import not_found
-from .models import Action, Audience, Base, Contact, List, ListPoints, Webhook
+from .models import Action, Audience, Base, Contact, List, ListPoints, ListSize, Webhook
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -56,19 +58,44 @@ def owned(session: Session, account_id: str, model: type[Row], row_id: str) -> t
     implausible id included, is a 404 that does not reveal whether the id exists elsewhere.
     """
     if plausible_id(row_id):
-        id_column, joins = _OWNER_PATHS[model]
-        statement = select(model, List)  # a list's own row is selected once, read twice
-        for target, on in joins:
-            statement = statement.join(target, on)
-        row = session.execute(statement.where(id_column == row_id, List.accountId == account_id))
+        row = session.execute(_owned_statement(model), {"owned_id": row_id, "owner": account_id})
         found = row.first()
         if found is not None:
-            return found[0], found[1]
+            return typing.cast(Row, found[0]), found[1]
     raise not_found(model.__name__)
+
+
+@cache
+def _owned_statement(model: type[Base]) -> Select[Base, List]:
+    """`owned`'s statement for `model`, its values bound: built once, not on every request."""
+    id_column, joins = _OWNER_PATHS[model]
+    statement = select(model, List)  # a list's own row is selected once, read twice
+    for target, on in joins:
+        statement = statement.join(target, on)
+    return statement.where(id_column == bindparam("owned_id"), List.accountId == bindparam("owner"))
 
 
 def owned_list(session: Session, account_id: str, list_id: str) -> List:
     return owned(session, account_id, List, list_id)[0]
+
+
+def owned_list_sized(session: Session, account_id: str, list_id: str) -> tuple[List, int | None]:
+    """The list, as `owned_list` finds it, and its kept size (`list_sizes`, None if it has
+    none) in the same statement: a page of the whole list answers its total from it without a
+    statement of its own."""
+    if plausible_id(list_id):
+        found = session.execute(_LIST_SIZED, {"owned_id": list_id, "owner": account_id})
+        row = found.first()
+        if row is not None:
+            return row[0], row[1]
+    raise not_found("List")
+
+
+_LIST_SIZED = (
+    select(List, ListSize.contacts)
+    .outerjoin(ListSize, ListSize.listId == List.id)
+    .where(List.id == bindparam("owned_id"), List.accountId == bindparam("owner"))
+)
 
 
 def owned_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
@@ -146,7 +173,7 @@ def fetch_rows(
     """Contacts as dicts keyed by interface names, `createdAt` aware (a filter record each);
     `parameters`: the values of the statement's named parameters, if any."""
     result = session.connection().execute(statement, parameters)
-    return row_dicts(tuple(result.keys()), result)
+    return row_dicts(tuple(result.keys()), result.all())  # one fetch, not one call a row
 
 
 def stream_rows(

@@ -5,23 +5,30 @@ Every endpoint that returns contacts (the contacts routes, an audience's `subs`,
 through `ContactPages`, so every contact anywhere carries its position and its `audiences`, and a
 page costs a fixed number of statements: the rows, their total, their positions, the list's
 audiences and the page's manual memberships, whatever the page size.
+
+A page of a whole list read by a search (`GET /v4/contacts`, `ContactPages.of_list`) runs four
+after its `BEGIN`: the list with its kept size and its audiences' stamp (so neither the total nor
+the audiences' plan costs a statement of its own), the rows (a statement built once per order,
+only its values bound), their positions (`ranking.py`) and their stored memberships, against the
+hand-written page's two (`benchmarks/million.py`; tests/service/test_page_work.py counts them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from ..db.models import Contact, List, ListSize
-from ..db.queries import contact_row, contact_rows, fetch_rows
+from ..db.queries import contact_row, contact_rows, fetch_rows, owned_list_sized
 from ..settings import Settings
 from . import ranking
-from .membership import written
+from .membership import plan, written
 from .membership.members import ListAudiences
 
 NULLABLE_SORT_KEYS = frozenset({"firstName", "lastName"})
@@ -78,6 +85,15 @@ def sort_keys(sort: str | None, order: str) -> list[Any]:
     return keys
 
 
+@cache
+def _whole_list_page(sort: str | None, order: str) -> Select[Any]:
+    """A page of a whole list in this order, its list, size and offset bound: built once, so
+    each page is neither built nor compiled again (only the values change)."""
+    statement = contact_rows([Contact.listId == bindparam("page_list")])
+    statement = statement.order_by(*sort_keys(sort, order)).limit(bindparam("page_limit"))
+    return statement.offset(bindparam("page_offset"))
+
+
 @dataclass(frozen=True)
 class Paging:
     """Which page of contacts a request asks for, and in which order."""
@@ -91,11 +107,27 @@ class Paging:
 class ContactPages:
     """Reads and renders contacts of list `lst` within one session."""
 
-    def __init__(self, session: Session, lst: List, settings: Settings) -> None:
+    def __init__(
+        self, session: Session, lst: List, settings: Settings, size: int | None = None
+    ) -> None:
+        """`size`: the list's kept size as this transaction read it, if it did."""
         self.session = session
         self.lst = lst
+        self.size = size
         self.renderer = ContactRenderer(lst, settings)
         self._audiences: ListAudiences | None = None
+
+    @classmethod
+    def of_list(
+        cls, session: Session, account_id: str, list_id: str, settings: Settings
+    ) -> ContactPages:
+        """The pages of the account's list `list_id`, for a read transaction: the list, its
+        kept size and its audiences' stamp read by one statement. A read sees one snapshot
+        (`db/engine.py`), so the stamp read with the list is the one `plan.plan_of` would read
+        again, and the size the one `total` would."""
+        lst, size = owned_list_sized(session, account_id, list_id)
+        plan.keep_stamp(session, lst.id, lst.audiencesStamp)
+        return cls(session, lst, settings, size)
 
     @property
     def audiences(self) -> ListAudiences:
@@ -126,11 +158,15 @@ class ContactPages:
         `where`; `contacts` may be renamed by the caller."""
         narrowing = list(where)
         conditions = [Contact.listId == self.lst.id, *narrowing]
-        statement = contact_rows(conditions).order_by(*sort_keys(sort, order))
         offset = (page - 1) * limit
         # One row more than the page says whether anything follows it; when nothing does, the
         # total is known without counting (a whole audience in one page, any last page).
-        rows = fetch_rows(self.session, statement.limit(limit + 1).offset(offset))
+        if narrowing:
+            statement = contact_rows(conditions).order_by(*sort_keys(sort, order))
+            rows = fetch_rows(self.session, statement.limit(limit + 1).offset(offset))
+        else:
+            values = {"page_list": self.lst.id, "page_limit": limit + 1, "page_offset": offset}
+            rows = fetch_rows(self.session, _whole_list_page(sort, order), values)
         known = len(rows) <= limit and (rows or page == 1)
         del rows[limit:]
         total = offset + len(rows) if known else self.total(narrowing, conditions)
@@ -149,6 +185,8 @@ class ContactPages:
         """The number of contacts matching: the list's kept size when nothing narrows it (one
         row read, where counting a million contacts took most of the page's time), else a
         count."""
+        if not where and self.size is not None:
+            return self.size
         if not where:
             size = self.session.connection().execute(
                 select(ListSize.contacts).where(ListSize.listId == self.lst.id)

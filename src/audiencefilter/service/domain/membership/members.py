@@ -27,7 +27,7 @@ from sqlalchemy import ColumnElement, Select, case, false, func, select
 from sqlalchemy.orm import Session
 
 from .... import Filter
-from ...db.dialects import IDS, dialect_of, ids_in, joined_text, per_dialect
+from ...db.dialects import IDS, dialect_of, each_id, ids_in, joined_text, per_dialect
 from ...db.models import Audience, Contact, Membership
 from ...db.queries import ids_of
 from ...ground import clock
@@ -159,20 +159,32 @@ class ListAudiences:
             return {known.row["id"]: frozenset(known.stored)}
         statement = _page_memberships(dialect_of(session))
         found = session.connection().execute(statement, {IDS: ids_of(rows)}).all()
-        return {contact_id: frozenset(joined.split(",")) for contact_id, joined in found}
+        return {
+            contact_id: frozenset(joined.split(","))
+            for contact_id, joined in found
+            if joined is not None  # a contact of no stored audience
+        }
 
 
 _NONE: frozenset[str] = frozenset()
 
 
 @per_dialect
-def _page_memberships(dialect: str) -> Select[str, str]:
+def _page_memberships(dialect: str) -> Select[str, str | None]:
+    """Each of the page's ids and its stored audiences' ids joined by commas (NULL: none), read
+    on the contact's index once for each id. As a join of the ids and the memberships, the
+    planner could choose to scan every membership of the list's audiences instead (PostgreSQL
+    did so at 10,000 contacts, 4,021 rows for a page of 100), work that grows with the list."""
     audience_ids = joined_text(Membership.audienceId, dialect)  # ids hold no commas
-    return (
-        select(Membership.contactId, audience_ids)
-        .where(ids_in(Membership.contactId, dialect))
-        .group_by(Membership.contactId)
-    )
+    contact = each_id(dialect)
+    if contact is None:
+        return (
+            select(Membership.contactId, audience_ids)
+            .where(ids_in(Membership.contactId, dialect))
+            .group_by(Membership.contactId)
+        )
+    joined = select(audience_ids).where(Membership.contactId == contact).scalar_subquery()
+    return select(contact, joined)
 
 
 def audience_sizes(session: Session, audiences: Sequence[Audience]) -> dict[str, int]:

@@ -45,7 +45,7 @@ from sqlalchemy.orm import Session
 
 from ...db.engine import Database
 from ...db.models import Contact, List
-from ...db.queries import owned_contact, owned_list, text_filter
+from ...db.queries import owned_contact, text_filter
 from ...ground import clock
 from ...ground.errors import Conflict, DomainError, not_found
 from ...ground.fields import normalise_email
@@ -107,9 +107,9 @@ def search(
 ) -> dict[str, Any]:
     """`{"contacts": [...], "pagination": {...}}`: the page of the list's contacts found."""
     with database.reading() as session:
-        lst = owned_list(session, account_id, search.list_id)
-        where = _conditions(search, lst)
-        return ContactPages(session, lst, settings).paged(where, search.paging)
+        pages = ContactPages.of_list(session, account_id, search.list_id, settings)
+        where = _conditions(search, pages.lst)
+        return pages.paged(where, search.paging)
 
 
 @contextmanager
