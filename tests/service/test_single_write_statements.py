@@ -31,7 +31,7 @@ AUDIENCES = 100
 # what the judgement and the answer need, and PostgreSQL moved the memberships in one). One
 # more when membership moves: the upsert of the audiences' pair counts (`audience_overlaps`,
 # docs/service-internals-writes.md), which the overlap reads instead of counting memberships.
-MOST = {"sqlite": 7, "postgres": 7}
+MOST = {"sqlite": 6, "postgres": 6}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

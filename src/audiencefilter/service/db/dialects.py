@@ -117,6 +117,14 @@ def writes_in_with(dialect: str) -> bool:
     return dialect == "postgresql"
 
 
+def heads_follow_events(dialect: str) -> bool:
+    """Whether the database raises a list's event counter itself when an event is inserted
+    past it (SQLite: migration 0018's trigger on `events`), so an insert may number its own
+    rows from the counter and no advance runs before it. PostgreSQL keeps no such trigger: its
+    writers advance the counter first, its row lock ordering their commits."""
+    return dialect == "sqlite"
+
+
 def unpacked(dialect: str, ids: Sequence[str]) -> Subquery:
     """`ids` as a table of `value` (an id) and `ordinal` (its place, from 1), from one
     parameter: `unnest(string_to_array(...)) WITH ORDINALITY` on PostgreSQL (`_joined`),
@@ -280,7 +288,22 @@ def adding_upsert(dialect: str, table: Table, keys: tuple[str, ...], added: str)
         found = mysql.insert(table)
         return found.on_duplicate_key_update({added: table.c[added] + found.inserted[added]})
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert(table)
+    return _adding(insert(table), table, keys, added)
+
+
+def adding_upsert_from(
+    dialect: str, table: Table, keys: tuple[str, ...], added: str, names: Sequence[str], rows: Any
+) -> Any:
+    """`adding_upsert` of the rows a `SELECT` gives (`rows`, its columns `names`), as one
+    statement, where the database has `ON CONFLICT` (PostgreSQL): what a data-modifying `WITH`
+    carries (`writes_in_with`); None elsewhere. The rows' keys must be distinct (a row may not
+    be updated twice by one statement)."""
+    if dialect != "postgresql":
+        return None
+    return _adding(postgresql.insert(table).from_select(names, rows), table, keys, added)
+
+
+def _adding(statement: Any, table: Table, keys: tuple[str, ...], added: str) -> Any:
     return statement.on_conflict_do_update(
         index_elements=[table.c[key] for key in keys],
         set_={added: table.c[added] + statement.excluded[added]},

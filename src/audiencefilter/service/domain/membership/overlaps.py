@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import cast
+from typing import Any, cast
 
-from sqlalchemy import Table, delete, func, or_, select
+from sqlalchemy import BigInteger, String, Table, bindparam, delete, func, or_, select
+from sqlalchemy import cast as converted
 from sqlalchemy.orm import Session
 
 from ...db import dialects
@@ -35,6 +36,8 @@ from .judge import chunks
 OVERLAPS = cast(Table, AudienceOverlap.__table__)
 _KEYS = ("audience_a", "audience_b")
 Pair = tuple[str, str]
+Shift = Counter[Pair]
+"""What a write adds to each pair's count."""
 
 
 def pair(a: str, b: str) -> Pair:
@@ -51,13 +54,22 @@ def contacts_moved(
 ) -> None:
     """Adds the pairs that contacts entered and left: `before[c]` the audiences contact `c` was
     stored in before the write, `entered[c]` / `left[c]` those it entered and left."""
+    add(session, list_id, shift_of(before, entered, left))
+
+
+def shift_of(
+    before: Mapping[str, Iterable[str]],
+    entered: Mapping[str, Sequence[str]],
+    left: Mapping[str, Sequence[str]],
+) -> Counter[Pair]:
+    """What `contacts_moved` adds to each pair, counted in Python."""
     shift: Counter[Pair] = Counter()
     for contact_id in entered.keys() | left.keys():
         into, out_of = entered.get(contact_id, ()), left.get(contact_id, ())
         stayed = set(before.get(contact_id, ())).difference(out_of)
         _count(shift, into, stayed, 1)
         _count(shift, out_of, stayed, -1)
-    add(session, list_id, shift)
+    return shift
 
 
 def _count(shift: Counter[Pair], moved: Sequence[str], stayed: set[str], sign: int) -> None:
@@ -120,6 +132,42 @@ def add(session: Session, list_id: str, shift: Mapping[Pair, int]) -> None:
     if rows:
         upsert = dialects.adding_upsert(dialects.dialect_of(session), OVERLAPS, _KEYS, "contacts")
         session.connection().execute(upsert, rows)
+
+
+def moved(shift: Mapping[Pair, int]) -> bool:
+    """Whether any pair's count moves."""
+    return any(shift.values())
+
+
+@dialects.per_dialect
+def carried(dialect: str) -> Any:
+    """`add` as one `INSERT ... SELECT ... ON CONFLICT` over the pairs as one parameter per
+    column (`dialects.unpacked_rows_named`), for a membership write to carry in its `WITH`
+    (`store._pairs_written`, PostgreSQL): the pair counts and the rows they count in one round
+    trip. Built once per dialect; its parameters are `carried_parameters`'. None where the
+    database has no such upsert."""
+    table = dialects.unpacked_rows_named(dialect, _CARRIED, _CARRIED_KEY)
+    rows = select(
+        table.c.audience_a,
+        table.c.audience_b,
+        bindparam(_CARRIED_LIST, type_=String),
+        converted(table.c.contacts, BigInteger),
+    )
+    names = [*_KEYS, "list_id", "contacts"]
+    return dialects.adding_upsert_from(dialect, OVERLAPS, _KEYS, "contacts", names, rows)
+
+
+def carried_parameters(dialect: str, list_id: str, shift: Mapping[Pair, int]) -> dict[str, Any]:
+    """The parameters of `carried(dialect)` adding `shift` to the list's pairs."""
+    rows = [(a, b, str(n)) for (a, b), n in sorted(shift.items()) if n]
+    parameters = dialects.rows_parameters(dialect, _CARRIED, rows, _CARRIED_KEY)
+    parameters[_CARRIED_LIST] = list_id
+    return parameters
+
+
+_CARRIED = ("audience_a", "audience_b", "contacts")
+_CARRIED_KEY = "kept"
+_CARRIED_LIST = "kept_list"
 
 
 def forget_audience(session: Session, audience_id: str) -> None:
