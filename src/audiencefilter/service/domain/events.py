@@ -9,7 +9,9 @@ committed late. An autoincrement id does not give that on PostgreSQL: two transa
 5 and 6, 6 commits first, a reader passes 6, then 5 appears behind it. So a list's events are
 numbered by the list's counter, which the door of its write path owns (`list_lock.advance`):
 positions follow commit order and have no gaps. The feed (`event_feed.py`) reads them; it
-never imports this module, and this module reads no event back.
+never imports this module, and this module reads no event back. Where the database raises the
+counter itself (SQLite, `list_lock.numbers_itself`), a single write's events (`together`)
+number themselves in their insert, with no advance before.
 
 **Held back.** A shared import turn (`list_lock.share`) appends its events last
 (`appended_last`): it takes the counter's row, which its peers wait for, only for its last

@@ -13,7 +13,10 @@ position n sees every position below it (the outbox, `events.py`, writes the row
 `event_feed.py`, reads them). `take` is an advance by 0: the same lock, taken at the start of a
 write, before anything is read that the write evaluates, so membership changes computed under
 it cannot interleave with another writer's of the same list. Writes of different lists never
-wait for each other; on SQLite all writers are serialised anyway (`BEGIN IMMEDIATE`).
+wait for each other; on SQLite all writers are serialised anyway (`BEGIN IMMEDIATE`), and
+there a single write's few events number themselves instead of advancing first
+(`numbers_itself`): each row takes the position one past the counter, which a trigger on
+`events` raises as the row goes in (migration 0018), a statement fewer for the write.
 
 **Shared turns (PostgreSQL).** The list's lock is also a transaction-level advisory lock on the
 list (`pg_advisory_xact_lock`), taken in exclusive mode by `take` and by any advance of a

@@ -5,10 +5,11 @@ write of `memberships` in its own transaction, so `GET /v4/lists/{id}/overlap` r
 A row holds the pair `(a, b)` with `a <= b` by id; `(a, a)` is the audience's size. Each write
 adds what it moved, never recounts, and the two shapes of `store.py` move it differently:
 
-- **per contact** (`contacts_moved`): the write knows each contact's audiences before and after
+- **per contact** (`shift_of`): the write knows each contact's audiences before and after
   (its stored rows, read before the write), so the difference of its pairs is counted in Python
   and added by one upsert (`INSERT ... ON CONFLICT DO UPDATE SET contacts = contacts + ...`,
-  executed over the moved pairs).
+  executed over the moved pairs, `add`; on PostgreSQL carried in the `WITH` of the statement
+  that writes the memberships, `carried`).
 - **per audience** (`audience_moved`): one audience's entering and leaving contacts are sets
   of any size, so what they share with every other audience is counted in SQL (the ids joined
   with `memberships` by contact, grouped by audience), then added by the same upsert. The
@@ -45,24 +46,14 @@ def pair(a: str, b: str) -> Pair:
     return (a, b) if a <= b else (b, a)
 
 
-def contacts_moved(
-    session: Session,
-    list_id: str,
-    before: Mapping[str, Iterable[str]],
-    entered: Mapping[str, Sequence[str]],
-    left: Mapping[str, Sequence[str]],
-) -> None:
-    """Adds the pairs that contacts entered and left: `before[c]` the audiences contact `c` was
-    stored in before the write, `entered[c]` / `left[c]` those it entered and left."""
-    add(session, list_id, shift_of(before, entered, left))
-
-
 def shift_of(
     before: Mapping[str, Iterable[str]],
     entered: Mapping[str, Sequence[str]],
     left: Mapping[str, Sequence[str]],
 ) -> Counter[Pair]:
-    """What `contacts_moved` adds to each pair, counted in Python."""
+    """What the pairs move by as contacts enter and leave audiences, counted in Python, for
+    `add` (or `carried`): `before[c]` the audiences contact `c` was stored in before the write,
+    `entered[c]` / `left[c]` those it entered and left."""
     shift: Counter[Pair] = Counter()
     for contact_id in entered.keys() | left.keys():
         into, out_of = entered.get(contact_id, ()), left.get(contact_id, ())
