@@ -28,6 +28,7 @@ import os
 import random
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -169,7 +170,7 @@ def _counted(service: million.Service) -> Iterator[list[str]]:
 def _not_kept() -> Iterator[None]:
     """The write path as it was before the pairs were kept: their counting left out."""
     with (
-        mock.patch.object(kept_pairs, "contacts_moved", lambda *args: None),
+        mock.patch.object(kept_pairs, "shift_of", lambda *args: Counter()),
         mock.patch.object(kept_pairs, "audience_moved", lambda *args: None),
     ):
         yield

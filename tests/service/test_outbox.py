@@ -73,6 +73,37 @@ def test_events_are_numbered_per_list_and_rolled_back_with_their_change(
         assert list_lock.head(session, one) == 3
 
 
+def test_a_single_writes_events_number_themselves_between_the_others(
+    database: Database,
+) -> None:
+    """A single write's events (`events.together`) number themselves from the list's counter,
+    which the database raises as they go in (SQLite, migration 0018): they follow the events
+    appended before by an advance, the next advance follows them, a rolled-back write leaves
+    no gap, and a list without a counter row gets one."""
+    one, bare = _list(database), _list(database)
+
+    def single(session: Session, list_id: str, count: int) -> None:
+        with events.together(session, list_id):
+            events.append(session, list_id, [events.NewEvent(events.ENTERED)] * count)
+
+    with database.transaction() as session:
+        assert events.append(session, one, [events.NewEvent(events.LEFT)] * 2) == [1, 2]
+        single(session, one, 3)
+        assert events.append(session, one, [events.NewEvent(events.LEFT)]) == [6]
+        session.execute(text("DELETE FROM event_heads WHERE list_id = :list"), {"list": bare})
+    with pytest.raises(RuntimeError), database.transaction() as session:
+        single(session, one, 2)
+        raise RuntimeError("the write fails")
+    with database.transaction() as session:
+        single(session, one, 1)
+        single(session, bare, 2)
+    with database.reading() as session:
+        assert [e.position for e in event_feed.after(session, one, 0, 10)] == list(range(1, 8))
+        assert [e.type for e in event_feed.after(session, one, 0, 10)][2:5] == [events.ENTERED] * 3
+        assert (list_lock.head(session, one), list_lock.head(session, bare)) == (7, 2)
+        assert [e.position for e in event_feed.after(session, bare, 0, 10)] == [1, 2]
+
+
 def test_cursors_round_trip_and_belong_to_their_list() -> None:
     value = event_feed.cursor("lst_abc", 42)
     assert event_feed.position_of(value, "lst_abc") == 42

@@ -236,7 +236,8 @@ def _pairs_counted_by_the_database(database: Database, sides: list[int], before:
     overlaps._count(shift, out_of, stayed, -1)
     with database.transaction() as session:
         list_id = f"lst_differential{before}"
-        overlaps._one_contact(session, list_id, into, stayed, out_of)
+        move = overlaps.OneContact(tuple(into), tuple(sorted(stayed)), tuple(out_of))
+        overlaps.add(session, list_id, move)
         found = select(
             AudienceOverlap.audienceA, AudienceOverlap.audienceB, AudienceOverlap.contacts
         )

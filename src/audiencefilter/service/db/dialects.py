@@ -35,7 +35,6 @@ from sqlalchemy import (
     JSON,
     ColumnElement,
     Integer,
-    Select,
     String,
     Subquery,
     Table,
@@ -132,6 +131,14 @@ def writes_in_with(dialect: str) -> bool:
     """Whether a statement may carry other writes in its `WITH` (PostgreSQL's data-modifying
     CTEs): two writes of one transaction then cost one round trip."""
     return dialect == "postgresql"
+
+
+def heads_follow_events(dialect: str) -> bool:
+    """Whether the database raises a list's event counter itself when an event is inserted
+    past it (SQLite: migration 0018's trigger on `events`), so an insert may number its own
+    rows from the counter and no advance runs before it. PostgreSQL keeps no such trigger: its
+    writers advance the counter first, its row lock ordering their commits."""
+    return dialect == "sqlite"
 
 
 def unpacked(dialect: str, ids: Sequence[str]) -> Subquery:
@@ -321,25 +328,24 @@ def adding_upsert(dialect: str, table: Table, keys: tuple[str, ...], added: str)
         found = mysql.insert(table)
         return found.on_duplicate_key_update({added: table.c[added] + found.inserted[added]})
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert(table)
-    return statement.on_conflict_do_update(
-        index_elements=[table.c[key] for key in keys],
-        set_={added: table.c[added] + statement.excluded[added]},
-    )
+    return _adding(insert(table), table, keys, added)
 
 
 def adding_upsert_from(
-    dialect: str,
-    table: Table,
-    keys: tuple[str, ...],
-    added: str,
-    names: Sequence[str],
-    rows: Select[Any],
+    dialect: str, table: Table, keys: tuple[str, ...], added: str, names: Sequence[str], rows: Any
 ) -> Any:
-    """`adding_upsert` of the rows a `SELECT` gives (`INSERT INTO table (names) SELECT ...`),
-    on PostgreSQL and SQLite: one statement over rows bound as one parameter."""
+    """`adding_upsert` of the rows a `SELECT` gives (`rows`, its columns `names`), as one
+    statement, where the database has `ON CONFLICT` (PostgreSQL, SQLite): what a
+    data-modifying `WITH` carries on PostgreSQL (`writes_in_with`), a statement of its own on
+    SQLite; None elsewhere (MariaDB). The rows' keys must be distinct (a row may not be updated
+    twice by one statement)."""
+    if dialect not in ("postgresql", "sqlite"):
+        return None
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert(table).from_select(list(names), rows)
+    return _adding(insert(table).from_select(list(names), rows), table, keys, added)
+
+
+def _adding(statement: Any, table: Table, keys: tuple[str, ...], added: str) -> Any:
     return statement.on_conflict_do_update(
         index_elements=[table.c[key] for key in keys],
         set_={added: table.c[added] + statement.excluded[added]},

@@ -9,7 +9,9 @@ committed late. An autoincrement id does not give that on PostgreSQL: two transa
 5 and 6, 6 commits first, a reader passes 6, then 5 appears behind it. So a list's events are
 numbered by the list's counter, which the door of its write path owns (`list_lock.advance`):
 positions follow commit order and have no gaps. The feed (`event_feed.py`) reads them; it
-never imports this module, and this module reads no event back.
+never imports this module, and this module reads no event back. Where the database raises the
+counter itself (SQLite, `list_lock.numbers_itself`), a single write's events (`together`)
+number themselves in their insert, with no advance before.
 
 **Held back.** A shared import turn (`list_lock.share`) appends its events last
 (`appended_last`): it takes the counter's row, which its peers wait for, only for its last
@@ -182,7 +184,7 @@ def together(session: Session, list_id: str) -> Iterator[None]:
     finally:
         session.info.pop(_TOGETHER, None)
     if gathered:
-        _append(session, list_id, gathered, clock.now())
+        _append(session, list_id, gathered, clock.now(), numbered=True)
 
 
 _TOGETHER = "events_together"
@@ -209,7 +211,21 @@ def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[i
     return _append(session, list_id, events, now)
 
 
-def _append(session: Session, list_id: str, events: Sequence[NewEvent], now: datetime) -> list[int]:
+def _append(
+    session: Session,
+    list_id: str,
+    events: Sequence[NewEvent],
+    now: datetime,
+    numbered: bool = False,
+) -> list[int]:
+    """Inserts the events after the list's last; their positions. `numbered`: a single
+    write's few events (`together`), which number themselves where the database lets them
+    (`list_lock.numbers_itself`): no advance before, one statement fewer, and no positions
+    known to return. Bulk appends keep the advance: their rows are many, and a row numbering
+    itself also raises the counter, once each."""
+    if numbered and list_lock.numbers_itself(session, list_id):
+        session.connection().execute(_NUMBERED, [_numbered_row(list_id, e, now) for e in events])
+        return []
     last = list_lock.advance(session, list_id, len(events))
     first = last - len(events) + 1
     # Core inserts by column name: ORM bulk inserts cost several times the Python per row.
@@ -229,6 +245,25 @@ def _append(session: Session, list_id: str, events: Sequence[NewEvent], now: dat
     ]
     insert_rows(session, EVENTS, rows)
     return [first + index for index in range(len(rows))]
+
+
+_NUMBERED = insert(EVENTS).values(position=list_lock.NEXT_POSITION)
+"""`_append`'s insert of rows that number themselves, built once: run row after row by the
+driver's `executemany`, each row reading the counter the row before raised."""
+
+
+def _numbered_row(list_id: str, event: NewEvent, now: datetime) -> dict[str, Any]:
+    return {
+        "id": new_id("evt"),
+        "list_id": list_id,
+        list_lock.HEAD_LIST: list_id,
+        "type": event.type,
+        "contact_id": event.contact_id,
+        "audience_id": event.audience_id,
+        "cause": event.cause,
+        "occurred_at": event.occurred_at or now,
+        "payload": event.payload,
+    }
 
 
 def append_alike(

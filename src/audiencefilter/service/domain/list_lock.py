@@ -13,7 +13,10 @@ position n sees every position below it (the outbox, `events.py`, writes the row
 `event_feed.py`, reads them). `take` is an advance by 0: the same lock, taken at the start of a
 write, before anything is read that the write evaluates, so membership changes computed under
 it cannot interleave with another writer's of the same list. Writes of different lists never
-wait for each other; on SQLite all writers are serialised anyway (`BEGIN IMMEDIATE`).
+wait for each other; on SQLite all writers are serialised anyway (`BEGIN IMMEDIATE`), and
+there a single write's few events number themselves instead of advancing first
+(`numbers_itself`): each row takes the position one past the counter, which a trigger on
+`events` raises as the row goes in (migration 0018), a statement fewer for the write.
 
 **Shared turns (PostgreSQL).** The list's lock is also a transaction-level advisory lock on the
 list (`pg_advisory_xact_lock`), taken in exclusive mode by `take` and by any advance of a
@@ -29,7 +32,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import String, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -61,6 +64,34 @@ def advance(session: Session, list_id: str, by: int) -> int:
         if value is None:
             raise not_found("List")  # deleted meanwhile
     return value
+
+
+def numbers_itself(session: Session, list_id: str) -> bool:
+    """Whether an insert of the list's events may number its rows itself, by `NEXT_POSITION`
+    (given `HEAD_LIST`, the list's id, with every row), rather than after an `advance`: where
+    the database raises the counter as each event is inserted past it
+    (`dialects.heads_follow_events`, SQLite's trigger of migration 0018), rows inserted one
+    after the other (`executemany`) each read the position the one before left, and the write
+    saves the counter's own statement. The list's lock is held either way (SQLite's: the
+    write transaction's own); where this is False the caller advances."""
+    if not dialects.heads_follow_events(dialects.dialect_of(session)):
+        return False
+    _hold(session, list_id)
+    return True
+
+
+HEAD_LIST = "head_list"
+NEXT_POSITION = (
+    func.coalesce(
+        select(EventHead.position)
+        .where(EventHead.listId == bindparam(HEAD_LIST, type_=String))
+        .scalar_subquery(),
+        0,
+    )
+    + 1
+)
+"""The position after the list's last event, read by the row that takes it (`numbers_itself`);
+0 + 1 for a list without a counter yet, which the trigger then creates."""
 
 
 def head(session: Session, list_id: str) -> int:

@@ -5,10 +5,13 @@ write of `memberships` in its own transaction, so `GET /v4/lists/{id}/overlap` r
 A row holds the pair `(a, b)` with `a <= b` by id; `(a, a)` is the audience's size. Each write
 adds what it moved, never recounts, and the two shapes of `store.py` move it differently:
 
-- **per contact** (`contacts_moved`): the write knows each contact's audiences before and after
-  (its stored rows, read before the write), so the difference of its pairs is counted in Python
-  and added by one upsert (`INSERT ... SELECT ... ON CONFLICT DO UPDATE SET contacts =
-  contacts + ...` over the moved pairs bound as one parameter).
+- **per contact** (`shift_of`): the write knows each contact's audiences before and after
+  (its stored rows, read before the write). The difference of one contact's pairs is counted
+  by the database from its entered, stayed and left audiences (`OneContact`, three
+  parameters); many contacts' pairs are counted in Python and sent summed as one parameter.
+  Either is added by one upsert (`INSERT ... SELECT ... ON CONFLICT DO UPDATE SET contacts =
+  contacts + ...`, `add`; on PostgreSQL carried in the `WITH` of the statement that writes
+  the memberships, `carried`).
 - **per audience** (`audience_moved`): one audience's entering and leaving contacts are sets
   of any size, so what they share with every other audience is counted in SQL (the ids joined
   with `memberships` by contact, grouped by audience), then added by the same upsert. The
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
 from typing import Any, cast
 
 from sqlalchemy import (
@@ -40,7 +45,7 @@ from sqlalchemy import (
     true,
     union_all,
 )
-from sqlalchemy import cast as cast_to
+from sqlalchemy import cast as converted
 from sqlalchemy.orm import Session
 
 from ...db import dialects
@@ -52,94 +57,61 @@ _KEYS = ("audience_a", "audience_b")
 Pair = tuple[str, str]
 
 
+@dataclass(frozen=True)
+class OneContact:
+    """One contact's move, whose pairs the database counts (`_one_contact_rows`): a contact
+    moving across 100 audiences moves 5,050 pairs, which Python counted, sorted and sent in
+    more time than the rest of its write."""
+
+    into: tuple[str, ...]
+    stayed: tuple[str, ...]
+    out_of: tuple[str, ...]
+
+
+Shift = Counter[Pair] | OneContact
+"""What a write adds to each pair's count: counted in Python, or one contact's move."""
+
+# One contact's pairs counted by the database (`OneContact`); off, by `_count` in Python as
+# for many contacts. tests/service/test_overlap_kept.py runs both and compares them.
+ONE_CONTACT_IN_SQL = True
+
+
 def pair(a: str, b: str) -> Pair:
     """The row of two audiences: the smaller id first."""
     return (a, b) if a <= b else (b, a)
 
 
-def contacts_moved(
-    session: Session,
-    list_id: str,
+def shift_of(
     before: Mapping[str, Iterable[str]],
     entered: Mapping[str, Sequence[str]],
     left: Mapping[str, Sequence[str]],
-) -> None:
-    """Adds the pairs that contacts entered and left: `before[c]` the audiences contact `c` was
-    stored in before the write, `entered[c]` / `left[c]` those it entered and left."""
-    moved = entered.keys() | left.keys()
-    dialect = dialects.dialect_of(session)
-    if len(moved) == 1 and ONE_CONTACT_IN_SQL and dialects.unpacks(dialect):
-        (contact_id,) = moved
-        out_of = left.get(contact_id, ())
-        stayed = set(before.get(contact_id, ())).difference(out_of)
-        _one_contact(session, list_id, entered.get(contact_id, ()), stayed, out_of)
-        return
+) -> Shift:
+    """What the pairs move by as contacts enter and leave audiences, for `add` (or `carried`):
+    `before[c]` the audiences contact `c` was stored in before the write, `entered[c]` /
+    `left[c]` those it entered and left."""
+    moving = entered.keys() | left.keys()
+    if len(moving) == 1 and ONE_CONTACT_IN_SQL:
+        (one,) = moving
+        gone = tuple(left.get(one, ()))
+        kept = tuple(sorted(set(before.get(one, ())).difference(gone)))
+        return OneContact(tuple(entered.get(one, ())), kept, gone)
     shift: Counter[Pair] = Counter()
-    for contact_id in moved:
+    for contact_id in moving:
         into, out_of = entered.get(contact_id, ()), left.get(contact_id, ())
         stayed = set(before.get(contact_id, ())).difference(out_of)
         _count(shift, into, stayed, 1)
         _count(shift, out_of, stayed, -1)
-    add(session, list_id, shift)
+    return shift
 
 
-# The one contact's pairs counted by the database (`_one_contact`); off, by `_count` in Python
-# as for many contacts. tests/service/test_overlap_kept.py runs both and compares them.
-ONE_CONTACT_IN_SQL = True
-
-
-def _one_contact(
-    session: Session,
-    list_id: str,
-    into: Sequence[str],
-    stayed: set[str],
-    out_of: Sequence[str],
-) -> None:
-    dialect = dialects.dialect_of(session)
-    sides = {_INTO: into, _STAYED: sorted(stayed), _OUT_OF: out_of}
-    values: dict[str, Any] = {"list_id": list_id}
-    for key, ids in sides.items():
-        values[key] = dialects.unpacked_parameter(dialect, ids)
-    session.connection().execute(_one_contact_upsert(dialect), values)
-
-
-_INTO, _STAYED, _OUT_OF = "pairs_into", "pairs_stayed", "pairs_out_of"
-
-
-@dialects.per_dialect
-def _one_contact_upsert(dialect: str) -> Any:
-    """What `_count` adds for one contact, counted by the database: the pairs of the audiences
-    it entered with each other and with those it stayed in (+1), of those it left likewise
-    (-1), each audience's ids bound as one parameter; built once per dialect. A contact moving
-    across 100 audiences moves 5,050 pairs, which Python counted, sorted and sent as rows in
-    more time than the rest of its write. The four sets of pairs are disjoint (an audience is
-    entered, stayed in or left), so no row is added to twice in the statement."""
-    branches = [
-        _pairs_of(dialect, _INTO, _INTO, 1),
-        _pairs_of(dialect, _INTO, _STAYED, 1),
-        _pairs_of(dialect, _OUT_OF, _OUT_OF, -1),
-        _pairs_of(dialect, _OUT_OF, _STAYED, -1),
-    ]
-    moved = union_all(*branches).subquery()
-    rows = select(*moved.c).where(true())
-    names = [*_KEYS, "list_id", "contacts"]
-    return dialects.adding_upsert_from(dialect, OVERLAPS, _KEYS, "contacts", names, rows)
-
-
-def _pairs_of(dialect: str, first: str, second: str, sign: int) -> Select[Any]:
-    """The pairs of the audiences of parameter `first` with those of `second`, smaller id
-    first (compared bytewise, as `pair` does), each counted `sign`; within one parameter,
-    each pair once and each audience with itself."""
-    one = dialects.unpacked_named(dialect, first).alias()
-    other = dialects.unpacked_named(dialect, second).alias()
-    a, b = one.c.value, other.c.value
-    first_is_smaller = dialects.bytewise(dialect, a) <= dialects.bytewise(dialect, b)
-    return select(
-        case((first_is_smaller, a), else_=b).label("audience_a"),
-        case((first_is_smaller, b), else_=a).label("audience_b"),
-        bindparam("list_id", type_=String).label("list_id"),
-        literal(sign, BigInteger).label("contacts"),
-    ).select_from(one.join(other, first_is_smaller if first == second else true()))
+def counted(shift: Shift) -> Counter[Pair]:
+    """`shift` as counts of pairs, counted in Python."""
+    if not isinstance(shift, OneContact):
+        return shift
+    found: Counter[Pair] = Counter()
+    _count(found, shift.into, set(shift.stayed), 1)
+    _count(found, shift.out_of, set(shift.stayed), -1)
+    return found
 
 
 def _count(shift: Counter[Pair], moved: Sequence[str], stayed: set[str], sign: int) -> None:
@@ -191,54 +163,100 @@ def _shared(session: Session, audience_id: str, contact_ids: Sequence[str]) -> C
     return found
 
 
-def add(session: Session, list_id: str, shift: Mapping[Pair, int]) -> None:
-    """Adds these counts to their rows (created at the count when absent): one upsert, none
-    when nothing moved. The rows go as one parameter where the database unpacks it
-    (`_unpacked_upsert`), else as parameter sets of `dialects.adding_upsert`: a contact moving
-    across 100 audiences moves 5,050 pairs, whose parameter sets cost SQLAlchemy 65 ms to
-    process and SQLite's executemany twice the time of one `INSERT ... SELECT` over them."""
-    moved = [(a, b, n) for (a, b), n in sorted(shift.items()) if n]
-    if not moved:
+def add(session: Session, list_id: str, shift: Shift) -> None:
+    """Adds these counts to their rows (created at the count when absent): one upsert
+    (`carried`), none when nothing moved; where the database unpacks no parameter (MariaDB),
+    the counted pairs as parameter sets of `dialects.adding_upsert`."""
+    if not moved(shift):
         return
     dialect = dialects.dialect_of(session)
-    if not dialects.unpacks(dialect):
-        _add_as_parameter_sets(session, dialect, list_id, moved)
+    statement = carried(dialect, isinstance(shift, OneContact))
+    if statement is not None and dialects.unpacks(dialect):
+        parameters = carried_parameters(dialect, list_id, shift)
+        session.connection().execute(statement, parameters)
         return
-    rows = [(a, b, str(n)) for a, b, n in moved]
-    values = dialects.rows_parameters(dialect, _UNPACKED, rows, _UNPACKED_KEY)
-    session.connection().execute(_unpacked_upsert(dialect), {**values, "list_id": list_id})
-
-
-def _add_as_parameter_sets(
-    session: Session, dialect: str, list_id: str, moved: Sequence[tuple[str, str, int]]
-) -> None:
-    """`add` where the database unpacks no parameter (MariaDB): the driver's executemany."""
     upsert = dialects.adding_upsert(dialect, OVERLAPS, _KEYS, "contacts")
     names = ("audience_a", "audience_b", "contacts")
-    rows = [{**dict(zip(names, row, strict=True)), "list_id": list_id} for row in moved]
+    pairs = [(a, b, n) for (a, b), n in sorted(counted(shift).items()) if n]
+    rows = [{**dict(zip(names, row, strict=True)), "list_id": list_id} for row in pairs]
     session.connection().execute(upsert, rows)
 
 
-_UNPACKED = ("audience_a", "audience_b", "contacts")
-_UNPACKED_KEY = "pairs_moved"
+def moved(shift: Shift) -> bool:
+    """Whether any pair's count moves."""
+    if isinstance(shift, OneContact):
+        return bool(shift.into or shift.out_of)
+    return any(shift.values())
 
 
-@dialects.per_dialect
-def _unpacked_upsert(dialect: str) -> Any:
-    """`INSERT INTO audience_overlaps SELECT` of the moved pairs bound as one parameter
-    (`dialects.unpacked_rows_named`), adding to the rows that exist; built once per dialect.
-    The `WHERE` is SQLite's: without it, `ON CONFLICT` after a `SELECT ... FROM` would be read
-    as the join's `ON`."""
-    pairs = dialects.unpacked_rows_named(dialect, _UNPACKED, _UNPACKED_KEY)
-    rows = select(
-        pairs.c.audience_a,
-        pairs.c.audience_b,
-        bindparam("list_id", type_=String),
-        cast_to(pairs.c.contacts, BigInteger),
-    ).where(true())
-    return dialects.adding_upsert_from(
-        dialect, OVERLAPS, _KEYS, "contacts", [*_KEYS, "list_id", "contacts"], rows
-    )
+@cache
+def carried(dialect: str, one_contact: bool) -> Any:
+    """`add` as one `INSERT ... SELECT ... ON CONFLICT`, for a membership write to carry in its
+    `WITH` (`store._pairs_written`, PostgreSQL) or alone (SQLite): the pairs as one parameter
+    per column (`dialects.unpacked_rows_named`), or one contact's three lists of audiences
+    (`_one_contact_rows`). Built once per dialect and shape; its parameters are
+    `carried_parameters`'. None where the database has no such upsert (MariaDB)."""
+    if one_contact:
+        rows = _one_contact_rows(dialect)
+    else:
+        table = dialects.unpacked_rows_named(dialect, _CARRIED, _CARRIED_KEY)
+        rows = select(
+            table.c.audience_a,
+            table.c.audience_b,
+            bindparam(_CARRIED_LIST, type_=String),
+            converted(table.c.contacts, BigInteger),
+        ).where(true())  # SQLite's: else `ON CONFLICT` after `FROM` reads as a join's `ON`
+    names = [*_KEYS, "list_id", "contacts"]
+    return dialects.adding_upsert_from(dialect, OVERLAPS, _KEYS, "contacts", names, rows)
+
+
+def carried_parameters(dialect: str, list_id: str, shift: Shift) -> dict[str, Any]:
+    """The parameters of `carried(dialect, ...)` adding `shift` to the list's pairs."""
+    parameters: dict[str, Any] = {_CARRIED_LIST: list_id}
+    if isinstance(shift, OneContact):
+        sides = {_INTO: shift.into, _STAYED: shift.stayed, _OUT_OF: shift.out_of}
+        for key, ids in sides.items():
+            parameters[key] = dialects.unpacked_parameter(dialect, ids)
+        return parameters
+    rows = [(a, b, str(n)) for (a, b), n in sorted(shift.items()) if n]
+    return parameters | dialects.rows_parameters(dialect, _CARRIED, rows, _CARRIED_KEY)
+
+
+_CARRIED = ("audience_a", "audience_b", "contacts")
+_CARRIED_KEY = "kept"
+_CARRIED_LIST = "kept_list"
+_INTO, _STAYED, _OUT_OF = "kept_into", "kept_stayed", "kept_out_of"
+
+
+def _one_contact_rows(dialect: str) -> Select[Any]:
+    """What `_count` adds for one contact, made by the database: the pairs of the audiences it
+    entered with each other and with those it stayed in (+1), of those it left likewise (-1).
+    The four sets of pairs are disjoint (an audience is entered, stayed in or left), so no row
+    is added to twice by the statement."""
+    branches = [
+        _pairs_of(dialect, _INTO, _INTO, 1),
+        _pairs_of(dialect, _INTO, _STAYED, 1),
+        _pairs_of(dialect, _OUT_OF, _OUT_OF, -1),
+        _pairs_of(dialect, _OUT_OF, _STAYED, -1),
+    ]
+    moving = union_all(*branches).subquery()
+    return select(*moving.c).where(true())
+
+
+def _pairs_of(dialect: str, first: str, second: str, sign: int) -> Select[Any]:
+    """The pairs of the audiences of parameter `first` with those of `second`, smaller id
+    first (compared bytewise, as `pair` does), each counted `sign`; within one parameter,
+    each pair once and each audience with itself."""
+    one = dialects.unpacked_named(dialect, first).alias()
+    other = dialects.unpacked_named(dialect, second).alias()
+    a, b = one.c.value, other.c.value
+    first_is_smaller = dialects.bytewise(dialect, a) <= dialects.bytewise(dialect, b)
+    return select(
+        case((first_is_smaller, a), else_=b).label("audience_a"),
+        case((first_is_smaller, b), else_=a).label("audience_b"),
+        bindparam(_CARRIED_LIST, type_=String).label("list_id"),
+        literal(sign, BigInteger).label("contacts"),
+    ).select_from(one.join(other, first_is_smaller if first == second else true()))
 
 
 def forget_audience(session: Session, audience_id: str) -> None:

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any, cast
 
 from sqlalchemy import (
@@ -136,9 +137,11 @@ def _write(
     `dated`: the instants the events happened at, when not `at` (`_dated_events`); `kept`
     False leaves the pairs' counts to the caller (`write_changes`), else they follow here
     from `before`, each contact's stored audiences (read when not given)."""
+    shift = None
     if kept and (entering or leaving):
-        _overlaps_moved(session, list_id, entering, leaving, before)
-    draws = _left_draws(leaving) + _move_pairs(session, entering, leaving, at, dated)
+        shift = _overlaps_shift(session, entering, leaving, before)
+    moved = _move_pairs(session, list_id, entering, leaving, at, dated, shift)
+    draws = _left_draws(leaving) + moved
     if announce:
         rows = [(events.LEFT, c, a.id) for a, c in leaving]
         rows += [(events.ENTERED, c, a.id) for a, c in entering]
@@ -152,21 +155,20 @@ def _write(
     return len(leaving) + len(entering)
 
 
-def _overlaps_moved(
+def _overlaps_shift(
     session: Session,
-    list_id: str,
     entering: Sequence[tuple[StoredAudience, str]],
     leaving: Sequence[tuple[StoredAudience, str]],
     before: Mapping[str, Collection[str]] | None,
-) -> None:
-    """The kept pairs' counts after these contacts moved (`overlaps.contacts_moved`), from
+) -> overlaps.Shift:
+    """What the kept pairs' counts move by as these contacts move (`overlaps.shift_of`), from
     their stored audiences before the write: given, kept by the contact's own write
     (`written`), else read in one statement per chunk of contacts."""
     entered = _group(entering, by_contact=True)
     left = _group(leaving, by_contact=True)
     if before is None:
         before = _stored_audiences(session, sorted(entered.keys() | left.keys()))
-    overlaps.contacts_moved(session, list_id, before, entered, left)
+    return overlaps.shift_of(before, entered, left)
 
 
 def _stored_audiences(session: Session, contact_ids: Sequence[str]) -> dict[str, set[str]]:
@@ -215,28 +217,40 @@ def _pair_instants(dated: Dated) -> Callable[[str, str], datetime | None]:
 
 def _move_pairs(
     session: Session,
+    list_id: str,
     entering: Sequence[tuple[StoredAudience, str]],
     leaving: Sequence[tuple[StoredAudience, str]],
     at: datetime,
     dated: Dated | None,
+    shift: overlaps.Shift | None,
 ) -> list[tuple[StoredAudience, experiments.Draw | None]]:
     """Deletes the leaving pairs' rows and inserts the entering ones (`_delete_pairs`,
-    `_insert_pairs`): where a statement may carry another write (PostgreSQL), both in one, the
-    delete in the insert's `WITH` (a contact moving in and out of audiences: one round trip
-    fewer). The entering pairs' draws."""
+    `_insert_pairs`), and adds `shift` to the kept pairs' counts (`overlaps.add`): where a
+    statement may carry other writes (PostgreSQL), all in one, the others in its `WITH`
+    (`_pairs_written`; a contact moving in and out of audiences: two round trips fewer). The
+    entering pairs' draws."""
     dialect = dialects.dialect_of(session)
     together = dialects.writes_in_with(dialect) and dialects.unpacks(dialect)
     plain = dated is None and not any(a.experiment for a, _ in entering)
-    if not (together and plain and entering and leaving):
+    kept = shift is not None and overlaps.moved(shift)
+    if not (together and (plain or not entering) and (entering or leaving)):
+        if shift is not None:
+            overlaps.add(session, list_id, shift)
         _delete_pairs(session, leaving)
         return _insert_pairs(session, entering, at, dated)
-    parameters = dialects.rows_parameters(
-        dialect, _PAIRS, [(a.id, c) for a, c in leaving], _LEAVING_KEY
-    )
-    entered = [(a.id, c) for a, c in entering]
-    parameters |= dialects.rows_parameters(dialect, _PAIRS, entered, _PAIRS_KEY)
-    parameters[_PAIRS_AT] = at
-    session.connection().execute(_pairs_moved(dialect), parameters)
+    parameters: dict[str, Any] = {}
+    if leaving:
+        pairs = [(a.id, c) for a, c in leaving]
+        parameters |= dialects.rows_parameters(dialect, _PAIRS, pairs, _LEAVING_KEY)
+    if entering:
+        entered = [(a.id, c) for a, c in entering]
+        parameters |= dialects.rows_parameters(dialect, _PAIRS, entered, _PAIRS_KEY)
+        parameters[_PAIRS_AT] = at
+    if kept and shift is not None:
+        parameters |= overlaps.carried_parameters(dialect, list_id, shift)
+    one_contact = isinstance(shift, overlaps.OneContact)
+    statement = _pairs_written(dialect, bool(leaving), bool(entering), kept, one_contact)
+    session.connection().execute(statement, parameters)
     return [(a, None) for a, _ in entering]
 
 
@@ -352,18 +366,29 @@ def _pairs_delete(dialect: str) -> Any:
     return delete(MEMBERSHIPS).where(both.in_(select(pairs.c.audience_id, pairs.c.contact_id)))
 
 
-@dialects.per_dialect
-def _pairs_moved(dialect: str) -> Any:
-    """`_pairs_insert` with `_pairs_delete` in its `WITH`, built once per dialect: the rows
-    leaving and entering in one statement (their pairs are disjoint, so the order of the two
-    writes, which PostgreSQL leaves open, does not matter)."""
-    gone = _pairs_delete(dialect).returning(MEMBERSHIPS.c.audience_id).cte("gone")
+@cache
+def _pairs_written(
+    dialect: str, leaving: bool, entering: bool, kept: bool, one_contact: bool
+) -> Any:
+    """`_pairs_insert` (when pairs enter) or `_pairs_delete`, carrying in its `WITH` the
+    delete (when pairs leave too) and the kept pairs' upsert (`overlaps.carried`, when their
+    counts move), built once per dialect and shape: the rows leaving and entering and their
+    counts in one statement. The writes touch disjoint rows (the pairs leaving and entering
+    are disjoint; the counts are another table), so the order of the writes, which PostgreSQL
+    leaves open, does not matter."""
+    carried = []
+    if kept:
+        carried.append(overlaps.carried(dialect, one_contact).cte("kept"))
+    if not entering:
+        return _pairs_delete(dialect).add_cte(*carried)
+    if leaving:
+        carried.append(_pairs_delete(dialect).returning(MEMBERSHIPS.c.audience_id).cte("gone"))
     pairs = dialects.unpacked_rows_named(dialect, _PAIRS, _PAIRS_KEY)
     at = bindparam(_PAIRS_AT, type_=_ENTERED_AT)
     # The holdout written out: a column's Python default is not filled in under a `WITH`.
     rows = select(pairs.c.audience_id, pairs.c.contact_id, at, false())
     names = [*_PAIRS, "entered_at", "holdout"]
-    return insert(MEMBERSHIPS).from_select(names, rows).add_cte(gone)
+    return insert(MEMBERSHIPS).from_select(names, rows).add_cte(*carried)
 
 
 def write_changes(
