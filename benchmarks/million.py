@@ -193,8 +193,13 @@ def _table_rows(list_id: str, rows: list[dict[str, Any]]) -> Iterator[tuple[Any,
 
 
 def import_hand(service: Service, rows: list[dict[str, Any]], list_id: str = "") -> float:
-    """`executemany` on SQLite, `COPY` on PostgreSQL, in one transaction, as one would write;
-    into list B unless `list_id` names another."""
+    """`executemany` on SQLite in one transaction, `COPY` on PostgreSQL in transactions of
+    BATCH rows (as many as a request of ours), as one would write; into list B unless
+    `list_id` names another. One `COPY` of the whole list is what one would write first, but
+    the contacts' row triggers (`list_sizes`, `list_points`) each update one counter row per
+    contact within the transaction, and on PostgreSQL each update walks the row's versions
+    that the transaction made before: a commit that grows with the square of the rows (928 s
+    for 100,000, docs/performance-history-rate.md)."""
     list_id = list_id or service.hand
     started = time.perf_counter()
     raw = service.engine.raw_connection()
@@ -202,9 +207,12 @@ def import_hand(service: Service, rows: list[dict[str, Any]], list_id: str = "")
         cursor = raw.cursor()
         names = ", ".join(CONTACT_COLUMNS)
         if service.engine.dialect.name == "postgresql":
-            with cursor.copy(f"COPY contacts ({names}) FROM STDIN") as copy:  # type: ignore[attr-defined]
-                for values in _table_rows(list_id, rows):
-                    copy.write_row(values)
+            table_rows = list(_table_rows(list_id, rows))
+            for start in range(0, len(table_rows), BATCH):
+                with cursor.copy(f"COPY contacts ({names}) FROM STDIN") as copy:  # type: ignore[attr-defined]
+                    for values in table_rows[start : start + BATCH]:
+                        copy.write_row(values)
+                raw.commit()
         else:
             # The service's connections are in autocommit mode (it begins its own transactions):
             # one transaction for the whole load, not one per row.
