@@ -21,14 +21,24 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import cycle
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import Engine, bindparam, text
 
 from audiencefilter.service.db.models import new_id
 
-if TYPE_CHECKING:
-    from .million import Service
+
+class Service(Protocol):
+    """What this module needs of `million.Service` (which imports this module)."""
+
+    ours: str
+    hand: str
+    engine: Engine
+
+    def call(self, method: str, path: str, **kwargs: Any) -> Any: ...
+
+    def sql_rows(self, statement: str, **params: Any) -> list[Any]: ...
+
 
 CONTACTS = 20
 LOW, HIGH = 5, 500  # an update moves a contact between these points
@@ -142,7 +152,7 @@ def hand_update(
     """The update, its membership difference and one event per change and one for the update."""
     now = datetime.now(UTC)
     with service.engine.begin() as connection:
-        row = (
+        row: Mapping[str, Any] = dict(
             connection.execute(
                 text(
                     "UPDATE contacts SET points = :points WHERE id = :contact "
