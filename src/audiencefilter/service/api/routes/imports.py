@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any
 
@@ -215,76 +216,106 @@ FAST_ROWS = True
 100,000 rows pydantic's reading took an eighth of the import. False reads every row with
 pydantic alone (what the differential test in tests/service/test_import_fast_rows.py compares)."""
 
-_Check = tuple[int, "re.Pattern[str]"]
-_TEXT: dict[str, _Check] = {
+
+class _NotFast(Exception):
+    """A value the fast reader leaves to pydantic."""
+
+
+Reader = Callable[[Any], Any]
+
+
+def _text(most: int, pattern: str) -> Reader:
+    """A nullable text field, with the bounds and pattern `ground/fields.py` gives pydantic
+    (matched whole: Python's `$` lets a trailing line feed through, pydantic's does not)."""
+    compiled = re.compile(pattern)
+
+    def read(item: Any) -> Any:
+        if item is None:
+            return None
+        if type(item) is str and len(item) <= most and compiled.fullmatch(item):
+            return ground.check_text(item)
+        raise _NotFast
+
+    return read
+
+
+_EMAIL = re.compile(r"^[^@\x00-\x20\x7f]+@[^@\x00-\x20\x7f]+$")
+
+
+def _email(item: Any) -> str:
+    if type(item) is str and 3 <= len(item) <= 254 and _EMAIL.fullmatch(item):
+        return ground.normalise_email(ground.check_text(item))
+    raise _NotFast
+
+
+def _integer(least: int) -> Reader:
+    """Points or referrals: an exact `int` (a float or a bool is pydantic's to judge)."""
+
+    def read(item: Any) -> int:
+        if type(item) is int and least <= item <= ground.MAX_SAFE_INTEGER:
+            return item
+        raise _NotFast
+
+    return read
+
+
+def _flag(item: Any) -> bool:
+    if type(item) is bool:
+        return item
+    raise _NotFast
+
+
+def _data(item: Any) -> dict[str, Any]:
+    if type(item) is dict and all(type(name) is str for name in item):
+        return ground.check_data(dict(item))
+    raise _NotFast
+
+
+def _list_id(item: Any) -> Any:
+    """Compared with the import's list by `_fast_fields`; left out of the fields."""
+    if type(item) is str:
+        return item
+    raise _NotFast
+
+
+_ONE_LINE = _text(255, ground.ONE_LINE)
+_READERS: dict[str, Reader] = {
     **dict.fromkeys(
         ("firstName", "lastName", "name", "company", "country", "city", "socialOne", "socialTwo"),
-        (255, re.compile(ground.ONE_LINE)),
+        _ONE_LINE,
     ),
-    "phoneNumber": (64, re.compile(ground.NO_NUL)),
-    "address": (2000, re.compile(ground.PARAGRAPHS)),
-    "website": (2048, re.compile(ground.NO_NUL)),
+    "phoneNumber": _text(64, ground.NO_NUL),
+    "address": _text(2000, ground.PARAGRAPHS),
+    "website": _text(2048, ground.NO_NUL),
+    "data": _data,
+    "points": _integer(-ground.MAX_SAFE_INTEGER),
+    "referrals": _integer(0),
+    **dict.fromkeys(("isVerified", "unsubscribed", "isGDPR"), _flag),
+    "email": _email,
+    "listId": _list_id,
+    "createdAt": ground.past_instant,
 }
-"""The nullable text fields of `ContactImportRow` (`_ContactProfile`): their bounds in
-`ground/fields.py`, read from there so the two readers cannot drift apart."""
-_EMAIL = re.compile(r"^[^@\x00-\x20\x7f]+@[^@\x00-\x20\x7f]+$")
-_INTS = {"points": -ground.MAX_SAFE_INTEGER, "referrals": 0}
-_FLAGS = ("isVerified", "unsubscribed", "isGDPR")
-_ORDER = tuple(ContactImportRow.model_fields)
+"""`ContactImportRow`'s fields but `actions`, in its order, each read as pydantic reads it."""
+_ORDER = tuple(key for key in ContactImportRow.model_fields if key in _READERS)
 
 
 def _fast_fields(value: Any, list_id: str) -> dict[str, Any] | None:
     """The fields pydantic's `ContactImportRow` gives a row of the common shapes, or None.
 
-    Only what is surely valid is taken: exact `str`, `int` (not `bool`), `bool` and `dict`
-    values within the bounds of `ground/fields.py` (patterns matched whole: Python's `$` would
-    let a trailing line feed through, pydantic's does not), with its own checks (`check_text`,
-    `check_data`, `past_instant`) called as pydantic calls them. Anything else (a float, a
-    missing email, an unknown key, `actions`, a bad value) is None, and pydantic reads the row
-    and words its errors. The fields come in the model's order, as `model_dump` gives them.
+    Anything unsure (a float, a missing email, an unknown key, `actions`, a bad value) is None,
+    and pydantic reads the row and words its errors. Fields come in the model's order, as
+    `model_dump` gives them.
     """
-    if type(value) is not dict or "email" not in value:
+    if type(value) is not dict or "email" not in value or value.get("listId", list_id) != list_id:
         return None
     try:
-        read = {key: _fast_value(key, value[key], list_id) for key in _ORDER if key in value}
+        read = {key: _READERS[key](value[key]) for key in _ORDER if key in value}
     except (ValueError, _NotFast):
         return None
     if len(read) != len(value):
         return None  # an unknown key or `actions`
     read.pop("listId", None)
     return read
-
-
-class _NotFast(Exception):
-    """A value `_fast_value` leaves to pydantic."""
-
-
-def _fast_value(key: str, item: Any, list_id: str) -> Any:
-    """One field's value as pydantic stores it; raises to leave the row to pydantic."""
-    kind = type(item)
-    if key in _TEXT:
-        if item is None:
-            return None
-        most, pattern = _TEXT[key]
-        if kind is str and len(item) <= most and pattern.fullmatch(item):
-            return ground.check_text(item)
-    elif key == "email":
-        if kind is str and 3 <= len(item) <= 254 and _EMAIL.fullmatch(item):
-            return ground.normalise_email(ground.check_text(item))
-    elif key in _INTS:
-        if kind is int and _INTS[key] <= item <= ground.MAX_SAFE_INTEGER:
-            return item
-    elif key in _FLAGS:
-        if kind is bool:
-            return item
-    elif key == "data":
-        if kind is dict and all(type(name) is str for name in item):
-            return ground.check_data(dict(item))
-    elif key == "createdAt":
-        return ground.past_instant(item)
-    elif key == "listId" and item == list_id and kind is str:
-        return item
-    raise _NotFast
 
 
 def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | InvalidRow:
