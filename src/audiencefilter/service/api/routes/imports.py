@@ -45,9 +45,19 @@ from ...domain import contact_import, custom_fields
 from ...domain.contact_import import InvalidRow
 from ...domain.use_cases import imports
 from ...domain.use_cases.imports import ImportMode
-from ...ground import fields as ground
 from ...ground.errors import ValidationIssue
-from ...ground.fields import QueryBool, QueryText
+from ...ground.fields import (
+    MAX_SAFE_INTEGER,
+    NO_NUL,
+    ONE_LINE,
+    PARAGRAPHS,
+    QueryBool,
+    QueryText,
+    check_data,
+    check_text,
+    normalise_email,
+    past_instant,
+)
 from ...ground.metrics import Metrics
 from ...http import idempotency_turns, validation
 from ...http.errors import ApiError, issue_of
@@ -233,7 +243,7 @@ def _text(most: int, pattern: str) -> Reader:
         if item is None:
             return None
         if type(item) is str and len(item) <= most and compiled.fullmatch(item):
-            return ground.check_text(item)
+            return check_text(item)
         raise _NotFast
 
     return read
@@ -244,7 +254,7 @@ _EMAIL = re.compile(r"^[^@\x00-\x20\x7f]+@[^@\x00-\x20\x7f]+$")
 
 def _email(item: Any) -> str:
     if type(item) is str and 3 <= len(item) <= 254 and _EMAIL.fullmatch(item):
-        return ground.normalise_email(ground.check_text(item))
+        return normalise_email(check_text(item))
     raise _NotFast
 
 
@@ -252,7 +262,7 @@ def _integer(least: int) -> Reader:
     """Points or referrals: an exact `int` (a float or a bool is pydantic's to judge)."""
 
     def read(item: Any) -> int:
-        if type(item) is int and least <= item <= ground.MAX_SAFE_INTEGER:
+        if type(item) is int and least <= item <= MAX_SAFE_INTEGER:
             return item
         raise _NotFast
 
@@ -267,7 +277,7 @@ def _flag(item: Any) -> bool:
 
 def _data(item: Any) -> dict[str, Any]:
     if type(item) is dict and all(type(name) is str for name in item):
-        return ground.check_data(dict(item))
+        return check_data(dict(item))
     raise _NotFast
 
 
@@ -278,22 +288,22 @@ def _list_id(item: Any) -> Any:
     raise _NotFast
 
 
-_ONE_LINE = _text(255, ground.ONE_LINE)
+_ONE_LINE = _text(255, ONE_LINE)
 _READERS: dict[str, Reader] = {
     **dict.fromkeys(
         ("firstName", "lastName", "name", "company", "country", "city", "socialOne", "socialTwo"),
         _ONE_LINE,
     ),
-    "phoneNumber": _text(64, ground.NO_NUL),
-    "address": _text(2000, ground.PARAGRAPHS),
-    "website": _text(2048, ground.NO_NUL),
+    "phoneNumber": _text(64, NO_NUL),
+    "address": _text(2000, PARAGRAPHS),
+    "website": _text(2048, NO_NUL),
     "data": _data,
-    "points": _integer(-ground.MAX_SAFE_INTEGER),
+    "points": _integer(-MAX_SAFE_INTEGER),
     "referrals": _integer(0),
     **dict.fromkeys(("isVerified", "unsubscribed", "isGDPR"), _flag),
     "email": _email,
     "listId": _list_id,
-    "createdAt": ground.past_instant,
+    "createdAt": past_instant,
 }
 """`ContactImportRow`'s fields but `actions`, in its order, each read as pydantic reads it."""
 _ORDER = tuple(key for key in ContactImportRow.model_fields if key in _READERS)
