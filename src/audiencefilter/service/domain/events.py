@@ -230,17 +230,7 @@ def _append(
     first = last - len(events) + 1
     # Core inserts by column name: ORM bulk inserts cost several times the Python per row.
     rows: list[dict[str, Any]] = [
-        {
-            "id": new_id("evt"),
-            "list_id": list_id,
-            "position": first + index,
-            "type": event.type,
-            "contact_id": event.contact_id,
-            "audience_id": event.audience_id,
-            "cause": event.cause,
-            "occurred_at": event.occurred_at or now,
-            "payload": event.payload,
-        }
+        {**_event_row(list_id, event, now), "position": first + index}
         for index, event in enumerate(events)
     ]
     insert_rows(session, EVENTS, rows)
@@ -253,10 +243,14 @@ driver's `executemany`, each row reading the counter the row before raised."""
 
 
 def _numbered_row(list_id: str, event: NewEvent, now: datetime) -> dict[str, Any]:
+    return {**_event_row(list_id, event, now), list_lock.HEAD_LIST: list_id}
+
+
+def _event_row(list_id: str, event: NewEvent, now: datetime) -> dict[str, Any]:
+    """An event's columns but its position, which its writer numbers one way or the other."""
     return {
         "id": new_id("evt"),
         "list_id": list_id,
-        list_lock.HEAD_LIST: list_id,
         "type": event.type,
         "contact_id": event.contact_id,
         "audience_id": event.audience_id,
