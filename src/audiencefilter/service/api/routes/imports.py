@@ -47,10 +47,6 @@ from ...domain.use_cases import imports
 from ...domain.use_cases.imports import ImportMode
 from ...ground.errors import ValidationIssue
 from ...ground.fields import (
-    MAX_SAFE_INTEGER,
-    NO_NUL,
-    ONE_LINE,
-    PARAGRAPHS,
     QueryBool,
     QueryText,
     check_data,
@@ -234,10 +230,22 @@ class _NotFast(Exception):
 Reader = Callable[[Any], Any]
 
 
-def _text(most: int, pattern: str) -> Reader:
-    """A nullable text field, with the bounds and pattern `ground/fields.py` gives pydantic
-    (matched whole: Python's `$` lets a trailing line feed through, pydantic's does not)."""
-    compiled = re.compile(pattern)
+_SCHEMA = ContactImportRow.model_json_schema()["properties"]
+"""The row's fields as pydantic checks them: the fast readers take their bounds and patterns
+from here, so a bound changed in `ground/fields.py` changes both readers."""
+
+
+def _string(key: str) -> dict[str, Any]:
+    """The string schema of field `key` (of its `anyOf` when it may be null)."""
+    schema: dict[str, Any] = _SCHEMA[key]
+    return next((s for s in schema.get("anyOf", [schema]) if s.get("type") == "string"), schema)
+
+
+def _text(key: str) -> Reader:
+    """A nullable text field, with the bound and pattern pydantic checks (matched whole:
+    Python's `$` lets a trailing line feed through, pydantic's does not)."""
+    string = _string(key)
+    most, compiled = string["maxLength"], re.compile(string["pattern"])
 
     def read(item: Any) -> Any:
         if item is None:
@@ -249,20 +257,26 @@ def _text(most: int, pattern: str) -> Reader:
     return read
 
 
-_EMAIL = re.compile(r"^[^@\x00-\x20\x7f]+@[^@\x00-\x20\x7f]+$")
+def _email() -> Reader:
+    string = _string("email")
+    least, most = string["minLength"], string["maxLength"]
+    compiled = re.compile(string["pattern"])
+
+    def read(item: Any) -> str:
+        if type(item) is str and least <= len(item) <= most and compiled.fullmatch(item):
+            return normalise_email(check_text(item))
+        raise _NotFast
+
+    return read
 
 
-def _email(item: Any) -> str:
-    if type(item) is str and 3 <= len(item) <= 254 and _EMAIL.fullmatch(item):
-        return normalise_email(check_text(item))
-    raise _NotFast
-
-
-def _integer(least: int) -> Reader:
-    """Points or referrals: an exact `int` (a float or a bool is pydantic's to judge)."""
+def _integer(key: str) -> Reader:
+    """Points or referrals: an exact `int` within pydantic's bounds (a float or a bool is
+    pydantic's to judge)."""
+    least, most = _SCHEMA[key]["minimum"], _SCHEMA[key]["maximum"]
 
     def read(item: Any) -> int:
-        if type(item) is int and least <= item <= MAX_SAFE_INTEGER:
+        if type(item) is int and least <= item <= most:
             return item
         raise _NotFast
 
@@ -288,20 +302,15 @@ def _list_id(item: Any) -> Any:
     raise _NotFast
 
 
-_ONE_LINE = _text(255, ONE_LINE)
+_TEXTS = ("firstName", "lastName", "name", "company", "country", "city", "socialOne",
+          "socialTwo", "phoneNumber", "address", "website")  # fmt: skip
 _READERS: dict[str, Reader] = {
-    **dict.fromkeys(
-        ("firstName", "lastName", "name", "company", "country", "city", "socialOne", "socialTwo"),
-        _ONE_LINE,
-    ),
-    "phoneNumber": _text(64, NO_NUL),
-    "address": _text(2000, PARAGRAPHS),
-    "website": _text(2048, NO_NUL),
+    **{key: _text(key) for key in _TEXTS},
     "data": _data,
-    "points": _integer(-MAX_SAFE_INTEGER),
-    "referrals": _integer(0),
+    "points": _integer("points"),
+    "referrals": _integer("referrals"),
     **dict.fromkeys(("isVerified", "unsubscribed", "isGDPR"), _flag),
-    "email": _email,
+    "email": _email(),
     "listId": _list_id,
     "createdAt": past_instant,
 }
