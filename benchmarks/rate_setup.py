@@ -152,9 +152,16 @@ def _stat(pid: str) -> list[str] | None:
     return raw.rpartition(")")[2].split()
 
 
-def _cpu(fields: list[str]) -> float:
-    # utime and stime are fields 14 and 15 of stat, 11 and 12 after the command name.
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _cpu(fields: list[str], reaped: bool = False) -> float:
+    """The process's own CPU seconds; `reaped`, those of its children that ended and it waited
+    for too (a PostgreSQL backend that closes between two readings would otherwise take its
+    time with it, and the difference could come out below zero)."""
+    # utime and stime are fields 14 and 15 of stat, 11 and 12 after the command name; cutime
+    # and cstime 16 and 17, 13 and 14 after it.
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds(stack: Stack) -> tuple[float, float]:
@@ -172,7 +179,7 @@ def cpu_seconds(stack: Stack) -> tuple[float, float]:
         if fields is None:
             continue
         if fields[2] == group:
-            service += _cpu(fields)
+            service += _cpu(fields, reaped=entry.name == group)
         elif fields[1] == postmaster or entry.name == postmaster:
-            postgres_cpu += _cpu(fields)
+            postgres_cpu += _cpu(fields, reaped=entry.name == postmaster)
     return service, postgres_cpu

@@ -27,6 +27,7 @@ TABLES = {
     "audience_members",
     "idempotency_keys",
     "memberships",
+    "overlap_noted",
     "event_heads",
     "events",
     "webhooks",

@@ -29,7 +29,7 @@ from sqlalchemy import select
 
 from audiencefilter.service import db
 from audiencefilter.service.db.engine import Database
-from audiencefilter.service.db.models import Audience, AudienceOverlap, Membership
+from audiencefilter.service.db.models import Audience, AudienceOverlap, Membership, OverlapNoted
 from audiencefilter.service.domain.membership import overlaps
 from audiencefilter.service.domain.use_cases.overlaps import shared_counts
 
@@ -87,21 +87,18 @@ def brute_force(database: Database, list_id: str) -> dict[tuple[str, str], int]:
     return {(a, b): counts[(a, b)] for a, b in combinations_with_replacement(ids, 2)}
 
 
-def check_kept(tenant: Tenant, database: Database, list_id: str) -> None:
+def check_kept(tenant: Tenant, database: Database, list_id: str, settle: bool = True) -> None:
+    """The pairs as a read sees them (kept rows and the noted contacts' moves) against both
+    counts and the two endpoints; `settle`: then the list settled, and its kept rows alone."""
     expected = brute_force(database, list_id)
     ids = sorted({a for a, _ in expected})
     with database.reading() as session:
-        kept = {
-            (a, b): n
-            for a, b, n in session.execute(
-                select(
-                    AudienceOverlap.audienceA, AudienceOverlap.audienceB, AudienceOverlap.contacts
-                ).where(AudienceOverlap.listId == list_id)
-            )
-        }
+        read = overlaps.kept_counts(session, list_id, ids) if ids else []
         masks = shared_counts(session, ids) if ids else []
-    assert set(kept) <= set(expected), "rows kept for audiences gone"
-    assert {p: kept.get(p, 0) for p in expected} == expected
+    half = {(a, b) for a in ids for b in ids if a <= b}
+    assert {
+        (a, b): read[i][j] for i, a in enumerate(ids) for j, b in enumerate(ids) if (a, b) in half
+    } == expected
     by_mask = {(a, b): masks[i][j] for i, a in enumerate(ids) for j, b in enumerate(ids) if a <= b}
     assert by_mask == expected
     if ids:
@@ -118,6 +115,27 @@ def check_kept(tenant: Tenant, database: Database, list_id: str) -> None:
             "aOnly": expected[(a, a)] - both,
             "bOnly": expected[(b, b)] - both,
         }
+    if settle:
+        check_settled(database, list_id, expected)
+
+
+def check_settled(database: Database, list_id: str, expected: dict[tuple[str, str], int]) -> None:
+    """The list settled: its kept rows alone equal the counts, none for an audience gone."""
+    with database.transaction() as session:
+        overlaps.settle(session, list_id)
+    with database.reading() as session:
+        noted = select(OverlapNoted).where(OverlapNoted.listId == list_id)
+        assert session.scalars(noted).first() is None
+        kept = {
+            (a, b): n
+            for a, b, n in session.execute(
+                select(
+                    AudienceOverlap.audienceA, AudienceOverlap.audienceB, AudienceOverlap.contacts
+                ).where(AudienceOverlap.listId == list_id)
+            )
+        }
+    assert set(kept) <= set(expected), "rows kept for audiences gone"
+    assert {p: kept.get(p, 0) for p in expected} == expected
 
 
 def _migration() -> Any:
@@ -137,17 +155,21 @@ def run_sequence(api: ApiClient, hands: Hands, steps: list[tuple[str, int, int]]
     for n in range(3):
         world.apply("audience", n + 1)
         world.apply("create", n)
-    for op, n, k in steps:
+    for at, (op, n, k) in enumerate(steps):
         if op == "clock":
             hands.at += timedelta(hours=3 * n + k + 1)
             api.app.state.sweeper.run_once()
         else:
             world.apply(op, n, k)
-        check_kept(tenant, database, world.list_id)
+        # Settled now and then: between, the notes of single writes meet the other writes.
+        check_kept(tenant, database, world.list_id, settle=at % 3 == 2)
+    check_settled(database, world.list_id, brute_force(database, world.list_id))
     tenant.ok("DELETE", f"/v4/lists/{world.list_id}")
     with database.reading() as session:
         left = select(AudienceOverlap).where(AudienceOverlap.listId == world.list_id)
         assert session.scalars(left).first() is None
+        notes = select(OverlapNoted).where(OverlapNoted.listId == world.list_id)
+        assert session.scalars(notes).first() is None
 
 
 WRITES = [*OPS, "import", "import", "erase"]
@@ -234,9 +256,10 @@ def _pairs_counted_by_the_database(database: Database, sides: list[int], before:
     shift: Counter[tuple[str, str]] = Counter()
     overlaps._count(shift, into, stayed, 1)
     overlaps._count(shift, out_of, stayed, -1)
-    with database.transaction() as session:
+    with database.transaction() as session, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(overlaps, "NOTE_ONE_CONTACT", False)  # counted at once, not noted
         list_id = f"lst_differential{before}"
-        move = overlaps.OneContact(tuple(into), tuple(sorted(stayed)), tuple(out_of))
+        move = overlaps.OneContact("c", tuple(into), tuple(sorted(stayed)), tuple(out_of))
         overlaps.add(session, list_id, move)
         found = select(
             AudienceOverlap.audienceA, AudienceOverlap.audienceB, AudienceOverlap.contacts
@@ -273,3 +296,53 @@ def test_kept_pairs_hold_with_the_one_contact_count_in_sql_or_python(
     makes equal to the counted ones."""
     monkeypatch.setattr(overlaps, "ONE_CONTACT_IN_SQL", in_sql)
     run_sequence(*sqlite_app, EVERY_WRITE)
+
+
+@pytest.mark.parametrize(
+    ("noted", "every"), [(True, 2), (True, 1000), (False, 2)], ids=["noted", "unsettled", "at-once"]
+)
+def test_kept_pairs_hold_with_single_writes_noted_or_counted_at_once(
+    sqlite_app: tuple[ApiClient, Hands],
+    monkeypatch: pytest.MonkeyPatch,
+    noted: bool,
+    every: int,
+) -> None:
+    """The switch of the single write's note (`NOTE_ONE_CONTACT`) and how often a process
+    settles (`SETTLE_EVERY`): every way keeps what a read adds up equal to the counted pairs."""
+    monkeypatch.setattr(overlaps, "NOTE_ONE_CONTACT", noted)
+    monkeypatch.setattr(overlaps, "SETTLE_EVERY", every)
+    run_sequence(*sqlite_app, EVERY_WRITE + EVERY_WRITE[::-1])
+
+
+def test_a_single_write_notes_its_contact_and_leaves_the_pairs_unwritten(
+    sqlite_app: tuple[ApiClient, Hands], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the note saves: a contact's update moving its audiences writes no pair; the read
+    adds its move; the settling writes it and forgets the note."""
+    monkeypatch.setattr(overlaps, "SETTLE_EVERY", 1000)
+    api, hands = sqlite_app
+    tenant = make_tenant(api)
+    world = Writes(tenant, hands)
+    database: Database = api.app.state.db
+    for n in range(3):
+        world.apply("audience", n + 1)
+        world.apply("create", n)
+    counted = brute_force(database, world.list_id)
+    check_settled(database, world.list_id, counted)
+    with database.reading() as session:
+        rows = select(
+            AudienceOverlap.audienceA, AudienceOverlap.audienceB, AudienceOverlap.contacts
+        )
+        before = session.execute(rows.where(AudienceOverlap.listId == world.list_id)).all()
+    for n in range(6):  # updates until one moves membership
+        world.apply("update", n, n % 3)
+        if brute_force(database, world.list_id) != counted:
+            break
+    expected = brute_force(database, world.list_id)
+    with database.reading() as session:
+        after = session.execute(rows.where(AudienceOverlap.listId == world.list_id)).all()
+        notes = session.scalars(select(OverlapNoted).where(OverlapNoted.listId == world.list_id))
+        assert [note.contactId for note in notes]
+    assert sorted(after) == sorted(before)  # no pair written by the single writes
+    check_kept(tenant, database, world.list_id, settle=True)
+    assert counted != expected  # a move was made, and noted

@@ -345,6 +345,33 @@ def adding_upsert_from(
     return _adding(insert(table).from_select(list(names), rows), table, keys, added)
 
 
+def inserting_unless_present(dialect: str, table: Table, keys: tuple[str, ...]) -> Any:
+    """`INSERT INTO table` that leaves a row whose `keys` exist already as it is: `ON CONFLICT
+    (keys) DO NOTHING` on PostgreSQL and SQLite, `INSERT IGNORE` on MariaDB."""
+    if dialect in ("mysql", "mariadb"):
+        return mysql.insert(table).prefix_with("IGNORE")
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return insert(table).on_conflict_do_nothing(index_elements=[table.c[key] for key in keys])
+
+
+def packed_ids(dialect: str, ids: Sequence[str]) -> str:
+    """The ids as one text to keep in a column, which `unpacked_column` reads back: joined by
+    the separator of `unpacked_parameter` on PostgreSQL, a JSON array on SQLite."""
+    if dialect == "postgresql":
+        return _joined(list(ids))
+    return json.dumps(list(ids))
+
+
+def unpacked_column(dialect: str, column: Any, name: str) -> Any:
+    """The ids a column packs (`packed_ids`) as a table of one column, `value`, named `name`, to
+    join after the column's own table (a function in `FROM` may read the tables before it:
+    `unnest(string_to_array(...))` on PostgreSQL, `json_each` on SQLite)."""
+    if dialect == "postgresql":
+        values = func.string_to_array(column, literal(_SEPARATOR, String))
+        return func.unnest(values).table_valued("value").render_derived(name=name)
+    return func.json_each(column).table_valued("value").alias(name)
+
+
 def _adding(statement: Any, table: Table, keys: tuple[str, ...], added: str) -> Any:
     return statement.on_conflict_do_update(
         index_elements=[table.c[key] for key in keys],

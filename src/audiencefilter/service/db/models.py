@@ -445,6 +445,24 @@ class AudienceOverlap(Base):
     contacts: Mapped[int] = mapped_column("contacts", BigInteger, nullable=False)
 
 
+class OverlapNoted(Base):
+    """A contact whose pairs in `audience_overlaps` are not counted yet: a single contact's
+    write notes here the audiences it was stored in before (`audiences`, written once, by its
+    first write since the list's pairs were last settled), and the pairs move by the difference
+    of its audiences now and then when the list settles (`domain/membership/overlaps.py`): a
+    contact moving across 100 audiences was 5,050 upserts in its own write.
+
+    `audiences` holds the ids as `dialects.packed_ids` packs them into one text (joined by
+    its separator on PostgreSQL, a JSON array on SQLite).
+    """
+
+    __tablename__ = "overlap_noted"
+
+    listId: Mapped[str] = mapped_column("list_id", String(ID_LENGTH), primary_key=True)
+    contactId: Mapped[str] = mapped_column("contact_id", String(ID_LENGTH), primary_key=True)
+    audiences: Mapped[str] = mapped_column("audiences", Text, nullable=False)
+
+
 class EventHead(Base):
     """The position of a list's last event: the counter whose row lock orders its events.
 

@@ -35,6 +35,7 @@ from sqlalchemy import (
     Select,
     String,
     Table,
+    Text,
     bindparam,
     case,
     delete,
@@ -49,10 +50,11 @@ from sqlalchemy import cast as converted
 from sqlalchemy.orm import Session
 
 from ...db import dialects
-from ...db.models import AudienceOverlap, Membership
+from ...db.models import AudienceOverlap, Membership, OverlapNoted
 from .judge import chunks
 
 OVERLAPS = cast(Table, AudienceOverlap.__table__)
+MEMBERSHIPS = cast(Table, Membership.__table__)
 _KEYS = ("audience_a", "audience_b")
 Pair = tuple[str, str]
 
@@ -61,8 +63,10 @@ Pair = tuple[str, str]
 class OneContact:
     """One contact's move, whose pairs the database counts (`_one_contact_rows`): a contact
     moving across 100 audiences moves 5,050 pairs, which Python counted, sorted and sent in
-    more time than the rest of its write."""
+    more time than the rest of its write. Where the list's pairs are settled later
+    (`defers`), the write notes the contact instead (`_noted`)."""
 
+    contact_id: str
     into: tuple[str, ...]
     stayed: tuple[str, ...]
     out_of: tuple[str, ...]
@@ -74,6 +78,15 @@ Shift = Counter[Pair] | OneContact
 # One contact's pairs counted by the database (`OneContact`); off, by `_count` in Python as
 # for many contacts. tests/service/test_overlap_kept.py runs both and compares them.
 ONE_CONTACT_IN_SQL = True
+
+# One contact's move noted (`overlap_noted`) and its pairs counted when the list settles
+# (`settle`, and `kept_counts` adds what is noted); off, counted in its own write.
+# tests/service/test_overlap_noted.py runs both and compares them.
+NOTE_ONE_CONTACT = True
+
+# A service process settles a list's noted contacts every this many notes of its own, so a
+# read adds at most about this many contacts' pairs (per process writing the list).
+SETTLE_EVERY = 64
 
 
 def pair(a: str, b: str) -> Pair:
@@ -94,7 +107,7 @@ def shift_of(
         (one,) = moving
         gone = tuple(left.get(one, ()))
         kept = tuple(sorted(set(before.get(one, ())).difference(gone)))
-        return OneContact(tuple(entered.get(one, ())), kept, gone)
+        return OneContact(one, tuple(entered.get(one, ())), kept, gone)
     shift: Counter[Pair] = Counter()
     for contact_id in moving:
         into, out_of = entered.get(contact_id, ()), left.get(contact_id, ())
@@ -170,7 +183,7 @@ def add(session: Session, list_id: str, shift: Shift) -> None:
     if not moved(shift):
         return
     dialect = dialects.dialect_of(session)
-    statement = carried(dialect, isinstance(shift, OneContact))
+    statement = carried(dialect, shape_of(dialect, shift))
     if statement is not None and dialects.unpacks(dialect):
         parameters = carried_parameters(dialect, list_id, shift)
         session.connection().execute(statement, parameters)
@@ -189,14 +202,35 @@ def moved(shift: Shift) -> bool:
     return any(shift.values())
 
 
+PAIRS, ONE, NOTED = "pairs", "one", "noted"
+"""The shapes of `carried`: pairs counted in Python, one contact's counted by the database,
+one contact noted."""
+
+
+def defers(dialect: str) -> bool:
+    """Whether one contact's move is noted and its pairs counted when the list settles: where
+    the database unpacks a parameter (`dialects.unpacks`), which the settling needs."""
+    return NOTE_ONE_CONTACT and dialects.unpacks(dialect)
+
+
+def shape_of(dialect: str, shift: Shift) -> str:
+    """The shape of `carried` that adds `shift`."""
+    if not isinstance(shift, OneContact):
+        return PAIRS
+    return NOTED if defers(dialect) else ONE
+
+
 @cache
-def carried(dialect: str, one_contact: bool) -> Any:
+def carried(dialect: str, shape: str) -> Any:
     """`add` as one `INSERT ... SELECT ... ON CONFLICT`, for a membership write to carry in its
     `WITH` (`store._pairs_written`, PostgreSQL) or alone (SQLite): the pairs as one parameter
-    per column (`dialects.unpacked_rows_named`), or one contact's three lists of audiences
-    (`_one_contact_rows`). Built once per dialect and shape; its parameters are
-    `carried_parameters`'. None where the database has no such upsert (MariaDB)."""
-    if one_contact:
+    per column (`dialects.unpacked_rows_named`), one contact's three lists of audiences
+    (`_one_contact_rows`), or one contact noted (`_noted`). Built once per dialect and shape
+    (`shape_of`); its parameters are `carried_parameters`'. None where the database has no
+    such upsert (MariaDB)."""
+    if shape == NOTED:
+        return _noted(dialect)
+    if shape == ONE:
         rows = _one_contact_rows(dialect)
     else:
         table = dialects.unpacked_rows_named(dialect, _CARRIED, _CARRIED_KEY)
@@ -213,6 +247,13 @@ def carried(dialect: str, one_contact: bool) -> Any:
 def carried_parameters(dialect: str, list_id: str, shift: Shift) -> dict[str, Any]:
     """The parameters of `carried(dialect, ...)` adding `shift` to the list's pairs."""
     parameters: dict[str, Any] = {_CARRIED_LIST: list_id}
+    if isinstance(shift, OneContact) and defers(dialect):
+        _noted_now(list_id)
+        before = sorted((*shift.stayed, *shift.out_of))
+        return parameters | {
+            _NOTED_CONTACT: shift.contact_id,
+            _NOTED_BEFORE: dialects.packed_ids(dialect, before),
+        }
     if isinstance(shift, OneContact):
         sides = {_INTO: shift.into, _STAYED: shift.stayed, _OUT_OF: shift.out_of}
         for key, ids in sides.items():
@@ -226,6 +267,105 @@ _CARRIED = ("audience_a", "audience_b", "contacts")
 _CARRIED_KEY = "kept"
 _CARRIED_LIST = "kept_list"
 _INTO, _STAYED, _OUT_OF = "kept_into", "kept_stayed", "kept_out_of"
+_NOTED_CONTACT, _NOTED_BEFORE = "noted_contact", "noted_before"
+NOTED_TABLE = cast(Table, OverlapNoted.__table__)
+
+
+def _noted(dialect: str) -> Any:
+    """The note of one contact's move: its list, its id and the audiences it was stored in
+    before, unless it is noted already (then what it was in before its first noted move
+    stands, which is what the settling subtracts)."""
+    keys = ("list_id", "contact_id")
+    return dialects.inserting_unless_present(dialect, NOTED_TABLE, keys).values(
+        list_id=bindparam(_CARRIED_LIST, type_=String),
+        contact_id=bindparam(_NOTED_CONTACT, type_=String),
+        audiences=bindparam(_NOTED_BEFORE, type_=Text),
+    )
+
+
+_NOTES: Counter[str] = Counter()
+"""The notes this process made of each list since it last settled it (`settle_due`)."""
+
+
+def _noted_now(list_id: str) -> None:
+    _NOTES[list_id] += 1
+
+
+def settle_due(session: Session, list_id: str) -> None:
+    """Settles the list when this process noted `SETTLE_EVERY` contacts of it since it last
+    did: what bounds the pairs a read adds (`kept_counts`). Call in a write holding the list's
+    lock, after its note."""
+    if _NOTES[list_id] >= SETTLE_EVERY:
+        settle(session, list_id)
+
+
+def settle(session: Session, list_id: str) -> None:
+    """Adds the noted contacts' moves to the list's pairs and forgets the notes: each contact's
+    pairs now less its pairs when noted, summed by pair in one upsert. Call holding the list's
+    lock, before any write of `memberships` that counts its pairs itself (many contacts, an
+    audience), which would count a noted contact's move twice."""
+    _NOTES.pop(list_id, None)
+    dialect = dialects.dialect_of(session)
+    if not dialects.unpacks(dialect):
+        return  # nothing is noted where nothing defers (`defers`)
+    parameters = {_CARRIED_LIST: list_id}
+    session.connection().execute(_settling(dialect), parameters)
+    session.connection().execute(
+        delete(NOTED_TABLE).where(NOTED_TABLE.c.list_id == bindparam(_CARRIED_LIST)), parameters
+    )
+
+
+@cache
+def _settling(dialect: str) -> Any:
+    moved = _noted_pairs(dialect).subquery()
+    rows = select(
+        moved.c.audience_a, moved.c.audience_b, bindparam(_CARRIED_LIST, type_=String),
+        moved.c.contacts,
+    ).where(moved.c.contacts != 0)  # fmt: skip
+    names = [*_KEYS, "list_id", "contacts"]
+    return dialects.adding_upsert_from(dialect, OVERLAPS, _KEYS, "contacts", names, rows)
+
+
+@cache
+def _noted_pairs(dialect: str) -> Select[Any]:
+    """What the list's noted contacts move each pair by: the pairs of the audiences each is
+    stored in now (+1) and of those it was in when noted (-1), summed by pair."""
+    noted = NOTED_TABLE.alias("noted")
+    one, other = MEMBERSHIPS.alias("one"), MEMBERSHIPS.alias("other")
+    a, b = (
+        dialects.bytewise(dialect, one.c.audience_id),
+        dialects.bytewise(dialect, other.c.audience_id),
+    )
+    now = (
+        select(
+            one.c.audience_id.label("a"),
+            other.c.audience_id.label("b"),
+            literal(1, BigInteger).label("n"),
+        )
+        .select_from(noted)
+        .join(one, one.c.contact_id == noted.c.contact_id)
+        .join(other, (other.c.contact_id == noted.c.contact_id) & (a <= b))
+        .where(noted.c.list_id == bindparam(_CARRIED_LIST, type_=String))
+    )
+    first, second = (
+        dialects.unpacked_column(dialect, noted.c.audiences, "first"),
+        dialects.unpacked_column(dialect, noted.c.audiences, "second"),
+    )
+    x, y = dialects.bytewise(dialect, first.c.value), dialects.bytewise(dialect, second.c.value)
+    then = (
+        select(
+            first.c.value.label("a"), second.c.value.label("b"), literal(-1, BigInteger).label("n")
+        )
+        .select_from(noted)
+        .join(first, true())
+        .join(second, x <= y)
+        .where(noted.c.list_id == bindparam(_CARRIED_LIST, type_=String))
+    )
+    both = union_all(now, then).subquery()
+    return select(
+        both.c.a.label("audience_a"), both.c.b.label("audience_b"),
+        func.sum(both.c.n).label("contacts"),
+    ).group_by(both.c.a, both.c.b)  # fmt: skip
 
 
 def _one_contact_rows(dialect: str) -> Select[Any]:
@@ -271,7 +411,14 @@ def forget_audience(session: Session, audience_id: str) -> None:
 
 
 def forget_list(session: Session, list_id: str) -> None:
-    """Deletes the pairs of every audience of the list; call when its memberships go."""
+    """Deletes the pairs of every audience of the list and its notes; call when its
+    memberships go."""
+    _NOTES.pop(list_id, None)
+    session.execute(
+        delete(OverlapNoted)
+        .where(OverlapNoted.listId == list_id)
+        .execution_options(synchronize_session=False)
+    )
     session.execute(
         delete(AudienceOverlap)
         .where(AudienceOverlap.listId == list_id)
@@ -279,11 +426,27 @@ def forget_list(session: Session, list_id: str) -> None:
     )
 
 
-def kept_counts(session: Session, ids: Sequence[str]) -> list[list[int]]:
+def kept_counts(session: Session, list_id: str, ids: Sequence[str]) -> list[list[int]]:
     """`matrix[i][j]`: the contacts in both the i-th and the j-th audience of `ids`, read from
-    the kept pairs (a pair without a row shares none)."""
-    statement = select(
-        AudienceOverlap.audienceA, AudienceOverlap.audienceB, AudienceOverlap.contacts
+    the kept pairs (a pair without a row shares none) and what the list's noted contacts move
+    them by, in one statement (no settling between the two: a read takes no lock)."""
+    kept = select(
+        AudienceOverlap.audienceA.label("audience_a"),
+        AudienceOverlap.audienceB.label("audience_b"),
+        AudienceOverlap.contacts.label("contacts"),
     ).where(AudienceOverlap.audienceA.in_(ids), AudienceOverlap.audienceB.in_(ids))
-    counts = {(a, b): int(n) for a, b, n in session.execute(statement)}
+    parts: list[Select[Any]] = [cast(Select[Any], kept)]
+    dialect = dialects.dialect_of(session)
+    if dialects.unpacks(dialect):
+        noted = _noted_pairs(dialect).subquery()
+        parts.append(
+            select(noted.c.audience_a, noted.c.audience_b, noted.c.contacts).where(
+                noted.c.audience_a.in_(ids), noted.c.audience_b.in_(ids)
+            )
+        )
+    both = union_all(*parts).subquery()
+    statement = select(both.c.audience_a, both.c.audience_b, func.sum(both.c.contacts)).group_by(
+        both.c.audience_a, both.c.audience_b
+    )
+    counts = {(a, b): int(n) for a, b, n in session.execute(statement, {_CARRIED_LIST: list_id})}
     return [[counts.get(pair(a, b), 0) for b in ids] for a in ids]

@@ -233,11 +233,17 @@ def _move_pairs(
     together = dialects.writes_in_with(dialect) and dialects.unpacks(dialect)
     plain = dated is None and not any(a.experiment for a, _ in entering)
     kept = shift is not None and overlaps.moved(shift)
+    shape = overlaps.shape_of(dialect, shift) if shift is not None else overlaps.PAIRS
+    if kept and shape == overlaps.PAIRS:
+        overlaps.settle(session, list_id)  # noted contacts' moves first, else counted twice
     if not (together and (plain or not entering) and (entering or leaving)):
         if shift is not None:
             overlaps.add(session, list_id, shift)
         _delete_pairs(session, leaving)
-        return _insert_pairs(session, entering, at, dated)
+        drawn = _insert_pairs(session, entering, at, dated)
+        if kept and shape == overlaps.NOTED:
+            overlaps.settle_due(session, list_id)  # after the rows it counts are written
+        return drawn
     parameters: dict[str, Any] = {}
     if leaving:
         pairs = [(a.id, c) for a, c in leaving]
@@ -248,9 +254,10 @@ def _move_pairs(
         parameters[_PAIRS_AT] = at
     if kept and shift is not None:
         parameters |= overlaps.carried_parameters(dialect, list_id, shift)
-    one_contact = isinstance(shift, overlaps.OneContact)
-    statement = _pairs_written(dialect, bool(leaving), bool(entering), kept, one_contact)
+    statement = _pairs_written(dialect, bool(leaving), bool(entering), kept, shape)
     session.connection().execute(statement, parameters)
+    if kept and shape == overlaps.NOTED:
+        overlaps.settle_due(session, list_id)
     return [(a, None) for a, _ in entering]
 
 
@@ -367,9 +374,7 @@ def _pairs_delete(dialect: str) -> Any:
 
 
 @cache
-def _pairs_written(
-    dialect: str, leaving: bool, entering: bool, kept: bool, one_contact: bool
-) -> Any:
+def _pairs_written(dialect: str, leaving: bool, entering: bool, kept: bool, shape: str) -> Any:
     """`_pairs_insert` (when pairs enter) or `_pairs_delete`, carrying in its `WITH` the
     delete (when pairs leave too) and the kept pairs' upsert (`overlaps.carried`, when their
     counts move), built once per dialect and shape: the rows leaving and entering and their
@@ -378,7 +383,7 @@ def _pairs_written(
     leaves open, does not matter."""
     carried = []
     if kept:
-        carried.append(overlaps.carried(dialect, one_contact).cte("kept"))
+        carried.append(overlaps.carried(dialect, shape).cte("kept"))
     if not entering:
         return _pairs_delete(dialect).add_cte(*carried)
     if leaving:
@@ -408,6 +413,7 @@ def write_changes(
     counts follow in SQL (`overlaps.audience_moved`), unless `kept` is False (the audience's
     pairs are deleted with it)."""
     dialect = dialects.dialect_of(session)
+    overlaps.settle(session, list_id)  # the noted contacts' moves, before these rows move
     if kept:
         overlaps.audience_moved(session, list_id, audience.id, entering, leaving)
     # An experiment draws each entering member (`_insert_pairs`): row by row, in Python.

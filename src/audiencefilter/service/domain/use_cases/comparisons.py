@@ -179,7 +179,7 @@ def _counts(session: Session, list_id: str, a: _Read, b: _Read, now: datetime) -
     """The stored contacts in both, in `a` only and in `b` only."""
     if a.audience is not None and b.audience is not None:
         ids = list(dict.fromkeys([a.audience.id, b.audience.id]))
-        matrix = kept_counts(session, ids)  # the pairs kept on write
+        matrix = kept_counts(session, list_id, ids)  # the pairs kept on write
         size_a, size_b, both = matrix[0][0], matrix[-1][-1], matrix[0][-1]
     else:
         in_a, in_b = _condition(a, now), _condition(b, now)

@@ -51,7 +51,7 @@ def overlap(
         lst = owned_list(session, account_id, list_id)  # another's list: 404 before all else
         ids = audience_ids(audiences)
         _check_of_list(session, lst.id, ids)
-        matrix = kept_counts(session, ids) if kept else shared_counts(session, ids)
+        matrix = kept_counts(session, lst.id, ids) if kept else shared_counts(session, ids)
         building = build.progress(session, ids)
     return Overlap(lst.id, ids, matrix, [id_ for id_ in ids if id_ in building])
 
