@@ -148,13 +148,18 @@ def _migration() -> Any:
     return module
 
 
-def run_sequence(api: ApiClient, hands: Hands, steps: list[tuple[str, int, int]]) -> None:
+def seeded(api: ApiClient, hands: Hands) -> tuple[Tenant, Writes, Database]:
+    """A new tenant's list with three audiences and three contacts."""
     tenant = make_tenant(api)
     world = Writes(tenant, hands)
-    database: Database = api.app.state.db
     for n in range(3):
         world.apply("audience", n + 1)
         world.apply("create", n)
+    return tenant, world, api.app.state.db
+
+
+def run_sequence(api: ApiClient, hands: Hands, steps: list[tuple[str, int, int]]) -> None:
+    tenant, world, database = seeded(api, hands)
     for at, (op, n, k) in enumerate(steps):
         if op == "clock":
             hands.at += timedelta(hours=3 * n + k + 1)
@@ -320,13 +325,7 @@ def test_a_single_write_notes_its_contact_and_leaves_the_pairs_unwritten(
     """What the note saves: a contact's update moving its audiences writes no pair; the read
     adds its move; the settling writes it and forgets the note."""
     monkeypatch.setattr(overlaps, "SETTLE_EVERY", 1000)
-    api, hands = sqlite_app
-    tenant = make_tenant(api)
-    world = Writes(tenant, hands)
-    database: Database = api.app.state.db
-    for n in range(3):
-        world.apply("audience", n + 1)
-        world.apply("create", n)
+    tenant, world, database = seeded(*sqlite_app)
     counted = brute_force(database, world.list_id)
     check_settled(database, world.list_id, counted)
     with database.reading() as session:
