@@ -295,6 +295,7 @@ def settle_due(session: Session, list_id: str) -> None:
     """Settles the list when this process noted `SETTLE_EVERY` contacts of it since it last
     did: what bounds the pairs a read adds (`kept_counts`). Call in a write holding the list's
     lock, after its note."""
+    _settled_in(session).discard(list_id)  # noted since, in this transaction
     if _NOTES[list_id] >= SETTLE_EVERY:
         settle(session, list_id)
 
@@ -303,16 +304,44 @@ def settle(session: Session, list_id: str) -> None:
     """Adds the noted contacts' moves to the list's pairs and forgets the notes: each contact's
     pairs now less its pairs when noted, summed by pair in one upsert. Call holding the list's
     lock, before any write of `memberships` that counts its pairs itself (many contacts, an
-    audience), which would count a noted contact's move twice."""
-    _NOTES.pop(list_id, None)
+    audience), which would count a noted contact's move twice. Once a transaction, and one
+    statement when the list has no note: under the lock no other writer notes it meanwhile,
+    and this transaction's own notes undo the once (`settle_due`)."""
+    settled = _settled_in(session)
+    if list_id in settled:
+        return
     dialect = dialects.dialect_of(session)
     if not dialects.unpacks(dialect):
         return  # nothing is noted where nothing defers (`defers`)
+    _NOTES.pop(list_id, None)
     parameters = {_CARRIED_LIST: list_id}
-    session.connection().execute(_settling(dialect), parameters)
-    session.connection().execute(
-        delete(NOTED_TABLE).where(NOTED_TABLE.c.list_id == bindparam(_CARRIED_LIST)), parameters
-    )
+    connection = session.connection()
+    if connection.execute(_ANY_NOTED, parameters).first() is not None:
+        connection.execute(_settling(dialect), parameters)
+        connection.execute(_FORGOTTEN, parameters)
+    settled.add(list_id)
+
+
+def _settled_in(session: Session) -> set[str]:
+    """The lists settled in the session's current transaction (none in a new one)."""
+    transaction = session.get_transaction()
+    found: tuple[object, set[str]] | None = session.info.get(_SETTLED)
+    if found is None or found[0] is not transaction:
+        found = (transaction, set())
+        session.info[_SETTLED] = found
+    return found[1]
+
+
+_SETTLED = "overlaps_settled"
+_ANY_NOTED = (
+    select(literal(1))
+    .select_from(NOTED_TABLE)
+    .where(NOTED_TABLE.c.list_id == bindparam(_CARRIED_LIST, type_=String))
+    .limit(1)
+)
+_FORGOTTEN = delete(NOTED_TABLE).where(
+    NOTED_TABLE.c.list_id == bindparam(_CARRIED_LIST, type_=String)
+)
 
 
 @cache
