@@ -301,12 +301,10 @@ def settle_due(session: Session, list_id: str) -> None:
 
 
 def settle(session: Session, list_id: str) -> None:
-    """Adds the noted contacts' moves to the list's pairs and forgets the notes: each contact's
-    pairs now less its pairs when noted, summed by pair in one upsert. Call holding the list's
-    lock, before any write of `memberships` that counts its pairs itself (many contacts, an
-    audience), which would count a noted contact's move twice. Once a transaction, and one
-    statement when the list has no note: under the lock no other writer notes it meanwhile,
-    and this transaction's own notes undo the once (`settle_due`)."""
+    """Adds the noted contacts' moves (pairs now less pairs when noted) to the list's pairs and
+    forgets the notes. Call holding the list's lock, before a write of `memberships` that
+    counts pairs itself, which would count a noted move twice. Once a transaction (the lock
+    keeps others from noting; its own notes undo it, `settle_due`)."""
     settled = _settled_in(session)
     if list_id in settled:
         return
@@ -360,41 +358,44 @@ def _noted_pairs(dialect: str) -> Select[Any]:
     """What the list's noted contacts move each pair by: the pairs of the audiences each is
     stored in now (+1) and of those it was in when noted (-1), summed by pair."""
     noted = NOTED_TABLE.alias("noted")
-    one, other = MEMBERSHIPS.alias("one"), MEMBERSHIPS.alias("other")
-    a, b = (
-        dialects.bytewise(dialect, one.c.audience_id),
-        dialects.bytewise(dialect, other.c.audience_id),
-    )
-    now = (
-        select(
-            one.c.audience_id.label("a"),
-            other.c.audience_id.label("b"),
-            literal(1, BigInteger).label("n"),
-        )
-        .select_from(noted)
-        .join(one, one.c.contact_id == noted.c.contact_id)
-        .join(other, (other.c.contact_id == noted.c.contact_id) & (a <= b))
-        .where(noted.c.list_id == bindparam(_CARRIED_LIST, type_=String))
-    )
-    first, second = (
-        dialects.unpacked_column(dialect, noted.c.audiences, "first"),
-        dialects.unpacked_column(dialect, noted.c.audiences, "second"),
-    )
-    x, y = dialects.bytewise(dialect, first.c.value), dialects.bytewise(dialect, second.c.value)
-    then = (
-        select(
-            first.c.value.label("a"), second.c.value.label("b"), literal(-1, BigInteger).label("n")
-        )
-        .select_from(noted)
-        .join(first, true())
-        .join(second, x <= y)
-        .where(noted.c.list_id == bindparam(_CARRIED_LIST, type_=String))
-    )
-    both = union_all(now, then).subquery()
+    both = union_all(_pairs_now(dialect, noted), _pairs_then(dialect, noted)).subquery()
     return select(
         both.c.a.label("audience_a"), both.c.b.label("audience_b"),
         func.sum(both.c.n).label("contacts"),
     ).group_by(both.c.a, both.c.b)  # fmt: skip
+
+
+def _pairs_now(dialect: str, noted: Any) -> Select[Any]:
+    """Each pair of the audiences a noted contact of the list is stored in now, counted 1."""
+    one, other = MEMBERSHIPS.alias("one"), MEMBERSHIPS.alias("other")
+    a = dialects.bytewise(dialect, one.c.audience_id)
+    b = dialects.bytewise(dialect, other.c.audience_id)
+    selected = select(
+        one.c.audience_id.label("a"), other.c.audience_id.label("b"),
+        literal(1, BigInteger).label("n"),
+    )  # fmt: skip
+    return (
+        selected.select_from(noted)
+        .join(one, one.c.contact_id == noted.c.contact_id)
+        .join(other, (other.c.contact_id == noted.c.contact_id) & (a <= b))
+        .where(noted.c.list_id == bindparam(_CARRIED_LIST, type_=String))
+    )
+
+
+def _pairs_then(dialect: str, noted: Any) -> Select[Any]:
+    """Each pair of the audiences a noted contact of the list was in when noted, counted -1."""
+    first = dialects.unpacked_column(dialect, noted.c.audiences, "first")
+    second = dialects.unpacked_column(dialect, noted.c.audiences, "second")
+    x, y = dialects.bytewise(dialect, first.c.value), dialects.bytewise(dialect, second.c.value)
+    selected = select(
+        first.c.value.label("a"), second.c.value.label("b"), literal(-1, BigInteger).label("n")
+    )
+    return (
+        selected.select_from(noted)
+        .join(first, true())
+        .join(second, x <= y)
+        .where(noted.c.list_id == bindparam(_CARRIED_LIST, type_=String))
+    )
 
 
 def _one_contact_rows(dialect: str) -> Select[Any]:
@@ -455,6 +456,14 @@ def forget_list(session: Session, list_id: str) -> None:
     )
 
 
+def _noted_among(dialect: str, ids: Sequence[str]) -> Select[Any]:
+    """What the list's noted contacts move the pairs of these audiences by."""
+    noted = _noted_pairs(dialect).subquery()
+    return select(noted.c.audience_a, noted.c.audience_b, noted.c.contacts).where(
+        noted.c.audience_a.in_(ids), noted.c.audience_b.in_(ids)
+    )
+
+
 def kept_counts(session: Session, list_id: str, ids: Sequence[str]) -> list[list[int]]:
     """`matrix[i][j]`: the contacts in both the i-th and the j-th audience of `ids`, read from
     the kept pairs (a pair without a row shares none) and what the list's noted contacts move
@@ -467,12 +476,7 @@ def kept_counts(session: Session, list_id: str, ids: Sequence[str]) -> list[list
     parts: list[Select[Any]] = [cast(Select[Any], kept)]
     dialect = dialects.dialect_of(session)
     if dialects.unpacks(dialect):
-        noted = _noted_pairs(dialect).subquery()
-        parts.append(
-            select(noted.c.audience_a, noted.c.audience_b, noted.c.contacts).where(
-                noted.c.audience_a.in_(ids), noted.c.audience_b.in_(ids)
-            )
-        )
+        parts.append(_noted_among(dialect, ids))
     both = union_all(*parts).subquery()
     statement = select(both.c.audience_a, both.c.audience_b, func.sum(both.c.contacts)).group_by(
         both.c.audience_a, both.c.audience_b
