@@ -81,7 +81,7 @@ ONE_CONTACT_IN_SQL = True
 
 # One contact's move noted (`overlap_noted`) and its pairs counted when the list settles
 # (`settle`, and `kept_counts` adds what is noted); off, counted in its own write.
-# tests/service/test_overlap_noted.py runs both and compares them.
+# tests/service/test_overlap_kept.py runs both and compares them.
 NOTE_ONE_CONTACT = True
 
 # A service process settles a list's noted contacts every this many notes of its own, so a
@@ -248,7 +248,6 @@ def carried_parameters(dialect: str, list_id: str, shift: Shift) -> dict[str, An
     """The parameters of `carried(dialect, ...)` adding `shift` to the list's pairs."""
     parameters: dict[str, Any] = {_CARRIED_LIST: list_id}
     if isinstance(shift, OneContact) and defers(dialect):
-        _noted_now(list_id)
         before = sorted((*shift.stayed, *shift.out_of))
         return parameters | {
             _NOTED_CONTACT: shift.contact_id,
@@ -287,15 +286,12 @@ _NOTES: Counter[str] = Counter()
 """The notes this process made of each list since it last settled it (`settle_due`)."""
 
 
-def _noted_now(list_id: str) -> None:
-    _NOTES[list_id] += 1
-
-
 def settle_due(session: Session, list_id: str) -> None:
     """Settles the list when this process noted `SETTLE_EVERY` contacts of it since it last
     did: what bounds the pairs a read adds (`kept_counts`). Call in a write holding the list's
-    lock, after its note."""
+    lock, after its note (each note once)."""
     _settled_in(session).discard(list_id)  # noted since, in this transaction
+    _NOTES[list_id] += 1
     if _NOTES[list_id] >= SETTLE_EVERY:
         settle(session, list_id)
 
@@ -444,11 +440,7 @@ def forget_list(session: Session, list_id: str) -> None:
     """Deletes the pairs of every audience of the list and its notes; call when its
     memberships go."""
     _NOTES.pop(list_id, None)
-    session.execute(
-        delete(OverlapNoted)
-        .where(OverlapNoted.listId == list_id)
-        .execution_options(synchronize_session=False)
-    )
+    session.connection().execute(_FORGOTTEN, {_CARRIED_LIST: list_id})
     session.execute(
         delete(AudienceOverlap)
         .where(AudienceOverlap.listId == list_id)
