@@ -19,6 +19,7 @@ the rest of a small request. `authenticate` queries the database and stays a `de
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, NoReturn, cast
 
 from fastapi import Depends, Request, Security
@@ -75,27 +76,48 @@ DatabaseDep = Annotated[Database, Depends(get_database)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
+@dataclass(frozen=True)
+class _Key:
+    """What a request needs of the key presented: the columns, not an ORM object."""
+
+    id: str
+    accountId: str  # noqa: N815 (the column's name)
+    type: str
+    disabled: bool
+    expiresAt: datetime | None  # noqa: N815
+    digest: str
+    plan: str
+
+
 _KEY = (
-    select(ApiKey, Account.plan)
+    select(
+        ApiKey.id,
+        ApiKey.accountId,
+        ApiKey.type,
+        ApiKey.disabled,
+        ApiKey.expiresAt,
+        ApiKey.digest,
+        Account.plan,
+    )
     .join(Account, Account.id == ApiKey.accountId)
     .where(ApiKey.digest == bindparam("digest"))
 )
 """The key presented and its account's plan: built once, every request runs it."""
 
 
-def _load_key(session: Session, presented: str) -> tuple[ApiKey, str]:
+def _load_key(database: Database, presented: str) -> _Key:
     parsed = keys.parse(presented)
     if parsed is None:
         raise ApiError(401, "Invalid API key")
-    row = session.execute(_KEY, {"digest": parsed.digest}).first()
-    if row is None or not keys.digests_match(row[0].digest, parsed.digest):
+    row = database.read_row(_KEY, {"digest": parsed.digest})
+    if row is None or not keys.digests_match(row.digest, parsed.digest):
         raise ApiError(401, "Invalid API key")
-    api_key, plan = row
-    if api_key.disabled:
+    key = _Key(*row)  # type: ignore[call-arg]  # the columns of `_KEY`, in order
+    if key.disabled:
         raise ApiError(401, "This API key is disabled")
-    if api_key.expiresAt is not None and as_utc(api_key.expiresAt) <= clock.now():
+    if key.expiresAt is not None and as_utc(key.expiresAt) <= clock.now():
         raise ApiError(401, "This API key has expired")
-    return api_key, plan
+    return key
 
 
 @dataclass(frozen=True)
@@ -202,16 +224,16 @@ def _creates_contact(request: Request) -> bool:
 
 def _checked_key(
     request: Request, database: Database, presented: str | None, sign_up: BrowserSignUp | None
-) -> tuple[ApiKey, str]:
+) -> _Key:
     """The key presented and its account's plan; a browser's sign-up also from an origin the
     list allows."""
     if not presented:
         raise ApiError(401, "Missing API key: send it in the apiKey header")
-    with database.reading() as session:
-        api_key, plan = _load_key(session, presented)
-        if sign_up is not None:
-            _check_origin(session, request, api_key.accountId, sign_up)
-    return api_key, plan
+    key = _load_key(database, presented)
+    if sign_up is not None:
+        with database.reading() as session:
+            _check_origin(session, request, key.accountId, sign_up)
+    return key
 
 
 def authenticate(
@@ -220,10 +242,8 @@ def authenticate(
     presented: Annotated[str | None, Security(api_key_header)],
     sign_up: Annotated[BrowserSignUp | None, Depends(browser_sign_up)],
 ) -> Principal:
-    api_key, plan = _checked_key(request, database, presented, sign_up)
-    principal = Principal(
-        api_key.accountId, cast(Plan, plan), cast(keys.KeyType, api_key.type), api_key.id
-    )
+    key = _checked_key(request, database, presented, sign_up)
+    principal = Principal(key.accountId, cast(Plan, key.plan), cast(keys.KeyType, key.type), key.id)
     request.state.principal = principal  # named in the request log line, 429s included
     _share_writes(principal)
     _count(request, principal)

@@ -44,6 +44,7 @@ from limits.storage import MemoryStorage, Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
 from ..settings import PLANS, Plan, Settings
+from .memory_counts import InlinePruningMemoryStorage
 
 logger = logging.getLogger("audiencefilter.service.ratelimit")
 
@@ -103,6 +104,8 @@ def _storage(uri: str) -> Storage:
             socket_timeout=REDIS_SOCKET_TIMEOUT,
             retry=Retry(NoBackoff(), 1),
         )
+    if uri.startswith("memory://"):
+        return InlinePruningMemoryStorage(uri, wrap_exceptions=True)
     storage = storage_from_string(uri, wrap_exceptions=True, **options)
     if not isinstance(storage, Storage):
         raise ValueError(f"RATE_LIMIT_STORAGE: {uri!r} is an asynchronous storage")
@@ -122,7 +125,7 @@ class RateLimiter:
         self._local_storage = (
             self._shared_storage
             if isinstance(self._shared_storage, MemoryStorage)
-            else MemoryStorage()
+            else InlinePruningMemoryStorage()
         )
         self._local = MovingWindowRateLimiter(self._local_storage)
         self._retry_seconds = settings.rate_limit_retry_seconds
