@@ -44,6 +44,20 @@ def test_the_update_among_many_audiences_moves_the_same_memberships_on_both_side
     assert update.ours > 0 and update.hand > 0
 
 
+def test_the_reads_are_measured_after_both_lists_are_loaded_by_hand(tmp_path: Path) -> None:
+    """`--only reads`: every step but the import, the service's list loaded as the hand's."""
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    result = million.run("SQLite", url, 300, 2, False, only="reads", audiences=3)
+    assert [m.what for m in result.measures] == [
+        "audience over the list",
+        "contacts page of 100",
+        "one contact update, 3 audiences",
+        "event feed, 1,000 events",
+        "audience export (CSV)",
+    ]
+    assert all(m.ours > 0 and m.hand > 0 for m in result.measures)
+
+
 def test_the_extra_audiences_thresholds_lie_between_the_two_points_of_an_update() -> None:
     from benchmarks import million_update
 
