@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
@@ -185,3 +186,43 @@ def test_the_migration_stores_the_members_of_existing_audiences(tmp_path: Path) 
         assert list_lock.head(session, ids["list"]) == 0  # no events for what was already so
     with database.transaction() as session:
         assert events.append(session, ids["list"], [events.NewEvent(events.ENTERED)]) == [1]
+
+
+def test_a_single_writes_events_store_what_an_advance_stores(database: Database) -> None:
+    """The events a single write numbers itself (one `INSERT ... SELECT` of rows packed in one
+    parameter) and the same events appended after an advance are the same rows, but for their
+    id: each row's own type, contact, audience (none for the contact's own event), cause,
+    instant and payload, in order, numbered without a gap; and the raw views the feed sends
+    are alike too (the instant as the column writes it, the payload's JSON text)."""
+    gathered, advanced = _list(database), _list(database)
+    judged = utcnow().replace(microsecond=123456)
+    later = judged.replace(microsecond=987654)
+    changes = [
+        events.NewEvent(events.CONTACT_UPDATED, "con_a", None, None, {"changed": ["p"]}, judged),
+        events.NewEvent(events.ENTERED, "con_a", "aud_a", "contact.updated", {"n": "é\"'"}, judged),
+        events.NewEvent(events.LEFT, "con_a", "aud_b", "contact.updated", {}, later),
+        events.NewEvent(events.ENTERED, "con_a", "aud_c", "contact.updated", {"n": 1.5}, judged),
+    ]
+    with database.transaction() as session:
+        with events.together(session, gathered):
+            events.append(session, gathered, changes[:1])
+            events.append(session, gathered, changes[1:])
+        events.append(session, advanced, changes)
+
+    def stored(list_id: str) -> list[tuple[object, ...]]:
+        with database.reading() as session:
+            found = event_feed.after(session, list_id, 0, 10)
+            views = [view for _, view in event_feed.views_after(session, list_id, 0, 10)]
+        rows = [
+            (e.position, e.type, e.contactId, e.audienceId, e.cause, e.occurredAt, e.payload)
+            for e in found
+        ]
+        assert len({e.id for e in found}) == len(found)
+        assert all(e.id.startswith("evt_") and len(e.id) == 24 for e in found)
+        shown = [
+            {k: v for k, v in view.items() if k not in ("id", "cursor", "listId")} for view in views
+        ]
+        return [*rows, *(orjson.dumps(view) for view in shown)]
+
+    assert stored(gathered) == stored(advanced)
+    assert [row[0] for row in stored(gathered)[:4]] == [1, 2, 3, 4]

@@ -70,10 +70,11 @@ def numbers_itself(session: Session, list_id: str) -> bool:
     """Whether an insert of the list's events may number its rows itself, by `NEXT_POSITION`
     (given `HEAD_LIST`, the list's id, with every row), rather than after an `advance`: where
     the database raises the counter as each event is inserted past it
-    (`dialects.heads_follow_events`, SQLite's trigger of migration 0018), rows inserted one
-    after the other (`executemany`) each read the position the one before left, and the write
-    saves the counter's own statement. The list's lock is held either way (SQLite's: the
-    write transaction's own); where this is False the caller advances."""
+    (`dialects.heads_follow_events`, SQLite's trigger of migration 0018), one `INSERT ...
+    SELECT` reads the counter once (a subquery of no row of its own, which SQLite runs once a
+    statement) and numbers its rows after it by their place, and the write saves the
+    counter's own statement (`events._numbered_rows`). The list's lock is held either way
+    (SQLite's: the write transaction's own); where this is False the caller advances."""
     if not dialects.heads_follow_events(dialects.dialect_of(session)):
         return False
     _hold(session, list_id)
@@ -90,8 +91,8 @@ NEXT_POSITION = (
     )
     + 1
 )
-"""The position after the list's last event, read by the row that takes it (`numbers_itself`);
-0 + 1 for a list without a counter yet, which the trigger then creates."""
+"""The position after the list's last event, read by the insert that takes it
+(`numbers_itself`); 0 + 1 for a list without a counter yet, which the trigger then creates."""
 
 
 def head(session: Session, list_id: str) -> int:
