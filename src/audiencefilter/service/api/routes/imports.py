@@ -196,10 +196,11 @@ def _issue(pointer: str, problem: validation.Problem) -> dict[str, Any]:
 ASSIGNED = ("id", "referralCode")
 """Fields an export writes that the service assigns to every new contact itself: a row read
 back from an export is taken whole, these left out (the import gives its own)."""
+_ASSIGNED = frozenset(ASSIGNED)
 
 
 def _without_assigned(value: Any) -> Any:
-    if not isinstance(value, dict) or not value.keys() & set(ASSIGNED):
+    if not isinstance(value, dict) or value.keys().isdisjoint(_ASSIGNED):
         return value
     return {key: item for key, item in value.items() if key not in ASSIGNED}
 
@@ -251,7 +252,8 @@ def _text(key: str) -> Reader:
         if item is None:
             return None
         if type(item) is str and len(item) <= most and compiled.fullmatch(item):
-            return check_text(item)
+            # ASCII without NUL is what `check_text` passes unchanged: no call for most text.
+            return item if item.isascii() and "\x00" not in item else check_text(item)
         raise _NotFast
 
     return read
@@ -316,6 +318,8 @@ _READERS: dict[str, Reader] = {
 }
 """`ContactImportRow`'s fields but `actions`, in its order, each read as pydantic reads it."""
 _ORDER = tuple(key for key in ContactImportRow.model_fields if key in _READERS)
+_READ_IN_ORDER = tuple((key, _READERS[key]) for key in _ORDER)
+"""(field, reader) in the model's order, the readers found once rather than once a row."""
 
 
 def _fast_fields(value: Any, list_id: str) -> dict[str, Any] | None:
@@ -328,7 +332,7 @@ def _fast_fields(value: Any, list_id: str) -> dict[str, Any] | None:
     if type(value) is not dict or "email" not in value or value.get("listId", list_id) != list_id:
         return None
     try:
-        read = {key: _READERS[key](value[key]) for key in _ORDER if key in value}
+        read = {key: reader(value[key]) for key, reader in _READ_IN_ORDER if key in value}
     except (ValueError, _NotFast):
         return None
     if len(read) != len(value):
@@ -339,7 +343,9 @@ def _fast_fields(value: Any, list_id: str) -> dict[str, Any] | None:
 
 def _row(number: int, value: Any, lst: List) -> contact_import.ImportRow | InvalidRow:
     """A row as the domain takes it: its fields and actions, or its problems."""
-    value = _with_custom_fields(_without_assigned(value), custom_fields.declared(lst))
+    value = _without_assigned(value)
+    if lst.customFields:  # a list without custom fields moves nothing (most lists)
+        value = _with_custom_fields(value, custom_fields.declared(lst))
     fast = _fast_fields(value, lst.id) if FAST_ROWS else None
     if fast is not None:
         return _typed(number, fast, lst, ())
