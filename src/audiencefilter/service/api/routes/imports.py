@@ -252,8 +252,7 @@ def _text(key: str) -> Reader:
         if item is None:
             return None
         if type(item) is str and len(item) <= most and compiled.fullmatch(item):
-            # ASCII without NUL is what `check_text` passes unchanged: no call for most text.
-            return item if item.isascii() and "\x00" not in item else check_text(item)
+            return check_text(item)
         raise _NotFast
 
     return read
