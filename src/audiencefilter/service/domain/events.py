@@ -204,7 +204,9 @@ def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[i
     now = clock.now()
     gathered = _gathering(session, list_id)
     if gathered is not None:
-        gathered.extend(replace(event, occurred_at=event.occurred_at or now) for event in events)
+        gathered.extend(
+            event if event.occurred_at else replace(event, occurred_at=now) for event in events
+        )
         return []
     if _later(session, lambda: _append(session, list_id, events, now)):
         return []
@@ -269,12 +271,13 @@ def _numbered_parameters(
 ) -> dict[str, Any]:
     """`_numbered_rows`' parameters: the rows as one parameter (the database's JSON, where a
     NULL stays NULL: `list_lock.numbers_itself` holds on SQLite alone), each instant as the
-    column's own type writes it."""
+    column's own type writes it (once per instant: a write's events share one or two)."""
     bound = session.get_bind().dialect
     encode = getattr(bound, "_json_serializer", None) or json.dumps
-    instant = EVENTS.c.occurred_at.type.dialect_impl(bound).bind_processor(bound) or str
+    process = EVENTS.c.occurred_at.type.dialect_impl(bound).bind_processor(bound) or str
+    instants = {at: process(at) for at in {e.occurred_at or now for e in events}}
     rows = [
-        (e.type, e.contact_id, e.audience_id, e.cause, instant(e.occurred_at or now), str(place))
+        (e.type, e.contact_id, e.audience_id, e.cause, instants[e.occurred_at or now], str(place))
         for place, e in enumerate(events)
     ]
     dialect = bound.name
