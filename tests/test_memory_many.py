@@ -369,6 +369,9 @@ def test_a_wave_keeps_each_parent_once_whatever_its_marks_held() -> None:
     stale = np.arange(8, dtype=np.int32)  # places written by an earlier wave
     numbers = np.array([5, 3, 5, 5, 0, 3, 1])
     assert sorted(memory_graph_fast._distinct(numbers, stale).tolist()) == [0, 1, 3, 5]
+    places = np.array([9, 2, 7, 4, 0, 6, 1])  # any distinct values: the edges a wave took
+    kept = memory_graph_fast._once(numbers, stale, places)
+    assert sorted(numbers[kept].tolist()) == [0, 1, 3, 5]
 
 
 def test_codes_convert_each_list_once_and_by_identity() -> None:
