@@ -316,12 +316,12 @@ class Climber:
         numbers, scratch = self.arrays.fields[name], self.scratch
         try:
             fill(name, self.codes)
-            new = scratch[numbers]
+            new = scratch.take(numbers)  # `take`, not an index: a third of its fixed cost
         finally:
             scratch[numbers] = FALSE
-        old = self.state[numbers]
+        old = self.state.take(numbers)
         moving = (new != old).nonzero()[0]
-        numbers, old, new = numbers[moving], old[moving], new[moving]
+        numbers, old, new = numbers.take(moving), old.take(moving), new.take(moving)
         self.state[numbers] = new
         old *= 3
         old += new
