@@ -10,9 +10,11 @@ for each record:
 
 1. computes the truth of each distinct leaf once: TRUE, FALSE or UNKNOWN (None). Equality and
    `in` on one plain field are answered by one dict lookup of the record's value (value -> the
-   conditions it makes TRUE), and ranges on one number field by bisecting sorted bounds, in the
-   spirit of the predicate indexes of publish/subscribe systems: the value finds its TRUE
-   conditions without testing each. Other leaves run the in-memory compiler's functions.
+   conditions it makes TRUE), ranges on one number field by bisecting sorted bounds, and the
+   text patterns (`startsWith`, `endsWith`, `contains`) by looking the value's pieces up among
+   their operands, in the spirit of the predicate indexes of publish/subscribe systems: the
+   value finds its TRUE conditions without testing each. Other leaves run the in-memory
+   compiler's functions.
 2. runs the logic of a filter only if it can be TRUE: a filter that requires a condition TRUE
    (a conjunct) is looked at only when that condition is; the others are FALSE unread.
 
