@@ -8,8 +8,10 @@ positions, or both raise `RecordError`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from itertools import product
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -19,6 +21,7 @@ from hypothesis import strategies as st
 
 import audiencefilter as af
 from audiencefilter.backends.filter_set import graph_fast as memory_graph_fast
+from audiencefilter.backends.filter_set import many
 from audiencefilter.testing.relation_strategies import relation_wheres
 from audiencefilter.testing.strategies import (
     NOW,
@@ -64,6 +67,26 @@ def _assert_same(filters: Sequence[af.Filter], record: Any, now: datetime = NOW)
     half = list(range(0, len(filters), 2))
     expected_half = _outcome(lambda: _alone([filters[p] for p in half], record, now))
     assert _outcome(lambda: together.among(half).matching(record, now=now)) == expected_half
+
+
+@contextmanager
+def _patterns(indexed: bool) -> Iterator[None]:
+    """Sets built inside answer patterns by their index (`many.PATTERNS`) or one by one."""
+    switch = many.PATTERNS
+    many.PATTERNS = indexed
+    try:
+        yield
+    finally:
+        many.PATTERNS = switch
+
+
+def _pattern_wheres() -> list[dict[str, Any]]:
+    return [
+        {"city": {op: operand, "mode": mode}}
+        for op in ("contains", "startsWith", "endsWith")
+        for operand in ("", "a", "Ab", "ß", "İ")
+        for mode in ("insensitive", "default")
+    ]
 
 
 @st.composite
@@ -205,6 +228,57 @@ def test_prefixes_of_every_value_and_beside() -> None:
     values += ["ßx", "İi", "i̇", "ab" * 41, "x" * 1000, None, 1, True]
     for value in values:
         _assert_same(filters, {"city": value})
+
+
+_OPERANDS = ["", "a", "ab", "b", "A", "ß", "ss", "İ", "i̇", "x" * 12]
+_TEXTS: list[Any] = ["", "a", "ab", "bab", "Ab", "xAB", "ß", "SS", "İ", "i̇x", "x" * 13]
+_TEXTS += [None, 1, True]  # null, then values of wrong types
+
+
+def _pattern_filters(operands: Sequence[str]) -> list[af.Filter]:
+    return [
+        af.parse({"city": {op: operand, "mode": mode}})
+        for op in ("contains", "startsWith", "endsWith")
+        for operand in operands
+        for mode in ("insensitive", "default")
+    ]
+
+
+_TRIPLES = ["".join(letters) for letters in product("abxs", repeat=3)]
+
+
+@pytest.mark.parametrize("operands", [_OPERANDS[:3], _OPERANDS, [*_OPERANDS, *_TRIPLES]])
+def test_patterns_of_every_value_and_beside(operands: list[str]) -> None:
+    """`contains`, `endsWith` and case-insensitive `startsWith` are looked up by the pieces of
+    the text (`contains` by searching each operand where they are fewer than the pieces):
+    with the index and without it, each filter alone says the same; any value other than
+    text goes one by one."""
+    filters = _pattern_filters(operands)
+    for indexed in (True, False):
+        with _patterns(indexed):
+            together = af.FilterSet(filters)
+            assert any(type(g).__name__ == "_ByPattern" for g in together._plan.groups) is indexed
+            for value in _TEXTS:
+                _assert_same(filters, {"city": value})
+            for value in _TEXTS[-3:]:  # the texts, then a value of a wrong type
+                _assert_tracked(filters, [{"city": text} for text in (*_TEXTS[:-3], value)], NOW)
+
+
+@given(
+    _shared_filters(af.CONTACT, st.one_of(st.sampled_from(_pattern_wheres()), INDEXED)),
+    records(),
+    st.lists(st.sampled_from(_TEXTS), min_size=1, max_size=4),
+)
+def test_the_pattern_index_answers_as_the_conditions_one_by_one(
+    filters: list[af.Filter], record: dict[str, Any], texts: list[Any]
+) -> None:
+    """The pattern index on and off, generated filters and texts (wrong types among them,
+    after the first state), matched and tracked."""
+    states = [record, *({**record, "city": text} for text in texts)]
+    for indexed in (True, False):
+        with _patterns(indexed):
+            _assert_same(filters, states[-1])
+            _assert_tracked(filters, states, NOW)
 
 
 @st.composite
@@ -369,6 +443,9 @@ def test_a_wave_keeps_each_parent_once_whatever_its_marks_held() -> None:
     stale = np.arange(8, dtype=np.int32)  # places written by an earlier wave
     numbers = np.array([5, 3, 5, 5, 0, 3, 1])
     assert sorted(memory_graph_fast._distinct(numbers, stale).tolist()) == [0, 1, 3, 5]
+    places = np.array([9, 2, 7, 4, 0, 6, 1])  # any distinct values: the edges a wave took
+    kept = memory_graph_fast._once(numbers, stale, places)
+    assert sorted(numbers[kept].tolist()) == [0, 1, 3, 5]
 
 
 def test_codes_convert_each_list_once_and_by_identity() -> None:

@@ -45,6 +45,7 @@ a wave in numpy costs about thirty calls whatever its size, and an edge in Pytho
 thirtieth of that (measured on the benchmark's waves: the two meet near 25 edges). 0 climbs
 every wave in numpy. Read when a record starts being tracked."""
 FALSE, TRUE, UNKNOWN = 0, 1, 2
+NO_ROOT = 2  # `Climber.held` of a number no filter is rooted at
 _CODE = {False: FALSE, True: TRUE, None: UNKNOWN}
 
 
@@ -80,28 +81,47 @@ class Arrays:
         # edge, read with the edges: no gather of the parents' kinds, scattered in memory.
         self.rows = kinds[self.parents] * np.int8(9)
         self.starts = np.searchsorted(self.edge_children, np.arange(size + graph.distinct + 1))
+        self.stops = self.starts[1:]  # where each number's edges end
         self.degrees = np.diff(self.starts)
         self.rooted = np.array(sorted(roots), dtype=np.int64)
         self.positions = np.array([p for n in self.rooted.tolist() for p in roots[n]], np.int64)
         held = np.zeros(size + graph.distinct, dtype=np.int64)
         held[self.rooted] = [len(roots[n]) for n in self.rooted.tolist()]
         self.placed = np.concatenate(([0], np.cumsum(held)))
-        self.single = _single(roots, self.rooted, size + graph.distinct)
-        self.several = bool((self.single == -2).any())
-        self.width = int(self.positions.max()) + 1 if self.positions.size else 0
+        self.single, self.groups = _single(roots, self.rooted, size + graph.distinct)
+        self.several = bool(self.groups)
         # The same arrays as memoryviews, read item by item by the waves climbed in Python: an
         # item of a memoryview is a Python integer, read in a third of a numpy item's time.
         self.items = _Items(self.starts, self.parents, self.rows, self.placed, self.positions)
         self.lists: dict[int, tuple[Sequence[int], Any]] = {}  # `Codes`: id -> list, array
+        self.ramp = np.arange(0, dtype=np.int64)  # 0, 1, 2...: grown to the largest wave
+
+    def ramped(self, count: int) -> Any:
+        """`numpy.arange(count)` as a view of one array kept for the set (grown when a wave
+        is larger than any before): a wave's edges are offsets added to it, and making it
+        anew wrote as many numbers again."""
+        ramp = self.ramp
+        if ramp.size < count:
+            ramp = self.ramp = np.arange(max(count, 2 * ramp.size), dtype=np.int64)
+        return ramp[:count]
 
 
-def _single(roots: Mapping[int, Sequence[int]], rooted: Any, numbers: int) -> Any:
+def _single(roots: Mapping[int, Sequence[int]], rooted: Any, numbers: int) -> tuple[Any, list[Any]]:
     """The one filter rooted at each number, where one is (most roots: a filter's logic is
-    seldom another's whole), -1 where none is, -2 where several are (`Arrays.placed` says
-    which): the answer reads the positions in one gather."""
+    seldom another's whole), -1 where none is, and `-2 - k` where several are, `k` their
+    positions' index in the list returned with it: the answer reads the positions in one
+    gather, and the few roots of several in Python (identical filters are rare, but some
+    hold thousands, which one array of each root's gives in one call)."""
     single = np.full(numbers, -1, dtype=np.int64)
-    single[rooted] = [roots[n][0] if len(roots[n]) == 1 else -2 for n in rooted.tolist()]
-    return single
+    groups: list[Any] = []
+    found: list[int] = []
+    for number in rooted.tolist():
+        positions = roots[number]
+        if len(positions) > 1:
+            groups.append(np.array(positions, dtype=np.int64))
+        found.append(positions[0] if len(positions) == 1 else -1 - len(groups))
+    single[rooted] = found
+    return single, groups
 
 
 class _Items:
@@ -128,12 +148,15 @@ def _runs(starts: Any, lengths: Any) -> Any:
     return runs
 
 
-def _once(numbers: Any, marks: Any) -> Any:
+def _once(numbers: Any, marks: Any, places: Any = None) -> Any:
     """Which items of `numbers` to keep so that each number is kept once, in no order: each
     writes its place at its number in `marks` (a scratch array, any values between calls),
     and the place that stays is the one kept. Two passes, where a sort is O(n log n)
-    (`numpy.unique` hashes since numpy 2.3, slower still on short arrays)."""
-    places = np.arange(numbers.size, dtype=np.int32)
+    (`numpy.unique` hashes since numpy 2.3, slower still on short arrays). The places may be
+    any distinct values, one per number (the indexes the numbers were taken at: no call to
+    make them)."""
+    if places is None:
+        places = np.arange(numbers.size, dtype=np.int32)
     marks[numbers] = places
     return marks[numbers] == places
 
@@ -179,7 +202,7 @@ class Climber:
         self.state: Any = None  # codes by number: leaves, then nodes (`nodes` is a view)
         self.nodes: Any = None
         self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
-        self.held: Any = None  # by number: TRUE when the answers last saw it (roots and all)
+        self.held: Any = None  # by root: 1 if the answers last saw it TRUE; `NO_ROOT` else
         self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
         self.codes: Any = None  # a `Codes` writing into `scratch`
         self.marks: Any = None  # by number: scratch of `_distinct`, any values between calls
@@ -201,12 +224,13 @@ class Climber:
         self.node_marks = self.marks[arrays.size :]
         codes = self.state[arrays.edge_children]
         np.add.at(self.tallies, arrays.parents, _WEIGHT[arrays.rows // 3 + codes])
-        self.held = self.state == TRUE
+        self.held = np.full(self.state.size, NO_ROOT, dtype=np.int8)
+        self.held[arrays.rooted] = self.state[arrays.rooted] == TRUE
         self.views = tuple(map(memoryview, (self.state, self.nodes, self.tallies, self.held)))
 
     def members(self) -> list[int]:
         arrays = self.arrays
-        roots = arrays.rooted[self.held[arrays.rooted]]
+        roots = arrays.rooted[self.held[arrays.rooted] == 1]
         held, _ = _spread(arrays.placed, roots, roots)
         positions = arrays.positions[held]
         positions.sort()
@@ -292,12 +316,12 @@ class Climber:
         numbers, scratch = self.arrays.fields[name], self.scratch
         try:
             fill(name, self.codes)
-            new = scratch[numbers]
+            new = scratch.take(numbers)  # `take`, not an index: a third of its fixed cost
         finally:
             scratch[numbers] = FALSE
-        old = self.state[numbers]
+        old = self.state.take(numbers)
         moving = (new != old).nonzero()[0]
-        numbers, old, new = numbers[moving], old[moving], new[moving]
+        numbers, old, new = numbers.take(moving), old.take(moving), new.take(moving)
         self.state[numbers] = new
         old *= 3
         old += new
@@ -325,8 +349,9 @@ class Climber:
         was = self.nodes.take(parents)
         moving = (truths != was).nonzero()[0]
         nodes = parents.take(moving)
-        moving = moving[_once(nodes, self.node_marks)]
-        nodes, truths, was = parents.take(moving), truths.take(moving), was.take(moving)
+        once = _once(nodes, self.node_marks, moving)
+        nodes, moving = nodes[once], moving[once]
+        truths, was = truths.take(moving), was.take(moving)
         self.nodes[nodes] = truths
         was *= 3
         was += truths
@@ -335,21 +360,19 @@ class Climber:
 
     def _reach(self, numbers: Any, steps: Any, lengths: Any, ends: Any, total: int) -> Any:
         """The parents and rows of the edges above `numbers`, their tallies moved by `steps`.
-        Each edge's index and its child's step come from one `repeat`: a child's first edge
-        less the edges before it, times 16, plus its step (under 9); `take` everywhere, and
-        indexes of the machine's width (an index of bytes costs numpy a conversion)."""
+        Each edge's index is a node's last edge less the edges up to its own (`ends`),
+        repeated, plus a ramp kept for the set (`Arrays.ramped`), and each edge's step the
+        node's, repeated (bytes: one pass of a byte an edge, where packing the step into the
+        index took two passes of eight); `take` everywhere, and indexes of the machine's width
+        (an index of bytes costs numpy a conversion)."""
         arrays = self.arrays
-        firsts = arrays.starts.take(numbers)
+        firsts = arrays.stops.take(numbers)
         firsts -= ends
-        firsts += lengths
-        firsts <<= 4
-        firsts += steps
         edges = firsts.repeat(lengths)
-        moves = edges & 15
-        edges >>= 4
-        edges += np.arange(total)
+        edges += arrays.ramped(total)
         parents = arrays.parents.take(edges)
         rows = arrays.rows.take(edges)
+        moves = steps.repeat(lengths)
         moves += rows
         np.add.at(self.tallies, parents, _STEP.take(moves))
         return parents, rows
@@ -368,7 +391,7 @@ class Climber:
         return self._answer_many(moved[0] if len(moved) == 1 else np.concatenate(moved))
 
     def _answer_few(self, numbers: list[int]) -> tuple[list[int], list[int]]:
-        """`_answer_many` in Python: a number that moved twice is seen flipped once, the
+        """`_answer_many` in Python: a root that moved twice is seen flipped once, the
         second time `held` says it already."""
         state, _, _, held = self.views
         items = self.arrays.items
@@ -376,48 +399,49 @@ class Climber:
         entered: list[int] = []
         left: list[int] = []
         for number in numbers:
-            now = state[number] == TRUE
-            if now is not held[number]:
+            was, now = held[number], int(state[number] == TRUE)
+            if was != now and was != NO_ROOT:
                 held[number] = now
-                start, stop = placed[number], placed[number + 1]
-                if start != stop:
-                    (entered if now else left).extend(positions[start:stop])
+                (entered if now else left).extend(positions[placed[number] : placed[number + 1]])
         entered.sort()
         left.sort()
         return entered, left
 
     def _answer_many(self, numbers: Any) -> tuple[list[int], list[int]]:
         """The rooted filters entered and left, from the numbers of the nodes that moved: the
-        numbers whose TRUE flipped, each once, spread to the filters rooted there (`held`
-        follows every number, so that no pass picks the roots out: a number that is no root
-        holds no filter in `Arrays.placed`)."""
+        roots whose TRUE flipped, each once, spread to the filters rooted there. `held` picks
+        the roots out in the pass that finds the flips: a number that is no root holds
+        `NO_ROOT`, which no truth flips from (most of the numbers that flip are no root, and
+        each pass after this one reads arrays as large as the graph at random places)."""
         arrays = self.arrays
         now = self.state.take(numbers) == TRUE
-        flips = (now != self.held.take(numbers)).nonzero()[0]
-        numbers, now = numbers.take(flips), now.take(flips)
-        once = _once(numbers, self.marks)
+        flips = self.held.take(numbers)
+        flips ^= now  # 1 where a root's TRUE flipped: `NO_ROOT` gives 2 or 3
+        found = (flips == 1).nonzero()[0]
+        numbers, now = numbers.take(found), now.take(found)
+        once = _once(numbers, self.marks, found)
         numbers, now = numbers[once], now[once]
         self.held[numbers] = now
         positions = arrays.single.take(numbers)  # -1 for a number that is no root
-        entered, left = positions[now], positions[~now]
-        entered, left = entered[entered >= 0], left[left >= 0]
+        rooted = positions >= 0
+        entered, left = positions[rooted & now], positions[rooted > now]
         if arrays.several:
-            entered, left = _several(arrays, numbers, now, positions == -2, entered, left)
+            entered, left = _several(arrays, positions, now, entered, left)
         entered.sort()
         left.sort()
         return entered.tolist(), left.tolist()
 
 
-def _several(
-    arrays: Arrays, numbers: Any, now: Any, several: Any, entered: Any, left: Any
-) -> tuple[Any, Any]:
-    """`entered` and `left` with the filters of the roots of several (`several`, a mask of
-    `numbers`), spread from `Arrays.placed`."""
-    if not several.any():
+def _several(arrays: Arrays, positions: Any, now: Any, entered: Any, left: Any) -> tuple[Any, Any]:
+    """`entered` and `left` with the filters of the roots of several that flipped (below -1
+    in `positions`, from `Arrays.single`), each root's array of them from `Arrays.groups`."""
+    found = (positions < -1).nonzero()[0]
+    if not found.size:
         return entered, left
-    held, now = _spread(arrays.placed, numbers[several], now[several])
-    positions = arrays.positions[held]
-    return np.concatenate((entered, positions[now])), np.concatenate((left, positions[~now]))
+    ins, outs = [entered], [left]
+    for group, inside in zip((-2 - positions[found]).tolist(), now[found].tolist(), strict=True):
+        (ins if inside else outs).append(arrays.groups[group])
+    return np.concatenate(ins), np.concatenate(outs)
 
 
 def _spread(placed: Any, numbers: Any, codes: Any) -> tuple[Any, Any]:

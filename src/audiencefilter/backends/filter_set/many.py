@@ -10,9 +10,11 @@ for each record:
 
 1. computes the truth of each distinct leaf once: TRUE, FALSE or UNKNOWN (None). Equality and
    `in` on one plain field are answered by one dict lookup of the record's value (value -> the
-   conditions it makes TRUE), and ranges on one number field by bisecting sorted bounds, in the
-   spirit of the predicate indexes of publish/subscribe systems: the value finds its TRUE
-   conditions without testing each. Other leaves run the in-memory compiler's functions.
+   conditions it makes TRUE), ranges on one number field by bisecting sorted bounds, and the
+   text patterns (`startsWith`, `endsWith`, `contains`) by looking the value's pieces up among
+   their operands, in the spirit of the predicate indexes of publish/subscribe systems: the
+   value finds its TRUE conditions without testing each. Other leaves run the in-memory
+   compiler's functions.
 2. runs the logic of a filter only if it can be TRUE: a filter that requires a condition TRUE
    (a conjunct) is looked at only when that condition is; the others are FALSE unread.
 
@@ -100,6 +102,10 @@ _LITERALS: dict[FieldType, tuple[type, ...]] = {
     FieldType.BOOLEAN: (bool,),
 }
 _RANGES = (Op.GT, Op.GTE, Op.LT, Op.LTE)
+PATTERNS = True
+"""Whether a set answers `contains`, `endsWith` and case-insensitive `startsWith` by its
+pattern index (`_ByPattern`), or one by one by the compiled functions as before it: read when
+a set is built. `tests/test_memory_many.py` holds the two to each filter alone."""
 
 
 class FilterSet:
@@ -531,6 +537,62 @@ class _ByPrefix(_Group):
             self.slow.fill(record, truths, instants)
 
 
+_PATTERN_OPS = (Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH)
+
+
+@dataclass
+class _Patterns:
+    """The operands of one pattern operator, folded or not, on one text field: each found
+    by looking up the pieces of the text that could be it (its prefixes or suffixes of an
+    operand's length; for `contains`, every piece of those lengths while they are fewer than
+    the operands, else each operand searched for in the text)."""
+
+    op: Op
+    folded: bool
+    table: dict[str, list[int]]  # operand -> its leaves
+    lengths: list[int]  # the operands' lengths, each once
+
+    def found(self, text: str) -> list[list[int]]:
+        """The leaves of the operands `text` starts with, ends with or contains."""
+        size, table = len(text), self.table
+        if self.op is Op.STARTS_WITH:
+            pieces = [text[:n] for n in self.lengths if n <= size]
+        elif self.op is Op.ENDS_WITH:
+            pieces = [text[size - n :] for n in self.lengths if n <= size]
+        elif size * len(self.lengths) < len(table):
+            pieces = [text[i : i + n] for n in self.lengths for i in range(size - n + 1)]
+        else:
+            return [numbers for operand, numbers in table.items() if operand in text]
+        return [numbers for piece in pieces if (numbers := table.get(piece)) is not None]
+
+
+@dataclass
+class _ByPattern(_Group):
+    """`contains`, `endsWith` and case-insensitive `startsWith` on one text field: for a
+    `str`, the operands it holds are looked up by its pieces (`_Patterns`), on the value
+    folded once for the insensitive ones (as the compiler folds it: `str.lower`), where the
+    compiled functions cost two calls of Python a condition. A text field carries a hundred
+    of them in the benchmark's set, all computed again at each change of a tracked record."""
+
+    name: str
+    patterns: list[_Patterns]
+    slow: _OneByOne
+
+    def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
+        value = record.get(self.name)
+        if value is None:
+            _all(truths, self.slow.numbers, None)
+        elif value.__class__ is str:
+            text: str = value
+            folded = text.lower()
+            for patterns in self.patterns:
+                for numbers in patterns.found(folded if patterns.folded else text):
+                    for number in numbers:
+                        truths[number] = True
+        else:
+            self.slow.fill(record, truths, instants)
+
+
 def _all(
     truths: _Sink, numbers: Sequence[int], truth: bool | None, start: int = 0, stop: int = -1
 ) -> None:
@@ -598,6 +660,16 @@ def _prefixed(leaf: Node, schema: Schema) -> bool:
     return schema[leaf.field].type is FieldType.STRING
 
 
+def _patterned(leaf: Node, schema: Schema) -> bool:
+    """Whether `leaf` is a `contains`, `endsWith` or case-insensitive `startsWith` of a text
+    field against a text (the pattern index; case-sensitive `startsWith` has the prefixes')."""
+    if not PATTERNS or not isinstance(leaf, Comparison) or leaf.path:
+        return False
+    if leaf.op not in _PATTERN_OPS or leaf.value.__class__ is not str:
+        return False
+    return schema[leaf.field].type is FieldType.STRING
+
+
 def _groups(numbers: list[int], shared: _Shared) -> list[_Group]:
     """The leaves sorted into value indexes, bound indexes, null tests and the rest."""
     sorted_out: dict[tuple[str, int, str, bool], list[int]] = {}
@@ -618,11 +690,15 @@ def _groups(numbers: list[int], shared: _Shared) -> list[_Group]:
             groups.append(_by_bound(name, found, shared))
         elif way == "prefix":
             groups.append(_by_prefix(name, found, shared))
+        elif way == "pattern":
+            groups.append(_by_pattern(name, found, shared))
         elif way == "null":
             nulls.extend((number, name) for number in found)
         else:
             rest.extend(found)
-    return [*groups, _Nulls(nulls), _OneByOne(rest, shared).compiled()]
+    # Empty groups left out: a tracked record computes each group of the field it changed.
+    groups += [_Nulls(nulls)] if nulls else []
+    return groups + ([_OneByOne(rest, shared).compiled()] if rest else [])
 
 
 def _way(leaf: Node, schema: Schema) -> str:
@@ -633,6 +709,8 @@ def _way(leaf: Node, schema: Schema) -> str:
         return "bound"
     if _prefixed(leaf, schema):
         return "prefix"
+    if _patterned(leaf, schema):
+        return "pattern"
     return "null" if isinstance(leaf, IsNull) and not leaf.path else "alone"
 
 
@@ -665,6 +743,19 @@ def _by_prefix(name: str, numbers: list[int], shared: _Shared) -> _ByPrefix:
         table.setdefault(operand, []).append(number)
     longest = max(len(operand) for operand in table)
     return _ByPrefix(name, table, longest, _OneByOne(numbers, shared))
+
+
+def _by_pattern(name: str, numbers: list[int], shared: _Shared) -> _ByPattern:
+    tables: dict[tuple[Op, bool], dict[str, list[int]]] = {}
+    for number in numbers:
+        leaf = cast(Comparison, shared.leaves[number])
+        table = tables.setdefault((leaf.op, leaf.insensitive), {})
+        table.setdefault(cast(str, leaf.value), []).append(number)
+    patterns = [
+        _Patterns(op, folded, table, sorted({len(operand) for operand in table}))
+        for (op, folded), table in tables.items()
+    ]
+    return _ByPattern(name, patterns, _OneByOne(numbers, shared))
 
 
 # Tracking: a set's graph of logic, and its conditions grouped by the field they read.
