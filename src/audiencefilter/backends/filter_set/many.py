@@ -525,16 +525,29 @@ class _ByPrefix(_Group):
     slow: _OneByOne
 
     def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
-        value = record.get(self.name)
-        if value is None:
-            _all(truths, self.slow.numbers, None)
-        elif value.__class__ is str:
-            text, table = value, self.table
-            for end in range(min(len(text), self.longest) + 1):
-                for number in table.get(text[:end], ()):
-                    truths[number] = True
-        else:
-            self.slow.fill(record, truths, instants)
+        text = _text_of(self.name, self.slow, record, truths, instants)
+        if text is None:
+            return
+        table = self.table
+        for end in range(min(len(text), self.longest) + 1):
+            for number in table.get(text[:end], ()):
+                truths[number] = True
+
+
+def _text_of(
+    name: str, slow: _OneByOne, record: Record, truths: _Sink, instants: list[Instant]
+) -> str | None:
+    """The record's text in field `name`, for a group of text conditions to look up; None
+    when the group is answered already: every condition NULL for a missing value, each by
+    `slow` for a value of another kind."""
+    value = record.get(name)
+    if value is None:
+        _all(truths, slow.numbers, None)
+    elif value.__class__ is str:
+        return value
+    else:
+        slow.fill(record, truths, instants)
+    return None
 
 
 _PATTERN_OPS = (Op.CONTAINS, Op.STARTS_WITH, Op.ENDS_WITH)
@@ -579,18 +592,14 @@ class _ByPattern(_Group):
     slow: _OneByOne
 
     def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
-        value = record.get(self.name)
-        if value is None:
-            _all(truths, self.slow.numbers, None)
-        elif value.__class__ is str:
-            text: str = value
-            folded = text.lower()
-            for patterns in self.patterns:
-                for numbers in patterns.found(folded if patterns.folded else text):
-                    for number in numbers:
-                        truths[number] = True
-        else:
-            self.slow.fill(record, truths, instants)
+        text = _text_of(self.name, self.slow, record, truths, instants)
+        if text is None:
+            return
+        folded = text.lower()
+        for patterns in self.patterns:
+            for numbers in patterns.found(folded if patterns.folded else text):
+                for number in numbers:
+                    truths[number] = True
 
 
 def _all(
