@@ -91,8 +91,7 @@ def _insert_together(
     """The chunk's rows, `together` per statement: one `VALUES` tuple each, in order (joined
     at C speed when the statement takes the columns in the rows' order, as it does on SQLite:
     a generator over every value cost a bulk import more than its look-ups of existing emails)."""
-    position = prepared.position
-    in_order = position == list(range(len(position)))
+    position, in_order = prepared.position, prepared.in_order
     for start in range(0, len(chunk), together):
         part = chunk[start : start + together]
         if in_order:
@@ -119,6 +118,7 @@ class _Prepared:
     positional: bool
     order: list[str]
     position: list[int]
+    in_order: bool  # the statement takes the columns in the rows' order (`position` is 0, 1...)
     values_of: Callable[[Mapping[str, Any]], list[Any]]
     """A row's values in the order of the columns, each through its column's conversion."""
 
@@ -142,9 +142,10 @@ def _prepared(table: Table, dialect: Dialect, columns: list[str]) -> _Prepared:
     order = list(compiled.positiontup or ()) if compiled.positional else columns
     # With positional parameters the statement's order decides; named ones take the keys.
     position = [columns.index(_column_of(compiled, bind)) for bind in order]
+    in_order = position == list(range(len(position)))
     values_of = _values_of(columns, processors)
     prepared = _Prepared(
-        table, dialect, str(compiled), compiled.positional, order, position, values_of
+        table, dialect, str(compiled), compiled.positional, order, position, in_order, values_of
     )
     if len(_PREPARED) >= _PREPARED_KEPT:
         _PREPARED.clear()  # tables or engines come and go (tests): start again

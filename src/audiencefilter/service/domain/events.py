@@ -251,9 +251,9 @@ def _numbered_rows(dialect: str) -> Any:
     after the list's counter (`list_lock.NEXT_POSITION`), read once by the statement, by their
     place. Each row carries its own type, contact, audience (NULL for a contact's own event),
     cause and instant, stored as the column stores it; the payloads are JSON texts picked by
-    place, as `append_each`'s. Inserted row by row by the driver's `executemany`, each reading
-    the counter the row before raised, the 101 events of a contact moving across 100
-    audiences cost a third of the update (docs/performance-history-writes.md)."""
+    place, as `append_each`'s. (Inserted row by row by the driver's `executemany`, each row
+    reading the counter the row before raised, the 101 events of a contact moving across 100
+    audiences had cost a third of the update: docs/performance-history-writes.md.)"""
     table = dialects.unpacked_rows_named(dialect, _NUMBERED, _NUMBERED_KEY)
     text = dialects.picked_text(dialect, _NUMBERED_PAYLOADS, table.c.payload_at)
     selected = select(
@@ -266,6 +266,15 @@ def _numbered_rows(dialect: str) -> Any:
     return insert(EVENTS).from_select(_EVENT_COLUMNS, selected)
 
 
+def _encoder(session: Session) -> Callable[[Any], str]:
+    """The engine's own JSON encoder: a payload bound as text is stored as the column's type
+    would have stored it."""
+    found: Callable[[Any], str] | None = getattr(
+        session.get_bind().dialect, "_json_serializer", None
+    )
+    return found or json.dumps
+
+
 def _numbered_parameters(
     session: Session, list_id: str, events: Sequence[NewEvent], now: datetime
 ) -> dict[str, Any]:
@@ -273,7 +282,7 @@ def _numbered_parameters(
     NULL stays NULL: `list_lock.numbers_itself` holds on SQLite alone), each instant as the
     column's own type writes it (once per instant: a write's events share one or two)."""
     bound = session.get_bind().dialect
-    encode = getattr(bound, "_json_serializer", None) or json.dumps
+    encode = _encoder(session)
     process = EVENTS.c.occurred_at.type.dialect_impl(bound).bind_processor(bound) or str
     instants = {at: process(at) for at in {e.occurred_at or now for e in events}}
     rows = [
@@ -386,7 +395,7 @@ def _each_parameters(
     """`append_each`'s parameters but the list, cause, instant and positions: all made before
     the counter is taken, so a shared turn's held-back append costs its peers only the bump
     and one statement."""
-    encode = getattr(session.get_bind().dialect, "_json_serializer", None) or json.dumps
+    encode = _encoder(session)
     places = {key: str(place) for place, key in enumerate(payloads)}
     table = [(*row, places[key]) for row, key in zip(rows, chosen, strict=True)]
     parameters = dialects.rows_parameters(dialect, _EACH, table, _EACH_KEY)
