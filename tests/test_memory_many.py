@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
+from audiencefilter.backends.filter_set import graph, many
 from audiencefilter.backends.filter_set import graph_fast as memory_graph_fast
-from audiencefilter.backends.filter_set import many
 from audiencefilter.testing.relation_strategies import relation_wheres
 from audiencefilter.testing.strategies import (
     NOW,
@@ -323,18 +323,21 @@ def _changes(record: dict[str, Any], data: st.DataObject, schema: af.Schema) -> 
 def _assert_tracked(filters: Sequence[af.Filter], states: list[Any], now: datetime) -> None:
     """Every climb follows the states as each filter alone judges them: the plain one and,
     where numpy is installed, the fast one with its waves in numpy only, in Python only, and
-    each wave by its size (`graph_fast.FEW`), so that a climb passes between the two."""
+    each wave by its size (`graph_fast.FEW`), so that a climb passes between the two; its
+    numpy waves compact and not (`graph_fast.COMPACT`)."""
     together = af.FilterSet(filters)
-    switch, few = memory_graph_fast.ENABLED, memory_graph_fast.FEW
-    climbs = [(False, few)]
-    if memory_graph_fast.np is not None:
-        climbs += [(True, 0), (True, 10**9), (True, 2), (True, few)]
-    for fast, edges in climbs:
-        memory_graph_fast.ENABLED, memory_graph_fast.FEW = fast, edges
+    fast = memory_graph_fast
+    switch, few, compact = fast.ENABLED, fast.FEW, fast.COMPACT
+    climbs = [(False, few, compact)]
+    if fast.np is not None:
+        climbs += [(True, edges, on) for edges in (0, 2, few) for on in (False, True)]
+        climbs += [(True, 10**9, True)]
+    for enabled, edges, on in climbs:
+        fast.ENABLED, fast.FEW, fast.COMPACT = enabled, edges, on
         try:
             _assert_followed(together, filters, states, now)
         finally:
-            memory_graph_fast.ENABLED, memory_graph_fast.FEW = switch, few
+            fast.ENABLED, fast.FEW, fast.COMPACT = switch, few, compact
 
 
 def _assert_followed(
@@ -446,6 +449,40 @@ def test_a_wave_keeps_each_parent_once_whatever_its_marks_held() -> None:
     places = np.array([9, 2, 7, 4, 0, 6, 1])  # any distinct values: the edges a wave took
     kept = memory_graph_fast._once(numbers, stale, places)
     assert sorted(numbers[kept].tolist()) == [0, 1, 3, 5]
+
+
+def test_compact_spans_and_tallies_read_as_the_wide_arrays() -> None:
+    """The compact waves' span of each number holds its stop and its count of edges, and the
+    tallies fall back to 64 bits for a node of `NARROW` children or more, whose counts 16
+    bits cannot hold: such a node, and its AND, OR and NOT above, follow the plain climb."""
+    np = pytest.importorskip("numpy")
+    wide = graph.Graph(40_000)
+    big = wide.node(graph.OR, tuple(range(memory_graph_fast.NARROW)))
+    top = wide.node(graph.AND, (big, 0, 1))
+    wide.node(graph.NOT, (top,))
+    arrays = memory_graph_fast.Arrays(wide, {big: [0], top: [1]}, {"f": [0, 1, 2]})
+    compact = arrays.compact
+    assert not compact.narrow
+    spans = compact.spans
+    assert (spans >> compact.bits).tolist() == arrays.stops.tolist()
+    assert (spans & compact.mask).tolist() == arrays.degrees.tolist()
+    changes: list[tuple[int, bool | None]] = [(0, True), (1, True), (0, None), (2, True)]
+    changes += [(1, False), (0, False), (5, None), (0, True)]
+    for few in (0, memory_graph_fast.FEW):
+        climber = memory_graph_fast.Climber(arrays, wide)
+        assert climber.compact and climber.tables.dtype is np.int64
+        climber.few = few
+        truths: list[bool | None] = [False] * wide.size
+        climber.start(list(truths))
+        plain = graph.Climber(wide, {big: [0], top: [1]})
+        plain.start(list(truths))
+        for number, truth in changes:
+            truths[number] = truth
+            expected = plain.climb([number], truths)
+            old, new = int(climber.state[number]), memory_graph_fast._CODE[truth]
+            climber.state[number] = new
+            step = np.array([old * 3 + new], dtype=np.int8)
+            assert climber.climb([(np.array([number]), step)]) == expected
 
 
 def test_codes_convert_each_list_once_and_by_identity() -> None:

@@ -18,9 +18,12 @@ is climbed in Python instead, on the same arrays read through memoryviews, where
 would cost more than its edges. The filters entered and left are found by numpy too (in
 Python for a few), from which rooted filters the record matched.
 
+The numpy waves read less memory at random where the set allows (`COMPACT`): a node's edges
+by one gather of a packed span, the tallies in 32 bits, the marks written without a cast.
+
 Beside the plain climb and held to it by `tests/test_memory_many.py` (the same answers with
-it on and off, its waves all in numpy, all in Python and by size, on generated filters sharing
-sub-trees). Off without numpy, with
+it on and off, its waves all in numpy, all in Python and by size, compact and not, on
+generated filters sharing sub-trees). Off without numpy, with
 `AUDIENCEFILTER_FAST_GRAPH=0`, or with `audiencefilter.backends.filter_set.graph_fast.ENABLED =
 False` (read when a record starts being tracked).
 """
@@ -45,6 +48,18 @@ a wave in numpy costs about thirty calls whatever its size, and an edge in Pytho
 thirtieth of that (measured on the benchmark's waves: the two meet near 25 edges). 0 climbs
 every wave in numpy. Read when a record starts being tracked."""
 FALSE, TRUE, UNKNOWN = 0, 1, 2
+COMPACT = True
+"""Whether the numpy waves read the set's arrays in their compact forms (`Arrays.compact`):
+each node's last edge and count of edges packed in one integer (one gather at random places a
+wave, not two), the tallies in 32 bits where every node has fewer than `NARROW` children (half
+the bytes read and written at random), and the marks that make a wave's parents distinct
+written from a ramp of their own type (numpy cast the edges' indexes at every wave). The waves
+are most of a change's time, and their gathers at random places most of theirs. False: the
+waves as they were, kept to hold the two to the same answers. Read when a record starts being
+tracked."""
+NARROW = 1 << 15
+"""The children a node has at most for the tallies in 32 bits: 16 bits for each count, one
+of them a sign."""
 NO_ROOT = 2  # `Climber.held` of a number no filter is rooted at
 _CODE = {False: FALSE, True: TRUE, None: UNKNOWN}
 
@@ -77,7 +92,7 @@ class Arrays:
         order = np.argsort(edge_children, kind="stable")
         self.edge_children = edge_children[order]
         self.parents = np.array(owners, dtype=np.int64)[order]  # node numbers minus `size`
-        # Each edge's row of `_STEP` and of `_KLEENE`, its parent's kind times 9, one byte an
+        # Each edge's row of `_Tables.step` and of `_KLEENE`, its parent's kind times 9, one byte an
         # edge, read with the edges: no gather of the parents' kinds, scattered in memory.
         self.rows = kinds[self.parents] * np.int8(9)
         self.starts = np.searchsorted(self.edge_children, np.arange(size + graph.distinct + 1))
@@ -95,6 +110,7 @@ class Arrays:
         self.items = _Items(self.starts, self.parents, self.rows, self.placed, self.positions)
         self.lists: dict[int, tuple[Sequence[int], Any]] = {}  # `Codes`: id -> list, array
         self.ramp = np.arange(0, dtype=np.int64)  # 0, 1, 2...: grown to the largest wave
+        self.compact = _Compact(self.stops, self.degrees, graph.children)
 
     def ramped(self, count: int) -> Any:
         """`numpy.arange(count)` as a view of one array kept for the set (grown when a wave
@@ -103,6 +119,27 @@ class Arrays:
         ramp = self.ramp
         if ramp.size < count:
             ramp = self.ramp = np.arange(max(count, 2 * ramp.size), dtype=np.int64)
+        return ramp[:count]
+
+
+class _Compact:
+    """A set's arrays in the forms the compact waves read (`COMPACT`): each number's span,
+    where its edges end shifted left by `bits` plus how many they are; whether the tallies fit
+    32 bits; a ramp of the marks' type. `spans` is None where the two do not fit one integer."""
+
+    def __init__(self, stops: Any, degrees: Any, children: Sequence[tuple[int, ...]]) -> None:
+        self.bits = max(1, int(degrees.max(initial=0)).bit_length())
+        self.mask = (1 << self.bits) - 1
+        fits = int(stops[-1]) < 1 << (62 - self.bits) if stops.size else True
+        self.spans: Any = (stops << self.bits) | degrees if fits else None
+        self.narrow = max(map(len, children), default=0) < NARROW
+        self.ramp = np.arange(0, dtype=np.int32)
+
+    def places(self, count: int) -> Any:
+        """`count` distinct marks of the marks' own type (`Arrays.ramped`, in 32 bits)."""
+        ramp = self.ramp
+        if ramp.size < count:
+            ramp = self.ramp = np.arange(max(count, 2 * ramp.size), dtype=np.int32)
         return ramp[:count]
 
 
@@ -193,7 +230,7 @@ class Codes:
 
 
 class Climber:
-    """One tracked record's truths as codes, each node's tally of its children (`_STEP`),
+    """One tracked record's truths as codes, each node's tally of its children (`_Tables`),
     and which of the rooted filters it matches."""
 
     def __init__(self, arrays: Arrays, graph: Graph) -> None:
@@ -201,13 +238,16 @@ class Climber:
         self.graph = graph
         self.state: Any = None  # codes by number: leaves, then nodes (`nodes` is a view)
         self.nodes: Any = None
-        self.tallies: Any = None  # by node: deciding children << 32 | UNKNOWN children
+        self.tallies: Any = None  # by node: deciding children << shift | UNKNOWN children
         self.held: Any = None  # by root: 1 if the answers last saw it TRUE; `NO_ROOT` else
         self.scratch: Any = None  # by leaf: FALSE, save while a field's truths are laid out
         self.codes: Any = None  # a `Codes` writing into `scratch`
         self.marks: Any = None  # by number: scratch of `_distinct`, any values between calls
         self.node_marks: Any = None  # the nodes' part of `marks` (numbers minus `size`)
         self.few = FEW  # the edges of a wave climbed in Python at most (`_few`)
+        self.compact = COMPACT and arrays.compact.spans is not None
+        narrow = self.compact and arrays.compact.narrow
+        self.tables = _NARROW if narrow else _WIDE  # the tallies' width and steps
         self.views: Any = None  # `state`, `nodes`, `tallies` and `held` as memoryviews
 
     def start(self, truths: list[Truth]) -> None:
@@ -219,11 +259,11 @@ class Climber:
         self.scratch = np.zeros(arrays.size, dtype=np.int8)
         self.codes = Codes(self.scratch, arrays.lists)
         self.nodes = self.state[arrays.size :]
-        self.tallies = np.zeros(arrays.distinct, dtype=np.int64)
+        self.tallies = np.zeros(arrays.distinct, dtype=self.tables.dtype)
         self.marks = np.zeros(arrays.size + arrays.distinct, dtype=np.int32)
         self.node_marks = self.marks[arrays.size :]
         codes = self.state[arrays.edge_children]
-        np.add.at(self.tallies, arrays.parents, _WEIGHT[arrays.rows // 3 + codes])
+        np.add.at(self.tallies, arrays.parents, self.tables.weight[arrays.rows // 3 + codes])
         self.held = np.full(self.state.size, NO_ROOT, dtype=np.int8)
         self.held[arrays.rooted] = self.state[arrays.rooted] == TRUE
         self.views = tuple(map(memoryview, (self.state, self.nodes, self.tallies, self.held)))
@@ -288,7 +328,7 @@ class Climber:
         _, nodes, tallies, _ = self.views
         rising: list[int] = []
         moves: list[int] = []
-        size, kleene, unit = self.arrays.size, _TRUTHS, 1 << _SHIFT
+        size, kleene, unit = self.arrays.size, _TRUTHS, self.tables.ones
         for parent, row in reached.items():
             tally = tallies[parent]
             truth = kleene[row + (0 if tally < 1 else 1 if tally < unit else 2)]
@@ -303,7 +343,7 @@ class Climber:
         """The parents of `numbers` (minus `size`), each once with its row, their tallies
         moved by `steps`."""
         items, tallies = self.arrays.items, self.views[2]
-        starts, parents, rows, step = items.starts, items.parents, items.rows, _STEPS
+        starts, parents, rows, step = items.starts, items.parents, items.rows, self.tables.moves
         reached: dict[int, int] = {}
         for number, moving in zip(numbers, steps, strict=True):
             for edge in range(starts[number], starts[number + 1]):
@@ -333,23 +373,23 @@ class Climber:
         reached by two edges is judged twice, on the same tally, and kept once among those
         that moved (fewer than those reached: most climbs stop a level up)."""
         arrays = self.arrays
-        lengths = arrays.degrees.take(numbers)
+        lengths, stops = self._spans(numbers)
         ends = lengths.cumsum()
         total = int(ends[-1])
         if not total:
             return numbers[:0], steps[:0]
-        parents, rows = self._reach(numbers, steps, lengths, ends, total)
+        parents, rows = self._reach(stops, steps, lengths, ends, total)
         # Which count decides (none, UNKNOWN, the deciding truth), by where the tally falls:
         # below 1 (no count), below the deciding count's unit (UNKNOWN only), above; two
         # comparisons, where a `searchsorted` over the two bounds took three times as long.
         tallies = self.tallies.take(parents)
         which = rows + (tallies > 0)
-        which += tallies >= _UNIT
+        which += tallies >= self.tables.unit
         truths = _KLEENE.take(which)
         was = self.nodes.take(parents)
         moving = (truths != was).nonzero()[0]
         nodes = parents.take(moving)
-        once = _once(nodes, self.node_marks, moving)
+        once = self._once(nodes, moving)
         nodes, moving = nodes[once], moving[once]
         truths, was = truths.take(moving), was.take(moving)
         self.nodes[nodes] = truths
@@ -358,15 +398,36 @@ class Climber:
         nodes += arrays.size
         return nodes, was
 
-    def _reach(self, numbers: Any, steps: Any, lengths: Any, ends: Any, total: int) -> Any:
-        """The parents and rows of the edges above `numbers`, their tallies moved by `steps`.
-        Each edge's index is a node's last edge less the edges up to its own (`ends`),
+    def _spans(self, numbers: Any) -> tuple[Any, Any]:
+        """How many edges each of `numbers` has and where they end: one gather of the packed
+        spans where the waves are compact (`COMPACT`), else one of each array: then the numbers
+        stand for the stops, read by `_reach` only if the wave has edges."""
+        if self.compact:
+            compact = self.arrays.compact
+            spans = compact.spans.take(numbers)
+            return spans & compact.mask, spans >> compact.bits
+        return self.arrays.degrees.take(numbers), numbers
+
+    def _once(self, nodes: Any, moving: Any) -> Any:
+        """Which of a wave's `nodes` to keep once each (`_once`): marked by the edges they
+        were taken at (`moving`), or where compact by a ramp of the marks' own type, which
+        numpy writes without converting it."""
+        if not self.compact:
+            return _once(nodes, self.node_marks, moving)
+        places = self.arrays.compact.places(nodes.size)
+        self.node_marks[nodes] = places
+        return self.node_marks.take(nodes) == places
+
+    def _reach(self, stops: Any, steps: Any, lengths: Any, ends: Any, total: int) -> Any:
+        """The parents and rows of the edges above the wave's nodes, their tallies moved by
+        `steps`. Each edge's index is a node's last edge (`stops`, or read here from the node
+        numbers given in its place by `_spans`) less the edges up to its own (`ends`),
         repeated, plus a ramp kept for the set (`Arrays.ramped`), and each edge's step the
         node's, repeated (bytes: one pass of a byte an edge, where packing the step into the
         index took two passes of eight); `take` everywhere, and indexes of the machine's width
         (an index of bytes costs numpy a conversion)."""
         arrays = self.arrays
-        firsts = arrays.stops.take(numbers)
+        firsts = stops if self.compact else arrays.stops.take(stops)
         firsts -= ends
         edges = firsts.repeat(lengths)
         edges += arrays.ramped(total)
@@ -374,7 +435,7 @@ class Climber:
         rows = arrays.rows.take(edges)
         moves = steps.repeat(lengths)
         moves += rows
-        np.add.at(self.tallies, parents, _STEP.take(moves))
+        np.add.at(self.tallies, parents, self.tables.step.take(moves))
         return parents, rows
 
     def _answer(self, moved: list[Any], listed: list[int]) -> tuple[list[int], list[int]]:
@@ -465,33 +526,41 @@ def _kleene() -> Any:
     return table
 
 
-def _weights() -> Any:
+class _Tables:
+    """The tallies of one width: the deciding count in the high half, UNKNOWN in the low."""
+
+    def __init__(self, shift: int, dtype: Any) -> None:
+        self.dtype = dtype
+        self.ones = 1 << shift  # a deciding child in a tally, for Python
+        self.unit = dtype(self.ones)
+        self.weight = _weights(shift, dtype)
+        self.step = _steps(self.weight)
+        self.moves: list[int] = self.step.tolist()  # `step` as a list, for Python
+
+
+def _weights(shift: int, dtype: Any) -> Any:
     """What a child of each code counts in its parent's tally, by `kind * 3 + code` (an edge's
     row // 3): FALSE decides an AND or a NOT, TRUE an OR; the deciding count in the high half,
     UNKNOWN in the low."""
-    table = np.zeros(9, dtype=np.int64)
+    table = np.zeros(9, dtype=dtype)
     for kind, deciding in ((AND, FALSE), (OR, TRUE), (NOT, FALSE)):
         for code in (FALSE, TRUE, UNKNOWN):
-            table[kind * 3 + code] = (code == deciding) << _SHIFT | (code == UNKNOWN)
+            table[kind * 3 + code] = (code == deciding) << shift | (code == UNKNOWN)
     return table
 
 
-def _steps() -> Any:
+def _steps(weight: Any) -> Any:
     """What a child moving from one code to another adds to its parent's tally, by
     `kind * 9 + old * 3 + new` (an edge's row plus the child's step)."""
-    table = np.zeros(27, dtype=np.int64)
+    table = np.zeros(27, dtype=weight.dtype)
     for kind in (AND, OR, NOT):
         for old in (FALSE, TRUE, UNKNOWN):
             for new in (FALSE, TRUE, UNKNOWN):
-                moved = _WEIGHT[kind * 3 + new] - _WEIGHT[kind * 3 + old]
-                table[kind * 9 + old * 3 + new] = moved
+                table[kind * 9 + old * 3 + new] = weight[kind * 3 + new] - weight[kind * 3 + old]
     return table
 
 
-_SHIFT = 32
-_UNIT = np.int64(1 << _SHIFT) if np is not None else None  # a deciding child in a tally
 _KLEENE = _kleene() if np is not None else None
-_WEIGHT = _weights() if np is not None else None
-_STEP = _steps() if np is not None else None
-_STEPS: list[int] = _STEP.tolist() if np is not None else []  # the tables as lists, for Python
-_TRUTHS: list[int] = _KLEENE.tolist() if np is not None else []
+_TRUTHS: list[int] = _KLEENE.tolist() if np is not None else []  # the table as a list, for Python
+_WIDE = _Tables(32, np.int64) if np is not None else None
+_NARROW = _Tables(16, np.int32) if np is not None else None  # fewer than `NARROW` children

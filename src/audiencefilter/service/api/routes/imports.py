@@ -47,6 +47,8 @@ from ...domain.use_cases import imports
 from ...domain.use_cases.imports import ImportMode
 from ...ground.errors import ValidationIssue
 from ...ground.fields import (
+    NO_NUL,
+    ONE_LINE,
     QueryBool,
     QueryText,
     check_data,
@@ -242,29 +244,55 @@ def _string(key: str) -> dict[str, Any]:
     return next((s for s in schema.get("anyOf", [schema]) if s.get("type") == "string"), schema)
 
 
+FAST_READERS = True
+"""Whether ASCII text is judged by `_ASCII_RULES` and taken as it is, rather than by the
+pattern and `check_text` (whose NUL and surrogate checks ASCII text passes by construction), and
+a row's readers are found by its keys' order (`_readers_of`). False reads every row the plain
+way (what tests/service/test_import_fast_readers.py compares)."""
+
+
+def _no_nul(text: str) -> bool:
+    return "\x00" not in text
+
+
+_ASCII_RULES: dict[str, Callable[[str], bool]] = {ONE_LINE: str.isprintable, NO_NUL: _no_nul}
+"""For ASCII text, a test that holds exactly when the pattern matches the whole text: ASCII's
+printable characters are U+0020 to U+007E, what `ONE_LINE` leaves of it. Both patterns refuse
+NUL, and ASCII holds no surrogate, so such text needs no `check_text` either."""
+
+
 def _text(key: str) -> Reader:
     """A nullable text field, with the bound and pattern pydantic checks (matched whole:
     Python's `$` lets a trailing line feed through, pydantic's does not)."""
     string = _string(key)
     most, compiled = string["maxLength"], re.compile(string["pattern"])
+    rule = _ASCII_RULES.get(string["pattern"])
 
     def read(item: Any) -> Any:
         if item is None:
             return None
-        if type(item) is str and len(item) <= most and compiled.fullmatch(item):
-            return check_text(item)
+        if type(item) is str and len(item) <= most:
+            if FAST_READERS and rule is not None and item.isascii():
+                if rule(item):
+                    return item
+            elif compiled.fullmatch(item):
+                return check_text(item)
         raise _NotFast
 
     return read
 
 
 def _email() -> Reader:
+    """The email, NFC (`normalise_email`). An ASCII address the pattern takes is returned as it
+    is: the pattern refuses NUL, and ASCII holds no surrogate and is its own NFC."""
     string = _string("email")
     least, most = string["minLength"], string["maxLength"]
     compiled = re.compile(string["pattern"])
 
     def read(item: Any) -> str:
         if type(item) is str and least <= len(item) <= most and compiled.fullmatch(item):
+            if FAST_READERS and item.isascii():
+                return item
             return normalise_email(check_text(item))
         raise _NotFast
 
@@ -321,6 +349,27 @@ _READ_IN_ORDER = tuple((key, _READERS[key]) for key in _ORDER)
 """(field, reader) in the model's order, the readers found once rather than once a row."""
 
 
+_SHAPES: dict[tuple[Any, ...], tuple[tuple[str, Reader], ...]] = {}
+"""`_READ_IN_ORDER` cut to the keys of a row, by the row's keys in their order: the rows of an
+export share one or a few orders, and each then costs no look-up of the keys it lacks."""
+MOST_SHAPES = 256
+
+
+def _readers_of(value: dict[Any, Any]) -> tuple[tuple[str, Reader], ...]:
+    """The (field, reader) pairs of `_READ_IN_ORDER` whose field the row has, in that order."""
+    shape = tuple(value)
+    readers = _SHAPES.get(shape)
+    if readers is None:
+        if len(_SHAPES) >= MOST_SHAPES:  # many orders (a client's own doing): start again
+            _SHAPES.clear()
+        readers = _SHAPES[shape] = _present(value)
+    return readers
+
+
+def _present(value: dict[Any, Any]) -> tuple[tuple[str, Reader], ...]:
+    return tuple((key, reader) for key, reader in _READ_IN_ORDER if key in value)
+
+
 def _fast_fields(value: Any, list_id: str) -> dict[str, Any] | None:
     """The fields pydantic's `ContactImportRow` gives a row of the common shapes, or None.
 
@@ -330,8 +379,9 @@ def _fast_fields(value: Any, list_id: str) -> dict[str, Any] | None:
     """
     if type(value) is not dict or "email" not in value or value.get("listId", list_id) != list_id:
         return None
+    readers = _readers_of(value) if FAST_READERS else _present(value)
     try:
-        read = {key: reader(value[key]) for key, reader in _READ_IN_ORDER if key in value}
+        read = {key: reader(value[key]) for key, reader in readers}
     except (ValueError, _NotFast):
         return None
     if len(read) != len(value):
@@ -366,7 +416,8 @@ def _typed(
     actions: tuple[contact_import.ImportedAction, ...],
 ) -> contact_import.ImportRow | InvalidRow:
     """The row, or its problems with the types of the list's custom fields in `data`."""
-    typed = custom_fields.data_problems(lst, fields.get("data"))
+    # Without custom fields there is nothing to type (most lists): no call a row.
+    typed = custom_fields.data_problems(lst, fields.get("data")) if lst.customFields else []
     if typed:  # pointers into the row, not the request's body
         issues = [issue_of(problem, within=()) for problem in typed]
         return InvalidRow(number, [issue.model_dump(exclude_none=True) for issue in issues])
