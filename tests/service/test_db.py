@@ -15,7 +15,13 @@ def test_sqlite_connections_are_tuned(client: ApiClient) -> None:
     with engine.connect() as connection:
         pragma = {
             name: connection.execute(text(f"PRAGMA {name}")).scalar()
-            for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
+            for name in (
+                "journal_mode",
+                "synchronous",
+                "foreign_keys",
+                "busy_timeout",
+                "wal_autocheckpoint",
+            )
         }
         # SQLite's own lower() folds ASCII only; the service installs Python's
         folded = connection.execute(text("SELECT lower('ÀÉÎ İ')")).scalar()
@@ -24,6 +30,7 @@ def test_sqlite_connections_are_tuned(client: ApiClient) -> None:
         "synchronous": 2,  # FULL
         "foreign_keys": 1,
         "busy_timeout": 15000,
+        "wal_autocheckpoint": 10_000,  # a leaf written by several turns copied back once
     }
     assert folded == "àéî i̇"
 

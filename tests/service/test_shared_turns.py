@@ -346,3 +346,40 @@ def test_the_same_imports_answer_and_feed_the_same_shared_or_not(
     assert on[0] == off[0]
     assert on[1] == off[1]
     assert on[2] > 0 and off[2] == 0  # only "on" shared its turns
+
+
+def test_a_turn_after_one_that_created_takes_the_lock_alone_at_once(
+    api: ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn after one that created contacts does not try to share the list's lock (the try
+    would look its rows' contacts up only to find new ones again and take the lock alone);
+    once a turn created none, the next tries again, and an update-only part shares."""
+    from audiencefilter.service.domain.use_cases import membership_turns
+
+    tenant, list_id, _, _ = _setup(api, contacts=20)
+    log: list[tuple[str, bool]] = []
+    real_write, real_lock = contact_import.write, contact_import.lock_existing
+
+    def write(*args: Any, **kwargs: Any) -> Any:
+        results, moved = real_write(*args, **kwargs)
+        log.append(("write", any(r["status"] == "created" for r in results)))
+        return results, moved
+
+    def lock_existing(*args: Any, **kwargs: Any) -> bool:
+        shares = real_lock(*args, **kwargs)
+        log.append(("try", shares))
+        return shares
+
+    monkeypatch.setattr(contact_import, "write", write)
+    monkeypatch.setattr(contact_import, "lock_existing", lock_existing)
+    monkeypatch.setattr(membership_turns, "PAIRS_PER_TURN", 10)
+    # 40 new contacts, then the 20 there before: turns that create, then turns that update.
+    answer = _import(tenant, list_id, _rows(range(20, 60), 0, "FR") + _rows(range(20), 5, "FR"))
+    assert answer["created"] == 40 and answer["updated"] == 20
+    writes = [created for kind, created in log if kind == "write"]
+    assert writes.count(True) >= 3 and writes.count(False) >= 3  # several turns of each
+    for before, after in zip(log, log[1:], strict=False):
+        if before == ("write", True):
+            assert after[0] == "write", "a turn tried to share right after one that created"
+    assert ("try", True) in log  # the update-only turns shared again
+    assert log[0] == ("try", False)  # the import's first turn tries

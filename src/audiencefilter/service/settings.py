@@ -95,6 +95,12 @@ class Settings(BaseSettings):
         "are mostly Python: on few cores, fewer threads fight less over the GIL.",
     )
     sqlite_busy_timeout_ms: int = Field(default=15000, ge=0)
+    sqlite_checkpoint_pages: int = Field(
+        default=10_000,
+        ge=1,
+        description="Pages of WAL after which SQLite copies them back into the database file "
+        "(`wal_autocheckpoint`; SQLite's own default is 1,000).",
+    )
     db_pool_size: int = Field(default=10, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)
     db_pool_timeout_s: float = Field(

@@ -183,17 +183,28 @@ class RowMaker:
         self.table: Table = mapper.local_table
         self.names = {attr.key: attr.columns[0].name for attr in mapper.column_attrs}
         self.defaults = [(column.name, column.default) for column in self.table.c]
+        # Every column with its constant default (None where it has none), in the table's
+        # order, and the defaults that are made per row: a row copies the one, fills in what
+        # it was given and calls the other only for what it was not (most columns of an
+        # imported contact have no value and a constant default).
+        self._constant = {
+            name: default.arg if default is not None and default.is_scalar else None
+            for name, default in self.defaults
+        }
+        self._made = [
+            (name, default.arg)
+            for name, default in self.defaults
+            if default is not None and not default.is_scalar
+        ]
 
     def row(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        given = {self.names[key]: value for key, value in values.items()}
-        row: dict[str, Any] = {}
-        for name, default in self.defaults:
-            if name in given:
-                row[name] = given[name]
-            elif default is None:
-                row[name] = None
-            else:
-                row[name] = default.arg if default.is_scalar else default.arg(None)
+        names = self.names
+        given = {names[key]: value for key, value in values.items()}
+        row = self._constant.copy()
+        row.update(given)
+        for name, make in self._made:
+            if name not in given:
+                row[name] = make(None)
         return row
 
 

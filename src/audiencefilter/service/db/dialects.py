@@ -115,6 +115,13 @@ def deferred_points(dialect: str) -> TextClause | None:
     return _DEFER_POINTS if dialect == "postgresql" else None
 
 
+def list_statistics(dialect: str) -> TextClause | None:
+    """The statement that refreshes the planner's statistics of the contacts' lists
+    (`list_statistics`); None where the planner needs none to pick a list's unique index."""
+    return _ANALYZE_LISTS if dialect == "postgresql" else None
+
+
+_ANALYZE_LISTS = text("ANALYZE contacts (list_id)")
 _DEFER_POINTS = text(
     "SET CONSTRAINTS list_points_contact_added, list_points_contact_moved DEFERRED"
 )

@@ -2,9 +2,9 @@
 
 SQLite is tuned on every new connection (an engine `connect` event): WAL journal, `synchronous=FULL`
 (a committed write survives a power cut), foreign keys on (the cascades depend on it), a busy
-timeout, and, through the filter library's `register_sqlite_functions`, a `lower()` that folds like
-Python's `str.lower()` (SQLite's own folds ASCII only), so filters fold case alike in SQL and in
-memory.
+timeout, a checkpoint every `sqlite_checkpoint_pages` pages of WAL, and, through the filter
+library's `register_sqlite_functions`, a `lower()` that folds like Python's `str.lower()`
+(SQLite's own folds ASCII only), so filters fold case alike in SQL and in memory.
 
 pysqlite's own transaction handling is switched off and the `begin` event emits `BEGIN` itself:
 plain `BEGIN` for reads, `BEGIN IMMEDIATE` for sessions that will write. A deferred transaction
@@ -17,6 +17,14 @@ lock held across that hop can wait for a thread that is itself waiting for the l
 
 Both engines hide bound parameters in their exceptions (`hide_parameters`): a logged database
 error says which statement failed, never the e-mail addresses or other personal data bound to it.
+
+SQLite's own checkpoint comes every 1,000 pages of WAL (4 MB). A turn of an import writes
+about that much, its rows landing on pages spread across the contacts' indexes, so every turn
+copied its pages back into the database file, and again the next turn for the same leaves.
+The service checkpoints every 10,000 pages (about 40 MB, the WAL file's size at rest): a leaf
+written by several turns is copied back once. Measured on an import of 60,000 rows, two
+rounds each: 17.9 and 17.1 s before, 14.8 and 15.6 s after (`synchronous = NORMAL`, for
+comparison, 16.0 and 16.4 s: the time was the copying, not the syncs).
 
 PostgreSQL sessions run in UTC so timestamps come back with a `+00:00` offset. Its pool checks
 each connection before lending it (`pool_pre_ping`): after a server restart, dead connections are
@@ -61,7 +69,7 @@ SHARED_TURNS = "shared_import_turns"
 SQLITE_CACHED_STATEMENTS = 0
 
 
-def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
+def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int, checkpoint_pages: int) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
         dbapi_connection.isolation_level = None
@@ -70,6 +78,7 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
         cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint_pages)}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -95,7 +104,9 @@ def make_engine(settings: Settings) -> Engine:
                 "cached_statements": SQLITE_CACHED_STATEMENTS,
             },
         )
-        _install_sqlite_hooks(engine, settings.sqlite_busy_timeout_ms)
+        _install_sqlite_hooks(
+            engine, settings.sqlite_busy_timeout_ms, settings.sqlite_checkpoint_pages
+        )
         register_sqlite_functions(engine)
         return engine
     connect_args: dict[str, Any] = {}

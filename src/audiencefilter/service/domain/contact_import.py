@@ -26,7 +26,7 @@ actions, as `POST /v4/actions` does.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -56,46 +56,6 @@ POINTS_RANGE = (
 ActionKey = tuple[str, int, datetime]
 Seen = dict[str, dict[str, Any]]
 """`{email key: the result of the import's first valid row with that email}` (JSON values)."""
-
-
-class _BlankRows:
-    """`RowMaker.row` for a new contact, from a blank row made once: the columns in the table's
-    order, each with its scalar default or None. A row copies it, sets the values given, then
-    calls the defaults that are functions (an id, a referral code) for the columns not given:
-    the same keys in the same order with the same values, in two thirds of the time (an import
-    makes one such row a contact)."""
-
-    def __init__(self, maker: RowMaker) -> None:
-        columns = {name: default for name, default in maker.defaults}
-        attributes = {column: name for name, column in maker.names.items()}
-        if len(attributes) != len(maker.names) or not attributes.keys() <= columns.keys():
-            raise ValueError("each attribute must name a column of its own")
-        self.names = maker.names
-        self.blank = {
-            name: default.arg if default is not None and default.is_scalar else None
-            for name, default in columns.items()
-        }
-        self.made = [
-            (name, attributes.get(name), default.arg)
-            for name, default in columns.items()
-            if default is not None and not default.is_scalar
-        ]
-
-    def row(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        row = self.blank.copy()
-        names = self.names
-        for key, value in values.items():
-            row[names[key]] = value  # every column is there already: the order stays
-        for name, attribute, make in self.made:
-            if attribute not in values:
-                row[name] = make(None)
-        return row
-
-
-FAST_CONTACT_ROWS = True
-"""Whether `_create` makes its rows with `_BlankRows` rather than `CONTACT_ROWS.row` (False:
-the plain path, which tests/service/test_import_blank_rows.py compares)."""
-_CONTACT_ROWS = _BlankRows(CONTACT_ROWS)
 
 
 @dataclass(frozen=True)
@@ -274,7 +234,7 @@ def _create(batch: _Batch, row: ImportRow) -> dict[str, Any]:
     values = {**row.fields, "listId": batch.list_id, "emailKey": row.key}
     if "points" not in values and row.actions:
         values["points"] = sum(action.increase for action in row.actions)
-    contact = _CONTACT_ROWS.row(values) if FAST_CONTACT_ROWS else CONTACT_ROWS.row(values)
+    contact = CONTACT_ROWS.row(values)
     batch.created.append((contact, row))
     return {"row": row.number, "status": "created", "id": contact["id"]}
 

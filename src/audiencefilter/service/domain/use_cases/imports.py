@@ -40,6 +40,7 @@ from typing import Any, Literal, TypeVar
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ...db import list_statistics
 from ...db.engine import SHARED_TURNS
 from ...db.models import List
 from ...ground.errors import Conflict
@@ -77,7 +78,12 @@ class Job:
 class _Import:
     """The turns of one import (`unit.Turned`); its progress is `{"next": index of the next
     row, "results": [...], "seen": contact_import.Seen, "listId": ..., "moves": pairs moved
-    a row by the turn before}`."""
+    a row by the turn before, "share": whether the next turn tries to share the list's lock}`.
+
+    A turn that created contacts is likely followed by one that creates more (a new list
+    filled, a file of new people): the next turn takes the list's lock alone at once, without
+    the try to share it, whose look-up of the rows' contacts it would repeat under the lock.
+    A turn that created none lets the next try again."""
 
     job: Job
     read_row: RowReader
@@ -93,19 +99,24 @@ class _Import:
         start = 0 if progress is None else int(progress["next"])
         moves = 0.0 if progress is None else float(progress.get("moves", 0.0))
         seen = dict(job.seen if progress is None else progress["seen"])
-        shared = self._shared(session, start, moves, seen)
+        tries = progress is None or bool(progress.get("share", True))
+        shared = self._shared(session, start, moves, seen) if tries else None
         if shared is not None:
             lst, rows = shared
         else:
             lst = list_lock.locked_list(session, job.account_id, job.list_id)
             rows = self._rows(session, lst, start, moves)
         rows, results, moved = _write(session, lst.id, rows, job, seen, shared is not None)
+        share = not any(result["status"] == "created" for result in results)
+        if not share:
+            list_statistics.refresh_if_grown(session, lst.id)
         results = ([] if progress is None else list(progress["results"])) + results
         next_ = start + len(rows)
         if next_ >= len(job.rows):
             job.seen.update(seen)
         return {"listId": lst.id, "next": next_, "results": results, "seen": seen} | {
-            "moves": moved / len(rows) if rows else 0.0
+            "moves": moved / len(rows) if rows else 0.0,
+            "share": share,
         }
 
     def _shared(
