@@ -19,6 +19,7 @@ PARSE = "Why `parse` is fast"
 SPARK = "Spark at 10 million contacts"
 RELATIONS = "Relations"
 MILLION = "A million contacts"
+MILLION_IMPORT = "The import at a million contacts, both databases (2026-11-26, the evening)"
 MEMBERSHIP = "Stored membership (the service)"
 THOUSAND = "A thousand audiences on one list"
 FILTERSET = "A FilterSet of 100,000 filters"
@@ -84,6 +85,12 @@ CLAIMS: tuple[Claim, ...] = (
           lib.relation(MEMORY_SQL[1:], ("share3", "idle60"))),
     Claim("million.audience-sqlite", MILLION, "audience over the list on SQLite, ours ÷ hand",
           at_most("1.25×", 1.25), "1,000,000 contacts a list", long.million_audience, long=True),
+    Claim("million.import-sqlite", MILLION_IMPORT, "bulk import on SQLite, ours ÷ hand",
+          at_most("≤ 2x", 2), "1,000,000 contacts, requests of 1,000", long.million_import_sqlite,
+          long=True),
+    Claim("million.import-postgresql", MILLION_IMPORT, "bulk import on PostgreSQL, ours ÷ hand",
+          at_most("≤ 2x", 2), "1,000,000 contacts, requests of 1,000",
+          long.million_import_postgresql, long=True),
     Claim("membership.page", MEMBERSHIP, "contacts page, 100 audiences ÷ none",
           at_most("≤ 1.5x", 1.5), "2,000 contacts a list, SQLite",
           services.membership("contacts page of 100")),

@@ -99,6 +99,25 @@ def million_audience(quick: bool) -> list[float]:
     return [m.ratio for m in result.measures if m.what == "audience over the list"]
 
 
+def million_import_sqlite(quick: bool) -> list[float]:
+    """The bulk import of 1,000,000 contacts on SQLite, ours ÷ hand-written (one run each)."""
+    return _million_import("sqlite", 300 if quick else 1_000_000)
+
+
+def million_import_postgresql(quick: bool) -> list[float]:
+    """The bulk import of 1,000,000 contacts on PostgreSQL, ours ÷ hand-written (one run each;
+    a throw-away server, or the one at `AUDIENCEFILTER_BENCH_PG_URL`)."""
+    return _million_import("postgresql", 300 if quick else 1_000_000)
+
+
+def _million_import(kind: str, count: int) -> list[float]:
+    with million.database(kind) as (url, note):
+        if url is None:
+            raise Unavailable(f"no PostgreSQL server for the import ({note})")
+        result = million.run(note, url, count, 1, with_profile=False, only="import")
+    return [m.ratio for m in result.measures if m.what == "bulk import"]
+
+
 def thousand_still(quick: bool) -> list[float]:
     """`PATCH` of a field no filter reads, 1,000 audiences ÷ none, 2,000 contacts, 30 runs."""
     ratios = membership_ratios(*((40, 20, 3) if quick else (2_000, 1_000, 30)))
