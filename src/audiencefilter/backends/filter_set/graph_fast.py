@@ -421,11 +421,10 @@ class Climber:
     def _reach(self, stops: Any, steps: Any, lengths: Any, ends: Any, total: int) -> Any:
         """The parents and rows of the edges above the wave's nodes, their tallies moved by
         `steps`. Each edge's index is a node's last edge (`stops`, or read here from the node
-        numbers given in its place by `_spans`) less the edges up to its own (`ends`),
-        repeated, plus a ramp kept for the set (`Arrays.ramped`), and each edge's step the
-        node's, repeated (bytes: one pass of a byte an edge, where packing the step into the
-        index took two passes of eight); `take` everywhere, and indexes of the machine's width
-        (an index of bytes costs numpy a conversion)."""
+        numbers `_spans` gives in its place) less the edges up to its own (`ends`), repeated,
+        plus a ramp kept for the set (`Arrays.ramped`); each edge's step the node's, repeated
+        (one pass of a byte an edge, where packing it into the index took two of eight);
+        `take` everywhere, indexes of the machine's width (bytes cost numpy a conversion)."""
         arrays = self.arrays
         firsts = stops if self.compact else arrays.stops.take(stops)
         firsts -= ends

@@ -183,10 +183,8 @@ class RowMaker:
         self.table: Table = mapper.local_table
         self.names = {attr.key: attr.columns[0].name for attr in mapper.column_attrs}
         self.defaults = [(column.name, column.default) for column in self.table.c]
-        # Every column with its constant default (None where it has none), in the table's
-        # order, and the defaults that are made per row: a row copies the one, fills in what
-        # it was given and calls the other only for what it was not (most columns of an
-        # imported contact have no value and a constant default).
+        # A row copies the constant defaults (None where a column has none), in the table's
+        # order, and calls a made default only for a column it was not given.
         self._constant = {
             name: default.arg if default is not None and default.is_scalar else None
             for name, default in self.defaults

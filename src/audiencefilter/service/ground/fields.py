@@ -112,9 +112,8 @@ def check_data(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_json_fast(value: Any, depth: int) -> None:
-    """`_check_json` for the exact types `json.loads` gives, found by one look at the type
-    rather than a chain of `isinstance`; anything else (a subclass, a foreign object) is left to
-    `_check_json`, so both accept the same values and raise the same first error."""
+    """`_check_json` for the exact types `json.loads` gives, by one look at the type; anything
+    else is `_check_json`'s: both accept the same values and raise the same first error."""
     if depth > MAX_DATA_DEPTH:
         raise ValueError(f"must not nest deeper than {MAX_DATA_DEPTH} levels")
     kind = type(value)

@@ -262,8 +262,7 @@ NUL, and ASCII holds no surrogate, so such text needs no `check_text` either."""
 
 
 def _text(key: str) -> Reader:
-    """A nullable text field, with the bound and pattern pydantic checks (matched whole:
-    Python's `$` lets a trailing line feed through, pydantic's does not)."""
+    """A nullable text field, pydantic's bound and pattern matched whole (not `$`: a line feed)."""
     string = _string(key)
     most, compiled = string["maxLength"], re.compile(string["pattern"])
     rule = _ASCII_RULES.get(string["pattern"])

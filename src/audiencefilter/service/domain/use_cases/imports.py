@@ -100,24 +100,28 @@ class _Import:
         moves = 0.0 if progress is None else float(progress.get("moves", 0.0))
         seen = dict(job.seen if progress is None else progress["seen"])
         tries = progress is None or bool(progress.get("share", True))
-        shared = self._shared(session, start, moves, seen) if tries else None
-        if shared is not None:
-            lst, rows = shared
-        else:
-            lst = list_lock.locked_list(session, job.account_id, job.list_id)
-            rows = self._rows(session, lst, start, moves)
-        rows, results, moved = _write(session, lst.id, rows, job, seen, shared is not None)
-        share = not any(result["status"] == "created" for result in results)
-        if not share:
+        lst, rows, shared = self._locked(session, start, moves, seen, tries)
+        rows, results, moved = _write(session, lst.id, rows, job, seen, shared)
+        created = any(result["status"] == "created" for result in results)
+        if created:
             list_statistics.refresh_if_grown(session, lst.id)
         results = ([] if progress is None else list(progress["results"])) + results
-        next_ = start + len(rows)
-        if next_ >= len(job.rows):
+        if start + len(rows) >= len(job.rows):
             job.seen.update(seen)
-        return {"listId": lst.id, "next": next_, "results": results, "seen": seen} | {
-            "moves": moved / len(rows) if rows else 0.0,
-            "share": share,
-        }
+        per_row = moved / len(rows) if rows else 0.0
+        return {"listId": lst.id, "next": start + len(rows), "results": results, "seen": seen,
+                "moves": per_row, "share": not created}  # fmt: skip
+
+    def _locked(
+        self, session: Session, start: int, moves: float, seen: contact_import.Seen, tries: bool
+    ) -> tuple[List, Rows, bool]:
+        """The list, locked, and the turn's rows; whether the lock is shared (tried only if
+        `tries`)."""
+        shared = self._shared(session, start, moves, seen) if tries else None
+        if shared is not None:
+            return shared[0], shared[1], True
+        lst = list_lock.locked_list(session, self.job.account_id, self.job.list_id)
+        return lst, self._rows(session, lst, start, moves), False
 
     def _shared(
         self, session: Session, start: int, moves: float, seen: contact_import.Seen
