@@ -10,7 +10,10 @@ from datetime import UTC, datetime
 
 
 def as_utc(value: datetime) -> datetime:
-    """The same instant in UTC; a naive value is taken to be UTC already."""
+    """The same instant in UTC; a naive value is taken to be UTC already. One already in UTC
+    is given back at once (what `astimezone` would give): clocks and imports read many."""
+    if value.tzinfo is UTC:
+        return value
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     try:

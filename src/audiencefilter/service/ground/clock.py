@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import UTC, datetime
+from datetime import datetime
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -27,10 +27,7 @@ _current: ContextVar[Clock] = ContextVar("audiencefilter_service_clock", default
 
 def now() -> datetime:
     """The current instant on the clock of the request being served, aware and in UTC."""
-    moment = _current.get()()
-    # `as_utc` gives a UTC instant itself back (`astimezone` to its own zone): the system clock's
-    # readings skip the call, read once a row by an import's instants.
-    return moment if moment.tzinfo is UTC else as_utc(moment)
+    return as_utc(_current.get()())
 
 
 def frozen() -> Clock:
