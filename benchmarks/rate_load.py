@@ -112,7 +112,9 @@ class Client(threading.Thread):
 
 class Reader(threading.Thread):
     """Polls `GET /v4/events` from a cursor, noting when each event was first received; after
-    `finish` is set it stops at the first empty page (every acknowledged write is committed)."""
+    `finish` is set it stops at the first empty page asked for after that (every acknowledged
+    write is committed by then). An empty page asked for before `finish` may have been read
+    before the last writes committed, however late it arrives: it does not end the reading."""
 
     def __init__(self, stack: Stack, list_id: str, after: str) -> None:
         super().__init__(daemon=True)
@@ -125,22 +127,24 @@ class Reader(threading.Thread):
         limit_at: float | None = None
         with self.stack.api() as api:
             while True:
-                if self.finish.is_set() and limit_at is None:
+                finishing = self.finish.is_set()
+                if finishing and limit_at is None:
                     limit_at = time.monotonic() + DRAIN_LIMIT
                 found = self._page(api)
-                if found == 0 and self.finish.is_set():
+                if found == 0 and finishing:
                     return
                 if limit_at is not None and time.monotonic() > limit_at:
                     return
-                if found == 0:
+                if not found:
                     time.sleep(POLL_PAUSE)
 
-    def _page(self, api: Any) -> int:
+    def _page(self, api: Any) -> int | None:
+        """How many events the next page held; None when it was not answered (asked again)."""
         path = f"/v4/events?listId={self.list_id}&limit=1000&after={self.after}"
         response = api.get(path)
         at = time.monotonic()
         if response.status_code != 200:
-            return 0
+            return None
         data = response.json()["data"]
         self.pages += 1
         for e in data["events"]:
