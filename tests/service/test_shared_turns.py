@@ -58,18 +58,20 @@ def api(pg_settings: Callable[..., Any], app_factory: Callable[..., ApiClient]) 
 
 class Paused:
     """Holds the first import turn whose rows include `email` inside its write (after its
-    locks, before its statements) until `release()`."""
+    locks, before its statements) until `release()`; `after`: right after its write instead
+    (its contacts, members and pair counts written, its events not yet appended)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, email: str) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, email: str, after: bool = False) -> None:
         self.inside = threading.Event()
         self._released = threading.Event()
         real = contact_import.write
 
         def write(session: Any, list_id: str, rows: Any, *args: Any, **kwargs: Any) -> Any:
+            answer = real(session, list_id, rows, *args, **kwargs) if after else None
             if not self.inside.is_set() and any(getattr(r, "key", "") == email for r in rows):
                 self.inside.set()
                 assert self._released.wait(WAIT), "the paused turn was never released"
-            return real(session, list_id, rows, *args, **kwargs)
+            return answer if after else real(session, list_id, rows, *args, **kwargs)
 
         monkeypatch.setattr(contact_import, "write", write)
 
@@ -143,16 +145,19 @@ def _behind_a_held_turn(
     list_id: str,
     other: Callable[[], Any],
     locktype: str,
+    after: bool = False,
 ) -> tuple[Any, Any]:
-    """Holds an import of contacts 0-9 (points 50 + i, FR) inside its write, runs `other`
-    meanwhile until some backend waits for a lock of `locktype`, then lets both finish; the
-    held import's answer and `other`'s."""
-    held = Paused(monkeypatch, _email(0))
+    """Holds an import of contacts 0-9 (points 50 + i, FR) inside its write (`Paused`), runs
+    `other` meanwhile until some backend waits for a lock of `locktype`, then lets both finish;
+    the held import's answer and `other`'s."""
+    held = Paused(monkeypatch, _email(0), after)
     with in_thread(lambda: _import(tenant, list_id, _rows(range(0, 10), 50, "FR"))) as first:
         assert held.inside.wait(WAIT)
         with in_thread(other) as second:
-            _waiting(api, locktype)
-            held.release()
+            try:
+                _waiting(api, locktype)
+            finally:
+                held.release()
     return first[0], second[0]
 
 

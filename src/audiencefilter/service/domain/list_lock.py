@@ -25,6 +25,16 @@ takes it in shared mode instead (`share`), locks its contacts' rows in the order
 and appends its events last (`events.appended_last`): such turns run side by side, each owning
 its contacts, and wait for each other only from their first event to their commit, on the
 counter's row. Every other writer excludes them and is excluded by them.
+
+**The kept counts (PostgreSQL).** Shared turns of one list also add to rows they do not own:
+the counts of contacts each pair of the list's audiences shares, and the notes that defer them
+(`membership/overlaps.py`). Each upsert takes its pairs' rows in an order PostgreSQL leaves
+open, so two turns adding to the same pairs could each hold one the other waits for: a deadlock,
+which PostgreSQL ends by failing one of them. A shared turn therefore takes a second lock alone,
+the list's counts lock (`hold_counts`), before its first write of those rows: shared turns of
+one list write their counts one after another, from that write to their commit (the events
+appended last come after it, so the counter's row adds no other order). A writer holding the
+list's lock alone needs no such lock.
 """
 
 from __future__ import annotations
@@ -125,6 +135,7 @@ def share(session: Session, list_id: str) -> bool:
     if defer is not None:  # its turn reads no position: the histogram's rows at commit only
         session.execute(defer)
     _held(session).add(list_id)
+    _marked(session, _SHARED).add(list_id)
     return True
 
 
@@ -132,6 +143,25 @@ def unshare(session: Session, list_id: str) -> None:
     """Forgets the shared lock after the savepoint that took it was rolled back (PostgreSQL
     released it then)."""
     _held(session).discard(list_id)
+    _marked(session, _SHARED).discard(list_id)
+
+
+def hold_counts(session: Session, list_id: str) -> None:
+    """Before a write of the list's kept counts (its audiences' pair counts and their notes):
+    in a transaction sharing the list's lock, takes the list's counts lock alone, until the
+    transaction ends (see *The kept counts*); otherwise nothing, the list's lock being held
+    alone. Taken again inside a savepoint, whose rollback would release it."""
+    if list_id not in _marked(session, _SHARED):
+        return
+    counting = _marked(session, _COUNTING)
+    if list_id in counting:
+        return
+    statement = dialects.advisory_lock(dialects.dialect_of(session), shared=False)
+    if statement is None:
+        return
+    session.execute(statement, {"lock_key": _counts_key(list_id)})
+    if not session.in_nested_transaction():
+        counting.add(list_id)
 
 
 def locked_list(session: Session, account_id: str, list_id: str) -> List:
@@ -224,6 +254,24 @@ def _list_key(list_id: str) -> int:
     only wait for each other)."""
     digest = hashlib.blake2b(list_id.encode(), digest_size=8, person=b"af-list-lock").digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+def _counts_key(list_id: str) -> int:
+    """The key of the list's counts lock (`hold_counts`), apart from its list's lock."""
+    digest = hashlib.blake2b(list_id.encode(), digest_size=8, person=b"af-list-counts").digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _marked(session: Session, name: str) -> set[str]:
+    """The lists this transaction marked `name` (`_SHARED`, `_COUNTING`)."""
+    found: set[str] = session.info.setdefault(name, set())
+    return found
+
+
+_SHARED = "list_lock_shared"
+"""The lists whose lock this transaction holds shared (`share`)."""
+_COUNTING = "list_lock_counting"
+"""The lists whose counts lock this transaction holds outside any savepoint (`hold_counts`)."""
 
 
 def _held(session: Session) -> set[str]:

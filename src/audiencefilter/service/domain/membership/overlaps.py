@@ -19,7 +19,10 @@ adds what it moved, never recounts, and the two shapes of `store.py` move it dif
   the audience's own rows are written.
 
 Every writer holds the list's lock (`list_lock.py`), so two writes never add to one row at once
-from stale counts; the upsert itself adds, so the rows need no read before.
+from stale counts; the upsert itself adds, so the rows need no read before. Import turns that
+share the list's lock take its counts lock first (`list_lock.hold_counts`, from
+`store._move_pairs`): their upserts would otherwise take the same pairs' rows in different
+orders and deadlock.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ from ...db.by_ids import ByIds
 from ...db.dialects import ids_in
 from ...db.models import Audience, Membership
 from ...ground import clock
-from .. import events, experiments, references
+from .. import events, experiments, list_lock, references
 from ..audience_filters import (
     StoredAudience,
 )
@@ -233,6 +233,8 @@ def _move_pairs(
     together = dialects.writes_in_with(dialect) and dialects.unpacks(dialect)
     plain = dated is None and not any(a.experiment for a, _ in entering)
     kept = shift is not None and overlaps.moved(shift)
+    if kept:  # shared turns of one list add to the same pairs: one after another
+        list_lock.hold_counts(session, list_id)
     shape = overlaps.shape_of(dialect, shift) if shift is not None else overlaps.PAIRS
     if kept and shape == overlaps.PAIRS:
         overlaps.settle(session, list_id)  # noted contacts' moves first, else counted twice

@@ -1,0 +1,142 @@
+"""Shared import turns and the kept pair counts (PostgreSQL): one after another, no deadlock.
+
+Import turns that only update contacts share their list's lock (`list_lock.share`) and run
+side by side, but each adds to the counts of the pairs of audiences its contacts moved
+(`membership/overlaps.py`): rows no turn owns. Two upserts taking the same pairs' rows in
+different orders deadlocked, and PostgreSQL failed one of the imports (a 503 under four
+importers of one list). A shared turn now takes the list's counts lock
+(`list_lock.hold_counts`) before its first write of a count. These tests check:
+
+- a turn moving the pairs a held turn moved waits for that lock (seen in `pg_locks`, not
+  timed), not for a row of the counts, and both then write what the filters say;
+- many importers at once, each on contacts of its own, all answer 200 and the kept counts
+  equal the members (the concurrency the rate benchmark found the deadlock with);
+- a transaction holding the list's lock alone takes no counts lock.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from audiencefilter.service.domain import list_lock
+from audiencefilter.service.domain.membership import overlaps
+
+from .conftest import ApiClient, url_settings
+from .test_overlap_kept import check_kept
+from .test_shared_turns import (
+    WAIT,
+    _behind_a_held_turn,
+    _check,
+    _email,
+    _import,
+    _rows,
+    _setup,
+    _start,
+)
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def api(pg_database: Callable[[], str], app_factory: Callable[..., ApiClient]) -> ApiClient:
+    return app_factory(url_settings(pg_database(), auto_migrate=True, membership_sweep_seconds=0))
+
+
+def test_a_turn_moving_the_same_pairs_waits_for_the_counts_lock(
+    api: ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant, list_id, _, audiences = _setup(api)
+
+    def same_pairs() -> Any:  # into the same three audiences as the held turn's contacts
+        return _import(tenant, list_id, _rows(range(10, 20), 60, "FR"))
+
+    # Held after its write; the other waits for the counts lock (before it: for a count's row).
+    first, second = _behind_a_held_turn(
+        api, monkeypatch, tenant, list_id, same_pairs, "advisory", after=True
+    )
+    assert first["updated"] == 10 and second["updated"] == 10
+    _check(tenant, list_id, audiences, _start(tenant, audiences))
+    check_kept(tenant, api.app.state.db, list_id)
+
+
+IMPORTERS = 4
+REQUESTS = 16
+ROWS = 8
+CONTACTS = 64
+MORE = ("points >= 20", "points < 70", 'country = "DE"', 'points >= 35 OR country = "DE"')
+"""Audiences beside `_setup`'s three: seven, so a contact's move changes many pairs' counts."""
+
+
+WAYS = [(True, 1), (True, 3), (False, 64)]
+"""How one contact's move is counted: noted (settled every 1 or 3 notes) or added at once."""
+
+
+@pytest.mark.parametrize(("noted", "every"), WAYS, ids=["noted-1", "noted-3", "at-once"])
+def test_importers_of_one_list_at_once_all_succeed_and_keep_the_counts(
+    api: ApiClient, monkeypatch: pytest.MonkeyPatch, noted: bool, every: int
+) -> None:
+    """Four importers of one list, each on contacts of its own, alternating requests where one
+    row changes (its contact's move is noted, `overlaps.NOTED`) with requests where every row
+    does (their pairs are added after the list's notes are settled): the writes of the counts
+    that deadlocked, or lost a move noted while the list was settled. Seeded; settling every
+    `every` notes rather than 64, so it happens often."""
+    monkeypatch.setattr(overlaps, "NOTE_ONE_CONTACT", noted)
+    monkeypatch.setattr(overlaps, "SETTLE_EVERY", every)
+    tenant, list_id, _, audiences = _setup(api, contacts=CONTACTS)
+    for index, filters in enumerate(MORE):
+        body = {"name": f"more{index}", "listId": list_id, "filtersText": filters}
+        tenant.ok("POST", "/v4/audiences", 201, json=body)
+    failures: list[str] = []
+
+    def importer(number: int) -> None:
+        rng = random.Random(number)
+        own = list(range(number, CONTACTS, IMPORTERS))
+        values = {i: (i, "DE") for i in own}  # as `_setup` made them
+        for request in range(REQUESTS):
+            chosen = rng.sample(own, ROWS)
+            moving = chosen if request % 2 else chosen[:1]
+            for i in moving:
+                values[i] = (rng.randrange(0, 100), rng.choice(("FR", "DE")))
+            rows = [{"email": _email(i), "points": values[i][0], "country": values[i][1]}
+                    for i in chosen]  # fmt: skip
+            path = f"/v4/contacts/import?listId={list_id}&mode=upsert"
+            response = tenant.call("POST", path, json=rows)
+            if response.status_code != 200:
+                failures.append(f"{response.status_code} {response.text[:200]}")
+
+    threads = [threading.Thread(target=importer, args=(n,), daemon=True) for n in range(IMPORTERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+        assert not thread.is_alive(), "an importer never finished"
+    assert failures == []
+    _check(tenant, list_id, audiences, _start(tenant, audiences))
+    check_kept(tenant, api.app.state.db, list_id)
+
+
+def test_a_list_locked_alone_takes_no_counts_lock(api: ApiClient) -> None:
+    _, list_id, _, _ = _setup(api, contacts=1)
+    database = api.app.state.db
+    with database.transaction() as session:
+        list_lock.take(session, list_id)
+        list_lock.hold_counts(session, list_id)
+        assert _advisory_locks(session) == 1  # the list's own
+    with database.transaction() as session:
+        assert list_lock.share(session, list_id)
+        list_lock.hold_counts(session, list_id)
+        list_lock.hold_counts(session, list_id)  # once a transaction
+        assert _advisory_locks(session) == 2  # the list's, shared, and its counts lock
+
+
+def _advisory_locks(session: Any) -> int:
+    return int(session.execute(_MINE).scalar_one())
+
+
+_MINE = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
