@@ -45,6 +45,7 @@ class Stack:
     database_url: str
     note: str
     service: served.Service
+    log: Path
 
     def api(self) -> httpx.Client:
         """A client of its own for each thread (httpx clients are not shared across threads)."""
@@ -96,9 +97,18 @@ def stack(workers: int) -> Iterator[Stack | None]:
             settings = _settings(workers, redis_url)
             try:
                 with served.running(url, log, workers=workers, settings=settings) as service:
-                    yield Stack(service.url, key, database, url, note, service)
+                    yield Stack(service.url, key, database, url, note, service, log)
             finally:
                 database.dispose()
+
+
+def logged_errors(log: Path) -> list[str]:
+    """The service log's lines at level ERROR so far: what a request answered 500 or 503 for
+    (the answer says only "unavailable"; the log names the database's error)."""
+    if not log.exists():
+        return []
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [line for line in lines if " ERROR " in line]
 
 
 def new_list(stack: Stack, contacts: int) -> str:

@@ -46,7 +46,7 @@ from .rate_batch import Batched, sustain_batches
 from .rate_changes import Build, build, changes
 from .rate_load import Sustained, percentile, sustain
 from .rate_profile import profile_updates
-from .rate_setup import AUDIENCES, Stack, add_audiences, new_list, stack
+from .rate_setup import AUDIENCES, Stack, add_audiences, logged_errors, new_list, stack
 
 RATE_TARGET = 1000.0
 LAG_TARGET = 1.0
@@ -75,6 +75,8 @@ class Result:
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     profile: str = ""
+    errors_logged: list[str] = field(default_factory=list)
+    """The service's log lines at level ERROR (`rate_setup.logged_errors`)."""
 
 
 def _list_figures(
@@ -121,6 +123,7 @@ def run(args: argparse.Namespace) -> Result | None:
             return None
         result = Result(args.workers, st.note, load_before=load_before)
         measure(st, args, result)
+        result.errors_logged = logged_errors(st.log)
     result.load_after = os.getloadavg()
     return result
 
@@ -215,6 +218,9 @@ def render(result: Result, args: argparse.Namespace) -> str:
         lines += render_batched(result.batched)
     for figures in result.lists:
         lines += render_list(figures)
+    if result.errors_logged:
+        lines.append(f"the service logged {len(result.errors_logged)} errors, the first:")
+        lines += [f"  {line}" for line in result.errors_logged[:5]]
     return "\n".join(lines)
 
 
