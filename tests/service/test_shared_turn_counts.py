@@ -81,23 +81,28 @@ MORE = ("points >= 20", "points < 70", 'country = "DE"', 'points >= 35 OR countr
 """Audiences beside `_setup`'s three: seven, so a contact's move changes many pairs' counts."""
 
 
-WAYS = [(True, 1), (True, 3), (False, 64)]
-"""How one contact's move is counted: noted (settled every 1 or 3 notes) or added at once."""
+WAYS = [(True, 1, False), (True, 3, False), (False, 64, False), (True, 3, True)]
+"""How one contact's move is counted (noted and settled every 1 or 3 notes, or added at once),
+and whether the writers mix: importers on any contact of the list, and one writer PATCHing."""
 
 
-@pytest.mark.parametrize(("noted", "every"), WAYS, ids=["noted-1", "noted-3", "at-once"])
+@pytest.mark.parametrize(
+    ("noted", "every", "mixed"), WAYS, ids=["noted-1", "noted-3", "at-once", "mixed-noted-3"]
+)
 def test_importers_of_one_list_at_once_all_succeed_and_keep_the_counts(
-    either_api: ApiClient, monkeypatch: pytest.MonkeyPatch, noted: bool, every: int
+    either_api: ApiClient, monkeypatch: pytest.MonkeyPatch, noted: bool, every: int, mixed: bool
 ) -> None:
     """Four importers of one list, each on contacts of its own, alternating requests where one
     row changes (its contact's move is noted, `overlaps.NOTED`) with requests where every row
     does (their pairs are added after the list's notes are settled): the writes of the counts
     that deadlocked, or lost a move noted while the list was settled. Seeded; settling every
-    `every` notes rather than 64, so it happens often."""
+    `every` notes rather than 64, so it happens often. `mixed`: three importers choose among
+    all the contacts and the fourth writer PATCHes one contact a request."""
     monkeypatch.setattr(overlaps, "NOTE_ONE_CONTACT", noted)
     monkeypatch.setattr(overlaps, "SETTLE_EVERY", every)
     api = either_api
-    tenant, list_id, _, audiences = _setup(api, contacts=CONTACTS)
+    tenant, list_id, ids, audiences = _setup(api, contacts=CONTACTS)
+    by_email = {email: contact_id for contact_id, email in ids.items()}
     for index, filters in enumerate(MORE):
         body = {"name": f"more{index}", "listId": list_id, "filtersText": filters}
         tenant.ok("POST", "/v4/audiences", 201, json=body)
@@ -105,7 +110,7 @@ def test_importers_of_one_list_at_once_all_succeed_and_keep_the_counts(
 
     def importer(number: int) -> None:
         rng = random.Random(number)
-        own = list(range(number, CONTACTS, IMPORTERS))
+        own = list(range(CONTACTS)) if mixed else list(range(number, CONTACTS, IMPORTERS))
         values = {i: (i, "DE") for i in own}  # as `_setup` made them
         for request in range(REQUESTS):
             chosen = rng.sample(own, ROWS)
@@ -114,8 +119,12 @@ def test_importers_of_one_list_at_once_all_succeed_and_keep_the_counts(
                 values[i] = (rng.randrange(0, 100), rng.choice(("FR", "DE")))
             rows = [{"email": _email(i), "points": values[i][0], "country": values[i][1]}
                     for i in chosen]  # fmt: skip
-            path = f"/v4/contacts/import?listId={list_id}&mode=upsert"
-            response = tenant.call("POST", path, json=rows)
+            if mixed and number == IMPORTERS - 1:
+                path, body = f"/v4/contacts/{by_email[_email(chosen[0])]}", rows[0]
+                response = tenant.call("PATCH", path, json=body)
+            else:
+                path = f"/v4/contacts/import?listId={list_id}&mode=upsert"
+                response = tenant.call("POST", path, json=rows)
             if response.status_code != 200:
                 failures.append(f"{response.status_code} {response.text[:200]}")
 
