@@ -157,8 +157,7 @@ def hold_counts(session: Session, list_id: str) -> None:
     if list_id in counting:
         return
     statement = dialects.advisory_lock(dialects.dialect_of(session), shared=False)
-    if statement is None:
-        return
+    assert statement is not None  # marked shared only where the database has the lock
     session.execute(statement, {"lock_key": _counts_key(list_id)})
     if not session.in_nested_transaction():
         counting.add(list_id)
@@ -252,18 +251,22 @@ _HELD = "list_lock_held"
 def _list_key(list_id: str) -> int:
     """The advisory lock's key of a list: 64 bits of a hash of its id (two lists sharing a key
     only wait for each other)."""
-    digest = hashlib.blake2b(list_id.encode(), digest_size=8, person=b"af-list-lock").digest()
-    return int.from_bytes(digest, "big", signed=True)
+    return _key(list_id, b"af-list-lock")
 
 
 def _counts_key(list_id: str) -> int:
     """The key of the list's counts lock (`hold_counts`), apart from its list's lock."""
-    digest = hashlib.blake2b(list_id.encode(), digest_size=8, person=b"af-list-counts").digest()
+    return _key(list_id, b"af-list-counts")
+
+
+def _key(list_id: str, person: bytes) -> int:
+    """64 bits of a hash of the list's id, personalised by the lock they key."""
+    digest = hashlib.blake2b(list_id.encode(), digest_size=8, person=person).digest()
     return int.from_bytes(digest, "big", signed=True)
 
 
 def _marked(session: Session, name: str) -> set[str]:
-    """The lists this transaction marked `name` (`_SHARED`, `_COUNTING`)."""
+    """The lists this transaction marked `name` (`_HELD`, `_SHARED`, `_COUNTING`)."""
     found: set[str] = session.info.setdefault(name, set())
     return found
 
@@ -277,8 +280,7 @@ _COUNTING = "list_lock_counting"
 def _held(session: Session) -> set[str]:
     """The lists whose lock this transaction took, shared or alone (a session is one
     transaction of the service's units of work): a shared turn's appends take no other."""
-    found: set[str] = session.info.setdefault(_HELD, set())
-    return found
+    return _marked(session, _HELD)
 
 
 def _hold(session: Session, list_id: str) -> bool:
