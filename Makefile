@@ -6,10 +6,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SERVE_STAMP := $(VENV)/.installed-service
+NODE_DIR := tests/interop/node
+NODE_STAMP := $(NODE_DIR)/node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-service serve test deep lint fmt type check bench fuzz drills drills-fast docs dist clean
+.PHONY: install install-service node-packages serve test deep lint fmt type check bench fuzz drills drills-fast docs dist clean
 
 $(SERVE_STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -25,6 +27,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The interop tests run react-querybuilder, pinned by the lock file; without npm they are
+# skipped (or fail under AUDIENCEFILTER_REQUIRE_SERVERS=1), so a machine without Node still tests.
+$(NODE_STAMP): $(NODE_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  (cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error) && touch $(NODE_STAMP); \
+	else echo "npm not found: the react-querybuilder interop tests will be skipped"; fi
+
+node-packages: $(NODE_STAMP)
+
 install-service: $(SERVE_STAMP)
 
 serve: install-service  ## the main job: the reference service on the embedded SQLite database
@@ -33,7 +44,7 @@ serve: install-service  ## the main job: the reference service on the embedded S
 # Two processes, a file's tests kept together in one (each process starts its own throw-away
 # servers); `make test WORKERS=0` runs in one process.
 WORKERS ?= 2
-test: install  ## every test; starts throw-away PostgreSQL/MariaDB servers when their binaries exist
+test: install node-packages  ## every test; starts throw-away PostgreSQL/MariaDB servers when their binaries exist
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
 
 SHAPE_TESTS = tests/test_column_types.py tests/test_shapes_relations.py tests/test_shape_values.py tests/test_python_values.py tests/test_frame_shapes.py
