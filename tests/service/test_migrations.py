@@ -41,6 +41,8 @@ TABLES = {
     "list_points",
     "audience_versions",
     "audience_overlaps",
+    "suppressions",
+    "suppression_keys",
     "alembic_version",
 }
 

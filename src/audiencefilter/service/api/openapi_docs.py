@@ -242,6 +242,8 @@ REQUEST_EXAMPLES: dict[str, Any] = {
     "PATCH /v4/webhooks/{id}": {"enabled": True},
     "POST /v4/lists/{listId}/fields": {"key": "birthday", "type": "date", "label": "Birthday"},
     "PATCH /v4/lists/{listId}/fields/{key}": {"label": "Date of birth"},
+    "POST /v4/lists/{listId}/suppressions/check": {"email": "ada@example.com"},
+    "POST /v4/lists/{listId}/suppressions/remove": {"email": "ada@example.com"},
 }
 
 _EMAIL_PROBLEM = ValidationIssue(

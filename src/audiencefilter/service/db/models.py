@@ -397,6 +397,36 @@ class IdempotencyRecord(Base):
     )
 
 
+class SuppressionKey(Base):
+    """The key of a list's suppressed e-mails (`domain/suppression.py`): random, made with the
+    list's first suppression, and kept apart from the hashes it keys."""
+
+    __tablename__ = "suppression_keys"
+
+    listId: Mapped[str] = mapped_column(
+        "list_id",
+        String(ID_LENGTH),
+        ForeignKey("lists.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    key: Mapped[str] = mapped_column("key", String(64), nullable=False)
+
+
+class Suppression(Base):
+    """An e-mail a list no longer takes (its person was erased), as a keyed hash of it."""
+
+    __tablename__ = "suppressions"
+
+    listId: Mapped[str] = mapped_column(
+        "list_id",
+        String(ID_LENGTH),
+        ForeignKey("lists.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    emailHash: Mapped[str] = mapped_column("email_hash", String(64), primary_key=True)
+    createdAt: Mapped[datetime] = _created()
+
+
 class Membership(Base):
     """A contact that is in an audience now: the stored membership every read uses.
 

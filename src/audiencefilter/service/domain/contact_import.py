@@ -6,6 +6,8 @@ look-up of the emails and the writes (`use_cases/imports.py` cuts the import int
 
 - mode `create` (the default) creates the contacts whose email is new, and answers `exists` for
   the others, which it never changes;
+- a row whose e-mail the list suppresses (its person was erased: `suppression.py`) is
+  answered `suppressed` and writes nothing;
 - mode `upsert` also updates the contacts it finds by email (ignoring case): the fields a row
   sends replace the stored ones, the fields it leaves out stay, and it answers `updated` with
   what changed, or `unchanged` when the contact already was as the row says. Sending the same
@@ -40,11 +42,11 @@ from ..db.bulk import RowMaker, insert_rows, update_by_id
 from ..db.models import Action, Contact, json_text, new_id
 from ..ground import clock
 from ..ground.fields import MAX_SAFE_INTEGER
-from . import write_effects
+from . import suppression, write_effects
 
 CREATE = "create"
 UPSERT = "upsert"
-STATUSES = ("created", "updated", "unchanged", "exists", "duplicate", "invalid")
+STATUSES = ("created", "updated", "unchanged", "exists", "duplicate", "suppressed", "invalid")
 CHUNK = 500
 ACTIONS = cast(Table, Action.__table__)
 CONTACT_ROWS = RowMaker(Contact)
@@ -104,6 +106,7 @@ class _Batch:
     existing: dict[str, Contact]
     stored_actions: dict[str, Counter[ActionKey]]
     seen: Seen
+    suppressed: set[str] = field(default_factory=set)
     created: list[tuple[dict[str, Any], ImportRow]] = field(default_factory=list)
     updated: list[tuple[str, list[str]]] = field(default_factory=list)
     changes: list[dict[str, Any]] = field(default_factory=list)
@@ -128,6 +131,7 @@ def write(
     with_actions = mode == UPSERT and any(isinstance(r, ImportRow) and r.actions for r in rows)
     stored = _stored_actions(session, [c.id for c in existing.values()]) if with_actions else {}
     batch = _Batch(session, list_id, mode, existing, stored, seen)
+    batch.suppressed = _suppressed(session, list_id, rows, existing, seen)
     results = [_take(batch, row) for row in rows]
     return results, _finish(batch, announce, most)
 
@@ -149,6 +153,18 @@ def lock_existing(
         .with_for_update(key_share=True)
     )
     return len(session.scalars(statement).all()) == len(keys)
+
+
+def _suppressed(
+    session: Session,
+    list_id: str,
+    rows: Sequence[ImportRow | InvalidRow],
+    existing: dict[str, Contact],
+    seen: Seen,
+) -> set[str]:
+    """The e-mail keys of rows that would create a contact the list suppresses."""
+    new = [key for key in _keys(rows, seen) if key not in existing]
+    return suppression.suppressed(session, list_id, new) if new else set()
 
 
 def _keys(rows: Sequence[ImportRow | InvalidRow], seen: Seen) -> list[str]:
@@ -202,7 +218,9 @@ def _take(batch: _Batch, row: ImportRow | InvalidRow) -> dict[str, Any]:
     if first is not None:
         return _again(row, first, batch.mode)
     contact = batch.existing.get(row.key)
-    if contact is not None and batch.mode == CREATE:
+    if contact is None and row.key in batch.suppressed:
+        result = {"row": row.number, "status": "suppressed"}
+    elif contact is not None and batch.mode == CREATE:
         result = {"row": row.number, "status": "exists", "id": contact.id}
     elif contact is None:
         result = _create(batch, row)
@@ -226,6 +244,8 @@ def _again(row: ImportRow, first: dict[str, Any], mode: str) -> dict[str, Any]:
     is a `duplicate` of the first."""
     if mode == CREATE and first["status"] == "exists":
         return {"row": row.number, "status": "exists", "id": first["id"]}
+    if first["status"] == "suppressed":
+        return {"row": row.number, "status": "suppressed"}
     return {"row": row.number, "status": "duplicate", "sameAsRow": first["row"]}
 
 

@@ -5,6 +5,8 @@ the contact; `POST .../erase` deletes it if it still exists and redacts every co
 personal data (events, webhook deliveries, recorded retries). Both name the list so that they
 reach a contact deleted earlier, whose events outlive it (`domain/use_cases/erasure.py`).
 Erasing again changes nothing and answers the same shape, so a retry is safe without a key.
+An erasure suppresses the contact's e-mails in the list (`domain/suppression.py`);
+`POST .../suppressions/check` and `.../suppressions/remove` look one up and take it back.
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ from fastapi import APIRouter
 from ...domain.use_cases import erasure
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey, SettingsDep
-from ..schemas.erasure import ContactExportResponse, ErasureResponse
+from ..schemas.erasure import (
+    ContactExportResponse,
+    ErasureResponse,
+    SuppressionIn,
+    SuppressionResponse,
+)
 from ..schemas.views import action_view
 
 router = APIRouter(prefix="/lists", tags=["contacts"])
@@ -46,6 +53,40 @@ def erase_contact(
         **asdict(done.erased),
     }
     return data({"erasure": view})
+
+
+@router.post(
+    "/{listId}/suppressions/check",
+    response_model=SuppressionResponse,
+    summary="Whether a list suppresses an e-mail",
+    description="An erasure suppresses the e-mails of the erased contact in its list: imports "
+    "answer `suppressed` for them, a private create answers 409, a sign-up creates nothing. "
+    "The list keeps a keyed hash of each, not the address.",
+)
+def check_suppression(
+    listId: str, body: SuppressionIn, principal: PrivateKey, database: DatabaseDep
+) -> JSONResponse:
+    found = erasure.check_suppressed(database, principal.account_id, listId, body.email)
+    return data({"suppression": {"listId": listId, "suppressed": found}})
+
+
+@router.post(
+    "/{listId}/suppressions/remove",
+    response_model=SuppressionResponse,
+    summary="Take an e-mail off a list's suppressions",
+    description="After this the list takes the e-mail again (an import or a create makes a "
+    "new contact). Logged with the account and the key that asked; removing an e-mail that "
+    "is not suppressed changes nothing.",
+)
+def remove_suppression(
+    listId: str, body: SuppressionIn, principal: PrivateKey, database: DatabaseDep
+) -> JSONResponse:
+    asked_by = f"account {principal.account_id}, key {principal.key_id}"
+    removed = erasure.unsuppress(
+        database, principal.account_id, listId, body.email, asked_by=asked_by
+    )
+    view = {"listId": listId, "suppressed": False, "removed": removed}
+    return data({"suppression": view})
 
 
 def _membership(found: erasure.CurrentMembership) -> dict[str, Any]:

@@ -28,6 +28,25 @@ class ErasureData(BaseModel):
     erasure: ErasureOut
 
 
+class SuppressionIn(BaseModel):
+    """An e-mail to look up in, or take off, a list's suppressions (in the body, never in the
+    path or the query, which logs and proxies keep)."""
+
+    email: str = Field(min_length=1, max_length=254)
+
+
+class SuppressionOut(BaseModel):
+    listId: str
+    suppressed: bool = Field(description="Whether the list suppresses the e-mail now.")
+    removed: bool | None = Field(
+        default=None, description="For a removal: whether the e-mail was suppressed before it."
+    )
+
+
+class SuppressionData(BaseModel):
+    suppression: SuppressionOut
+
+
 class MembershipOut(BaseModel):
     audienceId: str
     name: str
@@ -54,5 +73,6 @@ class ContactExportData(BaseModel):
     export: ContactExportOut
 
 
+SuppressionResponse = envelope("SuppressionResponse", SuppressionData)
 ErasureResponse = envelope("ErasureResponse", ErasureData)
 ContactExportResponse = envelope("ContactExportResponse", ContactExportData)

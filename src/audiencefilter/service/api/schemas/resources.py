@@ -494,7 +494,9 @@ class ImportResult(BaseModel):
     """What became of one row of an import."""
 
     row: int = Field(description="The row: its 1-based place in the array, or its line number.")
-    status: Literal["created", "updated", "unchanged", "exists", "duplicate", "invalid"]
+    status: Literal[
+        "created", "updated", "unchanged", "exists", "duplicate", "suppressed", "invalid"
+    ]
     id: str | None = Field(
         default=None,
         description="The contact created, updated or left unchanged, or the one that has the "
@@ -522,6 +524,11 @@ class ImportData(BaseModel):
         description="Rows whose email a contact of the list already has (mode `create`)."
     )
     duplicate: int = Field(description="Rows whose email an earlier row of the import has.")
+    suppressed: int = Field(
+        default=0,
+        description="Rows whose email the list suppresses (its person was erased): nothing "
+        "written; `POST /v4/lists/{listId}/suppressions/remove` takes an email back.",
+    )
     invalid: int
     results: list[ImportResult]
 

@@ -50,7 +50,7 @@ from ...ground import clock
 from ...ground.errors import Conflict, DomainError, not_found
 from ...ground.fields import normalise_email
 from ...settings import Settings
-from .. import custom_fields, list_lock, public_fields, relations, write_effects
+from .. import custom_fields, list_lock, public_fields, relations, suppression, write_effects
 from ..audience_filters import read_filters
 from ..contact_pages import ContactPages, Paging
 from ..membership import written
@@ -120,6 +120,12 @@ def _unique_email() -> Iterator[None]:
         raise Conflict(DUPLICATE_EMAIL) from None
 
 
+def _refuse_suppressed(session: Session, list_id: str, email: str) -> None:
+    """A 409 for an e-mail the list suppresses (its person was erased)."""
+    if suppression.is_suppressed(session, list_id, email):
+        raise Conflict(suppression.SUPPRESSED)
+
+
 def create(
     settings: Settings,
     account_id: str,
@@ -132,6 +138,7 @@ def create(
     def work(session: Session) -> View:
         lst = list_lock.locked_list(session, account_id, list_id)
         custom_fields.check_data(lst, values.get("data"))
+        _refuse_suppressed(session, lst.id, values["email"])
         contact = Contact(listId=lst.id, emailKey=values["email"].lower(), **values)
         session.add(contact)
         session.flush()
@@ -164,7 +171,7 @@ def sign_up(account_id: str, list_id: str, values: Mapping[str, Any], writes: Wr
 def _add_unless_listed(session: Session, list_id: str, values: Mapping[str, Any]) -> None:
     key = values["email"].lower()
     known = select(Contact.id).where(Contact.listId == list_id, Contact.emailKey == key)
-    if session.scalar(known) is not None:
+    if session.scalar(known) is not None or suppression.is_suppressed(session, list_id, key):
         return
     contact = Contact(listId=list_id, emailKey=key, **values)
     try:
@@ -220,6 +227,7 @@ def _write_fields(
     answer need (`membership/written.py`), the door having read the row before the lock."""
     if "email" in values:
         values["emailKey"] = values["email"].lower()
+        _refuse_suppressed(session, contact.listId, values["email"])
     session.expire(contact)  # the row is read back below: the loaded one is past
     if values and written.write_contact(session, contact_id, values) is None:
         raise not_found("Contact")  # deleted before the list's lock was taken

@@ -9,7 +9,9 @@ exists), its actions, the audiences it is in now with the instant it entered and
 and every event of the feed that names it, the history of its memberships among them. The
 erasure (`domain/erasure.py` says what it redacts and what it keeps) deletes the contact as a
 deletion does, reporting its exits and `contact.deleted` without its e-mail, then appends
-`contact.erased`, which tells every consumer of the feed to erase its own copies.
+`contact.erased`, which tells every consumer of the feed to erase its own copies, and suppresses
+the e-mails the contact was known by (`domain/suppression.py`), so no import or sign-up makes
+the person again.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ...db.models import Action, Audience, Contact, Event, List, Membership
 from ...db.queries import owned_list, plausible_id
 from ...ground.errors import not_found
 from ...settings import Settings
-from .. import erasure, event_feed, list_lock, write_effects
+from .. import erasure, event_feed, list_lock, suppression, write_effects
 from ..contact_pages import ContactPages
 from ..erasure import Erased
 
@@ -91,7 +93,24 @@ def erase(database: Database, account_id: str, list_id: str, contact_id: str) ->
             session.flush()
         write_effects.contact_erased(session, lst.id, contact_id)
         erased = erasure.redact_traces(session, account_id, lst.id, contact_id, emails)
+        suppression.suppress(session, lst.id, emails)
         return Erasure(lst.id, contact_id, contact is not None, erased)
+
+
+def check_suppressed(database: Database, account_id: str, list_id: str, email: str) -> bool:
+    """Whether the account's list suppresses this e-mail."""
+    with database.reading() as session:
+        lst = owned_list(session, account_id, list_id)
+        return suppression.is_suppressed(session, lst.id, email)
+
+
+def unsuppress(
+    database: Database, account_id: str, list_id: str, email: str, *, asked_by: str
+) -> bool:
+    """Takes the e-mail off the list's suppressions (logged); whether it was on them."""
+    with database.transaction() as session:
+        lst = list_lock.locked_list(session, account_id, list_id)
+        return suppression.remove(session, lst.id, email, asked_by=asked_by)
 
 
 def export(

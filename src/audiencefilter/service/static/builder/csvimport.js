@@ -214,7 +214,9 @@ function showLine(line) {
     const d = line.data;
     $("import-progress").hidden = true;
     say(`Imported: ${d.read} rows read, ${d.created} created, ${d.updated} updated, ` +
-      `${d.exists} already there, ${d.duplicate} repeated, ${d.rejected} rejected.`);
+      `${d.exists} already there, ${d.duplicate} repeated, ` +
+      `${d.suppressed ? `${d.suppressed} suppressed (erased earlier), ` : ""}` +
+      `${d.rejected} rejected.`);
     return;
   }
   say(line.message || line.detail || "The import stopped", true);
