@@ -114,7 +114,9 @@ def test_the_suppression_keeps_no_address(api: ApiClient) -> None:
     assert check["suppression"]["suppressed"] is True
 
 
-def test_a_removal_lets_the_email_in_again(api: ApiClient, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_removal_lets_the_email_in_again(
+    api: ApiClient, caplog: pytest.LogCaptureFixture
+) -> None:
     tenant, lst = _erased(api)
     path = f"/v4/lists/{lst}/suppressions"
     with caplog.at_level("WARNING", logger="audiencefilter.service.suppression"):
