@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .csv_cells import CellError, CsvError, CsvRow, CsvRows, csv_cell, read_csv
+from .csv_format import CsvFormat, FormatEvidence
 from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
 from .filter import Filter, Predicate, from_format, parse, parse_text
@@ -86,6 +87,7 @@ __all__ = [
     "FilterClock",
     "FrameError",
     "FilterError",
+    "FormatEvidence",
     "FilterField",
     "FilterQuery",
     "FilterValidation",
@@ -95,6 +97,7 @@ __all__ = [
     "Blank",
     "CellError",
     "CsvError",
+    "CsvFormat",
     "CsvRow",
     "CsvRows",
     "Limits",

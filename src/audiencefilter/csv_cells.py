@@ -5,7 +5,9 @@ the service's import), so that a file one of them takes, the others take alike:
 
 - an empty cell is null (CSV cannot tell "" from missing);
 - a number stays exact (an integer stays an int); booleans are true/false/1/0;
-- dates are ISO 8601 (`YYYY-MM-DD`), date-times ISO 8601 (an offset, or UTC);
+- dates are ISO 8601 (`YYYY-MM-DD`), date-times ISO 8601 (an offset, or UTC), unless the
+  file's `CsvFormat` states a day-first or month-first order; decimals take a comma and the
+  cells another separator the same way (`csv_format.py` has those rules);
 - a JSON field's cell (`data`) holds a JSON document, a list field's a JSON array;
 - a relation's cell holds its rows as JSON text: an array of objects (`actions`), or one object
   for a to-one relation;
@@ -20,6 +22,7 @@ not only the first: whoever fixes the file fixes it once.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -27,10 +30,21 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import IO, Any
 
+from .csv_format import (
+    CsvFormat,
+    DateOrder,
+    FormatEvidence,
+    calendar_date,
+    comma_decimal,
+    local_date,
+    local_datetime,
+    unread_date,
+)
 from .language.fields import FieldType, Schema
 from .language.values import is_number, parse_date, parse_datetime
 
 _INTEGER = re.compile(r"[+-]?\d+\Z")
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 
 Converter = Callable[[str], Any]
@@ -61,15 +75,33 @@ class CsvRow:
     errors: tuple[CellError, ...] = ()
 
 
-def _to_number(cell: str) -> int | float:
-    text = cell.strip()
+def _number_text(text: str) -> int | float | None:
     if _INTEGER.match(text):
         return int(text)
     if _DECIMAL.match(text):
         value = float(text)
         if is_number(value):
             return value
-    raise ValueError(f'expected a number, found "{cell}"')
+    return None
+
+
+def _to_number(cell: str) -> int | float:
+    value = _number_text(cell.strip())
+    if value is not None:
+        return value
+    written = comma_decimal(cell.strip())
+    hint = f'; with decimal="," it reads {written}' if written and "," in cell else ""
+    raise ValueError(f'expected a number, found "{cell}"{hint}')
+
+
+def _to_comma_number(cell: str) -> int | float:
+    written = comma_decimal(cell.strip())
+    value = None if written is None else _number_text(written)
+    if value is None:
+        raise ValueError(
+            f'expected a number written with a decimal comma (1234,56), found "{cell}"'
+        )
+    return value
 
 
 def _to_boolean(cell: str) -> bool:
@@ -85,14 +117,53 @@ def _to_datetime(cell: str) -> datetime:
     try:
         return parse_datetime(cell.strip())
     except ValueError as exc:
+        _check_calendar(cell.strip())
+        if " " in cell.strip() or "/" in cell or "." in cell:
+            raise ValueError(
+                unread_date(cell.strip()).replace("(YYYY-MM-DD)", "date-time")
+            ) from None
         raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
 
 
 def _to_date(cell: str) -> date:
+    text = cell.strip()
     try:
-        return parse_date(cell.strip())
+        return parse_date(text)
+    except ValueError:
+        _check_calendar(text)
+        raise ValueError(unread_date(text)) from None
+
+
+def _check_calendar(text: str) -> None:
+    """A ValueError naming the day when `text` is an ISO date the calendar lacks (2026-02-31)."""
+    found = _ISO_DATE.match(text)
+    if found is None:
+        return
+    try:
+        calendar_date(*(int(part) for part in found.groups()))
     except ValueError as exc:
-        raise ValueError(f'expected an ISO 8601 date (YYYY-MM-DD), found "{cell}"') from exc
+        raise ValueError(f'expected an ISO 8601 date (YYYY-MM-DD), found "{text}": {exc}') from None
+
+
+def _local(order: DateOrder) -> tuple[Converter, Converter]:
+    """The date and date-time readers of a day-first or month-first file (ISO read too)."""
+    shape = "DD/MM/YYYY" if order == "DMY" else "MM/DD/YYYY"
+
+    def to_date(cell: str) -> date:
+        text = cell.strip()
+        if _ISO_DATE.match(text):
+            return _to_date(text)
+        found = local_date(text, order)
+        if found is None:
+            raise ValueError(f'expected a date written {shape} (or YYYY-MM-DD), found "{cell}"')
+        return found
+
+    def to_datetime(cell: str) -> datetime:
+        text = cell.strip()
+        found = None if text[4:5] == "-" else local_datetime(text, order)
+        return found if found is not None else _to_datetime(text)
+
+    return to_date, to_datetime
 
 
 def _shown(cell: str) -> str:
@@ -151,19 +222,42 @@ _CONVERTERS: dict[FieldType, Converter] = {
 _CONVERTERS.update({kind: _list_of(kind.element) for kind in FieldType if kind.element is not None})
 
 
-def csv_cell(cell: str, kind: FieldType) -> Any:
-    """The value of a non-empty CSV cell of a field of type `kind` (a ValueError saying what
-    was expected and found otherwise), e.g. `csv_cell("12", FieldType.NUMBER) == 12`."""
-    return _CONVERTERS[kind](cell)
+def converters(fmt: CsvFormat) -> dict[FieldType, Converter]:
+    """How the cells of each field type read in a file of format `fmt`."""
+    table = dict(_CONVERTERS)
+    if fmt.decimal == ",":
+        table[FieldType.NUMBER] = _to_comma_number
+    if fmt.date_order != "ISO":
+        table[FieldType.DATE], table[FieldType.DATETIME] = _local(fmt.date_order)
+    return table
 
 
-def _converter(schema: Schema, field: str) -> Converter | None:
+def csv_cell(cell: str, kind: FieldType, fmt: CsvFormat | None = None) -> Any:
+    """The value of a non-empty CSV cell of a field of type `kind` in a file of format `fmt`
+    (a ValueError saying what was expected and found otherwise), e.g.
+    `csv_cell("12", FieldType.NUMBER) == 12`."""
+    return (_CONVERTERS if fmt is None else converters(fmt))[kind](cell)
+
+
+def _converter(
+    schema: Schema, field: str, table: Mapping[FieldType, Converter]
+) -> Converter | None:
     """How a field's cells are read: by its type, as JSON rows for a relation (`actions`), as
     text (None) for a column outside the schema (`id`)."""
     if field in schema:
-        return _CONVERTERS[schema[field].type]
+        return table[schema[field].type]
     relation = schema.relation(field)
     return None if relation is None else _related_rows(relation.many)
+
+
+def _evidence_kind(schema: Schema, field: str | None) -> str | None:
+    """Which cells tell a file's format: those of date, date-time and number fields."""
+    if field is None or field not in schema:
+        return None
+    kind = schema[field].type
+    if kind in (FieldType.DATE, FieldType.DATETIME):
+        return "date"
+    return "number" if kind is FieldType.NUMBER else None
 
 
 class CsvRows:
@@ -171,16 +265,32 @@ class CsvRows:
     for `CsvRow`s, read as the stream is, never the whole file at once."""
 
     def __init__(
-        self, stream: IO[str], schema: Schema, columns: Mapping[str, str | None] | None = None
+        self,
+        stream: IO[str],
+        schema: Schema,
+        columns: Mapping[str, str | None] | None = None,
+        fmt: CsvFormat | None = None,
     ) -> None:
-        self._reader = csv.reader(stream)
+        self.format = fmt or CsvFormat()
+        first = stream.readline()
+        self.delimiter = self.format.delimiter_of(first)
+        """The cells' separator: the stated one, or the header line's."""
+        self._reader = csv.reader(itertools.chain([first], stream), delimiter=self.delimiter)
         self.header = _header(self._reader)
         renamed = columns or {}
         self.fields: list[str | None] = [renamed.get(name, name) for name in self.header]
         """The field each column is read into, None for a column left out."""
+        table = converters(self.format)
         self._converters = [
-            (column, field, None if field is None else _converter(schema, field))
+            (column, field, None if field is None else _converter(schema, field, table))
             for column, field in zip(self.header, self.fields, strict=True)
+        ]
+        self.evidence = FormatEvidence()
+        """What the cells read so far say of the file's format (`csv_format.py`)."""
+        self._witnesses = [
+            (index, column, kind)
+            for index, (column, field) in enumerate(zip(self.header, self.fields, strict=True))
+            if (kind := _evidence_kind(schema, field)) is not None
         ]
 
     def __iter__(self) -> Iterator[CsvRow]:
@@ -206,6 +316,9 @@ class CsvRows:
             return CsvRow(number, line, {}, (CellError("", found),))
         record: dict[str, Any] = {}
         errors: list[CellError] = []
+        for index, column, kind in self._witnesses:
+            if cells[index]:
+                getattr(self.evidence, kind)(column, cells[index])
         for (column, field, convert), cell in zip(self._converters, cells, strict=True):
             if field is None:
                 continue
@@ -237,15 +350,21 @@ def _header(reader: Any) -> list[str]:
 
 
 def read_csv(
-    stream: IO[str], schema: Schema, *, columns: Mapping[str, str | None] | None = None
+    stream: IO[str],
+    schema: Schema,
+    *,
+    columns: Mapping[str, str | None] | None = None,
+    format: CsvFormat | None = None,
 ) -> CsvRows:
     """The rows of CSV contacts with a header row, each cell read by its field's type in
     `schema` (see the module's rules); `columns` maps a header to the field it fills, or to
-    None to leave the column out. Raises `CsvError` when the header cannot be read.
+    None to leave the column out; `format` states how the file writes dates, decimals and
+    separators (`CsvFormat`: ISO dates, a decimal point and the header's separator by
+    default). Raises `CsvError` when the header cannot be read.
 
     >>> import io, audiencefilter as af
     >>> rows = af.read_csv(io.StringIO("email,points\\nada@example.com,12\\n"), af.CONTACT)
     >>> list((row.number, row.record) for row in rows)
     [(1, {'email': 'ada@example.com', 'points': 12})]
     """
-    return CsvRows(stream, schema, columns)
+    return CsvRows(stream, schema, columns, format)
