@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from fastapi import Request, Response
 from fastapi.responses import StreamingResponse
@@ -65,7 +65,26 @@ DRY_RUN_DESCRIPTION = (
     "would be stored and every bad cell (row, column, why)."
 )
 
-CSV_ONLY = "mapping and dryRun are for a CSV import (Content-Type: text/csv)"
+DATE_ORDER_DESCRIPTION = (
+    "For `text/csv` only: how the file writes dates that are not ISO 8601: `DMY` "
+    "(`26/11/2026`, `26.11.2026`) or `MDY` (`11/26/2026`); `ISO` (the default) reads "
+    "`2026-11-26` alone. ISO dates read under every order. A dry run proposes it."
+)
+DECIMAL_DESCRIPTION = (
+    "For `text/csv` only: the decimal mark, `.` (the default) or `,` (`1234,56`, `1 234,56`, "
+    "`1.234,56`). A dry run proposes it."
+)
+DELIMITER_DESCRIPTION = (
+    "For `text/csv` only: the cells' separator, `,`, `;`, `tab` or `|`; left out, the header "
+    "line's (a header without a comma split by the `;`, tab or `|` it holds)."
+)
+DateOrderParam = Literal["ISO", "DMY", "MDY"]
+DecimalParam = Literal[".", ","]
+DelimiterParam = Literal[",", ";", "tab", "|"]
+CSV_ONLY = (
+    "mapping, dryRun, dateOrder, decimal and delimiter are for a CSV import "
+    "(Content-Type: text/csv)"
+)
 NO_KEY = (
     "A CSV import takes no Idempotency-Key: send it again instead (rows already imported "
     "are then `exists`, or `unchanged` with mode=upsert)"
@@ -102,6 +121,19 @@ class CsvImport:
     read_row: imports.RowReader
     counted: Callable[[dict[str, int]], None] = lambda _statuses: None
     """Told the rows counted by status once the import ends (the service's metrics)."""
+    format: af.CsvFormat = af.CsvFormat()
+    """How the file writes dates, decimals and separators, as the request states them."""
+
+
+def file_format(
+    date_order: DateOrderParam | None,
+    decimal: DecimalParam | None,
+    delimiter: DelimiterParam | None,
+) -> af.CsvFormat:
+    """The file's format from the request's parameters (each left out: the default)."""
+    return af.CsvFormat(
+        date_order or "ISO", decimal or ".", "\t" if delimiter == "tab" else delimiter
+    )
 
 
 def is_csv(content_type: str) -> bool:
@@ -114,7 +146,7 @@ async def answer(request: Request, job: CsvImport, database: Database) -> Respon
     columns = _mapping(job.mapping)
     body = await _spool(request)
     try:
-        reader = await run_in_threadpool(_Reader.open, body, lst, columns)
+        reader = await run_in_threadpool(_Reader.open, body, lst, columns, job.format)
         if job.dry_run:
             return data(await run_in_threadpool(_dry_run, reader, lst, job.read_row))
     except BaseException:
@@ -216,12 +248,15 @@ class _Reader:
         self.column_of = {f: c for c, f in zip(rows.header, rows.fields, strict=True) if f}
 
     @classmethod
-    def open(cls, body: IO[bytes], lst: List, columns: dict[str, str | None]) -> _Reader:
+    def open(
+        cls, body: IO[bytes], lst: List, columns: dict[str, str | None], fmt: af.CsvFormat
+    ) -> _Reader:
         declared = custom_fields.declared(lst)
         text = io.TextIOWrapper(body, encoding="utf-8-sig", newline="")
         schema = SCHEMA.with_fields(**declared)
+        mapped = {**dict.fromkeys(ASSIGNED), **columns}
         try:
-            rows = af.read_csv(text, schema, columns={**dict.fromkeys(ASSIGNED), **columns})
+            rows = af.read_csv(text, schema, columns=mapped, format=fmt)
         except af.CsvError as exc:
             raise _invalid("/body", "CSV with a header row", str(exc)) from None
         except UnicodeDecodeError:
@@ -338,8 +373,12 @@ def _dry_run(reader: _Reader, lst: List, read_row: imports.RowReader) -> dict[st
             problems += [{"row": number, **issue} for issue in row.errors[:room]]
         elif len(preview) < PREVIEW:
             preview.append(_stored(row))
+    proposed, reasons = reader.rows.evidence.proposal()
     return {
         "dryRun": True,
+        "format": _format_view(reader.rows),
+        "proposed": proposed,
+        "proposedBecause": reasons,
         "columns": [
             {"column": c, "field": f}
             for c, f in zip(reader.rows.header, reader.rows.fields, strict=True)
@@ -350,6 +389,16 @@ def _dry_run(reader: _Reader, lst: List, read_row: imports.RowReader) -> dict[st
         "preview": preview,
         "problems": problems,
         "problemsNotListed": found - len(problems),
+    }
+
+
+def _format_view(rows: af.CsvRows) -> dict[str, str]:
+    """The format the file was read with, as the request's parameters spell it."""
+    delimiter = "tab" if rows.delimiter == "\t" else rows.delimiter
+    return {
+        "dateOrder": rows.format.date_order,
+        "decimal": rows.format.decimal,
+        "delimiter": delimiter,
     }
 
 

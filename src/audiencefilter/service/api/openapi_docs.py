@@ -157,6 +157,12 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         "and every bad cell (row, column, why).",
         True,
     ),
+    "dateOrder": (
+        "CSV only: how the file writes dates: `DMY` (26/11/2026), `MDY` (11/26/2026) or `ISO`.",
+        "DMY",
+    ),
+    "decimal": ("CSV only: the decimal mark, `.` or `,` (1234,56).", ","),
+    "delimiter": ("CSV only: the cells' separator, `,`, `;`, `tab` or `|`.", ";"),
     "deliveryId": ("The delivery, by id (its `webhook-id`).", DELIVERY_ID),
     "status": ("Only deliveries in this state: pending, delivered or failed.", "failed"),
     "key": ("The custom field, by key.", "birthday"),

@@ -505,6 +505,18 @@ async def import_contacts(
     dryRun: Annotated[
         QueryBool, Query(description=csv_import.DRY_RUN_DESCRIPTION, examples=[True])
     ] = False,
+    dateOrder: Annotated[
+        csv_import.DateOrderParam | None,
+        Query(description=csv_import.DATE_ORDER_DESCRIPTION, examples=["DMY"]),
+    ] = None,
+    decimal: Annotated[
+        csv_import.DecimalParam | None,
+        Query(description=csv_import.DECIMAL_DESCRIPTION, examples=[","]),
+    ] = None,
+    delimiter: Annotated[
+        csv_import.DelimiterParam | None,
+        Query(description=csv_import.DELIMITER_DESCRIPTION, examples=[";"]),
+    ] = None,
 ) -> Response:
     metrics: Metrics = request.app.state.metrics
     if csv_import.is_csv(request.headers.get("content-type", "")):
@@ -512,10 +524,11 @@ async def import_contacts(
             raise ApiError(400, csv_import.NO_KEY)
         counted = partial(metrics.imported, principal.account_id)
         asked = csv_import.CsvImport(
-            principal.account_id, listId, mode, events, mapping, dryRun, _row, counted
-        )
+            principal.account_id, listId, mode, events, mapping, dryRun, _row, counted,
+            csv_import.file_format(dateOrder, decimal, delimiter),
+        )  # fmt: skip
         return await csv_import.answer(request, asked, database)
-    if mapping is not None or dryRun:
+    if mapping is not None or dryRun or (dateOrder, decimal, delimiter) != (None, None, None):
         raise ApiError(400, csv_import.CSV_ONLY)
     # Decoding a body of up to the size limit takes a while: off the event loop, so health
     # checks and other requests go on meanwhile.
