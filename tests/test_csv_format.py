@@ -114,7 +114,7 @@ def test_a_date_the_calendar_lacks_is_named() -> None:
 
 
 def test_a_decimal_comma_under_the_default_hints_the_option() -> None:
-    (row,) = _read("email,lifetimeValue\nann@example.com,\"1000,5\"\n")
+    (row,) = _read('email,lifetimeValue\nann@example.com,"1000,5"\n')
     assert 'decimal=","' in row.errors[0].reason and "1000.5" in row.errors[0].reason
 
 
