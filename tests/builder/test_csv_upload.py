@@ -54,8 +54,9 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             made = http.post("/v4/lists", json={"name": "Customers"})
             assert made.status_code == 201, made.text
             list_id = made.json()["data"]["list"]["id"]
-            for field, kind in (("birthday", "date"), ("plan", "string")):
-                body = {"key": field, "type": kind}
+            fields = (("birthday", "date", "Birthday"), ("plan", "string", "Plan"))
+            for field, kind, label in (*fields, ("lifetimeValue", "number", "Lifetime value")):
+                body = {"key": field, "type": kind, "label": label}
                 assert http.post(f"/v4/lists/{list_id}/fields", json=body).status_code == 201
         yield Service(server.url, key, list_id)
 
@@ -133,3 +134,56 @@ def test_an_export_is_mapped_checked_and_imported(service: Service, tmp_path: Pa
     assert sorted(stored) == ["ada@example.com", "cy@example.com"]
     assert stored["ada@example.com"]["data"] == {"birthday": "1990-11-23", "plan": "pro"}
     assert stored["cy@example.com"]["data"] == {"plan": "pro"}
+
+
+EUROPEAN = (
+    "email;Plan;Birthday;Lifetime value\n"
+    "maelle@example.fr;pro;26/11/1990;1\u00a0234,56\n"
+    "jorg@example.de;free;01/02/1985;12,5\n"
+)
+
+
+def test_a_european_file_is_read_as_the_check_proposes(service: Service, tmp_path: Path) -> None:
+    """A file of French Excel: `;` between cells, dates day first, decimal commas, and headers
+    that are the fields' labels. The columns are mapped by their labels, the check proposes
+    the format, the page takes it and checks again, and the import stores what was meant."""
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    export = tmp_path / "export-fr.csv"
+    export.write_text(EUROPEAN, encoding="utf-8")
+    with chromium() as browser:
+        browser.get(f"{service.url}/builder")
+        _wait(browser, lambda: _by_id(browser, "api-key").is_displayed())
+        _by_id(browser, "api-key").send_keys(service.key, Keys.ENTER)
+        _wait(browser, lambda: _by_id(browser, "import-panel").is_displayed(), "no upload")
+        _by_id(browser, "import-file").send_keys(str(export))
+        _wait(browser, lambda: len(_mapping(browser)) == 4, "no columns")
+        assert _mapping(browser) == {
+            "email": "email",
+            "Plan": "plan",
+            "Birthday": "birthday",
+            "Lifetime value": "lifetimeValue",
+        }
+        shown = Select(_by_id(browser, "map-3")).first_selected_option.text
+        assert shown == "Lifetime value"
+
+        _by_id(browser, "import-check").click()
+        status = _by_id(browser, "import-status")
+        _wait(browser, lambda: "2 rows: 2 would be imported" in status.text, status.text)
+        assert _by_id(browser, "import-date-order").get_attribute("value") == "DMY"
+        assert _by_id(browser, "import-decimal").get_attribute("value") == ","
+        assert "DD/MM/YYYY" in _by_id(browser, "import-proposal").text
+
+        _by_id(browser, "import-run").click()
+        _wait(browser, lambda: status.text.startswith("Imported"), status.text)
+        assert "2 rows read, 2 created" in status.text
+
+    stored = service.contacts()
+    assert stored["maelle@example.fr"]["data"] == {
+        "plan": "pro",
+        "birthday": "1990-11-26",
+        "lifetimeValue": 1234.56,
+    }
+    assert stored["jorg@example.de"]["data"]["birthday"] == "1985-02-01"
+    assert stored["jorg@example.de"]["data"]["lifetimeValue"] == 12.5

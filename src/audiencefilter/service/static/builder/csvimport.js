@@ -16,7 +16,7 @@ const CONTACT_FIELDS = [
 const LEAVE_OUT = "";
 const $ = (id) => document.getElementById(id);
 
-const upload = { file: null, header: [], custom: [], listId: null };
+const upload = { file: null, head: "", header: [], custom: [], labels: {}, listId: null };
 
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
@@ -35,8 +35,23 @@ function say(text, bad = false) {
 
 // ---- the file's header and the mapping ------------------------------------------------------
 
-export function headerOf(text) {
-  // The first record of CSV text (RFC 4180: quoted cells may hold commas, quotes and newlines).
+export function delimiterOf(line) {
+  // The header line's separator, as the service reads it: a comma if it holds one, else the
+  // `;`, tab or `|` it holds most.
+  if (line.includes(",")) return ",";
+  let best = ",";
+  let most = 0;
+  for (const candidate of [";", "\t", "|"]) {
+    const count = line.split(candidate).length - 1;
+    if (count > most) { best = candidate; most = count; }
+  }
+  return best;
+}
+
+export function headerOf(text, delimiter = "") {
+  // The first record of CSV text (RFC 4180: quoted cells may hold the separator, quotes and
+  // newlines); the separator is `delimiter`, or the first line's.
+  const separator = delimiter === "tab" ? "\t" : delimiter || delimiterOf(text.split(/\r?\n/, 1)[0]);
   const cells = [];
   let cell = "";
   let quoted = false;
@@ -47,7 +62,7 @@ export function headerOf(text) {
       else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ",") { cells.push(cell); cell = ""; }
+    else if (c === separator) { cells.push(cell); cell = ""; }
     else if (c === "\n" || c === "\r") break;
     else cell += c;
   }
@@ -59,12 +74,22 @@ function fieldChoices() {
   return [...CONTACT_FIELDS, ...upload.custom.map((field) => field.key)];
 }
 
+export function fieldFor(column, known, labels) {
+  // The field a column fills by its header: a field's key, or its label (case and spaces
+  // aside, so "Lifetime value" and "lifetime  value" both find `lifetimeValue`).
+  if (known.includes(column)) return column;
+  const plain = (text) => text.trim().toLowerCase().replace(/\s+/g, " ");
+  return known.find((key) => labels[key] && plain(labels[key]) === plain(column)) || LEAVE_OUT;
+}
+
 function mappingRow(column, index) {
   const known = fieldChoices();
   const select = el("select", { id: `map-${index}`, "data-column": column });
   select.append(el("option", { value: LEAVE_OUT, text: "leave out" }));
-  for (const field of known) select.append(el("option", { value: field, text: field }));
-  select.value = known.includes(column) ? column : LEAVE_OUT;
+  for (const field of known) {
+    select.append(el("option", { value: field, text: upload.labels[field] || field }));
+  }
+  select.value = fieldFor(column, known, upload.labels);
   const label = el("label", { for: `map-${index}`, text: column || "(no name)" });
   return el("tr", {}, el("th", { scope: "row" }, label), el("td", {}, select));
 }
@@ -84,17 +109,32 @@ async function chooseFile(file) {
   upload.file = file;
   upload.listId = sessionStorage.getItem(LIST_STORAGE);
   $("import-result").replaceChildren();
-  const head = await file.slice(0, HEADER_BYTES).text();
-  upload.header = headerOf(head);
+  $("import-proposal").hidden = true;
+  upload.head = await file.slice(0, HEADER_BYTES).text();
   upload.custom = await customFields(upload.listId);
+  upload.labels = await fieldLabels(upload.listId);
+  showColumns();
+}
+
+function showColumns() {
+  upload.header = headerOf(upload.head, $("import-delimiter").value);
   $("import-mapping").querySelector("tbody").replaceChildren(...upload.header.map(mappingRow));
   $("import-mapping-area").hidden = false;
-  say(`${file.name}: ${upload.header.length} columns. Check it before importing.`);
+  say(`${upload.file.name}: ${upload.header.length} columns. Check it before importing.`);
 }
 
 async function customFields(listId) {
   const answer = await send("GET", `v4/lists/${encodeURIComponent(listId)}`);
   return (answer.list && answer.list.customFields) || [];
+}
+
+async function fieldLabels(listId) {
+  // `{key: label}` of the list's fields, as the builder shows them (custom fields too).
+  const answer = await send("GET", `v4/lists/${encodeURIComponent(listId)}/fields`);
+  const labels = {};
+  for (const field of answer.fields || []) labels[field.key] = field.label;
+  for (const field of upload.custom) if (field.label) labels[field.key] = field.label;
+  return labels;
 }
 
 // ---- the service ----------------------------------------------------------------------------
@@ -105,9 +145,24 @@ function importUrl(extra) {
     listId: upload.listId,
     mode: $("import-mode").value,
     mapping: JSON.stringify(mappingOf(selects)),
+    ...formatOf(),
     ...extra,
   });
   return `v4/contacts/import?${query}`;
+}
+
+export function formatQuery(dateOrder, decimal, delimiter) {
+  // The file's format as the import's parameters, leaving out what the service assumes.
+  const query = {};
+  if (dateOrder !== "ISO") query.dateOrder = dateOrder;
+  if (decimal !== ".") query.decimal = decimal;
+  if (delimiter) query.delimiter = delimiter;
+  return query;
+}
+
+function formatOf() {
+  return formatQuery($("import-date-order").value, $("import-decimal").value,
+    $("import-delimiter").value);
 }
 
 async function send(method, path, body, accept = "application/json") {
@@ -129,11 +184,31 @@ function refusal(payload, status) {
 async function dryRun() {
   say("Checking every row…");
   try {
-    const result = await send("POST", importUrl({ dryRun: "true" }), upload.file);
+    let result = await send("POST", importUrl({ dryRun: "true" }), upload.file);
+    if (takeProposal(result)) {
+      say("Checking every row again, read as the file looks written…");
+      result = await send("POST", importUrl({ dryRun: "true" }), upload.file);
+    }
     showDryRun(result);
   } catch (error) {
     say(error.message, true);
   }
+}
+
+function takeProposal(result) {
+  // Sets the format the service proposes from the file's cells; whether anything changed.
+  const proposed = result.proposed || {};
+  const reasons = result.proposedBecause || [];
+  $("import-proposal").textContent = reasons.length ? `The file: ${reasons.join("; ")}.` : "";
+  $("import-proposal").hidden = reasons.length === 0;
+  let changed = false;
+  for (const [name, id] of [["dateOrder", "import-date-order"], ["decimal", "import-decimal"]]) {
+    if (proposed[name] && $(id).value !== proposed[name]) {
+      $(id).value = proposed[name];
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 function showDryRun(result) {
@@ -238,6 +313,8 @@ function wire() {
   $("import-run").addEventListener("click", runImport);
   $("import-mapping").addEventListener("change", () => { $("import-run").disabled = true; });
   $("import-mode").addEventListener("change", () => { $("import-run").disabled = true; });
+  $("import-format").addEventListener("change", () => { $("import-run").disabled = true; });
+  $("import-delimiter").addEventListener("change", () => { if (upload.file) showColumns(); });
 }
 
 if (typeof document !== "undefined" && document.getElementById("import-panel")) wire();
