@@ -149,6 +149,8 @@ def test_golden_json_errors(text: str, expected: str) -> None:
     ("text", "hint"),
     [
         ('email startswith "a"', 'did you mean "starts with"?'),
+        ("points > 1000,5", "decimals are written with a dot: 1000.5"),
+        ("points >= -3,25 and points < 9", "decimals are written with a dot: -3.25"),
         ('email startsWith "a"', 'did you mean "starts with"?'),
         ('email starts wiht "a"', 'did you mean "starts with"?'),
         ('email endswith "a"', 'did you mean "ends with"?'),

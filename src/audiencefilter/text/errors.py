@@ -269,7 +269,21 @@ def _unexpected_character(text: str, pos: int, expected: set[str]) -> Issue:
     return _issue(text, pos, message, _suggest(text, pos, expected, None))
 
 
+def _decimal_comma(text: str, pos: int) -> str | None:
+    """`1000,5` where a number ends: the hint to write its decimal with a dot."""
+    if text[pos : pos + 1] != ",":
+        return None
+    before = re.search(r"(?<![\w.])[+-]?\d+\Z", text[:pos])
+    after = re.match(r"\d+", text[pos + 1 :])
+    if before is None or after is None:
+        return None
+    return f"decimals are written with a dot: {before.group()}.{after.group()}"
+
+
 def _suggest(text: str, pos: int, expected: set[str], token: Token | None) -> str | None:
+    decimal = _decimal_comma(text, pos)
+    if decimal is not None:
+        return decimal
     swapped = _SWAPPED.get(text[max(0, pos - 1) : pos + 1])
     if swapped is not None and token is not None and token.type == "OPERATOR":
         return f'did you mean "{swapped}"?'
