@@ -140,6 +140,7 @@ EUROPEAN = (
     "email;Plan;Birthday;Lifetime value\n"
     "maelle@example.fr;pro;26/11/1990;1\u00a0234,56\n"
     "jorg@example.de;free;01/02/1985;12,5\n"
+    "MAELLE@example.fr;pro;26/11/1990;1\u00a0234,56\n"
 )
 
 
@@ -170,14 +171,17 @@ def test_a_european_file_is_read_as_the_check_proposes(service: Service, tmp_pat
 
         _by_id(browser, "import-check").click()
         status = _by_id(browser, "import-status")
-        _wait(browser, lambda: "2 rows: 2 would be imported" in status.text, status.text)
+        _wait(browser, lambda: "3 rows: 3 would be imported" in status.text, status.text)
+        assert "1 repeat an earlier row's e-mail" in status.text
+        repeated = _by_id(browser, "import-duplicates").text
+        assert "Row 3: MAELLE@example.fr, as row 1" in repeated
         assert _by_id(browser, "import-date-order").get_attribute("value") == "DMY"
         assert _by_id(browser, "import-decimal").get_attribute("value") == ","
         assert "DD/MM/YYYY" in _by_id(browser, "import-proposal").text
 
         _by_id(browser, "import-run").click()
         _wait(browser, lambda: status.text.startswith("Imported"), status.text)
-        assert "2 rows read, 2 created" in status.text
+        assert "3 rows read, 2 created" in status.text and "1 repeated" in status.text
 
     stored = service.contacts()
     assert stored["maelle@example.fr"]["data"] == {

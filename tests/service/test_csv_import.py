@@ -241,3 +241,16 @@ def test_a_csv_over_its_own_limit_is_a_413_and_may_exceed_the_json_limit(
     too_large = _post(tenant, list_id, rows * 4)
     assert too_large.status_code == 413, too_large.text
     assert "2000 bytes" in too_large.json()["message"]
+
+
+def test_a_dry_run_names_the_rows_that_repeat_an_email(tenant: Tenant) -> None:
+    list_id = tenant.new_list()["id"]
+    text = "email\nann@x.io\nbob@x.io\nANN@x.io\nbad\nbob@x.io\n"
+    body = _post(tenant, list_id, text, dryRun="true").json()["data"]
+    assert body["duplicates"] == 2 and body["duplicatesCheckedRows"] == 5
+    assert body["duplicateRows"] == [
+        {"row": 3, "sameAsRow": 1, "email": "ANN@x.io"},
+        {"row": 5, "sameAsRow": 2, "email": "bob@x.io"},
+    ]
+    written = _post(tenant, list_id, text).json()["data"]
+    assert written["duplicate"] == 2 and written["created"] == 2

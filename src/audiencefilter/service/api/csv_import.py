@@ -52,6 +52,8 @@ CSV_TYPE = "text/csv"
 LINES_TYPE = "application/x-ndjson"
 PREVIEW = 20
 MAX_PROBLEMS = 10_000
+MAX_TRACKED = 100_000
+"""E-mails a dry run remembers to name the file's repeated ones (a few MB at most)."""
 SPOOL_IN_MEMORY = 1 << 20
 ASSIGNED = ("id", "referralCode")
 MAPPING_DESCRIPTION = (
@@ -362,6 +364,7 @@ def _dry_run(reader: _Reader, lst: List, read_row: imports.RowReader) -> dict[st
     check = reader.checked(read_row)
     preview: list[dict[str, Any]] = []
     problems: list[dict[str, Any]] = []
+    repeats = _Repeats()
     rows = invalid = found = 0
     for number, value in reader.values():
         rows += 1
@@ -371,7 +374,9 @@ def _dry_run(reader: _Reader, lst: List, read_row: imports.RowReader) -> dict[st
             found += len(row.errors)
             room = MAX_PROBLEMS - len(problems)
             problems += [{"row": number, **issue} for issue in row.errors[:room]]
-        elif len(preview) < PREVIEW:
+            continue
+        repeats.see(row)
+        if len(preview) < PREVIEW:
             preview.append(_stored(row))
     proposed, reasons = reader.rows.evidence.proposal()
     return {
@@ -387,9 +392,35 @@ def _dry_run(reader: _Reader, lst: List, read_row: imports.RowReader) -> dict[st
         "valid": rows - invalid,
         "invalid": invalid,
         "preview": preview,
+        "duplicates": repeats.count,
+        "duplicateRows": repeats.listed,
+        "duplicatesCheckedRows": min(rows, MAX_TRACKED),
         "problems": problems,
         "problemsNotListed": found - len(problems),
     }
+
+
+class _Repeats:
+    """The valid rows whose e-mail an earlier valid row of the file has (the import answers
+    them `duplicate`), among the first `MAX_TRACKED` rows: a dry run's memory stays bounded
+    however long the file."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, int] = {}
+        self.count = 0
+        self.listed: list[dict[str, Any]] = []
+
+    def see(self, row: ImportRow) -> None:
+        earlier = self.first.get(row.key)
+        if earlier is None:
+            if len(self.first) < MAX_TRACKED:
+                self.first[row.key] = row.number
+            return
+        self.count += 1
+        if len(self.listed) < MAX_PROBLEMS:
+            self.listed.append(
+                {"row": row.number, "sameAsRow": earlier, "email": row.fields["email"]}
+            )
 
 
 def _format_view(rows: af.CsvRows) -> dict[str, str]:

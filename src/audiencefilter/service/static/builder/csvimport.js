@@ -212,7 +212,9 @@ function takeProposal(result) {
 }
 
 function showDryRun(result) {
-  say(`${result.rows} rows: ${result.valid} would be imported, ${result.invalid} have problems.`);
+  const repeating = result.duplicates ? `, ${result.duplicates} repeat an earlier row's e-mail` : "";
+  say(`${result.rows} rows: ${result.valid} would be imported, ${result.invalid} have problems` +
+    `${repeating}.`);
   const fields = previewColumns(result.preview);
   const head = el("tr", {}, el("th", { scope: "col", text: "Row" }),
     ...fields.map((name) => el("th", { scope: "col", text: name })));
@@ -225,7 +227,14 @@ function showDryRun(result) {
   const more = result.problems.length - problems.length + result.problemsNotListed;
   if (more > 0) problems.push(el("li", { text: `…and ${more} more` }));
   const list = el("ul", { id: "import-problems", class: "problems", "aria-label": "Bad cells" }, ...problems);
-  $("import-result").replaceChildren(table, list);
+  const repeated = (result.duplicateRows || []).slice(0, PROBLEMS_SHOWN).map((d) =>
+    el("li", { text: `Row ${d.row}: ${d.email}, as row ${d.sameAsRow} (imported once)` }));
+  if (result.duplicates > repeated.length) {
+    repeated.push(el("li", { text: `…and ${result.duplicates - repeated.length} more` }));
+  }
+  const repeats = el("ul", { id: "import-duplicates", class: "problems",
+    "aria-label": "Repeated e-mails" }, ...repeated);
+  $("import-result").replaceChildren(table, list, repeats);
   $("import-run").disabled = false;
 }
 
