@@ -195,12 +195,15 @@ def test_another_key_is_named_by_its_version(world: tuple[Tenant, Hands]) -> Non
     with database.transaction() as session:
         account = session.get(Account, tenant.account_id)
         assert account is not None
-        key, secret = issue_key(session, account, "private", None)
+        key, secret = issue_key(session, account, "private", None, label="crm-sync")
         second = key.id
     headers = {"apiKey": secret}
     tenant.ok("PATCH", f"/v4/audiences/{audience}", json={"name": "Other"}, headers=headers)
     versions = _versions(tenant, audience)["versions"]
     assert [v["keyId"] for v in versions] == [second, first]
+    assert [v["keyLabel"] for v in versions] == ["crm-sync", None]
+    one = tenant.ok("GET", f"/v4/audiences/{audience}/versions/2")["version"]
+    assert one["keyLabel"] == "crm-sync"
 
 
 def test_deleting_an_audience_deletes_its_versions(world: tuple[Tenant, Hands]) -> None:

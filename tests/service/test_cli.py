@@ -32,8 +32,9 @@ def test_keys_create_list_disable_enable(
     assert parsed is not None and parsed.type == "private"
 
     pro = run_cli(
-        "keys", "create", "--type", "public", "--account", "acme", "--plan", "pro", env=env
-    )
+        "keys", "create", "--type", "public", "--account", "acme", "--plan", "pro",
+        "--label", "sign-up form", env=env,
+    )  # fmt: skip
     public_key = pro.stdout.strip().splitlines()[-1]
     assert keys.parse(public_key) is not None and public_key != key
 
@@ -42,6 +43,7 @@ def test_keys_create_list_disable_enable(
     assert key not in listing.stdout and public_key not in listing.stdout
     assert keys.display_prefix(key) in listing.stdout
     assert listing.stdout.count("acme") == 2 and " pro " in listing.stdout
+    assert "sign-up form" in listing.stdout
 
     api = app_factory(sqlite_settings(database))
     assert api.get("/v4/lists", headers={"apiKey": key}).status_code == 200

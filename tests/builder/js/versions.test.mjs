@@ -74,4 +74,8 @@ test("a version's label says its number, when, which key, what it restored", () 
     versionLabel({ number: 1, createdAt: "2031-06-01T08:00:00Z", keyId: null }),
     "v1 · 2031-06-01 08:00 · key not recorded",
   );
+  assert.equal(
+    versionLabel({ number: 2, createdAt: "2031-06-01T08:00:00Z", keyId: "key_1", keyLabel: "crm-sync" }),
+    "v2 · 2031-06-01 08:00 · crm-sync",
+  );
 });

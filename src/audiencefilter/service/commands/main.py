@@ -69,7 +69,8 @@ def parse_grace(text: str) -> timedelta:
 def cmd_keys_create(args: argparse.Namespace) -> None:
     expires_at = _parse_expiry(args.expires_at)
     database = _database(_settings(args))
-    issued = keys.issue(database, args.account, args.plan, args.type, expires_at)
+    label = (args.label or "").strip() or None
+    issued = keys.issue(database, args.account, args.plan, args.type, expires_at, label)
     account, row = issued.account, issued.key
     print(f"account {account.name} ({account.id}, plan {account.plan})")
     print(f"{row.type} key {row.id}, shown once; store it now:")
@@ -80,7 +81,7 @@ def cmd_keys_list(args: argparse.Namespace) -> None:
     database = _database(_settings(args))
     now = datetime.now(UTC)
     rows = keys.listing(database, args.account)
-    print(f"{'id':<26} {'account':<20} {'plan':<5} {'type':<8} {'prefix':<16} status")
+    print(f"{'id':<26} {'account':<20} {'plan':<5} {'type':<8} {'prefix':<16} {'label':<20} status")
     for key, account in rows:
         expires = (
             key.expiresAt.replace(tzinfo=key.expiresAt.tzinfo or UTC) if key.expiresAt else None
@@ -90,7 +91,7 @@ def cmd_keys_list(args: argparse.Namespace) -> None:
             status += f", expire{'d' if expires <= now else 's'} {expires.isoformat()}"
         print(
             f"{key.id:<26} {account.name:<20} {account.plan:<5} {key.type:<8} "
-            f"{key.prefix + '...':<16} {status}"
+            f"{key.prefix + '...':<16} {key.label or '-':<20} {status}"
         )
 
 
@@ -218,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--account", default="default")
     create.add_argument("--plan", choices=PLANS)
     create.add_argument("--expires-at", help="ISO 8601; naive times are UTC")
+    create.add_argument(
+        "--label", help="what the key is for (crm-sync); shown in audience histories"
+    )
     create.set_defaults(handler=cmd_keys_create)
     listing = key_commands.add_parser("list", help="list keys (prefixes only)")
     listing.add_argument("--account")

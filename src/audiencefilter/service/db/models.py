@@ -132,6 +132,8 @@ class ApiKey(Base):
     type: Mapped[str] = mapped_column(String(16), nullable=False)
     digest: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
     prefix: Mapped[str] = mapped_column(String(32), nullable=False)
+    label: Mapped[str | None] = _text("label", 100)
+    """What the key is for, as its operator named it (`crm-sync`), shown where it acted."""
     disabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     expiresAt: Mapped[datetime | None] = mapped_column(
         "expires_at", DateTime(timezone=True), nullable=True

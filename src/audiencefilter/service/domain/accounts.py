@@ -40,6 +40,7 @@ def issue_key(
     account: Account,
     key_type: keys.KeyType,
     expires_at: datetime | None = None,
+    label: str | None = None,
 ) -> tuple[ApiKey, str]:
     """A new key for the account: the stored row and the plaintext, never stored."""
     plaintext = keys.generate(key_type)
@@ -48,6 +49,7 @@ def issue_key(
         type=key_type,
         digest=keys.digest(plaintext),
         prefix=keys.display_prefix(plaintext),
+        label=label,
         expiresAt=expires_at,
     )
     session.add(row)
@@ -116,7 +118,7 @@ def rotate_key(session: Session, reference: str, grace: timedelta) -> Rotation |
             "with keys create"
         )
     account = session.get_one(Account, old.accountId)
-    new, plaintext = issue_key(session, account, cast(keys.KeyType, old.type))
+    new, plaintext = issue_key(session, account, cast(keys.KeyType, old.type), label=old.label)
     deadline = datetime.now(UTC) + grace
     current = None if old.expiresAt is None else as_utc(old.expiresAt)
     if current is None or deadline < current:

@@ -45,11 +45,10 @@ RESTORE_DESCRIPTION = (
 def list_versions(
     id: str, query: Annotated[PageQuery, Query()], principal: PrivateKey, database: DatabaseDep
 ) -> JSONResponse:
-    found, current = audience_versions.page(
-        database, principal.account_id, id, query.page, query.limit
-    )
-    views = [version_view(version, current) for version in found.items]
-    return data({"versions": views, "pagination": pagination(found.total, query.page, query.limit)})
+    found = audience_versions.page(database, principal.account_id, id, query.page, query.limit)
+    views = [version_view(version, found.current, found.labels) for version in found.page.items]
+    paging = pagination(found.page.total, query.page, query.limit)
+    return data({"versions": views, "pagination": paging})
 
 
 @router.get(
@@ -61,7 +60,7 @@ def get_version(
     id: str, number: Number, principal: PrivateKey, database: DatabaseDep
 ) -> JSONResponse:
     found = audience_versions.get(database, principal.account_id, id, number)
-    return data({"version": version_view(found.version, found.current)})
+    return data({"version": version_view(found.version, found.current, found.labels)})
 
 
 @router.post(

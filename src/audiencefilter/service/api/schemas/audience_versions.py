@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +28,11 @@ class AudienceVersionOut(BaseModel):
         description="The id of the API key that made the change; null for the version 1 of an "
         "audience stored before versions were kept."
     )
+    keyLabel: str | None = Field(
+        default=None,
+        description="The label of that key, as its operator named it (`keys create --label`); "
+        "null for a key without one, or deleted since.",
+    )
     restoredFrom: int | None = Field(description="The version this one restored, if any.")
     createdAt: datetime = Field(description="When the change was committed.")
 
@@ -44,8 +50,11 @@ AudienceVersionResponse = envelope("AudienceVersionResponse", AudienceVersionDat
 AudienceVersionsResponse = envelope("AudienceVersionsResponse", AudienceVersionsData)
 
 
-def version_view(version: AudienceVersion, current: int) -> dict[str, Any]:
-    """A version as the API shows it; `current`: the number of the audience's version now."""
+def version_view(
+    version: AudienceVersion, current: int, labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A version as the API shows it; `current`: the number of the audience's version now;
+    `labels`: the labels of keys, by id."""
     filters = version.filters
     return {
         "audienceId": version.audienceId,
@@ -56,6 +65,7 @@ def version_view(version: AudienceVersion, current: int) -> dict[str, Any]:
         "filters": filters,
         "filtersText": filter_text(filters, version.fields) if filters else None,
         "keyId": version.keyId,
+        "keyLabel": (labels or {}).get(version.keyId or ""),
         "restoredFrom": version.restoredFrom,
         "createdAt": version.createdAt,
     }

@@ -7,10 +7,14 @@ judged and reported as any update is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from ...db.engine import Database
-from ...db.models import AudienceVersion
+from ...db.models import ApiKey, AudienceVersion
 from ...db.queries import owned_audience
 from ...settings import Settings
 from .. import audience_versions
@@ -24,17 +28,43 @@ class Current:
 
     version: AudienceVersion
     current: int
+    labels: dict[str, str] = field(default_factory=dict)
+    """The label of the key that made it, by key id (none for a key without one, or gone)."""
+
+
+@dataclass(frozen=True)
+class Versions:
+    """A page of versions, the number of the current one and the labels of their keys."""
+
+    page: Page[AudienceVersion]
+    current: int
+    labels: dict[str, str]
+
+
+def key_labels(
+    session: Session, account_id: str, versions: Iterable[AudienceVersion]
+) -> dict[str, str]:
+    """`{key id: label}` of the account's keys that made these versions and have a label."""
+    ids = sorted({v.keyId for v in versions if v.keyId is not None})
+    if not ids:
+        return {}
+    statement = select(ApiKey.id, ApiKey.label).where(
+        ApiKey.accountId == account_id, ApiKey.id.in_(ids), ApiKey.label.is_not(None)
+    )
+    return {key_id: label for key_id, label in session.execute(statement) if label}
 
 
 def page(
     database: Database, account_id: str, audience_id: str, number: int, limit: int
-) -> tuple[Page[AudienceVersion], int]:
-    """A page of the audience's versions, newest first, and the number of the current one."""
+) -> Versions:
+    """A page of the audience's versions, newest first, the number of the current one, and
+    the labels of the keys that made them."""
     with database.reading() as session:
         audience, _ = owned_audience(session, account_id, audience_id)
         found = audience_versions.listed(session, audience.id, number, limit)
         total = audience_versions.total(session, audience.id)
-    return Page(found, total), total
+        labels = key_labels(session, account_id, found)
+    return Versions(Page(found, total), total, labels)
 
 
 def get(database: Database, account_id: str, audience_id: str, number: int) -> Current:
@@ -42,7 +72,8 @@ def get(database: Database, account_id: str, audience_id: str, number: int) -> C
     with database.reading() as session:
         audience, _ = owned_audience(session, account_id, audience_id)
         version = audience_versions.one(session, audience.id, number)
-        return Current(version, audience_versions.total(session, audience.id))
+        total = audience_versions.total(session, audience.id)
+        return Current(version, total, key_labels(session, account_id, [version]))
 
 
 def restore(

@@ -31,11 +31,13 @@ def issue(
     plan: Plan | None,
     key_type: KeyType,
     expires_at: datetime | None = None,
+    label: str | None = None,
 ) -> Issued:
-    """A new key for the account called `account_name` (created when new; `plan` set if given)."""
+    """A new key for the account called `account_name` (created when new; `plan` set if given),
+    named by `label` where it acts (an audience's history)."""
     with database.transaction() as session:
         account = accounts.ensure_account(session, account_name, plan)
-        row, plaintext = accounts.issue_key(session, account, key_type, expires_at)
+        row, plaintext = accounts.issue_key(session, account, key_type, expires_at, label)
     return Issued(account, row, plaintext)
 
 
@@ -45,8 +47,8 @@ def replace_all(database: Database, account_name: str, plan: Plan) -> tuple[Issu
     with database.transaction() as session:
         account = accounts.ensure_account(session, account_name, plan)
         accounts.revoke_keys(session, account)
-        private = accounts.issue_key(session, account, "private")
-        public = accounts.issue_key(session, account, "public")
+        private = accounts.issue_key(session, account, "private", label="demo private")
+        public = accounts.issue_key(session, account, "public", label="demo public")
     return Issued(account, *private), Issued(account, *public)
 
 

@@ -75,7 +75,7 @@ export function lineDiff(before, after) {
 export function versionLabel(version) {
   // "v3 · 2031-06-01 08:20 · key_… (restores v1)": one version in the history list.
   const when = String(version.createdAt || "").replace("T", " ").slice(0, 16);
-  const who = version.keyId || "key not recorded";
+  const who = version.keyLabel || version.keyId || "key not recorded";
   const restored = version.restoredFrom ? ` (restores v${version.restoredFrom})` : "";
   const current = version.current ? " · current" : "";
   return `v${version.number} · ${when} · ${who}${restored}${current}`;
