@@ -130,9 +130,10 @@ def _oversized(api: httpx.Client, list_id: str, fast: bool) -> tuple[bool, str]:
 
 
 def _says_why(body: dict[str, Any]) -> bool:
-    """An error body in its one shape: `{"error": 400, "message": ...}` (the audience rules'
-    too: `{"error": 400, "message": "Filters exceed ...", "details": [...]}`)."""
-    return bool(body.get("message"))
+    """An error body of either form of the interface: `{"error": 400, "message": ...}` (a
+    budget's refusal: `{"error": 400, "message": "Filters exceed ...", "details": [...]}`), or
+    its audience rules' `{"error": "Invalid filters: ...", "details": [...]}`."""
+    return bool(body.get("message")) or isinstance(body.get("error"), str)
 
 
 def _public_budget(service_url: str, private_key: str, public_key: str) -> tuple[bool, str]:

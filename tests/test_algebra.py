@@ -293,3 +293,61 @@ def test_a_question_of_many_splits_is_decided_within_the_budget() -> None:
     b = af.parse(DEEP.replace("PIECE", PIECE), WORKLOAD)
     assert a.implies(b, now=NOW).holds is True
     assert b.implies(a, now=NOW).holds is False
+
+
+# Declared fields inside JSON (a service's custom fields) are decided as the columns they stand
+# for: the same filters over `n`, `s` and `b` kept at `data.n`, `data.s`, `data.b` get the
+# verdicts they get over columns, each proof checked and each witness right on records whose
+# JSON holds values of the declared types.
+DECLARED = af.Schema.of(
+    n=("number", ("data", "n")),
+    s=("string", ("data", "s")),
+    b=("boolean", ("data", "b")),
+    tags="string[]",
+    when="datetime",
+)
+INSIDE = ("n", "s", "b")
+
+
+def _declared(record: dict[str, Any]) -> dict[str, Any]:
+    data = {key: record[key] for key in INSIDE if key in record}
+    rest = {key: value for key, value in record.items() if key not in INSIDE}
+    return {**rest, "data": data}
+
+
+DECLARED_RECORDS = [_declared(record) for record in RECORDS]
+
+
+def _verdicts(left: Any, right: Any, schema: af.Schema) -> list[af.Verdict]:
+    a, b = af.parse(left, schema), af.parse(right, schema)
+    return [a.implies(b, now=NOW), a.overlaps(b, now=NOW), a.can_match(now=NOW)]
+
+
+@given(_wheres(), _wheres())
+def test_declared_fields_inside_json_are_decided_as_their_columns(left: Any, right: Any) -> None:
+    over_columns = _verdicts(left, right, SCHEMA)
+    declared = _verdicts(left, right, DECLARED)
+    assert [v.holds for v in declared] == [v.holds for v in over_columns]
+    a, b = af.parse(left, DECLARED), af.parse(right, DECLARED)
+    implied, shared, matching = declared
+    if implied.holds is True:
+        assert not [r for r in DECLARED_RECORDS if _in(a, r) and not _in(b, r)]
+    if shared.holds is False:
+        assert not [r for r in DECLARED_RECORDS if _in(a, r) and _in(b, r)]
+    if matching.holds is False:
+        assert not [r for r in DECLARED_RECORDS if _in(a, r)]
+    for verdict, wanted in ((implied, (True, False)), (shared, (True, True))):
+        if verdict.witness is not None:
+            assert (_in(a, verdict.witness), _in(b, verdict.witness)) == wanted
+            assert set(verdict.witness.get("data") or {}) <= set(INSIDE)
+
+
+def test_a_custom_field_that_can_never_match_is_proved_so() -> None:
+    custom = af.CONTACT.with_fields(lifetimeValue=("number", ("data", "lifetimeValue")))
+    never = af.parse({"lifetimeValue": {"gt": 5000, "lt": 100}}, custom)
+    assert never.can_match(now=NOW).holds is False
+    high, some = (af.parse({"lifetimeValue": {"gt": v}}, custom) for v in (5000, 1000))
+    assert high.implies(some, now=NOW).holds is True
+    found = some.implies(high, now=NOW)
+    assert found.holds is False and found.witness is not None
+    assert 1000 < found.witness["data"]["lifetimeValue"] <= 5000

@@ -229,6 +229,33 @@ def test_a_related_field_missing_on_the_related_model_is_named() -> None:
         flt.to_django(Subscriber, columns={"actions.name": "label"})
 
 
+@pytest.mark.parametrize(
+    ("lookup", "head", "field"),
+    [
+        ("subscriber__email", "subscriber", "email"),
+        ("subscriber__data__plan", "subscriber", "data.plan"),
+    ],
+)
+def test_a_django_lookup_through_a_relation_is_told_the_relation_to_declare(
+    lookup: str, head: str, field: str
+) -> None:
+    """A column named by a lookup across a foreign key (`company__country`) is no column of
+    the model: the fix is a relation of the schema, not the foreign key's own column."""
+    schema = af.Schema.of(name="string", subscriberEmail="string")
+    flt = af.parse({"subscriberEmail": "ann@example.com"}, schema)
+    with pytest.raises(ValueError) as raised:
+        flt.to_django(Event, columns={"subscriberEmail": lookup})
+    message = str(raised.value)
+    assert f"{lookup!r} is a Django lookup through {head!r}" in message, message
+    assert f'{{"{head}": {{"is": {{"{field}": ...}}}}}}' in message, message
+    assert "Pass columns=" not in message, message
+    related = af.Schema.of(name="string").with_relations(
+        af.Relation("subscriber", af.Schema.of(email="string"), many=False)
+    )
+    fixed = af.parse({"subscriber": {"is": {"email": "ann@example.com"}}}, related)
+    assert fixed.to_django(Event) is not None
+
+
 def test_a_q_made_for_one_model_refuses_another() -> None:
     q = af.parse({"email": "a"}).to_django(Subscriber)
     with pytest.raises(ValueError, match="made for Subscriber cannot filter Event"):

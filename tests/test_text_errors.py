@@ -189,7 +189,8 @@ def test_golden_json_errors(text: str, expected: str) -> None:
         (
             "zzz = 5",
             "filterable fields are email, firstName, lastName, company, country, city, "
-            "points, referrals, isVerified, unsubscribed, createdAt, data",
+            "points, referrals, isVerified, unsubscribed, createdAt, data; "
+            "relations are actions (to-many), audiences (to-many)",
         ),
     ],
 )

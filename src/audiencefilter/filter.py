@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -30,6 +29,7 @@ from .language.fields import Schema
 from .language.limits import DEFAULT_LIMITS, Limits
 from .language.nodes import Node, fields_used
 from .language.relative import Ago, as_now, system_clock
+from .record_keys import NamedMatcher, keys_read, named, named_predicate
 from .rewrite.lower import durations_at, lower
 from .where.read import read_where
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
 
     from .algebra import Verdict
-    from .backends.memory.compiler import Evaluator, Matcher
+    from .backends.memory.compiler import Evaluator
     from .explain import Explanation
 
 R = TypeVar("R", bound=Mapping[str, Any])
@@ -51,24 +51,77 @@ When = datetime | None
 """An instant, or None for the clock now (or, as `until`, no bound)."""
 
 
-def _without_clock(predicate: Predicate) -> Matcher:
-    """`matches` of a filter with no relative date-time: its predicate, `now` ignored."""
+class _PydanticSerializer:
+    """`Filter.__pydantic_serializer__`, made on first use: pydantic writes an object it finds
+    in a value typed `Any` (`dict[str, Any]`, FastAPI's answer of a plain dict) with it, as
+    its where clause. pydantic-core is imported then, never by the library itself; without it
+    there is no such attribute."""
 
-    def matches(record: Record, *, now: datetime | None = None) -> bool:
-        return predicate(record)
+    made: Any = None
 
-    return matches
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if self.made is None:
+            try:
+                from pydantic_core import SchemaSerializer, core_schema
+            except ImportError:
+                raise AttributeError("__pydantic_serializer__") from None
+            write = core_schema.plain_serializer_function_ser_schema(
+                _where_clause, when_used="always"
+            )
+            self.made = SchemaSerializer(core_schema.any_schema(serialization=write))
+        return self.made
 
 
-@dataclass(frozen=True)
+def _where_clause(flt: Filter) -> dict[str, Any]:
+    return flt.to_dict()
+
+
 class Filter:
     """A smart-audience filter: an AST (`root`) and the schema it was validated against.
 
     Two filters are equal when their ASTs and schemas are, whatever JSON spelling they came from.
+    Immutable, as a frozen dataclass is, but no dataclass: encoders that take a dataclass
+    apart field by field (FastAPI's `jsonable_encoder`, `dataclasses.asdict`) would write its
+    tree and schema. A filter written out is its where clause: `dict(flt)` (the mapping
+    protocol those encoders fall back on) and pydantic's serializer of untyped values
+    (`__pydantic_serializer__`) give `to_dict()`; a model field holding one is `FilterField`.
     """
 
+    __match_args__ = ("root", "schema")
+    __pydantic_serializer__ = _PydanticSerializer()
     root: Node
-    schema: Schema = CONTACT
+    schema: Schema
+
+    def __init__(self, root: Node, schema: Schema = CONTACT) -> None:
+        fields = self.__dict__
+        fields["root"] = root
+        fields["schema"] = schema
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Filter)
+        return self.root == other.root and self.schema == other.schema
+
+    def __hash__(self) -> int:
+        return hash((self.root, self.schema))
+
+    def __repr__(self) -> str:
+        return f"Filter(root={self.root!r}, schema={self.schema!r})"
+
+    def keys(self) -> Iterable[str]:
+        """The where clause's top-level keys: with `__getitem__`, `dict(flt) == flt.to_dict()`,
+        which is how an encoder that does not know the class writes it."""
+        return self.to_dict().keys()
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
 
     @cached_property
     def predicate(self) -> Predicate:
@@ -98,21 +151,26 @@ class Filter:
         return lower(self.root, self.schema, system_clock() if now is None else now)
 
     @cached_property
-    def matches(self) -> Matcher:
-        """`matches(record, *, now=None)`: whether `record` belongs to the audience, the whole
-        filter being TRUE for it.
+    def matches(self) -> NamedMatcher:
+        """`matches(record, *, now=None, naming=None)`: whether `record` belongs to the
+        audience, the whole filter being TRUE for it.
 
         A missing key is null; a comparison with null is UNKNOWN, and UNKNOWN is not TRUE.
         Relative date-times are taken at `now` (default: the system clock, read per call).
+        `naming="snake_case"` (or a `str -> str` callable) reads a record keyed by column
+        names, as ORM rows are (`first_name` for `firstName`); without it, a record that has
+        none of the keys the filter reads but has them so named is a `RecordError`
+        (record_keys.py).
 
         A function built once per filter rather than a method: a loop of `matches(record)`
         then pays one call more than the predicate, not a bound method and its look-ups too.
         """
+        keys = keys_read(self.fields, self.schema)
         if not self.clock.relatives:
-            return _without_clock(self.predicate)
+            return named_predicate(self.predicate, keys)
         from .backends.memory.compiler import matcher
 
-        return matcher(self.lowered, self.schema, self.evaluator, system_clock)
+        return named(matcher(self.lowered, self.schema, self.evaluator, system_clock), keys)
 
     @cached_property
     def clock(self) -> FilterClock[Filter]:
@@ -701,15 +759,14 @@ def from_format(source: object, name: str, schema: Schema = CONTACT) -> Filter:
 
 
 def _filter_builder() -> Callable[[Node, Schema], Filter]:
-    """`Filter(root, schema)` without the dataclass `__init__`: a frozen dataclass without
-    slots keeps its fields in the instance `__dict__`, which is filled directly instead of
-    through two `object.__setattr__` calls (most of the cost of a small `parse`). Only while
-    `Filter` is exactly that class of those two fields with no `__post_init__`; otherwise the
+    """`Filter(root, schema)` without calling `__init__`: a filter without slots keeps its
+    fields in the instance `__dict__`, which is filled directly (a call less on every small
+    `parse`). Only while `Filter` is exactly that class of those two fields; otherwise the
     class itself is used."""
-    names = tuple(f.name for f in dataclasses.fields(Filter))
-    if names != ("root", "schema") or hasattr(Filter, "__post_init__"):
-        return Filter
-    if "__slots__" in vars(Filter):
+    if "__slots__" in vars(Filter) or Filter.__init__.__code__.co_varnames[1:3] != (
+        "root",
+        "schema",
+    ):
         return Filter
     new = object.__new__
 

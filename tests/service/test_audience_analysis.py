@@ -16,7 +16,7 @@ from sqlalchemy import event
 
 from audiencefilter.service.domain.sample_interval import estimate_size
 
-from .audience_helpers import manual, smart
+from .audience_helpers import manual, rule_message, smart
 from .conftest import ApiClient, Tenant, make_tenant, settings_on
 
 SAMPLE = 40
@@ -198,7 +198,7 @@ def test_an_estimate_refuses_as_a_preview_does(api: ApiClient, owner: Tenant) ->
     ]:
         response = owner.call("POST", "/v4/audiences/estimate", json=body)
         assert response.status_code == 400, response.text
-        assert response.json()["message"].startswith(message), response.text
+        assert rule_message(response.json()).startswith(message), response.text
     stranger = make_tenant(api)
     body = {"listId": lst["id"], "filtersText": "points > 1"}
     assert stranger.call("POST", "/v4/audiences/estimate", json=body).status_code == 404

@@ -259,15 +259,14 @@ def test_preview_counts_and_pages_without_saving(tenant: Tenant) -> None:
     assert rule_error(
         tenant, "POST", "/v4/audiences/preview", json={"listId": lst["id"], "filters": "{}"}
     ) == {
-        "error": 400,
-        "message": "Filters cannot be empty for smart mode",
+        "error": "Filters cannot be empty for smart mode",
         "status": 400,
         "detail": "Filters cannot be empty for smart mode",
     }
     invalid = rule_error(
         tenant, "POST", "/v4/audiences/preview", json={"listId": lst["id"], "filters": {"x": 1}}
     )
-    assert invalid["message"] == INVALID and invalid["details"][0]["path"] == "x"
+    assert invalid["error"] == INVALID and invalid["details"][0]["path"] == "x"
 
 
 def test_contacts_listing_takes_a_where_clause(tenant: Tenant) -> None:
@@ -297,7 +296,7 @@ def test_contacts_listing_takes_a_where_clause(tenant: Tenant) -> None:
         "/v4/contacts",
         params={"listId": lst["id"], "filters": '{"points": {"gte": "ten"}}'},
     )
-    assert body["message"] == INVALID and body["details"][0]["path"] == "points.gte"
+    assert body["error"] == INVALID and body["details"][0]["path"] == "points.gte"
     assert rule_error(tenant, "GET", "/v4/contacts", params={"listId": lst["id"], "filters": "x"})[
         "details"
     ][0]["message"].startswith("invalid JSON")

@@ -49,5 +49,5 @@ def test_an_invalid_text_filter_is_located(tenant: Tenant) -> None:
     )
     assert response.status_code == 400
     body = response.json()
-    assert body["message"].startswith("Invalid filters")
+    assert body["error"].startswith("Invalid filters") and "message" not in body
     assert body["details"][0]["line"] == 1 and body["details"][0]["column"] == 11

@@ -9,13 +9,14 @@ record the in-memory back-end confirms. What the reasoning cannot settle is `hol
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from ..language.fields import Schema
 from ..language.nodes import Node
 from ..language.relative import as_now, system_clock
+from .columns import columns_of
 from .decide import Outcome, Record, decide, describe
 from .tableau import Mode
 
@@ -68,16 +69,22 @@ def _same_schema(a: Audience, b: Audience) -> None:
 
 def _ask(a: Audience, b: Audience | None, moment: datetime, b_holds: bool) -> Outcome:
     """Records `a` matches and `b` matches (`b_holds`) or does not; `b=None`: only `a`."""
-    demands = [(a.lowered_at(moment), Mode.TRUE)]
+    columns = columns_of(a.schema)  # declared fields inside JSON, read as columns
+    demands = [(columns.tree(a.lowered_at(moment)), Mode.TRUE)]
     if b is not None:
         _same_schema(a, b)
-        demands.append((b.lowered_at(moment), Mode.TRUE if b_holds else Mode.NOT_TRUE))
+        demands.append(
+            (columns.tree(b.lowered_at(moment)), Mode.TRUE if b_holds else Mode.NOT_TRUE)
+        )
 
     def target(record: Mapping[str, Any]) -> bool:
         inside = bool(a.matches(record, now=moment))
         return inside and (b is None or bool(b.matches(record, now=moment)) == b_holds)
 
-    return decide(demands, a.schema, target)
+    found = decide(demands, columns.schema, columns.target(target))
+    if found.witness is None:
+        return found
+    return replace(found, witness=columns.stored(found.witness))
 
 
 def implies(a: Audience, b: Audience, *, now: datetime | None = None) -> Verdict:

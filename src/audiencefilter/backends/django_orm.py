@@ -158,10 +158,28 @@ def _missing(model: type[Model], key: str, what: str, tried: list[str], known: l
     """The message for a field or relation found under none of `tried`: the closest name the
     model has, and the `columns` line to write."""
     message = f"{model.__name__} has no {what} {key!r} (tried {', '.join(tried)})"
+    lookup = next((name for name in tried if "__" in name.strip("_")), None)
+    if lookup is not None:
+        return message + _across(lookup)
     close = difflib.get_close_matches(tried[-1], known) if tried else []
     if close:
         return message + f"; did you mean {close[0]!r}? Pass columns={{{key!r}: {close[0]!r}}}"
     return message + f"; pass columns={{{key!r}: '<attribute>'}}"
+
+
+def _across(lookup: str) -> str:
+    """Why a Django lookup across a relation (`company__country`) names no column, and the
+    relation to declare instead: a filter reads each model's own columns, and another model's
+    rows through a relation of the schema."""
+    head, _, rest = lookup.strip("_").partition("__")
+    field = rest.replace("__", ".")
+    return (
+        f"; {lookup!r} is a Django lookup through {head!r}, and a filter reads each model's own "
+        f"columns: declare {head!r} a relation of the schema, e.g. "
+        f"Relation({head!r}, Schema.of({field.split('.')[0]}=...), many=False) for a foreign "
+        f'key, and filter on its rows: {{"{head}": {{"is": {{"{field}": ...}}}}}} '
+        f"({head} is ({field} = ...) in the text syntax)"
+    )
 
 
 def _followed(

@@ -466,7 +466,7 @@ _START_WORDS = re.compile(
     re.IGNORECASE,
 )
 _PERIOD_WORDS = re.compile(
-    r"(?:(?P<today>today)|this\s+(?P<unit>\w+)"
+    r"(?:(?P<today>today|yesterday|tomorrow)|this\s+(?P<unit>\w+)"
     r"|(?P<rel>last|next)\s+(?:(?P<count>\d+)\s+)?(?P<unit2>\w+))" + _ZONE + r"\Z",
     re.IGNORECASE,
 )
@@ -495,17 +495,22 @@ def start_from_words(text: str) -> StartOf:
     )
 
 
+_DAY_PERIODS = {"yesterday": ("day", -1, 1), "today": ("day", 0, 1), "tomorrow": ("day", 1, 1)}
+
+
 def period_from_words(text: str) -> Period:
-    """`today`, `this month`, `last 7 days`, `next week`, `... in "Europe/Paris"`."""
+    """`today`, `this month`, `last 7 days`, `next week`, `... in "Europe/Paris"`; `yesterday`
+    and `tomorrow` are `last day` and `next day`, as after `start of`."""
     match = _PERIOD_WORDS.fullmatch(" ".join(text.split()))
     if match is None:
         raise CalendarError(
             f"{text!r} is not a calendar period",
-            "write e.g. today, this month, last 7 days or next week",
+            "write e.g. today, yesterday, this month, last 7 days or next week",
         )
     zone = _words_zone(match.group("zone"))
-    if match.group("today"):
-        return Period.this("day", zone)
+    day = (match.group("today") or "").lower()
+    if day:
+        return Period(*_DAY_PERIODS[day], zone=zone)
     if match.group("unit"):
         return Period.this(check_unit(match.group("unit").lower()), zone)
     count_text = match.group("count")

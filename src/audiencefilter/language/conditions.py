@@ -222,8 +222,17 @@ def unknown_field(name: str, schema: Schema, candidates: Sequence[str]) -> tuple
     accepts there, for "did you mean")."""
     hint = did_you_mean(name, candidates)
     if hint is None:
-        hint = "filterable fields are " + ", ".join(schema.names)
+        hint = "filterable fields are " + ", ".join(schema.names) + relations_listed(schema)
     return f'unknown field "{shown(name)}"', hint
+
+
+def relations_listed(schema: Schema) -> str:
+    """The schema's relations, as an unknown name's hint goes on to list them after its fields
+    (`; relations are company (to-one), orders (to-many)`); empty without relations."""
+    if not schema.relations:
+        return ""
+    kinds = [f"{r.name} ({'to-many' if r.many else 'to-one'})" for r in schema.relations]
+    return "; relations are " + ", ".join(kinds)
 
 
 class Conditions:

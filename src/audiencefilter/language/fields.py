@@ -429,7 +429,10 @@ class Schema:
                 raise ValueError(f"{exc}; {exc.suggestion}") from None
 
     @classmethod
-    def of(cls, name: str = "custom", **types: FieldSpec) -> Schema:
+    def of(cls, name: str = "custom", /, **types: FieldSpec) -> Schema:
+        """`Schema.of(email="string", points="number")`; the schema's own name, if any, comes
+        first and unnamed (`Schema.of("contact", ...)`), so that every keyword is a field: a
+        field may be called `name`."""
         return cls.from_mapping(types, name=name)
 
     @classmethod
@@ -472,7 +475,7 @@ class Schema:
     def names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
 
-    def with_fields(self, **types: FieldSpec) -> Schema:
+    def with_fields(self, /, **types: FieldSpec) -> Schema:
         """A copy with more fields, e.g. to make `phoneNumber` filterable in one service, or
         `plan=("string", ("data", "plan"))` for a custom field kept in the `data` column."""
         merged: dict[str, FieldSpec] = {

@@ -157,6 +157,10 @@ class Builder:
         #: The schemas of the relations entered, outermost first (see `relations.py`), and
         #: how many of them failed, inside which unknown fields are not reported again.
         self.schemas: list[Schema] = []
+        #: Where in the JSON form the relation entered is (`orders.some`), which begins the
+        #: path of every issue inside it; the outer ones, outermost first.
+        self.prefix = ""
+        self.prefixes: list[str] = []
         self.silent = 0
 
     def position(self, token: Token, offset: int = 0) -> tuple[int, int]:
@@ -172,6 +176,9 @@ class Builder:
         offset: int = 0,
     ) -> None:
         line, column = self.position(token, offset)
+        if self.prefix:
+            glue = "" if path.startswith("[") or not path else "."
+            path = self.prefix + glue + path
         self.issues.append(
             Issue(path=path, message=message, suggestion=suggestion, line=line, column=column)
         )
@@ -228,6 +235,9 @@ class Builder:
     # Conditions: the operand as a value, then `language.conditions` checks and builds.
 
     def check_condition(self, name_token: Token, rest: list[Any]) -> Node:
+        relation = None if self.silent else self.schema.relation(_plain_name(name_token))
+        if relation is not None:
+            return relations.relation_condition(self, relation, name_token, rest)
         field = self.field(name_token)
         if field is None:
             return TRUE
@@ -453,7 +463,8 @@ class Builder:
         if field is None and self.silent:
             return None
         if field is None:
-            message, hint = unknown_field(name, self.schema, self.schema.names)
+            known = (*self.schema.names, *self.schema.relation_names)
+            message, hint = unknown_field(name, self.schema, known)
             self.issue(token, message, hint, join_path("", name))
         return field
 
@@ -475,6 +486,16 @@ class Builder:
             self.issue(token, str(exc), InexactNumber.hint, path)
             return None
         return value if is_number(value) else TooLarge(text)
+
+
+def _plain_name(token: Token) -> str:
+    """A name token's name; a quoted name with a bad escape is no name (`field` reports it)."""
+    if token.type != "QUOTED_NAME":
+        return str(token.value)
+    try:
+        return unquote(token.value)
+    except EscapeError:
+        return ""
 
 
 class TooLarge(float):

@@ -34,6 +34,8 @@ class Builder(Protocol):
     nodes: int
     schema: Schema
     schemas: list[Schema]
+    prefix: str
+    prefixes: list[str]
     conditions: Conditions
     silent: int
 
@@ -79,7 +81,13 @@ def _words(token: Token) -> str:
     return " ".join(token.value.rstrip("(").lower().split())
 
 
-def _enter(builder: Builder, relation: Relation | None) -> None:
+def _enter(builder: Builder, relation: Relation | None, key: str = "") -> None:
+    """Read what follows against `relation`'s rows; `key`, the where clause's key under the
+    relation in JSON (`some`, `is`, `where`), goes on the path of every issue inside, so a
+    problem there is placed as JSON places it (`orders.some.total`)."""
+    builder.prefixes.append(builder.prefix)
+    if relation is not None:
+        builder.prefix = join_path(join_path(builder.prefix, relation.name), key)
     builder.schemas.append(builder.schema)
     builder.schema = _NOTHING if relation is None else relation.schema
     builder.conditions.schema_fields = builder.schema  # references name the related row's fields
@@ -88,6 +96,7 @@ def _enter(builder: Builder, relation: Relation | None) -> None:
 
 def _leave(builder: Builder, opening: Opening) -> None:
     builder.schema = builder.schemas.pop()
+    builder.prefix = builder.prefixes.pop()
     builder.conditions.schema_fields = builder.schema
     builder.silent -= opening.relation is None
 
@@ -126,8 +135,51 @@ def relation_open(builder: Builder, children: list[Any]) -> Opening:
             join_path("", relation.name),
         )
         relation = None
-    _enter(builder, relation)
+    _enter(builder, relation, str(quantifier))
     return Opening(name_token, relation, quantifier)
+
+
+def relation_condition(builder: Builder, relation: Relation, token: Token, rest: list[Any]) -> Node:
+    """A relation named where a field stands. On a to-one relation `company is null` (no
+    related row) is `company is not (true)`, `company is not null` is `company is (true)`, as
+    `{"company": {"is": null}}` reads in JSON; anything else is refused with the form that
+    says it."""
+    test = _null_test(rest)
+    if not relation.many and test in ("is null", "is not null"):
+        return Quantified(
+            relation.name, Quantifier.IS_NOT if test == "is null" else Quantifier.IS, TRUE
+        )
+    name = field_name(relation.name)
+    if relation.many and test in ("is null", "is not null", "is empty", "is not empty"):
+        message = f'"{relation.name}" is a to-many relation: "{test}" does not apply'
+        hint = f"write {name} none (true) for no related row, {name} some (true) for some"
+    else:
+        kind = "to-many" if relation.many else "to-one"
+        message = f'"{relation.name}" is a {kind} relation, not a field'
+        hint = f"write {_related_condition(relation, rest)}"
+    builder.issue(token, message, hint, join_path("", relation.name))
+    return TRUE
+
+
+def _null_test(rest: list[Any]) -> str:
+    """`is null`, `is not null` (`= null`, `!= null` read as those), `is [not] empty`, `is
+    [not] blank`; empty for any other condition."""
+    if rest[0].type == "NULL_TEST":
+        return _words(rest[0])
+    operand = rest[1] if len(rest) == 2 else None
+    if isinstance(operand, Token) and operand.type == "NULL" and rest[0].type == "OPERATOR":
+        return {"=": "is null", "==": "is null", "!=": "is not null"}.get(rest[0].value, "")
+    return ""
+
+
+def _related_condition(relation: Relation, rest: list[Any]) -> str:
+    """The condition written on a relation as it reads on its rows: `company.country = "FR"`
+    is `company is (country = "FR")`, `orders.total > 5` `orders some (total > 5)`."""
+    inside = "..."
+    if rest[0].type == "PATH" and all(isinstance(part, Token) for part in rest[1:]):
+        inside = " ".join([rest[0].value.lstrip(". \t"), *(part.value for part in rest[1:])])
+    word = "some" if relation.many else "is"
+    return f"{field_name(relation.name)} {word} ({inside})"
 
 
 def quantified(builder: Builder, children: list[Any]) -> Item:
@@ -147,7 +199,7 @@ def aggregate_open(builder: Builder, children: list[Any]) -> Opening:
     if relation is not None:
         field = _aggregate_field(builder, function, relation, children)
         relation = None if field is None else relation
-    _enter(builder, relation)
+    _enter(builder, relation, "where")
     return Opening(word, relation, None, function, field or COUNT_FIELD)
 
 
@@ -256,7 +308,13 @@ def aggregated(builder: Builder, children: list[Any]) -> Item:
     return node, opening.token
 
 
-def quantified_text(relation: str, quantifier: Quantifier, where: str) -> str:
+def quantified_text(
+    relation: str, quantifier: Quantifier, where: str, node: Node | None = None
+) -> str:
+    """`orders some (total > 5)`; a to-one relation's row tested for nothing but being there
+    reads `company is null` (`is not (true)`) and `company is not null` (`is (true)`)."""
+    if node is TRUE and quantifier in (Quantifier.IS, Quantifier.IS_NOT):
+        return f"{field_name(relation)} is {'not ' if quantifier is Quantifier.IS else ''}null"
     return f"{field_name(relation)} {QUANTIFIER_WORDS[quantifier]} ({where})"
 
 

@@ -158,7 +158,7 @@ class _Printer(Visitor[str]):
         return "true" if node.value else "false"
 
     def visit_quantified(self, node: Quantified) -> str:
-        return quantified_text(node.relation, node.quantifier, self.visit(node.where))
+        return quantified_text(node.relation, node.quantifier, self.visit(node.where), node.where)
 
     def visit_aggregated(self, node: Aggregated) -> str:
         if not isinstance(node.test, Comparison | IsNull):  # a tree built by hand: its one form

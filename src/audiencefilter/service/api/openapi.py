@@ -5,8 +5,9 @@ Every `/v4` operation documents the shared `Error` body for each status it can a
 and 422 where an `Idempotency-Key` may be reused for another request); 429 and 503 document
 `Retry-After`. FastAPI's 422 and its `HTTPValidationError` schemas are removed: validation
 failures are 400s. Operations that read a filter declare `RULE_ERROR_RESPONSES`: their 400 is
-a `RuleError`, the one `Error` body (`error` the status, `message`, `status`, `detail`,
-`errors`) with the deprecated `details` of an invalid filter.
+either form of the interface, both in the one envelope (`status`, `detail`, `errors`): an
+`Error` (`error` the status, `message`), or for the audience rules the interface names and an
+invalid filter a `RuleError`, whose `error` is the message and which has no `message`.
 
 Where clauses are described by the filter library's own JSON Schema (`json_schema()`), whose
 definitions become the components `WhereClause` and `Where*`; the `filters` query parameter of
@@ -60,9 +61,9 @@ IDEMPOTENCY_KEY = "idempotency-key"
 WHERE_PREFIX = "Where"
 RULE_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {
-        "description": "Bad request: the one `Error` body; for the audience rules and invalid "
-        "filters a `RuleError`, which adds the deprecated `details`",
-        "content": {"application/json": {"schema": RULE_REF}},
+        "description": "Bad request: an `Error`, or for the audience rules and invalid filters "
+        "a `RuleError` whose `error` is the message (and which has no `message`)",
+        "content": {"application/json": {"schema": {"anyOf": [ERROR_REF, RULE_REF]}}},
     }
 }
 _DEFS_REF = re.compile(r"^#/\$defs/(.+)$")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ground.errors import ValidationIssue
+from ..ground.errors import FILTERS_REQUIRED, ValidationIssue
 from ..http import idempotency
 from ..http.errors import error_body
 
@@ -272,7 +272,7 @@ ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
     500: error_body(500, "Internal server error"),
     503: error_body(503, "The database is unavailable; retry later"),
 }
-RULE_ERROR_EXAMPLE = error_body(400, "Filters are required for smart mode")
+RULE_ERROR_EXAMPLE = error_body(400, FILTERS_REQUIRED, string_form=True)
 
 _STRINGS = {
     "id": CONTACT_ID,

@@ -43,7 +43,7 @@ from sqlalchemy.orm import Session
 
 from ... import CONTACT, DEFAULT_LIMITS, Cost, Filter, FilterError, Schema, from_format, parse
 from ..db.models import Audience
-from ..ground.errors import AudienceRuleError
+from ..ground.errors import INVALID_FILTERS, AudienceRuleError
 from . import experiments
 from .experiments import Experiment
 from .filter_budget import NOTHING, check_filter, check_list, cost_of
@@ -130,10 +130,6 @@ def _key(canonical: str, fields: str | None) -> str:
     return canonical if fields is None else f"{fields}\n{canonical}"
 
 
-NAME_AND_LIST_REQUIRED = "Name and listId are required"
-FILTERS_REQUIRED = "Filters are required for smart mode"
-FILTERS_EMPTY = "Filters cannot be empty for smart mode"
-INVALID_FILTERS = "Invalid filters: the value must be a valid where clause for the contact model"
 BOTH_FORMS = "Send either filters or filtersText, not both"
 LIST_REQUIRED = "listId is required"
 FORMAT_WITH_TEXT = "filtersFormat describes filters; filtersText is always the text syntax"

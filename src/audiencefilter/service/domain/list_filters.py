@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session
 
 from ... import Filter
 from ..db.models import List
-from ..ground.errors import AudienceRuleError
+from ..ground.errors import FILTERS_EMPTY, FILTERS_REQUIRED, AudienceRuleError
 from . import audience_names, custom_fields, references
-from .audience_filters import FILTERS_EMPTY, FILTERS_REQUIRED, read_filters
+from .audience_filters import read_filters
 
 
 def read_of_list(

@@ -5,7 +5,7 @@ mapping to statuses lives with the handlers. Neither floor imports the other for
 
 `ValidationIssue` is one problem of a request, `FilterProblem` one problem of a filter as the
 filter library reports it; every error body (`Envelope`: `Error`, or `RuleError` for the
-specification's audience rules) carries both kinds in one list, `errors`. The domain says where
+interface's audience rules) carries both kinds in one list, `errors`. The domain says where
 a problem is with a `RequestProblem` (a path of keys and indices in the request's body or
 query), never with a JSON pointer: `http/errors.py` writes the pointer (`/body/contactIds/3`).
 """
@@ -64,19 +64,20 @@ class Envelope(BaseModel):
 
 
 class Error(Envelope):
-    """The body of every error response: the specification's `error` (the HTTP status, a
-    number in every body) and `message`, in the one envelope."""
+    """The body of every error response but the interface's string form: the specification's
+    `error` (the HTTP status, a number) and `message`, in the one envelope."""
 
     error: int
     message: str
 
 
-class RuleError(Error):
-    """An audience rule broken or a filter refused: the one `Error` body, whose `message` says
-    which rule (`Name and listId are required`), with the filter's problems in `errors` and,
-    for one release, in the deprecated `details`. Its `error` is the status, as in every
-    body: a string there once made two shapes that a client had to tell apart."""
+class RuleError(Envelope):
+    """The interface's other form, for the audience rules it names (`STRING_FORM`): `error` is
+    the message itself and there is no `message`, in the one envelope (`status` and `detail`
+    as every body has them); an invalid filter adds its problems in `errors` and, for one
+    release, in the deprecated `details`."""
 
+    error: str = Field(description="The rule broken, e.g. `Name and listId are required`.")
     details: list[FilterProblem] | None = Field(
         default=None,
         deprecated=True,
@@ -141,9 +142,20 @@ class Unprocessable(DomainError):
     """A valid request whose effect the data cannot hold (a counter past its range)."""
 
 
+NAME_AND_LIST_REQUIRED = "Name and listId are required"
+FILTERS_REQUIRED = "Filters are required for smart mode"
+FILTERS_EMPTY = "Filters cannot be empty for smart mode"
+INVALID_FILTERS = "Invalid filters: the value must be a valid where clause for the contact model"
+STRING_FORM = frozenset({NAME_AND_LIST_REQUIRED, FILTERS_REQUIRED, FILTERS_EMPTY, INVALID_FILTERS})
+"""The rules the interface answers in its string form (`RuleError`): `error` holds the message,
+and there is no `message`. Every other refusal, an audience rule of the service's own
+included, has the schema's form (`Error`)."""
+
+
 class AudienceRuleError(Invalid):
-    """An audience rule of the specification was broken (its string form), with the filter's
-    problems when it has any; `field` is the request's field they are about."""
+    """An audience rule was broken, with the filter's problems when it has any; `field` is the
+    request's field they are about. The interface's own rules (`STRING_FORM`) are answered in
+    its string form, whoever raises them."""
 
     def __init__(
         self, message: str, details: Sequence[dict[str, Any]] = (), field: str = "filters"
@@ -151,6 +163,11 @@ class AudienceRuleError(Invalid):
         super().__init__(message)
         self.details = list(details)
         self.field = field
+
+    @property
+    def string_form(self) -> bool:
+        """Whether the interface answers this rule with `error` the message (`RuleError`)."""
+        return self.message in STRING_FORM
 
 
 def not_found(what: str) -> NotFound:

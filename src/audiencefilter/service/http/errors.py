@@ -8,11 +8,12 @@ Every error body is one envelope (`ground/errors.Envelope`): `status`, `detail` 
 message) and, when the request has problems, `errors`, a list of `{pointer, detail}` where
 `pointer` is a JSON pointer into the request seen as one document: `/body/email`,
 `/query/limit`, `/path/id`; a problem of a filter adds where in the filter (`path`, `line`,
-`column`). Beside them stand the specification's fields, in every body alike: `{"error": <HTTP
-status>, "message": "..."}`; `error` is always the status, the audience rules' refusals
-included (`{"error": 400, "message": "Name and listId are required", ...}`), so a client reads
-one shape. An invalid filter still adds the library's problems as `details`, deprecated for
-`errors`.
+`column`). Beside them stand the specification's fields: `{"error": <HTTP status>, "message":
+"..."}`, or for the audience rules the interface names (`STRING_FORM`: `Name and listId are
+required`, the smart-mode filters rules, the invalid-filters message) its other form, a 400
+whose `error` is the message itself (`{"error": "Name and listId are required"}`) with no
+`message`. Where a convenience and the interface disagree, the interface wins. An invalid
+filter also adds the library's problems as `details`, deprecated for `errors`.
 
 FastAPI's 422 never leaves the service: validation failures are 400. Unknown routes are 404; a
 known path with the wrong method is 405 with an `Allow` header that lists the methods of every
@@ -98,10 +99,15 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
-def error_body(status: int, message: str, errors: Iterable[ValidationIssue] = ()) -> dict[str, Any]:
+def error_body(
+    status: int, message: str, errors: Iterable[ValidationIssue] = (), *, string_form: bool = False
+) -> dict[str, Any]:
     """The one envelope (`Envelope`): `status`, `detail` and `errors` in every body, beside the
-    specification's `error` (the status, always a number) and `message`."""
-    body: dict[str, Any] = {"error": status, "message": message}
+    specification's `error` (the status) and `message`; `string_form`: the interface's form of
+    its audience rules, whose `error` is the message and which has no `message`."""
+    body: dict[str, Any] = (
+        {"error": message} if string_form else {"error": status, "message": message}
+    )
     body["status"] = status
     body["detail"] = message
     issues = [issue.model_dump(exclude_none=True) for issue in errors]
@@ -258,7 +264,7 @@ async def _on_rule_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, AudienceRuleError)
     place = "query" if exc.field in request.query_params else "body"
     issues = [_filter_issue(f"/{place}/{exc.field}", problem) for problem in exc.details]
-    body = error_body(400, exc.message, issues)
+    body = error_body(400, exc.message, issues, string_form=exc.string_form)
     if exc.details:
         body["details"] = exc.details  # deprecated: `errors` says the same
     return ErrorJSONResponse(body, status_code=400)

@@ -29,7 +29,14 @@ from ...db.engine import Database
 from ...db.models import Audience, Contact, List
 from ...db.queries import count, owned_audience, owned_list, page_of
 from ...ground import clock
-from ...ground.errors import AudienceRuleError, Conflict, NotFound
+from ...ground.errors import (
+    FILTERS_EMPTY,
+    FILTERS_REQUIRED,
+    NAME_AND_LIST_REQUIRED,
+    AudienceRuleError,
+    Conflict,
+    NotFound,
+)
 from ...settings import Settings
 from .. import (
     audience_names,
@@ -44,10 +51,7 @@ from .. import (
 from ..audience_filters import (
     ABSENT,
     EMPTY,
-    FILTERS_EMPTY,
-    FILTERS_REQUIRED,
     LIST_REQUIRED,
-    NAME_AND_LIST_REQUIRED,
     FilterInput,
     check_list_room,
     filters_as,
