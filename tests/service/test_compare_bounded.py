@@ -27,7 +27,7 @@ def owner(
     return make_tenant(app_factory(settings))
 
 
-@pytest.mark.parametrize("other", ["points >= 3", WIDE, "country = 'FR'"])
+@pytest.mark.parametrize("other", ["points >= 3", WIDE, 'country = "FR"'])
 @pytest.mark.parametrize("wide_first", [True, False])
 def test_a_compare_of_long_ors_stays_within_its_steps(
     owner: Tenant, other: str, wide_first: bool
