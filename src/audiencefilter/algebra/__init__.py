@@ -4,6 +4,10 @@ decided before any data exists, each answer a proof or a checked witness (docs/a
 Sound first: `holds=True` of `implies`/`equivalent` and `holds=False` of `overlaps`/`can_match`
 are proofs (every branch of the question closed by exact reasoning); the other answers carry a
 record the in-memory back-end confirms. What the reasoning cannot settle is `holds=None`.
+
+Bounded: each question ends within its `steps` (`QUESTION_STEPS` by default), every part of
+the search spending its work before doing it; past them it is `holds=None` with the reason
+(docs/algebra.md, "Bounded"), so no pair of filters can hold a process for long.
 """
 
 from __future__ import annotations
