@@ -485,32 +485,39 @@ class Filter:
 
         return is_unsatisfiable(self.root, self.schema)
 
-    def implies(self, other: Filter, *, now: datetime | None = None) -> Verdict:
+    def implies(
+        self, other: Filter, *, now: datetime | None = None, steps: int | None = None
+    ) -> Verdict:
         """Whether every record this filter matches, `other` matches too (at `now`): True is
         a proof, False comes with a witness record (in this audience, not in `other`), None
-        is undecided (docs/algebra.md)."""
+        is undecided (docs/algebra.md), as past `steps` steps (None: the algebra's default,
+        `QUESTION_STEPS`)."""
         from .algebra import implies
 
-        return implies(self, other, now=now)
+        return implies(self, other, now=now, steps=steps)
 
-    def overlaps(self, other: Filter, *, now: datetime | None = None) -> Verdict:
+    def overlaps(
+        self, other: Filter, *, now: datetime | None = None, steps: int | None = None
+    ) -> Verdict:
         """Whether some record is in both audiences: True with a witness, False a proof."""
         from .algebra import overlaps
 
-        return overlaps(self, other, now=now)
+        return overlaps(self, other, now=now, steps=steps)
 
-    def equivalent(self, other: Filter, *, now: datetime | None = None) -> Verdict:
+    def equivalent(
+        self, other: Filter, *, now: datetime | None = None, steps: int | None = None
+    ) -> Verdict:
         """Whether both audiences hold the same records: True a proof, False with a witness."""
         from .algebra import equivalent
 
-        return equivalent(self, other, now=now)
+        return equivalent(self, other, now=now, steps=steps)
 
-    def can_match(self, *, now: datetime | None = None) -> Verdict:
+    def can_match(self, *, now: datetime | None = None, steps: int | None = None) -> Verdict:
         """Whether any record can match: True with a witness, False a proof naming the
         conditions that cannot hold together."""
         from .algebra import can_match
 
-        return can_match(self, now=now)
+        return can_match(self, now=now, steps=steps)
 
     def is_always_true(self) -> bool:
         """True when every record matches, e.g. `{"OR": [{"country": "XX"}, {}]}` or

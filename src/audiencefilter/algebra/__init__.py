@@ -4,6 +4,10 @@ decided before any data exists, each answer a proof or a checked witness (docs/a
 Sound first: `holds=True` of `implies`/`equivalent` and `holds=False` of `overlaps`/`can_match`
 are proofs (every branch of the question closed by exact reasoning); the other answers carry a
 record the in-memory back-end confirms. What the reasoning cannot settle is `holds=None`.
+
+Bounded: each question ends within its `steps` (`QUESTION_STEPS` by default), every part of
+the search spending its work before doing it; past them it is `holds=None` with the reason
+(docs/algebra.md, "Bounded"), so no pair of filters can hold a process for long.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from ..language.nodes import Node
 from ..language.relative import as_now, system_clock
 from .columns import columns_of
 from .decide import Outcome, Record, decide, describe
-from .tableau import Mode
+from .tableau import QUESTION_STEPS, Mode
 
 
 class Audience(Protocol):
@@ -36,24 +40,26 @@ class Audience(Protocol):
 @dataclass(frozen=True)
 class Verdict:
     """An answer: `holds` (None: not decided), a `witness` record where the answer is shown by
-    one, and the `reason` in words."""
+    one, the `reason` in words, and the `steps` it took (at most the `steps` asked)."""
 
     holds: bool | None
     witness: dict[str, Any] | None
     reason: str
+    steps: int = 0
 
 
 @dataclass(frozen=True)
 class Comparison:
     """How two audiences relate: `relation` is `equivalent`, `subset` (the first within the
     second), `superset`, `overlap`, `disjoint` or `unknown`; a witness record for each region
-    known to hold one (`both`, `a_only`, `b_only`)."""
+    known to hold one (`both`, `a_only`, `b_only`); the `steps` of its three questions."""
 
     relation: str
     both: dict[str, Any] | None
     a_only: dict[str, Any] | None
     b_only: dict[str, Any] | None
     reason: str
+    steps: int = 0
 
 
 def _moment(now: datetime | None) -> datetime:
@@ -67,8 +73,11 @@ def _same_schema(a: Audience, b: Audience) -> None:
         )
 
 
-def _ask(a: Audience, b: Audience | None, moment: datetime, b_holds: bool) -> Outcome:
-    """Records `a` matches and `b` matches (`b_holds`) or does not; `b=None`: only `a`."""
+def _ask(
+    a: Audience, b: Audience | None, moment: datetime, b_holds: bool, steps: int | None
+) -> Outcome:
+    """Records `a` matches and `b` matches (`b_holds`) or does not; `b=None`: only `a`; at
+    most `steps` steps (None: `QUESTION_STEPS`)."""
     columns = columns_of(a.schema)  # declared fields inside JSON, read as columns
     demands = [(columns.tree(a.lowered_at(moment)), Mode.TRUE)]
     if b is not None:
@@ -81,64 +90,92 @@ def _ask(a: Audience, b: Audience | None, moment: datetime, b_holds: bool) -> Ou
         inside = bool(a.matches(record, now=moment))
         return inside and (b is None or bool(b.matches(record, now=moment)) == b_holds)
 
-    found = decide(demands, columns.schema, columns.target(target))
+    budget = QUESTION_STEPS if steps is None else steps
+    found = decide(demands, columns.schema, columns.target(target), budget)
     if found.witness is None:
         return found
     return replace(found, witness=columns.stored(found.witness))
 
 
-def implies(a: Audience, b: Audience, *, now: datetime | None = None) -> Verdict:
-    """Whether every record `a` matches, `b` matches too (at `now`)."""
-    found = _ask(a, b, _moment(now), b_holds=False)
+def _verdict(found: Outcome, shown: str, proved: str) -> Verdict:
+    """The verdict of a question: `shown` by a witness, `proved` empty, or undecided."""
     if found.witness is not None:
-        return Verdict(False, found.witness, "the witness is in the first audience, not the second")
+        return Verdict(True, found.witness, shown, found.steps)
     if found.empty:
-        return Verdict(True, None, "proved: no record is in the first audience and not the second")
-    return Verdict(None, None, found.reason)
+        return Verdict(False, None, proved, found.steps)
+    return Verdict(None, None, found.reason, found.steps)
 
 
-def overlaps(a: Audience, b: Audience, *, now: datetime | None = None) -> Verdict:
-    """Whether some record is in both audiences (at `now`)."""
-    found = _ask(a, b, _moment(now), b_holds=True)
-    if found.witness is not None:
-        return Verdict(True, found.witness, "the witness is in both audiences")
-    if found.empty:
-        return Verdict(False, None, "proved: no record is in both audiences")
-    return Verdict(None, None, found.reason)
+def _negated(verdict: Verdict) -> Verdict:
+    held = None if verdict.holds is None else not verdict.holds
+    return Verdict(held, verdict.witness, verdict.reason, verdict.steps)
 
 
-def can_match(a: Audience, *, now: datetime | None = None) -> Verdict:
-    """Whether any record can be in the audience (at `now`); a proof names the conditions
-    that cannot hold together."""
-    found = _ask(a, None, _moment(now), b_holds=True)
-    if found.witness is not None:
-        return Verdict(True, found.witness, "the witness is in the audience")
-    if found.empty:
-        blamed = describe(found.blamed) or "the filter is false"
-        return Verdict(False, None, f"proved: no record can match ({blamed})")
-    return Verdict(None, None, found.reason)
+def implies(
+    a: Audience, b: Audience, *, now: datetime | None = None, steps: int | None = None
+) -> Verdict:
+    """Whether every record `a` matches, `b` matches too (at `now`), in at most `steps`
+    steps (docs/algebra.md, "Bounded")."""
+    found = _ask(a, b, _moment(now), False, steps)
+    return _negated(
+        _verdict(
+            found,
+            "the witness is in the first audience, not the second",
+            "proved: no record is in the first audience and not the second",
+        )
+    )
 
 
-def equivalent(a: Audience, b: Audience, *, now: datetime | None = None) -> Verdict:
-    """Whether both audiences hold the same records (at `now`)."""
+def overlaps(
+    a: Audience, b: Audience, *, now: datetime | None = None, steps: int | None = None
+) -> Verdict:
+    """Whether some record is in both audiences (at `now`), in at most `steps` steps."""
+    found = _ask(a, b, _moment(now), True, steps)
+    return _verdict(
+        found, "the witness is in both audiences", "proved: no record is in both audiences"
+    )
+
+
+def can_match(a: Audience, *, now: datetime | None = None, steps: int | None = None) -> Verdict:
+    """Whether any record can be in the audience (at `now`), in at most `steps` steps; a
+    proof names the conditions that cannot hold together."""
+    found = _ask(a, None, _moment(now), True, steps)
+    blamed = describe(found.blamed) or "the filter is false"
+    return _verdict(
+        found, "the witness is in the audience", f"proved: no record can match ({blamed})"
+    )
+
+
+def equivalent(
+    a: Audience, b: Audience, *, now: datetime | None = None, steps: int | None = None
+) -> Verdict:
+    """Whether both audiences hold the same records (at `now`): two questions, each in at
+    most `steps` steps."""
     moment = _moment(now)
-    forward = implies(a, b, now=moment)
+    forward = implies(a, b, now=moment, steps=steps)
     if forward.holds is False:
-        return Verdict(False, forward.witness, "the witness is in the first audience only")
-    backward = implies(b, a, now=moment)
+        return Verdict(
+            False, forward.witness, "the witness is in the first audience only", forward.steps
+        )
+    backward = implies(b, a, now=moment, steps=steps)
+    spent = forward.steps + backward.steps
     if backward.holds is False:
-        return Verdict(False, backward.witness, "the witness is in the second audience only")
+        return Verdict(False, backward.witness, "the witness is in the second audience only", spent)
     if forward.holds and backward.holds:
-        return Verdict(True, None, "proved: each audience implies the other")
-    return Verdict(None, None, forward.reason if forward.holds is None else backward.reason)
+        return Verdict(True, None, "proved: each audience implies the other", spent)
+    reason = forward.reason if forward.holds is None else backward.reason
+    return Verdict(None, None, reason, spent)
 
 
-def compare(a: Audience, b: Audience, *, now: datetime | None = None) -> Comparison:
-    """The relation of two audiences, with a witness for each region known to be non-empty."""
+def compare(
+    a: Audience, b: Audience, *, now: datetime | None = None, steps: int | None = None
+) -> Comparison:
+    """The relation of two audiences, with a witness for each region known to be non-empty:
+    three questions, each in at most `steps` steps."""
     moment = _moment(now)
-    both = overlaps(a, b, now=moment)
-    a_only = implies(a, b, now=moment)
-    b_only = implies(b, a, now=moment)
+    both = overlaps(a, b, now=moment, steps=steps)
+    a_only = implies(a, b, now=moment, steps=steps)
+    b_only = implies(b, a, now=moment, steps=steps)
     relation = _relation(both.holds, a_only.holds, b_only.holds)
     reasons = {v.reason for v in (both, a_only, b_only) if v.holds is None}
     return Comparison(
@@ -147,6 +184,7 @@ def compare(a: Audience, b: Audience, *, now: datetime | None = None) -> Compari
         a_only.witness,
         b_only.witness,
         "; ".join(sorted(reasons)) or "decided",
+        both.steps + a_only.steps + b_only.steps,
     )
 
 
@@ -165,6 +203,7 @@ def _relation(both: bool | None, a_in_b: bool | None, b_in_a: bool | None) -> st
 
 
 __all__ = [
+    "QUESTION_STEPS",
     "Audience",
     "Comparison",
     "Record",

@@ -28,19 +28,34 @@ from ..language.nodes import (
     Not,
     Quantified,
     fields_used,
+    walk,
 )
 from ..language.relations import relation_of, rows_schema
 from .domains import MISSING, candidates, modelled
 from .patterns import clash
-from .tableau import Branch, Budget, Demand, F, Mode, T, TooManyBranches, Truths, U, branches
+from .tableau import (
+    QUESTION_STEPS,
+    Branch,
+    Budget,
+    Demand,
+    F,
+    Mode,
+    T,
+    TooManyBranches,
+    Truths,
+    U,
+    branches,
+    bulk,
+)
 
 Record = dict[str, Any]
 Target = Callable[[Mapping[str, Any]], bool]
 Memo = dict[frozenset[tuple[Node, Truths]], tuple[list[Any], bool]]
 """A field's literals on a branch and the values meeting them, shared by the branches and
-by the questions over one schema."""
+by the questions over one schema (`_Kept`)."""
 _TRIES = 300
 _PER_FIELD = 4
+_ROW_STEPS = 2_000
 
 
 @dataclass
@@ -52,34 +67,62 @@ class Outcome:
     reason: str = ""
     blamed: list[Node] = field(default_factory=list)
     """The conditions that closed the branches of a proof (for a reason naming them)."""
+    steps: int = 0
+    """The steps the question took (`tableau.Budget`)."""
+
+
+def too_many(steps: int) -> str:
+    """The reason of a question left undecided by its budget."""
+    return f"too many cases to decide within {steps:,} steps"
 
 
 def decide(
-    demands: Sequence[Demand], schema: Schema, target: Target, steps: int = 20_000
+    demands: Sequence[Demand], schema: Schema, target: Target, steps: int = QUESTION_STEPS
 ) -> Outcome:
     """Search the branches of `demands` for a record `target` accepts, proving emptiness when
-    every branch closes."""
-    memo = _kept(schema).values
-    fields: dict[int, str | None] = {}
-    closing: list[Node] = []
-
-    def check(branch: Branch, node: Node) -> bool:
-        return _open(branch, node, schema, (memo, fields), closing)
-
-    budget = Budget(steps, check=check)
-    undecided = ""
+    every branch closes; past `steps` steps, undecided."""
+    search = _Search(schema, target, _kept(schema), Budget(steps), _size(demands))
+    search.budget.check = search.open
     try:
-        for branch in branches(list(demands), budget):
-            found = _branch(branch, schema, target, memo)
+        found = search.run(demands)
+    except TooManyBranches:
+        found = Outcome(reason=f"undecided: {too_many(steps)}")
+    found.steps = min(search.budget.spent, steps)
+    return found
+
+
+def _size(demands: Sequence[Demand]) -> int:
+    """The nodes of the question's trees: the steps of judging one candidate record."""
+    return sum(1 for node, _ in demands for _ in walk(node))
+
+
+@dataclass
+class _Search:
+    """One question's search: its schema and target, the values known per field's literals,
+    its budget, its size (what judging a record costs), and what it learnt on the way."""
+
+    schema: Schema
+    target: Target
+    kept: _Kept
+    budget: Budget
+    size: int
+    fields: dict[int, str | None] = field(default_factory=dict)
+    closing: list[Node] = field(default_factory=list)
+
+    def run(self, demands: Sequence[Demand]) -> Outcome:
+        undecided = ""
+        for branch in branches(list(demands), self.budget):
+            found = _branch(branch, self)
             if found.witness is not None:
                 return found
             if not found.empty:
                 undecided = undecided or found.reason
-    except TooManyBranches:
-        return Outcome(reason="undecided: too many cases to examine")
-    if undecided:
-        return Outcome(reason=f"undecided: {undecided}")
-    return Outcome(empty=True, reason="proved", blamed=[*closing, *budget.clashes])
+        if undecided:
+            return Outcome(reason=f"undecided: {undecided}")
+        return Outcome(empty=True, reason="proved", blamed=[*self.closing, *self.budget.clashes])
+
+    def open(self, branch: Branch, node: Node) -> bool:
+        return _open(branch, node, self)
 
 
 Functions = list[Callable[..., bool] | None]
@@ -95,21 +138,30 @@ class _Kept:
     schema: Schema
     compiled: dict[Node, Functions] = field(default_factory=dict)
     values: Memo = field(default_factory=dict)
+    weight: int = 0
+    """The literals and values `values` holds: its keys can be long (a field's literals on a
+    branch), so it is bounded by them, not by its entries alone."""
 
 
 _KEPT: dict[int, _Kept] = {}
 _KEEP = 20_000
+_KEEP_WEIGHT = 200_000
+_KEEP_SCHEMAS = 32
 
 
 def _kept(schema: Schema) -> _Kept:
     """The shared state of `schema`, looked up by identity (hashing a schema on every call
-    would cost more than the lookup saves); bounded, so a long-lived process stays small."""
+    would cost more than the lookup saves); bounded in schemas, entries and weight, so a
+    long-lived process stays small whatever its questions and schemas."""
     kept = _KEPT.get(id(schema))
     if kept is None or kept.schema is not schema:
         kept = _KEPT[id(schema)] = _Kept(schema)
-    if len(kept.compiled) > _KEEP or len(kept.values) > _KEEP:
+        while len(_KEPT) > _KEEP_SCHEMAS:
+            del _KEPT[next(iter(_KEPT))]  # the schema first kept
+    if len(kept.compiled) > _KEEP or len(kept.values) > _KEEP or kept.weight > _KEEP_WEIGHT:
         kept.compiled.clear()
         kept.values.clear()
+        kept.weight = 0
     return kept
 
 
@@ -137,24 +189,19 @@ def truth(atom: Node, schema: Schema, record: Mapping[str, Any]) -> str | None:
         return None
 
 
-def _open(
-    branch: Branch,
-    node: Node,
-    schema: Schema,
-    shared: tuple[Memo, dict[int, str | None]],
-    closing: list[Node],
-) -> bool:
+def _open(branch: Branch, node: Node, search: _Search) -> bool:
     """False when `node`'s field, with the branch's other literals on it, has no value left."""
-    memo, fields = shared
-    name = _modelled_field(node, schema, fields)
+    name = _modelled_field(node, search.schema, search.fields)
     if name is None:
         return True
     # Every literal of the branch went through this check as it joined, so its field is
     # known; one left out would only make the test weaker, never close a branch wrongly.
+    search.budget.spend(bulk(len(branch)))
+    fields = search.fields
     literals = [(atom, allowed) for atom, allowed in branch.items() if fields.get(id(atom)) == name]
-    found, complete = _remembered(memo, name, literals, schema)
+    found, complete = _remembered(name, literals, search)
     if not found and complete:
-        closing.extend(atom for atom, _ in literals)
+        search.closing.extend(atom for atom, _ in literals)
         return False
     return True
 
@@ -172,22 +219,24 @@ def _modelled_field(atom: Node, schema: Schema, fields: dict[int, str | None]) -
     return found
 
 
-def _branch(branch: Branch, schema: Schema, target: Target, memo: Memo) -> Outcome:
-    groups, opaque = _grouped(branch, schema)
+def _branch(branch: Branch, search: _Search) -> Outcome:
+    search.budget.spend(bulk(len(branch)))
+    groups, opaque = _grouped(branch, search.schema)
     options: dict[str, list[Any]] = {}
     exact = not opaque
     for name, literals in groups.items():
-        found, complete = _remembered(memo, name, literals, schema)
+        found, complete = _remembered(name, literals, search)
         if not found:
             if complete:
                 return Outcome(empty=True)
             return Outcome(reason=f"no value of {name} was found for its conditions")
         exact = exact and complete
         options[name] = found[:_PER_FIELD]
-    for name, pool in _opaque_pools(opaque, schema, branch).items():
+    for name, pool in _opaque_pools(opaque, branch, search).items():
         options.setdefault(name, pool)
     for record in itertools.islice(_records(options), _TRIES):
-        if _accepted(target, record):
+        search.budget.spend(search.size)
+        if _accepted(search.target, record):
             return Outcome(witness=record)
     if exact:
         return Outcome(reason="a witness built by the model failed the check")
@@ -195,13 +244,16 @@ def _branch(branch: Branch, schema: Schema, target: Target, memo: Memo) -> Outco
 
 
 def _remembered(
-    memo: Memo, name: str, literals: list[tuple[Node, Truths]], schema: Schema
+    name: str, literals: list[tuple[Node, Truths]], search: _Search
 ) -> tuple[list[Any], bool]:
     """`_field_values`, looked up first among those already found."""
+    search.budget.spend(bulk(len(literals)))
     key = frozenset(literals)
-    found = memo.get(key)
+    values = search.kept.values
+    found = values.get(key)
     if found is None:
-        found = memo[key] = _field_values(name, literals, schema)
+        found = values[key] = _field_values(name, literals, search)
+        search.kept.weight += len(key) + len(found[0])
     return found
 
 
@@ -221,24 +273,47 @@ def _grouped(
 
 
 def _field_values(
-    name: str, literals: list[tuple[Node, Truths]], schema: Schema
+    name: str, literals: list[tuple[Node, Truths]], search: _Search
 ) -> tuple[list[Any], bool]:
     """The representatives of field `name` meeting every literal, and whether they are all."""
+    schema = search.schema
     atoms = [a for a, _ in literals]
     demanded = [a for a, allowed in literals if allowed == Mode.TRUE.value]
+    search.budget.spend(len(atoms))  # the literal values, sorted into regions
     found = candidates(schema[name].type, atoms, demanded)
     complete = found.complete
-    if not complete and schema[name].type is FieldType.STRING and clash(literals):
-        return [], True
+    if not complete and schema[name].type is FieldType.STRING:
+        search.budget.spend(bulk(len(literals) ** 2))  # each pattern against each
+        if clash(literals):
+            return [], True
     meeting = []
+    order = literals[::-1]
     for value in found.values:
         record = {} if value is MISSING else {name: value}
-        answers = [truth(atom, schema, record) for atom in atoms]
-        if None in answers:
+        meets = _meets(record, order, search)
+        if meets is None:
             complete = False
-        elif all(t in allowed for t, (_, allowed) in zip(answers, literals, strict=True)):
+        elif meets:
             meeting.append(value)
     return meeting, complete
+
+
+def _meets(record: Record, order: list[tuple[Node, Truths]], search: _Search) -> bool | None:
+    """Whether one field's `record` meets every literal; None when the oracle refuses it
+    for one and no other excludes it. Judged until one excludes it: first the literal that
+    joined the branch last (the one a check as it joins is about), then, as the values come
+    in order, the one that excluded the value before (moved to the front of `order`)."""
+    refused = False
+    for place, (atom, allowed) in enumerate(order):
+        search.budget.spend()
+        judged = truth(atom, search.schema, record)
+        if judged is None:
+            refused = True
+        elif judged not in allowed:
+            if place:
+                order.insert(0, order.pop(place))
+            return False
+    return None if refused else True
 
 
 def _accepted(target: Target, record: Record) -> bool:
@@ -254,13 +329,14 @@ def _records(options: dict[str, list[Any]]) -> Iterator[Record]:
         yield {n: v for n, v in zip(names, values, strict=True) if v is not MISSING}
 
 
-def _opaque_pools(opaque: list[Node], schema: Schema, branch: Branch) -> dict[str, list[Any]]:
+def _opaque_pools(opaque: list[Node], branch: Branch, search: _Search) -> dict[str, list[Any]]:
     """Values to try for the fields the opaque conditions read."""
     pools: dict[str, list[Any]] = {}
     for atom in opaque:
         for name in sorted(fields_used(atom)):
+            search.budget.spend(bulk(len(branch)))
             pool = pools.setdefault(name, [])
-            pool.extend(_guesses(atom, name, schema, branch))
+            pool.extend(_guesses(atom, name, branch, search))
     return {n: list(_unique(p))[:8] for n, p in pools.items()}
 
 
@@ -272,9 +348,10 @@ def _unique(values: list[Any]) -> Iterator[Any]:
             yield value
 
 
-def _guesses(atom: Node, name: str, schema: Schema, branch: Branch) -> list[Any]:
+def _guesses(atom: Node, name: str, branch: Branch, search: _Search) -> list[Any]:
+    schema = search.schema
     if isinstance(atom, Quantified | Aggregated):
-        return _relation_guesses(atom, schema)
+        return _relation_guesses(atom, search)
     declared = schema.get(name)
     kind = declared.type if declared else None
     if isinstance(atom, Comparison | IsNull | ListTest) and atom.path:
@@ -325,12 +402,12 @@ def _put(document: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     document[path[-1]] = value
 
 
-def _relation_guesses(atom: Quantified | Aggregated, schema: Schema) -> list[Any]:
+def _relation_guesses(atom: Quantified | Aggregated, search: _Search) -> list[Any]:
     """Related rows to try: none, one row for which the where clause holds, one for which it
     does not, and several copies (counts)."""
-    relation = relation_of(schema, atom.relation)
-    related = rows_schema(schema, relation)
-    rows = [_row(atom.where, related, mode) for mode in (Mode.TRUE, Mode.NOT_TRUE)]
+    relation = relation_of(search.schema, atom.relation)
+    related = rows_schema(search.schema, relation)
+    rows = [_row(atom.where, related, mode, search.budget) for mode in (Mode.TRUE, Mode.NOT_TRUE)]
     found = [r for r in rows if r is not None]
     if not relation.many:
         return [*found, None, MISSING]
@@ -340,14 +417,18 @@ def _relation_guesses(atom: Quantified | Aggregated, schema: Schema) -> list[Any
     return [*lists, MISSING]
 
 
-def _row(where: Node, schema: Schema, mode: Mode) -> Record | None:
+def _row(where: Node, schema: Schema, mode: Mode, budget: Budget) -> Record | None:
+    """A related row for which `where` holds (or does not): a question of its own, whose
+    steps are the asking question's."""
     is_true = _truth_functions(where, schema)[0]
     assert is_true is not None
 
     def target(row: Mapping[str, Any]) -> bool:
         return bool(is_true(row)) if mode is Mode.TRUE else not is_true(row)
 
-    return decide([(where, mode)], schema, target, steps=2_000).witness
+    found = decide([(where, mode)], schema, target, steps=min(_ROW_STEPS, budget.left))
+    budget.spend(found.steps)
+    return found.witness
 
 
 _TYPE_POOLS: dict[FieldType, tuple[Any, ...]] = {
@@ -374,4 +455,15 @@ def _describe(atom: Node) -> str:
     return f"the {atom.kind} condition on {', '.join(sorted(fields_used(atom)))}"
 
 
-__all__ = ["Outcome", "decide", "describe", "truth", "TooManyBranches", "T", "F", "U"]
+__all__ = [
+    "QUESTION_STEPS",
+    "Outcome",
+    "decide",
+    "describe",
+    "too_many",
+    "truth",
+    "TooManyBranches",
+    "T",
+    "F",
+    "U",
+]

@@ -49,25 +49,52 @@ Branch = dict[Node, Truths]
 """An open branch: each condition met on it and the truth values it may still take."""
 
 
+QUESTION_STEPS = 40_000
+"""The steps one question may take (docs/algebra.md, "Bounded"): a step is one demand pushed
+down, `BULK` literals copied into a sub-branch or scanned by a check, one condition judged on
+one representative value, one node of the question judged on one candidate record."""
+
+
+BULK = 8
+"""Literals a copy or a scan of a branch handles per step: it runs in the interpreter's own
+loops, some eight times as fast per literal as a demand pushed down."""
+
+
+def bulk(literals: int) -> int:
+    """The steps of copying or scanning `literals` literals (at least one)."""
+    return 1 + literals // BULK
+
+
 class TooManyBranches(Exception):
     """The search went past its budget: the question is left undecided."""
 
 
 @dataclass
 class Budget:
-    """How many steps the search may take before it gives up (the answer is then None)."""
+    """How many steps the search may take before it gives up (the answer is then None).
 
-    steps: int = 20_000
+    Every part of the search spends its work here before doing it, so a question ends within
+    `steps` steps whatever its filters hold: its time is bounded by the steps, and its memory
+    by what those steps can build (each literal kept was a step)."""
+
+    steps: int = QUESTION_STEPS
     clashes: list[Node] = field(default_factory=list)
     """The conditions whose demands clashed on a closed branch, to name in a reason."""
     check: Callable[[dict[Node, frozenset[str]], Node], bool] | None = None
     """Called after a literal joins a branch: False closes the branch (a field whose
     conditions no value meets), so its sub-branches are never built."""
+    spent: int = 0
 
-    def spend(self) -> None:
-        self.steps -= 1
-        if self.steps < 0:
+    def spend(self, cost: int = 1) -> None:
+        """Count `cost` steps about to be taken; raises `TooManyBranches` past the budget,
+        before they are taken."""
+        self.spent += cost
+        if self.spent > self.steps:
             raise TooManyBranches
+
+    @property
+    def left(self) -> int:
+        return max(self.steps - self.spent, 0)
 
 
 Demand = tuple[Node, Mode]
@@ -90,6 +117,7 @@ def _search(todo: list[Demand], branch: Branch, budget: Budget) -> Iterator[Bran
         if not todo:
             split, mode = splits.pop(_fewest(splits))
             for item in split.items:
+                budget.spend(bulk(len(branch) + len(splits)))  # the copies of both
                 yield from _search([*splits, (item, mode)], dict(branch), budget)
             return
         budget.spend()

@@ -207,9 +207,13 @@ def _parsed(value: Any, declared: Mapping[str, str], written_in: str, zone: str)
     fields = encode_fields({k: kind for k, kind in declared.items() if k in flt.fields}, zone)
     # The filter about to be stored is the one its canonical form reads back to: held in the
     # cache now (weighed by the cost just measured), so the write that stores it never parses
-    # it a second time, and nothing measures it again.
+    # it a second time, and nothing measures it again. Only when it was read over the schema
+    # the key names: one read with custom fields it does not use is another filter object
+    # than what `stored_filter` reads (its schema has more fields), and held under the key
+    # it would lend that schema to every list of the process without them.
     key = _key(canonical, fields)
-    _FILTERS.get(key, lambda: flt, lambda _: _weight_of(cost))
+    if flt.schema == schema_for(fields):
+        _FILTERS.get(key, lambda: flt, lambda _: _weight_of(cost))
     _COSTS.get(key, lambda: cost, lambda _cost: 1)
     return FilterInput(given=True, filter=flt, canonical=canonical, fields=fields, cost=cost)
 

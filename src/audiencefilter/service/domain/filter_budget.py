@@ -15,7 +15,8 @@ writers whose output it prices); of its measures the budgets read three:
   parameters beyond one per condition;
 - `depth`: the nesting of the SQL expression (an n-ary AND/OR of k items counts k levels).
 
-Budgets per filter bound one statement; budgets per list (the sum over its audiences' stored
+Budgets per filter bound one statement (and, with `ANALYSIS_STEPS`, the CPU of comparing two
+filters); budgets per list (the sum over its audiences' stored
 filters, smart or not, since a manual audience may become smart by a PATCH that sends no filter)
 bound the statement that counts every audience of a list and the CPU of one page of contacts.
 """
@@ -34,6 +35,13 @@ MAX_SQL_DEPTH = 300
 LIST_MAX_CONDITIONS = 50_000
 LIST_MAX_LIVE_CONDITIONS = 2_000
 LIST_MAX_VALUES = 100_000
+# The CPU of one compare: the library's algebra is bounded in steps by construction (each step
+# a few microseconds, docs/algebra.md "Bounded"); a compare asks five questions (its relation
+# three, `canMatch` one per side), each given its share, so a compare of any two filters within
+# MAX_CONDITIONS ends within ANALYSIS_STEPS, its answer `unknown` past them.
+ANALYSIS_STEPS = 120_000
+QUESTIONS_PER_COMPARE = 5
+QUESTION_STEPS = ANALYSIS_STEPS // QUESTIONS_PER_COMPARE
 
 FILTER_TOO_LARGE = "Filters exceed the service's budget for one filter"
 LIST_TOO_LARGE = "Filters exceed the service's budget for the audiences of one list"

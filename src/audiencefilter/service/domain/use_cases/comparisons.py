@@ -3,7 +3,9 @@ made-up example contacts as witnesses, and the stored contacts in each region no
 
 The relation is the library's `compare` (`af.compare`): sound, so `equivalent`, `subset`,
 `superset` and `disjoint` are proofs over every contact there could be, and every witness was
-checked against both filters before it is returned. Both filters are read over one schema, the
+checked against both filters before it is returned. Its work is bounded (`filter_budget`:
+`ANALYSIS_STEPS` over its five questions): past its steps a question is `unknown`, its reason
+saying so. Both filters are read over one schema, the
 list's custom fields, as the library compares filters of one schema. A manual audience has no
 definition: its relation is `unknown`, its counts are still known.
 
@@ -30,6 +32,7 @@ from ...ground import clock
 from ...ground.errors import Invalid, Location, RequestProblem
 from .. import custom_fields, relations
 from ..audience_filters import decode_fields, encode_fields, stored_filter
+from ..filter_budget import QUESTION_STEPS
 from ..list_filters import read_of_list
 from ..membership.members import audience_filter
 from ..membership.overlaps import kept_counts
@@ -150,7 +153,7 @@ def _relation(
     """The library's comparison of both filters, witnesses made JSON."""
     if isinstance(pair, str):
         return "unknown", pair, dict.fromkeys(REGIONS)
-    found = compare(*pair, now=now)
+    found = compare(*pair, now=now, steps=QUESTION_STEPS)
     witnesses = {region: _json(getattr(found, region)) for region in REGIONS}
     return found.relation, found.reason, witnesses
 
@@ -160,7 +163,7 @@ def _can_match(side: _Read, now: datetime) -> dict[str, Any]:
     cannot hold together, so an editor can say which one to change."""
     if side.filter is None:
         return {"holds": None, "reason": NO_DEFINITION, "witness": None}
-    verdict = side.filter.can_match(now=now)
+    verdict = side.filter.can_match(now=now, steps=QUESTION_STEPS)
     return {"holds": verdict.holds, "reason": verdict.reason, "witness": _json(verdict.witness)}
 
 
