@@ -315,7 +315,7 @@ def test_the_scheduler_at_a_boundary_does_not_store_the_old_zone(
     _check(tenant, hands, list_id, audience)
 
 
-ROUNDS = 3
+ROUNDS = 2
 WRITERS = 3
 STEPS = 6
 
