@@ -246,17 +246,18 @@ def test_an_import_moving_created_at_waiting_for_a_zone_change_is_judged_in_the_
     once = Once(lambda: _zone(tenant, list_id, KIRITIMATI))
     _before_lock(monkeypatch, once)
     once.arm()
-    _move(tenant, list_id, {n: -4 for n in range(len(HOURS))})
+    assert _move(tenant, list_id, {n: -4 for n in range(len(HOURS))}).status_code == 200
     _check(tenant, hands, list_id, audience)
 
 
 def _move(tenant: Tenant, list_id: str, hours: dict[int, int]) -> Any:
-    """Upserts contacts `c{n}` signed up `hours[n]` hours from `START`."""
+    """Upserts contacts `c{n}` signed up `hours[n]` hours from `START`; the answer."""
+    url = f"/v4/contacts/import?listId={list_id}&mode=upsert"
     rows = [
         {"email": f"c{n}@zone.test", "createdAt": stamp(START + timedelta(hours=hour))}
         for n, hour in hours.items()
     ]
-    return tenant.ok("POST", f"/v4/contacts/import?listId={list_id}&mode=upsert", json=rows)
+    return tenant.call("POST", url, json=rows)
 
 
 def test_a_restore_evaluated_before_the_zone_changed_is_not_stored_in_the_old_zone(
@@ -373,12 +374,7 @@ def _run(
         if kind == "zone":
             answer = _zone(tenant, list_id, value)
         elif kind == "move":
-            rows = [
-                {"email": f"c{n}@zone.test", "createdAt": stamp(START + timedelta(hours=hour))}
-                for n, hour in value.items()
-            ]
-            url = f"/v4/contacts/import?listId={list_id}&mode=upsert"
-            answer = tenant.call("POST", url, json=rows)
+            answer = _move(tenant, list_id, value)
         else:
             answer = _restore(tenant, audience, value)
         refused = kind == "restore" and answer.status_code == 409
