@@ -29,10 +29,10 @@ from sqlalchemy import select
 
 from audiencefilter.service.app import create_app
 from audiencefilter.service.db.engine import Database
-from audiencefilter.service.db.models import Audience, AudienceMember, Contact, Membership
+from audiencefilter.service.db.models import Audience, AudienceMember, Contact, List, Membership
 from audiencefilter.service.db.queries import contact_rows, fetch_rows
 from audiencefilter.service.domain import list_lock
-from audiencefilter.service.domain.audience_filters import stored_filter
+from audiencefilter.service.domain.audience_filters import decode_zone, stored_filter
 
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings, url_settings
 from .hands import Hands
@@ -45,8 +45,11 @@ FILTERS: list[dict[str, Any]] = [
     {"createdAt": {"gte": {"ago": "PT36H"}}},
     {"data": {"path": ["plan"], "equals": "pro"}},
     {"AND": [{"city": {"not": None}}, {"points": {"lte": 100}}]},
+    {"createdAt": {"within": {"last": 1, "unit": "day"}}},
 ]
 COUNTRIES = [None, "FR", "DE", "US"]
+ZONES = ["UTC", "Pacific/Kiritimati", "Asia/Tokyo"]
+"""The list's zones a `zone` step sets: the calendar filter's yesterday differs in each."""
 
 
 def _app(settings_: Any) -> tuple[ApiClient, Hands]:
@@ -74,8 +77,10 @@ def pg_app(pg_database: Callable[[], str]) -> Iterator[tuple[ApiClient, Hands]]:
 
 
 def check_membership(database: Database, list_id: str, now: datetime) -> None:
-    """Stored rows = SQL evaluation = in-memory evaluation, for every audience of the list."""
+    """Stored rows = SQL evaluation = in-memory evaluation, for every audience of the list,
+    each filter read in the list's zone."""
     with database.reading() as session:
+        zone = session.scalars(select(List.timeZone).where(List.id == list_id)).one()
         audiences = list(session.scalars(select(Audience).where(Audience.listId == list_id)))
         records = fetch_rows(session, contact_rows([Contact.listId == list_id]))
         for record in records:
@@ -97,7 +102,8 @@ def check_membership(database: Database, list_id: str, now: datetime) -> None:
                 assert stored == expected, audience.name
                 continue
             assert audience.filters is not None
-            flt = stored_filter(audience.filters)
+            assert decode_zone(audience.fields) == zone, (audience.filters, audience.fields)
+            flt = stored_filter(audience.filters, audience.fields)
             assert flt is not None
             in_sql = set(
                 session.scalars(
@@ -219,6 +225,12 @@ class World:
             if n % 4 == 1:
                 body["mode"] = "smart"
             return lambda: self.request("PATCH", f"/v4/audiences/{audience[0]}", json=body)
+        if op == "zone":
+            body = {"timeZone": ZONES[n % len(ZONES)]}
+            return lambda: self.request("PATCH", f"/v4/lists/{self.list_id}", json=body)
+        if op == "restore" and audience is not None:
+            path = f"/v4/audiences/{audience[0]}/versions/{n % 2 + 1}/restore"
+            return lambda: self.request("POST", path)
         if op == "unaudience" and audience is not None:
             return lambda: self.request("DELETE", f"/v4/audiences/{audience[0]}")
         if op == "add" and audience is not None and contact is not None:
@@ -259,6 +271,8 @@ OPS = [
     "add",
     "remove",
     "duplicate",
+    "zone",
+    "restore",
     "clock",
 ]
 STEPS = st.lists(

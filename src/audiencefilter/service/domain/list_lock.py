@@ -164,17 +164,26 @@ def hold_counts(session: Session, list_id: str) -> None:
 
 
 def locked_list(session: Session, account_id: str, list_id: str) -> List:
-    """The caller's list, with its writers' lock taken."""
+    """The caller's list, with its writers' lock taken, read again once the lock is held (see
+    `_fresh`)."""
     lst = owned_list(session, account_id, list_id)
+    taken = _hold(session, lst.id)
     take(session, lst.id)
-    return lst
+    if not taken:
+        return lst
+    session.expire(lst)
+    return owned_list(session, account_id, list_id)
 
 
 def shared_list(session: Session, account_id: str, list_id: str) -> List | None:
     """The caller's list with its lock taken shared with other import turns that only update
-    contacts (`share`), or None where the database has no shared lock."""
+    contacts (`share`), read again once it is held (see `_fresh`); or None where the database
+    has no shared lock."""
     lst = owned_list(session, account_id, list_id)
-    return lst if share(session, lst.id) else None
+    if not share(session, lst.id):
+        return None
+    session.expire(lst)
+    return owned_list(session, account_id, list_id)
 
 
 def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
@@ -187,7 +196,7 @@ def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[
     contact, lst = owned_contact(session, account_id, contact_id)
     if not _hold(session, lst.id):
         return contact, lst
-    session.expire(contact)
+    _fresh(session, contact, lst)
     return owned_contact(session, account_id, contact_id)
 
 
@@ -222,11 +231,23 @@ def contacts_to_write(
 
 
 def locked_audience(session: Session, account_id: str, audience_id: str) -> tuple[Audience, List]:
-    """The caller's audience and its list, read again once the list's lock is held."""
+    """The caller's audience and its list, read again once the list's lock is held (see
+    `_fresh`)."""
     audience, lst = owned_audience(session, account_id, audience_id)
     take(session, lst.id)
-    session.expire(audience)
+    _fresh(session, audience, lst)
     return owned_audience(session, account_id, audience_id)
+
+
+def _fresh(session: Session, row: Audience | Contact, lst: List) -> None:
+    """Forgets what was read of `row` and its list before the lock, so the read after it
+    loads both anew: a query finding a row the session holds keeps the values it holds. The
+    list's above all: its time zone (and custom fields) are what a filter read before the lock
+    is checked against (`custom_fields.check_unchanged`), and a zone changed in between, kept
+    as first read, let a restore store its filter, and its members, in the zone the list had
+    left (docs/service-internals-writes.md, *A list's zone and its writers*)."""
+    session.expire(row)
+    session.expire(lst)
 
 
 def _bump(session: Session, list_id: str, by: int) -> int | None:

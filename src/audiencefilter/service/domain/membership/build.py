@@ -292,6 +292,7 @@ def _finish(session: Session, build: AudienceBuild) -> Built:
     members = snapshot.Snapshot(
         list_id=audience.listId,
         filters=build.filters,
+        fields=audience.fields,  # any change of them since restarted the build
         position=build.position,
         at=build.at,
         selected=frozenset(session.scalars(staged)),

@@ -67,6 +67,7 @@ class Snapshot:
 
     list_id: str
     filters: str
+    fields: str | None  # what `filters` was read with: custom fields and the list's zone
     position: int
     at: datetime
     selected: frozenset[str]
@@ -74,9 +75,12 @@ class Snapshot:
     actions: frozenset[tuple[str, str]] | None
 
 
-def evaluate(database: Database, list_id: str, flt: Filter, filters: str) -> Snapshot:
-    """The ids of the list's contacts `flt` (stored as `filters`) selects now, in a read
-    transaction: no writer of the list, nor on SQLite of the database, waits for it."""
+def evaluate(
+    database: Database, list_id: str, flt: Filter, filters: str, fields: str | None
+) -> Snapshot:
+    """The ids of the list's contacts `flt` (stored as `filters`, read with `fields`) selects
+    now, in a read transaction: no writer of the list, nor on SQLite of the database, waits
+    for it."""
     with database.reading() as session:
         position = list_lock.head(session, list_id)
         points, actions = unreported(session, list_id, flt)
@@ -85,7 +89,7 @@ def evaluate(database: Database, list_id: str, flt: Filter, filters: str) -> Sna
         selected = selected_ids(
             session, select(Contact.id).where(Contact.listId == list_id, condition)
         )
-        return Snapshot(list_id, filters, position, at, selected, points, actions)
+        return Snapshot(list_id, filters, fields, position, at, selected, points, actions)
 
 
 def unreported(
@@ -142,10 +146,14 @@ def refresh(session: Session, audience: Audience, cause: str, snapshot: Snapshot
 
 
 def current(snapshot: Snapshot, audience: Audience) -> bool:
-    """Whether the snapshot evaluated the filter this audience uses now."""
+    """Whether the snapshot evaluated the filter this audience uses now: the same text read
+    with the same fields and zone. A change of the list's zone rewrites only the zone stored
+    beside each filter (`list_zone.py`): the text alone took an answer evaluated in the old
+    zone for the filter in the new one."""
     return (
         audience.mode == SMART
         and audience.filters == snapshot.filters
+        and audience.fields == snapshot.fields
         and audience.listId == snapshot.list_id
     )
 

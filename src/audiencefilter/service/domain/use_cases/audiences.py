@@ -237,7 +237,7 @@ def _evaluate_early(
             lst = owned_list(session, account_id, list_id)
     except NotFound:
         return None
-    return snapshot.evaluate(database, lst.id, given.filter, given.canonical)
+    return snapshot.evaluate(database, lst.id, given.filter, given.canonical, given.fields)
 
 
 def _in_background(database: Database, settings: Settings, list_id: str, wait: bool) -> bool:
@@ -422,12 +422,13 @@ def _evaluate_update_early(
         filters = _stored(mode, new.given, audience.filters)
     except (NotFound, AudienceRuleError):
         return None, False
-    flt = filter_in_use(mode, filters, _stored_fields(new.given, audience.fields))
+    fields = _stored_fields(new.given, audience.fields)
+    flt = filter_in_use(mode, filters, fields)
     if flt is None or filters is None or (audience.mode, audience.filters) == (mode, filters):
         return None, False
     if _in_background(database, settings, audience.listId, new.change.wait):
         return None, True
-    return snapshot.evaluate(database, audience.listId, flt, filters), False
+    return snapshot.evaluate(database, audience.listId, flt, filters, fields), False
 
 
 def _prepare_update(

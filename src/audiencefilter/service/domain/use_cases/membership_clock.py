@@ -122,30 +122,48 @@ def _bring_audience(database: Database, audience_id: str) -> int:
         if audience is None:
             return 0
         building = build.running(session, audience_id)
-        list_id, filters, stored = audience.listId, audience.filters, StoredAudience.of(audience)
+        list_id, read, stored = audience.listId, _read(audience), StoredAudience.of(audience)
     if building:  # its build's end plans it again (`build.py`)
         with database.transaction() as session:
             due.set_audience_due(session, audience_id, None, wake=False)
         return 0
-    flt = stored.flt
+    flt, filters = stored.flt, read[1]
     written = 0
     if flt is not None and filters is not None:
-        evaluated = snapshot.evaluate(database, list_id, flt, filters)
+        evaluated = snapshot.evaluate(database, list_id, flt, filters, read[2])
         written = membership_turns.store(database, audience_id, evaluated, events.CAUSE_CLOCK)
         if flt.clock.moves_with_clock:
-            _plan_each(database, list_id, stored, start)
+            _plan_each(database, list_id, stored, read, start)
     with database.transaction() as session:
-        if session.get(Audience, audience_id) is not None:
-            next_due = flt.clock.next_step(start) if flt is not None else None
-            due.set_audience_due(session, audience_id, next_due)
+        audience = membership_turns.locked(session, audience_id)
+        if audience is not None:
+            if _read(audience) == read:  # else its change planned its own look
+                next_due = flt.clock.next_step(start) if flt is not None else None
+                due.set_audience_due(session, audience_id, next_due)
             build.stored(session, audience_id)  # a build stopped while storing
     return written
 
 
-def _plan_each(database: Database, list_id: str, audience: StoredAudience, start: datetime) -> None:
+Read = tuple[str, "str | None", "str | None"]
+"""An audience's mode, filters and fields (the custom fields and the list's zone its filter
+is read with), as the scheduler read them: what it evaluated and plans from."""
+
+
+def _read(audience: Audience) -> Read:
+    """What the scheduler judges the audience by. A change of any part since (a change of the
+    list's zone rewrites the fields alone) was judged, and its next look planned, by its own
+    write, under the list's lock: the scheduler's plan, made in the zone the audience left,
+    replaced it and missed the boundary of the new zone."""
+    return audience.mode, audience.filters, audience.fields
+
+
+def _plan_each(
+    database: Database, list_id: str, audience: StoredAudience, read: Read, start: datetime
+) -> None:
     """Every contact's next instant in the audience, from its answer at `start` (before the
     members were evaluated, so a change in between is due at once): a chunk of the list read
-    without the lock, then written under it (`due.merge`)."""
+    without the lock, then written under it (`due.merge`), while the audience is still as
+    `read` (a change of it works the instants out again)."""
     after = ""
     while True:
         with database.reading() as session:
@@ -162,8 +180,10 @@ def _plan_each(database: Database, list_id: str, audience: StoredAudience, start
             return
         with database.transaction() as session:
             list_lock.take(session, list_id)
-            if session.get(Audience, audience.id) is not None:
-                due.merge(session, audience.id, rows)
+            found = session.get(Audience, audience.id)
+            if found is None or _read(found) != read:
+                return
+            due.merge(session, audience.id, rows)
         after = chunk[-1]
 
 
@@ -180,7 +200,7 @@ def sweep(database: Database) -> int:
     for audience_id, list_id, mode, filters, fields in rows:
         flt = filter_of(mode, filters, fields)
         if flt is not None and filters is not None and time_dependent(flt):
-            evaluated = snapshot.evaluate(database, list_id, flt, filters)
+            evaluated = snapshot.evaluate(database, list_id, flt, filters, fields)
             written += _store(database, audience_id, evaluated)
     return written
 

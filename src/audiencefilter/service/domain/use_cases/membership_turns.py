@@ -90,7 +90,7 @@ def store(
     since = snapshot.Written(evaluated)  # read a turn at a time
     for start in range(0, len(contacts), size):
         with database.transaction() as session:
-            audience = _locked(session, audience_id)
+            audience = locked(session, audience_id)
             if audience is None or not _owns(session, evaluated, audience):
                 return written
             turn = contacts[start : start + size]
@@ -103,13 +103,13 @@ def finish(database: Database, audience_id: str, evaluated: snapshot.Snapshot) -
     """Replaces the unfinished mark by the audience's own schedule, unless a newer change of
     the audience (or its background build) owns it now."""
     with database.transaction() as session:
-        audience = _locked(session, audience_id)
+        audience = locked(session, audience_id)
         if audience is not None and _owns(session, evaluated, audience):
             stored = StoredAudience.of(audience)
             due.audience_changed(session, stored, clock.now(), evaluated.at)
 
 
-def _locked(session: Session, audience_id: str) -> Audience | None:
+def locked(session: Session, audience_id: str) -> Audience | None:
     """The audience as it is once its list's lock is held, or None when it was deleted
     meanwhile (a delete landing between the read and the lock: `refresh` would raise)."""
     audience = session.get(Audience, audience_id)
