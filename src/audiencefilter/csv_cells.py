@@ -6,7 +6,9 @@ the service's import), so that a file one of them takes, the others take alike:
 - an empty cell is null (CSV cannot tell "" from missing);
 - a number stays exact (an integer stays an int); booleans are true/false/1/0;
 - dates are ISO 8601 (`YYYY-MM-DD`), date-times ISO 8601 (an offset, or UTC);
-- a JSON field's cell (`data`) holds a JSON document, a list field's a JSON array;
+- a JSON field's cell (`data`) holds a JSON document, a list field's a JSON array, nested at
+  most `MAX_JSON_DEPTH` levels (deeper is the cell's error, found before it is decoded: a
+  decoder recursing that deep would stop the whole file with a `RecursionError`);
 - a relation's cell holds its rows as JSON text: an array of objects (`actions`), or one object
   for a to-one relation;
 - a column outside the schema stays text.
@@ -32,6 +34,10 @@ from .language.values import is_number, parse_date, parse_datetime
 
 _INTEGER = re.compile(r"[+-]?\d+\Z")
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+MAX_JSON_DEPTH = 200
+"""The deepest nesting of a JSON cell, as of a JSON body the service takes."""
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+"""A JSON string (an unclosed one to the end) or a bracket: what nesting is counted over."""
 
 Converter = Callable[[str], Any]
 
@@ -69,7 +75,7 @@ def _to_number(cell: str) -> int | float:
         value = float(text)
         if is_number(value):
             return value
-    raise ValueError(f'expected a number, found "{cell}"')
+    raise ValueError(f'expected a number, found "{_shown(cell)}"')
 
 
 def _to_boolean(cell: str) -> bool:
@@ -78,21 +84,22 @@ def _to_boolean(cell: str) -> bool:
         return True
     if lowered in ("false", "0"):
         return False
-    raise ValueError(f'expected true, false, 1 or 0, found "{cell}"')
+    raise ValueError(f'expected true, false, 1 or 0, found "{_shown(cell)}"')
 
 
 def _to_datetime(cell: str) -> datetime:
     try:
         return parse_datetime(cell.strip())
     except ValueError as exc:
-        raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
+        raise ValueError(f'expected an ISO 8601 date-time, found "{_shown(cell)}"') from exc
 
 
 def _to_date(cell: str) -> date:
     try:
         return parse_date(cell.strip())
     except ValueError as exc:
-        raise ValueError(f'expected an ISO 8601 date (YYYY-MM-DD), found "{cell}"') from exc
+        found = _shown(cell)
+        raise ValueError(f'expected an ISO 8601 date (YYYY-MM-DD), found "{found}"') from exc
 
 
 def _shown(cell: str) -> str:
@@ -100,10 +107,30 @@ def _shown(cell: str) -> str:
 
 
 def _to_json(cell: str) -> Any:
+    if _nesting(cell) > MAX_JSON_DEPTH:
+        expected = f"a JSON document nested at most {MAX_JSON_DEPTH} levels deep"
+        raise ValueError(f'expected {expected}, found one nested deeper: "{_shown(cell)}"')
     try:
         return json.loads(cell)
     except ValueError:
         raise ValueError(f'expected a JSON document, found "{_shown(cell)}"') from None
+
+
+def _nesting(cell: str) -> int:
+    """How deep the arrays and objects of JSON text nest (brackets inside strings are text),
+    in one pass that never recurses; a cell with fewer opening brackets than the bound is not
+    scanned."""
+    if cell.count("[") + cell.count("{") <= MAX_JSON_DEPTH:
+        return 0
+    depth = deepest = 0
+    for token in _JSON_TOKENS.finditer(cell):
+        mark = token.group()[0]
+        if mark in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif mark in "]}":
+            depth -= 1
+    return deepest
 
 
 def _list_of(element: FieldType) -> Converter:

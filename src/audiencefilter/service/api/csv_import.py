@@ -16,12 +16,16 @@ it, before any row is read, as is a mapping naming a column the file lacks or a 
 they would be stored, and every bad cell (row, column, why), up to `MAX_PROBLEMS` listed, all
 counted. Otherwise the rows are written a batch at a time (`use_cases/csv_imports.py`); with
 `Accept: application/x-ndjson` the answer streams a progress line after each batch, then the
-result. The body is spooled to a temporary file as it arrives (a memory buffer, then disk), so
-neither its bytes nor its parsed rows are held in memory whole; `MAX_CSV_BYTES` bounds it.
+result. An error once rows are committed is answered with them: its envelope carries
+`progress`, the result so far (`csv_imports.PartlyWritten`), never an error alone. The body is
+spooled to a temporary file as it arrives (a memory buffer, then disk), so neither its bytes nor
+its parsed rows are held in memory whole; `MAX_CSV_BYTES` bounds it, and it is checked to be
+UTF-8 on the way, so bad bytes are a 400 before any row is written.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import tempfile
@@ -43,9 +47,9 @@ from ..domain.audience_filters import SCHEMA
 from ..domain.contact_import import ImportRow, InvalidRow
 from ..domain.use_cases import csv_imports, imports
 from ..ground.errors import DomainError, ValidationIssue
-from ..http.errors import ApiError, error_body, refusal, status_of
+from ..http.errors import REASONS, ApiError, error_body, is_outage, logger, refusal, status_of
 from ..http.json_guard import media_type
-from ..http.responses import data
+from ..http.responses import ErrorJSONResponse, data
 from .schemas.resources import ContactImportRow
 
 CSV_TYPE = "text/csv"
@@ -65,6 +69,7 @@ DRY_RUN_DESCRIPTION = (
     "would be stored and every bad cell (row, column, why)."
 )
 
+UNAVAILABLE = "The database became unavailable; retry later (sending the file again is safe)"
 CSV_ONLY = "mapping and dryRun are for a CSV import (Content-Type: text/csv)"
 NO_KEY = (
     "A CSV import takes no Idempotency-Key: send it again instead (rows already imported "
@@ -125,6 +130,10 @@ async def answer(request: Request, job: CsvImport, database: Database) -> Respon
         return StreamingResponse(_lines(writing, body, job.counted), media_type=LINES_TYPE)
     try:
         progress = await run_in_threadpool(_last, writing, job.list_id, job.mode)
+    except csv_imports.PartlyWritten as stopped:
+        job.counted(dict(stopped.progress.counts))
+        status, refused = _stopped(request, stopped)
+        return ErrorJSONResponse(refused, status_code=status)
     finally:
         body.close()
     job.counted(dict(progress.counts))
@@ -148,17 +157,44 @@ def _lines(
     counted: Callable[[dict[str, int]], None],
 ) -> Iterator[bytes]:
     """A progress line after each batch, then `{"data": result}`, or the error envelope when a
-    batch is refused (the batches before it stay written: sending the file again is safe)."""
+    batch is refused (the batches before it stay written, and the envelope's `progress` says
+    what they hold: sending the file again is safe)."""
     progress = None
     try:
         for progress in writing:
             yield _line({"progress": progress.summary()})
         counted(dict(progress.counts) if progress else {})
         yield _line({"data": progress.answer() if progress else _empty()})
-    except DomainError as exc:
-        yield _line(error_body(status_of(exc), *refusal(exc)))
+    except csv_imports.PartlyWritten as stopped:
+        counted(dict(stopped.progress.counts))
+        yield _line(_stopped(None, stopped)[1])
+    except Exception as exc:  # nothing written: the error alone
+        yield _line(_refused(None, exc)[1])
     finally:
         body.close()
+
+
+def _stopped(request: Request | None, stopped: csv_imports.PartlyWritten) -> tuple[int, Any]:
+    """The status and envelope of an import stopped half-way, with `progress`: the rows it
+    wrote before (the answer a finished import gives, its counts and results so far)."""
+    cause = stopped.__cause__
+    status, refused = _refused(request, cause if isinstance(cause, Exception) else stopped)
+    return status, {**refused, "progress": stopped.progress.answer()}
+
+
+def _refused(request: Request | None, exc: Exception) -> tuple[int, dict[str, Any]]:
+    """The status and envelope the service's handlers give `exc` (`http/errors.py`): a
+    refusal's own, 503 for a database outage, else a 500, the exception logged."""
+    if isinstance(exc, ApiError):
+        return exc.status, error_body(exc.status, exc.message, exc.errors)
+    if isinstance(exc, DomainError):
+        return status_of(exc), error_body(status_of(exc), *refusal(exc))
+    where = "a CSV import" if request is None else f"{request.method} {request.url.path}"
+    if is_outage(exc):
+        logger.error("database unavailable during %s: %s", where, str(exc).splitlines()[0])
+        return 503, error_body(503, UNAVAILABLE)
+    logger.error("unhandled error during %s", where, exc_info=exc)
+    return 500, error_body(500, REASONS[500])
 
 
 def _empty() -> dict[str, Any]:
@@ -185,11 +221,23 @@ def _mapping(text: str | None) -> dict[str, str | None]:
 
 
 async def _spool(request: Request) -> IO[bytes]:
-    """The body as it streams in, in memory up to `SPOOL_IN_MEMORY` bytes, then on disk."""
+    """The body as it streams in, in memory up to `SPOOL_IN_MEMORY` bytes, then on disk,
+    checked to be UTF-8 on the way: bytes that are not are a 400 before any row is read, never
+    found half-way through a file whose first thousands are written."""
     body = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115 - closed by the caller
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    size = 0
     try:
         async for chunk in request.stream():
             body.write(chunk)
+            utf8.decode(chunk)
+            size += len(chunk)
+        utf8.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        body.close()
+        raise _invalid(
+            "/body", "UTF-8 text", f"bytes that are not UTF-8 (near byte {size + exc.start})"
+        ) from None
     except BaseException:
         body.close()
         raise
