@@ -50,6 +50,7 @@ from ..ground.errors import DomainError, ValidationIssue
 from ..http.errors import REASONS, ApiError, error_body, is_outage, logger, refusal, status_of
 from ..http.json_guard import media_type
 from ..http.responses import ErrorJSONResponse, data
+from . import csv_guard
 from .schemas.resources import ContactImportRow
 
 CSV_TYPE = "text/csv"
@@ -258,10 +259,14 @@ def _invalid(pointer: str, expected: str, found: str) -> ApiError:
 class _Reader:
     """The file's rows, its header checked against the list's fields and the mapping."""
 
-    def __init__(self, rows: af.CsvRows, declared: Mapping[str, str]) -> None:
+    def __init__(self, rows: af.CsvRows, declared: Mapping[str, str], schema: af.Schema) -> None:
         self.rows = rows
         self.declared = declared
         self.column_of = {f: c for c, f in zip(rows.header, rows.fields, strict=True) if f}
+        self.texts = frozenset(
+            field for field in rows.fields if field is not None and _is_text(schema, field)
+        )
+        """The text columns' fields, whose cells lose the export's guard (`csv_guard`)."""
 
     @classmethod
     def open(cls, body: IO[bytes], lst: List, columns: dict[str, str | None]) -> _Reader:
@@ -275,15 +280,28 @@ class _Reader:
         except UnicodeDecodeError:
             raise _invalid("/body", "UTF-8 text", "bytes that are not UTF-8") from None
         _check_header(rows, columns, declared)
-        return cls(rows, declared)
+        return cls(rows, declared, schema)
 
     def values(self) -> Iterator[tuple[int, Any]]:
         """(row number, the row as a JSON import's: its fields' JSON values, or its bad cells)."""
         try:
             for row in self.rows:
-                yield row.number, _BadCells(row) if row.errors else _json_values(row.record)
+                yield row.number, _BadCells(row) if row.errors else self._json_values(row.record)
         except UnicodeDecodeError:
             raise _invalid("/body", "UTF-8 text", "bytes that are not UTF-8") from None
+
+    def _json_values(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """`_json_values`, each text cell the export guarded read as the text it was, and an
+        empty cell of a field the filters do not know (`website`: read as text) left out as
+        any empty cell is."""
+        values = _json_values(record)
+        for field in self.texts.intersection(values):
+            text = csv_guard.unguarded(values[field])
+            if text:
+                values[field] = text
+            else:
+                del values[field]
+        return values
 
     def checked(self, read_row: imports.RowReader) -> imports.RowReader:
         """`read_row` for these rows: bad cells named with their columns, and each problem of
@@ -304,7 +322,7 @@ class _Reader:
         cells = [self._cell_issue(error) for error in value.row.errors]
         if not value.row.record:  # the row could not be read (its cells do not fit the header)
             return InvalidRow(number, cells)
-        rest = self._named(read_row(number, _json_values(value.row.record), lst))
+        rest = self._named(read_row(number, self._json_values(value.row.record), lst))
         bad = {issue.get("column") for issue in cells}
         more = rest.errors if isinstance(rest, InvalidRow) else []
         return InvalidRow(number, cells + [i for i in more if i.get("column") not in bad])
@@ -327,6 +345,14 @@ class _Reader:
             parts = parts[1:]
         column = self.column_of.get(parts[0]) if parts else None
         return issue if column is None else {**issue, "column": column}
+
+
+def _is_text(schema: af.Schema, field: str) -> bool:
+    """Whether a column's cells are text: a text field of the filters, or a field they do not
+    know (`website`), whose cells the CSV rules read as text as they are."""
+    if field in schema:
+        return schema[field].type is af.FieldType.STRING
+    return schema.relation(field) is None
 
 
 @dataclass(frozen=True)
