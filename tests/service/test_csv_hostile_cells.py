@@ -5,9 +5,11 @@ A JSON cell nested 5,000 deep used to stop the file with a `RecursionError`: a 5
 too, and with the first thousand rows already written while the client was told the request
 failed. Each hostile cell (deep arrays and objects, numbers past a double, `NaN`, a lone
 surrogate, a huge integer, a 10 MB cell, NUL) is tried in each kind of column (a JSON cell, a
-list field, a number, a date, a date-time, text), in a dry run and a real one, between good rows:
-every answer is a 200, the cell's row alone is refused (or, for text, stored as it was), the good
-rows around it are read. An error once rows are written says which (`progress`).
+list field, the actions, a number, a date, a date-time, text), in a dry run and a real one,
+between good rows: every answer is a 200, the cell's row alone is refused (or, for text, stored
+as it was), the good rows around it are read. An error once rows are written says which
+(`progress`). A lone surrogate escape in an action's cell used to be a 500 too: the error naming
+the value could not be encoded.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ HOSTILE: dict[str, str] = {
 COLUMNS: dict[str, tuple[str, Callable[[str], str]]] = {
     "json": ("data", lambda value: '{"a":' + value + "}"),
     "list": ("tags", lambda value: "[" + value + "]"),
+    "actions": (
+        "actions",
+        lambda value: '[{"name":"a","increase":' + value + ',"createdAt":"2020-01-02T03:04:05Z"}]',
+    ),
     "number": ("score", str),
     "points": ("points", str),
     "date": ("birthday", str),
