@@ -105,3 +105,25 @@ def test_one_cell(cell: str, kind: af.FieldType, value: object) -> None:
 def test_a_number_cell_that_is_no_number() -> None:
     with pytest.raises(ValueError, match='expected a number, found "12kg"'):
         af.csv_cell("12kg", af.FieldType.NUMBER)
+
+
+@pytest.mark.parametrize("kind", [af.FieldType.JSON, af.FieldType.STRING_LIST])
+@pytest.mark.parametrize(
+    "cell",
+    ["[" * 5000 + "]" * 5000, '{"a":' * 5000 + "1" + "}" * 5000, "[" * 201 + "]" * 201],
+    ids=["arrays", "objects", "one past the bound"],
+)
+def test_a_json_cell_nested_past_the_bound_is_the_cells_error(
+    cell: str, kind: af.FieldType
+) -> None:
+    with pytest.raises(ValueError, match="nested at most 200 levels deep"):
+        af.csv_cell(cell, kind)
+
+
+def test_brackets_inside_json_strings_are_text_not_nesting() -> None:
+    cell = '["' + "[" * 5000 + '", "\\"' + "{" * 300 + '"]'
+    assert af.csv_cell(cell, af.FieldType.STRING_LIST) == ["[" * 5000, '"' + "{" * 300]
+    deepest = af.csv_cell("[" * 200 + "]" * 200, af.FieldType.JSON)
+    for _ in range(199):
+        [deepest] = deepest
+    assert deepest == []

@@ -8,7 +8,9 @@ the service's import), so that a file one of them takes, the others take alike:
 - dates are ISO 8601 (`YYYY-MM-DD`), date-times ISO 8601 (an offset, or UTC), unless the
   file's `CsvFormat` states a day-first or month-first order; decimals take a comma and the
   cells another separator the same way (`csv_format.py` has those rules);
-- a JSON field's cell (`data`) holds a JSON document, a list field's a JSON array;
+- a JSON field's cell (`data`) holds a JSON document, a list field's a JSON array, nested at
+  most `MAX_JSON_DEPTH` levels (deeper is the cell's error, found before it is decoded: a
+  decoder recursing that deep would stop the whole file with a `RecursionError`);
 - a relation's cell holds its rows as JSON text: an array of objects (`actions`), or one object
   for a to-one relation;
 - a column outside the schema stays text.
@@ -46,6 +48,10 @@ from .language.values import is_number, parse_date, parse_datetime
 _INTEGER = re.compile(r"[+-]?\d+\Z")
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z")
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+MAX_JSON_DEPTH = 200
+"""The deepest nesting of a JSON cell, as of a JSON body the service takes."""
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+"""A JSON string (an unclosed one to the end) or a bracket: what nesting is counted over."""
 
 Converter = Callable[[str], Any]
 
@@ -91,7 +97,7 @@ def _to_number(cell: str) -> int | float:
         return value
     written = comma_decimal(cell.strip())
     hint = f'; with decimal="," it reads {written}' if written and "," in cell else ""
-    raise ValueError(f'expected a number, found "{cell}"{hint}')
+    raise ValueError(f'expected a number, found "{_shown(cell)}"{hint}')
 
 
 def _to_comma_number(cell: str) -> int | float:
@@ -99,7 +105,7 @@ def _to_comma_number(cell: str) -> int | float:
     value = None if written is None else _number_text(written)
     if value is None:
         raise ValueError(
-            f'expected a number written with a decimal comma (1234,56), found "{cell}"'
+            f'expected a number written with a decimal comma (1234,56), found "{_shown(cell)}"'
         )
     return value
 
@@ -110,7 +116,7 @@ def _to_boolean(cell: str) -> bool:
         return True
     if lowered in ("false", "0"):
         return False
-    raise ValueError(f'expected true, false, 1 or 0, found "{cell}"')
+    raise ValueError(f'expected true, false, 1 or 0, found "{_shown(cell)}"')
 
 
 def _to_datetime(cell: str) -> datetime:
@@ -120,9 +126,9 @@ def _to_datetime(cell: str) -> datetime:
         _check_calendar(cell.strip())
         if " " in cell.strip() or "/" in cell or "." in cell:
             raise ValueError(
-                unread_date(cell.strip()).replace("(YYYY-MM-DD)", "date-time")
+                unread_date(_shown(cell.strip())).replace("(YYYY-MM-DD)", "date-time")
             ) from None
-        raise ValueError(f'expected an ISO 8601 date-time, found "{cell}"') from exc
+        raise ValueError(f'expected an ISO 8601 date-time, found "{_shown(cell)}"') from exc
 
 
 def _to_date(cell: str) -> date:
@@ -131,7 +137,7 @@ def _to_date(cell: str) -> date:
         return parse_date(text)
     except ValueError:
         _check_calendar(text)
-        raise ValueError(unread_date(text)) from None
+        raise ValueError(unread_date(_shown(text))) from None
 
 
 def _check_calendar(text: str) -> None:
@@ -142,7 +148,9 @@ def _check_calendar(text: str) -> None:
     try:
         calendar_date(*(int(part) for part in found.groups()))
     except ValueError as exc:
-        raise ValueError(f'expected an ISO 8601 date (YYYY-MM-DD), found "{text}": {exc}') from None
+        raise ValueError(
+            f'expected an ISO 8601 date (YYYY-MM-DD), found "{_shown(text)}": {exc}'
+        ) from None
 
 
 def _local(order: DateOrder) -> tuple[Converter, Converter]:
@@ -155,7 +163,9 @@ def _local(order: DateOrder) -> tuple[Converter, Converter]:
             return _to_date(text)
         found = local_date(text, order)
         if found is None:
-            raise ValueError(f'expected a date written {shape} (or YYYY-MM-DD), found "{cell}"')
+            raise ValueError(
+                f'expected a date written {shape} (or YYYY-MM-DD), found "{_shown(cell)}"'
+            )
         return found
 
     def to_datetime(cell: str) -> datetime:
@@ -171,10 +181,30 @@ def _shown(cell: str) -> str:
 
 
 def _to_json(cell: str) -> Any:
+    if _nesting(cell) > MAX_JSON_DEPTH:
+        expected = f"a JSON document nested at most {MAX_JSON_DEPTH} levels deep"
+        raise ValueError(f'expected {expected}, found one nested deeper: "{_shown(cell)}"')
     try:
         return json.loads(cell)
     except ValueError:
         raise ValueError(f'expected a JSON document, found "{_shown(cell)}"') from None
+
+
+def _nesting(cell: str) -> int:
+    """How deep the arrays and objects of JSON text nest (brackets inside strings are text),
+    in one pass that never recurses; a cell with fewer opening brackets than the bound is not
+    scanned."""
+    if cell.count("[") + cell.count("{") <= MAX_JSON_DEPTH:
+        return 0
+    depth = deepest = 0
+    for token in _JSON_TOKENS.finditer(cell):
+        mark = token.group()[0]
+        if mark in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif mark in "]}":
+            depth -= 1
+    return deepest
 
 
 def _list_of(element: FieldType) -> Converter:

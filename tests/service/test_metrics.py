@@ -12,6 +12,8 @@ list and audience id, and every key.
 from __future__ import annotations
 
 import json
+import random
+import string
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -281,3 +283,36 @@ def test_no_label_holds_personal_data(api: ApiClient, hands: Hands) -> None:
     routes = {v for (_, pairs) in samples for k, v in pairs if k == "route"}
     assert all(route == "unmatched" or route.startswith("/") for route in routes), routes
     assert "/v4/contacts/{id}" in routes
+
+
+KNOWN_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+PATHS = ("/{word}/{word}", "/v4/lists", "/v4/contacts/{word}", "/metrics", "/v4/{word}")
+"""Paths of each kind: unknown, a route, a route's template with any value, the metrics."""
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(string.ascii_letters) for _ in range(rng.randint(3, 12)))
+
+
+def _series(api: ApiClient) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    _, samples = scrape(api)
+    return {key for key in samples if key[0].startswith("audiencefilter_http_request")}
+
+
+def test_invented_methods_and_paths_add_no_series(api: ApiClient) -> None:
+    """Sent without a key, any method on any path: after one request of each kind, 200 more
+    with other invented methods and other paths add no series (a label value per invented
+    method used to be kept forever)."""
+    rng = random.Random(66)
+    scrape(api)  # the scrapes' own series
+    for method in (*KNOWN_METHODS, "XQZ", "get"):
+        for path in PATHS:
+            api.request(method, path.format(word=_word(rng)))
+    before = _series(api)
+    for _ in range(200):
+        method = rng.choice((*KNOWN_METHODS, _word(rng), _word(rng).upper()))
+        api.request(method, rng.choice(PATHS).format(word=_word(rng)))
+    after = _series(api)
+    assert after == before, sorted(after - before)[:5]
+    methods = {dict(labels)["method"] for _, labels in after}
+    assert methods <= {*KNOWN_METHODS, "other"} and "other" in methods

@@ -16,12 +16,16 @@ it, before any row is read, as is a mapping naming a column the file lacks or a 
 they would be stored, and every bad cell (row, column, why), up to `MAX_PROBLEMS` listed, all
 counted. Otherwise the rows are written a batch at a time (`use_cases/csv_imports.py`); with
 `Accept: application/x-ndjson` the answer streams a progress line after each batch, then the
-result. The body is spooled to a temporary file as it arrives (a memory buffer, then disk), so
-neither its bytes nor its parsed rows are held in memory whole; `MAX_CSV_BYTES` bounds it.
+result. An error once rows are committed is answered with them: its envelope carries
+`progress`, the result so far (`csv_imports.PartlyWritten`), never an error alone. The body is
+spooled to a temporary file as it arrives (a memory buffer, then disk), so neither its bytes nor
+its parsed rows are held in memory whole; `MAX_CSV_BYTES` bounds it, and it is checked to be
+UTF-8 on the way, so bad bytes are a 400 before any row is written.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import tempfile
@@ -43,9 +47,10 @@ from ..domain.audience_filters import SCHEMA
 from ..domain.contact_import import ImportRow, InvalidRow
 from ..domain.use_cases import csv_imports, imports
 from ..ground.errors import DomainError, ValidationIssue
-from ..http.errors import ApiError, error_body, refusal, status_of
+from ..http.errors import REASONS, ApiError, error_body, is_outage, logger, refusal, status_of
 from ..http.json_guard import media_type
-from ..http.responses import data
+from ..http.responses import ErrorJSONResponse, data
+from . import csv_guard
 from .schemas.resources import ContactImportRow
 
 CSV_TYPE = "text/csv"
@@ -87,6 +92,7 @@ CSV_ONLY = (
     "mapping, dryRun, dateOrder, decimal and delimiter are for a CSV import "
     "(Content-Type: text/csv)"
 )
+UNAVAILABLE = "The database became unavailable; retry later (sending the file again is safe)"
 NO_KEY = (
     "A CSV import takes no Idempotency-Key: send it again instead (rows already imported "
     "are then `exists`, or `unchanged` with mode=upsert)"
@@ -159,6 +165,10 @@ async def answer(request: Request, job: CsvImport, database: Database) -> Respon
         return StreamingResponse(_lines(writing, body, job.counted), media_type=LINES_TYPE)
     try:
         progress = await run_in_threadpool(_last, writing, job.list_id, job.mode)
+    except csv_imports.PartlyWritten as stopped:
+        job.counted(dict(stopped.progress.counts))
+        status, refused = _stopped(request, stopped)
+        return ErrorJSONResponse(refused, status_code=status)
     finally:
         body.close()
     job.counted(dict(progress.counts))
@@ -182,17 +192,44 @@ def _lines(
     counted: Callable[[dict[str, int]], None],
 ) -> Iterator[bytes]:
     """A progress line after each batch, then `{"data": result}`, or the error envelope when a
-    batch is refused (the batches before it stay written: sending the file again is safe)."""
+    batch is refused (the batches before it stay written, and the envelope's `progress` says
+    what they hold: sending the file again is safe)."""
     progress = None
     try:
         for progress in writing:
             yield _line({"progress": progress.summary()})
         counted(dict(progress.counts) if progress else {})
         yield _line({"data": progress.answer() if progress else _empty()})
-    except DomainError as exc:
-        yield _line(error_body(status_of(exc), *refusal(exc)))
+    except csv_imports.PartlyWritten as stopped:
+        counted(dict(stopped.progress.counts))
+        yield _line(_stopped(None, stopped)[1])
+    except Exception as exc:  # nothing written: the error alone
+        yield _line(_refused(None, exc)[1])
     finally:
         body.close()
+
+
+def _stopped(request: Request | None, stopped: csv_imports.PartlyWritten) -> tuple[int, Any]:
+    """The status and envelope of an import stopped half-way, with `progress`: the rows it
+    wrote before (the answer a finished import gives, its counts and results so far)."""
+    cause = stopped.__cause__
+    status, refused = _refused(request, cause if isinstance(cause, Exception) else stopped)
+    return status, {**refused, "progress": stopped.progress.answer()}
+
+
+def _refused(request: Request | None, exc: Exception) -> tuple[int, dict[str, Any]]:
+    """The status and envelope the service's handlers give `exc` (`http/errors.py`): a
+    refusal's own, 503 for a database outage, else a 500, the exception logged."""
+    if isinstance(exc, ApiError):
+        return exc.status, error_body(exc.status, exc.message, exc.errors)
+    if isinstance(exc, DomainError):
+        return status_of(exc), error_body(status_of(exc), *refusal(exc))
+    where = "a CSV import" if request is None else f"{request.method} {request.url.path}"
+    if is_outage(exc):
+        logger.error("database unavailable during %s: %s", where, str(exc).splitlines()[0])
+        return 503, error_body(503, UNAVAILABLE)
+    logger.error("unhandled error during %s", where, exc_info=exc)
+    return 500, error_body(500, REASONS[500])
 
 
 def _empty() -> dict[str, Any]:
@@ -219,11 +256,23 @@ def _mapping(text: str | None) -> dict[str, str | None]:
 
 
 async def _spool(request: Request) -> IO[bytes]:
-    """The body as it streams in, in memory up to `SPOOL_IN_MEMORY` bytes, then on disk."""
+    """The body as it streams in, in memory up to `SPOOL_IN_MEMORY` bytes, then on disk,
+    checked to be UTF-8 on the way: bytes that are not are a 400 before any row is read, never
+    found half-way through a file whose first thousands are written."""
     body = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115 - closed by the caller
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    size = 0
     try:
         async for chunk in request.stream():
             body.write(chunk)
+            utf8.decode(chunk)
+            size += len(chunk)
+        utf8.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        body.close()
+        raise _invalid(
+            "/body", "UTF-8 text", f"bytes that are not UTF-8 (near byte {size + exc.start})"
+        ) from None
     except BaseException:
         body.close()
         raise
@@ -244,10 +293,14 @@ def _invalid(pointer: str, expected: str, found: str) -> ApiError:
 class _Reader:
     """The file's rows, its header checked against the list's fields and the mapping."""
 
-    def __init__(self, rows: af.CsvRows, declared: Mapping[str, str]) -> None:
+    def __init__(self, rows: af.CsvRows, declared: Mapping[str, str], schema: af.Schema) -> None:
         self.rows = rows
         self.declared = declared
         self.column_of = {f: c for c, f in zip(rows.header, rows.fields, strict=True) if f}
+        self.texts = frozenset(
+            field for field in rows.fields if field is not None and _is_text(schema, field)
+        )
+        """The text columns' fields, whose cells lose the export's guard (`csv_guard`)."""
 
     @classmethod
     def open(
@@ -264,15 +317,28 @@ class _Reader:
         except UnicodeDecodeError:
             raise _invalid("/body", "UTF-8 text", "bytes that are not UTF-8") from None
         _check_header(rows, columns, declared)
-        return cls(rows, declared)
+        return cls(rows, declared, schema)
 
     def values(self) -> Iterator[tuple[int, Any]]:
         """(row number, the row as a JSON import's: its fields' JSON values, or its bad cells)."""
         try:
             for row in self.rows:
-                yield row.number, _BadCells(row) if row.errors else _json_values(row.record)
+                yield row.number, _BadCells(row) if row.errors else self._json_values(row.record)
         except UnicodeDecodeError:
             raise _invalid("/body", "UTF-8 text", "bytes that are not UTF-8") from None
+
+    def _json_values(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """`_json_values`, each text cell the export guarded read as the text it was, and an
+        empty cell of a field the filters do not know (`website`: read as text) left out as
+        any empty cell is."""
+        values = _json_values(record)
+        for field in self.texts.intersection(values):
+            text = csv_guard.unguarded(values[field])
+            if text:
+                values[field] = text
+            else:
+                del values[field]
+        return values
 
     def checked(self, read_row: imports.RowReader) -> imports.RowReader:
         """`read_row` for these rows: bad cells named with their columns, and each problem of
@@ -293,7 +359,7 @@ class _Reader:
         cells = [self._cell_issue(error) for error in value.row.errors]
         if not value.row.record:  # the row could not be read (its cells do not fit the header)
             return InvalidRow(number, cells)
-        rest = self._named(read_row(number, _json_values(value.row.record), lst))
+        rest = self._named(read_row(number, self._json_values(value.row.record), lst))
         bad = {issue.get("column") for issue in cells}
         more = rest.errors if isinstance(rest, InvalidRow) else []
         return InvalidRow(number, cells + [i for i in more if i.get("column") not in bad])
@@ -316,6 +382,14 @@ class _Reader:
             parts = parts[1:]
         column = self.column_of.get(parts[0]) if parts else None
         return issue if column is None else {**issue, "column": column}
+
+
+def _is_text(schema: af.Schema, field: str) -> bool:
+    """Whether a column's cells are text: a text field of the filters, or a field they do not
+    know (`website`), whose cells the CSV rules read as text as they are."""
+    if field in schema:
+        return schema[field].type is af.FieldType.STRING
+    return schema.relation(field) is None
 
 
 @dataclass(frozen=True)

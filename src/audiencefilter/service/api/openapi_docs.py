@@ -144,6 +144,7 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
         "ev1.bHN0XzEyYzc1OTJmNzg4ZjM0ZDlkZGIxOjQy",
     ),
     "format": ("`csv` or `jsonl` (JSON Lines).", "csv"),
+    "bom": ("CSV only: `true` starts the file with a UTF-8 byte order mark.", True),
     "mode": ("How an import treats contacts that exist: `create` (default) or `upsert`.", "upsert"),
     "events": ("`false`: an import writes no event; membership still follows.", False),
     "mapping": (

@@ -1,7 +1,9 @@
 """Engine and sessions: one `Database` per application, built from the settings.
 
 SQLite is tuned on every new connection (an engine `connect` event): WAL journal, `synchronous=FULL`
-(a committed write survives a power cut), foreign keys on (the cascades depend on it), a busy
+(a committed write survives a power cut), foreign keys on (the cascades depend on it),
+`secure_delete` (a deleted or rewritten row's bytes are overwritten with zeros, not left in free
+space: an erased contact's e-mail must not stay in the file), a busy
 timeout, a checkpoint every `sqlite_checkpoint_pages` pages of WAL, and, through the filter
 library's `register_sqlite_functions`, a `lower()` that folds like Python's `str.lower()`
 (SQLite's own folds ASCII only), so filters fold case alike in SQL and in memory.
@@ -78,6 +80,7 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int, checkpoint_pages
         cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA secure_delete = ON")
         cursor.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint_pages)}")
         cursor.close()
 
@@ -201,6 +204,30 @@ class Database:
         check every request makes (`api/deps.py`)."""
         with self.engine.connect() as connection:
             return connection.execute(statement, parameters).first()
+
+    def truncate_wal(self) -> bool:
+        """On SQLite, copies every page of the WAL into the database file and truncates the
+        WAL to nothing (`wal_checkpoint(TRUNCATE)`), the service's writers held at the gate
+        meanwhile: after an erasure, the WAL's older frames still hold the erased row as it was,
+        until overwritten some 40 MB of writes later. Whether it completed (a reader still on an
+        older snapshot past the busy timeout keeps it from it); True on PostgreSQL, where no
+        such file is the service's to clear (docs/service-operations.md)."""
+        if self.gate is None:
+            return True
+        gated = self.gate.enter(self._gate_timeout, current_key())
+        try:
+            raw = self.engine.raw_connection()
+            try:
+                cursor = raw.cursor()
+                cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                busy, _frames, _copied = cursor.fetchone() or (1, 0, 0)
+                cursor.close()
+            finally:
+                raw.close()
+        finally:
+            if gated:
+                self.gate.leave()
+        return bool(busy == 0)
 
     def ping(self) -> None:
         with self.engine.connect() as connection:

@@ -74,6 +74,17 @@ def utcnow() -> datetime:
     return clock.now()
 
 
+REFERRAL_FIRST = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def new_referral_code() -> str:
+    """A contact's referral code: 72 random bits, URL-safe, never starting with `-` (nor `=`,
+    `+`, `@`), the start a spreadsheet reads as a formula: a code pasted into one, or written
+    by an export, stays the text it is."""
+    code = secrets.token_urlsafe(9)
+    return code if code[0] in REFERRAL_FIRST else secrets.choice(REFERRAL_FIRST) + code[1:]
+
+
 def new_id(prefix: str) -> str:
     """A random identifier: a type prefix and 20 hex characters (80 bits)."""
     return f"{prefix}_{secrets.token_hex(10)}"
@@ -257,7 +268,7 @@ class Contact(Base):
         String(32),
         nullable=False,
         unique=True,
-        default=lambda: secrets.token_urlsafe(9),
+        default=new_referral_code,
     )
     createdAt: Mapped[datetime] = _created()
 

@@ -35,7 +35,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..db.models import Contact, Event, IdempotencyRecord, Webhook, WebhookDelivery
-from . import events
+from . import contact_import, events
 from .webhooks.dispatch import body_of
 
 ERASED_PAYLOAD: dict[str, Any] = {"email": None, "erased": True}
@@ -44,6 +44,10 @@ PERSONAL_EVENTS = (events.CONTACT_CREATED, events.CONTACT_DELETED)
 """The events whose data names the contact's e-mail."""
 KEPT_KEYS = ("id", "listId", "subId", "contactId")
 """What an erased contact (or one of its actions) keeps in a replayed answer: ids alone."""
+ROW_NUMBER, ROW_STATUS = "row", "status"
+"""An import's result for a row of an erased contact keeps its place and what became of it
+(`{"row": 3, "status": "created", "id": ..., "erased": true}`): a number and a word of
+`contact_import.STATUSES`, which name no one, and a replay without them is no answer to read."""
 RECORD_BATCH = 500
 
 
@@ -173,11 +177,20 @@ def _names_contact(value: dict[str, Any], contact_id: str, folded: set[str]) -> 
     return value.get("id") == contact_id or value.get("subId") == contact_id
 
 
+def _kept(value: dict[str, Any]) -> dict[str, Any]:
+    """What a value naming the erased contact keeps: its ids, and an import result's row and
+    status."""
+    kept = {key: value[key] for key in KEPT_KEYS if isinstance(value.get(key), str)}
+    row, status = value.get(ROW_NUMBER), value.get(ROW_STATUS)
+    if type(row) is int and status in contact_import.STATUSES:
+        kept = {ROW_NUMBER: row, ROW_STATUS: status, **kept}
+    return kept
+
+
 def _redacted(value: Any, contact_id: str, folded: set[str]) -> Any:
     if isinstance(value, dict):
         if _names_contact(value, contact_id, folded):
-            kept = {key: value[key] for key in KEPT_KEYS if isinstance(value.get(key), str)}
-            return {**kept, "erased": True}
+            return {**_kept(value), "erased": True}
         return {key: _redacted(item, contact_id, folded) for key, item in value.items()}
     if isinstance(value, list):
         return [_redacted(item, contact_id, folded) for item in value]

@@ -11,8 +11,8 @@ added with `register`, so they are never stale and cost nothing between scrapes.
 **No personal data in a label.** A label value is one of a fixed set (an outcome, a status, a
 method), a route template (`/v4/contacts/{id}`, never the path with its values), or an
 account's opaque id. E-mail addresses, contact ids, field values, query strings and keys never
-reach a label: the instruments below take no other values, and `route_label` keeps to
-templates.
+reach a label: the instruments below take no other values, `route_label` keeps to
+templates, and a method outside HTTP's own is `other`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,14 @@ NAMESPACE = "audiencefilter"
 UNMATCHED = "unmatched"
 """The route label of a request no route matched (a 404 for an unknown path, a preflight):
 the path itself could hold anything a client typed."""
+
+METHODS = frozenset(
+    ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT")
+)
+"""The methods of HTTP (RFC 9110) a request's `method` label keeps as they are."""
+OTHER_METHOD = "other"
+"""The `method` label of any other method: anyone who reaches the port may invent methods
+(`XQZ`, `get`), and a label value kept per invented method would grow the series forever."""
 
 REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 WEBHOOK_OUTCOMES = ("success", "http_error", "timeout", "network_error", "refused")
@@ -62,6 +70,13 @@ class Metrics:
             namespace=NAMESPACE,
             registry=self.registry,
         )
+
+    def request(self, route: str, method: str, status: int, seconds: float) -> None:
+        """Counts a request answered: `route` a template or `UNMATCHED`, `method` folded into
+        `METHODS` or `OTHER_METHOD`, `status` a three-digit code; so the series are bounded by
+        the routes, whatever clients send."""
+        kept = method if method in METHODS else OTHER_METHOD
+        self.requests.labels(route, kept, str(status)).observe(seconds)
 
     def register(self, collector: Collector) -> None:
         """Adds a collector read at each scrape (the states: queues, lags, pool use)."""

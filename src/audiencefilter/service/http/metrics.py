@@ -1,5 +1,8 @@
 """Request durations for the metrics, by route template, method and status code.
 
+Every label is from a bounded set, whatever a client sends: the route a template, the method
+one of HTTP's or `other` (`Metrics.request`), the status a code the service answered.
+
 Pure ASGI and outermost, like the request log, so every answer counts: 404s of unknown paths,
 413s of the body limit, preflights, 500s. The route label is the matched route's template
 (`/v4/contacts/{id}`), which the router leaves in the request's scope; a request no route
@@ -57,6 +60,7 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, send_counted)
         finally:
-            self.metrics.requests.labels(
-                route_label(scope, self.templates), scope["method"], str(status)
-            ).observe(time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            self.metrics.request(
+                route_label(scope, self.templates), scope["method"], status, seconds
+            )

@@ -116,7 +116,7 @@ def found(value: Any) -> str:
         return f"the number {value}"
     if isinstance(value, str):
         shown = value if len(value) <= _SHOWN else value[: _SHOWN - 3] + "..."
-        return f"the string {json.dumps(shown, ensure_ascii=False)}"
+        return f"the string {json.dumps(shown, ensure_ascii=not _encodable(shown))}"
     if isinstance(value, list | tuple):
         return f"an array of {len(value)} item{'' if len(value) == 1 else 's'}"
     if isinstance(value, Mapping):
@@ -124,6 +124,16 @@ def found(value: Any) -> str:
     if isinstance(value, bytes):  # FastAPI hands over a body it did not read as JSON
         return "a body that is not JSON (is its Content-Type application/json?)"
     return type(value).__name__
+
+
+def _encodable(text: str) -> bool:
+    """Whether text holds no lone surrogate (from a `\ud800` escape in a CSV import's JSON
+    cell): such text is shown escaped, since no answer holding it raw could be encoded."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _choices(expected: str) -> list[str]:

@@ -25,13 +25,15 @@ from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import APIRouter, Depends, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.responses import StreamingResponse
 
 from ...domain.use_cases import exports
 from ...domain.use_cases.exports import Rows
 from ...ground.errors import Invalid, RequestProblem
+from ...ground.fields import QueryBool
 from ...ground.json import dumps
+from .. import csv_guard
 from ..deps import DatabaseDep, PrivateKey
 
 router = APIRouter(prefix="/audiences", tags=["audiences"])
@@ -69,9 +71,20 @@ class ExportQuery(BaseModel):
     format: Format = Field(
         default="jsonl", description="`csv` or `jsonl` (JSON Lines).", examples=["csv"]
     )
+    bom: QueryBool = Field(
+        default=False,
+        description="For `csv` only: `true` starts the file with a UTF-8 byte order mark, "
+        "which some spreadsheets need to read its text as UTF-8 (the import takes it too).",
+        examples=[True],
+    )
+
+    @model_validator(mode="after")
+    def _bom_for_csv(self) -> ExportQuery:
+        if self.bom and self.format != "csv":
+            raise ValueError("bom is for format=csv (JSON Lines has no byte order mark)")
+        return self
 
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 EMPTY_DATA = frozenset({"", "{}"})
 """Stored `data` texts with no key: an empty `data` cell, without parsing them."""
 
@@ -80,21 +93,12 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return neutralised(value)
+        return csv_guard.guarded(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, datetime):
         return dumps(value).decode().strip('"')
     return str(value)
-
-
-def neutralised(text: str) -> str:
-    """Text a spreadsheet would run as a formula (`=HYPERLINK(...)`, `+1+cmd|...`, `@SUM`),
-    prefixed with an apostrophe so it shows as the text it is (OWASP's "CSV injection").
-
-    Text cells only: a number such as -5 is written as it is. JSON Lines exports are untouched.
-    """
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def csv_columns(export: exports.Export) -> tuple[str, ...]:
@@ -137,15 +141,15 @@ def _custom_cell(value: Any) -> str:
 
 FLAGS = frozenset({"isVerified", "unsubscribed", "isGDPR", "holdout"})
 NUMBERS = frozenset({"points", "referrals"})
-FORMULA_MARKS = frozenset(FORMULA_STARTS)
 
 
 def csv_batch(rows: Rows, fields: tuple[str, ...]) -> list[list[Any]]:
     """The batch's cells, `fields` in order with `data` (no custom field) last of its place,
     as `_cell` and `csv_cells` write them, converted column by column: the writer itself
     writes None as an empty cell and an integer as its digits, so only flags, times, `data`
-    and text that opens like a formula are touched. A cell at a time through `_cell` cost
-    the export more than the writer and the database together (22 calls a row)."""
+    and text that opens like a formula or an apostrophe (`csv_guard`) are touched. A cell at a
+    time through `_cell` cost the export more than the writer and the database together (22
+    calls a row)."""
     take = itemgetter(*fields)
     lines = [list(take(row)) for row in rows]
     for index, field in enumerate(fields):
@@ -162,7 +166,7 @@ def csv_batch(rows: Rows, fields: tuple[str, ...]) -> list[list[Any]]:
         else:
             for line in lines:
                 text = line[index]
-                if type(text) is not str or text[:1] in FORMULA_MARKS:
+                if type(text) is not str or text[:1] in csv_guard.ESCAPED:
                     line[index] = _cell(text)
     at = fields.index("data")
     for line in lines:
@@ -171,9 +175,12 @@ def csv_batch(rows: Rows, fields: tuple[str, ...]) -> list[list[Any]]:
     return lines
 
 
-def _csv(export: exports.Export) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+def _csv(export: exports.Export, bom: bool = False) -> Iterator[str]:
+    buffer = io.StringIO("\ufeff" if bom else "")
+    buffer.seek(0, io.SEEK_END)
+    # Rows end with CRLF (RFC 4180): the writer quotes a cell holding a character of its line
+    # end, so a text with a lone carriage return is quoted, not read back as two rows.
+    writer = csv.writer(buffer, lineterminator="\r\n")
     columns = csv_columns(export)
     writer.writerow(columns)
     for rows in export.batches:
@@ -235,7 +242,7 @@ def export_members(
 ) -> StreamingResponse:
     format = query.format
     export = exports.members(database, principal.account_id, id)
-    body = _csv(export) if format == "csv" else _lines(export)
+    body = _csv(export, query.bom) if format == "csv" else _lines(export)
     return StreamingResponse(
         body,
         media_type=MEDIA_TYPES[format],

@@ -23,7 +23,7 @@ from typing import Any
 from ...db.engine import Database
 from ...db.models import List
 from .. import contact_import
-from . import imports, lists
+from . import imports, lists, unit
 from .imports import RowReader
 from .unit import in_turns
 
@@ -79,15 +79,36 @@ def target_list(database: Database, account_id: str, list_id: str) -> List:
     return lists.get(database, account_id, list_id)
 
 
+class PartlyWritten(Exception):
+    """An import stopped by an error (its `__cause__`) after some of its rows were committed:
+    `progress` says which, so the answer reports them rather than an error alone."""
+
+    def __init__(self, progress: Progress) -> None:
+        super().__init__(f"the import stopped after {progress.read} rows")
+        self.progress = progress
+
+
 def write(
     database: Database, job: imports.Job, rows: Iterator[tuple[int, Any]], read_row: RowReader
 ) -> Iterator[Progress]:
     """Writes `rows` a batch at a time as imports of `job`'s kind (its own rows unused); the
-    progress after each batch, the same object growing."""
+    progress after each batch, the same object growing. An error once rows are committed (a
+    batch's turn refused, the database gone, a row that cannot be read) is `PartlyWritten`
+    with them, the turns committed of the batch under way included; before, it is itself."""
     progress = Progress(job.list_id, job.mode)
     seen: contact_import.Seen = {}
-    while batch := list(islice(rows, BATCH)):
-        part = imports.Job(job.account_id, job.list_id, batch, job.mode, job.events, seen)
-        result = imports.run(part, read_row, in_turns(database))
-        progress.add(result["results"])
-        yield progress
+    turns: list[unit.Progress] = []
+    try:
+        while batch := list(islice(rows, BATCH)):
+            part = imports.Job(job.account_id, job.list_id, batch, job.mode, job.events, seen)
+            turns.clear()
+            result = imports.run(part, read_row, in_turns(database, turns.append))
+            turns.clear()
+            progress.add(result["results"])
+            yield progress
+    except Exception as exc:
+        if turns:  # the batch under way committed some turns before it stopped
+            progress.add(turns[-1]["results"])
+        if not progress.read:
+            raise
+        raise PartlyWritten(progress) from exc

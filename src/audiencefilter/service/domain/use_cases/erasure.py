@@ -16,6 +16,7 @@ the person again.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -31,6 +32,8 @@ from ...settings import Settings
 from .. import erasure, event_feed, list_lock, suppression, write_effects
 from ..contact_pages import ContactPages
 from ..erasure import Erased
+
+logger = logging.getLogger("audiencefilter.service")
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,15 @@ def _named(session: Session, list_id: str, contact_id: str) -> bool:
 
 
 def erase(database: Database, account_id: str, list_id: str, contact_id: str) -> Erasure:
-    """Erases the contact from the list (deleting it first if it still exists)."""
+    """Erases the contact from the list (deleting it first if it still exists), then clears
+    the SQLite WAL, whose older frames still hold the contact's rows as they were."""
+    done = _erase(database, account_id, list_id, contact_id)
+    if not database.truncate_wal():
+        logger.warning("the WAL could not be cleared after an erasure: a reader held it")
+    return done
+
+
+def _erase(database: Database, account_id: str, list_id: str, contact_id: str) -> Erasure:
     with database.transaction() as session:
         lst = list_lock.locked_list(session, account_id, list_id)
         contact = _contact(session, lst, contact_id)

@@ -77,22 +77,30 @@ class TurnWrites(Protocol[T_contra, R_co]):
     def __call__(self, work: Turned[T_contra]) -> R_co: ...
 
 
+def _unwatched(_progress: Progress) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class InTurns:
-    """The plain unit of work in turns: one transaction per turn, and the work's own result."""
+    """The plain unit of work in turns: one transaction per turn, and the work's own result.
+    `committed` is told the progress of each turn once its transaction committed, so a caller
+    stopped half-way by an error can say what was written."""
 
     database: Database
+    committed: Callable[[Progress], None] = _unwatched
 
     def __call__(self, work: Turned[T]) -> T:
         progress: Progress | None = None
         while progress is None or not work.done(progress):
             with self.database.transaction() as session:
                 progress = work.turn(session, progress)
+            self.committed(progress)
         return work.result(progress)
 
 
-def in_turns(database: Database) -> InTurns:
-    return InTurns(database)
+def in_turns(database: Database, committed: Callable[[Progress], None] = _unwatched) -> InTurns:
+    return InTurns(database, committed)
 
 
 @dataclass(frozen=True)
