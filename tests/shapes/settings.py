@@ -1,0 +1,74 @@
+"""Database settings and declared collations: their cells for the support matrix
+(tests/shapes/__init__.py).
+
+A string column's answers must not hang on how the database was created (PostgreSQL's libc
+`C.UTF-8` or `en_US.UTF-8` against ICU's root locale) nor on a collation its column declares
+(PostgreSQL's nondeterministic case-insensitive one, MariaDB's `utf8mb4` collations and a
+`latin1` column, SQLite's and DuckDB's `NOCASE` and `RTRIM`): each setting is run by
+`tests/test_shapes_settings.py` over every string operation of the column-type space, both
+ways of asking, against the oracle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import String, Text
+from sqlalchemy.types import TypeEngine
+
+from tests.servers import PG_SETTINGS
+from tests.shapes import Cell
+from tests.shapes.columns import TITLES, WAYS
+
+NONDETERMINISTIC = "ci"
+"""PostgreSQL's recommended case-insensitive collation, created in the test database:
+`CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)`."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A string column on a database: the engine, the database's settings (a name of
+    `tests.servers.PG_SETTINGS` on PostgreSQL, else ""), the column's DDL as the user writes
+    it and its SQLAlchemy type."""
+
+    engine: str
+    database: str
+    ddl: str
+    sqlalchemy: TypeEngine[Any]
+
+    @property
+    def backend(self) -> str:
+        where = f" ({self.database})" if self.database else ""
+        return f"{TITLES[self.engine]}{where}"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    *(Setting("postgresql", name, "text", Text()) for name in PG_SETTINGS if name != "ICU und"),
+    *(
+        Setting("postgresql", name, "varchar(50)", String(50))
+        for name in PG_SETTINGS
+        if name != "ICU und"
+    ),
+    Setting(
+        "postgresql",
+        "libc C.UTF-8",
+        f'text COLLATE "{NONDETERMINISTIC}" (nondeterministic)',
+        Text(collation=NONDETERMINISTIC),
+    ),
+    Setting("postgresql", "libc C.UTF-8", 'text COLLATE "C"', Text(collation="C")),
+)
+"""The settings asked: each PostgreSQL database setting but the default (ICU, which the
+column-type cells run on), and each declared collation."""
+
+REFUSED: dict[tuple[str, str], str] = {}
+"""Refused cells, by (DDL, way): the fix the error suggests."""
+
+
+def cell(setting: Setting, way: str) -> Cell:
+    note = REFUSED.get((setting.ddl, way))
+    outcome = "refused" if note is not None else "exact"
+    return Cell("settings", f"{setting.backend} {way}", setting.ddl, "string", outcome, note or "")
+
+
+CELLS: list[Cell] = [cell(s, way) for s in SETTINGS for way in WAYS]
