@@ -14,7 +14,7 @@ import audiencefilter as af
 from tests.servers import pg_setting_missing
 from tests.shapes import TALLY
 from tests.shapes.columns import ColumnShape
-from tests.shapes.settings import NONDETERMINISTIC, SETTINGS, Setting, cell
+from tests.shapes.settings import NONDETERMINISTIC, SETTINGS, Setting, cell, ways
 from tests.test_column_types import NOW, ask, filters, load
 
 _MARKS = {"postgresql": (pytest.mark.postgres,), "mysql": (pytest.mark.mysql,)}
@@ -65,7 +65,7 @@ def _params() -> list[object]:
     return [
         pytest.param(s, way, id=cell(s, way).id, marks=_MARKS.get(s.engine, ()))
         for s in SETTINGS
-        for way in ("to_sqlalchemy", "to_sql")
+        for way in ways(s)
     ]
 
 

@@ -47,7 +47,7 @@ GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
             "LIKE 'ann!_%' ESCAPE '!'",
             "sqlite": "lower(\"email\") GLOB 'ann_*'",
             "mysql": "CAST(lower(replace(`email`, 'İ', 'i̇')) AS BINARY) LIKE 'ann!_%' ESCAPE '!'",
-            "duckdb": "starts_with(lower(replace(\"email\", 'İ', 'i̇')), 'ann_')",
+            "duckdb": "starts_with(lower(replace(\"email\", 'İ', 'i̇')) COLLATE \"binary\", 'ann_')",
         },
     ),
     (
@@ -68,11 +68,12 @@ GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
         {
             "postgresql": "\"firstName\" COLLATE \"default\" IN ('Ann', 'O''Brien') AND "
             'NOT ("firstName" COLLATE "default" = \'Bob\') AND TRUE',
-            "sqlite": "\"firstName\" IN ('Ann', 'O''Brien') AND NOT (\"firstName\" = 'Bob') AND 1",
+            "sqlite": "\"firstName\" COLLATE BINARY IN ('Ann', 'O''Brien') AND "
+            "NOT (\"firstName\" COLLATE BINARY = 'Bob') AND 1",
             "mysql": "CAST(`firstName` AS BINARY) IN ('Ann', 'O''Brien') AND "
             "NOT (CAST(`firstName` AS BINARY) = 'Bob') AND TRUE",
-            "duckdb": "\"firstName\" IN ('Ann', 'O''Brien') AND "
-            "NOT (\"firstName\" = 'Bob') AND TRUE",
+            "duckdb": "\"firstName\" COLLATE \"binary\" IN ('Ann', 'O''Brien') AND "
+            'NOT ("firstName" COLLATE "binary" = \'Bob\') AND TRUE',
         },
     ),
     (
@@ -103,11 +104,12 @@ GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
         {
             "postgresql": '"city" COLLATE "default" = E\'a\\\\b\' AND CASE WHEN '
             'lower("company" COLLATE "und-x-icu") IS NOT NULL THEN FALSE END',
-            "sqlite": "\"city\" = 'a\\b' AND instr(lower(\"company\"), CAST(X'7800' AS TEXT)) > 0",
+            "sqlite": "\"city\" COLLATE BINARY = 'a\\b' AND "
+            "instr(lower(\"company\"), CAST(X'7800' AS TEXT)) > 0",
             "mysql": "CAST(`city` AS BINARY) = _utf8mb4 X'615C62' AND "
             "CAST(lower(replace(`company`, 'İ', 'i̇')) AS BINARY) LIKE _utf8mb4 X'25780025' "
             "ESCAPE '!'",
-            "duckdb": "\"city\" = 'a\\b' AND "
+            "duckdb": '"city" COLLATE "binary" = \'a\\b\' AND '
             "contains(lower(replace(\"company\", 'İ', 'i̇')), ('x' || chr(0)))",
         },
     ),
