@@ -77,3 +77,28 @@ def test_an_association_proxy_is_refused_naming_its_relationship() -> None:
     with pytest.raises(ValueError, match=r"association proxy.*Person\.refunds"):
         flt.to_sqlalchemy(Person)
     assert flt.to_sqlalchemy(Person, columns={"amounts": Person.refunds}) is not None
+
+
+def test_a_django_multi_table_child_relation_is_refused_naming_the_parents_table() -> None:
+    """A relation to a multi-table-inheritance child whose field lives in the parent's table
+    is refused when the filter is built, naming both models."""
+    from django.db import models
+
+    import tests.django_engines  # noqa: F401  (configures Django)
+
+    def model(title: str, bases: tuple[type, ...] = (models.Model,), **body: Any) -> Any:
+        meta = type("Meta", (), {"app_label": "tests", "db_table": f"construct_{title.lower()}"})
+        return type(title, bases, {"__module__": __name__, "Meta": meta, **body})
+
+    person = model("ConstructPerson", id=models.CharField(max_length=20, primary_key=True))
+    action = model("ConstructAction", name=models.CharField(max_length=20, null=True))
+    model(
+        "ConstructSale",
+        (action,),
+        buyer=models.ForeignKey(person, models.DO_NOTHING, related_name="sales"),
+    )
+    related = af.Schema.from_mapping({"name": "string"})
+    schema = af.Schema.from_mapping({"id": "string"}).with_relations(af.Relation("sales", related))
+    flt = af.parse({"sales": {"some": {"name": "x"}}}, schema)
+    with pytest.raises(ValueError, match=r"ConstructSale\.name .* ConstructAction's table"):
+        flt.to_django(person)

@@ -92,4 +92,16 @@ def ways(setting: Setting) -> tuple[str, ...]:
     return ONLY.get(setting.engine, WAYS)
 
 
-CELLS: list[Cell] = [cell(s, way) for s in SETTINGS for way in ways(s)]
+DJANGO_CELLS: dict[str, Cell] = {
+    column: Cell("settings", "Django (PostgreSQL libc C.UTF-8) to_django", shape, "string", "exact")
+    for column, shape in (
+        ("name", "CharField()"),
+        ("name_ci", f'CharField(db_collation="{NONDETERMINISTIC}") (nondeterministic)'),
+    )
+}
+"""The Django cells, by the test model's column."""
+
+CELLS: list[Cell] = [
+    *(cell(s, way) for s in SETTINGS for way in ways(s)),
+    *DJANGO_CELLS.values(),
+]
