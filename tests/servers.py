@@ -10,6 +10,8 @@ Fixtures (session scope):
 - `pg_url`: a SQLAlchemy URL (`postgresql+psycopg://`) of a database created with ICU collation
   (`LOCALE_PROVIDER icu ICU_LOCALE 'und'`), whose `lower()` folds case like Python's;
 - `pg_database`: a factory; each call creates another fresh such database and returns its URL;
+- `pg_settings_database`: a factory of one database per setting of `PG_SETTINGS` (ICU, and the
+  distribution's libc locales);
 - `mysql_url`: a `mysql+pymysql://` URL of a utf8mb4 database;
 - `redis_url`: a `redis://` URL.
 
@@ -47,6 +49,34 @@ from tests.waiting import HANG_GUARD, WaitAbandoned, wait_until
 # STOP_GRACE: a step of cleaning up, never a failure.
 STOP_GRACE = 15.0
 ICU_DATABASE = "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'und' LOCALE 'C.UTF-8'"
+
+
+def _locales() -> set[str]:
+    """The locales the machine has (`locale -a`), spelled as `CREATE DATABASE` takes them."""
+    try:
+        listed = subprocess.run(["locale", "-a"], capture_output=True, text=True, check=False)
+    except OSError:
+        return set()
+    return {name.replace(".utf8", ".UTF-8") for name in listed.stdout.split()}
+
+
+PG_SETTINGS: dict[str, str] = {
+    "ICU und": ICU_DATABASE,
+    "libc C.UTF-8": "TEMPLATE template0 LOCALE_PROVIDER libc LOCALE 'C.UTF-8'",
+    "libc en_US.UTF-8": "TEMPLATE template0 LOCALE_PROVIDER libc LOCALE 'en_US.UTF-8'",
+}
+"""The database settings a PostgreSQL database is created with, by name: ICU's root locale
+(the default of `pg_database`), and the distribution's defaults users have (libc `C.UTF-8`,
+and `en_US.UTF-8` where the machine has that locale: `pg_setting_missing`)."""
+
+
+def pg_setting_missing(name: str) -> str | None:
+    """Why the machine cannot create a database with the settings `name`, or None: a libc
+    locale it does not have (`locale -a`; none is installed for the tests)."""
+    locale = name.removeprefix("libc ")
+    if locale == name or locale in _locales():
+        return None
+    return f"the machine has no locale {locale} (locale -a)"
 
 
 class ServerMissing(Exception):
@@ -245,8 +275,9 @@ def start_postgres() -> Server:
     return Server("postgres", url, pid, folder, kill_signal=signal.SIGQUIT)
 
 
-def create_pg_database(admin_url: str) -> str:
-    """Create a fresh ICU database on the server of `admin_url`; return its URL."""
+def create_pg_database(admin_url: str, settings: str = ICU_DATABASE) -> str:
+    """Create a fresh database (ICU by default, else `settings`, one of `PG_SETTINGS`) on the
+    server of `admin_url`; return its URL."""
     import psycopg
     from sqlalchemy.engine import make_url
 
@@ -254,7 +285,7 @@ def create_pg_database(admin_url: str) -> str:
     name = f"af_{uuid.uuid4().hex[:16]}"
     conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
     with psycopg.connect(conninfo, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}" {ICU_DATABASE}')  # type: ignore[arg-type]
+        connection.execute(f'CREATE DATABASE "{name}" {settings}')  # type: ignore[arg-type]
     return url.set(database=name).render_as_string(hide_password=False)
 
 
@@ -453,6 +484,21 @@ def pg_database(_servers_stopped: None) -> Callable[[], str]:
     """A factory: each call creates a fresh ICU PostgreSQL database and returns its URL."""
     admin = server_url("postgres", "AUDIENCEFILTER_TEST_PG_URL", start_postgres)
     return lambda: create_pg_database(admin)
+
+
+@pytest.fixture(scope="session")
+def pg_settings_database(_servers_stopped: None) -> Callable[[str], str]:
+    """A factory: the URL of a database created with the settings named (`PG_SETTINGS`),
+    one per name for the session."""
+    admin = server_url("postgres", "AUDIENCEFILTER_TEST_PG_URL", start_postgres)
+    made: dict[str, str] = {}
+
+    def database(name: str) -> str:
+        if name not in made:
+            made[name] = create_pg_database(admin, PG_SETTINGS[name])
+        return made[name]
+
+    return database
 
 
 @pytest.fixture(scope="session")

@@ -171,6 +171,8 @@ def test_postgresql_nul_in_a_value_matches_nothing_without_error() -> None:
     flt = af.parse({"email": {"startsWith": "a\x00"}, "company": {"in": ["\x00", "x"]}})
     sql = flt.to_sql("postgresql")
     assert "\x00" not in sql
-    assert sql == ("""CASE WHEN "email" IS NOT NULL THEN FALSE END AND "company" IN ('x')""")
+    assert sql == (
+        """CASE WHEN "email" IS NOT NULL THEN FALSE END AND "company" COLLATE "default" IN ('x')"""
+    )
     sql, params = flt.to_sql_params("postgresql")
     assert params == ["x"]

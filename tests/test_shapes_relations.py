@@ -46,6 +46,9 @@ RELATIONS: dict[str, tuple[af.Relation, str]] = {
     "referred": (af.Relation("referred", ROW), "referred"),
     "referrer": (af.Relation("referrer", ROW, many=False), "referrer"),
     "friends": (af.Relation("friends", ROW), "friends"),
+    "buys": (af.Relation("buys", ROW), "items"),
+    "sales": (af.Relation("sales", ROW), "items"),
+    "sized": (af.Relation("sized", ROW), "sized"),
 }
 """Each relation asked: as the schema declares it, and how the oracle's records hold it."""
 
@@ -140,6 +143,9 @@ def _core(setup: str, engine: Engine, found: Models) -> Setup:
         linked = select(membership.c.person_id, *item.c).join_from(membership, item)
         relation = af.Relation("audiences", ROW, foreign_key="person_id", key="id")
         given, target = {"audiences": linked.subquery()}, person
+    elif setup == "core buys":
+        relation = af.Relation("buys", ROW, foreign_key="person_id", key="id")
+        given, target = {"buys": found.buy}, person
     else:
         relation = af.Relation("referred", ROW, foreign_key="referrer_id", key="id")
         given = {"referred": person}

@@ -43,17 +43,18 @@ GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
     (
         {"email": {"startsWith": "Ann_", "mode": "insensitive"}},
         {
-            "postgresql": "lower(\"email\") LIKE 'ann!_%' ESCAPE '!'",
+            "postgresql": 'lower("email" COLLATE "und-x-icu") COLLATE "default" '
+            "LIKE 'ann!_%' ESCAPE '!'",
             "sqlite": "lower(\"email\") GLOB 'ann_*'",
             "mysql": "CAST(lower(replace(`email`, 'İ', 'i̇')) AS BINARY) LIKE 'ann!_%' ESCAPE '!'",
-            "duckdb": "starts_with(lower(replace(\"email\", 'İ', 'i̇')), 'ann_')",
+            "duckdb": "starts_with(lower(replace(\"email\", 'İ', 'i̇')) COLLATE \"binary\", 'ann_')",
         },
     ),
     (
         {"company": {"contains": "50%!"}, "city": {"endsWith": "*?"}},
         {
-            "postgresql": "lower(\"company\") LIKE '%50!%!!%' ESCAPE '!' AND "
-            "\"city\" LIKE '%*?' ESCAPE '!'",
+            "postgresql": 'lower("company" COLLATE "und-x-icu") COLLATE "default" '
+            "LIKE '%50!%!!%' ESCAPE '!' AND \"city\" COLLATE \"default\" LIKE '%*?' ESCAPE '!'",
             "sqlite": "instr(lower(\"company\"), '50%!') > 0 AND "
             "substr(CAST(X'FF' || \"city\" AS BLOB), -2, 2) = CAST('*?' AS BLOB)",
             "mysql": "CAST(lower(replace(`company`, 'İ', 'i̇')) AS BINARY) "
@@ -65,13 +66,14 @@ GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
     (
         {"firstName": {"in": ["Ann", "O'Brien", "Ann"], "not": "Bob"}, "country": {"notIn": []}},
         {
-            "postgresql": "\"firstName\" IN ('Ann', 'O''Brien') AND NOT (\"firstName\" = 'Bob') "
-            "AND TRUE",
-            "sqlite": "\"firstName\" IN ('Ann', 'O''Brien') AND NOT (\"firstName\" = 'Bob') AND 1",
+            "postgresql": "\"firstName\" COLLATE \"default\" IN ('Ann', 'O''Brien') AND "
+            'NOT ("firstName" COLLATE "default" = \'Bob\') AND TRUE',
+            "sqlite": "\"firstName\" COLLATE BINARY IN ('Ann', 'O''Brien') AND "
+            "NOT (\"firstName\" COLLATE BINARY = 'Bob') AND 1",
             "mysql": "CAST(`firstName` AS BINARY) IN ('Ann', 'O''Brien') AND "
             "NOT (CAST(`firstName` AS BINARY) = 'Bob') AND TRUE",
-            "duckdb": "\"firstName\" IN ('Ann', 'O''Brien') AND "
-            "NOT (\"firstName\" = 'Bob') AND TRUE",
+            "duckdb": "\"firstName\" COLLATE \"binary\" IN ('Ann', 'O''Brien') AND "
+            'NOT ("firstName" COLLATE "binary" = \'Bob\') AND TRUE',
         },
     ),
     (
@@ -100,13 +102,14 @@ GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
     (
         {"city": {"equals": "a\\b"}, "company": {"contains": "x\x00"}},
         {
-            "postgresql": '"city" = E\'a\\\\b\' AND CASE WHEN lower("company") IS NOT NULL '
-            "THEN FALSE END",
-            "sqlite": "\"city\" = 'a\\b' AND instr(lower(\"company\"), CAST(X'7800' AS TEXT)) > 0",
+            "postgresql": '"city" COLLATE "default" = E\'a\\\\b\' AND CASE WHEN '
+            'lower("company" COLLATE "und-x-icu") IS NOT NULL THEN FALSE END',
+            "sqlite": "\"city\" COLLATE BINARY = 'a\\b' AND "
+            "instr(lower(\"company\"), CAST(X'7800' AS TEXT)) > 0",
             "mysql": "CAST(`city` AS BINARY) = _utf8mb4 X'615C62' AND "
             "CAST(lower(replace(`company`, 'İ', 'i̇')) AS BINARY) LIKE _utf8mb4 X'25780025' "
             "ESCAPE '!'",
-            "duckdb": "\"city\" = 'a\\b' AND "
+            "duckdb": '"city" COLLATE "binary" = \'a\\b\' AND '
             "contains(lower(replace(\"company\", 'İ', 'i̇')), ('x' || chr(0)))",
         },
     ),
@@ -127,7 +130,7 @@ def test_columns_map_field_names_to_column_names() -> None:
     flt = af.parse({"createdAt": {"gte": "2025-01-01"}, "firstName": "Ann"})
     sql = flt.to_sql("postgresql", columns={"createdAt": "created_at"})
     assert sql.startswith('"created_at" >= ')
-    assert sql.endswith("AND \"firstName\" = 'Ann'")
+    assert sql.endswith('AND "firstName" COLLATE "default" = \'Ann\'')
 
 
 @pytest.mark.parametrize(
@@ -226,7 +229,8 @@ def test_to_sql_params_driver_values_per_dialect() -> None:
 
 
 def test_to_sql_does_not_double_percent_signs() -> None:
-    assert af.parse({"company": "50%"}).to_sql("postgresql") == "\"company\" = '50%'"
+    found = af.parse({"company": "50%"}).to_sql("postgresql")
+    assert found == '"company" COLLATE "default" = \'50%\''
 
 
 def test_nested_groups_are_parenthesized_and_not_always_is() -> None:

@@ -154,7 +154,9 @@ def test_literal_binds_render_a_readable_statement() -> None:
         expression.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True})
     )
     # SQLAlchemy doubles `%` for the driver's paramstyle and groups the custom construct.
-    assert rendered == "(contacts.email LIKE 'a!_%%' ESCAPE '!') AND contacts.points < 2.5"
+    assert rendered == (
+        "(contacts.email COLLATE \"default\" LIKE 'a!_%%' ESCAPE '!') AND contacts.points < 2.5"
+    )
     rendered = str(
         expression.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True})
     )

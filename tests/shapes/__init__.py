@@ -3,8 +3,9 @@ matrix generated from them.
 
 Why: the space proves one truth over the library's own tables; users embed the library on
 theirs (a `varchar[]` column, a many-to-many `relationship()`, `Decimal` amounts, a frame
-written by `to_csv`). Each family module here (`columns`, `relations`, `values`, `frames`)
-lists its shapes as `Cell`s, and its tests run every cell: a cell whose outcome is `exact`
+written by `to_csv`, a database created with a libc locale). Each family module here
+(`columns`, `settings`, `relations`, `values`, `frames`) lists its shapes as `Cell`s, and
+its tests run every cell: a cell whose outcome is `exact`
 must give the oracle's answer on every operator of the field type, a cell whose outcome is
 `refused` must be refused when the expression is built, with an error naming the shape and
 the fix. `docs/support.md` is rendered from the same cells (`render`), and a test holds the
@@ -20,11 +21,12 @@ from typing import Literal
 
 Outcome = Literal["exact", "refused"]
 
-FAMILIES = ("columns", "relations", "values", "frames")
+FAMILIES = ("columns", "settings", "relations", "values", "frames")
 """The family modules, in the order the support page shows them."""
 
 TITLES = {
     "columns": "Column types",
+    "settings": "Database settings and declared collations",
     "relations": "Relation shapes",
     "values": "Python values",
     "frames": "Frame cells and dtypes",

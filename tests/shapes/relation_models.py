@@ -9,6 +9,11 @@ relationship per relation shape, and the Core tables under it.
     Person.referred    self one-to-many (`foreign_keys=[referrer_id]`)
     Person.referrer    self many-to-one (`remote_side=[id]`)
     Person.friends     self many-to-many through `friendship`
+    Person.buys        one-to-many to `BuyAction`, a single-table subclass of `Action`
+                       (discriminator `kind`; the table also holds other kinds' rows)
+    Person.sales       one-to-many to `Sale`, a joined-table subclass of `Action`
+    Person.sized       one-to-many to `Row`, `primaryjoin` with an extra condition
+                       (`size > 0`)
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ from sqlalchemy import (
     Integer,
     String,
     Table,
+    and_,
     insert,
+    select,
     update,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, relationship
@@ -43,6 +50,8 @@ class Models:
     item: Any
     membership: Any
     friendship: Table
+    buy: Any
+    sale: Any
 
 
 def _fields() -> list[Column[Any]]:
@@ -94,6 +103,31 @@ def models() -> Models:
         Column("friend_id", String(20), ForeignKey("shape_person.id"), primary_key=True),
     )
 
+    action_table = Table(
+        "shape_action",
+        Base.metadata,
+        Column("aid", Integer, primary_key=True),
+        Column("person_id", String(20), ForeignKey("shape_person.id")),
+        Column("kind", String(10), nullable=False),
+        *_fields(),
+    )
+    sale_table = Table(
+        "shape_sale",
+        Base.metadata,
+        Column("aid", Integer, ForeignKey("shape_action.aid"), primary_key=True),
+    )
+
+    class Action(Base):
+        __table__ = action_table
+        __mapper_args__ = {"polymorphic_on": action_table.c.kind, "polymorphic_identity": "view"}
+
+    class BuyAction(Action):
+        __mapper_args__ = {"polymorphic_identity": "buy"}
+
+    class Sale(Action):
+        __table__ = sale_table
+        __mapper_args__ = {"polymorphic_identity": "sale"}
+
     class Item(Base):
         __table__ = item_table
 
@@ -126,8 +160,15 @@ def models() -> Models:
             secondaryjoin=person_table.c.id == friendship.c.friend_id,
             viewonly=True,
         )
+        buys = relationship(BuyAction, viewonly=True)
+        sales = relationship(Sale, viewonly=True)
+        sized = relationship(
+            Row,
+            primaryjoin=and_(person_table.c.code == row_table.c.holder_code, row_table.c.size > 0),
+            viewonly=True,
+        )
 
-    return Models(Person, Row, Item, Membership, friendship)
+    return Models(Person, Row, Item, Membership, friendship, BuyAction, Sale)
 
 
 def _stored(row: dict[str, Any]) -> dict[str, Any]:
@@ -169,7 +210,26 @@ def load(engine: Engine, found: Models, world: World) -> None:
                 for n, (p, k) in enumerate(world.links)
             ],
         )
+        _load_actions(connection, found, world)
         connection.execute(
             insert(found.friendship),
             [{"person_id": f"p{p}", "friend_id": f"p{f}"} for p, f in world.friends],
         )
+
+
+def _load_actions(connection: Any, found: Models, world: World) -> None:
+    """Each link as a `buy` and as a `sale` action holding its item, and each person's one
+    `view` action (another item), which no subclass's relationship may reach."""
+    action, sale = found.buy.__table__, found.sale.__table__
+    rows = [
+        {"person_id": f"p{p}", "kind": kind, **_stored(world.items[k])}
+        for kind in ("buy", "sale")
+        for p, k in world.links
+    ]
+    rows += [
+        {"person_id": f"p{n}", "kind": "view", **_stored(world.items[(n + 4) % len(world.items)])}
+        for n in range(len(world.people))
+    ]
+    connection.execute(insert(action), rows)
+    sold = connection.execute(select(action.c.aid).where(action.c.kind == "sale")).scalars()
+    connection.execute(insert(sale), [{"aid": aid} for aid in sold])

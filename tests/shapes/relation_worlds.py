@@ -114,6 +114,12 @@ def records(world: World, relation: str, kind: str) -> list[dict[str, Any]]:
         related: Any
         if kind == "items":  # one-to-many copies and many-to-many links alike
             related = [_fields(world.items[k]) for p, k in world.links if p == i]
+        elif kind == "sized":  # the one-to-many rows of a positive size
+            related = [
+                _fields(world.items[k])
+                for p, k in world.links
+                if p == i and (world.items[k]["size"] or 0) > 0
+            ]
         elif kind == "owner":
             k = world.owner[i]
             related = None if k is None else _fields(world.items[k])

@@ -33,6 +33,19 @@ SQLALCHEMY_ORM: tuple[Shape, ...] = (
     ("referred", "relationship('Self', foreign_keys=[referrer_id])", TO_MANY, "self one-to-many"),
     ("referrer", "relationship('Self', remote_side=[id])", TO_ONE, "self many-to-one"),
     ("friends", "relationship('Self', secondary=table)", TO_MANY, "self many-to-many"),
+    (
+        "buys",
+        "relationship(Subclass), single-table inheritance",
+        TO_MANY,
+        "the subclass's rows only (its discriminator)",
+    ),
+    ("sales", "relationship(Subclass), joined-table inheritance", TO_MANY, ""),
+    (
+        "sized",
+        "relationship(primaryjoin=and_(key == fk, extra condition), viewonly=True)",
+        TO_MANY,
+        "",
+    ),
     ("aliased rows", "aliased(Model), relationship()", TO_MANY, ""),
     ("aliased referred", "aliased(Model), relationship('Self')", TO_MANY, ""),
     ("aliased audiences", "aliased(Model), relationship(secondary=table)", TO_MANY, ""),
@@ -59,6 +72,12 @@ SQLALCHEMY_CORE: tuple[Shape, ...] = (
         "many-to-many",
     ),
     ("core aliased referred", 'table.alias(), relations={"referred": table}', TO_MANY, ""),
+    (
+        "core buys",
+        'relations={"buys": Subclass}, single-table inheritance',
+        TO_MANY,
+        "the subclass's rows only (its discriminator)",
+    ),
 )
 
 DJANGO: tuple[Shape, ...] = (

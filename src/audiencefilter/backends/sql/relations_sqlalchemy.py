@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from sqlalchemy import ColumnElement, Numeric, false, func, inspect, literal, not_, select
+from sqlalchemy.ext.associationproxy import AssociationProxyInstance
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -40,7 +41,7 @@ from sqlalchemy.sql.visitors import InternalTraversal, replacement_traverse
 from ...language.fields import Schema
 from ...language.nodes import TRUE, Aggregated, Node, Quantified
 from ...language.relations import Aggregate, Quantifier, Relation, relation_of, value_schema
-from .attributes import Attributes
+from .attributes import Attributes, describe
 from .dialects import DIALECTS
 from .relations_text import refuse_wide_sum, wide_sum_literal
 
@@ -124,7 +125,7 @@ def _core_rows(builder: RelationBuilder, relation: Relation) -> _Rows | None:
     found = builder.attributes.lookup(source, path + ".", dict(relation.columns))
     lookup = _adapted(found, selectable)
     join = lookup(relation.foreign_key) == builder.column(relation.key)
-    return _Rows(source, join, lookup, target)
+    return _Rows(source, _subclass_rows(join, mapped, selectable), lookup, target)
 
 
 def _orm_rows(builder: RelationBuilder, relation: Relation) -> _Rows:
@@ -140,6 +141,7 @@ def _orm_rows(builder: RelationBuilder, relation: Relation) -> _Rows:
                 f"relations={{{path!r}: table_or_model}}, or an ORM class as the target"
             )
         tried = attributes.names(path, relation.name)
+        _refuse_proxy(builder.target, path, tried)
         message = attributes.missing(
             builder.target, path, relation.name, tried, "relationship for relation"
         )
@@ -147,8 +149,37 @@ def _orm_rows(builder: RelationBuilder, relation: Relation) -> _Rows:
     related = aliased(prop.entity)
     selectable = inspect(related).selectable
     source, join = _joined(prop, inspect(builder.target).selectable, selectable)
+    join = _subclass_rows(join, prop.mapper, selectable)
     found = attributes.lookup(related, path + ".", dict(relation.columns))
     return _Rows(source, join, _adapted(found, selectable), related)
+
+
+def _subclass_rows(join: Expression, mapped: Any, selectable: FromClause) -> Expression:
+    """`join` narrowed to the rows of the related class, where it is a subclass sharing its
+    table with others (single-table inheritance: `BuyAction(Action)` with
+    `polymorphic_identity="buy"`): its discriminator test, as SQLAlchemy's own `any()` adds it
+    (the mapper's `_single_table_criterion`), read on the alias the subquery reads. A joined
+    subclass's rows are those of its own table, an inner join already; a concrete one's its
+    own table."""
+    mapper = getattr(mapped, "mapper", None)
+    criterion = None if mapper is None else mapper._single_table_criterion
+    if criterion is None:
+        return join
+    return cast(Expression, join & ClauseAdapter(selectable).traverse(criterion))
+
+
+def _refuse_proxy(target: Any, path: str, tried: list[str]) -> None:
+    """Refuse an association proxy named like the relation: it is no relationship of its
+    own, and the fix is the relationship it goes through."""
+    for name in tried:
+        proxy = getattr(target, name, None)
+        if isinstance(proxy, AssociationProxyInstance):
+            through = proxy.target_collection
+            raise ValueError(
+                f"{describe(target)}.{name} (relation {path!r}) is an association proxy (to "
+                f"{through}.{proxy.value_attr}), not a relationship; follow the relationship "
+                f"it goes through: columns={{{path!r}: {describe(target)}.{through}}}"
+            )
 
 
 def _joined(prop: Any, outer: FromClause, inner: FromClause) -> tuple[FromClause, Expression]:

@@ -618,9 +618,13 @@ def _fold(
 ) -> str:
     """The fold of a column: under the dialect's `fold_collation` when the column's type
     declares no collation (a plain `VARCHAR(50)` or `TEXT` on MariaDB folds with Unicode 4.0
-    tables otherwise); a column declaring one folds under it, as `to_sql` text does."""
+    tables otherwise) or one whose case tables are older (`utf8mb4_general_ci`,
+    `utf8mb4_bin`); a column declaring a recent one (`Dialect.fold_collations`) folds under
+    it."""
     sql = compiler.process(column, **kw)
-    if dialect.fold_collation and getattr(column.type, "collation", None) is None:
+    declared = getattr(column.type, "collation", None) or ""
+    recent = any(declared.startswith(prefix) for prefix in dialect.fold_collations)
+    if dialect.fold_collation and not recent:
         sql = f"{sql} COLLATE {dialect.fold_collation}"
     return dialect.fold(sql)
 

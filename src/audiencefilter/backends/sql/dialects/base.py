@@ -173,7 +173,11 @@ class Dialect:
     types `real IN (0.3, 2.5)` as `real`); None: as it is."""
     fold_collation: ClassVar[str | None] = None
     """The collation `to_sqlalchemy` folds a text column under when the column's type declares
-    none (MySQL's default folds with Unicode 4.0 tables, missing `ẞ`); None: its own."""
+    none, or one outside `fold_collations` (MySQL's default folds with Unicode 4.0 tables,
+    missing `ẞ`); None: its own."""
+    fold_collations: ClassVar[tuple[str, ...]] = ()
+    """Prefixes of the declared collations whose case tables fold as Python's `str.lower()`
+    (a recent Unicode): a column declaring one is folded under its own."""
     title: ClassVar[str] = "standard SQL"
     """The engine's name in messages."""
     relations: ClassVar[bool] = True

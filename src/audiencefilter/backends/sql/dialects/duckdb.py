@@ -112,6 +112,11 @@ class DuckDB(TypedItemArrays):
         exact = self.match(op, self.fold(sql()), needle(), shape)
         return f"CASE WHEN {test} THEN {exact} ELSE {sql()} ILIKE {like_wrapped(op, needle())} END"
 
+    def exact(self, sql: str) -> str:
+        """The binary collation, whatever collation the column declares (`NOCASE` would
+        ignore case in `=` and `IN`) or `default_collation` sets."""
+        return f'{sql} COLLATE "binary"'
+
     def ordered(self, sql: str) -> str:
         # The binary collation compares UTF-8 bytes (code points, NUL and trailing spaces
         # count), even under `SET default_collation = 'nocase'`.
@@ -119,6 +124,8 @@ class DuckDB(TypedItemArrays):
 
     def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
         function = _DUCKDB_MATCH[op]
+        if op is Op.STARTS_WITH:  # a prefix is matched under the column's collation
+            sql = self.exact(sql)
         return f"{function}({sql}, {operand})"
 
     json_types = {

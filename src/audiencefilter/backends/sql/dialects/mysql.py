@@ -59,6 +59,7 @@ class MySQL(Dialect):
     text_holds_nul = True
     instant_type = "TIMESTAMP "
     fold_collation = JSON_TEXT_COLLATION
+    fold_collations = ("utf8mb4_uca1400_", "utf8mb4_0900_")
     widened_float = None  # MySQL's REAL is a DOUBLE, and CAST takes no DOUBLE PRECISION
 
     def text(self, value: str) -> str:

@@ -45,11 +45,29 @@ _MEMBER_ARRAYS = {
 an index on it serves `= ANY`), other numbers as numeric (exact, as `bind_number`)."""
 
 
+FOLD_COLLATION = '"und-x-icu"'
+"""The collation case is folded under: ICU's root locale, whose `lower()` is Python's
+`str.lower()` (`İ` to `i` and a combining dot, a final `Σ` to `ς`), whatever locale the
+database was created with (libc's `C.UTF-8` folds `İ` to `i` and every `Σ` to `σ`)."""
+
+
 class PostgreSQL(Dialect):
     """The base dialect, with native arrays for lists."""
 
     title = "PostgreSQL"
     grouped_aggregates = True
+
+    def exact(self, sql: str) -> str:
+        """The operand of a case-sensitive comparison under the database's default collation,
+        which is deterministic, whatever collation the column declares: a nondeterministic
+        one (`deterministic = false`, case-insensitive) would ignore case in `=` and refuse
+        `LIKE`. A column declaring none has the default already (an index on it serves)."""
+        return f'{sql} COLLATE "default"'
+
+    def fold(self, sql: str) -> str:
+        """Case folding under ICU's root locale (`FOLD_COLLATION`), never the database's or
+        the column's collation."""
+        return f"lower({sql} COLLATE {FOLD_COLLATION})"
 
     def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
         array = f"CAST({param} AS {_MEMBER_ARRAYS[members]})"

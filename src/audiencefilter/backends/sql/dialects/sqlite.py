@@ -138,6 +138,12 @@ class SQLite(Dialect):
         FieldType.BOOLEAN: ("true", "false"),
     }
 
+    def exact(self, sql: str) -> str:
+        """BINARY, whatever collation the column declares: `NOCASE` would ignore ASCII case
+        in `=` and `IN`, `RTRIM` trailing spaces. A column declaring none is BINARY already
+        (an index on it serves)."""
+        return f"{sql} COLLATE BINARY"
+
     def ordered(self, sql: str) -> str:
         # BINARY compares the UTF-8 bytes (memcmp, then length): code-point order, NUL and
         # trailing spaces included, whatever collation the column was declared with.
