@@ -21,7 +21,19 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import abuse, crash, floods, fuzzing, isolation, limits, load, mixed, outage, webhooks
+from . import (
+    abuse,
+    crash,
+    floods,
+    fuzzing,
+    heavy,
+    isolation,
+    limits,
+    load,
+    mixed,
+    outage,
+    webhooks,
+)
 from .common import FAST, FULL, Context, Drill, Missing, Outcome, Row, servers_required
 
 DRILLS: dict[str, tuple[Drill, str]] = {
@@ -51,6 +63,10 @@ DRILLS: dict[str, tuple[Drill, str]] = {
     ),
     "floods-sqlite": (floods.floods_sqlite, "another account during four floods, SQLite"),
     "floods-postgres": (floods.floods_postgres, "the same on PostgreSQL"),
+    "heavy-requests": (
+        heavy.heavy_requests,
+        "another account's reads beside one's CSV dry run, compares, estimates and previews",
+    ),
 }
 # `make test` runs the schemathesis test already; CI runs it there, not twice.
 NOT_FAST = {

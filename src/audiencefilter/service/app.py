@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from .. import system_clock
 from .api import openapi
 from .api.deps import single_valued_query
+from .api.heavy import HeavyTurns
 from .api.routes import ROUTERS, builder, docs, health, metrics
 from .db import migrate
 from .db.engine import Database
@@ -26,6 +27,7 @@ from .domain.use_cases.membership_clock import Sweeper
 from .domain.webhooks.worker import WebhookWorker
 from .ground.clock import Clock, ClockMiddleware
 from .ground.metrics import Metrics
+from .ground.processes import CpuLane
 from .http import errors
 from .http.client_address import TrustedProxies
 from .http.metrics import MetricsMiddleware, templates_of
@@ -77,6 +79,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app_metrics = Metrics()  # this application's own registry (`ground/metrics.py`)
     app_metrics.register(StateCollector(database, settings))
     webhook_worker = WebhookWorker(database, settings, clock, app_metrics)
+    lane = CpuLane(settings.analysis_processes)
+    heavy = HeavyTurns(settings.heavy_requests_per_account, settings.heavy_queue_per_account, lane)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -92,6 +96,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         finally:
             webhook_worker.stop()
             sweeper.stop()
+            lane.close()
             database.dispose()
 
     app = FastAPI(
@@ -113,6 +118,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.sweeper = sweeper
     app.state.webhook_worker = webhook_worker
     app.state.metrics = app_metrics
+    app.state.heavy = heavy
     mounted = [(API_PREFIX, router) for router in ROUTERS]
     mounted += [("", health.router), ("", metrics.router)]
     for prefix, router in mounted:

@@ -94,6 +94,29 @@ class Settings(BaseSettings):
         description="Threads running request handlers at once (default: AnyIO's 40). Handlers "
         "are mostly Python: on few cores, fewer threads fight less over the GIL.",
     )
+    heavy_requests_per_account: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Heavy requests (imports, compares, estimates, previews, overlaps, "
+        "exports) one account runs at once; its others wait their turn, so one account's CPU "
+        "does not hold another's requests (`api/heavy.py`).",
+    )
+    heavy_queue_per_account: int = Field(
+        default=16,
+        ge=0,
+        le=10_000,
+        description="Heavy requests of one account that may wait for a turn; past them, 429 "
+        "with Retry-After.",
+    )
+    analysis_processes: int = Field(
+        default=1,
+        ge=0,
+        le=64,
+        description="Worker processes deciding comparisons of filters outside the server's "
+        "GIL (`ground/processes.py`), started at the first compare; 0 decides them in the "
+        "request's thread.",
+    )
     sqlite_busy_timeout_ms: int = Field(default=15000, ge=0)
     sqlite_checkpoint_pages: int = Field(
         default=10_000,

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query
 from ...domain.use_cases import comparisons, estimates, overlaps
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey, SettingsDep
+from ..heavy import HEAVY
 from ..openapi import RULE_ERROR_RESPONSES
 from ..schemas.analysis import (
     CompareRequest,
@@ -30,6 +31,7 @@ lists_router = APIRouter(prefix="/lists", tags=["lists"])
 
 @lists_router.get(
     "/{id}/overlap",
+    dependencies=[HEAVY],
     response_model=OverlapResponse,
     summary="Shared members of a list's audiences",
     description="The matrix of how many contacts each pair of the audiences shares (the "
@@ -54,6 +56,7 @@ def audience_overlap(
 
 @router.post(
     "/estimate",
+    dependencies=[HEAVY],
     response_model=EstimateResponse,
     summary="Estimate the size of a filter",
     description="How many contacts of the list a filter selects, estimated with a 95 % "
@@ -109,6 +112,7 @@ def _side(side: CompareSide | None) -> comparisons.Side:
 
 @router.post(
     "/compare",
+    dependencies=[HEAVY],
     response_model=CompareResponse,
     summary="Compare two audiences or filters",
     description=COMPARE_DESCRIPTION,

@@ -22,6 +22,7 @@ from ...domain.use_cases import audiences
 from ...http.idempotency import RetryDep
 from ...http.responses import JSONResponse, data
 from ..deps import DatabaseDep, PrivateKey, SettingsDep
+from ..heavy import HEAVY
 from ..openapi import RULE_ERROR_RESPONSES
 from ..schemas.audiences import (
     AudienceChangeResponse,
@@ -126,6 +127,7 @@ def list_audiences(
 
 @router.post(
     "/preview",
+    dependencies=[HEAVY],
     response_model=PreviewResponse,
     summary="Preview a smart audience without saving it",
     description="The number of contacts a filter selects now and a page of them (100 by "

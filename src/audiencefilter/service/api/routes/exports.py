@@ -35,6 +35,7 @@ from ...ground.fields import QueryBool
 from ...ground.json import dumps
 from .. import csv_guard
 from ..deps import DatabaseDep, PrivateKey
+from ..heavy import HEAVY
 
 router = APIRouter(prefix="/audiences", tags=["audiences"])
 
@@ -218,7 +219,7 @@ def _lines(export: exports.Export) -> Iterator[bytes]:
     "`group` (empty in the holdout) and `holdout`, so a sender can skip the holdout. "
     "One request for the rate limits, whatever the size.",
     response_class=StreamingResponse,
-    dependencies=[Depends(_no_at)],
+    dependencies=[Depends(_no_at), HEAVY],
     responses={
         200: {
             "description": "The members, one per line.",

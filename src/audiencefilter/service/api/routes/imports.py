@@ -64,6 +64,7 @@ from ...http.json_guard import LINES_TYPES, media_type
 from ...http.responses import data
 from .. import csv_import
 from ..deps import DatabaseDep, PrivateKey
+from ..heavy import HEAVY
 from ..schemas.resources import ContactImportRow, ImportResponse
 
 router = APIRouter(prefix="/contacts", tags=["contacts"])
@@ -425,6 +426,7 @@ def _typed(
 
 @router.post(
     "/import",
+    dependencies=[HEAVY],
     response_model=ImportResponse,
     responses={200: csv_import.OPENAPI_PROGRESS},
     summary="Import contacts in bulk",

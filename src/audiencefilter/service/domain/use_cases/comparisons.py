@@ -28,7 +28,7 @@ from .... import Filter, compare
 from ...db.engine import Database
 from ...db.models import Audience, Contact, List, Membership
 from ...db.queries import owned_audience, owned_list
-from ...ground import clock
+from ...ground import clock, processes
 from ...ground.errors import Invalid, Location, RequestProblem
 from .. import custom_fields, relations
 from ..audience_filters import decode_fields, encode_fields, stored_filter
@@ -90,10 +90,28 @@ def compare_sides(
         counts = _counts(session, lst.id, read_a, read_b, now)
         zone = lst.timeZone
     pair = _stored_pair(read_a, read_b, zone)
-    relation, reason, witnesses = _relation(pair, now)
+    filters = (_bare(read_a.filter), _bare(read_b.filter))
+    if not isinstance(pair, str):
+        pair = (Filter(pair[0].root, pair[0].schema), Filter(pair[1].root, pair[1].schema))
+    decided = processes.run(_decided, pair, filters, now)
+    (relation, reason, witnesses), can_match = decided
     sides = (_shown(read_a), _shown(read_b))
-    can_match = {"a": _can_match(read_a, now), "b": _can_match(read_b, now)}
     return Compared(lst.id, relation, reason, witnesses, counts, sides, can_match)
+
+
+def _decided(
+    pair: tuple[Filter, Filter] | str, filters: tuple[Filter | None, Filter | None], now: datetime
+) -> tuple[tuple[str, str, dict[str, dict[str, Any] | None]], dict[str, dict[str, Any]]]:
+    """The relation and whether each side can match: the algebra, pure CPU, run on the
+    request's process lane (`ground/processes.py`), so its arguments and answer pickle."""
+    a, b = (_Read(None, flt, {}) for flt in filters)
+    return _relation(pair, now), {"a": _can_match(a, now), "b": _can_match(b, now)}
+
+
+def _bare(flt: Filter | None) -> Filter | None:
+    """The filter without what its uses cached on it (compiled SQL, a clock): its value, which
+    is what pickles to a worker process."""
+    return None if flt is None else Filter(flt.root, flt.schema)
 
 
 def _list_of(session: Session, account_id: str, list_id: str | None, a: Side, b: Side) -> List:

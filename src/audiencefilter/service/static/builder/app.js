@@ -780,7 +780,9 @@ async function refreshEvents() {
     if (!page.hasMore) break;
   }
   const list = $("events");
-  for (const event of fresh) list.prepend(eventItem(event));
+  // Only the newest events the panel shows are drawn: each one drawn may ask for its contact's
+  // e-mail, and a save that adds 1,500 members must not ask for 1,500 of them.
+  for (const event of fresh.slice(-EVENTS_SHOWN)) list.prepend(eventItem(event));
   while (list.children.length > EVENTS_SHOWN) list.lastElementChild.remove();
 }
 
