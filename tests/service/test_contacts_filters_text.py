@@ -51,3 +51,18 @@ def test_an_invalid_text_filter_is_located(tenant: Tenant) -> None:
     body = response.json()
     assert body["error"].startswith("Invalid filters") and "message" not in body
     assert body["details"][0]["line"] == 1 and body["details"][0]["column"] == 11
+
+
+def test_contacts_are_listed_by_their_ids_in_one_request(tenant: Tenant) -> None:
+    lst = tenant.new_list()["id"]
+    made = [tenant.new_contact(lst, f"p{n}@example.com")["id"] for n in range(5)]
+    other = tenant.new_list(name="Other")["id"]
+    elsewhere = tenant.new_contact(other, "else@example.com")["id"]
+    query = {"listId": lst, "ids": ",".join([made[1], made[3], elsewhere, "con_gone"])}
+    found = tenant.ok("GET", "/v4/contacts", params=query)["contacts"]
+    assert sorted(c["email"] for c in found) == ["p1@example.com", "p3@example.com"]
+    many = {"listId": lst, "ids": ",".join(f"con_{n}" for n in range(101))}
+    response = tenant.call("GET", "/v4/contacts", params=many)
+    assert response.status_code == 400 and "at most 100" in response.text
+    odd = tenant.call("GET", "/v4/contacts", params={"listId": lst, "ids": "a,'b"})
+    assert odd.status_code in (400, 422)

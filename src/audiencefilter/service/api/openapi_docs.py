@@ -164,6 +164,7 @@ PARAMETERS: dict[str, tuple[str, Any]] = {
     ),
     "decimal": ("CSV only: the decimal mark, `.` or `,` (1234,56).", ","),
     "delimiter": ("CSV only: the cells' separator, `,`, `;`, `tab` or `|`.", ";"),
+    "ids": ("Only these contacts: their ids, comma-separated (at most 100).", CONTACT_ID),
     "deliveryId": ("The delivery, by id (its `webhook-id`).", DELIVERY_ID),
     "status": ("Only deliveries in this state: pending, delivered or failed.", "failed"),
     "key": ("The custom field, by key.", "birthday"),

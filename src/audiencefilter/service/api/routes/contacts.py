@@ -32,6 +32,7 @@ from ...http.responses import JSONResponse, data
 from ..deps import AnyKey, DatabaseDep, PrivateKey, SettingsDep
 from ..openapi import RULE_ERROR_RESPONSES
 from ..schemas.resources import (
+    MAX_IDS,
     PUBLIC_FORBIDDEN,
     ContactCreate,
     ContactQuery,
@@ -53,7 +54,16 @@ def _search(query: ContactQuery) -> contacts.ContactSearch:
         filters=query.filters,
         filters_text=query.filtersText,
         paging=Paging(query.page, query.limit, query.sort, query.order),
+        ids=_ids(query.ids),
     )
+
+
+def _ids(text: str | None) -> tuple[str, ...]:
+    """The `ids` parameter's ids; more than `MAX_IDS` is a 400 naming the limit."""
+    ids = tuple(dict.fromkeys(text.split(","))) if text else ()
+    if len(ids) > MAX_IDS:
+        raise ApiError(400, f"Invalid request: /query/ids: at most {MAX_IDS} ids, found {len(ids)}")
+    return ids
 
 
 def _contact(view: dict[str, Any]) -> Response:

@@ -249,6 +249,10 @@ class PageQuery(BaseModel):
     page: int = Field(default=1, ge=1, le=MAX_INT32)
 
 
+MAX_IDS = 100
+"""Contact ids one listing may name (`ids`)."""
+
+
 class ContactQuery(PageQuery):
     listId: QueryText
     sort: SortKey | None = None
@@ -267,6 +271,13 @@ class ContactQuery(PageQuery):
     isVerified: QueryBool | None = None
     unsubscribed: QueryBool | None = None
     isGDPR: QueryBool | None = None
+    ids: str | None = Field(
+        default=None,
+        max_length=MAX_IDS * 40,
+        pattern=r"^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$",
+        description=f"Only these contacts: their ids, comma-separated, at most {MAX_IDS} "
+        "(a page showing events looks their e-mails up in one request).",
+    )
     filters: FilterText | None = Field(
         default=None,
         description="A where clause (JSON) that contacts must also match; blank: no condition.",

@@ -85,10 +85,12 @@ class ContactSearch:
     filters: Any
     filters_text: str | None
     paging: Paging
+    ids: tuple[str, ...] = ()
+    """Only these contacts (none given: any)."""
 
 
 def _conditions(search: ContactSearch, lst: List) -> list[ColumnElement[bool]]:
-    where: list[ColumnElement[bool]] = []
+    where: list[ColumnElement[bool]] = [Contact.id.in_(search.ids)] if search.ids else []
     for field, value in search.matches.items():
         if field in FLAG_FILTERS:
             where.append(getattr(Contact, field).is_(value))

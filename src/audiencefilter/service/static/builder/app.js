@@ -181,6 +181,17 @@ function knowEmails(contacts) {
   for (const contact of contacts) state.emails.set(contact.id, Promise.resolve(contact.email));
 }
 
+async function knowEmailsOf(ids) {
+  // The e-mails of these contacts, those not known yet asked in one request; a contact gone
+  // is remembered as such (null), so it is never asked for one by one.
+  const unknown = [...new Set(ids)].filter((id) => !state.emails.has(id));
+  if (!unknown.length) return;
+  const found = await state.client.contactsByIds(state.listId, unknown).catch(() => null);
+  if (!found) return;
+  knowEmails(found.contacts);
+  for (const id of unknown) if (!state.emails.has(id)) state.emails.set(id, Promise.resolve(null));
+}
+
 function contactLabel(id) {
   // A span showing the contact's e-mail (its id until the e-mail is known).
   const span = h("span", { class: "contact", "data-contact": id, text: id });
@@ -780,9 +791,11 @@ async function refreshEvents() {
     if (!page.hasMore) break;
   }
   const list = $("events");
-  // Only the newest events the panel shows are drawn: each one drawn may ask for its contact's
-  // e-mail, and a save that adds 1,500 members must not ask for 1,500 of them.
-  for (const event of fresh.slice(-EVENTS_SHOWN)) list.prepend(eventItem(event));
+  // Only the newest events the panel shows are drawn, and the e-mails of their contacts are
+  // asked in one request: a save that adds 1,500 members must not ask for 1,500 of them.
+  const shown = fresh.slice(-EVENTS_SHOWN);
+  await knowEmailsOf(shown.map((event) => event.contactId).filter(Boolean));
+  for (const event of shown) list.prepend(eventItem(event));
   while (list.children.length > EVENTS_SHOWN) list.lastElementChild.remove();
 }
 
