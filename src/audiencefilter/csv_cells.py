@@ -310,17 +310,22 @@ class CsvRows:
         renamed = columns or {}
         self.fields: list[str | None] = [renamed.get(name, name) for name in self.header]
         """The field each column is read into, None for a column left out."""
-        table = converters(self.format)
-        self._converters = [
-            (column, field, None if field is None else _converter(schema, field, table))
-            for column, field in zip(self.header, self.fields, strict=True)
-        ]
+        self._converters = self._read_by(schema, converters(self.format))
         self.evidence = FormatEvidence()
         """What the cells read so far say of the file's format (`csv_format.py`)."""
         self._witnesses = [
             (index, column, kind)
             for index, (column, field) in enumerate(zip(self.header, self.fields, strict=True))
             if (kind := _evidence_kind(schema, field)) is not None
+        ]
+
+    def _read_by(
+        self, schema: Schema, table: Mapping[FieldType, Converter]
+    ) -> list[tuple[str, str | None, Converter | None]]:
+        """Each column, its field and how its cells read."""
+        return [
+            (column, field, None if field is None else _converter(schema, field, table))
+            for column, field in zip(self.header, self.fields, strict=True)
         ]
 
     def __iter__(self) -> Iterator[CsvRow]:

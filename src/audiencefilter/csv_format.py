@@ -191,17 +191,20 @@ class FormatEvidence:
             options["dateOrder"] = order
             reasons.append(self._order_reason(order))
         elif self.either:
-            column = next(iter(self.either))
-            reasons.append(
-                f'dates such as "{self.example[f"DMY+MDY:{column}"]}" (column {column}) read '
-                "day first or month first: state dateOrder"
-            )
+            reasons.append(self._open_order())
         if self.comma and not self.point:
             column = next(iter(self.comma))
             options["decimal"] = ","
-            cell = self.example[f"number:{column}"]
-            reasons.append(f'decimal comma: "{cell}" in column {column}')
+            reasons.append(
+                f'decimal comma: "{self.example[f"number:{column}"]}" in column {column}'
+            )
         return options, reasons
+
+    def _open_order(self) -> str:
+        column = next(iter(self.either))
+        cell = self.example[f"DMY+MDY:{column}"]
+        shown = f'dates such as "{cell}" (column {column})'
+        return f"{shown} read day first or month first: state dateOrder"
 
     def _order(self) -> DateOrder | None:
         if self.day_first and not self.month_first:

@@ -116,11 +116,6 @@ def remove(session: Session, list_id: str, email: str, *, asked_by: str) -> bool
         delete(Suppression).where(Suppression.listId == list_id, Suppression.emailHash == digest)
     )
     removed = bool(getattr(result, "rowcount", 0))
-    logger.warning(
-        "suppression removed: list %s, hash %s, asked by %s, was suppressed: %s",
-        list_id,
-        digest[:12],
-        asked_by,
-        removed,
-    )
+    note = "suppression removed: list %s, hash %s, asked by %s, was suppressed: %s"
+    logger.warning(note, list_id, digest[:12], asked_by, removed)
     return removed
