@@ -56,6 +56,7 @@ from .dialects.base import (
     Marked,
     anniversary_sql,
     refused_comparison,
+    refused_fold,
 )
 from .dialects.like import like_unsafe
 from .dialects.members import LONG_LIST, members_of
@@ -192,6 +193,8 @@ class SqlWriter(Visitor[str]):
         """A list field's test, written by the dialect for a present list: a null list is
         UNKNOWN whatever the operator (`lists.truth`). A JSON array at a data path is read
         as the dialect reads other data paths (`Dialect.array_test`)."""
+        if node.insensitive:
+            fold_checked(self.dialect, node)
         if node.path:
             return self.dialect.array_test(self, node)
         element = self.schema[node.field].type.element
@@ -213,6 +216,8 @@ class SqlWriter(Visitor[str]):
         return f"{self.column(node.field)} IS NULL"
 
     def visit_comparison(self, node: Comparison) -> str:
+        if node.insensitive:
+            fold_checked(self.dialect, node)
         if node.op is Op.ANNIVERSARY:
             dated = not node.path and self.schema[node.field].type is FieldType.DATE
             return self.anniversary(node, lambda: self.column(node.field), dated=dated)
@@ -486,6 +491,17 @@ class SqlWriter(Visitor[str]):
         if self.params is None:
             return self.dialect.boolean(bool(value))
         return self._bound("boolean", bool(value))
+
+
+def fold_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
+    """A `FilterError` naming the field where a case-insensitive test's literal meets a
+    place where the engine folds otherwise than Python (`Dialect.fold_refusal`): decided by
+    the literal, so refused when the expression is built, never answered otherwise."""
+    values = node.value if isinstance(node.value, tuple) else (node.value,)
+    for value in values:
+        reason = dialect.fold_refusal(value) if isinstance(value, str) else None
+        if reason is not None:
+            raise refused_fold(node.field, node.op.value, dialect.title, reason)
 
 
 def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, str]:

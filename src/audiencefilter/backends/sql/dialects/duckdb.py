@@ -21,7 +21,7 @@ from typing import Any
 from ....language.fields import FieldType, ListOp, Op
 from ....language.nodes import ListTest
 from ....language.values import double_exact
-from .base import FOLD_DOTTED_I, Number, Shape, as_double, integral
+from .base import FOLD_DOTTED_I, Number, Shape, as_double, integral, sigma_refusal
 from .like import like_wrapped
 from .list_sql import ListWriter, all_of, literal_of
 from .members import Members
@@ -77,6 +77,9 @@ class DuckDB(TypedItemArrays):
 
     def fold(self, sql: str) -> str:
         return FOLD_DOTTED_I.format(sql)
+
+    def fold_refusal(self, literal: str) -> str | None:
+        return sigma_refusal(literal, self.title)
 
     def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
         """A typed LIST parameter, unnested: DuckDB plans `IN (SELECT unnest(...))` as a
