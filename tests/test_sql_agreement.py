@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import select
 
 import audiencefilter as af
+from tests.shapes.limits import BEYOND_64, DOUBLES, SQLITE_NUL
 from tests.sql_engines import WAYS, Database, database_params, open_database
 
 Case = tuple[str, list[dict[str, Any]], dict[str, Any]]
@@ -114,9 +115,6 @@ NUL_CASES: list[Case] = [
 """PostgreSQL's jsonb cannot hold NUL in a string: these records cannot be stored there."""
 
 
-DOUBLES = "JSON numbers are stored as doubles, exact up to 2^53 (docs/semantics.md, Numbers)"
-BEYOND_64 = "JSON integers beyond 64 bits are read as doubles (docs/semantics.md, Numbers)"
-SQLITE_NUL = "SQLite's JSON functions end a string at NUL (docs/backends-sql-rules.md)"
 LIMITS: dict[tuple[str, str], str] = {
     **{
         (case, db): DOUBLES
