@@ -1020,6 +1020,11 @@ DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
         for suffix in ("-mysql", "-duckdb")
     ),
     (
+        "-sqlite",
+        "read a string up to its first NUL",
+        "docs/backends-sql-rules.md: SQLite refuses a literal holding NUL at a data path",
+    ),
+    (
         "-mysql",
         "time zone",
         "docs/backends-sql-rules.md#anniversaries: MySQL/MariaDB refuse zoned anniversaries",

@@ -196,6 +196,7 @@ class SqlWriter(Visitor[str]):
         if node.insensitive:
             fold_checked(self.dialect, node)
         if node.path:
+            nul_checked(self.dialect, node)
             return self.dialect.array_test(self, node)
         element = self.schema[node.field].type.element
         assert element is not None
@@ -243,6 +244,7 @@ class SqlWriter(Visitor[str]):
         order it appears, so that placeholders and parameters stay in step."""
         dialect = self.dialect
         kind = value_type(node.value)
+        nul_checked(dialect, node)
         names = dialect.json_types[kind]
         of_kind = self.json_type(field, keys)
         accepted = ", ".join([self.text(name) for name in names])
@@ -502,6 +504,29 @@ def fold_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
         reason = dialect.fold_refusal(value) if isinstance(value, str) else None
         if reason is not None:
             raise refused_fold(node.field, node.op.value, dialect.title, reason)
+
+
+def nul_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
+    """A `FilterError` naming the path where a string literal at a data path holds NUL on an
+    engine whose JSON functions end a string there (`json_text_ends_at_nul`): decided by the
+    literal, so refused when the expression is built."""
+    values = node.value if isinstance(node.value, tuple) else (node.value,)
+    if not dialect.json_text_ends_at_nul:
+        return
+    if any(isinstance(value, str) and "\x00" in value for value in values):
+        where = ".".join((node.field, *node.path))
+        raise FilterError(
+            [
+                Issue(
+                    path=where,
+                    message=f'{dialect.title} cannot evaluate "{node.op.value}" on "{where}" '
+                    "faithfully: its JSON functions read a string up to its first NUL, and "
+                    "this text holds NUL (U+0000)",
+                    suggestion="compare without the NUL, keep such text in a column of its "
+                    "own, or evaluate this filter in memory or on DuckDB",
+                )
+            ]
+        )
 
 
 def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, str]:

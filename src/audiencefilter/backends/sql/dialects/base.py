@@ -197,6 +197,10 @@ class Dialect:
     false: ClassVar[str] = "FALSE"
     text_holds_nul: ClassVar[bool] = False
     """PostgreSQL text cannot contain NUL, so a value with NUL can never match stored text."""
+    json_text_ends_at_nul: ClassVar[bool] = False
+    """Whether the engine's JSON functions read a string up to its first NUL (SQLite): a
+    literal holding NUL at a data path is then refused (`text.nul_checked`), as no answer
+    with it could be memory's."""
     instant_type: ClassVar[str] = "TIMESTAMP WITH TIME ZONE "
     unifies_lists: ClassVar[bool] = False
     """An `IN` list of integers and floats is compared as doubles: write integers and floats
