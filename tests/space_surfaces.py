@@ -1010,6 +1010,20 @@ DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
         "Spark SQL does not evaluate relation conditions",
         "docs/backends-sql-rules.md#relations",
     ),
+    *(
+        (
+            suffix,
+            "folds a final \u03a3",
+            "docs/backends-sql-rules.md: MySQL/MariaDB and DuckDB refuse a case-insensitive"
+            " literal holding a sigma",
+        )
+        for suffix in ("-mysql", "-duckdb")
+    ),
+    (
+        "-sqlite",
+        "read a string up to its first NUL",
+        "docs/backends-sql-rules.md: SQLite refuses a literal holding NUL at a data path",
+    ),
     (
         "-mysql",
         "time zone",

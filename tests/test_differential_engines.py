@@ -40,6 +40,7 @@ from audiencefilter.testing.strategies import (
     wrong_typed_values,
     zoned_datetimes,
 )
+from tests.shapes.limits import TINY_FLOATS
 from tests.wide_engines import Engines, agree, memory_ids, polars_ids
 
 EXAMPLES = max(10, settings().max_examples // 8)
@@ -323,11 +324,7 @@ def _tiny_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
 
 
 @pytest.mark.disagreement("tiny floats in bound parameters")
-@pytest.mark.xfail(
-    reason="disagreement: SQLite's JSON parser misreads some numbers near 1e-300 "
-    "(docs/backends.md); MariaDB's bound tiny floats are fixed",
-    strict=True,
-)
+@pytest.mark.xfail(reason=f"disagreement: {TINY_FLOATS}", strict=True)
 @settings(max_examples=EXAMPLES)
 @given(_tiny_case())
 @example(({"points": {"lt": 5e-324}}, _ids([{"points": 0}])))

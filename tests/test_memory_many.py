@@ -31,6 +31,7 @@ from audiencefilter.testing.strategies import (
     where_clauses,
     wrong_typed_values,
 )
+from audiencefilter.testing.value_kinds import null_likes
 
 DATED = af.Schema.of(
     "contact", createdAt="datetime", points="number", country="string", isVerified="boolean"
@@ -118,6 +119,37 @@ def test_hostile_values(filters: list[af.Filter], record: Any) -> None:
 @given(_shared_filters(af.CONTACT, _pool(af.CONTACT, wide=True)), records(wide=True))
 def test_wide_values(filters: list[af.Filter], record: Any) -> None:
     _assert_same(filters, record)
+
+
+@given(
+    _shared_filters(af.CONTACT, _pool(af.CONTACT, wide=True)),
+    records(kinds=True),
+    records(wide=True, kinds=True),
+)
+def test_values_of_every_python_kind(
+    filters: list[af.Filter], record: Any, wide: dict[str, Any]
+) -> None:
+    """A value, or a null, as any kind of Python value standing for it (`nan`, `pd.NA`,
+    `NaT`, NumPy scalars, `Decimal`, `pd.Timestamp`): the set, and a tracker moving from one
+    record to the other, read each as the filters alone do."""
+    _assert_same(filters, record)
+    _assert_same(filters, wide)
+    _assert_tracked(filters, [record, wide, record], NOW)
+
+
+@pytest.mark.parametrize("null", null_likes(), ids=repr)
+def test_every_null_like_is_null_in_a_set(null: Any) -> None:
+    """`nan`, `pd.NA`, `NaT` are null to the set's null tests as to `Filter.matches`, under
+    `not` and inside `OR` too, matched and tracked."""
+    wheres: list[dict[str, Any]] = []
+    for field in ("points", "createdAt", "email", "isVerified"):
+        wheres += [{field: None}, {field: {"not": None}}, {"NOT": {field: None}}]
+        wheres += [{"OR": [{field: None}, {"country": "FR"}]}]
+    filters = [af.parse(where) for where in wheres]
+    for field in ("points", "createdAt", "email", "isVerified"):
+        record = {"country": "DE", field: null}
+        _assert_same(filters, record)
+        _assert_tracked(filters, [record, {"country": "DE"}, record], NOW)
 
 
 @given(

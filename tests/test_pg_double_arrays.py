@@ -1,9 +1,13 @@
-"""A PostgreSQL `number[]` stored as `double precision[]` (SQLAlchemy `ARRAY(Float)`, as Python
-floats are usually stored) answers as memory does on the same floats, through every way of
-asking: SQL text, SQL with parameters and SQLAlchemy (docs/backends-sql-rules.md, "Lists").
+"""A `number[]` stored as a native array of each item type, on PostgreSQL and DuckDB,
+answers as memory does on the items the column gives back, through every way of asking: SQL
+text, SQL with parameters and SQLAlchemy (docs/backends-sql-rules.md, "Lists").
 
-The same filters are asked of a `numeric[]` column holding the same floats written exactly,
-as docs/backends-sql-rules.md advises, so one SQL form is held to both column types.
+The item types are a dimension: doubles (SQLAlchemy `ARRAY(Float)`, as Python floats are
+usually stored, and `ARRAY(Double)`), exact decimals (`numeric[]`, DuckDB's `DECIMAL[]`,
+holding the floats written exactly and `Decimal`s such as `0.3`, which `has 0.3` finds as
+`equals 0.3` finds the scalar) and 64-bit integers (`bigint[]`, `BIGINT[]`, holding integers
+no double holds, such as 2^53 + 1, which `has 2^53 + 1` finds and `has 2^53` does not). So
+one SQL form is held to every item type.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 import pytest
 from sqlalchemy import (
     ARRAY,
+    BigInteger,
     Column,
     Double,
     Float,
@@ -28,7 +33,8 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeEngine
 
 import audiencefilter as af
@@ -46,8 +52,30 @@ ROWS: list[list[float] | None] = [
 ]
 """The lists stored, each in its own row."""
 
+DECIMALS: list[list[Any]] = [
+    [Decimal("0.3")],
+    [Decimal("0.10"), Decimal("9.99")],
+    [Decimal(2**53 + 1)],
+    [Decimal("0.299999999999999988897769753748434595763683319091796875")],
+]
+"""Lists of exact decimals a `numeric[]` column holds besides the floats: `0.3` as written,
+and the double nearest it, which `0.3` is not."""
+
+INTEGERS: list[list[int] | None] = [
+    [2**53 + 1],
+    [2**53],
+    [2**63 - 1, -(2**63)],
+    [0, 5],
+    [1, 2**53 + 1],
+    [],
+    None,
+]
+"""Lists a 64-bit integer column holds: integers no double holds beside their neighbours."""
+
 LITERALS: list[int | float] = [1e23, 1e300, 0.1, 1 / 3, 0.0, 1, 5e-324, 10**23, 2**53 + 1]
-"""The literals compared with them: the floats stored, and integers near them no double holds."""
+LITERALS += [0.3, 0.30000000000000004, 9.99, 2**53, 2**63 - 1, 2**63]
+"""The literals compared with them: the numbers stored, integers near them no double holds,
+and doubles beside the decimals."""
 
 SCHEMA = af.Schema.of(scores="number[]")
 
@@ -73,12 +101,14 @@ ELEMENTS: dict[str, TypeEngine[Any]] = {
     "float": Float(),
     "double": Double(),
     "numeric": Numeric(),
+    "bigint": BigInteger(),
 }
-"""The column's item type: `double precision[]` twice (SQLAlchemy's two names) and `numeric[]`."""
+"""The column's item type: `double precision[]` twice (SQLAlchemy's two names), `numeric[]`
+(DuckDB: `DECIMAL(38,17)[]`) and `bigint[]`."""
 
 
 def _stored(items: list[float] | None, element: str) -> list[Any] | None:
-    """A row's list as the column holds it: a `numeric[]` holds each float as
+    """A row's list as the column takes it: a `numeric[]` holds each float as
     docs/backends-sql-rules.md advises (an integral float as its integer, others as their shortest
     decimal)."""
     if items is None or element != "numeric":
@@ -86,44 +116,77 @@ def _stored(items: list[float] | None, element: str) -> list[Any] | None:
     return [int(x) if x.is_integer() else Decimal(repr(x)) for x in items]
 
 
-@pytest.fixture(scope="module")
-def engine(pg_url: str) -> Iterator[Engine]:
-    engine = create_engine(pg_url)
+def _rows(element: str) -> list[list[Any] | None]:
+    if element == "bigint":
+        return list(INTEGERS)
+    rows = [_stored(r, element) for r in ROWS]
+    return rows + DECIMALS if element == "numeric" else rows
+
+
+@pytest.fixture(scope="module", params=["postgresql", "duckdb"])
+def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    if request.param == "postgresql":
+        engine = create_engine(request.getfixturevalue("pg_url"))
+    else:
+        engine = create_engine("duckdb:///:memory:", poolclass=StaticPool)
     yield engine
     engine.dispose()
+
+
+def _item_type(engine: Engine, element: str) -> TypeEngine[Any]:
+    """DuckDB's `FLOAT` is single precision, and its default `DECIMAL(18,3)` would round
+    the floats: a double and a `DECIMAL(38,10)` there."""
+    if engine.dialect.name == "duckdb" and element != "bigint":
+        return Numeric(38, 10) if element == "numeric" else Double()
+    return ELEMENTS[element]
+
+
+def _fits(items: list[Any] | None, engine: Engine, element: str) -> bool:
+    """Whether DuckDB's `DECIMAL(38,10)` list meets every literal: DuckDB compares it with a
+    literal of 16 fraction digits (1/3) as a `DECIMAL(38,16)`, which holds 22 integer digits,
+    and fails on a larger item, so the items stay below 10^12."""
+    wide = engine.dialect.name == "duckdb" and element == "numeric"
+    return not (wide and items and any(abs(v) >= 10**12 for v in items))
 
 
 @pytest.fixture(scope="module", params=list(ELEMENTS))
 def table(request: pytest.FixtureRequest, engine: Engine) -> Table:
     element: str = request.param
     table = Table(
-        f"pg_{element}_arrays",
+        f"{element}_arrays",
         MetaData(),
         Column("id", String, primary_key=True),
-        Column("scores", ARRAY(ELEMENTS[element])),
+        Column("scores", ARRAY(_item_type(engine, element))),
     )
     with engine.begin() as connection:
         table.drop(connection, checkfirst=True)
         table.create(connection)
-        rows = [{"id": str(i), "scores": _stored(r, element)} for i, r in enumerate(ROWS)]
+        rows = [
+            {"id": str(i), "scores": r}
+            for i, r in enumerate(_rows(element))
+            if _fits(r, engine, element)
+        ]
         connection.execute(insert(table), rows)
     return table
 
 
-def _expected(flt: af.Filter) -> set[str]:
-    return {str(i) for i, items in enumerate(ROWS) if flt.matches({"scores": items})}
+def _held(connection: Connection, table: Table) -> dict[str, Any]:
+    """Each row's list as the column gives it back: the oracle's records."""
+    return {row.id: row.scores for row in connection.execute(select(table))}
 
 
-def test_double_arrays_answer_as_memory(engine: Engine, table: Table) -> None:
+def test_number_arrays_answer_as_memory(engine: Engine, table: Table) -> None:
     wrong: list[str] = []
+    dialect = engine.dialect.name
     with engine.connect() as connection:
+        held = _held(connection, table)
         for source in FILTERS:
             flt = af.parse(source, SCHEMA)
-            expected = _expected(flt)
-            condition = flt.to_sql("postgresql")
+            expected = {i for i, items in held.items() if flt.matches({"scores": items})}
+            condition = flt.to_sql(dialect)
             query = f'SELECT id FROM "{table.name}" WHERE {condition}'
             got = {"text": set(connection.scalars(text(query)))}
-            condition, params = flt.to_sql_params("postgresql")
+            condition, params = flt.to_sql_params(dialect)
             query = f'SELECT id FROM "{table.name}" WHERE {condition}'
             raw = connection.exec_driver_sql(query, tuple(params))
             got["params"] = {row[0] for row in raw}

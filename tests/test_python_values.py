@@ -146,6 +146,26 @@ def test_foreign_values_answer_as_their_plain_values(field: str, kind: FieldType
     assert not wrong, f"{len(wrong)} wrong, first: " + "; ".join(wrong[:5])
 
 
+@pytest.mark.parametrize(("field", "kind"), list(by_field()))
+def test_a_set_and_its_trackers_read_foreign_values_as_each_filter(
+    field: str, kind: FieldType
+) -> None:
+    """`FilterSet.matching` and `track(...)` on every foreign value of the field: the positions
+    `Filter.matches` gives, each filter alone (before, `nan`, `NA` and `NaT` were present to
+    the set's null tests)."""
+    filters = [af.parse(where, SPACE) for slot, where in CONDITIONS if slot.field == field]
+    together = af.FilterSet(filters)
+    for _, foreign, plain in pairs(kind):
+        for base in (BASE, {}):
+            record = {**base, field: foreign}
+            alone = [i for i, f in enumerate(filters) if f.matches(record)]
+            assert together.matching(record) == alone, (field, foreign)
+            assert together.track(record).matching == alone, (field, foreign)
+            tracked = together.track({**base, field: plain})
+            tracked.update(record)
+            assert tracked.matching == alone, (field, foreign)
+
+
 def test_a_value_of_no_type_a_field_takes_is_still_refused() -> None:
     f = af.parse({"points": {"gt": 1}})
     with pytest.raises(af.RecordError, match="points"):

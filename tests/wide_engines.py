@@ -122,10 +122,16 @@ def _doubled_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def refuses(dialect: str, flt: af.Filter, now: datetime = NOW) -> bool:
-    """Whether `dialect` must refuse `flt` (docs/backends-sql-rules.md): MySQL/MariaDB an
+    """Whether `dialect` must refuse `flt` (docs/backends-sql-rules.md): MySQL/MariaDB and
+    DuckDB a case-insensitive literal holding a sigma, SQLite a literal holding NUL at a data
+    path, MySQL/MariaDB an
     anniversary of a date-time in a zone other than UTC, having no time zone tables on a default
     server (a
     date's anniversary needs no zone)."""
+    if dialect in ("mysql", "duckdb") and _holds_folded_sigma(flt, now):
+        return True
+    if dialect == "sqlite" and _holds_nul_at_a_path(flt, now):
+        return True
     if dialect != "mysql":
         return False
     return any(
@@ -135,6 +141,28 @@ def refuses(dialect: str, flt: af.Filter, now: datetime = NOW) -> bool:
         and flt.schema[node.field].type is not af.FieldType.DATE
         for node in walk(flt.lowered_at(now))
     )
+
+
+def _holds_folded_sigma(flt: af.Filter, now: datetime) -> bool:
+    """Whether a case-insensitive test of `flt` has a literal holding a sigma, which MySQL and
+    DuckDB refuse (their `lower()` has no final sigma, docs/backends-sql-rules.md)."""
+    for node in walk(flt.lowered_at(now)):
+        if isinstance(node, af.Comparison | af.ListTest) and node.insensitive:
+            values = node.value if isinstance(node.value, tuple) else (node.value,)
+            if any(isinstance(v, str) and set(v) & set("\u03a3\u03c3\u03c2") for v in values):
+                return True
+    return False
+
+
+def _holds_nul_at_a_path(flt: af.Filter, now: datetime) -> bool:
+    """Whether a test at a data path has a string literal holding NUL, which SQLite refuses
+    (its JSON functions end a string at NUL, docs/backends-sql-rules.md)."""
+    for node in walk(flt.lowered_at(now)):
+        if isinstance(node, af.Comparison | af.ListTest) and node.path:
+            values = node.value if isinstance(node.value, tuple) else (node.value,)
+            if any(isinstance(v, str) and "\x00" in v for v in values):
+                return True
+    return False
 
 
 def memory_ids(flt: af.Filter, records: Sequence[dict[str, Any]], now: datetime = NOW) -> set[str]:

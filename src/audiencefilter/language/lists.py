@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any
 
 from ..errors import FilterError, Issue
 from .fields import FieldType, ListOp
 from .nodes import And, ListTest, Node, Not, Or
-from .values import accepts, fold, record_value, value_key
+from .values import accepts, fold, met_by, record_value, value_key
 
 
 def items(kind: FieldType, value: object) -> list[Any] | None:
@@ -65,17 +66,23 @@ def truth(node: ListTest, kind: FieldType, value: object) -> bool | None:
         return not found
     if node.op is ListOp.EQUALS:
         return _equal_lists(found, node.value)
-    present = {value_key(item) for item in found if item is not None}
-    wanted = [value_key(literal) for literal in node.value]
+    decimals = {value_key(item) for item in found if isinstance(item, Decimal)}
+    present = {value_key(i) for i in found if i is not None and not isinstance(i, Decimal)}
+
+    def has(literal: Any) -> bool:  # an item equals the literal as a scalar value would
+        exact = value_key(met_by(Decimal(0), literal))  # as a `Decimal` item meets it
+        return value_key(literal) in present or (bool(decimals) and exact in decimals)
+
     if node.op is ListOp.HAS_EVERY:
-        return all(key in present for key in wanted)
-    return any(key in present for key in wanted)  # has, hasSome
+        return all(has(literal) for literal in node.value)
+    return any(has(literal) for literal in node.value)  # has, hasSome
 
 
 def _equal_lists(found: Sequence[Any], literals: Sequence[Any]) -> bool:
-    """`equals`: the same items in the same order, a null item equal to nothing."""
+    """`equals`: the same items in the same order, a null item equal to nothing, each item
+    equal to its literal as a scalar field's value is (`values.met_by`)."""
     return len(found) == len(literals) and all(
-        item is not None and value_key(item) == value_key(literal)
+        item is not None and value_key(item) == value_key(met_by(item, literal))
         for item, literal in zip(found, literals, strict=True)
     )
 

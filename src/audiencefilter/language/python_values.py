@@ -80,8 +80,10 @@ def is_plain(value: Any) -> bool:
 
 
 def is_missing(value: Any) -> bool:
-    """Whether `value` is null as read (`plain_value`): None, NaN, `NA` or `NaT`."""
-    return plain_value(value) is None
+    """Whether `value` is null as read (`plain_value`): None, NaN, `NA` or `NaT`. The one
+    test of a record's null: the compiled functions inline its quick part, and `FilterSet`
+    and its trackers call it, so the two never read a null-like value two ways."""
+    return value is None or (value.__class__ not in NEVER_MISSING and plain_value(value) is None)
 
 
 def plain_record(record: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -268,9 +268,18 @@ def holds(op: Op, value: Any, literal: Any, insensitive: bool = False) -> bool:
     """
     if insensitive:
         value = fold(value)
-    elif isinstance(value, Decimal):  # an exact value meets the literal as written
-        literal = decimal_literals(literal)
+    else:
+        literal = met_by(value, literal)
     return bool(_TESTS[op](value, literal))
+
+
+def met_by(value: object, literal: Any) -> Any:
+    """The number a present value meets for a number literal (or a tuple of them): an exact
+    value (a `Decimal`) the literal as written (`decimal_literal`), any other the literal
+    itself. The one rule of scalar comparisons (`holds`, the compiled `decimal_or_double`)
+    and of a list's items (`lists.truth`), so `has 0.3` on `[Decimal("0.3")]` is what
+    `equals 0.3` on `Decimal("0.3")` is."""
+    return decimal_literals(literal) if isinstance(value, Decimal) else literal
 
 
 def double_exact(value: object) -> bool:

@@ -55,6 +55,7 @@ from ..language.fields import (
     Op,
     Schema,
 )
+from .value_kinds import value_kinds
 
 WORDS = (
     "",
@@ -285,7 +286,7 @@ _MISSING = object()
 
 
 def records(
-    schema: Schema = CONTACT, *, hostile: bool = False, wide: bool = False
+    schema: Schema = CONTACT, *, hostile: bool = False, wide: bool = False, kinds: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Records of `schema`: each field a typed value (half the time), null, or missing.
 
@@ -293,17 +294,24 @@ def records(
     most filters would be UNKNOWN for most records and select nothing. With `wide`, values also
     come from the wide strategies below (zone-aware date-times, strings and `data` keys from all
     of Unicode, any 64-bit integer, JSON numbers of any size), the tame pools still half the
-    time so that filters keep hitting records.
+    time so that filters keep hitting records. With `kinds`, a value (a null too) may come as
+    another kind of Python value standing for it (`value_kinds`: `nan`, `pd.NA`, `NaT`, NumPy
+    scalars, `Decimal`, `pd.Timestamp`).
     """
 
     def field(kind: FieldType) -> st.SearchStrategy[Any]:
         value = _record_value(kind, hostile, wide)
-        return st.one_of(st.just(_MISSING), st.none(), value, value)
+        drawn = st.one_of(st.just(_MISSING), st.none(), value, value)
+        return drawn.flatmap(_of_any_kind) if kinds else drawn
 
     fields = {f.name: field(f.type) for f in schema.fields}
     return st.fixed_dictionaries(fields).map(
         lambda row: {name: value for name, value in row.items() if value is not _MISSING}
     )
+
+
+def _of_any_kind(value: Any) -> st.SearchStrategy[Any]:
+    return st.just(value) if value is _MISSING else value_kinds(value)
 
 
 def record_lists(

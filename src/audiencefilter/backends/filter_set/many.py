@@ -52,6 +52,7 @@ from ...language.nodes import (
     relative_values,
     walk,
 )
+from ...language.python_values import is_missing
 from ...language.relative import as_now, system_clock
 from ..memory.compiler import compile_node
 from .graph import Graph
@@ -459,13 +460,14 @@ class _OneByOne(_Group):
 
 @dataclass
 class _Nulls(_Group):
-    """`field is null` leaves: TRUE or FALSE, never UNKNOWN."""
+    """`field is null` leaves: TRUE or FALSE, never UNKNOWN. Null as the compiled functions
+    read it (`is_missing`: `nan`, `pd.NA` and `NaT` too), not merely `None`."""
 
     leaves: list[tuple[int, str]]
 
     def fill(self, record: Record, truths: _Sink, instants: list[Instant]) -> None:
         for number, name in self.leaves:
-            truths[number] = record.get(name) is None
+            truths[number] = is_missing(record.get(name))
 
 
 @dataclass

@@ -85,6 +85,7 @@ from .text import (
     COMPARISON_OPERATORS,
     GROUP_WIDTH,
     SqlWriter,
+    fold_checked,
     number_groups,
     reference_sql,
     refusal,
@@ -194,7 +195,7 @@ class ExpressionBuilder(Visitor[Expression]):
 
     def visit_list_test(self, node: ListTest) -> Expression:
         kind = FieldType.JSON if node.path else self.schema[node.field].type
-        return ListCondition(node, kind, self.column(node.field))
+        return FoldChecked.of(node, ListCondition(node, kind, self.column(node.field)))
 
     def visit_is_null(self, node: IsNull) -> Expression:
         if node.path:
@@ -206,8 +207,8 @@ class ExpressionBuilder(Visitor[Expression]):
             dated = not node.path and self.schema[node.field].type is FieldType.DATE
             return Anniversary(node, self.column(node.field), dated=dated)
         if node.path:
-            return JsonCondition(node, self.column(node.field))
-        expression = self.typed(node, self.column(node.field))
+            return FoldChecked.of(node, JsonCondition(node, self.column(node.field)))
+        expression = FoldChecked.of(node, self.typed(node, self.column(node.field)))
         return not_(expression) if node.op is Op.NOT_IN else expression
 
     def typed(self, node: Comparison, column: ColumnElement[Any]) -> Expression:
@@ -844,6 +845,38 @@ def _compile_json_condition(element: JsonCondition, compiler: SQLCompiler, **kw:
     writer = _BoundWriter(compiler, compiler.process(element.column, **kw), kw)
     node = element.node
     return writer.visit(node)
+
+
+class FoldChecked(ColumnElement[bool]):
+    """A case-insensitive test, held to the engine's fold of its literals when the statement
+    is compiled for an engine (`text.fold_checked`: a `FilterError` before any SQL is sent),
+    as `to_sql` text is when it is written; the test itself otherwise."""
+
+    _traverse_internals = [
+        ("node", InternalTraversal.dp_plain_obj),
+        ("test", InternalTraversal.dp_clauseelement),
+    ]
+    type = Boolean()
+
+    def __init__(self, node: Comparison | ListTest, test: Expression) -> None:
+        self.node = node
+        self.test = test
+
+    @classmethod
+    def of(cls, node: Comparison | ListTest, test: Expression) -> Expression:
+        return cls(node, test) if node.insensitive else test
+
+    def self_group(self, against: OperatorType | None = None) -> ColumnElement[Any]:
+        return Grouping(self) if against is not None else self
+
+    def _negate(self) -> ColumnElement[Any]:
+        return UnaryExpression(self.self_group(against=operators.inv), operator=operators.inv)
+
+
+@compiles(FoldChecked)
+def _compile_fold_checked(element: FoldChecked, compiler: SQLCompiler, **kw: Any) -> str:
+    fold_checked(_dialect(compiler.dialect), element.node)
+    return str(compiler.process(element.test, **kw))
 
 
 class Anniversary(ColumnElement[bool]):

@@ -56,6 +56,7 @@ from .dialects.base import (
     Marked,
     anniversary_sql,
     refused_comparison,
+    refused_fold,
 )
 from .dialects.like import like_unsafe
 from .dialects.members import LONG_LIST, members_of
@@ -192,7 +193,10 @@ class SqlWriter(Visitor[str]):
         """A list field's test, written by the dialect for a present list: a null list is
         UNKNOWN whatever the operator (`lists.truth`). A JSON array at a data path is read
         as the dialect reads other data paths (`Dialect.array_test`)."""
+        if node.insensitive:
+            fold_checked(self.dialect, node)
         if node.path:
+            nul_checked(self.dialect, node)
             return self.dialect.array_test(self, node)
         element = self.schema[node.field].type.element
         assert element is not None
@@ -213,6 +217,8 @@ class SqlWriter(Visitor[str]):
         return f"{self.column(node.field)} IS NULL"
 
     def visit_comparison(self, node: Comparison) -> str:
+        if node.insensitive:
+            fold_checked(self.dialect, node)
         if node.op is Op.ANNIVERSARY:
             dated = not node.path and self.schema[node.field].type is FieldType.DATE
             return self.anniversary(node, lambda: self.column(node.field), dated=dated)
@@ -238,6 +244,7 @@ class SqlWriter(Visitor[str]):
         order it appears, so that placeholders and parameters stay in step."""
         dialect = self.dialect
         kind = value_type(node.value)
+        nul_checked(dialect, node)
         names = dialect.json_types[kind]
         of_kind = self.json_type(field, keys)
         accepted = ", ".join([self.text(name) for name in names])
@@ -486,6 +493,40 @@ class SqlWriter(Visitor[str]):
         if self.params is None:
             return self.dialect.boolean(bool(value))
         return self._bound("boolean", bool(value))
+
+
+def fold_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
+    """A `FilterError` naming the field where a case-insensitive test's literal meets a
+    place where the engine folds otherwise than Python (`Dialect.fold_refusal`): decided by
+    the literal, so refused when the expression is built, never answered otherwise."""
+    values = node.value if isinstance(node.value, tuple) else (node.value,)
+    for value in values:
+        reason = dialect.fold_refusal(value) if isinstance(value, str) else None
+        if reason is not None:
+            raise refused_fold(node.field, node.op.value, dialect.title, reason)
+
+
+def nul_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
+    """A `FilterError` naming the path where a string literal at a data path holds NUL on an
+    engine whose JSON functions end a string there (`json_text_ends_at_nul`): decided by the
+    literal, so refused when the expression is built."""
+    values = node.value if isinstance(node.value, tuple) else (node.value,)
+    if not dialect.json_text_ends_at_nul:
+        return
+    if any(isinstance(value, str) and "\x00" in value for value in values):
+        where = ".".join((node.field, *node.path))
+        raise FilterError(
+            [
+                Issue(
+                    path=where,
+                    message=f'{dialect.title} cannot evaluate "{node.op.value}" on "{where}" '
+                    "faithfully: its JSON functions read a string up to its first NUL, and "
+                    "this text holds NUL (U+0000)",
+                    suggestion="compare without the NUL, keep such text in a column of its "
+                    "own, or evaluate this filter in memory or on DuckDB",
+                )
+            ]
+        )
 
 
 def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, str]:

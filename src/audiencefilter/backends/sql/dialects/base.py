@@ -57,6 +57,40 @@ def refused_literal(engine: str, reason: str) -> FilterError:
     )
 
 
+SIGMAS = frozenset("\u03a3\u03c3\u03c2")
+"""Capital, medial and final sigma: Python lowers `Σ` to `ς` at the end of a word and to `σ`
+elsewhere, an engine whose `lower()` maps it to `σ` everywhere (MariaDB, DuckDB) folds a word
+ending in `Σ` otherwise, and its collations may take `ς` and `σ` as one letter."""
+
+
+def sigma_refusal(literal: str, engine: str) -> str | None:
+    """Why a case-insensitive test with this literal cannot run on `engine`, whose fold has no
+    final sigma, or None: a literal holding no sigma never meets the place where a value's two
+    folds differ (that place is a sigma, compared with the literal's character there)."""
+    if not SIGMAS.intersection(literal):
+        return None
+    return (
+        f"{engine}'s lower() folds a final \u03a3 (U+03A3) to \u03c3, where Python writes "
+        f"\u03c2 at the end of a word, and this text holds a sigma"
+    )
+
+
+def refused_fold(field: str, op: str, engine: str, reason: str) -> FilterError:
+    """The error of an engine whose case folding meets a case-insensitive test's literal
+    otherwise than Python (`Dialect.fold_refusal`): the field, the operator, why, the fix."""
+    return FilterError(
+        [
+            Issue(
+                path=field,
+                message=f'{engine} cannot evaluate "{op}" ignoring case on "{field}" '
+                f"faithfully: {reason}",
+                suggestion='compare case-sensitively (without mode: "insensitive"), or '
+                "evaluate this filter in memory, with polars, or on PostgreSQL or SQLite",
+            )
+        ]
+    )
+
+
 def refused_comparison(field: str, op: Op, engine: str, reason: str) -> FilterError:
     """The error of a back-end that cannot answer a comparison as the semantics say (a
     `FilterError`, so a `ValueError` too): it names the field and the operator, why, and where
@@ -163,6 +197,10 @@ class Dialect:
     false: ClassVar[str] = "FALSE"
     text_holds_nul: ClassVar[bool] = False
     """PostgreSQL text cannot contain NUL, so a value with NUL can never match stored text."""
+    json_text_ends_at_nul: ClassVar[bool] = False
+    """Whether the engine's JSON functions read a string up to its first NUL (SQLite): a
+    literal holding NUL at a data path is then refused (`text.nul_checked`), as no answer
+    with it could be memory's."""
     instant_type: ClassVar[str] = "TIMESTAMP WITH TIME ZONE "
     unifies_lists: ClassVar[bool] = False
     """An `IN` list of integers and floats is compared as doubles: write integers and floats
@@ -295,6 +333,12 @@ class Dialect:
         collation, which compares UTF-8 bytes, whose order is the code points' order, with
         no padding."""
         return f'{sql} COLLATE "C"'
+
+    def fold_refusal(self, literal: str) -> str | None:
+        """Why a case-insensitive test with this (folded) literal cannot be answered as Python
+        answers it on this engine, or None (`sigma_refusal` on engines whose `lower()` has no
+        final sigma)."""
+        return None
 
     def order_refusal(self, literal: str) -> str | None:
         """Why a case-insensitive ordering with this folded literal cannot be answered as

@@ -5,9 +5,10 @@ Design choices:
 - Integers beyond HUGEINT become doubles: a wider literal would be cast to the column's type
   (wrapping around or failing) instead of the other way.
 - JSON paths are `$."key"` with backslash escapes, or a JSON pointer when a key is empty.
-- Lists are native LISTs (`VARCHAR[]`, `DOUBLE[]`, `BOOLEAN[]`, `TIMESTAMPTZ[]`), tested with
-  `list_filter`. Their numbers are doubles, so an integer no double holds (2^53 + 1) matches
-  no item: it is dropped before DuckDB could round it to a neighbour.
+- Lists are native LISTs (`VARCHAR[]`, `DOUBLE[]`, `BIGINT[]`, `DECIMAL[]`, `BOOLEAN[]`,
+  `TIMESTAMPTZ[]`), tested with `list_filter`. Each number literal is its own equality: an
+  integer no double holds (2^53 + 1) equals an exact item (`BIGINT`, `DECIMAL`) only, never a
+  double item, which DuckDB would round it to (`_number_item`).
 - A JSON array at a data path is read as a list of JSON values (`CAST(... AS JSON[])`), each
   item with its `json_type`; numbers as doubles, as every JSON number here.
 """
@@ -19,14 +20,10 @@ from typing import Any
 
 from ....language.fields import FieldType, ListOp, Op
 from ....language.nodes import ListTest
-from .base import FOLD_DOTTED_I, Number, Shape, as_double, integral
+from ....language.values import double_exact
+from .base import FOLD_DOTTED_I, Number, Shape, as_double, integral, sigma_refusal
 from .like import like_wrapped
-from .list_sql import (
-    ListWriter,
-    all_of,
-    double_items,
-    literal_of,
-)
+from .list_sql import ListWriter, all_of, literal_of
 from .members import Members
 from .numbers import NumberWriter, double_test
 from .typed_arrays import TypedItemArrays
@@ -80,6 +77,9 @@ class DuckDB(TypedItemArrays):
 
     def fold(self, sql: str) -> str:
         return FOLD_DOTTED_I.format(sql)
+
+    def fold_refusal(self, literal: str) -> str | None:
+        return sigma_refusal(literal, self.title)
 
     def member_test(self, op: Op, sql: str, param: str, members: Members) -> str | None:
         """A typed LIST parameter, unnested: DuckDB plans `IN (SELECT unnest(...))` as a
@@ -168,15 +168,14 @@ class DuckDB(TypedItemArrays):
     def list_test(self, out: ListWriter, node: ListTest, column: str, element: FieldType) -> str:
         if node.op is ListOp.IS_EMPTY:
             return f"len({column}) = 0"
-        values = double_items(node, element)
-        if values is None:
-            return self.false
-        render = literal_of(out, element)
+        values, render = node.value, literal_of(out, element)
         if node.op is ListOp.EQUALS:
             return self._list_equals(node, column, values, render)
-        bound = None if node.insensitive else out.members(values, element)
+        bound = None if node.insensitive else _bindable(values, element, out)
         if bound is not None:  # a long list, as one parameter
             return _has_bound(node, column, bound, element)
+        if element is FieldType.NUMBER:
+            return self._number_list(node, column, render)
         item = self.fold("x") if node.insensitive else "x"
         if node.op is ListOp.HAS_EVERY:
             return all_of(
@@ -185,13 +184,27 @@ class DuckDB(TypedItemArrays):
         choices = ", ".join(render(v) for v in values)
         return f"len(list_filter({column}, lambda x: {item} IN ({choices}))) > 0"
 
+    def _number_list(self, node: ListTest, column: str, render: Callable[[Any], str]) -> str:
+        """`has`, `hasSome`, `hasEvery` of numbers, each literal its own equality
+        (`_number_item`): an `IN` list would unify its literals' types, as doubles."""
+
+        def some(values: Sequence[Any]) -> str:
+            tests = " OR ".join(_number_item("x", v, render) for v in values)
+            return f"len(list_filter({column}, lambda x: {tests})) > 0"
+
+        if node.op is ListOp.HAS_EVERY:
+            return all_of([some([v]) for v in node.value])
+        return some(node.value)
+
     def _list_equals(
         self, node: ListTest, column: str, values: tuple[Any, ...], render: Any
     ) -> str:
         tests = [f"len({column}) = {len(values)}"]
         for index, value in enumerate(values, start=1):
             at = self.fold(f"{column}[{index}]") if node.insensitive else f"{column}[{index}]"
-            tests.append(f"COALESCE({at} = {render(value)}, FALSE)")
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            same = _number_item(at, value, render) if number else f"{at} = {render(value)}"
+            tests.append(f"COALESCE({same}, FALSE)")
         return all_of(tests)
 
     def array_items(self, column: str, path: str) -> str:
@@ -211,6 +224,27 @@ class DuckDB(TypedItemArrays):
 
     def item_value(self, item: str, kind: FieldType) -> str:
         return self.json_value(item, [], "'$'", kind)
+
+
+def _number_item(item: str, value: Any, render: Callable[[Any], str]) -> str:
+    """The number item `item` equals `value`, on a `DOUBLE[]`, `BIGINT[]` or `DECIMAL[]`
+    list alike, as memory compares them: a literal a double holds is compared as written
+    (DuckDB compares a `BIGINT` with an integer, a `DECIMAL` with a decimal, exactly); an
+    integer no double holds equals no double item (DuckDB would round it to one) and is
+    compared with an exact item only."""
+    if double_exact(value):
+        return f"{item} = {render(value)}"
+    return f"(typeof({item}) NOT IN ('DOUBLE', 'FLOAT') AND {item} = {render(value)})"
+
+
+def _bindable(values: tuple[Any, ...], element: FieldType, out: ListWriter) -> str | None:
+    """A long list's one parameter (`members.py`), or None where it is written literal by
+    literal: numbers bind only below 2^53 (|v| < 2^53), since the bound list and the column
+    meet as doubles, where every item of a 64-bit list column that rounds (2^53 + 1 would
+    equal the double 2^53) rounds to 2^53 or beyond."""
+    if element is FieldType.NUMBER and not all(abs(v) < 2**53 for v in values):
+        return None
+    return out.members(values, element)
 
 
 def _has_bound(node: ListTest, column: str, bound: str, element: FieldType) -> str:

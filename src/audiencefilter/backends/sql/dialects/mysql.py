@@ -32,6 +32,7 @@ from .base import (
     Number,
     as_double,
     integral,
+    sigma_refusal,
     utc_text,
 )
 from .list_sql import (
@@ -119,6 +120,9 @@ class MySQL(Dialect):
 
     def fold(self, sql: str) -> str:
         return FOLD_DOTTED_I.format(sql)
+
+    def fold_refusal(self, literal: str) -> str | None:
+        return sigma_refusal(literal, self.title)
 
     def ordered(self, sql: str) -> str:
         # A binary string compares byte by byte with no padding (`'a ' > 'a'`): UTF-8 bytes

@@ -129,12 +129,13 @@ class PostgreSQL(Dialect):
         """The number item `item` equals `value`, on a `numeric` or a `double precision` item.
         The literal is written exactly (`dialects.integral`: `1e23` is the integer it equals),
         which a double item meets as the double it converts to: itself, for a number a double
-        holds. An integer no double holds equals no double (as in memory) and is compared as
-        text read back as `numeric`: a double item would round it, or overflow past 1e308."""
+        holds. An integer no double holds equals no double (as in memory), and an exact item
+        (`numeric`, `bigint`, `integer`, `smallint`) that is it: it is compared as text read
+        back as `numeric`, where a double item would round it, or overflow past 1e308."""
         if double_exact(value):
             return f"{item} = {out.number(value)}"
         return (
-            f"(pg_typeof({item}) = 'numeric'::regtype AND "
+            f"(pg_typeof({item}) NOT IN ('double precision'::regtype, 'real'::regtype) AND "
             f"CAST(CAST({item} AS text) AS numeric) = {out.number(value)})"
         )
 

@@ -70,6 +70,7 @@ class SQLite(Dialect):
     true = "1"
     false = "0"
     text_holds_nul = True
+    json_text_ends_at_nul = True
 
     sums_within_64_bits = True
 
