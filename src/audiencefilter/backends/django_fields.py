@@ -14,7 +14,7 @@ holds every field class of `django.db.models` and `django.contrib.postgres.field
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from django.db import models
 
@@ -25,7 +25,7 @@ from .sql.column_shapes import Rule
 try:  # the PostgreSQL fields need psycopg; without it, no model has them
     from django.contrib.postgres import fields as postgres
 except ImportError:  # pragma: no cover - depends on the installed drivers
-    postgres = None
+    postgres = None  # type: ignore[assignment]
 
 STRING, NUMBER, BOOLEAN = FieldType.STRING, FieldType.NUMBER, FieldType.BOOLEAN
 
@@ -159,8 +159,8 @@ def _through(field: models.Field[Any, Any]) -> models.Field[Any, Any] | None:
         target: models.Field[Any, Any] = field.target_field
         return target
     if isinstance(field, models.GeneratedField):
-        output: models.Field[Any, Any] = field.output_field
-        return output
+        output: Any = field.output_field
+        return cast(models.Field[Any, Any], output)
     return None
 
 
