@@ -57,11 +57,16 @@ COLUMNS = {"city": "town", "actions.id": "ident", "audiences.id": "ident"}
 """The attributes the naming rule (the name, or its snake_case) does not find."""
 
 
-class Numeric(models.Field):  # type: ignore[type-arg]
-    """PostgreSQL's unconstrained `numeric`: the exact numbers of a number list."""
+class Numeric(models.DecimalField):  # type: ignore[type-arg]
+    """PostgreSQL's unconstrained `numeric`: the exact numbers of a number list. A
+    `DecimalField` (the number field `to_django` compares) whose values are bound as given,
+    so a float is the number it is, not rounded to a decimal context."""
 
     def db_type(self, connection: Any) -> str:
         return "numeric"
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        return value
 
 
 def _attribute(field: str) -> str:

@@ -85,8 +85,28 @@ _NEAR_NOW = tuple(
 )
 
 
-def _pool(kind: FieldType) -> tuple[Any, ...]:
-    """The edge values of a scalar field type, as a record holds them."""
+_UUIDS = (
+    "00000000-0000-0000-0000-000000000000",
+    "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+    "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A12",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    "a0eebc99",
+    "A0EEBC99",
+    "-4ef8-",
+    "bb6d6bb9bd380a11",
+)
+"""Uuids and pieces of them, in both cases: an engine keeps a uuid's lower-case form, so an
+upper-case literal matches nothing the field holds (the pieces are only literals)."""
+
+_SHAPE_STRINGS: dict[str, tuple[str, ...]] = {"uuid": _UUIDS}
+"""Strings offered to a column type beside the edges: the ones it can hold."""
+
+
+def _pool(kind: FieldType, ddl: str = "") -> tuple[Any, ...]:
+    """The edge values of a scalar field type, as a record holds them (with the strings a
+    column type of `ddl` holds)."""
+    if kind is FieldType.STRING:
+        return (*_SHAPE_STRINGS.get(ddl.lower(), ()), *STRINGS)
     pools: dict[FieldType, tuple[Any, ...]] = {
         FieldType.STRING: STRINGS,
         FieldType.NUMBER: (*NUMBERS, *_FRACTIONS),
@@ -97,11 +117,11 @@ def _pool(kind: FieldType) -> tuple[Any, ...]:
     return pools[kind]
 
 
-def _scalars(kind: FieldType, engine: str) -> tuple[Any, ...]:
+def _scalars(kind: FieldType, engine: str, ddl: str = "") -> tuple[Any, ...]:
     """The edge values of a scalar field type offered to the column: a PostgreSQL string
     cannot hold NUL; values a column type cannot hold otherwise (a number past its range) are
     left out when the engine refuses them (`load`)."""
-    return tuple(v for v in _pool(kind) if engine != "postgresql" or "\x00" not in str(v))
+    return tuple(v for v in _pool(kind, ddl) if engine != "postgresql" or "\x00" not in str(v))
 
 
 def _json_values(engine: str) -> list[Any]:
@@ -144,7 +164,7 @@ def stored_values(column: ColumnShape) -> list[Any]:
         return _json_values(column.engine)
     element = kind.element
     if element is None:
-        return [None, *_scalars(kind, column.engine)]
+        return [None, *_scalars(kind, column.engine, column.ddl)]
     items = _scalars(element, column.engine)
     pairs = [[a, b] for a, b in zip(items, items[3:] + items[:3], strict=True)]
     return [None, [], [None], *([item] for item in items), *pairs, [items[0], None, items[-1]]]
@@ -200,19 +220,19 @@ PER_OPERATION = 10**6 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 12
 the pool so that every edge meets many operations."""
 
 
-def _literals(kind: FieldType) -> tuple[Any, ...]:
+def _literals(kind: FieldType, ddl: str = "") -> tuple[Any, ...]:
     """The edge literals of a scalar type, as JSON operands (NUL included)."""
     if kind is FieldType.DATE:
         return tuple(day.isoformat() for day in _pool(kind))
     if kind is FieldType.DATETIME:
         return tuple(spelt_instant(moment, n % 3) for n, moment in enumerate(_pool(kind)))
-    return _pool(kind)
+    return _pool(kind, ddl)
 
 
-def operands(slot: Slot, operation: Operation, turn: int) -> Iterator[Any]:
+def operands(slot: Slot, operation: Operation, turn: int, ddl: str = "") -> Iterator[Any]:
     """Edge literals of the field type, alone or in a list beside another; a flag both ways;
     the other kinds of operand once. `turn` says where in the pool to start."""
-    pool = _literals(slot.type.element or slot.type)
+    pool = _literals(slot.type.element or slot.type, ddl)
     start = turn * PER_OPERATION
     chosen = [pool[(start + n) % len(pool)] for n in range(min(PER_OPERATION, len(pool)))]
     if operation.operand is Operand.LITERAL:
@@ -235,7 +255,7 @@ def filters(column: ColumnShape) -> list[af.Filter]:
     found = []
     for slot in column_slots(column.field_type):
         for turn, operation in enumerate(operations(slot, SPACE)):
-            for operand in operands(slot, operation, turn):
+            for operand in operands(slot, operation, turn, column.ddl):
                 body = operation.body(operand)
                 where = slot.where(body) if body is not None else None
                 if where is None:
@@ -469,8 +489,12 @@ def test_refused_column_types_are_refused_when_built(cell: Cell | None) -> None:
         "refused", MetaData(), Column("id", String), Column(slot.field, column.sqlalchemy)
     )
     for flt in itertools.islice(filters(column), None, None, 7):
-        with pytest.raises(af.FilterError) as caught:
-            flt.to_sqlalchemy(table, now=NOW)
-        message = str(caught.value)
+        try:
+            built = flt.to_sqlalchemy(table, now=NOW)
+        except af.FilterError as exc:
+            message = str(exc)
+        else:  # a filter lowered to a constant (`in: []`) reads no column: nothing to refuse
+            assert slot.field not in str(built), flt.to_json()
+            continue
         assert cell.shape.split("(")[0].lower() in message.lower(), message
         assert cell.note in message, message

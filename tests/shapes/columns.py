@@ -18,8 +18,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ARRAY, JSON, Boolean, Date, DateTime, Float, Integer, Numeric, String
+from sqlalchemy import (
+    ARRAY,
+    JSON,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    Integer,
+    Numeric,
+    String,
+    Uuid,
+)
+from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects.mysql.base import ischema_names as mysql_types
+from sqlalchemy.dialects.postgresql import ENUM
 from sqlalchemy.dialects.postgresql.base import ischema_names as postgresql_types
 from sqlalchemy.dialects.sqlite.base import ischema_names as sqlite_types
 from sqlalchemy.types import TypeEngine
@@ -48,7 +61,11 @@ TYPE_MAPS: Mapping[str, Mapping[str, type[TypeEngine[Any]]]] = {
 TITLES = {"postgresql": "PostgreSQL", "mysql": "MariaDB", "sqlite": "SQLite", "duckdb": "DuckDB"}
 
 _ALIASES: Mapping[str, Mapping[str, str]] = {
-    "postgresql": {"varchar": "character varying", "timestamptz": "timestamp with time zone"},
+    "postgresql": {
+        "varchar": "character varying",
+        "char": "character",
+        "timestamptz": "timestamp with time zone",
+    },
     "duckdb": {"decimal": "numeric", "double": "double precision"},
 }
 """DDL names an engine takes that its map spells otherwise (DuckDB's DECIMAL is NUMERIC)."""
@@ -63,6 +80,7 @@ WAYS = ("to_sqlalchemy", "to_sql")
 _FIELD_TYPES: tuple[tuple[type[TypeEngine[Any]], str], ...] = (
     (Boolean, "boolean"),
     (String, "string"),
+    (Uuid, "string"),
     (Integer, "number"),
     (Numeric, "number"),
     (Float, "number"),
@@ -83,8 +101,25 @@ class ColumnShape:
     field_type: str
 
 
+ENUM_LABELS = ("b", "a", "ab", "A", "a ", "ß", "SS", "ss", "Σ", "σ", "ς", "İ", "i", "1", "50%")
+"""The labels of the `enum` shape, declared in an order that is not the text's: PostgreSQL
+orders an enum by declaration, the field by text."""
+
+_MADE: Mapping[tuple[str, str], TypeEngine[Any]] = {
+    ("postgresql", "enum"): ENUM(*ENUM_LABELS, name="colshape_labels"),
+    ("mysql", "ENUM"): mysql.ENUM(
+        *(label for label in ENUM_LABELS if label == label.rstrip()), collation="utf8mb4_bin"
+    ),
+}
+"""Shapes no DDL name spells alone: an enum is declared with its labels (MariaDB strips a
+label's trailing spaces, so it has none, and compares them in binary to keep `a` and `A`)."""
+
+
 def shape(engine: str, ddl: str) -> ColumnShape:
     """`ddl` (`varchar(50)[]`, `numeric(12,2)`) read through the engine's type map."""
+    made = _MADE.get((engine, ddl))
+    if made is not None:
+        return ColumnShape(engine, ddl, made, "string")
     array = ddl.endswith("[]")
     name, _, rest = ddl.removesuffix("[]").partition("(")
     arguments = tuple(int(a) for a in rest.rstrip(")").split(",")) if rest else ()
@@ -103,6 +138,8 @@ def _item(engine: str, name: str, arguments: tuple[int, ...]) -> TypeEngine[Any]
     found: Any = types[key]  # the DDL arguments its constructor takes
     if lower == "timestamptz":
         made: TypeEngine[Any] = found(timezone=True)
+    elif lower == "uuid":  # read back as the text the field holds
+        made = found(as_uuid=False)
     elif engine == "mysql" and lower == "datetime":  # DATETIME(6): fractional digits
         made = found(fsp=arguments[0]) if arguments else found()
     else:
@@ -118,8 +155,15 @@ _UNCOLLATED = (
 _EXACT: dict[tuple[str, str], str] = {
     ("mysql", "VARCHAR(50)"): _UNCOLLATED,
     ("mysql", "TEXT"): _UNCOLLATED,
+    ("mysql", "TINYTEXT"): _UNCOLLATED,
+    ("mysql", "MEDIUMTEXT"): _UNCOLLATED,
+    ("mysql", "LONGTEXT"): _UNCOLLATED,
+    ("mysql", "ENUM"): "compared as its label's text (ordered as text, not by declaration)",
     ("postgresql", "real"): "read as `double precision`: compared as the number it holds",
     ("postgresql", "citext"): "compared as `text` (case-sensitive, as the field is)",
+    ("postgresql", "uuid"): "compared as its text: lower-case, hyphenated",
+    ("duckdb", "UUID"): "compared as its text: lower-case, hyphenated",
+    ("postgresql", "enum"): "compared as its label's text (ordered as text, not by declaration)",
     (
         "sqlite",
         "JSON",
@@ -127,7 +171,19 @@ _EXACT: dict[tuple[str, str], str] = {
 }
 """Notes of exact cells, by (engine, DDL)."""
 
-_REFUSED: dict[tuple[str, str, str], str] = {}
+_BLANK_PADDED = (
+    "declare the column VARCHAR(n) or Text, or map the field to the trimmed text: "
+    "columns={field: func.rtrim(column)} typed with type_coerce(..., String())"
+)
+
+_NATIONAL = "declare the column String (Unicode) or VARCHAR(n)"
+
+_REFUSED: dict[tuple[str, str, str], str] = {
+    ("mysql", "NVARCHAR(50)", "to_sqlalchemy"): _NATIONAL,
+    ("sqlite", "NVARCHAR(50)", "to_sqlalchemy"): _NATIONAL,
+    ("postgresql", "char(5)", "to_sqlalchemy"): _BLANK_PADDED,
+    ("mysql", "CHAR(5)", "to_sqlalchemy"): _BLANK_PADDED,
+}
 """Refused cells, by (engine, DDL, way): the fix the error suggests."""
 
 SHAPES: dict[str, tuple[str, ...]] = {
@@ -135,9 +191,13 @@ SHAPES: dict[str, tuple[str, ...]] = {
         "text",
         "varchar(50)",
         "citext",
+        "char(5)",
+        "uuid",
+        "enum",
         "text[]",
         "varchar(50)[]",
         "citext[]",
+        "smallint",
         "integer",
         "bigint",
         "numeric(12,2)",
@@ -152,11 +212,22 @@ SHAPES: dict[str, tuple[str, ...]] = {
     ),
     "mysql": (
         "TINYINT(1)",
+        "TINYINT",
+        "SMALLINT",
+        "MEDIUMINT",
+        "INT",
         "BIGINT",
         "DECIMAL(12,2)",
+        "NUMERIC(12,2)",
         "DOUBLE",
         "VARCHAR(50)",
+        "NVARCHAR(50)",
+        "CHAR(5)",
+        "TINYTEXT",
         "TEXT",
+        "MEDIUMTEXT",
+        "LONGTEXT",
+        "ENUM",
         "JSON",
         "DATETIME(6)",
         "DATE",
@@ -164,8 +235,10 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "sqlite": (
         "TEXT",
         "VARCHAR(50)",
+        "NVARCHAR(50)",
         "INTEGER",
         "REAL",
+        "FLOAT",
         "NUMERIC",
         "BOOLEAN",
         "DATETIME",
@@ -182,6 +255,9 @@ SHAPES: dict[str, tuple[str, ...]] = {
         "DATE",
         "JSON",
         "VARCHAR[]",
+        "TEXT",
+        "TIMESTAMP",
+        "UUID",
     ),
 }
 """The column types of each engine, as its DDL spells them."""
@@ -190,7 +266,18 @@ ONLY: dict[tuple[str, str], tuple[str, ...]] = {
     ("postgresql", "citext"): ("to_sqlalchemy",),
     ("mysql", "VARCHAR(50)"): ("to_sqlalchemy",),
     ("mysql", "TEXT"): ("to_sqlalchemy",),
+    ("mysql", "TINYTEXT"): ("to_sqlalchemy",),
+    ("mysql", "MEDIUMTEXT"): ("to_sqlalchemy",),
+    ("mysql", "LONGTEXT"): ("to_sqlalchemy",),
     ("postgresql", "real"): ("to_sqlalchemy",),
+    ("postgresql", "char(5)"): ("to_sqlalchemy",),
+    ("mysql", "CHAR(5)"): ("to_sqlalchemy",),
+    ("mysql", "NVARCHAR(50)"): ("to_sqlalchemy",),
+    ("sqlite", "NVARCHAR(50)"): ("to_sqlalchemy",),
+    ("postgresql", "uuid"): ("to_sqlalchemy",),
+    ("postgresql", "enum"): ("to_sqlalchemy",),
+    ("mysql", "ENUM"): ("to_sqlalchemy",),
+    ("duckdb", "UUID"): ("to_sqlalchemy",),
 }
 """Column types asked through some ways only. `to_sql` text over a `citext` column compares
 case-insensitively (its literals are untyped, so `citext`'s operators are chosen); over a
@@ -198,7 +285,10 @@ MariaDB text column declaring no collation, `mode: "insensitive"` folds with the
 default case tables (`utf8mb4_general_ci` misses `ẞ`), where `to_sqlalchemy` sees the
 column declares none and folds under Unicode 5.2's; over a PostgreSQL `real` column, an
 `in` list of numbers is compared at single precision (0.3 is then the stored `real`), where
-`to_sqlalchemy` reads the column as `double precision`. Nothing is declared to `to_sql` to refuse
+`to_sqlalchemy` reads the column as `double precision`. A `uuid` or enum column is compared
+as its text by `to_sqlalchemy` alone (`to_sql` text knows no column type to cast), and a
+blank-padded `char(n)` and a `NATIONAL VARCHAR` (utf8mb3 on MariaDB) are refused by it
+alone. Nothing is declared to `to_sql` to refuse
 or mend either by, so the cell is left out rather than shown as exact."""
 
 

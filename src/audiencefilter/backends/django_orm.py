@@ -56,8 +56,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from ..errors import FilterError, Issue
-from ..language.fields import Relation, Schema
+from ..language.fields import FieldType, Relation, Schema
 from ..language.nodes import Aggregated, And, Node, Not, Or, Quantified, fields_used
+from .django_fields import check_field
 from .naming import DEFAULT_NAMING, Naming, naming_function
 from .sql.attributes import Attributes
 from .sql.dialects import Dialect, PostgreSQL, SQLite
@@ -133,10 +134,18 @@ def _dialect(connection: BaseDatabaseWrapper) -> Dialect:
     return dialect
 
 
-def model_column(model: type[Model], names: Attributes, key: str, name: str, what: str) -> str:
+def model_column(
+    model: type[Model],
+    names: Attributes,
+    key: str,
+    name: str,
+    what: str,
+    kind: FieldType | None = None,
+) -> str:
     """The column of the model attribute for the filter field `name` (`key`: its dotted path):
     the names `sql/attributes.py` tries (`columns[key]` alone, else the name, else the naming
-    convention's). Raises `ValueError` naming what was tried, the closest attribute and the fix."""
+    convention's). Raises `ValueError` naming what was tried, the closest attribute and the fix;
+    `FilterError` when the attribute is not a field of type `kind` (`django_fields.py`)."""
     tried = names.names(key, name)
     for attribute in tried:
         try:
@@ -149,6 +158,8 @@ def model_column(model: type[Model], names: Attributes, key: str, name: str, wha
                     f"{model.__name__}.{attribute} ({what} {key!r}) is stored in "
                     f"{found.model.__name__}'s table; a filter reads one table per model"
                 )
+            if kind is not None:
+                check_field(model, key, found, kind)
             return found.column
     concrete = [f.name for f in model._meta.concrete_fields]
     raise ValueError(_missing(model, key, what, tried, concrete))
@@ -317,8 +328,9 @@ def naming(
     related rows' relations too), and the columns of the fields `nodes` read (`path`: the
     relations that lead to `model`, `"actions."`)."""
     used = set().union(*(fields_used(n) for n in nodes))
+    what = "column for field"
     columns = {
-        field: model_column(model, names, path + field, field, "column for field")
+        field: model_column(model, names, path + field, field, what, _kind(schema, field))
         for field in used
         if schema.relation(field) is None
     }
@@ -351,6 +363,11 @@ def naming(
             )
         )
     return replace(schema, relations=tuple(relations)), columns
+
+
+def _kind(schema: Schema, field: str) -> FieldType | None:
+    declared = schema.get(field)
+    return declared.type if declared is not None else None
 
 
 class FilterCondition(Expression):

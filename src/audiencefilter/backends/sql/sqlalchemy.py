@@ -26,7 +26,6 @@ from datetime import date, datetime
 from typing import Any, cast
 
 from sqlalchemy import (
-    REAL,
     BigInteger,
     Boolean,
     Date,
@@ -35,7 +34,6 @@ from sqlalchemy import (
     Float,
     Numeric,
     String,
-    Text,
     and_,
     bindparam,
     false,
@@ -43,8 +41,6 @@ from sqlalchemy import (
     or_,
     true,
 )
-from sqlalchemy import cast as sql_cast
-from sqlalchemy.dialects.postgresql import CITEXT
 from sqlalchemy.engine.interfaces import Dialect as SADialect
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import operators
@@ -76,6 +72,7 @@ from ...language.values import double_guard
 from ...language.visitor import Visitor
 from ..naming import DEFAULT_NAMING, Naming, naming_function
 from .attributes import Attributes
+from .column_shapes import gated
 from .dialects import DIALECTS, INT64_MAX, INT64_MIN, Dialect, Number, Shape, integral
 from .dialects.base import AnniversaryRefused, anniversary_sql
 from .dialects.like import like_unsafe
@@ -155,7 +152,9 @@ class ExpressionBuilder(Visitor[Expression]):
 
     def column(self, field: str) -> ColumnElement[Any]:
         if field not in self.columns:
-            self.columns[field] = compared_as_text(self.lookup(field))
+            declared = self.schema.get(field)
+            found = self.lookup(field)
+            self.columns[field] = gated(field, declared.type, found) if declared else found
         return self.columns[field]
 
     def related(
@@ -243,37 +242,6 @@ def exact_on_doubles(
     else:
         there = column == _number_bind(operand)
     return or_(expression, there) if holds_there else and_(expression, not_(there))
-
-
-def compared_as_text(column: ColumnElement[Any]) -> ColumnElement[Any]:
-    """A PostgreSQL `citext` column as `text`: `citext` compares, orders and matches `LIKE`
-    patterns ignoring case, where a string field is case-sensitive unless asked with
-    `mode: "insensitive"` (which folds both sides itself). The column's type is known here,
-    so the cast is written for it alone; an index on the `citext` column does not serve it.
-    A single-precision `REAL` column is read as a double likewise (`Widened`)."""
-    if isinstance(column.type, CITEXT):
-        return sql_cast(column, Text())
-    if isinstance(column.type, REAL):
-        return Widened(column)
-    return column
-
-
-class Widened(ColumnElement[Any]):
-    """A `REAL` column as the double it holds exactly (`Dialect.widened_float`): PostgreSQL
-    compares `real IN (0.3, 2.5)` at single precision, where 0.3 is the stored `real`."""
-
-    _traverse_internals = [("element", InternalTraversal.dp_clauseelement)]
-    type = Double()
-
-    def __init__(self, element: ColumnElement[Any]) -> None:
-        self.element = element
-
-
-@compiles(Widened)
-def _compile_widened(element: Widened, compiler: SQLCompiler, **kw: Any) -> str:
-    sql = compiler.process(element.element, **kw)
-    widened = _dialect(compiler.dialect).widened_float
-    return f"CAST({sql} AS {widened})" if widened else sql
 
 
 def _balanced(items: list[Expression], join: Callable[..., Expression]) -> Expression:
