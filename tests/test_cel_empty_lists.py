@@ -18,7 +18,7 @@ from audiencefilter.formats.cel import reader as cel
 from audiencefilter.testing.space import STRINGS
 from tests.cel_reference import cel_matches
 
-SCHEMA = af.Schema.of(tags="string[]", scores="number[]", name="lists")
+SCHEMA = af.Schema.of("lists", tags="string[]", scores="number[]")
 
 _TAG = STRINGS[0] if STRINGS else "a"
 _RECORDS: list[dict[str, Any]] = [

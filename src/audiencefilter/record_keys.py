@@ -94,6 +94,7 @@ def named(base: Matcher, keys: tuple[str, ...]) -> NamedMatcher:
             check_named(record, keys)
         return answer
 
+    matches.__wrapped__ = base  # type: ignore[attr-defined]  # the accelerator it calls
     return matches
 
 

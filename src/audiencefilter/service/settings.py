@@ -95,12 +95,14 @@ class Settings(BaseSettings):
         "are mostly Python: on few cores, fewer threads fight less over the GIL.",
     )
     heavy_requests_per_account: int = Field(
-        default=1,
+        default=2,
         ge=1,
         le=64,
         description="Heavy requests (imports, compares, estimates, previews, overlaps, "
         "exports) one account runs at once; its others wait their turn, so one account's CPU "
-        "does not hold another's requests (`api/heavy.py`).",
+        "does not hold another's requests (`api/heavy.py`). Two, not one: an account's "
+        "importers of one list share its turns (docs/service-internals-writes.md), and one "
+        "held turn must not queue the other behind it.",
     )
     heavy_queue_per_account: int = Field(
         default=16,
