@@ -280,12 +280,11 @@ BACK_END_FAMILIES = {
     "filter_set": {"memory"},
     "frames": {"sql", "naming"},
     "sql": {"naming"},
-    "django_orm": {"sql", "naming"},
+    "django": {"sql", "naming"},
     "naming": set(),
 }
-#: What may sit in `backends/` outside a family folder: the shared column naming, and Django's
-#: back-end, one module.
-LOOSE_BACK_END_MODULES = {"naming", "django_orm"}
+#: What may sit in `backends/` outside a family folder: the shared column naming.
+LOOSE_BACK_END_MODULES = {"naming"}
 
 
 def test_back_ends_sit_in_family_folders() -> None:

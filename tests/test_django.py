@@ -378,6 +378,11 @@ def test_text_holding_nul_answers_as_memory(alias: str, where: dict[str, Any]) -
     for asked in (where, {"NOT": where}):  # FALSE and UNKNOWN apart
         flt = af.parse(asked, TAGGED)
         expected = {r["id"] for r in flt.select(records)}
+        if connections[alias].vendor == "sqlite":
+            # SQLite's JSON functions read text up to its NUL: refused before any SQL runs.
+            with pytest.raises(af.FilterError, match="NUL"):
+                _ids(Subscriber.objects.using(alias).filter(flt.to_django(Subscriber)))
+            continue
         q = flt.to_django(Subscriber)
         assert _ids(Subscriber.objects.using(alias).filter(q)) == expected, asked
 

@@ -1,4 +1,4 @@
-"""The Django field gate (`backends/django_fields.py`): every field class Django offers has a
+"""The Django field gate (`backends/django/fields.py`): every field class Django offers has a
 rule, and a model field outside the proven ones is refused when `to_django` builds its `Q`.
 
 Why: `to_django` writes SQL text that reads each column as its field type says; a `uuid`
@@ -29,7 +29,7 @@ from django.contrib.postgres import fields as postgres
 from django.db import models
 
 import audiencefilter as af
-from audiencefilter.backends.django_fields import READ_THROUGH, RULES, refusal
+from audiencefilter.backends.django.fields import READ_THROUGH, RULES, refusal
 from audiencefilter.language.fields import FieldType
 
 
@@ -46,7 +46,7 @@ def _field_classes() -> list[type[Any]]:
 @pytest.mark.parametrize("cls", _field_classes(), ids=lambda cls: cls.__name__)
 def test_every_django_field_class_has_a_rule(cls: type[Any]) -> None:
     assert cls.__name__ in RULES or cls.__name__ in READ_THROUGH, (
-        f"{cls.__module__}.{cls.__name__} has no rule in backends/django_fields.py"
+        f"{cls.__module__}.{cls.__name__} has no rule in backends/django/fields.py"
     )
 
 

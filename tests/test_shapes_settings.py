@@ -16,7 +16,8 @@ from tests.servers import pg_setting_missing
 from tests.shapes import TALLY
 from tests.shapes.columns import ColumnShape
 from tests.shapes.settings import DJANGO_CELLS, NONDETERMINISTIC, SETTINGS, Setting, cell, ways
-from tests.test_column_types import NOW, ask, filters, load
+from tests.test_column_types import NOW, _unrefused, ask, filters, load
+from tests.wide_engines import refuses
 
 _MARKS = {"postgresql": (pytest.mark.postgres,), "mysql": (pytest.mark.mysql,)}
 
@@ -78,8 +79,12 @@ def test_a_setting_answers_as_the_oracle_or_is_refused(
     column = ColumnShape(setting.engine, setting.ddl, setting.sqlalchemy, "string")
     table, rows = load(engine, column)
     flts = filters(column)
+    # A filter the engine refuses by its literal (a case-insensitive sigma on MySQL and
+    # DuckDB) must be refused when built; the others answer as the oracle.
+    name = "mysql" if engine.dialect.name == "mariadb" else engine.dialect.name
+    wrong = _unrefused(engine, table, way, [f for f in flts if refuses(name, f, NOW)])
+    flts = [f for f in flts if not refuses(name, f, NOW)]
     answers = ask(engine, table, way, flts)
-    wrong = []
     for flt, answer in zip(flts, answers, strict=True):
         expected = {row["id"] for row in rows if flt.matches(row, now=NOW)}
         if answer != expected:

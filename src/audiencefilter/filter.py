@@ -392,7 +392,7 @@ class Filter:
         as `to_sql_params` does there. Relative date-times become the instants they are at
         `now` (default: the clock now).
         """
-        from .backends.django_orm import to_django
+        from .backends.django.orm import to_django
 
         return to_django(self.lowered_at(now), self.schema, model, columns, naming)
 

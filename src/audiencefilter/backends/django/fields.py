@@ -18,9 +18,9 @@ from typing import Any, cast
 
 from django.db import models
 
-from ..errors import FilterError, Issue
-from ..language.fields import FieldType
-from .sql.column_shapes import Rule
+from ...errors import FilterError, Issue
+from ...language.fields import FieldType
+from ..sql.column_shapes import Rule
 
 try:  # the PostgreSQL fields need psycopg; without it, no model has them
     from django.contrib.postgres import fields as postgres

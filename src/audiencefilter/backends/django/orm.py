@@ -55,15 +55,15 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "repository pip install './audiencefilter[django]'"
     ) from exc
 
-from ..errors import FilterError, Issue
-from ..language.fields import FieldType, Relation, Schema
-from ..language.nodes import Aggregated, And, Node, Not, Or, Quantified, fields_used
-from .django_fields import check_field
-from .naming import DEFAULT_NAMING, Naming, naming_function
-from .sql.attributes import Attributes
-from .sql.dialects import Dialect, PostgreSQL, SQLite
-from .sql.sqlite_functions import register_sqlite_functions
-from .sql.text import SqlWriter
+from ...errors import FilterError, Issue
+from ...language.fields import FieldType, Relation, Schema
+from ...language.nodes import Aggregated, And, Node, Not, Or, Quantified, fields_used
+from ..naming import DEFAULT_NAMING, Naming, naming_function
+from ..sql.attributes import Attributes
+from ..sql.dialects import Dialect, PostgreSQL, SQLite
+from ..sql.sqlite_functions import register_sqlite_functions
+from ..sql.text import SqlWriter
+from .fields import check_field
 
 __all__ = ["FilterCondition", "model_column", "to_django"]
 
@@ -145,7 +145,7 @@ def model_column(
     """The column of the model attribute for the filter field `name` (`key`: its dotted path):
     the names `sql/attributes.py` tries (`columns[key]` alone, else the name, else the naming
     convention's). Raises `ValueError` naming what was tried, the closest attribute and the fix;
-    `FilterError` when the attribute is not a field of type `kind` (`django_fields.py`)."""
+    `FilterError` when the attribute is not a field of type `kind` (`fields.py`)."""
     tried = names.names(key, name)
     for attribute in tried:
         try:
