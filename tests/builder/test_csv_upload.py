@@ -84,20 +84,25 @@ def _choose(driver: Any, column: str, field: str) -> None:
     Select(element).select_by_value(field)
 
 
-def test_an_export_is_mapped_checked_and_imported(service: Service, tmp_path: Path) -> None:
-    from selenium.webdriver.common.by import By
+def _choose_file(browser: Any, service: Service, path: Path, text: str) -> None:
+    """The builder opened with the service's key, and the file `text` chosen for upload."""
     from selenium.webdriver.common.keys import Keys
 
-    export = tmp_path / "crm-export.csv"
-    export.write_text(EXPORT, encoding="utf-8")
-    with chromium() as browser:
-        browser.get(f"{service.url}/builder")
-        _wait(browser, lambda: _by_id(browser, "api-key").is_displayed())
-        _by_id(browser, "api-key").send_keys(service.key, Keys.ENTER)
-        _wait(browser, lambda: _by_id(browser, "import-panel").is_displayed(), "no upload")
+    path.write_text(text, encoding="utf-8")
+    browser.get(f"{service.url}/builder")
+    _wait(browser, lambda: _by_id(browser, "api-key").is_displayed())
+    _by_id(browser, "api-key").send_keys(service.key, Keys.ENTER)
+    _wait(browser, lambda: _by_id(browser, "import-panel").is_displayed(), "no upload")
+    _by_id(browser, "import-file").send_keys(str(path))
+    columns = len(text.splitlines()[0].replace(";", ",").split(","))
+    _wait(browser, lambda: len(_mapping(browser)) == columns, "no columns")
 
-        _by_id(browser, "import-file").send_keys(str(export))
-        _wait(browser, lambda: len(_mapping(browser)) == 6, "no columns")
+
+def test_an_export_is_mapped_checked_and_imported(service: Service, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    with chromium() as browser:
+        _choose_file(browser, service, tmp_path / "crm-export.csv", EXPORT)
         assert _mapping(browser) == {
             "E-mail address": "",
             "firstName": "firstName",
@@ -148,18 +153,10 @@ def test_a_european_file_is_read_as_the_check_proposes(service: Service, tmp_pat
     """A file of French Excel: `;` between cells, dates day first, decimal commas, and headers
     that are the fields' labels. The columns are mapped by their labels, the check proposes
     the format, the page takes it and checks again, and the import stores what was meant."""
-    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select
 
-    export = tmp_path / "export-fr.csv"
-    export.write_text(EUROPEAN, encoding="utf-8")
     with chromium() as browser:
-        browser.get(f"{service.url}/builder")
-        _wait(browser, lambda: _by_id(browser, "api-key").is_displayed())
-        _by_id(browser, "api-key").send_keys(service.key, Keys.ENTER)
-        _wait(browser, lambda: _by_id(browser, "import-panel").is_displayed(), "no upload")
-        _by_id(browser, "import-file").send_keys(str(export))
-        _wait(browser, lambda: len(_mapping(browser)) == 4, "no columns")
+        _choose_file(browser, service, tmp_path / "export-fr.csv", EUROPEAN)
         assert _mapping(browser) == {
             "email": "email",
             "Plan": "plan",
