@@ -1051,6 +1051,12 @@ DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
         "docs/semantics-relations.md, Relations: SQLite refuses a sum compared with a number past"
         " 64 bits",
     ),
+    (
+        "",
+        "keeps a JSON integer beyond",
+        "docs/backends-sql-rules.md: an equality at a data path with an integer the engine keeps"
+        " as a double, which no double holds, is refused",
+    ),
     ("format-", "", "docs/interop.md: a writer refuses what its format cannot say faithfully"),
     ("reference-", "", "the format's writer refused it: nothing to evaluate"),
 ]

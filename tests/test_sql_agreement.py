@@ -119,12 +119,12 @@ NUL_CASES: list[Case] = [
 LIMITS: dict[tuple[str, str], str] = {
     **{
         (case, db): DOUBLES
-        for case in ("above-2^53", "mixed-in-json")
+        for case in ("above-2^53-gt",)
         for db in ("mysql", "duckdb")
     },
     **{
         (case, db): BEYOND_64
-        for case in ("beyond-64-bits-equals", "beyond-64-bits-gt")
+        for case in ("beyond-64-bits-gt",)
         for db in ("sqlite", "postgresql", "mysql", "duckdb")
     },
     **{
@@ -170,13 +170,15 @@ def test_sql_agrees_with_memory(
     request: pytest.FixtureRequest,
 ) -> None:
     """Memory's answer, or, where the literal decides that the engine cannot give it
-    (`wide_engines.refuses`: a literal holding NUL at a data path on SQLite), a refusal when
-    the filter is built; before, SQLite answered on the text up to the NUL."""
+    (`wide_engines.refuses`: a literal holding NUL at a data path on SQLite, an equality with
+    an integer the engine keeps as a double that no double holds), a refusal when the filter
+    is built; before, SQLite answered on the text up to the NUL, and the engines "nobody" for
+    `equals 2^53 + 1` on a stored 2^53 + 1."""
     database: Database = open_database(name, request)
     flt = af.parse(where)
     expected = {r["id"] for r in records if flt.matches(r)}
     if refuses(name, flt):
-        with pytest.raises(af.FilterError, match="NUL"):
+        with pytest.raises(af.FilterError, match="NUL|keeps a JSON integer beyond"):
             database.way(way)(flt, database.table_for(records))
         return
     assert database.way(way)(flt, database.table_for(records)) == expected

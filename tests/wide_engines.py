@@ -124,13 +124,18 @@ def _doubled_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def refuses(dialect: str, flt: af.Filter, now: datetime = NOW) -> bool:
     """Whether `dialect` must refuse `flt` (docs/backends-sql-rules.md): MySQL/MariaDB and
     DuckDB a case-insensitive literal holding a sigma, SQLite a literal holding NUL at a data
-    path, MySQL/MariaDB an
+    path, every engine an equality at a data path with an integer it cannot keep (beyond 2^53
+    where JSON numbers are doubles, beyond 64 bits on SQLite and PostgreSQL) that no double
+    holds, MySQL/MariaDB an
     anniversary of a date-time in a zone other than UTC, having no time zone tables on a default
     server (a
     date's anniversary needs no zone)."""
     if dialect in ("mysql", "duckdb") and _holds_folded_sigma(flt, now):
         return True
     if dialect == "sqlite" and _holds_nul_at_a_path(flt, now):
+        return True
+    bound = JSON_EXACT_INTEGERS.get(dialect)
+    if bound is not None and _holds_a_lost_integer(flt, now, bound):
         return True
     if dialect != "mysql":
         return False
@@ -152,6 +157,38 @@ def _holds_folded_sigma(flt: af.Filter, now: datetime) -> bool:
             if any(isinstance(v, str) and set(v) & set("\u03a3\u03c3\u03c2") for v in values):
                 return True
     return False
+
+
+JSON_EXACT_INTEGERS = {
+    **{name: 2**63 for name in ("sqlite", "postgresql")},
+    **{name: 2**53 for name in ("mysql", "duckdb", "spark", "clickhouse")},
+}
+"""The integers each engine keeps exactly in JSON: within 64 bits on SQLite and PostgreSQL,
+within 2^53 on the engines reading every JSON number as a double."""
+_EQUALITIES = frozenset({"equals", "in", "notIn", "has", "hasSome", "hasEvery"})
+
+
+def _holds_a_lost_integer(flt: af.Filter, now: datetime, bound: int) -> bool:
+    """Whether an equality at a data path has an integer literal beyond `bound` that no double
+    holds, which the engine refuses: the one stored number equal to it is read as another
+    (docs/backends-sql-rules.md, "Custom data (JSON) fields")."""
+    for node in walk(flt.lowered_at(now)):
+        if isinstance(node, af.Comparison | af.ListTest) and node.path:
+            if node.op.value not in _EQUALITIES:
+                continue
+            values = node.value if isinstance(node.value, tuple) else (node.value,)
+            if any(_lost(v, bound) for v in values):
+                return True
+    return False
+
+
+def _lost(value: object, bound: int) -> bool:
+    if not isinstance(value, int) or isinstance(value, bool) or -bound <= value < bound:
+        return False
+    try:
+        return int(float(value)) != value
+    except OverflowError:
+        return True
 
 
 def _holds_nul_at_a_path(flt: af.Filter, now: datetime) -> bool:

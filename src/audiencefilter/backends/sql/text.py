@@ -29,7 +29,15 @@ from typing import Any, cast
 from ...errors import FilterError, Issue
 from ...language.anniversary import MonthDays
 from ...language.data_paths import value_type
-from ...language.fields import LIST_OPS, ORDERING_OPS, PATTERN_OPS, FieldType, Op, Schema
+from ...language.fields import (
+    LIST_OPS,
+    ORDERING_OPS,
+    PATTERN_OPS,
+    FieldType,
+    ListOp,
+    Op,
+    Schema,
+)
 from ...language.lists import without_nul
 from ...language.nodes import (
     Aggregated,
@@ -46,7 +54,7 @@ from ...language.nodes import (
     Quantified,
     blank_form,
 )
-from ...language.values import double_guard
+from ...language.values import double_exact, double_guard
 from ...language.visitor import Visitor
 from .dialects import Dialect, Number, Shape, get_dialect, integral, text_bound
 from .dialects.base import (
@@ -197,6 +205,7 @@ class SqlWriter(Visitor[str]):
             fold_checked(self.dialect, node)
         if node.path:
             nul_checked(self.dialect, node)
+            number_checked(self.dialect, node)
             return self.dialect.array_test(self, node)
         element = self.schema[node.field].type.element
         assert element is not None
@@ -245,6 +254,7 @@ class SqlWriter(Visitor[str]):
         dialect = self.dialect
         kind = value_type(node.value)
         nul_checked(dialect, node)
+        number_checked(dialect, node)
         names = dialect.json_types[kind]
         of_kind = self.json_type(field, keys)
         accepted = ", ".join([self.text(name) for name in names])
@@ -527,6 +537,48 @@ def nul_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
                 )
             ]
         )
+
+
+_EQUALITIES = frozenset(
+    {Op.EQUALS, Op.IN, Op.NOT_IN, ListOp.HAS, ListOp.HAS_SOME, ListOp.HAS_EVERY}
+)
+"""The operators that are equalities of the literal (or each item of it) with a value."""
+
+
+def number_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
+    """A `FilterError` naming the path where an equality at a data path has an integer literal
+    that no double holds and the engine keeps no JSON integer that large exactly
+    (`json_exact_integers`): the one stored number equal to it is read as another there, so
+    the engine's answer could only be "nobody". Decided by the literal, so refused when the
+    expression is built; an ordering with such a literal stays, right on every value the
+    engine keeps."""
+    if node.op not in _EQUALITIES:
+        return
+    values = node.value if isinstance(node.value, tuple) else (node.value,)
+    bound = dialect.json_exact_integers
+    lost = next((v for v in values if _beyond(v, bound)), None)
+    if lost is None:
+        return
+    where = ".".join((node.field, *node.path))
+    message = (
+        f'{dialect.title} cannot evaluate "{node.op.value}" on "{where}" faithfully: it keeps '
+        f"a JSON integer beyond {_power(bound)} as a double, and no double holds {lost}"
+    )
+    fix = "keep such numbers in an integer or decimal column of their own, or evaluate this "
+    raise FilterError([Issue(path=where, message=message, suggestion=fix + "filter in memory")])
+
+
+def _beyond(value: object, bound: int) -> bool:
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and not -bound <= value < bound
+        and not double_exact(value)
+    )
+
+
+def _power(bound: int) -> str:
+    return f"2^{bound.bit_length() - 1}"
 
 
 def string_order(dialect: Dialect, node: Comparison, value: str) -> tuple[Op, str]:

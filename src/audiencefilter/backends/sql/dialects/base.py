@@ -201,6 +201,11 @@ class Dialect:
     """Whether the engine's JSON functions read a string up to its first NUL (SQLite): a
     literal holding NUL at a data path is then refused (`text.nul_checked`), as no answer
     with it could be memory's."""
+    json_exact_integers: ClassVar[int] = 2**63
+    """The integers a JSON number keeps exactly on this engine: those within 64 bits
+    (PostgreSQL and SQLite read a larger one as a double), or within 2^53 where every JSON
+    number is read as a double. An equality with a literal beyond them that no double holds is
+    refused (`text.number_checked`)."""
     instant_type: ClassVar[str] = "TIMESTAMP WITH TIME ZONE "
     unifies_lists: ClassVar[bool] = False
     """An `IN` list of integers and floats is compared as doubles: write integers and floats

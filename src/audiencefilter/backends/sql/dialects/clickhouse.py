@@ -75,6 +75,7 @@ class ClickHouse(Dialect):
     name = "clickhouse"
     aliases = ()
     title = _TITLE
+    json_exact_integers = 2**53
     placeholder = "{p0:String}"
     """Parameters are named and typed in the text (`marker`): `{p0:String}`, `{p1:Int64}`...,
     bound by name (`query(sql, params={"p0": ...})`); the values are in order in the list

@@ -33,6 +33,7 @@ class DuckDB(TypedItemArrays):
     name = "duckdb"
     aliases = ()
     title = "DuckDB"
+    json_exact_integers = 2**53
     grouped_aggregates = True
     exact_number_bind = "untyped"
     """SQLAlchemy's Numeric turns values into floats on the way in; DuckDB binds a Python int

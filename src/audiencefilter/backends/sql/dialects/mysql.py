@@ -56,6 +56,7 @@ class MySQL(Dialect):
     name = "mysql"
     aliases = ("mariadb",)
     title = "MySQL/MariaDB"
+    json_exact_integers = 2**53
     identifier_quote = "`"
     text_holds_nul = True
     instant_type = "TIMESTAMP "

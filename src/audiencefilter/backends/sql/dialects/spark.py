@@ -84,6 +84,7 @@ class SparkSQL(TypedItemArrays):
     name = "spark"
     aliases = ()
     title = "Spark SQL"
+    json_exact_integers = 2**53
     relations = False
     placeholder = "?"
     """`spark.sql(text, args=[...])` binds positional `?` markers."""
