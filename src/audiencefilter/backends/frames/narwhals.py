@@ -47,6 +47,7 @@ from ...language.fields import Field, FieldType, Schema
 from ...language.nodes import Node
 from ...language.relations import Relation
 from .columns import stored_names
+from .frame_dtypes import check_frame
 from .polars import POLARS, _Expressions, frame_for
 from .polars_types import field_columns, related_column
 
@@ -132,13 +133,40 @@ def _mask(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) ->
     missing = sorted(read - set(present))
     if missing:
         raise FrameError(f"the frame has no column {missing[0]!r} (of the fields the filter reads)")
+    _check_native(node, schema, eager, columns)
     if present:
         frame = _to_polars(eager.select(present), schema, columns)
     else:  # a constant filter reads no column: one answer for every row
         frame = pl.DataFrame({"row": [None] * len(eager)})
-    expression = _PandasExpressions(POLARS, schema, frame.schema, columns).visit(node)
+    walker = _PandasExpressions(POLARS, schema, frame.schema, columns).checked(node)
+    expression = walker.visit(node)
     answer = frame.with_columns(expression.fill_null(False).alias(_MASK))[_MASK]
     return answer.to_numpy()  # booleans without nulls: one NumPy array, no Python objects
+
+
+def _check_native(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) -> None:
+    """Refuse a pandas or pyarrow column whose own dtype the back-ends are not proven exact on
+    for its field (`frame_dtypes`), before it is converted: a conversion can fail inside
+    pyarrow or polars, or succeed on a type no test has proven."""
+    native = eager.to_native()
+    module = type(native).__module__.partition(".")[0]
+    if module == "pandas":
+        library, dtype_of = "pandas", _pandas_dtype(native)
+    elif module == "pyarrow":
+        library, dtype_of = "pyarrow", _arrow_dtype(native)
+    else:  # modin, cuDF: their polars columns are checked after the conversion
+        return
+    wrong = _PandasExpressions(POLARS, schema, {}, columns).wrong_type
+    check_frame(library, node, schema, dtype_of, columns, wrong)
+
+
+def _pandas_dtype(frame: Any) -> Callable[[str], Any]:
+    return lambda column: frame.dtypes.get(column)
+
+
+def _arrow_dtype(table: Any) -> Callable[[str], Any]:
+    types = dict(zip(table.schema.names, table.schema.types, strict=True))
+    return lambda column: types.get(column)
 
 
 _LIST_TYPES = frozenset(kind for kind in FieldType if kind.value.endswith("[]"))

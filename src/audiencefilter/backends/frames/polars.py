@@ -88,6 +88,7 @@ from .core import (
     integer_comparison,
     where_present,
 )
+from .frame_dtypes import check_column, check_frame
 from .polars_lists import native_list_test
 from .polars_types import CANONICAL, field_columns, related_column
 
@@ -142,7 +143,7 @@ def to_polars(
         FrameError: a column's type cannot hold its field's values (a string column for a
             date-time field, say); raised when the expression runs for a column without type.
     """
-    return _Expressions(POLARS, schema, dtypes or {}, columns or {}).visit(node)
+    return _Expressions(POLARS, schema, dtypes or {}, columns or {}).checked(node).visit(node)
 
 
 def select_rows(
@@ -223,6 +224,22 @@ class _Expressions(FrameCore[pl.Expr]):
         self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], pl.Expr]
     ) -> _Expressions:
         return type(self)(self.a, schema, dtypes, {}, column_of)
+
+    def checked(self, node: Node) -> _Expressions:
+        """This walker, once every column `node` reads has a dtype the back-end is proven
+        exact on for its field (`frame_dtypes`): refused from the schema, before any value."""
+        check_frame("polars", node, self.schema, self.dtypes.get, self.columns, self.wrong_type)
+        return self
+
+    def rows(self, node: Quantified | Aggregated) -> Rows[pl.Expr]:
+        """The related rows, once each struct field the condition reads has a proven dtype."""
+        rows = super().rows(node)
+        fields = rows.relation.schema
+        check_frame("polars", node.where, fields, rows.dtypes.get, {})
+        if isinstance(node, Aggregated) and node.field is not None:
+            field = fields[node.field]
+            check_column("polars", rows.dtypes[field.name], field, field.name)
+        return rows
 
     def named_column(self, name: str) -> pl.Expr:
         return pl.col(name)
@@ -370,6 +387,7 @@ class _Expressions(FrameCore[pl.Expr]):
             expr = built.get(values.dtype)
             if expr is None:
                 typed = type(self)(self.a, self.schema, {name: values.dtype}, self.columns)
+                typed.checked(node)
                 expr = built[values.dtype] = typed.visit(node).alias(name)
             return values.to_frame(name).select(expr).to_series()
 
