@@ -180,6 +180,9 @@ def _polars_series(cell: Cell) -> tuple[Callable[[list[Any]], Any], Callable[[An
         name: getattr(pl, name)
         for name in ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64")
     }
+    if shape == "Date" and cell.field_type == "datetime":  # midnight UTC, as a record's date
+        instants = pl.Datetime("us", "UTC")
+        return (lambda vs: pl.Series("c", vs, dtype=instants).cast(pl.Date)), back
     if shape.startswith("Decimal("):
         decimal = simple[shape]
         return (lambda vs: pl.Series("c", _decimals(vs), dtype=decimal, strict=True)), back

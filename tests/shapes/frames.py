@@ -162,6 +162,7 @@ def _polars() -> list[Cell]:
         Cell("frames", "polars", "Datetime(ns, Europe/Paris)", "datetime", "exact"),
         Cell("frames", "polars", "Datetime(ms)", "datetime", "exact", "naive is UTC"),
         Cell("frames", "polars", "Date", "date", "exact"),
+        Cell("frames", "polars", "Date", "datetime", "exact", "midnight UTC"),
         *(Cell("frames", "polars", shape, kind, "exact") for shape, kind in POLARS_LISTS.items()),
         Cell("frames", "polars", "String of JSON text", "json", "exact"),
         Cell("frames", "polars", "Struct (read_ndjson)", "json", "exact"),

@@ -62,6 +62,7 @@ def frame_mask(
         FrameError: a column's type cannot hold its field's values.
         TypeError: the frame is not an eager frame narwhals reads.
     """
+    _check_native(node, schema, frame, columns or {})
     eager = _eager(frame)
     mask = _mask(node, schema, eager, columns or {})
     series = nw.new_series("mask", mask, nw.Boolean(), backend=nw.get_native_namespace(eager))
@@ -77,6 +78,7 @@ def select_rows(
 ) -> Any:
     """The rows of `frame` where the lowered filter is TRUE, in order, as the same kind of
     frame (a pandas DataFrame keeps its index and its dtypes)."""
+    _check_native(node, schema, frame, columns or {})
     eager = _eager(frame)
     mask = _mask(node, schema, eager, columns or {})
     series = nw.new_series("mask", mask, nw.Boolean(), backend=nw.get_native_namespace(eager))
@@ -133,7 +135,6 @@ def _mask(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) ->
     missing = sorted(read - set(present))
     if missing:
         raise FrameError(f"the frame has no column {missing[0]!r} (of the fields the filter reads)")
-    _check_native(node, schema, eager, columns)
     if present:
         frame = _to_polars(eager.select(present), schema, columns)
     else:  # a constant filter reads no column: one answer for every row
@@ -144,11 +145,10 @@ def _mask(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) ->
     return answer.to_numpy()  # booleans without nulls: one NumPy array, no Python objects
 
 
-def _check_native(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) -> None:
+def _check_native(node: Node, schema: Schema, native: Any, columns: Mapping[str, str]) -> None:
     """Refuse a pandas or pyarrow column whose own dtype the back-ends are not proven exact on
-    for its field (`frame_dtypes`), before it is converted: a conversion can fail inside
-    pyarrow or polars, or succeed on a type no test has proven."""
-    native = eager.to_native()
+    for its field (`frame_dtypes`), before narwhals reads the frame or Arrow converts it: either
+    can fail inside pyarrow or polars, or succeed on a type no test has proven."""
     module = type(native).__module__.partition(".")[0]
     if module == "pandas":
         library, dtype_of = "pandas", _pandas_dtype(native)
@@ -186,6 +186,8 @@ class _PandasExpressions(_Expressions):
             FieldType.DATE: f"pd.to_datetime({col}).dt.date",
             FieldType.STRING: f'{col}.astype("string")',
         }.get(kind)
+        if kind in _LIST_TYPES:
+            return "Give it Python lists (an object column of lists) or an Arrow list"
         if fix is None:
             return "Give it JSON text (str) or decoded values (an object column of dicts)"
         return f"Convert it first, e.g. {col} = {fix}"

@@ -118,6 +118,7 @@ _ACCEPTED = {
     FieldType.DATETIME: "Datetime (any time unit, with any time zone or none) or Date",
     FieldType.DATE: "Date (a date field holds days, not instants)",
     FieldType.JSON: "String (JSON text), Struct or Object",
+    **{kind: "a List of the items' type" for kind in FieldType if kind.value.endswith("[]")},
 }
 _FEW = 8
 
@@ -579,6 +580,8 @@ def _string_in(column: pl.Expr, values: tuple[str, ...], *, few: bool) -> pl.Exp
 def _fix(kind: FieldType, column: str, dtype: Any) -> str:
     """A conversion that turns a column of `dtype` into one the field can use."""
     col = f'pl.col("{column}")'
+    if kind.value.endswith("[]"):
+        return "Build the frame with frame_for, or cast the column to a List"
     if kind is FieldType.JSON:
         return (
             "Give it JSON text (a String column) or objects (a Struct, as pl.read_ndjson "
