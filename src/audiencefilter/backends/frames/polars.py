@@ -118,7 +118,7 @@ _ACCEPTED = {
     FieldType.DATETIME: "Datetime (any time unit, with any time zone or none) or Date",
     FieldType.DATE: "Date (a date field holds days, not instants)",
     FieldType.JSON: "String (JSON text), Struct or Object",
-    **{kind: "a List of the items' type" for kind in FieldType if kind.value.endswith("[]")},
+    **{kind: "a List column of the items' type" for kind in FieldType if kind.value.endswith("[]")},
 }
 _FEW = 8
 
@@ -237,7 +237,7 @@ class _Expressions(FrameCore[pl.Expr]):
         rows = super().rows(node)
         fields = rows.relation.schema
         check_frame("polars", node.where, fields, rows.dtypes.get, {})
-        if isinstance(node, Aggregated) and node.field is not None:
+        if isinstance(node, Aggregated) and node.function is not Aggregate.COUNT:
             field = fields[node.field]
             check_column("polars", rows.dtypes[field.name], field, field.name)
         return rows
