@@ -190,3 +190,30 @@ CELLS: list[Cell] = [
     for cell in (*_pandas(), *_polars())
     if (cell.backend, cell.shape, cell.field_type) not in LEFT_OUT
 ]
+
+
+def render_refused() -> list[str]:
+    """The support page's list of the dtypes refused outright or with a fix of their own
+    (`frame_dtypes`' tables); a dtype exact for one field type is refused for the others with
+    the engine's conversion to the field's type."""
+    from audiencefilter.backends.frames.frame_dtypes import FIELD_TYPES, TABLES
+
+    out = [
+        "### refused frame dtypes",
+        "",
+        "Refused when the expression is built, from the frame's schema (`FrameError`). A dtype",
+        "exact above for one field type is refused for the others, with a conversion to the",
+        "field's type; pandas' `ArrowDtype` columns are decided as pyarrow's types.",
+        "",
+        "| library | dtype | field types | fix |",
+        "|---|---|---|---|",
+    ]
+    for library, table in TABLES.items():
+        for key, entry in table.items():
+            if entry.delegate or not entry.fix:
+                continue
+            refused = [t for t in FIELD_TYPES if t not in entry.exact]
+            kinds = "every" if len(refused) == len(FIELD_TYPES) else ", ".join(refused)
+            fix = entry.fix.replace("|", "\\|")
+            out.append(f"| {library} | `{key}` | {kinds} | {fix} |")
+    return [*out, ""]

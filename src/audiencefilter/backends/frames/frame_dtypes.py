@@ -76,15 +76,15 @@ POLARS: Mapping[str, Gate] = {
     "Datetime": _exact("datetime"),
     "List": Gate(LISTS),
     "Struct": _exact("json"),
-    "Object": _exact("json", fix="build the frame with frame_for, or cast the column to a pl.List"),
+    "Object": _exact("json", fix="give the column its field's polars type, as frame_for does"),
     "Null": Gate(EVERY),
     "Time": _refused("combine it with a date into a pl.Datetime, or hold the field as a string"),
     "Duration": _refused("hold it as a number: pl.col(...).dt.total_microseconds()"),
     "Binary": _refused(f"decode it first: {_TEXT}"),
     "Array": _refused("cast the column to a pl.List of its item type: pl.col(...).arr.to_list()"),
     "Map": _refused("hold the document as JSON text (pl.String) or a pl.Struct"),
-    "Extension": _refused(f"cast the column to its storage type; {_OPAQUE}"),
-    "Unknown": _refused(f"give the column a known type; {_OPAQUE}"),
+    "Extension": _refused("cast the column to its storage type, if docs/support.md lists it"),
+    "Unknown": _refused(_OPAQUE),
 }
 """polars' dtype classes (`polars.datatypes`), by class name."""
 
@@ -118,15 +118,15 @@ ARROW: Mapping[str, Gate] = {
     "interval_day_time": _refused(_ARROW_TIME),
     "interval_month_day_nano": _refused(_ARROW_TIME),
     "dictionary": _exact("string", fix="decode it first: column.dictionary_decode()"),
-    "list": Gate(LISTS, _ARROW_LIST),
-    "large_list": Gate(LISTS, _ARROW_LIST),
+    "list": Gate(LISTS),
+    "large_list": Gate(LISTS),
     "list_view": _refused(_ARROW_LIST),
     "large_list_view": _refused(_ARROW_LIST),
     "fixed_size_list": _refused(_ARROW_LIST),
     "struct": _refused("hold the document as JSON text (pa.string())"),
     "map": _refused("hold the document as JSON text (pa.string())"),
-    "dense_union": _refused(f"give the column one type; {_OPAQUE}"),
-    "sparse_union": _refused(f"give the column one type; {_OPAQUE}"),
+    "dense_union": _refused(_OPAQUE),
+    "sparse_union": _refused(_OPAQUE),
     "run_end_encoded": _refused("decode it first: pc.run_end_decode(column)"),
     "na": Gate(EVERY),
 }
@@ -204,7 +204,7 @@ def pandas_key(dtype: Any) -> str:
     """A pandas dtype's entry: a NumPy dtype's name (its kind for dates, durations and
     bytes, whatever the unit or size), an extension dtype's class name."""
     if type(dtype).__module__ == "numpy.dtypes" or type(dtype).__name__ == "dtype":
-        return _NUMPY_KINDS.get(dtype.kind, dtype.name)
+        return _NUMPY_KINDS.get(dtype.kind, str(dtype.name))
     return type(dtype).__name__
 
 
