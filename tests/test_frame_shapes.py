@@ -174,6 +174,7 @@ def _polars_series(cell: Cell) -> tuple[Callable[[list[Any]], Any], Callable[[An
         "Float64": pl.Float64,
         "Decimal(38, 0)": pl.Decimal(38, 0),
         "Decimal(20, 4)": pl.Decimal(20, 4),
+        "Decimal(38, 30)": pl.Decimal(38, 30),
         "Object of decoded values": pl.Object,
     }
     simple |= {

@@ -154,7 +154,15 @@ def _polars() -> list[Cell]:
     numbers = ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64")
     cells += [
         Cell("frames", "polars", shape, "number", "exact")
-        for shape in (*numbers, "Int128", "Float32", "Float64", "Decimal(38, 0)", "Decimal(20, 4)")
+        for shape in (
+            *numbers,
+            "Int128",
+            "Float32",
+            "Float64",
+            "Decimal(38, 0)",
+            "Decimal(20, 4)",
+            "Decimal(38, 30)",
+        )
     ]
     cells += [
         Cell("frames", "polars", "Boolean", "boolean", "exact"),
