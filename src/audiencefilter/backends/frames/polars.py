@@ -15,6 +15,8 @@ Design choices, each keeping the answers identical to the in-memory back-end:
   `TypeError`: the data does not fit the schema, the filter is fine), naming the column, its
   type, the types accepted and a conversion. A column of nulls only (`pl.Null`, as
   `pl.read_ndjson` reads a key that is always null) is accepted for any field: UNKNOWN.
+  The types a field can use are `frame_dtypes.py`'s: those a cell of the support matrix
+  proves against the in-memory oracle; every other dtype is refused, by name, from the schema.
 - Three-valued logic is polars' own: comparisons with null are null, `&`/`|` are Kleene (an
   n-ary group becomes a balanced tree of them), `~null` is null, and `filter`
   drops null rows. The place where polars does not follow SQL nulls is avoided: a comparison whose
