@@ -11,11 +11,13 @@ import io
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 import pytest
 
 import audiencefilter as af
@@ -30,7 +32,7 @@ from audiencefilter.testing.space import (
     every_condition,
 )
 from tests.shapes import TALLY, Cell
-from tests.shapes.frames import CELLS, MIXED_OBJECT, OBJECT_NUMBERS
+from tests.shapes.frames import ARROW_TYPES, CELLS, MIXED_OBJECT, NULLS, OBJECT_NUMBERS
 
 NOW = NOWS[0]
 FIELD = {"json": "data"}
@@ -48,6 +50,10 @@ def _pool(field_type: str) -> list[Any]:
         "datetime": [m.astimezone(UTC) for m in _INSTANTS],
         "date": [*FIXED_DATES, NOW.date()],
         "string[]": [[], [None], ["a"], ["A", "b"], ["ß", None, "SS"], [""]],
+        "number[]": [[], [None], [1, 2], [2**53 + 1, -3], [0.5, None], [-0.0, 2.5], [100]],
+        "boolean[]": [[], [None], [True], [True, False], [False, None]],
+        "datetime[]": [[], [None], *([m.astimezone(UTC), None] for m in _INSTANTS)],
+        "date[]": [[], [None], *([d, None] for d in FIXED_DATES), [NOW.date()]],
     }
     return [None, *pools[field_type]]
 
@@ -106,6 +112,11 @@ def _kept(
 def _pandas_series(cell: Cell) -> tuple[Callable[[list[Any]], Any], Callable[[Any], list[Any]]]:
     shape = cell.shape
     back = lambda s: s.astype(object).where(s.notna(), None).tolist()  # noqa: E731
+    if shape in ARROW_TYPES:
+        arrow = ARROW_TYPES[shape]
+        return (lambda vs: pd.Series(pd.arrays.ArrowExtensionArray(pa.array(vs, arrow)))), (
+            _arrow_back
+        )
     if cell.field_type == "datetime":
 
         def build(values: list[Any]) -> Any:
@@ -119,7 +130,11 @@ def _pandas_series(cell: Cell) -> tuple[Callable[[list[Any]], Any], Callable[[An
         return build, back
     if cell.field_type == "json":
         text = shape != "object of dicts"
-        dtype = "string[pyarrow]" if shape.startswith("string") else object
+        prefix = shape.removesuffix(" of JSON text")
+        dtype: Any = pd.ArrowDtype(ARROW_TYPES[prefix]) if prefix in ARROW_TYPES else object
+        dtype = "string[pyarrow]" if prefix == "string[pyarrow]" else dtype
+        if prefix in ARROW_TYPES:
+            back = _arrow_back
         return (
             lambda vs: pd.Series(
                 [json.dumps(v) if text and v is not None else v for v in vs], dtype=dtype
@@ -127,6 +142,17 @@ def _pandas_series(cell: Cell) -> tuple[Callable[[list[Any]], Any], Callable[[An
         ), (_parsed(back) if text else back)
     dtype = object if shape.startswith("object") else shape
     return (lambda vs: pd.Series(vs, dtype=dtype)), back
+
+
+def _arrow_back(column: Any) -> list[Any]:
+    """An `ArrowDtype` column's values (a `string_view` one has no `astype(object)`)."""
+    values: list[Any] = column.array.__arrow_array__().to_pylist()
+    return values
+
+
+def _decimals(values: list[Any]) -> list[Any]:
+    """Numbers as `Decimal`s as written (a Decimal column takes no mix of ints and floats)."""
+    return [None if v is None else Decimal(repr(v) if isinstance(v, float) else v) for v in values]
 
 
 def _polars_series(cell: Cell) -> tuple[Callable[[list[Any]], Any], Callable[[Any], list[Any]]]:
@@ -138,14 +164,29 @@ def _polars_series(cell: Cell) -> tuple[Callable[[list[Any]], Any], Callable[[An
         "Boolean": pl.Boolean,
         "Date": pl.Date,
         "List(String)": pl.List(pl.String),
+        "List(Int64)": pl.List(pl.Int64),
+        "List(Float64)": pl.List(pl.Float64),
+        "List(Boolean)": pl.List(pl.Boolean),
+        "List(Datetime(us, UTC))": pl.List(pl.Datetime("us", "UTC")),
+        "List(Date)": pl.List(pl.Date),
+        "Int128": pl.Int128,
         "Float32": pl.Float32,
         "Float64": pl.Float64,
         "Decimal(38, 0)": pl.Decimal(38, 0),
+        "Decimal(20, 4)": pl.Decimal(20, 4),
+        "Decimal(38, 30)": pl.Decimal(38, 30),
+        "Object of decoded values": pl.Object,
     }
     simple |= {
         name: getattr(pl, name)
         for name in ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64")
     }
+    if shape == "Date" and cell.field_type == "datetime":  # midnight UTC, as a record's date
+        instants = pl.Datetime("us", "UTC")
+        return (lambda vs: pl.Series("c", vs, dtype=instants).cast(pl.Date)), back
+    if shape.startswith("Decimal("):
+        decimal = simple[shape]
+        return (lambda vs: pl.Series("c", _decimals(vs), dtype=decimal, strict=True)), back
     if shape in simple:
         return (lambda vs: pl.Series("c", vs, dtype=simple[shape], strict=True)), back
     if shape == "Enum":
@@ -187,6 +228,8 @@ _BAD = {
 def _frame(cell: Cell) -> tuple[Any, tuple[dict[str, Any], ...]]:
     """The cell's frame and the records the oracle reads, row by row."""
     name = FIELD.get(cell.field_type, "f")
+    if cell.shape == NULLS[cell.backend]:
+        return _null_frame(cell, name), ({name: None},) * 3
     if cell.shape == MIXED_OBJECT:
         return pd.DataFrame({name: pd.Series([1, 2**53 + 1, 0.5], dtype=object)}), ()
     if cell.outcome == "refused":
@@ -212,11 +255,21 @@ def _frame(cell: Cell) -> tuple[Any, tuple[dict[str, Any], ...]]:
     return frame, tuple({name: v} for v in kept)
 
 
+def _null_frame(cell: Cell, name: str) -> Any:
+    """Three nulls in the back-end's column of nulls only (pl.Null, Arrow's null type)."""
+    if cell.backend == "polars":
+        return pl.DataFrame({name: pl.Series([None] * 3, dtype=pl.Null)})
+    return pd.DataFrame({name: pd.Series(pd.arrays.ArrowExtensionArray(pa.nulls(3)))})
+
+
 def _held(cell: Cell) -> list[Any]:
     """The pool of the cell's type, of the kind an object column of numbers holds."""
     pool = _pool(cell.field_type)
     if OBJECT_NUMBERS.get(cell.shape) == "integers":
         return [v for v in pool if not isinstance(v, float)]
+    if cell.shape == "object of lists" and cell.field_type == "number[]":
+        # One list of fractions beside 2^53 + 1 is refused (no one item type holds both)
+        return [v for v in pool if not any(isinstance(i, float) for i in v or [])]
     if OBJECT_NUMBERS.get(cell.shape) == "doubles":
         return [v for v in pool if not isinstance(v, int) or abs(v) <= 2**53]
     return pool

@@ -128,5 +128,7 @@ def render() -> str:
                     f"{cell.outcome} | {_escape(cell.note)} |"
                 )
             out.append("")
+        if family == "frames":
+            out += importlib.import_module("tests.shapes.frames").render_refused()
     out += importlib.import_module("tests.shapes.limits").render()
     return "\n".join(out).rstrip("\n") + "\n"

@@ -47,6 +47,7 @@ from ...language.fields import Field, FieldType, Schema
 from ...language.nodes import Node
 from ...language.relations import Relation
 from .columns import stored_names
+from .frame_dtypes import check_frame
 from .polars import POLARS, _Expressions, frame_for
 from .polars_types import field_columns, related_column
 
@@ -61,6 +62,7 @@ def frame_mask(
         FrameError: a column's type cannot hold its field's values.
         TypeError: the frame is not an eager frame narwhals reads.
     """
+    _check_native(node, schema, frame, columns or {})
     eager = _eager(frame)
     mask = _mask(node, schema, eager, columns or {})
     series = nw.new_series("mask", mask, nw.Boolean(), backend=nw.get_native_namespace(eager))
@@ -76,6 +78,7 @@ def select_rows(
 ) -> Any:
     """The rows of `frame` where the lowered filter is TRUE, in order, as the same kind of
     frame (a pandas DataFrame keeps its index and its dtypes)."""
+    _check_native(node, schema, frame, columns or {})
     eager = _eager(frame)
     mask = _mask(node, schema, eager, columns or {})
     series = nw.new_series("mask", mask, nw.Boolean(), backend=nw.get_native_namespace(eager))
@@ -136,9 +139,34 @@ def _mask(node: Node, schema: Schema, eager: Any, columns: Mapping[str, str]) ->
         frame = _to_polars(eager.select(present), schema, columns)
     else:  # a constant filter reads no column: one answer for every row
         frame = pl.DataFrame({"row": [None] * len(eager)})
-    expression = _PandasExpressions(POLARS, schema, frame.schema, columns).visit(node)
+    walker = _PandasExpressions(POLARS, schema, frame.schema, columns).checked(node)
+    expression = walker.visit(node)
     answer = frame.with_columns(expression.fill_null(False).alias(_MASK))[_MASK]
     return answer.to_numpy()  # booleans without nulls: one NumPy array, no Python objects
+
+
+def _check_native(node: Node, schema: Schema, native: Any, columns: Mapping[str, str]) -> None:
+    """Refuse a pandas or pyarrow column whose own dtype the back-ends are not proven exact on
+    for its field (`frame_dtypes`), before narwhals reads the frame or Arrow converts it: either
+    can fail inside pyarrow or polars, or succeed on a type no test has proven."""
+    module = type(native).__module__.partition(".")[0]
+    if module == "pandas":
+        library, dtype_of = "pandas", _pandas_dtype(native)
+    elif module == "pyarrow":
+        library, dtype_of = "pyarrow", _arrow_dtype(native)
+    else:  # modin, cuDF: their polars columns are checked after the conversion
+        return
+    wrong = _PandasExpressions(POLARS, schema, {}, columns).wrong_type
+    check_frame(library, node, schema, dtype_of, columns, wrong)
+
+
+def _pandas_dtype(frame: Any) -> Callable[[str], Any]:
+    return lambda column: frame.dtypes.get(column)
+
+
+def _arrow_dtype(table: Any) -> Callable[[str], Any]:
+    types = dict(zip(table.schema.names, table.schema.types, strict=True))
+    return lambda column: types.get(column)
 
 
 _LIST_TYPES = frozenset(kind for kind in FieldType if kind.value.endswith("[]"))
@@ -158,6 +186,8 @@ class _PandasExpressions(_Expressions):
             FieldType.DATE: f"pd.to_datetime({col}).dt.date",
             FieldType.STRING: f'{col}.astype("string")',
         }.get(kind)
+        if kind in _LIST_TYPES:
+            return "Give it Python lists (an object column of lists) or an Arrow list"
         if fix is None:
             return "Give it JSON text (str) or decoded values (an object column of dicts)"
         return f"Convert it first, e.g. {col} = {fix}"

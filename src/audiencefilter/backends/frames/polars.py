@@ -15,6 +15,8 @@ Design choices, each keeping the answers identical to the in-memory back-end:
   `TypeError`: the data does not fit the schema, the filter is fine), naming the column, its
   type, the types accepted and a conversion. A column of nulls only (`pl.Null`, as
   `pl.read_ndjson` reads a key that is always null) is accepted for any field: UNKNOWN.
+  The types a field can use are `frame_dtypes.py`'s: those a cell of the support matrix
+  proves against the in-memory oracle; every other dtype is refused, by name, from the schema.
 - Three-valued logic is polars' own: comparisons with null are null, `&`/`|` are Kleene (an
   n-ary group becomes a balanced tree of them), `~null` is null, and `filter`
   drops null rows. The place where polars does not follow SQL nulls is avoided: a comparison whose
@@ -88,6 +90,7 @@ from .core import (
     integer_comparison,
     where_present,
 )
+from .frame_dtypes import check_column, check_frame
 from .polars_lists import native_list_test
 from .polars_types import CANONICAL, field_columns, related_column
 
@@ -117,6 +120,7 @@ _ACCEPTED = {
     FieldType.DATETIME: "Datetime (any time unit, with any time zone or none) or Date",
     FieldType.DATE: "Date (a date field holds days, not instants)",
     FieldType.JSON: "String (JSON text), Struct or Object",
+    **{kind: "a List column of the items' type" for kind in FieldType if kind.value.endswith("[]")},
 }
 _FEW = 8
 
@@ -142,7 +146,7 @@ def to_polars(
         FrameError: a column's type cannot hold its field's values (a string column for a
             date-time field, say); raised when the expression runs for a column without type.
     """
-    return _Expressions(POLARS, schema, dtypes or {}, columns or {}).visit(node)
+    return _Expressions(POLARS, schema, dtypes or {}, columns or {}).checked(node).visit(node)
 
 
 def select_rows(
@@ -223,6 +227,22 @@ class _Expressions(FrameCore[pl.Expr]):
         self, schema: Schema, dtypes: Mapping[str, Any], column_of: Callable[[str], pl.Expr]
     ) -> _Expressions:
         return type(self)(self.a, schema, dtypes, {}, column_of)
+
+    def checked(self, node: Node) -> _Expressions:
+        """This walker, once every column `node` reads has a dtype the back-end is proven
+        exact on for its field (`frame_dtypes`): refused from the schema, before any value."""
+        check_frame("polars", node, self.schema, self.dtypes.get, self.columns, self.wrong_type)
+        return self
+
+    def rows(self, node: Quantified | Aggregated) -> Rows[pl.Expr]:
+        """The related rows, once each struct field the condition reads has a proven dtype."""
+        rows = super().rows(node)
+        fields = rows.relation.schema
+        check_frame("polars", node.where, fields, rows.dtypes.get, {})
+        if isinstance(node, Aggregated) and node.function is not Aggregate.COUNT:
+            field = fields[node.field]
+            check_column("polars", rows.dtypes[field.name], field, field.name)
+        return rows
 
     def named_column(self, name: str) -> pl.Expr:
         return pl.col(name)
@@ -370,6 +390,7 @@ class _Expressions(FrameCore[pl.Expr]):
             expr = built.get(values.dtype)
             if expr is None:
                 typed = type(self)(self.a, self.schema, {name: values.dtype}, self.columns)
+                typed.checked(node)
                 expr = built[values.dtype] = typed.visit(node).alias(name)
             return values.to_frame(name).select(expr).to_series()
 
@@ -561,6 +582,8 @@ def _string_in(column: pl.Expr, values: tuple[str, ...], *, few: bool) -> pl.Exp
 def _fix(kind: FieldType, column: str, dtype: Any) -> str:
     """A conversion that turns a column of `dtype` into one the field can use."""
     col = f'pl.col("{column}")'
+    if kind.value.endswith("[]"):
+        return "Build the frame with frame_for, or cast the column to a List"
     if kind is FieldType.JSON:
         return (
             "Give it JSON text (a String column) or objects (a Struct, as pl.read_ndjson "
