@@ -58,10 +58,10 @@ from ...ground.fields import (
 )
 from ...ground.metrics import Metrics
 from ...http import idempotency_turns, validation
-from ...http.errors import ApiError, issue_of
+from ...http.errors import ApiError, error_body, issue_of, refusal
 from ...http.idempotency import RetryDep
 from ...http.json_guard import LINES_TYPES, media_type
-from ...http.responses import data
+from ...http.responses import ErrorJSONResponse, data
 from .. import csv_import
 from ..deps import DatabaseDep, PrivateKey
 from ..heavy import HEAVY
@@ -546,7 +546,19 @@ async def import_contacts(
 
     writes = idempotency_turns.once_in_turns(retry, principal.account_id, sent, answer)
     job = imports.Job(principal.account_id, listId, rows, mode, events)
-    return await run_in_threadpool(imports.run, job, _row, writes)
+    try:
+        return await run_in_threadpool(imports.run, job, _row, writes)
+    except imports.PartlyImported as stopped:
+        answer(stopped.written)  # the rows written are counted as those of an answer
+        return _partly(stopped)
+
+
+def _partly(stopped: imports.PartlyImported) -> Response:
+    """The 409 of an import stopped by a conflict after some turns committed, with `progress`:
+    what those turns wrote, as the answer lists it (its counts and a result per row), as a CSV
+    import's error after written rows says them. Sending the import again is safe."""
+    body = error_body(409, *refusal(stopped))
+    return ErrorJSONResponse({**body, "progress": stopped.written}, status_code=409)
 
 
 def _plain(value: Any) -> Any:
