@@ -40,6 +40,8 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
+import audiencefilter as af
+
 from ...db.models import List
 from ...domain import contact_import, custom_fields
 from ...domain.contact_import import InvalidRow
@@ -90,7 +92,9 @@ class _ImportBody(BaseModel):
 
 
 def _rows(raw: bytes, content_type: str) -> list[tuple[int, Any]]:
-    """(row number, value) of each row: the element's 1-based place, or its line number."""
+    """(row number, value) of each row: the element's 1-based place, or its line number. A
+    decimal is read as it is written (`af.WrittenNumber`: `1000.00` is stored so, and an
+    export writes it back so)."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -105,13 +109,13 @@ def _rows(raw: bytes, content_type: str) -> list[tuple[int, Any]]:
             if not line.strip():
                 continue
             try:
-                rows.append((number, json.loads(line)))
+                rows.append((number, json.loads(line, parse_float=af.WrittenNumber)))
             except json.JSONDecodeError as exc:
                 reason = f"invalid JSON ({exc.msg} at column {exc.colno})"
                 rows.append((number, _Unreadable(reason)))
         return rows
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=af.WrittenNumber)
     except json.JSONDecodeError as exc:
         raise _body_error(
             "a JSON array of contacts, or JSON Lines with Content-Type: application/x-ndjson",
