@@ -28,7 +28,7 @@ import audiencefilter as af
 from audiencefilter.service import create_app
 from audiencefilter.service.api import csv_guard
 from audiencefilter.service.db.models import new_referral_code
-from audiencefilter.service.ground.json import dumps
+from audiencefilter.service.ground.json import dumps, stored
 
 from .conftest import ApiClient, Tenant, make_tenant, settings_on
 
@@ -132,6 +132,10 @@ def test_an_export_imported_again_is_the_same_contacts(
     assert _stored(tenant, elsewhere) == expected
 
 
+def _json(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+
+
 def _written(number: Any) -> str:
     """A number as the import was given it: its text, or its JSON."""
     return number.text if isinstance(number, af.WrittenNumber) else json.dumps(number)
@@ -162,6 +166,19 @@ def test_decimals_are_exported_as_imported(tenant: Tenant) -> None:
     whole = tenant.ok("POST", "/v4/audiences", 201, json=everyone)["audience"]
     again = tenant.call("GET", f"/v4/audiences/{whole['id']}/export", params={"format": "csv"})
     assert _cells(again.content, "score")["c@example.com"] == "7"
+
+
+@given(st.recursive(st.none() | st.integers() | st.floats() | st.text() | WRITTEN, _json))
+def test_a_stored_json_is_the_standard_text_but_for_its_decimals_as_written(value: Any) -> None:
+    """`stored` (the engine's JSON serializer) writes what `json.dumps` writes, each written
+    decimal as its text: read back, the same numbers."""
+    text = stored(value)
+    assert json.dumps(json.loads(text)) == json.dumps(value)
+    written = json.loads(text, parse_float=af.WrittenNumber)
+    assert stored(written) == text
+    assert (
+        stored({"a": af.WrittenNumber("1000.00"), "b": ["é"]}) == '{"a": 1000.00, "b": ["\\u00e9"]}'
+    )
 
 
 @given(st.text())
