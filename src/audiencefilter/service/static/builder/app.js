@@ -474,7 +474,7 @@ async function confirmErase() {
   forgetExplained();
   state.emails.set(contact.id, Promise.resolve(null));
   runPreview();
-  await refreshAudiences();
+  await afterChange(); // member counts and the activity panel (contact.deleted, .erased)
 }
 
 // ---- background builds ---------------------------------------------------------------------
