@@ -6,6 +6,7 @@ whose stored filter reads "Big spenders" by id. The text box shows "Fans" as
 two audiences share is refused in words naming them. "Export CSV" downloads the audience's
 members through the export endpoint (with the byte order mark when asked); "Erase this
 contact…" asks first, and once confirmed erases the contact and says what the erasure did.
+Screenshots at 1280 and 390 px (`builder-export-*.png`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .helpers import (
     _all,
     _by_id,
     _count,
+    _screenshots,
     _served,
     _signed_in,
     _text_box,
@@ -139,6 +141,7 @@ def test_erase_asks_first_then_erases_and_says_what_it_did(browser: Any, service
     assert "the contact was deleted" in status.text and "suppressed" in status.text
     assert _contact_status(service, "ann@example.com") == 404
     assert not _by_id(browser, "erase-area").is_displayed()
+    _screenshots(browser, "builder-export")  # nothing wider than the screen at 1280 and 390 px
 
 
 def _contact_status(service: Service, email: str) -> int:
