@@ -127,3 +127,34 @@ def test_brackets_inside_json_strings_are_text_not_nesting() -> None:
     for _ in range(199):
         [deepest] = deepest
     assert deepest == []
+
+
+def test_written_numbers_keep_their_text_and_compare_as_numbers() -> None:
+    text = "email,points\na@x.io,1000.00\nb@x.io,7\n"
+    schema = af.CONTACT.with_fields(score="number")
+    fmt = af.CsvFormat("ISO", ",", ";")
+    [plain, _] = [row.record for row in af.read_csv(io.StringIO(text), schema)]
+    assert plain["points"] == 1000.0 and type(plain["points"]) is float  # by default, as before
+    rows = af.read_csv(io.StringIO(text), schema, written=True)
+    records = [row.record for row in rows]
+    assert isinstance(records[0]["points"], af.WrittenNumber)
+    assert (records[0]["points"].text, records[0]["points"], records[1]["points"]) == (
+        "1000.00",
+        1000,
+        7,
+    )
+    assert type(records[1]["points"]) is int
+    flt = af.parse_text("points >= 1000 and points < 1000.001", schema=schema)
+    assert [flt.matches(record) for record in records] == [True, False]
+    semicolons = io.StringIO("email;score\na@x.io;1 234,50\n")
+    [comma] = af.read_csv(semicolons, schema, format=fmt, written=True)
+    assert comma.record["score"].text == "1234.50" and comma.record["score"] == 1234.5
+
+
+def test_a_written_number_survives_a_copy() -> None:
+    import copy
+    import pickle
+
+    number = af.WrittenNumber("12.50")
+    for again in (copy.deepcopy(number), pickle.loads(pickle.dumps(number))):
+        assert (type(again), again.text, again) == (af.WrittenNumber, "12.50", 12.5)

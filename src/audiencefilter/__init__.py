@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .csv_cells import CellError, CsvError, CsvRow, CsvRows, csv_cell, read_csv
+from .csv_cells import CellError, CsvError, CsvRow, CsvRows, WrittenNumber, csv_cell, read_csv
 from .csv_format import CsvFormat, FormatEvidence
 from .errors import FilterError, FrameError, Issue, RecordError
 from .excerpt import render_error
@@ -117,6 +117,7 @@ __all__ = [
     "UnhandledNodeError",
     "Verdict",
     "Visitor",
+    "WrittenNumber",
     "as_utc",
     "compare",
     "compile",

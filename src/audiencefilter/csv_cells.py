@@ -4,7 +4,9 @@ One set of cell rules for every reader of CSV contacts (the command line's `eval
 the service's import), so that a file one of them takes, the others take alike:
 
 - an empty cell is null (CSV cannot tell "" from missing);
-- a number stays exact (an integer stays an int); booleans are true/false/1/0;
+- a number stays exact (an integer stays an int; with `written=True` a decimal is a
+  `WrittenNumber`, the float that keeps its text, so `1000.00` can be written back as given);
+  booleans are true/false/1/0;
 - dates are ISO 8601 (`YYYY-MM-DD`), date-times ISO 8601 (an offset, or UTC), unless the
   file's `CsvFormat` states a day-first or month-first order; decimals take a comma and the
   cells another separator the same way (`csv_format.py` has those rules);
@@ -30,6 +32,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import partial
 from typing import IO, Any
 
 from .csv_format import (
@@ -81,28 +84,45 @@ class CsvRow:
     errors: tuple[CellError, ...] = ()
 
 
-def _number_text(text: str) -> int | float | None:
+class WrittenNumber(float):
+    """A number read from its decimal text (`1000.00`): the float it is, for every filter and
+    comparison, and `text`, the way it was written, for a writer that gives numbers back as
+    they were given (`WrittenNumber("1000.00") == 1000`, its `text` "1000.00")."""
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, text: str) -> WrittenNumber:
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+    def __reduce__(self) -> tuple[type[WrittenNumber], tuple[str]]:
+        return (WrittenNumber, (self.text,))
+
+
+def _number_text(text: str, written: bool = False) -> int | float | None:
     if _INTEGER.match(text):
         return int(text)
     if _DECIMAL.match(text):
-        value = float(text)
+        value = WrittenNumber(text) if written else float(text)
         if is_number(value):
             return value
     return None
 
 
-def _to_number(cell: str) -> int | float:
-    value = _number_text(cell.strip())
+def _to_number(cell: str, written: bool = False) -> int | float:
+    value = _number_text(cell.strip(), written)
     if value is not None:
         return value
-    written = comma_decimal(cell.strip())
-    hint = f'; with decimal="," it reads {written}' if written and "," in cell else ""
+    point = comma_decimal(cell.strip())
+    hint = f'; with decimal="," it reads {point}' if point and "," in cell else ""
     raise ValueError(f'expected a number, found "{_shown(cell)}"{hint}')
 
 
-def _to_comma_number(cell: str) -> int | float:
-    written = comma_decimal(cell.strip())
-    value = None if written is None else _number_text(written)
+def _to_comma_number(cell: str, written: bool = False) -> int | float:
+    point = comma_decimal(cell.strip())
+    value = None if point is None else _number_text(point, written)
     if value is None:
         raise ValueError(
             f'expected a number written with a decimal comma (1234,56), found "{_shown(cell)}"'
@@ -252,11 +272,12 @@ _CONVERTERS: dict[FieldType, Converter] = {
 _CONVERTERS.update({kind: _list_of(kind.element) for kind in FieldType if kind.element is not None})
 
 
-def converters(fmt: CsvFormat) -> dict[FieldType, Converter]:
-    """How the cells of each field type read in a file of format `fmt`."""
+def converters(fmt: CsvFormat, written: bool = False) -> dict[FieldType, Converter]:
+    """How the cells of each field type read in a file of format `fmt`; `written`: decimals
+    as `WrittenNumber`s."""
     table = dict(_CONVERTERS)
-    if fmt.decimal == ",":
-        table[FieldType.NUMBER] = _to_comma_number
+    number = _to_comma_number if fmt.decimal == "," else _to_number
+    table[FieldType.NUMBER] = partial(number, written=True) if written else number
     if fmt.date_order != "ISO":
         table[FieldType.DATE], table[FieldType.DATETIME] = _local(fmt.date_order)
     return table
@@ -300,6 +321,7 @@ class CsvRows:
         schema: Schema,
         columns: Mapping[str, str | None] | None = None,
         fmt: CsvFormat | None = None,
+        written: bool = False,
     ) -> None:
         self.format = fmt or CsvFormat()
         first = stream.readline()
@@ -310,7 +332,7 @@ class CsvRows:
         renamed = columns or {}
         self.fields: list[str | None] = [renamed.get(name, name) for name in self.header]
         """The field each column is read into, None for a column left out."""
-        self._converters = self._read_by(schema, converters(self.format))
+        self._converters = self._read_by(schema, converters(self.format, written))
         self.evidence = FormatEvidence()
         """What the cells read so far say of the file's format (`csv_format.py`)."""
         self._witnesses = [
@@ -390,16 +412,19 @@ def read_csv(
     *,
     columns: Mapping[str, str | None] | None = None,
     format: CsvFormat | None = None,
+    written: bool = False,
 ) -> CsvRows:
     """The rows of CSV contacts with a header row, each cell read by its field's type in
     `schema` (see the module's rules); `columns` maps a header to the field it fills, or to
     None to leave the column out; `format` states how the file writes dates, decimals and
     separators (`CsvFormat`: ISO dates, a decimal point and the header's separator by
-    default). Raises `CsvError` when the header cannot be read.
+    default); `written=True` reads a decimal as a `WrittenNumber`, which keeps its text
+    (`1000.00`) for a writer that gives numbers back as given. Raises `CsvError` when the
+    header cannot be read.
 
     >>> import io, audiencefilter as af
     >>> rows = af.read_csv(io.StringIO("email,points\\nada@example.com,12\\n"), af.CONTACT)
     >>> list((row.number, row.record) for row in rows)
     [(1, {'email': 'ada@example.com', 'points': 12})]
     """
-    return CsvRows(stream, schema, columns, format)
+    return CsvRows(stream, schema, columns, format, written)

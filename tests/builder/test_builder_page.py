@@ -287,7 +287,9 @@ def test_an_audience_reference_and_a_calendar_condition_from_the_builder(
     _wait(browser, lambda: zoned in _text_box(browser), "text box")
     text = _text_box(browser)
     assert re.fullmatch(
-        r'audiences some \(id = "aud_\w+"\) and createdAt within this month in "Europe/Paris"', text
+        r'audiences some \(name = "Big spenders"\) and createdAt within this month in '
+        r'"Europe/Paris"',
+        text,
     )
     # Members of "Big spenders" who signed up this month: what the library says of them.
     expected = service.expected('points >= 2000 and createdAt within this month in "Europe/Paris"')

@@ -23,6 +23,7 @@ from sqlalchemy import func, select
 
 from audiencefilter.service.db.models import Action, Contact
 from audiencefilter.service.db.write_meter import WriteMeter
+from audiencefilter.service.domain import contact_import
 from audiencefilter.service.domain.use_cases import membership_turns
 from audiencefilter.service.ground import clock
 from audiencefilter.service.http import idempotency_turns
@@ -382,3 +383,39 @@ def test_each_row_is_read_once_however_many_tries_its_turn_takes(
     assert answer["rows"] == len(_rows())
     assert sorted(reads) == list(range(1, len(_rows()) + 1))
     assert set(reads.values()) == {1}
+
+
+@pytest.mark.parametrize("key", [None, "raced-import"])
+def test_a_conflict_after_committed_turns_lists_what_they_wrote(
+    api: ApiClient, small_turns: None, monkeypatch: pytest.MonkeyPatch, key: str | None
+) -> None:
+    """A contact of a later turn's email created by another request while that turn runs: the
+    409 says which rows the turns before it wrote (`progress`, the answer of those rows), and
+    those rows are in the list; the import sent again writes the rest."""
+    tenant = make_tenant(api)
+    list_id = _list(tenant)
+    raced = "r25@turns.test"
+    looked_up = contact_import._existing
+
+    def unseen(session: Any, list_id: str, keys: list[str]) -> dict[str, Any]:
+        return {k: c for k, c in looked_up(session, list_id, keys).items() if k != raced}
+
+    def meanwhile() -> None:  # created before the turn, hidden from its look-up: as a race
+        tenant.new_contact(list_id, raced)
+        monkeypatch.setattr(contact_import, "_existing", unseen)
+
+    headers = {KEY: key} if key else {}
+    with _between_turns(api, 3, meanwhile):
+        response = _import(tenant, list_id, "create", headers=headers)
+    assert response.status_code == 409, response.text
+    progress = response.json()["progress"]
+    written = progress["rows"]
+    assert ROWS_PER_TURN <= written == len(progress["results"]) <= 25, progress
+    created = {r["id"] for r in progress["results"] if r["status"] == "created"}
+    assert progress["created"] == len(created) > 0
+    stored = set(_state(api, list_id))
+    assert len(stored) == 3 + 1 + len(created)
+    assert {f"r{i}@turns.test" for i in range(written) if i != 7} <= stored
+    monkeypatch.setattr(contact_import, "_existing", looked_up)
+    again = _import(tenant, list_id, "create", headers=headers)
+    assert again.status_code == 200, again.text

@@ -311,7 +311,7 @@ class _Reader:
         schema = SCHEMA.with_fields(**declared)
         mapped = {**dict.fromkeys(ASSIGNED), **columns}
         try:
-            rows = af.read_csv(text, schema, columns=mapped, format=fmt)
+            rows = af.read_csv(text, schema, columns=mapped, format=fmt, written=True)
         except af.CsvError as exc:
             raise _invalid("/body", "CSV with a header row", str(exc)) from None
         except UnicodeDecodeError:

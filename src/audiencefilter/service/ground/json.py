@@ -5,17 +5,27 @@ for what orjson refuses. A ground module: responses, events and webhook bodies a
 from __future__ import annotations
 
 import json
+import secrets
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
+from ... import WrittenNumber
+
 _OPTIONS = orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z
+
+
+def _written(value: Any) -> orjson.Fragment:
+    """A number as it was given (`1000.00`, a `WrittenNumber`), for orjson's `default`."""
+    if isinstance(value, WrittenNumber):
+        return orjson.Fragment(value.text)
+    raise TypeError(f"cannot serialize {type(value).__name__}")
 
 
 def dumps(content: Any) -> bytes:
     try:
-        return orjson.dumps(content, option=_OPTIONS)
+        return orjson.dumps(content, default=_written, option=_OPTIONS)
     except TypeError:
         # orjson stops at 64-bit integers (and 254 levels). A contact's free-form `data`, which
         # may hold any JSON number, is passed as an `orjson.Fragment` of its stored text and
@@ -28,3 +38,31 @@ def _fallback(value: Any) -> Any:
         moment = value if value.tzinfo else value.replace(tzinfo=UTC)
         return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
     raise TypeError(f"cannot serialize {type(value).__name__}")
+
+
+def stored(value: Any) -> str:
+    """A value as a JSON column stores it: the standard library's text (`json.dumps`), each
+    `WrittenNumber` (a decimal an import read, `1000.00`) as it was written rather than as its
+    float (`1000.0`), so an export gives it back as given. The engine's `json_serializer`."""
+    numbers: list[str] = []
+    mark = f"\x00{secrets.token_hex(8)}:"
+    marked = _marked(value, mark, numbers)
+    text = json.dumps(marked)
+    for index, number in enumerate(numbers):
+        text = text.replace(json.dumps(f"{mark}{index}"), number, 1)
+    return text
+
+
+def _marked(value: Any, mark: str, numbers: list[str]) -> Any:
+    """`value` with each `WrittenNumber` replaced by a text of `mark` and its index in
+    `numbers`, which gets its written text; `value` itself when it holds none."""
+    if isinstance(value, WrittenNumber):
+        numbers.append(value.text)
+        return f"{mark}{len(numbers) - 1}"
+    if isinstance(value, dict):
+        items = {key: _marked(item, mark, numbers) for key, item in value.items()}
+        return items if numbers else value
+    if isinstance(value, list):
+        listed = [_marked(item, mark, numbers) for item in value]
+        return listed if numbers else value
+    return value

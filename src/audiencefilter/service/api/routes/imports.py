@@ -40,6 +40,8 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
+import audiencefilter as af
+
 from ...db.models import List
 from ...domain import contact_import, custom_fields
 from ...domain.contact_import import InvalidRow
@@ -58,10 +60,10 @@ from ...ground.fields import (
 )
 from ...ground.metrics import Metrics
 from ...http import idempotency_turns, validation
-from ...http.errors import ApiError, issue_of
+from ...http.errors import ApiError, error_body, issue_of, refusal
 from ...http.idempotency import RetryDep
 from ...http.json_guard import LINES_TYPES, media_type
-from ...http.responses import data
+from ...http.responses import ErrorJSONResponse, data
 from .. import csv_import
 from ..deps import DatabaseDep, PrivateKey
 from ..heavy import HEAVY
@@ -90,7 +92,9 @@ class _ImportBody(BaseModel):
 
 
 def _rows(raw: bytes, content_type: str) -> list[tuple[int, Any]]:
-    """(row number, value) of each row: the element's 1-based place, or its line number."""
+    """(row number, value) of each row: the element's 1-based place, or its line number. A
+    decimal is read as it is written (`af.WrittenNumber`: `1000.00` is stored so, and an
+    export writes it back so)."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -105,13 +109,13 @@ def _rows(raw: bytes, content_type: str) -> list[tuple[int, Any]]:
             if not line.strip():
                 continue
             try:
-                rows.append((number, json.loads(line)))
+                rows.append((number, json.loads(line, parse_float=af.WrittenNumber)))
             except json.JSONDecodeError as exc:
                 reason = f"invalid JSON ({exc.msg} at column {exc.colno})"
                 rows.append((number, _Unreadable(reason)))
         return rows
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=af.WrittenNumber)
     except json.JSONDecodeError as exc:
         raise _body_error(
             "a JSON array of contacts, or JSON Lines with Content-Type: application/x-ndjson",
@@ -546,7 +550,19 @@ async def import_contacts(
 
     writes = idempotency_turns.once_in_turns(retry, principal.account_id, sent, answer)
     job = imports.Job(principal.account_id, listId, rows, mode, events)
-    return await run_in_threadpool(imports.run, job, _row, writes)
+    try:
+        return await run_in_threadpool(imports.run, job, _row, writes)
+    except imports.PartlyImported as stopped:
+        answer(stopped.written)  # the rows written are counted as those of an answer
+        return _partly(stopped)
+
+
+def _partly(stopped: imports.PartlyImported) -> Response:
+    """The 409 of an import stopped by a conflict after some turns committed, with `progress`:
+    what those turns wrote, as the answer lists it (its counts and a result per row), as a CSV
+    import's error after written rows says them. Sending the import again is safe."""
+    body = error_body(409, *refusal(stopped))
+    return ErrorJSONResponse({**body, "progress": stopped.written}, status_code=409)
 
 
 def _plain(value: Any) -> Any:

@@ -87,6 +87,9 @@ class _Import:
 
     job: Job
     read_row: RowReader
+    committed: list[Progress] = field(default_factory=list)
+    """The progress after the last turn committed (none before the first): each turn starts
+    from it, so a turn that fails leaves here what the import wrote."""
     read: dict[int, tuple[Any, ImportRow | InvalidRow]] = field(default_factory=dict)
     """The rows read by a turn's try to share the list's lock, by index, with the list's custom
     fields they were read with: on PostgreSQL a turn that creates contacts reads its rows there
@@ -96,6 +99,7 @@ class _Import:
 
     def turn(self, session: Session, progress: Progress | None) -> Progress:
         job = self.job
+        self.committed[:] = [] if progress is None else [progress]
         start = 0 if progress is None else int(progress["next"])
         moves = 0.0 if progress is None else float(progress.get("moves", 0.0))
         seen = dict(job.seen if progress is None else progress["seen"])
@@ -225,9 +229,22 @@ def _appending(session: Session, shared: bool) -> AbstractContextManager[None]:
     return events.appended_last(session) if shared else nullcontext()
 
 
+class PartlyImported(Conflict):
+    """A conflict met after some turns committed: `written` is the answer the import would
+    give of the rows those turns wrote (its counts and a result per row)."""
+
+    def __init__(self, message: str, written: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.written = written
+
+
 def run(job: Job, read_row: RowReader, writes: TurnWrites[dict[str, Any], R]) -> R:
-    """Writes the import in turns; its summary, counts and a result per row."""
+    """Writes the import in turns; its summary, counts and a result per row. A contact created
+    meanwhile is a `Conflict`, a `PartlyImported` once turns before it committed."""
+    work = _Import(job, read_row)
     try:
-        return writes(_Import(job, read_row))
+        return writes(work)
     except IntegrityError:
+        if work.committed:
+            raise PartlyImported(RACED, work.result(work.committed[0])) from None
         raise Conflict(RACED) from None

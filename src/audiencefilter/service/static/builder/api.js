@@ -63,15 +63,29 @@ export async function call(key, method, path, body, signal) {
     init.body = JSON.stringify(body);
   }
   const response = await fetch(path, init);
-  const text = await response.text();
-  let payload = null;
-  try {
-    payload = text ? JSON.parse(text) : null;
-  } catch {
-    payload = { message: text.slice(0, 200) };
-  }
+  const payload = await answered(response);
   if (!response.ok) throw new ApiError(response.status, payload);
   return payload.data;
+}
+
+async function answered(response) {
+  // The answer's JSON; a body that is not JSON as its message.
+  const text = await response.text();
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return { message: text.slice(0, 200) };
+  }
+}
+
+export async function file(key, path) {
+  // A file the service streams (an export), as its bytes and the name the service gives it.
+  const headers = { apiKey: key };
+  const response = await fetch(path, { headers, credentials: "omit", cache: "no-store" });
+  if (!response.ok) throw new ApiError(response.status, await answered(response));
+  const disposition = response.headers.get("Content-Disposition") || "";
+  const named = disposition.match(/filename="([^"]+)"/);
+  return { blob: await response.blob(), filename: named ? named[1] : "export.csv" };
 }
 
 export function api(key) {
@@ -95,6 +109,12 @@ export function api(key) {
     estimate: (body) => call(key, "POST", "v4/audiences/estimate", body),
     compare: (body) => call(key, "POST", "v4/audiences/compare", body),
     contact: (id) => call(key, "GET", `v4/contacts/${q(id)}`),
+    // The audience's members as CSV (`bom`: with a byte order mark, for Excel).
+    exportCsv: (id, bom) =>
+      file(key, `v4/audiences/${q(id)}/export?format=csv${bom ? "&bom=true" : ""}`),
+    // A contact's erasure (right to erasure): deleted, its e-mail redacted and suppressed.
+    erase: (listId, contactId) =>
+      call(key, "POST", `v4/lists/${q(listId)}/contacts/${q(contactId)}/erase`),
     // Several contacts by id in one request (at most 100), for the e-mails a panel shows.
     contactsByIds: (listId, ids) =>
       call(key, "GET", `v4/contacts?listId=${q(listId)}&ids=${ids.map(q).join(",")}&limit=${ids.length}`),

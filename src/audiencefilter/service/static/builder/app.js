@@ -21,6 +21,8 @@ import { Builder, h } from "./render.js";
 import { Analysis } from "./analysis.js";
 import { caretLine, unfinished } from "./text_checks.js";
 import { lineDiff, versionLabel, versionLines } from "./versions.js";
+import { namedText } from "./names.js";
+import { download, erasureText, fileName, sizeText } from "./records.js";
 
 const DEBOUNCE_MS = 300;
 const TEXT_DEBOUNCE_MS = 800; // the text box waits longer: half-typed text is rarely a filter
@@ -250,6 +252,9 @@ async function runSearch() {
 
 function explainContact(contact) {
   state.explained = { id: contact.id, email: contact.email };
+  $("erase-area").hidden = false;
+  $("confirm-erase").hidden = true;
+  say("erase-status", "");
   $("explain-search").value = contact.email;
   $("explain-results").replaceChildren();
   runPreview();
@@ -257,6 +262,7 @@ function explainContact(contact) {
 
 function forgetExplained() {
   state.explained = null;
+  $("erase-area").hidden = true;
   $("explain-search").value = "";
   $("explain-results").replaceChildren();
 }
@@ -326,6 +332,7 @@ function showEditing() {
   say("editor-title", current ? `Audience “${current.name}”` : "New audience");
   $("rename").disabled = !current;
   $("delete").disabled = !current;
+  $("export").disabled = !current;
   $("confirm-delete").hidden = true;
   for (const button of document.querySelectorAll("#audience-list button")) {
     const on = current && button.dataset.id === current.id;
@@ -353,7 +360,7 @@ async function openAudience(id) {
   const { audience } = await state.client.audience(id);
   state.current = audience;
   $("audience-name").value = audience.name;
-  $("filter-text").value = audience.filtersText || "";
+  $("filter-text").value = namedText(audience.filtersText || "", state.audiences);
   say("save-status", audience.mode === "manual" ? "A manual audience: saving makes it smart." : "");
   const where = audience.filters ? JSON.parse(audience.filters) : {};
   builder.set(fromWhere(where, state.fields, state.relations));
@@ -427,6 +434,47 @@ async function confirmDelete() {
   newAudience();
   say("save-status", `Deleted “${audience.name}”.`);
   await afterChange();
+}
+
+// ---- export and erase ----------------------------------------------------------------------
+
+async function exportAudience() {
+  // The saved audience's members as CSV, downloaded under the audience's name.
+  const audience = state.current;
+  if (!audience) return;
+  say("export-status", "Exporting…");
+  try {
+    const { blob, filename } = await state.client.exportCsv(audience.id, $("export-bom").checked);
+    const name = fileName(audience.name, filename);
+    download(blob, name);
+    say("export-status", `Downloaded ${name} (${sizeText(blob.size)}).`);
+  } catch (error) {
+    say("export-status", `Not exported: ${error.message}`);
+  }
+}
+
+function askErase() {
+  if (!state.explained) return;
+  say("confirm-erase-text", `Erase ${state.explained.email} for good? The contact is deleted, its ` +
+    "e-mail removed from the events that named it, and the list refuses it from now on.");
+  $("confirm-erase").hidden = false;
+  $("confirm-erase-no").focus();
+}
+
+async function confirmErase() {
+  const contact = state.explained;
+  $("confirm-erase").hidden = true;
+  try {
+    const { erasure } = await state.client.erase(state.listId, contact.id);
+    say("erase-status", erasureText(contact.email, erasure));
+  } catch (error) {
+    say("erase-status", `Not erased: ${error.message}`);
+    return;
+  }
+  forgetExplained();
+  state.emails.set(contact.id, Promise.resolve(null));
+  runPreview();
+  await afterChange(); // member counts and the activity panel (contact.deleted, .erased)
 }
 
 // ---- background builds ---------------------------------------------------------------------
@@ -513,7 +561,7 @@ async function loadVersions() {
   if (!state.current || state.current.id !== current.id) return;
   state.versions = versions;
   $("versions").replaceChildren(
-    ...versions.map((v) => h("li", { text: `${versionLabel(v)}: ${v.filtersText || "(no filter)"}` })),
+    ...versions.map((v) => h("li", { text: `${versionLabel(v)}: ${namedText(v.filtersText, state.audiences) || "(no filter)"}` })),
   );
   const options = () => versions.map((v) => h("option", { value: String(v.number), text: `v${v.number}` }));
   $("diff-from").replaceChildren(...options());
@@ -656,7 +704,9 @@ function applyPreview(data) {
   showTextProblem("");
   say("preview-status", "");
   if (state.source === "builder") {
-    if (document.activeElement !== $("filter-text")) $("filter-text").value = data.filtersText;
+    if (document.activeElement !== $("filter-text")) {
+      $("filter-text").value = namedText(data.filtersText, state.audiences);
+    }
   } else {
     builder.set(fromWhere(JSON.parse(data.filters), state.fields, state.relations));
     remember(true);
@@ -850,6 +900,13 @@ function wire() {
   $("confirm-delete-no").addEventListener("click", () => {
     $("confirm-delete").hidden = true;
     $("delete").focus();
+  });
+  $("export").addEventListener("click", exportAudience);
+  $("erase").addEventListener("click", askErase);
+  $("confirm-erase-yes").addEventListener("click", confirmErase);
+  $("confirm-erase-no").addEventListener("click", () => {
+    $("confirm-erase").hidden = true;
+    $("erase").focus();
   });
   $("filter-text").addEventListener("input", () => {
     // Waits for a pause in typing (`schedule`): one request per pause, never per key.
