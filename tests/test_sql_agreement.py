@@ -117,11 +117,7 @@ NUL_CASES: list[Case] = [
 
 
 LIMITS: dict[tuple[str, str], str] = {
-    **{
-        (case, db): DOUBLES
-        for case in ("above-2^53-gt",)
-        for db in ("mysql", "duckdb")
-    },
+    **{(case, db): DOUBLES for case in ("above-2^53-gt",) for db in ("mysql", "duckdb")},
     **{
         (case, db): BEYOND_64
         for case in ("beyond-64-bits-gt",)
