@@ -18,8 +18,11 @@ A type with variants (`with_variant`) is exact when its own type and every varia
 An untyped expression (`literal_column`, a function SQLAlchemy does not know) has no rule:
 the fix is to give it a type (`type_coerce(expression, String())`).
 
-Collations are not decided here: a `String(collation=...)` is the string it holds, and the
-`mode: "insensitive"` rules of each dialect (`dialects/`) decide what a collation changes.
+Collations are mostly not decided here: a `String(collation=...)` is the string it holds,
+and the `mode: "insensitive"` rules of each dialect (`dialects/`) decide what a collation
+changes. But a MariaDB/MySQL string column declaring a character set other than utf8mb4 (a
+`latin1` column: its bytes are not the utf8mb4 literal's), or a utf8mb4 collation no cell
+proves (`dialects/mysql.PROVEN_COLLATIONS`), is refused (`declared_charset`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from sqlalchemy.types import TypeDecorator, TypeEngine
 from ...errors import FilterError, Issue
 from ...language.fields import FieldType
 from .dialects import DIALECTS
+from .dialects.mysql import CHARACTER_SET, CHARACTER_SETS, PROVEN_COLLATIONS
 
 Compared = Literal["as is", "as text", "widened"]
 """How an exact column is compared: as it is; as the text it holds (`AsText`: an enum's
@@ -346,7 +350,8 @@ def _plain(type_: TypeEngine[Any], kind: FieldType) -> Verdict:
         return _list(type_, kind, element)
     rule = rule_of(type_)
     if kind in rule.holds:
-        return Verdict(True, rule.compared)
+        refused = _declared_text(type_) if kind is STRING else None
+        return refused or Verdict(True, rule.compared)
     if rule.holds:
         held = " or ".join(sorted(k.value for k in rule.holds))
         return Verdict(
@@ -356,6 +361,52 @@ def _plain(type_: TypeEngine[Any], kind: FieldType) -> Verdict:
             f"{kind.value} type (columns={{field: cast(column, ...)}})",
         )
     return Verdict(False, reason=rule.reason, fix=rule.fix)
+
+
+def declared_charset(type_: TypeEngine[Any]) -> str | None:
+    """The MariaDB/MySQL character set a string type declares: its `charset=`, `ascii=True`
+    (latin1) or `unicode=True` (ucs2), else the set its declared collation is named after
+    (`latin1_swedish_ci`); None when it declares neither (a collation of another engine, such
+    as PostgreSQL's `ci` or SQLite's `NOCASE`, names no set)."""
+    if getattr(type_, "ascii", False):
+        return "latin1"
+    if getattr(type_, "unicode", False):
+        return "ucs2"
+    charset = getattr(type_, "charset", None)
+    if charset:
+        return str(charset).lower()
+    collation = str(getattr(type_, "collation", None) or "").lower()
+    return next((c for c in CHARACTER_SETS if _named(collation, c)), None)
+
+
+def _named(collation: str, charset: str) -> bool:
+    return collation == charset or collation.startswith(charset + "_")
+
+
+def _declared_text(type_: TypeEngine[Any]) -> Verdict | None:
+    """The refusal of a string column whose declared character set or collation the library's
+    MariaDB rules do not prove (`dialects/mysql.py`): text in another set is compared as that
+    set's bytes against utf8mb4 literals, and an unproven collation may fold otherwise."""
+    charset = declared_charset(type_)
+    if charset is None:
+        return None
+    if charset != CHARACTER_SET:
+        return Verdict(
+            False,
+            reason=f"its text is held in the {charset} character set and compared as its "
+            f"bytes, where the library writes {CHARACTER_SET} literals",
+            fix=f"convert the column to {CHARACTER_SET} (ALTER TABLE ... MODIFY ... CHARACTER "
+            f"SET {CHARACTER_SET}), or map the field to CONVERT(column USING {CHARACTER_SET}) "
+            "typed with type_coerce(..., String())",
+        )
+    collation = str(getattr(type_, "collation", None) or "").lower()
+    if not collation or collation in PROVEN_COLLATIONS:
+        return None
+    return Verdict(
+        False,
+        reason=f"its collation {collation} is not one the support matrix proves",
+        fix="declare one of " + ", ".join(sorted(PROVEN_COLLATIONS)) + ", or none",
+    )
 
 
 def _list(type_: TypeEngine[Any], kind: FieldType, element: FieldType) -> Verdict:
