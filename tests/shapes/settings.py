@@ -70,7 +70,10 @@ SETTINGS: tuple[Setting, ...] = (
         f'text COLLATE "{NONDETERMINISTIC}" (nondeterministic)',
         Text(collation=NONDETERMINISTIC),
     ),
-    Setting("postgresql", "libc C.UTF-8", 'text COLLATE "C"', Text(collation="C")),
+    *(
+        Setting("postgresql", "libc C.UTF-8", f'text COLLATE "{name}"', Text(collation=name))
+        for name in ("C", "POSIX", "ucs_basic")
+    ),
     *(
         Setting("mysql", "", f"VARCHAR(50) COLLATE {name}", String(50, collation=name))
         for name in MARIADB_COLLATIONS
@@ -89,7 +92,10 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("sqlite", "", "TEXT COLLATE NOCASE", Text(collation="NOCASE")),
     Setting("sqlite", "", "TEXT COLLATE RTRIM", Text(collation="RTRIM")),
-    Setting("duckdb", "", "VARCHAR COLLATE NOCASE", String(collation="NOCASE")),
+    *(
+        Setting("duckdb", "", f"VARCHAR COLLATE {name}", String(collation=name))
+        for name in ("NOCASE", "NOACCENT", "NFC", "ICU_NOACCENT")
+    ),
 )
 """The settings asked: each PostgreSQL database setting but the default (ICU, which the
 column-type cells run on), and each declared collation."""

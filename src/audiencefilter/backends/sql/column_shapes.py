@@ -157,8 +157,6 @@ _RULES_BY_NAME: tuple[tuple[Rule, tuple[type[Any], ...]], ...] = (
             sqltypes.Numeric,
             sqltypes.NUMERIC,
             sqltypes.DECIMAL,
-            sqltypes.Float,
-            sqltypes.FLOAT,
             sqltypes.Double,
             sqltypes.DOUBLE,
             sqltypes.DOUBLE_PRECISION,
@@ -173,7 +171,10 @@ _RULES_BY_NAME: tuple[tuple[Rule, tuple[type[Any], ...]], ...] = (
         ),
     ),
     (_holds(NUMBER, BOOLEAN), (mysql.TINYINT,)),
-    (_holds(NUMBER, compared="widened"), (sqltypes.REAL, postgresql.REAL)),
+    (
+        _holds(NUMBER, compared="widened"),
+        (sqltypes.REAL, postgresql.REAL, sqltypes.Float, sqltypes.FLOAT),
+    ),
     (_SINGLE_FLOAT, (mysql.FLOAT,)),
     (
         _refused(
@@ -318,9 +319,26 @@ def converts(decorator: TypeDecorator[Any]) -> str | None:
     )
 
 
+FOREIGN_RULES: Mapping[tuple[str, str], Rule] = {
+    ("duckdb_engine.datatypes", "UHugeInteger"): _refused(
+        "DuckDB casts an integer literal to the UHUGEINT column's type: a negative one fails "
+        "when the query runs",
+        "declare the column HUGEINT or DECIMAL(38,0)",
+    ),
+}
+"""Rules of type classes of dialects the library does not import (duckdb_engine), by module
+and class name: checked before their SQLAlchemy ancestors' (`UHugeInteger` is an Integer)."""
+
+
 def rule_of(type_: TypeEngine[Any]) -> Rule:
     """The rule of a type's class, or of its nearest listed ancestor."""
-    return next(RULES[cls] for cls in type(type_).__mro__ if cls in RULES)
+    for cls in type(type_).__mro__:
+        foreign = FOREIGN_RULES.get((cls.__module__, cls.__qualname__))
+        if foreign is not None:
+            return foreign
+        if cls in RULES:
+            return RULES[cls]
+    raise LookupError(type_)  # TypeEngine, every type's ancestor, has a rule
 
 
 def verdict(type_: TypeEngine[Any], kind: FieldType) -> Verdict:
