@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from sqlalchemy import ARRAY, Column, MetaData, String, Table, Text, create_engine
+from sqlalchemy import ARRAY, Column, MetaData, String, Table, Text, create_engine, select
 from sqlalchemy import inspect as reflected
 from sqlalchemy import text as sql_text
 from sqlalchemy import types as sqltypes
@@ -367,3 +367,46 @@ def test_every_clickhouse_type_family_has_a_decision(clickhouse: ClickHouseDatab
         f"ClickHouse type families with no decision: {undecided}; add each to "
         "CLICKHOUSE_REFUSED in tests/shapes/catalogues.py, or a cell that runs it"
     )
+
+
+# ---- the known gap: a MariaDB column in another character set ---------------------------------
+
+_LATIN1 = {
+    "column": "label VARCHAR(20) CHARACTER SET latin1",
+    "table": "label VARCHAR(20)) DEFAULT CHARSET=latin1 COLLATE latin1_swedish_ci -- ",
+}
+"""A latin1 column declared by itself, and one that takes its table's default set."""
+
+
+@pytest.mark.mysql
+@pytest.mark.parametrize("declared", list(_LATIN1))
+def test_a_latin1_column_is_refused_rather_than_answered_wrong(
+    mysql_url: str, declared: str
+) -> None:
+    """`label = "é"` over a latin1 column, reflected: `CAST(label AS BINARY)` is latin1's byte
+    E9, the literal utf8mb4's C3 A9, so the row holding `é` was not selected. Now the column
+    is refused when the filter is built, naming its character set and the fix."""
+    engine = create_engine(mysql_url)
+    name = f"latin1_by_{declared}"
+    try:
+        with engine.begin() as connection:
+            connection.execute(sql_text(f"DROP TABLE IF EXISTS {name}"))
+            spec = f"id VARCHAR(8) PRIMARY KEY, {_LATIN1[declared]}"
+            connection.execute(sql_text(f"CREATE TABLE {name} ({spec})"))
+            connection.execute(sql_text(f"INSERT INTO {name} VALUES ('r1', 'é'), ('r2', 'e')"))
+            table = Table(name, MetaData(), autoload_with=connection)
+        _answers_as_the_oracle_or_refuses(engine, table)
+    finally:
+        engine.dispose()
+
+
+def _answers_as_the_oracle_or_refuses(engine: Any, table: Table) -> None:
+    flt = af.parse({"label": {"equals": "é"}}, af.Schema.from_mapping({"label": "string"}))
+    try:
+        where = flt.to_sqlalchemy(table)
+    except af.FilterError as refusal:
+        assert "latin1" in str(refusal) and "CONVERT(column USING utf8mb4)" in str(refusal)
+        return
+    with engine.connect() as connection:
+        found = set(connection.execute(select(table.c.id).where(where)).scalars())
+    assert found == {"r1"}, f"the latin1 column selected {found}, where the oracle selects r1"

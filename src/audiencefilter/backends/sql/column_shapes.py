@@ -406,8 +406,11 @@ def _declared_text(type_: TypeEngine[Any]) -> Verdict | None:
     MariaDB rules do not prove (`dialects/mysql.py`): text in another set is compared as that
     set's bytes against utf8mb4 literals, and an unproven collation may fold otherwise."""
     charset = declared_charset(type_)
-    if charset is None:
-        return None
+    collation = str(getattr(type_, "collation", None) or "").lower()
+    return None if charset is None else _text_verdict(charset, collation)
+
+
+def _text_verdict(charset: str, collation: str) -> Verdict | None:
     if charset != CHARACTER_SET:
         return Verdict(
             False,
@@ -417,7 +420,6 @@ def _declared_text(type_: TypeEngine[Any]) -> Verdict | None:
             f"SET {CHARACTER_SET}), or map the field to CONVERT(column USING {CHARACTER_SET}) "
             "typed with type_coerce(..., String())",
         )
-    collation = str(getattr(type_, "collation", None) or "").lower()
     if not collation or collation in PROVEN_COLLATIONS:
         return None
     return Verdict(
@@ -425,6 +427,21 @@ def _declared_text(type_: TypeEngine[Any]) -> Verdict | None:
         reason=f"its collation {collation} is not one the support matrix proves",
         fix="declare one of " + ", ".join(sorted(PROVEN_COLLATIONS)) + ", or none",
     )
+
+
+_TABLE_OPTIONS = ("default charset", "charset", "default character set", "character set")
+
+
+def _table_text(column: ColumnElement[Any]) -> Verdict | None:
+    """The refusal of a string column declaring no character set of its own in a MariaDB/MySQL
+    table whose default is another (`DEFAULT CHARSET=latin1`, read by reflection into the
+    table's `mysql_` options), or whose default collation no cell proves."""
+    options = getattr(getattr(column, "table", None), "kwargs", None) or {}
+    found = {k.split("_", 1)[1]: str(v).lower() for k, v in options.items() if "_" in k}
+    charset = next((found[k] for k in _TABLE_OPTIONS if k in found), None)
+    collation = found.get("collate", found.get("default collate", ""))
+    charset = charset or next((c for c in CHARACTER_SETS if _named(collation, c)), None)
+    return None if charset is None else _text_verdict(charset, collation)
 
 
 def _list(type_: TypeEngine[Any], kind: FieldType, element: FieldType) -> Verdict:
@@ -450,6 +467,8 @@ def gated(field: str, kind: FieldType, column: ColumnElement[Any]) -> ColumnElem
     """The column of `field` as it is compared, or a `FilterError` naming the field, the
     column, its type and the fix when its shape is not one the support matrix proves."""
     found = verdict(column.type, kind)
+    if found.exact and kind is STRING and declared_charset(column.type) is None:
+        found = _table_text(column) or found
     if not found.exact:
         raise refused_column(field, kind, column, found)
     plain = column.type

@@ -106,7 +106,10 @@ class DuckDB(TypedItemArrays):
         """ILIKE folds the column with DuckDB's `lower()` character by character (ASCII text
         on a fast path), without the `replace` of `fold`, which costs more than the match;
         text holding an `unsafe` character is tested the exact way."""
-        subject = lambda: self.exact(sql())  # noqa: E731  (NOACCENT: `i̇` ILIKE `%i`)
+
+        def subject() -> str:  # under the binary collation (NOACCENT: `i̇` ILIKE `%i`)
+            return self.exact(sql())
+
         if not unsafe:
             return f"{subject()} ILIKE {like_wrapped(op, needle())}"
         test = " OR ".join(f"contains({subject()}, '{char}')" for char in unsafe)
