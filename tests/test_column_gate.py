@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from types import ModuleType
 from typing import Any
 
@@ -41,6 +42,7 @@ from sqlalchemy.types import TypeDecorator, TypeEngine
 
 import audiencefilter as af
 from audiencefilter.backends.sql.column_shapes import RULES, verdict
+from audiencefilter.backends.sql.sqlite_functions import sqlite_datetime_column
 from audiencefilter.language.fields import FieldType
 from tests.shapes.columns import CELLS, engine_of, shape, way_of
 
@@ -278,3 +280,23 @@ def test_json_and_arrays_still_hold_lists() -> None:
         is not None
     )
     assert af.parse_text("when > 2024-01-01T00:00:00Z", schema).to_sqlalchemy(table) is not None
+
+
+def test_the_librarys_utc_datetime_column_is_taken_and_answers_as_the_oracle() -> None:
+    """`sqlite_datetime_column` converts (an aware value to UTC), yet it is the library's own
+    storage for SQLite date-times: the gate takes it as its `impl`, and every instant, whatever
+    its offset, answers as `Filter.matches` does."""
+    engine = create_engine("sqlite://")
+    af.register_sqlite_functions(engine)
+    table = Table("seen", MetaData(), Column("id", String), sqlite_datetime_column("seen"))
+    table.create(engine)
+    zones = [timezone(timedelta(hours=h)) for h in (-9, 0, 2, 14)]
+    held = {f"p{i}": datetime(2024, 1, 1, 1, tzinfo=zone) for i, zone in enumerate(zones)}
+    with engine.begin() as connection:
+        connection.execute(insert(table), [{"id": k, "seen": v} for k, v in held.items()])
+    for where in ("seen > 2024-01-01", "seen >= 2023-12-31T12:00:00Z", "seen < 2024-01-01T05:00Z"):
+        flt = af.parse_text(where, SCHEMA)
+        with engine.connect() as connection:
+            found = connection.execute(select(table.c.id).where(flt.to_sqlalchemy(table))).all()
+        expected = sorted(k for k, v in held.items() if flt.matches({"seen": v}))
+        assert sorted(row[0] for row in found) == expected, where

@@ -69,12 +69,13 @@ FILTER_OPERATIONS = (
 # Webhook URLs must resolve to public addresses, a feed cursor must be one of the list's, an
 # action's or a contact's `createdAt` must not be in the future, a list's custom fields type
 # `data`, a members listing's `at` must not be in the future nor its `group` name another
-# audience's, and an overlap's `audiences` must be audiences of its list: JSON Schema can say
+# audience's, an overlap's `audiences` must be audiences of its list, and an export's `bom` is
+# for `format=csv` only (JSON Lines has no byte order mark): JSON Schema can say
 # none of these, so for these a 400 answers a schema-valid request.
 CHECKED_AT_RUN_TIME = (
     "^(POST /v4/webhooks|PATCH /v4/webhooks/.id.|GET /v4/events|POST /v4/actions"
     "|POST /v4/contacts|PATCH /v4/contacts/.id.|GET /v4/audiences/.id./members"
-    "|GET /v4/lists/.id./overlap)$"
+    "|GET /v4/lists/.id./overlap|GET /v4/audiences/.id./export)$"
 )
 # schemathesis' default for `negative_data_rejection`, and the 413 of an import over its row
 # limit (the schema's `maxItems`): too many rows is too large a request, not a malformed one.

@@ -13,7 +13,10 @@ engines, and a column of any other shape is refused when the expression is built
 A user's subclass of a listed type takes its nearest listed ancestor's rule. A
 `TypeDecorator` is its `impl` when it converts nothing (it overrides none of the value
 hooks, as a JSON column that only changes `compare_values`); one that converts values on the
-way in or out is refused, since the filter's literal is the stored unit's only by chance.
+way in or out is refused, since the filter's literal is the stored unit's only by chance;
+the library's own `UtcDateTime` (`sqlite_datetime_column`) is the one converting decorator
+taken as its `impl`: it turns an aware value into UTC, which every date-time literal the SQL
+back-ends bind already is.
 A type with variants (`with_variant`) is exact when its own type and every variant are.
 An untyped expression (`literal_column`, a function SQLAlchemy does not know) has no rule:
 the fix is to give it a type (`type_coerce(expression, String())`).
@@ -44,6 +47,7 @@ from ...errors import FilterError, Issue
 from ...language.fields import FieldType
 from .dialects import DIALECTS
 from .dialects.mysql import CHARACTER_SET, CHARACTER_SETS, PROVEN_COLLATIONS
+from .sqlite_functions import UtcDateTime
 
 Compared = Literal["as is", "as text", "widened"]
 """How an exact column is compared: as it is; as the text it holds (`AsText`: an enum's
@@ -344,7 +348,7 @@ def rule_of(type_: TypeEngine[Any]) -> Rule:
 def verdict(type_: TypeEngine[Any], kind: FieldType) -> Verdict:
     """Whether a column of `type_` answers field type `kind` exactly, and how."""
     if isinstance(type_, TypeDecorator):
-        hook = converts(type_)
+        hook = None if isinstance(type_, UtcDateTime) else converts(type_)
         if hook is not None:
             return Verdict(
                 False,
