@@ -33,9 +33,8 @@ import audiencefilter as af
 from audiencefilter.backends.sql.column_shapes import verdict
 from audiencefilter.backends.sql.dialects.mysql import CHARACTER_SETS
 from audiencefilter.language.fields import FieldType
-from tests.clickhouse_engines import ClickHouseDatabase, column_type
+from tests.clickhouse_engines import ClickHouseDatabase
 from tests.shapes import catalogues as listed
-from tests.shapes import values
 from tests.shapes.columns import CELLS, TITLES, engine_of, shape, type_class, way_of
 from tests.shapes.settings import NONDETERMINISTIC, SETTINGS, cell
 
@@ -343,23 +342,10 @@ def test_every_sqlite_affinity_and_collation_has_a_decision() -> None:
 # ---- ClickHouse ------------------------------------------------------------------------------
 
 
-def _families(column: str) -> set[str]:
-    """The type families a ClickHouse column type names (`Nullable(DateTime64(6, 'UTC'))`)."""
-    return set(re.findall(r"([A-Za-z][A-Za-z0-9]*)\(?", re.sub(r"'[^']*'", "", column)))
-
-
-def clickhouse_exact() -> set[str]:
-    """The families of the columns the ClickHouse cells run: the conformance's contacts table
-    (one column per field type) and the number values' cells."""
-    kinds = [column_type(kind) for kind in FieldType]
-    kinds += [c.shape for c in values.CELLS if c.backend == "ClickHouse" and c.outcome == "exact"]
-    return set().union(*(_families(kind) for kind in kinds))
-
-
 def test_every_clickhouse_type_family_has_a_decision(clickhouse: ClickHouseDatabase) -> None:
     out = clickhouse.run(listed.CLICKHOUSE_FAMILIES)
     families = {line.strip('[]"') for line in out.split("\n") if line}
-    exact = clickhouse_exact()
+    exact = listed.clickhouse_exact()
     assert exact <= families, f"cells run families ClickHouse lists not: {exact - families}"
     assert not exact & set(listed.CLICKHOUSE_REFUSED), exact & set(listed.CLICKHOUSE_REFUSED)
     undecided = sorted(families - exact - set(listed.CLICKHOUSE_REFUSED))

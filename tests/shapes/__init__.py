@@ -128,5 +128,6 @@ def render() -> str:
                     f"{cell.outcome} | {_escape(cell.note)} |"
                 )
             out.append("")
+    out += importlib.import_module("tests.shapes.catalogues").render()
     out += importlib.import_module("tests.shapes.limits").render()
     return "\n".join(out).rstrip("\n") + "\n"

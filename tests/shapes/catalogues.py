@@ -19,7 +19,12 @@ proves is refused here, by the documented column types, rather than when built).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+
+from audiencefilter.backends.sql.dialects.mysql import PROVEN_COLLATIONS
+from audiencefilter.language.fields import FieldType
+from tests.clickhouse_engines import column_type
 
 PG_BASE_TYPES = (
     "SELECT typname FROM pg_type WHERE typtype IN ('b', 'r', 'm') AND typcategory <> 'A'"
@@ -163,3 +168,49 @@ CLICKHOUSE_FIX = (
     "Nullable(Int64) or Nullable(Float64), Nullable(Bool), Nullable(DateTime64(6, 'UTC')), "
     "Nullable(Date32)), or query a view that casts to it"
 )
+
+
+def _families(column: str) -> set[str]:
+    """The type families a ClickHouse column type names (`Nullable(DateTime64(6, 'UTC'))`)."""
+    return set(re.findall(r"([A-Za-z][A-Za-z0-9]*)\(?", re.sub(r"'[^']*'", "", column)))
+
+
+def clickhouse_exact() -> set[str]:
+    """The families of the columns the ClickHouse cells run: the conformance's contacts table
+    (one column per field type) and the number values' cells."""
+    from tests.shapes import values  # the cells' module, which the page renders too
+
+    kinds = [column_type(kind) for kind in FieldType]
+    kinds += [c.shape for c in values.CELLS if c.backend == "ClickHouse" and c.outcome == "exact"]
+    return set().union(*(_families(kind) for kind in kinds))
+
+
+def render() -> list[str]:
+    """The support page's section on the engines' catalogues: what the catalogue test holds,
+    MariaDB's refusals by character set and collation, and ClickHouse's type families."""
+    proven = ", ".join(f"`{name}`" for name in sorted(PROVEN_COLLATIONS))
+    out = [
+        "## Engine catalogues",
+        "",
+        "tests/test_engine_catalogues.py lists every type and collation the engines have",
+        "(PostgreSQL `pg_type` and its built-in and nondeterministic collations; MariaDB's",
+        "types, character sets and utf8mb4 collations; DuckDB `duckdb_types()` and its",
+        "collations naming no locale; SQLite's affinities and `PRAGMA collation_list`) and",
+        "holds each to the cells above: a column of it that `to_sqlalchemy` answers exactly is",
+        "run by a cell on that engine, every other is refused when the expression is built.",
+        "On MariaDB a string column in a character set other than utf8mb4 (declared, or its",
+        "table's default) is refused, and so is one declaring a utf8mb4 collation but",
+        f"{proven}.",
+        "",
+        "### ClickHouse type families",
+        "",
+        '`to_sql("clickhouse")` text knows no column type, so nothing is refused when built:',
+        "the columns it answers exactly are of the families marked exact (each `Nullable`);",
+        f"the others are **unsupported**: {CLICKHOUSE_FIX}.",
+        "",
+        "| family | outcome | why |",
+        "|---|---|---|",
+    ]
+    out += [f"| `{name}` | exact | |" for name in sorted(clickhouse_exact())]
+    out += [f"| `{n}` | unsupported | {why} |" for n, why in CLICKHOUSE_REFUSED.items()]
+    return [*out, ""]
