@@ -18,6 +18,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import pytest
@@ -76,16 +77,19 @@ class Entry:
 # ---- what an entry must have -----------------------------------------------------------------
 
 
+@cache
+def _proven_types() -> frozenset[tuple[str, str, type[Any]]]:
+    """(engine, field type, SQLAlchemy type class) of every exact `to_sqlalchemy` cell."""
+    return frozenset(
+        (engine_of(c), c.field_type, type(shape(engine_of(c), c.shape).sqlalchemy))
+        for c in CELLS
+        if c.outcome == "exact" and way_of(c) == "to_sqlalchemy"
+    )
+
+
 def _type_proven(entry: Entry, kind: FieldType) -> bool:
     """An exact cell on the entry's engine runs a column of the entry's type class."""
-    return any(
-        c.outcome == "exact"
-        and engine_of(c) == entry.engine
-        and way_of(c) == "to_sqlalchemy"
-        and c.field_type == kind.value
-        and type(shape(entry.engine, c.shape).sqlalchemy) is type(entry.type)
-        for c in CELLS
-    )
+    return (entry.engine, kind.value, type(entry.type)) in _proven_types()
 
 
 def _collation_proven(entry: Entry, defaults: Iterable[str]) -> bool:
