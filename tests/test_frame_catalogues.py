@@ -1,5 +1,5 @@
 """The closed world of frame dtypes (`backends/frames/frame_dtypes.py`): every dtype polars,
-pyarrow and pandas expose, read from the installed libraries (tests/shapes/catalogues.py),
+pyarrow and pandas expose, read from the installed libraries (tests/shapes/frame_catalogues.py),
 has a decision for each field type, exact or refused; an exact one has a cell of the support
 matrix (tests/shapes/frames.py) that proves it against the oracle; a refused one is a
 `FrameError` when the expression is built from the frame's schema, naming the field, the
@@ -26,7 +26,7 @@ from audiencefilter.backends.frames.frame_dtypes import (
     pandas_key,
     polars_key,
 )
-from tests.shapes.catalogues import (
+from tests.shapes.frame_catalogues import (
     arrow_catalogue,
     arrow_sample,
     arrow_table,

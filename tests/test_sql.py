@@ -59,8 +59,8 @@ GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
             "substr(CAST(X'FF' || \"city\" AS BLOB), -2, 2) = CAST('*?' AS BLOB)",
             "mysql": "CAST(lower(replace(`company`, 'İ', 'i̇')) AS BINARY) "
             "LIKE '%50!%!!%' ESCAPE '!' AND CAST(`city` AS BINARY) LIKE '%*?' ESCAPE '!'",
-            "duckdb": "contains(lower(replace(\"company\", 'İ', 'i̇')), '50%!') AND "
-            "ends_with(\"city\", '*?')",
+            "duckdb": "contains(lower(replace(\"company\", 'İ', 'i̇')) COLLATE \"binary\", "
+            "'50%!') AND ends_with(\"city\" COLLATE \"binary\", '*?')",
         },
     ),
     (
@@ -110,7 +110,7 @@ GOLDEN: list[tuple[dict[str, Any], dict[str, str]]] = [
             "CAST(lower(replace(`company`, 'İ', 'i̇')) AS BINARY) LIKE _utf8mb4 X'25780025' "
             "ESCAPE '!'",
             "duckdb": '"city" COLLATE "binary" = \'a\\b\' AND '
-            "contains(lower(replace(\"company\", 'İ', 'i̇')), ('x' || chr(0)))",
+            "contains(lower(replace(\"company\", 'İ', 'i̇')) COLLATE \"binary\", ('x' || chr(0)))",
         },
     ),
 ]

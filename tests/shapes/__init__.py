@@ -130,5 +130,6 @@ def render() -> str:
             out.append("")
         if family == "frames":
             out += importlib.import_module("tests.shapes.frames").render_refused()
+    out += importlib.import_module("tests.shapes.catalogues").render()
     out += importlib.import_module("tests.shapes.limits").render()
     return "\n".join(out).rstrip("\n") + "\n"

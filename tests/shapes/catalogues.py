@@ -1,134 +1,216 @@
-"""Each frame library's own dtype catalogue, read at run time, and one sample of each dtype.
+"""The engines' own catalogues of column types and collations: what the catalogue test lists.
 
-Why here and not in the gate (`backends/frames/frame_dtypes.py`): the gate holds the decisions,
-this module asks the installed polars, pyarrow and pandas what exists, so that a type a new
-version adds has no decision yet and fails tests/test_frame_catalogues.py. The samples are
-the parameters a parametrised type needs to be built (`pl.Datetime("us", "UTC")`), so that
-each refusal is also shown on a real schema.
+Why: the column gate (`backends/sql/column_shapes.py`) has a rule per SQLAlchemy type class,
+and the support matrix's cells prove the exact ones; but the world users live in is the
+engines' types, and a new engine version adds some. tests/test_engine_catalogues.py lists
+each catalogue on the real engine (PostgreSQL `pg_type`, MariaDB's types, character sets
+and collations, DuckDB `duckdb_types()`, ClickHouse `system.data_type_families`, SQLite's
+affinities and `PRAGMA collation_list`), reads every entry as the SQLAlchemy type reflection
+gives it, and holds that the gate decides it for every scalar field type: exact, and then a
+cell of tests/shapes/columns.py or tests/shapes/settings.py runs it on that engine, or
+refused with a reason and a fix. A type a new version lists fails the test, naming the
+engine, the type and where its rule goes, before a user meets it as a wrong answer.
+
+This module holds what the engines do not say themselves: how each entry is spelled as a
+column's DDL, the types MariaDB has no catalogue of, and ClickHouse's decisions (it has no
+SQLAlchemy dialect: `to_sql("clickhouse")` text knows no column type, so a type no cell
+proves is refused here, by the documented column types, rather than when built).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import re
+from collections.abc import Mapping
 
-import numpy as np
-import pandas as pd
-import polars as pl
-import pyarrow as pa
-from pandas.core.dtypes.base import _registry  # pandas' extension dtype registry
+from audiencefilter.backends.sql.dialects.mysql import PROVEN_COLLATIONS
+from audiencefilter.language.fields import FieldType
+from tests.clickhouse_engines import column_type
 
-from audiencefilter.backends.frames.frame_dtypes import pandas_key
+PG_BASE_TYPES = (
+    "SELECT typname FROM pg_type WHERE typtype IN ('b', 'r', 'm') AND typcategory <> 'A'"
+    " AND typnamespace = 'pg_catalog'::regnamespace ORDER BY typname"
+)
+"""PostgreSQL's built-in base types (the fixed-length arrays `name`, `point`, ... included:
+their `typelem` is set, but they are no arrays), ranges and multiranges."""
 
+PG_ARRAYS = (
+    "SELECT a.typname FROM pg_type a JOIN pg_type e ON e.oid = a.typelem"
+    " WHERE a.typcategory = 'A' AND e.typtype IN ('b', 'r', 'm')"
+    " AND a.typnamespace = 'pg_catalog'::regnamespace ORDER BY a.typname"
+)
+"""PostgreSQL's array types of those (`_int4` is `integer[]`); arrays of the system tables'
+row types and of pseudo-types are no column types of a user's."""
 
-def polars_catalogue() -> dict[str, type]:
-    """Every concrete `pl.DataType` class polars defines (the leaves of the class tree: the
-    abstract groups `IntegerType`, `NestedType`... have subclasses), by name."""
-    found: dict[str, type] = {}
-    pending = [pl.DataType]
-    while pending:
-        cls = pending.pop()
-        subclasses = [c for c in cls.__subclasses__() if c.__module__.startswith("polars.")]
-        if not subclasses and cls is not pl.DataType:
-            found[cls.__name__] = cls
-        pending += subclasses
-    return found
-
-
-def arrow_catalogue() -> list[str]:
-    """Every Arrow type id pyarrow names (`pa.lib.Type_*`), lower-case: `int8`, `na`."""
-    return sorted(n.removeprefix("Type_").lower() for n in dir(pa.lib) if n.startswith("Type_"))
-
-
-def pandas_catalogue() -> dict[str, Any]:
-    """Every NumPy dtype (`np.typecodes["All"]`) and every extension dtype pandas registers,
-    by the gate's key, with a dtype of each."""
-    found: dict[str, Any] = {
-        pandas_key(np.dtype(code)): np.dtype(code) for code in np.typecodes["All"]
-    }
-    for cls in _registry.dtypes:
-        found[cls.__name__] = PANDAS_SAMPLES.get(cls.__name__) or cls()
-    return found
-
-
-PANDAS_SAMPLES: dict[str, Any] = {
-    "CategoricalDtype": pd.CategoricalDtype(["a", "b"]),
-    "DatetimeTZDtype": pd.DatetimeTZDtype("ns", "UTC"),
-    "PeriodDtype": pd.PeriodDtype("D"),
-    "IntervalDtype": pd.IntervalDtype("int64"),
-    "SparseDtype": pd.SparseDtype("float64"),
-    "ArrowDtype": pd.ArrowDtype(pa.int64()),
-    "StringDtype": pd.StringDtype("python"),
+PG_MADE = {
+    "catalogue_enum": "CREATE TYPE catalogue_enum AS ENUM ('b', 'a')",
+    "catalogue_domain": "CREATE DOMAIN catalogue_domain AS text",
 }
-"""A dtype of each parametrised pandas extension dtype; the others are built without one."""
+"""An enum and a domain, created in the test database: user-defined types of each kind."""
 
-POLARS_SAMPLES: dict[str, Callable[[], Any]] = {
-    "Datetime": lambda: pl.Datetime("ns", "Europe/Paris"),
-    "Duration": lambda: pl.Duration("us"),
-    "Decimal": lambda: pl.Decimal(38, 4),
-    "List": lambda: pl.List(pl.String),
-    "Array": lambda: pl.Array(pl.String, 2),
-    "Struct": lambda: pl.Struct({"a": pl.Int64}),
-    "Enum": lambda: pl.Enum(["a", "b"]),
+PG_COLLATIONS = (
+    "SELECT collname FROM pg_collation WHERE collprovider = 'd' OR NOT collisdeterministic"
+    " OR (collprovider = 'c' AND collcollate IN ('C', 'POSIX')) ORDER BY collname"
+)
+"""PostgreSQL's built-in collations (`default`, and libc's C locale: `C`, `POSIX`,
+`ucs_basic`) and every nondeterministic one (the test creates `ci`, the docs'
+case-insensitive ICU collation). The machine's libc locales and ICU's hundreds of
+deterministic ones are left out: the dialect compares under the database's default and folds
+under `und-x-icu`, whatever a column declares."""
+
+PG_DEFAULT_COLLATIONS = ("default",)
+"""Collations a column declaring none has: proven by the column-type cells."""
+
+MARIADB_TYPES = (
+    *("TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT", "INT UNSIGNED", "BIGINT UNSIGNED"),
+    *("DECIMAL(12,2)", "FLOAT", "DOUBLE", "REAL", "BIT(3)", "BOOLEAN"),
+    *("CHAR(5)", "VARCHAR(50)", "NCHAR(5)", "NATIONAL VARCHAR(50)", "BINARY(5)", "VARBINARY(50)"),
+    *("TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT"),
+    *("ENUM('b','a')", "SET('b','a')", "DATE", "TIME", "DATETIME(6)", "TIMESTAMP", "YEAR", "JSON"),
+    *("GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING"),
+    *("MULTIPOLYGON", "GEOMETRYCOLLECTION", "INET4", "INET6", "UUID"),
+)
+"""MariaDB's data types (it keeps no catalogue of them): the documented list, each created
+as a column. Those its type plugins add are listed by the server (`MARIADB_TYPE_PLUGINS`),
+and the test fails on one missing here."""
+
+MARIADB_TYPE_PLUGINS = (
+    "SELECT PLUGIN_NAME FROM information_schema.PLUGINS WHERE PLUGIN_TYPE = 'DATA TYPE'"
+)
+
+MARIADB_CHARSETS = "SELECT CHARACTER_SET_NAME FROM information_schema.CHARACTER_SETS"
+
+MARIADB_COLLATIONS = (
+    "SELECT FULL_COLLATION_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY"
+    " WHERE CHARACTER_SET_NAME = 'utf8mb4' ORDER BY 1"
+)
+"""Every utf8mb4 collation (the UCA 14 ones by their full names, `utf8mb4_uca1400_ai_ci`)."""
+
+MARIADB_DEFAULT_COLLATIONS = ("utf8mb4_unicode_ci",)
+"""The test database's own (tests/servers.py): a column declaring none has it."""
+
+DUCKDB_TYPES = (
+    "SELECT DISTINCT type_name FROM duckdb_types() WHERE database_name = 'system'"
+    " ORDER BY type_name"
+)
+
+DUCKDB_SPELLED: Mapping[str, str] = {
+    "array": "VARCHAR[2]",
+    "list": "VARCHAR[]",
+    "struct": "STRUCT(a INTEGER)",
+    "row": "ROW(a INTEGER)",
+    "map": "MAP(VARCHAR, INTEGER)",
+    "union": "UNION(a INTEGER)",
+    "enum": "ENUM('b', 'a')",
 }
-"""A dtype of each parametrised polars class; the others are built without arguments."""
+"""DuckDB types that take arguments, as a column declares them (any other is its name)."""
 
-ARROW_SAMPLES: dict[str, Callable[[], Any]] = {
-    "half_float": pa.float16,
-    "float": pa.float32,
-    "double": pa.float64,
-    "bool": pa.bool_,
-    "na": pa.null,
-    "fixed_size_binary": lambda: pa.binary(4),
-    "decimal32": lambda: pa.decimal32(7, 2),
-    "decimal64": lambda: pa.decimal64(12, 2),
-    "decimal128": lambda: pa.decimal128(38, 2),
-    "decimal256": lambda: pa.decimal256(40, 2),
-    "timestamp": lambda: pa.timestamp("us", tz="America/Santiago"),
-    "time32": lambda: pa.time32("s"),
-    "time64": lambda: pa.time64("us"),
-    "duration": lambda: pa.duration("us"),
-    "interval_month_day_nano": pa.month_day_nano_interval,
-    "dictionary": lambda: pa.dictionary(pa.int32(), pa.string()),
-    "list": lambda: pa.list_(pa.string()),
-    "large_list": lambda: pa.large_list(pa.string()),
-    "list_view": lambda: pa.list_view(pa.string()),
-    "large_list_view": lambda: pa.large_list_view(pa.string()),
-    "fixed_size_list": lambda: pa.list_(pa.string(), 2),
-    "struct": lambda: pa.struct([("a", pa.int64())]),
-    "map": lambda: pa.map_(pa.string(), pa.int64()),
-    "dense_union": lambda: pa.dense_union([pa.field("a", pa.int64())]),
-    "sparse_union": lambda: pa.sparse_union([pa.field("a", pa.int64())]),
-    "run_end_encoded": lambda: pa.run_end_encoded(pa.int32(), pa.string()),
+DUCKDB_NO_COLUMN = ("type",)
+"""DuckDB types no column may have (the engine refuses the table; the test holds it does)."""
+
+DUCKDB_COLLATIONS = "SELECT collname FROM pragma_collations() ORDER BY collname"
+
+DUCKDB_LOCALE_FREE = ("nocase", "noaccent", "nfc", "icu_noaccent")
+"""DuckDB's collations that name no ICU locale, each run by a settings cell; the ICU locales
+(`de`, `tr`, ...) are compared as binary by the dialect whatever a column declares, and are
+left out of the catalogue test (not yet a cell each)."""
+
+SQLITE_DECLARED: Mapping[str, tuple[str, ...]] = {
+    "INTEGER": ("INTEGER", "UNSIGNED BIG INT", "MEDIUMINT"),
+    "TEXT": ("TEXT", "CLOB", "NATIVE CHARACTER(70)", "VARCHAR(50)"),
+    "BLOB": ("BLOB", ""),
+    "REAL": ("REAL", "DOUBLE PRECISION", "FLOATING"),
+    "NUMERIC": ("NUMERIC", "DECIMAL(10,5)", "BOOLEAN", "DATE", "DATETIME", "JSON", "STRING"),
 }
-"""A type of each Arrow type id whose factory needs arguments or has another name; an id
-with neither (`interval_months`: pyarrow has no factory for it) is decided, not sampled."""
+"""SQLite's five affinities, each by declared types its rules give it (sqlite.org/datatype3:
+`INT` anywhere is INTEGER, `CHAR`/`CLOB`/`TEXT` TEXT, `BLOB` or nothing BLOB,
+`REAL`/`FLOA`/`DOUB` REAL, anything else NUMERIC: `STRING` is a number column)."""
+
+SQLITE_COLLATIONS = "PRAGMA collation_list"
+
+SQLITE_DEFAULT_COLLATIONS = ("BINARY",)
+
+CLICKHOUSE_FAMILIES = "SELECT name FROM system.data_type_families WHERE alias_to = ''"
+
+_NO_CELL = "no cell runs the ClickHouse SQL over it"
+_INTEGER = f"an integer other than Int64: {_NO_CELL}"
+_NO_FIELD = "it holds values no field type compares"
+_TIME = "a time of day or an interval is no field type"
+_GEOMETRY = "a geometry holds no field type"
+_UNITS = ("Day", "Hour", "Microsecond", "Millisecond", "Minute", "Month", "Nanosecond")
+_INTERVALS = tuple(f"Interval{unit}" for unit in (*_UNITS, "Quarter", "Second", "Week", "Year"))
+
+CLICKHOUSE_REFUSED: Mapping[str, str] = {
+    **dict.fromkeys(("Int8", "Int16", "Int32", "Int128", "Int256"), _INTEGER),
+    **dict.fromkeys(("UInt8", "UInt16", "UInt32", "UInt64", "UInt128", "UInt256"), _INTEGER),
+    "Float32": "single precision: literals are compared rounded to it",
+    "BFloat16": "16-bit floats: literals are compared rounded to them",
+    **dict.fromkeys(("Decimal", "Decimal32", "Decimal64", "Decimal128", "Decimal256"), _NO_CELL),
+    **dict.fromkeys(("Date", "DateTime", "DateTime32"), f"{_NO_CELL} (Date32, DateTime64 are)"),
+    **dict.fromkeys(("Time", "Time64", *_INTERVALS), _TIME),
+    "FixedString": "a FixedString(n) pads with NUL bytes, which the text then holds",
+    **dict.fromkeys(("Enum", "Enum8", "Enum16"), "an enum orders by its numbers, not its text"),
+    "LowCardinality": f"a dictionary-encoded column: {_NO_CELL}",
+    **dict.fromkeys(("UUID", "IPv4", "IPv6"), f"{_NO_FIELD}: {_NO_CELL}"),
+    **dict.fromkeys(("Array", "Map", "Tuple", "Nested"), "no nullable list: a list is JSON text"),
+    **dict.fromkeys(("JSON", "Dynamic", "Variant"), f"JSON fields are JSON text: {_NO_CELL}"),
+    **dict.fromkeys(("AggregateFunction", "SimpleAggregateFunction", "QBit"), _NO_FIELD),
+    "Nothing": "it holds nothing but NULL",
+    **dict.fromkeys(("Geometry", "Point", "Ring", "LineString", "MultiLineString"), _GEOMETRY),
+    **dict.fromkeys(("Polygon", "MultiPolygon", "MultiPoint"), _GEOMETRY),
+}
+"""The ClickHouse type families no cell proves, and why: `to_sql("clickhouse")` text knows no
+column type, so none is refused when built; docs/backends-clickhouse.md's table names the
+column of each field type. The exact ones are the columns the ClickHouse cells run
+(`tests/clickhouse_engines.py`, `tests/shapes/values.py`), read by the test."""
+
+CLICKHOUSE_FIX = (
+    "declare the column as docs/backends-clickhouse.md's table says (Nullable(String), "
+    "Nullable(Int64) or Nullable(Float64), Nullable(Bool), Nullable(DateTime64(6, 'UTC')), "
+    "Nullable(Date32)), or query a view that casts to it"
+)
 
 
-def polars_sample(name: str, cls: type) -> Any:
-    """A dtype of the polars class, or None where it cannot be built without knowing more."""
-    if name in POLARS_SAMPLES:
-        return POLARS_SAMPLES[name]()
-    try:
-        return cls()
-    except TypeError:
-        return None
+def _families(column: str) -> set[str]:
+    """The type families a ClickHouse column type names (`Nullable(DateTime64(6, 'UTC'))`)."""
+    return set(re.findall(r"([A-Za-z][A-Za-z0-9]*)\(?", re.sub(r"'[^']*'", "", column)))
 
 
-def arrow_sample(name: str) -> Any:
-    """A type of the Arrow type id, or None where pyarrow has no factory for it."""
-    factory = ARROW_SAMPLES.get(name) or getattr(pa, name, None)
-    return factory() if callable(factory) else None
+def clickhouse_exact() -> set[str]:
+    """The families of the columns the ClickHouse cells run: the conformance's contacts table
+    (one column per field type) and the number values' cells."""
+    from tests.shapes import values  # the cells' module, which the page renders too
+
+    kinds = [column_type(kind) for kind in FieldType]
+    kinds += [c.shape for c in values.CELLS if c.backend == "ClickHouse" and c.outcome == "exact"]
+    return set().union(*(_families(kind) for kind in kinds))
 
 
-def arrow_table(name: str, dtype: Any) -> pa.Table:
-    """An empty table with one column of `dtype` (a union column built from its parts: pyarrow
-    builds no empty union from a Python sequence)."""
-    if pa.types.is_union(dtype):
-        codes, children = pa.array([], pa.int8()), [pa.array([], f.type) for f in dtype]
-        if dtype.mode == "dense":
-            column = pa.UnionArray.from_dense(codes, pa.array([], pa.int32()), children)
-        else:
-            column = pa.UnionArray.from_sparse(codes, children)
-        return pa.table({name: column})
-    return pa.schema([pa.field(name, dtype)]).empty_table()
+def render() -> list[str]:
+    """The support page's section on the engines' catalogues: what the catalogue test holds,
+    MariaDB's refusals by character set and collation, and ClickHouse's type families."""
+    proven = ", ".join(f"`{name}`" for name in sorted(PROVEN_COLLATIONS))
+    out = [
+        "## Engine catalogues",
+        "",
+        "tests/test_engine_catalogues.py lists every type and collation the engines have",
+        "(PostgreSQL `pg_type` and its built-in and nondeterministic collations; MariaDB's",
+        "types, character sets and utf8mb4 collations; DuckDB `duckdb_types()` and its",
+        "collations naming no locale; SQLite's affinities and `PRAGMA collation_list`) and",
+        "holds each to the cells above: a column of it that `to_sqlalchemy` answers exactly is",
+        "run by a cell on that engine, every other is refused when the expression is built.",
+        "On MariaDB a string column in a character set other than utf8mb4 (declared, or its",
+        "table's default) is refused, and so is one declaring a utf8mb4 collation but",
+        f"{proven}.",
+        "",
+        "### ClickHouse type families",
+        "",
+        '`to_sql("clickhouse")` text knows no column type, so nothing is refused when built:',
+        "the columns it answers exactly are of the families marked exact (each `Nullable`);",
+        f"the others are **unsupported**: {CLICKHOUSE_FIX}.",
+        "",
+        "| family | outcome | why |",
+        "|---|---|---|",
+    ]
+    out += [f"| `{name}` | exact | |" for name in sorted(clickhouse_exact())]
+    out += [f"| `{n}` | unsupported | {why} |" for n, why in CLICKHOUSE_REFUSED.items()]
+    return [*out, ""]

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Boolean,
     Date,
     DateTime,
+    Enum,
     Float,
     Integer,
     Numeric,
@@ -107,6 +108,7 @@ orders an enum by declaration, the field by text."""
 
 _MADE: Mapping[tuple[str, str], TypeEngine[Any]] = {
     ("postgresql", "enum"): ENUM(*ENUM_LABELS, name="colshape_labels"),
+    ("duckdb", "ENUM"): Enum(*ENUM_LABELS, name="colshape_labels"),
     ("mysql", "ENUM"): mysql.ENUM(
         *(label for label in ENUM_LABELS if label == label.rstrip()), collation="utf8mb4_bin"
     ),
@@ -130,12 +132,21 @@ def shape(engine: str, ddl: str) -> ColumnShape:
     return ColumnShape(engine, ddl, item, kind)
 
 
-def _item(engine: str, name: str, arguments: tuple[int, ...]) -> TypeEngine[Any]:
-    """The SQLAlchemy type of a DDL name and its arguments, found in the engine's map."""
+def type_class(engine: str, name: str) -> type[TypeEngine[Any]] | None:
+    """The SQLAlchemy type class the engine's map gives a DDL type name (no arguments), as
+    reflection reads it; None where the map has none (reflection reads `NullType`)."""
     types, lower = TYPE_MAPS[engine], name.lower()
     aliases = _ALIASES.get(engine, {})
-    key = next(k for k in (name, lower, lower.upper(), aliases.get(lower, "")) if k in types)
-    found: Any = types[key]  # the DDL arguments its constructor takes
+    keys = (name, lower, lower.upper(), aliases.get(lower, ""))
+    return next((types[k] for k in keys if k in types), None)
+
+
+def _item(engine: str, name: str, arguments: tuple[int, ...]) -> TypeEngine[Any]:
+    """The SQLAlchemy type of a DDL name and its arguments, found in the engine's map."""
+    lower = name.lower()
+    found: Any = type_class(engine, name)  # the DDL arguments its constructor takes
+    if found is None:
+        raise LookupError(f"{engine} has no type {name} in its SQLAlchemy map")
     if lower == "timestamptz":
         made: TypeEngine[Any] = found(timezone=True)
     elif lower == "uuid":  # read back as the text the field holds
@@ -160,9 +171,12 @@ _EXACT: dict[tuple[str, str], str] = {
     ("mysql", "LONGTEXT"): _UNCOLLATED,
     ("mysql", "ENUM"): "compared as its label's text (ordered as text, not by declaration)",
     ("postgresql", "real"): "read as `double precision`: compared as the number it holds",
+    ("duckdb", "FLOAT"): "read as `DOUBLE`: compared as the number it holds",
     ("postgresql", "citext"): "compared as `text` (case-sensitive, as the field is)",
     ("postgresql", "uuid"): "compared as its text: lower-case, hyphenated",
     ("duckdb", "UUID"): "compared as its text: lower-case, hyphenated",
+    ("mysql", "UUID"): "compared as its text: lower-case, hyphenated",
+    ("duckdb", "ENUM"): "compared as its label's text (ordered as text, not by declaration)",
     ("postgresql", "enum"): "compared as its label's text (ordered as text, not by declaration)",
     (
         "sqlite",
@@ -183,6 +197,7 @@ _REFUSED: dict[tuple[str, str, str], str] = {
     ("sqlite", "NVARCHAR(50)", "to_sqlalchemy"): _NATIONAL,
     ("postgresql", "char(5)", "to_sqlalchemy"): _BLANK_PADDED,
     ("mysql", "CHAR(5)", "to_sqlalchemy"): _BLANK_PADDED,
+    ("duckdb", "UHUGEINT", "to_sqlalchemy"): "declare the column HUGEINT or DECIMAL(38,0)",
 }
 """Refused cells, by (engine, DDL, way): the fix the error suggests."""
 
@@ -190,6 +205,8 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "postgresql": (
         "text",
         "varchar(50)",
+        "name",
+        '"char"',
         "citext",
         "char(5)",
         "uuid",
@@ -228,6 +245,7 @@ SHAPES: dict[str, tuple[str, ...]] = {
         "MEDIUMTEXT",
         "LONGTEXT",
         "ENUM",
+        "UUID",
         "JSON",
         "DATETIME(6)",
         "DATE",
@@ -240,6 +258,7 @@ SHAPES: dict[str, tuple[str, ...]] = {
         "REAL",
         "FLOAT",
         "NUMERIC",
+        "DECIMAL(12,2)",
         "BOOLEAN",
         "DATETIME",
         "DATE",
@@ -258,6 +277,17 @@ SHAPES: dict[str, tuple[str, ...]] = {
         "TEXT",
         "TIMESTAMP",
         "UUID",
+        "ENUM",
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "HUGEINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "UHUGEINT",
+        "FLOAT",
     ),
 }
 """The column types of each engine, as its DDL spells them."""
@@ -278,6 +308,10 @@ ONLY: dict[tuple[str, str], tuple[str, ...]] = {
     ("postgresql", "enum"): ("to_sqlalchemy",),
     ("mysql", "ENUM"): ("to_sqlalchemy",),
     ("duckdb", "UUID"): ("to_sqlalchemy",),
+    ("duckdb", "ENUM"): ("to_sqlalchemy",),
+    ("duckdb", "FLOAT"): ("to_sqlalchemy",),
+    ("duckdb", "UHUGEINT"): ("to_sqlalchemy",),
+    ("mysql", "UUID"): ("to_sqlalchemy",),
 }
 """Column types asked through some ways only. `to_sql` text over a `citext` column compares
 case-insensitively (its literals are untyped, so `citext`'s operators are chosen); over a
@@ -285,11 +319,13 @@ MariaDB text column declaring no collation, `mode: "insensitive"` folds with the
 default case tables (`utf8mb4_general_ci` misses `ẞ`), where `to_sqlalchemy` sees the
 column declares none and folds under Unicode 5.2's; over a PostgreSQL `real` column, an
 `in` list of numbers is compared at single precision (0.3 is then the stored `real`), where
-`to_sqlalchemy` reads the column as `double precision`. A `uuid` or enum column is compared
-as its text by `to_sqlalchemy` alone (`to_sql` text knows no column type to cast), and a
-blank-padded `char(n)` and a `NATIONAL VARCHAR` (utf8mb3 on MariaDB) are refused by it
-alone. Nothing is declared to `to_sql` to refuse
-or mend either by, so the cell is left out rather than shown as exact."""
+`to_sqlalchemy` reads the column as `double precision` (DuckDB's single-precision `FLOAT`
+met `= 0.3` and `> 0.1` at single precision: read as `DOUBLE` the same way). A `uuid` or
+enum column is compared as its text by `to_sqlalchemy` alone (`to_sql` text knows no column
+type to cast), and a blank-padded `char(n)`, a `NATIONAL VARCHAR` (utf8mb3 on MariaDB) and
+DuckDB's `UHUGEINT` (a negative literal, cast to it, failed the query) are refused by it
+alone. Nothing is declared to `to_sql` to refuse or mend either by, so the cell is left out
+rather than shown as exact."""
 
 
 def _cells() -> list[Cell]:

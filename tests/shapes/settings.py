@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import String, Text
+from sqlalchemy.dialects import mysql
 from sqlalchemy.types import TypeEngine
 
 from tests.servers import PG_SETTINGS
@@ -24,6 +25,19 @@ from tests.shapes.columns import TITLES, WAYS
 NONDETERMINISTIC = "ci"
 """PostgreSQL's recommended case-insensitive collation, created in the test database:
 `CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)`."""
+
+
+MARIADB_COLLATIONS = (
+    "utf8mb4_bin",
+    "utf8mb4_general_ci",
+    "utf8mb4_unicode_ci",
+    "utf8mb4_unicode_520_ci",
+    "utf8mb4_nopad_bin",
+    "utf8mb4_general_nopad_ci",
+    "utf8mb4_uca1400_ai_ci",
+)
+"""The utf8mb4 collations a MariaDB column is run with: each one the gate takes
+(`dialects/mysql.PROVEN_COLLATIONS`) that MariaDB has."""
 
 
 @dataclass(frozen=True)
@@ -56,17 +70,32 @@ SETTINGS: tuple[Setting, ...] = (
         f'text COLLATE "{NONDETERMINISTIC}" (nondeterministic)',
         Text(collation=NONDETERMINISTIC),
     ),
-    Setting("postgresql", "libc C.UTF-8", 'text COLLATE "C"', Text(collation="C")),
-    Setting("mysql", "", "VARCHAR(50) COLLATE utf8mb4_bin", String(50, collation="utf8mb4_bin")),
+    *(
+        Setting("postgresql", "libc C.UTF-8", f'text COLLATE "{name}"', Text(collation=name))
+        for name in ("C", "POSIX", "ucs_basic")
+    ),
+    *(
+        Setting("mysql", "", f"VARCHAR(50) COLLATE {name}", String(50, collation=name))
+        for name in MARIADB_COLLATIONS
+    ),
     Setting(
         "mysql",
         "",
-        "VARCHAR(50) COLLATE utf8mb4_general_ci",
-        String(50, collation="utf8mb4_general_ci"),
+        "VARCHAR(50) CHARACTER SET latin1",
+        mysql.VARCHAR(50, charset="latin1"),
+    ),
+    Setting(
+        "mysql",
+        "",
+        "VARCHAR(50) COLLATE utf8mb4_turkish_ci",
+        mysql.VARCHAR(50, collation="utf8mb4_turkish_ci"),
     ),
     Setting("sqlite", "", "TEXT COLLATE NOCASE", Text(collation="NOCASE")),
     Setting("sqlite", "", "TEXT COLLATE RTRIM", Text(collation="RTRIM")),
-    Setting("duckdb", "", "VARCHAR COLLATE NOCASE", String(collation="NOCASE")),
+    *(
+        Setting("duckdb", "", f"VARCHAR COLLATE {name}", String(collation=name))
+        for name in ("NOCASE", "NOACCENT", "NFC", "ICU_NOACCENT")
+    ),
 )
 """The settings asked: each PostgreSQL database setting but the default (ICU, which the
 column-type cells run on), and each declared collation."""
@@ -78,7 +107,20 @@ MariaDB column's collation, and folds under it: a column declaring `utf8mb4_gene
 the declared collation and folds under Unicode 5.2's; the cell is left out rather than shown
 as exact."""
 
-REFUSED: dict[tuple[str, str], str] = {}
+LATIN1_FIX = (
+    "convert the column to utf8mb4 (ALTER TABLE ... MODIFY ... CHARACTER SET utf8mb4), or map "
+    "the field to CONVERT(column USING utf8mb4) typed with type_coerce(..., String())"
+)
+COLLATION_FIX = (
+    "declare one of utf8mb4_0900_ai_ci, utf8mb4_bin, utf8mb4_general_ci, "
+    "utf8mb4_general_nopad_ci, utf8mb4_nopad_bin, utf8mb4_uca1400_ai_ci, "
+    "utf8mb4_unicode_520_ci, utf8mb4_unicode_ci, or none"
+)
+
+REFUSED: dict[tuple[str, str], str] = {
+    ("VARCHAR(50) CHARACTER SET latin1", "to_sqlalchemy"): LATIN1_FIX,
+    ("VARCHAR(50) COLLATE utf8mb4_turkish_ci", "to_sqlalchemy"): COLLATION_FIX,
+}
 """Refused cells, by (DDL, way): the fix the error suggests."""
 
 

@@ -21,8 +21,11 @@ A type with variants (`with_variant`) is exact when its own type and every varia
 An untyped expression (`literal_column`, a function SQLAlchemy does not know) has no rule:
 the fix is to give it a type (`type_coerce(expression, String())`).
 
-Collations are not decided here: a `String(collation=...)` is the string it holds, and the
-`mode: "insensitive"` rules of each dialect (`dialects/`) decide what a collation changes.
+Collations are mostly not decided here: a `String(collation=...)` is the string it holds,
+and the `mode: "insensitive"` rules of each dialect (`dialects/`) decide what a collation
+changes. But a MariaDB/MySQL string column declaring a character set other than utf8mb4 (a
+`latin1` column: its bytes are not the utf8mb4 literal's), or a utf8mb4 collation no cell
+proves (`dialects/mysql.PROVEN_COLLATIONS`), is refused (`declared_charset`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from sqlalchemy.types import TypeDecorator, TypeEngine
 from ...errors import FilterError, Issue
 from ...language.fields import FieldType
 from .dialects import DIALECTS
+from .dialects.mysql import CHARACTER_SET, CHARACTER_SETS, PROVEN_COLLATIONS
 from .sqlite_functions import UtcDateTime
 
 Compared = Literal["as is", "as text", "widened"]
@@ -157,8 +161,6 @@ _RULES_BY_NAME: tuple[tuple[Rule, tuple[type[Any], ...]], ...] = (
             sqltypes.Numeric,
             sqltypes.NUMERIC,
             sqltypes.DECIMAL,
-            sqltypes.Float,
-            sqltypes.FLOAT,
             sqltypes.Double,
             sqltypes.DOUBLE,
             sqltypes.DOUBLE_PRECISION,
@@ -173,7 +175,10 @@ _RULES_BY_NAME: tuple[tuple[Rule, tuple[type[Any], ...]], ...] = (
         ),
     ),
     (_holds(NUMBER, BOOLEAN), (mysql.TINYINT,)),
-    (_holds(NUMBER, compared="widened"), (sqltypes.REAL, postgresql.REAL)),
+    (
+        _holds(NUMBER, compared="widened"),
+        (sqltypes.REAL, postgresql.REAL, sqltypes.Float, sqltypes.FLOAT),
+    ),
     (_SINGLE_FLOAT, (mysql.FLOAT,)),
     (
         _refused(
@@ -318,9 +323,26 @@ def converts(decorator: TypeDecorator[Any]) -> str | None:
     )
 
 
+FOREIGN_RULES: Mapping[tuple[str, str], Rule] = {
+    ("duckdb_engine.datatypes", "UHugeInteger"): _refused(
+        "DuckDB casts an integer literal to the UHUGEINT column's type: a negative one fails "
+        "when the query runs",
+        "declare the column HUGEINT or DECIMAL(38,0)",
+    ),
+}
+"""Rules of type classes of dialects the library does not import (duckdb_engine), by module
+and class name: checked before their SQLAlchemy ancestors' (`UHugeInteger` is an Integer)."""
+
+
 def rule_of(type_: TypeEngine[Any]) -> Rule:
     """The rule of a type's class, or of its nearest listed ancestor."""
-    return next(RULES[cls] for cls in type(type_).__mro__ if cls in RULES)
+    for cls in type(type_).__mro__:
+        foreign = FOREIGN_RULES.get((cls.__module__, cls.__qualname__))
+        if foreign is not None:
+            return foreign
+        if cls in RULES:
+            return RULES[cls]
+    raise LookupError(type_)  # TypeEngine, every type's ancestor, has a rule
 
 
 def verdict(type_: TypeEngine[Any], kind: FieldType) -> Verdict:
@@ -350,7 +372,8 @@ def _plain(type_: TypeEngine[Any], kind: FieldType) -> Verdict:
         return _list(type_, kind, element)
     rule = rule_of(type_)
     if kind in rule.holds:
-        return Verdict(True, rule.compared)
+        refused = _declared_text(type_) if kind is STRING else None
+        return refused or Verdict(True, rule.compared)
     if rule.holds:
         held = " or ".join(sorted(k.value for k in rule.holds))
         return Verdict(
@@ -360,6 +383,69 @@ def _plain(type_: TypeEngine[Any], kind: FieldType) -> Verdict:
             f"{kind.value} type (columns={{field: cast(column, ...)}})",
         )
     return Verdict(False, reason=rule.reason, fix=rule.fix)
+
+
+def declared_charset(type_: TypeEngine[Any]) -> str | None:
+    """The MariaDB/MySQL character set a string type declares: its `charset=`, `ascii=True`
+    (latin1) or `unicode=True` (ucs2), else the set its declared collation is named after
+    (`latin1_swedish_ci`); None when it declares neither (a collation of another engine, such
+    as PostgreSQL's `ci` or SQLite's `NOCASE`, names no set)."""
+    if getattr(type_, "ascii", False):
+        return "latin1"
+    if getattr(type_, "unicode", False):
+        return "ucs2"
+    charset = getattr(type_, "charset", None)
+    if charset:
+        return str(charset).lower()
+    collation = str(getattr(type_, "collation", None) or "").lower()
+    return next((c for c in CHARACTER_SETS if _named(collation, c)), None)
+
+
+def _named(collation: str, charset: str) -> bool:
+    return collation == charset or collation.startswith(charset + "_")
+
+
+def _declared_text(type_: TypeEngine[Any]) -> Verdict | None:
+    """The refusal of a string column whose declared character set or collation the library's
+    MariaDB rules do not prove (`dialects/mysql.py`): text in another set is compared as that
+    set's bytes against utf8mb4 literals, and an unproven collation may fold otherwise."""
+    charset = declared_charset(type_)
+    collation = str(getattr(type_, "collation", None) or "").lower()
+    return None if charset is None else _text_verdict(charset, collation)
+
+
+def _text_verdict(charset: str, collation: str) -> Verdict | None:
+    if charset != CHARACTER_SET:
+        return Verdict(
+            False,
+            reason=f"its text is held in the {charset} character set and compared as its "
+            f"bytes, where the library writes {CHARACTER_SET} literals",
+            fix=f"convert the column to {CHARACTER_SET} (ALTER TABLE ... MODIFY ... CHARACTER "
+            f"SET {CHARACTER_SET}), or map the field to CONVERT(column USING {CHARACTER_SET}) "
+            "typed with type_coerce(..., String())",
+        )
+    if not collation or collation in PROVEN_COLLATIONS:
+        return None
+    return Verdict(
+        False,
+        reason=f"its collation {collation} is not one the support matrix proves",
+        fix="declare one of " + ", ".join(sorted(PROVEN_COLLATIONS)) + ", or none",
+    )
+
+
+_TABLE_OPTIONS = ("default charset", "charset", "default character set", "character set")
+
+
+def _table_text(column: ColumnElement[Any]) -> Verdict | None:
+    """The refusal of a string column declaring no character set of its own in a MariaDB/MySQL
+    table whose default is another (`DEFAULT CHARSET=latin1`, read by reflection into the
+    table's `mysql_` options), or whose default collation no cell proves."""
+    options = getattr(getattr(column, "table", None), "kwargs", None) or {}
+    found = {k.split("_", 1)[1]: str(v).lower() for k, v in options.items() if "_" in k}
+    charset = next((found[k] for k in _TABLE_OPTIONS if k in found), None)
+    collation = found.get("collate", found.get("default collate", ""))
+    charset = charset or next((c for c in CHARACTER_SETS if _named(collation, c)), None)
+    return None if charset is None else _text_verdict(charset, collation)
 
 
 def _list(type_: TypeEngine[Any], kind: FieldType, element: FieldType) -> Verdict:
@@ -385,6 +471,8 @@ def gated(field: str, kind: FieldType, column: ColumnElement[Any]) -> ColumnElem
     """The column of `field` as it is compared, or a `FilterError` naming the field, the
     column, its type and the fix when its shape is not one the support matrix proves."""
     found = verdict(column.type, kind)
+    if found.exact and kind is STRING and declared_charset(column.type) is None:
+        found = _table_text(column) or found
     if not found.exact:
         raise refused_column(field, kind, column, found)
     plain = column.type

@@ -107,11 +107,17 @@ class DuckDB(TypedItemArrays):
         """ILIKE folds the column with DuckDB's `lower()` character by character (ASCII text
         on a fast path), without the `replace` of `fold`, which costs more than the match;
         text holding an `unsafe` character is tested the exact way."""
+
+        def subject() -> str:  # under the binary collation (NOACCENT: `i̇` ILIKE `%i`)
+            return self.exact(sql())
+
         if not unsafe:
-            return f"{sql()} ILIKE {like_wrapped(op, needle())}"
-        test = " OR ".join(f"contains({sql()}, '{char}')" for char in unsafe)
+            return f"{subject()} ILIKE {like_wrapped(op, needle())}"
+        test = " OR ".join(f"contains({subject()}, '{char}')" for char in unsafe)
         exact = self.match(op, self.fold(sql()), needle(), shape)
-        return f"CASE WHEN {test} THEN {exact} ELSE {sql()} ILIKE {like_wrapped(op, needle())} END"
+        return (
+            f"CASE WHEN {test} THEN {exact} ELSE {subject()} ILIKE {like_wrapped(op, needle())} END"
+        )
 
     def exact(self, sql: str) -> str:
         """The binary collation, whatever collation the column declares (`NOCASE` would
@@ -124,10 +130,9 @@ class DuckDB(TypedItemArrays):
         return f'{sql} COLLATE "binary"'
 
     def match(self, op: Op, sql: str, operand: str, shape: Shape) -> str:
-        function = _DUCKDB_MATCH[op]
-        if op is Op.STARTS_WITH:  # a prefix is matched under the column's collation
-            sql = self.exact(sql)
-        return f"{function}({sql}, {operand})"
+        # Every pattern function matches under the column's collation: a `NOACCENT` column's
+        # `contains(x, 'é')` found `e`. The binary collation matches the text as it is.
+        return f"{_DUCKDB_MATCH[op]}({self.exact(sql)}, {operand})"
 
     json_types = {
         FieldType.STRING: ("VARCHAR",),

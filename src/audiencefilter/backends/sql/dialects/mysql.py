@@ -52,6 +52,39 @@ JSON_TEXT_COLLATION = "utf8mb4_unicode_520_ci"
 5.2 case mappings, where the connection's default (`utf8mb4_general_ci`) misses `ẞ`."""
 
 
+CHARACTER_SET = "utf8mb4"
+"""The character set the library writes text in: its literals and the bytes `exact` compares
+(`CAST(x AS BINARY)` gives a column's bytes in the column's own character set)."""
+
+CHARACTER_SETS = (
+    *("armscii8", "ascii", "big5", "binary", "cp1250", "cp1251", "cp1256", "cp1257", "cp850"),
+    *("cp852", "cp866", "cp932", "dec8", "eucjpms", "euckr", "gb18030", "gb2312", "gbk"),
+    *("geostd8", "greek", "hebrew", "hp8", "keybcs2", "koi8r", "koi8u", "latin1", "latin2"),
+    *("latin5", "latin7", "macce", "macroman", "sjis", "swe7", "tis620", "ucs2", "ujis"),
+    *("utf16", "utf16le", "utf32", "utf8", "utf8mb3", "utf8mb4"),
+)
+"""The character sets of MariaDB and MySQL (`information_schema.CHARACTER_SETS`; `utf8` is
+`utf8mb3`'s old name): a collation is named after its set (`latin1_swedish_ci`).
+tests/test_engine_catalogues.py holds it equal to the server's list."""
+
+PROVEN_COLLATIONS = frozenset(
+    {
+        "utf8mb4_bin",
+        "utf8mb4_general_ci",
+        "utf8mb4_unicode_ci",
+        "utf8mb4_unicode_520_ci",
+        "utf8mb4_nopad_bin",
+        "utf8mb4_general_nopad_ci",
+        "utf8mb4_uca1400_ai_ci",
+        "utf8mb4_0900_ai_ci",
+    }
+)
+"""The `utf8mb4` collations a column may declare: each is run by a cell of the support matrix
+(tests/shapes/settings.py), but `utf8mb4_0900_ai_ci`, MySQL 8's counterpart of
+`utf8mb4_uca1400_ai_ci`, which the conformance suite declares on MySQL 8. Another folds under
+its own case tables when it is recent (a Turkish one lowers `I` to `ı`), and is refused."""
+
+
 class MySQL(Dialect):
     name = "mysql"
     aliases = ("mariadb",)
