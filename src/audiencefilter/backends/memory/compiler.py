@@ -22,6 +22,8 @@ Design choices:
     and then the record is evaluated again by the exact version of the function, which
     normalizes every value or names the field; so the answer is the same, and the common case
     skips a type and time-zone check per record.
+    In a TRUE position it skips the NaT test too: pandas' NaT orders False against anything (as
+    null is FALSE there) and NumPy's raises, so the exact version reads it as null.
 - A record whose value has the wrong type ends in `RecordError` naming the field, raised by the
   exact version; the `try` costs nothing on the normal path. Where Python would compare a
   wrong type quietly (`True == 1`, `"1" == 1`, `True > 0`), the read tests the exact type
