@@ -30,6 +30,7 @@ COST = "The cost model"
 RESIDUAL = "Residual judgement on writes (the service)"
 RATE = "The service's rate on PostgreSQL"
 BATCHED = "The service's part of a turn, cut by a quarter"
+PATCH_LAYERS = "One PATCH's CPU by layer (2026-11-27)"
 GAPS = "Known gaps to hand code"
 WEBHOOKS = "Webhook delivery"
 ACTIONS = "Behaviour audiences (the service)"
@@ -139,6 +140,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("rate.updates", RATE, "updates acknowledged a second, 8 clients",
           at_least("12.3 a second", 12.3, "per s"), "100,000 contacts, PostgreSQL",
           long.rate_updates, long=True),
+    Claim("rate.patch-cpu", PATCH_LAYERS, "a PATCH's CPU in the service's thread ÷ hand-written",
+          between("between 5x and 8x", 5, 8), "20,000 contacts, 100 audiences, PostgreSQL",
+          long.patch_cpu, long=True),
     Claim("rate.batched", BATCHED, "rows updated a second by upsert imports, 4 clients",
           at_least("at least 200 a second", 200, "per s"), "100,000 contacts, PostgreSQL",
           long.rate_batched, long=True),

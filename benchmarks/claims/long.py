@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import statistics
 
-from .. import filterset_scale, million, service_rate, simulated_week, spark
+from .. import filterset_scale, million, rate_layers, service_rate, simulated_week, spark
 from .registry import Unavailable
 from .services import membership_ratios, sqlite_url
 
@@ -89,6 +89,16 @@ def rate_batched(quick: bool) -> list[float]:
     if batched is None:
         raise Unavailable("no batched phase in the service's rate")
     return [batched.updates / batched.seconds]
+
+
+def patch_cpu(quick: bool) -> list[float]:
+    """One PATCH's CPU in the service's thread, ours ÷ the hand-written endpoint's
+    (`benchmarks.rate_layers`: 20,000 contacts, 100 audiences, PostgreSQL)."""
+    argv = ["--contacts", "300", "--audiences", "10", "--updates", "6", "--rounds", "1"]
+    figures = rate_layers.run(rate_layers.parse(argv if quick else []))
+    if figures is None:
+        raise Unavailable("no PostgreSQL server for the PATCH's layers")
+    return [figures.thread["ours"] / figures.thread["hand"]]
 
 
 def million_audience(quick: bool) -> list[float]:

@@ -22,6 +22,8 @@ Design choices:
     and then the record is evaluated again by the exact version of the function, which
     normalizes every value or names the field; so the answer is the same, and the common case
     skips a type and time-zone check per record.
+    In a TRUE position it skips the NaT test too: pandas' NaT orders False against anything (as
+    null is FALSE there) and NumPy's raises, so the exact version reads it as null.
 - A record whose value has the wrong type ends in `RecordError` naming the field, raised by the
   exact version; the `try` costs nothing on the normal path. Where Python would compare a
   wrong type quietly (`True == 1`, `"1" == 1`, `True > 0`), the read tests the exact type
@@ -650,13 +652,21 @@ class _Builder:
             self.checked.add(local)
         else:
             present = _compare(self.assign(local, node.field), ast.IsNot(), ast.Constant(None))
-            if kind in _TIME_CLASSES:  # NaT is a datetime that compares as none does
+            if kind in _TIME_CLASSES and not self.nat_orders_false(node, want):
+                # NaT is a datetime that compares as none does
                 exact = _compare(
                     _attribute(_name(local), "__class__"), ast.Is(), _name(_TIME_CLASSES[kind])
                 )
                 present = _all(present, _any(exact, _call(_name("_present_time"), _name(local))))
         test = _holds(want, self.test(node, _name(local)))
         return _all(present, test), {**known, node.field: local}
+
+    def nat_orders_false(self, node: Comparison, want: bool) -> bool:
+        """Whether the fast version's ordering of a date-time, in a TRUE position, needs no
+        test for NaT: pandas' NaT orders False against anything, as null is FALSE there; a
+        NumPy NaT raises and takes the exact version, which reads it as null."""
+        kind = self.schema[node.field].type
+        return self.fast and want and kind is FieldType.DATETIME and node.op in ORDERING_OPS
 
     def present(self, kind: FieldType, local: str, assign: str | None = None) -> ast.expr:
         """`type(v) is T or v is not None and _present(v)`: the value is there and of its

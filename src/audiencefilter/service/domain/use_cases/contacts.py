@@ -217,20 +217,18 @@ def _update_alone(
     with _unique_email(), database.transaction() as session:
         contact, lst = list_lock.contact_to_write(session, account_id, contact_id)
         custom_fields.check_data(lst, sent.get("data"))
-        _write_fields(session, contact, contact_id, dict(sent))
+        session.expire(contact)  # the row is read back by the write: the loaded one is past
+        _write_fields(session, lst.id, contact_id, dict(sent))
         write_effects.contact_updated(session, lst.id, contact_id, sent)
         return ContactPages(session, lst, settings).one(contact_id)
 
 
-def _write_fields(
-    session: Session, contact: Contact, contact_id: str, values: dict[str, Any]
-) -> None:
+def _write_fields(session: Session, list_id: str, contact_id: str, values: dict[str, Any]) -> None:
     """Writes the fields sent, reading back in the same statement what the judgement and the
-    answer need (`membership/written.py`), the door having read the row before the lock."""
+    answer need (`membership/written.py`), the door having found the row before the lock."""
     if "email" in values:
         values["emailKey"] = values["email"].lower()
-        _refuse_suppressed(session, contact.listId, values["email"])
-    session.expire(contact)  # the row is read back below: the loaded one is past
+        _refuse_suppressed(session, list_id, values["email"])
     if values and written.write_contact(session, contact_id, values) is None:
         raise not_found("Contact")  # deleted before the list's lock was taken
 
@@ -364,7 +362,7 @@ def _write_turn(
     lists: dict[str, List] = {}
     for update in updates:
         try:
-            contact, lst = _written(session, found, update)
+            lst = _written(session, found, update)
         except DomainError as error:
             update.error = error
             continue
@@ -378,16 +376,14 @@ def _write_turn(
             update.view = pages.one(update.contact_id)
 
 
-def _written(
-    session: Session, found: Mapping[str, tuple[Contact, List]], update: _Update
-) -> tuple[Contact, List]:
+def _written(session: Session, found: Mapping[str, List], update: _Update) -> List:
     """Writes one update of a turn: as `_update_alone`, its errors its own (a conflicting
     email undoes its write alone, under a savepoint)."""
     if update.contact_id not in found:
         raise not_found("Contact")
-    contact, lst = found[update.contact_id]
+    lst = found[update.contact_id]
     custom_fields.check_data(lst, update.sent.get("data"))
     values = dict(update.sent)
     with _unique_email(), session.begin_nested() if "email" in values else nullcontext():
-        _write_fields(session, contact, update.contact_id, values)
-    return contact, lst
+        _write_fields(session, lst.id, update.contact_id, values)
+    return lst

@@ -1,0 +1,29 @@
+"""The PATCH-by-layer benchmark runs end to end at a tiny size on PostgreSQL: both sides write
+what the filters decide (no contact's stored memberships differ from its filters'), every layer
+and statement is counted, and the table renders. Timings are never asserted."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from benchmarks import rate_layers
+from benchmarks.rate_spans import SQL
+
+TINY = ["--contacts", "200", "--audiences", "8", "--updates", "6", "--rounds", "1"]
+
+
+@pytest.mark.postgres
+def test_the_layers_of_a_patch_are_measured_beside_the_hand_written_endpoint() -> None:
+    figures = rate_layers.run(rate_layers.parse(TINY))
+    if figures is None:
+        pytest.skip("no PostgreSQL server")
+    assert figures.wrong == 0
+    assert figures.updates == 6 and figures.spanned == 6
+    assert figures.thread["ours"] > 0 and figures.thread["hand"] > 0
+    own = figures.spans.own
+    assert {"the key", "rate limiter", "routing, FastAPI's handler", SQL} <= set(own)
+    assert any("UPDATE contacts" in statement for statement in figures.spans.statements)
+    rendered = rate_layers.render(figures, (os.getloadavg(), os.getloadavg()))
+    assert "| this thread (calls in place) |" in rendered and "ours by layer" in rendered
