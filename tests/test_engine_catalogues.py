@@ -26,6 +26,7 @@ from sqlalchemy import ARRAY, Column, MetaData, String, Table, Text, create_engi
 from sqlalchemy import inspect as reflected
 from sqlalchemy import text as sql_text
 from sqlalchemy import types as sqltypes
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeEngine
@@ -37,7 +38,7 @@ from audiencefilter.language.fields import FieldType
 from tests.clickhouse_engines import ClickHouseDatabase
 from tests.shapes import catalogues as listed
 from tests.shapes.columns import CELLS, TITLES, engine_of, shape, type_class, way_of
-from tests.shapes.settings import NONDETERMINISTIC, SETTINGS, cell
+from tests.shapes.settings import NONDETERMINISTIC, PG_LOCALE_COLLATIONS, SETTINGS, cell
 
 SCALARS = (
     FieldType.STRING,
@@ -208,6 +209,54 @@ def test_every_postgresql_type_and_collation_has_a_decision(
     assert {"ci", "C"} <= {e.collation for e in collations}
     lines = problems(types) + problems(collations, listed.PG_DEFAULT_COLLATIONS)
     assert not lines, _failed("PostgreSQL", lines)
+
+
+_PG = postgresql.dialect()
+_NAMED = re.compile(r'COLLATE "(default|C|und-x-icu)"')
+
+
+@pytest.mark.postgres
+def test_every_postgresql_locale_collation_is_compared_under_a_collation_the_sql_names(
+    pg_database: Callable[[], str],
+) -> None:
+    """ICU's and libc's deterministic collations are too many for a cell each, so they are
+    decided by one rule, held here for every one the server lists: a column declaring it is
+    taken when built, and every comparison written for it names its own collation (`default`
+    for equality and patterns, `C` for orderings, `und-x-icu` inside a fold), so the column's
+    is never read. The settings cells run the rule on locales that fold or order unlike the
+    root (Turkish, Swedish, German, Japanese, Greek) against the oracle."""
+    engine = create_engine(pg_database())
+    try:
+        with engine.connect() as connection:
+            names = _scalars(connection, listed.PG_LOCALE_COLLATIONS)
+    finally:
+        engine.dispose()
+    assert len(names) > 100, names[:5]
+    run = {
+        str(getattr(s.sqlalchemy, "collation", "")) for s in SETTINGS if s.engine == "postgresql"
+    }
+    assert set(PG_LOCALE_COLLATIONS) <= run & set(names)
+    unnamed = [name for name in names if not _compared_by_name(name)]
+    assert not unnamed, f"comparisons that read the column's collation: {unnamed[:10]}"
+
+
+def _compared_by_name(collation: str) -> bool:
+    table = Table("t", MetaData(), Column("firstName", Text(collation=collation)))
+    for where in _STRING_TESTS:
+        sql = str(af.parse(where).to_sqlalchemy(table).compile(dialect=_PG))
+        if not _NAMED.search(sql):
+            return False
+    return True
+
+
+_STRING_TESTS: tuple[dict[str, Any], ...] = (
+    {"firstName": "a"},
+    {"firstName": {"in": ["a", "b"]}},
+    {"firstName": {"gt": "a"}},
+    {"firstName": {"startsWith": "a"}},
+    {"firstName": {"contains": "a", "mode": "insensitive"}},
+    {"firstName": {"lt": "a", "mode": "insensitive"}},
+)
 
 
 # ---- MariaDB ---------------------------------------------------------------------------------

@@ -57,6 +57,14 @@ case-insensitive ICU collation). The machine's libc locales and ICU's hundreds o
 deterministic ones are left out: the dialect compares under the database's default and folds
 under `und-x-icu`, whatever a column declares."""
 
+PG_LOCALE_COLLATIONS = (
+    "SELECT collname FROM pg_collation WHERE collisdeterministic AND collprovider IN ('c', 'i')"
+    " AND coalesce(collcollate, '') NOT IN ('C', 'POSIX') ORDER BY collname"
+)
+"""The deterministic collations of ICU's and the machine's libc locales (hundreds): decided
+by one rule, every comparison naming its own collation, and proven by the locale cells of
+tests/shapes/settings.py (`PG_LOCALE_COLLATIONS` there)."""
+
 PG_DEFAULT_COLLATIONS = ("default",)
 """Collations a column declaring none has: proven by the column-type cells."""
 

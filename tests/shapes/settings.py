@@ -50,6 +50,13 @@ class Setting:
         return f"{TITLES[self.engine]}{where}"
 
 
+PG_LOCALE_COLLATIONS = ("tr-x-icu", "sv-x-icu", "de-x-icu", "ja-x-icu", "el-x-icu")
+"""ICU locale collations a column may declare, chosen where a locale folds or orders unlike
+the root: Turkish dotted and dotless i, Swedish letters after z, German sharp s, Japanese
+kana, Greek final sigma. Every other deterministic collation PostgreSQL lists is met by the
+same rule: the comparison names its own collation, so the column's is never read."""
+
+
 SETTINGS: tuple[Setting, ...] = (
     *(Setting("postgresql", name, "text", Text()) for name in PG_SETTINGS if name != "ICU und"),
     *(
@@ -65,7 +72,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     *(
         Setting("postgresql", "libc C.UTF-8", f'text COLLATE "{name}"', Text(collation=name))
-        for name in ("C", "POSIX", "ucs_basic")
+        for name in ("C", "POSIX", "ucs_basic", *PG_LOCALE_COLLATIONS)
     ),
     *(
         Setting("mysql", "", f"VARCHAR(50) COLLATE {name}", String(50, collation=name))
