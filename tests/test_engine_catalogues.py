@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import duckdb
 import pytest
+from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy import ARRAY, Column, MetaData, String, Table, Text, create_engine, select
 from sqlalchemy import inspect as reflected
 from sqlalchemy import text as sql_text
@@ -449,3 +451,26 @@ def _answers_as_the_oracle_or_refuses(engine: Any, table: Table) -> None:
     with engine.connect() as connection:
         found = set(connection.execute(select(table.c.id).where(where)).scalars())
     assert found == {"r1"}, f"the latin1 column selected {found}, where the oracle selects r1"
+
+
+def test_every_duckdb_collation_is_compared_under_binary() -> None:
+    """DuckDB's ICU locale collations (about 140) are, like PostgreSQL's, one rule held for each
+    `pragma_collations()` lists: a column declaring one is taken, and every comparison written
+    for it names the binary collation, so the column's never decides; the settings cells run
+    `NOCASE`, `NOACCENT`, `NFC` and `ICU_NOACCENT` against the oracle."""
+    with duckdb.connect() as connection:
+        names = [
+            row[0] for row in connection.sql("SELECT collname FROM pragma_collations()").fetchall()
+        ]
+    assert len(names) > 100 and {"nocase", "de", "tr"} <= set(names)
+    unnamed = [name for name in names if not _duckdb_compared_under_binary(name, DuckDBDialect())]
+    assert not unnamed, f"comparisons that read the column's collation: {unnamed[:10]}"
+
+
+def _duckdb_compared_under_binary(collation: str, dialect: Any) -> bool:
+    table = Table("t", MetaData(), Column("firstName", String(collation=collation)))
+    for where in _STRING_TESTS:
+        sql = str(af.parse(where).to_sqlalchemy(table).compile(dialect=dialect))
+        if 'COLLATE "binary"' not in sql:
+            return False
+    return True
