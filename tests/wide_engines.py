@@ -171,7 +171,7 @@ _EQUALITIES = frozenset({"equals", "in", "notIn", "has", "hasSome", "hasEvery"})
 def _holds_a_lost_integer(flt: af.Filter, now: datetime, bound: int) -> bool:
     """Whether an equality at a data path has an integer literal beyond `bound` that no double
     holds, which the engine refuses: the one stored number equal to it is read as another
-    (docs/backends-sql-rules.md, "Custom data (JSON) fields")."""
+    (docs/backends-sql-rules.md, "Custom data (JSON fields)")."""
     for node in walk(flt.lowered_at(now)):
         if isinstance(node, af.Comparison | af.ListTest) and node.path:
             if node.op.value not in _EQUALITIES:

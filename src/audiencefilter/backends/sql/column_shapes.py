@@ -463,6 +463,8 @@ def _list(type_: TypeEngine[Any], kind: FieldType, element: FieldType) -> Verdic
     citext = isinstance(type_.item_type, postgresql.CITEXT)
     if item.exact and (item.compared == "as is" or citext):
         return Verdict(True)
+    if item.exact and item.compared == "widened":
+        return Verdict(True, "widened")
     reason = item.reason or f"its items are compared {item.compared}, which lists are not"
     return Verdict(False, reason=f"its items: {reason}", fix=item.fix or "declare text[] items")
 
@@ -483,7 +485,7 @@ def gated(field: str, kind: FieldType, column: ColumnElement[Any]) -> ColumnElem
     if found.compared == "as text":
         return AsText(column, uuid=isinstance(plain, sqltypes.Uuid))
     if found.compared == "widened":
-        return Widened(column)
+        return Widened(column) if kind.element is None else WidenedArray(column)
     return column
 
 
@@ -573,6 +575,26 @@ class Widened(ColumnElement[Any]):
 
     def __init__(self, element: ColumnElement[Any]) -> None:
         self.element = element
+
+
+class WidenedArray(ColumnElement[Any]):
+    """An array of floats as the doubles its items hold exactly: a generic `Float` is single
+    precision on DuckDB, whose `list_contains` would meet 0.3 at single precision."""
+
+    _traverse_internals = [("element", InternalTraversal.dp_clauseelement)]
+    type = sqltypes.ARRAY(sqltypes.Double())
+    inherit_cache = True
+
+    def __init__(self, element: ColumnElement[Any]) -> None:
+        self.element = element
+
+
+@compiles(WidenedArray)
+def _compile_widened_array(element: WidenedArray, compiler: SQLCompiler, **kw: Any) -> str:
+    sql = compiler.process(element.element, **kw)
+    dialect = DIALECTS.get(compiler.dialect.name)
+    widened = dialect.widened_float if dialect is not None else "DOUBLE PRECISION"
+    return f"CAST({sql} AS {widened}[])" if widened else sql
 
 
 @compiles(Widened)

@@ -59,7 +59,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from ... import register_sqlite_functions
-from ..ground.json import stored as stored_json
+from ..ground.json import stored
 from ..settings import Settings
 from .fair_gate import FairGate, current_key
 from .statement_cache import StatementCache
@@ -100,7 +100,7 @@ def make_engine(settings: Settings) -> Engine:
         engine = create_engine(
             url,
             hide_parameters=True,
-            json_serializer=stored_json,
+            json_serializer=stored,
             execution_options={"compiled_cache": StatementCache()},
             pool_size=settings.db_pool_size,
             max_overflow=settings.db_max_overflow,
@@ -124,7 +124,7 @@ def make_engine(settings: Settings) -> Engine:
     return create_engine(
         url,
         hide_parameters=True,
-        json_serializer=stored_json,
+        json_serializer=stored,
         execution_options={"compiled_cache": StatementCache()},
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
