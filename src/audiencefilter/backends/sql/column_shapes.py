@@ -591,15 +591,17 @@ class WidenedArray(ColumnElement[Any]):
 
 @compiles(WidenedArray)
 def _compile_widened_array(element: WidenedArray, compiler: SQLCompiler, **kw: Any) -> str:
-    sql = compiler.process(element.element, **kw)
-    dialect = DIALECTS.get(compiler.dialect.name)
-    widened = dialect.widened_float if dialect is not None else "DOUBLE PRECISION"
-    return f"CAST({sql} AS {widened}[])" if widened else sql
+    return _widened(element.element, compiler, "[]", **kw)
 
 
 @compiles(Widened)
 def _compile_widened(element: Widened, compiler: SQLCompiler, **kw: Any) -> str:
-    sql = compiler.process(element.element, **kw)
+    return _widened(element.element, compiler, "", **kw)
+
+
+def _widened(element: ColumnElement[Any], compiler: SQLCompiler, suffix: str, **kw: Any) -> str:
+    """`element` cast to the dialect's double (`suffix` "[]" for an array of them)."""
+    sql = compiler.process(element, **kw)
     dialect = DIALECTS.get(compiler.dialect.name)
     widened = dialect.widened_float if dialect is not None else "DOUBLE PRECISION"
-    return f"CAST({sql} AS {widened})" if widened else sql
+    return f"CAST({sql} AS {widened}{suffix})" if widened else sql
