@@ -38,6 +38,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import types as sqltypes
 from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.pool import StaticPool
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 import audiencefilter as af
@@ -300,3 +301,25 @@ def test_the_librarys_utc_datetime_column_is_taken_and_answers_as_the_oracle() -
             found = connection.execute(select(table.c.id).where(flt.to_sqlalchemy(table))).all()
         expected = sorted(k for k, v in held.items() if flt.matches({"seen": v}))
         assert sorted(row[0] for row in found) == expected, where
+
+
+def test_a_duckdb_float_array_is_compared_as_the_doubles_it_holds() -> None:
+    """DuckDB's `FLOAT[]` holds single-precision items: `list_contains` met the literal 0.3 at
+    single precision and found the stored 0.30000001192092896, which memory, reading the
+    column's items, does not. The gate reads the array as doubles (`CAST(... AS DOUBLE[])`)."""
+    engine = create_engine("duckdb:///:memory:", poolclass=StaticPool)
+    schema = af.Schema.of(scores="number[]")
+    table = Table("t", MetaData(), Column("id", String), Column("scores", ARRAY(sqltypes.Float())))
+    table.create(engine)
+    with engine.begin() as connection:
+        connection.execute(
+            insert(table), [{"id": "a", "scores": [0.3, 2.5]}, {"id": "b", "scores": [1.0]}]
+        )
+        held = {row.id: row.scores for row in connection.execute(select(table))}
+    for where in ({"has": 0.3}, {"hasSome": [0.3, 1.0]}, {"equals": [0.3, 2.5]}, {"has": 2.5}):
+        flt = af.parse({"scores": where}, schema)
+        with engine.connect() as connection:
+            found = connection.execute(select(table.c.id).where(flt.to_sqlalchemy(table))).all()
+        expected = sorted(k for k, v in held.items() if flt.matches({"scores": v}))
+        assert sorted(row[0] for row in found) == expected, where
+    engine.dispose()
