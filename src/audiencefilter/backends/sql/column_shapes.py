@@ -14,9 +14,9 @@ A user's subclass of a listed type takes its nearest listed ancestor's rule. A
 `TypeDecorator` is its `impl` when it converts nothing (it overrides none of the value
 hooks, as a JSON column that only changes `compare_values`); one that converts values on the
 way in or out is refused, since the filter's literal is the stored unit's only by chance;
-the library's own `UtcDateTime` (`sqlite_datetime_column`) is the one converting decorator
-taken as its `impl`: it turns an aware value into UTC, which every date-time literal the SQL
-back-ends bind already is.
+a decorator whose class says `keeps_bound_literals = True` is taken as its `impl`: the
+library's own `UtcDateTime` (`sqlite_datetime_column`) turns an aware value into UTC, which
+every date-time literal the SQL back-ends bind already is.
 A type with variants (`with_variant`) is exact when its own type and every variant are.
 An untyped expression (`literal_column`, a function SQLAlchemy does not know) has no rule:
 the fix is to give it a type (`type_coerce(expression, String())`).
@@ -47,7 +47,6 @@ from ...errors import FilterError, Issue
 from ...language.fields import FieldType
 from .dialects import DIALECTS
 from .dialects.mysql import CHARACTER_SET, CHARACTER_SETS, PROVEN_COLLATIONS
-from .sqlite_functions import UtcDateTime
 
 Compared = Literal["as is", "as text", "widened"]
 """How an exact column is compared: as it is; as the text it holds (`AsText`: an enum's
@@ -317,6 +316,8 @@ def converts(decorator: TypeDecorator[Any]) -> str | None:
     """The first value hook a `TypeDecorator` overrides (None: it converts nothing, and is
     compared as its `impl`)."""
     cls = type(decorator)
+    if getattr(cls, "keeps_bound_literals", False):
+        return None
     return next(
         (hook for hook in _VALUE_HOOKS if getattr(cls, hook) is not getattr(TypeDecorator, hook)),
         None,
@@ -348,7 +349,7 @@ def rule_of(type_: TypeEngine[Any]) -> Rule:
 def verdict(type_: TypeEngine[Any], kind: FieldType) -> Verdict:
     """Whether a column of `type_` answers field type `kind` exactly, and how."""
     if isinstance(type_, TypeDecorator):
-        hook = None if isinstance(type_, UtcDateTime) else converts(type_)
+        hook = converts(type_)
         if hook is not None:
             return Verdict(
                 False,

@@ -77,6 +77,9 @@ class UtcDateTime(TypeDecorator[datetime]):
 
     impl = DateTime(timezone=True)
     cache_ok = True
+    keeps_bound_literals = True
+    """Read by the column gate (`column_shapes.converts`): the conversion changes no literal
+    the SQL back-ends bind, which are UTC already."""
 
     def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
         if value is not None and value.tzinfo is not None:

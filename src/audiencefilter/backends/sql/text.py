@@ -505,11 +505,21 @@ class SqlWriter(Visitor[str]):
         return self._bound("boolean", bool(value))
 
 
+def _literals(node: Comparison | ListTest) -> tuple[Any, ...]:
+    """The literal of a test, or each item of a list literal."""
+    return node.value if isinstance(node.value, tuple) else (node.value,)
+
+
+def _where(node: Comparison | ListTest) -> str:
+    """The data path a refusal names: `data.plan.tier`."""
+    return ".".join((node.field, *node.path))
+
+
 def fold_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
     """A `FilterError` naming the field where a case-insensitive test's literal meets a
     place where the engine folds otherwise than Python (`Dialect.fold_refusal`): decided by
     the literal, so refused when the expression is built, never answered otherwise."""
-    values = node.value if isinstance(node.value, tuple) else (node.value,)
+    values = _literals(node)
     for value in values:
         reason = dialect.fold_refusal(value) if isinstance(value, str) else None
         if reason is not None:
@@ -520,11 +530,11 @@ def nul_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
     """A `FilterError` naming the path where a string literal at a data path holds NUL on an
     engine whose JSON functions end a string there (`json_text_ends_at_nul`): decided by the
     literal, so refused when the expression is built."""
-    values = node.value if isinstance(node.value, tuple) else (node.value,)
+    values = _literals(node)
     if not dialect.json_text_ends_at_nul:
         return
     if any(isinstance(value, str) and "\x00" in value for value in values):
-        where = ".".join((node.field, *node.path))
+        where = _where(node)
         raise FilterError(
             [
                 Issue(
@@ -554,12 +564,12 @@ def number_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
     engine keeps."""
     if node.op not in _EQUALITIES:
         return
-    values = node.value if isinstance(node.value, tuple) else (node.value,)
+    values = _literals(node)
     bound = dialect.json_exact_integers
     lost = next((v for v in values if _beyond(v, bound)), None)
     if lost is None:
         return
-    where = ".".join((node.field, *node.path))
+    where = _where(node)
     message = (
         f'{dialect.title} cannot evaluate "{node.op.value}" on "{where}" faithfully: it keeps '
         f"a JSON integer beyond {_power(bound)} as a double, and no double holds {lost}"
