@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 import audiencefilter as af
 from audiencefilter.service import create_app
-from audiencefilter.service.api import csv_guard
 from audiencefilter.service.db.models import new_referral_code
+from audiencefilter.service.domain import csv_guard
 from audiencefilter.service.ground.json import dumps, stored
 
 from .conftest import ApiClient, Tenant, make_tenant, settings_on

@@ -32,9 +32,9 @@ from ..db import fair_gate
 from ..db.engine import Database
 from ..db.models import Account, ApiKey, List
 from ..ground import clock, keys
-from ..ground.errors import ValidationIssue
+from ..ground.errors import ValidationIssue, pointer
 from ..http.client_address import TrustedProxies
-from ..http.errors import ApiError, pointer, validation_failed
+from ..http.errors import ApiError, validation_failed
 from ..http.middleware import CORS_ORIGIN_STATE, PUBLIC_PATH, RATE_LIMIT_STATE
 from ..http.origins import OriginDirectory
 from ..http.ratelimit import Decision, RateLimiter, rate_limit_headers

@@ -12,7 +12,7 @@ query), never with a JSON pointer: `http/errors.py` writes the pointer (`/body/c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -88,6 +88,13 @@ class RuleError(Envelope):
 
 Location = tuple[str | int, ...]
 """A place in a document: its keys and list indices from the top, e.g. `("contactIds", 3)`."""
+
+
+def pointer(location: Iterable[str | int]) -> str:
+    """A JSON pointer (RFC 6901) for a location: `http/errors.py` writes a request's with it
+    (`/body/email`), the domain a place in an import row's result (`/data/birthday`)."""
+    parts = [str(part).replace("~", "~0").replace("/", "~1") for part in location]
+    return "/" + "/".join(parts) if parts else ""
 
 
 @dataclass(frozen=True)

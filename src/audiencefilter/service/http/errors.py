@@ -38,6 +38,7 @@ from starlette.responses import Response
 from starlette.routing import Route, compile_path
 from starlette.types import Scope
 
+from ..ground import validation
 from ..ground.errors import (
     AudienceRuleError,
     Conflict,
@@ -49,8 +50,8 @@ from ..ground.errors import (
     RequestProblem,
     Unprocessable,
     ValidationIssue,
+    pointer,
 )
-from . import validation
 from .responses import ErrorJSONResponse, JSONResponse
 
 logger = logging.getLogger("audiencefilter.service")
@@ -124,12 +125,6 @@ def error_response(
 ) -> JSONResponse:
     body = error_body(status, message, errors)
     return ErrorJSONResponse(body, status_code=status, headers=headers)
-
-
-def pointer(location: Iterable[str | int]) -> str:
-    """A JSON pointer (RFC 6901) for a pydantic error location."""
-    parts = [str(part).replace("~", "~0").replace("/", "~1") for part in location]
-    return "/" + "/".join(parts) if parts else ""
 
 
 def issue_of(problem: RequestProblem, within: Location | None = None) -> ValidationIssue:

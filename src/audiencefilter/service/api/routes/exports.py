@@ -31,12 +31,12 @@ from starlette.responses import StreamingResponse
 
 import audiencefilter as af
 
+from ...domain import csv_guard
 from ...domain.use_cases import exports
 from ...domain.use_cases.exports import Rows
 from ...ground.errors import Invalid, RequestProblem
 from ...ground.fields import QueryBool
 from ...ground.json import dumps
-from .. import csv_guard
 from ..deps import DatabaseDep, PrivateKey
 from ..heavy import HEAVY
 

@@ -52,8 +52,8 @@ from ...ground.fields import (
     StartFrom,
     Url,
 )
+from ...ground.validation import REFUSED_CHOICE
 from ...http.origins import MAX_ORIGINS, Origin, unique_origins
-from ...http.validation import REFUSED_CHOICE
 
 MAX_LIMIT = 20000
 MAX_ROW_ACTIONS = 1000

@@ -5,8 +5,10 @@ pydantic reports a failed request in its own terms ("String should match pattern
 permitted"). This module turns each of its errors into a `Problem`: what was expected, said for a
 person ("an email address such as ann@example.com"), what was found ("the string "nope""), and a
 suggestion where one helps: the nearest known field for an unknown one (`did you mean
-"email"?`), the nearest allowed value for a misspelt choice. `errors.py` puts them in the error
-body; the pointer (`/body/email`) says where.
+"email"?`), the nearest allowed value for a misspelt choice. `http/errors.py` puts them in a
+request's error body, where a pointer says where; the domain, which reads an import's rows
+itself (`domain/import_rows.py`), puts them in a row's result: so this module stands on the
+ground floor, below both.
 
 Unknown error types still read well: pydantic's own sentence is kept as what was expected, with
 what was found added. Patterns are named here once, by the types that use them (`fields.py`).
@@ -21,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..ground.fields import (
+from .fields import (
     FIELD_KEY_RULE,
     LABEL,
     NO_NUL,
