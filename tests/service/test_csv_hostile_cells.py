@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from audiencefilter.service.api import csv_import
 from audiencefilter.service.db.models import Contact
+from audiencefilter.service.domain import csv_rows
 
 from .conftest import ApiClient, Tenant, make_tenant, settings_on
 
@@ -175,14 +175,14 @@ class _Broken(Exception):
 def test_an_error_after_rows_are_written_reports_them(
     tenant: Tenant, monkeypatch: pytest.MonkeyPatch, accept: str
 ) -> None:
-    plain = csv_import._json_values
+    plain = csv_rows._json_values
 
     def faulty(record: Any) -> dict[str, Any]:
         if record.get("email") == "c1200@example.com":
             raise _Broken("a fault")
         return plain(record)
 
-    monkeypatch.setattr(csv_import, "_json_values", faulty)
+    monkeypatch.setattr(csv_rows, "_json_values", faulty)
     list_id = _list(tenant)
     headers = {**CSV, "Accept": accept}
     query = {"listId": list_id}

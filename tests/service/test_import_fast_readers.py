@@ -1,9 +1,9 @@
 """The import's readers answer the same with their fast paths on and off.
 
-`routes/imports.FAST_READERS` judges ASCII text by a string method instead of the pattern and
+`domain/fast_rows.FAST_READERS` judges ASCII text by a string method instead of the pattern and
 `check_text`, takes an ASCII email as it is, and finds a row's readers by the order of its keys.
-Every row, ordinary or hostile, must come out of `_row` the same either way; and for every ASCII
-character the method agrees with the pattern it replaces.
+Every row, ordinary or hostile, must come out of `import_rows.read` the same either way; and
+for every ASCII character the method agrees with the pattern it replaces.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audiencefilter.service.api.routes import imports
 from audiencefilter.service.db.models import List
+from audiencefilter.service.domain import fast_rows, import_rows
+from audiencefilter.service.domain.contact_import import InvalidRow
 from audiencefilter.service.ground import clock, fields
 
 from .test_import_fast_rows import PLAIN, TYPED, _exact, rows
@@ -51,9 +52,9 @@ instants = st.one_of(
 
 
 def _read(value: Any, lst: List, fast: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(imports, "FAST_READERS", fast)
-    row = imports._row(7, value, lst)
-    if isinstance(row, imports.InvalidRow):
+    monkeypatch.setattr(fast_rows, "FAST_READERS", fast)
+    row = import_rows.read(7, value, lst)
+    if isinstance(row, InvalidRow):
         return ("invalid", row.number, row.errors)
     return ("valid", row.number, _exact(row.fields), row.actions)
 
@@ -70,7 +71,7 @@ def test_rows_read_alike(value: Any, typed: bool, monkeypatch: pytest.MonkeyPatc
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    texts=st.fixed_dictionaries({key: hostile for key in imports._TEXTS}),
+    texts=st.fixed_dictionaries({key: hostile for key in fast_rows._TEXTS}),
     email=emails,
     created=instants,
 )
@@ -83,11 +84,11 @@ def test_hostile_fields_read_alike(
     _same({"email": "ada@example.com", "createdAt": created}, PLAIN, monkeypatch)
 
 
-@pytest.mark.parametrize("pattern", sorted(imports._ASCII_RULES))
+@pytest.mark.parametrize("pattern", sorted(fast_rows._ASCII_RULES))
 def test_each_ascii_rule_is_its_pattern(pattern: str) -> None:
     """A pattern of one character class matches a text whole when it matches each character:
     every ASCII character, and a few texts, are judged alike."""
-    rule, compiled = imports._ASCII_RULES[pattern], re.compile(pattern)
+    rule, compiled = fast_rows._ASCII_RULES[pattern], re.compile(pattern)
     for code in range(128):
         text = chr(code)
         assert rule(text) == (compiled.fullmatch(text) is not None), repr(text)
@@ -99,11 +100,11 @@ def test_rows_of_many_key_orders_are_read_alike(monkeypatch: pytest.MonkeyPatch)
     """Past `MOST_SHAPES` orders the readers are found afresh, and still read the same."""
     keys = ["email", "firstName", "points", "city"]
     values = {"email": "a@b.c", "firstName": "Ada", "points": 3, "city": "Zürich"}
-    for number in range(imports.MOST_SHAPES + 30):
+    for number in range(fast_rows.MOST_SHAPES + 30):
         order = keys[number % 4 :] + keys[: number % 4]
         extra = {f"x{number}": 1} if number % 3 == 0 else {}
         _same({**{key: values[key] for key in order}, **extra}, PLAIN, monkeypatch)
-    assert len(imports._SHAPES) <= imports.MOST_SHAPES
+    assert len(fast_rows._SHAPES) <= fast_rows.MOST_SHAPES
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """The fast reader of import rows answers exactly as pydantic alone.
 
-`routes/imports._fast_fields` reads rows of the ordinary shapes without pydantic and leaves any
-other row to it: every row, ordinary or odd, must come out of `_row` the same (its fields with
-their types, its actions, or its errors word for word) with the fast reader on and off.
+`domain/fast_rows.fast_fields` reads rows of the ordinary shapes without pydantic and leaves
+any other row to it: every row, ordinary or odd, must come out of `import_rows.read` the same
+(its fields with their types, its actions, or its errors word for word) with the fast reader on
+and off.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audiencefilter.service.api.routes import imports
 from audiencefilter.service.db.models import List
+from audiencefilter.service.domain import fast_rows, import_rows
 from audiencefilter.service.domain.contact_import import ImportRow, InvalidRow
 
 LIST_ID = "lst_fast"
@@ -144,8 +145,8 @@ def _exact(value: Any) -> Any:
 
 
 def _read(value: Any, lst: List, fast: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(imports, "FAST_ROWS", fast)
-    row = imports._row(7, value, lst)
+    monkeypatch.setattr(import_rows, "FAST_ROWS", fast)
+    row = import_rows.read(7, value, lst)
     if isinstance(row, InvalidRow):
         return ("invalid", row.number, row.errors)
     assert isinstance(row, ImportRow)
@@ -181,9 +182,9 @@ def test_ordinary_rows_are_read_without_pydantic(monkeypatch: pytest.MonkeyPatch
         "createdAt": "2019-05-01T09:30:00+02:00",
         "listId": LIST_ID,
     }
-    fields = imports._fast_fields(row, LIST_ID)
+    fields = fast_rows.fast_fields(row, LIST_ID)
     assert fields is not None
-    assert list(fields) == [key for key in imports._ORDER if key in row and key != "listId"]
+    assert list(fields) == [key for key in fast_rows._ORDER if key in row and key != "listId"]
     assert fields["createdAt"] == datetime.fromisoformat("2019-05-01T07:30:00+00:00")
     for odd_row in ({**row, "points": 1.0}, {**row, "actions": []}, {**row, "extra": 1}):
-        assert imports._fast_fields(odd_row, LIST_ID) is None
+        assert fast_rows.fast_fields(odd_row, LIST_ID) is None

@@ -368,16 +368,16 @@ def test_each_row_is_read_once_however_many_tries_its_turn_takes(
     """On PostgreSQL a turn that creates contacts first tries to share the list's lock, reads
     its rows, gives up, and reads them again under the lock alone: the rows read by the try are
     taken again (the list's custom fields unchanged), so each row is validated once."""
-    from audiencefilter.service.api.routes import imports as route
+    from audiencefilter.service.domain import import_rows
 
     reads: Counter[int] = Counter()
-    plain = route._row
+    plain = import_rows.read
 
     def counted(number: int, value: Any, lst: Any) -> Any:
         reads[number] += 1
         return plain(number, value, lst)
 
-    monkeypatch.setattr(route, "_row", counted)
+    monkeypatch.setattr(import_rows, "read", counted)
     tenant = make_tenant(api)
     answer = _import(tenant, _list(tenant), "upsert").json()["data"]
     assert answer["rows"] == len(_rows())

@@ -35,10 +35,10 @@ from fastapi.openapi.utils import get_openapi
 
 from ... import json_schema
 from ..domain.audience_filters import SCHEMA
+from ..ground.bodies import ContactImportRow
 from ..ground.errors import Error, RuleError
 from ..http.errors import REASONS
 from . import openapi_docs
-from .schemas.resources import ContactImportRow
 
 BODY_METHODS = frozenset({"post", "patch", "put"})
 ERROR_REF = {"$ref": "#/components/schemas/Error"}

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...ground.bodies import optional
 from ...ground.fields import FilterText, Identifier
 from .audiences import (
     FILTERS_FORMAT_DESCRIPTION,
@@ -18,7 +19,7 @@ from .audiences import (
     Filters,
     FiltersFormat,
 )
-from .resources import envelope, optional
+from .resources import envelope
 
 MAX_OVERLAP_AUDIENCES = 50
 AUDIENCES_DESCRIPTION = (

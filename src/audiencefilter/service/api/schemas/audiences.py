@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from ...ground.bodies import optional
 from ...ground.fields import ONE_LINE, FilterText, Identifier, Name, QueryBool, ShortText
 from .experiments import ExperimentIn, ExperimentOut
 from .resources import (
@@ -25,7 +26,6 @@ from .resources import (
     Pagination,
     SortKey,
     envelope,
-    optional,
 )
 
 AudienceMode = Literal["manual", "smart"]

@@ -4,6 +4,8 @@ Request bodies are strict (`strict=True`: a JSON boolean is not an integer, a st
 number) and closed (`extra="forbid"`: a misspelt field is an error, not silently dropped). Optional
 fields carry no default in the published schema: a PATCH changes exactly the fields it sends, and
 `model_fields_set` says which. Fields that may be cleared accept `null`; the others do not.
+Their base (`Body`), the contact's profile fields and an import's row (`ContactImportRow`, which
+the domain reads an import's rows with) are `ground/bodies.py`'s.
 
 Response models document the shapes in OpenAPI; handlers build the dicts in
 `views.py` beside this module.
@@ -18,7 +20,6 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     WithJsonSchema,
 )
@@ -26,13 +27,12 @@ from pydantic_core import PydanticCustomError
 
 from ...domain import custom_fields, list_zone, public_fields
 from ...domain.custom_fields import CustomFieldType
+from ...ground.bodies import INSTANT_RULE, Body, ContactProfile, optional
 from ...ground.errors import ValidationIssue
 from ...ground.fields import (
     MAX_INT32,
     Code,
     Color,
-    Count,
-    Data,
     Email,
     FieldKey,
     FilterText,
@@ -42,8 +42,6 @@ from ...ground.fields import (
     Label,
     LongText,
     Name,
-    Phone,
-    Points,
     QueryBool,
     QueryText,
     RefId,
@@ -56,11 +54,6 @@ from ...ground.validation import REFUSED_CHOICE
 from ...http.origins import MAX_ORIGINS, Origin, unique_origins
 
 MAX_LIMIT = 20000
-MAX_ROW_ACTIONS = 1000
-INSTANT_RULE = (
-    "ISO 8601 with its offset (`2019-05-01T09:30:00+02:00`), not before 1970 and not more "
-    "than 5 minutes ahead of the service's clock"
-)
 ListMode = Literal["waitlist", "newsletter"]
 SortKey = Literal["points", "createdAt", "email", "firstName", "lastName", "position"]
 Order = Literal["asc", "desc"]
@@ -77,15 +70,6 @@ PUBLIC_POLICY_DESCRIPTION = (
     "What a public sign-up sending any other field gets: `refuse` (default), a 403 naming the "
     "field, nothing created; `ignore`, the contact created without it."
 )
-
-
-def _no_default(schema: dict[str, Any]) -> None:
-    schema.pop("default", None)
-
-
-def optional(description: str | None = None) -> Any:
-    """An optional body field: absent means unchanged, and the schema shows no default."""
-    return Field(default=None, description=description, json_schema_extra=_no_default)
 
 
 def _public_field(entry: str) -> str:
@@ -118,31 +102,7 @@ def _unique(fields: list[str]) -> list[str]:
     return list(dict.fromkeys(fields))
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
-
-
-class _ContactProfile(_Body):
-    firstName: ShortText | None = optional()
-    lastName: ShortText | None = optional()
-    phoneNumber: Phone | None = optional()
-    name: ShortText | None = optional()
-    company: ShortText | None = optional()
-    country: ShortText | None = optional()
-    city: ShortText | None = optional()
-    address: LongText | None = optional()
-    website: Url | None = optional()
-    socialOne: ShortText | None = optional()
-    socialTwo: ShortText | None = optional()
-    data: Data = optional()
-    points: Points = optional()
-    referrals: Count = optional()
-    isVerified: bool = optional()
-    unsubscribed: bool = optional()
-    isGDPR: bool = optional()
-
-
-class ContactCreate(_ContactProfile):
+class ContactCreate(ContactProfile):
     """A new contact. Public keys may not set points, referrals, the three flags or
     `createdAt`."""
 
@@ -154,35 +114,13 @@ class ContactCreate(_ContactProfile):
     )
 
 
-class ImportAction(_Body):
-    """An action of an imported contact, with the instant it happened."""
-
-    name: Name
-    increase: Increase
-    createdAt: Instant = Field(description=f"When the action happened: {INSTANT_RULE}.")
-
-
-class ContactImportRow(_ContactProfile):
-    """One contact of an import: a contact body whose `listId`, if given, is the import's own,
-    with its sign-up instant and past actions when the import carries history."""
-
-    email: Email
-    listId: Identifier = optional("The import's list, if given at all.")
-    createdAt: Instant = optional(f"When the contact signed up: {INSTANT_RULE}. Default: now.")
-    actions: Annotated[list[ImportAction], Field(max_length=MAX_ROW_ACTIONS)] = optional(
-        "The contact's past actions. Each adds its increase to the points, as `POST "
-        "/v4/actions` does, unless the row sends `points` (then the balance, actions "
-        "included); one the contact already has (same name, increase and createdAt) is skipped."
-    )
-
-
-class ContactUpdate(_ContactProfile):
+class ContactUpdate(ContactProfile):
     """Fields to change; `null` clears a profile field."""
 
     email: Email = optional()
 
 
-class _ListSettings(_Body):
+class _ListSettings(Body):
     url: Slug = optional()
     mode: ListMode = optional()
     color: Color | None = optional()
@@ -235,7 +173,7 @@ class ListUpdate(_ListSettings):
     name: Name = optional()
 
 
-class ActionCreate(_Body):
+class ActionCreate(Body):
     """Adds `increase` to the points of contact `subId`."""
 
     name: Name
@@ -418,7 +356,7 @@ class CustomFieldOut(BaseModel):
     label: str
 
 
-class CustomFieldCreate(_Body):
+class CustomFieldCreate(Body):
     """A new custom field of the list."""
 
     key: FieldKey = Field(
@@ -431,7 +369,7 @@ class CustomFieldCreate(_Body):
     label: Label | None = optional("Shown by pages; made from the key when absent.")
 
 
-class CustomFieldUpdate(_Body):
+class CustomFieldUpdate(Body):
     """A new type (refused while an audience's filter reads the field) or label."""
 
     type: CustomFieldTypeIn | None = optional()

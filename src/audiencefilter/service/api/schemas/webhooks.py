@@ -7,8 +7,9 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...ground.bodies import no_default, optional
 from ...ground.fields import MAX_INT32, Identifier, LongText, QueryText, Url
-from .resources import _no_default, envelope, optional
+from .resources import envelope
 
 EventType = Literal[
     "audience.entered",
@@ -63,7 +64,7 @@ class WebhookUpdate(_Body):
         min_length=1,
         max_length=MAX_TYPES,
         description=_TYPES,
-        json_schema_extra=_no_default,
+        json_schema_extra=no_default,
     )
     description: LongText | None = optional("A note for the people who read the list.")
     enabled: bool = optional("Whether deliveries are sent.")

@@ -1,9 +1,10 @@
 """A CSV import of any length: its rows written a batch at a time, with its progress.
 
-The HTTP floor reads the file as it streams (`api/csv_import.py`) and hands over its rows one at
-a time; they are gathered `BATCH` at a time and each batch is written as a JSON import of that
-many rows is (`imports.run`: in turns, under the list's lock), so a file of 100,000 rows never
-has more than a batch of them parsed in memory. The batches share what the import has seen
+The HTTP floor decodes the file as it streams (`api/csv_import.py`) and hands over its text;
+its cells are read by `csv_rows.CsvFile` a row at a time, gathered `BATCH` at a time, and each
+batch is written as a JSON import of that many rows is (`imports.run`: in turns, under the
+list's lock, each row read there by its columns), so a file of 100,000 rows never has more than
+a batch of them parsed in memory. The batches share what the import has seen
 (`imports.Job.seen`): a row repeating an earlier email is a `duplicate` whichever batch holds
 it. After each batch the import's `Progress` is yielded: the answer streams it to the client.
 
@@ -23,8 +24,8 @@ from typing import Any
 from ...db.engine import Database
 from ...db.models import List
 from .. import contact_import
+from ..csv_rows import CsvFile
 from . import imports, lists, unit
-from .imports import RowReader
 from .unit import in_turns
 
 BATCH = 1000
@@ -88,21 +89,21 @@ class PartlyWritten(Exception):
         self.progress = progress
 
 
-def write(
-    database: Database, job: imports.Job, rows: Iterator[tuple[int, Any]], read_row: RowReader
-) -> Iterator[Progress]:
-    """Writes `rows` a batch at a time as imports of `job`'s kind (its own rows unused); the
-    progress after each batch, the same object growing. An error once rows are committed (a
-    batch's turn refused, the database gone, a row that cannot be read) is `PartlyWritten`
-    with them, the turns committed of the batch under way included; before, it is itself."""
+def write(database: Database, job: imports.Job, file: CsvFile) -> Iterator[Progress]:
+    """Writes the rows of `file` a batch at a time as imports of `job`'s kind (its own rows
+    unused); the progress after each batch, the same object growing. An error once rows are
+    committed (a batch's turn refused, the database gone, a row that cannot be read) is
+    `PartlyWritten` with them, the turns committed of the batch under way included; before, it
+    is itself."""
     progress = Progress(job.list_id, job.mode)
     seen: contact_import.Seen = {}
     turns: list[unit.Progress] = []
+    rows = file.values()
     try:
         while batch := list(islice(rows, BATCH)):
-            part = imports.Job(job.account_id, job.list_id, batch, job.mode, job.events, seen)
+            part = imports.Job(job.account_id, job.list_id, batch, job.mode, job.events, seen, file)
             turns.clear()
-            result = imports.run(part, read_row, in_turns(database, turns.append))
+            result = imports.run(part, in_turns(database, turns.append))
             turns.clear()
             progress.add(result["results"])
             yield progress

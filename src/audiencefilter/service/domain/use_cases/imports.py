@@ -1,8 +1,9 @@
 """Many contacts in one request: an import's rows, each with its own result, written in turns.
 
-The rows are read by the caller (the HTTP floor reads a JSON array or JSON Lines) and checked
-against the list once its lock is held (`read_row`: the list's custom fields decide where a
-row's fields go and what their values must be). A thousand rows with fifteen actions each write
+The HTTP floor only decodes the rows (a JSON array or JSON Lines, a CSV file's text); each is
+read here once the list's lock is held (`import_rows.read`, or a CSV file's
+`csv_rows.CsvFile.read` naming each problem's column): the list's custom fields decide where a
+row's fields go and what their values must be. A thousand rows with fifteen actions each write
 some 17,000 rows: in one transaction, three such imports at once held another account's write
 for 6.3 s on SQLite. So the rows are written in turns (`unit.Turned`), each its own transaction
 under the list's lock, of as many rows as fit `membership_turns.PAIRS_PER_TURN`, a row weighing
@@ -32,7 +33,7 @@ is safe.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -44,8 +45,9 @@ from ...db import list_statistics
 from ...db.engine import SHARED_TURNS
 from ...db.models import List
 from ...ground.errors import Conflict
-from .. import contact_import, events, list_lock
+from .. import contact_import, events, import_rows, list_lock
 from ..contact_import import ImportRow, InvalidRow
+from ..csv_rows import CsvFile
 from ..membership import plan
 from ..membership.store import TooManyMoves
 from . import membership_turns
@@ -53,18 +55,18 @@ from .unit import Progress, TurnWrites
 
 R = TypeVar("R")
 ImportMode = Literal["create", "upsert"]
-RowReader = Callable[[int, Any, List], ImportRow | InvalidRow]
 Rows = list[ImportRow | InvalidRow]
 RACED = "A contact with one of these emails was created meanwhile; send it again"
 
 
 @dataclass(frozen=True)
 class Job:
-    """An import as read: whose, into which list, its rows (number, value), how it treats
-    existing contacts and whether it writes events. `seen`: the first results of the rows sent
-    before these, for an import sent in parts (a CSV file read a batch at a time), so that a
-    row repeating an email of an earlier part is a `duplicate` as in one part; it gains this
-    part's once its last turn is written."""
+    """An import as decoded: whose, into which list, its rows (number, raw value), how it
+    treats existing contacts and whether it writes events. `seen`: the first results of the
+    rows sent before these, for an import sent in parts (a CSV file read a batch at a time), so
+    that a row repeating an email of an earlier part is a `duplicate` as in one part; it gains
+    this part's once its last turn is written. `file`: the CSV file the rows come from (its
+    values, read by its columns), or None for a JSON import's rows."""
 
     account_id: str
     list_id: str
@@ -72,6 +74,7 @@ class Job:
     mode: ImportMode
     events: bool
     seen: contact_import.Seen = field(default_factory=dict)
+    file: CsvFile | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,6 @@ class _Import:
     A turn that created none lets the next try again."""
 
     job: Job
-    read_row: RowReader
     committed: list[Progress] = field(default_factory=list)
     """The progress after the last turn committed (none before the first): each turn starts
     from it, so a turn that fails leaves here what the import wrote."""
@@ -177,7 +179,7 @@ class _Import:
                 row = kept[1]
             else:
                 number, value = self.job.rows[index]
-                row = self.read_row(number, value, lst)
+                row = self._read(number, value, lst)
                 self.read[index] = (fields, row)
             budget -= contact_import.weight(row, judging)
             expected -= moves
@@ -185,6 +187,13 @@ class _Import:
                 break
             taken.append(row)
         return taken
+
+    def _read(self, number: int, value: Any, lst: List) -> ImportRow | InvalidRow:
+        """A row read as its import's kind reads it: a CSV file's by its columns."""
+        file = self.job.file
+        return (
+            import_rows.read(number, value, lst) if file is None else file.read(number, value, lst)
+        )
 
 
 class _CreatesContacts(Exception):
@@ -238,10 +247,10 @@ class PartlyImported(Conflict):
         self.written = written
 
 
-def run(job: Job, read_row: RowReader, writes: TurnWrites[dict[str, Any], R]) -> R:
+def run(job: Job, writes: TurnWrites[dict[str, Any], R]) -> R:
     """Writes the import in turns; its summary, counts and a result per row. A contact created
     meanwhile is a `Conflict`, a `PartlyImported` once turns before it committed."""
-    work = _Import(job, read_row)
+    work = _Import(job)
     try:
         return writes(work)
     except IntegrityError:
