@@ -8,6 +8,8 @@ Within the floors, read from each module's syntax tree: the routes hold no trans
 query of their own (the use cases of `domain/use_cases/` do); the domain and `db/` raise no
 HTTP error and import no web framework (a refusal names no status: `http/errors.py` gives it
 one); and the domain names no SQL engine (its per-dialect statements live in `db/dialects.py`).
+The API hands the domain no function of its own (the import's rows were once read by a route's
+callback the use case called back), and the import's API modules hold no rule of a row.
 """
 
 from __future__ import annotations
@@ -342,3 +344,107 @@ def test_the_service_imports_its_own_modules_by_their_names(module: Path) -> Non
         if alias.asname is not None
     ]
     assert not aliased, aliased
+
+
+# ---- an import's rows: read in the domain, never by a callback of the API --------------------
+
+API_MODULES = sorted((SERVICE_DIRECTORY / "api").rglob("*.py"))
+IMPORT_MODULES = [SERVICE_DIRECTORY / "api" / "routes" / "imports.py"]
+IMPORT_MODULES.append(SERVICE_DIRECTORY / "api" / "csv_import.py")
+
+
+def _domain_names(tree: ast.Module) -> set[str]:
+    """The names a module binds to the domain: its modules (`from ...domain.use_cases import
+    imports`) and what it imports from them (`from ...domain.import_rows import read`)."""
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and "domain" in (node.module or "").split(".")
+        for alias in node.names
+    }
+
+
+def _is_domain(node: ast.expr, domain: set[str]) -> bool:
+    """Whether `node` names something of the domain: `imports`, `imports.run`, `a.b.c`."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in domain
+
+
+def _callbacks_into_the_domain(tree: ast.Module) -> Iterator[tuple[int, str, str]]:
+    """(line, domain callee, own function) of every call of the domain, direct (`imports.run(
+    job, _row, writes)`) or through a runner (`run_in_threadpool(imports.run, job, _row)`),
+    that passes a function this module defines as an argument."""
+    own = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    domain = _domain_names(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        runs = [arg for arg in node.args[:1] if _is_domain(arg, domain)]
+        callee = node.func if _is_domain(node.func, domain) else next(iter(runs), None)
+        if callee is None:
+            continue
+        for arg in [*node.args, *(keyword.value for keyword in node.keywords)]:
+            if isinstance(arg, ast.Name) and arg.id in own:
+                yield node.lineno, ast.unparse(callee), arg.id
+
+
+@pytest.mark.parametrize("module", API_MODULES, ids=_name)
+def test_the_api_hands_the_domain_no_function_of_its_own(module: Path) -> None:
+    """The domain reads what it is given itself (an import's rows: `domain/import_rows.py`):
+    no rule of the API comes back into it as a callback, so a rule has one floor."""
+    passed = [
+        f"line {line}: {callee}(... {name} ...)"
+        for line, callee, name in _callbacks_into_the_domain(_tree(module))
+    ]
+    assert not passed, passed
+
+
+def test_the_callback_rule_sees_the_old_row_reader() -> None:
+    """The rule above fails on the shape the import had (the route's `_row` handed to the use
+    case), directly or through a thread pool, and passes a value that is no function."""
+    bad = ast.parse(
+        "from ...domain.use_cases import imports\n"
+        "def _row(number, value, lst):\n"
+        "    return value\n"
+        "def handler(job, writes):\n"
+        "    imports.run(job, _row, writes)\n"
+        "    run_in_threadpool(imports.run, job, read_row=_row)\n"
+        "    imports.run(job, writes)\n"
+    )
+    found = list(_callbacks_into_the_domain(bad))
+    assert found == [(5, "imports.run", "_row"), (6, "imports.run", "_row")], found
+    assert API_MODULES and all(_domain_names(_tree(module)) for module in IMPORT_MODULES)
+
+
+ROW_RULE_IMPORTS = frozenset({"ValidationError", "ContactImportRow", "TypeAdapter"})
+ROW_RULE_CALLS = frozenset({"model_validate", "model_validate_json", "validate_python"})
+
+
+def _row_rules(tree: ast.Module) -> Iterator[str]:
+    """What reads a row's fields: pydantic's errors or the row's model imported, a model's
+    validation called."""
+    for source, name in _imported(tree):
+        if name in ROW_RULE_IMPORTS:
+            yield f"{name} from {source}"
+    for line, name in _method_calls(tree):
+        if name in ROW_RULE_CALLS:
+            yield f"line {line}: .{name}()"
+
+
+@pytest.mark.parametrize("module", IMPORT_MODULES, ids=_name)
+def test_the_api_of_the_imports_holds_no_row_rule(module: Path) -> None:
+    """The import's API modules decode bytes and map answers: a row's fields and a CSV file's
+    cells are read in the domain (`import_rows.py`, `csv_rows.py`)."""
+    rules = list(_row_rules(_tree(module)))
+    assert not rules, rules
+
+
+def test_the_row_rule_sees_a_row_read_in_the_api() -> None:
+    bad = ast.parse(
+        "from pydantic import ValidationError\n"
+        "from ..schemas.resources import ContactImportRow\n"
+        "def _problems(value):\n"
+        "    return ContactImportRow.model_validate(value)\n"
+    )
+    assert len(list(_row_rules(bad))) == 3
