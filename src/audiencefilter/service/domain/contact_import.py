@@ -1,8 +1,9 @@
 """Writing the rows of a bulk import, a turn at a time, with a result for every row.
 
-The route reads and validates the rows (`api/routes/imports.py`); this module decides what each
-valid row of a turn does to the list, under the list's lock, so nothing changes between the
-look-up of the emails and the writes (`use_cases/imports.py` cuts the import into turns):
+Each row is read and validated by `import_rows.py` (the API only decodes the body); this module
+decides what each valid row of a turn does to the list, under the list's lock, so nothing
+changes between the look-up of the emails and the writes (`use_cases/imports.py` cuts the
+import into turns):
 
 - mode `create` (the default) creates the contacts whose email is new, and answers `exists` for
   the others, which it never changes;
