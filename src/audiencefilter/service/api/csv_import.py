@@ -115,7 +115,7 @@ OPENAPI_PROGRESS: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class CsvImport:
-    """A CSV import as asked: whose, into which list, how, and how the rows are read."""
+    """A CSV import as asked: whose, into which list, how, and the file's mapping and format."""
 
     account_id: str
     list_id: str
