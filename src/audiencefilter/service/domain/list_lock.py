@@ -111,6 +111,23 @@ def head(session: Session, list_id: str) -> int:
     return int(value or 0)
 
 
+def heads(session: Session, list_id: str) -> tuple[int, int]:
+    """The list's last committed event position and its count of committed writes that
+    appended no event (`unannounced`), read together (0, 0 when it has no counter)."""
+    statement = select(EventHead.position, EventHead.unannounced)
+    row = session.execute(statement.where(EventHead.listId == list_id)).first()
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+
+def unannounced(session: Session, list_id: str) -> None:
+    """Counts a write of the list's contacts that appends no event (an import with
+    `events=false`) on the list's counter row, under the list's lock: what a snapshot of an
+    audience compares, since no event after its position reports such a write
+    (`membership/snapshot.py`)."""
+    advance(session, list_id, 0)  # the counter's row, made if the list has none yet
+    session.execute(_UNANNOUNCED, {"unannounced_list": list_id})
+
+
 def holds(session: Session, list_id: str) -> bool:
     """Whether this transaction holds the list's lock (in either mode, or a write transaction
     where the database serialises them, SQLite): what it read of the list's audiences then
@@ -265,6 +282,13 @@ _BUMP = (
     .execution_options(synchronize_session=False)
 )
 """`_bump`'s statement, built once: every write of a list runs it (its lock) once or twice."""
+
+_UNANNOUNCED = (
+    update(EventHead)
+    .where(EventHead.listId == bindparam("unannounced_list"))
+    .values(unannounced=EventHead.unannounced + 1)
+    .execution_options(synchronize_session=False)
+)
 
 _HELD = "list_lock_held"
 
