@@ -27,16 +27,15 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("event_heads") as batch:
-        batch.add_column(
-            sa.Column("unannounced", sa.BigInteger(), nullable=False, server_default="0")
-        )
-    with op.batch_alter_table("audience_builds") as batch:
-        batch.add_column(sa.Column("unannounced", sa.BigInteger(), nullable=True))
+    # Not in a batch: SQLite adds and drops a column in place, where a batch would copy the
+    # table and break the trigger on `events` that writes it (migration 0018).
+    op.add_column(
+        "event_heads",
+        sa.Column("unannounced", sa.BigInteger(), nullable=False, server_default="0"),
+    )
+    op.add_column("audience_builds", sa.Column("unannounced", sa.BigInteger(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("audience_builds") as batch:
-        batch.drop_column("unannounced")
-    with op.batch_alter_table("event_heads") as batch:
-        batch.drop_column("unannounced")
+    op.drop_column("audience_builds", "unannounced")
+    op.drop_column("event_heads", "unannounced")
