@@ -56,10 +56,11 @@ from audiencefilter.service.db.models import (
     OverlapNoted,
 )
 from audiencefilter.service.db.queries import contact_rows, fetch_rows
+from audiencefilter.service.domain import list_lock
 from audiencefilter.service.domain.audience_filters import stored_filter
 from audiencefilter.service.domain.membership import overlaps, snapshot
 
-from .conftest import ApiClient, Tenant, make_tenant, settings_on
+from .conftest import ApiClient, Tenant, make_tenant, settings_on, url_settings
 
 THREADS = 4
 WRITES = 12
@@ -567,4 +568,58 @@ def test_a_quiet_import_between_an_audiences_snapshot_and_its_store_is_judged(
     database: Database = api.app.state.db
     members = recomputed_members(database, list_id)
     assert len(members[audience]) == (2 if kind == "update" else 1)
+    assert stored_members(database, list_id) == members
+
+
+@pytest.mark.postgres
+def test_an_import_turn_that_stops_sharing_judges_by_the_filters_committed_meanwhile(
+    pg_database: Callable[[], str],
+    app_factory: Callable[..., ApiClient],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An import turn that tried to share the list's lock, found a contact to create, undid the
+    try (`list_lock.unshare`: the savepoint released the shared lock) and took the lock alone:
+    an audience's filter changed between the two judged its rows by the filter as the try read
+    it. The try had kept the list's audiences stamp (`plan._stamp`, read under the lock), and
+    the turn kept it past the release: the seeds' runs on PostgreSQL found a contact in an
+    audience whose new filter it failed, after an import that created one contact."""
+    api = app_factory(
+        url_settings(
+            pg_database(), auto_migrate=True, membership_sweep_seconds=0, shared_import_turns=True
+        )
+    )
+    tenant = make_tenant(api)
+    list_id = tenant.new_list()["id"]
+    rows = [{"email": _email(i), "points": 10, "country": "DE"} for i in range(3)]
+    tenant.ok("POST", "/v4/contacts/import", params={"listId": list_id}, json=rows)
+    body = {"name": "rich", "listId": list_id, "filters": {"points": {"gte": 50}}}
+    audience = tenant.ok("POST", "/v4/audiences", 201, json=body)["audience"]["id"]
+    real = list_lock.unshare
+    changed: list[httpx.Response] = []
+
+    def unshare(session: Any, list_id_: str) -> None:
+        real(session, list_id_)
+        if changed:
+            return
+        french = {"filters": {"country": "FR"}}
+        thread = threading.Thread(
+            target=lambda: changed.append(
+                tenant.call("PATCH", f"/v4/audiences/{audience}", json=french)
+            )
+        )
+        thread.start()
+        thread.join(WAIT)
+
+    monkeypatch.setattr(list_lock, "unshare", unshare)
+    moved = [
+        {"email": _email(0), "points": 60},  # updated: into the old filter, not the new
+        {"email": _email(9), "points": 70, "country": "DE"},  # created: the try is undone
+    ]
+    params = {"listId": list_id, "mode": "upsert"}
+    answer = tenant.ok("POST", "/v4/contacts/import", params=params, json=moved)
+    assert (answer["created"], answer["updated"]) == (1, 1)
+    assert changed and changed[0].status_code == 200, changed
+    database: Database = api.app.state.db
+    members = recomputed_members(database, list_id)
+    assert members[audience] == set()
     assert stored_members(database, list_id) == members

@@ -158,9 +158,25 @@ def share(session: Session, list_id: str) -> bool:
 
 def unshare(session: Session, list_id: str) -> None:
     """Forgets the shared lock after the savepoint that took it was rolled back (PostgreSQL
-    released it then)."""
+    released it then), and what the transaction kept of the list as read under it (`kept`):
+    another writer may change it before the lock is taken again."""
     _held(session).discard(list_id)
     _marked(session, _SHARED).discard(list_id)
+    for values in session.info.get(_KEPT, {}).values():
+        values.pop(list_id, None)
+
+
+def kept(session: Session, name: str) -> dict[str, str]:
+    """`{list id: value}` this transaction read of its lists under their locks and keeps
+    (`name`: what, e.g. the audiences stamp of `membership/plan.py`), forgotten with the lock
+    (`unshare`). Before, an import turn that undid its try to share kept the stamp it read
+    under the shared lock, and judged its rows by audiences changed before it took the lock
+    alone (`tests/service/test_derived_counts.py`)."""
+    found: dict[str, str] = session.info.setdefault(_KEPT, {}).setdefault(name, {})
+    return found
+
+
+_KEPT = "list_lock_kept"
 
 
 def hold_counts(session: Session, list_id: str) -> None:
