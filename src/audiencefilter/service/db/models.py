@@ -523,6 +523,11 @@ class EventHead(Base):
         primary_key=True,
     )
     position: Mapped[int] = mapped_column("position", BigInteger, nullable=False, default=0)
+    # How many writes of the list's contacts appended no event (imports with `events=false`),
+    # which an audience's snapshot compares since no event reports them (migration 0022).
+    unannounced: Mapped[int] = mapped_column(
+        "unannounced", BigInteger, nullable=False, default=0, server_default="0"
+    )
 
 
 class Event(Base):
@@ -705,7 +710,8 @@ class AudienceBuild(Base):
 
     `token` names one run of the build: a change of filter starts another (new token, cursor
     and progress), and a chunk evaluated for an older token is thrown away. `position`, `at`,
-    `points` and `actions` are what a `Snapshot` holds, read when the build started. A cursor
+    `points`, `actions` and `unannounced` are what a `Snapshot` holds, read when the build
+    started. A cursor
     of `BUILD_STORING` says every chunk was judged and the members are being stored in turns:
     the audience is judged by writes again, and is `building` until the last turn."""
 
@@ -724,6 +730,7 @@ class AudienceBuild(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     points: Mapped[str | None] = mapped_column(Text, nullable=True)
     actions: Mapped[str | None] = mapped_column(Text, nullable=True)
+    unannounced: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     cursor: Mapped[str] = mapped_column(String(ID_LENGTH), nullable=False, default="")
     done: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     total: Mapped[int] = mapped_column(Integer, nullable=False, default=0)

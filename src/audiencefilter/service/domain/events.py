@@ -213,6 +213,14 @@ def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[i
     return _append(session, list_id, events, now)
 
 
+def unannounced(session: Session, list_id: str) -> None:
+    """Records, instead of events, that this transaction wrote contacts of the list without
+    any (`list_lock.unannounced`): an audience's snapshot then judges every contact again.
+    Held back with the appends (`appended_last`): a shared turn takes the counter's row last."""
+    if not _later(session, lambda: list_lock.unannounced(session, list_id)):
+        list_lock.unannounced(session, list_id)
+
+
 def _append(
     session: Session,
     list_id: str,

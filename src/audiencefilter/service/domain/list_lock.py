@@ -111,6 +111,23 @@ def head(session: Session, list_id: str) -> int:
     return int(value or 0)
 
 
+def heads(session: Session, list_id: str) -> tuple[int, int]:
+    """The list's last committed event position and its count of committed writes that
+    appended no event (`unannounced`), read together (0, 0 when it has no counter)."""
+    statement = select(EventHead.position, EventHead.unannounced)
+    row = session.execute(statement.where(EventHead.listId == list_id)).first()
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+
+def unannounced(session: Session, list_id: str) -> None:
+    """Counts a write of the list's contacts that appends no event (an import with
+    `events=false`) on the list's counter row, under the list's lock: what a snapshot of an
+    audience compares, since no event after its position reports such a write
+    (`membership/snapshot.py`)."""
+    advance(session, list_id, 0)  # the counter's row, made if the list has none yet
+    session.execute(_UNANNOUNCED, {"unannounced_list": list_id})
+
+
 def holds(session: Session, list_id: str) -> bool:
     """Whether this transaction holds the list's lock (in either mode, or a write transaction
     where the database serialises them, SQLite): what it read of the list's audiences then
@@ -141,9 +158,25 @@ def share(session: Session, list_id: str) -> bool:
 
 def unshare(session: Session, list_id: str) -> None:
     """Forgets the shared lock after the savepoint that took it was rolled back (PostgreSQL
-    released it then)."""
+    released it then), and what the transaction kept of the list as read under it (`kept`):
+    another writer may change it before the lock is taken again."""
     _held(session).discard(list_id)
     _marked(session, _SHARED).discard(list_id)
+    for values in session.info.get(_KEPT, {}).values():
+        values.pop(list_id, None)
+
+
+def kept(session: Session, name: str) -> dict[str, str]:
+    """`{list id: value}` this transaction read of its lists under their locks and keeps
+    (`name`: what, e.g. the audiences stamp of `membership/plan.py`), forgotten with the lock
+    (`unshare`). Before, an import turn that undid its try to share kept the stamp it read
+    under the shared lock, and judged its rows by audiences changed before it took the lock
+    alone (`tests/service/test_derived_counts.py`)."""
+    found: dict[str, str] = session.info.setdefault(_KEPT, {}).setdefault(name, {})
+    return found
+
+
+_KEPT = "list_lock_kept"
 
 
 def hold_counts(session: Session, list_id: str) -> None:
@@ -265,6 +298,13 @@ _BUMP = (
     .execution_options(synchronize_session=False)
 )
 """`_bump`'s statement, built once: every write of a list runs it (its lock) once or twice."""
+
+_UNANNOUNCED = (
+    update(EventHead)
+    .where(EventHead.listId == bindparam("unannounced_list"))
+    .values(unannounced=EventHead.unannounced + 1)
+    .execution_options(synchronize_session=False)
+)
 
 _HELD = "list_lock_held"
 

@@ -58,6 +58,8 @@ def contacts_imported(
     the turn may move (`store.TooManyMoves` past it). The pairs moved."""
     if announce:
         events.append(session, list_id, _imported_events(created, updated))
+    elif created or updated:
+        events.unannounced(session, list_id)  # no event tells an audience's snapshot of them
     ids = [contact_id for contact_id, _ in [*created, *updated]]
     cause = events.CAUSE_CONTACT_IMPORTED
     return store.refresh_contacts(session, list_id, ids, cause, announce=announce, most=most)

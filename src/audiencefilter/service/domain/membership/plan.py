@@ -179,8 +179,9 @@ def plan_of(session: Session, list_id: str) -> ListPlan:
 def _stamp(session: Session, list_id: str) -> str:
     """The list's stamp, read once by a transaction that holds the list's lock: nothing but
     itself changes it then (`audiences_changed` forgets it), so a write and its answer (the
-    contact's audiences) read it once."""
-    kept: dict[str, str] = session.info.setdefault(_STAMPS, {})
+    contact's audiences) read it once. Kept with the lock (`list_lock.kept`): a lock released
+    (an import turn's undone try to share it) forgets it."""
+    kept = list_lock.kept(session, _STAMPS)
     if list_id in kept:
         return kept[list_id]
     stamp = session.scalar(_STAMP, {"stamp_list": list_id}) or ""
@@ -195,7 +196,7 @@ _STAMPS = "plan_stamps"
 def keep_stamp(session: Session, list_id: str, stamp: str) -> None:
     """The list's stamp as a write under the list's lock read it with its own statement
     (`written.py`): `_stamp` then reads it no more in this transaction."""
-    session.info.setdefault(_STAMPS, {})[list_id] = stamp
+    list_lock.kept(session, _STAMPS)[list_id] = stamp
 
 
 def _rows(session: Session, list_id: str) -> tuple[list[AudienceRow], dict[str, str]]:
@@ -229,7 +230,7 @@ def _rows(session: Session, list_id: str) -> tuple[list[AudienceRow], dict[str, 
 def audiences_changed(session: Session, list_id: str) -> None:
     """Renews the list's stamp: call in the transaction that creates, changes or deletes one
     of its audiences."""
-    session.info.get(_STAMPS, {}).pop(list_id, None)
+    list_lock.kept(session, _STAMPS).pop(list_id, None)
     session.execute(
         update(List)
         .where(List.id == list_id)

@@ -17,10 +17,16 @@ account's writes waited for it. So the work is split in two:
 (`contact.created`, `contact.updated`, `contact.deleted`), every change of a stored membership
 too (`audience.entered`, `audience.left`, read by filters over the `audiences` relation), and the
 only write that appends none when it changes nothing else, an action, changes what the snapshot
-compares: the contact's points, and the set of its action ids. Events after `P` are exactly the
-writes committed after the snapshot began (positions follow commit order, `events.py`); reading
-`P` first makes any write that lands between the statements of the snapshot (PostgreSQL reads
-each statement afresh) one more contact judged again, never one missed.
+compares: the contact's points, and the set of its action ids. An import that asked for no
+event (`events=false`) appends none at all: it counts itself on the list's counter row instead
+(`list_lock.unannounced`), read with `P`, and when that count moved every contact of the list
+is judged again (before, such an import landing between the snapshot and the store left the
+contacts it changed as the snapshot saw them, `tests/service/test_derived_counts.py`).
+
+Events after `P` are exactly the writes committed after the snapshot began (positions follow
+commit order, `events.py`); reading `P` first makes any write that lands between the
+statements of the snapshot (PostgreSQL reads each statement afresh) one more contact judged
+again, never one missed.
 
 **Cost over a big list.** Nothing is brought into Python per contact that a set statement can
 do: the selected ids come as one JSON array the database builds, the points as one text
@@ -73,6 +79,9 @@ class Snapshot:
     selected: frozenset[str]
     points: str | None
     actions: frozenset[tuple[str, str]] | None
+    unannounced: int | None = None
+    """The list's count of writes that appended no event (`list_lock.heads`), read with
+    `position`; None: not read (a build started before it was kept), not compared."""
 
 
 def evaluate(
@@ -82,14 +91,14 @@ def evaluate(
     now, in a read transaction: no writer of the list, nor on SQLite of the database, waits
     for it."""
     with database.reading() as session:
-        position = list_lock.head(session, list_id)
+        position, quiet = list_lock.heads(session, list_id)
         points, actions = unreported(session, list_id, flt)
         at = clock.now()
         condition = relations.condition(flt, at)
         selected = selected_ids(
             session, select(Contact.id).where(Contact.listId == list_id, condition)
         )
-        return Snapshot(list_id, filters, fields, position, at, selected, points, actions)
+        return Snapshot(list_id, filters, fields, position, at, selected, points, actions, quiet)
 
 
 def unreported(
@@ -211,6 +220,10 @@ def _changed_since(session: Session, snapshot: Snapshot) -> set[str]:
         Event.contactId.is_not(None),
     )
     changed = {contact_id for contact_id in session.scalars(statement.distinct()) if contact_id}
+    if _unannounced_since(session, snapshot):
+        changed.update(
+            session.scalars(select(Contact.id).where(Contact.listId == snapshot.list_id))
+        )
     if snapshot.points is not None:
         points = _points(session, snapshot.list_id)
         if points != snapshot.points:  # else no contact's points moved: nothing to parse
@@ -234,6 +247,7 @@ class Written:
         self.snapshot = snapshot
         self.position = snapshot.position
         self.contacts: set[str] = set()
+        self.unannounced = False
         self.points = None if snapshot.points is None else _points_of(snapshot.points)
         self.actions: dict[str, set[str]] | None = None
         if snapshot.actions is not None:
@@ -253,6 +267,9 @@ class Written:
             if contact_id:
                 self.contacts.add(contact_id)
         changed = self.contacts & contacts
+        if self.unannounced or _unannounced_since(session, self.snapshot):
+            self.unannounced = True  # and at every later turn: judged again, all of them
+            return set(contacts)
         ids = sorted(contacts)
         if self.points is not None:
             changed.update(_differing(_subset(self.points, contacts), _points_among(session, ids)))
@@ -260,6 +277,14 @@ class Written:
             now = _actions_among(session, ids)
             changed.update(c for c in contacts if self.actions.get(c, set()) != now.get(c, set()))
         return changed
+
+
+def _unannounced_since(session: Session, snapshot: Snapshot) -> bool:
+    """Whether a write of the list that appended no event (an import with `events=false`)
+    committed since the snapshot: no event names its contacts, so any may have changed."""
+    if snapshot.unannounced is None:
+        return False
+    return list_lock.heads(session, snapshot.list_id)[1] != snapshot.unannounced
 
 
 def _subset(values: dict[str, str], keys: set[str]) -> dict[str, str]:
