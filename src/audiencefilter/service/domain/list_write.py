@@ -82,7 +82,7 @@ class ListWrite:
                 raise Conflict(suppression.SUPPRESSED)
         if values and written.write_contact(self.session, contact_id, values) is None:
             raise not_found("Contact")
-        self.updated.append((contact_id, sorted(sent)))
+        self.updated += [(contact_id, sorted(sent))]
 
     def wrote(
         self,
