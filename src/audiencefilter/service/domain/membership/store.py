@@ -516,7 +516,7 @@ def judge_contacts(
 ) -> Judged:
     """The judgement of `refresh_contacts`, writing nothing (`TooManyMoves` past `most`)."""
     prepared = plan.plan_of(session, list_id)  # one read of the list's stamp per write
-    audiences = _judging(prepared, audiences, changed)
+    audiences = prepared.reading(changed) if audiences is None else audiences
     if not audiences or not contact_ids:
         return Judged(list_id, contact_ids, cause)
     session.flush()  # the write's own changes, before the Core statements below read
@@ -524,17 +524,6 @@ def judge_contacts(
     before = _stored_audiences(session, contact_ids)
     moves = _decided(prepared, audiences, found, before, at, most)
     return Judged(list_id, contact_ids, cause, audiences, at, found, before, moves)
-
-
-def _judging(
-    prepared: plan.ListPlan,
-    audiences: Sequence[StoredAudience] | None,
-    changed: Collection[str] | None,
-) -> Sequence[StoredAudience]:
-    """The audiences to judge: those given, else the smart ones reading what changed."""
-    if audiences is not None:
-        return audiences
-    return prepared.smart if changed is None else prepared.reading(changed)
 
 
 def _decided(

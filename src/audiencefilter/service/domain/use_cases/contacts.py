@@ -227,7 +227,8 @@ def _update_alone(
     with _unique_email(), database.transaction() as session:
         write = list_write.for_contact(session, account_id, contact_id)
         write.update_contact(contact_id, sent)
-        return _finished(write, settings).one(contact_id)
+        write.finish(events.CAUSE_CONTACT_UPDATED)
+        return ContactPages(session, write.lst, settings).one(contact_id)
 
 
 def remove(database: Database, settings: Settings, account_id: str, contact_id: str) -> View:
