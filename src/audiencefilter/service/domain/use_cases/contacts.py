@@ -20,7 +20,9 @@ gets its own answer or its own error (a conflicting email undoes that contact al
 savepoint). A turn writes a contact once: its second update goes in a later turn, so the
 events of each write are those it would write alone. If a turn fails before its commit, each of
 its updates is written again alone (a failed commit is each one's error, none written twice).
-SQLite, whose writers take turns anyway, writes each alone.
+SQLite, whose writers take turns anyway, writes each alone. Alone or in a turn, an update goes
+through its list's write (`list_write.py`): a PATCH is a batch of one of the pipeline an import
+turn takes, fields, effects, judgement, store.
 
 A search also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
 audiences do), read by the filter library and ANDed with the other conditions. Every contact
