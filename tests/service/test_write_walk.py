@@ -15,9 +15,10 @@ it), from the use case's entrance to its end, and record:
 
 The returns count every module of the service, down to `db/dialects.py` and `ground/clock.py`,
 and most of them are the judgement's and the store's own (their helpers called in turn). On
-the commit before the pipeline a PATCH's walk made 105 returns and a 3-row import's 165; the
-handle's stages add a few (the handle calls a stage's module and takes the walk back), so the
-bounds below hold today's walk from growing while the stages' insides are reworked.
+the commit before the pipeline a PATCH's walk made 105 returns, a 3-row JSON import's 165 and a
+CSV import's batch 146; the handle's stages add a few (the handle calls a stage's module and
+takes the walk back), so the bounds below hold today's walk from growing while the stages'
+insides are reworked.
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ PATCH_RETURNS = 112
 """A PATCH's returns: 105 before the pipeline, 112 with it."""
 IMPORT_RETURNS = 176
 """A 3-row JSON import's returns: 165 before the pipeline, 176 with it."""
+CSV_RETURNS = 165
+"""A 2-row CSV import's batch: 146 before the pipeline, 165 with it."""
 ROW_READER = API + ".routes.imports._row"
+CSV_ROW_READER = API + ".csv_import.read"
 """The one call of `api/` a domain frame still makes: an import's rows are read through the
 route's reader, passed to the use case (`imports.RowReader`), until the rows are parsed in the
 domain."""
@@ -176,3 +180,23 @@ def test_a_json_import_walks_the_same_stages(tmp_path: Path) -> None:
     assert walk.stages[len(entrances) :] == ["wrote", "effects", "judge", "store"]
     assert set(walk.upward) <= {ROW_READER}
     assert walk.returns <= IMPORT_RETURNS, collapsed(walk.modules)
+
+
+def test_a_csv_import_walks_the_same_stages(tmp_path: Path) -> None:
+    """A CSV file is JSON imports of a batch each (`csv_imports.py`): the first batch's."""
+
+    def imported(tenant: Tenant, list_id: str, contact_id: str) -> None:
+        text = "email,firstName,country\nwalk@example.com,Ada,\nnew@example.com,,FR\n"
+        query = {"listId": list_id, "mode": "upsert"}
+        headers = {"Content-Type": "text/csv"}
+        response = tenant.call(
+            "POST", "/v4/contacts/import", params=query, content=text.encode(), headers=headers
+        )
+        assert response.status_code == 200, response.text
+
+    walk = _traced(tmp_path, DOMAIN + ".use_cases.imports.run", imported)
+    entrances = [stage for stage in walk.stages if stage.startswith("for_")]
+    assert entrances and set(entrances) == {"for_list"}
+    assert walk.stages[len(entrances) :] == ["wrote", "effects", "judge", "store"]
+    assert set(walk.upward) <= {CSV_ROW_READER}
+    assert walk.returns <= CSV_RETURNS, collapsed(walk.modules)
