@@ -155,7 +155,7 @@ def test_contacts_written_during_the_evaluation_are_judged_again_under_the_lock(
     (an event) or given points by an action (no event) meanwhile is judged again, so the
     stored members are exact when the audience commits, and its events complete."""
     from audiencefilter.service.db.models import Contact
-    from audiencefilter.service.domain import write_effects
+    from audiencefilter.service.domain import events, list_write
 
     list_id = tenant.new_list()["id"]
     renamed = tenant.new_contact(list_id, "renamed@example.com", firstName="someone")
@@ -168,7 +168,9 @@ def test_contacts_written_during_the_evaluation_are_judged_again_under_the_lock(
             session.get(Contact, renamed["id"]).firstName = MARKER
             session.get(Contact, renamed["id"]).points = 99
             session.flush()
-            write_effects.contact_updated(session, list_id, renamed["id"], ["firstName", "points"])
+            write = list_write.for_contact(session, tenant.account_id, renamed["id"])
+            write.wrote(updated=[(renamed["id"], ["firstName", "points"])])
+            write.finish(events.CAUSE_CONTACT_UPDATED)
         with database.transaction() as session:  # an action's points: no event
             session.get(Contact, scorer["id"]).points = 70
 

@@ -66,12 +66,12 @@ class Paused:
         self._released = threading.Event()
         real = contact_import.write
 
-        def write(session: Any, list_id: str, rows: Any, *args: Any, **kwargs: Any) -> Any:
-            answer = real(session, list_id, rows, *args, **kwargs) if after else None
+        def write(lw: Any, rows: Any, *args: Any, **kwargs: Any) -> Any:
+            answer = real(lw, rows, *args, **kwargs) if after else None
             if not self.inside.is_set() and any(getattr(r, "key", "") == email for r in rows):
                 self.inside.set()
                 assert self._released.wait(WAIT), "the paused turn was never released"
-            return answer if after else real(session, list_id, rows, *args, **kwargs)
+            return answer if after else real(lw, rows, *args, **kwargs)
 
         monkeypatch.setattr(contact_import, "write", write)
 

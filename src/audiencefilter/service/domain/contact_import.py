@@ -43,7 +43,8 @@ from ..db.bulk import RowMaker, insert_rows, update_by_id
 from ..db.models import Action, Contact, json_text, new_id
 from ..ground import clock
 from ..ground.fields import MAX_SAFE_INTEGER
-from . import suppression, write_effects
+from . import events, suppression
+from .list_write import ListWrite
 
 CREATE = "create"
 UPSERT = "upsert"
@@ -101,6 +102,7 @@ class InvalidRow:
 class _Batch:
     """One import in its transaction: the rows seen so far and what they will write."""
 
+    write: ListWrite
     session: Session
     list_id: str
     mode: str
@@ -115,23 +117,23 @@ class _Batch:
 
 
 def write(
-    session: Session,
-    list_id: str,
+    lw: ListWrite,
     rows: Sequence[ImportRow | InvalidRow],
     mode: str,
     announce: bool,
     seen: Seen,
     most: int | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Applies the rows of one turn to the list (its lock held by the caller); a result per
-    row, in order, and the (contact, audience) pairs they moved. `seen` holds the first
-    results of the earlier turns and gains this turn's; `most`: the pairs the rows may move
-    (`store.TooManyMoves` past it)."""
+    """Applies the rows of one turn to the list through its write (`list_write.py`: the
+    fields stage is here, in bulk); a result per row, in order, and the (contact, audience)
+    pairs moved. `seen` holds the first results of the earlier turns and gains this turn's;
+    `most`: the pairs the rows may move (`store.TooManyMoves` past it)."""
+    session, list_id = lw.session, lw.list_id
     existing = _existing(session, list_id, _keys(rows, seen))
     # Rows without actions can repeat none: then their contacts' actions need no read.
     with_actions = mode == UPSERT and any(isinstance(r, ImportRow) and r.actions for r in rows)
     stored = _stored_actions(session, [c.id for c in existing.values()]) if with_actions else {}
-    batch = _Batch(session, list_id, mode, existing, stored, seen)
+    batch = _Batch(lw, session, list_id, mode, existing, stored, seen)
     batch.suppressed = _suppressed(session, list_id, rows, existing, seen)
     results = [_take(batch, row) for row in rows]
     return results, _finish(batch, announce, most)
@@ -312,17 +314,17 @@ def _points_out_of_range(row: ImportRow, points: int) -> dict[str, Any]:
 
 
 def _finish(batch: _Batch, announce: bool, most: int | None) -> int:
-    """Writes the updates, the new contacts, the actions, then membership and events; the
-    pairs moved."""
+    """The fields stage of the list's write: the updates, the new contacts, their actions;
+    then the write's effects, judgement and store (`ListWrite.finish`); the pairs moved."""
     _update_contacts(batch.session, batch.changes)
     insert_rows(batch.session, CONTACT_ROWS.table, [contact for contact, _ in batch.created])
     for contact, row in batch.created:
         batch.new_actions.extend((contact["id"], action) for action in row.actions)
     _insert_actions(batch.session, batch.new_actions)
     created = [(contact["id"], contact["email"]) for contact, _ in batch.created]
-    return write_effects.contacts_imported(
-        batch.session, batch.list_id, created, batch.updated, announce, most
-    )
+    batch.write.wrote(created, batch.updated)
+    cause = events.CAUSE_CONTACT_IMPORTED
+    return batch.write.finish(cause, announce=announce, most=most)
 
 
 def _update_contacts(session: Session, changes: list[dict[str, Any]]) -> None:

@@ -2,7 +2,10 @@
 
 Every writer of a list passes here before it reads what it changes, and nowhere else takes the
 list's lock (`tests/test_service_architecture.py` holds that): one module decides how writers of
-one list are serialised, so a new writer cannot forget a step or take them in another order.
+one list are serialised, so a new writer cannot forget a step or take them in another order. A
+write of a list's contacts (a PATCH, a turn of them, an import turn) takes it through the
+entrances of its pipeline (`list_write.py`), which stands one floor up: this module stands below
+the events and the membership that pipeline's stages call.
 
 **The counter.** A list's events are numbered by `event_heads`, one counter row per list.
 Appending events updates that row (`position = position + n`, `advance`), which takes its row

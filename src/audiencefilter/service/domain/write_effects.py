@@ -12,7 +12,7 @@ refers to other audiences is refreshed by `store.dependents`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -41,75 +41,6 @@ def contacts_created(session: Session, list_id: str, created: Sequence[tuple[str
     )
     ids = [contact_id for contact_id, _ in created]
     store.refresh_contacts(session, list_id, ids, events.CAUSE_CONTACT_CREATED)
-
-
-def contacts_imported(
-    session: Session,
-    list_id: str,
-    created: Sequence[tuple[str, str]],
-    updated: Sequence[tuple[str, Sequence[str]]],
-    announce: bool,
-    most: int | None = None,
-) -> int:
-    """After an import's contacts (id, email) were inserted and (id, changed fields) updated,
-    with their actions, and flushed. Its events carry the cause `contact.imported`; with
-    `announce` False membership follows all the same but no event is written (a migration's
-    history, which no consumer should take for news). `most`: the (contact, audience) pairs
-    the turn may move (`store.TooManyMoves` past it). The pairs moved."""
-    if announce:
-        events.append(session, list_id, _imported_events(created, updated))
-    elif created or updated:
-        events.unannounced(session, list_id)  # no event tells an audience's snapshot of them
-    ids = [contact_id for contact_id, _ in [*created, *updated]]
-    cause = events.CAUSE_CONTACT_IMPORTED
-    return store.refresh_contacts(session, list_id, ids, cause, announce=announce, most=most)
-
-
-def _imported_events(
-    created: Sequence[tuple[str, str]], updated: Sequence[tuple[str, Sequence[str]]]
-) -> list[events.NewEvent]:
-    cause = events.CAUSE_CONTACT_IMPORTED
-    return [
-        *(
-            events.NewEvent(events.CONTACT_CREATED, cid, cause=cause, payload={"email": email})
-            for cid, email in created
-        ),
-        *(
-            events.NewEvent(events.CONTACT_UPDATED, cid, cause=cause, payload={"fields": fields})
-            for cid, fields in updated
-        ),
-    ]
-
-
-def contact_updated(session: Session, list_id: str, contact_id: str, fields: Iterable[str]) -> None:
-    """After a contact's fields were written and flushed."""
-    contacts_updated(session, list_id, [(contact_id, fields)])
-
-
-def contacts_updated(
-    session: Session, list_id: str, updated: Sequence[tuple[str, Iterable[str]]]
-) -> None:
-    """After contacts' fields (id, the fields written) were written and flushed, one contact
-    once: a turn of PATCHes (`use_cases/contacts.py`) as one alone. Their `contact.updated`
-    events and their membership's go in one statement; the contacts that changed the same
-    fields are judged together by the audiences reading them, so each is judged as it would be
-    alone, and each contact's event comes before its membership's."""
-    written = [(contact_id, sorted(fields)) for contact_id, fields in updated]
-    alike: dict[tuple[str, ...], list[str]] = {}
-    for contact_id, fields in written:
-        alike.setdefault(tuple(fields), []).append(contact_id)
-    cause = events.CAUSE_CONTACT_UPDATED
-    with events.together(session, list_id):  # their events and their membership's: one statement
-        events.append(
-            session,
-            list_id,
-            [
-                events.NewEvent(events.CONTACT_UPDATED, contact_id, payload={"fields": fields})
-                for contact_id, fields in written
-            ],
-        )
-        for fields_of, ids in alike.items():
-            store.refresh_contacts(session, list_id, ids, cause, changed=list(fields_of))
 
 
 ACTION_WRITES = ("actions", "points")

@@ -58,10 +58,12 @@ class ListPlan:
         default_factory=OrderedDict, compare=False, repr=False
     )
 
-    def reading(self, changed: Collection[str]) -> list[StoredAudience]:
+    def reading(self, changed: Collection[str] | None) -> Sequence[StoredAudience]:
         """The smart audiences a write of the `changed` columns and relations can move: those
         reading one of them and, when any is left, those reading audiences. In refresh
-        order."""
+        order. None: every smart audience (a write that may have changed anything)."""
+        if changed is None:
+            return self.smart
         positions = {p for column in changed for p in self.index.get(column, ())}
         if not positions:
             return []

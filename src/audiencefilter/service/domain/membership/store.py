@@ -45,6 +45,7 @@ Hooks for what is to come:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import Any, cast
@@ -478,39 +479,89 @@ def refresh_contacts(
     most: int | None = None,
     dated: Dated | None = None,
 ) -> int:
-    """Brings the stored smart memberships of these contacts of the list up to date; the number
-    of changes (events appended unless `announce` is False). Call it after the write, in its
-    transaction. `audiences`: only these (in refresh order), rather than every smart audience
-    of the list; `changed`: the columns and relations the write changed (None: any), so that
-    audiences reading none of them are not judged at all; `most`: the pairs it may move, past
-    which it raises `TooManyMoves` before writing any; `dated`: the instants the clock's
-    changes happened at (`_write`)."""
+    """Brings these contacts' smart memberships up to date, after the write, in its
+    transaction; the changes (their events unless `announce` is False). `audiences`: only these
+    (in refresh order), not every smart one; `changed`: what the write changed (None: any):
+    audiences reading none of it are not judged; `most`: the pairs it may move (`TooManyMoves`
+    past it, before writing any); `dated`: the clock's instants (`_write`). Its two halves
+    are two stages of a list's write (`list_write.py`)."""
+    judged = judge_contacts(session, list_id, contact_ids, cause, audiences, changed, most)
+    return store_judged(session, judged, announce, dated)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What `judge_contacts` decided of a write's contacts, for `store_judged` to write: the
+    audiences judged, the contacts, the instant, what was read of them and their stored
+    audiences before, and the moves (None: no audience reads what the write changed)."""
+
+    list_id: str
+    contact_ids: Sequence[str]
+    cause: str
+    audiences: Sequence[StoredAudience] = ()
+    at: datetime | None = None
+    found: judge.Read | None = None
+    before: Mapping[str, Collection[str]] | None = None
+    moves: judge.Judge | None = None
+
+
+def judge_contacts(
+    session: Session,
+    list_id: str,
+    contact_ids: Sequence[str],
+    cause: str,
+    audiences: Sequence[StoredAudience] | None = None,
+    changed: Collection[str] | None = None,
+    most: int | None = None,
+) -> Judged:
+    """The judgement of `refresh_contacts`, writing nothing (`TooManyMoves` past `most`)."""
     prepared = plan.plan_of(session, list_id)  # one read of the list's stamp per write
-    if audiences is None:
-        audiences = prepared.smart if changed is None else prepared.reading(changed)
+    audiences = prepared.reading(changed) if audiences is None else audiences
     if not audiences or not contact_ids:
-        return 0
+        return Judged(list_id, contact_ids, cause)
     session.flush()  # the write's own changes, before the Core statements below read
-    at = clock.now()
-    found = judge.read(session, audiences, contact_ids, at)
+    found = judge.read(session, audiences, contact_ids, at := clock.now())
     before = _stored_audiences(session, contact_ids)
+    moves = _decided(prepared, audiences, found, before, at, most)
+    return Judged(list_id, contact_ids, cause, audiences, at, found, before, moves)
+
+
+def _decided(
+    prepared: plan.ListPlan,
+    audiences: Sequence[StoredAudience],
+    found: judge.Read,
+    before: Mapping[str, Collection[str]],
+    at: datetime,
+    most: int | None,
+) -> judge.Judge:
+    """The moves of the contacts `found`, from their stored audiences `before`."""
     stored = _stored_pairs(before, [a.id for a in audiences])
     moves = judge.Judge(audiences, found.selected, stored, at, found.used, prepared)
     for record in found.rows:
         moves.decide(record)
     if most is not None and len(moves.entering) + len(moves.leaving) > most:
         raise TooManyMoves(len(moves.entering) + len(moves.leaving), most)
-    count = _write(
-        session, list_id, moves.entering, moves.leaving, cause, at, announce, dated, before=before
-    )
+    return moves
+
+
+def store_judged(
+    session: Session, judged: Judged, announce: bool = True, dated: Dated | None = None
+) -> int:
+    """The moves `judge_contacts` decided, stored with their events (unless `announce` is
+    False), the kept counts following, the contacts' next instants due; their number."""
+    moves, at, found = judged.moves, judged.at, judged.found
+    if moves is None or at is None or found is None:
+        return 0
+    entering, leaving, before = moves.entering, moves.leaving, judged.before
+    args = (judged.list_id, entering, leaving, judged.cause, at, announce, dated)
+    count = _write(session, *args, before=before)
     if written.keeps(session):  # the writes read back follow their judgement
-        entered = _group(moves.entering, by_contact=True)
-        left = _group(moves.leaving, by_contact=True)
-        for contact_id in contact_ids:
+        entered, left = _group(entering, by_contact=True), _group(leaving, by_contact=True)
+        for contact_id in judged.contact_ids:
             written.moved(
                 session, contact_id, entered.get(contact_id, []), left.get(contact_id, [])
             )
-    due.contacts_judged(session, audiences, contact_ids, at, found.rows)
+    due.contacts_judged(session, judged.audiences, judged.contact_ids, at, found.rows)
     return count
 
 

@@ -20,7 +20,9 @@ gets its own answer or its own error (a conflicting email undoes that contact al
 savepoint). A turn writes a contact once: its second update goes in a later turn, so the
 events of each write are those it would write alone. If a turn fails before its commit, each of
 its updates is written again alone (a failed commit is each one's error, none written twice).
-SQLite, whose writers take turns anyway, writes each alone.
+SQLite, whose writers take turns anyway, writes each alone. Alone or in a turn, an update goes
+through its list's write (`list_write.py`): a PATCH is a batch of one of the pipeline an import
+turn takes, fields, effects, judgement, store.
 
 A search also takes a where clause (`filters`, JSON, or `filtersText`, the text syntax, as
 audiences do), read by the filter library and ANDed with the other conditions. Every contact
@@ -50,10 +52,18 @@ from ...ground import clock
 from ...ground.errors import Conflict, DomainError, not_found
 from ...ground.fields import normalise_email
 from ...settings import Settings
-from .. import custom_fields, list_lock, public_fields, relations, suppression, write_effects
+from .. import (
+    custom_fields,
+    events,
+    list_lock,
+    list_write,
+    public_fields,
+    relations,
+    suppression,
+    write_effects,
+)
 from ..audience_filters import read_filters
 from ..contact_pages import ContactPages, Paging
-from ..membership import written
 from .unit import Writes
 
 R = TypeVar("R")
@@ -214,23 +224,13 @@ def _update_alone(
     contact_id: str,
     sent: Mapping[str, Any],
 ) -> View:
+    """A PATCH written by itself: a batch of one through the list's write (`list_write.py`),
+    the stages a turn's contacts take."""
     with _unique_email(), database.transaction() as session:
-        contact, lst = list_lock.contact_to_write(session, account_id, contact_id)
-        custom_fields.check_data(lst, sent.get("data"))
-        session.expire(contact)  # the row is read back by the write: the loaded one is past
-        _write_fields(session, lst.id, contact_id, dict(sent))
-        write_effects.contact_updated(session, lst.id, contact_id, sent)
-        return ContactPages(session, lst, settings).one(contact_id)
-
-
-def _write_fields(session: Session, list_id: str, contact_id: str, values: dict[str, Any]) -> None:
-    """Writes the fields sent, reading back in the same statement what the judgement and the
-    answer need (`membership/written.py`), the door having found the row before the lock."""
-    if "email" in values:
-        values["emailKey"] = values["email"].lower()
-        _refuse_suppressed(session, list_id, values["email"])
-    if values and written.write_contact(session, contact_id, values) is None:
-        raise not_found("Contact")  # deleted before the list's lock was taken
+        write = list_write.for_contact(session, account_id, contact_id)
+        write.update_contact(contact_id, sent)
+        write.finish(events.CAUSE_CONTACT_UPDATED)
+        return ContactPages(session, write.lst, settings).one(contact_id)
 
 
 def remove(database: Database, settings: Settings, account_id: str, contact_id: str) -> View:
@@ -357,33 +357,35 @@ def _turn(database: Database, settings: Settings, account_id: str, updates: list
 def _write_turn(
     session: Session, settings: Settings, account_id: str, updates: list[_Update]
 ) -> None:
-    found = list_lock.contacts_to_write(session, account_id, [u.contact_id for u in updates])
+    """The turn's updates through their lists' writes (`list_write.py`, one a list): each
+    update's fields, its errors its own; then each list's other stages, and the answers."""
+    found = list_write.for_contacts(session, account_id, [u.contact_id for u in updates])
     by_list: dict[str, list[_Update]] = {}
-    lists: dict[str, List] = {}
     for update in updates:
         try:
-            lst = _written(session, found, update)
+            _written(found, update)
         except DomainError as error:
             update.error = error
             continue
-        by_list.setdefault(lst.id, []).append(update)
-        lists[lst.id] = lst
-    for list_id, written_ in by_list.items():
-        updated = [(update.contact_id, update.sent) for update in written_]
-        write_effects.contacts_updated(session, list_id, updated)
-        pages = ContactPages(session, lists[list_id], settings)
+        by_list.setdefault(found[update.contact_id].list_id, []).append(update)
+    for written_ in by_list.values():
+        pages = _finished(found[written_[0].contact_id], settings)
         for update in written_:
             update.view = pages.one(update.contact_id)
 
 
-def _written(session: Session, found: Mapping[str, List], update: _Update) -> List:
-    """Writes one update of a turn: as `_update_alone`, its errors its own (a conflicting
-    email undoes its write alone, under a savepoint)."""
+def _finished(write: list_write.ListWrite, settings: Settings) -> ContactPages:
+    """The write's other stages, after its fields; the pages that answer its contacts."""
+    write.finish(events.CAUSE_CONTACT_UPDATED)
+    return ContactPages(write.session, write.lst, settings)
+
+
+def _written(found: Mapping[str, list_write.ListWrite], update: _Update) -> None:
+    """Writes one update of a turn's fields: as `_update_alone`, its errors its own (a
+    conflicting email undoes its write alone, under a savepoint)."""
     if update.contact_id not in found:
         raise not_found("Contact")
-    lst = found[update.contact_id]
-    custom_fields.check_data(lst, update.sent.get("data"))
-    values = dict(update.sent)
-    with _unique_email(), session.begin_nested() if "email" in values else nullcontext():
-        _write_fields(session, lst.id, update.contact_id, values)
-    return lst
+    write = found[update.contact_id]
+    nested = write.session.begin_nested() if "email" in update.sent else nullcontext()
+    with _unique_email(), nested:
+        write.update_contact(update.contact_id, update.sent)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -45,7 +44,7 @@ from ...db import list_statistics
 from ...db.engine import SHARED_TURNS
 from ...db.models import List
 from ...ground.errors import Conflict
-from .. import contact_import, events, import_rows, list_lock
+from .. import contact_import, import_rows, list_lock, list_write
 from ..contact_import import ImportRow, InvalidRow
 from ..csv_rows import CsvFile
 from ..membership import plan
@@ -106,35 +105,37 @@ class _Import:
         moves = 0.0 if progress is None else float(progress.get("moves", 0.0))
         seen = dict(job.seen if progress is None else progress["seen"])
         tries = progress is None or bool(progress.get("share", True))
-        lst, rows, shared = self._locked(session, start, moves, seen, tries)
-        rows, results, moved = _write(session, lst.id, rows, job, seen, shared)
+        write, rows = self._locked(session, start, moves, seen, tries)
+        rows, results, moved = _write(write, rows, job, seen)
         created = any(result["status"] == "created" for result in results)
         if created:
-            list_statistics.refresh_if_grown(session, lst.id)
+            list_statistics.refresh_if_grown(session, write.list_id)
         results = ([] if progress is None else list(progress["results"])) + results
         if start + len(rows) >= len(job.rows):
             job.seen.update(seen)
         per_row = moved / len(rows) if rows else 0.0
-        return {"listId": lst.id, "next": start + len(rows), "results": results, "seen": seen,
-                "moves": per_row, "share": not created}  # fmt: skip
+        return {"listId": write.list_id, "next": start + len(rows), "results": results,
+                "seen": seen, "moves": per_row, "share": not created}  # fmt: skip
 
     def _locked(
         self, session: Session, start: int, moves: float, seen: contact_import.Seen, tries: bool
-    ) -> tuple[List, Rows, bool]:
-        """The list, locked, and the turn's rows; whether the lock is shared (tried only if
-        `tries`)."""
+    ) -> tuple[list_write.ListWrite, Rows]:
+        """The list's write, its lock held (shared, tried only if `tries`, or alone), and the
+        turn's rows."""
         shared = self._shared(session, start, moves, seen) if tries else None
         if shared is not None:
-            return shared[0], shared[1], True
-        lst = list_lock.locked_list(session, self.job.account_id, self.job.list_id)
-        return lst, self._rows(session, lst, start, moves), False
+            return shared
+        write = list_write.for_list(session, self.job.account_id, self.job.list_id, shared=False)
+        assert write is not None
+        lst = write.lst
+        return write, self._rows(session, lst, start, moves)
 
     def _shared(
         self, session: Session, start: int, moves: float, seen: contact_import.Seen
-    ) -> tuple[List, Rows] | None:
-        """The list and the turn's rows, the list's lock shared and the rows' contacts locked,
-        when the turn only updates contacts already there (`list_lock.share`); else None,
-        nothing held: a savepoint undoes the try, its locks included."""
+    ) -> tuple[list_write.ListWrite, Rows] | None:
+        """The list's write and the turn's rows, the list's lock shared and the rows' contacts
+        locked, when the turn only updates contacts already there (`list_lock.share`); else
+        None, nothing held: a savepoint undoes the try, its locks included."""
         if not session.info.get(SHARED_TURNS, True):
             return None
         try:
@@ -146,14 +147,15 @@ class _Import:
 
     def _share(
         self, session: Session, start: int, moves: float, seen: contact_import.Seen
-    ) -> tuple[List, Rows] | None:
-        lst = list_lock.shared_list(session, self.job.account_id, self.job.list_id)
-        if lst is None:
+    ) -> tuple[list_write.ListWrite, Rows] | None:
+        write = list_write.for_list(session, self.job.account_id, self.job.list_id, shared=True)
+        if write is None:
             return None
+        lst = write.lst
         rows = self._rows(session, lst, start, moves)
         if not contact_import.lock_existing(session, lst.id, rows, seen):
             raise _CreatesContacts
-        return lst, rows
+        return write, rows
 
     def done(self, progress: Progress) -> bool:
         return int(progress["next"]) >= len(self.job.rows)
@@ -206,36 +208,30 @@ cut keeps: rows move unevenly, and a turn that moves too many is undone and writ
 
 
 def _write(
-    session: Session,
-    list_id: str,
-    rows: Rows,
-    job: Job,
-    seen: contact_import.Seen,
-    shared: bool,
+    write: list_write.ListWrite, rows: Rows, job: Job, seen: contact_import.Seen
 ) -> tuple[Rows, list[dict[str, Any]], int]:
     """Writes the longest start of `rows` whose judgement moves at most `PAIRS_PER_TURN`
     pairs (a single row whatever it moves); the rows written, their results and the pairs they
-    moved. A try that would move more is undone and the rows cut in proportion. `shared`: the
-    list's lock is shared, so the events are appended last (`events.appended_last`)."""
+    moved. A try that would move more is undone and the rows cut in proportion, its next try a
+    new batch of the list's write. A write sharing the list's lock appends its events last
+    (`list_write.appending`)."""
     while len(rows) > 1:
         tried = dict(seen)
         most = membership_turns.PAIRS_PER_TURN
+        batch = write.batch()
         try:
-            with session.begin_nested(), _appending(session, shared):
-                args = (session, list_id, rows, job.mode, job.events, tried, most)
+            with write.session.begin_nested(), list_write.appending(batch):
+                args = (batch, rows, job.mode, job.events, tried, most)
                 results, moved = contact_import.write(*args)
         except TooManyMoves as too_many:
             rows = rows[: max(1, int(len(rows) * PLANNED * too_many.most / too_many.moves))]
             continue
         seen.update(tried)
         return rows, results, moved
-    with _appending(session, shared):
-        results, moved = contact_import.write(session, list_id, rows, job.mode, job.events, seen)
+    batch = write.batch()
+    with list_write.appending(batch):
+        results, moved = contact_import.write(batch, rows, job.mode, job.events, seen)
     return rows, results, moved
-
-
-def _appending(session: Session, shared: bool) -> AbstractContextManager[None]:
-    return events.appended_last(session) if shared else nullcontext()
 
 
 class PartlyImported(Conflict):
