@@ -104,10 +104,8 @@ class ListAudiences:
         self.reads_data = any(
             entry.flt is not None and reads_data(entry.flt) for entry in self.live
         )
-        # Each audience's item and its place in the list's order: a contact's stored ids are
-        # put in that order (the page's work is its memberships', not audiences times rows).
-        self.by_id = {entry.item["id"]: entry.item for entry in self.entries}
-        self.order = {entry.item["id"]: place for place, entry in enumerate(self.entries)}
+        # Each audience's place and item: a contact's stored ids put in the list's order.
+        self.order = {entry.item["id"]: (n, entry.item) for n, entry in enumerate(self.entries)}
 
     @classmethod
     def load(cls, session: Session, list_id: str) -> ListAudiences:
@@ -150,12 +148,8 @@ class ListAudiences:
     def _in_order(self, ids: frozenset[str]) -> list[dict[str, str]]:
         """The items of the audiences `ids` (stored ids of this list's audiences), in the
         list's order; an id of an audience this plan does not know is left out."""
-        if not ids:
-            return []
         order = self.order
-        known = [id_ for id_ in ids if id_ in order]
-        known.sort(key=order.__getitem__)
-        return [self.by_id[id_] for id_ in known]
+        return [item for _, item in sorted(order[id_] for id_ in ids if id_ in order)]
 
     def _stored_ids(
         self, session: Session, rows: Sequence[dict[str, Any]]
