@@ -178,4 +178,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("reads.compare-previous", READS, "the same compare, the previous scan ÷ ours",
           at_least("at least 2x", 2), "200,000 contacts a list, SQLite", long.compare_speedup,
           long=True),
+    Claim("reads.page-100-sqlite", READS, "contacts page of 100, 100 audiences, ours ÷ hand",
+          at_most("at most 3x", 3), "200,000 contacts a list, SQLite", long.page_100_sqlite,
+          long=True),
+    Claim("reads.page-100-postgresql", READS, "the same page on PostgreSQL, ours ÷ hand",
+          at_most("under the 2x target", 2), "200,000 contacts a list, PostgreSQL",
+          long.page_100_postgresql, long=True),
 )  # fmt: skip
