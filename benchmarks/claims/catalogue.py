@@ -34,6 +34,7 @@ PATCH_LAYERS = "One PATCH's CPU by layer (2026-11-27)"
 GAPS = "Known gaps to hand code"
 WEBHOOKS = "Webhook delivery"
 ACTIONS = "Behaviour audiences (the service)"
+READS = "Two read paths near the hand-written floor (2026-11-27)"
 
 ENGINES_100K = "100,000 contacts (benchmarks/data.py)"
 GAPS_DATA = "50,000 contacts; relations 10,000 with 100,000 actions"
@@ -171,4 +172,16 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("actions.wall", ACTIONS, "POST /v4/actions, 50 audiences ÷ none, wall clock",
           at_most("2x in wall clock", 2), "10,000 contacts a list, SQLite",
           services.actions_ratio("wall clock")),
+    Claim("reads.compare-hand", READS, "compare of an audience and a filter, ours ÷ hand SQL",
+          at_most("at most 1.5x", 1.5), "200,000 contacts a list, SQLite", long.compare_ratio,
+          long=True),
+    Claim("reads.compare-previous", READS, "the same compare, the previous scan ÷ ours",
+          at_least("at least 2x", 2), "200,000 contacts a list, SQLite", long.compare_speedup,
+          long=True),
+    Claim("reads.page-100-sqlite", READS, "contacts page of 100, 100 audiences, ours ÷ hand",
+          at_most("at most 3x", 3), "200,000 contacts a list, SQLite", long.page_100_sqlite,
+          long=True),
+    Claim("reads.page-100-postgresql", READS, "the same page on PostgreSQL, ours ÷ hand",
+          at_most("under the 2x target", 2), "200,000 contacts a list, PostgreSQL",
+          long.page_100_postgresql, long=True),
 )  # fmt: skip

@@ -8,7 +8,15 @@ from __future__ import annotations
 import functools
 import statistics
 
-from .. import filterset_scale, million, rate_layers, service_rate, simulated_week, spark
+from .. import (
+    filterset_scale,
+    million,
+    rate_layers,
+    service_analysis,
+    service_rate,
+    simulated_week,
+    spark,
+)
 from .registry import Unavailable
 from .services import membership_ratios, sqlite_url
 
@@ -107,6 +115,53 @@ def million_audience(quick: bool) -> list[float]:
     with sqlite_url() as url:
         result = million.run("SQLite", url, count, runs, with_profile=False)
     return [m.ratio for m in result.measures if m.what == "audience over the list"]
+
+
+@functools.cache
+def _compare(quick: bool) -> dict[str, float]:
+    """`benchmarks.service_analysis --only compare` on SQLite: median ms by way (ours, the
+    previous scan, the hand-written counts), at 200,000 contacts (20,000 when quick)."""
+    with sqlite_url() as url:
+        bench = service_analysis.Bench(url, 20_000 if quick else 200_000)
+        try:
+            found = service_analysis.measure_compare(bench, 3 if quick else 21)
+        finally:
+            bench.close()
+    return {label: ms for label, ms, _ in found}
+
+
+def compare_ratio(quick: bool) -> list[float]:
+    """The same compare, ours ÷ the hand-written SQL of its counts."""
+    found = _compare(quick)
+    return [found["compare, ours"] / found["compare, hand SQL"]]
+
+
+@functools.cache
+def _page_100(kind: str, quick: bool) -> float:
+    """`benchmarks.million --only reads --audiences 100`'s contacts page, ours ÷ hand."""
+    count, runs = (2_000, 3) if quick else (200_000, 21)
+    with million.database(kind) as (url, note):
+        if url is None:
+            raise Unavailable(f"no PostgreSQL server for the page ({note})")
+        result = million.run(note, url, count, runs, False, only="reads", audiences=100)
+    [ratio] = [m.ratio for m in result.measures if m.what == "contacts page of 100"]
+    return ratio
+
+
+def page_100_sqlite(quick: bool) -> list[float]:
+    """The contacts page of 100 in a list of 100 smart audiences on SQLite, ours ÷ hand."""
+    return [_page_100("sqlite", quick)]
+
+
+def page_100_postgresql(quick: bool) -> list[float]:
+    """The same page on PostgreSQL (a throw-away server, or `AUDIENCEFILTER_BENCH_PG_URL`)."""
+    return [_page_100("postgresql", quick)]
+
+
+def compare_speedup(quick: bool) -> list[float]:
+    """The same compare, the previous scan ÷ ours."""
+    found = _compare(quick)
+    return [found["compare, previous scan"] / found["compare, ours"]]
 
 
 def million_import_sqlite(quick: bool) -> list[float]:

@@ -157,11 +157,12 @@ class ContactPages:
         """`{"contacts": [...], "pagination": {...}}` for the contacts of the list matching
         `where`; `contacts` may be renamed by the caller."""
         narrowing = list(where)
-        conditions = [Contact.listId == self.lst.id, *narrowing]
         offset = (page - 1) * limit
         # One row more than the page says whether anything follows it; when nothing does, the
-        # total is known without counting (a whole audience in one page, any last page).
+        # total is known without counting (a whole audience in one page, any last page). A page
+        # of the whole list builds no expression: its statement is built once, only bound.
         if narrowing:
+            conditions = self._conditions(narrowing)
             statement = contact_rows(conditions).order_by(*sort_keys(sort, order))
             rows = fetch_rows(self.session, statement.limit(limit + 1).offset(offset))
         else:
@@ -169,9 +170,14 @@ class ContactPages:
             rows = fetch_rows(self.session, _whole_list_page(sort, order), values)
         known = len(rows) <= limit and (rows or page == 1)
         del rows[limit:]
-        total = offset + len(rows) if known else self.total(narrowing, conditions)
+        total = offset + len(rows)
+        if not known:
+            total = self.total(narrowing, self._conditions(narrowing))
         contacts = self.render(rows, ranking.bottom_first(sort, order))
         return {"contacts": contacts, "pagination": pagination(total, page, limit)}
+
+    def _conditions(self, narrowing: Sequence[ColumnElement[bool]]) -> list[ColumnElement[bool]]:
+        return [Contact.listId == self.lst.id, *narrowing]
 
     def paged(self, where: Iterable[ColumnElement[bool]], paging: Paging) -> dict[str, Any]:
         """`page` for `paging`."""

@@ -44,6 +44,8 @@ def stored(value: Any) -> str:
     """A value as a JSON column stores it: the standard library's text (`json.dumps`), each
     `WrittenNumber` (a decimal an import read, `1000.00`) as it was written rather than as its
     float (`1000.0`), so an export gives it back as given. The engine's `json_serializer`."""
+    if type(value) is list and all(type(item) is str for item in value):
+        return json.dumps(value)  # ids bound as one array (`db/dialects.py`): nothing to mark
     numbers: list[str] = []
     mark = f"\x00{secrets.token_hex(8)}:"
     marked = _marked(value, mark, numbers)

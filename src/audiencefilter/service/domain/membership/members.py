@@ -104,6 +104,8 @@ class ListAudiences:
         self.reads_data = any(
             entry.flt is not None and reads_data(entry.flt) for entry in self.live
         )
+        # Each audience's place and item: a contact's stored ids put in the list's order.
+        self.order = {entry.item["id"]: (n, entry.item) for n, entry in enumerate(self.entries)}
 
     @classmethod
     def load(cls, session: Session, list_id: str) -> ListAudiences:
@@ -118,6 +120,8 @@ class ListAudiences:
         if not self.entries or not rows:
             return [[] for _ in rows]
         stored = self._stored_ids(session, rows)
+        if not self.live:  # the common case: every audience read from storage
+            return [self._in_order(stored.get(row["id"], _NONE)) for row in rows]
         at = clock.frozen()  # one instant for the whole page
         checks = [
             (
@@ -129,12 +133,6 @@ class ListAudiences:
         records: Sequence[dict[str, Any]] = rows
         if self.reads_data:
             records = [{**row, "data": json.loads(row["data"])} for row in rows]
-        if not self.live:  # the common case: every audience read from storage
-            items = [(entry.item["id"], entry.item) for entry in self.entries]
-            return [
-                [item for id_, item in items if id_ in ids]
-                for ids in (stored.get(record["id"], _NONE) for record in records)
-            ]
         result = []
         for record in records:
             ids = stored.get(record["id"], _NONE)
@@ -146,6 +144,12 @@ class ListAudiences:
                 ]
             )
         return result
+
+    def _in_order(self, ids: frozenset[str]) -> list[dict[str, str]]:
+        """The items of the audiences `ids` (stored ids of this list's audiences), in the
+        list's order; an id of an audience this plan does not know is left out."""
+        order = self.order
+        return [item for _, item in sorted(order[id_] for id_ in ids if id_ in order)]
 
     def _stored_ids(
         self, session: Session, rows: Sequence[dict[str, Any]]
