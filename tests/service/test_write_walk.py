@@ -49,6 +49,8 @@ IMPORT_RETURNS = 185
 in the domain (`import_rows.py`, entered once a row)."""
 CSV_RETURNS = 165
 """A 2-row CSV import's batch: 146 before the pipeline, 165 with it."""
+
+
 def returns(modules: list[str]) -> int:
     """How many times `modules` (consecutive repeats collapsed) enters a module it had left."""
     walk = collapsed(modules)
