@@ -36,7 +36,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ..db.models import List
-from ..ground.errors import Conflict, not_found
+from ..ground.errors import not_found
 from . import custom_fields, events, list_lock, suppression
 from .membership import store, written
 
@@ -78,8 +78,7 @@ class ListWrite:
         values = dict(sent)
         if "email" in values:
             values["emailKey"] = values["email"].lower()
-            if suppression.is_suppressed(self.session, self.list_id, values["email"]):
-                raise Conflict(suppression.SUPPRESSED)
+            suppression.refuse_suppressed(self.session, self.list_id, values["email"])
         if values and written.write_contact(self.session, contact_id, values) is None:
             raise not_found("Contact")
         self.updated += [(contact_id, sorted(sent))]

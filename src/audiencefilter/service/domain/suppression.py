@@ -32,6 +32,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ..db.models import Suppression, SuppressionKey
+from ..ground.errors import Conflict
 
 logger = logging.getLogger("audiencefilter.service.suppression")
 
@@ -103,6 +104,13 @@ def suppressed(session: Session, list_id: str, emails: Iterable[str]) -> set[str
 def is_suppressed(session: Session, list_id: str, email: str) -> bool:
     """Whether the list suppresses this e-mail."""
     return bool(suppressed(session, list_id, [email]))
+
+
+def refuse_suppressed(session: Session, list_id: str, email: str) -> None:
+    """A conflict for an e-mail the list suppresses (its person was erased): a contact created
+    or changed to it would bring back what the erasure removed."""
+    if is_suppressed(session, list_id, email):
+        raise Conflict(SUPPRESSED)
 
 
 def remove(session: Session, list_id: str, email: str, *, asked_by: str) -> bool:

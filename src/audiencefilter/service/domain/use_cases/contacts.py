@@ -132,12 +132,6 @@ def _unique_email() -> Iterator[None]:
         raise Conflict(DUPLICATE_EMAIL) from None
 
 
-def _refuse_suppressed(session: Session, list_id: str, email: str) -> None:
-    """A 409 for an e-mail the list suppresses (its person was erased)."""
-    if suppression.is_suppressed(session, list_id, email):
-        raise Conflict(suppression.SUPPRESSED)
-
-
 def create(
     settings: Settings,
     account_id: str,
@@ -150,7 +144,7 @@ def create(
     def work(session: Session) -> View:
         lst = list_lock.locked_list(session, account_id, list_id)
         custom_fields.check_data(lst, values.get("data"))
-        _refuse_suppressed(session, lst.id, values["email"])
+        suppression.refuse_suppressed(session, lst.id, values["email"])
         contact = Contact(listId=lst.id, emailKey=values["email"].lower(), **values)
         session.add(contact)
         session.flush()
