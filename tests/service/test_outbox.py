@@ -3,6 +3,7 @@ gone with a rollback; cursors are opaque and bound to their list."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -23,14 +24,17 @@ from audiencefilter.service.db.models import (
 )
 from audiencefilter.service.domain import event_feed, events, list_lock
 
-from .conftest import sqlite_settings
+from .conftest import settings_on, sqlite_settings
 
 
-@pytest.fixture
-def database(tmp_path: Path) -> Database:
-    engine = make_engine(sqlite_settings(tmp_path / "outbox.db"))
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """The outbox on both databases: a single write's events number themselves on each, by a
+    trigger-raised counter on SQLite and by an advance in the insert's `WITH` on PostgreSQL."""
+    engine = make_engine(settings_on(request, tmp_path / "outbox.db"))
     migrate.upgrade(engine)
-    return Database(engine)
+    yield Database(engine)
+    engine.dispose()
 
 
 def _list(database: Database) -> str:
@@ -78,9 +82,10 @@ def test_a_single_writes_events_number_themselves_between_the_others(
     database: Database,
 ) -> None:
     """A single write's events (`events.together`) number themselves from the list's counter,
-    which the database raises as they go in (SQLite, migration 0018): they follow the events
-    appended before by an advance, the next advance follows them, a rolled-back write leaves
-    no gap, and a list without a counter row gets one."""
+    which the database raises as they go in (SQLite, migration 0018) or the insert advances in
+    its `WITH` (PostgreSQL): they follow the events appended before by an advance, are written
+    once (the next advance follows them), a rolled-back write leaves no gap, and a list
+    without a counter row gets one."""
     one, bare = _list(database), _list(database)
 
     def single(session: Session, list_id: str, count: int) -> None:

@@ -34,6 +34,7 @@ from typing import cast as typed
 from sqlalchemy import (
     JSON,
     ColumnElement,
+    DateTime,
     Integer,
     String,
     Subquery,
@@ -198,14 +199,20 @@ def unpacked_rows_named(dialect: str, names: Sequence[str], key: str) -> Subquer
 def rows_parameters(
     dialect: str, names: Sequence[str], rows: Sequence[Sequence[str]], key: str
 ) -> dict[str, Any]:
-    """The parameters of `unpacked_rows_named(dialect, names, key)` holding `rows`."""
+    """The parameters of `unpacked_rows_named(dialect, names, key)` holding `rows`, whose
+    cells are texts or None (NULL: on SQLite a JSON null, on PostgreSQL `_NULL`, which the
+    table reads back as NULL)."""
     keys = _row_keys(dialect, names, key)
     if dialect == "postgresql":
-        return {k: _joined([row[i] for row in rows]) for i, k in enumerate(keys)}
+        return {
+            k: _joined([_NULL if row[i] is None else row[i] for row in rows])
+            for i, k in enumerate(keys)
+        }
     return {keys[0]: rows}
 
 
 _SEPARATOR = "\x1f"  # ASCII's unit separator: in no id, event type or number
+_NULL = "\x1e"  # ASCII's record separator, a NULL cell of `rows_parameters` on PostgreSQL
 
 
 def _joined(texts: list[str]) -> str:
@@ -235,7 +242,8 @@ def _rows_table(
         columns = [func.string_to_array(parameter(k, String), separator) for k in keys]
         table = func.unnest(*columns).table_valued(*names, with_ordinality="ordinal")
         table = table.render_derived()
-        return select(*(table.c[name] for name in names), table.c.ordinal).subquery()
+        cells = [func.nullif(table.c[name], literal(_NULL, String)).label(name) for name in names]
+        return select(*cells, table.c.ordinal).subquery()
     each = func.json_each(parameter(keys[0], JSON)).table_valued("key", "value")
     picked = [
         func.json_extract(each.c.value, f"$[{index}]", type_=String).label(name)
@@ -305,6 +313,12 @@ def json_id_array(ids: ColumnElement[str], dialect: str) -> ColumnElement[Any] |
     if dialect == "postgresql":
         return cast(func.json_agg(ids), Text)
     return None
+
+
+def instant_from_text(text: ColumnElement[str], dialect: str) -> ColumnElement[Any]:
+    """A date-time sent as text in the form the column's own type writes (`unpacked_rows`):
+    SQLite stores that text, PostgreSQL casts it to `timestamptz`."""
+    return text if dialect == "sqlite" else cast(text, DateTime(timezone=True))
 
 
 def json_from_text(text: ColumnElement[str], dialect: str) -> ColumnElement[Any]:

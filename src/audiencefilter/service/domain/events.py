@@ -9,9 +9,10 @@ committed late. An autoincrement id does not give that on PostgreSQL: two transa
 5 and 6, 6 commits first, a reader passes 6, then 5 appears behind it. So a list's events are
 numbered by the list's counter, which the door of its write path owns (`list_lock.advance`):
 positions follow commit order and have no gaps. The feed (`event_feed.py`) reads them; it
-never imports this module, and this module reads no event back. Where the database raises the
-counter itself (SQLite, `list_lock.numbers_itself`), a single write's events (`together`)
-number themselves in their insert, with no advance before.
+never imports this module, and this module reads no event back. A single write's events
+(`together`) number themselves in their insert, with no advance statement before it
+(`list_lock.numbers_itself`): where the database raises the counter itself (SQLite), or where
+the insert advances it in its own `WITH` (PostgreSQL).
 
 **Held back.** A shared import turn (`list_lock.share`) appends its events last
 (`appended_last`): it takes the counter's row, which its peers wait for, only for its last
@@ -50,6 +51,7 @@ from sqlalchemy import (
     insert,
     literal,
     select,
+    true,
     type_coerce,
 )
 from sqlalchemy.orm import Session
@@ -235,8 +237,11 @@ def _append(
     raises the counter, once each."""
     if numbered and list_lock.numbers_itself(session, list_id):
         parameters = _numbered_parameters(session, list_id, events, now)
-        session.connection().execute(_numbered_rows(dialects.dialect_of(session)), parameters)
-        return []
+        statement = _numbered_rows(dialects.dialect_of(session))
+        written = session.connection().execute(statement, parameters).rowcount
+        if written == len(events):
+            return []
+        # PostgreSQL, a list without a counter yet: nothing was written; `advance` makes one.
     last = list_lock.advance(session, list_id, len(events))
     first = last - len(events) + 1
     # Core inserts by column name: ORM bulk inserts cost several times the Python per row.
@@ -256,22 +261,31 @@ _NUMBERED_PAYLOADS = "numbered_payloads"
 @dialects.per_dialect
 def _numbered_rows(dialect: str) -> Any:
     """`INSERT INTO events SELECT ...` of a single write's events, which number themselves
-    after the list's counter (`list_lock.NEXT_POSITION`), read once by the statement, by their
-    place. Each row carries its own type, contact, audience (NULL for a contact's own event),
-    cause and instant, stored as the column stores it; the payloads are JSON texts picked by
-    place, as `append_each`'s. (Inserted row by row by the driver's `executemany`, each row
-    reading the counter the row before raised, the 101 events of a contact moving across 100
-    audiences had cost a third of the update: docs/performance-history-writes.md.)"""
+    after the list's counter (`list_lock.positions_before`: read once by the statement, or
+    advanced by its `WITH`), by their place. Each row carries its own type, contact, audience
+    (NULL for a contact's own event), cause and instant, stored as the column stores it; the
+    payloads are JSON texts picked by place, as `append_each`'s. (Inserted row by row by the
+    driver's `executemany`, each row reading the counter the row before raised, the 101 events
+    of a contact moving across 100 audiences had cost a third of the update; on PostgreSQL an
+    advance and a `COPY` of the rows, a fifth of a PATCH's own CPU:
+    docs/performance-history-writes.md.)"""
     table = dialects.unpacked_rows_named(dialect, _NUMBERED, _NUMBERED_KEY)
     text = dialects.picked_text(dialect, _NUMBERED_PAYLOADS, table.c.payload_at)
+    before, advanced = list_lock.positions_before(dialect)
     selected = select(
         dialects.random_id("evt_", dialect),
         bindparam(list_lock.HEAD_LIST, type_=String),
-        list_lock.NEXT_POSITION - 1 + table.c.ordinal,
-        *(table.c[name] for name in _NUMBERED[:5]),
+        before + table.c.ordinal,
+        *(table.c[name] for name in _NUMBERED[:4]),
+        dialects.instant_from_text(table.c.occurred_at, dialect),
         type_coerce(dialects.json_from_text(text, dialect), EVENTS.c.payload.type),
     )
-    return insert(EVENTS).from_select(_EVENT_COLUMNS, selected)
+    if advanced is not None:
+        selected = selected.select_from(table.join(advanced, true()))
+    # Its count of rows tells its caller whether the counter existed (kept only on request).
+    return insert(EVENTS).from_select(_EVENT_COLUMNS, selected).execution_options(
+        preserve_rowcount=True
+    )
 
 
 def _encoder(session: Session) -> Callable[[Any], str]:
@@ -286,9 +300,9 @@ def _encoder(session: Session) -> Callable[[Any], str]:
 def _numbered_parameters(
     session: Session, list_id: str, events: Sequence[NewEvent], now: datetime
 ) -> dict[str, Any]:
-    """`_numbered_rows`' parameters: the rows as one parameter (the database's JSON, where a
-    NULL stays NULL: `list_lock.numbers_itself` holds on SQLite alone), each instant as the
-    column's own type writes it (once per instant: a write's events share one or two)."""
+    """`_numbered_rows`' parameters: the rows (`dialects.rows_parameters`, where a NULL stays
+    NULL), each instant as the column's own type writes it, once per instant (a write's events
+    share one or two), the list and the number of rows."""
     bound = session.get_bind().dialect
     encode = _encoder(session)
     process = EVENTS.c.occurred_at.type.dialect_impl(bound).bind_processor(bound) or str
@@ -302,6 +316,7 @@ def _numbered_parameters(
     texts = [encode(event.payload) for event in events]
     parameters[_NUMBERED_PAYLOADS] = dialects.texts_parameter(dialect, texts)
     parameters[list_lock.HEAD_LIST] = list_id
+    parameters[list_lock.HEAD_BY] = len(events)
     return parameters
 
 

@@ -19,7 +19,9 @@ it cannot interleave with another writer's of the same list. Writes of different
 wait for each other; on SQLite all writers are serialised anyway (`BEGIN IMMEDIATE`), and
 there a single write's few events number themselves instead of advancing first
 (`numbers_itself`): each row takes the position one past the counter, which a trigger on
-`events` raises as the row goes in (migration 0018), a statement fewer for the write.
+`events` raises as the row goes in (migration 0018), a statement fewer for the write. On
+PostgreSQL a single write's insert advances the counter itself, in its `WITH`
+(`positions_before`): the same row lock, taken by the same statement that numbers the rows.
 
 **Shared turns (PostgreSQL).** The list's lock is also a transaction-level advisory lock on the
 list (`pg_advisory_xact_lock`), taken in exclusive mode by `take` and by any advance of a
@@ -45,7 +47,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from sqlalchemy import String, bindparam, func, insert, select, update
+from sqlalchemy import (
+    CTE,
+    BigInteger,
+    ColumnElement,
+    String,
+    bindparam,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -80,21 +92,29 @@ def advance(session: Session, list_id: str, by: int) -> int:
 
 
 def numbers_itself(session: Session, list_id: str) -> bool:
-    """Whether an insert of the list's events may number its rows itself, by `NEXT_POSITION`
-    (given `HEAD_LIST`, the list's id, with every row), rather than after an `advance`: where
-    the database raises the counter as each event is inserted past it
-    (`dialects.heads_follow_events`, SQLite's trigger of migration 0018), one `INSERT ...
-    SELECT` reads the counter once (a subquery of no row of its own, which SQLite runs once a
-    statement) and numbers its rows after it by their place, and the write saves the
-    counter's own statement (`events._numbered_rows`). The list's lock is held either way
-    (SQLite's: the write transaction's own); where this is False the caller advances."""
-    if not dialects.heads_follow_events(dialects.dialect_of(session)):
+    """Whether an insert of the list's events may number its rows itself
+    (`positions_before`), given `HEAD_LIST` (the list's id) and `HEAD_BY` (the number of
+    rows), rather than after an `advance` statement of its own:
+
+    - where the database raises the counter as each event is inserted past it
+      (`dialects.heads_follow_events`, SQLite's trigger of migration 0018), one `INSERT ...
+      SELECT` reads the counter once (a subquery of no row of its own, which SQLite runs once
+      a statement) and numbers its rows after it by their place;
+    - where a statement may carry a write in its `WITH` (`dialects.writes_in_with`,
+      PostgreSQL), the insert's `WITH` advances the counter by its rows (taking the counter's
+      row lock, as `advance` does) and numbers them below the new value. Such an insert writes
+      no row for a list without a counter yet (`advance` makes one): its caller then advances.
+
+    The list's lock is held either way; where this is False the caller advances."""
+    dialect = dialects.dialect_of(session)
+    if not (dialects.heads_follow_events(dialect) or dialects.writes_in_with(dialect)):
         return False
     _hold(session, list_id)
     return True
 
 
 HEAD_LIST = "head_list"
+HEAD_BY = "head_by"
 NEXT_POSITION = (
     func.coalesce(
         select(EventHead.position)
@@ -106,6 +126,24 @@ NEXT_POSITION = (
 )
 """The position after the list's last event, read by the insert that takes it
 (`numbers_itself`); 0 + 1 for a list without a counter yet, which the trigger then creates."""
+
+_ADVANCED = (
+    update(EventHead)
+    .where(EventHead.listId == bindparam(HEAD_LIST, type_=String))
+    .values(position=EventHead.position + bindparam(HEAD_BY, type_=BigInteger))
+    .returning(EventHead.position)
+    .cte("advanced")
+)
+
+
+def positions_before(dialect: str) -> tuple[ColumnElement[int], CTE | None]:
+    """The position before the first of the rows an insert numbers itself (`numbers_itself`),
+    and the `WITH` part that insert joins, if any: on SQLite the counter read by the insert
+    (`NEXT_POSITION` - 1), on PostgreSQL the counter advanced by `HEAD_BY` in the insert's
+    `WITH`, less `HEAD_BY`."""
+    if dialects.heads_follow_events(dialect):
+        return NEXT_POSITION - 1, None
+    return _ADVANCED.c.position - bindparam(HEAD_BY, type_=BigInteger), _ADVANCED
 
 
 def head(session: Session, list_id: str) -> int:
