@@ -283,8 +283,10 @@ def _numbered_rows(dialect: str) -> Any:
     if advanced is not None:
         selected = selected.select_from(table.join(advanced, true()))
     # Its count of rows tells its caller whether the counter existed (kept only on request).
-    return insert(EVENTS).from_select(_EVENT_COLUMNS, selected).execution_options(
-        preserve_rowcount=True
+    return (
+        insert(EVENTS)
+        .from_select(_EVENT_COLUMNS, selected)
+        .execution_options(preserve_rowcount=True)
     )
 
 
