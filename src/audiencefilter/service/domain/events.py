@@ -261,7 +261,7 @@ _NUMBERED_PAYLOADS = "numbered_payloads"
 @dialects.per_dialect
 def _numbered_rows(dialect: str) -> Any:
     """`INSERT INTO events SELECT ...` of a single write's events, which number themselves
-    after the list's counter (`list_lock.positions_before`: read once by the statement, or
+    after the list's counter (`list_lock.POSITIONS_BEFORE`: read once by the statement, or
     advanced by its `WITH`), by their place. Each row carries its own type, contact, audience
     (NULL for a contact's own event), cause and instant, stored as the column stores it; the
     payloads are JSON texts picked by place, as `append_each`'s. (Inserted row by row by the
@@ -271,7 +271,7 @@ def _numbered_rows(dialect: str) -> Any:
     docs/performance-history-writes.md.)"""
     table = dialects.unpacked_rows_named(dialect, _NUMBERED, _NUMBERED_KEY)
     text = dialects.picked_text(dialect, _NUMBERED_PAYLOADS, table.c.payload_at)
-    before, advanced = list_lock.positions_before(dialect)
+    before, advanced = list_lock.POSITIONS_BEFORE[dialect]
     selected = select(
         dialects.random_id("evt_", dialect),
         bindparam(list_lock.HEAD_LIST, type_=String),
