@@ -1,8 +1,9 @@
 """Headless Chromium through selenium and Debian's chromedriver, for the builder's tests.
 
-One browser per test module. When Chromium, chromedriver or selenium are missing the tests are
-skipped, unless `AUDIENCEFILTER_REQUIRE_SERVERS=1` (CI), which turns the skip into a failure,
-as for the database servers of `tests/servers.py`.
+One browser per worker (`tests/builder/conftest.py`), a tab of it per test module. When
+Chromium, chromedriver or selenium are missing the tests are skipped, unless
+`AUDIENCEFILTER_REQUIRE_SERVERS=1` (CI), which turns the skip into a failure, as for the
+database servers of `tests/servers.py`.
 """
 
 from __future__ import annotations

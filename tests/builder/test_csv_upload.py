@@ -18,10 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.live import live_server
-
 from .browser import chromium
 from .helpers import _by_id, _key, _screenshots
+from .served import served
 
 WAIT = 30  # seconds a condition may take to hold (never asserted as a timing)
 EXPORT = (
@@ -49,7 +48,7 @@ class Service:
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     database = f"sqlite:///{tmp_path_factory.mktemp('upload') / 'service.db'}"
     key = _key(database, "private", "crm")
-    with live_server(database) as server:
+    with served(database) as server:
         with httpx.Client(base_url=server.url, headers={"apiKey": key}, timeout=30) as http:
             made = http.post("/v4/lists", json={"name": "Customers"})
             assert made.status_code == 201, made.text
