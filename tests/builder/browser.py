@@ -68,6 +68,19 @@ def chromium() -> Iterator[Any]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def fresh_tab(driver: Any) -> None:
+    """The driver moved to a new tab, the old one closed: no session storage, viewport
+    override or console lines of an earlier page are left (another service may get the port
+    an earlier one had), and downloads are back to the default."""
+    previous = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.switch_to.window(previous)
+    driver.close()
+    driver.switch_to.window(driver.window_handles[0])
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "default"})
+    driver.get_log("browser")  # drained: the lines of the tab just closed
+
+
 def set_viewport(driver: Any, width: int, height: int = 900) -> None:
     """The page laid out for a viewport of exactly this width (a phone's at 390)."""
     driver.execute_cdp_cmd(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .browser import chromium
+from .browser import chromium, fresh_tab
 
 
 @pytest.fixture(scope="session")
@@ -23,13 +23,7 @@ def browser(service: Any, chromium_session: Any) -> Iterator[Any]:
     """The shared browser on a new tab: no session storage, viewport override or console lines
     of an earlier module's page (a service may get a port an earlier one had)."""
     driver = chromium_session
-    previous = driver.current_window_handle
-    driver.switch_to.new_window("tab")
-    driver.switch_to.window(previous)
-    driver.close()
-    driver.switch_to.window(driver.window_handles[0])
-    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "default"})
-    driver.get_log("browser")  # drained: the lines of the tab just closed
+    fresh_tab(driver)
     try:
         yield driver
     finally:

@@ -27,6 +27,9 @@ from .served import served
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "build" / "screenshots"
 WAIT = 20  # seconds a condition may take to hold (never asserted as a timing)
+POLL = 0.05
+"""Seconds between two reads of a condition: selenium's own half second, paid by nearly every
+wait of a test for a condition that holds a moment later, added up to most of a test's time."""
 RATE = {"AUDIENCEFILTER_RATE_LIMIT_FREE": "100000/minute"}
 
 
@@ -85,7 +88,9 @@ def _wait(driver: Any, condition: Any, message: str = "") -> Any:
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    waiting = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
+    waiting = WebDriverWait(
+        driver, WAIT, poll_frequency=POLL, ignored_exceptions=(StaleElementReferenceException,)
+    )
     return waiting.until(lambda d: condition(), message)
 
 
