@@ -101,12 +101,14 @@ class Setup:
         with self.database.transaction() as session:
             session.execute(insert(Contact), rows)
 
-    def reset(self, seconds: float, moving: int) -> dict[str, datetime]:
+    def reset(self, seconds: float, moving: int, lead: float | None = None) -> dict[str, datetime]:
         """`moving` sign-ups turning WINDOW old over the next `seconds`, the others out of
         reach of the run (half long ago, half just now), every audience brought up to them;
-        the instant each moving contact turns WINDOW old."""
+        the instant each moving contact turns WINDOW old. `lead`: the seconds before the
+        first turn, for storing and planning (by default ample for the list's size)."""
         now = datetime.now(UTC)
-        lead = 10 + self.count / 500  # what storing and planning take, before the first turn
+        if lead is None:
+            lead = 10 + self.count / 500
         with self.database.transaction() as session:
             ids = list(session.scalars(select(Contact.id).where(Contact.listId == self.list_id)))
             turns = {
@@ -147,9 +149,14 @@ def _lags(setup: Setup, turns: dict[str, datetime], since: datetime) -> list[flo
 
 
 def _run(
-    setup: Setup, seconds: float, moving: int, loop: Callable[[threading.Event], None]
+    setup: Setup,
+    seconds: float,
+    moving: int,
+    loop: Callable[[threading.Event], None],
+    lead: float | None = None,
+    settle: float = 4.0,
 ) -> tuple[list[float], float]:
-    turns = setup.reset(seconds, moving)
+    turns = setup.reset(seconds, moving, lead)
     since = datetime.now(UTC)
     first = min(turns.values())
     if first <= since:
@@ -159,7 +166,7 @@ def _run(
     cpu = resource.getrusage(resource.RUSAGE_SELF)
     worker = threading.Thread(target=loop, args=(stop,))
     worker.start()
-    time.sleep(seconds + 4)
+    time.sleep(seconds + settle)
     stop.set()
     worker.join()
     after = resource.getrusage(resource.RUSAGE_SELF)
@@ -202,15 +209,25 @@ WAYS = {"instants (the scheduler)": _instants, "sweep every second": _sweeping}
 
 
 def measure(
-    contacts: int, audiences: int, seconds: float, moving: int | None = None
+    contacts: int,
+    audiences: int,
+    seconds: float,
+    moving: int | None = None,
+    lead: float | None = None,
+    settle: float = 4.0,
 ) -> dict[str, tuple[list[float], float]]:
     """Each way's lags of the `audience.left` events (seconds) and its CPU (seconds), on a
-    fresh database of `contacts`, `moving` of them (all when None) turning old."""
+    fresh database of `contacts`, `moving` of them (all when None) turning old; `lead` and
+    `settle`, the seconds before the first turn and after the last (a tiny list needs less
+    of both: the claims' quick run)."""
     with tempfile.TemporaryDirectory() as folder:
         setup = Setup(Path(folder), contacts, audiences)
         try:
             turning = contacts if moving is None else min(moving, contacts)
-            return {name: _run(setup, seconds, turning, make(setup)) for name, make in WAYS.items()}
+            return {
+                name: _run(setup, seconds, turning, make(setup), lead, settle)
+                for name, make in WAYS.items()
+            }
         finally:
             setup.client.close()
 

@@ -54,8 +54,10 @@ BATCH = 5_000
 
 
 def _contacts(list_id: str, count: int) -> Iterator[dict[str, Any]]:
-    """Synthetic contacts as rows of `contacts`; every fifth one is in the 20k audience."""
+    """Synthetic contacts as rows of `contacts`; every fifth one is in the 20k audience (every
+    one in a list under 20,000, the claims' quick size)."""
     columns = generate(count).columns
+    every = max(1, count // MEMBERS)
     for index in range(count):
         email = f"c{index}.{columns['email'][index]}"
         yield {
@@ -65,9 +67,7 @@ def _contacts(list_id: str, count: int) -> Iterator[dict[str, Any]]:
             "emailKey": email.lower(),
             "firstName": columns["firstName"][index],
             "lastName": columns["lastName"][index],
-            "company": "Bench 20k"
-            if index % (count // MEMBERS) == 0
-            else columns["company"][index],
+            "company": "Bench 20k" if index % every == 0 else columns["company"][index],
             "country": columns["country"][index],
             "city": columns["city"][index],
             "points": columns["points"][index] or 0,

@@ -153,7 +153,11 @@ def _hand_written(name: str) -> Any:
     }[name]
 
 
-def run_engine(engine: str, files: list[str], repeat: int) -> dict[str, Any]:
+def run_engine(
+    engine: str, files: list[str], repeat: int, spark_conf: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Each bench's count by `engine` over the Parquet `files`, timed `repeat` times after a
+    warm-up; `spark_conf` adds to the Spark session's settings."""
     memory = PeakMemory()
     started = time.perf_counter()
     results: dict[str, Any] = {}
@@ -161,7 +165,8 @@ def run_engine(engine: str, files: list[str], repeat: int) -> dict[str, Any]:
     if engine == "spark":
         from audiencefilter.backends.frames.spark import local_session
 
-        session = local_session(cores, "audiencefilter-bench", {"spark.driver.memory": "6g"})
+        conf = {"spark.driver.memory": "6g", **(spark_conf or {})}
+        session = local_session(cores, "audiencefilter-bench", conf)
         session.sparkContext.setLogLevel("ERROR")
         results["start_s"] = time.perf_counter() - started
         frame = session.read.parquet(*files)

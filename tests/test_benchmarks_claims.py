@@ -4,28 +4,26 @@ Every `<!-- claim: ID -->` marker of the pages (docs/performance*.md) has a regi
 every entry a marker, found exactly once, under the heading the entry names, whichever page
 holds it; each entry's stated range is written in the text its marker stands before, with the
 bounds the entry checks. docs/performance-now.md is what the registry writes. Each measure runs
-at its `--quick` size and answers a number of the right kind. No timing is asserted.
+at its `--quick` size and answers a number of the right kind (the library's here, the others in
+tests/test_benchmarks_claims_services.py and tests/test_benchmarks_claims_spark.py). No timing
+is asserted.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from benchmarks.claims import __main__ as cli
 from benchmarks.claims import catalogue, markers, now
-from benchmarks.claims.registry import Claim, Range, Unavailable, at_most, between
+from benchmarks.claims.registry import Claim, at_most, between
+from tests.claims_quick import answers_at_its_quick_size, quick
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = ROOT / "docs" / "performance-now.md"
-NEEDS_SERVERS = {"rate.missing", "rate.updates", "rate.batched"}  # PostgreSQL and Redis
-OWN_PROCESS = {"spark.hand-ratio"}  # stops the Spark session it starts
 
 
 def marked() -> dict[str, markers.Marked]:
@@ -158,40 +156,12 @@ def test_bench_ends_with_the_claims() -> None:
     assert recipe[-1].strip() == "$(BIN)/python -m benchmarks.claims"
 
 
-def _of_kind(values: list[float], stated: Range) -> None:
-    assert values and all(math.isfinite(v) for v in values), values
-    if stated.unit == "count":
-        assert all(v >= 0 and v == int(v) for v in values), values
-    elif stated.unit == "%":
-        assert all(0 <= v <= 100 for v in values), values
-    else:
-        assert all(v > 0 for v in values), values
-
-
-QUICK = [
-    pytest.param(c, marks=pytest.mark.postgres) if c.id in NEEDS_SERVERS else c
-    for c in catalogue.CLAIMS
-    if c.id not in OWN_PROCESS
-]
-
-
-@pytest.mark.parametrize("claim", QUICK, ids=lambda c: c.id)
+@pytest.mark.parametrize("claim", quick(library=True), ids=lambda c: c.id)
 def test_each_measure_answers_at_its_quick_size(claim: Claim) -> None:
-    try:
-        values = [float(v) for v in claim.measure(True)]
-    except Unavailable as exc:
-        pytest.skip(str(exc))
-    _of_kind(values, claim.stated)
-
-
-@pytest.mark.parametrize("claim_id", sorted(OWN_PROCESS))
-def test_the_command_runs_a_claim_at_its_quick_size(claim_id: str) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-    command = [sys.executable, "-m", "benchmarks.claims", "--quick", "--only", claim_id]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-2000:]
-    row = next(line for line in done.stdout.splitlines() if line.startswith(f"| {claim_id} |"))
-    assert "quick (not judged)" in row
+    """The library's measures here; the service's and the long ones in
+    tests/test_benchmarks_claims_services.py, Spark's command in
+    tests/test_benchmarks_claims_spark.py (each file a worker's share of the run)."""
+    answers_at_its_quick_size(claim)
 
 
 def _filterset_runs(monkeypatch: pytest.MonkeyPatch, medians: list[float]) -> list[int]:

@@ -26,6 +26,14 @@ on one tree and one quiet machine (docs/performance-history.md, *A FilterSet of 
 filters*), so a single run's figure says as much about the moment as about the code."""
 
 
+QUICK_SPARK = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+"""The quick run's Spark: 2,000 rows are read faster interpreted than compiled to Java first,
+which costs seconds a query on a cold JVM (as for the tests' own session)."""
+
+
 @functools.cache
 def _filterset(quick: bool) -> tuple[list[float], ...]:
     """`Tracked.update`'s CPU ms of each change, 100,000 filters and 2,000 changes, in each of
@@ -72,6 +80,7 @@ def _rate(quick: bool) -> service_rate.Result:
     if quick:
         argv = ["--contacts", "60", "--small", "30", "--seconds", "2", "--clients", "2"]
         argv += ["--workers", "1", "--audiences", "6", "--touched", "3,20", "--repeats", "1"]
+        argv += ["--batch-seconds", "2", "--batch-rows", "8"]
     result = service_rate.run(service_rate.parse(argv))
     if result is None or result.sustained is None:
         raise Unavailable("no PostgreSQL server for the service's rate")
@@ -120,9 +129,9 @@ def million_audience(quick: bool) -> list[float]:
 @functools.cache
 def _compare(quick: bool) -> dict[str, float]:
     """`benchmarks.service_analysis --only compare` on SQLite: median ms by way (ours, the
-    previous scan, the hand-written counts), at 200,000 contacts (20,000 when quick)."""
+    previous scan, the hand-written counts), at 200,000 contacts (2,000 when quick)."""
     with sqlite_url() as url:
-        bench = service_analysis.Bench(url, 20_000 if quick else 200_000)
+        bench = service_analysis.Bench(url, 2_000 if quick else 200_000)
         try:
             found = service_analysis.measure_compare(bench, 3 if quick else 21)
         finally:
@@ -139,11 +148,12 @@ def compare_ratio(quick: bool) -> list[float]:
 @functools.cache
 def _page_100(kind: str, quick: bool) -> float:
     """`benchmarks.million --only reads --audiences 100`'s contacts page, ours ÷ hand."""
-    count, runs = (2_000, 3) if quick else (200_000, 21)
+    count, runs = (500, 3) if quick else (200_000, 21)
     with million.database(kind) as (url, note):
         if url is None:
             raise Unavailable(f"no PostgreSQL server for the page ({note})")
-        result = million.run(note, url, count, runs, False, only="reads", audiences=100)
+        audiences = 10 if quick else 100
+        result = million.run(note, url, count, runs, False, only="reads", audiences=audiences)
     [ratio] = [m.ratio for m in result.measures if m.what == "contacts page of 100"]
     return ratio
 
@@ -193,5 +203,5 @@ def spark_hand_ratio(quick: bool) -> list[float]:
     """Hand-written PySpark time ÷ `to_pyspark()` time, F1-F5, 10,000,000 contacts."""
     rows, repeat = (2_000, 1) if quick else (10_000_000, 3)
     files = [str(path) for path in spark.parts(rows)]
-    found = spark.run_engine("spark", files, repeat)
+    found = spark.run_engine("spark", files, repeat, QUICK_SPARK if quick else None)
     return [found[b.name]["hand"][0] / found[b.name]["to_pyspark"][0] for b in spark.BENCHES]

@@ -1,8 +1,9 @@
 """Headless Chromium through selenium and Debian's chromedriver, for the builder's tests.
 
-One browser per test module. When Chromium, chromedriver or selenium are missing the tests are
-skipped, unless `AUDIENCEFILTER_REQUIRE_SERVERS=1` (CI), which turns the skip into a failure,
-as for the database servers of `tests/servers.py`.
+One browser per worker (`tests/builder/conftest.py`), a tab of it per test module. When
+Chromium, chromedriver or selenium are missing the tests are skipped, unless
+`AUDIENCEFILTER_REQUIRE_SERVERS=1` (CI), which turns the skip into a failure, as for the
+database servers of `tests/servers.py`.
 """
 
 from __future__ import annotations
@@ -65,6 +66,19 @@ def chromium() -> Iterator[Any]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def fresh_tab(driver: Any) -> None:
+    """The driver moved to a new tab, the old one closed: no session storage, viewport
+    override or console lines of an earlier page are left (another service may get the port
+    an earlier one had), and downloads are back to the default."""
+    previous = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.switch_to.window(previous)
+    driver.close()
+    driver.switch_to.window(driver.window_handles[0])
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "default"})
+    driver.get_log("browser")  # drained: the lines of the tab just closed
 
 
 def set_viewport(driver: Any, width: int, height: int = 900) -> None:

@@ -9,8 +9,9 @@ an earlier test of its module having left the key in the tab.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,13 +20,16 @@ import pytest
 
 import audiencefilter as af
 from audiencefilter.service.domain.audience_filters import SCHEMA
-from tests.service.live import cli_env, live_server, run_cli
 
 from .browser import full_page_screenshot, set_viewport
+from .served import served
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "build" / "screenshots"
 WAIT = 20  # seconds a condition may take to hold (never asserted as a timing)
+POLL = 0.05
+"""Seconds between two reads of a condition: selenium's own half second, paid by nearly every
+wait of a test for a condition that holds a moment later, added up to most of a test's time."""
 RATE = {"AUDIENCEFILTER_RATE_LIMIT_FREE": "100000/minute"}
 
 
@@ -48,11 +52,18 @@ Seeded = tuple[str, dict[str, str], list[dict[str, Any]]]
 
 
 def _key(database: str, kind: str, account: str = "builder") -> str:
-    """A new API key of `kind` (private or public) made by the CLI, as an operator makes one."""
-    env = cli_env(AUDIENCEFILTER_DATABASE_URL=database)
-    created = run_cli("keys", "create", "--type", kind, "--account", account, env=env)
-    assert created.returncode == 0, created.stderr
-    return created.stdout.strip().splitlines()[-1]
+    """A new API key of `kind` (private or public) made by the CLI's `keys create`, as an
+    operator makes one; run in this process, which has the service imported already (a child
+    interpreter importing it costs seconds a key; tests/service/test_cli.py runs the command
+    as its own process)."""
+    from audiencefilter.service.commands.main import main
+
+    argv = ["--database-url", database, "keys", "create", "--type", kind, "--account", account]
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(argv)
+    assert status == 0, err.getvalue()
+    return out.getvalue().strip().splitlines()[-1]
 
 
 @contextmanager
@@ -66,7 +77,7 @@ def _served(
     """The service on a fresh SQLite database, seeded by `seed(url, private key)`, for a module."""
     database = f"sqlite:///{tmp_path_factory.mktemp(name) / 'service.db'}"
     private_key, public_key = _key(database, "private"), _key(database, "public")
-    with live_server(database, **{**RATE, **settings}) as server:
+    with served(database, **{**RATE, **settings}) as server:
         list_id, ids, records = seed(server.url, private_key)
         yield kind(server.url, private_key, public_key, list_id, ids, records)
 
@@ -77,7 +88,9 @@ def _wait(driver: Any, condition: Any, message: str = "") -> Any:
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    waiting = WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,))
+    waiting = WebDriverWait(
+        driver, WAIT, poll_frequency=POLL, ignored_exceptions=(StaleElementReferenceException,)
+    )
     return waiting.until(lambda d: condition(), message)
 
 

@@ -22,10 +22,10 @@ from audiencefilter.service.db.engine import Database
 from audiencefilter.service.domain.audience_filters import SCHEMA
 from audiencefilter.service.domain.use_cases import membership_builds
 from audiencefilter.service.settings import Settings
-from tests.service.live import live_server
 
 from .browser import full_page_screenshot
 from .helpers import SCREENSHOTS, _all, _by_id, _key, _type, _use_key, _wait
+from .served import served
 
 ABOVE = 5
 CHUNK = 3
@@ -66,7 +66,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         "AUDIENCEFILTER_AUDIENCE_BUILD_CHUNK": str(CHUNK),
         "AUDIENCEFILTER_MEMBERSHIP_SWEEP_SECONDS": "0",
     }
-    with live_server(database_url, **settings) as server:
+    with served(database_url, **settings) as server:
         with httpx.Client(base_url=server.url, headers={"apiKey": private_key}) as http:
             created = http.post("/v4/lists", json={"name": "Large"})
             assert created.status_code == 201, created.text

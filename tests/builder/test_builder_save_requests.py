@@ -18,9 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.live import live_server
-
 from .helpers import _all, _by_id, _key, _type, _use_key, _wait
+from .served import served
 
 CONTACTS = 300
 EVENTS_SHOWN = 30  # the panel's length (EVENTS_SHOWN in builder/app.js)
@@ -42,7 +41,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         "AUDIENCEFILTER_RATE_LIMIT_FREE": "100000/minute",
         "AUDIENCEFILTER_MEMBERSHIP_SWEEP_SECONDS": "0",
     }
-    with live_server(database_url, **settings) as server:
+    with served(database_url, **settings) as server:
         with httpx.Client(base_url=server.url, headers={"apiKey": private_key}) as http:
             created = http.post("/v4/lists", json={"name": "Everyone"})
             assert created.status_code == 201, created.text

@@ -11,10 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.live import live_server
-
 from .browser import full_page_screenshot, set_viewport
 from .helpers import SCREENSHOTS, _by_id, _key, _open_page, _use_key, _wait
+from .served import served
 
 
 @dataclass
@@ -30,7 +29,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     database = f"sqlite:///{tmp_path_factory.mktemp('versions') / 'service.db'}"
     key = _key(database, "private")
     settings = {"AUDIENCEFILTER_RATE_LIMIT_FREE": "100000/minute"}
-    with live_server(database, **settings) as server:
+    with served(database, **settings) as server:
         with httpx.Client(base_url=server.url, headers={"apiKey": key}, timeout=30) as http:
             body = {"name": "Paris shop", "timeZone": "Europe/Paris"}
             list_id = http.post("/v4/lists", json=body).json()["data"]["list"]["id"]

@@ -18,10 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.live import live_server
-
-from .browser import chromium
-from .helpers import _by_id, _key, _screenshots
+from .browser import fresh_tab
+from .helpers import POLL, _by_id, _key, _screenshots
+from .served import served
 
 WAIT = 30  # seconds a condition may take to hold (never asserted as a timing)
 EXPORT = (
@@ -49,7 +48,7 @@ class Service:
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     database = f"sqlite:///{tmp_path_factory.mktemp('upload') / 'service.db'}"
     key = _key(database, "private", "crm")
-    with live_server(database) as server:
+    with served(database) as server:
         with httpx.Client(base_url=server.url, headers={"apiKey": key}, timeout=30) as http:
             made = http.post("/v4/lists", json={"name": "Customers"})
             assert made.status_code == 201, made.text
@@ -64,7 +63,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 def _wait(driver: Any, condition: Any, message: str = "") -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT).until(lambda d: condition(), message)
+    return WebDriverWait(driver, WAIT, poll_frequency=POLL).until(lambda d: condition(), message)
 
 
 def _mapping(driver: Any) -> dict[str, str]:
@@ -98,42 +97,44 @@ def _choose_file(browser: Any, service: Service, path: Path, text: str) -> None:
     _wait(browser, lambda: len(_mapping(browser)) == columns, "no columns")
 
 
-def test_an_export_is_mapped_checked_and_imported(service: Service, tmp_path: Path) -> None:
+def test_an_export_is_mapped_checked_and_imported(
+    browser: Any, service: Service, tmp_path: Path
+) -> None:
     from selenium.webdriver.common.by import By
 
-    with chromium() as browser:
-        _choose_file(browser, service, tmp_path / "crm-export.csv", EXPORT)
-        assert _mapping(browser) == {
-            "E-mail address": "",
-            "firstName": "firstName",
-            "country": "country",
-            "birthday": "birthday",
-            "plan": "plan",
-            "Notes": "",
-        }
-        _choose(browser, "E-mail address", "email")
+    fresh_tab(browser)
+    _choose_file(browser, service, tmp_path / "crm-export.csv", EXPORT)
+    assert _mapping(browser) == {
+        "E-mail address": "",
+        "firstName": "firstName",
+        "country": "country",
+        "birthday": "birthday",
+        "plan": "plan",
+        "Notes": "",
+    }
+    _choose(browser, "E-mail address", "email")
 
-        _by_id(browser, "import-check").click()
-        status = _by_id(browser, "import-status")
-        _wait(browser, lambda: "3 rows: 2 would be imported" in status.text, status.text)
-        problems = browser.find_elements(By.CSS_SELECTOR, "#import-problems li")
-        assert [p.text.split(":")[0] for p in problems] == ["Row 2, birthday"]
-        assert "YYYY-MM-DD" in problems[0].text
-        preview = browser.find_elements(By.CSS_SELECTOR, "#import-preview tbody tr")
-        assert [row.text.split()[:2] for row in preview] == [
-            ["1", "ada@example.com"],
-            ["3", "cy@example.com"],
-        ]
-        assert "data.birthday" in _by_id(browser, "import-preview").text
-        assert service.contacts() == {}
+    _by_id(browser, "import-check").click()
+    status = _by_id(browser, "import-status")
+    _wait(browser, lambda: "3 rows: 2 would be imported" in status.text, status.text)
+    problems = browser.find_elements(By.CSS_SELECTOR, "#import-problems li")
+    assert [p.text.split(":")[0] for p in problems] == ["Row 2, birthday"]
+    assert "YYYY-MM-DD" in problems[0].text
+    preview = browser.find_elements(By.CSS_SELECTOR, "#import-preview tbody tr")
+    assert [row.text.split()[:2] for row in preview] == [
+        ["1", "ada@example.com"],
+        ["3", "cy@example.com"],
+    ]
+    assert "data.birthday" in _by_id(browser, "import-preview").text
+    assert service.contacts() == {}
 
-        _screenshots(browser, "builder-import")
+    _screenshots(browser, "builder-import")
 
-        _by_id(browser, "import-run").click()
-        _wait(browser, lambda: status.text.startswith("Imported"), status.text)
-        assert "3 rows read, 2 created" in status.text and "1 rejected" in status.text
-        logs = browser.get_log("browser")
-        assert [e["message"] for e in logs if "Content Security Policy" in e["message"]] == []
+    _by_id(browser, "import-run").click()
+    _wait(browser, lambda: status.text.startswith("Imported"), status.text)
+    assert "3 rows read, 2 created" in status.text and "1 rejected" in status.text
+    logs = browser.get_log("browser")
+    assert [e["message"] for e in logs if "Content Security Policy" in e["message"]] == []
 
     stored = service.contacts()
     assert sorted(stored) == ["ada@example.com", "cy@example.com"]
@@ -149,36 +150,38 @@ EUROPEAN = (
 )
 
 
-def test_a_european_file_is_read_as_the_check_proposes(service: Service, tmp_path: Path) -> None:
+def test_a_european_file_is_read_as_the_check_proposes(
+    browser: Any, service: Service, tmp_path: Path
+) -> None:
     """A file of French Excel: `;` between cells, dates day first, decimal commas, and headers
     that are the fields' labels. The columns are mapped by their labels, the check proposes
     the format, the page takes it and checks again, and the import stores what was meant."""
     from selenium.webdriver.support.ui import Select
 
-    with chromium() as browser:
-        _choose_file(browser, service, tmp_path / "export-fr.csv", EUROPEAN)
-        assert _mapping(browser) == {
-            "email": "email",
-            "Plan": "plan",
-            "Birthday": "birthday",
-            "Lifetime value": "lifetimeValue",
-        }
-        shown = Select(_by_id(browser, "map-3")).first_selected_option.text
-        assert shown == "Lifetime value"
+    fresh_tab(browser)
+    _choose_file(browser, service, tmp_path / "export-fr.csv", EUROPEAN)
+    assert _mapping(browser) == {
+        "email": "email",
+        "Plan": "plan",
+        "Birthday": "birthday",
+        "Lifetime value": "lifetimeValue",
+    }
+    shown = Select(_by_id(browser, "map-3")).first_selected_option.text
+    assert shown == "Lifetime value"
 
-        _by_id(browser, "import-check").click()
-        status = _by_id(browser, "import-status")
-        _wait(browser, lambda: "3 rows: 3 would be imported" in status.text, status.text)
-        assert "1 repeat an earlier row's e-mail" in status.text
-        repeated = _by_id(browser, "import-duplicates").text
-        assert "Row 3: MAELLE@example.fr, as row 1" in repeated
-        assert _by_id(browser, "import-date-order").get_attribute("value") == "DMY"
-        assert _by_id(browser, "import-decimal").get_attribute("value") == ","
-        assert "DD/MM/YYYY" in _by_id(browser, "import-proposal").text
+    _by_id(browser, "import-check").click()
+    status = _by_id(browser, "import-status")
+    _wait(browser, lambda: "3 rows: 3 would be imported" in status.text, status.text)
+    assert "1 repeat an earlier row's e-mail" in status.text
+    repeated = _by_id(browser, "import-duplicates").text
+    assert "Row 3: MAELLE@example.fr, as row 1" in repeated
+    assert _by_id(browser, "import-date-order").get_attribute("value") == "DMY"
+    assert _by_id(browser, "import-decimal").get_attribute("value") == ","
+    assert "DD/MM/YYYY" in _by_id(browser, "import-proposal").text
 
-        _by_id(browser, "import-run").click()
-        _wait(browser, lambda: status.text.startswith("Imported"), status.text)
-        assert "3 rows read, 2 created" in status.text and "1 repeated" in status.text
+    _by_id(browser, "import-run").click()
+    _wait(browser, lambda: status.text.startswith("Imported"), status.text)
+    assert "3 rows read, 2 created" in status.text and "1 repeated" in status.text
 
     stored = service.contacts()
     assert stored["maelle@example.fr"]["data"] == {

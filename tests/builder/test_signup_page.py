@@ -18,9 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.live import live_server
-
 from .helpers import _by_id, _key, _screenshots, _wait
+from .served import served
 
 VIP = {"data": {"path": ["tags"], "equals": "vip"}}
 
@@ -73,7 +72,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         _key(database, "private", "signup"),
         _key(database, "public", "signup"),
     )
-    with live_server(database) as server:
+    with served(database) as server:
         list_id, vip_id = _seed(server.url, private_key)
         yield Service(server.url, private_key, public_key, list_id, vip_id)
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import event
 
+from audiencefilter.service import create_app
 from audiencefilter.service.domain.sample_interval import estimate_size
 
 from .audience_helpers import manual, rule_message, smart
@@ -22,14 +22,20 @@ from .conftest import ApiClient, Tenant, make_tenant, settings_on
 SAMPLE = 40
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 def api(
-    request: pytest.FixtureRequest, tmp_path: Path, app_factory: Callable[..., ApiClient]
-) -> ApiClient:
-    settings = settings_on(
-        request, tmp_path / "analysis.db", membership_sweep_seconds=0, estimate_sample_size=SAMPLE
-    )
-    return app_factory(settings)
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ApiClient]:
+    """One app a database for the module: each test works in an account of its own (`owner`)."""
+    path = tmp_path_factory.mktemp("analysis") / "analysis.db"
+    settings = settings_on(request, path, membership_sweep_seconds=0, estimate_sample_size=SAMPLE)
+    client = ApiClient(create_app(settings))
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 @pytest.fixture

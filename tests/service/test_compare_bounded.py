@@ -6,11 +6,11 @@ answers, and stops the search past the bound."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
+from audiencefilter.service import create_app
 from audiencefilter.service.domain.filter_budget import ANALYSIS_STEPS, QUESTION_STEPS
 from tests.test_algebra_bounded import _counting, _PastTheBound, _Work
 
@@ -19,12 +19,24 @@ from .conftest import ApiClient, Tenant, make_tenant, settings_on
 WIDE = " AND ".join(f"(points > {i} OR referrals < {i})" for i in range(80))
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def owner(
-    request: pytest.FixtureRequest, tmp_path: Path, app_factory: Callable[..., ApiClient]
-) -> Tenant:
-    settings = settings_on(request, tmp_path / "compare_bounded.db", membership_sweep_seconds=0)
-    return make_tenant(app_factory(settings))
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def api(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ApiClient]:
+    """One app a database for the module: each test compares on a list of its own."""
+    path = tmp_path_factory.mktemp("compare_bounded") / "compare_bounded.db"
+    client = ApiClient(create_app(settings_on(request, path, membership_sweep_seconds=0)))
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def owner(api: ApiClient) -> Tenant:
+    return make_tenant(api)
 
 
 @pytest.mark.parametrize("other", ["points >= 3", WIDE, 'country = "FR"'])

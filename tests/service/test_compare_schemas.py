@@ -7,11 +7,12 @@ to the other's comparison (the library compares filters of one schema)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+from audiencefilter.service import create_app
 
 from .conftest import ApiClient, Tenant, make_tenant, settings_on
 
@@ -25,12 +26,20 @@ def _texts() -> tuple[str, str]:
     return f"points >= {low}", f"points >= {low + 3}"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 def api(
-    request: pytest.FixtureRequest, tmp_path: Path, app_factory: Callable[..., ApiClient]
-) -> ApiClient:
-    settings = settings_on(request, tmp_path / "compare_schemas.db", membership_sweep_seconds=0)
-    return app_factory(settings)
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ApiClient]:
+    """One app a database for the module: each test makes accounts, lists and filter texts of
+    its own (`_texts`), so none reads what another left."""
+    path = tmp_path_factory.mktemp("compare_schemas") / "compare_schemas.db"
+    client = ApiClient(create_app(settings_on(request, path, membership_sweep_seconds=0)))
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def _declare(tenant: Tenant, list_id: str, key: str, kind: str) -> None:

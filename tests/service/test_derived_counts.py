@@ -35,13 +35,13 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy import func, select, text
 
+from audiencefilter.service import create_app
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import (
     Audience,
@@ -105,18 +105,35 @@ WRITE_KINDS = [
 """The mix each write is drawn from (a kind twice is drawn twice as often)."""
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 def api(
-    request: pytest.FixtureRequest,
-    tmp_path: Path,
-    app_factory: Callable[..., ApiClient],
-    monkeypatch: pytest.MonkeyPatch,
-) -> ApiClient:
-    monkeypatch.setattr(overlaps, "SETTLE_EVERY", 3)  # settlings among the notes, often
-    settings = settings_on(
-        request, tmp_path / "counts.db", membership_sweep_seconds=0, shared_import_turns=True
-    )
-    return app_factory(settings)
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ApiClient]:
+    """One app a database for the module: every test writes to lists of its own (the seeded
+    writes, once a seed, `written`)."""
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(overlaps, "SETTLE_EVERY", 3)  # settlings among the notes, often
+        path = tmp_path_factory.mktemp("counts") / "counts.db"
+        settings = settings_on(request, path, membership_sweep_seconds=0, shared_import_turns=True)
+        client = ApiClient(create_app(settings))
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+_WRITTEN: dict[tuple[int, int], Writes] = {}
+
+
+def written(api: ApiClient, seed: int) -> Writes:
+    """The seed's writes on this app, run once and then recounted by each count's test: every
+    test checks its count after the same run (the pair counts' test settles the notes last)."""
+    key = (id(api), seed)
+    if key not in _WRITTEN:
+        _WRITTEN[key] = run_writes(api, seed)
+    return _WRITTEN[key]
 
 
 @dataclass
@@ -358,7 +375,7 @@ def recomputed_pairs(members: dict[str, set[str]]) -> dict[tuple[str, str], int]
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_kept_list_size_equals_a_count_of_its_contacts(api: ApiClient, seed: int) -> None:
-    writes = run_writes(api, seed)
+    writes = written(api, seed)
     database = _database(writes)
     with database.reading() as session:
         kept = session.scalar(select(ListSize.contacts).where(ListSize.listId == writes.list_id))
@@ -372,7 +389,7 @@ def test_the_kept_list_size_equals_a_count_of_its_contacts(api: ApiClient, seed:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_kept_points_histogram_and_positions_equal_a_recount(api: ApiClient, seed: int) -> None:
-    writes = run_writes(api, seed)
+    writes = written(api, seed)
     database = _database(writes)
     records = _records(database, writes.list_id)
     histogram: dict[int, int] = {}
@@ -397,7 +414,7 @@ def test_the_kept_points_histogram_and_positions_equal_a_recount(api: ApiClient,
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_stored_memberships_equal_the_filters_over_the_contacts(api: ApiClient, seed: int) -> None:
-    writes = run_writes(api, seed)
+    writes = written(api, seed)
     database = _database(writes)
     assert stored_members(database, writes.list_id) == recomputed_members(database, writes.list_id)
     with database.reading() as session:  # no row for a contact or an audience gone
@@ -415,7 +432,7 @@ def test_stored_memberships_equal_the_filters_over_the_contacts(api: ApiClient, 
 def test_audience_sizes_answered_equal_the_filters_over_the_contacts(
     api: ApiClient, seed: int
 ) -> None:
-    writes = run_writes(api, seed)
+    writes = written(api, seed)
     expected = {a: len(m) for a, m in recomputed_members(_database(writes), writes.list_id).items()}
     params = {"listId": writes.list_id, "limit": 100}
     listed = writes.tenant.ok("GET", "/v4/audiences", params=params)["audiences"]
@@ -429,7 +446,7 @@ def test_audience_sizes_answered_equal_the_filters_over_the_contacts(
 def test_pair_counts_answered_equal_the_filters_over_the_contacts(
     api: ApiClient, seed: int
 ) -> None:
-    writes = run_writes(api, seed)
+    writes = written(api, seed)
     database = _database(writes)
     expected = recomputed_pairs(recomputed_members(database, writes.list_id))
     ids = sorted({a for a, _ in expected})
@@ -471,7 +488,7 @@ def test_pair_counts_answered_equal_the_filters_over_the_contacts(
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_event_head_is_the_last_position_with_no_gap(api: ApiClient, seed: int) -> None:
-    writes = run_writes(api, seed)
+    writes = written(api, seed)
     database = _database(writes)
     with database.reading() as session:
         head = session.scalar(select(EventHead.position).where(EventHead.listId == writes.list_id))

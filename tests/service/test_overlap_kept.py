@@ -14,6 +14,7 @@ the list's deletion at the end leaves none at all. `GET /v4/lists/{id}/overlap` 
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -185,8 +186,17 @@ STEPS = st.lists(
     min_size=8,
     max_size=24,
 )
+FULL = os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci"
+"""The deep profiles draw the full counts below; the default `ci` run draws about a third (each
+property keeps its `@example`s, and every draw is a whole sequence of writes against a database)."""
+
+
+def examples(full: int, ci: int) -> int:
+    return full if FULL else ci
+
+
 PROPERTY = settings(
-    max_examples=15,
+    max_examples=examples(15, 5),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -219,7 +229,7 @@ def test_kept_pairs_equal_the_counted_ones_on_sqlite(
 
 
 @pytest.mark.postgres
-@settings(PROPERTY, max_examples=6)
+@settings(PROPERTY, max_examples=examples(6, 2))
 @given(steps=STEPS)
 @example(steps=EVERY_WRITE)
 def test_kept_pairs_equal_the_counted_ones_on_postgres(
@@ -274,7 +284,7 @@ def _pairs_counted_by_the_database(database: Database, sides: list[int], before:
     return {(a, b): int(n) for a, b, n in rows}, {k: n for k, n in shift.items() if n}
 
 
-@settings(PROPERTY, max_examples=40)
+@settings(PROPERTY, max_examples=examples(40, 15))
 @given(sides=SIDES)
 def test_one_contacts_pairs_counted_in_sql_equal_the_python_count_on_sqlite(
     sqlite_app: tuple[ApiClient, Hands], sides: list[int]
@@ -284,7 +294,7 @@ def test_one_contacts_pairs_counted_in_sql_equal_the_python_count_on_sqlite(
 
 
 @pytest.mark.postgres
-@settings(PROPERTY, max_examples=25)
+@settings(PROPERTY, max_examples=examples(25, 8))
 @given(sides=SIDES)
 def test_one_contacts_pairs_counted_in_sql_equal_the_python_count_on_postgres(
     pg_app: tuple[ApiClient, Hands], sides: list[int]
