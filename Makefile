@@ -47,10 +47,11 @@ WORKERS ?= 2
 test: install node-packages  ## every test; starts throw-away PostgreSQL/MariaDB servers when their binaries exist
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
 
+SPACE_TESTS = tests/test_space.py tests/test_space_text.py tests/test_space_frames.py tests/test_space_sql.py tests/test_space_servers.py tests/test_space_spark.py
 SHAPE_TESTS = tests/test_column_types.py tests/test_shapes_relations.py tests/test_shape_values.py tests/test_python_values.py tests/test_frame_shapes.py tests/test_shapes_settings.py
 
 deep: install  ## the whole input space on every surface and engine, against the oracle (docs/testing.md)
-	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_space.py $(SHAPE_TESTS)
+	HYPOTHESIS_PROFILE=deep $(BIN)/python -m pytest -q -p no:cacheprovider $(SPACE_TESTS) $(SHAPE_TESTS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -82,8 +82,9 @@ def _shapes_summary(terminalreporter: Any) -> None:
 
 def _space_summary(terminalreporter: Any, config: Any) -> None:
     """The space test's counts: checks, documented refusals and disagreements per surface
-    (tests/test_space.py); the full report, repros included, as JSON in a file."""
-    module = sys.modules.get("tests.test_space")
+    (tests/test_space*.py, one file per family of surfaces, one tally in tests/space_run.py);
+    the full report, repros included, as JSON in a file."""
+    module = sys.modules.get("tests.space_run")
     tally = getattr(module, "TALLY", None)
     if tally is None or not tally.checks:
         return

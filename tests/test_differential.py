@@ -9,8 +9,9 @@ too, except on PostgreSQL, whose text cannot hold NUL.
 Each database is one parametrized test: per example its scratch table is emptied and refilled
 once, then asked three ways (`to_sqlalchemy`, `to_sql`, `to_sql_params`). Relative date-times
 are taken at the strategies' `NOW` everywhere. In the `ci` profile
-each database runs an eighth of the profile's examples (25 of 200, so 100 examples and 300
-engine checks in all); `HYPOTHESIS_PROFILE=thorough` runs 625 per database.
+each database runs a sixteenth of the profile's examples (12 of 200, so 48 examples and 144
+engine checks in all, the default run being short); `HYPOTHESIS_PROFILE=thorough` runs an
+eighth, 625 per database.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from hypothesis import strategies as st
 
 import audiencefilter as af
 from audiencefilter.testing.strategies import NOW, filters, record_lists
+from tests.default_sizes import DEFAULT_RUN
 from tests.sql_engines import WAYS, Database, database_params, open_database
 from tests.wide_engines import refuses
 
-EXAMPLES = max(10, settings.default.max_examples // 8)
+EXAMPLES = max(10, settings.default.max_examples // (16 if DEFAULT_RUN else 8))
 # One random filter in three is drawn over `createdAt` alone, so that relative date-times
 # (`{"ago": ...}`, half of its single-value conditions) are well represented.
 DATED = af.Schema.of("contact", createdAt="datetime")

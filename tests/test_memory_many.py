@@ -32,6 +32,7 @@ from audiencefilter.testing.strategies import (
     wrong_typed_values,
 )
 from audiencefilter.testing.value_kinds import null_likes
+from tests.default_sizes import default_run_examples
 
 DATED = af.Schema.of(
     "contact", createdAt="datetime", points="number", country="string", isVerified="boolean"
@@ -106,21 +107,25 @@ def _pool(schema: af.Schema, **options: bool) -> st.SearchStrategy[dict[str, Any
     return st.one_of(INDEXED, where_clauses(schema, max_leaves=4, **options))
 
 
+@default_run_examples(100)
 @given(_shared_filters(af.CONTACT, _pool(af.CONTACT)), records())
 def test_a_set_answers_as_its_filters_alone(filters: list[af.Filter], record: Any) -> None:
     _assert_same(filters, record)
 
 
+@default_run_examples(100)
 @given(_shared_filters(af.CONTACT, _pool(af.CONTACT, hostile=True)), records(hostile=True))
 def test_hostile_values(filters: list[af.Filter], record: Any) -> None:
     _assert_same(filters, record)
 
 
+@default_run_examples(100)
 @given(_shared_filters(af.CONTACT, _pool(af.CONTACT, wide=True)), records(wide=True))
 def test_wide_values(filters: list[af.Filter], record: Any) -> None:
     _assert_same(filters, record)
 
 
+@default_run_examples(100)
 @given(
     _shared_filters(af.CONTACT, _pool(af.CONTACT, wide=True)),
     records(kinds=True),
@@ -152,6 +157,7 @@ def test_every_null_like_is_null_in_a_set(null: Any) -> None:
         _assert_tracked(filters, [record, {"country": "DE"}, record], NOW)
 
 
+@default_run_examples(100)
 @given(
     _shared_filters(af.CONTACT, lookalike_conditions()),
     records(wide=True),
@@ -164,6 +170,7 @@ def test_lookalike_literals_are_distinct_conditions(
     _assert_same(filters, {**record, "data": data})
 
 
+@default_run_examples(100)
 @given(
     _shared_filters(af.CONTACT, _pool(af.CONTACT)),
     records(),
@@ -178,6 +185,7 @@ def test_a_wrong_type_raises_where_a_filter_alone_does(
     _assert_same(filters, record)
 
 
+@default_run_examples(100)
 @given(
     _shared_filters(DATED, _pool(DATED)),
     records(DATED),
@@ -187,6 +195,7 @@ def test_relative_date_times_at_now(filters: list[af.Filter], record: Any, now: 
     _assert_same(filters, record, now)
 
 
+@default_run_examples(100)
 @given(
     _shared_filters(af.CONTACT, st.one_of(relation_wheres(), INDEXED)),
     records(),
@@ -296,6 +305,7 @@ def test_patterns_of_every_value_and_beside(operands: list[str]) -> None:
                 _assert_tracked(filters, [{"city": text} for text in (*_TEXTS[:-3], value)], NOW)
 
 
+@default_run_examples(100)
 @given(
     _shared_filters(af.CONTACT, st.one_of(st.sampled_from(_pattern_wheres()), INDEXED)),
     records(),
@@ -390,6 +400,7 @@ def _assert_followed(
         assert together.matching(state, now=now) == expected
 
 
+@default_run_examples(100)
 @given(_nested_filters(af.CONTACT, _pool(af.CONTACT)), records(), st.data())
 def test_shared_sub_trees_answer_as_alone(
     filters: list[af.Filter], record: dict[str, Any], data: st.DataObject
@@ -398,6 +409,7 @@ def test_shared_sub_trees_answer_as_alone(
     _assert_tracked(filters, _changes(record, data, af.CONTACT), NOW)
 
 
+@default_run_examples(100)
 @given(_nested_filters(DATED, _pool(DATED)), records(DATED), st.data())
 def test_a_tracked_record_at_now(
     filters: list[af.Filter], record: dict[str, Any], data: st.DataObject
@@ -405,6 +417,7 @@ def test_a_tracked_record_at_now(
     _assert_tracked(filters, _changes(record, data, DATED), datetime(2024, 1, 1, tzinfo=UTC))
 
 
+@default_run_examples(100)
 @given(
     _shared_filters(af.CONTACT, _pool(af.CONTACT)),
     records(),

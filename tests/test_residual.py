@@ -23,6 +23,7 @@ import audiencefilter as af
 from audiencefilter.language.nodes import UnhandledNodeError
 from audiencefilter.rewrite.simplify import size
 from audiencefilter.testing.space import SPACE, Batch, batches, every_condition
+from tests.default_sizes import default_run_examples
 from tests.space_surfaces import RESIDUAL_LEVELS as LEVELS
 from tests.space_surfaces import known_at
 
@@ -73,7 +74,7 @@ def _known_choices(
     return choices + _levels(schema, record)
 
 
-@settings(deadline=None, max_examples=3)
+@default_run_examples(2, full=3, deadline=None)
 @given(
     batches(filters=8, rows=6),
     st.sets(

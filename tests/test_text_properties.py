@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from audiencefilter import (
@@ -23,6 +23,7 @@ from audiencefilter import (
 from audiencefilter.testing.relation_strategies import every_kind_wheres
 from audiencefilter.testing.strategies import filters
 from audiencefilter.text.limits import canonical_size
+from tests.default_sizes import default_run_examples
 
 # Field names a printer must quote: keywords, spaces, backticks, backslashes, dots, accents.
 ODD = Schema.of(
@@ -39,21 +40,25 @@ ODD = Schema.of(
 )
 
 
+@default_run_examples(100)
 @given(filters(hostile=True))
 def test_text_round_trip(flt: Filter) -> None:
     assert parse_text(flt.to_text()) == flt
 
 
+@default_run_examples(100)
 @given(filters(ODD, hostile=True))
 def test_text_round_trip_with_names_that_need_quoting(flt: Filter) -> None:
     assert parse_text(flt.to_text(), ODD) == flt
 
 
+@default_run_examples(100)
 @given(filters())
 def test_json_and_text_read_to_the_same_filter(flt: Filter) -> None:
     assert parse(flt.to_json()) == parse_text(flt.to_text())
 
 
+@default_run_examples(100)
 @given(filters(ODD, max_leaves=12), st.integers(0, 60))
 def test_text_laid_out_over_lines_reads_back_the_same(flt: Filter, width: int) -> None:
     text = to_text(flt.root, width=width)
@@ -61,12 +66,14 @@ def test_text_laid_out_over_lines_reads_back_the_same(flt: Filter, width: int) -
     assert max(len(line) for line in text.split("\n")) <= max(width, len(flt.to_text()))
 
 
+@default_run_examples(100)
 @given(filters())
 def test_printing_is_canonical(flt: Filter) -> None:
     text = flt.to_text()
     assert parse_text(text).to_text() == text
 
 
+@default_run_examples(100)
 @given(filters(max_leaves=16))
 def test_text_is_held_to_exactly_the_json_limits(flt: Filter) -> None:
     size = canonical_size(flt.root, 0)
@@ -104,6 +111,7 @@ def _only_filter_errors(text: str) -> None:
         assert render_error(exc)
 
 
+@default_run_examples(100)
 @given(st.text(max_size=80))
 def test_any_text_parses_or_raises_filter_error(text: str) -> None:
     _only_filter_errors(text)
@@ -173,12 +181,13 @@ _VOCABULARY = [
 ]
 
 
+@default_run_examples(100)
 @given(st.lists(st.sampled_from(_VOCABULARY), max_size=14), st.sampled_from([" ", "", "\n"]))
 def test_grammar_shaped_noise_parses_or_raises_filter_error(words: list[str], sep: str) -> None:
     _only_filter_errors(sep.join(words))
 
 
-@settings(max_examples=100)
+@default_run_examples(50, full=100)
 @given(filters(), st.data())
 def test_a_damaged_filter_parses_or_raises_filter_error(flt: Filter, data: st.DataObject) -> None:
     text = flt.to_text()
@@ -188,6 +197,7 @@ def test_a_damaged_filter_parses_or_raises_filter_error(flt: Filter, data: st.Da
     _only_filter_errors(text[:at] + damage + text[at + cut :])
 
 
+@default_run_examples(100)
 @given(filters())
 def test_text_errors_name_their_position_in_json_text_too(flt: Filter) -> None:
     where = flt.to_dict()
@@ -208,6 +218,7 @@ def test_contact_schema_is_the_default() -> None:
     assert parse_text("points > 1").schema == CONTACT
 
 
+@default_run_examples(100)
 @given(every_kind_wheres())
 def test_every_relation_and_calendar_kind_round_trips_through_text(where: dict[str, Any]) -> None:
     """Aggregates with `not`, calendar starts, periods and anniversaries, and references inside
