@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 import pytest
@@ -53,11 +54,21 @@ TALLY: Counter[str] = Counter()
 """Figures of the run: expressions written and refused, answers compared, round trips."""
 
 
+@cache
+def _strategies(
+    now: datetime,
+) -> tuple[st.SearchStrategy[dict[str, Any]], st.SearchStrategy[list[dict[str, Any]]]]:
+    """The where clauses and the six records at `now`, built once: hypothesis validates a
+    strategy the first time it draws it, and the where clauses' recursion is costly to check."""
+    return where_clauses(CEL_SPACE, now), st.lists(records(CEL_SPACE, now), min_size=6, max_size=6)
+
+
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]], datetime]:
     now = draw(st.sampled_from(NOWS))
-    where = draw(where_clauses(CEL_SPACE, now))
-    rows = draw(st.lists(records(CEL_SPACE, now), min_size=6, max_size=6))
+    clauses, rows_of = _strategies(now)
+    where = draw(clauses)
+    rows = draw(rows_of)
     if draw(st.booleans()):
         rows = [json_encoded(row) for row in rows]
     return where, rows, now
