@@ -11,6 +11,7 @@ skipped silently.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from datetime import datetime
@@ -49,6 +50,10 @@ CEL_SPACE = af.Schema.from_mapping(_COLUMNS, name="cel").with_relations(
 )
 """The space's columns of the types CEL reads, a to-many relation of such rows and a to-one
 relation to such a row."""
+
+CI = os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci"
+"""Whether this run is the `ci` size, where the text fuzzing below draws half its examples
+(every `@example` kept); `thorough`, `deep` and `search` draw them all."""
 
 TALLY: Counter[str] = Counter()
 """Figures of the run: expressions written and refused, answers compared, round trips."""
@@ -524,7 +529,7 @@ _PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=600)
+@settings(max_examples=300 if CI else 600)
 @given(st.one_of(st.text(max_size=60), st.lists(_PIECES, max_size=30).map("".join)))
 @example("(" * 100_000)
 @example("!" * 100_000 + "isVerified")
