@@ -61,8 +61,7 @@ MAX_EXAMPLES = 3
 TIMEOUT = 3 * HANG_GUARD
 """A guard against a hung run, not a deadline: on a machine at load 9 the examples alone took
 250 s, and a run stopped early is a failure that says nothing of the service."""
-STATEFUL_SCENARIOS = 15 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 30
-"""Half the scenarios in the `ci` size; the other profiles run them all."""
+STATEFUL_SCENARIOS = 30
 STATEFUL_STEPS = 10
 # schemathesis' default for `positive_data_acceptance`, 3xx left out: the service never redirects.
 ACCEPTED = ["2xx", "401", "403", "404", "409", "429", "5xx"]
