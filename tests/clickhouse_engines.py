@@ -24,7 +24,7 @@ import pytest
 
 import audiencefilter as af
 from audiencefilter.language.values import record_date, record_datetime
-from tests.engine_kinds import Engine
+from tests.engine_kinds import Engine, built_once
 from tests.sql_engines import COLUMNS
 
 Records = Sequence[dict[str, Any]]
@@ -104,6 +104,9 @@ class ClickHouseDatabase:
 
     def table_for(self, records: Records, schema: af.Schema) -> str:
         """A table holding exactly `records` (and its related tables), created on first use."""
+        return built_once("clickhouse", records, schema, lambda: self._table_for(records, schema))
+
+    def _table_for(self, records: Records, schema: af.Schema) -> str:
         text = json.dumps(records, sort_keys=True, ensure_ascii=False, default=str)
         name = "af_contacts_" + hashlib.sha256((text + repr(schema)).encode()).hexdigest()[:12]
         if name not in self.tables:

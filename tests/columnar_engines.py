@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tests.engine_kinds import Engine, Records
+from tests.engine_kinds import Engine, Records, built_once
 
 try:
     import polars as pl
@@ -27,17 +27,26 @@ else:
     def _ids(flt: af.Filter, records: Records) -> list[Any]:
         return [r.get("id") for r in records]
 
+    def _frame(flt: af.Filter, records: Records) -> pl.DataFrame:
+        """The records' frame, built once for the same records (a polars frame is immutable)."""
+
+        def build() -> pl.DataFrame:
+            frame = frame_for(list(records), flt.schema)
+            return frame.with_columns(id=pl.Series(_ids(flt, records)))
+
+        return built_once("polars", records, flt.schema, build)
+
     def _eager(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
-        frame = frame_for(list(records), flt.schema).with_columns(id=pl.Series(_ids(flt, records)))
+        frame = _frame(flt, records)
         return set(flt.select_frame(frame, now=now)["id"].to_list())
 
     def _streaming(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
-        frame = frame_for(list(records), flt.schema).with_columns(id=pl.Series(_ids(flt, records)))
+        frame = _frame(flt, records)
         chosen = flt.select_frame(frame.lazy(), now=now).collect(engine="streaming")
         return set(chosen["id"].to_list())
 
     def _untyped(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
-        frame = frame_for(list(records), flt.schema).with_columns(id=pl.Series(_ids(flt, records)))
+        frame = _frame(flt, records)
         return set(frame.filter(flt.to_polars(now=now))["id"].to_list())
 
     COLUMNAR_ENGINES = [

@@ -32,7 +32,7 @@ from sqlalchemy.engine import make_url
 import audiencefilter as af
 from audiencefilter.backends.sql.attributes import snake_case
 from tests.engine_kinds import Engine as SuiteEngine
-from tests.engine_kinds import Records
+from tests.engine_kinds import Records, built_once
 from tests.sql_engines import MARKS, _row
 
 _FOLDER = Path(tempfile.mkdtemp(prefix="af-django-"))
@@ -123,6 +123,11 @@ class Store:
         self.models: dict[str, type[models.Model]] = {}
 
     def model_for(self, records: Records, schema: af.Schema) -> type[models.Model]:
+        """The model of a table holding exactly `records`, loaded on first use."""
+        kind = f"django-{self.vendor}"
+        return built_once(kind, records, schema, lambda: self._model_for(records, schema))
+
+    def _model_for(self, records: Records, schema: af.Schema) -> type[models.Model]:
         text = json.dumps(records, sort_keys=True, ensure_ascii=False, default=str)
         text += repr(schema)
         name = f"af_{self.vendor[:2]}_" + hashlib.sha256(text.encode()).hexdigest()[:12]

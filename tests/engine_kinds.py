@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import audiencefilter as af
 
 Records = Sequence[dict[str, Any]]
 Select = Callable[[af.Filter, Records, datetime | None], set[str]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -26,3 +27,22 @@ class Engine:
     select: Callable[..., set[str]]
     fixture: str | None = None
     marks: tuple[Any, ...] = ()
+
+
+_built: dict[str, tuple[Records, af.Schema, Any]] = {}
+
+
+def built_once(kind: str, records: Records, schema: af.Schema, build: Callable[[], T]) -> T:
+    """What `build()` makes of `records` (the same list object) read with `schema`, made once
+    while the same records are asked again.
+
+    The conformance suite asks every case of a file, on each engine, of the same `given` list:
+    a frame or a table built from it serves them all, and building one costs more than most
+    filters' selection. One entry per `kind`, so the fresh records of a differential run never
+    pile up.
+    """
+    held = _built.get(kind)
+    if held is None or held[0] is not records or held[1] != schema:
+        held = _built[kind] = (records, schema, build())
+    value: T = held[2]
+    return value

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tests.engine_kinds import Engine, Records
+from tests.engine_kinds import Engine, Records, built_once
 
 try:
     import narwhals  # noqa: F401
@@ -22,10 +22,16 @@ else:
     import audiencefilter as af
 
     def _frame(flt: af.Filter, records: Records, backend: Any) -> Any:
-        frame = pandas_frame_for(list(records), flt.schema, dtype_backend=backend)
-        ids = [r.get("id") for r in records]
-        frame["id"] = pd.Series(ids, dtype=object if backend == "numpy" else "string[pyarrow]")
-        return frame.set_axis([f"row{i}" for i in range(len(ids))])  # an index of its own
+        """The records' frame: built once for the same records, each caller given a copy of
+        its own (a pandas frame is mutable)."""
+
+        def build() -> Any:
+            frame = pandas_frame_for(list(records), flt.schema, dtype_backend=backend)
+            ids = [r.get("id") for r in records]
+            frame["id"] = pd.Series(ids, dtype=object if backend == "numpy" else "string[pyarrow]")
+            return frame.set_axis([f"row{i}" for i in range(len(ids))])  # an index of its own
+
+        return built_once(f"pandas-{backend}", records, flt.schema, build).copy()
 
     def _numpy(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
         chosen = flt.select_frame(_frame(flt, records, "numpy"), now=now)
@@ -40,10 +46,14 @@ else:
         return set(frame[flt.frame_mask(frame, now=now)]["id"].to_list())
 
     def _arrow(flt: af.Filter, records: Records, now: datetime | None = None) -> set[str]:
-        table = _frame(flt, records, "pyarrow")
         import pyarrow as pa
 
-        chosen = flt.select_frame(pa.Table.from_pandas(table, preserve_index=False), now=now)
+        def build() -> Any:
+            frame = _frame(flt, records, "pyarrow")
+            return pa.Table.from_pandas(frame, preserve_index=False)
+
+        # A pyarrow Table is immutable: one serves every filter of the same records.
+        chosen = flt.select_frame(built_once("pyarrow", records, flt.schema, build), now=now)
         return {str(i) for i in chosen.column("id").to_pylist()}
 
     PANDAS_ENGINES = [

@@ -54,6 +54,7 @@ import audiencefilter as af
 from audiencefilter.backends.sql.dialects import integral
 from audiencefilter.language.values import record_date, record_datetime
 from tests.engine_kinds import Engine as SuiteEngine
+from tests.engine_kinds import built_once
 
 Records = Sequence[dict[str, Any]]
 
@@ -174,7 +175,13 @@ class Database:
         return table
 
     def table_for(self, records: Records, schema: af.Schema = af.CONTACT) -> Table:
-        """A table holding exactly `records`, created and filled on first use."""
+        """A table holding exactly `records`, created and filled on first use (named without
+        hashing the records again while the same list is asked again)."""
+        return built_once(
+            f"table-{self.dialect}", records, schema, lambda: self._table_for(records, schema)
+        )
+
+    def _table_for(self, records: Records, schema: af.Schema) -> Table:
         text = json.dumps(records, sort_keys=True, ensure_ascii=False, default=str)
         if schema != af.CONTACT:
             text += repr(schema)

@@ -17,6 +17,7 @@ import itertools
 import os
 import struct
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -366,9 +367,12 @@ def load(engine: Engine, column: ColumnShape) -> tuple[Table, list[dict[str, Any
     engine refuses left out."""
     table = make_table(engine, column)
     slot = column_slots(column.field_type)[0]
-    offered = stored_values(column)
-    for n, value in enumerate(offered):
-        _insert(engine, table, column, [{"id": f"v{n}", slot.field: value}])
+    offered = [{"id": f"v{n}", slot.field: v} for n, v in enumerate(stored_values(column))]
+    # All at once when the engine takes them all, which is most shapes: a row's acceptance
+    # does not depend on the others.
+    if not _insert(engine, table, column, offered):
+        for row in offered:
+            _insert(engine, table, column, [row])
     held = [row[slot.field] for row in _read(engine, table, column)]
     with engine.begin() as connection:
         connection.execute(delete(table))
@@ -442,19 +446,45 @@ def _unrefused(engine: Engine, table: Table, way: str, flts: list[af.Filter]) ->
     return wrong
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A column shape's table on one engine, its rows as read back, the filters the engine
+    refuses by their literal, the others, and the oracle's ids for each of those."""
+
+    table: Table
+    rows: list[dict[str, Any]]
+    refused: list[af.Filter]
+    asked: list[af.Filter]
+    expected: list[set[str]]
+
+
+_loaded: dict[tuple[Engine, str], Loaded] = {}
+
+
+def loaded(engine: Engine, column: ColumnShape) -> Loaded:
+    """The shape loaded and judged by the oracle once per engine: both ways of asking (the
+    cells `to_sqlalchemy` and `to_sql`) read the same table, rows and filters."""
+    key = (engine, column.ddl)
+    if key not in _loaded:
+        table, rows = load(engine, column)
+        name = "mysql" if engine.dialect.name == "mariadb" else engine.dialect.name
+        flts = filters(column)
+        asked = [f for f in flts if not refuses(name, f, NOW)]
+        expected = [{row["id"] for row in rows if flt.matches(row, now=NOW)} for flt in asked]
+        refused = [f for f in flts if refuses(name, f, NOW)]
+        _loaded[key] = Loaded(table, rows, refused, asked, expected)
+    return _loaded[key]
+
+
 def disagreements(cell: Cell, engine: Engine) -> tuple[int, list[str]]:
     """The number of filters asked, and a line for each answered otherwise than the oracle;
     a filter the engine refuses by its literal must be refused when it is built."""
     column = shape(engine_of(cell), cell.shape)
-    table, rows = load(engine, column)
-    name = "mysql" if engine.dialect.name == "mariadb" else engine.dialect.name
-    flts = filters(column)
-    refused = [f for f in flts if refuses(name, f, NOW)]
-    wrong = _unrefused(engine, table, way_of(cell), refused)
-    flts = [f for f in flts if not refuses(name, f, NOW)]
+    held = loaded(engine, column)
+    table, rows, flts = held.table, held.rows, held.asked
+    wrong = _unrefused(engine, table, way_of(cell), held.refused)
     answers = ask(engine, table, way_of(cell), flts)
-    for flt, answer in zip(flts, answers, strict=True):
-        expected = {row["id"] for row in rows if flt.matches(row, now=NOW)}
+    for flt, answer, expected in zip(flts, answers, held.expected, strict=True):
         if answer != expected:
             shown = answer if isinstance(answer, str) else sorted(answer ^ expected)
             wrong.append(f"{flt.to_json()}: {shown}")

@@ -2,7 +2,8 @@
 
 Two bounded runs of the CLI, at the same time, every check (`--checks all`) in both:
 
-- the examples, coverage and fuzzing phases, a few examples per operation, with the ids of a real
+- the examples and fuzzing phases (and the coverage phase beyond the `ci` profile, see
+  `UNIT_PHASES`), a few examples per operation, with the ids of a real
   list, contact and manual audience supplied so that the contact, action and audience operations
   are exercised beyond their 404s;
 - the stateful phase alone, with no id supplied: it chains operations through the document's
@@ -41,6 +42,7 @@ Narrow exceptions, each for a deliberate behaviour of the service:
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -122,7 +124,12 @@ AUTH = """
 path = "auth.json"
 peers = ["owner", "peer"]
 """
-UNIT_PHASES = "examples,coverage,fuzzing"
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+UNIT_PHASES = "examples,fuzzing" if PROFILE == "ci" else "examples,coverage,fuzzing"
+"""The `ci` size runs every operation through its examples and a few fuzzed cases of each
+kind, positive and negative; the coverage phase, which has no budget of its own (it
+enumerates every boundary and violation the document allows: thousands of cases), joins in
+the `thorough`, `deep` and `search` profiles."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +256,7 @@ def test_schemathesis_finds_no_failure(tmp_path: Path) -> None:
     scenarios = _figure(r"Scenarios:\s*(\d+)", stateful_output)
     links = _figure(r"API Links:\s*([^\n]+)", stateful_output)
     print(
-        f"schemathesis: {_generated(unit_output)} cases generated (examples, coverage, fuzzing); "
+        f"schemathesis: {_generated(unit_output)} cases generated ({UNIT_PHASES}); "
         f"stateful: {_generated(stateful_output)} cases, {scenarios} scenarios, links {links}"
     )
     assert unit_code == 0, unit_output[-8000:]

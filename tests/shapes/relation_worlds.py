@@ -227,9 +227,16 @@ def expected(schema: af.Schema, rows: list[dict[str, Any]]) -> list[set[str]]:
     and records (many cells share them)."""
     key = (schema, repr(rows))
     if key not in _expected:
-        filters = [af.parse(where, schema) for where in wheres(schema)]
-        _expected[key] = [{r["id"] for r in rows if flt.matches(r, now=NOW)} for flt in filters]
+        _expected[key] = [
+            {r["id"] for r in rows if flt.matches(r, now=NOW)} for flt in parsed(schema)
+        ]
     return _expected[key]
+
+
+@cache
+def parsed(schema: af.Schema) -> tuple[af.Filter, ...]:
+    """`wheres(schema)` read once, for the oracle and for every cell of the schema."""
+    return tuple(af.parse(where, schema) for where in wheres(schema))
 
 
 def disagreements(
@@ -237,7 +244,7 @@ def disagreements(
 ) -> tuple[int, int, list[str]]:
     """How many filters the engine answered (did not refuse), how many it answered otherwise
     than the oracle, and the first few of those, with both answers."""
-    filters = [af.parse(where, schema) for where in wheres(schema)]
+    filters = parsed(schema)
     found = batched(run, filters)
     wrong = []
     for flt, ids, wanted in zip(filters, found, expected(schema, rows), strict=True):

@@ -748,9 +748,12 @@ def _json_item(kind: FieldType, now: datetime) -> st.SearchStrategy[Any]:
     return st.one_of(st.booleans(), st.sampled_from((0, 1)))
 
 
+@cache
 def data_objects(schema: Schema, now: datetime) -> st.SearchStrategy[dict[str, Any]]:
     """The JSON column: keys of paths with JSON values of every type (arrays and objects
-    too), and the declared fields' keys holding what they declare, mostly."""
+    too), and the declared fields' keys holding what they declare, mostly. Built once per
+    schema and `now`: a record draws it for every row, and hypothesis validates a strategy
+    the first time it is drawn."""
     scalar = json_scalars(now)
     inner = st.one_of(
         scalar,
@@ -771,8 +774,10 @@ def data_objects(schema: Schema, now: datetime) -> st.SearchStrategy[dict[str, A
     )
 
 
+@cache
 def field_values(kind: FieldType, now: datetime) -> st.SearchStrategy[Any]:
-    """Raw Python values of a column of type `kind`."""
+    """Raw Python values of a column of type `kind`, built once per type and `now` (as
+    `data_objects`)."""
     if kind.element is not None:
         item = field_values(kind.element, now)
         return st.lists(st.one_of(item, item, st.none()), max_size=3)
@@ -794,20 +799,42 @@ def records(
     """A raw record of `schema`: each column a value, null or missing; the JSON column an
     object (fields declared inside it at their keys); each relation's rows (one level deep)."""
     record: dict[str, Any] = {}
-    for f in schema.fields:
-        if f.source:
-            continue
-        value = data_objects(schema, now) if f.type is FieldType.JSON else field_values(f.type, now)
-        chosen = draw(st.one_of(st.just(_MISSING), st.none(), value, value, value))
+    for name, values in _columns(schema, now):
+        chosen = draw(values)
         if chosen is not _MISSING:
-            record[f.name] = chosen
-    for relation in schema.relations if depth == 0 else ():
-        row = records(relation.schema, now, depth + 1)
-        rows: Any = draw(st.lists(row, max_size=3)) if relation.many else draw(row)
+            record[name] = chosen
+    for relation, rows_of in _relations(schema, now, depth):
+        rows: Any = draw(rows_of)
         chosen = draw(st.sampled_from((_MISSING, None, rows, rows, rows)))
         if chosen is not _MISSING:
             record[relation.name] = chosen
     return record
+
+
+@cache
+def _columns(schema: Schema, now: datetime) -> tuple[tuple[str, st.SearchStrategy[Any]], ...]:
+    """Each column of a record and what it holds (missing, null or a value), built once per
+    schema and `now`: a record is drawn for every row, and hypothesis validates a strategy the
+    first time it draws it."""
+    columns = []
+    for f in schema.fields:
+        if f.source:
+            continue
+        value = data_objects(schema, now) if f.type is FieldType.JSON else field_values(f.type, now)
+        columns.append((f.name, st.one_of(st.just(_MISSING), st.none(), value, value, value)))
+    return tuple(columns)
+
+
+@cache
+def _relations(
+    schema: Schema, now: datetime, depth: int
+) -> tuple[tuple[Relation, st.SearchStrategy[Any]], ...]:
+    """Each relation of a record (one level deep) and its rows' strategy, built once."""
+    found = []
+    for relation in schema.relations if depth == 0 else ():
+        row = records(relation.schema, now, depth + 1)
+        found.append((relation, st.lists(row, max_size=3) if relation.many else row))
+    return tuple(found)
 
 
 def json_encoded(value: Any) -> Any:
