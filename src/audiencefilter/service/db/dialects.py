@@ -56,6 +56,9 @@ from sqlalchemy.sql.elements import BindParameter, TextClause
 
 IDS = "ids"
 T = TypeVar("T")
+STORES = ("sqlite", "postgresql")
+"""The databases the service stores in, by dialect name: what a statement built once per
+dialect ahead of its first use is built for."""
 
 
 def ids_in(
@@ -197,18 +200,24 @@ def unpacked_rows_named(dialect: str, names: Sequence[str], key: str) -> Subquer
 
 
 def rows_parameters(
-    dialect: str, names: Sequence[str], rows: Sequence[Sequence[str]], key: str
+    dialect: str, names: Sequence[str], rows: Sequence[Sequence[str | None]], key: str
 ) -> dict[str, Any]:
     """The parameters of `unpacked_rows_named(dialect, names, key)` holding `rows`, whose
     cells are texts or None (NULL: on SQLite a JSON null, on PostgreSQL `_NULL`, which the
     table reads back as NULL)."""
     keys = _row_keys(dialect, names, key)
     if dialect == "postgresql":
-        return {
-            k: _joined([_NULL if row[i] is None else row[i] for row in rows])
-            for i, k in enumerate(keys)
-        }
+        return {k: _joined([_cell(row[i]) for row in rows]) for i, k in enumerate(keys)}
     return {keys[0]: rows}
+
+
+def _cell(text: str | None) -> str:
+    """A cell of `rows_parameters` on PostgreSQL: a NULL as `_NULL`, which no text may hold."""
+    if text is None:
+        return _NULL
+    if _NULL in text:
+        raise ValueError("rows_parameters takes texts without a record separator")
+    return text
 
 
 _SEPARATOR = "\x1f"  # ASCII's unit separator: in no id, event type or number

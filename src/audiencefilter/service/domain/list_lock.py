@@ -146,7 +146,7 @@ def _positions_before(dialect: str) -> tuple[ColumnElement[int], CTE | None]:
     return _ADVANCED.c.position - bindparam(HEAD_BY, type_=BigInteger), _ADVANCED
 
 
-POSITIONS_BEFORE = {dialect: _positions_before(dialect) for dialect in ("sqlite", "postgresql")}
+POSITIONS_BEFORE = {dialect: _positions_before(dialect) for dialect in dialects.STORES}
 """`_positions_before` of each database a list's events are stored in, by dialect name."""
 
 
