@@ -381,3 +381,44 @@ FAMILIES: dict[str, list[Surface]] = {
 }
 """The surfaces of each file of the space test (`tests/test_space_<family>.py`, the memory
 surfaces in `tests/test_space.py`): every surface in exactly one."""
+
+
+FamilyTests = tuple[Callable[..., None], Callable[..., None], Callable[..., None]]
+
+
+def family_tests(family: str) -> FamilyTests:
+    """The three tests each family's file runs over its surfaces (`FAMILIES[family]`), bound by
+    that file to their names: the sweep, the generated batches and the operands holding NUL
+    (which the command line is not asked: its argument holds no NUL)."""
+    params = surface_params(FAMILIES[family])
+
+    @pytest.mark.parametrize("surface", params)
+    def test_the_sweep_agrees_with_the_oracle(
+        surface: Surface, request: pytest.FixtureRequest
+    ) -> None:
+        """Every condition of the space (each slot, each operation legal there) on this
+        surface."""
+        sweep(surface, request)
+
+    @pytest.mark.parametrize("surface", params)
+    def test_generated_batches_agree_with_the_oracle(
+        surface: Surface, request: pytest.FixtureRequest
+    ) -> None:
+        """Generated where clauses over generated records, batch after batch, on this
+        surface."""
+        generated(surface, request)
+
+    @pytest.mark.parametrize("surface", [p for p in params if not p.id.startswith("cli-")])
+    def test_operands_holding_nul_agree_with_the_oracle(
+        surface: Surface, request: pytest.FixtureRequest
+    ) -> None:
+        """A list literal holding NUL made PostgreSQL's SQL text raise a bare `ValueError` in
+        every placement (a JSON array at a path, a list declared inside JSON, inside a related
+        row); the family is every operand holding NUL, on every surface."""
+        operands_holding_nul(surface, request)
+
+    return (
+        test_the_sweep_agrees_with_the_oracle,
+        test_generated_batches_agree_with_the_oracle,
+        test_operands_holding_nul_agree_with_the_oracle,
+    )

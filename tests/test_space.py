@@ -53,15 +53,8 @@ from audiencefilter.testing.space import (
     space_schema,
 )
 from audiencefilter.testing.space_examples import example_records
-from tests.space_run import (
-    FAMILIES,
-    generated,
-    generated_batches,
-    operands_holding_nul,
-    surface_params,
-    sweep,
-)
-from tests.space_surfaces import SURFACES, Surface
+from tests.space_run import FAMILIES, family_tests, generated_batches
+from tests.space_surfaces import SURFACES
 
 # ---- the registries, every one reached --------------------------------------------------------
 
@@ -185,28 +178,8 @@ def test_every_surface_is_asked_by_one_file() -> None:
 
 # ---- the memory surfaces ---------------------------------------------------------------------
 
-SURFACE_PARAMS = surface_params(FAMILIES["memory"])
-
-
-@pytest.mark.parametrize("surface", SURFACE_PARAMS)
-def test_the_sweep_agrees_with_the_oracle(surface: Surface, request: pytest.FixtureRequest) -> None:
-    """Every condition of the space (each slot, each operation legal there) on this surface."""
-    sweep(surface, request)
-
-
-@pytest.mark.parametrize("surface", SURFACE_PARAMS)
-def test_generated_batches_agree_with_the_oracle(
-    surface: Surface, request: pytest.FixtureRequest
-) -> None:
-    """Generated where clauses over generated records, batch after batch, on this surface."""
-    generated(surface, request)
-
-
-@pytest.mark.parametrize("surface", [p for p in SURFACE_PARAMS if not p.id.startswith("cli-")])
-def test_operands_holding_nul_agree_with_the_oracle(
-    surface: Surface, request: pytest.FixtureRequest
-) -> None:
-    """A list literal holding NUL made PostgreSQL's SQL text raise a bare `ValueError` in
-    every placement (a JSON array at a path, a list declared inside JSON, inside a related
-    row); the family is every operand holding NUL, on every surface."""
-    operands_holding_nul(surface, request)
+(
+    test_the_sweep_agrees_with_the_oracle,
+    test_generated_batches_agree_with_the_oracle,
+    test_operands_holding_nul_agree_with_the_oracle,
+) = family_tests("memory")

@@ -6,33 +6,10 @@ holds what every family's file shares), a file of its own so that a worker runs 
 
 from __future__ import annotations
 
-import pytest
+from tests.space_run import family_tests
 
-from tests.space_run import FAMILIES, generated, operands_holding_nul, surface_params, sweep
-from tests.space_surfaces import Surface
-
-SURFACES = surface_params(FAMILIES["spark"])
-
-
-@pytest.mark.parametrize("surface", SURFACES)
-def test_the_sweep_agrees_with_the_oracle(surface: Surface, request: pytest.FixtureRequest) -> None:
-    """Every condition of the space (each slot, each operation legal there) on this surface."""
-    sweep(surface, request)
-
-
-@pytest.mark.parametrize("surface", SURFACES)
-def test_generated_batches_agree_with_the_oracle(
-    surface: Surface, request: pytest.FixtureRequest
-) -> None:
-    """Generated where clauses over generated records, batch after batch, on this surface."""
-    generated(surface, request)
-
-
-@pytest.mark.parametrize("surface", [p for p in SURFACES if not p.id.startswith("cli-")])
-def test_operands_holding_nul_agree_with_the_oracle(
-    surface: Surface, request: pytest.FixtureRequest
-) -> None:
-    """A list literal holding NUL made PostgreSQL's SQL text raise a bare `ValueError` in
-    every placement (a JSON array at a path, a list declared inside JSON, inside a related
-    row); the family is every operand holding NUL, on every surface."""
-    operands_holding_nul(surface, request)
+(
+    test_the_sweep_agrees_with_the_oracle,
+    test_generated_batches_agree_with_the_oracle,
+    test_operands_holding_nul_agree_with_the_oracle,
+) = family_tests("spark")

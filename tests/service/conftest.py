@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -141,6 +142,28 @@ def settings_on(request: pytest.FixtureRequest, path: Path, **overrides: Any) ->
         return sqlite_settings(path, **overrides)
     pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
     return url_settings(pg_database(), auto_migrate=True, **overrides)
+
+
+BOTH_DATABASES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+"""The params of a fixture run on both databases (`settings_on`)."""
+
+
+@contextmanager
+def module_app(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    **overrides: Any,
+) -> Iterator[ApiClient]:
+    """One app for a module's tests on the database `request.param` names, closed after them:
+    for tests that each work in an account or a list of their own, so that none reads what
+    another left, and the module pays for one app rather than one a test."""
+    path = tmp_path_factory.mktemp(name) / f"{name}.db"
+    client = ApiClient(create_app(settings_on(request, path, **overrides)))
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 @pytest.fixture(scope="session")

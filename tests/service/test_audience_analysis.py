@@ -13,29 +13,27 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from audiencefilter.service import create_app
 from audiencefilter.service.domain.sample_interval import estimate_size
 
 from .audience_helpers import manual, rule_message, smart
-from .conftest import ApiClient, Tenant, make_tenant, settings_on
+from .conftest import BOTH_DATABASES, ApiClient, Tenant, make_tenant, module_app
 
 SAMPLE = 40
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(scope="module", params=BOTH_DATABASES)
 def api(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ApiClient]:
     """One app a database for the module: each test works in an account of its own (`owner`)."""
-    path = tmp_path_factory.mktemp("analysis") / "analysis.db"
-    settings = settings_on(request, path, membership_sweep_seconds=0, estimate_sample_size=SAMPLE)
-    client = ApiClient(create_app(settings))
-    try:
+    with module_app(
+        request,
+        tmp_path_factory,
+        "analysis",
+        membership_sweep_seconds=0,
+        estimate_sample_size=SAMPLE,
+    ) as client:
         yield client
-    finally:
-        client.close()
 
 
 @pytest.fixture

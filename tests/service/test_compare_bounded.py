@@ -10,28 +10,23 @@ from collections.abc import Iterator
 
 import pytest
 
-from audiencefilter.service import create_app
 from audiencefilter.service.domain.filter_budget import ANALYSIS_STEPS, QUESTION_STEPS
 from tests.test_algebra_bounded import _counting, _PastTheBound, _Work
 
-from .conftest import ApiClient, Tenant, make_tenant, settings_on
+from .conftest import BOTH_DATABASES, ApiClient, Tenant, make_tenant, module_app
 
 WIDE = " AND ".join(f"(points > {i} OR referrals < {i})" for i in range(80))
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(scope="module", params=BOTH_DATABASES)
 def api(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ApiClient]:
     """One app a database for the module: each test compares on a list of its own."""
-    path = tmp_path_factory.mktemp("compare_bounded") / "compare_bounded.db"
-    client = ApiClient(create_app(settings_on(request, path, membership_sweep_seconds=0)))
-    try:
+    with module_app(
+        request, tmp_path_factory, "compare_bounded", membership_sweep_seconds=0
+    ) as client:
         yield client
-    finally:
-        client.close()
 
 
 @pytest.fixture

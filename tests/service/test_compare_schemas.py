@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 
-from audiencefilter.service import create_app
-
-from .conftest import ApiClient, Tenant, make_tenant, settings_on
+from .conftest import BOTH_DATABASES, ApiClient, Tenant, make_tenant, module_app
 
 _FRESH = itertools.count(1_000)
 
@@ -26,20 +24,16 @@ def _texts() -> tuple[str, str]:
     return f"points >= {low}", f"points >= {low + 3}"
 
 
-@pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-)
+@pytest.fixture(scope="module", params=BOTH_DATABASES)
 def api(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ApiClient]:
     """One app a database for the module: each test makes accounts, lists and filter texts of
     its own (`_texts`), so none reads what another left."""
-    path = tmp_path_factory.mktemp("compare_schemas") / "compare_schemas.db"
-    client = ApiClient(create_app(settings_on(request, path, membership_sweep_seconds=0)))
-    try:
+    with module_app(
+        request, tmp_path_factory, "compare_schemas", membership_sweep_seconds=0
+    ) as client:
         yield client
-    finally:
-        client.close()
 
 
 def _declare(tenant: Tenant, list_id: str, key: str, kind: str) -> None:
