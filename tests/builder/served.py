@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import uvicorn
 
 from audiencefilter.service import Settings, create_app
-from audiencefilter.service.db import migrate
-from audiencefilter.service.db.engine import Database
+from audiencefilter.service.commands.server import migrated
 from tests.servers import free_port
 from tests.waiting import wait_until
 
@@ -50,14 +49,7 @@ def _settings(database_url: str, environment: dict[str, str]) -> Settings:
 def served(database_url: str, **environment: str) -> Iterator[Served]:
     """The service on 127.0.0.1 for the block, migrated first as `serve` migrates; stopped
     (its open connections given a second) when the block ends."""
-    settings = _settings(database_url, environment)
-    if settings.should_auto_migrate:
-        database = Database.from_settings(settings)
-        try:
-            migrate.upgrade(database.engine)
-        finally:
-            database.dispose()
-    app = create_app(settings.model_copy(update={"auto_migrate": False}))
+    app = create_app(migrated(_settings(database_url, environment)))
     port = free_port()
     config = uvicorn.Config(
         app,

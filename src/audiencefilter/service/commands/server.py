@@ -40,13 +40,7 @@ def serve(
             "--workers 1"
         )
     log_config = configure_logging(settings, access_log=access_log)
-    if settings.should_auto_migrate:
-        database = Database.from_settings(settings)
-        try:
-            migrate.upgrade(database.engine)
-        finally:
-            database.dispose()
-    settings = settings.model_copy(update={"auto_migrate": False})
+    settings = migrated(settings)
     if workers == 1:
         uvicorn.run(
             create_app(settings),
@@ -74,3 +68,16 @@ def serve(
         # the default 5 s, and was killed and started again without end.
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
     )
+
+
+def migrated(settings: Settings) -> Settings:
+    """The database migrated once, before the app starts, where the settings ask it; the
+    settings the app then starts with (no migration of its own: several workers would each
+    run it at once)."""
+    if settings.should_auto_migrate:
+        database = Database.from_settings(settings)
+        try:
+            migrate.upgrade(database.engine)
+        finally:
+            database.dispose()
+    return settings.model_copy(update={"auto_migrate": False})
