@@ -180,9 +180,11 @@ def stream_rows(
     session: Session, statement: Select[Any], size: int
 ) -> Iterator[list[dict[str, Any]]]:
     """`fetch_rows` through a server-side cursor, `size` rows at a time: memory holds one
-    part, whatever the statement selects. The session's transaction stays open meanwhile."""
-    connection = session.connection().execution_options(stream_results=True, yield_per=size)
-    result = connection.execute(statement)
+    part, whatever the statement selects. The session's transaction stays open meanwhile. The
+    options go on the statement: set on the connection, they would stay on it (SQLAlchemy
+    changes a connection's options in place) and stream every later read of the session."""
+    streamed = statement.execution_options(stream_results=True, yield_per=size)
+    result = session.connection().execute(streamed)
     keys = tuple(result.keys())
     for part in result.partitions(size):
         yield row_dicts(keys, part)
