@@ -3,9 +3,9 @@
 Clients keep reading and writing while the database is gone. The promise is that the service
 answers throughout: 503 in the error shape (with `Retry-After`) while the database is away, never
 500 and never a dropped connection; `/health/ready` says 503 during the outage and 200 after; and
-the service finds the database again by itself (the pool's pre-ping replaces dead connections),
-without a restart. The row gives the statuses seen, and how long after PostgreSQL accepted
-connections again the first request succeeded.
+the service finds the database again by itself (the pool's check of each connection it lends
+replaces dead ones), without a restart. The row gives the statuses seen, and how long after
+PostgreSQL accepted connections again the first request succeeded.
 """
 
 from __future__ import annotations

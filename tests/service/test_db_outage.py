@@ -94,7 +94,8 @@ def test_postgres_connections_killed_under_the_pool_are_replaced(
         ).fetchone()
     assert killed is not None and killed[0] >= 1
 
-    # Every pooled connection is dead; pre-ping replaces them and the request succeeds.
+    # Every pooled connection is dead; the check before lending replaces them (`db/lending.py`)
+    # and the request succeeds.
     assert tenant.ok("GET", f"/v4/lists/{lst['id']}")["list"]["id"] == lst["id"]
     assert api.get("/health/ready").status_code == 200
     with api.app.state.db.engine.connect() as connection:

@@ -29,8 +29,9 @@ rounds each: 17.9 and 17.1 s before, 14.8 and 15.6 s after (`synchronous = NORMA
 comparison, 16.0 and 16.4 s: the time was the copying, not the syncs).
 
 PostgreSQL sessions run in UTC so timestamps come back with a `+00:00` offset. Its pool checks
-each connection before lending it (`pool_pre_ping`): after a server restart, dead connections are
-replaced without a request seeing them, so the service recovers by itself.
+each connection before lending it (`lending.py`: its socket, and a ping after a long idle):
+after a server restart, dead connections are replaced without a request seeing them, so the
+service recovers by itself.
 
 Compiled statements are cached in a `StatementCache` bounded by bound parameters, not only by
 entries: memory stays bounded whatever filters arrive (`statement_cache.py`).
@@ -62,9 +63,13 @@ from ... import register_sqlite_functions
 from ..ground.json import stored
 from ..settings import Settings
 from .fair_gate import FairGate, current_key
+from .lending import check_before_lending
 from .statement_cache import StatementCache
 
 WRITE_OPTION = "audiencefilter_write"
+SINGLE_STATEMENT_OPTION = "audiencefilter_single_statement"
+"""The execution option of a SQLite connection that runs one statement outside a transaction
+(`Database.read_row`): its `BEGIN` is not sent."""
 RESIDUAL = "membership_residual"
 """The key of write sessions' `info` holding the setting `membership_residual`."""
 SHARED_TURNS = "shared_import_turns"
@@ -87,7 +92,10 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int, checkpoint_pages
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        write = connection.get_execution_options().get(WRITE_OPTION, False)
+        options = connection.get_execution_options()
+        if options.get(SINGLE_STATEMENT_OPTION, False):
+            return  # one statement, its own read transaction
+        write = options.get(WRITE_OPTION, False)
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
@@ -121,7 +129,7 @@ def make_engine(settings: Settings) -> Engine:
         connect_args["connect_timeout"] = settings.db_connect_timeout_s
         if url.get_driver_name() == "psycopg":
             connect_args["prepare_threshold"] = None
-    return create_engine(
+    engine = create_engine(
         url,
         hide_parameters=True,
         json_serializer=stored,
@@ -129,9 +137,10 @@ def make_engine(settings: Settings) -> Engine:
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         pool_timeout=settings.db_pool_timeout_s,
-        pool_pre_ping=True,
         connect_args=connect_args,
     )
+    check_before_lending(engine)
+    return engine
 
 
 def _snapshot_reads(engine: Engine) -> Engine:
@@ -143,6 +152,16 @@ def _snapshot_reads(engine: Engine) -> Engine:
     if engine.dialect.name == "postgresql":
         return engine.execution_options(isolation_level="REPEATABLE READ")
     return engine
+
+
+def _single_statements(engine: Engine) -> Engine:
+    """The engine a read of one statement goes through, outside any transaction: one statement
+    is one snapshot on either database, so the `BEGIN` and the `ROLLBACK` around it were two
+    more round trips to PostgreSQL (autocommit sends neither) and two more statements on
+    SQLite (whose hook then sends no `BEGIN`, the `SELECT` its own read transaction)."""
+    if engine.dialect.name == "sqlite":
+        return engine.execution_options(**{SINGLE_STATEMENT_OPTION: True})
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
 class Database:
@@ -164,6 +183,7 @@ class Database:
         whose writers take turns anyway)."""
         self._gate_timeout = gate_timeout
         self._reader = sessionmaker(_snapshot_reads(engine), expire_on_commit=False)
+        self._single = _single_statements(engine)
         self._writer = sessionmaker(
             engine.execution_options(**{WRITE_OPTION: True}),
             expire_on_commit=False,
@@ -204,8 +224,9 @@ class Database:
     def read_row(self, statement: Executable, parameters: dict[str, Any]) -> Row[Any] | None:
         """The first row of one statement, read on a bare connection: one statement is one
         snapshot on either database, and a session's bookkeeping was half the time of the key
-        check every request makes (`api/deps.py`)."""
-        with self.engine.connect() as connection:
+        check every request makes (`api/deps.py`); read outside a transaction
+        (`_single_statements`)."""
+        with self._single.connect() as connection:
             return connection.execute(statement, parameters).first()
 
     def truncate_wal(self) -> bool:
