@@ -278,24 +278,16 @@ def locked_contact(session: Session, account_id: str, contact_id: str) -> tuple[
     return owned_contact(session, account_id, contact_id)
 
 
-def contact_to_write(session: Session, account_id: str, contact_id: str) -> tuple[Contact, List]:
-    """The caller's contact and its list, the list's lock held, for a writer that reads the
-    row back with its own write (`membership/written.py`): the row is not read again after the
-    lock, as `locked_contact` does, since the write's `RETURNING` is the fresh one (its `None`
-    the contact deleted meanwhile). The loaded contact must not be trusted past the lock."""
-    contact, lst = owned_contact(session, account_id, contact_id)
-    _hold(session, lst.id)
-    return contact, lst
-
-
 def contacts_to_write(
     session: Session, account_id: str, contact_ids: Sequence[str]
 ) -> dict[str, List]:
-    """`contact_to_write` for a turn of several contacts (`use_cases/contacts.py`): the list
-    of each of the caller's contacts found among `contact_ids`, read by one statement, each
-    list's lock then held (in the order of the lists' ids, so two turns never wait for each
-    other crosswise). Of the contacts only their ids are read: their writes read them back
-    (an ORM contact, loaded whole and then expired, was a tenth of a PATCH's CPU)."""
+    """The list of each of the caller's contacts found among `contact_ids`, read by one
+    statement, each list's lock then held (in the order of the lists' ids, so two turns never
+    wait for each other crosswise): the door of a PATCH and of a turn of them
+    (`use_cases/contacts.py`), for writers that read each row back with its own write
+    (`membership/written.py`; the write's `RETURNING` is the fresh row, its `None` the contact
+    deleted meanwhile). Of the contacts only their ids are read: an ORM contact, loaded whole
+    and then expired, was a tenth of a PATCH's CPU."""
     ids = [contact_id for contact_id in contact_ids if plausible_id(contact_id)]
     rows = session.execute(_CONTACTS_LISTS, {"write_ids": ids, "write_account": account_id})
     found: dict[str, List] = {str(row[0]): row[1] for row in rows}
