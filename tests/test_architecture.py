@@ -7,6 +7,7 @@ Every import statement counts, including those inside functions (lazy imports) a
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from pathlib import Path
 
@@ -39,6 +40,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def _is_module(name: str) -> bool:
     if not name.startswith("audiencefilter."):
         return False

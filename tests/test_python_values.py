@@ -105,13 +105,20 @@ def pairs(kind: FieldType) -> list[tuple[str, Any, Any]]:
     ]
 
 
+def _own_column(slot: Slot) -> bool:
+    return slot.relation is None and slot.placement is Placement.COLUMN
+
+
 def column_conditions() -> list[tuple[Slot, dict[str, Any]]]:
-    """Every condition of the space on a column of the contact's own (no relation, no path)."""
+    """Every condition of the space on a column of the contact's own (no relation, no path):
+    only those slots swept (the whole space's sweep, relations included, took seconds of every
+    worker's collection)."""
     found = []
-    for source in (every_condition(SPACE), edge_conditions(SPACE, every=True)):
-        for slot, _, where in source:
-            if slot.relation is None and slot.placement is Placement.COLUMN:
-                found.append((slot, where))
+    for source in (
+        every_condition(SPACE, of=_own_column),
+        edge_conditions(SPACE, every=True, of=_own_column),
+    ):
+        found.extend((slot, where) for slot, _, where in source)
     return found
 
 

@@ -46,6 +46,8 @@ from audiencefilter.testing.space import (
     SPACE,
     Encoding,
     Placement,
+    Slot,
+    edge_conditions,
     every_condition,
     json_encoded,
     operations,
@@ -123,11 +125,21 @@ def test_every_relation_kind_is_reached() -> None:
     reached = {(slot.relation, slot.function) for slot in slots(SPACE)}
     functions = {function for _, function in reached if function is not None}
     assert functions == set(Aggregate)
-    wheres = [where for _, _, where in every_condition(SPACE)]
+    sweep = list(every_condition(SPACE))
+    wheres = [where for _, _, where in sweep]
     quantifiers = {
         q for where in wheres for body in where.values() if isinstance(body, dict) for q in body
     }
     assert {q.value for q in Quantifier} <= quantifiers
+
+    def own(slot: Slot) -> bool:
+        return slot.relation is None
+
+    kept = [(slot, where) for slot, _, where in every_condition(SPACE, of=own)]
+    assert kept == [(slot, where) for slot, _, where in sweep if own(slot)]
+    assert 0 < len(kept) < len(sweep)
+    edges = list(edge_conditions(SPACE, every=True, of=own))
+    assert edges and all(own(slot) for slot, _, _ in edges)
 
 
 # ---- batches ---------------------------------------------------------------------------------

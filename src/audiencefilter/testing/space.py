@@ -34,7 +34,7 @@ sweep. Requires the `hypothesis` package, which the core library does not depend
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
@@ -600,10 +600,14 @@ PATHS = (("a",), ("j_string",), ("j_number",), ("n", "a"), ("a", "b"), ("",), ("
 """Paths of conditions on `data`: keys records hold, declared fields' keys, nested ones."""
 
 
-def every_condition(schema: Schema = SPACE) -> Iterator[tuple[Slot, Operation, dict[str, Any]]]:
+def every_condition(
+    schema: Schema = SPACE, *, of: Callable[[Slot], bool] | None = None
+) -> Iterator[tuple[Slot, Operation, dict[str, Any]]]:
     """One where clause per slot and operation of `schema`, with the operand the library was
-    asked with: the deterministic sweep of the whole space."""
+    asked with: the deterministic sweep of the whole space, or of the slots `of` keeps."""
     for slot in slots(schema):
+        if of is not None and not of(slot):
+            continue
         relation = schema.relation(slot.relation) if slot.relation else None
         quantifiers = [q.value for q in relation.quantifiers] if relation else [None]
         for n, operation in enumerate(operations(slot, schema)):
@@ -636,15 +640,22 @@ def _wide_partner(value: Any) -> tuple[Any, ...]:
 
 
 def edge_conditions(
-    schema: Schema = SPACE, now: datetime = NOWS[0], *, every: bool = False
+    schema: Schema = SPACE,
+    now: datetime = NOWS[0],
+    *,
+    every: bool = False,
+    of: Callable[[Slot], bool] | None = None,
 ) -> Iterator[tuple[Slot, Operation, dict[str, Any]]]:
     """Conditions whose operand is an edge literal (`STRINGS`, `NUMBERS`, the fixed dates and
     instants), alone or beside the probe literal in a list: each slot and operation (`not`
     and `mode` variants included) with every edge when `every`, else with one edge each, the
     edges taken in turn so that every edge meets many slots. The library's refusals are left
-    out (what it reads is what the surfaces are asked)."""
+    out (what it reads is what the surfaces are asked). `of`: the slots it keeps alone (the
+    edges then taken in turn over those)."""
     turn = 0
     for slot in slots(schema):
+        if of is not None and not of(slot):
+            continue
         relation = schema.relation(slot.relation) if slot.relation else None
         quantifiers = [q.value for q in relation.quantifiers] if relation else [None]
         for n, operation in enumerate(operations(slot, schema)):
