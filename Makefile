@@ -45,7 +45,7 @@ serve: install-service  ## the main job: the reference service on the embedded S
 # servers); `make test WORKERS=0` runs in one process.
 WORKERS ?= 2
 test: install node-packages  ## every test; starts throw-away PostgreSQL/MariaDB servers when their binaries exist
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 SPACE_TESTS = tests/test_space.py tests/test_space_text.py tests/test_space_frames.py tests/test_space_sql.py tests/test_space_servers.py tests/test_space_spark.py
 SHAPE_TESTS = tests/test_column_types.py tests/test_shapes_relations.py tests/test_shape_values.py tests/test_python_values.py tests/test_frame_shapes.py tests/test_shapes_settings.py

@@ -59,6 +59,43 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+LONGEST_FIRST = (
+    "tests/service/test_schemathesis.py",
+    "tests/test_benchmarks_claims_services.py",
+    "tests/test_shapes_relations.py",
+    "tests/test_benchmarks_claims_spark.py",
+    "tests/service/test_membership_benchmark.py",
+    "tests/test_benchmarks_figures.py",
+    "tests/service/test_memory_bound.py",
+    "tests/test_benchmarks.py",
+    "tests/test_residual.py",
+    "tests/service/test_ratelimit_fallback.py",
+    "tests/test_benchmarks_overlap.py",
+    "tests/test_packaging.py",
+)
+"""Files of few tests that run for long (tens of seconds to three minutes), measured by
+`--durations`: handed out first."""
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """Files in the order workers should take them (`make test` runs `--dist loadfile
+    --no-loadscope-reorder`): `LONGEST_FIRST`, then the others by their number of tests, most
+    first, as xdist's own reordering has them. That reordering puts a file of one long test
+    last (the schemathesis run: three minutes), where one worker ran it alone while the other
+    had finished. A file's tests keep their order."""
+    counts: dict[str, int] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        counts[path] = counts.get(path, 0) + 1
+    first = {path: rank for rank, path in enumerate(LONGEST_FIRST)}
+
+    def place(item: Any) -> tuple[int, int]:
+        path = item.nodeid.split("::")[0]
+        return first.get(path, len(first)), -counts[path]
+
+    items.sort(key=place)
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
     """The counts of the space and of the storage shapes, where this run asked them."""
     _space_summary(terminalreporter, config)
