@@ -7,6 +7,7 @@ tests pin the same behaviour in a few seconds.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import psycopg
@@ -92,7 +93,18 @@ def test_postgres_connections_killed_under_the_pool_are_replaced(
             "WHERE datname = %s AND pid <> pg_backend_pid()",
             (database,),
         ).fetchone()
-    assert killed is not None and killed[0] >= 1
+        assert killed is not None and killed[0] >= 1
+        # The backends end a moment after the call returns: wait for them (at most 100
+        # polls of 0.05 s), as a restart would have ended them before the next request.
+        for _ in range(100):
+            left = connection.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                (database,),
+            ).fetchone()
+            if left is not None and left[0] == 0:
+                break
+            time.sleep(0.05)
 
     # Every pooled connection is dead; the check before lending replaces them (`db/lending.py`)
     # and the request succeeds.

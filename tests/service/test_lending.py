@@ -73,8 +73,15 @@ def test_a_live_connection_is_lent_again_without_a_round_trip(
 def test_a_connection_the_server_ended_is_replaced_before_it_is_lent(
     engine: Engine, pings: list[int]
 ) -> None:
-    first = _backend(engine)
+    raw = engine.raw_connection()
+    pooled = raw.driver_connection
+    with raw.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        first = cursor.fetchone()[0]
+    raw.rollback()
+    raw.close()  # back to the pool
     _terminate(engine, first)
+    _wait_readable(pooled)  # the server ends it a moment after the call returns
     raw = engine.raw_connection()  # the pooled one, checked on this lend
     try:
         with raw.cursor() as cursor:
