@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -44,7 +44,7 @@ from sqlalchemy.orm import Session
 from ... import CONTACT, DEFAULT_LIMITS, Cost, Filter, FilterError, Schema, from_format, parse
 from ..db.models import Audience
 from ..ground.errors import INVALID_FILTERS, AudienceRuleError
-from . import experiments
+from . import experiments, relations
 from .experiments import Experiment
 from .filter_budget import NOTHING, check_filter, check_list, cost_of
 from .weighted_cache import WeightedCache
@@ -352,6 +352,20 @@ class StoredAudience:
     mode: str
     flt: Filter | None
     experiment: Experiment | None = None
+    in_sql: bool = field(init=False, repr=False, compare=False)
+    """Whether a write judges it in SQL (`relations.decided_in_sql`)."""
+    decodes: bool = field(init=False, repr=False, compare=False)
+    """Whether it reads the `data` column (`reads_data`)."""
+    relations: frozenset[str] = field(init=False, repr=False, compare=False)
+    """The relations it reads (`relations.uses`)."""
+
+    def __post_init__(self) -> None:
+        # Kept once: a write judges each audience reading its fields, and these were asked
+        # of every one of them on every write (a fifth of a PATCH's calls in our code).
+        flt = self.flt
+        object.__setattr__(self, "in_sql", relations.decided_in_sql(flt))
+        object.__setattr__(self, "decodes", flt is not None and reads_data(flt))
+        object.__setattr__(self, "relations", relations.uses(flt))
 
     @classmethod
     def of(cls, audience: Audience) -> StoredAudience:

@@ -44,8 +44,8 @@ def stored(value: Any) -> str:
     """A value as a JSON column stores it: the standard library's text (`json.dumps`), each
     `WrittenNumber` (a decimal an import read, `1000.00`) as it was written rather than as its
     float (`1000.0`), so an export gives it back as given. The engine's `json_serializer`."""
-    if type(value) is list and all(type(item) is str for item in value):
-        return json.dumps(value)  # ids bound as one array (`db/dialects.py`): nothing to mark
+    if not _holds_written(value):  # ids bound as one array, an event's payload: nothing to mark
+        return json.dumps(value)
     numbers: list[str] = []
     mark = f"\x00{secrets.token_hex(8)}:"
     marked = _marked(value, mark, numbers)
@@ -53,6 +53,21 @@ def stored(value: Any) -> str:
     for index, number in enumerate(numbers):
         text = text.replace(json.dumps(f"{mark}{index}"), number, 1)
     return text
+
+
+def _holds_written(value: Any) -> bool:
+    """Whether `value` holds a `WrittenNumber`: rarely (an import's decimals), so the common
+    text is `json.dumps` alone, without a mark drawn from the system's random source and a copy
+    of the value (a PATCH stores a dozen event payloads)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return False
+    if isinstance(value, dict | list):
+        for item in value.values() if isinstance(value, dict) else value:
+            if _holds_written(item):
+                return True
+        return False
+    return isinstance(value, WrittenNumber)
 
 
 def _marked(value: Any, mark: str, numbers: list[str]) -> Any:

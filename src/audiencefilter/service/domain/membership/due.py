@@ -106,8 +106,8 @@ def next_instants(
 ) -> list[dict[str, Any]]:
     """The `membership_due` rows of these contacts in these audiences, from their answers at
     `at` and their rows as this transaction reads them (or as given)."""
-    in_memory = [a for a in audiences if not relations.decided_in_sql(a.flt)]
-    in_sql = [a for a in audiences if relations.decided_in_sql(a.flt)]
+    in_memory = [a for a in audiences if not a.in_sql]
+    in_sql = [a for a in audiences if a.in_sql]
     found = _exact(session, in_memory, contact_ids, at, judged)
     return found + _early(session, in_sql, contact_ids, at, judged)
 

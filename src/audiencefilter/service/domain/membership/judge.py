@@ -53,11 +53,11 @@ def read(
 ) -> Read:
     """Reads the contacts once for the audiences judged in memory, and asks SQL for the others
     (narrowed first by each contact's own fields where residuals are on)."""
-    in_sql = [a for a in audiences if _judged_in_sql(a)]
-    in_memory = [a for a in audiences if not _judged_in_sql(a)]
+    in_sql = [a for a in audiences if a.in_sql]
+    in_memory = [a for a in audiences if not a.in_sql]
     narrowed = bool(in_sql) and residuals.enabled(session)
-    own = [_filter(a) for a in in_sql] if narrowed else []
-    rows, used = records.records(session, contact_ids, [_filter(a) for a in in_memory], own)
+    own = in_sql if narrowed else []
+    rows, used = records.audience_records(session, contact_ids, in_memory, own)
     residuals.tally(memory=len(in_memory) * len(rows))
     if narrowed:
         found = _selected_by_residual(session, in_sql, rows, at)
@@ -65,10 +65,6 @@ def read(
         residuals.tally(queried=len(in_sql) * len(contact_ids))
         found = _selected_in_sql(session, in_sql, contact_ids, at)
     return Read(rows, used, found)
-
-
-def _judged_in_sql(audience: StoredAudience) -> bool:
-    return relations.decided_in_sql(audience.flt)
 
 
 def _selected_in_sql(

@@ -15,7 +15,7 @@ from ...db.by_ids import ByIds
 from ...db.models import Contact
 from ...db.queries import contact_rows, fetch_rows
 from .. import relations
-from ..audience_filters import reads_data
+from ..audience_filters import StoredAudience, reads_data
 from . import written
 
 CHUNK = 500
@@ -53,8 +53,26 @@ def records(
 ) -> tuple[list[dict[str, Any]], set[str]]:
     """The contacts' rows with the related rows these filters read, and those relations;
     `own`: filters that read only the rows' own fields here (`data` decoded if they read it)."""
-    found = rows(session, contact_ids, any(reads_data(f) for f in [*filters, *own]))
-    used: set[str] = set().union(*(relations.uses(f) for f in filters))
+    used: set[str] = set().union(*[relations.uses(f) for f in filters])
+    return _related(session, contact_ids, any([reads_data(f) for f in [*filters, *own]]), used)
+
+
+def audience_records(
+    session: Session,
+    contact_ids: Sequence[str],
+    audiences: Sequence[StoredAudience],
+    own: Sequence[StoredAudience] = (),
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """`records` for the filters of `audiences` (and of `own`), from what each audience keeps
+    of its filter (`StoredAudience.decodes`, `.relations`)."""
+    used: set[str] = set().union(*[a.relations for a in audiences])
+    return _related(session, contact_ids, any([a.decodes for a in [*audiences, *own]]), used)
+
+
+def _related(
+    session: Session, contact_ids: Sequence[str], decode: bool, used: set[str]
+) -> tuple[list[dict[str, Any]], set[str]]:
+    found = rows(session, contact_ids, decode)
     if used:
         relations.attach(found, relations.related_rows(session, contact_ids, used))
     return found, used

@@ -38,7 +38,7 @@ from sqlalchemy.orm import Session
 from ...db.engine import Database
 from ...db.models import Audience
 from ...ground import clock
-from .. import list_lock, relations
+from .. import list_lock
 from ..audience_filters import StoredAudience
 from ..membership import build, due, snapshot
 from ..membership.store import dependents
@@ -62,7 +62,7 @@ over actions) weighs a whole pair."""
 
 def judging_weight(audiences: Sequence[StoredAudience]) -> float:
     """What judging one contact against these smart audiences weighs in a turn, in pairs."""
-    in_sql = sum(1 for audience in audiences if relations.decided_in_sql(audience.flt))
+    in_sql = sum(1 for audience in audiences if audience.in_sql)
     return in_sql + (len(audiences) - in_sql) / JUDGED_TOGETHER_PER_PAIR
 
 
