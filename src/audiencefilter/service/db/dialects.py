@@ -207,17 +207,18 @@ def rows_parameters(
     table reads back as NULL)."""
     keys = _row_keys(dialect, names, key)
     if dialect == "postgresql":
-        return {k: _joined([_cell(row[i]) for row in rows]) for i, k in enumerate(keys)}
+        return {k: _column([row[i] for row in rows]) for i, k in enumerate(keys)}
     return {keys[0]: rows}
 
 
-def _cell(text: str | None) -> str:
-    """A cell of `rows_parameters` on PostgreSQL: a NULL as `_NULL`, which no text may hold."""
-    if text is None:
-        return _NULL
-    if _NULL in text:
+def _column(cells: list[str | None]) -> str:
+    """A column of `rows_parameters` on PostgreSQL: a NULL as `_NULL`, which no text may hold
+    (counted once in the joined text, not tested cell by cell: a call a cell was a tenth of a
+    PATCH's calls in our code)."""
+    joined = _joined([_NULL if cell is None else cell for cell in cells])
+    if joined.count(_NULL) != cells.count(None):
         raise ValueError("rows_parameters takes texts without a record separator")
-    return text
+    return joined
 
 
 _SEPARATOR = "\x1f"  # ASCII's unit separator: in no id, event type or number
