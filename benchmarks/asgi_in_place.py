@@ -107,8 +107,8 @@ def encode(
     path, _, query = url.partition("?")
     sent: list[tuple[bytes, bytes]] = [(b"host", b"bench")]
     if body is not None:
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        content = content.encode()
+        written = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        content = written.encode()
         sent.append((b"content-type", b"application/json"))
     if content is not None:
         sent.append((b"content-length", str(len(content)).encode()))
