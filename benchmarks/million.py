@@ -42,7 +42,7 @@ anyio blocking portal (`service_audiences.InProcessClient`): the figures then al
 httpx's building and parsing of every request and answer and the portal's hop between
 threads, 1-2 ms of CPU a request that is the client's and not the service's (a
 `GET /v4/lists/{id}`: 2.8-3.8 ms that way, 1.6-1.8 ms in place). It is kept to compare the
-two callers; the figures of docs/performance-history-layers.md are the in-place caller's.
+two callers (both, side by side: docs/performance-history-layers.md, "The million's caller").
 A measurement script, not a test: nothing asserts a timing (tests/test_benchmarks_million.py
 runs it tiny, for its shape only).
 """
