@@ -1,7 +1,7 @@
 """A million contacts in one list of the reference service, side by side with hand-written SQL.
 
     python -m benchmarks.million --rows 1000000 --db sqlite|postgresql [--profile]
-        [--only import|page|reads] [--audiences 100]
+        [--only import|page|reads] [--audiences 100] [--client in-place|httpx]
 
 One service database, two lists of the same N synthetic contacts (`synthetic:N` of the CLI,
 emails made unique): list A is written and read through the whole HTTP application in process
@@ -30,6 +30,19 @@ and, with `--profile`, profiled in this thread. `--only reads` loads both lists 
 measures every later step (the audience, the page, the update, the feed, the export): the
 figures of a million contacts on PostgreSQL without the hour of its HTTP import.
 `--audiences 100` measures the update in a list of 100 smart audiences (`million_update`).
+
+The caller. The hand-written side is SQL with no client at all, so ours is called with none
+either: by default (`--client in-place`) each request is one ASGI exchange with the
+application on an event loop of this thread, its lifespan entered there (`asgi_in_place`), as
+uvicorn would hand the request over once it has parsed it. Everything the service does is in
+the figures: the middleware, the routing, FastAPI's hops to its worker threads for the sync
+endpoints and back, the domain code, the SQL, the rendering. `--client httpx` calls it as
+before, through httpx's `ASGITransport` on a loop in a background thread reached through an
+anyio blocking portal (`service_audiences.InProcessClient`): the figures then also hold
+httpx's building and parsing of every request and answer and the portal's hop between
+threads, 1-2 ms of CPU a request that is the client's and not the service's (a
+`GET /v4/lists/{id}`: 2.8-3.8 ms that way, 1.6-1.8 ms in place). It is kept to compare the
+two callers (both, side by side: docs/performance-history-layers.md, "The million's caller").
 A measurement script, not a test: nothing asserts a timing (tests/test_benchmarks_million.py
 runs it tiny, for its shape only).
 """
@@ -68,12 +81,14 @@ from audiencefilter.service.domain.use_cases.unit import in_transaction
 from audiencefilter.service.http.responses import data
 
 from . import million_update
+from .asgi_in_place import InPlaceClient
 from .service_audiences import InProcessClient, _postgres
 
 BATCH = 1000
 FILTER = {"points": {"gte": 100}, "country": {"in": ["US", "FR", "DE"]}}
 AUDIENCE = "CAST(:audience AS VARCHAR(64))"  # one type for the parameter on PostgreSQL
 HAND_CONDITION = "c.points >= 100 AND c.country IN ('US', 'FR', 'DE')"
+CLIENTS = ("in-place", "httpx")
 
 
 def hand_holds(row: Mapping[str, Any]) -> bool:
@@ -119,12 +134,13 @@ class Run:
     measures: list[Measure] = field(default_factory=list)
     profile: str = ""
     load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    client: str = CLIENTS[0]
 
 
 class Service:
     """The service in process, a key, and the two lists."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, client: str = CLIENTS[0]) -> None:
         settings = Settings(
             database_url=url,
             auto_migrate=True,
@@ -132,7 +148,12 @@ class Service:
             rate_limit_pro="100000000/minute",
             membership_sweep_seconds=0,
         )
-        self.client = InProcessClient(settings)
+        self.client: InPlaceClient | InProcessClient
+        if client == "httpx":
+            self.client = InProcessClient(settings)
+        else:
+            assert client == "in-place", client
+            self.client = InPlaceClient(settings)
         self.database = self.client.app.state.db
         self.engine = self.database.engine
         issued = keys.issue(self.database, new_id("million"), "pro", "private")
@@ -471,18 +492,20 @@ def run(
     with_profile: bool,
     only: str | None = None,
     audiences: int = 1,
+    client: str = CLIENTS[0],
 ) -> Run:
     """The steps measured (`only`: the import or the page alone), and the profile if asked; with
     `audiences` above 1 the update is measured in a list of that many smart audiences
-    (`million_update`), every one of which it moves across."""
-    result = Run(name, count)
+    (`million_update`), every one of which it moves across. `client`: how ours is called, in
+    place or through httpx (the module's docstring)."""
+    result = Run(name, count, client=client)
     rows = import_rows(count)
     # The rows are the client's: in a deployment they live in another process. Here they would
     # be millions of objects in the service's heap, every full collection walking them (7 % of
     # our import's time at 200,000 rows, growing with the list): out of the collector's sight.
     gc.collect()
     gc.freeze()
-    service = Service(url)
+    service = Service(url, client)
     try:
         if only == "import":
             _measure_import(service, rows, result)
@@ -609,8 +632,10 @@ def profile_import(service: Service, rows: list[dict[str, Any]], top: int = 40) 
     """The import of the same rows into a new list, profiled. A request's work runs on the
     event loop's thread and on worker threads, where a profiler of one thread sees nothing of
     the other's: meanwhile the worker threads' calls run inline, so the loop's thread does it
-    all, and the profiler is enabled there."""
+    all, and the profiler is enabled there (this thread, when the loop runs in place)."""
     service.ours = service.new_list("profiled")
+    client = service.client
+    on_loop = client.portal.call if isinstance(client, InProcessClient) else _now
     original = anyio.to_thread.run_sync
 
     async def inline(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -619,9 +644,9 @@ def profile_import(service: Service, rows: list[dict[str, Any]], top: int = 40) 
     profiler = cProfile.Profile()
     anyio.to_thread.run_sync = inline  # type: ignore[assignment]
     try:
-        service.client.portal.call(profiler.enable)
+        on_loop(profiler.enable)
         seconds = import_ours(service, rows)
-        service.client.portal.call(profiler.disable)
+        on_loop(profiler.disable)
     finally:
         anyio.to_thread.run_sync = original
     out = io.StringIO()
@@ -629,6 +654,10 @@ def profile_import(service: Service, rows: list[dict[str, Any]], top: int = 40) 
     stats.sort_stats("cumulative").print_stats(top)
     stats.sort_stats("tottime").print_stats(top)
     return f"the import profiled: {seconds:.2f} s under the profiler\n" + out.getvalue()
+
+
+def _now(call: Callable[[], Any]) -> Any:
+    return call()
 
 
 def create_audience_in_thread(service: Service) -> str:
@@ -644,8 +673,9 @@ def render(result: Run) -> str:
     """The run as a markdown table, as docs/performance-history-service.md shows it."""
     average = ", ".join(f"{v:.2f}" for v in result.load_average)
     lines = [
-        f"{result.database}, {result.rows:,} contacts per list; load average {average} "
-        f"on {os.cpu_count()} CPUs",
+        f"{result.database}, {result.rows:,} contacts per list, ours called "
+        f"{_CALLERS[result.client]}; "
+        f"load average {average} on {os.cpu_count()} CPUs",
         "",
         "| step | ours | hand-written | ours ÷ hand | peak memory (ours and hand) | note |",
         "|---|---:|---:|---:|---:|---|",
@@ -656,6 +686,9 @@ def render(result: Run) -> str:
             f"{m.peak_bytes / 1e6:.0f} MB | {m.note} |"
         )
     return "\n".join(lines) + "\n"
+
+
+_CALLERS = {"in-place": "in place (ASGI)", "httpx": "through httpx"}
 
 
 def _seconds(value: float) -> str:
@@ -689,12 +722,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="measure this step alone (and profile it); reads: every step but the import, "
         "both lists loaded by the hand-written import",
     )  # fmt: skip
+    parser.add_argument(
+        "--client", choices=CLIENTS, default=CLIENTS[0],
+        help="how ours is called: the ASGI application in place (the figures), or through "
+        "httpx and a portal thread (the former harness, which charges ours the client's work)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     with database(args.db) as (url, name):
         if url is None:
             print(f"{args.db}: {name}")
             return 0
-        result = run(name, url, args.rows, args.runs, args.profile, args.only, args.audiences)
+        result = run(
+            name, url, args.rows, args.runs, args.profile, args.only, args.audiences, args.client
+        )
     print(render(result))
     if result.profile:
         print(result.profile)

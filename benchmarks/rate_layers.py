@@ -47,31 +47,18 @@ from starlette.routing import Route
 
 import audiencefilter as af
 
+from .asgi_in_place import Asgi, exchange, scope
 from .pgserver import postgres
 from .rate_load import COUNTRIES
 from .rate_spans import SQL, Spans, inline_threads, instrumented
 from .service_membership import Bench
 
-Asgi = Callable[..., Any]
-
 
 def call(loop: asyncio.AbstractEventLoop, app: Asgi, path: str, body: bytes, key: str) -> int:
     """One PATCH through the ASGI application in this thread; the answer's status."""
     headers = [(b"content-type", b"application/json"), (b"apikey", key.encode())]
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-             "method": "PATCH", "scheme": "http", "path": path, "raw_path": path.encode(),
-             "root_path": "", "query_string": b"", "headers": headers,
-             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 80)}  # fmt: skip
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    loop.run_until_complete(app(scope, receive, send))
-    return int(sent[0]["status"])
+    request = scope("PATCH", path, b"", headers)
+    return loop.run_until_complete(exchange(app, request, body)).status_code
 
 
 class Hand:
