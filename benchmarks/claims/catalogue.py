@@ -31,6 +31,7 @@ RESIDUAL = "Residual judgement on writes (the service)"
 RATE = "The service's rate on PostgreSQL"
 BATCHED = "The service's part of a turn, cut by a quarter"
 PATCH_LAYERS = "One PATCH's CPU by layer (2026-11-27)"
+PATCH_CALLS = "A PATCH's calls (2026-11-27, a third session)"
 GAPS = "Known gaps to hand code"
 WEBHOOKS = "Webhook delivery"
 ACTIONS = "Behaviour audiences (the service)"
@@ -144,6 +145,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("rate.patch-cpu", PATCH_LAYERS, "a PATCH's CPU in the service's thread ÷ hand-written",
           between("between 5x and 8x", 5, 8), "20,000 contacts, 100 audiences, PostgreSQL",
           long.patch_cpu, long=True),
+    Claim("rate.patch-calls", PATCH_CALLS, "function calls of a PATCH on the service's thread",
+          at_most("at most 6,000 calls", 6000, "count"),
+          "5,000 contacts, 100 audiences, PostgreSQL", long.patch_calls, long=True),
     Claim("rate.batched", BATCHED, "rows updated a second by upsert imports, 4 clients",
           at_least("at least 200 a second", 200, "per s"), "100,000 contacts, PostgreSQL",
           long.rate_batched, long=True),

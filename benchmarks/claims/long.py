@@ -111,11 +111,23 @@ def rate_batched(quick: bool) -> list[float]:
 def patch_cpu(quick: bool) -> list[float]:
     """One PATCH's CPU in the service's thread, ours ÷ the hand-written endpoint's
     (`benchmarks.rate_layers`: 20,000 contacts, 100 audiences, PostgreSQL)."""
-    argv = ["--contacts", "300", "--audiences", "10", "--updates", "6", "--rounds", "1"]
-    figures = rate_layers.run(rate_layers.parse(argv if quick else []))
+    figures = _layers(quick, [])
+    return [figures.thread["ours"] / figures.thread["hand"]]
+
+
+def patch_calls(quick: bool) -> list[float]:
+    """The function calls of one PATCH on the service's thread (`benchmarks.rate_layers`
+    counting them: 5,000 contacts, 100 audiences, PostgreSQL)."""
+    figures = _layers(quick, ["--contacts", "5000", "--updates", "100", "--rounds", "2"])
+    return [figures.calls["ours"]]
+
+
+def _layers(quick: bool, argv: list[str]) -> rate_layers.Figures:
+    tiny = ["--contacts", "300", "--audiences", "10", "--updates", "6", "--rounds", "1"]
+    figures = rate_layers.run(rate_layers.parse(tiny if quick else argv))
     if figures is None:
         raise Unavailable("no PostgreSQL server for the PATCH's layers")
-    return [figures.thread["ours"] / figures.thread["hand"]]
+    return figures
 
 
 def million_audience(quick: bool) -> list[float]:
