@@ -7,6 +7,7 @@ the same first error.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -69,7 +70,15 @@ def _same(value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     assert fast == _outcome(value, False, monkeypatch)
 
 
-@settings(max_examples=1000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+CI = os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci"
+"""Whether this run is the `ci` size, where the property below draws 300 examples; the
+`thorough`, `deep` and `search` profiles draw 1,000. Drawing them is most of its time: 27 to
+30 s of a `make test` worker at the full count."""
+
+
+@settings(
+    max_examples=300 if CI else 1000, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.dictionaries(keys, values, max_size=4))
 def test_the_fast_check_answers_as_the_plain_one(
     data: dict[str, Any], monkeypatch: pytest.MonkeyPatch

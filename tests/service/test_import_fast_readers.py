@@ -8,6 +8,7 @@ for every ASCII character the method agrees with the pattern it replaces.
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -63,7 +64,15 @@ def _same(value: Any, lst: List, monkeypatch: pytest.MonkeyPatch) -> None:
     assert _read(value, lst, True, monkeypatch) == _read(value, lst, False, monkeypatch)
 
 
-@settings(max_examples=800, suppress_health_check=[HealthCheck.function_scoped_fixture])
+CI = os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci"
+"""Whether this run is the `ci` size, where the property below draws 300 examples; the
+`thorough`, `deep` and `search` profiles draw 800. Drawing them is most of its time: 11 to
+16 s of a `make test` worker at the full count."""
+
+
+@settings(
+    max_examples=300 if CI else 800, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(value=rows, typed=st.booleans())
 def test_rows_read_alike(value: Any, typed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     _same(value, TYPED if typed else PLAIN, monkeypatch)
