@@ -111,7 +111,26 @@ class Server:
         self.stopped = True
         _stop_pid(self.pid, self.kill_signal, self.process)
         if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            _remove_apart(self.folder)
+
+
+def _remove_apart(folder: Path) -> None:
+    """Remove a stopped server's data folder in a process of its own, which the session does not
+    wait for. A PostgreSQL cluster holds every database the session made (hundreds in the
+    service's tests, a few megabytes each), and its removal was the last thing a worker waited
+    for: 2.8 of the 4.4 s of stopping the servers after twenty databases, 23 and 47 s of the last
+    teardowns of `tests/service` on two workers. The shell starts `rm` in the background and ends
+    at once, so no child is left unwaited; without `rm` the folder is removed here."""
+    rm = shutil.which("rm")
+    if rm is None:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    subprocess.run(
+        ["sh", "-c", '"$0" -rf -- "$1" >/dev/null 2>&1 &', rm, str(folder)],
+        stdin=subprocess.DEVNULL,
+        check=False,
+        start_new_session=True,
+    )
 
 
 _servers: dict[str, Server] = {}
