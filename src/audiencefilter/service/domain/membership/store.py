@@ -234,11 +234,15 @@ def _move_pairs(
     together = dialects.writes_in_with(dialect) and dialects.unpacks(dialect)
     plain = dated is None and not any(a.experiment for a, _ in entering)
     kept = shift is not None and overlaps.moved(shift)
-    if kept:  # shared turns of one list add to the same pairs: one after another
-        list_lock.hold_counts(session, list_id)
     shape = overlaps.shape_of(dialect, shift) if shift is not None else overlaps.PAIRS
-    if kept and shape == overlaps.PAIRS:
-        overlaps.settle(session, list_id)  # noted contacts' moves first, else counted twice
+    # Noted contacts' moves first, else counted twice: whenever pairs move and are counted
+    # here, even to a sum of nothing (one contact leaving an audience as another enters it),
+    # since a noted one among them is counted again from its note when the list settles.
+    settles = shift is not None and shape == overlaps.PAIRS and bool(entering or leaving)
+    if kept or settles:  # shared turns of one list add to the same pairs: one after another
+        list_lock.hold_counts(session, list_id)
+    if settles:
+        overlaps.settle(session, list_id)
     if not (together and (plain or not entering) and (entering or leaving)):
         if shift is not None:
             overlaps.add(session, list_id, shift)
