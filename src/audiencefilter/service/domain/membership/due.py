@@ -148,7 +148,7 @@ def _exact(
         return []
     filters = [cast(Filter, a.flt) for a in audiences]
     if judged is None:
-        judged, _ = records.records(session, contact_ids, filters)
+        judged, _ = records.audience_records(session, contact_ids, audiences)
     rows: list[dict[str, Any]] = []
     for audience, flt in zip(audiences, filters, strict=True):
         until = flt.clock.next_step(at)  # the whole audience is brought up to the clock then

@@ -105,7 +105,7 @@ class ListPlan:
     @cached_property
     def _alone(self) -> frozenset[int]:
         """Positions of the audiences judged on the contact's row alone (no relation read)."""
-        return frozenset(p for p, a in enumerate(self.smart) if not relations.uses(a.flt))
+        return frozenset(p for p, a in enumerate(self.smart) if not a.relations)
 
     @cached_property
     def _filters(self) -> FilterSet:
