@@ -172,6 +172,7 @@ def _not_kept() -> Iterator[None]:
     with (
         mock.patch.object(kept_pairs, "shift_of", lambda *args: Counter()),
         mock.patch.object(kept_pairs, "audience_moved", lambda *args: None),
+        mock.patch.object(kept_pairs, "settle", lambda *args: None),
     ):
         yield
 
