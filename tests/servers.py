@@ -273,9 +273,13 @@ def start_postgres() -> Server:
             ),
             folder,
         )
+        # Durability is off (nothing here outlives the run), and so is JIT compilation: the
+        # suite's statements (many filters to a query over a few rows) are costed high enough
+        # to be compiled, which took most of their time. Neither changes an answer;
+        # tests/test_postgres_jit.py asks the conformance data with JIT forced on.
         options = (
             f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c jit=off"
         )
         _run(
             _as_postgres(
