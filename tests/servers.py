@@ -245,8 +245,11 @@ def _as_postgres(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command]
 
 
-def start_postgres() -> Server:
-    """Start a throw-away PostgreSQL cluster; its URL names the `postgres` database."""
+def start_postgres(*, jit: bool = True) -> Server:
+    """Start a throw-away PostgreSQL cluster; its URL names the `postgres` database. `jit`:
+    whether it compiles costly queries, as a default server does where it has its provider
+    (the benchmarks and drills keep that; the tests' cluster runs without,
+    `start_postgres_for_tests`)."""
     bindir = _postgres_bin()
     folder = Path(tempfile.mkdtemp(prefix="audiencefilter-pg-"))
     data, sockets, log = folder / "data", folder / "sockets", folder / "server.log"
@@ -273,14 +276,13 @@ def start_postgres() -> Server:
             ),
             folder,
         )
-        # Durability is off (nothing here outlives the run), and so is JIT compilation: the
-        # suite's statements (many filters to a query over a few rows) are costed high enough
-        # to be compiled, which took most of their time. Neither changes an answer;
-        # tests/test_postgres_jit.py asks the conformance data with JIT forced on.
+        # Durability is off: nothing here outlives the run.
         options = (
             f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c jit=off"
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
+        if not jit:
+            options += " -c jit=off"
         _run(
             _as_postgres(
                 [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w"]
@@ -310,6 +312,14 @@ def create_pg_database(admin_url: str, settings: str = ICU_DATABASE) -> str:
     with psycopg.connect(conninfo, autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}" {settings}')  # type: ignore[arg-type]
     return url.set(database=name).render_as_string(hide_password=False)
+
+
+def start_postgres_for_tests() -> Server:
+    """The tests' PostgreSQL cluster: without JIT compilation. The suite's statements (many
+    filters to a query over a few rows) are costed high enough to be compiled, and compiling
+    was most of their time; it never changes an answer (tests/test_postgres_jit.py asks the
+    conformance data with JIT forced on)."""
+    return start_postgres(jit=False)
 
 
 def pg_ctl(server: Server, *args: str) -> None:
@@ -505,7 +515,7 @@ def _servers_stopped() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def pg_database(_servers_stopped: None) -> Callable[[], str]:
     """A factory: each call creates a fresh ICU PostgreSQL database and returns its URL."""
-    admin = server_url("postgres", "AUDIENCEFILTER_TEST_PG_URL", start_postgres)
+    admin = server_url("postgres", "AUDIENCEFILTER_TEST_PG_URL", start_postgres_for_tests)
     return lambda: create_pg_database(admin)
 
 
@@ -513,7 +523,7 @@ def pg_database(_servers_stopped: None) -> Callable[[], str]:
 def pg_settings_database(_servers_stopped: None) -> Callable[[str], str]:
     """A factory: the URL of a database created with the settings named (`PG_SETTINGS`),
     one per name for the session."""
-    admin = server_url("postgres", "AUDIENCEFILTER_TEST_PG_URL", start_postgres)
+    admin = server_url("postgres", "AUDIENCEFILTER_TEST_PG_URL", start_postgres_for_tests)
     made: dict[str, str] = {}
 
     def database(name: str) -> str:

@@ -11,6 +11,7 @@ data gives.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -47,6 +48,15 @@ def _select(shared: Database, engine: Engine, flt: af.Filter, given: Any, case: 
     condition = flt.to_sqlalchemy(table, now=_now(case), relations=shared.related.get(table.name))
     with engine.connect() as connection:
         return set(connection.scalars(select(table.c.id).where(condition)))
+
+
+def test_the_tests_cluster_compiles_nothing(shared: Database) -> None:
+    """The suite's own cluster runs without JIT (`start_postgres_for_tests`); a server given
+    by `AUDIENCEFILTER_TEST_PG_URL` keeps its own settings."""
+    if os.environ.get("AUDIENCEFILTER_TEST_PG_URL"):
+        pytest.skip("the server is the caller's, with its own settings")
+    with shared.engine.connect() as connection:
+        assert connection.scalar(text("SHOW jit")) == "off"
 
 
 def test_a_query_is_compiled(shared: Database, compiled: Engine) -> None:

@@ -35,7 +35,7 @@ from audiencefilter.service.db.engine import Database, make_engine
 from audiencefilter.service.db.migrate import upgrade
 from audiencefilter.service.db.models import new_id
 from audiencefilter.service.domain.accounts import ensure_account, issue_key
-from tests.servers import create_pg_database, server_url, start_postgres
+from tests.servers import create_pg_database, server_url, start_postgres_for_tests
 
 T = TypeVar("T")
 BIG_LIMIT = "100000/minute"
@@ -172,7 +172,7 @@ def pg_migrated_database(pg_database: Callable[[], str]) -> Callable[[], str]:
     """A factory: each call a fresh ICU PostgreSQL database already migrated to head, copied
     from one migrated once a session (`CREATE DATABASE ... TEMPLATE`), as `_migrated_sqlite`
     is for SQLite."""
-    admin = server_url("postgres", "AUDIENCEFILTER_TEST_PG_URL", start_postgres)
+    admin = server_url("postgres", "AUDIENCEFILTER_TEST_PG_URL", start_postgres_for_tests)
 
     def database() -> str:
         if "postgres" not in _TEMPLATES:
