@@ -138,8 +138,10 @@ class Bench:
         assert response.status_code == 201, response.text
         list_id: str = response.json()["data"]["list"]["id"]
         rows = list(_contacts(list_id, count))
-        with self.database.transaction() as session:
-            for start in range(0, len(rows), BATCH):
+        # A transaction a batch: in one, PostgreSQL's triggers that keep the list's counters
+        # (`list_sizes`, `list_points`) grow quadratic (docs/performance-history-rate.md).
+        for start in range(0, len(rows), BATCH):
+            with self.database.transaction() as session:
                 session.execute(insert(Contact), rows[start : start + BATCH])
         # Statistics and, on PostgreSQL, the visibility map, as autovacuum (or an operator after
         # a bulk load) would make them: without them PostgreSQL plans for a list of a dozen
