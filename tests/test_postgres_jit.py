@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, select, text
+from sqlalchemy import Engine, Select, create_engine, select, text
 
 import audiencefilter as af
 from tests.sql_engines import Database, postgresql_database
@@ -43,11 +43,11 @@ def compiled(shared: Database) -> Iterator[Engine]:
     engine.dispose()
 
 
-def _select(shared: Database, engine: Engine, flt: af.Filter, given: Any, case: Any) -> set[str]:
+def _statement(shared: Database, flt: af.Filter, given: Any, case: Any) -> Select[Any]:
+    """The ids `flt` selects from the case's records, stored once in the shared database."""
     table = shared.table_for(given, flt.schema)
     condition = flt.to_sqlalchemy(table, now=_now(case), relations=shared.related.get(table.name))
-    with engine.connect() as connection:
-        return set(connection.scalars(select(table.c.id).where(condition)))
+    return select(table.c.id).where(condition)
 
 
 def test_the_tests_cluster_compiles_nothing(shared: Database) -> None:
@@ -62,10 +62,7 @@ def test_the_tests_cluster_compiles_nothing(shared: Database) -> None:
 def test_a_query_is_compiled(shared: Database, compiled: Engine) -> None:
     """The forcing holds: a filter's query reports JIT functions in its plan."""
     given, case = next(c.values for c in CASES if "matches" in c.values[1])
-    flt = _filter(case)
-    table = shared.table_for(given, flt.schema)
-    condition = flt.to_sqlalchemy(table, now=_now(case), relations=shared.related.get(table.name))
-    query = select(table.c.id).where(condition).compile(compiled)
+    query = _statement(shared, _filter(case), given, case).compile(compiled)
     with compiled.connect() as connection:
         plan = connection.exec_driver_sql(
             f"EXPLAIN (ANALYZE, FORMAT JSON) {query}", query.params
@@ -84,7 +81,8 @@ def test_every_conformance_case_answers_alike_with_jit(shared: Database, compile
         if "postgresql" in case.get("refused", ()):
             continue  # refused when the expression is built: no query reaches the server
         asked += 1
-        found = _select(shared, compiled, flt, given, case)
+        with compiled.connect() as connection:
+            found = set(connection.scalars(_statement(shared, flt, given, case)))
         if found != set(case["matches"]):
             wrong.append(f"{param.id}: {sorted(found)} != {sorted(case['matches'])}")
     assert asked > 500
