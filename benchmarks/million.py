@@ -218,13 +218,11 @@ def _table_rows(list_id: str, rows: list[dict[str, Any]]) -> Iterator[tuple[Any,
 
 
 def import_hand(service: Service, rows: list[dict[str, Any]], list_id: str = "") -> float:
-    """`executemany` on SQLite in one transaction, `COPY` on PostgreSQL in transactions of
-    BATCH rows (as many as a request of ours), as one would write; into list B unless
-    `list_id` names another. One `COPY` of the whole list is what one would write first, but
-    the contacts' row triggers (`list_sizes`, `list_points`) each update one counter row per
-    contact within the transaction, and on PostgreSQL each update walks the row's versions
-    that the transaction made before: a commit that grows with the square of the rows (928 s
-    for 100,000, docs/performance-history-rate.md)."""
+    """`executemany` on SQLite, one `COPY` on PostgreSQL, in one transaction: what one would
+    write first; into list B unless `list_id` names another. (Before migration 0023 the
+    contacts' row triggers made that one transaction's commit grow with the square of its rows
+    on PostgreSQL, 928 s for 100,000, and this path copied BATCH rows a transaction:
+    docs/performance-history-rate.md.)"""
     list_id = list_id or service.hand
     started = time.perf_counter()
     raw = service.engine.raw_connection()
@@ -232,12 +230,9 @@ def import_hand(service: Service, rows: list[dict[str, Any]], list_id: str = "")
         cursor = raw.cursor()
         names = ", ".join(CONTACT_COLUMNS)
         if service.engine.dialect.name == "postgresql":
-            table_rows = list(_table_rows(list_id, rows))
-            for start in range(0, len(table_rows), BATCH):
-                with cursor.copy(f"COPY contacts ({names}) FROM STDIN") as copy:  # type: ignore[attr-defined]
-                    for values in table_rows[start : start + BATCH]:
-                        copy.write_row(values)
-                raw.commit()
+            with cursor.copy(f"COPY contacts ({names}) FROM STDIN") as copy:  # type: ignore[attr-defined]
+                for values in _table_rows(list_id, rows):
+                    copy.write_row(values)
         else:
             # The service's connections are in autocommit mode (it begins its own transactions):
             # one transaction for the whole load, not one per row.
@@ -534,8 +529,7 @@ def run(
 def _measure_import(service: Service, rows: list[dict[str, Any]], result: Run) -> None:
     base = reset_peak()
     ours = import_ours(service, rows)
-    # Shown at once: the hand path's one transaction can take long on PostgreSQL (its commit
-    # runs the deferred trigger of `list_sizes` once a row, on one row of the counter).
+    # Shown at once, before the hand path's figure.
     print(f"bulk import, ours: {ours:.2f} s", file=sys.stderr, flush=True)
     result.measures.append(
         Measure("bulk import", ours, import_hand(service, rows), f"{len(rows):,} rows",

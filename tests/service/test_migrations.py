@@ -39,6 +39,8 @@ TABLES = {
     "audience_build_members",
     "list_sizes",
     "list_points",
+    "list_size_changes",
+    "list_points_changes",
     "audience_versions",
     "audience_overlaps",
     "suppressions",

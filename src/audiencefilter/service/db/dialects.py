@@ -113,7 +113,7 @@ def advisory_lock(dialect: str, *, shared: bool) -> TextClause | None:
 
 
 def deferred_points(dialect: str) -> TextClause | None:
-    """The statement that defers the points histogram's triggers (migration 0016) to the
+    """The statement that defers the points histogram's triggers (migrations 0016, 0023) to the
     transaction's commit, for a writer sharing its list's lock; None where they run in the
     write itself (SQLite, whose writers take turns anyway)."""
     return _DEFER_POINTS if dialect == "postgresql" else None
@@ -127,7 +127,7 @@ def list_statistics(dialect: str) -> TextClause | None:
 
 _ANALYZE_LISTS = text("ANALYZE contacts (list_id)")
 _DEFER_POINTS = text(
-    "SET CONSTRAINTS list_points_contact_added, list_points_contact_moved DEFERRED"
+    "SET CONSTRAINTS list_points_changes_added, list_points_contact_moved DEFERRED"
 )
 _SHARED_LOCK = text("SELECT pg_advisory_xact_lock_shared(:lock_key)")
 _EXCLUSIVE_LOCK = text("SELECT pg_advisory_xact_lock(:lock_key)")

@@ -25,6 +25,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     ForeignKey,
+    Identity,
     Index,
     Integer,
     MetaData,
@@ -359,6 +360,31 @@ class ListPoints(Base):
         primary_key=True,
     )
     points: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    contacts: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class ListSizeChange(Base):
+    """A statement's contacts added to (or, negative, removed from) a list, on its way to
+    `list_sizes` (migration 0023, PostgreSQL): a statement trigger appends it, and a trigger on
+    its row adds it to the list's size at the commit and deletes it. Empty between transactions,
+    and always on SQLite, whose row triggers update the size in place."""
+
+    __tablename__ = "list_size_changes"
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(always=True), primary_key=True)
+    listId: Mapped[str] = mapped_column("list_id", String(ID_LENGTH), nullable=False)
+    contacts: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class ListPointsChange(Base):
+    """`ListSizeChange` for `list_points`: a statement's contacts of one points value, added to
+    the histogram at the end of the statement (or at the commit of a shared import turn)."""
+
+    __tablename__ = "list_points_changes"
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(always=True), primary_key=True)
+    listId: Mapped[str] = mapped_column("list_id", String(ID_LENGTH), nullable=False)
+    points: Mapped[int] = mapped_column(BigInteger, nullable=False)
     contacts: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
