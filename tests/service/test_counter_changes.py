@@ -24,6 +24,8 @@ from sqlalchemy import Connection, Engine, create_engine, text
 
 pytestmark = pytest.mark.postgres
 
+_ACCOUNT = """INSERT INTO accounts (id, name, plan, created_at)
+ VALUES ('acc_load', 'a', 'free', now())"""
 _LIST = """INSERT INTO lists (id, account_id, url, name, mode, branding, referrals, start_from,
  columns, created_at, updated_at, allowed_origins, public_fields, public_fields_policy,
  custom_fields, audiences_stamp, time_zone)
@@ -43,11 +45,7 @@ def engine(pg_migrated_database: Callable[[], str]) -> Iterator[Engine]:
     url = pg_migrated_database()
     engine = create_engine(url)
     with engine.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO accounts (id, name, plan, created_at) VALUES ('acc_load', 'a', 'free', now())"
-            )
-        )
+        connection.execute(text(_ACCOUNT))
     try:
         yield engine
     finally:
