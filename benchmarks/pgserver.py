@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from tests.servers import ServerFailed, ServerMissing, create_pg_database, start_postgres
 
@@ -17,14 +17,16 @@ URL_VARIABLE = "AUDIENCEFILTER_BENCH_PG_URL"
 
 
 @contextlib.contextmanager
-def postgres() -> Iterator[tuple[str | None, str]]:
-    """Yields `(url, note)`: a libpq URL to use, or None and the reason there is none."""
+def postgres(settings: Mapping[str, str] | None = None) -> Iterator[tuple[str | None, str]]:
+    """Yields `(url, note)`: a libpq URL to use, or None and the reason there is none.
+    `settings`: server settings a throw-away cluster starts with (the server at the variable
+    is taken as it is)."""
     url = os.environ.get(URL_VARIABLE)
     if url:
         yield url, f"the server at {URL_VARIABLE}"
         return
     try:
-        server = start_postgres()
+        server = start_postgres(settings=settings)
     except (ServerMissing, ServerFailed, OSError) as exc:
         yield None, f"no throw-away PostgreSQL server ({exc}); set {URL_VARIABLE}"
         return

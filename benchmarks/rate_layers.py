@@ -1,6 +1,7 @@
 """Where one `PATCH /v4/contacts/{id}` spends its CPU, by layer, beside a hand-written endpoint.
 
     python -m benchmarks.rate_layers [--contacts N] [--audiences A] [--updates U] [--rounds R]
+                                     [--statements]
 
 A throw-away PostgreSQL on 127.0.0.1 (`benchmarks/pgserver.py`), a list of N synthetic contacts
 with A smart audiences (`benchmarks/service_membership.py`, as `benchmarks.service_rate` sets
@@ -17,7 +18,10 @@ moment of a shared machine hits both. Printed:
 - the function calls an update makes on the application's thread, as cProfile counts them
   (`calls_per_update`): the work itself, which the machine's load does not move;
 - the application's CPU by layer (`benchmarks/rate_spans.py`: each layer's own thread time,
-  its inner layers' taken out), and by SQL statement.
+  its inner layers' taken out), and by SQL statement;
+- with `--statements`, PostgreSQL's side by statement (`pg_stat_statements`, preloaded in the
+  throw-away server): each side's statements an update, the server's time executing and
+  planning each (the triggers' statements nested in theirs), after U more PATCHes a side.
 
 What is not in process here: the HTTP server (uvicorn's parsing, its event loop's sockets).
 A measurement script; the smoke test (tests/test_benchmarks_rate_layers.py) runs it tiny.
@@ -207,6 +211,49 @@ class Figures:
     """Python calls an update (`calls_per_update`), by side."""
     wrong: int = -1
     """Contacts written whose stored memberships differ from their filters' (`wrong_members`)."""
+    statements: dict[str, list[StatementCost]] = field(default_factory=dict)
+    """PostgreSQL's statements an update, by side (`--statements`)."""
+
+
+STATEMENT_SETTINGS = {
+    "shared_preload_libraries": "pg_stat_statements",
+    "pg_stat_statements.track": "all",
+    "pg_stat_statements.track_planning": "on",
+}
+_STATEMENT_COSTS = text(
+    "SELECT query, calls, total_exec_time, total_plan_time, toplevel FROM pg_stat_statements"
+    " WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time + total_plan_time DESC"
+)
+
+
+@dataclass(frozen=True)
+class StatementCost:
+    """One statement's share of an update on the server: how many times it ran, and the
+    milliseconds executing and planning it (a nested statement's are in its caller's too)."""
+
+    query: str
+    calls: float
+    execute_ms: float
+    plan_ms: float
+    toplevel: bool
+
+
+def statement_costs(
+    loop: asyncio.AbstractEventLoop, run: Run, work: list[tuple[str, bytes]], engine: Any
+) -> list[StatementCost]:
+    """PostgreSQL's statements of `work`, an update's share each, counted from a reset."""
+    with engine.connect() as connection:
+        connection.execute(text("SELECT pg_stat_statements_reset()"))
+        connection.commit()
+    with inline_threads():
+        _patches(loop, run, work)
+    with engine.connect() as connection:
+        rows = connection.execute(_STATEMENT_COSTS).all()
+    n = len(work)
+    return [
+        StatementCost(" ".join(query.split()), calls / n, executed / n, planned / n, top)
+        for query, calls, executed, planned, top in rows
+    ]
 
 
 @dataclass
@@ -290,6 +337,10 @@ def measure(url: str, args: argparse.Namespace) -> Figures:
     loop = asyncio.new_event_loop()
     try:
         engine = bench.database.engine
+        if args.statements:
+            with engine.connect() as connection:
+                connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"))
+                connection.commit()
         hand = Hand(engine, bench.with_audiences)
         with engine.connect() as connection:
             ids = list(connection.execute(
@@ -304,8 +355,11 @@ def measure(url: str, args: argparse.Namespace) -> Figures:
         for _ in range(args.rounds):
             one_round(loop, sides, hand, ids, figures, rng)
         counted = _bodies(ids[: max(1, len(ids) // 3)], random.Random(5))
-        for name, run in sides.items():
+        for seed, (name, run) in enumerate(sides.items()):
             figures.calls[name] = calls_per_update(loop, run, counted)
+            if args.statements:  # new values, so that each write changes its contact
+                work = _bodies([i for i, _ in counted], random.Random(7 + seed))
+                figures.statements[name] = statement_costs(loop, run, work, engine)
         figures.wrong = wrong_members(hand, ids)
         return figures
     finally:
@@ -338,7 +392,29 @@ def render(figures: Figures, load: tuple[tuple[float, ...], tuple[float, ...]]) 
         f"{figures.calls['ours'] / max(1.0, figures.calls['hand']):.2f}x |",
         "",
     ]
-    return "\n".join(lines + layer_table(figures))
+    return "\n".join(lines + layer_table(figures) + statement_table(figures))
+
+
+def statement_table(figures: Figures, top: int = 8) -> list[str]:
+    """Each side's costliest statements on the server, and its top-level statements' sum."""
+    lines: list[str] = []
+    for side, costs in figures.statements.items():
+        outer = [cost for cost in costs if cost.toplevel]
+        executed = sum(cost.execute_ms for cost in outer)
+        planned = sum(cost.plan_ms for cost in outer)
+        count = sum(cost.calls for cost in outer)
+        lines += [
+            "",
+            f"PostgreSQL, {side}: {count:.1f} statements an update, {executed:.2f} ms executing "
+            f"and {planned:.2f} ms planning them (pg_stat_statements):",
+            "| statement | an update | execute, ms | plan, ms |",
+            "|---|---:|---:|---:|",
+        ]
+        for cost in costs[:top]:
+            nested = "" if cost.toplevel else " (nested)"
+            lines.append(f"| `{cost.query[:70]}`{nested} | {cost.calls:.2f} | "
+                         f"{cost.execute_ms:.3f} | {cost.plan_ms:.3f} |")  # fmt: skip
+    return lines
 
 
 def layer_table(figures: Figures) -> list[str]:
@@ -362,12 +438,15 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--audiences", type=int, default=100)
     parser.add_argument("--updates", type=int, default=60, help="PATCHes a side a round")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--statements", action="store_true", help="PostgreSQL's statements (pg_stat_statements)"
+    )
     return parser.parse_args(argv)
 
 
 def run(args: argparse.Namespace) -> Figures | None:
     """One whole run on a throw-away PostgreSQL, its table printed; None without one."""
-    with postgres() as (url, note):
+    with postgres(STATEMENT_SETTINGS if args.statements else None) as (url, note):
         if url is None:
             print(f"PostgreSQL: {note}")
             return None

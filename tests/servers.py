@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -245,11 +245,12 @@ def _as_postgres(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command]
 
 
-def start_postgres(*, jit: bool = True) -> Server:
+def start_postgres(*, jit: bool = True, settings: Mapping[str, str] | None = None) -> Server:
     """Start a throw-away PostgreSQL cluster; its URL names the `postgres` database. `jit`:
     whether it compiles costly queries, as a default server does where it has its provider
     (the benchmarks and drills keep that; the tests' cluster runs without,
-    `start_postgres_for_tests`)."""
+    `start_postgres_for_tests`). `settings`: more server settings, by name (a benchmark's
+    `shared_preload_libraries`, say)."""
     bindir = _postgres_bin()
     folder = Path(tempfile.mkdtemp(prefix="audiencefilter-pg-"))
     data, sockets, log = folder / "data", folder / "sockets", folder / "server.log"
@@ -283,6 +284,8 @@ def start_postgres(*, jit: bool = True) -> Server:
         )
         if not jit:
             options += " -c jit=off"
+        for name, value in (settings or {}).items():
+            options += f" -c {name}={value}"
         _run(
             _as_postgres(
                 [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w"]

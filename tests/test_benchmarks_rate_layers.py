@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from benchmarks import rate_layers
+from benchmarks import pgserver, rate_layers
 from benchmarks.rate_spans import SQL
 
 TINY = ["--contacts", "200", "--audiences", "8", "--updates", "6", "--rounds", "1"]
@@ -30,3 +30,21 @@ def test_the_layers_of_a_patch_are_measured_beside_the_hand_written_endpoint() -
     # counted, not timed: the service's PATCH does more calls than the hand-written endpoint
     assert figures.calls["ours"] > figures.calls["hand"] > 100
     assert "| Python calls an update, this thread (cProfile) |" in rendered
+
+
+@pytest.mark.postgres
+def test_the_statements_of_a_patch_are_counted_on_the_server() -> None:
+    """`--statements`: each side's statements from `pg_stat_statements` of a throw-away server
+    started with it; ours runs the contacts' `UPDATE`, and its counters' triggers nested."""
+    if os.environ.get(pgserver.URL_VARIABLE):
+        pytest.skip("a server of one's own may lack pg_stat_statements")
+    figures = rate_layers.run(rate_layers.parse([*TINY, "--statements"]))
+    if figures is None:
+        pytest.skip("no PostgreSQL server")
+    ours, hand = figures.statements["ours"], figures.statements["hand"]
+    assert any(c.toplevel and c.query.startswith("UPDATE contacts") for c in ours)
+    assert any(not c.toplevel and "list_points" in c.query for c in ours)
+    assert all(c.calls > 0 and c.execute_ms >= 0 and c.plan_ms >= 0 for c in ours + hand)
+    assert sum(c.calls for c in ours if c.toplevel) > sum(c.calls for c in hand if c.toplevel)
+    rendered = rate_layers.render(figures, (os.getloadavg(), os.getloadavg()))
+    assert "PostgreSQL, ours:" in rendered and "PostgreSQL, hand:" in rendered
