@@ -5,8 +5,9 @@ write that moves it:
 
 - `list_sizes`: the list's number of contacts (triggers, migration 0010), which pages answer as
   their total;
-- `list_points`: how many contacts hold each points value (triggers, migration 0016), which
-  every contact's waitlist position is summed from;
+- `list_points`: how many contacts hold each points value (triggers, migration 0016), and
+  `list_point_bands`, the same by band of 64 values (0024), which every contact's waitlist
+  position is summed from;
 - `memberships`: the stored members of each audience (`domain/membership/store.py`), which the
   audiences' `subsCount` and members pages answer;
 - `audience_overlaps` and the notes `overlap_noted`: the contacts each pair of audiences
@@ -44,12 +45,14 @@ from sqlalchemy import func, select, text
 from audiencefilter.service import create_app
 from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import (
+    BAND_SHIFT,
     Audience,
     AudienceMember,
     AudienceOverlap,
     Contact,
     Event,
     EventHead,
+    ListPointBand,
     ListPoints,
     ListSize,
     Membership,
@@ -404,6 +407,18 @@ def test_the_kept_points_histogram_and_positions_equal_a_recount(api: ApiClient,
             ).all()
         )
     assert kept == histogram  # no row of 0 contacts left either
+    bands: dict[int, int] = {}  # and by band of 64 values (migration 0024)
+    for points, count in histogram.items():
+        bands[points >> BAND_SHIFT] = bands.get(points >> BAND_SHIFT, 0) + count
+    with database.reading() as session:
+        kept_bands = dict(
+            session.execute(
+                select(ListPointBand.band, ListPointBand.contacts).where(
+                    ListPointBand.listId == writes.list_id
+                )
+            ).all()
+        )
+    assert kept_bands == bands
     # Each contact's position as the API answers it, against the rank by definition.
     ranked = sorted(records, key=lambda r: (-r["points"], r["createdAt"], r["id"]))
     expected = {record["id"]: rank for rank, record in enumerate(ranked, start=1)}

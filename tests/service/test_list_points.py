@@ -24,12 +24,14 @@ from sqlalchemy.engine import Connection
 
 from audiencefilter.service import create_app
 from audiencefilter.service.db.engine import Database
+from audiencefilter.service.db.models import BAND_SHIFT
 
 from .conftest import ApiClient, Tenant, make_tenant, settings_on, url_settings
 from .test_page_work import GROWTH, Work, _expected_positions, fill
 
 SMALL, LARGE = 1_000, 10_000
 VALUES = 300  # the points values the lists' contacts hold
+_BAND_ROWS = 1 << BAND_SHIFT  # a band's values, rows on PostgreSQL (SQLite's work is in steps)
 
 
 def _histogram(database: Database) -> tuple[set[tuple[str, int, int]], set[tuple[str, int, int]]]:
@@ -42,6 +44,22 @@ def _histogram(database: Database) -> tuple[set[tuple[str, int, int]], set[tuple
         )
         return {(a, int(b), int(c)) for a, b, c in kept}, {
             (a, int(b), int(c)) for a, b, c in counted
+        }
+
+
+def _bands(database: Database) -> tuple[set[tuple[str, int, int]], set[tuple[str, int, int]]]:
+    """The kept bands (`list_point_bands`, migration 0024) and the histogram summed by band."""
+    with database.reading() as session:
+        connection = session.connection()
+        kept = connection.execute(text("SELECT list_id, band, contacts FROM list_point_bands"))
+        summed = connection.execute(
+            text(
+                "SELECT list_id, points >> 6, sum(contacts) FROM list_points"
+                " GROUP BY list_id, points >> 6"
+            )
+        )
+        return {(a, int(b), int(c)) for a, b, c in kept}, {
+            (a, int(b), int(c)) for a, b, c in summed
         }
 
 
@@ -66,6 +84,8 @@ def _check_every_way(tenant: Tenant) -> None:
     tenant.ok("DELETE", f"/v4/lists/{gone['id']}")
     kept, counted = _histogram(database)
     assert kept == counted
+    kept_bands, summed = _bands(database)
+    assert kept_bands == summed
     held = {row[0] for row in kept}  # the session's database holds other tests' lists too
     assert {lst["id"], other["id"]} <= held
     assert gone["id"] not in held
@@ -187,8 +207,10 @@ def test_a_position_costs_the_same_in_a_list_ten_times_larger(api: ApiClient) ->
         _fill(database, list_id, size)
         updates[size] = _update_work(api, tenant, list_id)
         pages[size] = _middle_page_work(api, tenant, list_id, size)
-    assert updates[LARGE] <= GROWTH * updates[SMALL], updates
-    assert pages[LARGE] <= GROWTH * pages[SMALL], pages
+    # A position reads the values of its own band beyond its points (`list_point_bands`):
+    # from none to a band's worth, by where the points fall in their band, whatever the size.
+    assert updates[LARGE] <= GROWTH * updates[SMALL] + _BAND_ROWS, updates
+    assert pages[LARGE] <= GROWTH * pages[SMALL] + _BAND_ROWS, pages
 
 
 def _commit_phase_writer(
@@ -266,3 +288,41 @@ def _until_moved_or_waiting(engine: Any, ready: threading.Event) -> None:
             ).scalar_one()
             if waiting:
                 return
+
+
+# Points at the edges of the bands of 64 values, negative ones included (`points >> 6` floors).
+EDGES = [-129, -128, -65, -64, -63, -1, 0, 1, 62, 63, 64, 65, 127, 128, 191, 192]
+
+
+def _check_positions_at_band_edges(tenant: Tenant) -> None:
+    database: Database = tenant.client.app.state.db
+    list_id = tenant.new_list()["id"]
+    made = {
+        tenant.new_contact(list_id, f"p{i}@example.com", points=points)["id"]: points
+        for i, points in enumerate(EDGES + EDGES[::3])  # some values held twice
+    }
+    ids = list(made)
+    for at, contact_id in enumerate(ids):  # each moved across an edge or along its band
+        points = EDGES[(at * 7) % len(EDGES)] + (1 if at % 2 else 0)
+        answer = tenant.ok("PATCH", f"/v4/contacts/{contact_id}", json={"points": points})
+        expected = _expected_positions(database, list_id, [contact_id], 1)
+        assert answer["contact"]["position"] == expected[contact_id], (points, at)
+    page = tenant.ok("GET", "/v4/contacts", params={"listId": list_id, "limit": 7, "page": 2})
+    shown = [contact["id"] for contact in page["contacts"]]
+    expected = _expected_positions(database, list_id, shown, 1)
+    assert {c["id"]: c["position"] for c in page["contacts"]} == expected
+    kept_bands, summed = _bands(database)
+    assert kept_bands == summed
+    assert any(band < 0 for held, band, _ in kept_bands if held == list_id)
+
+
+def test_positions_at_the_bands_edges_on_sqlite(tenant: Tenant) -> None:
+    _check_positions_at_band_edges(tenant)
+
+
+@pytest.mark.postgres
+def test_positions_at_the_bands_edges_on_postgres(
+    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+) -> None:
+    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    _check_positions_at_band_edges(make_tenant(api))

@@ -39,6 +39,7 @@ TABLES = {
     "audience_build_members",
     "list_sizes",
     "list_points",
+    "list_point_bands",
     "list_size_changes",
     "list_points_changes",
     "audience_versions",

@@ -363,6 +363,28 @@ class ListPoints(Base):
     contacts: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
+BAND_SHIFT = 6
+"""A points value's band in `ListPointBand`: `points >> BAND_SHIFT`, 64 values a band."""
+
+
+class ListPointBand(Base):
+    """`ListPoints` summed by band of 64 points values (migration 0024), kept by triggers on
+    `list_points`: a position sums the bands above its contact's and the values of its own band
+    (`queries.ranked_beyond`), at most 64 of them, not every value above. A band reaching 0
+    contacts is deleted."""
+
+    __tablename__ = "list_point_bands"
+
+    listId: Mapped[str] = mapped_column(
+        "list_id",
+        String(ID_LENGTH),
+        ForeignKey("lists.id", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    band: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    contacts: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
 class ListSizeChange(Base):
     """A statement's contacts added to (or, negative, removed from) a list, on its way to
     `list_sizes` (migration 0023, PostgreSQL): a statement trigger appends it, and a trigger on

@@ -22,11 +22,34 @@ from datetime import UTC
 from functools import cache
 from typing import Any, Final, TypeVar
 
-from sqlalchemy import BigInteger, ColumnElement, Select, Text, bindparam, cast, func, or_, select
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Select,
+    Text,
+    and_,
+    bindparam,
+    cast,
+    func,
+    literal,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Session
 
 from ..ground.errors import not_found
-from .models import Action, Audience, Base, Contact, List, ListPoints, ListSize, Webhook
+from .models import (
+    BAND_SHIFT,
+    Action,
+    Audience,
+    Base,
+    Contact,
+    List,
+    ListPointBand,
+    ListPoints,
+    ListSize,
+    Webhook,
+)
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -225,7 +248,23 @@ def ranked_beyond(
 
 
 def _histogram_beyond(list_id: Any, points: Any, ahead: bool) -> Any:
-    """The list's contacts with more (`ahead`) or fewer points, from `list_points`."""
-    beyond = ListPoints.points > points if ahead else ListPoints.points < points
-    total = cast(func.coalesce(func.sum(ListPoints.contacts), 0), BigInteger)  # not numeric
-    return select(total).where(ListPoints.listId == list_id, beyond).scalar_subquery()
+    """The list's contacts with more (`ahead`) or fewer points: the bands beyond the points'
+    own (`list_point_bands`), and the values of its own band beyond the points (`list_points`,
+    at most 64 rows, read on its key: the band's values are a range of it)."""
+    points = points if isinstance(points, ColumnElement) else literal(points, BigInteger)
+    band = points.op(">>")(BAND_SHIFT)
+    edge = (1 << BAND_SHIFT) - 1
+    if ahead:  # the band's last value: its low bits all set
+        bands = ListPointBand.band > band
+        near = and_(ListPoints.points > points, ListPoints.points <= points.op("|")(edge))
+    else:  # the band's first value: its low bits all clear
+        bands = ListPointBand.band < band
+        near = and_(ListPoints.points < points, ListPoints.points >= points.op("&")(~edge))
+    in_bands = select(_summed(ListPointBand.contacts))
+    in_bands = in_bands.where(ListPointBand.listId == list_id, bands)
+    in_band = select(_summed(ListPoints.contacts)).where(ListPoints.listId == list_id, near)
+    return in_bands.scalar_subquery() + in_band.scalar_subquery()
+
+
+def _summed(contacts: Any) -> Any:
+    return cast(func.coalesce(func.sum(contacts), 0), BigInteger)  # not numeric
