@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
@@ -390,35 +391,25 @@ def test_the_kept_list_size_equals_a_count_of_its_contacts(api: ApiClient, seed:
     assert counted == len(_records(database, writes.list_id))
 
 
+def _kept_by_key(database: Database, table: Any, key: Any, list_id: str) -> dict[int, int]:
+    """A kept count of the list (the histogram, its bands), its rows' contacts by key."""
+    with database.reading() as session:
+        rows = session.execute(select(key, table.contacts).where(table.listId == list_id))
+        return {int(value): int(count) for value, count in rows}
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_kept_points_histogram_and_positions_equal_a_recount(api: ApiClient, seed: int) -> None:
     writes = written(api, seed)
     database = _database(writes)
     records = _records(database, writes.list_id)
-    histogram: dict[int, int] = {}
-    for record in records:
-        histogram[record["points"]] = histogram.get(record["points"], 0) + 1
-    with database.reading() as session:
-        kept = dict(
-            session.execute(
-                select(ListPoints.points, ListPoints.contacts).where(
-                    ListPoints.listId == writes.list_id
-                )
-            ).all()
-        )
+    histogram = Counter(record["points"] for record in records)
+    kept = _kept_by_key(database, ListPoints, ListPoints.points, writes.list_id)
     assert kept == histogram  # no row of 0 contacts left either
-    bands: dict[int, int] = {}  # and by band of 64 values (migration 0024)
+    bands: Counter[int] = Counter()  # and by band of 64 values (migration 0024)
     for points, count in histogram.items():
-        bands[points >> BAND_SHIFT] = bands.get(points >> BAND_SHIFT, 0) + count
-    with database.reading() as session:
-        kept_bands = dict(
-            session.execute(
-                select(ListPointBand.band, ListPointBand.contacts).where(
-                    ListPointBand.listId == writes.list_id
-                )
-            ).all()
-        )
-    assert kept_bands == bands
+        bands[points >> BAND_SHIFT] += count
+    assert _kept_by_key(database, ListPointBand, ListPointBand.band, writes.list_id) == bands
     # Each contact's position as the API answers it, against the rank by definition.
     ranked = sorted(records, key=lambda r: (-r["points"], r["createdAt"], r["id"]))
     expected = {record["id"]: rank for rank, record in enumerate(ranked, start=1)}
