@@ -393,6 +393,15 @@ def packed_ids(dialect: str, ids: Sequence[str]) -> str:
     return json.dumps(list(ids))
 
 
+def packed_aggregate(dialect: str, ids: Any) -> Any:
+    """The aggregate packing the grouped rows' `ids` as `packed_ids` packs a list, for
+    `unpacked_column` to read back: `string_agg` by the separator on PostgreSQL,
+    `json_group_array` on SQLite."""
+    if dialect == "postgresql":
+        return func.string_agg(ids, literal(_SEPARATOR, String))
+    return func.json_group_array(ids)
+
+
 def unpacked_column(dialect: str, column: Any, name: str) -> Any:
     """The ids a column packs (`packed_ids`) as a table of one column, `value`, named `name`, to
     join after the column's own table (a function in `FROM` may read the tables before it:

@@ -365,36 +365,40 @@ def _noted_pairs(dialect: str) -> Select[Any]:
 
 
 def _pairs_now(dialect: str, noted: Any) -> Select[Any]:
-    """Each pair of the audiences a noted contact of the list is stored in now, counted 1."""
-    one, other = MEMBERSHIPS.alias("one"), MEMBERSHIPS.alias("other")
-    a = dialects.bytewise(dialect, one.c.audience_id)
-    b = dialects.bytewise(dialect, other.c.audience_id)
-    selected = select(
-        one.c.audience_id.label("a"), other.c.audience_id.label("b"),
-        literal(1, BigInteger).label("n"),
-    )  # fmt: skip
-    return (
-        selected.select_from(noted)
-        .join(one, one.c.contact_id == noted.c.contact_id)
-        .join(other, (other.c.contact_id == noted.c.contact_id) & (a <= b))
+    """Each pair of the audiences a noted contact of the list is stored in now, counted 1.
+    Each contact's memberships are read once and packed, then paired as a note's audiences
+    are: a join of the memberships with themselves read a contact's memberships again for
+    each of them (52,780 of the 72,949 pages a settle of 54 contacts in some 32 audiences
+    read)."""
+    member = MEMBERSHIPS.alias("member")
+    packed = dialects.packed_aggregate(dialect, member.c.audience_id).label("audiences")
+    now = (
+        select(packed)
+        .select_from(noted)
+        .join(member, member.c.contact_id == noted.c.contact_id)
         .where(noted.c.list_id == bindparam(_CARRIED_LIST, type_=String))
+        .group_by(noted.c.contact_id)
+        .subquery("now")
     )
+    return _packed_pairs(dialect, now, 1)
 
 
 def _pairs_then(dialect: str, noted: Any) -> Select[Any]:
     """Each pair of the audiences a noted contact of the list was in when noted, counted -1."""
-    first = dialects.unpacked_column(dialect, noted.c.audiences, "first")
-    second = dialects.unpacked_column(dialect, noted.c.audiences, "second")
+    mine = noted.c.list_id == bindparam(_CARRIED_LIST, type_=String)
+    return _packed_pairs(dialect, noted, -1).where(mine)
+
+
+def _packed_pairs(dialect: str, packed: Any, sign: int) -> Select[Any]:
+    """Each pair of the audiences of each row's packed `audiences`, the smaller id first and
+    each audience with itself, counted `sign`."""
+    first = dialects.unpacked_column(dialect, packed.c.audiences, "first")
+    second = dialects.unpacked_column(dialect, packed.c.audiences, "second")
     x, y = dialects.bytewise(dialect, first.c.value), dialects.bytewise(dialect, second.c.value)
     selected = select(
-        first.c.value.label("a"), second.c.value.label("b"), literal(-1, BigInteger).label("n")
+        first.c.value.label("a"), second.c.value.label("b"), literal(sign, BigInteger).label("n")
     )
-    return (
-        selected.select_from(noted)
-        .join(first, true())
-        .join(second, x <= y)
-        .where(noted.c.list_id == bindparam(_CARRIED_LIST, type_=String))
-    )
+    return selected.select_from(packed).join(first, true()).join(second, x <= y)
 
 
 def _one_contact_rows(dialect: str) -> Select[Any]:
