@@ -31,7 +31,6 @@ from sqlalchemy import (
     bindparam,
     cast,
     func,
-    literal,
     or_,
     select,
 )
@@ -247,11 +246,10 @@ def ranked_beyond(
     return _histogram_beyond(list_id, points, ahead) + same.scalar_subquery()
 
 
-def _histogram_beyond(list_id: Any, points: Any, ahead: bool) -> Any:
+def _histogram_beyond(list_id: Any, points: ColumnElement[Any], ahead: bool) -> Any:
     """The list's contacts with more (`ahead`) or fewer points: the bands beyond the points'
     own (`list_point_bands`), and the values of its own band beyond the points (`list_points`,
     at most 64 rows, read on its key: the band's values are a range of it)."""
-    points = points if isinstance(points, ColumnElement) else literal(points, BigInteger)
     band = points.op(">>")(BAND_SHIFT)
     edge = (1 << BAND_SHIFT) - 1
     if ahead:  # the band's last value: its low bits all set
