@@ -35,10 +35,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any, cast
 
-from sqlalchemy import Table, select
+from sqlalchemy import ColumnElement, Table, bindparam, select
 from sqlalchemy.orm import Session
 
 from ... import as_utc
+from ..db import dialects
 from ..db.bulk import RowMaker, insert_rows, update_by_id
 from ..db.models import Action, Contact, json_text, new_id
 from ..ground import clock
@@ -151,11 +152,12 @@ def lock_existing(
         return False
     statement = (
         select(Contact.id)
-        .where(Contact.listId == list_id, Contact.emailKey.in_(keys))
+        .where(Contact.listId == bindparam("list_id"), _key_among(session))
         .order_by(Contact.id)
         .with_for_update(key_share=True)
     )
-    return len(session.scalars(statement).all()) == len(keys)
+    found = session.scalars(statement, {"list_id": list_id, dialects.IDS: keys}).all()
+    return len(found) == len(keys)
 
 
 def _suppressed(
@@ -193,12 +195,18 @@ def counts(results: Sequence[dict[str, Any]]) -> dict[str, int]:
 def _existing(session: Session, list_id: str, keys: list[str]) -> dict[str, Contact]:
     """`{email key: contact}` of the list's contacts with one of these emails."""
     found: dict[str, Contact] = {}
+    statement = select(Contact).where(Contact.listId == bindparam("list_id"), _key_among(session))
     for start in range(0, len(keys), CHUNK):
-        statement = select(Contact).where(
-            Contact.listId == list_id, Contact.emailKey.in_(keys[start : start + CHUNK])
-        )
-        found.update({contact.emailKey: contact for contact in session.scalars(statement)})
+        chunk = {"list_id": list_id, dialects.IDS: keys[start : start + CHUNK]}
+        found.update({contact.emailKey: contact for contact in session.scalars(statement, chunk)})
     return found
+
+
+def _key_among(session: Session) -> ColumnElement[bool]:
+    """`emailKey IN :ids`, the keys one bound parameter (`dialects.ids_in`): an expanding `IN`
+    of a turn's 500 keys was bound, sent and parsed by the driver anew each time, a tenth of a
+    bulk import's time on PostgreSQL."""
+    return dialects.ids_in(Contact.emailKey, dialects.dialect_of(session))
 
 
 def _stored_actions(session: Session, contact_ids: list[str]) -> dict[str, Counter[ActionKey]]:
