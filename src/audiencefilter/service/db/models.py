@@ -400,9 +400,12 @@ class ListSizeChange(Base):
 
 class ListPointsChange(Base):
     """`ListSizeChange` for `list_points`: a statement's contacts of one points value, added to
-    the histogram at the end of the statement (or at the commit of a shared import turn)."""
+    the histogram at the end of the statement (or at the commit of a shared import turn), with
+    every other change of its list not yet added (migration 0025: the fold deletes them by
+    list)."""
 
     __tablename__ = "list_points_changes"
+    __table_args__ = (Index("ix_list_points_changes_list", "list_id"),)
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(always=True), primary_key=True)
     listId: Mapped[str] = mapped_column("list_id", String(ID_LENGTH), nullable=False)
