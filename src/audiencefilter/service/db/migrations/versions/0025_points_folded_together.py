@@ -13,10 +13,10 @@ its first firing for a list adds every change of the list the transaction has no
 a few set-based statements: the values gained upserted into `list_points` in the order of the
 values, the values lost updated (never inserted: a list being deleted has lost its rows to the
 cascade already), the emptied values deleted, then the bands likewise in `list_point_bands`; the
-later firings find their change gone and return. The bands' row
-trigger of 0024 stands aside while the fold writes them itself (`audiencefilter.points_folding`,
-a setting local to the transaction, set only for the fold's own statements); a contact's move of
-its points or list still goes through it. The changes of other transactions are never visible
+later firings find their change gone and return. The bands' row trigger of 0024 stands aside
+while the fold writes them itself (`audiencefilter.points_folding`, a setting local to the
+transaction, set only for the fold's own statements); a contact's move of its points or list
+still goes through it. The changes of other transactions are never visible
 here: each transaction adds and deletes its own before it commits.
 
 `list_points_changes` gains an index on `list_id`: the fold deletes a list's changes by it.
