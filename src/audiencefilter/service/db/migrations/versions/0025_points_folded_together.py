@@ -94,13 +94,16 @@ BEGIN
     RETURN NULL;
 END $$"""
 
-_BANDS = """CREATE OR REPLACE FUNCTION list_point_bands_changed() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF current_setting('audiencefilter.points_folding', true) = 'on' THEN
+_FOLDING = """    IF current_setting('audiencefilter.points_folding', true) = 'on' THEN
         RETURN NULL;  -- the fold of list_points_changes writes the bands itself
     END IF;
-    IF TG_OP = 'INSERT' THEN
+"""
+"""The bands' trigger's first lines from this revision on: it stands aside during a fold."""
+
+_BANDS_FUNCTION = """CREATE OR REPLACE FUNCTION list_point_bands_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+{folding}    IF TG_OP = 'INSERT' THEN
         INSERT INTO list_point_bands (list_id, band, contacts)
             VALUES (NEW.list_id, NEW.points >> 6, NEW.contacts)
             ON CONFLICT (list_id, band)
@@ -118,8 +121,10 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$"""
+_BANDS = _BANDS_FUNCTION.format(folding=_FOLDING)
+_BANDS_BEFORE = _BANDS_FUNCTION.format(folding="")  # 0024's, for the downgrade
 
-# 0023's and 0024's functions as they were, for the downgrade.
+# 0023's fold as it was, for the downgrade.
 _FOLD_BEFORE = """CREATE OR REPLACE FUNCTION list_points_changes_added() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -138,14 +143,6 @@ BEGIN
     DELETE FROM list_points_changes WHERE id = NEW.id;
     RETURN NULL;
 END $$"""
-
-_BANDS_BEFORE = _BANDS.replace(
-    """    IF current_setting('audiencefilter.points_folding', true) = 'on' THEN
-        RETURN NULL;  -- the fold of list_points_changes writes the bands itself
-    END IF;
-""",
-    "",
-)
 
 
 def upgrade() -> None:
