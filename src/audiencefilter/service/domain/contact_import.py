@@ -194,12 +194,9 @@ def counts(results: Sequence[dict[str, Any]]) -> dict[str, int]:
 
 def _existing(session: Session, list_id: str, keys: list[str]) -> dict[str, Contact]:
     """`{email key: contact}` of the list's contacts with one of these emails."""
-    found: dict[str, Contact] = {}
     statement = select(Contact).where(Contact.listId == bindparam("list_id"), _key_among(session))
-    for start in range(0, len(keys), CHUNK):
-        chunk = {"list_id": list_id, dialects.IDS: keys[start : start + CHUNK]}
-        found.update({contact.emailKey: contact for contact in session.scalars(statement, chunk)})
-    return found
+    keyed = session.scalars(statement, {"list_id": list_id, dialects.IDS: keys})
+    return {contact.emailKey: contact for contact in keyed}
 
 
 def _key_among(session: Session) -> ColumnElement[bool]:
