@@ -43,6 +43,7 @@ from audiencefilter.language.fields import (
     Quantifier,
 )
 from audiencefilter.testing.space import (
+    NOWS,
     SPACE,
     Encoding,
     Placement,
@@ -54,6 +55,7 @@ from audiencefilter.testing.space import (
     slots,
     space_schema,
 )
+from audiencefilter.testing.space import _numbered as _numbered
 from audiencefilter.testing.space_examples import example_records
 from tests.space_run import FAMILIES, family_tests, generated_batches
 from tests.space_surfaces import SURFACES
@@ -146,14 +148,20 @@ def test_every_relation_kind_is_reached() -> None:
 
 
 def _without_ids(record: dict[str, Any]) -> dict[str, Any]:
-    """`record` without the ids a batch gives it and its related rows."""
+    """`record` without the ids the batch gave it and its related rows (`r0`, `r0.0`, `r0.o`);
+    an id a related row was built with is its own, and stays."""
+    name = record["id"]
     found = {k: v for k, v in record.items() if k != "id"}
     for key, rows in found.items():
         if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
-            found[key] = [{k: v for k, v in r.items() if k != "id"} for r in rows]
-        elif isinstance(rows, dict) and "id" in rows:
-            found[key] = {k: v for k, v in rows.items() if k != "id"}
+            found[key] = [_unnumbered(r, f"{name}.{n}") for n, r in enumerate(rows)]
+        elif isinstance(rows, dict):
+            found[key] = _unnumbered(rows, f"{name}.o")
     return found
+
+
+def _unnumbered(row: dict[str, Any], number: str) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if not (k == "id" and v == number)}
 
 
 def test_the_batches_hold_the_records_examples_builds() -> None:
@@ -175,6 +183,20 @@ def test_the_batches_hold_the_records_examples_builds() -> None:
             flt = af.parse(where, batch.schema)
             sides |= {flt.matches(r, now=batch.now) for b, r in built if b is batch}
     assert sides == {True, False}
+
+
+def test_a_related_row_keeps_the_id_it_was_built_with() -> None:
+    """A related row's `id` is a field like any other: a record `af.testing.examples` built on
+    the edge of `owner.is.id` stays on its side once the batch numbers it (the batch gave the
+    row its own id before, and the record built inside fell outside)."""
+    where = {"owner": {"is": {"id": {"equals": "a a"}}}}
+    now = NOWS[0]
+    flt = af.parse(where, SPACE)
+    built = example_records(SPACE, now, [where])
+    numbered = [_numbered(i, record, "e") for i, record in enumerate(built)]
+    sides = [flt.matches(record, now=now) for record in built]
+    assert True in sides
+    assert [flt.matches(record, now=now) for record in numbered] == sides
 
 
 def test_the_space_schemas_differ_only_by_zone() -> None:

@@ -221,3 +221,68 @@ def test_groups_of_thousands_stay_within_parse_depth(
     flt = af.parse(where)
     expected = {r["id"] for r in WIDE if flt.matches(r)}
     assert database.way(way)(flt, database.table_for(WIDE)) == expected
+
+
+LISTS = af.Schema.from_mapping({"tags": "string[]"})
+NUL_LISTS = [
+    {"id": "l1", "tags": ["a\x00b"]},
+    {"id": "l2", "tags": ["a"]},
+    {"id": "l3", "tags": ["\x00", "o'brien"]},
+    {"id": "l4", "tags": ["\x00"]},
+    {"id": "l5", "tags": [""]},
+    {"id": "l6", "tags": []},
+]
+LIST_NUL_CASES: list[tuple[str, dict[str, Any]]] = [
+    ("equals", {"tags": {"equals": ["\x00"]}}),
+    ("not", {"tags": {"not": ["\x00"]}}),
+    ("not-insensitive", {"tags": {"not": ["\x00", "O'Brien"], "mode": "insensitive"}}),
+    ("equals-insensitive", {"tags": {"equals": ["\x00", "O'BRIEN"], "mode": "insensitive"}}),
+    ("has", {"tags": {"has": "a\x00b"}}),
+    ("has-some", {"tags": {"hasSome": ["x", "\x00"]}}),
+    ("has-every-insensitive", {"tags": {"hasEvery": ["\x00"], "mode": "insensitive"}}),
+    ("has-prefix", {"tags": {"has": "a"}}),
+    ("has-empty", {"tags": {"has": ""}}),
+]
+"""A string list field holding NUL: SQLite keeps the list as JSON text and reads its items with
+`json_each`, which ends a string at NUL (`"\\u0000"` reads as `""`, `"a\\u0000b"` as `"a"`).
+A literal holding NUL is refused when the filter is built; a literal without NUL stays, its
+answer decided by the stored items (`has "a"` on `["a\\u0000b"]`, a documented limit).
+PostgreSQL's text cannot hold NUL: these records cannot be stored there."""
+
+LIST_LIMITS = {"has-prefix", "has-empty"}
+
+
+def _list_params() -> list[Any]:
+    params = []
+    for case, where in LIST_NUL_CASES:
+        for database in database_params():
+            name = database.values[0]
+            if name == "postgresql":
+                continue
+            for way in WAYS:
+                marks = list(database.marks)
+                if name == "sqlite" and case in LIST_LIMITS:
+                    marks.append(pytest.mark.xfail(strict=True, reason=SQLITE_NUL))
+                params.append(
+                    pytest.param(name, way, where, marks=marks, id=f"nul-list-{case}-{way}-{name}")
+                )
+    return params
+
+
+@pytest.mark.parametrize(("name", "way", "where"), _list_params())
+def test_a_list_holding_nul_agrees_with_memory_or_is_refused(
+    name: str, way: str, where: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    """Memory's answer, or on SQLite, where a literal holds NUL, a refusal when the filter is
+    built. Before, SQLite's `equals ["\\u0000"]` selected nobody and its `not` every list (a
+    generated filter over a to-one row's list found it: `owner.is.c_string_list.not`)."""
+    database: Database = open_database(name, request)
+    flt = af.parse(where, LISTS)
+    expected = {r["id"] for r in NUL_LISTS if flt.matches(r)}
+    table = database.table_for(NUL_LISTS, LISTS)
+    if refuses(name, flt):
+        with pytest.raises(af.FilterError, match="NUL") as caught:
+            database.way(way)(flt, table)
+        assert caught.value.errors[0].path == "tags"
+        return
+    assert database.way(way)(flt, table) == expected

@@ -124,15 +124,14 @@ def _doubled_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def refuses(dialect: str, flt: af.Filter, now: datetime = NOW) -> bool:
     """Whether `dialect` must refuse `flt` (docs/backends-sql-rules.md): MySQL/MariaDB and
     DuckDB a case-insensitive literal holding a sigma, SQLite a literal holding NUL at a data
-    path, every engine an equality at a data path with an integer it cannot keep (beyond 2^53
-    where JSON numbers are doubles, beyond 64 bits on SQLite and PostgreSQL) that no double
-    holds, MySQL/MariaDB an
-    anniversary of a date-time in a zone other than UTC, having no time zone tables on a default
-    server (a
-    date's anniversary needs no zone)."""
+    path or in a list field's test, every engine an equality at a data path with an integer
+    it cannot keep (beyond 2^53 where JSON numbers are doubles, beyond 64 bits on SQLite and
+    PostgreSQL) that no double holds, MySQL/MariaDB an anniversary of a date-time in a zone
+    other than UTC, having no time zone tables on a default server (a date's anniversary
+    needs no zone)."""
     if dialect in ("mysql", "duckdb") and _holds_folded_sigma(flt, now):
         return True
-    if dialect == "sqlite" and _holds_nul_at_a_path(flt, now):
+    if dialect == "sqlite" and _holds_nul_read_as_json(flt, now):
         return True
     bound = JSON_EXACT_INTEGERS.get(dialect)
     if bound is not None and _holds_a_lost_integer(flt, now, bound):
@@ -191,11 +190,12 @@ def _lost(value: object, bound: int) -> bool:
         return True
 
 
-def _holds_nul_at_a_path(flt: af.Filter, now: datetime) -> bool:
-    """Whether a test at a data path has a string literal holding NUL, which SQLite refuses
-    (its JSON functions end a string at NUL, docs/backends-sql-rules.md)."""
+def _holds_nul_read_as_json(flt: af.Filter, now: datetime) -> bool:
+    """Whether a test at a data path, or of a list field (a JSON array on SQLite), has a string
+    literal holding NUL, which SQLite refuses (its JSON functions end a string at NUL,
+    docs/backends-sql-rules.md)."""
     for node in walk(flt.lowered_at(now)):
-        if isinstance(node, af.Comparison | af.ListTest) and node.path:
+        if isinstance(node, af.ListTest) or (isinstance(node, af.Comparison) and node.path):
             values = node.value if isinstance(node.value, tuple) else (node.value,)
             if any(isinstance(v, str) and "\x00" in v for v in values):
                 return True

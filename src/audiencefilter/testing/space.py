@@ -911,14 +911,18 @@ def batches(
 
 
 def _numbered(index: int, record: dict[str, Any], prefix: str = "r") -> dict[str, Any]:
+    """`record` with the id `name` and each related row without an `id` numbered after it. A
+    row's `id` is a field of the relation's schema like any other: one drawn, or built on a
+    condition's edge by `af.testing.examples` (`owner.is.id`), is kept, or the record would no
+    longer sit where it was built to."""
     name = f"{prefix}{index}"
     record = {"id": name, **record}
     for key in (RELATED, OWNER):
         rows = record.get(key)
         if isinstance(rows, list):
-            record[key] = [{**row, "id": f"{name}.{n}"} for n, row in enumerate(rows)]
+            record[key] = [{"id": f"{name}.{n}", **row} for n, row in enumerate(rows)]
         elif isinstance(rows, dict):
-            record[key] = {**rows, "id": f"{name}.o"}
+            record[key] = {"id": f"{name}.o", **rows}
     return record
 
 

@@ -203,8 +203,8 @@ class SqlWriter(Visitor[str]):
         as the dialect reads other data paths (`Dialect.array_test`)."""
         if node.insensitive:
             fold_checked(self.dialect, node)
+        nul_checked(self.dialect, node)  # a list column is JSON text where JSON ends at NUL
         if node.path:
-            nul_checked(self.dialect, node)
             number_checked(self.dialect, node)
             return self.dialect.array_test(self, node)
         element = self.schema[node.field].type.element
@@ -527,9 +527,12 @@ def fold_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
 
 
 def nul_checked(dialect: Dialect, node: Comparison | ListTest) -> None:
-    """A `FilterError` naming the path where a string literal at a data path holds NUL on an
-    engine whose JSON functions end a string there (`json_text_ends_at_nul`): decided by the
-    literal, so refused when the expression is built."""
+    """A `FilterError` naming the path where a string literal at a data path, or of a list
+    field's test, holds NUL on an engine whose JSON functions end a string there
+    (`json_text_ends_at_nul`: SQLite, which keeps a list column as JSON text and reads its
+    items with `json_each`): decided by the literal, so refused when the expression is built.
+    There the item `"\\u0000"` reads as the empty string: `has` would select nobody, its `not`
+    everybody."""
     values = _literals(node)
     if not dialect.json_text_ends_at_nul:
         return
