@@ -34,6 +34,8 @@ from audiencefilter.testing.space import (
     held_records,
     json_encoded,
 )
+from audiencefilter.testing.space import _numbered as _numbered
+from audiencefilter.testing.space_examples import example_records
 from tests.space_surfaces import (
     CLI_SURFACES,
     CLICKHOUSE_SURFACES,
@@ -345,16 +347,32 @@ def generated(surface: Surface, request: pytest.FixtureRequest) -> None:
 
 
 def operands_holding_nul(surface: Surface, request: pytest.FixtureRequest) -> None:
-    """Every condition whose operand holds NUL on `surface`, over the sweep's records."""
+    """Every condition whose operand holds NUL on `surface`, over the sweep's records and the
+    records `af.testing.examples` builds on each condition's edge (`nul_batches`)."""
     run = runner(surface, request)
-    base = sweep_batches()[0]
-    wheres = nul_wheres()
-    found = [
-        d
-        for i in range(0, len(wheres), SWEEP_CHUNK)
-        for d in ask(surface, run, base, tuple(wheres[i : i + SWEEP_CHUNK]))
-    ]
+    found = [d for batch in nul_batches() for d in ask(surface, run, batch, batch.wheres)]
     verdict(surface, found)
+
+
+_NUL_BATCHES: list[Batch] = []
+
+
+def nul_batches() -> list[Batch]:
+    """`nul_wheres` in chunks, each over the sweep's records and the records built on its
+    conditions' edges (ids `n0`, `n1`, ...): records holding the NUL operand itself, in a list's
+    item or a related row, which the sweep's records never do. Without them SQLite's reading of
+    a list item `"\u0000"` as the empty string went unseen: no record held one."""
+    if not _NUL_BATCHES:
+        base = sweep_batches()[0]
+        wheres = nul_wheres()
+        for i in range(0, len(wheres), SWEEP_CHUNK):
+            chunk = tuple(wheres[i : i + SWEEP_CHUNK])
+            built = example_records(SPACE, base.now, chunk)
+            numbered = tuple(_numbered(n, r, f"n{i}.") for n, r in enumerate(built))
+            if base.encoding is Encoding.JSON:
+                numbered = tuple(json_encoded(r) for r in numbered)
+            _NUL_BATCHES.append(replace(base, wheres=chunk, records=base.records + numbered))
+    return _NUL_BATCHES
 
 
 # ---- the families, one test file each ----------------------------------------------------------
