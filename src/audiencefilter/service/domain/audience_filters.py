@@ -43,6 +43,7 @@ from sqlalchemy.orm import Session
 
 from ... import CONTACT, DEFAULT_LIMITS, Cost, Filter, FilterError, Schema, from_format, parse
 from ..db.models import Audience
+from ..ground import clock
 from ..ground.errors import INVALID_FILTERS, AudienceRuleError
 from . import experiments, relations
 from .experiments import Experiment
@@ -197,6 +198,7 @@ def _parsed(value: Any, declared: Mapping[str, str], written_in: str, zone: str)
     schema = schema_for(encode_fields(declared, zone))
     try:
         flt = from_format(value, written_in, schema)
+        relations.check_answerable(flt, clock.now())
     except FilterError as exc:
         field = "filtersText" if written_in == "text" else "filters"
         raise AudienceRuleError(INVALID_FILTERS, exc.to_dicts(), field) from None

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Table, bindparam, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import FromClause
 
@@ -96,6 +97,24 @@ _RECENT_ACTIONS = ByIds(
 def condition(flt: Filter, now: datetime) -> ColumnElement[bool]:
     """The filter as a condition on `contacts`, relation conditions over the service's tables."""
     return flt.to_sqlalchemy(Contact, now=now, relations=_TABLES)
+
+
+STORED_IN = (sqlite.dialect(), postgresql.dialect())  # type: ignore[no-untyped-call]
+"""The databases the service stores a list in (`db/dialects.STORES`), as SQLAlchemy compiles
+for them."""
+
+
+def check_answerable(flt: Filter, now: datetime) -> None:
+    """Raise the library's `FilterError` where a database the service stores lists in would
+    refuse `flt` when its condition is compiled (a literal holding NUL at a custom field's
+    path on SQLite, whose JSON functions end a string there; an integer no double holds in an
+    equality with a JSON number): decided when the filter is read, before anything is stored
+    or asked, and the same on either database, so a filter one deployment keeps another can
+    answer. Before, such a filter reached the statement's compilation and failed the request
+    with a 500."""
+    expression = condition(flt, now)
+    for dialect in STORED_IN:
+        expression.compile(dialect=dialect)
 
 
 def bound_condition(flt: Filter, now: datetime) -> ColumnElement[bool]:
