@@ -799,3 +799,38 @@ def test_the_writer_refuses_array_tests_cel_cannot_say(where: dict[str, Any], wo
     with pytest.raises(af.FilterError, match=re.escape(words)) as raised:
         af.parse(where, CEL_SPACE).to_format("cel")
     assert "data.array_" in str(raised.value)
+
+
+_ARRAY_TESTS: list[dict[str, Any]] = [
+    {"j_boolean_list": {"has": False}},
+    {"data": {"path": ["x"], "array_contains": "a"}},
+    {"AND": [{"j_boolean_list": {"has": False}}, {"data": {"path": ["x"], "array_contains": "a"}}]},
+]
+_HELD_AT_ARRAYS: list[Any] = [None, "a", False, 0, {}, [], [False], ["a"], [True, "a"]]
+
+
+@pytest.mark.parametrize("negated", [False, True])
+@pytest.mark.parametrize("quantifier", ["every", "some", "none"])
+@pytest.mark.parametrize("test", _ARRAY_TESTS, ids=["declared", "path", "both"])
+def test_a_quantified_array_test_says_the_filter_over_every_json_value(
+    test: dict[str, Any], quantifier: str, negated: bool
+) -> None:
+    """Rows whose JSON holds each kind of value where an array is tested (none, a string, a
+    number, an object, arrays with and without the literal): the CEL written says what the
+    filter says, evaluated by CEL itself and read back. Before, `NOT rows.every(...)` was
+    written as "some row where the test is FALSE or its key null", which misses a row whose
+    value is no array (UNKNOWN there): such a record was left out."""
+    where: dict[str, Any] = {"rows": {quantifier: test}}
+    if negated:
+        where = {"NOT": where}
+    flt = af.parse(where, SPACE)
+    written = flt.to_format("cel")
+    again = af.from_format(written, "cel", SPACE)
+    holding = {"id": "r.1", "data": {"j_boolean_list": [False], "x": ["a"]}}
+    for value in _HELD_AT_ARRAYS:
+        row = {"id": "r.0", "data": {"j_boolean_list": value, "x": value}}
+        for rows in ([row], [row, holding]):
+            record = {"id": "r", "rows": rows}
+            expected = flt.matches(record, now=NOWS[0])
+            assert cel_matches(written, json_encoded(record), SPACE) == expected, (value, written)
+            assert again.matches(record, now=NOWS[0]) == expected, (value, again.to_json())

@@ -558,6 +558,12 @@ class _Reader:
         body = self.condition(node.args[1], inner)
         if not relation.many:
             return _one(relation.name, node.function == "exists", body)
+        if node.function == "exists" and body.total and _unsaid_at(body.true) is not None:
+            # `exists(r, !A)` of a guarded form A, which never fails: some row where A is false,
+            # which is where its test is not TRUE: NOT every row's test TRUE (what the writer
+            # writes for `NOT rows.every(...)` over a JSON array test, `write.not_true`).
+            every = Quantified(relation.name, Quantifier.EVERY, body.false)
+            return Meaning(Not(every), every, False, True)
         if node.function == "exists":
             some = Quantified(relation.name, Quantifier.SOME, body.true)
             return Meaning(some, _none_true(relation, body), False)

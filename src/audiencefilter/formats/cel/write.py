@@ -266,9 +266,9 @@ class _Writer:
                 if node.op is Op.EQUALS:
                     negated = self.true(node, path).text.replace(" == ", " != ", 1)
                 return Written(f"{present} && {negated}", AND)
-            case Quantified():
-                every = Quantified(node.relation, Quantifier.SOME, not_true(node.where))
-                return self.quantified(every, path)
+            case Quantified():  # FALSE of `every`: some row where the test is not TRUE
+                some = Quantified(node.relation, Quantifier.SOME, node.where)
+                return self.quantified(some, path, not_true_of=True)
             case _:
                 return self.true(node, path)  # refuses what CEL cannot write
 
@@ -434,23 +434,43 @@ class _Writer:
         left, right = self.name(node.field, path), self.name(node.other, path)
         return Written(f"{left} {SPELLINGS[node.op]} {right}", RELATION)
 
-    def quantified(self, node: Quantified, path: str) -> Written:
-        """`exists` or `all` over the rows of a relation (a to-one's `one_row`)."""
+    def quantified(self, node: Quantified, path: str, not_true_of: bool = False) -> Written:
+        """`exists` or `all` over the rows of a relation (a to-one's `one_row`); with
+        `not_true_of`, over the rows where `node.where` is not TRUE."""
         here = join_path(path, node.relation)
         relation = self.schema.relation(node.relation)
         if relation is None or self.row is not None:
             raise _refused(here, node, "CEL reads the rows of the record only")
         inner = _Writer(relation.schema, _ROW)
-        where, negated = node.where, ""
+        negated = ""
         if node.quantifier in _NOT_ANY:
-            if total(where, relation.schema):
+            if total(node.where, relation.schema):
                 negated = "!"
             else:
-                where = not_true(where)
+                not_true_of = True
         macro = "exists" if negated or node.quantifier in _ANY else "all"
         rows = node.relation if relation.many else one_row(node.relation)
-        body = inner.true(where, join_path(here, node.quantifier.value)).text
-        return Written(f"{negated}{rows}.{macro}({_ROW}, {body})", ATOM)
+        at = join_path(here, node.quantifier.value)
+        written = inner.not_true(node.where, at) if not_true_of else inner.true(node.where, at)
+        return Written(f"{negated}{rows}.{macro}({_ROW}, {written.text})", ATOM)
+
+    def not_true(self, node: Node, path: str) -> Written:
+        """The expression true exactly when `node` is not TRUE (FALSE or UNKNOWN). An array
+        test at a JSON path is UNKNOWN for a value that is no array as well as for a missing
+        key or null, and no null test says the first (`logic.not_true` adds one), so the `!` of
+        its guarded form is written, which never fails and is false wherever the test is not
+        TRUE; under a `NOT`, the `!` of its FALSE form, false wherever that is not FALSE.
+        Before, `NOT rows.every(tags has "x")` over a row whose JSON held `"tags": "x"`
+        selected nobody, where the filter selects it."""
+        match node:
+            case And() | Or():
+                return self.group(node, path, self.not_true, flip=True)
+            case ListTest() if node.path:
+                return Written("!" + self.true(node, path).inside(ATOM), ATOM)
+            case Not(item=ListTest() as item) if item.path:
+                return Written("!" + self.false(item, join_path(path, "NOT")).inside(ATOM), ATOM)
+            case _:
+                return self.true(not_true(node), path)
 
     def count(self, node: Aggregated, path: str) -> Written:
         """`size(rows.filter(r, where)) >= 2`: the count of rows, compared with integers."""
