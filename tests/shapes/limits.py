@@ -15,6 +15,10 @@ from dataclasses import dataclass
 DOUBLES = "JSON numbers are stored as doubles, exact up to 2^53 (docs/semantics.md, Numbers)"
 BEYOND_64 = "JSON integers beyond 64 bits are read as doubles (docs/semantics.md, Numbers)"
 SQLITE_NUL = "SQLite's JSON functions end a string at NUL (docs/backends-sql-rules.md)"
+CLICKHOUSE_BEYOND_64 = (
+    "ClickHouse's JSON functions type an integer beyond 64 bits as a String, so a number test "
+    "reads it as a value of another type (docs/backends-clickhouse.md)"
+)
 TINY_FLOATS = (
     "SQLite's JSON parser misreads some numbers near 1e-300 (docs/backends.md); MariaDB's "
     "bound tiny floats are fixed"
@@ -49,6 +53,12 @@ LIMITS: list[Limit] = [
         "a string holding NUL in a JSON column, or as an item of a list column (JSON text there)",
         SQLITE_NUL,
         "tests/test_sql_agreement.py (nul-json, nul-list), tests/test_differential_engines.py",
+    ),
+    Limit(
+        "ClickHouse",
+        "an integer beyond 64 bits in a JSON column",
+        CLICKHOUSE_BEYOND_64,
+        "tests/test_clickhouse.py (beyond 64 bits in JSON)",
     ),
     Limit(
         "SQLite",
