@@ -834,3 +834,28 @@ def test_a_quantified_array_test_says_the_filter_over_every_json_value(
             expected = flt.matches(record, now=NOWS[0])
             assert cel_matches(written, json_encoded(record), SPACE) == expected, (value, written)
             assert again.matches(record, now=NOWS[0]) == expected, (value, again.to_json())
+
+
+@pytest.mark.parametrize("negated", [False, True])
+@pytest.mark.parametrize("op", ["in", "notIn"])
+@pytest.mark.parametrize("inside", [False, True], ids=["record", "every-row"])
+def test_an_empty_list_at_a_json_path_is_a_constant_in_cel(
+    op: str, negated: bool, inside: bool
+) -> None:
+    """`in []` is FALSE and `notIn []` TRUE for every record, whatever the path holds: the CEL
+    written says so to CEL itself. Before, `data.a notIn []` was written
+    `type(data.a) == string && !(data.a in [])`, false for every value but text (it read
+    back as the filter it came from, so only CEL's own answer showed it)."""
+    where: dict[str, Any] = {"data": {"path": ["a"], op: []}}
+    if inside:
+        where = {"rows": {"every": where}}
+    if negated:
+        where = {"NOT": where}
+    flt = af.parse(where, SPACE)
+    written = flt.to_format("cel")
+    again = af.from_format(written, "cel", SPACE)
+    for data in (None, {}, {"a": None}, {"a": 1}, {"a": "s"}, {"a": [1]}, {"a": {"b": 1}}):
+        record = {"id": "r", "data": data, "rows": [{"id": "r.0", "data": data}]}
+        expected = flt.matches(record, now=NOWS[0])
+        assert cel_matches(written, json_encoded(record), SPACE) == expected, (data, written)
+        assert again.matches(record, now=NOWS[0]) == expected, (data, again.to_json())

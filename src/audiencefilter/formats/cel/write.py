@@ -355,8 +355,12 @@ class _Writer:
         return Written(f"{name} {SPELLINGS[node.op]} {_literal(node.value, kind, here)}", RELATION)
 
     def at_path(self, node: Comparison, name: str, path: str, here: str, negated: bool) -> Written:
-        """A comparison at a JSON path beside its literal's type, or its FALSE (`negated`)."""
+        """A comparison at a JSON path beside its literal's type, or its FALSE (`negated`).
+        `in []` is FALSE and `notIn []` TRUE for every record (docs/semantics.md), whatever the
+        path holds: a constant, not a test beside a type (which was FALSE but for text)."""
         self.keys(node.path, here, node)
+        if node.op in (Op.IN, Op.NOT_IN) and node.value == ():
+            return Written("true" if (node.op is Op.NOT_IN) != negated else "false", ATOM)
         at, kind = selected(name, node.path), value_type(node.value)
         if node.op is Op.NOT_IN:
             inside = Comparison(node.field, Op.IN, node.value, node.insensitive)
