@@ -561,7 +561,7 @@ class _Reader:
         if node.function == "exists" and body.total and _unsaid_at(body.true) is not None:
             # `exists(r, !A)` of a guarded form A, which never fails: some row where A is false,
             # which is where its test is not TRUE: NOT every row's test TRUE (what the writer
-            # writes for `NOT rows.every(...)` over a JSON array test, `write.not_true`).
+            # writes for `NOT rows.every(...)` over a JSON array test, `_Writer.untrue`).
             every = Quantified(relation.name, Quantifier.EVERY, body.false)
             return Meaning(Not(every), every, False, True)
         if node.function == "exists":

@@ -455,10 +455,10 @@ class _Writer:
         macro = "exists" if negated or node.quantifier in _ANY else "all"
         rows = node.relation if relation.many else one_row(node.relation)
         at = join_path(here, node.quantifier.value)
-        written = inner.not_true(node.where, at) if not_true_of else inner.true(node.where, at)
+        written = inner.untrue(node.where, at) if not_true_of else inner.true(node.where, at)
         return Written(f"{negated}{rows}.{macro}({_ROW}, {written.text})", ATOM)
 
-    def not_true(self, node: Node, path: str) -> Written:
+    def untrue(self, node: Node, path: str) -> Written:
         """The expression true exactly when `node` is not TRUE (FALSE or UNKNOWN). An array
         test at a JSON path is UNKNOWN for a value that is no array as well as for a missing
         key or null, and no null test says the first (`logic.not_true` adds one), so the `!` of
@@ -468,7 +468,7 @@ class _Writer:
         selected nobody, where the filter selects it."""
         match node:
             case And() | Or():
-                return self.group(node, path, self.not_true, flip=True)
+                return self.group(node, path, self.untrue, flip=True)
             case ListTest() if node.path:
                 return Written("!" + self.true(node, path).inside(ATOM), ATOM)
             case Not(item=ListTest() as item) if item.path:

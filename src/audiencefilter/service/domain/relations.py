@@ -20,11 +20,12 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Table, bindparam, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import registry
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import FromClause
 
 from ... import Filter, as_utc
+from ..db import dialects
 from ..db.by_ids import ByIds
 from ..db.models import Action, Audience, Contact, Membership
 
@@ -99,9 +100,9 @@ def condition(flt: Filter, now: datetime) -> ColumnElement[bool]:
     return flt.to_sqlalchemy(Contact, now=now, relations=_TABLES)
 
 
-STORED_IN = (sqlite.dialect(), postgresql.dialect())  # type: ignore[no-untyped-call]
-"""The databases the service stores a list in (`db/dialects.STORES`), as SQLAlchemy compiles
-for them."""
+STORED_IN = tuple(registry.load(name)() for name in dialects.STORES)
+"""The databases the service stores a list in (`dialects.STORES`), as SQLAlchemy compiles for
+them."""
 
 
 def check_answerable(flt: Filter, now: datetime) -> None:
