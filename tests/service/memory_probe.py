@@ -65,5 +65,39 @@ def measure(requests: int) -> dict[str, float]:
     return {"requests": requests, "before_mb": before, "after_mb": after}
 
 
+def long_statement(index: int) -> str:
+    """The `index`-th distinct statement of about 20,000 characters: an `in` list of literals,
+    a prepared program of about half a megabyte."""
+    values = ", ".join(str(value) for value in range(5_000 + index))
+    return f"SELECT count(*) FROM contacts WHERE points IN ({values})"
+
+
+def measure_statements(statements: int) -> dict[str, float]:
+    """RSS growth over `statements` distinct long statements run on the service's engine: what
+    SQLite's prepared-statement cache keeps of them (`db/prepared_cache.py`)."""
+    from sqlalchemy import text
+
+    with tempfile.TemporaryDirectory() as folder:
+        api = ApiClient(create_app(sqlite_settings(Path(folder) / "probe.db")))
+        engine = api.app.state.db.engine
+        try:
+            for index in range(WARM_UP):
+                with engine.connect() as connection:
+                    connection.execute(text(long_statement(index))).all()
+            gc.collect()
+            before = rss_mb()
+            for index in range(WARM_UP, WARM_UP + statements):
+                with engine.connect() as connection:
+                    connection.execute(text(long_statement(index))).all()
+            gc.collect()
+            after = rss_mb()
+        finally:
+            api.close()
+    return {"requests": statements, "before_mb": before, "after_mb": after}
+
+
 if __name__ == "__main__":
-    print(json.dumps(measure(int(sys.argv[1]))))
+    if sys.argv[1] == "statements":
+        print(json.dumps(measure_statements(int(sys.argv[2]))))
+    else:
+        print(json.dumps(measure(int(sys.argv[1]))))

@@ -16,7 +16,7 @@ from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from .. import system_clock
-from .api import openapi
+from .api import hot_routes, openapi
 from .api.deps import single_valued_query
 from .api.heavy import HeavyTurns
 from .api.routes import ROUTERS, builder, docs, health, metrics
@@ -123,6 +123,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     mounted += [("", health.router), ("", metrics.router)]
     for prefix, router in mounted:
         app.include_router(router, prefix=prefix, dependencies=[Depends(single_valued_query)])
+    if settings.hot_routes:
+        hot_routes.install(app, API_PREFIX)
     docs.install(app)
     builder.install(app)
     errors.install(app, mounted)

@@ -88,6 +88,12 @@ class Settings(BaseSettings):
         description="Every contact returned carries its audiences, computed on each page: "
         "bounding their number bounds that work.",
     )
+    hot_routes: bool = Field(
+        default=True,
+        description="Answer the plain requests of the hottest route (`PATCH /v4/contacts/{id}`) "
+        "beside FastAPI's routing and dependencies, on the same rules (`api/hot_routes.py`); "
+        "false sends every request through FastAPI.",
+    )
     request_threads: int | None = Field(
         default=None,
         ge=1,

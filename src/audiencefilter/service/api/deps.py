@@ -257,10 +257,24 @@ def _share_writes(principal: Principal) -> None:
         share.key = principal.account_id
 
 
-async def require_private(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+def private_only(principal: Principal) -> Principal:
+    """A private key's caller; a public key's is refused (403)."""
     if principal.key_type != "private":
         raise ApiError(403, "Public keys may only create contacts (POST /v4/contacts)")
     return principal
+
+
+async def require_private(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+    return private_only(principal)
+
+
+def private_caller(request: Request, sign_up: BrowserSignUp | None) -> Principal:
+    """What `PrivateKey` gives a route, for a caller outside FastAPI's dependencies (a hot
+    route, `api/hot_routes.py`): the same steps in the same order, the key, its quota, private
+    only."""
+    database = cast(Database, request.app.state.db)
+    presented = request.headers.get(api_key_header.model.name)
+    return private_only(authenticate(request, database, presented, sign_up))
 
 
 AnyKey = Annotated[Principal, Depends(authenticate)]

@@ -36,16 +36,15 @@ service recovers by itself.
 Compiled statements are cached in a `StatementCache` bounded by bound parameters, not only by
 entries: memory stays bounded whatever filters arrive (`statement_cache.py`).
 
-The drivers keep no statements of their own. pysqlite caches 128 prepared statements per
-connection by SQL text (`cached_statements`), in C memory, and a statement with a 5,000-value
-`in` list is a prepared program of about a megabyte: large filters whose lengths change from one
-request to the next made every pooled connection keep 128 of them (measured: RSS +92 MB over 200
-distinct previews, growing until each connection's cache was full; +4 MB with the cache off).
-Its cache counts entries, never bytes, so it is switched off (`SQLITE_CACHED_STATEMENTS`):
-preparing a statement again costs microseconds next to running it. psycopg likewise remembers
-each query's text to prepare it server-side after a few runs (100 per connection); the
-service's statements are short-lived and varied, so `prepare_threshold=None` keeps neither the
-texts nor server-side plans.
+The drivers' prepared statements are kept, bounded by what they hold (`prepared_cache.py`).
+Preparing the service's own statements again on every request cost a fifth of a PATCH on SQLite
+(the contacts table's triggers compile into each write's program) and the planning of each on
+PostgreSQL; but a statement with a 5,000-value `in` list is a prepared program of about a
+megabyte, and the drivers' caches count entries, never bytes: large filters whose lengths
+changed from one request to the next once made every pooled connection keep 128 of them
+(measured: RSS +92 MB over 200 distinct previews). So pysqlite's cache is mirrored and a
+connection whose kept statements pass a budget of SQL text is closed, and psycopg prepares only
+statements of a short text, at most `PREPARED_MAX` of them a connection.
 """
 
 from __future__ import annotations
@@ -62,6 +61,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ... import register_sqlite_functions
 from ..ground.json import stored
 from ..settings import Settings
+from . import prepared_cache
 from .fair_gate import FairGate, current_key
 from .lending import check_before_lending
 from .statement_cache import StatementCache
@@ -74,7 +74,6 @@ RESIDUAL = "membership_residual"
 """The key of write sessions' `info` holding the setting `membership_residual`."""
 SHARED_TURNS = "shared_import_turns"
 """The key of write sessions' `info` holding the setting `shared_import_turns`."""
-SQLITE_CACHED_STATEMENTS = 0
 
 
 def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int, checkpoint_pages: int) -> None:
@@ -114,12 +113,13 @@ def make_engine(settings: Settings) -> Engine:
             max_overflow=settings.db_max_overflow,
             connect_args={
                 "check_same_thread": False,
-                "cached_statements": SQLITE_CACHED_STATEMENTS,
+                "cached_statements": prepared_cache.CACHED_STATEMENTS,
             },
         )
         _install_sqlite_hooks(
             engine, settings.sqlite_busy_timeout_ms, settings.sqlite_checkpoint_pages
         )
+        prepared_cache.bound_prepared_statements(engine)
         register_sqlite_functions(engine)
         return engine
     connect_args: dict[str, Any] = {}
@@ -128,7 +128,7 @@ def make_engine(settings: Settings) -> Engine:
         # A server that accepts TCP but does not answer must not hold a request for minutes.
         connect_args["connect_timeout"] = settings.db_connect_timeout_s
         if url.get_driver_name() == "psycopg":
-            connect_args["prepare_threshold"] = None
+            connect_args["prepare_threshold"] = None  # each statement's own (`prepared_cache`)
     engine = create_engine(
         url,
         hide_parameters=True,
@@ -140,6 +140,8 @@ def make_engine(settings: Settings) -> Engine:
         connect_args=connect_args,
     )
     check_before_lending(engine)
+    if url.get_driver_name() == "psycopg":
+        prepared_cache.prepare_short_statements(engine)
     return engine
 
 

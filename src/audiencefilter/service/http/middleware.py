@@ -90,9 +90,9 @@ class BodyLimitMiddleware:
         if found:
             where = ", ".join(issue.pointer for issue in found[:3])
             refusal = error_response(400, f"Invalid request: {where}", found[:20])
-            await refusal(scope, self._replay(body, receive), send)
+            await refusal(scope, replayed(body, receive), send)
             return
-        await self.app(scope, self._replay(body, receive), send)
+        await self.app(scope, replayed(body, receive), send)
 
     def _declared_too_large(self, scope: Scope, limit: int | None = None) -> bool:
         """Whether the declared Content-Length (ASCII digits only) passes `limit`, by default
@@ -130,18 +130,20 @@ class BodyLimitMiddleware:
 
         await self.app(scope, counted, send)
 
-    @staticmethod
-    def _replay(body: bytes, receive: Receive) -> Receive:
-        delivered = False
 
-        async def replay() -> Message:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
+def replayed(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives the body already read, whole, then what the client sends next
+    (its disconnect)."""
+    delivered = False
 
-        return replay
+    async def replay() -> Message:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 class RateLimitHeadersMiddleware:

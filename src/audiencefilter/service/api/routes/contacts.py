@@ -23,13 +23,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 
+from ...db.engine import Database
 from ...domain.contact_pages import Paging
 from ...domain.use_cases import contacts
 from ...ground.errors import ValidationIssue
 from ...http.errors import ApiError
 from ...http.idempotency import RetryDep
 from ...http.responses import JSONResponse, data
-from ..deps import AnyKey, DatabaseDep, PrivateKey, SettingsDep
+from ...settings import Settings
+from ..deps import AnyKey, DatabaseDep, Principal, PrivateKey, SettingsDep
 from ..openapi import RULE_ERROR_RESPONSES
 from ..schemas.resources import (
     MAX_IDS,
@@ -148,8 +150,20 @@ def update_contact(
     database: DatabaseDep,
     settings: SettingsDep,
 ) -> JSONResponse:
+    return updated(principal, database, settings, id, body)
+
+
+def updated(
+    principal: Principal,
+    database: Database,
+    settings: Settings,
+    contact_id: str,
+    body: ContactUpdate,
+) -> JSONResponse:
+    """A PATCH's work and answer, once the key and the body are checked: the route's, and the
+    hot route's beside it (`api/hot_routes.py`)."""
     sent = body.model_dump(exclude_unset=True)
-    view = contacts.update(database, settings, principal.account_id, id, sent)
+    view = contacts.update(database, settings, principal.account_id, contact_id, sent)
     return data({"contact": view})
 
 

@@ -1,0 +1,108 @@
+"""Prepared statements kept on each connection, bounded by their size: SQLite's and PostgreSQL's.
+
+pysqlite keeps each connection's last `cached_statements` prepared statements by SQL text, and
+preparing one again is not free here: the `UPDATE` of a contact compiles the contacts table's
+triggers into its program, and with no cache a PATCH on SQLite spent 0.7 of its 3.2 ms preparing
+its statements again (docs/performance-history-writes.md, "Prepared statements kept").
+
+Its cache counts entries, never bytes, and a prepared program grows with its text: about 28
+bytes of memory a byte of SQL (measured: 290 KB for a 5,000-value `in`). Large filters whose
+lengths changed from one request to the next once kept 128 such programs on every pooled
+connection (tests/service/test_memory_bound.py). So each connection mirrors its cache here (the
+same least-recently-used order by text, `CACHED_STATEMENTS` entries) with the texts' sizes, and a
+connection whose kept texts pass `TEXT_BUDGET` is closed when it comes back to the pool, its
+programs freed with it; the pool opens another when it next lends one. Memory held is at most
+the pool's connections × the budget (× 28); the statements a request runs every time (a PATCH
+runs 8, about 5 KB) stay prepared.
+
+On PostgreSQL, psycopg prepares a statement on the server after a few runs and keeps the last
+100 by text; the service had that off (`prepare_threshold=None`): a filter's statements are
+many and long, and the texts counted on the way were kept as well. Now a statement of at most
+`PREPARED_TEXT` characters is prepared at its first run (the text and the plan the server keeps
+are small), at most `PREPARED_MAX` a connection (the least recently used deallocated); a longer
+one is neither prepared nor counted. The server still plans each run for its parameters
+(`plan_cache_mode = force_custom_plan`): a plan made once for any list would fit a list of ten
+contacts and one of a million alike. What a run saves is the parse and analysis of its text,
+and the round trip of the text itself.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from sqlalchemy import Engine, event
+from sqlalchemy.pool import ConnectionPoolEntry
+
+CACHED_STATEMENTS = 64
+"""Entries of pysqlite's cache on each connection (`cached_statements`)."""
+TEXT_BUDGET = 32 * 1024
+"""SQL text, in characters, a connection's kept statements may hold before it is replaced."""
+
+PREPARED_TEXT = 4096
+"""The longest statement text psycopg prepares on the server."""
+PREPARED_MAX = 64
+"""The statements psycopg keeps prepared on each connection."""
+
+_KEPT = "audiencefilter_prepared_texts"
+_SPENT = "audiencefilter_prepared_spent"
+
+
+class Kept:
+    """One connection's mirror of pysqlite's cache: texts in least-recently-used order, and
+    the characters they hold."""
+
+    def __init__(self, entries: int = CACHED_STATEMENTS) -> None:
+        self.entries = entries
+        self.texts: OrderedDict[str, int] = OrderedDict()
+        self.size = 0
+
+    def ran(self, statement: str) -> None:
+        if statement in self.texts:
+            self.texts.move_to_end(statement)
+            return
+        self.texts[statement] = len(statement)
+        self.size += len(statement)
+        if len(self.texts) > self.entries:
+            _, dropped = self.texts.popitem(last=False)
+            self.size -= dropped
+
+
+def bound_prepared_statements(engine: Engine, budget: int = TEXT_BUDGET) -> None:
+    """Installs the mirror on `engine` (SQLite, connected with `cached_statements` set to
+    `CACHED_STATEMENTS`)."""
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def _ran(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        info = conn.info  # the pooled connection's, kept across its checkouts
+        kept = info.get(_KEPT)
+        if kept is None:
+            kept = info[_KEPT] = Kept()
+        kept.ran(statement)
+        if kept.size > budget:
+            info[_SPENT] = True
+
+    @event.listens_for(engine, "checkin")
+    def _returned(_dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        if record.info.pop(_SPENT, False):
+            record.info.pop(_KEPT, None)
+            record.invalidate()
+
+
+def prepare_short_statements(engine: Engine) -> None:
+    """Installs on `engine` (PostgreSQL through psycopg, `prepare_threshold=None`) the
+    preparing of short statements at their first run."""
+
+    @event.listens_for(engine, "connect")
+    def _connected(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        dbapi_connection.prepared_max = PREPARED_MAX
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute("SET plan_cache_mode = force_custom_plan")
+        dbapi_connection.commit()
+
+    @event.listens_for(engine, "do_execute")
+    def _execute(cursor: Any, statement: str, parameters: Any, _context: Any) -> bool:
+        # psycopg counts and keeps a text only while its threshold is set: set for short ones.
+        cursor.connection.prepare_threshold = 0 if len(statement) <= PREPARED_TEXT else None
+        cursor.execute(statement, parameters)
+        return True

@@ -1,0 +1,102 @@
+"""Prepared statements kept on each pooled connection, bounded by their text
+(`db/prepared_cache.py`). SQLite: the statements a request runs every time stay prepared on the
+same connection; a connection whose kept texts pass the budget is replaced when it comes back.
+PostgreSQL: short statements are prepared on the server, long ones never, at most a bound of
+them a connection, each still planned for its parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+
+from audiencefilter.service.db import prepared_cache
+from audiencefilter.service.db.engine import make_engine
+
+from .conftest import sqlite_settings, url_settings
+
+
+def test_the_mirror_keeps_the_caches_order_and_size() -> None:
+    kept = prepared_cache.Kept(entries=3)
+    for statement in ["a" * 10, "b" * 20, "c" * 30, "a" * 10]:
+        kept.ran(statement)
+    assert list(kept.texts) == ["b" * 20, "c" * 30, "a" * 10]
+    kept.ran("d" * 40)  # the least recently used goes, as in pysqlite's cache
+    assert list(kept.texts) == ["c" * 30, "a" * 10, "d" * 40]
+    assert kept.size == 80
+
+
+def _connection_of(engine: Any, statement: str) -> Any:
+    """The driver's connection a checkout ran `statement` on (held, so that its identity is
+    not reused)."""
+    with engine.connect() as connection:
+        assert connection.execute(text(statement)).scalar() == 1
+        return connection.connection.dbapi_connection
+
+
+def test_short_statements_keep_their_connection_and_a_long_one_retires_it(
+    tmp_path: Path,
+) -> None:
+    engine = make_engine(sqlite_settings(tmp_path / "kept.db", db_pool_size=1, db_max_overflow=0))
+    try:
+        first = _connection_of(engine, "SELECT 1")
+        assert all(_connection_of(engine, f"SELECT 1 -- {n}") is first for n in range(100))
+        ones = ", ".join("1" for _ in range(prepared_cache.TEXT_BUDGET // 3 + 1))
+        long_one = f"SELECT 1 WHERE 1 IN ({ones})"
+        assert len(long_one) > prepared_cache.TEXT_BUDGET
+        assert _connection_of(engine, long_one) is first  # it ran where it was lent
+        replaced = _connection_of(engine, "SELECT 1")
+        assert replaced is not first  # closed when it came back, a new one lent
+        assert _connection_of(engine, "SELECT 1") is replaced
+    finally:
+        engine.dispose()
+
+
+def test_many_short_statements_past_the_budget_retire_it_too(tmp_path: Path) -> None:
+    """Not only one long text: what the cache holds in all (its entries, least recently used
+    dropped first)."""
+    engine = make_engine(sqlite_settings(tmp_path / "kept.db", db_pool_size=1, db_max_overflow=0))
+    try:
+        first = _connection_of(engine, "SELECT 1")
+        padding = "x" * (prepared_cache.TEXT_BUDGET // 40)
+        with engine.connect() as connection:
+            for n in range(prepared_cache.CACHED_STATEMENTS):
+                connection.execute(text(f"SELECT 1 -- {n} {padding}")).all()
+        assert _connection_of(engine, "SELECT 1") is not first
+    finally:
+        engine.dispose()
+
+
+def _prepared(connection: Any) -> list[str]:
+    """The statements the server holds prepared for this connection's session."""
+    rows = connection.exec_driver_sql("SELECT statement FROM pg_prepared_statements").all()
+    return [str(row[0]) for row in rows]
+
+
+def test_postgresql_prepares_short_statements_alone_and_keeps_few(
+    pg_database: Callable[[], str],
+) -> None:
+    settings = url_settings(pg_database(), db_pool_size=1, db_max_overflow=0)
+    engine = make_engine(settings)
+    try:
+        with engine.connect() as connection:
+            assert connection.exec_driver_sql("SHOW plan_cache_mode").scalar() == (
+                "force_custom_plan"
+            )
+            assert connection.execute(text("SELECT 1 + :n"), {"n": 1}).scalar() == 2
+            assert any("SELECT 1 +" in s for s in _prepared(connection))
+            ones = ", ".join("1" for _ in range(prepared_cache.PREPARED_TEXT // 3 + 1))
+            assert connection.execute(text(f"SELECT 1 WHERE 1 IN ({ones})")).scalar() == 1
+            assert not any("1 IN (1, 1" in s for s in _prepared(connection))
+            for n in range(prepared_cache.PREPARED_MAX + 20):
+                assert connection.execute(text(f"SELECT {n} + :n"), {"n": 1}).scalar() == n + 1
+            connection.exec_driver_sql("SELECT 1")  # the deallocations are sent with the next
+            assert len(_prepared(connection)) <= prepared_cache.PREPARED_MAX + 1
+            connection.commit()  # (a rollback deallocates them all: psycopg's rule)
+        with engine.connect() as connection:  # the pooled connection again: still prepared
+            assert any(f"SELECT {prepared_cache.PREPARED_MAX + 19} +" in s
+                       for s in _prepared(connection))  # fmt: skip
+    finally:
+        engine.dispose()
