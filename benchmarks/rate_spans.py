@@ -147,12 +147,14 @@ def _naming(spans: Spans) -> Callable[..., None]:
 
 @contextlib.contextmanager
 def inline_threads() -> Iterator[None]:
-    """FastAPI's `run_in_threadpool` as a call in place, for the request to run in one thread."""
+    """FastAPI's `run_in_threadpool` (and the hot route's) as a call in place, for the request to
+    run in one thread."""
 
     async def in_place(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         return function(*args, **kwargs)
 
     modules = [_owner("fastapi.routing"), _owner("fastapi.dependencies.utils")]
+    modules.append(_owner("audiencefilter.service.api.hot_routes"))  # the PATCH's one hop
     originals = [module.run_in_threadpool for module in modules]
     for module in modules:
         module.run_in_threadpool = in_place

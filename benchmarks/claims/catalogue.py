@@ -188,4 +188,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("reads.page-100-postgresql", READS, "the same page on PostgreSQL, ours ÷ hand",
           at_most("under the 2x target", 2), "200,000 contacts a list, PostgreSQL",
           long.page_100_postgresql, long=True),
+    Claim("reads.update-sqlite", READS, "one contact update, 1 audience, ours ÷ hand",
+          at_most("at most 2.75x", 2.75), "200,000 contacts a list, SQLite", long.update_sqlite,
+          long=True),
+    Claim("reads.update-postgresql", READS, "the same update on PostgreSQL, ours ÷ hand",
+          at_most("at most 2.75x", 2.75), "200,000 contacts a list, PostgreSQL",
+          long.update_postgresql, long=True),
 )  # fmt: skip

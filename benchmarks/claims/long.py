@@ -169,14 +169,28 @@ def compare_ratio(quick: bool) -> list[float]:
 @functools.cache
 def _page_100(kind: str, quick: bool) -> float:
     """`benchmarks.million --only reads --audiences 100`'s contacts page, ours ÷ hand."""
-    count, runs = (500, 3) if quick else (200_000, 21)
+    return _reads_ratio(kind, quick, "contacts page of 100", 10 if quick else 100)
+
+
+def _reads_ratio(kind: str, quick: bool, step: str, audiences: int) -> float:
+    """`benchmarks.million --only reads --audiences A`'s `step`, ours ÷ hand."""
+    count, runs = (500, 3) if quick else (200_000, 21 if audiences > 1 else 41)
     with million.database(kind) as (url, note):
         if url is None:
-            raise Unavailable(f"no PostgreSQL server for the page ({note})")
-        audiences = 10 if quick else 100
+            raise Unavailable(f"no PostgreSQL server for the {step} ({note})")
         result = million.run(note, url, count, runs, False, only="reads", audiences=audiences)
-    [ratio] = [m.ratio for m in result.measures if m.what == "contacts page of 100"]
+    [ratio] = [m.ratio for m in result.measures if m.what == step]
     return ratio
+
+
+def update_sqlite(quick: bool) -> list[float]:
+    """One contact update moving it across one audience on SQLite, ours ÷ hand."""
+    return [_reads_ratio("sqlite", quick, "one contact update", 1)]
+
+
+def update_postgresql(quick: bool) -> list[float]:
+    """The same update on PostgreSQL (a throw-away server, or `AUDIENCEFILTER_BENCH_PG_URL`)."""
+    return [_reads_ratio("postgresql", quick, "one contact update", 1)]
 
 
 def page_100_sqlite(quick: bool) -> list[float]:

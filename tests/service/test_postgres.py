@@ -58,21 +58,32 @@ def test_longest_allowed_values_fit_on_postgres(
 
 
 @pytest.mark.postgres
-def test_connections_keep_no_prepared_statements(pg_database: Callable[[], str]) -> None:
-    """psycopg remembers each query's text (100 per connection) and prepares it server-side
-    after a few runs; the service's filter statements are varied and large, so neither."""
+@pytest.mark.parametrize("prepared", [True, False])
+def test_connections_prepare_short_statements_alone_unless_told_not_to(
+    pg_database: Callable[[], str], prepared: bool
+) -> None:
+    """psycopg remembers each query's text and prepares it server-side; the service prepares
+    its short statements alone (`db/prepared_cache.py`), and none with
+    `DB_PREPARED_STATEMENTS=false` (a pooler in transaction mode that cannot keep them)."""
     from sqlalchemy import text
 
+    from audiencefilter.service.db import prepared_cache
     from audiencefilter.service.db.engine import make_engine
 
-    engine = make_engine(url_settings(pg_database()))
+    engine = make_engine(url_settings(pg_database(), db_prepared_statements=prepared))
+    long_text = "SELECT 1 WHERE 1 = ANY(:v)" + " " * prepared_cache.PREPARED_TEXT
     try:
         with engine.connect() as connection:
             for _ in range(10):
                 connection.execute(text("SELECT 1 WHERE 1 = ANY(:v)"), {"v": [1, 2, 3]})
-            prepared = connection.execute(text("SELECT count(*) FROM pg_prepared_statements"))
-            assert prepared.scalar_one() == 0
+                connection.execute(text(long_text), {"v": [1, 2, 3]})
+            held = connection.exec_driver_sql("SELECT statement FROM pg_prepared_statements")
+            statements = [str(row[0]) for row in held]
+            assert [s for s in statements if "ANY" in s] == (
+                ["SELECT 1 WHERE 1 = ANY($1)"] if prepared else []
+            )
             raw = connection.connection.dbapi_connection
-            assert raw is not None and raw.prepare_threshold is None  # type: ignore[attr-defined]
+            counted = raw._prepared._counts  # type: ignore[union-attr]  # psycopg's own
+            assert not counted  # no text kept on the way to its threshold
     finally:
         engine.dispose()

@@ -1,6 +1,7 @@
 """Prepared statements kept on each pooled connection, bounded by their text
 (`db/prepared_cache.py`). SQLite: the statements a request runs every time stay prepared on the
-same connection; a connection whose kept texts pass the budget is replaced when it comes back.
+same connection; a connection whose kept texts pass the budget has its cache emptied when it comes
+back.
 PostgreSQL: short statements are prepared on the server, long ones never, at most a bound of
 them a connection, each still planned for its parameters."""
 
@@ -36,35 +37,44 @@ def _connection_of(engine: Any, statement: str) -> Any:
         return connection.connection.dbapi_connection
 
 
-def test_short_statements_keep_their_connection_and_a_long_one_retires_it(
-    tmp_path: Path,
-) -> None:
+def _kept(engine: Any) -> prepared_cache.Kept:
+    """The mirror of the cache of the one pooled connection."""
+    with engine.connect() as connection:
+        kept = connection.info[prepared_cache._KEPT]
+        assert isinstance(kept, prepared_cache.Kept)
+        return kept
+
+
+def test_short_statements_stay_kept_and_a_long_one_empties_the_cache(tmp_path: Path) -> None:
     engine = make_engine(sqlite_settings(tmp_path / "kept.db", db_pool_size=1, db_max_overflow=0))
     try:
         first = _connection_of(engine, "SELECT 1")
         assert all(_connection_of(engine, f"SELECT 1 -- {n}") is first for n in range(100))
+        assert "SELECT 1 -- 99" in _kept(engine).texts
         ones = ", ".join("1" for _ in range(prepared_cache.TEXT_BUDGET // 3 + 1))
         long_one = f"SELECT 1 WHERE 1 IN ({ones})"
         assert len(long_one) > prepared_cache.TEXT_BUDGET
-        assert _connection_of(engine, long_one) is first  # it ran where it was lent
-        replaced = _connection_of(engine, "SELECT 1")
-        assert replaced is not first  # closed when it came back, a new one lent
-        assert _connection_of(engine, "SELECT 1") is replaced
+        assert _connection_of(engine, long_one) is first
+        # Back in the pool: its cache emptied by tiny statements, the connection kept (closing
+        # the last one open would copy SQLite's whole WAL into the database file).
+        kept = _kept(engine)
+        assert long_one not in kept.texts and "SELECT 1 -- 99" not in kept.texts
+        assert kept.size < 1000 and len(kept.texts) == prepared_cache.CACHED_STATEMENTS
+        assert _connection_of(engine, "SELECT 1") is first
     finally:
         engine.dispose()
 
 
-def test_many_short_statements_past_the_budget_retire_it_too(tmp_path: Path) -> None:
+def test_many_short_statements_past_the_budget_empty_it_too(tmp_path: Path) -> None:
     """Not only one long text: what the cache holds in all (its entries, least recently used
     dropped first)."""
     engine = make_engine(sqlite_settings(tmp_path / "kept.db", db_pool_size=1, db_max_overflow=0))
     try:
-        first = _connection_of(engine, "SELECT 1")
         padding = "x" * (prepared_cache.TEXT_BUDGET // 40)
         with engine.connect() as connection:
             for n in range(prepared_cache.CACHED_STATEMENTS):
                 connection.execute(text(f"SELECT 1 -- {n} {padding}")).all()
-        assert _connection_of(engine, "SELECT 1") is not first
+        assert _kept(engine).size < 1000
     finally:
         engine.dispose()
 

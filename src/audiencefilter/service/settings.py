@@ -132,6 +132,12 @@ class Settings(BaseSettings):
         description="Pages of WAL after which SQLite copies them back into the database file "
         "(`wal_autocheckpoint`; SQLite's own default is 1,000).",
     )
+    db_prepared_statements: bool = Field(
+        default=True,
+        description="On PostgreSQL, prepare the service's short statements on the server "
+        "(`db/prepared_cache.py`); false behind a pooler in transaction mode that cannot keep "
+        "them (PgBouncer before 1.21, or without `max_prepared_statements`).",
+    )
     db_pool_size: int = Field(default=10, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)
     db_pool_timeout_s: float = Field(

@@ -140,7 +140,7 @@ def make_engine(settings: Settings) -> Engine:
         connect_args=connect_args,
     )
     check_before_lending(engine)
-    if url.get_driver_name() == "psycopg":
+    if url.get_driver_name() == "psycopg" and settings.db_prepared_statements:
         prepared_cache.prepare_short_statements(engine)
     return engine
 
