@@ -11,7 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from audiencefilter.service.db import prepared_cache
 from audiencefilter.service.db.engine import make_engine
@@ -108,5 +110,17 @@ def test_postgresql_prepares_short_statements_alone_and_keeps_few(
         with engine.connect() as connection:  # the pooled connection again: still prepared
             assert any(f"SELECT {prepared_cache.PREPARED_MAX + 19} +" in s
                        for s in _prepared(connection))  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def test_a_statement_failing_as_it_runs_is_counted_too(tmp_path: Path) -> None:
+    """Prepared, then failing (`abs` of the least integer overflows): pysqlite keeps it."""
+    engine = make_engine(sqlite_settings(tmp_path / "kept.db", db_pool_size=1, db_max_overflow=0))
+    failing = "SELECT abs(-9223372036854775807 - 1) -- " + "x" * 100
+    try:
+        with engine.connect() as connection, pytest.raises(OperationalError):
+            connection.execute(text(failing)).all()
+        assert failing in _kept(engine).texts
     finally:
         engine.dispose()

@@ -1,8 +1,9 @@
 """The hottest route answered beside FastAPI's routing and dependency solving, on the same rules.
 
-`PATCH /v4/contacts/{id}` is the request a service embedding smart audiences sends most, and of
-its CPU a fifth was FastAPI's own: finding the route among 24 routers (10 tries), solving nine
-dependencies, a thread hop for the key's check and another for the route
+`PATCH /v4/contacts/{id}` is the request a service embedding smart audiences sends most, and
+FastAPI takes it through the route found among 24 routers (10 tries), nine dependencies solved,
+a thread hop for the key's check and another for the route: 3.66 ms a PATCH on SQLite against
+3.12 ms with this route, 6.13 against 5.30 on PostgreSQL, most of it the hop's wall time
 (docs/performance-history-writes.md, "A hot route beside FastAPI"). The hot route stands first
 in the application's router and takes only the plain request: no query, a body typed
 `application/json` that reads as a JSON object `ContactUpdate` accepts. Every other request (a

@@ -43,8 +43,8 @@ PostgreSQL; but a statement with a 5,000-value `in` list is a prepared program o
 megabyte, and the drivers' caches count entries, never bytes: large filters whose lengths
 changed from one request to the next once made every pooled connection keep 128 of them
 (measured: RSS +92 MB over 200 distinct previews). So pysqlite's cache is mirrored and a
-connection whose kept statements pass a budget of SQL text is closed, and psycopg prepares only
-statements of a short text, at most `PREPARED_MAX` of them a connection.
+connection whose kept statements pass a budget of SQL text has its cache emptied, and psycopg
+prepares only statements of a short text, at most `PREPARED_MAX` of them a connection.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ from sqlalchemy.pool import ConnectionPoolEntry
 CACHED_STATEMENTS = 64
 """Entries of pysqlite's cache on each connection (`cached_statements`)."""
 TEXT_BUDGET = 32 * 1024
-"""SQL text, in characters, a connection's kept statements may hold before it is replaced."""
+"""SQL text, in characters, a connection's kept statements may hold before its cache is
+emptied."""
 
 PREPARED_TEXT = 4096
 """The longest statement text psycopg prepares on the server."""
@@ -72,15 +73,23 @@ def bound_prepared_statements(engine: Engine, budget: int = TEXT_BUDGET) -> None
     """Installs the mirror on `engine` (SQLite, connected with `cached_statements` set to
     `CACHED_STATEMENTS`)."""
 
-    @event.listens_for(engine, "after_cursor_execute")
-    def _ran(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        info = conn.info  # the pooled connection's, kept across its checkouts
+    def ran(info: dict[Any, Any], statement: str) -> None:
         kept = info.get(_KEPT)
         if kept is None:
             kept = info[_KEPT] = Kept()
         kept.ran(statement)
         if kept.size > budget:
             info[_SPENT] = True
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def _ran(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        ran(conn.info, statement)  # the pooled connection's, kept across its checkouts
+
+    @event.listens_for(engine, "handle_error")
+    def _failed(context: Any) -> None:
+        # A statement prepared and then failing is kept too.
+        if context.connection is not None and context.statement is not None:
+            ran(context.connection.info, context.statement)
 
     @event.listens_for(engine, "checkin")
     def _returned(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
