@@ -29,10 +29,10 @@ REQUESTS = 120
 MAX_GROWTH_MB = 24
 
 
-@pytest.mark.slow
-def test_rss_stays_bounded_over_many_distinct_large_filters() -> None:
+def _growth_mb(*arguments: str) -> float:
+    """The RSS growth `memory_probe` reports in a child process of its own."""
     probe = subprocess.run(
-        [sys.executable, "-m", "tests.service.memory_probe", str(REQUESTS)],
+        [sys.executable, "-m", "tests.service.memory_probe", *arguments],
         cwd=REPO_ROOT,
         env=cli_env(PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(SOURCE_ROOT)])),
         capture_output=True,
@@ -42,7 +42,12 @@ def test_rss_stays_bounded_over_many_distinct_large_filters() -> None:
     )
     assert probe.returncode == 0, probe.stderr
     figures = json.loads(probe.stdout.strip().splitlines()[-1])
-    growth = figures["after_mb"] - figures["before_mb"]
+    return float(figures["after_mb"] - figures["before_mb"])
+
+
+@pytest.mark.slow
+def test_rss_stays_bounded_over_many_distinct_large_filters() -> None:
+    growth = _growth_mb(str(REQUESTS))
     assert growth < MAX_GROWTH_MB, f"RSS grew {growth:.1f} MB over {REQUESTS} distinct filters"
 
 
@@ -79,16 +84,5 @@ def test_rss_stays_bounded_over_many_distinct_long_statements() -> None:
     """SQLite keeps prepared statements again (a fifth of a PATCH was preparing them), bounded
     by the SQL text each connection keeps (`db/prepared_cache.py`): measured +5 MB over 150
     distinct statements of 20,000 characters, +68 MB with the cache counting entries alone."""
-    probe = subprocess.run(
-        [sys.executable, "-m", "tests.service.memory_probe", "statements", "150"],
-        cwd=REPO_ROOT,
-        env=cli_env(PYTHONPATH=os.pathsep.join([str(REPO_ROOT), str(SOURCE_ROOT)])),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert probe.returncode == 0, probe.stderr
-    figures = json.loads(probe.stdout.strip().splitlines()[-1])
-    growth = figures["after_mb"] - figures["before_mb"]
+    growth = _growth_mb("statements", "150")
     assert growth < MAX_GROWTH_MB, f"RSS grew {growth:.1f} MB over 150 distinct statements"
