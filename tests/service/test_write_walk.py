@@ -16,8 +16,9 @@ record:
 - the handle's stages called, in their order: the same for a PATCH and for an import.
 
 The returns count every module of the service the walk calls, down to `db/dialects.py` and
-`ground/clock.py`, but not the listeners SQLAlchemy calls back on every statement (the write
-meter, the prepared statements' mirror: `db/`), which are no step of the walk. Most of them
+`ground/clock.py`, but not what SQLAlchemy calls back, with all it calls in turn (the listeners
+of every statement, the write meter and the prepared statements' mirror, and the column types'
+conversions: `db/`), which are no step of the walk. Most of them
 are the judgement's and the store's own (their helpers called in turn). On the commit before
 the pipeline a PATCH's walk made 105 returns, a 3-row JSON import's 165 and a CSV import's
 batch 146; the handle's stages add a few (the handle calls a stage's module and takes the walk
@@ -49,14 +50,14 @@ STAGES += ("effects", "judge", "store")
 PATCH_RETURNS = 85
 """A PATCH's returns: 105 before the pipeline, 112 with it, both the first write of a fresh
 process (statements built on first use counted); 99 for a write after a first (`skip`); 85 with
-the listeners SQLAlchemy calls back on every statement left out (below)."""
-IMPORT_RETURNS = 171
+what SQLAlchemy calls back left out (below)."""
+IMPORT_RETURNS = 136
 """A 3-row JSON import's returns: 165 before the pipeline, 176 with it, 185 with its rows read
-in the domain (`import_rows.py`, entered once a row), first writes; 181 after a first; 171 with
-the listeners left out."""
-CSV_RETURNS = 154
+in the domain (`import_rows.py`, entered once a row), first writes; 181 after a first; 136 with
+what SQLAlchemy calls back left out."""
+CSV_RETURNS = 125
 """A 2-row CSV import's batch: 146 before the pipeline, 165 with it, first writes; 164 after a
-first; 154 with the listeners left out."""
+first; 125 with what SQLAlchemy calls back left out."""
 
 
 def returns(modules: list[str]) -> int:
@@ -89,6 +90,7 @@ class Walk:
     stages: list[str] = field(default_factory=list)
     _thread: int | None = None
     _depth: int = 0
+    _listening: int | None = None
 
     def profile(self, frame: FrameType, event: str, arg: Any) -> None:
         if event not in ("call", "return"):
@@ -97,6 +99,10 @@ class Walk:
         if not name.startswith(SERVICE) or not self._walking(frame, name, event):
             return
         self._depth += 1 if event == "call" else -1
+        if self._listening is not None:  # inside a listener SQLAlchemy called back
+            if event == "return" and self._depth < self._listening:
+                self._listening = None
+            return
         if event == "return":
             if self._depth <= 0 and self.skip:
                 self.skip -= 1  # a warm-up walk: forgotten, the next call of the entrance counts
@@ -107,8 +113,9 @@ class Walk:
         function = frame.f_code.co_name
         caller = frame.f_back
         caller_name = "" if caller is None else caller.f_globals.get("__name__", "")
-        if not caller_name.startswith(SERVICE) and self._depth > 1:
-            return  # a listener called back by SQLAlchemy on every statement: not a step
+        if caller_name.startswith("sqlalchemy."):
+            self._listening = self._depth  # a listener called on every statement: not a step
+            return
         self.modules.append(name.removeprefix(SERVICE))
         if name == HANDLE and function in STAGES:
             self.stages.append(function)
