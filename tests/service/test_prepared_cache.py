@@ -124,3 +124,22 @@ def test_a_statement_failing_as_it_runs_is_counted_too(tmp_path: Path) -> None:
         assert failing in _kept(engine).texts
     finally:
         engine.dispose()
+
+
+def test_postgresql_executemany_of_a_long_statement_prepares_nothing(
+    pg_database: Callable[[], str],
+) -> None:
+    """psycopg's `executemany` prepares whatever the threshold lets it: after a short statement
+    set it, a long one run many times must still not be kept."""
+    engine = make_engine(url_settings(pg_database(), db_pool_size=1, db_max_overflow=0))
+    padding = " " * prepared_cache.PREPARED_TEXT
+    try:
+        with engine.connect() as connection:
+            connection.exec_driver_sql("CREATE TEMPORARY TABLE kept (n integer)")
+            assert connection.execute(text("SELECT 1 + :n"), {"n": 1}).scalar() == 2
+            connection.execute(text(f"UPDATE kept SET n = :n {padding}"), [{"n": 1}, {"n": 2}])
+            assert not any("UPDATE kept" in s for s in _prepared(connection))
+            connection.execute(text("UPDATE kept SET n = :n"), [{"n": 1}, {"n": 2}])
+            assert any("UPDATE kept" in s for s in _prepared(connection))
+    finally:
+        engine.dispose()

@@ -128,9 +128,18 @@ def prepare_short_statements(engine: Engine) -> None:
             cursor.execute("SET plan_cache_mode = force_custom_plan")
         dbapi_connection.commit()
 
-    @event.listens_for(engine, "do_execute")
-    def _execute(cursor: Any, statement: str, parameters: Any, _context: Any) -> bool:
+    def threshold(cursor: Any, statement: str) -> None:
         # psycopg counts and keeps a text only while its threshold is set: set for short ones.
         cursor.connection.prepare_threshold = 0 if len(statement) <= PREPARED_TEXT else None
+
+    @event.listens_for(engine, "do_execute")
+    def _execute(cursor: Any, statement: str, parameters: Any, _context: Any) -> bool:
+        threshold(cursor, statement)
         cursor.execute(statement, parameters)
+        return True
+
+    @event.listens_for(engine, "do_executemany")
+    def _execute_many(cursor: Any, statement: str, parameters: Any, _context: Any) -> bool:
+        threshold(cursor, statement)  # psycopg's `executemany` prepares whatever it may
+        cursor.executemany(statement, parameters)
         return True
