@@ -102,7 +102,7 @@ def emptied(dbapi_connection: Any, record: ConnectionPoolEntry) -> Kept:
     places (its least recently used go first, so all of it goes, and its programs are freed):
     the connection itself stays. Closing it instead would make SQLite copy the whole WAL into
     the database file when it was the last one open, an import turn's every time (measured:
-    its 200,000 rows 19% slower). The mirror of what the cache then holds."""
+    100,000 rows 19% slower). The mirror of what the cache then holds."""
     kept = Kept()
     try:
         cursor = dbapi_connection.cursor()
