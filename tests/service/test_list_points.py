@@ -326,3 +326,40 @@ def test_positions_at_the_bands_edges_on_postgres(
 ) -> None:
     api = app_factory(url_settings(pg_database(), auto_migrate=True))
     _check_positions_at_band_edges(make_tenant(api))
+
+
+def _check_positions_among_ties_on_time(tenant: Tenant) -> None:
+    """Contacts tied on points and on sign-up time are ranked by id: each moved onto the tied
+    points is answered its place among them (the count of ties on time by id), and a page of
+    the whole list agrees."""
+    database: Database = tenant.client.app.state.db
+    list_id = tenant.new_list()["id"]
+    same, earlier = "2025-03-01T10:00:00+00:00", "2025-02-01T10:00:00+00:00"
+    rows = [
+        {"email": f"t{i}@example.com", "points": 40, "createdAt": same if i % 3 else earlier}
+        for i in range(30)
+    ]
+    rows += [{"email": f"m{i}@example.com", "points": 7, "createdAt": same} for i in range(12)]
+    tenant.ok("POST", "/v4/contacts/import", params={"listId": list_id}, json=rows)
+    page = tenant.ok("GET", "/v4/contacts", params={"listId": list_id, "limit": 100})
+    moving = [c["id"] for c in page["contacts"] if c["email"].startswith("m")]
+    for contact_id in moving:
+        answer = tenant.ok("PATCH", f"/v4/contacts/{contact_id}", json={"points": 40})
+        expected = _expected_positions(database, list_id, [contact_id], 1)
+        assert answer["contact"]["position"] == expected[contact_id]
+    whole = tenant.ok("GET", "/v4/contacts", params={"listId": list_id, "limit": 100})
+    shown = [contact["id"] for contact in whole["contacts"]]
+    expected = _expected_positions(database, list_id, shown, 1)
+    assert {c["id"]: c["position"] for c in whole["contacts"]} == expected
+
+
+def test_ties_on_time_are_ranked_by_id_on_sqlite(tenant: Tenant) -> None:
+    _check_positions_among_ties_on_time(tenant)
+
+
+@pytest.mark.postgres
+def test_ties_on_time_are_ranked_by_id_on_postgres(
+    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+) -> None:
+    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    _check_positions_among_ties_on_time(make_tenant(api))
