@@ -118,6 +118,27 @@ def test_speed_gates_measure_every_promise_as_a_ratio() -> None:
     assert "| matches(now=) vs compiled, anniversary |" in gates.markdown(rows)
 
 
+def test_the_floor_of_f1_times_each_step_and_checks_they_agree() -> None:
+    import collections
+
+    from benchmarks import gates_floor
+
+    measured = gates_floor.measure(300, rounds=1, sample_seconds=0.001)
+    assert [step.name for step in measured][:2] == ["lambda", "+ value kept"]
+    assert measured[0].ratio == 1.0 and all(step.seconds > 0 for step in measured)
+    assert "| compiled predicate |" in gates_floor.markdown(measured)
+    # The steps that test the value refuse a wrong type, as the predicate does.
+    with pytest.raises(TypeError):
+        gates_floor.tested({"isVerified": "yes"})
+    # The read the predicate does not use: a sparse record raises, a defaultdict one grows.
+    with pytest.raises(KeyError):
+        gates_floor.by_subscript({})
+    record: collections.defaultdict[str, object] = collections.defaultdict(lambda: None)
+    assert gates_floor.tested(record) is False and "isVerified" not in record
+    gates_floor.by_subscript(record)
+    assert "isVerified" in record
+
+
 def test_construct_gates_compare_each_family_with_hand_written_code(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
