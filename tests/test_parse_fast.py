@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import audiencefilter as af
+from audiencefilter.language.nodes import Node
 from audiencefilter.testing.strategies import where_clauses, where_noise
 from audiencefilter.where import fast
 from audiencefilter.where.read import read_plain
@@ -147,6 +148,38 @@ def test_the_accelerator_builds_comparisons_equal_to_the_class() -> None:
     assert fast._Comparison("points", af.Op.GT, 1) == af.Comparison("points", af.Op.GT, 1)
     with pytest.raises(AttributeError):
         built.value = "y"  # type: ignore[misc]
+
+
+def test_the_accelerator_builds_groups_and_not_null_equal_to_the_classes() -> None:
+    from audiencefilter.language.nodes import And, IsNull, Not, Or, all_of, any_of
+
+    items = (af.Comparison("points", af.Op.GT, 1), af.Comparison("city", af.Op.EQUALS, "Lyon"))
+    for built, made in [
+        (fast._And(items), And(items)),
+        (fast._Or(items), Or(items)),
+        (fast._NotNull("company"), Not(IsNull("company"))),
+        (all_of(items, fast._And), all_of(items)),
+        (any_of(items[:1], fast._Or), any_of(items[:1])),
+        (any_of((), fast._Or), any_of(())),
+    ]:
+        assert type(built) is type(made)
+        assert built == made and hash(built) == hash(made) and repr(built) == repr(made)
+    with pytest.raises(AttributeError):
+        fast._And(items).items = ()  # type: ignore[misc]
+    assert type(fast._NotNull("company").item) is IsNull
+
+
+def test_a_node_class_of_another_layout_is_built_by_the_class_itself() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Wider:
+        items: tuple[Node, ...]
+        extra: int = 0
+
+    assert fast._twin(Wider, ("items",)) is None
+    assert fast._group_builder(Wider) is Wider  # type: ignore[arg-type]
+    assert fast._twin(af.Comparison, ("field", "op", "value")) is None
 
 
 def test_the_cheap_filter_builder_builds_filters_equal_to_the_class() -> None:

@@ -16,7 +16,7 @@ Design choices:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any, ClassVar, NoReturn
@@ -302,18 +302,20 @@ TRUE = Const(True)
 FALSE = Const(False)
 
 
-def all_of(items: tuple[Node, ...]) -> Node:
-    """The conjunction of `items`, with the group-of-one and empty-group rules applied."""
+def all_of(items: tuple[Node, ...], build: Callable[[tuple[Node, ...]], Node] = And) -> Node:
+    """The conjunction of `items`, with the group-of-one and empty-group rules applied;
+    `build` makes the `And` (a reader may pass a faster maker of the same node)."""
     if not items:
         return TRUE
-    return items[0] if len(items) == 1 else And(items)
+    return items[0] if len(items) == 1 else build(items)
 
 
-def any_of(items: tuple[Node, ...]) -> Node:
-    """The disjunction of `items`, with the group-of-one and empty-group rules applied."""
+def any_of(items: tuple[Node, ...], build: Callable[[tuple[Node, ...]], Node] = Or) -> Node:
+    """The disjunction of `items`, with the group-of-one and empty-group rules applied;
+    `build` makes the `Or` (a reader may pass a faster maker of the same node)."""
     if not items:
         return FALSE
-    return items[0] if len(items) == 1 else Or(items)
+    return items[0] if len(items) == 1 else build(items)
 
 
 class UnhandledNodeError(TypeError):

@@ -38,7 +38,17 @@ from typing import Any
 from ..language.conditions import is_insensitive
 from ..language.fields import LIST_OPS, SHORTHAND_OP, Field, FieldType, Op, Schema
 from ..language.limits import Limits
-from ..language.nodes import TRUE, Comparison, IsNull, Node, Not, Or, all_of, any_of
+from ..language.nodes import (
+    TRUE,
+    And,
+    Comparison,
+    IsNull,
+    Node,
+    Not,
+    Or,
+    all_of,
+    any_of,
+)
 from ..language.relative import Ago, DurationError
 from ..language.values import Scalar, parse_datetime
 from .decode import SCAN_PLAIN, SKIP_SPACE, fits
@@ -55,29 +65,46 @@ _LISTS = LIST_OPS
 _isfinite = math.isfinite
 
 
-def _comparison_builder() -> Callable[..., Comparison]:
-    """`Comparison(field, op, value, insensitive=False)` without the dataclass `__init__`.
+def _twin(cls: type[Any], names: tuple[str, ...]) -> type[Any] | None:
+    """A mutable class with the same slots as the frozen node class `cls`, or None.
 
-    A frozen dataclass sets each field through `object.__setattr__`, five Python-level calls
-    that cost as much as a third of reading a typical filter. Instead the fields are stored in
-    a mutable twin of the same slots, whose plain attribute stores are the interpreter's
-    fastest, and the object then becomes a `Comparison` (`__class__` assignment, allowed
-    between classes of the same layout). Only while `Comparison` is exactly the frozen slotted
-    class of those five fields with no `__post_init__`, and Python accepts the assignment;
-    otherwise the class itself is used.
+    A frozen dataclass sets each field through `object.__setattr__`, a Python-level call a
+    field that cost as much as a third of reading a typical filter. Instead the fields are
+    stored in a mutable twin of the same slots, whose plain attribute stores are the
+    interpreter's fastest, and the object then becomes a `cls` (`__class__` assignment, allowed
+    between classes of the same layout). Only while `cls` is exactly the frozen slotted class
+    of the fields `names` with no `__post_init__`; otherwise None, and the class itself is used.
     """
-    names = tuple(f.name for f in dataclasses.fields(Comparison))
-    plain = names == ("field", "op", "value", "insensitive", "path")
-    if not plain or hasattr(Comparison, "__post_init__") or "__slots__" not in vars(Comparison):
-        return Comparison
+    fields = tuple(f.name for f in dataclasses.fields(cls))
+    if fields != names or hasattr(cls, "__post_init__") or "__slots__" not in vars(cls):
+        return None
 
     class Twin:
         __slots__ = names
 
-    new = object.__new__
+    return Twin
+
+
+def _swaps(build: Callable[..., Any], *example: Any) -> bool:
+    """Whether Python accepts the builder's `__class__` assignment (a layout it will swap)."""
+    try:
+        build(*example)
+    except TypeError:
+        return False
+    return True
+
+
+_new = object.__new__
+
+
+def _comparison_builder() -> Callable[..., Comparison]:
+    """`Comparison(field, op, value, insensitive=False)` through its twin (`_twin`)."""
+    twin = _twin(Comparison, ("field", "op", "value", "insensitive", "path"))
+    if twin is None:
+        return Comparison
 
     def build(field: str, op: Op, value: Any, insensitive: bool = False) -> Comparison:
-        node: Any = new(Twin)
+        node: Any = _new(twin)
         node.field = field
         node.op = op
         node.value = value
@@ -86,14 +113,47 @@ def _comparison_builder() -> Callable[..., Comparison]:
         node.__class__ = Comparison
         return node  # type: ignore[no-any-return]
 
-    try:
-        build("field", _EQUALS, 0)
-    except TypeError:  # a layout Python will not swap
-        return Comparison
-    return build
+    return build if _swaps(build, "field", _EQUALS, 0) else Comparison
+
+
+def _group_builder(cls: type[And] | type[Or]) -> Callable[[tuple[Node, ...]], Node]:
+    """`And(items)` or `Or(items)` through its twin (`_twin`)."""
+    twin = _twin(cls, ("items",))
+    if twin is None:
+        return cls
+
+    def build(items: tuple[Node, ...]) -> Node:
+        node: Any = _new(twin)
+        node.items = items
+        node.__class__ = cls
+        return node  # type: ignore[no-any-return]
+
+    return build if _swaps(build, ()) else cls
+
+
+def _not_null_builder() -> Callable[[str], Node]:
+    """`Not(IsNull(field))`, the `"not": null` of a field, through their twins (`_twin`)."""
+    not_twin, null_twin = _twin(Not, ("item",)), _twin(IsNull, ("field", "path"))
+    if not_twin is None or null_twin is None:
+        return lambda field: Not(IsNull(field))
+
+    def build(field: str) -> Node:
+        null: Any = _new(null_twin)
+        null.field = field
+        null.path = ()
+        null.__class__ = IsNull
+        node: Any = _new(not_twin)
+        node.item = null
+        node.__class__ = Not
+        return node  # type: ignore[no-any-return]
+
+    return build if _swaps(build, "field") else (lambda field: Not(IsNull(field)))
 
 
 _Comparison = _comparison_builder()
+_And = _group_builder(And)
+_Or = _group_builder(Or)
+_NotNull = _not_null_builder()
 
 
 class _GiveUp(Exception):
@@ -167,7 +227,7 @@ class _Walk:
         if size == 1:  # the common case: no list of items to build
             for key, value in obj.items():
                 return self.member(key, value, depth)
-        return all_of(tuple([self.member(key, value, depth) for key, value in obj.items()]))
+        return all_of(tuple([self.member(key, value, depth) for key, value in obj.items()]), _And)
 
     def member(self, key: Any, value: Any, depth: int) -> Node:
         """One member of a where object: a field's condition or a group."""
@@ -182,7 +242,7 @@ class _Walk:
                         if op is None:
                             if name == "not" and operand is None and depth < self.max_depth:
                                 self.keys += 1
-                                return Not(IsNull(field.name))
+                                return _NotNull(field.name)
                         elif op in _LISTS:
                             pass
                         elif (kind is int and expected is _NUMBER) or (
@@ -204,7 +264,7 @@ class _Walk:
                             self.colons += operand.count(":")
                             return _Comparison(field.name, op, instant)
                 nodes = self.operators(field, value, depth, False, False)
-                return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes))
+                return nodes[0] if len(nodes) == 1 else all_of(tuple(nodes), _And)
             if value is None:
                 return IsNull(field.name)
             kind = type(value)
@@ -212,9 +272,9 @@ class _Walk:
                 return _Comparison(field.name, _EQUALS, value)  # `literal` inlined
             return _Comparison(field.name, _EQUALS, self.literal(field, value))
         if key == "AND":
-            return all_of(tuple(self.group(value, depth + 1)))
+            return all_of(tuple(self.group(value, depth + 1)), _And)
         if key == "OR":
-            return any_of(tuple(self.group(value, depth + 1)))
+            return any_of(tuple(self.group(value, depth + 1)), _Or)
         if key == "NOT":
             found = self.group(value, depth + 1)
             if not found:
@@ -281,10 +341,10 @@ class _Walk:
                 if depth + 1 > self.max_depth:
                     raise _GiveUp
                 if value is None:
-                    nodes.append(Not(IsNull(field.name)))
+                    nodes.append(_NotNull(field.name))
                 elif type(value) is dict:
                     negated = self.operators(field, value, depth + 1, insensitive, True)
-                    nodes.append(all_of(tuple(Not(node) for node in negated)))
+                    nodes.append(all_of(tuple(Not(node) for node in negated), _And))
                 else:
                     nodes.append(Not(self.comparison(field, _EQUALS, value, insensitive)))
             elif key != "mode":
