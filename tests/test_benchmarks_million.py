@@ -65,3 +65,14 @@ def test_the_extra_audiences_thresholds_lie_between_the_two_points_of_an_update(
         found = million_update.thresholds(count)
         assert len(found) == count
         assert all(million_update.LOW < t <= million_update.HIGH for t in found)
+
+
+def test_the_update_is_shown_by_layer_beside_the_hand_written_cpu(tmp_path: Path) -> None:
+    from benchmarks import update_layers
+
+    layers = update_layers.measure(f"sqlite:///{tmp_path / 'l.db'}", "SQLite", 300, 6)
+    assert layers.ours_ms > 0 and layers.hand_ms > 0
+    assert {"the key", "lock, owner's check", "commit"} <= set(layers.spans.own)
+    assert any("UPDATE contacts" in statement for statement in layers.spans.statements)
+    rendered = update_layers.render(layers)
+    assert "| ours by layer | ms an update |" in rendered and "hand-written" in rendered
