@@ -38,17 +38,7 @@ from typing import Any
 from ..language.conditions import is_insensitive
 from ..language.fields import LIST_OPS, SHORTHAND_OP, Field, FieldType, Op, Schema
 from ..language.limits import Limits
-from ..language.nodes import (
-    TRUE,
-    And,
-    Comparison,
-    IsNull,
-    Node,
-    Not,
-    Or,
-    all_of,
-    any_of,
-)
+from ..language.nodes import TRUE, And, Comparison, IsNull, Node, Not, Or, all_of, any_of
 from ..language.relative import Ago, DurationError
 from ..language.values import Scalar, parse_datetime
 from .decode import SCAN_PLAIN, SKIP_SPACE, fits
@@ -68,8 +58,8 @@ _isfinite = math.isfinite
 def _twin(cls: type[Any], names: tuple[str, ...]) -> type[Any] | None:
     """A mutable class with the same slots as the frozen node class `cls`, or None.
 
-    A frozen dataclass sets each field through `object.__setattr__`, a Python-level call a
-    field that cost as much as a third of reading a typical filter. Instead the fields are
+    A frozen dataclass sets each field through `object.__setattr__`, one Python-level call for
+    each field, which cost as much as a third of reading a typical filter. Instead the fields are
     stored in a mutable twin of the same slots, whose plain attribute stores are the
     interpreter's fastest, and the object then becomes a `cls` (`__class__` assignment, allowed
     between classes of the same layout). Only while `cls` is exactly the frozen slotted class
