@@ -228,6 +228,36 @@ def test_subs_are_paginated_like_contacts(tenant: Tenant) -> None:
         assert tenant.call("GET", f"/v4/audiences/{audience['id']}", params=bad).status_code == 400
 
 
+def test_a_stored_audiences_page_counts_its_memberships_alone(tenant: Tenant) -> None:
+    """A page shorter than a stored audience counts its members on their memberships, the
+    count the audiences' list gives as `subsCount`, not by joining them to the list's
+    contacts; an audience judged at the request (relative date-times) still counts its
+    filter over the contacts."""
+    lst = tenant.new_list()
+    for index in range(9):
+        tenant.new_contact(lst["id"], f"c{index}@example.com", points=index)
+    stored = smart(tenant, lst["id"], {"points": {"gte": 4}}, name="stored")
+    live = smart(tenant, lst["id"], {"createdAt": {"gte": {"ago": "P30D"}}}, name="live")
+    listed = tenant.ok("GET", "/v4/audiences", params={"listId": lst["id"]})["audiences"]
+    sizes = {a["id"]: a["subsCount"] for a in listed}
+    client = tenant.client
+    for audience, size in ((stored, 5), (live, 9)):
+        with _statements(client) as executed:
+            page = tenant.ok("GET", f"/v4/audiences/{audience['id']}", params={"limit": 2})
+        assert page["pagination"]["total"] == sizes[audience["id"]] == size
+        said = [" ".join(sql.lower().split()) for sql in executed]
+        by_contacts = [
+            sql for sql in said if sql.startswith("select count(*) as count_1 from contacts")
+        ]
+        by_memberships = [
+            sql for sql in said if sql.startswith("select memberships.audience_id, count(")
+        ]
+        if audience is stored:
+            assert by_memberships and not by_contacts, said
+        else:
+            assert by_contacts, said
+
+
 def test_preview_counts_and_pages_without_saving(tenant: Tenant) -> None:
     lst = tenant.new_list()
     for index in range(5):

@@ -71,6 +71,7 @@ from ..membership.members import (
     audience_sizes,
     filter_in_use,
     member_condition,
+    stored_members,
 )
 from ..membership.snapshot import Snapshot
 from . import membership_turns
@@ -353,8 +354,16 @@ def read(
     """The audience, a page of its members (judged now) and its filter in the form asked for."""
     with database.reading() as session:
         audience, lst = owned_audience(session, account_id, audience_id)
+        # A stored audience's members are counted on its memberships alone, as the list of
+        # audiences counts its sizes: the same number, without joining them to the contacts
+        # (95 ms of a new audience's answer at 200,000 contacts on PostgreSQL).
+        counted = (
+            (lambda: audience_sizes(session, [audience])[audience.id])
+            if stored_members(audience)
+            else None
+        )
         result = ContactPages(session, lst, settings).paged(
-            [member_condition(audience)], subs.paging
+            [member_condition(audience)], subs.paging, counted
         )
         building = None
         if audience.mode == SMART:  # only a smart audience builds
