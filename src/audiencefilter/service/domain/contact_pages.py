@@ -173,8 +173,10 @@ class ContactPages:
         known = len(rows) <= limit and (rows or page == 1)
         del rows[limit:]
         total = offset + len(rows)
-        if not known:
-            total = counted() if counted else self.total(narrowing, self._conditions(narrowing))
+        if not known and counted is not None:
+            total = counted()
+        elif not known:
+            total = self.total(narrowing, self._conditions(narrowing))
         contacts = self.render(rows, ranking.bottom_first(sort, order))
         return {"contacts": contacts, "pagination": pagination(total, page, limit)}
 

@@ -356,7 +356,7 @@ def read(
         audience, lst = owned_audience(session, account_id, audience_id)
         # A stored audience's members are counted on its memberships alone, as the list of
         # audiences counts its sizes: the same number, without joining them to the contacts
-        # (95 ms of a new audience's answer at 200,000 contacts on PostgreSQL).
+        # (72 ms of a new audience's answer at 200,000 contacts on PostgreSQL, 8 ms so).
         counted = (
             (lambda: audience_sizes(session, [audience])[audience.id])
             if stored_members(audience)
