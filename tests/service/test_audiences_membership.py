@@ -258,6 +258,46 @@ def test_a_stored_audiences_page_counts_its_memberships_alone(tenant: Tenant) ->
             assert by_contacts, said
 
 
+def test_a_large_audience_is_paged_by_walking_the_list_and_pages_alike(tenant: Tenant) -> None:
+    """A page of a stored audience dense enough in its list, in the list's own order, tests
+    each contact in turn (`EXISTS`) so the rank index is read from its end and left at the
+    page's last member; otherwise its members are sorted (`IN`). Both give the same pages:
+    each walked page is the slice of the sorted whole, ties on points included."""
+    lst = tenant.new_list()
+    for index in range(12):
+        tenant.new_contact(lst["id"], f"w{index:02}@example.com", points=index % 4)
+    dense = smart(tenant, lst["id"], {"points": {"gte": 1}}, name="dense")  # 9 of 12
+    sparse = smart(tenant, lst["id"], {"points": {"gte": 3}, "email": {"startsWith": "w0"}})
+    client = tenant.client
+    walked = 0
+    for audience in (dense, sparse):
+        path = f"/v4/audiences/{audience['id']}"
+        for order in ("desc", "asc"):
+            whole = tenant.ok("GET", path, params={"limit": 100, "order": order})["audience"]
+            emails = [sub["email"] for sub in whole["subs"]]
+            positions = [sub["position"] for sub in whole["subs"]]
+            for limit in (1, 2, 4):
+                for page in range(1, -(-len(emails) // limit) + 2):
+                    params = {"limit": limit, "page": page, "order": order}
+                    with _statements(client) as executed:
+                        answer = tenant.ok("GET", path, params=params)
+                    subs, start = answer["audience"]["subs"], (page - 1) * limit
+                    assert [sub["email"] for sub in subs] == emails[start:][:limit]
+                    assert [sub["position"] for sub in subs] == positions[start:][:limit]
+                    assert answer["pagination"]["total"] == len(emails)
+                    paging = [
+                        " ".join(sql.lower().split())
+                        for sql in executed
+                        if "order by contacts.points" in sql.lower()
+                    ]
+                    assert len(paging) == 1, executed
+                    walks = (page * limit + 1) * 12 < len(emails) ** 2
+                    assert ("exists (select" in paging[0]) is walks, paging[0]
+                    assert ("in (select memberships.contact_id" in paging[0]) is not walks
+                    walked += walks
+    assert walked > 0
+
+
 def test_preview_counts_and_pages_without_saving(tenant: Tenant) -> None:
     lst = tenant.new_list()
     for index in range(5):

@@ -258,3 +258,34 @@ def test_a_whole_lists_page_runs_four_statements_whose_work_does_not_grow(api: A
         assert len(answer["contacts"]) == 100
     assert seen == {SMALL: WHOLE_LIST_PAGE, LARGE: WHOLE_LIST_PAGE}
     assert works[LARGE] <= GROWTH * works[SMALL], works
+
+
+def test_a_large_audiences_page_reads_its_own_rows_not_its_members(api: ApiClient) -> None:
+    """`GET /v4/audiences/{id}?limit=2` of an audience holding a third of its list walks the
+    list in its order and stops at the page's last member (`ContactPages.walks`): the rows'
+    statement does the same work in a list of 1,000 and of 10,000 contacts. Sorting every member
+    to show two grew tenfold. Its total is the count of its memberships (the audiences' list's
+    `subsCount`), which grows with it and is left out."""
+    tenant = make_tenant(api, plan="pro")
+    database: Database = api.app.state.db
+    works, pages = {}, {}
+    for size in (SMALL, LARGE):
+        list_id = tenant.new_list(name=f"list of {size}")["id"]
+        fill(database, list_id, size)
+        body = {"name": "many points", "listId": list_id, "filters": {"points": {"gte": 100}}}
+        created = tenant.ok("POST", "/v4/audiences?wait=true", 201, json=body)
+        path = f"/v4/audiences/{created['audience']['id']}?limit=2"
+        whole = tenant.ok("GET", path.replace("limit=2", "limit=100"), 200)["audience"]["subs"]
+        work = Work(database)
+        try:
+            answer = tenant.ok("GET", path, 200)
+        finally:
+            work.close()
+        rows = [amount for amount, sql in work.each() if "ORDER BY contacts.points" in sql]
+        assert len(rows) == 1
+        works[size] = rows[0]
+        subs = answer["audience"]["subs"]
+        assert [sub["id"] for sub in subs] == [sub["id"] for sub in whole[:2]]
+        pages[size] = answer["pagination"]["total"]
+        assert size // 10 < pages[size] < size // 2, pages
+    assert works[LARGE] <= GROWTH * works[SMALL], works

@@ -73,6 +73,20 @@ def member_condition(audience: Audience) -> ColumnElement[bool]:
     return Contact.id.in_(members)
 
 
+def member_test(audience: Audience) -> ColumnElement[bool]:
+    """The stored members' condition as a test of each contact on its own: an `EXISTS` probe
+    of the membership's key, wrapped so that no planner turns it into a join. A page of a
+    large audience in the list's rank order then reads the rank index from its end and stops
+    at the page's last member, where `member_condition` reads every member to sort them
+    (`contact_pages.walks`, which says when). For stored members only."""
+    probe = select(Membership.contactId).where(
+        Membership.audienceId == audience.id, Membership.contactId == Contact.id
+    )
+    # An `OFFSET` keeps PostgreSQL from rewriting the `EXISTS`, either into a semi-join or
+    # into a hash of every member built first: it probes the key once a contact walked.
+    return probe.offset(0).exists()
+
+
 def stored_members(audience: Audience) -> bool:
     """Whether the audience's members are its stored `memberships` rows (what
     `member_condition` reads), rather than a filter judged at the moment of the request."""
