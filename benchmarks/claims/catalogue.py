@@ -35,6 +35,7 @@ WEBHOOKS = "Webhook delivery"
 ACTIONS = "Behaviour audiences (the service)"
 READS = "Two read paths near the hand-written floor (2026-11-27)"
 HOT = "A hot route beside FastAPI, and prepared statements kept again (2026-11-28, night)"
+WALK = "A large audience paged by walking its list (2026-11-28)"
 
 ENGINES_100K = "100,000 contacts (benchmarks/data.py)"
 GAPS_DATA = "50,000 contacts; relations 10,000 with 100,000 actions"
@@ -87,6 +88,9 @@ CLAIMS: tuple[Claim, ...] = (
           lib.relation(MEMORY_SQL[1:], ("share3", "idle60"))),
     Claim("million.audience-sqlite", MILLION, "audience over the list on SQLite, ours ÷ hand",
           at_most("1.25×", 1.25), "1,000,000 contacts a list", long.million_audience, long=True),
+    Claim("million.audience-postgresql", WALK, "audience over the list on PostgreSQL, ours ÷ hand",
+          at_most("≤ 2x", 2), "200,000 contacts a list", long.million_audience_postgresql,
+          long=True),
     Claim("million.import-sqlite", MILLION_IMPORT, "bulk import on SQLite, ours ÷ hand",
           at_most("≤ 2x", 2), "1,000,000 contacts, requests of 1,000", long.million_import_sqlite,
           long=True),
