@@ -259,24 +259,29 @@ def test_a_stored_audiences_page_counts_its_memberships_alone(tenant: Tenant) ->
 
 
 def test_a_large_audience_is_paged_by_walking_the_list_and_pages_alike(tenant: Tenant) -> None:
-    """A page of a stored audience dense enough in its list, in the list's own order, tests
-    each contact in turn (`EXISTS`) so the rank index is read from its end and left at the
-    page's last member; otherwise its members are sorted (`IN`). Both give the same pages:
-    each walked page is the slice of the sorted whole, ties on points included."""
+    """A page of a stored audience dense enough in its list, in the list's own order, reads
+    the list's first contacts in that order up to a bound, testing each (`EXISTS`), so the
+    rank index is left at the page's last member; when the bound comes first (the audience
+    sits at the other end of the order), the page sorts its members after all (`IN`), as a
+    small audience, a deep page or another order does at once. Every form gives the same
+    pages: each is the slice of the sorted whole, ties on points and positions included."""
     lst = tenant.new_list()
-    for index in range(12):
-        tenant.new_contact(lst["id"], f"w{index:02}@example.com", points=index % 4)
-    dense = smart(tenant, lst["id"], {"points": {"gte": 1}}, name="dense")  # 9 of 12
-    sparse = smart(tenant, lst["id"], {"points": {"gte": 3}, "email": {"startsWith": "w0"}})
+    for index in range(40):
+        tenant.new_contact(lst["id"], f"w{index:02}@example.com", points=index // 2)
+    audiences = {
+        "spread": smart(tenant, lst["id"], {"points": {"gte": 4}}, name="spread"),  # 32 of 40
+        "bottom": smart(tenant, lst["id"], {"points": {"lt": 11}}, name="bottom"),  # 22 of 40
+        "small": smart(tenant, lst["id"], {"points": {"gte": 18}}, name="small"),  # 4 of 40
+    }
     client = tenant.client
-    walked = 0
-    for audience in (dense, sparse):
+    forms: dict[tuple[str, str, int, int], tuple[str, ...]] = {}
+    for name, audience in audiences.items():
         path = f"/v4/audiences/{audience['id']}"
         for order in ("desc", "asc"):
             whole = tenant.ok("GET", path, params={"limit": 100, "order": order})["audience"]
             emails = [sub["email"] for sub in whole["subs"]]
             positions = [sub["position"] for sub in whole["subs"]]
-            for limit in (1, 2, 4):
+            for limit in (1, 2, 5):
                 for page in range(1, -(-len(emails) // limit) + 2):
                     params = {"limit": limit, "page": page, "order": order}
                     with _statements(client) as executed:
@@ -285,17 +290,25 @@ def test_a_large_audience_is_paged_by_walking_the_list_and_pages_alike(tenant: T
                     assert [sub["email"] for sub in subs] == emails[start:][:limit]
                     assert [sub["position"] for sub in subs] == positions[start:][:limit]
                     assert answer["pagination"]["total"] == len(emails)
-                    paging = [
-                        " ".join(sql.lower().split())
-                        for sql in executed
-                        if "order by contacts.points" in sql.lower()
-                    ]
-                    assert len(paging) == 1, executed
-                    walks = (page * limit + 1) * 12 < len(emails) ** 2
-                    assert ("exists (select" in paging[0]) is walks, paging[0]
-                    assert ("in (select memberships.contact_id" in paging[0]) is not walks
-                    walked += walks
-    assert walked > 0
+                    said = [" ".join(sql.lower().split()) for sql in executed]
+                    paging = [sql for sql in said if sql.endswith("limit ? offset ?")]
+                    forms[name, order, limit, page] = tuple(map(_paging_form, paging))
+    assert forms["spread", "desc", 1, 1] == ("walk",)
+    assert forms["bottom", "asc", 1, 1] == ("walk",)
+    assert forms["bottom", "desc", 1, 1] == ("walk", "sort")  # its bound met: sorted after all
+    assert forms["spread", "desc", 5, 6] == ("sort",)  # too deep a page to walk
+    assert all(form == ("sort",) for key, form in forms.items() if key[0] == "small")
+    assert set(forms.values()) == {("walk",), ("walk", "sort"), ("sort",)}
+
+
+def _paging_form(statement: str) -> str:
+    """Whether a page's rows statement walks the list (`EXISTS` probes within its first
+    contacts) or sorts the audience's members (`IN` them)."""
+    if "exists (select" in statement:
+        assert "in (select contacts.id from contacts" in statement, statement
+        return "walk"
+    assert "in (select memberships.contact_id" in statement, statement
+    return "sort"
 
 
 def test_preview_counts_and_pages_without_saving(tenant: Tenant) -> None:

@@ -262,7 +262,7 @@ def test_a_whole_lists_page_runs_four_statements_whose_work_does_not_grow(api: A
 
 def test_a_large_audiences_page_reads_its_own_rows_not_its_members(api: ApiClient) -> None:
     """`GET /v4/audiences/{id}?limit=2` of an audience holding a third of its list walks the
-    list in its order and stops at the page's last member (`ContactPages.walks`): the rows'
+    list in its order and stops at the page's last member (`ContactPages.walk_bound`): the rows'
     statement does the same work in a list of 1,000 and of 10,000 contacts. Sorting every member
     to show two grew tenfold. Its total is the count of its memberships (the audiences' list's
     `subsCount`), which grows with it and is left out."""

@@ -31,6 +31,7 @@ from . import ranking
 from .membership import plan, written
 from .membership.members import ListAudiences
 
+WALK_MARGIN = 4  # a walk of a subset may read this many times the contacts it expects
 NULLABLE_SORT_KEYS = frozenset({"firstName", "lastName"})
 SUMMARY_FIELDS = ("id", "name", "url", "mode", "referrals", "color", "title", "desc")
 
@@ -154,19 +155,27 @@ class ContactPages:
         sort: str | None = None,
         order: str = "desc",
         counted: Callable[[], int] | None = None,
+        short: Sequence[ColumnElement[bool]] | None = None,
     ) -> dict[str, Any]:
         """`{"contacts": [...], "pagination": {...}}` for the contacts of the list matching
         `where`; `contacts` may be renamed by the caller. `counted`: how many contacts `where`
-        matches, when the caller knows a cheaper count than joining them to the list's."""
+        matches, when the caller knows a cheaper count than joining them to the list's.
+        `short`: conditions selecting the same contacts as `where`, read instead when `where`
+        gives the page fewer rows than `counted` says it holds (a walk that met its bound)."""
         narrowing = list(where)
         offset = (page - 1) * limit
         # One row more than the page says whether anything follows it; when nothing does, the
         # total is known without counting (a whole audience in one page, any last page). A page
         # of the whole list builds no expression: its statement is built once, only bound.
         if narrowing:
-            conditions = self._conditions(narrowing)
-            statement = contact_rows(conditions).order_by(*sort_keys(sort, order))
+            keys = sort_keys(sort, order)
+            statement = contact_rows(self._conditions(narrowing)).order_by(*keys)
             rows = fetch_rows(self.session, statement.limit(limit + 1).offset(offset))
+            if short is not None and counted is not None:
+                if len(rows) < min(limit + 1, counted() - offset):
+                    narrowing = list(short)
+                    statement = contact_rows(self._conditions(narrowing)).order_by(*keys)
+                    rows = fetch_rows(self.session, statement.limit(limit + 1).offset(offset))
         else:
             values = {"page_list": self.lst.id, "page_limit": limit + 1, "page_offset": offset}
             rows = fetch_rows(self.session, _whole_list_page(sort, order), values)
@@ -188,6 +197,7 @@ class ContactPages:
         where: Iterable[ColumnElement[bool]],
         paging: Paging,
         counted: Callable[[], int] | None = None,
+        short: Sequence[ColumnElement[bool]] | None = None,
     ) -> dict[str, Any]:
         """`page` for `paging`."""
         return self.page(
@@ -197,6 +207,7 @@ class ContactPages:
             sort=paging.sort,
             order=paging.order,
             counted=counted,
+            short=short,
         )
 
     def total(
@@ -218,16 +229,27 @@ class ContactPages:
             self.size = None if kept is None else int(kept)
         return self.size
 
-    def walks(self, paging: Paging, members: int) -> bool:
-        """Whether a page of a subset of `members` contacts, tested one contact at a time, is
-        cheaper read by walking the whole list in its order and stopping than by sorting the
-        subset. The walk reads about (rows up to the page's end) x list ÷ members contacts,
-        the sort every member. Only the default order (points, sign-up time, id, one
-        direction) has an index to walk: `ix_contacts_list_rank`."""
+    def walk_bound(self, paging: Paging, members: int) -> int | None:
+        """How many of the list's first contacts, in the page's order, a page of a subset of
+        `members` contacts tested one at a time may read before it is sorted instead; None:
+        sort it at once. A walk reads about (rows up to the page's end) x list ÷ members
+        contacts when the subset is spread over the list, every one before it when the subset
+        sits at the other end (an audience of contacts without points, in the default order).
+        So a walk is bounded at four times its expected length, and taken when that bound is
+        below the subset's size: the page then costs at most twice the sort. Only the default
+        order (points, sign-up time, id, one direction) has an index to walk:
+        `ix_contacts_list_rank`."""
         size = self.list_size()
         if paging.sort is not None or members == 0 or size is None:
-            return False
-        return (paging.page * paging.limit + 1) * size < members * members
+            return None
+        bound = WALK_MARGIN * ((paging.page * paging.limit + 1) * size // members + 1)
+        return bound if bound < members else None
+
+    def first(self, bound: int, paging: Paging) -> ColumnElement[bool]:
+        """The condition of the list's first `bound` contacts in the page's order."""
+        keys = sort_keys(paging.sort, paging.order)
+        first = select(Contact.id).where(Contact.listId == self.lst.id).order_by(*keys)
+        return Contact.id.in_(first.limit(bound))
 
     def count(self, conditions: Iterable[ColumnElement[bool]]) -> int:
         statement = select(func.count()).select_from(Contact).where(*conditions)

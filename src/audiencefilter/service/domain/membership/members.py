@@ -78,7 +78,7 @@ def member_test(audience: Audience) -> ColumnElement[bool]:
     of the membership's key, wrapped so that no planner turns it into a join. A page of a
     large audience in the list's rank order then reads the rank index from its end and stops
     at the page's last member, where `member_condition` reads every member to sort them
-    (`contact_pages.walks`, which says when). For stored members only."""
+    (`ContactPages.walk_bound`, which says when). For stored members only."""
     probe = select(Membership.contactId).where(
         Membership.audienceId == audience.id, Membership.contactId == Contact.id
     )
