@@ -241,8 +241,15 @@ def ranked_beyond(
     count costs those ties, not the contact's rank. `tied`: ties on points counted by a further
     rule (the id, for ties on time too); `contacts`: the table (an alias) they are counted on."""
     later = contacts.createdAt < created if ahead else contacts.createdAt > created
-    same = select(func.count()).select_from(contacts).where(contacts.listId == list_id)
-    same = same.where(contacts.points == points, later if tied is None else or_(later, tied))
+    same = select(func.count()).select_from(contacts)
+    same = same.where(contacts.listId == list_id, contacts.points == points)
+    if tied is None:
+        same = same.where(later)
+    else:
+        # The time's bound stands beside the `OR` so that PostgreSQL reads the ties ahead as a
+        # range of the rank index (`OR` alone: every tie on points read, then filtered).
+        within = contacts.createdAt <= created if ahead else contacts.createdAt >= created
+        same = same.where(within, or_(later, tied))
     return _histogram_beyond(list_id, points, ahead) + same.scalar_subquery()
 
 
