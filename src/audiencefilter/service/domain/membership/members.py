@@ -75,7 +75,7 @@ def member_condition(audience: Audience) -> ColumnElement[bool]:
 
 def member_test(audience: Audience) -> ColumnElement[bool]:
     """The stored members' condition as a test of each contact on its own: an `EXISTS` probe
-    of the membership's key, wrapped so that no planner turns it into a join. A page of a
+    of the membership's key, kept a probe rather than turned into a join. A page of a
     large audience in the list's rank order then reads the rank index from its end and stops
     at the page's last member, where `member_condition` reads every member to sort them
     (`ContactPages.walk_bound`, which says when). For stored members only."""
