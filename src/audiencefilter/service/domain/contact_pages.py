@@ -21,7 +21,7 @@ from functools import cache
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Select, bindparam, func, select
+from sqlalchemy import ColumnElement, Select, bindparam, func, select, tuple_
 from sqlalchemy.orm import Session
 
 from ..db.models import Contact, List, ListSize
@@ -246,10 +246,15 @@ class ContactPages:
         return bound if bound < members else None
 
     def first(self, bound: int, paging: Paging) -> ColumnElement[bool]:
-        """The condition of the list's first `bound` contacts in the page's order."""
-        keys = sort_keys(paging.sort, paging.order)
-        first = select(Contact.id).where(Contact.listId == self.lst.id).order_by(*keys)
-        return Contact.id.in_(first.limit(bound))
+        """The condition of the list's first `bound` contacts in the default order (`paging`'s
+        direction): its keys compared with those of the `bound`-th contact, read once, so a
+        page walked in that order still stops at its last row. (Their ids `IN` a subquery were
+        all read, and sorted, whatever the page needed.)"""
+        keys = sort_keys(None, paging.order)
+        columns = (Contact.points, Contact.createdAt, Contact.id)
+        edge = select(*columns).where(Contact.listId == self.lst.id).order_by(*keys)
+        last = edge.offset(bound - 1).limit(1).scalar_subquery()
+        return tuple_(*columns).op(">=" if paging.order == "desc" else "<=")(last)
 
     def count(self, conditions: Iterable[ColumnElement[bool]]) -> int:
         statement = select(func.count()).select_from(Contact).where(*conditions)
