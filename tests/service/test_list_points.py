@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from audiencefilter.service.db.engine import Database
 from audiencefilter.service.db.models import BAND_SHIFT
 
 from .conftest import ApiClient, Tenant, make_tenant, settings_on, url_settings
-from .test_page_work import GROWTH, Work, _expected_positions, fill
+from .test_page_work import GROWTH, Work, _expected_positions, fill, worked
 
 SMALL, LARGE = 1_000, 10_000
 VALUES = 300  # the points values the lists' contacts hold
@@ -405,11 +406,7 @@ def test_a_position_among_ties_costs_the_ties_ahead_not_every_tie(api: ApiClient
         list_id = tenant.new_list(name=f"ties of {size}")["id"]
         fill(database, list_id, size, points=lambda _rng: 7)
         first, _ = _middle(database, list_id, at=0)
-        work = Reads(database)
-        try:
-            answer = tenant.ok("PATCH", f"/v4/contacts/{first}", json={"firstName": "First"})
-        finally:
-            work.close()
+        call = partial(tenant.ok, "PATCH", f"/v4/contacts/{first}", json={"firstName": "First"})
+        answer, [(works[size], _)] = worked(database, call, Reads)
         assert answer["contact"]["position"] == 1
-        [(works[size], _)] = work.each()
     assert works[LARGE] <= GROWTH * works[SMALL], works

@@ -19,6 +19,7 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -148,17 +149,34 @@ def _rows(node: dict[str, Any]) -> int:
     return produced + sum(_rows(child) for child in node.get("Plans", []))
 
 
+def worked(
+    database: Database, call: Callable[[], Any], meter: type[Work] | None = None
+) -> tuple[Any, list[tuple[int, str]]]:
+    """`call`'s answer, and the work of each statement it ran (`meter`: `Work` by default)."""
+    work = (meter or Work)(database)
+    try:
+        answer = call()
+    finally:
+        work.close()
+    return answer, work.each()
+
+
+def _with_audience(tenant: Tenant, database: Database, size: int) -> tuple[str, Any]:
+    """A list of `size` contacts (`fill`), and the answer creating its audience of those with
+    100 points or more."""
+    list_id = tenant.new_list(name=f"list of {size}")["id"]
+    fill(database, list_id, size)
+    body = {"name": "many points", "listId": list_id, "filters": {"points": {"gte": 100}}}
+    return list_id, tenant.ok("POST", "/v4/audiences?wait=true", 201, json=body)
+
+
 def _page_work(
     api: ApiClient, tenant: Tenant, list_id: str, query: str
 ) -> tuple[dict[str, int], Any]:
     """The page's whole work and its positions' (the ranking statement), and the answer."""
     database: Database = api.app.state.db
-    work = Work(database)
-    try:
-        answer = tenant.ok("GET", f"/v4/contacts?listId={list_id}&limit=100{query}", 200)
-    finally:
-        work.close()
-    each = work.each()
+    page = f"/v4/contacts?listId={list_id}&limit=100{query}"
+    answer, each = worked(database, partial(tenant.ok, "GET", page, 200))
     ranks = sum(amount for amount, sql in each if "span" in sql)
     whole = sum(amount for amount, _ in each)
     return {"page": whole, "positions": ranks, "unranked": whole - ranks}, answer
@@ -241,17 +259,10 @@ def test_a_whole_lists_page_runs_four_statements_whose_work_does_not_grow(api: A
     database: Database = api.app.state.db
     works, seen = {}, {}
     for size in (SMALL, LARGE):
-        list_id = tenant.new_list(name=f"list of {size}")["id"]
-        fill(database, list_id, size)
-        body = {"name": "many points", "listId": list_id, "filters": {"points": {"gte": 100}}}
-        tenant.ok("POST", "/v4/audiences?wait=true", 201, json=body)
+        list_id, _ = _with_audience(tenant, database, size)
         _page_work(api, tenant, list_id, "")  # the list's audiences prepared once
-        work = Work(database)
-        try:
-            answer = tenant.ok("GET", f"/v4/contacts?listId={list_id}&limit=100", 200)
-        finally:
-            work.close()
-        each = work.each()
+        page = f"/v4/contacts?listId={list_id}&limit=100"
+        answer, each = worked(database, partial(tenant.ok, "GET", page, 200))
         seen[size] = tuple(_what(sql) for _, sql in each if _what(sql) != "key")
         works[size] = sum(amount for amount, _ in each)
         assert answer["pagination"]["total"] == size
@@ -270,18 +281,11 @@ def test_a_large_audiences_page_reads_its_own_rows_not_its_members(api: ApiClien
     database: Database = api.app.state.db
     works, pages = {}, {}
     for size in (SMALL, LARGE):
-        list_id = tenant.new_list(name=f"list of {size}")["id"]
-        fill(database, list_id, size)
-        body = {"name": "many points", "listId": list_id, "filters": {"points": {"gte": 100}}}
-        created = tenant.ok("POST", "/v4/audiences?wait=true", 201, json=body)
+        _, created = _with_audience(tenant, database, size)
         path = f"/v4/audiences/{created['audience']['id']}?limit=2"
         whole = tenant.ok("GET", path.replace("limit=2", "limit=100"), 200)["audience"]["subs"]
-        work = Work(database)
-        try:
-            answer = tenant.ok("GET", path, 200)
-        finally:
-            work.close()
-        rows = [amount for amount, sql in work.each() if "ORDER BY contacts.points" in sql]
+        answer, each = worked(database, partial(tenant.ok, "GET", path, 200))
+        rows = [amount for amount, sql in each if "ORDER BY contacts.points" in sql]
         assert len(rows) == 1
         works[size] = rows[0]
         subs = answer["audience"]["subs"]
