@@ -32,6 +32,7 @@ from .membership import plan, written
 from .membership.members import ListAudiences
 
 WALK_MARGIN = 4  # a walk of a subset may read this many times the contacts it expects
+RANK_COLUMNS = (Contact.points, Contact.createdAt, Contact.id)  # the default order's keys
 NULLABLE_SORT_KEYS = frozenset({"firstName", "lastName"})
 SUMMARY_FIELDS = ("id", "name", "url", "mode", "referrals", "color", "title", "desc")
 
@@ -75,7 +76,7 @@ def sort_keys(sort: str | None, order: str) -> list[Any]:
         return ranking.rank_order(descending=order == "desc")
     columns: list[Any]
     if sort is None:
-        columns = [Contact.points, Contact.createdAt, Contact.id]
+        columns = list(RANK_COLUMNS)
     elif sort == "createdAt":
         columns = [Contact.createdAt, Contact.id]
     else:
@@ -251,10 +252,9 @@ class ContactPages:
         page walked in that order still stops at its last row. (Their ids `IN` a subquery were
         all read, and sorted, whatever the page needed.)"""
         keys = sort_keys(None, paging.order)
-        columns = (Contact.points, Contact.createdAt, Contact.id)
-        edge = select(*columns).where(Contact.listId == self.lst.id).order_by(*keys)
+        edge = select(*RANK_COLUMNS).where(Contact.listId == self.lst.id).order_by(*keys)
         last = edge.offset(bound - 1).limit(1).scalar_subquery()
-        return tuple_(*columns).op(">=" if paging.order == "desc" else "<=")(last)
+        return tuple_(*RANK_COLUMNS).op(">=" if paging.order == "desc" else "<=")(last)
 
     def count(self, conditions: Iterable[ColumnElement[bool]]) -> int:
         statement = select(func.count()).select_from(Contact).where(*conditions)
