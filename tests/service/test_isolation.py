@@ -10,14 +10,16 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import event
 
 from audiencefilter import filter as library_filter
+from audiencefilter.service import create_app
 
-from .conftest import Tenant
+from .conftest import BOTH_DATABASES, ApiClient, Tenant, make_tenant, settings_on
 
 
 def _count_costings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -156,6 +158,7 @@ def test_contacts_written_during_the_evaluation_are_judged_again_under_the_lock(
     stored members are exact when the audience commits, and its events complete."""
     from audiencefilter.service.db.models import Contact
     from audiencefilter.service.domain import events, list_write
+    from audiencefilter.service.domain.use_cases import actions, unit
 
     list_id = tenant.new_list()["id"]
     renamed = tenant.new_contact(list_id, "renamed@example.com", firstName="someone")
@@ -171,8 +174,8 @@ def test_contacts_written_during_the_evaluation_are_judged_again_under_the_lock(
             write = list_write.for_contact(session, tenant.account_id, renamed["id"])
             write.wrote(updated=[(renamed["id"], ["firstName", "points"])])
             write.finish(events.CAUSE_CONTACT_UPDATED)
-        with database.transaction() as session:  # an action's points: no event
-            session.get(Contact, scorer["id"]).points = 70
+        action = {"subId": scorer["id"], "name": "visit", "increase": 69}  # no event
+        actions.create(tenant.account_id, action, unit.InTransaction(database))
 
     where = {"firstName": MARKER, "points": {"gte": 10}}
     body = {"name": "scored", "listId": list_id, "filters": where}
@@ -181,6 +184,67 @@ def test_contacts_written_during_the_evaluation_are_judged_again_under_the_lock(
     assert tries and all(tries), tries
     expected = {renamed["id"], scorer["id"], left_alone["id"]}
     assert _members(tenant, audience["id"]) == expected
+    feed = tenant.ok("GET", f"/v4/events?listId={list_id}&limit=1000")["events"]
+    entered = {e["contactId"] for e in feed if e["type"] == "audience.entered"}
+    assert entered == expected
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def on_both(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tenant]:
+    """A tenant of an application on SQLite, then on PostgreSQL."""
+    client = ApiClient(create_app(settings_on(request, tmp_path / "acted.db")))
+    try:
+        yield make_tenant(client)
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("meanwhile", ["nothing", "an action created", "an action deleted"])
+def test_the_points_are_read_again_only_when_an_action_landed_since_the_snapshot(
+    on_both: Tenant, monkeypatch: pytest.MonkeyPatch, meanwhile: str
+) -> None:
+    """An action changes a contact's points and appends no event, so a snapshot read every
+    contact's points and read them all again under the lock to find it (54 ms a reading over
+    200,000 contacts on PostgreSQL). Actions now count themselves on the list's counter row:
+    the second reading is made when that count moved, and then finds the contact; otherwise
+    it is not made at all. The action lands between the snapshot and its store."""
+    from audiencefilter.service.domain.membership import snapshot
+    from audiencefilter.service.domain.use_cases import actions, unit
+
+    tenant = on_both
+    list_id = tenant.new_list()["id"]
+    database = tenant.client.app.state.db
+    low = tenant.new_contact(list_id, "low@example.com", points=1)
+    high = tenant.new_contact(list_id, "high@example.com", points=20)
+    given = {"subId": high["id"], "name": "visit", "increase": 15}
+    given_id = tenant.ok("POST", "/v4/actions", 201, json=given)["action"]["id"]
+    readings: list[str] = []
+    real_points, real_evaluate = snapshot._points, snapshot.evaluate
+
+    def points(session: Any, list_id: str) -> str:
+        readings.append(list_id)
+        return real_points(session, list_id)
+
+    def evaluate(*args: Any) -> snapshot.Snapshot:
+        taken = real_evaluate(*args)
+        if meanwhile == "an action created":  # low: 1 + 30 points, now a member
+            action = {"subId": low["id"], "name": "visit", "increase": 30}
+            actions.create(tenant.account_id, action, unit.InTransaction(database))
+        elif meanwhile == "an action deleted":  # high: 35 - 15 points, no longer a member
+            actions.remove(database, tenant.account_id, given_id)
+        return taken
+
+    monkeypatch.setattr(snapshot, "_points", points)
+    monkeypatch.setattr(snapshot, "evaluate", evaluate)
+    body = {"name": "scored", "listId": list_id, "filters": {"points": {"gte": 25}}}
+    audience = tenant.ok("POST", "/v4/audiences", 201, json=body)["audience"]
+    expected = {
+        "nothing": {high["id"]},
+        "an action created": {low["id"], high["id"]},
+        "an action deleted": set(),
+    }[meanwhile]
+    assert _members(tenant, audience["id"]) == expected
+    assert len(readings) == (1 if meanwhile == "nothing" else 2), readings
     feed = tenant.ok("GET", f"/v4/events?listId={list_id}&limit=1000")["events"]
     entered = {e["contactId"] for e in feed if e["type"] == "audience.entered"}
     assert entered == expected
@@ -236,3 +300,28 @@ def test_the_clock_sweep_evaluates_without_the_write_lock(tenant: Tenant) -> Non
     with _probing_the_write_lock(tenant, MARKER) as tries:
         tenant.client.app.state.sweeper.run_once()
     assert tries and all(tries), tries
+
+
+def test_an_action_of_a_list_without_a_counter_row_makes_one_and_counts_itself(
+    on_both: Tenant,
+) -> None:
+    """Lists made before the counter existed have no row: an action's count makes it (as an
+    advance does), so a snapshot taken before it (a count of 0) sees the count move."""
+    from sqlalchemy import delete
+
+    from audiencefilter.service.db.models import EventHead
+    from audiencefilter.service.domain import list_lock
+
+    tenant = on_both
+    list_id = tenant.new_list()["id"]
+    contact = tenant.new_contact(list_id, "one@example.com", points=1)
+    database = tenant.client.app.state.db
+    with database.transaction() as session:
+        session.execute(delete(EventHead).where(EventHead.listId == list_id))
+    with database.reading() as session:
+        assert list_lock.heads(session, list_id) == (0, 0, 0)
+    action = {"subId": contact["id"], "name": "visit", "increase": 2}
+    tenant.ok("POST", "/v4/actions", 201, json=action)
+    tenant.ok("POST", "/v4/actions", 201, json=action)
+    with database.reading() as session:
+        assert list_lock.heads(session, list_id).acted == 2

@@ -579,6 +579,11 @@ class EventHead(Base):
     unannounced: Mapped[int] = mapped_column(
         "unannounced", BigInteger, nullable=False, default=0, server_default="0"
     )
+    # How many actions of the list's contacts were created or deleted (their points and action
+    # ids change without an event): a snapshot reads those again only when it moved (0026).
+    acted: Mapped[int] = mapped_column(
+        "acted", BigInteger, nullable=False, default=0, server_default="0"
+    )
 
 
 class Event(Base):
@@ -761,7 +766,7 @@ class AudienceBuild(Base):
 
     `token` names one run of the build: a change of filter starts another (new token, cursor
     and progress), and a chunk evaluated for an older token is thrown away. `position`, `at`,
-    `points`, `actions` and `unannounced` are what a `Snapshot` holds, read when the build
+    `points`, `actions`, `unannounced` and `acted` are what a `Snapshot` holds, read when the build
     started. A cursor
     of `BUILD_STORING` says every chunk was judged and the members are being stored in turns:
     the audience is judged by writes again, and is `building` until the last turn."""
@@ -782,6 +787,7 @@ class AudienceBuild(Base):
     points: Mapped[str | None] = mapped_column(Text, nullable=True)
     actions: Mapped[str | None] = mapped_column(Text, nullable=True)
     unannounced: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    acted: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     cursor: Mapped[str] = mapped_column(String(ID_LENGTH), nullable=False, default="")
     done: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     total: Mapped[int] = mapped_column(Integer, nullable=False, default=0)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from sqlalchemy import (
     CTE,
@@ -156,12 +157,23 @@ def head(session: Session, list_id: str) -> int:
     return int(value or 0)
 
 
-def heads(session: Session, list_id: str) -> tuple[int, int]:
-    """The list's last committed event position and its count of committed writes that
-    appended no event (`unannounced`), read together (0, 0 when it has no counter)."""
-    statement = select(EventHead.position, EventHead.unannounced)
+class Heads(NamedTuple):
+    """The list's counter row as one statement read it (all 0 when the list has none yet)."""
+
+    position: int
+    """The position of the list's last committed event."""
+    unannounced: int
+    """Committed writes of its contacts that appended no event (`unannounced`)."""
+    acted: int
+    """Committed creations and deletions of its contacts' actions (`acted`)."""
+
+
+def heads(session: Session, list_id: str) -> Heads:
+    """The list's counter row: what a snapshot of an audience reads first and compares when it
+    is stored (`membership/snapshot.py`)."""
+    statement = select(EventHead.position, EventHead.unannounced, EventHead.acted)
     row = session.execute(statement.where(EventHead.listId == list_id)).first()
-    return (0, 0) if row is None else (int(row[0]), int(row[1]))
+    return Heads(0, 0, 0) if row is None else Heads(int(row[0]), int(row[1]), int(row[2]))
 
 
 def unannounced(session: Session, list_id: str) -> None:
@@ -171,6 +183,17 @@ def unannounced(session: Session, list_id: str) -> None:
     (`membership/snapshot.py`)."""
     advance(session, list_id, 0)  # the counter's row, made if the list has none yet
     session.execute(_UNANNOUNCED, {"unannounced_list": list_id})
+
+
+def acted(session: Session, list_id: str) -> None:
+    """Counts a creation or deletion of an action of the list's contacts on the list's counter
+    row, under the list's lock: an action changes a contact's points and action ids and appends
+    no event (unless a membership moves), so a snapshot of an audience reads those again only
+    when this count moved since it was taken (`membership/snapshot.py`)."""
+    counted = session.execute(_ACTED, {"acted_list": list_id})
+    if getattr(counted, "rowcount", 1) == 0:  # a list without a counter row yet
+        advance(session, list_id, 0)
+        session.execute(_ACTED, {"acted_list": list_id})
 
 
 def holds(session: Session, list_id: str) -> bool:
@@ -360,6 +383,13 @@ _UNANNOUNCED = (
     update(EventHead)
     .where(EventHead.listId == bindparam("unannounced_list"))
     .values(unannounced=EventHead.unannounced + 1)
+    .execution_options(synchronize_session=False)
+)
+
+_ACTED = (
+    update(EventHead)
+    .where(EventHead.listId == bindparam("acted_list"))
+    .values(acted=EventHead.acted + 1)
     .execution_options(synchronize_session=False)
 )
 

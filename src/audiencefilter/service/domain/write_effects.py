@@ -54,7 +54,9 @@ def contacts_changed(
     cause: str,
     changed: Collection[str] = ACTION_WRITES,
 ) -> None:
-    """After a write that changed `changed` of these contacts (an action: ACTION_WRITES)."""
+    """After a write that changed `changed` of these contacts (an action: ACTION_WRITES),
+    which appends no event of its own: it is counted instead (`events.acted`)."""
+    events.acted(session, list_id)
     store.refresh_contacts(session, list_id, contact_ids, cause, changed=changed)
 
 

@@ -92,18 +92,19 @@ def start(session: Session, audience: Audience, cause: str) -> None:
     due.audience_changed(session, unfiltered, clock.now())
     points, actions = snapshot.unreported(session, audience.listId, flt)
     total = session.scalar(select(func.count()).where(Contact.listId == audience.listId)) or 0
-    position, quiet = list_lock.heads(session, audience.listId)
+    heads = list_lock.heads(session, audience.listId)
     session.add(
         AudienceBuild(
             audienceId=audience.id,
             token=secrets.token_hex(16),
             filters=audience.filters,
             cause=cause,
-            position=position,
+            position=heads.position,
             at=clock.now(),
             points=points,
             actions=json.dumps(sorted(actions)) if actions is not None else None,
-            unannounced=quiet,
+            unannounced=heads.unannounced,
+            acted=heads.acted,
             cursor="",
             done=0,
             total=total,
@@ -301,6 +302,7 @@ def _finish(session: Session, build: AudienceBuild) -> Built:
         points=build.points,
         actions=frozenset((a, b) for a, b in actions) if actions is not None else None,
         unannounced=build.unannounced,
+        acted=build.acted,
     )
     session.execute(
         delete(AudienceBuildMember)
