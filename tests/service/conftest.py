@@ -267,6 +267,16 @@ def other_tenant(client: ApiClient) -> Tenant:
     return make_tenant(client)
 
 
+@pytest.fixture(params=BOTH_DATABASES)
+def on_both(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tenant]:
+    """A tenant of an application of its own on SQLite, then on PostgreSQL."""
+    client = ApiClient(create_app(settings_on(request, tmp_path / "both.db")))
+    try:
+        yield make_tenant(client)
+    finally:
+        client.close()
+
+
 @pytest.fixture
 def app_factory(tmp_path: Path) -> Iterator[Callable[..., ApiClient]]:
     """Build extra apps with their own settings (closed at the end of the test)."""

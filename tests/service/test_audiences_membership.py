@@ -8,13 +8,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-import pytest
 from sqlalchemy import event
 
-from audiencefilter.service import create_app
 from audiencefilter.service.db.models import Contact
 
 from .audience_helpers import (
@@ -27,7 +24,7 @@ from .audience_helpers import (
     rule_error,
     smart,
 )
-from .conftest import BOTH_DATABASES, ApiClient, Tenant, make_tenant, settings_on
+from .conftest import ApiClient, Tenant, make_tenant
 
 
 def test_smart_membership_follows_a_contact_update(tenant: Tenant) -> None:
@@ -260,16 +257,6 @@ def test_a_stored_audiences_page_counts_its_memberships_alone(tenant: Tenant) ->
             assert by_memberships and not by_contacts, said
         else:
             assert by_contacts, said
-
-
-@pytest.fixture(params=BOTH_DATABASES)
-def on_both(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tenant]:
-    """A tenant of an application on SQLite, then on PostgreSQL."""
-    client = ApiClient(create_app(settings_on(request, tmp_path / "walk.db")))
-    try:
-        yield make_tenant(client)
-    finally:
-        client.close()
 
 
 def test_a_large_audience_is_paged_by_walking_the_list_and_pages_alike(on_both: Tenant) -> None:

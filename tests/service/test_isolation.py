@@ -10,16 +10,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import event
 
 from audiencefilter import filter as library_filter
-from audiencefilter.service import create_app
 
-from .conftest import BOTH_DATABASES, ApiClient, Tenant, make_tenant, settings_on
+from .conftest import Tenant
 
 
 def _count_costings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -187,16 +185,6 @@ def test_contacts_written_during_the_evaluation_are_judged_again_under_the_lock(
     feed = tenant.ok("GET", f"/v4/events?listId={list_id}&limit=1000")["events"]
     entered = {e["contactId"] for e in feed if e["type"] == "audience.entered"}
     assert entered == expected
-
-
-@pytest.fixture(params=BOTH_DATABASES)
-def on_both(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Tenant]:
-    """A tenant of an application on SQLite, then on PostgreSQL."""
-    client = ApiClient(create_app(settings_on(request, tmp_path / "acted.db")))
-    try:
-        yield make_tenant(client)
-    finally:
-        client.close()
 
 
 @pytest.mark.parametrize("meanwhile", ["nothing", "an action created", "an action deleted"])
