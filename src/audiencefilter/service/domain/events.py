@@ -223,14 +223,6 @@ def unannounced(session: Session, list_id: str) -> None:
         list_lock.unannounced(session, list_id)
 
 
-def acted(session: Session, list_id: str) -> None:
-    """Records, instead of an event, that this transaction created or deleted an action of a
-    contact of the list (`list_lock.acted`): an audience's snapshot then reads the points and
-    action ids again to find that contact. Actions are written under the list's exclusive lock,
-    never in a shared turn, so the count is not held back with the appends."""
-    list_lock.acted(session, list_id)
-
-
 def _append(
     session: Session,
     list_id: str,

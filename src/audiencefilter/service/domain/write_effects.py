@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from ..db.models import Audience
 from ..ground import clock
-from . import events
+from . import events, list_lock
 from .audience_filters import StoredAudience
 from .membership import build, due, plan, snapshot, store
 from .membership.snapshot import Snapshot
@@ -55,8 +55,9 @@ def contacts_changed(
     changed: Collection[str] = ACTION_WRITES,
 ) -> None:
     """After a write that changed `changed` of these contacts (an action: ACTION_WRITES),
-    which appends no event of its own: it is counted instead (`events.acted`)."""
-    events.acted(session, list_id)
+    which appends no event of its own: it is counted instead (`list_lock.acted`), under the
+    list's exclusive lock the action holds (never a shared turn)."""
+    list_lock.acted(session, list_id)
     store.refresh_contacts(session, list_id, contact_ids, cause, changed=changed)
 
 

@@ -279,10 +279,12 @@ class Written:
             self.position = max(self.position, position)
             if contact_id:
                 self.contacts.add(contact_id)
+        if self.unannounced:  # seen at an earlier turn: judged again, all of them
+            return set(contacts)
         changed = self.contacts & contacts
         since = _since(session, self.snapshot)
-        if self.unannounced or since.unannounced:
-            self.unannounced = True  # and at every later turn: judged again, all of them
+        if since.unannounced:
+            self.unannounced = True
             return set(contacts)
         if not since.acted:
             return changed
