@@ -3,6 +3,7 @@ lent without a round trip, one the server ended is replaced, one idle past the l
 
 from __future__ import annotations
 
+import os
 import select
 import time
 from collections.abc import Callable, Iterator
@@ -123,3 +124,22 @@ def test_a_connection_returned_long_ago_is_pinged_when_lent(
     monkeypatch.setattr(time, "monotonic", lambda: later)
     _backend(engine)
     assert pings == [1]
+
+
+def test_a_live_connection_numbered_past_select_s_limit_is_lent(engine: Engine) -> None:
+    """A process with a thousand files open (a busy service) gets sockets numbered past 1,023,
+    which `select` refuses: each lend then judged a live connection dead."""
+    held: list[int] = []
+    try:
+        while not held or held[-1] < 1100:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        raw = engine.raw_connection()
+        try:
+            connection = raw.driver_connection
+            assert connection.fileno() > 1023
+            assert lendable(engine, connection, idle=0.0)
+        finally:
+            raw.close()
+    finally:
+        for fd in held:
+            os.close(fd)

@@ -48,17 +48,28 @@ def check_before_lending(engine: Engine) -> None:
             raise DisconnectionError("the server ended this pooled connection")
 
 
+def _readable(fd: int) -> bool:
+    """Whether the socket `fd` has something to read, without waiting. `poll`, not `select`:
+    `select` refuses a descriptor numbered past 1,023, and a process holding that many files and
+    sockets (a busy service) had every connection judged dead and replaced on each lend."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    readable, _, _ = select.select([fd], [], [], 0)  # where there is no poll (Windows)
+    return bool(readable)
+
+
 def lendable(engine: Engine, dbapi_connection: Any, idle: float) -> bool:
     """Whether a connection idle for `idle` seconds may be lent: not closed, nothing to read
     on its socket, and, past `PING_AFTER_IDLE_S`, answering a ping."""
     if getattr(dbapi_connection, "closed", False) or getattr(dbapi_connection, "broken", False):
         return False
     try:
-        readable, _, _ = select.select([dbapi_connection.fileno()], [], [], 0)
+        if _readable(dbapi_connection.fileno()):
+            return False  # the server's last words, or its end of the socket closed
     except (OSError, ValueError):  # a socket already closed
         return False
-    if readable:
-        return False  # the server's last words, or its end of the socket closed
     if idle < PING_AFTER_IDLE_S:
         return True
     try:
