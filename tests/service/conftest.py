@@ -206,9 +206,9 @@ def _copied(admin: str, template: str) -> str:
 def url_settings(database_url: str, **overrides: Any) -> Settings:
     """Settings for any database URL, with limits too high to be reached, and waits for a
     connection too long to end on a machine busy with other work: a test of concurrent writes
-    opens dozens of connections at once, and PostgreSQL forking that many backends on two
-    loaded cores took longer than the service's 5 s to connect (a 503 in the test, not the
-    answer it checks). Tests of those waits set their own."""
+    opens dozens of connections at once, and on two cores loaded by other work the service's
+    5 s to connect and 10 s for a pooled connection are deadlines a test must not hang on (a
+    503 in the test, not the answer it checks). Tests of those waits set their own."""
     values: dict[str, Any] = {
         "database_url": database_url,
         "rate_limit_free": BIG_LIMIT,
