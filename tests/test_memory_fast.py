@@ -25,6 +25,7 @@ from audiencefilter.backends.frames import polars_lists as columnar_lists
 from audiencefilter.backends.frames.polars import frame_for
 from audiencefilter.backends.memory import fast as memory_fast
 from audiencefilter.backends.memory import paths as memory_paths
+from audiencefilter.backends.memory import relations as memory_relations
 from audiencefilter.backends.memory.compiler import compile_node
 from audiencefilter.language.anniversary import MonthDays
 from audiencefilter.language.nodes import Comparison
@@ -233,6 +234,25 @@ def test_the_accelerators_are_used() -> None:
     assert memory_fast.count_threshold(af.parse({"actions": {"count": {"gt": 2.5}}}).lowered) == 3  # type: ignore[arg-type]
     path = af.parse({"data": {"path": ["plan"], "equals": "pro"}}).lowered
     assert isinstance(path, Comparison) and memory_paths.inlined(path)
+
+
+def test_a_relation_condition_builds_only_the_loop_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inlined loops of a related where clause (`count`, `any`, `all`, `at_least`) are
+    built the first time one runs: building all four at compile time cost twice the compile."""
+    built: list[str] = []
+    original = memory_relations._loop
+
+    def counted(node: Any, schema: Any, kind: str, compiler: Any) -> Any:
+        built.append(kind)
+        return original(node, schema, kind, compiler)
+
+    monkeypatch.setattr(memory_relations, "_loop", counted)
+    flt = af.parse({"actions": {"some": {"name": "purchase"}}})
+    predicate = compile_node(flt.lowered, flt.schema)
+    assert built == []
+    rows = [{"name": "refund"}, {"name": "purchase"}]
+    assert predicate({"actions": rows}) and not predicate({"actions": rows[:1]})
+    assert built == ["any"]
 
 
 # ---- anniversaries and `matches(record, now=...)` ------------------------------------------

@@ -71,6 +71,33 @@ def _round_trip(engine: Engine) -> None:
     assert migrate.current_revision(engine) == migrate.head_revision()
 
 
+def test_a_database_at_head_starts_without_reading_the_scripts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A start at head asks the database its revision and stops: Alembic's upgrade, which
+    loads every revision script to learn that nothing is to do, is not run."""
+    engine = make_engine(sqlite_settings(tmp_path / "m.db"))
+    upgrades: list[str] = []
+    original = migrate.command.upgrade
+
+    def counted(config: Any, revision: str) -> None:
+        upgrades.append(revision)
+        original(config, revision)
+
+    monkeypatch.setattr(migrate.command, "upgrade", counted)
+    try:
+        migrate.upgrade(engine)  # a fresh database: migrated
+        assert upgrades == ["head"]
+        migrate.upgrade(engine)  # at head: left alone
+        assert upgrades == ["head"]
+        migrate.downgrade(engine, "-1")
+        migrate.upgrade(engine)  # one revision behind: migrated again
+        assert upgrades == ["head", "head"]
+        assert migrate.current_revision(engine) == migrate.head_revision()
+    finally:
+        engine.dispose()
+
+
 def test_migrations_round_trip_without_drift_on_sqlite(tmp_path: Path) -> None:
     engine = make_engine(sqlite_settings(tmp_path / "m.db"))
     try:

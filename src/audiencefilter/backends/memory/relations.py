@@ -110,7 +110,11 @@ class _Rows:
         self.picks = tuple(relatives[ago] for ago in relative_values(node))
         #: W reads every instant of the outer function, in its order: pass them on as they are.
         self.whole = bool(self.picks) and self.picks == tuple(range(len(relatives)))
-        self.loops = {kind: _loop(node, schema, kind, compiler) for kind in _LOOPS}
+        #: The inlined loops, each built the first time it runs: a condition takes one of the
+        #: four kinds, and building a loop costs more than compiling W (`_loop`). W's compiled
+        #: predicate above has already refused what cannot be evaluated, at build time.
+        self.loops: dict[str, Callable[..., Any]] = {}
+        self._node, self._schema, self._compiler = node, schema, compiler
 
     def run(self, kind: str, rows: Sequence[Record], instants: Instants, *args: Any) -> Any:
         """`count`, `any`, `all` or (with the count) `at_least` of W over `rows`: the inlined
@@ -119,8 +123,11 @@ class _Rows:
             picked = instants
         else:
             picked = tuple([instants[i] for i in self.picks]) if self.picks else ()
+        loop = self.loops.get(kind)
+        if loop is None:
+            loop = self.loops[kind] = _loop(self._node, self._schema, kind, self._compiler)
         try:
-            return self.loops[kind](rows, picked, *args)
+            return loop(rows, picked, *args)
         except (TypeError, AttributeError, ValueError):
             tests = self.tests(rows, instants)
             if kind == "count" or kind == "at_least":
