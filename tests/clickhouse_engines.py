@@ -186,6 +186,13 @@ def clickhouse_database() -> ClickHouseDatabase:
     return _database[0]
 
 
+def close() -> None:
+    """End the run's chDB session, if one was started: its data folder in the temporary
+    directory goes with it (left to the interpreter's exit, it stayed behind)."""
+    while _database:
+        _database.pop().session.close()
+
+
 @pytest.fixture(scope="session")
 def clickhouse() -> ClickHouseDatabase:
     """The chDB session; skips where the `clickhouse` extra is not installed."""

@@ -141,6 +141,15 @@ def _space_summary(terminalreporter: Any, config: Any) -> None:
     write(f"report with every repro: {path}")
 
 
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    """The folders made outside `tmp_path` go now, before the exit handlers (tests/scratch.py);
+    the chDB session's own folder with them (tests/clickhouse_engines.py)."""
+    from tests import clickhouse_engines, scratch
+
+    clickhouse_engines.close()
+    scratch.remove_all()
+
+
 def pytest_unconfigure(config: object) -> None:
     """Take hypothesis's garbage-collection timer out of `gc.callbacks` when the run ends.
 

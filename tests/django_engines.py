@@ -18,11 +18,8 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
-import shutil
-import tempfile
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import django
@@ -31,12 +28,12 @@ from sqlalchemy.engine import make_url
 
 import audiencefilter as af
 from audiencefilter.backends.sql.attributes import snake_case
+from tests import scratch
 from tests.engine_kinds import Engine as SuiteEngine
 from tests.engine_kinds import Records, built_once
 from tests.sql_engines import MARKS, _row
 
-_FOLDER = Path(tempfile.mkdtemp(prefix="af-django-"))
-atexit.register(shutil.rmtree, _FOLDER, True)
+_FOLDER = scratch.folder("af-django-")
 
 if not settings.configured:
     settings.configure(

@@ -281,12 +281,12 @@ SERVICE_SAMPLES = sorted(set(SAMPLES) - LIST_SAMPLES - {"const"})
 
 
 @pytest.fixture(scope="module")
-def service() -> Iterator[Any]:
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from audiencefilter.service import create_app
 
     from .service.conftest import ApiClient, sqlite_settings
 
-    folder = Path(__import__("tempfile").mkdtemp())
+    folder = tmp_path_factory.mktemp("surfaces")
     settings = sqlite_settings(folder / "surfaces.db", membership_sweep_seconds=0)
     client = ApiClient(create_app(settings, clock=lambda: NOW))
     yield client

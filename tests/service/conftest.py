@@ -12,9 +12,7 @@ other's data or rate-limit counters.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import shutil
-import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -35,6 +33,7 @@ from audiencefilter.service.db.engine import Database, make_engine
 from audiencefilter.service.db.migrate import upgrade
 from audiencefilter.service.db.models import new_id
 from audiencefilter.service.domain.accounts import ensure_account, issue_key
+from tests import scratch
 from tests.servers import create_pg_database, server_url, start_postgres_for_tests
 
 T = TypeVar("T")
@@ -154,8 +153,7 @@ def _migrated_sqlite() -> Path:
     0.5 s of every app made, a copy takes under a millisecond, and the app's own migration at
     start then finds the copy at head."""
     if "sqlite" not in _TEMPLATES:
-        folder = Path(tempfile.mkdtemp(prefix="af-migrated-"))
-        atexit.register(shutil.rmtree, folder, True)
+        folder = scratch.folder("af-migrated-")
         template = folder / "migrated.db"
         engine = make_engine(url_settings(f"sqlite:///{template}"))
         try:
