@@ -237,13 +237,18 @@ def module_app(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     name: str,
+    *,
+    raise_app_exceptions: bool = True,
     **overrides: Any,
 ) -> Iterator[ApiClient]:
     """One app for a module's tests on the database `request.param` names, closed after them:
     for tests that each work in an account or a list of their own, so that none reads what
     another left, and the module pays for one app rather than one a test."""
     path = tmp_path_factory.mktemp(name) / f"{name}.db"
-    client = ApiClient(create_app(settings_on(request, path, **overrides)))
+    client = ApiClient(
+        create_app(settings_on(request, path, **overrides)),
+        raise_app_exceptions=raise_app_exceptions,
+    )
     try:
         yield client
     finally:

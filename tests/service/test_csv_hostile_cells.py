@@ -17,8 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -27,7 +26,7 @@ from sqlalchemy import func, select
 from audiencefilter.service.db.models import Contact
 from audiencefilter.service.domain import csv_rows
 
-from .conftest import ApiClient, Tenant, make_tenant, settings_on
+from .conftest import BOTH_DATABASES, ApiClient, Tenant, make_tenant, module_app
 
 CSV = {"Content-Type": "text/csv"}
 DEEP = 5000
@@ -63,12 +62,16 @@ COLUMNS: dict[str, tuple[str, Callable[[str], str]]] = {
 """A column of each kind, and how a hostile value is put in its cell."""
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(scope="module", params=BOTH_DATABASES)
 def api(
-    request: pytest.FixtureRequest, tmp_path: Path, app_factory: Callable[..., ApiClient]
-) -> ApiClient:
-    settings = settings_on(request, tmp_path / "hostile.db", membership_sweep_seconds=0)
-    return app_factory(settings, raise_app_exceptions=False)
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ApiClient]:
+    """One app a database for the module: each test imports into a list of its own account."""
+    with module_app(
+        request, tmp_path_factory, "hostile", raise_app_exceptions=False,
+        membership_sweep_seconds=0,
+    ) as client:  # fmt: skip
+        yield client
 
 
 @pytest.fixture

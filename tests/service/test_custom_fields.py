@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +22,12 @@ NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)  # a Friday: this week is 16-22 Nov
 BIRTHDAYS_THIS_WEEK = 'birthday anniversary within this week in "Europe/Paris"'
 
 
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[ApiClient]:
-    settings = sqlite_settings(tmp_path / "fields.db", membership_sweep_seconds=0)
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
+    """One app for the module: each test works in an account of its own (`tenant`)."""
+    settings = sqlite_settings(
+        tmp_path_factory.mktemp("fields") / "fields.db", membership_sweep_seconds=0
+    )
     client = ApiClient(create_app(settings, clock=lambda: NOW))
     yield client
     client.close()
