@@ -43,8 +43,8 @@ def api(
     }
     if request.param == "sqlite":
         return app_factory(sqlite_settings(tmp_path / "builds.db", **options))
-    pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-    return app_factory(url_settings(pg_database(), auto_migrate=True, **options))
+    pg_migrated_database: Callable[[], str] = request.getfixturevalue("pg_migrated_database")
+    return app_factory(url_settings(pg_migrated_database(), auto_migrate=True, **options))
 
 
 @pytest.fixture

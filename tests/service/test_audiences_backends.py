@@ -212,7 +212,7 @@ def test_big_integers_inside_data_on_sqlite(
 
 @pytest.mark.postgres
 def test_members_agree_with_memory_on_postgres(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str], tmp_path: Path
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str], tmp_path: Path
 ) -> None:
-    settings = url_settings(pg_database(), auto_migrate=True)
+    settings = url_settings(pg_migrated_database(), auto_migrate=True)
     _check(app_factory(settings), FILTERS + SQLITE_GAPS)

@@ -75,9 +75,9 @@ def test_which_database_errors_are_outages(error: Exception, outage: bool) -> No
 
 @pytest.mark.postgres
 def test_postgres_connections_killed_under_the_pool_are_replaced(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
 ) -> None:
-    url = pg_database()
+    url = pg_migrated_database()
     settings = url_settings(url, auto_migrate=True)
     api = app_factory(settings)
     tenant = make_tenant(api)

@@ -602,7 +602,7 @@ def test_a_quiet_import_between_an_audiences_snapshot_and_its_store_is_judged(
 
 @pytest.mark.postgres
 def test_an_import_turn_that_stops_sharing_judges_by_the_filters_committed_meanwhile(
-    pg_database: Callable[[], str],
+    pg_migrated_database: Callable[[], str],
     app_factory: Callable[..., ApiClient],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -614,7 +614,10 @@ def test_an_import_turn_that_stops_sharing_judges_by_the_filters_committed_meanw
     audience whose new filter it failed, after an import that created one contact."""
     api = app_factory(
         url_settings(
-            pg_database(), auto_migrate=True, membership_sweep_seconds=0, shared_import_turns=True
+            pg_migrated_database(),
+            auto_migrate=True,
+            membership_sweep_seconds=0,
+            shared_import_turns=True,
         )
     )
     tenant = make_tenant(api)

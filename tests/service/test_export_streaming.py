@@ -27,8 +27,8 @@ def api(
     options: dict[str, Any] = {"membership_sweep_seconds": 0, "webhook_worker": False}
     if request.param == "sqlite":
         return app_factory(sqlite_settings(tmp_path / "export.db", **options))
-    pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-    return app_factory(url_settings(pg_database(), auto_migrate=True, **options))
+    pg_migrated_database: Callable[[], str] = request.getfixturevalue("pg_migrated_database")
+    return app_factory(url_settings(pg_migrated_database(), auto_migrate=True, **options))
 
 
 @contextmanager

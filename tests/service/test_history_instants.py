@@ -31,8 +31,8 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Tena
     if request.param == "sqlite":
         settings = sqlite_settings(tmp_path / "instants.db", **options)
     else:
-        pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-        settings = url_settings(pg_database(), auto_migrate=True, **options)
+        pg_migrated_database: Callable[[], str] = request.getfixturevalue("pg_migrated_database")
+        settings = url_settings(pg_migrated_database(), auto_migrate=True, **options)
     hands = Hands(CREATED)
     api = ApiClient(create_app(settings, clock=hands), raise_app_exceptions=False)
     yield make_tenant(api), hands

@@ -60,8 +60,8 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Tena
     if request.param == "sqlite":
         settings = sqlite_settings(tmp_path / "pages.db", **options)
     else:
-        pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-        settings = url_settings(pg_database(), auto_migrate=True, **options)
+        pg_migrated_database: Callable[[], str] = request.getfixturevalue("pg_migrated_database")
+        settings = url_settings(pg_migrated_database(), auto_migrate=True, **options)
     hands = Ticking()
     api = ApiClient(create_app(settings, clock=hands))
     yield make_tenant(api), hands

@@ -211,9 +211,9 @@ def test_an_action_may_be_dated_in_the_past(tenant: Tenant) -> None:
 
 
 @pytest.mark.postgres
-def test_history_and_upserts_hold_on_postgres(pg_database: Callable[[], str]) -> None:
+def test_history_and_upserts_hold_on_postgres(pg_migrated_database: Callable[[], str]) -> None:
     """The same scenarios on PostgreSQL, where instants come back aware and `data` as JSON."""
-    settings = url_settings(pg_database(), auto_migrate=True, membership_sweep_seconds=0)
+    settings = url_settings(pg_migrated_database(), auto_migrate=True, membership_sweep_seconds=0)
     client = ApiClient(create_app(settings, clock=lambda: NOW))
     try:
         tenant = make_tenant(client)

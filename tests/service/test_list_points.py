@@ -99,9 +99,9 @@ def test_the_histogram_follows_every_write_on_sqlite(tenant: Tenant) -> None:
 
 @pytest.mark.postgres
 def test_the_histogram_follows_every_write_on_postgres(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
 ) -> None:
-    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    api = app_factory(url_settings(pg_migrated_database(), auto_migrate=True))
     _check_every_way(make_tenant(api))
 
 
@@ -238,14 +238,14 @@ def _commit_phase_writer(
 
 @pytest.mark.postgres
 def test_shared_turns_take_the_histogram_one_after_the_other_on_postgres(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
 ) -> None:
     """Two import turns sharing the list's lock, taking rows of the histogram crosswise (the
     first 1 then 3, the second 3 then 1): without the list's `list_sizes` row taken first
     (migration 0016), the second turn's changes wait for the first's and the first's for the
     second's, and PostgreSQL aborts one of them. The first turn's changes are fired, the
     second's started; whichever waits, both end, committed, and the histogram is exact."""
-    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    api = app_factory(url_settings(pg_migrated_database(), auto_migrate=True))
     tenant = make_tenant(api)
     lst = tenant.new_list()
     ids = [
@@ -323,9 +323,9 @@ def test_positions_at_the_bands_edges_on_sqlite(tenant: Tenant) -> None:
 
 @pytest.mark.postgres
 def test_positions_at_the_bands_edges_on_postgres(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
 ) -> None:
-    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    api = app_factory(url_settings(pg_migrated_database(), auto_migrate=True))
     _check_positions_at_band_edges(make_tenant(api))
 
 
@@ -360,9 +360,9 @@ def test_ties_on_time_are_ranked_by_id_on_sqlite(tenant: Tenant) -> None:
 
 @pytest.mark.postgres
 def test_ties_on_time_are_ranked_by_id_on_postgres(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
 ) -> None:
-    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    api = app_factory(url_settings(pg_migrated_database(), auto_migrate=True))
     _check_positions_among_ties_on_time(make_tenant(api))
 
 

@@ -89,9 +89,9 @@ def test_the_kept_size_follows_every_write_on_sqlite(tenant: Tenant) -> None:
 
 @pytest.mark.postgres
 def test_the_kept_size_follows_every_write_on_postgres(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
 ) -> None:
-    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    api = app_factory(url_settings(pg_migrated_database(), auto_migrate=True))
     _check_every_way(make_tenant(api))
 
 
@@ -143,7 +143,7 @@ def test_concurrent_writes_keep_the_size_exact_on_sqlite(client: ApiClient, tena
 
 @pytest.mark.postgres
 def test_concurrent_writes_keep_the_size_exact_on_postgres(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
 ) -> None:
-    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    api = app_factory(url_settings(pg_migrated_database(), auto_migrate=True))
     _concurrent_churn(api, make_tenant(api))

@@ -49,11 +49,11 @@ def _rows(indexes: range) -> list[dict[str, Any]]:
 
 @pytest.mark.postgres
 def test_an_import_leaves_the_planner_knowing_its_list(
-    pg_database: Callable[[], str],
+    pg_migrated_database: Callable[[], str],
     app_factory: Callable[..., ApiClient],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    url = pg_database()
+    url = pg_migrated_database()
     api = app_factory(url_settings(url, auto_migrate=True, membership_sweep_seconds=0))
     tenant = make_tenant(api)
     list_id = tenant.new_list()["id"]

@@ -42,9 +42,9 @@ def test_audiences_on_true_and_on_1_keep_their_own_members(tenant: Tenant) -> No
 
 
 def test_on_postgresql(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
 ) -> None:
-    _scenario(make_tenant(app_factory(url_settings(pg_database(), auto_migrate=True))))
+    _scenario(make_tenant(app_factory(url_settings(pg_migrated_database(), auto_migrate=True))))
 
 
 def _scenario(tenant: Tenant) -> None:

@@ -78,8 +78,8 @@ def sqlite_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ApiCl
 
 
 @pytest.fixture(scope="module")
-def pg_app(pg_database: Callable[[], str]) -> Iterator[tuple[ApiClient, Hands]]:
-    api, hands = _app(url_settings(pg_database(), auto_migrate=True), STARTS[1])
+def pg_app(pg_migrated_database: Callable[[], str]) -> Iterator[tuple[ApiClient, Hands]]:
+    api, hands = _app(url_settings(pg_migrated_database(), auto_migrate=True), STARTS[1])
     yield api, hands
     api.close()
 

@@ -66,8 +66,8 @@ def sqlite_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ApiCl
 
 
 @pytest.fixture(scope="module")
-def pg_app(pg_database: Callable[[], str]) -> Iterator[tuple[ApiClient, Hands]]:
-    settings_ = url_settings(pg_database(), auto_migrate=True, membership_sweep_seconds=0)
+def pg_app(pg_migrated_database: Callable[[], str]) -> Iterator[tuple[ApiClient, Hands]]:
+    settings_ = url_settings(pg_migrated_database(), auto_migrate=True, membership_sweep_seconds=0)
     api, hands = _app(settings_)
     yield api, hands
     api.close()

@@ -91,10 +91,10 @@ def test_set_statements_write_what_rows_write(
 @pytest.mark.postgres
 def test_set_statements_write_what_rows_write_on_postgres(
     app_factory: Callable[..., ApiClient],
-    pg_database: Callable[[], str],
+    pg_migrated_database: Callable[[], str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    api = app_factory(url_settings(pg_database(), auto_migrate=True))
+    api = app_factory(url_settings(pg_migrated_database(), auto_migrate=True))
     _both_ways(make_tenant(api), monkeypatch)
 
 

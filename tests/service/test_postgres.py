@@ -30,9 +30,9 @@ def _longest(model: type[BaseModel]) -> dict[str, Any]:
 
 @pytest.mark.postgres
 def test_longest_allowed_values_fit_on_postgres(
-    app_factory: Callable[..., ApiClient], pg_database: Callable[[], str]
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
 ) -> None:
-    settings = url_settings(pg_database(), auto_migrate=True)
+    settings = url_settings(pg_migrated_database(), auto_migrate=True)
     api = app_factory(settings)
     tenant = make_tenant(api)
     zone = max(sorted(af.zone_names()), key=len)  # the longest name a list's zone may take

@@ -38,8 +38,10 @@ def api(request: pytest.FixtureRequest, tmp_path: Path, hands: Hands) -> Iterato
     if request.param == "sqlite":
         settings = sqlite_settings(tmp_path / "relations.db", membership_sweep_seconds=0)
     else:
-        pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-        settings = url_settings(pg_database(), auto_migrate=True, membership_sweep_seconds=0)
+        pg_migrated_database: Callable[[], str] = request.getfixturevalue("pg_migrated_database")
+        settings = url_settings(
+            pg_migrated_database(), auto_migrate=True, membership_sweep_seconds=0
+        )
     client = ApiClient(create_app(settings, clock=hands))
     yield client
     client.close()

@@ -97,8 +97,8 @@ def threaded_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Setting
     }
     if request.param == "sqlite":
         return sqlite_settings(tmp_path / "held.db", **options)
-    pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-    return url_settings(pg_database(), auto_migrate=True, **options)
+    pg_migrated_database: Callable[[], str] = request.getfixturevalue("pg_migrated_database")
+    return url_settings(pg_migrated_database(), auto_migrate=True, **options)
 
 
 def test_a_held_build_step_holds_no_clock_change(

@@ -44,8 +44,12 @@ from .test_shared_turns import (
 
 
 @pytest.fixture
-def api(pg_database: Callable[[], str], app_factory: Callable[..., ApiClient]) -> ApiClient:
-    return app_factory(url_settings(pg_database(), auto_migrate=True, membership_sweep_seconds=0))
+def api(
+    pg_migrated_database: Callable[[], str], app_factory: Callable[..., ApiClient]
+) -> ApiClient:
+    return app_factory(
+        url_settings(pg_migrated_database(), auto_migrate=True, membership_sweep_seconds=0)
+    )
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

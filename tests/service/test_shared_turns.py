@@ -45,9 +45,9 @@ WAIT = 120.0
 
 
 @pytest.fixture
-def pg_settings(pg_database: Callable[[], str]) -> Callable[..., Any]:
+def pg_settings(pg_migrated_database: Callable[[], str]) -> Callable[..., Any]:
     return lambda **overrides: url_settings(
-        pg_database(), auto_migrate=True, membership_sweep_seconds=0, **overrides
+        pg_migrated_database(), auto_migrate=True, membership_sweep_seconds=0, **overrides
     )
 
 

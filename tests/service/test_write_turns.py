@@ -193,8 +193,8 @@ def clocked(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Ap
     if request.param == "sqlite":
         settings = sqlite_settings(tmp_path / "windows.db")
     else:
-        pg_database: Callable[[], str] = request.getfixturevalue("pg_database")
-        settings = url_settings(pg_database(), auto_migrate=True)
+        pg_migrated_database: Callable[[], str] = request.getfixturevalue("pg_migrated_database")
+        settings = url_settings(pg_migrated_database(), auto_migrate=True)
     api = ApiClient(create_app(settings, clock=hands))
     yield api, hands
     api.close()
