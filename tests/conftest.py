@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 pytest_plugins = [
@@ -94,6 +95,26 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
         return first.get(path, len(first)), -counts[path]
 
     items.sort(key=place)
+
+
+_FROZEN_AT: list[str] = [""]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: Any) -> None:
+    """At each file's first test, what is alive is moved out of the collector's reach
+    (`gc.freeze`, after a young collection frees the last file's recent garbage).
+
+    A worker holds five million objects after collection and eleven million by the middle of
+    its run (the items, the session's caches, the engines' tables); every full collection
+    walked them all, 3 to 10 s each, a fifth of a worker's CPU. Frozen, a full collection walks
+    only what the current file made. A cycle already old when its file ends stays unfreed,
+    memory a test run can spare (a worker peaked at 2.4 and 3.6 GB)."""
+    path = item.nodeid.split("::")[0]
+    if path != _FROZEN_AT[0]:
+        _FROZEN_AT[0] = path
+        gc.collect(1)
+        gc.freeze()
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
