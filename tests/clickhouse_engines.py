@@ -188,7 +188,8 @@ def clickhouse_database() -> ClickHouseDatabase:
 
 def close() -> None:
     """End the run's chDB session, if one was started: its data folder in the temporary
-    directory goes with it (left to the interpreter's exit, it stayed behind)."""
+    directory goes with it (left to the interpreter's exit, it stayed behind after whole
+    runs)."""
     while _database:
         _database.pop().session.close()
 

@@ -1,10 +1,9 @@
 """Folders the suite makes outside pytest's `tmp_path` (at import, or once a process), removed
 when the test session finishes.
 
-An `atexit` handler alone left them in the temporary directory after whole runs: a worker is
-ended by the controller when its exit (stopping Spark, the servers) outlasts the controller's
-wait, and its remaining exit handlers never run. `pytest_sessionfinish` (tests/conftest.py)
-runs before any of that.
+An `atexit` handler alone left them in the temporary directory after whole runs, though not
+after short ones: some worker's exit never reached its handlers (which exit was not found).
+`pytest_sessionfinish` (tests/conftest.py) runs before any of that.
 """
 
 from __future__ import annotations
