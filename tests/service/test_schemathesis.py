@@ -27,7 +27,10 @@ Narrow exceptions, each for a deliberate behaviour of the service:
   smart audience also needs a filter that is not empty: for those operations a 400 is an
   acceptable answer to a schema-valid request (`positive_data_acceptance`). Their coverage phase,
   which enumerates every branch of that recursive schema (thousands of cases), is left to the
-  fuzzing phase with a few more examples.
+  fuzzing phase with a few more examples. So is their examples phase: to fill each nested
+  object's properties around the date-time operators' documented examples it drew values from
+  that schema one Hypothesis run at a time, 59 of the run's 77 s for 7 cases. Their documented
+  examples are sent with real ids by tests/service/test_openapi.py, which wants a 2xx.
 - An import of more rows than the schema's `maxItems` is a 413 (too large a request), which
   `negative_data_rejection` accepts for that operation besides its default statuses. A CSV
   import's columns must be the list's fields (or be mapped to them), and `mapping` and `dryRun`
@@ -84,6 +87,7 @@ CHECKED_AT_RUN_TIME = (
 IMPORT_REJECTIONS = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428"]
 IMPORT_REJECTIONS += ["429", "5xx"]
 FILTER_SETTINGS = """phases.coverage.enabled = false
+phases.examples.enabled = false
 generation.max-examples = 5"""
 TOP = 'suppress-health-check = ["large_base_example"]\n'
 OPERATIONS = f"""
