@@ -98,24 +98,45 @@ def pytest_collection_modifyitems(items: list[Any]) -> None:
 
 
 _FROZEN_AT: list[str] = [""]
+_FREEZE = os.environ.get("AUDIENCEFILTER_TEST_GC_FREEZE") != "0"
+_COLLECTED: list[bool] = [False]
+
+
+def _note_a_full_collection(phase: str, info: dict[str, int]) -> None:
+    if phase == "stop" and info["generation"] == 2:
+        _COLLECTED[0] = True
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: Any) -> None:
-    """At each file's first test, what is alive is moved out of the collector's reach
-    (`gc.freeze`, after a young collection frees the last file's recent garbage).
+    """What is alive when a test starts is moved out of the collector's reach (`gc.freeze`):
+    at each file's first test (after a young collection frees the last file's recent
+    garbage), and at any test that follows a full collection.
 
     A worker holds five million objects after collection and eleven million by the middle of
     its run (the items, the session's caches, the engines' tables); every full collection
-    walked them all, 3 to 10 s each, a fifth of a worker's CPU. Frozen, a full collection walks
-    only what the current file made. A cycle already old when its file ends stays unfreed,
-    memory a test run can spare (with the freeze a worker peaked at 2.4 and 3.6 GB).
-    `AUDIENCEFILTER_TEST_GC_FREEZE=0` leaves the collector as it is, to measure without."""
+    walked them all, 3 to 10 s each, a fifth of a worker's CPU. Frozen at each file's start, a
+    full collection walked what the file had made so far, each walk longer than the last: the
+    relation shapes' file built five million objects (SQLAlchemy's columns and compiled
+    statements), and 20 walks took 11 s of its 39 s. Frozen again after each, a full collection
+    walks what was made since the last. Nothing is frozen during a test, so a test that frees
+    what it made and collects sees it freed. What was alive at a freeze and turns into a cycle
+    of garbage later (a module's app at the module's end) stays unfreed, memory a test run can
+    spare. `AUDIENCEFILTER_TEST_GC_FREEZE=0` leaves the collector as it is, to measure without.
+    Not before the first test either: `gc.get_referrers` does not see frozen objects, and
+    Hypothesis asks it when a module registers a random generator at import."""
+    if not _FREEZE:
+        return
     path = item.nodeid.split("::")[0]
-    if path != _FROZEN_AT[0] and os.environ.get("AUDIENCEFILTER_TEST_GC_FREEZE") != "0":
+    if path != _FROZEN_AT[0]:
+        if not _FROZEN_AT[0]:
+            gc.callbacks.append(_note_a_full_collection)
         _FROZEN_AT[0] = path
         gc.collect(1)
         gc.freeze()
+    elif _COLLECTED[0]:
+        gc.freeze()
+    _COLLECTED[0] = False
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
@@ -180,10 +201,12 @@ def pytest_unconfigure(config: object) -> None:
     collections; the callback still runs in them, and objects still in the graph
     then, DuckDB's module-level type constants among them, are never freed: DuckDB's nanobind
     build reports them as ~60 lines of `nanobind: leaked ...` after the summary
-    (tests/test_shutdown.py). The run is over here, so the timer has nothing left to measure.
+    (tests/test_shutdown.py). The run is over here, so the timer has nothing left to measure;
+    nor has the note of full collections (`_note_a_full_collection`) any use.
     """
     gc.callbacks[:] = [
         callback
         for callback in gc.callbacks
         if not getattr(callback, "__module__", "").startswith("hypothesis.")
+        and callback is not _note_a_full_collection
     ]
