@@ -37,8 +37,9 @@ def test_a_cycle_dropped_during_a_test_is_freed_after_a_full_collection() -> Non
 
 
 def test_what_was_alive_after_a_full_collection_is_frozen_at_the_next_test() -> None:
-    frozen = gc.get_freeze_count()
-    assert frozen > 0
+    if not KEPT:
+        pytest.skip("runs after the test above, which leaves the cycle and a full collection")
+    assert gc.get_freeze_count() > 0
     node = KEPT.pop()
     gone = weakref.ref(node)
     del node
