@@ -109,9 +109,9 @@ def _note_a_full_collection(phase: str, info: dict[str, int]) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: Any) -> None:
-    """What is alive when a test starts is moved out of the collector's reach (`gc.freeze`):
-    at each file's first test (after a young collection frees the last file's recent
-    garbage), and at any test that follows a full collection.
+    """What is alive when a test starts is moved out of the collector's reach (`gc.freeze`,
+    after a young collection frees the recent garbage of the tests before): at each file's
+    first test, and at any test that follows a full collection.
 
     A worker holds five million objects after collection and eleven million by the middle of
     its run (the items, the session's caches, the engines' tables); every full collection
@@ -128,13 +128,11 @@ def pytest_runtest_setup(item: Any) -> None:
     if not _FREEZE:
         return
     path = item.nodeid.split("::")[0]
-    if path != _FROZEN_AT[0]:
+    if path != _FROZEN_AT[0] or _COLLECTED[0]:
         if not _FROZEN_AT[0]:
             gc.callbacks.append(_note_a_full_collection)
         _FROZEN_AT[0] = path
         gc.collect(1)
-        gc.freeze()
-    elif _COLLECTED[0]:
         gc.freeze()
     _COLLECTED[0] = False
 
