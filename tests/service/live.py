@@ -48,9 +48,16 @@ class LiveServer:
     log: IO[str]
 
     def output(self) -> str:
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read()
+        return _written(self.log)
+
+
+def _written(log: IO[str]) -> str:
+    """What the server wrote to its log so far, read without moving the file's offset: the
+    server writes through the same open file, at that offset, so a `seek(0)` here while it
+    wrote a line put the line over the log's first bytes (the demo's keys lost once in a
+    whole run)."""
+    descriptor = log.fileno()
+    return os.pread(descriptor, os.fstat(descriptor).st_size, 0).decode("utf-8", "replace")
 
 
 @contextmanager
@@ -105,5 +112,5 @@ def _wait_until_live(url: str, process: subprocess.Popen[str], log: IO[str]) -> 
     try:
         wait_until(live, f"the service on {url}", alive=lambda: process.poll() is None, pause=0.05)
     except WaitAbandoned:
-        log.seek(0)
-        raise RuntimeError(f"the service exited with {process.returncode}:\n{log.read()}") from None
+        output = _written(log)
+        raise RuntimeError(f"the service exited with {process.returncode}:\n{output}") from None
