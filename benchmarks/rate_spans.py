@@ -109,6 +109,7 @@ LAYERS: tuple[tuple[str, str, str], ...] = (
     ("audiencefilter.service.http.responses:JSONResponse", "render", "the answer's JSON"),
     ("sqlalchemy.engine.base:Connection", "_commit_impl", "commit"),
     ("sqlalchemy.engine.base:Connection", "_execute_context", SQL),
+    ("audiencefilter.service.db.driver_path", "_on_cursor", "*"),
 )
 
 

@@ -47,17 +47,18 @@ API = SERVICE + "api"
 HANDLE = DOMAIN + ".list_write"
 STAGES = ("for_contact", "for_contacts", "for_list", "update_contact", "wrote")
 STAGES += ("effects", "judge", "store")
-PATCH_RETURNS = 85
+PATCH_RETURNS = 88
 """A PATCH's returns: 105 before the pipeline, 112 with it, both the first write of a fresh
 process (statements built on first use counted); 99 for a write after a first (`skip`); 85 with
-what SQLAlchemy calls back left out (below)."""
-IMPORT_RETURNS = 136
+what SQLAlchemy calls back left out (below); 88 with its fixed statements run on the driver's
+cursor (`db/driver_path.py`, entered by each where SQLAlchemy was)."""
+IMPORT_RETURNS = 137
 """A 3-row JSON import's returns: 165 before the pipeline, 176 with it, 185 with its rows read
 in the domain (`import_rows.py`, entered once a row), first writes; 181 after a first; 136 with
-what SQLAlchemy calls back left out."""
-CSV_RETURNS = 125
+what SQLAlchemy calls back left out; 137 with the driver path (its memberships' insert)."""
+CSV_RETURNS = 126
 """A 2-row CSV import's batch: 146 before the pipeline, 165 with it, first writes; 164 after a
-first; 125 with what SQLAlchemy calls back left out."""
+first; 125 with what SQLAlchemy calls back left out; 126 with the driver path."""
 
 
 def returns(modules: list[str]) -> int:

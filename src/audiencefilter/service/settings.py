@@ -185,6 +185,14 @@ class Settings(BaseSettings):
         "every such audience is judged by its whole filter in SQL. The memberships are the same "
         "either way.",
     )
+    driver_statements: bool = Field(
+        default=True,
+        description="A write's fixed statements (a PATCH's update, its memberships, events and "
+        "pairs' note, and every request's key read) run on the driver's cursor, compiled once, "
+        "their parameters and rows converted as SQLAlchemy converts them: SQLAlchemy's "
+        "execution of each cost more than the driver's. Off: every statement goes through "
+        "SQLAlchemy's execution. The answers, memberships and events are the same either way.",
+    )
     shared_import_turns: bool = Field(
         default=True,
         description="On PostgreSQL, an import turn that only updates contacts already in the "

@@ -110,9 +110,9 @@ def _load_key(database: Database, presented: str) -> _Key:
     if parsed is None:
         raise ApiError(401, "Invalid API key")
     row = database.read_row(_KEY, {"digest": parsed.digest})
-    if row is None or not keys.digests_match(row.digest, parsed.digest):
+    key = None if row is None else _Key(*row)
+    if key is None or not keys.digests_match(key.digest, parsed.digest):
         raise ApiError(401, "Invalid API key")
-    key = _Key(*row)  # type: ignore[call-arg]  # the columns of `_KEY`, in order
     if key.disabled:
         raise ApiError(401, "This API key is disabled")
     if key.expiresAt is not None and as_utc(key.expiresAt) <= clock.now():

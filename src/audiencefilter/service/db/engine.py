@@ -54,7 +54,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Engine, Executable, Row, create_engine, event, text
+from sqlalchemy import Engine, Executable, create_engine, event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -62,6 +62,7 @@ from ... import register_sqlite_functions
 from ..ground.json import stored
 from ..settings import Settings
 from . import prepared_cache
+from .driver_path import DRIVER_STATEMENTS, execute
 from .fair_gate import FairGate, current_key
 from .lending import check_before_lending
 from .statement_cache import StatementCache
@@ -177,6 +178,7 @@ class Database:
         gate_timeout: float = 15.0,
         residual: bool = True,
         shared_turns: bool = True,
+        driver_statements: bool = True,
     ) -> None:
         self.engine = engine
         self.gate = FairGate() if engine.dialect.name == "sqlite" else None
@@ -186,12 +188,18 @@ class Database:
         self._gate_timeout = gate_timeout
         self._reader = sessionmaker(_snapshot_reads(engine), expire_on_commit=False)
         self._single = _single_statements(engine)
+        self.driver_statements = driver_statements
+        """Whether the fixed statements run on the driver's cursor (`driver_path.py`)."""
         self._writer = sessionmaker(
             engine.execution_options(**{WRITE_OPTION: True}),
             expire_on_commit=False,
             # What a write's judgement reads (`membership/residuals`), how an import's turn
             # locks its list (`use_cases/imports`).
-            info={RESIDUAL: residual, SHARED_TURNS: shared_turns},
+            info={
+                RESIDUAL: residual,
+                SHARED_TURNS: shared_turns,
+                DRIVER_STATEMENTS: driver_statements,
+            },
         )
 
     @classmethod
@@ -201,6 +209,7 @@ class Database:
             gate_timeout=settings.sqlite_busy_timeout_ms / 1000,
             residual=settings.membership_residual,
             shared_turns=settings.shared_import_turns,
+            driver_statements=settings.driver_statements,
         )
 
     def session(self, *, write: bool) -> Session:
@@ -223,13 +232,13 @@ class Database:
         with self.session(write=False) as session, session.begin():
             yield session
 
-    def read_row(self, statement: Executable, parameters: dict[str, Any]) -> Row[Any] | None:
+    def read_row(self, statement: Executable, parameters: dict[str, Any]) -> tuple[Any, ...] | None:
         """The first row of one statement, read on a bare connection: one statement is one
         snapshot on either database, and a session's bookkeeping was half the time of the key
         check every request makes (`api/deps.py`); read outside a transaction
-        (`_single_statements`)."""
+        (`_single_statements`), on the driver's cursor when `driver_statements`."""
         with self._single.connect() as connection:
-            return connection.execute(statement, parameters).first()
+            return execute(connection, statement, parameters, direct=self.driver_statements).first()
 
     def truncate_wal(self) -> bool:
         """On SQLite, copies every page of the WAL into the database file and truncates the

@@ -56,7 +56,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from ..db import dialects
+from ..db import dialects, driver_path
 from ..db.bulk import insert_rows
 from ..db.models import Event, new_id
 from ..ground import clock
@@ -238,7 +238,7 @@ def _append(
     if numbered and list_lock.numbers_itself(session, list_id):
         parameters = _numbered_parameters(session, list_id, events, now)
         statement = _numbered_rows(dialects.dialect_of(session))
-        written = session.connection().execute(statement, parameters).rowcount
+        written = driver_path.run(session, statement, parameters).rowcount
         if written == len(events):
             return []
         # PostgreSQL, a list without a counter yet: nothing was written; `advance` makes one.

@@ -52,7 +52,7 @@ from sqlalchemy import (
 from sqlalchemy import cast as converted
 from sqlalchemy.orm import Session
 
-from ...db import dialects
+from ...db import dialects, driver_path
 from ...db.models import AudienceOverlap, Membership, OverlapNoted
 from .judge import chunks
 
@@ -189,7 +189,7 @@ def add(session: Session, list_id: str, shift: Shift) -> None:
     statement = carried(dialect, shape_of(dialect, shift))
     if statement is not None and dialects.unpacks(dialect):
         parameters = carried_parameters(dialect, list_id, shift)
-        session.connection().execute(statement, parameters)
+        driver_path.run(session, statement, parameters)
         return
     upsert = dialects.adding_upsert(dialect, OVERLAPS, _KEYS, "contacts")
     names = ("audience_a", "audience_b", "contacts")

@@ -63,7 +63,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from ...db import dialects
+from ...db import dialects, driver_path
 from ...db.bulk import insert_rows
 from ...db.by_ids import ByIds
 from ...db.dialects import ids_in
@@ -262,7 +262,7 @@ def _move_pairs(
     if kept and shift is not None:
         parameters |= overlaps.carried_parameters(dialect, list_id, shift)
     statement = _pairs_written(dialect, bool(leaving), bool(entering), kept, shape)
-    session.connection().execute(statement, parameters)
+    driver_path.run(session, statement, parameters)
     if kept and shape == overlaps.NOTED:
         overlaps.settle_due(session, list_id)
     return [(a, None) for a, _ in entering]
@@ -279,7 +279,7 @@ def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]
     if dialects.unpacks(dialect):
         pairs = [(a.id, c) for a, c in leaving]
         parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _LEAVING_KEY)
-        session.connection().execute(_pairs_delete(dialect), parameters)
+        driver_path.run(session, _pairs_delete(dialect), parameters)
         return
     by_audience = _group(leaving, by_contact=False)
     by_contact = _group(leaving, by_contact=True)
@@ -337,7 +337,7 @@ def _insert_pairs(
         pairs = [(a.id, c) for a, c in entering]
         parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _PAIRS_KEY)
         parameters[_PAIRS_AT] = at
-        session.connection().execute(_pairs_insert(dialect), parameters)
+        driver_path.run(session, _pairs_insert(dialect), parameters)
         return draws
     # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
     instant = _pair_instants(dated or {})

@@ -22,7 +22,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, Table, bindparam, func, literal_column, select, update
 from sqlalchemy.orm import Session, aliased
 
-from ...db import dialects
+from ...db import dialects, driver_path
 from ...db.models import Contact, List, Membership
 from ...db.queries import CONTACT_COLUMNS, ranked_beyond, row_dicts
 from . import plan
@@ -48,8 +48,8 @@ def write_contact(session: Session, contact_id: str, values: Mapping[str, Any]) 
     statement = _setting(dialects.dialect_of(session), tuple(values))
     parameters = {_SET + field: value for field, value in values.items()}
     parameters["written_id"] = contact_id
-    result = session.connection().execute(statement, parameters)
-    keys = tuple(result.keys())
+    result = driver_path.run(session, statement, parameters)
+    keys = result.keys
     found = result.first()
     if found is None:
         return None

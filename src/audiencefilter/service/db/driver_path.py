@@ -1,0 +1,227 @@
+"""The write's fixed statements run on the driver's cursor, SQLAlchemy's execution passed by.
+
+A single contact update (`PATCH /v4/contacts/{id}`) runs the same handful of statements every
+time: its `UPDATE ... RETURNING`, the memberships it moves, its events, its pairs' note, and
+before them the key's read. Each is compiled once and found in the statement cache, yet
+SQLAlchemy's execution still builds an execution context, a result's metadata and its rows for
+each run: about 50-60 microseconds a statement on SQLite beside a few for the driver's own
+`execute`, a fifth of the update's CPU (docs/performance-history-rate.md).
+
+`execute` runs such a statement on the connection's driver cursor instead. What the execution
+did that matters is kept, each taken from SQLAlchemy rather than derived again:
+
+- the text and the parameters: the statement compiled once per dialect (`Compiled`), its
+  parameters built by the compiled form and converted by its bind processors, as the
+  execution context does;
+- the rows: converted by their columns' result processors, keyed by the compiled result
+  columns' names;
+- the engine's events: `before_cursor_execute`, the dialect's `do_execute` (how psycopg's
+  statements get prepared, `prepared_cache.py`), `after_cursor_execute` (the write meter's
+  counts, the mirror of pysqlite's prepared statements) and, on an error, `handle_error`;
+- errors: wrapped by the connection as any statement's (an `IntegrityError` stays one, a lost
+  connection is invalidated).
+
+A statement it cannot run so (text, whose columns are known only from the cursor; expanding or
+literal-execute parameters; Python-side defaults; a schema translation) goes through the
+connection's `execute` every time, decided once when it is compiled. The listeners get `None`
+for the execution context (the service's read none of it). The switch is the setting
+`driver_statements`; off, every statement goes through `Connection.execute` and its result is
+read into the same `Rows`, which `tests/service/test_driver_statements.py` compares.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Executable
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.compiler import SQLCompiler
+
+_Processor = Callable[[Any], Any]
+
+DRIVER_STATEMENTS = "driver_statements"
+"""The key of write sessions' `info` holding the setting `driver_statements`."""
+
+
+@dataclass(frozen=True)
+class Rows:
+    """What a statement gave: its columns' names, its rows (converted), and for a statement
+    that returns no rows the driver's count of rows it changed (-1 for one that returns rows:
+    drivers disagree on what they count there, and `rows` holds them)."""
+
+    keys: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    rowcount: int
+
+    def first(self) -> tuple[Any, ...] | None:
+        return self.rows[0] if self.rows else None
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self.rows)
+
+
+@dataclass
+class Compiled:
+    """One statement compiled for one dialect, with what a run needs of it; `direct` False
+    when the driver path cannot run it."""
+
+    text: str
+    compiled: SQLCompiler
+    direct: bool
+    order: tuple[str, ...] | None
+    """The parameters' names in the text's order (a positional driver); None: by name."""
+    escaped: Mapping[str, str]
+    binds: Mapping[str, _Processor]
+    """The bind processors of the parameters that have one."""
+    defaults: Mapping[str, Any]
+    """The columns' scalar defaults an insert or update sets without a value given."""
+    keys: tuple[str, ...]
+    returns_rows: bool
+    results: list[_Processor | None] | None = field(default=None)
+    """The result processors, found at the first run from the cursor's description."""
+
+    def parameters(self, values: Mapping[str, Any], dialect: Dialect) -> Any:
+        built = self.compiled.construct_params(values, escape_names=False)
+        built.update(self.defaults)
+        for name, process in self.binds.items():
+            if name in built:
+                built[name] = process(built[name])
+        if self.order is not None:
+            return dialect.execute_sequence_format([built[name] for name in self.order])
+        if self.escaped:
+            return {self.escaped.get(name, name): value for name, value in built.items()}
+        return built
+
+    def processors(self, description: Sequence[Sequence[Any]], dialect: Dialect) -> list[Any]:
+        if self.results is None:
+            columns = self.compiled._result_columns  # noqa: SLF001
+            self.results = [
+                column.type._cached_result_processor(dialect, described[1])  # noqa: SLF001
+                for column, described in zip(columns, description, strict=True)
+            ]
+        return self.results
+
+
+_COMPILED: weakref.WeakKeyDictionary[Executable, dict[tuple[Dialect, tuple[str, ...]], Compiled]]
+_COMPILED = weakref.WeakKeyDictionary()
+
+
+def compiled_for(statement: Executable, dialect: Dialect, names: Sequence[str]) -> Compiled:
+    """`statement` compiled for `dialect` with these parameters' names, once."""
+    by_dialect = _COMPILED.get(statement)
+    if by_dialect is None:
+        by_dialect = _COMPILED[statement] = {}
+    key = (dialect, tuple(names))
+    found = by_dialect.get(key)
+    if found is None:
+        found = by_dialect[key] = _compile(statement, dialect, key[1])
+    return found
+
+
+def _compile(statement: Executable, dialect: Dialect, names: tuple[str, ...]) -> Compiled:
+    compiled = statement.compile(dialect=dialect, column_keys=list(names))  # type: ignore[attr-defined]
+    assert isinstance(compiled, SQLCompiler)
+    binds = dict(compiled._bind_processors)  # noqa: SLF001
+    defaults = _scalar_defaults(compiled)
+    direct = all(callable(process) for process in binds.values()) and not (
+        defaults is None
+        or compiled.literal_execute_params
+        or compiled.post_compile_params
+        or compiled.schema_translate_map
+        or compiled.isplaintext
+        or compiled._ad_hoc_textual  # noqa: SLF001
+        or compiled._textual_ordered_columns  # noqa: SLF001
+    )
+    return Compiled(
+        text=compiled.string,
+        compiled=compiled,
+        direct=direct,
+        order=tuple(compiled.positiontup or ()) if compiled.positional else None,
+        escaped=dict(compiled.escaped_bind_names or {}),
+        binds={name: process for name, process in binds.items() if callable(process)},
+        defaults=defaults or {},
+        keys=tuple(column.keyname for column in compiled._result_columns),  # noqa: SLF001
+        returns_rows=bool(compiled._result_columns),  # noqa: SLF001
+    )
+
+
+def run(session: Session, statement: Executable, parameters: Mapping[str, Any]) -> Rows:
+    """`execute` on the session's connection, on the driver's cursor when the session's
+    setting (`DRIVER_STATEMENTS` in its `info`) says so."""
+    direct = bool(session.info.get(DRIVER_STATEMENTS, False))
+    return execute(session.connection(), statement, parameters, direct=direct)
+
+
+def _scalar_defaults(compiled: SQLCompiler) -> dict[str, Any] | None:
+    """The values the execution would compute before the run (`prefetch`) when each is a
+    column's scalar default, by parameter name; None when one is computed otherwise (a
+    function's, which the execution calls with its context)."""
+    found: dict[str, Any] = {}
+    names = set(compiled.bind_names.values())
+    prefetched = [(c, c.default) for c in compiled.insert_prefetch]
+    prefetched += [(c, c.onupdate) for c in compiled.update_prefetch]
+    for column, default in prefetched:
+        if default is None or not default.is_scalar or column.key not in names:
+            return None
+        found[column.key] = default.arg  # type: ignore[attr-defined]
+    return found
+
+
+def execute(
+    connection: Connection,
+    statement: Executable,
+    parameters: Mapping[str, Any],
+    *,
+    direct: bool = True,
+) -> Rows:
+    """Runs `statement` with `parameters` on `connection`, on its driver's cursor when
+    `direct` and the statement allows it, else through `Connection.execute`; every row read."""
+    if direct:
+        compiled = compiled_for(statement, connection.dialect, list(parameters))
+        if compiled.direct:
+            return _on_cursor(connection, compiled, parameters)
+    result = connection.execute(statement, dict(parameters))
+    if not result.returns_rows:
+        return Rows((), [], result.rowcount)
+    keys = tuple(result.keys())
+    rows = [tuple(row) for row in result]
+    return Rows(keys, rows, -1)
+
+
+def _on_cursor(connection: Connection, compiled: Compiled, values: Mapping[str, Any]) -> Rows:
+    dialect = connection.dialect
+    text = compiled.text
+    parameters = compiled.parameters(values, dialect)
+    cursor = connection.connection.cursor()
+    try:
+        dispatch = connection.dispatch
+        for before in dispatch.before_cursor_execute:
+            text, parameters = before(connection, cursor, text, parameters, None, False)
+        for run in dialect.dispatch.do_execute:
+            if run(cursor, text, parameters, None):
+                break
+        else:
+            cursor.execute(text, parameters)
+        dispatch.after_cursor_execute(connection, cursor, text, parameters, None, False)
+        rows: list[tuple[Any, ...]] = []
+        rowcount = -1
+        if compiled.returns_rows and cursor.description is not None:
+            processors = compiled.processors(cursor.description, dialect)
+            fetched = cursor.fetchall()
+            if any(processors):
+                rows = [
+                    tuple(v if p is None else p(v) for p, v in zip(processors, row, strict=True))
+                    for row in fetched
+                ]
+            else:
+                rows = [tuple(row) for row in fetched]
+        else:
+            rowcount = cursor.rowcount
+    except BaseException as error:
+        connection._handle_dbapi_exception(error, text, parameters, cursor, None)  # noqa: SLF001
+    cursor.close()
+    return Rows(compiled.keys, rows, rowcount)
