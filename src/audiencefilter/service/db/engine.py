@@ -62,7 +62,7 @@ from ... import register_sqlite_functions
 from ..ground.json import stored
 from ..settings import Settings
 from . import prepared_cache
-from .driver_path import DRIVER_STATEMENTS, execute
+from .driver_path import DRIVER_STATEMENTS, execute, execute_text
 from .fair_gate import FairGate, current_key
 from .lending import check_before_lending
 from .statement_cache import StatementCache
@@ -96,7 +96,11 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int, checkpoint_pages
         if options.get(SINGLE_STATEMENT_OPTION, False):
             return  # one statement, its own read transaction
         write = options.get(WRITE_OPTION, False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        begin = "BEGIN IMMEDIATE" if write else "BEGIN"
+        if options.get(DRIVER_STATEMENTS, False):
+            execute_text(connection, begin)
+        else:
+            connection.exec_driver_sql(begin)
 
 
 def make_engine(settings: Settings) -> Engine:
@@ -186,6 +190,8 @@ class Database:
         """Whether writers of one list may share turns (`shared_import_turns`; never on SQLite,
         whose writers take turns anyway)."""
         self._gate_timeout = gate_timeout
+        # The `begin` hook reads whether to send SQLite's `BEGIN` on the driver's cursor.
+        engine = engine.execution_options(**{DRIVER_STATEMENTS: driver_statements})
         self._reader = sessionmaker(_snapshot_reads(engine), expire_on_commit=False)
         self._single = _single_statements(engine)
         self.driver_statements = driver_statements
