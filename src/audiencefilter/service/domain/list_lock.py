@@ -62,7 +62,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, load_only
 
-from ..db import dialects
+from ..db import dialects, driver_path
 from ..db.engine import WRITE_OPTION
 from ..db.models import Audience, Contact, EventHead, List
 from ..db.queries import owned_audience, owned_contact, owned_list, plausible_id
@@ -215,7 +215,7 @@ def share(session: Session, list_id: str) -> bool:
     statement = dialects.advisory_lock(dialects.dialect_of(session), shared=True)
     if statement is None:
         return False
-    session.execute(statement, {"lock_key": _list_key(list_id)})
+    driver_path.run(session, statement, {"lock_key": _list_key(list_id)})
     defer = dialects.deferred_points(dialects.dialect_of(session))
     if defer is not None:  # its turn reads no position: the histogram's rows at commit only
         session.execute(defer)
@@ -259,7 +259,7 @@ def hold_counts(session: Session, list_id: str) -> None:
         return
     statement = dialects.advisory_lock(dialects.dialect_of(session), shared=False)
     assert statement is not None  # marked shared only where the database has the lock
-    session.execute(statement, {"lock_key": _counts_key(list_id)})
+    driver_path.run(session, statement, {"lock_key": _counts_key(list_id)})
     if not session.in_nested_transaction():
         counting.add(list_id)
 
@@ -442,7 +442,7 @@ def _hold(session: Session, list_id: str) -> bool:
     held = _held(session)
     if list_id in held:
         return False
-    session.execute(statement, {"lock_key": _list_key(list_id)})
+    driver_path.run(session, statement, {"lock_key": _list_key(list_id)})
     if not session.in_nested_transaction():
         held.add(list_id)
     return True
