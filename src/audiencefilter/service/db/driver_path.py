@@ -43,6 +43,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.compiler import SQLCompiler
 
 _Processor = Callable[[Any], Any]
+_Description = Sequence[Sequence[Any]]
 
 DRIVER_STATEMENTS = "driver_statements"
 """The key of write sessions' `info` holding the setting `driver_statements`."""
@@ -97,7 +98,10 @@ class Compiled:
             return {self.escaped.get(name, name): value for name, value in built.items()}
         return built
 
-    def processors(self, description: Sequence[Sequence[Any]], dialect: Dialect) -> list[Any]:
+    def processors(
+        self, description: Sequence[Sequence[Any]] | None, dialect: Dialect
+    ) -> list[Any]:
+        assert description is not None, self.text
         if self.results is None:
             columns = self.compiled._result_columns  # noqa: SLF001
             self.results = [
@@ -226,8 +230,9 @@ def _on_cursor(connection: Connection, compiled: Compiled, values: Mapping[str, 
         dispatch.after_cursor_execute(connection, cursor, text, parameters, None, False)
         rows: list[tuple[Any, ...]] = []
         rowcount = -1
-        if compiled.returns_rows and cursor.description is not None:
-            processors = compiled.processors(cursor.description, dialect)
+        if compiled.returns_rows:
+            # psycopg builds its description anew at each reading: read once a statement.
+            processors = compiled.results or compiled.processors(cursor.description, dialect)
             fetched = cursor.fetchall()
             if any(processors):
                 rows = [
