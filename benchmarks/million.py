@@ -140,13 +140,14 @@ class Run:
 class Service:
     """The service in process, a key, and the two lists."""
 
-    def __init__(self, url: str, client: str = CLIENTS[0]) -> None:
+    def __init__(self, url: str, client: str = CLIENTS[0], **overrides: Any) -> None:
         settings = Settings(
             database_url=url,
             auto_migrate=True,
             rate_limit_free="100000000/minute",
             rate_limit_pro="100000000/minute",
             membership_sweep_seconds=0,
+            **overrides,
         )
         self.client: InPlaceClient | InProcessClient
         if client == "httpx":

@@ -2,6 +2,7 @@
 
     python -m benchmarks.million ... --only reads      the update's ratio to the hand-written
     python -m benchmarks.update_layers [--rows N] [--db sqlite|postgresql] [--updates U]
+    python -m benchmarks.update_layers --cpu ...    ours (driver path on, off) and hand, no spans
 
 `benchmarks.million` times one contact update (a PATCH moving a contact across the audience)
 against the hand-written SQL doing the same writes. This takes the same two lists (loaded by
@@ -67,6 +68,70 @@ def measure(url: str, name: str, rows: int, updates: int) -> Layers:
                   hand_seconds / updates * 1e3, spans)  # fmt: skip
 
 
+@dataclass
+class Cpu:
+    """An update's CPU in ms (medians of interleaved rounds, no spans): ours with the write's
+    fixed statements on the driver's cursor (`driver_statements`), ours without, and the
+    hand-written update, each on lists of its own in one database."""
+
+    database: str
+    rows: int
+    ours: float
+    ours_off: float
+    hand: float
+
+
+def cpu(url: str, name: str, rows: int, updates: int, rounds: int = 5) -> Cpu:
+    """`Cpu` over `updates` updates a round; the three sides take turns, `rounds` times."""
+    contacts = million.import_rows(rows)
+    gc.collect()
+    gc.freeze()
+    services = [million.Service(url), million.Service(url, driver_statements=False)]
+    try:
+        sides = []
+        for service in services:
+            million.import_hand(service, contacts, service.ours)
+            million.import_hand(service, contacts)
+            million.analyze(service)
+            _, ours_id, _ = million.audience_ours(service)
+            _, hand_id, _ = million.audience_hand(service)
+            sides.append(million.update_pair(service, ours_id, hand_id))
+        (on, hand), (off, _) = sides
+        spent: dict[str, list[float]] = {"on": [], "off": [], "hand": []}
+        with inline_threads():
+            for call in (on, off, hand):
+                for _ in range(min(updates, 40)):  # warm: statements prepared, caches filled
+                    call()
+            for _ in range(rounds):
+                for label, call in (("on", on), ("off", off), ("hand", hand)):
+                    started = time.thread_time()
+                    for _ in range(updates):
+                        call()
+                    spent[label].append((time.thread_time() - started) / updates * 1e3)
+    finally:
+        for service in services:
+            service.close()
+        gc.unfreeze()
+    middle = {label: sorted(ms)[len(ms) // 2] for label, ms in spent.items()}
+    return Cpu(name, rows, middle["on"], middle["off"], middle["hand"])
+
+
+def render_cpu(found: Cpu) -> str:
+    return "\n".join(
+        [
+            f"{found.database}, {found.rows:,} contacts: CPU an update (median of interleaved "
+            "rounds, no spans)",
+            "",
+            "| side | ms an update | ÷ hand |",
+            "|---|---:|---:|",
+            f"| ours | {found.ours:.3f} | {found.ours / found.hand:.2f}x |",
+            f"| ours, driver path off | {found.ours_off:.3f} | "
+            f"{found.ours_off / found.hand:.2f}x |",
+            f"| hand-written | {found.hand:.3f} | 1.00x |",
+        ]
+    )
+
+
 def render(layers: Layers) -> str:
     each = layers.updates
     lines = [
@@ -93,12 +158,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--updates", type=int, default=400)
+    parser.add_argument("--cpu", action="store_true", help="ours (driver path on, off), hand")
     args = parser.parse_args(argv)
     with million.database(args.db) as (url, name):
         if url is None:
             print(f"{args.db}: {name}")
             return 0
-        print(render(measure(url, name, args.rows, args.updates)))
+        if args.cpu:
+            print(render_cpu(cpu(url, name, args.rows, args.updates)))
+        else:
+            print(render(measure(url, name, args.rows, args.updates)))
     return 0
 
 

@@ -16,6 +16,7 @@ from .. import (
     service_rate,
     simulated_week,
     spark,
+    update_layers,
 )
 from .registry import Unavailable
 from .services import membership_ratios, sqlite_url
@@ -252,3 +253,32 @@ def spark_hand_ratio(quick: bool) -> list[float]:
     files = [str(path) for path in spark.parts(rows)]
     found = spark.run_engine("spark", files, repeat, QUICK_SPARK if quick else None)
     return [found[b.name]["hand"][0] / found[b.name]["to_pyspark"][0] for b in spark.BENCHES]
+
+
+@functools.cache
+def _update_cpu(kind: str, quick: bool) -> update_layers.Cpu:
+    """`benchmarks.update_layers --cpu`: an update's CPU, ours with the driver path and
+    without, and by hand, at 20,000 contacts (500 when quick)."""
+    rows, updates, rounds = (500, 20, 1) if quick else (20_000, 200, 5)
+    with million.database(kind) as (url, note):
+        if url is None:
+            raise Unavailable(f"no PostgreSQL server for the update's CPU ({note})")
+        return update_layers.cpu(url, note, rows, updates, rounds)
+
+
+def update_cpu_sqlite(quick: bool) -> list[float]:
+    """One contact update's CPU on SQLite, ours ÷ hand (no spans)."""
+    found = _update_cpu("sqlite", quick)
+    return [found.ours / found.hand]
+
+
+def update_cpu_postgresql(quick: bool) -> list[float]:
+    """The same on PostgreSQL (this process's CPU: the server's is not counted on either side)."""
+    found = _update_cpu("postgresql", quick)
+    return [found.ours / found.hand]
+
+
+def driver_path_gain(quick: bool) -> list[float]:
+    """The update's CPU with the driver path off ÷ on, SQLite and PostgreSQL."""
+    found = [_update_cpu(kind, quick) for kind in ("sqlite", "postgresql")]
+    return [each.ours_off / each.ours for each in found]

@@ -87,6 +87,8 @@ class Compiled:
     """The result processors, found at the first run from the cursor's description."""
 
     def parameters(self, values: Mapping[str, Any], dialect: Dialect) -> Any:
+        """The values as the driver takes them: in the text's order or by name, each
+        converted by its bind processor, as the execution context builds them."""
         built = self.compiled.construct_params(values, escape_names=False)
         built.update(self.defaults)
         for name, process in self.binds.items():
@@ -98,9 +100,9 @@ class Compiled:
             return {self.escaped.get(name, name): value for name, value in built.items()}
         return built
 
-    def processors(
-        self, description: Sequence[Sequence[Any]] | None, dialect: Dialect
-    ) -> list[Any]:
+    def processors(self, description: _Description | None, dialect: Dialect) -> list[Any]:
+        """The rows' converters, by the compiled columns' types and the driver's type codes
+        (psycopg's, for a type converted by its code), found at the first run."""
         assert description is not None, self.text
         if self.results is None:
             columns = self.compiled._result_columns  # noqa: SLF001
