@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .conftest import Tenant
@@ -40,6 +41,19 @@ def manual(tenant: Tenant, list_id: str, name: str = "Manual") -> dict[str, Any]
 def member_emails(tenant: Tenant, audience_id: str, **params: Any) -> list[str]:
     audience = tenant.ok("GET", f"/v4/audiences/{audience_id}", params=params)["audience"]
     return [contact["email"] for contact in audience["subs"]]
+
+
+def members_on_each(tenants: Sequence[Tenant], audiences: list[list[str]]) -> list[list[list[str]]]:
+    """Each audience's members (e-mails, sorted) on each of several applications: `audiences`
+    holds each audience's ids, one an application, in the order of `tenants`."""
+    found = []
+    for ids in audiences:
+        subs = [
+            t.ok("GET", f"/v4/audiences/{i}")["audience"]["subs"]
+            for t, i in zip(tenants, ids, strict=True)
+        ]
+        found.append([sorted(s["email"] for s in side) for side in subs])
+    return found
 
 
 def audience_ids(contact: dict[str, Any]) -> list[str]:

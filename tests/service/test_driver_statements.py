@@ -30,6 +30,7 @@ from audiencefilter.service.db.write_meter import WriteMeter
 from audiencefilter.service.ground import keys
 from audiencefilter.testing.strategies import NOW, records, where_clauses
 
+from .audience_helpers import members_on_each
 from .conftest import BOTH_DATABASES, ApiClient, Tenant, make_tenant, settings_on
 
 FIELDS = ("firstName", "company", "country", "city", "points", "referrals", "isVerified")
@@ -105,14 +106,7 @@ class Twins:
         return [a.json()["data"][key]["id"] for a in answers]
 
     def members(self, audiences: list[list[str]]) -> list[list[list[str]]]:
-        found = []
-        for ids in audiences:
-            subs = [
-                t.ok("GET", f"/v4/audiences/{i}")["audience"]["subs"]
-                for t, i in zip(self.pair, ids, strict=True)
-            ]
-            found.append([sorted(s["email"] for s in side) for side in subs])
-        return found
+        return members_on_each(self.pair, audiences)
 
     def feeds(self) -> list[list[tuple[Any, ...]]]:
         """Each list's events in their order: type, cause, instant, payload (its ids aside)."""

@@ -27,6 +27,7 @@ from audiencefilter.service.domain.membership import residuals
 from audiencefilter.testing.relation_strategies import action_rows, relation_wheres
 from audiencefilter.testing.strategies import NOW, records, where_clauses
 
+from .audience_helpers import members_on_each
 from .conftest import ApiClient, Tenant, make_tenant, sqlite_settings
 
 PROFILE_FIELDS = (
@@ -111,14 +112,7 @@ class Twins:
 
     def members(self, audiences: list[list[str]]) -> list[list[list[str]]]:
         """Each audience's members (e-mails, sorted) on each application."""
-        found = []
-        for ids in audiences:
-            subs = [
-                t.ok("GET", f"/v4/audiences/{i}")["audience"]["subs"]
-                for t, i in zip(self.pair, ids, strict=True)
-            ]
-            found.append([sorted(s["email"] for s in side) for side in subs])
-        return found
+        return members_on_each(self.pair, audiences)
 
 
 def _same_members(twins: Twins, audiences: list[list[str]], step: str) -> None:
