@@ -68,9 +68,13 @@ def _body(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _shown(answer: Any) -> Any:
-    """An answer without what names the application's own rows."""
+    """An answer without what names the application's own rows; a contact's audiences in
+    their names' order (the answer orders them by id, random on each application)."""
     if isinstance(answer, dict):
-        return {k: _shown(v) for k, v in answer.items() if k not in HIDDEN}
+        shown = {k: _shown(v) for k, v in answer.items() if k not in HIDDEN}
+        if isinstance(shown.get("audiences"), list):
+            shown["audiences"] = sorted(shown["audiences"], key=json.dumps)
+        return shown
     if isinstance(answer, list):
         return [_shown(v) for v in answer]
     return answer
@@ -109,13 +113,15 @@ class Twins:
         return members_on_each(self.pair, audiences)
 
     def feeds(self) -> list[list[tuple[Any, ...]]]:
-        """Each list's events in their order: type, cause, instant, payload (its ids aside)."""
+        """Each list's events: type, cause, instant, payload (its ids aside), sorted: one
+        write's events of several audiences come in their audiences' order, by random id."""
         sides = []
         for t, lst in zip(self.pair, self.lists, strict=True):
             events = t.ok("GET", f"/v4/events?listId={lst}&limit=1000")["events"]
-            sides.append(
-                [(e["type"], e["cause"], e["occurredAt"], _shown(e.get("payload"))) for e in events]
-            )
+            shown = [
+                (e["type"], e["cause"], e["occurredAt"], _shown(e.get("payload"))) for e in events
+            ]
+            sides.append(sorted(shown, key=json.dumps))
         return sides
 
 
