@@ -228,7 +228,8 @@ def test_a_statement_the_driver_path_cannot_run_goes_through_sqlalchemy(
     pair: tuple[Tenant, Tenant],
 ) -> None:
     """An expanding `IN` is rendered at each run: it is not compiled once, so SQLAlchemy runs
-    it, and both ways give the same rows, keys and types."""
+    it, and both ways give the same rows, keys and types; text runs on the cursor, its columns
+    named by it."""
     database: Database = pair[0].client.app.state.db
     expanding = select(Contact.id, Contact.createdAt).where(
         Contact.id.in_(bindparam("ids", expanding=True))
@@ -250,7 +251,11 @@ def test_a_statement_the_driver_path_cannot_run_goes_through_sqlalchemy(
             off = driver_path.execute(connection, statement, parameters, direct=False)
             assert on == off
             assert on.rows and [type(v) for v in on.rows[0]] == [type(v) for v in off.rows[0]]
-        assert driver_path.execute(connection, text("SELECT 1 AS one"), {}).keys == ("one",)
+        plain = text("SELECT :n AS one, 'x' AS two")
+        assert driver_path.compiled_for(plain, connection.dialect, ["n"]).direct
+        on = driver_path.execute(connection, plain, {"n": 1})
+        assert on == driver_path.execute(connection, plain, {"n": 1}, direct=False)
+        assert on.keys == ("one", "two") and on.rows == [(1, "x")]
 
 
 def test_the_generated_runs_made_audiences_and_moved_members(pair: tuple[Tenant, Tenant]) -> None:

@@ -22,9 +22,10 @@ did that matters is kept, each taken from SQLAlchemy rather than derived again:
 - errors: wrapped by the connection as any statement's (an `IntegrityError` stays one, a lost
   connection is invalidated).
 
-A statement it cannot run so (text, whose columns are known only from the cursor; expanding or
-literal-execute parameters; Python-side defaults; a schema translation) goes through the
-connection's `execute` every time, decided once when it is compiled. The listeners get `None`
+Text (`text()`, such as the advisory lock) runs so too, its untyped columns named by the cursor.
+A statement it cannot run so (text given typed columns; expanding or literal-execute parameters;
+a Python-side default that is a function; a schema translation) goes through the connection's
+`execute` every time, decided once when it is compiled. The listeners get `None`
 for the execution context (the service's read none of it). The switch is the setting
 `driver_statements`; off, every statement goes through `Connection.execute` and its result is
 read into the same `Rows`, which `tests/service/test_driver_statements.py` compares.
@@ -83,6 +84,8 @@ class Compiled:
     """The columns' scalar defaults an insert or update sets without a value given."""
     keys: tuple[str, ...]
     returns_rows: bool
+    textual: bool
+    """Text (`text()`): its columns, untyped, are the cursor's, known after the run."""
     results: list[_Processor | None] | None = field(default=None)
     """The result processors, found at the first run from the cursor's description."""
 
@@ -139,7 +142,6 @@ def _compile(statement: Executable, dialect: Dialect, names: tuple[str, ...]) ->
         or compiled.literal_execute_params
         or compiled.post_compile_params
         or compiled.schema_translate_map
-        or compiled.isplaintext
         or compiled._ad_hoc_textual  # noqa: SLF001
         or compiled._textual_ordered_columns  # noqa: SLF001
     )
@@ -153,6 +155,7 @@ def _compile(statement: Executable, dialect: Dialect, names: tuple[str, ...]) ->
         defaults=defaults or {},
         keys=tuple(column.keyname for column in compiled._result_columns),  # noqa: SLF001
         returns_rows=bool(compiled._result_columns),  # noqa: SLF001
+        textual=compiled.isplaintext,
     )
 
 
@@ -232,7 +235,15 @@ def _on_cursor(connection: Connection, compiled: Compiled, values: Mapping[str, 
         dispatch.after_cursor_execute(connection, cursor, text, parameters, None, False)
         rows: list[tuple[Any, ...]] = []
         rowcount = -1
-        if compiled.returns_rows:
+        keys = compiled.keys
+        if compiled.textual:
+            description = cursor.description
+            if description is None:
+                rowcount = cursor.rowcount
+            else:  # text's rows are not converted: its columns have no types
+                keys = tuple(column[0] for column in description)
+                rows = [tuple(row) for row in cursor.fetchall()]
+        elif compiled.returns_rows:
             # psycopg builds its description anew at each reading: read once a statement.
             processors = compiled.results or compiled.processors(cursor.description, dialect)
             fetched = cursor.fetchall()
@@ -248,4 +259,4 @@ def _on_cursor(connection: Connection, compiled: Compiled, values: Mapping[str, 
     except BaseException as error:
         connection._handle_dbapi_exception(error, text, parameters, cursor, None)  # noqa: SLF001
     cursor.close()
-    return Rows(compiled.keys, rows, rowcount)
+    return Rows(keys, rows, rowcount)
