@@ -1,14 +1,15 @@
 """The write's fixed statements on the driver's cursor: the same answers, rows and events.
 
 `db/driver_path.py` runs a write's fixed statements (a PATCH's update, the memberships it moves,
-its events, its pairs' note, the key's read) on the driver's cursor, its parameters and rows
+its events, its pairs' note, the list's advisory lock, SQLite's `BEGIN`, the key's read) on the
+driver's cursor, its parameters and rows
 converted as SQLAlchemy converts them (the setting `driver_statements`). Two applications, one
 with the setting on and one off, on SQLite and on PostgreSQL, run the same generated contacts,
 audiences and updates (the library's record and filter strategies) at one instant: every answer,
 every audience's members and the list's whole event feed must agree. Beside that, what the
 execution did besides running the statement: the engine's events (the write meter, the mirror of
-the prepared statements), SQLAlchemy's error wrapping (a duplicate e-mail is still a 409) and
-the statements it cannot run so, which go through SQLAlchemy.
+the prepared statements), SQLAlchemy's error wrapping (a duplicate e-mail is still a 409), text
+statements, and the statements it cannot run so, which go through SQLAlchemy.
 """
 
 from __future__ import annotations
