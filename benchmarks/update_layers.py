@@ -20,6 +20,7 @@ import gc
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from . import million
 from .rate_spans import Spans, inline_threads, instrumented
@@ -37,18 +38,24 @@ class Layers:
     spans: Spans
 
 
+def _update_pair(service: million.Service, contacts: list[dict[str, Any]]) -> Any:
+    """`million.update_pair` on the service's two lists, both loaded with `contacts` by the
+    hand-written import, each with its audience."""
+    million.import_hand(service, contacts, service.ours)
+    million.import_hand(service, contacts)
+    million.analyze(service)
+    _, ours_id, _ = million.audience_ours(service)
+    _, hand_id, _ = million.audience_hand(service)
+    return million.update_pair(service, ours_id, hand_id)
+
+
 def measure(url: str, name: str, rows: int, updates: int) -> Layers:
     contacts = million.import_rows(rows)
     gc.collect()
     gc.freeze()
     service = million.Service(url)
     try:
-        million.import_hand(service, contacts, service.ours)
-        million.import_hand(service, contacts)
-        million.analyze(service)
-        _, ours_id, _ = million.audience_ours(service)
-        _, hand_id, _ = million.audience_hand(service)
-        ours, hand = million.update_pair(service, ours_id, hand_id)
+        ours, hand = _update_pair(service, contacts)
         for _ in range(min(updates, 40)):  # warm: every statement prepared, every cache filled
             ours(), hand()
         spans = Spans()
@@ -88,15 +95,7 @@ def cpu(url: str, name: str, rows: int, updates: int, rounds: int = 5) -> Cpu:
     gc.freeze()
     services = [million.Service(url), million.Service(url, driver_statements=False)]
     try:
-        sides = []
-        for service in services:
-            million.import_hand(service, contacts, service.ours)
-            million.import_hand(service, contacts)
-            million.analyze(service)
-            _, ours_id, _ = million.audience_ours(service)
-            _, hand_id, _ = million.audience_hand(service)
-            sides.append(million.update_pair(service, ours_id, hand_id))
-        (on, hand), (off, _) = sides
+        (on, hand), (off, _) = [_update_pair(service, contacts) for service in services]
         spent: dict[str, list[float]] = {"on": [], "off": [], "hand": []}
         with inline_threads():
             for call in (on, off, hand):

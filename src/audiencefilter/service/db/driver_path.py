@@ -2,7 +2,7 @@
 
 A single contact update (`PATCH /v4/contacts/{id}`) runs the same handful of statements every
 time: its `UPDATE ... RETURNING`, the memberships it moves, its events, its pairs' note, and
-before them the key's read and, on SQLite, the transaction's `BEGIN` (`execute_text`). Each
+before them the key's read and, on SQLite, the transaction's `BEGIN` (`db/engine.py`). Each
 is compiled once and found in the statement cache, yet SQLAlchemy's execution still builds an
 execution context, a result's metadata and its rows for each run: about 50-60 microseconds a
 statement on SQLite beside a few for the driver's own `execute`, a fifth of the update's CPU
@@ -200,22 +200,6 @@ def execute(
     keys = tuple(result.keys())
     rows = [tuple(row) for row in result]
     return Rows(keys, rows, -1)
-
-
-def execute_text(connection: Connection, text: str) -> None:
-    """A statement of no parameters and no rows (SQLite's `BEGIN`) on the driver's cursor,
-    with the events and the error wrapping of `execute`."""
-    cursor = connection.connection.cursor()
-    parameters: Any = ()
-    try:
-        dispatch = connection.dispatch
-        for before in dispatch.before_cursor_execute:
-            text, parameters = before(connection, cursor, text, parameters, None, False)
-        cursor.execute(text, parameters)
-        dispatch.after_cursor_execute(connection, cursor, text, parameters, None, False)
-    except BaseException as error:
-        connection._handle_dbapi_exception(error, text, parameters, cursor, None)  # noqa: SLF001
-    cursor.close()
 
 
 def _on_cursor(connection: Connection, compiled: Compiled, values: Mapping[str, Any]) -> Rows:

@@ -62,7 +62,7 @@ from ... import register_sqlite_functions
 from ..ground.json import stored
 from ..settings import Settings
 from . import prepared_cache
-from .driver_path import DRIVER_STATEMENTS, execute, execute_text
+from .driver_path import DRIVER_STATEMENTS, execute
 from .fair_gate import FairGate, current_key
 from .lending import check_before_lending
 from .statement_cache import StatementCache
@@ -75,6 +75,10 @@ RESIDUAL = "membership_residual"
 """The key of write sessions' `info` holding the setting `membership_residual`."""
 SHARED_TURNS = "shared_import_turns"
 """The key of write sessions' `info` holding the setting `shared_import_turns`."""
+
+
+_BEGINS = {True: text("BEGIN IMMEDIATE"), False: text("BEGIN")}
+"""SQLite's `BEGIN` of a write transaction (it takes the write lock at once) and of a read."""
 
 
 def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int, checkpoint_pages: int) -> None:
@@ -95,12 +99,8 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int, checkpoint_pages
         options = connection.get_execution_options()
         if options.get(SINGLE_STATEMENT_OPTION, False):
             return  # one statement, its own read transaction
-        write = options.get(WRITE_OPTION, False)
-        begin = "BEGIN IMMEDIATE" if write else "BEGIN"
-        if options.get(DRIVER_STATEMENTS, False):
-            execute_text(connection, begin)
-        else:
-            connection.exec_driver_sql(begin)
+        begin = _BEGINS[bool(options.get(WRITE_OPTION, False))]
+        execute(connection, begin, {}, direct=options.get(DRIVER_STATEMENTS, False))
 
 
 def make_engine(settings: Settings) -> Engine:
