@@ -33,9 +33,11 @@ from typing import cast as typed
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     ColumnElement,
     DateTime,
     Integer,
+    Select,
     String,
     Subquery,
     Table,
@@ -103,13 +105,42 @@ def streams_exports(dialect: str) -> bool:
     return dialect == "postgresql"
 
 
-def advisory_lock(dialect: str, *, shared: bool) -> TextClause | None:
-    """The statement that takes a transaction-scoped lock on a number (`:lock_key`), shared
-    with other shared holders or alone; None where the database has none (SQLite, whose
-    writers take turns on the whole database anyway)."""
+def advisory_lock(dialect: str, *, shared: bool) -> Select[Any] | None:
+    """The statement that takes a transaction-scoped lock on a name (`:lock_name`, a list's
+    id) in a kind of lock (`:lock_kind`, a number), shared with other shared holders or alone;
+    None where the database has none (SQLite, whose writers take turns on the whole database
+    anyway). Its key is `lock_key`'s, as is the lock a statement takes as it reads
+    (`lock_column`)."""
     if dialect != "postgresql":
         return None
     return _SHARED_LOCK if shared else _EXCLUSIVE_LOCK
+
+
+def lock_column(
+    dialect: str, name: ColumnElement[str] | QueryableAttribute[str], kind: int
+) -> ColumnElement[Any] | None:
+    """The exclusive lock of `advisory_lock` on the name a statement reads (`name`, a column),
+    taken as that statement returns its row: the lock and the read that finds what to lock in
+    one round trip. The read's snapshot is the statement's own, taken before the lock is
+    waited for, as a read before a lock statement would be. None where `advisory_lock` is."""
+    if dialect != "postgresql":
+        return None
+    return func.pg_advisory_xact_lock(lock_key(name, literal(kind, BigInteger)))
+
+
+def lock_key(
+    name: ColumnElement[str] | QueryableAttribute[str], kind: ColumnElement[int]
+) -> ColumnElement[int]:
+    """The advisory lock's 64-bit key of a name in a kind of lock: PostgreSQL's own hash of
+    the text, seeded by the kind, computed by the server, so a statement can lock what it reads
+    (two names sharing a key only wait for each other)."""
+    return func.hashtextextended(name, kind)
+
+
+def _lock(function: str) -> Select[Any]:
+    name = bindparam(LOCK_NAME, type_=String)
+    kind = bindparam(LOCK_KIND, type_=BigInteger)
+    return select(getattr(func, function)(lock_key(name, kind)))
 
 
 def deferred_points(dialect: str) -> TextClause | None:
@@ -129,8 +160,10 @@ _ANALYZE_LISTS = text("ANALYZE contacts (list_id)")
 _DEFER_POINTS = text(
     "SET CONSTRAINTS list_points_changes_added, list_points_contact_moved DEFERRED"
 )
-_SHARED_LOCK = text("SELECT pg_advisory_xact_lock_shared(:lock_key)")
-_EXCLUSIVE_LOCK = text("SELECT pg_advisory_xact_lock(:lock_key)")
+LOCK_NAME = "lock_name"
+LOCK_KIND = "lock_kind"
+_SHARED_LOCK = _lock("pg_advisory_xact_lock_shared")
+_EXCLUSIVE_LOCK = _lock("pg_advisory_xact_lock")
 
 
 def unpacks(dialect: str) -> bool:
