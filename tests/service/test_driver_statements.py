@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import bindparam, select, text, update
+from sqlalchemy import bindparam, inspect, select, text, update
 
 from audiencefilter.service.app import create_app
 from audiencefilter.service.db import driver_path, prepared_cache
 from audiencefilter.service.db.engine import Database
-from audiencefilter.service.db.models import ApiKey, Contact
+from audiencefilter.service.db.models import ApiKey, Contact, List
 from audiencefilter.service.db.write_meter import WriteMeter
 from audiencefilter.service.ground import keys
 from audiencefilter.testing.strategies import NOW, records, where_clauses
@@ -257,6 +257,43 @@ def test_a_statement_the_driver_path_cannot_run_goes_through_sqlalchemy(
         on = driver_path.execute(connection, plain, {"n": 1})
         assert on == driver_path.execute(connection, plain, {"n": 1}, direct=False)
         assert on.keys == ("one", "two") and on.rows == [(1, "x")]
+
+
+def test_an_object_made_from_a_driver_path_row_is_what_the_orm_loads(
+    pair: tuple[Tenant, Tenant],
+) -> None:
+    """`driver_path.loaded`: the list the door makes from its row equals the list the ORM
+    loads (every column, those read and those left to load later), is persistent and clean
+    (its commit writes nothing of it), writes a change of one column alone, and is the
+    session's own object where the session holds one already."""
+    database: Database = pair[0].client.app.state.db
+    list_id = pair[0].new_list(timeZone="Asia/Tokyo")["id"]
+    given = (List.id, List.name, List.timeZone, List.customFields, List.startFrom)
+    with database.transaction() as session:
+        row = driver_path.run(
+            session, select(*given).where(List.id == bindparam("id")), {"id": list_id}
+        )
+        values = dict(zip([c.key for c in given], row.rows[0], strict=True))
+        made = driver_path.loaded(session, List, values)
+        state = inspect(made)
+        assert state.persistent and not session.dirty and not session.new
+        assert set(state.unloaded) == {c.key for c in inspect(List).column_attrs} - set(values)
+        columns = [c.key for c in inspect(List).column_attrs]
+        seen = [getattr(made, key) for key in columns]  # the rest read by one statement
+        assert driver_path.loaded(session, List, values) is made
+        session.flush()
+        assert not session.dirty
+        made.title = "made"
+    with database.transaction() as session:
+        orm = session.get(List, list_id)
+        changed = {"title": "made", "updatedAt": orm.updatedAt}  # and its onupdate
+        assert [getattr(orm, key) for key in columns] == [
+            changed.get(key, value) for key, value in zip(columns, seen, strict=True)
+        ]
+        assert seen[columns.index("timeZone")] == "Asia/Tokyo"
+        held = session.get(List, list_id)
+        assert driver_path.loaded(session, List, {"id": list_id, "name": "other"}) is held
+        assert held is not None and held.name != "other"
 
 
 def test_the_generated_runs_made_audiences_and_moved_members(pair: tuple[Tenant, Tenant]) -> None:

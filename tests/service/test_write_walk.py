@@ -47,11 +47,12 @@ API = SERVICE + "api"
 HANDLE = DOMAIN + ".list_write"
 STAGES = ("for_contact", "for_contacts", "for_list", "update_contact", "wrote")
 STAGES += ("effects", "judge", "store")
-PATCH_RETURNS = 88
+PATCH_RETURNS = 90
 """A PATCH's returns: 105 before the pipeline, 112 with it, both the first write of a fresh
 process (statements built on first use counted); 99 for a write after a first (`skip`); 85 with
 what SQLAlchemy calls back left out (below); 88 with its fixed statements run on the driver's
-cursor (`db/driver_path.py`, entered by each where SQLAlchemy was)."""
+cursor (`db/driver_path.py`, entered by each where SQLAlchemy was); 90 with its door's list
+made from the row the driver path read (`driver_path.loaded`, not the ORM's loading)."""
 IMPORT_RETURNS = 137
 """A 3-row JSON import's returns: 165 before the pipeline, 176 with it, 185 with its rows read
 in the domain (`import_rows.py`, entered once a row), first writes; 181 after a first; 136 with

@@ -33,17 +33,19 @@ read into the same `Rows`, which `tests/service/test_driver_statements.py` compa
 
 from __future__ import annotations
 
+import typing
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import Executable
+from sqlalchemy import Executable, inspect
 from sqlalchemy.engine import Connection, Dialect
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.sql.compiler import SQLCompiler
 
 _Processor = Callable[[Any], Any]
+T = TypeVar("T")
 _Description = Sequence[Sequence[Any]]
 
 DRIVER_STATEMENTS = "driver_statements"
@@ -162,8 +164,30 @@ def _compile(statement: Executable, dialect: Dialect, names: tuple[str, ...]) ->
 def run(session: Session, statement: Executable, parameters: Mapping[str, Any]) -> Rows:
     """`execute` on the session's connection, on the driver's cursor when the session's
     setting (`DRIVER_STATEMENTS` in its `info`) says so."""
-    direct = bool(session.info.get(DRIVER_STATEMENTS, False))
-    return execute(session.connection(), statement, parameters, direct=direct)
+    return execute(session.connection(), statement, parameters, direct=direct(session))
+
+
+def direct(session: Session) -> bool:
+    """Whether the session's statements run on the driver's cursor (its `DRIVER_STATEMENTS`)."""
+    return bool(session.info.get(DRIVER_STATEMENTS, False))
+
+
+def loaded(session: Session, cls: type[T], values: Mapping[str, Any]) -> T:
+    """The ORM object of `cls` whose attributes a driver-path read gave (`values`, by attribute
+    key, its primary key among them), as the ORM's loading with those attributes alone would
+    leave it: persistent in the session, those attributes loaded and unchanged, the others
+    expired (read by one statement when first used, as `load_only` leaves them). The session's
+    own object where it holds one already, as the ORM would keep it."""
+    mapper = inspect(cls)
+    keys = [mapper.get_property_by_column(column).key for column in mapper.primary_key]
+    identity = mapper.identity_key_from_primary_key([values[key] for key in keys])
+    held = session.identity_map.get(identity)
+    if held is not None:
+        return typing.cast(T, held)
+    made = cls(**values)
+    make_transient_to_detached(made)  # loaded as given; what was not given, expired
+    session.add(made)
+    return made
 
 
 def _scalar_defaults(compiled: SQLCompiler) -> dict[str, Any] | None:

@@ -318,9 +318,8 @@ def contacts_to_write(
     and then expired, was a tenth of a PATCH's CPU. One contact's door (a PATCH's) takes its
     list's lock in the statement that finds the list (`_contact_list`)."""
     ids = [contact_id for contact_id in contact_ids if plausible_id(contact_id)]
-    one = _CONTACT_LIST.get(dialects.dialect_of(session)) if len(ids) == 1 else None
-    if one is not None:
-        return _contact_to_write(session, one, account_id, ids[0])
+    if len(ids) == 1 and dialects.dialect_of(session) in _CONTACT_LIST:
+        return _contact_to_write(session, account_id, ids[0])
     rows = session.execute(_CONTACTS_LISTS, {"write_ids": ids, "write_account": account_id})
     found: dict[str, List] = {str(row[0]): row[1] for row in rows}
     for list_id in sorted({lst.id for lst in found.values()}):
@@ -352,39 +351,52 @@ _CONTACTS_LISTS = (
 door's own CPU."""
 
 
-def _contact_list(dialect: str) -> Select[Any]:
+def _contact_list(dialect: str, *, entity: bool) -> Select[Any]:
     """The door of one contact: its id and its list, as `_CONTACTS_LISTS`, by an equality (not
     an `IN` rendered anew at each run) and, where the list's lock is an advisory lock, with
     that lock taken on the list found (`dialects.lock_column`): on PostgreSQL a PATCH's lock
     was a round trip of its own, a fifteenth of its CPU. The list's columns are read as a read
     before a lock statement would read them, in the statement's snapshot (the writes that
     depend on what the lock protects read it afterwards: the audiences' stamp in the write's
-    `RETURNING`)."""
+    `RETURNING`). `entity`: the list loaded by the ORM; else its columns (`WRITE_COLUMNS`), in
+    their order, for the driver path."""
     lock = dialects.lock_column(dialect, List.id, LIST_LOCK)
-    statement = select(Contact.id, List, *([] if lock is None else [lock.label("locked")]))
-    return (
-        statement.join(List, List.id == Contact.listId)
-        .where(
-            Contact.id == bindparam("write_id", type_=String),
-            List.accountId == bindparam("write_account", type_=String),
-        )
-        .options(load_only(*WRITE_COLUMNS))
+    locked = [] if lock is None else [lock.label("locked")]
+    if entity:
+        statement = select(Contact.id, List, *locked).options(load_only(*WRITE_COLUMNS))
+    else:
+        statement = select(Contact.id, *WRITE_COLUMNS, *locked)
+    return statement.join(List, List.id == Contact.listId).where(
+        Contact.id == bindparam("write_id", type_=String),
+        List.accountId == bindparam("write_account", type_=String),
     )
 
 
-_CONTACT_LIST = {dialect: _contact_list(dialect) for dialect in dialects.STORES}
+_CONTACT_LIST = {dialect: _contact_list(dialect, entity=True) for dialect in dialects.STORES}
+_CONTACT_ROW = {dialect: _contact_list(dialect, entity=False) for dialect in dialects.STORES}
+_WRITE_KEYS = tuple(column.key for column in WRITE_COLUMNS)
 
 
-def _contact_to_write(
-    session: Session, statement: Select[Any], account_id: str, contact_id: str
-) -> dict[str, List]:
-    """`contacts_to_write` of one contact, by `_contact_list`'s statement: the lock taken with
+def _contact_to_write(session: Session, account_id: str, contact_id: str) -> dict[str, List]:
+    """`contacts_to_write` of one contact, by `_contact_list`'s statement: on the driver's
+    cursor, the list made an ORM object from the row read (`driver_path.loaded`), where the
+    ORM's loading of it was half the door's CPU; else loaded by the ORM. The lock taken with
     the read is remembered as `_hold` remembers its own."""
-    row = session.execute(statement, {"write_id": contact_id, "write_account": account_id}).first()
-    if row is None:
-        return {}
-    lst: List = row[1]
-    if len(row) > 2 and not session.in_nested_transaction():
+    dialect = dialects.dialect_of(session)
+    parameters = {"write_id": contact_id, "write_account": account_id}
+    if driver_path.direct(session):
+        found = driver_path.run(session, _CONTACT_ROW[dialect], parameters).first()
+        if found is None:
+            return {}
+        values = dict(zip(_WRITE_KEYS, found[1 : 1 + len(_WRITE_KEYS)], strict=True))
+        lst = driver_path.loaded(session, List, values)
+        locked = len(found) > 1 + len(_WRITE_KEYS)
+    else:
+        row = session.execute(_CONTACT_LIST[dialect], parameters).first()
+        if row is None:
+            return {}
+        lst, locked = row[1], len(row) > 2
+    if locked and not session.in_nested_transaction():
         _held(session).add(lst.id)
     return {contact_id: lst}
 
