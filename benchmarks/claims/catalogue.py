@@ -37,6 +37,7 @@ READS = "Two read paths near the hand-written floor (2026-11-27)"
 HOT = "A hot route beside FastAPI, and prepared statements kept again (2026-11-28, night)"
 WALK = "A large audience paged by walking its list (2026-11-28)"
 DRIVER = "The write's fixed statements on the driver's cursor (2026-11-29)"
+DOOR = "The door's read, its lock and its list in one round trip (2026-11-29)"
 
 ENGINES_100K = "100,000 contacts (benchmarks/data.py)"
 GAPS_DATA = "50,000 contacts; relations 10,000 with 100,000 actions"
@@ -201,8 +202,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("writes.update-cpu-sqlite", DRIVER, "one contact update's CPU, ours ÷ hand",
           at_most("the 2x target", 2), "20,000 contacts a list, SQLite", long.update_cpu_sqlite,
           long=True),
-    Claim("writes.update-cpu-postgresql", DRIVER, "the same on PostgreSQL, ours ÷ hand",
-          at_most("at most 2.5x", 2.5), "20,000 contacts a list, PostgreSQL",
+    Claim("writes.update-cpu-postgresql", DOOR, "the same on PostgreSQL, ours ÷ hand",
+          at_most("at most 2.25x", 2.25), "20,000 contacts a list, PostgreSQL",
           long.update_cpu_postgresql, long=True),
     Claim("writes.driver-path-gain", DRIVER, "the update's CPU, driver path off ÷ on",
           at_least("at least 1.1x", 1.1), "20,000 contacts a list, SQLite and PostgreSQL",

@@ -32,8 +32,9 @@ AUDIENCES = 100
 # upsert of the audiences' pair counts when membership moves (`audience_overlaps`, which the
 # overlap reads instead of counting memberships) made it 7 on both, until SQLite's events
 # numbered themselves, a trigger raising the list's counter (migration 0018), and PostgreSQL's
-# upsert rode in the memberships' `WITH` (docs/service-internals-writes.md).
-MOST = {"sqlite": 6, "postgres": 6}
+# upsert rode in the memberships' `WITH` (docs/service-internals-writes.md), and 5 on PostgreSQL
+# since its door takes the list's lock in the read that finds the list (`dialects.lock_column`).
+MOST = {"sqlite": 6, "postgres": 5}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

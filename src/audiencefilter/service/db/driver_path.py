@@ -173,11 +173,10 @@ def direct(session: Session) -> bool:
 
 
 def loaded(session: Session, cls: type[T], values: Mapping[str, Any]) -> T:
-    """The ORM object of `cls` whose attributes a driver-path read gave (`values`, by attribute
-    key, its primary key among them), as the ORM's loading with those attributes alone would
-    leave it: persistent in the session, those attributes loaded and unchanged, the others
-    expired (read by one statement when first used, as `load_only` leaves them). The session's
-    own object where it holds one already, as the ORM would keep it."""
+    """The ORM object of `cls` a driver-path read gave (`values`, by attribute key, its
+    primary key among them), as the ORM's loading of those attributes alone leaves it:
+    persistent, those loaded and unchanged, the others expired (read by one statement when
+    used, as after `load_only`); or the session's own object where it holds one already."""
     mapper = inspect(cls)
     keys = [mapper.get_property_by_column(column).key for column in mapper.primary_key]
     identity = mapper.identity_key_from_primary_key([values[key] for key in keys])

@@ -314,9 +314,8 @@ def contacts_to_write(
     wait for each other crosswise): the door of a PATCH and of a turn of them
     (`use_cases/contacts.py`), for writers that read each row back with its own write
     (`membership/written.py`; the write's `RETURNING` is the fresh row, its `None` the contact
-    deleted meanwhile). Of the contacts only their ids are read: an ORM contact, loaded whole
-    and then expired, was a tenth of a PATCH's CPU. One contact's door (a PATCH's) takes its
-    list's lock in the statement that finds the list (`_contact_list`)."""
+    deleted meanwhile). Of the contacts only their ids are read (an ORM contact was a tenth of
+    a PATCH's CPU). One contact's door takes its lock as it reads (`_contact_list`)."""
     ids = [contact_id for contact_id in contact_ids if plausible_id(contact_id)]
     if len(ids) == 1 and dialects.dialect_of(session) in _CONTACT_LIST:
         return _contact_to_write(session, account_id, ids[0])
@@ -352,14 +351,11 @@ door's own CPU."""
 
 
 def _contact_list(dialect: str, *, entity: bool) -> Select[Any]:
-    """The door of one contact: its id and its list, as `_CONTACTS_LISTS`, by an equality (not
-    an `IN` rendered anew at each run) and, where the list's lock is an advisory lock, with
-    that lock taken on the list found (`dialects.lock_column`): on PostgreSQL a PATCH's lock
-    was a round trip of its own, a fifteenth of its CPU. The list's columns are read as a read
-    before a lock statement would read them, in the statement's snapshot (the writes that
-    depend on what the lock protects read it afterwards: the audiences' stamp in the write's
-    `RETURNING`). `entity`: the list loaded by the ORM; else its columns (`WRITE_COLUMNS`), in
-    their order, for the driver path."""
+    """The door of one contact (see `contacts_to_write`): by an equality, not an `IN` rendered
+    at each run, its list's lock taken on the row found where the lock is an advisory lock
+    (`dialects.lock_column`; the list read in the statement's snapshot, as a read before a
+    lock statement; what the lock protects is read after it). `entity`: the list loaded by the
+    ORM; else its columns (`WRITE_COLUMNS`), for the driver path."""
     lock = dialects.lock_column(dialect, List.id, LIST_LOCK)
     locked = [] if lock is None else [lock.label("locked")]
     if entity:
@@ -378,24 +374,20 @@ _WRITE_KEYS = tuple(column.key for column in WRITE_COLUMNS)
 
 
 def _contact_to_write(session: Session, account_id: str, contact_id: str) -> dict[str, List]:
-    """`contacts_to_write` of one contact, by `_contact_list`'s statement: on the driver's
-    cursor, the list made an ORM object from the row read (`driver_path.loaded`), where the
-    ORM's loading of it was half the door's CPU; else loaded by the ORM. The lock taken with
-    the read is remembered as `_hold` remembers its own."""
+    """`contacts_to_write` of one contact, its list made from the row on the driver's cursor
+    (the ORM's loading was half the door's CPU), else by the ORM; its lock remembered."""
     dialect = dialects.dialect_of(session)
     parameters = {"write_id": contact_id, "write_account": account_id}
     if driver_path.direct(session):
-        found = driver_path.run(session, _CONTACT_ROW[dialect], parameters).first()
-        if found is None:
-            return {}
-        values = dict(zip(_WRITE_KEYS, found[1 : 1 + len(_WRITE_KEYS)], strict=True))
-        lst = driver_path.loaded(session, List, values)
-        locked = len(found) > 1 + len(_WRITE_KEYS)
+        row = driver_path.run(session, _CONTACT_ROW[dialect], parameters).first()
+        made = None if row is None else dict(zip(_WRITE_KEYS, row[1:], strict=False))
+        lst = None if made is None else driver_path.loaded(session, List, made)
+        locked = row is not None and len(row) > 1 + len(_WRITE_KEYS)
     else:
-        row = session.execute(_CONTACT_LIST[dialect], parameters).first()
-        if row is None:
-            return {}
-        lst, locked = row[1], len(row) > 2
+        found = session.execute(_CONTACT_LIST[dialect], parameters).first()
+        lst, locked = (None, False) if found is None else (found[1], len(found) > 2)
+    if lst is None:
+        return {}
     if locked and not session.in_nested_transaction():
         _held(session).add(lst.id)
     return {contact_id: lst}
