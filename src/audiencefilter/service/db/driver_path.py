@@ -45,8 +45,8 @@ from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.sql.compiler import SQLCompiler
 
 _Processor = Callable[[Any], Any]
-T = TypeVar("T")
 _Description = Sequence[Sequence[Any]]
+T = TypeVar("T")
 
 DRIVER_STATEMENTS = "driver_statements"
 """The key of write sessions' `info` holding the setting `driver_statements`."""
