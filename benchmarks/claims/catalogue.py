@@ -38,6 +38,7 @@ HOT = "A hot route beside FastAPI, and prepared statements kept again (2026-11-2
 WALK = "A large audience paged by walking its list (2026-11-28)"
 DRIVER = "The write's fixed statements on the driver's cursor (2026-11-29)"
 DOOR = "The door's read, its lock and its list in one round trip (2026-11-29)"
+PLANNED = "Statements planned once on PostgreSQL (2026-11-29)"
 
 ENGINES_100K = "100,000 contacts (benchmarks/data.py)"
 GAPS_DATA = "50,000 contacts; relations 10,000 with 100,000 actions"
@@ -150,6 +151,12 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("rate.patch-cpu", HOT, "a PATCH's CPU in the service's thread ÷ hand-written",
           between("between 3.5x and 5x", 3.5, 5), "20,000 contacts, 100 audiences, PostgreSQL",
           long.patch_cpu, long=True),
+    Claim("rate.patch-planning", PLANNED, "PostgreSQL's planning of a PATCH's statements",
+          at_most("at most 0.35 ms", 0.35, "ms"), "20,000 contacts, 100 audiences, PostgreSQL",
+          long.patch_planning, long=True),
+    Claim("rate.patch-server-cpu", PLANNED, "PostgreSQL's CPU a PATCH, ours ÷ hand-written",
+          at_most("at most 2.3x", 2.3), "20,000 contacts, 100 audiences, PostgreSQL",
+          long.patch_server_cpu, long=True),
     Claim("rate.patch-calls", HOT, "function calls of a PATCH on the service's thread",
           at_most("at most 4,500 calls", 4500, "count"),
           "5,000 contacts, 100 audiences, PostgreSQL", long.patch_calls, long=True),

@@ -123,13 +123,24 @@ def patch_calls(quick: bool) -> list[float]:
     return [figures.calls["ours"]]
 
 
-def _layers(quick: bool, argv: list[str]) -> rate_layers.Figures:
+def patch_planning(quick: bool) -> list[float]:
+    """PostgreSQL's time planning one PATCH's top-level statements, ms (`benchmarks.rate_layers
+    --statements`, `pg_stat_statements`: 20,000 contacts, 100 audiences)."""
+    figures = _layers(quick, ["--statements"], statements=True)
+    return [sum(cost.plan_ms for cost in figures.statements["ours"] if cost.toplevel)]
+
+
+def patch_server_cpu(quick: bool) -> list[float]:
+    """PostgreSQL's CPU for one PATCH, ours ÷ the hand-written endpoint's (`benchmarks.
+    rate_layers`, from /proc of the server's processes: 20,000 contacts, 100 audiences)."""
+    figures = _layers(quick, [])
+    return [figures.database["ours"] / figures.database["hand"]]
+
+
+def _layers(quick: bool, argv: list[str], statements: bool = False) -> rate_layers.Figures:
     """The figures of `argv`'s run; the quick form of every such claim is one tiny run."""
-    return _layers_run(
-        ("--contacts", "300", "--audiences", "10", "--updates", "6", "--rounds", "1")
-        if quick
-        else tuple(argv)
-    )
+    tiny = ("--contacts", "300", "--audiences", "10", "--updates", "6", "--rounds", "1")
+    return _layers_run((*tiny, *(["--statements"] if statements else [])) if quick else tuple(argv))
 
 
 @functools.cache

@@ -59,11 +59,11 @@ def test_longest_allowed_values_fit_on_postgres(
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("prepared", [True, False])
-def test_connections_prepare_short_statements_alone_unless_told_not_to(
+def test_connections_prepare_statements_planned_once_alone_unless_told_not_to(
     pg_database: Callable[[], str], prepared: bool
 ) -> None:
     """psycopg remembers each query's text and prepares it server-side; the service prepares
-    its short statements alone (`db/prepared_cache.py`), and none with
+    its short statements planned once alone (`db/prepared_cache.py`), and none with
     `DB_PREPARED_STATEMENTS=false` (a pooler in transaction mode that cannot keep them)."""
     from sqlalchemy import text
 
@@ -71,12 +71,16 @@ def test_connections_prepare_short_statements_alone_unless_told_not_to(
     from audiencefilter.service.db.engine import make_engine
 
     engine = make_engine(url_settings(pg_database(), db_prepared_statements=prepared))
-    long_text = "SELECT 1 WHERE 1 = ANY(:v)" + " " * prepared_cache.PREPARED_TEXT
+    once = prepared_cache.planned_once(text("SELECT 1 WHERE 1 = ANY(:v)"))
+    long_text = prepared_cache.planned_once(
+        text("SELECT 2 WHERE 1 = ANY(:v)" + " " * prepared_cache.PREPARED_TEXT)
+    )
     try:
         with engine.connect() as connection:
             for _ in range(10):
-                connection.execute(text("SELECT 1 WHERE 1 = ANY(:v)"), {"v": [1, 2, 3]})
-                connection.execute(text(long_text), {"v": [1, 2, 3]})
+                connection.execute(once, {"v": [1, 2, 3]})
+                connection.execute(long_text, {"v": [1, 2, 3]})
+                connection.execute(text("SELECT 3 WHERE 1 = ANY(:v)"), {"v": [1, 2, 3]})
             held = connection.exec_driver_sql("SELECT statement FROM pg_prepared_statements")
             statements = [str(row[0]) for row in held]
             assert [s for s in statements if "ANY" in s] == (

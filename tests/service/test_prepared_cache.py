@@ -2,8 +2,9 @@
 (`db/prepared_cache.py`). SQLite: the statements a request runs every time stay prepared on the
 same connection; a connection whose kept texts pass the budget has its cache emptied when it comes
 back.
-PostgreSQL: short statements are prepared on the server, long ones never, at most a bound of
-them a connection, each still planned for its parameters."""
+PostgreSQL: short statements planned once are prepared on the server, long ones and the others
+never, at most a bound of them a connection; the others are planned for their values at each
+run."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from audiencefilter.service.db import prepared_cache
+from audiencefilter.service.db import driver_path, prepared_cache
 from audiencefilter.service.db.engine import make_engine
 
 from .conftest import sqlite_settings, url_settings
@@ -87,29 +88,53 @@ def _prepared(connection: Any) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def test_postgresql_prepares_short_statements_alone_and_keeps_few(
+def test_postgresql_prepares_short_statements_planned_once_alone_and_keeps_few(
     pg_database: Callable[[], str],
 ) -> None:
     settings = url_settings(pg_database(), db_pool_size=1, db_max_overflow=0)
     engine = make_engine(settings)
+    once = prepared_cache.planned_once
     try:
         with engine.connect() as connection:
-            assert connection.exec_driver_sql("SHOW plan_cache_mode").scalar() == (
-                "force_custom_plan"
-            )
-            assert connection.execute(text("SELECT 1 + :n"), {"n": 1}).scalar() == 2
+            assert connection.exec_driver_sql("SHOW plan_cache_mode").scalar() == "auto"
+            assert connection.execute(once(text("SELECT 1 + :n")), {"n": 1}).scalar() == 2
             assert any("SELECT 1 +" in s for s in _prepared(connection))
+            assert connection.execute(text("SELECT 2 + :n"), {"n": 1}).scalar() == 3
+            assert not any("SELECT 2 +" in s for s in _prepared(connection))
             ones = ", ".join("1" for _ in range(prepared_cache.PREPARED_TEXT // 3 + 1))
-            assert connection.execute(text(f"SELECT 1 WHERE 1 IN ({ones})")).scalar() == 1
+            assert connection.execute(once(text(f"SELECT 1 WHERE 1 IN ({ones})"))).scalar() == 1
             assert not any("1 IN (1, 1" in s for s in _prepared(connection))
             for n in range(prepared_cache.PREPARED_MAX + 20):
-                assert connection.execute(text(f"SELECT {n} + :n"), {"n": 1}).scalar() == n + 1
+                statement = once(text(f"SELECT {n} + :n"))
+                assert connection.execute(statement, {"n": 1}).scalar() == n + 1
             connection.exec_driver_sql("SELECT 1")  # the deallocations are sent with the next
             assert len(_prepared(connection)) <= prepared_cache.PREPARED_MAX + 1
             connection.commit()  # (a rollback deallocates them all: psycopg's rule)
         with engine.connect() as connection:  # the pooled connection again: still prepared
             assert any(f"SELECT {prepared_cache.PREPARED_MAX + 19} +" in s
                        for s in _prepared(connection))  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def test_postgresql_plans_a_statement_planned_once_for_a_run_of_the_driver_path(
+    pg_database: Callable[[], str],
+) -> None:
+    """The driver path's runs pass no execution context: the statement's mark, or the run's
+    own (`planned_once=True`, a few rows), reaches the preparing by `planning_once`; a run
+    without either, the same text, runs unnamed."""
+    engine = make_engine(url_settings(pg_database(), db_pool_size=1, db_max_overflow=0))
+    marked = prepared_cache.planned_once(text("SELECT 10 + :n"))
+    plain = text("SELECT 20 + :n")
+    try:
+        with engine.connect() as connection:
+            assert driver_path.execute(connection, marked, {"n": 1}).first() == (11,)
+            assert driver_path.execute(connection, plain, {"n": 1}).first() == (21,)
+            assert any("SELECT 10 +" in s for s in _prepared(connection))
+            assert not any("SELECT 20 +" in s for s in _prepared(connection))
+            run = driver_path.execute(connection, plain, {"n": 2}, planned_once=True)
+            assert run.first() == (22,)
+            assert any("SELECT 20 +" in s for s in _prepared(connection))
     finally:
         engine.dispose()
 
@@ -129,17 +154,22 @@ def test_a_statement_failing_as_it_runs_is_counted_too(tmp_path: Path) -> None:
 def test_postgresql_executemany_of_a_long_statement_prepares_nothing(
     pg_database: Callable[[], str],
 ) -> None:
-    """psycopg's `executemany` prepares whatever the threshold lets it: after a short statement
-    set it, a long one run many times must still not be kept."""
+    """psycopg's `executemany` prepares whatever the threshold lets it: after a statement
+    planned once set it, a long one run many times must still not be kept, nor a short one
+    not planned once."""
     engine = make_engine(url_settings(pg_database(), db_pool_size=1, db_max_overflow=0))
     padding = " " * prepared_cache.PREPARED_TEXT
+    once = prepared_cache.planned_once
     try:
         with engine.connect() as connection:
             connection.exec_driver_sql("CREATE TEMPORARY TABLE kept (n integer)")
-            assert connection.execute(text("SELECT 1 + :n"), {"n": 1}).scalar() == 2
-            connection.execute(text(f"UPDATE kept SET n = :n {padding}"), [{"n": 1}, {"n": 2}])
+            assert connection.execute(once(text("SELECT 1 + :n")), {"n": 1}).scalar() == 2
+            long_update = once(text(f"UPDATE kept SET n = :n {padding}"))
+            connection.execute(long_update, [{"n": 1}, {"n": 2}])
             assert not any("UPDATE kept" in s for s in _prepared(connection))
             connection.execute(text("UPDATE kept SET n = :n"), [{"n": 1}, {"n": 2}])
+            assert not any("UPDATE kept" in s for s in _prepared(connection))
+            connection.execute(once(text("UPDATE kept SET n = :n")), [{"n": 1}, {"n": 2}])
             assert any("UPDATE kept" in s for s in _prepared(connection))
     finally:
         engine.dispose()

@@ -134,9 +134,10 @@ class Settings(BaseSettings):
     )
     db_prepared_statements: bool = Field(
         default=True,
-        description="On PostgreSQL, prepare the service's short statements on the server "
-        "(`db/prepared_cache.py`); false behind a pooler in transaction mode that cannot keep "
-        "them (PgBouncer before 1.21, or without `max_prepared_statements`).",
+        description="On PostgreSQL, prepare the service's statements planned once (found by "
+        "unique keys) on the server (`db/prepared_cache.py`); false behind a pooler in "
+        "transaction mode that cannot keep them (PgBouncer before 1.21, or without "
+        "`max_prepared_statements`).",
     )
     db_pool_size: int = Field(default=10, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)

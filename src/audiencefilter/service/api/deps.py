@@ -31,6 +31,7 @@ from ... import as_utc
 from ..db import fair_gate
 from ..db.engine import Database
 from ..db.models import Account, ApiKey, List
+from ..db.prepared_cache import planned_once
 from ..ground import clock, keys
 from ..ground.errors import ValidationIssue, pointer
 from ..http.client_address import TrustedProxies
@@ -89,7 +90,7 @@ class _Key:
     plan: str
 
 
-_KEY = (
+_KEY = planned_once(
     select(
         ApiKey.id,
         ApiKey.accountId,
@@ -102,7 +103,8 @@ _KEY = (
     .join(Account, Account.id == ApiKey.accountId)
     .where(ApiKey.digest == bindparam("digest"))
 )
-"""The key presented and its account's plan: built once, every request runs it."""
+"""The key presented and its account's plan: built once, every request runs it, planned once
+(found by the digest's unique index)."""
 
 
 def _load_key(database: Database, presented: str) -> _Key:

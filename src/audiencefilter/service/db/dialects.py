@@ -56,6 +56,8 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import QueryableAttribute, Session
 from sqlalchemy.sql.elements import BindParameter, TextClause
 
+from .prepared_cache import planned_once
+
 IDS = "ids"
 T = TypeVar("T")
 STORES = ("sqlite", "postgresql")
@@ -140,7 +142,7 @@ def lock_key(
 def _lock(function: str) -> Select[Any]:
     name = bindparam(LOCK_NAME, type_=String)
     kind = bindparam(LOCK_KIND, type_=BigInteger)
-    return select(getattr(func, function)(lock_key(name, kind)))
+    return planned_once(select(getattr(func, function)(lock_key(name, kind))))
 
 
 def deferred_points(dialect: str) -> TextClause | None:

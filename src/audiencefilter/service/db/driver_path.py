@@ -17,8 +17,10 @@ did that matters is kept, each taken from SQLAlchemy rather than derived again:
 - the rows: converted by their columns' result processors, keyed by the compiled result
   columns' names;
 - the engine's events: `before_cursor_execute`, the dialect's `do_execute` (how psycopg's
-  statements get prepared, `prepared_cache.py`), `after_cursor_execute` (the write meter's
-  counts, the mirror of pysqlite's prepared statements) and, on an error, `handle_error`;
+  statements get prepared, `prepared_cache.py`; a statement or a run planned once is told so
+  by `prepared_cache.PLANNING_ONCE`, there being no execution context to carry it),
+  `after_cursor_execute` (the write meter's counts, the mirror of pysqlite's prepared
+  statements) and, on an error, `handle_error`;
 - errors: wrapped by the connection as any statement's (an `IntegrityError` stays one, a lost
   connection is invalidated).
 
@@ -43,6 +45,8 @@ from sqlalchemy import Executable, inspect
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.sql.compiler import SQLCompiler
+
+from .prepared_cache import PLANNED_ONCE, PLANNING_ONCE
 
 _Processor = Callable[[Any], Any]
 _Description = Sequence[Sequence[Any]]
@@ -88,6 +92,8 @@ class Compiled:
     returns_rows: bool
     textual: bool
     """Text (`text()`): its columns, untyped, are the cursor's, known after the run."""
+    planned_once: bool
+    """Marked planned once (`prepared_cache.planned_once`): prepared on PostgreSQL."""
     results: list[_Processor | None] | None = field(default=None)
     """The result processors, found at the first run from the cursor's description."""
 
@@ -158,13 +164,23 @@ def _compile(statement: Executable, dialect: Dialect, names: tuple[str, ...]) ->
         keys=tuple(column.keyname for column in compiled._result_columns),  # noqa: SLF001
         returns_rows=bool(compiled._result_columns),  # noqa: SLF001
         textual=compiled.isplaintext,
+        planned_once=bool(statement.get_execution_options().get(PLANNED_ONCE, False)),
     )
 
 
-def run(session: Session, statement: Executable, parameters: Mapping[str, Any]) -> Rows:
+def run(
+    session: Session,
+    statement: Executable,
+    parameters: Mapping[str, Any],
+    *,
+    planned_once: bool = False,
+) -> Rows:
     """`execute` on the session's connection, on the driver's cursor when the session's
     setting (`DRIVER_STATEMENTS` in its `info`) says so."""
-    return execute(session.connection(), statement, parameters, direct=direct(session))
+    connection = session.connection()
+    return execute(
+        connection, statement, parameters, direct=direct(session), planned_once=planned_once
+    )
 
 
 def direct(session: Session) -> bool:
@@ -210,13 +226,30 @@ def execute(
     parameters: Mapping[str, Any],
     *,
     direct: bool = True,
+    planned_once: bool = False,
 ) -> Rows:
-    """Runs `statement` with `parameters` on `connection`, on its driver's cursor when
-    `direct` and the statement allows it, else through `Connection.execute`; every row read."""
-    if direct:
-        compiled = compiled_for(statement, connection.dialect, list(parameters))
-        if compiled.direct:
-            return _on_cursor(connection, compiled, parameters)
+    """Runs `statement` with `parameters` on `connection` (`_run`); `planned_once`: this run
+    is planned once (`prepared_cache.py`: a few rows unpacked), as a statement marked so is."""
+    compiled = compiled_for(statement, connection.dialect, list(parameters)) if direct else None
+    if planned_once or (compiled is not None and compiled.planned_once):
+        token = PLANNING_ONCE.set(True)
+        try:
+            return _run(connection, statement, compiled, parameters)
+        finally:
+            PLANNING_ONCE.reset(token)
+    return _run(connection, statement, compiled, parameters)
+
+
+def _run(
+    connection: Connection,
+    statement: Executable,
+    compiled: Compiled | None,
+    parameters: Mapping[str, Any],
+) -> Rows:
+    """On the driver's cursor when the statement was compiled for it and allows it, else
+    through `Connection.execute`; every row read."""
+    if compiled is not None and compiled.direct:
+        return _on_cursor(connection, compiled, parameters)
     result = connection.execute(statement, dict(parameters))
     if not result.returns_rows:
         return Rows((), [], result.rowcount)

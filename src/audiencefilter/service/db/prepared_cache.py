@@ -17,21 +17,30 @@ prepared.
 
 On PostgreSQL, psycopg prepares a statement on the server after a few runs and keeps the last
 100 by text; the service had that off (`prepare_threshold=None`): a filter's statements are
-many and long, and the texts counted on the way were kept as well. Now a statement of at most
-`PREPARED_TEXT` characters is prepared at its first run (the text and the plan the server keeps
-are small), at most `PREPARED_MAX` a connection (the least recently used deallocated); a longer
-one is neither prepared nor counted. The server still plans each run for its parameters
-(`plan_cache_mode = force_custom_plan`): a plan made once for any list would fit a list of ten
-contacts and one of a million alike. What a run saves is the parse and analysis of its text,
-and the round trip of the text itself.
+many and long, and the texts counted on the way were kept as well. Now only a statement
+*planned once* is prepared, at its first run, at most `PREPARED_MAX` a connection (the least
+recently used deallocated), and only when its text has at most `PREPARED_TEXT` characters. A
+statement is planned once when its best plan cannot depend on its parameters' values: it finds
+its rows by a unique key (the key's digest, a contact's id) from scalar parameters
+(`PLANNED_ONCE`, an execution option set where the statement is built: `planned_once`), or it
+runs with a few rows unpacked from a parameter (`driver_path.execute(..., planned_once=True)`,
+the caller deciding per run by `PLANNED_ROWS`: a PATCH's events, not an import's thousand). The
+server keeps one plan for it after five custom ones (`plan_cache_mode = auto`, PostgreSQL's
+own default, set on the connection), so a PATCH no longer plans its key's read, its door, its
+update and their triggers' statements at every run (0.7 of the server's 3.3 ms of CPU a PATCH
+went to planning, `benchmarks.rate_layers --statements`).
+
+Every other statement runs unnamed, planned for its values at each run, as each must be: a
+plan made once for any list would fit a list of ten contacts and one of a million alike.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, TypeVar
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, Executable, event
 from sqlalchemy.pool import ConnectionPoolEntry
 
 CACHED_STATEMENTS = 64
@@ -44,6 +53,30 @@ PREPARED_TEXT = 4096
 """The longest statement text psycopg prepares on the server."""
 PREPARED_MAX = 64
 """The statements psycopg keeps prepared on each connection."""
+PLANNED_ONCE = "audiencefilter_planned_once"
+"""The execution option of a statement planned once on PostgreSQL (above): set by
+`planned_once`, read from a run's execution context or, on the driver's cursor, from
+`PLANNING_ONCE`."""
+
+PLANNED_ROWS = 128
+"""The most rows unpacked from a parameter (`dialects.unpacked_rows_named`) for which a run is
+planned once: a PATCH's events and memberships (one contact's, at most one row an audience of
+its list), not an import turn's (thousands of pairs, whose joins a plan for their number may
+serve better). Below it a plan by the rows' keys is the best for any number: probing a primary
+key a row is cheaper than reading a table of memberships whole."""
+
+
+PLANNING_ONCE: ContextVar[bool] = ContextVar(PLANNED_ONCE, default=False)
+"""True while a statement planned once runs where no execution context carries the mark (the
+driver path sets it around such a run, and resets it with its token)."""
+_Statement = TypeVar("_Statement", bound=Executable)
+
+
+def planned_once(statement: _Statement) -> _Statement:
+    """`statement` marked planned once: its rows found by unique keys from scalar
+    parameters, so that no plan serves some of its values better than another."""
+    return statement.execution_options(**{PLANNED_ONCE: True})
+
 
 _KEPT = "audiencefilter_prepared_texts"
 _SPENT = "audiencefilter_prepared_spent"
@@ -116,30 +149,35 @@ def emptied(dbapi_connection: Any, record: ConnectionPoolEntry) -> Kept:
     return kept
 
 
-def prepare_short_statements(engine: Engine) -> None:
+def prepare_planned_once(engine: Engine) -> None:
     """Installs on `engine` (PostgreSQL through psycopg, `prepare_threshold=None`) the
-    preparing of short statements at their first run."""
+    preparing of the statements planned once at their first run."""
 
     @event.listens_for(engine, "connect")
     def _connected(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.prepared_max = PREPARED_MAX
         dbapi_connection.prepare_threshold = None  # the setting itself is not kept
         with dbapi_connection.cursor() as cursor:
-            cursor.execute("SET plan_cache_mode = force_custom_plan")
+            cursor.execute("SET plan_cache_mode = auto")
         dbapi_connection.commit()
 
-    def threshold(cursor: Any, statement: str) -> None:
-        # psycopg counts and keeps a text only while its threshold is set: set for short ones.
-        cursor.connection.prepare_threshold = 0 if len(statement) <= PREPARED_TEXT else None
+    def threshold(cursor: Any, statement: str, context: Any) -> None:
+        # psycopg counts and keeps a text only while its threshold is set: set for those
+        # planned once, and unset otherwise (a text it holds prepared then runs unnamed).
+        once = PLANNING_ONCE.get() or (
+            context is not None and bool(context.execution_options.get(PLANNED_ONCE, False))
+        )
+        prepared = once and len(statement) <= PREPARED_TEXT
+        cursor.connection.prepare_threshold = 0 if prepared else None
 
     @event.listens_for(engine, "do_execute")
-    def _execute(cursor: Any, statement: str, parameters: Any, _context: Any) -> bool:
-        threshold(cursor, statement)
+    def _execute(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+        threshold(cursor, statement, context)
         cursor.execute(statement, parameters)
         return True
 
     @event.listens_for(engine, "do_executemany")
-    def _execute_many(cursor: Any, statement: str, parameters: Any, _context: Any) -> bool:
-        threshold(cursor, statement)  # psycopg's `executemany` prepares whatever it may
+    def _execute_many(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
+        threshold(cursor, statement, context)  # psycopg's `executemany` prepares what it may
         cursor.executemany(statement, parameters)
         return True

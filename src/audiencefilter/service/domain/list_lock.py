@@ -62,7 +62,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, load_only
 
-from ..db import dialects, driver_path
+from ..db import dialects, driver_path, prepared_cache
 from ..db.engine import WRITE_OPTION
 from ..db.models import Audience, Contact, EventHead, List
 from ..db.queries import owned_audience, owned_contact, owned_list, plausible_id
@@ -362,10 +362,11 @@ def _contact_list(dialect: str, *, entity: bool) -> Select[Any]:
         statement = select(Contact.id, List, *locked).options(load_only(*WRITE_COLUMNS))
     else:
         statement = select(Contact.id, *WRITE_COLUMNS, *locked)
-    return statement.join(List, List.id == Contact.listId).where(
+    statement = statement.join(List, List.id == Contact.listId).where(
         Contact.id == bindparam("write_id", type_=String),
         List.accountId == bindparam("write_account", type_=String),
     )
+    return prepared_cache.planned_once(statement)  # found by the contact's primary key
 
 
 _CONTACT_LIST = {dialect: _contact_list(dialect, entity=True) for dialect in dialects.STORES}

@@ -52,7 +52,7 @@ from sqlalchemy import (
 from sqlalchemy import cast as converted
 from sqlalchemy.orm import Session
 
-from ...db import dialects, driver_path
+from ...db import dialects, driver_path, prepared_cache
 from ...db.models import AudienceOverlap, Membership, OverlapNoted
 from .judge import chunks
 
@@ -186,10 +186,10 @@ def add(session: Session, list_id: str, shift: Shift) -> None:
     if not moved(shift):
         return
     dialect = dialects.dialect_of(session)
-    statement = carried(dialect, shape_of(dialect, shift))
+    once, statement = _few(shift), carried(dialect, shape_of(dialect, shift))
     if statement is not None and dialects.unpacks(dialect):
         parameters = carried_parameters(dialect, list_id, shift)
-        driver_path.run(session, statement, parameters)
+        driver_path.run(session, statement, parameters, planned_once=once)
         return
     upsert = dialects.adding_upsert(dialect, OVERLAPS, _KEYS, "contacts")
     names = ("audience_a", "audience_b", "contacts")
@@ -221,6 +221,12 @@ def shape_of(dialect: str, shift: Shift) -> str:
     if not isinstance(shift, OneContact):
         return PAIRS
     return NOTED if defers(dialect) else ONE
+
+
+def _few(shift: Shift) -> bool:
+    """Whether `add`'s run is planned once (`prepared_cache.PLANNED_ROWS`): one contact's, or
+    few pairs."""
+    return isinstance(shift, OneContact) or len(shift) <= prepared_cache.PLANNED_ROWS
 
 
 @cache

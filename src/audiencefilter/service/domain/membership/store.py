@@ -63,7 +63,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from ...db import dialects, driver_path
+from ...db import dialects, driver_path, prepared_cache
 from ...db.bulk import insert_rows
 from ...db.by_ids import ByIds
 from ...db.dialects import ids_in
@@ -262,7 +262,9 @@ def _move_pairs(
     if kept and shift is not None:
         parameters |= overlaps.carried_parameters(dialect, list_id, shift)
     statement = _pairs_written(dialect, bool(leaving), bool(entering), kept, shape)
-    driver_path.run(session, statement, parameters)
+    few = len(leaving) + len(entering) <= prepared_cache.PLANNED_ROWS
+    once = shape != overlaps.PAIRS and few
+    driver_path.run(session, statement, parameters, planned_once=once)
     if kept and shape == overlaps.NOTED:
         overlaps.settle_due(session, list_id)
     return [(a, None) for a, _ in entering]
@@ -279,7 +281,8 @@ def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]
     if dialects.unpacks(dialect):
         pairs = [(a.id, c) for a, c in leaving]
         parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _LEAVING_KEY)
-        driver_path.run(session, _pairs_delete(dialect), parameters)
+        once = len(pairs) <= prepared_cache.PLANNED_ROWS
+        driver_path.run(session, _pairs_delete(dialect), parameters, planned_once=once)
         return
     by_audience = _group(leaving, by_contact=False)
     by_contact = _group(leaving, by_contact=True)
@@ -337,7 +340,8 @@ def _insert_pairs(
         pairs = [(a.id, c) for a, c in entering]
         parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _PAIRS_KEY)
         parameters[_PAIRS_AT] = at
-        driver_path.run(session, _pairs_insert(dialect), parameters)
+        once = len(pairs) <= prepared_cache.PLANNED_ROWS
+        driver_path.run(session, _pairs_insert(dialect), parameters, planned_once=once)
         return draws
     # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
     instant = _pair_instants(dated or {})

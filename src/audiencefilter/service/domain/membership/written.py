@@ -22,7 +22,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, Table, bindparam, func, literal_column, select, update
 from sqlalchemy.orm import Session, aliased
 
-from ...db import dialects, driver_path
+from ...db import dialects, driver_path, prepared_cache
 from ...db.models import Contact, List, Membership
 from ...db.queries import CONTACT_COLUMNS, ranked_beyond, row_dicts
 from . import plan
@@ -133,7 +133,7 @@ def _statement(dialect: str) -> Any:
     joined = dialects.joined_text(Membership.audienceId, dialect)
     stored = select(joined).where(Membership.contactId == mine["id"]).scalar_subquery()
     ahead = _ahead(mine, literal_column("contacts.created_at"))
-    return (
+    return prepared_cache.planned_once(  # found by the contact's primary key
         update(CONTACTS)
         .where(CONTACTS.c.id == bindparam("written_id"))
         .returning(*CONTACT_COLUMNS, stamp, stored, ahead)
