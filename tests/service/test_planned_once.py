@@ -25,11 +25,20 @@ pytestmark = pytest.mark.postgres
 PATCHES = 30
 
 
-@pytest.fixture
+@pytest.fixture(params=[True, False], ids=["driver path", "SQLAlchemy's execution"])
 def api(
-    pg_migrated_database: Callable[[], str], app_factory: Callable[..., ApiClient]
+    request: pytest.FixtureRequest,
+    pg_migrated_database: Callable[[], str],
+    app_factory: Callable[..., ApiClient],
 ) -> ApiClient:
-    settings = url_settings(pg_migrated_database(), auto_migrate=True, membership_sweep_seconds=0)
+    """The app with its fixed statements on the driver's cursor, and without: the mark
+    reaches the preparing by the run's context, or by the execution's options."""
+    settings = url_settings(
+        pg_migrated_database(),
+        auto_migrate=True,
+        membership_sweep_seconds=0,
+        driver_statements=request.param,
+    )
     return app_factory(settings)
 
 
