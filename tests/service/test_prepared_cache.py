@@ -121,7 +121,7 @@ def test_postgresql_plans_a_statement_planned_once_for_a_run_of_the_driver_path(
     pg_database: Callable[[], str],
 ) -> None:
     """The driver path's runs pass no execution context: the statement's mark, or the run's
-    own (`planned_once=True`, a few rows), reaches the preparing by `planning_once`; a run
+    own (`unpacked_rows`, a few), reaches the preparing by `PLANNING_ONCE`; a run
     without either, the same text, runs unnamed."""
     engine = make_engine(url_settings(pg_database(), db_pool_size=1, db_max_overflow=0))
     marked = prepared_cache.planned_once(text("SELECT 10 + :n"))
@@ -132,7 +132,7 @@ def test_postgresql_plans_a_statement_planned_once_for_a_run_of_the_driver_path(
             assert driver_path.execute(connection, plain, {"n": 1}).first() == (21,)
             assert any("SELECT 10 +" in s for s in _prepared(connection))
             assert not any("SELECT 20 +" in s for s in _prepared(connection))
-            run = driver_path.execute(connection, plain, {"n": 2}, planned_once=True)
+            run = driver_path.execute(connection, plain, {"n": 2}, unpacked_rows=1)
             assert run.first() == (22,)
             assert any("SELECT 20 +" in s for s in _prepared(connection))
     finally:

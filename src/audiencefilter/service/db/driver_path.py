@@ -46,7 +46,7 @@ from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.sql.compiler import SQLCompiler
 
-from .prepared_cache import PLANNED_ONCE, PLANNING_ONCE
+from .prepared_cache import PLANNED_ONCE, PLANNED_ROWS, PLANNING_ONCE
 
 _Processor = Callable[[Any], Any]
 _Description = Sequence[Sequence[Any]]
@@ -173,13 +173,13 @@ def run(
     statement: Executable,
     parameters: Mapping[str, Any],
     *,
-    planned_once: bool = False,
+    unpacked_rows: int | None = None,
 ) -> Rows:
     """`execute` on the session's connection, on the driver's cursor when the session's
     setting (`DRIVER_STATEMENTS` in its `info`) says so."""
     connection = session.connection()
     return execute(
-        connection, statement, parameters, direct=direct(session), planned_once=planned_once
+        connection, statement, parameters, direct=direct(session), unpacked_rows=unpacked_rows
     )
 
 
@@ -226,12 +226,14 @@ def execute(
     parameters: Mapping[str, Any],
     *,
     direct: bool = True,
-    planned_once: bool = False,
+    unpacked_rows: int | None = None,
 ) -> Rows:
-    """Runs `statement` with `parameters` on `connection` (`_run`); `planned_once`: this run
-    is planned once (`prepared_cache.py`: a few rows unpacked), as a statement marked so is."""
+    """Runs `statement` with `parameters` on `connection` (`_run`). `unpacked_rows`: the rows
+    this run unpacks from a parameter; at most `PLANNED_ROWS`, the run is planned once
+    (`prepared_cache.py`), as a statement marked so is."""
     compiled = compiled_for(statement, connection.dialect, list(parameters)) if direct else None
-    if planned_once or (compiled is not None and compiled.planned_once):
+    few = unpacked_rows is not None and unpacked_rows <= PLANNED_ROWS
+    if few or (compiled is not None and compiled.planned_once):
         token = PLANNING_ONCE.set(True)
         try:
             return _run(connection, statement, compiled, parameters)

@@ -23,8 +23,8 @@ recently used deallocated), and only when its text has at most `PREPARED_TEXT` c
 statement is planned once when its best plan cannot depend on its parameters' values: it finds
 its rows by a unique key (the key's digest, a contact's id) from scalar parameters
 (`PLANNED_ONCE`, an execution option set where the statement is built: `planned_once`), or it
-runs with a few rows unpacked from a parameter (`driver_path.execute(..., planned_once=True)`,
-the caller deciding per run by `PLANNED_ROWS`: a PATCH's events, not an import's thousand). The
+runs with a few rows unpacked from a parameter (`driver_path.execute(..., unpacked_rows=n)`,
+at most `PLANNED_ROWS`: a PATCH's events, not an import's thousand). The
 server keeps one plan for it after five custom ones (`plan_cache_mode = auto`, PostgreSQL's
 own default, set on the connection), so a PATCH no longer plans its key's read, its door, its
 update and their triggers' statements at every run (0.7 of the server's 3.3 ms of CPU a PATCH

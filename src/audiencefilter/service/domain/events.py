@@ -56,7 +56,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from ..db import dialects, driver_path, prepared_cache
+from ..db import dialects, driver_path
 from ..db.bulk import insert_rows
 from ..db.models import Event, new_id
 from ..ground import clock
@@ -238,8 +238,8 @@ def _append(
     if numbered and list_lock.numbers_itself(session, list_id):
         parameters = _numbered_parameters(session, list_id, events, now)
         statement = _numbered_rows(dialects.dialect_of(session))
-        once = len(events) <= prepared_cache.PLANNED_ROWS
-        written = driver_path.run(session, statement, parameters, planned_once=once).rowcount
+        unpacked = len(events)
+        written = driver_path.run(session, statement, parameters, unpacked_rows=unpacked).rowcount
         if written == len(events):
             return []
         # PostgreSQL, a list without a counter yet: nothing was written; `advance` makes one.

@@ -52,7 +52,7 @@ from sqlalchemy import (
 from sqlalchemy import cast as converted
 from sqlalchemy.orm import Session
 
-from ...db import dialects, driver_path, prepared_cache
+from ...db import dialects, driver_path
 from ...db.models import AudienceOverlap, Membership, OverlapNoted
 from .judge import chunks
 
@@ -186,10 +186,10 @@ def add(session: Session, list_id: str, shift: Shift) -> None:
     if not moved(shift):
         return
     dialect = dialects.dialect_of(session)
-    once, statement = _few(shift), carried(dialect, shape_of(dialect, shift))
+    unpacked, statement = _unpacked_by(shift), carried(dialect, shape_of(dialect, shift))
     if statement is not None and dialects.unpacks(dialect):
         parameters = carried_parameters(dialect, list_id, shift)
-        driver_path.run(session, statement, parameters, planned_once=once)
+        driver_path.run(session, statement, parameters, unpacked_rows=unpacked)
         return
     upsert = dialects.adding_upsert(dialect, OVERLAPS, _KEYS, "contacts")
     names = ("audience_a", "audience_b", "contacts")
@@ -223,10 +223,10 @@ def shape_of(dialect: str, shift: Shift) -> str:
     return NOTED if defers(dialect) else ONE
 
 
-def _few(shift: Shift) -> bool:
-    """Whether `add`'s run is planned once (`prepared_cache.PLANNED_ROWS`): one contact's, or
-    few pairs."""
-    return isinstance(shift, OneContact) or len(shift) <= prepared_cache.PLANNED_ROWS
+def _unpacked_by(shift: Shift) -> int:
+    """The rows `add` unpacks for `driver_path.run`: a batch's pairs; none counted for one
+    contact's move (its ids, at most one an audience of its list, always planned once)."""
+    return 0 if isinstance(shift, OneContact) else len(shift)
 
 
 @cache

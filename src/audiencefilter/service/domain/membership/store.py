@@ -63,7 +63,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from ...db import dialects, driver_path, prepared_cache
+from ...db import dialects, driver_path
 from ...db.bulk import insert_rows
 from ...db.by_ids import ByIds
 from ...db.dialects import ids_in
@@ -262,9 +262,9 @@ def _move_pairs(
     if kept and shift is not None:
         parameters |= overlaps.carried_parameters(dialect, list_id, shift)
     statement = _pairs_written(dialect, bool(leaving), bool(entering), kept, shape)
-    few = len(leaving) + len(entering) <= prepared_cache.PLANNED_ROWS
-    once = shape != overlaps.PAIRS and few
-    driver_path.run(session, statement, parameters, planned_once=once)
+    # A batch's pairs (`PAIRS`) are not counted in: such a run is never planned once.
+    rows = None if shape == overlaps.PAIRS else len(leaving) + len(entering)
+    driver_path.run(session, statement, parameters, unpacked_rows=rows)
     if kept and shape == overlaps.NOTED:
         overlaps.settle_due(session, list_id)
     return [(a, None) for a, _ in entering]
@@ -281,8 +281,7 @@ def _delete_pairs(session: Session, leaving: Sequence[tuple[StoredAudience, str]
     if dialects.unpacks(dialect):
         pairs = [(a.id, c) for a, c in leaving]
         parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _LEAVING_KEY)
-        once = len(pairs) <= prepared_cache.PLANNED_ROWS
-        driver_path.run(session, _pairs_delete(dialect), parameters, planned_once=once)
+        driver_path.run(session, _pairs_delete(dialect), parameters, unpacked_rows=len(pairs))
         return
     by_audience = _group(leaving, by_contact=False)
     by_contact = _group(leaving, by_contact=True)
@@ -340,8 +339,7 @@ def _insert_pairs(
         pairs = [(a.id, c) for a, c in entering]
         parameters = dialects.rows_parameters(dialect, _PAIRS, pairs, _PAIRS_KEY)
         parameters[_PAIRS_AT] = at
-        once = len(pairs) <= prepared_cache.PLANNED_ROWS
-        driver_path.run(session, _pairs_insert(dialect), parameters, planned_once=once)
+        driver_path.run(session, _pairs_insert(dialect), parameters, unpacked_rows=len(pairs))
         return draws
     # Core inserts (column names), not ORM bulk inserts: a fraction of the Python per row.
     instant = _pair_instants(dated or {})
