@@ -3,6 +3,7 @@
     python -m benchmarks.million ... --only reads      the update's ratio to the hand-written
     python -m benchmarks.update_layers [--rows N] [--db sqlite|postgresql] [--updates U]
     python -m benchmarks.update_layers --cpu ...    ours (driver path on, off) and hand, no spans
+    python -m benchmarks.update_layers --db postgresql --statements ...   the server's side
 
 `benchmarks.million` times one contact update (a PATCH moving a contact across the audience)
 against the hand-written SQL doing the same writes. This takes the same two lists (loaded by
@@ -10,7 +11,9 @@ the hand-written import), the same audience and the same PATCHes, and shows wher
 its CPU: each layer's own thread time (`benchmarks/rate_spans.py`: FastAPI's and the hot
 route's thread hop made a call in place, so the request runs in this thread) and each SQL
 statement's, an update's share, beside the hand-written update's CPU. What neither shows is
-the hop's own wall time, which `benchmarks.million` includes.
+the hop's own wall time, which `benchmarks.million` includes, nor the database server's time:
+`--statements` (PostgreSQL) shows that, each side's statements an update with the server's time
+executing and planning each (`pg_stat_statements`, as `benchmarks.rate_layers --statements`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import create_engine, text
+
 from . import million
+from .pgserver import postgres
+from .rate_layers import _STATEMENT_COSTS, STATEMENT_SETTINGS, StatementCost
 from .rate_spans import Spans, inline_threads, instrumented
 
 
@@ -115,6 +122,76 @@ def cpu(url: str, name: str, rows: int, updates: int, rounds: int = 5) -> Cpu:
     return Cpu(name, rows, middle["on"], middle["off"], middle["hand"])
 
 
+def statements(url: str, rows: int, updates: int) -> dict[str, list[StatementCost]]:
+    """Each side's statements on the server an update, over `updates` updates a side after a
+    warm-up, counted from a reset of `pg_stat_statements`."""
+    contacts = million.import_rows(rows)
+    service = million.Service(url)
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"))
+            connection.commit()
+        ours, hand = _update_pair(service, contacts)
+        for _ in range(min(updates, 40)):
+            ours(), hand()
+        return {side: _server_costs(engine, call, updates)
+                for side, call in (("ours", ours), ("hand-written", hand))}  # fmt: skip
+    finally:
+        service.close()
+        engine.dispose()
+
+
+def statements_on_a_server(rows: int, updates: int) -> dict[str, list[StatementCost]] | None:
+    """`statements` on a throw-away server with `pg_stat_statements` (or the one named by the
+    environment); None without a server."""
+    with postgres(STATEMENT_SETTINGS) as (server, _):
+        return None if server is None else statements(server, rows, updates)
+
+
+def update_statement_ms(costs: list[StatementCost]) -> float:
+    """The server's time executing a side's `UPDATE contacts` an update (its triggers' nested
+    statements within it)."""
+    return sum(c.execute_ms for c in costs if c.toplevel and c.query.startswith("UPDATE contacts"))
+
+
+def _server_costs(engine: Any, call: Any, updates: int) -> list[StatementCost]:
+    with engine.connect() as connection:
+        connection.execute(text("SELECT pg_stat_statements_reset()"))
+        connection.commit()
+    with inline_threads():
+        for _ in range(updates):
+            call()
+    with engine.connect() as connection:
+        found = connection.execute(_STATEMENT_COSTS).all()
+    return [
+        StatementCost(
+            " ".join(query.split()), calls / updates, spent / updates, planned / updates, top
+        )  # fmt: skip
+        for query, calls, spent, planned, top in found
+    ]
+
+
+def render_statements(rows: int, found: dict[str, list[StatementCost]]) -> str:
+    lines = [f"PostgreSQL, {rows:,} contacts: the server's statements an update"]
+    for side, costs in found.items():
+        outer = [cost for cost in costs if cost.toplevel]
+        lines += [
+            "",
+            f"{side}: {sum(c.calls for c in outer):.1f} statements, "
+            f"{sum(c.execute_ms for c in outer):.3f} ms executing, "
+            f"{sum(c.plan_ms for c in outer):.3f} ms planning",
+            "| statement | an update | execute, ms | plan, ms |",
+            "|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| `{c.query[:80]}`{'' if c.toplevel else ' (nested)'} | {c.calls:.2f} | "
+            f"{c.execute_ms:.3f} | {c.plan_ms:.3f} |"
+            for c in costs[:10]
+        ]
+    return "\n".join(lines)
+
+
 def render_cpu(found: Cpu) -> str:
     return "\n".join(
         [
@@ -158,7 +235,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--updates", type=int, default=400)
     parser.add_argument("--cpu", action="store_true", help="ours (driver path on, off), hand")
+    parser.add_argument(
+        "--statements", action="store_true",
+        help="PostgreSQL's time by statement, both sides (pg_stat_statements)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.statements:
+        found = statements_on_a_server(args.rows, args.updates)
+        print(render_statements(args.rows, found) if found else "postgresql: no server")
+        return 0
     with million.database(args.db) as (url, name):
         if url is None:
             print(f"{args.db}: {name}")

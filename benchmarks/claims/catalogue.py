@@ -39,6 +39,7 @@ WALK = "A large audience paged by walking its list (2026-11-28)"
 DRIVER = "The write's fixed statements on the driver's cursor (2026-11-29)"
 DOOR = "The door's read, its lock and its list in one round trip (2026-11-29)"
 PLANNED = "Statements planned once on PostgreSQL (2026-11-29)"
+NEARER = "The ties counted from their nearer end (2026-11-29)"
 
 ENGINES_100K = "100,000 contacts (benchmarks/data.py)"
 GAPS_DATA = "50,000 contacts; relations 10,000 with 100,000 actions"
@@ -157,6 +158,10 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("rate.patch-server-cpu", PLANNED, "PostgreSQL's CPU a PATCH, ours ÷ hand-written",
           at_most("at most 2.3x", 2.3), "20,000 contacts, 100 audiences, PostgreSQL",
           long.patch_server_cpu, long=True),
+    Claim("writes.update-statement-postgresql", NEARER,
+          "PostgreSQL's execution of the update's `UPDATE`, ours ÷ hand-written",
+          at_most("at most 3.5x", 3.5), "1,000,000 contacts, PostgreSQL",
+          long.update_statement_server, long=True),
     Claim("rate.patch-calls", HOT, "function calls of a PATCH on the service's thread",
           at_most("at most 4,500 calls", 4500, "count"),
           "5,000 contacts, 100 audiences, PostgreSQL", long.patch_calls, long=True),

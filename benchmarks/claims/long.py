@@ -140,6 +140,18 @@ def patch_server_cpu(quick: bool) -> list[float]:
     return [figures.database["ours"] / figures.database["hand"]]
 
 
+def update_statement_server(quick: bool) -> list[float]:
+    """PostgreSQL's time executing one update's `UPDATE contacts`, ours (with its row, stamp,
+    memberships and position read back) ÷ the hand-written one's (`benchmarks.update_layers
+    --statements`: a million contacts, the update of `benchmarks.million`)."""
+    rows, updates = (2_000, 10) if quick else (1_000_000, 200)
+    found = update_layers.statements_on_a_server(rows, updates)
+    if found is None:
+        raise Unavailable("no PostgreSQL server for the update's statements")
+    ours, hand = found["ours"], found["hand-written"]
+    return [update_layers.update_statement_ms(ours) / update_layers.update_statement_ms(hand)]
+
+
 def _layers(quick: bool, argv: list[str], statements: bool = False) -> rate_layers.Figures:
     """The figures of `argv`'s run; the quick form of every such claim is one tiny run."""
     tiny = ("--contacts", "300", "--audiences", "10", "--updates", "6", "--rounds", "1")

@@ -410,3 +410,77 @@ def test_a_position_among_ties_costs_the_ties_ahead_not_every_tie(api: ApiClient
         answer, [(works[size], _)] = worked(database, call, Reads)
         assert answer["contact"]["position"] == 1
     assert works[LARGE] <= GROWTH * works[SMALL], works
+
+
+def _ranked_ids(database: Database, list_id: str) -> list[str]:
+    """The list's contacts in the waitlist's order (the definition: points, time, id)."""
+    with database.engine.connect() as connection:
+        found = connection.execute(
+            text(
+                "SELECT id FROM contacts WHERE list_id = :list ORDER BY points DESC, created_at, id"
+            ),
+            {"list": list_id},
+        )
+        return [row[0] for row in found]
+
+
+def test_the_newest_of_a_tie_costs_the_ties_behind_it(api: ApiClient) -> None:
+    """The newest contact of a large tie on points (0 points, most of a waitlist) counts the
+    ties ahead of it from the histogram's count of its points less those behind it, which are
+    none: its update reads as much among 10,000 ties as among 1,000. Counted ahead on the index,
+    it read every tie."""
+    tenant = make_tenant(api, plan="pro")
+    database: Database = api.app.state.db
+    works = {}
+    for size in (SMALL, LARGE):
+        list_id = tenant.new_list(name=f"newest of {size}")["id"]
+        fill(database, list_id, size, points=lambda _rng: 0)
+        last = _ranked_ids(database, list_id)[-1]
+        call = partial(tenant.ok, "PATCH", f"/v4/contacts/{last}", json={"firstName": "Last"})
+        answer, [(works[size], _)] = worked(database, call, Reads)
+        assert answer["contact"]["position"] == size
+    assert works[LARGE] <= GROWTH * works[SMALL], works
+
+
+def _check_positions_from_either_end(tenant: Tenant) -> None:
+    """Each contact's position, answered by its update and by pages of 7 in both directions of
+    the waitlist, equals its rank by definition, wherever it lies in its tie: its ties ahead
+    counted on the index (the earlier half) or as the histogram's count less those behind (the
+    later half), with ties on time too, each moved onto the tied points and back."""
+    database: Database = tenant.client.app.state.db
+    list_id = tenant.new_list()["id"]
+    days = ["2025-01-01", "2025-01-02", "2025-01-02", "2025-01-09", "2025-03-01", "2025-03-01"]
+    rows = [
+        {"email": f"t{i}@example.com", "points": 5 if i % 4 else 9,
+         "createdAt": f"{days[i % len(days)]}T10:00:00+00:00"}
+        for i in range(36)
+    ]  # fmt: skip
+    tenant.ok("POST", "/v4/contacts/import", params={"listId": list_id}, json=rows)
+    ranked = _ranked_ids(database, list_id)
+    for contact_id in ranked[::3]:
+        for points in (5, 9, 5):
+            body = {"points": points}
+            answer = tenant.ok("PATCH", f"/v4/contacts/{contact_id}", json=body)
+            expected = _expected_positions(database, list_id, [contact_id], 1)
+            assert answer["contact"]["position"] == expected[contact_id], (contact_id, points)
+    shown: dict[str, int] = {}
+    for order in ("asc", "desc"):
+        for page in range(1, 7):
+            params = {"listId": list_id, "limit": 7, "page": page, "sort": "position"}
+            found = tenant.ok("GET", "/v4/contacts", params={**params, "order": order})
+            shown |= {c["id"]: c["position"] for c in found["contacts"]}
+            expected = _expected_positions(database, list_id, list(shown), 1)
+            assert shown == expected, (order, page)
+    assert len(shown) == len(rows)
+
+
+def test_positions_from_either_end_of_a_tie_on_sqlite(tenant: Tenant) -> None:
+    _check_positions_from_either_end(tenant)
+
+
+@pytest.mark.postgres
+def test_positions_from_either_end_of_a_tie_on_postgres(
+    app_factory: Callable[..., ApiClient], pg_migrated_database: Callable[[], str]
+) -> None:
+    api = app_factory(url_settings(pg_migrated_database(), auto_migrate=True))
+    _check_positions_from_either_end(make_tenant(api))

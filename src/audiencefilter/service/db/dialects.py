@@ -366,6 +366,17 @@ def instant_from_text(text: ColumnElement[str], dialect: str) -> ColumnElement[A
     return text if dialect == "sqlite" else cast(text, DateTime(timezone=True))
 
 
+def past_middle(
+    dialect: str, instant: ColumnElement[Any], first: ColumnElement[Any], last: ColumnElement[Any]
+) -> ColumnElement[bool]:
+    """Whether `instant` lies nearer `last` than `first` (NULL when any is): intervals on
+    PostgreSQL, Julian days on SQLite, which stores date-times as text."""
+    if dialect == "postgresql":
+        return (instant - first) > (last - instant)
+    day = func.julianday
+    return 2 * day(instant) > day(first) + day(last)
+
+
 def json_from_text(text: ColumnElement[str], dialect: str) -> ColumnElement[Any]:
     """JSON text encoded in Python, stored as it is: SQLite keeps JSON as text, PostgreSQL
     casts it to its JSON type."""

@@ -29,14 +29,17 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    case,
     cast,
     func,
+    not_,
     or_,
     select,
 )
 from sqlalchemy.orm import Session
 
 from ..ground.errors import not_found
+from . import dialects
 from .models import (
     BAND_SHIFT,
     Action,
@@ -233,24 +236,54 @@ def ids_of(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def ranked_beyond(
-    list_id: Any, points: Any, created: Any, ahead: bool, tied: Any = None, contacts: Any = Contact
+    dialect: str,
+    list_id: Any,
+    points: Any,
+    created: Any,
+    ahead: bool,
+    tied: Any = None,
+    contacts: Any = Contact,
 ) -> Any:
     """The number of contacts of the list ranked before (`ahead`) or after a contact with these
     points and sign-up time (points, more first, then sign-up time): the list's histogram
     summed beyond its points, and only its ties on points counted on the rank index, so the
     count costs those ties, not the contact's rank. `tied`: ties on points counted by a further
-    rule (the id, for ties on time too); `contacts`: the table (an alias) they are counted on."""
-    later = contacts.createdAt < created if ahead else contacts.createdAt > created
-    same = select(func.count()).select_from(contacts)
-    same = same.where(contacts.listId == list_id, contacts.points == points)
+    rule (the id, for ties on time too); `contacts`: the table (an alias) they are counted on.
+
+    The ties are counted from the end of them the time lies nearer (the middle of their first
+    and last sign-up times, two reads of the index's ends): the ties on the far side are the
+    histogram's count of the points value less those on the near side, the sign-up time's own
+    included. So the count costs the ties on one side, half of them at most when their times
+    are spread evenly, and a few for the newest contacts of a large tie (the 0 points most of a
+    list holds). Which side is counted changes the cost, never the answer."""
+    time = contacts.createdAt
+    beyond = time < created if ahead else time > created
+    opposite = time >= created if ahead else time <= created
     if tied is None:
-        same = same.where(later)
+        near, far = beyond, opposite
     else:
         # The time's bound stands beside the `OR` so that PostgreSQL reads the ties ahead as a
         # range of the rank index (`OR` alone: every tie on points read, then filtered).
-        within = contacts.createdAt <= created if ahead else contacts.createdAt >= created
-        same = same.where(within, or_(later, tied))
-    return _histogram_beyond(list_id, points, ahead) + same.scalar_subquery()
+        within = time <= created if ahead else time >= created
+        near, far = and_(within, or_(beyond, tied)), and_(opposite, not_(tied))
+    tie = (contacts.listId == list_id, contacts.points == points)
+    first, last = (
+        select(time).where(*tie).order_by(order).limit(1).scalar_subquery()
+        for order in (time.asc(), time.desc())
+    )
+    later = dialects.past_middle(dialect, created, first, last)
+    counted_far = _counted(contacts, tie, far)
+    valued = (ListPoints.listId == list_id, ListPoints.points == points)
+    of_value = select(ListPoints.contacts).where(*valued).scalar_subquery()
+    same = case(
+        (later if ahead else not_(later), func.coalesce(of_value, 0) - counted_far),
+        else_=_counted(contacts, tie, near),
+    )
+    return _histogram_beyond(list_id, points, ahead) + same
+
+
+def _counted(contacts: Any, tie: tuple[Any, ...], side: Any) -> Any:
+    return select(func.count()).select_from(contacts).where(*tie, side).scalar_subquery()
 
 
 def _histogram_beyond(list_id: Any, points: ColumnElement[Any], ahead: bool) -> Any:

@@ -54,22 +54,23 @@ def _rank_key(row: dict[str, Any]) -> tuple[int, Any]:
     return (-row["points"], row["createdAt"])
 
 
-def _ahead() -> Any:
+def _ahead(dialect: str) -> Any:
     """Contacts ranked before the page's top (`db/queries.ranked_beyond`)."""
     top: BindParameter[int] = bindparam("top_points")
-    return ranked_beyond(bindparam("list_id"), top, bindparam("top_time"), ahead=True)
+    return ranked_beyond(dialect, bindparam("list_id"), top, bindparam("top_time"), ahead=True)
 
 
-def _behind() -> Any:
+def _behind(dialect: str) -> Any:
     """Contacts ranked after the page's bottom (`db/queries.ranked_beyond`)."""
     bottom: BindParameter[int] = bindparam("bottom_points")
-    return ranked_beyond(bindparam("list_id"), bottom, bindparam("bottom_time"), ahead=False)
+    time: BindParameter[datetime] = bindparam("bottom_time")
+    return ranked_beyond(dialect, bindparam("list_id"), bottom, time, ahead=False)
 
 
 @per_dialect
 def _page_ranks(dialect: str) -> Select[Any]:
     """The ranking statement, with bound parameters (only the values change)."""
-    return _ranked_span(dialect, lambda rank, _: _ahead() + rank)
+    return _ranked_span(dialect, lambda rank, _: _ahead(dialect) + rank)
 
 
 @per_dialect
@@ -78,7 +79,7 @@ def _page_ranks_from_bottom(dialect: str) -> Select[Any]:
     (NULL ranks when the list has no kept size)."""
     size = select(ListSize.contacts).where(ListSize.listId == bindparam("list_id"))
     return _ranked_span(
-        dialect, lambda rank, span: size.scalar_subquery() - _behind() - span + rank
+        dialect, lambda rank, span: size.scalar_subquery() - _behind(dialect) - span + rank
     )
 
 

@@ -132,7 +132,7 @@ def _statement(dialect: str) -> Any:
     stamp = select(List.audiencesStamp).where(List.id == mine["list_id"]).scalar_subquery()
     joined = dialects.joined_text(Membership.audienceId, dialect)
     stored = select(joined).where(Membership.contactId == mine["id"]).scalar_subquery()
-    ahead = _ahead(mine, literal_column("contacts.created_at"))
+    ahead = _ahead(dialect, mine, literal_column("contacts.created_at"))
     return prepared_cache.planned_once(  # found by the contact's primary key
         update(CONTACTS)
         .where(CONTACTS.c.id == bindparam("written_id"))
@@ -140,7 +140,7 @@ def _statement(dialect: str) -> Any:
     )
 
 
-def _ahead(mine: dict[str, ColumnElement[Any]], created: ColumnElement[Any]) -> Any:
+def _ahead(dialect: str, mine: dict[str, ColumnElement[Any]], created: ColumnElement[Any]) -> Any:
     """The contacts ranked ahead of the written one. The histogram and the contacts are read
     both before this row's write (PostgreSQL: the statement's snapshot) or both after it
     (SQLite: its trigger runs before the row changes, migration 0016): the contact is taken out
@@ -151,7 +151,7 @@ def _ahead(mine: dict[str, ColumnElement[Any]], created: ColumnElement[Any]) -> 
     itself = select(func.count()).select_from(other)
     itself = itself.where(other.id == mine_id, other.listId == list_id, other.points > points)
     tied = (other.createdAt == created) & (other.id < mine_id)
-    beyond = ranked_beyond(list_id, points, created, True, tied, other)
+    beyond = ranked_beyond(dialect, list_id, points, created, True, tied, other)
     return beyond - itself.scalar_subquery()
 
 
