@@ -416,6 +416,15 @@ def test_the_kept_points_histogram_and_positions_equal_a_recount(api: ApiClient,
     params = {"listId": writes.list_id, "limit": 1000}
     contacts = writes.tenant.ok("GET", "/v4/contacts", params=params)["contacts"]
     assert {c["id"]: c["position"] for c in contacts} == expected
+    # Pages of 7 from either end: each page's top and bottom lie anywhere in their ties on
+    # points, whose count is read from the nearer end of the tie (`db/queries.ranked_beyond`).
+    for order in ("asc", "desc"):
+        for page in range(1, len(records) // 7 + 2):
+            paged = {**params, "limit": 7, "page": page, "sort": "position", "order": order}
+            contacts = writes.tenant.ok("GET", "/v4/contacts", params=paged)["contacts"]
+            assert {c["id"]: c["position"] for c in contacts} == {
+                c["id"]: expected[c["id"]] for c in contacts
+            }, (order, page)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
