@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from audiencefilter.service.db import dialects
 from audiencefilter.service.db.engine import Database, make_engine
+from audiencefilter.service.db.models import Contact
 
 from .conftest import settings_on, url_settings
 
@@ -104,3 +106,33 @@ def test_the_picked_texts_are_split_once_per_statement_not_per_row(
     finally:
         engine.dispose()
     assert any("InitPlan" in line for line in plan), plan
+
+
+@pytest.mark.parametrize(
+    ("instant", "expected"),
+    [
+        ("2025-01-01T00:00:00", False),  # the first itself
+        ("2025-01-05T23:59:59", False),  # a second before the middle
+        ("2025-01-06T00:00:01", True),  # a second after it
+        ("2025-01-11T00:00:00", True),  # the last itself
+        ("2026-01-01T00:00:00", True),  # beyond the last
+    ],
+)
+def test_past_middle_tells_the_later_half_of_two_instants(
+    database: Database, instant: str, expected: bool
+) -> None:
+    """`past_middle`, which chooses the side a position's ties are counted from
+    (`db/queries.ranked_beyond`), on date-times as each database stores them: text on SQLite,
+    `timestamptz` on PostgreSQL. Only the cost depends on it, so it is checked here alone."""
+    dialect = database.engine.dialect.name
+    column = Contact.__table__.c.created_at
+    first, middle_side, last = (
+        bindparam(name, datetime.fromisoformat(value + "+00:00"), type_=column.type)
+        for name, value in (("first", "2025-01-01T00:00:00"), ("at", instant),
+                            ("last", "2025-01-11T00:00:00"))
+    )  # fmt: skip
+    with database.engine.connect() as connection:
+        found = connection.execute(
+            select(dialects.past_middle(dialect, middle_side, first, last))
+        ).scalar_one()
+    assert bool(found) is expected

@@ -44,6 +44,7 @@ from sqlalchemy import (
     Text,
     bindparam,
     cast,
+    false,
     func,
     literal,
     literal_column,
@@ -370,11 +371,13 @@ def past_middle(
     dialect: str, instant: ColumnElement[Any], first: ColumnElement[Any], last: ColumnElement[Any]
 ) -> ColumnElement[bool]:
     """Whether `instant` lies nearer `last` than `first` (NULL when any is): intervals on
-    PostgreSQL, Julian days on SQLite, which stores date-times as text."""
+    PostgreSQL, Julian days on SQLite, which stores date-times as text; never elsewhere."""
     if dialect == "postgresql":
         return (instant - first) > (last - instant)
-    day = func.julianday
-    return 2 * day(instant) > day(first) + day(last)
+    if dialect == "sqlite":
+        day = func.julianday
+        return 2 * day(instant) > day(first) + day(last)
+    return false()
 
 
 def json_from_text(text: ColumnElement[str], dialect: str) -> ColumnElement[Any]:
