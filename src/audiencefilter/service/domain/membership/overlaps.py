@@ -39,6 +39,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    and_,
     bindparam,
     case,
     delete,
@@ -86,6 +87,12 @@ ONE_CONTACT_IN_SQL = True
 # (`settle`, and `kept_counts` adds what is noted); off, counted in its own write.
 # tests/service/test_overlap_kept.py runs both and compares them.
 NOTE_ONE_CONTACT = True
+
+# The noted contacts' pairs counted from the audiences each moved across (entered or left),
+# with the others of the same side (`_moved_pairs`); off, from all its pairs now less all
+# its pairs then, which cancel for every two audiences it stayed in (`_pairs_now`,
+# `_pairs_then`). tests/service/test_overlap_kept.py runs both and compares them.
+SETTLE_MOVED_ONLY = True
 
 # A service process settles a list's noted contacts every this many notes of its own, so a
 # read adds at most about this many contacts' pairs (per process writing the list).
@@ -306,8 +313,8 @@ def settle_due(session: Session, list_id: str) -> None:
 
 
 def settle(session: Session, list_id: str) -> None:
-    """Adds the noted contacts' moves (pairs now less pairs when noted) to the list's pairs and
-    forgets the notes. Call holding the list's lock, before a write of `memberships` that
+    """Adds the noted contacts' moves (pairs now less pairs when noted, `_noted_pairs`) to the
+    list's pairs and forgets the notes. Call holding the list's lock, before a write of `memberships` that
     counts pairs itself, which would count a noted move twice. Once a transaction (the lock
     keeps others from noting; its own notes undo it, `settle_due`)."""
     settled = _settled_in(session)
@@ -320,7 +327,7 @@ def settle(session: Session, list_id: str) -> None:
     parameters = {_CARRIED_LIST: list_id}
     connection = session.connection()
     if connection.execute(_ANY_NOTED, parameters).first() is not None:
-        connection.execute(_settling(dialect), parameters)
+        connection.execute(_settling(dialect, SETTLE_MOVED_ONLY), parameters)
         connection.execute(_FORGOTTEN, parameters)
     settled.add(list_id)
 
@@ -348,8 +355,8 @@ _FORGOTTEN = delete(NOTED_TABLE).where(
 
 
 @cache
-def _settling(dialect: str) -> Any:
-    moved = _noted_pairs(dialect).subquery()
+def _settling(dialect: str, moved_only: bool) -> Any:
+    moved = _noted_pairs(dialect, moved_only).subquery()
     rows = select(
         moved.c.audience_a, moved.c.audience_b, bindparam(_CARRIED_LIST, type_=String),
         moved.c.contacts,
@@ -359,19 +366,73 @@ def _settling(dialect: str) -> Any:
 
 
 @cache
-def _noted_pairs(dialect: str) -> Select[Any]:
-    """What the list's noted contacts move each pair by: the pairs of the audiences each is
-    stored in now (+1) and of those it was in when noted (-1), summed by pair."""
+def _noted_pairs(dialect: str, moved_only: bool) -> Select[Any]:
+    """What the list's noted contacts move each pair by, summed by pair: the pairs of the
+    audiences each moved across (`_moved_pairs`), or of those it is stored in now (+1) and
+    of those it was in when noted (-1)."""
     noted = NOTED_TABLE.alias("noted")
-    both = union_all(_pairs_now(dialect, noted), _pairs_then(dialect, noted)).subquery()
+    if moved_only:
+        both = _moved_pairs(dialect, noted).subquery()
+    else:
+        both = union_all(_pairs_now(dialect, noted), _pairs_then(dialect, noted)).subquery()
     return select(
         both.c.a.label("audience_a"), both.c.b.label("audience_b"),
         func.sum(both.c.n).label("contacts"),
     ).group_by(both.c.a, both.c.b)  # fmt: skip
 
 
+def _moved_pairs(dialect: str, noted: Any) -> Select[Any]:
+    """Each pair a noted contact of the list moved, counted +1 or -1: an audience it entered
+    with each it is in now, or one it left with each it was in when noted (`_sides`), once for
+    two it entered or two it left. Its pairs now less its pairs then, without the pairs of
+    two audiences it stayed in, which cancel: a contact in 33 audiences moving across one
+    makes 33 rows, not 1,156; and no audience is looked for in a list, which costs the square
+    of its length where a list is a JSON text (SQLite)."""
+    sides = _sides(dialect, noted).cte("sides")
+    one, other = sides.alias("moved"), sides.alias("paired")
+    a, b = one.c.audience_id, other.c.audience_id
+    a_is_smaller = dialects.bytewise(dialect, a) <= dialects.bytewise(dialect, b)
+    same_side = or_(other.c.side == 0, and_(other.c.side == one.c.side, a_is_smaller))
+    return (
+        select(
+            case((a_is_smaller, a), else_=b).label("a"),
+            case((a_is_smaller, b), else_=a).label("b"),
+            one.c.side.label("n"),
+        )
+        .select_from(one)
+        .join(other, and_(other.c.contact_id == one.c.contact_id, same_side))
+        .where(one.c.side != 0)
+    )
+
+
+def _sides(dialect: str, noted: Any) -> Select[Any]:
+    """Each audience of each noted contact of the list then or now, with its side: 1 entered
+    (in it now, not when noted), -1 left, 0 stayed; the sum of -1 for each audience of the
+    note and 1 for each it is stored in now."""
+    mine = noted.c.list_id == bindparam(_CARRIED_LIST, type_=String)
+    then = dialects.unpacked_column(dialect, noted.c.audiences, "then")
+    member = MEMBERSHIPS.alias("member")
+    was = (
+        select(
+            noted.c.contact_id.label("contact_id"),
+            then.c.value.label("audience_id"),
+            literal(-1, BigInteger).label("n"),
+        )
+        .select_from(noted)
+        .join(then, true())
+    )
+    now = select(member.c.contact_id, member.c.audience_id, literal(1, BigInteger)).select_from(
+        noted.join(member, member.c.contact_id == noted.c.contact_id)
+    )
+    held = union_all(was.where(mine), now.where(mine)).subquery("held")
+    return select(held.c.contact_id, held.c.audience_id, func.sum(held.c.n).label("side")).group_by(
+        held.c.contact_id, held.c.audience_id
+    )
+
+
 def _pairs_now(dialect: str, noted: Any) -> Select[Any]:
-    """Each pair of the audiences a noted contact of the list is stored in now, counted 1.
+    """Each pair of the audiences a noted contact of the list is stored in now, counted 1 (with
+    `_pairs_then`, the settling's whole pairs: `SETTLE_MOVED_ONLY` off).
     Each contact's memberships are read once and packed, then paired as a note's audiences
     are: a join of the memberships with themselves read a contact's memberships again for
     each of them (52,780 of the 72,949 pages a settle of 54 contacts in some 32 audiences
@@ -463,7 +524,7 @@ def forget_list(session: Session, list_id: str) -> None:
 
 def _noted_among(dialect: str, ids: Sequence[str]) -> Select[Any]:
     """What the list's noted contacts move the pairs of these audiences by."""
-    noted = _noted_pairs(dialect).subquery()
+    noted = _noted_pairs(dialect, SETTLE_MOVED_ONLY).subquery()
     return select(noted.c.audience_a, noted.c.audience_b, noted.c.contacts).where(
         noted.c.audience_a.in_(ids), noted.c.audience_b.in_(ids)
     )
