@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from benchmarks import overlap_kept  # noqa: E402
+from benchmarks import overlap_kept, overlap_settle  # noqa: E402
 
 
 def test_the_overlap_is_measured_both_ways_and_the_update_with_and_without(
@@ -28,3 +28,12 @@ def test_the_overlap_is_measured_both_ways_and_the_update_with_and_without(
     upserts = [row[3] for row in result.update]
     assert upserts == [0, 1, 0, 1]  # one upsert a write that moved something, none without
     assert "| 50 |" in overlap_kept.render(result)
+
+
+def test_the_settling_is_timed_both_ways_for_every_case(tmp_path: Path) -> None:
+    """`benchmarks.overlap_settle` at a tiny size: each case timed moved-only and whole (the
+    harness asserts both ways sum alike), the table rendered. No timing is asserted."""
+    result = overlap_settle.run("SQLite", f"sqlite:///{tmp_path / 's.db'}", 4, 1)
+    assert [(stayed, moved) for stayed, moved, *_ in result.rows] == list(overlap_settle.CASES)
+    assert all(moved_ms > 0 and all_ms > 0 for *_, moved_ms, all_ms in result.rows)
+    assert "| 33 | 33 |" in overlap_settle.render(result)

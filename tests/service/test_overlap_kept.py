@@ -447,8 +447,8 @@ def test_the_settling_of_a_move_grows_with_the_audiences_stayed_in_not_their_pai
 ) -> None:
     """Eight noted contacts in 10 or 40 audiences, each moving across one: counted from the
     audiences they moved across, the settling's work grows as the audiences, about fourfold
-    (3.7x on both databases); counted from all their pairs now and then it grew as the pairs,
-    13.5x on SQLite and 12.6x on PostgreSQL, and read 12 and 14 times as much at 40."""
+    (3.6x on both databases); counted from all their pairs now and then it grew as the pairs,
+    13.5x on SQLite and 12.6x on PostgreSQL, and was 11 and 14 times as much at 40."""
     api, _ = request.getfixturevalue(f"{'sqlite' if side == 'sqlite' else 'pg'}_app")
     database: Database = api.app.state.db
     works = {

@@ -35,11 +35,12 @@ from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
+    CompoundSelect,
+    Integer,
     Select,
     String,
     Table,
     Text,
-    and_,
     bindparam,
     case,
     delete,
@@ -314,9 +315,9 @@ def settle_due(session: Session, list_id: str) -> None:
 
 def settle(session: Session, list_id: str) -> None:
     """Adds the noted contacts' moves (pairs now less pairs when noted, `_noted_pairs`) to the
-    list's pairs and forgets the notes. Call holding the list's lock, before a write of `memberships` that
-    counts pairs itself, which would count a noted move twice. Once a transaction (the lock
-    keeps others from noting; its own notes undo it, `settle_due`)."""
+    list's pairs and forgets the notes. Call holding the list's lock, before a write of
+    `memberships` that counts pairs itself, which would count a noted move twice. Once a
+    transaction (the lock keeps others from noting; its own notes undo it, `settle_due`)."""
     settled = _settled_in(session)
     if list_id in settled:
         return
@@ -381,27 +382,54 @@ def _noted_pairs(dialect: str, moved_only: bool) -> Select[Any]:
     ).group_by(both.c.a, both.c.b)  # fmt: skip
 
 
-def _moved_pairs(dialect: str, noted: Any) -> Select[Any]:
+def _moved_pairs(dialect: str, noted: Any) -> CompoundSelect[Any]:
     """Each pair a noted contact of the list moved, counted +1 or -1: an audience it entered
-    with each it is in now, or one it left with each it was in when noted (`_sides`), once for
-    two it entered or two it left. Its pairs now less its pairs then, without the pairs of
-    two audiences it stayed in, which cancel: a contact in 33 audiences moving across one
-    makes 33 rows, not 1,156; and no audience is looked for in a list, which costs the square
-    of its length where a list is a JSON text (SQLite)."""
-    sides = _sides(dialect, noted).cte("sides")
-    one, other = sides.alias("moved"), sides.alias("paired")
-    a, b = one.c.audience_id, other.c.audience_id
+    with each other it entered and each it stayed in, one it left likewise (`_moves`). Its
+    pairs now less its pairs then, without the pairs of two audiences it stayed in, which
+    cancel: a contact in 33 audiences moving across one makes 33 rows, not 1,156. Paired as
+    `_one_contact_rows` pairs one write's move: by unpacking lists, never by looking an
+    audience up in a list (the square of its length where a list is a JSON text, SQLite) or
+    joining a contact's audiences with themselves (too few rows foreseen: PostgreSQL then
+    sorted 100,000 pairs to sum them, where it hashes them so)."""
+    moves = _moves(dialect, noted).cte("moves")
+    return union_all(
+        _moved_with(dialect, moves, "entered", "entered", 1),
+        _moved_with(dialect, moves, "entered", "stayed", 1),
+        _moved_with(dialect, moves, "left", "left", -1),
+        _moved_with(dialect, moves, "left", "stayed", -1),
+    )
+
+
+def _moves(dialect: str, noted: Any) -> Select[Any]:
+    """Each noted contact of the list with the audiences it entered, left and stayed in, each
+    packed (`dialects.packed_aggregate`; none packs to NULL on PostgreSQL)."""
+    sides = _sides(dialect, noted).subquery("sides")
+    packed = {
+        name: dialects.packed_aggregate(dialect, sides.c.audience_id)
+        .filter(sides.c.side == side)
+        .label(name)
+        for name, side in (("entered", 1), ("left", -1), ("stayed", 0))
+    }
+    return select(sides.c.contact_id, *packed.values()).group_by(sides.c.contact_id)
+
+
+def _moved_with(dialect: str, moves: Any, first: str, second: str, sign: int) -> Select[Any]:
+    """The pairs of the audiences of column `first` of `moves` with those of `second`, the
+    smaller id first (bytewise, as `pair` orders), each counted `sign`; within one column,
+    each pair once and each audience with itself."""
+    one = dialects.unpacked_column(dialect, moves.c[first], f"{first}_one")
+    other = dialects.unpacked_column(dialect, moves.c[second], f"{second}_other")
+    a, b = one.c.value, other.c.value
     a_is_smaller = dialects.bytewise(dialect, a) <= dialects.bytewise(dialect, b)
-    same_side = or_(other.c.side == 0, and_(other.c.side == one.c.side, a_is_smaller))
     return (
         select(
             case((a_is_smaller, a), else_=b).label("a"),
             case((a_is_smaller, b), else_=a).label("b"),
-            one.c.side.label("n"),
+            literal(sign, Integer).label("n"),
         )
-        .select_from(one)
-        .join(other, and_(other.c.contact_id == one.c.contact_id, same_side))
-        .where(one.c.side != 0)
+        .select_from(moves)
+        .join(one, true())
+        .join(other, a_is_smaller if first == second else true())
     )
 
 
@@ -416,12 +444,12 @@ def _sides(dialect: str, noted: Any) -> Select[Any]:
         select(
             noted.c.contact_id.label("contact_id"),
             then.c.value.label("audience_id"),
-            literal(-1, BigInteger).label("n"),
+            literal(-1, Integer).label("n"),
         )
         .select_from(noted)
         .join(then, true())
     )
-    now = select(member.c.contact_id, member.c.audience_id, literal(1, BigInteger)).select_from(
+    now = select(member.c.contact_id, member.c.audience_id, literal(1, Integer)).select_from(
         noted.join(member, member.c.contact_id == noted.c.contact_id)
     )
     held = union_all(was.where(mine), now.where(mine)).subquery("held")
