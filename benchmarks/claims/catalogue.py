@@ -40,6 +40,7 @@ DRIVER = "The write's fixed statements on the driver's cursor (2026-11-29)"
 DOOR = "The door's read, its lock and its list in one round trip (2026-11-29)"
 PLANNED = "Statements planned once on PostgreSQL (2026-11-29)"
 NEARER = "The ties counted from their nearer end (2026-11-29)"
+SETTLE = "The settling pairs only what moved (2026-11-29)"
 
 ENGINES_100K = "100,000 contacts (benchmarks/data.py)"
 GAPS_DATA = "50,000 contacts; relations 10,000 with 100,000 actions"
@@ -220,4 +221,12 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("writes.driver-path-gain", DRIVER, "the update's CPU, driver path off ÷ on",
           at_least("at least 1.1x", 1.1), "20,000 contacts a list, SQLite and PostgreSQL",
           long.driver_path_gain, long=True),
+    Claim("writes.settle-one-move", SETTLE,
+          "the settling of contacts moving across one audience, all pairs ÷ moved pairs",
+          at_least("at least 3x", 3), "64 contacts in 33 audiences, SQLite and PostgreSQL",
+          long.settle_gain(33, 1), long=True),
+    Claim("writes.settle-every-move", SETTLE,
+          "the same, contacts entering or leaving 33 audiences beside their 33",
+          at_least("at least 1.2x", 1.2), "64 contacts, SQLite and PostgreSQL",
+          long.settle_gain(33, 33), long=True),
 )  # fmt: skip

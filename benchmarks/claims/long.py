@@ -11,6 +11,7 @@ import statistics
 from .. import (
     filterset_scale,
     million,
+    overlap_settle,
     rate_layers,
     service_analysis,
     service_rate,
@@ -308,3 +309,27 @@ def driver_path_gain(quick: bool) -> list[float]:
     """The update's CPU with the driver path off ÷ on, SQLite and PostgreSQL."""
     found = [_update_cpu(kind, quick) for kind in ("sqlite", "postgresql")]
     return [each.ours_off / each.ours for each in found]
+
+
+def settle_gain(stayed: int, moved: int) -> functools.partial[list[float]]:
+    """The measure of one case of `benchmarks.overlap_settle`: the settling's whole pairs ÷
+    its moved pairs, on SQLite and on PostgreSQL."""
+    return functools.partial(_settle_gain, (stayed, moved))
+
+
+def _settle_gain(case: tuple[int, int], quick: bool) -> list[float]:
+    found = [_settled(kind, quick) for kind in ("sqlite", "postgresql")]
+    return [
+        all_ms / moved_ms for rows in found for (*at, moved_ms, all_ms) in rows if tuple(at) == case
+    ]
+
+
+@functools.cache
+def _settled(kind: str, quick: bool) -> tuple[tuple[int, int, float, float], ...]:
+    """Every case of `benchmarks.overlap_settle` on one database: 64 noted contacts (4 quick),
+    the median of 31 runs each way (1 quick)."""
+    contacts, runs = (4, 1) if quick else (overlap_settle.overlaps.SETTLE_EVERY, 31)
+    with million.database(kind) as (url, name):
+        if url is None:
+            raise Unavailable(name)
+        return tuple(overlap_settle.run(name, url, contacts, runs).rows)
