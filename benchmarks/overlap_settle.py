@@ -23,7 +23,7 @@ import os
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete
@@ -40,12 +40,12 @@ CASES = ((33, 1), (33, 3), (60, 1), (10, 1), (33, 33))
 among 33, three, a contact in 60, in 10, and one whose every audience changes."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Result:
     database: str
     contacts: int
-    rows: list[tuple[int, int, float, float]] = field(default_factory=list)
-    load: tuple[float, ...] = ()
+    rows: list[tuple[int, int, float, float]]
+    load: tuple[float, ...]
 
 
 def _seed(database: Database, contacts: int, stayed: int, moved: int) -> tuple[str, list[str]]:
@@ -81,36 +81,39 @@ def _timed(database: Database, list_id: str, runs: int) -> tuple[float, float]:
 
 
 def run(name: str, url: str, contacts: int, runs: int) -> Result:
-    result = Result(name, contacts)
+    """Every case of `CASES` on the database at `url`: (stayed, moved, moved ms, all ms)."""
     service = million.Service(url)
-    database: Database = service.database
     try:
-        for stayed, moved in CASES:
-            list_id, ids = _seed(database, contacts, stayed, moved)
-            try:
-                result.rows.append((stayed, moved, *_timed(database, list_id, runs)))
-            finally:
-                with database.transaction() as session:
-                    session.execute(delete(Membership).where(Membership.contactId.in_(ids)))
-                    session.execute(delete(OverlapNoted).where(OverlapNoted.listId == list_id))
+        rows = [_case(service.database, contacts, runs, *case) for case in CASES]
     finally:
         service.close()
-    result.load = os.getloadavg()
-    return result
+    return Result(name, contacts, rows, os.getloadavg())
+
+
+def _case(
+    database: Database, contacts: int, runs: int, stayed: int, moved: int
+) -> tuple[int, int, float, float]:
+    list_id, ids = _seed(database, contacts, stayed, moved)
+    try:
+        return (stayed, moved, *_timed(database, list_id, runs))
+    finally:
+        with database.transaction() as session:
+            session.execute(delete(Membership).where(Membership.contactId.in_(ids)))
+            session.execute(delete(OverlapNoted).where(OverlapNoted.listId == list_id))
 
 
 def render(result: Result) -> str:
-    load = ", ".join(f"{x:.2f}" for x in result.load)
-    lines = [
-        f"{result.database}, the settling of {result.contacts} noted contacts (load {load})",
-        "",
+    header = f"{result.database}, the settling of {result.contacts} noted contacts"
+    table = [
         "| audiences stayed in | moved across | moved pairs | all pairs | moved ÷ all |",
         "|---:|---:|---:|---:|---:|",
+        *(
+            f"| {stayed} | {moved} | {ms:.2f} ms | {all_ms:.2f} ms | {ms / all_ms:.2f} |"
+            for stayed, moved, ms, all_ms in result.rows
+        ),
     ]
-    for stayed, moved, moved_ms, all_ms in result.rows:
-        ratio = moved_ms / all_ms
-        lines.append(f"| {stayed} | {moved} | {moved_ms:.2f} ms | {all_ms:.2f} ms | {ratio:.2f} |")
-    return "\n".join(lines)
+    load = ", ".join(f"{x:.2f}" for x in result.load)
+    return "\n".join([f"{header} (load {load})", "", *table])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -119,13 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=31, help="timed runs of each way (median)")
     parser.add_argument("--db", choices=("sqlite", "postgresql", "both"), default="both")
     args = parser.parse_args(argv)
-    kinds = ("sqlite", "postgresql") if args.db == "both" else (args.db,)
-    for kind in kinds:
+    for kind in ("sqlite", "postgresql") if args.db == "both" else (args.db,):
         with million.database(kind) as (url, name):
-            if url is None:
-                print(f"{kind}: {name}")
-                continue
-            print(render(run(name, url, args.contacts, args.runs)), flush=True)
+            found = name if url is None else render(run(name, url, args.contacts, args.runs))
+            print(found, flush=True)
     return 0
 
 
