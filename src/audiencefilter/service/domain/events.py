@@ -14,6 +14,13 @@ never imports this module, and this module reads no event back. A single write's
 (`list_lock.numbers_itself`): where the database raises the counter itself (SQLite), or where
 the insert advances it in its own `WITH` (PostgreSQL).
 
+**A write carried.** The last write of a single write's membership (its pairs leaving and
+entering, and the note of its pair counts) may ride in the `WITH` of that statement where the
+database runs writes there (PostgreSQL): `carry` hands it over, its statements as common table
+expressions built once, its parameters and what must run after it. Nothing reads what it writes
+before the events' statement (the memberships written are read again only after the block), so
+one round trip goes.
+
 **Held back.** A shared import turn (`list_lock.share`) appends its events last
 (`appended_last`): it takes the counter's row, which its peers wait for, only for its last
 statements.
@@ -40,6 +47,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cache
 from typing import Any
 from typing import cast as typed
 
@@ -169,24 +177,65 @@ def _later(session: Session, run: Callable[[], object]) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class Carried:
+    """A write riding in the `WITH` of a single write's events statement (`carry`): its
+    statements as common table expressions, built once by its owner (the same objects each
+    time: the statement carrying them is built once per set), its parameters (named apart from
+    the events' own), and what runs once it is written (`then`)."""
+
+    ctes: tuple[Any, ...]
+    parameters: Mapping[str, Any]
+    then: Callable[[], object] | None = None
+
+
+@dataclass
+class _Gathered:
+    """What a `together` block gathers for its list: the events, and at most one write to
+    carry (`carry`)."""
+
+    list_id: str
+    events: list[NewEvent] = field(default_factory=list)
+    carried: Carried | None = None
+
+
 @contextmanager
 def together(session: Session, list_id: str) -> Iterator[None]:
     """Gathers every append of the block to the list and writes them, in their order, with
     one advance of the counter and one statement, when the block ends without an error (none
     when it raises): a single write (a contact updated) appends its lifecycle event and the
-    membership events of its consequences in one round trip, not one per kind. Within
-    `appended_last`, or another `together`, the block's appends go as those go."""
+    membership events of its consequences in one round trip, not one per kind, with the
+    write `carry` handed over in the same statement. Within `appended_last`, or another
+    `together`, the block's appends go as those go."""
     if _LAST in session.info or _TOGETHER in session.info:
         yield
         return
-    gathered: list[NewEvent] = []
-    session.info[_TOGETHER] = (list_id, gathered)
+    gathered = _Gathered(list_id)
+    session.info[_TOGETHER] = gathered
     try:
         yield
     finally:
         session.info.pop(_TOGETHER, None)
-    if gathered:
-        _append(session, list_id, gathered, clock.now(), numbered=True)
+    if gathered.events:
+        _append(session, list_id, gathered.events, clock.now(), True, gathered.carried)
+
+
+def carry(session: Session, list_id: str, carried: Carried) -> bool:
+    """Hands `carried` to the events' statement of the list's `together` block, where the
+    block holds an event already (so the statement will run) and carries nothing yet, and the
+    database runs writes in a `WITH` and numbers the events in the same statement
+    (`list_lock.numbers_itself`, PostgreSQL); whether it took it. When it did not, the caller
+    writes its own statement. Call with the block's last write only: nothing may read what it
+    writes before the events' statement runs."""
+    found: _Gathered | None = session.info.get(_TOGETHER)
+    if found is None or found.list_id != list_id or found.carried or not found.events:
+        return False
+    if not dialects.writes_in_with(dialects.dialect_of(session)):
+        return False
+    if not list_lock.numbers_itself(session, list_id):
+        return False
+    found.carried = carried
+    return True
 
 
 _TOGETHER = "events_together"
@@ -194,8 +243,8 @@ _TOGETHER = "events_together"
 
 def _gathering(session: Session, list_id: str) -> list[NewEvent] | None:
     """The events `together` gathers for this list, or None when no block gathers them."""
-    found: tuple[str, list[NewEvent]] | None = session.info.get(_TOGETHER)
-    return found[1] if found is not None and found[0] == list_id else None
+    found: _Gathered | None = session.info.get(_TOGETHER)
+    return found.events if found is not None and found.list_id == list_id else None
 
 
 def append(session: Session, list_id: str, events: Sequence[NewEvent]) -> list[int]:
@@ -229,17 +278,26 @@ def _append(
     events: Sequence[NewEvent],
     now: datetime,
     numbered: bool = False,
+    carried: Carried | None = None,
 ) -> list[int]:
     """Inserts the events after the list's last; their positions. `numbered`: a single
     write's events (`together`), which number themselves where the database lets them
     (`list_lock.numbers_itself`): no advance before, one statement, and no positions known to
-    return. Bulk appends keep the advance: their rows are many, and a row numbering itself also
-    raises the counter, once each."""
+    return; `carried` rides in its `WITH` (`carry` took it only where the statement runs so).
+    Bulk appends keep the advance: their rows are many, and a row numbering itself also raises
+    the counter, once each."""
     if numbered and list_lock.numbers_itself(session, list_id):
         parameters = _numbered_parameters(session, list_id, events, now)
-        statement = _numbered_rows(dialects.dialect_of(session))
+        dialect = dialects.dialect_of(session)
+        if carried is None:
+            statement = _numbered_rows(dialect)
+        else:
+            statement = _numbered_carrying(dialect, carried.ctes)
+            parameters.update(carried.parameters)
         unpacked = len(events)
         written = driver_path.run(session, statement, parameters, unpacked_rows=unpacked).rowcount
+        if carried is not None and carried.then is not None:
+            carried.then()  # its write ran, whatever the events' rows: a `WITH` always runs
         if written == len(events):
             return []
         # PostgreSQL, a list without a counter yet: nothing was written; `advance` makes one.
@@ -289,6 +347,14 @@ def _numbered_rows(dialect: str) -> Any:
         .from_select(_EVENT_COLUMNS, selected)
         .execution_options(preserve_rowcount=True)
     )
+
+
+@cache
+def _numbered_carrying(dialect: str, ctes: tuple[Any, ...]) -> Any:
+    """`_numbered_rows` carrying a write in its `WITH` (`carry`), built once per dialect and
+    write (its owner builds its statements once). The write's rows and the events' are
+    disjoint tables, so the order PostgreSQL gives the writes of one statement cannot show."""
+    return _numbered_rows(dialect).add_cte(*ctes)
 
 
 def _encoder(session: Session) -> Callable[[Any], str]:

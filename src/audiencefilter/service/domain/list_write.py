@@ -132,7 +132,11 @@ class ListWrite:
     def store(self, judged: Sequence[store.Judged], announce: bool = True) -> int:
         """The judged moves stored, with their events and the list's kept counts."""
         self._at(JUDGED, STORED)
-        return sum(store.store_judged(self.session, each, announce=announce) for each in judged)
+        last = len(judged) - 1  # a single write's last may ride in its events' statement
+        return sum(
+            store.store_judged(self.session, each, announce, last=self.single and index == last)
+            for index, each in enumerate(judged)
+        )
 
     def _events(self, cause: str) -> list[events.NewEvent]:
         why = None if self.single else cause

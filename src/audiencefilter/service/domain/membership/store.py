@@ -132,16 +132,18 @@ def _write(
     dated: Dated | None = None,
     kept: bool = True,
     before: Mapping[str, Collection[str]] | None = None,
+    carry: bool = False,
 ) -> int:
     """Stores the difference and appends its events (left first, then entered); their count.
     `announce` False stores it without events (an import of history that asked for none);
     `dated`: the instants the events happened at, when not `at` (`_dated_events`); `kept`
     False leaves the pairs' counts to the caller (`write_changes`), else they follow here
-    from `before`, each contact's stored audiences (read when not given)."""
+    from `before`, each contact's stored audiences (read when not given); `carry`: the
+    memberships may ride in the events' statement (`store_judged`)."""
     shift = None
     if kept and (entering or leaving):
         shift = _overlaps_shift(session, entering, leaving, before)
-    moved = _move_pairs(session, list_id, entering, leaving, at, dated, shift)
+    moved = _move_pairs(session, list_id, entering, leaving, at, dated, shift, carry)
     draws = _left_draws(leaving) + moved
     if announce:
         rows = [(events.LEFT, c, a.id) for a, c in leaving]
@@ -216,6 +218,13 @@ def _pair_instants(dated: Dated) -> Callable[[str, str], datetime | None]:
     )
 
 
+CARRY_IN_EVENTS = True
+"""Whether a single write's memberships (and its pairs' note) ride in the `WITH` of its events'
+statement where the database lets them (`events.carry`, PostgreSQL): one round trip fewer a
+PATCH. Off, they go in a statement of their own before it, as they did (the differential test:
+tests/service/test_carried_write.py)."""
+
+
 def _move_pairs(
     session: Session,
     list_id: str,
@@ -224,12 +233,14 @@ def _move_pairs(
     at: datetime,
     dated: Dated | None,
     shift: overlaps.Shift | None,
+    carry: bool = False,
 ) -> list[tuple[StoredAudience, experiments.Draw | None]]:
     """Deletes the leaving pairs' rows and inserts the entering ones (`_delete_pairs`,
     `_insert_pairs`), and adds `shift` to the kept pairs' counts (`overlaps.add`): where a
     statement may carry other writes (PostgreSQL), all in one, the others in its `WITH`
-    (`_pairs_written`; a contact moving in and out of audiences: two round trips fewer). The
-    entering pairs' draws."""
+    (`_pairs_written`; a contact moving in and out of audiences: two round trips fewer), and
+    that one in the `WITH` of the events' statement when `carry` and its events take it
+    (`events.carry`). The entering pairs' draws."""
     dialect = dialects.dialect_of(session)
     together = dialects.writes_in_with(dialect) and dialects.unpacks(dialect)
     plain = dated is None and not any(a.experiment for a, _ in entering)
@@ -261,12 +272,18 @@ def _move_pairs(
         parameters[_PAIRS_AT] = at
     if kept and shift is not None:
         parameters |= overlaps.carried_parameters(dialect, list_id, shift)
+    noted = kept and shape == overlaps.NOTED
+    then = (lambda: overlaps.settle_due(session, list_id)) if noted else None
+    if carry and CARRY_IN_EVENTS and shape != overlaps.PAIRS:  # one contact's: it may ride
+        ctes = _pairs_carried(dialect, bool(leaving), bool(entering), kept, shape)
+        if events.carry(session, list_id, events.Carried(ctes, parameters, then)):
+            return [(a, None) for a, _ in entering]
     statement = _pairs_written(dialect, bool(leaving), bool(entering), kept, shape)
     # A batch's pairs (`PAIRS`) are not counted in: such a run is never planned once.
     rows = None if shape == overlaps.PAIRS else len(leaving) + len(entering)
     driver_path.run(session, statement, parameters, unpacked_rows=rows)
-    if kept and shape == overlaps.NOTED:
-        overlaps.settle_due(session, list_id)
+    if then is not None:
+        then()
     return [(a, None) for a, _ in entering]
 
 
@@ -397,12 +414,34 @@ def _pairs_written(dialect: str, leaving: bool, entering: bool, kept: bool, shap
         return _pairs_delete(dialect).add_cte(*carried)
     if leaving:
         carried.append(_pairs_delete(dialect).returning(MEMBERSHIPS.c.audience_id).cte("gone"))
+    return _pairs_entered(dialect).add_cte(*carried)
+
+
+@cache
+def _pairs_carried(
+    dialect: str, leaving: bool, entering: bool, kept: bool, shape: str
+) -> tuple[Any, ...]:
+    """`_pairs_written`'s writes as common table expressions, for the events' statement of a
+    single write to carry (`events.carry`): one round trip fewer. Built once per dialect and
+    shape, so the statement carrying them is too."""
+    carried = []
+    if kept:
+        carried.append(overlaps.carried(dialect, shape).cte("kept"))
+    if leaving:
+        carried.append(_pairs_delete(dialect).cte("gone"))
+    if entering:
+        carried.append(_pairs_entered(dialect).cte("entered"))
+    return tuple(carried)
+
+
+def _pairs_entered(dialect: str) -> Any:
+    """The entering pairs' `INSERT ... SELECT` to carry in a `WITH` or to carry others."""
     pairs = dialects.unpacked_rows_named(dialect, _PAIRS, _PAIRS_KEY)
     at = bindparam(_PAIRS_AT, type_=_ENTERED_AT)
     # The holdout written out: a column's Python default is not filled in under a `WITH`.
     rows = select(pairs.c.audience_id, pairs.c.contact_id, at, false())
     names = [*_PAIRS, "entered_at", "holdout"]
-    return insert(MEMBERSHIPS).from_select(names, rows).add_cte(*carried)
+    return insert(MEMBERSHIPS).from_select(names, rows)
 
 
 def write_changes(
@@ -551,16 +590,23 @@ def _decided(
 
 
 def store_judged(
-    session: Session, judged: Judged, announce: bool = True, dated: Dated | None = None
+    session: Session,
+    judged: Judged,
+    announce: bool = True,
+    dated: Dated | None = None,
+    last: bool = False,
 ) -> int:
     """The moves `judge_contacts` decided, stored with their events (unless `announce` is
-    False), the kept counts following, the contacts' next instants due; their number."""
+    False), the kept counts following, the contacts' next instants due; their number. `last`:
+    the last store of a single write's `events.together` block, whose memberships' write may
+    then ride in the events' statement (`events.carry`): what follows it here reads none of
+    them (the instants due are worked out from the rows the judgement read, `found.rows`)."""
     moves, at, found = judged.moves, judged.at, judged.found
     if moves is None or at is None or found is None:
         return 0
     entering, leaving, before = moves.entering, moves.leaving, judged.before
     args = (judged.list_id, entering, leaving, judged.cause, at, announce, dated)
-    count = _write(session, *args, before=before)
+    count = _write(session, *args, before=before, carry=last)
     if written.keeps(session):  # the writes read back follow their judgement
         entered, left = _group(entering, by_contact=True), _group(leaving, by_contact=True)
         for contact_id in judged.contact_ids:
