@@ -131,6 +131,14 @@ def patch_planning(quick: bool) -> list[float]:
     return [sum(cost.plan_ms for cost in figures.statements["ours"] if cost.toplevel)]
 
 
+def patch_statements(quick: bool) -> list[float]:
+    """PostgreSQL's top-level statements a PATCH, ours (the key's read, `BEGIN` and `COMMIT`
+    counted; `benchmarks.rate_layers --statements`, `pg_stat_statements`: 20,000 contacts, 100
+    audiences): each one a round trip of the service's."""
+    figures = _layers(quick, ["--statements"], statements=True)
+    return [sum(cost.calls for cost in figures.statements["ours"] if cost.toplevel)]
+
+
 def patch_server_cpu(quick: bool) -> list[float]:
     """PostgreSQL's CPU for one PATCH, ours ÷ the hand-written endpoint's (`benchmarks.
     rate_layers`, from /proc of the server's processes: 20,000 contacts, 100 audiences)."""
