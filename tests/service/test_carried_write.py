@@ -15,12 +15,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import event, func, select
+from sqlalchemy import delete, event, func, select
 from sqlalchemy.engine import Connection
 
 from audiencefilter.service import create_app
 from audiencefilter.service.db.engine import WRITE_OPTION, Database
-from audiencefilter.service.db.models import Audience, Event, Membership, OverlapNoted
+from audiencefilter.service.db.models import (
+    Audience,
+    Event,
+    EventHead,
+    Membership,
+    OverlapNoted,
+)
 from audiencefilter.service.domain.membership import overlaps, store
 
 from .conftest import ApiClient, Tenant, make_tenant, url_settings
@@ -55,16 +61,16 @@ def _audiences() -> list[dict[str, Any]]:
 
 
 STEPS = [
+    (2, {"country": "FR"}),  # into the country alone: carried
     (0, {"points": 50}),  # into three thresholds and the drawn one
     (1, {"points": 90, "country": "FR"}),  # into everything
     (0, {"points": 5}),  # out of all it was in, the drawn one too: carried
-    (2, {"country": "FR"}),  # into the country alone: carried
     (1, {"points": 15}),  # out of most, one threshold kept: carried
     (2, {"points": 45}),  # across several with its country, into the drawn one
     (0, {"points": 5}),  # no move: the contact's own event alone
     (1, {"country": "US", "points": 100}),
 ]
-CARRIED = [2, 3, 4]
+CARRIED = [0, 3, 4]
 """The steps whose memberships ride: a move with no entry into the drawn audience (an entry
 draws its group in Python and is written on its own, `store._insert_pairs`)."""
 
@@ -85,9 +91,16 @@ class Statements:
         event.remove(self.engine, "after_cursor_execute", self._executed)
 
 
-def _world(api: ApiClient, tenant: Tenant, monkeypatch: pytest.MonkeyPatch, carry: bool) -> Any:
+def _world(
+    api: ApiClient,
+    tenant: Tenant,
+    monkeypatch: pytest.MonkeyPatch,
+    carry: bool,
+    bare: bool = False,
+) -> Any:
     """The writes of `STEPS` in a list of their own, and what they left, by names and emails
-    (each side's ids are its own)."""
+    (each side's ids are its own). `bare`: the list's events and counter deleted before them
+    (a list of the time before the outbox), so the first PATCH's events find no counter."""
     monkeypatch.setattr(store, "CARRY_IN_EVENTS", carry)
     monkeypatch.setattr(overlaps, "SETTLE_EVERY", 3)  # settled after some writes' notes
     database: Database = api.app.state.db
@@ -101,6 +114,10 @@ def _world(api: ApiClient, tenant: Tenant, monkeypatch: pytest.MonkeyPatch, carr
         contact = tenant.new_contact(list_id, f"c{n}@example.com", points=1, country="US")
         emails[contact["id"]] = contact["email"]
     ids = list(emails)
+    if bare:  # as a list of the time before the outbox: no event, no counter
+        with database.transaction() as session:
+            session.execute(delete(Event).where(Event.listId == list_id))
+            session.execute(delete(EventHead).where(EventHead.listId == list_id))
     answers, notes = [], []
     statements, counts = Statements(database), []
     try:
@@ -167,3 +184,16 @@ def test_the_memberships_carried_in_the_events_statement_leave_the_same_world(
     saved = [step for step, (one, other) in enumerate(zip(fewer, more, strict=True)) if one < other]
     assert saved == CARRIED, (fewer, more)
     assert all(one == other - 1 for one, other in zip(fewer, more, strict=True) if one < other)
+
+
+def test_a_carried_write_is_written_once_in_a_list_without_a_counter(
+    api: ApiClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The events' statement numbers no row where the list has no counter yet, and its caller
+    then advances and inserts them alone: the write it carried (the first PATCH's) ran with it
+    all the same, once (`events._append`)."""
+    tenant = make_tenant(api)
+    carried, _ = _world(api, tenant, monkeypatch, carry=True, bare=True)
+    alone, _ = _world(api, tenant, monkeypatch, carry=False, bare=True)
+    assert carried == alone
+    assert carried["positions"] == list(range(1, len(carried["positions"]) + 1))
