@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import text
 
-from .pgserver import postgres
+from .pgserver import measured_list
 from .rate_layers import Run, _bodies, _patches
 from .rate_spans import inline_threads
 from .service_membership import Bench
@@ -135,14 +135,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> Figures | None:
     """One whole run on a throw-away PostgreSQL, its table printed; None without one."""
-    with postgres() as (url, note):
-        if url is None:
-            print(f"PostgreSQL: {note}")
-            return None
-        print(f"PostgreSQL: {note}; {args.contacts:,} contacts, {args.audiences} audiences")
-        figures = measure(url, args)
-        print(render(figures, args.switch, os.getloadavg()))
-    return figures
+    return measured_list(args, measure, lambda f, _: render(f, args.switch, os.getloadavg()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

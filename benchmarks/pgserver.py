@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from tests.servers import ServerFailed, ServerMissing, create_pg_database, start_postgres
 
 URL_VARIABLE = "AUDIENCEFILTER_BENCH_PG_URL"
+F = TypeVar("F")
 
 
 @contextlib.contextmanager
@@ -35,3 +37,23 @@ def postgres(settings: Mapping[str, str] | None = None) -> Iterator[tuple[str | 
         yield database, f"a throw-away server (PID {server.pid})"
     finally:
         server.stop()
+
+
+def measured_list(
+    args: Any,
+    measure: Callable[[str, Any], F],
+    render: Callable[[F, tuple[float, ...]], str],
+    settings: Mapping[str, str] | None = None,
+) -> F | None:
+    """One whole run of a benchmark over a list of `args.contacts` contacts and
+    `args.audiences` audiences on a throw-away PostgreSQL: `measure` on its URL, then
+    `render`'s table (given the load average before the run) printed; None without a server."""
+    with postgres(settings) as (url, note):
+        if url is None:
+            print(f"PostgreSQL: {note}")
+            return None
+        print(f"PostgreSQL: {note}; {args.contacts:,} contacts, {args.audiences} audiences")
+        before = os.getloadavg()
+        figures = measure(url, args)
+        print(render(figures, before))
+    return figures

@@ -52,7 +52,7 @@ from starlette.routing import Route
 import audiencefilter as af
 
 from .asgi_in_place import Asgi, exchange, scope
-from .pgserver import postgres
+from .pgserver import measured_list
 from .rate_load import COUNTRIES
 from .rate_spans import SQL, Spans, inline_threads, instrumented
 from .service_membership import Bench
@@ -446,15 +446,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> Figures | None:
     """One whole run on a throw-away PostgreSQL, its table printed; None without one."""
-    with postgres(STATEMENT_SETTINGS if args.statements else None) as (url, note):
-        if url is None:
-            print(f"PostgreSQL: {note}")
-            return None
-        print(f"PostgreSQL: {note}; {args.contacts:,} contacts, {args.audiences} audiences")
-        before = os.getloadavg()
-        figures = measure(url, args)
-        print(render(figures, (before, os.getloadavg())))
-    return figures
+    settings = STATEMENT_SETTINGS if args.statements else None
+    return measured_list(args, measure, lambda f, before: render(f, (before, os.getloadavg())),
+                         settings)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
