@@ -158,7 +158,7 @@ CLAIMS: tuple[Claim, ...] = (
           at_most("at most 0.35 ms", 0.35, "ms"), "20,000 contacts, 100 audiences, PostgreSQL",
           long.patch_planning, long=True),
     Claim("rate.patch-statements", CARRIED, "PostgreSQL's top-level statements a PATCH, ours",
-          at_most("at most 6.3", 6.3, "count"), "20,000 contacts, 100 audiences, PostgreSQL",
+          at_most("at most 6.3", 6.3, "statements"), "20,000 contacts, 100 audiences, PostgreSQL",
           long.patch_statements, long=True),
     Claim("rate.patch-server-cpu", PLANNED, "PostgreSQL's CPU a PATCH, ours ÷ hand-written",
           at_most("at most 2.3x", 2.3), "20,000 contacts, 100 audiences, PostgreSQL",
