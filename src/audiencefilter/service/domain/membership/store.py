@@ -407,31 +407,35 @@ def _pairs_written(dialect: str, leaving: bool, entering: bool, kept: bool, shap
     counts in one statement. The writes touch disjoint rows (the pairs leaving and entering
     are disjoint; the counts are another table), so the order of the writes, which PostgreSQL
     leaves open, does not matter."""
-    carried = []
-    if kept:
-        carried.append(overlaps.carried(dialect, shape).cte("kept"))
-    if not entering:
-        return _pairs_delete(dialect).add_cte(*carried)
-    if leaving:
-        carried.append(_pairs_delete(dialect).returning(MEMBERSHIPS.c.audience_id).cte("gone"))
-    return _pairs_entered(dialect).add_cte(*carried)
+    *carried, (_, last) = _pairs_writes(dialect, leaving, entering, kept, shape)
+    return last.add_cte(*(statement.cte(name) for name, statement in carried))
 
 
 @cache
 def _pairs_carried(
     dialect: str, leaving: bool, entering: bool, kept: bool, shape: str
 ) -> tuple[Any, ...]:
-    """`_pairs_written`'s writes as common table expressions, for the events' statement of a
-    single write to carry (`events.carry`): one round trip fewer. Built once per dialect and
-    shape, so the statement carrying them is too."""
-    carried = []
-    if kept:
-        carried.append(overlaps.carried(dialect, shape).cte("kept"))
+    """`_pairs_written`'s writes all as common table expressions, for the events' statement
+    of a single write to carry (`events.carry`): one round trip fewer. Built once per dialect
+    and shape, so the statement carrying them is too."""
+    return tuple(
+        statement.cte(name)
+        for name, statement in _pairs_writes(dialect, leaving, entering, kept, shape)
+    )
+
+
+def _pairs_writes(
+    dialect: str, leaving: bool, entering: bool, kept: bool, shape: str
+) -> list[tuple[str, Any]]:
+    """The writes of a move, each named, in the order they are carried: the kept pairs'
+    upsert (when their counts move), the delete (when pairs leave), the insert (when pairs
+    enter)."""
+    writes = [("kept", overlaps.carried(dialect, shape))] if kept else []
     if leaving:
-        carried.append(_pairs_delete(dialect).cte("gone"))
+        writes.append(("gone", _pairs_delete(dialect)))
     if entering:
-        carried.append(_pairs_entered(dialect).cte("entered"))
-    return tuple(carried)
+        writes.append(("entered", _pairs_entered(dialect)))
+    return writes
 
 
 def _pairs_entered(dialect: str) -> Any:
