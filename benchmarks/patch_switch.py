@@ -1,7 +1,7 @@
 """A PATCH with one of the service's switches on and off, in one process, in turns.
 
-    python -m benchmarks.patch_switch [--switch MODULE:NAME] [--contacts N] [--audiences A]
-                                      [--updates U] [--rounds R]
+    python -m benchmarks.patch_switch [--switch MODULE:NAME | --switch hop] [--contacts N]
+                                      [--audiences A] [--updates U] [--rounds R]
 
 A throw-away PostgreSQL on 127.0.0.1 (`benchmarks/pgserver.py`), a list of N synthetic contacts
 with A smart audiences (`benchmarks/service_membership.py`, as `benchmarks.rate_layers` sets it
@@ -9,14 +9,16 @@ up), the service's ASGI application in this process. Each round PATCHes U random
 (`points` and `country`, as `benchmarks.rate_layers` draws them) with the switch on and U with
 it off, the order alternating by round, twice: with FastAPI's thread hops made calls in place
 (this thread's CPU and the wall time then hold the whole PATCH) and with the hops as served
-(wall time). Printed: the median a PATCH of each over the rounds, each way, and the
-difference. Runs of one tree move a PATCH's thread CPU by more than a change of a tenth of a
-millisecond; taking both ways in one process, in turns, shows such a change where two runs
-cannot.
+(wall time, the event loop's thread CPU, the process's CPU). Printed: the median a PATCH of
+each over the rounds, each way, and the difference. Runs of one tree move a PATCH's thread
+CPU by more than a change of a tenth of a millisecond; taking both ways in one process, in
+turns, shows such a change where two runs cannot.
 
 The switch is a module's boolean (default `store.CARRY_IN_EVENTS`: the memberships of a PATCH
-carried in its events' statement), restored after the run. A measurement script; the smoke
-test (tests/test_benchmarks_patch_switch.py) runs it tiny.
+carried in its events' statement), restored after the run, or `hop`: the hot route's work
+handed to its own threads (`ground/thread_hop.py`, on) or to AnyIO's (off), which only the
+figures with the hops can show. A measurement script; the smoke test
+(tests/test_benchmarks_patch_switch.py) runs it tiny.
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import text
+
+from audiencefilter.service.api import hot_routes
 
 from .pgserver import measured_list
 from .rate_layers import Run, _bodies, _patches
@@ -39,7 +44,14 @@ from .rate_spans import inline_threads
 from .service_membership import Bench
 
 DEFAULT_SWITCH = "audiencefilter.service.domain.membership.store:CARRY_IN_EVENTS"
-KINDS = ("thread, in place", "wall, in place", "wall, with the hops")
+KINDS = (
+    "thread, in place",
+    "wall, in place",
+    "wall, with the hops",
+    "event loop's thread, with the hops",
+    "process, with the hops",
+)
+HOP = "hop"
 
 
 @dataclass
@@ -64,6 +76,30 @@ def _switch(path: str) -> tuple[object, str]:
     return owner, name
 
 
+class _Toggle:
+    """Turns the switch on and off: a module's boolean, or the hot route's hop (`HOP`)."""
+
+    def __init__(self, path: str, app: Any) -> None:
+        self.owner: Any
+        self.values: tuple[Any, Any]
+        if path == HOP:
+            found: list[Any] = [
+                r.app for r in app.router.routes if isinstance(r, hot_routes.HotRoute)
+            ]
+            (hot,) = found
+            self.owner, self.name, self.values = hot, "hop", (None, hot.hop)
+        else:
+            self.owner, self.name = _switch(path)
+            self.values = (False, True)
+        self.shipped = getattr(self.owner, self.name)
+
+    def set(self, on: bool) -> None:
+        setattr(self.owner, self.name, self.values[on])
+
+    def restore(self) -> None:
+        setattr(self.owner, self.name, self.shipped)
+
+
 def _round(
     loop: asyncio.AbstractEventLoop, run: Run, ids: list[str], updates: int, on: bool,
     rng: random.Random, figures: Figures,
@@ -76,17 +112,23 @@ def _round(
     figures.add(KINDS[0], on, thread * 1e3 / updates)
     figures.add(KINDS[1], on, wall * 1e3 / updates)
     work = _bodies(rng.sample(ids, updates), rng)
-    wall = time.perf_counter()
+    wall, thread, process = time.perf_counter(), time.thread_time(), time.process_time()
     _patches(loop, run, work)
     figures.add(KINDS[2], on, (time.perf_counter() - wall) * 1e3 / updates)
+    figures.add(KINDS[3], on, (time.thread_time() - thread) * 1e3 / updates)
+    figures.add(KINDS[4], on, (time.process_time() - process) * 1e3 / updates)
 
 
 def measure(url: str, args: argparse.Namespace) -> Figures:
-    owner, name = _switch(args.switch)
-    shipped = getattr(owner, name)
     bench = Bench(url, args.contacts, args.audiences)
     loop = asyncio.new_event_loop()
     figures = Figures()
+    try:
+        toggle = _Toggle(args.switch, bench.client.app)
+    except BaseException:
+        loop.close()
+        bench.close()
+        raise
     try:
         with bench.database.engine.connect() as connection:
             ids = list(connection.execute(
@@ -96,16 +138,16 @@ def measure(url: str, args: argparse.Namespace) -> Figures:
         run = Run(bench.client.app, "/v4/contacts/", bench.headers["apiKey"])
         rng = random.Random(3)
         for warm in (True, False):  # one round each way first, not counted
-            setattr(owner, name, warm)
+            toggle.set(warm)
             _round(loop, run, ids, args.updates, warm, rng, Figures())
         for index in range(args.rounds):
             for on in (True, False) if index % 2 else (False, True):
-                setattr(owner, name, on)
+                toggle.set(on)
                 _round(loop, run, ids, args.updates, on, rng, figures)
         figures.updates = args.updates * args.rounds
         return figures
     finally:
-        setattr(owner, name, shipped)
+        toggle.restore()
         loop.close()
         bench.close()
 
@@ -125,7 +167,9 @@ def render(figures: Figures, switch: str, load: tuple[float, ...]) -> str:
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--switch", default=DEFAULT_SWITCH, help="MODULE:NAME of a boolean")
+    parser.add_argument(
+        "--switch", default=DEFAULT_SWITCH, help=f"MODULE:NAME of a boolean, or {HOP!r}"
+    )
     parser.add_argument("--contacts", type=int, default=20_000)
     parser.add_argument("--audiences", type=int, default=100)
     parser.add_argument("--updates", type=int, default=200)

@@ -26,8 +26,18 @@ def test_a_patch_is_measured_with_the_switch_on_and_off() -> None:
             assert figures.median(kind, on) > 0
     rendered = patch_switch.render(figures, patch_switch.DEFAULT_SWITCH, (0.0, 0.0, 0.0))
     assert "| thread, in place |" in rendered and "off - on" in rendered
+    assert "| event loop's thread, with the hops |" in rendered
 
 
 def test_a_switch_must_be_a_modules_boolean() -> None:
     with pytest.raises(SystemExit, match="not a module's boolean"):
         patch_switch._switch("audiencefilter.service.domain.membership.store:NOT_THERE")
+
+
+@pytest.mark.postgres
+def test_the_hot_routes_hop_is_switched_and_left_as_built() -> None:
+    figures = patch_switch.run(patch_switch.parse([*TINY, "--switch", patch_switch.HOP]))
+    if figures is None:
+        pytest.skip("no PostgreSQL server")
+    for kind in patch_switch.KINDS:
+        assert figures.median(kind, True) > 0 and figures.median(kind, False) > 0
