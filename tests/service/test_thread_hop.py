@@ -15,6 +15,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+import anyio
 import pytest
 
 from audiencefilter.service import create_app
@@ -80,6 +81,19 @@ def test_the_result_the_error_and_the_callers_context() -> None:
 
     _bounded(main)
     hop.close()
+
+
+def test_off_asyncio_the_call_runs_on_anyios_threads() -> None:
+    """An application run by AnyIO on trio has no asyncio loop to hand the outcome to."""
+    hop = ThreadHop(2, name="test-hop-trio")
+
+    async def main() -> str:
+        REQUEST.set("on trio")
+        return await hop.run(lambda: f"{REQUEST.get()} {threading.current_thread().name}")
+
+    answer = anyio.run(main, backend="trio")
+    assert answer.startswith("on trio ") and "test-hop-trio" not in answer
+    assert hop.threads == 0
 
 
 def test_at_most_its_bound_of_calls_run_at_once_and_the_rest_wait_in_order() -> None:

@@ -37,6 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
+from anyio import to_thread
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -104,10 +106,14 @@ class ThreadHop:
 
     async def run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """`function(*args, **kwargs)` on a worker, in the caller's context; its result, or
-        its exception raised here."""
-        loop = asyncio.get_running_loop()
-        outcome: asyncio.Future[T] = loop.create_future()
+        its exception raised here. Off asyncio (an application run by AnyIO on trio), on
+        AnyIO's threads."""
         bound = functools.partial(function, *args, **kwargs)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return await to_thread.run_sync(bound)
+        outcome: asyncio.Future[T] = loop.create_future()
         self._submit(_Call(loop, outcome, contextvars.copy_context(), bound))
         try:
             return await asyncio.shield(outcome)
