@@ -78,6 +78,9 @@ def test_the_result_the_error_and_the_callers_context() -> None:
         with pytest.raises(KeyError) as raised:
             await hop.run(failing)
         assert raised.value is error
+        with pytest.raises(RuntimeError, match="StopIteration") as stopped:
+            await hop.run(next, iter(()))  # a future takes no StopIteration: it is wrapped
+        assert isinstance(stopped.value.__cause__, StopIteration)
 
     _bounded(main)
     hop.close()

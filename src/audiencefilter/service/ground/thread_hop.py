@@ -79,6 +79,10 @@ def _settled(outcome: asyncio.Future[Any], result: Any, error: BaseException | N
         return
     if error is None:
         outcome.set_result(result)
+    elif isinstance(error, StopIteration):  # a future refuses it, and would never settle
+        wrapped = RuntimeError(f"the call raised StopIteration: {error!r}")
+        wrapped.__cause__ = error
+        outcome.set_exception(wrapped)
     else:
         outcome.set_exception(error)
 
