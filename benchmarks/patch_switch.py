@@ -1,7 +1,7 @@
 """A PATCH with one of the service's switches on and off, in one process, in turns.
 
-    python -m benchmarks.patch_switch [--switch MODULE:NAME | --switch hop] [--contacts N]
-                                      [--audiences A] [--updates U] [--rounds R]
+    python -m benchmarks.patch_switch [--switch MODULE:NAME] [--contacts N] [--audiences A]
+                                      [--updates U] [--rounds R]
 
 A throw-away PostgreSQL on 127.0.0.1 (`benchmarks/pgserver.py`), a list of N synthetic contacts
 with A smart audiences (`benchmarks/service_membership.py`, as `benchmarks.rate_layers` sets it
@@ -15,10 +15,8 @@ CPU by more than a change of a tenth of a millisecond; taking both ways in one p
 turns, shows such a change where two runs cannot.
 
 The switch is a module's boolean (default `store.CARRY_IN_EVENTS`: the memberships of a PATCH
-carried in its events' statement), restored after the run, or `hop`: the hot route's work
-handed to its own threads (`ground/thread_hop.py`, on) or to AnyIO's (off), which only the
-figures with the hops can show. A measurement script; the smoke test
-(tests/test_benchmarks_patch_switch.py) runs it tiny.
+carried in its events' statement), restored after the run. A measurement script; the smoke
+test (tests/test_benchmarks_patch_switch.py) runs it tiny.
 """
 
 from __future__ import annotations
@@ -32,11 +30,8 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlalchemy import text
-
-from audiencefilter.service.api import hot_routes
 
 from .pgserver import measured_list
 from .rate_layers import Run, _bodies, _patches
@@ -51,7 +46,6 @@ KINDS = (
     "event loop's thread, with the hops",
     "process, with the hops",
 )
-HOP = "hop"
 
 
 @dataclass
@@ -77,24 +71,14 @@ def _switch(path: str) -> tuple[object, str]:
 
 
 class _Toggle:
-    """Turns the switch on and off: a module's boolean, or the hot route's hop (`HOP`)."""
+    """Turns a module's boolean on and off, and back to its shipped value."""
 
-    def __init__(self, path: str, app: Any) -> None:
-        self.owner: Any
-        self.values: tuple[Any, Any]
-        if path == HOP:
-            found: list[Any] = [
-                r.app for r in app.router.routes if isinstance(r, hot_routes.HotRoute)
-            ]
-            (hot,) = found
-            self.owner, self.name, self.values = hot, "hop", (None, hot.hop)
-        else:
-            self.owner, self.name = _switch(path)
-            self.values = (False, True)
+    def __init__(self, path: str) -> None:
+        self.owner, self.name = _switch(path)
         self.shipped = getattr(self.owner, self.name)
 
     def set(self, on: bool) -> None:
-        setattr(self.owner, self.name, self.values[on])
+        setattr(self.owner, self.name, on)
 
     def restore(self) -> None:
         setattr(self.owner, self.name, self.shipped)
@@ -124,7 +108,7 @@ def measure(url: str, args: argparse.Namespace) -> Figures:
     loop = asyncio.new_event_loop()
     figures = Figures()
     try:
-        toggle = _Toggle(args.switch, bench.client.app)
+        toggle = _Toggle(args.switch)
     except BaseException:
         loop.close()
         bench.close()
@@ -167,9 +151,7 @@ def render(figures: Figures, switch: str, load: tuple[float, ...]) -> str:
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--switch", default=DEFAULT_SWITCH, help=f"MODULE:NAME of a boolean, or {HOP!r}"
-    )
+    parser.add_argument("--switch", default=DEFAULT_SWITCH, help="MODULE:NAME of a boolean")
     parser.add_argument("--contacts", type=int, default=20_000)
     parser.add_argument("--audiences", type=int, default=100)
     parser.add_argument("--updates", type=int, default=200)

@@ -154,20 +154,13 @@ def inline_threads() -> Iterator[None]:
     async def in_place(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         return function(*args, **kwargs)
 
-    async def hop_in_place(_hop: Any, function: Callable[..., Any], /, *args: Any) -> Any:
-        return function(*args)
-
     modules = [_owner("fastapi.routing"), _owner("fastapi.dependencies.utils")]
     modules.append(_owner("audiencefilter.service.api.hot_routes"))  # the PATCH's one hop
     originals = [module.run_in_threadpool for module in modules]
-    hop = _owner("audiencefilter.service.ground.thread_hop").ThreadHop
-    lean = hop.run
     for module in modules:
         module.run_in_threadpool = in_place
-    hop.run = hop_in_place  # or its own threads' (`AUDIENCEFILTER_LEAN_THREAD_HOP`)
     try:
         yield
     finally:
-        hop.run = lean
         for module, original in zip(modules, originals, strict=True):
             module.run_in_threadpool = original

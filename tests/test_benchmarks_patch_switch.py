@@ -32,12 +32,3 @@ def test_a_patch_is_measured_with_the_switch_on_and_off() -> None:
 def test_a_switch_must_be_a_modules_boolean() -> None:
     with pytest.raises(SystemExit, match="not a module's boolean"):
         patch_switch._switch("audiencefilter.service.domain.membership.store:NOT_THERE")
-
-
-@pytest.mark.postgres
-def test_the_hot_routes_hop_is_switched_and_left_as_built() -> None:
-    figures = patch_switch.run(patch_switch.parse([*TINY, "--switch", patch_switch.HOP]))
-    if figures is None:
-        pytest.skip("no PostgreSQL server")
-    for kind in patch_switch.KINDS:
-        assert figures.median(kind, True) > 0 and figures.median(kind, False) > 0

@@ -42,7 +42,6 @@ PLANNED = "Statements planned once on PostgreSQL (2026-11-29)"
 NEARER = "The ties counted from their nearer end (2026-11-29)"
 SETTLE = "The settling pairs only what moved (2026-11-29)"
 CARRIED = "The memberships carried in the events' statement (2026-11-29)"
-HOP = "The hot route's hand-off to its thread (2026-11-29)"
 
 ENGINES_100K = "100,000 contacts (benchmarks/data.py)"
 GAPS_DATA = "50,000 contacts; relations 10,000 with 100,000 actions"
@@ -161,13 +160,6 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("rate.patch-statements", CARRIED, "PostgreSQL's top-level statements a PATCH, ours",
           at_most("at most 6.3", 6.3, "statements"), "20,000 contacts, 100 audiences, PostgreSQL",
           long.patch_statements, long=True),
-    Claim("rate.patch-process-cpu", HOP,
-          "a served PATCH's CPU in the service's process, ours ÷ hand-written",
-          at_most("at most 2.3x", 2.3), "20,000 contacts, 100 audiences, PostgreSQL",
-          long.patch_process_cpu, long=True),
-    Claim("rate.hop-loop", HOP, "the event loop's CPU a served PATCH, AnyIO's hop ÷ its own",
-          at_least("at least 1.2x", 1.2), "20,000 contacts, 100 audiences, PostgreSQL",
-          long.hop_loop_cpu, long=True),
     Claim("rate.patch-server-cpu", PLANNED, "PostgreSQL's CPU a PATCH, ours ÷ hand-written",
           at_most("at most 2.3x", 2.3), "20,000 contacts, 100 audiences, PostgreSQL",
           long.patch_server_cpu, long=True),

@@ -12,7 +12,6 @@ from .. import (
     filterset_scale,
     million,
     overlap_settle,
-    patch_switch,
     rate_layers,
     service_analysis,
     service_rate,
@@ -116,24 +115,6 @@ def patch_cpu(quick: bool) -> list[float]:
     (`benchmarks.rate_layers`: 20,000 contacts, 100 audiences, PostgreSQL)."""
     figures = _layers(quick, [])
     return [figures.thread["ours"] / figures.thread["hand"]]
-
-
-def patch_process_cpu(quick: bool) -> list[float]:
-    """One served PATCH's CPU in the service's process (its thread hop made), ours ÷ the
-    hand-written endpoint's (`benchmarks.rate_layers`: 20,000 contacts, 100 audiences)."""
-    figures = _layers(quick, [])
-    return [figures.process["ours"] / figures.process["hand"]]
-
-
-def hop_loop_cpu(quick: bool) -> list[float]:
-    """The event loop's thread CPU a served PATCH with AnyIO's hop ÷ with the hot route's own
-    threads (`benchmarks.patch_switch --switch hop`: 20,000 contacts, 100 audiences)."""
-    sizes = ["--contacts", "300", "--audiences", "10", "--updates", "20", "--rounds", "2"]
-    figures = patch_switch.run(patch_switch.parse([*(sizes if quick else []), "--switch", "hop"]))
-    if figures is None:
-        raise Unavailable("no PostgreSQL server for the PATCH's hop")
-    kind = patch_switch.KINDS[3]
-    return [figures.median(kind, False) / figures.median(kind, True)]
 
 
 def patch_calls(quick: bool) -> list[float]:

@@ -25,7 +25,6 @@ from .db.engine import Database
 from .domain.service_state import StateCollector
 from .domain.use_cases.membership_clock import Sweeper
 from .domain.webhooks.worker import WebhookWorker
-from .ground import thread_hop
 from .ground.clock import Clock, ClockMiddleware
 from .ground.metrics import Metrics
 from .ground.processes import CpuLane
@@ -82,7 +81,6 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     webhook_worker = WebhookWorker(database, settings, clock, app_metrics)
     lane = CpuLane(settings.analysis_processes)
     heavy = HeavyTurns(settings.heavy_requests_per_account, settings.heavy_queue_per_account, lane)
-    hop = thread_hop.ThreadHop(settings.request_threads or thread_hop.MOST, name="hot-route")
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -99,7 +97,6 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
             webhook_worker.stop()
             sweeper.stop()
             lane.close()
-            hop.close()
             database.dispose()
 
     app = FastAPI(
@@ -127,7 +124,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     for prefix, router in mounted:
         app.include_router(router, prefix=prefix, dependencies=[Depends(single_valued_query)])
     if settings.hot_routes:
-        hot_routes.install(app, API_PREFIX, hop if settings.lean_thread_hop else None)
+        hot_routes.install(app, API_PREFIX)
     docs.install(app)
     builder.install(app)
     errors.install(app, mounted)

@@ -94,13 +94,6 @@ class Settings(BaseSettings):
         "beside FastAPI's routing and dependencies, on the same rules (`api/hot_routes.py`); "
         "false sends every request through FastAPI.",
     )
-    lean_thread_hop: bool = Field(
-        default=True,
-        description="Run the hot route's work on threads of its own, handed over by a queue "
-        "(`ground/thread_hop.py`), as many at once as `request_threads`; false hands it to "
-        "AnyIO's threads as FastAPI's routes are. The same calls, for less of the event loop's "
-        "CPU a request.",
-    )
     request_threads: int | None = Field(
         default=None,
         ge=1,

@@ -12,9 +12,7 @@ which answers as it always has, so every refusal keeps its one source and its er
 
 A plain request gets what the FastAPI route would do, by the same functions in the same order
 (`deps.private_caller`: the key, its quota, private only; then `contacts.updated`, the route's
-own work and answer), in one hop to a worker thread instead of two: its own threads
-(`ground/thread_hop.py`, a lighter hand-off than AnyIO's; `AUDIENCEFILTER_LEAN_THREAD_HOP=false`
-hands it to AnyIO's). Its body being valid, which
+own work and answer), in one hop to the thread pool instead of two. Its body being valid, which
 of the key and the body is checked first cannot show. The document (`/openapi.json`) still
 describes the FastAPI route, which answers exactly as this one.
 
@@ -37,7 +35,6 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..db.engine import Database
-from ..ground.thread_hop import ThreadHop
 from ..http.json_guard import media_type
 from ..http.middleware import replayed
 from ..settings import Settings
@@ -56,15 +53,8 @@ class HotRoute(Route):
     """A route that answers the plain requests of one method and path, and hands the rest on
     to the router, which then finds the FastAPI route behind it."""
 
-    def __init__(
-        self,
-        path: str,
-        method: str,
-        handlers: tuple[Plain, Answer],
-        router: ASGIApp,
-        hop: ThreadHop | None,
-    ) -> None:
-        super().__init__(path, _HotApp(*handlers, router, hop), methods=[method])
+    def __init__(self, path: str, method: str, plain: Plain, answer: Answer, router: ASGIApp):
+        super().__init__(path, _HotApp(plain, answer, router), methods=[method])
         self.include_in_schema = False
         self.method = method
 
@@ -77,11 +67,10 @@ class HotRoute(Route):
 
 
 class _HotApp:
-    def __init__(self, plain: Plain, answer: Answer, router: ASGIApp, hop: ThreadHop | None):
+    def __init__(self, plain: Plain, answer: Answer, router: ASGIApp) -> None:
         self.plain = plain
         self.answer = answer
         self.router = router
-        self.hop = hop
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -92,10 +81,7 @@ class _HotApp:
             await self.router(scope, replayed(body, receive), send)
             return
         sign_up = await deps.browser_sign_up(request)
-        if self.hop is not None:
-            response = await self.hop.run(self.answer, request, sign_up, taken)
-        else:
-            response = await run_in_threadpool(self.answer, request, sign_up, taken)
+        response = await run_in_threadpool(self.answer, request, sign_up, taken)
         await response(scope, receive, send)
 
 
@@ -134,9 +120,8 @@ def contact_update(
     return updated(principal, database, settings, request.path_params["id"], body)
 
 
-def install(app: FastAPI, prefix: str, hop: ThreadHop | None) -> None:
-    """The hot routes first in `app`'s router, before the FastAPI routes they stand for; their
-    work run on `hop`'s threads (None: AnyIO's, as FastAPI's routes)."""
-    handlers = (plain_contact_update, contact_update)
-    hot = [HotRoute(f"{prefix}/contacts/{{id}}", "PATCH", handlers, app.router, hop)]
+def install(app: FastAPI, prefix: str) -> None:
+    """The hot routes first in `app`'s router, before the FastAPI routes they stand for."""
+    hot = [HotRoute(f"{prefix}/contacts/{{id}}", "PATCH", plain_contact_update, contact_update,
+                    app.router)]  # fmt: skip
     app.router.routes[0:0] = hot
