@@ -58,13 +58,6 @@ from .rate_spans import SQL, Spans, inline_threads, instrumented
 from .service_membership import Bench
 
 
-def call(loop: asyncio.AbstractEventLoop, app: Asgi, path: str, body: bytes, key: str) -> int:
-    """One PATCH through the ASGI application in this thread; the answer's status."""
-    headers = [(b"content-type", b"application/json"), (b"apikey", key.encode())]
-    request = scope("PATCH", path, b"", headers)
-    return loop.run_until_complete(exchange(app, request, body)).status_code
-
-
 class Hand:
     """The hand-written endpoint: the list's filters compiled once, one connection of the
     application's pool a request."""
