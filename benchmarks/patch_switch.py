@@ -70,20 +70,6 @@ def _switch(path: str) -> tuple[object, str]:
     return owner, name
 
 
-class _Toggle:
-    """Turns a module's boolean on and off, and back to its shipped value."""
-
-    def __init__(self, path: str) -> None:
-        self.owner, self.name = _switch(path)
-        self.shipped = getattr(self.owner, self.name)
-
-    def set(self, on: bool) -> None:
-        setattr(self.owner, self.name, on)
-
-    def restore(self) -> None:
-        setattr(self.owner, self.name, self.shipped)
-
-
 def _round(
     loop: asyncio.AbstractEventLoop, run: Run, ids: list[str], updates: int, on: bool,
     rng: random.Random, figures: Figures,
@@ -104,15 +90,11 @@ def _round(
 
 
 def measure(url: str, args: argparse.Namespace) -> Figures:
+    owner, name = _switch(args.switch)
+    shipped = getattr(owner, name)
     bench = Bench(url, args.contacts, args.audiences)
     loop = asyncio.new_event_loop()
     figures = Figures()
-    try:
-        toggle = _Toggle(args.switch)
-    except BaseException:
-        loop.close()
-        bench.close()
-        raise
     try:
         with bench.database.engine.connect() as connection:
             ids = list(connection.execute(
@@ -122,16 +104,16 @@ def measure(url: str, args: argparse.Namespace) -> Figures:
         run = Run(bench.client.app, "/v4/contacts/", bench.headers["apiKey"])
         rng = random.Random(3)
         for warm in (True, False):  # one round each way first, not counted
-            toggle.set(warm)
+            setattr(owner, name, warm)
             _round(loop, run, ids, args.updates, warm, rng, Figures())
         for index in range(args.rounds):
             for on in (True, False) if index % 2 else (False, True):
-                toggle.set(on)
+                setattr(owner, name, on)
                 _round(loop, run, ids, args.updates, on, rng, figures)
         figures.updates = args.updates * args.rounds
         return figures
     finally:
-        toggle.restore()
+        setattr(owner, name, shipped)
         loop.close()
         bench.close()
 
