@@ -442,6 +442,47 @@ def test_the_newest_of_a_tie_costs_the_ties_behind_it(api: ApiClient) -> None:
     assert works[LARGE] <= GROWTH * works[SMALL], works
 
 
+def _range_work(database: Database, list_id: str, contact_id: str) -> int:
+    """The work of the bare count of a contact's ties ahead by sign-up time: one range of the
+    rank index, no rule tested on a row."""
+    named = ":{}" if database.engine.dialect.name == "sqlite" else "%({})s"  # the driver's
+    statement = (
+        f"SELECT count(*) FROM contacts c, contacts me WHERE me.id = {named.format('id')}"
+        f" AND c.list_id = {named.format('list')} AND c.points = me.points"
+        " AND c.created_at < me.created_at"
+    )
+    work = Reads(database)
+    work.statements.append((statement, {"id": contact_id, "list": list_id}))
+    try:
+        return work.each()[0][0]
+    finally:
+        work.close()
+
+
+def test_the_ties_ahead_cost_a_range_of_the_index_not_a_rule_tested_on_each(
+    api: ApiClient,
+) -> None:
+    """The ties ahead of a contact a quarter into a tie of 1,000 and of 10,000 contacts are
+    counted on the rank index; what the update's work grows by between the two lists may be at
+    most a quarter more than the bare range count's growth. With the tie on time tested inside
+    the count (`time < t OR time = t AND id < i`), SQLite tested it on each tie: about 2.4
+    times the range's work (422 µs against 176 µs for 3,644 ties of a million contacts)."""
+    tenant = make_tenant(api, plan="pro")
+    database: Database = api.app.state.db
+    updates, ranges = {}, {}
+    for size in (SMALL, LARGE):
+        list_id = tenant.new_list(name=f"quarter of {size}")["id"]
+        fill(database, list_id, size, points=lambda _rng: 7)
+        contact_id, _ = _middle(database, list_id, at=0.25)
+        call = partial(tenant.ok, "PATCH", f"/v4/contacts/{contact_id}", json={"firstName": "Q"})
+        answer, [(updates[size], _)] = worked(database, call, Reads)
+        assert answer["contact"]["position"] == int(size * 0.25) + 1
+        ranges[size] = _range_work(database, list_id, contact_id)
+    grown, range_grown = updates[LARGE] - updates[SMALL], ranges[LARGE] - ranges[SMALL]
+    assert range_grown > 0, ranges
+    assert grown <= 1.25 * range_grown, (updates, ranges)
+
+
 def _check_positions_from_either_end(tenant: Tenant) -> None:
     """Each contact's position, answered by its update and by pages of 7 in both directions of
     the waitlist, equals its rank by definition, wherever it lies in its tie: its ties ahead

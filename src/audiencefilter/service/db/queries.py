@@ -33,7 +33,6 @@ from sqlalchemy import (
     cast,
     func,
     not_,
-    or_,
     select,
 )
 from sqlalchemy.orm import Session
@@ -241,14 +240,15 @@ def ranked_beyond(
     points: Any,
     created: Any,
     ahead: bool,
-    tied: Any = None,
+    ranked_first: Any = None,
     contacts: Any = Contact,
 ) -> Any:
     """The number of contacts of the list ranked before (`ahead`) or after a contact with these
     points and sign-up time (points, more first, then sign-up time): the list's histogram
     summed beyond its points, and only its ties on points counted on the rank index, so the
-    count costs those ties, not the contact's rank. `tied`: ties on points counted by a further
-    rule (the id, for ties on time too); `contacts`: the table (an alias) they are counted on.
+    count costs those ties, not the contact's rank. `ranked_first`: among ties on time too,
+    the rule a contact ranked ahead meets (the id); `contacts`: the table (an alias) they are
+    counted on.
 
     The ties are counted from the end of them the time lies nearer (the middle of their first
     and last sign-up times, two reads of the index's ends): the ties on the far side are the
@@ -257,33 +257,38 @@ def ranked_beyond(
     are spread evenly, and a few for the newest contacts of a large tie (the 0 points most of a
     list holds). Which side is counted changes the cost, never the answer."""
     time = contacts.createdAt
-    beyond = time < created if ahead else time > created
-    opposite = time >= created if ahead else time <= created
-    if tied is None:
-        near, far = beyond, opposite
-    else:
-        # The time's bound stands beside the `OR` so that PostgreSQL reads the ties ahead as a
-        # range of the rank index (`OR` alone: every tie on points read, then filtered).
-        within = time <= created if ahead else time >= created
-        near, far = and_(within, or_(beyond, tied)), and_(opposite, not_(tied))
     tie = (contacts.listId == list_id, contacts.points == points)
+    beyond = time < created if ahead else time > created
+    if ranked_first is None:  # the sign-up time's own ties lie on the far side
+        counted_near = _counted(contacts, *tie, beyond)
+        counted_far = _counted(contacts, *tie, time >= created if ahead else time <= created)
+    else:  # the ties on time too parted by the rule: each count a range of the rank index
+        across = time > created if ahead else time < created
+        same_time = (*tie, time == created)
+        counted_near = _counted(contacts, *tie, beyond)
+        counted_near += _counted(contacts, *same_time, ranked_first)
+        counted_far = _counted(contacts, *tie, across)
+        counted_far += _counted(contacts, *same_time, not_(ranked_first))
     first, last = (
         select(time).where(*tie).order_by(order).limit(1).scalar_subquery()
         for order in (time.asc(), time.desc())
     )
     later = dialects.past_middle(dialect, created, first, last)
-    counted_far = _counted(contacts, tie, far)
     valued = (ListPoints.listId == list_id, ListPoints.points == points)
     of_value = select(ListPoints.contacts).where(*valued).scalar_subquery()
     same = case(
         (later if ahead else not_(later), func.coalesce(of_value, 0) - counted_far),
-        else_=_counted(contacts, tie, near),
+        else_=counted_near,
     )
     return _histogram_beyond(list_id, points, ahead) + same
 
 
-def _counted(contacts: Any, tie: tuple[Any, ...], side: Any) -> Any:
-    return select(func.count()).select_from(contacts).where(*tie, side).scalar_subquery()
+def _counted(contacts: Any, *conditions: Any) -> Any:
+    """The contacts meeting `conditions`, each a bound of the rank index (list, points, time,
+    id): a count with no condition to test a row by is the index's range alone, which SQLite
+    steps through at about a third of the cost of one testing each row (3,644 ties of a million
+    contacts: 176 µs against 422 µs for `time < t OR time = t AND id < i`)."""
+    return select(func.count()).select_from(contacts).where(*conditions).scalar_subquery()
 
 
 def _histogram_beyond(list_id: Any, points: ColumnElement[Any], ahead: bool) -> Any:

@@ -150,8 +150,7 @@ def _ahead(dialect: str, mine: dict[str, ColumnElement[Any]], created: ColumnEle
     mine_id, list_id, points = mine["id"], mine["list_id"], mine["points"]
     itself = select(func.count()).select_from(other)
     itself = itself.where(other.id == mine_id, other.listId == list_id, other.points > points)
-    tied = (other.createdAt == created) & (other.id < mine_id)
-    beyond = ranked_beyond(dialect, list_id, points, created, True, tied, other)
+    beyond = ranked_beyond(dialect, list_id, points, created, True, other.id < mine_id, other)
     return beyond - itself.scalar_subquery()
 
 
