@@ -4,6 +4,7 @@ measured on both sides, the service's audience and the hand-written one hold the
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,12 @@ def test_the_update_is_shown_by_layer_beside_the_hand_written_cpu(tmp_path: Path
     assert any("UPDATE contacts" in statement for statement in layers.spans.statements)
     rendered = update_layers.render(layers)
     assert "| ours by layer | ms an update |" in rendered and "hand-written" in rendered
+
+
+def test_the_update_cpu_without_the_driver_path_off_side(tmp_path: Path) -> None:
+    from benchmarks import update_layers
+
+    found = update_layers.cpu(f"sqlite:///{tmp_path / 'c.db'}", "SQLite", 300, 4, 1, False)
+    assert found.ours > 0 and found.hand > 0 and math.isnan(found.ours_off)
+    rendered = update_layers.render_cpu(found)
+    assert "| ours |" in rendered and "driver path off" not in rendered
