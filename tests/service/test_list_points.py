@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
@@ -481,6 +483,50 @@ def test_the_ties_ahead_cost_a_range_of_the_index_not_a_rule_tested_on_each(
     grown, range_grown = updates[LARGE] - updates[SMALL], ranges[LARGE] - ranges[SMALL]
     assert range_grown > 0, ranges
     assert grown <= 1.25 * range_grown, (updates, ranges)
+
+
+# Points at the bands' edges and instants shared by many contacts: ties on points and on time.
+_TIED_POINTS = st.sampled_from([0, 1, 63, 64, 65])
+_TIED_TIMES = st.sampled_from(["2025-01-01T10:00:00+00:00", "2025-01-02T10:00:00+00:00",
+                               "2025-01-02T10:00:00.000001+00:00"])  # fmt: skip
+
+
+def _check_written_positions(tenant: Tenant, data: st.DataObject) -> None:
+    """Each write's answered position equals the contact's rank by definition (points, more
+    first, then sign-up time, then id), wherever it lies among ties on points and on time: the
+    ties ahead counted on the index's ranges (`time < t`, then `time = t AND id < i`) or as the
+    histogram's count less the far side's (`time > t`, then `time = t AND id >= i`)."""
+    database: Database = tenant.client.app.state.db
+    list_id = tenant.new_list()["id"]
+    size = data.draw(st.integers(1, 24), label="contacts")
+    rows = [
+        {"email": f"w{i}@example.com", "points": data.draw(_TIED_POINTS),
+         "createdAt": data.draw(_TIED_TIMES)}
+        for i in range(size)
+    ]  # fmt: skip
+    tenant.ok("POST", "/v4/contacts/import", params={"listId": list_id}, json=rows)
+    ranked = _ranked_ids(database, list_id)
+    writes = st.tuples(st.integers(0, size - 1), _TIED_POINTS)
+    for place, points in data.draw(st.lists(writes, min_size=1, max_size=8), label="writes"):
+        contact_id = ranked[place]
+        answer = tenant.ok("PATCH", f"/v4/contacts/{contact_id}", json={"points": points})
+        expected = _expected_positions(database, list_id, [contact_id], 1)
+        assert answer["contact"]["position"] == expected[contact_id], (place, points)
+
+
+_WRITTEN = settings(
+    max_examples=25,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+@_WRITTEN
+@given(st.data())
+def test_a_written_position_is_the_rank_among_any_ties(
+    on_both: Tenant, data: st.DataObject
+) -> None:
+    _check_written_positions(on_both, data)
 
 
 def _check_positions_from_either_end(tenant: Tenant) -> None:
