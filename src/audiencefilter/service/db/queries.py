@@ -258,16 +258,13 @@ def ranked_beyond(
     list holds). Which side is counted changes the cost, never the answer."""
     time = contacts.createdAt
     tie = (contacts.listId == list_id, contacts.points == points)
-    beyond = time < created if ahead else time > created
+    counted_near = _counted(contacts, *tie, time < created if ahead else time > created)
     if ranked_first is None:  # the sign-up time's own ties lie on the far side
-        counted_near = _counted(contacts, *tie, beyond)
         counted_far = _counted(contacts, *tie, time >= created if ahead else time <= created)
     else:  # the ties on time too parted by the rule: each count a range of the rank index
-        across = time > created if ahead else time < created
         same_time = (*tie, time == created)
-        counted_near = _counted(contacts, *tie, beyond)
         counted_near += _counted(contacts, *same_time, ranked_first)
-        counted_far = _counted(contacts, *tie, across)
+        counted_far = _counted(contacts, *tie, time > created if ahead else time < created)
         counted_far += _counted(contacts, *same_time, not_(ranked_first))
     first, last = (
         select(time).where(*tie).order_by(order).limit(1).scalar_subquery()
