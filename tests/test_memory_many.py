@@ -8,6 +8,7 @@ positions, or both raise `RecordError`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -482,6 +483,51 @@ def test_a_condition_on_two_fields_that_change_together_moves_once() -> None:
     pairs = [{"referrals": r, "points": p} for r in values for p in values]
     states = [pair for first in pairs for pair in (first, *pairs)]
     _assert_tracked(filters, states, NOW)
+
+
+SELF_REFERENCES = [
+    {field: {op: {"_ref": field}}}
+    for field, ops in (
+        ("points", ["equals", "not", "lt", "lte", "gt", "gte"]),
+        ("createdAt", ["equals", "not", "lt", "lte", "gt", "gte"]),
+        ("isVerified", ["equals", "not"]),
+        ("country", ["equals", "not", "lt", "lte", "gt", "gte"]),
+    )
+    for op in ops
+]
+"""A field compared with itself, on every operator and type a reference takes."""
+
+
+@pytest.mark.parametrize("where", SELF_REFERENCES, ids=lambda w: json.dumps(w))
+def test_a_condition_comparing_a_field_with_itself_moves_once(where: dict[str, Any]) -> None:
+    """A condition reads its field twice when it compares the field with itself: it is one
+    condition of that field, and a change of the field moves its parents once (the fast climb
+    moved them once for each read: an AND over it and a FALSE sibling read UNKNOWN). Beside
+    it: under AND, OR and NOT with another condition of the same field and of another, the
+    field moving between values, null and absent."""
+    (field,) = where
+    values: dict[str, list[Any]] = {
+        "points": [1, 2, None],
+        "createdAt": [datetime(2025, 1, 1, tzinfo=UTC), datetime(2025, 1, 2, tzinfo=UTC), None],
+        "isVerified": [True, False, None],
+        "country": ["FR", "fr", None],
+    }
+    other = {"email": {"equals": "a@example.com"}}
+    same = {field: {"not": None}}
+    wheres = [
+        where,
+        {"NOT": where},
+        {"AND": [where, same]},
+        {"NOT": {"AND": [where, other, {}]}},
+        {"NOT": {"OR": [{"AND": [where, same, {}]}]}},
+        {"OR": [where, other]},
+        {"NOT": {"OR": [where, {"NOT": other}]}},
+    ]
+    filters = [af.parse(w) for w in wheres]
+    states: list[dict[str, Any]] = [{"email": "a@example.com"}]
+    states += [{"email": e, field: v} for e in ("a@example.com", "b@example.com")
+               for v in values[field]]  # fmt: skip
+    _assert_tracked(filters, [state for first in states for state in (first, *states)], NOW)
 
 
 def test_a_wave_keeps_each_parent_once_whatever_its_marks_held() -> None:

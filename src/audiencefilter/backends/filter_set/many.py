@@ -786,7 +786,7 @@ def _layout(
         names = _reads(shared.leaves[number])
         for name in names:
             leaves_on.setdefault(name, []).append(number)
-            if len(set(names)) > 1:
+            if len(names) > 1:
                 crossing.setdefault(name, []).append(number)
     groups = {name: _groups(numbers, shared) for name, numbers in leaves_on.items()}
     alone = list(plan.alone)
@@ -795,9 +795,11 @@ def _layout(
 
 
 def _reads(leaf: Node) -> list[str]:
-    """The fields a condition reads: its field, and the other one of a field comparison."""
+    """The fields a condition reads, each once: its field, and the other one of a field
+    comparison unless it is the same (a field compared with itself is one condition of that
+    field, which a change moves once; listed twice, the fast climb moved its parents twice)."""
     names = [getattr(leaf, "field", None), getattr(leaf, "other", None)]
-    return [name for name in names if isinstance(name, str)]
+    return list(dict.fromkeys(name for name in names if isinstance(name, str)))
 
 
 @dataclass
