@@ -548,6 +548,7 @@ def _odd_keyed_case(draw: st.DrawFn) -> tuple[dict[str, Any], Records]:
 @given(_odd_keyed_case())
 @example(({"data": {"path": ["1"], "equals": 1}}, [{"id": "r0", "data": {1: 1}}]))
 @example(({"data": {"path": ["true"], "equals": 1}}, [{"id": "r0", "data": {True: 1}}]))
+@example(({"data": {"path": ["0"], "equals": "x"}}, [{"id": "r0", "data": {"0": "x", 0: False}}]))
 def test_data_with_keys_that_are_not_strings(case: tuple[dict[str, Any], Records]) -> None:
     """Memory raises `RecordError`, or answers as on the JSON text of the record (what a JSON
     column, and polars, hold)."""

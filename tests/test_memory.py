@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 import audiencefilter as af
+from audiencefilter.backends.memory import fast as memory_fast
 from audiencefilter.language.values import record_datetime
 
 
@@ -144,6 +145,81 @@ def test_non_string_keys_are_read_as_json_stores_them(data: dict[object, str], p
     assert connection.execute(f"SELECT count(*) FROM t WHERE {flt.to_sql('sqlite')}").fetchone()[0]
     connection.close()
     assert not af.parse({"data": {"path": ["2"], "equals": "x"}}).matches({"data": data})
+
+
+NAN = float("nan")
+SPELT_ALIKE = [("1", 1), ("true", True), ("null", None), ("1.5", 1.5), ("0", 0), ("NaN", NAN)]
+"""A JSON key and a non-string key `json.dumps` writes as it: an object holding both has its key
+twice in its JSON text, which SQLite and DuckDB read as the first, PostgreSQL's `jsonb` and
+Python's `json` as the last."""
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
+@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize("string_first", [True, False])
+@pytest.mark.parametrize(("key", "other"), SPELT_ALIKE, ids=[k for k, _ in SPELT_ALIKE])
+def test_two_keys_written_alike_in_json_are_refused_not_read_one_way(
+    key: str, other: object, string_first: bool, depth: int, fast: bool
+) -> None:
+    """An object holding two keys written alike (`"0"` and `0`, two NaNs) has no one reading:
+    a path through that key raises `RecordError` naming both, on every operator and under
+    `NOT`, in a set and in an explanation, at any depth; the same object read through another
+    key, and either key alone, answer as before."""
+    pair: list[tuple[object, object]] = [(key, "x"), (other, False)]
+    if key == "NaN":
+        pair = [(NAN, "x"), (float("nan"), False)]
+    inner = dict(pair if string_first else pair[::-1])
+    inner["plain"] = "y"
+    data: dict[object, object] = inner if depth == 1 else {"a": inner}
+    path = [key] if depth == 1 else ["a", key]
+    switch = memory_fast.ENABLED
+    memory_fast.ENABLED = fast
+    try:
+        for where in (
+            {"data": {"path": path, "equals": "x"}},
+            {"NOT": {"data": {"path": path, "equals": False}}},
+            {"data": {"path": path, "not": None}},
+            {"OR": [{"points": 1}, {"data": {"path": path, "string_contains": "x"}}]},
+        ):
+            flt = af.parse(where)
+            with pytest.raises(af.RecordError, match="written") as found:
+                flt.matches({"points": 2, "data": data})
+            assert "x" not in str(found.value).split("keys ")[0]  # no value shown, the keys are
+            with pytest.raises(af.RecordError, match="written"):
+                af.FilterSet([af.parse({"points": 3}), flt]).matching({"points": 2, "data": data})
+            with pytest.raises(af.RecordError, match="written"):
+                flt.explain({"points": 2, "data": data})
+        beside = af.parse({"data": {"path": [*path[:-1], "plain"], "equals": "y"}})
+        assert beside.matches({"data": data})
+        for alone in ({key: "x"}, {other: "x"} if key != "NaN" else {NAN: "x"}):
+            one = alone if depth == 1 else {"a": alone}
+            assert af.parse({"data": {"path": path, "equals": "x"}}).matches({"data": one})
+    finally:
+        memory_fast.ENABLED = switch
+
+
+@pytest.mark.parametrize("string_first", [True, False])
+@pytest.mark.parametrize(("key", "other"), SPELT_ALIKE[:-1], ids=[k for k, _ in SPELT_ALIKE[:-1]])
+def test_a_frame_refuses_a_document_with_two_keys_written_alike(
+    key: str, other: object, string_first: bool
+) -> None:
+    """A frame's JSON column is the documents' JSON text: a document holding two keys written
+    alike, at any depth, has none, and is a `RecordError` naming the field when the frame is
+    made (from records for polars, from a pandas object column), where it would otherwise hold
+    the key twice and be read one way without a word."""
+    pd = pytest.importorskip("pandas")
+    from audiencefilter.backends.frames.polars import frame_for
+
+    pair = [(key, "x"), (other, False)]
+    inner = dict(pair if string_first else pair[::-1])
+    flt = af.parse({"data": {"path": ["a", "b"], "equals": "y"}})
+    for document in (inner, {"a": {"b": "y"}, "list": [1, inner]}):
+        with pytest.raises(af.RecordError, match='field "data".*written'):
+            frame_for([{"data": document}], flt.schema)
+        with pytest.raises(af.RecordError, match='"data".*written'):
+            flt.frame_mask(pd.DataFrame({"data": [{"a": {"b": "y"}}, document]}))
+    single = {"a": {"b": "y"}, key: 1}
+    assert flt.frame_mask(pd.DataFrame({"data": [single]})).tolist() == [True]
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,9 @@ Python, the reference the memory and columnar back-ends run and the SQL back-end
 against. Keys are strings: a document decoded from JSON has no other kind, so a Python object
 given as `data` with a non-string key (`{1: "x"}`) is read as JSON stores it (`json.dumps`
 writes the key `1` as `"1"`, `True` as `"true"`, `None` as `"null"`), the way the SQL engines
-see it.
+see it. An object holding two keys JSON writes alike (`"1"` and `1`) has no one reading (its
+text holds the key twice, which engines resolve differently): a path through that key raises
+`RecordError`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import RecordError
 from .anniversary import MonthDays
 from .fields import FieldType
 from .nodes import Comparison, IsNull
@@ -63,15 +66,20 @@ _NUMBER_START = frozenset("-0123456789")
 
 
 def lookup(document: object, path: tuple[str, ...]) -> object:
-    """The value at `path`; None when a key is missing or a step is not an object."""
+    """The value at `path`; None when a key is missing or a step is not an object.
+
+    Raises:
+        RecordError: two keys of an object on the path are written alike in JSON
+            (`ambiguity`).
+    """
     value = document
     for key in path:
         if not isinstance(value, Mapping):
             return None
         found = value.get(key, _MISSING)
-        if found is _MISSING:
-            found = None if plain_key(key) else _json_key_lookup(value, key)
-        value = found
+        if not plain_key(key):
+            found = _json_key_lookup(value, key, found)
+        value = None if found is _MISSING else found
     return value
 
 
@@ -81,16 +89,68 @@ def plain_key(key: str) -> bool:
     return not (key in _SCALAR_WORDS or key[:1] in _NUMBER_START)
 
 
-def _json_key_lookup(mapping: Mapping[Any, Any], key: str) -> object:
-    """`mapping[key]` as JSON would find it in a mapping with non-string keys, once the string
-    lookup has failed (so that common path pays nothing). Of two non-string keys with the same
-    JSON spelling (`1` and `1.0` are one key in Python, `1` and `"1"` are not), the last wins,
-    as when the text `json.dumps` writes is decoded; a string key wins over both."""
-    found: object = None
+def _json_key_lookup(mapping: Mapping[Any, Any], key: str, found: object) -> object:
+    """`mapping[key]` as JSON would find it in a mapping that may hold non-string keys, given
+    what the string lookup `found` (`_MISSING` if nothing): the item of the one key written
+    `key` in JSON (`1` and `1.0` are one key in Python, `1` and `"1"` are not).
+
+    Raises:
+        RecordError: two keys are written `key` (`ambiguity`).
+    """
+    spelt: list[object] = [] if found is _MISSING else [key]
     for name, item in mapping.items():
         if not isinstance(name, str) and _json_key(name) == key:
+            spelt.append(name)
             found = item
+    if len(spelt) > 1:
+        raise RecordError(ambiguity(key, spelt))
     return found
+
+
+def document_text(document: object, field: str) -> str:
+    """The JSON text of a decoded document of field `field`, as a JSON column holds it
+    (`json.dumps`): what a frame's JSON column is made of.
+
+    Raises:
+        RecordError: two keys of one of its objects are written alike (`ambiguity`), so the
+            text would hold a key twice.
+    """
+    problem = _written_alike(document)
+    if problem is not None:
+        raise RecordError(f'field "{field}": {problem}')
+    return json.dumps(document)
+
+
+def _written_alike(document: object) -> str | None:
+    """`ambiguity` of the first object of `document` (at any depth) holding two keys JSON
+    writes alike; None if none does. Only an object with a key that is no string can."""
+    stack = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if not all(isinstance(name, str) for name in item):
+                spelt: dict[str, object] = {}
+                for name in item:
+                    text = name if isinstance(name, str) else _json_key(name)
+                    if text is not None and text in spelt:
+                        return ambiguity(text, [spelt[text], name])
+                    if text is not None:
+                        spelt[text] = name
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
+
+
+def ambiguity(key: str, names: list[object]) -> str:
+    """Why an object whose keys `names` are all written `key` in JSON cannot be read: its JSON
+    text holds the key twice, and engines keep different ones (SQLite and DuckDB the first,
+    PostgreSQL's `jsonb` and Python's `json` the last)."""
+    shown = " and ".join(repr(name) for name in names)
+    return (
+        f"a JSON object holds the keys {shown}, all written {json.dumps(key)} in JSON, where "
+        "engines keep different ones of them; give the object one key of that name"
+    )
 
 
 def _json_key(name: object) -> str | None:

@@ -43,6 +43,7 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from ...errors import FrameError
+from ...language.data_paths import document_text
 from ...language.fields import Field, FieldType, Schema
 from ...language.nodes import Node
 from ...language.relations import Relation
@@ -213,7 +214,7 @@ def _to_polars(eager: Any, schema: Schema, columns: Mapping[str, str]) -> pl.Dat
             continue
         cells = eager[name].to_list()
         if name in json_columns:
-            python[name] = pl.Series(name, [_json_text(c) for c in cells], dtype=pl.String)
+            python[name] = pl.Series(name, [_json_text(name, c) for c in cells], dtype=pl.String)
         elif name in relations:
             python[name] = _converted(name, _relation_series, name, relations[name], cells)
         elif name in list_fields:
@@ -301,12 +302,13 @@ def _missing(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _json_text(value: Any) -> str | None:
-    """A decoded JSON document as JSON text (None for a missing cell); text stays as it is."""
+def _json_text(name: str, value: Any) -> str | None:
+    """A decoded JSON document of column `name` as JSON text (None for a missing cell); text
+    stays as it is."""
     if _missing(value):
         return None
     if isinstance(value, str):
         return value
     if hasattr(value, "tolist"):  # a NumPy array or scalar, as pandas hands list cells
         value = value.tolist()
-    return json.dumps(value)
+    return document_text(value, name)

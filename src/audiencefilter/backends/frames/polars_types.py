@@ -6,13 +6,13 @@ Shared by the contact's columns and a relation's struct fields (`frame_for`,
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
 from ...errors import FrameError
+from ...language.data_paths import document_text
 from ...language.fields import FieldType, Schema
 from ...language.relations import Relation
 from ...language.values import double_exact
@@ -42,7 +42,9 @@ def field_columns(
     JSON has no column of its own: its value is read from the JSON column, as a user's frame
     holds it."""
     stored = [f for f in schema.fields if not f.source]
-    data = {f.name: _column_values(f.type, [r.get(f.name) for r in records]) for f in stored}
+    data = {
+        f.name: _column_values(f.type, [r.get(f.name) for r in records], f.name) for f in stored
+    }
     dtypes = {f.name: CANONICAL[f.type] for f in stored}
     for field in stored:  # a number column with a fractional value must hold floats
         if field.type is FieldType.NUMBER and any(type(v) is float for v in data[field.name]):
@@ -81,7 +83,7 @@ def number_list_dtype(name: str, lists: list[Any]) -> Any:
     return pl.List(pl.Float64)
 
 
-def _column_values(kind: FieldType, values: list[Any]) -> list[Any]:
+def _column_values(kind: FieldType, values: list[Any], field: str) -> list[Any]:
     from ...language.values import record_date, record_datetime
 
     if kind is FieldType.DATETIME:
@@ -94,7 +96,7 @@ def _column_values(kind: FieldType, values: list[Any]) -> list[Any]:
             for v in values
         ]
     if kind is FieldType.JSON:  # JSON text, as a JSON column reads into polars
-        return [None if v is None else json.dumps(v) for v in values]
+        return [None if v is None else document_text(v, field) for v in values]
     if kind is FieldType.DATETIME_LIST:
         return [
             None if v is None else [None if i is None else record_datetime(i) for i in v]

@@ -10,6 +10,7 @@ from typing import Any
 
 from pyspark.sql import types as T
 
+from ...language.data_paths import document_text
 from ...language.fields import FieldType, Schema
 from ...language.python_values import plain_value
 from ...language.relations import Relation
@@ -52,13 +53,11 @@ def field_values(
     types: dict[str, Any] = {}
     for field in (f for f in schema.fields if not f.source):
         values = [plain_value(record.get(field.name)) for record in records]
-        data[field.name], types[field.name] = _converted(field.type, values)
+        data[field.name], types[field.name] = _converted(field.type, values, field.name)
     return data, types
 
 
-def _converted(kind: FieldType, values: list[Any]) -> tuple[list[Any], Any]:
-    import json
-
+def _converted(kind: FieldType, values: list[Any], field: str) -> tuple[list[Any], Any]:
     from ...language.values import record_date, record_datetime
 
     if kind is FieldType.DATETIME:
@@ -71,7 +70,7 @@ def _converted(kind: FieldType, values: list[Any]) -> tuple[list[Any], Any]:
             for v in values
         ]
     elif kind is FieldType.JSON:
-        values = [None if v is None else json.dumps(v) for v in values]
+        values = [None if v is None else document_text(v, field) for v in values]
     elif kind is FieldType.NUMBER_LIST:
         values = [
             None if v is None else [None if i is None else float(i) for i in v] for v in values

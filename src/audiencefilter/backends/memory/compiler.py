@@ -67,7 +67,7 @@ from ...errors import RecordError
 from ...language import lists
 from ...language.anniversary import MonthDays, is_anniversary
 from ...language.calendar import RELATIVE_TYPES, Period
-from ...language.data_paths import truth
+from ...language.data_paths import lookup, truth
 from ...language.fields import ORDERING_OPS, PATTERN_OPS, FieldType, ListOp, Op, Schema
 from ...language.nodes import (
     Aggregated,
@@ -411,7 +411,19 @@ def _diagnose(record: Record, root: Node, schema: Schema) -> str:
             return problem
     if not isinstance(record, Mapping):
         return f"a record must be a mapping of field names to values, not {type(record).__name__}"
-    return "a record value has the wrong type for its field"
+    return _json_problem(record, root) or "a record value has the wrong type for its field"
+
+
+def _json_problem(record: Record, root: Node) -> str | None:
+    """What makes a JSON document the filter reads unreadable (`data_paths.lookup`: two keys
+    written alike), in the words of `RecordError`; None if nothing."""
+    for node in own_nodes(root):
+        if isinstance(node, Comparison | IsNull) and node.path:
+            try:
+                lookup(record.get(node.field), node.path)
+            except RecordError as exc:
+                return f'field "{node.field}" at path {list(node.path)}: {exc}'
+    return None
 
 
 def _value_problem(name: str, kind: FieldType, value: object) -> str | None:
