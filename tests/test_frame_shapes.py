@@ -32,7 +32,15 @@ from audiencefilter.testing.space import (
     every_condition,
 )
 from tests.shapes import TALLY, Cell
-from tests.shapes.frames import ARROW_TYPES, CELLS, MIXED_OBJECT, NULLS, OBJECT_NUMBERS
+from tests.shapes.frames import (
+    ARROW_TYPES,
+    CELLS,
+    KEY_TWICE,
+    KEYS_ALIKE,
+    MIXED_OBJECT,
+    NULLS,
+    OBJECT_NUMBERS,
+)
 
 NOW = NOWS[0]
 FIELD = {"json": "data"}
@@ -217,10 +225,12 @@ def _parsed(back: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
     return lambda column: [v if not isinstance(v, str) else json.loads(v) for v in back(column)]
 
 
-_BAD = {
+_BAD: dict[str, Any] = {
     "a dict's repr (to_csv)": "{'plan': 'pro'}",
     "text that is no JSON": "not json",
     "empty text": "",
+    KEY_TWICE: '{"plan": "pro", "plan": "free"}',
+    KEYS_ALIKE: {"1": "pro", 1: "free"},
 }
 
 
@@ -283,8 +293,10 @@ def _assert_refused(cell: Cell, flt: af.Filter, frame: Any) -> None:
     if cell.shape == MIXED_OBJECT:
         assert "column(s) f" in message and "one type" in message, message
         return
-    assert 'field "data"' in message and repr(_BAD[cell.shape]) in message
+    assert 'field "data"' in message and repr(_BAD[cell.shape]) in message, message
     assert "json.dumps" in message, message
+    if cell.shape in (KEY_TWICE, KEYS_ALIKE):
+        assert cell.note in message and ("twice" in message or "all written" in message)
 
 
 @cache

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from audiencefilter.language.data_paths import FIX_KEYS
 from tests.shapes import Cell
 
 _FIX_JSON = "write the column with json.dumps, or set the cell to null"
@@ -140,10 +141,18 @@ def _pandas() -> list[Cell]:
 
 
 def _bad_json(backend: str) -> list[Cell]:
-    return [
+    cells = [
         Cell("frames", backend, shape, "json", "refused", _FIX_JSON)
         for shape in ("a dict's repr (to_csv)", "text that is no JSON", "empty text")
     ]
+    cells.append(Cell("frames", backend, KEY_TWICE, "json", "refused", FIX_KEYS))
+    if backend == "pandas":
+        cells.append(Cell("frames", backend, KEYS_ALIKE, "json", "refused", FIX_KEYS))
+    return cells
+
+
+KEY_TWICE = "JSON text holding a key twice"
+KEYS_ALIKE = "object of dicts with two keys written alike"
 
 
 def _polars() -> list[Cell]:

@@ -27,7 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import RecordError
+from ..errors import FrameError, RecordError
 from .anniversary import MonthDays
 from .fields import FieldType
 from .nodes import Comparison, IsNull
@@ -107,18 +107,58 @@ def _json_key_lookup(mapping: Mapping[Any, Any], key: str, found: object) -> obj
     return found
 
 
+FIX_KEYS = "write the column with json.dumps of objects whose keys are strings, each once"
+"""The fix a frame's refusal of a document with a key twice gives."""
+
+
 def document_text(document: object, field: str) -> str:
     """The JSON text of a decoded document of field `field`, as a JSON column holds it
     (`json.dumps`): what a frame's JSON column is made of.
 
     Raises:
-        RecordError: two keys of one of its objects are written alike (`ambiguity`), so the
+        FrameError: two keys of one of its objects are written alike (`ambiguity`), so the
             text would hold a key twice.
     """
     problem = _written_alike(document)
     if problem is not None:
-        raise RecordError(f'field "{field}": {problem}')
+        shown = repr(document)
+        shown = shown if len(shown) <= 60 else shown[:60] + "..."
+        raise FrameError(f'field "{field}": a cell holds {shown}: {problem}; {FIX_KEYS}')
     return json.dumps(document)
+
+
+class KeyTwice(ValueError):
+    """JSON text holding one key twice in an object (`decoded`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def decoded(text: str) -> Any:
+    """`json.loads(text)`, refusing an object that holds a key twice: SQLite and DuckDB read
+    such text as the first, PostgreSQL's `jsonb` and Python's `json` as the last, so it has no
+    one reading.
+
+    Raises:
+        json.JSONDecodeError: `text` is no JSON.
+        KeyTwice: an object of it holds a key twice.
+    """
+    return _ONCE_KEYED.decode(text)
+
+
+def _once_keyed(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise KeyTwice(key)
+            seen.add(key)
+    return document
+
+
+_ONCE_KEYED = json.JSONDecoder(object_pairs_hook=_once_keyed)
 
 
 def _written_alike(document: object) -> str | None:

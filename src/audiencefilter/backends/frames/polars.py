@@ -67,7 +67,7 @@ import polars as pl
 from ...errors import FrameError
 from ...language import lists
 from ...language.anniversary import MonthDays
-from ...language.data_paths import truth
+from ...language.data_paths import FIX_KEYS, KeyTwice, decoded, truth
 from ...language.fields import ORDERING_OPS, FieldType, Op, Schema
 from ...language.nodes import (
     TRUE,
@@ -616,10 +616,16 @@ def _json_document(field: str, text: str) -> Any:
     `DataFrame.to_csv` writes one; an empty string) is a `FrameError` naming the field, the
     text and the fix: a `JSONDecodeError` raised inside polars' `map_elements` cannot be
     rebuilt by polars and surfaces as an unrelated `TypeError`."""
+    shown = text if len(text) <= 40 else text[:40] + "..."
     try:
-        return json.loads(text)
+        return decoded(text)
+    except KeyTwice as twice:
+        raise FrameError(
+            f'field "{field}": a cell holds {shown!r}, whose object holds the key '
+            f"{json.dumps(twice.key)} twice, which engines read differently (the first or the "
+            f"last); {FIX_KEYS}"
+        ) from None
     except json.JSONDecodeError as exc:
-        shown = text if len(text) <= 40 else text[:40] + "..."
         raise FrameError(
             f'field "{field}": a cell holds {shown!r}, which is not JSON text ({exc.msg} at '
             f'column {exc.colno}); expected a JSON document such as {{"plan": "pro"}}. '
