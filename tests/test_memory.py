@@ -220,6 +220,13 @@ def test_a_frame_refuses_a_document_with_two_keys_written_alike(
             flt.frame_mask(pd.DataFrame({"data": [{"a": {"b": "y"}}, document]}))
     single = {"a": {"b": "y"}, key: 1}
     assert flt.frame_mask(pd.DataFrame({"data": [single]})).tolist() == [True]
+    # A polars column of Python objects is read by the path, as `matches` reads it.
+    pl = pytest.importorskip("polars")
+    through = af.parse({"data": {"path": [key], "equals": "x"}})
+    objects = pl.DataFrame({"data": pl.Series([{key: "x"}, inner], dtype=pl.Object)})
+    with pytest.raises(af.RecordError, match='field "data".*written'):
+        objects.filter(through.to_polars())
+    assert objects.head(1).filter(through.to_polars()).height == 1
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,7 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from ...errors import FrameError
+from ...errors import FrameError, RecordError
 from ...language import lists
 from ...language.anniversary import MonthDays
 from ...language.data_paths import FIX_KEYS, KeyTwice, decoded, truth
@@ -635,7 +635,10 @@ def _json_document(field: str, text: str) -> Any:
 
 
 def _value_truth(node: Comparison | IsNull, value: Any) -> bool | None:
-    return truth(node, value, node.path)
+    try:
+        return truth(node, value, node.path)
+    except RecordError as exc:  # a document with two keys written alike (`data_paths.lookup`)
+        raise FrameError(f'field "{node.field}": a cell holds {value!r}: {exc}') from None
 
 
 def _ascii_match_is_exact(needle: str) -> bool:
