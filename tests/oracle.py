@@ -133,6 +133,21 @@ def local_day(moment: datetime, zone: str) -> date:
         return date.max if moment.year > 5000 else date.min
 
 
+def local_month_day(moment: datetime, zone: str) -> tuple[int, int]:
+    """The month and day of `moment` in `zone` on the proleptic Gregorian calendar, also where
+    its local year is 0 or 10000 (docs/semantics-calendar.md, "At the edges of the range"):
+    there the instant 400 years nearer is taken, whose local month-day is the same (the
+    calendar repeats every 146,097 days, and the zone's offset so far from its rules is its
+    first or last)."""
+    tz = ZoneInfo(zone)
+    try:
+        local = moment.astimezone(tz)
+    except OverflowError:
+        cycle = timedelta(days=146_097)
+        local = (moment + cycle if moment.year < 5000 else moment - cycle).astimezone(tz)
+    return local.month, local.day
+
+
 def first_instant(when: date, zone: str) -> datetime:
     """The first instant of a local day: its midnight (the first of two), or when the clocks
     skip midnight the instant they jump."""
@@ -540,7 +555,7 @@ class _Scalar:
             return period.first <= value < period.after
         if op == "anniversary":
             period = self.period(operand)
-            return _anniversary(local_day(value, period.zone), period)
+            return _anniversary(local_month_day(value, period.zone), period)
         if op in ("in", "notIn"):
             hit = any(value == instant(v) for v in operand)
             return hit if op == "in" else not hit
@@ -594,9 +609,10 @@ def _month_days_of(period: Period) -> set[tuple[int, int]] | None:
     return covered
 
 
-def _anniversary(value: date, period: Period) -> bool:
+def _anniversary(value: date | tuple[int, int], period: Period) -> bool:
     covered = _month_days_of(period)
-    return covered is None or (value.month, value.day) in covered
+    month_day = (value.month, value.day) if isinstance(value, date) else value
+    return covered is None or month_day in covered
 
 
 def _text_anniversary(text: str, period: Period) -> bool:

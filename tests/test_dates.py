@@ -253,3 +253,30 @@ def test_a_hand_built_negated_aggregate_of_a_group_is_written_in_the_readers_for
     }
     assert hand.to_dict() == expected
     assert af.parse_text(hand.to_text(), schema=PLACED).to_dict() == expected
+
+
+EDGE_INSTANTS = [
+    (datetime(1, 1, 1, tzinfo=UTC), "Pacific/Kiritimati"),  # LMT -10:29:20: 31 December, year 0
+    (datetime(1, 1, 1, tzinfo=UTC), "America/Los_Angeles"),
+    (datetime(9999, 12, 31, 12, tzinfo=UTC), "Pacific/Kiritimati"),  # 1 January, year 10000
+    (datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), "Pacific/Kiritimati"),
+]
+
+
+@pytest.mark.parametrize("unit", ["day", "week", "month", "year"])
+@pytest.mark.parametrize(("moment", "zone"), EDGE_INSTANTS, ids=lambda v: str(v))
+def test_the_oracle_and_memory_read_an_edge_instants_local_month_day_alike(
+    moment: datetime, zone: str, unit: str
+) -> None:
+    """An instant whose local date is in year 0 or 10000 has its anniversary on the proleptic
+    calendar's month-day (docs/semantics-calendar.md): the oracle read it as 1 January of year 1
+    or 31 December 9999 (the representable edge), and disagreed with every back-end."""
+    schema = af.Schema.of("edge", when="datetime")
+    for now in (datetime(2026, 1, 1, 10, 30, tzinfo=UTC), datetime(2025, 12, 31, 12, tzinfo=UTC)):
+        for where in (
+            {"when": {"anniversary": {"this": unit, "timeZone": zone}}},
+            {"when": {"not": {"anniversary": {"this": unit, "timeZone": zone}}}},
+        ):
+            record = {"when": moment}
+            flt = af.parse(where, schema)
+            assert evaluate(flt, record, now) is flt.matches(record, now=now), (where, now)
