@@ -135,7 +135,7 @@ def local_day(moment: datetime, zone: str) -> date:
 
 def local_month_day(moment: datetime, zone: str) -> tuple[int, int]:
     """The month and day of `moment` in `zone` on the proleptic Gregorian calendar, also where
-    its local year is 0 or 10000 (docs/semantics-calendar.md, "At the edges of the range"):
+    its local year is 0 or 10000 (docs/semantics-calendar.md, "Anniversaries", at the edges):
     there the instant 400 years nearer is taken, whose local month-day is the same (the
     calendar repeats every 146,097 days, and the zone's offset so far from its rules is its
     first or last)."""
