@@ -172,10 +172,11 @@ def _written_alike(document: object) -> str | None:
                 spelt: dict[str, object] = {}
                 for name in item:
                     text = name if isinstance(name, str) else _json_key(name)
-                    if text is not None and text in spelt:
+                    if text is None:
+                        continue  # a key `json.dumps` refuses: no text to hold twice
+                    if text in spelt:
                         return ambiguity(text, [spelt[text], name])
-                    if text is not None:
-                        spelt[text] = name
+                    spelt[text] = name
             stack.extend(item.values())
         elif isinstance(item, list | tuple):
             stack.extend(item)
