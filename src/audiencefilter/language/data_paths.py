@@ -121,10 +121,14 @@ def document_text(document: object, field: str) -> str:
     """
     problem = _written_alike(document)
     if problem is not None:
-        shown = repr(document)
-        shown = shown if len(shown) <= 60 else shown[:60] + "..."
-        raise FrameError(f'field "{field}": a cell holds {shown}: {problem}; {FIX_KEYS}')
+        raise FrameError(f'field "{field}": a cell holds {shown(document)}: {problem}; {FIX_KEYS}')
     return json.dumps(document)
+
+
+def shown(document: object, most: int = 60) -> str:
+    """A cell's document as an error shows it: its `repr`, cut after `most` characters."""
+    text = repr(document)
+    return text if len(text) <= most else text[:most] + "..."
 
 
 class KeyTwice(ValueError):

@@ -67,7 +67,7 @@ import polars as pl
 from ...errors import FrameError, RecordError
 from ...language import lists
 from ...language.anniversary import MonthDays
-from ...language.data_paths import FIX_KEYS, KeyTwice, decoded, truth
+from ...language.data_paths import FIX_KEYS, KeyTwice, decoded, shown, truth
 from ...language.fields import ORDERING_OPS, FieldType, Op, Schema
 from ...language.nodes import (
     TRUE,
@@ -616,29 +616,33 @@ def _json_document(field: str, text: str) -> Any:
     `DataFrame.to_csv` writes one; an empty string) is a `FrameError` naming the field, the
     text and the fix: a `JSONDecodeError` raised inside polars' `map_elements` cannot be
     rebuilt by polars and surfaces as an unrelated `TypeError`."""
-    shown = text if len(text) <= 40 else text[:40] + "..."
     try:
         return decoded(text)
     except KeyTwice as twice:
         raise FrameError(
-            f'field "{field}": a cell holds {shown!r}, whose object holds the key '
+            f'field "{field}": a cell holds {_cut(text)!r}, whose object holds the key '
             f"{json.dumps(twice.key)} twice, which engines read differently (the first or the "
             f"last); {FIX_KEYS}"
         ) from None
     except json.JSONDecodeError as exc:
         raise FrameError(
-            f'field "{field}": a cell holds {shown!r}, which is not JSON text ({exc.msg} at '
+            f'field "{field}": a cell holds {_cut(text)!r}, which is not JSON text ({exc.msg} at '
             f'column {exc.colno}); expected a JSON document such as {{"plan": "pro"}}. '
             "Write the column as JSON (json.dumps each value, or DataFrame.to_json rather than "
             "to_csv), or set the cell to null"
         ) from None
 
 
+def _cut(text: str) -> str:
+    """A cell's text as a refusal shows it: its first 40 characters."""
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 def _value_truth(node: Comparison | IsNull, value: Any) -> bool | None:
     try:
         return truth(node, value, node.path)
     except RecordError as exc:  # a document with two keys written alike (`data_paths.lookup`)
-        raise FrameError(f'field "{node.field}": a cell holds {value!r}: {exc}') from None
+        raise FrameError(f'field "{node.field}": a cell holds {shown(value)}: {exc}') from None
 
 
 def _ascii_match_is_exact(needle: str) -> bool:
