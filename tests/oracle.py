@@ -616,7 +616,13 @@ def _anniversary(value: date | tuple[int, int], period: Period) -> bool:
 
 
 def _text_anniversary(text: str, period: Period) -> bool:
+    """How the text ends: a period that covers every month-day still asks it, so a text that
+    ends in no month-day (`"ß"`) is no anniversary even over a whole leap year."""
     covered = _month_days_of(period)
     if covered is None:
-        return True
+        covered = {
+            (month, day_)
+            for month in range(1, 13)
+            for day_ in range(1, _month_days(2000, month) + 1)
+        }
     return any(text.endswith(f"-{month:02d}-{day_:02d}") for month, day_ in covered)

@@ -280,3 +280,39 @@ def test_the_oracle_and_memory_read_an_edge_instants_local_month_day_alike(
             record = {"when": moment}
             flt = af.parse(where, schema)
             assert evaluate(flt, record, now) is flt.matches(record, now=now), (where, now)
+
+
+WHOLE_YEAR_NOWS = [
+    datetime(2024, 2, 29, 12, tzinfo=UTC),  # a leap year: "this year" covers 366 days
+    datetime(2024, 12, 31, 23, 30, tzinfo=UTC),  # 1 January 2025 in Paris
+    datetime(2025, 6, 1, tzinfo=UTC),
+]
+WHOLE_YEAR_PERIODS = [
+    {"this": "year", "timeZone": "Europe/Paris"},
+    {"this": "year"},
+    {"last": 2, "unit": "year"},
+    {"next": 1, "unit": "year"},
+    {"last": 400, "unit": "day", "timeZone": "Pacific/Kiritimati"},
+    {"this": "month"},
+]
+TEXTS_AT_A_DATE_PATH = ["ß", "", "x", "12-25", "x-12-25", "2024-02-30", "1990-02-29", "2001-07-04"]
+
+
+@pytest.mark.parametrize("text", TEXTS_AT_A_DATE_PATH)
+def test_a_texts_anniversary_over_every_month_day_still_reads_how_it_ends(text: str) -> None:
+    """A date declared inside JSON has its anniversary by how its text ends
+    (docs/semantics-json.md), also over a period that covers every month-day: the oracle took
+    such a period (a leap year's "this year") as TRUE for any text, `"ß"` included, and
+    disagreed with every back-end."""
+    schema = af.CONTACT.with_fields(birthday=("date", ("data", "birthday")))
+    record = {"data": {"birthday": text}}
+    for now in WHOLE_YEAR_NOWS:
+        for period in WHOLE_YEAR_PERIODS:
+            for where in (
+                {"birthday": {"anniversary": period}},
+                {"birthday": {"not": {"anniversary": period}}},
+            ):
+                flt = af.parse(where, schema)
+                expected = evaluate(flt, record, now)
+                assert expected is flt.matches(record, now=now), (where, now)
+                assert expected is af.compile(flt, clock=lambda now=now: now)(record)
