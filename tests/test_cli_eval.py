@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import audiencefilter as af
 from audiencefilter import CONTACT
 from audiencefilter.cli import EXIT_BAD_ROWS, EXIT_INVALID, EXIT_OK, EXIT_USAGE, main
 from audiencefilter.cli import contacts as contacts_module
@@ -300,3 +301,71 @@ def test_a_field_declared_inside_json_holds_any_json_value(
     )
     assert code == EXIT_OK, err
     assert ("x" in out.split()) is selected, out
+
+
+LONG_INTEGERS = [
+    2**63 - 1,
+    2**63,  # beyond signed 64 bits, within unsigned: orjson keeps it
+    2**64 - 1,
+    2**64,  # orjson read this and the next as rounded floats
+    -(2**63),
+    -(2**63) - 1,
+    -9999999999999999999,  # 19 digits, below signed 64 bits
+    99999999999999991611393,  # one above the double 1e23
+    -(10**30) - 1,
+]
+
+
+@pytest.mark.parametrize("value", LONG_INTEGERS, ids=str)
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "csv"])
+def test_integers_beyond_64_bits_are_read_exactly_in_every_format(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: int, fmt: str
+) -> None:
+    """A JSON integer is exact however long: `eval` selects what `matches` selects on the
+    records as the standard library reads them. The JSON Lines reader took integers beyond 64
+    bits from a fast decoder that rounds them to a double without a word (found by the
+    generated space, cli-eval: `j_number not lte 1e23` against 99999999999999991611393)."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(
+        json.dumps({"points": "number", "data": "json", "v": ["number", ["data", "v"]]})
+    )
+    records = [
+        {"id": "top", "points": value, "data": {}},
+        {"id": "inside", "points": 0, "data": {"v": value}},
+        {"id": "listed", "points": 0, "data": {"v": [value], "note": f"{value}"}},
+    ]
+    if fmt == "csv":
+        lines = ["id,points,data"] + [
+            f'{r["id"]},{r["points"]},"{json.dumps(r["data"]).replace(chr(34), chr(34) * 2)}"'
+            for r in records
+        ]
+        text = "\n".join(lines) + "\n"
+    elif fmt == "json":
+        text = json.dumps(records)
+    else:
+        text = "".join(json.dumps(r) + "\n" for r in records)
+    rows = tmp_path / f"rows.{fmt}"
+    rows.write_text(text, encoding="utf-8")
+    flt_schema = af.Schema.of("cli", points="number", data="json").with_fields(
+        v=("number", ("data", "v"))
+    )
+    for literal in (float(value), value - 1, value, value + 1):
+        for where in (
+            {"points": {"gt": literal}},
+            {"points": {"not": {"lte": literal}}},
+            {"v": {"equals": literal}},
+            {"v": {"gte": literal}},
+        ):
+            code, out, err = run(
+                capsys,
+                "eval",
+                "--schema",
+                str(schema),
+                "--replace-schema",
+                json.dumps(where),
+                str(rows),
+            )
+            assert code == EXIT_OK, err
+            flt = af.parse(where, flt_schema)
+            expected = [r["id"] for r in json.loads(json.dumps(records)) if flt.matches(r)]
+            assert out.split() == expected, (where, out)

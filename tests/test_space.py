@@ -27,6 +27,8 @@ registry; each other family of surfaces has a file of its own (`tests/test_space
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -183,6 +185,34 @@ def test_the_batches_hold_the_records_examples_builds() -> None:
             flt = af.parse(where, batch.schema)
             sides |= {flt.matches(r, now=batch.now) for b, r in built if b is batch}
     assert sides == {True, False}
+
+
+@pytest.mark.parametrize(
+    ("held", "read"),
+    [
+        (Decimal("0.1"), 0.1),
+        (Decimal("-4611686018427387854.75"), -4611686018427387854.75),
+        (Decimal("12345678901234567890123"), 12345678901234567890123),
+        (Decimal("5.0"), 5.0),
+        (Decimal("1E+2"), 100.0),
+        (Decimal("Infinity"), math.inf),
+    ],
+    ids=str,
+)
+def test_a_decimal_the_examples_build_reads_back_from_json_as_its_digits(
+    held: Decimal, read: float | int
+) -> None:
+    """`af.testing.examples` builds exact witnesses (`Decimal("0.1")`, the decimal between two
+    bounds) at a JSON number's path; a batch drawn in the JSON encoding failed on them
+    (`TypeError: Decimal`, found by the space deep). In JSON they are their digits, read back
+    as JSON text reads: an `int` when written whole, else the nearest double."""
+    where = {"AND": [{"j_number": {"gt": 0.1}}, {"j_number": {"lt": -4611686018427387954}}]}
+    built = example_records(SPACE, NOWS[0], [where])
+    assert any(isinstance(r["data"]["j_number"], Decimal) for r in built)
+    assert [r["data"]["j_number"] for r in json_encoded(built)] == [0.1] * len(built)
+    encoded = json_encoded({"data": {"n": held, "list": [held]}})
+    assert encoded == {"data": {"n": read, "list": [read]}}
+    assert type(encoded["data"]["n"]) is type(read)
 
 
 def test_a_related_row_keeps_the_id_it_was_built_with() -> None:

@@ -30,6 +30,10 @@ try:  # a faster decoder when the service extra is installed; json decides what 
     from orjson import loads as _fast_loads
 except ImportError:  # pragma: no cover - depends on the environment
     pass
+_LONG_DIGITS = re.compile(rb"\d{19}")
+"""19 digits in a row: maybe an integer beyond 64 bits (`-9223372036854775809`), which orjson
+reads as a rounded float without a word, so such a line is the standard library's, which keeps
+every integer exact. (The run may be inside a string or a fraction: only slower then.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +93,13 @@ def _json_lines(stream: IO[bytes]) -> Iterator[Row]:
     read_one = False
     for number, line in enumerate(stream, 1):
         try:
+            if _LONG_DIGITS.search(line):
+                raise ValueError("maybe an integer beyond 64 bits")
             value = fast(line)
         except ValueError:
             if line.isspace():
                 continue
-            try:  # the fast decoder refuses integers beyond 64 bits, which JSON allows
+            try:  # what the fast decoder refuses or may round (NaN, long integers)
                 value = json.loads(line.rstrip(b"\r\n"))
             except ValueError as exc:
                 if not read_one:

@@ -37,6 +37,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from enum import StrEnum
 from functools import cache
 from typing import Any
@@ -850,11 +851,15 @@ def _relations(
 
 def json_encoded(value: Any) -> Any:
     """`value` as it reads back from JSON text: instants and dates as ISO 8601 text (an aware
-    instant keeps its offset), tuples as lists."""
+    instant keeps its offset), tuples as lists, a `Decimal` (an exact witness the examples
+    build between two numbers) as its digits read back: an `int` when written whole, else the
+    double nearest."""
 
     def default(item: Any) -> Any:
         if isinstance(item, datetime | date):
             return item.isoformat()
+        if isinstance(item, Decimal):
+            return json.loads(str(item)) if item.is_finite() else float(item)
         raise TypeError(type(item).__name__)
 
     return json.loads(json.dumps(value, default=default))

@@ -127,16 +127,17 @@ def csv_cells(row: dict[str, Any], custom: tuple[str, ...]) -> dict[str, str]:
     return cells
 
 
-_DECIMALS = re.compile(r"\d[.eE]")
-"""A digit before a decimal point or an exponent: stored `data` that may hold a decimal."""
+_DECIMALS = re.compile(r"\d[.eE]|\d{19}")
+"""A digit before a decimal point or an exponent, or 19 digits in a row: stored `data` that may
+hold a decimal, or an integer beyond 64 bits, which orjson would read as a rounded float."""
 
 
 def _parsed(stored: str) -> Any:
     """Stored `data` as Python: by orjson (a fifth of the standard library's time, the most of
     an export's per-row work), else by the standard library, which also takes what orjson
-    refuses (integers beyond 64 bits, NaN) as it always did. Data that may hold a decimal is
-    read by the standard library, each decimal an `af.WrittenNumber`, so that its cell is the
-    number as stored (`1000.00`, as imported), not its float (`1000.0`)."""
+    refuses (NaN) as it always did. Data that may hold a decimal or a long integer is read by
+    the standard library, each decimal an `af.WrittenNumber`, so that its cell is the number
+    as stored (`1000.00`, as imported), not its float (`1000.0`), and each integer exact."""
     if _DECIMALS.search(stored):
         return json.loads(stored, parse_float=af.WrittenNumber)
     try:
