@@ -84,13 +84,18 @@ def expected_truths(batch: Batch, where: dict[str, Any], records: Records) -> di
     return {r["id"]: truth(where, r, batch.schema, batch.now) for r in records}
 
 
-def doubled_record(record: dict[str, Any]) -> dict[str, Any]:
-    out = {k: doubled(v) if k == "data" else v for k, v in record.items()}
-    for key, rows in record.items():
-        if isinstance(rows, list) and rows and isinstance(rows[0], dict):
-            out[key] = [doubled_record(row) for row in rows]
-        elif isinstance(rows, dict) and key != "data":
-            out[key] = doubled_record(rows)
+def doubled_record(record: dict[str, Any], schema: af.Schema) -> dict[str, Any]:
+    """`record` as an engine that reads JSON numbers as doubles holds it: its `data` and its
+    number lists (JSON text on MySQL/MariaDB and ClickHouse, `DOUBLE[]` on DuckDB, doubles on
+    Spark: docs/backends-sql-rules.md, Lists), in it and in its related rows."""
+    lists = {f.name for f in schema.fields if f.type is af.FieldType.NUMBER_LIST and not f.source}
+    out = {k: doubled(v) if k == "data" or k in lists else v for k, v in record.items()}
+    for relation in schema.relations:
+        rows = record.get(relation.name)
+        if isinstance(rows, list):
+            out[relation.name] = [doubled_record(row, relation.schema) for row in rows]
+        elif isinstance(rows, dict):
+            out[relation.name] = doubled_record(rows, relation.schema)
     return out
 
 
@@ -879,10 +884,11 @@ def _clickhouse(params: bool) -> Callable[..., list[Outcome]]:
 
 
 def _json_within_64_bits(record: dict[str, Any], top: int = 2**64) -> bool:
-    """Whether every integer in the JSON of `record` and of its related rows is within 64
-    bits (below `top`): ClickHouse types a larger one as a String, SQLite and PostgreSQL read
-    one beyond signed 64 bits as a double (docs/support.md, "Known limits decided by the stored
-    value"; `tests/test_clickhouse.py` and `tests/test_sql_agreement.py` show them)."""
+    """Whether every integer in the JSON of `record` and of its related rows (`data`, and the
+    list columns, JSON text on SQLite and ClickHouse) is within 64 bits (below `top`):
+    ClickHouse types a larger one as a String, SQLite and PostgreSQL read one beyond signed 64
+    bits as a double (docs/support.md, "Known limits decided by the stored value";
+    `tests/test_clickhouse.py` and `tests/test_sql_agreement.py` show them)."""
 
     def within(value: Any) -> bool:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -894,7 +900,14 @@ def _json_within_64_bits(record: dict[str, Any], top: int = 2**64) -> bool:
         return True
 
     rows = [record, *(r for v in record.values() for r in _related_rows(v))]
-    return all(within(row.get("data")) for row in rows)
+    return all(within(row.get("data")) and all(within(v) for v in _lists(row)) for row in rows)
+
+
+def _lists(row: dict[str, Any]) -> list[list[Any]]:
+    """The list columns of a row (a related relation's rows are no list column)."""
+    return [
+        v for v in row.values() if isinstance(v, list) and not any(isinstance(i, dict) for i in v)
+    ]
 
 
 def _related_rows(value: Any) -> list[dict[str, Any]]:
@@ -1033,7 +1046,10 @@ def _oracle(
     # The engine stores each JSON number as a double, and compares the literal with it
     # exactly (docs/semantics.md, "Numbers"): the records are rounded, the literals are not.
     try:
-        return {r["id"]: truth(where, doubled_record(r), batch.schema, batch.now) for r in records}
+        return {
+            r["id"]: truth(where, doubled_record(r, batch.schema), batch.schema, batch.now)
+            for r in records
+        }
     except BeyondDoubles:
         return None
 
