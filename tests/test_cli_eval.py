@@ -332,7 +332,7 @@ def test_integers_beyond_64_bits_are_read_exactly_in_every_format(
     records = [
         {"id": "top", "points": value, "data": {}},
         {"id": "inside", "points": 0, "data": {"v": value}},
-        {"id": "listed", "points": 0, "data": {"v": [value], "note": f"{value}"}},
+        {"id": "listed", "points": 0, "data": {"w": [value], "note": f"{value}"}},
     ]
     if fmt == "csv":
         lines = ["id,points,data"] + [
@@ -355,6 +355,7 @@ def test_integers_beyond_64_bits_are_read_exactly_in_every_format(
             {"points": {"not": {"lte": literal}}},
             {"v": {"equals": literal}},
             {"v": {"gte": literal}},
+            {"data": {"path": ["w"], "array_contains": [literal]}},
         ):
             code, out, err = run(
                 capsys,
