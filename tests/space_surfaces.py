@@ -1142,6 +1142,11 @@ DOCUMENTED_REFUSALS: list[tuple[str, str, str]] = [
         )
         for prefix in ("polars-", "pandas-")
     ),
+    (
+        "pandas-",
+        "which no pandas or Arrow integer type holds",
+        "docs/pandas.md: records holding an integer beyond 64 bits are refused as a pandas frame",
+    ),
     ("format-", "", "docs/interop.md: a writer refuses what its format cannot say faithfully"),
     ("reference-", "", "the format's writer refused it: nothing to evaluate"),
 ]

@@ -102,10 +102,29 @@ def pandas_frame_for(
     """
     import pandas as pd
 
-    table = frame_for(records, schema).to_arrow()
+    built = frame_for(records, schema)
+    wide = next((name for name, dtype in built.schema.items() if _holds_int128(dtype)), None)
+    if wide is not None:
+        raise FrameError(
+            f'field "{wide}" holds an integer beyond 64 bits, which no pandas or Arrow integer '
+            "type holds: keep such values within 64 bits, or build a polars frame (frame_for)"
+        )
+    table = built.to_arrow()
     if dtype_backend == "pyarrow":
         return table.to_pandas(types_mapper=pd.ArrowDtype)
     return table.to_pandas(integer_object_nulls=True)
+
+
+def _holds_int128(dtype: Any) -> bool:
+    """Whether a column type is or holds polars' Int128, which Arrow cannot take (a list's
+    items, a relation's struct fields)."""
+    if dtype == pl.Int128:
+        return True
+    if isinstance(dtype, pl.List):
+        return _holds_int128(dtype.inner)
+    if isinstance(dtype, pl.Struct):
+        return any(_holds_int128(f.dtype) for f in dtype.fields)
+    return False
 
 
 def _eager(frame: Any) -> Any:

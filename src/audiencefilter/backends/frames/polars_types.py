@@ -7,6 +7,7 @@ Shared by the contact's columns and a relation's struct fields (`frame_for`,
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 import polars as pl
@@ -14,8 +15,9 @@ import polars as pl
 from ...errors import FrameError
 from ...language.data_paths import document_text
 from ...language.fields import FieldType, Schema
+from ...language.python_values import plain_value
 from ...language.relations import Relation
-from ...language.values import double_exact
+from ...language.values import accepts, double_exact
 
 INSTANT = pl.Datetime("us", "UTC")
 CANONICAL: Mapping[FieldType, Any] = {
@@ -46,9 +48,11 @@ def field_columns(
         f.name: _column_values(f.type, [r.get(f.name) for r in records], f.name) for f in stored
     }
     dtypes = {f.name: CANONICAL[f.type] for f in stored}
-    for field in stored:  # a number column with a fractional value must hold floats
-        if field.type is FieldType.NUMBER and any(type(v) is float for v in data[field.name]):
-            dtypes[field.name] = pl.Float64
+    for field in stored:  # a number column holds the one type that holds each value exactly
+        if field.type is FieldType.NUMBER:
+            dtypes[field.name] = _number_dtype(field.name, data[field.name], "")
+            if dtypes[field.name] == pl.Float64:
+                data[field.name] = [None if v is None else float(v) for v in data[field.name]]
         elif field.type is FieldType.NUMBER_LIST:
             dtypes[field.name] = number_list_dtype(field.name, data[field.name])
             if dtypes[field.name] == pl.List(pl.Float64):
@@ -66,25 +70,42 @@ def number_list_dtype(name: str, lists: list[Any]) -> Any:
     """The list type that holds every item of a `number[]` field exactly: integers as Int64
     (or Int128), fractions as Float64. Integers a double cannot hold beside fractions fit no
     one polars type, so that is a `FrameError` rather than a silently rounded item."""
-    items = [i for items in lists if items for i in items if i is not None]
-    integers = [i for i in items if isinstance(i, int) and not isinstance(i, bool)]
-    if len(integers) == len(items):
+    items = [i for items in lists if items for i in items]
+    return pl.List(_number_dtype(name, items, "[]"))
+
+
+def _number_dtype(name: str, numbers: list[Any], suffix: str) -> Any:
+    """The one column type that holds every number of a field exactly (nulls left out):
+    integers as Int64, or Int128 beyond 64 bits, fractions (and integers beyond 128 bits) as
+    Float64; an integer a double cannot hold beside them fits no one polars type, so that is a
+    `FrameError` rather than a silently rounded value."""
+    present = [n for n in numbers if n is not None]
+    integers = [n for n in present if type(n) is int]
+    if len(integers) == len(present):
         if all(-(2**63) <= i < 2**63 for i in integers):
-            return pl.List(pl.Int64)
+            return pl.Int64
         if all(-(2**127) <= i < 2**127 for i in integers):
-            return pl.List(pl.Int128)
+            return pl.Int128
     inexact = next((i for i in integers if not double_exact(i)), None)
     if inexact is not None:
+        kind = "list type" if suffix else "type"
+        whole = len(integers) == len(present)
+        beside = "beyond 128 bits" if whole else "beside fractional numbers"
+        held = "every value" if whole else "both"
         raise FrameError(
-            f'number[] field "{name}" holds the integer {inexact} beside fractional numbers: no '
-            "polars list type holds both exactly (a Float64 list would round it to "
-            f"{float(inexact):.17g}); keep such lists in memory or in SQL"
+            f'number{suffix} field "{name}" holds the integer {inexact} {beside}: no polars '
+            f"{kind} holds {held} exactly (a Float64 {'list ' if suffix else ''}would round it "
+            f"to {float(inexact):.17g}); keep such {'lists' if suffix else 'values'} in memory "
+            "or in SQL"
         )
-    return pl.List(pl.Float64)
+    return pl.Float64
 
 
 def _column_values(kind: FieldType, values: list[Any], field: str) -> list[Any]:
     from ...language.values import record_date, record_datetime
+
+    if kind.entry.records or kind.element is not None and kind.element.entry.records:
+        values = [_plain(kind, value, field) for value in values]
 
     if kind is FieldType.DATETIME:
         return [None if v is None else record_datetime(v) for v in values]
@@ -103,6 +124,48 @@ def _column_values(kind: FieldType, values: list[Any], field: str) -> list[Any]:
             for v in values
         ]
     return values
+
+
+def _plain(kind: FieldType, value: Any, field: str) -> Any:
+    """A record's value of a string, number or boolean field (or a list of them) as the plain
+    value the in-memory back-end reads (`plain_value`: a NumPy or pandas value is the value it
+    stands for, NaN is null), or a `FrameError` for a value that back-end refuses (`True` in a
+    number field, `"5"` in a boolean one): polars would convert it without a word (`True` as 1)
+    or fail without naming the field."""
+    value = plain_value(value)
+    if value is None or kind is FieldType.DATETIME or kind is FieldType.DATE:
+        return value
+    if kind.element is None:
+        return _scalar(kind, value, field, "")
+    if not isinstance(value, list | tuple):
+        raise FrameError(
+            f'{kind.value} field "{field}" holds {type(value).__name__} {value!r}; expected a '
+            "list: give each record a list (or null)"
+        )
+    element = kind.element
+    if not element.entry.records:
+        return value
+    return [_scalar(element, plain_value(item), field, "an item ") for item in value]
+
+
+def _scalar(kind: FieldType, value: Any, field: str, what: str) -> Any:
+    if value is None:
+        return None
+    if not accepts(kind, value):
+        raise FrameError(
+            f'field "{field}" holds {what}{type(value).__name__} {value!r}; expected '
+            f"{kind.value}: convert it (or set it to null) before building the frame"
+        )
+    if isinstance(value, Decimal):  # as an int or a float when one holds it exactly
+        if value == value.to_integral_value():
+            return int(value)
+        if Decimal(float(value)) == value:
+            return float(value)
+        raise FrameError(
+            f'field "{field}" holds {what}Decimal {value}, which no polars number type holds '
+            "exactly (a Float64 would round it); keep such values in memory or in SQL"
+        )
+    return value
 
 
 def related_column(
