@@ -42,7 +42,8 @@ WHERES: dict[str, list[dict[str, Any]]] = {
 }
 HELD: dict[str, list[Any]] = {
     "n": [
-        True, "5", [1], 1.5, Decimal("5"), Decimal("1.5"), Decimal("0.1"), np.int64(7),
+        True, "5", [1], 1.5, Decimal("5"), Decimal("1.5"), Decimal("0.1"), Decimal("Infinity"),
+        Decimal("NaN"), Decimal("-0"), np.int64(7),
         np.float64(2.5), float("nan"), 2**63 - 1, 2**63, 2**64 + 1, -(2**63) - 1, 10**40,
     ],
     "s": [5, True, ["a"], "x", np.str_("y")],

@@ -157,9 +157,11 @@ def _scalar(kind: FieldType, value: Any, field: str, what: str) -> Any:
             f"{kind.value}: convert it (or set it to null) before building the frame"
         )
     if isinstance(value, Decimal):  # as an int or a float when one holds it exactly
-        if value == value.to_integral_value():
+        if value.is_infinite():
+            return float(value)
+        if value.is_finite() and value == value.to_integral_value():
             return int(value)
-        if Decimal(float(value)) == value:
+        if value.is_finite() and Decimal(float(value)) == value:
             return float(value)
         raise FrameError(
             f'field "{field}" holds {what}Decimal {value}, which no polars number type holds '
