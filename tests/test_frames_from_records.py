@@ -61,9 +61,10 @@ type of the field."""
 
 
 def _beside(field: str, other: Any) -> Any:
-    if other is None or field in ("n", "ln"):
-        return other if field == "n" or other is None else [other]
-    return None
+    """The other record's value: `other` in a number field, as an item in a number list."""
+    if other is None or field not in ("n", "ln"):
+        return None
+    return other if field == "n" else [other]
 
 
 def _cases() -> list[Any]:

@@ -102,17 +102,21 @@ def pandas_frame_for(
     """
     import pandas as pd
 
-    built = frame_for(records, schema)
+    table = _within_64_bits(frame_for(records, schema)).to_arrow()
+    if dtype_backend == "pyarrow":
+        return table.to_pandas(types_mapper=pd.ArrowDtype)
+    return table.to_pandas(integer_object_nulls=True)
+
+
+def _within_64_bits(built: pl.DataFrame) -> pl.DataFrame:
+    """`built`, or a `FrameError` naming its field whose integers need polars' Int128."""
     wide = next((name for name, dtype in built.schema.items() if _holds_int128(dtype)), None)
     if wide is not None:
         raise FrameError(
             f'field "{wide}" holds an integer beyond 64 bits, which no pandas or Arrow integer '
             "type holds: keep such values within 64 bits, or build a polars frame (frame_for)"
         )
-    table = built.to_arrow()
-    if dtype_backend == "pyarrow":
-        return table.to_pandas(types_mapper=pd.ArrowDtype)
-    return table.to_pandas(integer_object_nulls=True)
+    return built
 
 
 def _holds_int128(dtype: Any) -> bool:

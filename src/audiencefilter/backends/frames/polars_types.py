@@ -88,17 +88,22 @@ def _number_dtype(name: str, numbers: list[Any], suffix: str) -> Any:
             return pl.Int128
     inexact = next((i for i in integers if not double_exact(i)), None)
     if inexact is not None:
-        kind = "list type" if suffix else "type"
-        whole = len(integers) == len(present)
-        beside = "beyond 128 bits" if whole else "beside fractional numbers"
-        held = "every value" if whole else "both"
-        raise FrameError(
-            f'number{suffix} field "{name}" holds the integer {inexact} {beside}: no polars '
-            f"{kind} holds {held} exactly (a Float64 {'list ' if suffix else ''}would round it "
-            f"to {float(inexact):.17g}); keep such {'lists' if suffix else 'values'} in memory "
-            "or in SQL"
-        )
+        raise _rounded(name, inexact, suffix, whole=len(integers) == len(present))
     return pl.Float64
+
+
+def _rounded(name: str, inexact: int, suffix: str, *, whole: bool) -> FrameError:
+    """The refusal of a number field (`suffix` "[]" for a list) whose integer no column type
+    holds beside the other values: beyond 128 bits (`whole`), or beside fractions."""
+    kind, held = ("list type", "list ") if suffix else ("type", "")
+    beside, both = (
+        ("beyond 128 bits", "every value") if whole else ("beside fractional numbers", "both")
+    )
+    return FrameError(
+        f'number{suffix} field "{name}" holds the integer {inexact} {beside}: no polars {kind} '
+        f"holds {both} exactly (a Float64 {held}would round it to {float(inexact):.17g}); keep "
+        f"such {'lists' if suffix else 'values'} in memory or in SQL"
+    )
 
 
 def _column_values(kind: FieldType, values: list[Any], field: str) -> list[Any]:
@@ -128,11 +133,10 @@ def _column_values(kind: FieldType, values: list[Any], field: str) -> list[Any]:
 
 def _plain(kind: FieldType, value: Any, field: str) -> Any:
     """A record's value of a string, number or boolean field (or a list of them) as the plain
-    value the in-memory back-end reads (`plain_value`: a NumPy or pandas value is the value it
-    stands for, NaN is null), or a `FrameError` for a value that back-end refuses (`True` in a
-    number field, `"5"` in a boolean one): polars would convert it without a word (`True` as 1)
-    or fail without naming the field."""
-    value = plain_value(value)
+    value `matches` reads (`plain_value`: NumPy and pandas values as theirs, NaN as null), or
+    a `FrameError` for a value `matches` refuses (`True` in a number field): polars would
+    convert it without a word (`True` as 1) or fail without naming the field."""
+    value = plain_value(value)  # a list's items too
     if value is None or kind is FieldType.DATETIME or kind is FieldType.DATE:
         return value
     if kind.element is None:
@@ -142,10 +146,7 @@ def _plain(kind: FieldType, value: Any, field: str) -> Any:
             f'{kind.value} field "{field}" holds {type(value).__name__} {value!r}; expected a '
             "list: give each record a list (or null)"
         )
-    element = kind.element
-    if not element.entry.records:
-        return value
-    return [_scalar(element, plain_value(item), field, "an item ") for item in value]
+    return [_scalar(kind.element, item, field, "an item ") for item in value]
 
 
 def _scalar(kind: FieldType, value: Any, field: str, what: str) -> Any:
@@ -156,18 +157,21 @@ def _scalar(kind: FieldType, value: Any, field: str, what: str) -> Any:
             f'field "{field}" holds {what}{type(value).__name__} {value!r}; expected '
             f"{kind.value}: convert it (or set it to null) before building the frame"
         )
-    if isinstance(value, Decimal):  # as an int or a float when one holds it exactly
-        if value.is_infinite():
-            return float(value)
-        if value.is_finite() and value == value.to_integral_value():
-            return int(value)
-        if value.is_finite() and Decimal(float(value)) == value:
-            return float(value)
-        raise FrameError(
-            f'field "{field}" holds {what}Decimal {value}, which no polars number type holds '
-            "exactly (a Float64 would round it); keep such values in memory or in SQL"
-        )
-    return value
+    return _exact_decimal(value, field, what) if isinstance(value, Decimal) else value
+
+
+def _exact_decimal(value: Decimal, field: str, what: str) -> int | float:
+    """A `Decimal` as the int or the float that holds it exactly, or a `FrameError`."""
+    if value.is_infinite():
+        return float(value)
+    if value.is_finite() and value == value.to_integral_value():
+        return int(value)
+    if value.is_finite() and Decimal(float(value)) == value:
+        return float(value)
+    raise FrameError(
+        f'field "{field}" holds {what}Decimal {value}, which no polars number type holds '
+        "exactly (a Float64 would round it); keep such values in memory or in SQL"
+    )
 
 
 def related_column(
